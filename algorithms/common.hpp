@@ -1,0 +1,37 @@
+// Building blocks shared by the algorithms of every paper.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "touchstone/proc.hpp"
+
+namespace touchstone::algorithms {
+
+/// Paper 000, section 3.2: "When a processor issues multiple sends, our implementations give
+/// higher priority to destinations further away." Orders group ranks by decreasing hop distance
+/// from this processor (ties: increasing rank).
+inline std::vector<int> farthest_first(const Proc& p, const Group& g, std::vector<int> dsts) {
+  std::vector<std::pair<int, int>> keyed;
+  keyed.reserve(dsts.size());
+  for (int d : dsts) keyed.emplace_back(-p.hops(p.rank(), g.world_rank(d)), d);
+  std::sort(keyed.begin(), keyed.end());
+  for (std::size_t i = 0; i < dsts.size(); ++i) dsts[i] = keyed[i].second;
+  return dsts;
+}
+
+/// The block of `size` bytes for group rank `i` in a buffer of per-rank blocks.
+template <class Byte>
+std::span<Byte> block(std::span<Byte> buf, int i, std::size_t size) {
+  return buf.subspan(static_cast<std::size_t>(i) * size, size);
+}
+
+/// Smallest power of two >= n.
+inline int ceil_pow2(int n) {
+  int p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+}  // namespace touchstone::algorithms

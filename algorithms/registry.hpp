@@ -1,0 +1,35 @@
+// The algorithm catalog (SPEC 4): every algorithm under its paper's name, "collective/name",
+// wrapped in the harness of its collective (buffers in, exact check of every byte out).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "touchstone/proc.hpp"
+
+namespace touchstone::algorithms {
+
+/// What a run of an algorithm is asked to do.
+struct Args {
+  std::size_t size = 0;  ///< the actual message size L in bytes
+  int root = 0;          ///< source (one-to-all) or destination (all-to-one)
+  bool check = true;     ///< fill and verify payloads (off for phantom payloads)
+};
+
+struct Algorithm {
+  std::string name;     ///< "alltoall/1-lev-xor"
+  std::string summary;  ///< one line, citing the paper
+  std::function<void(Proc&, const Args&)> program;  ///< harness + algorithm, run on every VP
+  /// Host bytes of payload the harness holds for a run (the sweep schedules jobs by it).
+  std::function<std::size_t(int vps, std::size_t size)> harness_bytes;
+};
+
+/// Every algorithm, in catalog order.
+const std::vector<Algorithm>& catalog();
+/// The algorithm of that name; UsageError listing close names if unknown.
+const Algorithm& find(const std::string& name);
+/// A comma-separated list of names, where "collective/all" stands for its whole family.
+std::vector<const Algorithm*> select(const std::string& list);
+
+}  // namespace touchstone::algorithms

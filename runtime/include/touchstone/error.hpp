@@ -1,0 +1,24 @@
+// Errors a run can end with. Every one carries a message meant for the user.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace touchstone {
+
+/// Base of every Touchstone error.
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Bad input or misuse of the API: bad machine spec, rank out of range, request waited twice.
+struct UsageError : Error {
+  using Error::Error;
+};
+
+/// The run could not finish: application deadlock, network deadlock, an exception in VP code,
+/// the virtual time limit. what() is the full report.
+struct RunError : Error {
+  using Error::Error;
+};
+
+}  // namespace touchstone

@@ -1,0 +1,60 @@
+// A machine: a topology plus the cost parameters of its nodes and network (SPEC 2, 3).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "touchstone/time.hpp"
+#include "touchstone/topology.hpp"
+
+namespace touchstone {
+
+enum class BarrierKind { hardware, software };
+
+/// Cost of the node's CPU for sending and receiving (SPEC 2.1).
+struct NodeCosts {
+  Time send_overhead = 0;   ///< C_send, charged to the sender's clock per message
+  Time send_per_byte = 0;   ///< send_byte_time, per payload byte
+  Time recv_overhead = 0;   ///< C_recv, charged to the receiver's clock per message
+  Time recv_per_byte = 0;   ///< recv_byte_time, per payload byte
+  Time probe_cost = 0;      ///< one probe/iprobe/test call that finds nothing
+};
+
+/// Network parameters (SPEC 2.2). Times in picoseconds; "byte times" in picoseconds per byte.
+struct NetworkParams {
+  Time hop_time = 0;          ///< t_hop: the header's routing + switching + wire time per channel
+  Time link_byte_time = 1;    ///< per byte on a network link
+  Time inject_byte_time = 1;  ///< per byte on the node's injection channel
+  Time eject_byte_time = 1;   ///< per byte on the node's ejection channel
+  int packet_payload = 1024;  ///< data bytes per packet
+  int packet_header = 0;      ///< header bytes per packet (travel, but are not payload)
+  int inj_ports = 1;          ///< injection channels per node (1 = one-port)
+  int ej_ports = 1;           ///< ejection channels per node
+  std::int64_t recv_buffer = -1;  ///< bytes of receive buffering per node, -1 = unlimited
+  BarrierKind barrier = BarrierKind::software;
+  Time barrier_latency = 0;   ///< hardware barrier: last arrival to release
+};
+
+/// A complete machine description. Build one from a spec string with parse_machine().
+struct Machine {
+  std::string name;
+  std::shared_ptr<const Topology> topology;
+  NodeCosts costs;                    ///< the same on every node unless node_costs is set
+  std::vector<NodeCosts> node_costs;  ///< optional per-node override (size == nodes)
+  NetworkParams net;
+
+  int nodes() const { return topology->nodes(); }
+  const NodeCosts& costs_of(int node) const {
+    return node_costs.empty() ? costs : node_costs[static_cast<std::size_t>(node)];
+  }
+};
+
+/// Parses "mesh:16x16", "torus:8x8x8,deadlock=none", "mesh:4x4,ports=all,buffer=4096", or the
+/// path of a JSON machine file. Throws touchstone::UsageError naming the bad part.
+Machine parse_machine(const std::string& spec);
+
+/// One line per preset family with its grammar, for `touchstone list machines`.
+std::vector<std::pair<std::string, std::string>> machine_presets();
+
+}  // namespace touchstone

@@ -1,0 +1,132 @@
+// The Proc API: everything a virtual processor's program can do (SPEC 1.1-1.5).
+//
+//   void ring(touchstone::Proc& p) {
+//     int next = (p.rank() + 1) % p.size(), prev = (p.rank() + p.size() - 1) % p.size();
+//     std::array<std::byte, 64> out{}, in{};
+//     p.sendrecv(next, 0, out, prev, 0, in);
+//   }
+//
+// Point-to-point calls take ranks of `g` (the world when omitted). A Proc belongs to the thread
+// that runs its program; using it from any other thread is an error.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "touchstone/group.hpp"
+#include "touchstone/machine.hpp"
+#include "touchstone/time.hpp"
+
+namespace touchstone {
+
+inline constexpr int any_source = -1;
+inline constexpr int any_tag = -1;
+
+/// What a completed receive (or a probe) found: source rank in the call's group, tag, size and
+/// the virtual time the message's last packet arrived.
+struct Status {
+  int source = -1;
+  int tag = -1;
+  std::size_t size = 0;
+  Time arrival = 0;
+};
+
+namespace detail {
+struct Op;
+class Engine;
+struct Vp;
+}  // namespace detail
+
+/// A non-blocking operation in progress. Complete it exactly once with wait/waitall/waitany/test.
+/// Destroying an uncompleted receive request is reported as an error at the end of the run.
+class Request {
+ public:
+  Request() = default;
+  Request(Request&& o) noexcept : op_(o.op_) { o.op_ = nullptr; }
+  Request& operator=(Request&& o) noexcept;
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  ~Request();
+  /// True until the request has been completed by wait/test.
+  bool active() const { return op_ != nullptr; }
+
+ private:
+  friend class Proc;
+  explicit Request(detail::Op* op) : op_(op) {}
+  detail::Op* op_ = nullptr;
+};
+
+/// A virtual processor, as seen by its program.
+class Proc {
+ public:
+  // --- identity and machine ---
+  int rank() const;
+  int size() const;
+  const Machine& machine() const;
+  /// The run's seed (for algorithms that draw random choices; never host randomness).
+  std::uint64_t seed() const;
+  /// Number of links between two world ranks on the machine's route.
+  int hops(int from, int to) const;
+
+  // --- virtual time ---
+  /// This VP's clock.
+  Time now() const;
+  /// Advances this VP's clock by dt of local computation.
+  void compute(Time dt);
+
+  // --- point-to-point (SPEC 1.3) ---
+  /// Returns when the message's last packet has left this node (the buffer may be reused).
+  void send(int dst, int tag, std::span<const std::byte> data, const Group& g = {});
+  Request isend(int dst, int tag, std::span<const std::byte> data, const Group& g = {});
+  /// Blocks until a matching message is received into buf (src may be any_source, tag any_tag).
+  Status recv(int src, int tag, std::span<std::byte> buf, const Group& g = {});
+  Request irecv(int src, int tag, std::span<std::byte> buf, const Group& g = {});
+  Status wait(Request& r);
+  /// Completes every request, in the order they become complete; statuses in request order.
+  std::vector<Status> waitall(std::span<Request> rs);
+  /// Completes the first request to become complete and returns its index.
+  std::size_t waitany(std::span<Request> rs, Status* status = nullptr);
+  /// Completes r if it is complete at this VP's current time.
+  bool test(Request& r, Status* status = nullptr);
+  /// Blocks until a matching message has arrived; does not receive it.
+  Status probe(int src, int tag, const Group& g = {});
+  std::optional<Status> iprobe(int src, int tag, const Group& g = {});
+  Status sendrecv(int dst, int send_tag, std::span<const std::byte> data, int src, int recv_tag,
+                  std::span<std::byte> buf, const Group& g = {});
+
+  // --- barrier (SPEC 1.5): hardware or software as the machine says ---
+  void barrier(const Group& g = {});
+
+  // --- groups (SPEC 1.4) ---
+  /// The world group of this run.
+  Group world() const;
+  /// An explicit, ordered list of world ranks. Creating a group costs no virtual time; every
+  /// member must create the same groups in the same order (as with MPI communicators).
+  Group group(std::vector<int> world_ranks);
+  /// Members of `parent` picked by their ranks in parent, in that order.
+  Group subgroup(const Group& parent, const std::vector<int>& parent_ranks);
+  /// Collective over parent, with real messages: the members with the same color, ordered by
+  /// (key, parent rank). A negative color returns an empty group.
+  Group split(const Group& parent, int color, int key);
+  /// 2-D mesh helpers (rows x columns, row-major ranks). Error on other topologies.
+  Group mesh_row(int row);
+  Group mesh_column(int column);
+  /// A rectangular sub-mesh, members in row-major order, or in snake order (even rows left to
+  /// right, odd rows right to left) when `snake` is true.
+  Group submesh(int row0, int col0, int rows, int cols, bool snake = false);
+  /// One half of a sub-mesh in snake order: half 0 holds the first ceil(n/2) processors.
+  Group snake_half(int row0, int col0, int rows, int cols, int half);
+
+  Proc(const Proc&) = delete;
+  Proc& operator=(const Proc&) = delete;
+
+ private:
+  friend class detail::Engine;
+  Proc(detail::Engine& e, detail::Vp& v) : e_(e), v_(v) {}
+  detail::Engine& e_;
+  detail::Vp& v_;
+};
+
+}  // namespace touchstone

@@ -1,0 +1,41 @@
+// The interface every topology implements: its nodes, its directed link channels and its route
+// function (SPEC 2.3). One file per topology lives in topologies/.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace touchstone {
+
+/// Identifies one directed link channel (one virtual channel of one physical link).
+using LinkId = std::uint32_t;
+
+/// A network topology: nodes, directed link channels, and a deterministic route function.
+///
+///   auto topo = make_mesh({16, 16});
+///   std::vector<LinkId> path;
+///   topo->route(0, 255, path);    // 30 link channels, X first then Y
+class Topology {
+ public:
+  virtual ~Topology() = default;
+
+  /// Canonical name, for example "mesh:16x16" or "torus:8x8x8".
+  virtual std::string name() const = 0;
+  /// Number of nodes (each hosts one virtual processor).
+  virtual int nodes() const = 0;
+  /// Number of link channel ids; valid ids are 0 .. link_channels() - 1.
+  virtual std::size_t link_channels() const = 0;
+  /// Appends the link channels a message from src to dst crosses, in order (empty when src == dst).
+  virtual void route(int src, int dst, std::vector<LinkId>& out) const = 0;
+  /// Number of links on the route from src to dst.
+  virtual int distance(int src, int dst) const = 0;
+  /// Human-readable name of a link channel, for deadlock reports: "(0,1)->(0,2) vc0".
+  virtual std::string link_name(LinkId id) const = 0;
+  /// Extent of each dimension for grid topologies (meshes, tori); empty for the others.
+  virtual std::vector<int> dims() const { return {}; }
+  /// Grid coordinates of a node (row-major, last dimension fastest); empty for non-grids.
+  virtual std::vector<int> coords(int /*node*/) const { return {}; }
+};
+
+}  // namespace touchstone

@@ -1,0 +1,1002 @@
+#include "engine.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "touchstone/error.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TOUCHSTONE_ASAN 1
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define TOUCHSTONE_TSAN 1
+#include <sanitizer/tsan_interface.h>
+#endif
+#include <boost/context/protected_fixedsize_stack.hpp>
+
+namespace touchstone::detail {
+
+namespace {
+constexpr std::uint64_t kInternalCtx = 1ULL << 63;  // barrier and split traffic of a group
+constexpr std::uint64_t kWorldCtx = 1;
+
+std::string rank_str(int r) { return r == any_source ? "any" : std::to_string(r); }
+std::string tag_str(int t) { return t == any_tag ? "any" : std::to_string(t); }
+
+std::shared_ptr<GroupData> new_group(std::vector<int> members, std::uint64_t ctx) {
+  auto g = std::make_shared<GroupData>();
+  g->members = std::move(members);
+  g->ctx = ctx;
+  g->by_world.reserve(g->members.size());
+  for (std::size_t i = 0; i < g->members.size(); ++i) g->by_world.emplace_back(g->members[i], static_cast<int>(i));
+  std::sort(g->by_world.begin(), g->by_world.end());
+  return g;
+}
+}  // namespace
+
+// ---------------------------------------------------------------- set-up and the baton
+
+Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(machine), opts_(options) {
+  const int n = machine.nodes();
+  std::vector<int> all(static_cast<std::size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  world_ = new_group(std::move(all), kWorldCtx);
+  network_ = std::make_unique<Network>(machine_, queue_, *this, hash_, stats_);
+  if (!opts_.trace_file.empty() || !opts_.order_log_file.empty()) recorder_ = std::make_unique<Recorder>(n);
+  vps_.reserve(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    auto v = std::make_unique<Vp>();
+    v->rank = r;
+    v->proc.reset(new Proc(*this, *v));
+    v->perturb_rng.seed(opts_.perturb * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(r));
+    vps_.push_back(std::move(v));
+  }
+}
+
+Engine::~Engine() = default;  // the pools reclaim whatever an aborted run left behind
+
+void* Engine::vp_entry(void* arg) {
+  auto* v = static_cast<Vp*>(arg);
+  auto& e = static_cast<Proc*>(v->proc.get())->e_;
+  v->tid = std::this_thread::get_id();
+  v->sem.acquire();  // the first baton
+  e.vp_main(*v);
+  e.dispatch(v->rank);
+  return nullptr;
+}
+
+// The life of a VP, in its own thread or fiber, from its first turn to its end.
+void Engine::vp_main(Vp& v) {
+  v.state = Vp::State::running;
+  v.block = Vp::Block::none;
+  if (!aborting_) {
+    try {
+      (*program_)(*v.proc);
+    } catch (const Aborted&) {
+    } catch (const std::exception& ex) {
+      abort_run(fmt::format("rank {} failed at t={} us: {}", v.rank, to_us(v.clock), ex.what()));
+    } catch (...) {
+      abort_run(fmt::format("rank {} failed at t={} us with an exception that is not a std::exception", v.rank,
+                            to_us(v.clock)));
+    }
+  }
+  v.state = Vp::State::done;
+}
+
+bool Engine::start_threads() {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, std::max<std::size_t>(opts_.stack_bytes, 64 * 1024));
+  if (opts_.host_cores > 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const int avail = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (int c = 0; c < opts_.host_cores; ++c) CPU_SET(c % avail, &set);
+    pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+  }
+  std::size_t started = 0;
+  for (auto& v : vps_) {
+    if (pthread_create(&v->thread, &attr, &Engine::vp_entry, v.get()) != 0) break;
+    ++started;
+  }
+  pthread_attr_destroy(&attr);
+  if (started == vps_.size()) return true;
+  // Not enough host threads: let the ones that started end, and report.
+  abort_run(fmt::format("could not start {} VP threads (started {}); try --execution fibers or a smaller --stack-kb",
+                        vps_.size(), started));
+  for (std::size_t i = started; i < vps_.size(); ++i) vps_[i]->state = Vp::State::done;
+  dispatch(kMain);
+  for (std::size_t i = 0; i < started; ++i) pthread_join(vps_[i]->thread, nullptr);
+  return false;
+}
+
+namespace {
+// A protected (guard-paged) stack whose bounds the sanitizers are told about at every switch.
+struct RecordingStack {
+  boost::context::protected_fixedsize_stack inner;
+  boost::context::stack_context* out;
+  boost::context::stack_context allocate() { return *out = inner.allocate(); }
+  void deallocate(boost::context::stack_context& s) noexcept { inner.deallocate(s); }
+};
+}  // namespace
+
+void Engine::start_fibers() {
+#if TOUCHSTONE_TSAN
+  main_tsan_fiber_ = __tsan_get_current_fiber();
+#endif
+  for (auto& vp : vps_) {
+    Vp* v = vp.get();
+    RecordingStack stack{boost::context::protected_fixedsize_stack(std::max<std::size_t>(opts_.stack_bytes, 64 * 1024)),
+                         &v->stack};
+    v->fiber = boost::context::fiber(std::allocator_arg, std::move(stack), [this, v](boost::context::fiber&& caller) {
+#if TOUCHSTONE_ASAN
+      __sanitizer_finish_switch_fiber(nullptr, &main_stack_bottom_, &main_stack_size_);
+#endif
+      v->caller = std::move(caller);
+      vp_main(*v);
+      suspend_fiber(*v, true);
+      return std::move(v->caller);
+    });
+#if TOUCHSTONE_TSAN
+    v->tsan_fiber = __tsan_create_fiber(0);
+#endif
+  }
+}
+
+// Scheduler -> VP: runs v until it blocks or ends.
+void Engine::resume_fiber(Vp& v) {
+  current_ = v.rank;
+#if TOUCHSTONE_ASAN
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, static_cast<char*>(v.stack.sp) - v.stack.size, v.stack.size);
+#endif
+#if TOUCHSTONE_TSAN
+  __tsan_switch_to_fiber(v.tsan_fiber, 0);
+#endif
+  v.fiber = std::move(v.fiber).resume();
+#if TOUCHSTONE_ASAN
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
+  current_ = kMain;
+}
+
+// VP -> scheduler. A finished VP only announces the switch: its fiber function then returns.
+void Engine::suspend_fiber(Vp& v, bool finished) {
+#if TOUCHSTONE_ASAN
+  __sanitizer_start_switch_fiber(finished ? nullptr : &v.fake_stack, main_stack_bottom_, main_stack_size_);
+#endif
+#if TOUCHSTONE_TSAN
+  __tsan_switch_to_fiber(main_tsan_fiber_, 0);
+#endif
+  if (finished) return;
+  v.caller = std::move(v.caller).resume();
+#if TOUCHSTONE_ASAN
+  __sanitizer_finish_switch_fiber(v.fake_stack, &main_stack_bottom_, &main_stack_size_);
+#endif
+}
+
+void Engine::abort_run(std::string report) {
+  if (!aborting_) failure_ = std::move(report);
+  aborting_ = true;
+}
+
+// Passes the baton on from `self` (a VP that blocked or finished, or the main thread, kMain) and
+// returns when `self` holds it again (at once for a finished VP).
+void Engine::dispatch(int self) {
+  if (opts_.execution == Execution::fibers) {
+    if (self != kMain) {
+      // Fibers: the scheduler loop below, on the main thread, does all the dispatching.
+      if (vps_[static_cast<std::size_t>(self)]->state != Vp::State::done) suspend_fiber(*vps_[static_cast<std::size_t>(self)], false);
+      return;
+    }
+    for (int next = step(); next != kMain; next = step()) resume_fiber(*vps_[static_cast<std::size_t>(next)]);
+    return;
+  }
+  // Threads: whoever gives up the baton runs the event loop until someone else can go on.
+  const int next = step();
+  if (next == self) return;
+  current_ = next;
+  if (next == kMain) main_sem_.release(); else vps_[static_cast<std::size_t>(next)]->sem.release();
+  if (self == kMain) {
+    main_sem_.acquire();
+  } else {
+    Vp& me = *vps_[static_cast<std::size_t>(self)];
+    if (me.state == Vp::State::done) return;  // this thread ends; it touches nothing after the release
+    me.sem.acquire();
+  }
+}
+
+int Engine::step() {
+  for (;;) {
+    if (aborting_) return next_to_unwind();
+    if (queue_.empty()) {
+      bool all_done = true;
+      for (auto& v : vps_) all_done &= v->state == Vp::State::done;
+      if (all_done) return kMain;
+      abort_run(deadlock_report());
+      continue;
+    }
+    const Event e = queue_.pop();
+    now_ = e.t;
+    ++stats_.events;
+    if (now_ > opts_.time_limit) {
+      abort_run(fmt::format("virtual time limit of {} us exceeded (a VP polling forever, or a very long run; "
+                            "raise it with --time-limit)",
+                            to_us(opts_.time_limit)));
+      continue;
+    }
+    switch (e.kind) {
+      case Ev::resume: {
+        Vp& v = *static_cast<Vp*>(e.p);
+        if (v.state == Vp::State::blocked && v.token == e.a) wake(v);
+        break;
+      }
+      case Ev::barrier: wake(*static_cast<Vp*>(e.p)); break;
+      default: network_->handle(e); break;
+    }
+    if (resume_next_ != kMain) {
+      const int r = resume_next_;
+      resume_next_ = kMain;
+      return r;
+    }
+  }
+}
+
+int Engine::next_to_unwind() {
+  for (auto& v : vps_)
+    if (v->state == Vp::State::blocked) {
+      v->state = Vp::State::running;
+      return v->rank;
+    }
+  return kMain;
+}
+
+void Engine::wake(Vp& v) {
+  v.state = Vp::State::running;
+  v.clock = std::max(v.clock, now_);
+  resume_next_ = v.rank;
+}
+
+void Engine::block(Vp& v, Vp::Block why, std::string what) {
+  v.block = why;
+  v.pending = std::move(what);
+  v.blocked_since = v.clock;
+  v.state = Vp::State::blocked;
+  ++v.token;
+  dispatch(v.rank);
+  v.block = Vp::Block::none;
+  if (aborting_) throw Aborted{};
+  if (recorder_ && v.clock > v.blocked_since) recorder_->span(v.rank, "blocked", v.blocked_since, v.clock, v.pending);
+  if (opts_.perturb) enter(v);
+}
+
+void Engine::sync(Vp& v) {
+  if (v.clock <= now_) return;
+  queue_.push(v.clock, Ev::resume, &v, v.token + 1);
+  block(v, Vp::Block::sync, "catching up with virtual time");
+}
+
+void Engine::enter(Vp& v) {
+  if (current_ != v.rank || (opts_.execution == Execution::threads && std::this_thread::get_id() != v.tid))
+    throw UsageError(fmt::format("the Proc of rank {} was used from a thread that does not run its program", v.rank));
+  if (aborting_) throw Aborted{};
+  if (opts_.perturb) {
+    const std::uint64_t r = v.perturb_rng();
+    if (r % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds((r >> 8) % 200));
+    else if (r % 8 == 1) sched_yield();
+  }
+}
+
+RunResult Engine::run(const Program& program) {
+  const auto t0 = std::chrono::steady_clock::now();
+  program_ = &program;
+  for (auto& v : vps_) queue_.push(0, Ev::resume, v.get(), 0);
+  if (opts_.execution == Execution::fibers) {
+    start_fibers();
+    dispatch(kMain);
+#if TOUCHSTONE_TSAN
+    for (auto& v : vps_) __tsan_destroy_fiber(v->tsan_fiber);
+#endif
+  } else if (start_threads()) {
+    dispatch(kMain);
+    for (auto& v : vps_) pthread_join(v->thread, nullptr);
+  }
+  current_ = kMain;
+
+  if (!aborting_) {
+    std::string unreceived;
+    std::size_t count = 0;
+    for (auto& v : vps_)
+      for (Msg* m = v->unexpected_head; m; m = m->next)
+        if (++count <= 20)
+          unreceived += fmt::format("  message #{} from {} to {}, tag {}, {} bytes, arrived t={} us\n", m->id, m->src,
+                                    m->dst, m->tag, m->size, to_us(m->arrival));
+    if (count)
+      failure_ = fmt::format("the run finished with {} message(s) never received:\n{}{}", count, unreceived,
+                             count > 20 ? "  ...\n" : "");
+    for (const auto& s : misuse_) failure_ += s + "\n";
+    if (!failure_.empty()) throw RunError(failure_);
+  } else {
+    throw RunError(failure_);
+  }
+
+  RunResult res;
+  res.stats = stats_;
+  for (auto& v : vps_) {
+    res.finish_time.push_back(v->clock);
+    res.makespan = std::max(res.makespan, v->clock);
+    hash_.add(0xf1, static_cast<std::uint64_t>(v->rank), static_cast<std::uint64_t>(v->clock));
+  }
+  res.trace_hash = hash_.value();
+  if (recorder_) recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name);
+  res.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+Msg* Engine::new_msg() {
+  Msg* m = msgs_.get();
+  std::vector<std::uint32_t> path = std::move(m->path);
+  *m = Msg{};
+  m->path = std::move(path);
+  return m;
+}
+
+void Engine::free_msg(Msg* m) {
+  m->payload = std::vector<std::byte>();  // payloads can be large: give the memory back now
+  msgs_.put(m);
+}
+
+Op* Engine::new_op() {
+  Op* op = ops_.get();
+  *op = Op{};
+  op->engine = this;
+  return op;
+}
+
+void Engine::free_op(Op* op) {
+  op->group.reset();
+  ops_.put(op);
+}
+
+// ---------------------------------------------------------------- groups
+
+const GroupData& Engine::resolve(const Group& g) const { return g.data() ? *g.data() : *world_; }
+
+std::shared_ptr<const GroupData> Engine::resolve_shared(const Group& g) const {
+  return g.data() ? g.shared_data() : world_;
+}
+
+int Engine::to_world(const GroupData& g, int local, const char* what) const {
+  if (local < 0 || local >= static_cast<int>(g.members.size()))
+    throw UsageError(fmt::format("{} rank {} out of range: the group has {} member(s)", what, local, g.members.size()));
+  return g.members[static_cast<std::size_t>(local)];
+}
+
+Group Engine::make_group(Vp& v, std::uint64_t parent_ctx, std::vector<int> members) {
+  std::vector<int> sorted = members;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] < 0 || sorted[i] >= machine_.nodes())
+      throw UsageError(fmt::format("group member {} out of range 0..{}", sorted[i], machine_.nodes() - 1));
+    if (i && sorted[i] == sorted[i - 1]) throw UsageError(fmt::format("rank {} appears twice in a group", sorted[i]));
+  }
+  // Members agree on the context without communicating: the n-th group with these members made
+  // from this parent is the same group on every member (as MPI communicators are created in order).
+  std::uint64_t h = 1469598103934665603ULL;
+  for (int r : members) h = (h ^ static_cast<std::uint64_t>(r)) * 1099511628211ULL;
+  const int nth = v.groups_made[{parent_ctx, h}]++;
+  auto key = std::make_tuple(parent_ctx, members, nth);
+  auto it = groups_.find(key);
+  if (it == groups_.end()) it = groups_.emplace(std::move(key), new_group(std::move(members), next_ctx_++)).first;
+  return Group(it->second);
+}
+
+Group Engine::split(Vp& v, const Group& parent, int color, int key) {
+  const GroupData& g = resolve(parent);
+  const int n = static_cast<int>(g.members.size());
+  const int me = g.by_world.empty() ? -1 : [&] {
+    auto it = std::lower_bound(g.by_world.begin(), g.by_world.end(), std::pair{v.rank, -1});
+    return it != g.by_world.end() && it->first == v.rank ? it->second : -1;
+  }();
+  if (me < 0) throw UsageError(fmt::format("rank {} called split on a group it is not a member of", v.rank));
+  // Bruck allgather of (color, key) over the parent, with real messages: after round k every
+  // member knows the entries of members me .. me + 2^(k+1) - 1 (mod n).
+  std::vector<std::int32_t> known(static_cast<std::size_t>(2 * n));
+  known[0] = color;
+  known[1] = key;
+  int have = 1;
+  for (int dist = 1, round = 0; dist < n; dist *= 2, ++round) {
+    const int cnt = std::min(dist, n - dist);
+    const int to = g.members[static_cast<std::size_t>((me - dist + n) % n)];
+    const int from = g.members[static_cast<std::size_t>((me + dist) % n)];
+    auto out = std::as_bytes(std::span(known.data(), static_cast<std::size_t>(2 * cnt)));
+    auto in = std::as_writable_bytes(std::span(known.data() + 2 * have, static_cast<std::size_t>(2 * cnt)));
+    std::vector<std::int32_t> sendcopy(out.size() / 4);
+    std::memcpy(sendcopy.data(), out.data(), out.size());
+    Op* s = post_send(v, to, round, g.ctx | kInternalCtx | (1ULL << 62), std::as_bytes(std::span(sendcopy)));
+    Op* r = post_recv(v, from, round, g.ctx | kInternalCtx | (1ULL << 62), nullptr, in);
+    wait(v, r);
+    wait(v, s);
+    have += cnt;
+  }
+  if (color < 0) return Group(new_group({}, 0));
+  std::vector<std::tuple<int, int, int>> same;  // (key, parent rank, world rank)
+  for (int i = 0; i < n; ++i) {
+    const int who = (me + i) % n;
+    if (known[static_cast<std::size_t>(2 * i)] == color)
+      same.emplace_back(known[static_cast<std::size_t>(2 * i + 1)], who, g.members[static_cast<std::size_t>(who)]);
+  }
+  std::sort(same.begin(), same.end());
+  std::vector<int> members;
+  for (auto& [k, pr, w] : same) members.push_back(w);
+  return make_group(v, g.ctx ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(color)) << 32), std::move(members));
+}
+
+// ---------------------------------------------------------------- point-to-point
+
+bool Engine::matches(const Op& op, const Msg& m) {
+  return op.ctx == m.ctx && (op.src == any_source || op.src == m.src) && (op.tag == any_tag || op.tag == m.tag);
+}
+
+Op* Engine::isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::byte> data) {
+  enter(v);
+  const GroupData& gd = resolve(g);
+  const int world_dst = to_world(gd, dst, "destination");
+  if (tag < 0) throw UsageError(fmt::format("send tag must be >= 0 (got {})", tag));
+  return post_send(v, world_dst, tag, gd.ctx, data);
+}
+
+Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data) {
+  Msg* m = new_msg();
+  m->id = next_msg_id_++;
+  m->src = v.rank;
+  m->dst = dst;
+  m->tag = tag;
+  m->ctx = ctx;
+  m->size = data.size();
+  if (!opts_.phantom_payloads) m->payload.assign(data.begin(), data.end());
+  const NodeCosts& c = machine_.costs_of(v.rank);
+  const Time start = v.clock;
+  v.clock += c.send_overhead + static_cast<Time>(m->size) * c.send_per_byte;
+  Op* op = new_op();
+  op->engine = this;
+  op->kind = Op::Kind::send;
+  op->owner = v.rank;
+  op->msg_id = m->id;
+  m->send_op = op;
+  hash_.add(m->id, static_cast<std::uint64_t>(v.rank) << 32 | static_cast<std::uint32_t>(dst),
+            static_cast<std::uint64_t>(start) ^ (ctx * 31 + static_cast<std::uint64_t>(tag)) ^ (m->size << 40));
+  ++stats_.messages;
+  stats_.payload_bytes += m->size;
+  if (recorder_) recorder_->sent(m->id, v.rank, dst, tag, m->size, start, v.clock);
+  network_->post(m, v.clock);
+  return op;
+}
+
+Op* Engine::irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf) {
+  enter(v);
+  const GroupData& gd = resolve(g);
+  const int world_src = src == any_source ? any_source : to_world(gd, src, "source");
+  if (tag < 0 && tag != any_tag) throw UsageError(fmt::format("receive tag must be >= 0 or any_tag (got {})", tag));
+  return post_recv(v, world_src, tag, gd.ctx, resolve_shared(g), buf);
+}
+
+Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_ptr<const GroupData> g,
+                      std::span<std::byte> buf) {
+  Op* op = new_op();
+  op->engine = this;
+  op->kind = Op::Kind::recv;
+  op->owner = v.rank;
+  op->src = src;
+  op->tag = tag;
+  op->ctx = ctx;
+  op->group = std::move(g);
+  op->buf = buf;
+  op->posted = v.clock;
+  // The earliest-arrived matching message that is already here; anything arriving later is later.
+  Msg* prev = nullptr;
+  for (Msg* m = v.unexpected_head; m; prev = m, m = m->next)
+    if (matches(*op, *m)) {
+      unlink_unexpected(v, prev, m);
+      op->matched = m;
+      return op;
+    }
+  op->prev = v.posted_tail;
+  if (v.posted_tail) v.posted_tail->next = op; else v.posted_head = op;
+  v.posted_tail = op;
+  return op;
+}
+
+void Engine::unlink_posted(Vp& v, Op* op) {
+  (op->prev ? op->prev->next : v.posted_head) = op->next;
+  (op->next ? op->next->prev : v.posted_tail) = op->prev;
+  op->next = op->prev = nullptr;
+}
+
+void Engine::unlink_unexpected(Vp& v, Msg* prev, Msg* m) {
+  (prev ? prev->next : v.unexpected_head) = m->next;
+  if (v.unexpected_tail == m) v.unexpected_tail = prev;
+  m->next = nullptr;
+}
+
+void Engine::on_send_done(Msg& m, Time t) {
+  Op* op = m.send_op;
+  m.send_op = nullptr;
+  op->done = t;
+  if (op->dropped) {
+    free_op(op);
+    return;
+  }
+  Vp& v = *vps_[static_cast<std::size_t>(op->owner)];
+  if (op->awaited && v.state == Vp::State::blocked) queue_.push(t, Ev::resume, &v, v.token);
+}
+
+void Engine::on_arrival(Msg& m, Time t) {
+  Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
+  for (Op* op = v.posted_head; op; op = op->next)
+    if (matches(*op, m)) {
+      unlink_posted(v, op);
+      op->matched = &m;
+      hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
+      if (op->awaited && v.state == Vp::State::blocked) wake(v);
+      return;
+    }
+  m.next = nullptr;
+  if (v.unexpected_tail) v.unexpected_tail->next = &m; else v.unexpected_head = &m;
+  v.unexpected_tail = &m;
+  if (v.state == Vp::State::blocked && v.block == Vp::Block::probe && m.ctx == v.probe_ctx &&
+      (v.probe_src == any_source || v.probe_src == m.src) && (v.probe_tag == any_tag || v.probe_tag == m.tag))
+    wake(v);
+}
+
+Status Engine::complete_recv(Vp& v, Op*& op) {
+  Msg* m = op->matched;
+  Status st;
+  st.source = op->group ? [&] {
+    auto it = std::lower_bound(op->group->by_world.begin(), op->group->by_world.end(), std::pair{m->src, -1});
+    return it->second;
+  }() : m->src;
+  st.tag = m->tag;
+  st.size = m->size;
+  st.arrival = m->arrival;
+  if (m->size > op->buf.size()) {
+    const std::string err = fmt::format("rank {}: message #{} from {} (tag {}) has {} bytes, more than the receive "
+                                        "buffer of {} bytes",
+                                        v.rank, m->id, m->src, m->tag, m->size, op->buf.size());
+    free_msg(m);
+    free_op(op);
+    op = nullptr;
+    throw UsageError(err);
+  }
+  if (!m->payload.empty()) std::memcpy(op->buf.data(), m->payload.data(), m->size);
+  const NodeCosts& c = machine_.costs_of(v.rank);
+  const Time start = std::max(v.clock, m->arrival);
+  v.clock = start + c.recv_overhead + static_cast<Time>(m->size) * c.recv_per_byte;
+  network_->release_buffer(v.rank, m->size, v.clock);
+  hash_.add(m->id, 0x5ec, static_cast<std::uint64_t>(v.clock));
+  if (recorder_) recorder_->received(m->id, m->src, v.rank, m->tag, m->size, m->arrival, start, v.clock);
+  free_msg(m);
+  free_op(op);
+  op = nullptr;
+  return st;
+}
+
+void Engine::complete_send(Vp& v, Op*& op) {
+  v.clock = std::max(v.clock, op->done);
+  free_op(op);
+  op = nullptr;
+}
+
+std::string Engine::describe_pending(const Vp& v) const {
+  return v.pending;
+}
+
+static std::string describe_op(const Op& op) {
+  if (op.kind == Op::Kind::send) return fmt::format("send of message #{}", op.msg_id);
+  return fmt::format("recv(source={}, tag={})", rank_str(op.src), tag_str(op.tag));
+}
+
+Status Engine::wait(Vp& v, Op*& op) {
+  enter(v);
+  if (!op) throw UsageError(fmt::format("rank {}: wait on a request that is not active (already completed?)", v.rank));
+  for (;;) {
+    if (op->kind == Op::Kind::send && op->done != kNever) {
+      complete_send(v, op);
+      return Status{};
+    }
+    if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op);
+    op->awaited = true;
+    block(v, Vp::Block::ops, "wait for " + describe_op(*op));
+    op->awaited = false;
+  }
+}
+
+std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
+  enter(v);
+  std::vector<Status> st(ops.size());
+  // Receives cost CPU time, so they are completed in the order their messages arrived; sends cost
+  // nothing more, so they only raise the clock to their completion times.
+  for (;;) {
+    std::size_t best = ops.size();
+    bool pending = false;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      Op* op = ops[i];
+      if (!op || op->kind != Op::Kind::recv) continue;
+      pending = true;
+      if (op->matched && (best == ops.size() || op->matched->arrival < ops[best]->matched->arrival)) best = i;
+    }
+    if (!pending) break;
+    if (best < ops.size()) {
+      st[best] = complete_recv(v, ops[best]);
+      continue;
+    }
+    std::size_t waiting = 0;
+    for (Op* op : ops)
+      if (op && op->kind == Op::Kind::recv) op->awaited = true, ++waiting;
+    block(v, Vp::Block::ops, fmt::format("waitall on {} receive(s)", waiting));
+    for (Op* op : ops)
+      if (op) op->awaited = false;
+  }
+  for (auto& op : ops) {
+    if (!op) continue;
+    while (op->done == kNever) {
+      op->awaited = true;
+      block(v, Vp::Block::ops, "waitall for " + describe_op(*op));
+      op->awaited = false;
+    }
+    complete_send(v, op);
+  }
+  return st;
+}
+
+std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
+  enter(v);
+  for (;;) {
+    std::size_t best = ops.size();
+    Time best_t = kNever;
+    bool any = false;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      Op* op = ops[i];
+      if (!op) continue;
+      any = true;
+      const Time t = op->kind == Op::Kind::send ? op->done : (op->matched ? op->matched->arrival : kNever);
+      if (t < best_t) best = i, best_t = t;
+    }
+    if (!any) throw UsageError(fmt::format("rank {}: waitany with no active request", v.rank));
+    // A receive matched so far arrived no later than now_; a known send completion in the future
+    // may still be beaten by a receive, so that case waits until its time comes.
+    if (best < ops.size() && best_t <= now_) {
+      if (ops[best]->kind == Op::Kind::recv) {
+        Status s = complete_recv(v, ops[best]);
+        if (st) *st = s;
+      } else {
+        complete_send(v, ops[best]);
+        if (st) *st = Status{};
+      }
+      return best;
+    }
+    for (Op* op : ops)
+      if (op) op->awaited = true;
+    if (best < ops.size()) queue_.push(best_t, Ev::resume, &v, v.token + 1);
+    block(v, Vp::Block::ops, fmt::format("waitany on {} request(s)", ops.size()));
+    for (Op* op : ops)
+      if (op) op->awaited = false;
+  }
+}
+
+bool Engine::test(Vp& v, Op*& op, Status* st) {
+  enter(v);
+  if (!op) throw UsageError(fmt::format("rank {}: test on a request that is not active (already completed?)", v.rank));
+  auto done = [&] {
+    return op->kind == Op::Kind::send ? op->done <= v.clock : op->matched != nullptr;
+  };
+  if (!done()) sync(v);
+  if (done()) {
+    if (op->kind == Op::Kind::send) {
+      complete_send(v, op);
+      if (st) *st = Status{};
+    } else {
+      Status s = complete_recv(v, op);
+      if (st) *st = s;
+    }
+    return true;
+  }
+  v.clock += machine_.costs_of(v.rank).probe_cost;
+  return false;
+}
+
+std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, bool blocking) {
+  enter(v);
+  const GroupData& gd = resolve(g);
+  const int world_src = src == any_source ? any_source : to_world(gd, src, "source");
+  Op pattern;
+  pattern.src = world_src;
+  pattern.tag = tag;
+  pattern.ctx = gd.ctx;
+  auto find = [&]() -> std::optional<Status> {
+    for (Msg* m = v.unexpected_head; m; m = m->next)
+      if (matches(pattern, *m)) {
+        auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{m->src, -1});
+        v.clock = std::max(v.clock, m->arrival);
+        return Status{it->second, m->tag, m->size, m->arrival};
+      }
+    return std::nullopt;
+  };
+  if (auto s = find()) return s;
+  if (!blocking) {
+    sync(v);
+    if (auto s = find()) return s;
+    v.clock += machine_.costs_of(v.rank).probe_cost;
+    return std::nullopt;
+  }
+  for (;;) {
+    v.probe_src = world_src;
+    v.probe_tag = tag;
+    v.probe_ctx = gd.ctx;
+    block(v, Vp::Block::probe, fmt::format("probe(source={}, tag={})", rank_str(src), tag_str(tag)));
+    if (auto s = find()) return s;
+  }
+}
+
+void Engine::drop(Op* op) {
+  if (op->kind == Op::Kind::send) {
+    if (op->done == kNever) op->dropped = true; else free_op(op);
+    return;
+  }
+  Vp& v = *vps_[static_cast<std::size_t>(op->owner)];
+  if (!aborting_)
+    misuse_.push_back(fmt::format("rank {}: a receive request ({}) was destroyed without being completed",
+                                  op->owner, describe_op(*op)));
+  if (op->matched) free_msg(op->matched); else unlink_posted(v, op);
+  free_op(op);
+}
+
+// ---------------------------------------------------------------- time and barrier
+
+void Engine::compute(Vp& v, Time dt) {
+  enter(v);
+  if (dt < 0) throw UsageError(fmt::format("rank {}: compute with a negative duration ({} ps)", v.rank, dt));
+  if (recorder_ && dt > 0) recorder_->span(v.rank, "compute", v.clock, v.clock + dt);
+  v.clock += dt;
+}
+
+void Engine::barrier(Vp& v, const Group& g) {
+  enter(v);
+  const GroupData& gd = resolve(g);
+  auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{v.rank, -1});
+  if (it == gd.by_world.end() || it->first != v.rank)
+    throw UsageError(fmt::format("rank {} called barrier on a group it is not a member of", v.rank));
+  const Time start = v.clock;
+  if (machine_.net.barrier == BarrierKind::software) {
+    software_barrier(v, gd);
+  } else {
+    // Hardware barrier (a control network): releases everyone barrier_latency after the last arrival.
+    BarrierState& b = barriers_[gd.ctx];
+    ++b.arrived;
+    b.latest = std::max(b.latest, v.clock);
+    if (b.arrived < static_cast<int>(gd.members.size())) {
+      b.waiting.push_back(&v);
+      block(v, Vp::Block::barrier, fmt::format("barrier of a group of {}", gd.members.size()));
+    } else {
+      const Time release = b.latest + machine_.net.barrier_latency;
+      for (Vp* w : b.waiting) queue_.push(release, Ev::barrier, w);
+      barriers_.erase(gd.ctx);
+      v.clock = release;
+    }
+  }
+  if (recorder_) recorder_->span(v.rank, "barrier", start, v.clock);
+}
+
+// Dissemination barrier (Hensgen, Finkel, Manber): in round k member i signals i + 2^k and waits
+// for i - 2^k; after ceil(log2 n) rounds everyone has heard from everyone.
+void Engine::software_barrier(Vp& v, const GroupData& g) {
+  const int n = static_cast<int>(g.members.size());
+  const int me = std::lower_bound(g.by_world.begin(), g.by_world.end(), std::pair{v.rank, -1})->second;
+  for (int dist = 1, round = 0; dist < n; dist *= 2, ++round) {
+    Op* s = post_send(v, g.members[static_cast<std::size_t>((me + dist) % n)], round, g.ctx | kInternalCtx, {});
+    Op* r = post_recv(v, g.members[static_cast<std::size_t>((me - dist + n) % n)], round, g.ctx | kInternalCtx,
+                      nullptr, {});
+    wait(v, r);
+    wait(v, s);
+  }
+}
+
+// ---------------------------------------------------------------- reports
+
+std::string Engine::deadlock_report() const {
+  std::string cycle = network_->find_deadlock_cycle();
+  std::string s;
+  if (!cycle.empty()) {
+    s = fmt::format("{}at t={} us; the VPs waiting on it:\n", cycle, to_us(now_));
+  } else {
+    s = fmt::format("application deadlock at t={} us: every VP still running is blocked and nothing is in flight.\n",
+                    to_us(now_));
+  }
+  int shown = 0, blocked = 0;
+  for (const auto& v : vps_) {
+    if (v->state != Vp::State::blocked) continue;
+    ++blocked;
+    if (++shown <= 64) s += fmt::format("  rank {} blocked since t={} us in {}\n", v->rank, to_us(v->blocked_since), describe_pending(*v));
+  }
+  if (shown > 64) s += fmt::format("  ... and {} more blocked rank(s)\n", shown - 64);
+  s += fmt::format("{} of {} VPs finished.\n", vps_.size() - static_cast<std::size_t>(blocked), vps_.size());
+  std::string unmatched;
+  int count = 0;
+  for (const auto& v : vps_)
+    for (Msg* m = v->unexpected_head; m; m = m->next)
+      if (++count <= 64)
+        unmatched += fmt::format("  message #{} from {} to {}, tag {}, {} bytes, arrived t={} us\n", m->id, m->src,
+                                 m->dst, m->tag, m->size, to_us(m->arrival));
+  s += count ? fmt::format("Unmatched messages ({}):\n{}", count, unmatched) : "No unmatched messages.\n";
+  if (network_->blocked_packets()) s += "Blocked in the network:\n" + network_->describe_blocked();
+  return s;
+}
+
+}  // namespace touchstone::detail
+
+// ---------------------------------------------------------------- the public API
+
+namespace touchstone {
+
+using detail::Op;
+
+Request& Request::operator=(Request&& o) noexcept {
+  if (this != &o) {
+    if (op_) op_->engine->drop(op_);
+    op_ = o.op_;
+    o.op_ = nullptr;
+  }
+  return *this;
+}
+
+Request::~Request() {
+  if (op_) op_->engine->drop(op_);
+}
+
+int Group::size() const { return d_ ? static_cast<int>(d_->members.size()) : 0; }
+int Group::world_rank(int local) const {
+  if (!d_ || local < 0 || local >= size()) throw UsageError(fmt::format("group rank {} out of range", local));
+  return d_->members[static_cast<std::size_t>(local)];
+}
+int Group::local_rank(int world) const {
+  if (!d_) return -1;
+  auto it = std::lower_bound(d_->by_world.begin(), d_->by_world.end(), std::pair{world, -1});
+  return it != d_->by_world.end() && it->first == world ? it->second : -1;
+}
+std::span<const int> Group::members() const { return d_ ? std::span<const int>(d_->members) : std::span<const int>(); }
+std::uint64_t Group::context() const { return d_ ? d_->ctx : 0; }
+
+int Proc::rank() const { return v_.rank; }
+int Proc::size() const { return e_.machine().nodes(); }
+const Machine& Proc::machine() const { return e_.machine(); }
+std::uint64_t Proc::seed() const { return e_.options().seed; }
+int Proc::hops(int from, int to) const {
+  const int n = size();
+  if (from < 0 || from >= n || to < 0 || to >= n) throw UsageError(fmt::format("hops({}, {}): rank out of range", from, to));
+  return e_.machine().topology->distance(from, to);
+}
+Time Proc::now() const { return v_.clock; }
+void Proc::compute(Time dt) { e_.compute(v_, dt); }
+
+void Proc::send(int dst, int tag, std::span<const std::byte> data, const Group& g) {
+  Op* op = e_.isend(v_, g, dst, tag, data);
+  e_.wait(v_, op);
+}
+Request Proc::isend(int dst, int tag, std::span<const std::byte> data, const Group& g) {
+  return Request(e_.isend(v_, g, dst, tag, data));
+}
+Status Proc::recv(int src, int tag, std::span<std::byte> buf, const Group& g) {
+  Op* op = e_.irecv(v_, g, src, tag, buf);
+  return e_.wait(v_, op);
+}
+Request Proc::irecv(int src, int tag, std::span<std::byte> buf, const Group& g) {
+  return Request(e_.irecv(v_, g, src, tag, buf));
+}
+Status Proc::wait(Request& r) { return e_.wait(v_, r.op_); }
+std::vector<Status> Proc::waitall(std::span<Request> rs) {
+  std::vector<Op*> ops;
+  ops.reserve(rs.size());
+  for (auto& r : rs) ops.push_back(r.op_);
+  // The requests give up their operations now; waitall completes (and frees) every one of them.
+  for (auto& r : rs) r.op_ = nullptr;
+  try {
+    return e_.waitall(v_, ops);
+  } catch (...) {
+    for (std::size_t i = 0; i < rs.size(); ++i) rs[i].op_ = ops[i];
+    throw;
+  }
+}
+std::size_t Proc::waitany(std::span<Request> rs, Status* status) {
+  std::vector<Op*> ops;
+  ops.reserve(rs.size());
+  for (auto& r : rs) ops.push_back(r.op_);
+  std::size_t i = 0;
+  try {
+    i = e_.waitany(v_, ops, status);
+  } catch (...) {
+    for (std::size_t k = 0; k < rs.size(); ++k) rs[k].op_ = ops[k];
+    throw;
+  }
+  rs[i].op_ = nullptr;
+  return i;
+}
+bool Proc::test(Request& r, Status* status) { return e_.test(v_, r.op_, status); }
+Status Proc::probe(int src, int tag, const Group& g) { return *e_.probe(v_, g, src, tag, true); }
+std::optional<Status> Proc::iprobe(int src, int tag, const Group& g) { return e_.probe(v_, g, src, tag, false); }
+Status Proc::sendrecv(int dst, int send_tag, std::span<const std::byte> data, int src, int recv_tag,
+                      std::span<std::byte> buf, const Group& g) {
+  Request s = isend(dst, send_tag, data, g);
+  Status st = recv(src, recv_tag, buf, g);
+  wait(s);
+  return st;
+}
+void Proc::barrier(const Group& g) { e_.barrier(v_, g); }
+
+Group Proc::world() const { return e_.world(); }
+Group Proc::group(std::vector<int> world_ranks) {
+  e_.enter(v_);
+  return e_.make_group(v_, e_.world().context(), std::move(world_ranks));
+}
+Group Proc::subgroup(const Group& parent, const std::vector<int>& parent_ranks) {
+  e_.enter(v_);
+  const Group p = parent.is_world_placeholder() ? world() : parent;
+  std::vector<int> members;
+  members.reserve(parent_ranks.size());
+  for (int r : parent_ranks) {
+    if (r < 0 || r >= p.size())
+      throw UsageError(fmt::format("subgroup: rank {} out of range, the parent has {} member(s)", r, p.size()));
+    members.push_back(p.world_rank(r));
+  }
+  return e_.make_group(v_, p.context(), std::move(members));
+}
+Group Proc::split(const Group& parent, int color, int key) {
+  e_.enter(v_);
+  return e_.split(v_, parent, color, key);
+}
+
+namespace {
+std::pair<int, int> mesh_shape(const Machine& m) {
+  auto d = m.topology->dims();
+  if (d.size() == 1) return {1, d[0]};
+  if (d.size() == 2) return {d[0], d[1]};
+  throw UsageError(fmt::format("mesh group helpers need a 1-D or 2-D grid machine, not {}", m.name));
+}
+}  // namespace
+
+Group Proc::submesh(int row0, int col0, int rows, int cols, bool snake) {
+  auto [R, C] = mesh_shape(machine());
+  if (rows < 1 || cols < 1 || row0 < 0 || col0 < 0 || row0 + rows > R || col0 + cols > C)
+    throw UsageError(fmt::format("sub-mesh at ({}, {}) of {}x{} does not fit in the {}x{} mesh", row0, col0, rows, cols, R, C));
+  std::vector<int> members;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const int col = snake && r % 2 ? cols - 1 - c : c;
+      members.push_back((row0 + r) * C + col0 + col);
+    }
+  return group(std::move(members));
+}
+Group Proc::mesh_row(int row) { return submesh(row, 0, 1, mesh_shape(machine()).second); }
+Group Proc::mesh_column(int column) { return submesh(0, column, mesh_shape(machine()).first, 1); }
+Group Proc::snake_half(int row0, int col0, int rows, int cols, int half) {
+  if (half != 0 && half != 1) throw UsageError(fmt::format("snake_half: half must be 0 or 1 (got {})", half));
+  Group all = submesh(row0, col0, rows, cols, true);
+  const int n = all.size(), first = (n + 1) / 2;
+  std::vector<int> picks;
+  for (int i = half ? first : 0; i < (half ? n : first); ++i) picks.push_back(i);
+  return subgroup(all, picks);
+}
+
+RunResult run(const Machine& machine, const Program& program, const RunOptions& options) {
+  if (!machine.topology || machine.nodes() < 1) throw UsageError("the machine has no nodes");
+  detail::Engine engine(machine, options);
+  return engine.run(program);
+}
+
+}  // namespace touchstone

@@ -1,0 +1,199 @@
+// The engine (SPEC 1.2): VP threads, the baton, the event loop, mailboxes and matching.
+//
+// Exactly one thread -- the baton holder -- runs at any moment: a VP executing its program, or a
+// thread executing the event loop on behalf of a VP that has just blocked. Every decision is made
+// by the baton holder from the event queue, so a run is deterministic however the host schedules
+// threads. A VP may run ahead of the event loop's time as long as it only produces events (sends,
+// computation); before it observes anything that could still change (test, iprobe), it waits
+// until every earlier event has been committed. That is conservative synchronization with the
+// VPs' own clocks as lookahead.
+#pragma once
+#include <pthread.h>
+
+#include <boost/context/fiber.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <semaphore>
+#include <span>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "event_queue.hpp"
+#include "network.hpp"
+#include "pool.hpp"
+#include "touchstone/proc.hpp"
+#include "touchstone/run.hpp"
+#include "trace.hpp"
+
+namespace touchstone::detail {
+
+class Engine;
+
+struct GroupData {
+  std::vector<int> members;                 // world ranks in group order
+  std::vector<std::pair<int, int>> by_world;  // (world rank, group rank), sorted
+  std::uint64_t ctx = 0;
+};
+
+/// A pending send or receive, owned by the engine, referenced by a Request.
+struct Op {
+  enum class Kind : std::uint8_t { send, recv };
+  Engine* engine = nullptr;
+  Kind kind = Kind::send;
+  int owner = 0;
+  bool awaited = false;  // the owner is blocked waiting for it
+  bool dropped = false;  // its Request was destroyed before completion
+  // send
+  Time done = kNever;    // last packet left the node
+  std::uint64_t msg_id = 0;
+  // receive
+  int src = any_source;  // world rank or any_source
+  int tag = any_tag;
+  std::uint64_t ctx = 0;
+  std::shared_ptr<const GroupData> group;  // translates the source rank in the Status
+  std::span<std::byte> buf;
+  Time posted = 0;
+  Msg* matched = nullptr;
+  Op* next = nullptr;  // posted-receive queue
+  Op* prev = nullptr;
+};
+
+/// Thrown inside VP threads to unwind them when the run aborts.
+struct Aborted {};
+
+struct Vp {
+  enum class State : std::uint8_t { blocked, running, done };
+  enum class Block : std::uint8_t { none, start, ops, probe, barrier, sync };
+
+  int rank = 0;
+  Time clock = 0;
+  State state = State::blocked;
+  Block block = Block::start;
+  std::uint64_t token = 0;  // invalidates stale timed wake-ups
+  std::string pending;      // the blocking call, for deadlock reports
+  Time blocked_since = 0;
+  int probe_src = any_source, probe_tag = any_tag;
+  std::uint64_t probe_ctx = 0;
+  Op* posted_head = nullptr;
+  Op* posted_tail = nullptr;
+  Msg* unexpected_head = nullptr;
+  Msg* unexpected_tail = nullptr;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, int> groups_made;  // (parent ctx, members hash) -> count
+  // Execution::threads
+  std::binary_semaphore sem{0};
+  pthread_t thread{};
+  std::thread::id tid;
+  // Execution::fibers
+  boost::context::fiber fiber;   // the VP, while suspended
+  boost::context::fiber caller;  // the scheduler, while the VP runs
+  boost::context::stack_context stack;
+  void* fake_stack = nullptr;    // AddressSanitizer bookkeeping
+  void* tsan_fiber = nullptr;    // ThreadSanitizer bookkeeping
+  std::unique_ptr<Proc> proc;
+  std::mt19937_64 perturb_rng;
+};
+
+class Engine final : public NetworkListener {
+ public:
+  Engine(const Machine& machine, const RunOptions& options);
+  ~Engine() override;
+  RunResult run(const Program& program);
+
+  // ---- called by Proc, in the VP's own thread while it holds the baton ----
+  void enter(Vp& v);
+  Op* isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::byte> data);
+  Op* irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf);
+  Status wait(Vp& v, Op*& op);
+  std::vector<Status> waitall(Vp& v, std::span<Op*> ops);
+  std::size_t waitany(Vp& v, std::span<Op*> ops, Status* st);
+  bool test(Vp& v, Op*& op, Status* st);
+  std::optional<Status> probe(Vp& v, const Group& g, int src, int tag, bool blocking);
+  void barrier(Vp& v, const Group& g);
+  void compute(Vp& v, Time dt);
+  void drop(Op* op);  // a Request destroyed before completion
+
+  Group world() const { return Group(world_); }
+  Group make_group(Vp& v, std::uint64_t parent_ctx, std::vector<int> members);
+  Group split(Vp& v, const Group& parent, int color, int key);
+  const Machine& machine() const { return machine_; }
+  const RunOptions& options() const { return opts_; }
+
+  // ---- NetworkListener ----
+  void on_send_done(Msg& m, Time t) override;
+  void on_arrival(Msg& m, Time t) override;
+
+ private:
+  static constexpr int kMain = -1;
+
+  const GroupData& resolve(const Group& g) const;
+  std::shared_ptr<const GroupData> resolve_shared(const Group& g) const;
+  int to_world(const GroupData& g, int local, const char* what) const;
+  Op* post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data);
+  Op* post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_ptr<const GroupData> g,
+                std::span<std::byte> buf);
+  Status complete_recv(Vp& v, Op*& op);
+  void complete_send(Vp& v, Op*& op);
+  void block(Vp& v, Vp::Block why, std::string what);
+  void sync(Vp& v);  // waits until the event loop has reached v's clock
+  void wake(Vp& v);
+  void software_barrier(Vp& v, const GroupData& g);
+
+  void vp_main(Vp& v);
+  static void* vp_entry(void* arg);
+  bool start_threads();
+  void start_fibers();
+  void resume_fiber(Vp& v);
+  void suspend_fiber(Vp& v, bool finished);
+  void dispatch(int self);
+  int step();
+  int next_to_unwind();
+  void abort_run(std::string report);
+  std::string deadlock_report() const;
+  std::string describe_pending(const Vp& v) const;
+  static bool matches(const Op& op, const Msg& m);
+  void unlink_posted(Vp& v, Op* op);
+  void unlink_unexpected(Vp& v, Msg* prev, Msg* m);
+  Msg* new_msg();
+  void free_msg(Msg* m);
+  Op* new_op();
+  void free_op(Op* op);
+
+  const Machine& machine_;
+  RunOptions opts_;
+  Pool<Msg> msgs_;  // declared before everything that points into them
+  Pool<Op> ops_;
+  EventQueue queue_;
+  TraceHash hash_;
+  RunStats stats_;
+  std::unique_ptr<Network> network_;
+  std::unique_ptr<Recorder> recorder_;
+  std::vector<std::unique_ptr<Vp>> vps_;
+  const Program* program_ = nullptr;
+  std::binary_semaphore main_sem_{0};
+  Time now_ = 0;
+  int resume_next_ = kMain;
+  int current_ = kMain;  // who holds the baton
+  const void* main_stack_bottom_ = nullptr;
+  std::size_t main_stack_size_ = 0;
+  void* main_tsan_fiber_ = nullptr;
+  bool aborting_ = false;
+  std::string failure_;
+  std::vector<std::string> misuse_;  // deferred errors (dropped requests)
+  std::uint64_t next_msg_id_ = 0;
+  std::uint64_t next_ctx_ = 2;
+  std::shared_ptr<const GroupData> world_;
+  std::map<std::tuple<std::uint64_t, std::vector<int>, int>, std::shared_ptr<const GroupData>> groups_;
+  struct BarrierState {
+    int arrived = 0;
+    Time latest = 0;
+    std::vector<Vp*> waiting;
+  };
+  std::unordered_map<std::uint64_t, BarrierState> barriers_;
+};
+
+}  // namespace touchstone::detail

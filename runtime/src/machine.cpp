@@ -1,0 +1,255 @@
+// Machine specs: presets with options ("mesh:16x16,ports=all") and JSON machine files. One table
+// of options serves both, so a key means the same thing wherever it is written.
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "../../topologies/grid.hpp"
+#include "touchstone/error.hpp"
+#include "touchstone/machine.hpp"
+
+namespace touchstone {
+namespace {
+
+// Defaults of the generic mesh and torus presets (docs/machines.md): a wormhole machine of the
+// early 1990s, with links of 25 MB/s like the SimGrid platform of the peer benchmark.
+Machine generic(std::shared_ptr<const Topology> topo) {
+  Machine m;
+  m.topology = std::move(topo);
+  m.name = m.topology->name();
+  m.costs.send_overhead = microseconds(10);
+  m.costs.send_per_byte = nanoseconds(10);
+  m.costs.recv_overhead = microseconds(10);
+  m.costs.recv_per_byte = nanoseconds(10);
+  m.costs.probe_cost = microseconds(1);
+  m.net.hop_time = nanoseconds(100);
+  m.net.link_byte_time = nanoseconds(40);
+  m.net.inject_byte_time = nanoseconds(40);
+  m.net.eject_byte_time = nanoseconds(40);
+  m.net.packet_payload = 1024;
+  m.net.packet_header = 32;
+  m.net.barrier = BarrierKind::software;
+  m.net.barrier_latency = microseconds(5);
+  return m;
+}
+
+// Parses a decimal number (integer or fraction) and scales it to picoseconds exactly.
+Time parse_time(const std::string& key, const std::string& v, Time unit) {
+  std::size_t pos = 0;
+  double x = 0;
+  try {
+    x = std::stod(v, &pos);
+  } catch (...) {
+    pos = 0;
+  }
+  if (pos != v.size() || !std::isfinite(x) || x < 0)
+    throw UsageError(fmt::format("machine option '{}': expected a non-negative number, got '{}'", key, v));
+  const double ps = x * static_cast<double>(unit);
+  if (ps > 9e18) throw UsageError(fmt::format("machine option '{}': value {} is too large", key, v));
+  return static_cast<Time>(std::llround(ps));
+}
+
+long long parse_int(const std::string& key, const std::string& v, long long lo, long long hi) {
+  std::size_t pos = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(v, &pos);
+  } catch (...) {
+    pos = 0;
+  }
+  if (pos != v.size() || v.empty() || x < lo || x > hi)
+    throw UsageError(fmt::format("machine option '{}': expected an integer in {}..{}, got '{}'", key, lo, hi, v));
+  return x;
+}
+
+struct Option {
+  const char* key;
+  const char* help;
+  std::function<void(Machine&, const std::string&)> set;
+};
+
+const std::vector<Option>& options() {
+  static const std::vector<Option> table = {
+      {"send_us", "C_send: sender overhead per message (us)",
+       [](Machine& m, const std::string& v) { m.costs.send_overhead = parse_time("send_us", v, microseconds(1)); }},
+      {"send_ns_per_byte", "send_byte_time (ns per byte)",
+       [](Machine& m, const std::string& v) { m.costs.send_per_byte = parse_time("send_ns_per_byte", v, nanoseconds(1)); }},
+      {"recv_us", "C_recv: receiver overhead per message (us)",
+       [](Machine& m, const std::string& v) { m.costs.recv_overhead = parse_time("recv_us", v, microseconds(1)); }},
+      {"recv_ns_per_byte", "recv_byte_time (ns per byte)",
+       [](Machine& m, const std::string& v) { m.costs.recv_per_byte = parse_time("recv_ns_per_byte", v, nanoseconds(1)); }},
+      {"probe_us", "cost of a probe or test that finds nothing (us)",
+       [](Machine& m, const std::string& v) { m.costs.probe_cost = parse_time("probe_us", v, microseconds(1)); }},
+      {"hop_ns", "t_hop: header time per channel (ns)",
+       [](Machine& m, const std::string& v) { m.net.hop_time = parse_time("hop_ns", v, nanoseconds(1)); }},
+      {"link_ns_per_byte", "link byte time (ns per byte; 40 = 25 MB/s)",
+       [](Machine& m, const std::string& v) {
+         m.net.link_byte_time = parse_time("link_ns_per_byte", v, nanoseconds(1));
+       }},
+      {"inject_ns_per_byte", "injection channel byte time (ns per byte)",
+       [](Machine& m, const std::string& v) {
+         m.net.inject_byte_time = parse_time("inject_ns_per_byte", v, nanoseconds(1));
+       }},
+      {"eject_ns_per_byte", "ejection channel byte time (ns per byte)",
+       [](Machine& m, const std::string& v) {
+         m.net.eject_byte_time = parse_time("eject_ns_per_byte", v, nanoseconds(1));
+       }},
+      {"packet", "packet size as PAYLOAD+HEADER bytes, e.g. 482+30",
+       [](Machine& m, const std::string& v) {
+         const auto plus = v.find('+');
+         if (plus == std::string::npos) throw UsageError(fmt::format("machine option 'packet': expected PAYLOAD+HEADER, got '{}'", v));
+         m.net.packet_payload = static_cast<int>(parse_int("packet", v.substr(0, plus), 1, 1 << 30));
+         m.net.packet_header = static_cast<int>(parse_int("packet", v.substr(plus + 1), 0, 1 << 20));
+       }},
+      {"ports", "injection and ejection channels per node: 1 (one-port), K, or all (one per link)",
+       [](Machine& m, const std::string& v) {
+         const int k = v == "all" ? static_cast<int>(2 * std::max<std::size_t>(1, m.topology->dims().size()))
+                                  : static_cast<int>(parse_int("ports", v, 1, 64));
+         m.net.inj_ports = m.net.ej_ports = k;
+       }},
+      {"inj_ports", "injection channels per node",
+       [](Machine& m, const std::string& v) { m.net.inj_ports = static_cast<int>(parse_int("inj_ports", v, 1, 64)); }},
+      {"ej_ports", "ejection channels per node",
+       [](Machine& m, const std::string& v) { m.net.ej_ports = static_cast<int>(parse_int("ej_ports", v, 1, 64)); }},
+      {"buffer", "receive buffer per node in bytes, or unlimited",
+       [](Machine& m, const std::string& v) {
+         m.net.recv_buffer = v == "unlimited" ? -1 : parse_int("buffer", v, 0, 1LL << 50);
+       }},
+      {"barrier", "hardware (control network) or software (dissemination over the data network)",
+       [](Machine& m, const std::string& v) {
+         if (v == "hardware") m.net.barrier = BarrierKind::hardware;
+         else if (v == "software") m.net.barrier = BarrierKind::software;
+         else throw UsageError(fmt::format("machine option 'barrier': expected hardware or software, got '{}'", v));
+       }},
+      {"barrier_us", "hardware barrier latency from the last arrival (us)",
+       [](Machine& m, const std::string& v) { m.net.barrier_latency = parse_time("barrier_us", v, microseconds(1)); }},
+  };
+  return table;
+}
+
+void apply_option(Machine& m, const std::string& key, const std::string& value) {
+  for (const auto& o : options())
+    if (key == o.key) return o.set(m, value);
+  std::string known;
+  for (const auto& o : options()) known += std::string(known.empty() ? "" : ", ") + o.key;
+  throw UsageError(fmt::format("unknown machine option '{}' (known: {})", key, known));
+}
+
+std::vector<int> parse_dims(const std::string& s, const std::string& spec) {
+  std::vector<int> dims;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, 'x')) {
+    std::size_t pos = 0;
+    long v = 0;
+    try {
+      v = std::stol(part, &pos);
+    } catch (...) {
+      pos = 0;
+    }
+    if (part.empty() || pos != part.size() || v < 1 || v > 1 << 20)
+      throw UsageError(fmt::format("machine '{}': dimensions must look like 16x16 or 8x8x8 (got '{}')", spec, s));
+    dims.push_back(static_cast<int>(v));
+  }
+  if (dims.empty()) throw UsageError(fmt::format("machine '{}': missing dimensions, e.g. mesh:16x16", spec));
+  return dims;
+}
+
+Machine from_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("cannot read machine file '{}'", path));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UsageError(fmt::format("machine file '{}' is not valid JSON: {}", path, e.what()));
+  }
+  auto field = [&](const char* name) -> const nlohmann::json& {
+    if (!j.is_object() || !j.contains(name))
+      throw UsageError(fmt::format("machine file '{}': missing field '{}'", path, name));
+    return j.at(name);
+  };
+  const auto& topo = field("topology");
+  if (!topo.is_string())
+    throw UsageError(fmt::format("machine file '{}': field 'topology' must be a string such as \"mesh:4x4\"", path));
+  Machine m = parse_machine(topo.get<std::string>());
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) throw UsageError(fmt::format("machine file '{}': field 'name' must be a string", path));
+    m.name = j["name"].get<std::string>();
+  }
+  if (j.contains("params")) {
+    const auto& p = j["params"];
+    if (!p.is_object()) throw UsageError(fmt::format("machine file '{}': field 'params' must be an object", path));
+    for (const auto& [key, value] : p.items()) {
+      std::string v;
+      if (value.is_string()) v = value.get<std::string>();
+      else if (value.is_number_integer()) v = std::to_string(value.get<long long>());
+      else if (value.is_number()) v = fmt::format("{}", value.get<double>());
+      else throw UsageError(fmt::format("machine file '{}': field 'params.{}' must be a number or a string", path, key));
+      try {
+        apply_option(m, key, v);
+      } catch (const UsageError& e) {
+        throw UsageError(fmt::format("machine file '{}': field 'params.{}': {}", path, key, e.what()));
+      }
+    }
+  }
+  for (const auto& [key, value] : j.items())
+    if (key != "topology" && key != "name" && key != "params")
+      throw UsageError(fmt::format("machine file '{}': unknown field '{}' (expected topology, name, params)", path, key));
+  return m;
+}
+
+}  // namespace
+
+Machine parse_machine(const std::string& spec) {
+  if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json") return from_json(spec);
+  std::vector<std::string> parts;
+  std::stringstream ss(spec);
+  for (std::string part; std::getline(ss, part, ',');) parts.push_back(part);
+  if (parts.empty() || parts[0].empty()) throw UsageError("empty machine spec; try mesh:16x16");
+  const std::string& head = parts[0];
+  const auto colon = head.find(':');
+  const std::string kind = head.substr(0, colon);
+  const std::string dims = colon == std::string::npos ? "" : head.substr(colon + 1);
+  std::vector<std::pair<std::string, std::string>> opts;
+  TorusDeadlockRule rule = TorusDeadlockRule::dateline;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const auto eq = parts[i].find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError(fmt::format("machine '{}': option '{}' must look like key=value", spec, parts[i]));
+    std::string key = parts[i].substr(0, eq), value = parts[i].substr(eq + 1);
+    if (key == "deadlock" && kind == "torus") {
+      if (value == "dateline") rule = TorusDeadlockRule::dateline;
+      else if (value == "none") rule = TorusDeadlockRule::none;
+      else throw UsageError(fmt::format("machine '{}': deadlock must be dateline or none (got '{}')", spec, value));
+      continue;
+    }
+    opts.emplace_back(std::move(key), std::move(value));
+  }
+  Machine m;
+  if (kind == "mesh") m = generic(make_mesh(parse_dims(dims, spec)));
+  else if (kind == "torus") m = generic(make_torus(parse_dims(dims, spec), rule));
+  else
+    throw UsageError(fmt::format("unknown machine '{}'; known: mesh:RxC[x...], torus:AxB[x...], or a .json machine file "
+                                 "(touchstone list machines)",
+                                 spec));
+  for (const auto& [k, v] : opts) apply_option(m, k, v);
+  if (parts.size() > 1) m.name = spec;
+  return m;
+}
+
+std::vector<std::pair<std::string, std::string>> machine_presets() {
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"mesh:RxC[x...]", "n-dimensional mesh, dimension-order (XY) routing, generic 1990s wormhole parameters"},
+      {"torus:AxB[x...]", "n-dimensional torus; deadlock=dateline (default, 2 virtual channels) or deadlock=none"},
+      {"FILE.json", "a machine file: {\"topology\": \"mesh:4x4\", \"name\": ..., \"params\": {option: value}}"},
+  };
+  for (const auto& o : options()) out.emplace_back(fmt::format("  ,{}=", o.key), o.help);
+  return out;
+}
+
+}  // namespace touchstone

@@ -1,0 +1,372 @@
+// The wormhole network (SPEC 2.2; docs/model.md gives the formulas).
+//
+// A worm's path is: injection channel (position 0), its route's links (1..d), an ejection channel
+// of the destination (position d+1). The header takes position i at time s + i*t_hop when nothing
+// is in its way. A header that finds its next channel busy waits in that channel's FIFO while
+// holding every channel it already has. When the header holds the ejection channel, the body of B
+// wire bytes streams at the bottleneck byte time b of the path: the tail arrives at
+// T = t_eject + B*b and leaves position i at T - (d+1-i)*t_hop, freeing it. Contention-free, a
+// message of n packets handed to the network at h therefore arrives at
+//   h + (d+1)*t_hop + (payload + n*header) * b.
+#include "network.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+namespace touchstone::detail {
+
+namespace {
+constexpr std::uint32_t kNoChannel = 0xffffffffu;
+}
+
+Network::Network(const Machine& machine, EventQueue& q, NetworkListener& l, TraceHash& h, RunStats& s)
+    : machine_(machine), net_(machine.net), q_(q), listener_(l), hash_(h), stats_(s) {
+  links_ = static_cast<std::uint32_t>(machine.topology->link_channels());
+  const auto n = static_cast<std::size_t>(machine.nodes());
+  ch_.resize(links_ + n * static_cast<std::size_t>(net_.inj_ports + net_.ej_ports));
+  nodes_.resize(n);
+  for (auto& node : nodes_) node.inj.resize(static_cast<std::size_t>(net_.inj_ports));
+}
+
+Network::~Network() = default;
+
+std::uint32_t Network::inj_channel(int node, int port) const {
+  return links_ + static_cast<std::uint32_t>(node * net_.inj_ports + port);
+}
+std::uint32_t Network::ej_channel(int node, int port) const {
+  return links_ + static_cast<std::uint32_t>(machine_.nodes() * net_.inj_ports + node * net_.ej_ports + port);
+}
+
+std::string Network::channel_name(std::uint32_t c) const {
+  if (c < links_) return "link " + machine_.topology->link_name(c);
+  c -= links_;
+  const auto inj_total = static_cast<std::uint32_t>(machine_.nodes() * net_.inj_ports);
+  if (c < inj_total) return fmt::format("injection port {} of node {}", c % net_.inj_ports, c / net_.inj_ports);
+  c -= inj_total;
+  return fmt::format("ejection port {} of node {}", c % net_.ej_ports, c / net_.ej_ports);
+}
+
+void Network::enqueue(Packet*& head, Packet*& tail, Packet* p) {
+  p->next_wait = nullptr;
+  if (tail) tail->next_wait = p; else head = p;
+  tail = p;
+}
+
+Packet* Network::dequeue(Packet*& head, Packet*& tail) {
+  Packet* p = head;
+  head = p->next_wait;
+  if (!head) tail = nullptr;
+  p->next_wait = nullptr;
+  return p;
+}
+
+void Network::post(Msg* m, Time t) {
+  const auto& topo = *machine_.topology;
+  m->path.clear();
+  m->path.push_back(kNoChannel);  // the injection port is chosen when the message starts
+  topo.route(m->src, m->dst, m->path);
+  m->byte_time = std::max(net_.inject_byte_time, net_.eject_byte_time);
+  if (m->path.size() > 1) m->byte_time = std::max(m->byte_time, net_.link_byte_time);
+  const auto payload = static_cast<std::size_t>(net_.packet_payload);
+  m->packets = static_cast<std::uint32_t>(std::max<std::size_t>(1, (m->size + payload - 1) / payload));
+  m->handed = t;
+  q_.push(t, Ev::inject, m);
+}
+
+void Network::try_start_messages(int node_id, Time t) {
+  Node& node = nodes_[static_cast<std::size_t>(node_id)];
+  for (std::size_t port = 0; port < node.inj.size() && node.queue_head; ++port) {
+    if (node.inj[port].cur) continue;
+    // Messages to one destination leave in order: with several ports, a message waits while an
+    // earlier one to the same destination is still being injected (non-overtaking).
+    Msg* prev = nullptr;
+    Msg* m = node.queue_head;
+    for (; m; prev = m, m = m->next) {
+      bool busy = false;
+      for (const auto& p : node.inj) busy |= p.cur && p.cur->dst == m->dst;
+      if (!busy) break;
+    }
+    if (!m) return;
+    (prev ? prev->next : node.queue_head) = m->next;
+    if (node.queue_tail == m) node.queue_tail = prev;
+    m->next = nullptr;
+    node.inj[port].cur = m;
+    m->path[0] = inj_channel(node_id, static_cast<int>(port));
+    start_packet(m, static_cast<int>(port), t);
+  }
+}
+
+void Network::start_packet(Msg* m, int /*port*/, Time t) {
+  Packet* pk = packets_.get();
+  *pk = Packet{};
+  pk->m = m;
+  pk->index = m->next_packet++;
+  const auto payload = static_cast<std::size_t>(net_.packet_payload);
+  const std::size_t first = static_cast<std::size_t>(pk->index) * payload;
+  const std::size_t body = m->size > first ? std::min(payload, m->size - first) : 0;
+  pk->wire = static_cast<std::uint32_t>(body + static_cast<std::size_t>(net_.packet_header));
+  // The injection port belongs to this message until its last packet has left, so it is free.
+  Channel& inj = ch_[m->path[0]];
+  inj.release = kNever;
+  inj.holder = pk;
+  hash_.add(m->id << 20 | pk->index, m->path[0], static_cast<std::uint64_t>(t));
+  pk->hop = 1;
+  q_.push(t + net_.hop_time, Ev::header, pk);
+}
+
+void Network::advance(Packet* pk, Time t) {
+  if (pk->hop == pk->m->path.size()) return want_ejection(pk, t);
+  const std::uint32_t c = pk->m->path[pk->hop];
+  Channel& ch = ch_[c];
+  if (ch.release <= t && !ch.wait_head) {
+    ch.release = kNever;
+    ch.holder = pk;
+    return acquired(pk, t);
+  }
+  enqueue(ch.wait_head, ch.wait_tail, pk);
+  pk->wait_since = t;
+  ++stats_.blocked_headers;
+  if (!ch.grant_pending && ch.release != kNever) {
+    ch.grant_pending = true;
+    q_.push(ch.release, Ev::grant, nullptr, c);
+  }
+}
+
+void Network::acquired(Packet* pk, Time t) {
+  hash_.add(pk->m->id << 20 | pk->index, pk->m->path[pk->hop], static_cast<std::uint64_t>(t));
+  ++pk->hop;
+  q_.push(t + net_.hop_time, Ev::header, pk);
+}
+
+void Network::grant(std::uint32_t c, Time t) {
+  Channel& ch = ch_[c];
+  ch.grant_pending = false;
+  Packet* pk = dequeue(ch.wait_head, ch.wait_tail);
+  stats_.blocked_time += t - pk->wait_since;
+  ch.release = kNever;
+  ch.holder = pk;
+  acquired(pk, t);
+}
+
+void Network::want_ejection(Packet* pk, Time t) {
+  const int dst = pk->m->dst;
+  Node& node = nodes_[static_cast<std::size_t>(dst)];
+  if (!node.ej_wait_head) {
+    for (int port = 0; port < net_.ej_ports; ++port)
+      if (ch_[ej_channel(dst, port)].release <= t) return got_ejection(pk, port, t);
+  }
+  enqueue(node.ej_wait_head, node.ej_wait_tail, pk);
+  pk->wait_since = t;
+  ++stats_.blocked_headers;
+  ej_grant(dst, kNever);  // schedules the next grant if a port's release time is known
+}
+
+// Admits waiting headers to free ejection ports at time t (t == kNever: only reschedule).
+void Network::ej_grant(int dst, Time t) {
+  Node& node = nodes_[static_cast<std::size_t>(dst)];
+  if (t != kNever && t == node.ej_grant_at) node.ej_grant_at = kNever;
+  while (node.ej_wait_head && t != kNever) {
+    int port = 0;
+    while (port < net_.ej_ports && ch_[ej_channel(dst, port)].release > t) ++port;
+    if (port == net_.ej_ports) break;
+    Packet* pk = dequeue(node.ej_wait_head, node.ej_wait_tail);
+    stats_.blocked_time += t - pk->wait_since;
+    got_ejection(pk, port, t);
+  }
+  if (!node.ej_wait_head) return;
+  Time next = kNever;
+  for (int port = 0; port < net_.ej_ports; ++port) next = std::min(next, ch_[ej_channel(dst, port)].release);
+  // next == kNever: every port is held by a worm waiting for buffer space; stream() reschedules.
+  if (next >= node.ej_grant_at) return;
+  node.ej_grant_at = next;
+  q_.push(next, Ev::ej_grant, nullptr, static_cast<std::uint64_t>(dst));
+}
+
+bool Network::buffer_admits(const Node& n, const Msg& m) const {
+  if (net_.recv_buffer < 0) return true;
+  // A message larger than the whole buffer is admitted alone, so that it cannot wait forever.
+  return n.buffer_used == 0 || n.buffer_used + static_cast<std::int64_t>(m.size) <= net_.recv_buffer;
+}
+
+void Network::got_ejection(Packet* pk, int port, Time t) {
+  const int dst = pk->m->dst;
+  pk->ej = ej_channel(dst, port);
+  Channel& ch = ch_[pk->ej];
+  ch.release = kNever;
+  ch.holder = pk;
+  hash_.add(pk->m->id << 20 | pk->index, pk->ej, static_cast<std::uint64_t>(t));
+  if (pk->index == 0 && net_.recv_buffer >= 0) {
+    Node& node = nodes_[static_cast<std::size_t>(dst)];
+    if (node.buf_wait_head || !buffer_admits(node, *pk->m)) {
+      // No room for the message: the worm waits at the ejection channel, holding its path.
+      enqueue(node.buf_wait_head, node.buf_wait_tail, pk);
+      pk->wait_since = t;
+      ++stats_.blocked_headers;
+      return;
+    }
+    node.buffer_used += static_cast<std::int64_t>(pk->m->size);
+  }
+  stream(pk, t);
+}
+
+void Network::set_release(std::uint32_t c, Time r) {
+  Channel& ch = ch_[c];
+  ch.release = r;
+  if (ch.wait_head && !ch.grant_pending) {
+    ch.grant_pending = true;
+    q_.push(r, Ev::grant, nullptr, c);
+  }
+}
+
+void Network::stream(Packet* pk, Time t) {
+  Msg* m = pk->m;
+  const Time tail = t + static_cast<Time>(pk->wire) * m->byte_time;
+  const auto positions = static_cast<Time>(m->path.size() + 1);
+  for (std::size_t i = 0; i < m->path.size(); ++i)
+    set_release(m->path[i], tail - (positions - 1 - static_cast<Time>(i)) * net_.hop_time);
+  ch_[pk->ej].release = tail;
+  ej_grant(m->dst, kNever);
+  const Time left_injection = tail - (positions - 1) * net_.hop_time;
+  hash_.add(m->id << 20 | pk->index, 0xffffffffULL, static_cast<std::uint64_t>(tail));
+  ++stats_.packets;
+  const bool last = pk->index + 1 == m->packets;
+  packets_.put(pk);
+  q_.push(left_injection, Ev::port_next, m);
+  if (last) {
+    listener_.on_send_done(*m, left_injection);
+    q_.push(tail, Ev::arrive, m);
+  }
+}
+
+void Network::release_buffer(int node, std::size_t bytes, Time t) {
+  if (net_.recv_buffer < 0) return;
+  q_.push(t, Ev::buffer_free, nullptr, static_cast<std::uint64_t>(bytes) << 24 | static_cast<std::uint64_t>(node));
+}
+
+void Network::buffer_freed(int dst, Time t) {
+  Node& node = nodes_[static_cast<std::size_t>(dst)];
+  while (node.buf_wait_head && buffer_admits(node, *node.buf_wait_head->m)) {
+    Packet* pk = dequeue(node.buf_wait_head, node.buf_wait_tail);
+    stats_.blocked_time += t - pk->wait_since;
+    node.buffer_used += static_cast<std::int64_t>(pk->m->size);
+    stream(pk, t);
+  }
+}
+
+void Network::handle(const Event& e) {
+  switch (e.kind) {
+    case Ev::inject: {
+      Msg* m = static_cast<Msg*>(e.p);
+      Node& node = nodes_[static_cast<std::size_t>(m->src)];
+      m->next = nullptr;
+      if (node.queue_tail) node.queue_tail->next = m; else node.queue_head = m;
+      node.queue_tail = m;
+      try_start_messages(m->src, e.t);
+      break;
+    }
+    case Ev::header: advance(static_cast<Packet*>(e.p), e.t); break;
+    case Ev::port_next: {
+      Msg* m = static_cast<Msg*>(e.p);
+      const auto port = static_cast<std::size_t>(m->path[0] - inj_channel(m->src, 0));
+      if (m->next_packet < m->packets) {
+        start_packet(m, static_cast<int>(port), e.t);
+      } else {
+        nodes_[static_cast<std::size_t>(m->src)].inj[port].cur = nullptr;
+        try_start_messages(m->src, e.t);
+      }
+      break;
+    }
+    case Ev::grant: grant(static_cast<std::uint32_t>(e.a), e.t); break;
+    case Ev::ej_grant: ej_grant(static_cast<int>(e.a), e.t); break;
+    case Ev::buffer_free: {
+      const int node = static_cast<int>(e.a & 0xffffff);
+      nodes_[static_cast<std::size_t>(node)].buffer_used -= static_cast<std::int64_t>(e.a >> 24);
+      buffer_freed(node, e.t);
+      break;
+    }
+    case Ev::arrive: {
+      Msg* m = static_cast<Msg*>(e.p);
+      m->arrival = e.t;
+      hash_.add(m->id, 0xa77, static_cast<std::uint64_t>(e.t));
+      listener_.on_arrival(*m, e.t);
+      break;
+    }
+    default: break;
+  }
+}
+
+std::size_t Network::blocked_packets() const {
+  std::size_t n = 0;
+  for (const auto& c : ch_)
+    for (Packet* p = c.wait_head; p; p = p->next_wait) ++n;
+  for (const auto& node : nodes_) {
+    for (Packet* p = node.ej_wait_head; p; p = p->next_wait) ++n;
+    for (Packet* p = node.buf_wait_head; p; p = p->next_wait) ++n;
+  }
+  return n;
+}
+
+std::string Network::describe_blocked() const {
+  std::string s;
+  auto line = [&](const Packet* p, const std::string& what) {
+    s += fmt::format("  packet {} of message #{} ({} -> {}, {} bytes) waits for {}\n", p->index, p->m->id, p->m->src,
+                     p->m->dst, p->m->size, what);
+  };
+  for (std::uint32_t c = 0; c < ch_.size(); ++c)
+    for (Packet* p = ch_[c].wait_head; p; p = p->next_wait) line(p, channel_name(c));
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    for (Packet* p = nodes_[n].ej_wait_head; p; p = p->next_wait) line(p, fmt::format("an ejection port of node {}", n));
+    for (Packet* p = nodes_[n].buf_wait_head; p; p = p->next_wait)
+      line(p, fmt::format("receive-buffer space at node {} ({} of {} bytes in use)", n, nodes_[n].buffer_used,
+                          net_.recv_buffer));
+  }
+  return s;
+}
+
+std::string Network::find_deadlock_cycle() const {
+  // Wait-for graph: a channel waited on -> its holder (blocked, release unknown) -> the channel
+  // that holder's header waits for. Each blocked worm waits for exactly one link channel, so a
+  // cycle is found by walking from every waited channel.
+  std::vector<std::uint32_t> waits_for;  // per channel: the channel its holder waits for
+  waits_for.assign(ch_.size(), kNoChannel);
+  std::vector<const Packet*> holder(ch_.size(), nullptr);
+  for (std::uint32_t c = 0; c < ch_.size(); ++c)
+    for (Packet* p = ch_[c].wait_head; p; p = p->next_wait) {
+      // p waits for c; every channel p holds therefore waits for c.
+      const Msg* m = p->m;
+      for (std::uint32_t i = 0; i < p->hop && i < m->path.size(); ++i) {
+        const std::uint32_t held = m->path[i];
+        if (ch_[held].release == kNever && ch_[held].holder == p) {
+          waits_for[held] = c;
+          holder[held] = p;
+        }
+      }
+    }
+  std::vector<int> state(ch_.size(), 0);  // 0 new, 1 on current walk, 2 done
+  for (std::uint32_t start = 0; start < ch_.size(); ++start) {
+    if (waits_for[start] == kNoChannel || state[start]) continue;
+    std::vector<std::uint32_t> walk;
+    std::uint32_t c = start;
+    while (c != kNoChannel && state[c] == 0) {
+      state[c] = 1;
+      walk.push_back(c);
+      c = waits_for[c];
+    }
+    if (c != kNoChannel && state[c] == 1) {
+      std::string s = "network deadlock: a cycle of worms, each holding a channel the next one waits for:\n";
+      auto it = std::find(walk.begin(), walk.end(), c);
+      for (; it != walk.end(); ++it) {
+        const Packet* p = holder[*it];
+        s += fmt::format("  message #{} ({} -> {}) holds {} and waits for {}\n", p->m->id, p->m->src, p->m->dst,
+                         channel_name(*it), channel_name(waits_for[*it]));
+      }
+      return s;
+    }
+    for (auto w : walk) state[w] = 2;
+  }
+  return {};
+}
+
+}  // namespace touchstone::detail

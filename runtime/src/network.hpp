@@ -1,0 +1,137 @@
+// The network model (SPEC 2.2): messages cut into packets, packets travelling as wormhole worms
+// over injection channel, links and ejection channel. Internal to the runtime.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "event_queue.hpp"
+#include "pool.hpp"
+#include "touchstone/machine.hpp"
+#include "touchstone/run.hpp"
+
+namespace touchstone::detail {
+
+struct Op;
+
+/// One message from the moment it is handed to the network until it is received.
+struct Msg {
+  std::uint64_t id = 0;
+  int src = 0, dst = 0, tag = 0;
+  std::uint64_t ctx = 0;
+  std::size_t size = 0;
+  std::vector<std::byte> payload;  // empty for phantom payloads
+  Time handed = 0;                 // handed to the network (after the sender's overhead)
+  Time arrival = kNever;           // last packet arrived
+  std::uint32_t packets = 0;
+  std::uint32_t next_packet = 0;   // next packet to start on the injection port
+  std::vector<std::uint32_t> path; // channel ids: injection, links...; the ejection port is per packet
+  Time byte_time = 0;              // bottleneck time per byte along the path
+  Op* send_op = nullptr;
+  Msg* next = nullptr;             // intrusive queue link (node injection queue, unexpected queue)
+};
+
+/// A packet in flight: a worm whose header is at path position `hop`.
+struct Packet {
+  Msg* m = nullptr;
+  std::uint32_t index = 0;   // packet number within the message
+  std::uint32_t wire = 0;    // bytes on the wire: payload + header
+  std::uint32_t hop = 0;     // path position the header holds or wants
+  std::uint32_t ej = 0;      // ejection channel, once acquired
+  Time wait_since = 0;
+  Packet* next_wait = nullptr;
+};
+
+/// A channel (link, injection or ejection). Free at time t when release <= t; a holder whose
+/// tail time is not yet known has release == kNever.
+struct Channel {
+  Time release = 0;
+  Packet* holder = nullptr;  // meaningful while release == kNever
+  Packet* wait_head = nullptr;
+  Packet* wait_tail = nullptr;
+  bool grant_pending = false;
+};
+
+/// Callbacks from the network to the engine.
+class NetworkListener {
+ public:
+  virtual ~NetworkListener() = default;
+  /// The last packet of m has left the sender's injection channel at time t.
+  virtual void on_send_done(Msg& m, Time t) = 0;
+  /// The last packet of m has arrived at its destination at time t (the current event time).
+  virtual void on_arrival(Msg& m, Time t) = 0;
+};
+
+class Network {
+ public:
+  Network(const Machine& machine, EventQueue& q, NetworkListener& l, TraceHash& h, RunStats& s);
+  ~Network();
+
+  /// Hands a message to its source node's network interface at time t.
+  void post(Msg* m, Time t);
+  /// Handles one network event (inject, header, port_next, grant, ej_grant, buffer_free).
+  void handle(const Event& e);
+  /// Frees receive-buffer space at a node at time t (schedules the event).
+  void release_buffer(int node, std::size_t bytes, Time t);
+  /// Bytes of receive buffer currently reserved at a node.
+  std::int64_t buffer_used(int node) const { return nodes_[static_cast<std::size_t>(node)].buffer_used; }
+
+  /// Packets whose header waits for a channel or for buffer space.
+  std::size_t blocked_packets() const;
+  /// Describes a cycle of worms waiting on each other's channels, or "" if there is none.
+  std::string find_deadlock_cycle() const;
+  /// Describes every blocked packet (for reports).
+  std::string describe_blocked() const;
+
+ private:
+  struct InjPort {
+    Msg* cur = nullptr;
+  };
+  struct Node {
+    std::vector<InjPort> inj;
+    Msg* queue_head = nullptr;  // messages waiting for an injection port, FIFO
+    Msg* queue_tail = nullptr;
+    Packet* ej_wait_head = nullptr;  // headers waiting for an ejection port, FIFO
+    Packet* ej_wait_tail = nullptr;
+    Time ej_grant_at = kNever;  // time of the earliest ej_grant event not yet handled
+    std::int64_t buffer_used = 0;
+    Packet* buf_wait_head = nullptr;  // headers holding an ejection port, waiting for buffer space
+    Packet* buf_wait_tail = nullptr;
+  };
+
+  std::uint32_t inj_channel(int node, int port) const;
+  std::uint32_t ej_channel(int node, int port) const;
+  std::string channel_name(std::uint32_t c) const;
+
+  void try_start_messages(int node, Time t);
+  void start_packet(Msg* m, int port, Time t);
+  void advance(Packet* pk, Time t);        // header at pk->hop requests that channel at time t
+  void acquired(Packet* pk, Time t);       // header got channel pk->hop at time t
+  void want_ejection(Packet* pk, Time t);
+  void got_ejection(Packet* pk, int port, Time t);
+  void stream(Packet* pk, Time t);         // header holds the ejection channel: body streams
+  void set_release(std::uint32_t c, Time r);
+  void grant(std::uint32_t c, Time t);
+  void ej_grant(int node, Time t);
+  void buffer_freed(int node, Time t);
+  bool buffer_admits(const Node& n, const Msg& m) const;
+
+
+  static void enqueue(Packet*& head, Packet*& tail, Packet* p);
+  static Packet* dequeue(Packet*& head, Packet*& tail);
+
+  const Machine& machine_;
+  const NetworkParams& net_;
+  EventQueue& q_;
+  NetworkListener& listener_;
+  TraceHash& hash_;
+  RunStats& stats_;
+  std::uint32_t links_ = 0;
+  std::vector<Channel> ch_;
+  std::vector<Node> nodes_;
+  Pool<Packet> packets_;
+};
+
+}  // namespace touchstone::detail

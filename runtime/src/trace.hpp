@@ -1,0 +1,40 @@
+// Recording a run for people: Chrome Trace Event JSON (Perfetto opens it) and a plain-text
+// per-VP message order log (SPEC 5). Only built when a run asks for one of them.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "touchstone/time.hpp"
+
+namespace touchstone::detail {
+
+class Recorder {
+ public:
+  explicit Recorder(int vps);
+  /// A span on a VP's track: "send", "recv", "compute", "blocked", "barrier".
+  void span(int rank, const char* name, Time start, Time end, std::string detail = {});
+  void sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end);
+  void received(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time arrival, Time start, Time end);
+  /// Writes whichever files have a non-empty path. Throws UsageError if a file cannot be written.
+  void write(const std::string& chrome_path, const std::string& order_path, const std::string& machine) const;
+
+ private:
+  struct Span {
+    int rank;
+    const char* name;
+    Time start, end;
+    std::string detail;
+  };
+  struct Flow {
+    std::uint64_t id;
+    int src, dst;
+    Time sent, received;
+  };
+  std::vector<Span> spans_;
+  std::vector<Flow> flows_;
+  std::vector<std::uint64_t> flow_index_;  // message id -> index in flows_ + 1
+  std::vector<std::vector<std::string>> order_;
+};
+
+}  // namespace touchstone::detail

@@ -1,0 +1,335 @@
+#include "tools/cli.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <oneapi/tbb/parallel_for_each.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include "algorithms/registry.hpp"
+#include "touchstone/touchstone.hpp"
+
+namespace touchstone::cli {
+
+namespace {
+
+double peak_rss_mb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+// One emulation's figures, as printed in every format (SPEC 5).
+struct Record {
+  std::string machine, algorithm;
+  std::size_t size = 0;
+  int vps = 0;
+  RunResult result;
+  double peak_rss_mb = 0;
+};
+
+nlohmann::json to_json(const Record& r) {
+  return {{"machine", r.machine},
+          {"algorithm", r.algorithm},
+          {"size", r.size},
+          {"vps", r.vps},
+          {"makespan_us", to_us(r.result.makespan)},
+          {"messages", r.result.stats.messages},
+          {"packets", r.result.stats.packets},
+          {"blocked_us", to_us(r.result.stats.blocked_time)},
+          {"events", r.result.stats.events},
+          {"trace_hash", fmt::format("{:016x}", r.result.trace_hash)},
+          {"host_seconds", r.result.host_seconds},
+          {"peak_rss_mb", r.peak_rss_mb}};
+}
+
+const char* kCsvHeader =
+    "machine,algorithm,size,vps,makespan_us,messages,packets,blocked_us,events,trace_hash,host_seconds,peak_rss_mb\n";
+
+std::string to_csv(const Record& r) {
+  return fmt::format("\"{}\",{},{},{},{:.6f},{},{},{:.6f},{},{:016x},{:.3f},{:.1f}\n", r.machine, r.algorithm, r.size,
+                     r.vps, to_us(r.result.makespan), r.result.stats.messages, r.result.stats.packets,
+                     to_us(r.result.stats.blocked_time), r.result.stats.events, r.result.trace_hash,
+                     r.result.host_seconds, r.peak_rss_mb);
+}
+
+// Parses FROM:TO (doubling) or a single size.
+std::vector<std::size_t> parse_sizes(const std::string& s) {
+  auto num = [&](const std::string& v) -> std::size_t {
+    std::size_t pos = 0;
+    unsigned long long x = 0;
+    try {
+      x = std::stoull(v, &pos);
+    } catch (...) {
+      pos = 0;
+    }
+    if (v.empty() || pos != v.size() || v[0] == '-')
+      throw UsageError(fmt::format("--sizes: expected FROM:TO or a size in bytes, got '{}'", s));
+    return x;
+  };
+  const auto colon = s.find(':');
+  if (colon == std::string::npos) return {num(s)};
+  const std::size_t from = num(s.substr(0, colon)), to = num(s.substr(colon + 1));
+  if (from == 0 || to < from) throw UsageError(fmt::format("--sizes {}: need 0 < FROM <= TO", s));
+  std::vector<std::size_t> out;
+  for (std::size_t x = from; x <= to; x *= 2) out.push_back(x);
+  return out;
+}
+
+struct Common {
+  std::string machine = "mesh:16x16";
+  int root = 0;
+  std::uint64_t seed = 1;
+  std::string format = "table";
+  bool phantom = false;
+  double time_limit_s = 3600;
+  std::size_t stack_kb = 1024;
+};
+
+void add_common(CLI::App* cmd, Common& c) {
+  cmd->add_option("--machine", c.machine, "machine spec, e.g. mesh:16x16 (touchstone list machines)")->capture_default_str();
+  cmd->add_option("--root", c.root, "source or destination processor of rooted collectives")->capture_default_str();
+  cmd->add_option("--seed", c.seed, "seed of every random choice of the model and algorithms")->capture_default_str();
+  cmd->add_option("--format", c.format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
+  cmd->add_flag("--phantom", c.phantom, "phantom payloads: sizes only, no bytes copied or checked");
+  cmd->add_option("--time-limit", c.time_limit_s, "virtual seconds after which a run is stopped as an error")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--stack-kb", c.stack_kb, "host stack of each VP thread (KiB)")->check(CLI::Range(64, 1 << 20))->capture_default_str();
+}
+
+RunOptions run_options(const Common& c) {
+  RunOptions o;
+  o.seed = c.seed;
+  o.phantom_payloads = c.phantom;
+  o.time_limit = static_cast<Time>(c.time_limit_s * 1e12);
+  o.stack_bytes = c.stack_kb * 1024;
+  return o;
+}
+
+Record run_one(const Machine& m, const algorithms::Algorithm& alg, std::size_t size, const Common& c,
+               const RunOptions& opts) {
+  if (c.root < 0 || c.root >= m.nodes())
+    throw UsageError(fmt::format("--root {} is out of range for {} ({} processors)", c.root, m.name, m.nodes()));
+  algorithms::Args args{size, c.root, !c.phantom};
+  Record r;
+  r.machine = m.name;
+  r.algorithm = alg.name;
+  r.size = size;
+  r.vps = m.nodes();
+  r.result = run(m, [&](Proc& p) { alg.program(p, args); }, opts);
+  r.peak_rss_mb = peak_rss_mb();
+  return r;
+}
+
+int cmd_list(const std::string& what) {
+  if (what == "machines") {
+    for (const auto& [k, v] : machine_presets()) fmt::print("{:<24} {}\n", k, v);
+  } else {
+    for (const auto& a : algorithms::catalog()) fmt::print("{:<26} {}\n", a.name, a.summary);
+  }
+  return 0;
+}
+
+int cmd_run(const Common& c, const std::string& algorithm, std::size_t size, const std::string& trace,
+            const std::string& order_log, std::uint64_t perturb) {
+  const Machine m = parse_machine(c.machine);
+  const auto& alg = algorithms::find(algorithm);
+  RunOptions o = run_options(c);
+  o.trace_file = trace;
+  o.order_log_file = order_log;
+  o.perturb = perturb;
+  const Record r = run_one(m, alg, size, c, o);
+  if (c.format == "json") {
+    fmt::print("{}\n", to_json(r).dump(2));
+  } else if (c.format == "csv") {
+    fmt::print("{}{}", kCsvHeader, to_csv(r));
+  } else {
+    const nlohmann::json j = to_json(r);
+    for (const auto& [k, v] : j.items())
+      fmt::print("{:<14} {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return 0;
+}
+
+int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes_arg, int jobs, double memory_mb,
+              const std::string& out_path) {
+  const Machine m = parse_machine(c.machine);
+  const auto algs = algorithms::select(list);
+  const auto sizes = parse_sizes(sizes_arg);
+  if (c.root < 0 || c.root >= m.nodes())
+    throw UsageError(fmt::format("--root {} is out of range for {} ({} processors)", c.root, m.name, m.nodes()));
+  struct Job {
+    const algorithms::Algorithm* alg;
+    std::size_t size;
+    std::size_t bytes;
+    std::optional<Record> record;
+    std::string error;
+  };
+  std::vector<Job> all;
+  for (auto* a : algs)
+    for (auto s : sizes) all.push_back(Job{a, s, c.phantom ? 0 : a->harness_bytes(m.nodes(), s), {}, {}});
+  // Largest first; a job starts only while the payload memory of the jobs running stays within the
+  // budget (by default the largest single job's), so running in parallel never needs more memory
+  // than running the largest job alone.
+  std::vector<Job*> order;
+  for (auto& j : all) order.push_back(&j);
+  std::stable_sort(order.begin(), order.end(), [](const Job* a, const Job* b) { return a->bytes > b->bytes; });
+  std::size_t budget = 0;
+  for (auto* j : order) budget = std::max(budget, j->bytes);
+  if (memory_mb > 0) budget = std::max(budget, static_cast<std::size_t>(memory_mb * 1024 * 1024));
+  std::mutex mu;
+  std::condition_variable cv;
+  std::size_t in_use = 0;
+  std::atomic<int> done{0};
+  const bool tty = isatty(STDERR_FILENO);
+  const RunOptions opts = run_options(c);
+  if (jobs <= 0) jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  tbb::task_arena arena(jobs);
+  arena.execute([&] {
+    tbb::parallel_for_each(order.begin(), order.end(), [&](Job* j) {
+      {
+        std::unique_lock lk(mu);
+        cv.wait(lk, [&] { return in_use == 0 || in_use + j->bytes <= budget; });
+        in_use += j->bytes;
+      }
+      try {
+        j->record = run_one(m, *j->alg, j->size, c, opts);
+      } catch (const std::exception& e) {
+        j->error = e.what();
+      }
+      {
+        std::lock_guard lk(mu);
+        in_use -= j->bytes;
+        const int k = ++done;
+        if (tty)
+          fmt::print(stderr, "\r\033[K[{}/{}] {} size {} {}", k, all.size(), j->alg->name, j->size,
+                     j->error.empty() ? fmt::format("{:.3f} ms", to_us(j->record->result.makespan) / 1e3) : "FAILED");
+      }
+      cv.notify_all();
+    });
+  });
+  if (tty) fmt::print(stderr, "\r\033[K");
+  int failures = 0;
+  for (const auto& j : all)
+    if (!j.error.empty()) {
+      ++failures;
+      fmt::print(stderr, "error: {} size {} on {}: {}\n", j.alg->name, j.size, m.name, j.error);
+    }
+
+  std::string text;
+  if (c.format == "json") {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& j : all)
+      if (j.record) arr.push_back(to_json(*j.record));
+    text = arr.dump(2) + "\n";
+  } else if (c.format == "csv") {
+    text = kCsvHeader;
+    for (const auto& j : all)
+      if (j.record) text += to_csv(*j.record);
+  } else {
+    // Rows: sizes; columns: algorithms; virtual makespan in ms; '*' marks the winner of a size.
+    text = fmt::format("{} ({} processors): virtual makespan in ms, * = fastest at that size\n", m.name, m.nodes());
+    text += fmt::format("{:>8}", "size");
+    for (auto* a : algs) text += fmt::format(" {:>20}", a->name);
+    text += "\n";
+    for (auto s : sizes) {
+      Time best = kNever;
+      for (const auto& j : all)
+        if (j.size == s && j.record) best = std::min(best, j.record->result.makespan);
+      text += fmt::format("{:>8}", s);
+      for (auto* a : algs)
+        for (const auto& j : all)
+          if (j.alg == a && j.size == s)
+            text += j.record ? fmt::format(" {:>19.3f}{}", to_us(j.record->result.makespan) / 1e3,
+                                           j.record->result.makespan == best ? '*' : ' ')
+                             : fmt::format(" {:>20}", "failed");
+      text += "\n";
+    }
+    double host = 0;
+    std::uint64_t msgs = 0;
+    for (const auto& j : all)
+      if (j.record) host += j.record->result.host_seconds, msgs += j.record->result.stats.messages;
+    text += fmt::format("{} runs, {} messages, {:.2f} host seconds of emulation, peak RSS {:.0f} MB\n", all.size(), msgs,
+                        host, peak_rss_mb());
+  }
+  if (out_path.empty()) {
+    fmt::print("{}", text);
+  } else {
+    std::ofstream f(out_path);
+    if (!f) throw UsageError(fmt::format("cannot write '{}'", out_path));
+    f << text;
+  }
+  return failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Touchstone: emulates distributed-memory parallel machines on one workstation, in exact virtual time"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "touchstone 0.1.0");
+
+  std::string list_what;
+  auto* list = app.add_subcommand("list", "list machines or algorithms");
+  list->add_option("what", list_what, "machines or algorithms")->required()->check(CLI::IsMember({"machines", "algorithms"}));
+
+  Common run_c;
+  std::string algorithm, trace, order_log;
+  std::size_t size = 0;
+  std::uint64_t perturb = 0;
+  auto* runc = app.add_subcommand("run", "run one algorithm on one machine and print its figures");
+  add_common(runc, run_c);
+  runc->add_option("--algorithm", algorithm, "COLLECTIVE/NAME (touchstone list algorithms)")->required();
+  runc->add_option("--size", size, "actual message size L in bytes")->required();
+  runc->add_option("--trace", trace, "write a Chrome Trace Event JSON file (open it in Perfetto)");
+  runc->add_option("--order-log", order_log, "write the plain-text per-VP message order log");
+  runc->add_option("--perturb", perturb, "seeded random host delays in VP threads; results must not change");
+
+  Common sweep_c;
+  std::string algs = "alltoall/all", sizes = "16:16384", out;
+  int jobs = 0;
+  double memory_mb = 0;
+  auto* sweep = app.add_subcommand("sweep", "run algorithms x sizes in parallel and print a table, winners marked");
+  add_common(sweep, sweep_c);
+  sweep->add_option("--algorithms", algs, "comma-separated names, or COLLECTIVE/all")->capture_default_str();
+  sweep->add_option("--sizes", sizes, "FROM:TO, doubling")->capture_default_str();
+  sweep->add_option("--jobs", jobs, "parallel emulations (default: host cores)");
+  sweep->add_option("--memory-mb", memory_mb, "payload memory the parallel jobs may share (default: the largest job's)");
+  sweep->add_option("--out", out, "write the output to this file instead of stdout");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (*list) return cmd_list(list_what);
+    if (*runc) return cmd_run(run_c, algorithm, size, trace, order_log, perturb);
+    if (*sweep) return cmd_sweep(sweep_c, algs, sizes, jobs, memory_mb, out);
+  } catch (const RunError& e) {
+    fmt::print(stderr, "error: the run failed:\n{}\n", e.what());
+    return 2;
+  } catch (const Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace touchstone::cli
