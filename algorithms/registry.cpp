@@ -1,5 +1,8 @@
 #include "registry.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -13,11 +16,16 @@ namespace touchstone::algorithms {
 
 namespace {
 
-// The byte that rank `src` sends to rank `dst` at offset i: distinct per pair, and shifted every
-// 256 bytes so that misplaced or shifted data is caught.
-inline std::byte pattern(int src, int dst, std::size_t i) {
-  return static_cast<std::byte>((static_cast<std::size_t>(src) * 131 + static_cast<std::size_t>(dst) * 37 + i +
-                                 (i >> 8) * 7) & 0xff);
+// The bytes rank `src` sends to rank `dst`: byte i is base(src, dst) + i + 7 * (i / 256) (mod 256),
+// distinct per pair and shifted every 256 bytes, so misplaced or shifted data is caught.
+void fill_pattern(int src, int dst, std::span<std::byte> out) {
+  const auto base = static_cast<unsigned>(src) * 131u + static_cast<unsigned>(dst) * 37u;
+  for (std::size_t chunk = 0; chunk * 256 < out.size(); ++chunk) {
+    const unsigned start = base + static_cast<unsigned>(chunk) * 7u;
+    const std::size_t n = std::min<std::size_t>(256, out.size() - chunk * 256);
+    std::byte* p = out.data() + chunk * 256;
+    for (std::size_t j = 0; j < n; ++j) p[j] = static_cast<std::byte>((start + j) & 0xffu);
+  }
 }
 
 using AlltoallFn = void (*)(Proc&, const Group&, std::span<const std::byte>, std::span<std::byte>, std::size_t);
@@ -27,18 +35,25 @@ using AlltoallFn = void (*)(Proc&, const Group&, std::span<const std::byte>, std
 Algorithm alltoall(std::string name, std::string summary, AlltoallFn fn) {
   auto program = [name, fn](Proc& p, const Args& a) {
     const int n = p.size(), me = p.rank();
-    const std::size_t L = a.size;
-    std::vector<std::byte> send(static_cast<std::size_t>(n) * L), recv(static_cast<std::size_t>(n) * L);
+    const std::size_t L = a.size, total = static_cast<std::size_t>(n) * L;
+    // Left uninitialized on purpose: the pattern fills send, the algorithm must fill recv.
+    std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[total]);
+    std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), total);
     if (a.check)
-      for (int dst = 0; dst < n; ++dst)
-        for (std::size_t i = 0; i < L; ++i) send[static_cast<std::size_t>(dst) * L + i] = pattern(me, dst, i);
+      for (int dst = 0; dst < n; ++dst) fill_pattern(me, dst, send.subspan(static_cast<std::size_t>(dst) * L, L));
     fn(p, p.world(), send, recv, L);
     if (!a.check) return;
-    for (int src = 0; src < n; ++src)
-      for (std::size_t i = 0; i < L; ++i)
-        if (recv[static_cast<std::size_t>(src) * L + i] != pattern(src, me, i))
-          throw std::runtime_error(fmt::format("{}: rank {} holds wrong data in the block from rank {} (byte {})",
-                                               name, me, src, i));
+    std::vector<std::byte> expected(L);
+    for (int src = 0; src < n; ++src) {
+      fill_pattern(src, me, expected);
+      const auto got = recv.subspan(static_cast<std::size_t>(src) * L, L);
+      if (L && std::memcmp(got.data(), expected.data(), L) != 0) {
+        std::size_t i = 0;
+        while (got[i] == expected[i]) ++i;
+        throw std::runtime_error(fmt::format("{}: rank {} holds wrong data in the block from rank {} (byte {})", name,
+                                             me, src, i));
+      }
+    }
   };
   auto bytes = [](int vps, std::size_t size) { return 2 * static_cast<std::size_t>(vps) * static_cast<std::size_t>(vps) * size; };
   return Algorithm{std::move(name), std::move(summary), program, bytes};

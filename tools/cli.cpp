@@ -1,5 +1,6 @@
 #include "tools/cli.hpp"
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -278,6 +279,11 @@ int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Emulations allocate and free large payload buffers run after run: keep freed memory in the
+  // process for the next run instead of returning it to the kernel and faulting it in again.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_ARENA_MAX, 1);
   CLI::App app{"Touchstone: emulates distributed-memory parallel machines on one workstation, in exact virtual time"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "touchstone 0.1.0");

@@ -279,7 +279,7 @@ void Engine::block(Vp& v, Vp::Block why, std::string what) {
 
 void Engine::sync(Vp& v) {
   if (v.clock <= now_) return;
-  queue_.push(v.clock, Ev::resume, &v, v.token + 1);
+  queue_.push(v.clock, vp_order(v.rank), Ev::resume, &v, v.token + 1);
   block(v, Vp::Block::sync, "catching up with virtual time");
 }
 
@@ -297,7 +297,7 @@ void Engine::enter(Vp& v) {
 RunResult Engine::run(const Program& program) {
   const auto t0 = std::chrono::steady_clock::now();
   program_ = &program;
-  for (auto& v : vps_) queue_.push(0, Ev::resume, v.get(), 0);
+  for (auto& v : vps_) queue_.push(0, vp_order(v->rank), Ev::resume, v.get(), 0);
   if (opts_.execution == Execution::fibers) {
     start_fibers();
     dispatch(kMain);
@@ -535,7 +535,7 @@ void Engine::on_send_done(Msg& m, Time t) {
     return;
   }
   Vp& v = *vps_[static_cast<std::size_t>(op->owner)];
-  if (op->awaited && v.state == Vp::State::blocked) queue_.push(t, Ev::resume, &v, v.token);
+  if (op->awaited && v.state == Vp::State::blocked) queue_.push(t, vp_order(v.rank), Ev::resume, &v, v.token);
 }
 
 void Engine::on_arrival(Msg& m, Time t) {
@@ -684,7 +684,7 @@ std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
     }
     for (Op* op : ops)
       if (op) op->awaited = true;
-    if (best < ops.size()) queue_.push(best_t, Ev::resume, &v, v.token + 1);
+    if (best < ops.size()) queue_.push(best_t, vp_order(v.rank), Ev::resume, &v, v.token + 1);
     block(v, Vp::Block::ops, fmt::format("waitany on {} request(s)", ops.size()));
     for (Op* op : ops)
       if (op) op->awaited = false;
@@ -786,7 +786,7 @@ void Engine::barrier(Vp& v, const Group& g) {
       block(v, Vp::Block::barrier, fmt::format("barrier of a group of {}", gd.members.size()));
     } else {
       const Time release = b.latest + machine_.net.barrier_latency;
-      for (Vp* w : b.waiting) queue_.push(release, Ev::barrier, w);
+      for (Vp* w : b.waiting) queue_.push(release, vp_order(w->rank), Ev::barrier, w);
       barriers_.erase(gd.ctx);
       v.clock = release;
     }

@@ -1,6 +1,8 @@
-// The engine's event queue: events ordered by (virtual time, insertion sequence). Events are
-// inserted only by the one thread holding the baton, so the insertion sequence -- and with it
-// the order of events at equal times -- is the same on every run (SPEC 1.2).
+// The engine's event queue. Events are ordered by (virtual time, order key, insertion sequence):
+// at equal times, events of messages go first, in message-id order (the message posted first
+// wins a tie for a channel), then events of VPs in rank order (SPEC 1.2's fixed total order).
+// The insertion sequence only separates events with equal keys; since only the baton holder
+// inserts, it is the same on every run as well.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -14,7 +16,7 @@ enum class Ev : std::uint8_t {
   resume,       // a VP's timed wake-up (a = wake token)
   inject,       // a message reaches its node's injection queue
   header,       // a packet's header requests its next channel
-  port_next,    // an injection port's current packet has left it
+  port_next,    // a message's last packet has left its injection port
   grant,        // a link channel frees and its first waiter takes it
   ej_grant,     // an ejection port of a node frees for its waiters
   arrive,       // a message's last packet has arrived
@@ -22,33 +24,86 @@ enum class Ev : std::uint8_t {
   barrier,      // a hardware barrier releases
 };
 
+/// Order key of events that belong to a VP rather than to a message.
+constexpr std::uint64_t vp_order(int rank) { return (1ULL << 62) + static_cast<std::uint64_t>(rank); }
+
 struct Event {
   Time t;
-  std::uint64_t seq;
+  std::uint64_t order;  // message id, or vp_order(rank)
+  std::uint64_t seq;    // insertion order
   void* p;
   std::uint64_t a;
   Ev kind;
 };
 
+/// A 4-ary min-heap on (t, seq) with a one-event front slot: an event pushed while it is the
+/// earliest of all (a header moving on through an idle network) never enters the heap.
 class EventQueue {
  public:
-  void push(Time t, Ev kind, void* p, std::uint64_t a = 0) {
-    heap_.push_back(Event{t, seq_++, p, a, kind});
-    std::push_heap(heap_.begin(), heap_.end(), later);
+  void push(Time t, std::uint64_t order, Ev kind, void* p, std::uint64_t a = 0) {
+    Event e{t, order, seq_++, p, a, kind};
+    if (!has_front_) {
+      if (heap_.empty() || earlier(e, heap_[0])) {
+        front_ = e;
+        has_front_ = true;
+        return;
+      }
+    } else if (earlier(e, front_)) {
+      std::swap(e, front_);
+    }
+    heap_.push_back(e);
+    sift_up(heap_.size() - 1);
   }
-  bool empty() const { return heap_.empty(); }
-  const Event& top() const { return heap_.front(); }
+  bool empty() const { return !has_front_ && heap_.empty(); }
+  const Event& top() const { return has_front_ ? front_ : heap_.front(); }
   Event pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    Event e = heap_.back();
+    if (has_front_) {
+      has_front_ = false;
+      return front_;
+    }
+    Event e = heap_[0];
+    heap_[0] = heap_.back();
     heap_.pop_back();
+    if (!heap_.empty()) sift_down(0);
     return e;
   }
-  std::size_t size() const { return heap_.size(); }
+  std::size_t size() const { return heap_.size() + (has_front_ ? 1 : 0); }
 
  private:
-  static bool later(const Event& x, const Event& y) { return x.t != y.t ? x.t > y.t : x.seq > y.seq; }
+  static bool earlier(const Event& x, const Event& y) {
+    if (x.t != y.t) return x.t < y.t;
+    return x.order != y.order ? x.order < y.order : x.seq < y.seq;
+  }
+  void sift_up(std::size_t i) {
+    Event e = heap_[i];
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 4;
+      if (!earlier(e, heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
+  void sift_down(std::size_t i) {
+    Event e = heap_[i];
+    const std::size_t n = heap_.size();
+    for (;;) {
+      const std::size_t first = 4 * i + 1;
+      if (first >= n) break;
+      std::size_t best = first;
+      const std::size_t last = std::min(first + 4, n);
+      for (std::size_t c = first + 1; c < last; ++c)
+        if (earlier(heap_[c], heap_[best])) best = c;
+      if (!earlier(heap_[best], e)) break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = e;
+  }
+
   std::vector<Event> heap_;
+  Event front_{};
+  bool has_front_ = false;
   std::uint64_t seq_ = 0;
 };
 

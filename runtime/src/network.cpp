@@ -72,7 +72,7 @@ void Network::post(Msg* m, Time t) {
   const auto payload = static_cast<std::size_t>(net_.packet_payload);
   m->packets = static_cast<std::uint32_t>(std::max<std::size_t>(1, (m->size + payload - 1) / payload));
   m->handed = t;
-  q_.push(t, Ev::inject, m);
+  q_.push(t, m->id, Ev::inject, m);
 }
 
 void Network::try_start_messages(int node_id, Time t) {
@@ -94,11 +94,11 @@ void Network::try_start_messages(int node_id, Time t) {
     m->next = nullptr;
     node.inj[port].cur = m;
     m->path[0] = inj_channel(node_id, static_cast<int>(port));
-    start_packet(m, static_cast<int>(port), t);
+    start_packet(m, t);
   }
 }
 
-void Network::start_packet(Msg* m, int /*port*/, Time t) {
+void Network::start_packet(Msg* m, Time t) {
   Packet* pk = packets_.get();
   *pk = Packet{};
   pk->m = m;
@@ -113,7 +113,7 @@ void Network::start_packet(Msg* m, int /*port*/, Time t) {
   inj.holder = pk;
   hash_.add(m->id << 20 | pk->index, m->path[0], static_cast<std::uint64_t>(t));
   pk->hop = 1;
-  q_.push(t + net_.hop_time, Ev::header, pk);
+  q_.push(t + net_.hop_time, pk->m->id, Ev::header, pk);
 }
 
 void Network::advance(Packet* pk, Time t) {
@@ -130,14 +130,14 @@ void Network::advance(Packet* pk, Time t) {
   ++stats_.blocked_headers;
   if (!ch.grant_pending && ch.release != kNever) {
     ch.grant_pending = true;
-    q_.push(ch.release, Ev::grant, nullptr, c);
+    q_.push(ch.release, ch.wait_head->m->id, Ev::grant, nullptr, c);
   }
 }
 
 void Network::acquired(Packet* pk, Time t) {
   hash_.add(pk->m->id << 20 | pk->index, pk->m->path[pk->hop], static_cast<std::uint64_t>(t));
   ++pk->hop;
-  q_.push(t + net_.hop_time, Ev::header, pk);
+  q_.push(t + net_.hop_time, pk->m->id, Ev::header, pk);
 }
 
 void Network::grant(std::uint32_t c, Time t) {
@@ -181,7 +181,7 @@ void Network::ej_grant(int dst, Time t) {
   // next == kNever: every port is held by a worm waiting for buffer space; stream() reschedules.
   if (next >= node.ej_grant_at) return;
   node.ej_grant_at = next;
-  q_.push(next, Ev::ej_grant, nullptr, static_cast<std::uint64_t>(dst));
+  q_.push(next, node.ej_wait_head->m->id, Ev::ej_grant, nullptr, static_cast<std::uint64_t>(dst));
 }
 
 bool Network::buffer_admits(const Node& n, const Msg& m) const {
@@ -216,7 +216,7 @@ void Network::set_release(std::uint32_t c, Time r) {
   ch.release = r;
   if (ch.wait_head && !ch.grant_pending) {
     ch.grant_pending = true;
-    q_.push(r, Ev::grant, nullptr, c);
+    q_.push(r, ch.wait_head->m->id, Ev::grant, nullptr, c);
   }
 }
 
@@ -233,16 +233,19 @@ void Network::stream(Packet* pk, Time t) {
   ++stats_.packets;
   const bool last = pk->index + 1 == m->packets;
   packets_.put(pk);
-  q_.push(left_injection, Ev::port_next, m);
-  if (last) {
-    listener_.on_send_done(*m, left_injection);
-    q_.push(tail, Ev::arrive, m);
+  if (!last) {
+    // The port belongs to this message, so its next packet starts the moment this tail has left.
+    start_packet(m, left_injection);
+    return;
   }
+  q_.push(left_injection, m->id, Ev::port_next, m);  // the port frees for the node's next message
+  listener_.on_send_done(*m, left_injection);
+  q_.push(tail, m->id, Ev::arrive, m);
 }
 
 void Network::release_buffer(int node, std::size_t bytes, Time t) {
   if (net_.recv_buffer < 0) return;
-  q_.push(t, Ev::buffer_free, nullptr, static_cast<std::uint64_t>(bytes) << 24 | static_cast<std::uint64_t>(node));
+  q_.push(t, vp_order(node), Ev::buffer_free, nullptr, static_cast<std::uint64_t>(bytes) << 24 | static_cast<std::uint64_t>(node));
 }
 
 void Network::buffer_freed(int dst, Time t) {
@@ -270,12 +273,8 @@ void Network::handle(const Event& e) {
     case Ev::port_next: {
       Msg* m = static_cast<Msg*>(e.p);
       const auto port = static_cast<std::size_t>(m->path[0] - inj_channel(m->src, 0));
-      if (m->next_packet < m->packets) {
-        start_packet(m, static_cast<int>(port), e.t);
-      } else {
-        nodes_[static_cast<std::size_t>(m->src)].inj[port].cur = nullptr;
-        try_start_messages(m->src, e.t);
-      }
+      nodes_[static_cast<std::size_t>(m->src)].inj[port].cur = nullptr;
+      try_start_messages(m->src, e.t);
       break;
     }
     case Ev::grant: grant(static_cast<std::uint32_t>(e.a), e.t); break;

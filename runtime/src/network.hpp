@@ -106,7 +106,7 @@ class Network {
   std::string channel_name(std::uint32_t c) const;
 
   void try_start_messages(int node, Time t);
-  void start_packet(Msg* m, int port, Time t);
+  void start_packet(Msg* m, Time t);  // packet m->next_packet takes the injection channel at t
   void advance(Packet* pk, Time t);        // header at pk->hop requests that channel at time t
   void acquired(Packet* pk, Time t);       // header got channel pk->hop at time t
   void want_ejection(Packet* pk, Time t);
