@@ -98,6 +98,8 @@ struct Common {
   bool phantom = false;
   double time_limit_s = 3600;
   std::size_t stack_kb = 1024;
+  std::string execution = "fibers";
+  int host_cores = 0;
 };
 
 void add_common(CLI::App* cmd, Common& c) {
@@ -108,6 +110,10 @@ void add_common(CLI::App* cmd, Common& c) {
   cmd->add_flag("--phantom", c.phantom, "phantom payloads: sizes only, no bytes copied or checked");
   cmd->add_option("--time-limit", c.time_limit_s, "virtual seconds after which a run is stopped as an error")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--execution", c.execution, "how VPs run: fibers (fast) or threads (one OS thread per VP); results are identical")
+      ->check(CLI::IsMember({"fibers", "threads"}))->capture_default_str();
+  cmd->add_option("--host-cores", c.host_cores, "with --execution threads: pin the VP threads to host cores 0..N-1")
+      ->check(CLI::Range(0, 4096));
   cmd->add_option("--stack-kb", c.stack_kb, "host stack of each VP thread (KiB)")->check(CLI::Range(64, 1 << 20))->capture_default_str();
 }
 
@@ -117,6 +123,8 @@ RunOptions run_options(const Common& c) {
   o.phantom_payloads = c.phantom;
   o.time_limit = static_cast<Time>(c.time_limit_s * 1e12);
   o.stack_bytes = c.stack_kb * 1024;
+  o.execution = c.execution == "threads" ? Execution::threads : Execution::fibers;
+  o.host_cores = c.host_cores;
   return o;
 }
 

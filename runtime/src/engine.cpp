@@ -133,6 +133,7 @@ void Engine::start_fibers() {
 #endif
   for (auto& vp : vps_) {
     Vp* v = vp.get();
+    v->tid = std::this_thread::get_id();  // every fiber runs on the thread that runs the scheduler
     RecordingStack stack{boost::context::protected_fixedsize_stack(std::max<std::size_t>(opts_.stack_bytes, 64 * 1024)),
                          &v->stack};
     v->fiber = boost::context::fiber(std::allocator_arg, std::move(stack), [this, v](boost::context::fiber&& caller) {
@@ -284,7 +285,9 @@ void Engine::sync(Vp& v) {
 }
 
 void Engine::enter(Vp& v) {
-  if (current_ != v.rank || (opts_.execution == Execution::threads && std::this_thread::get_id() != v.tid))
+  // The thread id first: it never changes once the VP runs, so checking it from a foreign thread
+  // is race-free; only then the baton.
+  if (std::this_thread::get_id() != v.tid || current_ != v.rank)
     throw UsageError(fmt::format("the Proc of rank {} was used from a thread that does not run its program", v.rank));
   if (aborting_) throw Aborted{};
   if (opts_.perturb) {
@@ -299,7 +302,12 @@ RunResult Engine::run(const Program& program) {
   program_ = &program;
   for (auto& v : vps_) queue_.push(0, vp_order(v->rank), Ev::resume, v.get(), 0);
   if (opts_.execution == Execution::fibers) {
-    start_fibers();
+    try {
+      start_fibers();
+    } catch (const std::exception& e) {
+      throw RunError(fmt::format("could not create {} VP fibers with {} KiB stacks: {}", vps_.size(),
+                                 opts_.stack_bytes / 1024, e.what()));
+    }
     dispatch(kMain);
 #if TOUCHSTONE_TSAN
     for (auto& v : vps_) __tsan_destroy_fiber(v->tsan_fiber);
