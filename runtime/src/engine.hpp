@@ -154,7 +154,6 @@ class Engine final : public NetworkListener {
   int next_to_unwind();
   void abort_run(std::string report);
   std::string deadlock_report() const;
-  std::string describe_pending(const Vp& v) const;
   static bool matches(const Op& op, const Msg& m);
   void unlink_posted(Vp& v, Op* op);
   void unlink_unexpected(Vp& v, Msg* prev, Msg* m);

@@ -1,0 +1,165 @@
+// The public API (Proc, Request, Group, run) as thin forwarders to the engine.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engine.hpp"
+#include "touchstone/error.hpp"
+
+namespace touchstone {
+
+using detail::Op;
+
+Request& Request::operator=(Request&& o) noexcept {
+  if (this != &o) {
+    if (op_) op_->engine->drop(op_);
+    op_ = o.op_;
+    o.op_ = nullptr;
+  }
+  return *this;
+}
+
+Request::~Request() {
+  if (op_) op_->engine->drop(op_);
+}
+
+int Group::size() const { return d_ ? static_cast<int>(d_->members.size()) : 0; }
+int Group::world_rank(int local) const {
+  if (!d_ || local < 0 || local >= size()) throw UsageError(fmt::format("group rank {} out of range", local));
+  return d_->members[static_cast<std::size_t>(local)];
+}
+int Group::local_rank(int world) const {
+  if (!d_) return -1;
+  auto it = std::lower_bound(d_->by_world.begin(), d_->by_world.end(), std::pair{world, -1});
+  return it != d_->by_world.end() && it->first == world ? it->second : -1;
+}
+std::span<const int> Group::members() const { return d_ ? std::span<const int>(d_->members) : std::span<const int>(); }
+std::uint64_t Group::context() const { return d_ ? d_->ctx : 0; }
+
+int Proc::rank() const { return v_.rank; }
+int Proc::size() const { return e_.machine().nodes(); }
+const Machine& Proc::machine() const { return e_.machine(); }
+std::uint64_t Proc::seed() const { return e_.options().seed; }
+int Proc::hops(int from, int to) const {
+  const int n = size();
+  if (from < 0 || from >= n || to < 0 || to >= n) throw UsageError(fmt::format("hops({}, {}): rank out of range", from, to));
+  return e_.machine().topology->distance(from, to);
+}
+Time Proc::now() const { return v_.clock; }
+void Proc::compute(Time dt) { e_.compute(v_, dt); }
+
+void Proc::send(int dst, int tag, std::span<const std::byte> data, const Group& g) {
+  Op* op = e_.isend(v_, g, dst, tag, data);
+  e_.wait(v_, op);
+}
+Request Proc::isend(int dst, int tag, std::span<const std::byte> data, const Group& g) {
+  return Request(e_.isend(v_, g, dst, tag, data));
+}
+Status Proc::recv(int src, int tag, std::span<std::byte> buf, const Group& g) {
+  Op* op = e_.irecv(v_, g, src, tag, buf);
+  return e_.wait(v_, op);
+}
+Request Proc::irecv(int src, int tag, std::span<std::byte> buf, const Group& g) {
+  return Request(e_.irecv(v_, g, src, tag, buf));
+}
+Status Proc::wait(Request& r) { return e_.wait(v_, r.op_); }
+std::vector<Status> Proc::waitall(std::span<Request> rs) {
+  std::vector<Op*> ops;
+  ops.reserve(rs.size());
+  for (auto& r : rs) ops.push_back(r.op_);
+  // The requests give up their operations now; waitall completes (and frees) every one of them.
+  for (auto& r : rs) r.op_ = nullptr;
+  try {
+    return e_.waitall(v_, ops);
+  } catch (...) {
+    for (std::size_t i = 0; i < rs.size(); ++i) rs[i].op_ = ops[i];
+    throw;
+  }
+}
+std::size_t Proc::waitany(std::span<Request> rs, Status* status) {
+  std::vector<Op*> ops;
+  ops.reserve(rs.size());
+  for (auto& r : rs) ops.push_back(r.op_);
+  std::size_t i = 0;
+  try {
+    i = e_.waitany(v_, ops, status);
+  } catch (...) {
+    for (std::size_t k = 0; k < rs.size(); ++k) rs[k].op_ = ops[k];
+    throw;
+  }
+  rs[i].op_ = nullptr;
+  return i;
+}
+bool Proc::test(Request& r, Status* status) { return e_.test(v_, r.op_, status); }
+Status Proc::probe(int src, int tag, const Group& g) { return *e_.probe(v_, g, src, tag, true); }
+std::optional<Status> Proc::iprobe(int src, int tag, const Group& g) { return e_.probe(v_, g, src, tag, false); }
+Status Proc::sendrecv(int dst, int send_tag, std::span<const std::byte> data, int src, int recv_tag,
+                      std::span<std::byte> buf, const Group& g) {
+  Request s = isend(dst, send_tag, data, g);
+  Status st = recv(src, recv_tag, buf, g);
+  wait(s);
+  return st;
+}
+void Proc::barrier(const Group& g) { e_.barrier(v_, g); }
+
+Group Proc::world() const { return e_.world(); }
+Group Proc::group(std::vector<int> world_ranks) {
+  e_.enter(v_);
+  return e_.make_group(v_, e_.world().context(), std::move(world_ranks));
+}
+Group Proc::subgroup(const Group& parent, const std::vector<int>& parent_ranks) {
+  e_.enter(v_);
+  const Group p = parent.is_world_placeholder() ? world() : parent;
+  std::vector<int> members;
+  members.reserve(parent_ranks.size());
+  for (int r : parent_ranks) {
+    if (r < 0 || r >= p.size())
+      throw UsageError(fmt::format("subgroup: rank {} out of range, the parent has {} member(s)", r, p.size()));
+    members.push_back(p.world_rank(r));
+  }
+  return e_.make_group(v_, p.context(), std::move(members));
+}
+Group Proc::split(const Group& parent, int color, int key) {
+  e_.enter(v_);
+  return e_.split(v_, parent, color, key);
+}
+
+namespace {
+std::pair<int, int> mesh_shape(const Machine& m) {
+  auto d = m.topology->dims();
+  if (d.size() == 1) return {1, d[0]};
+  if (d.size() == 2) return {d[0], d[1]};
+  throw UsageError(fmt::format("mesh group helpers need a 1-D or 2-D grid machine, not {}", m.name));
+}
+}  // namespace
+
+Group Proc::submesh(int row0, int col0, int rows, int cols, bool snake) {
+  auto [R, C] = mesh_shape(machine());
+  if (rows < 1 || cols < 1 || row0 < 0 || col0 < 0 || row0 + rows > R || col0 + cols > C)
+    throw UsageError(fmt::format("sub-mesh at ({}, {}) of {}x{} does not fit in the {}x{} mesh", row0, col0, rows, cols, R, C));
+  std::vector<int> members;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const int col = snake && r % 2 ? cols - 1 - c : c;
+      members.push_back((row0 + r) * C + col0 + col);
+    }
+  return group(std::move(members));
+}
+Group Proc::mesh_row(int row) { return submesh(row, 0, 1, mesh_shape(machine()).second); }
+Group Proc::mesh_column(int column) { return submesh(0, column, mesh_shape(machine()).first, 1); }
+Group Proc::snake_half(int row0, int col0, int rows, int cols, int half) {
+  if (half != 0 && half != 1) throw UsageError(fmt::format("snake_half: half must be 0 or 1 (got {})", half));
+  Group all = submesh(row0, col0, rows, cols, true);
+  const int n = all.size(), first = (n + 1) / 2;
+  std::vector<int> picks;
+  for (int i = half ? first : 0; i < (half ? n : first); ++i) picks.push_back(i);
+  return subgroup(all, picks);
+}
+
+RunResult run(const Machine& machine, const Program& program, const RunOptions& options) {
+  if (!machine.topology || machine.nodes() < 1) throw UsageError("the machine has no nodes");
+  detail::Engine engine(machine, options);
+  return engine.run(program);
+}
+
+}  // namespace touchstone
