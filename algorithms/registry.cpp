@@ -55,7 +55,8 @@ Algorithm alltoall(std::string name, std::string summary, AlltoallFn fn) {
       }
     }
   };
-  auto bytes = [](int vps, std::size_t size) { return 2 * static_cast<std::size_t>(vps) * static_cast<std::size_t>(vps) * size; };
+  // The send and receive buffers, plus the copies of messages in flight: at most one per pair.
+  auto bytes = [](int vps, std::size_t size) { return 3 * static_cast<std::size_t>(vps) * static_cast<std::size_t>(vps) * size; };
   return Algorithm{std::move(name), std::move(summary), program, bytes};
 }
 

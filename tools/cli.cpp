@@ -281,7 +281,7 @@ int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes
     if (!f) throw UsageError(fmt::format("cannot write '{}'", out_path));
     f << text;
   }
-  return failures ? 1 : 0;
+  return failures ? 2 : 0;
 }
 
 }  // namespace
@@ -327,7 +327,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 1;  // --help and --version are not errors; every bad argument is 1
   }
   try {
     if (*list) return cmd_list(list_what);

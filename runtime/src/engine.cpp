@@ -225,6 +225,12 @@ int Engine::step() {
       continue;
     }
     const Event e = queue_.pop();
+    if (e.t < now_) {  // an invariant of the model; never expected, but never silently wrong
+      abort_run(fmt::format("internal error: an event at t={} ps was scheduled after t={} ps had been reached "
+                            "(please report this with the command line)",
+                            e.t, now_));
+      continue;
+    }
     now_ = e.t;
     ++stats_.events;
     if (now_ > opts_.time_limit) {
@@ -819,6 +825,10 @@ std::string Engine::deadlock_report() const {
   std::string s;
   if (!cycle.empty()) {
     s = fmt::format("{}at t={} us; the VPs waiting on it:\n", cycle, to_us(now_));
+  } else if (network_->blocked_packets()) {
+    s = fmt::format("deadlock at t={} us: worms wait in the network (for receive-buffer space or behind such "
+                    "worms) that only the blocked VPs below could free.\n",
+                    to_us(now_));
   } else {
     s = fmt::format("application deadlock at t={} us: every VP still running is blocked and nothing is in flight.\n",
                     to_us(now_));

@@ -1,13 +1,16 @@
 // The wormhole network (SPEC 2.2; docs/model.md gives the formulas).
 //
-// A worm's path is: injection channel (position 0), its route's links (1..d), an ejection channel
-// of the destination (position d+1). The header takes position i at time s + i*t_hop when nothing
-// is in its way. A header that finds its next channel busy waits in that channel's FIFO while
-// holding every channel it already has. When the header holds the ejection channel, the body of B
-// wire bytes streams at the bottleneck byte time b of the path: the tail arrives at
-// T = t_eject + B*b and leaves position i at T - (d+1-i)*t_hop, freeing it. Contention-free, a
-// message of n packets handed to the network at h therefore arrives at
-//   h + (d+1)*t_hop + (payload + n*header) * b.
+// A worm's path has n = d + 2 positions: injection channel (0), the route's d links (1..d), an
+// ejection channel of the destination (d+1). The header takes position i at time s + i*t_hop when
+// nothing is in its way; a header that finds its next channel busy waits in that channel's FIFO
+// while holding every channel it still occupies. The worm is rigid: its tail trails the header by
+// B*b of moving time (B wire bytes, b the bottleneck byte time of the path) and stops while the
+// header waits. When the header holds the ejection channel the body streams out: the tail arrives
+// at T = t_eject + B*b. So a worm longer than its path frees position i at T - (d+1-i)*t_hop, and
+// a short worm (B*b < remaining hops * t_hop) frees positions behind it while its header still
+// moves. Contention-free, a message of n_p packets handed to the network at h arrives at
+//   h + (d+1)*t_hop + (payload + n_p*header) * b,
+// and its packets leave the injection channel B_k*b apart.
 #include "network.hpp"
 
 #include <algorithm>
@@ -114,6 +117,36 @@ void Network::start_packet(Msg* m, Time t) {
   hash_.add(m->id << 20 | pk->index, m->path[0], static_cast<std::uint64_t>(t));
   pk->hop = 1;
   q_.push(t + net_.hop_time, pk->m->id, Ev::header, pk);
+  tail_follows(pk, 0, t);
+}
+
+Time Network::body_time(const Packet* pk) const { return static_cast<Time>(pk->wire) * pk->m->byte_time; }
+
+// The header has just taken path position j at time t and will move for t_hop before it can be
+// stopped again, so the tail's progress over the next t_hop is certain: free the one position the
+// tail leaves in that interval. (With t_hop == 0 the tail never leaves a position before the
+// header reaches the ejection channel, and stream() frees everything.)
+void Network::tail_follows(Packet* pk, std::uint32_t j, Time t) {
+  const Time hop = net_.hop_time, body = body_time(pk);
+  if (hop == 0) return;
+  if (body == 0) return free_position(pk, j, t);  // a worm of no length frees what it takes
+  const Time lag = (body + hop - 1) / hop;          // positions between header and tail, rounded up
+  const Time i = static_cast<Time>(j) + 1 - lag;
+  if (i >= 0) free_position(pk, static_cast<std::uint32_t>(i), t + body - (lag - 1) * hop);
+}
+
+// The tail leaves path position i at time r.
+void Network::free_position(Packet* pk, std::uint32_t i, Time r) {
+  Msg* m = pk->m;
+  set_release(m->path[i], r);
+  if (i != 0) return;
+  if (pk->index + 1 < m->packets) {
+    // The port belongs to this message, so its next packet starts the moment this tail has left.
+    start_packet(m, r);
+    return;
+  }
+  q_.push(r, m->id, Ev::port_next, m);  // the port frees for the node's next message
+  listener_.on_send_done(*m, r);
 }
 
 void Network::advance(Packet* pk, Time t) {
@@ -136,8 +169,9 @@ void Network::advance(Packet* pk, Time t) {
 
 void Network::acquired(Packet* pk, Time t) {
   hash_.add(pk->m->id << 20 | pk->index, pk->m->path[pk->hop], static_cast<std::uint64_t>(t));
-  ++pk->hop;
+  const std::uint32_t j = pk->hop++;
   q_.push(t + net_.hop_time, pk->m->id, Ev::header, pk);
+  tail_follows(pk, j, t);
 }
 
 void Network::grant(std::uint32_t c, Time t) {
@@ -151,6 +185,23 @@ void Network::grant(std::uint32_t c, Time t) {
 }
 
 void Network::want_ejection(Packet* pk, Time t) {
+  const int dst = pk->m->dst;
+  Node& node = nodes_[static_cast<std::size_t>(dst)];
+  if (pk->index == 0 && net_.recv_buffer >= 0) {
+    if (node.buf_wait_head || !buffer_admits(node, *pk->m)) {
+      // No room for the message: the worm waits in front of the ejection channel, holding its
+      // path, while the ejection channel stays free for messages already admitted.
+      enqueue(node.buf_wait_head, node.buf_wait_tail, pk);
+      pk->wait_since = t;
+      ++stats_.blocked_headers;
+      return;
+    }
+    node.buffer_used += static_cast<std::int64_t>(pk->m->size);
+  }
+  want_ejection_port(pk, t);
+}
+
+void Network::want_ejection_port(Packet* pk, Time t) {
   const int dst = pk->m->dst;
   Node& node = nodes_[static_cast<std::size_t>(dst)];
   if (!node.ej_wait_head) {
@@ -178,7 +229,6 @@ void Network::ej_grant(int dst, Time t) {
   if (!node.ej_wait_head) return;
   Time next = kNever;
   for (int port = 0; port < net_.ej_ports; ++port) next = std::min(next, ch_[ej_channel(dst, port)].release);
-  // next == kNever: every port is held by a worm waiting for buffer space; stream() reschedules.
   if (next >= node.ej_grant_at) return;
   node.ej_grant_at = next;
   q_.push(next, node.ej_wait_head->m->id, Ev::ej_grant, nullptr, static_cast<std::uint64_t>(dst));
@@ -191,23 +241,11 @@ bool Network::buffer_admits(const Node& n, const Msg& m) const {
 }
 
 void Network::got_ejection(Packet* pk, int port, Time t) {
-  const int dst = pk->m->dst;
-  pk->ej = ej_channel(dst, port);
+  pk->ej = ej_channel(pk->m->dst, port);
   Channel& ch = ch_[pk->ej];
   ch.release = kNever;
   ch.holder = pk;
   hash_.add(pk->m->id << 20 | pk->index, pk->ej, static_cast<std::uint64_t>(t));
-  if (pk->index == 0 && net_.recv_buffer >= 0) {
-    Node& node = nodes_[static_cast<std::size_t>(dst)];
-    if (node.buf_wait_head || !buffer_admits(node, *pk->m)) {
-      // No room for the message: the worm waits at the ejection channel, holding its path.
-      enqueue(node.buf_wait_head, node.buf_wait_tail, pk);
-      pk->wait_since = t;
-      ++stats_.blocked_headers;
-      return;
-    }
-    node.buffer_used += static_cast<std::int64_t>(pk->m->size);
-  }
   stream(pk, t);
 }
 
@@ -222,25 +260,20 @@ void Network::set_release(std::uint32_t c, Time r) {
 
 void Network::stream(Packet* pk, Time t) {
   Msg* m = pk->m;
-  const Time tail = t + static_cast<Time>(pk->wire) * m->byte_time;
-  const auto positions = static_cast<Time>(m->path.size() + 1);
-  for (std::size_t i = 0; i < m->path.size(); ++i)
-    set_release(m->path[i], tail - (positions - 1 - static_cast<Time>(i)) * net_.hop_time);
-  ch_[pk->ej].release = tail;
-  ej_grant(m->dst, kNever);
-  const Time left_injection = tail - (positions - 1) * net_.hop_time;
+  const Time hop = net_.hop_time, body = body_time(pk);
+  const Time tail = t + body;
+  const auto n = static_cast<Time>(m->path.size() + 1);  // positions, the ejection channel last
+  // Positions the tail has not left yet (tail_follows freed the others on the way).
+  Time first = 0;
+  if (hop > 0) first = body == 0 ? n - 1 : std::max<Time>(0, n - (body + hop - 1) / hop);
+  const bool last = pk->index + 1 == m->packets;
   hash_.add(m->id << 20 | pk->index, 0xffffffffULL, static_cast<std::uint64_t>(tail));
   ++stats_.packets;
-  const bool last = pk->index + 1 == m->packets;
+  ch_[pk->ej].release = tail;
+  ej_grant(m->dst, kNever);
+  for (Time i = first; i < n - 1; ++i) free_position(pk, static_cast<std::uint32_t>(i), tail - (n - 1 - i) * hop);
   packets_.put(pk);
-  if (!last) {
-    // The port belongs to this message, so its next packet starts the moment this tail has left.
-    start_packet(m, left_injection);
-    return;
-  }
-  q_.push(left_injection, m->id, Ev::port_next, m);  // the port frees for the node's next message
-  listener_.on_send_done(*m, left_injection);
-  q_.push(tail, m->id, Ev::arrive, m);
+  if (last) q_.push(tail, m->id, Ev::arrive, m);
 }
 
 void Network::release_buffer(int node, std::size_t bytes, Time t) {
@@ -254,7 +287,7 @@ void Network::buffer_freed(int dst, Time t) {
     Packet* pk = dequeue(node.buf_wait_head, node.buf_wait_tail);
     stats_.blocked_time += t - pk->wait_since;
     node.buffer_used += static_cast<std::int64_t>(pk->m->size);
-    stream(pk, t);
+    want_ejection_port(pk, t);
   }
 }
 

@@ -97,7 +97,7 @@ class Network {
     Packet* ej_wait_tail = nullptr;
     Time ej_grant_at = kNever;  // time of the earliest ej_grant event not yet handled
     std::int64_t buffer_used = 0;
-    Packet* buf_wait_head = nullptr;  // headers holding an ejection port, waiting for buffer space
+    Packet* buf_wait_head = nullptr;  // headers in front of the ejection channel, waiting for buffer space
     Packet* buf_wait_tail = nullptr;
   };
 
@@ -109,9 +109,13 @@ class Network {
   void start_packet(Msg* m, Time t);  // packet m->next_packet takes the injection channel at t
   void advance(Packet* pk, Time t);        // header at pk->hop requests that channel at time t
   void acquired(Packet* pk, Time t);       // header got channel pk->hop at time t
-  void want_ejection(Packet* pk, Time t);
+  void want_ejection(Packet* pk, Time t);       // first packets reserve receive buffer here
+  void want_ejection_port(Packet* pk, Time t);
   void got_ejection(Packet* pk, int port, Time t);
   void stream(Packet* pk, Time t);         // header holds the ejection channel: body streams
+  void tail_follows(Packet* pk, std::uint32_t j, Time t);
+  void free_position(Packet* pk, std::uint32_t i, Time r);
+  Time body_time(const Packet* pk) const;
   void set_release(std::uint32_t c, Time r);
   void grant(std::uint32_t c, Time t);
   void ej_grant(int node, Time t);
