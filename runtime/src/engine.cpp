@@ -203,15 +203,13 @@ void Engine::dispatch(int self) {
   // Threads: whoever gives up the baton runs the event loop until someone else can go on.
   const int next = step();
   if (next == self) return;
+  // Decided before the release: afterwards the engine belongs to `next`, and this thread may only
+  // wait for its own semaphore (or end, touching nothing).
+  const bool finished = self != kMain && vps_[static_cast<std::size_t>(self)]->state == Vp::State::done;
+  std::binary_semaphore& mine = self == kMain ? main_sem_ : vps_[static_cast<std::size_t>(self)]->sem;
   current_ = next;
   if (next == kMain) main_sem_.release(); else vps_[static_cast<std::size_t>(next)]->sem.release();
-  if (self == kMain) {
-    main_sem_.acquire();
-  } else {
-    Vp& me = *vps_[static_cast<std::size_t>(self)];
-    if (me.state == Vp::State::done) return;  // this thread ends; it touches nothing after the release
-    me.sem.acquire();
-  }
+  if (!finished) mine.acquire();
 }
 
 int Engine::step() {
