@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Touchstone needs (only those missing), then configures and builds.
+#
+#   tools/setup.sh                          # Release build in build/
+#   tools/setup.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOUCHSTONE_ASAN=ON
+#
+# Usage: tools/setup.sh [BUILD_DIR [EXTRA_CMAKE_ARGS...]]. BUILD_DIR is relative to the repository
+# root; extra arguments come after the defaults, so they override them.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+build_dir=${1:-build}
+[[ $# -gt 0 ]] && shift
+
+packages=(build-essential cmake libtbb-dev libboost-dev libboost-context-dev libgtest-dev libgmock-dev
+          libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev)
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ $status == "install ok installed" ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "setup: not root and sudo is not available; install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" apt-get update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "$@"
+cmake --build "$build_dir" -j "$(nproc)"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds and runs the whole test suite.
+#
+#   tools/test.sh          # Release build in build/
+#   tools/test.sh asan     # AddressSanitizer + UBSan build in build-asan/
+#   tools/test.sh tsan     # ThreadSanitizer build in build-tsan/
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+case "${1:-}" in
+  "")
+    build_dir=build
+    args=(-DTOUCHSTONE_BUILD_TESTS=ON -DTOUCHSTONE_ASAN=OFF -DTOUCHSTONE_TSAN=OFF)
+    ;;
+  asan)
+    build_dir=build-asan
+    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOUCHSTONE_BUILD_TESTS=ON -DTOUCHSTONE_ASAN=ON -DTOUCHSTONE_TSAN=OFF)
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+    ;;
+  tsan)
+    build_dir=build-tsan
+    args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOUCHSTONE_BUILD_TESTS=ON -DTOUCHSTONE_ASAN=OFF -DTOUCHSTONE_TSAN=ON)
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+    ;;
+  *)
+    echo "usage: tools/test.sh [asan|tsan]" >&2
+    exit 1
+    ;;
+esac
+
+tools/setup.sh "$build_dir" "${args[@]}"
+ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)"
