@@ -141,9 +141,13 @@ void apply_option(Machine& m, const std::string& key, const std::string& value) 
 
 std::vector<int> parse_dims(const std::string& s, const std::string& spec) {
   std::vector<int> dims;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, 'x')) {
+  // Split by hand: getline would drop the empty piece after a trailing 'x' ("mesh:4x").
+  std::vector<std::string> parts(1);
+  for (char ch : s) {
+    if (ch == 'x') parts.emplace_back();
+    else parts.back() += ch;
+  }
+  for (const std::string& part : parts) {
     std::size_t pos = 0;
     long v = 0;
     try {

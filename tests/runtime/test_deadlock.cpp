@@ -1,0 +1,115 @@
+// Deadlocks end in a report, never a hang (SPEC 1.3, 2.2, 6): an application deadlock lists what
+// every blocked rank waits for; a network deadlock (a cycle of worms) is reported with the cycle.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <regex>
+
+#include "algorithms/registry.hpp"
+#include "support/model.hpp"
+
+using namespace touchstone;
+
+namespace {
+
+std::string run_error(const Machine& m, const Program& prog, const RunOptions& o = {}) {
+  try {
+    run(m, prog, o);
+  } catch (const RunError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "the run did not fail with a RunError";
+  return {};
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(Deadlock, ApplicationDeadlockListsEachRanksPendingOperation) {
+  for (Execution e : {Execution::fibers, Execution::threads}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto& alg = algorithms::find("selftest/deadlock");
+    RunOptions o;
+    o.execution = e;
+    const std::string report =
+        run_error(parse_machine("mesh:2x3"), [&](Proc& p) { alg.program(p, algorithms::Args{16, 0, true}); }, o);
+    EXPECT_LT(seconds_since(t0), 10.0);
+    EXPECT_NE(report.find("application deadlock"), std::string::npos) << report;
+    for (int r = 0; r < 6; ++r) {
+      const int prev = (r + 5) % 6;
+      const std::string line = "rank " + std::to_string(r) + " blocked since";
+      const auto at = report.find(line);
+      ASSERT_NE(at, std::string::npos) << report;
+      const std::string rest = report.substr(at, report.find('\n', at) - at);
+      EXPECT_NE(rest.find("recv(source=" + std::to_string(prev) + ", tag=0)"), std::string::npos) << rest;
+    }
+  }
+}
+
+TEST(Deadlock, ApplicationDeadlockAfterSomeRanksFinished) {
+  const std::string report = run_error(ts_test::prime_machine("mesh:1x3"), [](Proc& p) {
+    std::vector<std::byte> b(4);
+    if (p.rank() == 2) p.recv(any_source, 9, b);
+  });
+  EXPECT_NE(report.find("rank 2 blocked"), std::string::npos) << report;
+  EXPECT_NE(report.find("recv(source=any, tag=9)"), std::string::npos) << report;
+  EXPECT_NE(report.find("2 of 3 VPs finished"), std::string::npos) << report;
+}
+
+// torus:4 with deadlock=none: every node sends a 4-packet message 2 hops in the + direction at
+// the same time. Each worm takes its first link and waits for the next node's first link, which
+// that node's worm holds: a cycle of 4 worms.
+Program two_hops_forward(std::size_t size) {
+  return [size](Proc& p) {
+    const int n = p.size();
+    const auto out = ts_test::bytes(size, p.rank());
+    std::vector<std::byte> in(size);
+    Request s = p.isend((p.rank() + 2) % n, 0, out);
+    p.recv((p.rank() + n - 2) % n, 0, in);
+    EXPECT_EQ(in, ts_test::bytes(size, (p.rank() + n - 2) % n));
+    p.wait(s);
+  };
+}
+
+TEST(Deadlock, NetworkDeadlockOnTorusWithoutDatelineReportsTheCycle) {
+  for (const std::string spec : {"torus:4,deadlock=none", "torus:1x4,deadlock=none", "torus:4x1,deadlock=none"}) {
+    SCOPED_TRACE(spec);
+    const Machine m = parse_machine(spec);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string report = run_error(m, two_hops_forward(4 * static_cast<std::size_t>(m.net.packet_payload)));
+    EXPECT_LT(seconds_since(t0), 10.0);
+    EXPECT_NE(report.find("network deadlock"), std::string::npos) << report;
+    // The cycle: 4 lines "message #i (a -> b) holds link X and waits for link Y", each waited-for
+    // link being the link the next line holds.
+    const std::regex line(R"(message #\d+ \((\d+) -> (\d+)\) holds link (\S+) and waits for link (\S+))");
+    std::vector<std::pair<std::string, std::string>> holds_waits;
+    for (auto it = std::sregex_iterator(report.begin(), report.end(), line); it != std::sregex_iterator(); ++it) {
+      const int src = std::stoi((*it)[1]), dst = std::stoi((*it)[2]);
+      EXPECT_EQ(dst, (src + 2) % 4);
+      holds_waits.emplace_back((*it)[3], (*it)[4]);
+    }
+    ASSERT_EQ(holds_waits.size(), 4u) << report;
+    for (const auto& [held, waited] : holds_waits) {
+      bool someone_holds = false;
+      for (const auto& [h2, w2] : holds_waits) someone_holds |= h2 == waited;
+      EXPECT_TRUE(someone_holds) << waited << " is not held by a worm of the cycle\n" << report;
+    }
+  }
+}
+
+TEST(Deadlock, SameTrafficOnTorusWithDatelineCompletes) {
+  for (const std::string spec : {"torus:4", "torus:1x4", "torus:4,deadlock=dateline"}) {
+    SCOPED_TRACE(spec);
+    const Machine m = parse_machine(spec);
+    const std::size_t size = 4 * static_cast<std::size_t>(m.net.packet_payload);
+    const RunResult r = run(m, two_hops_forward(size));
+    EXPECT_EQ(r.stats.messages, 4u);
+    EXPECT_EQ(r.stats.packets, 16u);
+    // Every message needs at least its contention-free time.
+    const ts_test::Model x{m};
+    EXPECT_GE(r.makespan, x.recv_done(0, x.arrival_cf(x.handed(0, size), 2, size), size));
+  }
+}
+
+}  // namespace

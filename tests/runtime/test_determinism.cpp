@@ -1,0 +1,91 @@
+// Determinism (SPEC 1.2): the same machine, program and seed give the same trace hash, virtual
+// times and statistics whatever the host does: random host delays (perturb), fibers or one OS
+// thread per VP, pinned to 1 or 2 host cores or not pinned.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "algorithms/registry.hpp"
+#include "support/model.hpp"
+
+using namespace touchstone;
+
+namespace {
+
+struct Config {
+  Execution execution;
+  int host_cores;
+  std::uint64_t perturb;
+};
+
+std::string describe(const Config& c) {
+  return fmt::format("{} host_cores={} perturb={}", c.execution == Execution::fibers ? "fibers" : "threads",
+                     c.host_cores, c.perturb);
+}
+
+void expect_identical_runs(const std::string& algorithm, std::size_t size) {
+  const Machine m = parse_machine("mesh:8x8");
+  const auto& alg = algorithms::find(algorithm);
+  const algorithms::Args args{size, 0, true};
+  // 20 runs: fibers and threads (unpinned, 1 core, 2 cores), with and without perturbation.
+  std::vector<Config> configs;
+  const Execution execs[] = {Execution::fibers, Execution::threads, Execution::threads, Execution::threads};
+  const int cores[] = {0, 0, 1, 2};
+  for (int i = 0; i < 20; ++i)
+    configs.push_back({execs[i % 4], cores[i % 4], i < 4 ? 0 : static_cast<std::uint64_t>(1000 + 7 * i)});
+  std::vector<RunResult> results;
+  for (const auto& c : configs) {
+    RunOptions o;
+    o.execution = c.execution;
+    o.host_cores = c.host_cores;
+    o.perturb = c.perturb;
+    results.push_back(run(m, [&](Proc& p) { alg.program(p, args); }, o));
+  }
+  const RunResult& ref = results[0];
+  EXPECT_EQ(ref.stats.messages, 64u * 63u);
+  for (std::size_t i = 1; i < results.size(); ++i) {
+    const RunResult& r = results[i];
+    SCOPED_TRACE(describe(configs[i]));
+    EXPECT_EQ(r.trace_hash, ref.trace_hash);
+    EXPECT_EQ(r.makespan, ref.makespan);
+    EXPECT_EQ(r.finish_time, ref.finish_time);
+    EXPECT_EQ(r.stats.messages, ref.stats.messages);
+    EXPECT_EQ(r.stats.packets, ref.stats.packets);
+    EXPECT_EQ(r.stats.blocked_headers, ref.stats.blocked_headers);
+    EXPECT_EQ(r.stats.blocked_time, ref.stats.blocked_time);
+    EXPECT_EQ(r.stats.events, ref.stats.events);
+  }
+}
+
+TEST(Determinism, AlltoallOneLevXorSameTraceHashOverTwentyPerturbedRuns) {
+  expect_identical_runs("alltoall/1-lev-xor", 1100);  // two packets per message
+}
+
+TEST(Determinism, AlltoallOneLevDirSameTraceHashOverTwentyPerturbedRuns) {
+  expect_identical_runs("alltoall/1-lev-dir", 1100);
+}
+
+// The hash is sensitive: a different program (or size) gives a different hash.
+TEST(Determinism, TraceHashDistinguishesDifferentRuns) {
+  const Machine m = parse_machine("mesh:4x4");
+  const auto& alg = algorithms::find("alltoall/1-lev-dir");
+  auto hash = [&](std::size_t size) {
+    return run(m, [&](Proc& p) { alg.program(p, algorithms::Args{size, 0, true}); }).trace_hash;
+  };
+  EXPECT_EQ(hash(100), hash(100));
+  EXPECT_NE(hash(100), hash(101));
+}
+
+// Phantom payloads change nothing but the bytes.
+TEST(Determinism, PhantomPayloadsGiveTheSameTimesAndHash) {
+  const Machine m = parse_machine("mesh:4x4");
+  const auto& alg = algorithms::find("alltoall/1-lev-xor");
+  const RunResult real = run(m, [&](Proc& p) { alg.program(p, algorithms::Args{2000, 0, true}); });
+  RunOptions o;
+  o.phantom_payloads = true;
+  const RunResult phantom = run(m, [&](Proc& p) { alg.program(p, algorithms::Args{2000, 0, false}); }, o);
+  EXPECT_EQ(real.trace_hash, phantom.trace_hash);
+  EXPECT_EQ(real.makespan, phantom.makespan);
+}
+
+}  // namespace

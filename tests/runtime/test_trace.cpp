@@ -1,0 +1,151 @@
+// Tracing (SPEC 5): the Chrome Trace Event JSON (a track per VP with send/receive/compute spans,
+// an s/f flow pair per message) and the plain-text per-VP message order log.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/model.hpp"
+
+using namespace touchstone;
+using ts_test::Model;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Exactly how the trace prints a time: microseconds with 6 decimals (picosecond exact).
+std::string us(Time t) { return fmt::format("{}.{:06}", t / 1'000'000, t % 1'000'000); }
+
+constexpr std::size_t kSize = 100;
+constexpr Time kCompute = 777;
+
+struct Traced {
+  RunResult result;
+  std::string trace, order;
+};
+
+Traced traced_ring(const Machine& m, const std::string& name) {
+  RunOptions o;
+  o.trace_file = testing::TempDir() + "/" + name + ".json";
+  o.order_log_file = testing::TempDir() + "/" + name + ".order.txt";
+  Traced t;
+  t.result = run(
+      m,
+      [](Proc& p) {
+        const int n = p.size(), next = (p.rank() + 1) % n, prev = (p.rank() + n - 1) % n;
+        const auto out = ts_test::bytes(kSize, p.rank());
+        std::vector<std::byte> in(kSize);
+        p.sendrecv(next, 0, out, prev, 0, in);
+        p.compute(kCompute);
+        p.barrier();
+      },
+      o);
+  t.trace = slurp(o.trace_file);
+  t.order = slurp(o.order_log_file);
+  return t;
+}
+
+TEST(Trace, ChromeTraceIsValidJsonWithSpansPerVpAndFlowPairs) {
+  const Machine m = ts_test::prime_machine("mesh:2x2");  // software barrier: 2 rounds x 4 messages
+  const Model x{m};
+  const Traced t = traced_ring(m, "ring");
+  ASSERT_FALSE(t.trace.empty());
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(t.trace)) << t.trace.substr(0, 400);
+  ASSERT_TRUE(j.contains("traceEvents"));
+  ASSERT_TRUE(j["traceEvents"].is_array());
+
+  std::map<int, std::set<std::string>> spans_by_tid;
+  std::set<int> named_threads;
+  std::map<std::uint64_t, nlohmann::json> starts, finishes;
+  for (const auto& e : j["traceEvents"]) {
+    const std::string ph = e.at("ph");
+    if (ph == "X") {
+      ASSERT_TRUE(e.contains("tid") && e.contains("ts") && e.contains("dur")) << e.dump();
+      EXPECT_GE(e["dur"].get<double>(), 0.0) << e.dump();
+      spans_by_tid[e["tid"].get<int>()].insert(e["name"].get<std::string>());
+      // Every VP's send span starts at 0 and lasts C_send + size*send_per_byte.
+      if (e["name"] == "send" && e["args"]["detail"].get<std::string>().find(fmt::format("tag 0 {} B", kSize)) != std::string::npos) {
+        EXPECT_EQ(e["ts"].get<double>(), 0.0);
+        EXPECT_EQ(e["dur"].get<double>(), to_us(x.send_cost(kSize))) << e.dump();
+      }
+      if (e["name"] == "compute") {
+        EXPECT_EQ(e["dur"].get<double>(), to_us(kCompute)) << e.dump();
+      }
+    } else if (ph == "M" && e["name"] == "thread_name") {
+      named_threads.insert(e["tid"].get<int>());
+    } else if (ph == "s") {
+      EXPECT_TRUE(starts.emplace(e["id"].get<std::uint64_t>(), e).second) << "duplicate flow start " << e.dump();
+    } else if (ph == "f") {
+      EXPECT_TRUE(finishes.emplace(e["id"].get<std::uint64_t>(), e).second) << "duplicate flow end " << e.dump();
+    }
+  }
+  EXPECT_EQ(named_threads, (std::set<int>{0, 1, 2, 3}));
+  for (int tid = 0; tid < 4; ++tid) {
+    for (const char* name : {"send", "recv", "compute", "barrier"})
+      EXPECT_TRUE(spans_by_tid[tid].count(name)) << "VP " << tid << " has no " << name << " span";
+  }
+  EXPECT_EQ(spans_by_tid.size(), 4u);  // one track per VP, nothing else
+  // One arrow per message, from the sender's track to the receiver's, not going back in time.
+  EXPECT_EQ(starts.size(), t.result.stats.messages);
+  EXPECT_EQ(t.result.stats.messages, 4u + 8u);
+  for (const auto& [id, s] : starts) {
+    ASSERT_TRUE(finishes.count(id)) << "flow " << id << " has no end";
+    const auto& f = finishes.at(id);
+    EXPECT_LE(s["ts"].get<double>(), f["ts"].get<double>());
+    EXPECT_NE(s["tid"].get<int>(), f["tid"].get<int>());
+  }
+  EXPECT_EQ(finishes.size(), starts.size());
+}
+
+TEST(Trace, OrderLogListsEachVpsSendsAndReceivesInProgramOrder) {
+  const Machine m = ts_test::prime_machine("mesh:2x2");
+  const Model x{m};
+  const Traced t = traced_ring(m, "order");
+  ASSERT_FALSE(t.order.empty());
+  // Split into per-VP sections.
+  std::map<int, std::vector<std::string>> lines;
+  std::istringstream in(t.order);
+  int vp = -1;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VP ", 0) == 0) vp = std::stoi(line.substr(3));
+    else if (vp >= 0 && !line.empty()) lines[vp].push_back(line);
+  }
+  ASSERT_EQ(lines.size(), 4u);
+  const Time h = x.handed(0, kSize);
+  for (int r = 0; r < 4; ++r) {
+    const int next = (r + 1) % 4, prev = (r + 3) % 4;
+    const auto& l = lines[r];
+    ASSERT_GE(l.size(), 2u + 4u) << r;  // the ring exchange, then 2 barrier rounds of send + recv
+    EXPECT_NE(l[0].find("t=0.000000 us"), std::string::npos) << l[0];
+    EXPECT_NE(l[0].find(fmt::format("send #{}", r)), std::string::npos) << l[0];  // ids in creation order
+    EXPECT_NE(l[0].find(fmt::format("to {} tag 0 size {}", next, kSize)), std::string::npos) << l[0];
+    EXPECT_NE(l[1].find(fmt::format("from {} tag 0 size {}", prev, kSize)), std::string::npos) << l[1];
+    // Ring neighbours in mesh:2x2 (row-major 0 1 / 2 3): 0->1 and 2->3 take 1 link, 1->2 and
+    // 3->0 cross a diagonal (2 links). Rank r receives from prev.
+    const int d = (prev == 1 || prev == 3) ? 2 : 1;
+    const Time a = x.arrival_cf(h, d, kSize);
+    EXPECT_NE(l[1].find(fmt::format("(arrived {} us)", us(a))), std::string::npos) << l[1] << " expected " << us(a);
+    int sends = 0, recvs = 0;
+    for (const auto& s : l) {
+      sends += s.find(" send #") != std::string::npos;
+      recvs += s.find(" recv #") != std::string::npos;
+    }
+    EXPECT_EQ(sends, 3);  // one ring message + 2 barrier rounds
+    EXPECT_EQ(recvs, 3);
+  }
+}
+
+}  // namespace
