@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "harness.hpp"
 
 namespace touchstone::algorithms {
 
@@ -49,6 +50,13 @@ void alltoall_1lev_xor(Proc& p, const Group& g, std::span<const std::byte> send,
                        p.isend(partner, kTag, block(send, partner, size), g)};
     p.waitall(reqs);
   }
+}
+
+void add_alltoall_algorithms(std::vector<Algorithm>& c) {
+  c.push_back(alltoall_entry("alltoall/1-lev-dir", "p-1 direct sends, farthest first (paper 000, sec. 5.1, 5.3)",
+                             alltoall_1lev_dir));
+  c.push_back(alltoall_entry("alltoall/1-lev-xor", "p-1 exclusive-or permutations (paper 000, sec. 5.1)",
+                             alltoall_1lev_xor));
 }
 
 }  // namespace touchstone::algorithms

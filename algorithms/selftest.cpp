@@ -1,5 +1,7 @@
 #include "selftest.hpp"
 
+#include "harness.hpp"
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -51,6 +53,22 @@ void selftest_deadlock(Proc& p, std::size_t size) {
   std::vector<std::byte> buf(size);
   p.recv(prev, 0, buf);
   p.send(next, 0, buf);
+}
+
+namespace {
+Algorithm selftest(std::string name, std::string summary, std::function<void(Proc&, const Args&)> program) {
+  return Algorithm{std::move(name), std::move(summary), std::move(program),
+                   [](int vps, std::size_t size) { return 2 * static_cast<std::size_t>(vps) * size; }};
+}
+}  // namespace
+
+void add_selftest_algorithms(std::vector<Algorithm>& c) {
+  c.push_back(selftest("selftest/pingpong", "ranks 0 and p-1 exchange SIZE bytes 4 times",
+                       [](Proc& p, const Args& a) { selftest_pingpong(p, a.size, 4); }));
+  c.push_back(selftest("selftest/ring", "every rank passes SIZE bytes to the next one in a ring",
+                       [](Proc& p, const Args& a) { selftest_ring(p, a.size); }));
+  c.push_back(selftest("selftest/deadlock", "every rank receives before it sends: must end in a deadlock report",
+                       [](Proc& p, const Args& a) { selftest_deadlock(p, a.size); }));
 }
 
 }  // namespace touchstone::algorithms

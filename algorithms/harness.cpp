@@ -1,0 +1,54 @@
+#include "harness.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace touchstone::algorithms {
+
+void fill_pattern(int src, int dst, std::span<std::byte> out) {
+  const auto base = static_cast<unsigned>(src) * 131u + static_cast<unsigned>(dst) * 37u;
+  for (std::size_t chunk = 0; chunk * 256 < out.size(); ++chunk) {
+    const unsigned start = base + static_cast<unsigned>(chunk) * 7u;
+    const std::size_t n = std::min<std::size_t>(256, out.size() - chunk * 256);
+    std::byte* p = out.data() + chunk * 256;
+    for (std::size_t j = 0; j < n; ++j) p[j] = static_cast<std::byte>((start + j) & 0xffu);
+  }
+}
+
+void check_pattern(const std::string& algorithm, int src, int dst, std::span<const std::byte> got) {
+  thread_local std::vector<std::byte> expected;
+  expected.resize(got.size());
+  fill_pattern(src, dst, expected);
+  if (got.empty() || std::memcmp(got.data(), expected.data(), got.size()) == 0) return;
+  std::size_t i = 0;
+  while (got[i] == expected[i]) ++i;
+  throw std::runtime_error(fmt::format("{}: rank {} holds wrong data in the block from rank {} (byte {} of {})",
+                                       algorithm, dst, src, i, got.size()));
+}
+
+// Harness of the all-to-all family: fills every block with its pattern, runs the algorithm on the
+// whole machine, and checks every byte of every received block.
+Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn) {
+  auto program = [name, fn](Proc& p, const Args& a) {
+    const int n = p.size(), me = p.rank();
+    const std::size_t L = a.size, total = static_cast<std::size_t>(n) * L;
+    // Left uninitialized on purpose: the pattern fills send, the algorithm must fill recv.
+    std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[total]);
+    std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), total);
+    if (a.check)
+      for (int dst = 0; dst < n; ++dst) fill_pattern(me, dst, send.subspan(static_cast<std::size_t>(dst) * L, L));
+    fn(p, p.world(), send, recv, L);
+    if (!a.check) return;
+    for (int src = 0; src < n; ++src) check_pattern(name, src, me, recv.subspan(static_cast<std::size_t>(src) * L, L));
+  };
+  // The send and receive buffers, plus the copies of messages in flight: at most one per pair.
+  auto bytes = [](int vps, std::size_t size) { return 3 * static_cast<std::size_t>(vps) * static_cast<std::size_t>(vps) * size; };
+  return Algorithm{std::move(name), std::move(summary), program, bytes};
+}
+
+}  // namespace touchstone::algorithms

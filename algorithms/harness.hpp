@@ -1,0 +1,32 @@
+// Harnesses: each collective's catalog entry wraps an algorithm in buffers filled with a known
+// pattern and checks every byte that arrives. Algorithm files register their entries with these.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "registry.hpp"
+#include "touchstone/proc.hpp"
+
+namespace touchstone::algorithms {
+
+/// Fills `out` with the bytes rank `src` sends to rank `dst`: byte i is
+/// base(src, dst) + i + 7 * (i / 256) (mod 256), distinct per pair and shifted every 256 bytes, so
+/// misplaced or shifted data is caught.
+void fill_pattern(int src, int dst, std::span<std::byte> out);
+
+/// Throws a runtime_error naming the algorithm, the rank and the first wrong byte unless `got`
+/// holds exactly the pattern from src to dst.
+void check_pattern(const std::string& algorithm, int src, int dst, std::span<const std::byte> got);
+
+/// All-to-all: send and recv hold one block of `size` bytes per group rank.
+using AlltoallFn = std::function<void(Proc&, const Group&, std::span<const std::byte> send,
+                                      std::span<std::byte> recv, std::size_t size)>;
+Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn);
+
+/// Every family adds its entries to the catalog, in catalog order.
+void add_alltoall_algorithms(std::vector<Algorithm>& catalog);
+void add_selftest_algorithms(std::vector<Algorithm>& catalog);
+
+}  // namespace touchstone::algorithms
