@@ -343,6 +343,7 @@ RunResult Engine::run(const Program& program) {
   res.stats = stats_;
   for (auto& v : vps_) {
     res.finish_time.push_back(v->clock);
+    res.sent.push_back(v->sent);
     res.makespan = std::max(res.makespan, v->clock);
     hash_.add(0xf1, static_cast<std::uint64_t>(v->rank), static_cast<std::uint64_t>(v->clock));
   }
@@ -486,6 +487,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   hash_.add(m->id, static_cast<std::uint64_t>(v.rank) << 32 | static_cast<std::uint32_t>(dst),
             static_cast<std::uint64_t>(start) ^ (ctx * 31 + static_cast<std::uint64_t>(tag)) ^ (m->size << 40));
   ++stats_.messages;
+  ++v.sent;
   stats_.payload_bytes += m->size;
   if (recorder_) recorder_->sent(m->id, v.rank, dst, tag, m->size, start, v.clock);
   network_->post(m, v.clock);

@@ -72,6 +72,7 @@ struct Vp {
 
   int rank = 0;
   Time clock = 0;
+  std::uint64_t sent = 0;  // messages this VP has sent (message set-ups)
   State state = State::blocked;
   Block block = Block::start;
   std::uint64_t token = 0;  // invalidates stale timed wake-ups

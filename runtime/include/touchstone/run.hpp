@@ -43,6 +43,7 @@ struct RunStats {
 struct RunResult {
   Time makespan = 0;              ///< largest final VP clock
   std::vector<Time> finish_time;  ///< final clock of each VP
+  std::vector<std::uint64_t> sent;  ///< messages each VP sent (its message set-ups), barriers included
   std::uint64_t trace_hash = 0;   ///< hash of the canonical event log
   RunStats stats;
   double host_seconds = 0;
