@@ -1,6 +1,11 @@
 // All-to-all personalized communication (paper 000, section 5): every processor of group g sends
 // a distinct block of `size` bytes to every other. send and recv hold g.size() blocks, in group
 // rank order; block i of recv ends up holding what rank i sent to this processor.
+//
+// The 1-level algorithms run on any group of any size. 2-lev-sq, 2-lev-c,r and 2-lev-c,r-int need
+// the whole machine as g on a 1-D or 2-D mesh or torus (2-lev-sq also a perfect-square p whose
+// mesh tiles into sqrt(p) sub-meshes); logp-lev-bfly needs a power-of-two group. Otherwise they
+// throw touchstone::UsageError naming the constraint.
 #pragma once
 #include <cstddef>
 #include <span>
@@ -14,9 +19,39 @@ namespace touchstone::algorithms {
 void alltoall_1lev_dir(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
                        std::size_t size);
 
+/// 1-lev-lin (paper 000, section 5.1): p-1 linear permutations; in permutation i, P_j sends to
+/// P_((i+j) mod p).
+void alltoall_1lev_lin(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
+                       std::size_t size);
+
 /// 1-lev-xor (paper 000, section 5.1): p-1 exclusive-or permutations; in permutation i, P_j
 /// exchanges with P_(i xor j). Any p: partners outside the group are skipped.
 void alltoall_1lev_xor(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
                        std::size_t size);
+
+/// 1-lev-bal (paper 000, section 5.1): balanced permutations, the cross product of those of the
+/// mesh's rows and columns (those of a linear array when g is not the whole grid machine).
+void alltoall_1lev_bal(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
+                       std::size_t size);
+
+/// 2-lev-sq (paper 000, sections 5.2 and 5.3): the 3-step algorithm on sqrt(p) sub-meshes of
+/// sqrt(p) processors (p^(1/4) x p^(1/4) on a square mesh whose side is a perfect square).
+void alltoall_2lev_sq(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
+                      std::size_t size);
+
+/// 2-lev-c,r (paper 000, sections 5.2 and 5.3): the 2-step algorithm, 1-lev-xor within the
+/// columns with combined messages, then within the rows. Any R x C mesh.
+void alltoall_2lev_cr(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
+                      std::size_t size);
+
+/// 2-lev-c,r-int (paper 000, section 5.3): 2-lev-c,r with the steps interleaved: each L-byte
+/// piece of a combined column message goes on along the row as soon as that message arrives.
+void alltoall_2lev_cr_int(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
+                          std::size_t size);
+
+/// logp-lev-bfly (paper 000, section 5.2): log p butterfly supersteps; P_i hands the p/2 blocks
+/// for the other half to P_((i+p/2) mod p), then each half recurses. p must be a power of two.
+void alltoall_logp_lev_bfly(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
+                            std::size_t size);
 
 }  // namespace touchstone::algorithms

@@ -1,0 +1,81 @@
+// Helpers of the all-to-all family (paper 000, section 5): combined messages are runs of L-byte
+// blocks; these move blocks between buffers, exchange with a partner and read the mesh shape.
+#pragma once
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "touchstone/error.hpp"
+#include "touchstone/proc.hpp"
+
+namespace touchstone::algorithms {
+
+/// The tag of every all-to-all message; groups keep the steps of multi-level algorithms apart.
+inline constexpr int kExchangeTag = 0;
+
+/// The group an algorithm was called on, with the world placeholder resolved.
+inline Group resolve(const Proc& p, const Group& g) { return g.is_world_placeholder() ? p.world() : g; }
+
+/// A scratch buffer of n bytes, left uninitialized (every algorithm fills what it reads).
+class Scratch {
+ public:
+  explicit Scratch(std::size_t n) : mem_(new std::byte[n]), n_(n) {}
+  std::span<std::byte> span() { return {mem_.get(), n_}; }
+  operator std::span<std::byte>() { return span(); }
+  operator std::span<const std::byte>() const { return {mem_.get(), n_}; }
+
+ private:
+  std::unique_ptr<std::byte[]> mem_;
+  std::size_t n_;
+};
+
+/// A processor's own block never crosses the network.
+inline void copy_own_block(int me, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t size) {
+  if (size) std::memcpy(block(recv, me, size).data(), block(send, me, size).data(), size);
+}
+
+/// Copies block `from` of src (blocks of `size` bytes) to block `to` of dst.
+inline void move_block(std::span<const std::byte> src, int from, std::span<std::byte> dst, int to, std::size_t size) {
+  if (size) std::memcpy(block(dst, to, size).data(), block(src, from, size).data(), size);
+}
+
+/// dst[c][r] = src[r][c] for a rows x cols matrix of blocks stored row-major.
+inline void transpose_blocks(std::span<const std::byte> src, std::span<std::byte> dst, int rows, int cols,
+                             std::size_t size) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) move_block(src, r * cols + c, dst, c * rows + r, size);
+}
+
+/// Sends `out` to `partner` and receives `in` from it (paper 000's exchange step), or copies when
+/// the partner is this processor.
+inline void exchange(Proc& p, const Group& g, int partner, std::span<const std::byte> out, std::span<std::byte> in) {
+  if (partner == g.local_rank(p.rank())) {
+    if (!out.empty()) std::memcpy(in.data(), out.data(), out.size());
+    return;
+  }
+  Request reqs[2] = {p.irecv(partner, kExchangeTag, in, g), p.isend(partner, kExchangeTag, out, g)};
+  p.waitall(reqs);
+}
+
+/// Rows and columns of the mesh the whole machine forms (a 1-D array of n is 1 x n). The
+/// two-level mesh algorithms need g to be the whole machine on a 1-D or 2-D grid; otherwise a
+/// UsageError names `algorithm` and the constraint.
+struct MeshShape {
+  int rows = 1, cols = 1;
+};
+inline MeshShape mesh_shape_of(const Proc& p, const Group& g, const std::string& algorithm) {
+  const auto dims = p.machine().topology->dims();
+  bool whole = g.size() == p.size();
+  for (int i = 0; whole && i < g.size(); ++i) whole = g.world_rank(i) == i;
+  if (!whole || dims.empty() || dims.size() > 2)
+    throw UsageError(fmt::format("{} needs a 1-D or 2-D mesh or torus and the whole machine as its group", algorithm));
+  return dims.size() == 1 ? MeshShape{1, dims[0]} : MeshShape{dims[0], dims[1]};
+}
+
+}  // namespace touchstone::algorithms
