@@ -1,0 +1,61 @@
+// Message combining and extraction (paper 000, section 1): "Our k-level algorithms are
+// characterized by combining the original messages of size L and by performing independent
+// routings within submachines." A combined (long) message holds the blocks of a set of group
+// ranks, each `size` bytes, concatenated in increasing rank order; every k-level algorithm packs
+// and unpacks its long messages with these helpers.
+//
+//   BlockView all = BlockView::all(n, send, L);               // the source's p blocks
+//   Blocks row = combine(all, members(grid, row_submachine));  // one long message for a row
+//   team.isend(leader, row.bytes());
+//   ... the leader: Blocks got(members(grid, row), L); team.irecv(src, got.bytes()); got.at(me)
+#pragma once
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace touchstone::algorithms {
+
+/// Read-only blocks of a set of ranks (increasing order), each `size` bytes, back to back.
+class BlockView {
+ public:
+  BlockView() = default;
+  /// `ranks` must be increasing; data holds ranks.size() blocks.
+  BlockView(std::vector<int> ranks, std::span<const std::byte> data, std::size_t size);
+  /// The blocks of ranks 0 .. n-1 (a buffer of per-rank blocks).
+  static BlockView all(int n, std::span<const std::byte> data, std::size_t size);
+  /// The block of `rank` (which must be in the set).
+  std::span<const std::byte> at(int rank) const;
+  const std::vector<int>& ranks() const { return ranks_; }
+  std::span<const std::byte> bytes() const { return data_; }
+  std::size_t block_size() const { return size_; }
+
+ private:
+  std::vector<int> ranks_;
+  std::span<const std::byte> data_;
+  std::size_t size_ = 0;
+};
+
+/// Owned blocks of a set of ranks, laid out as a combined message.
+class Blocks {
+ public:
+  /// Room for the blocks of `ranks` (any order; kept sorted), uninitialized.
+  Blocks(std::vector<int> ranks, std::size_t size);
+  std::span<std::byte> bytes() { return data_; }
+  std::span<std::byte> at(int rank);
+  const std::vector<int>& ranks() const { return ranks_; }
+  BlockView view() const { return BlockView(ranks_, data_, size_); }
+
+ private:
+  std::vector<int> ranks_;
+  std::vector<std::byte> data_;
+  std::size_t size_;
+};
+
+/// Message combining: the long message holding the blocks of `ranks`, taken from `from`.
+Blocks combine(const BlockView& from, std::vector<int> ranks);
+/// Message extraction: copies every block of `msg` to its place in `into`.
+void extract(const BlockView& msg, Blocks& into);
+/// Message extraction into a buffer of per-rank blocks (block r at offset r * size).
+void extract(const BlockView& msg, std::span<std::byte> by_rank);
+
+}  // namespace touchstone::algorithms
