@@ -51,4 +51,48 @@ Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn) {
   return Algorithm{std::move(name), std::move(summary), program, bytes};
 }
 
+// Harness of the one-to-all family: the root's blocks carry the pattern from the root to each
+// destination; every processor checks the one block it received.
+Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn) {
+  auto program = [name, fn](Proc& p, const Args& a) {
+    const int n = p.size(), me = p.rank(), root = a.root;
+    const std::size_t L = a.size, total = me == root ? static_cast<std::size_t>(n) * L : 0;
+    std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[L]);
+    std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), L);
+    if (a.check && me == root)
+      for (int dst = 0; dst < n; ++dst) fill_pattern(root, dst, send.subspan(static_cast<std::size_t>(dst) * L, L));
+    fn(p, p.world(), root, send, recv, L);
+    if (a.check) check_pattern(name, root, me, recv);
+  };
+  // The root's blocks, and the long messages on their way: each block is copied at most once per
+  // level of the partition (at most log2 p + 1 levels) and once more in flight.
+  auto bytes = [](int vps, std::size_t size) {
+    std::size_t levels = 2;
+    while ((std::size_t{1} << levels) < static_cast<std::size_t>(vps)) ++levels;
+    return 2 * (levels + 2) * static_cast<std::size_t>(vps) * size;
+  };
+  return Algorithm{std::move(name), std::move(summary), program, bytes};
+}
+
+// Harness of the all-to-one family: every processor sends the pattern from itself to the root; the
+// root checks every block.
+Algorithm gather_entry(std::string name, std::string summary, RootedFn fn) {
+  auto program = [name, fn](Proc& p, const Args& a) {
+    const int n = p.size(), me = p.rank(), root = a.root;
+    const std::size_t L = a.size, total = me == root ? static_cast<std::size_t>(n) * L : 0;
+    std::unique_ptr<std::byte[]> send_mem(new std::byte[L]), recv_mem(new std::byte[total]);
+    std::span<std::byte> send(send_mem.get(), L), recv(recv_mem.get(), total);
+    if (a.check) fill_pattern(me, root, send);
+    fn(p, p.world(), root, send, recv, L);
+    if (!a.check || me != root) return;
+    for (int src = 0; src < n; ++src) check_pattern(name, src, root, recv.subspan(static_cast<std::size_t>(src) * L, L));
+  };
+  auto bytes = [](int vps, std::size_t size) {
+    std::size_t levels = 2;
+    while ((std::size_t{1} << levels) < static_cast<std::size_t>(vps)) ++levels;
+    return 2 * (levels + 2) * static_cast<std::size_t>(vps) * size;
+  };
+  return Algorithm{std::move(name), std::move(summary), program, bytes};
+}
+
 }  // namespace touchstone::algorithms

@@ -25,8 +25,26 @@ using AlltoallFn = std::function<void(Proc&, const Group&, std::span<const std::
                                       std::span<std::byte> recv, std::size_t size)>;
 Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn);
 
+/// One-to-all (scatter.hpp): on the root, send holds g.size() blocks of `size` bytes; every
+/// processor's recv (size bytes) receives its block. All-to-one (gather.hpp) mirrors it: send holds
+/// the processor's block, the root's recv holds g.size() blocks.
+using RootedFn = std::function<void(Proc&, const Group&, int root, std::span<const std::byte> send,
+                                    std::span<std::byte> recv, std::size_t size)>;
+/// Harness of scatter: the root's block for dst holds fill_pattern(root, dst); every processor
+/// checks the block it received.
+Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn);
+/// Harness of gather: every processor sends fill_pattern(me, root); the root checks every block.
+Algorithm gather_entry(std::string name, std::string summary, RootedFn fn);
+
+/// logp-lev-rec(gamma) entries for any gamma (registry.cpp's find() builds them from names such as
+/// "scatter/logp-lev-rec(0.6)"); the catalog holds the paper's defaults (0.75 and 0.60).
+Algorithm scatter_logp_lev_rec_entry(double gamma);
+Algorithm gather_logp_lev_rec_entry(double gamma);
+
 /// Every family adds its entries to the catalog, in catalog order.
 void add_alltoall_algorithms(std::vector<Algorithm>& catalog);
+void add_scatter_algorithms(std::vector<Algorithm>& catalog);
+void add_gather_algorithms(std::vector<Algorithm>& catalog);
 void add_selftest_algorithms(std::vector<Algorithm>& catalog);
 
 }  // namespace touchstone::algorithms

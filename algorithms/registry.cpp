@@ -1,5 +1,9 @@
 #include "registry.hpp"
 
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+
 #include <fmt/format.h>
 
 #include "harness.hpp"
@@ -11,9 +15,47 @@ namespace {
 std::vector<Algorithm> build() {
   std::vector<Algorithm> c;
   add_alltoall_algorithms(c);
+  add_scatter_algorithms(c);
+  add_gather_algorithms(c);
   add_selftest_algorithms(c);
   return c;
 }
+// "scatter/logp-lev-rec(0.6)" and "gather/logp-lev-rec(0.3)": paper 000's logp-lev-rec(gamma)
+// for any gamma the paper allows. Built on first use and kept, so references stay valid.
+const Algorithm* parameterized(const std::string& name) {
+  struct Family {
+    const char* prefix;
+    Algorithm (*make)(double);
+    bool (*allowed)(double);
+    const char* range;
+  };
+  static const Family families[] = {
+      {"scatter/logp-lev-rec(", scatter_logp_lev_rec_entry, [](double g) { return g >= 0.5 && g < 1.0; },
+       "0.5 <= gamma < 1 (paper 000, section 3.1)"},
+      {"gather/logp-lev-rec(", gather_logp_lev_rec_entry, [](double g) { return g > 0.0 && g < 1.0; },
+       "0 < gamma < 1 (paper 000, section 4)"},
+  };
+  for (const auto& f : families) {
+    const std::string prefix = f.prefix;
+    if (name.rfind(prefix, 0) != 0 || name.back() != ')') continue;
+    const std::string number = name.substr(prefix.size(), name.size() - prefix.size() - 1);
+    char* end = nullptr;
+    const double gamma = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size())
+      throw UsageError(fmt::format("'{}': gamma '{}' is not a number", name, number));
+    if (!f.allowed(gamma)) throw UsageError(fmt::format("'{}': gamma must satisfy {}", name, f.range));
+    static std::mutex mu;
+    static std::deque<std::pair<std::string, Algorithm>> made;
+    const std::lock_guard lock(mu);
+    for (const auto& [n, a] : made)
+      if (n == name) return &a;
+    Algorithm a = f.make(gamma);
+    a.name = name;  // the spelling the user asked for
+    return &made.emplace_back(name, std::move(a)).second;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 const std::vector<Algorithm>& catalog() {
@@ -24,6 +66,7 @@ const std::vector<Algorithm>& catalog() {
 const Algorithm& find(const std::string& name) {
   for (const auto& a : catalog())
     if (a.name == name) return a;
+  if (const Algorithm* a = parameterized(name)) return *a;
   std::string known;
   for (const auto& a : catalog()) known += "\n  " + a.name;
   throw UsageError(fmt::format("unknown algorithm '{}'; known algorithms:{}", name, known));

@@ -1,0 +1,252 @@
+// Paper 000 (Hambrusch, Hameed, Khokhar), section 4: all-to-one communication. "All one-to-all
+// algorithms, except the algorithms based on broadcasting, have corresponding all-to-one
+// algorithms": the same partitions as scatter.cpp, with every superstep reversed. A submachine
+// first gathers to its leader with a lower-level algorithm; the leader combines the blocks it
+// collected into one long message and sends it to the destination.
+#include "gather.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "combine.hpp"
+#include "common.hpp"
+#include "harness.hpp"
+#include "submachine.hpp"
+#include "touchstone/error.hpp"
+
+namespace touchstone::algorithms {
+
+namespace {
+
+// What one processor knows while an all-to-one runs. Sends are non-blocking (Figure 6 reports
+// non-blocking sends) and are completed once, at the end; their long messages live until then.
+struct Gather {
+  Proc& p;
+  Group g;
+  Grid grid;
+  int me;
+  std::size_t size;
+  std::span<const std::byte> mine;  // this processor's block
+  std::vector<Request> sends;
+  std::vector<Blocks> messages;
+
+  Gather(Proc& proc, const Group& group, std::span<const std::byte> send, std::size_t L)
+      : p(proc), g(group.is_world_placeholder() ? proc.world() : group), grid(grid_of(proc, g)),
+        me(g.local_rank(proc.rank())), size(L), mine(send.first(L)) {}
+
+  Blocks own() const {
+    Blocks b({me}, size);
+    if (size) std::memcpy(b.at(me).data(), mine.data(), size);
+    return b;
+  }
+  void finish() { p.waitall(sends); }
+};
+
+void check_args(const char* name, const Proc& p, const Group& g, int root, std::span<const std::byte> send,
+                std::span<std::byte> recv, std::size_t size) {
+  const Group w = g.is_world_placeholder() ? p.world() : g;
+  if (root < 0 || root >= w.size())
+    throw UsageError(fmt::format("{}: root {} out of range, the group has {} processor(s)", name, root, w.size()));
+  if (send.size() < size) throw UsageError(fmt::format("{}: the send buffer holds {} bytes, not {}", name, send.size(), size));
+  if (w.local_rank(p.rank()) == root && recv.size() < static_cast<std::size_t>(w.size()) * size)
+    throw UsageError(fmt::format("{}: the root's receive buffer holds {} bytes, not {} blocks of {}", name, recv.size(), w.size(), size));
+}
+
+// A part gathers on its own to its leader, which gets the part's blocks back.
+using Inner = std::function<std::optional<Blocks>(int part)>;
+
+// The superstep of every k-level all-to-one, reversed from scatter.cpp: every part gathers to its
+// leader with `inner` (the destination leads its own part), and each other leader sends its part's
+// blocks to `dest` as one long message. The destination posts its receives for the long messages
+// first, so that they land while it collects its own part.
+std::optional<Blocks> via_leaders(Gather& s, int dest, const std::vector<std::vector<int>>& parts,
+                                  const std::vector<int>& leaders, int mine, const Inner& inner) {
+  const int leader = leaders[static_cast<std::size_t>(mine)];
+  std::optional<Team> team;
+  if ((s.me == dest || s.me == leader) && parts.size() > 1) {
+    std::vector<int> team_ranks{dest};
+    for (int l : leaders)
+      if (l != dest) team_ranks.push_back(l);
+    team.emplace(s.p, s.g, team_ranks);
+  }
+  if (s.me == dest) {
+    std::vector<Blocks> got;
+    std::vector<Request> reqs;
+    got.reserve(parts.size());
+    std::vector<int> all;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      all.insert(all.end(), parts[i].begin(), parts[i].end());
+      if (static_cast<int>(i) == mine) continue;
+      got.emplace_back(parts[i], s.size);
+      reqs.push_back(team->irecv(leaders[i], got.back().bytes()));
+    }
+    std::optional<Blocks> own = inner(mine);
+    Blocks out(std::move(all), s.size);
+    extract(own->view(), out);
+    s.p.waitall(reqs);
+    for (const Blocks& b : got) extract(b.view(), out);
+    return out;
+  }
+  std::optional<Blocks> own = inner(mine);
+  if (s.me == leader && team) {
+    s.messages.push_back(std::move(*own));
+    s.sends.push_back(team->isend(dest, s.messages.back().bytes()));
+  }
+  return std::nullopt;
+}
+
+// Algorithm 1-lev-dir for all-to-one: "every processor issues a send to processor P_d (and P_d
+// issues p - 1 receives)".
+std::optional<Blocks> one_level_dir(Gather& s, const std::vector<int>& part, int dest) {
+  if (part.size() == 1) return s.own();
+  const Team team(s.p, s.g, part);
+  if (s.me != dest) {
+    s.sends.push_back(team.isend(dest, s.mine));
+    return std::nullopt;
+  }
+  Blocks out(part, s.size);
+  if (s.size) std::memcpy(out.at(s.me).data(), s.mine.data(), s.size);
+  std::vector<Request> reqs;
+  for (int src : part)
+    if (src != dest) reqs.push_back(team.irecv(src, out.at(src)));
+  s.p.waitall(reqs);
+  return out;
+}
+
+std::vector<std::vector<int>> members_of(const Grid& grid, const std::vector<Submachine>& parts) {
+  std::vector<std::vector<int>> out;
+  for (const auto& part : parts) out.push_back(members(grid, part));
+  return out;
+}
+
+// 2-lev-rec reversed: every row gathers to its processor in the destination's column with
+// 1-lev-dir, then those processors send one long message each to the destination.
+std::optional<Blocks> two_lev_rec(Gather& s, const Submachine& m, int dest) {
+  const auto rows = split_rows(m);
+  const auto parts = members_of(s.grid, rows);
+  std::vector<int> leaders;
+  for (const auto& row : rows) leaders.push_back(in_column_of(s.grid, row, dest));
+  return via_leaders(s, dest, parts, leaders, part_of(s.grid, rows, s.me), [&](int i) {
+    return one_level_dir(s, parts[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)]);
+  });
+}
+
+// 3-lev-sq reversed: about p^(1/2) square submachines gather with 2-lev-rec to their leaders, the
+// processors in the destination's row and column of their submachine.
+std::optional<Blocks> three_lev_sq(Gather& s, const Submachine& m, int dest) {
+  const auto squares = split_squares(m);
+  const auto parts = members_of(s.grid, squares);
+  const Submachine& home = squares[static_cast<std::size_t>(part_of(s.grid, squares, dest))];
+  std::vector<int> leaders;
+  for (const auto& sq : squares) leaders.push_back(same_position(s.grid, home, dest, sq));
+  return via_leaders(s, dest, parts, leaders, part_of(s.grid, squares, s.me), [&](int i) {
+    return two_lev_rec(s, squares[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)]);
+  });
+}
+
+// logp-lev-sq reversed: "partitioning the mesh into two submachines by alternating horizontal
+// and vertical cuts" (section 4); each half gathers recursively.
+std::optional<Blocks> logp_lev_sq(Gather& s, const Submachine& m, int dest) {
+  if (m.size() == 1) return s.own();
+  const auto halves = split_halves(m);
+  const auto parts = members_of(s.grid, halves);
+  const Submachine& home = halves[static_cast<std::size_t>(part_of(s.grid, halves, dest))];
+  std::vector<int> leaders;
+  for (const auto& h : halves) leaders.push_back(same_position(s.grid, home, dest, h));
+  return via_leaders(s, dest, parts, leaders, part_of(s.grid, halves, s.me), [&](int i) {
+    return logp_lev_sq(s, halves[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)]);
+  });
+}
+
+// logp-lev-rec(gamma) reversed, on runs [lo, hi) of the snake-like row-major order. Section 4:
+// for gamma < 0.5 the destination may lie in neither the first nor the last gamma p processors;
+// then "one submachine contains the first d-1 processors and executes an all-to-one communication
+// with P_(d-1) as destination. The remaining processors belong to the second submachine and they
+// continue with P_d as the destination" (gamma_cut; this happens at most once).
+std::optional<Blocks> logp_lev_rec(Gather& s, const std::vector<int>& snake, int lo, int hi, int dest, double gamma) {
+  if (hi - lo == 1) return s.own();
+  const SnakeCut cut = gamma_cut(hi - lo, s.grid.snake_index(dest) - lo, gamma);
+  const std::vector<std::vector<int>> parts{{snake.begin() + lo + cut.keep_lo, snake.begin() + lo + cut.keep_hi},
+                                            {snake.begin() + lo + cut.other_lo, snake.begin() + lo + cut.other_hi}};
+  const std::vector<int> leaders{dest, snake[static_cast<std::size_t>(lo + cut.leader)]};
+  const int at = s.grid.snake_index(s.me) - lo;
+  const int mine = at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1;
+  return via_leaders(s, dest, parts, leaders, mine, [&](int i) {
+    if (i == 0) return logp_lev_rec(s, snake, lo + cut.keep_lo, lo + cut.keep_hi, dest, gamma);
+    return logp_lev_rec(s, snake, lo + cut.other_lo, lo + cut.other_hi, leaders[1], gamma);
+  });
+}
+
+// Runs one algorithm and leaves the root's blocks in recv.
+template <class Algo>
+void run_gather(const char* name, Proc& p, const Group& g, int root, std::span<const std::byte> send,
+                std::span<std::byte> recv, std::size_t size, Algo algo) {
+  check_args(name, p, g, root, send, recv, size);
+  Gather s(p, g, send, size);
+  std::optional<Blocks> all = algo(s);
+  if (s.me == root) extract(all->view(), recv);
+  s.finish();
+}
+
+std::vector<int> everyone(int n) {
+  std::vector<int> out(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) out[static_cast<std::size_t>(r)] = r;
+  return out;
+}
+
+}  // namespace
+
+void gather_1lev_dir(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                     std::size_t size) {
+  run_gather("gather/1-lev-dir", p, g, root, send, recv, size,
+             [&](Gather& s) { return one_level_dir(s, everyone(s.g.size()), root); });
+}
+
+void gather_2lev_rec(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                     std::size_t size) {
+  run_gather("gather/2-lev-rec", p, g, root, send, recv, size, [&](Gather& s) { return two_lev_rec(s, whole(s.grid), root); });
+}
+
+void gather_3lev_sq(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                    std::size_t size) {
+  run_gather("gather/3-lev-sq", p, g, root, send, recv, size, [&](Gather& s) { return three_lev_sq(s, whole(s.grid), root); });
+}
+
+void gather_logp_lev_sq(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                        std::size_t size) {
+  run_gather("gather/logp-lev-sq", p, g, root, send, recv, size, [&](Gather& s) { return logp_lev_sq(s, whole(s.grid), root); });
+}
+
+void gather_logp_lev_rec(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                         std::size_t size, double gamma) {
+  if (!(gamma > 0.0 && gamma < 1.0))
+    throw UsageError(fmt::format("gather/logp-lev-rec: gamma must satisfy 0 < gamma < 1 (paper 000, section 4), got {}", gamma));
+  run_gather("gather/logp-lev-rec", p, g, root, send, recv, size,
+             [&](Gather& s) { return logp_lev_rec(s, s.grid.snake_order(), 0, s.g.size(), root, gamma); });
+}
+
+Algorithm gather_logp_lev_rec_entry(double gamma) {
+  const bool is_default = gamma == kGatherGamma;
+  return gather_entry(is_default ? "gather/logp-lev-rec" : fmt::format("gather/logp-lev-rec({})", gamma),
+                      fmt::format("two snake-order submachines of gamma = {} and 1 - gamma, recursively (paper 000, sec. 4)", gamma),
+                      [gamma](Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                              std::size_t size) { gather_logp_lev_rec(p, g, root, send, recv, size, gamma); });
+}
+
+void add_gather_algorithms(std::vector<Algorithm>& c) {
+  c.push_back(gather_entry("gather/1-lev-dir", "every processor sends to the destination (paper 000, sec. 4)", gather_1lev_dir));
+  c.push_back(gather_entry("gather/2-lev-rec", "1-lev-dir in rows, long messages up the destination's column (paper 000, sec. 4)",
+                           gather_2lev_rec));
+  c.push_back(gather_entry("gather/3-lev-sq", "2-lev-rec in sqrt(p) square submachines, long messages to the destination (paper 000, sec. 4)",
+                           gather_3lev_sq));
+  c.push_back(gather_entry("gather/logp-lev-sq", "halves by alternating vertical and horizontal cuts (paper 000, sec. 4)",
+                           gather_logp_lev_sq));
+  c.push_back(gather_logp_lev_rec_entry(kGatherGamma));
+}
+
+}  // namespace touchstone::algorithms

@@ -1,0 +1,325 @@
+// Paper 000 (Hambrusch, Hameed, Khokhar), section 3: one-to-all communication, the algorithms of
+// Figure 1. Every k-level algorithm is the same superstep applied to a partition: the source
+// combines the blocks of each submachine into one long message, sends it to the submachine's
+// leader (section 3.2: "higher priority to destinations further away"), and every submachine
+// continues on its own with a lower-level algorithm.
+#include "scatter.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "combine.hpp"
+#include "common.hpp"
+#include "harness.hpp"
+#include "submachine.hpp"
+#include "touchstone/error.hpp"
+
+namespace touchstone::algorithms {
+
+namespace {
+
+// What one processor knows while a one-to-all runs. Sends are non-blocking (Figure 2 reports
+// non-blocking sends) and are completed once, at the end; their long messages live until then.
+struct Scatter {
+  Proc& p;
+  Group g;
+  Grid grid;
+  int me;
+  std::size_t size;
+  std::span<std::byte> recv;
+  std::vector<Request> sends;
+  std::vector<Blocks> messages;
+
+  Scatter(Proc& proc, const Group& group, std::span<std::byte> r, std::size_t L)
+      : p(proc), g(group.is_world_placeholder() ? proc.world() : group), grid(grid_of(proc, g)),
+        me(g.local_rank(proc.rank())), size(L), recv(r) {}
+
+  void keep_own(const BlockView& data) {
+    if (size) std::memcpy(recv.data(), data.at(me).data(), size);
+  }
+  void finish() { p.waitall(sends); }
+};
+
+void check_args(const char* name, const Proc& p, const Group& g, int root, std::span<const std::byte> send,
+                std::span<std::byte> recv, std::size_t size) {
+  const Group w = g.is_world_placeholder() ? p.world() : g;
+  if (root < 0 || root >= w.size())
+    throw UsageError(fmt::format("{}: root {} out of range, the group has {} processor(s)", name, root, w.size()));
+  if (recv.size() < size) throw UsageError(fmt::format("{}: the receive buffer holds {} bytes, not {}", name, recv.size(), size));
+  if (w.local_rank(p.rank()) == root && send.size() < static_cast<std::size_t>(w.size()) * size)
+    throw UsageError(fmt::format("{}: the root's send buffer holds {} bytes, not {} blocks of {}", name, send.size(), w.size(), size));
+}
+
+// A part continues on its own; `data` is set on the processor holding the part's blocks.
+using Inner = std::function<void(int part, const BlockView* data)>;
+
+// The superstep of every k-level one-to-all (Figure 1, "sends one long message to each leader"):
+// `holder` holds the blocks of all parts; it combines the blocks of every other part into one long
+// message and sends it to that part's leader, farthest leader first. Then every processor goes
+// on in its own part `mine`, whose leader now holds the part's blocks (the holder leads its own).
+void via_leaders(Scatter& s, int holder, const BlockView* data, const std::vector<std::vector<int>>& parts,
+                 const std::vector<int>& leaders, int mine, const Inner& inner) {
+  std::optional<Blocks> got;
+  std::optional<BlockView> view;
+  const bool in_team = s.me == holder || s.me == leaders[static_cast<std::size_t>(mine)];
+  if (in_team && parts.size() > 1) {
+    std::vector<int> team_ranks{holder};
+    for (int l : leaders)
+      if (l != holder) team_ranks.push_back(l);
+    const Team team(s.p, s.g, team_ranks);
+    if (s.me == holder) {
+      std::vector<int> others(team_ranks.begin() + 1, team_ranks.end());
+      for (int leader : farthest_first(s.p, s.g, others)) {
+        const auto i = static_cast<std::size_t>(std::find(leaders.begin(), leaders.end(), leader) - leaders.begin());
+        s.messages.push_back(combine(*data, parts[i]));
+        s.sends.push_back(team.isend(leader, s.messages.back().bytes()));
+      }
+    } else {
+      got.emplace(parts[static_cast<std::size_t>(mine)], s.size);
+      Request r = team.irecv(holder, got->bytes());
+      s.p.wait(r);
+      view = got->view();
+      data = &*view;
+    }
+  }
+  inner(mine, s.me == leaders[static_cast<std::size_t>(mine)] ? data : nullptr);
+}
+
+// Algorithm 1-lev-dir(p): "The source processor issues p-1 sends, one to each distinct destination."
+void one_level_dir(Scatter& s, const std::vector<int>& part, int holder, const BlockView* data) {
+  if (part.size() == 1) {
+    s.keep_own(*data);
+    return;
+  }
+  const Team team(s.p, s.g, part);
+  if (s.me == holder) {
+    std::vector<int> others;
+    for (int r : part)
+      if (r != holder) others.push_back(r);
+    for (int dst : farthest_first(s.p, s.g, others)) s.sends.push_back(team.isend(dst, data->at(dst)));
+    s.keep_own(*data);
+  } else {
+    Request r = team.irecv(holder, s.recv.first(s.size));
+    s.p.wait(r);
+  }
+}
+
+std::vector<std::vector<int>> members_of(const Grid& grid, const std::vector<Submachine>& parts) {
+  std::vector<std::vector<int>> out;
+  for (const auto& part : parts) out.push_back(members(grid, part));
+  return out;
+}
+
+// Algorithm 2-lev-rec(p): "1. The source processor prepares p^(1/2)-1 long messages, each
+// containing p^(1/2) messages, and sends one long message to each processor in its column.
+// 2. A processor that received a long message, applies Algorithm 1-lev-dir(p^(1/2)) within its row."
+void two_lev_rec(Scatter& s, const Submachine& m, int holder, const BlockView* data) {
+  const auto rows = split_rows(m);
+  const auto parts = members_of(s.grid, rows);
+  std::vector<int> leaders;
+  for (const auto& row : rows) leaders.push_back(in_column_of(s.grid, row, holder));
+  via_leaders(s, holder, data, parts, leaders, part_of(s.grid, rows, s.me),
+              [&](int i, const BlockView* d) { one_level_dir(s, parts[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)], d); });
+}
+
+// Algorithm 3-lev-sq(p): "1. The machine is partitioned into p^(1/2) square submachines. 2. The
+// source processor ... sends one long message to each leader processor in the submachine.
+// 3. Each submachine applies Algorithm 2-lev-rec(p^(1/2))." Leaders sit in the source's row and
+// column of their submachine, so the source sends nothing inside its own submachine twice.
+void three_lev_sq(Scatter& s, const Submachine& m, int holder, const BlockView* data) {
+  const auto squares = split_squares(m);
+  const auto parts = members_of(s.grid, squares);
+  const Submachine& home = squares[static_cast<std::size_t>(part_of(s.grid, squares, holder))];
+  std::vector<int> leaders;
+  for (const auto& sq : squares) leaders.push_back(same_position(s.grid, home, holder, sq));
+  via_leaders(s, holder, data, parts, leaders, part_of(s.grid, squares, s.me), [&](int i, const BlockView* d) {
+    two_lev_rec(s, squares[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)], d);
+  });
+}
+
+// Algorithm logp-lev-sq(p): "1. The machine is partitioned into 2 submachines, alternating
+// partitions along the columns and rows. 2. The source processor concatenates p/2 messages into
+// one long message and sends the long message to the leader processor in the other submachine.
+// 3. Each submachine applies Algorithm logp-lev-sq(p/2)."
+void logp_lev_sq(Scatter& s, const Submachine& m, int holder, const BlockView* data) {
+  if (m.size() == 1) {
+    s.keep_own(*data);
+    return;
+  }
+  const auto halves = split_halves(m);
+  const auto parts = members_of(s.grid, halves);
+  const Submachine& home = halves[static_cast<std::size_t>(part_of(s.grid, halves, holder))];
+  std::vector<int> leaders;
+  for (const auto& h : halves) leaders.push_back(same_position(s.grid, home, holder, h));
+  via_leaders(s, holder, data, parts, leaders, part_of(s.grid, halves, s.me), [&](int i, const BlockView* d) {
+    logp_lev_sq(s, halves[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)], d);
+  });
+}
+
+// Algorithm logp-lev-rec(p, gamma): "1. The machine is partitioned into 2 submachines, one
+// containing gamma p processors including the source processor, and the other containing
+// (1-gamma)p processors. 2. The source processor concatenates (1-gamma)p messages into one long
+// message and sends it to the leader processor in the other submachine. 3. [Both recurse.]"
+// Submachines are runs [lo, hi) of the snake-like row-major order (section 3.2).
+void logp_lev_rec(Scatter& s, const std::vector<int>& snake, int lo, int hi, int holder, const BlockView* data,
+                  double gamma) {
+  if (hi - lo == 1) {
+    s.keep_own(*data);
+    return;
+  }
+  const SnakeCut cut = gamma_cut(hi - lo, s.grid.snake_index(holder) - lo, gamma);
+  const std::vector<std::vector<int>> parts{{snake.begin() + lo + cut.keep_lo, snake.begin() + lo + cut.keep_hi},
+                                            {snake.begin() + lo + cut.other_lo, snake.begin() + lo + cut.other_hi}};
+  const std::vector<int> leaders{holder, snake[static_cast<std::size_t>(lo + cut.leader)]};
+  const int at = s.grid.snake_index(s.me) - lo;
+  const int mine = at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1;
+  via_leaders(s, holder, data, parts, leaders, mine, [&](int i, const BlockView* d) {
+    if (i == 0) logp_lev_rec(s, snake, lo + cut.keep_lo, lo + cut.keep_hi, holder, d, gamma);
+    else logp_lev_rec(s, snake, lo + cut.other_lo, lo + cut.other_hi, leaders[1], d, gamma);
+  });
+}
+
+std::vector<int> all_but(int n, int skip) {
+  std::vector<int> out;
+  for (int r = 0; r < n; ++r)
+    if (r != skip) out.push_back(r);
+  return out;
+}
+
+}  // namespace
+
+void scatter_1lev_dir(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                      std::size_t size) {
+  check_args("scatter/1-lev-dir", p, g, root, send, recv, size);
+  Scatter s(p, g, recv, size);
+  const BlockView all = s.me == root ? BlockView::all(s.g.size(), send, size) : BlockView();
+  std::vector<int> everyone(static_cast<std::size_t>(s.g.size()));
+  for (int r = 0; r < s.g.size(); ++r) everyone[static_cast<std::size_t>(r)] = r;
+  one_level_dir(s, everyone, root, &all);
+  s.finish();
+}
+
+// Algorithm 1-lev-sys-br(p): "The source processor concatenates the p-1 messages into one long
+// message which is broadcast. 2. Each processor extracts its message from the long message."
+// The Delta's system broadcast ran over the data network (section 3.2: "the absence of a dedicated
+// fast broadcasting network"); we model what a naive system broadcast does: the source sends the
+// long message to every processor itself, farthest first.
+void scatter_1lev_sys_br(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                         std::size_t size) {
+  check_args("scatter/1-lev-sys-br", p, g, root, send, recv, size);
+  Scatter s(p, g, recv, size);
+  const int n = s.g.size();
+  if (n == 1) {
+    s.keep_own(BlockView::all(n, send, size));
+    return;
+  }
+  const auto others = all_but(n, root);
+  if (s.me == root) {
+    const BlockView all = BlockView::all(n, send, size);
+    s.messages.push_back(combine(all, others));
+    for (int dst : farthest_first(p, s.g, others)) s.sends.push_back(p.isend(dst, 0, s.messages.back().bytes(), s.g));
+    s.keep_own(all);
+  } else {
+    Blocks got(others, size);
+    p.recv(root, 0, got.bytes(), s.g);
+    s.keep_own(got.view());
+  }
+  s.finish();
+}
+
+// Algorithm 1-lev-our-br(p): the long message of 1-lev-sys-br broadcast along a binomial heap:
+// in ranks relative to the source, processor r receives from r minus its lowest set bit and sends
+// to r + 2^j for every 2^j below that bit, the largest subtree first (for a corner source these are
+// also the farthest destinations first).
+void scatter_1lev_our_br(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                         std::size_t size) {
+  check_args("scatter/1-lev-our-br", p, g, root, send, recv, size);
+  Scatter s(p, g, recv, size);
+  const int n = s.g.size(), rel = (s.me - root + n) % n;
+  const auto others = all_but(n, root);
+  std::optional<Blocks> held;
+  int span = ceil_pow2(n);
+  if (rel == 0) {
+    held = combine(BlockView::all(n, send, size), others);
+    s.keep_own(BlockView::all(n, send, size));
+  } else {
+    span = rel & -rel;
+    held.emplace(others, size);
+    p.recv((rel - span + root) % n, 0, held->bytes(), s.g);
+    s.keep_own(held->view());
+  }
+  for (int m = span / 2; m >= 1; m /= 2)
+    if (rel + m < n) s.sends.push_back(p.isend((rel + m + root) % n, 0, held->bytes(), s.g));
+  s.finish();  // before `held` goes away
+}
+
+void scatter_2lev_rec(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                      std::size_t size) {
+  check_args("scatter/2-lev-rec", p, g, root, send, recv, size);
+  Scatter s(p, g, recv, size);
+  const BlockView all = s.me == root ? BlockView::all(s.g.size(), send, size) : BlockView();
+  two_lev_rec(s, whole(s.grid), root, &all);
+  s.finish();
+}
+
+void scatter_3lev_sq(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                     std::size_t size) {
+  check_args("scatter/3-lev-sq", p, g, root, send, recv, size);
+  Scatter s(p, g, recv, size);
+  const BlockView all = s.me == root ? BlockView::all(s.g.size(), send, size) : BlockView();
+  three_lev_sq(s, whole(s.grid), root, &all);
+  s.finish();
+}
+
+void scatter_logp_lev_sq(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                         std::size_t size) {
+  check_args("scatter/logp-lev-sq", p, g, root, send, recv, size);
+  Scatter s(p, g, recv, size);
+  const BlockView all = s.me == root ? BlockView::all(s.g.size(), send, size) : BlockView();
+  logp_lev_sq(s, whole(s.grid), root, &all);
+  s.finish();
+}
+
+void scatter_logp_lev_rec(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                          std::size_t size, double gamma) {
+  // Section 3.1: "since data cannot be received faster than it is sent out, a value of gamma < 0.5
+  // cannot give a better performance for one-to-all communication."
+  if (!(gamma >= 0.5 && gamma < 1.0))
+    throw UsageError(fmt::format("scatter/logp-lev-rec: gamma must satisfy 0.5 <= gamma < 1 (paper 000, section 3.1), got {}", gamma));
+  check_args("scatter/logp-lev-rec", p, g, root, send, recv, size);
+  Scatter s(p, g, recv, size);
+  const BlockView all = s.me == root ? BlockView::all(s.g.size(), send, size) : BlockView();
+  logp_lev_rec(s, s.grid.snake_order(), 0, s.g.size(), root, &all, gamma);
+  s.finish();
+}
+
+Algorithm scatter_logp_lev_rec_entry(double gamma) {
+  const bool is_default = gamma == kScatterGamma;
+  return scatter_entry(is_default ? "scatter/logp-lev-rec" : fmt::format("scatter/logp-lev-rec({})", gamma),
+                       fmt::format("two snake-order submachines of gamma = {} and 1 - gamma, recursively (paper 000, sec. 3.2, Fig. 1)", gamma),
+                       [gamma](Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                               std::size_t size) { scatter_logp_lev_rec(p, g, root, send, recv, size, gamma); });
+}
+
+void add_scatter_algorithms(std::vector<Algorithm>& c) {
+  c.push_back(scatter_entry("scatter/1-lev-dir", "p-1 direct sends from the source, farthest first (paper 000, sec. 3, Fig. 1)",
+                            scatter_1lev_dir));
+  c.push_back(scatter_entry("scatter/1-lev-sys-br", "one long message, flat system broadcast from the source (paper 000, Fig. 1)",
+                            scatter_1lev_sys_br));
+  c.push_back(scatter_entry("scatter/1-lev-our-br", "one long message, binomial-heap broadcast tree (paper 000, Fig. 1)",
+                            scatter_1lev_our_br));
+  c.push_back(scatter_entry("scatter/2-lev-rec", "long messages down the source's column, 1-lev-dir in rows (paper 000, Fig. 1)",
+                            scatter_2lev_rec));
+  c.push_back(scatter_entry("scatter/3-lev-sq", "long messages to sqrt(p) square submachines, 2-lev-rec in each (paper 000, Fig. 1)",
+                            scatter_3lev_sq));
+  c.push_back(scatter_entry("scatter/logp-lev-sq", "halves by alternating vertical and horizontal cuts (paper 000, Fig. 1)",
+                            scatter_logp_lev_sq));
+  c.push_back(scatter_logp_lev_rec_entry(kScatterGamma));
+}
+
+}  // namespace touchstone::algorithms
