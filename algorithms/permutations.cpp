@@ -98,7 +98,7 @@ Schedule balanced_schedule(int k) {
     for (auto [x, y] : round) {  // x < y; left players < mid < dummy
       if (x == mid && y == dummy) continue;
       if (y == dummy) {
-        add_cycle(a, {x, m(x)});
+        if (mid < 0) add_cycle(a, {x, m(x)});  // k odd: x's mirror pair travels with P_m
       } else if (y == mid) {
         add_cycle(a, {x, mid, m(x)});
         add_cycle(b, {x, m(x), mid});
