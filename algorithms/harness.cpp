@@ -53,7 +53,7 @@ Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn) {
 
 // Harness of the one-to-all family: the root's blocks carry the pattern from the root to each
 // destination; every processor checks the one block it received.
-Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn) {
+Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool broadcast) {
   auto program = [name, fn](Proc& p, const Args& a) {
     const int n = p.size(), me = p.rank(), root = a.root;
     const std::size_t L = a.size, total = me == root ? static_cast<std::size_t>(n) * L : 0;
@@ -65,8 +65,11 @@ Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn) {
     if (a.check) check_pattern(name, root, me, recv);
   };
   // The root's blocks, and the long messages on their way: each block is copied at most once per
-  // level of the partition (at most log2 p + 1 levels) and once more in flight.
-  auto bytes = [](int vps, std::size_t size) {
+  // level of the partition (at most log2 p + 1 levels) and once more in flight. A broadcast leaves
+  // the long message of p - 1 blocks on every processor and (flat broadcast) p - 1 copies in flight.
+  auto bytes = [broadcast](int vps, std::size_t size) {
+    const auto p = static_cast<std::size_t>(vps);
+    if (broadcast) return 2 * p * p * size + p * size;
     std::size_t levels = 2;
     while ((std::size_t{1} << levels) < static_cast<std::size_t>(vps)) ++levels;
     return 2 * (levels + 2) * static_cast<std::size_t>(vps) * size;

@@ -31,8 +31,9 @@ Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn);
 using RootedFn = std::function<void(Proc&, const Group&, int root, std::span<const std::byte> send,
                                     std::span<std::byte> recv, std::size_t size)>;
 /// Harness of scatter: the root's block for dst holds fill_pattern(root, dst); every processor
-/// checks the block it received.
-Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn);
+/// checks the block it received. `broadcast`: every processor receives all p blocks (1-lev-*-br),
+/// which the host memory estimate must allow for.
+Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool broadcast = false);
 /// Harness of gather: every processor sends fill_pattern(me, root); the root checks every block.
 Algorithm gather_entry(std::string name, std::string summary, RootedFn fn);
 

@@ -310,9 +310,9 @@ void add_scatter_algorithms(std::vector<Algorithm>& c) {
   c.push_back(scatter_entry("scatter/1-lev-dir", "p-1 direct sends from the source, farthest first (paper 000, sec. 3, Fig. 1)",
                             scatter_1lev_dir));
   c.push_back(scatter_entry("scatter/1-lev-sys-br", "one long message, flat system broadcast from the source (paper 000, Fig. 1)",
-                            scatter_1lev_sys_br));
+                            scatter_1lev_sys_br, true));
   c.push_back(scatter_entry("scatter/1-lev-our-br", "one long message, binomial-heap broadcast tree (paper 000, Fig. 1)",
-                            scatter_1lev_our_br));
+                            scatter_1lev_our_br, true));
   c.push_back(scatter_entry("scatter/2-lev-rec", "long messages down the source's column, 1-lev-dir in rows (paper 000, Fig. 1)",
                             scatter_2lev_rec));
   c.push_back(scatter_entry("scatter/3-lev-sq", "long messages to sqrt(p) square submachines, 2-lev-rec in each (paper 000, Fig. 1)",
