@@ -37,6 +37,30 @@ Machine generic(std::shared_ptr<const Topology> topo) {
   return m;
 }
 
+// The Intel Touchstone Delta of paper 000 (section 2): 512 nodes as a 16 x 32 wormhole mesh with
+// XY routing, packets of 512 bytes (482 data + 30 header), one message in and one out at a time.
+// The cost parameters are fitted to the paper's Figure 9 (docs/machines.md, "Fitting the Delta";
+// bench/fit_delta.cpp reproduces the fit). The Delta sends faster than it receives (paper 000,
+// section 4), so recv_per_byte > send_per_byte.
+Machine delta(std::vector<int> dims) {
+  if (dims.size() != 2 || dims[0] > 16 || dims[1] > 32)
+    throw UsageError(fmt::format("delta:RxC is a sub-mesh of the 16x32 Delta: R <= 16 and C <= 32"));
+  Machine m = generic(make_mesh(std::move(dims)));
+  m.name = "delta:" + std::to_string(m.topology->dims()[0]) + "x" + std::to_string(m.topology->dims()[1]);
+  m.costs.send_overhead = microseconds(100);
+  m.costs.send_per_byte = nanoseconds(100);
+  m.costs.recv_overhead = microseconds(80);
+  m.costs.recv_per_byte = nanoseconds(200);
+  m.costs.probe_cost = microseconds(5);
+  m.net.hop_time = nanoseconds(100);
+  m.net.link_byte_time = nanoseconds(100);
+  m.net.inject_byte_time = nanoseconds(100);
+  m.net.eject_byte_time = nanoseconds(100);
+  m.net.packet_payload = 482;
+  m.net.packet_header = 30;
+  return m;
+}
+
 // Parses a decimal number (integer or fraction) and scales it to picoseconds exactly.
 Time parse_time(const std::string& key, const std::string& v, Time unit) {
   std::size_t pos = 0;
@@ -236,9 +260,10 @@ Machine parse_machine(const std::string& spec) {
   }
   Machine m;
   if (kind == "mesh") m = generic(make_mesh(parse_dims(dims, spec)));
+  else if (kind == "delta") m = delta(dims.empty() ? std::vector<int>{16, 32} : parse_dims(dims, spec));
   else if (kind == "torus") m = generic(make_torus(parse_dims(dims, spec), rule));
   else
-    throw UsageError(fmt::format("unknown machine '{}'; known: mesh:RxC[x...], torus:AxB[x...], or a .json machine file "
+    throw UsageError(fmt::format("unknown machine '{}'; known: mesh:RxC[x...], torus:AxB[x...], delta, delta:RxC, or a .json machine file "
                                  "(touchstone list machines)",
                                  spec));
   for (const auto& [k, v] : opts) apply_option(m, k, v);
@@ -250,6 +275,7 @@ std::vector<std::pair<std::string, std::string>> machine_presets() {
   std::vector<std::pair<std::string, std::string>> out = {
       {"mesh:RxC[x...]", "n-dimensional mesh, dimension-order (XY) routing, generic 1990s wormhole parameters"},
       {"torus:AxB[x...]", "n-dimensional torus; deadlock=dateline (default, 2 virtual channels) or deadlock=none"},
+      {"delta[:RxC]", "the Intel Touchstone Delta (16x32, paper 000) or an RxC sub-mesh of it, fitted to Figure 9"},
       {"FILE.json", "a machine file: {\"topology\": \"mesh:4x4\", \"name\": ..., \"params\": {option: value}}"},
   };
   for (const auto& o : options()) out.emplace_back(fmt::format("  ,{}=", o.key), o.help);
