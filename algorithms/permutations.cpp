@@ -48,7 +48,7 @@ std::vector<std::vector<std::pair<int, int>>> tournament(int n) {
 }  // namespace
 
 Schedule linear_schedule(int p) {
-  Schedule s{p, {}};
+  Schedule s{p, {}, {}};
   for (int i = 1; i < p; ++i) {
     Perm perm(static_cast<std::size_t>(p));
     for (int j = 0; j < p; ++j) perm[static_cast<std::size_t>(j)] = (i + j) % p;
@@ -58,7 +58,7 @@ Schedule linear_schedule(int p) {
 }
 
 Schedule xor_schedule(int p) {
-  Schedule s{p, {}};
+  Schedule s{p, {}, {}};
   for (int i = 1; i < ceil_pow2(p); ++i) {
     Perm perm(static_cast<std::size_t>(p), -1);
     for (int j = 0; j < p; ++j)
@@ -84,7 +84,7 @@ Schedule xor_schedule(int p) {
 // of stays only is appended when there is none, k = 4i + 3), so that every ordered pair including
 // (a, a) occurs exactly once: the property the cross product for meshes needs.
 Schedule balanced_schedule(int k) {
-  Schedule s{k, {}};
+  Schedule s{k, {}, {}};
   if (k <= 0) return s;
   const int h = k / 2;
   const int mid = k % 2 ? h : -1;
@@ -140,7 +140,7 @@ Schedule balanced_schedule(const std::vector<int>& dims) {
   for (std::size_t d = 1; d < dims.size(); ++d) {
     const Schedule f = balanced_schedule(dims[d]);
     const int n = f.p;
-    Schedule x{s.p * n, {}};
+    Schedule x{s.p * n, {}, {}};
     for (const auto& pi : s.to)
       for (const auto& pj : f.to) {
         Perm perm(static_cast<std::size_t>(x.p), -1);
@@ -212,6 +212,13 @@ Loads schedule_loads(const Schedule& s, const Topology& topology, std::span<cons
   return out;
 }
 
+void add_inverse(Schedule& s) {
+  s.from.assign(s.to.size(), std::vector<int>(static_cast<std::size_t>(s.p), -1));
+  for (std::size_t k = 0; k < s.to.size(); ++k)
+    for (int i = 0; i < s.p; ++i)
+      if (const int t = s.to[k][static_cast<std::size_t>(i)]; t >= 0) s.from[k][static_cast<std::size_t>(t)] = i;
+}
+
 const Schedule& shared_schedule(const std::string& kind, const std::vector<int>& shape) {
   static std::mutex mu;
   static std::map<std::pair<std::string, std::vector<int>>, std::unique_ptr<const Schedule>> cache;
@@ -220,10 +227,13 @@ const Schedule& shared_schedule(const std::string& kind, const std::vector<int>&
   if (!slot) {
     int p = 1;
     for (int d : shape) p *= d;
-    if (kind == "linear") slot = std::make_unique<const Schedule>(linear_schedule(p));
-    else if (kind == "xor") slot = std::make_unique<const Schedule>(xor_schedule(p));
-    else if (kind == "balanced") slot = std::make_unique<const Schedule>(balanced_schedule(shape));
+    Schedule s;
+    if (kind == "linear") s = linear_schedule(p);
+    else if (kind == "xor") s = xor_schedule(p);
+    else if (kind == "balanced") s = balanced_schedule(shape);
     else throw UsageError(fmt::format("unknown permutation schedule '{}' (linear, xor or balanced)", kind));
+    add_inverse(s);
+    slot = std::make_unique<const Schedule>(std::move(s));
   }
   return *slot;
 }
@@ -236,16 +246,20 @@ void alltoall_by_schedule(Proc& p, const Group& g, const Schedule& s, std::span<
   const int n = g.size(), me = g.local_rank(p.rank());
   if (s.p != n) throw UsageError(fmt::format("a schedule of {} processors run on a group of {}", s.p, n));
   copy_own_block(me, send, recv, size);
-  for (const auto& perm : s.to) {
+  for (std::size_t k = 0; k < s.to.size(); ++k) {
+    const auto& perm = s.to[k];
     int from = -1;
-    for (int i = 0; i < n && from < 0; ++i)
-      if (perm[static_cast<std::size_t>(i)] == me && i != me) from = i;
+    if (!s.from.empty()) from = s.from[k][static_cast<std::size_t>(me)];
+    else
+      for (int i = 0; i < n && from < 0; ++i)
+        if (perm[static_cast<std::size_t>(i)] == me) from = i;
+    if (from == me) from = -1;
     const int to = perm[static_cast<std::size_t>(me)];
     Request reqs[2];
-    int k = 0;
-    if (from >= 0) reqs[k++] = p.irecv(from, kExchangeTag, block(recv, from, size), g);
-    if (to >= 0 && to != me) reqs[k++] = p.isend(to, kExchangeTag, block(send, to, size), g);
-    if (k) p.waitall(std::span<Request>(reqs, static_cast<std::size_t>(k)));
+    std::size_t posted = 0;
+    if (from >= 0) reqs[posted++] = p.irecv(from, kExchangeTag, block(recv, from, size), g);
+    if (to >= 0 && to != me) reqs[posted++] = p.isend(to, kExchangeTag, block(send, to, size), g);
+    if (posted) p.waitall(std::span<Request>(reqs, posted));
   }
 }
 

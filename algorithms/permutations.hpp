@@ -23,8 +23,14 @@ struct Schedule {
   /// i keeps its own block (a "stay": no message, but it makes the 1-D balanced permutations
   /// factors of the 2-D cross product).
   std::vector<std::vector<int>> to;
+  /// from[k][j]: the rank that sends to j in permutation k, or -1; filled by add_inverse (empty
+  /// until then, and then alltoall_by_schedule searches `to`).
+  std::vector<std::vector<int>> from;
   std::size_t size() const { return to.size(); }
 };
+
+/// Fills s.from from s.to.
+void add_inverse(Schedule& s);
 
 /// Linear permutations: in permutation i (1 <= i <= p-1), P_j sends to P_((i+j) mod p). The paper
 /// prints "mod (p-1)", which is not a permutation (P_0 and P_(p-1) would both send to P_i); we read
