@@ -68,6 +68,19 @@ std::string to_csv(const Record& r) {
                      r.result.host_seconds, r.peak_rss_mb);
 }
 
+constexpr std::size_t kMaxSize = std::size_t{1} << 30;
+
+// Refuses a run whose payload buffers alone would not fit in the host's memory, instead of
+// letting the kernel kill the process.
+void check_host_memory(const std::string& what, std::size_t bytes) {
+  const auto pages = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES));
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
+  if (pages > 0 && page > 0 && bytes > pages / 100 * 90 * page)
+    throw UsageError(fmt::format("{} needs about {:.1f} GB of host memory for its payloads; this host has {:.1f} GB "
+                                 "(try a smaller size or a smaller machine)",
+                                 what, static_cast<double>(bytes) / 1e9, static_cast<double>(pages * page) / 1e9));
+}
+
 // Parses FROM:TO (doubling) or a single size.
 std::vector<std::size_t> parse_sizes(const std::string& s) {
   auto num = [&](const std::string& v) -> std::size_t {
@@ -86,6 +99,7 @@ std::vector<std::size_t> parse_sizes(const std::string& s) {
   if (colon == std::string::npos) return {num(s)};
   const std::size_t from = num(s.substr(0, colon)), to = num(s.substr(colon + 1));
   if (from == 0 || to < from) throw UsageError(fmt::format("--sizes {}: need 0 < FROM <= TO", s));
+  if (to > kMaxSize) throw UsageError(fmt::format("--sizes {}: sizes are limited to {} bytes", s, kMaxSize));
   std::vector<std::size_t> out;
   for (std::size_t x = from; x <= to; x *= 2) out.push_back(x);
   return out;
@@ -133,6 +147,7 @@ Record run_one(const Machine& m, const algorithms::Algorithm& alg, std::size_t s
                const RunOptions& opts) {
   if (c.root < 0 || c.root >= m.nodes())
     throw UsageError(fmt::format("--root {} is out of range for {} ({} processors)", c.root, m.name, m.nodes()));
+  check_host_memory(fmt::format("{} with {} bytes on {}", alg.name, size, m.name), alg.harness_bytes(m.nodes(), size));
   algorithms::Args args{size, c.root, !c.phantom};
   Record r;
   r.machine = m.name;
@@ -348,12 +363,12 @@ int main(int argc, char** argv) {
 
   Common run_c;
   std::string algorithm, trace, order_log;
-  std::size_t size = 0;
+  long long size = 0;
   std::uint64_t perturb = 0;
   auto* runc = app.add_subcommand("run", "run one algorithm on one machine and print its figures");
   add_common(runc, run_c);
   runc->add_option("--algorithm", algorithm, "COLLECTIVE/NAME (touchstone list algorithms)")->required();
-  runc->add_option("--size", size, "actual message size L in bytes")->required();
+  runc->add_option("--size", size, "actual message size L in bytes (0 .. 2^30)")->required()->check(CLI::Range(0LL, 1LL << 30));
   runc->add_option("--trace", trace, "write a Chrome Trace Event JSON file (open it in Perfetto)");
   runc->add_option("--order-log", order_log, "write the plain-text per-VP message order log");
   runc->add_option("--perturb", perturb, "seeded random host delays in VP threads; results must not change");
@@ -386,7 +401,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*list) return cmd_list(list_what);
-    if (*runc) return cmd_run(run_c, algorithm, size, trace, order_log, perturb);
+    if (*runc) return cmd_run(run_c, algorithm, static_cast<std::size_t>(size), trace, order_log, perturb);
     if (*sweep) return cmd_sweep(sweep_c, algs, sizes, jobs, memory_mb, out);
     if (*loads) return cmd_loads(loads_machine, loads_format);
   } catch (const RunError& e) {
