@@ -1,6 +1,7 @@
 #include "harness.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -10,25 +11,42 @@
 
 namespace touchstone::algorithms {
 
-void fill_pattern(int src, int dst, std::span<std::byte> out) {
+namespace {
+// Every 256-byte chunk of a pattern is a run of consecutive bytes, so it is a window of this ramp.
+const std::array<std::byte, 512>& ramp() {
+  static const std::array<std::byte, 512> r = [] {
+    std::array<std::byte, 512> a{};
+    for (std::size_t k = 0; k < a.size(); ++k) a[k] = static_cast<std::byte>(k & 0xff);
+    return a;
+  }();
+  return r;
+}
+
+// Calls f(offset, length, window) for each 256-byte chunk of the pattern from src to dst.
+template <class F>
+void for_each_chunk(int src, int dst, std::size_t size, F&& f) {
   const auto base = static_cast<unsigned>(src) * 131u + static_cast<unsigned>(dst) * 37u;
-  for (std::size_t chunk = 0; chunk * 256 < out.size(); ++chunk) {
-    const unsigned start = base + static_cast<unsigned>(chunk) * 7u;
-    const std::size_t n = std::min<std::size_t>(256, out.size() - chunk * 256);
-    std::byte* p = out.data() + chunk * 256;
-    for (std::size_t j = 0; j < n; ++j) p[j] = static_cast<std::byte>((start + j) & 0xffu);
+  for (std::size_t chunk = 0; chunk * 256 < size; ++chunk) {
+    const unsigned start = (base + static_cast<unsigned>(chunk) * 7u) & 0xffu;
+    f(chunk * 256, std::min<std::size_t>(256, size - chunk * 256), ramp().data() + start);
   }
+}
+}  // namespace
+
+void fill_pattern(int src, int dst, std::span<std::byte> out) {
+  for_each_chunk(src, dst, out.size(), [&](std::size_t at, std::size_t n, const std::byte* window) {
+    std::memcpy(out.data() + at, window, n);
+  });
 }
 
 void check_pattern(const std::string& algorithm, int src, int dst, std::span<const std::byte> got) {
-  thread_local std::vector<std::byte> expected;
-  expected.resize(got.size());
-  fill_pattern(src, dst, expected);
-  if (got.empty() || std::memcmp(got.data(), expected.data(), got.size()) == 0) return;
-  std::size_t i = 0;
-  while (got[i] == expected[i]) ++i;
-  throw std::runtime_error(fmt::format("{}: rank {} holds wrong data in the block from rank {} (byte {} of {})",
-                                       algorithm, dst, src, i, got.size()));
+  for_each_chunk(src, dst, got.size(), [&](std::size_t at, std::size_t n, const std::byte* window) {
+    if (std::memcmp(got.data() + at, window, n) == 0) return;
+    std::size_t i = 0;
+    while (got[at + i] == window[i]) ++i;
+    throw std::runtime_error(fmt::format("{}: rank {} holds wrong data in the block from rank {} (byte {} of {})",
+                                         algorithm, dst, src, at + i, got.size()));
+  });
 }
 
 // Harness of the all-to-all family: fills every block with its pattern, runs the algorithm on the
