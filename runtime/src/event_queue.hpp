@@ -36,30 +36,29 @@ struct Event {
   Ev kind;
 };
 
-/// A 4-ary min-heap on (t, seq) with a one-event front slot: an event pushed while it is the
-/// earliest of all (a header moving on through an idle network) never enters the heap.
+/// The queue is a sorted run plus a 4-ary min-heap. An event that sorts after the run's last
+/// event is appended to the run in O(1); any other goes to the heap; pop takes the smaller of the
+/// two fronts. Most events are headers moving on one t_hop after "now", and "now" only grows, so
+/// they arrive in order and never touch the heap. The order of events is exactly (t, order, seq)
+/// whichever container holds them.
 class EventQueue {
  public:
   void push(Time t, std::uint64_t order, Ev kind, void* p, std::uint64_t a = 0) {
-    Event e{t, order, seq_++, p, a, kind};
-    if (!has_front_) {
-      if (heap_.empty() || earlier(e, heap_[0])) {
-        front_ = e;
-        has_front_ = true;
-        return;
-      }
-    } else if (earlier(e, front_)) {
-      std::swap(e, front_);
+    const Event e{t, order, seq_++, p, a, kind};
+    if (run_size_ == 0 || !earlier(e, run_back())) {
+      run_push(e);
+      return;
     }
     heap_.push_back(e);
     sift_up(heap_.size() - 1);
   }
-  bool empty() const { return !has_front_ && heap_.empty(); }
-  const Event& top() const { return has_front_ ? front_ : heap_.front(); }
+  bool empty() const { return run_size_ == 0 && heap_.empty(); }
   Event pop() {
-    if (has_front_) {
-      has_front_ = false;
-      return front_;
+    if (run_size_ && (heap_.empty() || earlier(run_[run_head_], heap_[0]))) {
+      const Event e = run_[run_head_];
+      run_head_ = (run_head_ + 1) & (run_.size() - 1);
+      --run_size_;
+      return e;
     }
     Event e = heap_[0];
     heap_[0] = heap_.back();
@@ -67,12 +66,24 @@ class EventQueue {
     if (!heap_.empty()) sift_down(0);
     return e;
   }
-  std::size_t size() const { return heap_.size() + (has_front_ ? 1 : 0); }
+  std::size_t size() const { return heap_.size() + run_size_; }
 
  private:
   static bool earlier(const Event& x, const Event& y) {
     if (x.t != y.t) return x.t < y.t;
     return x.order != y.order ? x.order < y.order : x.seq < y.seq;
+  }
+  // The run is a ring buffer whose capacity is a power of two.
+  const Event& run_back() const { return run_[(run_head_ + run_size_ - 1) & (run_.size() - 1)]; }
+  void run_push(const Event& e) {
+    if (run_size_ == run_.size()) {
+      std::vector<Event> bigger(std::max<std::size_t>(64, 2 * run_.size()));
+      for (std::size_t i = 0; i < run_size_; ++i) bigger[i] = run_[(run_head_ + i) & (run_.size() - 1)];
+      run_.swap(bigger);
+      run_head_ = 0;
+    }
+    run_[(run_head_ + run_size_) & (run_.size() - 1)] = e;
+    ++run_size_;
   }
   void sift_up(std::size_t i) {
     Event e = heap_[i];
@@ -102,8 +113,8 @@ class EventQueue {
   }
 
   std::vector<Event> heap_;
-  Event front_{};
-  bool has_front_ = false;
+  std::vector<Event> run_;
+  std::size_t run_head_ = 0, run_size_ = 0;
   std::uint64_t seq_ = 0;
 };
 
