@@ -5,9 +5,26 @@
 #include <span>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "touchstone/error.hpp"
 #include "touchstone/proc.hpp"
 
 namespace touchstone::algorithms {
+
+/// Checks the arguments of a rooted collective (scatter, gather): the root is a rank of g, every
+/// processor's own buffer (`own`, called `own_name`) holds `size` bytes, and the root's buffer of
+/// all blocks (`all`, `all_name`) holds g.size() blocks of `size` bytes.
+inline void check_rooted_args(const char* name, const Proc& p, const Group& g, int root, std::size_t own,
+                              const char* own_name, std::size_t all, const char* all_name, std::size_t size) {
+  const Group w = g.is_world_placeholder() ? p.world() : g;
+  if (root < 0 || root >= w.size())
+    throw UsageError(fmt::format("{}: root {} out of range, the group has {} processor(s)", name, root, w.size()));
+  if (own < size) throw UsageError(fmt::format("{}: the {} buffer holds {} bytes, not {}", name, own_name, own, size));
+  if (w.local_rank(p.rank()) == root && all < static_cast<std::size_t>(w.size()) * size)
+    throw UsageError(fmt::format("{}: the root's {} buffer holds {} bytes, not {} blocks of {}", name, all_name, all,
+                                 w.size(), size));
+}
 
 /// Paper 000, section 3.2: "When a processor issues multiple sends, our implementations give
 /// higher priority to destinations further away." Orders group ranks by decreasing hop distance

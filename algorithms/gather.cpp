@@ -49,12 +49,7 @@ struct Gather {
 
 void check_args(const char* name, const Proc& p, const Group& g, int root, std::span<const std::byte> send,
                 std::span<std::byte> recv, std::size_t size) {
-  const Group w = g.is_world_placeholder() ? p.world() : g;
-  if (root < 0 || root >= w.size())
-    throw UsageError(fmt::format("{}: root {} out of range, the group has {} processor(s)", name, root, w.size()));
-  if (send.size() < size) throw UsageError(fmt::format("{}: the send buffer holds {} bytes, not {}", name, send.size(), size));
-  if (w.local_rank(p.rank()) == root && recv.size() < static_cast<std::size_t>(w.size()) * size)
-    throw UsageError(fmt::format("{}: the root's receive buffer holds {} bytes, not {} blocks of {}", name, recv.size(), w.size(), size));
+  check_rooted_args(name, p, g, root, send.size(), "send", recv.size(), "receive", size);
 }
 
 // A part gathers on its own to its leader, which gets the part's blocks back.

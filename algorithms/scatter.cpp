@@ -47,12 +47,7 @@ struct Scatter {
 
 void check_args(const char* name, const Proc& p, const Group& g, int root, std::span<const std::byte> send,
                 std::span<std::byte> recv, std::size_t size) {
-  const Group w = g.is_world_placeholder() ? p.world() : g;
-  if (root < 0 || root >= w.size())
-    throw UsageError(fmt::format("{}: root {} out of range, the group has {} processor(s)", name, root, w.size()));
-  if (recv.size() < size) throw UsageError(fmt::format("{}: the receive buffer holds {} bytes, not {}", name, recv.size(), size));
-  if (w.local_rank(p.rank()) == root && send.size() < static_cast<std::size_t>(w.size()) * size)
-    throw UsageError(fmt::format("{}: the root's send buffer holds {} bytes, not {} blocks of {}", name, send.size(), w.size(), size));
+  check_rooted_args(name, p, g, root, recv.size(), "receive", send.size(), "send", size);
 }
 
 // A part continues on its own; `data` is set on the processor holding the part's blocks.
