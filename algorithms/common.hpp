@@ -12,12 +12,15 @@
 
 namespace touchstone::algorithms {
 
+/// The group an algorithm was called on, with the world placeholder (a default Group) resolved.
+inline Group resolve(const Proc& p, const Group& g) { return g.is_world_placeholder() ? p.world() : g; }
+
 /// Checks the arguments of a rooted collective (scatter, gather): the root is a rank of g, every
 /// processor's own buffer (`own`, called `own_name`) holds `size` bytes, and the root's buffer of
 /// all blocks (`all`, `all_name`) holds g.size() blocks of `size` bytes.
 inline void check_rooted_args(const char* name, const Proc& p, const Group& g, int root, std::size_t own,
                               const char* own_name, std::size_t all, const char* all_name, std::size_t size) {
-  const Group w = g.is_world_placeholder() ? p.world() : g;
+  const Group w = resolve(p, g);
   if (root < 0 || root >= w.size())
     throw UsageError(fmt::format("{}: root {} out of range, the group has {} processor(s)", name, root, w.size()));
   if (own < size) throw UsageError(fmt::format("{}: the {} buffer holds {} bytes, not {}", name, own_name, own, size));

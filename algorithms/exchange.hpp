@@ -19,9 +19,6 @@ namespace touchstone::algorithms {
 /// The tag of every all-to-all message; groups keep the steps of multi-level algorithms apart.
 inline constexpr int kExchangeTag = 0;
 
-/// The group an algorithm was called on, with the world placeholder resolved.
-inline Group resolve(const Proc& p, const Group& g) { return g.is_world_placeholder() ? p.world() : g; }
-
 /// A scratch buffer of n bytes, left uninitialized (every algorithm fills what it reads).
 class Scratch {
  public:

@@ -36,7 +36,7 @@ struct Gather {
   std::vector<Blocks> messages;
 
   Gather(Proc& proc, const Group& group, std::span<const std::byte> send, std::size_t L)
-      : p(proc), g(group.is_world_placeholder() ? proc.world() : group), grid(grid_of(proc, g)),
+      : p(proc), g(resolve(proc, group)), grid(grid_of(proc, g)),
         me(g.local_rank(proc.rank())), size(L), mine(send.first(L)) {}
 
   Blocks own() const {

@@ -36,7 +36,7 @@ struct Scatter {
   std::vector<Blocks> messages;
 
   Scatter(Proc& proc, const Group& group, std::span<std::byte> r, std::size_t L)
-      : p(proc), g(group.is_world_placeholder() ? proc.world() : group), grid(grid_of(proc, g)),
+      : p(proc), g(resolve(proc, group)), grid(grid_of(proc, g)),
         me(g.local_rank(proc.rank())), size(L), recv(r) {}
 
   void keep_own(const BlockView& data) {

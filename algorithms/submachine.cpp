@@ -1,5 +1,7 @@
 #include "submachine.hpp"
 
+#include "common.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -41,7 +43,7 @@ std::vector<int> Grid::snake_order() const {
 }
 
 Grid grid_of(const Proc& p, const Group& g) {
-  const Group w = g.is_world_placeholder() ? p.world() : g;
+  const Group w = resolve(p, g);
   const int n = w.size();
   bool is_machine = n == p.size();
   for (int i = 0; is_machine && i < n; ++i) is_machine = w.world_rank(i) == i;
@@ -135,7 +137,7 @@ SnakeCut gamma_cut(int n, int key, double gamma) {
 }
 
 Team::Team(Proc& p, const Group& g, const std::vector<int>& ranks)
-    : p_(&p), g_(g.is_world_placeholder() ? p.world() : g) {
+    : p_(&p), g_(resolve(p, g)) {
   sub_ = static_cast<int>(ranks.size()) == g_.size() ? g_ : p.subgroup(g_, ranks);
 }
 
