@@ -223,6 +223,7 @@ int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes
   const RunOptions opts = run_options(c);
   if (jobs <= 0) jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   tbb::task_arena arena(jobs);
+  { const std::lock_guard lk(mu); }  // publishes the job list to the workers, which all take mu
   arena.execute([&] {
     tbb::parallel_for_each(order.begin(), order.end(), [&](Job* j) {
       {
@@ -242,10 +243,14 @@ int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes
         if (tty)
           fmt::print(stderr, "\r\033[K[{}/{}] {} size {} {}", k, all.size(), j->alg->name, j->size,
                      j->error.empty() ? fmt::format("{:.3f} ms", to_us(j->record->result.makespan) / 1e3) : "FAILED");
+        cv.notify_all();
       }
-      cv.notify_all();
     });
   });
+  // Every job published its record, and notified, while holding mu; taking mu here makes that
+  // visible to this thread in a way ThreadSanitizer can see (it does not know oneTBB's own
+  // synchronization, so all sharing between the jobs and this thread goes through mu).
+  { const std::lock_guard lk(mu); }
   if (tty) fmt::print(stderr, "\r\033[K");
   int failures = 0;
   for (const auto& j : all)

@@ -23,7 +23,7 @@ case "${1:-}" in
   tsan)
     build_dir=build-tsan
     args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOUCHSTONE_BUILD_TESTS=ON -DTOUCHSTONE_ASAN=OFF -DTOUCHSTONE_TSAN=ON)
-    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tools/tsan.supp}
     ;;
   *)
     echo "usage: tools/test.sh [asan|tsan]" >&2
