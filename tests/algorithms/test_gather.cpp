@@ -9,6 +9,7 @@
 
 #include "algorithms/registry.hpp"
 #include "algorithms/submachine.hpp"
+#include "support/rooted.hpp"
 #include "touchstone/touchstone.hpp"
 
 using namespace touchstone;
@@ -19,20 +20,8 @@ const char* const kGather[] = {"gather/1-lev-dir",    "gather/2-lev-rec",       
                                "gather/logp-lev-sq",  "gather/logp-lev-rec",      "gather/logp-lev-rec(0.3)",
                                "gather/logp-lev-rec(0.5)", "gather/logp-lev-rec(0.85)"};
 
-struct Case {
-  std::string algorithm, machine;
-  std::size_t size;
-  int root;
-  friend void PrintTo(const Case& c, std::ostream* os) {
-    *os << c.algorithm << " on " << c.machine << ", " << c.size << " B, root " << c.root;
-  }
-};
-
-int inner_root(const Machine& m) {
-  const auto d = m.topology->dims();
-  const int rows = d.size() == 2 ? d[0] : 1, cols = d.back();
-  return (rows / 2) * cols + cols / 2 - (cols > 2 ? 1 : 0);
-}
+using Case = ts_test::RootedCase;
+using ts_test::inner_root;
 
 class GatherDelivers : public testing::TestWithParam<Case> {};
 

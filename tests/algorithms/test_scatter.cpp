@@ -10,6 +10,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/scatter.hpp"
 #include "algorithms/submachine.hpp"
+#include "support/rooted.hpp"
 #include "touchstone/touchstone.hpp"
 
 using namespace touchstone;
@@ -20,21 +21,8 @@ const char* const kScatter[] = {"scatter/1-lev-dir",  "scatter/1-lev-sys-br", "s
                                 "scatter/2-lev-rec",  "scatter/3-lev-sq",     "scatter/logp-lev-sq",
                                 "scatter/logp-lev-rec", "scatter/logp-lev-rec(0.5)", "scatter/logp-lev-rec(0.9)"};
 
-struct Case {
-  std::string algorithm, machine;
-  std::size_t size;
-  int root;
-  friend void PrintTo(const Case& c, std::ostream* os) {
-    *os << c.algorithm << " on " << c.machine << ", " << c.size << " B, root " << c.root;
-  }
-};
-
-// A processor inside the mesh, away from every corner where the mesh allows it.
-int inner_root(const Machine& m) {
-  const auto d = m.topology->dims();
-  const int rows = d.size() == 2 ? d[0] : 1, cols = d.back();
-  return (rows / 2) * cols + cols / 2 - (cols > 2 ? 1 : 0);
-}
+using Case = ts_test::RootedCase;
+using ts_test::inner_root;
 
 class ScatterDelivers : public testing::TestWithParam<Case> {};
 
