@@ -399,6 +399,19 @@ int main(int argc, char** argv) {
   loads->add_option("--machine", loads_machine, "machine spec, e.g. mesh:16x16 (touchstone list machines)")->capture_default_str();
   loads->add_option("--format", loads_format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
 
+  // CLI11 only says "A subcommand is required" for a misspelled command: name it and the known ones.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      found |= sub->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      fmt::print(stderr, "error: unknown command '{}' (known: {}; see --help)\n", argv[1], known);
+      return 1;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
