@@ -201,7 +201,7 @@ TEST_P(CliBadArguments, NonZeroExitMessageOnStderrNoCrash) {
 
 INSTANTIATE_TEST_SUITE_P(
     Args, CliBadArguments,
-    testing::Values(BadArgs{"", ""}, BadArgs{"frobnicate", "subcommand"}, BadArgs{"list everything", "everything"},
+    testing::Values(BadArgs{"", ""}, BadArgs{"frobnicate", "unknown command 'frobnicate'"}, BadArgs{"list everything", "everything"},
                     BadArgs{"run --size 8", "--algorithm"},
                     BadArgs{"run --machine mesh:4xx4 --algorithm alltoall/1-lev-dir --size 8", "mesh:4xx4"},
                     BadArgs{"run --machine mesh:4x4,bogus=1 --algorithm alltoall/1-lev-dir --size 8", "bogus"},
