@@ -253,31 +253,36 @@ void scatter_1lev_our_br(Proc& p, const Group& g, int root, std::span<const std:
   s.finish();  // before `held` goes away
 }
 
-void scatter_2lev_rec(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                      std::size_t size) {
-  check_args("scatter/2-lev-rec", p, g, root, send, recv, size);
+namespace {
+// The k-level one-to-alls share their frame: check, the root's view of all blocks, the first
+// superstep on the whole machine, and completing the sends.
+template <class Step>
+void run_scatter(const char* name, Proc& p, const Group& g, int root, std::span<const std::byte> send,
+                 std::span<std::byte> recv, std::size_t size, Step&& step) {
+  check_args(name, p, g, root, send, recv, size);
   Scatter s(p, g, recv, size);
   const BlockView all = s.me == root ? BlockView::all(s.g.size(), send, size) : BlockView();
-  two_lev_rec(s, whole(s.grid), root, &all);
+  step(s, &all);
   s.finish();
+}
+}  // namespace
+
+void scatter_2lev_rec(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                      std::size_t size) {
+  run_scatter("scatter/2-lev-rec", p, g, root, send, recv, size,
+              [&](Scatter& s, const BlockView* all) { two_lev_rec(s, whole(s.grid), root, all); });
 }
 
 void scatter_3lev_sq(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
                      std::size_t size) {
-  check_args("scatter/3-lev-sq", p, g, root, send, recv, size);
-  Scatter s(p, g, recv, size);
-  const BlockView all = s.me == root ? BlockView::all(s.g.size(), send, size) : BlockView();
-  three_lev_sq(s, whole(s.grid), root, &all);
-  s.finish();
+  run_scatter("scatter/3-lev-sq", p, g, root, send, recv, size,
+              [&](Scatter& s, const BlockView* all) { three_lev_sq(s, whole(s.grid), root, all); });
 }
 
 void scatter_logp_lev_sq(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
                          std::size_t size) {
-  check_args("scatter/logp-lev-sq", p, g, root, send, recv, size);
-  Scatter s(p, g, recv, size);
-  const BlockView all = s.me == root ? BlockView::all(s.g.size(), send, size) : BlockView();
-  logp_lev_sq(s, whole(s.grid), root, &all);
-  s.finish();
+  run_scatter("scatter/logp-lev-sq", p, g, root, send, recv, size,
+              [&](Scatter& s, const BlockView* all) { logp_lev_sq(s, whole(s.grid), root, all); });
 }
 
 void scatter_logp_lev_rec(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
@@ -286,11 +291,9 @@ void scatter_logp_lev_rec(Proc& p, const Group& g, int root, std::span<const std
   // cannot give a better performance for one-to-all communication."
   if (!(gamma >= 0.5 && gamma < 1.0))
     throw UsageError(fmt::format("scatter/logp-lev-rec: gamma must satisfy 0.5 <= gamma < 1 (paper 000, section 3.1), got {}", gamma));
-  check_args("scatter/logp-lev-rec", p, g, root, send, recv, size);
-  Scatter s(p, g, recv, size);
-  const BlockView all = s.me == root ? BlockView::all(s.g.size(), send, size) : BlockView();
-  logp_lev_rec(s, s.grid.snake_order(), 0, s.g.size(), root, &all, gamma);
-  s.finish();
+  run_scatter("scatter/logp-lev-rec", p, g, root, send, recv, size, [&](Scatter& s, const BlockView* all) {
+    logp_lev_rec(s, s.grid.snake_order(), 0, s.g.size(), root, all, gamma);
+  });
 }
 
 Algorithm scatter_logp_lev_rec_entry(double gamma) {

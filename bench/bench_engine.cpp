@@ -21,6 +21,20 @@ Execution execution_of(const benchmark::State& state) {
 
 const char* name_of(Execution e) { return e == Execution::fibers ? "fibers" : "threads"; }
 
+// Runs the emulation once per benchmark iteration; returns the messages and events of all runs.
+std::pair<std::uint64_t, std::uint64_t> run_timed(benchmark::State& state, const touchstone::Machine& machine,
+                                                  const touchstone::Program& program,
+                                                  const touchstone::RunOptions& opts) {
+  std::uint64_t messages = 0, events = 0;
+  for (auto _ : state) {
+    const touchstone::RunResult r = touchstone::run(machine, program, opts);
+    messages += r.stats.messages;
+    events += r.stats.events;
+    benchmark::DoNotOptimize(r.trace_hash);
+  }
+  return {messages, events};
+}
+
 // Two VPs on mesh:1x2 pass an 8-byte message back and forth. Each message costs one VP switch on
 // each side plus its events, so items_processed (messages) shows the host cost per message.
 void BM_PingPongHostCostPerMessage(benchmark::State& state) {
@@ -41,13 +55,7 @@ void BM_PingPongHostCostPerMessage(benchmark::State& state) {
       }
     }
   };
-  std::uint64_t messages = 0, events = 0;
-  for (auto _ : state) {
-    const touchstone::RunResult r = touchstone::run(machine, program, opts);
-    messages += r.stats.messages;
-    events += r.stats.events;
-    benchmark::DoNotOptimize(r.trace_hash);
-  }
+  const auto [messages, events] = run_timed(state, machine, program, opts);
   state.SetItemsProcessed(static_cast<std::int64_t>(messages));
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.SetLabel(name_of(opts.execution));
@@ -70,13 +78,7 @@ void BM_EngineThroughput(benchmark::State& state) {
   touchstone::RunOptions opts;
   opts.execution = execution_of(state);
   const touchstone::Program program = [&](touchstone::Proc& p) { alg.program(p, args); };
-  std::uint64_t messages = 0, events = 0;
-  for (auto _ : state) {
-    const touchstone::RunResult r = touchstone::run(machine, program, opts);
-    messages += r.stats.messages;
-    events += r.stats.events;
-    benchmark::DoNotOptimize(r.trace_hash);
-  }
+  const auto [messages, events] = run_timed(state, machine, program, opts);
   state.counters["messages/s"] = benchmark::Counter(static_cast<double>(messages), benchmark::Counter::kIsRate);
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.SetLabel(std::string(name_of(opts.execution)) + " mesh:" + std::to_string(side) + "x" + std::to_string(side));
