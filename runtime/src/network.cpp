@@ -71,7 +71,11 @@ void Network::post(Msg* m, Time t) {
   m->path.push_back(kNoChannel);  // the injection port is chosen when the message starts
   topo.route(m->src, m->dst, m->path);
   m->byte_time = std::max(net_.inject_byte_time, net_.eject_byte_time);
-  if (m->path.size() > 1) m->byte_time = std::max(m->byte_time, net_.link_byte_time);
+  // The body streams at the slowest channel of the path (SPEC 2.2).
+  for (std::size_t i = 1; i < m->path.size(); ++i) {
+    const Time own = topo.link_byte_time(m->path[i]);
+    m->byte_time = std::max(m->byte_time, own > 0 ? own : net_.link_byte_time);
+  }
   const auto payload = static_cast<std::size_t>(net_.packet_payload);
   m->packets = static_cast<std::uint32_t>(std::max<std::size_t>(1, (m->size + payload - 1) / payload));
   m->handed = t;

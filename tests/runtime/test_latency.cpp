@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+#include <tuple>
+
 #include "support/model.hpp"
 
 using namespace touchstone;
@@ -159,6 +162,52 @@ TEST(ContentionFreeLatency, PacketCountsFollowCeilSizeOverPayload) {
     });
     EXPECT_EQ(r.stats.packets, n) << "size " << size;
     EXPECT_EQ(st.arrival, model.handed(0, size) + 2 * model.hop() + total_wire * model.b(1)) << "size " << size;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// A 1x3 mesh whose link 1->2 is slower than the machine's links, as a fat tree's or HPAM's
+// levels are: the body streams at the slowest channel of the path.
+class SlowSecondLink : public touchstone::Topology {
+ public:
+  explicit SlowSecondLink(std::shared_ptr<const Topology> base) : base_(std::move(base)) {
+    std::vector<LinkId> path;
+    base_->route(1, 2, path);
+    slow_ = path.at(0);
+  }
+  std::string name() const override { return "slow-second-link"; }
+  int nodes() const override { return base_->nodes(); }
+  std::size_t link_channels() const override { return base_->link_channels(); }
+  void route(int s, int d, std::vector<LinkId>& out) const override { base_->route(s, d, out); }
+  int distance(int s, int d) const override { return base_->distance(s, d); }
+  std::string link_name(LinkId id) const override { return base_->link_name(id); }
+  Time link_byte_time(LinkId id) const override { return id == slow_ ? 19 : 0; }
+
+ private:
+  std::shared_ptr<const Topology> base_;
+  LinkId slow_ = 0;
+};
+
+TEST(ContentionFreeLatency, PerLinkByteTimeSetsTheBottleneckOnlyOnPathsThatCrossIt) {
+  Machine m = ts_test::prime_machine("mesh:1x3");
+  m.topology = std::make_shared<SlowSecondLink>(m.topology);
+  const Model model{m};
+  const std::size_t size = 100;  // two packets: 64 + 36 payload, 31 header each
+  const Time wire = static_cast<Time>(size + 2 * 31);
+  for (const auto& [src, dst, d, b] : {std::tuple{0, 1, 1, Time{7}}, std::tuple{0, 2, 2, Time{19}},
+                                       std::tuple{1, 2, 1, Time{19}}, std::tuple{2, 0, 2, Time{7}}}) {
+    Status st;
+    const auto out = ts_test::bytes(size);
+    std::vector<std::byte> in(size);
+    run(m, [&](Proc& p) {
+      if (p.rank() == src) p.send(dst, 0, out);
+      else if (p.rank() == dst) st = p.recv(src, 0, in);
+    });
+    EXPECT_EQ(st.arrival, model.handed(0, size) + (d + 1) * model.hop() + wire * b)
+        << src << "->" << dst;
   }
 }
 

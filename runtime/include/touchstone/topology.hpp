@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "touchstone/time.hpp"
+
 namespace touchstone {
 
 /// Identifies one directed link channel (one virtual channel of one physical link).
@@ -32,6 +34,9 @@ class Topology {
   virtual int distance(int src, int dst) const = 0;
   /// Human-readable name of a link channel, for deadlock reports: "(0,1)->(0,2) vc0".
   virtual std::string link_name(LinkId id) const = 0;
+  /// Time per byte on one link channel when this topology's links differ in bandwidth (a fat
+  /// tree's levels, HPAM's levels); 0 means the machine's `link_byte_time`.
+  virtual Time link_byte_time(LinkId /*id*/) const { return 0; }
   /// Extent of each dimension for grid topologies (meshes, tori); empty for the others.
   virtual std::vector<int> dims() const { return {}; }
   /// Grid coordinates of a node (row-major, last dimension fastest); empty for non-grids.
