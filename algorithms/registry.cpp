@@ -20,42 +20,53 @@ std::vector<Algorithm> build() {
   add_selftest_algorithms(c);
   return c;
 }
-// "scatter/logp-lev-rec(0.6)" and "gather/logp-lev-rec(0.3)": paper 000's logp-lev-rec(gamma)
-// for any gamma the paper allows. Built on first use and kept, so references stay valid.
+// A real number in (lo, hi) or [lo, hi), for a family's parameter; UsageError otherwise.
+double parse_fraction(const std::string& name, const std::string& number, bool lo_closed, double lo,
+                      double hi, const char* why) {
+  char* end = nullptr;
+  const double x = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size())
+    throw UsageError(fmt::format("'{}': '{}' is not a number", name, number));
+  if ((lo_closed ? x < lo : x <= lo) || x >= hi) throw UsageError(fmt::format("'{}': {}", name, why));
+  return x;
+}
+
+// Families with a parameter in parentheses: "scatter/logp-lev-rec(0.6)" is paper 000's
+// logp-lev-rec(gamma). `make` gets the text between the parentheses and throws UsageError naming
+// the constraint when it is not allowed. Each spelling is built on first use and kept, so
+// references stay valid.
 const Algorithm* parameterized(const std::string& name) {
   struct Family {
     const char* prefix;
-    Algorithm (*make)(double);
-    bool (*allowed)(double);
-    const char* range;
+    Algorithm (*make)(const std::string& name, const std::string& param);
   };
   static const Family families[] = {
-      {"scatter/logp-lev-rec(", scatter_logp_lev_rec_entry, [](double g) { return g >= 0.5 && g < 1.0; },
-       "0.5 <= gamma < 1 (paper 000, section 3.1)"},
-      {"gather/logp-lev-rec(", gather_logp_lev_rec_entry, [](double g) { return g > 0.0 && g < 1.0; },
-       "0 < gamma < 1 (paper 000, section 4)"},
+      {"scatter/logp-lev-rec(",
+       [](const std::string& name, const std::string& param) {
+         return scatter_logp_lev_rec_entry(
+             parse_fraction(name, param, true, 0.5, 1.0, "gamma must satisfy 0.5 <= gamma < 1 (paper 000, section 3.1)"));
+       }},
+      {"gather/logp-lev-rec(",
+       [](const std::string& name, const std::string& param) {
+         return gather_logp_lev_rec_entry(
+             parse_fraction(name, param, false, 0.0, 1.0, "gamma must satisfy 0 < gamma < 1 (paper 000, section 4)"));
+       }},
   };
   for (const auto& f : families) {
     const std::string prefix = f.prefix;
     if (name.rfind(prefix, 0) != 0 || name.back() != ')') continue;
-    const std::string number = name.substr(prefix.size(), name.size() - prefix.size() - 1);
-    char* end = nullptr;
-    const double gamma = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
-    if (number.empty() || end != number.c_str() + number.size())
-      throw UsageError(fmt::format("'{}': gamma '{}' is not a number", name, number));
-    if (!f.allowed(gamma)) throw UsageError(fmt::format("'{}': gamma must satisfy {}", name, f.range));
+    const std::string param = name.substr(prefix.size(), name.size() - prefix.size() - 1);
     static std::mutex mu;
     static std::deque<std::pair<std::string, Algorithm>> made;
     const std::lock_guard lock(mu);
     for (const auto& [n, a] : made)
       if (n == name) return &a;
-    Algorithm a = f.make(gamma);
+    Algorithm a = f.make(name, param);
     a.name = name;  // the spelling the user asked for
     return &made.emplace_back(name, std::move(a)).second;
   }
   return nullptr;
 }
-
 }  // namespace
 
 const std::vector<Algorithm>& catalog() {
