@@ -120,8 +120,10 @@ void alltoall_2lev_sq(Proc& p, const Group& g0, std::span<const std::byte> send,
   for (int i2 = 0; i2 < s; ++i2)
     for (int m = 0; m < s; ++m) move_block(send, t.member(i2, m), x, i2 * s + m, L);
   alltoall_1lev_xor(p, S, x, y, static_cast<std::size_t>(s) * L);
+  end_superstep(p, g);
   // Step 2: the transpose; x[k][m] = from processor k of S_i to processor m of S_j.
   exchange(p, g, t.member(i, j), y, x);
+  end_superstep(p, g);
   // Step 3: y[m][k] = x[k][m] goes to processor m of S_j; afterwards x[m'][k] is the block that
   // processor k of S_m' sent to this processor.
   transpose_blocks(x, y, s, s, L);
@@ -149,6 +151,7 @@ void alltoall_2lev_cr(Proc& p, const Group& g0, std::span<const std::byte> send,
   // Step 1, within column c: my blocks for row r' are contiguous in send (row-major ranks), one
   // combined message of C L bytes. x[r'][c'] = from (r', c) to (r, c').
   alltoall_1lev_xor(p, S, send, x, static_cast<std::size_t>(C) * L);
+  end_superstep(p, g);
   // Step 2, within row r: to (r, c') go the R blocks x[*][c']. x[c'][r'] = from (r', c') to me.
   transpose_blocks(x, y, R, C, L);
   alltoall_1lev_xor(p, T, y, x, static_cast<std::size_t>(R) * L);
@@ -160,6 +163,7 @@ void alltoall_2lev_cr(Proc& p, const Group& g0, std::span<const std::byte> send,
 // as soon as they are received." The column step is 1-lev-xor with combined messages; as each
 // exchange completes, the L-byte pieces of the message just received leave along the row
 // (farthest first, non-blocking), tagged with their source row so that they land in place.
+// Interleaving the steps removes the superstep boundary, so no barrier separates them.
 void alltoall_2lev_cr_int(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv,
                           std::size_t size) {
   const Group g = resolve(p, g0);
@@ -239,6 +243,7 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
       if (L) std::memcpy(block(next.span(), static_cast<int>(idx), L).data(), merged[idx].second, L);
     }
     std::swap(data, next);
+    if (half > 1) end_superstep(p, g);
   }
   // Every block left is for this processor, in source order.
   if (L) std::memcpy(recv.data(), data.span().data(), un * L);

@@ -60,6 +60,14 @@ inline void exchange(Proc& p, const Group& g, int partner, std::span<const std::
   p.waitall(reqs);
 }
 
+/// Paper 000, section 2: "computation is synchronized by a barrier-style synchronization mechanism
+/// [...] Synchronization occurs between supersteps", and a superstep may "operate on different
+/// submachines": the boundary between two supersteps of a k-level algorithm is a barrier over
+/// every processor the algorithm runs on, whatever submachines the supersteps use. The 1-level
+/// algorithms are one superstep (their permutations are not synchronized: on the Delta, 255
+/// barriers would cost more than Figure 9's whole 1-lev-xor time at 16 bytes).
+inline void end_superstep(Proc& p, const Group& g) { p.barrier(g); }
+
 /// Rows and columns of the mesh the whole machine forms (a 1-D array of n is 1 x n). The
 /// two-level mesh algorithms need g to be the whole machine on a 1-D or 2-D grid; otherwise a
 /// UsageError names `algorithm` and the constraint.
