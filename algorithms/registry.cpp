@@ -84,11 +84,20 @@ const Algorithm& find(const std::string& name) {
 }
 
 std::vector<const Algorithm*> select(const std::string& list) {
-  std::vector<const Algorithm*> out;
+  // Names hold commas ("alltoall/2-lev-c,r"), but every name holds a slash: a piece without one
+  // continues the name before it.
+  std::vector<std::string> items;
   std::size_t start = 0;
-  while (start <= list.size()) {
+  while (true) {
     const auto comma = list.find(',', start);
-    const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string piece = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!items.empty() && !piece.empty() && piece.find('/') == std::string::npos) items.back() += "," + piece;
+    else items.push_back(std::move(piece));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::vector<const Algorithm*> out;
+  for (const auto& item : items) {
     if (item.size() > 4 && item.substr(item.size() - 4) == "/all") {
       const std::string family = item.substr(0, item.size() - 3);  // keeps the slash
       std::size_t before = out.size();
@@ -98,8 +107,6 @@ std::vector<const Algorithm*> select(const std::string& list) {
     } else if (!item.empty()) {
       out.push_back(&find(item));
     }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   if (out.empty()) throw UsageError("no algorithms selected");
   return out;

@@ -83,4 +83,14 @@ TEST(AlltoallCatalog, UnknownAlgorithmIsAUsageErrorListingTheKnownOnes) {
   EXPECT_THROW(algorithms::select("nosuch/all"), UsageError);
 }
 
+// Names hold commas, so a list splits only where the next piece starts a new collective/name.
+TEST(AlltoallCatalog, ListsSplitBetweenNamesNotInsideThem) {
+  const auto algs = algorithms::select("alltoall/2-lev-c,r,alltoall/2-lev-c,r-int,scatter/logp-lev-rec(0.6)");
+  ASSERT_EQ(algs.size(), 3u);
+  EXPECT_EQ(algs[0]->name, "alltoall/2-lev-c,r");
+  EXPECT_EQ(algs[1]->name, "alltoall/2-lev-c,r-int");
+  EXPECT_EQ(algs[2]->name, "scatter/logp-lev-rec(0.6)");
+  EXPECT_THROW(algorithms::select("alltoall/2-lev-c,x"), UsageError);  // "alltoall/2-lev-c,x" is unknown
+}
+
 }  // namespace
