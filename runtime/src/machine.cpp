@@ -107,6 +107,8 @@ const std::vector<Option>& options() {
        [](Machine& m, const std::string& v) { m.costs.recv_overhead = parse_time("recv_us", v, microseconds(1)); }},
       {"recv_ns_per_byte", "recv_byte_time (ns per byte)",
        [](Machine& m, const std::string& v) { m.costs.recv_per_byte = parse_time("recv_ns_per_byte", v, nanoseconds(1)); }},
+      {"match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)",
+       [](Machine& m, const std::string& v) { m.costs.match_per_entry = parse_time("match_ns", v, nanoseconds(1)); }},
       {"probe_us", "cost of a probe or test that finds nothing (us)",
        [](Machine& m, const std::string& v) { m.costs.probe_cost = parse_time("probe_us", v, microseconds(1)); }},
       {"hop_ns", "t_hop: header time per channel (ns)",

@@ -30,6 +30,7 @@ struct Msg {
   std::vector<std::uint32_t> path; // channel ids: injection, links...; the ejection port is per packet
   Time byte_time = 0;              // bottleneck time per byte along the path
   Op* send_op = nullptr;
+  std::uint32_t examined = 0;      // receive-queue entries examined on arrival (docs/model.md 2.5)
   Msg* next = nullptr;             // intrusive queue link (node injection queue, unexpected queue)
 };
 

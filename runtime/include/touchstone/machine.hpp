@@ -19,6 +19,7 @@ struct NodeCosts {
   Time recv_overhead = 0;   ///< C_recv, charged to the receiver's clock per message
   Time recv_per_byte = 0;   ///< recv_byte_time, per payload byte
   Time probe_cost = 0;      ///< one probe/iprobe/test call that finds nothing
+  Time match_per_entry = 0; ///< matching: per queue entry examined (posted receives, unexpected messages)
 };
 
 /// Network parameters (SPEC 2.2). Times in picoseconds; "byte times" in picoseconds per byte.
