@@ -3,6 +3,8 @@
 // network deadlock on random irregular networks, and exact single-switch times.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -244,6 +246,79 @@ TEST(SwitchMachines, IrregularGeneratorMeetsSection53Constraints) {
       EXPECT_LE(deg[static_cast<std::size_t>(s)], 5);
     }
     for (auto& [k, v] : par) EXPECT_LE(v, 2);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Ranks 0 and 1 (switch 0) send 256 bytes to 2 and 3 (switch 1) at time 0; returns both arrivals.
+std::array<Time, 2> two_crossing_messages(std::vector<std::pair<int, int>> links) {
+  SwitchLayout l;
+  l.nodes_per_switch = {2, 2};
+  l.links = std::move(links);
+  l.name = "two switches";
+  Machine m = parse_machine("switch2:2+2");
+  m.topology = make_switch_network(l);
+  std::array<Time, 2> arrival{};
+  run(m, [&](Proc& p) {
+    std::vector<std::byte> buf(256);
+    if (p.rank() < 2) p.send(p.rank() + 2, 0, buf);
+    else arrival[static_cast<std::size_t>(p.rank() - 2)] = p.recv(p.rank() - 2, 0, buf).arrival;
+  });
+  return arrival;
+}
+
+TEST(AdaptiveRouting, TwoWormsTakeTheTwoFreeParallelLinks) {
+  // h = C_send = 1.25 us; injection -> link -> ejection: 2 t_hop; 256 bytes at 16 ns.
+  const Time alone = nanoseconds(1250) + 2 * nanoseconds(32) + 256 * nanoseconds(16);
+  const auto parallel = two_crossing_messages({{0, 1}, {0, 1}});
+  EXPECT_EQ(parallel[0], alone);
+  EXPECT_EQ(parallel[1], alone);
+  // With one link the second header waits until the first tail leaves the link, and its worm
+  // then runs unblocked: it arrives one body time (256 * 16 ns) after the first.
+  const auto single = two_crossing_messages({{0, 1}});
+  EXPECT_EQ(single[0], alone);
+  EXPECT_EQ(single[1], alone + 256 * nanoseconds(16));
+}
+
+TEST(AdaptiveRouting, SeededChoicesGiveTheSameTraceUnderHostPerturbation) {
+  const Machine m = parse_machine("irregular:switches=6,nodes=2-5,links=2-4,parallel=2,seed=9");
+  const auto& alg = algorithms::find("allgather/LS");
+  auto go = [&](std::uint64_t seed, std::uint64_t perturb) {
+    RunOptions o;
+    o.seed = seed;
+    o.perturb = perturb;
+    return run(m, [&](Proc& p) { alg.program(p, algorithms::Args{256, 0, true}); }, o).trace_hash;
+  };
+  EXPECT_EQ(go(1, 0), go(1, 5));
+}
+
+TEST(SwitchMachines, SwitchnetFileBuildsTheSameNetworkAsThePreset) {
+  const std::string path = testing::TempDir() + "/paper004_net.json";
+  {
+    std::ofstream f(path);
+    f << R"({"ports": 32, "nodes": [16, 16], "links": [[0, 1]]})";
+  }
+  const Machine a = parse_machine("switchnet:" + path), b = parse_machine("switch2:16+16");
+  const auto& alg = algorithms::find("allgather/LS2");
+  auto t = [&](const Machine& m) { return run(m, [&](Proc& p) { alg.program(p, algorithms::Args{256, 0, true}); }).makespan; };
+  EXPECT_EQ(t(a), t(b));
+  {
+    std::ofstream f(path);
+    f << R"({"nodes": [4, 4], "links": [[0, 7]]})";
+  }
+  EXPECT_THROW(parse_machine("switchnet:" + path), UsageError);
+  {
+    std::ofstream f(path);
+    f << R"({"nodes": [4, 4], "link": [[0, 1]]})";
+  }
+  try {
+    parse_machine("switchnet:" + path);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'link'"), std::string::npos);
   }
 }
 
