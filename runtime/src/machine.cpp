@@ -174,6 +174,14 @@ const std::vector<Option>& options() {
          else if (v == "software") m.net.barrier = BarrierKind::software;
          else throw UsageError(fmt::format("machine option 'barrier': expected hardware or software, got '{}'", v));
        }},
+      {"switching", "wormhole, or cut-through (a blocked worm that fits in router_buffer drains into it)",
+       [](Machine& m, const std::string& v) {
+         if (v == "wormhole") m.net.switching = Switching::wormhole;
+         else if (v == "cut-through") m.net.switching = Switching::cut_through;
+         else throw UsageError(fmt::format("machine option 'switching': expected wormhole or cut-through, got '{}'", v));
+       }},
+      {"router_buffer", "cut-through: buffer bytes at each switch input port",
+       [](Machine& m, const std::string& v) { m.net.router_buffer = parse_int("router_buffer", v, 0, 1LL << 40); }},
       {"barrier_us", "hardware barrier latency from the last arrival (us)",
        [](Machine& m, const std::string& v) { m.net.barrier_latency = parse_time("barrier_us", v, microseconds(1)); }},
   };

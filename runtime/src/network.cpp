@@ -213,10 +213,27 @@ void Network::advance(Packet* pk, Time t) {
   enqueue(ch.wait_head, ch.wait_tail, pk);
   pk->wait_since = t;
   ++stats_.blocked_headers;
+  if (net_.switching == Switching::cut_through) drain(pk, t);
   if (!ch.grant_pending && ch.release != kNever) {
     ch.grant_pending = true;
     q_.push(ch.release, ch.wait_head->m->id, Ev::grant, nullptr, c);
   }
+}
+
+// Cut-through (docs/model.md 2.9): the header waits at the end of position h-1 (a switch input);
+// a worm that fits in the router buffer keeps streaming into it, so the tail leaves every position
+// i < h-1 at t + B*b - (h-1-i)*t_hop, as if the header had kept moving. Only worms at least as long
+// as their path drain (the others free positions while moving, section 2.3); the buffer's channel
+// h-1 stays held until the tail leaves it after the header moves on.
+void Network::drain(Packet* pk, Time t) {
+  const Time hop = net_.hop_time, body = body_time(pk);
+  const auto n = static_cast<Time>(pk->m->path.size() + 1);
+  if (pk->hop < 2 || static_cast<std::int64_t>(pk->wire) > net_.router_buffer) return;
+  if (hop > 0 && body < n * hop) return;
+  const std::uint32_t h = pk->hop;
+  for (std::uint32_t i = pk->base; i + 1 < h; ++i)
+    free_position(pk, i, std::max(t, t + body - static_cast<Time>(h - 1 - i) * hop));
+  pk->base = h - 1;
 }
 
 void Network::acquired(Packet* pk, Time t) {
@@ -318,6 +335,7 @@ void Network::stream(Packet* pk, Time t) {
   // Positions the tail has not left yet (tail_follows freed the others on the way).
   Time first = 0;
   if (hop > 0) first = body == 0 ? n - 1 : std::max<Time>(0, n - (body + hop - 1) / hop);
+  first = std::max<Time>(first, pk->base);
   const bool last = pk->index + 1 == m->packets;
   hash_.add(m->id << 20 | pk->index, 0xffffffffULL, static_cast<std::uint64_t>(tail));
   ++stats_.packets;

@@ -43,6 +43,7 @@ struct Packet {
   std::uint32_t index = 0;   // packet number within the message
   std::uint32_t wire = 0;    // bytes on the wire: payload + header
   std::uint32_t hop = 0;     // path position the header holds or wants
+  std::uint32_t base = 0;    // cut-through: positions below base were freed when the worm drained
   std::uint32_t ej = 0;      // ejection channel, once acquired
   Time wait_since = 0;
   Packet* next_wait = nullptr;
@@ -122,7 +123,8 @@ class Network {
   void tail_follows(Packet* pk, std::uint32_t j, Time t);
   void free_position(Packet* pk, std::uint32_t i, Time r);
   Time body_time(const Packet* pk) const;
-  void choose_channel(Packet* pk, Time t);  // adaptive routing: fixes path position pk->hop
+  void choose_channel(Packet* pk, Time t);
+  void drain(Packet* pk, Time t);  // cut-through: a blocked long worm drains into the router buffer  // adaptive routing: fixes path position pk->hop
   void set_release(std::uint32_t c, Time r);
   void grant(std::uint32_t c, Time t);
   void ej_grant(int node, Time t);

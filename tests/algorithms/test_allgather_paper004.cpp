@@ -323,3 +323,51 @@ TEST(SwitchMachines, SwitchnetFileBuildsTheSameNetworkAsThePreset) {
 }
 
 }  // namespace
+
+namespace {
+
+// Switches 0-1-2 in a line; rank 0 on switch 0, rank 1 on switch 1, ranks 2 and 3 on switch 2.
+// Rank 1 sends 1000 bytes to rank 2, holding link 1->2; rank 0's 256-byte worm to rank 3 waits
+// for that link. Returns rank 0's clock after its blocking send and rank 3's arrival time.
+std::pair<Time, Time> blocked_behind(const std::string& options) {
+  SwitchLayout l;
+  l.nodes_per_switch = {1, 1, 2};
+  l.links = {{0, 1}, {1, 2}};
+  l.name = "line";
+  Machine m = parse_machine("switch:4" + options);
+  m.topology = make_switch_network(l);
+  Time sent = 0, arrived = 0;
+  run(m, [&](Proc& p) {
+    std::vector<std::byte> buf(1000);
+    if (p.rank() == 0) {
+      p.send(3, 0, std::span(buf).first(256));
+      sent = p.now();
+    } else if (p.rank() == 1) {
+      p.send(2, 0, buf);
+    } else if (p.rank() == 2) {
+      p.recv(1, 0, buf);
+    } else {
+      arrived = p.recv(0, 0, std::span(buf).first(256)).arrival;
+    }
+  });
+  return {sent, arrived};
+}
+
+TEST(CutThrough, BlockedWormDrainsIntoTheRouterBufferAndFreesItsSender) {
+  const Time o = nanoseconds(1250), hop = nanoseconds(32), flit = nanoseconds(16);
+  // Rank 1's worm frees link 1->2 when its tail leaves it: o + 2 hop + 1000 flits - hop.
+  const Time link_free = o + 2 * hop + 1000 * flit - hop;
+  const Time arrival = link_free + hop + 256 * flit;  // header: link, ejection; then the body
+  const auto worm = blocked_behind("");
+  EXPECT_EQ(worm.second, arrival);
+  EXPECT_EQ(worm.first, arrival - 3 * hop);  // the tail leaves the injection channel 3 hops earlier
+  // Cut-through: the header waits at the end of link 0->1 from o + 2 hop; the body keeps streaming
+  // into the buffer, so the tail leaves the injection channel 256 flits - 1 hop later.
+  const auto ct = blocked_behind(",switching=cut-through,router_buffer=256");
+  EXPECT_EQ(ct.second, arrival);
+  EXPECT_EQ(ct.first, o + 2 * hop + 256 * flit - hop);
+  // A buffer smaller than the worm: wormhole behaviour.
+  EXPECT_EQ(blocked_behind(",switching=cut-through,router_buffer=255").first, worm.first);
+}
+
+}  // namespace
