@@ -49,6 +49,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
   std::iota(all.begin(), all.end(), 0);
   world_ = new_group(std::move(all), kWorldCtx);
   network_ = std::make_unique<Network>(machine_, queue_, *this, hash_, stats_);
+  network_->set_seed(opts_.seed);
   if (!opts_.trace_file.empty() || !opts_.order_log_file.empty()) recorder_ = std::make_unique<Recorder>(n);
   vps_.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../../topologies/grid.hpp"
+#include "../../topologies/switch_network.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/machine.hpp"
 
@@ -62,6 +63,29 @@ Machine delta(std::vector<int> dims) {
   m.net.eject_byte_time = picoseconds(91'700);
   m.net.packet_payload = 482;
   m.net.packet_header = 30;
+  return m;
+}
+
+// Switch-based clusters of paper 004 (section 3.3, docs/machines.md "Switch clusters"). One byte of
+// the model is one flit: t_inj = t_cons = t_sw = 16 ns per flit, so 16 ns per byte on every channel;
+// t_hop = t_phy + t_sw = 32 ns per channel. A message is one worm (no packetization). The CPU costs
+// are fitted to Table 2's single-switch LR and Combining columns (C_send + C_recv = 2.5 us); the
+// paper's stated 5 us start-up does not fit them (docs/paper004.md). Cut-through switches with
+// one-flit buffers behave like wormhole for these 256-flit worms.
+Machine switch_cluster(std::shared_ptr<const Topology> topo) {
+  Machine m;
+  m.topology = std::move(topo);
+  m.name = m.topology->name();
+  m.costs.send_overhead = nanoseconds(1250);
+  m.costs.recv_overhead = nanoseconds(1250);
+  m.costs.probe_cost = nanoseconds(100);
+  m.net.hop_time = nanoseconds(32);
+  m.net.link_byte_time = nanoseconds(16);
+  m.net.inject_byte_time = nanoseconds(16);
+  m.net.eject_byte_time = nanoseconds(16);
+  m.net.packet_payload = 1 << 30;
+  m.net.packet_header = 0;
+  m.net.barrier = BarrierKind::software;
   return m;
 }
 
@@ -155,6 +179,14 @@ const std::vector<Option>& options() {
          else if (v == "software") m.net.barrier = BarrierKind::software;
          else throw UsageError(fmt::format("machine option 'barrier': expected hardware or software, got '{}'", v));
        }},
+      {"switching", "wormhole, or cut-through (a blocked worm that fits in router_buffer drains into it)",
+       [](Machine& m, const std::string& v) {
+         if (v == "wormhole") m.net.switching = Switching::wormhole;
+         else if (v == "cut-through") m.net.switching = Switching::cut_through;
+         else throw UsageError(fmt::format("machine option 'switching': expected wormhole or cut-through, got '{}'", v));
+       }},
+      {"router_buffer", "cut-through: buffer bytes at each switch input port",
+       [](Machine& m, const std::string& v) { m.net.router_buffer = parse_int("router_buffer", v, 0, 1LL << 40); }},
       {"barrier_us", "hardware barrier latency from the last arrival (us)",
        [](Machine& m, const std::string& v) { m.net.barrier_latency = parse_time("barrier_us", v, microseconds(1)); }},
   };
@@ -240,7 +272,7 @@ Machine from_json(const std::string& path) {
 }  // namespace
 
 Machine parse_machine(const std::string& spec) {
-  if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json") return from_json(spec);
+  if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json" && spec.rfind("switchnet:", 0) != 0) return from_json(spec);
   std::vector<std::string> parts;
   std::stringstream ss(spec);
   for (std::string part; std::getline(ss, part, ',');) parts.push_back(part);
@@ -265,7 +297,8 @@ Machine parse_machine(const std::string& spec) {
     opts.emplace_back(std::move(key), std::move(value));
   }
   Machine m;
-  if (kind == "mesh") m = generic(make_mesh(parse_dims(dims, spec)));
+  if (is_switch_kind(kind)) m = switch_cluster(parse_switch_topology(kind, dims, opts));
+  else if (kind == "mesh") m = generic(make_mesh(parse_dims(dims, spec)));
   else if (kind == "delta") m = delta(dims.empty() ? std::vector<int>{16, 32} : parse_dims(dims, spec));
   else if (kind == "torus") m = generic(make_torus(parse_dims(dims, spec), rule));
   else
@@ -282,6 +315,12 @@ std::vector<std::pair<std::string, std::string>> machine_presets() {
       {"mesh:RxC[x...]", "n-dimensional mesh, dimension-order (XY) routing, generic 1990s wormhole parameters"},
       {"torus:AxB[x...]", "n-dimensional torus; deadlock=dateline (default, 2 virtual channels) or deadlock=none"},
       {"delta[:RxC]", "the Intel Touchstone Delta (16x32, paper 000) or an RxC sub-mesh of it, fitted to Figure 9"},
+      {"switch:P", "P nodes on one crossbar switch (paper 004; 32 ports unless P > 32)"},
+      {"switch2:N1+N2", "two 32-port switches with N1 and N2 nodes, one interconnecting link (paper 004, section 4)"},
+      {"irregular:switches=S,nodes=A-B,links=C-D,parallel=E,seed=N[,total=P]",
+       "seeded irregular switch network with paper 004's generator constraints (section 5.3)"},
+      {"switchnet:NET.json", "a switch network from a file: {\"ports\": 32, \"nodes\": [16, 16], \"links\": [[0, 1]]}"},
+      {"  ,placement=block|cyclic|random", "switch networks: how ranks are placed on switch ports (random uses seed=N)"},
       {"FILE.json", "a machine file: {\"topology\": \"mesh:4x4\", \"name\": ..., \"params\": {option: value}}"},
   };
   for (const auto& o : options()) out.emplace_back(fmt::format("  ,{}=", o.key), o.help);
