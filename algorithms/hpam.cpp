@@ -136,7 +136,45 @@ struct Hybrid {
   Rect submesh_of(const HpamPos& at) const { return {at.row / sub.p * sub.p, at.col / sub.q * sub.q, sub.p, sub.q}; }
 };
 
+// Section 3.2 (eq. 7): several level-1 processors, source (0,0)_1 (the paper's worst case, first
+// row), destinations in both levels, level 2 in the two r2 x c2/2 sub-meshes the paper finds best.
+// 1- the first step of level 1's binary tree: (0,0)_1 sends to (0, c1/2)_1; 2- the two level-1
+// holders send to the roots (0,0)_2 and (0, c2/2)_2 of level 2's halves (eq. 1 puts both right
+// under them: r1 hops); 3- the rest of level 1's tree in each half, concurrently with the trees of
+// level 2's halves.
+void multi_bcast(Proc& p, const std::string& name, SubMesh s, int root, std::span<std::byte> buf) {
+  const Hpam& t = *as_hpam(p.machine());
+  const int r1 = t.rows(1), c1 = t.cols(1), r2 = t.rows(2), c2 = t.cols(2);
+  if (c1 < 2)
+    throw UsageError(fmt::format("{}: section 3.2's broadcast halves level 1's columns first: needs c1 >= 2 (got {}x{})", name, r1, c1));
+  if (s.p != r2 || s.q != c2 / 2)
+    throw UsageError(fmt::format("{}: with several level-1 processors the broadcast of section 3.2 uses the two {}x{} sub-meshes", name,
+                                 r2, c2 / 2));
+  if (root != 0) throw UsageError(fmt::format("{}: the source must be (0,0)_1, rank 0 (got --root {})", name, root));
+  const Mesh level1{[&t](int r, int c) { return t.node(1, r, c); }}, level2{[&t](int r, int c) { return t.node(2, r, c); }};
+  const Rect left1{0, 0, r1, c1 / 2}, right1{0, c1 / 2, r1, c1 / 2}, left2{0, 0, r2, c2 / 2}, right2{0, c2 / 2, r2, c2 / 2};
+  const HpamPos at = t.pos(p.rank());
+  if (at.level == 1) {
+    const bool right_holder = at.row == 0 && at.col == c1 / 2;
+    if (p.rank() == 0) p.send(level1.rank_of(0, c1 / 2), kTreeTag, buf);
+    if (right_holder) p.recv(0, kTreeTag, buf);
+    if (p.rank() == 0) p.send(level2.rank_of(0, 0), kInterTag, buf);
+    if (right_holder) p.send(level2.rank_of(0, c2 / 2), kInterTag, buf);
+    tree_bcast(p, level1, left1.contains(at.row, at.col) ? left1 : right1, at.row, at.col, buf);
+    return;
+  }
+  const Rect& half = left2.contains(at.row, at.col) ? left2 : right2;
+  if (at.row == half.r0 && at.col == half.c0) p.recv(level1.rank_of(0, half.c0 == 0 ? 0 : c1 / 2), kInterTag, buf);
+  tree_bcast(p, level2, half, at.row, at.col, buf);
+}
+
+bool several_level1(const Proc& p) {
+  const Hpam* t = as_hpam(p.machine());
+  return t && t->levels() == 2 && t->rows(1) * t->cols(1) > 1;
+}
+
 void hybrid_bcast(Proc& p, const std::string& name, SubMesh s, int root, std::span<std::byte> buf) {
+  if (several_level1(p)) return multi_bcast(p, name, s, root, buf);
   const Hybrid h(p, name, s, root);
   if (p.rank() == 0) {
     for (const Rect& m : h.submeshes()) p.send(h.level2.rank_of(m.r0, m.c0), kInterTag, buf);
@@ -256,7 +294,8 @@ static Algorithm bcast_hybrid_named(std::string name, std::string summary, SubMe
       name, std::move(summary),
       [name, s](Proc& p, int root, std::span<std::byte> buf) { hybrid_bcast(p, name, s, root, buf); },
       [s](const Machine& m, std::size_t size) -> std::optional<double> {
-        return to_us(HpamModel::of(m).eq5_hybrid_bcast(s.p, s.q, size));
+        const HpamModel h = HpamModel::of(m);
+        return to_us(h.r1 * h.c1 > 1 ? h.eq7_hybrid_bcast_multi(size, true) : h.eq5_hybrid_bcast(s.p, s.q, size));
       });
 }
 

@@ -188,6 +188,38 @@ TEST(HpamTimes, GatherThroughOneSubMeshIsTheScatterReversed) {
   EXPECT_EQ(h.eq10_hybrid_scatter(4, 4, s), h.b(1, 2, s, 1, 16) + h.lambda_hop + h.b(2, 2, s, 4, 15) + h.lambda_hop * 6);
 }
 
+TEST(HpamAlgorithms, SeveralLevelOneProcessorsBroadcastToBothLevels) {
+  // Section 3.2: the source (0,0)_1, two r2 x c2/2 sub-meshes in level 2.
+  for (const char* spec : {"hpam:2x2/4x4,Q=2", "hpam:4x4/16x16,Q=8", "hpam:1x2/2x4", "hpam:2x4/4x8,Q=32"}) {
+    const Machine m = parse_machine(spec);
+    const Hpam& t = *as_hpam(m);
+    const std::string name = fmt::format("bcast/hybrid({}x{})", t.rows(2), t.cols(2) / 2);
+    SCOPED_TRACE(fmt::format("{} {}", spec, name));
+    RunResult r;
+    ASSERT_NO_THROW(r = run_alg(m, name, 100));
+    EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
+  }
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "bcast/hybrid(2x2)", 8), RunError);  // not r2 x c2/2
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x1/4x4"), "bcast/hybrid(4x2)", 8), RunError);  // c1 = 1
+}
+
+TEST(HpamTimes, SeveralLevelOneProcessorsBroadcastIsEq7PlusHops) {
+  // hpam:2x2/8x8, Q = 8, S = 100. The critical path: (0,0)_1 -> (0,1)_1 (1 hop), (0,1)_1 ->
+  // (0,4)_2 (r1 = 2 hops), then the 8x4 tree of level 2's right half (lg 8 + lg 4 = 5 steps,
+  // 7 + 3 hops). Each message also takes its ejection channel: 1 + 2 + 10 hops + 7 ejections.
+  // Eq. 7: A11 + Lambda c1/2 + A12 + Lambda r1 + max(A11 + Lambda/2 (2 + 0),
+  // 5 A22 + Lambda/2 (12 + 6)) = A11 + A12 + 5 A22 + 12 Lambda: the emulation's 20 Lambda is 7
+  // ejections and one more tree hop (the halving tree moves 7 + 3, eq. 7's term charges 9) more.
+  const Machine m = parse_machine("hpam:2x2/8x8,Q=8");
+  const HpamModel h = HpamModel::of(m);
+  const std::size_t s = 100;
+  const RunResult r = run_alg(m, "bcast/hybrid(8x4)", s);
+  EXPECT_EQ(r.stats.blocked_headers, 0u);
+  EXPECT_EQ(r.makespan, h.a(1, 1, s) + h.a(1, 2, s) + 5 * h.a(2, 2, s) + 20 * h.lambda_hop);
+  EXPECT_EQ(h.eq7_hybrid_bcast_multi(s, true), h.a(1, 1, s) + h.a(1, 2, s) + 5 * h.a(2, 2, s) + 12 * h.lambda_hop);
+  EXPECT_EQ(r.makespan - h.eq7_hybrid_bcast_multi(s, true), (7 + 1) * h.lambda_hop);
+}
+
 TEST(HpamModelTest, Eq5MatchesTheTermsOfTable1ByHand) {
   // hpam:1x1/4x4, Q = 2, S = 100, p2 x q2 = 4x2: Gamma_12 = 2 + 4 = 6 us, Omega_12 = 0.01 + 0.01 +
   // 0.02 = 0.04 us/B, A_12 = 10 us; Gamma_22 = 8 us, Omega_22 = 0.05 us/B, A_22 = 13 us.
