@@ -228,6 +228,55 @@ void hybrid_gather(Proc& p, const std::string& name, SubMesh s, int root, std::s
   if (at.row == m.r0 && at.col == m.c0) p.send(0, kInterTag, mine);
 }
 
+// Section 4.2, destinations in level 2 only, source (0,0)_1 (the paper's worst case, first row).
+// 1- a partial scatter along the source's row: k = min(c1, c2/q2) of its processors (every
+// (c1/k)-th) each get the blocks of c2/k whole columns of level 2 (case a, q2 <= f2: all c1 of
+// them, r2 f2 S bytes each; case b: c2/q2 of them, r2 q2 S bytes each); 2- each sends its
+// sub-mesh roots their p2 q2 blocks, farthest first; 3- binary-tree scatters in the sub-meshes.
+void level2_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                    std::span<std::byte> recv, std::size_t L) {
+  const Hpam* t = as_hpam(p.machine());
+  if (!t || t->levels() != 2)
+    throw UsageError(fmt::format("{}: needs a two-level HPAM machine such as hpam:4x4/16x16 (got {})", name, p.machine().name));
+  const int c1 = t->cols(1), r2 = t->rows(2), c2 = t->cols(2);
+  if (s.p > r2 || s.q > c2 || r2 % s.p || c2 % s.q)
+    throw UsageError(fmt::format("{}: the {}x{} initial sub-mesh does not tile the {}x{} second level", name, s.p, s.q, r2, c2));
+  if (root != 0) throw UsageError(fmt::format("{}: the source must be (0,0)_1, rank 0 (got --root {})", name, root));
+  const int k = std::min(c1, c2 / s.q), stride = c1 / k, width = c2 / k;  // row processors, their spacing, columns each
+  const Mesh row{[t, stride](int, int v) { return t->node(1, 0, v * stride); }};
+  const Mesh level2{[t](int r, int c) { return t->node(2, r, c); }};
+  const Rect whole2{0, 0, r2, c2}, row_rect{0, 0, 1, k};
+  const HpamPos at = t->pos(p.rank());
+  if (at.level == 1) {
+    if (at.row != 0 || at.col % stride) return;  // not in the partial scatter
+    const int v = at.col / stride;
+    // Step 1: the row's binary-tree scatter; "block" v is the columns [v width, (v+1) width).
+    const std::size_t chunk = static_cast<std::size_t>(r2) * static_cast<std::size_t>(width) * L;
+    std::vector<std::byte> chunks, mine(chunk);
+    if (p.rank() == 0) {
+      chunks.reserve(static_cast<std::size_t>(k) * chunk);
+      for (int u = 0; u < k; ++u) {
+        const auto c = pack(send, whole2, {0, u * width, r2, width}, L);
+        chunks.insert(chunks.end(), c.begin(), c.end());
+      }
+    }
+    tree_scatter(p, row, row_rect, 0, v, chunks, mine, chunk);
+    // Step 2: the roots of the sub-meshes under columns [v width, (v+1) width), farthest first.
+    const Rect cols{0, v * width, r2, width};
+    for (int i = r2 / s.p - 1; i >= 0; --i)
+      for (int j = cols.c0; j < cols.c0 + width; j += s.q)
+        p.send(level2.rank_of(i * s.p, j), kInterTag, pack(mine, cols, {i * s.p, j, s.p, s.q}, L));
+    return;
+  }
+  const Rect m{at.row / s.p * s.p, at.col / s.q * s.q, s.p, s.q};
+  std::vector<std::byte> data;
+  if (at.row == m.r0 && at.col == m.c0) {
+    data.resize(static_cast<std::size_t>(m.size()) * L);
+    p.recv(t->node(1, 0, at.col / width * stride), kInterTag, data);
+  }
+  tree_scatter(p, level2, m, at.row, at.col, data, recv, L);
+}
+
 // Harness of the broadcast: the root's buffer holds fill_pattern(root, root); every processor
 // checks that it holds the same bytes at the end.
 using BcastFn = std::function<void(Proc&, int root, std::span<std::byte> buf)>;
@@ -248,6 +297,25 @@ Algorithm bcast_entry(std::string name, std::string summary, BcastFn fn, Analyti
 }
 
 std::string submesh_name(const SubMesh& s) { return fmt::format("{}x{}", s.p, s.q); }
+
+// Harness of a scatter to level 2 only (section 4.2): the root holds one block per level-2
+// processor, in level 2's row-major order; every level-2 processor checks its block.
+Algorithm scatter_level2_entry(std::string name, std::string summary, RootedFn fn) {
+  auto program = [name, fn](Proc& p, const Args& a) {
+    const Hpam* t = as_hpam(p.machine());
+    const int first2 = t && t->levels() == 2 ? t->first(2) : p.size();
+    const int n2 = p.size() - first2, me = p.rank();
+    const std::size_t L = a.size, total = me == a.root ? static_cast<std::size_t>(n2) * L : 0;
+    std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[L]);
+    std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), L);
+    if (a.check && me == a.root)
+      for (int i = 0; i < n2; ++i) fill_pattern(a.root, first2 + i, send.subspan(static_cast<std::size_t>(i) * L, L));
+    fn(p, p.world(), a.root, send, recv, L);
+    if (a.check && me >= first2) check_pattern(name, a.root, me, recv);
+  };
+  auto bytes = [](int vps, std::size_t size) { return 4 * static_cast<std::size_t>(vps) * size; };
+  return Algorithm{std::move(name), std::move(summary), program, bytes};
+}
 
 }  // namespace
 
@@ -322,6 +390,19 @@ Algorithm gather_hybrid_entry(SubMesh s) {
                                        std::size_t L) { hybrid_gather(p, name, s, root, send, recv, L); });
   a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
     return to_us(HpamModel::of(m).eq10_hybrid_scatter(s.p, s.q, size));
+  };
+  return a;
+}
+
+Algorithm scatter_level2_hybrid_entry(SubMesh s) {
+  const std::string name = fmt::format("scatter/hybrid-level2({})", submesh_name(s));
+  Algorithm a = scatter_level2_entry(
+      name, "paper 001 section 4.2: partial scatter in the source's row, inter-level, binary-tree scatters (eqs. 12, 13)",
+      [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t L) {
+        level2_scatter(p, name, s, root, send, recv, L);
+      });
+  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
+    return to_us(HpamModel::of(m).eq12_13_hybrid_scatter_multi(s.p, s.q, size));
   };
   return a;
 }

@@ -57,6 +57,8 @@ const Algorithm* parameterized(const std::string& name) {
        }},
       {"bcast/hybrid(", [](const std::string& name, const std::string& param) { return bcast_hybrid_entry(parse_submesh(name, param)); }},
       {"scatter/hybrid(", [](const std::string& name, const std::string& param) { return scatter_hybrid_entry(parse_submesh(name, param)); }},
+      {"scatter/hybrid-level2(",
+       [](const std::string& name, const std::string& param) { return scatter_level2_hybrid_entry(parse_submesh(name, param)); }},
       {"gather/hybrid(", [](const std::string& name, const std::string& param) { return gather_hybrid_entry(parse_submesh(name, param)); }},
   };
   for (const auto& f : families) {

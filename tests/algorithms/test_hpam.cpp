@@ -220,6 +220,44 @@ TEST(HpamTimes, SeveralLevelOneProcessorsBroadcastIsEq7PlusHops) {
   EXPECT_EQ(r.makespan - h.eq7_hybrid_bcast_multi(s, true), (7 + 1) * h.lambda_hop);
 }
 
+TEST(HpamAlgorithms, Section42ScatterToLevelTwoDeliversInBothCases) {
+  // Case a (q2 <= f2) and case b (q2 > f2) on several level-1 shapes.
+  const Shape shapes[] = {{"hpam:2x2/4x4,Q=2", {"1x1", "2x2", "4x1", "2x4", "4x4"}},
+                          {"hpam:4x4/16x16,Q=8", {"4x4", "16x2", "2x8", "16x16"}},
+                          {"hpam:1x2/2x8", {"1x1", "2x4", "1x8"}},
+                          {"hpam:1x1/4x4", {"2x2"}}};
+  for (const auto& sh : shapes) {
+    const Machine m = parse_machine(sh.machine);
+    for (const auto& sub : sh.submeshes)
+      for (std::size_t size : {std::size_t{0}, std::size_t{3}, std::size_t{200}}) {
+        const std::string name = fmt::format("scatter/hybrid-level2({})", sub);
+        SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+        ASSERT_NO_THROW(run_alg(m, name, size));
+      }
+  }
+}
+
+TEST(HpamTimes, Section42ScatterCaseAIsEq12MinusPipeliningPlusHops) {
+  // hpam:2x2/4x4, Q = 2, S = 100, 2x2 sub-meshes (q2 = f2 = 2: case a). Critical path:
+  // (0,0)_1 gives (0,1)_1 the r2 f2 S = 800 bytes of columns 2-3 (1 hop); (0,1)_1 sends 400 bytes
+  // to (2,2)_2 (4 hops), then to (0,2)_2 (2 hops), whose 2x2 tree scatter is last (2 steps, 2 hops).
+  const Machine m = parse_machine("hpam:2x2/4x4,Q=2");
+  const HpamModel h = HpamModel::of(m);
+  const RunResult r = run_alg(m, "scatter/hybrid-level2(2x2)", 100);
+  EXPECT_EQ(r.stats.blocked_headers, 0u);
+  const Time u12 = h.level[0].send_overhead + 400 * (h.level[0].send_per_byte + h.lambda_byte);
+  const Time recv2 = h.level[1].recv_overhead + 400 * h.level[1].recv_per_byte;
+  const Time emulated = h.b(1, 1, 100, 1, 8) + h.lambda_hop * 2 + 2 * u12 + recv2 + h.lambda_hop * 3 + h.b(2, 2, 100, 2, 3) +
+                        h.lambda_hop * 4;
+  EXPECT_EQ(r.makespan, emulated);
+  // Eq. 12: B11(1, 8) + Lambda/2 * 2 + 2 [B12(1, 4) + Lambda (2 + 2/4)] + B22(2, 3) + Lambda/2 * 4.
+  EXPECT_EQ(h.eq12_13_hybrid_scatter_multi(2, 2, 100),
+            h.b(1, 1, 100, 1, 8) + h.lambda_hop + 2 * h.b(1, 2, 100, 1, 4) + 5 * h.lambda_hop + h.b(2, 2, 100, 2, 3) + 2 * h.lambda_hop);
+  // The difference: the second inter-level message's receive overlaps (term a of the header);
+  // eq. 12 charges Lambda (1 + 5 + 2) hops, the critical path takes 2 + 3 + 4 (ejections included).
+  EXPECT_EQ(h.eq12_13_hybrid_scatter_multi(2, 2, 100) - r.makespan, recv2 + (8 - 9) * h.lambda_hop);
+}
+
 TEST(HpamModelTest, Eq5MatchesTheTermsOfTable1ByHand) {
   // hpam:1x1/4x4, Q = 2, S = 100, p2 x q2 = 4x2: Gamma_12 = 2 + 4 = 6 us, Omega_12 = 0.01 + 0.01 +
   // 0.02 = 0.04 us/B, A_12 = 10 us; Gamma_22 = 8 us, Omega_22 = 0.05 us/B, A_22 = 13 us.
