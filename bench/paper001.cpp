@@ -185,6 +185,35 @@ int multi(const std::string& machines, const std::string& qs, const std::string&
   return 0;
 }
 
+// Section 4.2, destinations in level 2 only: every p2 x q2 by eqs. 12/13 and emulated
+// (scatter/hybrid-level2); the paper: "the sub-mesh size of choice satisfies q2 <= f2", and the
+// optimal height falls as S grows.
+int scatter42(const std::string& machines, const std::string& qs, const std::string& sizes) {
+  fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>6}\n", "levels", "Q", "S", "model", "us", "q2<=f2", "emu", "us",
+             "q2<=f2");
+  int held = 0, checked = 0;
+  for (const auto& levels : split(machines))
+    for (const auto& q : split(qs))
+      for (const auto& stext : split(sizes)) {
+        const std::size_t s = std::stoull(stext);
+        const Machine m = parse_machine(fmt::format("hpam:{},Q={}", levels, q));
+        const HpamModel h = HpamModel::of(m);
+        const int f2 = h.c2 / h.c1;
+        Best bm, be;
+        for (int p = 1; p <= h.r2; p *= 2)
+          for (int qq = 1; qq <= h.c2; qq *= 2) {
+            bm.offer(p, qq, h.eq12_13_hybrid_scatter_multi(p, qq, s));
+            be.offer(p, qq, emulate(m, fmt::format("scatter/hybrid-level2({}x{})", p, qq), s));
+          }
+        checked += 2;
+        held += (bm.q <= f2) + (be.q <= f2);
+        fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>6}\n", levels, q, s, bm.str(), to_us(bm.t),
+                   bm.q <= f2 ? "yes" : "NO", be.str(), to_us(be.t), be.q <= f2 ? "yes" : "NO");
+      }
+  fmt::print("q2 <= f2 held: {} of {}\n", held, checked);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -203,9 +232,15 @@ int main(int argc, char** argv) {
   mu->add_option("--levels", machines, "HPAM levels, comma-separated")->capture_default_str();
   mu->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
   mu->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
+  std::string machines42 = "2x2/8x8,4x4/16x16,4x4/64x64";
+  auto* sc = app.add_subcommand("scatter42", "section 4.2: scatter to level 2 with several level-1 processors, eqs. 12/13 and emulated");
+  sc->add_option("--levels", machines42, "HPAM levels, comma-separated")->capture_default_str();
+  sc->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
+  sc->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     if (mu->parsed()) return multi(machines, qs, sizes);
+    if (sc->parsed()) return scatter42(machines42, qs, sizes);
     return search(levels, qs, sizes, csv, jobs);
   } catch (const std::exception& e) {
     fmt::print(stderr, "paper001: {}\n", e.what());
