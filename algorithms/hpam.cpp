@@ -233,19 +233,39 @@ void hybrid_gather(Proc& p, const std::string& name, SubMesh s, int root, std::s
 // (c1/k)-th) each get the blocks of c2/k whole columns of level 2 (case a, q2 <= f2: all c1 of
 // them, r2 f2 S bytes each; case b: c2/q2 of them, r2 q2 S bytes each); 2- each sends its
 // sub-mesh roots their p2 q2 blocks, farthest first; 3- binary-tree scatters in the sub-meshes.
+struct RowPlan {
+  const Hpam* t;
+  int r2, c2, k, stride, width;  // row processors taking part, their spacing, level-2 columns each
+  Mesh row, level2;
+  Rect whole2, row_rect;
+
+  RowPlan(const Proc& p, const std::string& name, SubMesh s, int root) : t(as_hpam(p.machine())) {
+    if (!t || t->levels() != 2)
+      throw UsageError(fmt::format("{}: needs a two-level HPAM machine such as hpam:4x4/16x16 (got {})", name, p.machine().name));
+    const int c1 = t->cols(1);
+    r2 = t->rows(2), c2 = t->cols(2);
+    if (s.p > r2 || s.q > c2 || r2 % s.p || c2 % s.q)
+      throw UsageError(fmt::format("{}: the {}x{} initial sub-mesh does not tile the {}x{} second level", name, s.p, s.q, r2, c2));
+    if (root != 0) throw UsageError(fmt::format("{}: the source must be (0,0)_1, rank 0 (got --root {})", name, root));
+    k = std::min(c1, c2 / s.q), stride = c1 / k, width = c2 / k;
+    const Hpam* h = t;
+    const int st = stride;
+    row.rank_of = [h, st](int, int v) { return h->node(1, 0, v * st); };
+    level2.rank_of = [h](int r, int c) { return h->node(2, r, c); };
+    whole2 = {0, 0, r2, c2}, row_rect = {0, 0, 1, k};
+  }
+  // The row processor serving level-2 column c.
+  int server(int c) const { return t->node(1, 0, c / width * stride); }
+};
+
 void level2_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
                     std::span<std::byte> recv, std::size_t L) {
-  const Hpam* t = as_hpam(p.machine());
-  if (!t || t->levels() != 2)
-    throw UsageError(fmt::format("{}: needs a two-level HPAM machine such as hpam:4x4/16x16 (got {})", name, p.machine().name));
-  const int c1 = t->cols(1), r2 = t->rows(2), c2 = t->cols(2);
-  if (s.p > r2 || s.q > c2 || r2 % s.p || c2 % s.q)
-    throw UsageError(fmt::format("{}: the {}x{} initial sub-mesh does not tile the {}x{} second level", name, s.p, s.q, r2, c2));
-  if (root != 0) throw UsageError(fmt::format("{}: the source must be (0,0)_1, rank 0 (got --root {})", name, root));
-  const int k = std::min(c1, c2 / s.q), stride = c1 / k, width = c2 / k;  // row processors, their spacing, columns each
-  const Mesh row{[t, stride](int, int v) { return t->node(1, 0, v * stride); }};
-  const Mesh level2{[t](int r, int c) { return t->node(2, r, c); }};
-  const Rect whole2{0, 0, r2, c2}, row_rect{0, 0, 1, k};
+  const RowPlan rp(p, name, s, root);
+  const Hpam* t = rp.t;
+  const int r2 = rp.r2, k = rp.k, stride = rp.stride, width = rp.width;
+  const Mesh& row = rp.row;
+  const Mesh& level2 = rp.level2;
+  const Rect whole2 = rp.whole2, row_rect = rp.row_rect;
   const HpamPos at = t->pos(p.rank());
   if (at.level == 1) {
     if (at.row != 0 || at.col % stride) return;  // not in the partial scatter
@@ -272,9 +292,44 @@ void level2_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::
   std::vector<std::byte> data;
   if (at.row == m.r0 && at.col == m.c0) {
     data.resize(static_cast<std::size_t>(m.size()) * L);
-    p.recv(t->node(1, 0, at.col / width * stride), kInterTag, data);
+    p.recv(rp.server(at.col), kInterTag, data);
   }
   tree_scatter(p, level2, m, at.row, at.col, data, recv, L);
+}
+
+// Section 5: level2_scatter backwards. The sub-meshes gather to their roots, the roots send to
+// their row processor (which receives them in arrival order), and the row gathers to (0,0)_1.
+void level2_gather(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                   std::span<std::byte> recv, std::size_t L) {
+  const RowPlan rp(p, name, s, root);
+  const HpamPos at = rp.t->pos(p.rank());
+  if (at.level == 1) {
+    if (at.row != 0 || at.col % rp.stride) return;
+    const int v = at.col / rp.stride;
+    const Rect cols{0, v * rp.width, rp.r2, rp.width};
+    std::vector<Rect> subs;
+    for (int i = rp.r2 / s.p - 1; i >= 0; --i)
+      for (int j = cols.c0; j < cols.c0 + rp.width; j += s.q) subs.push_back({i * s.p, j, s.p, s.q});
+    std::vector<std::vector<std::byte>> parts(subs.size());
+    std::vector<Request> rs;
+    for (std::size_t i = 0; i < subs.size(); ++i) {
+      parts[i].resize(static_cast<std::size_t>(subs[i].size()) * L);
+      rs.push_back(p.irecv(rp.level2.rank_of(subs[i].r0, subs[i].c0), kInterTag, parts[i]));
+    }
+    p.waitall(rs);
+    std::vector<std::byte> mine(static_cast<std::size_t>(cols.size()) * L);
+    for (std::size_t i = 0; i < subs.size(); ++i) unpack(parts[i], mine, cols, subs[i], L);
+    const std::size_t chunk = mine.size();
+    const auto all = tree_gather(p, rp.row, rp.row_rect, 0, v, mine, chunk);
+    if (p.rank() != 0) return;
+    for (int u = 0; u < rp.k; ++u)
+      unpack(std::span<const std::byte>(all).subspan(static_cast<std::size_t>(u) * chunk, chunk), recv, rp.whole2,
+             {0, u * rp.width, rp.r2, rp.width}, L);
+    return;
+  }
+  const Rect m{at.row / s.p * s.p, at.col / s.q * s.q, s.p, s.q};
+  const auto mine = tree_gather(p, rp.level2, m, at.row, at.col, send.first(L), L);
+  if (at.row == m.r0 && at.col == m.c0) p.send(rp.server(at.col), kInterTag, mine);
 }
 
 // Harness of the broadcast: the root's buffer holds fill_pattern(root, root); every processor
@@ -297,6 +352,25 @@ Algorithm bcast_entry(std::string name, std::string summary, BcastFn fn, Analyti
 }
 
 std::string submesh_name(const SubMesh& s) { return fmt::format("{}x{}", s.p, s.q); }
+
+// Harness of a gather from level 2 only: every level-2 processor sends fill_pattern(me, root); the
+// root's buffer holds one block per level-2 processor, each checked.
+Algorithm gather_level2_entry(std::string name, std::string summary, RootedFn fn) {
+  auto program = [name, fn](Proc& p, const Args& a) {
+    const Hpam* t = as_hpam(p.machine());
+    const int first2 = t && t->levels() == 2 ? t->first(2) : p.size();
+    const int n2 = p.size() - first2, me = p.rank();
+    const std::size_t L = a.size, total = me == a.root ? static_cast<std::size_t>(n2) * L : 0;
+    std::unique_ptr<std::byte[]> send_mem(new std::byte[L]), recv_mem(new std::byte[total]);
+    std::span<std::byte> send(send_mem.get(), L), recv(recv_mem.get(), total);
+    if (a.check && me >= first2) fill_pattern(me, a.root, send);
+    fn(p, p.world(), a.root, send, recv, L);
+    if (!a.check || me != a.root) return;
+    for (int i = 0; i < n2; ++i) check_pattern(name, first2 + i, a.root, recv.subspan(static_cast<std::size_t>(i) * L, L));
+  };
+  auto bytes = [](int vps, std::size_t size) { return 4 * static_cast<std::size_t>(vps) * size; };
+  return Algorithm{std::move(name), std::move(summary), program, bytes};
+}
 
 // Harness of a scatter to level 2 only (section 4.2): the root holds one block per level-2
 // processor, in level 2's row-major order; every level-2 processor checks its block.
@@ -400,6 +474,19 @@ Algorithm scatter_level2_hybrid_entry(SubMesh s) {
       name, "paper 001 section 4.2: partial scatter in the source's row, inter-level, binary-tree scatters (eqs. 12, 13)",
       [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t L) {
         level2_scatter(p, name, s, root, send, recv, L);
+      });
+  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
+    return to_us(HpamModel::of(m).eq12_13_hybrid_scatter_multi(s.p, s.q, size));
+  };
+  return a;
+}
+
+Algorithm gather_level2_hybrid_entry(SubMesh s) {
+  const std::string name = fmt::format("gather/hybrid-level2({})", submesh_name(s));
+  Algorithm a = gather_level2_entry(
+      name, "paper 001 section 5: scatter/hybrid-level2 run backwards (eqs. 12, 13)",
+      [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t L) {
+        level2_gather(p, name, s, root, send, recv, L);
       });
   a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
     return to_us(HpamModel::of(m).eq12_13_hybrid_scatter_multi(s.p, s.q, size));

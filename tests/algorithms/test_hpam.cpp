@@ -220,7 +220,7 @@ TEST(HpamTimes, SeveralLevelOneProcessorsBroadcastIsEq7PlusHops) {
   EXPECT_EQ(r.makespan - h.eq7_hybrid_bcast_multi(s, true), (7 + 1) * h.lambda_hop);
 }
 
-TEST(HpamAlgorithms, Section42ScatterToLevelTwoDeliversInBothCases) {
+TEST(HpamAlgorithms, Section42ScatterAndGatherOfLevelTwoDeliverInBothCases) {
   // Case a (q2 <= f2) and case b (q2 > f2) on several level-1 shapes.
   const Shape shapes[] = {{"hpam:2x2/4x4,Q=2", {"1x1", "2x2", "4x1", "2x4", "4x4"}},
                           {"hpam:4x4/16x16,Q=8", {"4x4", "16x2", "2x8", "16x16"}},
@@ -230,9 +230,18 @@ TEST(HpamAlgorithms, Section42ScatterToLevelTwoDeliversInBothCases) {
     const Machine m = parse_machine(sh.machine);
     for (const auto& sub : sh.submeshes)
       for (std::size_t size : {std::size_t{0}, std::size_t{3}, std::size_t{200}}) {
-        const std::string name = fmt::format("scatter/hybrid-level2({})", sub);
-        SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
-        ASSERT_NO_THROW(run_alg(m, name, size));
+        for (const char* coll : {"scatter", "gather"}) {
+          const std::string name = fmt::format("{}/hybrid-level2({})", coll, sub);
+          SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+          RunResult r;
+          ASSERT_NO_THROW(r = run_alg(m, name, size));
+          // Every level-2 processor sends or receives exactly one message; so do the row
+          // processors of the partial scatter other than the source.
+          const Hpam& t = *as_hpam(m);
+          const int q2 = std::stoi(sub.substr(sub.find('x') + 1));
+          const int row = std::min(t.cols(1), t.cols(2) / q2);
+          EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(t.rows(2) * t.cols(2) + row - 1));
+        }
       }
   }
 }
