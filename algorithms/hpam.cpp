@@ -297,6 +297,58 @@ void level2_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::
   tree_scatter(p, level2, m, at.row, at.col, data, recv, L);
 }
 
+// Section 4.2, destinations in both levels with equal final sizes: the source's row gets, per
+// processor (0,b)_1, the r1 blocks of level 1's column b and the r2 f2 blocks of the level-2
+// columns under it ("r1 S + r2 f2 S"); each then makes the inter-level transfer first ("as early
+// as possible"), and the scatters down level 1's columns and in level 2's sub-meshes proceed
+// concurrently. Needs q2 <= f2 (the paper's finding: all the row's processors take part).
+void both_levels_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                         std::span<std::byte> recv, std::size_t L) {
+  const RowPlan rp(p, name, s, root);
+  const Hpam& t = *rp.t;
+  const int r1 = t.rows(1), c1 = t.cols(1);
+  if (rp.k != c1)
+    throw UsageError(fmt::format("{}: the scatter to both levels needs q2 <= f2 = {} (section 4.2)", name, rp.c2 / c1));
+  const HpamPos at = t.pos(p.rank());
+  const Mesh level1{[&t](int r, int c) { return t.node(1, r, c); }};
+  if (at.level == 2) {
+    const Rect m{at.row / s.p * s.p, at.col / s.q * s.q, s.p, s.q};
+    std::vector<std::byte> data;
+    if (at.row == m.r0 && at.col == m.c0) {
+      data.resize(static_cast<std::size_t>(m.size()) * L);
+      p.recv(rp.server(at.col), kInterTag, data);
+    }
+    tree_scatter(p, rp.level2, m, at.row, at.col, data, recv, L);
+    return;
+  }
+  const Rect column{0, at.col, r1, 1};
+  std::vector<std::byte> col_blocks;  // level 1's column blocks, on its top processor
+  if (at.row == 0) {
+    // Chunk b: level 1's column b (r1 blocks), then the level-2 columns under b (r2 f2 blocks).
+    const std::size_t c1_bytes = static_cast<std::size_t>(r1) * L, c2_bytes = static_cast<std::size_t>(rp.r2 * rp.width) * L;
+    const std::size_t chunk = c1_bytes + c2_bytes;
+    std::vector<std::byte> chunks, mine(chunk);
+    if (p.rank() == 0) {
+      const auto level1_blocks = send.first(static_cast<std::size_t>(r1 * c1) * L);
+      const auto level2_blocks = send.subspan(static_cast<std::size_t>(r1 * c1) * L);
+      for (int b = 0; b < c1; ++b) {
+        const auto a = pack(level1_blocks, {0, 0, r1, c1}, {0, b, r1, 1}, L);
+        const auto c = pack(level2_blocks, rp.whole2, {0, b * rp.width, rp.r2, rp.width}, L);
+        chunks.insert(chunks.end(), a.begin(), a.end());
+        chunks.insert(chunks.end(), c.begin(), c.end());
+      }
+    }
+    tree_scatter(p, rp.row, rp.row_rect, 0, at.col, chunks, mine, chunk);
+    const std::span<const std::byte> level2_part = std::span<const std::byte>(mine).subspan(c1_bytes);
+    const Rect cols{0, at.col * rp.width, rp.r2, rp.width};
+    for (int i = rp.r2 / s.p - 1; i >= 0; --i)
+      for (int j = cols.c0; j < cols.c0 + rp.width; j += s.q)
+        p.send(rp.level2.rank_of(i * s.p, j), kInterTag, pack(level2_part, cols, {i * s.p, j, s.p, s.q}, L));
+    col_blocks.assign(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(c1_bytes));
+  }
+  tree_scatter(p, level1, column, at.row, at.col, col_blocks, recv, L);
+}
+
 // Section 5: level2_scatter backwards. The sub-meshes gather to their roots, the roots send to
 // their row processor (which receives them in arrival order), and the row gathers to (0,0)_1.
 void level2_gather(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
@@ -479,6 +531,13 @@ Algorithm scatter_level2_hybrid_entry(SubMesh s) {
     return to_us(HpamModel::of(m).eq12_13_hybrid_scatter_multi(s.p, s.q, size));
   };
   return a;
+}
+
+Algorithm scatter_both_hybrid_entry(SubMesh s) {
+  const std::string name = fmt::format("scatter/hybrid-both({})", submesh_name(s));
+  return scatter_entry(name, "paper 001 section 4.2: to both levels, equal sizes: row partial scatter, inter-level first, then both levels' trees",
+                       [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                                 std::size_t L) { both_levels_scatter(p, name, s, root, send, recv, L); });
 }
 
 Algorithm gather_level2_hybrid_entry(SubMesh s) {

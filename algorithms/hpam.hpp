@@ -44,6 +44,8 @@ Algorithm gather_hybrid_entry(SubMesh s);
 /// scatter/hybrid-level2(p2xq2): section 4.2, any level 1, destinations in level 2 only (cases a
 /// and b, eqs. 12 and 13).
 Algorithm scatter_level2_hybrid_entry(SubMesh s);
+/// scatter/hybrid-both(p2xq2): section 4.2 to both levels with equal final sizes (q2 <= f2).
+Algorithm scatter_both_hybrid_entry(SubMesh s);
 /// gather/hybrid-level2(p2xq2): the same run backwards (section 5).
 Algorithm gather_level2_hybrid_entry(SubMesh s);
 

@@ -246,6 +246,26 @@ TEST(HpamAlgorithms, Section42ScatterAndGatherOfLevelTwoDeliverInBothCases) {
   }
 }
 
+TEST(HpamAlgorithms, Section42ScatterToBothLevelsDeliversEveryBlock) {
+  // Equal final sizes in both levels; q2 <= f2 (case a), as the paper's search found best.
+  const Shape shapes[] = {{"hpam:2x2/4x4,Q=2", {"1x1", "2x2", "4x1", "4x2"}},
+                          {"hpam:4x4/16x16,Q=8", {"4x4", "16x2", "1x1"}},
+                          {"hpam:1x2/2x8", {"1x1", "2x4"}},
+                          {"hpam:1x1/4x4", {"2x2", "4x4"}}};
+  for (const auto& sh : shapes) {
+    const Machine m = parse_machine(sh.machine);
+    for (const auto& sub : sh.submeshes)
+      for (std::size_t size : {std::size_t{0}, std::size_t{5}, std::size_t{120}}) {
+        const std::string name = fmt::format("scatter/hybrid-both({})", sub);
+        SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+        RunResult r;
+        ASSERT_NO_THROW(r = run_alg(m, name, size));
+        EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));  // each processor but the source: one
+      }
+  }
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/hybrid-both(2x4)", 8), RunError);  // q2 > f2
+}
+
 TEST(HpamTimes, Section42ScatterCaseAIsEq12MinusPipeliningPlusHops) {
   // hpam:2x2/4x4, Q = 2, S = 100, 2x2 sub-meshes (q2 = f2 = 2: case a). Critical path:
   // (0,0)_1 gives (0,1)_1 the r2 f2 S = 800 bytes of columns 2-3 (1 hop); (0,1)_1 sends 400 bytes
