@@ -8,6 +8,7 @@
 
 #include "allgather.hpp"
 #include "harness.hpp"
+#include "hpam.hpp"
 #include "touchstone/error.hpp"
 
 namespace touchstone::algorithms {
@@ -20,6 +21,7 @@ std::vector<Algorithm> build() {
   add_gather_algorithms(c);
   add_selftest_algorithms(c);
   add_allgather_algorithms(c);
+  add_hpam_algorithms(c);
   return c;
 }
 // A real number in (lo, hi) or [lo, hi), for a family's parameter; UsageError otherwise.
@@ -53,6 +55,15 @@ const Algorithm* parameterized(const std::string& name) {
          return gather_logp_lev_rec_entry(
              parse_fraction(name, param, false, 0.0, 1.0, "gamma must satisfy 0 < gamma < 1 (paper 000, section 4)"));
        }},
+      {"bcast/hybrid(", [](const std::string& name, const std::string& param) { return bcast_hybrid_entry(parse_submesh(name, param)); }},
+      {"scatter/hybrid(", [](const std::string& name, const std::string& param) { return scatter_hybrid_entry(parse_submesh(name, param)); }},
+      {"scatter/hybrid-level2(",
+       [](const std::string& name, const std::string& param) { return scatter_level2_hybrid_entry(parse_submesh(name, param)); }},
+      {"scatter/hybrid-both(",
+       [](const std::string& name, const std::string& param) { return scatter_both_hybrid_entry(parse_submesh(name, param)); }},
+      {"gather/hybrid-level2(",
+       [](const std::string& name, const std::string& param) { return gather_level2_hybrid_entry(parse_submesh(name, param)); }},
+      {"gather/hybrid(", [](const std::string& name, const std::string& param) { return gather_hybrid_entry(parse_submesh(name, param)); }},
   };
   for (const auto& f : families) {
     const std::string prefix = f.prefix;

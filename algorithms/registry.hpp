@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct Algorithm {
   std::function<void(Proc&, const Args&)> program;  ///< harness + algorithm, run on every VP
   /// Host bytes of payload the harness holds for a run (the sweep schedules jobs by it).
   std::function<std::size_t(int vps, std::size_t size)> harness_bytes;
+  /// The paper's analytic time for this machine and size, when the paper gives one (paper 001's
+  /// eqs. 4-14); printed as `analytic_us` beside the emulated makespan. Empty otherwise.
+  std::function<std::optional<double>(const Machine& machine, std::size_t size)> analytic_us = {};
 };
 
 /// Every algorithm, in catalog order.

@@ -41,10 +41,11 @@ struct Record {
   int vps = 0;
   RunResult result;
   double peak_rss_mb = 0;
+  std::optional<double> analytic_us;  // the paper's formula for this run, when it has one
 };
 
 nlohmann::json to_json(const Record& r) {
-  return {{"machine", r.machine},
+  nlohmann::json j = {{"machine", r.machine},
           {"algorithm", r.algorithm},
           {"size", r.size},
           {"vps", r.vps},
@@ -56,6 +57,8 @@ nlohmann::json to_json(const Record& r) {
           {"trace_hash", fmt::format("{:016x}", r.result.trace_hash)},
           {"host_seconds", r.result.host_seconds},
           {"peak_rss_mb", r.peak_rss_mb}};
+  if (r.analytic_us) j["analytic_us"] = *r.analytic_us;
+  return j;
 }
 
 const char* kCsvHeader =
@@ -156,6 +159,7 @@ Record run_one(const Machine& m, const algorithms::Algorithm& alg, std::size_t s
   r.vps = m.nodes();
   r.result = run(m, [&](Proc& p) { alg.program(p, args); }, opts);
   r.peak_rss_mb = peak_rss_mb();
+  if (alg.analytic_us) r.analytic_us = alg.analytic_us(m, size);
   return r;
 }
 

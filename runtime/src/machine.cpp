@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../../topologies/grid.hpp"
+#include "../../topologies/hpam.hpp"
 #include "../../topologies/switch_network.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/machine.hpp"
@@ -301,8 +302,9 @@ Machine parse_machine(const std::string& spec) {
   else if (kind == "mesh") m = generic(make_mesh(parse_dims(dims, spec)));
   else if (kind == "delta") m = delta(dims.empty() ? std::vector<int>{16, 32} : parse_dims(dims, spec));
   else if (kind == "torus") m = generic(make_torus(parse_dims(dims, spec), rule));
+  else if (kind == "hpam") m = hpam_machine(dims, opts);
   else
-    throw UsageError(fmt::format("unknown machine '{}'; known: mesh:RxC[x...], torus:AxB[x...], delta, delta:RxC, or a .json machine file "
+    throw UsageError(fmt::format("unknown machine '{}'; known: mesh:RxC[x...], torus:AxB[x...], delta, delta:RxC, hpam:R1xC1/R2xC2, or a .json machine file "
                                  "(touchstone list machines)",
                                  spec));
   for (const auto& [k, v] : opts) apply_option(m, k, v);
@@ -321,6 +323,7 @@ std::vector<std::pair<std::string, std::string>> machine_presets() {
        "seeded irregular switch network with paper 004's generator constraints (section 5.3)"},
       {"switchnet:NET.json", "a switch network from a file: {\"ports\": 32, \"nodes\": [16, 16], \"links\": [[0, 1]]}"},
       {"  ,placement=block|cyclic|random", "switch networks: how ranks are placed on switch ports (random uses seed=N)"},
+      {"hpam:R1xC1/R2xC2[/...][,Q=q]", "HPAM levels of meshes, eq. 1 links and eq. 2 routing, Table 1 costs with ratio Q (paper 001)"},
       {"FILE.json", "a machine file: {\"topology\": \"mesh:4x4\", \"name\": ..., \"params\": {option: value}}"},
   };
   for (const auto& o : options()) out.emplace_back(fmt::format("  ,{}=", o.key), o.help);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "algorithms/hpam_model.hpp"
 #include "algorithms/registry.hpp"
 #include "touchstone/touchstone.hpp"
 
@@ -226,6 +227,21 @@ TEST(Cli, TrailingXInMachineDimensionsIsRejected) {
   const Cli c = touchstone_cli("run --machine mesh:4x --algorithm alltoall/1-lev-dir --size 8");
   EXPECT_EQ(c.exit_code, 1);
   EXPECT_NE(c.err.find("mesh:4x"), std::string::npos) << c.err;
+}
+
+TEST(Cli, HpamRunPrintsThePapersFormulaAsAnalyticUs) {
+  // Paper 001: eq. 5 beside the emulated time; host perturbation leaves the run unchanged.
+  const std::string base = "run --machine hpam:1x1/8x8,Q=8 --algorithm 'bcast/hybrid(8x4)' --size 256 --format json";
+  const Cli a = touchstone_cli(base), b = touchstone_cli(base + " --perturb 5");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  const auto h = algorithms::HpamModel::of(parse_machine("hpam:1x1/8x8,Q=8"));
+  EXPECT_EQ(ja["analytic_us"].get<double>(), to_us(h.eq5_hybrid_bcast(8, 4, 256)));
+  EXPECT_EQ(ja["trace_hash"], jb["trace_hash"]);
+  EXPECT_EQ(ja["makespan_us"], jb["makespan_us"]);
+  const Cli mesh = touchstone_cli("run --machine mesh:2x2 --algorithm selftest/ring --size 8 --format json");
+  EXPECT_FALSE(nlohmann::json::parse(mesh.out).contains("analytic_us")) << mesh.out;
 }
 
 }  // namespace

@@ -1,0 +1,572 @@
+// Paper 001: the binary-tree broadcast, scatter and gather inside a mesh (sections 3, 4, 5 and
+// ref. [3]) and the hybrid algorithms of a two-level HPAM machine with one processor in level 1
+// (sections 3.1, 4.1, 5): the level-1 processor sends to the root of each p2 x q2 initial sub-mesh
+// of level 2 one after the other ("brute force"), farthest root first, and every sub-mesh goes on
+// with the binary tree. p2 x q2 = 1 x 1 is brute force; r2 x c2 is "send to (0,0)_2, then the tree".
+#include "hpam.hpp"
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "harness.hpp"
+#include "hpam_model.hpp"
+#include "topologies/hpam.hpp"
+#include "touchstone/error.hpp"
+
+namespace touchstone::algorithms {
+
+namespace {
+
+constexpr int kInterTag = 1;  // between the levels
+constexpr int kTreeTag = 2;   // inside a sub-mesh
+
+// Splits a rectangle into the half its corner keeps and the half it gives away: columns first.
+std::pair<Rect, Rect> halve(const Rect& r) {
+  if (r.w > 1) {
+    const int keep = (r.w + 1) / 2;
+    return {{r.r0, r.c0, r.h, keep}, {r.r0, r.c0 + keep, r.h, r.w - keep}};
+  }
+  const int keep = (r.h + 1) / 2;
+  return {{r.r0, r.c0, keep, r.w}, {r.r0 + keep, r.c0, r.h - keep, r.w}};
+}
+
+// The blocks of `sub` out of data laid out as the blocks of `of`, row-major, L bytes each.
+std::vector<std::byte> pack(std::span<const std::byte> data, const Rect& of, const Rect& sub, std::size_t L) {
+  std::vector<std::byte> out(static_cast<std::size_t>(sub.size()) * L);
+  const std::size_t run = static_cast<std::size_t>(sub.w) * L;
+  for (int k = 0; k < sub.h; ++k) {
+    const std::size_t from = (static_cast<std::size_t>(sub.r0 + k - of.r0) * static_cast<std::size_t>(of.w) +
+                              static_cast<std::size_t>(sub.c0 - of.c0)) * L;
+    if (run) std::memcpy(out.data() + static_cast<std::size_t>(k) * run, data.data() + from, run);
+  }
+  return out;
+}
+
+// The inverse of pack: writes sub's blocks into data laid out as `of`.
+void unpack(std::span<const std::byte> blocks, std::span<std::byte> data, const Rect& of, const Rect& sub, std::size_t L) {
+  const std::size_t run = static_cast<std::size_t>(sub.w) * L;
+  for (int k = 0; k < sub.h; ++k) {
+    const std::size_t to = (static_cast<std::size_t>(sub.r0 + k - of.r0) * static_cast<std::size_t>(of.w) +
+                            static_cast<std::size_t>(sub.c0 - of.c0)) * L;
+    if (run) std::memcpy(data.data() + to, blocks.data() + static_cast<std::size_t>(k) * run, run);
+  }
+}
+
+// Where a processor of a mesh (a plain 2-D grid, or one level of an HPAM) is: its rank as a
+// function of (row, column).
+struct Mesh {
+  std::function<int(int, int)> rank_of;
+};
+
+// Section 3's binary-tree broadcast of `whole`, whose corner already holds buf.
+void tree_bcast(Proc& p, const Mesh& m, const Rect& whole, int r, int c, std::span<std::byte> buf) {
+  const TreeRole t = tree_role(whole, r, c);
+  if (t.has_parent) p.recv(m.rank_of(t.parent_r, t.parent_c), kTreeTag, buf);
+  for (const Rect& ch : t.children) p.send(m.rank_of(ch.r0, ch.c0), kTreeTag, buf);
+}
+
+// Section 4's binary-tree scatter of `whole`: the corner holds the blocks of every processor of
+// `whole` (row-major, L bytes each) in `data`; each holder sends a child the blocks of the half it
+// gives away. Every processor's own block lands in `own`.
+void tree_scatter(Proc& p, const Mesh& m, const Rect& whole, int r, int c, std::span<const std::byte> data,
+                  std::span<std::byte> own, std::size_t L) {
+  const TreeRole t = tree_role(whole, r, c);
+  std::vector<std::byte> got;
+  if (t.has_parent) {
+    got.resize(static_cast<std::size_t>(t.mine.size()) * L);
+    p.recv(m.rank_of(t.parent_r, t.parent_c), kTreeTag, got);
+    data = got;
+  }
+  for (const Rect& ch : t.children) p.send(m.rank_of(ch.r0, ch.c0), kTreeTag, pack(data, t.mine, ch, L));
+  const auto at = static_cast<std::size_t>((r - t.mine.r0) * t.mine.w + (c - t.mine.c0)) * L;
+  if (L) std::memcpy(own.data(), data.data() + at, L);
+}
+
+// Section 5: the gather is the scatter run backwards. Each holder receives the halves it gave away
+// in the scatter, last one first, then sends its rectangle's blocks to its parent. Returns the
+// blocks of `whole` on its corner (empty elsewhere).
+std::vector<std::byte> tree_gather(Proc& p, const Mesh& m, const Rect& whole, int r, int c,
+                                   std::span<const std::byte> own, std::size_t L) {
+  const TreeRole t = tree_role(whole, r, c);
+  std::vector<std::byte> mine(static_cast<std::size_t>(t.mine.size()) * L);
+  unpack(own, mine, t.mine, {r, c, 1, 1}, L);
+  std::vector<std::byte> part;
+  for (auto ch = t.children.rbegin(); ch != t.children.rend(); ++ch) {
+    part.resize(static_cast<std::size_t>(ch->size()) * L);
+    p.recv(m.rank_of(ch->r0, ch->c0), kTreeTag, part);
+    unpack(part, mine, t.mine, *ch, L);
+  }
+  if (!t.has_parent) return mine;
+  p.send(m.rank_of(t.parent_r, t.parent_c), kTreeTag, mine);
+  return {};
+}
+
+// A two-level HPAM machine with one processor in level 1, partitioned into p2 x q2 initial
+// sub-meshes (section 3.1). UsageError names what does not fit.
+struct Hybrid {
+  const Hpam* hpam;
+  SubMesh sub;
+  Mesh level2;
+  Rect whole2;
+
+  Hybrid(const Proc& p, const std::string& name, SubMesh s, int root) : hpam(as_hpam(p.machine())), sub(s) {
+    if (!hpam || hpam->levels() != 2 || hpam->rows(1) != 1 || hpam->cols(1) != 1)
+      throw UsageError(fmt::format("{}: needs a two-level HPAM machine with one level-1 processor, such as hpam:1x1/16x16 (got {})",
+                                   name, p.machine().name));
+    const int r2 = hpam->rows(2), c2 = hpam->cols(2);
+    if (s.p > r2 || s.q > c2 || r2 % s.p || c2 % s.q)
+      throw UsageError(fmt::format("{}: the {}x{} initial sub-mesh does not tile the {}x{} second level", name, s.p, s.q, r2, c2));
+    if (root != 0) throw UsageError(fmt::format("{}: the source must be the level-1 processor, rank 0 (got --root {})", name, root));
+    const Hpam* h = hpam;
+    level2.rank_of = [h](int r, int c) { return h->node(2, r, c); };
+    whole2 = {0, 0, r2, c2};
+  }
+  // The roots (i p2, j q2) of the initial sub-meshes, farthest first (highest row first).
+  std::vector<Rect> submeshes() const {
+    std::vector<Rect> out;
+    for (int i = whole2.h / sub.p - 1; i >= 0; --i)
+      for (int j = 0; j < whole2.w / sub.q; ++j) out.push_back({i * sub.p, j * sub.q, sub.p, sub.q});
+    return out;
+  }
+  Rect submesh_of(const HpamPos& at) const { return {at.row / sub.p * sub.p, at.col / sub.q * sub.q, sub.p, sub.q}; }
+};
+
+// Section 3.2 (eq. 7): several level-1 processors, source (0,0)_1 (the paper's worst case, first
+// row), destinations in both levels, level 2 in the two r2 x c2/2 sub-meshes the paper finds best.
+// 1- the first step of level 1's binary tree: (0,0)_1 sends to (0, c1/2)_1; 2- the two level-1
+// holders send to the roots (0,0)_2 and (0, c2/2)_2 of level 2's halves (eq. 1 puts both right
+// under them: r1 hops); 3- the rest of level 1's tree in each half, concurrently with the trees of
+// level 2's halves.
+void multi_bcast(Proc& p, const std::string& name, SubMesh s, int root, std::span<std::byte> buf) {
+  const Hpam& t = *as_hpam(p.machine());
+  const int r1 = t.rows(1), c1 = t.cols(1), r2 = t.rows(2), c2 = t.cols(2);
+  if (c1 < 2)
+    throw UsageError(fmt::format("{}: section 3.2's broadcast halves level 1's columns first: needs c1 >= 2 (got {}x{})", name, r1, c1));
+  if (s.p != r2 || s.q != c2 / 2)
+    throw UsageError(fmt::format("{}: with several level-1 processors the broadcast of section 3.2 uses the two {}x{} sub-meshes", name,
+                                 r2, c2 / 2));
+  if (root != 0) throw UsageError(fmt::format("{}: the source must be (0,0)_1, rank 0 (got --root {})", name, root));
+  const Mesh level1{[&t](int r, int c) { return t.node(1, r, c); }}, level2{[&t](int r, int c) { return t.node(2, r, c); }};
+  const Rect left1{0, 0, r1, c1 / 2}, right1{0, c1 / 2, r1, c1 / 2}, left2{0, 0, r2, c2 / 2}, right2{0, c2 / 2, r2, c2 / 2};
+  const HpamPos at = t.pos(p.rank());
+  if (at.level == 1) {
+    const bool right_holder = at.row == 0 && at.col == c1 / 2;
+    if (p.rank() == 0) p.send(level1.rank_of(0, c1 / 2), kTreeTag, buf);
+    if (right_holder) p.recv(0, kTreeTag, buf);
+    if (p.rank() == 0) p.send(level2.rank_of(0, 0), kInterTag, buf);
+    if (right_holder) p.send(level2.rank_of(0, c2 / 2), kInterTag, buf);
+    tree_bcast(p, level1, left1.contains(at.row, at.col) ? left1 : right1, at.row, at.col, buf);
+    return;
+  }
+  const Rect& half = left2.contains(at.row, at.col) ? left2 : right2;
+  if (at.row == half.r0 && at.col == half.c0) p.recv(level1.rank_of(0, half.c0 == 0 ? 0 : c1 / 2), kInterTag, buf);
+  tree_bcast(p, level2, half, at.row, at.col, buf);
+}
+
+bool several_level1(const Proc& p) {
+  const Hpam* t = as_hpam(p.machine());
+  return t && t->levels() == 2 && t->rows(1) * t->cols(1) > 1;
+}
+
+void hybrid_bcast(Proc& p, const std::string& name, SubMesh s, int root, std::span<std::byte> buf) {
+  if (several_level1(p)) return multi_bcast(p, name, s, root, buf);
+  const Hybrid h(p, name, s, root);
+  if (p.rank() == 0) {
+    for (const Rect& m : h.submeshes()) p.send(h.level2.rank_of(m.r0, m.c0), kInterTag, buf);
+    return;
+  }
+  const HpamPos at = h.hpam->pos(p.rank());
+  const Rect m = h.submesh_of(at);
+  if (at.row == m.r0 && at.col == m.c0) p.recv(0, kInterTag, buf);
+  tree_bcast(p, h.level2, m, at.row, at.col, buf);
+}
+
+void hybrid_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                    std::span<std::byte> recv, std::size_t L) {
+  const Hybrid h(p, name, s, root);
+  if (p.rank() == 0) {
+    // send holds one block per world rank: rank 0's, then level 2 row-major (= whole2's layout).
+    const auto level2 = send.subspan(L);
+    for (const Rect& m : h.submeshes()) p.send(h.level2.rank_of(m.r0, m.c0), kInterTag, pack(level2, h.whole2, m, L));
+    if (L) std::memcpy(recv.data(), send.data(), L);
+    return;
+  }
+  const HpamPos at = h.hpam->pos(p.rank());
+  const Rect m = h.submesh_of(at);
+  std::vector<std::byte> data;
+  if (at.row == m.r0 && at.col == m.c0) {
+    data.resize(static_cast<std::size_t>(m.size()) * L);
+    p.recv(0, kInterTag, data);
+  }
+  tree_scatter(p, h.level2, m, at.row, at.col, data, recv, L);
+}
+
+void hybrid_gather(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                   std::span<std::byte> recv, std::size_t L) {
+  const Hybrid h(p, name, s, root);
+  if (p.rank() == 0) {
+    const auto subs = h.submeshes();
+    std::vector<std::vector<std::byte>> parts(subs.size());
+    std::vector<Request> rs;
+    for (std::size_t k = 0; k < subs.size(); ++k) {
+      parts[k].resize(static_cast<std::size_t>(subs[k].size()) * L);
+      rs.push_back(p.irecv(h.level2.rank_of(subs[k].r0, subs[k].c0), kInterTag, parts[k]));
+    }
+    p.waitall(rs);
+    for (std::size_t k = 0; k < subs.size(); ++k) unpack(parts[k], recv.subspan(L), h.whole2, subs[k], L);
+    if (L) std::memcpy(recv.data(), send.data(), L);
+    return;
+  }
+  const HpamPos at = h.hpam->pos(p.rank());
+  const Rect m = h.submesh_of(at);
+  const auto mine = tree_gather(p, h.level2, m, at.row, at.col, send.first(L), L);
+  if (at.row == m.r0 && at.col == m.c0) p.send(0, kInterTag, mine);
+}
+
+// Section 4.2, destinations in level 2 only, source (0,0)_1 (the paper's worst case, first row).
+// 1- a partial scatter along the source's row: k = min(c1, c2/q2) of its processors (every
+// (c1/k)-th) each get the blocks of c2/k whole columns of level 2 (case a, q2 <= f2: all c1 of
+// them, r2 f2 S bytes each; case b: c2/q2 of them, r2 q2 S bytes each); 2- each sends its
+// sub-mesh roots their p2 q2 blocks, farthest first; 3- binary-tree scatters in the sub-meshes.
+struct RowPlan {
+  const Hpam* t;
+  int r2, c2, k, stride, width;  // row processors taking part, their spacing, level-2 columns each
+  Mesh row, level2;
+  Rect whole2, row_rect;
+
+  RowPlan(const Proc& p, const std::string& name, SubMesh s, int root) : t(as_hpam(p.machine())) {
+    if (!t || t->levels() != 2)
+      throw UsageError(fmt::format("{}: needs a two-level HPAM machine such as hpam:4x4/16x16 (got {})", name, p.machine().name));
+    const int c1 = t->cols(1);
+    r2 = t->rows(2), c2 = t->cols(2);
+    if (s.p > r2 || s.q > c2 || r2 % s.p || c2 % s.q)
+      throw UsageError(fmt::format("{}: the {}x{} initial sub-mesh does not tile the {}x{} second level", name, s.p, s.q, r2, c2));
+    if (root != 0) throw UsageError(fmt::format("{}: the source must be (0,0)_1, rank 0 (got --root {})", name, root));
+    k = std::min(c1, c2 / s.q), stride = c1 / k, width = c2 / k;
+    const Hpam* h = t;
+    const int st = stride;
+    row.rank_of = [h, st](int, int v) { return h->node(1, 0, v * st); };
+    level2.rank_of = [h](int r, int c) { return h->node(2, r, c); };
+    whole2 = {0, 0, r2, c2}, row_rect = {0, 0, 1, k};
+  }
+  // The row processor serving level-2 column c.
+  int server(int c) const { return t->node(1, 0, c / width * stride); }
+};
+
+void level2_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                    std::span<std::byte> recv, std::size_t L) {
+  const RowPlan rp(p, name, s, root);
+  const Hpam* t = rp.t;
+  const int r2 = rp.r2, k = rp.k, stride = rp.stride, width = rp.width;
+  const Mesh& row = rp.row;
+  const Mesh& level2 = rp.level2;
+  const Rect whole2 = rp.whole2, row_rect = rp.row_rect;
+  const HpamPos at = t->pos(p.rank());
+  if (at.level == 1) {
+    if (at.row != 0 || at.col % stride) return;  // not in the partial scatter
+    const int v = at.col / stride;
+    // Step 1: the row's binary-tree scatter; "block" v is the columns [v width, (v+1) width).
+    const std::size_t chunk = static_cast<std::size_t>(r2) * static_cast<std::size_t>(width) * L;
+    std::vector<std::byte> chunks, mine(chunk);
+    if (p.rank() == 0) {
+      chunks.reserve(static_cast<std::size_t>(k) * chunk);
+      for (int u = 0; u < k; ++u) {
+        const auto c = pack(send, whole2, {0, u * width, r2, width}, L);
+        chunks.insert(chunks.end(), c.begin(), c.end());
+      }
+    }
+    tree_scatter(p, row, row_rect, 0, v, chunks, mine, chunk);
+    // Step 2: the roots of the sub-meshes under columns [v width, (v+1) width), farthest first.
+    const Rect cols{0, v * width, r2, width};
+    for (int i = r2 / s.p - 1; i >= 0; --i)
+      for (int j = cols.c0; j < cols.c0 + width; j += s.q)
+        p.send(level2.rank_of(i * s.p, j), kInterTag, pack(mine, cols, {i * s.p, j, s.p, s.q}, L));
+    return;
+  }
+  const Rect m{at.row / s.p * s.p, at.col / s.q * s.q, s.p, s.q};
+  std::vector<std::byte> data;
+  if (at.row == m.r0 && at.col == m.c0) {
+    data.resize(static_cast<std::size_t>(m.size()) * L);
+    p.recv(rp.server(at.col), kInterTag, data);
+  }
+  tree_scatter(p, level2, m, at.row, at.col, data, recv, L);
+}
+
+// Section 4.2, destinations in both levels with equal final sizes: the source's row gets, per
+// processor (0,b)_1, the r1 blocks of level 1's column b and the r2 f2 blocks of the level-2
+// columns under it ("r1 S + r2 f2 S"); each then makes the inter-level transfer first ("as early
+// as possible"), and the scatters down level 1's columns and in level 2's sub-meshes proceed
+// concurrently. Needs q2 <= f2 (the paper's finding: all the row's processors take part).
+void both_levels_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                         std::span<std::byte> recv, std::size_t L) {
+  const RowPlan rp(p, name, s, root);
+  const Hpam& t = *rp.t;
+  const int r1 = t.rows(1), c1 = t.cols(1);
+  if (rp.k != c1)
+    throw UsageError(fmt::format("{}: the scatter to both levels needs q2 <= f2 = {} (section 4.2)", name, rp.c2 / c1));
+  const HpamPos at = t.pos(p.rank());
+  const Mesh level1{[&t](int r, int c) { return t.node(1, r, c); }};
+  if (at.level == 2) {
+    const Rect m{at.row / s.p * s.p, at.col / s.q * s.q, s.p, s.q};
+    std::vector<std::byte> data;
+    if (at.row == m.r0 && at.col == m.c0) {
+      data.resize(static_cast<std::size_t>(m.size()) * L);
+      p.recv(rp.server(at.col), kInterTag, data);
+    }
+    tree_scatter(p, rp.level2, m, at.row, at.col, data, recv, L);
+    return;
+  }
+  const Rect column{0, at.col, r1, 1};
+  std::vector<std::byte> col_blocks;  // level 1's column blocks, on its top processor
+  if (at.row == 0) {
+    // Chunk b: level 1's column b (r1 blocks), then the level-2 columns under b (r2 f2 blocks).
+    const std::size_t c1_bytes = static_cast<std::size_t>(r1) * L, c2_bytes = static_cast<std::size_t>(rp.r2 * rp.width) * L;
+    const std::size_t chunk = c1_bytes + c2_bytes;
+    std::vector<std::byte> chunks, mine(chunk);
+    if (p.rank() == 0) {
+      const auto level1_blocks = send.first(static_cast<std::size_t>(r1 * c1) * L);
+      const auto level2_blocks = send.subspan(static_cast<std::size_t>(r1 * c1) * L);
+      for (int b = 0; b < c1; ++b) {
+        const auto a = pack(level1_blocks, {0, 0, r1, c1}, {0, b, r1, 1}, L);
+        const auto c = pack(level2_blocks, rp.whole2, {0, b * rp.width, rp.r2, rp.width}, L);
+        chunks.insert(chunks.end(), a.begin(), a.end());
+        chunks.insert(chunks.end(), c.begin(), c.end());
+      }
+    }
+    tree_scatter(p, rp.row, rp.row_rect, 0, at.col, chunks, mine, chunk);
+    const std::span<const std::byte> level2_part = std::span<const std::byte>(mine).subspan(c1_bytes);
+    const Rect cols{0, at.col * rp.width, rp.r2, rp.width};
+    for (int i = rp.r2 / s.p - 1; i >= 0; --i)
+      for (int j = cols.c0; j < cols.c0 + rp.width; j += s.q)
+        p.send(rp.level2.rank_of(i * s.p, j), kInterTag, pack(level2_part, cols, {i * s.p, j, s.p, s.q}, L));
+    col_blocks.assign(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(c1_bytes));
+  }
+  tree_scatter(p, level1, column, at.row, at.col, col_blocks, recv, L);
+}
+
+// Section 5: level2_scatter backwards. The sub-meshes gather to their roots, the roots send to
+// their row processor (which receives them in arrival order), and the row gathers to (0,0)_1.
+void level2_gather(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                   std::span<std::byte> recv, std::size_t L) {
+  const RowPlan rp(p, name, s, root);
+  const HpamPos at = rp.t->pos(p.rank());
+  if (at.level == 1) {
+    if (at.row != 0 || at.col % rp.stride) return;
+    const int v = at.col / rp.stride;
+    const Rect cols{0, v * rp.width, rp.r2, rp.width};
+    std::vector<Rect> subs;
+    for (int i = rp.r2 / s.p - 1; i >= 0; --i)
+      for (int j = cols.c0; j < cols.c0 + rp.width; j += s.q) subs.push_back({i * s.p, j, s.p, s.q});
+    std::vector<std::vector<std::byte>> parts(subs.size());
+    std::vector<Request> rs;
+    for (std::size_t i = 0; i < subs.size(); ++i) {
+      parts[i].resize(static_cast<std::size_t>(subs[i].size()) * L);
+      rs.push_back(p.irecv(rp.level2.rank_of(subs[i].r0, subs[i].c0), kInterTag, parts[i]));
+    }
+    p.waitall(rs);
+    std::vector<std::byte> mine(static_cast<std::size_t>(cols.size()) * L);
+    for (std::size_t i = 0; i < subs.size(); ++i) unpack(parts[i], mine, cols, subs[i], L);
+    const std::size_t chunk = mine.size();
+    const auto all = tree_gather(p, rp.row, rp.row_rect, 0, v, mine, chunk);
+    if (p.rank() != 0) return;
+    for (int u = 0; u < rp.k; ++u)
+      unpack(std::span<const std::byte>(all).subspan(static_cast<std::size_t>(u) * chunk, chunk), recv, rp.whole2,
+             {0, u * rp.width, rp.r2, rp.width}, L);
+    return;
+  }
+  const Rect m{at.row / s.p * s.p, at.col / s.q * s.q, s.p, s.q};
+  const auto mine = tree_gather(p, rp.level2, m, at.row, at.col, send.first(L), L);
+  if (at.row == m.r0 && at.col == m.c0) p.send(rp.server(at.col), kInterTag, mine);
+}
+
+// Harness of the broadcast: the root's buffer holds fill_pattern(root, root); every processor
+// checks that it holds the same bytes at the end.
+using BcastFn = std::function<void(Proc&, int root, std::span<std::byte> buf)>;
+using AnalyticFn = std::function<std::optional<double>(const Machine&, std::size_t)>;
+
+Algorithm bcast_entry(std::string name, std::string summary, BcastFn fn, AnalyticFn analytic) {
+  auto program = [name, fn](Proc& p, const Args& a) {
+    std::unique_ptr<std::byte[]> mem(new std::byte[a.size]);
+    std::span<std::byte> buf(mem.get(), a.size);
+    if (a.check && p.rank() == a.root) fill_pattern(a.root, a.root, buf);
+    fn(p, a.root, buf);
+    if (a.check) check_pattern(name, a.root, a.root, buf);
+  };
+  auto bytes = [](int vps, std::size_t size) { return static_cast<std::size_t>(vps) * size; };
+  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  alg.analytic_us = std::move(analytic);
+  return alg;
+}
+
+std::string submesh_name(const SubMesh& s) { return fmt::format("{}x{}", s.p, s.q); }
+
+// Harness of a gather from level 2 only: every level-2 processor sends fill_pattern(me, root); the
+// root's buffer holds one block per level-2 processor, each checked.
+Algorithm gather_level2_entry(std::string name, std::string summary, RootedFn fn) {
+  auto program = [name, fn](Proc& p, const Args& a) {
+    const Hpam* t = as_hpam(p.machine());
+    const int first2 = t && t->levels() == 2 ? t->first(2) : p.size();
+    const int n2 = p.size() - first2, me = p.rank();
+    const std::size_t L = a.size, total = me == a.root ? static_cast<std::size_t>(n2) * L : 0;
+    std::unique_ptr<std::byte[]> send_mem(new std::byte[L]), recv_mem(new std::byte[total]);
+    std::span<std::byte> send(send_mem.get(), L), recv(recv_mem.get(), total);
+    if (a.check && me >= first2) fill_pattern(me, a.root, send);
+    fn(p, p.world(), a.root, send, recv, L);
+    if (!a.check || me != a.root) return;
+    for (int i = 0; i < n2; ++i) check_pattern(name, first2 + i, a.root, recv.subspan(static_cast<std::size_t>(i) * L, L));
+  };
+  auto bytes = [](int vps, std::size_t size) { return 4 * static_cast<std::size_t>(vps) * size; };
+  return Algorithm{std::move(name), std::move(summary), program, bytes};
+}
+
+// Harness of a scatter to level 2 only (section 4.2): the root holds one block per level-2
+// processor, in level 2's row-major order; every level-2 processor checks its block.
+Algorithm scatter_level2_entry(std::string name, std::string summary, RootedFn fn) {
+  auto program = [name, fn](Proc& p, const Args& a) {
+    const Hpam* t = as_hpam(p.machine());
+    const int first2 = t && t->levels() == 2 ? t->first(2) : p.size();
+    const int n2 = p.size() - first2, me = p.rank();
+    const std::size_t L = a.size, total = me == a.root ? static_cast<std::size_t>(n2) * L : 0;
+    std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[L]);
+    std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), L);
+    if (a.check && me == a.root)
+      for (int i = 0; i < n2; ++i) fill_pattern(a.root, first2 + i, send.subspan(static_cast<std::size_t>(i) * L, L));
+    fn(p, p.world(), a.root, send, recv, L);
+    if (a.check && me >= first2) check_pattern(name, a.root, me, recv);
+  };
+  auto bytes = [](int vps, std::size_t size) { return 4 * static_cast<std::size_t>(vps) * size; };
+  return Algorithm{std::move(name), std::move(summary), program, bytes};
+}
+
+}  // namespace
+
+TreeRole tree_role(const Rect& whole, int r, int c) {
+  TreeRole t;
+  t.mine = whole;
+  Rect cur = whole;
+  bool holder = r == whole.r0 && c == whole.c0;
+  while (cur.size() > 1) {
+    const auto [keep, give] = halve(cur);
+    if (holder) {
+      t.children.push_back(give);
+      cur = keep;
+    } else if (give.contains(r, c)) {
+      if (r == give.r0 && c == give.c0) {
+        t.has_parent = true;
+        t.parent_r = cur.r0, t.parent_c = cur.c0;
+        t.mine = give;
+        holder = true;
+      }
+      cur = give;
+    } else {
+      cur = keep;
+    }
+  }
+  return t;
+}
+
+SubMesh parse_submesh(const std::string& name, const std::string& param) {
+  const auto x = param.find('x');
+  auto num = [&](const std::string& s) {
+    char* end = nullptr;
+    const long v = s.empty() ? 0 : std::strtol(s.c_str(), &end, 10);
+    if (s.empty() || end != s.c_str() + s.size() || v < 1 || v > (1 << 20) || (v & (v - 1)))
+      throw UsageError(fmt::format("'{}': the initial sub-mesh must be P2xQ2 with powers of two, e.g. (4x2)", name));
+    return static_cast<int>(v);
+  };
+  if (x == std::string::npos) num("");
+  return {num(param.substr(0, x)), num(param.substr(x + 1))};
+}
+
+static Algorithm bcast_hybrid_named(std::string name, std::string summary, SubMesh s) {
+  return bcast_entry(
+      name, std::move(summary),
+      [name, s](Proc& p, int root, std::span<std::byte> buf) { hybrid_bcast(p, name, s, root, buf); },
+      [s](const Machine& m, std::size_t size) -> std::optional<double> {
+        const HpamModel h = HpamModel::of(m);
+        return to_us(h.r1 * h.c1 > 1 ? h.eq7_hybrid_bcast_multi(size, true) : h.eq5_hybrid_bcast(s.p, s.q, size));
+      });
+}
+
+Algorithm bcast_hybrid_entry(SubMesh s) {
+  return bcast_hybrid_named(fmt::format("bcast/hybrid({})", submesh_name(s)),
+                            "paper 001 section 3.1: brute force to the roots of p2 x q2 sub-meshes, then binary trees (eq. 5)", s);
+}
+
+Algorithm scatter_hybrid_entry(SubMesh s) {
+  const std::string name = fmt::format("scatter/hybrid({})", submesh_name(s));
+  Algorithm a = scatter_entry(name, "paper 001 section 4.1: one long message per p2 x q2 sub-mesh root, then binary-tree scatters (eq. 10)",
+                              [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                                        std::size_t L) { hybrid_scatter(p, name, s, root, send, recv, L); });
+  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
+    return to_us(HpamModel::of(m).eq10_hybrid_scatter(s.p, s.q, size));
+  };
+  return a;
+}
+
+Algorithm gather_hybrid_entry(SubMesh s) {
+  const std::string name = fmt::format("gather/hybrid({})", submesh_name(s));
+  Algorithm a = gather_entry(name, "paper 001 section 5: the hybrid scatter run backwards (eq. 10)",
+                             [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                                       std::size_t L) { hybrid_gather(p, name, s, root, send, recv, L); });
+  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
+    return to_us(HpamModel::of(m).eq10_hybrid_scatter(s.p, s.q, size));
+  };
+  return a;
+}
+
+Algorithm scatter_level2_hybrid_entry(SubMesh s) {
+  const std::string name = fmt::format("scatter/hybrid-level2({})", submesh_name(s));
+  Algorithm a = scatter_level2_entry(
+      name, "paper 001 section 4.2: partial scatter in the source's row, inter-level, binary-tree scatters (eqs. 12, 13)",
+      [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t L) {
+        level2_scatter(p, name, s, root, send, recv, L);
+      });
+  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
+    return to_us(HpamModel::of(m).eq12_13_hybrid_scatter_multi(s.p, s.q, size));
+  };
+  return a;
+}
+
+Algorithm scatter_both_hybrid_entry(SubMesh s) {
+  const std::string name = fmt::format("scatter/hybrid-both({})", submesh_name(s));
+  return scatter_entry(name, "paper 001 section 4.2: to both levels, equal sizes: row partial scatter, inter-level first, then both levels' trees",
+                       [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                                 std::size_t L) { both_levels_scatter(p, name, s, root, send, recv, L); });
+}
+
+Algorithm gather_level2_hybrid_entry(SubMesh s) {
+  const std::string name = fmt::format("gather/hybrid-level2({})", submesh_name(s));
+  Algorithm a = gather_level2_entry(
+      name, "paper 001 section 5: scatter/hybrid-level2 run backwards (eqs. 12, 13)",
+      [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t L) {
+        level2_gather(p, name, s, root, send, recv, L);
+      });
+  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
+    return to_us(HpamModel::of(m).eq12_13_hybrid_scatter_multi(s.p, s.q, size));
+  };
+  return a;
+}
+
+void add_hpam_algorithms(std::vector<Algorithm>& catalog) {
+  catalog.push_back(bcast_entry(
+      "bcast/binary-tree", "paper 001 section 3 (ref. [3]): binary-tree broadcast in a 2-D mesh from its corner, log r + log c steps (eq. 4)",
+      [](Proc& p, int root, std::span<std::byte> buf) {
+        const auto dims = p.machine().topology->dims();
+        if (dims.size() != 2) throw UsageError("bcast/binary-tree: needs a 2-D mesh machine such as mesh:8x8");
+        if (root != 0) throw UsageError(fmt::format("bcast/binary-tree: the source must be the corner, rank 0 (got --root {})", root));
+        const int cols = dims[1];
+        const Mesh m{[cols](int r, int c) { return r * cols + c; }};
+        tree_bcast(p, m, {0, 0, dims[0], dims[1]}, p.rank() / cols, p.rank() % cols, buf);
+      },
+      nullptr));
+  catalog.push_back(bcast_hybrid_named(
+      "bcast/brute-force", "paper 001 section 3.1: the level-1 processor sends to every level-2 processor in turn (eq. 5 with 1 x 1)", {1, 1}));
+}
+
+}  // namespace touchstone::algorithms

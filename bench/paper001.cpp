@@ -1,0 +1,249 @@
+// Paper 001 (Ben Miled, Fortes, Eigenmann, Taylor, "On the Implementation of Broadcast, Scatter and
+// Gather in a Heterogeneous Architecture"): the optimal initial sub-mesh search of sections 3.1
+// and 4.1 on two-level HPAM machines with one level-1 processor, by emulation and by the paper's
+// models (eqs. 5, 6, 10, 11), and the paper's claims checked.
+//
+//   paper001 search [--levels 4x4,8x8,16x16,64x64] [--q 2,8,32] [--sizes 0,256,1024,4096]
+//                   [--csv FILE]
+//
+// For every second level r2 x c2, Q and message size S: every p2 x q2 (powers of two) for the
+// hybrid broadcast (bcast/hybrid) and scatter (scatter/hybrid), emulated and by eqs. 5 and 10;
+// the multicast variants by eqs. 6 and 11 only (the network has no multicast hardware). The CSV
+// holds one row per point, for tools/plot_paper001.py.
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "algorithms/hpam_model.hpp"
+#include "algorithms/registry.hpp"
+#include "touchstone/touchstone.hpp"
+
+namespace {
+
+using namespace touchstone;
+using algorithms::HpamModel;
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out(1);
+  for (char c : s) {
+    if (c == ',') out.emplace_back();
+    else out.back() += c;
+  }
+  return out;
+}
+
+Time emulate(const Machine& m, const std::string& algorithm, std::size_t size) {
+  const auto& alg = algorithms::find(algorithm);
+  RunOptions o;
+  o.phantom_payloads = true;  // sizes only: the timing is identical (docs/model.md 1.5)
+  o.stack_bytes = std::size_t{64} << 10;  // the algorithms keep little on the stack; 4097 VPs start faster
+  return run(m, [&](Proc& p) { alg.program(p, algorithms::Args{size, 0, false}); }, o).makespan;
+}
+
+struct Point {
+  int p, q;
+  Time model, emulated;  // emulated < 0: not emulated (multicast)
+};
+
+struct Best {
+  int p = 0, q = 0;
+  Time t = std::numeric_limits<Time>::max();
+  void offer(int pp, int qq, Time tt) {
+    if (tt < t) p = pp, q = qq, t = tt;
+  }
+  std::string str() const { return fmt::format("{}x{}", p, q); }
+};
+
+int search(const std::string& levels, const std::string& qs, const std::string& sizes, const std::string& csv_path, int jobs) {
+  tbb::task_arena arena(std::max(1, jobs));
+  std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
+  if (!csv_path.empty() && !csv) throw UsageError(fmt::format("cannot write '{}'", csv_path));
+  if (csv) std::fprintf(csv, "level2,Q,op,p2,q2,size,model_us,emulated_us\n");
+  int claims_checked = 0, claims_held = 0;
+  auto claim = [&](bool held, const std::string& what) {
+    ++claims_checked;
+    claims_held += held;
+    if (!held) fmt::print("    claim NOT reproduced: {}\n", what);
+  };
+  for (const auto& level : split(levels)) {
+    const auto start = std::chrono::steady_clock::now();
+    for (const auto& qtext : split(qs)) {
+      const Machine m = parse_machine(fmt::format("hpam:1x1/{},Q={}", level, qtext));
+      const HpamModel h = HpamModel::of(m);
+      fmt::print("\n== hpam:1x1/{}, Q = {} ==\n", level, qtext);
+      fmt::print("{:>6} | {:>22} {:>22} | {:>14} {:>8} | {:>22} {:>22} | {:>14}\n", "S", "bcast best: model", "emulated",
+                 "mcast model", "gain%", "scatter best: model", "emulated", "mcast model");
+      std::vector<int> scatter_area_model, scatter_area_emulated;  // best p2 * q2 per size
+      for (const auto& stext : split(sizes)) {
+        const std::size_t s = std::stoull(stext);
+        Best bm, be, mm, sm, se, smm;
+        Time brute_model = 0, brute_emulated = 0, worst_model = 0, worst_emulated = 0;
+        std::map<std::pair<int, int>, Time> scatter_model, bcast_emulated;
+        // Emulate every sub-mesh (in parallel: the runs are independent), then go through them.
+        std::vector<std::pair<int, int>> shapes;
+        for (int p = 1; p <= h.r2; p *= 2)
+          for (int q = 1; q <= h.c2; q *= 2) shapes.emplace_back(p, q);
+        std::vector<std::pair<Time, Time>> emulated(shapes.size());
+        arena.execute([&] {
+          tbb::parallel_for(std::size_t{0}, shapes.size(), [&](std::size_t i) {
+            const auto [p, q] = shapes[i];
+            emulated[i] = {emulate(m, fmt::format("bcast/hybrid({}x{})", p, q), s),
+                           emulate(m, fmt::format("scatter/hybrid({}x{})", p, q), s)};
+          });
+        });
+        for (std::size_t i = 0; i < shapes.size(); ++i) {
+          {
+            const auto [p, q] = shapes[i];
+            const Time b_model = h.eq5_hybrid_bcast(p, q, s), s_model = h.eq10_hybrid_scatter(p, q, s);
+            const auto [b_emu, s_emu] = emulated[i];
+            bm.offer(p, q, b_model), be.offer(p, q, b_emu), sm.offer(p, q, s_model), se.offer(p, q, s_emu);
+            scatter_model[{p, q}] = s_model;
+            bcast_emulated[{p, q}] = b_emu;
+            if (p == 1 && q == 1) brute_model = b_model, brute_emulated = b_emu;
+            worst_model = std::max(worst_model, b_model), worst_emulated = std::max(worst_emulated, b_emu);
+            if (csv) {
+              std::fprintf(csv, "%s,%s,bcast-hybrid,%d,%d,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, q, s, to_us(b_model), to_us(b_emu));
+              std::fprintf(csv, "%s,%s,scatter-hybrid,%d,%d,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, q, s, to_us(s_model), to_us(s_emu));
+            }
+          }
+        }
+        for (int p = 1; p <= h.r2; p *= 2) {
+          const Time bmc = h.eq6_multicast_bcast(p, s), smc = h.eq11_multicast_scatter(p, s);
+          mm.offer(p, 1, bmc), smm.offer(p, 1, smc);
+          if (csv) {
+            std::fprintf(csv, "%s,%s,bcast-multicast,%d,1,%zu,%.4f,\n", level.c_str(), qtext.c_str(), p, s, to_us(bmc));
+            std::fprintf(csv, "%s,%s,scatter-multicast,%d,1,%zu,%.4f,\n", level.c_str(), qtext.c_str(), p, s, to_us(smc));
+          }
+        }
+        const double gain = 100.0 * static_cast<double>(bm.t - mm.t) / static_cast<double>(bm.t);
+        fmt::print("{:>6} | {:>7} {:>14.2f} {:>7} {:>14.2f} | {:>5} {:>8.2f} {:>8.1f} | {:>7} {:>14.2f} {:>7} {:>14.2f} | {:>5} {:>8.2f}\n",
+                   s, bm.str(), to_us(bm.t), be.str(), to_us(be.t), mm.str(), to_us(mm.t), gain, sm.str(), to_us(sm.t), se.str(),
+                   to_us(se.t), smm.str(), to_us(smm.t));
+        // Section 3.1: "the optimal partitioning consists of two sub-meshes constructed along the
+        // columns (r2 x c2/2) regardless of the size of the mesh, the size of the message or Q".
+        claim(bm.p == h.r2 && bm.q == h.c2 / 2, fmt::format("eq. 5 best {} is not {}x{}", bm.str(), h.r2, h.c2 / 2));
+        claim(be.p == h.r2 && be.q == h.c2 / 2, fmt::format("emulated hybrid broadcast best {} is not {}x{}", be.str(), h.r2, h.c2 / 2));
+        // "In all the tests conducted, the brute force approach results in worst case performance."
+        claim(brute_model == worst_model, "eq. 5: brute force is not the slowest broadcast");
+        claim(brute_emulated == worst_emulated, "emulated: brute force is not the slowest broadcast");
+        scatter_area_model.push_back(sm.p * sm.q);
+        scatter_area_emulated.push_back(se.p * se.q);
+        // "the optimal sub-mesh size is r2/2 x 1" (multicast, eq. 6).
+        claim(mm.p == h.r2 / 2, fmt::format("eq. 6 best {} is not {}x1", mm.str(), h.r2 / 2));
+        // "more than 43%" for 4x4, "more than 46%" for 16x16 and larger.
+        const double want = h.r2 * h.c2 <= 16 ? 43 : h.r2 * h.c2 >= 256 ? 46 : 0;
+        claim(gain > want, fmt::format("multicast gain {:.1f}% is not above {}%", gain, want));
+        // Sections 3.1, 4.1: column partitions (tall sub-meshes) beat row partitions of the same size.
+        for (int p = 2; p <= h.r2; p *= 2)
+          for (int q = 1; q < p && q <= h.c2; q *= 2) {
+            if (p > h.c2) continue;
+            claim(scatter_model[{p, q}] <= scatter_model[{q, p}],
+                  fmt::format("eq. 10: {}x{} (column partition) is slower than {}x{}", p, q, q, p));
+            claim(bcast_emulated[{p, q}] <= bcast_emulated[{q, p}],
+                  fmt::format("emulated broadcast: {}x{} (column partition) is slower than {}x{}", p, q, q, p));
+          }
+      }
+      // Section 4.1: "large sub-meshes should be used with small messages and small sub-meshes
+      // with large messages": the best p2 * q2 never grows with S.
+      for (std::size_t i = 1; i < scatter_area_model.size(); ++i) {
+        claim(scatter_area_model[i] <= scatter_area_model[i - 1], "eq. 10: the best scatter sub-mesh grows with S");
+        claim(scatter_area_emulated[i] <= scatter_area_emulated[i - 1], "emulated: the best scatter sub-mesh grows with S");
+      }
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print("(level 2 = {}: {:.1f} s of host time)\n", level, secs);
+  }
+  if (csv) std::fclose(csv);
+  fmt::print("\nclaims held: {} of {}\n", claims_held, claims_checked);
+  return 0;
+}
+
+// Section 3.2: several level-1 processors. Eq. 7 (hybrid, two r2 x c2/2 sub-meshes) emulated and
+// by the model, eq. 8 (multicast, r2/2 x 1) by the model; the paper: "more than 31%, 41% and 45%
+// when Q = 2, 8, and 32" on 4x4 / 16x16, "38% to 46%" on 64x64.
+int multi(const std::string& machines, const std::string& qs, const std::string& sizes) {
+  fmt::print("{:>14} {:>4} {:>6} | {:>12} {:>12} | {:>12} {:>8}\n", "levels", "Q", "S", "eq. 7", "emulated", "eq. 8", "gain%");
+  for (const auto& levels : split(machines))
+    for (const auto& q : split(qs))
+      for (const auto& stext : split(sizes)) {
+        const std::size_t s = std::stoull(stext);
+        const Machine m = parse_machine(fmt::format("hpam:{},Q={}", levels, q));
+        const HpamModel h = HpamModel::of(m);
+        const Time e7 = h.eq7_hybrid_bcast_multi(s, true), e8 = h.eq8_multicast_bcast_multi(s, true);
+        const Time emu = emulate(m, fmt::format("bcast/hybrid({}x{})", h.r2, h.c2 / 2), s);
+        fmt::print("{:>14} {:>4} {:>6} | {:>12.2f} {:>12.2f} | {:>12.2f} {:>8.1f}\n", levels, q, s, to_us(e7), to_us(emu), to_us(e8),
+                   100.0 * static_cast<double>(e7 - e8) / static_cast<double>(e7));
+      }
+  return 0;
+}
+
+// Section 4.2, destinations in level 2 only: every p2 x q2 by eqs. 12/13 and emulated
+// (scatter/hybrid-level2); the paper: "the sub-mesh size of choice satisfies q2 <= f2", and the
+// optimal height falls as S grows.
+int scatter42(const std::string& machines, const std::string& qs, const std::string& sizes) {
+  fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>6}\n", "levels", "Q", "S", "model", "us", "q2<=f2", "emu", "us",
+             "q2<=f2");
+  int held = 0, checked = 0;
+  for (const auto& levels : split(machines))
+    for (const auto& q : split(qs))
+      for (const auto& stext : split(sizes)) {
+        const std::size_t s = std::stoull(stext);
+        const Machine m = parse_machine(fmt::format("hpam:{},Q={}", levels, q));
+        const HpamModel h = HpamModel::of(m);
+        const int f2 = h.c2 / h.c1;
+        Best bm, be;
+        for (int p = 1; p <= h.r2; p *= 2)
+          for (int qq = 1; qq <= h.c2; qq *= 2) {
+            bm.offer(p, qq, h.eq12_13_hybrid_scatter_multi(p, qq, s));
+            be.offer(p, qq, emulate(m, fmt::format("scatter/hybrid-level2({}x{})", p, qq), s));
+          }
+        checked += 2;
+        held += (bm.q <= f2) + (be.q <= f2);
+        fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>6}\n", levels, q, s, bm.str(), to_us(bm.t),
+                   bm.q <= f2 ? "yes" : "NO", be.str(), to_us(be.t), be.q <= f2 ? "yes" : "NO");
+      }
+  fmt::print("q2 <= f2 held: {} of {}\n", held, checked);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"paper 001: broadcast and scatter on two-level HPAM machines"};
+  app.require_subcommand(1);
+  std::string levels = "4x4,8x8,16x16,64x64", qs = "2,8,32", sizes = "0,256,1024,4096", csv;
+  int jobs = 1;
+  auto* s = app.add_subcommand("search", "optimal initial sub-mesh by emulation and by eqs. 5, 6, 10, 11");
+  s->add_option("--levels", levels, "second-level meshes, comma-separated")->capture_default_str();
+  s->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
+  s->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
+  s->add_option("--csv", csv, "write every point to this CSV file");
+  s->add_option("--jobs", jobs, "emulations run at once")->capture_default_str();
+  std::string machines = "4x4/16x16,4x4/64x64";
+  auto* mu = app.add_subcommand("multi", "section 3.2: several level-1 processors, eq. 7 emulated and modeled, eq. 8 modeled");
+  mu->add_option("--levels", machines, "HPAM levels, comma-separated")->capture_default_str();
+  mu->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
+  mu->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
+  std::string machines42 = "2x2/8x8,4x4/16x16,4x4/64x64";
+  auto* sc = app.add_subcommand("scatter42", "section 4.2: scatter to level 2 with several level-1 processors, eqs. 12/13 and emulated");
+  sc->add_option("--levels", machines42, "HPAM levels, comma-separated")->capture_default_str();
+  sc->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
+  sc->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (mu->parsed()) return multi(machines, qs, sizes);
+    if (sc->parsed()) return scatter42(machines42, qs, sizes);
+    return search(levels, qs, sizes, csv, jobs);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "paper001: {}\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,302 @@
+// Paper 001 on the HPAM machine: the binary tree inside a mesh, the hybrid broadcast, scatter and
+// gather of sections 3.1, 4.1 and 5 deliver the right bytes on several level shapes (the harness
+// checks every byte and throws otherwise), and their emulated times against eqs. 4, 5, 9 and 10.
+//
+// Contention is absent in the broadcast and scatter runs checked for time (the source sends
+// farthest root first, so no message crosses a sub-mesh whose tree has started, and a tree's
+// halves are disjoint rectangles). The emulated time still differs from the paper's formula, by
+// three terms each test names:
+//  (a) pipelined sends: eq. 5 charges each of the N inter-level messages a whole A_12 (= the
+//      source's C_send + S (lambda'_1/W_1 + Lambda) plus the receiver's C_recv + S lambda'_2/W_2)
+//      one after the other. A blocking send returns once the message has left the source
+//      (docs/model.md 2.4), so the N receives overlap the later sends and only the last one is on
+//      the critical path: the emulation is (N - 1)(C_recv^2 + S lambda'_2/W_2) shorter.
+//  (b) inter-level hops: eq. 5 adds every message's hops, Lambda N (1 + (r2 - p2)/2); on the
+//      critical path lies only the last message's, Lambda (eta_last + 1) with its ejection channel.
+//  (c) tree hops: eq. 4 charges Lambda/2 (l_p^+ + l_q^+); halving a p x q mesh moves p/2 + p/4 + ...
+//      + q/2 + ... = (p - 1) + (q - 1) hops, plus one ejection channel per step.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "algorithms/hpam.hpp"
+#include "algorithms/hpam_model.hpp"
+#include "algorithms/registry.hpp"
+#include "topologies/hpam.hpp"
+#include "touchstone/touchstone.hpp"
+
+using namespace touchstone;
+using algorithms::HpamModel;
+using algorithms::lg;
+using algorithms::Rect;
+
+namespace {
+
+RunResult run_alg(const Machine& m, const std::string& name, std::size_t size) {
+  const auto& alg = algorithms::find(name);
+  const algorithms::Args args{size, 0, true};
+  return run(m, [&](Proc& p) { alg.program(p, args); });
+}
+
+// The emulation's critical path of a hybrid broadcast (bytes_per_root = S) or scatter
+// (bytes_per_root = p q S) on a one-processor first level, derived from docs/model.md 2.4-2.5:
+// the k-th root (farthest first) has received at k U_1 + Lambda (eta_k + 1) + C_recv^2 +
+// bytes r_2, U_1 = C_send^1 + bytes (s_1 + b); then the tree's deepest chain.
+Time emulated_hybrid(const HpamModel& h, const Hpam& t, int p, int q, std::size_t s, bool scatter) {
+  const auto bytes = static_cast<Time>(scatter ? static_cast<std::size_t>(p * q) * s : s);
+  const Time u1 = h.level[0].send_overhead + bytes * (h.level[0].send_per_byte + h.lambda_byte);
+  Time inter = 0;
+  int k = 0;
+  for (int i = h.r2 / p - 1; i >= 0; --i)
+    for (int j = 0; j < h.c2 / q; ++j) {
+      ++k;
+      const int eta = t.distance(0, t.node(2, i * p, j * q));
+      inter = std::max(inter, k * u1 + h.lambda_hop * (eta + 1) + h.level[1].recv_overhead + bytes * h.level[1].recv_per_byte);
+    }
+  const int steps = lg(p) + lg(q);
+  const Time tree = scatter ? h.b(2, 2, s, steps, static_cast<long long>(p) * q - 1) : steps * h.a(2, 2, s);
+  return inter + tree + h.lambda_hop * ((p - 1) + (q - 1) + steps);
+}
+
+}  // namespace
+
+TEST(HpamTree, HalvesColumnsFirstThenRows) {
+  // A 4x4 mesh from its corner: log 4 + log 4 = 4 steps (section 3).
+  const auto root = algorithms::tree_role({0, 0, 4, 4}, 0, 0);
+  ASSERT_EQ(root.children.size(), 4u);
+  EXPECT_EQ(root.children[0].c0, 2);
+  EXPECT_EQ(root.children[0].w, 2);
+  EXPECT_EQ(root.children[1].c0, 1);
+  EXPECT_EQ(root.children[2].r0, 2);
+  EXPECT_EQ(root.children[3].r0, 1);
+  const auto far = algorithms::tree_role({0, 0, 4, 4}, 3, 3);
+  EXPECT_TRUE(far.has_parent);
+  EXPECT_EQ(far.parent_r, 2);
+  EXPECT_EQ(far.parent_c, 3);
+  EXPECT_TRUE(far.children.empty());
+  const auto mid = algorithms::tree_role({0, 0, 4, 4}, 0, 2);
+  EXPECT_EQ(mid.parent_c, 0);
+  EXPECT_EQ(mid.children.size(), 3u);
+}
+
+struct Shape {
+  const char* machine;
+  std::vector<std::string> submeshes;
+};
+
+TEST(HpamAlgorithms, DeliverTheRightBytesOnSeveralLevelShapes) {
+  const Shape shapes[] = {{"hpam:1x1/4x4,Q=2", {"1x1", "2x2", "4x2", "4x1", "1x4", "4x4"}},
+                          {"hpam:1x1/8x4,Q=8", {"1x1", "8x2", "2x4", "8x4"}},
+                          {"hpam:1x1/2x8,Q=32", {"1x1", "2x4", "1x8", "2x1"}},
+                          {"hpam:1x1/1x2", {"1x1", "1x2"}}};
+  for (const auto& sh : shapes) {
+    const Machine m = parse_machine(sh.machine);
+    for (const auto& sub : sh.submeshes)
+      for (const std::string coll : {"bcast", "scatter", "gather"})
+        for (std::size_t size : {std::size_t{0}, std::size_t{1}, std::size_t{300}}) {
+          const std::string name = fmt::format("{}/hybrid({})", coll, sub);
+          SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+          RunResult r;
+          ASSERT_NO_THROW(r = run_alg(m, name, size));
+          // Every level-2 processor receives exactly one message (the source receives one per
+          // sub-mesh in the gather): the tree and the inter-level step together are a spanning tree.
+          EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
+        }
+    ASSERT_NO_THROW(run_alg(m, "bcast/brute-force", 64));
+  }
+  ASSERT_NO_THROW(run_alg(parse_machine("mesh:4x8"), "bcast/binary-tree", 100));
+  ASSERT_NO_THROW(run_alg(parse_machine("mesh:3x5"), "bcast/binary-tree", 100));
+}
+
+TEST(HpamAlgorithms, BadArgumentsAreUsageErrors) {
+  EXPECT_THROW(algorithms::find("bcast/hybrid(3x2)"), UsageError);
+  EXPECT_THROW(algorithms::find("scatter/hybrid(4)"), UsageError);
+  EXPECT_THROW(run_alg(parse_machine("hpam:1x1/4x4"), "bcast/hybrid(8x1)", 8), RunError);     // does not tile
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "bcast/hybrid(2x2)", 8), RunError);     // section 3.1 needs 1x1
+  EXPECT_THROW(run_alg(parse_machine("mesh:4x4"), "scatter/hybrid(2x2)", 8), RunError);       // not an HPAM
+  EXPECT_THROW(HpamModel::of(parse_machine("mesh:4x4")), UsageError);
+}
+
+TEST(HpamTimes, BinaryTreeBroadcastIsEq4PlusTheTreesRealDistances) {
+  // mesh:4x8 with the generic parameters (C = 10 us, s = r = 10 ns/B, b = 40 ns/B, header 32 B,
+  // t_hop = 100 ns), S = 100: each of the log 4 + log 8 = 5 steps costs A = 10 + 1 + 10 + 1 +
+  // (100 + 32) * 0.04 = 27.28 us; the deepest chain moves 4/2 + 4/4 + 8/2 + 8/4 + 8/8 = 3 + 7 hops
+  // plus 5 ejection channels. Eq. 4 would charge Lambda/2 (l4^+ + l8^+) = 9 hops instead of 15.
+  const RunResult r = run_alg(parse_machine("mesh:4x8"), "bcast/binary-tree", 100);
+  EXPECT_EQ(r.makespan, 5 * nanoseconds(27'280) + 15 * nanoseconds(100));
+}
+
+TEST(HpamTimes, HybridBroadcastIsEq5MinusPipeliningAndHops) {
+  for (const char* spec : {"hpam:1x1/4x4,Q=2", "hpam:1x1/8x8,Q=8", "hpam:1x1/16x16,Q=32"}) {
+    const Machine m = parse_machine(spec);
+    const HpamModel h = HpamModel::of(m);
+    const Hpam& t = *as_hpam(m);
+    for (int p = 1; p <= h.r2; p *= 2)
+      for (int q = 1; q <= h.c2; q *= 2)
+        for (std::size_t s : {std::size_t{0}, std::size_t{1000}}) {
+          SCOPED_TRACE(fmt::format("{} {}x{} S={}", spec, p, q, s));
+          const RunResult r = run_alg(m, fmt::format("bcast/hybrid({}x{})", p, q), s);
+          const Time emulated = emulated_hybrid(h, t, p, q, s, false);
+          EXPECT_EQ(r.makespan, emulated);
+          EXPECT_EQ(r.stats.blocked_headers, 0u);  // contention absent
+          // The same, term by term from eq. 5:
+          const long long n = static_cast<long long>(h.r2 / p) * (h.c2 / q);
+          const Time recv2 = h.level[1].recv_overhead + static_cast<Time>(s) * h.level[1].recv_per_byte;
+          const Time a_pipelining = (n - 1) * recv2;
+          const Time b_inter_hops = h.lambda_hop * n * (2 + h.r2 - p) / 2 - h.lambda_hop * (1 + 1);  // last root: row 0
+          const Time c_tree_hops = h.lambda_hop * ((lg(p) * (lg(p) + 1) + lg(q) * (lg(q) + 1)) / 2) -
+                                   h.lambda_hop * ((p - 1) + (q - 1) + lg(p) + lg(q));
+          EXPECT_EQ(r.makespan, h.eq5_hybrid_bcast(p, q, s) - a_pipelining - b_inter_hops - c_tree_hops);
+        }
+  }
+}
+
+TEST(HpamTimes, HybridScatterIsEq10MinusPipeliningAndHops) {
+  for (const char* spec : {"hpam:1x1/4x4,Q=2", "hpam:1x1/8x8,Q=8"}) {
+    const Machine m = parse_machine(spec);
+    const HpamModel h = HpamModel::of(m);
+    const Hpam& t = *as_hpam(m);
+    for (int p = 1; p <= h.r2; p *= 2)
+      for (int q = 1; q <= h.c2; q *= 2)
+        for (std::size_t s : {std::size_t{0}, std::size_t{100}}) {
+          SCOPED_TRACE(fmt::format("{} {}x{} S={}", spec, p, q, s));
+          const RunResult r = run_alg(m, fmt::format("scatter/hybrid({}x{})", p, q), s);
+          EXPECT_EQ(r.makespan, emulated_hybrid(h, t, p, q, s, true));
+          EXPECT_EQ(r.stats.blocked_headers, 0u);
+          const long long n = static_cast<long long>(h.r2 / p) * (h.c2 / q);
+          const Time recv2 = h.level[1].recv_overhead + static_cast<Time>(p * q) * static_cast<Time>(s) * h.level[1].recv_per_byte;
+          const Time a_pipelining = (n - 1) * recv2;
+          const Time b_inter_hops = h.lambda_hop * n * (2 + h.r2 - p) / 2 - h.lambda_hop * (1 + 1);
+          const Time c_tree_hops = h.lambda_hop * ((lg(p) * (lg(p) + 1) + lg(q) * (lg(q) + 1)) / 2) -
+                                   h.lambda_hop * ((p - 1) + (q - 1) + lg(p) + lg(q));
+          EXPECT_EQ(r.makespan, h.eq10_hybrid_scatter(p, q, s) - a_pipelining - b_inter_hops - c_tree_hops);
+        }
+  }
+}
+
+TEST(HpamTimes, GatherThroughOneSubMeshIsTheScatterReversed) {
+  // One sub-mesh (p2 x q2 = r2 x c2): no two messages meet, and the gather costs what the scatter
+  // does with the directions swapped: the tree (C_send^2 and C_recv^2 swap, Gamma_22 and
+  // Omega_22 unchanged), then (0,0)_2 sends r2 c2 S bytes up to the source (Gamma_21 = Gamma_12,
+  // Omega_21 = Omega_12, section 5), one hop plus the ejection channel.
+  const Machine m = parse_machine("hpam:1x1/4x4,Q=8");
+  const HpamModel h = HpamModel::of(m);
+  const std::size_t s = 100;
+  const RunResult r = run_alg(m, "gather/hybrid(4x4)", s);
+  const Time tree = h.b(2, 2, s, 4, 15) + h.lambda_hop * (3 + 3 + 4);
+  EXPECT_EQ(r.makespan, tree + h.b(2, 1, s, 1, 16) + h.lambda_hop * 2);
+  EXPECT_EQ(h.eq10_hybrid_scatter(4, 4, s), h.b(1, 2, s, 1, 16) + h.lambda_hop + h.b(2, 2, s, 4, 15) + h.lambda_hop * 6);
+}
+
+TEST(HpamAlgorithms, SeveralLevelOneProcessorsBroadcastToBothLevels) {
+  // Section 3.2: the source (0,0)_1, two r2 x c2/2 sub-meshes in level 2.
+  for (const char* spec : {"hpam:2x2/4x4,Q=2", "hpam:4x4/16x16,Q=8", "hpam:1x2/2x4", "hpam:2x4/4x8,Q=32"}) {
+    const Machine m = parse_machine(spec);
+    const Hpam& t = *as_hpam(m);
+    const std::string name = fmt::format("bcast/hybrid({}x{})", t.rows(2), t.cols(2) / 2);
+    SCOPED_TRACE(fmt::format("{} {}", spec, name));
+    RunResult r;
+    ASSERT_NO_THROW(r = run_alg(m, name, 100));
+    EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
+  }
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "bcast/hybrid(2x2)", 8), RunError);  // not r2 x c2/2
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x1/4x4"), "bcast/hybrid(4x2)", 8), RunError);  // c1 = 1
+}
+
+TEST(HpamTimes, SeveralLevelOneProcessorsBroadcastIsEq7PlusHops) {
+  // hpam:2x2/8x8, Q = 8, S = 100. The critical path: (0,0)_1 -> (0,1)_1 (1 hop), (0,1)_1 ->
+  // (0,4)_2 (r1 = 2 hops), then the 8x4 tree of level 2's right half (lg 8 + lg 4 = 5 steps,
+  // 7 + 3 hops). Each message also takes its ejection channel: 1 + 2 + 10 hops + 7 ejections.
+  // Eq. 7: A11 + Lambda c1/2 + A12 + Lambda r1 + max(A11 + Lambda/2 (2 + 0),
+  // 5 A22 + Lambda/2 (12 + 6)) = A11 + A12 + 5 A22 + 12 Lambda: the emulation's 20 Lambda is 7
+  // ejections and one more tree hop (the halving tree moves 7 + 3, eq. 7's term charges 9) more.
+  const Machine m = parse_machine("hpam:2x2/8x8,Q=8");
+  const HpamModel h = HpamModel::of(m);
+  const std::size_t s = 100;
+  const RunResult r = run_alg(m, "bcast/hybrid(8x4)", s);
+  EXPECT_EQ(r.stats.blocked_headers, 0u);
+  EXPECT_EQ(r.makespan, h.a(1, 1, s) + h.a(1, 2, s) + 5 * h.a(2, 2, s) + 20 * h.lambda_hop);
+  EXPECT_EQ(h.eq7_hybrid_bcast_multi(s, true), h.a(1, 1, s) + h.a(1, 2, s) + 5 * h.a(2, 2, s) + 12 * h.lambda_hop);
+  EXPECT_EQ(r.makespan - h.eq7_hybrid_bcast_multi(s, true), (7 + 1) * h.lambda_hop);
+}
+
+TEST(HpamAlgorithms, Section42ScatterAndGatherOfLevelTwoDeliverInBothCases) {
+  // Case a (q2 <= f2) and case b (q2 > f2) on several level-1 shapes.
+  const Shape shapes[] = {{"hpam:2x2/4x4,Q=2", {"1x1", "2x2", "4x1", "2x4", "4x4"}},
+                          {"hpam:4x4/16x16,Q=8", {"4x4", "16x2", "2x8", "16x16"}},
+                          {"hpam:1x2/2x8", {"1x1", "2x4", "1x8"}},
+                          {"hpam:1x1/4x4", {"2x2"}}};
+  for (const auto& sh : shapes) {
+    const Machine m = parse_machine(sh.machine);
+    for (const auto& sub : sh.submeshes)
+      for (std::size_t size : {std::size_t{0}, std::size_t{3}, std::size_t{200}}) {
+        for (const char* coll : {"scatter", "gather"}) {
+          const std::string name = fmt::format("{}/hybrid-level2({})", coll, sub);
+          SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+          RunResult r;
+          ASSERT_NO_THROW(r = run_alg(m, name, size));
+          // Every level-2 processor sends or receives exactly one message; so do the row
+          // processors of the partial scatter other than the source.
+          const Hpam& t = *as_hpam(m);
+          const int q2 = std::stoi(sub.substr(sub.find('x') + 1));
+          const int row = std::min(t.cols(1), t.cols(2) / q2);
+          EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(t.rows(2) * t.cols(2) + row - 1));
+        }
+      }
+  }
+}
+
+TEST(HpamAlgorithms, Section42ScatterToBothLevelsDeliversEveryBlock) {
+  // Equal final sizes in both levels; q2 <= f2 (case a), as the paper's search found best.
+  const Shape shapes[] = {{"hpam:2x2/4x4,Q=2", {"1x1", "2x2", "4x1", "4x2"}},
+                          {"hpam:4x4/16x16,Q=8", {"4x4", "16x2", "1x1"}},
+                          {"hpam:1x2/2x8", {"1x1", "2x4"}},
+                          {"hpam:1x1/4x4", {"2x2", "4x4"}}};
+  for (const auto& sh : shapes) {
+    const Machine m = parse_machine(sh.machine);
+    for (const auto& sub : sh.submeshes)
+      for (std::size_t size : {std::size_t{0}, std::size_t{5}, std::size_t{120}}) {
+        const std::string name = fmt::format("scatter/hybrid-both({})", sub);
+        SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+        RunResult r;
+        ASSERT_NO_THROW(r = run_alg(m, name, size));
+        EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));  // each processor but the source: one
+      }
+  }
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/hybrid-both(2x4)", 8), RunError);  // q2 > f2
+}
+
+TEST(HpamTimes, Section42ScatterCaseAIsEq12MinusPipeliningPlusHops) {
+  // hpam:2x2/4x4, Q = 2, S = 100, 2x2 sub-meshes (q2 = f2 = 2: case a). Critical path:
+  // (0,0)_1 gives (0,1)_1 the r2 f2 S = 800 bytes of columns 2-3 (1 hop); (0,1)_1 sends 400 bytes
+  // to (2,2)_2 (4 hops), then to (0,2)_2 (2 hops), whose 2x2 tree scatter is last (2 steps, 2 hops).
+  const Machine m = parse_machine("hpam:2x2/4x4,Q=2");
+  const HpamModel h = HpamModel::of(m);
+  const RunResult r = run_alg(m, "scatter/hybrid-level2(2x2)", 100);
+  EXPECT_EQ(r.stats.blocked_headers, 0u);
+  const Time u12 = h.level[0].send_overhead + 400 * (h.level[0].send_per_byte + h.lambda_byte);
+  const Time recv2 = h.level[1].recv_overhead + 400 * h.level[1].recv_per_byte;
+  const Time emulated = h.b(1, 1, 100, 1, 8) + h.lambda_hop * 2 + 2 * u12 + recv2 + h.lambda_hop * 3 + h.b(2, 2, 100, 2, 3) +
+                        h.lambda_hop * 4;
+  EXPECT_EQ(r.makespan, emulated);
+  // Eq. 12: B11(1, 8) + Lambda/2 * 2 + 2 [B12(1, 4) + Lambda (2 + 2/4)] + B22(2, 3) + Lambda/2 * 4.
+  EXPECT_EQ(h.eq12_13_hybrid_scatter_multi(2, 2, 100),
+            h.b(1, 1, 100, 1, 8) + h.lambda_hop + 2 * h.b(1, 2, 100, 1, 4) + 5 * h.lambda_hop + h.b(2, 2, 100, 2, 3) + 2 * h.lambda_hop);
+  // The difference: the second inter-level message's receive overlaps (term a of the header);
+  // eq. 12 charges Lambda (1 + 5 + 2) hops, the critical path takes 2 + 3 + 4 (ejections included).
+  EXPECT_EQ(h.eq12_13_hybrid_scatter_multi(2, 2, 100) - r.makespan, recv2 + (8 - 9) * h.lambda_hop);
+}
+
+TEST(HpamModelTest, Eq5MatchesTheTermsOfTable1ByHand) {
+  // hpam:1x1/4x4, Q = 2, S = 100, p2 x q2 = 4x2: Gamma_12 = 2 + 4 = 6 us, Omega_12 = 0.01 + 0.01 +
+  // 0.02 = 0.04 us/B, A_12 = 10 us; Gamma_22 = 8 us, Omega_22 = 0.05 us/B, A_22 = 13 us.
+  // Eq. 5: 2 [10 + 0.01 (1 + 0)] + (2 + 1) 13 + 0.005 (6 + 2) = 20.02 + 39 + 0.04 = 59.06 us.
+  const HpamModel h = HpamModel::of(parse_machine("hpam:1x1/4x4,Q=2"));
+  EXPECT_EQ(h.a(1, 2, 100), microseconds(10));
+  EXPECT_EQ(h.a(2, 2, 100), microseconds(13));
+  EXPECT_EQ(h.eq5_hybrid_bcast(4, 2, 100), nanoseconds(59'060));
+  // Eq. 4 for the 4x4 level 2 alone: 4 * 13 + 0.005 * 12 = 52.06 us.
+  EXPECT_EQ(h.eq4_tree_bcast(2, 4, 4, 100), nanoseconds(52'060));
+  // Eq. 9 with S = 10: 4 * 8 + 15 * 10 * 0.05 + 0.06 = 39.56 us.
+  EXPECT_EQ(h.eq9_tree_scatter(2, 4, 4, 10), nanoseconds(39'560));
+}
