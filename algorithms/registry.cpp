@@ -18,6 +18,7 @@ std::vector<Algorithm> build() {
   add_scatter_algorithms(c);
   add_gather_algorithms(c);
   add_selftest_algorithms(c);
+  add_alltoallv_algorithms(c);
   return c;
 }
 // A real number in (lo, hi) or [lo, hi), for a family's parameter; UsageError otherwise.

@@ -1,0 +1,127 @@
+// Many-to-many personalized communication (paper 003): every byte of random matrices reaches its
+// destination exactly once with every algorithm (the harness checks every received byte, and the
+// receive buffers are exactly the columns' sizes); the stage bounds of section 6.1 and 6.2 hold
+// over many random matrices.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "algorithms/alltoallv.hpp"
+#include "algorithms/registry.hpp"
+#include "touchstone/touchstone.hpp"
+
+using namespace touchstone;
+using algorithms::TrafficMatrix;
+
+namespace {
+
+// A random bounded-traffic (not equal-traffic) matrix: entries drawn so row and column sums stay
+// at most t, some rows and columns empty.
+TrafficMatrix random_bounded(int p, std::int64_t t, std::uint64_t seed) {
+  std::uint64_t s = seed;
+  auto next = [&] { s = s * 6364136223846793005ULL + 1442695040888963407ULL; return s >> 33; };
+  TrafficMatrix m(p);
+  std::vector<std::int64_t> row(static_cast<std::size_t>(p), 0), col(static_cast<std::size_t>(p), 0);
+  for (int x = 0; x < 4 * p; ++x) {
+    const int i = static_cast<int>(next() % static_cast<std::uint64_t>(p)), j = static_cast<int>(next() % static_cast<std::uint64_t>(p));
+    const std::int64_t room = std::min(t - row[static_cast<std::size_t>(i)], t - col[static_cast<std::size_t>(j)]);
+    if (room <= 0) continue;
+    const auto v = static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(room + 1));
+    m.set(i, j, m.at(i, j) + v);
+    row[static_cast<std::size_t>(i)] += v;
+    col[static_cast<std::size_t>(j)] += v;
+  }
+  return m;
+}
+
+const char* const kAlgorithms[] = {"alltoallv/linear-permutation", "alltoallv/two-stage", "alltoallv/two-stage-shuffled"};
+
+TEST(Alltoallv, EveryByteArrivesOnceOnGeneratedMatrices) {
+  for (const char* machine : {"cm5:32", "mesh:2x3", "mesh:4x4"})
+    for (const char* name : kAlgorithms)
+      for (const char* spec : {"k=2,l=1/2,t=1000", "k=4,l=1/4,t=333", "k=1,t=50"}) {
+        const Machine m = parse_machine(machine);
+        if (m.nodes() < 4 && std::string(spec).rfind("k=4", 0) == 0) continue;
+        algorithms::Args args;
+        args.traffic = algorithms::parse_traffic(spec);
+        const auto& alg = algorithms::find(name);
+        RunOptions o;
+        o.seed = 7;
+        RunResult r;
+        ASSERT_NO_THROW(r = run(m, [&](Proc& p) { alg.program(p, args); }, o)) << name << " " << machine << " " << spec;
+        if (std::string(name) == "alltoallv/linear-permutation" && m.net.barrier == BarrierKind::hardware) {
+          // (hardware barriers send no messages) one message per non-zero off-diagonal entry, carrying exactly the matrix's bytes
+          const auto tm = algorithms::generate_traffic(m.nodes(), args.traffic, 7);
+          std::uint64_t msgs = 0, bytes = 0;
+          for (int i = 0; i < m.nodes(); ++i)
+            for (int j = 0; j < m.nodes(); ++j)
+              if (i != j && tm.at(i, j) > 0) ++msgs, bytes += static_cast<std::uint64_t>(tm.at(i, j));
+          EXPECT_EQ(r.stats.messages, msgs) << machine << " " << spec;
+          EXPECT_EQ(r.stats.payload_bytes, bytes) << machine << " " << spec;
+        }
+      }
+}
+
+TEST(Alltoallv, EveryByteArrivesOnceOnRandomBoundedMatrices) {
+  const Machine m = parse_machine("mesh:2x4");
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    const TrafficMatrix tm = random_bounded(8, 300, seed);
+    for (bool shuffled : {false, true}) {
+      RunOptions o;
+      o.seed = seed;
+      ASSERT_NO_THROW(run(m, [&](Proc& p) {
+        const int me = p.rank();
+        std::vector<std::byte> send(static_cast<std::size_t>(tm.r_i(me))), recv(static_cast<std::size_t>(tm.c_j(me)));
+        std::size_t at = 0;
+        for (int j = 0; j < 8; ++j)
+          for (std::int64_t x = 0; x < tm.at(me, j); ++x) send[at++] = static_cast<std::byte>(me * 16 + j + x * 3);
+        algorithms::alltoallv_two_stage(p, tm, send, recv, shuffled);
+        at = 0;
+        for (int i = 0; i < 8; ++i)
+          for (std::int64_t x = 0; x < tm.at(i, me); ++x)
+            if (recv[at++] != static_cast<std::byte>(i * 16 + me + x * 3)) throw std::runtime_error("wrong byte");
+      }, o)) << "seed " << seed << (shuffled ? " shuffled" : "");
+    }
+  }
+}
+
+// Section 6.1: with the round-robin remainder, the stage-1 message from source i to any
+// intermediary holds at most ceil(r_i/p) <= ceil(t/p) bytes; section 6.2: the stage-2 message from
+// intermediary k to destination j holds at most c_j/p + p <= t/p + p bytes. With shuffling the
+// stage-1 sizes are unchanged.
+TEST(Alltoallv, StageBoundsHoldOverRandomMatrices) {
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const int p = 2 + static_cast<int>(seed % 31);
+    const TrafficMatrix tm = seed % 2 ? random_bounded(p, 10 + static_cast<std::int64_t>(seed * 37 % 5000), seed)
+                                      : algorithms::generate_traffic(p, {1 + static_cast<int>(seed % static_cast<std::uint64_t>(p)), 0.25, static_cast<std::int64_t>(seed * 101), {}}, seed);
+    const std::int64_t t = tm.t();
+    std::vector<std::vector<std::int64_t>> stage2(static_cast<std::size_t>(p), std::vector<std::int64_t>(static_cast<std::size_t>(p), 0));
+    for (int i = 0; i < p; ++i) {
+      const auto plan = algorithms::stage1_plan(tm.row(i));
+      const auto perm = algorithms::stage1_shuffle(plan, seed + static_cast<std::uint64_t>(i));
+      for (int k = 0; k < p; ++k) {
+        const auto& part = plan[static_cast<std::size_t>(k)];
+        const std::int64_t size = std::accumulate(part.begin(), part.end(), std::int64_t{0});
+        ASSERT_LE(size, (t + p - 1) / p) << "seed " << seed;
+        const auto& moved = plan[static_cast<std::size_t>(perm[static_cast<std::size_t>(k)])];
+        ASSERT_EQ(std::accumulate(moved.begin(), moved.end(), std::int64_t{0}), size) << "shuffle keeps sizes";
+        for (int j = 0; j < p; ++j) stage2[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)] += part[static_cast<std::size_t>(j)];
+      }
+      for (int j = 0; j < p; ++j) {  // the parts of message i->j add up to it
+        std::int64_t sum = 0;
+        for (int k = 0; k < p; ++k) sum += plan[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)];
+        ASSERT_EQ(sum, tm.at(i, j));
+      }
+    }
+    for (int k = 0; k < p; ++k)
+      for (int j = 0; j < p; ++j) ASSERT_LE(stage2[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)] * p, t + p * p) << "seed " << seed;
+  }
+}
+
+TEST(Alltoallv, NeedsATrafficSpec) {
+  const Machine m = parse_machine("mesh:2x2");
+  const auto& alg = algorithms::find("alltoallv/two-stage");
+  EXPECT_THROW(run(m, [&](Proc& p) { alg.program(p, algorithms::Args{}); }), RunError);
+}
+
+}  // namespace
