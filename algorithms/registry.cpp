@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "allgather.hpp"
 #include "harness.hpp"
 #include "touchstone/error.hpp"
 
@@ -19,6 +20,7 @@ std::vector<Algorithm> build() {
   add_gather_algorithms(c);
   add_selftest_algorithms(c);
   add_alltoallv_algorithms(c);
+  add_allgather_algorithms(c);
   return c;
 }
 // A real number in (lo, hi) or [lo, hi), for a family's parameter; UsageError otherwise.

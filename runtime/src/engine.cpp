@@ -49,6 +49,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
   std::iota(all.begin(), all.end(), 0);
   world_ = new_group(std::move(all), kWorldCtx);
   network_ = std::make_unique<Network>(machine_, queue_, *this, hash_, stats_);
+  network_->set_seed(opts_.seed);
   if (!opts_.trace_file.empty() || !opts_.order_log_file.empty()) recorder_ = std::make_unique<Recorder>(n);
   vps_.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
@@ -517,7 +518,7 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   // The earliest-arrived matching message that is already here; anything arriving later is later.
   Msg* prev = nullptr;
   for (Msg* m = v.unexpected_head; m; prev = m, m = m->next)
-    if (matches(*op, *m)) {
+    if (++op->examined, matches(*op, *m)) {
       unlink_unexpected(v, prev, m);
       op->matched = m;
       return op;
@@ -554,8 +555,17 @@ void Engine::on_send_done(Msg& m, Time t) {
 
 void Engine::on_arrival(Msg& m, Time t) {
   Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
+  // Matching cost (docs/model.md 2.5) counts in virtual time. The receives posted by t form a
+  // prefix of the queue (a VP posts in clock order): the arrival examines those. A receive that the
+  // engine already holds but the VP posts only after t finds this message unexpected: its own walk
+  // examines every message queued ahead (none of them can be taken before it) and then this one.
   for (Op* op = v.posted_head; op; op = op->next)
-    if (matches(*op, m)) {
+    if (m.examined += op->posted <= t, matches(*op, m)) {
+      if (op->posted > t)
+        for (Msg* ahead = v.unexpected_head;; ahead = ahead->next) {
+          ++op->examined;
+          if (!ahead) break;
+        }
       unlink_posted(v, op);
       op->matched = &m;
       hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
@@ -592,7 +602,10 @@ Status Engine::complete_recv(Vp& v, Op*& op) {
   if (!m->payload.empty()) std::memcpy(op->buf.data(), m->payload.data(), m->size);
   const NodeCosts& c = machine_.costs_of(v.rank);
   const Time start = std::max(v.clock, m->arrival);
-  v.clock = start + c.recv_overhead + static_cast<Time>(m->size) * c.recv_per_byte;
+  // Matching is CPU work too: every queue entry examined, on arrival (posted receives) and when
+  // the receive was posted (unexpected messages), is paid when the receive completes.
+  const Time matching = static_cast<Time>(m->examined + op->examined) * c.match_per_entry;
+  v.clock = start + c.recv_overhead + static_cast<Time>(m->size) * c.recv_per_byte + matching;
   network_->release_buffer(v.rank, m->size, v.clock);
   hash_.add(m->id, 0x5ec, static_cast<std::uint64_t>(v.clock));
   if (recorder_) recorder_->received(m->id, m->src, v.rank, m->tag, m->size, m->arrival, start, v.clock);

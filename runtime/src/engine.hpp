@@ -58,6 +58,7 @@ struct Op {
   std::shared_ptr<const GroupData> group;  // translates the source rank in the Status
   std::span<std::byte> buf;
   Time posted = 0;
+  std::uint32_t examined = 0;  // unexpected messages examined when posted (docs/model.md 2.5)
   Msg* matched = nullptr;
   Op* next = nullptr;  // posted-receive queue
   Op* prev = nullptr;

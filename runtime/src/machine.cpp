@@ -10,6 +10,7 @@
 
 #include "../../topologies/fat_tree.hpp"
 #include "../../topologies/grid.hpp"
+#include "../../topologies/switch_network.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/machine.hpp"
 
@@ -38,11 +39,6 @@ Machine generic(std::shared_ptr<const Topology> topo) {
   return m;
 }
 
-// The Intel Touchstone Delta of paper 000 (section 2): 512 nodes as a 16 x 32 wormhole mesh with
-// XY routing, packets of 512 bytes (482 data + 30 header), one message in and one out at a time.
-// The cost parameters are fitted to the paper's Figure 9 (docs/machines.md, "Fitting the Delta";
-// bench/fit_delta.cpp reproduces the fit). The Delta sends faster than it receives (paper 000,
-// section 4), so recv_per_byte > send_per_byte.
 // The Thinking Machines CM-5 of paper 003 (section 3): a 4-ary fat tree of 32 to 1024 nodes
 // (topologies/fat_tree.hpp: 20 MB/s inside a cluster of 4, 10 MB/s inside 16, 5 MB/s beyond),
 // active-message packets of 20 bytes carrying 16 bytes of payload, sending a one-packet message
@@ -70,16 +66,24 @@ Machine cm5(const std::string& count) {
   return m;
 }
 
+// The Intel Touchstone Delta of paper 000 (section 2): 512 nodes as a 16 x 32 wormhole mesh with
+// XY routing, packets of 512 bytes (482 data + 30 header), one message in and one out at a time.
+// The cost parameters are fitted to the paper's Figure 9 (docs/machines.md, "Fitting the Delta";
+// `paper000 fit` in bench/paper000.cpp reproduces the fit). The Delta sends faster than it receives (paper 000,
+// section 4), so recv_per_byte > send_per_byte.
 Machine delta(std::vector<int> dims) {
   if (dims.size() != 2 || dims[0] > 16 || dims[1] > 32)
     throw UsageError(fmt::format("delta:RxC is a sub-mesh of the 16x32 Delta: R <= 16 and C <= 32"));
   Machine m = generic(make_mesh(std::move(dims)));
   m.name = "delta:" + std::to_string(m.topology->dims()[0]) + "x" + std::to_string(m.topology->dims()[1]);
-  // Fitted by `paper000 fit --sizes 16 256 4096` (docs/machines.md): rms factor 1.28 over those cells.
+  // Fitted by `paper000 fit --sizes 16 256 4096` (docs/machines.md), with the k-level algorithms
+  // synchronizing between supersteps and matching paid per queue entry: rms factor 1.107 over
+  // those cells.
   m.costs.send_overhead = nanoseconds(200'000);
-  m.costs.send_per_byte = picoseconds(77'110);
+  m.costs.send_per_byte = picoseconds(27'260);
   m.costs.recv_overhead = nanoseconds(47'570);
-  m.costs.recv_per_byte = nanoseconds(200);
+  m.costs.recv_per_byte = nanoseconds(100);
+  m.costs.match_per_entry = picoseconds(353'600);
   m.costs.probe_cost = microseconds(5);
   m.net.hop_time = nanoseconds(100);
   m.net.link_byte_time = picoseconds(91'700);
@@ -87,6 +91,29 @@ Machine delta(std::vector<int> dims) {
   m.net.eject_byte_time = picoseconds(91'700);
   m.net.packet_payload = 482;
   m.net.packet_header = 30;
+  return m;
+}
+
+// Switch-based clusters of paper 004 (section 3.3, docs/machines.md "Switch clusters"). One byte of
+// the model is one flit: t_inj = t_cons = t_sw = 16 ns per flit, so 16 ns per byte on every channel;
+// t_hop = t_phy + t_sw = 32 ns per channel. A message is one worm (no packetization). The CPU costs
+// are fitted to Table 2's single-switch LR and Combining columns (C_send + C_recv = 2.5 us); the
+// paper's stated 5 us start-up does not fit them (docs/paper004.md). Cut-through switches with
+// one-flit buffers behave like wormhole for these 256-flit worms.
+Machine switch_cluster(std::shared_ptr<const Topology> topo) {
+  Machine m;
+  m.topology = std::move(topo);
+  m.name = m.topology->name();
+  m.costs.send_overhead = nanoseconds(1250);
+  m.costs.recv_overhead = nanoseconds(1250);
+  m.costs.probe_cost = nanoseconds(100);
+  m.net.hop_time = nanoseconds(32);
+  m.net.link_byte_time = nanoseconds(16);
+  m.net.inject_byte_time = nanoseconds(16);
+  m.net.eject_byte_time = nanoseconds(16);
+  m.net.packet_payload = 1 << 30;
+  m.net.packet_header = 0;
+  m.net.barrier = BarrierKind::software;
   return m;
 }
 
@@ -135,6 +162,8 @@ const std::vector<Option>& options() {
        [](Machine& m, const std::string& v) { m.costs.recv_overhead = parse_time("recv_us", v, microseconds(1)); }},
       {"recv_ns_per_byte", "recv_byte_time (ns per byte)",
        [](Machine& m, const std::string& v) { m.costs.recv_per_byte = parse_time("recv_ns_per_byte", v, nanoseconds(1)); }},
+      {"match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)",
+       [](Machine& m, const std::string& v) { m.costs.match_per_entry = parse_time("match_ns", v, nanoseconds(1)); }},
       {"probe_us", "cost of a probe or test that finds nothing (us)",
        [](Machine& m, const std::string& v) { m.costs.probe_cost = parse_time("probe_us", v, microseconds(1)); }},
       {"hop_ns", "t_hop: header time per channel (ns)",
@@ -178,6 +207,14 @@ const std::vector<Option>& options() {
          else if (v == "software") m.net.barrier = BarrierKind::software;
          else throw UsageError(fmt::format("machine option 'barrier': expected hardware or software, got '{}'", v));
        }},
+      {"switching", "wormhole, or cut-through (a blocked worm that fits in router_buffer drains into it)",
+       [](Machine& m, const std::string& v) {
+         if (v == "wormhole") m.net.switching = Switching::wormhole;
+         else if (v == "cut-through") m.net.switching = Switching::cut_through;
+         else throw UsageError(fmt::format("machine option 'switching': expected wormhole or cut-through, got '{}'", v));
+       }},
+      {"router_buffer", "cut-through: buffer bytes at each switch input port",
+       [](Machine& m, const std::string& v) { m.net.router_buffer = parse_int("router_buffer", v, 0, 1LL << 40); }},
       {"barrier_us", "hardware barrier latency from the last arrival (us)",
        [](Machine& m, const std::string& v) { m.net.barrier_latency = parse_time("barrier_us", v, microseconds(1)); }},
   };
@@ -263,7 +300,7 @@ Machine from_json(const std::string& path) {
 }  // namespace
 
 Machine parse_machine(const std::string& spec) {
-  if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json") return from_json(spec);
+  if (spec.size() > 5 && spec.substr(spec.size() - 5) == ".json" && spec.rfind("switchnet:", 0) != 0) return from_json(spec);
   std::vector<std::string> parts;
   std::stringstream ss(spec);
   for (std::string part; std::getline(ss, part, ',');) parts.push_back(part);
@@ -288,7 +325,8 @@ Machine parse_machine(const std::string& spec) {
     opts.emplace_back(std::move(key), std::move(value));
   }
   Machine m;
-  if (kind == "mesh") m = generic(make_mesh(parse_dims(dims, spec)));
+  if (is_switch_kind(kind)) m = switch_cluster(parse_switch_topology(kind, dims, opts));
+  else if (kind == "mesh") m = generic(make_mesh(parse_dims(dims, spec)));
   else if (kind == "delta") m = delta(dims.empty() ? std::vector<int>{16, 32} : parse_dims(dims, spec));
   else if (kind == "torus") m = generic(make_torus(parse_dims(dims, spec), rule));
   else if (kind == "cm5") m = cm5(dims);
@@ -307,6 +345,12 @@ std::vector<std::pair<std::string, std::string>> machine_presets() {
       {"torus:AxB[x...]", "n-dimensional torus; deadlock=dateline (default, 2 virtual channels) or deadlock=none"},
       {"delta[:RxC]", "the Intel Touchstone Delta (16x32, paper 000) or an RxC sub-mesh of it, fitted to Figure 9"},
       {"cm5[:P]", "the CM-5 (paper 003): a 4-ary fat tree of P = 32..1024 nodes (default 32), 20/10/5 MB/s by level"},
+      {"switch:P", "P nodes on one crossbar switch (paper 004; 32 ports unless P > 32)"},
+      {"switch2:N1+N2", "two 32-port switches with N1 and N2 nodes, one interconnecting link (paper 004, section 4)"},
+      {"irregular:switches=S,nodes=A-B,links=C-D,parallel=E,seed=N[,total=P]",
+       "seeded irregular switch network with paper 004's generator constraints (section 5.3)"},
+      {"switchnet:NET.json", "a switch network from a file: {\"ports\": 32, \"nodes\": [16, 16], \"links\": [[0, 1]]}"},
+      {"  ,placement=block|cyclic|random", "switch networks: how ranks are placed on switch ports (random uses seed=N)"},
       {"FILE.json", "a machine file: {\"topology\": \"mesh:4x4\", \"name\": ..., \"params\": {option: value}}"},
   };
   for (const auto& o : options()) out.emplace_back(fmt::format("  ,{}=", o.key), o.help);

@@ -31,6 +31,7 @@ Network::Network(const Machine& machine, EventQueue& q, NetworkListener& l, Trac
   ch_.resize(links_ + n * static_cast<std::size_t>(net_.inj_ports + net_.ej_ports));
   nodes_.resize(n);
   for (auto& node : nodes_) node.inj.resize(static_cast<std::size_t>(net_.inj_ports));
+  adaptive_ = machine.topology->adaptive();
 }
 
 Network::~Network() = default;
@@ -79,6 +80,11 @@ void Network::post(Msg* m, Time t) {
   const auto payload = static_cast<std::size_t>(net_.packet_payload);
   m->packets = static_cast<std::uint32_t>(std::max<std::size_t>(1, (m->size + payload - 1) / payload));
   m->handed = t;
+  if (adaptive_) {
+    PairRoute& pr = pair_routes_[static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst)];
+    if (pr.inflight++ == 0) pr.links = std::make_shared<std::vector<std::uint32_t>>();
+    m->route = pr.links;
+  }
   q_.push(t, m->id, Ev::inject, m);
 }
 
@@ -156,8 +162,50 @@ void Network::free_position(Packet* pk, std::uint32_t i, Time r) {
   listener_.on_send_done(*m, r);
 }
 
+// Adaptive routing (paper 004, section 2.3; docs/model.md 2.10). The first packet of a message
+// picks the link at each hop when its header gets there: among the legal minimal output channels
+// (the switch's forwarding table) that are free, a seeded random one; if none is free, the one
+// that frees first (known release time, else the first in the table) and it waits there. Later
+// packets of the message, and later messages of the same pair while earlier ones are in flight,
+// follow the same channels, so messages between one pair never overtake each other.
+void Network::choose_channel(Packet* pk, Time t) {
+  Msg* m = pk->m;
+  const std::size_t k = pk->hop - 1;  // index among the route's links
+  auto& chosen = *m->route;
+  if (k < chosen.size()) {
+    m->path[pk->hop] = chosen[k];
+    return;
+  }
+  candidates_.clear();
+  machine_.topology->next_channels(m->src, m->dst, pk->hop >= 2 ? m->path[pk->hop - 1] : kNoLink, candidates_);
+  std::uint32_t pick = m->path[pk->hop];
+  if (!candidates_.empty()) {
+    std::uint32_t free_count = 0;
+    for (auto c : candidates_) free_count += ch_[c].release <= t && !ch_[c].wait_head;
+    if (free_count > 0) {
+      // splitmix64 of (seed, message, hop): a seeded draw owned by the model (SPEC 1.2).
+      std::uint64_t z = seed_ * 0x9e3779b97f4a7c15ULL + (m->id << 8) + pk->hop;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      auto nth = static_cast<std::uint32_t>((z ^ (z >> 31)) % free_count);
+      for (auto c : candidates_)
+        if (ch_[c].release <= t && !ch_[c].wait_head && nth-- == 0) {
+          pick = c;
+          break;
+        }
+    } else {
+      pick = candidates_.front();
+      for (auto c : candidates_)
+        if (ch_[c].release < ch_[pick].release) pick = c;
+    }
+  }
+  m->path[pk->hop] = pick;
+  chosen.push_back(pick);
+}
+
 void Network::advance(Packet* pk, Time t) {
   if (pk->hop == pk->m->path.size()) return want_ejection(pk, t);
+  if (adaptive_ && pk->index == 0 && pk->hop >= 1) choose_channel(pk, t);
   const std::uint32_t c = pk->m->path[pk->hop];
   Channel& ch = ch_[c];
   if (ch.release <= t && !ch.wait_head) {
@@ -168,10 +216,27 @@ void Network::advance(Packet* pk, Time t) {
   enqueue(ch.wait_head, ch.wait_tail, pk);
   pk->wait_since = t;
   ++stats_.blocked_headers;
+  if (net_.switching == Switching::cut_through) drain(pk, t);
   if (!ch.grant_pending && ch.release != kNever) {
     ch.grant_pending = true;
     q_.push(ch.release, ch.wait_head->m->id, Ev::grant, nullptr, c);
   }
+}
+
+// Cut-through (docs/model.md 2.9): the header waits at the end of position h-1 (a switch input);
+// a worm that fits in the router buffer keeps streaming into it, so the tail leaves every position
+// i < h-1 at t + B*b - (h-1-i)*t_hop, as if the header had kept moving. Only worms at least as long
+// as their path drain (the others free positions while moving, section 2.3); the buffer's channel
+// h-1 stays held until the tail leaves it after the header moves on.
+void Network::drain(Packet* pk, Time t) {
+  const Time hop = net_.hop_time, body = body_time(pk);
+  const auto n = static_cast<Time>(pk->m->path.size() + 1);
+  if (pk->hop < 2 || static_cast<std::int64_t>(pk->wire) > net_.router_buffer) return;
+  if (hop > 0 && body < n * hop) return;
+  const std::uint32_t h = pk->hop;
+  for (std::uint32_t i = pk->base; i + 1 < h; ++i)
+    free_position(pk, i, std::max(t, t + body - static_cast<Time>(h - 1 - i) * hop));
+  pk->base = h - 1;
 }
 
 void Network::acquired(Packet* pk, Time t) {
@@ -273,6 +338,7 @@ void Network::stream(Packet* pk, Time t) {
   // Positions the tail has not left yet (tail_follows freed the others on the way).
   Time first = 0;
   if (hop > 0) first = body == 0 ? n - 1 : std::max<Time>(0, n - (body + hop - 1) / hop);
+  first = std::max<Time>(first, pk->base);
   const bool last = pk->index + 1 == m->packets;
   hash_.add(m->id << 20 | pk->index, 0xffffffffULL, static_cast<std::uint64_t>(tail));
   ++stats_.packets;
@@ -327,6 +393,11 @@ void Network::handle(const Event& e) {
     case Ev::arrive: {
       Msg* m = static_cast<Msg*>(e.p);
       m->arrival = e.t;
+      if (adaptive_) {
+        const auto key = static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst);
+        if (--pair_routes_[key].inflight == 0) pair_routes_.erase(key);
+        m->route.reset();
+      }
       hash_.add(m->id, 0xa77, static_cast<std::uint64_t>(e.t));
       listener_.on_arrival(*m, e.t);
       break;

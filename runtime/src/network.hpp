@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "event_queue.hpp"
@@ -30,6 +31,10 @@ struct Msg {
   std::vector<std::uint32_t> path; // channel ids: injection, links...; the ejection port is per packet
   Time byte_time = 0;              // bottleneck time per byte along the path
   Op* send_op = nullptr;
+  std::uint32_t examined = 0;      // receive-queue entries examined on arrival (docs/model.md 2.5)
+  /// Adaptive routing: the link channels chosen so far by this message and the earlier messages of
+  /// the same pair still in flight (they share it, so a pair's messages never overtake).
+  std::shared_ptr<std::vector<std::uint32_t>> route;
   Msg* next = nullptr;             // intrusive queue link (node injection queue, unexpected queue)
 };
 
@@ -39,6 +44,7 @@ struct Packet {
   std::uint32_t index = 0;   // packet number within the message
   std::uint32_t wire = 0;    // bytes on the wire: payload + header
   std::uint32_t hop = 0;     // path position the header holds or wants
+  std::uint32_t base = 0;    // cut-through: positions below base were freed when the worm drained
   std::uint32_t ej = 0;      // ejection channel, once acquired
   Time wait_since = 0;
   Packet* next_wait = nullptr;
@@ -71,6 +77,8 @@ class Network {
 
   /// Hands a message to its source node's network interface at time t.
   void post(Msg* m, Time t);
+  /// Seeds the adaptive routing choices (RunOptions::seed).
+  void set_seed(std::uint64_t seed) { seed_ = seed; }
   /// Handles one network event (inject, header, port_next, grant, ej_grant, buffer_free).
   void handle(const Event& e);
   /// Frees receive-buffer space at a node at time t (schedules the event).
@@ -116,6 +124,8 @@ class Network {
   void tail_follows(Packet* pk, std::uint32_t j, Time t);
   void free_position(Packet* pk, std::uint32_t i, Time r);
   Time body_time(const Packet* pk) const;
+  void choose_channel(Packet* pk, Time t);
+  void drain(Packet* pk, Time t);  // cut-through: a blocked long worm drains into the router buffer  // adaptive routing: fixes path position pk->hop
   void set_release(std::uint32_t c, Time r);
   void grant(std::uint32_t c, Time t);
   void ej_grant(int node, Time t);
@@ -136,6 +146,15 @@ class Network {
   std::vector<Channel> ch_;
   std::vector<Node> nodes_;
   Pool<Packet> packets_;
+  // Adaptive routing (docs/model.md 2.10): per (src, dst) pair, the route its in-flight messages share.
+  struct PairRoute {
+    std::shared_ptr<std::vector<std::uint32_t>> links;
+    int inflight = 0;
+  };
+  bool adaptive_ = false;
+  std::uint64_t seed_ = 1;
+  std::unordered_map<std::uint64_t, PairRoute> pair_routes_;
+  std::vector<std::uint32_t> candidates_;
 };
 
 }  // namespace touchstone::detail

@@ -419,4 +419,47 @@ TEST(Matching, WaitallCompletesReceivesInArrivalOrder) {
   EXPECT_EQ(after, x.recv_done(x.recv_done(0, a_far, s_far), a_near, s_near));
 }
 
+// Matching costs receiver time per queue entry examined (docs/model.md 2.5): an arrival walks the
+// posted receives up to the one it matches, a newly posted receive walks the unexpected messages up
+// to the one it takes, and the receive pays for both when it completes.
+TEST(Matching, EveryQueueEntryExaminedCostsMatchTime) {
+  Machine m = ts_test::prime_machine("mesh:1x3");
+  m.costs.match_per_entry = 101;
+  const Model x{m};
+  constexpr std::size_t S = 40;
+  const Time a2 = x.arrival_cf(x.handed(0, S), 2, S);  // rank 2 sends at once, from two hops away
+  const Time t2 = x.recv_done(0, a2, S) + 2 * 101;      // walked the posted receives: from 1, from 2
+  const Time D = t2 + 1000;                             // rank 1 sends well after that
+  const Time a1 = x.arrival_cf(x.handed(D, S), 1, S);
+  const Time t1 = x.recv_done(t2, a1, S) + 1 * 101;     // the receive from 1 is the only one left
+  const Time T = 10 * D;                                // rank 0 starts receiving tags 5, 6 here
+  const Time t6 = x.recv_done(T, T, S) + 2 * 101;       // walked unexpected: tag 5, then tag 6
+  const Time t5 = x.recv_done(t6, t6, S) + 1 * 101;
+  std::vector<Time> done;
+  run(m, [&](Proc& p) {
+    if (p.rank() == 2) p.send(0, 0, ts_test::bytes(S));
+    if (p.rank() == 1) {
+      p.compute(D);
+      p.send(0, 0, ts_test::bytes(S));
+      p.send(0, 5, ts_test::bytes(S));
+      p.send(0, 6, ts_test::bytes(S));
+    }
+    if (p.rank() == 0) {
+      std::vector<std::byte> b1(S), b2(S);
+      Request r1 = p.irecv(1, 0, b1), r2 = p.irecv(2, 0, b2);
+      p.wait(r2);
+      done.push_back(p.now());
+      p.wait(r1);
+      done.push_back(p.now());
+      p.compute(T - p.now());
+      p.recv(1, 6, b1);
+      done.push_back(p.now());
+      p.recv(1, 5, b1);
+      done.push_back(p.now());
+    }
+  });
+  ASSERT_LT(t1, T);  // tags 5 and 6 are both waiting when rank 0 posts their receives
+  EXPECT_EQ(done, (std::vector<Time>{t2, t1, t6, t5}));
+}
+
 }  // namespace

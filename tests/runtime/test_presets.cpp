@@ -25,6 +25,8 @@ TEST(DeltaPreset, FittedCostsKeepThePapersAsymmetries) {
   // message, while a processor can send out data faster than it can be received".
   EXPECT_LT(m.costs.recv_overhead, m.costs.send_overhead);
   EXPECT_LT(m.costs.send_per_byte, m.costs.recv_per_byte);
+  // Its message-passing library searched the receive queues in software (docs/model.md 2.5).
+  EXPECT_GT(m.costs.match_per_entry, 0);
   // Injection and ejection run at the link's rate (one fitted byte time for the network).
   EXPECT_EQ(m.net.inject_byte_time, m.net.link_byte_time);
   EXPECT_EQ(m.net.eject_byte_time, m.net.link_byte_time);

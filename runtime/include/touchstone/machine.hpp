@@ -12,6 +12,12 @@ namespace touchstone {
 
 enum class BarrierKind { hardware, software };
 
+/// How a switch treats a blocked worm (SPEC 2.2; docs/model.md 2.9).
+enum class Switching {
+  wormhole,     ///< the blocked worm holds every channel it occupies
+  cut_through,  ///< a blocked worm that fits in router_buffer drains into it, freeing the channels behind
+};
+
 /// Cost of the node's CPU for sending and receiving (SPEC 2.1).
 struct NodeCosts {
   Time send_overhead = 0;   ///< C_send, charged to the sender's clock per message
@@ -19,6 +25,7 @@ struct NodeCosts {
   Time recv_overhead = 0;   ///< C_recv, charged to the receiver's clock per message
   Time recv_per_byte = 0;   ///< recv_byte_time, per payload byte
   Time probe_cost = 0;      ///< one probe/iprobe/test call that finds nothing
+  Time match_per_entry = 0; ///< matching: per queue entry examined (posted receives, unexpected messages)
 };
 
 /// Network parameters (SPEC 2.2). Times in picoseconds; "byte times" in picoseconds per byte.
@@ -32,6 +39,8 @@ struct NetworkParams {
   int inj_ports = 1;          ///< injection channels per node (1 = one-port)
   int ej_ports = 1;           ///< ejection channels per node
   std::int64_t recv_buffer = -1;  ///< bytes of receive buffering per node, -1 = unlimited
+  Switching switching = Switching::wormhole;
+  std::int64_t router_buffer = 0;  ///< cut-through: bytes of buffer at each switch input port
   BarrierKind barrier = BarrierKind::software;
   Time barrier_latency = 0;   ///< hardware barrier: last arrival to release
 };

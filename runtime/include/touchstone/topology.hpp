@@ -12,6 +12,8 @@ namespace touchstone {
 
 /// Identifies one directed link channel (one virtual channel of one physical link).
 using LinkId = std::uint32_t;
+/// "No link": the worm has not crossed a link yet (it comes straight from its source node).
+inline constexpr LinkId kNoLink = 0xffffffffu;
 
 /// A network topology: nodes, directed link channels, and a deterministic route function.
 ///
@@ -37,6 +39,12 @@ class Topology {
   /// Time per byte on one link channel when this topology's links differ in bandwidth (a fat
   /// tree's levels, HPAM's levels); 0 means the machine's `link_byte_time`.
   virtual Time link_byte_time(LinkId /*id*/) const { return 0; }
+  /// True when routing is adaptive: the network asks next_channels() at every hop and picks a
+  /// free one (switch networks, paper 004 section 2.3); route() then gives one legal route.
+  virtual bool adaptive() const { return false; }
+  /// The legal output channels for a header of a src -> dst message that came in on `came_in`
+  /// (kNoLink at the source's switch). Only called when adaptive().
+  virtual void next_channels(int /*src*/, int /*dst*/, LinkId /*came_in*/, std::vector<LinkId>& /*out*/) const {}
   /// Extent of each dimension for grid topologies (meshes, tori); empty for the others.
   virtual std::vector<int> dims() const { return {}; }
   /// Grid coordinates of a node (row-major, last dimension fastest); empty for non-grids.
