@@ -125,3 +125,26 @@ TEST(Alltoallv, NeedsATrafficSpec) {
 }
 
 }  // namespace
+
+namespace {
+
+// The randomized algorithm (section 6.3's shuffle, and the generated matrix) depends only on the
+// seed: the same trace_hash under any --perturb, a different one for another seed.
+TEST(Alltoallv, ShuffledIsDeterministicPerSeed) {
+  const Machine m = parse_machine("cm5:32");
+  const auto& alg = algorithms::find("alltoallv/two-stage-shuffled");
+  algorithms::Args args;
+  args.traffic = algorithms::parse_traffic("k=4,l=1/4,t=2000");
+  auto hash = [&](std::uint64_t seed, std::uint64_t perturb) {
+    RunOptions o;
+    o.seed = seed;
+    o.perturb = perturb;
+    return run(m, [&](Proc& p) { alg.program(p, args); }, o).trace_hash;
+  };
+  const auto h1 = hash(1, 0);
+  EXPECT_EQ(hash(1, 3), h1);
+  EXPECT_EQ(hash(1, 11), h1);
+  EXPECT_NE(hash(2, 0), h1);
+}
+
+}  // namespace
