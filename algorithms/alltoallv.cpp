@@ -1,6 +1,7 @@
 // Many-to-many personalized communication with bounded traffic (paper 003, sections 4 and 6).
 #include "algorithms/alltoallv.hpp"
 
+#include <array>
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "algorithms/harness.hpp"
+#include "touchstone/active_messages.hpp"
 #include "touchstone/error.hpp"
 
 namespace touchstone::algorithms {
@@ -69,6 +71,17 @@ Entry get(const Bytes& b, std::size_t at) {
 }
 void append(Bytes& b, const std::byte* from, std::size_t n) { b.insert(b.end(), from, from + n); }
 
+/// splitmix64: the seeded random choices of sections 5 and 6.3.
+struct SplitMix {
+  std::uint64_t s;
+  std::uint64_t operator()() {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+};
+
 }  // namespace
 
 void alltoallv_linear_permutation(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send,
@@ -104,13 +117,7 @@ std::vector<int> stage1_shuffle(const std::vector<std::vector<std::int64_t>>& pl
   for (int k = 0; k < n; ++k) total[sz(k)] = std::accumulate(plan[sz(k)].begin(), plan[sz(k)].end(), std::int64_t{0});
   std::vector<int> perm(sz(n));
   std::iota(perm.begin(), perm.end(), 0);
-  std::uint64_t s = seed;
-  auto next = [&] {  // splitmix64
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
+  SplitMix next{seed};
   // Fisher-Yates within each group of equal totals (section 6.3: sizes ceil(t/p) and floor(t/p)).
   std::vector<std::int64_t> sizes = total;
   std::sort(sizes.begin(), sizes.end());
@@ -211,6 +218,108 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
 
 namespace {
 
+// Section 5's locks and handlers (active messages, SPEC 1.6).
+constexpr int kBusy = 0;      // word: transfers granted and not yet released (Fig. 4's busy_lock)
+constexpr int kUntil = 1;     // word (plus): when the granted transfers should be over, in ps
+constexpr int kRelease = 1;   // one-way handler: a transfer is over
+constexpr int kInquire = 2;   // handler (plus): grant, or say how long the destination stays busy
+
+/// The contention-free time a message of `bytes` from src occupies dst's ejection channel,
+/// (d+1) t_hop + W b (docs/model.md 2.4): what a CM-5 programmer knows of the data rates.
+Time transfer_estimate(const Machine& mc, int src, int dst, std::int64_t bytes) {
+  std::vector<LinkId> path;
+  mc.topology->route(src, dst, path);
+  Time b = std::max(mc.net.inject_byte_time, mc.net.eject_byte_time);
+  for (const LinkId l : path) {
+    const Time lb = mc.topology->link_byte_time(l);
+    b = std::max(b, lb ? lb : mc.net.link_byte_time);
+  }
+  const std::int64_t payload = mc.net.packet_payload;
+  const std::int64_t packets = std::max<std::int64_t>(1, (bytes + payload - 1) / payload);
+  return static_cast<Time>(path.size() + 1) * mc.net.hop_time + (bytes + packets * mc.net.packet_header) * b;
+}
+
+}  // namespace
+
+void alltoallv_random_scheduling(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send,
+                                 std::span<std::byte> recv, bool plus) {
+  check_buffers(plus ? "alltoallv/random-scheduling-plus" : "alltoallv/random-scheduling", p, m, send.size(),
+                recv.size());
+  const int n = p.size(), me = p.rank();
+  const Machine& mc = p.machine();
+  p.register_word(kBusy, 0);
+  p.register_word(kUntil, 0);
+  p.am_register(kRelease, [](AmContext& c) { --c.word(kBusy); });
+  // Section 5's improvements: a busy destination answers how long it will stay busy; one whose
+  // transfers end within `early` (the time a grant takes to turn into arriving data) grants anyway.
+  if (plus)
+    p.am_register(kInquire, [](AmContext& c) {
+      std::int64_t& busy = c.word(kBusy);
+      std::int64_t& until = c.word(kUntil);
+      const Time est = c.args()[0], early = c.args()[1];
+      const bool grant = busy == 0 || until - c.now() <= early;
+      if (grant) {
+        ++busy;
+        until = std::max<Time>(until, c.now()) + est;
+      }
+      const std::array<std::int64_t, 1> answer{grant ? 0 : until - early - c.now()};
+      c.reply(answer);
+    });
+  const auto so = offsets(n, [&](int j) { return m.at(me, j); });
+  const auto ro = offsets(n, [&](int i) { return m.at(i, me); });
+  // Fig. 4: "pre-allocate receiving buffers according to receive vector recv".
+  std::vector<Request> incoming;
+  for (int i = 0; i < n; ++i)
+    if (i != me && m.at(i, me) > 0) incoming.push_back(p.irecv(i, kTagV, recv.subspan(ro[sz(i)], ro[sz(i) + 1] - ro[sz(i)])));
+  if (m.at(me, me) > 0) std::memcpy(recv.data() + ro[sz(me)], send.data() + so[sz(me)], sz(m.at(me, me)));
+  p.barrier();  // every lock and handler exists before anyone inquires
+  std::vector<int> owe;
+  for (int j = 0; j < n; ++j)
+    if (j != me && m.at(me, j) > 0) owe.push_back(j);
+  SplitMix rng{p.seed() * 0x2545f4914f6cdd1dULL + static_cast<std::uint64_t>(me)};
+  std::vector<Time> not_before(sz(n), 0);  // plus: do not disturb j before then
+  std::vector<std::size_t> ready;
+  while (!owe.empty()) {
+    std::size_t pick = 0;
+    if (plus) {
+      ready.clear();
+      Time wake = kNever;
+      for (std::size_t x = 0; x < owe.size(); ++x) {
+        if (not_before[sz(owe[x])] <= p.now()) ready.push_back(x);
+        else wake = std::min(wake, not_before[sz(owe[x])]);
+      }
+      if (ready.empty()) {  // every destination owed is busy: sleep for the least measure
+        p.compute(wake - p.now());
+        continue;
+      }
+      pick = ready[rng() % ready.size()];
+    } else {
+      pick = rng() % owe.size();
+    }
+    const int j = owe[pick];
+    const auto bytes = send.subspan(so[sz(j)], so[sz(j) + 1] - so[sz(j)]);
+    std::int64_t busy = 0;
+    if (plus) {
+      const Time early = transfer_estimate(mc, j, me, 8) + mc.costs_of(me).recv_overhead +
+                         mc.costs_of(me).send_overhead + static_cast<Time>(p.hops(me, j) + 1) * mc.net.hop_time;
+      const std::array<std::int64_t, 2> args{transfer_estimate(mc, me, j, m.at(me, j)), early};
+      AmFuture f = p.am_request(j, kInquire, args);
+      busy = p.am_wait(f).args.at(0);
+      if (busy) not_before[sz(j)] = p.now() + busy;
+    } else {
+      busy = p.test_and_set(j, kBusy);  // Fig. 5's inquiry: 0 means the lock was free and is ours
+    }
+    if (busy) continue;
+    p.send(j, kTagV, bytes);
+    p.am_send(j, kRelease, {});  // "upon completion, reset destination node's busy_lock to free"
+    owe[pick] = owe.back();
+    owe.pop_back();
+  }
+  p.waitall(incoming);  // "wait until all incoming messages arrive at their proper buffers"
+}
+
+namespace {
+
 using AlltoallvFn = void (*)(Proc&, const TrafficMatrix&, std::span<const std::byte>, std::span<std::byte>);
 
 // Harness: every processor builds the run's matrix from --traffic and the run's seed, sends
@@ -257,6 +366,18 @@ void add_alltoallv_algorithms(std::vector<Algorithm>& c) {
                               "the permutation sent along",
                               [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
                                 alltoallv_two_stage(p, m, s, r, true);
+                              }));
+  c.push_back(alltoallv_entry("alltoallv/random-scheduling",
+                              "paper 003 Figs. 4, 5: random destination order, a busy lock per destination taken "
+                              "with remote test-and-set (active messages)",
+                              [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
+                                alltoallv_random_scheduling(p, m, s, r, false);
+                              }));
+  c.push_back(alltoallv_entry("alltoallv/random-scheduling-plus",
+                              "paper 003 section 5's improvements: busy destinations say for how long, senders sleep "
+                              "for the least of those; a destination about to finish grants early",
+                              [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
+                                alltoallv_random_scheduling(p, m, s, r, true);
                               }));
 }
 

@@ -30,6 +30,19 @@ void alltoallv_linear_permutation(Proc& p, const TrafficMatrix& m, std::span<con
 void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send, std::span<std::byte> recv,
                          bool shuffled);
 
+/// Section 5, Fig. 4: distributed random scheduling. Every processor owns a busy lock (a
+/// registered word). Receives are pre-posted into the receive buffer; then each processor picks a
+/// destination it still owes at random (seeded by the run's seed and its rank), takes the
+/// destination's lock with a remote test_and_set (an active-message round trip) and, if it was
+/// free, sends the whole message and frees the lock with a one-way active message; if it was busy,
+/// it picks again. Finally it waits for every incoming message. `plus` adds section 5's two
+/// improvements: a busy destination answers with how long it will stay busy (the senders skip it
+/// for that long and, when every destination they owe is busy, sleep for the least of those), and
+/// a destination whose current transfer is about to end grants the next one early. Handlers and
+/// locks are registered once per run: the algorithm may be called once per run.
+void alltoallv_random_scheduling(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send,
+                                 std::span<std::byte> recv, bool plus);
+
 /// Fig. 7 (Stg1pp) for one source: len[k][j] is the number of bytes of the message to destination
 /// j that go through intermediary k: sendl[j] div p each, and the sendl[j] mod p remaining bytes
 /// dealt round robin over k, continuing from one destination to the next. The bytes of

@@ -34,7 +34,8 @@ TrafficMatrix random_bounded(int p, std::int64_t t, std::uint64_t seed) {
   return m;
 }
 
-const char* const kAlgorithms[] = {"alltoallv/linear-permutation", "alltoallv/two-stage", "alltoallv/two-stage-shuffled"};
+const char* const kAlgorithms[] = {"alltoallv/linear-permutation", "alltoallv/two-stage", "alltoallv/two-stage-shuffled",
+                                   "alltoallv/random-scheduling", "alltoallv/random-scheduling-plus"};
 
 TEST(Alltoallv, EveryByteArrivesOnceOnGeneratedMatrices) {
   for (const char* machine : {"cm5:32", "mesh:2x3", "mesh:4x4"})
@@ -62,26 +63,73 @@ TEST(Alltoallv, EveryByteArrivesOnceOnGeneratedMatrices) {
       }
 }
 
+// Runs one of the algorithms on a given matrix with its own byte pattern, checking every byte.
+enum class Variant { two_stage, shuffled, random, random_plus };
+RunResult run_on(const Machine& m, const TrafficMatrix& tm, Variant v, const RunOptions& o) {
+  const int n = m.nodes();
+  return run(m, [&](Proc& p) {
+    const int me = p.rank();
+    std::vector<std::byte> send(static_cast<std::size_t>(tm.r_i(me))), recv(static_cast<std::size_t>(tm.c_j(me)));
+    std::size_t at = 0;
+    for (int j = 0; j < n; ++j)
+      for (std::int64_t x = 0; x < tm.at(me, j); ++x) send[at++] = static_cast<std::byte>(me * 16 + j + x * 3);
+    if (v == Variant::two_stage || v == Variant::shuffled)
+      algorithms::alltoallv_two_stage(p, tm, send, recv, v == Variant::shuffled);
+    else
+      algorithms::alltoallv_random_scheduling(p, tm, send, recv, v == Variant::random_plus);
+    at = 0;
+    for (int i = 0; i < n; ++i)
+      for (std::int64_t x = 0; x < tm.at(i, me); ++x)
+        if (recv[at++] != static_cast<std::byte>(i * 16 + me + x * 3)) throw std::runtime_error("wrong byte");
+  }, o);
+}
+
 TEST(Alltoallv, EveryByteArrivesOnceOnRandomBoundedMatrices) {
-  const Machine m = parse_machine("mesh:2x4");
-  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    const TrafficMatrix tm = random_bounded(8, 300, seed);
-    for (bool shuffled : {false, true}) {
+  for (const char* machine : {"mesh:2x4", "cm5:32"}) {
+    const Machine m = parse_machine(machine);
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+      const TrafficMatrix tm = random_bounded(m.nodes(), 300, seed);
+      for (Variant v : {Variant::two_stage, Variant::shuffled, Variant::random, Variant::random_plus}) {
+        RunOptions o;
+        o.seed = seed;
+        RunResult r;
+        ASSERT_NO_THROW(r = run_on(m, tm, v, o)) << machine << " seed " << seed << " variant " << static_cast<int>(v);
+        if (v == Variant::random || v == Variant::random_plus) {
+          // exactly one data message per non-zero off-diagonal entry
+          std::uint64_t msgs = 0;
+          for (int i = 0; i < m.nodes(); ++i)
+            for (int j = 0; j < m.nodes(); ++j) msgs += i != j && tm.at(i, j) > 0;
+          EXPECT_GE(r.stats.messages, msgs);
+        }
+      }
+    }
+  }
+}
+
+// Section 5's random schedules depend only on the seed: the same trace_hash under any --perturb
+// and either execution mode; another seed (same matrix) gives another schedule.
+TEST(Alltoallv, RandomSchedulingIsDeterministicPerSeed) {
+  const Machine m = parse_machine("cm5:32");
+  const TrafficMatrix tm = algorithms::generate_traffic(32, {4, 0.25, 4000, {}}, 5);
+  for (Variant v : {Variant::random, Variant::random_plus}) {
+    auto result = [&](std::uint64_t seed, std::uint64_t perturb, Execution e) {
       RunOptions o;
       o.seed = seed;
-      ASSERT_NO_THROW(run(m, [&](Proc& p) {
-        const int me = p.rank();
-        std::vector<std::byte> send(static_cast<std::size_t>(tm.r_i(me))), recv(static_cast<std::size_t>(tm.c_j(me)));
-        std::size_t at = 0;
-        for (int j = 0; j < 8; ++j)
-          for (std::int64_t x = 0; x < tm.at(me, j); ++x) send[at++] = static_cast<std::byte>(me * 16 + j + x * 3);
-        algorithms::alltoallv_two_stage(p, tm, send, recv, shuffled);
-        at = 0;
-        for (int i = 0; i < 8; ++i)
-          for (std::int64_t x = 0; x < tm.at(i, me); ++x)
-            if (recv[at++] != static_cast<std::byte>(i * 16 + me + x * 3)) throw std::runtime_error("wrong byte");
-      }, o)) << "seed " << seed << (shuffled ? " shuffled" : "");
+      o.perturb = perturb;
+      o.execution = e;
+      return run_on(m, tm, v, o);
+    };
+    const RunResult ref = result(1, 0, Execution::fibers);
+    for (auto [perturb, e] : {std::pair{3ULL, Execution::threads}, std::pair{11ULL, Execution::fibers},
+                              std::pair{29ULL, Execution::threads}}) {
+      const RunResult r = result(1, perturb, e);
+      EXPECT_EQ(r.trace_hash, ref.trace_hash);
+      EXPECT_EQ(r.finish_time, ref.finish_time);
+      EXPECT_EQ(r.stats.messages, ref.stats.messages);
     }
+    const RunResult other = result(2, 0, Execution::fibers);
+    EXPECT_NE(other.trace_hash, ref.trace_hash);
+    EXPECT_NE(other.finish_time, ref.finish_time);
   }
 }
 
