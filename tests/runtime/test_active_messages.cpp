@@ -113,6 +113,29 @@ TEST(ActiveMessages, HandlersSerializeOnTheDestinationCpu) {
   EXPECT_EQ(r.finish_time[0], nanoseconds(9500));
 }
 
+// A VP that has run ahead past the handler's start is pushed back by the handler's cost (an
+// interrupt): rank 1 computes 100 us and ends; the swap request (2 words, 1000 ns on the wire)
+// arrives at 2900 and its handler runs 2900..6200 ns, so rank 1 ends at 100 + 3.3 us. am_test
+// polls until the reply is in (arrival 7100 ns) and then completes it.
+TEST(ActiveMessages, HandlerInterruptsAVpThatRanAhead) {
+  std::int64_t old = -1;
+  int polls = 0;
+  const RunResult r = run(cm5(), [&](Proc& p) {
+    if (p.rank() == 1) {
+      p.register_word(0, 42);
+      p.compute(microseconds(100));
+    }
+    if (p.rank() != 0) return;
+    AmFuture f = p.iswap(1, 0, 7);
+    AmReply reply;
+    while (!p.am_test(f, &reply)) ++polls;
+    old = reply.args.at(0);
+  });
+  EXPECT_EQ(old, 42);
+  EXPECT_GT(polls, 0);
+  EXPECT_EQ(r.finish_time[1], microseconds(100) + nanoseconds(3300));
+}
+
 // A handler that blocks (or calls the Proc at all) is an error that names the handler.
 TEST(ActiveMessages, BlockingHandlerIsAnError) {
   auto attempt = [](auto&& body) {
