@@ -95,11 +95,23 @@ TEST(Alltoallv, EveryByteArrivesOnceOnRandomBoundedMatrices) {
         RunResult r;
         ASSERT_NO_THROW(r = run_on(m, tm, v, o)) << machine << " seed " << seed << " variant " << static_cast<int>(v);
         if (v == Variant::random || v == Variant::random_plus) {
-          // exactly one data message per non-zero off-diagonal entry
-          std::uint64_t msgs = 0;
-          for (int i = 0; i < m.nodes(); ++i)
-            for (int j = 0; j < m.nodes(); ++j) msgs += i != j && tm.at(i, j) > 0;
-          EXPECT_GE(r.stats.messages, msgs);
+          // Exactly one data message per non-zero off-diagonal entry, carrying exactly its bytes,
+          // and one 0-byte release after it; everything else is inquiries (request + reply:
+          // test_and_set 8 + 8 bytes, the plus inquiry 16 + 8) and the one barrier.
+          const int n = m.nodes();
+          std::uint64_t msgs = 0, bytes = 0;
+          for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+              if (i != j && tm.at(i, j) > 0) ++msgs, bytes += static_cast<std::uint64_t>(tm.at(i, j));
+          int rounds = 0;
+          while ((1 << rounds) < n) ++rounds;
+          const std::uint64_t barrier = m.net.barrier == BarrierKind::hardware ? 0 : static_cast<std::uint64_t>(n * rounds);
+          ASSERT_GE(r.stats.messages, barrier + 2 * msgs);
+          const std::uint64_t other = r.stats.messages - barrier - 2 * msgs;
+          EXPECT_EQ(other % 2, 0u);
+          const std::uint64_t inquiries = other / 2;
+          EXPECT_GE(inquiries, msgs);
+          EXPECT_EQ(r.stats.payload_bytes, bytes + inquiries * (v == Variant::random ? 16u : 24u));
         }
       }
     }
