@@ -1,8 +1,14 @@
 // Active messages and remote atomics (SPEC 1.6, paper 003; semantics in docs/model.md 7).
 //
-//   p.am_register(7, [](AmContext& c) { c.reply({{c.args()[0] * 2}}); });
-//   p.barrier();
-//   AmReply r = p.am_wait(p.am_request(peer, 7, {{21}}));   // r.args[0] == 42
+//   p.am_register(7, [](AmContext& c) {
+//     const std::array<std::int64_t, 1> twice{c.args()[0] * 2};
+//     c.reply(twice);
+//   });
+//   p.barrier();                                  // every handler exists before anyone sends
+//   const std::array<std::int64_t, 1> a{21};
+//   AmFuture f = p.am_request(peer, 7, a);
+//   AmReply r = p.am_wait(f);                     // r.args[0] == 42
+//   if (p.test_and_set(peer, 0) == 0) { ... }     // peer's registered word 0 was free
 //
 // A handler runs at the destination when the request arrives, inside the engine: it may compute,
 // read and write the destination's registered words and reply once, but never block or call a Proc.
