@@ -47,5 +47,6 @@ void add_alltoall_algorithms(std::vector<Algorithm>& catalog);
 void add_scatter_algorithms(std::vector<Algorithm>& catalog);
 void add_gather_algorithms(std::vector<Algorithm>& catalog);
 void add_selftest_algorithms(std::vector<Algorithm>& catalog);
+void add_alltoallv_algorithms(std::vector<Algorithm>& catalog);
 
 }  // namespace touchstone::algorithms

@@ -20,6 +20,7 @@ std::vector<Algorithm> build() {
   add_scatter_algorithms(c);
   add_gather_algorithms(c);
   add_selftest_algorithms(c);
+  add_alltoallv_algorithms(c);
   add_allgather_algorithms(c);
   add_hpam_algorithms(c);
   return c;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/traffic.hpp"
 #include "touchstone/proc.hpp"
 
 namespace touchstone::algorithms {
@@ -16,6 +17,7 @@ struct Args {
   std::size_t size = 0;  ///< the actual message size L in bytes
   int root = 0;          ///< source (one-to-all) or destination (all-to-one)
   bool check = true;     ///< fill and verify payloads (off for phantom payloads)
+  TrafficSpec traffic{}; ///< the communication matrix of alltoallv/ algorithms (paper 003)
 };
 
 struct Algorithm {

@@ -118,11 +118,14 @@ struct Common {
   std::size_t stack_kb = 1024;
   std::string execution = "fibers";
   int host_cores = 0;
+  std::string traffic;  // paper 003: the communication matrix of alltoallv/ algorithms
 };
 
 void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--machine", c.machine, "machine spec, e.g. mesh:16x16 (touchstone list machines)")->capture_default_str();
   cmd->add_option("--root", c.root, "source or destination processor of rooted collectives")->capture_default_str();
+  cmd->add_option("--traffic", c.traffic,
+                  "communication matrix of alltoallv/ algorithms: k=K,l=L,t=BYTES (paper 003, section 7) or file=M.csv");
   cmd->add_option("--seed", c.seed, "seed of every random choice of the model and algorithms")->capture_default_str();
   cmd->add_option("--format", c.format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
   cmd->add_flag("--phantom", c.phantom, "phantom payloads: sizes only, no bytes copied or checked");
@@ -152,6 +155,7 @@ Record run_one(const Machine& m, const algorithms::Algorithm& alg, std::size_t s
     throw UsageError(fmt::format("--root {} is out of range for {} ({} processors)", c.root, m.name, m.nodes()));
   check_host_memory(fmt::format("{} with {} bytes on {}", alg.name, size, m.name), alg.harness_bytes(m.nodes(), size));
   algorithms::Args args{size, c.root, !c.phantom};
+  if (!c.traffic.empty()) args.traffic = algorithms::parse_traffic(c.traffic);
   Record r;
   r.machine = m.name;
   r.algorithm = alg.name;

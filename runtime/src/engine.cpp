@@ -1,5 +1,7 @@
 #include "engine.hpp"
 
+#include "active_messages.hpp"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -50,6 +52,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
   world_ = new_group(std::move(all), kWorldCtx);
   network_ = std::make_unique<Network>(machine_, queue_, *this, hash_, stats_);
   network_->set_seed(opts_.seed);
+  am_ = std::make_unique<ActiveMessages>(*this, n);
   if (!opts_.trace_file.empty() || !opts_.order_log_file.empty()) recorder_ = std::make_unique<Recorder>(n);
   vps_.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
@@ -290,6 +293,7 @@ void Engine::sync(Vp& v) {
 }
 
 void Engine::enter(Vp& v) {
+  if (am_->in_handler()) throw UsageError(am_->blocking_error());
   // The thread id first: it never changes once the VP runs, so checking it from a foreign thread
   // is race-free; only then the baton.
   if (std::this_thread::get_id() != v.tid || current_ != v.rank)
@@ -475,7 +479,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   m->tag = tag;
   m->ctx = ctx;
   m->size = data.size();
-  if (!opts_.phantom_payloads) m->payload.assign(data.begin(), data.end());
+  if (!opts_.phantom_payloads || (ctx & kAmCtx)) m->payload.assign(data.begin(), data.end());
   const NodeCosts& c = machine_.costs_of(v.rank);
   const Time start = v.clock;
   v.clock += c.send_overhead + static_cast<Time>(m->size) * c.send_per_byte;
@@ -554,6 +558,7 @@ void Engine::on_send_done(Msg& m, Time t) {
 }
 
 void Engine::on_arrival(Msg& m, Time t) {
+  if (is_am_request(m.ctx)) return am_->on_request(m, t);
   Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
   // Matching cost (docs/model.md 2.5) counts in virtual time. The receives posted by t form a
   // prefix of the queue (a VP posts in clock order): the arrival examines those. A receive that the

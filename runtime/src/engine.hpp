@@ -33,6 +33,13 @@
 namespace touchstone::detail {
 
 class Engine;
+class ActiveMessages;
+
+/// Active-message contexts (runtime/src/active_messages.hpp): requests kAmCtx | ticket, replies
+/// kAmCtx | kAmReplyBit | ticket, with ticket < 2^60.
+inline constexpr std::uint64_t kAmCtx = 1ULL << 61;
+inline constexpr std::uint64_t kAmReplyBit = 1ULL << 60;
+constexpr bool is_am_request(std::uint64_t ctx) { return ctx >> 60 == 2; }
 
 struct GroupData {
   std::vector<int> members;                 // world ranks in group order
@@ -124,12 +131,14 @@ class Engine final : public NetworkListener {
   Group split(Vp& v, const Group& parent, int color, int key);
   const Machine& machine() const { return machine_; }
   const RunOptions& options() const { return opts_; }
+  ActiveMessages& am() { return *am_; }
 
   // ---- NetworkListener ----
   void on_send_done(Msg& m, Time t) override;
   void on_arrival(Msg& m, Time t) override;
 
  private:
+  friend class ActiveMessages;
   static constexpr int kMain = -1;
 
   const GroupData& resolve(const Group& g) const;
@@ -195,6 +204,7 @@ class Engine final : public NetworkListener {
     std::vector<Vp*> waiting;
   };
   std::unordered_map<std::uint64_t, BarrierState> barriers_;
+  std::unique_ptr<ActiveMessages> am_;
 };
 
 }  // namespace touchstone::detail

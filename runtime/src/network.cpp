@@ -155,7 +155,10 @@ void Network::free_position(Packet* pk, std::uint32_t i, Time r) {
     start_packet(m, r);
     return;
   }
-  q_.push(r, m->id, Ev::port_next, m);  // the port frees for the node's next message
+  // The port frees for the node's next message. The event carries the node and port, not m: with
+  // t_hop == 0 the message can arrive, be received and be freed at r before this event runs.
+  const auto port = static_cast<std::uint64_t>(m->path[0] - inj_channel(m->src, 0));
+  q_.push(r, m->id, Ev::port_next, nullptr, static_cast<std::uint64_t>(m->src) << 8 | port);
   listener_.on_send_done(*m, r);
 }
 
@@ -374,10 +377,9 @@ void Network::handle(const Event& e) {
     }
     case Ev::header: advance(static_cast<Packet*>(e.p), e.t); break;
     case Ev::port_next: {
-      Msg* m = static_cast<Msg*>(e.p);
-      const auto port = static_cast<std::size_t>(m->path[0] - inj_channel(m->src, 0));
-      nodes_[static_cast<std::size_t>(m->src)].inj[port].cur = nullptr;
-      try_start_messages(m->src, e.t);
+      const int src = static_cast<int>(e.a >> 8);
+      nodes_[static_cast<std::size_t>(src)].inj[static_cast<std::size_t>(e.a & 0xff)].cur = nullptr;
+      try_start_messages(src, e.t);
       break;
     }
     case Ev::grant: grant(static_cast<std::uint32_t>(e.a), e.t); break;

@@ -23,12 +23,9 @@ std::string describe(const Config& c) {
                      c.host_cores, c.perturb);
 }
 
-RunResult expect_identical_runs(const std::string& algorithm, std::size_t size,
-                                const std::string& machine = "mesh:8x8") {
-  const Machine m = parse_machine(machine);
-  const auto& alg = algorithms::find(algorithm);
-  const algorithms::Args args{size, 0, true};
-  // 20 runs: fibers and threads (unpinned, 1 core, 2 cores), with and without perturbation.
+// Runs `program` on m 20 times: fibers and threads (unpinned, 1 core, 2 cores), with and without
+// perturbation, and checks that every run behaved identically. Returns the first run.
+RunResult expect_identical(const Machine& m, const Program& program, std::uint64_t seed = 0) {
   std::vector<Config> configs;
   const Execution execs[] = {Execution::fibers, Execution::threads, Execution::threads, Execution::threads};
   const int cores[] = {0, 0, 1, 2};
@@ -40,10 +37,10 @@ RunResult expect_identical_runs(const std::string& algorithm, std::size_t size,
     o.execution = c.execution;
     o.host_cores = c.host_cores;
     o.perturb = c.perturb;
-    results.push_back(run(m, [&](Proc& p) { alg.program(p, args); }, o));
+    o.seed = seed;
+    results.push_back(run(m, program, o));
   }
   const RunResult& ref = results[0];
-  EXPECT_EQ(ref.stats.messages, 64u * 63u);
   for (std::size_t i = 1; i < results.size(); ++i) {
     const RunResult& r = results[i];
     SCOPED_TRACE(describe(configs[i]));
@@ -56,6 +53,15 @@ RunResult expect_identical_runs(const std::string& algorithm, std::size_t size,
     EXPECT_EQ(r.stats.blocked_time, ref.stats.blocked_time);
     EXPECT_EQ(r.stats.events, ref.stats.events);
   }
+  return ref;
+}
+
+RunResult expect_identical_runs(const std::string& algorithm, std::size_t size,
+                                const std::string& machine = "mesh:8x8") {
+  const auto& alg = algorithms::find(algorithm);
+  const algorithms::Args args{size, 0, true};
+  const RunResult ref = expect_identical(parse_machine(machine), [&](Proc& p) { alg.program(p, args); });
+  EXPECT_EQ(ref.stats.messages, 64u * 63u);
   return ref;
 }
 
@@ -98,4 +104,17 @@ TEST(Determinism, PhantomPayloadsGiveTheSameTimesAndHash) {
   EXPECT_EQ(real.makespan, phantom.makespan);
 }
 
+// Remote test-and-set (SPEC 1.6): 31 VPs of cm5:32 ask for rank 0's lock at the same virtual
+// time; exactly one wins (old value 0), and it is the same VP in every host configuration.
+TEST(Determinism, TestAndSetHasOneWinnerTheSameOnEveryRun) {
+  std::vector<int> winners;
+  const RunResult ref = expect_identical(parse_machine("cm5:32"), [&](Proc& p) {
+    if (p.rank() == 0) p.register_word(0);
+    p.barrier();
+    if (p.rank() != 0 && p.test_and_set(0, 0) == 0) winners.push_back(p.rank());
+  });
+  ASSERT_EQ(winners.size(), 20u);  // one winner per run
+  for (int w : winners) EXPECT_EQ(w, winners[0]);
+  EXPECT_EQ(ref.stats.messages, 2u * 31u);
+}
 }  // namespace

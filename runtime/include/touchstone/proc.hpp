@@ -11,6 +11,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -32,6 +33,10 @@ struct Status {
   std::size_t size = 0;
   Time arrival = 0;
 };
+
+class AmContext;
+class AmFuture;
+struct AmReply;
 
 namespace detail {
 struct Op;
@@ -99,6 +104,31 @@ class Proc {
   // --- barrier (SPEC 1.5): hardware or software as the machine says ---
   void barrier(const Group& g = {});
 
+  // --- active messages and remote atomics (SPEC 1.6): touchstone/active_messages.hpp ---
+  /// Registers this VP's handler `id` (0 <= id < 2^26); register before anyone can send to it.
+  void am_register(int id, std::function<void(AmContext&)> handler);
+  /// Registers this VP's word `id` for remote atomics; word() reads and writes it locally, free.
+  void register_word(int id, std::int64_t initial = 0);
+  std::int64_t& word(int id);
+  /// A one-way active message: the handler must not reply. Returns after the send overhead.
+  void am_send(int dst, int handler, std::span<const std::int64_t> args, std::span<const std::byte> payload = {});
+  /// A request whose handler must reply once; the reply may carry up to reply_capacity bytes.
+  AmFuture am_request(int dst, int handler, std::span<const std::int64_t> args,
+                      std::span<const std::byte> payload = {}, std::size_t reply_capacity = 0);
+  AmReply am_wait(AmFuture& f);
+  bool am_test(AmFuture& f, AmReply* reply = nullptr);
+  /// Remote atomics on word `word` of world rank `dst`; each returns the word's old value.
+  std::int64_t test_and_set(int dst, int word);
+  std::int64_t swap(int dst, int word, std::int64_t value);
+  std::int64_t compare_exchange(int dst, int word, std::int64_t expected, std::int64_t desired);
+  std::int64_t fetch_add(int dst, int word, std::int64_t value);
+  AmFuture itest_and_set(int dst, int word);
+  AmFuture iswap(int dst, int word, std::int64_t value);
+  AmFuture icompare_exchange(int dst, int word, std::int64_t expected, std::int64_t desired);
+  AmFuture ifetch_add(int dst, int word, std::int64_t value);
+  /// Completes a non-blocking atomic and returns the old value.
+  std::int64_t atomic_wait(AmFuture& f);
+
   // --- groups (SPEC 1.4) ---
   /// The world group of this run.
   Group world() const;
@@ -125,6 +155,7 @@ class Proc {
  private:
   friend class detail::Engine;
   Proc(detail::Engine& e, detail::Vp& v) : e_(e), v_(v) {}
+  AmFuture atomic_request(int dst, int builtin, std::span<const std::int64_t> args);
   detail::Engine& e_;
   detail::Vp& v_;
 };

@@ -1,5 +1,6 @@
 // Umbrella header: everything a user program needs.
 #pragma once
+#include "touchstone/active_messages.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/group.hpp"
 #include "touchstone/machine.hpp"

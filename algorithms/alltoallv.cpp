@@ -1,0 +1,384 @@
+// Many-to-many personalized communication with bounded traffic (paper 003, sections 4 and 6).
+#include "algorithms/alltoallv.hpp"
+
+#include <array>
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "algorithms/harness.hpp"
+#include "touchstone/active_messages.hpp"
+#include "touchstone/error.hpp"
+
+namespace touchstone::algorithms {
+namespace {
+
+constexpr int kTagV = 0;
+using Bytes = std::vector<std::byte>;
+using Entry = std::uint32_t;  // one part length or index in a message header
+
+std::size_t sz(std::int64_t v) { return static_cast<std::size_t>(v); }
+
+/// Byte offsets of the messages in a processor's row (send) or column (recv) buffer.
+std::vector<std::size_t> offsets(int n, auto size_of) {
+  std::vector<std::size_t> off(static_cast<std::size_t>(n) + 1, 0);
+  for (int x = 0; x < n; ++x) off[static_cast<std::size_t>(x) + 1] = off[static_cast<std::size_t>(x)] + sz(size_of(x));
+  return off;
+}
+
+/// The communication of Fig. 3 for any messages: in step k = 1..p-1 send out[dst] and receive
+/// from src (i XOR k for both when p is a power of two, else i+k and i-k), then barrier.
+/// An empty out[dst] is not sent; in[src] is received when `expect(src)` is true, into a buffer
+/// sized by probing. The own message is moved locally.
+void linear_permutation(Proc& p, std::vector<Bytes>& out, std::vector<Bytes>& in, auto expect) {
+  const int n = p.size(), me = p.rank();
+  const bool pow2 = (n & (n - 1)) == 0;
+  in[sz(me)] = std::move(out[sz(me)]);
+  for (int k = 1; k < n; ++k) {
+    const int dst = pow2 ? me ^ k : (me + k) % n, src = pow2 ? me ^ k : (me - k + n) % n;
+    Request r;
+    if (!out[sz(dst)].empty()) r = p.isend(dst, kTagV, out[sz(dst)]);
+    if (expect(src)) {
+      const Status s = p.probe(src, kTagV);
+      in[sz(src)].resize(s.size);
+      p.recv(src, kTagV, in[sz(src)]);
+    }
+    if (r.active()) p.wait(r);
+    p.barrier();
+  }
+}
+
+void check_buffers(const char* name, const Proc& p, const TrafficMatrix& m, std::size_t send, std::size_t recv) {
+  if (m.p() != p.size())
+    throw UsageError(fmt::format("{}: a {}x{} matrix on {} processors", name, m.p(), m.p(), p.size()));
+  if (send != sz(m.r_i(p.rank())) || recv != sz(m.c_j(p.rank())))
+    throw UsageError(fmt::format("{}: processor {} has buffers of {} and {} bytes, its row and column hold {} and {}",
+                                 name, p.rank(), send, recv, m.r_i(p.rank()), m.c_j(p.rank())));
+}
+
+void put(Bytes& b, Entry v) {
+  const auto at = b.size();
+  b.resize(at + sizeof v);
+  std::memcpy(b.data() + at, &v, sizeof v);
+}
+Entry get(const Bytes& b, std::size_t at) {
+  if (at + sizeof(Entry) > b.size()) throw std::logic_error("alltoallv: short message header");
+  Entry v;
+  std::memcpy(&v, b.data() + at, sizeof v);
+  return v;
+}
+void append(Bytes& b, const std::byte* from, std::size_t n) { b.insert(b.end(), from, from + n); }
+
+/// splitmix64: the seeded random choices of sections 5 and 6.3.
+struct SplitMix {
+  std::uint64_t s;
+  std::uint64_t operator()() {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+};
+
+}  // namespace
+
+void alltoallv_linear_permutation(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send,
+                                  std::span<std::byte> recv) {
+  check_buffers("alltoallv/linear-permutation", p, m, send.size(), recv.size());
+  const int n = p.size(), me = p.rank();
+  const auto so = offsets(n, [&](int j) { return m.at(me, j); });
+  const auto ro = offsets(n, [&](int i) { return m.at(i, me); });
+  std::vector<Bytes> out(sz(n)), in(sz(n));
+  for (int j = 0; j < n; ++j) append(out[sz(j)], send.data() + so[sz(j)], so[sz(j) + 1] - so[sz(j)]);
+  linear_permutation(p, out, in, [&](int src) { return m.at(src, me) > 0; });
+  for (int i = 0; i < n; ++i)
+    if (!in[sz(i)].empty()) std::memcpy(recv.data() + ro[sz(i)], in[sz(i)].data(), in[sz(i)].size());
+}
+
+std::vector<std::vector<std::int64_t>> stage1_plan(std::span<const std::int64_t> sendl) {
+  const auto n = static_cast<std::int64_t>(sendl.size());
+  std::vector<std::vector<std::int64_t>> len(sz(n), std::vector<std::int64_t>(sz(n), 0));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t k = 0; k < n; ++k) len[sz(k)][sz(j)] = sendl[sz(j)] / n;
+  std::int64_t k = 0;  // Fig. 7: the round robin continues across destinations
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t x = 0; x < sendl[sz(j)] % n; ++x) {
+      ++len[sz(k)][sz(j)];
+      k = (k + 1) % n;
+    }
+  return len;
+}
+
+std::vector<int> stage1_shuffle(const std::vector<std::vector<std::int64_t>>& plan, std::uint64_t seed) {
+  const int n = static_cast<int>(plan.size());
+  std::vector<std::int64_t> total(sz(n));
+  for (int k = 0; k < n; ++k) total[sz(k)] = std::accumulate(plan[sz(k)].begin(), plan[sz(k)].end(), std::int64_t{0});
+  std::vector<int> perm(sz(n));
+  std::iota(perm.begin(), perm.end(), 0);
+  SplitMix next{seed};
+  // Fisher-Yates within each group of equal totals (section 6.3: sizes ceil(t/p) and floor(t/p)).
+  std::vector<std::int64_t> sizes = total;
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  for (const auto size : sizes) {
+    std::vector<int> members;
+    for (int k = 0; k < n; ++k)
+      if (total[sz(k)] == size) members.push_back(k);
+    std::vector<int> targets = members;
+    for (std::size_t x = targets.size(); x > 1; --x) std::swap(targets[x - 1], targets[next() % x]);
+    for (std::size_t x = 0; x < members.size(); ++x) perm[sz(members[x])] = targets[x];
+  }
+  return perm;
+}
+
+void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send, std::span<std::byte> recv,
+                         bool shuffled) {
+  check_buffers(shuffled ? "alltoallv/two-stage-shuffled" : "alltoallv/two-stage", p, m, send.size(), recv.size());
+  const int n = p.size(), me = p.rank();
+  const std::size_t header = sizeof(Entry) * sz(n) * (shuffled ? 2 : 1);
+
+  // Stage 1 at the source: Stg1pp (Fig. 7), then part set k goes to intermediary perm[k] with a
+  // header of its p lengths (and, shuffled, the permutation).
+  const auto so = offsets(n, [&](int j) { return m.at(me, j); });
+  const auto plan = stage1_plan(m.row(me));
+  std::vector<int> perm(sz(n));
+  std::iota(perm.begin(), perm.end(), 0);
+  if (shuffled) perm = stage1_shuffle(plan, p.seed() * 0x100000001b3ULL + static_cast<std::uint64_t>(me));
+  std::vector<Bytes> out(sz(n)), in(sz(n));
+  std::vector<std::int64_t> before(sz(n), 0);  // bytes of message j already placed in parts < k
+  for (int k = 0; k < n; ++k) {
+    Bytes& msg = out[sz(perm[sz(k)])];
+    for (int j = 0; j < n; ++j) put(msg, static_cast<Entry>(plan[sz(k)][sz(j)]));
+    if (shuffled)
+      for (int x = 0; x < n; ++x) put(msg, static_cast<Entry>(perm[sz(x)]));
+    for (int j = 0; j < n; ++j) {
+      append(msg, send.data() + so[sz(j)] + sz(before[sz(j)]), sz(plan[sz(k)][sz(j)]));
+      before[sz(j)] += plan[sz(k)][sz(j)];
+    }
+  }
+  linear_permutation(p, out, in, [](int) { return true; });
+
+  // Stage 2 at the intermediary: Stg2pp (Fig. 8) -- the message to destination j gathers the
+  // part for j from every source, ahead of it the p lengths (and, shuffled, each part's index).
+  std::vector<Bytes> fwd(sz(n)), got(sz(n));
+  for (int j = 0; j < n; ++j) {
+    Bytes& msg = fwd[sz(j)];
+    for (int i = 0; i < n; ++i) put(msg, get(in[sz(i)], sizeof(Entry) * sz(j)));
+    if (shuffled)
+      for (int i = 0; i < n; ++i) {
+        // the part index k with perm_i[k] == me
+        Entry k = 0;
+        while (get(in[sz(i)], sizeof(Entry) * (sz(n) + k)) != static_cast<Entry>(me)) ++k;
+        put(msg, k);
+      }
+  }
+  for (int i = 0; i < n; ++i) {
+    std::size_t at = header;
+    for (int j = 0; j < n; ++j) {
+      const std::size_t len = get(in[sz(i)], sizeof(Entry) * sz(j));
+      append(fwd[sz(j)], in[sz(i)].data() + at, len);
+      at += len;
+    }
+    if (at != in[sz(i)].size()) throw std::logic_error("alltoallv/two-stage: stage-1 message size mismatch");
+  }
+  linear_permutation(p, fwd, got, [](int) { return true; });
+
+  // At the destination: the part k of the message from source i starts after parts 0..k-1.
+  struct Part {
+    int k;
+    const std::byte* data;
+    std::size_t len;
+  };
+  std::vector<std::vector<Part>> parts(sz(n));
+  for (int q = 0; q < n; ++q) {
+    const Bytes& msg = got[sz(q)];
+    std::size_t at = header;
+    for (int i = 0; i < n; ++i) {
+      const std::size_t len = get(msg, sizeof(Entry) * sz(i));
+      const int k = shuffled ? static_cast<int>(get(msg, sizeof(Entry) * (sz(n) + sz(i)))) : q;
+      parts[sz(i)].push_back({k, msg.data() + at, len});
+      at += len;
+    }
+  }
+  const auto ro = offsets(n, [&](int i) { return m.at(i, me); });
+  for (int i = 0; i < n; ++i) {
+    auto& ps = parts[sz(i)];
+    std::sort(ps.begin(), ps.end(), [](const Part& a, const Part& b) { return a.k < b.k; });
+    std::size_t at = ro[sz(i)];
+    for (const Part& part : ps) {
+      if (at + part.len > ro[sz(i) + 1]) throw std::logic_error("alltoallv/two-stage: too many bytes from a source");
+      if (part.len) std::memcpy(recv.data() + at, part.data, part.len);
+      at += part.len;
+    }
+    if (at != ro[sz(i) + 1]) throw std::logic_error("alltoallv/two-stage: missing bytes from a source");
+  }
+}
+
+namespace {
+
+// Section 5's locks and handlers (active messages, SPEC 1.6).
+constexpr int kBusy = 0;      // word: transfers granted and not yet released (Fig. 4's busy_lock)
+constexpr int kUntil = 1;     // word (plus): when the granted transfers should be over, in ps
+constexpr int kRelease = 1;   // one-way handler: a transfer is over
+constexpr int kInquire = 2;   // handler (plus): grant, or say how long the destination stays busy
+
+/// The contention-free time a message of `bytes` from src occupies dst's ejection channel,
+/// (d+1) t_hop + W b (docs/model.md 2.4): what a CM-5 programmer knows of the data rates.
+Time transfer_estimate(const Machine& mc, int src, int dst, std::int64_t bytes) {
+  std::vector<LinkId> path;
+  mc.topology->route(src, dst, path);
+  Time b = std::max(mc.net.inject_byte_time, mc.net.eject_byte_time);
+  for (const LinkId l : path) {
+    const Time lb = mc.topology->link_byte_time(l);
+    b = std::max(b, lb ? lb : mc.net.link_byte_time);
+  }
+  const std::int64_t payload = mc.net.packet_payload;
+  const std::int64_t packets = std::max<std::int64_t>(1, (bytes + payload - 1) / payload);
+  return static_cast<Time>(path.size() + 1) * mc.net.hop_time + (bytes + packets * mc.net.packet_header) * b;
+}
+
+}  // namespace
+
+void alltoallv_random_scheduling(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send,
+                                 std::span<std::byte> recv, bool plus) {
+  check_buffers(plus ? "alltoallv/random-scheduling-plus" : "alltoallv/random-scheduling", p, m, send.size(),
+                recv.size());
+  const int n = p.size(), me = p.rank();
+  const Machine& mc = p.machine();
+  p.register_word(kBusy, 0);
+  p.register_word(kUntil, 0);
+  p.am_register(kRelease, [](AmContext& c) { --c.word(kBusy); });
+  // Section 5's improvements: a busy destination answers how long it will stay busy; one whose
+  // transfers end within `early` (the time a grant takes to turn into arriving data) grants anyway.
+  if (plus)
+    p.am_register(kInquire, [](AmContext& c) {
+      std::int64_t& busy = c.word(kBusy);
+      std::int64_t& until = c.word(kUntil);
+      const Time est = c.args()[0], early = c.args()[1];
+      const bool grant = busy == 0 || until - c.now() <= early;
+      if (grant) {
+        ++busy;
+        until = std::max<Time>(until, c.now()) + est;
+      }
+      const std::array<std::int64_t, 1> answer{grant ? 0 : until - early - c.now()};
+      c.reply(answer);
+    });
+  const auto so = offsets(n, [&](int j) { return m.at(me, j); });
+  const auto ro = offsets(n, [&](int i) { return m.at(i, me); });
+  // Fig. 4: "pre-allocate receiving buffers according to receive vector recv".
+  std::vector<Request> incoming;
+  for (int i = 0; i < n; ++i)
+    if (i != me && m.at(i, me) > 0) incoming.push_back(p.irecv(i, kTagV, recv.subspan(ro[sz(i)], ro[sz(i) + 1] - ro[sz(i)])));
+  if (m.at(me, me) > 0) std::memcpy(recv.data() + ro[sz(me)], send.data() + so[sz(me)], sz(m.at(me, me)));
+  p.barrier();  // every lock and handler exists before anyone inquires
+  std::vector<int> owe;
+  for (int j = 0; j < n; ++j)
+    if (j != me && m.at(me, j) > 0) owe.push_back(j);
+  SplitMix rng{p.seed() * 0x2545f4914f6cdd1dULL + static_cast<std::uint64_t>(me)};
+  std::vector<Time> not_before(sz(n), 0);  // plus: do not disturb j before then
+  std::vector<std::size_t> ready;
+  while (!owe.empty()) {
+    std::size_t pick = 0;
+    if (plus) {
+      ready.clear();
+      Time wake = kNever;
+      for (std::size_t x = 0; x < owe.size(); ++x) {
+        if (not_before[sz(owe[x])] <= p.now()) ready.push_back(x);
+        else wake = std::min(wake, not_before[sz(owe[x])]);
+      }
+      if (ready.empty()) {  // every destination owed is busy: sleep for the least measure
+        p.compute(wake - p.now());
+        continue;
+      }
+      pick = ready[rng() % ready.size()];
+    } else {
+      pick = rng() % owe.size();
+    }
+    const int j = owe[pick];
+    const auto bytes = send.subspan(so[sz(j)], so[sz(j) + 1] - so[sz(j)]);
+    std::int64_t busy = 0;
+    if (plus) {
+      const Time early = transfer_estimate(mc, j, me, 8) + mc.costs_of(me).recv_overhead +
+                         mc.costs_of(me).send_overhead + static_cast<Time>(p.hops(me, j) + 1) * mc.net.hop_time;
+      const std::array<std::int64_t, 2> args{transfer_estimate(mc, me, j, m.at(me, j)), early};
+      AmFuture f = p.am_request(j, kInquire, args);
+      busy = p.am_wait(f).args.at(0);
+      if (busy) not_before[sz(j)] = p.now() + busy;
+    } else {
+      busy = p.test_and_set(j, kBusy);  // Fig. 5's inquiry: 0 means the lock was free and is ours
+    }
+    if (busy) continue;
+    p.send(j, kTagV, bytes);
+    p.am_send(j, kRelease, {});  // "upon completion, reset destination node's busy_lock to free"
+    owe[pick] = owe.back();
+    owe.pop_back();
+  }
+  p.waitall(incoming);  // "wait until all incoming messages arrive at their proper buffers"
+}
+
+namespace {
+
+using AlltoallvFn = void (*)(Proc&, const TrafficMatrix&, std::span<const std::byte>, std::span<std::byte>);
+
+// Harness: every processor builds the run's matrix from --traffic and the run's seed, sends
+// fill_pattern(me, j) of m_ij bytes to every j, and checks every byte of every message received.
+Algorithm alltoallv_entry(std::string name, std::string summary, AlltoallvFn fn) {
+  Algorithm a;
+  a.name = name;
+  a.summary = std::move(summary);
+  a.program = [name, fn](Proc& p, const Args& args) {
+    if (args.traffic.k == 0 && args.traffic.file.empty())
+      throw UsageError(fmt::format("{}: give the communication matrix with --traffic k=K,l=L,t=BYTES or file=M.csv", name));
+    const TrafficMatrix m = make_traffic(p.size(), args.traffic, p.seed());
+    const int n = p.size(), me = p.rank();
+    const auto so = offsets(n, [&](int j) { return m.at(me, j); });
+    const auto ro = offsets(n, [&](int i) { return m.at(i, me); });
+    Bytes send(so.back()), recv(ro.back());
+    if (args.check)
+      for (int j = 0; j < n; ++j)
+        fill_pattern(me, j, std::span<std::byte>(send).subspan(so[sz(j)], so[sz(j) + 1] - so[sz(j)]));
+    fn(p, m, send, recv);
+    if (args.check)
+      for (int i = 0; i < n; ++i)
+        check_pattern(name, i, me, std::span<const std::byte>(recv).subspan(ro[sz(i)], ro[sz(i) + 1] - ro[sz(i)]));
+  };
+  // The matrix is unknown here; t bytes in and out per processor, twice over for two stages.
+  a.harness_bytes = [](int vps, std::size_t size) { return static_cast<std::size_t>(vps) * size * 4; };
+  return a;
+}
+
+}  // namespace
+
+void add_alltoallv_algorithms(std::vector<Algorithm>& c) {
+  c.push_back(alltoallv_entry("alltoallv/linear-permutation",
+                              "paper 003 Fig. 3: p-1 XOR-partner exchanges of the required lengths, a barrier after each",
+                              alltoallv_linear_permutation));
+  c.push_back(alltoallv_entry("alltoallv/two-stage",
+                              "paper 003 section 6: Stg1pp (Fig. 7) spreads every message over p intermediaries, "
+                              "Stg2pp (Fig. 8) forwards; both stages by linear permutation",
+                              [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
+                                alltoallv_two_stage(p, m, s, r, false);
+                              }));
+  c.push_back(alltoallv_entry("alltoallv/two-stage-shuffled",
+                              "paper 003 section 6.3: two-stage with intermediaries reshuffled within size groups, "
+                              "the permutation sent along",
+                              [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
+                                alltoallv_two_stage(p, m, s, r, true);
+                              }));
+  c.push_back(alltoallv_entry("alltoallv/random-scheduling",
+                              "paper 003 Figs. 4, 5: random destination order, a busy lock per destination taken "
+                              "with remote test-and-set (active messages)",
+                              [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
+                                alltoallv_random_scheduling(p, m, s, r, false);
+                              }));
+  c.push_back(alltoallv_entry("alltoallv/random-scheduling-plus",
+                              "paper 003 section 5's improvements: busy destinations say for how long, senders sleep "
+                              "for the least of those; a destination about to finish grants early",
+                              [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
+                                alltoallv_random_scheduling(p, m, s, r, true);
+                              }));
+}
+
+}  // namespace touchstone::algorithms

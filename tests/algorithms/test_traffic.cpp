@@ -1,0 +1,123 @@
+// Communication matrices (paper 003, section 2): the figures of the paper's Figures 1 and 2
+// computed exactly, section 7's generator, and CSV loading.
+#include <gtest/gtest.h>
+
+#include "algorithms/traffic.hpp"
+#include "touchstone/error.hpp"
+
+using namespace touchstone;
+using algorithms::TrafficMatrix;
+
+namespace {
+
+// Paper 003, Figure 1 (all-to-many with equal traffic); blank cells are 0.
+TrafficMatrix figure1() {
+  return TrafficMatrix(8, {0, 3, 1, 0, 2, 1, 2, 1,  //
+                           1, 0, 2, 2, 1, 1, 3, 0,  //
+                           4, 1, 0, 2, 0, 2, 0, 1,  //
+                           0, 2, 0, 0, 0, 3, 1, 4,  //
+                           3, 0, 4, 0, 0, 2, 1, 0,  //
+                           1, 2, 1, 2, 0, 0, 0, 4,  //
+                           0, 2, 1, 0, 7, 0, 0, 0,  //
+                           1, 0, 1, 4, 0, 1, 3, 0});
+}
+
+// Paper 003, Figure 2 (many-to-many with bounded traffic).
+TrafficMatrix figure2() {
+  return TrafficMatrix(8, {0, 3, 1, 0, 0, 1, 0, 1,  //
+                           1, 0, 2, 2, 0, 1, 3, 0,  //
+                           4, 1, 0, 2, 0, 2, 0, 1,  //
+                           0, 2, 0, 0, 0, 3, 1, 4,  //
+                           3, 0, 4, 0, 0, 2, 1, 0,  //
+                           1, 2, 1, 2, 0, 0, 0, 4,  //
+                           0, 0, 0, 0, 0, 0, 0, 0,  //
+                           1, 0, 1, 4, 0, 1, 0, 0});
+}
+
+TEST(TrafficMatrix, Figure1Margins) {
+  const auto m = figure1();
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(m.r_i(i), 10) << "row " << i;
+    EXPECT_EQ(m.c_j(i), 10) << "column " << i;
+  }
+  EXPECT_EQ(m.r(), 10);
+  EXPECT_EQ(m.c(), 10);
+  EXPECT_EQ(m.t(), 10);
+  // Fan-outs counted from the figure's non-blank cells.
+  const int f[8] = {6, 6, 5, 4, 4, 5, 3, 5};
+  const int g[8] = {5, 5, 6, 4, 3, 6, 5, 4};
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(m.f_i(i), f[i]) << "row " << i;
+    EXPECT_EQ(m.g_j(i), g[i]) << "column " << i;
+  }
+  EXPECT_EQ(m.f(), 6);
+  EXPECT_EQ(m.g(), 6);
+  EXPECT_EQ(m.h(), 6);
+}
+
+TEST(TrafficMatrix, Figure2Margins) {
+  const auto m = figure2();
+  // The figure's right margin and bottom row.
+  const std::int64_t r[8] = {6, 9, 10, 10, 10, 10, 0, 7};
+  const std::int64_t c[8] = {10, 8, 9, 10, 0, 10, 5, 10};
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(m.r_i(i), r[i]) << "row " << i;
+    EXPECT_EQ(m.c_j(i), c[i]) << "column " << i;
+  }
+  EXPECT_EQ(m.r(), 10);
+  EXPECT_EQ(m.c(), 10);
+  EXPECT_EQ(m.t(), 10);
+  const int f[8] = {4, 5, 5, 4, 4, 5, 0, 4};
+  const int g[8] = {5, 4, 5, 4, 0, 6, 3, 4};
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(m.f_i(i), f[i]) << "row " << i;
+    EXPECT_EQ(m.g_j(i), g[i]) << "column " << i;
+  }
+  EXPECT_EQ(m.f(), 5);
+  EXPECT_EQ(m.g(), 6);
+  EXPECT_EQ(m.h(), 6);
+  EXPECT_EQ(m.total(), 62);
+}
+
+TEST(TrafficMatrix, Section7GeneratorIsEqualTraffic) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    for (const auto& spec : {algorithms::TrafficSpec{32, 1.0 / 32, 100000, {}},
+                             algorithms::TrafficSpec{2, 0.5, 100001, {}}, algorithms::TrafficSpec{7, 0.3, 999, {}}}) {
+      const auto m = algorithms::generate_traffic(32, spec, seed);
+      for (int i = 0; i < 32; ++i) {
+        ASSERT_EQ(m.r_i(i), spec.t);
+        ASSERT_EQ(m.c_j(i), spec.t);
+        ASSERT_EQ(m.f_i(i), spec.k);
+        ASSERT_EQ(m.g_j(i), spec.k);
+      }
+      EXPECT_EQ(m, algorithms::generate_traffic(32, spec, seed)) << "deterministic in the seed";
+    }
+  }
+  // k = 32, l = 1/32: one destination of each row gets 31/32 of t, the 31 others share t/32.
+  const auto m = algorithms::generate_traffic(32, {32, 1.0 / 32, 32 * 1024, {}}, 5);
+  std::vector<std::int64_t> row(m.row(0).begin(), m.row(0).end());
+  std::sort(row.begin(), row.end());
+  EXPECT_EQ(row.back(), 31 * 1024);
+  EXPECT_EQ(row.front(), 1024 / 31);
+  EXPECT_NE(algorithms::generate_traffic(32, {2, 0.5, 1000, {}}, 1), algorithms::generate_traffic(32, {2, 0.5, 1000, {}}, 2));
+}
+
+TEST(TrafficMatrix, ParseSpecAndCsv) {
+  const auto s = algorithms::parse_traffic("k=32,l=1/32,t=4096");
+  EXPECT_EQ(s.k, 32);
+  EXPECT_DOUBLE_EQ(s.l, 1.0 / 32);
+  EXPECT_EQ(s.t, 4096);
+  EXPECT_EQ(algorithms::parse_traffic("file=m.csv").file, "m.csv");
+  EXPECT_THROW(algorithms::parse_traffic("k=2"), UsageError);
+  EXPECT_THROW(algorithms::parse_traffic("k=2,t=x"), UsageError);
+  EXPECT_THROW(algorithms::parse_traffic("k=2,t=5,q=1"), UsageError);
+  EXPECT_THROW(algorithms::parse_traffic("k=2,t=5,l=2"), UsageError);
+  const auto m = algorithms::parse_traffic_csv("# fig\n0,3\n 1 , 0\n", "m.csv");
+  EXPECT_EQ(m, TrafficMatrix(2, {0, 3, 1, 0}));
+  EXPECT_THROW(algorithms::parse_traffic_csv("0,3\n1\n", "m.csv"), UsageError);
+  EXPECT_THROW(algorithms::parse_traffic_csv("0,3,1\n1,0,2\n", "m.csv"), UsageError);
+  EXPECT_THROW(algorithms::parse_traffic_csv("0,-3\n1,0\n", "m.csv"), UsageError);
+  EXPECT_THROW(algorithms::load_traffic_csv("/nonexistent/m.csv"), UsageError);
+}
+
+}  // namespace
