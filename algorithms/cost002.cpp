@@ -60,26 +60,29 @@ Time cc_cube_cost(const Machine& m, std::size_t L, int degree) {
                (rounds[static_cast<std::size_t>(i)] - 1) * message_cost(m, 0, 1);
     return total;
   }
-  const bool all_port = m.net.inj_ports > 1;
+  // Degree > 1: in a step the node posts |A| sends at once. The first send's CPU, then the larger of
+  // the other sends' CPU and the wire time W (the injection channels carry ceil(|A| / ports) pieces
+  // one after another, the busiest link R_i pieces), then the farthest header's latency and the
+  // |A| receives. With |A| = R_i = 1 this is t_s + delta_i t_p + N t_e again.
+  const Time b = byte_time(m);
   for (int s = 0; s + 1 < d + degree; ++s) {
-    Time sum = 0, worst = 0;
-    int active = 0;
+    int active = 0, hops = 0, worst_rounds = 0;
     std::size_t bytes = 0;
     for (int i = 0; i < d; ++i) {
       const int q = s - i;
       if (q < 0 || q >= degree) continue;
       const int nq = blocks / degree + (q < blocks % degree ? 1 : 0);
-      bytes = static_cast<std::size_t>(nq) * L;
-      const CircuitParams c = circuit_params(m, bytes);
-      const Time cost = c.t_s + delta[static_cast<std::size_t>(i)] * c.t_p +
-                        scaled(c.t_e, static_cast<double>(rounds[static_cast<std::size_t>(i)]) * static_cast<double>(bytes));
-      sum += cost;
-      worst = std::max(worst, cost);
+      bytes = std::max(bytes, static_cast<std::size_t>(nq) * L);
+      hops = std::max(hops, delta[static_cast<std::size_t>(i)]);
+      worst_rounds = std::max(worst_rounds, rounds[static_cast<std::size_t>(i)]);
       ++active;
     }
-    const Time cpu = m.costs.send_overhead + m.costs.recv_overhead +
-                     static_cast<Time>(bytes) * (m.costs.send_per_byte + m.costs.recv_per_byte);
-    total += all_port ? worst + (active - 1) * cpu : sum;
+    const Time send1 = m.costs.send_overhead + static_cast<Time>(bytes) * m.costs.send_per_byte;
+    const Time recv1 = m.costs.recv_overhead + static_cast<Time>(bytes) * m.costs.recv_per_byte;
+    const Time wire = static_cast<Time>(bytes + packets(m, bytes) * static_cast<std::size_t>(m.net.packet_header)) * b;
+    const int injected = (active + m.net.inj_ports - 1) / m.net.inj_ports;
+    total += send1 + std::max((active - 1) * send1, std::max(injected, worst_rounds) * wire) +
+             (hops + 1) * m.net.hop_time + active * recv1;
   }
   return total;
 }

@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
       if (!out) throw UsageError(fmt::format("cannot write '{}'", csv));
       out << "machine,block_bytes,algorithm,analytic_us,emulated_us\n";
     }
-    fmt::print("{:<22} {:>6} | {:>12} {:>12} | {:>10} {:>12} | {:>12} {:>10} | {:>6}\n", "machine", "L",
-               "cc-cube", "best pipe", "best Q", "best Q model", "best previous", "which", "ratio");
+    fmt::print("{:<22} {:>5} | {:>17} | {:>17} | {:>6} {:>7} | {:>17} {:>9} | {:>5}\n", "machine", "L",
+               "cc-cube model/emu", "best Q model/emu", "best Q", "(model)", "previous model/emu", "which", "ratio");
     int wins = 0, twice = 0, cells = 0;
     for (const auto& spec : machines) {
       const Machine m = parse_machine(spec);
@@ -83,12 +83,14 @@ int main(int argc, char** argv) {
         ++cells;
         wins += ratio > 1.0;
         twice += ratio >= 1.8;
-        fmt::print("{:<22} {:>6} | {:>12.1f} {:>12.1f} | {:>10} {:>12} | {:>12.1f} {:>10} | {:>6.2f}\n", spec, L,
-                   t["alltoall/cc-cube"].second, t[best].second, degree(best), degree(best_model), t[prev].second,
-                   prev.substr(9), ratio);
+        fmt::print("{:<22} {:>5} | {:>8.1f} {:>8.1f} | {:>8.1f} {:>8.1f} | {:>6} {:>7} | {:>8.1f} {:>8.1f} {:>9} | {:>5.2f}\n",
+                   spec, L, t["alltoall/cc-cube"].first, t["alltoall/cc-cube"].second, t[best].first, t[best].second,
+                   degree(best), degree(best_model), t[prev].first, t[prev].second, prev.substr(9), ratio);
       }
     }
-    fmt::print("\nratio = best previous / best CC-cube (emulated). CC-cube faster in {} of {} cells; at least 1.8x "
+    fmt::print("\nTimes in us; model = algorithms/cost002.hpp, emu = emulated makespan. best Q: the pipelining degree "
+               "(1 = cc-cube) with the smallest emulated time; (model): the one the model picks.\n");
+    fmt::print("ratio = best previous / best CC-cube (emulated). CC-cube faster in {} of {} cells; at least 1.8x "
                "(\"about twice as fast\") in {}.\n",
                wins, cells, twice);
   } catch (const std::exception& e) {

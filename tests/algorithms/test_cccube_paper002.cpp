@@ -273,3 +273,21 @@ TEST(CcCubeCost, ExactWhereEveryDimensionIsOneRound) {
 }
 
 }  // namespace
+
+namespace {
+
+// Host timing does not matter: the same trace_hash under --perturb, tokens and pipelining included.
+TEST(CcCube, SameTraceHashUnderPerturbation) {
+  for (const char* alg : {"alltoall/cc-cube", "alltoall/pipelined-cc-cube(4)"}) {
+    const Machine m = parse_machine("mesh:8,ports=all");
+    const Algorithm& a = find(alg);
+    RunOptions quiet, noisy;
+    noisy.perturb = 7;
+    const RunResult r1 = run(m, [&](Proc& p) { a.program(p, Args{100, 0, true}); }, quiet);
+    const RunResult r2 = run(m, [&](Proc& p) { a.program(p, Args{100, 0, true}); }, noisy);
+    EXPECT_EQ(r1.trace_hash, r2.trace_hash) << alg;
+    EXPECT_EQ(r1.makespan, r2.makespan) << alg;
+  }
+}
+
+}  // namespace
