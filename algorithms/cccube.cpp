@@ -59,10 +59,22 @@ Embedding cc_cube_embedding(const Proc& p, const Group& g) {
   return e;
 }
 
+int cc_cube_boundary_source(const Topology& topo, const Embedding& e, int s, int h) {
+  const auto prev = exchange_rounds(topo, e, s - 1);
+  if (prev.size() < 2) return -1;
+  int best = -1, best_hops = 0;
+  for (int x : prev.back())
+    for (int y : {x, x ^ (1 << (s - 1))}) {
+      const int hops = topo.distance(e.node_of[static_cast<std::size_t>(h)], e.node_of[static_cast<std::size_t>(y)]);
+      if (best < 0 || hops < best_hops || (hops == best_hops && y < best)) best = y, best_hops = hops;
+    }
+  return best;
+}
+
 // One step of the (pipelined) CC-cube on this node's vector M of 2^d blocks of L bytes: the pieces
 // q = s - i of every iteration i in flight at step s. See alltoall_pipelined_cc_cube.
 void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s, std::span<std::byte> M,
-                  std::size_t L) {
+                  std::size_t L, bool alone) {
   const int d = e.d, blocks = (1 << d) / 2, me = e.cube_of[static_cast<std::size_t>(g.local_rank(p.rank()))];
   std::vector<std::vector<int>> positions;
   for (int i = 0; i < d; ++i) positions.push_back(cc_cube_message_positions(d, i));
@@ -85,8 +97,20 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
   std::vector<std::byte> token_in(1);
   std::vector<int> successors;  // nodes to hand the token to after this step's exchange
   if (use_rounds) {
-    const auto rounds = exchange_rounds(*p.machine().topology, e, s);
+    const Topology& topo = *p.machine().topology;
+    const auto rounds = exchange_rounds(topo, e, s);
     const int low = me & ~(1 << s), side = me & (1 << s);
+    // Between iterations (design): a round-0 pair of iteration s starts only when the nearest node
+    // of the last round of iteration s - 1 has finished and sent it a token (when that iteration
+    // had several rounds), so consecutive iterations do not overlap on a link either.
+    if (!alone && s > 0 && rounds[0].end() != std::find(rounds[0].begin(), rounds[0].end(), low))
+      if (const int from = cc_cube_boundary_source(topo, e, s, me); from >= 0 && from != me)
+        p.recv(e.node_of[static_cast<std::size_t>(from)], kTokenTag, std::span<std::byte>(token_in).first(0), g);
+    if (!alone && s + 1 < d && rounds.size() > 1 &&
+        rounds.back().end() != std::find(rounds.back().begin(), rounds.back().end(), low))
+      for (const auto next_rounds = exchange_rounds(topo, e, s + 1); int x : next_rounds[0])
+        for (int y : {x, x ^ (1 << (s + 1))})
+          if (y != me && cc_cube_boundary_source(topo, e, s + 1, y) == me) successors.push_back(e.node_of[static_cast<std::size_t>(y)]);
     for (std::size_t r = 0; r < rounds.size(); ++r)
       for (std::size_t k = 0; k < rounds[r].size(); ++k) {
         if (rounds[r][k] != low) continue;

@@ -40,9 +40,15 @@ Embedding cc_cube_embedding(const Proc& p, const Group& g);
 
 /// Step s of alltoall_pipelined_cc_cube on this node's vector M (2^d blocks of `size` bytes, after
 /// the initial permutation): with degree 1, iteration s in its conflict-free rounds. Exposed so
-/// that tests can run one iteration alone.
+/// that tests can run one iteration alone: `alone` drops the tokens to and from the neighbouring
+/// iterations.
 void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s, std::span<std::byte> M,
-                  std::size_t size);
+                  std::size_t size, bool alone = false);
+
+/// Between iterations s - 1 and s of cc-cube: the node of the last conflict-free round of
+/// iteration s - 1 whose token hypercube node h (in round 0 of iteration s) waits for, the nearest
+/// one (smallest number on a tie); -1 when iteration s - 1 was a single round.
+int cc_cube_boundary_source(const Topology& topo, const Embedding& e, int s, int h);
 
 /// Section 4: the CC-cube algorithm (pipelining degree 1).
 void alltoall_cc_cube(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,

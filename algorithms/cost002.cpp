@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
+#include "cccube.hpp"
 #include "embedding.hpp"
 #include "touchstone/error.hpp"
 
@@ -55,9 +57,24 @@ Time cc_cube_cost(const Machine& m, std::size_t L, int degree) {
   }
   Time total = 0;
   if (degree == 1) {
-    for (int i = 0; i < d; ++i)
+    for (int i = 0; i < d; ++i) {
       total += rounds[static_cast<std::size_t>(i)] * message_cost(m, static_cast<std::size_t>(blocks) * L, delta[static_cast<std::size_t>(i)]) +
                (rounds[static_cast<std::size_t>(i)] - 1) * message_cost(m, 0, 1);
+      // The token between iterations: a node of the last round sends one to each round-0 node
+      // that waits for it, one after another (in the algorithm's order), so the k-th waits
+      // (k - 1) C_send longer; the slowest one counts.
+      if (i == 0) continue;
+      std::map<int, int> sent;  // tokens each source has sent so far
+      Time worst = -1;
+      for (const auto first = exchange_rounds(t, e, i); int x : first[0])
+        for (int h : {x, x ^ (1 << i)})
+          if (const int from = cc_cube_boundary_source(t, e, i, h); from >= 0 && from != h) {
+            const int k = ++sent[from];
+            const int hops = t.distance(e.node_of[static_cast<std::size_t>(h)], e.node_of[static_cast<std::size_t>(from)]);
+            worst = std::max(worst, message_cost(m, 0, hops) + (k - 1) * m.costs.send_overhead);
+          }
+      if (worst >= 0) total += worst;
+    }
     return total;
   }
   // Degree > 1: in a step the node posts |A| sends at once. The first send's CPU, then the larger of

@@ -25,7 +25,8 @@ Time message_cost(const Machine& machine, std::size_t bytes, int hops);
 
 /// pipelined-cc-cube(degree) with blocks of L bytes on the whole machine under embedding_for:
 ///   degree 1 (cc-cube): iteration i runs R_i conflict-free rounds (R_i = congestion) chained by
-///     0-byte tokens: R_i (t_s + delta_i t_p + 2^(d-1) L t_e) + (R_i - 1) token(1 hop);
+///     0-byte tokens: R_i (t_s + delta_i t_p + 2^(d-1) L t_e) + (R_i - 1) token(1 hop), plus one
+///     token between iterations i - 1 and i when R_(i-1) > 1 (over the longest such hop count);
 ///   degree Q > 1: d + Q - 1 steps; in a step the |A| active iterations send pieces of N bytes
 ///     at once: C_send + N s, then max((|A| - 1)(C_send + N s), W), then (max delta_i + 1) t_hop
 ///     and |A| (C_recv + N r), where W = max(ceil(|A| / ports), max R_i) (N + n H) b is the wire
