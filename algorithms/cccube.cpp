@@ -98,29 +98,27 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
   std::vector<int> successors;  // nodes to hand the token to after this step's exchange
   if (use_rounds) {
     const Topology& topo = *p.machine().topology;
+    auto node = [&](int h) { return e.node_of[static_cast<std::size_t>(h)]; };
+    auto wait_token = [&](int h) { p.recv(node(h), kTokenTag, std::span<std::byte>(token_in).first(0), g); };
+    auto in_round = [](const std::vector<int>& round, int h) { return std::find(round.begin(), round.end(), h) != round.end(); };
     const auto rounds = exchange_rounds(topo, e, s);
     const int low = me & ~(1 << s), side = me & (1 << s);
     // Between iterations (design): a round-0 pair of iteration s starts only when the nearest node
     // of the last round of iteration s - 1 has finished and sent it a token (when that iteration
     // had several rounds), so consecutive iterations do not overlap on a link either.
-    if (!alone && s > 0 && rounds[0].end() != std::find(rounds[0].begin(), rounds[0].end(), low))
-      if (const int from = cc_cube_boundary_source(topo, e, s, me); from >= 0 && from != me)
-        p.recv(e.node_of[static_cast<std::size_t>(from)], kTokenTag, std::span<std::byte>(token_in).first(0), g);
-    if (!alone && s + 1 < d && rounds.size() > 1 &&
-        rounds.back().end() != std::find(rounds.back().begin(), rounds.back().end(), low))
+    if (!alone && s > 0 && in_round(rounds[0], low))
+      if (const int from = cc_cube_boundary_source(topo, e, s, me); from >= 0 && from != me) wait_token(from);
+    if (!alone && s + 1 < d && rounds.size() > 1 && in_round(rounds.back(), low))
       for (const auto next_rounds = exchange_rounds(topo, e, s + 1); int x : next_rounds[0])
         for (int y : {x, x ^ (1 << (s + 1))})
-          if (y != me && cc_cube_boundary_source(topo, e, s + 1, y) == me) successors.push_back(e.node_of[static_cast<std::size_t>(y)]);
+          if (y != me && cc_cube_boundary_source(topo, e, s + 1, y) == me) successors.push_back(node(y));
     for (std::size_t r = 0; r < rounds.size(); ++r)
       for (std::size_t k = 0; k < rounds[r].size(); ++k) {
         if (rounds[r][k] != low) continue;
-        if (r > 0) {
-          const int from = rounds[r - 1][k % rounds[r - 1].size()] | side;
-          p.recv(e.node_of[static_cast<std::size_t>(from)], kTokenTag, std::span<std::byte>(token_in).first(0), g);
-        }
+        if (r > 0) wait_token(rounds[r - 1][k % rounds[r - 1].size()] | side);
         if (r + 1 < rounds.size())
           for (std::size_t k2 = 0; k2 < rounds[r + 1].size(); ++k2)
-            if (k2 % rounds[r].size() == k) successors.push_back(e.node_of[static_cast<std::size_t>(rounds[r + 1][k2] | side)]);
+            if (k2 % rounds[r].size() == k) successors.push_back(node(rounds[r + 1][k2] | side));
       }
   }
   std::vector<std::pair<int, Piece>> active;
@@ -130,15 +128,19 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
     const Piece pc = piece(blocks, degree, q);
     const int partner = e.node_of[static_cast<std::size_t>(me ^ (1 << i))];
     const std::size_t bytes = static_cast<std::size_t>(pc.last - pc.first) * L;
-    for (int k = pc.first; k < pc.last; ++k) move_block(M, positions[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)], out[static_cast<std::size_t>(i)], k - pc.first, L);
+    const auto& pos = positions[static_cast<std::size_t>(i)];
+    Scratch& o = out[static_cast<std::size_t>(i)];
+    for (int k = pc.first; k < pc.last; ++k) move_block(M, pos[static_cast<std::size_t>(k)], o, k - pc.first, L);
     reqs.push_back(p.irecv(partner, kExchangeTag, in[static_cast<std::size_t>(i)].span().first(bytes), g));
-    reqs.push_back(p.isend(partner, kExchangeTag, std::span<const std::byte>(out[static_cast<std::size_t>(i)]).first(bytes), g));
+    reqs.push_back(p.isend(partner, kExchangeTag, std::span<const std::byte>(o).first(bytes), g));
     active.emplace_back(i, pc);
   }
   p.waitall(reqs);
   for (int next : successors) tokens.push_back(p.isend(next, kTokenTag, {}, g));
-  for (const auto& [i, pc] : active)
-    for (int k = pc.first; k < pc.last; ++k) move_block(in[static_cast<std::size_t>(i)], k - pc.first, M, positions[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)], L);
+  for (const auto& [i, pc] : active) {
+    const auto& pos = positions[static_cast<std::size_t>(i)];
+    for (int k = pc.first; k < pc.last; ++k) move_block(in[static_cast<std::size_t>(i)], k - pc.first, M, pos[static_cast<std::size_t>(k)], L);
+  }
   p.waitall(tokens);
 }
 
