@@ -139,10 +139,10 @@ Time direct_cost(const Machine& m, std::size_t L) {
   const Time send_cpu = m.costs.send_overhead + static_cast<Time>(L) * m.costs.send_per_byte;
   const Time recv_cpu = m.costs.recv_overhead + static_cast<Time>(L) * m.costs.recv_per_byte;
   const Time inject = static_cast<Time>((p - 1 + m.net.inj_ports - 1) / m.net.inj_ports) * wire;
-  // One CPU pays for the p - 1 sends and the p - 1 receives.
-  const Time serial = std::max({(p - 1) * (send_cpu + recv_cpu), inject, link_load(t, msgs) * wire});
-  // After the serialized part the last message still crosses the network and is received.
-  return serial + (diameter + 1) * m.net.hop_time + recv_cpu;
+  // One CPU pays for the p - 1 sends and the p - 1 receives; or the first send, the busiest
+  // channel, the crossing of the diameter and the last receive take longer.
+  const Time wires = std::max(inject, link_load(t, msgs) * wire);
+  return std::max((p - 1) * (send_cpu + recv_cpu), send_cpu + wires + (diameter + 1) * m.net.hop_time + recv_cpu);
 }
 
 Time alltoall_cost(const std::string& a, const Machine& m, std::size_t L) {

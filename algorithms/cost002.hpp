@@ -37,9 +37,9 @@ Time cc_cube_cost(const Machine& machine, std::size_t L, int degree);
 /// t_s + D_j t_p + c_j L t_e with D_j the longest route and c_j the link load of permutation j.
 Time xor_exchange_cost(const Machine& machine, std::size_t L);
 
-/// 1-lev-dir: p - 1 sends at once; the slowest resource (a node's CPU, which pays the p - 1 sends
-/// and the p - 1 receives, its injection channels, or the most loaded link) serializes them; then the last message still crosses
-/// the diameter ((D + 1) t_hop) and is received (C_recv + L r).
+/// 1-lev-dir: p - 1 sends at once. The larger of the node's CPU for p - 1 sends and p - 1 receives,
+/// (p - 1)(C_send + C_recv + L (s + r)), and the first send's CPU + the busiest resource's wire
+/// time (the injection channels or the most loaded link) + (D + 1) t_hop + the last receive.
 Time direct_cost(const Machine& machine, std::size_t L);
 
 /// The cost of a catalog algorithm by name (the three above and pipelined-cc-cube(Q)); UsageError
