@@ -2,6 +2,10 @@
 #include "cccube.hpp"
 
 #include <algorithm>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -59,16 +63,52 @@ Embedding cc_cube_embedding(const Proc& p, const Group& g) {
   return e;
 }
 
-int cc_cube_boundary_source(const Topology& topo, const Embedding& e, int s, int h) {
-  const auto prev = exchange_rounds(topo, e, s - 1);
-  if (prev.size() < 2) return -1;
-  int best = -1, best_hops = 0;
-  for (int x : prev.back())
-    for (int y : {x, x ^ (1 << (s - 1))}) {
-      const int hops = topo.distance(e.node_of[static_cast<std::size_t>(h)], e.node_of[static_cast<std::size_t>(y)]);
-      if (best < 0 || hops < best_hops || (hops == best_hops && y < best)) best = y, best_hops = hops;
+namespace {
+// The conflict-free rounds of every dimension and the token source of every round-0 node after an
+// iteration of several rounds: computed once per topology and embedding (every VP of a run, and
+// every run on the same machine, shares them; a VP computing them alone would cost O(p^2) routes).
+struct RoundPlan {
+  std::vector<int> node_of;
+  std::vector<std::vector<std::vector<int>>> rounds;  // rounds[i]: exchange_rounds(topo, e, i)
+  std::vector<std::vector<int>> source;               // source[s][h]: -1 when iteration s - 1 is one round
+};
+
+RoundPlan make_plan(const Topology& topo, const Embedding& e) {
+  RoundPlan plan;
+  plan.node_of = e.node_of;
+  for (int i = 0; i < e.d; ++i) plan.rounds.push_back(exchange_rounds(topo, e, i));
+  plan.source.assign(static_cast<std::size_t>(e.d), std::vector<int>(static_cast<std::size_t>(1) << e.d, -1));
+  for (int s = 1; s < e.d; ++s) {
+    const auto& prev = plan.rounds[static_cast<std::size_t>(s - 1)];
+    if (prev.size() < 2) continue;
+    for (int h = 0; h < (1 << e.d); ++h) {
+      int best = -1, best_hops = 0;
+      for (int x : prev.back())
+        for (int y : {x, x ^ (1 << (s - 1))}) {
+          const int hops = topo.distance(e.node_of[static_cast<std::size_t>(h)], e.node_of[static_cast<std::size_t>(y)]);
+          if (best < 0 || hops < best_hops || (hops == best_hops && y < best)) best = y, best_hops = hops;
+        }
+      plan.source[static_cast<std::size_t>(s)][static_cast<std::size_t>(h)] = best;
     }
-  return best;
+  }
+  return plan;
+}
+
+// Topology names are canonical (same name, same routes); the embedding is compared in full.
+const RoundPlan& plan_of(const Topology& topo, const Embedding& e) {
+  static std::mutex mu;
+  static std::map<std::string, std::deque<RoundPlan>> cache;
+  const std::lock_guard lock(mu);
+  auto& plans = cache[topo.name()];
+  for (const auto& plan : plans)
+    if (plan.node_of == e.node_of) return plan;
+  return plans.emplace_back(make_plan(topo, e));
+}
+}  // namespace
+
+int cc_cube_boundary_source(const Topology& topo, const Embedding& e, int s, int h) {
+  if (s < 1 || s >= e.d) return -1;
+  return plan_of(topo, e).source[static_cast<std::size_t>(s)][static_cast<std::size_t>(h)];
 }
 
 // One step of the (pipelined) CC-cube on this node's vector M of 2^d blocks of L bytes: the pieces
@@ -101,7 +141,8 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
     auto node = [&](int h) { return e.node_of[static_cast<std::size_t>(h)]; };
     auto wait_token = [&](int h) { p.recv(node(h), kTokenTag, std::span<std::byte>(token_in).first(0), g); };
     auto in_round = [](const std::vector<int>& round, int h) { return std::find(round.begin(), round.end(), h) != round.end(); };
-    const auto rounds = exchange_rounds(topo, e, s);
+    const RoundPlan& plan = plan_of(topo, e);
+    const auto& rounds = plan.rounds[static_cast<std::size_t>(s)];
     const int low = me & ~(1 << s), side = me & (1 << s);
     // Between iterations (design): a round-0 pair of iteration s starts only when the nearest node
     // of the last round of iteration s - 1 has finished and sent it a token (when that iteration
@@ -109,7 +150,7 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
     if (!alone && s > 0 && in_round(rounds[0], low))
       if (const int from = cc_cube_boundary_source(topo, e, s, me); from >= 0 && from != me) wait_token(from);
     if (!alone && s + 1 < d && rounds.size() > 1 && in_round(rounds.back(), low))
-      for (const auto next_rounds = exchange_rounds(topo, e, s + 1); int x : next_rounds[0])
+      for (int x : plan.rounds[static_cast<std::size_t>(s + 1)][0])
         for (int y : {x, x ^ (1 << (s + 1))})
           if (y != me && cc_cube_boundary_source(topo, e, s + 1, y) == me) successors.push_back(node(y));
     for (std::size_t r = 0; r < rounds.size(); ++r)
