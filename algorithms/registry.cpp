@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "allgather.hpp"
+#include "cccube.hpp"
 #include "harness.hpp"
 #include "hpam.hpp"
 #include "touchstone/error.hpp"
@@ -17,6 +18,7 @@ namespace {
 std::vector<Algorithm> build() {
   std::vector<Algorithm> c;
   add_alltoall_algorithms(c);
+  add_cc_cube_algorithms(c);  // after paper 000's eight
   add_scatter_algorithms(c);
   add_gather_algorithms(c);
   add_selftest_algorithms(c);
@@ -65,6 +67,14 @@ const Algorithm* parameterized(const std::string& name) {
       {"gather/hybrid-level2(",
        [](const std::string& name, const std::string& param) { return gather_level2_hybrid_entry(parse_submesh(name, param)); }},
       {"gather/hybrid(", [](const std::string& name, const std::string& param) { return gather_hybrid_entry(parse_submesh(name, param)); }},
+      {"alltoall/pipelined-cc-cube(",
+       [](const std::string& name, const std::string& param) {
+         char* end = nullptr;
+         const long q = param.empty() ? 0 : std::strtol(param.c_str(), &end, 10);
+         if (param.empty() || end != param.c_str() + param.size() || q < 1 || q > (1 << 24))
+           throw UsageError(fmt::format("'{}': the pipelining degree must be a positive integer (paper 002, section 3)", name));
+         return pipelined_cc_cube_entry(static_cast<int>(q));
+       }},
   };
   for (const auto& f : families) {
     const std::string prefix = f.prefix;

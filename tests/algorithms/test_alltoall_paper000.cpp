@@ -131,8 +131,8 @@ INSTANTIATE_TEST_SUITE_P(Meshes, AlltoallPaper000, testing::ValuesIn(cases()),
 
 TEST(AlltoallPaper000Catalog, TheEightAlgorithmsInThePapersOrder) {
   const auto algs = algorithms::select("alltoall/all");
-  ASSERT_EQ(algs.size(), std::size(kAll));
-  for (std::size_t i = 0; i < algs.size(); ++i) EXPECT_EQ(algs[i]->name, kAll[i]);
+  ASSERT_GE(algs.size(), std::size(kAll));  // later papers' entries come after these
+  for (std::size_t i = 0; i < std::size(kAll); ++i) EXPECT_EQ(algs[i]->name, kAll[i]);
 }
 
 // The 1-level algorithms run on any group; the mesh algorithms refuse one that is not the whole
