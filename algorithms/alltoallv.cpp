@@ -1,8 +1,9 @@
 // Many-to-many personalized communication with bounded traffic (paper 003, sections 4 and 6).
 #include "algorithms/alltoallv.hpp"
 
-#include <array>
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <cstring>
 #include <numeric>
 
@@ -320,7 +321,7 @@ void alltoallv_random_scheduling(Proc& p, const TrafficMatrix& m, std::span<cons
 
 namespace {
 
-using AlltoallvFn = void (*)(Proc&, const TrafficMatrix&, std::span<const std::byte>, std::span<std::byte>);
+using AlltoallvFn = std::function<void(Proc&, const TrafficMatrix&, std::span<const std::byte>, std::span<std::byte>)>;
 
 // Harness: every processor builds the run's matrix from --traffic and the run's seed, sends
 // fill_pattern(me, j) of m_ij bytes to every j, and checks every byte of every message received.
@@ -349,6 +350,13 @@ Algorithm alltoallv_entry(std::string name, std::string summary, AlltoallvFn fn)
   return a;
 }
 
+// The entry of a variant: an algorithm function whose last argument selects it.
+template <typename Fn>
+AlltoallvFn with_option(Fn fn, bool option) {
+  return [fn, option](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
+    fn(p, m, s, r, option);
+  };
+}
 }  // namespace
 
 void add_alltoallv_algorithms(std::vector<Algorithm>& c) {
@@ -358,27 +366,19 @@ void add_alltoallv_algorithms(std::vector<Algorithm>& c) {
   c.push_back(alltoallv_entry("alltoallv/two-stage",
                               "paper 003 section 6: Stg1pp (Fig. 7) spreads every message over p intermediaries, "
                               "Stg2pp (Fig. 8) forwards; both stages by linear permutation",
-                              [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
-                                alltoallv_two_stage(p, m, s, r, false);
-                              }));
+                              with_option(alltoallv_two_stage, false)));
   c.push_back(alltoallv_entry("alltoallv/two-stage-shuffled",
                               "paper 003 section 6.3: two-stage with intermediaries reshuffled within size groups, "
                               "the permutation sent along",
-                              [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
-                                alltoallv_two_stage(p, m, s, r, true);
-                              }));
+                              with_option(alltoallv_two_stage, true)));
   c.push_back(alltoallv_entry("alltoallv/random-scheduling",
                               "paper 003 Figs. 4, 5: random destination order, a busy lock per destination taken "
                               "with remote test-and-set (active messages)",
-                              [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
-                                alltoallv_random_scheduling(p, m, s, r, false);
-                              }));
+                              with_option(alltoallv_random_scheduling, false)));
   c.push_back(alltoallv_entry("alltoallv/random-scheduling-plus",
                               "paper 003 section 5's improvements: busy destinations say for how long, senders sleep "
                               "for the least of those; a destination about to finish grants early",
-                              [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
-                                alltoallv_random_scheduling(p, m, s, r, true);
-                              }));
+                              with_option(alltoallv_random_scheduling, true)));
 }
 
 }  // namespace touchstone::algorithms

@@ -82,12 +82,16 @@ Embedding xor_embedding(const std::vector<int>& dims) {
 Embedding embedding_for(const Topology& topo) {
   const auto dims = topo.dims();
   if (!dims.empty()) return topo.name().rfind("torus:", 0) == 0 ? xor_embedding(dims) : standard_embedding(dims);
+  return identity_embedding(topo.nodes());
+}
+
+Embedding identity_embedding(int n) {
   Embedding e;
   e.kind = "identity";
-  e.d = log2_exact(topo.nodes(), "identity");
-  for (int n = 0; n < topo.nodes(); ++n) {
-    e.node_of.push_back(n);
-    e.cube_of.push_back(n);
+  e.d = log2_exact(n, "identity");
+  for (int h = 0; h < n; ++h) {
+    e.node_of.push_back(h);
+    e.cube_of.push_back(h);
   }
   return e;
 }

@@ -41,6 +41,8 @@ Embedding xor_embedding(const std::vector<int>& dims);
 /// The embedding the CC-cube algorithms use on `topo`: xor on a torus, standard on a mesh, the
 /// identity (hypercube node = node number) on any other topology. Needs 2^d nodes.
 Embedding embedding_for(const Topology& topo);
+/// Hypercube node h on node h, for n = 2^d nodes whatever the topology. UsageError otherwise.
+Embedding identity_embedding(int n);
 
 /// Largest topology distance between the images of two hypercube neighbours along dimension i.
 int dilation(const Topology& topo, const Embedding& e, int i);
