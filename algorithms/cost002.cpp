@@ -9,6 +9,7 @@
 
 #include "cccube.hpp"
 #include "embedding.hpp"
+#include "permutations.hpp"
 #include "touchstone/error.hpp"
 
 namespace touchstone::algorithms {
@@ -104,19 +105,19 @@ Time cc_cube_cost(const Machine& m, std::size_t L, int degree) {
   return total;
 }
 
-Time xor_exchange_cost(const Machine& m, std::size_t L) {
+Time schedule_cost(const Machine& m, std::size_t L, const Schedule& s) {
   const Topology& t = *m.topology;
-  const int p = t.nodes(), P2 = 1 << log2i(p);
   const CircuitParams c = circuit_params(m, L);
   Time total = 0;
-  for (int j = 1; j < P2; ++j) {
+  for (const auto& to : s.to) {
     std::vector<std::pair<int, int>> msgs;
     int longest = 0;
-    for (int a = 0; a < p; ++a)
-      if ((a ^ j) < p) {
-        msgs.emplace_back(a, a ^ j);
-        longest = std::max(longest, t.distance(a, a ^ j));
-      }
+    for (int a = 0; a < static_cast<int>(to.size()); ++a) {
+      const int b = to[static_cast<std::size_t>(a)];
+      if (b < 0 || b == a) continue;
+      msgs.emplace_back(a, b);
+      longest = std::max(longest, t.distance(a, b));
+    }
     if (msgs.empty()) continue;
     total += c.t_s + longest * c.t_p + scaled(c.t_e, static_cast<double>(std::max(1, link_load(t, msgs))) * static_cast<double>(L));
   }
@@ -149,7 +150,8 @@ Time alltoall_cost(const std::string& a, const Machine& m, std::size_t L) {
   if (a == "alltoall/cc-cube") return cc_cube_cost(m, L, 1);
   const std::string prefix = "alltoall/pipelined-cc-cube(";
   if (a.rfind(prefix, 0) == 0) return cc_cube_cost(m, L, std::stoi(a.substr(prefix.size())));
-  if (a == "alltoall/1-lev-xor") return xor_exchange_cost(m, L);
+  if (a == "alltoall/1-lev-xor") return schedule_cost(m, L, shared_schedule("xor", {m.nodes()}));
+  if (a == "alltoall/1-lev-lin") return schedule_cost(m, L, shared_schedule("linear", {m.nodes()}));
   if (a == "alltoall/1-lev-dir") return direct_cost(m, L);
   throw UsageError(fmt::format("no analytic cost model for '{}'", a));
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "touchstone/machine.hpp"
+#include "permutations.hpp"
 
 namespace touchstone::algorithms {
 
@@ -33,17 +34,18 @@ Time message_cost(const Machine& machine, std::size_t bytes, int hops);
 ///     time of the busiest injection channel or link.
 Time cc_cube_cost(const Machine& machine, std::size_t L, int degree);
 
-/// 1-lev-xor (the pairwise exchange, paper 000): p - 1 exchanges with P_(me xor j), each
-/// t_s + D_j t_p + c_j L t_e with D_j the longest route and c_j the link load of permutation j.
-Time xor_exchange_cost(const Machine& machine, std::size_t L);
+/// A permutation schedule run one permutation after another (paper 000's 1-lev-xor: p - 1 exchanges
+/// with P_(me xor j); 1-lev-lin: p - 1 shifts to P_(me + j), MPI's "pairwise" all-to-all): each
+/// permutation j costs t_s + D_j t_p + c_j L t_e with D_j its longest route and c_j its link load.
+Time schedule_cost(const Machine& machine, std::size_t L, const Schedule& schedule);
 
 /// 1-lev-dir: p - 1 sends at once. The larger of the node's CPU for p - 1 sends and p - 1 receives,
 /// (p - 1)(C_send + C_recv + L (s + r)), and the first send's CPU + the busiest resource's wire
 /// time (the injection channels or the most loaded link) + (D + 1) t_hop + the last receive.
 Time direct_cost(const Machine& machine, std::size_t L);
 
-/// The cost of a catalog algorithm by name (the three above and pipelined-cc-cube(Q)); UsageError
-/// for algorithms without a model here.
+/// The cost of a catalog algorithm by name (cc-cube, pipelined-cc-cube(Q), 1-lev-xor, 1-lev-lin,
+/// 1-lev-dir); UsageError for algorithms without a model here.
 Time alltoall_cost(const std::string& algorithm, const Machine& machine, std::size_t L);
 
 }  // namespace touchstone::algorithms

@@ -23,7 +23,9 @@ namespace {
 
 using namespace touchstone;
 
-const std::vector<std::string> kPrevious = {"alltoall/1-lev-dir", "alltoall/1-lev-xor"};
+// The previous proposals: direct sends, and the two pairwise exchanges (xor partners, and MPI's
+// shift "pairwise" algorithm, which is paper 000's linear permutations).
+const std::vector<std::string> kPrevious = {"alltoall/1-lev-dir", "alltoall/1-lev-xor", "alltoall/1-lev-lin"};
 
 double emulated_us(const Machine& m, const std::string& alg, std::size_t L) {
   RunOptions o;

@@ -319,6 +319,7 @@ TEST(CcCubeCost, OtherModelsWhereExact) {
       {"torus:4x4,ports=all", "alltoall/1-lev-dir", microseconds(330)},
       {"mesh:2", "alltoall/1-lev-dir", nanoseconds(27480)},
       {"mesh:2", "alltoall/1-lev-xor", nanoseconds(27480)},
+      {"mesh:2", "alltoall/1-lev-lin", nanoseconds(27480)},
       {"mesh:2", "alltoall/cc-cube", nanoseconds(27480)},
   };
   for (const auto& c : cases) {
