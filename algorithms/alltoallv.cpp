@@ -323,17 +323,29 @@ namespace {
 
 using AlltoallvFn = std::function<void(Proc&, const TrafficMatrix&, std::span<const std::byte>, std::span<std::byte>)>;
 
-// Harness: every processor builds the run's matrix from --traffic and the run's seed, sends
+// Harness: every processor reads the run's matrix (made from --traffic and the run's seed), sends
 // fill_pattern(me, j) of m_ij bytes to every j, and checks every byte of every message received.
-Algorithm alltoallv_entry(std::string name, std::string summary, AlltoallvFn fn) {
+// Host memory: the harness's send and receive buffers plus the algorithm's copies of the traffic
+// come to `copies` times the matrix's total, and an algorithm that keeps `pair_bytes` for every
+// pair of processors on every processor (two-stage's plan and the lengths ahead of its messages)
+// adds pair_bytes p^3: 26 GB on cm5:1024. Rank 0 refuses a run that cannot fit before anyone
+// allocates.
+Algorithm alltoallv_entry(std::string name, std::string summary, AlltoallvFn fn, std::size_t copies,
+                          std::size_t pair_bytes) {
   Algorithm a;
   a.name = name;
   a.summary = std::move(summary);
-  a.program = [name, fn](Proc& p, const Args& args) {
+  a.program = [name, fn, copies, pair_bytes](Proc& p, const Args& args) {
     if (args.traffic.k == 0 && args.traffic.file.empty())
       throw UsageError(fmt::format("{}: give the communication matrix with --traffic k=K,l=L,t=BYTES or file=M.csv", name));
-    const TrafficMatrix m = make_traffic(p.size(), args.traffic, p.seed());
+    const std::shared_ptr<const TrafficMatrix> shared = shared_traffic(p.size(), args.traffic, p.seed());
+    const TrafficMatrix& m = *shared;
     const int n = p.size(), me = p.rank();
+    if (me == 0) {
+      const std::size_t pn = sz(n);
+      check_host_memory(fmt::format("{} on {} processors", name, n),
+                        copies * sz(m.total()) + pair_bytes * pn * pn * pn + sizeof(std::int64_t) * pn * pn);
+    }
     const auto so = offsets(n, [&](int j) { return m.at(me, j); });
     const auto ro = offsets(n, [&](int i) { return m.at(i, me); });
     Bytes send(so.back()), recv(ro.back());
@@ -359,26 +371,30 @@ AlltoallvFn with_option(Fn fn, bool option) {
 }
 }  // namespace
 
+// Two-stage keeps, per pair of processors, a plan entry and one length in each of its four message
+// sets (stage-1 out and in, stage-2 out and in); shuffled adds a permutation entry to each.
+constexpr std::size_t kTwoStagePairBytes = sizeof(std::int64_t) + 4 * sizeof(Entry);
+
 void add_alltoallv_algorithms(std::vector<Algorithm>& c) {
   c.push_back(alltoallv_entry("alltoallv/linear-permutation",
                               "paper 003 Fig. 3: p-1 XOR-partner exchanges of the required lengths, a barrier after each",
-                              alltoallv_linear_permutation));
+                              alltoallv_linear_permutation, 4, 0));
   c.push_back(alltoallv_entry("alltoallv/two-stage",
                               "paper 003 section 6: Stg1pp (Fig. 7) spreads every message over p intermediaries, "
                               "Stg2pp (Fig. 8) forwards; both stages by linear permutation",
-                              with_option(alltoallv_two_stage, false)));
+                              with_option(alltoallv_two_stage, false), 6, kTwoStagePairBytes));
   c.push_back(alltoallv_entry("alltoallv/two-stage-shuffled",
                               "paper 003 section 6.3: two-stage with intermediaries reshuffled within size groups, "
                               "the permutation sent along",
-                              with_option(alltoallv_two_stage, true)));
+                              with_option(alltoallv_two_stage, true), 6, kTwoStagePairBytes + 4 * sizeof(Entry)));
   c.push_back(alltoallv_entry("alltoallv/random-scheduling",
                               "paper 003 Figs. 4, 5: random destination order, a busy lock per destination taken "
                               "with remote test-and-set (active messages)",
-                              with_option(alltoallv_random_scheduling, false)));
+                              with_option(alltoallv_random_scheduling, false), 4, 0));
   c.push_back(alltoallv_entry("alltoallv/random-scheduling-plus",
                               "paper 003 section 5's improvements: busy destinations say for how long, senders sleep "
                               "for the least of those; a destination about to finish grants early",
-                              with_option(alltoallv_random_scheduling, true)));
+                              with_option(alltoallv_random_scheduling, true), 4, 0));
 }
 
 }  // namespace touchstone::algorithms

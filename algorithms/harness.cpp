@@ -1,5 +1,7 @@
 #include "harness.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -9,7 +11,18 @@
 
 #include <fmt/format.h>
 
+#include "touchstone/error.hpp"
+
 namespace touchstone::algorithms {
+
+void check_host_memory(const std::string& what, std::size_t bytes) {
+  const auto pages = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES));
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
+  if (pages > 0 && page > 0 && bytes > pages / 100 * 90 * page)
+    throw UsageError(fmt::format("{} needs about {:.1f} GB of host memory for its buffers; this host has {:.1f} GB "
+                                 "(try a smaller size or a smaller machine)",
+                                 what, static_cast<double>(bytes) / 1e9, static_cast<double>(pages * page) / 1e9));
+}
 
 namespace {
 // Every 256-byte chunk of a pattern is a run of consecutive bytes, so it is a window of this ramp.

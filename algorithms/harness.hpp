@@ -20,6 +20,11 @@ void fill_pattern(int src, int dst, std::span<std::byte> out);
 /// holds exactly the pattern from src to dst.
 void check_pattern(const std::string& algorithm, int src, int dst, std::span<const std::byte> got);
 
+/// Refuses (UsageError naming `what`) a run whose buffers would need `bytes` of host memory when
+/// that is more than 90% of the host's physical memory, instead of letting the kernel kill the
+/// process.
+void check_host_memory(const std::string& what, std::size_t bytes);
+
 /// All-to-all: send and recv hold one block of `size` bytes per group rank.
 using AlltoallFn = std::function<void(Proc&, const Group&, std::span<const std::byte> send,
                                       std::span<std::byte> recv, std::size_t size)>;

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -197,6 +200,7 @@ TrafficSpec parse_traffic(const std::string& text) {
   if (spec.file.empty() && (!has_k || !has_t))
     throw UsageError(fmt::format("--traffic '{}': give k=K and t=BYTES (and optionally l=L), or file=M.csv", text));
   if (spec.l < 0.0 || spec.l > 1.0) throw UsageError(fmt::format("--traffic: l must be in [0,1], got {}", spec.l));
+  if (spec.file.empty() && spec.k < 1) throw UsageError(fmt::format("--traffic: k must be >= 1, got {}", spec.k));
   return spec;
 }
 
@@ -247,6 +251,19 @@ TrafficMatrix make_traffic(int p, const TrafficSpec& spec, std::uint64_t seed) {
   if (m.p() != p)
     throw UsageError(fmt::format("--traffic: '{}' is a {}x{} matrix but the machine has {} processors", spec.file,
                                  m.p(), m.p(), p));
+  return m;
+}
+
+std::shared_ptr<const TrafficMatrix> shared_traffic(int p, const TrafficSpec& spec, std::uint64_t seed) {
+  using Key = std::tuple<int, int, double, std::int64_t, std::string, std::uint64_t>;
+  static std::mutex mu;
+  static std::map<Key, std::weak_ptr<const TrafficMatrix>> cache;
+  std::lock_guard lk(mu);
+  std::weak_ptr<const TrafficMatrix>& slot = cache[Key{p, spec.k, spec.l, spec.t, spec.file, seed}];
+  if (auto m = slot.lock()) return m;
+  auto m = std::make_shared<const TrafficMatrix>(make_traffic(p, spec, seed));
+  slot = m;
+  std::erase_if(cache, [](const auto& entry) { return entry.second.expired(); });
   return m;
 }
 

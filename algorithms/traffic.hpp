@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -76,5 +77,10 @@ TrafficMatrix parse_traffic_csv(const std::string& text, const std::string& what
 /// The matrix a spec describes on p processors: the CSV file if given (its size must be p),
 /// otherwise generate_traffic(p, spec, seed).
 TrafficMatrix make_traffic(int p, const TrafficSpec& spec, std::uint64_t seed);
+
+/// make_traffic built once for all the processors of a run that ask for the same (p, spec, seed)
+/// while any of them still holds it: p private copies of a p x p matrix would take p^3 memory
+/// (8 GiB on cm5:1024).
+std::shared_ptr<const TrafficMatrix> shared_traffic(int p, const TrafficSpec& spec, std::uint64_t seed);
 
 }  // namespace touchstone::algorithms

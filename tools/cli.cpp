@@ -20,6 +20,7 @@
 #include <oneapi/tbb/parallel_for_each.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include "algorithms/harness.hpp"
 #include "algorithms/permutations.hpp"
 #include "algorithms/registry.hpp"
 #include "touchstone/touchstone.hpp"
@@ -73,16 +74,6 @@ std::string to_csv(const Record& r) {
 
 constexpr std::size_t kMaxSize = std::size_t{1} << 30;
 
-// Refuses a run whose payload buffers alone would not fit in the host's memory, instead of
-// letting the kernel kill the process.
-void check_host_memory(const std::string& what, std::size_t bytes) {
-  const auto pages = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES));
-  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
-  if (pages > 0 && page > 0 && bytes > pages / 100 * 90 * page)
-    throw UsageError(fmt::format("{} needs about {:.1f} GB of host memory for its payloads; this host has {:.1f} GB "
-                                 "(try a smaller size or a smaller machine)",
-                                 what, static_cast<double>(bytes) / 1e9, static_cast<double>(pages * page) / 1e9));
-}
 
 // Parses FROM:TO (doubling) or a single size.
 std::vector<std::size_t> parse_sizes(const std::string& s) {
@@ -153,7 +144,7 @@ Record run_one(const Machine& m, const algorithms::Algorithm& alg, std::size_t s
                const RunOptions& opts) {
   if (c.root < 0 || c.root >= m.nodes())
     throw UsageError(fmt::format("--root {} is out of range for {} ({} processors)", c.root, m.name, m.nodes()));
-  check_host_memory(fmt::format("{} with {} bytes on {}", alg.name, size, m.name), alg.harness_bytes(m.nodes(), size));
+  algorithms::check_host_memory(fmt::format("{} with {} bytes on {}", alg.name, size, m.name), alg.harness_bytes(m.nodes(), size));
   algorithms::Args args{size, c.root, !c.phantom};
   if (!c.traffic.empty()) args.traffic = algorithms::parse_traffic(c.traffic);
   Record r;

@@ -112,6 +112,7 @@ TEST(TrafficMatrix, ParseSpecAndCsv) {
   EXPECT_THROW(algorithms::parse_traffic("k=2,t=x"), UsageError);
   EXPECT_THROW(algorithms::parse_traffic("k=2,t=5,q=1"), UsageError);
   EXPECT_THROW(algorithms::parse_traffic("k=2,t=5,l=2"), UsageError);
+  EXPECT_THROW(algorithms::parse_traffic("k=0,t=5"), UsageError);
   const auto m = algorithms::parse_traffic_csv("# fig\n0,3\n 1 , 0\n", "m.csv");
   EXPECT_EQ(m, TrafficMatrix(2, {0, 3, 1, 0}));
   EXPECT_THROW(algorithms::parse_traffic_csv("0,3\n1\n", "m.csv"), UsageError);

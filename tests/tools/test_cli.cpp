@@ -217,7 +217,11 @@ INSTANTIATE_TEST_SUITE_P(
                     BadArgs{"sweep --machine mesh:2x2 --sizes x:y", "x:y"},
                     BadArgs{"sweep --machine mesh:2x2 --algorithms nosuch/all --sizes 8:8", "nosuch"},
                     BadArgs{"sweep --machine mesh:2x2 --sizes 8:8 --out /nonexistent/dir/o.txt", "/nonexistent/dir/o.txt"},
-                    BadArgs{"run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 --stack-kb 1", "stack-kb"}),
+                    BadArgs{"run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 --stack-kb 1", "stack-kb"},
+                    BadArgs{"run --machine cm5:32 --algorithm alltoallv/two-stage --size 0 --traffic k=0,t=64", "k must be"},
+                    // 4 TB of traffic per processor: refused by rank 0 before anything is allocated.
+                    BadArgs{"run --machine cm5:1024 --algorithm alltoallv/two-stage --size 0 --traffic k=8,t=4398046511104",
+                            "host memory"}),
     [](const testing::TestParamInfo<BadArgs>& info) { return "case" + std::to_string(info.index); });
 
 // BUG (runtime/src/machine.cpp, parse_dims): the dimensions are split with std::getline on 'x',
