@@ -226,6 +226,10 @@ TEST(AllgatherFormulas, Section32) {
 TEST(SwitchMachines, BadSpecsAreClearErrors) {
   EXPECT_THROW(parse_machine("switch2:16"), UsageError);
   EXPECT_THROW(parse_machine("switch:0"), UsageError);
+  EXPECT_THROW(parse_machine("switch2:0+5"), UsageError);
+  EXPECT_THROW(parse_machine("switch2:5+"), UsageError);
+  EXPECT_THROW(parse_machine("irregular:switches=1,nodes=9-3,links=1-5"), UsageError);
+  EXPECT_THROW(parse_machine("irregular:switches=3,nodes=1-3,links=5-1"), UsageError);
   EXPECT_THROW(parse_machine("switch2:16+16,placement=weird"), UsageError);
   EXPECT_THROW(parse_machine("irregular:switches=3,nodes=30-31,links=1-5"), UsageError);
   EXPECT_THROW(parse_machine("switchnet:/nonexistent.json"), UsageError);
@@ -376,11 +380,25 @@ namespace {
 
 TEST(SwitchDeadlock, NoNetworkDeadlockOnFortyRandomNetworks) {
   // Up*/down* routes cannot wait in a cycle (section 2.3): run() would throw a RunError naming the
-  // cycle. SB and combining put the most worms in the network at once; LS forwards around a ring.
+  // cycle. Every algorithm that runs on any switch network (LS2 needs two switches: below).
   for (int seed = 1; seed <= 40; ++seed) {
     const std::string spec = fmt::format("irregular:switches=8,nodes=1-6,links=1-5,parallel=3,seed={},placement=random", seed);
     const Machine m = parse_machine(spec);
-    for (const char* a : {"allgather/SB", "allgather/combining", "allgather/LS"}) {
+    for (const char* a : {"allgather/LR", "allgather/SB", "allgather/combining", "allgather/RO-ring", "allgather/SO-ring", "allgather/LS"}) {
+      const auto& alg = algorithms::find(a);
+      EXPECT_NO_THROW(run(m, [&](Proc& p) { alg.program(p, algorithms::Args{64, 0, true}); })) << spec << " " << a;
+    }
+  }
+}
+
+TEST(SwitchDeadlock, NoNetworkDeadlockOnTwoSwitchNetworksWithLs2) {
+  // LS2 runs on two switches only: 2-switch networks with 1 or 2 parallel links, random sizes and
+  // random rank placements from the irregular generator, all seven algorithms.
+  for (int seed = 1; seed <= 20; ++seed) {
+    const std::string spec = fmt::format("irregular:switches=2,nodes=1-12,links=1-2,parallel=2,seed={},placement=random", seed);
+    const Machine m = parse_machine(spec);
+    for (const char* a : {"allgather/LR", "allgather/SB", "allgather/combining", "allgather/RO-ring", "allgather/SO-ring", "allgather/LS2",
+                          "allgather/LS"}) {
       const auto& alg = algorithms::find(a);
       EXPECT_NO_THROW(run(m, [&](Proc& p) { alg.program(p, algorithms::Args{64, 0, true}); })) << spec << " " << a;
     }

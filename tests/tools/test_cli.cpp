@@ -217,8 +217,24 @@ INSTANTIATE_TEST_SUITE_P(
                     BadArgs{"sweep --machine mesh:2x2 --sizes x:y", "x:y"},
                     BadArgs{"sweep --machine mesh:2x2 --algorithms nosuch/all --sizes 8:8", "nosuch"},
                     BadArgs{"sweep --machine mesh:2x2 --sizes 8:8 --out /nonexistent/dir/o.txt", "/nonexistent/dir/o.txt"},
-                    BadArgs{"run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 --stack-kb 1", "stack-kb"}),
+                    BadArgs{"run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 --stack-kb 1", "stack-kb"},
+                    // Switch machines of paper 004: each bad spec names what is wrong.
+                    BadArgs{"run --machine switch:0 --algorithm allgather/SB --size 8", "switch:P"},
+                    BadArgs{"run --machine switch2:0+5 --algorithm allgather/SB --size 8", "switch2:N1+N2"},
+                    BadArgs{"run --machine irregular:switches=1,nodes=9-3,links=1-5 --algorithm allgather/SB --size 8", "nodes=A-B"},
+                    BadArgs{"sweep --machine switch2:16+x --algorithms allgather/all --sizes 8:8", "switch2:N1+N2"},
+                    BadArgs{"run --machine switchnet:/nonexistent/net.json --algorithm allgather/SB --size 8", "/nonexistent/net.json"}),
     [](const testing::TestParamInfo<BadArgs>& info) { return "case" + std::to_string(info.index); });
+
+TEST(Cli, MalformedSwitchNetworkFileIsAClearError) {
+  const std::string path = fmt::format("{}/malformed_switchnet_{}.json", testing::TempDir(), ::getpid());
+  std::ofstream(path) << R"({"ports": 32, "nodes": [16, 16], "links": [[0, 1])";  // a bracket short
+  const Cli c = touchstone_cli("run --machine switchnet:" + path + " --algorithm allgather/SB --size 8");
+  EXPECT_FALSE(c.signaled);
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_NE(c.err.find("not valid JSON"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find(path), std::string::npos) << c.err;
+}
 
 // BUG (runtime/src/machine.cpp, parse_dims): the dimensions are split with std::getline on 'x',
 // which yields no token after a trailing 'x', so "mesh:4x" is silently accepted as mesh:4 (and
