@@ -415,8 +415,9 @@ std::shared_ptr<const SwitchNetwork> parse_switch_topology(const std::string& ki
     // Section 4.4: two 32-port switches joined by one link.
     const auto plus = arg.find('+');
     if (plus == std::string::npos) throw UsageError(fmt::format("switch2:N1+N2 expected, got 'switch2:{}'", arg));
-    const int a = to_int("switch2:N1+N2", arg.substr(0, plus), 0, 1 << 16);
-    const int b = to_int("switch2:N1+N2", arg.substr(plus + 1), 0, 1 << 16);
+    // Each switch needs a node: an empty one is the one-switch machine, switch:P.
+    const int a = to_int("switch2:N1+N2", arg.substr(0, plus), 1, 1 << 16);
+    const int b = to_int("switch2:N1+N2", arg.substr(plus + 1), 1, 1 << 16);
     l.ports = ports ? ports : std::max(32, std::max(a, b) + 1);
     l.nodes_per_switch = {a, b};
     l.links = {{0, 1}};

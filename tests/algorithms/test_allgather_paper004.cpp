@@ -17,6 +17,10 @@
 
 using namespace touchstone;
 
+// The switch preset's costs (runtime/src/machine.cpp, docs/paper004.md): C_send = C_recv, the
+// per-switch header time t_route + t_sw + t_phy, and the time per flit (one flit = one byte).
+constexpr Time kO = nanoseconds(1000), kHop = nanoseconds(532), kFlit = nanoseconds(16);
+
 namespace {
 
 const SwitchNetwork& net_of(const Machine& m) { return dynamic_cast<const SwitchNetwork&>(*m.topology); }
@@ -197,16 +201,17 @@ INSTANTIATE_TEST_SUITE_P(Switches, AllgatherDelivers, testing::ValuesIn(cases())
                          });
 
 TEST(AllgatherTimes, SingleSwitchRingAndCombiningFollowTheModel) {
-  // switch preset: C_send = C_recv = 1.25 us, t_hop = 32 ns, 16 ns per flit (byte), one worm.
+  // switch preset: C_send = C_recv = 1 us, t_hop = t_route + t_sw + t_phy = 532 ns, 16 ns per flit
+  // (byte), one worm.
   const Machine m = parse_machine("switch:32");
   auto makespan = [&](const char* a) {
     const auto& alg = algorithms::find(a);
     return run(m, [&](Proc& p) { alg.program(p, algorithms::Args{256, 0, true}); }).makespan;
   };
-  const Time step = nanoseconds(1250) + nanoseconds(32) + 256 * nanoseconds(16) + nanoseconds(1250);
+  const Time step = kO + kHop + 256 * kFlit + kO;  // 6.628 us, the paper's 205.78 / 31 = 6.638
   EXPECT_EQ(makespan("allgather/LR"), 31 * step);  // Fig. 3: 31 sequential steps
   // Fig. 5: 5 steps of 1, 2, 4, 8, 15 blocks.
-  EXPECT_EQ(makespan("allgather/combining"), 5 * (nanoseconds(2500) + nanoseconds(32)) + 31 * 256 * nanoseconds(16));
+  EXPECT_EQ(makespan("allgather/combining"), 5 * (2 * kO + kHop) + 31 * 256 * kFlit);
 }
 
 TEST(AllgatherTimes, Ls2IsAnErrorOffTwoSwitches) {
@@ -226,6 +231,10 @@ TEST(AllgatherFormulas, Section32) {
 TEST(SwitchMachines, BadSpecsAreClearErrors) {
   EXPECT_THROW(parse_machine("switch2:16"), UsageError);
   EXPECT_THROW(parse_machine("switch:0"), UsageError);
+  EXPECT_THROW(parse_machine("switch2:0+5"), UsageError);
+  EXPECT_THROW(parse_machine("switch2:5+"), UsageError);
+  EXPECT_THROW(parse_machine("irregular:switches=1,nodes=9-3,links=1-5"), UsageError);
+  EXPECT_THROW(parse_machine("irregular:switches=3,nodes=1-3,links=5-1"), UsageError);
   EXPECT_THROW(parse_machine("switch2:16+16,placement=weird"), UsageError);
   EXPECT_THROW(parse_machine("irregular:switches=3,nodes=30-31,links=1-5"), UsageError);
   EXPECT_THROW(parse_machine("switchnet:/nonexistent.json"), UsageError);
@@ -271,8 +280,9 @@ std::array<Time, 2> two_crossing_messages(std::vector<std::pair<int, int>> links
 }
 
 TEST(AdaptiveRouting, TwoWormsTakeTheTwoFreeParallelLinks) {
-  // h = C_send = 1.25 us; injection -> link -> ejection: 2 t_hop; 256 bytes at 16 ns.
-  const Time alone = nanoseconds(1250) + 2 * nanoseconds(32) + 256 * nanoseconds(16);
+  // h = C_send; injection -> link -> ejection: 2 t_hop (a header is routed at both switches); 256
+  // bytes at 16 ns.
+  const Time alone = kO + 2 * kHop + 256 * kFlit;
   const auto parallel = two_crossing_messages({{0, 1}, {0, 1}});
   EXPECT_EQ(parallel[0], alone);
   EXPECT_EQ(parallel[1], alone);
@@ -280,7 +290,7 @@ TEST(AdaptiveRouting, TwoWormsTakeTheTwoFreeParallelLinks) {
   // then runs unblocked: it arrives one body time (256 * 16 ns) after the first.
   const auto single = two_crossing_messages({{0, 1}});
   EXPECT_EQ(single[0], alone);
-  EXPECT_EQ(single[1], alone + 256 * nanoseconds(16));
+  EXPECT_EQ(single[1], alone + 256 * kFlit);
 }
 
 TEST(AdaptiveRouting, SeededChoicesGiveTheSameTraceUnderHostPerturbation) {
@@ -354,7 +364,7 @@ std::pair<Time, Time> blocked_behind(const std::string& options) {
 }
 
 TEST(CutThrough, BlockedWormDrainsIntoTheRouterBufferAndFreesItsSender) {
-  const Time o = nanoseconds(1250), hop = nanoseconds(32), flit = nanoseconds(16);
+  const Time o = kO, hop = kHop, flit = kFlit;
   // Rank 1's worm frees link 1->2 when its tail leaves it: o + 2 hop + 1000 flits - hop.
   const Time link_free = o + 2 * hop + 1000 * flit - hop;
   const Time arrival = link_free + hop + 256 * flit;  // header: link, ejection; then the body
@@ -376,11 +386,25 @@ namespace {
 
 TEST(SwitchDeadlock, NoNetworkDeadlockOnFortyRandomNetworks) {
   // Up*/down* routes cannot wait in a cycle (section 2.3): run() would throw a RunError naming the
-  // cycle. SB and combining put the most worms in the network at once; LS forwards around a ring.
+  // cycle. Every algorithm that runs on any switch network (LS2 needs two switches: below).
   for (int seed = 1; seed <= 40; ++seed) {
     const std::string spec = fmt::format("irregular:switches=8,nodes=1-6,links=1-5,parallel=3,seed={},placement=random", seed);
     const Machine m = parse_machine(spec);
-    for (const char* a : {"allgather/SB", "allgather/combining", "allgather/LS"}) {
+    for (const char* a : {"allgather/LR", "allgather/SB", "allgather/combining", "allgather/RO-ring", "allgather/SO-ring", "allgather/LS"}) {
+      const auto& alg = algorithms::find(a);
+      EXPECT_NO_THROW(run(m, [&](Proc& p) { alg.program(p, algorithms::Args{64, 0, true}); })) << spec << " " << a;
+    }
+  }
+}
+
+TEST(SwitchDeadlock, NoNetworkDeadlockOnTwoSwitchNetworksWithLs2) {
+  // LS2 runs on two switches only: 2-switch networks with 1 or 2 parallel links, random sizes and
+  // random rank placements from the irregular generator, all seven algorithms.
+  for (int seed = 1; seed <= 20; ++seed) {
+    const std::string spec = fmt::format("irregular:switches=2,nodes=1-12,links=1-2,parallel=2,seed={},placement=random", seed);
+    const Machine m = parse_machine(spec);
+    for (const char* a : {"allgather/LR", "allgather/SB", "allgather/combining", "allgather/RO-ring", "allgather/SO-ring", "allgather/LS2",
+                          "allgather/LS"}) {
       const auto& alg = algorithms::find(a);
       EXPECT_NO_THROW(run(m, [&](Proc& p) { alg.program(p, algorithms::Args{64, 0, true}); })) << spec << " " << a;
     }

@@ -221,8 +221,24 @@ INSTANTIATE_TEST_SUITE_P(
                     BadArgs{"run --machine cm5:32 --algorithm alltoallv/two-stage --size 0 --traffic k=0,t=64", "k must be"},
                     // 4 TB of traffic per processor: refused by rank 0 before anything is allocated.
                     BadArgs{"run --machine cm5:1024 --algorithm alltoallv/two-stage --size 0 --traffic k=8,t=4398046511104",
-                            "host memory"}),
+                            "host memory"},
+                    // Switch machines of paper 004: each bad spec names what is wrong.
+                    BadArgs{"run --machine switch:0 --algorithm allgather/SB --size 8", "switch:P"},
+                    BadArgs{"run --machine switch2:0+5 --algorithm allgather/SB --size 8", "switch2:N1+N2"},
+                    BadArgs{"run --machine irregular:switches=1,nodes=9-3,links=1-5 --algorithm allgather/SB --size 8", "nodes=A-B"},
+                    BadArgs{"sweep --machine switch2:16+x --algorithms allgather/all --sizes 8:8", "switch2:N1+N2"},
+                    BadArgs{"run --machine switchnet:/nonexistent/net.json --algorithm allgather/SB --size 8", "/nonexistent/net.json"}),
     [](const testing::TestParamInfo<BadArgs>& info) { return "case" + std::to_string(info.index); });
+
+TEST(Cli, MalformedSwitchNetworkFileIsAClearError) {
+  const std::string path = fmt::format("{}/malformed_switchnet_{}.json", testing::TempDir(), ::getpid());
+  std::ofstream(path) << R"({"ports": 32, "nodes": [16, 16], "links": [[0, 1])";  // a bracket short
+  const Cli c = touchstone_cli("run --machine switchnet:" + path + " --algorithm allgather/SB --size 8");
+  EXPECT_FALSE(c.signaled);
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_NE(c.err.find("not valid JSON"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find(path), std::string::npos) << c.err;
+}
 
 // BUG (runtime/src/machine.cpp, parse_dims): the dimensions are split with std::getline on 'x',
 // which yields no token after a trailing 'x', so "mesh:4x" is silently accepted as mesh:4 (and
