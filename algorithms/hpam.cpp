@@ -228,6 +228,78 @@ void hybrid_gather(Proc& p, const std::string& name, SubMesh s, int root, std::s
   if (at.row == m.r0 && at.col == m.c0) p.send(0, kInterTag, mine);
 }
 
+// Inter-level multicast (sections 3.1, 3.2, 4.1; docs/model.md 2.11): the router of a level-1
+// processor (r1 - 1, b)_1 replicates a message onto its f2 inter-level channels, so one multicast
+// reaches the processors of one level-2 row under its f2 child columns. Level 2 is cut into p2 x 1
+// sub-meshes (q2 = 1, "to fully utilize the hardware support"); their roots are the rows i p2.
+void check_multicast(const Proc& p, const std::string& name, SubMesh s) {
+  if (!p.machine().net.multicast)
+    throw UsageError(fmt::format("{}: needs the inter-level multicast hardware, e.g. hpam:1x1/16x16,Q=8,multicast (got {})", name,
+                                 p.machine().name));
+  if (s.q != 1) throw UsageError(fmt::format("{}: the multicast's sub-meshes are one column wide, p2 x 1 (got {}x{})", name, s.p, s.q));
+}
+
+// The level-2 processors of row `row` under level-1 column b: one multicast's destinations.
+std::vector<int> row_under(const Hpam& t, int b, int row) {
+  const int f = t.fanout(2);
+  std::vector<int> d(static_cast<std::size_t>(f));
+  for (int k = 0; k < f; ++k) d[static_cast<std::size_t>(k)] = t.node(2, row, b * f + k);
+  return d;
+}
+
+// Section 3.1 (eq. 6) with one level-1 processor; section 3.2 (eq. 8) with several: source
+// (0,0)_1, 1- level 1's row 0 broadcasts along the row (log c1 steps); 2- each (0,b)_1 multicasts
+// to the sub-mesh roots under its column, farthest row first (r2/p2 multicasts); 3- level 1's
+// columns finish the tree while level 2's p2 x 1 sub-meshes run theirs.
+void multicast_bcast(Proc& p, const std::string& name, SubMesh s, int root, std::span<std::byte> buf) {
+  check_multicast(p, name, s);
+  const Hpam* t = as_hpam(p.machine());
+  if (!t || t->levels() != 2) throw UsageError(fmt::format("{}: needs a two-level HPAM machine (got {})", name, p.machine().name));
+  const int r1 = t->rows(1), c1 = t->cols(1), r2 = t->rows(2), c2 = t->cols(2);
+  if (s.p > r2 || r2 % s.p)
+    throw UsageError(fmt::format("{}: the {}x1 initial sub-mesh does not tile the {}x{} second level", name, s.p, r2, c2));
+  if (root != 0) throw UsageError(fmt::format("{}: the source must be (0,0)_1, rank 0 (got --root {})", name, root));
+  const Mesh level1{[t](int r, int c) { return t->node(1, r, c); }}, level2{[t](int r, int c) { return t->node(2, r, c); }};
+  const HpamPos at = t->pos(p.rank());
+  if (at.level == 1) {
+    if (at.row == 0) {
+      tree_bcast(p, level1, {0, 0, 1, c1}, 0, at.col, buf);
+      for (int i = r2 / s.p - 1; i >= 0; --i) p.multicast(row_under(*t, at.col, i * s.p), kInterTag, buf);
+    }
+    tree_bcast(p, level1, {0, at.col, r1, 1}, at.row, at.col, buf);
+    return;
+  }
+  const Rect m{at.row / s.p * s.p, at.col, s.p, 1};
+  if (at.row == m.r0) p.recv(level1.rank_of(0, at.col / t->fanout(2)), kInterTag, buf);
+  tree_bcast(p, level2, m, at.row, at.col, buf);
+}
+
+// Section 4.1 (eq. 11), one level-1 processor: the router replicates whole messages only, so
+// multicast i carries the blocks of level 2's rows i p2 .. i p2 + p2 - 1 (p2 c2 blocks) to every
+// root of that band, which keeps its column's p2 blocks and scatters them down its p2 x 1 sub-mesh.
+void multicast_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                       std::span<std::byte> recv, std::size_t L) {
+  check_multicast(p, name, s);
+  const Hybrid h(p, name, s, root);
+  const Rect& whole2 = h.whole2;
+  if (p.rank() == 0) {
+    const auto level2 = send.subspan(L);
+    for (int i = whole2.h / s.p - 1; i >= 0; --i)
+      p.multicast(row_under(*h.hpam, 0, i * s.p), kInterTag, pack(level2, whole2, {i * s.p, 0, s.p, whole2.w}, L));
+    if (L) std::memcpy(recv.data(), send.data(), L);
+    return;
+  }
+  const HpamPos at = h.hpam->pos(p.rank());
+  const Rect m = h.submesh_of(at), band{m.r0, 0, s.p, whole2.w};
+  std::vector<std::byte> data;
+  if (at.row == m.r0) {
+    std::vector<std::byte> all(static_cast<std::size_t>(band.size()) * L);
+    p.recv(0, kInterTag, all);
+    data = pack(all, band, m, L);
+  }
+  tree_scatter(p, h.level2, m, at.row, at.col, data, recv, L);
+}
+
 // Section 4.2, destinations in level 2 only, source (0,0)_1 (the paper's worst case, first row).
 // 1- a partial scatter along the source's row: k = min(c1, c2/q2) of its processors (every
 // (c1/k)-th) each get the blocks of c2/k whole columns of level 2 (case a, q2 <= f2: all c1 of
@@ -516,6 +588,30 @@ Algorithm gather_hybrid_entry(SubMesh s) {
                                        std::size_t L) { hybrid_gather(p, name, s, root, send, recv, L); });
   a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
     return to_us(HpamModel::of(m).eq10_hybrid_scatter(s.p, s.q, size));
+  };
+  return a;
+}
+
+Algorithm bcast_multicast_entry(SubMesh s) {
+  const std::string name = fmt::format("bcast/multicast({})", submesh_name(s));
+  return bcast_entry(
+      name, "paper 001 sections 3.1, 3.2: inter-level multicast to the roots of p2 x 1 sub-meshes, then binary trees (eqs. 6, 8)",
+      [name, s](Proc& p, int root, std::span<std::byte> buf) { multicast_bcast(p, name, s, root, buf); },
+      [s](const Machine& m, std::size_t size) -> std::optional<double> {
+        const HpamModel h = HpamModel::of(m);
+        // Eq. 8 is written for the r2/2 x 1 sub-mesh only.
+        if (h.r1 * h.c1 > 1) return s.p * 2 == h.r2 ? std::optional(to_us(h.eq8_multicast_bcast_multi(size, true))) : std::nullopt;
+        return to_us(h.eq6_multicast_bcast(s.p, size));
+      });
+}
+
+Algorithm scatter_multicast_entry(SubMesh s) {
+  const std::string name = fmt::format("scatter/multicast({})", submesh_name(s));
+  Algorithm a = scatter_entry(name, "paper 001 section 4.1: one replicated message per band of p2 rows, then binary-tree scatters (eq. 11)",
+                              [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                                        std::size_t L) { multicast_scatter(p, name, s, root, send, recv, L); });
+  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
+    return to_us(HpamModel::of(m).eq11_multicast_scatter(s.p, size));
   };
   return a;
 }
