@@ -8,8 +8,10 @@
 //
 // For every second level r2 x c2, Q and message size S: every p2 x q2 (powers of two) for the
 // hybrid broadcast (bcast/hybrid) and scatter (scatter/hybrid), emulated and by eqs. 5 and 10;
-// the multicast variants by eqs. 6 and 11 only (the network has no multicast hardware). The CSV
-// holds one row per point, for tools/plot_paper001.py.
+// every p2 x 1 for the multicast variants (bcast/multicast, scatter/multicast), emulated on the
+// same machine with its inter-level multicast hardware (hpam:1x1/R2xC2,Q=q,multicast; the
+// hardware does not change what the hybrid algorithms cost) and by eqs. 6 and 11. The CSV holds
+// one row per point, for tools/plot_paper001.py.
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -50,7 +52,7 @@ Time emulate(const Machine& m, const std::string& algorithm, std::size_t size) {
 
 struct Point {
   int p, q;
-  Time model, emulated;  // emulated < 0: not emulated (multicast)
+  Time model, emulated;
 };
 
 struct Best {
@@ -76,15 +78,17 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
   for (const auto& level : split(levels)) {
     const auto start = std::chrono::steady_clock::now();
     for (const auto& qtext : split(qs)) {
-      const Machine m = parse_machine(fmt::format("hpam:1x1/{},Q={}", level, qtext));
+      const Machine m = parse_machine(fmt::format("hpam:1x1/{},Q={},multicast", level, qtext));
       const HpamModel h = HpamModel::of(m);
       fmt::print("\n== hpam:1x1/{}, Q = {} ==\n", level, qtext);
-      fmt::print("{:>6} | {:>22} {:>22} | {:>14} {:>8} | {:>22} {:>22} | {:>14}\n", "S", "bcast best: model", "emulated",
-                 "mcast model", "gain%", "scatter best: model", "emulated", "mcast model");
+      fmt::print("{:>6} | {:>22} {:>22} | {:>14} {:>6} {:>14} {:>6} | {:>22} {:>22} | {:>14} {:>14}\n", "S", "bcast best: model",
+                 "emulated", "mcast model", "gain%", "mcast emulated", "gain%", "scatter best: model", "emulated", "mcast model",
+                 "mcast emulated");
       std::vector<int> scatter_area_model, scatter_area_emulated;  // best p2 * q2 per size
+      std::vector<int> mscatter_p_model, mscatter_p_emulated;      // best p2 of the multicast scatter per size
       for (const auto& stext : split(sizes)) {
         const std::size_t s = std::stoull(stext);
-        Best bm, be, mm, sm, se, smm;
+        Best bm, be, mm, me, sm, se, smm, sme;
         Time brute_model = 0, brute_emulated = 0, worst_model = 0, worst_emulated = 0;
         std::map<std::pair<int, int>, Time> scatter_model, bcast_emulated;
         // Emulate every sub-mesh (in parallel: the runs are independent), then go through them.
@@ -92,8 +96,17 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
         for (int p = 1; p <= h.r2; p *= 2)
           for (int q = 1; q <= h.c2; q *= 2) shapes.emplace_back(p, q);
         std::vector<std::pair<Time, Time>> emulated(shapes.size());
+        std::vector<int> heights;  // the multicast's p2 x 1
+        for (int p = 1; p <= h.r2; p *= 2) heights.push_back(p);
+        std::vector<std::pair<Time, Time>> emulated_mc(heights.size());
         arena.execute([&] {
-          tbb::parallel_for(std::size_t{0}, shapes.size(), [&](std::size_t i) {
+          tbb::parallel_for(std::size_t{0}, shapes.size() + heights.size(), [&](std::size_t i) {
+            if (i >= shapes.size()) {
+              const int p = heights[i - shapes.size()];
+              emulated_mc[i - shapes.size()] = {emulate(m, fmt::format("bcast/multicast({}x1)", p), s),
+                                                emulate(m, fmt::format("scatter/multicast({}x1)", p), s)};
+              return;
+            }
             const auto [p, q] = shapes[i];
             emulated[i] = {emulate(m, fmt::format("bcast/hybrid({}x{})", p, q), s),
                            emulate(m, fmt::format("scatter/hybrid({}x{})", p, q), s)};
@@ -115,18 +128,25 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
             }
           }
         }
-        for (int p = 1; p <= h.r2; p *= 2) {
+        for (std::size_t i = 0; i < heights.size(); ++i) {
+          const int p = heights[i];
           const Time bmc = h.eq6_multicast_bcast(p, s), smc = h.eq11_multicast_scatter(p, s);
-          mm.offer(p, 1, bmc), smm.offer(p, 1, smc);
+          const auto [bmc_emu, smc_emu] = emulated_mc[i];
+          mm.offer(p, 1, bmc), smm.offer(p, 1, smc), me.offer(p, 1, bmc_emu), sme.offer(p, 1, smc_emu);
           if (csv) {
-            std::fprintf(csv, "%s,%s,bcast-multicast,%d,1,%zu,%.4f,\n", level.c_str(), qtext.c_str(), p, s, to_us(bmc));
-            std::fprintf(csv, "%s,%s,scatter-multicast,%d,1,%zu,%.4f,\n", level.c_str(), qtext.c_str(), p, s, to_us(smc));
+            std::fprintf(csv, "%s,%s,bcast-multicast,%d,1,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, s, to_us(bmc), to_us(bmc_emu));
+            std::fprintf(csv, "%s,%s,scatter-multicast,%d,1,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, s, to_us(smc),
+                         to_us(smc_emu));
           }
         }
         const double gain = 100.0 * static_cast<double>(bm.t - mm.t) / static_cast<double>(bm.t);
-        fmt::print("{:>6} | {:>7} {:>14.2f} {:>7} {:>14.2f} | {:>5} {:>8.2f} {:>8.1f} | {:>7} {:>14.2f} {:>7} {:>14.2f} | {:>5} {:>8.2f}\n",
-                   s, bm.str(), to_us(bm.t), be.str(), to_us(be.t), mm.str(), to_us(mm.t), gain, sm.str(), to_us(sm.t), se.str(),
-                   to_us(se.t), smm.str(), to_us(smm.t));
+        const double gain_emu = 100.0 * static_cast<double>(be.t - me.t) / static_cast<double>(be.t);
+        fmt::print("{:>6} | {:>7} {:>14.2f} {:>7} {:>14.2f} | {:>5} {:>8.2f} {:>6.1f} {:>5} {:>8.2f} {:>6.1f} | {:>7} {:>14.2f} {:>7} "
+                   "{:>14.2f} | {:>5} {:>8.2f} {:>5} {:>8.2f}\n",
+                   s, bm.str(), to_us(bm.t), be.str(), to_us(be.t), mm.str(), to_us(mm.t), gain, me.str(), to_us(me.t), gain_emu,
+                   sm.str(), to_us(sm.t), se.str(), to_us(se.t), smm.str(), to_us(smm.t), sme.str(), to_us(sme.t));
+        mscatter_p_model.push_back(smm.p);
+        mscatter_p_emulated.push_back(sme.p);
         // Section 3.1: "the optimal partitioning consists of two sub-meshes constructed along the
         // columns (r2 x c2/2) regardless of the size of the mesh, the size of the message or Q".
         claim(bm.p == h.r2 && bm.q == h.c2 / 2, fmt::format("eq. 5 best {} is not {}x{}", bm.str(), h.r2, h.c2 / 2));
@@ -138,9 +158,12 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
         scatter_area_emulated.push_back(se.p * se.q);
         // "the optimal sub-mesh size is r2/2 x 1" (multicast, eq. 6).
         claim(mm.p == h.r2 / 2, fmt::format("eq. 6 best {} is not {}x1", mm.str(), h.r2 / 2));
+        claim(me.p == h.r2 / 2, fmt::format("emulated multicast broadcast best {} is not {}x1", me.str(), h.r2 / 2));
         // "more than 43%" for 4x4, "more than 46%" for 16x16 and larger.
         const double want = h.r2 * h.c2 <= 16 ? 43 : h.r2 * h.c2 >= 256 ? 46 : 0;
         claim(gain > want, fmt::format("multicast gain {:.1f}% is not above {}%", gain, want));
+        claim(gain_emu > want, fmt::format("emulated multicast gain {:.1f}% (best hybrid {} against best multicast {}) is not above {}%",
+                                           gain_emu, be.str(), me.str(), want));
         // Sections 3.1, 4.1: column partitions (tall sub-meshes) beat row partitions of the same size.
         for (int p = 2; p <= h.r2; p *= 2)
           for (int q = 1; q < p && q <= h.c2; q *= 2) {
@@ -156,6 +179,10 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
       for (std::size_t i = 1; i < scatter_area_model.size(); ++i) {
         claim(scatter_area_model[i] <= scatter_area_model[i - 1], "eq. 10: the best scatter sub-mesh grows with S");
         claim(scatter_area_emulated[i] <= scatter_area_emulated[i - 1], "emulated: the best scatter sub-mesh grows with S");
+        // Section 4.1 (multicast, Figure 7): "the size of the optimal sub-mesh increases as the
+        // message size decreases".
+        claim(mscatter_p_model[i] <= mscatter_p_model[i - 1], "eq. 11: the best multicast scatter sub-mesh grows with S");
+        claim(mscatter_p_emulated[i] <= mscatter_p_emulated[i - 1], "emulated: the best multicast scatter sub-mesh grows with S");
       }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -221,7 +248,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string levels = "4x4,8x8,16x16,64x64", qs = "2,8,32", sizes = "0,256,1024,4096", csv;
   int jobs = 1;
-  auto* s = app.add_subcommand("search", "optimal initial sub-mesh by emulation and by eqs. 5, 6, 10, 11");
+  auto* s = app.add_subcommand("search", "optimal initial sub-mesh, emulated and by eqs. 5, 6, 10, 11");
   s->add_option("--levels", levels, "second-level meshes, comma-separated")->capture_default_str();
   s->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
   s->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
