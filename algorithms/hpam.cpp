@@ -274,6 +274,14 @@ void multicast_bcast(Proc& p, const std::string& name, SubMesh s, int root, std:
   tree_bcast(p, level2, m, at.row, at.col, buf);
 }
 
+// A sub-mesh root's part of a replicated band: it receives all of `band`'s blocks and keeps those
+// of its own p2 x 1 sub-mesh m.
+std::vector<std::byte> recv_band(Proc& p, int from, const Rect& band, const Rect& m, std::size_t L) {
+  std::vector<std::byte> all(static_cast<std::size_t>(band.size()) * L);
+  p.recv(from, kInterTag, all);
+  return pack(all, band, m, L);
+}
+
 // Section 4.1 (eq. 11), one level-1 processor: the router replicates whole messages only, so
 // multicast i carries the blocks of level 2's rows i p2 .. i p2 + p2 - 1 (p2 c2 blocks) to every
 // root of that band, which keeps its column's p2 blocks and scatters them down its p2 x 1 sub-mesh.
@@ -292,11 +300,7 @@ void multicast_scatter(Proc& p, const std::string& name, SubMesh s, int root, st
   const HpamPos at = h.hpam->pos(p.rank());
   const Rect m = h.submesh_of(at), band{m.r0, 0, s.p, whole2.w};
   std::vector<std::byte> data;
-  if (at.row == m.r0) {
-    std::vector<std::byte> all(static_cast<std::size_t>(band.size()) * L);
-    p.recv(0, kInterTag, all);
-    data = pack(all, band, m, L);
-  }
+  if (at.row == m.r0) data = recv_band(p, 0, band, m, L);
   tree_scatter(p, h.level2, m, at.row, at.col, data, recv, L);
 }
 
@@ -330,31 +334,37 @@ struct RowPlan {
   int server(int c) const { return t->node(1, 0, c / width * stride); }
 };
 
+// Step 1 of section 4.2's scatters: the binary-tree partial scatter along the source's row; row
+// processor v gets "block" v, the level-2 columns [v width, (v+1) width) (returned, laid out as
+// `cols`).
+std::vector<std::byte> row_partial_scatter(Proc& p, const RowPlan& rp, int v, std::span<const std::byte> send, std::size_t L,
+                                           Rect& cols) {
+  const std::size_t chunk = static_cast<std::size_t>(rp.r2) * static_cast<std::size_t>(rp.width) * L;
+  std::vector<std::byte> chunks, mine(chunk);
+  if (p.rank() == 0) {
+    chunks.reserve(static_cast<std::size_t>(rp.k) * chunk);
+    for (int u = 0; u < rp.k; ++u) {
+      const auto c = pack(send, rp.whole2, {0, u * rp.width, rp.r2, rp.width}, L);
+      chunks.insert(chunks.end(), c.begin(), c.end());
+    }
+  }
+  tree_scatter(p, rp.row, rp.row_rect, 0, v, chunks, mine, chunk);
+  cols = {0, v * rp.width, rp.r2, rp.width};
+  return mine;
+}
+
 void level2_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
                     std::span<std::byte> recv, std::size_t L) {
   const RowPlan rp(p, name, s, root);
   const Hpam* t = rp.t;
-  const int r2 = rp.r2, k = rp.k, stride = rp.stride, width = rp.width;
-  const Mesh& row = rp.row;
+  const int r2 = rp.r2, stride = rp.stride, width = rp.width;
   const Mesh& level2 = rp.level2;
-  const Rect whole2 = rp.whole2, row_rect = rp.row_rect;
   const HpamPos at = t->pos(p.rank());
   if (at.level == 1) {
     if (at.row != 0 || at.col % stride) return;  // not in the partial scatter
-    const int v = at.col / stride;
-    // Step 1: the row's binary-tree scatter; "block" v is the columns [v width, (v+1) width).
-    const std::size_t chunk = static_cast<std::size_t>(r2) * static_cast<std::size_t>(width) * L;
-    std::vector<std::byte> chunks, mine(chunk);
-    if (p.rank() == 0) {
-      chunks.reserve(static_cast<std::size_t>(k) * chunk);
-      for (int u = 0; u < k; ++u) {
-        const auto c = pack(send, whole2, {0, u * width, r2, width}, L);
-        chunks.insert(chunks.end(), c.begin(), c.end());
-      }
-    }
-    tree_scatter(p, row, row_rect, 0, v, chunks, mine, chunk);
+    Rect cols;
+    const auto mine = row_partial_scatter(p, rp, at.col / stride, send, L, cols);
     // Step 2: the roots of the sub-meshes under columns [v width, (v+1) width), farthest first.
-    const Rect cols{0, v * width, r2, width};
     for (int i = r2 / s.p - 1; i >= 0; --i)
       for (int j = cols.c0; j < cols.c0 + width; j += s.q)
         p.send(level2.rank_of(i * s.p, j), kInterTag, pack(mine, cols, {i * s.p, j, s.p, s.q}, L));
@@ -367,6 +377,29 @@ void level2_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::
     p.recv(rp.server(at.col), kInterTag, data);
   }
   tree_scatter(p, level2, m, at.row, at.col, data, recv, L);
+}
+
+// Section 4.2 with the multicast hardware, destinations in level 2 only (eq. 14, Figure 9): the
+// row's partial scatter gives each (0,b)_1 the r2 f2 blocks under its column (q2 = 1 <= f2: case
+// a, every row processor takes part); it then multicasts, farthest band first, the p2 f2 blocks of
+// each band of p2 rows to the f2 roots of that band under it; then the p2 x 1 trees.
+void level2_multicast_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                              std::span<std::byte> recv, std::size_t L) {
+  check_multicast(p, name, s);
+  const RowPlan rp(p, name, s, root);
+  const HpamPos at = rp.t->pos(p.rank());
+  if (at.level == 1) {
+    if (at.row != 0) return;
+    Rect cols;
+    const auto mine = row_partial_scatter(p, rp, at.col, send, L, cols);
+    for (int i = rp.r2 / s.p - 1; i >= 0; --i)
+      p.multicast(row_under(*rp.t, at.col, i * s.p), kInterTag, pack(mine, cols, {i * s.p, cols.c0, s.p, cols.w}, L));
+    return;
+  }
+  const Rect m{at.row / s.p * s.p, at.col, s.p, 1};
+  std::vector<std::byte> data;
+  if (at.row == m.r0) data = recv_band(p, rp.server(at.col), {m.r0, at.col / rp.width * rp.width, s.p, rp.width}, m, L);
+  tree_scatter(p, rp.level2, m, at.row, at.col, data, recv, L);
 }
 
 // Section 4.2, destinations in both levels with equal final sizes: the source's row gets, per
@@ -625,6 +658,19 @@ Algorithm scatter_level2_hybrid_entry(SubMesh s) {
       });
   a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
     return to_us(HpamModel::of(m).eq12_13_hybrid_scatter_multi(s.p, s.q, size));
+  };
+  return a;
+}
+
+Algorithm scatter_level2_multicast_entry(SubMesh s) {
+  const std::string name = fmt::format("scatter/multicast-level2({})", submesh_name(s));
+  Algorithm a = scatter_level2_entry(
+      name, "paper 001 section 4.2: partial scatter in the source's row, one multicast per band of p2 rows, binary-tree scatters (eq. 14)",
+      [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t L) {
+        level2_multicast_scatter(p, name, s, root, send, recv, L);
+      });
+  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
+    return to_us(HpamModel::of(m).eq14_multicast_scatter_multi(s.p, size));
   };
   return a;
 }

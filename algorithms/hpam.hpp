@@ -46,6 +46,8 @@ Algorithm gather_hybrid_entry(SubMesh s);
 /// (hpam:...,multicast). The multicast gather is not built: it needs combining routers (section 5).
 Algorithm bcast_multicast_entry(SubMesh s);
 Algorithm scatter_multicast_entry(SubMesh s);
+/// scatter/multicast-level2(p2x1): section 4.2 with the multicast hardware, level 2 only (eq. 14).
+Algorithm scatter_level2_multicast_entry(SubMesh s);
 /// scatter/hybrid-level2(p2xq2): section 4.2, any level 1, destinations in level 2 only (cases a
 /// and b, eqs. 12 and 13).
 Algorithm scatter_level2_hybrid_entry(SubMesh s);

@@ -62,6 +62,8 @@ const Algorithm* parameterized(const std::string& name) {
       {"scatter/hybrid(", [](const std::string& name, const std::string& param) { return scatter_hybrid_entry(parse_submesh(name, param)); }},
       {"bcast/multicast(", [](const std::string& name, const std::string& param) { return bcast_multicast_entry(parse_submesh(name, param)); }},
       {"scatter/multicast(", [](const std::string& name, const std::string& param) { return scatter_multicast_entry(parse_submesh(name, param)); }},
+      {"scatter/multicast-level2(",
+       [](const std::string& name, const std::string& param) { return scatter_level2_multicast_entry(parse_submesh(name, param)); }},
       {"scatter/hybrid-level2(",
        [](const std::string& name, const std::string& param) { return scatter_level2_hybrid_entry(parse_submesh(name, param)); }},
       {"scatter/hybrid-both(",

@@ -424,3 +424,38 @@ TEST(HpamTimes, SeveralLevelOneProcessorsMulticastBroadcastIsEq8MinusPipeliningA
   // eq. 8 charges 12 hops, the critical path takes 2 + 3 + 5 = 10 (b, c).
   EXPECT_EQ(h.eq8_multicast_bcast_multi(s, true) - r.makespan, recv2 + 2 * h.lambda_hop);
 }
+
+TEST(HpamMulticast, Section42MulticastScatterDeliversOnSeveralShapes) {
+  const Shape shapes[] = {{"hpam:2x2/4x4,Q=2,multicast", {"1x1", "2x1", "4x1"}},
+                          {"hpam:4x4/16x16,Q=8,multicast", {"1x1", "4x1", "16x1"}},
+                          {"hpam:1x2/2x8,multicast", {"1x1", "2x1"}},
+                          {"hpam:2x4/4x4,multicast", {"2x1"}},
+                          {"hpam:1x1/4x4,multicast", {"2x1"}}};
+  for (const auto& sh : shapes) {
+    const Machine m = parse_machine(sh.machine);
+    const Hpam& t = *as_hpam(m);
+    for (const auto& sub : sh.submeshes)
+      for (std::size_t size : {std::size_t{0}, std::size_t{3}, std::size_t{200}}) {
+        const std::string name = fmt::format("scatter/multicast-level2({})", sub);
+        SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+        RunResult r;
+        ASSERT_NO_THROW(r = run_alg(m, name, size));
+        // Every level-2 processor receives one message; so does every row processor but the source.
+        EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(t.rows(2) * t.cols(2) + t.cols(1) - 1));
+      }
+  }
+}
+
+TEST(HpamTimes, Section42MulticastScatterIsEq14PlusEjections) {
+  // hpam:2x2/4x4, Q = 2, S = 100, 4x1 (one band): (0,0)_1 gives (0,1)_1 the r2 f2 S = 800 bytes
+  // of columns 2-3 (1 hop + ejection); (0,1)_1 multicasts them, the band's p2 f2 = 8 blocks, to
+  // (0,2)_2 and (0,3)_2 (r1 = 2 hops + ejection); each scatters down its 4x1 sub-mesh (2 steps,
+  // 3 hops + 2 ejections). One multicast: no pipelining term. Eq. 14 charges Lambda (l_c1^+/2 =
+  // 1, r1 = 2, l_4^+/2 = 3) = 6 hops where the path takes 2 + 3 + 5 = 10.
+  const Machine m = parse_machine("hpam:2x2/4x4,Q=2,multicast");
+  const HpamModel h = HpamModel::of(m);
+  const RunResult r = run_alg(m, "scatter/multicast-level2(4x1)", 100);
+  EXPECT_EQ(r.stats.blocked_headers, 0u);
+  EXPECT_EQ(r.makespan, h.b(1, 1, 100, 1, 8) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 2, 3) + 10 * h.lambda_hop);
+  EXPECT_EQ(h.eq14_multicast_scatter_multi(4, 100), h.b(1, 1, 100, 1, 8) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 2, 3) + 6 * h.lambda_hop);
+}
