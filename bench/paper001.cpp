@@ -217,28 +217,35 @@ int multi(const std::string& machines, const std::string& qs, const std::string&
 
 // Section 4.2, destinations in level 2 only: every p2 x q2 by eqs. 12/13 and emulated
 // (scatter/hybrid-level2); the paper: "the sub-mesh size of choice satisfies q2 <= f2", and the
-// optimal height falls as S grows.
+// optimal height falls as S grows. With the multicast hardware (scatter/multicast-level2, every
+// p2 x 1) by eq. 14 and emulated, and the gain of the best multicast over the best hybrid
+// (Figure 9).
 int scatter42(const std::string& machines, const std::string& qs, const std::string& sizes) {
-  fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>6}\n", "levels", "Q", "S", "model", "us", "q2<=f2", "emu", "us",
-             "q2<=f2");
+  fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>7} {:>12} | {:>6} {:>6}\n", "levels", "Q",
+             "S", "model", "us", "q2<=f2", "emu", "us", "q2<=f2", "mc eq14", "us", "mc emu", "us", "gain%", "emu%");
   int held = 0, checked = 0;
   for (const auto& levels : split(machines))
     for (const auto& q : split(qs))
       for (const auto& stext : split(sizes)) {
         const std::size_t s = std::stoull(stext);
-        const Machine m = parse_machine(fmt::format("hpam:{},Q={}", levels, q));
+        const Machine m = parse_machine(fmt::format("hpam:{},Q={},multicast", levels, q));
         const HpamModel h = HpamModel::of(m);
         const int f2 = h.c2 / h.c1;
-        Best bm, be;
-        for (int p = 1; p <= h.r2; p *= 2)
+        Best bm, be, mm, me;
+        for (int p = 1; p <= h.r2; p *= 2) {
           for (int qq = 1; qq <= h.c2; qq *= 2) {
             bm.offer(p, qq, h.eq12_13_hybrid_scatter_multi(p, qq, s));
             be.offer(p, qq, emulate(m, fmt::format("scatter/hybrid-level2({}x{})", p, qq), s));
           }
+          mm.offer(p, 1, h.eq14_multicast_scatter_multi(p, s));
+          me.offer(p, 1, emulate(m, fmt::format("scatter/multicast-level2({}x1)", p), s));
+        }
         checked += 2;
         held += (bm.q <= f2) + (be.q <= f2);
-        fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>6}\n", levels, q, s, bm.str(), to_us(bm.t),
-                   bm.q <= f2 ? "yes" : "NO", be.str(), to_us(be.t), be.q <= f2 ? "yes" : "NO");
+        auto gain = [](const Best& hy, const Best& mc) { return 100.0 * static_cast<double>(hy.t - mc.t) / static_cast<double>(hy.t); };
+        fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>7} {:>12.2f} | {:>6.1f} {:>6.1f}\n",
+                   levels, q, s, bm.str(), to_us(bm.t), bm.q <= f2 ? "yes" : "NO", be.str(), to_us(be.t), be.q <= f2 ? "yes" : "NO",
+                   mm.str(), to_us(mm.t), me.str(), to_us(me.t), gain(bm, mm), gain(be, me));
       }
   fmt::print("q2 <= f2 held: {} of {}\n", held, checked);
   return 0;
@@ -263,7 +270,7 @@ int main(int argc, char** argv) {
   mu->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
   mu->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
   std::string machines42 = "2x2/8x8,4x4/16x16,4x4/64x64";
-  auto* sc = app.add_subcommand("scatter42", "section 4.2: scatter to level 2 with several level-1 processors, eqs. 12/13 and emulated");
+  auto* sc = app.add_subcommand("scatter42", "section 4.2: scatter to level 2 with several level-1 processors, eqs. 12/13/14 and emulated");
   sc->add_option("--levels", machines42, "HPAM levels, comma-separated")->capture_default_str();
   sc->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
   sc->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
