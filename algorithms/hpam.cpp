@@ -228,6 +228,82 @@ void hybrid_gather(Proc& p, const std::string& name, SubMesh s, int root, std::s
   if (at.row == m.r0 && at.col == m.c0) p.send(0, kInterTag, mine);
 }
 
+// Inter-level multicast (sections 3.1, 3.2, 4.1; docs/model.md 2.11): the router of a level-1
+// processor (r1 - 1, b)_1 replicates a message onto its f2 inter-level channels, so one multicast
+// reaches the processors of one level-2 row under its f2 child columns. Level 2 is cut into p2 x 1
+// sub-meshes (q2 = 1, "to fully utilize the hardware support"); their roots are the rows i p2.
+void check_multicast(const Proc& p, const std::string& name, SubMesh s) {
+  if (!p.machine().net.multicast)
+    throw UsageError(fmt::format("{}: needs the inter-level multicast hardware, e.g. hpam:1x1/16x16,Q=8,multicast (got {})", name,
+                                 p.machine().name));
+  if (s.q != 1) throw UsageError(fmt::format("{}: the multicast's sub-meshes are one column wide, p2 x 1 (got {}x{})", name, s.p, s.q));
+}
+
+// The level-2 processors of row `row` under level-1 column b: one multicast's destinations.
+std::vector<int> row_under(const Hpam& t, int b, int row) {
+  const int f = t.fanout(2);
+  std::vector<int> d(static_cast<std::size_t>(f));
+  for (int k = 0; k < f; ++k) d[static_cast<std::size_t>(k)] = t.node(2, row, b * f + k);
+  return d;
+}
+
+// Section 3.1 (eq. 6) with one level-1 processor; section 3.2 (eq. 8) with several: source
+// (0,0)_1, 1- level 1's row 0 broadcasts along the row (log c1 steps); 2- each (0,b)_1 multicasts
+// to the sub-mesh roots under its column, farthest row first (r2/p2 multicasts); 3- level 1's
+// columns finish the tree while level 2's p2 x 1 sub-meshes run theirs.
+void multicast_bcast(Proc& p, const std::string& name, SubMesh s, int root, std::span<std::byte> buf) {
+  check_multicast(p, name, s);
+  const Hpam* t = as_hpam(p.machine());
+  if (!t || t->levels() != 2) throw UsageError(fmt::format("{}: needs a two-level HPAM machine (got {})", name, p.machine().name));
+  const int r1 = t->rows(1), c1 = t->cols(1), r2 = t->rows(2), c2 = t->cols(2);
+  if (s.p > r2 || r2 % s.p)
+    throw UsageError(fmt::format("{}: the {}x1 initial sub-mesh does not tile the {}x{} second level", name, s.p, r2, c2));
+  if (root != 0) throw UsageError(fmt::format("{}: the source must be (0,0)_1, rank 0 (got --root {})", name, root));
+  const Mesh level1{[t](int r, int c) { return t->node(1, r, c); }}, level2{[t](int r, int c) { return t->node(2, r, c); }};
+  const HpamPos at = t->pos(p.rank());
+  if (at.level == 1) {
+    if (at.row == 0) {
+      tree_bcast(p, level1, {0, 0, 1, c1}, 0, at.col, buf);
+      for (int i = r2 / s.p - 1; i >= 0; --i) p.multicast(row_under(*t, at.col, i * s.p), kInterTag, buf);
+    }
+    tree_bcast(p, level1, {0, at.col, r1, 1}, at.row, at.col, buf);
+    return;
+  }
+  const Rect m{at.row / s.p * s.p, at.col, s.p, 1};
+  if (at.row == m.r0) p.recv(level1.rank_of(0, at.col / t->fanout(2)), kInterTag, buf);
+  tree_bcast(p, level2, m, at.row, at.col, buf);
+}
+
+// A sub-mesh root's part of a replicated band: it receives all of `band`'s blocks and keeps those
+// of its own p2 x 1 sub-mesh m.
+std::vector<std::byte> recv_band(Proc& p, int from, const Rect& band, const Rect& m, std::size_t L) {
+  std::vector<std::byte> all(static_cast<std::size_t>(band.size()) * L);
+  p.recv(from, kInterTag, all);
+  return pack(all, band, m, L);
+}
+
+// Section 4.1 (eq. 11), one level-1 processor: the router replicates whole messages only, so
+// multicast i carries the blocks of level 2's rows i p2 .. i p2 + p2 - 1 (p2 c2 blocks) to every
+// root of that band, which keeps its column's p2 blocks and scatters them down its p2 x 1 sub-mesh.
+void multicast_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                       std::span<std::byte> recv, std::size_t L) {
+  check_multicast(p, name, s);
+  const Hybrid h(p, name, s, root);
+  const Rect& whole2 = h.whole2;
+  if (p.rank() == 0) {
+    const auto level2 = send.subspan(L);
+    for (int i = whole2.h / s.p - 1; i >= 0; --i)
+      p.multicast(row_under(*h.hpam, 0, i * s.p), kInterTag, pack(level2, whole2, {i * s.p, 0, s.p, whole2.w}, L));
+    if (L) std::memcpy(recv.data(), send.data(), L);
+    return;
+  }
+  const HpamPos at = h.hpam->pos(p.rank());
+  const Rect m = h.submesh_of(at), band{m.r0, 0, s.p, whole2.w};
+  std::vector<std::byte> data;
+  if (at.row == m.r0) data = recv_band(p, 0, band, m, L);
+  tree_scatter(p, h.level2, m, at.row, at.col, data, recv, L);
+}
+
 // Section 4.2, destinations in level 2 only, source (0,0)_1 (the paper's worst case, first row).
 // 1- a partial scatter along the source's row: k = min(c1, c2/q2) of its processors (every
 // (c1/k)-th) each get the blocks of c2/k whole columns of level 2 (case a, q2 <= f2: all c1 of
@@ -258,31 +334,37 @@ struct RowPlan {
   int server(int c) const { return t->node(1, 0, c / width * stride); }
 };
 
+// Step 1 of section 4.2's scatters: the binary-tree partial scatter along the source's row; row
+// processor v gets "block" v, the level-2 columns [v width, (v+1) width) (returned, laid out as
+// `cols`).
+std::vector<std::byte> row_partial_scatter(Proc& p, const RowPlan& rp, int v, std::span<const std::byte> send, std::size_t L,
+                                           Rect& cols) {
+  const std::size_t chunk = static_cast<std::size_t>(rp.r2) * static_cast<std::size_t>(rp.width) * L;
+  std::vector<std::byte> chunks, mine(chunk);
+  if (p.rank() == 0) {
+    chunks.reserve(static_cast<std::size_t>(rp.k) * chunk);
+    for (int u = 0; u < rp.k; ++u) {
+      const auto c = pack(send, rp.whole2, {0, u * rp.width, rp.r2, rp.width}, L);
+      chunks.insert(chunks.end(), c.begin(), c.end());
+    }
+  }
+  tree_scatter(p, rp.row, rp.row_rect, 0, v, chunks, mine, chunk);
+  cols = {0, v * rp.width, rp.r2, rp.width};
+  return mine;
+}
+
 void level2_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
                     std::span<std::byte> recv, std::size_t L) {
   const RowPlan rp(p, name, s, root);
   const Hpam* t = rp.t;
-  const int r2 = rp.r2, k = rp.k, stride = rp.stride, width = rp.width;
-  const Mesh& row = rp.row;
+  const int r2 = rp.r2, stride = rp.stride, width = rp.width;
   const Mesh& level2 = rp.level2;
-  const Rect whole2 = rp.whole2, row_rect = rp.row_rect;
   const HpamPos at = t->pos(p.rank());
   if (at.level == 1) {
     if (at.row != 0 || at.col % stride) return;  // not in the partial scatter
-    const int v = at.col / stride;
-    // Step 1: the row's binary-tree scatter; "block" v is the columns [v width, (v+1) width).
-    const std::size_t chunk = static_cast<std::size_t>(r2) * static_cast<std::size_t>(width) * L;
-    std::vector<std::byte> chunks, mine(chunk);
-    if (p.rank() == 0) {
-      chunks.reserve(static_cast<std::size_t>(k) * chunk);
-      for (int u = 0; u < k; ++u) {
-        const auto c = pack(send, whole2, {0, u * width, r2, width}, L);
-        chunks.insert(chunks.end(), c.begin(), c.end());
-      }
-    }
-    tree_scatter(p, row, row_rect, 0, v, chunks, mine, chunk);
+    Rect cols;
+    const auto mine = row_partial_scatter(p, rp, at.col / stride, send, L, cols);
     // Step 2: the roots of the sub-meshes under columns [v width, (v+1) width), farthest first.
-    const Rect cols{0, v * width, r2, width};
     for (int i = r2 / s.p - 1; i >= 0; --i)
       for (int j = cols.c0; j < cols.c0 + width; j += s.q)
         p.send(level2.rank_of(i * s.p, j), kInterTag, pack(mine, cols, {i * s.p, j, s.p, s.q}, L));
@@ -295,6 +377,29 @@ void level2_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::
     p.recv(rp.server(at.col), kInterTag, data);
   }
   tree_scatter(p, level2, m, at.row, at.col, data, recv, L);
+}
+
+// Section 4.2 with the multicast hardware, destinations in level 2 only (eq. 14, Figure 9): the
+// row's partial scatter gives each (0,b)_1 the r2 f2 blocks under its column (q2 = 1 <= f2: case
+// a, every row processor takes part); it then multicasts, farthest band first, the p2 f2 blocks of
+// each band of p2 rows to the f2 roots of that band under it; then the p2 x 1 trees.
+void level2_multicast_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                              std::span<std::byte> recv, std::size_t L) {
+  check_multicast(p, name, s);
+  const RowPlan rp(p, name, s, root);
+  const HpamPos at = rp.t->pos(p.rank());
+  if (at.level == 1) {
+    if (at.row != 0) return;
+    Rect cols;
+    const auto mine = row_partial_scatter(p, rp, at.col, send, L, cols);
+    for (int i = rp.r2 / s.p - 1; i >= 0; --i)
+      p.multicast(row_under(*rp.t, at.col, i * s.p), kInterTag, pack(mine, cols, {i * s.p, cols.c0, s.p, cols.w}, L));
+    return;
+  }
+  const Rect m{at.row / s.p * s.p, at.col, s.p, 1};
+  std::vector<std::byte> data;
+  if (at.row == m.r0) data = recv_band(p, rp.server(at.col), {m.r0, at.col / rp.width * rp.width, s.p, rp.width}, m, L);
+  tree_scatter(p, rp.level2, m, at.row, at.col, data, recv, L);
 }
 
 // Section 4.2, destinations in both levels with equal final sizes: the source's row gets, per
@@ -520,6 +625,30 @@ Algorithm gather_hybrid_entry(SubMesh s) {
   return a;
 }
 
+Algorithm bcast_multicast_entry(SubMesh s) {
+  const std::string name = fmt::format("bcast/multicast({})", submesh_name(s));
+  return bcast_entry(
+      name, "paper 001 sections 3.1, 3.2: inter-level multicast to the roots of p2 x 1 sub-meshes, then binary trees (eqs. 6, 8)",
+      [name, s](Proc& p, int root, std::span<std::byte> buf) { multicast_bcast(p, name, s, root, buf); },
+      [s](const Machine& m, std::size_t size) -> std::optional<double> {
+        const HpamModel h = HpamModel::of(m);
+        // Eq. 8 is written for the r2/2 x 1 sub-mesh only.
+        if (h.r1 * h.c1 > 1) return s.p * 2 == h.r2 ? std::optional(to_us(h.eq8_multicast_bcast_multi(size, true))) : std::nullopt;
+        return to_us(h.eq6_multicast_bcast(s.p, size));
+      });
+}
+
+Algorithm scatter_multicast_entry(SubMesh s) {
+  const std::string name = fmt::format("scatter/multicast({})", submesh_name(s));
+  Algorithm a = scatter_entry(name, "paper 001 section 4.1: one replicated message per band of p2 rows, then binary-tree scatters (eq. 11)",
+                              [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                                        std::size_t L) { multicast_scatter(p, name, s, root, send, recv, L); });
+  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
+    return to_us(HpamModel::of(m).eq11_multicast_scatter(s.p, size));
+  };
+  return a;
+}
+
 Algorithm scatter_level2_hybrid_entry(SubMesh s) {
   const std::string name = fmt::format("scatter/hybrid-level2({})", submesh_name(s));
   Algorithm a = scatter_level2_entry(
@@ -529,6 +658,19 @@ Algorithm scatter_level2_hybrid_entry(SubMesh s) {
       });
   a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
     return to_us(HpamModel::of(m).eq12_13_hybrid_scatter_multi(s.p, s.q, size));
+  };
+  return a;
+}
+
+Algorithm scatter_level2_multicast_entry(SubMesh s) {
+  const std::string name = fmt::format("scatter/multicast-level2({})", submesh_name(s));
+  Algorithm a = scatter_level2_entry(
+      name, "paper 001 section 4.2: partial scatter in the source's row, one multicast per band of p2 rows, binary-tree scatters (eq. 14)",
+      [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t L) {
+        level2_multicast_scatter(p, name, s, root, send, recv, L);
+      });
+  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
+    return to_us(HpamModel::of(m).eq14_multicast_scatter_multi(s.p, size));
   };
   return a;
 }

@@ -41,6 +41,13 @@ SubMesh parse_submesh(const std::string& name, const std::string& param);
 Algorithm bcast_hybrid_entry(SubMesh s);
 Algorithm scatter_hybrid_entry(SubMesh s);
 Algorithm gather_hybrid_entry(SubMesh s);
+/// bcast/multicast(p2x1) (sections 3.1 and 3.2, eqs. 6 and 8) and scatter/multicast(p2x1) (section
+/// 4.1, eq. 11, one level-1 processor), on a machine with inter-level multicast hardware
+/// (hpam:...,multicast). The multicast gather is not built: it needs combining routers (section 5).
+Algorithm bcast_multicast_entry(SubMesh s);
+Algorithm scatter_multicast_entry(SubMesh s);
+/// scatter/multicast-level2(p2x1): section 4.2 with the multicast hardware, level 2 only (eq. 14).
+Algorithm scatter_level2_multicast_entry(SubMesh s);
 /// scatter/hybrid-level2(p2xq2): section 4.2, any level 1, destinations in level 2 only (cases a
 /// and b, eqs. 12 and 13).
 Algorithm scatter_level2_hybrid_entry(SubMesh s);

@@ -8,8 +8,10 @@
 //
 // For every second level r2 x c2, Q and message size S: every p2 x q2 (powers of two) for the
 // hybrid broadcast (bcast/hybrid) and scatter (scatter/hybrid), emulated and by eqs. 5 and 10;
-// the multicast variants by eqs. 6 and 11 only (the network has no multicast hardware). The CSV
-// holds one row per point, for tools/plot_paper001.py.
+// every p2 x 1 for the multicast variants (bcast/multicast, scatter/multicast), emulated on the
+// same machine with its inter-level multicast hardware (hpam:1x1/R2xC2,Q=q,multicast; the
+// hardware does not change what the hybrid algorithms cost) and by eqs. 6 and 11. The CSV holds
+// one row per point, for tools/plot_paper001.py.
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -50,7 +52,7 @@ Time emulate(const Machine& m, const std::string& algorithm, std::size_t size) {
 
 struct Point {
   int p, q;
-  Time model, emulated;  // emulated < 0: not emulated (multicast)
+  Time model, emulated;
 };
 
 struct Best {
@@ -76,15 +78,17 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
   for (const auto& level : split(levels)) {
     const auto start = std::chrono::steady_clock::now();
     for (const auto& qtext : split(qs)) {
-      const Machine m = parse_machine(fmt::format("hpam:1x1/{},Q={}", level, qtext));
+      const Machine m = parse_machine(fmt::format("hpam:1x1/{},Q={},multicast", level, qtext));
       const HpamModel h = HpamModel::of(m);
       fmt::print("\n== hpam:1x1/{}, Q = {} ==\n", level, qtext);
-      fmt::print("{:>6} | {:>22} {:>22} | {:>14} {:>8} | {:>22} {:>22} | {:>14}\n", "S", "bcast best: model", "emulated",
-                 "mcast model", "gain%", "scatter best: model", "emulated", "mcast model");
+      fmt::print("{:>6} | {:>22} {:>22} | {:>14} {:>6} {:>14} {:>6} | {:>22} {:>22} | {:>14} {:>14}\n", "S", "bcast best: model",
+                 "emulated", "mcast model", "gain%", "mcast emulated", "gain%", "scatter best: model", "emulated", "mcast model",
+                 "mcast emulated");
       std::vector<int> scatter_area_model, scatter_area_emulated;  // best p2 * q2 per size
+      std::vector<int> mscatter_p_model, mscatter_p_emulated;      // best p2 of the multicast scatter per size
       for (const auto& stext : split(sizes)) {
         const std::size_t s = std::stoull(stext);
-        Best bm, be, mm, sm, se, smm;
+        Best bm, be, mm, me, sm, se, smm, sme;
         Time brute_model = 0, brute_emulated = 0, worst_model = 0, worst_emulated = 0;
         std::map<std::pair<int, int>, Time> scatter_model, bcast_emulated;
         // Emulate every sub-mesh (in parallel: the runs are independent), then go through them.
@@ -92,8 +96,17 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
         for (int p = 1; p <= h.r2; p *= 2)
           for (int q = 1; q <= h.c2; q *= 2) shapes.emplace_back(p, q);
         std::vector<std::pair<Time, Time>> emulated(shapes.size());
+        std::vector<int> heights;  // the multicast's p2 x 1
+        for (int p = 1; p <= h.r2; p *= 2) heights.push_back(p);
+        std::vector<std::pair<Time, Time>> emulated_mc(heights.size());
         arena.execute([&] {
-          tbb::parallel_for(std::size_t{0}, shapes.size(), [&](std::size_t i) {
+          tbb::parallel_for(std::size_t{0}, shapes.size() + heights.size(), [&](std::size_t i) {
+            if (i >= shapes.size()) {
+              const int p = heights[i - shapes.size()];
+              emulated_mc[i - shapes.size()] = {emulate(m, fmt::format("bcast/multicast({}x1)", p), s),
+                                                emulate(m, fmt::format("scatter/multicast({}x1)", p), s)};
+              return;
+            }
             const auto [p, q] = shapes[i];
             emulated[i] = {emulate(m, fmt::format("bcast/hybrid({}x{})", p, q), s),
                            emulate(m, fmt::format("scatter/hybrid({}x{})", p, q), s)};
@@ -115,18 +128,25 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
             }
           }
         }
-        for (int p = 1; p <= h.r2; p *= 2) {
+        for (std::size_t i = 0; i < heights.size(); ++i) {
+          const int p = heights[i];
           const Time bmc = h.eq6_multicast_bcast(p, s), smc = h.eq11_multicast_scatter(p, s);
-          mm.offer(p, 1, bmc), smm.offer(p, 1, smc);
+          const auto [bmc_emu, smc_emu] = emulated_mc[i];
+          mm.offer(p, 1, bmc), smm.offer(p, 1, smc), me.offer(p, 1, bmc_emu), sme.offer(p, 1, smc_emu);
           if (csv) {
-            std::fprintf(csv, "%s,%s,bcast-multicast,%d,1,%zu,%.4f,\n", level.c_str(), qtext.c_str(), p, s, to_us(bmc));
-            std::fprintf(csv, "%s,%s,scatter-multicast,%d,1,%zu,%.4f,\n", level.c_str(), qtext.c_str(), p, s, to_us(smc));
+            std::fprintf(csv, "%s,%s,bcast-multicast,%d,1,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, s, to_us(bmc), to_us(bmc_emu));
+            std::fprintf(csv, "%s,%s,scatter-multicast,%d,1,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, s, to_us(smc),
+                         to_us(smc_emu));
           }
         }
         const double gain = 100.0 * static_cast<double>(bm.t - mm.t) / static_cast<double>(bm.t);
-        fmt::print("{:>6} | {:>7} {:>14.2f} {:>7} {:>14.2f} | {:>5} {:>8.2f} {:>8.1f} | {:>7} {:>14.2f} {:>7} {:>14.2f} | {:>5} {:>8.2f}\n",
-                   s, bm.str(), to_us(bm.t), be.str(), to_us(be.t), mm.str(), to_us(mm.t), gain, sm.str(), to_us(sm.t), se.str(),
-                   to_us(se.t), smm.str(), to_us(smm.t));
+        const double gain_emu = 100.0 * static_cast<double>(be.t - me.t) / static_cast<double>(be.t);
+        fmt::print("{:>6} | {:>7} {:>14.2f} {:>7} {:>14.2f} | {:>5} {:>8.2f} {:>6.1f} {:>5} {:>8.2f} {:>6.1f} | {:>7} {:>14.2f} {:>7} "
+                   "{:>14.2f} | {:>5} {:>8.2f} {:>5} {:>8.2f}\n",
+                   s, bm.str(), to_us(bm.t), be.str(), to_us(be.t), mm.str(), to_us(mm.t), gain, me.str(), to_us(me.t), gain_emu,
+                   sm.str(), to_us(sm.t), se.str(), to_us(se.t), smm.str(), to_us(smm.t), sme.str(), to_us(sme.t));
+        mscatter_p_model.push_back(smm.p);
+        mscatter_p_emulated.push_back(sme.p);
         // Section 3.1: "the optimal partitioning consists of two sub-meshes constructed along the
         // columns (r2 x c2/2) regardless of the size of the mesh, the size of the message or Q".
         claim(bm.p == h.r2 && bm.q == h.c2 / 2, fmt::format("eq. 5 best {} is not {}x{}", bm.str(), h.r2, h.c2 / 2));
@@ -138,9 +158,12 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
         scatter_area_emulated.push_back(se.p * se.q);
         // "the optimal sub-mesh size is r2/2 x 1" (multicast, eq. 6).
         claim(mm.p == h.r2 / 2, fmt::format("eq. 6 best {} is not {}x1", mm.str(), h.r2 / 2));
+        claim(me.p == h.r2 / 2, fmt::format("emulated multicast broadcast best {} is not {}x1", me.str(), h.r2 / 2));
         // "more than 43%" for 4x4, "more than 46%" for 16x16 and larger.
         const double want = h.r2 * h.c2 <= 16 ? 43 : h.r2 * h.c2 >= 256 ? 46 : 0;
         claim(gain > want, fmt::format("multicast gain {:.1f}% is not above {}%", gain, want));
+        claim(gain_emu > want, fmt::format("emulated multicast gain {:.1f}% (best hybrid {} against best multicast {}) is not above {}%",
+                                           gain_emu, be.str(), me.str(), want));
         // Sections 3.1, 4.1: column partitions (tall sub-meshes) beat row partitions of the same size.
         for (int p = 2; p <= h.r2; p *= 2)
           for (int q = 1; q < p && q <= h.c2; q *= 2) {
@@ -156,6 +179,10 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
       for (std::size_t i = 1; i < scatter_area_model.size(); ++i) {
         claim(scatter_area_model[i] <= scatter_area_model[i - 1], "eq. 10: the best scatter sub-mesh grows with S");
         claim(scatter_area_emulated[i] <= scatter_area_emulated[i - 1], "emulated: the best scatter sub-mesh grows with S");
+        // Section 4.1 (multicast, Figure 7): "the size of the optimal sub-mesh increases as the
+        // message size decreases".
+        claim(mscatter_p_model[i] <= mscatter_p_model[i - 1], "eq. 11: the best multicast scatter sub-mesh grows with S");
+        claim(mscatter_p_emulated[i] <= mscatter_p_emulated[i - 1], "emulated: the best multicast scatter sub-mesh grows with S");
       }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -166,49 +193,59 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
   return 0;
 }
 
-// Section 3.2: several level-1 processors. Eq. 7 (hybrid, two r2 x c2/2 sub-meshes) emulated and
-// by the model, eq. 8 (multicast, r2/2 x 1) by the model; the paper: "more than 31%, 41% and 45%
+// Section 3.2: several level-1 processors. Eq. 7 (hybrid, two r2 x c2/2 sub-meshes) and eq. 8
+// (multicast, r2/2 x 1), each emulated and by the model; the paper: "more than 31%, 41% and 45%
 // when Q = 2, 8, and 32" on 4x4 / 16x16, "38% to 46%" on 64x64.
 int multi(const std::string& machines, const std::string& qs, const std::string& sizes) {
-  fmt::print("{:>14} {:>4} {:>6} | {:>12} {:>12} | {:>12} {:>8}\n", "levels", "Q", "S", "eq. 7", "emulated", "eq. 8", "gain%");
+  fmt::print("{:>14} {:>4} {:>6} | {:>12} {:>12} | {:>12} {:>12} | {:>8} {:>8}\n", "levels", "Q", "S", "eq. 7", "emulated", "eq. 8",
+             "emulated", "gain%", "emu gain%");
   for (const auto& levels : split(machines))
     for (const auto& q : split(qs))
       for (const auto& stext : split(sizes)) {
         const std::size_t s = std::stoull(stext);
-        const Machine m = parse_machine(fmt::format("hpam:{},Q={}", levels, q));
+        const Machine m = parse_machine(fmt::format("hpam:{},Q={},multicast", levels, q));
         const HpamModel h = HpamModel::of(m);
         const Time e7 = h.eq7_hybrid_bcast_multi(s, true), e8 = h.eq8_multicast_bcast_multi(s, true);
-        const Time emu = emulate(m, fmt::format("bcast/hybrid({}x{})", h.r2, h.c2 / 2), s);
-        fmt::print("{:>14} {:>4} {:>6} | {:>12.2f} {:>12.2f} | {:>12.2f} {:>8.1f}\n", levels, q, s, to_us(e7), to_us(emu), to_us(e8),
-                   100.0 * static_cast<double>(e7 - e8) / static_cast<double>(e7));
+        const Time emu7 = emulate(m, fmt::format("bcast/hybrid({}x{})", h.r2, h.c2 / 2), s);
+        const Time emu8 = emulate(m, fmt::format("bcast/multicast({}x1)", h.r2 / 2), s);
+        fmt::print("{:>14} {:>4} {:>6} | {:>12.2f} {:>12.2f} | {:>12.2f} {:>12.2f} | {:>8.1f} {:>8.1f}\n", levels, q, s, to_us(e7),
+                   to_us(emu7), to_us(e8), to_us(emu8), 100.0 * static_cast<double>(e7 - e8) / static_cast<double>(e7),
+                   100.0 * static_cast<double>(emu7 - emu8) / static_cast<double>(emu7));
       }
   return 0;
 }
 
 // Section 4.2, destinations in level 2 only: every p2 x q2 by eqs. 12/13 and emulated
 // (scatter/hybrid-level2); the paper: "the sub-mesh size of choice satisfies q2 <= f2", and the
-// optimal height falls as S grows.
+// optimal height falls as S grows. With the multicast hardware (scatter/multicast-level2, every
+// p2 x 1) by eq. 14 and emulated, and the gain of the best multicast over the best hybrid
+// (Figure 9).
 int scatter42(const std::string& machines, const std::string& qs, const std::string& sizes) {
-  fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>6}\n", "levels", "Q", "S", "model", "us", "q2<=f2", "emu", "us",
-             "q2<=f2");
+  fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>7} {:>12} | {:>6} {:>6}\n", "levels", "Q",
+             "S", "model", "us", "q2<=f2", "emu", "us", "q2<=f2", "mc eq14", "us", "mc emu", "us", "gain%", "emu%");
   int held = 0, checked = 0;
   for (const auto& levels : split(machines))
     for (const auto& q : split(qs))
       for (const auto& stext : split(sizes)) {
         const std::size_t s = std::stoull(stext);
-        const Machine m = parse_machine(fmt::format("hpam:{},Q={}", levels, q));
+        const Machine m = parse_machine(fmt::format("hpam:{},Q={},multicast", levels, q));
         const HpamModel h = HpamModel::of(m);
         const int f2 = h.c2 / h.c1;
-        Best bm, be;
-        for (int p = 1; p <= h.r2; p *= 2)
+        Best bm, be, mm, me;
+        for (int p = 1; p <= h.r2; p *= 2) {
           for (int qq = 1; qq <= h.c2; qq *= 2) {
             bm.offer(p, qq, h.eq12_13_hybrid_scatter_multi(p, qq, s));
             be.offer(p, qq, emulate(m, fmt::format("scatter/hybrid-level2({}x{})", p, qq), s));
           }
+          mm.offer(p, 1, h.eq14_multicast_scatter_multi(p, s));
+          me.offer(p, 1, emulate(m, fmt::format("scatter/multicast-level2({}x1)", p), s));
+        }
         checked += 2;
         held += (bm.q <= f2) + (be.q <= f2);
-        fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>6}\n", levels, q, s, bm.str(), to_us(bm.t),
-                   bm.q <= f2 ? "yes" : "NO", be.str(), to_us(be.t), be.q <= f2 ? "yes" : "NO");
+        auto gain = [](const Best& hy, const Best& mc) { return 100.0 * static_cast<double>(hy.t - mc.t) / static_cast<double>(hy.t); };
+        fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>7} {:>12.2f} | {:>6.1f} {:>6.1f}\n",
+                   levels, q, s, bm.str(), to_us(bm.t), bm.q <= f2 ? "yes" : "NO", be.str(), to_us(be.t), be.q <= f2 ? "yes" : "NO",
+                   mm.str(), to_us(mm.t), me.str(), to_us(me.t), gain(bm, mm), gain(be, me));
       }
   fmt::print("q2 <= f2 held: {} of {}\n", held, checked);
   return 0;
@@ -221,19 +258,19 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string levels = "4x4,8x8,16x16,64x64", qs = "2,8,32", sizes = "0,256,1024,4096", csv;
   int jobs = 1;
-  auto* s = app.add_subcommand("search", "optimal initial sub-mesh by emulation and by eqs. 5, 6, 10, 11");
+  auto* s = app.add_subcommand("search", "optimal initial sub-mesh, emulated and by eqs. 5, 6, 10, 11");
   s->add_option("--levels", levels, "second-level meshes, comma-separated")->capture_default_str();
   s->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
   s->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
   s->add_option("--csv", csv, "write every point to this CSV file");
   s->add_option("--jobs", jobs, "emulations run at once")->capture_default_str();
   std::string machines = "4x4/16x16,4x4/64x64";
-  auto* mu = app.add_subcommand("multi", "section 3.2: several level-1 processors, eq. 7 emulated and modeled, eq. 8 modeled");
+  auto* mu = app.add_subcommand("multi", "section 3.2: several level-1 processors, eqs. 7 and 8 emulated and modeled");
   mu->add_option("--levels", machines, "HPAM levels, comma-separated")->capture_default_str();
   mu->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
   mu->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
   std::string machines42 = "2x2/8x8,4x4/16x16,4x4/64x64";
-  auto* sc = app.add_subcommand("scatter42", "section 4.2: scatter to level 2 with several level-1 processors, eqs. 12/13 and emulated");
+  auto* sc = app.add_subcommand("scatter42", "section 4.2: scatter to level 2 with several level-1 processors, eqs. 12/13/14 and emulated");
   sc->add_option("--levels", machines42, "HPAM levels, comma-separated")->capture_default_str();
   sc->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
   sc->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();

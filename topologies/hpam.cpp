@@ -132,6 +132,13 @@ std::pair<int, int> Hpam::link_ends(LinkId id) const {
   return {n, n};
 }
 
+void Hpam::replicating_channels(LinkId id, std::vector<LinkId>& out) const {
+  if (id % 6 != down) return;
+  const HpamPos child = pos(static_cast<int>(id / 6));
+  const int f = fanout(child.level), first_child = parent_col(child.level, child.col) * f;
+  for (int k = 0; k < f; ++k) out.push_back(link(node(child.level, 0, first_child + k), down));
+}
+
 std::string Hpam::pos_name(int node) const {
   const HpamPos p = pos(node);
   return fmt::format("({},{})_{}", p.row, p.col, p.level);
@@ -176,9 +183,13 @@ NodeCosts hpam_level_costs(int level, int q) {
 
 Machine hpam_machine(const std::string& arg, std::vector<std::pair<std::string, std::string>>& opts) {
   int q = 8;
+  bool multicast = false;
   std::vector<std::pair<std::string, std::string>> rest;
   for (auto& [k, v] : opts) {
-    if (k == "Q" || k == "q") {
+    if (k == "multicast") {
+      if (v != "on") throw UsageError("hpam: 'multicast' is a bare flag (hpam:4x4/16x16,Q=8,multicast)");
+      multicast = true;
+    } else if (k == "Q" || k == "q") {
       q = parse_positive("Q", v);
     } else if (k == "send_us" || k == "recv_us" || k == "send_ns_per_byte" || k == "recv_ns_per_byte") {
       throw UsageError(fmt::format("hpam: option '{}' is not allowed; the per-level costs come from Table 1 and Q", k));
@@ -207,6 +218,10 @@ Machine hpam_machine(const std::string& arg, std::vector<std::pair<std::string, 
   m.net.packet_header = 0;
   m.net.inj_ports = m.net.ej_ports = 1;  // uni-port (section 2.1)
   m.net.barrier = BarrierKind::software;
+  // Section 3.1's replication hardware: a message forks onto all the inter-level outgoing channels
+  // of a level's last-row router at once (docs/model.md 2.11).
+  m.net.multicast = multicast;
+  if (multicast) m.name += ",multicast";
   return m;
 }
 

@@ -36,6 +36,9 @@ class Hpam final : public Topology {
   void route(int src, int dst, std::vector<LinkId>& out) const override;
   int distance(int src, int dst) const override;
   std::string link_name(LinkId id) const override;
+  /// The downward inter-level channels of the router of (r_{l-1} - 1, b)_{l-1}, one per child
+  /// (0, b f_l + k)_l, when `id` is one of them (section 3.1's replication hardware).
+  void replicating_channels(LinkId id, std::vector<LinkId>& out) const override;
 
   int levels() const { return static_cast<int>(levels_.size()); }
   int rows(int level) const { return levels_.at(static_cast<std::size_t>(level - 1)).first; }

@@ -499,6 +499,62 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   return op;
 }
 
+// Inter-level multicast (docs/model.md 2.11): one message set-up and one worm, which forks at the
+// replicating router; each branch delivers its own ordinary message (own id, same payload).
+Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag, std::span<const std::byte> data) {
+  enter(v);
+  if (!machine_.net.multicast)
+    throw UsageError(fmt::format("multicast needs a machine with inter-level multicast hardware, such as "
+                                 "hpam:4x4/16x16,Q=8,multicast (this is {})",
+                                 machine_.name));
+  if (machine_.net.recv_buffer >= 0) throw UsageError("multicast is not modeled with bounded receive buffers (buffer=)");
+  if (data.size() > static_cast<std::size_t>(machine_.net.packet_payload))
+    throw UsageError(fmt::format("multicast of {} bytes: a forked worm is one packet (at most {} bytes)", data.size(),
+                                 machine_.net.packet_payload));
+  if (tag < 0) throw UsageError(fmt::format("send tag must be >= 0 (got {})", tag));
+  const GroupData& gd = resolve(g);
+  std::vector<int> world(dsts.size());
+  for (std::size_t i = 0; i < dsts.size(); ++i) world[i] = to_world(gd, dsts[i], "destination");
+  std::vector<int> order;
+  Msg* lead = new_msg();
+  try {
+    network_->plan_multicast(v.rank, world, lead->path, lead->trunk, order);
+  } catch (...) {
+    free_msg(lead);
+    throw;
+  }
+  const NodeCosts& c = machine_.costs_of(v.rank);
+  const Time start = v.clock;
+  v.clock += c.send_overhead + static_cast<Time>(data.size()) * c.send_per_byte;
+  Op* op = new_op();
+  op->kind = Op::Kind::send;
+  op->owner = v.rank;
+  lead->fan = static_cast<std::uint32_t>(order.size());
+  lead->branch.resize(order.size());
+  lead->branch_ej.resize(order.size());
+  ++v.sent;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    Msg* m = k == 0 ? lead : new_msg();
+    lead->branch[k] = m;
+    m->id = next_msg_id_++;
+    m->src = v.rank;
+    m->dst = order[k];
+    m->tag = tag;
+    m->ctx = gd.ctx;
+    m->size = data.size();
+    if (!opts_.phantom_payloads) m->payload.assign(data.begin(), data.end());
+    hash_.add(m->id, static_cast<std::uint64_t>(v.rank) << 32 | static_cast<std::uint32_t>(m->dst),
+              static_cast<std::uint64_t>(start) ^ (gd.ctx * 31 + static_cast<std::uint64_t>(tag)) ^ (m->size << 40) ^ 0x3c);
+    ++stats_.messages;
+    stats_.payload_bytes += m->size;
+    if (recorder_) recorder_->sent(m->id, v.rank, m->dst, tag, m->size, start, v.clock);
+  }
+  op->msg_id = lead->id;
+  lead->send_op = op;
+  network_->post(lead, v.clock);
+  return op;
+}
+
 Op* Engine::irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf) {
   enter(v);
   const GroupData& gd = resolve(g);

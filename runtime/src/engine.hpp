@@ -116,6 +116,7 @@ class Engine final : public NetworkListener {
   // ---- called by Proc, in the VP's own thread while it holds the baton ----
   void enter(Vp& v);
   Op* isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::byte> data);
+  Op* imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag, std::span<const std::byte> data);
   Op* irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf);
   Status wait(Vp& v, Op*& op);
   std::vector<Status> waitall(Vp& v, std::span<Op*> ops);

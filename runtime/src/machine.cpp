@@ -315,6 +315,12 @@ Machine parse_machine(const std::string& spec) {
   std::vector<std::pair<std::string, std::string>> opts;
   TorusDeadlockRule rule = TorusDeadlockRule::dateline;
   for (std::size_t i = 1; i < parts.size(); ++i) {
+    if (parts[i] == "multicast") {  // a bare flag: "hpam:4x4/16x16,Q=8,multicast"
+      if (kind != "hpam")
+        throw UsageError(fmt::format("machine '{}': 'multicast' (inter-level replication hardware) is an hpam option", spec));
+      opts.emplace_back("multicast", "on");
+      continue;
+    }
     const auto eq = parts[i].find('=');
     if (eq == std::string::npos || eq == 0)
       throw UsageError(fmt::format("machine '{}': option '{}' must look like key=value", spec, parts[i]));
@@ -355,7 +361,7 @@ std::vector<std::pair<std::string, std::string>> machine_presets() {
        "seeded irregular switch network with paper 004's generator constraints (section 5.3)"},
       {"switchnet:NET.json", "a switch network from a file: {\"ports\": 32, \"nodes\": [16, 16], \"links\": [[0, 1]]}"},
       {"  ,placement=block|cyclic|random", "switch networks: how ranks are placed on switch ports (random uses seed=N)"},
-      {"hpam:R1xC1/R2xC2[/...][,Q=q]", "HPAM levels of meshes, eq. 1 links and eq. 2 routing, Table 1 costs with ratio Q (paper 001)"},
+      {"hpam:R1xC1/R2xC2[/...][,Q=q][,multicast]", "HPAM levels of meshes, eq. 1 links and eq. 2 routing, Table 1 costs with ratio Q, optional inter-level multicast hardware (paper 001)"},
       {"FILE.json", "a machine file: {\"topology\": \"mesh:4x4\", \"name\": ..., \"params\": {option: value}}"},
   };
   for (const auto& o : options()) out.emplace_back(fmt::format("  ,{}=", o.key), o.help);

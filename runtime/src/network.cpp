@@ -18,6 +18,8 @@
 
 #include <fmt/format.h>
 
+#include "touchstone/error.hpp"
+
 namespace touchstone::detail {
 
 namespace {
@@ -68,11 +70,13 @@ Packet* Network::dequeue(Packet*& head, Packet*& tail) {
 
 void Network::post(Msg* m, Time t) {
   const auto& topo = *machine_.topology;
-  m->path.clear();
-  m->path.push_back(kNoChannel);  // the injection port is chosen when the message starts
-  topo.route(m->src, m->dst, m->path);
+  if (m->branch.empty()) {
+    m->path.clear();
+    m->path.push_back(kNoChannel);  // the injection port is chosen when the message starts
+    topo.route(m->src, m->dst, m->path);
+  }
   m->byte_time = std::max(net_.inject_byte_time, net_.eject_byte_time);
-  // The body streams at the slowest channel of the path (SPEC 2.2).
+  // The body streams at the slowest channel of the path (SPEC 2.2), of the whole tree for a forked worm.
   for (std::size_t i = 1; i < m->path.size(); ++i) {
     const Time own = topo.link_byte_time(m->path[i]);
     m->byte_time = std::max(m->byte_time, own > 0 ? own : net_.link_byte_time);
@@ -148,7 +152,7 @@ void Network::tail_follows(Packet* pk, std::uint32_t j, Time t) {
 // The tail leaves path position i at time r.
 void Network::free_position(Packet* pk, std::uint32_t i, Time r) {
   Msg* m = pk->m;
-  set_release(m->path[i], r);
+  for (std::uint32_t k = 0; k < width(*m, i); ++k) set_release(chan(*m, i, k), r);
   if (i != 0) return;
   if (pk->index + 1 < m->packets) {
     // The port belongs to this message, so its next packet starts the moment this tail has left.
@@ -204,19 +208,20 @@ void Network::choose_channel(Packet* pk, Time t) {
 }
 
 void Network::advance(Packet* pk, Time t) {
-  if (pk->hop == pk->m->path.size()) return want_ejection(pk, t);
+  if (pk->hop == positions(*pk->m)) return want_ejection(pk, t);
   if (adaptive_ && pk->index == 0 && pk->hop >= 1) choose_channel(pk, t);
-  const std::uint32_t c = pk->m->path[pk->hop];
+  const std::uint32_t c = chan(*pk->m, pk->hop, pk->sub);
   Channel& ch = ch_[c];
   if (ch.release <= t && !ch.wait_head) {
     ch.release = kNever;
     ch.holder = pk;
-    return acquired(pk, t);
+    return took(pk, c, t);
   }
   enqueue(ch.wait_head, ch.wait_tail, pk);
   pk->wait_since = t;
   ++stats_.blocked_headers;
-  if (net_.switching == Switching::cut_through) drain(pk, t);
+  // A forked worm blocks as in wormhole: its branches move in lock-step (docs/model.md 2.11).
+  if (net_.switching == Switching::cut_through && pk->m->fan == 1) drain(pk, t);
   if (!ch.grant_pending && ch.release != kNever) {
     ch.grant_pending = true;
     q_.push(ch.release, ch.wait_head->m->id, Ev::grant, nullptr, c);
@@ -230,7 +235,7 @@ void Network::advance(Packet* pk, Time t) {
 // h-1 stays held until the tail leaves it after the header moves on.
 void Network::drain(Packet* pk, Time t) {
   const Time hop = net_.hop_time, body = body_time(pk);
-  const auto n = static_cast<Time>(pk->m->path.size() + 1);
+  const auto n = static_cast<Time>(positions(*pk->m) + 1);
   if (pk->hop < 2 || static_cast<std::int64_t>(pk->wire) > net_.router_buffer) return;
   if (hop > 0 && body < n * hop) return;
   const std::uint32_t h = pk->hop;
@@ -239,8 +244,13 @@ void Network::drain(Packet* pk, Time t) {
   pk->base = h - 1;
 }
 
-void Network::acquired(Packet* pk, Time t) {
-  hash_.add(pk->m->id << 20 | pk->index, pk->m->path[pk->hop], static_cast<std::uint64_t>(t));
+// A forked worm's header takes the channels of a branch position one after another at the same
+// instant (lock-step replication: it moves on only when it holds all of them, and waits for a busy
+// one holding the others and everything behind).
+void Network::took(Packet* pk, std::uint32_t c, Time t) {
+  hash_.add(pk->m->id << 20 | pk->index, c, static_cast<std::uint64_t>(t));
+  if (++pk->sub < width(*pk->m, pk->hop)) return advance(pk, t);
+  pk->sub = 0;
   const std::uint32_t j = pk->hop++;
   q_.push(t + net_.hop_time, pk->m->id, Ev::header, pk);
   tail_follows(pk, j, t);
@@ -253,13 +263,14 @@ void Network::grant(std::uint32_t c, Time t) {
   stats_.blocked_time += t - pk->wait_since;
   ch.release = kNever;
   ch.holder = pk;
-  acquired(pk, t);
+  took(pk, c, t);
 }
 
 void Network::want_ejection(Packet* pk, Time t) {
   const int dst = pk->m->dst;
   Node& node = nodes_[static_cast<std::size_t>(dst)];
-  if (pk->index == 0 && net_.recv_buffer >= 0) {
+  // (A forked worm never meets bounded receive buffers: Proc::multicast refuses them.)
+  if (pk->index == 0 && net_.recv_buffer >= 0 && pk->m->fan == 1) {
     if (node.buf_wait_head || !buffer_admits(node, *pk->m)) {
       // No room for the message: the worm waits in front of the ejection channel, holding its
       // path, while the ejection channel stays free for messages already admitted.
@@ -274,7 +285,7 @@ void Network::want_ejection(Packet* pk, Time t) {
 }
 
 void Network::want_ejection_port(Packet* pk, Time t) {
-  const int dst = pk->m->dst;
+  const int dst = dst_of(pk);
   Node& node = nodes_[static_cast<std::size_t>(dst)];
   if (!node.ej_wait_head) {
     for (int port = 0; port < net_.ej_ports; ++port)
@@ -313,11 +324,18 @@ bool Network::buffer_admits(const Node& n, const Msg& m) const {
 }
 
 void Network::got_ejection(Packet* pk, int port, Time t) {
-  pk->ej = ej_channel(pk->m->dst, port);
+  pk->ej = ej_channel(dst_of(pk), port);
   Channel& ch = ch_[pk->ej];
   ch.release = kNever;
   ch.holder = pk;
   hash_.add(pk->m->id << 20 | pk->index, pk->ej, static_cast<std::uint64_t>(t));
+  Msg* m = pk->m;
+  if (m->fan > 1) {
+    // The forked worm's header must hold every branch's ejection channel before the body streams.
+    m->branch_ej[pk->sub] = pk->ej;
+    if (++pk->sub < m->fan) return want_ejection_port(pk, t);
+    pk->sub = 0;
+  }
   stream(pk, t);
 }
 
@@ -334,7 +352,7 @@ void Network::stream(Packet* pk, Time t) {
   Msg* m = pk->m;
   const Time hop = net_.hop_time, body = body_time(pk);
   const Time tail = t + body;
-  const auto n = static_cast<Time>(m->path.size() + 1);  // positions, the ejection channel last
+  const auto n = static_cast<Time>(positions(*m) + 1);  // positions, the ejection channel(s) last
   // Positions the tail has not left yet (tail_follows freed the others on the way).
   Time first = 0;
   if (hop > 0) first = body == 0 ? n - 1 : std::max<Time>(0, n - (body + hop - 1) / hop);
@@ -342,11 +360,23 @@ void Network::stream(Packet* pk, Time t) {
   const bool last = pk->index + 1 == m->packets;
   hash_.add(m->id << 20 | pk->index, 0xffffffffULL, static_cast<std::uint64_t>(tail));
   ++stats_.packets;
-  ch_[pk->ej].release = tail;
-  ej_grant(m->dst, kNever);
+  if (m->fan == 1) {
+    ch_[pk->ej].release = tail;
+    ej_grant(m->dst, kNever);
+  } else {
+    // Every branch streams the same body at the tree's bottleneck: all tails arrive together.
+    for (std::uint32_t k = 0; k < m->fan; ++k) {
+      ch_[m->branch_ej[k]].release = tail;
+      ej_grant(m->branch[k]->dst, kNever);
+    }
+  }
   for (Time i = first; i < n - 1; ++i) free_position(pk, static_cast<std::uint32_t>(i), tail - (n - 1 - i) * hop);
   packets_.put(pk);
-  if (last) q_.push(tail, m->id, Ev::arrive, m);
+  if (!last) return;
+  if (m->fan == 1) return q_.push(tail, m->id, Ev::arrive, m);
+  // Each branch delivers its own ordinary message, exactly once: one arrival event each (an event
+  // wakes at most one VP).
+  for (Msg* b : m->branch) q_.push(tail, b->id, Ev::arrive, b);
 }
 
 void Network::release_buffer(int node, std::size_t bytes, Time t) {
@@ -406,6 +436,57 @@ void Network::handle(const Event& e) {
   }
 }
 
+void Network::plan_multicast(int src, std::span<const int> dsts, std::vector<std::uint32_t>& path, std::uint32_t& trunk,
+                             std::vector<int>& order) const {
+  const auto& topo = *machine_.topology;
+  if (dsts.empty()) throw UsageError(fmt::format("multicast from {}: no destinations", src));
+  std::vector<std::vector<LinkId>> routes(dsts.size());
+  for (std::size_t i = 0; i < dsts.size(); ++i) topo.route(src, dsts[i], routes[i]);
+  // The worm forks at the first replicating router on its way, onto all of that router's ports.
+  std::vector<LinkId> ports;
+  std::size_t fork = 0;
+  for (; fork < routes[0].size(); ++fork) {
+    topo.replicating_channels(routes[0][fork], ports);
+    if (!ports.empty()) break;
+  }
+  if (ports.empty())
+    throw UsageError(fmt::format("multicast from {}: the route to {} crosses no replicating router (the hardware "
+                                 "replicates onto the inter-level channels below a level's last row)",
+                                 src, dsts[0]));
+  if (dsts.size() != ports.size())
+    throw UsageError(fmt::format("multicast from {}: the router replicates onto all of its {} outgoing channels (the "
+                                 "first is {}), so it needs exactly one destination below each; {} given",
+                                 src, ports.size(), topo.link_name(ports[0]), dsts.size()));
+  std::vector<std::size_t> which(ports.size(), dsts.size());  // per port: the destination below it
+  for (std::size_t i = 0; i < dsts.size(); ++i) {
+    const auto& r = routes[i];
+    const auto port = r.size() == routes[0].size() && std::equal(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(fork), routes[0].begin())
+                          ? std::find(ports.begin(), ports.end(), r[fork])
+                          : ports.end();
+    if (port == ports.end())
+      throw UsageError(fmt::format("multicast from {}: destination {} is not reached through the router of {} at the "
+                                   "same distance ({} links) as destination {}; every branch ends as far from the fork",
+                                   src, dsts[i], topo.link_name(ports[0]), routes[0].size(), dsts[0]));
+    const auto k = static_cast<std::size_t>(port - ports.begin());
+    if (which[k] != dsts.size())
+      throw UsageError(fmt::format("multicast from {}: destinations {} and {} both lie below channel {}", src,
+                                   dsts[which[k]], dsts[i], topo.link_name(ports[k])));
+    which[k] = i;
+  }
+  path.assign(1, kNoChannel);
+  path.insert(path.end(), routes[0].begin(), routes[0].begin() + static_cast<std::ptrdiff_t>(fork));
+  trunk = static_cast<std::uint32_t>(path.size());
+  for (std::size_t j = fork; j < routes[0].size(); ++j)
+    for (std::size_t k = 0; k < ports.size(); ++k) path.push_back(routes[which[k]][j]);
+  // Lock-step branches that shared a channel would wait for themselves.
+  std::vector<std::uint32_t> tree(path.begin() + trunk, path.end());
+  std::sort(tree.begin(), tree.end());
+  if (const auto dup = std::adjacent_find(tree.begin(), tree.end()); dup != tree.end())
+    throw UsageError(fmt::format("multicast from {}: two branches would share channel {}", src, topo.link_name(*dup)));
+  order.clear();
+  for (std::size_t k = 0; k < ports.size(); ++k) order.push_back(dsts[which[k]]);
+}
+
 std::size_t Network::blocked_packets() const {
   std::size_t n = 0;
   for (const auto& c : ch_)
@@ -444,14 +525,16 @@ std::string Network::find_deadlock_cycle() const {
   for (std::uint32_t c = 0; c < ch_.size(); ++c)
     for (Packet* p = ch_[c].wait_head; p; p = p->next_wait) {
       // p waits for c; every channel p holds therefore waits for c.
+      // (A forked worm also holds the branch channels of position p->hop taken before p->sub.)
       const Msg* m = p->m;
-      for (std::uint32_t i = 0; i < p->hop && i < m->path.size(); ++i) {
-        const std::uint32_t held = m->path[i];
-        if (ch_[held].release == kNever && ch_[held].holder == p) {
-          waits_for[held] = c;
-          holder[held] = p;
+      for (std::uint32_t i = 0; i <= p->hop && i < positions(*m); ++i)
+        for (std::uint32_t k = 0; k < (i < p->hop ? width(*m, i) : p->sub); ++k) {
+          const std::uint32_t held = chan(*m, i, k);
+          if (ch_[held].release == kNever && ch_[held].holder == p) {
+            waits_for[held] = c;
+            holder[held] = p;
+          }
         }
-      }
     }
   std::vector<int> state(ch_.size(), 0);  // 0 new, 1 on current walk, 2 done
   for (std::uint32_t start = 0; start < ch_.size(); ++start) {

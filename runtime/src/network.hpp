@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -35,6 +36,13 @@ struct Msg {
   /// Adaptive routing: the link channels chosen so far by this message and the earlier messages of
   /// the same pair still in flight (they share it, so a pair's messages never overtake).
   std::shared_ptr<std::vector<std::uint32_t>> route;
+  /// Inter-level multicast (docs/model.md 2.11): a forked worm. Path positions below `trunk` are
+  /// one channel each; from `trunk` on, each position is `fan` channels (path[trunk + (i - trunk)
+  /// * fan + k] for branch k), taken in lock-step. `branch` holds the message each branch delivers
+  /// (branch[0] == this), empty for an ordinary message; `branch_ej` the ejection channels held.
+  std::uint32_t trunk = 0, fan = 1;
+  std::vector<Msg*> branch;
+  std::vector<std::uint32_t> branch_ej;
   Msg* next = nullptr;             // intrusive queue link (node injection queue, unexpected queue)
 };
 
@@ -46,6 +54,7 @@ struct Packet {
   std::uint32_t hop = 0;     // path position the header holds or wants
   std::uint32_t base = 0;    // cut-through: positions below base were freed when the worm drained
   std::uint32_t ej = 0;      // ejection channel, once acquired
+  std::uint32_t sub = 0;     // forked worm: the branch whose channel at position `hop` the header takes next
   Time wait_since = 0;
   Packet* next_wait = nullptr;
 };
@@ -75,8 +84,15 @@ class Network {
   Network(const Machine& machine, EventQueue& q, NetworkListener& l, TraceHash& h, RunStats& s);
   ~Network();
 
-  /// Hands a message to its source node's network interface at time t.
+  /// Hands a message to its source node's network interface at time t. A forked worm (m->branch
+  /// not empty) must have its path laid out by plan_multicast.
   void post(Msg* m, Time t);
+  /// Lays out the forked worm of a multicast from src to dsts (docs/model.md 2.11): `path`, `trunk`
+  /// and `order` (dsts sorted by the replicating router's port order). UsageError, naming the
+  /// reason, unless dsts has exactly one destination below each outgoing channel of the first
+  /// replicating router on the route, all at the same distance, on disjoint branches.
+  void plan_multicast(int src, std::span<const int> dsts, std::vector<std::uint32_t>& path, std::uint32_t& trunk,
+                      std::vector<int>& order) const;
   /// Seeds the adaptive routing choices (RunOptions::seed).
   void set_seed(std::uint64_t seed) { seed_ = seed; }
   /// Handles one network event (inject, header, port_next, grant, ej_grant, buffer_free).
@@ -116,7 +132,15 @@ class Network {
   void try_start_messages(int node, Time t);
   void start_packet(Msg* m, Time t);  // packet m->next_packet takes the injection channel at t
   void advance(Packet* pk, Time t);        // header at pk->hop requests that channel at time t
-  void acquired(Packet* pk, Time t);       // header got channel pk->hop at time t
+  void took(Packet* pk, std::uint32_t c, Time t);  // header got channel c of position pk->hop at time t
+  static std::uint32_t positions(const Msg& m) {  // path positions before the ejection channel(s)
+    return m.trunk + (static_cast<std::uint32_t>(m.path.size()) - m.trunk) / m.fan;
+  }
+  static std::uint32_t width(const Msg& m, std::uint32_t i) { return i < m.trunk ? 1 : m.fan; }
+  static std::uint32_t chan(const Msg& m, std::uint32_t i, std::uint32_t k) {
+    return i < m.trunk ? m.path[i] : m.path[m.trunk + (i - m.trunk) * m.fan + k];
+  }
+  static int dst_of(const Packet* pk) { return pk->m->fan > 1 ? pk->m->branch[pk->sub]->dst : pk->m->dst; }
   void want_ejection(Packet* pk, Time t);       // first packets reserve receive buffer here
   void want_ejection_port(Packet* pk, Time t);
   void got_ejection(Packet* pk, int port, Time t);

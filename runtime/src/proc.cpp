@@ -55,6 +55,13 @@ void Proc::send(int dst, int tag, std::span<const std::byte> data, const Group& 
 Request Proc::isend(int dst, int tag, std::span<const std::byte> data, const Group& g) {
   return Request(e_.isend(v_, g, dst, tag, data));
 }
+void Proc::multicast(std::span<const int> dsts, int tag, std::span<const std::byte> data, const Group& g) {
+  Op* op = e_.imulticast(v_, g, dsts, tag, data);
+  e_.wait(v_, op);
+}
+Request Proc::imulticast(std::span<const int> dsts, int tag, std::span<const std::byte> data, const Group& g) {
+  return Request(e_.imulticast(v_, g, dsts, tag, data));
+}
 Status Proc::recv(int src, int tag, std::span<std::byte> buf, const Group& g) {
   Op* op = e_.irecv(v_, g, src, tag, buf);
   return e_.wait(v_, op);

@@ -42,13 +42,17 @@ RunResult run_alg(const Machine& m, const std::string& name, std::size_t size) {
 // (bytes_per_root = p q S) on a one-processor first level, derived from docs/model.md 2.4-2.5:
 // the k-th root (farthest first) has received at k U_1 + Lambda (eta_k + 1) + C_recv^2 +
 // bytes r_2, U_1 = C_send^1 + bytes (s_1 + b); then the tree's deepest chain.
-Time emulated_hybrid(const HpamModel& h, const Hpam& t, int p, int q, std::size_t s, bool scatter) {
-  const auto bytes = static_cast<Time>(scatter ? static_cast<std::size_t>(p * q) * s : s);
+// With `multicast`, q = 1 and one replicated message per band of p rows reaches all its roots
+// (bytes_per_root = p c2 S for the scatter: the router replicates whole messages); the forked
+// worm costs its sender and its branches what one unicast worm of the same length does
+// (docs/model.md 2.11).
+Time emulated_hybrid(const HpamModel& h, const Hpam& t, int p, int q, std::size_t s, bool scatter, bool multicast = false) {
+  const auto bytes = static_cast<Time>(scatter ? static_cast<std::size_t>(p * (multicast ? h.c2 : q)) * s : s);
   const Time u1 = h.level[0].send_overhead + bytes * (h.level[0].send_per_byte + h.lambda_byte);
   Time inter = 0;
   int k = 0;
   for (int i = h.r2 / p - 1; i >= 0; --i)
-    for (int j = 0; j < h.c2 / q; ++j) {
+    for (int j = 0; j < (multicast ? 1 : h.c2 / q); ++j) {
       ++k;
       const int eta = t.distance(0, t.node(2, i * p, j * q));
       inter = std::max(inter, k * u1 + h.lambda_hop * (eta + 1) + h.level[1].recv_overhead + bytes * h.level[1].recv_per_byte);
@@ -299,4 +303,159 @@ TEST(HpamModelTest, Eq5MatchesTheTermsOfTable1ByHand) {
   EXPECT_EQ(h.eq4_tree_bcast(2, 4, 4, 100), nanoseconds(52'060));
   // Eq. 9 with S = 10: 4 * 8 + 15 * 10 * 0.05 + 0.06 = 39.56 us.
   EXPECT_EQ(h.eq9_tree_scatter(2, 4, 4, 10), nanoseconds(39'560));
+}
+
+// ---- Inter-level multicast hardware (hpam:...,multicast; docs/model.md 2.11) ----
+
+TEST(HpamMulticast, DeliverTheRightBytesOnSeveralLevelShapes) {
+  const Shape shapes[] = {{"hpam:1x1/4x4,Q=2,multicast", {"1x1", "2x1", "4x1"}},
+                          {"hpam:1x1/8x4,Q=8,multicast", {"1x1", "4x1", "8x1"}},
+                          {"hpam:1x1/2x8,Q=32,multicast", {"1x1", "2x1"}},
+                          {"hpam:1x1/1x2,multicast", {"1x1"}},
+                          {"hpam:1x1/4x1,multicast", {"2x1"}}};
+  for (const auto& sh : shapes) {
+    const Machine m = parse_machine(sh.machine);
+    for (const auto& sub : sh.submeshes)
+      for (const std::string coll : {"bcast", "scatter"})
+        for (std::size_t size : {std::size_t{0}, std::size_t{1}, std::size_t{300}}) {
+          const std::string name = fmt::format("{}/multicast({})", coll, sub);
+          SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+          RunResult r;
+          ASSERT_NO_THROW(r = run_alg(m, name, size));
+          // Every level-2 processor receives exactly one message (a multicast delivers one per branch).
+          EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
+          EXPECT_EQ(r.stats.blocked_headers, 0u);
+        }
+  }
+  // Section 3.2: several level-1 processors, source (0,0)_1, both levels.
+  const Shape multi[] = {{"hpam:2x2/4x4,Q=2,multicast", {"1x1", "2x1", "4x1"}},
+                         {"hpam:4x4/16x16,Q=8,multicast", {"8x1", "2x1"}},
+                         {"hpam:1x2/2x4,multicast", {"1x1", "2x1"}},
+                         {"hpam:2x4/4x8,Q=32,multicast", {"2x1"}},
+                         {"hpam:2x1/4x2,multicast", {"2x1"}}};
+  for (const auto& sh : multi) {
+    const Machine m = parse_machine(sh.machine);
+    for (const auto& sub : sh.submeshes)
+      for (std::size_t size : {std::size_t{0}, std::size_t{7}, std::size_t{200}}) {
+        const std::string name = fmt::format("bcast/multicast({})", sub);
+        SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+        RunResult r;
+        ASSERT_NO_THROW(r = run_alg(m, name, size));
+        EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
+      }
+  }
+}
+
+TEST(HpamMulticast, BadArgumentsAreUsageErrors) {
+  EXPECT_THROW(run_alg(parse_machine("hpam:1x1/4x4"), "bcast/multicast(2x1)", 8), RunError);             // no hardware
+  EXPECT_THROW(run_alg(parse_machine("hpam:1x1/4x4,multicast"), "bcast/multicast(2x2)", 8), RunError);   // q2 != 1
+  EXPECT_THROW(run_alg(parse_machine("hpam:1x1/4x4,multicast"), "scatter/multicast(8x1)", 8), RunError); // does not tile
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4,multicast"), "scatter/multicast(2x1)", 8), RunError); // 4.1 needs 1x1
+  EXPECT_THROW(run_alg(parse_machine("mesh:4x4"), "bcast/multicast(2x1)", 8), RunError);
+}
+
+TEST(HpamTimes, MulticastBroadcastIsEq6MinusPipeliningAndHops) {
+  // Eq. 6: (r2/p2) [A12 + Lambda (1 + (r2 - p2)/2)] + l_p2 A22 + Lambda/2 l_p2^+. The same three
+  // terms as the hybrid broadcast's, with r2/p2 messages: (a) the multicasts' receives overlap the
+  // later multicasts, (b) only the last one's hops (row 0: 1 + its ejection) are on the critical
+  // path, (c) the p2 x 1 tree moves p2 - 1 hops plus lg p2 ejections.
+  for (const char* spec : {"hpam:1x1/4x4,Q=2,multicast", "hpam:1x1/8x8,Q=8,multicast", "hpam:1x1/16x16,Q=32,multicast"}) {
+    const Machine m = parse_machine(spec);
+    const HpamModel h = HpamModel::of(m);
+    const Hpam& t = *as_hpam(m);
+    for (int p = 1; p <= h.r2; p *= 2)
+      for (std::size_t s : {std::size_t{0}, std::size_t{1000}}) {
+        SCOPED_TRACE(fmt::format("{} {}x1 S={}", spec, p, s));
+        const RunResult r = run_alg(m, fmt::format("bcast/multicast({}x1)", p), s);
+        EXPECT_EQ(r.makespan, emulated_hybrid(h, t, p, 1, s, false, true));
+        EXPECT_EQ(r.stats.blocked_headers, 0u);  // contention absent
+        const long long n = h.r2 / p;
+        const Time recv2 = h.level[1].recv_overhead + static_cast<Time>(s) * h.level[1].recv_per_byte;
+        const Time a_pipelining = (n - 1) * recv2;
+        const Time b_inter_hops = h.lambda_hop * n * (2 + h.r2 - p) / 2 - h.lambda_hop * (1 + 1);
+        const Time c_tree_hops = h.lambda_hop * (lg(p) * (lg(p) + 1) / 2) - h.lambda_hop * ((p - 1) + lg(p));
+        EXPECT_EQ(r.makespan, h.eq6_multicast_bcast(p, s) - a_pipelining - b_inter_hops - c_tree_hops);
+      }
+  }
+}
+
+TEST(HpamTimes, MulticastScatterIsEq11MinusPipeliningAndHops) {
+  // Eq. 11: (r2/p2) [B12(1, p2 c2) + Lambda] + B22(l_p2, p2 - 1) + Lambda/2 l_p2^+. Each multicast
+  // carries a band's p2 c2 blocks to all its roots. (a) as above with p2 c2 S bytes received;
+  // (b) eq. 11 charges each message one Lambda, the last one's 1 hop + ejection is on the path;
+  // (c) the tree's hops.
+  for (const char* spec : {"hpam:1x1/4x4,Q=2,multicast", "hpam:1x1/8x8,Q=8,multicast"}) {
+    const Machine m = parse_machine(spec);
+    const HpamModel h = HpamModel::of(m);
+    const Hpam& t = *as_hpam(m);
+    for (int p = 1; p <= h.r2; p *= 2)
+      for (std::size_t s : {std::size_t{0}, std::size_t{100}}) {
+        SCOPED_TRACE(fmt::format("{} {}x1 S={}", spec, p, s));
+        const RunResult r = run_alg(m, fmt::format("scatter/multicast({}x1)", p), s);
+        EXPECT_EQ(r.makespan, emulated_hybrid(h, t, p, 1, s, true, true));
+        EXPECT_EQ(r.stats.blocked_headers, 0u);
+        const long long n = h.r2 / p;
+        const Time recv2 = h.level[1].recv_overhead + static_cast<Time>(p * h.c2) * static_cast<Time>(s) * h.level[1].recv_per_byte;
+        const Time a_pipelining = (n - 1) * recv2;
+        const Time b_inter_hops = h.lambda_hop * n - h.lambda_hop * (1 + 1);
+        const Time c_tree_hops = h.lambda_hop * (lg(p) * (lg(p) + 1) / 2) - h.lambda_hop * ((p - 1) + lg(p));
+        EXPECT_EQ(r.makespan, h.eq11_multicast_scatter(p, s) - a_pipelining - b_inter_hops - c_tree_hops);
+      }
+  }
+}
+
+TEST(HpamTimes, SeveralLevelOneProcessorsMulticastBroadcastIsEq8MinusPipeliningAndHops) {
+  // hpam:2x2/8x8, Q = 8, S = 100, r2/2 x 1 = 4x1. Critical path: (0,0)_1 -> (0,1)_1 (1 hop + the
+  // ejection: A11 + 2 Lambda); (0,1)_1 multicasts to row 4 (U_1 = C_send^1 + S (s_1 + b)), then
+  // to row 0 (U_1 again; (0,1)_1 -> (1,1)_1 -> (0,k)_2: 2 hops + ejection), whose roots receive
+  // (C_recv^2 + S r_2) and run the 4x1 tree (2 A22, 3 hops + 2 ejections).
+  const Machine m = parse_machine("hpam:2x2/8x8,Q=8,multicast");
+  const HpamModel h = HpamModel::of(m);
+  const std::size_t s = 100;
+  const RunResult r = run_alg(m, "bcast/multicast(4x1)", s);
+  EXPECT_EQ(r.stats.blocked_headers, 0u);
+  const Time u1 = h.level[0].send_overhead + static_cast<Time>(s) * (h.level[0].send_per_byte + h.lambda_byte);
+  const Time recv2 = h.level[1].recv_overhead + static_cast<Time>(s) * h.level[1].recv_per_byte;
+  EXPECT_EQ(r.makespan, h.a(1, 1, s) + 2 * h.lambda_hop + 2 * u1 + 3 * h.lambda_hop + recv2 + 2 * h.a(2, 2, s) + 5 * h.lambda_hop);
+  // Eq. 8: l_c1 (A11 + Lambda/2 (l_c1 + 1)) + 2 [A12 + Lambda (r1 + r2/4)] + max(l_r1 A11 +
+  // Lambda/2 l_r1^+, (l_r2 - 1) A22 + Lambda/2 l_r2^-) = A11 + Lambda + 2 A12 + 8 Lambda + 2 A22 + 3 Lambda.
+  EXPECT_EQ(h.eq8_multicast_bcast_multi(s, true), h.a(1, 1, s) + 2 * h.a(1, 2, s) + 2 * h.a(2, 2, s) + 12 * h.lambda_hop);
+  // 2 A12 = 2 (U_1 + C_recv^2 + S r_2): the first multicast's receive overlaps the second (a);
+  // eq. 8 charges 12 hops, the critical path takes 2 + 3 + 5 = 10 (b, c).
+  EXPECT_EQ(h.eq8_multicast_bcast_multi(s, true) - r.makespan, recv2 + 2 * h.lambda_hop);
+}
+
+TEST(HpamMulticast, Section42MulticastScatterDeliversOnSeveralShapes) {
+  const Shape shapes[] = {{"hpam:2x2/4x4,Q=2,multicast", {"1x1", "2x1", "4x1"}},
+                          {"hpam:4x4/16x16,Q=8,multicast", {"1x1", "4x1", "16x1"}},
+                          {"hpam:1x2/2x8,multicast", {"1x1", "2x1"}},
+                          {"hpam:2x4/4x4,multicast", {"2x1"}},
+                          {"hpam:1x1/4x4,multicast", {"2x1"}}};
+  for (const auto& sh : shapes) {
+    const Machine m = parse_machine(sh.machine);
+    const Hpam& t = *as_hpam(m);
+    for (const auto& sub : sh.submeshes)
+      for (std::size_t size : {std::size_t{0}, std::size_t{3}, std::size_t{200}}) {
+        const std::string name = fmt::format("scatter/multicast-level2({})", sub);
+        SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+        RunResult r;
+        ASSERT_NO_THROW(r = run_alg(m, name, size));
+        // Every level-2 processor receives one message; so does every row processor but the source.
+        EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(t.rows(2) * t.cols(2) + t.cols(1) - 1));
+      }
+  }
+}
+
+TEST(HpamTimes, Section42MulticastScatterIsEq14PlusEjections) {
+  // hpam:2x2/4x4, Q = 2, S = 100, 4x1 (one band): (0,0)_1 gives (0,1)_1 the r2 f2 S = 800 bytes
+  // of columns 2-3 (1 hop + ejection); (0,1)_1 multicasts them, the band's p2 f2 = 8 blocks, to
+  // (0,2)_2 and (0,3)_2 (r1 = 2 hops + ejection); each scatters down its 4x1 sub-mesh (2 steps,
+  // 3 hops + 2 ejections). One multicast: no pipelining term. Eq. 14 charges Lambda (l_c1^+/2 =
+  // 1, r1 = 2, l_4^+/2 = 3) = 6 hops where the path takes 2 + 3 + 5 = 10.
+  const Machine m = parse_machine("hpam:2x2/4x4,Q=2,multicast");
+  const HpamModel h = HpamModel::of(m);
+  const RunResult r = run_alg(m, "scatter/multicast-level2(4x1)", 100);
+  EXPECT_EQ(r.stats.blocked_headers, 0u);
+  EXPECT_EQ(r.makespan, h.b(1, 1, 100, 1, 8) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 2, 3) + 10 * h.lambda_hop);
+  EXPECT_EQ(h.eq14_multicast_scatter_multi(4, 100), h.b(1, 1, 100, 1, 8) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 2, 3) + 6 * h.lambda_hop);
 }

@@ -118,3 +118,17 @@ TEST(Determinism, TestAndSetHasOneWinnerTheSameOnEveryRun) {
   EXPECT_EQ(ref.stats.messages, 2u * 31u);
 }
 }  // namespace
+
+// Forked worms (docs/model.md 2.11): the multicast broadcast of section 3.2 (level 1's trees and
+// multicasts run concurrently) and the multicast scatter, 20 runs each.
+TEST(Determinism, MulticastAlgorithmsSameTraceHashOverTwentyPerturbedRuns) {
+  for (const auto& [algorithm, machine] : {std::pair{"bcast/multicast(2x1)", "hpam:2x2/4x8,Q=2,multicast"},
+                                           std::pair{"scatter/multicast(2x1)", "hpam:1x1/4x8,Q=8,multicast"}}) {
+    SCOPED_TRACE(algorithm);
+    const auto& alg = algorithms::find(algorithm);
+    const algorithms::Args args{300, 0, true};
+    const Machine m = parse_machine(machine);
+    const RunResult ref = expect_identical(m, [&](Proc& p) { alg.program(p, args); });
+    EXPECT_EQ(ref.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
+  }
+}

@@ -43,6 +43,9 @@ struct NetworkParams {
   std::int64_t router_buffer = 0;  ///< cut-through: bytes of buffer at each switch input port
   BarrierKind barrier = BarrierKind::software;
   Time barrier_latency = 0;   ///< hardware barrier: last arrival to release
+  /// Replicating routers (docs/model.md 2.11; HPAM's `,multicast`): Proc::multicast may fork a worm
+  /// onto all of a router's Topology::replicating_channels.
+  bool multicast = false;
 };
 
 /// A complete machine description. Build one from a spec string with parse_machine().

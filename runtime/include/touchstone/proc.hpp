@@ -85,6 +85,14 @@ class Proc {
   /// Returns when the message's last packet has left this node (the buffer may be reused).
   void send(int dst, int tag, std::span<const std::byte> data, const Group& g = {});
   Request isend(int dst, int tag, std::span<const std::byte> data, const Group& g = {});
+  /// Inter-level multicast (paper 001 section 3.1; docs/model.md 2.11), on a machine with the
+  /// hardware (`hpam:...,multicast`): one message, one set-up cost, one worm that forks at the first
+  /// replicating router on its way onto all of that router's outgoing inter-level channels. `dsts`
+  /// (ranks of g) names one destination below each of them, all at the same distance (for HPAM: one
+  /// row of the level below, one in each child's column); each receives an ordinary message.
+  /// UsageError for any other set, or on a machine without the hardware. Returns like send.
+  void multicast(std::span<const int> dsts, int tag, std::span<const std::byte> data, const Group& g = {});
+  Request imulticast(std::span<const int> dsts, int tag, std::span<const std::byte> data, const Group& g = {});
   /// Blocks until a matching message is received into buf (src may be any_source, tag any_tag).
   Status recv(int src, int tag, std::span<std::byte> buf, const Group& g = {});
   Request irecv(int src, int tag, std::span<std::byte> buf, const Group& g = {});

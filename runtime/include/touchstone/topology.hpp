@@ -45,6 +45,10 @@ class Topology {
   /// The legal output channels for a header of a src -> dst message that came in on `came_in`
   /// (kNoLink at the source's switch). Only called when adaptive().
   virtual void next_channels(int /*src*/, int /*dst*/, LinkId /*came_in*/, std::vector<LinkId>& /*out*/) const {}
+  /// Inter-level multicast (docs/model.md 2.11): if `id` is one of the outgoing channels onto which
+  /// its router replicates a multicast worm, appends all of that router's replicating channels in
+  /// port order (`id` among them); else appends nothing. Used only on machines with the hardware.
+  virtual void replicating_channels(LinkId /*id*/, std::vector<LinkId>& /*out*/) const {}
   /// Extent of each dimension for grid topologies (meshes, tori); empty for the others.
   virtual std::vector<int> dims() const { return {}; }
   /// Grid coordinates of a node (row-major, last dimension fastest); empty for non-grids.
