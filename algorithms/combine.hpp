@@ -4,7 +4,7 @@
 // ranks, each `size` bytes, concatenated in increasing rank order; every k-level algorithm packs
 // and unpacks its long messages with these helpers.
 //
-// Packing and unpacking is local memory work the node's CPU pays for (docs/model.md 2.10): every
+// Packing and unpacking is local memory work the node's CPU pays for (docs/model.md 2.11): every
 // helper here, and every other block copy of the paper-000 algorithms, goes through copy_charged,
 // which charges the processor once per batch with Proc::local_copy.
 //

@@ -1,5 +1,5 @@
 // Combining and extracting blocks is charged as local memory work (Proc::local_copy, docs/model.md
-// 2.10) by the shared building blocks of combine.hpp: bytes * copy_per_byte + pieces *
+// 2.11) by the shared building blocks of combine.hpp: bytes * copy_per_byte + pieces *
 // copy_per_piece, a piece being a run of blocks contiguous in both source and destination.
 #include <gtest/gtest.h>
 

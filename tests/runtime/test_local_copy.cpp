@@ -1,4 +1,4 @@
-// Proc::local_copy (docs/model.md 2.10): a local memory copy of `bytes` bytes in `pieces`
+// Proc::local_copy (docs/model.md 2.11): a local memory copy of `bytes` bytes in `pieces`
 // contiguous pieces costs bytes * copy_per_byte + pieces * copy_per_piece of the node's clock, and
 // nothing on a machine that sets neither.
 #include <gtest/gtest.h>

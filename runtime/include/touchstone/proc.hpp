@@ -82,7 +82,7 @@ class Proc {
   void compute(Time dt);
   /// Charges this VP the machine's time for copying `bytes` bytes of local memory in `pieces`
   /// contiguous pieces (combining or extracting blocks of messages): bytes * copy_per_byte +
-  /// pieces * copy_per_piece (docs/model.md 2.10; 0 on machines that set neither). The copy
+  /// pieces * copy_per_piece (docs/model.md 2.11; 0 on machines that set neither). The copy
   /// itself is the caller's; this only advances the clock.
   void local_copy(std::size_t bytes, std::size_t pieces = 1);
 
