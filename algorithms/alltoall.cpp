@@ -2,7 +2,7 @@
 #include "alltoall.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -229,15 +229,17 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
   for (int half = n / 2; half >= 1; half /= 2) {
     std::vector<std::pair<Key, std::span<const std::byte>>> merged;
     std::vector<Key> incoming;
-    std::size_t first_out = un;  // the leaving blocks: [first_out, first_out + n/2)
+    std::size_t first_out = un, last_out = 0;  // the leaving blocks: [first_out, first_out + n/2)
     for (std::size_t idx = 0; idx < un; ++idx) {
       if ((keys[idx].dst & half) != (me & half)) {
         first_out = std::min(first_out, idx);
+        last_out = idx;
       } else {
         merged.emplace_back(keys[idx], block(data, static_cast<int>(idx), L));
         incoming.push_back({keys[idx].dst, keys[idx].src ^ half});  // the partner's sources
       }
     }
+    if (last_out + 1 - first_out != un / 2) throw std::logic_error("logp-lev-bfly: the leaving blocks are not one run");
     exchange(p, g, me ^ half, data.subspan(first_out * L, un / 2 * L), in);
     std::sort(incoming.begin(), incoming.end());
     for (std::size_t idx = 0; idx < incoming.size(); ++idx)

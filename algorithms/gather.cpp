@@ -6,7 +6,6 @@
 #include "gather.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <optional>
 #include <vector>
