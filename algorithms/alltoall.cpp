@@ -2,7 +2,7 @@
 #include "alltoall.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -24,7 +24,7 @@ void alltoall_1lev_dir(Proc& p, const Group& g0, std::span<const std::byte> send
                        std::size_t size) {
   const Group g = resolve(p, g0);
   const int n = g.size(), me = g.local_rank(p.rank());
-  copy_own_block(me, send, recv, size);
+  copy_own_block(p, me, send, recv, size);
   std::vector<int> others;
   for (int r = 0; r < n; ++r)
     if (r != me) others.push_back(r);
@@ -117,8 +117,10 @@ void alltoall_2lev_sq(Proc& p, const Group& g0, std::span<const std::byte> send,
   Scratch x(total), y(total);
   // Step 1: x[i'][m] = my block for processor m of S_i'; afterwards y[k][m] is what processor k
   // of S_j sends to processor m of S_i.
-  for (int i2 = 0; i2 < s; ++i2)
-    for (int m = 0; m < s; ++m) move_block(send, t.member(i2, m), x, i2 * s + m, L);
+  copy_charged(p, [&](Copier& copy) {
+    for (int i2 = 0; i2 < s; ++i2)
+      for (int m = 0; m < s; ++m) copy(block(x.span(), i2 * s + m, L), block(send, t.member(i2, m), L));
+  });
   alltoall_1lev_xor(p, S, x, y, static_cast<std::size_t>(s) * L);
   end_superstep(p, g);
   // Step 2: the transpose; x[k][m] = from processor k of S_i to processor m of S_j.
@@ -126,10 +128,12 @@ void alltoall_2lev_sq(Proc& p, const Group& g0, std::span<const std::byte> send,
   end_superstep(p, g);
   // Step 3: y[m][k] = x[k][m] goes to processor m of S_j; afterwards x[m'][k] is the block that
   // processor k of S_m' sent to this processor.
-  transpose_blocks(x, y, s, s, L);
+  transpose_blocks(p, x, y, s, s, L);
   alltoall_1lev_xor(p, S, y, x, static_cast<std::size_t>(s) * L);
-  for (int m = 0; m < s; ++m)
-    for (int k = 0; k < s; ++k) move_block(x, m * s + k, recv, t.member(m, k), L);
+  copy_charged(p, [&](Copier& copy) {
+    for (int m = 0; m < s; ++m)
+      for (int k = 0; k < s; ++k) copy(block(recv, t.member(m, k), L), block(std::span<const std::byte>(x), m * s + k, L));
+  });
 }
 
 // Sections 5.2 and 5.3, the 2-step algorithm: "submachine S_i corresponds to the i-th column and
@@ -153,9 +157,9 @@ void alltoall_2lev_cr(Proc& p, const Group& g0, std::span<const std::byte> send,
   alltoall_1lev_xor(p, S, send, x, static_cast<std::size_t>(C) * L);
   end_superstep(p, g);
   // Step 2, within row r: to (r, c') go the R blocks x[*][c']. x[c'][r'] = from (r', c') to me.
-  transpose_blocks(x, y, R, C, L);
+  transpose_blocks(p, x, y, R, C, L);
   alltoall_1lev_xor(p, T, y, x, static_cast<std::size_t>(R) * L);
-  transpose_blocks(x, recv, C, R, L);
+  transpose_blocks(p, x, recv, C, R, L);
 }
 
 // Section 5.3, after [12]: "processor P_ij does not wait until all sqrt(p) large messages have
@@ -184,7 +188,7 @@ void alltoall_2lev_cr_int(Proc& p, const Group& g0, std::span<const std::byte> s
     for (int r2 = 0; r2 < R; ++r2) reqs.push_back(p.irecv(c2, r2, block(recv, r2 * C + c2, L), T));
   // Forwards the combined message from (r2, c): its piece for (r, c') goes to row mate c'.
   auto forward = [&](int r2, std::span<const std::byte> combined) {
-    move_block(combined, c, recv, r2 * C + c, L);
+    copy_charged(p, [&](Copier& copy) { copy(block(recv, r2 * C + c, L), block(combined, c, L)); });
     for (int c2 : mates) reqs.push_back(p.isend(c2, r2, block(combined, c2, L), T));
   };
   forward(r, block(send, r, row_bytes));
@@ -203,7 +207,9 @@ void alltoall_2lev_cr_int(Proc& p, const Group& g0, std::span<const std::byte> s
 // received messages are combined with the messages that remained in a processor, all-to-all is
 // performed on two p/2-processor submachines." The halves stay aligned, so the partner in a
 // submachine of 2h processors is P_(i xor h). A processor holds p blocks throughout, kept in
-// (destination, source) order, which both partners of an exchange can compute.
+// (destination, source) order, which both partners of an exchange can compute. In that order the
+// p/2 blocks that leave form one contiguous run, sent as it lies; combining the received blocks
+// with those that remained is a local copy (charged), the last one straight into recv.
 void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv,
                             std::size_t size) {
   const Group g = resolve(p, g0);
@@ -217,36 +223,39 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
   };
   std::vector<Key> keys(un);
   for (int d = 0; d < n; ++d) keys[static_cast<std::size_t>(d)] = {d, me};
-  Scratch data(un * L), next(un * L), out(un / 2 * L), in(un / 2 * L);
-  if (L) std::memcpy(data.span().data(), send.data(), un * L);
+  if (n == 1) return copy_own_block(p, me, send, recv, L);
+  Scratch a(un * L), b(un * L), in(un / 2 * L);
+  std::span<const std::byte> data = send.first(un * L);  // the blocks held, in key order
   for (int half = n / 2; half >= 1; half /= 2) {
-    std::vector<std::pair<Key, const std::byte*>> merged;
+    std::vector<std::pair<Key, std::span<const std::byte>>> merged;
     std::vector<Key> incoming;
-    int k = 0;
+    std::size_t first_out = un, last_out = 0;  // the leaving blocks: [first_out, first_out + n/2)
     for (std::size_t idx = 0; idx < un; ++idx) {
-      const std::span<const std::byte> b = block(std::span<const std::byte>(data), static_cast<int>(idx), L);
       if ((keys[idx].dst & half) != (me & half)) {
-        if (L) std::memcpy(block(out.span(), k, L).data(), b.data(), L);
-        ++k;
+        first_out = std::min(first_out, idx);
+        last_out = idx;
       } else {
-        merged.emplace_back(keys[idx], b.data());
+        merged.emplace_back(keys[idx], block(data, static_cast<int>(idx), L));
         incoming.push_back({keys[idx].dst, keys[idx].src ^ half});  // the partner's sources
       }
     }
-    exchange(p, g, me ^ half, out, in);
+    if (last_out + 1 - first_out != un / 2) throw std::logic_error("logp-lev-bfly: the leaving blocks are not one run");
+    exchange(p, g, me ^ half, data.subspan(first_out * L, un / 2 * L), in);
     std::sort(incoming.begin(), incoming.end());
     for (std::size_t idx = 0; idx < incoming.size(); ++idx)
-      merged.emplace_back(incoming[idx], block(std::span<const std::byte>(in), static_cast<int>(idx), L).data());
-    std::sort(merged.begin(), merged.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (std::size_t idx = 0; idx < un; ++idx) {
-      keys[idx] = merged[idx].first;
-      if (L) std::memcpy(block(next.span(), static_cast<int>(idx), L).data(), merged[idx].second, L);
-    }
-    std::swap(data, next);
+      merged.emplace_back(incoming[idx], block(std::span<const std::byte>(in), static_cast<int>(idx), L));
+    std::sort(merged.begin(), merged.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    // Every block left after the last exchange is for this processor, in source order.
+    const std::span<std::byte> next = half == 1 ? recv.first(un * L) : (data.data() == a.span().data() ? b : a).span();
+    copy_charged(p, [&](Copier& copy) {
+      for (std::size_t idx = 0; idx < un; ++idx) {
+        keys[idx] = merged[idx].first;
+        copy(block(next, static_cast<int>(idx), L), merged[idx].second);
+      }
+    });
+    data = next;
     if (half > 1) end_superstep(p, g);
   }
-  // Every block left is for this processor, in source order.
-  if (L) std::memcpy(recv.data(), data.span().data(), un * L);
 }
 
 void add_alltoall_algorithms(std::vector<Algorithm>& c) {

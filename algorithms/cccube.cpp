@@ -223,7 +223,7 @@ void alltoall_pipelined_cc_cube(Proc& p, const Group& g0, std::span<const std::b
     throw UsageError(fmt::format("pipelined-cc-cube: the degree must be between 1 and 2^(d-1) = {} (got {})",
                                  std::max(1, blocks), degree));
   if (d == 0) {
-    copy_own_block(me_rank, send, recv, size);
+    copy_own_block(p, me_rank, send, recv, size);
     return;
   }
   const Embedding e = cc_cube_embedding(p, g);

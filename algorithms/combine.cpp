@@ -16,10 +16,16 @@ std::size_t index_of(const std::vector<int>& ranks, int rank) {
     throw std::logic_error(fmt::format("combined message holds no block for rank {}", rank));
   return static_cast<std::size_t>(it - ranks.begin());
 }
-void copy(std::span<std::byte> to, std::span<const std::byte> from) {
-  if (!from.empty()) std::memcpy(to.data(), from.data(), from.size());
-}
 }  // namespace
+
+void Copier::operator()(std::span<std::byte> to, std::span<const std::byte> from) {
+  if (from.empty()) return;
+  std::memcpy(to.data(), from.data(), from.size());
+  if (from.data() != from_end_ || to.data() != to_end_) ++pieces_;
+  bytes_ += from.size();
+  from_end_ = from.data() + from.size();
+  to_end_ = to.data() + from.size();
+}
 
 BlockView::BlockView(std::vector<int> ranks, std::span<const std::byte> data, std::size_t size)
     : ranks_(std::move(ranks)), data_(data), size_(size) {
@@ -43,19 +49,25 @@ std::span<std::byte> Blocks::at(int rank) {
   return std::span<std::byte>(data_).subspan(index_of(ranks_, rank) * size_, size_);
 }
 
-Blocks combine(const BlockView& from, std::vector<int> ranks) {
+Blocks combine(Proc& p, const BlockView& from, std::vector<int> ranks) {
   Blocks out(std::move(ranks), from.block_size());
-  for (int r : out.ranks()) copy(out.at(r), from.at(r));
+  copy_charged(p, [&](Copier& copy) {
+    for (int r : out.ranks()) copy(out.at(r), from.at(r));
+  });
   return out;
 }
 
-void extract(const BlockView& msg, Blocks& into) {
-  for (int r : msg.ranks()) copy(into.at(r), msg.at(r));
+void extract(Proc& p, const BlockView& msg, Blocks& into) {
+  copy_charged(p, [&](Copier& copy) {
+    for (int r : msg.ranks()) copy(into.at(r), msg.at(r));
+  });
 }
 
-void extract(const BlockView& msg, std::span<std::byte> by_rank) {
+void extract(Proc& p, const BlockView& msg, std::span<std::byte> by_rank) {
   const std::size_t size = msg.block_size();
-  for (int r : msg.ranks()) copy(by_rank.subspan(static_cast<std::size_t>(r) * size, size), msg.at(r));
+  copy_charged(p, [&](Copier& copy) {
+    for (int r : msg.ranks()) copy(by_rank.subspan(static_cast<std::size_t>(r) * size, size), msg.at(r));
+  });
 }
 
 }  // namespace touchstone::algorithms

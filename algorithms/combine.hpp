@@ -4,8 +4,12 @@
 // ranks, each `size` bytes, concatenated in increasing rank order; every k-level algorithm packs
 // and unpacks its long messages with these helpers.
 //
-//   BlockView all = BlockView::all(n, send, L);               // the source's p blocks
-//   Blocks row = combine(all, members(grid, row_submachine));  // one long message for a row
+// Packing and unpacking is local memory work the node's CPU pays for (docs/model.md 2.11): every
+// helper here, and every other block copy of the paper-000 algorithms, goes through copy_charged,
+// which charges the processor once per batch with Proc::local_copy.
+//
+//   BlockView all = BlockView::all(n, send, L);                  // the source's p blocks
+//   Blocks row = combine(p, all, members(grid, row_submachine));  // one long message for a row
 //   team.isend(leader, row.bytes());
 //   ... the leader: Blocks got(members(grid, row), L); team.irecv(src, got.bytes()); got.at(me)
 #pragma once
@@ -13,7 +17,32 @@
 #include <span>
 #include <vector>
 
+#include "touchstone/proc.hpp"
+
 namespace touchstone::algorithms {
+
+/// Copies blocks in local memory and counts what the copies cost: the bytes, and the pieces, a
+/// piece being a run of copies each continuing the previous one in both source and destination
+/// (what one memcpy would do). Empty copies are free.
+class Copier {
+ public:
+  void operator()(std::span<std::byte> to, std::span<const std::byte> from);
+  std::size_t bytes() const { return bytes_; }
+  std::size_t pieces() const { return pieces_; }
+
+ private:
+  std::size_t bytes_ = 0, pieces_ = 0;
+  const std::byte* from_end_ = nullptr;
+  const std::byte* to_end_ = nullptr;
+};
+
+/// Runs body(copy) and charges p once for every copy it made: p.local_copy(bytes, pieces).
+template <class Body>
+void copy_charged(Proc& p, Body&& body) {
+  Copier copy;
+  body(copy);
+  p.local_copy(copy.bytes(), copy.pieces());
+}
 
 /// Read-only blocks of a set of ranks (increasing order), each `size` bytes, back to back.
 class BlockView {
@@ -51,11 +80,12 @@ class Blocks {
   std::size_t size_;
 };
 
-/// Message combining: the long message holding the blocks of `ranks`, taken from `from`.
-Blocks combine(const BlockView& from, std::vector<int> ranks);
-/// Message extraction: copies every block of `msg` to its place in `into`.
-void extract(const BlockView& msg, Blocks& into);
+/// Message combining: the long message holding the blocks of `ranks`, taken from `from` (charged
+/// to p as a local copy).
+Blocks combine(Proc& p, const BlockView& from, std::vector<int> ranks);
+/// Message extraction: copies every block of `msg` to its place in `into` (charged to p).
+void extract(Proc& p, const BlockView& msg, Blocks& into);
 /// Message extraction into a buffer of per-rank blocks (block r at offset r * size).
-void extract(const BlockView& msg, std::span<std::byte> by_rank);
+void extract(Proc& p, const BlockView& msg, std::span<std::byte> by_rank);
 
 }  // namespace touchstone::algorithms

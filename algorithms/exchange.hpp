@@ -1,5 +1,7 @@
 // Helpers of the all-to-all family (paper 000, section 5): combined messages are runs of L-byte
 // blocks; these move blocks between buffers, exchange with a partner and read the mesh shape.
+// Block moves of the paper-000 algorithms are local copies the processor pays for (copy_charged,
+// combine.hpp); move_block alone is free (paper 002's cc-cube, on machines without a copy cost).
 #pragma once
 #include <cstddef>
 #include <cstring>
@@ -10,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "combine.hpp"
 #include "common.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/proc.hpp"
@@ -32,9 +35,10 @@ class Scratch {
   std::size_t n_;
 };
 
-/// A processor's own block never crosses the network.
-inline void copy_own_block(int me, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t size) {
-  if (size) std::memcpy(block(recv, me, size).data(), block(send, me, size).data(), size);
+/// A processor's own block never crosses the network; it is copied locally (charged to p).
+inline void copy_own_block(Proc& p, int me, std::span<const std::byte> send, std::span<std::byte> recv,
+                           std::size_t size) {
+  copy_charged(p, [&](Copier& copy) { copy(block(recv, me, size), block(send, me, size)); });
 }
 
 /// Copies block `from` of src (blocks of `size` bytes) to block `to` of dst.
@@ -42,18 +46,20 @@ inline void move_block(std::span<const std::byte> src, int from, std::span<std::
   if (size) std::memcpy(block(dst, to, size).data(), block(src, from, size).data(), size);
 }
 
-/// dst[c][r] = src[r][c] for a rows x cols matrix of blocks stored row-major.
-inline void transpose_blocks(std::span<const std::byte> src, std::span<std::byte> dst, int rows, int cols,
+/// dst[c][r] = src[r][c] for a rows x cols matrix of blocks stored row-major (charged to p).
+inline void transpose_blocks(Proc& p, std::span<const std::byte> src, std::span<std::byte> dst, int rows, int cols,
                              std::size_t size) {
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) move_block(src, r * cols + c, dst, c * rows + r, size);
+  copy_charged(p, [&](Copier& copy) {
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) copy(block(dst, c * rows + r, size), block(src, r * cols + c, size));
+  });
 }
 
 /// Sends `out` to `partner` and receives `in` from it (paper 000's exchange step), or copies when
 /// the partner is this processor.
 inline void exchange(Proc& p, const Group& g, int partner, std::span<const std::byte> out, std::span<std::byte> in) {
   if (partner == g.local_rank(p.rank())) {
-    if (!out.empty()) std::memcpy(in.data(), out.data(), out.size());
+    copy_charged(p, [&](Copier& copy) { copy(in, out); });
     return;
   }
   Request reqs[2] = {p.irecv(partner, kExchangeTag, in, g), p.isend(partner, kExchangeTag, out, g)};

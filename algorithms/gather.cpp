@@ -6,7 +6,6 @@
 #include "gather.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -41,7 +40,7 @@ struct Gather {
 
   Blocks own() const {
     Blocks b({me}, size);
-    if (size) std::memcpy(b.at(me).data(), mine.data(), size);
+    copy_charged(p, [&](Copier& copy) { copy(b.at(me), mine); });
     return b;
   }
   void finish() { p.waitall(sends); }
@@ -82,9 +81,9 @@ std::optional<Blocks> via_leaders(Gather& s, int dest, const std::vector<std::ve
     }
     std::optional<Blocks> own = inner(mine);
     Blocks out(std::move(all), s.size);
-    extract(own->view(), out);
+    extract(s.p, own->view(), out);
     s.p.waitall(reqs);
-    for (const Blocks& b : got) extract(b.view(), out);
+    for (const Blocks& b : got) extract(s.p, b.view(), out);
     return out;
   }
   std::optional<Blocks> own = inner(mine);
@@ -105,7 +104,7 @@ std::optional<Blocks> one_level_dir(Gather& s, const std::vector<int>& part, int
     return std::nullopt;
   }
   Blocks out(part, s.size);
-  if (s.size) std::memcpy(out.at(s.me).data(), s.mine.data(), s.size);
+  copy_charged(s.p, [&](Copier& copy) { copy(out.at(s.me), s.mine); });
   std::vector<Request> reqs;
   for (int src : part)
     if (src != dest) reqs.push_back(team.irecv(src, out.at(src)));
@@ -184,7 +183,7 @@ void run_gather(const char* name, Proc& p, const Group& g, int root, std::span<c
   check_args(name, p, g, root, send, recv, size);
   Gather s(p, g, send, size);
   std::optional<Blocks> all = algo(s);
-  if (s.me == root) extract(all->view(), recv);
+  if (s.me == root) extract(p, all->view(), recv);
   s.finish();
 }
 

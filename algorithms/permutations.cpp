@@ -245,7 +245,7 @@ void alltoall_by_schedule(Proc& p, const Group& g, const Schedule& s, std::span<
                           std::span<std::byte> recv, std::size_t size) {
   const int n = g.size(), me = g.local_rank(p.rank());
   if (s.p != n) throw UsageError(fmt::format("a schedule of {} processors run on a group of {}", s.p, n));
-  copy_own_block(me, send, recv, size);
+  copy_own_block(p, me, send, recv, size);
   for (std::size_t k = 0; k < s.to.size(); ++k) {
     const auto& perm = s.to[k];
     int from = -1;

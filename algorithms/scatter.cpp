@@ -6,7 +6,6 @@
 #include "scatter.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -40,7 +39,7 @@ struct Scatter {
         me(g.local_rank(proc.rank())), size(L), recv(r) {}
 
   void keep_own(const BlockView& data) {
-    if (size) std::memcpy(recv.data(), data.at(me).data(), size);
+    copy_charged(p, [&](Copier& copy) { copy(recv.first(size), data.at(me)); });
   }
   void finish() { p.waitall(sends); }
 };
@@ -71,7 +70,7 @@ void via_leaders(Scatter& s, int holder, const BlockView* data, const std::vecto
       std::vector<int> others(team_ranks.begin() + 1, team_ranks.end());
       for (int leader : farthest_first(s.p, s.g, others)) {
         const auto i = static_cast<std::size_t>(std::find(leaders.begin(), leaders.end(), leader) - leaders.begin());
-        s.messages.push_back(combine(*data, parts[i]));
+        s.messages.push_back(combine(s.p, *data, parts[i]));
         s.sends.push_back(team.isend(leader, s.messages.back().bytes()));
       }
     } else {
@@ -216,7 +215,7 @@ void scatter_1lev_sys_br(Proc& p, const Group& g, int root, std::span<const std:
   const auto others = all_but(n, root);
   if (s.me == root) {
     const BlockView all = BlockView::all(n, send, size);
-    s.messages.push_back(combine(all, others));
+    s.messages.push_back(combine(p, all, others));
     for (int dst : farthest_first(p, s.g, others)) s.sends.push_back(p.isend(dst, 0, s.messages.back().bytes(), s.g));
     s.keep_own(all);
   } else {
@@ -240,7 +239,7 @@ void scatter_1lev_our_br(Proc& p, const Group& g, int root, std::span<const std:
   std::optional<Blocks> held;
   int span = ceil_pow2(n);
   if (rel == 0) {
-    held = combine(BlockView::all(n, send, size), others);
+    held = combine(p, BlockView::all(n, send, size), others);
     s.keep_own(BlockView::all(n, send, size));
   } else {
     span = rel & -rel;

@@ -252,20 +252,35 @@ std::string spec_of(const std::string& base, const std::vector<Param>& ps) {
   return s;
 }
 
-int fit(const std::string& base, const Table& paper, const std::vector<std::size_t>& sizes, int jobs, int rounds) {
+int fit(const std::string& base, const Table& paper, const std::vector<std::size_t>& sizes, int jobs, int rounds,
+        const std::vector<std::string>& only) {
   // Starts from the preset's values; injection and ejection channels keep the link's byte time.
   const Machine m0 = parse_machine(base);
-  std::vector<Param> ps = {{"send_us", static_cast<double>(m0.costs.send_overhead) / 1e6},
-                           {"recv_us", static_cast<double>(m0.costs.recv_overhead) / 1e6},
-                           {"send_ns_per_byte", static_cast<double>(m0.costs.send_per_byte) / 1e3},
-                           {"recv_ns_per_byte", static_cast<double>(m0.costs.recv_per_byte) / 1e3},
-                           {"link_ns_per_byte", static_cast<double>(m0.net.link_byte_time) / 1e3},
-                           {"match_ns", static_cast<double>(m0.costs.match_per_entry) / 1e3}};
+  std::vector<Param> all = {{"send_us", static_cast<double>(m0.costs.send_overhead) / 1e6},
+                            {"recv_us", static_cast<double>(m0.costs.recv_overhead) / 1e6},
+                            {"send_ns_per_byte", static_cast<double>(m0.costs.send_per_byte) / 1e3},
+                            {"recv_ns_per_byte", static_cast<double>(m0.costs.recv_per_byte) / 1e3},
+                            {"link_ns_per_byte", static_cast<double>(m0.net.link_byte_time) / 1e3},
+                            {"match_ns", static_cast<double>(m0.costs.match_per_entry) / 1e3},
+                            {"copy_ns_per_byte", static_cast<double>(m0.costs.copy_per_byte) / 1e3},
+                            {"copy_ns_per_piece", static_cast<double>(m0.costs.copy_per_piece) / 1e3}};
+  // The parameters varied: all of them, or those named by --params. A parameter at 0 stays there
+  // (the search is multiplicative), so a new one needs a starting value in --machine.
+  std::vector<Param> ps;
+  for (const auto& p : all)
+    if (p.value > 0 && (only.empty() || std::find(only.begin(), only.end(), p.key) != only.end())) ps.push_back(p);
+  for (const auto& k : only)
+    if (std::none_of(ps.begin(), ps.end(), [&](const Param& p) { return k == p.key; }))
+      throw UsageError(fmt::format("fit: '{}' is not a fitted parameter, or it is 0 on {}", k, base));
+  const auto link = std::find_if(ps.begin(), ps.end(), [](const Param& p) { return std::string(p.key) == "link_ns_per_byte"; });
+  const auto link_index = link == ps.end() ? ps.size() : static_cast<std::size_t>(link - ps.begin());
+  const double link0 = static_cast<double>(m0.net.link_byte_time) / 1e3;
   std::vector<std::string> algs;
   for (const auto& [pname, oname] : kFig9) algs.push_back(oname);
   auto loss = [&](const std::vector<Param>& cand) {
+    const double link_now = link_index < cand.size() ? cand[link_index].value : link0;
     Machine m = parse_machine(spec_of(base, cand) + fmt::format(",inject_ns_per_byte={0:.4g},eject_ns_per_byte={0:.4g}",
-                                                                cand[4].value));
+                                                                link_now));
     std::vector<Cell> cells;
     for (const auto& c : cells_for(algs, sizes)) {
       const auto& pname = std::find_if(kFig9.begin(), kFig9.end(), [&](auto& p) { return p.second == c.algorithm; })->first;
@@ -322,6 +337,7 @@ int main(int argc, char** argv) {
   bool markdown = false;
   std::vector<std::size_t> fit_sizes = {16, 256, 4096, 16384};
   int rounds = 3;
+  std::vector<std::string> fit_params;
   for (auto* name : {"fig2", "fig6", "fig9", "fit"}) {
     auto* c = app.add_subcommand(name, std::string(name) == "fit" ? "fit the delta parameters to Figure 9"
                                                                   : std::string("reproduce Figure ") + (name + 3));
@@ -333,12 +349,13 @@ int main(int argc, char** argv) {
     if (std::string(name) == "fit") {
       c->add_option("--sizes", fit_sizes, "sizes whose cells enter the fit")->capture_default_str();
       c->add_option("--rounds", rounds, "passes per step size")->capture_default_str();
+      c->add_option("--params", fit_params, "the parameters to vary (default: every non-zero one)");
     }
   }
   CLI11_PARSE(app, argc, argv);
   try {
     const std::string cmd = app.get_subcommands().front()->get_name();
-    if (cmd == "fit") return fit(machine, read_reference(reference), fit_sizes, jobs, rounds);
+    if (cmd == "fit") return fit(machine, read_reference(reference), fit_sizes, jobs, rounds, fit_params);
     const Machine m = parse_machine(machine);
     if (cmd == "fig9") {
       const Table paper = read_reference(reference);

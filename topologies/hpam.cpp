@@ -191,7 +191,8 @@ Machine hpam_machine(const std::string& arg, std::vector<std::pair<std::string, 
       multicast = true;
     } else if (k == "Q" || k == "q") {
       q = parse_positive("Q", v);
-    } else if (k == "send_us" || k == "recv_us" || k == "send_ns_per_byte" || k == "recv_ns_per_byte") {
+    } else if (k == "send_us" || k == "recv_us" || k == "send_ns_per_byte" || k == "recv_ns_per_byte" ||
+               k == "copy_ns_per_byte" || k == "copy_ns_per_piece") {
       throw UsageError(fmt::format("hpam: option '{}' is not allowed; the per-level costs come from Table 1 and Q", k));
     } else {
       rest.emplace_back(k, v);

@@ -78,13 +78,15 @@ Machine delta(std::vector<int> dims) {
   Machine m = generic(make_mesh(std::move(dims)));
   m.name = "delta:" + std::to_string(m.topology->dims()[0]) + "x" + std::to_string(m.topology->dims()[1]);
   // Fitted by `paper000 fit --sizes 16 256 4096` (docs/machines.md), with the k-level algorithms
-  // synchronizing between supersteps and matching paid per queue entry: rms factor 1.107 over
-  // those cells.
+  // synchronizing between supersteps, matching paid per queue entry and local copies (combining and
+  // extracting blocks) charged: rms factor 1.087 over those cells.
   m.costs.send_overhead = nanoseconds(200'000);
-  m.costs.send_per_byte = picoseconds(27'260);
-  m.costs.recv_overhead = nanoseconds(47'570);
-  m.costs.recv_per_byte = nanoseconds(100);
-  m.costs.match_per_entry = picoseconds(353'600);
+  m.costs.send_per_byte = picoseconds(13'630);
+  m.costs.recv_overhead = nanoseconds(33'640);
+  m.costs.recv_per_byte = picoseconds(84'090);
+  m.costs.match_per_entry = picoseconds(594'700);
+  m.costs.copy_per_byte = picoseconds(8'106);
+  m.costs.copy_per_piece = picoseconds(2'828'000);
   m.costs.probe_cost = microseconds(5);
   m.net.hop_time = nanoseconds(100);
   m.net.link_byte_time = picoseconds(91'700);
@@ -167,6 +169,10 @@ const std::vector<Option>& options() {
        [](Machine& m, const std::string& v) { m.costs.recv_per_byte = parse_time("recv_ns_per_byte", v, nanoseconds(1)); }},
       {"match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)",
        [](Machine& m, const std::string& v) { m.costs.match_per_entry = parse_time("match_ns", v, nanoseconds(1)); }},
+      {"copy_ns_per_byte", "local memory copy time per byte, for combining and extracting blocks (ns)",
+       [](Machine& m, const std::string& v) { m.costs.copy_per_byte = parse_time("copy_ns_per_byte", v, nanoseconds(1)); }},
+      {"copy_ns_per_piece", "local memory copy time per contiguous piece copied (ns)",
+       [](Machine& m, const std::string& v) { m.costs.copy_per_piece = parse_time("copy_ns_per_piece", v, nanoseconds(1)); }},
       {"probe_us", "cost of a probe or test that finds nothing (us)",
        [](Machine& m, const std::string& v) { m.costs.probe_cost = parse_time("probe_us", v, microseconds(1)); }},
       {"hop_ns", "t_hop: header time per channel (ns)",

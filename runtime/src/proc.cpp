@@ -47,6 +47,11 @@ int Proc::hops(int from, int to) const {
 }
 Time Proc::now() const { return v_.clock; }
 void Proc::compute(Time dt) { e_.compute(v_, dt); }
+void Proc::local_copy(std::size_t bytes, std::size_t pieces) {
+  const NodeCosts& c = e_.machine().costs_of(v_.rank);
+  const Time t = static_cast<Time>(bytes) * c.copy_per_byte + static_cast<Time>(pieces) * c.copy_per_piece;
+  if (t > 0) e_.compute(v_, t);  // a free copy leaves no trace (machines without a copy cost)
+}
 
 void Proc::send(int dst, int tag, std::span<const std::byte> data, const Group& g) {
   Op* op = e_.isend(v_, g, dst, tag, data);

@@ -27,6 +27,9 @@ TEST(DeltaPreset, FittedCostsKeepThePapersAsymmetries) {
   EXPECT_LT(m.costs.send_per_byte, m.costs.recv_per_byte);
   // Its message-passing library searched the receive queues in software (docs/model.md 2.5).
   EXPECT_GT(m.costs.match_per_entry, 0);
+  // Its CPU combined and extracted blocks in local memory (docs/model.md 2.11).
+  EXPECT_GT(m.costs.copy_per_byte, 0);
+  EXPECT_GT(m.costs.copy_per_piece, 0);
   // Injection and ejection run at the link's rate (one fitted byte time for the network).
   EXPECT_EQ(m.net.inject_byte_time, m.net.link_byte_time);
   EXPECT_EQ(m.net.eject_byte_time, m.net.link_byte_time);

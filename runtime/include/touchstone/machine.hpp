@@ -26,6 +26,8 @@ struct NodeCosts {
   Time recv_per_byte = 0;   ///< recv_byte_time, per payload byte
   Time probe_cost = 0;      ///< one probe/iprobe/test call that finds nothing
   Time match_per_entry = 0; ///< matching: per queue entry examined (posted receives, unexpected messages)
+  Time copy_per_byte = 0;   ///< local memory copy (combining, extracting blocks), per byte (Proc::local_copy)
+  Time copy_per_piece = 0;  ///< local memory copy, per contiguous piece copied (one memcpy's set-up)
 };
 
 /// Network parameters (SPEC 2.2). Times in picoseconds; "byte times" in picoseconds per byte.

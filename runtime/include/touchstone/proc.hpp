@@ -80,6 +80,11 @@ class Proc {
   Time now() const;
   /// Advances this VP's clock by dt of local computation.
   void compute(Time dt);
+  /// Charges this VP the machine's time for copying `bytes` bytes of local memory in `pieces`
+  /// contiguous pieces (combining or extracting blocks of messages): bytes * copy_per_byte +
+  /// pieces * copy_per_piece (docs/model.md 2.11; 0 on machines that set neither). The copy
+  /// itself is the caller's; this only advances the clock.
+  void local_copy(std::size_t bytes, std::size_t pieces = 1);
 
   // --- point-to-point (SPEC 1.3) ---
   /// Returns when the message's last packet has left this node (the buffer may be reused).
