@@ -53,6 +53,8 @@ Algorithm scatter_level2_multicast_entry(SubMesh s);
 Algorithm scatter_level2_hybrid_entry(SubMesh s);
 /// scatter/hybrid-both(p2xq2): section 4.2 to both levels with equal final sizes (q2 <= f2).
 Algorithm scatter_both_hybrid_entry(SubMesh s);
+/// scatter/multicast-both(p2x1): the same with the multicast hardware for the inter-level transfer.
+Algorithm scatter_both_multicast_entry(SubMesh s);
 /// gather/hybrid-level2(p2xq2): the same run backwards (section 5).
 Algorithm gather_level2_hybrid_entry(SubMesh s);
 

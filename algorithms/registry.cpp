@@ -68,6 +68,8 @@ const Algorithm* parameterized(const std::string& name) {
        [](const std::string& name, const std::string& param) { return scatter_level2_hybrid_entry(parse_submesh(name, param)); }},
       {"scatter/hybrid-both(",
        [](const std::string& name, const std::string& param) { return scatter_both_hybrid_entry(parse_submesh(name, param)); }},
+      {"scatter/multicast-both(",
+       [](const std::string& name, const std::string& param) { return scatter_both_multicast_entry(parse_submesh(name, param)); }},
       {"gather/hybrid-level2(",
        [](const std::string& name, const std::string& param) { return gather_level2_hybrid_entry(parse_submesh(name, param)); }},
       {"gather/hybrid(", [](const std::string& name, const std::string& param) { return gather_hybrid_entry(parse_submesh(name, param)); }},
