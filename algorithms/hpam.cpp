@@ -426,8 +426,13 @@ void level2_multicast_scatter(Proc& p, const std::string& name, SubMesh s, int r
 // same steps serve the hybrid and the multicast transfer ("the scatter operation follows similar
 // steps to the hybrid-based scatter operation. However, the multicast is used for the inter-level
 // transfer").
+//
+// L1 is the size of a level-1 processor's final block: L (equal sizes) or Q L, the paper's second
+// scenario ("the final message size of the processors in the first level is Q S", for load
+// balancing: level 1's processors are the faster ones). Then each row processor's chunk is
+// r1 Q S + r2 f2 S; the level-2 part, and so the inter-level transfer, is unchanged.
 void both_levels_scatter(Proc& p, const std::string& name, SubMesh s, Transfer how, int root, std::span<const std::byte> send,
-                         std::span<std::byte> recv, std::size_t L) {
+                         std::span<std::byte> recv, std::size_t L1, std::size_t L) {
   if (how == Transfer::multicast) check_multicast(p, name, s);
   const RowPlan rp(p, name, s, root);
   const Hpam& t = *rp.t;
@@ -441,14 +446,14 @@ void both_levels_scatter(Proc& p, const std::string& name, SubMesh s, Transfer h
   std::vector<std::byte> col_blocks;  // level 1's column blocks, on its top processor
   if (at.row == 0) {
     // Chunk b: level 1's column b (r1 blocks), then the level-2 columns under b (r2 f2 blocks).
-    const std::size_t c1_bytes = static_cast<std::size_t>(r1) * L, c2_bytes = static_cast<std::size_t>(rp.r2 * rp.width) * L;
+    const std::size_t c1_bytes = static_cast<std::size_t>(r1) * L1, c2_bytes = static_cast<std::size_t>(rp.r2 * rp.width) * L;
     const std::size_t chunk = c1_bytes + c2_bytes;
     std::vector<std::byte> chunks, mine(chunk);
     if (p.rank() == 0) {
-      const auto level1_blocks = send.first(static_cast<std::size_t>(r1 * c1) * L);
-      const auto level2_blocks = send.subspan(static_cast<std::size_t>(r1 * c1) * L);
+      const auto level1_blocks = send.first(static_cast<std::size_t>(r1 * c1) * L1);
+      const auto level2_blocks = send.subspan(static_cast<std::size_t>(r1 * c1) * L1);
       for (int b = 0; b < c1; ++b) {
-        const auto a = pack(level1_blocks, {0, 0, r1, c1}, {0, b, r1, 1}, L);
+        const auto a = pack(level1_blocks, {0, 0, r1, c1}, {0, b, r1, 1}, L1);
         const auto c = pack(level2_blocks, rp.whole2, {0, b * rp.width, rp.r2, rp.width}, L);
         chunks.insert(chunks.end(), a.begin(), a.end());
         chunks.insert(chunks.end(), c.begin(), c.end());
@@ -458,7 +463,7 @@ void both_levels_scatter(Proc& p, const std::string& name, SubMesh s, Transfer h
     inter_level_send(p, rp, s, how, std::span<const std::byte>(mine).subspan(c1_bytes), {0, at.col * rp.width, rp.r2, rp.width}, L);
     col_blocks.assign(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(c1_bytes));
   }
-  tree_scatter(p, level1, column, at.row, at.col, col_blocks, recv, L);
+  tree_scatter(p, level1, column, at.row, at.col, col_blocks, recv, L1);
 }
 
 // Section 5: level2_scatter backwards. The sub-meshes gather to their roots, the roots send to
@@ -682,22 +687,43 @@ Algorithm scatter_level2_multicast_entry(SubMesh s) {
   return a;
 }
 
-static Algorithm scatter_both_entry(std::string name, std::string summary, SubMesh s, Transfer how) {
-  return scatter_entry(name, std::move(summary),
-                       [name, s, how](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                                      std::size_t L) { both_levels_scatter(p, name, s, how, root, send, recv, L); });
+// Harness of section 4.2's scatters to both levels: the root (0,0)_1 holds level 1's blocks
+// (row-major, L1 bytes each: L, or Q L with `qs`) then level 2's (row-major, L bytes each), each
+// fill_pattern(root, destination); every processor checks the block it received.
+static Algorithm scatter_both_entry(std::string name, std::string summary, SubMesh s, Transfer how, bool qs) {
+  auto program = [name, s, how, qs](Proc& p, const Args& a) {
+    const HpamModel h = HpamModel::of(p.machine());
+    const int n1 = h.r1 * h.c1, n = p.size(), me = p.rank();
+    const std::size_t L = a.size, L1 = qs ? static_cast<std::size_t>(h.q_ratio()) * L : L;
+    auto size_of = [&](int r) { return r < n1 ? L1 : L; };
+    auto offset_of = [&](int r) { return r < n1 ? static_cast<std::size_t>(r) * L1 : static_cast<std::size_t>(n1) * L1 + static_cast<std::size_t>(r - n1) * L; };
+    const std::size_t total = me == a.root ? offset_of(n) : 0;
+    std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[size_of(me)]);
+    std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), size_of(me));
+    if (a.check && me == a.root)
+      for (int dst = 0; dst < n; ++dst) fill_pattern(a.root, dst, send.subspan(offset_of(dst), size_of(dst)));
+    both_levels_scatter(p, name, s, how, a.root, send, recv, L1, L);
+    if (a.check) check_pattern(name, a.root, me, recv);
+  };
+  // The root's blocks and each row processor's chunk, twice over (packing), with Q <= 32 (the
+  // largest Q of the paper's tests; the machine, and so Q, is not known here).
+  auto bytes = [qs](int vps, std::size_t size) { return 4 * static_cast<std::size_t>(vps) * size * (qs ? 32 : 1); };
+  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  return alg;
 }
 
-Algorithm scatter_both_hybrid_entry(SubMesh s) {
-  return scatter_both_entry(fmt::format("scatter/hybrid-both({})", submesh_name(s)),
-                            "paper 001 section 4.2: to both levels, equal sizes: row partial scatter, inter-level first, then both levels' trees",
-                            s, Transfer::hybrid);
+Algorithm scatter_both_hybrid_entry(SubMesh s, bool qs) {
+  return scatter_both_entry(fmt::format("scatter/hybrid-both{}({})", qs ? "-qs" : "", submesh_name(s)),
+                            qs ? "paper 001 section 4.2: to both levels, Q S bytes per level-1 processor, S per level-2 one; hybrid transfer"
+                               : "paper 001 section 4.2: to both levels, equal sizes: row partial scatter, inter-level first, then both levels' trees",
+                            s, Transfer::hybrid, qs);
 }
 
-Algorithm scatter_both_multicast_entry(SubMesh s) {
-  return scatter_both_entry(fmt::format("scatter/multicast-both({})", submesh_name(s)),
-                            "paper 001 section 4.2: to both levels, equal sizes: row partial scatter, one multicast per band, then both levels' trees",
-                            s, Transfer::multicast);
+Algorithm scatter_both_multicast_entry(SubMesh s, bool qs) {
+  return scatter_both_entry(fmt::format("scatter/multicast-both{}({})", qs ? "-qs" : "", submesh_name(s)),
+                            qs ? "paper 001 section 4.2: to both levels, Q S bytes per level-1 processor, S per level-2 one; multicast transfer"
+                               : "paper 001 section 4.2: to both levels, equal sizes: row partial scatter, one multicast per band, then both levels' trees",
+                            s, Transfer::multicast, qs);
 }
 
 Algorithm gather_level2_hybrid_entry(SubMesh s) {

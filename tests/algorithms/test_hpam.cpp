@@ -524,3 +524,42 @@ TEST(HpamAlgorithms, Section42BothLevelsScattersAreDeterministicUnderPerturbatio
     }
   }
 }
+
+TEST(HpamAlgorithms, Section42ScatterWithQTimesTheBytesInLevelOneDeliversEveryBlock) {
+  // The paper's second scenario: Q S bytes for each level-1 processor, S for each level-2 one. The
+  // harness sizes level 1's receive buffers Q S and checks every byte of both levels.
+  const Shape shapes[] = {{"hpam:2x2/4x4,Q=2,multicast", {"1x1", "2x1", "4x1", "4x2"}},
+                          {"hpam:4x4/16x16,Q=8,multicast", {"1x1", "4x1", "16x4"}},
+                          {"hpam:1x2/2x8,Q=32,multicast", {"1x1", "2x4"}},
+                          {"hpam:1x1/4x4,Q=3,multicast", {"2x1", "4x4"}}};
+  for (const auto& sh : shapes) {
+    const Machine m = parse_machine(sh.machine);
+    for (const auto& sub : sh.submeshes)
+      for (const char* kind : {"hybrid", "multicast"}) {
+        if (std::string(kind) == "multicast" && sub.back() != '1') continue;  // the multicast's sub-meshes are p2 x 1
+        for (std::size_t size : {std::size_t{0}, std::size_t{5}, std::size_t{120}}) {
+          const std::string name = fmt::format("scatter/{}-both-qs({})", kind, sub);
+          SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+          RunResult r;
+          ASSERT_NO_THROW(r = run_alg(m, name, size));
+          EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
+        }
+      }
+  }
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/hybrid-both-qs(2x4)", 8), RunError);     // q2 > f2
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/multicast-both-qs(2x1)", 8), RunError);  // no hardware
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/hybrid-both-qs(8x1)", 8), RunError);     // does not tile
+}
+
+TEST(HpamTimes, Section42ScatterWithQTimesTheBytesInLevelOneOnlyLengthensTheRowStep) {
+  // hpam:2x2/4x4, Q = 2, S = 100, 4x1, multicast: as in the equal-size test above, but the row's
+  // partial scatter carries r1 Q S + r2 f2 S = 400 + 800 bytes; the inter-level transfer and level
+  // 2's trees are unchanged, and level 1's column scatter (200 bytes) stays off the critical path.
+  const Machine m = parse_machine("hpam:2x2/4x4,Q=2,multicast");
+  const HpamModel h = HpamModel::of(m);
+  EXPECT_EQ(h.q_ratio(), 2);
+  const RunResult r = run_alg(m, "scatter/multicast-both-qs(4x1)", 100);
+  EXPECT_EQ(r.stats.blocked_headers, 0u);
+  EXPECT_EQ(r.makespan, h.b(1, 1, 100, 1, 12) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 2, 3) + 10 * h.lambda_hop);
+  EXPECT_EQ(r.makespan - run_alg(m, "scatter/multicast-both(4x1)", 100).makespan, 200 * h.omega(1, 1));
+}
