@@ -705,9 +705,14 @@ static Algorithm scatter_both_entry(std::string name, std::string summary, SubMe
     both_levels_scatter(p, name, s, how, a.root, send, recv, L1, L);
     if (a.check) check_pattern(name, a.root, me, recv);
   };
-  // The root's blocks and each row processor's chunk, twice over (packing), with Q <= 32 (the
-  // largest Q of the paper's tests; the machine, and so Q, is not known here).
-  auto bytes = [qs](int vps, std::size_t size) { return 4 * static_cast<std::size_t>(vps) * size * (qs ? 32 : 1); };
+  // scatter_entry's bound (each block copied at most once per level of the partition and once in
+  // flight), with level 1's blocks at most 32 S with `qs` (the largest Q of the paper's tests; the
+  // machine, and so Q, is not known here).
+  auto bytes = [qs](int vps, std::size_t size) {
+    std::size_t levels = 2;
+    while ((std::size_t{1} << levels) < static_cast<std::size_t>(vps)) ++levels;
+    return 2 * (levels + 2) * static_cast<std::size_t>(vps) * size * (qs ? 32 : 1);
+  };
   Algorithm alg{std::move(name), std::move(summary), program, bytes};
   return alg;
 }
