@@ -17,6 +17,8 @@
 //      + q/2 + ... = (p - 1) + (q - 1) hops, plus one ejection channel per step.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "algorithms/hpam.hpp"
@@ -502,7 +504,7 @@ TEST(HpamTimes, Section42MulticastScatterToBothLevelsIsTheLevelTwoPathOfEq14) {
 
 TEST(HpamAlgorithms, Section42BothLevelsScattersAreDeterministicUnderPerturbation) {
   // Same trace, makespan and blocked time whatever the host does (fibers or threads, random delays).
-  for (const char* name : {"scatter/hybrid-both(2x2)", "scatter/multicast-both(2x1)"}) {
+  for (const char* name : {"scatter/hybrid-both(2x2)", "scatter/multicast-both(2x1)", "scatter/multicast-both-qs(2x1)"}) {
     SCOPED_TRACE(name);
     const Machine m = parse_machine("hpam:2x2/8x8,Q=8,multicast");
     const auto& alg = algorithms::find(name);
@@ -562,4 +564,23 @@ TEST(HpamTimes, Section42ScatterWithQTimesTheBytesInLevelOneOnlyLengthensTheRowS
   EXPECT_EQ(r.stats.blocked_headers, 0u);
   EXPECT_EQ(r.makespan, h.b(1, 1, 100, 1, 12) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 2, 3) + 10 * h.lambda_hop);
   EXPECT_EQ(r.makespan - run_alg(m, "scatter/multicast-both(4x1)", 100).makespan, 200 * h.omega(1, 1));
+}
+
+TEST(HpamTimes, Section42QTimesTheBytesInLevelOneMakesLevelOneCriticalAndGrowsTheHybridOptimum) {
+  // 4x4/16x16, Q = 8, S = 256 (paper001 both42 --qs): with equal sizes the hybrid's 1x1 beats 1x2
+  // and the last processor to finish is in level 2; with Q S bytes in level 1 the row processor's
+  // 64 inter-level sends (1x1) delay its level-1 column scatter, now Q times longer, which ends
+  // last, and 1x2 (32 sends) wins: the larger sub-mesh "compensates" (section 4.2).
+  const Machine m = parse_machine("hpam:4x4/16x16,Q=8,multicast");
+  const Hpam& t = *as_hpam(m);
+  auto last_level = [&](const RunResult& r) {
+    const auto it = std::max_element(r.finish_time.begin(), r.finish_time.end());
+    return t.pos(static_cast<int>(it - r.finish_time.begin())).level;
+  };
+  const RunResult eq1 = run_alg(m, "scatter/hybrid-both(1x1)", 256), eq2 = run_alg(m, "scatter/hybrid-both(1x2)", 256);
+  const RunResult qs1 = run_alg(m, "scatter/hybrid-both-qs(1x1)", 256), qs2 = run_alg(m, "scatter/hybrid-both-qs(1x2)", 256);
+  EXPECT_LT(eq1.makespan, eq2.makespan);
+  EXPECT_EQ(last_level(eq1), 2);
+  EXPECT_GT(qs1.makespan, qs2.makespan);
+  EXPECT_EQ(last_level(qs1), 1);
 }
