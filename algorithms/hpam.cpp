@@ -353,30 +353,53 @@ std::vector<std::byte> row_partial_scatter(Proc& p, const RowPlan& rp, int v, st
   return mine;
 }
 
-void level2_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
-                    std::span<std::byte> recv, std::size_t L) {
-  const RowPlan rp(p, name, s, root);
-  const Hpam* t = rp.t;
-  const int r2 = rp.r2, stride = rp.stride, width = rp.width;
-  const Mesh& level2 = rp.level2;
-  const HpamPos at = t->pos(p.rank());
-  if (at.level == 1) {
-    if (at.row != 0 || at.col % stride) return;  // not in the partial scatter
-    Rect cols;
-    const auto mine = row_partial_scatter(p, rp, at.col / stride, send, L, cols);
-    // Step 2: the roots of the sub-meshes under columns [v width, (v+1) width), farthest first.
-    for (int i = r2 / s.p - 1; i >= 0; --i)
-      for (int j = cols.c0; j < cols.c0 + width; j += s.q)
-        p.send(level2.rank_of(i * s.p, j), kInterTag, pack(mine, cols, {i * s.p, j, s.p, s.q}, L));
-    return;
+// Step 2 of section 4.2's scatters, the inter-level transfer from a row processor holding the
+// level-2 columns `cols` (blocks laid out as `cols`), farthest band first. Hybrid (eqs. 12, 13):
+// one message per p2 x q2 sub-mesh root under those columns. Multicast (eq. 14, and the scatter to
+// both levels: "the multicast is used for the inter-level transfer"): the router replicates whole
+// messages only, so one multicast per band of p2 rows carries the band's p2 f2 blocks to its f2
+// roots (q2 = 1).
+enum class Transfer { hybrid, multicast };
+
+void inter_level_send(Proc& p, const RowPlan& rp, SubMesh s, Transfer how, std::span<const std::byte> blocks, const Rect& cols,
+                      std::size_t L) {
+  for (int i = rp.r2 / s.p - 1; i >= 0; --i) {
+    if (how == Transfer::multicast) {
+      p.multicast(row_under(*rp.t, cols.c0 / rp.t->fanout(2), i * s.p), kInterTag, pack(blocks, cols, {i * s.p, cols.c0, s.p, cols.w}, L));
+      continue;
+    }
+    for (int j = cols.c0; j < cols.c0 + cols.w; j += s.q)
+      p.send(rp.level2.rank_of(i * s.p, j), kInterTag, pack(blocks, cols, {i * s.p, j, s.p, s.q}, L));
   }
+}
+
+// Steps 2-3 on a level-2 processor: a sub-mesh root receives its blocks from its row processor
+// (hybrid: its own p2 q2; multicast: the whole band under the row processor, of which it keeps its
+// p2 x 1 column), then every sub-mesh runs its binary-tree scatter.
+void level2_receive_and_scatter(Proc& p, const RowPlan& rp, SubMesh s, Transfer how, const HpamPos& at, std::span<std::byte> recv,
+                                std::size_t L) {
   const Rect m{at.row / s.p * s.p, at.col / s.q * s.q, s.p, s.q};
   std::vector<std::byte> data;
   if (at.row == m.r0 && at.col == m.c0) {
-    data.resize(static_cast<std::size_t>(m.size()) * L);
-    p.recv(rp.server(at.col), kInterTag, data);
+    if (how == Transfer::multicast) {
+      data = recv_band(p, rp.server(at.col), {m.r0, at.col / rp.width * rp.width, s.p, rp.width}, m, L);
+    } else {
+      data.resize(static_cast<std::size_t>(m.size()) * L);
+      p.recv(rp.server(at.col), kInterTag, data);
+    }
   }
-  tree_scatter(p, level2, m, at.row, at.col, data, recv, L);
+  tree_scatter(p, rp.level2, m, at.row, at.col, data, recv, L);
+}
+
+void level2_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
+                    std::span<std::byte> recv, std::size_t L) {
+  const RowPlan rp(p, name, s, root);
+  const HpamPos at = rp.t->pos(p.rank());
+  if (at.level == 2) return level2_receive_and_scatter(p, rp, s, Transfer::hybrid, at, recv, L);
+  if (at.row != 0 || at.col % rp.stride) return;  // not in the partial scatter
+  Rect cols;
+  const auto mine = row_partial_scatter(p, rp, at.col / rp.stride, send, L, cols);
+  inter_level_send(p, rp, s, Transfer::hybrid, mine, cols, L);
 }
 
 // Section 4.2 with the multicast hardware, destinations in level 2 only (eq. 14, Figure 9): the
@@ -388,70 +411,59 @@ void level2_multicast_scatter(Proc& p, const std::string& name, SubMesh s, int r
   check_multicast(p, name, s);
   const RowPlan rp(p, name, s, root);
   const HpamPos at = rp.t->pos(p.rank());
-  if (at.level == 1) {
-    if (at.row != 0) return;
-    Rect cols;
-    const auto mine = row_partial_scatter(p, rp, at.col, send, L, cols);
-    for (int i = rp.r2 / s.p - 1; i >= 0; --i)
-      p.multicast(row_under(*rp.t, at.col, i * s.p), kInterTag, pack(mine, cols, {i * s.p, cols.c0, s.p, cols.w}, L));
-    return;
-  }
-  const Rect m{at.row / s.p * s.p, at.col, s.p, 1};
-  std::vector<std::byte> data;
-  if (at.row == m.r0) data = recv_band(p, rp.server(at.col), {m.r0, at.col / rp.width * rp.width, s.p, rp.width}, m, L);
-  tree_scatter(p, rp.level2, m, at.row, at.col, data, recv, L);
+  if (at.level == 2) return level2_receive_and_scatter(p, rp, s, Transfer::multicast, at, recv, L);
+  if (at.row != 0) return;
+  Rect cols;
+  const auto mine = row_partial_scatter(p, rp, at.col, send, L, cols);
+  inter_level_send(p, rp, s, Transfer::multicast, mine, cols, L);
 }
 
 // Section 4.2, destinations in both levels with equal final sizes: the source's row gets, per
 // processor (0,b)_1, the r1 blocks of level 1's column b and the r2 f2 blocks of the level-2
 // columns under it ("r1 S + r2 f2 S"); each then makes the inter-level transfer first ("as early
 // as possible"), and the scatters down level 1's columns and in level 2's sub-meshes proceed
-// concurrently. Needs q2 <= f2 (the paper's finding: all the row's processors take part).
-void both_levels_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::span<const std::byte> send,
-                         std::span<std::byte> recv, std::size_t L) {
+// concurrently. Needs q2 <= f2 (the paper's finding: all the row's processors take part). The
+// same steps serve the hybrid and the multicast transfer ("the scatter operation follows similar
+// steps to the hybrid-based scatter operation. However, the multicast is used for the inter-level
+// transfer").
+//
+// L1 is the size of a level-1 processor's final block: L (equal sizes) or Q L, the paper's second
+// scenario ("the final message size of the processors in the first level is Q S", for load
+// balancing: level 1's processors are the faster ones). Then each row processor's chunk is
+// r1 Q S + r2 f2 S; the level-2 part, and so the inter-level transfer, is unchanged.
+void both_levels_scatter(Proc& p, const std::string& name, SubMesh s, Transfer how, int root, std::span<const std::byte> send,
+                         std::span<std::byte> recv, std::size_t L1, std::size_t L) {
+  if (how == Transfer::multicast) check_multicast(p, name, s);
   const RowPlan rp(p, name, s, root);
   const Hpam& t = *rp.t;
   const int r1 = t.rows(1), c1 = t.cols(1);
   if (rp.k != c1)
     throw UsageError(fmt::format("{}: the scatter to both levels needs q2 <= f2 = {} (section 4.2)", name, rp.c2 / c1));
   const HpamPos at = t.pos(p.rank());
+  if (at.level == 2) return level2_receive_and_scatter(p, rp, s, how, at, recv, L);
   const Mesh level1{[&t](int r, int c) { return t.node(1, r, c); }};
-  if (at.level == 2) {
-    const Rect m{at.row / s.p * s.p, at.col / s.q * s.q, s.p, s.q};
-    std::vector<std::byte> data;
-    if (at.row == m.r0 && at.col == m.c0) {
-      data.resize(static_cast<std::size_t>(m.size()) * L);
-      p.recv(rp.server(at.col), kInterTag, data);
-    }
-    tree_scatter(p, rp.level2, m, at.row, at.col, data, recv, L);
-    return;
-  }
   const Rect column{0, at.col, r1, 1};
   std::vector<std::byte> col_blocks;  // level 1's column blocks, on its top processor
   if (at.row == 0) {
     // Chunk b: level 1's column b (r1 blocks), then the level-2 columns under b (r2 f2 blocks).
-    const std::size_t c1_bytes = static_cast<std::size_t>(r1) * L, c2_bytes = static_cast<std::size_t>(rp.r2 * rp.width) * L;
+    const std::size_t c1_bytes = static_cast<std::size_t>(r1) * L1, c2_bytes = static_cast<std::size_t>(rp.r2 * rp.width) * L;
     const std::size_t chunk = c1_bytes + c2_bytes;
     std::vector<std::byte> chunks, mine(chunk);
     if (p.rank() == 0) {
-      const auto level1_blocks = send.first(static_cast<std::size_t>(r1 * c1) * L);
-      const auto level2_blocks = send.subspan(static_cast<std::size_t>(r1 * c1) * L);
+      const auto level1_blocks = send.first(static_cast<std::size_t>(r1 * c1) * L1);
+      const auto level2_blocks = send.subspan(static_cast<std::size_t>(r1 * c1) * L1);
       for (int b = 0; b < c1; ++b) {
-        const auto a = pack(level1_blocks, {0, 0, r1, c1}, {0, b, r1, 1}, L);
+        const auto a = pack(level1_blocks, {0, 0, r1, c1}, {0, b, r1, 1}, L1);
         const auto c = pack(level2_blocks, rp.whole2, {0, b * rp.width, rp.r2, rp.width}, L);
         chunks.insert(chunks.end(), a.begin(), a.end());
         chunks.insert(chunks.end(), c.begin(), c.end());
       }
     }
     tree_scatter(p, rp.row, rp.row_rect, 0, at.col, chunks, mine, chunk);
-    const std::span<const std::byte> level2_part = std::span<const std::byte>(mine).subspan(c1_bytes);
-    const Rect cols{0, at.col * rp.width, rp.r2, rp.width};
-    for (int i = rp.r2 / s.p - 1; i >= 0; --i)
-      for (int j = cols.c0; j < cols.c0 + rp.width; j += s.q)
-        p.send(rp.level2.rank_of(i * s.p, j), kInterTag, pack(level2_part, cols, {i * s.p, j, s.p, s.q}, L));
+    inter_level_send(p, rp, s, how, std::span<const std::byte>(mine).subspan(c1_bytes), {0, at.col * rp.width, rp.r2, rp.width}, L);
     col_blocks.assign(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(c1_bytes));
   }
-  tree_scatter(p, level1, column, at.row, at.col, col_blocks, recv, L);
+  tree_scatter(p, level1, column, at.row, at.col, col_blocks, recv, L1);
 }
 
 // Section 5: level2_scatter backwards. The sub-meshes gather to their roots, the roots send to
@@ -675,11 +687,48 @@ Algorithm scatter_level2_multicast_entry(SubMesh s) {
   return a;
 }
 
-Algorithm scatter_both_hybrid_entry(SubMesh s) {
-  const std::string name = fmt::format("scatter/hybrid-both({})", submesh_name(s));
-  return scatter_entry(name, "paper 001 section 4.2: to both levels, equal sizes: row partial scatter, inter-level first, then both levels' trees",
-                       [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                                 std::size_t L) { both_levels_scatter(p, name, s, root, send, recv, L); });
+// Harness of section 4.2's scatters to both levels: the root (0,0)_1 holds level 1's blocks
+// (row-major, L1 bytes each: L, or Q L with `qs`) then level 2's (row-major, L bytes each), each
+// fill_pattern(root, destination); every processor checks the block it received.
+static Algorithm scatter_both_entry(std::string name, std::string summary, SubMesh s, Transfer how, bool qs) {
+  auto program = [name, s, how, qs](Proc& p, const Args& a) {
+    const HpamModel h = HpamModel::of(p.machine());
+    const int n1 = h.r1 * h.c1, n = p.size(), me = p.rank();
+    const std::size_t L = a.size, L1 = qs ? static_cast<std::size_t>(h.q_ratio()) * L : L;
+    auto size_of = [&](int r) { return r < n1 ? L1 : L; };
+    auto offset_of = [&](int r) { return r < n1 ? static_cast<std::size_t>(r) * L1 : static_cast<std::size_t>(n1) * L1 + static_cast<std::size_t>(r - n1) * L; };
+    const std::size_t total = me == a.root ? offset_of(n) : 0;
+    std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[size_of(me)]);
+    std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), size_of(me));
+    if (a.check && me == a.root)
+      for (int dst = 0; dst < n; ++dst) fill_pattern(a.root, dst, send.subspan(offset_of(dst), size_of(dst)));
+    both_levels_scatter(p, name, s, how, a.root, send, recv, L1, L);
+    if (a.check) check_pattern(name, a.root, me, recv);
+  };
+  // scatter_entry's bound (each block copied at most once per level of the partition and once in
+  // flight), with level 1's blocks at most 32 S with `qs` (the largest Q of the paper's tests; the
+  // machine, and so Q, is not known here).
+  auto bytes = [qs](int vps, std::size_t size) {
+    std::size_t levels = 2;
+    while ((std::size_t{1} << levels) < static_cast<std::size_t>(vps)) ++levels;
+    return 2 * (levels + 2) * static_cast<std::size_t>(vps) * size * (qs ? 32 : 1);
+  };
+  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  return alg;
+}
+
+Algorithm scatter_both_hybrid_entry(SubMesh s, bool qs) {
+  return scatter_both_entry(fmt::format("scatter/hybrid-both{}({})", qs ? "-qs" : "", submesh_name(s)),
+                            qs ? "paper 001 section 4.2: to both levels, Q S bytes per level-1 processor, S per level-2 one; hybrid transfer"
+                               : "paper 001 section 4.2: to both levels, equal sizes: row partial scatter, inter-level first, then both levels' trees",
+                            s, Transfer::hybrid, qs);
+}
+
+Algorithm scatter_both_multicast_entry(SubMesh s, bool qs) {
+  return scatter_both_entry(fmt::format("scatter/multicast-both{}({})", qs ? "-qs" : "", submesh_name(s)),
+                            qs ? "paper 001 section 4.2: to both levels, Q S bytes per level-1 processor, S per level-2 one; multicast transfer"
+                               : "paper 001 section 4.2: to both levels, equal sizes: row partial scatter, one multicast per band, then both levels' trees",
+                            s, Transfer::multicast, qs);
 }
 
 Algorithm gather_level2_hybrid_entry(SubMesh s) {

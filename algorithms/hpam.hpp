@@ -51,8 +51,12 @@ Algorithm scatter_level2_multicast_entry(SubMesh s);
 /// scatter/hybrid-level2(p2xq2): section 4.2, any level 1, destinations in level 2 only (cases a
 /// and b, eqs. 12 and 13).
 Algorithm scatter_level2_hybrid_entry(SubMesh s);
-/// scatter/hybrid-both(p2xq2): section 4.2 to both levels with equal final sizes (q2 <= f2).
-Algorithm scatter_both_hybrid_entry(SubMesh s);
+/// scatter/hybrid-both(p2xq2): section 4.2 to both levels with equal final sizes (q2 <= f2);
+/// with `qs`, scatter/hybrid-both-qs(p2xq2): Q S bytes to each level-1 processor, S to level 2's.
+Algorithm scatter_both_hybrid_entry(SubMesh s, bool qs = false);
+/// scatter/multicast-both(p2x1), scatter/multicast-both-qs(p2x1): the same with the multicast
+/// hardware for the inter-level transfer.
+Algorithm scatter_both_multicast_entry(SubMesh s, bool qs = false);
 /// gather/hybrid-level2(p2xq2): the same run backwards (section 5).
 Algorithm gather_level2_hybrid_entry(SubMesh s);
 

@@ -38,6 +38,13 @@ HpamModel HpamModel::of(const Machine& m) {
   return h;
 }
 
+int HpamModel::q_ratio() const {
+  const Time one = level[0].send_overhead, two = level[1].send_overhead;
+  if (one <= 0 || two % one)
+    throw UsageError("paper 001: Q = C_send^2 / C_send^1 must be a positive integer (Table 1), e.g. hpam:4x4/16x16,Q=8");
+  return static_cast<int>(two / one);
+}
+
 Time HpamModel::gamma(int l, int k) const {
   return level[l - 1].send_overhead + level[k - 1].recv_overhead;
 }

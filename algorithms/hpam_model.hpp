@@ -23,6 +23,10 @@ struct HpamModel {
   /// UsageError unless the machine is a two-level HPAM.
   static HpamModel of(const Machine& m);
 
+  /// Table 1's Q, the ratio of level 2's communication parameters to level 1's (C_send^2 / C_send^1);
+  /// UsageError unless it is a positive integer.
+  int q_ratio() const;
+
   Time gamma(int l, int k) const;
   Time omega(int l, int k) const;
   /// A^S_lk = Gamma_lk + Omega_lk * S (section 3).

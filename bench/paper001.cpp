@@ -5,6 +5,7 @@
 //
 //   paper001 search [--levels 4x4,8x8,16x16,64x64] [--q 2,8,32] [--sizes 0,256,1024,4096]
 //                   [--csv FILE]
+//   paper001 multi | scatter42 [--csv FILE] | both42 [--csv FILE]     (sections 3.2 and 4.2)
 //
 // For every second level r2 x c2, Q and message size S: every p2 x q2 (powers of two) for the
 // hybrid broadcast (bcast/hybrid) and scatter (scatter/hybrid), emulated and by eqs. 5 and 10;
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -215,12 +217,38 @@ int multi(const std::string& machines, const std::string& qs, const std::string&
   return 0;
 }
 
+// The CSV rows of section 4.2's subcommands, in `search`'s format (one row per point, the model
+// column empty where the paper gives no equation), for tools/plot_paper001.py.
+struct Csv {
+  std::FILE* f = nullptr;
+  explicit Csv(const std::string& path) {
+    if (path.empty()) return;
+    f = std::fopen(path.c_str(), "w");
+    if (!f) throw UsageError(fmt::format("cannot write '{}'", path));
+    std::fprintf(f, "level2,Q,op,p2,q2,size,model_us,emulated_us\n");
+  }
+  ~Csv() {
+    if (f) std::fclose(f);
+  }
+  void row(const std::string& levels, const std::string& q, const char* op, int p2, int q2, std::size_t s, std::optional<Time> model,
+           Time emulated) {
+    if (!f) return;
+    const std::string mo = model ? fmt::format("{:.4f}", to_us(*model)) : "";
+    std::fprintf(f, "%s,%s,%s,%d,%d,%zu,%s,%.4f\n", levels.c_str(), q.c_str(), op, p2, q2, s, mo.c_str(), to_us(emulated));
+  }
+};
+
+double gain(const Best& hybrid, const Best& multicast) {
+  return 100.0 * static_cast<double>(hybrid.t - multicast.t) / static_cast<double>(hybrid.t);
+}
+
 // Section 4.2, destinations in level 2 only: every p2 x q2 by eqs. 12/13 and emulated
 // (scatter/hybrid-level2); the paper: "the sub-mesh size of choice satisfies q2 <= f2", and the
 // optimal height falls as S grows. With the multicast hardware (scatter/multicast-level2, every
 // p2 x 1) by eq. 14 and emulated, and the gain of the best multicast over the best hybrid
 // (Figure 9).
-int scatter42(const std::string& machines, const std::string& qs, const std::string& sizes) {
+int scatter42(const std::string& machines, const std::string& qs, const std::string& sizes, const std::string& csv_path) {
+  Csv csv(csv_path);
   fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>7} {:>12} | {:>6} {:>6}\n", "levels", "Q",
              "S", "model", "us", "q2<=f2", "emu", "us", "q2<=f2", "mc eq14", "us", "mc emu", "us", "gain%", "emu%");
   int held = 0, checked = 0;
@@ -234,20 +262,79 @@ int scatter42(const std::string& machines, const std::string& qs, const std::str
         Best bm, be, mm, me;
         for (int p = 1; p <= h.r2; p *= 2) {
           for (int qq = 1; qq <= h.c2; qq *= 2) {
-            bm.offer(p, qq, h.eq12_13_hybrid_scatter_multi(p, qq, s));
-            be.offer(p, qq, emulate(m, fmt::format("scatter/hybrid-level2({}x{})", p, qq), s));
+            const Time model = h.eq12_13_hybrid_scatter_multi(p, qq, s);
+            const Time emu = emulate(m, fmt::format("scatter/hybrid-level2({}x{})", p, qq), s);
+            bm.offer(p, qq, model), be.offer(p, qq, emu);
+            csv.row(levels, q, "scatter42-hybrid", p, qq, s, model, emu);
           }
-          mm.offer(p, 1, h.eq14_multicast_scatter_multi(p, s));
-          me.offer(p, 1, emulate(m, fmt::format("scatter/multicast-level2({}x1)", p), s));
+          const Time model = h.eq14_multicast_scatter_multi(p, s);
+          const Time emu = emulate(m, fmt::format("scatter/multicast-level2({}x1)", p), s);
+          mm.offer(p, 1, model), me.offer(p, 1, emu);
+          csv.row(levels, q, "scatter42-multicast", p, 1, s, model, emu);
         }
         checked += 2;
         held += (bm.q <= f2) + (be.q <= f2);
-        auto gain = [](const Best& hy, const Best& mc) { return 100.0 * static_cast<double>(hy.t - mc.t) / static_cast<double>(hy.t); };
         fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>7} {:>12.2f} | {:>6.1f} {:>6.1f}\n",
                    levels, q, s, bm.str(), to_us(bm.t), bm.q <= f2 ? "yes" : "NO", be.str(), to_us(be.t), be.q <= f2 ? "yes" : "NO",
                    mm.str(), to_us(mm.t), me.str(), to_us(me.t), gain(bm, mm), gain(be, me));
       }
   fmt::print("q2 <= f2 held: {} of {}\n", held, checked);
+  return 0;
+}
+
+// Section 4.2, destinations in both levels with equal final sizes (Figure 10): every p2 x q2 with
+// q2 <= f2 of scatter/hybrid-both and every p2 x 1 of scatter/multicast-both, emulated, and the
+// gain of the best multicast over the best hybrid. The paper gives no equation for this case, so
+// there is no model column: Figure 10's curves can only be compared in shape, with the paper's
+// text ("benefits most ... when the size of the message is small"; "as the size of the processor
+// mesh in the second level increases the percent gain ... decreases").
+//
+// With `qs`, also the second scenario (Q S bytes per level-1 processor, the -qs algorithms) and
+// the paper's claim about it: "the size of the optimal sub-mesh is larger than that of the
+// corresponding same size message case ... to the hybrid as well as the multicast based scatters".
+int both42(const std::string& machines, const std::string& qs, const std::string& sizes, const std::string& csv_path, bool with_qs) {
+  Csv csv(csv_path);
+  fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12} | {:>7} {:>12} | {:>6}", "levels", "Q", "S", "hybrid", "us", "mc", "us", "emu%");
+  if (with_qs) fmt::print(" | {:>9} {:>12} | {:>9} {:>12} | {:>6}", "hybrid-qs", "us", "mc-qs", "us", "emu%");
+  fmt::print("\n");
+  int larger = 0, equal = 0, smaller = 0;
+  for (const auto& levels : split(machines))
+    for (const auto& q : split(qs))
+      for (const auto& stext : split(sizes)) {
+        const std::size_t s = std::stoull(stext);
+        const Machine m = parse_machine(fmt::format("hpam:{},Q={},multicast", levels, q));
+        const HpamModel h = HpamModel::of(m);
+        // The best hybrid (q2 <= f2) and the best multicast (q2 = 1) of one scenario.
+        auto best_pair = [&](const char* suffix) {
+          Best hy, mc;
+          for (int p = 1; p <= h.r2; p *= 2) {
+            for (int qq = 1; qq <= h.c2 / h.c1; qq *= 2) {
+              const Time emu = emulate(m, fmt::format("scatter/hybrid-both{}({}x{})", suffix, p, qq), s);
+              hy.offer(p, qq, emu);
+              csv.row(levels, q, fmt::format("both{}-hybrid", suffix).c_str(), p, qq, s, std::nullopt, emu);
+            }
+            const Time emu = emulate(m, fmt::format("scatter/multicast-both{}({}x1)", suffix, p), s);
+            mc.offer(p, 1, emu);
+            csv.row(levels, q, fmt::format("both{}-multicast", suffix).c_str(), p, 1, s, std::nullopt, emu);
+          }
+          return std::pair{hy, mc};
+        };
+        const auto [hy, mc] = best_pair("");
+        fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} | {:>7} {:>12.2f} | {:>6.1f}", levels, q, s, hy.str(), to_us(hy.t), mc.str(),
+                   to_us(mc.t), gain(hy, mc));
+        if (with_qs) {
+          const auto [hq, mq] = best_pair("-qs");
+          fmt::print(" | {:>9} {:>12.2f} | {:>9} {:>12.2f} | {:>6.1f}", hq.str(), to_us(hq.t), mq.str(), to_us(mq.t), gain(hq, mq));
+          for (const auto& [e, u] : {std::pair{hy, hq}, std::pair{mc, mq}}) {
+            const int a = e.p * e.q, b = u.p * u.q;
+            larger += b > a, equal += b == a, smaller += b < a;
+          }
+        }
+        fmt::print("\n");
+      }
+  if (with_qs)
+    fmt::print("optimal sub-mesh with Q S bytes in level 1 against equal sizes: larger {}, the same {}, smaller {}\n", larger, equal,
+               smaller);
   return 0;
 }
 
@@ -274,10 +361,20 @@ int main(int argc, char** argv) {
   sc->add_option("--levels", machines42, "HPAM levels, comma-separated")->capture_default_str();
   sc->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
   sc->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
+  sc->add_option("--csv", csv, "write every point to this CSV file (for tools/plot_paper001.py, Figure 9)");
+  std::string qs_both = "8";
+  auto* bo = app.add_subcommand("both42", "section 4.2: scatter to both levels, equal sizes, hybrid and multicast emulated (Figure 10)");
+  bo->add_option("--levels", machines42, "HPAM levels, comma-separated")->capture_default_str();
+  bo->add_option("--q", qs_both, "values of Q, comma-separated")->capture_default_str();
+  bo->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
+  bo->add_option("--csv", csv, "write every point to this CSV file (for tools/plot_paper001.py, Figure 10)");
+  bool with_qs = false;
+  bo->add_flag("--qs", with_qs, "also the scatter with Q S bytes per level-1 processor (scatter/*-both-qs)");
   CLI11_PARSE(app, argc, argv);
   try {
     if (mu->parsed()) return multi(machines, qs, sizes);
-    if (sc->parsed()) return scatter42(machines42, qs, sizes);
+    if (sc->parsed()) return scatter42(machines42, qs, sizes, csv);
+    if (bo->parsed()) return both42(machines42, qs_both, sizes, csv, with_qs);
     return search(levels, qs, sizes, csv, jobs);
   } catch (const std::exception& e) {
     fmt::print(stderr, "paper001: {}\n", e.what());

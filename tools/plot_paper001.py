@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""Plots like paper 001's Figures 5-8 from the CSV of `paper001 search --csv` (docs/paper001.md).
+"""Plots like paper 001's Figures 5-8 from the CSV of `paper001 search --csv`, and Figures 9 and 10
+from those of `paper001 scatter42 --csv` and `paper001 both42 --csv` (docs/paper001.md).
 
-    /usr/bin/python3 tools/plot_paper001.py docs/paper001/fig4x4.csv docs/paper001/search.csv docs/paper001
+    /usr/bin/python3 tools/plot_paper001.py docs/paper001/fig4x4.csv docs/paper001/search.csv docs/paper001 \
+        [docs/paper001/fig9.csv docs/paper001/fig10.csv]
 
 Needs python3-matplotlib (Debian). The build and the tests do not use this script.
 """
@@ -20,7 +22,7 @@ def load(path):
     with open(path) as f:
         for r in csv.DictReader(f):
             r["p2"], r["q2"], r["size"] = int(r["p2"]), int(r["q2"]), int(r["size"])
-            r["model_us"] = float(r["model_us"])
+            r["model_us"] = float(r["model_us"]) if r["model_us"] else None  # empty: the paper has no equation
             r["emulated_us"] = float(r["emulated_us"]) if r["emulated_us"] else None
             rows.append(r)
     return rows
@@ -55,20 +57,25 @@ def best(rows, level, q, op, key):
     return by_size
 
 
+def processors(level):
+    """Number of processors of "R2xC2" or of the levels "R1xC1/R2xC2" (for ordering the curves)."""
+    return sum(int(a) * int(b) for a, b in (part.split("x") for part in level.split("/")))
+
+
 def gain_plot(rows, q, hybrid_op, multicast_op, out, title):
     fig, ax = plt.subplots(figsize=(6.5, 4.8))
-    levels = sorted({r["level2"] for r in rows}, key=lambda s: int(s.split("x")[0]))
-    for level in levels:
+    for level in sorted({r["level2"] for r in rows}, key=processors):
+        name = level if "/" in level else f"1x1 / {level}"
         h, m = best(rows, level, q, hybrid_op, "model_us"), best(rows, level, q, multicast_op, "model_us")
         sizes = sorted(set(h) & set(m))
-        if not sizes:
-            continue
-        (line,) = ax.plot(sizes, [100 * (h[s] - m[s]) / h[s] for s in sizes], marker="o", label=f"1x1 / {level} model")
+        line = None
+        if sizes:
+            (line,) = ax.plot(sizes, [100 * (h[s] - m[s]) / h[s] for s in sizes], marker="o", label=f"{name} model")
         he, me = best(rows, level, q, hybrid_op, "emulated_us"), best(rows, level, q, multicast_op, "emulated_us")
         esizes = sorted(set(he) & set(me))
         if esizes:
-            ax.plot(esizes, [100 * (he[s] - me[s]) / he[s] for s in esizes], marker="x", linestyle="--", color=line.get_color(),
-                    label=f"1x1 / {level} emulated")
+            ax.plot(esizes, [100 * (he[s] - me[s]) / he[s] for s in esizes], marker="x", linestyle="--",
+                    color=line.get_color() if line else None, label=f"{name} emulated")
     ax.set_xlabel("message size S (bytes)")
     ax.set_ylabel("100 (optimal hybrid - optimal multicast) / optimal hybrid")
     ax.set_title(title)
@@ -102,7 +109,7 @@ def best_bcast_plot(rows, out):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 6):
         sys.exit(__doc__)
     small, search, outdir = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3]
     per_submesh(small, "4x4", "2", "bcast-hybrid", f"{outdir}/fig5_hybrid_bcast_4x4_q2.png", "Fig. 5: hybrid broadcast, 4x4, Q=2")
@@ -114,6 +121,12 @@ def main():
     gain_plot(search, "8", "bcast-hybrid", "bcast-multicast", f"{outdir}/bcast_gain_q8.png",
               "Multicast broadcast gain, Q=8 (eqs. 5, 6 and emulated)")
     best_bcast_plot(search, f"{outdir}/bcast_best_model_vs_emulated.png")
+    if len(sys.argv) == 6:
+        fig9, fig10 = load(sys.argv[4]), load(sys.argv[5])
+        gain_plot(fig9, "8", "scatter42-hybrid", "scatter42-multicast", f"{outdir}/fig9_scatter42_gain_q8.png",
+                  "Fig. 9: level 2 only, hybrid vs multicast, Q=8 (eqs. 12-14 solid)")
+        gain_plot(fig10, "8", "both-hybrid", "both-multicast", f"{outdir}/fig10_both_levels_gain_q8.png",
+                  "Fig. 10: both levels, hybrid vs multicast, Q=8 (emulated only)")
 
 
 if __name__ == "__main__":

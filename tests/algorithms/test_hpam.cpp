@@ -17,6 +17,8 @@
 //      + q/2 + ... = (p - 1) + (q - 1) hops, plus one ejection channel per step.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "algorithms/hpam.hpp"
@@ -458,4 +460,127 @@ TEST(HpamTimes, Section42MulticastScatterIsEq14PlusEjections) {
   EXPECT_EQ(r.stats.blocked_headers, 0u);
   EXPECT_EQ(r.makespan, h.b(1, 1, 100, 1, 8) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 2, 3) + 10 * h.lambda_hop);
   EXPECT_EQ(h.eq14_multicast_scatter_multi(4, 100), h.b(1, 1, 100, 1, 8) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 2, 3) + 6 * h.lambda_hop);
+}
+
+TEST(HpamMulticast, Section42MulticastScatterToBothLevelsDeliversEveryBlock) {
+  // The multicast does the inter-level transfer of scatter/hybrid-both (q2 = 1); the harness
+  // checks every byte of both levels' blocks.
+  const Shape shapes[] = {{"hpam:2x2/4x4,Q=2,multicast", {"1x1", "2x1", "4x1"}},
+                          {"hpam:4x4/16x16,Q=8,multicast", {"1x1", "4x1", "16x1"}},
+                          {"hpam:1x2/2x8,multicast", {"1x1", "2x1"}},
+                          {"hpam:2x4/4x4,multicast", {"2x1"}},
+                          {"hpam:1x1/4x4,multicast", {"2x1", "4x1"}}};
+  for (const auto& sh : shapes) {
+    const Machine m = parse_machine(sh.machine);
+    for (const auto& sub : sh.submeshes)
+      for (std::size_t size : {std::size_t{0}, std::size_t{5}, std::size_t{120}}) {
+        const std::string name = fmt::format("scatter/multicast-both({})", sub);
+        SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+        RunResult r;
+        ASSERT_NO_THROW(r = run_alg(m, name, size));
+        // Each processor but the source receives one message (a multicast: one per branch).
+        EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
+      }
+  }
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/multicast-both(2x1)", 8), RunError);             // no hardware
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4,multicast"), "scatter/multicast-both(2x2)", 8), RunError);   // q2 != 1
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4,multicast"), "scatter/multicast-both(8x1)", 8), RunError);   // does not tile
+  EXPECT_THROW(run_alg(parse_machine("mesh:4x4"), "scatter/multicast-both(2x1)", 8), RunError);
+}
+
+TEST(HpamTimes, Section42MulticastScatterToBothLevelsIsTheLevelTwoPathOfEq14) {
+  // hpam:2x2/4x4, Q = 2, S = 100, 4x1: as in the level-2-only case (eq. 14's test below), but the
+  // row's partial scatter carries r1 S + r2 f2 S = 1000 bytes to (0,1)_1, which multicasts the band's
+  // 800 bytes first ("as early as possible") and only then scatters its level-1 column (100 bytes,
+  // off the critical path: level 1 is Q times faster). Hops: 2 + 3 + 5, ejections included.
+  const Machine m = parse_machine("hpam:2x2/4x4,Q=2,multicast");
+  const HpamModel h = HpamModel::of(m);
+  const RunResult r = run_alg(m, "scatter/multicast-both(4x1)", 100);
+  EXPECT_EQ(r.stats.blocked_headers, 0u);
+  EXPECT_EQ(r.makespan, h.b(1, 1, 100, 1, 10) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 2, 3) + 10 * h.lambda_hop);
+  // The hybrid with 4x2 sub-meshes sends the same 800 bytes as one unicast message: same time.
+  EXPECT_EQ(run_alg(m, "scatter/hybrid-both(4x2)", 100).makespan, r.makespan + (h.b(2, 2, 100, 3, 7) - h.b(2, 2, 100, 2, 3)) + 2 * h.lambda_hop);
+}
+
+TEST(HpamAlgorithms, Section42BothLevelsScattersAreDeterministicUnderPerturbation) {
+  // Same trace, makespan and blocked time whatever the host does (fibers or threads, random delays).
+  for (const char* name : {"scatter/hybrid-both(2x2)", "scatter/multicast-both(2x1)", "scatter/multicast-both-qs(2x1)"}) {
+    SCOPED_TRACE(name);
+    const Machine m = parse_machine("hpam:2x2/8x8,Q=8,multicast");
+    const auto& alg = algorithms::find(name);
+    const algorithms::Args args{64, 0, true};
+    RunResult ref;
+    for (int i = 0; i < 4; ++i) {
+      RunOptions o;
+      o.execution = i % 2 ? Execution::threads : Execution::fibers;
+      o.perturb = i < 2 ? 0 : static_cast<std::uint64_t>(40 + i);
+      const RunResult r = run(m, [&](Proc& p) { alg.program(p, args); }, o);
+      if (i == 0) {
+        ref = r;
+        EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
+      } else {
+        EXPECT_EQ(r.trace_hash, ref.trace_hash) << i;
+        EXPECT_EQ(r.makespan, ref.makespan) << i;
+        EXPECT_EQ(r.stats.blocked_time, ref.stats.blocked_time) << i;
+      }
+    }
+  }
+}
+
+TEST(HpamAlgorithms, Section42ScatterWithQTimesTheBytesInLevelOneDeliversEveryBlock) {
+  // The paper's second scenario: Q S bytes for each level-1 processor, S for each level-2 one. The
+  // harness sizes level 1's receive buffers Q S and checks every byte of both levels.
+  const Shape shapes[] = {{"hpam:2x2/4x4,Q=2,multicast", {"1x1", "2x1", "4x1", "4x2"}},
+                          {"hpam:4x4/16x16,Q=8,multicast", {"1x1", "4x1", "16x4"}},
+                          {"hpam:1x2/2x8,Q=32,multicast", {"1x1", "2x4"}},
+                          {"hpam:1x1/4x4,Q=3,multicast", {"2x1", "4x4"}}};
+  for (const auto& sh : shapes) {
+    const Machine m = parse_machine(sh.machine);
+    for (const auto& sub : sh.submeshes)
+      for (const char* kind : {"hybrid", "multicast"}) {
+        if (std::string(kind) == "multicast" && sub.back() != '1') continue;  // the multicast's sub-meshes are p2 x 1
+        for (std::size_t size : {std::size_t{0}, std::size_t{5}, std::size_t{120}}) {
+          const std::string name = fmt::format("scatter/{}-both-qs({})", kind, sub);
+          SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+          RunResult r;
+          ASSERT_NO_THROW(r = run_alg(m, name, size));
+          EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
+        }
+      }
+  }
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/hybrid-both-qs(2x4)", 8), RunError);     // q2 > f2
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/multicast-both-qs(2x1)", 8), RunError);  // no hardware
+  EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/hybrid-both-qs(8x1)", 8), RunError);     // does not tile
+}
+
+TEST(HpamTimes, Section42ScatterWithQTimesTheBytesInLevelOneOnlyLengthensTheRowStep) {
+  // hpam:2x2/4x4, Q = 2, S = 100, 4x1, multicast: as in the equal-size test above, but the row's
+  // partial scatter carries r1 Q S + r2 f2 S = 400 + 800 bytes; the inter-level transfer and level
+  // 2's trees are unchanged, and level 1's column scatter (200 bytes) stays off the critical path.
+  const Machine m = parse_machine("hpam:2x2/4x4,Q=2,multicast");
+  const HpamModel h = HpamModel::of(m);
+  EXPECT_EQ(h.q_ratio(), 2);
+  const RunResult r = run_alg(m, "scatter/multicast-both-qs(4x1)", 100);
+  EXPECT_EQ(r.stats.blocked_headers, 0u);
+  EXPECT_EQ(r.makespan, h.b(1, 1, 100, 1, 12) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 2, 3) + 10 * h.lambda_hop);
+  EXPECT_EQ(r.makespan - run_alg(m, "scatter/multicast-both(4x1)", 100).makespan, 200 * h.omega(1, 1));
+}
+
+TEST(HpamTimes, Section42QTimesTheBytesInLevelOneMakesLevelOneCriticalAndGrowsTheHybridOptimum) {
+  // 4x4/16x16, Q = 8, S = 256 (paper001 both42 --qs): with equal sizes the hybrid's 1x1 beats 1x2
+  // and the last processor to finish is in level 2; with Q S bytes in level 1 the row processor's
+  // 64 inter-level sends (1x1) delay its level-1 column scatter, now Q times longer, which ends
+  // last, and 1x2 (32 sends) wins: the larger sub-mesh "compensates" (section 4.2).
+  const Machine m = parse_machine("hpam:4x4/16x16,Q=8,multicast");
+  const Hpam& t = *as_hpam(m);
+  auto last_level = [&](const RunResult& r) {
+    const auto it = std::max_element(r.finish_time.begin(), r.finish_time.end());
+    return t.pos(static_cast<int>(it - r.finish_time.begin())).level;
+  };
+  const RunResult eq1 = run_alg(m, "scatter/hybrid-both(1x1)", 256), eq2 = run_alg(m, "scatter/hybrid-both(1x2)", 256);
+  const RunResult qs1 = run_alg(m, "scatter/hybrid-both-qs(1x1)", 256), qs2 = run_alg(m, "scatter/hybrid-both-qs(1x2)", 256);
+  EXPECT_LT(eq1.makespan, eq2.makespan);
+  EXPECT_EQ(last_level(eq1), 2);
+  EXPECT_GT(qs1.makespan, qs2.makespan);
+  EXPECT_EQ(last_level(qs1), 1);
 }
