@@ -195,25 +195,33 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
   return 0;
 }
 
+// The scenarios of sections 3.2 and 4.2: every level shape x Q x message size, on the machine with
+// the multicast hardware (the hybrid algorithms run on it too: they never multicast).
+template <class F>
+void for_each_scenario(const std::string& machines, const std::string& qs, const std::string& sizes, F&& f) {
+  for (const auto& levels : split(machines))
+    for (const auto& q : split(qs))
+      for (const auto& stext : split(sizes)) {
+        const Machine m = parse_machine(fmt::format("hpam:{},Q={},multicast", levels, q));
+        f(levels, q, static_cast<std::size_t>(std::stoull(stext)), m, HpamModel::of(m));
+      }
+}
+
 // Section 3.2: several level-1 processors. Eq. 7 (hybrid, two r2 x c2/2 sub-meshes) and eq. 8
 // (multicast, r2/2 x 1), each emulated and by the model; the paper: "more than 31%, 41% and 45%
 // when Q = 2, 8, and 32" on 4x4 / 16x16, "38% to 46%" on 64x64.
 int multi(const std::string& machines, const std::string& qs, const std::string& sizes) {
   fmt::print("{:>14} {:>4} {:>6} | {:>12} {:>12} | {:>12} {:>12} | {:>8} {:>8}\n", "levels", "Q", "S", "eq. 7", "emulated", "eq. 8",
              "emulated", "gain%", "emu gain%");
-  for (const auto& levels : split(machines))
-    for (const auto& q : split(qs))
-      for (const auto& stext : split(sizes)) {
-        const std::size_t s = std::stoull(stext);
-        const Machine m = parse_machine(fmt::format("hpam:{},Q={},multicast", levels, q));
-        const HpamModel h = HpamModel::of(m);
-        const Time e7 = h.eq7_hybrid_bcast_multi(s, true), e8 = h.eq8_multicast_bcast_multi(s, true);
-        const Time emu7 = emulate(m, fmt::format("bcast/hybrid({}x{})", h.r2, h.c2 / 2), s);
-        const Time emu8 = emulate(m, fmt::format("bcast/multicast({}x1)", h.r2 / 2), s);
-        fmt::print("{:>14} {:>4} {:>6} | {:>12.2f} {:>12.2f} | {:>12.2f} {:>12.2f} | {:>8.1f} {:>8.1f}\n", levels, q, s, to_us(e7),
-                   to_us(emu7), to_us(e8), to_us(emu8), 100.0 * static_cast<double>(e7 - e8) / static_cast<double>(e7),
-                   100.0 * static_cast<double>(emu7 - emu8) / static_cast<double>(emu7));
-      }
+  for_each_scenario(machines, qs, sizes, [&](const std::string& levels, const std::string& q, std::size_t s,
+                                           const Machine& m, const HpamModel& h) {
+    const Time e7 = h.eq7_hybrid_bcast_multi(s, true), e8 = h.eq8_multicast_bcast_multi(s, true);
+    const Time emu7 = emulate(m, fmt::format("bcast/hybrid({}x{})", h.r2, h.c2 / 2), s);
+    const Time emu8 = emulate(m, fmt::format("bcast/multicast({}x1)", h.r2 / 2), s);
+    fmt::print("{:>14} {:>4} {:>6} | {:>12.2f} {:>12.2f} | {:>12.2f} {:>12.2f} | {:>8.1f} {:>8.1f}\n", levels, q, s, to_us(e7),
+               to_us(emu7), to_us(e8), to_us(emu8), 100.0 * static_cast<double>(e7 - e8) / static_cast<double>(e7),
+               100.0 * static_cast<double>(emu7 - emu8) / static_cast<double>(emu7));
+  });
   return 0;
 }
 
@@ -252,32 +260,28 @@ int scatter42(const std::string& machines, const std::string& qs, const std::str
   fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>7} {:>12} | {:>6} {:>6}\n", "levels", "Q",
              "S", "model", "us", "q2<=f2", "emu", "us", "q2<=f2", "mc eq14", "us", "mc emu", "us", "gain%", "emu%");
   int held = 0, checked = 0;
-  for (const auto& levels : split(machines))
-    for (const auto& q : split(qs))
-      for (const auto& stext : split(sizes)) {
-        const std::size_t s = std::stoull(stext);
-        const Machine m = parse_machine(fmt::format("hpam:{},Q={},multicast", levels, q));
-        const HpamModel h = HpamModel::of(m);
-        const int f2 = h.c2 / h.c1;
-        Best bm, be, mm, me;
-        for (int p = 1; p <= h.r2; p *= 2) {
-          for (int qq = 1; qq <= h.c2; qq *= 2) {
-            const Time model = h.eq12_13_hybrid_scatter_multi(p, qq, s);
-            const Time emu = emulate(m, fmt::format("scatter/hybrid-level2({}x{})", p, qq), s);
-            bm.offer(p, qq, model), be.offer(p, qq, emu);
-            csv.row(levels, q, "scatter42-hybrid", p, qq, s, model, emu);
-          }
-          const Time model = h.eq14_multicast_scatter_multi(p, s);
-          const Time emu = emulate(m, fmt::format("scatter/multicast-level2({}x1)", p), s);
-          mm.offer(p, 1, model), me.offer(p, 1, emu);
-          csv.row(levels, q, "scatter42-multicast", p, 1, s, model, emu);
-        }
-        checked += 2;
-        held += (bm.q <= f2) + (be.q <= f2);
-        fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>7} {:>12.2f} | {:>6.1f} {:>6.1f}\n",
-                   levels, q, s, bm.str(), to_us(bm.t), bm.q <= f2 ? "yes" : "NO", be.str(), to_us(be.t), be.q <= f2 ? "yes" : "NO",
-                   mm.str(), to_us(mm.t), me.str(), to_us(me.t), gain(bm, mm), gain(be, me));
+  for_each_scenario(machines, qs, sizes, [&](const std::string& levels, const std::string& q, std::size_t s,
+                                           const Machine& m, const HpamModel& h) {
+    const int f2 = h.c2 / h.c1;
+    Best bm, be, mm, me;
+    for (int p = 1; p <= h.r2; p *= 2) {
+      for (int qq = 1; qq <= h.c2; qq *= 2) {
+        const Time model = h.eq12_13_hybrid_scatter_multi(p, qq, s);
+        const Time emu = emulate(m, fmt::format("scatter/hybrid-level2({}x{})", p, qq), s);
+        bm.offer(p, qq, model), be.offer(p, qq, emu);
+        csv.row(levels, q, "scatter42-hybrid", p, qq, s, model, emu);
       }
+      const Time model = h.eq14_multicast_scatter_multi(p, s);
+      const Time emu = emulate(m, fmt::format("scatter/multicast-level2({}x1)", p), s);
+      mm.offer(p, 1, model), me.offer(p, 1, emu);
+      csv.row(levels, q, "scatter42-multicast", p, 1, s, model, emu);
+    }
+    checked += 2;
+    held += (bm.q <= f2) + (be.q <= f2);
+    fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>7} {:>12.2f} | {:>6.1f} {:>6.1f}\n",
+               levels, q, s, bm.str(), to_us(bm.t), bm.q <= f2 ? "yes" : "NO", be.str(), to_us(be.t), be.q <= f2 ? "yes" : "NO",
+               mm.str(), to_us(mm.t), me.str(), to_us(me.t), gain(bm, mm), gain(be, me));
+  });
   fmt::print("q2 <= f2 held: {} of {}\n", held, checked);
   return 0;
 }
@@ -298,40 +302,36 @@ int both42(const std::string& machines, const std::string& qs, const std::string
   if (with_qs) fmt::print(" | {:>9} {:>12} | {:>9} {:>12} | {:>6}", "hybrid-qs", "us", "mc-qs", "us", "emu%");
   fmt::print("\n");
   int larger = 0, equal = 0, smaller = 0;
-  for (const auto& levels : split(machines))
-    for (const auto& q : split(qs))
-      for (const auto& stext : split(sizes)) {
-        const std::size_t s = std::stoull(stext);
-        const Machine m = parse_machine(fmt::format("hpam:{},Q={},multicast", levels, q));
-        const HpamModel h = HpamModel::of(m);
-        // The best hybrid (q2 <= f2) and the best multicast (q2 = 1) of one scenario.
-        auto best_pair = [&](const char* suffix) {
-          Best hy, mc;
-          for (int p = 1; p <= h.r2; p *= 2) {
-            for (int qq = 1; qq <= h.c2 / h.c1; qq *= 2) {
-              const Time emu = emulate(m, fmt::format("scatter/hybrid-both{}({}x{})", suffix, p, qq), s);
-              hy.offer(p, qq, emu);
-              csv.row(levels, q, fmt::format("both{}-hybrid", suffix).c_str(), p, qq, s, std::nullopt, emu);
-            }
-            const Time emu = emulate(m, fmt::format("scatter/multicast-both{}({}x1)", suffix, p), s);
-            mc.offer(p, 1, emu);
-            csv.row(levels, q, fmt::format("both{}-multicast", suffix).c_str(), p, 1, s, std::nullopt, emu);
-          }
-          return std::pair{hy, mc};
-        };
-        const auto [hy, mc] = best_pair("");
-        fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} | {:>7} {:>12.2f} | {:>6.1f}", levels, q, s, hy.str(), to_us(hy.t), mc.str(),
-                   to_us(mc.t), gain(hy, mc));
-        if (with_qs) {
-          const auto [hq, mq] = best_pair("-qs");
-          fmt::print(" | {:>9} {:>12.2f} | {:>9} {:>12.2f} | {:>6.1f}", hq.str(), to_us(hq.t), mq.str(), to_us(mq.t), gain(hq, mq));
-          for (const auto& [e, u] : {std::pair{hy, hq}, std::pair{mc, mq}}) {
-            const int a = e.p * e.q, b = u.p * u.q;
-            larger += b > a, equal += b == a, smaller += b < a;
-          }
+  for_each_scenario(machines, qs, sizes, [&](const std::string& levels, const std::string& q, std::size_t s,
+                                           const Machine& m, const HpamModel& h) {
+    // The best hybrid (q2 <= f2) and the best multicast (q2 = 1) of one scenario.
+    auto best_pair = [&](const char* suffix) {
+      Best hy, mc;
+      for (int p = 1; p <= h.r2; p *= 2) {
+        for (int qq = 1; qq <= h.c2 / h.c1; qq *= 2) {
+          const Time emu = emulate(m, fmt::format("scatter/hybrid-both{}({}x{})", suffix, p, qq), s);
+          hy.offer(p, qq, emu);
+          csv.row(levels, q, fmt::format("both{}-hybrid", suffix).c_str(), p, qq, s, std::nullopt, emu);
         }
-        fmt::print("\n");
+        const Time emu = emulate(m, fmt::format("scatter/multicast-both{}({}x1)", suffix, p), s);
+        mc.offer(p, 1, emu);
+        csv.row(levels, q, fmt::format("both{}-multicast", suffix).c_str(), p, 1, s, std::nullopt, emu);
       }
+      return std::pair{hy, mc};
+    };
+    const auto [hy, mc] = best_pair("");
+    fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} | {:>7} {:>12.2f} | {:>6.1f}", levels, q, s, hy.str(), to_us(hy.t), mc.str(),
+               to_us(mc.t), gain(hy, mc));
+    if (with_qs) {
+      const auto [hq, mq] = best_pair("-qs");
+      fmt::print(" | {:>9} {:>12.2f} | {:>9} {:>12.2f} | {:>6.1f}", hq.str(), to_us(hq.t), mq.str(), to_us(mq.t), gain(hq, mq));
+      for (const auto& [e, u] : {std::pair{hy, hq}, std::pair{mc, mq}}) {
+        const int a = e.p * e.q, b = u.p * u.q;
+        larger += b > a, equal += b == a, smaller += b < a;
+      }
+    }
+    fmt::print("\n");
+  });
   if (with_qs)
     fmt::print("optimal sub-mesh with Q S bytes in level 1 against equal sizes: larger {}, the same {}, smaller {}\n", larger, equal,
                smaller);
