@@ -340,6 +340,13 @@ int both42(const std::string& machines, const std::string& qs, const std::string
 
 }  // namespace
 
+// --levels, --q and --sizes: the scenario grid of the section 3.2 and 4.2 subcommands.
+void add_scenario_options(CLI::App* sub, std::string& levels, std::string& qs, std::string& sizes) {
+  sub->add_option("--levels", levels, "HPAM levels, comma-separated")->capture_default_str();
+  sub->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
+  sub->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"paper 001: broadcast and scatter on two-level HPAM machines"};
   app.require_subcommand(1);
@@ -353,20 +360,14 @@ int main(int argc, char** argv) {
   s->add_option("--jobs", jobs, "emulations run at once")->capture_default_str();
   std::string machines = "4x4/16x16,4x4/64x64";
   auto* mu = app.add_subcommand("multi", "section 3.2: several level-1 processors, eqs. 7 and 8 emulated and modeled");
-  mu->add_option("--levels", machines, "HPAM levels, comma-separated")->capture_default_str();
-  mu->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
-  mu->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
+  add_scenario_options(mu, machines, qs, sizes);
   std::string machines42 = "2x2/8x8,4x4/16x16,4x4/64x64";
   auto* sc = app.add_subcommand("scatter42", "section 4.2: scatter to level 2 with several level-1 processors, eqs. 12/13/14 and emulated");
-  sc->add_option("--levels", machines42, "HPAM levels, comma-separated")->capture_default_str();
-  sc->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
-  sc->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
+  add_scenario_options(sc, machines42, qs, sizes);
   sc->add_option("--csv", csv, "write every point to this CSV file (for tools/plot_paper001.py, Figure 9)");
   std::string qs_both = "8";
   auto* bo = app.add_subcommand("both42", "section 4.2: scatter to both levels, equal sizes, hybrid and multicast emulated (Figure 10)");
-  bo->add_option("--levels", machines42, "HPAM levels, comma-separated")->capture_default_str();
-  bo->add_option("--q", qs_both, "values of Q, comma-separated")->capture_default_str();
-  bo->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
+  add_scenario_options(bo, machines42, qs_both, sizes);
   bo->add_option("--csv", csv, "write every point to this CSV file (for tools/plot_paper001.py, Figure 10)");
   bool with_qs = false;
   bo->add_flag("--qs", with_qs, "also the scatter with Q S bytes per level-1 processor (scatter/*-both-qs)");
