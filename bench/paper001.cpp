@@ -338,14 +338,14 @@ int both42(const std::string& machines, const std::string& qs, const std::string
   return 0;
 }
 
-}  // namespace
-
 // --levels, --q and --sizes: the scenario grid of the section 3.2 and 4.2 subcommands.
 void add_scenario_options(CLI::App* sub, std::string& levels, std::string& qs, std::string& sizes) {
   sub->add_option("--levels", levels, "HPAM levels, comma-separated")->capture_default_str();
   sub->add_option("--q", qs, "values of Q, comma-separated")->capture_default_str();
   sub->add_option("--sizes", sizes, "message sizes S in bytes, comma-separated")->capture_default_str();
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"paper 001: broadcast and scatter on two-level HPAM machines"};
