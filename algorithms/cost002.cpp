@@ -23,11 +23,6 @@ std::size_t packets(const Machine& m, std::size_t bytes) {
   return std::max<std::size_t>(1, (bytes + P - 1) / P);
 }
 Time scaled(double per_byte, double bytes) { return static_cast<Time>(std::llround(per_byte * bytes)); }
-int log2i(int n) {
-  int d = 0;
-  while ((1 << d) < n) ++d;
-  return d;
-}
 }  // namespace
 
 CircuitParams circuit_params(const Machine& m, std::size_t bytes) {
