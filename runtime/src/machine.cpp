@@ -105,6 +105,9 @@ Machine delta(std::vector<int> dims) {
 // per switch. A message is one worm (no packetization). The CPU costs are fitted to Table 2's
 // single-switch LR and Combining columns (C_send + C_recv + t_hop = 2.53 us, so 1 us each); the
 // paper's stated 5 us start-up does not fit them (docs/paper004.md).
+// Output ports arbitrate randomly among waiting headers: the paper's switches pick randomly among
+// free outputs (section 2.3) and state no input order; FIFO ranks Table 2's balanced column wrongly
+// (docs/paper004.md, "Arbitration").
 Machine switch_cluster(std::shared_ptr<const Topology> topo) {
   Machine m;
   m.topology = std::move(topo);
@@ -118,6 +121,7 @@ Machine switch_cluster(std::shared_ptr<const Topology> topo) {
   m.net.eject_byte_time = nanoseconds(16);
   m.net.packet_payload = 1 << 30;
   m.net.packet_header = 0;
+  m.net.arbitration = Arbitration::random;
   m.net.barrier = BarrierKind::software;
   return m;
 }
@@ -221,6 +225,13 @@ const std::vector<Option>& options() {
          if (v == "wormhole") m.net.switching = Switching::wormhole;
          else if (v == "cut-through") m.net.switching = Switching::cut_through;
          else throw UsageError(fmt::format("machine option 'switching': expected wormhole or cut-through, got '{}'", v));
+       }},
+      {"arbitration", "which waiting header gets a freed channel: fifo (longest waiting), random (seeded), or round-robin (by input channel)",
+       [](Machine& m, const std::string& v) {
+         if (v == "fifo") m.net.arbitration = Arbitration::fifo;
+         else if (v == "random") m.net.arbitration = Arbitration::random;
+         else if (v == "round-robin") m.net.arbitration = Arbitration::round_robin;
+         else throw UsageError(fmt::format("machine option 'arbitration': expected fifo, random or round-robin, got '{}'", v));
        }},
       {"router_buffer", "cut-through: buffer bytes at each switch input port",
        [](Machine& m, const std::string& v) { m.net.router_buffer = parse_int("router_buffer", v, 0, 1LL << 40); }},

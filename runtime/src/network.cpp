@@ -68,6 +68,43 @@ Packet* Network::dequeue(Packet*& head, Packet*& tail) {
   return p;
 }
 
+std::uint64_t Network::draw(std::uint64_t x) const {
+  std::uint64_t z = seed_ * 0x9e3779b97f4a7c15ULL + x;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Arbitration (docs/model.md 2.13): a switch's output port picks one of the headers that wait for
+// it. fifo keeps arrival order; random is a seeded draw of (seed, output, time); round-robin takes
+// the waiting header whose input channel (the one it holds, where it waits) follows, in channel
+// order, the input granted last, so no input can be passed over more than once per round.
+Packet* Network::arbitrate(Packet*& head, Packet*& tail, std::uint32_t& last_in, std::uint64_t out, Time t) {
+  if (net_.arbitration == Arbitration::fifo || head == tail) {
+    if (net_.arbitration == Arbitration::round_robin) last_in = input_channel(head);
+    return dequeue(head, tail);
+  }
+  Packet* pick = head;
+  if (net_.arbitration == Arbitration::random) {
+    std::uint64_t n = 0;
+    for (Packet* p = head; p; p = p->next_wait) ++n;
+    std::uint64_t k = draw(out * 0x100000001b3ULL ^ static_cast<std::uint64_t>(t)) % n;
+    while (k-- > 0) pick = pick->next_wait;
+  } else {
+    // The smallest distance (in - last_in - 1) mod 2^32 is the next input after last_in.
+    for (Packet* p = head->next_wait; p; p = p->next_wait)
+      if (input_channel(p) - last_in - 1 < input_channel(pick) - last_in - 1) pick = p;
+    last_in = input_channel(pick);
+  }
+  Packet* prev = nullptr;
+  for (Packet* p = head; p != pick; p = p->next_wait) prev = p;
+  if (!prev) return dequeue(head, tail);
+  prev->next_wait = pick->next_wait;
+  if (tail == pick) tail = prev;
+  pick->next_wait = nullptr;
+  return pick;
+}
+
 void Network::post(Msg* m, Time t) {
   const auto& topo = *machine_.topology;
   if (m->branch.empty()) {
@@ -187,11 +224,7 @@ void Network::choose_channel(Packet* pk, Time t) {
     std::uint32_t free_count = 0;
     for (auto c : candidates_) free_count += ch_[c].release <= t && !ch_[c].wait_head;
     if (free_count > 0) {
-      // splitmix64 of (seed, message, hop): a seeded draw owned by the model (SPEC 1.2).
-      std::uint64_t z = seed_ * 0x9e3779b97f4a7c15ULL + (m->id << 8) + pk->hop;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-      auto nth = static_cast<std::uint32_t>((z ^ (z >> 31)) % free_count);
+      auto nth = static_cast<std::uint32_t>(draw((m->id << 8) + pk->hop) % free_count);
       for (auto c : candidates_)
         if (ch_[c].release <= t && !ch_[c].wait_head && nth-- == 0) {
           pick = c;
@@ -259,7 +292,7 @@ void Network::took(Packet* pk, std::uint32_t c, Time t) {
 void Network::grant(std::uint32_t c, Time t) {
   Channel& ch = ch_[c];
   ch.grant_pending = false;
-  Packet* pk = dequeue(ch.wait_head, ch.wait_tail);
+  Packet* pk = arbitrate(ch.wait_head, ch.wait_tail, ch.last_in, c, t);
   stats_.blocked_time += t - pk->wait_since;
   ch.release = kNever;
   ch.holder = pk;
@@ -305,7 +338,7 @@ void Network::ej_grant(int dst, Time t) {
     int port = 0;
     while (port < net_.ej_ports && ch_[ej_channel(dst, port)].release > t) ++port;
     if (port == net_.ej_ports) break;
-    Packet* pk = dequeue(node.ej_wait_head, node.ej_wait_tail);
+    Packet* pk = arbitrate(node.ej_wait_head, node.ej_wait_tail, node.ej_last_in, ej_channel(dst, 0), t);
     stats_.blocked_time += t - pk->wait_since;
     got_ejection(pk, port, t);
   }

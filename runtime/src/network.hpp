@@ -67,6 +67,7 @@ struct Channel {
   Packet* wait_head = nullptr;
   Packet* wait_tail = nullptr;
   bool grant_pending = false;
+  std::uint32_t last_in = 0;  // round-robin arbitration: input channel of the header granted last
 };
 
 /// Callbacks from the network to the engine.
@@ -120,6 +121,7 @@ class Network {
     Packet* ej_wait_head = nullptr;  // headers waiting for an ejection port, FIFO
     Packet* ej_wait_tail = nullptr;
     Time ej_grant_at = kNever;  // time of the earliest ej_grant event not yet handled
+    std::uint32_t ej_last_in = 0;  // round-robin arbitration of the ejection ports
     std::int64_t buffer_used = 0;
     Packet* buf_wait_head = nullptr;  // headers in front of the ejection channel, waiting for buffer space
     Packet* buf_wait_tail = nullptr;
@@ -140,6 +142,8 @@ class Network {
   static std::uint32_t chan(const Msg& m, std::uint32_t i, std::uint32_t k) {
     return i < m.trunk ? m.path[i] : m.path[m.trunk + (i - m.trunk) * m.fan + k];
   }
+  // The channel a waiting header holds: the end of position hop-1, where it waits.
+  static std::uint32_t input_channel(const Packet* pk) { return chan(*pk->m, pk->hop - 1, 0); }
   static int dst_of(const Packet* pk) { return pk->m->fan > 1 ? pk->m->branch[pk->sub]->dst : pk->m->dst; }
   void want_ejection(Packet* pk, Time t);       // first packets reserve receive buffer here
   void want_ejection_port(Packet* pk, Time t);
@@ -156,6 +160,11 @@ class Network {
   void buffer_freed(int node, Time t);
   bool buffer_admits(const Node& n, const Msg& m) const;
 
+
+  // The header that gets a freed output (a link, or a node's ejection ports) under
+  // NetworkParams::arbitration, unlinked from the wait queue; `out` names the output in the draw.
+  Packet* arbitrate(Packet*& head, Packet*& tail, std::uint32_t& last_in, std::uint64_t out, Time t);
+  std::uint64_t draw(std::uint64_t x) const;  // seeded splitmix64 of x (SPEC 1.2)
 
   static void enqueue(Packet*& head, Packet*& tail, Packet* p);
   static Packet* dequeue(Packet*& head, Packet*& tail);

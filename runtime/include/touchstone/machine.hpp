@@ -18,6 +18,13 @@ enum class Switching {
   cut_through,  ///< a blocked worm that fits in router_buffer drains into it, freeing the channels behind
 };
 
+/// Which of the headers waiting for a channel gets it when it frees (docs/model.md 2.13).
+enum class Arbitration {
+  fifo,         ///< the header that has waited longest
+  random,       ///< a seeded random one (RunOptions::seed)
+  round_robin,  ///< the next input channel after the one granted last, in channel order
+};
+
 /// Cost of the node's CPU for sending and receiving (SPEC 2.1).
 struct NodeCosts {
   Time send_overhead = 0;   ///< C_send, charged to the sender's clock per message
@@ -43,6 +50,7 @@ struct NetworkParams {
   std::int64_t recv_buffer = -1;  ///< bytes of receive buffering per node, -1 = unlimited
   Switching switching = Switching::wormhole;
   std::int64_t router_buffer = 0;  ///< cut-through: bytes of buffer at each switch input port
+  Arbitration arbitration = Arbitration::fifo;  ///< at every link and ejection channel
   BarrierKind barrier = BarrierKind::software;
   Time barrier_latency = 0;   ///< hardware barrier: last arrival to release
   /// Replicating routers (docs/model.md 2.11; HPAM's `,multicast`): Proc::multicast may fork a worm
