@@ -2,10 +2,15 @@
 // workstations") on the emulated switch clusters.
 //
 //   paper004 table2      Table 2: 256-flit blocks, 32 nodes on 1 switch, 16+16 and 21+11 on 2,
-//                        ours beside the paper's, with section 3.2's t_SB and t_combine
+//                        ours (mean and spread over run seeds) beside the paper's, with section
+//                        3.2's t_SB and t_combine
+//   paper004 placements  lower bounds of RO-ring and combining over every rank placement on the
+//                        2-switch networks, against the paper's figures
 //   paper004 irregular   all algorithms on 128-node, 10-switch irregular networks (section 5.3),
 //                        mean and spread over seeds
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <map>
 #include <string>
@@ -53,30 +58,37 @@ std::vector<int> ranks(const std::vector<double>& v) {
   return r;
 }
 
-int table2(const std::string& placement, int seeds) {
+// Table 2 cell (r, c) for run seed s: the arbitration of the switches draws from it, and so does
+// a random placement (seed=s).
+double table2_cell(std::size_t r, std::size_t c, int s, const std::string& placement, const std::string& arbitration) {
+  static const char* const base[] = {"switch:32", "switch2:16+16", "switch2:21+11"};
+  std::string machine = fmt::format("{},arbitration={}", base[c], arbitration);
+  if (c > 0) machine += fmt::format(",placement={},seed={}", placement, s);
+  return run_us(machine, kTable2[r].ours, 256, static_cast<std::uint64_t>(s));
+}
+
+int table2(const std::string& placement, const std::string& arbitration, int seeds) {
   const std::size_t flits = 256;
-  const std::vector<std::string> base = {"switch:32", "switch2:16+16", "switch2:21+11"};
   const char* titles[] = {"1-switch (32)", "balanced 16+16", "unbalanced 21+11"};
   fmt::print("Paper 004, Table 2: all-to-all broadcast of 256-flit blocks (us); placement of ranks on the\n"
-             "2-switch networks: {}{}\n\n", placement, placement == "random" ? fmt::format(" (mean of seeds 1..{})", seeds) : "");
-  std::vector<std::vector<double>> ours(std::size(kTable2), std::vector<double>(3, -1));
-  for (std::size_t r = 0; r < std::size(kTable2); ++r)
+             "2-switch networks: {}; arbitration: {}; ours = mean over run seeds 1..{}\n\n", placement, arbitration, seeds);
+  const std::size_t R = std::size(kTable2);
+  // runs[c][s][r]: one run per seed; ours[r][c]: their mean (-1 where the paper has none).
+  std::vector<std::vector<std::vector<double>>> runs(3, std::vector<std::vector<double>>(static_cast<std::size_t>(seeds), std::vector<double>(R, -1)));
+  std::vector<std::vector<double>> ours(R, std::vector<double>(3, -1));
+  for (std::size_t r = 0; r < R; ++r)
     for (std::size_t c = 0; c < 3; ++c) {
       if (kTable2[r].paper[c] < 0) continue;
-      if (c == 0 || placement == "block") {
-        ours[r][c] = run_us(base[c], kTable2[r].ours, flits);
-      } else {
-        double sum = 0;
-        for (int s = 1; s <= seeds; ++s) sum += run_us(fmt::format("{},placement={},seed={}", base[c], placement, s), kTable2[r].ours, flits);
-        ours[r][c] = sum / seeds;
-      }
+      double sum = 0;
+      for (int s = 1; s <= seeds; ++s) sum += runs[c][static_cast<std::size_t>(s - 1)][r] = table2_cell(r, c, s, placement, arbitration);
+      ours[r][c] = sum / seeds;
     }
   fmt::print("{:<10}", "algorithm");
   for (auto t : titles) fmt::print(" | {:>26}", t);
   fmt::print("\n{:<10}", "");
   for (int c = 0; c < 3; ++c) fmt::print(" | {:>8} {:>8} {:>8}", "ours", "paper", "ratio");
   fmt::print("\n");
-  for (std::size_t r = 0; r < std::size(kTable2); ++r) {
+  for (std::size_t r = 0; r < R; ++r) {
     fmt::print("{:<10}", kTable2[r].paper_name);
     for (std::size_t c = 0; c < 3; ++c) {
       if (kTable2[r].paper[c] < 0) fmt::print(" | {:>8} {:>8} {:>8}", "-", "-", "");
@@ -84,19 +96,37 @@ int table2(const std::string& placement, int seeds) {
     }
     fmt::print("\n");
   }
-  fmt::print("\nRanks (1 = fastest), ours / paper:\n");
+  fmt::print("\nSpread over the seeds (min .. max):\n");
+  for (std::size_t r = 0; r < R; ++r) {
+    fmt::print("{:<10}", kTable2[r].paper_name);
+    for (std::size_t c = 0; c < 3; ++c) {
+      if (kTable2[r].paper[c] < 0) {
+        fmt::print(" | {:>26}", "-");
+        continue;
+      }
+      double lo = 1e300, hi = 0;
+      for (const auto& run : runs[c]) lo = std::min(lo, run[r]), hi = std::max(hi, run[r]);
+      fmt::print(" | {:>26}", fmt::format("{:.2f} .. {:.2f}", lo, hi));
+    }
+    fmt::print("\n");
+  }
+  fmt::print("\nRanks (1 = fastest) of the means, ours / paper, and the seeds whose own order is the paper's:\n");
   for (std::size_t c = 0; c < 3; ++c) {
-    std::vector<double> o, p;
-    for (std::size_t r = 0; r < std::size(kTable2); ++r) o.push_back(ours[r][c]), p.push_back(kTable2[r].paper[c]);
+    std::vector<double> p;
+    for (std::size_t r = 0; r < R; ++r) p.push_back(kTable2[r].paper[c]);
+    std::vector<double> o;
+    for (std::size_t r = 0; r < R; ++r) o.push_back(ours[r][c]);
     const auto ro = ranks(o), rp = ranks(p);
+    int agree = 0;
+    for (const auto& run : runs[c]) agree += ranks(run) == rp;
     fmt::print("  {:<18}", titles[c]);
     bool same = true;
-    for (std::size_t r = 0; r < std::size(kTable2); ++r) {
+    for (std::size_t r = 0; r < R; ++r) {
       if (p[r] < 0) continue;
       fmt::print(" {}={}/{}", kTable2[r].paper_name, ro[r], rp[r]);
       same &= ro[r] == rp[r];
     }
-    fmt::print("  {}\n", same ? "same order" : "ORDER DIFFERS");
+    fmt::print("  {}; {} of {} seeds\n", same ? "same order" : "ORDER DIFFERS", agree, seeds);
   }
   // Section 3.2 in the machine's terms: L = t_hop + 256 * 16 ns, o = C_send = C_recv.
   const Machine m = parse_machine("switch:32");
@@ -108,20 +138,86 @@ int table2(const std::string& placement, int seeds) {
   return 0;
 }
 
-int irregular(int seeds) {
+int irregular(const std::string& arbitration, int seeds) {
   const char* algs[] = {"allgather/combining", "allgather/SB", "allgather/RO-ring", "allgather/SO-ring", "allgather/LS", "allgather/LR"};
   fmt::print("Paper 004, section 5.3: 128 nodes on 10 switches (7..21 nodes, 1..5 links each, at most 2\n"
-             "between two switches), 256-flit blocks, seeds 1..{} (network and rank placement block)\n\n", seeds);
+             "between two switches), 256-flit blocks, seeds 1..{} (network, arbitration draws; rank placement\n"
+             "block); arbitration: {}\n\n", seeds, arbitration);
   fmt::print("{:<22} {:>10} {:>10} {:>10} {:>10}\n", "algorithm", "mean us", "min", "max", "sd");
   for (const char* a : algs) {
     std::vector<double> v;
     for (int s = 1; s <= seeds; ++s)
-      v.push_back(run_us(fmt::format("irregular:switches=10,nodes=7-21,links=1-5,parallel=2,total=128,seed={}", s), a, 256, static_cast<std::uint64_t>(s)));
+      v.push_back(run_us(fmt::format("irregular:switches=10,nodes=7-21,links=1-5,parallel=2,total=128,seed={},arbitration={}", s, arbitration),
+                         a, 256, static_cast<std::uint64_t>(s)));
     double mean = 0, sd = 0;
     for (double x : v) mean += x / static_cast<double>(v.size());
     for (double x : v) sd += (x - mean) * (x - mean) / static_cast<double>(v.size());
     fmt::print("{:<22} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f}\n", a, mean, *std::min_element(v.begin(), v.end()),
                *std::max_element(v.begin(), v.end()), std::sqrt(sd));
+  }
+  return 0;
+}
+
+// Lower bounds over every rank placement on the 2-switch networks (docs/paper004.md, "Rank
+// placement"). Bit r of x is rank r's switch. With one worm at a time per link direction and a
+// block taking 256 x 16 ns on it, RO-ring needs >= 31 * c0 block times, where c0 is the number of
+// ring edges r -> r+1 that cross in the busier direction (each edge carries 31 blocks), and
+// combining needs >= W block times, W = the busier direction's sum over Fig. 5's steps of (blocks
+// per message) x (messages that cross). Both algorithms are invariant under rotating the ranks, so
+// rank 0 is on switch "0" (x's bit 0 clear); the other switch has n1 ranks.
+struct PlacementBound {
+  int min_w = -1;        // the smallest W among placements with this c0 (-1: none)
+  std::uint32_t x = 0;   // one placement that reaches it
+};
+std::vector<PlacementBound> placement_bounds(int n1) {
+  constexpr int kDist[5] = {1, 2, 4, 8, 16}, kBlocks[5] = {1, 2, 4, 8, 15};  // Fig. 5 for P = 32
+  std::vector<PlacementBound> best(33);
+  // Gosper's hack over the 31-bit masks with n1 bits set (ranks 1..31), shifted past rank 0.
+  for (std::uint32_t v = (1u << n1) - 1; v < (1u << 31); ) {
+    const std::uint32_t x = v << 1;
+    int w[2] = {0, 0}, c0 = 0;
+    for (int k = 0; k < 5; ++k) {
+      const std::uint32_t y = (x >> kDist[k]) | (x << (32 - kDist[k]));  // bit r: switch of rank r + d
+      const int up = std::popcount(~x & y), down = std::popcount(x & ~y);
+      w[0] += kBlocks[k] * up;
+      w[1] += kBlocks[k] * down;
+      if (k == 0) c0 = std::max(up, down);
+    }
+    auto& b = best[static_cast<std::size_t>(c0)];
+    if (b.min_w < 0 || std::max(w[0], w[1]) < b.min_w) b = {std::max(w[0], w[1]), x};
+    if (n1 == 0) break;
+    const std::uint32_t t = v | (v - 1);
+    v = (t + 1) | (((~t & (0u - ~t)) - 1) >> (std::countr_zero(v) + 1));
+  }
+  return best;
+}
+
+int placements() {
+  const Machine m = parse_machine("switch2:16+16");
+  const double block = to_us(static_cast<Time>(256) * m.net.link_byte_time);
+  fmt::print("Paper 004, Table 2: lower bounds over every placement of 32 ranks on two switches (one worm\n"
+             "per link direction at a time, {:.3f} us per block): RO-ring >= 31 c0 blocks, combining >= W blocks\n", block);
+  const struct {
+    const char* title;
+    std::vector<int> n1;  // ranks on the switch without rank 0
+    double ro, comb;      // the paper's figures
+  } nets[] = {{"balanced 16+16", {16}, 1204.24, 249.16}, {"unbalanced 21+11", {11, 21}, 1088.22, 593.14}};
+  for (const auto& net : nets) {
+    std::vector<PlacementBound> best(33);
+    for (int n1 : net.n1) {
+      const auto b = placement_bounds(n1);
+      for (std::size_t c = 0; c < b.size(); ++c)
+        if (b[c].min_w >= 0 && (best[c].min_w < 0 || b[c].min_w < best[c].min_w)) best[c] = b[c];
+    }
+    fmt::print("\n{} (paper: RO-ring {:.2f} us = {:.1f} blocks, combining {:.2f} us = {:.1f} blocks)\n", net.title, net.ro,
+               net.ro / block, net.comb, net.comb / block);
+    fmt::print("{:>4} {:>12} {:>7} {:>12}  {:>10}  {}\n", "c0", "RO-ring >=", "min W", "comb >=", "placement", "both below the paper's?");
+    for (std::size_t c = 0; c < best.size(); ++c) {
+      if (best[c].min_w < 0) continue;
+      const double ro = 31.0 * static_cast<double>(c) * block, comb = best[c].min_w * block;
+      fmt::print("{:>4} {:>12.2f} {:>7} {:>12.2f}  {:>10}  {}\n", c, ro, best[c].min_w, comb, fmt::format("{:08x}", best[c].x),
+                 ro <= net.ro && comb <= net.comb ? "yes" : "no");
+    }
   }
   return 0;
 }
@@ -132,16 +228,22 @@ int main(int argc, char** argv) {
   CLI::App app{"Paper 004 reproductions: all-to-all broadcast on switch-based clusters"};
   app.require_subcommand(1);
   std::string placement = "cyclic";  // docs/paper004.md: the placement that fits Table 2 best
+  std::string arbitration = "random";  // the switch machines' own (docs/model.md 2.13)
   int seeds = 10;
   auto* t2 = app.add_subcommand("table2", "Table 2 beside the paper's");
   t2->add_option("--placement", placement, "ranks on the 2-switch networks: block, cyclic or random")->check(CLI::IsMember({"block", "cyclic", "random"}));
-  t2->add_option("--seeds", seeds, "seeds for random placement")->check(CLI::Range(1, 1000));
+  const auto arbitrations = CLI::IsMember({"fifo", "random", "round-robin"});
+  t2->add_option("--arbitration", arbitration, "switch output arbitration: fifo, random or round-robin")->check(arbitrations);
+  t2->add_option("--seeds", seeds, "run seeds 1..N (arbitration draws, random placement)")->check(CLI::Range(1, 1000));
+  auto* pb = app.add_subcommand("placements", "lower bounds of RO-ring and combining over every 2-switch rank placement");
   auto* ir = app.add_subcommand("irregular", "128-node, 10-switch irregular networks (section 5.3)");
-  ir->add_option("--seeds", seeds, "networks (seeds 1..N)")->check(CLI::Range(1, 1000));
+  ir->add_option("--arbitration", arbitration, "switch output arbitration: fifo, random or round-robin")->check(arbitrations);
+  ir->add_option("--seeds", seeds, "networks and run seeds 1..N")->check(CLI::Range(1, 1000));
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*t2) return table2(placement, seeds);
-    return irregular(seeds);
+    if (*t2) return table2(placement, arbitration, seeds);
+    if (*pb) return placements();
+    return irregular(arbitration, seeds);
   } catch (const std::exception& e) {
     fmt::print(stderr, "paper004: {}\n", e.what());
     return 1;

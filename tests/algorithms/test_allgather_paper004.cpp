@@ -214,6 +214,31 @@ TEST(AllgatherTimes, SingleSwitchRingAndCombiningFollowTheModel) {
   EXPECT_EQ(makespan("allgather/combining"), 5 * (2 * kO + kHop) + 31 * 256 * kFlit);
 }
 
+// Table 2's order (paper004 table2 prints the figures): on the single switch SB < combining <
+// RO-ring = SO-ring; on both 2-switch networks LS2 < SO-ring < combining < SB < RO-ring. The switch
+// preset's arbitration is random (docs/model.md 2.13), so every run seed must give that order.
+TEST(AllgatherTimes, Table2ColumnsRankLikeThePaperForEverySeed) {
+  auto makespan = [](const std::string& machine, const char* a, std::uint64_t seed) {
+    const auto& alg = algorithms::find(fmt::format("allgather/{}", a));
+    RunOptions o;
+    o.seed = seed;
+    return run(parse_machine(machine), [&](Proc& p) { alg.program(p, algorithms::Args{256, 0, true}); }, o).makespan;
+  };
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    const std::string one = "switch:32";
+    EXPECT_LT(makespan(one, "SB", seed), makespan(one, "combining", seed));
+    EXPECT_LT(makespan(one, "combining", seed), makespan(one, "RO-ring", seed));
+    EXPECT_EQ(makespan(one, "RO-ring", seed), makespan(one, "SO-ring", seed));
+    for (const char* two : {"switch2:16+16,placement=cyclic", "switch2:21+11,placement=cyclic"}) {
+      SCOPED_TRACE(two);
+      const char* order[] = {"LS2", "SO-ring", "combining", "SB", "RO-ring"};
+      for (std::size_t k = 0; k + 1 < std::size(order); ++k)
+        EXPECT_LT(makespan(two, order[k], seed), makespan(two, order[k + 1], seed)) << order[k] << " < " << order[k + 1];
+    }
+  }
+}
+
 TEST(AllgatherTimes, Ls2IsAnErrorOffTwoSwitches) {
   const Machine m = parse_machine("switch:8");
   const auto& alg = algorithms::find("allgather/LS2");
