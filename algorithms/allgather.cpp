@@ -11,7 +11,7 @@
 
 #include "common.hpp"
 #include "harness.hpp"
-#include "topologies/switch_network.hpp"
+#include "touchstone/topologies/switch_network.hpp"
 #include "touchstone/error.hpp"
 
 namespace touchstone::algorithms {

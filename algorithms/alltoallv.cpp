@@ -219,7 +219,7 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
 
 namespace {
 
-// Section 5's locks and handlers (active messages, SPEC 1.6).
+// Section 5's locks and handlers (active messages, docs/model.md 7).
 constexpr int kBusy = 0;      // word: transfers granted and not yet released (Fig. 4's busy_lock)
 constexpr int kUntil = 1;     // word (plus): when the granted transfers should be over, in ps
 constexpr int kRelease = 1;   // one-way handler: a transfer is over

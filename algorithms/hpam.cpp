@@ -15,7 +15,7 @@
 #include "common.hpp"
 #include "harness.hpp"
 #include "hpam_model.hpp"
-#include "topologies/hpam.hpp"
+#include "touchstone/topologies/hpam.hpp"
 #include "touchstone/error.hpp"
 
 namespace touchstone::algorithms {

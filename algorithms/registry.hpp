@@ -1,4 +1,4 @@
-// The algorithm catalog (SPEC 4): every algorithm under its paper's name, "collective/name",
+// The algorithm catalog (docs/algorithms.md): every algorithm under its paper's name, "collective/name",
 // wrapped in the harness of its collective (buffers in, exact check of every byte out).
 #pragma once
 #include <cstdint>

@@ -35,7 +35,7 @@ double peak_rss_mb() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
 
-// One emulation's figures, as printed in every format (SPEC 5).
+// One emulation's figures, as printed in every format (docs/cli.md).
 struct Record {
   std::string machine, algorithm;
   std::size_t size = 0;
