@@ -1,4 +1,5 @@
 // Paper 002, sections 3 and 4: CC-cube and pipelined CC-cube complete exchange.
+#include "families.hpp"
 #include "cccube.hpp"
 
 #include <algorithm>
@@ -6,6 +7,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -247,9 +250,16 @@ Algorithm pipelined_cc_cube_entry(int degree) {
                                  std::size_t size) { alltoall_pipelined_cc_cube(p, g, send, recv, size, degree); });
 }
 
-void add_cc_cube_algorithms(std::vector<Algorithm>& c) {
+void add_cc_cube_algorithms(Catalog& c) {
   c.push_back(alltoall_entry("alltoall/cc-cube", "CC-cube complete exchange, d iterations (paper 002, sec. 4, Fig. 1)",
                              alltoall_cc_cube));
+  c.add_family("alltoall/pipelined-cc-cube(", [](const std::string& name, const std::string& param) {
+    char* end = nullptr;
+    const long q = param.empty() ? 0 : std::strtol(param.c_str(), &end, 10);
+    if (param.empty() || end != param.c_str() + param.size() || q < 1 || q > (1 << 24))
+      throw UsageError(fmt::format("'{}': the pipelining degree must be a positive integer (paper 002, section 3)", name));
+    return pipelined_cc_cube_entry(static_cast<int>(q));
+  });
 }
 
 }  // namespace touchstone::algorithms
