@@ -1,5 +1,6 @@
 // All-to-all broadcast on switch-based clusters (paper 004). Every algorithm is real SPMD code
 // over the public API; the switch structure comes from the machine's topology (SwitchNetwork).
+#include "families.hpp"
 #include "allgather.hpp"
 
 #include <cmath>
@@ -11,7 +12,7 @@
 
 #include "common.hpp"
 #include "harness.hpp"
-#include "topologies/switch_network.hpp"
+#include "touchstone/topologies/switch_network.hpp"
 #include "touchstone/error.hpp"
 
 namespace touchstone::algorithms {
@@ -252,7 +253,7 @@ double t_combine(int P, double L, double o) {
   return std::ceil(std::log2(static_cast<double>(P))) * 2 * o + (P - 1) * L;
 }
 
-void add_allgather_algorithms(std::vector<Algorithm>& c) {
+void add_allgather_algorithms(Catalog& c) {
   c.push_back(allgather_entry("allgather/LR", "logical ring in rank order (paper 004, Fig. 3)",
                               [](Proc& p, std::span<std::byte> b, std::size_t L) { ring(p, b, L, rank_order(p.size())); }));
   c.push_back(allgather_entry("allgather/SB", "simultaneous broadcast (paper 004, Fig. 4)", sb));

@@ -42,6 +42,5 @@ std::vector<PatternStep> link_schedule_pattern(int n_local, int n_src, int n_dst
 double t_sb(int P, double L, double o);
 double t_combine(int P, double L, double o);
 
-void add_allgather_algorithms(std::vector<Algorithm>& catalog);
 
 }  // namespace touchstone::algorithms

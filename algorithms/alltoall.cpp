@@ -1,4 +1,5 @@
 // Paper 000 (Hambrusch, Hameed, Khokhar), section 5: all-to-all algorithms.
+#include "families.hpp"
 #include "alltoall.hpp"
 
 #include <algorithm>
@@ -258,7 +259,7 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
   }
 }
 
-void add_alltoall_algorithms(std::vector<Algorithm>& c) {
+void add_alltoall_algorithms(Catalog& c) {
   c.push_back(alltoall_entry("alltoall/1-lev-dir", "p-1 direct sends, farthest first (paper 000, sec. 5.1, 5.3)",
                              alltoall_1lev_dir));
   c.push_back(alltoall_entry("alltoall/1-lev-lin", "p-1 linear permutations (paper 000, sec. 5.1)",

@@ -10,48 +10,41 @@
 #include <cstddef>
 #include <span>
 
+#include "algorithms/collective.hpp"
 #include "touchstone/proc.hpp"
 
 namespace touchstone::algorithms {
 
 /// 1-lev-dir (paper 000, section 5.1 and 5.3): every processor issues its p-1 sends, farthest
 /// destination first, and its p-1 receives, and leaves congestion to the network.
-void alltoall_1lev_dir(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
-                       std::size_t size);
+AlltoallCollective alltoall_1lev_dir;
 
 /// 1-lev-lin (paper 000, section 5.1): p-1 linear permutations; in permutation i, P_j sends to
 /// P_((i+j) mod p).
-void alltoall_1lev_lin(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
-                       std::size_t size);
+AlltoallCollective alltoall_1lev_lin;
 
 /// 1-lev-xor (paper 000, section 5.1): p-1 exclusive-or permutations; in permutation i, P_j
 /// exchanges with P_(i xor j). Any p: partners outside the group are skipped.
-void alltoall_1lev_xor(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
-                       std::size_t size);
+AlltoallCollective alltoall_1lev_xor;
 
 /// 1-lev-bal (paper 000, section 5.1): balanced permutations, the cross product of those of the
 /// mesh's rows and columns (those of a linear array when g is not the whole grid machine).
-void alltoall_1lev_bal(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
-                       std::size_t size);
+AlltoallCollective alltoall_1lev_bal;
 
 /// 2-lev-sq (paper 000, sections 5.2 and 5.3): the 3-step algorithm on sqrt(p) sub-meshes of
 /// sqrt(p) processors (p^(1/4) x p^(1/4) on a square mesh whose side is a perfect square).
-void alltoall_2lev_sq(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
-                      std::size_t size);
+AlltoallCollective alltoall_2lev_sq;
 
 /// 2-lev-c,r (paper 000, sections 5.2 and 5.3): the 2-step algorithm, 1-lev-xor within the
 /// columns with combined messages, then within the rows. Any R x C mesh.
-void alltoall_2lev_cr(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
-                      std::size_t size);
+AlltoallCollective alltoall_2lev_cr;
 
 /// 2-lev-c,r-int (paper 000, section 5.3): 2-lev-c,r with the steps interleaved: each L-byte
 /// piece of a combined column message goes on along the row as soon as that message arrives.
-void alltoall_2lev_cr_int(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
-                          std::size_t size);
+AlltoallCollective alltoall_2lev_cr_int;
 
 /// logp-lev-bfly (paper 000, section 5.2): log p butterfly supersteps; P_i hands the p/2 blocks
 /// for the other half to P_((i+p/2) mod p), then each half recurses. p must be a power of two.
-void alltoall_logp_lev_bfly(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
-                            std::size_t size);
+AlltoallCollective alltoall_logp_lev_bfly;
 
 }  // namespace touchstone::algorithms

@@ -1,4 +1,5 @@
 // Many-to-many personalized communication with bounded traffic (paper 003, sections 4 and 6).
+#include "families.hpp"
 #include "algorithms/alltoallv.hpp"
 
 #include <algorithm>
@@ -135,18 +136,35 @@ std::vector<int> stage1_shuffle(const std::vector<std::vector<std::int64_t>>& pl
 }
 
 void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send, std::span<std::byte> recv,
-                         bool shuffled) {
+                         bool shuffled, bool headers_arrive) {
   check_buffers(shuffled ? "alltoallv/two-stage-shuffled" : "alltoallv/two-stage", p, m, send.size(), recv.size());
   const int n = p.size(), me = p.rank();
   const std::size_t header = sizeof(Entry) * sz(n) * (shuffled ? 2 : 1);
 
+  // Source i's plan and intermediary permutation: its own, or, when headers do not arrive, what it
+  // wrote in them (computed once per source on first use).
+  std::vector<std::vector<std::vector<std::int64_t>>> plans(sz(n));
+  std::vector<std::vector<int>> perms(sz(n));
+  auto source = [&](int i) {
+    if (plans[sz(i)].empty()) {
+      plans[sz(i)] = stage1_plan(m.row(i));
+      perms[sz(i)].resize(sz(n));
+      std::iota(perms[sz(i)].begin(), perms[sz(i)].end(), 0);
+      if (shuffled) perms[sz(i)] = stage1_shuffle(plans[sz(i)], p.seed() * 0x100000001b3ULL + static_cast<std::uint64_t>(i));
+    }
+  };
+  // The part index k of source i that went to intermediary q (perm_i[k] == q).
+  auto part_to = [&](int i, int q) {
+    source(i);
+    return static_cast<Entry>(std::find(perms[sz(i)].begin(), perms[sz(i)].end(), q) - perms[sz(i)].begin());
+  };
+
   // Stage 1 at the source: Stg1pp (Fig. 7), then part set k goes to intermediary perm[k] with a
   // header of its p lengths (and, shuffled, the permutation).
   const auto so = offsets(n, [&](int j) { return m.at(me, j); });
-  const auto plan = stage1_plan(m.row(me));
-  std::vector<int> perm(sz(n));
-  std::iota(perm.begin(), perm.end(), 0);
-  if (shuffled) perm = stage1_shuffle(plan, p.seed() * 0x100000001b3ULL + static_cast<std::uint64_t>(me));
+  source(me);
+  const auto& plan = plans[sz(me)];
+  const std::vector<int>& perm = perms[sz(me)];
   std::vector<Bytes> out(sz(n)), in(sz(n));
   std::vector<std::int64_t> before(sz(n), 0);  // bytes of message j already placed in parts < k
   for (int k = 0; k < n; ++k) {
@@ -163,22 +181,29 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
 
   // Stage 2 at the intermediary: Stg2pp (Fig. 8) -- the message to destination j gathers the
   // part for j from every source, ahead of it the p lengths (and, shuffled, each part's index).
+  // The length of the part for j in the stage-1 message from i.
+  auto stage1_len = [&](int i, int j) -> Entry {
+    if (headers_arrive) return get(in[sz(i)], sizeof(Entry) * sz(j));
+    return static_cast<Entry>(plans[sz(i)][part_to(i, me)][sz(j)]);
+  };
   std::vector<Bytes> fwd(sz(n)), got(sz(n));
   for (int j = 0; j < n; ++j) {
     Bytes& msg = fwd[sz(j)];
-    for (int i = 0; i < n; ++i) put(msg, get(in[sz(i)], sizeof(Entry) * sz(j)));
+    for (int i = 0; i < n; ++i) put(msg, stage1_len(i, j));
     if (shuffled)
       for (int i = 0; i < n; ++i) {
         // the part index k with perm_i[k] == me
         Entry k = 0;
-        while (get(in[sz(i)], sizeof(Entry) * (sz(n) + k)) != static_cast<Entry>(me)) ++k;
+        if (!headers_arrive) k = part_to(i, me);
+        else
+          while (get(in[sz(i)], sizeof(Entry) * (sz(n) + k)) != static_cast<Entry>(me)) ++k;
         put(msg, k);
       }
   }
   for (int i = 0; i < n; ++i) {
     std::size_t at = header;
     for (int j = 0; j < n; ++j) {
-      const std::size_t len = get(in[sz(i)], sizeof(Entry) * sz(j));
+      const std::size_t len = stage1_len(i, j);
       append(fwd[sz(j)], in[sz(i)].data() + at, len);
       at += len;
     }
@@ -197,8 +222,11 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
     const Bytes& msg = got[sz(q)];
     std::size_t at = header;
     for (int i = 0; i < n; ++i) {
-      const std::size_t len = get(msg, sizeof(Entry) * sz(i));
-      const int k = shuffled ? static_cast<int>(get(msg, sizeof(Entry) * (sz(n) + sz(i)))) : q;
+      // Source i's part that went through intermediary q: its length and (shuffled) its index.
+      const Entry kq = headers_arrive ? (shuffled ? get(msg, sizeof(Entry) * (sz(n) + sz(i))) : static_cast<Entry>(q))
+                                      : part_to(i, q);
+      const std::size_t len = headers_arrive ? get(msg, sizeof(Entry) * sz(i)) : sz(plans[sz(i)][kq][sz(me)]);
+      const int k = static_cast<int>(kq);
       parts[sz(i)].push_back({k, msg.data() + at, len});
       at += len;
     }
@@ -219,7 +247,7 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
 
 namespace {
 
-// Section 5's locks and handlers (active messages, SPEC 1.6).
+// Section 5's locks and handlers (active messages, docs/model.md 7).
 constexpr int kBusy = 0;      // word: transfers granted and not yet released (Fig. 4's busy_lock)
 constexpr int kUntil = 1;     // word (plus): when the granted transfers should be over, in ps
 constexpr int kRelease = 1;   // one-way handler: a transfer is over
@@ -321,7 +349,9 @@ void alltoallv_random_scheduling(Proc& p, const TrafficMatrix& m, std::span<cons
 
 namespace {
 
-using AlltoallvFn = std::function<void(Proc&, const TrafficMatrix&, std::span<const std::byte>, std::span<std::byte>)>;
+// The last argument says whether payload bytes arrive (false under phantom payloads).
+using AlltoallvFn =
+    std::function<void(Proc&, const TrafficMatrix&, std::span<const std::byte>, std::span<std::byte>, bool payloads)>;
 
 // Harness: every processor reads the run's matrix (made from --traffic and the run's seed), sends
 // fill_pattern(me, j) of m_ij bytes to every j, and checks every byte of every message received.
@@ -352,7 +382,7 @@ Algorithm alltoallv_entry(std::string name, std::string summary, AlltoallvFn fn,
     if (args.check)
       for (int j = 0; j < n; ++j)
         fill_pattern(me, j, std::span<std::byte>(send).subspan(so[sz(j)], so[sz(j) + 1] - so[sz(j)]));
-    fn(p, m, send, recv);
+    fn(p, m, send, recv, args.check);
     if (args.check)
       for (int i = 0; i < n; ++i)
         check_pattern(name, i, me, std::span<const std::byte>(recv).subspan(ro[sz(i)], ro[sz(i) + 1] - ro[sz(i)]));
@@ -365,8 +395,15 @@ Algorithm alltoallv_entry(std::string name, std::string summary, AlltoallvFn fn,
 // The entry of a variant: an algorithm function whose last argument selects it.
 template <typename Fn>
 AlltoallvFn with_option(Fn fn, bool option) {
-  return [fn, option](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r) {
+  return [fn, option](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r, bool) {
     fn(p, m, s, r, option);
+  };
+}
+// Two-stage reads its headers only when payload bytes arrive (the `check` of the run's Args, off
+// under phantom payloads); otherwise it computes them.
+AlltoallvFn two_stage(bool shuffled) {
+  return [shuffled](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r, bool payloads) {
+    alltoallv_two_stage(p, m, s, r, shuffled, payloads);
   };
 }
 }  // namespace
@@ -375,18 +412,20 @@ AlltoallvFn with_option(Fn fn, bool option) {
 // sets (stage-1 out and in, stage-2 out and in); shuffled adds a permutation entry to each.
 constexpr std::size_t kTwoStagePairBytes = sizeof(std::int64_t) + 4 * sizeof(Entry);
 
-void add_alltoallv_algorithms(std::vector<Algorithm>& c) {
+void add_alltoallv_algorithms(Catalog& c) {
   c.push_back(alltoallv_entry("alltoallv/linear-permutation",
                               "paper 003 Fig. 3: p-1 XOR-partner exchanges of the required lengths, a barrier after each",
-                              alltoallv_linear_permutation, 4, 0));
+                              [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r,
+                                 bool) { alltoallv_linear_permutation(p, m, s, r); },
+                              4, 0));
   c.push_back(alltoallv_entry("alltoallv/two-stage",
                               "paper 003 section 6: Stg1pp (Fig. 7) spreads every message over p intermediaries, "
                               "Stg2pp (Fig. 8) forwards; both stages by linear permutation",
-                              with_option(alltoallv_two_stage, false), 6, kTwoStagePairBytes));
+                              two_stage(false), 6, kTwoStagePairBytes));
   c.push_back(alltoallv_entry("alltoallv/two-stage-shuffled",
                               "paper 003 section 6.3: two-stage with intermediaries reshuffled within size groups, "
                               "the permutation sent along",
-                              with_option(alltoallv_two_stage, true), 6, kTwoStagePairBytes + 4 * sizeof(Entry)));
+                              two_stage(true), 6, kTwoStagePairBytes + 4 * sizeof(Entry)));
   c.push_back(alltoallv_entry("alltoallv/random-scheduling",
                               "paper 003 Figs. 4, 5: random destination order, a busy lock per destination taken "
                               "with remote test-and-set (active messages)",

@@ -27,8 +27,11 @@ void alltoallv_linear_permutation(Proc& p, const TrafficMatrix& m, std::span<con
 /// message carries p part lengths ahead of its data. `shuffled` (section 6.3): the source reshuffles
 /// its intermediaries at random among those receiving messages of the same size and sends the
 /// permutation along (p more entries per stage-1 message, and an index per part in stage 2).
+/// `headers_arrive` false (phantom payloads: the messages keep their sizes but carry no bytes):
+/// the headers are still sent, but their values are computed from the matrix, which every
+/// processor holds, instead of read, so the timing is that of the real run.
 void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send, std::span<std::byte> recv,
-                         bool shuffled);
+                         bool shuffled, bool headers_arrive = true);
 
 /// Section 5, Fig. 4: distributed random scheduling. Every processor owns a busy lock (a
 /// registered word). Receives are pre-posted into the receive buffer; then each processor picks a

@@ -1,11 +1,16 @@
 // Paper 002, sections 3 and 4: CC-cube and pipelined CC-cube complete exchange.
+#include "families.hpp"
 #include "cccube.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <optional>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <string>
+
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -112,12 +117,15 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
   const int d = e.d, blocks = (1 << d) / 2, me = e.cube_of[static_cast<std::size_t>(g.local_rank(p.rank()))];
   std::vector<std::vector<int>> positions;
   for (int i = 0; i < d; ++i) positions.push_back(cc_cube_message_positions(d, i));
-  // One outgoing and one incoming buffer per iteration (a step uses each iteration at most once).
-  std::vector<Scratch> out, in;
-  for (int i = 0; i < d; ++i) {
-    out.emplace_back(static_cast<std::size_t>(blocks) * L);
-    in.emplace_back(static_cast<std::size_t>(blocks) * L);
-  }
+  // One outgoing and one incoming buffer for each iteration active in this step (piece q = s - i
+  // in 0..degree-1): at most `degree` of the d iterations, one with the CC-cube. Allocating all d
+  // pairs every step held d n^2 L bytes at once over the machine (9.6 GB at 16 KiB on 16x16).
+  std::vector<std::optional<Scratch>> out(static_cast<std::size_t>(d)), in(static_cast<std::size_t>(d));
+  for (int i = 0; i < d; ++i)
+    if (s - i >= 0 && s - i < degree) {
+      out[static_cast<std::size_t>(i)].emplace(static_cast<std::size_t>(blocks) * L);
+      in[static_cast<std::size_t>(i)].emplace(static_cast<std::size_t>(blocks) * L);
+    }
   // Section 3: "it is necessary to determine how the messages to be exchanged at the end of every
   // iteration of the algorithm must be routed to avoid conflicts". With degree 1 (the CC-cube) an
   // iteration whose exchange has congestion > 1 under the embedding runs in the conflict-free
@@ -164,9 +172,9 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
     const int partner = e.node_of[static_cast<std::size_t>(me ^ (1 << i))];
     const std::size_t bytes = static_cast<std::size_t>(pc.last - pc.first) * L;
     const auto& pos = positions[static_cast<std::size_t>(i)];
-    Scratch& o = out[static_cast<std::size_t>(i)];
+    Scratch& o = *out[static_cast<std::size_t>(i)];
     for (int k = pc.first; k < pc.last; ++k) move_block(M, pos[static_cast<std::size_t>(k)], o, k - pc.first, L);
-    reqs.push_back(p.irecv(partner, kExchangeTag, in[static_cast<std::size_t>(i)].span().first(bytes), g));
+    reqs.push_back(p.irecv(partner, kExchangeTag, in[static_cast<std::size_t>(i)]->span().first(bytes), g));
     reqs.push_back(p.isend(partner, kExchangeTag, std::span<const std::byte>(o).first(bytes), g));
     active.emplace_back(i, pc);
   }
@@ -174,7 +182,7 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
   for (int next : successors) tokens.push_back(p.isend(next, kTokenTag, {}, g));
   for (const auto& [i, pc] : active) {
     const auto& pos = positions[static_cast<std::size_t>(i)];
-    for (int k = pc.first; k < pc.last; ++k) move_block(in[static_cast<std::size_t>(i)], k - pc.first, M, pos[static_cast<std::size_t>(k)], L);
+    for (int k = pc.first; k < pc.last; ++k) move_block(*in[static_cast<std::size_t>(i)], k - pc.first, M, pos[static_cast<std::size_t>(k)], L);
   }
   p.waitall(tokens);
 }
@@ -240,16 +248,42 @@ void alltoall_cc_cube(Proc& p, const Group& g, std::span<const std::byte> send, 
   alltoall_pipelined_cc_cube(p, g, send, recv, size, 1);
 }
 
-Algorithm pipelined_cc_cube_entry(int degree) {
-  return alltoall_entry(fmt::format("alltoall/pipelined-cc-cube({})", degree),
-                        "CC-cube with communication pipelining of the given degree (paper 002, sec. 3, 4)",
-                        [degree](Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
-                                 std::size_t size) { alltoall_pipelined_cc_cube(p, g, send, recv, size, degree); });
+namespace {
+// The entry with cc_cube_bytes as its memory estimate (see below).
+std::size_t cc_cube_bytes(int vps, std::size_t size, int degree);
+Algorithm with_bytes(int degree, Algorithm a) {
+  a.harness_bytes = [degree](int vps, std::size_t size) { return cc_cube_bytes(vps, size, degree); };
+  return a;
 }
 
-void add_cc_cube_algorithms(std::vector<Algorithm>& c) {
-  c.push_back(alltoall_entry("alltoall/cc-cube", "CC-cube complete exchange, d iterations (paper 002, sec. 4, Fig. 1)",
-                             alltoall_cc_cube));
+// Payload memory of a (pipelined) CC-cube run: the harness's 3 p^2 L (send, receive, messages in
+// flight), each node's vector M (p L), and the out and in buffers of the iterations active in a
+// step, at most min(degree, d) pairs of (p/2) L each. Measured at 4 KiB on mesh:16x16 with the
+// CC-cube: peak RSS 1160 MB against this estimate's 1024 MiB plus the runtime's own (stacks, queues).
+std::size_t cc_cube_bytes(int vps, std::size_t size, int degree) {
+  const std::size_t p = static_cast<std::size_t>(vps), d = static_cast<std::size_t>(std::bit_width(p) - 1);
+  const std::size_t active = std::min<std::size_t>(static_cast<std::size_t>(degree), std::max<std::size_t>(d, 1));
+  return (3 + 1 + active) * p * p * size;
+}
+}  // namespace
+
+Algorithm pipelined_cc_cube_entry(int degree) {
+  return with_bytes(degree, alltoall_entry(fmt::format("alltoall/pipelined-cc-cube({})", degree),
+                        "CC-cube with communication pipelining of the given degree (paper 002, sec. 3, 4)",
+                        [degree](Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
+                                 std::size_t size) { alltoall_pipelined_cc_cube(p, g, send, recv, size, degree); }));
+}
+
+void add_cc_cube_algorithms(Catalog& c) {
+  c.push_back(with_bytes(1, alltoall_entry("alltoall/cc-cube", "CC-cube complete exchange, d iterations (paper 002, sec. 4, Fig. 1)",
+                                           alltoall_cc_cube)));
+  c.add_family("alltoall/pipelined-cc-cube(", [](const std::string& name, const std::string& param) {
+    char* end = nullptr;
+    const long q = param.empty() ? 0 : std::strtol(param.c_str(), &end, 10);
+    if (param.empty() || end != param.c_str() + param.size() || q < 1 || q > (1 << 24))
+      throw UsageError(fmt::format("'{}': the pipelining degree must be a positive integer (paper 002, section 3)", name));
+    return pipelined_cc_cube_entry(static_cast<int>(q));
+  });
 }
 
 }  // namespace touchstone::algorithms

@@ -9,6 +9,7 @@
 
 #include "embedding.hpp"
 #include "registry.hpp"
+#include "algorithms/collective.hpp"
 #include "touchstone/proc.hpp"
 
 namespace touchstone::algorithms {
@@ -51,12 +52,9 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
 int cc_cube_boundary_source(const Topology& topo, const Embedding& e, int s, int h);
 
 /// Section 4: the CC-cube algorithm (pipelining degree 1).
-void alltoall_cc_cube(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
-                      std::size_t size);
+AlltoallCollective alltoall_cc_cube;
 
 /// The catalog entry of pipelined-cc-cube(degree) (registry.cpp builds it from the name).
 Algorithm pipelined_cc_cube_entry(int degree);
-/// Appends alltoall/cc-cube to the catalog.
-void add_cc_cube_algorithms(std::vector<Algorithm>& catalog);
 
 }  // namespace touchstone::algorithms

@@ -3,6 +3,7 @@
 // algorithms": the same partitions as scatter.cpp, with every superstep reversed. A submachine
 // first gathers to its leader with a lower-level algorithm; the leader combines the blocks it
 // collected into one long message and sends it to the destination.
+#include "families.hpp"
 #include "gather.hpp"
 
 #include <algorithm>
@@ -232,7 +233,7 @@ Algorithm gather_logp_lev_rec_entry(double gamma) {
                               std::size_t size) { gather_logp_lev_rec(p, g, root, send, recv, size, gamma); });
 }
 
-void add_gather_algorithms(std::vector<Algorithm>& c) {
+void add_gather_algorithms(Catalog& c) {
   c.push_back(gather_entry("gather/1-lev-dir", "every processor sends to the destination (paper 000, sec. 4)", gather_1lev_dir));
   c.push_back(gather_entry("gather/2-lev-rec", "1-lev-dir in rows, long messages up the destination's column (paper 000, sec. 4)",
                            gather_2lev_rec));
@@ -241,6 +242,10 @@ void add_gather_algorithms(std::vector<Algorithm>& c) {
   c.push_back(gather_entry("gather/logp-lev-sq", "halves by alternating vertical and horizontal cuts (paper 000, sec. 4)",
                            gather_logp_lev_sq));
   c.push_back(gather_logp_lev_rec_entry(kGatherGamma));
+  c.add_family("gather/logp-lev-rec(", [](const std::string& name, const std::string& param) {
+    return gather_logp_lev_rec_entry(
+        parse_real_param(name, param, false, 0.0, 1.0, "gamma must satisfy 0 < gamma < 1 (paper 000, section 4)"));
+  });
 }
 
 }  // namespace touchstone::algorithms

@@ -11,25 +11,22 @@
 #include <cstddef>
 #include <span>
 
+#include "algorithms/collective.hpp"
 #include "touchstone/proc.hpp"
 
 namespace touchstone::algorithms {
 
 /// 1-lev-dir: every processor sends its block to the destination, which issues p-1 receives.
-void gather_1lev_dir(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                     std::size_t size);
+RootedCollective gather_1lev_dir;
 /// 2-lev-rec: 1-lev-dir in every row towards the processor in the destination's column, then one
 /// long message per row up that column.
-void gather_2lev_rec(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                     std::size_t size);
+RootedCollective gather_2lev_rec;
 /// 3-lev-sq: 2-lev-rec in every about-square sub-mesh towards its leader (the processor in the
 /// destination's position), then one long message per sub-mesh to the destination.
-void gather_3lev_sq(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                    std::size_t size);
+RootedCollective gather_3lev_sq;
 /// logp-lev-sq: halves by alternating vertical and horizontal cuts, recursively; the leader of the
 /// other half sends its half's blocks to the destination in one long message.
-void gather_logp_lev_sq(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                        std::size_t size);
+RootedCollective gather_logp_lev_sq;
 /// logp-lev-rec(gamma), 0 < gamma < 1: snake-order parts of gamma p and (1-gamma) p processors,
 /// and for gamma < 0.5 the partition around the destination of section 4.
 void gather_logp_lev_rec(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,

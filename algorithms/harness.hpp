@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "collective.hpp"
 #include "registry.hpp"
 #include "touchstone/proc.hpp"
 
@@ -26,15 +27,11 @@ void check_pattern(const std::string& algorithm, int src, int dst, std::span<con
 void check_host_memory(const std::string& what, std::size_t bytes);
 
 /// All-to-all: send and recv hold one block of `size` bytes per group rank.
-using AlltoallFn = std::function<void(Proc&, const Group&, std::span<const std::byte> send,
-                                      std::span<std::byte> recv, std::size_t size)>;
 Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn);
 
 /// One-to-all (scatter.hpp): on the root, send holds g.size() blocks of `size` bytes; every
 /// processor's recv (size bytes) receives its block. All-to-one (gather.hpp) mirrors it: send holds
 /// the processor's block, the root's recv holds g.size() blocks.
-using RootedFn = std::function<void(Proc&, const Group&, int root, std::span<const std::byte> send,
-                                    std::span<std::byte> recv, std::size_t size)>;
 /// Harness of scatter: the root's block for dst holds fill_pattern(root, dst); every processor
 /// checks the block it received. `broadcast`: every processor receives all p blocks (1-lev-*-br),
 /// which the host memory estimate must allow for.
@@ -47,11 +44,5 @@ Algorithm gather_entry(std::string name, std::string summary, RootedFn fn);
 Algorithm scatter_logp_lev_rec_entry(double gamma);
 Algorithm gather_logp_lev_rec_entry(double gamma);
 
-/// Every family adds its entries to the catalog, in catalog order.
-void add_alltoall_algorithms(std::vector<Algorithm>& catalog);
-void add_scatter_algorithms(std::vector<Algorithm>& catalog);
-void add_gather_algorithms(std::vector<Algorithm>& catalog);
-void add_selftest_algorithms(std::vector<Algorithm>& catalog);
-void add_alltoallv_algorithms(std::vector<Algorithm>& catalog);
 
 }  // namespace touchstone::algorithms

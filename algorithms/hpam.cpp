@@ -3,6 +3,7 @@
 // (sections 3.1, 4.1, 5): the level-1 processor sends to the root of each p2 x q2 initial sub-mesh
 // of level 2 one after the other ("brute force"), farthest root first, and every sub-mesh goes on
 // with the binary tree. p2 x q2 = 1 x 1 is brute force; r2 x c2 is "send to (0,0)_2, then the tree".
+#include "families.hpp"
 #include "hpam.hpp"
 
 #include <cstring>
@@ -15,7 +16,7 @@
 #include "common.hpp"
 #include "harness.hpp"
 #include "hpam_model.hpp"
-#include "topologies/hpam.hpp"
+#include "touchstone/topologies/hpam.hpp"
 #include "touchstone/error.hpp"
 
 namespace touchstone::algorithms {
@@ -744,7 +745,7 @@ Algorithm gather_level2_hybrid_entry(SubMesh s) {
   return a;
 }
 
-void add_hpam_algorithms(std::vector<Algorithm>& catalog) {
+void add_hpam_algorithms(Catalog& catalog) {
   catalog.push_back(bcast_entry(
       "bcast/binary-tree", "paper 001 section 3 (ref. [3]): binary-tree broadcast in a 2-D mesh from its corner, log r + log c steps (eq. 4)",
       [](Proc& p, int root, std::span<std::byte> buf) {
@@ -758,6 +759,25 @@ void add_hpam_algorithms(std::vector<Algorithm>& catalog) {
       nullptr));
   catalog.push_back(bcast_hybrid_named(
       "bcast/brute-force", "paper 001 section 3.1: the level-1 processor sends to every level-2 processor in turn (eq. 5 with 1 x 1)", {1, 1}));
+  // The sub-mesh families: "bcast/hybrid(4x2)" and the like (SubMesh p2 x q2, parse_submesh).
+  const std::pair<const char*, Algorithm (*)(SubMesh)> families[] = {
+      {"bcast/hybrid(", bcast_hybrid_entry},
+      {"scatter/hybrid(", scatter_hybrid_entry},
+      {"bcast/multicast(", bcast_multicast_entry},
+      {"scatter/multicast(", scatter_multicast_entry},
+      {"scatter/multicast-level2(", scatter_level2_multicast_entry},
+      {"scatter/hybrid-level2(", scatter_level2_hybrid_entry},
+      {"scatter/hybrid-both(", [](SubMesh s) { return scatter_both_hybrid_entry(s); }},
+      {"scatter/multicast-both(", [](SubMesh s) { return scatter_both_multicast_entry(s); }},
+      {"scatter/hybrid-both-qs(", [](SubMesh s) { return scatter_both_hybrid_entry(s, true); }},
+      {"scatter/multicast-both-qs(", [](SubMesh s) { return scatter_both_multicast_entry(s, true); }},
+      {"gather/hybrid-level2(", gather_level2_hybrid_entry},
+      {"gather/hybrid(", gather_hybrid_entry},
+  };
+  for (const auto& [prefix, make] : families)
+    catalog.add_family(prefix, [make = make](const std::string& name, const std::string& param) {
+      return make(parse_submesh(name, param));
+    });
 }
 
 }  // namespace touchstone::algorithms

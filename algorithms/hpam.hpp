@@ -60,7 +60,5 @@ Algorithm scatter_both_multicast_entry(SubMesh s, bool qs = false);
 /// gather/hybrid-level2(p2xq2): the same run backwards (section 5).
 Algorithm gather_level2_hybrid_entry(SubMesh s);
 
-/// The catalog's bcast/ family: bcast/binary-tree (any 2-D mesh) and bcast/brute-force (HPAM).
-void add_hpam_algorithms(std::vector<Algorithm>& catalog);
 
 }  // namespace touchstone::algorithms

@@ -6,7 +6,7 @@
 #pragma once
 #include <cstddef>
 
-#include "topologies/hpam.hpp"
+#include "touchstone/topologies/hpam.hpp"
 #include "touchstone/machine.hpp"
 #include "touchstone/time.hpp"
 

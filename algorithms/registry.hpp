@@ -1,4 +1,4 @@
-// The algorithm catalog (SPEC 4): every algorithm under its paper's name, "collective/name",
+// The algorithm catalog (docs/algorithms.md): every algorithm under its paper's name, "collective/name",
 // wrapped in the harness of its collective (buffers in, exact check of every byte out).
 #pragma once
 #include <cstdint>
@@ -30,6 +30,31 @@ struct Algorithm {
   /// eqs. 4-14); printed as `analytic_us` beside the emulated makespan. Empty otherwise.
   std::function<std::optional<double>(const Machine& machine, std::size_t size)> analytic_us = {};
 };
+
+/// What the family files register (each from its add_*_algorithms function): fixed entries, in
+/// catalog order, and families whose names carry a parameter in parentheses, such as
+/// "scatter/logp-lev-rec(0.6)".
+class Catalog {
+ public:
+  /// Builds the entry for the text between the parentheses; UsageError naming the constraint.
+  using Make = std::function<Algorithm(const std::string& name, const std::string& param)>;
+  void push_back(Algorithm a) { entries_.push_back(std::move(a)); }
+  /// `prefix` ends with '(': "alltoall/pipelined-cc-cube(".
+  void add_family(std::string prefix, Make make) { families_.push_back({std::move(prefix), std::move(make)}); }
+
+  const std::vector<Algorithm>& entries() const { return entries_; }
+  /// The family whose prefix `name` starts with (and which ends with ')'), or nullptr.
+  const Make* family_of(const std::string& name, std::string* param) const;
+
+ private:
+  std::vector<Algorithm> entries_;
+  std::vector<std::pair<std::string, Make>> families_;
+};
+
+/// A real number in (lo, hi), or [lo, hi) when lo_closed, for a family's parameter; UsageError
+/// saying `why` otherwise.
+double parse_real_param(const std::string& name, const std::string& number, bool lo_closed, double lo, double hi,
+                        const char* why);
 
 /// Every algorithm, in catalog order.
 const std::vector<Algorithm>& catalog();

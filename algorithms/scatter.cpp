@@ -3,6 +3,7 @@
 // combines the blocks of each submachine into one long message, sends it to the submachine's
 // leader (section 3.2: "higher priority to destinations further away"), and every submachine
 // continues on its own with a lower-level algorithm.
+#include "families.hpp"
 #include "scatter.hpp"
 
 #include <algorithm>
@@ -303,7 +304,7 @@ Algorithm scatter_logp_lev_rec_entry(double gamma) {
                                std::size_t size) { scatter_logp_lev_rec(p, g, root, send, recv, size, gamma); });
 }
 
-void add_scatter_algorithms(std::vector<Algorithm>& c) {
+void add_scatter_algorithms(Catalog& c) {
   c.push_back(scatter_entry("scatter/1-lev-dir", "p-1 direct sends from the source, farthest first (paper 000, sec. 3, Fig. 1)",
                             scatter_1lev_dir));
   c.push_back(scatter_entry("scatter/1-lev-sys-br", "one long message, flat system broadcast from the source (paper 000, Fig. 1)",
@@ -317,6 +318,10 @@ void add_scatter_algorithms(std::vector<Algorithm>& c) {
   c.push_back(scatter_entry("scatter/logp-lev-sq", "halves by alternating vertical and horizontal cuts (paper 000, Fig. 1)",
                             scatter_logp_lev_sq));
   c.push_back(scatter_logp_lev_rec_entry(kScatterGamma));
+  c.add_family("scatter/logp-lev-rec(", [](const std::string& name, const std::string& param) {
+    return scatter_logp_lev_rec_entry(
+        parse_real_param(name, param, true, 0.5, 1.0, "gamma must satisfy 0.5 <= gamma < 1 (paper 000, section 3.1)"));
+  });
 }
 
 }  // namespace touchstone::algorithms

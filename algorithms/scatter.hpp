@@ -9,32 +9,27 @@
 #include <cstddef>
 #include <span>
 
+#include "algorithms/collective.hpp"
 #include "touchstone/proc.hpp"
 
 namespace touchstone::algorithms {
 
 /// 1-lev-dir: the source issues p-1 sends, one to each destination, farthest first.
-void scatter_1lev_dir(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                      std::size_t size);
+RootedCollective scatter_1lev_dir;
 /// 1-lev-sys-br: the p-1 blocks concatenated into one long message that a naive system broadcast
 /// delivers: the source sends the long message to every processor itself (flat broadcast).
-void scatter_1lev_sys_br(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                         std::size_t size);
+RootedCollective scatter_1lev_sys_br;
 /// 1-lev-our-br: the long message broadcast along a binomial-heap tree.
-void scatter_1lev_our_br(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                         std::size_t size);
+RootedCollective scatter_1lev_our_br;
 /// 2-lev-rec: one long message per row to the processors in the source's column, then 1-lev-dir
 /// in every row.
-void scatter_2lev_rec(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                      std::size_t size);
+RootedCollective scatter_2lev_rec;
 /// 3-lev-sq: one long message per about-square sub-mesh to its leader (the processor in the
 /// source's position), then 2-lev-rec in every sub-mesh.
-void scatter_3lev_sq(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                     std::size_t size);
+RootedCollective scatter_3lev_sq;
 /// logp-lev-sq: halves by alternating vertical and horizontal cuts, one long message to the leader
 /// of the other half, recursively.
-void scatter_logp_lev_sq(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                         std::size_t size);
+RootedCollective scatter_logp_lev_sq;
 /// logp-lev-rec(gamma), 0.5 <= gamma < 1: in snake-like row-major order the source's part keeps
 /// gamma p processors, the other part's leader gets one long message; recursively.
 void scatter_logp_lev_rec(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,

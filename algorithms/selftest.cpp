@@ -1,3 +1,4 @@
+#include "families.hpp"
 #include "selftest.hpp"
 
 #include "harness.hpp"
@@ -62,7 +63,7 @@ Algorithm selftest(std::string name, std::string summary, std::function<void(Pro
 }
 }  // namespace
 
-void add_selftest_algorithms(std::vector<Algorithm>& c) {
+void add_selftest_algorithms(Catalog& c) {
   c.push_back(selftest("selftest/pingpong", "ranks 0 and p-1 exchange SIZE bytes 4 times",
                        [](Proc& p, const Args& a) { selftest_pingpong(p, a.size, 4); }));
   c.push_back(selftest("selftest/ring", "every rank passes SIZE bytes to the next one in a ring",

@@ -1,76 +1,27 @@
 #include "tools/cli.hpp"
 
 #include <malloc.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <oneapi/tbb/parallel_for_each.h>
-#include <oneapi/tbb/task_arena.h>
 
 #include "algorithms/harness.hpp"
 #include "algorithms/permutations.hpp"
 #include "algorithms/registry.hpp"
+#include "tools/experiment/experiment.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace touchstone::cli {
 
 namespace {
-
-double peak_rss_mb() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;
-}
-
-// One emulation's figures, as printed in every format (SPEC 5).
-struct Record {
-  std::string machine, algorithm;
-  std::size_t size = 0;
-  int vps = 0;
-  RunResult result;
-  double peak_rss_mb = 0;
-  std::optional<double> analytic_us;  // the paper's formula for this run, when it has one
-};
-
-nlohmann::json to_json(const Record& r) {
-  nlohmann::json j = {{"machine", r.machine},
-          {"algorithm", r.algorithm},
-          {"size", r.size},
-          {"vps", r.vps},
-          {"makespan_us", to_us(r.result.makespan)},
-          {"messages", r.result.stats.messages},
-          {"packets", r.result.stats.packets},
-          {"blocked_us", to_us(r.result.stats.blocked_time)},
-          {"events", r.result.stats.events},
-          {"trace_hash", fmt::format("{:016x}", r.result.trace_hash)},
-          {"host_seconds", r.result.host_seconds},
-          {"peak_rss_mb", r.peak_rss_mb}};
-  if (r.analytic_us) j["analytic_us"] = *r.analytic_us;
-  return j;
-}
-
-const char* kCsvHeader =
-    "machine,algorithm,size,vps,makespan_us,messages,packets,blocked_us,events,trace_hash,host_seconds,peak_rss_mb\n";
-
-std::string to_csv(const Record& r) {
-  return fmt::format("\"{}\",{},{},{},{:.6f},{},{},{:.6f},{},{:016x},{:.3f},{:.1f}\n", r.machine, r.algorithm, r.size,
-                     r.vps, to_us(r.result.makespan), r.result.stats.messages, r.result.stats.packets,
-                     to_us(r.result.stats.blocked_time), r.result.stats.events, r.result.trace_hash,
-                     r.result.host_seconds, r.peak_rss_mb);
-}
 
 constexpr std::size_t kMaxSize = std::size_t{1} << 30;
 
@@ -140,22 +91,10 @@ RunOptions run_options(const Common& c) {
   return o;
 }
 
-Record run_one(const Machine& m, const algorithms::Algorithm& alg, std::size_t size, const Common& c,
-               const RunOptions& opts) {
-  if (c.root < 0 || c.root >= m.nodes())
-    throw UsageError(fmt::format("--root {} is out of range for {} ({} processors)", c.root, m.name, m.nodes()));
-  algorithms::check_host_memory(fmt::format("{} with {} bytes on {}", alg.name, size, m.name), alg.harness_bytes(m.nodes(), size));
+algorithms::Args algorithm_args(const Common& c, std::size_t size) {
   algorithms::Args args{size, c.root, !c.phantom};
   if (!c.traffic.empty()) args.traffic = algorithms::parse_traffic(c.traffic);
-  Record r;
-  r.machine = m.name;
-  r.algorithm = alg.name;
-  r.size = size;
-  r.vps = m.nodes();
-  r.result = run(m, [&](Proc& p) { alg.program(p, args); }, opts);
-  r.peak_rss_mb = peak_rss_mb();
-  if (alg.analytic_us) r.analytic_us = alg.analytic_us(m, size);
-  return r;
+  return args;
 }
 
 int cmd_list(const std::string& what) {
@@ -175,16 +114,11 @@ int cmd_run(const Common& c, const std::string& algorithm, std::size_t size, con
   o.trace_file = trace;
   o.order_log_file = order_log;
   o.perturb = perturb;
-  const Record r = run_one(m, alg, size, c, o);
-  if (c.format == "json") {
-    fmt::print("{}\n", to_json(r).dump(2));
-  } else if (c.format == "csv") {
-    fmt::print("{}{}", kCsvHeader, to_csv(r));
-  } else {
-    const nlohmann::json j = to_json(r);
-    for (const auto& [k, v] : j.items())
-      fmt::print("{:<14} {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
-  }
+  const experiment::Record r = experiment::emulate(m, alg, algorithm_args(c, size), o);
+  const std::vector<const experiment::Record*> one{&r};
+  experiment::write_output("", c.format == "json"  ? experiment::record_json(r)
+                               : c.format == "csv" ? experiment::records_csv(one)
+                                                   : experiment::record_lines(r));
   return 0;
 }
 
@@ -193,114 +127,19 @@ int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes
   const Machine m = parse_machine(c.machine);
   const auto algs = algorithms::select(list);
   const auto sizes = parse_sizes(sizes_arg);
-  if (c.root < 0 || c.root >= m.nodes())
-    throw UsageError(fmt::format("--root {} is out of range for {} ({} processors)", c.root, m.name, m.nodes()));
-  struct Job {
-    const algorithms::Algorithm* alg;
-    std::size_t size;
-    std::size_t bytes;
-    std::optional<Record> record;
-    std::string error;
-  };
-  std::vector<Job> all;
+  std::vector<experiment::Job> batch;
   for (auto* a : algs)
-    for (auto s : sizes) all.push_back(Job{a, s, c.phantom ? 0 : a->harness_bytes(m.nodes(), s), {}, {}});
-  // Largest first; a job starts only while the payload memory of the jobs running stays within the
-  // budget (by default the largest single job's), so running in parallel never needs more memory
-  // than running the largest job alone.
-  std::vector<Job*> order;
-  for (auto& j : all) order.push_back(&j);
-  std::stable_sort(order.begin(), order.end(), [](const Job* a, const Job* b) { return a->bytes > b->bytes; });
-  std::size_t budget = 0;
-  for (auto* j : order) budget = std::max(budget, j->bytes);
-  if (memory_mb > 0) budget = std::max(budget, static_cast<std::size_t>(memory_mb * 1024 * 1024));
-  std::mutex mu;
-  std::condition_variable cv;
-  std::size_t in_use = 0;
-  std::atomic<int> done{0};
-  const bool tty = isatty(STDERR_FILENO);
-  const RunOptions opts = run_options(c);
-  if (jobs <= 0) jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  tbb::task_arena arena(jobs);
-  { const std::lock_guard lk(mu); }  // publishes the job list to the workers, which all take mu
-  arena.execute([&] {
-    tbb::parallel_for_each(order.begin(), order.end(), [&](Job* j) {
-      {
-        std::unique_lock lk(mu);
-        cv.wait(lk, [&] { return in_use == 0 || in_use + j->bytes <= budget; });
-        in_use += j->bytes;
-      }
-      try {
-        j->record = run_one(m, *j->alg, j->size, c, opts);
-      } catch (const std::exception& e) {
-        j->error = e.what();
-      }
-      {
-        std::lock_guard lk(mu);
-        in_use -= j->bytes;
-        const int k = ++done;
-        if (tty)
-          fmt::print(stderr, "\r\033[K[{}/{}] {} size {} {}", k, all.size(), j->alg->name, j->size,
-                     j->error.empty() ? fmt::format("{:.3f} ms", to_us(j->record->result.makespan) / 1e3) : "FAILED");
-        cv.notify_all();
-      }
-    });
-  });
-  // Every job published its record, and notified, while holding mu; taking mu here makes that
-  // visible to this thread in a way ThreadSanitizer can see (it does not know oneTBB's own
-  // synchronization, so all sharing between the jobs and this thread goes through mu).
-  { const std::lock_guard lk(mu); }
-  if (tty) fmt::print(stderr, "\r\033[K");
+    for (auto s : sizes) batch.push_back({&m, a, algorithm_args(c, s), run_options(c)});
+  const auto outcomes = experiment::run_jobs(batch, {.parallel = jobs, .memory_mb = memory_mb, .progress = true});
   int failures = 0;
-  for (const auto& j : all)
-    if (!j.error.empty()) {
-      ++failures;
-      fmt::print(stderr, "error: {} size {} on {}: {}\n", j.alg->name, j.size, m.name, j.error);
-    }
-
-  std::string text;
-  if (c.format == "json") {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& j : all)
-      if (j.record) arr.push_back(to_json(*j.record));
-    text = arr.dump(2) + "\n";
-  } else if (c.format == "csv") {
-    text = kCsvHeader;
-    for (const auto& j : all)
-      if (j.record) text += to_csv(*j.record);
-  } else {
-    // Rows: sizes; columns: algorithms; virtual makespan in ms; '*' marks the winner of a size.
-    text = fmt::format("{} ({} processors): virtual makespan in ms, * = fastest at that size\n", m.name, m.nodes());
-    text += fmt::format("{:>8}", "size");
-    for (auto* a : algs) text += fmt::format(" {:>20}", a->name);
-    text += "\n";
-    for (auto s : sizes) {
-      Time best = kNever;
-      for (const auto& j : all)
-        if (j.size == s && j.record) best = std::min(best, j.record->result.makespan);
-      text += fmt::format("{:>8}", s);
-      for (auto* a : algs)
-        for (const auto& j : all)
-          if (j.alg == a && j.size == s)
-            text += j.record ? fmt::format(" {:>19.3f}{}", to_us(j.record->result.makespan) / 1e3,
-                                           j.record->result.makespan == best ? '*' : ' ')
-                             : fmt::format(" {:>20}", "failed");
-      text += "\n";
-    }
-    double host = 0;
-    std::uint64_t msgs = 0;
-    for (const auto& j : all)
-      if (j.record) host += j.record->result.host_seconds, msgs += j.record->result.stats.messages;
-    text += fmt::format("{} runs, {} messages, {:.2f} host seconds of emulation, peak RSS {:.0f} MB\n", all.size(), msgs,
-                        host, peak_rss_mb());
+  std::vector<const experiment::Record*> records;
+  for (const auto& o : outcomes) {
+    if (o.record) records.push_back(&*o.record);
+    else fmt::print(stderr, "error: {} size {} on {}: {}\n", o.job->algorithm->name, o.job->args.size, m.name, o.error), ++failures;
   }
-  if (out_path.empty()) {
-    fmt::print("{}", text);
-  } else {
-    std::ofstream f(out_path);
-    if (!f) throw UsageError(fmt::format("cannot write '{}'", out_path));
-    f << text;
-  }
+  experiment::write_output(out_path, c.format == "json"  ? experiment::records_json(records)
+                                     : c.format == "csv" ? experiment::records_csv(records)
+                                                         : experiment::makespan_table(m, algs, sizes, outcomes));
   return failures ? 2 : 0;
 }
 
@@ -333,8 +172,9 @@ int cmd_loads(const std::string& machine, const std::string& format) {
     const auto l = algorithms::schedule_loads(s, *m.topology);
     text += fmt::format("{:<10} {:>12} {:>9} {:>10} {:>15} {:>15}\n", r.name, s.size(), l.max_load, l.sum_load,
                         fig(r.paper_max), fig(r.paper_sum));
-    csv += fmt::format("\"{}\",{},{},{},{},{},{}\n", m.name, r.name, s.size(), l.max_load, l.sum_load,
-                       r.paper_max > 0 ? fig(r.paper_max) : "", r.paper_sum > 0 ? fig(r.paper_sum) : "");
+    csv += experiment::csv_line({m.name, r.name, std::to_string(s.size()), std::to_string(l.max_load),
+                                 std::to_string(l.sum_load), r.paper_max > 0 ? fig(r.paper_max) : "",
+                                 r.paper_sum > 0 ? fig(r.paper_sum) : ""});
     nlohmann::json j{{"machine", m.name},          {"schedule", r.name},       {"vps", p},
                      {"permutations", s.size()},   {"max_load", l.max_load},   {"sum_load", l.sum_load},
                      {"per_permutation", l.per_permutation}};

@@ -1,4 +1,4 @@
-// The touchstone command line (SPEC 5). main() is a one-liner around this, so that tests and
+// The touchstone command line (docs/cli.md). main() is a one-liner around this, so that tests and
 // benchmarks can drive the same code.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The CM-5 fat tree (paper 003, section 3); see fat_tree.hpp for the model.
-#include "fat_tree.hpp"
+#include "touchstone/topologies/fat_tree.hpp"
 
 #include <fmt/format.h>
 

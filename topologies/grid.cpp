@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "grid.hpp"
+#include "touchstone/topologies/grid.hpp"
 #include "touchstone/error.hpp"
 
 namespace touchstone {

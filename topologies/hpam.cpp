@@ -3,7 +3,7 @@
 // `up` (from a row-0 processor of level l >= 2 to its eq. 1 parent in level l - 1) and `down`
 // (from that parent to it). A parent at (r_{l-1} - 1, b) thus has f_l downward channels, one per
 // child, which is what lets the inter-level multicast of section 3.1 reach them all at once.
-#include "hpam.hpp"
+#include "touchstone/topologies/hpam.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -16,19 +16,6 @@ namespace touchstone {
 namespace {
 
 bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
-
-int parse_positive(const std::string& what, const std::string& s) {
-  std::size_t pos = 0;
-  long v = 0;
-  try {
-    v = std::stol(s, &pos);
-  } catch (...) {
-    pos = 0;
-  }
-  if (s.empty() || pos != s.size() || v < 1 || v > (1 << 20))
-    throw UsageError(fmt::format("hpam: {} must be a positive integer (got '{}')", what, s));
-  return static_cast<int>(v);
-}
 
 }  // namespace
 
@@ -151,79 +138,6 @@ std::string Hpam::link_name(LinkId id) const {
 
 std::shared_ptr<const Hpam> make_hpam(std::vector<std::pair<int, int>> levels) {
   return std::make_shared<Hpam>(std::move(levels));
-}
-
-std::shared_ptr<const Hpam> parse_hpam_topology(const std::string& arg) {
-  std::vector<std::pair<int, int>> levels;
-  std::vector<std::string> parts(1);
-  for (char ch : arg) {
-    if (ch == '/') parts.emplace_back();
-    else parts.back() += ch;
-  }
-  for (const auto& part : parts) {
-    const auto x = part.find('x');
-    if (x == std::string::npos)
-      throw UsageError(fmt::format("hpam: level '{}' must look like RxC (e.g. hpam:1x1/16x16)", part));
-    levels.emplace_back(parse_positive("rows", part.substr(0, x)), parse_positive("columns", part.substr(x + 1)));
-  }
-  return make_hpam(std::move(levels));
-}
-
-NodeCosts hpam_level_costs(int level, int q) {
-  // Table 1: C^1 = 2 us, C^2 = 2Q us; lambda'_1/W_1 = 0.01 us/byte, lambda'_2/W_2 = 0.01Q us/byte.
-  // A level l > 2 continues the ratio: Q^(l-1).
-  Time mult = 1;
-  for (int l = 1; l < level; ++l) mult *= q;
-  NodeCosts c;
-  c.send_overhead = c.recv_overhead = microseconds(2) * mult;
-  c.send_per_byte = c.recv_per_byte = nanoseconds(10) * mult;
-  c.probe_cost = microseconds(1);
-  return c;
-}
-
-Machine hpam_machine(const std::string& arg, std::vector<std::pair<std::string, std::string>>& opts) {
-  int q = 8;
-  bool multicast = false;
-  std::vector<std::pair<std::string, std::string>> rest;
-  for (auto& [k, v] : opts) {
-    if (k == "multicast") {
-      if (v != "on") throw UsageError("hpam: 'multicast' is a bare flag (hpam:4x4/16x16,Q=8,multicast)");
-      multicast = true;
-    } else if (k == "Q" || k == "q") {
-      q = parse_positive("Q", v);
-    } else if (k == "send_us" || k == "recv_us" || k == "send_ns_per_byte" || k == "recv_ns_per_byte" ||
-               k == "copy_ns_per_byte" || k == "copy_ns_per_piece") {
-      throw UsageError(fmt::format("hpam: option '{}' is not allowed; the per-level costs come from Table 1 and Q", k));
-    } else {
-      rest.emplace_back(k, v);
-    }
-  }
-  opts = std::move(rest);
-  auto topo = parse_hpam_topology(arg);
-  Machine m;
-  m.topology = topo;
-  m.name = fmt::format("{},Q={}", topo->name(), q);
-  m.costs = hpam_level_costs(1, q);
-  m.node_costs.resize(static_cast<std::size_t>(topo->nodes()));
-  for (int l = 1; l <= topo->levels(); ++l) {
-    const NodeCosts c = hpam_level_costs(l, q);
-    for (int n = topo->first(l); n < topo->first(l) + topo->rows(l) * topo->cols(l); ++n)
-      m.node_costs[static_cast<std::size_t>(n)] = c;
-  }
-  // Lambda = lambda/W = 0.01 us/byte (Table 1), the same on every link of every level (section
-  // 2.4: "the interconnect between two processors in any level is assumed to be equally fast").
-  // The header's time per hop is Lambda too: eq. 3 charges Lambda * eta for eta hops.
-  m.net.hop_time = nanoseconds(10);
-  m.net.link_byte_time = m.net.inject_byte_time = m.net.eject_byte_time = nanoseconds(10);
-  m.net.packet_payload = 1 << 30;  // one worm per message, as the paper's t_net
-  m.net.packet_header = 0;
-  m.net.inj_ports = m.net.ej_ports = 1;  // uni-port (section 2.1)
-  m.net.barrier = BarrierKind::software;
-  // Section 3.1's replication hardware: a message forks onto all the inter-level outgoing channels
-  // of a level's last-row router at once (docs/model.md 2.11).
-  m.net.multicast = multicast;
-  if (multicast) m.name += ",multicast";
-  return m;
 }
 
 const Hpam* as_hpam(const Machine& m) { return dynamic_cast<const Hpam*>(m.topology.get()); }

@@ -6,7 +6,7 @@
 // more: never up after down. The forwarding table of switch `at`, indexed by the incoming channel
 // (which tells whether the worm has gone down already) and the destination, lists every output
 // channel that starts a minimal legal route; the network picks a free one when the header arrives.
-#include "switch_network.hpp"
+#include "touchstone/topologies/switch_network.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -345,98 +345,6 @@ SwitchLayout switch_layout_from_json(const std::string& text, const std::string&
   }
   if (l.nodes_per_switch.empty()) throw UsageError(fmt::format("switch network '{}': missing field 'nodes'", where));
   return l;
-}
-
-}  // namespace touchstone
-
-namespace touchstone {
-namespace {
-
-int to_int(const std::string& what, const std::string& v, int lo, int hi) {
-  std::size_t pos = 0;
-  long x = 0;
-  try {
-    x = std::stol(v, &pos);
-  } catch (...) {
-    pos = 0;
-  }
-  if (v.empty() || pos != v.size() || x < lo || x > hi)
-    throw UsageError(fmt::format("{}: expected an integer in {}..{}, got '{}'", what, lo, hi, v));
-  return static_cast<int>(x);
-}
-
-std::pair<int, int> to_range(const std::string& what, const std::string& v) {
-  const auto dash = v.find('-');
-  if (dash == std::string::npos) {
-    const int x = to_int(what, v, 0, 1 << 20);
-    return {x, x};
-  }
-  return {to_int(what, v.substr(0, dash), 0, 1 << 20), to_int(what, v.substr(dash + 1), 0, 1 << 20)};
-}
-
-}  // namespace
-
-bool is_switch_kind(const std::string& kind) {
-  return kind == "switch" || kind == "switch2" || kind == "irregular" || kind == "switchnet";
-}
-
-std::shared_ptr<const SwitchNetwork> parse_switch_topology(const std::string& kind, const std::string& arg,
-                                                           std::vector<std::pair<std::string, std::string>>& opts) {
-  std::string placement = "block";
-  std::uint64_t seed = 1;
-  int ports = 0;
-  IrregularSpec ir;
-  std::vector<std::pair<std::string, std::string>> rest;
-  std::vector<std::pair<std::string, std::string>> all = opts;
-  if (kind == "irregular") {
-    const auto eq = arg.find('=');
-    if (eq == std::string::npos) throw UsageError("irregular: expected irregular:switches=S,nodes=A-B,links=C-D,parallel=E,seed=N");
-    all.insert(all.begin(), {arg.substr(0, eq), arg.substr(eq + 1)});
-  }
-  for (const auto& [k, v] : all) {
-    if (k == "placement") placement = v;
-    else if (k == "seed") seed = static_cast<std::uint64_t>(to_int("machine option 'seed'", v, 0, 1 << 30));
-    else if (k == "switch_ports") ports = to_int("machine option 'switch_ports'", v, 1, 4096);
-    else if (kind == "irregular" && k == "switches") ir.switches = to_int("irregular: switches", v, 1, 4096);
-    else if (kind == "irregular" && k == "nodes") std::tie(ir.nodes_lo, ir.nodes_hi) = to_range("irregular: nodes=A-B", v);
-    else if (kind == "irregular" && k == "links") std::tie(ir.links_lo, ir.links_hi) = to_range("irregular: links=C-D", v);
-    else if (kind == "irregular" && k == "parallel") ir.parallel = to_int("irregular: parallel", v, 1, 64);
-    else if (kind == "irregular" && k == "total") ir.total = to_int("irregular: total", v, 1, 1 << 20);
-    else rest.emplace_back(k, v);
-  }
-  opts = rest;
-  SwitchLayout l;
-  if (kind == "switch") {
-    // Paper 004, section 3: P nodes on one switch (32 ports unless more nodes are asked for).
-    const int p = to_int("switch:P", arg, 1, 1 << 16);
-    l.ports = ports ? ports : std::max(32, p);
-    l.nodes_per_switch = {p};
-  } else if (kind == "switch2") {
-    // Section 4.4: two 32-port switches joined by one link.
-    const auto plus = arg.find('+');
-    if (plus == std::string::npos) throw UsageError(fmt::format("switch2:N1+N2 expected, got 'switch2:{}'", arg));
-    // Each switch needs a node: an empty one is the one-switch machine, switch:P.
-    const int a = to_int("switch2:N1+N2", arg.substr(0, plus), 1, 1 << 16);
-    const int b = to_int("switch2:N1+N2", arg.substr(plus + 1), 1, 1 << 16);
-    l.ports = ports ? ports : std::max(32, std::max(a, b) + 1);
-    l.nodes_per_switch = {a, b};
-    l.links = {{0, 1}};
-  } else if (kind == "irregular") {
-    if (ports) ir.ports = ports;
-    ir.seed = seed;
-    l = generate_irregular(ir);
-  } else {
-    std::ifstream in(arg);
-    if (!in) throw UsageError(fmt::format("cannot read switch network file '{}'", arg));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    l = switch_layout_from_json(ss.str(), arg);
-    if (ports) l.ports = ports;
-  }
-  if (l.placement.empty() || placement != "block") l.placement = switch_placement(l.nodes_per_switch, placement, seed);
-  // The canonical name lists the network's graph for irregular ones, so a report says what ran.
-  l.name = kind + ":" + arg;
-  return make_switch_network(std::move(l));
 }
 
 }  // namespace touchstone

@@ -1,4 +1,4 @@
-// Active messages and remote atomics (SPEC 1.6, paper 003 section 5; docs/model.md 7).
+// Active messages and remote atomics (docs/model.md 7).
 #include "active_messages.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Active messages and remote atomics inside the engine (SPEC 1.6; docs/model.md 7).
+// Active messages and remote atomics inside the engine (docs/model.md 7).
 //
 // A request is an ordinary message in the reserved context kAmCtx | ticket, its tag holding the
 // handler id and the number of argument words. When it arrives the engine runs the handler at

@@ -1,4 +1,4 @@
-// The engine (SPEC 1.2): VP threads, the baton, the event loop, mailboxes and matching.
+// The engine (docs/model.md 1.2): VP threads, the baton, the event loop, mailboxes and matching.
 //
 // Exactly one thread -- the baton holder -- runs at any moment: a VP executing its program, or a
 // thread executing the event loop on behalf of a VP that has just blocked. Every decision is made

@@ -1,6 +1,6 @@
 // The engine's event queue. Events are ordered by (virtual time, order key, insertion sequence):
 // at equal times, events of messages go first, in message-id order (the message posted first
-// wins a tie for a channel), then events of VPs in rank order (SPEC 1.2's fixed total order).
+// wins a tie for a channel), then events of VPs in rank order (docs/model.md 1.3: a fixed total order).
 // The insertion sequence only separates events with equal keys; since only the baton holder
 // inserts, it is the same on every run as well.
 #pragma once

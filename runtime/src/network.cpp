@@ -1,4 +1,4 @@
-// The wormhole network (SPEC 2.2; docs/model.md gives the formulas).
+// The wormhole network (docs/model.md 2.3-2.13 give the formulas).
 //
 // A worm's path has n = d + 2 positions: injection channel (0), the route's d links (1..d), an
 // ejection channel of the destination (d+1). The header takes position i at time s + i*t_hop when
@@ -113,7 +113,7 @@ void Network::post(Msg* m, Time t) {
     topo.route(m->src, m->dst, m->path);
   }
   m->byte_time = std::max(net_.inject_byte_time, net_.eject_byte_time);
-  // The body streams at the slowest channel of the path (SPEC 2.2), of the whole tree for a forked worm.
+  // The body streams at the slowest channel of the path (docs/model.md 2.3), of the whole tree for a forked worm.
   for (std::size_t i = 1; i < m->path.size(); ++i) {
     const Time own = topo.link_byte_time(m->path[i]);
     m->byte_time = std::max(m->byte_time, own > 0 ? own : net_.link_byte_time);

@@ -1,4 +1,4 @@
-// The network model (SPEC 2.2): messages cut into packets, packets travelling as wormhole worms
+// The network model (docs/model.md 2.3): messages cut into packets, packets travelling as wormhole worms
 // over injection channel, links and ejection channel. Internal to the runtime.
 #pragma once
 #include <cstdint>
@@ -164,7 +164,7 @@ class Network {
   // The header that gets a freed output (a link, or a node's ejection ports) under
   // NetworkParams::arbitration, unlinked from the wait queue; `out` names the output in the draw.
   Packet* arbitrate(Packet*& head, Packet*& tail, std::uint32_t& last_in, std::uint64_t out, Time t);
-  std::uint64_t draw(std::uint64_t x) const;  // seeded splitmix64 of x (SPEC 1.2)
+  std::uint64_t draw(std::uint64_t x) const;  // seeded splitmix64 of x (docs/model.md 1.2)
 
   static void enqueue(Packet*& head, Packet*& tail, Packet* p);
   static Packet* dequeue(Packet*& head, Packet*& tail);

@@ -1,5 +1,5 @@
 // Recording a run for people: Chrome Trace Event JSON (Perfetto opens it) and a plain-text
-// per-VP message order log (SPEC 5). Only built when a run asks for one of them.
+// per-VP message order log (docs/cli.md). Only built when a run asks for one of them.
 #pragma once
 #include <cstdint>
 #include <string>

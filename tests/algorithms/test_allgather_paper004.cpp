@@ -12,7 +12,7 @@
 
 #include "algorithms/allgather.hpp"
 #include "algorithms/registry.hpp"
-#include "topologies/switch_network.hpp"
+#include "touchstone/topologies/switch_network.hpp"
 #include "touchstone/touchstone.hpp"
 
 using namespace touchstone;

@@ -24,7 +24,7 @@
 #include "algorithms/hpam.hpp"
 #include "algorithms/hpam_model.hpp"
 #include "algorithms/registry.hpp"
-#include "topologies/hpam.hpp"
+#include "touchstone/topologies/hpam.hpp"
 #include "touchstone/touchstone.hpp"
 
 using namespace touchstone;

@@ -1,4 +1,4 @@
-// Active messages and remote atomics (SPEC 1.6, docs/model.md 7), with exact virtual times
+// Active messages and remote atomics (docs/model.md 7), with exact virtual times
 // computed by hand on cm5:32 from the contention-free formula (tests/support/model.hpp):
 //   arrival = handed + (d+1)*t_hop + W*b   (t_hop = 100 ns; b = 50 ns/B inside a cluster of 4)
 // One argument word is 8 bytes: one packet of 8 + 4 header bytes, W = 12 B, 600 ns. Between

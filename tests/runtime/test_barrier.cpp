@@ -1,4 +1,4 @@
-// Barriers (SPEC 1.5): hardware (everyone leaves at the last arrival + barrier_latency) and
+// Barriers (docs/model.md 6): hardware (everyone leaves at the last arrival + barrier_latency) and
 // software (a dissemination barrier of zero-byte messages over the data network).
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Bounded receive buffers (SPEC 2.2): the first packet of a message needs `size` bytes of buffer
+// Bounded receive buffers (docs/model.md 2.3): the first packet of a message needs `size` bytes of buffer
 // at its destination when its header reaches the ejection channel (admitted when used + size <=
 // cap, or when nothing is in use); otherwise the worm waits there, holding its whole path. Space
 // is freed when the receive completes, at the receiver's clock after the receive cost.

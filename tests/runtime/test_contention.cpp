@@ -1,4 +1,4 @@
-// Wormhole contention (SPEC 2.2), with exact times derived from the model:
+// Wormhole contention (docs/model.md 2.3), with exact times derived from the model:
 //  - packet k's header takes path position i at s_k + i*t_hop when the channel is free; a busy
 //    channel makes it wait in that channel's FIFO, holding everything it already has;
 //  - when it holds the ejection channel (position d+1) at e, the tail arrives at T = e + B_k*b and

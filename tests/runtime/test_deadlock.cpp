@@ -1,4 +1,4 @@
-// Deadlocks end in a report, never a hang (SPEC 1.3, 2.2, 6): an application deadlock lists what
+// Deadlocks end in a report, never a hang (docs/model.md 3; docs/cli.md): an application deadlock lists what
 // every blocked rank waits for; a network deadlock (a cycle of worms) is reported with the cycle.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Determinism (SPEC 1.2): the same machine, program and seed give the same trace hash, virtual
+// Determinism (docs/model.md 1.2): the same machine, program and seed give the same trace hash, virtual
 // times and statistics whatever the host does: random host delays (perturb), fibers or one OS
 // thread per VP, pinned to 1 or 2 host cores or not pinned.
 #include <gtest/gtest.h>
@@ -104,7 +104,7 @@ TEST(Determinism, PhantomPayloadsGiveTheSameTimesAndHash) {
   EXPECT_EQ(real.makespan, phantom.makespan);
 }
 
-// Remote test-and-set (SPEC 1.6): 31 VPs of cm5:32 ask for rank 0's lock at the same virtual
+// Remote test-and-set (docs/model.md 7): 31 VPs of cm5:32 ask for rank 0's lock at the same virtual
 // time; exactly one wins (old value 0), and it is the same VP in every host configuration.
 TEST(Determinism, TestAndSetHasOneWinnerTheSameOnEveryRun) {
   std::vector<int> winners;

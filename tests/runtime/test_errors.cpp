@@ -1,4 +1,4 @@
-// Errors (SPEC 1.1, 1.3, 3, 6): every misuse ends the run with a clear error naming what went
+// Errors (docs/model.md 1.5, 2.5; docs/machines.md; docs/cli.md): every misuse ends the run with a clear error naming what went
 // wrong, the other VPs are unwound, and the run never hangs.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Groups (SPEC 1.4): ordered subsets of ranks with their own numbering and their own matching
+// Groups (docs/model.md 5): ordered subsets of ranks with their own numbering and their own matching
 // context; mesh helpers for rows, columns, sub-meshes and snake-order halves.
 #include <gtest/gtest.h>
 

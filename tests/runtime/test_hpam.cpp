@@ -5,7 +5,7 @@
 #include <random>
 #include <set>
 
-#include "topologies/hpam.hpp"
+#include "touchstone/topologies/hpam.hpp"
 #include "touchstone/touchstone.hpp"
 
 using namespace touchstone;

@@ -1,4 +1,4 @@
-// Contention-free latency (SPEC 2.2): one message alone in the network arrives at exactly
+// Contention-free latency (docs/model.md 2.3): one message alone in the network arrives at exactly
 //   h + (d+1)*t_hop + (size + n*header)*b,   h = c + C_send + size*send_per_byte,
 // a blocking send returns at h + (size + n*header)*b, and the receive completes at
 // max(clock, arrival) + C_recv + size*recv_per_byte.

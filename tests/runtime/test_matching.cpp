@@ -1,4 +1,4 @@
-// Point-to-point semantics (SPEC 1.3): non-overtaking, wildcard matching of the earliest-arrived
+// Point-to-point semantics (docs/model.md 2.5): non-overtaking, wildcard matching of the earliest-arrived
 // message, probe/iprobe/test, sendrecv, waitany, waitall -- with exact virtual times.
 #include <gtest/gtest.h>
 

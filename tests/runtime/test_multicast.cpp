@@ -1,4 +1,4 @@
-// Inter-level multicast hardware (SPEC 2.3; paper 001 section 3.1; docs/model.md 2.11): one worm
+// Inter-level multicast hardware (paper 001 section 3.1; docs/model.md 2.11): one worm
 // that forks at the replicating router of a level's last row onto all its inter-level outgoing
 // channels, branches in lock-step, the body streaming once every branch holds its ejection channel.
 // Times are computed by hand from the model's formulas.
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "topologies/hpam.hpp"
+#include "touchstone/topologies/hpam.hpp"
 #include "touchstone/touchstone.hpp"
 
 using namespace touchstone;

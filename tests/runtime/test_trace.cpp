@@ -1,4 +1,4 @@
-// Tracing (SPEC 5): the Chrome Trace Event JSON (a track per VP with send/receive/compute spans,
+// Tracing (docs/cli.md): the Chrome Trace Event JSON (a track per VP with send/receive/compute spans,
 // an s/f flow pair per message) and the plain-text per-VP message order log.
 #include <gtest/gtest.h>
 

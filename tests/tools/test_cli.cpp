@@ -1,4 +1,4 @@
-// The command line (SPEC 5): `touchstone run` and `sweep` print the SPEC 5 JSON fields with the
+// The command line (docs/cli.md): `touchstone run` and `sweep` print the docs/cli.md JSON fields with the
 // same figures as the library; --trace writes valid Chrome trace JSON; bad arguments end in a
 // non-zero exit with a message on stderr, never a crash.
 #include <gtest/gtest.h>

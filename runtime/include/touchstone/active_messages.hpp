@@ -1,4 +1,4 @@
-// Active messages and remote atomics (SPEC 1.6, paper 003; semantics in docs/model.md 7).
+// Active messages and remote atomics (paper 003; semantics in docs/model.md 7).
 //
 //   p.am_register(7, [](AmContext& c) {
 //     const std::array<std::int64_t, 1> twice{c.args()[0] * 2};

@@ -1,4 +1,4 @@
-// Groups (submachines, SPEC 1.4): an ordered subset of ranks with its own numbering and its own
+// Groups (submachines, docs/model.md 5): an ordered subset of ranks with its own numbering and its own
 // matching context, so that messages of different groups never match each other.
 #pragma once
 #include <cstdint>

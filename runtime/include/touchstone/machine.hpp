@@ -1,4 +1,4 @@
-// A machine: a topology plus the cost parameters of its nodes and network (SPEC 2, 3).
+// A machine: a topology plus the cost parameters of its nodes and network (docs/model.md 2, docs/machines.md).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -12,7 +12,7 @@ namespace touchstone {
 
 enum class BarrierKind { hardware, software };
 
-/// How a switch treats a blocked worm (SPEC 2.2; docs/model.md 2.9).
+/// How a switch treats a blocked worm (docs/model.md 2.9).
 enum class Switching {
   wormhole,     ///< the blocked worm holds every channel it occupies
   cut_through,  ///< a blocked worm that fits in router_buffer drains into it, freeing the channels behind
@@ -25,7 +25,7 @@ enum class Arbitration {
   round_robin,  ///< the next input channel after the one granted last, in channel order
 };
 
-/// Cost of the node's CPU for sending and receiving (SPEC 2.1).
+/// Cost of the node's CPU for sending and receiving (docs/model.md 2.1).
 struct NodeCosts {
   Time send_overhead = 0;   ///< C_send, charged to the sender's clock per message
   Time send_per_byte = 0;   ///< send_byte_time, per payload byte
@@ -37,7 +37,7 @@ struct NodeCosts {
   Time copy_per_piece = 0;  ///< local memory copy, per contiguous piece copied (one memcpy's set-up)
 };
 
-/// Network parameters (SPEC 2.2). Times in picoseconds; "byte times" in picoseconds per byte.
+/// Network parameters (docs/model.md 2.3). Times in picoseconds; "byte times" in picoseconds per byte.
 struct NetworkParams {
   Time hop_time = 0;          ///< t_hop: the header's routing + switching + wire time per channel
   Time link_byte_time = 1;    ///< per byte on a network link
@@ -58,7 +58,8 @@ struct NetworkParams {
   bool multicast = false;
 };
 
-/// A complete machine description. Build one from a spec string with parse_machine().
+/// A complete machine description. The machine catalog builds them from spec strings
+/// (parse_machine in touchstone/machines.hpp); a program may also fill one in itself.
 struct Machine {
   std::string name;
   std::shared_ptr<const Topology> topology;
@@ -71,12 +72,5 @@ struct Machine {
     return node_costs.empty() ? costs : node_costs[static_cast<std::size_t>(node)];
   }
 };
-
-/// Parses "mesh:16x16", "torus:8x8x8,deadlock=none", "mesh:4x4,ports=all,buffer=4096", or the
-/// path of a JSON machine file. Throws touchstone::UsageError naming the bad part.
-Machine parse_machine(const std::string& spec);
-
-/// One line per preset family with its grammar, for `touchstone list machines`.
-std::vector<std::pair<std::string, std::string>> machine_presets();
 
 }  // namespace touchstone

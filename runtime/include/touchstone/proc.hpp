@@ -1,4 +1,4 @@
-// The Proc API: everything a virtual processor's program can do (SPEC 1.1-1.5).
+// The Proc API: everything a virtual processor's program can do (docs/model.md).
 //
 //   void ring(touchstone::Proc& p) {
 //     int next = (p.rank() + 1) % p.size(), prev = (p.rank() + p.size() - 1) % p.size();
@@ -86,7 +86,7 @@ class Proc {
   /// itself is the caller's; this only advances the clock.
   void local_copy(std::size_t bytes, std::size_t pieces = 1);
 
-  // --- point-to-point (SPEC 1.3) ---
+  // --- point-to-point (docs/model.md 2.5) ---
   /// Returns when the message's last packet has left this node (the buffer may be reused).
   void send(int dst, int tag, std::span<const std::byte> data, const Group& g = {});
   Request isend(int dst, int tag, std::span<const std::byte> data, const Group& g = {});
@@ -114,10 +114,10 @@ class Proc {
   Status sendrecv(int dst, int send_tag, std::span<const std::byte> data, int src, int recv_tag,
                   std::span<std::byte> buf, const Group& g = {});
 
-  // --- barrier (SPEC 1.5): hardware or software as the machine says ---
+  // --- barrier (docs/model.md 6): hardware or software as the machine says ---
   void barrier(const Group& g = {});
 
-  // --- active messages and remote atomics (SPEC 1.6): touchstone/active_messages.hpp ---
+  // --- active messages and remote atomics (docs/model.md 7): touchstone/active_messages.hpp ---
   /// Registers this VP's handler `id` (0 <= id < 2^26); register before anyone can send to it.
   void am_register(int id, std::function<void(AmContext&)> handler);
   /// Registers this VP's word `id` for remote atomics; word() reads and writes it locally, free.
@@ -142,7 +142,7 @@ class Proc {
   /// Completes a non-blocking atomic and returns the old value.
   std::int64_t atomic_wait(AmFuture& f);
 
-  // --- groups (SPEC 1.4) ---
+  // --- groups (docs/model.md 5) ---
   /// The world group of this run.
   Group world() const;
   /// An explicit, ordered list of world ranks. Creating a group costs no virtual time; every

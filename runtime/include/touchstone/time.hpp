@@ -1,4 +1,4 @@
-// Virtual time: an exact integer count of picoseconds (SPEC 1.2).
+// Virtual time: an exact integer count of picoseconds (docs/model.md 1.2).
 #pragma once
 #include <cstdint>
 #include <limits>

@@ -1,5 +1,5 @@
 // The interface every topology implements: its nodes, its directed link channels and its route
-// function (SPEC 2.3). One file per topology lives in topologies/.
+// function (docs/machines.md). One file per topology lives in topologies/.
 #pragma once
 #include <cstdint>
 #include <span>

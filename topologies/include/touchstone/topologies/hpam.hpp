@@ -70,19 +70,8 @@ class Hpam final : public Topology {
   std::vector<int> offset_;  // offset_[l-1] = first rank of level l; back() = nodes
 };
 
-/// Parses "1x1/16x16" (levels top first, '/' between them).
+/// An HPAM of levels {r_l, c_l}, top first.
 std::shared_ptr<const Hpam> make_hpam(std::vector<std::pair<int, int>> levels);
-std::shared_ptr<const Hpam> parse_hpam_topology(const std::string& arg);
-
-/// The HPAM cost parameters of Table 1 for level l (1-based) and ratio Q: C_send = C_recv =
-/// 2 us * Q^(l-1) and lambda'_l/W_l = 0.01 us/byte * Q^(l-1) per byte on both sides.
-NodeCosts hpam_level_costs(int level, int q);
-
-/// The whole machine "hpam:R1xC1/R2xC2,Q=q" (Q defaults to 8; taken out of `opts`): per-level node costs from Table 1 and Q
-/// (Machine::node_costs), Lambda = lambda/W = 0.01 us/byte on every link, injection and ejection
-/// channel, t_hop = Lambda (eq. 3's Lambda * eta), one worm per message (no packet headers),
-/// uni-port nodes (section 2.1).
-Machine hpam_machine(const std::string& arg, std::vector<std::pair<std::string, std::string>>& opts);
 
 /// True when the machine's topology is an HPAM (the algorithms of paper 001 need one).
 const Hpam* as_hpam(const Machine& m);

@@ -1,4 +1,4 @@
-// n-dimensional meshes and tori with dimension-order routing (SPEC 2.3).
+// n-dimensional meshes and tori with dimension-order routing (docs/machines.md).
 #pragma once
 #include <memory>
 #include <vector>

@@ -111,16 +111,3 @@ SwitchLayout switch_layout_from_json(const std::string& text, const std::string&
 std::vector<int> switch_placement(const std::vector<int>& nodes_per_switch, const std::string& kind, std::uint64_t seed);
 
 }  // namespace touchstone
-
-namespace touchstone {
-
-/// True for the machine kinds built here: switch, switch2, irregular, switchnet.
-bool is_switch_kind(const std::string& kind);
-/// Builds the topology of "switch:P", "switch2:N1+N2", "irregular:switches=S" (with the options
-/// nodes=A-B, links=C-D, parallel=E, total=P, seed=N) or "switchnet:FILE.json". Takes out of
-/// `opts` the options it understands (also placement=block|cyclic|random and switch_ports=K) and
-/// leaves the machine options. UsageError names the bad part.
-std::shared_ptr<const SwitchNetwork> parse_switch_topology(const std::string& kind, const std::string& arg,
-                                                           std::vector<std::pair<std::string, std::string>>& opts);
-
-}  // namespace touchstone

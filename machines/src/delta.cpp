@@ -1,0 +1,48 @@
+#include <fmt/format.h>
+
+#include "family.hpp"
+#include "text.hpp"
+#include "touchstone/error.hpp"
+#include "touchstone/topologies/grid.hpp"
+
+namespace touchstone::machines {
+namespace {
+
+// The Intel Touchstone Delta of paper 000 (section 2): 512 nodes as a 16 x 32 wormhole mesh with
+// XY routing, packets of 512 bytes (482 data + 30 header), one message in and one out at a time.
+// The cost parameters are fitted to the paper's Figure 9 (docs/machines.md, "Fitting the Delta";
+// `paper000 fit` in bench/paper000.cpp reproduces the fit). The Delta sends faster than it receives (paper 000,
+// section 4), so recv_per_byte > send_per_byte.
+Machine make_delta(const std::string& arg, SpecOptions&, const std::string& spec) {
+  std::vector<int> dims = arg.empty() ? std::vector<int>{16, 32} : parse_dims(arg, spec);
+  if (dims.size() != 2 || dims[0] > 16 || dims[1] > 32)
+    throw UsageError(fmt::format("delta:RxC is a sub-mesh of the 16x32 Delta: R <= 16 and C <= 32"));
+  Machine m = generic_machine(make_mesh(std::move(dims)));
+  m.name = "delta:" + std::to_string(m.topology->dims()[0]) + "x" + std::to_string(m.topology->dims()[1]);
+  // Fitted by `paper000 fit --sizes 16 256 4096` (docs/machines.md), with the k-level algorithms
+  // synchronizing between supersteps, matching paid per queue entry and local copies (combining and
+  // extracting blocks) charged: rms factor 1.087 over those cells.
+  m.costs.send_overhead = nanoseconds(200'000);
+  m.costs.send_per_byte = picoseconds(13'630);
+  m.costs.recv_overhead = nanoseconds(33'640);
+  m.costs.recv_per_byte = picoseconds(84'090);
+  m.costs.match_per_entry = picoseconds(594'700);
+  m.costs.copy_per_byte = picoseconds(8'106);
+  m.costs.copy_per_piece = picoseconds(2'828'000);
+  m.costs.probe_cost = microseconds(5);
+  m.net.hop_time = nanoseconds(100);
+  m.net.link_byte_time = picoseconds(91'700);
+  m.net.inject_byte_time = picoseconds(91'700);
+  m.net.eject_byte_time = picoseconds(91'700);
+  m.net.packet_payload = 482;
+  m.net.packet_header = 30;
+  return m;
+}
+
+}  // namespace
+
+const Family delta_family{"delta", "delta[:RxC]",
+                          "the Intel Touchstone Delta (16x32, paper 000) or an RxC sub-mesh of it, fitted to Figure 9",
+                          {}, make_delta};
+
+}  // namespace touchstone::machines

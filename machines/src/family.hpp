@@ -1,0 +1,69 @@
+// A machine family: one prefix of the machine grammar ("mesh:", "delta", "hpam:"), the options it
+// claims beyond the generic ones, and the function that builds its machines. Every family lives in
+// its own file with its presets; catalog.cpp holds the table of them. Adding a family is one new
+// file and one row of that table (docs/extending.md).
+#pragma once
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "touchstone/machine.hpp"
+
+namespace touchstone::machines {
+
+/// The key=value options of one spec ("mesh:4x4,ports=all,buffer=4096" holds two). A family takes
+/// the ones it claims; what is left is applied as generic options (options.hpp).
+class SpecOptions {
+ public:
+  SpecOptions() = default;
+  explicit SpecOptions(std::vector<std::pair<std::string, std::string>> kv) : kv_(std::move(kv)) {}
+  /// The value of `key`, removed from the options (the last one if it is given twice).
+  std::optional<std::string> take(const std::string& key);
+  /// Every option not taken, in the order written.
+  const std::vector<std::pair<std::string, std::string>>& rest() const { return kv_; }
+  void add(std::string key, std::string value) { kv_.emplace_back(std::move(key), std::move(value)); }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> kv_;
+};
+
+struct Family {
+  const char* kind;     ///< the spec's head before ':' ("mesh"), or "" for JSON machine files
+  const char* grammar;  ///< for `touchstone list machines`, e.g. "mesh:RxC[x...]"
+  const char* summary;  ///< one line
+  /// Options only this family understands, each {"key=VALUES", "help"}; listed, and named in the
+  /// error when another family's spec uses them.
+  std::vector<std::pair<const char*, const char*>> claims;
+  /// Builds the machine from the text after "kind:" (empty when there is none), taking its claimed
+  /// options out of `opts`. `spec` is the whole spec, for errors.
+  Machine (*make)(const std::string& arg, SpecOptions& opts, const std::string& spec);
+};
+
+// The families (one file each).
+extern const Family mesh_family, torus_family;  // grid.cpp
+extern const Family delta_family;               // delta.cpp
+extern const Family cm5_family;                 // cm5.cpp
+extern const Family switch_family, switch2_family, irregular_family, switchnet_family;  // switch_clusters.cpp
+extern const Family hpam_family;                // hpam.cpp
+extern const Family json_file_family;           // json_file.cpp
+
+/// The generic wormhole machine of the 1990s on any topology (grid.cpp; docs/machines.md): the
+/// defaults other families start from.
+Machine generic_machine(std::shared_ptr<const Topology> topology);
+
+}  // namespace touchstone::machines
+
+namespace touchstone::machines {
+
+/// The key of a claim ("placement" of "placement=block|cyclic|random").
+std::string claim_key(const char* claim);
+/// True when `f` claims `key`.
+bool claims(const Family& f, const std::string& key);
+/// The family of a spec head's kind ("mesh"); UsageError naming the known ones.
+const Family& find_family(const std::string& kind, const std::string& spec);
+/// Builds a machine of family `f`: the family takes its options, the rest are generic options
+/// (an option another family claims is refused naming that family).
+Machine build(const Family& f, const std::string& arg, SpecOptions& opts, const std::string& spec);
+
+}  // namespace touchstone::machines

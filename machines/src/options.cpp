@@ -1,0 +1,118 @@
+#include "options.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "text.hpp"
+#include "touchstone/error.hpp"
+
+namespace touchstone::machines {
+namespace {
+
+std::string opt(const char* key) { return fmt::format("machine option '{}'", key); }
+
+struct Option {
+  const char* key;
+  const char* help;
+  std::function<void(Machine&, const std::string&)> set;
+};
+
+const std::vector<Option>& options() {
+  static const std::vector<Option> table = {
+      {"send_us", "C_send: sender overhead per message (us)",
+       [](Machine& m, const std::string& v) { m.costs.send_overhead = parse_time(opt("send_us"), v, microseconds(1)); }},
+      {"send_ns_per_byte", "send_byte_time (ns per byte)",
+       [](Machine& m, const std::string& v) { m.costs.send_per_byte = parse_time(opt("send_ns_per_byte"), v, nanoseconds(1)); }},
+      {"recv_us", "C_recv: receiver overhead per message (us)",
+       [](Machine& m, const std::string& v) { m.costs.recv_overhead = parse_time(opt("recv_us"), v, microseconds(1)); }},
+      {"recv_ns_per_byte", "recv_byte_time (ns per byte)",
+       [](Machine& m, const std::string& v) { m.costs.recv_per_byte = parse_time(opt("recv_ns_per_byte"), v, nanoseconds(1)); }},
+      {"match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)",
+       [](Machine& m, const std::string& v) { m.costs.match_per_entry = parse_time(opt("match_ns"), v, nanoseconds(1)); }},
+      {"copy_ns_per_byte", "local memory copy time per byte, for combining and extracting blocks (ns)",
+       [](Machine& m, const std::string& v) { m.costs.copy_per_byte = parse_time(opt("copy_ns_per_byte"), v, nanoseconds(1)); }},
+      {"copy_ns_per_piece", "local memory copy time per contiguous piece copied (ns)",
+       [](Machine& m, const std::string& v) { m.costs.copy_per_piece = parse_time(opt("copy_ns_per_piece"), v, nanoseconds(1)); }},
+      {"probe_us", "cost of a probe or test that finds nothing (us)",
+       [](Machine& m, const std::string& v) { m.costs.probe_cost = parse_time(opt("probe_us"), v, microseconds(1)); }},
+      {"hop_ns", "t_hop: header time per channel (ns)",
+       [](Machine& m, const std::string& v) { m.net.hop_time = parse_time(opt("hop_ns"), v, nanoseconds(1)); }},
+      {"link_ns_per_byte", "link byte time (ns per byte; 40 = 25 MB/s)",
+       [](Machine& m, const std::string& v) {
+         m.net.link_byte_time = parse_time(opt("link_ns_per_byte"), v, nanoseconds(1));
+       }},
+      {"inject_ns_per_byte", "injection channel byte time (ns per byte)",
+       [](Machine& m, const std::string& v) {
+         m.net.inject_byte_time = parse_time(opt("inject_ns_per_byte"), v, nanoseconds(1));
+       }},
+      {"eject_ns_per_byte", "ejection channel byte time (ns per byte)",
+       [](Machine& m, const std::string& v) {
+         m.net.eject_byte_time = parse_time(opt("eject_ns_per_byte"), v, nanoseconds(1));
+       }},
+      {"packet", "packet size as PAYLOAD+HEADER bytes, e.g. 482+30",
+       [](Machine& m, const std::string& v) {
+         const auto plus = v.find('+');
+         if (plus == std::string::npos) throw UsageError(fmt::format("machine option 'packet': expected PAYLOAD+HEADER, got '{}'", v));
+         m.net.packet_payload = static_cast<int>(parse_int(opt("packet"), v.substr(0, plus), 1, 1 << 30));
+         m.net.packet_header = static_cast<int>(parse_int(opt("packet"), v.substr(plus + 1), 0, 1 << 20));
+       }},
+      {"ports", "injection and ejection channels per node: 1 (one-port), K, or all (one per link)",
+       [](Machine& m, const std::string& v) {
+         const int k = v == "all" ? static_cast<int>(2 * std::max<std::size_t>(1, m.topology->dims().size()))
+                                  : static_cast<int>(parse_int(opt("ports"), v, 1, 64));
+         m.net.inj_ports = m.net.ej_ports = k;
+       }},
+      {"inj_ports", "injection channels per node",
+       [](Machine& m, const std::string& v) { m.net.inj_ports = static_cast<int>(parse_int(opt("inj_ports"), v, 1, 64)); }},
+      {"ej_ports", "ejection channels per node",
+       [](Machine& m, const std::string& v) { m.net.ej_ports = static_cast<int>(parse_int(opt("ej_ports"), v, 1, 64)); }},
+      {"buffer", "receive buffer per node in bytes, or unlimited",
+       [](Machine& m, const std::string& v) {
+         m.net.recv_buffer = v == "unlimited" ? -1 : parse_int(opt("buffer"), v, 0, 1LL << 50);
+       }},
+      {"barrier", "hardware (control network) or software (dissemination over the data network)",
+       [](Machine& m, const std::string& v) {
+         if (v == "hardware") m.net.barrier = BarrierKind::hardware;
+         else if (v == "software") m.net.barrier = BarrierKind::software;
+         else throw UsageError(fmt::format("machine option 'barrier': expected hardware or software, got '{}'", v));
+       }},
+      {"switching", "wormhole, or cut-through (a blocked worm that fits in router_buffer drains into it)",
+       [](Machine& m, const std::string& v) {
+         if (v == "wormhole") m.net.switching = Switching::wormhole;
+         else if (v == "cut-through") m.net.switching = Switching::cut_through;
+         else throw UsageError(fmt::format("machine option 'switching': expected wormhole or cut-through, got '{}'", v));
+       }},
+      {"arbitration", "which waiting header gets a freed channel: fifo (longest waiting), random (seeded), or round-robin (by input channel)",
+       [](Machine& m, const std::string& v) {
+         if (v == "fifo") m.net.arbitration = Arbitration::fifo;
+         else if (v == "random") m.net.arbitration = Arbitration::random;
+         else if (v == "round-robin") m.net.arbitration = Arbitration::round_robin;
+         else throw UsageError(fmt::format("machine option 'arbitration': expected fifo, random or round-robin, got '{}'", v));
+       }},
+      {"router_buffer", "cut-through: buffer bytes at each switch input port",
+       [](Machine& m, const std::string& v) { m.net.router_buffer = parse_int(opt("router_buffer"), v, 0, 1LL << 40); }},
+      {"barrier_us", "hardware barrier latency from the last arrival (us)",
+       [](Machine& m, const std::string& v) { m.net.barrier_latency = parse_time(opt("barrier_us"), v, microseconds(1)); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+void apply_option(Machine& m, const std::string& key, const std::string& value) {
+  for (const auto& o : options())
+    if (key == o.key) return o.set(m, value);
+  std::string known;
+  for (const auto& o : options()) known += std::string(known.empty() ? "" : ", ") + o.key;
+  throw UsageError(fmt::format("unknown machine option '{}' (known: {})", key, known));
+}
+
+std::vector<std::pair<std::string, std::string>> generic_options() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& o : options()) out.emplace_back(o.key, o.help);
+  return out;
+}
+
+}  // namespace touchstone::machines

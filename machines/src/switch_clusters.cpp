@@ -1,0 +1,154 @@
+// Switch-based clusters of paper 004 (section 2): switch:P, switch2:N1+N2, irregular:..., switchnet:FILE.
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "family.hpp"
+#include "text.hpp"
+#include "touchstone/error.hpp"
+#include "touchstone/topologies/switch_network.hpp"
+
+namespace touchstone::machines {
+namespace {
+
+// Switch-based clusters of paper 004 (section 3.3, docs/machines.md "Switch clusters"). One byte of
+// the model is one flit: t_inj = t_cons = t_sw = 16 ns per flit, so 16 ns per byte on every channel.
+// A header pays t_route + t_sw + t_phy = 500 + 16 + 16 = 532 ns at every switch it passes (t_hop);
+// the body streams on meanwhile, i.e. input buffers deep enough to hide the routing decision.
+// Table 2's SO-ring rows (+1.06 us = 2 x 532 ns over the single switch) show the paper paid t_route
+// per switch. A message is one worm (no packetization). The CPU costs are fitted to Table 2's
+// single-switch LR and Combining columns (C_send + C_recv + t_hop = 2.53 us, so 1 us each); the
+// paper's stated 5 us start-up does not fit them (docs/paper004.md).
+// Output ports arbitrate randomly among waiting headers: the paper's switches pick randomly among
+// free outputs (section 2.3) and state no input order; FIFO ranks Table 2's balanced column wrongly
+// (docs/paper004.md, "Arbitration").
+Machine switch_cluster(std::shared_ptr<const Topology> topo) {
+  Machine m;
+  m.topology = std::move(topo);
+  m.name = m.topology->name();
+  m.costs.send_overhead = nanoseconds(1000);
+  m.costs.recv_overhead = nanoseconds(1000);
+  m.costs.probe_cost = nanoseconds(100);
+  m.net.hop_time = nanoseconds(532);
+  m.net.link_byte_time = nanoseconds(16);
+  m.net.inject_byte_time = nanoseconds(16);
+  m.net.eject_byte_time = nanoseconds(16);
+  m.net.packet_payload = 1 << 30;
+  m.net.packet_header = 0;
+  m.net.arbitration = Arbitration::random;
+  m.net.barrier = BarrierKind::software;
+  return m;
+}
+
+// The options every switch family claims: how ranks are placed and how many ports a switch has.
+struct SwitchOptions {
+  std::string placement = "block";
+  std::uint64_t seed = 1;
+  int ports = 0;  // 0: the family's default
+};
+
+SwitchOptions take_switch_options(SpecOptions& opts) {
+  SwitchOptions s;
+  if (auto v = opts.take("placement")) s.placement = *v;
+  if (auto v = opts.take("seed")) s.seed = static_cast<std::uint64_t>(parse_int("machine option 'seed'", *v, 0, 1 << 30));
+  if (auto v = opts.take("switch_ports")) s.ports = static_cast<int>(parse_int("machine option 'switch_ports'", *v, 1, 4096));
+  return s;
+}
+
+// Places the ranks, names the machine after its spec head and builds it.
+Machine finish(const std::string& kind, const std::string& arg, SwitchLayout l, const SwitchOptions& s) {
+  if (l.placement.empty() || s.placement != "block") l.placement = switch_placement(l.nodes_per_switch, s.placement, s.seed);
+  // The canonical name lists the network's graph for irregular ones, so a report says what ran.
+  l.name = kind + ":" + arg;
+  return switch_cluster(make_switch_network(std::move(l)));
+}
+
+int count(const std::string& what, const std::string& v) { return static_cast<int>(parse_int(what, v, 1, 1 << 16)); }
+
+Machine make_switch(const std::string& arg, SpecOptions& opts, const std::string&) {
+  // Paper 004, section 3: P nodes on one switch (32 ports unless more nodes are asked for).
+  const SwitchOptions s = take_switch_options(opts);
+  const int p = count("switch:P", arg);
+  SwitchLayout l;
+  l.ports = s.ports ? s.ports : std::max(32, p);
+  l.nodes_per_switch = {p};
+  return finish("switch", arg, std::move(l), s);
+}
+
+Machine make_switch2(const std::string& arg, SpecOptions& opts, const std::string&) {
+  // Section 4.4: two 32-port switches joined by one link.
+  const SwitchOptions s = take_switch_options(opts);
+  const auto plus = arg.find('+');
+  if (plus == std::string::npos) throw UsageError(fmt::format("switch2:N1+N2 expected, got 'switch2:{}'", arg));
+  // Each switch needs a node: an empty one is the one-switch machine, switch:P.
+  const int a = count("switch2:N1+N2", arg.substr(0, plus)), b = count("switch2:N1+N2", arg.substr(plus + 1));
+  SwitchLayout l;
+  l.ports = s.ports ? s.ports : std::max(32, std::max(a, b) + 1);
+  l.nodes_per_switch = {a, b};
+  l.links = {{0, 1}};
+  return finish("switch2", arg, std::move(l), s);
+}
+
+Machine make_irregular(const std::string& arg, SpecOptions& opts, const std::string&) {
+  // Section 5.3's generator; the first key=value pair comes after the colon.
+  const auto eq = arg.find('=');
+  if (eq == std::string::npos) throw UsageError("irregular: expected irregular:switches=S,nodes=A-B,links=C-D,parallel=E,seed=N");
+  SpecOptions all({{arg.substr(0, eq), arg.substr(eq + 1)}});
+  for (const auto& [k, v] : opts.rest()) all.add(k, v);
+  const SwitchOptions s = take_switch_options(all);
+  IrregularSpec ir;
+  constexpr long long kMax = 1 << 20;
+  if (auto v = all.take("switches")) ir.switches = static_cast<int>(parse_int("irregular: switches", *v, 1, 4096));
+  if (auto v = all.take("nodes")) std::tie(ir.nodes_lo, ir.nodes_hi) = parse_int_range("irregular: nodes=A-B", *v, 0, kMax);
+  if (auto v = all.take("links")) std::tie(ir.links_lo, ir.links_hi) = parse_int_range("irregular: links=C-D", *v, 0, kMax);
+  if (auto v = all.take("parallel")) ir.parallel = static_cast<int>(parse_int("irregular: parallel", *v, 1, 64));
+  if (auto v = all.take("total")) ir.total = static_cast<int>(parse_int("irregular: total", *v, 1, kMax));
+  opts = all;
+  if (s.ports) ir.ports = s.ports;
+  ir.seed = s.seed;
+  return finish("irregular", arg, generate_irregular(ir), s);
+}
+
+Machine make_switchnet(const std::string& arg, SpecOptions& opts, const std::string&) {
+  const SwitchOptions s = take_switch_options(opts);
+  std::ifstream in(arg);
+  if (!in) throw UsageError(fmt::format("cannot read switch network file '{}'", arg));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  SwitchLayout l = switch_layout_from_json(ss.str(), arg);
+  if (s.ports) l.ports = s.ports;
+  return finish("switchnet", arg, std::move(l), s);
+}
+
+}  // namespace
+
+namespace {
+// The options every switch family claims, then the family's own.
+std::vector<std::pair<const char*, const char*>> switch_claims(std::vector<std::pair<const char*, const char*>> own = {}) {
+  std::vector<std::pair<const char*, const char*>> c = {
+      {"placement=block|cyclic|random", "how ranks are placed on switch ports (random uses seed=N)"},
+      {"seed=N", "seed of the random placement (and of the irregular generator)"},
+      {"switch_ports=K", "ports per switch"}};
+  c.insert(c.end(), own.begin(), own.end());
+  return c;
+}
+}  // namespace
+
+const Family switch_family{"switch", "switch:P", "P nodes on one crossbar switch (paper 004; 32 ports unless P > 32)",
+                           switch_claims(), make_switch};
+const Family switch2_family{"switch2", "switch2:N1+N2",
+                            "two 32-port switches with N1 and N2 nodes, one interconnecting link (paper 004, section 4)",
+                            switch_claims(), make_switch2};
+const Family irregular_family{
+    "irregular", "irregular:switches=S,nodes=A-B,links=C-D,parallel=E,seed=N[,total=P]",
+    "seeded irregular switch network with paper 004's generator constraints (section 5.3)",
+    switch_claims({{"nodes=A-B", "nodes per switch"}, {"links=C-D", "inter-switch links per switch"},
+                   {"parallel=E", "most links between two switches"}, {"total=P", "nodes in all"}}),
+    make_irregular};
+const Family switchnet_family{
+    "switchnet", "switchnet:NET.json",
+    "a switch network from a file: {\"ports\": 32, \"nodes\": [16, 16], \"links\": [[0, 1]]}",
+    switch_claims(), make_switchnet};
+
+}  // namespace touchstone::machines

@@ -1,0 +1,96 @@
+// The experiment harness (tools/experiment/): CSV as RFC 4180 says, read back with libcsv's own
+// parser; tables whose columns fit long names; output that is not written fails the command.
+#include <gtest/gtest.h>
+
+#include <csv.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "algorithms/registry.hpp"
+#include "tools/experiment/experiment.hpp"
+#include "touchstone/touchstone.hpp"
+
+using namespace touchstone;
+
+namespace {
+
+// Parses CSV text with libcsv (strict mode): one vector of fields per record.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  struct Acc {
+    std::vector<std::vector<std::string>> rows{{}};
+  } acc;
+  csv_parser p;
+  EXPECT_EQ(csv_init(&p, CSV_STRICT | CSV_STRICT_FINI), 0);
+  auto field = [](void* s, std::size_t n, void* data) {
+    static_cast<Acc*>(data)->rows.back().emplace_back(static_cast<const char*>(s), n);
+  };
+  auto record = [](int, void* data) { static_cast<Acc*>(data)->rows.emplace_back(); };
+  EXPECT_EQ(csv_parse(&p, text.data(), text.size(), field, record, &acc), text.size()) << csv_strerror(csv_error(&p));
+  EXPECT_EQ(csv_fini(&p, field, record, &acc), 0);
+  csv_free(&p);
+  acc.rows.pop_back();  // the empty record opened after the last one
+  return acc.rows;
+}
+
+TEST(Experiment, CsvFieldQuotesOnlyWhatRfc4180Requires) {
+  EXPECT_EQ(experiment::csv_field("alltoall/1-lev-xor"), "alltoall/1-lev-xor");
+  EXPECT_EQ(experiment::csv_field("alltoall/2-lev-c,r"), "\"alltoall/2-lev-c,r\"");
+  EXPECT_EQ(experiment::csv_field("a \"quoted\" name"), "\"a \"\"quoted\"\" name\"");
+  EXPECT_EQ(experiment::csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(experiment::csv_line({"x,y", "", "z"}), "\"x,y\",,z\n");
+}
+
+TEST(Experiment, EveryAlltoallRecordReadsBackAsTwelveFieldsWithItsName) {
+  const Machine m = parse_machine("mesh:2x2");
+  const auto algs = algorithms::select("alltoall/all");
+  std::vector<experiment::Job> jobs;
+  for (const auto* a : algs) jobs.push_back({&m, a, algorithms::Args{8}, {}});
+  const auto outcomes = experiment::run_jobs(jobs, {.parallel = 2});
+  std::vector<const experiment::Record*> records;
+  for (const auto& o : outcomes) {
+    ASSERT_TRUE(o.record) << o.job->algorithm->name << ": " << o.error;
+    records.push_back(&*o.record);
+  }
+  const auto rows = parse_csv(experiment::records_csv(records));
+  ASSERT_EQ(rows.size(), algs.size() + 1);
+  for (const auto& row : rows) EXPECT_EQ(row.size(), 12u);
+  for (std::size_t i = 0; i < algs.size(); ++i) {
+    EXPECT_EQ(rows[i + 1][0], "mesh:2x2");
+    EXPECT_EQ(rows[i + 1][1], algs[i]->name);  // "alltoall/2-lev-c,r" stays one field
+    EXPECT_EQ(rows[i + 1][2], "8");
+  }
+}
+
+TEST(Experiment, OutcomesKeepTheJobsOrderAndTheSerialFigures) {
+  const Machine m = parse_machine("mesh:4x4");
+  const auto& alg = algorithms::find("alltoall/1-lev-xor");
+  std::vector<experiment::Job> jobs;
+  for (std::size_t s : {16u, 1024u, 64u}) jobs.push_back({&m, &alg, algorithms::Args{s}, {}});
+  const auto outcomes = experiment::run_jobs(jobs, {.parallel = 2});
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(outcomes[i].record);
+    EXPECT_EQ(outcomes[i].job, &jobs[i]);
+    const auto alone = experiment::emulate(m, alg, jobs[i].args);
+    EXPECT_EQ(outcomes[i].record->result.trace_hash, alone.result.trace_hash);
+    EXPECT_EQ(outcomes[i].record->result.makespan, alone.result.makespan);
+  }
+}
+
+TEST(Experiment, TableColumnsFitTheLongestEntry) {
+  const std::string t = experiment::text_table("size", {"16", "1024"}, {"a", "scatter/logp-lev-rec(0.75)"},
+                                               {{"1.000", "22.500*"}, {"", "3.250 "}});
+  EXPECT_EQ(t,
+            "size      a  scatter/logp-lev-rec(0.75)\n"
+            "  16  1.000                     22.500*\n"
+            "1024      -                      3.250 \n");
+}
+
+TEST(Experiment, WritingToAFullDeviceIsAnError) {
+  EXPECT_THROW(experiment::write_output("/dev/full", std::string(1 << 16, 'x')), UsageError);
+  EXPECT_THROW(experiment::write_output("/nonexistent/dir/out.txt", "x"), UsageError);
+}
+
+}  // namespace

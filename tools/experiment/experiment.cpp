@@ -1,0 +1,287 @@
+#include "tools/experiment/experiment.hpp"
+
+#include <csv.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <oneapi/tbb/parallel_for_each.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include "algorithms/harness.hpp"
+#include "touchstone/error.hpp"
+
+namespace touchstone::experiment {
+
+namespace {
+
+double peak_rss_mb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+std::string hex(std::uint64_t x) { return fmt::format("{:016x}", x); }
+
+nlohmann::json to_json(const Record& r) {
+  nlohmann::json j = {{"machine", r.machine},
+                      {"algorithm", r.algorithm},
+                      {"size", r.size},
+                      {"vps", r.vps},
+                      {"makespan_us", to_us(r.result.makespan)},
+                      {"messages", r.result.stats.messages},
+                      {"packets", r.result.stats.packets},
+                      {"blocked_us", to_us(r.result.stats.blocked_time)},
+                      {"events", r.result.stats.events},
+                      {"trace_hash", hex(r.result.trace_hash)},
+                      {"host_seconds", r.result.host_seconds},
+                      {"peak_rss_mb", r.peak_rss_mb}};
+  if (r.analytic_us) j["analytic_us"] = *r.analytic_us;
+  return j;
+}
+
+std::string seconds(double s) {
+  if (s < 60) return fmt::format("{:.0f} s", s);
+  return fmt::format("{}m{:02.0f}s", static_cast<int>(s / 60), s - 60 * static_cast<int>(s / 60));
+}
+
+// Progress of a batch on stderr. On a terminal: one status line with the jobs running and an ETA;
+// the ETA weighs each job by its estimated work (messages x bytes), measured against the work of
+// the jobs finished so far. Otherwise: one line per finished job, for logs.
+class Progress {
+ public:
+  Progress(bool on, const std::vector<Job>& jobs) : on_(on), tty_(isatty(STDERR_FILENO) != 0), total_(jobs.size()) {
+    for (const auto& j : jobs) total_work_ += work(j);
+  }
+  static double work(const Job& j) {
+    const double p = j.machine->nodes();
+    return p * p * (static_cast<double>(j.args.size) + 256.0);
+  }
+  void started(const Job& j) {
+    running_.push_back(&j);
+    show();
+  }
+  void finished(const Job& j, const Outcome& o) {
+    running_.erase(std::find(running_.begin(), running_.end(), &j));
+    ++done_;
+    done_work_ += work(j);
+    if (!on_) return;
+    if (!tty_) {
+      fmt::print(stderr, "[{}/{}] {} size {} on {}: {}\n", done_, total_, j.algorithm->name, j.args.size, j.machine->name,
+                 o.record ? fmt::format("{:.3f} ms virtual, {:.2f} s host", to_us(o.record->result.makespan) / 1e3,
+                                        o.record->result.host_seconds)
+                          : "FAILED");
+      return;
+    }
+    show();
+  }
+  void clear() {
+    if (on_ && tty_) fmt::print(stderr, "\r\033[K");
+  }
+
+ private:
+  void show() {
+    if (!on_ || !tty_) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::string eta = "ETA after the first job";
+    if (done_work_ > 0) eta = "ETA " + seconds(elapsed * (total_work_ - done_work_) / done_work_);
+    std::string names;
+    for (const Job* r : running_) names += fmt::format("{}{} {}", names.empty() ? "" : ", ", r->algorithm->name, r->args.size);
+    if (names.size() > 60) names = names.substr(0, 57) + "...";
+    fmt::print(stderr, "\r\033[K[{}/{}] {} elapsed, {} | running: {}", done_, total_, seconds(elapsed), eta, names);
+  }
+  bool on_, tty_;
+  std::size_t total_, done_ = 0;
+  double total_work_ = 0, done_work_ = 0;
+  std::vector<const Job*> running_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+Record emulate(const Machine& m, const algorithms::Algorithm& alg, const algorithms::Args& args, const RunOptions& options) {
+  if (args.root < 0 || args.root >= m.nodes())
+    throw UsageError(fmt::format("--root {} is out of range for {} ({} processors)", args.root, m.name, m.nodes()));
+  algorithms::check_host_memory(fmt::format("{} with {} bytes on {}", alg.name, args.size, m.name),
+                                options.phantom_payloads ? 0 : alg.harness_bytes(m.nodes(), args.size));
+  Record r;
+  r.machine = m.name;
+  r.algorithm = alg.name;
+  r.size = args.size;
+  r.vps = m.nodes();
+  r.result = run(m, [&](Proc& p) { alg.program(p, args); }, options);
+  r.peak_rss_mb = peak_rss_mb();
+  if (alg.analytic_us) r.analytic_us = alg.analytic_us(m, args.size);
+  return r;
+}
+
+std::size_t job_bytes(const Job& job) {
+  return job.options.phantom_payloads ? 0 : job.algorithm->harness_bytes(job.machine->nodes(), job.args.size);
+}
+
+std::vector<Outcome> run_jobs(const std::vector<Job>& jobs, const RunnerOptions& options) {
+  std::vector<Outcome> out(jobs.size());
+  std::vector<std::size_t> order(jobs.size()), bytes(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) out[i].job = &jobs[i], order[i] = i, bytes[i] = job_bytes(jobs[i]);
+  // Largest first; a job starts only while the payload memory of the jobs running stays within the
+  // budget (by default the largest single job's), so running in parallel never needs more memory
+  // than running the largest job alone.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bytes[a] > bytes[b]; });
+  std::size_t budget = 0;
+  for (auto b : bytes) budget = std::max(budget, b);
+  if (options.memory_mb > 0) budget = std::max(budget, static_cast<std::size_t>(options.memory_mb * 1024 * 1024));
+  std::mutex mu;
+  std::condition_variable cv;
+  std::size_t in_use = 0;
+  Progress progress(options.progress, jobs);
+  const int parallel = options.parallel > 0 ? options.parallel : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  tbb::task_arena arena(parallel);
+  { const std::lock_guard lk(mu); }  // publishes the job list to the workers, which all take mu
+  arena.execute([&] {
+    tbb::parallel_for_each(order.begin(), order.end(), [&](std::size_t i) {
+      {
+        std::unique_lock lk(mu);
+        cv.wait(lk, [&] { return in_use == 0 || in_use + bytes[i] <= budget; });
+        in_use += bytes[i];
+        progress.started(jobs[i]);
+      }
+      Outcome o{&jobs[i], std::nullopt, {}};
+      try {
+        o.record = emulate(*jobs[i].machine, *jobs[i].algorithm, jobs[i].args, jobs[i].options);
+      } catch (const std::exception& e) {
+        o.error = e.what();
+      }
+      {
+        std::lock_guard lk(mu);
+        in_use -= bytes[i];
+        out[i] = std::move(o);
+        progress.finished(jobs[i], out[i]);
+        cv.notify_all();
+      }
+    });
+  });
+  // Every job published its outcome, and notified, while holding mu; taking mu here makes that
+  // visible to this thread in a way ThreadSanitizer can see (it does not know oneTBB's own
+  // synchronization, so all sharing between the jobs and this thread goes through mu).
+  { const std::lock_guard lk(mu); }
+  progress.clear();
+  return out;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  // libcsv writes the field quoted, with its quotes doubled (RFC 4180, section 2, rules 6 and 7).
+  std::string out(text.size() * 2 + 2, '\0');
+  out.resize(csv_write(out.data(), out.size(), text.data(), text.size()));
+  return out;
+}
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string line;
+  for (std::size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_field(fields[i]);
+  return line + "\n";
+}
+
+std::string records_csv(const std::vector<const Record*>& records) {
+  std::string text = csv_line({"machine", "algorithm", "size", "vps", "makespan_us", "messages", "packets", "blocked_us",
+                               "events", "trace_hash", "host_seconds", "peak_rss_mb"});
+  for (const Record* r : records)
+    text += csv_line({r->machine, r->algorithm, std::to_string(r->size), std::to_string(r->vps),
+                      fmt::format("{:.6f}", to_us(r->result.makespan)), std::to_string(r->result.stats.messages),
+                      std::to_string(r->result.stats.packets), fmt::format("{:.6f}", to_us(r->result.stats.blocked_time)),
+                      std::to_string(r->result.stats.events), hex(r->result.trace_hash),
+                      fmt::format("{:.3f}", r->result.host_seconds), fmt::format("{:.1f}", r->peak_rss_mb)});
+  return text;
+}
+
+std::string records_json(const std::vector<const Record*>& records) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const Record* r : records) arr.push_back(to_json(*r));
+  return arr.dump(2) + "\n";
+}
+
+std::string record_json(const Record& record) { return to_json(record).dump(2) + "\n"; }
+
+std::string record_lines(const Record& record) {
+  std::string text;
+  const nlohmann::json j = to_json(record);
+  for (const auto& [k, v] : j.items())
+    text += fmt::format("{:<14} {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
+  return text;
+}
+
+std::string text_table(const std::string& corner, const std::vector<std::string>& row_labels,
+                       const std::vector<std::string>& column_labels, const std::vector<std::vector<std::string>>& cells) {
+  std::size_t first = corner.size();
+  for (const auto& r : row_labels) first = std::max(first, r.size());
+  std::vector<std::size_t> width(column_labels.size());
+  for (std::size_t c = 0; c < column_labels.size(); ++c) {
+    width[c] = std::max<std::size_t>(column_labels[c].size(), 1);
+    for (const auto& row : cells)
+      if (c < row.size()) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string text = fmt::format("{:>{}}", corner, first);
+  for (std::size_t c = 0; c < column_labels.size(); ++c) text += fmt::format("  {:>{}}", column_labels[c], width[c]);
+  text += "\n";
+  for (std::size_t r = 0; r < row_labels.size(); ++r) {
+    text += fmt::format("{:>{}}", row_labels[r], first);
+    for (std::size_t c = 0; c < column_labels.size(); ++c) {
+      const std::string cell = r < cells.size() && c < cells[r].size() && !cells[r][c].empty() ? cells[r][c] : "-";
+      text += fmt::format("  {:>{}}", cell, width[c]);
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+std::string makespan_table(const Machine& m, const std::vector<const algorithms::Algorithm*>& algs,
+                           const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes) {
+  std::vector<std::string> rows, cols;
+  for (auto s : sizes) rows.push_back(std::to_string(s));
+  for (const auto* a : algs) cols.push_back(a->name);
+  std::vector<std::vector<std::string>> cells(sizes.size(), std::vector<std::string>(algs.size()));
+  double host = 0;
+  std::uint64_t msgs = 0;
+  for (std::size_t r = 0; r < sizes.size(); ++r) {
+    Time best = kNever;
+    for (const auto& o : outcomes)
+      if (o.job->args.size == sizes[r] && o.record) best = std::min(best, o.record->result.makespan);
+    for (std::size_t c = 0; c < algs.size(); ++c)
+      for (const auto& o : outcomes)
+        if (o.job->algorithm == algs[c] && o.job->args.size == sizes[r])
+          cells[r][c] = o.record ? fmt::format("{:.3f}{}", to_us(o.record->result.makespan) / 1e3,
+                                               o.record->result.makespan == best ? '*' : ' ')
+                                 : "failed ";
+  }
+  for (const auto& o : outcomes)
+    if (o.record) host += o.record->result.host_seconds, msgs += o.record->result.stats.messages;
+  std::string text = fmt::format("{} ({} processors): virtual makespan in ms, * = fastest at that size\n", m.name, m.nodes());
+  text += text_table("size", rows, cols, cells);
+  text += fmt::format("{} runs, {} messages, {:.2f} host seconds of emulation, peak RSS {:.0f} MB\n", outcomes.size(), msgs,
+                      host, peak_rss_mb());
+  return text;
+}
+
+void write_output(const std::string& path, const std::string& text) {
+  if (path.empty()) {
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+      throw UsageError("cannot write the output to standard output");
+    return;
+  }
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw UsageError(fmt::format("cannot write '{}'", path));
+  f << text;
+  f.flush();
+  if (!f) throw UsageError(fmt::format("cannot write '{}' (disk full?)", path));
+}
+
+}  // namespace touchstone::experiment

@@ -1,0 +1,95 @@
+// The experiment harness shared by `touchstone sweep` and the paper programs (bench/paperNNN):
+// emulate one catalog algorithm on one machine, run many such emulations in parallel within a
+// memory budget, write the figures as a table, RFC 4180 CSV or JSON, and check a paper's claims.
+//
+//   std::vector<experiment::Job> jobs;
+//   for (auto s : sizes) jobs.push_back({&machine, &algorithms::find("alltoall/1-lev-xor"), {s}, {}});
+//   const auto outcomes = experiment::run_jobs(jobs, {.parallel = 2});
+//   fmt::print("{}", experiment::format_table(outcomes, machine));
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "algorithms/registry.hpp"
+#include "touchstone/machine.hpp"
+#include "touchstone/run.hpp"
+
+namespace touchstone::experiment {
+
+/// One emulation's figures, as every writer prints them.
+struct Record {
+  std::string machine, algorithm;
+  std::size_t size = 0;
+  int vps = 0;
+  RunResult result;
+  double peak_rss_mb = 0;
+  std::optional<double> analytic_us;  ///< the paper's formula for this run, when it has one
+};
+
+/// Emulates `alg` on `m` with `args` (checking the root and the host memory first).
+Record emulate(const Machine& m, const algorithms::Algorithm& alg, const algorithms::Args& args,
+               const RunOptions& options = {});
+
+/// One emulation of a batch.
+struct Job {
+  const Machine* machine = nullptr;
+  const algorithms::Algorithm* algorithm = nullptr;
+  algorithms::Args args;
+  RunOptions options;
+};
+
+/// What became of a job: its record, or the error that ended it.
+struct Outcome {
+  const Job* job = nullptr;
+  std::optional<Record> record;
+  std::string error;
+};
+
+struct RunnerOptions {
+  int parallel = 0;        ///< emulations at once (0: the host's cores)
+  double memory_mb = 0;    ///< payload memory the running jobs may share (0: the largest job's)
+  /// Progress on stderr: on a terminal a status line with the running jobs and an ETA, otherwise
+  /// one line per finished job.
+  bool progress = false;
+};
+
+/// Runs every job, largest estimated memory first, as many at once as `parallel` and the memory
+/// budget allow. Outcomes are in the jobs' order; a failed job does not stop the others.
+std::vector<Outcome> run_jobs(const std::vector<Job>& jobs, const RunnerOptions& options = {});
+
+/// Host bytes the job's emulation needs, by the algorithm's estimate (0 with phantom payloads).
+std::size_t job_bytes(const Job& job);
+
+// --- writers ---
+
+/// A CSV field as RFC 4180 wants it: quoted (quotes doubled) when it holds a comma, a quote or a
+/// line break.
+std::string csv_field(const std::string& text);
+/// One CSV line of fields, each passed through csv_field, ended by CRLF-free "\n".
+std::string csv_line(const std::vector<std::string>& fields);
+
+/// The header and rows of the standard record CSV (docs/cli.md).
+std::string records_csv(const std::vector<const Record*>& records);
+/// A JSON array of records (docs/cli.md fields).
+std::string records_json(const std::vector<const Record*>& records);
+/// One record as a JSON object.
+std::string record_json(const Record& record);
+/// One record as "key value" lines.
+std::string record_lines(const Record& record);
+
+/// A text table: one row per row label, one column per column label; widths fit the longest
+/// entry. `cells[r][c]` empty prints "-".
+std::string text_table(const std::string& corner, const std::vector<std::string>& row_labels,
+                       const std::vector<std::string>& column_labels, const std::vector<std::vector<std::string>>& cells);
+
+/// The sweep table: rows are sizes, columns algorithms, virtual makespan in ms, '*' on the fastest
+/// of each size, then a summary line.
+std::string makespan_table(const Machine& m, const std::vector<const algorithms::Algorithm*>& algorithms,
+                           const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes);
+
+/// Writes `text` to `path` (stdout when empty); UsageError when it cannot be written completely.
+void write_output(const std::string& path, const std::string& text);
+
+}  // namespace touchstone::experiment
