@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -123,7 +124,7 @@ int cmd_run(const Common& c, const std::string& algorithm, std::size_t size, con
 }
 
 int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes_arg, int jobs, double memory_mb,
-              const std::string& out_path) {
+              const std::string& out_path, const std::string& plot_path) {
   const Machine m = parse_machine(c.machine);
   const auto algs = algorithms::select(list);
   const auto sizes = parse_sizes(sizes_arg);
@@ -140,6 +141,7 @@ int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes
   experiment::write_output(out_path, c.format == "json"  ? experiment::records_json(records)
                                      : c.format == "csv" ? experiment::records_csv(records)
                                                          : experiment::makespan_table(m, algs, sizes, outcomes));
+  if (!plot_path.empty()) experiment::plot(experiment::records_csv(records), plot_path);
   return failures ? 2 : 0;
 }
 
@@ -228,6 +230,13 @@ int main(int argc, char** argv) {
   sweep->add_option("--jobs", jobs, "parallel emulations (default: host cores)");
   sweep->add_option("--memory-mb", memory_mb, "payload memory the parallel jobs may share (default: the largest job's)");
   sweep->add_option("--out", out, "write the output to this file instead of stdout");
+  std::string plot_out;
+  sweep->add_option("--plot", plot_out, "also draw makespan against size per algorithm, log-log, winners ringed (.png, .svg or .pdf)");
+
+  std::string plot_csv, plot_figure;
+  auto* plotc = app.add_subcommand("plot", "draw a sweep's CSV (sweep --format csv) as makespan against size per algorithm");
+  plotc->add_option("csv", plot_csv, "the CSV that sweep --format csv wrote")->required()->check(CLI::ExistingFile);
+  plotc->add_option("figure", plot_figure, "the figure to write: .png, .svg or .pdf")->required();
 
   std::string loads_machine = "mesh:16x16", loads_format = "table";
   auto* loads = app.add_subcommand(
@@ -259,7 +268,14 @@ int main(int argc, char** argv) {
   try {
     if (*list) return cmd_list(list_what);
     if (*runc) return cmd_run(run_c, algorithm, static_cast<std::size_t>(size), trace, order_log, perturb);
-    if (*sweep) return cmd_sweep(sweep_c, algs, sizes, jobs, memory_mb, out);
+    if (*sweep) return cmd_sweep(sweep_c, algs, sizes, jobs, memory_mb, out, plot_out);
+    if (*plotc) {
+      std::ifstream in(plot_csv);
+      std::stringstream text;
+      text << in.rdbuf();
+      experiment::plot(text.str(), plot_figure);
+      return 0;
+    }
     if (*loads) return cmd_loads(loads_machine, loads_format);
   } catch (const RunError& e) {
     fmt::print(stderr, "error: the run failed:\n{}\n", e.what());

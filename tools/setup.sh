@@ -14,7 +14,8 @@ build_dir=${1:-build}
 [[ $# -gt 0 ]] && shift
 
 packages=(build-essential cmake libtbb-dev libboost-dev libboost-context-dev libgtest-dev libgmock-dev
-          libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libcsv-dev)
+          libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libcsv-dev
+          python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

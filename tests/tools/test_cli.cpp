@@ -265,3 +265,37 @@ TEST(Cli, HpamRunPrintsThePapersFormulaAsAnalyticUs) {
 }
 
 }  // namespace
+
+namespace {
+
+// `sweep --plot` draws every algorithm of the sweep, names the fastest of each size, and writes
+// the figure in the format its name asks for; a bad name is a usage error (exit 1).
+TEST(Cli, SweepPlotDrawsEveryAlgorithmAndNamesTheWinners) {
+  const std::string svg = fmt::format("{}/sweep_plot_{}.svg", testing::TempDir(), ::getpid());
+  const Cli c = touchstone_cli(fmt::format(
+      "sweep --machine mesh:4x4 --algorithms alltoall/1-lev-xor,alltoall/2-lev-c,r --sizes 16:64 --jobs 1 --plot '{}'", svg));
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const std::string text = slurp(svg);
+  EXPECT_EQ(text.rfind("<?xml", 0), 0u) << text.substr(0, 100);
+  EXPECT_NE(text.find("alltoall/1-lev-xor"), std::string::npos);
+  EXPECT_NE(text.find("alltoall/2-lev-c,r"), std::string::npos);
+  EXPECT_NE(text.find("fastest: 16: alltoall/2-lev-c,r"), std::string::npos);  // mesh:4x4 at 16 B (docs/cli.md)
+  EXPECT_NE(text.find("mesh:4x4"), std::string::npos);
+  const Cli bad = touchstone_cli("sweep --machine mesh:2x2 --algorithms alltoall/1-lev-xor --sizes 8:8 --plot out.txt");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find(".png, .svg or .pdf"), std::string::npos) << bad.err;
+}
+
+// `touchstone plot CSV FIGURE` draws a CSV written earlier by sweep --format csv.
+TEST(Cli, PlotCommandDrawsASavedSweep) {
+  const std::string csv = fmt::format("{}/saved_{}.csv", testing::TempDir(), ::getpid());
+  const std::string png = fmt::format("{}/saved_{}.png", testing::TempDir(), ::getpid());
+  ASSERT_EQ(touchstone_cli(fmt::format("sweep --machine mesh:2x2 --algorithms alltoall/all --sizes 8:32 --format csv --out '{}'", csv))
+                .exit_code,
+            0);
+  const Cli c = touchstone_cli(fmt::format("plot '{}' '{}'", csv, png));
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(slurp(png).substr(1, 3), "PNG");
+}
+
+}  // namespace

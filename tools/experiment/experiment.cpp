@@ -1,6 +1,8 @@
 #include "tools/experiment/experiment.hpp"
 
 #include <csv.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -8,6 +10,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -269,6 +273,44 @@ std::string makespan_table(const Machine& m, const std::vector<const algorithms:
   text += fmt::format("{} runs, {} messages, {:.2f} host seconds of emulation, peak RSS {:.0f} MB\n", outcomes.size(), msgs,
                       host, peak_rss_mb());
   return text;
+}
+
+namespace {
+
+// tools/plot_sweep.py: $TOUCHSTONE_PLOT_SCRIPT, else beside an installed binary
+// (PREFIX/share/touchstone), else in the source tree this was built from.
+std::string plot_script() {
+  if (const char* env = std::getenv("TOUCHSTONE_PLOT_SCRIPT")) return env;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share" / "touchstone" / "plot_sweep.py";
+    if (std::filesystem::exists(installed)) return installed.string();
+  }
+  return TOUCHSTONE_SOURCE_DIR "/tools/plot_sweep.py";
+}
+
+}  // namespace
+
+void plot(const std::string& csv_text, const std::string& figure) {
+  const auto ext = std::filesystem::path(figure).extension().string();
+  if (ext != ".png" && ext != ".svg" && ext != ".pdf")
+    throw UsageError(fmt::format("--plot {}: the figure's name must end in .png, .svg or .pdf", figure));
+  const auto csv_path = std::filesystem::temp_directory_path() / fmt::format("touchstone-plot-{}.csv", ::getpid());
+  write_output(csv_path.string(), csv_text);
+  const std::string python = "/usr/bin/python3", script = plot_script();
+  std::vector<std::string> args{python, script, csv_path.string(), figure};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int status = 0;
+  const int spawned = posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ);
+  if (spawned == 0) waitpid(pid, &status, 0);
+  std::filesystem::remove(csv_path);
+  if (spawned != 0) throw UsageError(fmt::format("cannot plot: {} is missing (install python3-matplotlib)", python));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw UsageError(fmt::format("plotting {} failed ({} {}); is python3-matplotlib installed?", figure, python, script));
 }
 
 void write_output(const std::string& path, const std::string& text) {

@@ -89,6 +89,11 @@ std::string text_table(const std::string& corner, const std::vector<std::string>
 std::string makespan_table(const Machine& m, const std::vector<const algorithms::Algorithm*>& algorithms,
                            const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes);
 
+/// Draws makespan against message size per algorithm, log-log, fastest ringed, from records CSV
+/// (records_csv) into `figure` (.png, .svg or .pdf) with tools/plot_sweep.py and Debian's
+/// matplotlib. UsageError when the figure cannot be drawn, saying why.
+void plot(const std::string& csv_text, const std::string& figure);
+
 /// Writes `text` to `path` (stdout when empty); UsageError when it cannot be written completely.
 void write_output(const std::string& path, const std::string& text);
 
