@@ -1,6 +1,7 @@
 #include "text.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -8,17 +9,24 @@
 
 namespace touchstone::machines {
 
-long long parse_int(const std::string& what, const std::string& text, long long lo, long long hi) {
+namespace {
+// The whole of `text` as a decimal integer in lo..hi, or nothing.
+std::optional<long long> integer_in(const std::string& text, long long lo, long long hi) {
   std::size_t pos = 0;
   long long x = 0;
   try {
     x = std::stoll(text, &pos);
   } catch (...) {
-    pos = 0;
+    return std::nullopt;
   }
-  if (text.empty() || pos != text.size() || x < lo || x > hi)
-    throw UsageError(fmt::format("{}: expected an integer in {}..{}, got '{}'", what, lo, hi, text));
+  if (text.empty() || pos != text.size() || x < lo || x > hi) return std::nullopt;
   return x;
+}
+}  // namespace
+
+long long parse_int(const std::string& what, const std::string& text, long long lo, long long hi) {
+  if (const auto x = integer_in(text, lo, hi)) return *x;
+  throw UsageError(fmt::format("{}: expected an integer in {}..{}, got '{}'", what, lo, hi, text));
 }
 
 std::pair<long long, long long> parse_int_range(const std::string& what, const std::string& text, long long lo,
@@ -58,16 +66,9 @@ std::vector<std::string> split(const std::string& text, char sep) {
 std::vector<int> parse_dims(const std::string& text, const std::string& spec) {
   std::vector<int> dims;
   for (const std::string& part : split(text, 'x')) {
-    std::size_t pos = 0;
-    long v = 0;
-    try {
-      v = std::stol(part, &pos);
-    } catch (...) {
-      pos = 0;
-    }
-    if (part.empty() || pos != part.size() || v < 1 || v > 1 << 20)
-      throw UsageError(fmt::format("machine '{}': dimensions must look like 16x16 or 8x8x8 (got '{}')", spec, text));
-    dims.push_back(static_cast<int>(v));
+    const auto v = integer_in(part, 1, 1 << 20);
+    if (!v) throw UsageError(fmt::format("machine '{}': dimensions must look like 16x16 or 8x8x8 (got '{}')", spec, text));
+    dims.push_back(static_cast<int>(*v));
   }
   return dims;
 }
