@@ -480,9 +480,8 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   m->ctx = ctx;
   m->size = data.size();
   if (!opts_.phantom_payloads || (ctx & kAmCtx)) m->payload.assign(data.begin(), data.end());
-  const NodeCosts& c = machine_.costs_of(v.rank);
   const Time start = v.clock;
-  v.clock += c.send_overhead + static_cast<Time>(m->size) * c.send_per_byte;
+  v.clock += machine_.send_cost(v.rank, m->size);
   Op* op = new_op();
   op->engine = this;
   op->kind = Op::Kind::send;
@@ -523,9 +522,8 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
     free_msg(lead);
     throw;
   }
-  const NodeCosts& c = machine_.costs_of(v.rank);
   const Time start = v.clock;
-  v.clock += c.send_overhead + static_cast<Time>(data.size()) * c.send_per_byte;
+  v.clock += machine_.send_cost(v.rank, data.size());
   Op* op = new_op();
   op->kind = Op::Kind::send;
   op->owner = v.rank;
@@ -666,7 +664,7 @@ Status Engine::complete_recv(Vp& v, Op*& op) {
   // Matching is CPU work too: every queue entry examined, on arrival (posted receives) and when
   // the receive was posted (unexpected messages), is paid when the receive completes.
   const Time matching = static_cast<Time>(m->examined + op->examined) * c.match_per_entry;
-  v.clock = start + c.recv_overhead + static_cast<Time>(m->size) * c.recv_per_byte + matching;
+  v.clock = start + machine_.recv_cost(v.rank, m->size) + matching;
   network_->release_buffer(v.rank, m->size, v.clock);
   hash_.add(m->id, 0x5ec, static_cast<std::uint64_t>(v.clock));
   if (recorder_) recorder_->received(m->id, m->src, v.rank, m->tag, m->size, m->arrival, start, v.clock);

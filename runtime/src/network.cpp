@@ -118,8 +118,7 @@ void Network::post(Msg* m, Time t) {
     const Time own = topo.link_byte_time(m->path[i]);
     m->byte_time = std::max(m->byte_time, own > 0 ? own : net_.link_byte_time);
   }
-  const auto payload = static_cast<std::size_t>(net_.packet_payload);
-  m->packets = static_cast<std::uint32_t>(std::max<std::size_t>(1, (m->size + payload - 1) / payload));
+  m->packets = static_cast<std::uint32_t>(net_.packets(m->size));
   m->handed = t;
   if (adaptive_) {
     PairRoute& pr = pair_routes_[static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst)];
