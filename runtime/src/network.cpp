@@ -392,6 +392,13 @@ void Network::stream(Packet* pk, Time t) {
   const bool last = pk->index + 1 == m->packets;
   hash_.add(m->id << 20 | pk->index, 0xffffffffULL, static_cast<std::uint64_t>(tail));
   ++stats_.packets;
+  // The receive-overlap pipeline (docs/model.md 2.15): each packet's receive work once it is in.
+  const auto payload = static_cast<Time>(pk->wire) - net_.packet_header;
+  for (std::uint32_t k = 0; k < m->fan; ++k) {
+    Msg* b = m->fan == 1 ? m : m->branch[k];
+    const NodeCosts& c = machine_.costs_of(b->dst);
+    b->drained = std::max(b->drained, tail) + c.recv_per_packet + payload * c.recv_per_byte;
+  }
   if (m->fan == 1) {
     ch_[pk->ej].release = tail;
     ej_grant(m->dst, kNever);

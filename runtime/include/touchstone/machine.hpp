@@ -35,6 +35,10 @@ struct NodeCosts {
   /// (the CM-5 writes and reads each packet through its network interface's FIFOs). 0 by default.
   Time send_per_packet = 0;
   Time recv_per_packet = 0;
+  /// The receive drains the body while it arrives (docs/model.md 2.15): the per-packet and per-byte
+  /// receive work of each packet starts when that packet has arrived and the CPU is free, instead of
+  /// after the whole message. Off by default.
+  bool recv_overlap = false;
   Time probe_cost = 0;      ///< one probe/iprobe/test call that finds nothing
   Time match_per_entry = 0; ///< matching: per queue entry examined (posted receives, unexpected messages)
   Time copy_per_byte = 0;   ///< local memory copy (combining, extracting blocks), per byte (Proc::local_copy)
@@ -87,10 +91,11 @@ struct Machine {
            static_cast<Time>(net.packets(bytes)) * c.send_per_packet;
   }
   /// CPU time of `node` to receive a message of `bytes`: C_recv + L*r + n*r_p (docs/model.md 2.5, 2.14).
-  Time recv_cost(int node, std::size_t bytes) const {
+  Time recv_cost(int node, std::size_t bytes) const { return costs_of(node).recv_overhead + recv_body_cost(node, bytes); }
+  /// The part of recv_cost that grows with the message: L*r + n*r_p (what recv_overlap overlaps).
+  Time recv_body_cost(int node, std::size_t bytes) const {
     const NodeCosts& c = costs_of(node);
-    return c.recv_overhead + static_cast<Time>(bytes) * c.recv_per_byte +
-           static_cast<Time>(net.packets(bytes)) * c.recv_per_packet;
+    return static_cast<Time>(bytes) * c.recv_per_byte + static_cast<Time>(net.packets(bytes)) * c.recv_per_packet;
   }
 };
 
