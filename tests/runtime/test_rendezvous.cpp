@@ -111,6 +111,23 @@ TEST(Rendezvous, OffByDefault) {
   EXPECT_THROW(parse_machine("mesh:2x2,eager_limit=big"), UsageError);
 }
 
+// RunOptions::eager_limit overrides the machine's for one run (the CLI's --eager-limit).
+TEST(Rendezvous, RunOptionOverridesTheMachine) {
+  const Machine m = rdv_machine("mesh:1x2", -1);
+  const auto program = [](Proc& p) {
+    std::vector<std::byte> buf(kLarge);
+    if (p.rank() == 0) p.send(1, 0, buf);
+    else p.recv(0, 0, buf);
+  };
+  RunOptions o;
+  EXPECT_EQ(run(m, program, o).stats.messages, 1u);
+  o.eager_limit = 100;
+  EXPECT_EQ(run(m, program, o).stats.messages, 3u);
+  EXPECT_EQ(run(m, program, o).makespan, legs(Model{rdv_machine("mesh:1x2", 100)}, kLarge, 0).received);
+  o.eager_limit = -7;
+  EXPECT_THROW(run(m, program, o), UsageError);
+}
+
 void exchange(const Machine& m, std::size_t size) {
   run(m, [&](Proc& p) {
     const auto out = ts_test::bytes(size, p.rank());
