@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -29,6 +30,17 @@ const std::vector<Option>& options() {
        [](Machine& m, const std::string& v) { m.costs.recv_overhead = parse_time(opt("recv_us"), v, microseconds(1)); }},
       {"recv_ns_per_byte", "recv_byte_time (ns per byte)",
        [](Machine& m, const std::string& v) { m.costs.recv_per_byte = parse_time(opt("recv_ns_per_byte"), v, nanoseconds(1)); }},
+      {"send_us_per_packet", "sender CPU time per packet of a message, on top of send_us and send_ns_per_byte (us)",
+       [](Machine& m, const std::string& v) { m.costs.send_per_packet = parse_time(opt("send_us_per_packet"), v, microseconds(1)); }},
+      {"recv_us_per_packet", "receiver CPU time per packet of a message, on top of recv_us and recv_ns_per_byte (us)",
+       [](Machine& m, const std::string& v) { m.costs.recv_per_packet = parse_time(opt("recv_us_per_packet"), v, microseconds(1)); }},
+      {"recv_overlap", "on: the receive drains each packet as it arrives (max(link, receive) per byte), off: after the whole message",
+       [](Machine& m, const std::string& v) {
+         if (v != "on" && v != "off")
+           throw UsageError(fmt::format("machine option 'recv_overlap': expected on or off, got '{}'", v));
+         m.costs.recv_overlap = v == "on";
+         for (auto& c : m.node_costs) c.recv_overlap = m.costs.recv_overlap;
+       }},
       {"match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)",
        [](Machine& m, const std::string& v) { m.costs.match_per_entry = parse_time(opt("match_ns"), v, nanoseconds(1)); }},
       {"copy_ns_per_byte", "local memory copy time per byte, for combining and extracting blocks (ns)",
@@ -71,6 +83,12 @@ const std::vector<Option>& options() {
       {"buffer", "receive buffer per node in bytes, or unlimited",
        [](Machine& m, const std::string& v) {
          m.net.recv_buffer = v == "unlimited" ? -1 : parse_int(opt("buffer"), v, 0, 1LL << 50);
+       }},
+      {"eager_limit", "flow control: messages above BYTES (or not fitting the receiver's free buffer) go by rendezvous; unlimited: only the buffer decides; off (default): no flow control",
+       [](Machine& m, const std::string& v) {
+         m.net.eager_limit = v == "off"         ? NetworkParams::kNoFlowControl
+                             : v == "unlimited" ? std::numeric_limits<std::int64_t>::max()
+                                                : parse_int(opt("eager_limit"), v, 0, 1LL << 50);
        }},
       {"barrier", "hardware (control network) or software (dissemination over the data network)",
        [](Machine& m, const std::string& v) {

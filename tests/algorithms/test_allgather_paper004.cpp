@@ -17,7 +17,7 @@
 
 using namespace touchstone;
 
-// The switch preset's costs (runtime/src/machine.cpp, docs/paper004.md): C_send = C_recv, the
+// The switch preset's costs (machines/src/switch_clusters.cpp, docs/paper004.md): C_send = C_recv, the
 // per-switch header time t_route + t_sw + t_phy, and the time per flit (one flit = one byte).
 constexpr Time kO = nanoseconds(1000), kHop = nanoseconds(532), kFlit = nanoseconds(16);
 

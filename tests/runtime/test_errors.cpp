@@ -256,7 +256,7 @@ INSTANTIATE_TEST_SUITE_P(
                     BadSpec{"torus:4,deadlock=maybe", "deadlock"}, BadSpec{"/nonexistent/m.json", "m.json"}),
     [](const testing::TestParamInfo<BadSpec>& info) { return "case" + std::to_string(info.index); });
 
-// BUG (runtime/src/machine.cpp, parse_dims): std::getline(ss, part, 'x') yields no empty token
+// BUG (fixed; machines/src/text.cpp, parse_dims): std::getline(ss, part, 'x') yields no empty token
 // after a trailing 'x', so "mesh:4x" parses as the 1-D mesh:4 and "mesh:4x4x" as mesh:4x4; a
 // malformed spec must be a UsageError naming the dimensions.
 TEST(MachineSpec, TrailingXInDimensionsIsRejected) {
