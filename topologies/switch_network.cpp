@@ -382,7 +382,12 @@ bool is_switch_kind(const std::string& kind) {
 
 std::shared_ptr<const SwitchNetwork> parse_switch_topology(const std::string& kind, const std::string& arg,
                                                            std::vector<std::pair<std::string, std::string>>& opts) {
-  std::string placement = "block";
+  // Paper 004, section 5: RO-ring is "the default implementation supplied by MPICH", whose rank
+  // order follows the host list, numbered independently of the switches: on generated irregular
+  // networks ranks therefore land on switches in a seeded random order unless placement= says
+  // otherwise. The 1- and 2-switch machines keep switch-major order (Table 2's placement is chosen
+  // per table, docs/paper004.md).
+  std::string placement = kind == "irregular" ? "random" : "block";
   std::uint64_t seed = 1;
   int ports = 0;
   IrregularSpec ir;
