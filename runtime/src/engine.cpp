@@ -480,9 +480,8 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   m->ctx = ctx;
   m->size = data.size();
   if (!opts_.phantom_payloads || (ctx & kAmCtx)) m->payload.assign(data.begin(), data.end());
-  const NodeCosts& c = machine_.costs_of(v.rank);
   const Time start = v.clock;
-  v.clock += c.send_overhead + static_cast<Time>(m->size) * c.send_per_byte;
+  v.clock += machine_.send_cost(v.rank, m->size);
   Op* op = new_op();
   op->engine = this;
   op->kind = Op::Kind::send;
@@ -523,9 +522,8 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
     free_msg(lead);
     throw;
   }
-  const NodeCosts& c = machine_.costs_of(v.rank);
   const Time start = v.clock;
-  v.clock += c.send_overhead + static_cast<Time>(data.size()) * c.send_per_byte;
+  v.clock += machine_.send_cost(v.rank, data.size());
   Op* op = new_op();
   op->kind = Op::Kind::send;
   op->owner = v.rank;
@@ -641,7 +639,7 @@ void Engine::on_arrival(Msg& m, Time t) {
     wake(v);
 }
 
-Status Engine::complete_recv(Vp& v, Op*& op) {
+Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   Msg* m = op->matched;
   Status st;
   st.source = op->group ? [&] {
@@ -666,7 +664,11 @@ Status Engine::complete_recv(Vp& v, Op*& op) {
   // Matching is CPU work too: every queue entry examined, on arrival (posted receives) and when
   // the receive was posted (unexpected messages), is paid when the receive completes.
   const Time matching = static_cast<Time>(m->examined + op->examined) * c.match_per_entry;
-  v.clock = start + c.recv_overhead + static_cast<Time>(m->size) * c.recv_per_byte + matching;
+  // With receive overlap (docs/model.md 2.15) the CPU drains the packets from max(clock, their
+  // arrival) on, one after another; the per-message part and matching follow the last one.
+  const Time body = machine_.recv_body_cost(v.rank, m->size);
+  const Time drained = c.recv_overlap ? std::max(std::min(waiting_since, v.clock) + body, m->drained) : start + body;
+  v.clock = drained + c.recv_overhead + matching;
   network_->release_buffer(v.rank, m->size, v.clock);
   hash_.add(m->id, 0x5ec, static_cast<std::uint64_t>(v.clock));
   if (recorder_) recorder_->received(m->id, m->src, v.rank, m->tag, m->size, m->arrival, start, v.clock);
@@ -690,12 +692,13 @@ static std::string describe_op(const Op& op) {
 Status Engine::wait(Vp& v, Op*& op) {
   enter(v);
   if (!op) throw UsageError(fmt::format("rank {}: wait on a request that is not active (already completed?)", v.rank));
+  const Time since = v.clock;
   for (;;) {
     if (op->kind == Op::Kind::send && op->done != kNever) {
       complete_send(v, op);
       return Status{};
     }
-    if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op);
+    if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op, since);
     op->awaited = true;
     block(v, Vp::Block::ops, "wait for " + describe_op(*op));
     op->awaited = false;
@@ -707,6 +710,7 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
   std::vector<Status> st(ops.size());
   // Receives cost CPU time, so they are completed in the order their messages arrived; sends cost
   // nothing more, so they only raise the clock to their completion times.
+  Time since = v.clock;
   for (;;) {
     std::size_t best = ops.size();
     bool pending = false;
@@ -718,7 +722,8 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
     }
     if (!pending) break;
     if (best < ops.size()) {
-      st[best] = complete_recv(v, ops[best]);
+      st[best] = complete_recv(v, ops[best], since);
+      since = v.clock;
       continue;
     }
     std::size_t waiting = 0;
@@ -742,6 +747,7 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
 
 std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
   enter(v);
+  const Time since = v.clock;
   for (;;) {
     std::size_t best = ops.size();
     Time best_t = kNever;
@@ -758,7 +764,7 @@ std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
     // may still be beaten by a receive, so that case waits until its time comes.
     if (best < ops.size() && best_t <= now_) {
       if (ops[best]->kind == Op::Kind::recv) {
-        Status s = complete_recv(v, ops[best]);
+        Status s = complete_recv(v, ops[best], since);
         if (st) *st = s;
       } else {
         complete_send(v, ops[best]);
@@ -787,7 +793,7 @@ bool Engine::test(Vp& v, Op*& op, Status* st) {
       complete_send(v, op);
       if (st) *st = Status{};
     } else {
-      Status s = complete_recv(v, op);
+      Status s = complete_recv(v, op, v.clock);
       if (st) *st = s;
     }
     return true;

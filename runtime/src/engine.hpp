@@ -148,7 +148,9 @@ class Engine final : public NetworkListener {
   Op* post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data);
   Op* post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_ptr<const GroupData> g,
                 std::span<std::byte> buf);
-  Status complete_recv(Vp& v, Op*& op);
+  /// Completes a matched receive. `waiting_since`: the clock at which v started waiting for it in
+  /// this call (its CPU was free from then on: receive overlap, docs/model.md 2.15).
+  Status complete_recv(Vp& v, Op*& op, Time waiting_since);
   void complete_send(Vp& v, Op*& op);
   void block(Vp& v, Vp::Block why, std::string what);
   void sync(Vp& v);  // waits until the event loop has reached v's clock

@@ -118,8 +118,7 @@ void Network::post(Msg* m, Time t) {
     const Time own = topo.link_byte_time(m->path[i]);
     m->byte_time = std::max(m->byte_time, own > 0 ? own : net_.link_byte_time);
   }
-  const auto payload = static_cast<std::size_t>(net_.packet_payload);
-  m->packets = static_cast<std::uint32_t>(std::max<std::size_t>(1, (m->size + payload - 1) / payload));
+  m->packets = static_cast<std::uint32_t>(net_.packets(m->size));
   m->handed = t;
   if (adaptive_) {
     PairRoute& pr = pair_routes_[static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst)];
@@ -393,6 +392,13 @@ void Network::stream(Packet* pk, Time t) {
   const bool last = pk->index + 1 == m->packets;
   hash_.add(m->id << 20 | pk->index, 0xffffffffULL, static_cast<std::uint64_t>(tail));
   ++stats_.packets;
+  // The receive-overlap pipeline (docs/model.md 2.15): each packet's receive work once it is in.
+  const auto payload = static_cast<Time>(pk->wire) - net_.packet_header;
+  for (std::uint32_t k = 0; k < m->fan; ++k) {
+    Msg* b = m->fan == 1 ? m : m->branch[k];
+    const NodeCosts& c = machine_.costs_of(b->dst);
+    b->drained = std::max(b->drained, tail) + c.recv_per_packet + payload * c.recv_per_byte;
+  }
   if (m->fan == 1) {
     ch_[pk->ej].release = tail;
     ej_grant(m->dst, kNever);

@@ -27,6 +27,9 @@ struct Msg {
   std::vector<std::byte> payload;  // empty for phantom payloads
   Time handed = 0;                 // handed to the network (after the sender's overhead)
   Time arrival = kNever;           // last packet arrived
+  /// Receive overlap (docs/model.md 2.15): when a receiver that started draining at -infinity would
+  /// have drained every packet arrived so far, D = max(D, tail_k) + r_p + payload_k * r per packet.
+  Time drained = 0;
   std::uint32_t packets = 0;
   std::uint32_t next_packet = 0;   // next packet to start on the injection port
   std::vector<std::uint32_t> path; // channel ids: injection, links...; the ejection port is per packet

@@ -31,6 +31,14 @@ struct NodeCosts {
   Time send_per_byte = 0;   ///< send_byte_time, per payload byte
   Time recv_overhead = 0;   ///< C_recv, charged to the receiver's clock per message
   Time recv_per_byte = 0;   ///< recv_byte_time, per payload byte
+  /// Per packet of the message (docs/model.md 2.14), for CPUs that move every packet themselves
+  /// (the CM-5 writes and reads each packet through its network interface's FIFOs). 0 by default.
+  Time send_per_packet = 0;
+  Time recv_per_packet = 0;
+  /// The receive drains the body while it arrives (docs/model.md 2.15): the per-packet and per-byte
+  /// receive work of each packet starts when that packet has arrived and the CPU is free, instead of
+  /// after the whole message. Off by default.
+  bool recv_overlap = false;
   Time probe_cost = 0;      ///< one probe/iprobe/test call that finds nothing
   Time match_per_entry = 0; ///< matching: per queue entry examined (posted receives, unexpected messages)
   Time copy_per_byte = 0;   ///< local memory copy (combining, extracting blocks), per byte (Proc::local_copy)
@@ -56,6 +64,12 @@ struct NetworkParams {
   /// Replicating routers (docs/model.md 2.11; HPAM's `,multicast`): Proc::multicast may fork a worm
   /// onto all of a router's Topology::replicating_channels.
   bool multicast = false;
+
+  /// Packets of a message of `bytes` payload bytes: max(1, ceil(bytes / packet_payload)).
+  std::size_t packets(std::size_t bytes) const {
+    const auto p = static_cast<std::size_t>(packet_payload);
+    return bytes == 0 ? 1 : (bytes + p - 1) / p;
+  }
 };
 
 /// A complete machine description. Build one from a spec string with parse_machine().
@@ -69,6 +83,19 @@ struct Machine {
   int nodes() const { return topology->nodes(); }
   const NodeCosts& costs_of(int node) const {
     return node_costs.empty() ? costs : node_costs[static_cast<std::size_t>(node)];
+  }
+  /// CPU time of `node` to send a message of `bytes`: C_send + L*s + n*s_p (docs/model.md 2.2, 2.14).
+  Time send_cost(int node, std::size_t bytes) const {
+    const NodeCosts& c = costs_of(node);
+    return c.send_overhead + static_cast<Time>(bytes) * c.send_per_byte +
+           static_cast<Time>(net.packets(bytes)) * c.send_per_packet;
+  }
+  /// CPU time of `node` to receive a message of `bytes`: C_recv + L*r + n*r_p (docs/model.md 2.5, 2.14).
+  Time recv_cost(int node, std::size_t bytes) const { return costs_of(node).recv_overhead + recv_body_cost(node, bytes); }
+  /// The part of recv_cost that grows with the message: L*r + n*r_p (what recv_overlap overlaps).
+  Time recv_body_cost(int node, std::size_t bytes) const {
+    const NodeCosts& c = costs_of(node);
+    return static_cast<Time>(bytes) * c.recv_per_byte + static_cast<Time>(net.packets(bytes)) * c.recv_per_packet;
   }
 };
 
