@@ -255,18 +255,103 @@ std::string spec_of(const std::string& base, const std::vector<Param>& ps) {
   return s;
 }
 
+// The fit's objective: the mean squared log ratio ours/paper over the Figure 9 cells of `sizes`
+// that the paper has, on machine `spec`.
+double fig9_loss(const std::string& spec, const Table& paper, const std::vector<std::size_t>& sizes, int jobs) {
+  const Machine m = parse_machine(spec);
+  std::vector<std::string> algs;
+  for (const auto& [pname, oname] : kFig9) algs.push_back(oname);
+  std::vector<Cell> cells;
+  for (const auto& c : cells_for(algs, sizes)) {
+    const auto& pname = std::find_if(kFig9.begin(), kFig9.end(), [&](auto& p) { return p.second == c.algorithm; })->first;
+    if (paper.count(pname) && paper.at(pname).count(c.size)) cells.push_back(c);  // only cells the paper has
+  }
+  run_cells(m, cells, jobs, true);
+  double sum = 0;
+  int n = 0;
+  for (const auto& c : cells) {
+    const auto& pname = std::find_if(kFig9.begin(), kFig9.end(), [&](auto& p) { return p.second == c.algorithm; })->first;
+    if (std::isnan(c.ms)) continue;
+    const double d = std::log(c.ms / paper.at(pname).at(c.size));
+    sum += d * d;
+    ++n;
+  }
+  return n ? sum / n : INFINITY;
+}
+
+// The parameters of the fit with the machine's values (ps), injection and ejection keeping the
+// link's byte time.
+std::vector<Param> fit_params_of(const Machine& m0) {
+  return {{"send_us", static_cast<double>(m0.costs.send_overhead) / 1e6},
+          {"recv_us", static_cast<double>(m0.costs.recv_overhead) / 1e6},
+          {"send_ns_per_byte", static_cast<double>(m0.costs.send_per_byte) / 1e3},
+          {"recv_ns_per_byte", static_cast<double>(m0.costs.recv_per_byte) / 1e3},
+          {"link_ns_per_byte", static_cast<double>(m0.net.link_byte_time) / 1e3},
+          {"match_ns", static_cast<double>(m0.costs.match_per_entry) / 1e3},
+          {"copy_ns_per_byte", static_cast<double>(m0.costs.copy_per_byte) / 1e3},
+          {"copy_ns_per_piece", static_cast<double>(m0.costs.copy_per_piece) / 1e3}};
+}
+
+std::string spec_with_link(const std::string& base, const std::vector<Param>& ps) {
+  std::string s = spec_of(base, ps);
+  for (const auto& p : ps)
+    if (std::string(p.key) == "link_ns_per_byte") s += fmt::format(",inject_ns_per_byte={0:.4g},eject_ns_per_byte={0:.4g}", p.value);
+  return s;
+}
+
+// Identifiability: what Figure 9 leaves open around the machine's values. (1) The split of the
+// per-message overheads along C_send + C_recv = constant; (2) each parameter scaled alone, the
+// others held (a slice, not a profile: re-optimizing the others could only widen the range). A
+// value is "left open" when its loss is within `slack` (relative) of the smallest loss seen.
+int identify(const std::string& base, const Table& paper, const std::vector<std::size_t>& sizes, int jobs, double slack) {
+  const Machine m0 = parse_machine(base);
+  const auto ps0 = fit_params_of(m0);
+  const double sum = ps0[0].value + ps0[1].value;
+  fmt::print("Identifiability on {} from Figure 9 (cells of sizes", base);
+  for (auto s : sizes) fmt::print(" {}", s);
+  fmt::print("); a value is left open when its loss <= (1 + {}) x the smallest loss of its scan\n\n", slack);
+  auto report = [&](const char* what, const std::vector<std::pair<double, double>>& scan, const char* unit) {
+    double best = INFINITY;
+    for (const auto& [v, l] : scan) best = std::min(best, l);
+    double lo = INFINITY, hi = -INFINITY;
+    for (const auto& [v, l] : scan)
+      if (l <= best * (1 + slack)) lo = std::min(lo, v), hi = std::max(hi, v);
+    fmt::print("{:<20}", what);
+    for (const auto& [v, l] : scan) fmt::print(" {:>9.4g}:{:.4f}", v, l);
+    fmt::print("\n{:<20} left open: {:.4g} .. {:.4g} {}{}\n", "", lo, hi, unit,
+               lo == scan.front().first || hi == scan.back().first ? " (reaches the end of the scan)" : "");
+    std::fflush(stdout);
+  };
+  {
+    std::vector<std::pair<double, double>> scan;
+    for (double f : {0.0, 0.25, 0.5, 0.6, 0.75, ps0[0].value / sum, 0.95, 1.0}) {
+      auto ps = ps0;
+      ps[0].value = f * sum, ps[1].value = (1 - f) * sum;
+      scan.emplace_back(ps[0].value, fig9_loss(spec_with_link(base, ps), paper, sizes, jobs));
+    }
+    std::sort(scan.begin(), scan.end());
+    fmt::print("C_send along C_send + C_recv = {:.2f} us (value:loss)\n", sum);
+    report("send_us", scan, "us");
+  }
+  fmt::print("\nEach parameter scaled alone (value:loss)\n");
+  for (std::size_t i = 0; i < ps0.size(); ++i) {
+    if (ps0[i].value <= 0) continue;
+    std::vector<std::pair<double, double>> scan;
+    for (double f : {0.5, 0.71, 1.0, 1.41, 2.0}) {
+      auto ps = ps0;
+      ps[i].value *= f;
+      scan.emplace_back(ps[i].value, fig9_loss(spec_with_link(base, ps), paper, sizes, jobs));
+    }
+    report(ps0[i].key, scan, "");
+  }
+  return 0;
+}
+
 int fit(const std::string& base, const Table& paper, const std::vector<std::size_t>& sizes, int jobs, int rounds,
         const std::vector<std::string>& only) {
   // Starts from the preset's values; injection and ejection channels keep the link's byte time.
   const Machine m0 = parse_machine(base);
-  std::vector<Param> all = {{"send_us", static_cast<double>(m0.costs.send_overhead) / 1e6},
-                            {"recv_us", static_cast<double>(m0.costs.recv_overhead) / 1e6},
-                            {"send_ns_per_byte", static_cast<double>(m0.costs.send_per_byte) / 1e3},
-                            {"recv_ns_per_byte", static_cast<double>(m0.costs.recv_per_byte) / 1e3},
-                            {"link_ns_per_byte", static_cast<double>(m0.net.link_byte_time) / 1e3},
-                            {"match_ns", static_cast<double>(m0.costs.match_per_entry) / 1e3},
-                            {"copy_ns_per_byte", static_cast<double>(m0.costs.copy_per_byte) / 1e3},
-                            {"copy_ns_per_piece", static_cast<double>(m0.costs.copy_per_piece) / 1e3}};
+  const std::vector<Param> all = fit_params_of(m0);
   // The parameters varied: all of them, or those named by --params. A parameter at 0 stays there
   // (the search is multiplicative), so a new one needs a starting value in --machine.
   std::vector<Param> ps;
@@ -278,29 +363,10 @@ int fit(const std::string& base, const Table& paper, const std::vector<std::size
   const auto link = std::find_if(ps.begin(), ps.end(), [](const Param& p) { return std::string(p.key) == "link_ns_per_byte"; });
   const auto link_index = link == ps.end() ? ps.size() : static_cast<std::size_t>(link - ps.begin());
   const double link0 = static_cast<double>(m0.net.link_byte_time) / 1e3;
-  std::vector<std::string> algs;
-  for (const auto& [pname, oname] : kFig9) algs.push_back(oname);
   auto loss = [&](const std::vector<Param>& cand) {
     const double link_now = link_index < cand.size() ? cand[link_index].value : link0;
-    Machine m = parse_machine(spec_of(base, cand) + fmt::format(",inject_ns_per_byte={0:.4g},eject_ns_per_byte={0:.4g}",
-                                                                link_now));
-    std::vector<Cell> cells;
-    for (const auto& c : cells_for(algs, sizes)) {
-      const auto& pname = std::find_if(kFig9.begin(), kFig9.end(), [&](auto& p) { return p.second == c.algorithm; })->first;
-      if (paper.count(pname) && paper.at(pname).count(c.size)) cells.push_back(c);  // only cells the paper has
-    }
-    run_cells(m, cells, jobs, true);
-    double sum = 0;
-    int n = 0;
-    for (const auto& c : cells) {
-      const auto& [pname, oname] = *std::find_if(kFig9.begin(), kFig9.end(), [&](auto& p) { return p.second == c.algorithm; });
-      auto pr = paper.find(pname);
-      if (std::isnan(c.ms) || pr == paper.end() || !pr->second.count(c.size)) continue;
-      const double d = std::log(c.ms / pr->second.at(c.size));
-      sum += d * d;
-      ++n;
-    }
-    return n ? sum / n : INFINITY;
+    return fig9_loss(spec_of(base, cand) + fmt::format(",inject_ns_per_byte={0:.4g},eject_ns_per_byte={0:.4g}", link_now), paper,
+                     sizes, jobs);
   };
   double best = loss(ps);
   fmt::print("start: loss {:.4f}  {}\n", best, spec_of(base, ps));
@@ -685,11 +751,13 @@ int main(int argc, char** argv) {
   int rounds = 3;
   std::vector<std::string> fit_params;
   std::string claims_format = "text", claims_options;
-  for (auto* name : {"fig2", "fig6", "fig9", "fit", "claims"}) {
+  double slack = 0.10;
+  for (auto* name : {"fig2", "fig6", "fig9", "fit", "claims", "identify"}) {
     const std::string n = name;
-    auto* c = app.add_subcommand(name, n == "fit"      ? "fit the delta parameters to Figure 9"
-                                       : n == "claims" ? "the claims table: the paper's numbers and orderings beside ours"
-                                                       : std::string("reproduce Figure ") + (name + 3));
+    auto* c = app.add_subcommand(name, n == "fit"        ? "fit the delta parameters to Figure 9"
+                                       : n == "claims"   ? "the claims table: the paper's numbers and orderings beside ours"
+                                       : n == "identify" ? "what Figure 9 leaves open: the C_send/C_recv split and each parameter alone"
+                                                         : std::string("reproduce Figure ") + (name + 3));
     if (n == "claims") {
       c->add_option("--format", claims_format, "text, csv or markdown")->check(CLI::IsMember({"text", "csv", "markdown"}));
       c->add_option("--options", claims_options, "machine options appended to every delta machine, e.g. ',recv_us=40'");
@@ -699,8 +767,11 @@ int main(int argc, char** argv) {
     }
     c->add_option("--machine", machine, "machine (default delta:16x16)")->capture_default_str();
     c->add_option("--jobs", jobs, "parallel emulations")->capture_default_str();
-    if (std::string(name) == "fig9" || std::string(name) == "fit")
-      c->add_option("--reference", reference, "Figure 9 as CSV")->capture_default_str();
+    if (n == "fig9" || n == "fit" || n == "identify") c->add_option("--reference", reference, "Figure 9 as CSV")->capture_default_str();
+    if (n == "identify") {
+      c->add_option("--sizes", fit_sizes, "sizes whose cells enter the loss")->capture_default_str();
+      c->add_option("--slack", slack, "relative loss increase still counted as left open")->capture_default_str();
+    }
     if (std::string(name) == "fig9") c->add_flag("--markdown", markdown, "print Markdown tables");
     if (std::string(name) == "fit") {
       c->add_option("--sizes", fit_sizes, "sizes whose cells enter the fit")->capture_default_str();
@@ -712,6 +783,7 @@ int main(int argc, char** argv) {
   try {
     const std::string cmd = app.get_subcommands().front()->get_name();
     if (cmd == "claims") return print_claims(claims_options, read_reference(reference), jobs, claims::parse_format(claims_format));
+    if (cmd == "identify") return identify(machine, read_reference(reference), fit_sizes, jobs, slack);
     if (cmd == "fit") return fit(machine, read_reference(reference), fit_sizes, jobs, rounds, fit_params);
     const Machine m = parse_machine(machine);
     if (cmd == "fig9") {

@@ -141,26 +141,6 @@ int table2(const std::string& placement, const std::string& arbitration, int see
   return 0;
 }
 
-int irregular(const std::string& arbitration, int seeds) {
-  const char* algs[] = {"allgather/combining", "allgather/SB", "allgather/RO-ring", "allgather/SO-ring", "allgather/LS", "allgather/LR"};
-  fmt::print("Paper 004, section 5.3: 128 nodes on 10 switches (7..21 nodes, 1..5 links each, at most 2\n"
-             "between two switches), 256-flit blocks, seeds 1..{} (network, arbitration draws; rank placement\n"
-             "block); arbitration: {}\n\n", seeds, arbitration);
-  fmt::print("{:<22} {:>10} {:>10} {:>10} {:>10}\n", "algorithm", "mean us", "min", "max", "sd");
-  for (const char* a : algs) {
-    std::vector<double> v;
-    for (int s = 1; s <= seeds; ++s)
-      v.push_back(run_us(fmt::format("irregular:switches=10,nodes=7-21,links=1-5,parallel=2,total=128,seed={},arbitration={}", s, arbitration),
-                         a, 256, static_cast<std::uint64_t>(s)));
-    double mean = 0, sd = 0;
-    for (double x : v) mean += x / static_cast<double>(v.size());
-    for (double x : v) sd += (x - mean) * (x - mean) / static_cast<double>(v.size());
-    fmt::print("{:<22} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f}\n", a, mean, *std::min_element(v.begin(), v.end()),
-               *std::max_element(v.begin(), v.end()), std::sqrt(sd));
-  }
-  return 0;
-}
-
 // Lower bounds over every rank placement on the 2-switch networks (docs/paper004.md, "Rank
 // placement"). Bit r of x is rank r's switch. With one worm at a time per link direction and a
 // block taking 256 x 16 ns on it, RO-ring needs >= 31 * c0 block times, where c0 is the number of
@@ -262,6 +242,42 @@ std::string distribution(const std::vector<double>& v, const char* fmt_one) {
   return fmt::format("min {} | q1 {} | median {} | q3 {} | max {}", fmt::format(fmt::runtime(fmt_one), quantile(v, 0)),
                      fmt::format(fmt::runtime(fmt_one), quantile(v, 0.25)), fmt::format(fmt::runtime(fmt_one), quantile(v, 0.5)),
                      fmt::format(fmt::runtime(fmt_one), quantile(v, 0.75)), fmt::format(fmt::runtime(fmt_one), quantile(v, 1)));
+}
+
+int irregular(const std::string& arbitration, int seeds) {
+  fmt::print("Paper 004, section 5.3: 128 nodes on 10 switches (7..21 nodes, 1..5 links each, at most 2\n"
+             "between two switches), 256-flit blocks, networks 1..{} (seed=N: network, rank placement, arbitration\n"
+             "draws; placement random, the irregular default); arbitration: {}\n\n", seeds, arbitration);
+  const auto nets = irregular_runs(arbitration, seeds);
+  fmt::print("{:<22} {:>10} {:>10} {:>10} {:>10}\n", "algorithm", "mean us", "min", "max", "sd");
+  for (const char* a : kIrregularAlgs) {
+    std::vector<double> v;
+    for (const auto& n : nets) v.push_back(n.us.at(a));
+    double mean = 0, sd = 0;
+    for (double x : v) mean += x / static_cast<double>(v.size());
+    for (double x : v) sd += (x - mean) * (x - mean) / static_cast<double>(v.size());
+    fmt::print("{:<22} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f}\n", a, mean, *std::min_element(v.begin(), v.end()),
+               *std::max_element(v.begin(), v.end()), std::sqrt(sd));
+  }
+  const double step1 = single_switch_step_us();
+  fmt::print("\nPer network: LS's gain over SO-ring and over the best other algorithm (their time / LS's), and the\n"
+             "SO-ring step (SO-ring / 127) over the single-switch ring step ({:.3f} us = LR on switch:32 / 31)\n\n", step1);
+  fmt::print("{:>7} {:>9} {:>9} {:>9} {:>10} {:>11} {:>13}\n", "network", "LS us", "SO-ring", "RO-ring", "SO-ring/LS", "best/LS", "SO step/1-sw");
+  std::vector<double> so_ls, best_ls, step;
+  for (const auto& n : nets) {
+    double best = INFINITY;
+    for (const auto& [a, t] : n.us)
+      if (std::string(a) != "allgather/LS") best = std::min(best, t);
+    so_ls.push_back(n.us.at("allgather/SO-ring") / n.us.at("allgather/LS"));
+    best_ls.push_back(best / n.us.at("allgather/LS"));
+    step.push_back(n.us.at("allgather/SO-ring") / 127.0 / step1);
+    fmt::print("{:>7} {:>9.1f} {:>9.1f} {:>9.1f} {:>10.3f} {:>11.3f} {:>13.3f}\n", n.seed, n.us.at("allgather/LS"), n.us.at("allgather/SO-ring"),
+               n.us.at("allgather/RO-ring"), so_ls.back(), best_ls.back(), step.back());
+  }
+  fmt::print("\nSO-ring / LS:   {}\nbest / LS:      {}\nSO step / 1-sw: {}\n", distribution(so_ls, "{:.3f}"), distribution(best_ls, "{:.3f}"),
+             distribution(step, "{:.3f}"));
+  fmt::print("(the paper: LS 27.1% better than the other algorithms, i.e. best / LS = 1.372; issue 16: SO step about 2.2)\n");
+  return 0;
 }
 
 int print_claims(const std::string& arbitration, int seeds, int networks, claims::Format format) {
@@ -378,7 +394,7 @@ int main(int argc, char** argv) {
   auto* pb = app.add_subcommand("placements", "lower bounds of RO-ring and combining over every 2-switch rank placement");
   auto* ir = app.add_subcommand("irregular", "128-node, 10-switch irregular networks (section 5.3)");
   ir->add_option("--arbitration", arbitration, "switch output arbitration: fifo, random or round-robin")->check(arbitrations);
-  ir->add_option("--seeds", seeds, "networks and run seeds 1..N")->check(CLI::Range(1, 1000));
+  ir->add_option("--seeds", seeds, "networks 1..N (network, placement and run seed)")->check(CLI::Range(1, 1000));
   auto* cl = app.add_subcommand("claims", "Table 2, section 3's crossovers and section 5.3's statements beside ours, with verdicts");
   std::string format = "text";
   int networks = 20;
