@@ -26,7 +26,9 @@ using namespace touchstone;
 // A lower bound for any single-stage algorithm on a one-port machine (docs/paper003.md): every
 // processor injects its messages one after another and ejects its incoming ones one after
 // another, each message streaming at the bottleneck byte time of its path (docs/model.md 2.3),
-// with its packet headers, plus C_send per message sent and C_recv per message received.
+// with its packet headers, plus the send CPU cost of every message sent and the receive CPU cost
+// of every message received (per message, byte and packet); a receive that drains the body as it
+// arrives (recv_overlap) pays the larger of the stream and its per-byte and per-packet costs.
 double single_stage_bound_ms(const Machine& m, const algorithms::TrafficMatrix& tm) {
   const int n = m.nodes();
   std::vector<Time> out(static_cast<std::size_t>(n), 0), in(static_cast<std::size_t>(n), 0);
@@ -44,8 +46,11 @@ double single_stage_bound_ms(const Machine& m, const algorithms::TrafficMatrix& 
       }
       const std::int64_t packets = (bytes + m.net.packet_payload - 1) / m.net.packet_payload;
       const Time stream = (bytes + packets * m.net.packet_header) * b;
-      out[static_cast<std::size_t>(i)] += m.costs.send_overhead + stream;
-      in[static_cast<std::size_t>(j)] += stream + m.costs.recv_overhead;
+      // The CPU costs per message, per byte and per packet (Machine::send_cost, recv_cost).
+      out[static_cast<std::size_t>(i)] += m.send_cost(i, static_cast<std::size_t>(bytes)) + stream;
+      const auto& cj = m.costs_of(j);
+      in[static_cast<std::size_t>(j)] += cj.recv_overlap ? cj.recv_overhead + std::max(stream, m.recv_body_cost(j, static_cast<std::size_t>(bytes)))
+                                                         : stream + m.recv_cost(j, static_cast<std::size_t>(bytes));
     }
   const Time worst = std::max(*std::max_element(out.begin(), out.end()), *std::max_element(in.begin(), in.end()));
   return static_cast<double>(worst) / 1e9;
