@@ -142,7 +142,7 @@ void ActiveMessages::on_request(Msg& m, Time t) {
   running_rank_ = -1;
   node.handler_free = c.now_;
   v.clock = std::max(v.clock, s) + (c.now_ - s);
-  e_.network_->release_buffer(m.dst, m.size, c.now_);
+  e_.network_->release_buffer(m, c.now_);
   e_.hash_.add(m.id, 0xa3, static_cast<std::uint64_t>(c.now_));
   if (e_.recorder_) e_.recorder_->span(m.dst, "handler", s, c.now_, handler_name(id));
   e_.free_msg(&m);

@@ -332,9 +332,7 @@ RunResult Engine::run(const Program& program) {
     std::size_t count = 0;
     for (auto& v : vps_)
       for (Msg* m = v->unexpected_head; m; m = m->next)
-        if (++count <= 20)
-          unreceived += fmt::format("  message #{} from {} to {}, tag {}, {} bytes, arrived t={} us\n", m->id, m->src,
-                                    m->dst, m->tag, m->size, to_us(m->arrival));
+        if (++count <= 20) unreceived += describe_msg(*m);
     if (count)
       failure_ = fmt::format("the run finished with {} message(s) never received:\n{}{}", count, unreceived,
                              count > 20 ? "  ...\n" : "");
@@ -471,31 +469,117 @@ Op* Engine::isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::
   return post_send(v, world_dst, tag, gd.ctx, data);
 }
 
-Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data) {
+Msg* Engine::make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size) {
   Msg* m = new_msg();
   m->id = next_msg_id_++;
-  m->src = v.rank;
+  m->src = src;
   m->dst = dst;
   m->tag = tag;
   m->ctx = ctx;
-  m->size = data.size();
+  m->size = size;
+  return m;
+}
+
+void Engine::hand_over(Msg* m, Time start, Time handed) {
+  // Control messages and rendezvous data hash apart from eager messages (whose hash is unchanged).
+  const std::uint64_t proto = static_cast<std::uint64_t>(m->proto) * 0x9e3779b9ULL;
+  hash_.add(m->id, static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst),
+            (static_cast<std::uint64_t>(start) ^ (m->ctx * 31 + static_cast<std::uint64_t>(m->tag)) ^ (m->size << 40)) + proto);
+  ++stats_.messages;
+  ++vps_[static_cast<std::size_t>(m->src)]->sent;
+  stats_.payload_bytes += m->size;
+  if (recorder_) recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed);
+  network_->post(m, handed);
+}
+
+Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data) {
+  const bool eager = goes_eager(v, dst, ctx, data.size());
+  Msg* m = make_msg(v.rank, dst, tag, ctx, data.size());
   if (!opts_.phantom_payloads || (ctx & kAmCtx)) m->payload.assign(data.begin(), data.end());
-  const Time start = v.clock;
-  v.clock += machine_.send_cost(v.rank, m->size);
   Op* op = new_op();
   op->engine = this;
   op->kind = Op::Kind::send;
   op->owner = v.rank;
   op->msg_id = m->id;
+  op->dst = dst;
+  op->size = m->size;
   m->send_op = op;
-  hash_.add(m->id, static_cast<std::uint64_t>(v.rank) << 32 | static_cast<std::uint32_t>(dst),
-            static_cast<std::uint64_t>(start) ^ (ctx * 31 + static_cast<std::uint64_t>(tag)) ^ (m->size << 40));
-  ++stats_.messages;
-  ++v.sent;
-  stats_.payload_bytes += m->size;
-  if (recorder_) recorder_->sent(m->id, v.rank, dst, tag, m->size, start, v.clock);
-  network_->post(m, v.clock);
+  const Time start = v.clock;
+  if (eager) {
+    m->buffered = machine_.net.flow_control() && machine_.net.recv_buffer >= 0;  // reserved by goes_eager
+    v.clock += machine_.send_cost(v.rank, m->size);
+    hand_over(m, start, v.clock);
+    return op;
+  }
+  // Rendezvous (docs/model.md 2.16): only the request to send leaves now, a 0-byte message with the
+  // envelope; the data waits, with its payload, for the receiver's clear to send.
+  op->rendezvous = true;
+  m->proto = Msg::Proto::rdv_data;
+  Msg* rts = make_msg(v.rank, dst, tag, ctx, 0);
+  rts->proto = Msg::Proto::rts;
+  rts->rdv = m;
+  v.clock += machine_.send_cost(v.rank, 0);
+  hand_over(rts, start, v.clock);
   return op;
+}
+
+// Flow control (docs/model.md 2.16): eager when the message is at most eager_limit bytes and, with a
+// bounded buffer, fits the receiver's free buffer at the sender's clock (reserved then). To read the
+// buffer at that virtual time, the sender first lets the event loop catch up with its clock.
+// Active messages (handled on arrival) and 0-byte messages (they need no buffer) are always eager.
+bool Engine::goes_eager(Vp& v, int dst, std::uint64_t ctx, std::size_t size) {
+  const NetworkParams& net = machine_.net;
+  if (!net.flow_control() || (ctx & kAmCtx) || size == 0) return true;
+  if (size > static_cast<std::uint64_t>(net.eager_limit)) return false;
+  if (net.recv_buffer < 0) return true;
+  sync(v);
+  return network_->reserve_buffer(dst, size);
+}
+
+// The receive `op` of v has matched the request to send `rts` at virtual time `at`: v's CPU takes
+// the request (the receive cost of a 0-byte message) and sends the clear to send (the send cost of
+// one), charged to its clock like an active-message handler (docs/model.md 7). The data will
+// complete op directly: it needs no buffer space, and its matching cost is the request's.
+void Engine::clear_to_send(Vp& v, Op* op, Msg* rts, Time at) {
+  Msg* data = rts->rdv;
+  data->rdv_recv = op;
+  data->examined = rts->examined;
+  op->awaiting_data = true;
+  op->msg_id = data->id;
+  const Time handed = at + machine_.recv_cost(v.rank, 0) + machine_.send_cost(v.rank, 0);
+  v.clock = std::max(v.clock, at) + (handed - at);
+  Msg* cts = make_msg(v.rank, rts->src, 0, 0, 0);  // never matched: it is handled on arrival
+  cts->proto = Msg::Proto::cts;
+  cts->rdv = data;
+  hash_.add(rts->id, 0xc75, static_cast<std::uint64_t>(at));
+  free_msg(rts);
+  hand_over(cts, at, handed);
+}
+
+// The clear to send is back at the sender at t: its CPU takes it and sends the data (receive cost
+// of a 0-byte message, send cost of the data), charged to its clock like a handler. The send
+// request completes when the data's last packet has left (on_send_done).
+void Engine::on_clear_to_send(Msg& cts, Time t) {
+  Vp& v = *vps_[static_cast<std::size_t>(cts.dst)];
+  Msg* data = cts.rdv;
+  const Time handed = t + machine_.recv_cost(v.rank, 0) + machine_.send_cost(v.rank, data->size);
+  v.clock = std::max(v.clock, t) + (handed - t);
+  free_msg(&cts);
+  hand_over(data, t, handed);
+}
+
+void Engine::on_rendezvous_data(Msg& m, Time t) {
+  Op* op = m.rdv_recv;
+  Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
+  op->awaiting_data = false;
+  if (op->dropped) {  // its request was destroyed (already reported as misuse)
+    free_msg(&m);
+    free_op(op);
+    return;
+  }
+  op->matched = &m;
+  hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
+  if (op->awaited && v.state == Vp::State::blocked) wake(v);
 }
 
 // Inter-level multicast (docs/model.md 2.11): one message set-up and one worm, which forks at the
@@ -507,6 +591,10 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
                                  "hpam:4x4/16x16,Q=8,multicast (this is {})",
                                  machine_.name));
   if (machine_.net.recv_buffer >= 0) throw UsageError("multicast is not modeled with bounded receive buffers (buffer=)");
+  if (machine_.net.flow_control() && data.size() > static_cast<std::uint64_t>(machine_.net.eager_limit))
+    throw UsageError(fmt::format("multicast of {} bytes: above eager_limit ({} bytes), and a forked worm has no "
+                                 "rendezvous (docs/model.md 2.16)",
+                                 data.size(), machine_.net.eager_limit));
   if (data.size() > static_cast<std::size_t>(machine_.net.packet_payload))
     throw UsageError(fmt::format("multicast of {} bytes: a forked worm is one packet (at most {} bytes)", data.size(),
                                  machine_.net.packet_payload));
@@ -578,7 +666,8 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   for (Msg* m = v.unexpected_head; m; prev = m, m = m->next)
     if (++op->examined, matches(*op, *m)) {
       unlink_unexpected(v, prev, m);
-      op->matched = m;
+      if (m->proto == Msg::Proto::rts) clear_to_send(v, op, m, v.clock);
+      else op->matched = m;
       return op;
     }
   op->prev = v.posted_tail;
@@ -601,6 +690,7 @@ void Engine::unlink_unexpected(Vp& v, Msg* prev, Msg* m) {
 
 void Engine::on_send_done(Msg& m, Time t) {
   Op* op = m.send_op;
+  if (!op) return;  // a request or clear to send: nobody waits for it to leave
   m.send_op = nullptr;
   op->done = t;
   if (op->dropped) {
@@ -613,6 +703,8 @@ void Engine::on_send_done(Msg& m, Time t) {
 
 void Engine::on_arrival(Msg& m, Time t) {
   if (is_am_request(m.ctx)) return am_->on_request(m, t);
+  if (m.proto == Msg::Proto::cts) return on_clear_to_send(m, t);
+  if (m.proto == Msg::Proto::rdv_data) return on_rendezvous_data(m, t);
   Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
   // Matching cost (docs/model.md 2.5) counts in virtual time. The receives posted by t form a
   // prefix of the queue (a VP posts in clock order): the arrival examines those. A receive that the
@@ -626,6 +718,7 @@ void Engine::on_arrival(Msg& m, Time t) {
           if (!ahead) break;
         }
       unlink_posted(v, op);
+      if (m.proto == Msg::Proto::rts) return clear_to_send(v, op, &m, std::max(t, op->posted));
       op->matched = &m;
       hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
       if (op->awaited && v.state == Vp::State::blocked) wake(v);
@@ -669,7 +762,7 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   const Time body = machine_.recv_body_cost(v.rank, m->size);
   const Time drained = c.recv_overlap ? std::max(std::min(waiting_since, v.clock) + body, m->drained) : start + body;
   v.clock = drained + c.recv_overhead + matching;
-  network_->release_buffer(v.rank, m->size, v.clock);
+  network_->release_buffer(*m, v.clock);
   hash_.add(m->id, 0x5ec, static_cast<std::uint64_t>(v.clock));
   if (recorder_) recorder_->received(m->id, m->src, v.rank, m->tag, m->size, m->arrival, start, v.clock);
   free_msg(m);
@@ -685,7 +778,14 @@ void Engine::complete_send(Vp& v, Op*& op) {
 }
 
 static std::string describe_op(const Op& op) {
+  if (op.kind == Op::Kind::send && op.rendezvous)
+    return fmt::format("send of message #{} to rank {} ({} bytes, rendezvous: waiting for the receiver to post a "
+                       "matching receive)",
+                       op.msg_id, op.dst, op.size);
   if (op.kind == Op::Kind::send) return fmt::format("send of message #{}", op.msg_id);
+  if (op.awaiting_data)
+    return fmt::format("recv(source={}, tag={}), waiting for the data of rendezvous message #{}", rank_str(op.src),
+                       tag_str(op.tag), op.msg_id);
   return fmt::format("recv(source={}, tag={})", rank_str(op.src), tag_str(op.tag));
 }
 
@@ -815,7 +915,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
       if (matches(pattern, *m)) {
         auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{m->src, -1});
         v.clock = std::max(v.clock, m->arrival);
-        return Status{it->second, m->tag, m->size, m->arrival};
+        return Status{it->second, m->tag, m->envelope_size(), m->arrival};
       }
     return std::nullopt;
   };
@@ -844,6 +944,10 @@ void Engine::drop(Op* op) {
   if (!aborting_)
     misuse_.push_back(fmt::format("rank {}: a receive request ({}) was destroyed without being completed",
                                   op->owner, describe_op(*op)));
+  if (op->awaiting_data) {  // the rendezvous data is on its way and frees op when it arrives
+    op->dropped = true;
+    return;
+  }
   if (op->matched) free_msg(op->matched); else unlink_posted(v, op);
   free_op(op);
 }
@@ -900,6 +1004,14 @@ void Engine::software_barrier(Vp& v, const GroupData& g) {
 
 // ---------------------------------------------------------------- reports
 
+std::string Engine::describe_msg(const Msg& m) const {
+  if (m.proto == Msg::Proto::rts)
+    return fmt::format("  request to send message #{} from {} to {}, tag {}, {} bytes (rendezvous), arrived t={} us\n",
+                       m.rdv->id, m.src, m.dst, m.tag, m.rdv->size, to_us(m.arrival));
+  return fmt::format("  message #{} from {} to {}, tag {}, {} bytes, arrived t={} us\n", m.id, m.src, m.dst, m.tag,
+                     m.size, to_us(m.arrival));
+}
+
 std::string Engine::deadlock_report() const {
   std::string cycle = network_->find_deadlock_cycle();
   std::string s;
@@ -925,9 +1037,7 @@ std::string Engine::deadlock_report() const {
   int count = 0;
   for (const auto& v : vps_)
     for (Msg* m = v->unexpected_head; m; m = m->next)
-      if (++count <= 64)
-        unmatched += fmt::format("  message #{} from {} to {}, tag {}, {} bytes, arrived t={} us\n", m->id, m->src,
-                                 m->dst, m->tag, m->size, to_us(m->arrival));
+      if (++count <= 64) unmatched += describe_msg(*m);
   s += count ? fmt::format("Unmatched messages ({}):\n{}", count, unmatched) : "No unmatched messages.\n";
   if (network_->blocked_packets()) s += "Blocked in the network:\n" + network_->describe_blocked();
   return s;

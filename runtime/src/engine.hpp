@@ -58,6 +58,9 @@ struct Op {
   // send
   Time done = kNever;    // last packet left the node
   std::uint64_t msg_id = 0;
+  int dst = 0;           // world rank, tag and size: for reports
+  std::size_t size = 0;
+  bool rendezvous = false;  // flow control: waits for the receiver's clear to send (docs/model.md 2.16)
   // receive
   int src = any_source;  // world rank or any_source
   int tag = any_tag;
@@ -67,6 +70,7 @@ struct Op {
   Time posted = 0;
   std::uint32_t examined = 0;  // unexpected messages examined when posted (docs/model.md 2.5)
   Msg* matched = nullptr;
+  bool awaiting_data = false;  // matched a request to send; its data is on the way (docs/model.md 2.16)
   Op* next = nullptr;  // posted-receive queue
   Op* prev = nullptr;
 };
@@ -146,6 +150,16 @@ class Engine final : public NetworkListener {
   std::shared_ptr<const GroupData> resolve_shared(const Group& g) const;
   int to_world(const GroupData& g, int local, const char* what) const;
   Op* post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data);
+  Msg* make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size);
+  // A message set-up of node m->src that began at `start`: hashed, counted, recorded, and handed
+  // to the network at `handed`.
+  void hand_over(Msg* m, Time start, Time handed);
+  // Flow control (docs/model.md 2.16).
+  bool goes_eager(Vp& v, int dst, std::uint64_t ctx, std::size_t size);
+  void clear_to_send(Vp& v, Op* op, Msg* rts, Time at);
+  void on_clear_to_send(Msg& cts, Time t);
+  void on_rendezvous_data(Msg& m, Time t);
+  std::string describe_msg(const Msg& m) const;
   Op* post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_ptr<const GroupData> g,
                 std::span<std::byte> buf);
   /// Completes a matched receive. `waiting_since`: the clock at which v started waiting for it in

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -236,6 +237,12 @@ const std::vector<Option>& options() {
       {"buffer", "receive buffer per node in bytes, or unlimited",
        [](Machine& m, const std::string& v) {
          m.net.recv_buffer = v == "unlimited" ? -1 : parse_int("buffer", v, 0, 1LL << 50);
+       }},
+      {"eager_limit", "flow control: messages above BYTES (or not fitting the receiver's free buffer) go by rendezvous; unlimited: only the buffer decides; off (default): no flow control",
+       [](Machine& m, const std::string& v) {
+         m.net.eager_limit = v == "off"         ? NetworkParams::kNoFlowControl
+                             : v == "unlimited" ? std::numeric_limits<std::int64_t>::max()
+                                                : parse_int("eager_limit", v, 0, 1LL << 50);
        }},
       {"barrier", "hardware (control network) or software (dissemination over the data network)",
        [](Machine& m, const std::string& v) {

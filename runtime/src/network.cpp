@@ -302,7 +302,8 @@ void Network::want_ejection(Packet* pk, Time t) {
   const int dst = pk->m->dst;
   Node& node = nodes_[static_cast<std::size_t>(dst)];
   // (A forked worm never meets bounded receive buffers: Proc::multicast refuses them.)
-  if (pk->index == 0 && net_.recv_buffer >= 0 && pk->m->fan == 1) {
+  // (Under flow control the sender reserved the space, or the message needs none: 2.16.)
+  if (pk->index == 0 && net_.recv_buffer >= 0 && pk->m->fan == 1 && !net_.flow_control()) {
     if (node.buf_wait_head || !buffer_admits(node, *pk->m)) {
       // No room for the message: the worm waits in front of the ejection channel, holding its
       // path, while the ejection channel stays free for messages already admitted.
@@ -312,6 +313,7 @@ void Network::want_ejection(Packet* pk, Time t) {
       return;
     }
     node.buffer_used += static_cast<std::int64_t>(pk->m->size);
+    pk->m->buffered = true;
   }
   want_ejection_port(pk, t);
 }
@@ -418,9 +420,9 @@ void Network::stream(Packet* pk, Time t) {
   for (Msg* b : m->branch) q_.push(tail, b->id, Ev::arrive, b);
 }
 
-void Network::release_buffer(int node, std::size_t bytes, Time t) {
-  if (net_.recv_buffer < 0) return;
-  q_.push(t, vp_order(node), Ev::buffer_free, nullptr, static_cast<std::uint64_t>(bytes) << 24 | static_cast<std::uint64_t>(node));
+void Network::release_buffer(const Msg& m, Time t) {
+  if (!m.buffered) return;
+  q_.push(t, vp_order(m.dst), Ev::buffer_free, nullptr, static_cast<std::uint64_t>(m.size) << 24 | static_cast<std::uint64_t>(m.dst));
 }
 
 void Network::buffer_freed(int dst, Time t) {
@@ -429,8 +431,17 @@ void Network::buffer_freed(int dst, Time t) {
     Packet* pk = dequeue(node.buf_wait_head, node.buf_wait_tail);
     stats_.blocked_time += t - pk->wait_since;
     node.buffer_used += static_cast<std::int64_t>(pk->m->size);
+    pk->m->buffered = true;
     want_ejection_port(pk, t);
   }
+}
+
+bool Network::reserve_buffer(int node, std::size_t bytes) {
+  if (net_.recv_buffer < 0) return true;
+  Node& n = nodes_[static_cast<std::size_t>(node)];
+  if (n.buffer_used + static_cast<std::int64_t>(bytes) > net_.recv_buffer) return false;
+  n.buffer_used += static_cast<std::int64_t>(bytes);
+  return true;
 }
 
 void Network::handle(const Event& e) {

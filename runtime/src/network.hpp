@@ -36,6 +36,15 @@ struct Msg {
   Time byte_time = 0;              // bottleneck time per byte along the path
   Op* send_op = nullptr;
   std::uint32_t examined = 0;      // receive-queue entries examined on arrival (docs/model.md 2.5)
+  /// Flow control (docs/model.md 2.16). A request to send (rts) carries the envelope and points to
+  /// its data message (`rdv`, not yet in the network); a clear to send (cts) goes back to the
+  /// sender and points to the same data message; the data (rdv_data) knows its receive (`rdv_recv`).
+  enum class Proto : std::uint8_t { eager, rts, cts, rdv_data };
+  Proto proto = Proto::eager;
+  Msg* rdv = nullptr;
+  Op* rdv_recv = nullptr;
+  bool buffered = false;           // holds receive-buffer space at dst until received (2.7, 2.16)
+  std::size_t envelope_size() const { return proto == Proto::rts ? rdv->size : size; }
   /// Adaptive routing: the link channels chosen so far by this message and the earlier messages of
   /// the same pair still in flight (they share it, so a pair's messages never overtake).
   std::shared_ptr<std::vector<std::uint32_t>> route;
@@ -101,8 +110,11 @@ class Network {
   void set_seed(std::uint64_t seed) { seed_ = seed; }
   /// Handles one network event (inject, header, port_next, grant, ej_grant, buffer_free).
   void handle(const Event& e);
-  /// Frees receive-buffer space at a node at time t (schedules the event).
-  void release_buffer(int node, std::size_t bytes, Time t);
+  /// Frees the receive-buffer space m holds at its destination, if any, at time t (schedules the event).
+  void release_buffer(const Msg& m, Time t);
+  /// Flow control (docs/model.md 2.16): reserves `bytes` of node's receive buffer now if they fit
+  /// (used + bytes <= recv_buffer, or the buffer is unlimited).
+  bool reserve_buffer(int node, std::size_t bytes);
   /// Bytes of receive buffer currently reserved at a node.
   std::int64_t buffer_used(int node) const { return nodes_[static_cast<std::size_t>(node)].buffer_used; }
 

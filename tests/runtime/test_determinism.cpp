@@ -170,3 +170,20 @@ TEST(Determinism, NodeMechanismsSameTraceHashOverTwentyPerturbedRuns) {
   const Time off = run(parse_machine("delta:4x4"), [&](Proc& p) { br.program(p, args); }).makespan;
   EXPECT_LT(on, off);
 }
+
+// Flow control (docs/model.md 2.16): a hot spot (every rank sends 1000 bytes straight to rank 0) on
+// mesh:4x4 with a 2 KB receive buffer. Without flow control the buffer changes nothing here (the
+// receiver frees it as fast as the one ejection channel fills it); with it, senders that find the
+// buffer full at their send time go by rendezvous, decided at each sender's virtual time, the same
+// on every host schedule.
+TEST(Determinism, FlowControlSameTraceHashOverTwentyPerturbedRuns) {
+  const auto& alg = algorithms::find("gather/1-lev-dir");
+  const algorithms::Args args{1000, 0, true};
+  auto once = [&](const char* spec) { return run(parse_machine(spec), [&](Proc& p) { alg.program(p, args); }); };
+  EXPECT_EQ(once("mesh:4x4,buffer=2048").trace_hash, once("mesh:4x4").trace_hash);
+  const RunResult ref =
+      expect_identical(parse_machine("mesh:4x4,buffer=2048,eager_limit=unlimited"), [&](Proc& p) { alg.program(p, args); });
+  EXPECT_GT(ref.stats.messages, 15u);       // some went by rendezvous: 3 messages instead of 1
+  EXPECT_LT(ref.stats.messages, 3u * 15u);  // and some eager
+  EXPECT_GT(ref.makespan, once("mesh:4x4").makespan);
+}

@@ -56,6 +56,13 @@ struct NetworkParams {
   int inj_ports = 1;          ///< injection channels per node (1 = one-port)
   int ej_ports = 1;           ///< ejection channels per node
   std::int64_t recv_buffer = -1;  ///< bytes of receive buffering per node, -1 = unlimited
+  /// Receive-side flow control (docs/model.md 2.16). kNoFlowControl (default): every message is
+  /// sent at once (eager) and a bounded recv_buffer is reserved at the ejection channel (2.7).
+  /// Otherwise a message of more than eager_limit bytes, or one that does not fit the receiver's
+  /// free recv_buffer when it is sent, goes by rendezvous (request to send, clear to send, data).
+  std::int64_t eager_limit = kNoFlowControl;
+  static constexpr std::int64_t kNoFlowControl = -1;
+  bool flow_control() const { return eager_limit != kNoFlowControl; }
   Switching switching = Switching::wormhole;
   std::int64_t router_buffer = 0;  ///< cut-through: bytes of buffer at each switch input port
   Arbitration arbitration = Arbitration::fifo;  ///< at every link and ejection channel

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct RunOptions {
   Time time_limit = milliseconds(3'600'000);  ///< virtual time after which the run is an error
   std::size_t stack_bytes = std::size_t{1} << 20;  ///< host stack of each VP thread
   int host_cores = 0;             ///< threads: pin VP threads to host cores 0..n-1 (0: no pinning)
+  /// Overrides the machine's NetworkParams::eager_limit for this run (docs/model.md 2.16; CLI
+  /// --eager-limit): bytes, NetworkParams::kNoFlowControl (off) or INT64_MAX (only the buffer decides).
+  std::optional<std::int64_t> eager_limit;
 };
 
 struct RunStats {
