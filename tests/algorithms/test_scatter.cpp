@@ -110,6 +110,22 @@ TEST(ScatterStructure, SystemBroadcastIsARowThenColumnStoreAndForwardTree) {
   EXPECT_EQ(r.sent[3], 0u);
 }
 
+// The system broadcast's many concurrent forwards give one trace whatever the host does: fibers,
+// threads, and threads with seeded host delays.
+TEST(ScatterStructure, SystemBroadcastTraceIsTheSameUnderHostPerturbation) {
+  const Machine m = parse_machine("delta:4x8");
+  const auto& alg = algorithms::find("scatter/1-lev-sys-br");
+  auto go = [&](Execution e, std::uint64_t perturb) {
+    RunOptions o;
+    o.execution = e;
+    o.perturb = perturb;
+    return run(m, [&](Proc& p) { alg.program(p, algorithms::Args{100, 5, true}); }, o).trace_hash;
+  };
+  const auto h = go(Execution::fibers, 0);
+  EXPECT_EQ(h, go(Execution::threads, 0));
+  EXPECT_EQ(h, go(Execution::threads, 7));
+}
+
 TEST(ScatterStructure, LogpLevRecSplitsSnakeRunsAroundTheKey) {
   // 256 processors, gamma 0.75, key first: the first 192 keep the key, the leader is processor 192.
   const auto c = algorithms::gamma_cut(256, 0, 0.75);
