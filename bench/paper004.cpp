@@ -7,7 +7,9 @@
 //   paper004 placements  lower bounds of RO-ring and combining over every rank placement on the
 //                        2-switch networks, against the paper's figures
 //   paper004 irregular   all algorithms on 128-node, 10-switch irregular networks (section 5.3),
-//                        mean and spread over seeds
+//                        mean and spread over seeds, and per network LS against SO-ring and the
+//                        SO-ring step against the single-switch step
+//   paper004 claims      Table 2, section 3's crossovers and section 5.3's statements beside ours
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -21,18 +23,27 @@
 
 #include "algorithms/allgather.hpp"
 #include "algorithms/registry.hpp"
+#include "tools/experiment/claims.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
 
 using namespace touchstone;
 
-double run_us(const std::string& machine, const std::string& algorithm, std::size_t size, std::uint64_t seed = 1) {
+// Machine options appended to every machine of a run (`paper004 claims --options ,send_us=2.5`).
+std::string g_machine_options;
+
+double run_us_exactly(const std::string& machine, const std::string& algorithm, std::size_t size, std::uint64_t seed = 1) {
   const Machine m = parse_machine(machine);
   const auto& alg = algorithms::find(algorithm);
   RunOptions o;
   o.seed = seed;
   return to_us(run(m, [&](Proc& p) { alg.program(p, algorithms::Args{size, 0, true}); }, o).makespan);
+}
+
+// A run on `machine` with the appended options.
+double run_us(const std::string& machine, const std::string& algorithm, std::size_t size, std::uint64_t seed = 1) {
+  return run_us_exactly(machine + g_machine_options, algorithm, size, seed);
 }
 
 // Table 2 as published (us); -1 = "-".
@@ -138,26 +149,6 @@ int table2(const std::string& placement, const std::string& arbitration, int see
   return 0;
 }
 
-int irregular(const std::string& arbitration, int seeds) {
-  const char* algs[] = {"allgather/combining", "allgather/SB", "allgather/RO-ring", "allgather/SO-ring", "allgather/LS", "allgather/LR"};
-  fmt::print("Paper 004, section 5.3: 128 nodes on 10 switches (7..21 nodes, 1..5 links each, at most 2\n"
-             "between two switches), 256-flit blocks, seeds 1..{} (network, arbitration draws; rank placement\n"
-             "block); arbitration: {}\n\n", seeds, arbitration);
-  fmt::print("{:<22} {:>10} {:>10} {:>10} {:>10}\n", "algorithm", "mean us", "min", "max", "sd");
-  for (const char* a : algs) {
-    std::vector<double> v;
-    for (int s = 1; s <= seeds; ++s)
-      v.push_back(run_us(fmt::format("irregular:switches=10,nodes=7-21,links=1-5,parallel=2,total=128,seed={},arbitration={}", s, arbitration),
-                         a, 256, static_cast<std::uint64_t>(s)));
-    double mean = 0, sd = 0;
-    for (double x : v) mean += x / static_cast<double>(v.size());
-    for (double x : v) sd += (x - mean) * (x - mean) / static_cast<double>(v.size());
-    fmt::print("{:<22} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f}\n", a, mean, *std::min_element(v.begin(), v.end()),
-               *std::max_element(v.begin(), v.end()), std::sqrt(sd));
-  }
-  return 0;
-}
-
 // Lower bounds over every rank placement on the 2-switch networks (docs/paper004.md, "Rank
 // placement"). Bit r of x is rank r's switch. With one worm at a time per link direction and a
 // block taking 256 x 16 ns on it, RO-ring needs >= 31 * c0 block times, where c0 is the number of
@@ -222,6 +213,179 @@ int placements() {
   return 0;
 }
 
+
+// The 128-node irregular networks of section 5.3, network `seed` (its arbitration draws too).
+std::string irregular_machine(int seed, const std::string& arbitration) {
+  return fmt::format("irregular:switches=10,nodes=7-21,links=1-5,parallel=2,total=128,seed={},arbitration={}", seed, arbitration);
+}
+
+// Per network: every algorithm's time (us).
+struct Network {
+  int seed;
+  std::map<std::string, double> us;
+};
+const char* const kIrregularAlgs[] = {"allgather/combining", "allgather/SB", "allgather/RO-ring", "allgather/SO-ring", "allgather/LS", "allgather/LR"};
+
+std::vector<Network> irregular_runs(const std::string& arbitration, int seeds) {
+  std::vector<Network> v;
+  for (int s = 1; s <= seeds; ++s) {
+    Network n{s, {}};
+    for (const char* a : kIrregularAlgs) n.us[a] = run_us(irregular_machine(s, arbitration), a, 256, static_cast<std::uint64_t>(s));
+    v.push_back(std::move(n));
+  }
+  return v;
+}
+
+// One ring step on one switch: LR's time on switch:32 over its 31 steps.
+double single_switch_step_us() { return run_us("switch:32", "allgather/LR", 256) / 31.0; }
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double x = q * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<std::size_t>(x);
+  return i + 1 < v.size() ? v[i] + (x - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
+}
+
+std::string distribution(const std::vector<double>& v, const char* fmt_one) {
+  return fmt::format("min {} | q1 {} | median {} | q3 {} | max {}", fmt::format(fmt::runtime(fmt_one), quantile(v, 0)),
+                     fmt::format(fmt::runtime(fmt_one), quantile(v, 0.25)), fmt::format(fmt::runtime(fmt_one), quantile(v, 0.5)),
+                     fmt::format(fmt::runtime(fmt_one), quantile(v, 0.75)), fmt::format(fmt::runtime(fmt_one), quantile(v, 1)));
+}
+
+int irregular(const std::string& arbitration, int seeds) {
+  fmt::print("Paper 004, section 5.3: 128 nodes on 10 switches (7..21 nodes, 1..5 links each, at most 2\n"
+             "between two switches), 256-flit blocks, networks 1..{} (seed=N: network, rank placement, arbitration\n"
+             "draws; placement random, the irregular default); arbitration: {}\n\n", seeds, arbitration);
+  const auto nets = irregular_runs(arbitration, seeds);
+  fmt::print("{:<22} {:>10} {:>10} {:>10} {:>10}\n", "algorithm", "mean us", "min", "max", "sd");
+  for (const char* a : kIrregularAlgs) {
+    std::vector<double> v;
+    for (const auto& n : nets) v.push_back(n.us.at(a));
+    double mean = 0, sd = 0;
+    for (double x : v) mean += x / static_cast<double>(v.size());
+    for (double x : v) sd += (x - mean) * (x - mean) / static_cast<double>(v.size());
+    fmt::print("{:<22} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f}\n", a, mean, *std::min_element(v.begin(), v.end()),
+               *std::max_element(v.begin(), v.end()), std::sqrt(sd));
+  }
+  const double step1 = single_switch_step_us();
+  fmt::print("\nPer network: LS's gain over SO-ring and over the best other algorithm (their time / LS's), and the\n"
+             "SO-ring step (SO-ring / 127) over the single-switch ring step ({:.3f} us = LR on switch:32 / 31)\n\n", step1);
+  fmt::print("{:>7} {:>9} {:>9} {:>9} {:>10} {:>11} {:>13}\n", "network", "LS us", "SO-ring", "RO-ring", "SO-ring/LS", "best/LS", "SO step/1-sw");
+  std::vector<double> so_ls, best_ls, step;
+  for (const auto& n : nets) {
+    double best = INFINITY;
+    for (const auto& [a, t] : n.us)
+      if (std::string(a) != "allgather/LS") best = std::min(best, t);
+    so_ls.push_back(n.us.at("allgather/SO-ring") / n.us.at("allgather/LS"));
+    best_ls.push_back(best / n.us.at("allgather/LS"));
+    step.push_back(n.us.at("allgather/SO-ring") / 127.0 / step1);
+    fmt::print("{:>7} {:>9.1f} {:>9.1f} {:>9.1f} {:>10.3f} {:>11.3f} {:>13.3f}\n", n.seed, n.us.at("allgather/LS"), n.us.at("allgather/SO-ring"),
+               n.us.at("allgather/RO-ring"), so_ls.back(), best_ls.back(), step.back());
+  }
+  fmt::print("\nSO-ring / LS:   {}\nbest / LS:      {}\nSO step / 1-sw: {}\n", distribution(so_ls, "{:.3f}"), distribution(best_ls, "{:.3f}"),
+             distribution(step, "{:.3f}"));
+  fmt::print("(the paper: LS 27.1% better than the other algorithms, i.e. best / LS = 1.372; issue 16: SO step about 2.2)\n");
+  return 0;
+}
+
+int print_claims(const std::string& arbitration, int seeds, int networks, claims::Format format) {
+  claims::Ledger L;
+  constexpr double kTol = 1.10;
+  const std::string placement = "cyclic";
+  const char* columns[] = {"1-switch", "balanced", "unbalanced"};
+  // Table 2: every cell (mean over run seeds) and every column's order.
+  std::vector<std::vector<double>> ours(std::size(kTable2), std::vector<double>(3, -1));
+  for (std::size_t r = 0; r < std::size(kTable2); ++r)
+    for (std::size_t c = 0; c < 3; ++c) {
+      if (kTable2[r].paper[c] < 0) continue;
+      double sum = 0;
+      for (int s = 1; s <= seeds; ++s) sum += table2_cell(r, c, s, placement, arbitration);
+      ours[r][c] = sum / seeds;
+      L.number(fmt::format("table2.{}.{}", kTable2[r].paper_name, columns[c]), "Table 2 (us; 256 flits, '5 microsecond startup')",
+               kTable2[r].paper[c], ours[r][c], kTol, "us", c > 0 ? fmt::format("mean over run seeds 1..{}, {} placement", seeds, placement) : "");
+    }
+  for (std::size_t c = 0; c < 3; ++c) {
+    std::vector<double> p, o;
+    std::string po, oo;
+    for (std::size_t r = 0; r < std::size(kTable2); ++r) p.push_back(kTable2[r].paper[c]), o.push_back(ours[r][c]);
+    const auto rp = ranks(p), ro = ranks(o);
+    for (std::size_t r = 0; r < std::size(kTable2); ++r)
+      if (p[r] >= 0) po += fmt::format("{}{}={}", po.empty() ? "" : " ", kTable2[r].paper_name, rp[r]), oo += fmt::format("{}{}={}", oo.empty() ? "" : " ", kTable2[r].paper_name, ro[r]);
+    L.statement(fmt::format("table2.order.{}", columns[c]), "Table 2: the column's order (1 = fastest)", po, oo, rp == ro);
+  }
+  // The start-up: the paper states 5 us; the preset's C_send + C_recv.
+  const Machine sw = parse_machine("switch:32" + g_machine_options);
+  L.number("sec3.3.startup", "Sec. 3.3 and Table 2: 't_s (communication startup time) = 5 microsecond'", 5.0,
+           to_us(sw.costs.send_overhead + sw.costs.recv_overhead), kTol, "us",
+           "Table 2's own single-switch LR, 31 sequential steps of 205.78/31 = 6.64 us, leaves 2.54 us beside the 256 flits' 4.10 us; "
+           "with 5 us of start-up per step LR would take at least 31 x (5 + 4.10 + 0.53) = 298 us (docs/paper004.md)");
+  // Section 3.2: SB always beats the ring on a single switch.
+  L.statement("sec3.2.sb-before-ring", "Sec. 3.2: 'the SB algorithm will always complete in less time than the ring algorithm on a single switch'",
+              "SB < LR on switch:32", fmt::format("SB {:.2f}, LR {:.2f} us", run_us("switch:32", "allgather/SB", 256), run_us("switch:32", "allgather/LR", 256)),
+              run_us("switch:32", "allgather/SB", 256) < run_us("switch:32", "allgather/LR", 256));
+  // Section 3.3, Figure 6 (5 us start-up): combining best at 128 flits except for very small P, SB
+  // best at 1024 flits; checked on the preset and on the preset with a 5 us start-up.
+  for (const char* extra_c : {"", ",send_us=2.5,recv_us=2.5"}) {
+    const std::string extra = extra_c;
+    const std::string tag = extra.empty() ? "preset" : "5us";
+    std::vector<int> bad128, bad1024;
+    for (int P : {8, 16, 32}) {
+      const std::string m = fmt::format("switch:{}{}{}", P, g_machine_options, extra);
+      if (!(run_us_exactly(m, "allgather/combining", 128) < run_us_exactly(m, "allgather/SB", 128))) bad128.push_back(P);
+      if (!(run_us_exactly(m, "allgather/SB", 1024) < run_us_exactly(m, "allgather/combining", 1024))) bad1024.push_back(P);
+    }
+    auto list = [](const std::vector<int>& v) {
+      std::string s;
+      for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+      return s.empty() ? std::string("none") : s;
+    };
+    L.statement("fig6.128-flits.combining." + tag, "Sec. 3.3, Fig. 6: 'In the case of the 128 flit messages, the combining algorithm performs best except for very small numbers of nodes'",
+                "combining < SB for P = 8, 16, 32", "P where not: " + list(bad128), bad128.empty(),
+                extra.empty() ? "the preset's start-up (C_send + C_recv = 2 us)" : "the preset with the paper's 5 us start-up (send_us=2.5,recv_us=2.5)");
+    L.statement("fig6.1024-flits.sb." + tag, "Sec. 3.3, Fig. 6: 'In the case of 1024 flit messages, however, the SB algorithm outperforms the combining algorithm'",
+                "SB < combining for P = 8, 16, 32", "P where not: " + list(bad1024), bad1024.empty(),
+                extra.empty() ? "the preset's start-up (C_send + C_recv = 2 us)" : "the preset with the paper's 5 us start-up (send_us=2.5,recv_us=2.5)");
+  }
+  for (double ts : {5.0, 10.0, 20.0, 30.0}) {
+    const std::string m = fmt::format("switch:32{},send_us={},recv_us={}", g_machine_options, ts / 2, ts / 2);
+    std::size_t cross = 0;
+    for (std::size_t flits = 128; flits <= 8192 && !cross; flits *= 2)
+      if (run_us_exactly(m, "allgather/SB", flits) < run_us_exactly(m, "allgather/combining", flits)) cross = flits;
+    const bool comb_small = run_us_exactly(m, "allgather/combining", 128) < run_us_exactly(m, "allgather/SB", 128);
+    L.statement(fmt::format("sec3.3.crossover.{}us", ts), "Sec. 3.3: 'For all startup times of 5, 10, 20, and 30 microseconds, this crossover was observed at some message size'",
+                "combining best at 128 flits, SB best at some larger size (P = 32)",
+                comb_small ? (cross ? fmt::format("SB first best at {} flits", cross) : "SB never best up to 8192 flits") : "SB already best at 128 flits",
+                comb_small && cross > 128);
+  }
+  // Section 5.3 on `networks` generated 128-node networks.
+  const auto nets = irregular_runs(arbitration, networks);
+  std::vector<double> gain, so_step;
+  int ro_worse = 0;
+  const double step1 = single_switch_step_us();
+  for (const auto& n : nets) {
+    double best_other = INFINITY;
+    for (const auto& [a, t] : n.us)
+      if (a != "allgather/LS") best_other = std::min(best_other, t);
+    gain.push_back(best_other / n.us.at("allgather/LS"));
+    so_step.push_back(n.us.at("allgather/SO-ring") / 127.0 / step1);
+    ro_worse += n.us.at("allgather/RO-ring") > n.us.at("allgather/SO-ring") && n.us.at("allgather/RO-ring") > n.us.at("allgather/LS");
+  }
+  double mean_gain = 0, mean_step = 0;
+  for (double g : gain) mean_gain += g / static_cast<double>(gain.size());
+  for (double x : so_step) mean_step += x / static_cast<double>(so_step.size());
+  L.number("sec5.3.ls-gain", fmt::format("Abstract, Sec. 5.3: LS shows 'a 27.1% improvement in performance compared to other available algorithms' (best other / LS, mean over {} networks)", networks),
+           1 / (1 - 0.271), mean_gain, kTol, "", "per network: " + distribution(gain, "{:.2f}"));
+  L.number("sec5.3.so-ring-step", fmt::format("Issue 16 (from the paper's Table 3, withheld here): the SO-ring step about 2.2x the single-switch step (mean over {} networks)", networks),
+           2.2, mean_step, kTol, "", "per network: " + distribution(so_step, "{:.2f}"));
+  L.statement("sec5.ro-ring-less-attractive", "Sec. 5: 'The rank ordering ring (RO-R) algorithm, the default implementation supplied by MPICH, becomes less attractive as the potential for link contention increases'",
+              "RO-ring slower than SO-ring and LS", fmt::format("on {} of {} networks", ro_worse, networks), ro_worse == networks);
+  if (format == claims::Format::text)
+    fmt::print("Paper 004 claims (arbitration {}, machine options '{}', Table 2 means over run seeds 1..{}, {} irregular networks; numbers within {:.2f}x count as reproduced)\n\n",
+               arbitration, g_machine_options, seeds, networks, kTol);
+  L.print(stdout, format);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -238,9 +402,18 @@ int main(int argc, char** argv) {
   auto* pb = app.add_subcommand("placements", "lower bounds of RO-ring and combining over every 2-switch rank placement");
   auto* ir = app.add_subcommand("irregular", "128-node, 10-switch irregular networks (section 5.3)");
   ir->add_option("--arbitration", arbitration, "switch output arbitration: fifo, random or round-robin")->check(arbitrations);
-  ir->add_option("--seeds", seeds, "networks and run seeds 1..N")->check(CLI::Range(1, 1000));
+  ir->add_option("--seeds", seeds, "networks 1..N (network, placement and run seed)")->check(CLI::Range(1, 1000));
+  auto* cl = app.add_subcommand("claims", "Table 2, section 3's crossovers and section 5.3's statements beside ours, with verdicts");
+  std::string format = "text";
+  int networks = 20;
+  cl->add_option("--format", format, "text, csv or markdown")->check(CLI::IsMember({"text", "csv", "markdown"}));
+  cl->add_option("--arbitration", arbitration, "switch output arbitration: fifo, random or round-robin")->check(arbitrations);
+  cl->add_option("--seeds", seeds, "Table 2: run seeds 1..N")->check(CLI::Range(1, 1000));
+  cl->add_option("--networks", networks, "section 5.3: generated 128-node networks 1..N")->check(CLI::Range(1, 1000));
+  cl->add_option("--options", g_machine_options, "machine options appended to every machine, e.g. ',send_us=2.5,recv_us=2.5'");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (*cl) return print_claims(arbitration, seeds, networks, claims::parse_format(format));
     if (*t2) return table2(placement, arbitration, seeds);
     if (*pb) return placements();
     return irregular(arbitration, seeds);

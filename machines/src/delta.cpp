@@ -22,6 +22,9 @@ Machine make_delta(const std::string& arg, SpecOptions&, const std::string& spec
   // Fitted by `paper000 fit --sizes 16 256 4096` (docs/machines.md), with the k-level algorithms
   // synchronizing between supersteps, matching paid per queue entry and local copies (combining and
   // extracting blocks) charged: rms factor 1.087 over those cells.
+  // C_send is the fits' starting value, never moved: Figure 9 pins only C_send + C_recv (an
+  // all-to-all pays both per message); section 4.1's "set-up time of receiving a message is less
+  // than the set-up time of sending" bounds C_send > 116.8 us (docs/machines.md, `paper000 identify`).
   m.costs.send_overhead = nanoseconds(200'000);
   m.costs.send_per_byte = picoseconds(13'630);
   m.costs.recv_overhead = nanoseconds(33'640);

@@ -48,8 +48,9 @@ struct SwitchOptions {
   int ports = 0;  // 0: the family's default
 };
 
-SwitchOptions take_switch_options(SpecOptions& opts) {
+SwitchOptions take_switch_options(SpecOptions& opts, const char* default_placement = "block") {
   SwitchOptions s;
+  s.placement = default_placement;
   if (auto v = opts.take("placement")) s.placement = *v;
   if (auto v = opts.take("seed")) s.seed = static_cast<std::uint64_t>(parse_int("machine option 'seed'", *v, 0, 1 << 30));
   if (auto v = opts.take("switch_ports")) s.ports = static_cast<int>(parse_int("machine option 'switch_ports'", *v, 1, 4096));
@@ -96,7 +97,12 @@ Machine make_irregular(const std::string& arg, SpecOptions& opts, const std::str
   if (eq == std::string::npos) throw UsageError("irregular: expected irregular:switches=S,nodes=A-B,links=C-D,parallel=E,seed=N");
   SpecOptions all({{arg.substr(0, eq), arg.substr(eq + 1)}});
   for (const auto& [k, v] : opts.rest()) all.add(k, v);
-  const SwitchOptions s = take_switch_options(all);
+  // Paper 004, section 5: RO-ring is "the default implementation supplied by MPICH", whose rank
+  // order follows the host list, numbered independently of the switches: on generated irregular
+  // networks ranks therefore land on switches in a seeded random order unless placement= says
+  // otherwise. The 1- and 2-switch machines keep switch-major order (Table 2's placement is chosen
+  // per table, docs/paper004.md).
+  const SwitchOptions s = take_switch_options(all, "random");
   IrregularSpec ir;
   constexpr long long kMax = 1 << 20;
   if (auto v = all.take("switches")) ir.switches = static_cast<int>(parse_int("irregular: switches", *v, 1, 4096));
@@ -127,7 +133,7 @@ namespace {
 // The options every switch family claims, then the family's own.
 std::vector<std::pair<const char*, const char*>> switch_claims(std::vector<std::pair<const char*, const char*>> own = {}) {
   std::vector<std::pair<const char*, const char*>> c = {
-      {"placement=block|cyclic|random", "how ranks are placed on switch ports (random uses seed=N)"},
+      {"placement=block|cyclic|random", "how ranks are placed on switch ports (random uses seed=N; default block, irregular: random)"},
       {"seed=N", "seed of the random placement (and of the irregular generator)"},
       {"switch_ports=K", "ports per switch"}};
   c.insert(c.end(), own.begin(), own.end());

@@ -10,6 +10,7 @@
 #include "algorithms/registry.hpp"
 #include "algorithms/scatter.hpp"
 #include "algorithms/submachine.hpp"
+#include "support/model.hpp"
 #include "support/rooted.hpp"
 #include "touchstone/touchstone.hpp"
 
@@ -63,12 +64,13 @@ INSTANTIATE_TEST_SUITE_P(Meshes, ScatterDelivers, testing::ValuesIn(cases()), []
 // Section 3.2, Figure 5: "For a 256-processor machine, Algorithm logp-lev-sq experiences 8,
 // logp-lev-rec(0.75) experiences 15, 3-lev-sq 21, 2-lev-rec 30, and 1-lev-dir experiences 255
 // message set-up costs", with P_0 as the source. The source's own sends are 8, 15, 15 + 3 + 3,
-// 15 + 15 and 255; the broadcasts add 255 (flat) and log2(256) = 8 (binomial heap).
+// 15 + 15 and 255; the broadcasts add 2 (the system broadcast's corner source starts its row and
+// its column) and log2(256) = 8 (binomial heap).
 TEST(ScatterStructure, SourceMessageSetUpsOn16x16MatchSection3_2) {
   const Machine m = parse_machine("mesh:16x16");
   const std::pair<const char*, std::uint64_t> expected[] = {
       {"scatter/logp-lev-sq", 8}, {"scatter/logp-lev-rec", 15}, {"scatter/3-lev-sq", 21},   {"scatter/2-lev-rec", 30},
-      {"scatter/1-lev-dir", 255}, {"scatter/1-lev-sys-br", 255}, {"scatter/1-lev-our-br", 8}};
+      {"scatter/1-lev-dir", 255}, {"scatter/1-lev-sys-br", 2}, {"scatter/1-lev-our-br", 8}};
   for (const auto& [name, setups] : expected) {
     const auto& alg = algorithms::find(name);
     const RunResult r = run(m, [&](Proc& p) { alg.program(p, algorithms::Args{16, 0, true}); });
@@ -84,6 +86,44 @@ TEST(ScatterStructure, TwoLevRecSendsEveryBlockOnceFromTheSourceAndOnceFromALead
   const RunResult r = run(m, [&](Proc& p) { alg.program(p, algorithms::Args{16, 0, true}); });
   EXPECT_EQ(r.stats.payload_bytes, (15u * 16u + 16u * 15u) * 16u);
   for (int row = 1; row < 16; ++row) EXPECT_EQ(r.sent[static_cast<std::size_t>(row * 16)], 15u) << "leader of row " << row;
+}
+
+// The system broadcast (section 3.2) forwards the whole long message store-and-forward along the
+// source's row, then along every column: on 2 x 3 from P0 the last node, (1,2), is three forwards
+// deep (0 -> 1 -> 2 -> 5), each the first send of its sender, so it finishes at exactly three
+// contention-free neighbour transfers of the (p-1) L bytes. Every node receives exactly once.
+TEST(ScatterStructure, SystemBroadcastIsARowThenColumnStoreAndForwardTree) {
+  const Machine m = ts_test::prime_machine("mesh:2x3");
+  const ts_test::Model model{m};
+  const std::size_t L = 16, long_msg = 5 * L;  // 80 bytes: two packets of 64
+  const RunResult r = run(m, [&](Proc& p) {
+    std::vector<std::byte> send(p.rank() == 0 ? 6 * L : 0), recv(L);
+    algorithms::scatter_1lev_sys_br(p, p.world(), 0, send, recv, L);
+  });
+  const Time hop = model.send_cost(long_msg) + 2 * model.hop() + model.wire_total(long_msg) * model.b(1) + model.recv_cost(long_msg);
+  EXPECT_EQ(r.finish_time[5], 3 * hop);
+  // (0,2) forwards to (1,2) and finishes when that message has left its injection channel.
+  EXPECT_EQ(r.finish_time[2], 2 * hop + model.send_return_cf(model.send_cost(long_msg), 1, long_msg));
+  EXPECT_EQ(r.stats.messages, 5u);
+  EXPECT_EQ(r.sent[0], 2u);  // to (0,1), then to (1,0)
+  EXPECT_EQ(r.sent[1], 2u);  // to (0,2), then to (1,1)
+  EXPECT_EQ(r.sent[3], 0u);
+}
+
+// The system broadcast's many concurrent forwards give one trace whatever the host does: fibers,
+// threads, and threads with seeded host delays.
+TEST(ScatterStructure, SystemBroadcastTraceIsTheSameUnderHostPerturbation) {
+  const Machine m = parse_machine("delta:4x8");
+  const auto& alg = algorithms::find("scatter/1-lev-sys-br");
+  auto go = [&](Execution e, std::uint64_t perturb) {
+    RunOptions o;
+    o.execution = e;
+    o.perturb = perturb;
+    return run(m, [&](Proc& p) { alg.program(p, algorithms::Args{100, 5, true}); }, o).trace_hash;
+  };
+  const auto h = go(Execution::fibers, 0);
+  EXPECT_EQ(h, go(Execution::threads, 0));
+  EXPECT_EQ(h, go(Execution::threads, 7));
 }
 
 TEST(ScatterStructure, LogpLevRecSplitsSnakeRunsAroundTheKey) {

@@ -1,0 +1,69 @@
+// The claims ledger (tools/experiment/claims.hpp): verdicts from the tolerance, and the three printouts.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tools/experiment/claims.hpp"
+
+namespace {
+
+using touchstone::claims::Format;
+using touchstone::claims::Ledger;
+using touchstone::claims::Verdict;
+
+std::string printed(const Ledger& l, Format f) {
+  char* buf = nullptr;
+  std::size_t len = 0;
+  std::FILE* out = open_memstream(&buf, &len);
+  l.print(out, f);
+  std::fclose(out);
+  std::string s(buf, len);
+  std::free(buf);
+  return s;
+}
+
+TEST(Claims, NumberVerdictFollowsTheToleranceOnBothSides) {
+  Ledger l;
+  EXPECT_EQ(l.number("a", "Fig. 1", 100, 110, 1.10).verdict, Verdict::reproduced);  // exactly 1.10x
+  EXPECT_EQ(l.number("b", "Fig. 1", 100, 111, 1.10).verdict, Verdict::off);
+  EXPECT_EQ(l.number("c", "Fig. 1", 110, 100, 1.10).verdict, Verdict::reproduced);  // 1/1.10
+  const auto& d = l.number("d", "Fig. 1", 100, 50, 1.10);
+  EXPECT_EQ(d.verdict, Verdict::off);
+  EXPECT_DOUBLE_EQ(d.factor, 0.5);
+  EXPECT_EQ(touchstone::claims::verdict_text(d), "off by 0.50x");
+  EXPECT_EQ(l.number("e", "Fig. 1", 100, NAN, 2).verdict, Verdict::off);  // a missing value never passes
+  EXPECT_THROW(l.number("f", "Fig. 1", 1, 1, 0.9), std::invalid_argument);
+  EXPECT_EQ(l.count(Verdict::reproduced), 2);
+  EXPECT_EQ(l.count(Verdict::off), 3);
+}
+
+TEST(Claims, StatementVerdictAndSummary) {
+  Ledger l;
+  l.statement("w", "Sec. 5.3", "A fastest", "A fastest", true);
+  l.statement("x", "Sec. 5.3", "A before B", "B before A", false, "B's copies are cheap here");
+  l.number("y", "Table 2", 2, 3, 1.1, "us");
+  EXPECT_EQ(l.summary(), "3 claims: 1 reproduced, 1 off, 1 ordering differs");
+  const std::string csv = printed(l, Format::csv);
+  EXPECT_NE(csv.find("id,source,paper,ours,verdict,factor,note\n"), std::string::npos);
+  EXPECT_NE(csv.find("x,Sec. 5.3,A before B,B before A,ordering differs,,B's copies are cheap here\n"), std::string::npos);
+  EXPECT_NE(csv.find("y,Table 2,2 us,3 us,off by 1.50x,1.5000,\n"), std::string::npos);
+  const std::string md = printed(l, Format::markdown);
+  EXPECT_NE(md.find("| x | Sec. 5.3 | A before B | B before A | **ordering differs** | B's copies are cheap here |"),
+            std::string::npos);
+  EXPECT_NE(printed(l, Format::text).find("3 claims: 1 reproduced"), std::string::npos);
+}
+
+TEST(Claims, CsvQuotesFieldsWithCommasAndQuotes) {
+  Ledger l;
+  l.statement("2-lev-c,r", "\"best\" for L <= 256", "p", "o", true);
+  EXPECT_NE(printed(l, Format::csv).find("\"2-lev-c,r\",\"\"\"best\"\" for L <= 256\",p,o,reproduced,,\n"), std::string::npos);
+}
+
+TEST(Claims, FormatNamesParseAndBadOnesAreErrors) {
+  EXPECT_EQ(touchstone::claims::parse_format("markdown"), Format::markdown);
+  EXPECT_THROW(touchstone::claims::parse_format("html"), std::invalid_argument);
+}
+
+}  // namespace
