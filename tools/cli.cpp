@@ -23,6 +23,7 @@
 #include "algorithms/harness.hpp"
 #include "algorithms/permutations.hpp"
 #include "algorithms/registry.hpp"
+#include "tools/mpirun.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace touchstone::cli {
@@ -398,6 +399,8 @@ int main(int argc, char** argv) {
   loads->add_option("--machine", loads_machine, "machine spec, e.g. mesh:16x16 (touchstone list machines)")->capture_default_str();
   loads->add_option("--format", loads_format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
 
+  const Subcommand mpirun = add_mpirun(app);  // tools/mpirun.cpp
+
   // CLI11 only says "A subcommand is required" for a misspelled command: name it and the known ones.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -411,6 +414,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  normalize_mpirun_args(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -421,6 +425,7 @@ int main(int argc, char** argv) {
     if (*runc) return cmd_run(run_c, algorithm, static_cast<std::size_t>(size), trace, order_log, perturb);
     if (*sweep) return cmd_sweep(sweep_c, algs, sizes, jobs, memory_mb, out);
     if (*loads) return cmd_loads(loads_machine, loads_format);
+    if (*mpirun.app) return mpirun.run();
   } catch (const RunError& e) {
     fmt::print(stderr, "error: the run failed:\n{}\n", e.what());
     return 2;

@@ -32,6 +32,7 @@ struct Msg {
   std::vector<std::uint32_t> path; // channel ids: injection, links...; the ejection port is per packet
   Time byte_time = 0;              // bottleneck time per byte along the path
   Op* send_op = nullptr;
+  Op* sync_op = nullptr;           // a synchronous send waiting for this message to be matched
   std::uint32_t examined = 0;      // receive-queue entries examined on arrival (docs/model.md 2.5)
   /// Adaptive routing: the link channels chosen so far by this message and the earlier messages of
   /// the same pair still in flight (they share it, so a pair's messages never overtake).
