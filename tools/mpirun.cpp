@@ -53,16 +53,23 @@ int run(Options& o, CLI::App* cmd) {
   if (rest.empty()) throw UsageError("mpirun: name the program to run (./prog args...)");
   o.launch.program = rest[0];
   o.launch.args.assign(rest.begin() + 1, rest.end());
+  // COLL=ALG items, comma-separated; a piece without '=' continues the previous algorithm's name
+  // (alltoall=2-lev-c,r).
   for (const auto& list : o.coll) {
+    std::vector<std::string> items;
     std::size_t at = 0;
     while (at <= list.size()) {
       const std::size_t comma = std::min(list.find(',', at), list.size());
-      const std::string item = list.substr(at, comma - at);
+      std::string piece = list.substr(at, comma - at);
+      if (piece.find('=') == std::string::npos && !items.empty()) items.back() += "," + piece;
+      else items.push_back(std::move(piece));
+      at = comma + 1;
+    }
+    for (const auto& item : items) {
       const auto eq = item.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
         throw UsageError(fmt::format("--coll: expected COLLECTIVE=ALGORITHM, got '{}'", item));
       o.launch.coll[item.substr(0, eq)] = item.substr(eq + 1);
-      at = comma + 1;
     }
   }
   o.launch.run.execution = o.execution == "threads" ? Execution::threads : Execution::fibers;
@@ -80,7 +87,7 @@ Subcommand add_mpirun(CLI::App& app) {
   cmd->prefix_command();  // everything from the program on is the program's
   cmd->add_option("--machine", o->launch.machine, "machine spec, e.g. torus:16x16 (touchstone list machines)")->capture_default_str();
   cmd->add_option("-n,--np", o->launch.np, "MPI processes, on VPs 0..np-1 (default: every VP)")->check(CLI::PositiveNumber);
-  cmd->add_option("--coll", o->coll, coll_help())->delimiter(' ');
+  cmd->add_option("--coll", o->coll, coll_help())->allow_extra_args(false);  // one value per --coll
   cmd->add_flag("!--no-privatize", o->launch.privatize,
                 "share the program's global variables between ranks (default: one copy per rank)");
   cmd->add_flag("--summary", o->launch.summary, "print makespan, messages and trace_hash to stderr at the end");
