@@ -667,7 +667,8 @@ void Engine::on_arrival(Msg& m, Time t) {
         }
       unlink_posted(v, op);
       op->matched = &m;
-      if (m.sync_op) on_matched(m, t);
+      // A receive the VP posted ahead of the event loop matches at its posting time, not before.
+      if (m.sync_op) on_matched(m, std::max(t, op->posted));
       hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
       if (op->awaited && v.state == Vp::State::blocked) wake(v);
       return;
