@@ -90,6 +90,7 @@ Subcommand add_mpirun(CLI::App& app) {
   cmd->add_option("--coll", o->coll, coll_help())->allow_extra_args(false);  // one value per --coll
   cmd->add_flag("!--no-privatize", o->launch.privatize,
                 "share the program's global variables between ranks (default: one copy per rank)");
+  cmd->add_flag("--tag-output", o->launch.tag_output, "prefix every line a rank writes to stdout with \"[rank] \"");
   cmd->add_flag("--summary", o->launch.summary, "print makespan, messages and trace_hash to stderr at the end");
   add_run_options(cmd, *o);
   return Subcommand{cmd, [o, cmd] { return run(*o, cmd); }};

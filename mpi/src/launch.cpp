@@ -1,12 +1,15 @@
 // `touchstone mpirun` (docs/mpi.md, "Running"): loads the program module, once per rank when its
 // globals are privatized, and runs every rank's main as a VP's program.
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -77,6 +80,60 @@ class Module {
   std::vector<MainFn> mains_;
 };
 
+// --tag-output: stdout goes to an in-memory file while the ranks run; each time a rank gives up
+// the host CPU (RunOptions::on_vp_pause) what it wrote since is flushed, read back and copied to
+// the real stdout line by line as "[rank] line". Exact, because only one rank runs at a time.
+class OutputTagger {
+ public:
+  explicit OutputTagger(int ranks) : partial_(static_cast<std::size_t>(ranks)) {
+    std::fflush(stdout);
+    mem_ = memfd_create("touchstone-mpirun-stdout", 0);
+    saved_ = dup(STDOUT_FILENO);
+    if (mem_ < 0 || saved_ < 0 || dup2(mem_, STDOUT_FILENO) < 0) throw UsageError("mpirun --tag-output: cannot redirect stdout");
+  }
+  ~OutputTagger() {
+    std::fflush(stdout);
+    dup2(saved_, STDOUT_FILENO);
+    close(saved_);
+    close(mem_);
+  }
+  OutputTagger(const OutputTagger&) = delete;
+  OutputTagger& operator=(const OutputTagger&) = delete;
+
+  void pause(int rank) {
+    if (rank < 0 || rank >= static_cast<int>(partial_.size())) return;
+    std::fflush(stdout);
+    const off_t end = lseek(mem_, 0, SEEK_END);
+    if (end <= 0) return;
+    std::string text(static_cast<std::size_t>(end), '\0');
+    if (pread(mem_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) return;
+    if (ftruncate(mem_, 0) != 0 || lseek(mem_, 0, SEEK_SET) != 0) return;
+    std::string& part = partial_[static_cast<std::size_t>(rank)];
+    part += text;
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = part.find('\n', start)) != std::string::npos; start = nl + 1)
+      emit(rank, std::string_view(part).substr(start, nl + 1 - start));
+    part.erase(0, start);
+  }
+  /// What the ranks left without a final newline.
+  void finish() {
+    for (std::size_t r = 0; r < partial_.size(); ++r)
+      if (!partial_[r].empty()) emit(static_cast<int>(r), partial_[r] + "\n"), partial_[r].clear();
+  }
+
+ private:
+  void emit(int rank, std::string_view line) {
+    const std::string out = fmt::format("[{}] {}", rank, line);
+    for (std::size_t done = 0; done < out.size();) {
+      const ssize_t n = write(saved_, out.data() + done, out.size() - done);
+      if (n <= 0) return;
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  int mem_ = -1, saved_ = -1;
+  std::vector<std::string> partial_;
+};
+
 struct SessionGuard {
   explicit SessionGuard(Session* s) {
     if (session()) throw UsageError("mpirun: another MPI run is in progress in this process");
@@ -104,6 +161,12 @@ int launch(const LaunchOptions& o) {
     s.coll = o.coll;
     const SessionGuard guard(&s);
     std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
+    std::optional<OutputTagger> tagger;
+    RunOptions ro = o.run;
+    if (o.tag_output) {
+      tagger.emplace(np);
+      ro.on_vp_pause = [&tagger](int rank) { tagger->pause(rank); };
+    }
     RunResult r;
     try {
       r = run(m, [&](Proc& p) {
@@ -119,8 +182,12 @@ int launch(const LaunchOptions& o) {
         const RankState& rs = s.ranks[static_cast<std::size_t>(me)];
         if (rs.initialized && !rs.finalized)
           throw UsageError(fmt::format("rank {} returned from main without calling MPI_Finalize", me));
-      }, o.run);
+      }, ro);
+      if (tagger) tagger->finish();
+      tagger.reset();
     } catch (const RunError& e) {
+      if (tagger) tagger->finish();
+      tagger.reset();
       std::fflush(stdout);
       if (s.abort_code) {
         std::fprintf(stderr, "touchstone mpirun: %s; the run is ended\n", s.abort_report.c_str());

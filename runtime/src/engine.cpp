@@ -97,6 +97,7 @@ void Engine::vp_main(Vp& v) {
                             to_us(v.clock)));
     }
   }
+  if (opts_.on_vp_pause) opts_.on_vp_pause(v.rank);
   v.state = Vp::State::done;
 }
 
@@ -282,6 +283,7 @@ void Engine::wake(Vp& v) {
 }
 
 void Engine::block(Vp& v, Vp::Block why, std::string what) {
+  if (opts_.on_vp_pause) opts_.on_vp_pause(v.rank);
   v.block = why;
   v.pending = std::move(what);
   v.blocked_since = v.clock;

@@ -169,4 +169,32 @@ TEST(CurrentProc, IsTheRunningVpsProc) {
   }
 }
 
+// RunOptions::on_vp_pause runs on the pausing VP's own thread (its Proc is current) each time it
+// blocks and once when it ends; it changes nothing in the run.
+TEST(VpPauseHook, RunsOnThePausingVpAtEveryBlockAndAtTheEnd) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  for (Execution e : {Execution::fibers, Execution::threads}) {
+    auto program = [](Proc& p) {
+      p.barrier();
+      std::vector<std::byte> b(4);
+      if (p.rank() == 0) p.send(2, 0, b);
+      if (p.rank() == 2) p.recv(0, 0, b);
+    };
+    const RunResult plain = run(m, program, with(e));
+    std::vector<int> calls(3, 0), on_own(3, 0);
+    RunOptions o = with(e);
+    o.on_vp_pause = [&](int rank) {
+      ++calls[static_cast<std::size_t>(rank)];
+      on_own[static_cast<std::size_t>(rank)] += Proc::current() && Proc::current()->rank() == rank;
+    };
+    const RunResult hooked = run(m, program, o);
+    EXPECT_EQ(hooked.trace_hash, plain.trace_hash);
+    EXPECT_EQ(hooked.makespan, plain.makespan);
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_GE(calls[static_cast<std::size_t>(r)], 2) << "rank " << r;  // the barrier, the end
+      EXPECT_EQ(on_own[static_cast<std::size_t>(r)], calls[static_cast<std::size_t>(r)]) << "rank " << r;
+    }
+  }
+}
+
 }  // namespace

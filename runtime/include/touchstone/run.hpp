@@ -29,6 +29,11 @@ struct RunOptions {
   Time time_limit = milliseconds(3'600'000);  ///< virtual time after which the run is an error
   std::size_t stack_bytes = std::size_t{1} << 20;  ///< host stack of each VP thread
   int host_cores = 0;             ///< threads: pin VP threads to host cores 0..n-1 (0: no pinning)
+  /// Called on a VP's own thread (or fiber) each time it gives up the host CPU: when it blocks and
+  /// when its program ends. For tools that attribute process-wide state to VPs (`touchstone mpirun
+  /// --tag-output` flushes stdout there and prefixes what it finds with the rank). It must not
+  /// call the Proc, and it cannot change the run's results.
+  std::function<void(int rank)> on_vp_pause;
 };
 
 struct RunStats {
