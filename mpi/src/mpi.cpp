@@ -639,6 +639,10 @@ int new_type(const char* name, int count, int blocklength, int stride, MPI_Datat
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
     if (blocklength < 0) throw MpiError{MPI_ERR_ARG, fmt::format("block length {} is negative", blocklength)};
+    if (stride < blocklength && count > 1)
+      throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
+                     fmt::format("a vector whose stride ({}) is less than its block length ({}) is not supported", stride,
+                                 blocklength)};
     const Type& old = type_of(rs, oldtype);
     rs.types.emplace_back(make_vector(count, blocklength, stride, old));
     *newtype = static_cast<MPI_Datatype>(kFirstDerivedType + rs.types.size() - 1);

@@ -111,6 +111,14 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_SELF, &ss);
   CHECK_EQ(sr, 0);
   CHECK_EQ(ss, 1);
+  /* Collectives on MPI_COMM_SELF: one rank, its own data. */
+  int mine[2] = {rank, -rank}, all[2] = {0, 0}, total = 0;
+  MPI_Alltoall(mine, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_SELF);
+  CHECK_EQ(all[1], -rank);
+  MPI_Allreduce(&rank, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+  CHECK_EQ(total, rank);
+  MPI_Bcast(mine, 2, MPI_INT, 0, MPI_COMM_SELF);
+  MPI_Barrier(MPI_COMM_SELF);
   int* tag_ub = NULL;
   int flag = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
