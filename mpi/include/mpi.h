@@ -143,6 +143,8 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_ERR_LASTCODE 20
 #define MPI_MAX_ERROR_STRING 256
 #define MPI_MAX_PROCESSOR_NAME 128
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_INFO_NULL ((void*)0)
 #define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)1)
 #define MPI_ERRORS_RETURN ((MPI_Errhandler)2)
@@ -165,6 +167,10 @@ double MPI_Wtime(void);
 double MPI_Wtick(void);
 int MPI_Get_processor_name(char* name, int* resultlen);
 int MPI_Get_version(int* version, int* subversion);
+int MPI_Get_library_version(char* version, int* resultlen);
+int MPI_Alloc_mem(MPI_Aint size, void* info, void* baseptr);
+int MPI_Free_mem(void* base);
+int MPI_Dims_create(int nnodes, int ndims, int dims[]);
 int MPI_Error_string(int errorcode, char* string, int* resultlen);
 int MPI_Error_class(int errorcode, int* errorclass);
 
@@ -181,6 +187,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag)
 int MPI_Group_size(MPI_Group group, int* size);
 int MPI_Group_rank(MPI_Group group, int* rank);
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup);
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup);
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]);
 int MPI_Group_free(MPI_Group* group);
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler);
@@ -196,6 +203,7 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
 int MPI_Type_commit(MPI_Datatype* datatype);
 int MPI_Type_free(MPI_Datatype* datatype);
 int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count);
+int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count);
 
 /* Point-to-point. */
 int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -218,6 +226,9 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status);
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status);
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]);
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status);
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]);
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]);
 int MPI_Request_free(MPI_Request* request);
 
 /* Collectives (each runs an algorithm of Touchstone's catalog: docs/mpi.md, "Collectives"). */
@@ -243,6 +254,10 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
                MPI_Comm comm);
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm);
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm);
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op);
 int MPI_Op_free(MPI_Op* op);

@@ -529,3 +529,34 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
   return run_call("MPI_Exscan", comm,
                   [&](RankState& rs) { reduction(rs, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0, comm); });
 }
+
+// MPI_Reduce_scatter(_block): the binomial reduction of the whole vector to rank 0, then a direct
+// scatterv of the blocks (generic; docs/mpi.md).
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm) {
+  return run_call("MPI_Reduce_scatter", comm, [&](RankState& rs) {
+    Comm& c = comm_for(rs, comm);
+    const Type& t = datatype_for(rs, datatype);
+    const std::vector<std::size_t> counts = scaled(recvcounts, c.size, t.size);
+    const std::vector<std::size_t> displs = packed_displs(counts);
+    int total = 0;
+    for (int i = 0; i < c.size; ++i) total += recvcounts[i];
+    bool commutative = true;
+    const auto fn = reducer(rs, op, datatype, t, commutative);
+    Packed s(const_cast<void*>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf), total, t, true);
+    const std::vector<std::byte> send(s.span().begin(), s.span().end());
+    std::vector<std::byte> full(c.rank == 0 ? send.size() : 0);
+    algorithms::reduce_binomial(*rs.proc, c.coll, 0, send, full, fn, commutative);
+    Packed r(recvbuf, recvcounts[c.rank], t, false);
+    algorithms::scatterv_direct(*rs.proc, c.coll, 0, full, r.span(), counts, displs);
+    r.store();
+  });
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm) {
+  int size = 0;
+  if (const int rc = MPI_Comm_size(comm, &size); rc != MPI_SUCCESS) return rc;
+  const std::vector<int> counts(static_cast<std::size_t>(size), recvcount);
+  return MPI_Reduce_scatter(sendbuf, recvbuf, counts.data(), datatype, op, comm);
+}

@@ -392,6 +392,60 @@ int MPI_Get_version(int* version, int* subversion) {
   return MPI_SUCCESS;
 }
 
+int MPI_Get_library_version(char* version, int* resultlen) {
+  const std::string v = "Touchstone MPI 0.1.0 (MPI-3.1 subset on an emulated machine; docs/mpi.md)";
+  std::memcpy(version, v.c_str(), v.size() + 1);
+  *resultlen = static_cast<int>(v.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Alloc_mem(MPI_Aint size, void*, void* baseptr) {
+  return call("MPI_Alloc_mem", MPI_COMM_WORLD, [&](RankState&) {
+    if (size < 0) throw MpiError{MPI_ERR_ARG, fmt::format("size {} is negative", size)};
+    void* p = std::malloc(size ? static_cast<std::size_t>(size) : 1);
+    if (!p) throw MpiError{MPI_ERR_OTHER, fmt::format("cannot allocate {} bytes", size)};
+    *static_cast<void**>(baseptr) = p;
+  });
+}
+
+int MPI_Free_mem(void* base) {
+  std::free(base);
+  return MPI_SUCCESS;
+}
+
+// MPI-3.1 section 7.5.2: dimensions as close to each other as possible, in non-increasing order;
+// entries already positive are kept.
+int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
+  return call("MPI_Dims_create", MPI_COMM_WORLD, [&](RankState&) {
+    if (nnodes < 1 || ndims < 0) throw MpiError{MPI_ERR_ARG, fmt::format("nnodes {} or ndims {} is invalid", nnodes, ndims)};
+    int left = nnodes, free_dims = 0;
+    for (int i = 0; i < ndims; ++i) {
+      if (dims[i] < 0) throw MpiError{MPI_ERR_ARG, fmt::format("dims[{}] = {} is negative", i, dims[i])};
+      if (dims[i] > 0) {
+        if (left % dims[i]) throw MpiError{MPI_ERR_DIMS, fmt::format("{} nodes cannot be divided by dims[{}] = {}", nnodes, i, dims[i])};
+        left /= dims[i];
+      } else {
+        ++free_dims;
+      }
+    }
+    if (free_dims == 0) {
+      if (left != 1) throw MpiError{MPI_ERR_DIMS, fmt::format("the dimensions do not multiply to {}", nnodes)};
+      return;
+    }
+    // Prime factors, largest first, each to the currently smallest free dimension.
+    std::vector<int> factors;
+    for (int f = 2; f * f <= left; ++f)
+      while (left % f == 0) factors.push_back(f), left /= f;
+    if (left > 1) factors.push_back(left);
+    std::sort(factors.rbegin(), factors.rend());
+    std::vector<int> d(static_cast<std::size_t>(free_dims), 1);
+    for (int f : factors) *std::min_element(d.begin(), d.end()) *= f;
+    std::sort(d.rbegin(), d.rend());
+    for (int i = 0, k = 0; i < ndims; ++i)
+      if (dims[i] == 0) dims[i] = d[static_cast<std::size_t>(k++)];
+  });
+}
+
 int MPI_Error_string(int errorcode, char* string, int* resultlen) {
   const std::string s = fmt::format("MPI error {}: {}", errorcode, error_text(errorcode));
   const std::size_t len = std::min<std::size_t>(s.size(), MPI_MAX_ERROR_STRING - 1);
@@ -570,6 +624,22 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgrou
   });
 }
 
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  return call("MPI_Group_excl", MPI_COMM_WORLD, [&](RankState& rs) {
+    const auto& g = group_of(rs, group);
+    std::vector<bool> out(g.size(), false);
+    for (int i = 0; i < n; ++i) {
+      if (ranks[i] < 0 || ranks[i] >= static_cast<int>(g.size()) || out[static_cast<std::size_t>(ranks[i])])
+        throw MpiError{MPI_ERR_RANK, fmt::format("rank {} is not in the group of {}, or appears twice", ranks[i], g.size())};
+      out[static_cast<std::size_t>(ranks[i])] = true;
+    }
+    std::vector<int> kept;
+    for (std::size_t i = 0; i < g.size(); ++i)
+      if (!out[i]) kept.push_back(g[i]);
+    *newgroup = add_group(rs, std::move(kept));
+  });
+}
+
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) {
   return call("MPI_Group_translate_ranks", MPI_COMM_WORLD, [&](RankState& rs) {
     const auto& a = group_of(rs, group1);
@@ -671,6 +741,16 @@ int MPI_Type_free(MPI_Datatype* datatype) {
     if (*datatype < kFirstDerivedType) throw MpiError{MPI_ERR_TYPE, "a predefined datatype cannot be freed"};
     rs.types[static_cast<std::size_t>(*datatype - kFirstDerivedType)].reset();
     *datatype = MPI_DATATYPE_NULL;
+  });
+}
+
+int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  return call("MPI_Get_elements", MPI_COMM_WORLD, [&](RankState& rs) {
+    const Type& t = type_of(rs, datatype);
+    const std::size_t base = t.base_count ? t.size / t.base_count : 0;  // bytes of one predefined element
+    if (base == 0) *count = 0;
+    else if (status->touchstone_bytes % base) *count = MPI_UNDEFINED;
+    else *count = static_cast<int>(status->touchstone_bytes / base);
   });
 }
 
@@ -899,6 +979,89 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
     }
     if (first) throw MpiError{MPI_ERR_IN_STATUS, first->what};
   });
+}
+
+namespace {
+// Completes (if complete by now, or `block`) and frees the request behind *h; returns its status's
+// error code (MPI_ERR_TRUNCATE or MPI_SUCCESS). False if it is still in progress.
+bool settle(RankState& rs, MPI_Request* h, MPI_Status* out, bool block) {
+  Req* q = find_req(rs, *h);
+  if (!q->done) {
+    Status st;
+    if (block) st = rs.proc->wait(q->r);
+    else if (!rs.proc->test(q->r, &st)) return false;
+    finish(rs, *q, st);
+  }
+  *out = q->status;
+  rs.reqs[static_cast<std::size_t>(*h - 1)].reset();
+  *h = MPI_REQUEST_NULL;
+  return true;
+}
+
+// MPI_Waitsome and MPI_Testsome: every request complete by now (after a waitany when `wait`).
+void some(RankState& rs, int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[],
+          bool wait) {
+  check_count(incount);
+  bool any_active = false;
+  for (int i = 0; i < incount; ++i) any_active |= find_req(rs, requests[i]) != nullptr;
+  if (!any_active) {
+    *outcount = MPI_UNDEFINED;
+    return;
+  }
+  *outcount = 0;
+  std::optional<std::string> error;
+  auto take = [&](int i, const MPI_Status& s) {
+    indices[*outcount] = i;
+    if (statuses != MPI_STATUSES_IGNORE) statuses[*outcount] = s;
+    ++*outcount;
+    if (s.MPI_ERROR != MPI_SUCCESS && !error) error = fmt::format("request {} failed: {}", i, error_text(s.MPI_ERROR));
+  };
+  if (wait) {
+    int index = MPI_UNDEFINED;
+    MPI_Status s;
+    const int rc = MPI_Waitany(incount, requests, &index, &s);
+    if (index != MPI_UNDEFINED) take(index, s);
+    if (rc != MPI_SUCCESS && !error) error = fmt::format("request {} failed: {}", index, error_text(rc));
+  }
+  for (int i = 0; i < incount; ++i) {
+    if (!find_req(rs, requests[i])) continue;
+    MPI_Status s;
+    if (settle(rs, &requests[i], &s, false)) take(i, s);
+  }
+  if (error) throw MpiError{MPI_ERR_IN_STATUS, *error};
+}
+}  // namespace
+
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  return call("MPI_Testany", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_count(count);
+    *index = MPI_UNDEFINED;
+    *flag = 1;
+    bool any_active = false;
+    for (int i = 0; i < count; ++i) {
+      if (!find_req(rs, requests[i])) continue;
+      any_active = true;
+      MPI_Status s;
+      if (settle(rs, &requests[i], &s, false)) {
+        *index = i;
+        set_status(status, s);
+        if (s.MPI_ERROR != MPI_SUCCESS) throw MpiError{s.MPI_ERROR, fmt::format("request {} failed", i)};
+        return;
+      }
+    }
+    *flag = !any_active;
+    if (!any_active) set_status(status, empty_status());
+  });
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  return call("MPI_Waitsome", MPI_COMM_WORLD,
+              [&](RankState& rs) { some(rs, incount, requests, outcount, indices, statuses, true); });
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  return call("MPI_Testsome", MPI_COMM_WORLD,
+              [&](RankState& rs) { some(rs, incount, requests, outcount, indices, statuses, false); });
 }
 
 int MPI_Request_free(MPI_Request* request) {

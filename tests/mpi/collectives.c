@@ -135,6 +135,24 @@ static void check_comm(MPI_Comm comm, MPI_Datatype affine_type, MPI_Op affine_op
   int sumv = rank;
   MPI_Allreduce(MPI_IN_PLACE, &sumv, 1, MPI_INT, MPI_SUM, comm);
   CHECK_EQ(sumv, size * (size - 1) / 2);
+  /* Reduce_scatter: rank d gets d % 3 + 1 sums of element k of every rank's vector (k + r). */
+  {
+    int n = 0;
+    for (int dd = 0; dd < size; ++dd) counts[dd] = dd % 3 + 1, n += counts[dd];
+    int* vec = malloc(sizeof(int) * (size_t)n);
+    int at = 0, out3[3] = {0, 0, 0};
+    for (int dd = 0; dd < rank; ++dd) at += counts[dd];
+    for (int k = 0; k < n; ++k) vec[k] = k + rank;
+    MPI_Reduce_scatter(vec, out3, counts, MPI_INT, MPI_SUM, comm);
+    for (int k = 0; k < counts[rank]; ++k) CHECK_EQ(out3[k], size * (at + k) + size * (size - 1) / 2);
+    int blk[2] = {0, 0};
+    int* vec2 = malloc(sizeof(int) * (size_t)(2 * size));
+    for (int k = 0; k < 2 * size; ++k) vec2[k] = k * (rank + 1);
+    MPI_Reduce_scatter_block(vec2, blk, 2, MPI_INT, MPI_MAX, comm);
+    CHECK_EQ(blk[0], 2 * rank * size);
+    CHECK_EQ(blk[1], (2 * rank + 1) * size);
+    free(vec), free(vec2);
+  }
   /* Scan and exscan. */
   int pre = -1, expre = -7, one = rank + 1;
   MPI_Scan(&one, &pre, 1, MPI_INT, MPI_SUM, comm);

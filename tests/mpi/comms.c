@@ -102,6 +102,22 @@ int main(int argc, char** argv) {
     CHECK_EQ(erank, rank / 2);
     MPI_Comm_free(&ec);
   }
+  MPI_Group odds;
+  MPI_Group_excl(wg, n, ranks, &odds);
+  int osize = -1, orank = -2;
+  MPI_Group_size(odds, &osize);
+  MPI_Group_rank(odds, &orank);
+  CHECK_EQ(osize, size - n);
+  CHECK_EQ(orank, rank % 2 ? rank / 2 : MPI_UNDEFINED);
+  MPI_Group_free(&odds);
+  int dims2[2] = {0, 0}, dims3[3] = {0, 3, 0};
+  MPI_Dims_create(12, 2, dims2);
+  CHECK_EQ(dims2[0], 4);
+  CHECK_EQ(dims2[1], 3);
+  MPI_Dims_create(36, 3, dims3);
+  CHECK_EQ(dims3[0], 4);
+  CHECK_EQ(dims3[1], 3);
+  CHECK_EQ(dims3[2], 3);
   MPI_Group_free(&evens);
   MPI_Group_free(&wg);
   MPI_Comm_free(&dup);

@@ -171,6 +171,66 @@ static void modes_and_types(int rank, int size) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static void some_and_any(int rank, int size) {
+  /* Every other rank sends two ints to rank 0, which completes the receives with MPI_Waitsome,
+   * then with MPI_Testsome and MPI_Testany polling: every index exactly once. */
+  int n = size - 1;
+  if (rank != 0) {
+    int v[2] = {rank, 2 * rank};
+    MPI_Send(v, 2, MPI_INT, 0, 11, MPI_COMM_WORLD);
+    MPI_Send(v, 2, MPI_INT, 0, 12, MPI_COMM_WORLD);
+    MPI_Send(v, 2, MPI_INT, 0, 13, MPI_COMM_WORLD);
+  } else {
+    int* vals;
+    MPI_Alloc_mem((MPI_Aint)(sizeof(int) * 2 * (size_t)n), MPI_INFO_NULL, &vals);
+    int* seen = calloc((size_t)n, sizeof(int));
+    int* idx = malloc(sizeof(int) * (size_t)n);
+    MPI_Status* st = malloc(sizeof(MPI_Status) * (size_t)n);
+    MPI_Request* rq = malloc(sizeof(MPI_Request) * (size_t)n);
+    for (int tag = 11; tag <= 12; ++tag) {
+      for (int i = 0; i < n; ++i) MPI_Irecv(&vals[2 * i], 2, MPI_INT, i + 1, tag, MPI_COMM_WORLD, &rq[i]);
+      int done = 0, out = 0;
+      while (done < n) {
+        if (tag == 11) MPI_Waitsome(n, rq, &out, idx, st);
+        else MPI_Testsome(n, rq, &out, idx, st);
+        CHECK(out >= (tag == 11 ? 1 : 0));
+        for (int k = 0; k < out; ++k) {
+          CHECK(!seen[idx[k]]);
+          seen[idx[k]] = tag;
+          CHECK_EQ(vals[2 * idx[k] + 1], 2 * (idx[k] + 1));
+          CHECK_EQ(st[k].MPI_SOURCE, idx[k] + 1);
+          int elems = -1;
+          MPI_Get_elements(&st[k], MPI_INT, &elems);
+          CHECK_EQ(elems, 2);
+          ++done;
+        }
+      }
+      MPI_Waitsome(n, rq, &out, idx, st);
+      CHECK_EQ(out, MPI_UNDEFINED);
+      for (int i = 0; i < n; ++i) {
+        CHECK_EQ(seen[i], tag);
+        seen[i] = 0;
+      }
+    }
+    for (int i = 0; i < n; ++i) MPI_Irecv(&vals[2 * i], 2, MPI_INT, i + 1, 13, MPI_COMM_WORLD, &rq[i]);
+    for (int done = 0; done < n;) {
+      int index = -5, flag = 0;
+      MPI_Testany(n, rq, &index, &flag, MPI_STATUS_IGNORE);
+      if (!flag) continue;
+      CHECK(index >= 0 && index < n && !seen[index]);
+      seen[index] = 1;
+      ++done;
+    }
+    int index = -5, flag = 0;
+    MPI_Testany(n, rq, &index, &flag, MPI_STATUS_IGNORE);
+    CHECK(flag);
+    CHECK_EQ(index, MPI_UNDEFINED);
+    MPI_Free_mem(vals);
+    free(seen), free(idx), free(st), free(rq);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -181,6 +241,7 @@ int main(int argc, char** argv) {
   probe_and_count(rank, size);
   waitany_testall(rank, size);
   modes_and_types(rank, size);
+  some_and_any(rank, size);
   if (rank == 0) printf("p2p: all checks passed on %d ranks\n", size);
   MPI_Finalize();
   return 0;
