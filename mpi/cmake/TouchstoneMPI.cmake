@@ -8,4 +8,7 @@ function(touchstone_add_mpi_program name)
   target_link_libraries(${name} PRIVATE Touchstone::mpi)
   set_target_properties(${name} PROPERTIES PREFIX "" SUFFIX "" POSITION_INDEPENDENT_CODE ON)
   target_link_options(${name} PRIVATE LINKER:--no-undefined LINKER:-Bsymbolic)
+  # A rank that ends early (an MPI error, another rank failing) is unwound through the program's
+  # frames: C code needs unwind tables for that.
+  target_compile_options(${name} PRIVATE -fexceptions)
 endfunction()
