@@ -35,7 +35,9 @@ Algorithm allgather_entry(std::string name, std::string summary, AllgatherFn fn)
     for (int src = 0; src < n; ++src) check_pattern(name, src, src, block(std::span<const std::byte>(buf), src, L));
   };
   auto bytes = [](int vps, std::size_t size) { return 3 * static_cast<std::size_t>(vps) * static_cast<std::size_t>(vps) * size; };
-  return Algorithm{std::move(name), std::move(summary), program, bytes};
+  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  alg.raw.allgather_world = std::move(fn);
+  return alg;
 }
 
 const SwitchNetwork* switch_net(const Proc& p) { return dynamic_cast<const SwitchNetwork*>(p.machine().topology.get()); }

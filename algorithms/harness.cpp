@@ -79,7 +79,9 @@ Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn) {
   };
   // The send and receive buffers, plus the copies of messages in flight: at most one per pair.
   auto bytes = [](int vps, std::size_t size) { return 3 * static_cast<std::size_t>(vps) * static_cast<std::size_t>(vps) * size; };
-  return Algorithm{std::move(name), std::move(summary), program, bytes};
+  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  alg.raw.alltoall = std::move(fn);
+  return alg;
 }
 
 // Harness of the one-to-all family: the root's blocks carry the pattern from the root to each
@@ -105,7 +107,9 @@ Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool
     while ((std::size_t{1} << levels) < static_cast<std::size_t>(vps)) ++levels;
     return 2 * (levels + 2) * static_cast<std::size_t>(vps) * size;
   };
-  return Algorithm{std::move(name), std::move(summary), program, bytes};
+  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  alg.raw.rooted = std::move(fn);
+  return alg;
 }
 
 // Harness of the all-to-one family: every processor sends the pattern from itself to the root; the
@@ -126,7 +130,9 @@ Algorithm gather_entry(std::string name, std::string summary, RootedFn fn) {
     while ((std::size_t{1} << levels) < static_cast<std::size_t>(vps)) ++levels;
     return 2 * (levels + 2) * static_cast<std::size_t>(vps) * size;
   };
-  return Algorithm{std::move(name), std::move(summary), program, bytes};
+  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  alg.raw.rooted = std::move(fn);
+  return alg;
 }
 
 }  // namespace touchstone::algorithms

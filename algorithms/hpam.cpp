@@ -518,6 +518,7 @@ Algorithm bcast_entry(std::string name, std::string summary, BcastFn fn, Analyti
   auto bytes = [](int vps, std::size_t size) { return static_cast<std::size_t>(vps) * size; };
   Algorithm alg{std::move(name), std::move(summary), program, bytes};
   alg.analytic_us = std::move(analytic);
+  alg.raw.bcast_world = std::move(fn);
   return alg;
 }
 

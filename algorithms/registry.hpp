@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,21 @@ struct Args {
   TrafficSpec traffic{}; ///< the communication matrix of alltoallv/ algorithms (paper 003)
 };
 
+/// An algorithm itself, for callers with their own buffers (the MPI interface, mpi/ and
+/// docs/mpi.md): the harness of each collective fills in the member of its signature.
+struct Collective {
+  /// alltoall/: send and recv hold g.size() blocks of `size` bytes (alltoall.hpp).
+  std::function<void(Proc&, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
+                     std::size_t size)> alltoall;
+  /// scatter/ and gather/: scatter.hpp and gather.hpp.
+  std::function<void(Proc&, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                     std::size_t size)> rooted;
+  /// allgather/ (the whole machine only): buf holds p blocks of `size` bytes, the own one in place.
+  std::function<void(Proc&, std::span<std::byte> buf, std::size_t size)> allgather_world;
+  /// bcast/ (the whole machine only): the root's buf reaches every processor.
+  std::function<void(Proc&, int root, std::span<std::byte> buf)> bcast_world;
+};
+
 struct Algorithm {
   std::string name;     ///< "alltoall/1-lev-xor"
   std::string summary;  ///< one line, citing the paper
@@ -29,6 +45,7 @@ struct Algorithm {
   /// The paper's analytic time for this machine and size, when the paper gives one (paper 001's
   /// eqs. 4-14); printed as `analytic_us` beside the emulated makespan. Empty otherwise.
   std::function<std::optional<double>(const Machine& machine, std::size_t size)> analytic_us = {};
+  Collective raw = {};  ///< the algorithm without its harness, where its collective has one signature
 };
 
 /// What the family files register (each from its add_*_algorithms function): fixed entries, in

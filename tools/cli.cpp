@@ -19,6 +19,7 @@
 #include "algorithms/permutations.hpp"
 #include "algorithms/registry.hpp"
 #include "tools/experiment/experiment.hpp"
+#include "tools/mpirun.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace touchstone::cli {
@@ -266,6 +267,8 @@ int main(int argc, char** argv) {
   loads->add_option("--machine", loads_machine, "machine spec, e.g. mesh:16x16 (touchstone list machines)")->capture_default_str();
   loads->add_option("--format", loads_format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
 
+  const Subcommand mpirun = add_mpirun(app);  // tools/mpirun.cpp
+
   // CLI11 only says "A subcommand is required" for a misspelled command: name it and the known ones.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -279,6 +282,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  normalize_mpirun_args(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -296,6 +300,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*loads) return cmd_loads(loads_machine, loads_format);
+    if (*mpirun.app) return mpirun.run();
   } catch (const RunError& e) {
     fmt::print(stderr, "error: the run failed:\n{}\n", e.what());
     return 2;

@@ -33,3 +33,21 @@ esac
 
 tools/setup.sh "$build_dir" "${args[@]}"
 ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)"
+
+# The package (docs/mpi.md, "Installing"): install to a temporary prefix, move it (the package is
+# relocatable), then build examples/ as an outside project with find_package(Touchstone) and run
+# the examples, the MPI one through the installed `touchstone mpirun` and the installed wrapper.
+if [[ -z ${1:-} ]]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  cmake --install "$build_dir" --prefix "$tmp/installed" >/dev/null
+  mv "$tmp/installed" "$tmp/prefix"
+  cmake -S examples -B "$tmp/examples" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$tmp/examples" -j "$(nproc)" >/dev/null
+  "$tmp/examples/example_ring"
+  "$tmp/examples/example_lock"
+  "$tmp/prefix/bin/touchstone" mpirun --machine torus:4x4 "$tmp/examples/example_mpi_ring"
+  "$tmp/prefix/bin/touchstone-mpicc" -O2 examples/mpi_ring.c -o "$tmp/mpi_ring"
+  "$tmp/prefix/bin/touchstone" mpirun --machine mesh:3x3 -np 7 "$tmp/mpi_ring"
+  echo "package: installed, relocated, examples built outside and run"
+fi

@@ -66,8 +66,14 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
 
 Engine::~Engine() = default;  // the pools reclaim whatever an aborted run left behind
 
+namespace {
+// The Proc whose program runs on this thread: fixed for a VP thread, switched with every fiber.
+thread_local Proc* t_current_proc = nullptr;
+}  // namespace
+
 void* Engine::vp_entry(void* arg) {
   auto* v = static_cast<Vp*>(arg);
+  t_current_proc = v->proc.get();
   auto& e = static_cast<Proc*>(v->proc.get())->e_;
   v->tid = std::this_thread::get_id();
   v->sem.acquire();  // the first baton
@@ -91,6 +97,7 @@ void Engine::vp_main(Vp& v) {
                             to_us(v.clock)));
     }
   }
+  if (opts_.on_vp_pause) opts_.on_vp_pause(v.rank);
   v.state = Vp::State::done;
 }
 
@@ -158,6 +165,7 @@ void Engine::start_fibers() {
 // Scheduler -> VP: runs v until it blocks or ends.
 void Engine::resume_fiber(Vp& v) {
   current_ = v.rank;
+  t_current_proc = v.proc.get();
 #if TOUCHSTONE_ASAN
   void* fake = nullptr;
   __sanitizer_start_switch_fiber(&fake, static_cast<char*>(v.stack.sp) - v.stack.size, v.stack.size);
@@ -169,6 +177,7 @@ void Engine::resume_fiber(Vp& v) {
 #if TOUCHSTONE_ASAN
   __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
+  t_current_proc = nullptr;
   current_ = kMain;
 }
 
@@ -274,6 +283,7 @@ void Engine::wake(Vp& v) {
 }
 
 void Engine::block(Vp& v, Vp::Block why, std::string what) {
+  if (opts_.on_vp_pause) opts_.on_vp_pause(v.rank);
   v.block = why;
   v.pending = std::move(what);
   v.blocked_since = v.clock;
@@ -305,6 +315,14 @@ void Engine::enter(Vp& v) {
     else if (r % 8 == 1) sched_yield();
   }
 }
+
+}  // namespace touchstone::detail
+
+namespace touchstone {
+Proc* Proc::current() { return detail::t_current_proc; }
+}  // namespace touchstone
+
+namespace touchstone::detail {
 
 RunResult Engine::run(const Program& program) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -461,12 +479,25 @@ bool Engine::matches(const Op& op, const Msg& m) {
   return op.ctx == m.ctx && (op.src == any_source || op.src == m.src) && (op.tag == any_tag || op.tag == m.tag);
 }
 
-Op* Engine::isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::byte> data) {
+Op* Engine::isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::byte> data, bool synchronous) {
   enter(v);
   const GroupData& gd = resolve(g);
   const int world_dst = to_world(gd, dst, "destination");
   if (tag < 0) throw UsageError(fmt::format("send tag must be >= 0 (got {})", tag));
-  return post_send(v, world_dst, tag, gd.ctx, data);
+  Op* op = post_send(v, world_dst, tag, gd.ctx, data, synchronous);
+  return op;
+}
+
+// A synchronous send completes at the later of its last packet leaving and the match.
+void Engine::on_matched(Msg& m, Time t) {
+  Op* op = m.sync_op;
+  m.sync_op = nullptr;
+  op->matched_at = t;
+  if (op->left == kNever) return;
+  op->done = std::max(op->left, t);
+  if (op->dropped) return free_op(op);
+  Vp& v = *vps_[static_cast<std::size_t>(op->owner)];
+  if (op->awaited && v.state == Vp::State::blocked) queue_.push(op->done, vp_order(v.rank), Ev::resume, &v, v.token);
 }
 
 Msg* Engine::make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size) {
@@ -492,7 +523,7 @@ void Engine::hand_over(Msg* m, Time start, Time handed) {
   network_->post(m, handed);
 }
 
-Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data) {
+Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data, bool synchronous) {
   const bool eager = goes_eager(v, dst, ctx, data.size());
   Msg* m = make_msg(v.rank, dst, tag, ctx, data.size());
   if (!opts_.phantom_payloads || (ctx & kAmCtx)) m->payload.assign(data.begin(), data.end());
@@ -506,6 +537,9 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   m->send_op = op;
   const Time start = v.clock;
   if (eager) {
+    // A synchronous send completes when it is matched too (a rendezvous is matched before its data
+    // leaves, so only an eager one needs to be told).
+    if (synchronous) op->synchronous = true, m->sync_op = op;
     m->buffered = machine_.net.flow_control() && machine_.net.recv_buffer >= 0;  // reserved by goes_eager
     v.clock += machine_.send_cost(v.rank, m->size);
     hand_over(m, start, v.clock);
@@ -641,12 +675,14 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
   return op;
 }
 
-Op* Engine::irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf) {
+Op* Engine::irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf, bool truncating) {
   enter(v);
   const GroupData& gd = resolve(g);
   const int world_src = src == any_source ? any_source : to_world(gd, src, "source");
   if (tag < 0 && tag != any_tag) throw UsageError(fmt::format("receive tag must be >= 0 or any_tag (got {})", tag));
-  return post_recv(v, world_src, tag, gd.ctx, resolve_shared(g), buf);
+  Op* op = post_recv(v, world_src, tag, gd.ctx, resolve_shared(g), buf);
+  op->truncating = truncating;
+  return op;
 }
 
 Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_ptr<const GroupData> g,
@@ -666,8 +702,12 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   for (Msg* m = v.unexpected_head; m; prev = m, m = m->next)
     if (++op->examined, matches(*op, *m)) {
       unlink_unexpected(v, prev, m);
-      if (m->proto == Msg::Proto::rts) clear_to_send(v, op, m, v.clock);
-      else op->matched = m;
+      if (m->proto == Msg::Proto::rts) {
+        clear_to_send(v, op, m, v.clock);
+      } else {
+        op->matched = m;
+        if (m->sync_op) on_matched(*m, v.clock);
+      }
       return op;
     }
   op->prev = v.posted_tail;
@@ -692,6 +732,11 @@ void Engine::on_send_done(Msg& m, Time t) {
   Op* op = m.send_op;
   if (!op) return;  // a request or clear to send: nobody waits for it to leave
   m.send_op = nullptr;
+  if (op->synchronous) {
+    op->left = t;
+    if (op->matched_at == kNever) return;  // on_matched completes it
+    t = std::max(t, op->matched_at);
+  }
   op->done = t;
   if (op->dropped) {
     free_op(op);
@@ -720,6 +765,8 @@ void Engine::on_arrival(Msg& m, Time t) {
       unlink_posted(v, op);
       if (m.proto == Msg::Proto::rts) return clear_to_send(v, op, &m, std::max(t, op->posted));
       op->matched = &m;
+      // A receive the VP posted ahead of the event loop matches at its posting time, not before.
+      if (m.sync_op) on_matched(m, std::max(t, op->posted));
       hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
       if (op->awaited && v.state == Vp::State::blocked) wake(v);
       return;
@@ -742,7 +789,8 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   st.tag = m->tag;
   st.size = m->size;
   st.arrival = m->arrival;
-  if (m->size > op->buf.size()) {
+  st.truncated = m->size > op->buf.size();
+  if (st.truncated && !op->truncating) {
     const std::string err = fmt::format("rank {}: message #{} from {} (tag {}) has {} bytes, more than the receive "
                                         "buffer of {} bytes",
                                         v.rank, m->id, m->src, m->tag, m->size, op->buf.size());
@@ -751,7 +799,7 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
     op = nullptr;
     throw UsageError(err);
   }
-  if (!m->payload.empty()) std::memcpy(op->buf.data(), m->payload.data(), m->size);
+  if (!m->payload.empty()) std::memcpy(op->buf.data(), m->payload.data(), std::min(m->size, op->buf.size()));
   const NodeCosts& c = machine_.costs_of(v.rank);
   const Time start = std::max(v.clock, m->arrival);
   // Matching is CPU work too: every queue entry examined, on arrival (posted receives) and when
@@ -937,7 +985,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
 
 void Engine::drop(Op* op) {
   if (op->kind == Op::Kind::send) {
-    if (op->done == kNever) op->dropped = true; else free_op(op);
+    if (op->done == kNever) op->dropped = true; else free_op(op);  // on_send_done or on_matched frees it
     return;
   }
   Vp& v = *vps_[static_cast<std::size_t>(op->owner)];

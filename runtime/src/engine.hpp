@@ -56,7 +56,10 @@ struct Op {
   bool awaited = false;  // the owner is blocked waiting for it
   bool dropped = false;  // its Request was destroyed before completion
   // send
-  Time done = kNever;    // last packet left the node
+  Time done = kNever;    // complete: last packet left the node (and, synchronous, was matched)
+  bool synchronous = false;
+  Time left = kNever;     // synchronous: last packet left the node
+  Time matched_at = kNever;  // synchronous: the receiver matched the message
   std::uint64_t msg_id = 0;
   int dst = 0;           // world rank, tag and size: for reports
   std::size_t size = 0;
@@ -71,6 +74,7 @@ struct Op {
   std::uint32_t examined = 0;  // unexpected messages examined when posted (docs/model.md 2.5)
   Msg* matched = nullptr;
   bool awaiting_data = false;  // matched a request to send; its data is on the way (docs/model.md 2.16)
+  bool truncating = false;  // a longer message fills buf and sets Status::truncated (irecv_truncating)
   Op* next = nullptr;  // posted-receive queue
   Op* prev = nullptr;
 };
@@ -119,9 +123,9 @@ class Engine final : public NetworkListener {
 
   // ---- called by Proc, in the VP's own thread while it holds the baton ----
   void enter(Vp& v);
-  Op* isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::byte> data);
+  Op* isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::byte> data, bool synchronous = false);
   Op* imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag, std::span<const std::byte> data);
-  Op* irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf);
+  Op* irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf, bool truncating = false);
   Status wait(Vp& v, Op*& op);
   std::vector<Status> waitall(Vp& v, std::span<Op*> ops);
   std::size_t waitany(Vp& v, std::span<Op*> ops, Status* st);
@@ -149,7 +153,7 @@ class Engine final : public NetworkListener {
   const GroupData& resolve(const Group& g) const;
   std::shared_ptr<const GroupData> resolve_shared(const Group& g) const;
   int to_world(const GroupData& g, int local, const char* what) const;
-  Op* post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data);
+  Op* post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data, bool synchronous = false);
   Msg* make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size);
   // A message set-up of node m->src that began at `start`: hashed, counted, recorded, and handed
   // to the network at `handed`.
@@ -184,6 +188,7 @@ class Engine final : public NetworkListener {
   std::string deadlock_report() const;
   static bool matches(const Op& op, const Msg& m);
   void unlink_posted(Vp& v, Op* op);
+  void on_matched(Msg& m, Time t);  // a synchronous send's message was matched at t
   void unlink_unexpected(Vp& v, Msg* prev, Msg* m);
   Msg* new_msg();
   void free_msg(Msg* m);

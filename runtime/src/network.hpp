@@ -35,6 +35,7 @@ struct Msg {
   std::vector<std::uint32_t> path; // channel ids: injection, links...; the ejection port is per packet
   Time byte_time = 0;              // bottleneck time per byte along the path
   Op* send_op = nullptr;
+  Op* sync_op = nullptr;           // a synchronous send waiting for this message to be matched
   std::uint32_t examined = 0;      // receive-queue entries examined on arrival (docs/model.md 2.5)
   /// Flow control (docs/model.md 2.16). A request to send (rts) carries the envelope and points to
   /// its data message (`rdv`, not yet in the network); a clear to send (cts) goes back to the

@@ -60,6 +60,9 @@ void Proc::send(int dst, int tag, std::span<const std::byte> data, const Group& 
 Request Proc::isend(int dst, int tag, std::span<const std::byte> data, const Group& g) {
   return Request(e_.isend(v_, g, dst, tag, data));
 }
+Request Proc::issend(int dst, int tag, std::span<const std::byte> data, const Group& g) {
+  return Request(e_.isend(v_, g, dst, tag, data, true));
+}
 void Proc::multicast(std::span<const int> dsts, int tag, std::span<const std::byte> data, const Group& g) {
   Op* op = e_.imulticast(v_, g, dsts, tag, data);
   e_.wait(v_, op);
@@ -73,6 +76,9 @@ Status Proc::recv(int src, int tag, std::span<std::byte> buf, const Group& g) {
 }
 Request Proc::irecv(int src, int tag, std::span<std::byte> buf, const Group& g) {
   return Request(e_.irecv(v_, g, src, tag, buf));
+}
+Request Proc::irecv_truncating(int src, int tag, std::span<std::byte> buf, const Group& g) {
+  return Request(e_.irecv(v_, g, src, tag, buf, true));
 }
 Status Proc::wait(Request& r) { return e_.wait(v_, r.op_); }
 std::vector<Status> Proc::waitall(std::span<Request> rs) {

@@ -30,8 +30,9 @@ inline constexpr int any_tag = -1;
 struct Status {
   int source = -1;
   int tag = -1;
-  std::size_t size = 0;
+  std::size_t size = 0;  ///< the message's size (more than the buffer when truncated)
   Time arrival = 0;
+  bool truncated = false;  ///< irecv_truncating only: the message was longer than the buffer
 };
 
 class AmContext;
@@ -66,6 +67,11 @@ class Request {
 /// A virtual processor, as seen by its program.
 class Proc {
  public:
+  /// The Proc of the VP whose program is running on the calling thread (or fiber), nullptr
+  /// outside a run's VP code. For libraries that cannot be handed the Proc, such as the MPI
+  /// interface (mpi/), whose C functions take no Proc argument.
+  static Proc* current();
+
   // --- identity and machine ---
   int rank() const;
   int size() const;
@@ -90,6 +96,10 @@ class Proc {
   /// Returns when the message's last packet has left this node (the buffer may be reused).
   void send(int dst, int tag, std::span<const std::byte> data, const Group& g = {});
   Request isend(int dst, int tag, std::span<const std::byte> data, const Group& g = {});
+  /// Synchronous send (MPI_Issend): completes when the message's last packet has left this node
+  /// and the destination has matched it with a receive, whichever is later. The acknowledgement
+  /// is not a modeled message: the sender learns of the match at the match's virtual time.
+  Request issend(int dst, int tag, std::span<const std::byte> data, const Group& g = {});
   /// Inter-level multicast (paper 001 section 3.1; docs/model.md 2.11), on a machine with the
   /// hardware (`hpam:...,multicast`): one message, one set-up cost, one worm that forks at the first
   /// replicating router on its way onto all of that router's outgoing inter-level channels. `dsts`
@@ -101,6 +111,10 @@ class Proc {
   /// Blocks until a matching message is received into buf (src may be any_source, tag any_tag).
   Status recv(int src, int tag, std::span<std::byte> buf, const Group& g = {});
   Request irecv(int src, int tag, std::span<std::byte> buf, const Group& g = {});
+  /// As irecv, but a message longer than buf is not an error: buf receives its first buf.size()
+  /// bytes and the Status says `truncated` with the message's full size (MPI's receive, whose
+  /// caller reports MPI_ERR_TRUNCATE). irecv and recv throw UsageError instead.
+  Request irecv_truncating(int src, int tag, std::span<std::byte> buf, const Group& g = {});
   Status wait(Request& r);
   /// Completes every request, in the order they become complete; statuses in request order.
   std::vector<Status> waitall(std::span<Request> rs);

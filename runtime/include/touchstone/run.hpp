@@ -33,6 +33,11 @@ struct RunOptions {
   /// Overrides the machine's NetworkParams::eager_limit for this run (docs/model.md 2.16; CLI
   /// --eager-limit): bytes, NetworkParams::kNoFlowControl (off) or INT64_MAX (only the buffer decides).
   std::optional<std::int64_t> eager_limit;
+  /// Called on a VP's own thread (or fiber) each time it gives up the host CPU: when it blocks and
+  /// when its program ends. For tools that attribute process-wide state to VPs (`touchstone mpirun
+  /// --tag-output` flushes stdout there and prefixes what it finds with the rank). It must not
+  /// call the Proc, and it cannot change the run's results.
+  std::function<void(int rank)> on_vp_pause;
 };
 
 struct RunStats {

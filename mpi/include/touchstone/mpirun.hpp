@@ -1,0 +1,34 @@
+// Running an MPI program on an emulated machine (docs/mpi.md): what `touchstone mpirun` does,
+// exported by libtouchstone_mpi.so. The program is a loadable module holding `main` (built with
+// touchstone-mpicc or touchstone_add_mpi_program); every VP runs its main as a fiber.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "touchstone/run.hpp"
+
+namespace touchstone::mpi {
+
+struct LaunchOptions {
+  std::string machine;                       ///< machine spec (touchstone list machines)
+  int np = 0;                                ///< MPI processes: world ranks 0..np-1 (0: every VP)
+  std::map<std::string, std::string> coll;   ///< collective -> algorithm ("alltoall" -> "1-lev-xor")
+  RunOptions run;                            ///< trace, order log, perturb, execution, seed, ...
+  std::string program;                       ///< path of the program module
+  std::vector<std::string> args;             ///< argv[1..]
+  bool privatize = true;                     ///< one copy of the program's globals per rank
+  bool tag_output = false;                   ///< prefix every stdout line with "[rank] "
+  bool summary = false;                      ///< print makespan, messages and trace_hash to stderr
+};
+
+/// Runs the program; returns the exit status mpirun would: 0, the first non-zero status a rank's
+/// main returned, MPI_Abort's error code, or 1 (bad input) / 2 (the run failed) with a report on
+/// stderr.
+int launch(const LaunchOptions& options);
+
+/// The collectives `--coll` accepts, each with its algorithms (the default first), for --help and
+/// docs/mpi.md.
+std::vector<std::pair<std::string, std::vector<std::string>>> collective_algorithms();
+
+}  // namespace touchstone::mpi

@@ -1,0 +1,562 @@
+// MPI collectives (docs/mpi.md, "Collectives"): each runs an SPMD algorithm, from the papers'
+// catalog (algorithms/registry.hpp) where one fits the call, else a generic one (algorithms/
+// generic.hpp), on the communicator's collective group, with real messages.
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#pragma GCC visibility push(default)
+#include "mpi.h"
+#include "touchstone/mpirun.hpp"
+#pragma GCC visibility pop
+
+#include "algorithms/generic.hpp"
+#include "algorithms/registry.hpp"
+#include "coll.hpp"
+#include "touchstone/error.hpp"
+#include "types.hpp"
+
+namespace touchstone::mpi {
+
+namespace {
+
+// A collective, its generic algorithms (the default first unless `default_catalog` names one of
+// the catalog's), and which member of algorithms::Collective its catalog algorithms provide.
+struct CollectiveInfo {
+  const char* name;
+  std::vector<std::string> generic;
+  const char* default_catalog;  // nullptr: the first generic algorithm is the default
+  std::function<bool(const algorithms::Algorithm&)> usable;  // catalog entries MPI can call
+};
+
+const std::vector<CollectiveInfo>& collectives() {
+  using A = algorithms::Algorithm;
+  static const std::vector<CollectiveInfo> c{
+      {"barrier", {"machine"}, nullptr, nullptr},
+      {"bcast", {"binomial"}, nullptr, [](const A& a) { return bool(a.raw.bcast_world); }},
+      {"scatter", {}, "1-lev-dir", [](const A& a) { return bool(a.raw.rooted); }},
+      {"gather", {}, "1-lev-dir", [](const A& a) { return bool(a.raw.rooted); }},
+      {"scatterv", {"direct"}, nullptr, nullptr},
+      {"gatherv", {"direct"}, nullptr, nullptr},
+      {"allgather", {"ring"}, nullptr, [](const A& a) { return bool(a.raw.allgather_world); }},
+      {"allgatherv", {"ring"}, nullptr, nullptr},
+      {"alltoall", {}, "1-lev-xor", [](const A& a) { return bool(a.raw.alltoall); }},
+      {"alltoallv", {"pairwise"}, nullptr, nullptr},
+      {"reduce", {"binomial"}, nullptr, nullptr},
+      {"allreduce", {"reduce-bcast"}, nullptr, nullptr},
+      {"scan", {"linear"}, nullptr, nullptr},
+      {"exscan", {"linear"}, nullptr, nullptr},
+  };
+  return c;
+}
+
+const CollectiveInfo* info(const std::string& name) {
+  for (const auto& c : collectives())
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+std::string default_algorithm(const CollectiveInfo& c) { return c.default_catalog ? c.default_catalog : c.generic[0]; }
+
+// The algorithm chosen for collective `coll` in this run.
+std::string chosen(const char* coll) {
+  const auto& sel = session()->coll;
+  const auto it = sel.find(coll);
+  return it != sel.end() ? it->second : default_algorithm(*info(coll));
+}
+
+bool is_generic(const char* coll, const std::string& alg) {
+  const auto& g = info(coll)->generic;
+  return std::find(g.begin(), g.end(), alg) != g.end();
+}
+
+const algorithms::Algorithm& catalog_entry(const char* coll, const std::string& alg) {
+  return algorithms::find(fmt::format("{}/{}", coll, alg));
+}
+
+// The paper-004 and paper-001 algorithms of the catalog run on the whole machine only.
+void require_whole_machine(const Comm& c, const char* coll, const std::string& alg) {
+  if (!c.world_identity)
+    throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
+                   fmt::format("{}/{} runs on the whole machine only (MPI_COMM_WORLD, or a duplicate, with -np equal "
+                               "to the machine's processors); choose another with --coll {}=...",
+                               coll, alg, coll)};
+}
+
+std::byte* bytes(void* p) { return static_cast<std::byte*>(p); }
+const std::byte* cbytes(const void* p) { return static_cast<const std::byte*>(p); }
+
+// A buffer of `count` elements of t as contiguous bytes: the user's memory when t is contiguous,
+// else a packed copy (`load`: filled from the user's buffer) that store() writes back.
+class Packed {
+ public:
+  Packed(void* user, int count, const Type& t, bool load) : user_(user), count_(count), t_(t) {
+    const std::size_t n = static_cast<std::size_t>(count) * t.size;
+    if (t.contiguous() || n == 0) {
+      span_ = {bytes(user), n};
+    } else {
+      copy_.resize(n);
+      if (load) pack(user, count, t, copy_);
+      span_ = copy_;
+    }
+  }
+  std::span<std::byte> span() { return span_; }
+  void store() {
+    if (!copy_.empty()) unpack(copy_, user_, count_, t_);
+  }
+
+ private:
+  void* user_;
+  int count_;
+  const Type& t_;
+  std::vector<std::byte> copy_;
+  std::span<std::byte> span_;
+};
+
+// The reduction of `op` on elements of t, on packed bytes (inout = in op inout).
+algorithms::Reducer reducer(RankState& rs, MPI_Op op, MPI_Datatype dt, const Type& t, bool& commutative) {
+  if (const UserOp* u = user_op(rs, op)) {
+    if (!t.contiguous())
+      throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION, "a user operation on a non-contiguous datatype is not supported"};
+    commutative = u->commute;
+    MPI_User_function* fn = u->fn;
+    const std::size_t size = t.size;
+    return [fn, dt, size](std::span<const std::byte> in, std::span<std::byte> inout) {
+      int len = size ? static_cast<int>(in.size() / size) : 0;
+      MPI_Datatype d = dt;
+      fn(const_cast<std::byte*>(in.data()), inout.data(), &len, &d);
+    };
+  }
+  if (op < MPI_MAX || op > MPI_MAXLOC) throw MpiError{MPI_ERR_OP, fmt::format("operation {} is not valid", op)};
+  commutative = true;
+  const MPI_Datatype base = t.base;
+  const std::size_t base_size = t.base_count ? t.size / t.base_count : 0;
+  // Checked once here, so that a bad pair fails on every rank before any message moves.
+  if (base_size) {
+    std::vector<std::byte> a(base_size), b(base_size);
+    apply_predefined(op, base, a.data(), b.data(), 1);
+  }
+  return [op, base, base_size](std::span<const std::byte> in, std::span<std::byte> inout) {
+    if (base_size) apply_predefined(op, base, in.data(), inout.data(), in.size() / base_size);
+  };
+}
+
+std::vector<std::size_t> scaled(const int* v, int n, std::size_t unit) {
+  std::vector<std::size_t> out(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (v[i] < 0) throw MpiError{MPI_ERR_COUNT, fmt::format("count or displacement {} (entry {}) is negative", v[i], i)};
+    out[static_cast<std::size_t>(i)] = static_cast<std::size_t>(v[i]) * unit;
+  }
+  return out;
+}
+
+// For the v-variants on a non-contiguous type: the packed layout (prefix sums of the counts).
+std::vector<std::size_t> packed_displs(const std::vector<std::size_t>& counts) {
+  std::vector<std::size_t> d(counts.size());
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) d[i] = at, at += counts[i];
+  return d;
+}
+
+// The per-rank blocks of a v-collective: the user's buffer when the type is contiguous, else
+// packed blocks (loaded and stored block by block).
+struct Blocks {
+  std::vector<std::size_t> counts, displs;  // bytes, in `span`
+  std::span<std::byte> span;
+  std::vector<std::byte> copy;
+  void* user = nullptr;
+  const int* ucounts = nullptr;
+  const int* udispls = nullptr;
+  const Type* t = nullptr;
+
+  Blocks(void* buf, const int* c, const int* d, int n, const Type& type, bool load)
+      : user(buf), ucounts(c), udispls(d), t(&type) {
+    counts = scaled(c, n, type.size);
+    if (type.contiguous()) {
+      displs = scaled(d, n, type.extent);
+      std::size_t end = 0;
+      for (int i = 0; i < n; ++i) end = std::max(end, displs[static_cast<std::size_t>(i)] + counts[static_cast<std::size_t>(i)]);
+      span = {bytes(buf), end};
+      return;
+    }
+    displs = packed_displs(counts);
+    copy.resize(displs.empty() ? 0 : displs.back() + counts.back());
+    span = copy;
+    if (load)
+      for (int i = 0; i < n; ++i)
+        pack(cbytes(buf) + static_cast<std::size_t>(d[i]) * type.extent, c[i], type,
+             std::span(copy).subspan(displs[static_cast<std::size_t>(i)], counts[static_cast<std::size_t>(i)]));
+  }
+  void store() {
+    if (copy.empty()) return;
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      unpack(std::span<const std::byte>(copy).subspan(displs[i], counts[i]),
+             bytes(user) + static_cast<std::size_t>(udispls[i]) * t->extent, ucounts[i], *t);
+  }
+};
+
+}  // namespace
+
+void check_selection(const std::map<std::string, std::string>& coll) {
+  for (const auto& [c, alg] : coll) {
+    const CollectiveInfo* i = info(c);
+    if (!i) {
+      std::string known;
+      for (const auto& x : collectives()) known += (known.empty() ? "" : ", ") + std::string(x.name);
+      throw UsageError(fmt::format("--coll: unknown collective '{}' (known: {})", c, known));
+    }
+    if (is_generic(i->name, alg)) continue;
+    if (!i->usable)
+      throw UsageError(fmt::format("--coll {}={}: {} has the algorithm(s) {} only", c, alg, c, fmt::join(i->generic, ", ")));
+    const auto& a = algorithms::find(fmt::format("{}/{}", c, alg));  // UsageError with close names
+    if (!i->usable(a)) throw UsageError(fmt::format("--coll {}={}: that algorithm cannot serve MPI calls", c, alg));
+  }
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> collective_algorithms() {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& c : collectives()) {
+    std::vector<std::string> names{default_algorithm(c)};
+    for (const auto& g : c.generic)
+      if (g != names[0]) names.push_back(g);
+    if (c.usable)
+      for (const auto& a : algorithms::catalog()) {
+        const std::string prefix = std::string(c.name) + "/";
+        if (a.name.rfind(prefix, 0) == 0 && c.usable(a) && a.name.substr(prefix.size()) != names[0])
+          names.push_back(a.name.substr(prefix.size()));
+      }
+    out.emplace_back(c.name, std::move(names));
+  }
+  return out;
+}
+
+}  // namespace touchstone::mpi
+
+using namespace touchstone;
+using namespace touchstone::mpi;
+
+int MPI_Barrier(MPI_Comm comm) {
+  return run_call("MPI_Barrier", comm, [&](RankState& rs) { rs.proc->barrier(comm_for(rs, comm).coll); });
+}
+
+int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return run_call("MPI_Bcast", comm, [&](RankState& rs) {
+    Comm& c = comm_for(rs, comm);
+    check_collective_count(count);
+    check_collective_root(c, root);
+    const Type& t = datatype_for(rs, datatype);
+    Packed buf(buffer, count, t, c.rank == root);
+    const std::string alg = chosen("bcast");
+    if (is_generic("bcast", alg)) {
+      algorithms::bcast_binomial(*rs.proc, c.coll, root, buf.span());
+    } else {
+      require_whole_machine(c, "bcast", alg);
+      catalog_entry("bcast", alg).raw.bcast_world(*rs.proc, c.pt2pt.world_rank(root), buf.span());
+    }
+    if (c.rank != root) buf.store();
+  });
+}
+
+namespace {
+// Scatter and gather: `blocks` is the root's buffer of c.size blocks, `own` every rank's block.
+void rooted(const char* coll, RankState& rs, Comm& c, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+            std::size_t size) {
+  catalog_entry(coll, chosen(coll)).raw.rooted(*rs.proc, c.coll, root, send, recv, size);
+}
+}  // namespace
+
+int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return run_call("MPI_Scatter", comm, [&](RankState& rs) {
+    Comm& c = comm_for(rs, comm);
+    check_collective_root(c, root);
+    const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
+    std::size_t size = 0;
+    std::vector<std::byte> all, own_copy;
+    std::span<const std::byte> send;
+    if (am_root) {
+      check_collective_count(sendcount);
+      const Type& st = datatype_for(rs, sendtype);
+      size = static_cast<std::size_t>(sendcount) * st.size;
+      Packed s(const_cast<void*>(sendbuf), sendcount * c.size, st, true);
+      all.assign(s.span().begin(), s.span().end());
+      send = all;
+    }
+    if (!in_place) {
+      check_collective_count(recvcount);
+      const Type& rt = datatype_for(rs, recvtype);
+      if (!am_root) size = static_cast<std::size_t>(recvcount) * rt.size;
+      else if (static_cast<std::size_t>(recvcount) * rt.size != size)
+        throw MpiError{MPI_ERR_TRUNCATE, fmt::format("the root sends {} bytes per rank but receives {}", size,
+                                                     static_cast<std::size_t>(recvcount) * rt.size)};
+      Packed r(recvbuf, recvcount, rt, false);
+      rooted("scatter", rs, c, root, send, r.span(), size);
+      r.store();
+    } else {
+      own_copy.resize(size);
+      rooted("scatter", rs, c, root, send, own_copy, size);
+    }
+  });
+}
+
+int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+               MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return run_call("MPI_Gather", comm, [&](RankState& rs) {
+    Comm& c = comm_for(rs, comm);
+    check_collective_root(c, root);
+    const bool am_root = c.rank == root, in_place = am_root && sendbuf == MPI_IN_PLACE;
+    if (am_root) {
+      check_collective_count(recvcount);
+      const Type& rt = datatype_for(rs, recvtype);
+      const std::size_t size = static_cast<std::size_t>(recvcount) * rt.size;
+      Packed r(recvbuf, recvcount * c.size, rt, in_place);
+      std::vector<std::byte> own;
+      if (in_place) {
+        auto b = r.span().subspan(static_cast<std::size_t>(root) * size, size);
+        own.assign(b.begin(), b.end());
+      } else {
+        check_collective_count(sendcount);
+        const Type& st = datatype_for(rs, sendtype);
+        if (static_cast<std::size_t>(sendcount) * st.size != size)
+          throw MpiError{MPI_ERR_TRUNCATE, "the root's send and receive signatures differ"};
+        Packed s(const_cast<void*>(sendbuf), sendcount, st, true);
+        own.assign(s.span().begin(), s.span().end());
+      }
+      rooted("gather", rs, c, root, own, r.span(), size);
+      r.store();
+      return;
+    }
+    check_collective_count(sendcount);
+    const Type& st = datatype_for(rs, sendtype);
+    Packed s(const_cast<void*>(sendbuf), sendcount, st, true);
+    rooted("gather", rs, c, root, s.span(), {}, s.span().size());
+  });
+}
+
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return run_call("MPI_Scatterv", comm, [&](RankState& rs) {
+    Comm& c = comm_for(rs, comm);
+    check_collective_root(c, root);
+    const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
+    std::optional<Blocks> b;
+    if (am_root) b.emplace(const_cast<void*>(sendbuf), sendcounts, displs, c.size, datatype_for(rs, sendtype), true);
+    std::vector<std::byte> own;
+    if (in_place) {
+      own.resize(b->counts[static_cast<std::size_t>(root)]);
+      algorithms::scatterv_direct(*rs.proc, c.coll, root, b->span, own, b->counts, b->displs);
+      return;
+    }
+    check_collective_count(recvcount);
+    Packed r(recvbuf, recvcount, datatype_for(rs, recvtype), false);
+    static const std::vector<std::size_t> none;
+    algorithms::scatterv_direct(*rs.proc, c.coll, root, am_root ? std::span<const std::byte>(b->span) : std::span<const std::byte>{},
+                                r.span(), am_root ? b->counts : none, am_root ? b->displs : none);
+    r.store();
+  });
+}
+
+int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return run_call("MPI_Gatherv", comm, [&](RankState& rs) {
+    Comm& c = comm_for(rs, comm);
+    check_collective_root(c, root);
+    const bool am_root = c.rank == root, in_place = am_root && sendbuf == MPI_IN_PLACE;
+    if (!am_root) {
+      check_collective_count(sendcount);
+      Packed s(const_cast<void*>(sendbuf), sendcount, datatype_for(rs, sendtype), true);
+      algorithms::gatherv_direct(*rs.proc, c.coll, root, s.span(), {}, {}, {});
+      return;
+    }
+    Blocks b(recvbuf, recvcounts, displs, c.size, datatype_for(rs, recvtype), in_place);
+    const auto me = static_cast<std::size_t>(root);
+    std::vector<std::byte> own;
+    if (in_place) {
+      auto blk = b.span.subspan(b.displs[me], b.counts[me]);
+      own.assign(blk.begin(), blk.end());
+    } else {
+      check_collective_count(sendcount);
+      Packed s(const_cast<void*>(sendbuf), sendcount, datatype_for(rs, sendtype), true);
+      own.assign(s.span().begin(), s.span().end());
+    }
+    if (own.size() != b.counts[me]) throw MpiError{MPI_ERR_TRUNCATE, "the root's send and receive signatures differ"};
+    algorithms::gatherv_direct(*rs.proc, c.coll, root, own, b.span, b.counts, b.displs);
+    b.store();
+  });
+}
+
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  return run_call("MPI_Allgather", comm, [&](RankState& rs) {
+    Comm& c = comm_for(rs, comm);
+    check_collective_count(recvcount);
+    const Type& rt = datatype_for(rs, recvtype);
+    const std::size_t size = static_cast<std::size_t>(recvcount) * rt.size;
+    Packed r(recvbuf, recvcount * c.size, rt, sendbuf == MPI_IN_PLACE);
+    auto mine = r.span().subspan(static_cast<std::size_t>(c.rank) * size, size);
+    if (sendbuf != MPI_IN_PLACE) {
+      check_collective_count(sendcount);
+      Packed s(const_cast<void*>(sendbuf), sendcount, datatype_for(rs, sendtype), true);
+      if (s.span().size() != size) throw MpiError{MPI_ERR_TRUNCATE, "send and receive signatures differ"};
+      std::memcpy(mine.data(), s.span().data(), size);
+      rs.proc->local_copy(size);
+    }
+    const std::string alg = chosen("allgather");
+    if (is_generic("allgather", alg)) {
+      const std::vector<std::size_t> counts(static_cast<std::size_t>(c.size), size);
+      std::vector<std::size_t> displs(static_cast<std::size_t>(c.size));
+      for (std::size_t i = 0; i < displs.size(); ++i) displs[i] = i * size;
+      algorithms::allgatherv_ring(*rs.proc, c.coll, r.span(), counts, displs);
+    } else {
+      require_whole_machine(c, "allgather", alg);
+      catalog_entry("allgather", alg).raw.allgather_world(*rs.proc, r.span(), size);
+    }
+    r.store();
+  });
+}
+
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return run_call("MPI_Allgatherv", comm, [&](RankState& rs) {
+    Comm& c = comm_for(rs, comm);
+    Blocks b(recvbuf, recvcounts, displs, c.size, datatype_for(rs, recvtype), sendbuf == MPI_IN_PLACE);
+    const auto me = static_cast<std::size_t>(c.rank);
+    if (sendbuf != MPI_IN_PLACE) {
+      check_collective_count(sendcount);
+      Packed s(const_cast<void*>(sendbuf), sendcount, datatype_for(rs, sendtype), true);
+      if (s.span().size() != b.counts[me]) throw MpiError{MPI_ERR_TRUNCATE, "send and receive signatures differ"};
+      std::memcpy(b.span.data() + b.displs[me], s.span().data(), b.counts[me]);
+      rs.proc->local_copy(b.counts[me]);
+    }
+    algorithms::allgatherv_ring(*rs.proc, c.coll, b.span, b.counts, b.displs);
+    b.store();
+  });
+}
+
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm) {
+  return run_call("MPI_Alltoall", comm, [&](RankState& rs) {
+    Comm& c = comm_for(rs, comm);
+    check_collective_count(recvcount);
+    const Type& rt = datatype_for(rs, recvtype);
+    const std::size_t size = static_cast<std::size_t>(recvcount) * rt.size;
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    Packed r(recvbuf, recvcount * c.size, rt, in_place);
+    std::vector<std::byte> in_place_copy;
+    std::span<const std::byte> send;
+    std::optional<Packed> s;
+    if (in_place) {
+      in_place_copy.assign(r.span().begin(), r.span().end());
+      send = in_place_copy;
+    } else {
+      check_collective_count(sendcount);
+      s.emplace(const_cast<void*>(sendbuf), sendcount * c.size, datatype_for(rs, sendtype), true);
+      if (s->span().size() != r.span().size()) throw MpiError{MPI_ERR_TRUNCATE, "send and receive signatures differ"};
+      send = s->span();
+    }
+    catalog_entry("alltoall", chosen("alltoall")).raw.alltoall(*rs.proc, c.coll, send, r.span(), size);
+    r.store();
+  });
+}
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return run_call("MPI_Alltoallv", comm, [&](RankState& rs) {
+    Comm& c = comm_for(rs, comm);
+    Blocks r(recvbuf, recvcounts, rdispls, c.size, datatype_for(rs, recvtype), sendbuf == MPI_IN_PLACE);
+    if (sendbuf == MPI_IN_PLACE) {
+      const std::vector<std::byte> copy(r.span.begin(), r.span.end());
+      algorithms::alltoallv_pairwise(*rs.proc, c.coll, copy, r.counts, r.displs, r.span, r.counts, r.displs);
+    } else {
+      Blocks s(const_cast<void*>(sendbuf), sendcounts, sdispls, c.size, datatype_for(rs, sendtype), true);
+      algorithms::alltoallv_pairwise(*rs.proc, c.coll, s.span, s.counts, s.displs, r.span, r.counts, r.displs);
+    }
+    r.store();
+  });
+}
+
+namespace {
+enum class Reduction { reduce, allreduce, scan, exscan };
+
+void reduction(RankState& rs, Reduction kind, const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+               int root, MPI_Comm comm) {
+  Comm& c = comm_for(rs, comm);
+  check_collective_count(count);
+  if (kind == Reduction::reduce) check_collective_root(c, root);
+  const Type& t = datatype_for(rs, dt);
+  bool commutative = true;
+  const auto fn = reducer(rs, op, dt, t, commutative);
+  const bool gets_result = kind != Reduction::reduce || c.rank == root;
+  const bool in_place = sendbuf == MPI_IN_PLACE && gets_result;
+  std::optional<Packed> r;
+  if (gets_result) r.emplace(recvbuf, count, t, in_place);
+  std::vector<std::byte> send;
+  if (in_place) {
+    send.assign(r->span().begin(), r->span().end());
+  } else {
+    Packed s(const_cast<void*>(sendbuf), count, t, true);
+    send.assign(s.span().begin(), s.span().end());
+  }
+  std::vector<std::byte> ignored(gets_result ? 0 : send.size());
+  std::span<std::byte> out = gets_result ? r->span() : std::span<std::byte>(ignored);
+  switch (kind) {
+    case Reduction::reduce: algorithms::reduce_binomial(*rs.proc, c.coll, root, send, out, fn, commutative); break;
+    case Reduction::allreduce: algorithms::allreduce_reduce_bcast(*rs.proc, c.coll, send, out, fn, commutative); break;
+    case Reduction::scan: algorithms::scan_linear(*rs.proc, c.coll, send, out, fn, false); break;
+    case Reduction::exscan: algorithms::scan_linear(*rs.proc, c.coll, send, out, fn, true); break;
+  }
+  if (gets_result && !(kind == Reduction::exscan && c.rank == 0)) r->store();
+}
+}  // namespace
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+  return run_call("MPI_Reduce", comm,
+                  [&](RankState& rs) { reduction(rs, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root, comm); });
+}
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return run_call("MPI_Allreduce", comm,
+                  [&](RankState& rs) { reduction(rs, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0, comm); });
+}
+
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return run_call("MPI_Scan", comm,
+                  [&](RankState& rs) { reduction(rs, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0, comm); });
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return run_call("MPI_Exscan", comm,
+                  [&](RankState& rs) { reduction(rs, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0, comm); });
+}
+
+// MPI_Reduce_scatter(_block): the binomial reduction of the whole vector to rank 0, then a direct
+// scatterv of the blocks (generic; docs/mpi.md).
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm) {
+  return run_call("MPI_Reduce_scatter", comm, [&](RankState& rs) {
+    Comm& c = comm_for(rs, comm);
+    const Type& t = datatype_for(rs, datatype);
+    const std::vector<std::size_t> counts = scaled(recvcounts, c.size, t.size);
+    const std::vector<std::size_t> displs = packed_displs(counts);
+    int total = 0;
+    for (int i = 0; i < c.size; ++i) total += recvcounts[i];
+    bool commutative = true;
+    const auto fn = reducer(rs, op, datatype, t, commutative);
+    Packed s(const_cast<void*>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf), total, t, true);
+    const std::vector<std::byte> send(s.span().begin(), s.span().end());
+    std::vector<std::byte> full(c.rank == 0 ? send.size() : 0);
+    algorithms::reduce_binomial(*rs.proc, c.coll, 0, send, full, fn, commutative);
+    Packed r(recvbuf, recvcounts[c.rank], t, false);
+    algorithms::scatterv_direct(*rs.proc, c.coll, 0, full, r.span(), counts, displs);
+    r.store();
+  });
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm) {
+  int size = 0;
+  if (const int rc = MPI_Comm_size(comm, &size); rc != MPI_SUCCESS) return rc;
+  const std::vector<int> counts(static_cast<std::size_t>(size), recvcount);
+  return MPI_Reduce_scatter(sendbuf, recvbuf, counts.data(), datatype, op, comm);
+}

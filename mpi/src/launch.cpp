@@ -1,0 +1,224 @@
+// `touchstone mpirun` (docs/mpi.md, "Running"): loads the program module, once per rank when its
+// globals are privatized, and runs every rank's main as a VP's program.
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#pragma GCC visibility push(default)
+#include "touchstone/mpirun.hpp"
+#pragma GCC visibility pop
+
+#include "coll.hpp"
+#include "touchstone/error.hpp"
+#include "touchstone/machine.hpp"
+#include "touchstone/machines.hpp"
+
+namespace touchstone::mpi {
+
+namespace {
+
+using MainFn = int (*)(int, char**);
+
+// The program's module, loaded `copies` times. Each dlopen of a distinct file is a separate
+// object with its own writable data (SMPI's "dlopen" privatization): rank r's globals live in
+// copy r. Copies are files in a private temporary folder, removed as soon as they are loaded.
+class Module {
+ public:
+  Module(const std::string& path, int copies) {
+    namespace fs = std::filesystem;
+    const fs::path prog = fs::absolute(path);
+    std::error_code ec;
+    if (!fs::is_regular_file(prog, ec)) throw UsageError(fmt::format("mpirun: no program file '{}'", path));
+    fs::path dir;
+    if (copies > 1) {
+      std::string tmpl = (fs::temp_directory_path() / "touchstone-mpirun-XXXXXX").string();
+      if (!mkdtemp(tmpl.data())) throw UsageError(fmt::format("mpirun: cannot create a temporary folder in {}", fs::temp_directory_path().string()));
+      dir = tmpl;
+    }
+    for (int r = 0; r < copies; ++r) {
+      fs::path file = prog;
+      if (copies > 1) {
+        file = dir / fmt::format("{}.{}", prog.filename().string(), r);
+        fs::copy_file(prog, file, ec);
+        if (ec) throw UsageError(fmt::format("mpirun: cannot copy {} to {}: {}", prog.string(), file.string(), ec.message()));
+      }
+      void* h = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (copies > 1) fs::remove(file, ec);
+      if (!h) {
+        if (copies > 1) fs::remove_all(dir, ec);
+        const std::string why = dlerror();
+        throw UsageError(fmt::format(
+            "mpirun: cannot load {}: {}\n(an MPI program for Touchstone is a loadable module: build it with "
+            "touchstone-mpicc/touchstone-mpicxx or touchstone_add_mpi_program; an MPI function Touchstone does not "
+            "provide shows here as an undefined symbol)",
+            path, why));
+      }
+      handles_.push_back(h);
+      auto* m = reinterpret_cast<MainFn>(dlsym(h, "main"));
+      if (!m) throw UsageError(fmt::format("mpirun: {} has no function main", path));
+      mains_.push_back(m);
+    }
+    if (copies > 1) fs::remove_all(dir, ec);
+  }
+  ~Module() {
+    for (void* h : handles_) dlclose(h);
+  }
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  MainFn main_of(int rank) const { return mains_[mains_.size() == 1 ? 0 : static_cast<std::size_t>(rank)]; }
+
+ private:
+  std::vector<void*> handles_;
+  std::vector<MainFn> mains_;
+};
+
+// --tag-output: stdout goes to an in-memory file while the ranks run; each time a rank gives up
+// the host CPU (RunOptions::on_vp_pause) what it wrote since is flushed, read back and copied to
+// the real stdout line by line as "[rank] line". Exact, because only one rank runs at a time.
+class OutputTagger {
+ public:
+  explicit OutputTagger(int ranks) : partial_(static_cast<std::size_t>(ranks)) {
+    std::fflush(stdout);
+    mem_ = memfd_create("touchstone-mpirun-stdout", 0);
+    saved_ = dup(STDOUT_FILENO);
+    if (mem_ < 0 || saved_ < 0 || dup2(mem_, STDOUT_FILENO) < 0) throw UsageError("mpirun --tag-output: cannot redirect stdout");
+  }
+  ~OutputTagger() {
+    std::fflush(stdout);
+    dup2(saved_, STDOUT_FILENO);
+    close(saved_);
+    close(mem_);
+  }
+  OutputTagger(const OutputTagger&) = delete;
+  OutputTagger& operator=(const OutputTagger&) = delete;
+
+  void pause(int rank) {
+    if (rank < 0 || rank >= static_cast<int>(partial_.size())) return;
+    std::fflush(stdout);
+    const off_t end = lseek(mem_, 0, SEEK_END);
+    if (end <= 0) return;
+    std::string text(static_cast<std::size_t>(end), '\0');
+    if (pread(mem_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) return;
+    if (ftruncate(mem_, 0) != 0 || lseek(mem_, 0, SEEK_SET) != 0) return;
+    std::string& part = partial_[static_cast<std::size_t>(rank)];
+    part += text;
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = part.find('\n', start)) != std::string::npos; start = nl + 1)
+      emit(rank, std::string_view(part).substr(start, nl + 1 - start));
+    part.erase(0, start);
+  }
+  /// What the ranks left without a final newline.
+  void finish() {
+    for (std::size_t r = 0; r < partial_.size(); ++r)
+      if (!partial_[r].empty()) emit(static_cast<int>(r), partial_[r] + "\n"), partial_[r].clear();
+  }
+
+ private:
+  void emit(int rank, std::string_view line) {
+    const std::string out = fmt::format("[{}] {}", rank, line);
+    for (std::size_t done = 0; done < out.size();) {
+      const ssize_t n = write(saved_, out.data() + done, out.size() - done);
+      if (n <= 0) return;
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  int mem_ = -1, saved_ = -1;
+  std::vector<std::string> partial_;
+};
+
+struct SessionGuard {
+  explicit SessionGuard(Session* s) {
+    if (session()) throw UsageError("mpirun: another MPI run is in progress in this process");
+    set_session(s);
+  }
+  ~SessionGuard() { set_session(nullptr); }
+};
+
+}  // namespace
+
+int launch(const LaunchOptions& o) {
+  try {
+    const Machine m = parse_machine(o.machine);
+    const int np = o.np ? o.np : m.nodes();
+    if (np < 1 || np > m.nodes())
+      throw UsageError(fmt::format("mpirun: -np {} is out of range: {} has {} processors", np, m.name, m.nodes()));
+    check_selection(o.coll);
+    const auto t0 = std::chrono::steady_clock::now();
+    const Module program(o.program, o.privatize ? np : 1);
+    const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    Session s;
+    s.np = np;
+    s.ranks.resize(static_cast<std::size_t>(np));
+    s.coll = o.coll;
+    const SessionGuard guard(&s);
+    std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
+    std::optional<OutputTagger> tagger;
+    RunOptions ro = o.run;
+    if (o.tag_output) {
+      tagger.emplace(np);
+      ro.on_vp_pause = [&tagger](int rank) { tagger->pause(rank); };
+    }
+    RunResult r;
+    try {
+      r = run(m, [&](Proc& p) {
+        const int me = p.rank();
+        if (me >= np) return;  // VPs beyond -np take no part
+        std::vector<std::string> args{o.program};
+        args.insert(args.end(), o.args.begin(), o.args.end());
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const int rc = program.main_of(me)(static_cast<int>(args.size()), argv.data());
+        exit_status[static_cast<std::size_t>(me)] = rc;
+        const RankState& rs = s.ranks[static_cast<std::size_t>(me)];
+        if (rs.initialized && !rs.finalized)
+          throw UsageError(fmt::format("rank {} returned from main without calling MPI_Finalize", me));
+      }, ro);
+      if (tagger) tagger->finish();
+      tagger.reset();
+    } catch (const RunError& e) {
+      if (tagger) tagger->finish();
+      tagger.reset();
+      std::fflush(stdout);
+      if (s.abort_code) {
+        std::fprintf(stderr, "touchstone mpirun: %s; the run is ended\n", s.abort_report.c_str());
+        return *s.abort_code;
+      }
+      std::fprintf(stderr, "error: the run failed:\n%s\n", e.what());
+      return 2;
+    }
+    std::fflush(stdout);
+    if (o.summary)
+      std::fprintf(stderr,
+                   "touchstone mpirun: %s, %d ranks: makespan %.3f us, %llu messages, trace_hash %016llx, "
+                   "program loaded %d time(s) in %.3f host s, run %.3f host s\n",
+                   m.name.c_str(), np, to_us(r.makespan), static_cast<unsigned long long>(r.stats.messages),
+                   static_cast<unsigned long long>(r.trace_hash), o.privatize ? np : 1, load_s, r.host_seconds);
+    for (int i = 0; i < np; ++i)
+      if (exit_status[static_cast<std::size_t>(i)] != 0) {
+        std::fprintf(stderr, "touchstone mpirun: rank %d exited with status %d\n", i, exit_status[static_cast<std::size_t>(i)]);
+        return exit_status[static_cast<std::size_t>(i)];
+      }
+    return 0;
+  } catch (const Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace touchstone::mpi

@@ -1,0 +1,27 @@
+/* One MPI_Alltoall of argv[1] bytes per pair; rank 0 prints the longest time any rank spent in it
+ * (MPI_Wtime is virtual time). tests/CMakeLists.txt checks that it is exactly the makespan of
+ * `touchstone run` of the same catalog algorithm: the MPI call adds no virtual time of its own. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK(argc > 1);
+  const int L = atoi(argv[1]);
+  char* s = calloc((size_t)L * (size_t)size, 1);
+  char* r = calloc((size_t)L * (size_t)size, 1);
+  const double t0 = MPI_Wtime();
+  MPI_Alltoall(s, L, MPI_CHAR, r, L, MPI_CHAR, MPI_COMM_WORLD);
+  double d = MPI_Wtime() - t0, longest = 0;
+  MPI_Reduce(&d, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank == 0) printf("makespan_us %.6f\n", longest * 1e6);
+  free(s);
+  free(r);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,30 @@
+/* Assertions for the MPI semantics tests: a failed check names the rank and the line and aborts
+ * the run with exit status 3 (MPI_Abort), so the test fails. */
+#ifndef TOUCHSTONE_TEST_MPI_CHECK_H
+#define TOUCHSTONE_TEST_MPI_CHECK_H
+#include <mpi.h>
+#include <stdio.h>
+
+#define CHECK(cond)                                                                              \
+  do {                                                                                           \
+    if (!(cond)) {                                                                               \
+      int r_ = -1;                                                                               \
+      MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                        \
+      fprintf(stderr, "rank %d: check failed at %s:%d: %s\n", r_, __FILE__, __LINE__, #cond);    \
+      MPI_Abort(MPI_COMM_WORLD, 3);                                                              \
+    }                                                                                            \
+  } while (0)
+
+#define CHECK_EQ(a, b)                                                                           \
+  do {                                                                                           \
+    long long a_ = (long long)(a), b_ = (long long)(b);                                          \
+    if (a_ != b_) {                                                                              \
+      int r_ = -1;                                                                               \
+      MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                        \
+      fprintf(stderr, "rank %d: check failed at %s:%d: %s == %s (%lld != %lld)\n", r_, __FILE__, \
+              __LINE__, #a, #b, a_, b_);                                                         \
+      MPI_Abort(MPI_COMM_WORLD, 3);                                                              \
+    }                                                                                            \
+  } while (0)
+
+#endif

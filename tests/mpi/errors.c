@@ -1,0 +1,68 @@
+/* Errors through error handlers: with MPI_ERRORS_RETURN a truncated receive returns
+ * MPI_ERR_TRUNCATE (and fills the buffer and status), a bad rank MPI_ERR_RANK, a bad tag
+ * MPI_ERR_TAG, a bad communicator MPI_ERR_COMM, an op on the wrong type MPI_ERR_OP; a user error
+ * handler is called with the code. Needs 2 ranks or more. */
+#include "check.h"
+
+static int handler_calls = 0, handler_code = 0;
+static void on_error(MPI_Comm* comm, int* code, ...) {
+  (void)comm;
+  ++handler_calls;
+  handler_code = *code;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int big[4] = {1, 2, 3, 4}, small[2] = {0, 0};
+  if (rank == 1) MPI_Send(big, 4, MPI_INT, 0, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    MPI_Status st;
+    int rc = MPI_Recv(small, 2, MPI_INT, 1, 0, MPI_COMM_WORLD, &st);
+    CHECK_EQ(rc, MPI_ERR_TRUNCATE);
+    CHECK_EQ(st.MPI_ERROR, MPI_ERR_TRUNCATE);
+    CHECK_EQ(small[0], 1);
+    CHECK_EQ(small[1], 2);
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    CHECK(len > 0);
+  }
+  /* Truncation seen through MPI_Waitall: MPI_ERR_IN_STATUS, the status says MPI_ERR_TRUNCATE. */
+  if (rank == 1) MPI_Send(big, 3, MPI_INT, 0, 1, MPI_COMM_WORLD);
+  if (rank == 0) {
+    MPI_Request r[2];
+    MPI_Status st[2];
+    int ok = 0;
+    MPI_Irecv(small, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, &r[0]);
+    MPI_Irecv(&ok, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &r[1]);
+    int rc = MPI_Waitall(2, r, st);
+    CHECK_EQ(rc, MPI_ERR_IN_STATUS);
+    CHECK_EQ(st[0].MPI_ERROR, MPI_ERR_TRUNCATE);
+    CHECK_EQ(st[1].MPI_ERROR, MPI_SUCCESS);
+    CHECK_EQ(r[0], MPI_REQUEST_NULL);
+  }
+  int v = 0;
+  CHECK_EQ(MPI_Send(&v, 1, MPI_INT, size, 0, MPI_COMM_WORLD), MPI_ERR_RANK);
+  CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, -5, MPI_COMM_WORLD), MPI_ERR_TAG);
+  CHECK_EQ(MPI_Send(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
+  CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, 0, (MPI_Comm)12345), MPI_ERR_COMM);
+  CHECK_EQ(MPI_Send(&v, 1, (MPI_Datatype)4242, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+  CHECK_EQ(MPI_Bcast(&v, 1, MPI_INT, size + 3, MPI_COMM_WORLD), MPI_ERR_ROOT);
+  double d = 1.0, e = 0;
+  CHECK_EQ(MPI_Allreduce(&d, &e, 1, MPI_DOUBLE, MPI_BXOR, MPI_COMM_WORLD), MPI_ERR_OP);
+  /* A user handler sees the code; the call then returns it. */
+  MPI_Errhandler eh;
+  MPI_Comm_create_errhandler(on_error, &eh);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+  CHECK_EQ(MPI_Send(&v, 1, MPI_INT, -7, 0, MPI_COMM_WORLD), MPI_ERR_RANK);
+  CHECK_EQ(handler_calls, 1);
+  CHECK_EQ(handler_code, MPI_ERR_RANK);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) printf("errors: all checks passed on %d ranks\n", size);
+  MPI_Finalize();
+  return 0;
+}
