@@ -66,6 +66,8 @@ Machine cm5(const std::string& count) {
   // The CPU polls the receive FIFO (paper 003, section 5: "replaced the interrupts ... with
   // polling"), reading each packet as it comes while later ones are in flight (docs/model.md 2.15).
   m.costs.recv_overlap = true;
+  // Likewise the CPU writes each packet into the send FIFO, and it leaves while the next is written.
+  m.costs.send_overlap = true;
   m.net.hop_time = nanoseconds(100);
   m.net.link_byte_time = nanoseconds(50);
   m.net.inject_byte_time = nanoseconds(50);
@@ -191,6 +193,13 @@ const std::vector<Option>& options() {
            throw UsageError(fmt::format("machine option 'recv_overlap': expected on or off, got '{}'", v));
          m.costs.recv_overlap = v == "on";
          for (auto& c : m.node_costs) c.recv_overlap = m.costs.recv_overlap;
+       }},
+      {"send_overlap", "on: each packet leaves as soon as the sender's CPU has written it; off: after the whole message",
+       [](Machine& m, const std::string& v) {
+         if (v != "on" && v != "off")
+           throw UsageError(fmt::format("machine option 'send_overlap': expected on or off, got '{}'", v));
+         m.costs.send_overlap = v == "on";
+         for (auto& c : m.node_costs) c.send_overlap = m.costs.send_overlap;
        }},
       {"match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)",
        [](Machine& m, const std::string& v) { m.costs.match_per_entry = parse_time("match_ns", v, nanoseconds(1)); }},
