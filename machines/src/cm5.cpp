@@ -31,6 +31,11 @@ Machine make_cm5(const std::string& count, SpecOptions&, const std::string&) {
   // The CPU polls the receive FIFO (paper 003, section 5: "replaced the interrupts ... with
   // polling"), reading each packet as it comes while later ones are in flight (docs/model.md 2.15).
   m.costs.recv_overlap = true;
+  // Not send_overlap, though the CPU writes each packet into the send FIFO: in the model a message
+  // holds its injection port until its last packet has left, so a CPU-bound message would hold the
+  // port idle while its packets are written and queue the node's active-message replies behind it,
+  // which a CPU writing packets itself would interleave (docs/machines.md, "The CM-5").
+  m.costs.send_overlap = false;
   m.net.hop_time = nanoseconds(100);
   m.net.link_byte_time = nanoseconds(50);
   m.net.inject_byte_time = nanoseconds(50);

@@ -14,6 +14,13 @@ namespace {
 
 std::string opt(const char* key) { return fmt::format("machine option '{}'", key); }
 
+// An on/off mechanism of the nodes' CPUs, set on every node (HPAM's per-level costs too).
+void set_node_flag(Machine& m, const char* key, const std::string& v, bool NodeCosts::*flag) {
+  if (v != "on" && v != "off") throw UsageError(fmt::format("{}: expected on or off, got '{}'", opt(key), v));
+  m.costs.*flag = v == "on";
+  for (auto& c : m.node_costs) c.*flag = m.costs.*flag;
+}
+
 struct Option {
   const char* key;
   const char* help;
@@ -35,12 +42,9 @@ const std::vector<Option>& options() {
       {"recv_us_per_packet", "receiver CPU time per packet of a message, on top of recv_us and recv_ns_per_byte (us)",
        [](Machine& m, const std::string& v) { m.costs.recv_per_packet = parse_time(opt("recv_us_per_packet"), v, microseconds(1)); }},
       {"recv_overlap", "on: the receive drains each packet as it arrives (max(link, receive) per byte), off: after the whole message",
-       [](Machine& m, const std::string& v) {
-         if (v != "on" && v != "off")
-           throw UsageError(fmt::format("machine option 'recv_overlap': expected on or off, got '{}'", v));
-         m.costs.recv_overlap = v == "on";
-         for (auto& c : m.node_costs) c.recv_overlap = m.costs.recv_overlap;
-       }},
+       [](Machine& m, const std::string& v) { set_node_flag(m, "recv_overlap", v, &NodeCosts::recv_overlap); }},
+      {"send_overlap", "on: each packet leaves as soon as the sender's CPU has written it; off: after the whole message",
+       [](Machine& m, const std::string& v) { set_node_flag(m, "send_overlap", v, &NodeCosts::send_overlap); }},
       {"match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)",
        [](Machine& m, const std::string& v) { m.costs.match_per_entry = parse_time(opt("match_ns"), v, nanoseconds(1)); }},
       {"copy_ns_per_byte", "local memory copy time per byte, for combining and extracting blocks (ns)",

@@ -520,6 +520,15 @@ void Engine::hand_over(Msg* m, Time start, Time handed) {
   ++vps_[static_cast<std::size_t>(m->src)]->sent;
   stats_.payload_bytes += m->size;
   if (recorder_) recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed);
+  // Send overlap (docs/model.md 2.15): the packets leave as the CPU writes them, the first one when
+  // the per-message overhead and its own share of the work are done.
+  const std::size_t n = machine_.net.packets(m->size);
+  if (n > 1 && machine_.costs_of(m->src).send_overlap) {
+    const NodeCosts& c = machine_.costs_of(m->src);
+    m->send_base = handed - machine_.send_body_cost(m->src, m->size);
+    const auto first = std::min<Time>(static_cast<Time>(m->size), machine_.net.packet_payload);
+    handed = m->send_base + c.send_per_packet + first * c.send_per_byte;
+  }
   network_->post(m, handed);
 }
 

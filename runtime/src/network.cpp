@@ -156,6 +156,14 @@ void Network::start_packet(Msg* m, Time t) {
   *pk = Packet{};
   pk->m = m;
   pk->index = m->next_packet++;
+  if (m->send_base != kNever) {
+    // Send overlap: the sender's CPU may not have written this packet yet; the injection port stays
+    // the message's meanwhile (docs/model.md 2.15).
+    const NodeCosts& c = machine_.costs_of(m->src);
+    const auto k = static_cast<Time>(pk->index) + 1;
+    const auto bytes = std::min<Time>(static_cast<Time>(m->size), k * net_.packet_payload);
+    t = std::max(t, m->send_base + k * c.send_per_packet + bytes * c.send_per_byte);
+  }
   const auto payload = static_cast<std::size_t>(net_.packet_payload);
   const std::size_t first = static_cast<std::size_t>(pk->index) * payload;
   const std::size_t body = m->size > first ? std::min(payload, m->size - first) : 0;

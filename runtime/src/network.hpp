@@ -30,6 +30,9 @@ struct Msg {
   /// Receive overlap (docs/model.md 2.15): when a receiver that started draining at -infinity would
   /// have drained every packet arrived so far, D = max(D, tail_k) + r_p + payload_k * r per packet.
   Time drained = 0;
+  /// Send overlap (docs/model.md 2.15): packet k may not start before ready_k = send_base +
+  /// (k+1)*s_p + min(L, (k+1)*P)*s, the time the sender's CPU has written it; kNever: no overlap.
+  Time send_base = kNever;
   std::uint32_t packets = 0;
   std::uint32_t next_packet = 0;   // next packet to start on the injection port
   std::vector<std::uint32_t> path; // channel ids: injection, links...; the ejection port is per packet

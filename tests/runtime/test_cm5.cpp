@@ -40,6 +40,7 @@ TEST(Cm5, FatTreeLevels) {
   // the receiver reads packet 0 while packet 1 is on its way.
   EXPECT_EQ(m.costs.send_overhead + m.costs.recv_overhead, 0);
   EXPECT_TRUE(m.costs.recv_overlap);
+  EXPECT_FALSE(m.costs.send_overlap);  // docs/machines.md, "The CM-5"
   auto expected = [](Time d, Time b) {
     const Time t0 = 2 * 1600 + (d + 1) * 100 + 20 * b, t1 = t0 + 20 * b;
     return nanoseconds(std::max(t0 + 1700, t1) + 1700);

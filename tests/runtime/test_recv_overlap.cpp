@@ -174,12 +174,57 @@ TEST(RecvOverlap, DeltaChainForwardingPaysTheLinkNotLinkPlusReceive) {
   EXPECT_EQ(off2, r2 + 2 * 9 * w);
 }
 
+// Send overlap: packet k may start once the CPU has written it, ready_k = c + C_send +
+// (k+1)*s_p + min(L, (k+1)*P)*s; it starts at S_k = max(S_{k-1} + B_{k-1}*b, ready_k), and the
+// message arrives at S_last + B_last*b + (d+1)*t_hop. A blocking send returns when the last packet
+// has left, S_last + B_last*b.
+void expect_send_overlap(Time send_per_byte) {
+  Machine m = ts_test::prime_machine("mesh:1x2");
+  m.costs.send_per_byte = send_per_byte;
+  m.costs.send_per_packet = 101;
+  m.costs.send_overlap = true;
+  const Model x{m};
+  Time start = 0, prev_leaves = 0;
+  for (std::size_t k = 0; k < 3; ++k) {
+    const auto bytes = static_cast<Time>(std::min<std::size_t>(kSize, (k + 1) * 64));
+    const Time ready = m.costs.send_overhead + static_cast<Time>(k + 1) * 101 + bytes * send_per_byte;
+    start = k == 0 ? ready : std::max(prev_leaves, ready);
+    prev_leaves = start + x.wire(kSize, k) * x.b(1);
+  }
+  Time sender_after = -1;
+  Status st;
+  run(m, [&](Proc& p) {
+    std::vector<std::byte> buf(kSize);
+    if (p.rank() == 0) {
+      p.send(1, 0, buf);
+      sender_after = p.now();
+    } else {
+      st = p.recv(0, 0, buf);
+    }
+  });
+  EXPECT_EQ(sender_after, prev_leaves);
+  EXPECT_EQ(st.arrival, prev_leaves + 2 * x.hop());
+  // Never later than without overlap, and strictly earlier for a multi-packet message.
+  EXPECT_LT(st.arrival, x.arrival_cf(x.handed(0, kSize), 1, kSize));
+}
+
+TEST(SendOverlap, CpuBoundPacketsLeaveAsTheCpuWritesThem) {
+  expect_send_overlap(13);  // 101 + 64*13 = 933 > 95*7: each packet waits for the CPU
+}
+
+TEST(SendOverlap, LinkBoundPacketsLeaveBackToBack) {
+  expect_send_overlap(2);  // 101 + 64*2 = 229 < 95*7: only the first packet waits for the CPU
+}
+
 TEST(RecvOverlap, MachineOption) {
   EXPECT_FALSE(parse_machine("mesh:2x2").costs.recv_overlap);
   EXPECT_TRUE(parse_machine("mesh:2x2,recv_overlap=on").costs.recv_overlap);
   EXPECT_FALSE(parse_machine("delta:2x2,recv_overlap=off").costs.recv_overlap);
   EXPECT_TRUE(parse_machine("delta:2x2,recv_overlap=on").costs.recv_overlap);
   EXPECT_THROW(parse_machine("mesh:2x2,recv_overlap=yes"), UsageError);
+  EXPECT_FALSE(parse_machine("mesh:2x2").costs.send_overlap);
+  EXPECT_TRUE(parse_machine("delta:2x2,send_overlap=on").costs.send_overlap);
+  EXPECT_THROW(parse_machine("mesh:2x2,send_overlap=1"), UsageError);
 }
 
 }  // namespace

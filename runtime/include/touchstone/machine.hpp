@@ -39,6 +39,9 @@ struct NodeCosts {
   /// receive work of each packet starts when that packet has arrived and the CPU is free, instead of
   /// after the whole message. Off by default.
   bool recv_overlap = false;
+  /// The send hands each packet to the network as soon as the CPU has done its per-packet and
+  /// per-byte work for it, instead of after the whole message (docs/model.md 2.15). Off by default.
+  bool send_overlap = false;
   Time probe_cost = 0;      ///< one probe/iprobe/test call that finds nothing
   Time match_per_entry = 0; ///< matching: per queue entry examined (posted receives, unexpected messages)
   Time copy_per_byte = 0;   ///< local memory copy (combining, extracting blocks), per byte (Proc::local_copy)
@@ -97,6 +100,11 @@ struct Machine {
     const NodeCosts& c = costs_of(node);
     return c.send_overhead + static_cast<Time>(bytes) * c.send_per_byte +
            static_cast<Time>(net.packets(bytes)) * c.send_per_packet;
+  }
+  /// The part of send_cost that grows with the message: L*s + n*s_p (what send_overlap overlaps).
+  Time send_body_cost(int node, std::size_t bytes) const {
+    const NodeCosts& c = costs_of(node);
+    return static_cast<Time>(bytes) * c.send_per_byte + static_cast<Time>(net.packets(bytes)) * c.send_per_packet;
   }
   /// CPU time of `node` to receive a message of `bytes`: C_recv + L*r + n*r_p (docs/model.md 2.5, 2.14).
   Time recv_cost(int node, std::size_t bytes) const { return costs_of(node).recv_overhead + recv_body_cost(node, bytes); }
