@@ -23,6 +23,7 @@
 #include "algorithms/harness.hpp"
 #include "algorithms/permutations.hpp"
 #include "algorithms/registry.hpp"
+#include "tools/debug_options.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace touchstone::cli {
@@ -167,17 +168,17 @@ int cmd_list(const std::string& what) {
   return 0;
 }
 
-int cmd_run(const Common& c, const std::string& algorithm, std::size_t size, const std::string& trace,
-            const std::string& order_log, std::uint64_t perturb) {
+int cmd_run(const Common& c, const std::string& algorithm, std::size_t size, const DebugOptions& debug) {
   const Machine m = parse_machine(c.machine);
   const auto& alg = algorithms::find(algorithm);
   RunOptions o = run_options(c);
-  o.trace_file = trace;
-  o.order_log_file = order_log;
-  o.perturb = perturb;
+  apply_debug_options(debug, o);
   const Record r = run_one(m, alg, size, c, o);
+  const std::string findings = debug_findings(debug, r.result);
   if (c.format == "json") {
-    fmt::print("{}\n", to_json(r).dump(2));
+    nlohmann::json j = to_json(r);
+    if (!debug.races.empty()) j["races"] = r.result.races.size();
+    fmt::print("{}\n", j.dump(2));
   } else if (c.format == "csv") {
     fmt::print("{}{}", kCsvHeader, to_csv(r));
   } else {
@@ -185,6 +186,7 @@ int cmd_run(const Common& c, const std::string& algorithm, std::size_t size, con
     for (const auto& [k, v] : j.items())
       fmt::print("{:<14} {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
   }
+  if (!findings.empty()) fmt::print(stderr, "{}", findings);
   return 0;
 }
 
@@ -366,16 +368,14 @@ int main(int argc, char** argv) {
   list->add_option("what", list_what, "machines or algorithms")->required()->check(CLI::IsMember({"machines", "algorithms"}));
 
   Common run_c;
-  std::string algorithm, trace, order_log;
+  std::string algorithm;
   long long size = 0;
-  std::uint64_t perturb = 0;
+  DebugOptions run_debug;
   auto* runc = app.add_subcommand("run", "run one algorithm on one machine and print its figures");
   add_common(runc, run_c);
   runc->add_option("--algorithm", algorithm, "COLLECTIVE/NAME (touchstone list algorithms)")->required();
   runc->add_option("--size", size, "actual message size L in bytes (0 .. 2^30)")->required()->check(CLI::Range(0LL, 1LL << 30));
-  runc->add_option("--trace", trace, "write a Chrome Trace Event JSON file (open it in Perfetto)");
-  runc->add_option("--order-log", order_log, "write the plain-text per-VP message order log");
-  runc->add_option("--perturb", perturb, "seeded random host delays in VP threads; results must not change");
+  add_debug_options(runc, run_debug);
 
   Common sweep_c;
   std::string algs = "alltoall/all", sizes = "16:16384", out;
@@ -418,7 +418,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*list) return cmd_list(list_what);
-    if (*runc) return cmd_run(run_c, algorithm, static_cast<std::size_t>(size), trace, order_log, perturb);
+    if (*runc) return cmd_run(run_c, algorithm, static_cast<std::size_t>(size), run_debug);
     if (*sweep) return cmd_sweep(sweep_c, algs, sizes, jobs, memory_mb, out);
     if (*loads) return cmd_loads(loads_machine, loads_format);
   } catch (const RunError& e) {

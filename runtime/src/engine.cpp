@@ -26,7 +26,6 @@
 namespace touchstone::detail {
 
 namespace {
-constexpr std::uint64_t kInternalCtx = 1ULL << 63;  // barrier and split traffic of a group
 constexpr std::uint64_t kWorldCtx = 1;
 
 std::string rank_str(int r) { return r == any_source ? "any" : std::to_string(r); }
@@ -54,6 +53,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
   network_->set_seed(opts_.seed);
   am_ = std::make_unique<ActiveMessages>(*this, n);
   if (!opts_.trace_file.empty() || !opts_.order_log_file.empty()) recorder_ = std::make_unique<Recorder>(n);
+  if (opts_.races != RaceCheck::off) races_ = std::make_unique<RaceDetector>(n);
   vps_.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     auto v = std::make_unique<Vp>();
@@ -281,7 +281,12 @@ void Engine::block(Vp& v, Vp::Block why, std::string what) {
   ++v.token;
   dispatch(v.rank);
   v.block = Vp::Block::none;
-  if (aborting_) throw Aborted{};
+  if (aborting_) {
+    // The evidence of a failed run shows where every VP was stuck when it failed.
+    if (recorder_)
+      recorder_->span(v.rank, "blocked", v.blocked_since, std::max(v.blocked_since, now_), v.pending + " (when the run failed)");
+    throw Aborted{};
+  }
   if (recorder_ && v.clock > v.blocked_since) recorder_->span(v.rank, "blocked", v.blocked_since, v.clock, v.pending);
   if (opts_.perturb) enter(v);
 }
@@ -339,10 +344,8 @@ RunResult Engine::run(const Program& program) {
       failure_ = fmt::format("the run finished with {} message(s) never received:\n{}{}", count, unreceived,
                              count > 20 ? "  ...\n" : "");
     for (const auto& s : misuse_) failure_ += s + "\n";
-    if (!failure_.empty()) throw RunError(failure_);
-  } else {
-    throw RunError(failure_);
   }
+  if (!failure_.empty()) throw RunError(failure_ + write_evidence(true));
 
   RunResult res;
   res.stats = stats_;
@@ -353,16 +356,45 @@ RunResult Engine::run(const Program& program) {
     hash_.add(0xf1, static_cast<std::uint64_t>(v->rank), static_cast<std::uint64_t>(v->clock));
   }
   res.trace_hash = hash_.value();
-  if (recorder_) recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name);
+  if (races_) {
+    res.races = races_->races();
+    if (opts_.races == RaceCheck::error && !res.races.empty()) {
+      write_evidence(false);
+      throw RunError("the run has message races (RaceCheck::error):\n" + describe_races(res.races));
+    }
+  }
+  write_evidence(false);
   res.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
+}
+
+// Writes the trace and order log a run asked for. After a failure they hold everything up to it,
+// and the returned note tells the user so.
+std::string Engine::write_evidence(bool failed) {
+  if (!recorder_) return {};
+  if (!failed) {
+    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name);
+    return {};
+  }
+  std::vector<std::string> files;
+  if (!opts_.trace_file.empty()) files.push_back(fmt::format("the trace '{}'", opts_.trace_file));
+  if (!opts_.order_log_file.empty()) files.push_back(fmt::format("the order log '{}'", opts_.order_log_file));
+  try {
+    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name);
+  } catch (const std::exception& e) {
+    return fmt::format("\nNo evidence written: {}\n", e.what());
+  }
+  return fmt::format("\nWritten up to the failure at t={} us: {}.\n", to_us(now_), fmt::join(files, " and "));
 }
 
 Msg* Engine::new_msg() {
   Msg* m = msgs_.get();
   std::vector<std::uint32_t> path = std::move(m->path);
+  std::vector<std::uint32_t> vc = std::move(m->vc);
   *m = Msg{};
   m->path = std::move(path);
+  m->vc = std::move(vc);
+  m->vc.clear();
   return m;
 }
 
@@ -430,6 +462,7 @@ Group Engine::split(Vp& v, const Group& parent, int color, int key) {
   known[0] = color;
   known[1] = key;
   int have = 1;
+  const InCollective in(v, "split");
   for (int dist = 1, round = 0; dist < n; dist *= 2, ++round) {
     const int cnt = std::min(dist, n - dist);
     const int to = g.members[static_cast<std::size_t>((me - dist + n) % n)];
@@ -472,6 +505,7 @@ Op* Engine::isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::
 }
 
 Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data) {
+  ++v.actions;
   Msg* m = new_msg();
   m->id = next_msg_id_++;
   m->src = v.rank;
@@ -488,12 +522,14 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   op->kind = Op::Kind::send;
   op->owner = v.rank;
   op->msg_id = m->id;
+  op->dst = dst;
   m->send_op = op;
   hash_.add(m->id, static_cast<std::uint64_t>(v.rank) << 32 | static_cast<std::uint32_t>(dst),
             static_cast<std::uint64_t>(start) ^ (ctx * 31 + static_cast<std::uint64_t>(tag)) ^ (m->size << 40));
   ++stats_.messages;
   ++v.sent;
   stats_.payload_bytes += m->size;
+  if (races_) races_->on_send(v.rank, *m);
   if (recorder_) recorder_->sent(m->id, v.rank, dst, tag, m->size, start, v.clock);
   network_->post(m, v.clock);
   return op;
@@ -524,6 +560,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
     throw;
   }
   const NodeCosts& c = machine_.costs_of(v.rank);
+  ++v.actions;
   const Time start = v.clock;
   v.clock += c.send_overhead + static_cast<Time>(data.size()) * c.send_per_byte;
   Op* op = new_op();
@@ -547,9 +584,14 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
               static_cast<std::uint64_t>(start) ^ (gd.ctx * 31 + static_cast<std::uint64_t>(tag)) ^ (m->size << 40) ^ 0x3c);
     ++stats_.messages;
     stats_.payload_bytes += m->size;
+    if (races_) {
+      if (k == 0) races_->on_send(v.rank, *m);
+      else m->vc = lead->vc;  // one send event: every branch carries the same vector
+    }
     if (recorder_) recorder_->sent(m->id, v.rank, m->dst, tag, m->size, start, v.clock);
   }
   op->msg_id = lead->id;
+  op->dst = lead->dst;
   lead->send_op = op;
   network_->post(lead, v.clock);
   return op;
@@ -565,6 +607,7 @@ Op* Engine::irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> 
 
 Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_ptr<const GroupData> g,
                       std::span<std::byte> buf) {
+  ++v.actions;
   Op* op = new_op();
   op->engine = this;
   op->kind = Op::Kind::recv;
@@ -575,12 +618,14 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   op->group = std::move(g);
   op->buf = buf;
   op->posted = v.clock;
+  op->call = ++v.recv_calls;
   // The earliest-arrived matching message that is already here; anything arriving later is later.
   Msg* prev = nullptr;
   for (Msg* m = v.unexpected_head; m; prev = m, m = m->next)
     if (++op->examined, matches(*op, *m)) {
       unlink_unexpected(v, prev, m);
       op->matched = m;
+      if (races_) races_->on_match(v.rank, *op, *m, v.label);
       return op;
     }
   op->prev = v.posted_tail;
@@ -614,7 +659,10 @@ void Engine::on_send_done(Msg& m, Time t) {
 }
 
 void Engine::on_arrival(Msg& m, Time t) {
-  if (is_am_request(m.ctx)) return am_->on_request(m, t);
+  if (is_am_request(m.ctx)) {
+    if (races_) races_->on_handler(m.dst, m);
+    return am_->on_request(m, t);
+  }
   Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
   // Matching cost (docs/model.md 2.5) counts in virtual time. The receives posted by t form a
   // prefix of the queue (a VP posts in clock order): the arrival examines those. A receive that the
@@ -629,6 +677,7 @@ void Engine::on_arrival(Msg& m, Time t) {
         }
       unlink_posted(v, op);
       op->matched = &m;
+      if (races_) races_->on_match(v.rank, *op, m, v.label);
       hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
       if (op->awaited && v.state == Vp::State::blocked) wake(v);
       return;
@@ -642,6 +691,7 @@ void Engine::on_arrival(Msg& m, Time t) {
 }
 
 Status Engine::complete_recv(Vp& v, Op*& op) {
+  ++v.actions;
   Msg* m = op->matched;
   Status st;
   st.source = op->group ? [&] {
@@ -668,6 +718,7 @@ Status Engine::complete_recv(Vp& v, Op*& op) {
   const Time matching = static_cast<Time>(m->examined + op->examined) * c.match_per_entry;
   v.clock = start + c.recv_overhead + static_cast<Time>(m->size) * c.recv_per_byte + matching;
   network_->release_buffer(v.rank, m->size, v.clock);
+  if (races_) races_->on_complete(v.rank, *op, *m);
   hash_.add(m->id, 0x5ec, static_cast<std::uint64_t>(v.clock));
   if (recorder_) recorder_->received(m->id, m->src, v.rank, m->tag, m->size, m->arrival, start, v.clock);
   free_msg(m);
@@ -682,9 +733,22 @@ void Engine::complete_send(Vp& v, Op*& op) {
   op = nullptr;
 }
 
-static std::string describe_op(const Op& op) {
-  if (op.kind == Op::Kind::send) return fmt::format("send of message #{}", op.msg_id);
+std::string describe_op(const Op& op) {
+  if (op.kind == Op::Kind::send) return fmt::format("send of message #{} to {}", op.msg_id, op.dst);
   return fmt::format("recv(source={}, tag={})", rank_str(op.src), tag_str(op.tag));
+}
+
+void Engine::await_ops(Vp& v, std::span<Op* const> ops, bool all) {
+  v.waiting_ops.clear();
+  v.waits_for_all = all;
+  for (Op* op : ops)
+    if (op) op->awaited = true, v.waiting_ops.push_back(op);
+}
+
+void Engine::unawait_ops(Vp& v, std::span<Op* const> ops) {
+  for (Op* op : ops)
+    if (op) op->awaited = false;
+  v.waiting_ops.clear();
 }
 
 Status Engine::wait(Vp& v, Op*& op) {
@@ -696,9 +760,10 @@ Status Engine::wait(Vp& v, Op*& op) {
       return Status{};
     }
     if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op);
-    op->awaited = true;
+    Op* one[] = {op};
+    await_ops(v, one, true);
     block(v, Vp::Block::ops, "wait for " + describe_op(*op));
-    op->awaited = false;
+    unawait_ops(v, one);
   }
 }
 
@@ -722,18 +787,20 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
       continue;
     }
     std::size_t waiting = 0;
+    v.waiting_ops.clear();
+    v.waits_for_all = true;
     for (Op* op : ops)
-      if (op && op->kind == Op::Kind::recv) op->awaited = true, ++waiting;
+      if (op && op->kind == Op::Kind::recv) op->awaited = true, v.waiting_ops.push_back(op), ++waiting;
     block(v, Vp::Block::ops, fmt::format("waitall on {} receive(s)", waiting));
-    for (Op* op : ops)
-      if (op) op->awaited = false;
+    unawait_ops(v, ops);
   }
   for (auto& op : ops) {
     if (!op) continue;
     while (op->done == kNever) {
-      op->awaited = true;
+      Op* one[] = {op};
+      await_ops(v, one, true);
       block(v, Vp::Block::ops, "waitall for " + describe_op(*op));
-      op->awaited = false;
+      unawait_ops(v, one);
     }
     complete_send(v, op);
   }
@@ -766,12 +833,10 @@ std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
       }
       return best;
     }
-    for (Op* op : ops)
-      if (op) op->awaited = true;
+    await_ops(v, ops, false);
     if (best < ops.size()) queue_.push(best_t, vp_order(v.rank), Ev::resume, &v, v.token + 1);
     block(v, Vp::Block::ops, fmt::format("waitany on {} request(s)", ops.size()));
-    for (Op* op : ops)
-      if (op) op->awaited = false;
+    unawait_ops(v, ops);
   }
 }
 
@@ -782,6 +847,7 @@ bool Engine::test(Vp& v, Op*& op, Status* st) {
     return op->kind == Op::Kind::send ? op->done <= v.clock : op->matched != nullptr;
   };
   if (!done()) sync(v);
+  if (!done()) futile_poll(v, reinterpret_cast<std::uintptr_t>(op) * 2, "test of " + describe_op(*op));
   if (done()) {
     if (op->kind == Op::Kind::send) {
       complete_send(v, op);
@@ -804,10 +870,13 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
   pattern.src = world_src;
   pattern.tag = tag;
   pattern.ctx = gd.ctx;
+  pattern.posted = v.clock;
+  pattern.call = ++v.recv_calls;
   auto find = [&]() -> std::optional<Status> {
     for (Msg* m = v.unexpected_head; m; m = m->next)
       if (matches(pattern, *m)) {
         auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{m->src, -1});
+        if (races_) races_->on_probe(v.rank, pattern, *m, v.label);
         v.clock = std::max(v.clock, m->arrival);
         return Status{it->second, m->tag, m->size, m->arrival};
       }
@@ -817,6 +886,9 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
   if (!blocking) {
     sync(v);
     if (auto s = find()) return s;
+    futile_poll(v, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(world_src)) << 32 ^
+                    static_cast<std::uint32_t>(tag) ^ gd.ctx * 0x9e3779b97f4a7c15ULL) | 1,
+                fmt::format("iprobe(source={}, tag={})", rank_str(src), tag_str(tag)));
     v.clock += machine_.costs_of(v.rank).probe_cost;
     return std::nullopt;
   }
@@ -844,6 +916,39 @@ void Engine::drop(Op* op) {
 
 // ---------------------------------------------------------------- time and barrier
 
+// A VP that only polls while nothing can change is a livelock (docs/debugging.md). After sync(v)
+// the event loop has committed everything up to v's clock; an empty queue then means every other
+// VP is blocked without a timed wake-up or finished, and nothing is in flight: only v can still
+// act. If v polls the same thing twice without acting in between (sending, receiving, posting a
+// receive, entering a barrier), its loop is futile: the run stops here, naming the rank, instead
+// of spinning until the time limit.
+void Engine::futile_poll(Vp& v, std::uint64_t key, const std::string& what) {
+  if (!queue_.empty()) {
+    v.futile_polls.clear();
+    return;
+  }
+  if (v.quiet_since != v.actions) {
+    v.quiet_since = v.actions;
+    v.futile_polls.clear();
+  }
+  if (std::find(v.futile_polls.begin(), v.futile_polls.end(), key) == v.futile_polls.end()) {
+    v.futile_polls.push_back(key);
+    return;
+  }
+  std::string others;
+  for (const auto& w : vps_)
+    if (w->state == Vp::State::blocked)
+      others += fmt::format("  rank {} blocked since t={} us in {}{}\n", w->rank, to_us(w->blocked_since),
+                            describe_wait(*w), w->label.empty() ? "" : " at " + w->label);
+  abort_run(fmt::format("livelock at t={} us: rank {} polls in a loop ({}{}) but nothing can change: every other VP "
+                        "is blocked or finished, nothing is in flight, and rank {} has neither sent nor received since "
+                        "its first futile poll.\n{}",
+                        to_us(v.clock), v.rank, what, v.label.empty() ? "" : " at " + v.label, v.rank,
+                        others.empty() ? "No other VP is blocked.\n" : "The other VPs:\n" + others));
+  now_ = std::max(now_, v.clock);
+  throw Aborted{};
+}
+
 void Engine::compute(Vp& v, Time dt) {
   enter(v);
   if (dt < 0) throw UsageError(fmt::format("rank {}: compute with a negative duration ({} ps)", v.rank, dt));
@@ -853,6 +958,7 @@ void Engine::compute(Vp& v, Time dt) {
 
 void Engine::barrier(Vp& v, const Group& g) {
   enter(v);
+  ++v.actions;
   const GroupData& gd = resolve(g);
   auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{v.rank, -1});
   if (it == gd.by_world.end() || it->first != v.rank)
@@ -867,9 +973,11 @@ void Engine::barrier(Vp& v, const Group& g) {
     b.latest = std::max(b.latest, v.clock);
     if (b.arrived < static_cast<int>(gd.members.size())) {
       b.waiting.push_back(&v);
+      v.barrier_ctx = gd.ctx;
       block(v, Vp::Block::barrier, fmt::format("barrier of a group of {}", gd.members.size()));
     } else {
       const Time release = b.latest + machine_.net.barrier_latency;
+      if (races_) races_->on_barrier(gd.members);
       for (Vp* w : b.waiting) queue_.push(release, vp_order(w->rank), Ev::barrier, w);
       barriers_.erase(gd.ctx);
       v.clock = release;
@@ -883,6 +991,7 @@ void Engine::barrier(Vp& v, const Group& g) {
 void Engine::software_barrier(Vp& v, const GroupData& g) {
   const int n = static_cast<int>(g.members.size());
   const int me = std::lower_bound(g.by_world.begin(), g.by_world.end(), std::pair{v.rank, -1})->second;
+  const InCollective in(v, "barrier");
   for (int dist = 1, round = 0; dist < n; dist *= 2, ++round) {
     Op* s = post_send(v, g.members[static_cast<std::size_t>((me + dist) % n)], round, g.ctx | kInternalCtx, {});
     Op* r = post_recv(v, g.members[static_cast<std::size_t>((me - dist + n) % n)], round, g.ctx | kInternalCtx,
@@ -890,41 +999,6 @@ void Engine::software_barrier(Vp& v, const GroupData& g) {
     wait(v, r);
     wait(v, s);
   }
-}
-
-// ---------------------------------------------------------------- reports
-
-std::string Engine::deadlock_report() const {
-  std::string cycle = network_->find_deadlock_cycle();
-  std::string s;
-  if (!cycle.empty()) {
-    s = fmt::format("{}at t={} us; the VPs waiting on it:\n", cycle, to_us(now_));
-  } else if (network_->blocked_packets()) {
-    s = fmt::format("deadlock at t={} us: worms wait in the network (for receive-buffer space or behind such "
-                    "worms) that only the blocked VPs below could free.\n",
-                    to_us(now_));
-  } else {
-    s = fmt::format("application deadlock at t={} us: every VP still running is blocked and nothing is in flight.\n",
-                    to_us(now_));
-  }
-  int shown = 0, blocked = 0;
-  for (const auto& v : vps_) {
-    if (v->state != Vp::State::blocked) continue;
-    ++blocked;
-    if (++shown <= 64) s += fmt::format("  rank {} blocked since t={} us in {}\n", v->rank, to_us(v->blocked_since), v->pending);
-  }
-  if (shown > 64) s += fmt::format("  ... and {} more blocked rank(s)\n", shown - 64);
-  s += fmt::format("{} of {} VPs finished.\n", vps_.size() - static_cast<std::size_t>(blocked), vps_.size());
-  std::string unmatched;
-  int count = 0;
-  for (const auto& v : vps_)
-    for (Msg* m = v->unexpected_head; m; m = m->next)
-      if (++count <= 64)
-        unmatched += fmt::format("  message #{} from {} to {}, tag {}, {} bytes, arrived t={} us\n", m->id, m->src,
-                                 m->dst, m->tag, m->size, to_us(m->arrival));
-  s += count ? fmt::format("Unmatched messages ({}):\n{}", count, unmatched) : "No unmatched messages.\n";
-  if (network_->blocked_packets()) s += "Blocked in the network:\n" + network_->describe_blocked();
-  return s;
 }
 
 }  // namespace touchstone::detail

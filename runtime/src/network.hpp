@@ -32,6 +32,7 @@ struct Msg {
   std::vector<std::uint32_t> path; // channel ids: injection, links...; the ejection port is per packet
   Time byte_time = 0;              // bottleneck time per byte along the path
   Op* send_op = nullptr;
+  std::vector<std::uint32_t> vc;   // RunOptions::races: the sender's vector clock (runtime/src/races.hpp)
   std::uint32_t examined = 0;      // receive-queue entries examined on arrival (docs/model.md 2.5)
   /// Adaptive routing: the link channels chosen so far by this message and the earlier messages of
   /// the same pair still in flight (they share it, so a pair's messages never overtake).
@@ -102,6 +103,8 @@ class Network {
   void release_buffer(int node, std::size_t bytes, Time t);
   /// Bytes of receive buffer currently reserved at a node.
   std::int64_t buffer_used(int node) const { return nodes_[static_cast<std::size_t>(node)].buffer_used; }
+  /// True while some worm's header waits at `node` for receive-buffer space.
+  bool waits_for_buffer(int node) const { return nodes_[static_cast<std::size_t>(node)].buf_wait_head != nullptr; }
 
   /// Packets whose header waits for a channel or for buffer space.
   std::size_t blocked_packets() const;
