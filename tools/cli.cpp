@@ -141,19 +141,25 @@ RunOptions run_options(const Common& c) {
   return o;
 }
 
-Record run_one(const Machine& m, const algorithms::Algorithm& alg, std::size_t size, const Common& c,
-               const RunOptions& opts) {
+// The program a run of `alg` executes on every VP.
+Program program_of(const Machine& m, const algorithms::Algorithm& alg, std::size_t size, const Common& c) {
   if (c.root < 0 || c.root >= m.nodes())
     throw UsageError(fmt::format("--root {} is out of range for {} ({} processors)", c.root, m.name, m.nodes()));
   algorithms::check_host_memory(fmt::format("{} with {} bytes on {}", alg.name, size, m.name), alg.harness_bytes(m.nodes(), size));
   algorithms::Args args{size, c.root, !c.phantom};
   if (!c.traffic.empty()) args.traffic = algorithms::parse_traffic(c.traffic);
+  return [&alg, args](Proc& p) { alg.program(p, args); };
+}
+
+Record run_one(const Machine& m, const algorithms::Algorithm& alg, std::size_t size, const Common& c,
+               const RunOptions& opts) {
+  const Program program = program_of(m, alg, size, c);
   Record r;
   r.machine = m.name;
   r.algorithm = alg.name;
   r.size = size;
   r.vps = m.nodes();
-  r.result = run(m, [&](Proc& p) { alg.program(p, args); }, opts);
+  r.result = run(m, program, opts);
   r.peak_rss_mb = peak_rss_mb();
   if (alg.analytic_us) r.analytic_us = alg.analytic_us(m, size);
   return r;
@@ -174,7 +180,7 @@ int cmd_run(const Common& c, const std::string& algorithm, std::size_t size, con
   RunOptions o = run_options(c);
   apply_debug_options(debug, o);
   const Record r = run_one(m, alg, size, c, o);
-  const std::string findings = debug_findings(debug, r.result);
+  const Findings findings = debug_findings(debug, m, program_of(m, alg, size, c), o, r.result);
   if (c.format == "json") {
     nlohmann::json j = to_json(r);
     if (!debug.races.empty()) j["races"] = r.result.races.size();
@@ -186,8 +192,8 @@ int cmd_run(const Common& c, const std::string& algorithm, std::size_t size, con
     for (const auto& [k, v] : j.items())
       fmt::print("{:<14} {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
   }
-  if (!findings.empty()) fmt::print(stderr, "{}", findings);
-  return 0;
+  fmt::print(stderr, "{}", findings.text);
+  return findings.other_outcomes ? 3 : 0;
 }
 
 int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes_arg, int jobs, double memory_mb,

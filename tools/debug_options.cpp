@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "touchstone/explore.hpp"
+
 namespace touchstone::cli {
 
 void add_debug_options(CLI::App* cmd, DebugOptions& d) {
@@ -13,6 +15,11 @@ void add_debug_options(CLI::App* cmd, DebugOptions& d) {
                 "find message races at receives and probes with any_source or any_tag; --races=error makes any "
                 "race a failed run")
       ->check(CLI::IsMember({"report", "error"}));
+  cmd->add_option("--explore", d.explore,
+                  "re-run up to N times forcing other matches at racing wildcard receives; print every run whose "
+                  "outcome differs, with the --schedule that replays it")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--schedule", d.schedule, "replay forced matches RANK:CALL=SOURCE[,...] (from --explore)");
   cmd->add_flag("--internal", d.internal, "deadlock reports show the runtime's own messages (barrier, split)");
 }
 
@@ -22,11 +29,19 @@ void apply_debug_options(const DebugOptions& d, RunOptions& o) {
   o.perturb = d.perturb;
   o.report_internal = d.internal;
   o.races = d.races.empty() ? RaceCheck::off : d.races == "error" ? RaceCheck::error : RaceCheck::report;
+  if (!d.schedule.empty()) o.schedule = parse_schedule(d.schedule);
 }
 
-std::string debug_findings(const DebugOptions& d, const RunResult& r) {
-  if (d.races.empty()) return {};
-  return describe_races(r.races);
+Findings debug_findings(const DebugOptions& d, const Machine& m, const Program& program, const RunOptions& o,
+                        const RunResult& r) {
+  Findings f;
+  if (!d.races.empty()) f.text += describe_races(r.races);
+  if (d.explore > 0) {
+    const Exploration e = explore(m, program, o, d.explore);
+    f.text += describe_exploration(e, d.explore);
+    f.other_outcomes = !e.different.empty();
+  }
+  return f;
 }
 
 }  // namespace touchstone::cli

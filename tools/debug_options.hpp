@@ -18,13 +18,23 @@ struct DebugOptions {
   std::uint64_t perturb = 0;
   std::string races;      ///< --races[=report|error]: "" when not asked
   bool internal = false;  ///< --internal: reports show the runtime's own messages
+  int explore = 0;        ///< --explore N: runs to explore the races' other outcomes in (0: none)
+  std::string schedule;   ///< --schedule CHOICES: forced matches to replay
+};
+
+/// What the user asked to learn besides the run's figures.
+struct Findings {
+  std::string text;             ///< races (--races) and exploration (--explore) reports
+  bool other_outcomes = false;  ///< an explored run failed or received other data
 };
 
 /// Adds --trace, --order-log, --perturb, --races[=error] and --internal to a command.
 void add_debug_options(CLI::App* cmd, DebugOptions& d);
 /// Copies them into the run's options.
 void apply_debug_options(const DebugOptions& d, RunOptions& o);
-/// What a successful run found that the user asked about (the races), as text; "" if nothing.
-std::string debug_findings(const DebugOptions& d, const RunResult& r);
+/// After a successful run `r` of `program` with options `o`: its races, and the exploration of
+/// their other outcomes (which runs the program again).
+Findings debug_findings(const DebugOptions& d, const Machine& m, const Program& program, const RunOptions& o,
+                        const RunResult& r);
 
 }  // namespace touchstone::cli

@@ -53,7 +53,17 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
   network_->set_seed(opts_.seed);
   am_ = std::make_unique<ActiveMessages>(*this, n);
   if (!opts_.trace_file.empty() || !opts_.order_log_file.empty()) recorder_ = std::make_unique<Recorder>(n);
-  if (opts_.races != RaceCheck::off) races_ = std::make_unique<RaceDetector>(n);
+  if (opts_.races != RaceCheck::off) {
+    races_ = std::make_unique<RaceDetector>(n);
+    received_.assign(static_cast<std::size_t>(n), 0);
+  }
+  for (const ForcedMatch& f : opts_.schedule) {
+    if (f.rank < 0 || f.rank >= n || f.source < 0 || f.source >= n || f.call < 1)
+      throw UsageError(fmt::format("schedule entry {}: ranks must be in 0..{} and calls count from 1",
+                                   format_schedule({f}), n - 1));
+    if (!forced_.emplace(std::pair{f.rank, f.call}, f.source).second)
+      throw UsageError(fmt::format("schedule entry {}:{} appears twice", f.rank, f.call));
+  }
   vps_.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     auto v = std::make_unique<Vp>();
@@ -344,8 +354,22 @@ RunResult Engine::run(const Program& program) {
       failure_ = fmt::format("the run finished with {} message(s) never received:\n{}{}", count, unreceived,
                              count > 20 ? "  ...\n" : "");
     for (const auto& s : misuse_) failure_ += s + "\n";
+    if (failure_.empty() && forced_used_.size() < forced_.size()) {
+      std::vector<ForcedMatch> unused;
+      for (const auto& [key, src] : forced_)
+        if (std::find(forced_used_.begin(), forced_used_.end(), key) == forced_used_.end())
+          unused.push_back(ForcedMatch{key.first, key.second, src});
+      throw UsageError(fmt::format("the schedule names no wildcard receive or probe of this run at {}",
+                                   format_schedule(unused)));
+    }
   }
-  if (!failure_.empty()) throw RunError(failure_ + write_evidence(true));
+  if (!failure_.empty()) {
+    // The races seen up to the failure are often its cause.
+    if (races_ && !races_->races().empty())
+      failure_ += (failure_.back() == '\n' ? "" : "\n") + std::string("Races up to the failure:\n") +
+                  describe_races(races_->races());
+    throw RunError(failure_ + write_evidence(true));
+  }
 
   RunResult res;
   res.stats = stats_;
@@ -358,6 +382,7 @@ RunResult Engine::run(const Program& program) {
   res.trace_hash = hash_.value();
   if (races_) {
     res.races = races_->races();
+    res.received = received_;
     if (opts_.races == RaceCheck::error && !res.races.empty()) {
       write_evidence(false);
       throw RunError("the run has message races (RaceCheck::error):\n" + describe_races(res.races));
@@ -619,6 +644,7 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   op->buf = buf;
   op->posted = v.clock;
   op->call = ++v.recv_calls;
+  if (src == any_source && !forced_.empty()) src = op->src = forced_source(v, op->call, src, op->group.get());
   // The earliest-arrived matching message that is already here; anything arriving later is later.
   Msg* prev = nullptr;
   for (Msg* m = v.unexpected_head; m; prev = m, m = m->next)
@@ -718,7 +744,24 @@ Status Engine::complete_recv(Vp& v, Op*& op) {
   const Time matching = static_cast<Time>(m->examined + op->examined) * c.match_per_entry;
   v.clock = start + c.recv_overhead + static_cast<Time>(m->size) * c.recv_per_byte + matching;
   network_->release_buffer(v.rank, m->size, v.clock);
-  if (races_) races_->on_complete(v.rank, *op, *m);
+  if (races_) {
+    races_->on_complete(v.rank, *op, *m);
+    if (!is_internal(m->ctx) && !(m->ctx & kAmCtx)) {
+      // The data a VP received, for exploration's "other data received" (explore.cpp).
+      std::uint64_t h = received_[static_cast<std::size_t>(v.rank)] * 0x100000001b3ULL;
+      h ^= static_cast<std::uint64_t>(m->src) << 40 ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(m->tag)) ^
+           m->size << 20;
+      std::uint64_t word = 0;
+      for (std::size_t i = 0; i < m->payload.size(); i += 8) {
+        const std::size_t k = std::min<std::size_t>(8, m->payload.size() - i);
+        word = 0;
+        std::memcpy(&word, m->payload.data() + i, k);
+        h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
+      }
+      received_[static_cast<std::size_t>(v.rank)] = h;
+    }
+  }
   hash_.add(m->id, 0x5ec, static_cast<std::uint64_t>(v.clock));
   if (recorder_) recorder_->received(m->id, m->src, v.rank, m->tag, m->size, m->arrival, start, v.clock);
   free_msg(m);
@@ -872,6 +915,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
   pattern.ctx = gd.ctx;
   pattern.posted = v.clock;
   pattern.call = ++v.recv_calls;
+  if (world_src == any_source && !forced_.empty()) pattern.src = forced_source(v, pattern.call, world_src, &gd);
   auto find = [&]() -> std::optional<Status> {
     for (Msg* m = v.unexpected_head; m; m = m->next)
       if (matches(pattern, *m)) {
@@ -915,6 +959,21 @@ void Engine::drop(Op* op) {
 }
 
 // ---------------------------------------------------------------- time and barrier
+
+// A forced match (RunOptions::schedule): wildcard receive or probe `call` of v takes the next
+// matching message from the forced source. Its timing stays the model's: the receive is posted
+// when the program posts it and completes when that message has arrived, as a receive naming the
+// source would (docs/debugging.md).
+int Engine::forced_source(Vp& v, std::uint64_t call, int src, const GroupData* g) {
+  auto it = forced_.find({v.rank, call});
+  if (it == forced_.end()) return src;
+  if (g && !std::binary_search(g->by_world.begin(), g->by_world.end(), std::pair{it->second, -1},
+                               [](const auto& a, const auto& b) { return a.first < b.first; }))
+    throw UsageError(fmt::format("schedule entry {}:{}={}: rank {} is not in the receive's group", v.rank, call,
+                                 it->second, it->second));
+  forced_used_.push_back(it->first);
+  return it->second;
+}
 
 // A VP that only polls while nothing can change is a livelock (docs/debugging.md). After sync(v)
 // the event loop has committed everything up to v's clock; an empty queue then means every other

@@ -186,6 +186,7 @@ class Engine final : public NetworkListener {
   void unawait_ops(Vp& v, std::span<Op* const> ops);
   void sync(Vp& v);  // waits until the event loop has reached v's clock
   void futile_poll(Vp& v, std::uint64_t key, const std::string& what);  // livelock detection
+  int forced_source(Vp& v, std::uint64_t call, int src, const GroupData* g);  // RunOptions::schedule
   std::string write_evidence(bool failed);
   void wake(Vp& v);
   void software_barrier(Vp& v, const GroupData& g);
@@ -222,6 +223,9 @@ class Engine final : public NetworkListener {
   std::unique_ptr<Network> network_;
   std::unique_ptr<Recorder> recorder_;
   std::unique_ptr<RaceDetector> races_;  // RunOptions::races
+  std::vector<std::uint64_t> received_;  // RunOptions::races: per VP, digest of the data received
+  std::map<std::pair<int, std::uint64_t>, int> forced_;  // RunOptions::schedule: (rank, call) -> source
+  std::vector<std::pair<int, std::uint64_t>> forced_used_;
   std::vector<std::unique_ptr<Vp>> vps_;
   const Program* program_ = nullptr;
   std::binary_semaphore main_sem_{0};

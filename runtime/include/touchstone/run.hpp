@@ -26,6 +26,21 @@ enum class RaceCheck {
   error,   ///< as report, and a run with a race ends in a RunError listing them
 };
 
+/// A forced match (docs/debugging.md, "Exploring"): the wildcard receive or probe number `call`
+/// of world rank `rank` takes the next matching message from world rank `source`.
+struct ForcedMatch {
+  int rank = 0;
+  std::uint64_t call = 0;
+  int source = 0;
+  friend bool operator==(const ForcedMatch&, const ForcedMatch&) = default;
+  friend auto operator<=>(const ForcedMatch&, const ForcedMatch&) = default;
+};
+
+/// "RANK:CALL=SOURCE,..." (e.g. "0:1=2"), the choice vector that --schedule replays. UsageError
+/// on anything else.
+std::vector<ForcedMatch> parse_schedule(const std::string& text);
+std::string format_schedule(const std::vector<ForcedMatch>& schedule);
+
 struct RunOptions {
   Execution execution = Execution::fibers;
   std::uint64_t seed = 1;         ///< seed of every random choice the model or algorithm makes
@@ -40,6 +55,8 @@ struct RunOptions {
   /// split's) instead of naming the collective.
   bool report_internal = false;
   RaceCheck races = RaceCheck::off;
+  /// Forced matches at wildcard receives and probes; every entry must name one (else UsageError).
+  std::vector<ForcedMatch> schedule;
 };
 
 /// A message that could also have matched a wildcard receive or probe.
@@ -86,6 +103,8 @@ struct RunResult {
   std::uint64_t trace_hash = 0;   ///< hash of the canonical event log
   RunStats stats;
   std::vector<Race> races;        ///< RunOptions::races: every race found
+  /// RunOptions::races: per VP, a digest of every message it received (source, tag, bytes), in order.
+  std::vector<std::uint64_t> received;
   double host_seconds = 0;
 };
 
