@@ -401,6 +401,8 @@ std::string Engine::write_evidence(bool failed) {
     recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name);
     return {};
   }
+  for (const auto& v : vps_)
+    for (const Msg* m = v->unexpected_head; m; m = m->next) recorder_->unreceived(m->id, m->dst, m->arrival);
   std::vector<std::string> files;
   if (!opts_.trace_file.empty()) files.push_back(fmt::format("the trace '{}'", opts_.trace_file));
   if (!opts_.order_log_file.empty()) files.push_back(fmt::format("the order log '{}'", opts_.order_log_file));

@@ -16,11 +16,18 @@ class Recorder {
   void span(int rank, const char* name, Time start, Time end, std::string detail = {});
   void sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end);
   void received(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time arrival, Time start, Time end);
+  /// An active-message handler ran for message `id` on rank's handler track.
+  void handled(std::uint64_t id, int rank, Time start, Time end, std::string detail);
+  /// A message that arrived and was never received (a failed run): its arrow ends on the
+  /// destination's track at its arrival.
+  void unreceived(std::uint64_t id, int dst, Time arrival);
   /// Writes whichever files have a non-empty path. Throws UsageError if a file cannot be written.
   void write(const std::string& chrome_path, const std::string& order_path, const std::string& machine) const;
 
  private:
+  enum Track : int { vp = 1, handler = 2 };  // Chrome trace process ids (from 1)
   struct Span {
+    Track track;
     int rank;
     const char* name;
     Time start, end;
@@ -30,7 +37,9 @@ class Recorder {
     std::uint64_t id;
     int src, dst;
     Time sent, received;
+    Track end_track;
   };
+  void end_flow(std::uint64_t id, Time t, Track track);
   std::vector<Span> spans_;
   std::vector<Flow> flows_;
   std::vector<std::uint64_t> flow_index_;  // message id -> index in flows_ + 1
