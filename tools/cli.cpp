@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -24,6 +25,7 @@
 #include "algorithms/permutations.hpp"
 #include "algorithms/registry.hpp"
 #include "tools/debug_options.hpp"
+#include "tools/diff.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace touchstone::cli {
@@ -404,6 +406,12 @@ int main(int argc, char** argv) {
   loads->add_option("--machine", loads_machine, "machine spec, e.g. mesh:16x16 (touchstone list machines)")->capture_default_str();
   loads->add_option("--format", loads_format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
 
+  std::string diff_a, diff_b;
+  auto* diff = app.add_subcommand("diff", "the first divergence per VP between two order logs (--order-log): the first "
+                                          "receive matched differently, the first time that differs and by how much");
+  diff->add_option("A", diff_a, "order log of the first run")->required()->check(CLI::ExistingFile);
+  diff->add_option("B", diff_b, "order log of the second run")->required()->check(CLI::ExistingFile);
+
   // CLI11 only says "A subcommand is required" for a misspelled command: name it and the known ones.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -427,6 +435,17 @@ int main(int argc, char** argv) {
     if (*runc) return cmd_run(run_c, algorithm, static_cast<std::size_t>(size), run_debug);
     if (*sweep) return cmd_sweep(sweep_c, algs, sizes, jobs, memory_mb, out);
     if (*loads) return cmd_loads(loads_machine, loads_format);
+    if (*diff) {
+      auto read = [](const std::string& path) {
+        std::ifstream f(path);
+        std::stringstream s;
+        s << f.rdbuf();
+        return s.str();
+      };
+      bool differ = false;
+      fmt::print("{}", diff_order_logs(read(diff_a), read(diff_b), diff_a, diff_b, differ));
+      return differ ? 3 : 0;
+    }
   } catch (const RunError& e) {
     fmt::print(stderr, "error: the run failed:\n{}\n", e.what());
     return 2;
