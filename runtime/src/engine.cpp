@@ -411,7 +411,9 @@ std::string Engine::write_evidence(bool failed) {
   } catch (const std::exception& e) {
     return fmt::format("\nNo evidence written: {}\n", e.what());
   }
-  return fmt::format("\nWritten up to the failure at t={} us: {}.\n", to_us(now_), fmt::join(files, " and "));
+  Time upto = now_;  // a VP may have run ahead of the event loop before it failed
+  for (const auto& v : vps_) upto = std::max(upto, v->clock);
+  return fmt::format("\nWritten up to the failure at t={} us: {}.\n", to_us(upto), fmt::join(files, " and "));
 }
 
 Msg* Engine::new_msg() {
