@@ -20,6 +20,9 @@ void add_debug_options(CLI::App* cmd, DebugOptions& d) {
                   "outcome differs, with the --schedule that replays it")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--schedule", d.schedule, "replay forced matches RANK:CALL=SOURCE[,...] (from --explore)");
+  cmd->add_flag("--explain", d.explain,
+                "print the channels with the most blocked time and the longest waits, with the chain of worms "
+                "in the way");
   cmd->add_flag("--internal", d.internal, "deadlock reports show the runtime's own messages (barrier, split)");
 }
 
@@ -30,12 +33,14 @@ void apply_debug_options(const DebugOptions& d, RunOptions& o) {
   o.report_internal = d.internal;
   o.races = d.races.empty() ? RaceCheck::off : d.races == "error" ? RaceCheck::error : RaceCheck::report;
   if (!d.schedule.empty()) o.schedule = parse_schedule(d.schedule);
+  o.explain = d.explain;
 }
 
 Findings debug_findings(const DebugOptions& d, const Machine& m, const Program& program, const RunOptions& o,
                         const RunResult& r) {
   Findings f;
   if (!d.races.empty()) f.text += describe_races(r.races);
+  f.text += r.explanation;
   if (d.explore > 0) {
     const Exploration e = explore(m, program, o, d.explore);
     f.text += describe_exploration(e, d.explore);

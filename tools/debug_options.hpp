@@ -20,6 +20,7 @@ struct DebugOptions {
   bool internal = false;  ///< --internal: reports show the runtime's own messages
   int explore = 0;        ///< --explore N: runs to explore the races' other outcomes in (0: none)
   std::string schedule;   ///< --schedule CHOICES: forced matches to replay
+  bool explain = false;   ///< --explain: top blocked channels and longest blocking chains
 };
 
 /// What the user asked to learn besides the run's figures.

@@ -53,6 +53,10 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
   network_->set_seed(opts_.seed);
   am_ = std::make_unique<ActiveMessages>(*this, n);
   if (!opts_.trace_file.empty() || !opts_.order_log_file.empty()) recorder_ = std::make_unique<Recorder>(n);
+  if (recorder_ || opts_.explain) {
+    blame_ = std::make_unique<Blame>(*network_, recorder_.get());
+    network_->set_observer(blame_.get());
+  }
   if (opts_.races != RaceCheck::off) {
     races_ = std::make_unique<RaceDetector>(n);
     received_.assign(static_cast<std::size_t>(n), 0);
@@ -297,7 +301,15 @@ void Engine::block(Vp& v, Vp::Block why, std::string what) {
       recorder_->span(v.rank, "blocked", v.blocked_since, std::max(v.blocked_since, now_), v.pending + " (when the run failed)");
     throw Aborted{};
   }
-  if (recorder_ && v.clock > v.blocked_since) recorder_->span(v.rank, "blocked", v.blocked_since, v.clock, v.pending);
+  if (recorder_ && v.clock > v.blocked_since) {
+    // Name what ended the wait: the message a receive got (its arrow leads back to the sender).
+    std::string what = v.pending;
+    for (const Op* op : v.waiting_ops)
+      if (op->kind == Op::Kind::recv && op->matched)
+        what += fmt::format("; got message #{} from {}, arrived t={} us", op->matched->id, op->matched->src,
+                            to_us(op->matched->arrival));
+    recorder_->span(v.rank, "blocked", v.blocked_since, v.clock, what);
+  }
   if (opts_.perturb) enter(v);
 }
 
@@ -364,6 +376,7 @@ RunResult Engine::run(const Program& program) {
     }
   }
   if (!failure_.empty()) {
+    if (opts_.explain) failure_ += blame_->explain();
     // The races seen up to the failure are often its cause.
     if (races_ && !races_->races().empty())
       failure_ += (failure_.back() == '\n' ? "" : "\n") + std::string("Races up to the failure:\n") +
@@ -380,6 +393,7 @@ RunResult Engine::run(const Program& program) {
     hash_.add(0xf1, static_cast<std::uint64_t>(v->rank), static_cast<std::uint64_t>(v->clock));
   }
   res.trace_hash = hash_.value();
+  if (opts_.explain) res.explanation = blame_->explain();
   if (races_) {
     res.races = races_->races();
     res.received = received_;

@@ -27,6 +27,7 @@
 #include "network.hpp"
 #include "pool.hpp"
 #include "races.hpp"
+#include "blame.hpp"
 #include "touchstone/proc.hpp"
 #include "touchstone/run.hpp"
 #include "trace.hpp"
@@ -223,6 +224,7 @@ class Engine final : public NetworkListener {
   std::unique_ptr<Network> network_;
   std::unique_ptr<Recorder> recorder_;
   std::unique_ptr<RaceDetector> races_;  // RunOptions::races
+  std::unique_ptr<Blame> blame_;         // traces and RunOptions::explain: who blocked whom
   std::vector<std::uint64_t> received_;  // RunOptions::races: per VP, digest of the data received
   std::map<std::pair<int, std::uint64_t>, int> forced_;  // RunOptions::schedule: (rank, call) -> source
   std::vector<std::pair<int, std::uint64_t>> forced_used_;

@@ -78,6 +78,7 @@ Exploration explore(const Machine& machine, const Program& program, const RunOpt
   o.trace_file.clear();
   o.order_log_file.clear();
   o.races = RaceCheck::report;
+  o.explain = false;
   Exploration ex;
   const Outcome first = attempt(machine, program, o, options.schedule);
   ex.original = first.run;

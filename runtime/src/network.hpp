@@ -81,6 +81,19 @@ class NetworkListener {
   virtual void on_arrival(Msg& m, Time t) = 0;
 };
 
+/// Told when a header starts waiting for a busy channel and when it gets it (who blocked whom:
+/// traces and --explain, runtime/src/blame.hpp). Optional: the network runs the same without one.
+class ChannelObserver {
+ public:
+  virtual ~ChannelObserver() = default;
+  /// Packet `packet` of `waiter` waits for channel c from t; packet `blocker_packet` of `blocker`
+  /// holds c (or waits ahead for it).
+  virtual void on_wait(std::uint32_t c, const Msg& waiter, std::uint32_t packet, const Msg& blocker,
+                       std::uint32_t blocker_packet, Time t) = 0;
+  /// ... and gets it at t.
+  virtual void on_grant(std::uint32_t c, const Msg& waiter, std::uint32_t packet, Time t) = 0;
+};
+
 class Network {
  public:
   Network(const Machine& machine, EventQueue& q, NetworkListener& l, TraceHash& h, RunStats& s);
@@ -112,6 +125,9 @@ class Network {
   std::string find_deadlock_cycle() const;
   /// Describes every blocked packet (for reports).
   std::string describe_blocked() const;
+  /// "link (0,1)->(0,2)", "injection port 0 of node 3", ...
+  std::string channel_name(std::uint32_t c) const;
+  void set_observer(ChannelObserver* o) { observer_ = o; }
 
  private:
   struct InjPort {
@@ -132,7 +148,6 @@ class Network {
 
   std::uint32_t inj_channel(int node, int port) const;
   std::uint32_t ej_channel(int node, int port) const;
-  std::string channel_name(std::uint32_t c) const;
 
   void try_start_messages(int node, Time t);
   void start_packet(Msg* m, Time t);  // packet m->next_packet takes the injection channel at t
@@ -191,6 +206,7 @@ class Network {
   std::uint64_t seed_ = 1;
   std::unordered_map<std::uint64_t, PairRoute> pair_routes_;
   std::vector<std::uint32_t> candidates_;
+  ChannelObserver* observer_ = nullptr;
 };
 
 }  // namespace touchstone::detail

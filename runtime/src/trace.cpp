@@ -59,6 +59,12 @@ void Recorder::handled(std::uint64_t id, int rank, Time start, Time end, std::st
   end_flow(id, start, handler);
 }
 
+void Recorder::network_span(std::uint32_t channel, const std::string& channel_name, Time start, Time end,
+                            std::string detail) {
+  channels_.emplace(channel, channel_name);
+  spans_.push_back(Span{network, static_cast<int>(channel), "blocked header", start, end, std::move(detail)});
+}
+
 void Recorder::unreceived(std::uint64_t id, int dst, Time arrival) {
   span(dst, "unreceived", arrival, arrival, fmt::format("#{} arrived and was never received", id));
   end_flow(id, arrival, vp);
@@ -90,6 +96,13 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
         emit({{"name", "thread_name"}, {"ph", "M"}, {"pid", handler}, {"tid", tid(static_cast<int>(r))},
               {"args", {{"name", fmt::format("handlers of {}", r)}}}});
     }
+    // Process 3: a track per channel on which some header waited, its spans naming the worm
+    // that held the channel and what that worm waited for (who blocked whom).
+    if (!channels_.empty())
+      emit({{"name", "process_name"}, {"ph", "M"}, {"pid", network}, {"args", {{"name", machine + ": network"}}}});
+    for (const auto& [c, name] : channels_)
+      emit({{"name", "thread_name"}, {"ph", "M"}, {"pid", network}, {"tid", tid(static_cast<int>(c))},
+            {"args", {{"name", name}}}});
     // Timestamps are microseconds; printed from integer picoseconds, they stay exact.
     auto ts = [](Time t) { return nlohmann::json::parse(us(t)); };
     for (const auto& s : spans_)

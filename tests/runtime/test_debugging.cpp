@@ -209,4 +209,45 @@ TEST(Livelock, PollingForAMessageInFlightIsNotALivelock) {
   EXPECT_GT(polls, 100);
 }
 
+// Who blocked whom: on mesh:1x3 rank 1's 65-byte message M1 (handed 13 ps after rank 0's 64-byte
+// M0, one hop closer) takes link 1->2 at h1 + t_hop, before M0's header wants it at h0 + 2 t_hop
+// (13 < 23); M0 then takes the link between M1's two packets, and M1's second packet waits for
+// it. --explain names the link, both waits and what held the link; the two waits add up to the
+// run's blocked time; the trace shows them on the link's own track.
+TEST(Explain, NamesTheChannelTheWaitAndTheWormInTheWay) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  RunOptions o;
+  o.explain = true;
+  o.trace_file = testing::TempDir() + "/explain.json";
+  const RunResult r = run(m, [](Proc& p) {
+    std::vector<std::byte> b(65);
+    if (p.rank() == 0) p.send(2, 0, std::span(b).first(64));
+    if (p.rank() == 1) p.send(2, 0, b);
+    if (p.rank() == 2) {
+      p.recv(0, 0, b);
+      p.recv(1, 0, b);
+    }
+  }, o);
+  ASSERT_EQ(r.stats.blocked_headers, 2u);
+  EXPECT_NE(r.explanation.find(fmt::format("  link (0,1)->(0,2): {}.{:06} us blocked over 2 wait(s)\n",
+                                           r.stats.blocked_time / 1'000'000, r.stats.blocked_time % 1'000'000)),
+            std::string::npos)
+      << r.explanation;
+  EXPECT_NE(r.explanation.find("packet 0 of message #0 (0 -> 2) waited"), std::string::npos) << r.explanation;
+  EXPECT_NE(r.explanation.find("for link (0,1)->(0,2) held by packet 0 of message #1 (1 -> 2)\n"), std::string::npos)
+      << r.explanation;
+  EXPECT_NE(r.explanation.find("packet 1 of message #1 (1 -> 2) waited"), std::string::npos) << r.explanation;
+  EXPECT_NE(r.explanation.find("for link (0,1)->(0,2) held by packet 0 of message #0 (0 -> 2)\n"), std::string::npos)
+      << r.explanation;
+  const auto trace = nlohmann::json::parse(slurp(o.trace_file));
+  int net_spans = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == 3) {
+      ++net_spans;
+      EXPECT_EQ(e["name"], "blocked header");
+      EXPECT_NE(e["args"]["detail"].get<std::string>().find(" held by packet 0 of message #"), std::string::npos);
+    }
+  EXPECT_EQ(net_spans, 2);
+}
+
 }  // namespace

@@ -57,6 +57,9 @@ struct RunOptions {
   RaceCheck races = RaceCheck::off;
   /// Forced matches at wildcard receives and probes; every entry must name one (else UsageError).
   std::vector<ForcedMatch> schedule;
+  /// RunResult::explanation: the channels with the most blocked time and the longest waits of
+  /// worms' headers, each with the chain of worms in its way (docs/debugging.md).
+  bool explain = false;
 };
 
 /// A message that could also have matched a wildcard receive or probe.
@@ -105,6 +108,7 @@ struct RunResult {
   std::vector<Race> races;        ///< RunOptions::races: every race found
   /// RunOptions::races: per VP, a digest of every message it received (source, tag, bytes), in order.
   std::vector<std::uint64_t> received;
+  std::string explanation;        ///< RunOptions::explain
   double host_seconds = 0;
 };
 
