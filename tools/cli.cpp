@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -113,6 +114,7 @@ struct Common {
   std::string execution = "fibers";
   int host_cores = 0;
   std::string traffic;  // paper 003: the communication matrix of alltoallv/ algorithms
+  std::string eager_limit;  // overrides the machine's eager_limit (docs/model.md 2.16)
 };
 
 void add_common(CLI::App* cmd, Common& c) {
@@ -129,6 +131,9 @@ void add_common(CLI::App* cmd, Common& c) {
       ->check(CLI::IsMember({"fibers", "threads"}))->capture_default_str();
   cmd->add_option("--host-cores", c.host_cores, "with --execution threads: pin the VP threads to host cores 0..N-1")
       ->check(CLI::Range(0, 4096));
+  cmd->add_option("--eager-limit", c.eager_limit,
+                  "flow control (docs/model.md 2.16): messages above BYTES go by rendezvous; unlimited (only a full "
+                  "buffer= does), or off; overrides the machine's eager_limit");
   cmd->add_option("--stack-kb", c.stack_kb, "host stack of each VP thread (KiB)")->check(CLI::Range(64, 1 << 20))->capture_default_str();
 }
 
@@ -140,6 +145,20 @@ RunOptions run_options(const Common& c) {
   o.stack_bytes = c.stack_kb * 1024;
   o.execution = c.execution == "threads" ? Execution::threads : Execution::fibers;
   o.host_cores = c.host_cores;
+  if (c.eager_limit == "off") o.eager_limit = NetworkParams::kNoFlowControl;
+  else if (c.eager_limit == "unlimited") o.eager_limit = std::numeric_limits<std::int64_t>::max();
+  else if (!c.eager_limit.empty()) {
+    std::size_t pos = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(c.eager_limit, &pos);
+    } catch (...) {
+      pos = 0;
+    }
+    if (pos != c.eager_limit.size() || v < 0)
+      throw UsageError(fmt::format("--eager-limit: expected BYTES >= 0, unlimited or off, got '{}'", c.eager_limit));
+    o.eager_limit = v;
+  }
   return o;
 }
 

@@ -121,9 +121,8 @@ void ActiveMessages::on_request(Msg& m, Time t) {
   c.payload_ = std::span<const std::byte>(m.payload).subspan(nargs * 8);
   c.ticket_ = m.ctx & kTicketMask;
   c.wants_reply_ = c.ticket_ != 0;
-  const NodeCosts& k = e_.machine_.costs_of(m.dst);
   const Time s = std::max(t, node.handler_free);
-  c.now_ = s + k.recv_overhead + static_cast<Time>(m.size) * k.recv_per_byte;
+  c.now_ = s + e_.machine_.recv_cost(m.dst, m.size);
   running_rank_ = m.dst;
   running_id_ = id;
   try {
@@ -143,7 +142,7 @@ void ActiveMessages::on_request(Msg& m, Time t) {
   running_rank_ = -1;
   node.handler_free = c.now_;
   v.clock = std::max(v.clock, s) + (c.now_ - s);
-  e_.network_->release_buffer(m.dst, m.size, c.now_);
+  e_.network_->release_buffer(m, c.now_);
   e_.hash_.add(m.id, 0xa3, static_cast<std::uint64_t>(c.now_));
   if (e_.recorder_)
     e_.recorder_->handled(m.id, m.dst, s, c.now_, fmt::format("{} (request #{} from {})", handler_name(id), m.id, m.src));

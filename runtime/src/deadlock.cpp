@@ -151,9 +151,11 @@ std::string Engine::wait_for_cycle() const {
           else if (op->src != any_source && op->src != m->src) why = fmt::format("the receive wants source {}", op->src);
           else if (op->tag != any_tag && op->tag != m->tag) why = fmt::format("the receive wants tag {}", op->tag);
         }
-      if (++count <= 16)
-        near += fmt::format("  message #{} from {} to {}, tag {}, {} bytes, arrived t={} us{}\n", m->id, m->src, m->dst,
-                            m->tag, m->size, to_us(m->arrival), why.empty() ? "" : " (" + why + ")");
+      if (++count <= 16) {
+        std::string line = describe_msg(*m);
+        line.pop_back();  // its newline
+        near += line + (why.empty() ? "" : " (" + why + ")") + "\n";
+      }
     }
   }
   if (count) s += fmt::format("Unmatched messages that could have broken it ({}):\n{}", count, near);
@@ -199,9 +201,7 @@ std::string Engine::deadlock_report() const {
   int count = 0;
   for (const auto& v : vps_)
     for (Msg* m = v->unexpected_head; m; m = m->next)
-      if (user_message(*m, opts_.report_internal) && ++count <= 64)
-        unmatched += fmt::format("  message #{} from {} to {}, tag {}, {} bytes, arrived t={} us\n", m->id, m->src,
-                                 m->dst, m->tag, m->size, to_us(m->arrival));
+      if (user_message(*m, opts_.report_internal) && ++count <= 64) unmatched += describe_msg(*m);
   s += count ? fmt::format("Unmatched messages ({}):\n{}", count, unmatched) : "No unmatched messages.\n";
   if (network_->blocked_packets()) s += "Blocked in the network:\n" + network_->describe_blocked();
   return s;

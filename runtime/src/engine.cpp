@@ -359,9 +359,7 @@ RunResult Engine::run(const Program& program) {
     std::size_t count = 0;
     for (auto& v : vps_)
       for (Msg* m = v->unexpected_head; m; m = m->next)
-        if (++count <= 20)
-          unreceived += fmt::format("  message #{} from {} to {}, tag {}, {} bytes, arrived t={} us\n", m->id, m->src,
-                                    m->dst, m->tag, m->size, to_us(m->arrival));
+        if (++count <= 20) unreceived += describe_msg(*m);
     if (count)
       failure_ = fmt::format("the run finished with {} message(s) never received:\n{}{}", count, unreceived,
                              count > 20 ? "  ...\n" : "");
@@ -547,35 +545,119 @@ Op* Engine::isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::
   return post_send(v, world_dst, tag, gd.ctx, data);
 }
 
-Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data) {
-  ++v.actions;
+Msg* Engine::make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size) {
   Msg* m = new_msg();
   m->id = next_msg_id_++;
-  m->src = v.rank;
+  m->src = src;
   m->dst = dst;
   m->tag = tag;
   m->ctx = ctx;
-  m->size = data.size();
+  m->size = size;
+  return m;
+}
+
+void Engine::hand_over(Msg* m, Time start, Time handed) {
+  // Control messages and rendezvous data hash apart from eager messages (whose hash is unchanged).
+  const std::uint64_t proto = static_cast<std::uint64_t>(m->proto) * 0x9e3779b9ULL;
+  hash_.add(m->id, static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst),
+            (static_cast<std::uint64_t>(start) ^ (m->ctx * 31 + static_cast<std::uint64_t>(m->tag)) ^ (m->size << 40)) + proto);
+  ++stats_.messages;
+  ++vps_[static_cast<std::size_t>(m->src)]->sent;
+  stats_.payload_bytes += m->size;
+  if (recorder_) recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed);
+  network_->post(m, handed);
+}
+
+Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data) {
+  const bool eager = goes_eager(v, dst, ctx, data.size());
+  Msg* m = make_msg(v.rank, dst, tag, ctx, data.size());
   if (!opts_.phantom_payloads || (ctx & kAmCtx)) m->payload.assign(data.begin(), data.end());
-  const NodeCosts& c = machine_.costs_of(v.rank);
-  const Time start = v.clock;
-  v.clock += c.send_overhead + static_cast<Time>(m->size) * c.send_per_byte;
   Op* op = new_op();
   op->engine = this;
   op->kind = Op::Kind::send;
   op->owner = v.rank;
   op->msg_id = m->id;
   op->dst = dst;
+  op->size = m->size;
   m->send_op = op;
-  hash_.add(m->id, static_cast<std::uint64_t>(v.rank) << 32 | static_cast<std::uint32_t>(dst),
-            static_cast<std::uint64_t>(start) ^ (ctx * 31 + static_cast<std::uint64_t>(tag)) ^ (m->size << 40));
-  ++stats_.messages;
-  ++v.sent;
-  stats_.payload_bytes += m->size;
+  const Time start = v.clock;
   if (races_) races_->on_send(v.rank, *m);
-  if (recorder_) recorder_->sent(m->id, v.rank, dst, tag, m->size, start, v.clock);
-  network_->post(m, v.clock);
+  if (eager) {
+    m->buffered = machine_.net.flow_control() && machine_.net.recv_buffer >= 0;  // reserved by goes_eager
+    v.clock += machine_.send_cost(v.rank, m->size);
+    hand_over(m, start, v.clock);
+    return op;
+  }
+  // Rendezvous (docs/model.md 2.16): only the request to send leaves now, a 0-byte message with the
+  // envelope; the data waits, with its payload, for the receiver's clear to send.
+  op->rendezvous = true;
+  m->proto = Msg::Proto::rdv_data;
+  Msg* rts = make_msg(v.rank, dst, tag, ctx, 0);
+  rts->proto = Msg::Proto::rts;
+  rts->rdv = m;
+  rts->vc = m->vc;  // the request's match is the send's match (race detection)
+  v.clock += machine_.send_cost(v.rank, 0);
+  hand_over(rts, start, v.clock);
   return op;
+}
+
+// Flow control (docs/model.md 2.16): eager when the message is at most eager_limit bytes and, with a
+// bounded buffer, fits the receiver's free buffer at the sender's clock (reserved then). To read the
+// buffer at that virtual time, the sender first lets the event loop catch up with its clock.
+// Active messages (handled on arrival) and 0-byte messages (they need no buffer) are always eager.
+bool Engine::goes_eager(Vp& v, int dst, std::uint64_t ctx, std::size_t size) {
+  const NetworkParams& net = machine_.net;
+  if (!net.flow_control() || (ctx & kAmCtx) || size == 0) return true;
+  if (size > static_cast<std::uint64_t>(net.eager_limit)) return false;
+  if (net.recv_buffer < 0) return true;
+  sync(v);
+  return network_->reserve_buffer(dst, size);
+}
+
+// The receive `op` of v has matched the request to send `rts` at virtual time `at`: v's CPU takes
+// the request (the receive cost of a 0-byte message) and sends the clear to send (the send cost of
+// one), charged to its clock like an active-message handler (docs/model.md 7). The data will
+// complete op directly: it needs no buffer space, and its matching cost is the request's.
+void Engine::clear_to_send(Vp& v, Op* op, Msg* rts, Time at) {
+  Msg* data = rts->rdv;
+  data->rdv_recv = op;
+  data->examined = rts->examined;
+  op->awaiting_data = true;
+  op->msg_id = data->id;
+  const Time handed = at + machine_.recv_cost(v.rank, 0) + machine_.send_cost(v.rank, 0);
+  v.clock = std::max(v.clock, at) + (handed - at);
+  Msg* cts = make_msg(v.rank, rts->src, 0, 0, 0);  // never matched: it is handled on arrival
+  cts->proto = Msg::Proto::cts;
+  cts->rdv = data;
+  hash_.add(rts->id, 0xc75, static_cast<std::uint64_t>(at));
+  free_msg(rts);
+  hand_over(cts, at, handed);
+}
+
+// The clear to send is back at the sender at t: its CPU takes it and sends the data (receive cost
+// of a 0-byte message, send cost of the data), charged to its clock like a handler. The send
+// request completes when the data's last packet has left (on_send_done).
+void Engine::on_clear_to_send(Msg& cts, Time t) {
+  Vp& v = *vps_[static_cast<std::size_t>(cts.dst)];
+  Msg* data = cts.rdv;
+  const Time handed = t + machine_.recv_cost(v.rank, 0) + machine_.send_cost(v.rank, data->size);
+  v.clock = std::max(v.clock, t) + (handed - t);
+  free_msg(&cts);
+  hand_over(data, t, handed);
+}
+
+void Engine::on_rendezvous_data(Msg& m, Time t) {
+  Op* op = m.rdv_recv;
+  Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
+  op->awaiting_data = false;
+  if (op->dropped) {  // its request was destroyed (already reported as misuse)
+    free_msg(&m);
+    free_op(op);
+    return;
+  }
+  op->matched = &m;
+  hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
+  if (op->awaited && v.state == Vp::State::blocked) wake(v);
 }
 
 // Inter-level multicast (docs/model.md 2.11): one message set-up and one worm, which forks at the
@@ -587,6 +669,10 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
                                  "hpam:4x4/16x16,Q=8,multicast (this is {})",
                                  machine_.name));
   if (machine_.net.recv_buffer >= 0) throw UsageError("multicast is not modeled with bounded receive buffers (buffer=)");
+  if (machine_.net.flow_control() && data.size() > static_cast<std::uint64_t>(machine_.net.eager_limit))
+    throw UsageError(fmt::format("multicast of {} bytes: above eager_limit ({} bytes), and a forked worm has no "
+                                 "rendezvous (docs/model.md 2.16)",
+                                 data.size(), machine_.net.eager_limit));
   if (data.size() > static_cast<std::size_t>(machine_.net.packet_payload))
     throw UsageError(fmt::format("multicast of {} bytes: a forked worm is one packet (at most {} bytes)", data.size(),
                                  machine_.net.packet_payload));
@@ -602,10 +688,9 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
     free_msg(lead);
     throw;
   }
-  const NodeCosts& c = machine_.costs_of(v.rank);
   ++v.actions;
   const Time start = v.clock;
-  v.clock += c.send_overhead + static_cast<Time>(data.size()) * c.send_per_byte;
+  v.clock += machine_.send_cost(v.rank, data.size());
   Op* op = new_op();
   op->kind = Op::Kind::send;
   op->owner = v.rank;
@@ -668,8 +753,9 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   for (Msg* m = v.unexpected_head; m; prev = m, m = m->next)
     if (++op->examined, matches(*op, *m)) {
       unlink_unexpected(v, prev, m);
-      op->matched = m;
-      if (races_) races_->on_match(v.rank, *op, *m, v.label);
+      if (races_) races_->on_match(v.rank, *op, *m, v.label);  // the match is decided here, also for a request to send
+      if (m->proto == Msg::Proto::rts) clear_to_send(v, op, m, v.clock);
+      else op->matched = m;
       return op;
     }
   op->prev = v.posted_tail;
@@ -692,6 +778,7 @@ void Engine::unlink_unexpected(Vp& v, Msg* prev, Msg* m) {
 
 void Engine::on_send_done(Msg& m, Time t) {
   Op* op = m.send_op;
+  if (!op) return;  // a request or clear to send: nobody waits for it to leave
   m.send_op = nullptr;
   op->done = t;
   if (op->dropped) {
@@ -707,6 +794,8 @@ void Engine::on_arrival(Msg& m, Time t) {
     if (races_) races_->on_handler(m.dst, m);
     return am_->on_request(m, t);
   }
+  if (m.proto == Msg::Proto::cts) return on_clear_to_send(m, t);
+  if (m.proto == Msg::Proto::rdv_data) return on_rendezvous_data(m, t);
   Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
   // Matching cost (docs/model.md 2.5) counts in virtual time. The receives posted by t form a
   // prefix of the queue (a VP posts in clock order): the arrival examines those. A receive that the
@@ -720,8 +809,9 @@ void Engine::on_arrival(Msg& m, Time t) {
           if (!ahead) break;
         }
       unlink_posted(v, op);
-      op->matched = &m;
       if (races_) races_->on_match(v.rank, *op, m, v.label);
+      if (m.proto == Msg::Proto::rts) return clear_to_send(v, op, &m, std::max(t, op->posted));
+      op->matched = &m;
       hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
       if (op->awaited && v.state == Vp::State::blocked) wake(v);
       return;
@@ -734,7 +824,7 @@ void Engine::on_arrival(Msg& m, Time t) {
     wake(v);
 }
 
-Status Engine::complete_recv(Vp& v, Op*& op) {
+Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   ++v.actions;
   Msg* m = op->matched;
   Status st;
@@ -760,8 +850,12 @@ Status Engine::complete_recv(Vp& v, Op*& op) {
   // Matching is CPU work too: every queue entry examined, on arrival (posted receives) and when
   // the receive was posted (unexpected messages), is paid when the receive completes.
   const Time matching = static_cast<Time>(m->examined + op->examined) * c.match_per_entry;
-  v.clock = start + c.recv_overhead + static_cast<Time>(m->size) * c.recv_per_byte + matching;
-  network_->release_buffer(v.rank, m->size, v.clock);
+  // With receive overlap (docs/model.md 2.15) the CPU drains the packets from max(clock, their
+  // arrival) on, one after another; the per-message part and matching follow the last one.
+  const Time body = machine_.recv_body_cost(v.rank, m->size);
+  const Time drained = c.recv_overlap ? std::max(std::min(waiting_since, v.clock) + body, m->drained) : start + body;
+  v.clock = drained + c.recv_overhead + matching;
+  network_->release_buffer(*m, v.clock);
   if (races_) {
     races_->on_complete(v.rank, *op, *m);
     if (!is_internal(m->ctx) && !(m->ctx & kAmCtx)) {
@@ -795,7 +889,14 @@ void Engine::complete_send(Vp& v, Op*& op) {
 }
 
 std::string describe_op(const Op& op) {
+  if (op.kind == Op::Kind::send && op.rendezvous)
+    return fmt::format("send of message #{} to rank {} ({} bytes, rendezvous: waiting for the receiver to post a "
+                       "matching receive)",
+                       op.msg_id, op.dst, op.size);
   if (op.kind == Op::Kind::send) return fmt::format("send of message #{} to {}", op.msg_id, op.dst);
+  if (op.awaiting_data)
+    return fmt::format("recv(source={}, tag={}), waiting for the data of rendezvous message #{}", rank_str(op.src),
+                       tag_str(op.tag), op.msg_id);
   return fmt::format("recv(source={}, tag={})", rank_str(op.src), tag_str(op.tag));
 }
 
@@ -815,12 +916,13 @@ void Engine::unawait_ops(Vp& v, std::span<Op* const> ops) {
 Status Engine::wait(Vp& v, Op*& op) {
   enter(v);
   if (!op) throw UsageError(fmt::format("rank {}: wait on a request that is not active (already completed?)", v.rank));
+  const Time since = v.clock;
   for (;;) {
     if (op->kind == Op::Kind::send && op->done != kNever) {
       complete_send(v, op);
       return Status{};
     }
-    if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op);
+    if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op, since);
     Op* one[] = {op};
     await_ops(v, one, true);
     block(v, Vp::Block::ops, "wait for " + describe_op(*op));
@@ -833,6 +935,7 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
   std::vector<Status> st(ops.size());
   // Receives cost CPU time, so they are completed in the order their messages arrived; sends cost
   // nothing more, so they only raise the clock to their completion times.
+  Time since = v.clock;
   for (;;) {
     std::size_t best = ops.size();
     bool pending = false;
@@ -844,7 +947,8 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
     }
     if (!pending) break;
     if (best < ops.size()) {
-      st[best] = complete_recv(v, ops[best]);
+      st[best] = complete_recv(v, ops[best], since);
+      since = v.clock;
       continue;
     }
     std::size_t waiting = 0;
@@ -870,6 +974,7 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
 
 std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
   enter(v);
+  const Time since = v.clock;
   for (;;) {
     std::size_t best = ops.size();
     Time best_t = kNever;
@@ -886,7 +991,7 @@ std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
     // may still be beaten by a receive, so that case waits until its time comes.
     if (best < ops.size() && best_t <= now_) {
       if (ops[best]->kind == Op::Kind::recv) {
-        Status s = complete_recv(v, ops[best]);
+        Status s = complete_recv(v, ops[best], since);
         if (st) *st = s;
       } else {
         complete_send(v, ops[best]);
@@ -914,7 +1019,7 @@ bool Engine::test(Vp& v, Op*& op, Status* st) {
       complete_send(v, op);
       if (st) *st = Status{};
     } else {
-      Status s = complete_recv(v, op);
+      Status s = complete_recv(v, op, v.clock);
       if (st) *st = s;
     }
     return true;
@@ -940,7 +1045,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
         auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{m->src, -1});
         if (races_) races_->on_probe(v.rank, pattern, *m, v.label);
         v.clock = std::max(v.clock, m->arrival);
-        return Status{it->second, m->tag, m->size, m->arrival};
+        return Status{it->second, m->tag, m->envelope_size(), m->arrival};
       }
     return std::nullopt;
   };
@@ -972,6 +1077,10 @@ void Engine::drop(Op* op) {
   if (!aborting_)
     misuse_.push_back(fmt::format("rank {}: a receive request ({}) was destroyed without being completed",
                                   op->owner, describe_op(*op)));
+  if (op->awaiting_data) {  // the rendezvous data is on its way and frees op when it arrives
+    op->dropped = true;
+    return;
+  }
   if (op->matched) free_msg(op->matched); else unlink_posted(v, op);
   free_op(op);
 }
@@ -1076,6 +1185,16 @@ void Engine::software_barrier(Vp& v, const GroupData& g) {
     wait(v, r);
     wait(v, s);
   }
+}
+
+// ---------------------------------------------------------------- reports
+
+std::string Engine::describe_msg(const Msg& m) const {
+  if (m.proto == Msg::Proto::rts)
+    return fmt::format("  request to send message #{} from {} to {}, tag {}, {} bytes (rendezvous), arrived t={} us\n",
+                       m.rdv->id, m.src, m.dst, m.tag, m.rdv->size, to_us(m.arrival));
+  return fmt::format("  message #{} from {} to {}, tag {}, {} bytes, arrived t={} us\n", m.id, m.src, m.dst, m.tag,
+                     m.size, to_us(m.arrival));
 }
 
 }  // namespace touchstone::detail

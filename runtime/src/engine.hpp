@@ -63,7 +63,9 @@ struct Op {
   // send
   Time done = kNever;    // last packet left the node
   std::uint64_t msg_id = 0;
-  int dst = -1;          // world rank the message goes to (deadlock reports)
+  int dst = 0;           // world rank, tag and size: for reports
+  std::size_t size = 0;
+  bool rendezvous = false;  // flow control: waits for the receiver's clear to send (docs/model.md 2.16)
   // receive
   int src = any_source;  // world rank or any_source
   int tag = any_tag;
@@ -75,6 +77,7 @@ struct Op {
   std::uint64_t call = 0;      // the owner's receive-call number, from 1 (race reports)
   std::uint32_t wild = 0;      // its race record + 1, for a wildcard receive under RunOptions::races
   Msg* matched = nullptr;
+  bool awaiting_data = false;  // matched a request to send; its data is on the way (docs/model.md 2.16)
   Op* next = nullptr;  // posted-receive queue
   Op* prev = nullptr;
 };
@@ -178,9 +181,21 @@ class Engine final : public NetworkListener {
   std::shared_ptr<const GroupData> resolve_shared(const Group& g) const;
   int to_world(const GroupData& g, int local, const char* what) const;
   Op* post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data);
+  Msg* make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size);
+  // A message set-up of node m->src that began at `start`: hashed, counted, recorded, and handed
+  // to the network at `handed`.
+  void hand_over(Msg* m, Time start, Time handed);
+  // Flow control (docs/model.md 2.16).
+  bool goes_eager(Vp& v, int dst, std::uint64_t ctx, std::size_t size);
+  void clear_to_send(Vp& v, Op* op, Msg* rts, Time at);
+  void on_clear_to_send(Msg& cts, Time t);
+  void on_rendezvous_data(Msg& m, Time t);
+  std::string describe_msg(const Msg& m) const;
   Op* post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_ptr<const GroupData> g,
                 std::span<std::byte> buf);
-  Status complete_recv(Vp& v, Op*& op);
+  /// Completes a matched receive. `waiting_since`: the clock at which v started waiting for it in
+  /// this call (its CPU was free from then on: receive overlap, docs/model.md 2.15).
+  Status complete_recv(Vp& v, Op*& op, Time waiting_since);
   void complete_send(Vp& v, Op*& op);
   void block(Vp& v, Vp::Block why, std::string what);
   void await_ops(Vp& v, std::span<Op* const> ops, bool all);  // marks ops awaited by v (and records them)

@@ -118,8 +118,7 @@ void Network::post(Msg* m, Time t) {
     const Time own = topo.link_byte_time(m->path[i]);
     m->byte_time = std::max(m->byte_time, own > 0 ? own : net_.link_byte_time);
   }
-  const auto payload = static_cast<std::size_t>(net_.packet_payload);
-  m->packets = static_cast<std::uint32_t>(std::max<std::size_t>(1, (m->size + payload - 1) / payload));
+  m->packets = static_cast<std::uint32_t>(net_.packets(m->size));
   m->handed = t;
   if (adaptive_) {
     PairRoute& pr = pair_routes_[static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst)];
@@ -309,7 +308,8 @@ void Network::want_ejection(Packet* pk, Time t) {
   const int dst = pk->m->dst;
   Node& node = nodes_[static_cast<std::size_t>(dst)];
   // (A forked worm never meets bounded receive buffers: Proc::multicast refuses them.)
-  if (pk->index == 0 && net_.recv_buffer >= 0 && pk->m->fan == 1) {
+  // (Under flow control the sender reserved the space, or the message needs none: 2.16.)
+  if (pk->index == 0 && net_.recv_buffer >= 0 && pk->m->fan == 1 && !net_.flow_control()) {
     if (node.buf_wait_head || !buffer_admits(node, *pk->m)) {
       // No room for the message: the worm waits in front of the ejection channel, holding its
       // path, while the ejection channel stays free for messages already admitted.
@@ -319,6 +319,7 @@ void Network::want_ejection(Packet* pk, Time t) {
       return;
     }
     node.buffer_used += static_cast<std::int64_t>(pk->m->size);
+    pk->m->buffered = true;
   }
   want_ejection_port(pk, t);
 }
@@ -399,6 +400,13 @@ void Network::stream(Packet* pk, Time t) {
   const bool last = pk->index + 1 == m->packets;
   hash_.add(m->id << 20 | pk->index, 0xffffffffULL, static_cast<std::uint64_t>(tail));
   ++stats_.packets;
+  // The receive-overlap pipeline (docs/model.md 2.15): each packet's receive work once it is in.
+  const auto payload = static_cast<Time>(pk->wire) - net_.packet_header;
+  for (std::uint32_t k = 0; k < m->fan; ++k) {
+    Msg* b = m->fan == 1 ? m : m->branch[k];
+    const NodeCosts& c = machine_.costs_of(b->dst);
+    b->drained = std::max(b->drained, tail) + c.recv_per_packet + payload * c.recv_per_byte;
+  }
   if (m->fan == 1) {
     ch_[pk->ej].release = tail;
     ej_grant(m->dst, kNever);
@@ -418,9 +426,9 @@ void Network::stream(Packet* pk, Time t) {
   for (Msg* b : m->branch) q_.push(tail, b->id, Ev::arrive, b);
 }
 
-void Network::release_buffer(int node, std::size_t bytes, Time t) {
-  if (net_.recv_buffer < 0) return;
-  q_.push(t, vp_order(node), Ev::buffer_free, nullptr, static_cast<std::uint64_t>(bytes) << 24 | static_cast<std::uint64_t>(node));
+void Network::release_buffer(const Msg& m, Time t) {
+  if (!m.buffered) return;
+  q_.push(t, vp_order(m.dst), Ev::buffer_free, nullptr, static_cast<std::uint64_t>(m.size) << 24 | static_cast<std::uint64_t>(m.dst));
 }
 
 void Network::buffer_freed(int dst, Time t) {
@@ -429,8 +437,17 @@ void Network::buffer_freed(int dst, Time t) {
     Packet* pk = dequeue(node.buf_wait_head, node.buf_wait_tail);
     stats_.blocked_time += t - pk->wait_since;
     node.buffer_used += static_cast<std::int64_t>(pk->m->size);
+    pk->m->buffered = true;
     want_ejection_port(pk, t);
   }
+}
+
+bool Network::reserve_buffer(int node, std::size_t bytes) {
+  if (net_.recv_buffer < 0) return true;
+  Node& n = nodes_[static_cast<std::size_t>(node)];
+  if (n.buffer_used + static_cast<std::int64_t>(bytes) > net_.recv_buffer) return false;
+  n.buffer_used += static_cast<std::int64_t>(bytes);
+  return true;
 }
 
 void Network::handle(const Event& e) {

@@ -27,6 +27,9 @@ struct Msg {
   std::vector<std::byte> payload;  // empty for phantom payloads
   Time handed = 0;                 // handed to the network (after the sender's overhead)
   Time arrival = kNever;           // last packet arrived
+  /// Receive overlap (docs/model.md 2.15): when a receiver that started draining at -infinity would
+  /// have drained every packet arrived so far, D = max(D, tail_k) + r_p + payload_k * r per packet.
+  Time drained = 0;
   std::uint32_t packets = 0;
   std::uint32_t next_packet = 0;   // next packet to start on the injection port
   std::vector<std::uint32_t> path; // channel ids: injection, links...; the ejection port is per packet
@@ -34,6 +37,15 @@ struct Msg {
   Op* send_op = nullptr;
   std::vector<std::uint32_t> vc;   // RunOptions::races: the sender's vector clock (runtime/src/races.hpp)
   std::uint32_t examined = 0;      // receive-queue entries examined on arrival (docs/model.md 2.5)
+  /// Flow control (docs/model.md 2.16). A request to send (rts) carries the envelope and points to
+  /// its data message (`rdv`, not yet in the network); a clear to send (cts) goes back to the
+  /// sender and points to the same data message; the data (rdv_data) knows its receive (`rdv_recv`).
+  enum class Proto : std::uint8_t { eager, rts, cts, rdv_data };
+  Proto proto = Proto::eager;
+  Msg* rdv = nullptr;
+  Op* rdv_recv = nullptr;
+  bool buffered = false;           // holds receive-buffer space at dst until received (2.7, 2.16)
+  std::size_t envelope_size() const { return proto == Proto::rts ? rdv->size : size; }
   /// Adaptive routing: the link channels chosen so far by this message and the earlier messages of
   /// the same pair still in flight (they share it, so a pair's messages never overtake).
   std::shared_ptr<std::vector<std::uint32_t>> route;
@@ -112,8 +124,11 @@ class Network {
   void set_seed(std::uint64_t seed) { seed_ = seed; }
   /// Handles one network event (inject, header, port_next, grant, ej_grant, buffer_free).
   void handle(const Event& e);
-  /// Frees receive-buffer space at a node at time t (schedules the event).
-  void release_buffer(int node, std::size_t bytes, Time t);
+  /// Frees the receive-buffer space m holds at its destination, if any, at time t (schedules the event).
+  void release_buffer(const Msg& m, Time t);
+  /// Flow control (docs/model.md 2.16): reserves `bytes` of node's receive buffer now if they fit
+  /// (used + bytes <= recv_buffer, or the buffer is unlimited).
+  bool reserve_buffer(int node, std::size_t bytes);
   /// Bytes of receive buffer currently reserved at a node.
   std::int64_t buffer_used(int node) const { return nodes_[static_cast<std::size_t>(node)].buffer_used; }
   /// True while some worm's header waits at `node` for receive-buffer space.

@@ -176,6 +176,14 @@ Group Proc::snake_half(int row0, int col0, int rows, int cols, int half) {
 
 RunResult run(const Machine& machine, const Program& program, const RunOptions& options) {
   if (!machine.topology || machine.nodes() < 1) throw UsageError("the machine has no nodes");
+  if (options.eager_limit) {
+    if (*options.eager_limit < NetworkParams::kNoFlowControl)
+      throw UsageError(fmt::format("eager_limit must be >= 0, or -1 for no flow control (got {})", *options.eager_limit));
+    Machine with = machine;
+    with.net.eager_limit = *options.eager_limit;
+    detail::Engine engine(with, options);
+    return engine.run(program);
+  }
   detail::Engine engine(machine, options);
   return engine.run(program);
 }

@@ -23,6 +23,10 @@ void RaceDetector::on_send(int src, Msg& m) {
   m.vc.assign(mine.begin(), mine.end());
 }
 
+// A rendezvous send is matched by its request to send (docs/model.md 2.16): the race is about
+// the data message the user sent, and the request's arrival is when its envelope could match.
+std::uint64_t RaceDetector::user_id(const Msg& m) { return m.proto == Msg::Proto::rts && m.rdv ? m.rdv->id : m.id; }
+
 void RaceDetector::on_match(int dst, Op& op, const Msg& m, const std::string& label) {
   auto& recs = records_[static_cast<std::size_t>(dst)];
   const std::uint32_t known = m.vc.empty() ? 0 : m.vc[static_cast<std::size_t>(dst)];
@@ -33,7 +37,7 @@ void RaceDetector::on_match(int dst, Op& op, const Msg& m, const std::string& la
     if (m.src == r.race.source) continue;  // a pair's later message cannot overtake the taken one
     auto& alts = r.race.alternatives;
     if (std::any_of(alts.begin(), alts.end(), [&](const RaceAlternative& a) { return a.source == m.src; })) continue;
-    alts.push_back(RaceAlternative{m.id, m.src, m.tag, m.arrival, m.arrival - r.race.arrival});
+    alts.push_back(RaceAlternative{user_id(m), m.src, m.tag, m.arrival, m.arrival - r.race.arrival});
   }
   if (op.src != any_source && op.tag != any_tag) return;
   Record r;
@@ -47,7 +51,7 @@ void RaceDetector::on_match(int dst, Op& op, const Msg& m, const std::string& la
   r.race.label = label;
   r.race.want_source = op.src;
   r.race.want_tag = op.tag;
-  r.race.message = m.id;
+  r.race.message = user_id(m);
   r.race.source = m.src;
   r.race.tag = m.tag;
   r.race.arrival = m.arrival;

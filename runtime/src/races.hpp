@@ -52,6 +52,7 @@ class RaceDetector {
     Race race;
   };
   void merge(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from);
+  static std::uint64_t user_id(const Msg& m);
   std::vector<std::vector<std::uint32_t>> vc_;
   std::vector<std::vector<Record>> records_;  // per VP, in call order
 };

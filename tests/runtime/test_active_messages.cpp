@@ -64,9 +64,10 @@ TEST(ActiveMessages, AtomicsValuesNonBlocking) {
 }
 
 // A user handler with arguments, a payload, compute and a reply with a payload.
-// Request: 2 words + 16 bytes = 32 B = 2 packets, W = 40 B: handed 1600, arrives 1600+300+2000
-// = 3900; handler: C_recv -> 5600, compute 1000 -> 6600, reply (1 word + 4 bytes = 12 B, one
-// packet, W = 16 B) handed at 8200, arrives 8200 + 300 + 800 = 9300; received at 11000 ns.
+// Request: 2 words + 16 bytes = 32 B = 2 packets, W = 40 B, 1.6 us and 1.7 us per packet
+// (docs/model.md 2.14): handed 3200, arrives 3200+300+2000 = 5500; handler: receive 2 x 1700 ->
+// 8900, compute 1000 -> 9900, reply (1 word + 4 bytes = 12 B, one packet, W = 16 B) handed at
+// 11500, arrives 11500 + 300 + 800 = 12600; received at 14300 ns.
 TEST(ActiveMessages, UserHandlerArgsPayloadComputeReply) {
   AmReply got;
   Time done = 0;
@@ -90,8 +91,8 @@ TEST(ActiveMessages, UserHandlerArgsPayloadComputeReply) {
   EXPECT_EQ(got.source, 1);
   EXPECT_EQ(got.args, (std::vector<std::int64_t>{136}));
   EXPECT_EQ(got.payload, (std::vector<std::byte>{std::byte{1}, std::byte{2}, std::byte{3}, std::byte{0}}));
-  EXPECT_EQ(got.arrival, nanoseconds(9300));
-  EXPECT_EQ(done, nanoseconds(11000));
+  EXPECT_EQ(got.arrival, nanoseconds(12600));
+  EXPECT_EQ(done, nanoseconds(14300));
 }
 
 // Handlers at one destination run one after the other on its CPU. fetch_add carries 2 words

@@ -138,6 +138,20 @@ TEST(BugExamples, SendSendExchangeDeadlocksOnlyWithBoundedBuffers) {
       << report;
 }
 
+// Under an eager limit (issue 16's rendezvous, docs/model.md 2.16) the same unsafe exchange
+// deadlocks already in the first send, as it would with MPI's large messages: each 64 KiB send
+// waits for the other rank to post a matching receive. Without a limit it completes.
+TEST(BugExamples, SendSendExchangeDeadlocksUnderAnEagerLimit) {
+  EXPECT_NO_THROW(run(parse_machine("mesh:1x2,eager_limit=unlimited"), bugs::send_send_exchange));
+  const std::string report = run_error(parse_machine("mesh:1x2,eager_limit=4096"), bugs::send_send_exchange);
+  const std::string rdv = " (65536 bytes, rendezvous: waiting for the receiver to post a matching receive)";
+  EXPECT_NE(report.find("Wait-for cycle (2 rank(s)):\n"
+                        "  rank 0 waits in send of message #0 to rank 1" + rdv + " at bugs.hpp:52 first send for rank 1\n"
+                        "  rank 1 waits in send of message #2 to rank 0" + rdv + " at bugs.hpp:52 first send for rank 0\n"),
+            std::string::npos)
+      << report;
+}
+
 // mesh:2x2,ports=2. The data (64 KiB, 0 -> 3, 2 hops) is handed at h_d = send_cost(64 Ki); the
 // flag goes 0 -> 2 (handed at h_d + send_cost(8)), is received and forwarded by rank 2, 2 -> 3.
 // Their routes share no channel (two injection and ejection ports per node), so

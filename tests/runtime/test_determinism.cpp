@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "algorithms/registry.hpp"
 #include "support/model.hpp"
 
@@ -146,4 +148,42 @@ TEST(Determinism, ArbitrationSameTraceHashOverTwentyPerturbedRuns) {
     const RunResult ref = expect_identical(m, [&](Proc& p) { alg.program(p, args); }, 3);
     EXPECT_GT(ref.stats.blocked_headers, 0u);  // arbitration really had waiting headers to choose from
   }
+}
+
+// The node mechanisms of issue 16 (docs/model.md 2.14, 2.15) decide nothing from the host:
+// per-packet costs on cm5 (multi-packet messages), receive overlap on the delta preset (a chain
+// broadcast, whose forwarding nodes overlap).
+TEST(Determinism, NodeMechanismsSameTraceHashOverTwentyPerturbedRuns) {
+  for (const auto& [algorithm, machine, size] : {std::tuple{"alltoall/1-lev-xor", "cm5:32", 100},
+                                                 std::tuple{"scatter/1-lev-our-br", "delta:4x4,recv_overlap=on", 2000}}) {
+    SCOPED_TRACE(fmt::format("{} on {}", algorithm, machine));
+    const auto& alg = algorithms::find(algorithm);
+    const algorithms::Args args{static_cast<std::size_t>(size), 0, true};
+    const Machine m = parse_machine(machine);
+    const RunResult ref = expect_identical(m, [&](Proc& p) { alg.program(p, args); });
+    EXPECT_GT(ref.stats.packets, ref.stats.messages);  // multi-packet messages: the mechanisms act
+  }
+  // And they change the result: overlap makes the chain faster.
+  const auto& br = algorithms::find("scatter/1-lev-our-br");
+  const algorithms::Args args{2000, 0, true};
+  const Time on = run(parse_machine("delta:4x4,recv_overlap=on"), [&](Proc& p) { br.program(p, args); }).makespan;
+  const Time off = run(parse_machine("delta:4x4"), [&](Proc& p) { br.program(p, args); }).makespan;
+  EXPECT_LT(on, off);
+}
+
+// Flow control (docs/model.md 2.16): a hot spot (every rank sends 1000 bytes straight to rank 0) on
+// mesh:4x4 with a 2 KB receive buffer. Without flow control the buffer changes nothing here (the
+// receiver frees it as fast as the one ejection channel fills it); with it, senders that find the
+// buffer full at their send time go by rendezvous, decided at each sender's virtual time, the same
+// on every host schedule.
+TEST(Determinism, FlowControlSameTraceHashOverTwentyPerturbedRuns) {
+  const auto& alg = algorithms::find("gather/1-lev-dir");
+  const algorithms::Args args{1000, 0, true};
+  auto once = [&](const char* spec) { return run(parse_machine(spec), [&](Proc& p) { alg.program(p, args); }); };
+  EXPECT_EQ(once("mesh:4x4,buffer=2048").trace_hash, once("mesh:4x4").trace_hash);
+  const RunResult ref =
+      expect_identical(parse_machine("mesh:4x4,buffer=2048,eager_limit=unlimited"), [&](Proc& p) { alg.program(p, args); });
+  EXPECT_GT(ref.stats.messages, 15u);       // some went by rendezvous: 3 messages instead of 1
+  EXPECT_LT(ref.stats.messages, 3u * 15u);  // and some eager
+  EXPECT_GT(ref.makespan, once("mesh:4x4").makespan);
 }

@@ -1,14 +1,14 @@
 // The timing model of docs/model.md (network.cpp's top comment), written out once so that every
 // test computes its expected virtual times from the formulas, never from a recorded run.
 //
-//   h (handed to the network)  = c + C_send + size * send_per_byte
+//   h (handed to the network)  = c + C_send + size * send_per_byte + n * send_per_packet
 //   n (packets)                = max(1, ceil(size / payload))
 //   B_k (wire bytes of pkt k)  = min(payload, size - k * payload) + header
 //   W (wire bytes, message)    = size + n * header
 //   b (bottleneck byte time)   = max(inject, eject, link if d > 0)
 //   contention-free arrival    = h + (d + 1) * t_hop + W * b
 //   blocking send returns at   = arrival - (d + 1) * t_hop = h + W * b
-//   receive completes at       = max(clock, arrival) + C_recv + size * recv_per_byte
+//   receive completes at       = max(clock, arrival) + C_recv + size * recv_per_byte + n * recv_per_packet
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -67,11 +67,15 @@ struct Model {
     if (d > 0) x = std::max(x, m.net.link_byte_time);
     return x;
   }
+  /// C_send + L*s + n*s_p (docs/model.md 2.2, 2.14).
   Time send_cost(std::size_t size) const {
-    return m.costs.send_overhead + static_cast<Time>(size) * m.costs.send_per_byte;
+    return m.costs.send_overhead + static_cast<Time>(size) * m.costs.send_per_byte +
+           static_cast<Time>(packets(size)) * m.costs.send_per_packet;
   }
+  /// C_recv + L*r + n*r_p (docs/model.md 2.5, 2.14).
   Time recv_cost(std::size_t size) const {
-    return m.costs.recv_overhead + static_cast<Time>(size) * m.costs.recv_per_byte;
+    return m.costs.recv_overhead + static_cast<Time>(size) * m.costs.recv_per_byte +
+           static_cast<Time>(packets(size)) * m.costs.recv_per_packet;
   }
   Time handed(Time clock, std::size_t size) const { return clock + send_cost(size); }
   /// Contention-free arrival of the last packet of a message handed to the network at h.

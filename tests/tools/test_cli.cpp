@@ -84,6 +84,23 @@ TEST(Cli, PerturbDoesNotChangeTheResult) {
   EXPECT_EQ(ja["makespan_us"], jb["makespan_us"]);
 }
 
+// --eager-limit (docs/model.md 2.16) overrides the machine's: every 2000-byte message of the
+// all-to-all goes by rendezvous (request to send, clear to send, data: three messages each); off
+// gives the default machine's run.
+TEST(Cli, EagerLimitTurnsLargeMessagesIntoRendezvous) {
+  const std::string base = "run --machine mesh:4x4 --algorithm alltoall/1-lev-dir --size 2000 --format json";
+  const Cli off = touchstone_cli(base), same = touchstone_cli(base + " --eager-limit off"),
+            rdv = touchstone_cli(base + " --eager-limit 1024");
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  ASSERT_EQ(rdv.exit_code, 0) << rdv.err;
+  const auto jo = nlohmann::json::parse(off.out), js = nlohmann::json::parse(same.out), jr = nlohmann::json::parse(rdv.out);
+  EXPECT_EQ(jo["messages"], 16 * 15);
+  EXPECT_EQ(js["trace_hash"], jo["trace_hash"]);
+  EXPECT_EQ(jr["messages"], 3 * 16 * 15);
+  EXPECT_GT(jr["makespan_us"].get<double>(), jo["makespan_us"].get<double>());
+}
+
 TEST(Cli, RunCsvAndTableFormats) {
   const Cli csv = touchstone_cli("run --machine mesh:2x2 --algorithm selftest/ring --size 64 --format csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
@@ -218,6 +235,8 @@ INSTANTIATE_TEST_SUITE_P(
                     BadArgs{"sweep --machine mesh:2x2 --algorithms nosuch/all --sizes 8:8", "nosuch"},
                     BadArgs{"sweep --machine mesh:2x2 --sizes 8:8 --out /nonexistent/dir/o.txt", "/nonexistent/dir/o.txt"},
                     BadArgs{"run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 --stack-kb 1", "stack-kb"},
+                    BadArgs{"run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 --eager-limit lots", "--eager-limit"},
+                    BadArgs{"run --machine mesh:2x2,eager_limit=-3 --algorithm alltoall/1-lev-dir --size 8", "eager_limit"},
                     BadArgs{"run --machine cm5:32 --algorithm alltoallv/two-stage --size 0 --traffic k=0,t=64", "k must be"},
                     // 4 TB of traffic per processor: refused by rank 0 before anything is allocated.
                     BadArgs{"run --machine cm5:1024 --algorithm alltoallv/two-stage --size 0 --traffic k=8,t=4398046511104",

@@ -31,6 +31,14 @@ struct NodeCosts {
   Time send_per_byte = 0;   ///< send_byte_time, per payload byte
   Time recv_overhead = 0;   ///< C_recv, charged to the receiver's clock per message
   Time recv_per_byte = 0;   ///< recv_byte_time, per payload byte
+  /// Per packet of the message (docs/model.md 2.14), for CPUs that move every packet themselves
+  /// (the CM-5 writes and reads each packet through its network interface's FIFOs). 0 by default.
+  Time send_per_packet = 0;
+  Time recv_per_packet = 0;
+  /// The receive drains the body while it arrives (docs/model.md 2.15): the per-packet and per-byte
+  /// receive work of each packet starts when that packet has arrived and the CPU is free, instead of
+  /// after the whole message. Off by default.
+  bool recv_overlap = false;
   Time probe_cost = 0;      ///< one probe/iprobe/test call that finds nothing
   Time match_per_entry = 0; ///< matching: per queue entry examined (posted receives, unexpected messages)
   Time copy_per_byte = 0;   ///< local memory copy (combining, extracting blocks), per byte (Proc::local_copy)
@@ -48,6 +56,13 @@ struct NetworkParams {
   int inj_ports = 1;          ///< injection channels per node (1 = one-port)
   int ej_ports = 1;           ///< ejection channels per node
   std::int64_t recv_buffer = -1;  ///< bytes of receive buffering per node, -1 = unlimited
+  /// Receive-side flow control (docs/model.md 2.16). kNoFlowControl (default): every message is
+  /// sent at once (eager) and a bounded recv_buffer is reserved at the ejection channel (2.7).
+  /// Otherwise a message of more than eager_limit bytes, or one that does not fit the receiver's
+  /// free recv_buffer when it is sent, goes by rendezvous (request to send, clear to send, data).
+  std::int64_t eager_limit = kNoFlowControl;
+  static constexpr std::int64_t kNoFlowControl = -1;
+  bool flow_control() const { return eager_limit != kNoFlowControl; }
   Switching switching = Switching::wormhole;
   std::int64_t router_buffer = 0;  ///< cut-through: bytes of buffer at each switch input port
   Arbitration arbitration = Arbitration::fifo;  ///< at every link and ejection channel
@@ -56,6 +71,12 @@ struct NetworkParams {
   /// Replicating routers (docs/model.md 2.11; HPAM's `,multicast`): Proc::multicast may fork a worm
   /// onto all of a router's Topology::replicating_channels.
   bool multicast = false;
+
+  /// Packets of a message of `bytes` payload bytes: max(1, ceil(bytes / packet_payload)).
+  std::size_t packets(std::size_t bytes) const {
+    const auto p = static_cast<std::size_t>(packet_payload);
+    return bytes == 0 ? 1 : (bytes + p - 1) / p;
+  }
 };
 
 /// A complete machine description. Build one from a spec string with parse_machine().
@@ -69,6 +90,19 @@ struct Machine {
   int nodes() const { return topology->nodes(); }
   const NodeCosts& costs_of(int node) const {
     return node_costs.empty() ? costs : node_costs[static_cast<std::size_t>(node)];
+  }
+  /// CPU time of `node` to send a message of `bytes`: C_send + L*s + n*s_p (docs/model.md 2.2, 2.14).
+  Time send_cost(int node, std::size_t bytes) const {
+    const NodeCosts& c = costs_of(node);
+    return c.send_overhead + static_cast<Time>(bytes) * c.send_per_byte +
+           static_cast<Time>(net.packets(bytes)) * c.send_per_packet;
+  }
+  /// CPU time of `node` to receive a message of `bytes`: C_recv + L*r + n*r_p (docs/model.md 2.5, 2.14).
+  Time recv_cost(int node, std::size_t bytes) const { return costs_of(node).recv_overhead + recv_body_cost(node, bytes); }
+  /// The part of recv_cost that grows with the message: L*r + n*r_p (what recv_overlap overlaps).
+  Time recv_body_cost(int node, std::size_t bytes) const {
+    const NodeCosts& c = costs_of(node);
+    return static_cast<Time>(bytes) * c.recv_per_byte + static_cast<Time>(net.packets(bytes)) * c.recv_per_packet;
   }
 };
 

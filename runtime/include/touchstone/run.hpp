@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,9 @@ struct RunOptions {
   /// RunResult::explanation: the channels with the most blocked time and the longest waits of
   /// worms' headers, each with the chain of worms in its way (docs/debugging.md).
   bool explain = false;
+  /// Overrides the machine's NetworkParams::eager_limit for this run (docs/model.md 2.16; CLI
+  /// --eager-limit): bytes, NetworkParams::kNoFlowControl (off) or INT64_MAX (only the buffer decides).
+  std::optional<std::int64_t> eager_limit;
 };
 
 /// A message that could also have matched a wildcard receive or probe.
