@@ -86,22 +86,22 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
                nlohmann::json{{"machine", machine}}.dump());
     bool handlers = false;
     for (const auto& s : spans_) handlers |= s.track == handler;
-    emit({{"name", "process_name"}, {"ph", "M"}, {"pid", vp}, {"args", {{"name", machine}}}});
+    emit({{"name", "process_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", vp}, {"args", {{"name", machine}}}});
     if (handlers)
-      emit({{"name", "process_name"}, {"ph", "M"}, {"pid", handler}, {"args", {{"name", machine + ": active-message handlers"}}}});
+      emit({{"name", "process_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", handler}, {"args", {{"name", machine + ": active-message handlers"}}}});
     for (std::size_t r = 0; r < order_.size(); ++r) {
-      emit({{"name", "thread_name"}, {"ph", "M"}, {"pid", vp}, {"tid", tid(static_cast<int>(r))},
+      emit({{"name", "thread_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", vp}, {"tid", tid(static_cast<int>(r))},
             {"args", {{"name", fmt::format("VP {}", r)}}}});
       if (handlers)
-        emit({{"name", "thread_name"}, {"ph", "M"}, {"pid", handler}, {"tid", tid(static_cast<int>(r))},
+        emit({{"name", "thread_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", handler}, {"tid", tid(static_cast<int>(r))},
               {"args", {{"name", fmt::format("handlers of {}", r)}}}});
     }
     // Process 3: a track per channel on which some header waited, its spans naming the worm
     // that held the channel and what that worm waited for (who blocked whom).
     if (!channels_.empty())
-      emit({{"name", "process_name"}, {"ph", "M"}, {"pid", network}, {"args", {{"name", machine + ": network"}}}});
+      emit({{"name", "process_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", network}, {"args", {{"name", machine + ": network"}}}});
     for (const auto& [c, name] : channels_)
-      emit({{"name", "thread_name"}, {"ph", "M"}, {"pid", network}, {"tid", tid(static_cast<int>(c))},
+      emit({{"name", "thread_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", network}, {"tid", tid(static_cast<int>(c))},
             {"args", {{"name", name}}}});
     // Timestamps are microseconds; printed from integer picoseconds, they stay exact.
     auto ts = [](Time t) { return nlohmann::json::parse(us(t)); };
@@ -111,9 +111,9 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
     for (const auto& f : flows_) {
       if (f.received == kNever) continue;  // still in flight when a failed run stopped
       emit({{"name", "message"}, {"cat", "touchstone"}, {"ph", "s"}, {"id", f.id + 1}, {"pid", vp}, {"tid", tid(f.src)},
-            {"ts", ts(f.sent)}});
+            {"ts", ts(f.sent)}, {"args", nlohmann::json::object()}});
       emit({{"name", "message"}, {"cat", "touchstone"}, {"ph", "f"}, {"bp", "e"}, {"id", f.id + 1}, {"pid", f.end_track},
-            {"tid", tid(f.dst)}, {"ts", ts(f.received)}});
+            {"tid", tid(f.dst)}, {"ts", ts(f.received)}, {"args", nlohmann::json::object()}});
     }
     fmt::print(out.f, "\n]}}\n");
   }
