@@ -18,6 +18,8 @@
 #include "algorithms/harness.hpp"
 #include "algorithms/permutations.hpp"
 #include "algorithms/registry.hpp"
+#include "tools/debug_options.hpp"
+#include "tools/diff.hpp"
 #include "tools/experiment/experiment.hpp"
 #include "tools/mpirun.hpp"
 #include "touchstone/touchstone.hpp"
@@ -127,20 +129,21 @@ int cmd_list(const std::string& what) {
   return 0;
 }
 
-int cmd_run(const Common& c, const std::string& algorithm, std::size_t size, const std::string& trace,
-            const std::string& order_log, std::uint64_t perturb) {
+int cmd_run(const Common& c, const std::string& algorithm, std::size_t size, const DebugOptions& debug) {
   const Machine m = parse_machine(c.machine);
   const auto& alg = algorithms::find(algorithm);
   RunOptions o = run_options(c);
-  o.trace_file = trace;
-  o.order_log_file = order_log;
-  o.perturb = perturb;
-  const experiment::Record r = experiment::emulate(m, alg, algorithm_args(c, size), o);
+  apply_debug_options(debug, o);
+  const algorithms::Args args = algorithm_args(c, size);
+  experiment::Record r = experiment::emulate(m, alg, args, o);
+  const Findings findings = debug_findings(debug, m, [&alg, args](Proc& p) { alg.program(p, args); }, o, r.result);
+  if (!debug.races.empty()) r.races = r.result.races.size();
   const std::vector<const experiment::Record*> one{&r};
   experiment::write_output("", c.format == "json"  ? experiment::record_json(r)
                                : c.format == "csv" ? experiment::records_csv(one)
                                                    : experiment::record_lines(r));
-  return 0;
+  fmt::print(stderr, "{}", findings.text);
+  return findings.other_outcomes ? 3 : 0;
 }
 
 int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes_arg, int jobs, double memory_mb,
@@ -228,16 +231,14 @@ int main(int argc, char** argv) {
   list->add_option("what", list_what, "machines or algorithms")->required()->check(CLI::IsMember({"machines", "algorithms"}));
 
   Common run_c;
-  std::string algorithm, trace, order_log;
+  std::string algorithm;
   long long size = 0;
-  std::uint64_t perturb = 0;
+  DebugOptions run_debug;
   auto* runc = app.add_subcommand("run", "run one algorithm on one machine and print its figures");
   add_common(runc, run_c);
   runc->add_option("--algorithm", algorithm, "COLLECTIVE/NAME (touchstone list algorithms)")->required();
   runc->add_option("--size", size, "actual message size L in bytes (0 .. 2^30)")->required()->check(CLI::Range(0LL, 1LL << 30));
-  runc->add_option("--trace", trace, "write a Chrome Trace Event JSON file (open it in Perfetto)");
-  runc->add_option("--order-log", order_log, "write the plain-text per-VP message order log");
-  runc->add_option("--perturb", perturb, "seeded random host delays in VP threads; results must not change");
+  add_debug_options(runc, run_debug);
 
   Common sweep_c;
   std::string algs = "alltoall/all", sizes = "16:16384", out;
@@ -269,6 +270,12 @@ int main(int argc, char** argv) {
 
   const Subcommand mpirun = add_mpirun(app);  // tools/mpirun.cpp
 
+  std::string diff_a, diff_b;
+  auto* diff = app.add_subcommand("diff", "the first divergence per VP between two order logs (--order-log): the first "
+                                          "receive matched differently, the first time that differs and by how much");
+  diff->add_option("A", diff_a, "order log of the first run")->required()->check(CLI::ExistingFile);
+  diff->add_option("B", diff_b, "order log of the second run")->required()->check(CLI::ExistingFile);
+
   // CLI11 only says "A subcommand is required" for a misspelled command: name it and the known ones.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -290,7 +297,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*list) return cmd_list(list_what);
-    if (*runc) return cmd_run(run_c, algorithm, static_cast<std::size_t>(size), trace, order_log, perturb);
+    if (*runc) return cmd_run(run_c, algorithm, static_cast<std::size_t>(size), run_debug);
     if (*sweep) return cmd_sweep(sweep_c, algs, sizes, jobs, memory_mb, out, plot_out);
     if (*plotc) {
       std::ifstream in(plot_csv);
@@ -301,6 +308,17 @@ int main(int argc, char** argv) {
     }
     if (*loads) return cmd_loads(loads_machine, loads_format);
     if (*mpirun.app) return mpirun.run();
+    if (*diff) {
+      auto read = [](const std::string& path) {
+        std::ifstream f(path);
+        std::stringstream s;
+        s << f.rdbuf();
+        return s.str();
+      };
+      bool differ = false;
+      fmt::print("{}", diff_order_logs(read(diff_a), read(diff_b), diff_a, diff_b, differ));
+      return differ ? 3 : 0;
+    }
   } catch (const RunError& e) {
     fmt::print(stderr, "error: the run failed:\n{}\n", e.what());
     return 2;

@@ -3,6 +3,7 @@
 #pragma once
 #include "touchstone/active_messages.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/explore.hpp"
 #include "touchstone/group.hpp"
 #include "touchstone/machine.hpp"
 #include "touchstone/machines.hpp"

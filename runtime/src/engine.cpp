@@ -26,7 +26,6 @@
 namespace touchstone::detail {
 
 namespace {
-constexpr std::uint64_t kInternalCtx = 1ULL << 63;  // barrier and split traffic of a group
 constexpr std::uint64_t kWorldCtx = 1;
 
 std::string rank_str(int r) { return r == any_source ? "any" : std::to_string(r); }
@@ -54,6 +53,21 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
   network_->set_seed(opts_.seed);
   am_ = std::make_unique<ActiveMessages>(*this, n);
   if (!opts_.trace_file.empty() || !opts_.order_log_file.empty()) recorder_ = std::make_unique<Recorder>(n);
+  if (recorder_ || opts_.explain) {
+    blame_ = std::make_unique<Blame>(*network_, recorder_.get());
+    network_->set_observer(blame_.get());
+  }
+  if (opts_.races != RaceCheck::off) {
+    races_ = std::make_unique<RaceDetector>(n);
+    received_.assign(static_cast<std::size_t>(n), 0);
+  }
+  for (const ForcedMatch& f : opts_.schedule) {
+    if (f.rank < 0 || f.rank >= n || f.source < 0 || f.source >= n || f.call < 1)
+      throw UsageError(fmt::format("schedule entry {}: ranks must be in 0..{} and calls count from 1",
+                                   format_schedule({f}), n - 1));
+    if (!forced_.emplace(std::pair{f.rank, f.call}, f.source).second)
+      throw UsageError(fmt::format("schedule entry {}:{} appears twice", f.rank, f.call));
+  }
   vps_.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     auto v = std::make_unique<Vp>();
@@ -291,8 +305,21 @@ void Engine::block(Vp& v, Vp::Block why, std::string what) {
   ++v.token;
   dispatch(v.rank);
   v.block = Vp::Block::none;
-  if (aborting_) throw Aborted{};
-  if (recorder_ && v.clock > v.blocked_since) recorder_->span(v.rank, "blocked", v.blocked_since, v.clock, v.pending);
+  if (aborting_) {
+    // The evidence of a failed run shows where every VP was stuck when it failed.
+    if (recorder_)
+      recorder_->span(v.rank, "blocked", v.blocked_since, std::max(v.blocked_since, now_), v.pending + " (when the run failed)");
+    throw Aborted{};
+  }
+  if (recorder_ && v.clock > v.blocked_since) {
+    // Name what ended the wait: the message a receive got (its arrow leads back to the sender).
+    std::string what = v.pending;
+    for (const Op* op : v.waiting_ops)
+      if (op->kind == Op::Kind::recv && op->matched)
+        what += fmt::format("; got message #{} from {}, arrived t={} us", op->matched->id, op->matched->src,
+                            to_us(op->matched->arrival));
+    recorder_->span(v.rank, "blocked", v.blocked_since, v.clock, what);
+  }
   if (opts_.perturb) enter(v);
 }
 
@@ -355,9 +382,22 @@ RunResult Engine::run(const Program& program) {
       failure_ = fmt::format("the run finished with {} message(s) never received:\n{}{}", count, unreceived,
                              count > 20 ? "  ...\n" : "");
     for (const auto& s : misuse_) failure_ += s + "\n";
-    if (!failure_.empty()) throw RunError(failure_);
-  } else {
-    throw RunError(failure_);
+    if (failure_.empty() && forced_used_.size() < forced_.size()) {
+      std::vector<ForcedMatch> unused;
+      for (const auto& [key, src] : forced_)
+        if (std::find(forced_used_.begin(), forced_used_.end(), key) == forced_used_.end())
+          unused.push_back(ForcedMatch{key.first, key.second, src});
+      throw UsageError(fmt::format("the schedule names no wildcard receive or probe of this run at {}",
+                                   format_schedule(unused)));
+    }
+  }
+  if (!failure_.empty()) {
+    if (opts_.explain) failure_ += blame_->explain();
+    // The races seen up to the failure are often its cause.
+    if (races_ && !races_->races().empty())
+      failure_ += (failure_.back() == '\n' ? "" : "\n") + std::string("Races up to the failure:\n") +
+                  describe_races(races_->races());
+    throw RunError(failure_ + write_evidence(true));
   }
 
   RunResult res;
@@ -369,16 +409,51 @@ RunResult Engine::run(const Program& program) {
     hash_.add(0xf1, static_cast<std::uint64_t>(v->rank), static_cast<std::uint64_t>(v->clock));
   }
   res.trace_hash = hash_.value();
-  if (recorder_) recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name);
+  if (opts_.explain) res.explanation = blame_->explain();
+  if (races_) {
+    res.races = races_->races();
+    res.received = received_;
+    if (opts_.races == RaceCheck::error && !res.races.empty()) {
+      write_evidence(false);
+      throw RunError("the run has message races (RaceCheck::error):\n" + describe_races(res.races));
+    }
+  }
+  write_evidence(false);
   res.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
+}
+
+// Writes the trace and order log a run asked for. After a failure they hold everything up to it,
+// and the returned note tells the user so.
+std::string Engine::write_evidence(bool failed) {
+  if (!recorder_) return {};
+  if (!failed) {
+    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name);
+    return {};
+  }
+  for (const auto& v : vps_)
+    for (const Msg* m = v->unexpected_head; m; m = m->next) recorder_->unreceived(m->id, m->dst, m->arrival);
+  std::vector<std::string> files;
+  if (!opts_.trace_file.empty()) files.push_back(fmt::format("the trace '{}'", opts_.trace_file));
+  if (!opts_.order_log_file.empty()) files.push_back(fmt::format("the order log '{}'", opts_.order_log_file));
+  try {
+    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name);
+  } catch (const std::exception& e) {
+    return fmt::format("\nNo evidence written: {}\n", e.what());
+  }
+  Time upto = now_;  // a VP may have run ahead of the event loop before it failed
+  for (const auto& v : vps_) upto = std::max(upto, v->clock);
+  return fmt::format("\nWritten up to the failure at t={} us: {}.\n", to_us(upto), fmt::join(files, " and "));
 }
 
 Msg* Engine::new_msg() {
   Msg* m = msgs_.get();
   std::vector<std::uint32_t> path = std::move(m->path);
+  std::vector<std::uint32_t> vc = std::move(m->vc);
   *m = Msg{};
   m->path = std::move(path);
+  m->vc = std::move(vc);
+  m->vc.clear();
   return m;
 }
 
@@ -446,6 +521,7 @@ Group Engine::split(Vp& v, const Group& parent, int color, int key) {
   known[0] = color;
   known[1] = key;
   int have = 1;
+  const InCollective in(v, "split");
   for (int dist = 1, round = 0; dist < n; dist *= 2, ++round) {
     const int cnt = std::min(dist, n - dist);
     const int to = g.members[static_cast<std::size_t>((me - dist + n) % n)];
@@ -545,6 +621,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   op->size = m->size;
   m->send_op = op;
   const Time start = v.clock;
+  if (races_) races_->on_send(v.rank, *m);
   if (eager) {
     // A synchronous send completes when it is matched too (a rendezvous is matched before its data
     // leaves, so only an eager one needs to be told).
@@ -561,6 +638,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   Msg* rts = make_msg(v.rank, dst, tag, ctx, 0);
   rts->proto = Msg::Proto::rts;
   rts->rdv = m;
+  rts->vc = m->vc;  // the request's match is the send's match (race detection)
   v.clock += machine_.send_cost(v.rank, 0);
   hand_over(rts, start, v.clock);
   return op;
@@ -653,6 +731,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
     free_msg(lead);
     throw;
   }
+  ++v.actions;
   const Time start = v.clock;
   v.clock += machine_.send_cost(v.rank, data.size());
   Op* op = new_op();
@@ -676,9 +755,14 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
               static_cast<std::uint64_t>(start) ^ (gd.ctx * 31 + static_cast<std::uint64_t>(tag)) ^ (m->size << 40) ^ 0x3c);
     ++stats_.messages;
     stats_.payload_bytes += m->size;
+    if (races_) {
+      if (k == 0) races_->on_send(v.rank, *m);
+      else m->vc = lead->vc;  // one send event: every branch carries the same vector
+    }
     if (recorder_) recorder_->sent(m->id, v.rank, m->dst, tag, m->size, start, v.clock);
   }
   op->msg_id = lead->id;
+  op->dst = lead->dst;
   lead->send_op = op;
   network_->post(lead, v.clock);
   return op;
@@ -696,6 +780,7 @@ Op* Engine::irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> 
 
 Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_ptr<const GroupData> g,
                       std::span<std::byte> buf) {
+  ++v.actions;
   Op* op = new_op();
   op->engine = this;
   op->kind = Op::Kind::recv;
@@ -706,11 +791,14 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   op->group = std::move(g);
   op->buf = buf;
   op->posted = v.clock;
+  op->call = ++v.recv_calls;
+  if (src == any_source && !forced_.empty()) src = op->src = forced_source(v, op->call, src, op->group.get());
   // The earliest-arrived matching message that is already here; anything arriving later is later.
   Msg* prev = nullptr;
   for (Msg* m = v.unexpected_head; m; prev = m, m = m->next)
     if (++op->examined, matches(*op, *m)) {
       unlink_unexpected(v, prev, m);
+      if (races_) races_->on_match(v.rank, *op, *m, v.label);  // the match is decided here, also for a request to send
       if (m->proto == Msg::Proto::rts) {
         clear_to_send(v, op, m, v.clock);
       } else {
@@ -756,7 +844,10 @@ void Engine::on_send_done(Msg& m, Time t) {
 }
 
 void Engine::on_arrival(Msg& m, Time t) {
-  if (is_am_request(m.ctx)) return am_->on_request(m, t);
+  if (is_am_request(m.ctx)) {
+    if (races_) races_->on_handler(m.dst, m);
+    return am_->on_request(m, t);
+  }
   if (m.proto == Msg::Proto::cts) return on_clear_to_send(m, t);
   if (m.proto == Msg::Proto::rdv_data) return on_rendezvous_data(m, t);
   Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
@@ -772,6 +863,7 @@ void Engine::on_arrival(Msg& m, Time t) {
           if (!ahead) break;
         }
       unlink_posted(v, op);
+      if (races_) races_->on_match(v.rank, *op, m, v.label);
       if (m.proto == Msg::Proto::rts) return clear_to_send(v, op, &m, std::max(t, op->posted));
       op->matched = &m;
       // A receive the VP posted ahead of the event loop matches at its posting time, not before.
@@ -789,6 +881,7 @@ void Engine::on_arrival(Msg& m, Time t) {
 }
 
 Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
+  ++v.actions;
   Msg* m = op->matched;
   Status st;
   st.source = op->group ? [&] {
@@ -820,6 +913,24 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   const Time drained = c.recv_overlap ? std::max(std::min(waiting_since, v.clock) + body, m->drained) : start + body;
   v.clock = drained + c.recv_overhead + matching;
   network_->release_buffer(*m, v.clock);
+  if (races_) {
+    races_->on_complete(v.rank, *op, *m);
+    if (!is_internal(m->ctx) && !(m->ctx & kAmCtx)) {
+      // The data a VP received, for exploration's "other data received" (explore.cpp).
+      std::uint64_t h = received_[static_cast<std::size_t>(v.rank)] * 0x100000001b3ULL;
+      h ^= static_cast<std::uint64_t>(m->src) << 40 ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(m->tag)) ^
+           m->size << 20;
+      std::uint64_t word = 0;
+      for (std::size_t i = 0; i < m->payload.size(); i += 8) {
+        const std::size_t k = std::min<std::size_t>(8, m->payload.size() - i);
+        word = 0;
+        std::memcpy(&word, m->payload.data() + i, k);
+        h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
+      }
+      received_[static_cast<std::size_t>(v.rank)] = h;
+    }
+  }
   hash_.add(m->id, 0x5ec, static_cast<std::uint64_t>(v.clock));
   if (recorder_) recorder_->received(m->id, m->src, v.rank, m->tag, m->size, m->arrival, start, v.clock);
   free_msg(m);
@@ -834,16 +945,29 @@ void Engine::complete_send(Vp& v, Op*& op) {
   op = nullptr;
 }
 
-static std::string describe_op(const Op& op) {
+std::string describe_op(const Op& op) {
   if (op.kind == Op::Kind::send && op.rendezvous)
     return fmt::format("send of message #{} to rank {} ({} bytes, rendezvous: waiting for the receiver to post a "
                        "matching receive)",
                        op.msg_id, op.dst, op.size);
-  if (op.kind == Op::Kind::send) return fmt::format("send of message #{}", op.msg_id);
+  if (op.kind == Op::Kind::send) return fmt::format("send of message #{} to {}", op.msg_id, op.dst);
   if (op.awaiting_data)
     return fmt::format("recv(source={}, tag={}), waiting for the data of rendezvous message #{}", rank_str(op.src),
                        tag_str(op.tag), op.msg_id);
   return fmt::format("recv(source={}, tag={})", rank_str(op.src), tag_str(op.tag));
+}
+
+void Engine::await_ops(Vp& v, std::span<Op* const> ops, bool all) {
+  v.waiting_ops.clear();
+  v.waits_for_all = all;
+  for (Op* op : ops)
+    if (op) op->awaited = true, v.waiting_ops.push_back(op);
+}
+
+void Engine::unawait_ops(Vp& v, std::span<Op* const> ops) {
+  for (Op* op : ops)
+    if (op) op->awaited = false;
+  v.waiting_ops.clear();
 }
 
 Status Engine::wait(Vp& v, Op*& op) {
@@ -856,9 +980,10 @@ Status Engine::wait(Vp& v, Op*& op) {
       return Status{};
     }
     if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op, since);
-    op->awaited = true;
+    Op* one[] = {op};
+    await_ops(v, one, true);
     block(v, Vp::Block::ops, "wait for " + describe_op(*op));
-    op->awaited = false;
+    unawait_ops(v, one);
   }
 }
 
@@ -884,18 +1009,20 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
       continue;
     }
     std::size_t waiting = 0;
+    v.waiting_ops.clear();
+    v.waits_for_all = true;
     for (Op* op : ops)
-      if (op && op->kind == Op::Kind::recv) op->awaited = true, ++waiting;
+      if (op && op->kind == Op::Kind::recv) op->awaited = true, v.waiting_ops.push_back(op), ++waiting;
     block(v, Vp::Block::ops, fmt::format("waitall on {} receive(s)", waiting));
-    for (Op* op : ops)
-      if (op) op->awaited = false;
+    unawait_ops(v, ops);
   }
   for (auto& op : ops) {
     if (!op) continue;
     while (op->done == kNever) {
-      op->awaited = true;
+      Op* one[] = {op};
+      await_ops(v, one, true);
       block(v, Vp::Block::ops, "waitall for " + describe_op(*op));
-      op->awaited = false;
+      unawait_ops(v, one);
     }
     complete_send(v, op);
   }
@@ -929,12 +1056,10 @@ std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
       }
       return best;
     }
-    for (Op* op : ops)
-      if (op) op->awaited = true;
+    await_ops(v, ops, false);
     if (best < ops.size()) queue_.push(best_t, vp_order(v.rank), Ev::resume, &v, v.token + 1);
     block(v, Vp::Block::ops, fmt::format("waitany on {} request(s)", ops.size()));
-    for (Op* op : ops)
-      if (op) op->awaited = false;
+    unawait_ops(v, ops);
   }
 }
 
@@ -945,6 +1070,10 @@ bool Engine::test(Vp& v, Op*& op, Status* st) {
     return op->kind == Op::Kind::send ? op->done <= v.clock : op->matched != nullptr;
   };
   if (!done()) sync(v);
+  // A send whose completion time is already known (a synchronous one matched ahead in virtual
+  // time) completes as this VP's clock moves on, which polling does: not futile.
+  const bool completes_by_itself = op->kind == Op::Kind::send && op->done != kNever;
+  if (!done() && !completes_by_itself) futile_poll(v, reinterpret_cast<std::uintptr_t>(op) * 2, "test of " + describe_op(*op));
   if (done()) {
     if (op->kind == Op::Kind::send) {
       complete_send(v, op);
@@ -967,10 +1096,14 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
   pattern.src = world_src;
   pattern.tag = tag;
   pattern.ctx = gd.ctx;
+  pattern.posted = v.clock;
+  pattern.call = ++v.recv_calls;
+  if (world_src == any_source && !forced_.empty()) pattern.src = forced_source(v, pattern.call, world_src, &gd);
   auto find = [&]() -> std::optional<Status> {
     for (Msg* m = v.unexpected_head; m; m = m->next)
       if (matches(pattern, *m)) {
         auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{m->src, -1});
+        if (races_) races_->on_probe(v.rank, pattern, *m, v.label);
         v.clock = std::max(v.clock, m->arrival);
         return Status{it->second, m->tag, m->envelope_size(), m->arrival};
       }
@@ -980,6 +1113,9 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
   if (!blocking) {
     sync(v);
     if (auto s = find()) return s;
+    futile_poll(v, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(world_src)) << 32 ^
+                    static_cast<std::uint32_t>(tag) ^ gd.ctx * 0x9e3779b97f4a7c15ULL) | 1,
+                fmt::format("iprobe(source={}, tag={})", rank_str(src), tag_str(tag)));
     v.clock += machine_.costs_of(v.rank).probe_cost;
     return std::nullopt;
   }
@@ -1011,6 +1147,54 @@ void Engine::drop(Op* op) {
 
 // ---------------------------------------------------------------- time and barrier
 
+// A forced match (RunOptions::schedule): wildcard receive or probe `call` of v takes the next
+// matching message from the forced source. Its timing stays the model's: the receive is posted
+// when the program posts it and completes when that message has arrived, as a receive naming the
+// source would (docs/debugging.md).
+int Engine::forced_source(Vp& v, std::uint64_t call, int src, const GroupData* g) {
+  auto it = forced_.find({v.rank, call});
+  if (it == forced_.end()) return src;
+  if (g && !std::binary_search(g->by_world.begin(), g->by_world.end(), std::pair{it->second, -1},
+                               [](const auto& a, const auto& b) { return a.first < b.first; }))
+    throw UsageError(fmt::format("schedule entry {}:{}={}: rank {} is not in the receive's group", v.rank, call,
+                                 it->second, it->second));
+  forced_used_.push_back(it->first);
+  return it->second;
+}
+
+// A VP that only polls while nothing can change is a livelock (docs/debugging.md). After sync(v)
+// the event loop has committed everything up to v's clock; an empty queue then means every other
+// VP is blocked without a timed wake-up or finished, and nothing is in flight: only v can still
+// act. If v polls the same thing twice without acting in between (sending, receiving, posting a
+// receive, entering a barrier), its loop is futile: the run stops here, naming the rank, instead
+// of spinning until the time limit.
+void Engine::futile_poll(Vp& v, std::uint64_t key, const std::string& what) {
+  if (!queue_.empty()) {
+    v.futile_polls.clear();
+    return;
+  }
+  if (v.quiet_since != v.actions) {
+    v.quiet_since = v.actions;
+    v.futile_polls.clear();
+  }
+  if (std::find(v.futile_polls.begin(), v.futile_polls.end(), key) == v.futile_polls.end()) {
+    v.futile_polls.push_back(key);
+    return;
+  }
+  std::string others;
+  for (const auto& w : vps_)
+    if (w->state == Vp::State::blocked)
+      others += fmt::format("  rank {} blocked since t={} us in {}{}\n", w->rank, to_us(w->blocked_since),
+                            describe_wait(*w), w->label.empty() ? "" : " at " + w->label);
+  abort_run(fmt::format("livelock at t={} us: rank {} polls in a loop ({}{}) but nothing can change: every other VP "
+                        "is blocked or finished, nothing is in flight, and rank {} has neither sent nor received since "
+                        "its first futile poll.\n{}",
+                        to_us(v.clock), v.rank, what, v.label.empty() ? "" : " at " + v.label, v.rank,
+                        others.empty() ? "No other VP is blocked.\n" : "The other VPs:\n" + others));
+  now_ = std::max(now_, v.clock);
+  throw Aborted{};
+}
+
 void Engine::compute(Vp& v, Time dt) {
   enter(v);
   if (dt < 0) throw UsageError(fmt::format("rank {}: compute with a negative duration ({} ps)", v.rank, dt));
@@ -1020,6 +1204,7 @@ void Engine::compute(Vp& v, Time dt) {
 
 void Engine::barrier(Vp& v, const Group& g) {
   enter(v);
+  ++v.actions;
   const GroupData& gd = resolve(g);
   auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{v.rank, -1});
   if (it == gd.by_world.end() || it->first != v.rank)
@@ -1034,9 +1219,11 @@ void Engine::barrier(Vp& v, const Group& g) {
     b.latest = std::max(b.latest, v.clock);
     if (b.arrived < static_cast<int>(gd.members.size())) {
       b.waiting.push_back(&v);
+      v.barrier_ctx = gd.ctx;
       block(v, Vp::Block::barrier, fmt::format("barrier of a group of {}", gd.members.size()));
     } else {
       const Time release = b.latest + machine_.net.barrier_latency;
+      if (races_) races_->on_barrier(gd.members);
       for (Vp* w : b.waiting) queue_.push(release, vp_order(w->rank), Ev::barrier, w);
       barriers_.erase(gd.ctx);
       v.clock = release;
@@ -1050,6 +1237,7 @@ void Engine::barrier(Vp& v, const Group& g) {
 void Engine::software_barrier(Vp& v, const GroupData& g) {
   const int n = static_cast<int>(g.members.size());
   const int me = std::lower_bound(g.by_world.begin(), g.by_world.end(), std::pair{v.rank, -1})->second;
+  const InCollective in(v, "barrier");
   for (int dist = 1, round = 0; dist < n; dist *= 2, ++round) {
     Op* s = post_send(v, g.members[static_cast<std::size_t>((me + dist) % n)], round, g.ctx | kInternalCtx, {});
     Op* r = post_recv(v, g.members[static_cast<std::size_t>((me - dist + n) % n)], round, g.ctx | kInternalCtx,
@@ -1067,37 +1255,6 @@ std::string Engine::describe_msg(const Msg& m) const {
                        m.rdv->id, m.src, m.dst, m.tag, m.rdv->size, to_us(m.arrival));
   return fmt::format("  message #{} from {} to {}, tag {}, {} bytes, arrived t={} us\n", m.id, m.src, m.dst, m.tag,
                      m.size, to_us(m.arrival));
-}
-
-std::string Engine::deadlock_report() const {
-  std::string cycle = network_->find_deadlock_cycle();
-  std::string s;
-  if (!cycle.empty()) {
-    s = fmt::format("{}at t={} us; the VPs waiting on it:\n", cycle, to_us(now_));
-  } else if (network_->blocked_packets()) {
-    s = fmt::format("deadlock at t={} us: worms wait in the network (for receive-buffer space or behind such "
-                    "worms) that only the blocked VPs below could free.\n",
-                    to_us(now_));
-  } else {
-    s = fmt::format("application deadlock at t={} us: every VP still running is blocked and nothing is in flight.\n",
-                    to_us(now_));
-  }
-  int shown = 0, blocked = 0;
-  for (const auto& v : vps_) {
-    if (v->state != Vp::State::blocked) continue;
-    ++blocked;
-    if (++shown <= 64) s += fmt::format("  rank {} blocked since t={} us in {}\n", v->rank, to_us(v->blocked_since), v->pending);
-  }
-  if (shown > 64) s += fmt::format("  ... and {} more blocked rank(s)\n", shown - 64);
-  s += fmt::format("{} of {} VPs finished.\n", vps_.size() - static_cast<std::size_t>(blocked), vps_.size());
-  std::string unmatched;
-  int count = 0;
-  for (const auto& v : vps_)
-    for (Msg* m = v->unexpected_head; m; m = m->next)
-      if (++count <= 64) unmatched += describe_msg(*m);
-  s += count ? fmt::format("Unmatched messages ({}):\n{}", count, unmatched) : "No unmatched messages.\n";
-  if (network_->blocked_packets()) s += "Blocked in the network:\n" + network_->describe_blocked();
-  return s;
 }
 
 }  // namespace touchstone::detail

@@ -26,6 +26,8 @@
 #include "event_queue.hpp"
 #include "network.hpp"
 #include "pool.hpp"
+#include "races.hpp"
+#include "blame.hpp"
 #include "touchstone/proc.hpp"
 #include "touchstone/run.hpp"
 #include "trace.hpp"
@@ -40,6 +42,9 @@ class ActiveMessages;
 inline constexpr std::uint64_t kAmCtx = 1ULL << 61;
 inline constexpr std::uint64_t kAmReplyBit = 1ULL << 60;
 constexpr bool is_am_request(std::uint64_t ctx) { return ctx >> 60 == 2; }
+/// The context bit of a group's internal traffic (software barrier, split): not the user's messages.
+inline constexpr std::uint64_t kInternalCtx = 1ULL << 63;
+constexpr bool is_internal(std::uint64_t ctx) { return (ctx & kInternalCtx) != 0; }
 
 struct GroupData {
   std::vector<int> members;                 // world ranks in group order
@@ -72,12 +77,17 @@ struct Op {
   std::span<std::byte> buf;
   Time posted = 0;
   std::uint32_t examined = 0;  // unexpected messages examined when posted (docs/model.md 2.5)
+  std::uint64_t call = 0;      // the owner's receive-call number, from 1 (race reports)
+  std::uint32_t wild = 0;      // its race record + 1, for a wildcard receive under RunOptions::races
   Msg* matched = nullptr;
   bool awaiting_data = false;  // matched a request to send; its data is on the way (docs/model.md 2.16)
   bool truncating = false;  // a longer message fills buf and sets Status::truncated (irecv_truncating)
   Op* next = nullptr;  // posted-receive queue
   Op* prev = nullptr;
 };
+
+/// "recv(source=3, tag=0)" or "send of message #5 to 3".
+std::string describe_op(const Op& op);
 
 /// Thrown inside VP threads to unwind them when the run aborts.
 struct Aborted {};
@@ -94,6 +104,16 @@ struct Vp {
   std::uint64_t token = 0;  // invalidates stale timed wake-ups
   std::string pending;      // the blocking call, for deadlock reports
   Time blocked_since = 0;
+  std::vector<const Op*> waiting_ops;  // the operations a Block::ops wait needs (deadlock reports)
+  bool waits_for_all = true;           // waitall/wait: every one of them; waitany: any one
+  std::uint64_t barrier_ctx = 0;       // Block::barrier: the group's context
+  const char* collective = nullptr;    // inside a runtime collective whose messages are internal
+  std::string label;                   // Proc::annotate: where the program is (deadlock reports)
+  std::uint64_t recv_calls = 0;        // receives and probes posted so far (race reports)
+  // Livelock detection (docs/debugging.md): the polls seen since the world last changed.
+  std::uint64_t actions = 0;  // sends, receives and barriers so far: what could change the world
+  std::uint64_t quiet_since = ~0ULL;
+  std::vector<std::uint64_t> futile_polls;
   int probe_src = any_source, probe_tag = any_tag;
   std::uint64_t probe_ctx = 0;
   Op* posted_head = nullptr;
@@ -113,6 +133,17 @@ struct Vp {
   void* tsan_fiber = nullptr;    // ThreadSanitizer bookkeeping
   std::unique_ptr<Proc> proc;
   std::mt19937_64 perturb_rng;
+};
+
+/// Marks a VP as inside a runtime collective for as long as it lives (reports name the
+/// collective, not its internal receives).
+struct InCollective {
+  InCollective(Vp& v, const char* name) : v_(v), outer_(v.collective) { v.collective = name; }
+  ~InCollective() { v_.collective = outer_; }
+  InCollective(const InCollective&) = delete;
+  InCollective& operator=(const InCollective&) = delete;
+  Vp& v_;
+  const char* outer_;
 };
 
 class Engine final : public NetworkListener {
@@ -171,7 +202,12 @@ class Engine final : public NetworkListener {
   Status complete_recv(Vp& v, Op*& op, Time waiting_since);
   void complete_send(Vp& v, Op*& op);
   void block(Vp& v, Vp::Block why, std::string what);
+  void await_ops(Vp& v, std::span<Op* const> ops, bool all);  // marks ops awaited by v (and records them)
+  void unawait_ops(Vp& v, std::span<Op* const> ops);
   void sync(Vp& v);  // waits until the event loop has reached v's clock
+  void futile_poll(Vp& v, std::uint64_t key, const std::string& what);  // livelock detection
+  int forced_source(Vp& v, std::uint64_t call, int src, const GroupData* g);  // RunOptions::schedule
+  std::string write_evidence(bool failed);
   void wake(Vp& v);
   void software_barrier(Vp& v, const GroupData& g);
 
@@ -185,7 +221,10 @@ class Engine final : public NetworkListener {
   int step();
   int next_to_unwind();
   void abort_run(std::string report);
+  // runtime/src/deadlock.cpp
   std::string deadlock_report() const;
+  std::string wait_for_cycle() const;
+  std::string describe_wait(const Vp& v) const;
   static bool matches(const Op& op, const Msg& m);
   void unlink_posted(Vp& v, Op* op);
   void on_matched(Msg& m, Time t);  // a synchronous send's message was matched at t
@@ -204,6 +243,11 @@ class Engine final : public NetworkListener {
   RunStats stats_;
   std::unique_ptr<Network> network_;
   std::unique_ptr<Recorder> recorder_;
+  std::unique_ptr<RaceDetector> races_;  // RunOptions::races
+  std::unique_ptr<Blame> blame_;         // traces and RunOptions::explain: who blocked whom
+  std::vector<std::uint64_t> received_;  // RunOptions::races: per VP, digest of the data received
+  std::map<std::pair<int, std::uint64_t>, int> forced_;  // RunOptions::schedule: (rank, call) -> source
+  std::vector<std::pair<int, std::uint64_t>> forced_used_;
   std::vector<std::unique_ptr<Vp>> vps_;
   const Program* program_ = nullptr;
   std::binary_semaphore main_sem_{0};

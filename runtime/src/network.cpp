@@ -257,6 +257,11 @@ void Network::advance(Packet* pk, Time t) {
     ch.holder = pk;
     return took(pk, c, t);
   }
+  if (observer_) {
+    // The worm in the way: the holder while its tail has not left, else the header queued ahead.
+    const Packet* in_way = ch.release > t && ch.holder ? ch.holder : ch.wait_head;
+    if (in_way) observer_->on_wait(c, *pk->m, pk->index, *in_way->m, in_way->index, t);
+  }
   enqueue(ch.wait_head, ch.wait_tail, pk);
   pk->wait_since = t;
   ++stats_.blocked_headers;
@@ -301,6 +306,7 @@ void Network::grant(std::uint32_t c, Time t) {
   ch.grant_pending = false;
   Packet* pk = arbitrate(ch.wait_head, ch.wait_tail, ch.last_in, c, t);
   stats_.blocked_time += t - pk->wait_since;
+  if (observer_) observer_->on_grant(c, *pk->m, pk->index, t);
   ch.release = kNever;
   ch.holder = pk;
   took(pk, c, t);

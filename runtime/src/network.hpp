@@ -39,6 +39,7 @@ struct Msg {
   Time byte_time = 0;              // bottleneck time per byte along the path
   Op* send_op = nullptr;
   Op* sync_op = nullptr;           // a synchronous send waiting for this message to be matched
+  std::vector<std::uint32_t> vc;   // RunOptions::races: the sender's vector clock (runtime/src/races.hpp)
   std::uint32_t examined = 0;      // receive-queue entries examined on arrival (docs/model.md 2.5)
   /// Flow control (docs/model.md 2.16). A request to send (rts) carries the envelope and points to
   /// its data message (`rdv`, not yet in the network); a clear to send (cts) goes back to the
@@ -96,6 +97,19 @@ class NetworkListener {
   virtual void on_arrival(Msg& m, Time t) = 0;
 };
 
+/// Told when a header starts waiting for a busy channel and when it gets it (who blocked whom:
+/// traces and --explain, runtime/src/blame.hpp). Optional: the network runs the same without one.
+class ChannelObserver {
+ public:
+  virtual ~ChannelObserver() = default;
+  /// Packet `packet` of `waiter` waits for channel c from t; packet `blocker_packet` of `blocker`
+  /// holds c (or waits ahead for it).
+  virtual void on_wait(std::uint32_t c, const Msg& waiter, std::uint32_t packet, const Msg& blocker,
+                       std::uint32_t blocker_packet, Time t) = 0;
+  /// ... and gets it at t.
+  virtual void on_grant(std::uint32_t c, const Msg& waiter, std::uint32_t packet, Time t) = 0;
+};
+
 class Network {
  public:
   Network(const Machine& machine, EventQueue& q, NetworkListener& l, TraceHash& h, RunStats& s);
@@ -121,6 +135,8 @@ class Network {
   bool reserve_buffer(int node, std::size_t bytes);
   /// Bytes of receive buffer currently reserved at a node.
   std::int64_t buffer_used(int node) const { return nodes_[static_cast<std::size_t>(node)].buffer_used; }
+  /// True while some worm's header waits at `node` for receive-buffer space.
+  bool waits_for_buffer(int node) const { return nodes_[static_cast<std::size_t>(node)].buf_wait_head != nullptr; }
 
   /// Packets whose header waits for a channel or for buffer space.
   std::size_t blocked_packets() const;
@@ -128,6 +144,9 @@ class Network {
   std::string find_deadlock_cycle() const;
   /// Describes every blocked packet (for reports).
   std::string describe_blocked() const;
+  /// "link (0,1)->(0,2)", "injection port 0 of node 3", ...
+  std::string channel_name(std::uint32_t c) const;
+  void set_observer(ChannelObserver* o) { observer_ = o; }
 
  private:
   struct InjPort {
@@ -148,7 +167,6 @@ class Network {
 
   std::uint32_t inj_channel(int node, int port) const;
   std::uint32_t ej_channel(int node, int port) const;
-  std::string channel_name(std::uint32_t c) const;
 
   void try_start_messages(int node, Time t);
   void start_packet(Msg* m, Time t);  // packet m->next_packet takes the injection channel at t
@@ -207,6 +225,7 @@ class Network {
   std::uint64_t seed_ = 1;
   std::unordered_map<std::uint64_t, PairRoute> pair_routes_;
   std::vector<std::uint32_t> candidates_;
+  ChannelObserver* observer_ = nullptr;
 };
 
 }  // namespace touchstone::detail

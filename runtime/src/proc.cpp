@@ -46,6 +46,12 @@ int Proc::hops(int from, int to) const {
   return e_.machine().topology->distance(from, to);
 }
 Time Proc::now() const { return v_.clock; }
+void Proc::annotate(std::string_view note, std::source_location where) {
+  std::string_view file = where.file_name();
+  if (const auto slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
+  v_.label = note.empty() ? fmt::format("{}:{}", file, where.line()) : fmt::format("{}:{} {}", file, where.line(), note);
+}
+const std::string& Proc::annotation() const { return v_.label; }
 void Proc::compute(Time dt) { e_.compute(v_, dt); }
 void Proc::local_copy(std::size_t bytes, std::size_t pieces) {
   const NodeCosts& c = e_.machine().costs_of(v_.rank);

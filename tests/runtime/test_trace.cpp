@@ -74,6 +74,8 @@ TEST(Trace, ChromeTraceIsValidJsonWithSpansPerVpAndFlowPairs) {
     const std::string ph = e.at("ph");
     if (ph == "X") {
       ASSERT_TRUE(e.contains("tid") && e.contains("ts") && e.contains("dur")) << e.dump();
+      EXPECT_EQ(e.value("cat", ""), "touchstone") << "a slice without the flows' category: " << e.dump();
+      EXPECT_EQ(e["pid"], 1) << e.dump();
       EXPECT_GE(e["dur"].get<double>(), 0.0) << e.dump();
       spans_by_tid[e["tid"].get<int>()].insert(e["name"].get<std::string>());
       // Every VP's send span starts at 0 and lasts C_send + size*send_per_byte.
@@ -92,10 +94,10 @@ TEST(Trace, ChromeTraceIsValidJsonWithSpansPerVpAndFlowPairs) {
       EXPECT_TRUE(finishes.emplace(e["id"].get<std::uint64_t>(), e).second) << "duplicate flow end " << e.dump();
     }
   }
-  EXPECT_EQ(named_threads, (std::set<int>{0, 1, 2, 3}));
-  for (int tid = 0; tid < 4; ++tid) {
+  EXPECT_EQ(named_threads, (std::set<int>{1, 2, 3, 4}));  // thread ids from 1: rank + 1
+  for (int tid = 1; tid <= 4; ++tid) {
     for (const char* name : {"send", "recv", "compute", "barrier"})
-      EXPECT_TRUE(spans_by_tid[tid].count(name)) << "VP " << tid << " has no " << name << " span";
+      EXPECT_TRUE(spans_by_tid[tid].count(name)) << "VP " << tid - 1 << " has no " << name << " span";
   }
   EXPECT_EQ(spans_by_tid.size(), 4u);  // one track per VP, nothing else
   // One arrow per message, from the sender's track to the receiver's, not going back in time.
@@ -146,6 +148,58 @@ TEST(Trace, OrderLogListsEachVpsSendsAndReceivesInProgramOrder) {
     EXPECT_EQ(sends, 3);  // one ring message + 2 barrier rounds
     EXPECT_EQ(recvs, 3);
   }
+}
+
+// Strings come from users (machine names, handler names): the JSON library escapes them.
+TEST(Trace, MachineNameWithQuotesAndBackslashStaysValidJson) {
+  Machine m = ts_test::prime_machine("mesh:1x2");
+  m.name = "my \"lab\" machine\\ 2";
+  RunOptions o;
+  o.trace_file = testing::TempDir() + "/quoted.json";
+  run(m, [](Proc& p) { if (p.rank() == 0) p.send(1, 0, {}); else p.recv(0, 0, {}); }, o);
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(slurp(o.trace_file)));
+  EXPECT_EQ(j["otherData"]["machine"], m.name);
+  EXPECT_EQ(j["traceEvents"][0]["args"]["name"], m.name);
+}
+
+// Active-message handlers run on their own track (process 2), so they never overlap the VP's
+// spans; the request's arrow ends there. A message never received (a failed run) still has its
+// arrow, ending at its arrival on the destination's track.
+TEST(Trace, HandlersHaveTheirOwnTrackAndEveryMessageAnArrow) {
+  const Machine m = ts_test::prime_machine("mesh:1x2");
+  RunOptions o;
+  o.trace_file = testing::TempDir() + "/am.json";
+  EXPECT_THROW(run(m, [](Proc& p) {
+    p.register_word(0, 0);
+    p.barrier();
+    if (p.rank() == 0) {
+      p.fetch_add(1, 0, 5);
+      p.send(1, 7, {});  // never received
+    }
+  }, o), RunError);
+  const auto j = nlohmann::json::parse(slurp(o.trace_file));
+  std::map<std::uint64_t, int> start_pid, end_pid;
+  int handler_spans = 0, unreceived = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "X" && e["name"] == "handler") {
+      ++handler_spans;
+      EXPECT_EQ(e["pid"], 2) << e.dump();
+      EXPECT_EQ(e["tid"], 2) << e.dump();
+    }
+    if (e["ph"] == "X" && e["name"] == "unreceived") ++unreceived;
+    if (e["ph"] == "s") start_pid[e["id"].get<std::uint64_t>()] = e["pid"].get<int>();
+    if (e["ph"] == "f") end_pid[e["id"].get<std::uint64_t>()] = e["pid"].get<int>();
+  }
+  EXPECT_EQ(handler_spans, 1);
+  EXPECT_EQ(unreceived, 1);
+  EXPECT_EQ(start_pid.size(), end_pid.size());
+  int to_handler = 0;
+  for (const auto& [id, pid] : end_pid) {
+    EXPECT_GE(id, 1u);  // flow ids from 1
+    to_handler += pid == 2;
+  }
+  EXPECT_EQ(to_handler, 1);
 }
 
 }  // namespace

@@ -170,7 +170,7 @@ TEST(Cli, TraceOptionWritesValidChromeTraceJson) {
     f += ph == "f";
   }
   EXPECT_GT(x, 0);
-  EXPECT_EQ(tids, (std::set<int>{0, 1, 2, 3}));
+  EXPECT_EQ(tids, (std::set<int>{1, 2, 3, 4}));  // thread ids from 1
   EXPECT_EQ(s, 12);  // 4 x 3 messages
   EXPECT_EQ(f, 12);
   const std::string log = slurp(order);
@@ -281,6 +281,54 @@ TEST(Cli, HpamRunPrintsThePapersFormulaAsAnalyticUs) {
   EXPECT_EQ(ja["makespan_us"], jb["makespan_us"]);
   const Cli mesh = touchstone_cli("run --machine mesh:2x2 --algorithm selftest/ring --size 8 --format json");
   EXPECT_FALSE(nlohmann::json::parse(mesh.out).contains("analytic_us")) << mesh.out;
+}
+
+// The debugging options (docs/debugging.md): --races on an algorithm without wildcards reports
+// none; a failed run leaves its evidence; `diff` names the first divergence of two order logs.
+TEST(Cli, RacesOnACatalogAlgorithmReportNone) {
+  const Cli c = touchstone_cli("run --machine mesh:2x2 --algorithm alltoall/1-lev-xor --size 64 --races=error");
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.err.find("0 race(s)"), std::string::npos) << c.err;
+  const Cli bad = touchstone_cli("run --machine mesh:2x2 --algorithm alltoall/1-lev-xor --size 64 --races=maybe");
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+}
+
+TEST(Cli, FailedRunWritesEvidenceAndDiffFindsTheDivergence) {
+  const std::string dir = testing::TempDir();
+  const std::string order = dir + "/deadlock.order.txt", trace = dir + "/deadlock.json";
+  const Cli c = touchstone_cli("run --machine mesh:1x3 --algorithm selftest/deadlock --size 8 --trace '" + trace +
+                               "' --order-log '" + order + "'");
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("Wait-for cycle (3 rank(s))"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("Written up to the failure"), std::string::npos) << c.err;
+  EXPECT_NO_THROW(static_cast<void>(nlohmann::json::parse(slurp(trace))));
+  // Two hand-written logs: rank 0 takes its second message from another source, rank 1 starts late;
+  // diff names the receive and the first time that differs, by exactly the delay.
+  const std::string a = dir + "/a.order.txt", b = dir + "/b.order.txt";
+  {
+    std::ofstream(a) << "# per-VP message order\nVP 0:\n  t=0.000000 us  send #0 to 1 tag 0 size 8\n"
+                        "  t=5.000000 us  recv #3 from 3 tag 0 size 8 (arrived 4.000000 us)\nVP 1:\n"
+                        "  t=0.000000 us  send #1 to 2 tag 0 size 8\n";
+    std::ofstream(b) << "# per-VP message order\nVP 0:\n  t=0.000000 us  send #0 to 1 tag 0 size 8\n"
+                        "  t=5.000000 us  recv #3 from 2 tag 0 size 8 (arrived 4.000000 us)\nVP 1:\n"
+                        "  t=0.250000 us  send #1 to 2 tag 0 size 8\n";
+  }
+  const Cli d = touchstone_cli("diff '" + a + "' '" + b + "'");
+  EXPECT_EQ(d.exit_code, 3) << d.err;
+  EXPECT_NE(d.out.find("VP 0:\n  first receive matched differently: event 2: recv from 3 tag 0 size 8 (t=5.000000 us) "
+                       "vs recv from 2 tag 0 size 8 (t=5.000000 us)\n"),
+            std::string::npos)
+      << d.out;
+  EXPECT_NE(d.out.find("VP 1:\n  first different time: event 1 (send to 2 tag 0 size 8): t=0.000000 us vs "
+                       "t=0.250000 us (+0.250000 us)\n"),
+            std::string::npos)
+      << d.out;
+  const Cli same = touchstone_cli("diff '" + a + "' '" + a + "'");
+  EXPECT_EQ(same.exit_code, 0);
+  EXPECT_NE(same.out.find("identical"), std::string::npos);
+  const Cli junk = touchstone_cli("diff '" + a + "' '" + trace + "'");
+  EXPECT_EQ(junk.exit_code, 1);
+  EXPECT_NE(junk.err.find("not an order log"), std::string::npos) << junk.err;
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ nlohmann::json to_json(const Record& r) {
                       {"host_seconds", r.result.host_seconds},
                       {"peak_rss_mb", r.peak_rss_mb}};
   if (r.analytic_us) j["analytic_us"] = *r.analytic_us;
+  if (r.races) j["races"] = *r.races;
   return j;
 }
 

@@ -26,6 +26,7 @@ struct Record {
   RunResult result;
   double peak_rss_mb = 0;
   std::optional<double> analytic_us;  ///< the paper's formula for this run, when it has one
+  std::optional<std::size_t> races;   ///< wildcard races found, when race detection was asked for
 };
 
 /// Emulates `alg` on `m` with `args` (checking the root and the host memory first).

@@ -13,6 +13,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <source_location>
+#include <string>
+#include <string_view>
 #include <span>
 #include <vector>
 
@@ -80,6 +83,12 @@ class Proc {
   std::uint64_t seed() const;
   /// Number of links between two world ranks on the machine's route.
   int hops(int from, int to) const;
+
+  /// Names where the program is, for deadlock and race reports: this VP's later calls are reported
+  /// "at FILE:LINE note" (the caller's file and line) until the next annotate. Free in virtual time.
+  void annotate(std::string_view note = {}, std::source_location where = std::source_location::current());
+  /// The current annotation ("" before the first).
+  const std::string& annotation() const;
 
   // --- virtual time ---
   /// This VP's clock.

@@ -20,6 +20,28 @@ enum class Execution {
   threads,  ///< one OS thread per VP, handing a baton through semaphores: tens of microseconds
 };
 
+/// Race detection for receives and probes with any_source or any_tag (docs/debugging.md).
+enum class RaceCheck {
+  off,     ///< no vector clocks are kept
+  report,  ///< RunResult::races lists every race
+  error,   ///< as report, and a run with a race ends in a RunError listing them
+};
+
+/// A forced match (docs/debugging.md, "Exploring"): the wildcard receive or probe number `call`
+/// of world rank `rank` takes the next matching message from world rank `source`.
+struct ForcedMatch {
+  int rank = 0;
+  std::uint64_t call = 0;
+  int source = 0;
+  friend bool operator==(const ForcedMatch&, const ForcedMatch&) = default;
+  friend auto operator<=>(const ForcedMatch&, const ForcedMatch&) = default;
+};
+
+/// "RANK:CALL=SOURCE,..." (e.g. "0:1=2"), the choice vector that --schedule replays. UsageError
+/// on anything else.
+std::vector<ForcedMatch> parse_schedule(const std::string& text);
+std::string format_schedule(const std::vector<ForcedMatch>& schedule);
+
 struct RunOptions {
   Execution execution = Execution::fibers;
   std::uint64_t seed = 1;         ///< seed of every random choice the model or algorithm makes
@@ -30,6 +52,15 @@ struct RunOptions {
   Time time_limit = milliseconds(3'600'000);  ///< virtual time after which the run is an error
   std::size_t stack_bytes = std::size_t{1} << 20;  ///< host stack of each VP thread
   int host_cores = 0;             ///< threads: pin VP threads to host cores 0..n-1 (0: no pinning)
+  /// Deadlock reports include the runtime's own internal messages (a software barrier's or a
+  /// split's) instead of naming the collective.
+  bool report_internal = false;
+  RaceCheck races = RaceCheck::off;
+  /// Forced matches at wildcard receives and probes; every entry must name one (else UsageError).
+  std::vector<ForcedMatch> schedule;
+  /// RunResult::explanation: the channels with the most blocked time and the longest waits of
+  /// worms' headers, each with the chain of worms in its way (docs/debugging.md).
+  bool explain = false;
   /// Overrides the machine's NetworkParams::eager_limit for this run (docs/model.md 2.16; CLI
   /// --eager-limit): bytes, NetworkParams::kNoFlowControl (off) or INT64_MAX (only the buffer decides).
   std::optional<std::int64_t> eager_limit;
@@ -39,6 +70,34 @@ struct RunOptions {
   /// call the Proc, and it cannot change the run's results.
   std::function<void(int rank)> on_vp_pause;
 };
+
+/// A message that could also have matched a wildcard receive or probe.
+struct RaceAlternative {
+  std::uint64_t message = 0;  ///< its id
+  int source = 0;             ///< world rank of its sender
+  int tag = 0;
+  Time arrival = 0;           ///< its last packet arrived
+  Time margin = 0;            ///< by how much it lost: arrival - the taken message's arrival
+};
+
+/// A receive or probe with any_source or any_tag whose match was decided by timing.
+struct Race {
+  int rank = 0;               ///< the VP (world rank)
+  std::uint64_t call = 0;     ///< the VP's receive/probe call number, from 1
+  bool probe = false;
+  Time posted = 0;            ///< the receive was posted (the probe called) at this virtual time
+  std::string label;          ///< the VP's Proc::annotate at the call
+  int want_source = -1;       ///< the pattern: world rank or any_source
+  int want_tag = -1;          ///< tag or any_tag
+  std::uint64_t message = 0;  ///< the message it took
+  int source = 0;             ///< world rank of that message's sender
+  int tag = 0;
+  Time arrival = 0;
+  std::vector<RaceAlternative> alternatives;  ///< in arrival order
+};
+
+/// One paragraph per race and a summary line ("N race(s) at M wildcard receive(s)").
+std::string describe_races(const std::vector<Race>& races);
 
 struct RunStats {
   std::uint64_t messages = 0;
@@ -55,6 +114,10 @@ struct RunResult {
   std::vector<std::uint64_t> sent;  ///< messages each VP sent (its message set-ups), barriers included
   std::uint64_t trace_hash = 0;   ///< hash of the canonical event log
   RunStats stats;
+  std::vector<Race> races;        ///< RunOptions::races: every race found
+  /// RunOptions::races: per VP, a digest of every message it received (source, tag, bytes), in order.
+  std::vector<std::uint64_t> received;
+  std::string explanation;        ///< RunOptions::explain
   double host_seconds = 0;
 };
 

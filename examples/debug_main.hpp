@@ -1,0 +1,35 @@
+// The command line of the bug examples: a machine and the debugging options of `touchstone run`
+// (tools/debug_options.hpp), so that every tool of docs/debugging.md works on them.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <touchstone/touchstone.hpp>
+
+#include "tools/debug_options.hpp"
+
+inline int debug_main(int argc, char** argv, const char* what, std::string machine, const touchstone::Program& program) {
+  using namespace touchstone;
+  CLI::App app{what};
+  cli::DebugOptions debug;
+  app.add_option("--machine", machine, "machine spec")->capture_default_str();
+  cli::add_debug_options(&app, debug);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const Machine m = parse_machine(machine);
+    RunOptions o;
+    cli::apply_debug_options(debug, o);
+    const RunResult r = run(m, program, o);
+    fmt::print("completed on {}: makespan {} us, {} messages, trace hash {:016x}\n", m.name, to_us(r.makespan),
+               r.stats.messages, r.trace_hash);
+    const cli::Findings f = cli::debug_findings(debug, m, program, o, r);
+    fmt::print("{}", f.text);
+    return f.other_outcomes ? 3 : 0;
+  } catch (const RunError& e) {
+    fmt::print(stderr, "error: the run failed:\n{}\n", e.what());
+    return 2;
+  } catch (const Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,210 @@
+// Deadlock reports (SPEC 6; docs/debugging.md): what every blocked VP waits for, the wait-for
+// cycle among the ranks, the unmatched messages that could have broken it, which receive buffers
+// are full and of what, and the network's own channel cycle when worms hold each other up.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engine.hpp"
+
+namespace touchstone::detail {
+
+namespace {
+
+std::string at_label(const Vp& v) { return v.label.empty() ? std::string() : " at " + v.label; }
+
+bool user_message(const Msg& m, bool internal_too) { return internal_too || (!is_internal(m.ctx) && !(m.ctx & kAmCtx)); }
+
+// A rank a blocked VP waits for, and the call it waits in.
+struct Edge {
+  int to;
+  std::string call;
+};
+
+}  // namespace
+
+// What v's blocking call is, in the user's terms: a runtime collective is named as such unless
+// the report asks for the runtime's internal messages.
+std::string Engine::describe_wait(const Vp& v) const {
+  if (v.collective && !opts_.report_internal) return fmt::format("{} (a runtime collective)", v.collective);
+  return v.pending;
+}
+
+// The wait-for graph among ranks: rank r -> rank s when r's blocking call needs s to act (send a
+// message, post a receive that frees buffer space, arrive at a barrier). A cycle of such edges
+// among blocked ranks is the deadlock; without one, the chain ends at ranks that have finished.
+std::string Engine::wait_for_cycle() const {
+  const int n = static_cast<int>(vps_.size());
+  std::vector<std::vector<Edge>> edges(static_cast<std::size_t>(n));
+  for (const auto& vp : vps_) {
+    const Vp& v = *vp;
+    if (v.state != Vp::State::blocked) continue;
+    auto& out = edges[static_cast<std::size_t>(v.rank)];
+    const std::string where = describe_wait(v) + at_label(v);
+    auto add_any = [&](const GroupData* g, const std::string& call) {
+      if (!g) return;
+      for (int m : g->members)
+        if (m != v.rank) out.push_back(Edge{m, call});
+    };
+    switch (v.block) {
+      case Vp::Block::ops:
+        for (const Op* op : v.waiting_ops) {
+          const std::string call = v.collective && !opts_.report_internal
+                                       ? where
+                                       : describe_op(*op) + (v.waiting_ops.size() > 1 ? " in " + where : at_label(v));
+          if (op->kind == Op::Kind::send) out.push_back(Edge{op->dst, call});
+          else if (op->src != any_source) out.push_back(Edge{op->src, call});
+          else add_any(op->group.get(), call);
+        }
+        break;
+      case Vp::Block::probe:
+        if (v.probe_src != any_source) out.push_back(Edge{v.probe_src, where});
+        else {
+          for (const auto& [key, g] : groups_)
+            if (g->ctx == v.probe_ctx) add_any(g.get(), where);
+          if (v.probe_ctx == world_->ctx) add_any(world_.get(), where);
+        }
+        break;
+      case Vp::Block::barrier: {
+        auto b = barriers_.find(v.barrier_ctx);
+        const GroupData* g = v.barrier_ctx == world_->ctx ? world_.get() : nullptr;
+        for (const auto& [key, gd] : groups_)
+          if (gd->ctx == v.barrier_ctx) g = gd.get();
+        if (!g || b == barriers_.end()) break;
+        for (int m : g->members) {
+          const bool arrived = std::any_of(b->second.waiting.begin(), b->second.waiting.end(),
+                                           [&](const Vp* w) { return w->rank == m; });
+          if (!arrived) out.push_back(Edge{m, where});
+        }
+        break;
+      }
+      default: break;
+    }
+  }
+  auto blocked = [&](int r) { return vps_[static_cast<std::size_t>(r)]->state == Vp::State::blocked; };
+  // Depth-first over blocked ranks, lowest rank first, taking each rank's edges in call order.
+  std::vector<int> color(static_cast<std::size_t>(n), 0), via(static_cast<std::size_t>(n), -1);
+  std::vector<std::size_t> via_edge(static_cast<std::size_t>(n), 0);
+  std::vector<int> cycle;
+  std::vector<std::size_t> cycle_edge;
+  for (int start = 0; start < n && cycle.empty(); ++start) {
+    if (!blocked(start) || color[static_cast<std::size_t>(start)]) continue;
+    std::vector<std::pair<int, std::size_t>> stack{{start, 0}};
+    color[static_cast<std::size_t>(start)] = 1;
+    while (!stack.empty() && cycle.empty()) {
+      auto& [r, i] = stack.back();
+      const auto& out = edges[static_cast<std::size_t>(r)];
+      if (i == out.size()) {
+        color[static_cast<std::size_t>(r)] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const std::size_t e = i++;
+      const int to = out[e].to;
+      if (!blocked(to)) continue;
+      if (color[static_cast<std::size_t>(to)] == 1) {  // back edge: the cycle is the stack from `to`
+        auto it = std::find_if(stack.begin(), stack.end(), [&](const auto& f) { return f.first == to; });
+        for (; it != stack.end(); ++it) {
+          cycle.push_back(it->first);
+          cycle_edge.push_back(it->second - 1);
+        }
+      } else if (color[static_cast<std::size_t>(to)] == 0) {
+        color[static_cast<std::size_t>(to)] = 1;
+        stack.emplace_back(to, 0);
+      }
+    }
+  }
+  std::string s;
+  if (!cycle.empty()) {
+    s += fmt::format("Wait-for cycle ({} rank(s)):\n", cycle.size());
+    for (std::size_t k = 0; k < cycle.size(); ++k) {
+      const Edge& e = edges[static_cast<std::size_t>(cycle[k])][cycle_edge[k]];
+      s += fmt::format("  rank {} waits in {} for rank {}\n", cycle[k], e.call, e.to);
+    }
+  } else {
+    s += "No wait-for cycle: the blocked ranks wait for ranks that have finished:\n";
+    int shown = 0;
+    for (int r = 0; r < n && shown < 16; ++r) {
+      if (!blocked(r)) continue;
+      std::vector<int> gone;
+      std::string call;
+      for (const Edge& e : edges[static_cast<std::size_t>(r)])
+        if (!blocked(e.to)) gone.push_back(e.to), call = e.call;
+      if (gone.empty()) continue;
+      ++shown;
+      s += fmt::format("  rank {} waits in {} for rank(s) {}, finished\n", r, call, fmt::join(gone, ", "));
+    }
+  }
+  // The messages that sit unreceived at the ranks of the cycle (or at every blocked rank): a
+  // receive with another source, tag or group would have taken one of them and broken the wait.
+  std::string near;
+  int count = 0;
+  for (const auto& vp : vps_) {
+    const Vp& v = *vp;
+    if (!cycle.empty() ? std::find(cycle.begin(), cycle.end(), v.rank) == cycle.end() : !blocked(v.rank)) continue;
+    for (const Msg* m = v.unexpected_head; m; m = m->next) {
+      if (!user_message(*m, opts_.report_internal)) continue;
+      std::string why;
+      for (const Op* op : v.waiting_ops)
+        if (op->kind == Op::Kind::recv) {
+          if (op->ctx != m->ctx) why = "it was sent in another group";
+          else if (op->src != any_source && op->src != m->src) why = fmt::format("the receive wants source {}", op->src);
+          else if (op->tag != any_tag && op->tag != m->tag) why = fmt::format("the receive wants tag {}", op->tag);
+        }
+      if (++count <= 16) {
+        std::string line = describe_msg(*m);
+        line.pop_back();  // its newline
+        near += line + (why.empty() ? "" : " (" + why + ")") + "\n";
+      }
+    }
+  }
+  if (count) s += fmt::format("Unmatched messages that could have broken it ({}):\n{}", count, near);
+  // Message-dependent deadlock with bounded buffers: name the full buffers and their contents.
+  for (const auto& vp : vps_) {
+    if (!network_->waits_for_buffer(vp->rank)) continue;
+    std::vector<std::string> held;
+    for (const Msg* m = vp->unexpected_head; m; m = m->next)
+      held.push_back(fmt::format("#{} from {} ({} B)", m->id, m->src, m->size));
+    s += fmt::format("The receive buffer of node {} is full ({} of {} bytes): {}{}\n", vp->rank,
+                     network_->buffer_used(vp->rank), machine_.net.recv_buffer,
+                     held.empty() ? "held by messages matched but not yet received" : "unreceived messages ",
+                     fmt::join(held, ", "));
+  }
+  return s;
+}
+
+std::string Engine::deadlock_report() const {
+  std::string cycle = network_->find_deadlock_cycle();
+  std::string s;
+  if (!cycle.empty()) {
+    s = fmt::format("{}at t={} us; the VPs waiting on it:\n", cycle, to_us(now_));
+  } else if (network_->blocked_packets()) {
+    s = fmt::format("deadlock at t={} us: worms wait in the network (for receive-buffer space or behind such "
+                    "worms) that only the blocked VPs below could free.\n",
+                    to_us(now_));
+  } else {
+    s = fmt::format("application deadlock at t={} us: every VP still running is blocked and nothing is in flight.\n",
+                    to_us(now_));
+  }
+  int shown = 0, blocked = 0;
+  for (const auto& v : vps_) {
+    if (v->state != Vp::State::blocked) continue;
+    ++blocked;
+    if (++shown <= 64)
+      s += fmt::format("  rank {} blocked since t={} us in {}{}\n", v->rank, to_us(v->blocked_since), describe_wait(*v),
+                       at_label(*v));
+  }
+  if (shown > 64) s += fmt::format("  ... and {} more blocked rank(s)\n", shown - 64);
+  s += fmt::format("{} of {} VPs finished.\n", vps_.size() - static_cast<std::size_t>(blocked), vps_.size());
+  if (cycle.empty()) s += wait_for_cycle();
+  std::string unmatched;
+  int count = 0;
+  for (const auto& v : vps_)
+    for (Msg* m = v->unexpected_head; m; m = m->next)
+      if (user_message(*m, opts_.report_internal) && ++count <= 64) unmatched += describe_msg(*m);
+  s += count ? fmt::format("Unmatched messages ({}):\n{}", count, unmatched) : "No unmatched messages.\n";
+  if (network_->blocked_packets()) s += "Blocked in the network:\n" + network_->describe_blocked();
+  return s;
+}
+
+}  // namespace touchstone::detail

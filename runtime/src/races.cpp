@@ -1,0 +1,129 @@
+#include "races.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "engine.hpp"
+
+namespace touchstone::detail {
+
+RaceDetector::RaceDetector(int vps)
+    : vc_(static_cast<std::size_t>(vps), std::vector<std::uint32_t>(static_cast<std::size_t>(vps), 0)),
+      records_(static_cast<std::size_t>(vps)) {}
+
+void RaceDetector::merge(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from) {
+  for (std::size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+
+void RaceDetector::on_send(int src, Msg& m) {
+  auto& mine = vc_[static_cast<std::size_t>(src)];
+  ++mine[static_cast<std::size_t>(src)];
+  m.vc.assign(mine.begin(), mine.end());
+}
+
+// A rendezvous send is matched by its request to send (docs/model.md 2.16): the race is about
+// the data message the user sent, and the request's arrival is when its envelope could match.
+std::uint64_t RaceDetector::user_id(const Msg& m) { return m.proto == Msg::Proto::rts && m.rdv ? m.rdv->id : m.id; }
+
+void RaceDetector::on_match(int dst, Op& op, const Msg& m, const std::string& label) {
+  auto& recs = records_[static_cast<std::size_t>(dst)];
+  const std::uint32_t known = m.vc.empty() ? 0 : m.vc[static_cast<std::size_t>(dst)];
+  for (Record& r : recs) {
+    if (r.call >= op.call || r.ctx != m.ctx) continue;  // only receives posted after the wildcard
+    if (known >= r.done) continue;                       // sent after hearing that r was complete
+    if ((r.src != any_source && r.src != m.src) || (r.tag != any_tag && r.tag != m.tag)) continue;
+    if (m.src == r.race.source) continue;  // a pair's later message cannot overtake the taken one
+    auto& alts = r.race.alternatives;
+    if (std::any_of(alts.begin(), alts.end(), [&](const RaceAlternative& a) { return a.source == m.src; })) continue;
+    alts.push_back(RaceAlternative{user_id(m), m.src, m.tag, m.arrival, m.arrival - r.race.arrival});
+  }
+  if (op.src != any_source && op.tag != any_tag) return;
+  Record r;
+  r.call = op.call;
+  r.src = op.src;
+  r.tag = op.tag;
+  r.ctx = op.ctx;
+  r.race.rank = dst;
+  r.race.call = op.call;
+  r.race.posted = op.posted;
+  r.race.label = label;
+  r.race.want_source = op.src;
+  r.race.want_tag = op.tag;
+  r.race.message = user_id(m);
+  r.race.source = m.src;
+  r.race.tag = m.tag;
+  r.race.arrival = m.arrival;
+  recs.push_back(std::move(r));
+  op.wild = static_cast<std::uint32_t>(recs.size());
+}
+
+void RaceDetector::on_complete(int dst, const Op& op, const Msg& m) {
+  auto& mine = vc_[static_cast<std::size_t>(dst)];
+  if (!m.vc.empty()) merge(mine, m.vc);
+  ++mine[static_cast<std::size_t>(dst)];
+  if (op.wild) records_[static_cast<std::size_t>(dst)][op.wild - 1].done = mine[static_cast<std::size_t>(dst)];
+}
+
+void RaceDetector::on_probe(int dst, Op& probe, const Msg& m, const std::string& label) {
+  on_match(dst, probe, m, label);
+  if (!probe.wild) return;
+  Record& r = records_[static_cast<std::size_t>(dst)][probe.wild - 1];
+  r.race.probe = true;
+  // A probe learns nothing of m's past (it does not receive it); it is an event of dst's own.
+  r.done = ++vc_[static_cast<std::size_t>(dst)][static_cast<std::size_t>(dst)];
+}
+
+void RaceDetector::on_handler(int dst, const Msg& m) {
+  if (!m.vc.empty()) merge(vc_[static_cast<std::size_t>(dst)], m.vc);
+}
+
+void RaceDetector::on_barrier(const std::vector<int>& members) {
+  std::vector<std::uint32_t> all(vc_.size(), 0);
+  for (int r : members) merge(all, vc_[static_cast<std::size_t>(r)]);
+  for (int r : members) vc_[static_cast<std::size_t>(r)] = all;
+}
+
+std::vector<Race> RaceDetector::races() const {
+  std::vector<Race> out;
+  for (const auto& recs : records_)
+    for (const Record& r : recs)
+      if (!r.race.alternatives.empty()) {
+        out.push_back(r.race);
+        std::stable_sort(out.back().alternatives.begin(), out.back().alternatives.end(),
+                         [](const RaceAlternative& a, const RaceAlternative& b) { return a.arrival < b.arrival; });
+      }
+  return out;
+}
+
+}  // namespace touchstone::detail
+
+namespace touchstone {
+
+namespace {
+// Exact: picoseconds printed as microseconds with all six decimals.
+std::string exact_us(Time t) { return fmt::format("{}{}.{:06}", t < 0 ? "-" : "", std::abs(t) / 1'000'000, std::abs(t) % 1'000'000); }
+}  // namespace
+
+std::string describe_races(const std::vector<Race>& races) {
+  auto who = [](int x) { return x < 0 ? std::string("any") : std::to_string(x); };
+  std::string s;
+  std::size_t alternatives = 0;
+  for (const Race& r : races) {
+    alternatives += r.alternatives.size();
+    s += fmt::format("race: rank {} {} #{} ({}(source={}, tag={}), posted t={} us{}) took message #{} from {} "
+                     "(tag {}, arrived t={} us); it could also have matched:\n",
+                     r.rank, r.probe ? "probe" : "receive", r.call, r.probe ? "probe" : "recv", who(r.want_source),
+                     who(r.want_tag), exact_us(r.posted), r.label.empty() ? "" : " at " + r.label, r.message, r.source,
+                     r.tag, exact_us(r.arrival));
+    for (const auto& a : r.alternatives)
+      s += fmt::format("  message #{} from {} (tag {}, arrived t={} us), which lost by {} us\n", a.message, a.source,
+                       a.tag, exact_us(a.arrival), exact_us(a.margin));
+  }
+  s += fmt::format("{} race(s): {} wildcard receive(s) or probe(s) could have matched {} other message(s)\n",
+                   races.size(), races.size(), alternatives);
+  return s;
+}
+
+}  // namespace touchstone

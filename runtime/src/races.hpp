@@ -1,0 +1,60 @@
+// Race detection for wildcard receives and probes (RunOptions::races; docs/debugging.md).
+//
+// Happens-before over messages by vector clocks: each VP counts its own events (a send, the
+// completion of a receive, a probe that finds a message) and every message carries its sender's
+// vector. A message m' is causally after a receive R at VP d when m'.vc[d] >= the index of R's
+// completion at d: its sender had heard (through some chain of messages) that R was done.
+//
+// For every receive or probe with any_source or any_tag, R, the detector keeps a record. Each
+// later message m' matched at the same VP by a receive posted after R is an alternative of R
+// when it fits R's pattern (same group, source and tag accepted), comes from another source than
+// R's own match (a pair's messages do not overtake), is the first such message from its source,
+// and is not causally after R. Its margin is the virtual time by which it lost: its arrival minus
+// the arrival of the message R took. Internal to the runtime.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "touchstone/run.hpp"
+
+namespace touchstone::detail {
+
+struct Msg;
+struct Op;
+
+class RaceDetector {
+ public:
+  explicit RaceDetector(int vps);
+
+  /// VP `src` sends m: a new event of src, whose vector m carries.
+  void on_send(int src, Msg& m);
+  /// A receive or probe `op` of VP `dst` is matched to m (at the match, before completion).
+  /// Checks m against dst's earlier wildcard records and opens one for op if it is a wildcard.
+  void on_match(int dst, Op& op, const Msg& m, const std::string& label);
+  /// The receive `op` of VP `dst` completes with m: a new event of dst that has heard of m's past.
+  void on_complete(int dst, const Op& op, const Msg& m);
+  /// A probe found m: the probe's record is complete at once (a probe is an event of dst).
+  void on_probe(int dst, Op& probe, const Msg& m, const std::string& label);
+  /// The handler of an active-message request runs on dst's behalf: dst hears of m's past.
+  void on_handler(int dst, const Msg& m);
+  /// Everyone leaving a hardware barrier has heard of everyone's past.
+  void on_barrier(const std::vector<int>& members);
+
+  /// The races found, each with at least one alternative, ordered by (rank, call).
+  std::vector<Race> races() const;
+
+ private:
+  struct Record {
+    std::uint64_t call = 0;  // the wildcard's call number at its VP
+    int src = 0, tag = 0;    // its pattern (world rank or any_source, tag or any_tag)
+    std::uint64_t ctx = 0;
+    std::uint32_t done = ~0U;  // the VP's event index of its completion (~0: not yet complete)
+    Race race;
+  };
+  void merge(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from);
+  static std::uint64_t user_id(const Msg& m);
+  std::vector<std::vector<std::uint32_t>> vc_;
+  std::vector<std::vector<Record>> records_;  // per VP, in call order
+};
+
+}  // namespace touchstone::detail

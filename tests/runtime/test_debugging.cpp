@@ -1,0 +1,253 @@
+// Debugging message ordering (issue 17; docs/debugging.md): deadlock reports that name the
+// wait-for cycle, evidence written when a run fails, internal messages left out, livelocks
+// detected in virtual time.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "support/model.hpp"
+
+using namespace touchstone;
+
+namespace {
+
+std::string run_error(const Machine& m, const Program& prog, const RunOptions& o = {}) {
+  try {
+    run(m, prog, o);
+  } catch (const RunError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "the run did not fail with a RunError";
+  return {};
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Every rank receives from the previous one before it sends: the cycle is 0 <- 2 <- 1 <- 0, found
+// from rank 0 along its receive's source. Each call carries the annotation the program gave.
+TEST(DeadlockCycle, ApplicationDeadlockNamesTheWaitForCycleWithSourceLocations) {
+  for (Execution e : {Execution::fibers, Execution::threads}) {
+    int line = 0;
+    RunOptions o;
+    o.execution = e;
+    const std::string report = run_error(ts_test::prime_machine("mesh:1x3"), [&](Proc& p) {
+      std::vector<std::byte> b(8);
+      const int n = p.size();
+      p.annotate("ring"); line = __LINE__;
+      p.recv((p.rank() + n - 1) % n, 0, b);
+      p.send((p.rank() + 1) % n, 0, b);
+    }, o);
+    const std::string at = fmt::format(" at test_debugging.cpp:{} ring", line);
+    EXPECT_NE(report.find("Wait-for cycle (3 rank(s)):\n"
+                          "  rank 0 waits in recv(source=2, tag=0)" + at + " for rank 2\n"
+                          "  rank 2 waits in recv(source=1, tag=0)" + at + " for rank 1\n"
+                          "  rank 1 waits in recv(source=0, tag=0)" + at + " for rank 0\n"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("rank 1 blocked since t=0 us in wait for recv(source=0, tag=0)" + at),
+              std::string::npos) << report;
+  }
+}
+
+// Rank 0 sends tag 1 where rank 1 waits for tag 0, then waits for rank 1: the message that could
+// have broken the cycle is named with the reason it did not match.
+TEST(DeadlockCycle, UnmatchedMessageThatCouldHaveBrokenTheCycleIsNamed) {
+  const std::string report = run_error(ts_test::prime_machine("mesh:1x2"), [](Proc& p) {
+    std::vector<std::byte> b(8);
+    if (p.rank() == 0) {
+      p.send(1, 1, b);
+      p.recv(1, 0, b);
+    } else {
+      p.recv(0, 0, b);
+      p.send(0, 0, b);
+    }
+  });
+  EXPECT_NE(report.find("Wait-for cycle (2 rank(s)):\n"
+                        "  rank 0 waits in recv(source=1, tag=0) for rank 1\n"
+                        "  rank 1 waits in recv(source=0, tag=0) for rank 0\n"
+                        "Unmatched messages that could have broken it (1):\n"
+                        "  message #0 from 0 to 1, tag 1, 8 bytes, arrived t="),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("(the receive wants tag 0)"), std::string::npos) << report;
+}
+
+TEST(DeadlockCycle, WaitForFinishedRanksIsNotACycle) {
+  const std::string report = run_error(ts_test::prime_machine("mesh:1x3"), [](Proc& p) {
+    std::vector<std::byte> b(4);
+    if (p.rank() == 2) p.recv(any_source, 9, b);
+  });
+  EXPECT_NE(report.find("No wait-for cycle: the blocked ranks wait for ranks that have finished:\n"
+                        "  rank 2 waits in recv(source=any, tag=9) for rank(s) 0, 1, finished\n"),
+            std::string::npos)
+      << report;
+}
+
+// Rank 0 never enters the software barrier the others are in, and waits for rank 1. The report
+// names the barrier, not its dissemination receives, and leaves the barrier's messages to rank 0
+// out of the unmatched list unless the run asks for internal messages.
+TEST(DeadlockCycle, InternalBarrierMessagesAreLeftOutUnlessAsked) {
+  Machine m = ts_test::prime_machine("mesh:2x2");
+  ASSERT_EQ(m.net.barrier, BarrierKind::software);
+  const Program prog = [](Proc& p) {
+    std::vector<std::byte> b(4);
+    if (p.rank() == 0) p.recv(1, 0, b);
+    else p.barrier();
+  };
+  const std::string plain = run_error(m, prog);
+  EXPECT_NE(plain.find("rank 1 blocked since t="), std::string::npos) << plain;
+  EXPECT_NE(plain.find("in barrier (a runtime collective)"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("No unmatched messages."), std::string::npos) << plain;
+  EXPECT_NE(plain.find("rank 0 waits in recv(source=1, tag=0) for rank 1\n"), std::string::npos) << plain;
+  RunOptions o;
+  o.report_internal = true;
+  const std::string full = run_error(m, prog, o);
+  EXPECT_EQ(full.find("a runtime collective"), std::string::npos) << full;
+  // Rank 3 signals rank 0 in the barrier's first round (3 + 1 mod 4): that message sits at rank 0.
+  EXPECT_NE(full.find("message #"), std::string::npos) << full;
+  EXPECT_NE(full.find(" from 3 to 0, tag 0, 0 bytes"), std::string::npos) << full;
+}
+
+// A failed run leaves its trace and order log, up to the failure, and says so.
+TEST(FailureEvidence, DeadlockedRunWritesTraceAndOrderLog) {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("ts_evidence_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  RunOptions o;
+  o.trace_file = (dir / "t.json").string();
+  o.order_log_file = (dir / "o.txt").string();
+  const std::string report = run_error(ts_test::prime_machine("mesh:1x2"), [](Proc& p) {
+    std::vector<std::byte> b(8);
+    if (p.rank() == 0) p.send(1, 1, b);
+    p.recv(1 - p.rank(), 0, b);
+  }, o);
+  EXPECT_NE(report.find("Written up to the failure at t="), std::string::npos) << report;
+  EXPECT_NE(report.find("the trace '" + o.trace_file + "' and the order log '" + o.order_log_file + "'"),
+            std::string::npos) << report;
+  const auto trace = nlohmann::json::parse(slurp(o.trace_file));
+  int failed_spans = 0;
+  for (const auto& ev : trace["traceEvents"])
+    if (ev.value("name", "") == "blocked" && ev["args"]["detail"].get<std::string>().find("(when the run failed)") !=
+                                                 std::string::npos)
+      ++failed_spans;
+  EXPECT_EQ(failed_spans, 2);
+  const std::string log = slurp(o.order_log_file);
+  EXPECT_NE(log.find("send #0 to 1 tag 1 size 8"), std::string::npos) << log;
+  std::filesystem::remove_all(dir);
+}
+
+// Rank 0 polls for a message rank 1 never sends (rank 1 waits for rank 0). Timeline: rank 0's
+// first iprobe at t=0 still sees rank 1's start-up pending; its second, at probe_cost, finds the
+// world quiet (rank 1 blocked, nothing in flight): the first futile poll; its third, at
+// 2 probe_cost, polls the same thing again with nothing sent or received in between: reported.
+TEST(Livelock, PollingWhileNothingCanChangeIsReportedAtItsSecondQuietPoll) {
+  for (Execution e : {Execution::fibers, Execution::threads}) {
+    const Machine m = ts_test::prime_machine("mesh:1x2");
+    RunOptions o;
+    o.execution = e;
+    const std::string report = run_error(m, [](Proc& p) {
+      std::vector<std::byte> b(8);
+      if (p.rank() == 0) {
+        while (!p.iprobe(1, 5)) {
+        }
+      } else {
+        p.recv(0, 3, b);
+      }
+    }, o);
+    EXPECT_NE(report.find(fmt::format("livelock at t={} us: rank 0 polls in a loop (iprobe(source=1, tag=5))",
+                                      to_us(2 * m.costs.probe_cost))),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("rank 1 blocked since t=0 us in wait for recv(source=0, tag=3)"), std::string::npos)
+        << report;
+  }
+}
+
+// A test() loop on a receive nobody will match, while the other rank alternates two polls: each
+// rank is named for its own loop only once the world is quiet.
+TEST(Livelock, TestLoopOnAnUnmatchableReceiveIsReported) {
+  const Machine m = ts_test::prime_machine("mesh:1x2");
+  const std::string report = run_error(m, [](Proc& p) {
+    std::vector<std::byte> b(8);
+    if (p.rank() == 1) {
+      Request r = p.irecv(0, 0, b);
+      while (!p.test(r)) {
+      }
+    }
+  });
+  EXPECT_NE(report.find("livelock at t="), std::string::npos) << report;
+  EXPECT_NE(report.find("rank 1 polls in a loop (test of recv(source=0, tag=0))"), std::string::npos) << report;
+}
+
+// Polling that ends because the polling VP itself acts (a bounded retry loop that then sends) is
+// not a livelock when each poll sees something in flight.
+TEST(Livelock, PollingForAMessageInFlightIsNotALivelock) {
+  const Machine m = ts_test::prime_machine("mesh:1x2");
+  int polls = 0;
+  run(m, [&](Proc& p) {
+    std::vector<std::byte> b(8);
+    if (p.rank() == 0) {
+      p.compute(50'000);
+      p.send(1, 0, b);
+    } else {
+      while (!p.iprobe(0, 0)) ++polls;
+      p.recv(0, 0, b);
+    }
+  });
+  EXPECT_GT(polls, 100);
+}
+
+// Who blocked whom: on mesh:1x3 rank 1's 65-byte message M1 (handed 13 ps after rank 0's 64-byte
+// M0, one hop closer) takes link 1->2 at h1 + t_hop, before M0's header wants it at h0 + 2 t_hop
+// (13 < 23); M0 then takes the link between M1's two packets, and M1's second packet waits for
+// it. --explain names the link, both waits and what held the link; the two waits add up to the
+// run's blocked time; the trace shows them on the link's own track.
+TEST(Explain, NamesTheChannelTheWaitAndTheWormInTheWay) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  RunOptions o;
+  o.explain = true;
+  o.trace_file = testing::TempDir() + "/explain.json";
+  const RunResult r = run(m, [](Proc& p) {
+    std::vector<std::byte> b(65);
+    if (p.rank() == 0) p.send(2, 0, std::span(b).first(64));
+    if (p.rank() == 1) p.send(2, 0, b);
+    if (p.rank() == 2) {
+      p.recv(0, 0, b);
+      p.recv(1, 0, b);
+    }
+  }, o);
+  ASSERT_EQ(r.stats.blocked_headers, 2u);
+  EXPECT_NE(r.explanation.find(fmt::format("  link (0,1)->(0,2): {}.{:06} us blocked over 2 wait(s)\n",
+                                           r.stats.blocked_time / 1'000'000, r.stats.blocked_time % 1'000'000)),
+            std::string::npos)
+      << r.explanation;
+  EXPECT_NE(r.explanation.find("packet 0 of message #0 (0 -> 2) waited"), std::string::npos) << r.explanation;
+  EXPECT_NE(r.explanation.find("for link (0,1)->(0,2) held by packet 0 of message #1 (1 -> 2)\n"), std::string::npos)
+      << r.explanation;
+  EXPECT_NE(r.explanation.find("packet 1 of message #1 (1 -> 2) waited"), std::string::npos) << r.explanation;
+  EXPECT_NE(r.explanation.find("for link (0,1)->(0,2) held by packet 0 of message #0 (0 -> 2)\n"), std::string::npos)
+      << r.explanation;
+  const auto trace = nlohmann::json::parse(slurp(o.trace_file));
+  int net_spans = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == 3) {
+      ++net_spans;
+      EXPECT_EQ(e["name"], "blocked header");
+      EXPECT_NE(e["args"]["detail"].get<std::string>().find(" held by packet 0 of message #"), std::string::npos);
+    }
+  EXPECT_EQ(net_spans, 2);
+}
+
+}  // namespace

@@ -1,0 +1,52 @@
+#include "tools/debug_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "touchstone/explore.hpp"
+
+namespace touchstone::cli {
+
+void add_debug_options(CLI::App* cmd, DebugOptions& d) {
+  cmd->add_option("--trace", d.trace, "write a Chrome Trace Event JSON file (open it in Perfetto); written up to the "
+                                      "failure when the run fails");
+  cmd->add_option("--order-log", d.order_log, "write the plain-text per-VP message order log (also on failure)");
+  cmd->add_option("--perturb", d.perturb, "seeded random host delays in VP threads; results must not change");
+  cmd->add_flag("--races{report}", d.races,
+                "find message races at receives and probes with any_source or any_tag; --races=error makes any "
+                "race a failed run")
+      ->check(CLI::IsMember({"report", "error"}));
+  cmd->add_option("--explore", d.explore,
+                  "re-run up to N times forcing other matches at racing wildcard receives; print every run whose "
+                  "outcome differs, with the --schedule that replays it")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--schedule", d.schedule, "replay forced matches RANK:CALL=SOURCE[,...] (from --explore)");
+  cmd->add_flag("--explain", d.explain,
+                "print the channels with the most blocked time and the longest waits, with the chain of worms "
+                "in the way");
+  cmd->add_flag("--internal", d.internal, "deadlock reports show the runtime's own messages (barrier, split)");
+}
+
+void apply_debug_options(const DebugOptions& d, RunOptions& o) {
+  o.trace_file = d.trace;
+  o.order_log_file = d.order_log;
+  o.perturb = d.perturb;
+  o.report_internal = d.internal;
+  o.races = d.races.empty() ? RaceCheck::off : d.races == "error" ? RaceCheck::error : RaceCheck::report;
+  if (!d.schedule.empty()) o.schedule = parse_schedule(d.schedule);
+  o.explain = d.explain;
+}
+
+Findings debug_findings(const DebugOptions& d, const Machine& m, const Program& program, const RunOptions& o,
+                        const RunResult& r) {
+  Findings f;
+  if (!d.races.empty()) f.text += describe_races(r.races);
+  f.text += r.explanation;
+  if (d.explore > 0) {
+    const Exploration e = explore(m, program, o, d.explore);
+    f.text += describe_exploration(e, d.explore);
+    f.other_outcomes = !e.different.empty();
+  }
+  return f;
+}
+
+}  // namespace touchstone::cli

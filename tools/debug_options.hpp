@@ -1,0 +1,41 @@
+// The debugging options of a run (docs/debugging.md), declared once so that every command that
+// runs a program (`touchstone run`, `touchstone mpirun`) offers the same ones.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "touchstone/run.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace touchstone::cli {
+
+struct DebugOptions {
+  std::string trace;      ///< --trace FILE
+  std::string order_log;  ///< --order-log FILE
+  std::uint64_t perturb = 0;
+  std::string races;      ///< --races[=report|error]: "" when not asked
+  bool internal = false;  ///< --internal: reports show the runtime's own messages
+  int explore = 0;        ///< --explore N: runs to explore the races' other outcomes in (0: none)
+  std::string schedule;   ///< --schedule CHOICES: forced matches to replay
+  bool explain = false;   ///< --explain: top blocked channels and longest blocking chains
+};
+
+/// What the user asked to learn besides the run's figures.
+struct Findings {
+  std::string text;             ///< races (--races) and exploration (--explore) reports
+  bool other_outcomes = false;  ///< an explored run failed or received other data
+};
+
+/// Adds --trace, --order-log, --perturb, --races[=error] and --internal to a command.
+void add_debug_options(CLI::App* cmd, DebugOptions& d);
+/// Copies them into the run's options.
+void apply_debug_options(const DebugOptions& d, RunOptions& o);
+/// After a successful run `r` of `program` with options `o`: its races, and the exploration of
+/// their other outcomes (which runs the program again).
+Findings debug_findings(const DebugOptions& d, const Machine& m, const Program& program, const RunOptions& o,
+                        const RunResult& r);
+
+}  // namespace touchstone::cli
