@@ -744,7 +744,7 @@ int print_claims(const std::string& base_options, const Table& fig9, int jobs, c
 int main(int argc, char** argv) {
   CLI::App app{"Paper 000 on the emulated Intel Delta: reproductions of Figures 2, 6, 9 and the fit of the delta machine"};
   app.require_subcommand(1);
-  std::string machine = "delta:16x16", reference = "bench/reference/delta_fig9_alltoall_256.csv";
+  std::string machine = "delta:16x16", reference = TOUCHSTONE_SOURCE_DIR "/bench/reference/delta_fig9_alltoall_256.csv";
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool markdown = false;
   std::vector<std::size_t> fit_sizes = {16, 256, 4096, 16384};

@@ -37,9 +37,7 @@ Machine make_cm5(const std::string& count, SpecOptions&, const std::string&) {
   // which a CPU writing packets itself would interleave (docs/machines.md, "The CM-5").
   m.costs.send_overlap = false;
   m.net.hop_time = nanoseconds(100);
-  m.net.link_byte_time = nanoseconds(50);
-  m.net.inject_byte_time = nanoseconds(50);
-  m.net.eject_byte_time = nanoseconds(50);
+  m.net.link_byte_time = m.net.inject_byte_time = m.net.eject_byte_time = nanoseconds(50);
   m.net.packet_payload = 16;
   m.net.packet_header = 4;
   m.net.barrier = BarrierKind::hardware;

@@ -34,9 +34,7 @@ Machine make_delta(const std::string& arg, SpecOptions&, const std::string& spec
   m.costs.copy_per_piece = picoseconds(2'828'000);
   m.costs.probe_cost = microseconds(5);
   m.net.hop_time = nanoseconds(100);
-  m.net.link_byte_time = picoseconds(91'700);
-  m.net.inject_byte_time = picoseconds(91'700);
-  m.net.eject_byte_time = picoseconds(91'700);
+  m.net.link_byte_time = m.net.inject_byte_time = m.net.eject_byte_time = picoseconds(91'700);
   m.net.packet_payload = 482;
   m.net.packet_header = 30;
   return m;

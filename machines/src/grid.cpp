@@ -19,9 +19,7 @@ Machine generic_machine(std::shared_ptr<const Topology> topology) {
   m.costs.recv_per_byte = nanoseconds(10);
   m.costs.probe_cost = microseconds(1);
   m.net.hop_time = nanoseconds(100);
-  m.net.link_byte_time = nanoseconds(40);
-  m.net.inject_byte_time = nanoseconds(40);
-  m.net.eject_byte_time = nanoseconds(40);
+  m.net.link_byte_time = m.net.inject_byte_time = m.net.eject_byte_time = nanoseconds(40);
   m.net.packet_payload = 1024;
   m.net.packet_header = 32;
   m.net.barrier = BarrierKind::software;

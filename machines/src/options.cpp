@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -27,46 +28,39 @@ struct Option {
   std::function<void(Machine&, const std::string&)> set;
 };
 
+// The row of a time option: `key` sets the field of the machine's node costs (NodeCosts) or
+// network parameters (NetworkParams) to a number of `unit`s.
+template <class Params>
+Option time_of(Time Params::*field, const char* key, const char* help, Time unit) {
+  return {key, help, [field, key, unit](Machine& m, const std::string& v) {
+            Params& params = [&]() -> Params& {
+              if constexpr (std::is_same_v<Params, NodeCosts>) return m.costs;
+              else return m.net;
+            }();
+            params.*field = parse_time(opt(key), v, unit);
+          }};
+}
+
 const std::vector<Option>& options() {
   static const std::vector<Option> table = {
-      {"send_us", "C_send: sender overhead per message (us)",
-       [](Machine& m, const std::string& v) { m.costs.send_overhead = parse_time(opt("send_us"), v, microseconds(1)); }},
-      {"send_ns_per_byte", "send_byte_time (ns per byte)",
-       [](Machine& m, const std::string& v) { m.costs.send_per_byte = parse_time(opt("send_ns_per_byte"), v, nanoseconds(1)); }},
-      {"recv_us", "C_recv: receiver overhead per message (us)",
-       [](Machine& m, const std::string& v) { m.costs.recv_overhead = parse_time(opt("recv_us"), v, microseconds(1)); }},
-      {"recv_ns_per_byte", "recv_byte_time (ns per byte)",
-       [](Machine& m, const std::string& v) { m.costs.recv_per_byte = parse_time(opt("recv_ns_per_byte"), v, nanoseconds(1)); }},
-      {"send_us_per_packet", "sender CPU time per packet of a message, on top of send_us and send_ns_per_byte (us)",
-       [](Machine& m, const std::string& v) { m.costs.send_per_packet = parse_time(opt("send_us_per_packet"), v, microseconds(1)); }},
-      {"recv_us_per_packet", "receiver CPU time per packet of a message, on top of recv_us and recv_ns_per_byte (us)",
-       [](Machine& m, const std::string& v) { m.costs.recv_per_packet = parse_time(opt("recv_us_per_packet"), v, microseconds(1)); }},
+      time_of(&NodeCosts::send_overhead, "send_us", "C_send: sender overhead per message (us)", microseconds(1)),
+      time_of(&NodeCosts::send_per_byte, "send_ns_per_byte", "send_byte_time (ns per byte)", nanoseconds(1)),
+      time_of(&NodeCosts::recv_overhead, "recv_us", "C_recv: receiver overhead per message (us)", microseconds(1)),
+      time_of(&NodeCosts::recv_per_byte, "recv_ns_per_byte", "recv_byte_time (ns per byte)", nanoseconds(1)),
+      time_of(&NodeCosts::send_per_packet, "send_us_per_packet", "sender CPU time per packet of a message, on top of send_us and send_ns_per_byte (us)", microseconds(1)),
+      time_of(&NodeCosts::recv_per_packet, "recv_us_per_packet", "receiver CPU time per packet of a message, on top of recv_us and recv_ns_per_byte (us)", microseconds(1)),
       {"recv_overlap", "on: the receive drains each packet as it arrives (max(link, receive) per byte), off: after the whole message",
        [](Machine& m, const std::string& v) { set_node_flag(m, "recv_overlap", v, &NodeCosts::recv_overlap); }},
       {"send_overlap", "on: each packet leaves as soon as the sender's CPU has written it; off: after the whole message",
        [](Machine& m, const std::string& v) { set_node_flag(m, "send_overlap", v, &NodeCosts::send_overlap); }},
-      {"match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)",
-       [](Machine& m, const std::string& v) { m.costs.match_per_entry = parse_time(opt("match_ns"), v, nanoseconds(1)); }},
-      {"copy_ns_per_byte", "local memory copy time per byte, for combining and extracting blocks (ns)",
-       [](Machine& m, const std::string& v) { m.costs.copy_per_byte = parse_time(opt("copy_ns_per_byte"), v, nanoseconds(1)); }},
-      {"copy_ns_per_piece", "local memory copy time per contiguous piece copied (ns)",
-       [](Machine& m, const std::string& v) { m.costs.copy_per_piece = parse_time(opt("copy_ns_per_piece"), v, nanoseconds(1)); }},
-      {"probe_us", "cost of a probe or test that finds nothing (us)",
-       [](Machine& m, const std::string& v) { m.costs.probe_cost = parse_time(opt("probe_us"), v, microseconds(1)); }},
-      {"hop_ns", "t_hop: header time per channel (ns)",
-       [](Machine& m, const std::string& v) { m.net.hop_time = parse_time(opt("hop_ns"), v, nanoseconds(1)); }},
-      {"link_ns_per_byte", "link byte time (ns per byte; 40 = 25 MB/s)",
-       [](Machine& m, const std::string& v) {
-         m.net.link_byte_time = parse_time(opt("link_ns_per_byte"), v, nanoseconds(1));
-       }},
-      {"inject_ns_per_byte", "injection channel byte time (ns per byte)",
-       [](Machine& m, const std::string& v) {
-         m.net.inject_byte_time = parse_time(opt("inject_ns_per_byte"), v, nanoseconds(1));
-       }},
-      {"eject_ns_per_byte", "ejection channel byte time (ns per byte)",
-       [](Machine& m, const std::string& v) {
-         m.net.eject_byte_time = parse_time(opt("eject_ns_per_byte"), v, nanoseconds(1));
-       }},
+      time_of(&NodeCosts::match_per_entry, "match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)", nanoseconds(1)),
+      time_of(&NodeCosts::copy_per_byte, "copy_ns_per_byte", "local memory copy time per byte, for combining and extracting blocks (ns)", nanoseconds(1)),
+      time_of(&NodeCosts::copy_per_piece, "copy_ns_per_piece", "local memory copy time per contiguous piece copied (ns)", nanoseconds(1)),
+      time_of(&NodeCosts::probe_cost, "probe_us", "cost of a probe or test that finds nothing (us)", microseconds(1)),
+      time_of(&NetworkParams::hop_time, "hop_ns", "t_hop: header time per channel (ns)", nanoseconds(1)),
+      time_of(&NetworkParams::link_byte_time, "link_ns_per_byte", "link byte time (ns per byte; 40 = 25 MB/s)", nanoseconds(1)),
+      time_of(&NetworkParams::inject_byte_time, "inject_ns_per_byte", "injection channel byte time (ns per byte)", nanoseconds(1)),
+      time_of(&NetworkParams::eject_byte_time, "eject_ns_per_byte", "ejection channel byte time (ns per byte)", nanoseconds(1)),
       {"packet", "packet size as PAYLOAD+HEADER bytes, e.g. 482+30",
        [](Machine& m, const std::string& v) {
          const auto plus = v.find('+');
@@ -115,8 +109,7 @@ const std::vector<Option>& options() {
        }},
       {"router_buffer", "cut-through: buffer bytes at each switch input port",
        [](Machine& m, const std::string& v) { m.net.router_buffer = parse_int(opt("router_buffer"), v, 0, 1LL << 40); }},
-      {"barrier_us", "hardware barrier latency from the last arrival (us)",
-       [](Machine& m, const std::string& v) { m.net.barrier_latency = parse_time(opt("barrier_us"), v, microseconds(1)); }},
+      time_of(&NetworkParams::barrier_latency, "barrier_us", "hardware barrier latency from the last arrival (us)", microseconds(1)),
   };
   return table;
 }

@@ -31,9 +31,7 @@ Machine switch_cluster(std::shared_ptr<const Topology> topo) {
   m.costs.recv_overhead = nanoseconds(1000);
   m.costs.probe_cost = nanoseconds(100);
   m.net.hop_time = nanoseconds(532);
-  m.net.link_byte_time = nanoseconds(16);
-  m.net.inject_byte_time = nanoseconds(16);
-  m.net.eject_byte_time = nanoseconds(16);
+  m.net.link_byte_time = m.net.inject_byte_time = m.net.eject_byte_time = nanoseconds(16);
   m.net.packet_payload = 1 << 30;
   m.net.packet_header = 0;
   m.net.arbitration = Arbitration::random;
