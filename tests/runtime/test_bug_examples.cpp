@@ -5,6 +5,8 @@
 // send-send exchange deadlocks only with bounded buffers, with its cycle in the report.
 #include <gtest/gtest.h>
 
+#include "support/run_error.hpp"
+
 #include "examples/bugs.hpp"
 #include "support/model.hpp"
 
@@ -14,15 +16,7 @@ namespace {
 
 constexpr std::size_t kWord = sizeof(std::int64_t);
 
-std::string run_error(const Machine& m, const Program& prog, const RunOptions& o = {}) {
-  try {
-    run(m, prog, o);
-  } catch (const RunError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "the run did not fail with a RunError";
-  return {};
-}
+using ts_test::run_error;
 
 // Worker r of mesh:2x2 computes 10r us, then sends one word d_r hops to rank 0:
 //   a_r = arrival_cf(handed(10r us, 8), d_r, 8), with d_1 = d_2 = 1, d_3 = 2.

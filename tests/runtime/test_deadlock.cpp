@@ -2,6 +2,8 @@
 // every blocked rank waits for; a network deadlock (a cycle of worms) is reported with the cycle.
 #include <gtest/gtest.h>
 
+#include "support/run_error.hpp"
+
 #include <chrono>
 #include <regex>
 
@@ -12,15 +14,7 @@ using namespace touchstone;
 
 namespace {
 
-std::string run_error(const Machine& m, const Program& prog, const RunOptions& o = {}) {
-  try {
-    run(m, prog, o);
-  } catch (const RunError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "the run did not fail with a RunError";
-  return {};
-}
+using ts_test::run_error;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -3,6 +3,8 @@
 // detected in virtual time.
 #include <gtest/gtest.h>
 
+#include "support/run_error.hpp"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,15 +21,7 @@ using namespace touchstone;
 
 namespace {
 
-std::string run_error(const Machine& m, const Program& prog, const RunOptions& o = {}) {
-  try {
-    run(m, prog, o);
-  } catch (const RunError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "the run did not fail with a RunError";
-  return {};
-}
+using ts_test::run_error;
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path);
