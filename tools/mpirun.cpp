@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "tools/debug_options.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/mpirun.hpp"
 
@@ -16,6 +17,7 @@ namespace {
 
 struct Options {
   mpi::LaunchOptions launch;
+  DebugOptions debug;  // --trace, --order-log, --perturb, --races, --schedule, --explain, ...
   std::vector<std::string> coll;
   std::string execution = "fibers";
   double time_limit_s = 3600;
@@ -26,9 +28,7 @@ struct Options {
 // RunOptions field becomes an mpirun option with one more line here.
 void add_run_options(CLI::App* cmd, Options& o) {
   RunOptions& r = o.launch.run;
-  cmd->add_option("--trace", r.trace_file, "write a Chrome Trace Event JSON file (open it in Perfetto)");
-  cmd->add_option("--order-log", r.order_log_file, "write the plain-text per-VP message order log");
-  cmd->add_option("--perturb", r.perturb, "seeded random host delays in VP threads; results must not change");
+  add_debug_options(cmd, o.debug);  // the same debugging options as `touchstone run`
   cmd->add_option("--seed", r.seed, "seed of every random choice of the model and algorithms")->capture_default_str();
   cmd->add_flag("--phantom", r.phantom_payloads,
                 "phantom payloads: sizes only, no bytes moved (only for programs that never read what they receive)");
@@ -72,6 +72,16 @@ int run(Options& o, CLI::App* cmd) {
       o.launch.coll[item.substr(0, eq)] = item.substr(eq + 1);
     }
   }
+  // Exploring re-runs the program; an MPI program's session (ranks' MPI state, loaded copies) is
+  // not yet re-made per run, so --explore is refused rather than half done. --schedule replays a
+  // chosen match of a single run.
+  if (o.debug.explore > 0)
+    throw UsageError("mpirun: --explore is not available for MPI programs yet; explore with `touchstone run` or "
+                     "replay one choice with --schedule (docs/debugging.md)");
+  apply_debug_options(o.debug, o.launch.run);
+  o.launch.on_result = [&o](const Machine& m, const RunResult& r) {
+    fmt::print(stderr, "{}", debug_findings(o.debug, m, Program{}, o.launch.run, r).text);
+  };
   o.launch.run.execution = o.execution == "threads" ? Execution::threads : Execution::fibers;
   o.launch.run.time_limit = static_cast<Time>(o.time_limit_s * 1e12);
   o.launch.run.stack_bytes = o.stack_kb * 1024;

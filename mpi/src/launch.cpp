@@ -198,6 +198,7 @@ int launch(const LaunchOptions& o) {
       return 2;
     }
     std::fflush(stdout);
+    if (o.on_result) o.on_result(m, r);
     if (o.summary)
       std::fprintf(stderr,
                    "touchstone mpirun: %s, %d ranks: makespan %.3f us, %llu messages, trace_hash %016llx, "

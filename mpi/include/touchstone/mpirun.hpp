@@ -2,6 +2,7 @@
 // exported by libtouchstone_mpi.so. The program is a loadable module holding `main` (built with
 // touchstone-mpicc or touchstone_add_mpi_program); every VP runs its main as a fiber.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct LaunchOptions {
   bool privatize = true;                     ///< one copy of the program's globals per rank
   bool tag_output = false;                   ///< prefix every stdout line with "[rank] "
   bool summary = false;                      ///< print makespan, messages and trace_hash to stderr
+  /// Called after a run that completed, with its machine and result (mpirun prints the races and
+  /// the blocking explanation the debugging options asked for).
+  std::function<void(const Machine&, const RunResult&)> on_result;
 };
 
 /// Runs the program; returns the exit status mpirun would: 0, the first non-zero status a rank's
