@@ -23,11 +23,11 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include "algorithms/hpam_model.hpp"
 #include "algorithms/registry.hpp"
+#include "tools/experiment/claims.hpp"
+#include "tools/experiment/experiment.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -44,18 +44,19 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-Time emulate(const Machine& m, const std::string& algorithm, std::size_t size) {
-  const auto& alg = algorithms::find(algorithm);
+// The emulation options of every point: sizes only (the timing is identical, docs/model.md 1.5),
+// and small stacks, since the algorithms keep little on them and 4097 VPs start faster.
+RunOptions point_options() {
   RunOptions o;
-  o.phantom_payloads = true;  // sizes only: the timing is identical (docs/model.md 1.5)
-  o.stack_bytes = std::size_t{64} << 10;  // the algorithms keep little on the stack; 4097 VPs start faster
-  return run(m, [&](Proc& p) { alg.program(p, algorithms::Args{size, 0, false}); }, o).makespan;
+  o.phantom_payloads = true;
+  o.stack_bytes = std::size_t{64} << 10;
+  return o;
 }
 
-struct Point {
-  int p, q;
-  Time model, emulated;
-};
+Time emulate(const Machine& m, const std::string& algorithm, std::size_t size) {
+  return experiment::emulate(m, algorithms::find(algorithm), algorithms::Args{size, 0, false}, point_options())
+      .result.makespan;
+}
 
 struct Best {
   int p = 0, q = 0;
@@ -66,17 +67,120 @@ struct Best {
   std::string str() const { return fmt::format("{}x{}", p, q); }
 };
 
+// The paper's claims as the search checks them: a statement per (machine, size), a line for each
+// that does not hold, and the count at the end (the experiment harness's ledger keeps them).
+struct SearchClaims {
+  claims::Ledger ledger;
+  void check(bool held, const std::string& what) {
+    ledger.statement(fmt::format("search.{}", ledger.claims().size()), "paper 001, sections 3.1 and 4.1", what,
+                     held ? "holds" : "does not hold", held);
+    if (!held) fmt::print("    claim NOT reproduced: {}\n", what);
+  }
+};
+
+// One machine hpam:1x1/LEVEL,Q=q,multicast at size s: every p2 x q2 of the hybrid broadcast and
+// scatter and every p2 x 1 of the multicast ones, emulated in parallel by the experiment harness.
+struct Emulated {
+  std::map<std::pair<int, int>, std::pair<Time, Time>> hybrid;  // (p2, q2) -> (bcast, scatter)
+  std::map<int, std::pair<Time, Time>> multicast;               // p2 -> (bcast, scatter)
+};
+
+Emulated emulate_points(const Machine& m, const HpamModel& h, std::size_t s, int jobs) {
+  std::vector<std::string> names;
+  for (int p = 1; p <= h.r2; p *= 2)
+    for (int q = 1; q <= h.c2; q *= 2)
+      for (const char* op : {"bcast", "scatter"}) names.push_back(fmt::format("{}/hybrid({}x{})", op, p, q));
+  for (int p = 1; p <= h.r2; p *= 2)
+    for (const char* op : {"bcast", "scatter"}) names.push_back(fmt::format("{}/multicast({}x1)", op, p));
+  std::vector<experiment::Job> batch;
+  for (const auto& n : names) batch.push_back({&m, &algorithms::find(n), algorithms::Args{s, 0, false}, point_options()});
+  const auto out = experiment::run_jobs(batch, {.parallel = jobs});
+  for (const auto& o : out)
+    if (!o.record) throw std::runtime_error(fmt::format("{} on {}: {}", o.job->algorithm->name, m.name, o.error));
+  Emulated e;
+  std::size_t i = 0;
+  for (int p = 1; p <= h.r2; p *= 2)
+    for (int q = 1; q <= h.c2; q *= 2, i += 2)
+      e.hybrid[{p, q}] = {out[i].record->result.makespan, out[i + 1].record->result.makespan};
+  for (int p = 1; p <= h.r2; p *= 2, i += 2)
+    e.multicast[p] = {out[i].record->result.makespan, out[i + 1].record->result.makespan};
+  return e;
+}
+
+// The bests of one size, which the claims across sizes compare.
+struct SizeBests {
+  int scatter_area_model, scatter_area_emulated, mscatter_p_model, mscatter_p_emulated;
+};
+
+// One row of the search at size s: the best sub-meshes by the models (eqs. 5, 6, 10, 11) and
+// emulated, the CSV points, and the claims of sections 3.1 and 4.1 that hold at one size.
+SizeBests search_size(const std::string& level, const std::string& qtext, const HpamModel& h, std::size_t s,
+                      const Emulated& e, std::FILE* csv, SearchClaims& claims) {
+  Best bm, be, mm, me, sm, se, smm, sme;
+  Time brute_model = 0, brute_emulated = 0, worst_model = 0, worst_emulated = 0;
+  std::map<std::pair<int, int>, Time> scatter_model, bcast_emulated;
+  for (const auto& [pq, times] : e.hybrid) {
+    const auto [p, q] = pq;
+    const Time b_model = h.eq5_hybrid_bcast(p, q, s), s_model = h.eq10_hybrid_scatter(p, q, s);
+    const auto [b_emu, s_emu] = times;
+    bm.offer(p, q, b_model), be.offer(p, q, b_emu), sm.offer(p, q, s_model), se.offer(p, q, s_emu);
+    scatter_model[{p, q}] = s_model;
+    bcast_emulated[{p, q}] = b_emu;
+    if (p == 1 && q == 1) brute_model = b_model, brute_emulated = b_emu;
+    worst_model = std::max(worst_model, b_model), worst_emulated = std::max(worst_emulated, b_emu);
+    if (csv) {
+      std::fprintf(csv, "%s,%s,bcast-hybrid,%d,%d,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, q, s, to_us(b_model), to_us(b_emu));
+      std::fprintf(csv, "%s,%s,scatter-hybrid,%d,%d,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, q, s, to_us(s_model), to_us(s_emu));
+    }
+  }
+  for (const auto& [p, times] : e.multicast) {
+    const Time bmc = h.eq6_multicast_bcast(p, s), smc = h.eq11_multicast_scatter(p, s);
+    const auto [bmc_emu, smc_emu] = times;
+    mm.offer(p, 1, bmc), smm.offer(p, 1, smc), me.offer(p, 1, bmc_emu), sme.offer(p, 1, smc_emu);
+    if (csv) {
+      std::fprintf(csv, "%s,%s,bcast-multicast,%d,1,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, s, to_us(bmc), to_us(bmc_emu));
+      std::fprintf(csv, "%s,%s,scatter-multicast,%d,1,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, s, to_us(smc),
+                   to_us(smc_emu));
+    }
+  }
+  const double gain = 100.0 * static_cast<double>(bm.t - mm.t) / static_cast<double>(bm.t);
+  const double gain_emu = 100.0 * static_cast<double>(be.t - me.t) / static_cast<double>(be.t);
+  fmt::print("{:>6} | {:>7} {:>14.2f} {:>7} {:>14.2f} | {:>5} {:>8.2f} {:>6.1f} {:>5} {:>8.2f} {:>6.1f} | {:>7} {:>14.2f} {:>7} "
+             "{:>14.2f} | {:>5} {:>8.2f} {:>5} {:>8.2f}\n",
+             s, bm.str(), to_us(bm.t), be.str(), to_us(be.t), mm.str(), to_us(mm.t), gain, me.str(), to_us(me.t), gain_emu,
+             sm.str(), to_us(sm.t), se.str(), to_us(se.t), smm.str(), to_us(smm.t), sme.str(), to_us(sme.t));
+  // Section 3.1: "the optimal partitioning consists of two sub-meshes constructed along the
+  // columns (r2 x c2/2) regardless of the size of the mesh, the size of the message or Q".
+  claims.check(bm.p == h.r2 && bm.q == h.c2 / 2, fmt::format("eq. 5 best {} is not {}x{}", bm.str(), h.r2, h.c2 / 2));
+  claims.check(be.p == h.r2 && be.q == h.c2 / 2, fmt::format("emulated hybrid broadcast best {} is not {}x{}", be.str(), h.r2, h.c2 / 2));
+  // "In all the tests conducted, the brute force approach results in worst case performance."
+  claims.check(brute_model == worst_model, "eq. 5: brute force is not the slowest broadcast");
+  claims.check(brute_emulated == worst_emulated, "emulated: brute force is not the slowest broadcast");
+  // "the optimal sub-mesh size is r2/2 x 1" (multicast, eq. 6).
+  claims.check(mm.p == h.r2 / 2, fmt::format("eq. 6 best {} is not {}x1", mm.str(), h.r2 / 2));
+  claims.check(me.p == h.r2 / 2, fmt::format("emulated multicast broadcast best {} is not {}x1", me.str(), h.r2 / 2));
+  // "more than 43%" for 4x4, "more than 46%" for 16x16 and larger.
+  const double want = h.r2 * h.c2 <= 16 ? 43 : h.r2 * h.c2 >= 256 ? 46 : 0;
+  claims.check(gain > want, fmt::format("multicast gain {:.1f}% is not above {}%", gain, want));
+  claims.check(gain_emu > want, fmt::format("emulated multicast gain {:.1f}% (best hybrid {} against best multicast {}) is not above {}%",
+                                            gain_emu, be.str(), me.str(), want));
+  // Sections 3.1, 4.1: column partitions (tall sub-meshes) beat row partitions of the same size.
+  for (int p = 2; p <= h.r2; p *= 2)
+    for (int q = 1; q < p && q <= h.c2; q *= 2) {
+      if (p > h.c2) continue;
+      claims.check(scatter_model[{p, q}] <= scatter_model[{q, p}],
+                   fmt::format("eq. 10: {}x{} (column partition) is slower than {}x{}", p, q, q, p));
+      claims.check(bcast_emulated[{p, q}] <= bcast_emulated[{q, p}],
+                   fmt::format("emulated broadcast: {}x{} (column partition) is slower than {}x{}", p, q, q, p));
+    }
+  return {sm.p * sm.q, se.p * se.q, smm.p, sme.p};
+}
+
 int search(const std::string& levels, const std::string& qs, const std::string& sizes, const std::string& csv_path, int jobs) {
-  tbb::task_arena arena(std::max(1, jobs));
   std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   if (!csv_path.empty() && !csv) throw UsageError(fmt::format("cannot write '{}'", csv_path));
   if (csv) std::fprintf(csv, "level2,Q,op,p2,q2,size,model_us,emulated_us\n");
-  int claims_checked = 0, claims_held = 0;
-  auto claim = [&](bool held, const std::string& what) {
-    ++claims_checked;
-    claims_held += held;
-    if (!held) fmt::print("    claim NOT reproduced: {}\n", what);
-  };
+  SearchClaims claims;
   for (const auto& level : split(levels)) {
     const auto start = std::chrono::steady_clock::now();
     for (const auto& qtext : split(qs)) {
@@ -86,112 +190,27 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
       fmt::print("{:>6} | {:>22} {:>22} | {:>14} {:>6} {:>14} {:>6} | {:>22} {:>22} | {:>14} {:>14}\n", "S", "bcast best: model",
                  "emulated", "mcast model", "gain%", "mcast emulated", "gain%", "scatter best: model", "emulated", "mcast model",
                  "mcast emulated");
-      std::vector<int> scatter_area_model, scatter_area_emulated;  // best p2 * q2 per size
-      std::vector<int> mscatter_p_model, mscatter_p_emulated;      // best p2 of the multicast scatter per size
+      std::vector<SizeBests> bests;
       for (const auto& stext : split(sizes)) {
         const std::size_t s = std::stoull(stext);
-        Best bm, be, mm, me, sm, se, smm, sme;
-        Time brute_model = 0, brute_emulated = 0, worst_model = 0, worst_emulated = 0;
-        std::map<std::pair<int, int>, Time> scatter_model, bcast_emulated;
-        // Emulate every sub-mesh (in parallel: the runs are independent), then go through them.
-        std::vector<std::pair<int, int>> shapes;
-        for (int p = 1; p <= h.r2; p *= 2)
-          for (int q = 1; q <= h.c2; q *= 2) shapes.emplace_back(p, q);
-        std::vector<std::pair<Time, Time>> emulated(shapes.size());
-        std::vector<int> heights;  // the multicast's p2 x 1
-        for (int p = 1; p <= h.r2; p *= 2) heights.push_back(p);
-        std::vector<std::pair<Time, Time>> emulated_mc(heights.size());
-        arena.execute([&] {
-          tbb::parallel_for(std::size_t{0}, shapes.size() + heights.size(), [&](std::size_t i) {
-            if (i >= shapes.size()) {
-              const int p = heights[i - shapes.size()];
-              emulated_mc[i - shapes.size()] = {emulate(m, fmt::format("bcast/multicast({}x1)", p), s),
-                                                emulate(m, fmt::format("scatter/multicast({}x1)", p), s)};
-              return;
-            }
-            const auto [p, q] = shapes[i];
-            emulated[i] = {emulate(m, fmt::format("bcast/hybrid({}x{})", p, q), s),
-                           emulate(m, fmt::format("scatter/hybrid({}x{})", p, q), s)};
-          });
-        });
-        for (std::size_t i = 0; i < shapes.size(); ++i) {
-          {
-            const auto [p, q] = shapes[i];
-            const Time b_model = h.eq5_hybrid_bcast(p, q, s), s_model = h.eq10_hybrid_scatter(p, q, s);
-            const auto [b_emu, s_emu] = emulated[i];
-            bm.offer(p, q, b_model), be.offer(p, q, b_emu), sm.offer(p, q, s_model), se.offer(p, q, s_emu);
-            scatter_model[{p, q}] = s_model;
-            bcast_emulated[{p, q}] = b_emu;
-            if (p == 1 && q == 1) brute_model = b_model, brute_emulated = b_emu;
-            worst_model = std::max(worst_model, b_model), worst_emulated = std::max(worst_emulated, b_emu);
-            if (csv) {
-              std::fprintf(csv, "%s,%s,bcast-hybrid,%d,%d,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, q, s, to_us(b_model), to_us(b_emu));
-              std::fprintf(csv, "%s,%s,scatter-hybrid,%d,%d,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, q, s, to_us(s_model), to_us(s_emu));
-            }
-          }
-        }
-        for (std::size_t i = 0; i < heights.size(); ++i) {
-          const int p = heights[i];
-          const Time bmc = h.eq6_multicast_bcast(p, s), smc = h.eq11_multicast_scatter(p, s);
-          const auto [bmc_emu, smc_emu] = emulated_mc[i];
-          mm.offer(p, 1, bmc), smm.offer(p, 1, smc), me.offer(p, 1, bmc_emu), sme.offer(p, 1, smc_emu);
-          if (csv) {
-            std::fprintf(csv, "%s,%s,bcast-multicast,%d,1,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, s, to_us(bmc), to_us(bmc_emu));
-            std::fprintf(csv, "%s,%s,scatter-multicast,%d,1,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, s, to_us(smc),
-                         to_us(smc_emu));
-          }
-        }
-        const double gain = 100.0 * static_cast<double>(bm.t - mm.t) / static_cast<double>(bm.t);
-        const double gain_emu = 100.0 * static_cast<double>(be.t - me.t) / static_cast<double>(be.t);
-        fmt::print("{:>6} | {:>7} {:>14.2f} {:>7} {:>14.2f} | {:>5} {:>8.2f} {:>6.1f} {:>5} {:>8.2f} {:>6.1f} | {:>7} {:>14.2f} {:>7} "
-                   "{:>14.2f} | {:>5} {:>8.2f} {:>5} {:>8.2f}\n",
-                   s, bm.str(), to_us(bm.t), be.str(), to_us(be.t), mm.str(), to_us(mm.t), gain, me.str(), to_us(me.t), gain_emu,
-                   sm.str(), to_us(sm.t), se.str(), to_us(se.t), smm.str(), to_us(smm.t), sme.str(), to_us(sme.t));
-        mscatter_p_model.push_back(smm.p);
-        mscatter_p_emulated.push_back(sme.p);
-        // Section 3.1: "the optimal partitioning consists of two sub-meshes constructed along the
-        // columns (r2 x c2/2) regardless of the size of the mesh, the size of the message or Q".
-        claim(bm.p == h.r2 && bm.q == h.c2 / 2, fmt::format("eq. 5 best {} is not {}x{}", bm.str(), h.r2, h.c2 / 2));
-        claim(be.p == h.r2 && be.q == h.c2 / 2, fmt::format("emulated hybrid broadcast best {} is not {}x{}", be.str(), h.r2, h.c2 / 2));
-        // "In all the tests conducted, the brute force approach results in worst case performance."
-        claim(brute_model == worst_model, "eq. 5: brute force is not the slowest broadcast");
-        claim(brute_emulated == worst_emulated, "emulated: brute force is not the slowest broadcast");
-        scatter_area_model.push_back(sm.p * sm.q);
-        scatter_area_emulated.push_back(se.p * se.q);
-        // "the optimal sub-mesh size is r2/2 x 1" (multicast, eq. 6).
-        claim(mm.p == h.r2 / 2, fmt::format("eq. 6 best {} is not {}x1", mm.str(), h.r2 / 2));
-        claim(me.p == h.r2 / 2, fmt::format("emulated multicast broadcast best {} is not {}x1", me.str(), h.r2 / 2));
-        // "more than 43%" for 4x4, "more than 46%" for 16x16 and larger.
-        const double want = h.r2 * h.c2 <= 16 ? 43 : h.r2 * h.c2 >= 256 ? 46 : 0;
-        claim(gain > want, fmt::format("multicast gain {:.1f}% is not above {}%", gain, want));
-        claim(gain_emu > want, fmt::format("emulated multicast gain {:.1f}% (best hybrid {} against best multicast {}) is not above {}%",
-                                           gain_emu, be.str(), me.str(), want));
-        // Sections 3.1, 4.1: column partitions (tall sub-meshes) beat row partitions of the same size.
-        for (int p = 2; p <= h.r2; p *= 2)
-          for (int q = 1; q < p && q <= h.c2; q *= 2) {
-            if (p > h.c2) continue;
-            claim(scatter_model[{p, q}] <= scatter_model[{q, p}],
-                  fmt::format("eq. 10: {}x{} (column partition) is slower than {}x{}", p, q, q, p));
-            claim(bcast_emulated[{p, q}] <= bcast_emulated[{q, p}],
-                  fmt::format("emulated broadcast: {}x{} (column partition) is slower than {}x{}", p, q, q, p));
-          }
+        bests.push_back(search_size(level, qtext, h, s, emulate_points(m, h, s, jobs), csv, claims));
       }
       // Section 4.1: "large sub-meshes should be used with small messages and small sub-meshes
-      // with large messages": the best p2 * q2 never grows with S.
-      for (std::size_t i = 1; i < scatter_area_model.size(); ++i) {
-        claim(scatter_area_model[i] <= scatter_area_model[i - 1], "eq. 10: the best scatter sub-mesh grows with S");
-        claim(scatter_area_emulated[i] <= scatter_area_emulated[i - 1], "emulated: the best scatter sub-mesh grows with S");
-        // Section 4.1 (multicast, Figure 7): "the size of the optimal sub-mesh increases as the
-        // message size decreases".
-        claim(mscatter_p_model[i] <= mscatter_p_model[i - 1], "eq. 11: the best multicast scatter sub-mesh grows with S");
-        claim(mscatter_p_emulated[i] <= mscatter_p_emulated[i - 1], "emulated: the best multicast scatter sub-mesh grows with S");
+      // with large messages" (the best p2 * q2 never grows with S); with the multicast (Figure 7)
+      // "the size of the optimal sub-mesh increases as the message size decreases".
+      for (std::size_t i = 1; i < bests.size(); ++i) {
+        claims.check(bests[i].scatter_area_model <= bests[i - 1].scatter_area_model, "eq. 10: the best scatter sub-mesh grows with S");
+        claims.check(bests[i].scatter_area_emulated <= bests[i - 1].scatter_area_emulated, "emulated: the best scatter sub-mesh grows with S");
+        claims.check(bests[i].mscatter_p_model <= bests[i - 1].mscatter_p_model, "eq. 11: the best multicast scatter sub-mesh grows with S");
+        claims.check(bests[i].mscatter_p_emulated <= bests[i - 1].mscatter_p_emulated, "emulated: the best multicast scatter sub-mesh grows with S");
       }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("(level 2 = {}: {:.1f} s of host time)\n", level, secs);
   }
   if (csv) std::fclose(csv);
-  fmt::print("\nclaims held: {} of {}\n", claims_held, claims_checked);
+  const int held = claims.ledger.count(claims::Verdict::reproduced);
+  fmt::print("\nclaims held: {} of {}\n", held, static_cast<int>(claims.ledger.claims().size()));
   return 0;
 }
 
