@@ -18,10 +18,6 @@ const Family* const kFamilies[] = {
     &irregular_family, &switchnet_family, &hpam_family, &json_file_family,
 };
 
-bool is_json_file(const std::string& spec) {
-  return spec.size() > 5 && spec.substr(spec.size() - 5) == ".json" && spec.rfind("switchnet:", 0) != 0;
-}
-
 // A claim without '=' is a bare flag ("multicast").
 bool is_flag(const std::string& key) {
   for (const Family* f : kFamilies)
@@ -31,6 +27,10 @@ bool is_flag(const std::string& key) {
 }
 
 }  // namespace
+
+bool is_json_file(const std::string& spec) {
+  return spec.size() > 5 && spec.substr(spec.size() - 5) == ".json" && spec.rfind("switchnet:", 0) != 0;
+}
 
 std::optional<std::string> SpecOptions::take(const std::string& key) {
   std::optional<std::string> value;

@@ -56,6 +56,8 @@ Machine generic_machine(std::shared_ptr<const Topology> topology);
 
 namespace touchstone::machines {
 
+/// True when a spec is the path of a JSON machine file ("m.json", not "switchnet:net.json").
+bool is_json_file(const std::string& spec);
 /// The key of a claim ("placement" of "placement=block|cyclic|random").
 std::string claim_key(const char* claim);
 /// True when `f` claims `key`.

@@ -1,7 +1,9 @@
 // Machine files: {"topology": "mesh:4x4", "name": "...", "params": {option: value}} (docs/machines.md).
 // "params" takes every option a spec could carry: the generic ones and those the topology's family
 // claims.
+#include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -23,13 +25,34 @@ std::string value_text(const nlohmann::json& value, const std::string& path, con
   throw UsageError(fmt::format("machine file '{}': field 'params.{}' must be a number or a string", path, key));
 }
 
+// The machine files being read on this thread, outermost first: a file whose topology names a
+// file being read would recurse forever.
+thread_local std::vector<std::string> reading;
+
+struct Reading {
+  explicit Reading(const std::string& path) {
+    std::error_code ec;
+    const std::string id = std::filesystem::weakly_canonical(path, ec).string();
+    for (const auto& r : reading)
+      if (r == id) {
+        std::string chain;
+        for (const auto& x : reading) chain += x + " -> ";
+        throw UsageError(fmt::format("machine file '{}' names itself through its topology: {}{}", path, chain, id));
+      }
+    reading.push_back(id);
+  }
+  ~Reading() { reading.pop_back(); }
+  Reading(const Reading&) = delete;
+  Reading& operator=(const Reading&) = delete;
+};
+
 Machine make_from_file(const std::string& path, SpecOptions&, const std::string&) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("cannot read machine file '{}'", path));
+  const std::string text = read_small_file("machine file", path);
+  const Reading guard(path);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // syntax errors, and numbers out of range (1e400)
     throw UsageError(fmt::format("machine file '{}' is not valid JSON: {}", path, e.what()));
   }
   auto field = [&](const char* name) -> const nlohmann::json& {
@@ -48,8 +71,9 @@ Machine make_from_file(const std::string& path, SpecOptions&, const std::string&
   if (!params.is_object()) throw UsageError(fmt::format("machine file '{}': field 'params' must be an object", path));
   // The params the topology's family claims join the spec's own options; the generic ones are
   // applied after, one by one, so that an error names its field.
+  // A topology that is itself a machine file takes only generic params on top of it.
   const auto head = split(spec, ',')[0];
-  const Family& family = find_family(head.substr(0, head.find(':')), spec);
+  const Family& family = is_json_file(spec) ? json_file_family : find_family(head.substr(0, head.find(':')), spec);
   std::string full = spec;
   std::vector<std::pair<std::string, std::string>> generic;
   for (const auto& [key, value] : params.items()) {
@@ -61,7 +85,9 @@ Machine make_from_file(const std::string& path, SpecOptions&, const std::string&
   try {
     m = parse_machine(full);
   } catch (const UsageError& e) {
-    throw UsageError(fmt::format("machine file '{}': {}", path, e.what()));
+    const std::string what = e.what();
+    if (what.rfind("machine file '", 0) == 0) throw;  // an inner file's error already names it
+    throw UsageError(fmt::format("machine file '{}': {}", path, what));
   }
   if (j.contains("name")) {
     if (!j["name"].is_string()) throw UsageError(fmt::format("machine file '{}': field 'name' must be a string", path));

@@ -37,7 +37,11 @@ Option time_of(Time Params::*field, const char* key, const char* help, Time unit
               if constexpr (std::is_same_v<Params, NodeCosts>) return m.costs;
               else return m.net;
             }();
-            params.*field = parse_time(opt(key), v, unit);
+            // Per-byte, per-packet and per-entry costs multiply with counts: a smaller cap (text.hpp).
+            const std::string k = key;
+            const bool per_unit = k.find("per_byte") != std::string::npos || k.find("per_packet") != std::string::npos ||
+                                  k.find("copy_ns_per") != std::string::npos || k == "match_ns";
+            params.*field = parse_time(opt(key), v, unit, per_unit ? kMaxPerUnitTime : kMaxOverheadTime);
           }};
 }
 

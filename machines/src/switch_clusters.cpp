@@ -116,11 +116,7 @@ Machine make_irregular(const std::string& arg, SpecOptions& opts, const std::str
 
 Machine make_switchnet(const std::string& arg, SpecOptions& opts, const std::string&) {
   const SwitchOptions s = take_switch_options(opts);
-  std::ifstream in(arg);
-  if (!in) throw UsageError(fmt::format("cannot read switch network file '{}'", arg));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  SwitchLayout l = switch_layout_from_json(ss.str(), arg);
+  SwitchLayout l = switch_layout_from_json(read_small_file("switch network file", arg), arg);
   if (s.ports) l.ports = s.ports;
   return finish("switchnet", arg, std::move(l), s);
 }

@@ -1,6 +1,9 @@
 #include "text.hpp"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <optional>
 
 #include <fmt/format.h>
@@ -39,7 +42,7 @@ std::pair<long long, long long> parse_int_range(const std::string& what, const s
   return {parse_int(what, text.substr(0, dash), lo, hi), parse_int(what, text.substr(dash + 1), lo, hi)};
 }
 
-Time parse_time(const std::string& what, const std::string& text, Time unit) {
+Time parse_time(const std::string& what, const std::string& text, Time unit, Time max) {
   std::size_t pos = 0;
   double x = 0;
   try {
@@ -50,8 +53,29 @@ Time parse_time(const std::string& what, const std::string& text, Time unit) {
   if (pos != text.size() || !std::isfinite(x) || x < 0)
     throw UsageError(fmt::format("{}: expected a non-negative number, got '{}'", what, text));
   const double ps = x * static_cast<double>(unit);
-  if (ps > 9e18) throw UsageError(fmt::format("{}: value {} is too large", what, text));
-  return static_cast<Time>(std::llround(ps));
+  if (ps > static_cast<double>(max))
+    throw UsageError(fmt::format("{}: {} is more than the largest value allowed, {} ps (so that no cost of a valid "
+                                 "machine can overflow virtual time)", what, text, max));
+  const Time t = static_cast<Time>(std::llround(ps));
+  if (t == 0 && x > 0)
+    throw UsageError(fmt::format("{}: {} rounds to 0 ps (time is counted in whole picoseconds); write 0 if 0 is meant",
+                                 what, text));
+  return t;
+}
+
+std::string read_small_file(const std::string& what, const std::string& path) {
+  constexpr std::uintmax_t kMaxBytes = 1 << 20;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw UsageError(fmt::format("cannot read {} '{}': {}", what, path,
+                                 std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
+  if (std::filesystem::file_size(path, ec) > kMaxBytes)
+    throw UsageError(fmt::format("{} '{}' is larger than {} bytes", what, path, kMaxBytes));
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) throw UsageError(fmt::format("cannot read {} '{}'", what, path));
+  return text.str();
 }
 
 std::vector<std::string> split(const std::string& text, char sep) {

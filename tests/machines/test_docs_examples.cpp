@@ -69,3 +69,74 @@ TEST(DocsExamples, JsonParamsTakeTheFamilysOwnOptions) {
 }
 
 }  // namespace
+
+namespace {
+
+// Bad machine input is a clear error naming it, never a crash or a silently wrong number
+// (issue 20's cases that the machine catalog owns).
+std::string machine_error(const std::string& spec) {
+  try {
+    parse_machine(spec);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << spec << " was accepted";
+  return {};
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const auto path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(MachineInput, FilesNamingThemselvesAreRefusedWithTheChain) {
+  const std::string a = write_file("ts_cycle_a.json", "");
+  const std::string b = write_file("ts_cycle_b.json", R"({"topology": ")" + a + R"("})");
+  write_file("ts_cycle_a.json", R"({"topology": ")" + b + R"("})");
+  const std::string e = machine_error(a);
+  EXPECT_NE(e.find("names itself"), std::string::npos) << e;
+  EXPECT_NE(e.find("ts_cycle_b.json ->"), std::string::npos) << e;
+  const std::string self = write_file("ts_cycle_self.json", "");
+  write_file("ts_cycle_self.json", R"({"topology": ")" + self + R"("})");
+  EXPECT_NE(machine_error(self).find("names itself"), std::string::npos);
+}
+
+TEST(MachineInput, JsonNumberOverflowNamesTheFile) {
+  const std::string f = write_file("ts_overflow.json", R"({"topology": "mesh:2x2", "params": {"hop_ns": 1e400}})");
+  const std::string e = machine_error(f);
+  EXPECT_NE(e.find("ts_overflow.json"), std::string::npos) << e;
+}
+
+TEST(MachineInput, OnlyRegularFilesAreRead) {
+  EXPECT_NE(machine_error("/dev/zero.json").find("no such file"), std::string::npos);
+  std::filesystem::create_directories(std::filesystem::temp_directory_path() / "ts_dir.json");
+  const auto dir = (std::filesystem::temp_directory_path() / "ts_dir.json").string();
+  EXPECT_NE(machine_error(dir).find("not a regular file"), std::string::npos);
+}
+
+TEST(MachineInput, TimesThatRoundToZeroOrCouldOverflowAreRefused) {
+  // 1e-9 ns per byte is 1e-6 ps: it used to round to 0, i.e. infinite bandwidth.
+  EXPECT_NE(machine_error("mesh:2x2,link_ns_per_byte=1e-9").find("rounds to 0 ps"), std::string::npos);
+  EXPECT_EQ(parse_machine("mesh:2x2,link_ns_per_byte=0").net.link_byte_time, 0);
+  EXPECT_EQ(parse_machine("mesh:2x2,link_ns_per_byte=0.001").net.link_byte_time, 1);
+  // 4 bytes x 2^62 ps wrapped to 0: per-byte times are capped at 1 ms (x 2^30 bytes < 2^63 ps).
+  EXPECT_NE(machine_error("mesh:1x2,send_ns_per_byte=4611686018427387.904").find("largest value allowed"),
+            std::string::npos);
+  EXPECT_EQ(parse_machine("mesh:1x2,send_ns_per_byte=1000000").costs.send_per_byte, milliseconds(1));
+  EXPECT_NE(machine_error("mesh:1x2,send_us=2000000000").find("largest value allowed"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+TEST(MachineInput, SwitchNetworkFilesMustBeSmallRegularFiles) {
+  std::string e;
+  try {
+    parse_machine("switchnet:/dev/zero");
+  } catch (const UsageError& err) {
+    e = err.what();
+  }
+  EXPECT_NE(e.find("not a regular file"), std::string::npos) << e;
+}
+}  // namespace
