@@ -25,11 +25,7 @@ inline int debug_main(int argc, char** argv, const char* what, std::string machi
     const cli::Findings f = cli::debug_findings(debug, m, program, o, r);
     fmt::print("{}", f.text);
     return f.other_outcomes ? 3 : 0;
-  } catch (const RunError& e) {
-    fmt::print(stderr, "error: the run failed:\n{}\n", e.what());
-    return 2;
   } catch (const Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
+    return cli::report_failure(e);
   }
 }

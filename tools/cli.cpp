@@ -319,15 +319,8 @@ int main(int argc, char** argv) {
       fmt::print("{}", diff_order_logs(read(diff_a), read(diff_b), diff_a, diff_b, differ));
       return differ ? 3 : 0;
     }
-  } catch (const RunError& e) {
-    fmt::print(stderr, "error: the run failed:\n{}\n", e.what());
-    return 2;
-  } catch (const Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
+    return report_failure(e);
   }
   return 0;
 }

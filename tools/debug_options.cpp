@@ -1,7 +1,9 @@
 #include "tools/debug_options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include "touchstone/error.hpp"
 #include "touchstone/explore.hpp"
 
 namespace touchstone::cli {
@@ -34,6 +36,15 @@ void apply_debug_options(const DebugOptions& d, RunOptions& o) {
   o.races = d.races.empty() ? RaceCheck::off : d.races == "error" ? RaceCheck::error : RaceCheck::report;
   if (!d.schedule.empty()) o.schedule = parse_schedule(d.schedule);
   o.explain = d.explain;
+}
+
+int report_failure(const std::exception& e) {
+  if (dynamic_cast<const RunError*>(&e)) {
+    fmt::print(stderr, "error: the run failed:\n{}\n", e.what());
+    return 2;
+  }
+  fmt::print(stderr, "error: {}\n", e.what());
+  return 1;
 }
 
 Findings debug_findings(const DebugOptions& d, const Machine& m, const Program& program, const RunOptions& o,

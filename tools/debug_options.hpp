@@ -2,6 +2,7 @@
 // runs a program (`touchstone run`, `touchstone mpirun`) offers the same ones.
 #pragma once
 #include <cstdint>
+#include <exception>
 #include <string>
 
 #include "touchstone/run.hpp"
@@ -28,6 +29,10 @@ struct Findings {
   std::string text;             ///< races (--races) and exploration (--explore) reports
   bool other_outcomes = false;  ///< an explored run failed or received other data
 };
+
+/// Prints the error that ended a command the way the CLI does (docs/cli.md, "Exit codes") and
+/// returns its exit code: 2 when the run failed (RunError), 1 for anything else.
+int report_failure(const std::exception& e);
 
 /// Adds --trace, --order-log, --perturb, --races[=error] and --internal to a command.
 void add_debug_options(CLI::App* cmd, DebugOptions& d);

@@ -268,6 +268,23 @@ void set_status(MPI_Status* out, const MPI_Status& s) {
 }
 
 // Completes the request behind handle *h (blocking), frees it and reports truncation.
+// Waitall and Testall, once every request is complete: frees them, sets their statuses and
+// raises MPI_ERR_IN_STATUS for the first that failed (a truncated receive).
+void release_all(RankState& rs, int count, MPI_Request requests[], MPI_Status statuses[]) {
+    std::optional<MpiError> first;
+    for (int i = 0; i < count; ++i) {
+      Req* q = find_req(rs, requests[i]);
+      MPI_Status s = q ? q->status : empty_status();
+      if (q && s.MPI_ERROR != MPI_SUCCESS && !first) first = truncation(*q);
+      if (q) {
+        rs.reqs[static_cast<std::size_t>(requests[i] - 1)].reset();
+        requests[i] = MPI_REQUEST_NULL;
+      }
+      if (statuses != MPI_STATUSES_IGNORE) statuses[i] = s;
+    }
+    if (first) throw MpiError{MPI_ERR_IN_STATUS, first->what};
+}
+
 void wait_one(RankState& rs, MPI_Request* h, MPI_Status* status) {
   Req* q = find_req(rs, *h);
   if (!q) {
@@ -894,18 +911,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     // The runtime completes receives in the order their messages arrived (docs/model.md).
     const auto st = rs.proc->waitall(active);
     for (std::size_t k = 0; k < which.size(); ++k) finish(rs, *find_req(rs, requests[which[k]]), st[k]);
-    std::optional<MpiError> first;
-    for (int i = 0; i < count; ++i) {
-      Req* q = find_req(rs, requests[i]);
-      MPI_Status s = q ? q->status : empty_status();
-      if (q && s.MPI_ERROR != MPI_SUCCESS && !first) first = truncation(*q);
-      if (q) {
-        rs.reqs[static_cast<std::size_t>(requests[i] - 1)].reset();
-        requests[i] = MPI_REQUEST_NULL;
-      }
-      if (statuses != MPI_STATUSES_IGNORE) statuses[i] = s;
-    }
-    if (first) throw MpiError{MPI_ERR_IN_STATUS, first->what};
+    release_all(rs, count, requests, statuses);
   });
 }
 
@@ -966,18 +972,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
     }
     *flag = all;
     if (!all) return;
-    std::optional<MpiError> first;
-    for (int i = 0; i < count; ++i) {
-      Req* q = find_req(rs, requests[i]);
-      MPI_Status s = q ? q->status : empty_status();
-      if (q && s.MPI_ERROR != MPI_SUCCESS && !first) first = truncation(*q);
-      if (q) {
-        rs.reqs[static_cast<std::size_t>(requests[i] - 1)].reset();
-        requests[i] = MPI_REQUEST_NULL;
-      }
-      if (statuses != MPI_STATUSES_IGNORE) statuses[i] = s;
-    }
-    if (first) throw MpiError{MPI_ERR_IN_STATUS, first->what};
+    release_all(rs, count, requests, statuses);
   });
 }
 
