@@ -3,7 +3,7 @@
 // Figure 10 (k = 2, l = 1/2) on cm5:32, virtual time against the traffic t for every alltoallv/
 // algorithm over several seeds (a new matrix and new random choices per seed), mean and spread.
 //
-//   paper003 [--seeds N] [--traffic 1024,4096,16384,65536] [--machine cm5:32]
+//   paper003 [--seeds N] [--traffic 1024,4096,16384,65536] [--machine cm5:32] [--jobs N]
 //   paper003 claims [--format text|csv|markdown]   section 3's costs and section 7's statements,
 //                                                  the paper's beside ours, with a verdict
 #include <algorithm>
@@ -17,6 +17,7 @@
 
 #include "algorithms/registry.hpp"
 #include "tools/experiment/claims.hpp"
+#include "tools/experiment/experiment.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -75,22 +76,36 @@ Stats stats_of(const std::vector<double>& v) {
   return s;
 }
 
-// One alltoallv algorithm at one traffic setting over seeds 1..seeds (ms).
-Stats measure(const Machine& m, const std::string& alg, int k, const char* l, long long t, int seeds) {
-  const auto spec = algorithms::parse_traffic(fmt::format("k={},l={},t={}", k, l, t));
-  const auto& a = algorithms::find(alg);
-  std::vector<double> ms;
-  for (int seed = 1; seed <= seeds; ++seed) {
-    algorithms::Args args;
-    args.traffic = spec;
-    RunOptions o;
-    o.seed = static_cast<std::uint64_t>(seed);
-    ms.push_back(static_cast<double>(run(m, [&](Proc& p) { a.program(p, args); }, o).makespan) / 1e9);
+// One alltoallv algorithm at one traffic setting, emulated once per seed.
+struct Point {
+  const algorithms::Algorithm* algorithm;
+  int k;
+  const char* l;
+  long long t;
+};
+
+// Emulates every point over seeds 1..seeds as jobs of the experiment harness, `parallel` at once;
+// the virtual times (ms) of each point, by seed.
+std::vector<std::vector<double>> measure(const Machine& m, const std::vector<Point>& points, int seeds, int parallel) {
+  std::vector<experiment::Job> jobs;
+  for (const auto& pt : points)
+    for (int seed = 1; seed <= seeds; ++seed) {
+      experiment::Job j{&m, pt.algorithm, {}, {}};
+      j.args.traffic = algorithms::parse_traffic(fmt::format("k={},l={},t={}", pt.k, pt.l, pt.t));
+      j.options.seed = static_cast<std::uint64_t>(seed);
+      jobs.push_back(std::move(j));
+    }
+  const auto outcomes = experiment::run_jobs(jobs, {.parallel = parallel});
+  std::vector<std::vector<double>> ms(points.size());
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const auto& o = outcomes[i];
+    if (!o.record) throw Error(fmt::format("{} on {}: {}", o.job->algorithm->name, m.name, o.error));
+    ms[i / static_cast<std::size_t>(seeds)].push_back(static_cast<double>(o.record->result.makespan) / 1e9);
   }
-  return stats_of(ms);
+  return ms;
 }
 
-int print_claims(const std::string& machine, int seeds, const std::vector<long long>& traffic, claims::Format format) {
+int print_claims(const std::string& machine, int seeds, const std::vector<long long>& traffic, int parallel, claims::Format format) {
   const Machine m = parse_machine(machine);
   claims::Ledger L;
   constexpr double kTol = 1.10;  // a number within 1.10x counts as reproduced; "as well as" likewise
@@ -116,15 +131,19 @@ int print_claims(const std::string& machine, int seeds, const std::vector<long l
   L.number("sec3.send-one-packet", "Sec. 3: 'Sending ... a single-packet active message on the CM-5 takes 1.6 us'", 1.6, to_us(send_cpu), kTol, "us");
   L.number("sec3.recv-one-packet", "Sec. 3: 'receiving a single-packet active message ... takes ... 1.7 us'", 1.7, to_us(recv_cpu), kTol, "us");
 
-  struct Point {
+  struct Measured {
     long long t;
     Stats two, ss, ssp;  // two-stage, random-scheduling, random-scheduling-plus
   };
+  const char* const names[] = {"alltoallv/two-stage", "alltoallv/random-scheduling", "alltoallv/random-scheduling-plus"};
   auto points = [&](int k, const char* l) {
-    std::vector<Point> v;
+    std::vector<Point> pts;
     for (long long t : traffic)
-      v.push_back({t, measure(m, "alltoallv/two-stage", k, l, t, seeds), measure(m, "alltoallv/random-scheduling", k, l, t, seeds),
-                   measure(m, "alltoallv/random-scheduling-plus", k, l, t, seeds)});
+      for (const char* name : names) pts.push_back({&algorithms::find(name), k, l, t});
+    const auto ms = measure(m, pts, seeds, parallel);
+    std::vector<Measured> v;
+    for (std::size_t i = 0; i < traffic.size(); ++i)
+      v.push_back({traffic[i], stats_of(ms[3 * i]), stats_of(ms[3 * i + 1]), stats_of(ms[3 * i + 2])});
     return v;
   };
   const auto f9 = points(32, "1/32"), f10 = points(2, "1/2");
@@ -186,13 +205,15 @@ int main(int argc, char** argv) {
   app.add_option("--seeds", seeds, "seeds per point (1..N)")->check(CLI::Range(1, 1000));
   app.add_option("--traffic", traffic, "traffic values t in bytes")->delimiter(',');
   app.add_option("--machine", machine, "machine spec");
+  int parallel = 0;
+  app.add_option("--jobs", parallel, "emulations at once (0: the host's cores)")->check(CLI::Range(0, 1024));
   std::string format = "text";
   app.fallthrough();  // --seeds, --traffic, --machine also after "claims"
   auto* cl = app.add_subcommand("claims", "section 3's costs and section 7's statements beside ours, with verdicts");
   cl->add_option("--format", format, "text, csv or markdown")->check(CLI::IsMember({"text", "csv", "markdown"}));
   CLI11_PARSE(app, argc, argv);
   try {
-    if (*cl) return print_claims(machine, seeds, traffic, claims::parse_format(format));
+    if (*cl) return print_claims(machine, seeds, traffic, parallel, claims::parse_format(format));
     const Machine m = parse_machine(machine);
     const struct {
       const char* figure;
@@ -200,6 +221,13 @@ int main(int argc, char** argv) {
       const char* l;
     } settings[] = {{"Figure 9", 32, "1/32"}, {"Figure 10", 2, "1/2"}};
     fmt::print("figure,k,l,t,algorithm,mean_ms,min_ms,max_ms,stddev_ms,seeds\n");
+    const auto algs = algorithms::select("alltoallv/all");
+    std::vector<Point> pts;
+    for (const auto& s : settings)
+      for (const long long t : traffic)
+        for (const auto* alg : algs) pts.push_back({alg, s.k, s.l, t});
+    const auto ms = measure(m, pts, seeds, parallel);
+    auto next = ms.begin();
     for (const auto& s : settings)
       for (const long long t : traffic) {
         const auto spec = algorithms::parse_traffic(fmt::format("k={},l={},t={}", s.k, s.l, t));
@@ -207,18 +235,7 @@ int main(int argc, char** argv) {
         for (int seed = 1; seed <= seeds; ++seed)
           bound.push_back(single_stage_bound_ms(m, algorithms::generate_traffic(m.nodes(), spec, static_cast<std::uint64_t>(seed))));
         print_row(s.figure, s.k, s.l, t, "single-stage-bound", bound);
-        for (const auto* alg : algorithms::select("alltoallv/all")) {
-          std::vector<double> ms;
-          for (int seed = 1; seed <= seeds; ++seed) {
-            algorithms::Args args;
-            args.traffic = spec;
-            RunOptions o;
-            o.seed = static_cast<std::uint64_t>(seed);
-            const RunResult r = run(m, [&](Proc& p) { alg->program(p, args); }, o);
-            ms.push_back(static_cast<double>(r.makespan) / 1e9);
-          }
-          print_row(s.figure, s.k, s.l, t, alg->name, ms);
-        }
+        for (const auto* alg : algs) print_row(s.figure, s.k, s.l, t, alg->name, *next++);
       }
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());

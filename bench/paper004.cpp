@@ -24,21 +24,47 @@
 #include "algorithms/allgather.hpp"
 #include "algorithms/registry.hpp"
 #include "tools/experiment/claims.hpp"
+#include "tools/experiment/experiment.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
 
 using namespace touchstone;
 
-// Machine options appended to every machine of a run (`paper004 claims --options ,send_us=2.5`).
+// Machine options appended to every machine of a run (`paper004 claims --options ,send_us=2.5`),
+// and the emulations run at once (--jobs; 0: the host's cores).
 std::string g_machine_options;
+int g_parallel = 0;
+
+// One emulation: `algorithm` on `machine` with blocks of `size` flits, run seed `seed`.
+struct Emulation {
+  std::string machine, algorithm;
+  std::size_t size = 256;
+  std::uint64_t seed = 1;
+};
+
+// Every emulation as one job of the experiment harness, g_parallel at once; virtual times (us) in
+// their order. The machines are taken exactly as written.
+std::vector<double> run_all_us(const std::vector<Emulation>& es) {
+  std::vector<Machine> machines;
+  machines.reserve(es.size());  // jobs point into it
+  std::vector<experiment::Job> jobs;
+  for (const auto& e : es) {
+    machines.push_back(parse_machine(e.machine));
+    experiment::Job j{&machines.back(), &algorithms::find(e.algorithm), algorithms::Args{e.size, 0, true}, {}};
+    j.options.seed = e.seed;
+    jobs.push_back(std::move(j));
+  }
+  std::vector<double> us;
+  for (const auto& o : experiment::run_jobs(jobs, {.parallel = g_parallel})) {
+    if (!o.record) throw Error(fmt::format("{} on {}: {}", o.job->algorithm->name, o.job->machine->name, o.error));
+    us.push_back(to_us(o.record->result.makespan));
+  }
+  return us;
+}
 
 double run_us_exactly(const std::string& machine, const std::string& algorithm, std::size_t size, std::uint64_t seed = 1) {
-  const Machine m = parse_machine(machine);
-  const auto& alg = algorithms::find(algorithm);
-  RunOptions o;
-  o.seed = seed;
-  return to_us(run(m, [&](Proc& p) { alg.program(p, algorithms::Args{size, 0, true}); }, o).makespan);
+  return run_all_us({{machine, algorithm, size, seed}}).front();
 }
 
 // A run on `machine` with the appended options.
@@ -69,13 +95,38 @@ std::vector<int> ranks(const std::vector<double>& v) {
   return r;
 }
 
-// Table 2 cell (r, c) for run seed s: the arbitration of the switches draws from it, and so does
-// a random placement (seed=s).
-double table2_cell(std::size_t r, std::size_t c, int s, const std::string& placement, const std::string& arbitration) {
+// Table 2 for run seeds 1..seeds: runs[c][s - 1][r] is cell (r, c) of seed s (-1 where the paper
+// has none), `mean[r][c]` their mean over the seeds. The arbitration of the switches draws from the
+// seed, and so does a random placement (seed=s).
+struct Table2Runs {
+  std::vector<std::vector<std::vector<double>>> runs;
+  std::vector<std::vector<double>> mean;
+};
+Table2Runs table2_runs(const std::string& placement, const std::string& arbitration, int seeds) {
   static const char* const base[] = {"switch:32", "switch2:16+16", "switch2:21+11"};
-  std::string machine = fmt::format("{},arbitration={}", base[c], arbitration);
-  if (c > 0) machine += fmt::format(",placement={},seed={}", placement, s);
-  return run_us(machine, kTable2[r].ours, 256, static_cast<std::uint64_t>(s));
+  const std::size_t R = std::size(kTable2), S = static_cast<std::size_t>(seeds);
+  std::vector<Emulation> es;
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t c = 0; c < 3; ++c) {
+      if (kTable2[r].paper[c] < 0) continue;
+      for (int s = 1; s <= seeds; ++s) {
+        std::string machine = fmt::format("{},arbitration={}", base[c], arbitration);
+        if (c > 0) machine += fmt::format(",placement={},seed={}", placement, s);
+        es.push_back({machine + g_machine_options, kTable2[r].ours, 256, static_cast<std::uint64_t>(s)});
+      }
+    }
+  const auto us = run_all_us(es);
+  Table2Runs t{std::vector<std::vector<std::vector<double>>>(3, std::vector<std::vector<double>>(S, std::vector<double>(R, -1))),
+               std::vector<std::vector<double>>(R, std::vector<double>(3, -1))};
+  auto next = us.begin();
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t c = 0; c < 3; ++c) {
+      if (kTable2[r].paper[c] < 0) continue;
+      double sum = 0;
+      for (std::size_t s = 0; s < S; ++s) sum += t.runs[c][s][r] = *next++;
+      t.mean[r][c] = sum / seeds;
+    }
+  return t;
 }
 
 int table2(const std::string& placement, const std::string& arbitration, int seeds) {
@@ -84,16 +135,7 @@ int table2(const std::string& placement, const std::string& arbitration, int see
   fmt::print("Paper 004, Table 2: all-to-all broadcast of 256-flit blocks (us); placement of ranks on the\n"
              "2-switch networks: {}; arbitration: {}; ours = mean over run seeds 1..{}\n\n", placement, arbitration, seeds);
   const std::size_t R = std::size(kTable2);
-  // runs[c][s][r]: one run per seed; ours[r][c]: their mean (-1 where the paper has none).
-  std::vector<std::vector<std::vector<double>>> runs(3, std::vector<std::vector<double>>(static_cast<std::size_t>(seeds), std::vector<double>(R, -1)));
-  std::vector<std::vector<double>> ours(R, std::vector<double>(3, -1));
-  for (std::size_t r = 0; r < R; ++r)
-    for (std::size_t c = 0; c < 3; ++c) {
-      if (kTable2[r].paper[c] < 0) continue;
-      double sum = 0;
-      for (int s = 1; s <= seeds; ++s) sum += runs[c][static_cast<std::size_t>(s - 1)][r] = table2_cell(r, c, s, placement, arbitration);
-      ours[r][c] = sum / seeds;
-    }
+  const auto [runs, ours] = table2_runs(placement, arbitration, seeds);
   fmt::print("{:<10}", "algorithm");
   for (auto t : titles) fmt::print(" | {:>26}", t);
   fmt::print("\n{:<10}", "");
@@ -227,10 +269,15 @@ struct Network {
 const char* const kIrregularAlgs[] = {"allgather/combining", "allgather/SB", "allgather/RO-ring", "allgather/SO-ring", "allgather/LS", "allgather/LR"};
 
 std::vector<Network> irregular_runs(const std::string& arbitration, int seeds) {
+  std::vector<Emulation> es;
+  for (int s = 1; s <= seeds; ++s)
+    for (const char* a : kIrregularAlgs) es.push_back({irregular_machine(s, arbitration) + g_machine_options, a, 256, static_cast<std::uint64_t>(s)});
+  const auto us = run_all_us(es);
   std::vector<Network> v;
+  auto next = us.begin();
   for (int s = 1; s <= seeds; ++s) {
     Network n{s, {}};
-    for (const char* a : kIrregularAlgs) n.us[a] = run_us(irregular_machine(s, arbitration), a, 256, static_cast<std::uint64_t>(s));
+    for (const char* a : kIrregularAlgs) n.us[a] = *next++;
     v.push_back(std::move(n));
   }
   return v;
@@ -294,16 +341,12 @@ int print_claims(const std::string& arbitration, int seeds, int networks, claims
   const std::string placement = "cyclic";
   const char* columns[] = {"1-switch", "balanced", "unbalanced"};
   // Table 2: every cell (mean over run seeds) and every column's order.
-  std::vector<std::vector<double>> ours(std::size(kTable2), std::vector<double>(3, -1));
+  const auto ours = table2_runs(placement, arbitration, seeds).mean;
   for (std::size_t r = 0; r < std::size(kTable2); ++r)
-    for (std::size_t c = 0; c < 3; ++c) {
-      if (kTable2[r].paper[c] < 0) continue;
-      double sum = 0;
-      for (int s = 1; s <= seeds; ++s) sum += table2_cell(r, c, s, placement, arbitration);
-      ours[r][c] = sum / seeds;
-      L.number(fmt::format("table2.{}.{}", kTable2[r].paper_name, columns[c]), "Table 2 (us; 256 flits, '5 microsecond startup')",
-               kTable2[r].paper[c], ours[r][c], kTol, "us", c > 0 ? fmt::format("mean over run seeds 1..{}, {} placement", seeds, placement) : "");
-    }
+    for (std::size_t c = 0; c < 3; ++c)
+      if (kTable2[r].paper[c] >= 0)
+        L.number(fmt::format("table2.{}.{}", kTable2[r].paper_name, columns[c]), "Table 2 (us; 256 flits, '5 microsecond startup')",
+                 kTable2[r].paper[c], ours[r][c], kTol, "us", c > 0 ? fmt::format("mean over run seeds 1..{}, {} placement", seeds, placement) : "");
   for (std::size_t c = 0; c < 3; ++c) {
     std::vector<double> p, o;
     std::string po, oo;
@@ -391,6 +434,8 @@ int print_claims(const std::string& arbitration, int seeds, int networks, claims
 int main(int argc, char** argv) {
   CLI::App app{"Paper 004 reproductions: all-to-all broadcast on switch-based clusters"};
   app.require_subcommand(1);
+  app.add_option("--jobs", g_parallel, "emulations at once (0: the host's cores)")->check(CLI::Range(0, 1024));
+  app.fallthrough();  // --jobs also after the subcommand
   std::string placement = "cyclic";  // docs/paper004.md: the placement that fits Table 2 best
   std::string arbitration = "random";  // the switch machines' own (docs/model.md 2.13)
   int seeds = 10;
