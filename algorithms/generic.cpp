@@ -93,34 +93,41 @@ void scan_linear(Proc& p, const Group& g0, std::span<const std::byte> send, std:
   if (!exclusive) std::memcpy(recv.data(), prefix.data(), prefix.size());
 }
 
-void gatherv_direct(Proc& p, const Group& g0, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                    std::span<const std::size_t> counts, std::span<const std::size_t> displs) {
+namespace {
+
+// The root exchanges one message with every other member: it receives each member's part
+// (gatherv) or sends it (scatterv), all posted at once, and copies its own part locally.
+enum class Towards { root, members };
+void rooted_direct(Proc& p, const Group& g0, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                   std::span<const std::size_t> counts, std::span<const std::size_t> displs, Towards towards) {
   const Group g = resolve(p, g0);
   const int n = g.size(), me = g.local_rank(p.rank());
+  const bool gather = towards == Towards::root;
   if (me != root) {
-    p.send(root, kGenericTag, send, g);
+    if (gather) p.send(root, kGenericTag, send, g);
+    else p.recv(root, kGenericTag, recv, g);
     return;
   }
   std::vector<Request> rs;
   for (int i = 0; i < n; ++i)
-    if (i != root) rs.push_back(p.irecv(i, kGenericTag, part(recv, displs[i], counts[i]), g));
-  copy_local(p, part(recv, displs[root], counts[root]), send.first(counts[root]));
+    if (i != root)
+      rs.push_back(gather ? p.irecv(i, kGenericTag, part(recv, displs[i], counts[i]), g)
+                          : p.isend(i, kGenericTag, cpart(send, displs[i], counts[i]), g));
+  if (gather) copy_local(p, part(recv, displs[root], counts[root]), send.first(counts[root]));
+  else copy_local(p, recv.first(counts[root]), cpart(send, displs[root], counts[root]));
   p.waitall(rs);
 }
 
-void scatterv_direct(Proc& p, const Group& g0, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+}  // namespace
+
+void gatherv_direct(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                    std::span<const std::size_t> counts, std::span<const std::size_t> displs) {
+  rooted_direct(p, g, root, send, recv, counts, displs, Towards::root);
+}
+
+void scatterv_direct(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
                      std::span<const std::size_t> counts, std::span<const std::size_t> displs) {
-  const Group g = resolve(p, g0);
-  const int n = g.size(), me = g.local_rank(p.rank());
-  if (me != root) {
-    p.recv(root, kGenericTag, recv, g);
-    return;
-  }
-  std::vector<Request> rs;
-  for (int i = 0; i < n; ++i)
-    if (i != root) rs.push_back(p.isend(i, kGenericTag, cpart(send, displs[i], counts[i]), g));
-  copy_local(p, recv.first(counts[root]), cpart(send, displs[root], counts[root]));
-  p.waitall(rs);
+  rooted_direct(p, g, root, send, recv, counts, displs, Towards::members);
 }
 
 void allgatherv_ring(Proc& p, const Group& g0, std::span<std::byte> buf, std::span<const std::size_t> counts,

@@ -617,26 +617,35 @@ Algorithm bcast_hybrid_entry(SubMesh s) {
                             "paper 001 section 3.1: brute force to the roots of p2 x q2 sub-meshes, then binary trees (eq. 5)", s);
 }
 
-Algorithm scatter_hybrid_entry(SubMesh s) {
-  const std::string name = fmt::format("scatter/hybrid({})", submesh_name(s));
-  Algorithm a = scatter_entry(name, "paper 001 section 4.1: one long message per p2 x q2 sub-mesh root, then binary-tree scatters (eq. 10)",
-                              [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                                        std::size_t L) { hybrid_scatter(p, name, s, root, send, recv, L); });
-  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
-    return to_us(HpamModel::of(m).eq10_hybrid_scatter(s.p, s.q, size));
-  };
+// One of the paper's rooted algorithms on sub-meshes of shape s: `entry` is the harness that runs
+// it (scatter_entry, gather_entry or their level-2 forms), `run` the algorithm, `eq` the equation
+// that predicts it.
+using SubMeshRooted = void (*)(Proc&, const std::string&, SubMesh, int, std::span<const std::byte>, std::span<std::byte>,
+                               std::size_t);
+using SubMeshEquation = Time (*)(const HpamModel&, SubMesh, std::size_t);
+static Algorithm submesh_rooted_entry(Algorithm (*entry)(std::string, std::string, RootedFn), const char* kind, SubMesh s,
+                                      std::string summary, SubMeshRooted run, SubMeshEquation eq) {
+  const std::string name = fmt::format("{}({})", kind, submesh_name(s));
+  Algorithm a = entry(name, std::move(summary),
+                      [name, s, run](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv,
+                                     std::size_t L) { run(p, name, s, root, send, recv, L); });
+  a.analytic_us = [s, eq](const Machine& m, std::size_t size) -> std::optional<double> { return to_us(eq(HpamModel::of(m), s, size)); };
   return a;
 }
 
+static Algorithm scatter_harness(std::string name, std::string summary, RootedFn fn) {
+  return scatter_entry(std::move(name), std::move(summary), std::move(fn));
+}
+
+Algorithm scatter_hybrid_entry(SubMesh s) {
+  return submesh_rooted_entry(scatter_harness, "scatter/hybrid", s,
+                              "paper 001 section 4.1: one long message per p2 x q2 sub-mesh root, then binary-tree scatters (eq. 10)",
+                              hybrid_scatter, [](const HpamModel& h, SubMesh sm, std::size_t size) { return h.eq10_hybrid_scatter(sm.p, sm.q, size); });
+}
+
 Algorithm gather_hybrid_entry(SubMesh s) {
-  const std::string name = fmt::format("gather/hybrid({})", submesh_name(s));
-  Algorithm a = gather_entry(name, "paper 001 section 5: the hybrid scatter run backwards (eq. 10)",
-                             [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                                       std::size_t L) { hybrid_gather(p, name, s, root, send, recv, L); });
-  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
-    return to_us(HpamModel::of(m).eq10_hybrid_scatter(s.p, s.q, size));
-  };
-  return a;
+  return submesh_rooted_entry(gather_entry, "gather/hybrid", s, "paper 001 section 5: the hybrid scatter run backwards (eq. 10)", hybrid_gather,
+                              [](const HpamModel& h, SubMesh sm, std::size_t size) { return h.eq10_hybrid_scatter(sm.p, sm.q, size); });
 }
 
 Algorithm bcast_multicast_entry(SubMesh s) {
@@ -653,40 +662,23 @@ Algorithm bcast_multicast_entry(SubMesh s) {
 }
 
 Algorithm scatter_multicast_entry(SubMesh s) {
-  const std::string name = fmt::format("scatter/multicast({})", submesh_name(s));
-  Algorithm a = scatter_entry(name, "paper 001 section 4.1: one replicated message per band of p2 rows, then binary-tree scatters (eq. 11)",
-                              [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv,
-                                        std::size_t L) { multicast_scatter(p, name, s, root, send, recv, L); });
-  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
-    return to_us(HpamModel::of(m).eq11_multicast_scatter(s.p, size));
-  };
-  return a;
+  return submesh_rooted_entry(scatter_harness, "scatter/multicast", s,
+                              "paper 001 section 4.1: one replicated message per band of p2 rows, then binary-tree scatters (eq. 11)",
+                              multicast_scatter, [](const HpamModel& h, SubMesh sm, std::size_t size) { return h.eq11_multicast_scatter(sm.p, size); });
 }
 
 Algorithm scatter_level2_hybrid_entry(SubMesh s) {
-  const std::string name = fmt::format("scatter/hybrid-level2({})", submesh_name(s));
-  Algorithm a = scatter_level2_entry(
-      name, "paper 001 section 4.2: partial scatter in the source's row, inter-level, binary-tree scatters (eqs. 12, 13)",
-      [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t L) {
-        level2_scatter(p, name, s, root, send, recv, L);
-      });
-  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
-    return to_us(HpamModel::of(m).eq12_13_hybrid_scatter_multi(s.p, s.q, size));
-  };
-  return a;
+  return submesh_rooted_entry(scatter_level2_entry, "scatter/hybrid-level2", s,
+                              "paper 001 section 4.2: partial scatter in the source's row, inter-level, binary-tree scatters (eqs. 12, 13)",
+                              level2_scatter,
+                              [](const HpamModel& h, SubMesh sm, std::size_t size) { return h.eq12_13_hybrid_scatter_multi(sm.p, sm.q, size); });
 }
 
 Algorithm scatter_level2_multicast_entry(SubMesh s) {
-  const std::string name = fmt::format("scatter/multicast-level2({})", submesh_name(s));
-  Algorithm a = scatter_level2_entry(
-      name, "paper 001 section 4.2: partial scatter in the source's row, one multicast per band of p2 rows, binary-tree scatters (eq. 14)",
-      [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t L) {
-        level2_multicast_scatter(p, name, s, root, send, recv, L);
-      });
-  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
-    return to_us(HpamModel::of(m).eq14_multicast_scatter_multi(s.p, size));
-  };
-  return a;
+  return submesh_rooted_entry(
+      scatter_level2_entry, "scatter/multicast-level2", s,
+      "paper 001 section 4.2: partial scatter in the source's row, one multicast per band of p2 rows, binary-tree scatters (eq. 14)",
+      level2_multicast_scatter, [](const HpamModel& h, SubMesh sm, std::size_t size) { return h.eq14_multicast_scatter_multi(sm.p, size); });
 }
 
 // Harness of section 4.2's scatters to both levels: the root (0,0)_1 holds level 1's blocks
@@ -734,16 +726,9 @@ Algorithm scatter_both_multicast_entry(SubMesh s, bool qs) {
 }
 
 Algorithm gather_level2_hybrid_entry(SubMesh s) {
-  const std::string name = fmt::format("gather/hybrid-level2({})", submesh_name(s));
-  Algorithm a = gather_level2_entry(
-      name, "paper 001 section 5: scatter/hybrid-level2 run backwards (eqs. 12, 13)",
-      [name, s](Proc& p, const Group&, int root, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t L) {
-        level2_gather(p, name, s, root, send, recv, L);
-      });
-  a.analytic_us = [s](const Machine& m, std::size_t size) -> std::optional<double> {
-    return to_us(HpamModel::of(m).eq12_13_hybrid_scatter_multi(s.p, s.q, size));
-  };
-  return a;
+  return submesh_rooted_entry(gather_level2_entry, "gather/hybrid-level2", s, "paper 001 section 5: scatter/hybrid-level2 run backwards (eqs. 12, 13)",
+                              level2_gather,
+                              [](const HpamModel& h, SubMesh sm, std::size_t size) { return h.eq12_13_hybrid_scatter_multi(sm.p, sm.q, size); });
 }
 
 void add_hpam_algorithms(Catalog& catalog) {

@@ -196,6 +196,17 @@ struct Blocks {
   }
 };
 
+// An all-gather's own contribution: the send buffer (when not MPI_IN_PLACE) copied into the rank's
+// block of the receive buffer, whose size the send signature must match.
+void place_own_block(RankState& rs, const void* sendbuf, int sendcount, MPI_Datatype sendtype, std::span<std::byte> mine) {
+  if (sendbuf == MPI_IN_PLACE) return;
+  check_collective_count(sendcount);
+  Packed s(const_cast<void*>(sendbuf), sendcount, datatype_for(rs, sendtype), true);
+  if (s.span().size() != mine.size()) throw MpiError{MPI_ERR_TRUNCATE, "send and receive signatures differ"};
+  std::memcpy(mine.data(), s.span().data(), mine.size());
+  rs.proc->local_copy(mine.size());
+}
+
 }  // namespace
 
 void check_selection(const std::map<std::string, std::string>& coll) {
@@ -394,14 +405,7 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     const Type& rt = datatype_for(rs, recvtype);
     const std::size_t size = static_cast<std::size_t>(recvcount) * rt.size;
     Packed r(recvbuf, recvcount * c.size, rt, sendbuf == MPI_IN_PLACE);
-    auto mine = r.span().subspan(static_cast<std::size_t>(c.rank) * size, size);
-    if (sendbuf != MPI_IN_PLACE) {
-      check_collective_count(sendcount);
-      Packed s(const_cast<void*>(sendbuf), sendcount, datatype_for(rs, sendtype), true);
-      if (s.span().size() != size) throw MpiError{MPI_ERR_TRUNCATE, "send and receive signatures differ"};
-      std::memcpy(mine.data(), s.span().data(), size);
-      rs.proc->local_copy(size);
-    }
+    place_own_block(rs, sendbuf, sendcount, sendtype, r.span().subspan(static_cast<std::size_t>(c.rank) * size, size));
     const std::string alg = chosen("allgather");
     if (is_generic("allgather", alg)) {
       const std::vector<std::size_t> counts(static_cast<std::size_t>(c.size), size);
@@ -422,13 +426,7 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
     Comm& c = comm_for(rs, comm);
     Blocks b(recvbuf, recvcounts, displs, c.size, datatype_for(rs, recvtype), sendbuf == MPI_IN_PLACE);
     const auto me = static_cast<std::size_t>(c.rank);
-    if (sendbuf != MPI_IN_PLACE) {
-      check_collective_count(sendcount);
-      Packed s(const_cast<void*>(sendbuf), sendcount, datatype_for(rs, sendtype), true);
-      if (s.span().size() != b.counts[me]) throw MpiError{MPI_ERR_TRUNCATE, "send and receive signatures differ"};
-      std::memcpy(b.span.data() + b.displs[me], s.span().data(), b.counts[me]);
-      rs.proc->local_copy(b.counts[me]);
-    }
+    place_own_block(rs, sendbuf, sendcount, sendtype, b.span.subspan(b.displs[me], b.counts[me]));
     algorithms::allgatherv_ring(*rs.proc, c.coll, b.span, b.counts, b.displs);
     b.store();
   });

@@ -188,24 +188,33 @@ Req* find_req(RankState& rs, MPI_Request h) {
   return rs.reqs[static_cast<std::size_t>(h - 1)].get();
 }
 
+// The checks every point-to-point call makes (count, type, peer, tag) and its new request; a
+// request to MPI_PROC_NULL is complete at once.
+std::unique_ptr<Req> new_request(RankState& rs, MPI_Comm ch, int count, MPI_Datatype dt, int peer, int tag, bool recv) {
+  const Comm& c = comm_of(rs, ch);
+  check_count(count);
+  committed(rs, dt);
+  check_peer(c, peer, recv, recv ? "source" : "destination");
+  check_tag(tag, recv);
+  auto q = std::make_unique<Req>();
+  q->recv = recv;
+  q->comm = ch;
+  if (peer == MPI_PROC_NULL) {
+    q->done = true;
+    q->status = proc_null_status();
+  }
+  return q;
+}
+
 // Posts a receive into the user's buffer (or a staging buffer for non-contiguous types).
 std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count, MPI_Datatype dt, int src, int tag) {
-  Comm& c = comm_of(rs, ch);
-  check_count(count);
-  const Type& t = committed(rs, dt);
-  check_peer(c, src, true, "source");
-  check_tag(tag, true);
-  auto q = std::make_unique<Req>();
-  q->recv = true;
-  q->comm = ch;
+  auto q = new_request(rs, ch, count, dt, src, tag, true);
   q->user_buf = buf;
   q->count = count;
   q->type = dt;
-  if (src == MPI_PROC_NULL) {
-    q->done = true;
-    q->status = proc_null_status();
-    return q;
-  }
+  if (q->done) return q;
+  const Comm& c = comm_of(rs, ch);
+  const Type& t = committed(rs, dt);
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   std::span<std::byte> into{static_cast<std::byte*>(buf), n};
   if (!t.contiguous() && n) {
@@ -219,18 +228,10 @@ std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count,
 
 std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst,
                                int tag, bool synchronous) {
-  Comm& c = comm_of(rs, ch);
-  check_count(count);
+  auto q = new_request(rs, ch, count, dt, dst, tag, false);
+  if (q->done) return q;
+  const Comm& c = comm_of(rs, ch);
   const Type& t = committed(rs, dt);
-  check_peer(c, dst, false, "destination");
-  check_tag(tag, false);
-  auto q = std::make_unique<Req>();
-  q->comm = ch;
-  if (dst == MPI_PROC_NULL) {
-    q->done = true;
-    q->status = proc_null_status();
-    return q;
-  }
   std::vector<std::byte> scratch;  // the runtime copies the payload when the send is posted
   const auto data = send_bytes(buf, count, t, scratch);
   q->r = synchronous ? rs.proc->issend(dst, tag, data, c.pt2pt) : rs.proc->isend(dst, tag, data, c.pt2pt);

@@ -7,10 +7,8 @@
 #include "check.h"
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  init_world(&argc, &argv, &rank, &size);
   CHECK(argc > 1);
   const int L = atoi(argv[1]);
   char* s = calloc((size_t)L * (size_t)size, 1);

@@ -27,4 +27,11 @@
     }                                                                                            \
   } while (0)
 
+/* MPI_Init, then this process's rank in MPI_COMM_WORLD and its size: every test starts so. */
+static inline void init_world(int* argc, char*** argv, int* rank, int* size) {
+  MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
 #endif

@@ -10,10 +10,8 @@
 static int val(int r, int d, int i) { return 100000 * r + 100 * d + i; }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  init_world(&argc, &argv, &rank, &size);
   const int L = 5;
   int* send = malloc(sizeof(int) * (size_t)(size * L));
   int* recv = malloc(sizeof(int) * (size_t)(size * L));

@@ -181,10 +181,8 @@ static void check_comm(MPI_Comm comm, MPI_Datatype affine_type, MPI_Op affine_op
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  init_world(&argc, &argv, &rank, &size);
   MPI_Datatype affine_type;
   MPI_Type_contiguous(2, MPI_INT, &affine_type);
   MPI_Type_commit(&affine_type);

@@ -3,10 +3,8 @@
 #include "check.h"
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  init_world(&argc, &argv, &rank, &size);
   CHECK(size >= 4);
   /* Colors rank % 3, keys reversing the order; the last rank opts out with MPI_UNDEFINED. */
   const int color = rank == size - 1 ? MPI_UNDEFINED : rank % 3;

@@ -12,10 +12,8 @@ static void on_error(MPI_Comm* comm, int* code, ...) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  init_world(&argc, &argv, &rank, &size);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int big[4] = {1, 2, 3, 4}, small[2] = {0, 0};
   if (rank == 1) MPI_Send(big, 4, MPI_INT, 0, 0, MPI_COMM_WORLD);

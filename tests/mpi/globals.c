@@ -10,10 +10,8 @@ int counter = 0;
 static int seen[1024];
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  init_world(&argc, &argv, &rank, &size);
   ++counter;
   seen[rank] = 1;
   MPI_Barrier(MPI_COMM_WORLD);

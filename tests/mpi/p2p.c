@@ -232,10 +232,8 @@ static void some_and_any(int rank, int size) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  init_world(&argc, &argv, &rank, &size);
   CHECK(size >= 3);
   order_and_wildcards(rank, size);
   probe_and_count(rank, size);
