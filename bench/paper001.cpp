@@ -6,6 +6,8 @@
 //   paper001 search [--levels 4x4,8x8,16x16,64x64] [--q 2,8,32] [--sizes 0,256,1024,4096]
 //                   [--csv FILE]
 //   paper001 multi | scatter42 [--csv FILE] | both42 [--csv FILE]     (sections 3.2 and 4.2)
+//   paper001 plot SMALL.csv SEARCH.csv OUTDIR [FIG9.csv FIG10.csv]     (the figures, through the
+//                                                                      harness's plotting path)
 //
 // For every second level r2 x c2, Q and message size S: every p2 x q2 (powers of two) for the
 // hybrid broadcast (bcast/hybrid) and scatter (scatter/hybrid), emulated and by eqs. 5 and 10;
@@ -388,10 +390,22 @@ int main(int argc, char** argv) {
   auto* bo = app.add_subcommand("both42", "section 4.2: scatter to both levels, equal sizes, hybrid and multicast emulated (Figure 10)");
   add_scenario_options(bo, machines42, qs_both, sizes);
   bo->add_option("--csv", csv, "write every point to this CSV file (for tools/plot_paper001.py, Figure 10)");
+  std::vector<std::string> plot_inputs;
+  auto* pl = app.add_subcommand("plot", "draw Figures 5-10 from the CSV files of search, scatter42 and both42 (tools/plot_paper001.py)");
+  pl->add_option("inputs", plot_inputs,
+                 "SMALL.csv SEARCH.csv OUTDIR [FIG9.csv FIG10.csv]: search --csv on 4x4 and on the grid, the output folder, "
+                 "then scatter42 --csv and both42 --csv")
+      ->required()
+      ->expected(3, 5);
   bool with_qs = false;
   bo->add_flag("--qs", with_qs, "also the scatter with Q S bytes per level-1 processor (scatter/*-both-qs)");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (pl->parsed()) {
+      if (plot_inputs.size() == 4) throw UsageError("plot: give FIG9.csv and FIG10.csv together, or neither");
+      experiment::run_plot_script("plot_paper001.py", plot_inputs, "paper 001's figures");
+      return 0;
+    }
     if (mu->parsed()) return multi(machines, qs, sizes);
     if (sc->parsed()) return scatter42(machines42, qs, sizes, csv);
     if (bo->parsed()) return both42(machines42, qs_both, sizes, csv, with_qs);

@@ -192,7 +192,10 @@ std::string csv_field(const std::string& text) {
 
 std::string csv_line(const std::vector<std::string>& fields) {
   std::string line;
-  for (std::size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_field(fields[i]);
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i) line += ',';
+    line += csv_field(fields[i]);
+  }
   return line + "\n";
 }
 
@@ -278,29 +281,25 @@ std::string makespan_table(const Machine& m, const std::vector<const algorithms:
 
 namespace {
 
-// tools/plot_sweep.py: $TOUCHSTONE_PLOT_SCRIPT, else beside an installed binary
-// (PREFIX/share/touchstone), else in the source tree this was built from.
-std::string plot_script() {
-  if (const char* env = std::getenv("TOUCHSTONE_PLOT_SCRIPT")) return env;
+// A plotting script of tools/ by name: $TOUCHSTONE_PLOT_SCRIPT for plot_sweep.py, else beside an
+// installed binary (PREFIX/share/touchstone), else in the source tree this was built from.
+std::string plot_script(const std::string& name) {
+  if (const char* env = std::getenv("TOUCHSTONE_PLOT_SCRIPT"); env && name == "plot_sweep.py") return env;
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const auto installed = exe.parent_path().parent_path() / "share" / "touchstone" / "plot_sweep.py";
+    const auto installed = exe.parent_path().parent_path() / "share" / "touchstone" / name;
     if (std::filesystem::exists(installed)) return installed.string();
   }
-  return TOUCHSTONE_SOURCE_DIR "/tools/plot_sweep.py";
+  return (std::filesystem::path(TOUCHSTONE_SOURCE_DIR) / "tools" / name).string();
 }
 
 }  // namespace
 
-void plot(const std::string& csv_text, const std::string& figure) {
-  const auto ext = std::filesystem::path(figure).extension().string();
-  if (ext != ".png" && ext != ".svg" && ext != ".pdf")
-    throw UsageError(fmt::format("--plot {}: the figure's name must end in .png, .svg or .pdf", figure));
-  const auto csv_path = std::filesystem::temp_directory_path() / fmt::format("touchstone-plot-{}.csv", ::getpid());
-  write_output(csv_path.string(), csv_text);
-  const std::string python = "/usr/bin/python3", script = plot_script();
-  std::vector<std::string> args{python, script, csv_path.string(), figure};
+void run_plot_script(const std::string& script_name, const std::vector<std::string>& arguments, const std::string& what) {
+  const std::string python = "/usr/bin/python3", script = plot_script(script_name);
+  std::vector<std::string> args{python, script};
+  args.insert(args.end(), arguments.begin(), arguments.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -308,10 +307,24 @@ void plot(const std::string& csv_text, const std::string& figure) {
   int status = 0;
   const int spawned = posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ);
   if (spawned == 0) waitpid(pid, &status, 0);
-  std::filesystem::remove(csv_path);
   if (spawned != 0) throw UsageError(fmt::format("cannot plot: {} is missing (install python3-matplotlib)", python));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw UsageError(fmt::format("plotting {} failed ({} {}); is python3-matplotlib installed?", figure, python, script));
+    throw UsageError(fmt::format("plotting {} failed ({} {}); is python3-matplotlib installed?", what, python, script));
+}
+
+void plot(const std::string& csv_text, const std::string& figure) {
+  const auto ext = std::filesystem::path(figure).extension().string();
+  if (ext != ".png" && ext != ".svg" && ext != ".pdf")
+    throw UsageError(fmt::format("--plot {}: the figure's name must end in .png, .svg or .pdf", figure));
+  const auto csv_path = std::filesystem::temp_directory_path() / fmt::format("touchstone-plot-{}.csv", ::getpid());
+  write_output(csv_path.string(), csv_text);
+  try {
+    run_plot_script("plot_sweep.py", {csv_path.string(), figure}, figure);
+  } catch (...) {
+    std::filesystem::remove(csv_path);
+    throw;
+  }
+  std::filesystem::remove(csv_path);
 }
 
 void write_output(const std::string& path, const std::string& text) {

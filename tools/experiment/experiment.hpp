@@ -95,6 +95,10 @@ std::string makespan_table(const Machine& m, const std::vector<const algorithms:
 /// matplotlib. UsageError when the figure cannot be drawn, saying why.
 void plot(const std::string& csv_text, const std::string& figure);
 
+/// Runs the plotting script `script_name` of tools/ (installed in PREFIX/share/touchstone) with
+/// Debian's /usr/bin/python3 and `arguments`; UsageError naming `what` when it cannot run or fails.
+void run_plot_script(const std::string& script_name, const std::vector<std::string>& arguments, const std::string& what);
+
 /// Writes `text` to `path` (stdout when empty); UsageError when it cannot be written completely.
 void write_output(const std::string& path, const std::string& text);
 
