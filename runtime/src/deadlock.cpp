@@ -27,7 +27,7 @@ struct Edge {
 // the report asks for the runtime's internal messages.
 std::string Engine::describe_wait(const Vp& v) const {
   if (v.collective && !opts_.report_internal) return fmt::format("{} (a runtime collective)", v.collective);
-  return v.pending;
+  return describe(v.pending);
 }
 
 // The wait-for graph among ranks: rank r -> rank s when r's blocking call needs s to act (send a

@@ -148,7 +148,7 @@ int Engine::next() {
                             to_us(opts_.time_limit)));
       continue;
     }
-    switch (e.kind) {
+    switch (e.kind()) {
       case Ev::resume: {
         Vp& v = *static_cast<Vp*>(e.p);
         if (v.state == Vp::State::blocked && v.token == e.a) wake(v);
@@ -180,10 +180,10 @@ void Engine::wake(Vp& v) {
   resume_next_ = v.rank;
 }
 
-void Engine::block(Vp& v, Vp::Block why, std::string what) {
+void Engine::block(Vp& v, Vp::Block why, const Call& what) {
   if (opts_.on_vp_pause) opts_.on_vp_pause(v.rank);
   v.block = why;
-  v.pending = std::move(what);
+  v.pending = what;
   v.blocked_since = v.clock;
   v.state = Vp::State::blocked;
   ++v.token;
@@ -192,12 +192,13 @@ void Engine::block(Vp& v, Vp::Block why, std::string what) {
   if (aborting_) {
     // The evidence of a failed run shows where every VP was stuck when it failed.
     if (recorder_)
-      recorder_->span(v.rank, "blocked", v.blocked_since, std::max(v.blocked_since, now_), v.pending + " (when the run failed)");
+      recorder_->span(v.rank, "blocked", v.blocked_since, std::max(v.blocked_since, now_),
+                      describe(v.pending) + " (when the run failed)");
     throw Aborted{};
   }
   if (recorder_ && v.clock > v.blocked_since) {
     // Name what ended the wait: the message a receive got (its arrow leads back to the sender).
-    std::string what = v.pending;
+    std::string what = describe(v.pending);
     for (const Op* op : v.waiting_ops)
       if (op->kind == Op::Kind::recv && op->matched)
         what += fmt::format("; got message #{} from {}, arrived t={} us", op->matched->id, op->matched->src,
@@ -210,7 +211,7 @@ void Engine::block(Vp& v, Vp::Block why, std::string what) {
 void Engine::sync(Vp& v) {
   if (v.clock <= now_) return;
   queue_.push(v.clock, vp_order(v.rank), Ev::resume, &v, v.token + 1);
-  block(v, Vp::Block::sync, "catching up with virtual time");
+  block(v, Vp::Block::sync, Call{});
 }
 
 void Engine::enter(Vp& v) {
@@ -778,7 +779,7 @@ void Engine::complete_send(Vp& v, Op*& op) {
   op = nullptr;
 }
 
-std::string describe_op(const Op& op) {
+std::string describe_op(const OpSummary& op) {
   if (op.kind == Op::Kind::send && op.rendezvous)
     return fmt::format("send of message #{} to rank {} ({} bytes, rendezvous: waiting for the receiver to post a "
                        "matching receive)",
@@ -788,6 +789,21 @@ std::string describe_op(const Op& op) {
     return fmt::format("recv(source={}, tag={}), waiting for the data of rendezvous message #{}", rank_str(op.src),
                        tag_str(op.tag), op.msg_id);
   return fmt::format("recv(source={}, tag={})", rank_str(op.src), tag_str(op.tag));
+}
+
+std::string describe(const Call& c) {
+  switch (c.form) {
+    case Call::Form::sync: return "catching up with virtual time";
+    case Call::Form::wait_for: return "wait for " + describe_op(c.op);
+    case Call::Form::waitall_recvs: return fmt::format("waitall on {} receive(s)", c.count);
+    case Call::Form::waitall_for: return "waitall for " + describe_op(c.op);
+    case Call::Form::waitany: return fmt::format("waitany on {} request(s)", c.count);
+    case Call::Form::probe: return fmt::format("probe(source={}, tag={})", rank_str(c.src), tag_str(c.tag));
+    case Call::Form::iprobe: return fmt::format("iprobe(source={}, tag={})", rank_str(c.src), tag_str(c.tag));
+    case Call::Form::test_of: return "test of " + describe_op(c.op);
+    case Call::Form::barrier: return fmt::format("barrier of a group of {}", c.count);
+  }
+  return {};
 }
 
 void Engine::await_ops(Vp& v, std::span<Op* const> ops, bool all) {
@@ -815,7 +831,7 @@ Status Engine::wait(Vp& v, Op*& op) {
     if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op, since);
     Op* one[] = {op};
     await_ops(v, one, true);
-    block(v, Vp::Block::ops, "wait for " + describe_op(*op));
+    block(v, Vp::Block::ops, Call::on(Call::Form::wait_for, *op));
     unawait_ops(v, one);
   }
 }
@@ -846,7 +862,7 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
     v.waits_for_all = true;
     for (Op* op : ops)
       if (op && op->kind == Op::Kind::recv) op->awaited = true, v.waiting_ops.push_back(op), ++waiting;
-    block(v, Vp::Block::ops, fmt::format("waitall on {} receive(s)", waiting));
+    block(v, Vp::Block::ops, Call::counting(Call::Form::waitall_recvs, waiting));
     unawait_ops(v, ops);
   }
   for (auto& op : ops) {
@@ -854,7 +870,7 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
     while (op->done == kNever) {
       Op* one[] = {op};
       await_ops(v, one, true);
-      block(v, Vp::Block::ops, "waitall for " + describe_op(*op));
+      block(v, Vp::Block::ops, Call::on(Call::Form::waitall_for, *op));
       unawait_ops(v, one);
     }
     complete_send(v, op);
@@ -891,7 +907,7 @@ std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
     }
     await_ops(v, ops, false);
     if (best < ops.size()) queue_.push(best_t, vp_order(v.rank), Ev::resume, &v, v.token + 1);
-    block(v, Vp::Block::ops, fmt::format("waitany on {} request(s)", ops.size()));
+    block(v, Vp::Block::ops, Call::counting(Call::Form::waitany, ops.size()));
     unawait_ops(v, ops);
   }
 }
@@ -906,7 +922,7 @@ bool Engine::test(Vp& v, Op*& op, Status* st) {
   // A send whose completion time is already known (a synchronous one matched ahead in virtual
   // time) completes as this VP's clock moves on, which polling does: not futile.
   const bool completes_by_itself = op->kind == Op::Kind::send && op->done != kNever;
-  if (!done() && !completes_by_itself) futile_poll(v, reinterpret_cast<std::uintptr_t>(op) * 2, "test of " + describe_op(*op));
+  if (!done() && !completes_by_itself) futile_poll(v, reinterpret_cast<std::uintptr_t>(op) * 2, Call::on(Call::Form::test_of, *op));
   if (done()) {
     if (op->kind == Op::Kind::send) {
       complete_send(v, op);
@@ -946,7 +962,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
     if (auto s = find()) return s;
     futile_poll(v, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(world_src)) << 32 ^
                     static_cast<std::uint32_t>(tag) ^ gd.ctx * 0x9e3779b97f4a7c15ULL) | 1,
-                fmt::format("iprobe(source={}, tag={})", rank_str(src), tag_str(tag)));
+                Call{Call::Form::iprobe, {}, 0, src, tag});
     v.clock += machine_.costs_of(v.rank).probe_cost;
     return std::nullopt;
   }
@@ -954,7 +970,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
     v.probe_src = world_src;
     v.probe_tag = tag;
     v.probe_ctx = gd.ctx;
-    block(v, Vp::Block::probe, fmt::format("probe(source={}, tag={})", rank_str(src), tag_str(tag)));
+    block(v, Vp::Block::probe, Call{Call::Form::probe, {}, 0, src, tag});
     if (auto s = find()) return s;
   }
 }
@@ -999,7 +1015,7 @@ int Engine::forced_source(Vp& v, std::uint64_t call, int src, const GroupData* g
 // act. If v polls the same thing twice without acting in between (sending, receiving, posting a
 // receive, entering a barrier), its loop is futile: the run stops here, naming the rank, instead
 // of spinning until the time limit.
-void Engine::futile_poll(Vp& v, std::uint64_t key, const std::string& what) {
+void Engine::futile_poll(Vp& v, std::uint64_t key, const Call& what) {
   if (!queue_.empty()) {
     v.futile_polls.clear();
     return;
@@ -1020,7 +1036,7 @@ void Engine::futile_poll(Vp& v, std::uint64_t key, const std::string& what) {
   abort_run(fmt::format("livelock at t={} us: rank {} polls in a loop ({}{}) but nothing can change: every other VP "
                         "is blocked or finished, nothing is in flight, and rank {} has neither sent nor received since "
                         "its first futile poll.\n{}",
-                        to_us(v.clock), v.rank, what, v.label.empty() ? "" : " at " + v.label, v.rank,
+                        to_us(v.clock), v.rank, describe(what), v.label.empty() ? "" : " at " + v.label, v.rank,
                         others.empty() ? "No other VP is blocked.\n" : "The other VPs:\n" + others));
   now_ = std::max(now_, v.clock);
   throw Aborted{};
@@ -1051,7 +1067,7 @@ void Engine::barrier(Vp& v, const Group& g) {
     if (b.arrived < static_cast<int>(gd.members.size())) {
       b.waiting.push_back(&v);
       v.barrier_ctx = gd.ctx;
-      block(v, Vp::Block::barrier, fmt::format("barrier of a group of {}", gd.members.size()));
+      block(v, Vp::Block::barrier, Call::counting(Call::Form::barrier, gd.members.size()));
     } else {
       const Time release = b.latest + machine_.net.barrier_latency;
       if (races_) races_->on_barrier(gd.members);

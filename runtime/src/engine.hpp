@@ -45,8 +45,35 @@ constexpr bool is_am_request(std::uint64_t ctx) { return ctx >> 60 == 2; }
 inline constexpr std::uint64_t kInternalCtx = 1ULL << 63;
 constexpr bool is_internal(std::uint64_t ctx) { return (ctx & kInternalCtx) != 0; }
 
+/// What a request is, in the words of reports: a copy of the fields that describe_op reads.
+struct OpSummary {
+  Op::Kind kind = Op::Kind::send;
+  bool rendezvous = false, awaiting_data = false;
+  int src = 0, tag = 0, dst = 0;
+  std::uint64_t msg_id = 0;
+  std::size_t size = 0;
+  static OpSummary of(const Op& op) {
+    return {op.kind, op.rendezvous, op.awaiting_data, op.src, op.tag, op.dst, op.msg_id, op.size};
+  }
+};
+
 /// "recv(source=3, tag=0)" or "send of message #5 to 3".
-std::string describe_op(const Op& op);
+std::string describe_op(const OpSummary& op);
+inline std::string describe_op(const Op& op) { return describe_op(OpSummary::of(op)); }
+
+/// A blocking call or a poll, kept as data and put into words only when a report or a trace needs
+/// it: formatting it on every block cost several percent of the host time per message (issue 19).
+struct Call {
+  enum class Form : std::uint8_t { sync, wait_for, waitall_recvs, waitall_for, waitany, probe, iprobe, test_of, barrier };
+  Form form = Form::sync;
+  OpSummary op;           // wait_for, waitall_for, test_of: the request
+  std::size_t count = 0;  // waitall_recvs, waitany, barrier: receives, requests, group members
+  int src = 0, tag = 0;   // probe, iprobe: as the program gave them
+  static Call on(Form f, const Op& op) { return Call{f, OpSummary::of(op)}; }
+  static Call counting(Form f, std::size_t n) { return Call{f, {}, n}; }
+};
+/// "wait for recv(source=3, tag=0)", "waitall on 4 receive(s)", ...
+std::string describe(const Call& c);
 
 /// Thrown inside VP threads to unwind them when the run aborts.
 struct Aborted {};
@@ -61,9 +88,10 @@ struct Vp {
   State state = State::blocked;
   Block block = Block::start;
   std::uint64_t token = 0;  // invalidates stale timed wake-ups
-  std::string pending;      // the blocking call, for deadlock reports
+  Call pending;             // the blocking call, for deadlock reports
   Time blocked_since = 0;
   std::vector<const Op*> waiting_ops;  // the operations a Block::ops wait needs (deadlock reports)
+  std::vector<Op*> request_ops;        // Proc::waitall/waitany: the requests' operations (reused)
   bool waits_for_all = true;           // waitall/wait: every one of them; waitany: any one
   std::uint64_t barrier_ctx = 0;       // Block::barrier: the group's context
   const char* collective = nullptr;    // inside a runtime collective whose messages are internal
@@ -147,11 +175,11 @@ class Engine final : public NetworkListener, private Scheduler {
   /// this call (its CPU was free from then on: receive overlap, docs/model.md 2.15).
   Status complete_recv(Vp& v, Op*& op, Time waiting_since);
   void complete_send(Vp& v, Op*& op);
-  void block(Vp& v, Vp::Block why, std::string what);
+  void block(Vp& v, Vp::Block why, const Call& what);
   void await_ops(Vp& v, std::span<Op* const> ops, bool all);  // marks ops awaited by v (and records them)
   void unawait_ops(Vp& v, std::span<Op* const> ops);
   void sync(Vp& v);  // waits until the event loop has reached v's clock
-  void futile_poll(Vp& v, std::uint64_t key, const std::string& what);  // livelock detection
+  void futile_poll(Vp& v, std::uint64_t key, const Call& what);  // livelock detection
   int forced_source(Vp& v, std::uint64_t call, int src, const GroupData* g);  // RunOptions::schedule
   std::string write_evidence(bool failed);
   void wake(Vp& v);
