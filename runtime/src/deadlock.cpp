@@ -27,7 +27,7 @@ struct Edge {
 // the report asks for the runtime's internal messages.
 std::string Engine::describe_wait(const Vp& v) const {
   if (v.collective && !opts_.report_internal) return fmt::format("{} (a runtime collective)", v.collective);
-  return v.pending;
+  return describe(v.pending);
 }
 
 // The wait-for graph among ranks: rank r -> rank s when r's blocking call needs s to act (send a
@@ -142,7 +142,7 @@ std::string Engine::wait_for_cycle() const {
   for (const auto& vp : vps_) {
     const Vp& v = *vp;
     if (!cycle.empty() ? std::find(cycle.begin(), cycle.end(), v.rank) == cycle.end() : !blocked(v.rank)) continue;
-    for (const Msg* m = v.unexpected_head; m; m = m->next) {
+    for (const Msg* m = v.mailbox.unexpected(); m; m = m->next) {
       if (!user_message(*m, opts_.report_internal)) continue;
       std::string why;
       for (const Op* op : v.waiting_ops)
@@ -163,7 +163,7 @@ std::string Engine::wait_for_cycle() const {
   for (const auto& vp : vps_) {
     if (!network_->waits_for_buffer(vp->rank)) continue;
     std::vector<std::string> held;
-    for (const Msg* m = vp->unexpected_head; m; m = m->next)
+    for (const Msg* m = vp->mailbox.unexpected(); m; m = m->next)
       held.push_back(fmt::format("#{} from {} ({} B)", m->id, m->src, m->size));
     s += fmt::format("The receive buffer of node {} is full ({} of {} bytes): {}{}\n", vp->rank,
                      network_->buffer_used(vp->rank), machine_.net.recv_buffer,
@@ -200,7 +200,7 @@ std::string Engine::deadlock_report() const {
   std::string unmatched;
   int count = 0;
   for (const auto& v : vps_)
-    for (Msg* m = v->unexpected_head; m; m = m->next)
+    for (const Msg* m = v->mailbox.unexpected(); m; m = m->next)
       if (user_message(*m, opts_.report_internal) && ++count <= 64) unmatched += describe_msg(*m);
   s += count ? fmt::format("Unmatched messages ({}):\n{}", count, unmatched) : "No unmatched messages.\n";
   if (network_->blocked_packets()) s += "Blocked in the network:\n" + network_->describe_blocked();

@@ -4,6 +4,8 @@
 
 #include <sched.h>
 
+#include <thread>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -13,15 +15,6 @@
 
 #include "touchstone/error.hpp"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TOUCHSTONE_ASAN 1
-#include <sanitizer/common_interface_defs.h>
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define TOUCHSTONE_TSAN 1
-#include <sanitizer/tsan_interface.h>
-#endif
-#include <boost/context/protected_fixedsize_stack.hpp>
 
 namespace touchstone::detail {
 
@@ -76,25 +69,10 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
     v->perturb_rng.seed(opts_.perturb * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(r));
     vps_.push_back(std::move(v));
   }
+  executor_ = make_executor(opts_.execution, opts_.stack_bytes, opts_.host_cores, *this);
 }
 
 Engine::~Engine() = default;  // the pools reclaim whatever an aborted run left behind
-
-namespace {
-// The Proc whose program runs on this thread: fixed for a VP thread, switched with every fiber.
-thread_local Proc* t_current_proc = nullptr;
-}  // namespace
-
-void* Engine::vp_entry(void* arg) {
-  auto* v = static_cast<Vp*>(arg);
-  t_current_proc = v->proc.get();
-  auto& e = static_cast<Proc*>(v->proc.get())->e_;
-  v->tid = std::this_thread::get_id();
-  v->sem.acquire();  // the first baton
-  e.vp_main(*v);
-  e.dispatch(v->rank);
-  return nullptr;
-}
 
 // The life of a VP, in its own thread or fiber, from its first turn to its end.
 void Engine::vp_main(Vp& v) {
@@ -115,99 +93,28 @@ void Engine::vp_main(Vp& v) {
   v.state = Vp::State::done;
 }
 
-bool Engine::start_threads() {
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, std::max<std::size_t>(opts_.stack_bytes, 64 * 1024));
-  if (opts_.host_cores > 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    const int avail = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    for (int c = 0; c < opts_.host_cores; ++c) CPU_SET(c % avail, &set);
-    pthread_attr_setaffinity_np(&attr, sizeof set, &set);
-  }
+// Creates the VPs' contexts and runs them until the run is over.
+void Engine::start_vps() {
+  std::vector<void*> procs;
+  procs.reserve(vps_.size());
+  for (auto& v : vps_) procs.push_back(v->proc.get());
+  const bool fibers = opts_.execution == Execution::fibers;
   std::size_t started = 0;
-  for (auto& v : vps_) {
-    if (pthread_create(&v->thread, &attr, &Engine::vp_entry, v.get()) != 0) break;
-    ++started;
+  try {
+    started = executor_->start(std::move(procs), [this](int r) { vp_main(*vps_[static_cast<std::size_t>(r)]); });
+  } catch (const std::exception& e) {
+    if (!fibers) throw;
+    throw RunError(fmt::format("could not create {} VP fibers with {} KiB stacks: {}", vps_.size(),
+                               opts_.stack_bytes / 1024, e.what()));
   }
-  pthread_attr_destroy(&attr);
-  if (started == vps_.size()) return true;
-  // Not enough host threads: let the ones that started end, and report.
-  abort_run(fmt::format("could not start {} VP threads (started {}); try --execution fibers or a smaller --stack-kb",
-                        vps_.size(), started));
-  for (std::size_t i = started; i < vps_.size(); ++i) vps_[i]->state = Vp::State::done;
-  dispatch(kMain);
-  for (std::size_t i = 0; i < started; ++i) pthread_join(vps_[i]->thread, nullptr);
-  return false;
-}
-
-namespace {
-// A protected (guard-paged) stack whose bounds the sanitizers are told about at every switch.
-struct RecordingStack {
-  boost::context::protected_fixedsize_stack inner;
-  boost::context::stack_context* out;
-  boost::context::stack_context allocate() { return *out = inner.allocate(); }
-  void deallocate(boost::context::stack_context& s) noexcept { inner.deallocate(s); }
-};
-}  // namespace
-
-void Engine::start_fibers() {
-#if TOUCHSTONE_TSAN
-  main_tsan_fiber_ = __tsan_get_current_fiber();
-#endif
-  for (auto& vp : vps_) {
-    Vp* v = vp.get();
-    v->tid = std::this_thread::get_id();  // every fiber runs on the thread that runs the scheduler
-    RecordingStack stack{boost::context::protected_fixedsize_stack(std::max<std::size_t>(opts_.stack_bytes, 64 * 1024)),
-                         &v->stack};
-    v->fiber = boost::context::fiber(std::allocator_arg, std::move(stack), [this, v](boost::context::fiber&& caller) {
-#if TOUCHSTONE_ASAN
-      __sanitizer_finish_switch_fiber(nullptr, &main_stack_bottom_, &main_stack_size_);
-#endif
-      v->caller = std::move(caller);
-      vp_main(*v);
-      suspend_fiber(*v, true);
-      return std::move(v->caller);
-    });
-#if TOUCHSTONE_TSAN
-    v->tsan_fiber = __tsan_create_fiber(0);
-#endif
+  if (started < vps_.size()) {
+    // Not enough host threads: let the ones that started end, and report.
+    abort_run(fmt::format("could not start {} VP threads (started {}); try --execution fibers or a smaller --stack-kb",
+                          vps_.size(), started));
+    for (std::size_t i = started; i < vps_.size(); ++i) vps_[i]->state = Vp::State::done;
   }
-}
-
-// Scheduler -> VP: runs v until it blocks or ends.
-void Engine::resume_fiber(Vp& v) {
-  current_ = v.rank;
-  t_current_proc = v.proc.get();
-#if TOUCHSTONE_ASAN
-  void* fake = nullptr;
-  __sanitizer_start_switch_fiber(&fake, static_cast<char*>(v.stack.sp) - v.stack.size, v.stack.size);
-#endif
-#if TOUCHSTONE_TSAN
-  __tsan_switch_to_fiber(v.tsan_fiber, 0);
-#endif
-  v.fiber = std::move(v.fiber).resume();
-#if TOUCHSTONE_ASAN
-  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
-#endif
-  t_current_proc = nullptr;
-  current_ = kMain;
-}
-
-// VP -> scheduler. A finished VP only announces the switch: its fiber function then returns.
-void Engine::suspend_fiber(Vp& v, bool finished) {
-#if TOUCHSTONE_ASAN
-  __sanitizer_start_switch_fiber(finished ? nullptr : &v.fake_stack, main_stack_bottom_, main_stack_size_);
-#endif
-#if TOUCHSTONE_TSAN
-  __tsan_switch_to_fiber(main_tsan_fiber_, 0);
-#endif
-  if (finished) return;
-  v.caller = std::move(v.caller).resume();
-#if TOUCHSTONE_ASAN
-  __sanitizer_finish_switch_fiber(v.fake_stack, &main_stack_bottom_, &main_stack_size_);
-#endif
+  executor_->pass(kMain);
+  executor_->finish();
 }
 
 void Engine::abort_run(std::string report) {
@@ -215,31 +122,8 @@ void Engine::abort_run(std::string report) {
   aborting_ = true;
 }
 
-// Passes the baton on from `self` (a VP that blocked or finished, or the main thread, kMain) and
-// returns when `self` holds it again (at once for a finished VP).
-void Engine::dispatch(int self) {
-  if (opts_.execution == Execution::fibers) {
-    if (self != kMain) {
-      // Fibers: the scheduler loop below, on the main thread, does all the dispatching.
-      if (vps_[static_cast<std::size_t>(self)]->state != Vp::State::done) suspend_fiber(*vps_[static_cast<std::size_t>(self)], false);
-      return;
-    }
-    for (int next = step(); next != kMain; next = step()) resume_fiber(*vps_[static_cast<std::size_t>(next)]);
-    return;
-  }
-  // Threads: whoever gives up the baton runs the event loop until someone else can go on.
-  const int next = step();
-  if (next == self) return;
-  // Decided before the release: afterwards the engine belongs to `next`, and this thread may only
-  // wait for its own semaphore (or end, touching nothing).
-  const bool finished = self != kMain && vps_[static_cast<std::size_t>(self)]->state == Vp::State::done;
-  std::binary_semaphore& mine = self == kMain ? main_sem_ : vps_[static_cast<std::size_t>(self)]->sem;
-  current_ = next;
-  if (next == kMain) main_sem_.release(); else vps_[static_cast<std::size_t>(next)]->sem.release();
-  if (!finished) mine.acquire();
-}
-
-int Engine::step() {
+// The event loop: commits events until a VP can go on (its rank), or the run is over (kMain).
+int Engine::next() {
   for (;;) {
     if (aborting_) return next_to_unwind();
     if (queue_.empty()) {
@@ -264,7 +148,7 @@ int Engine::step() {
                             to_us(opts_.time_limit)));
       continue;
     }
-    switch (e.kind) {
+    switch (e.kind()) {
       case Ev::resume: {
         Vp& v = *static_cast<Vp*>(e.p);
         if (v.state == Vp::State::blocked && v.token == e.a) wake(v);
@@ -296,24 +180,25 @@ void Engine::wake(Vp& v) {
   resume_next_ = v.rank;
 }
 
-void Engine::block(Vp& v, Vp::Block why, std::string what) {
+void Engine::block(Vp& v, Vp::Block why, const Call& what) {
   if (opts_.on_vp_pause) opts_.on_vp_pause(v.rank);
   v.block = why;
-  v.pending = std::move(what);
+  v.pending = what;
   v.blocked_since = v.clock;
   v.state = Vp::State::blocked;
   ++v.token;
-  dispatch(v.rank);
+  executor_->pass(v.rank);
   v.block = Vp::Block::none;
   if (aborting_) {
     // The evidence of a failed run shows where every VP was stuck when it failed.
     if (recorder_)
-      recorder_->span(v.rank, "blocked", v.blocked_since, std::max(v.blocked_since, now_), v.pending + " (when the run failed)");
+      recorder_->span(v.rank, "blocked", v.blocked_since, std::max(v.blocked_since, now_),
+                      describe(v.pending) + " (when the run failed)");
     throw Aborted{};
   }
   if (recorder_ && v.clock > v.blocked_since) {
     // Name what ended the wait: the message a receive got (its arrow leads back to the sender).
-    std::string what = v.pending;
+    std::string what = describe(v.pending);
     for (const Op* op : v.waiting_ops)
       if (op->kind == Op::Kind::recv && op->matched)
         what += fmt::format("; got message #{} from {}, arrived t={} us", op->matched->id, op->matched->src,
@@ -326,14 +211,14 @@ void Engine::block(Vp& v, Vp::Block why, std::string what) {
 void Engine::sync(Vp& v) {
   if (v.clock <= now_) return;
   queue_.push(v.clock, vp_order(v.rank), Ev::resume, &v, v.token + 1);
-  block(v, Vp::Block::sync, "catching up with virtual time");
+  block(v, Vp::Block::sync, Call{});
 }
 
 void Engine::enter(Vp& v) {
   if (am_->in_handler()) throw UsageError(am_->blocking_error());
   // The thread id first: it never changes once the VP runs, so checking it from a foreign thread
   // is race-free; only then the baton.
-  if (std::this_thread::get_id() != v.tid || current_ != v.rank)
+  if (!executor_->on_thread_of(v.rank) || executor_->current() != v.rank)
     throw UsageError(fmt::format("the Proc of rank {} was used from a thread that does not run its program", v.rank));
   if (aborting_) throw Aborted{};
   if (opts_.perturb) {
@@ -346,7 +231,7 @@ void Engine::enter(Vp& v) {
 }  // namespace touchstone::detail
 
 namespace touchstone {
-Proc* Proc::current() { return detail::t_current_proc; }
+Proc* Proc::current() { return static_cast<Proc*>(detail::Executor::current_user()); }
 }  // namespace touchstone
 
 namespace touchstone::detail {
@@ -355,28 +240,13 @@ RunResult Engine::run(const Program& program) {
   const auto t0 = std::chrono::steady_clock::now();
   program_ = &program;
   for (auto& v : vps_) queue_.push(0, vp_order(v->rank), Ev::resume, v.get(), 0);
-  if (opts_.execution == Execution::fibers) {
-    try {
-      start_fibers();
-    } catch (const std::exception& e) {
-      throw RunError(fmt::format("could not create {} VP fibers with {} KiB stacks: {}", vps_.size(),
-                                 opts_.stack_bytes / 1024, e.what()));
-    }
-    dispatch(kMain);
-#if TOUCHSTONE_TSAN
-    for (auto& v : vps_) __tsan_destroy_fiber(v->tsan_fiber);
-#endif
-  } else if (start_threads()) {
-    dispatch(kMain);
-    for (auto& v : vps_) pthread_join(v->thread, nullptr);
-  }
-  current_ = kMain;
+  start_vps();
 
   if (!aborting_) {
     std::string unreceived;
     std::size_t count = 0;
     for (auto& v : vps_)
-      for (Msg* m = v->unexpected_head; m; m = m->next)
+      for (const Msg* m = v->mailbox.unexpected(); m; m = m->next)
         if (++count <= 20) unreceived += describe_msg(*m);
     if (count)
       failure_ = fmt::format("the run finished with {} message(s) never received:\n{}{}", count, unreceived,
@@ -432,7 +302,7 @@ std::string Engine::write_evidence(bool failed) {
     return {};
   }
   for (const auto& v : vps_)
-    for (const Msg* m = v->unexpected_head; m; m = m->next) recorder_->unreceived(m->id, m->dst, m->arrival);
+    for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) recorder_->unreceived(m->id, m->dst, m->arrival);
   std::vector<std::string> files;
   if (!opts_.trace_file.empty()) files.push_back(fmt::format("the trace '{}'", opts_.trace_file));
   if (!opts_.order_log_file.empty()) files.push_back(fmt::format("the order log '{}'", opts_.order_log_file));
@@ -550,10 +420,6 @@ Group Engine::split(Vp& v, const Group& parent, int color, int key) {
 }
 
 // ---------------------------------------------------------------- point-to-point
-
-bool Engine::matches(const Op& op, const Msg& m) {
-  return op.ctx == m.ctx && (op.src == any_source || op.src == m.src) && (op.tag == any_tag || op.tag == m.tag);
-}
 
 Op* Engine::isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::byte> data, bool synchronous) {
   enter(v);
@@ -792,37 +658,18 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   op->buf = buf;
   op->posted = v.clock;
   op->call = ++v.recv_calls;
-  if (src == any_source && !forced_.empty()) src = op->src = forced_source(v, op->call, src, op->group.get());
+  if (src == any_source && !forced_.empty()) op->src = forced_source(v, op->call, src, op->group.get());
   // The earliest-arrived matching message that is already here; anything arriving later is later.
-  Msg* prev = nullptr;
-  for (Msg* m = v.unexpected_head; m; prev = m, m = m->next)
-    if (++op->examined, matches(*op, *m)) {
-      unlink_unexpected(v, prev, m);
-      if (races_) races_->on_match(v.rank, *op, *m, v.label);  // the match is decided here, also for a request to send
-      if (m->proto == Msg::Proto::rts) {
-        clear_to_send(v, op, m, v.clock);
-      } else {
-        op->matched = m;
-        if (m->sync_op) on_matched(*m, v.clock);
-      }
-      return op;
+  if (Msg* m = v.mailbox.post(op)) {
+    if (races_) races_->on_match(v.rank, *op, *m, v.label);  // the match is decided here, also for a request to send
+    if (m->proto == Msg::Proto::rts) {
+      clear_to_send(v, op, m, v.clock);
+    } else {
+      op->matched = m;
+      if (m->sync_op) on_matched(*m, v.clock);
     }
-  op->prev = v.posted_tail;
-  if (v.posted_tail) v.posted_tail->next = op; else v.posted_head = op;
-  v.posted_tail = op;
+  }
   return op;
-}
-
-void Engine::unlink_posted(Vp& v, Op* op) {
-  (op->prev ? op->prev->next : v.posted_head) = op->next;
-  (op->next ? op->next->prev : v.posted_tail) = op->prev;
-  op->next = op->prev = nullptr;
-}
-
-void Engine::unlink_unexpected(Vp& v, Msg* prev, Msg* m) {
-  (prev ? prev->next : v.unexpected_head) = m->next;
-  if (v.unexpected_tail == m) v.unexpected_tail = prev;
-  m->next = nullptr;
 }
 
 void Engine::on_send_done(Msg& m, Time t) {
@@ -851,30 +698,17 @@ void Engine::on_arrival(Msg& m, Time t) {
   if (m.proto == Msg::Proto::cts) return on_clear_to_send(m, t);
   if (m.proto == Msg::Proto::rdv_data) return on_rendezvous_data(m, t);
   Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
-  // Matching cost (docs/model.md 2.5) counts in virtual time. The receives posted by t form a
-  // prefix of the queue (a VP posts in clock order): the arrival examines those. A receive that the
-  // engine already holds but the VP posts only after t finds this message unexpected: its own walk
-  // examines every message queued ahead (none of them can be taken before it) and then this one.
-  for (Op* op = v.posted_head; op; op = op->next)
-    if (m.examined += op->posted <= t, matches(*op, m)) {
-      if (op->posted > t)
-        for (Msg* ahead = v.unexpected_head;; ahead = ahead->next) {
-          ++op->examined;
-          if (!ahead) break;
-        }
-      unlink_posted(v, op);
-      if (races_) races_->on_match(v.rank, *op, m, v.label);
-      if (m.proto == Msg::Proto::rts) return clear_to_send(v, op, &m, std::max(t, op->posted));
-      op->matched = &m;
-      // A receive the VP posted ahead of the event loop matches at its posting time, not before.
-      if (m.sync_op) on_matched(m, std::max(t, op->posted));
-      hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
-      if (op->awaited && v.state == Vp::State::blocked) wake(v);
-      return;
-    }
-  m.next = nullptr;
-  if (v.unexpected_tail) v.unexpected_tail->next = &m; else v.unexpected_head = &m;
-  v.unexpected_tail = &m;
+  // Matching cost (docs/model.md 2.5) counts in virtual time (Mailbox::arrive).
+  if (Op* op = v.mailbox.arrive(m, t)) {
+    if (races_) races_->on_match(v.rank, *op, m, v.label);
+    if (m.proto == Msg::Proto::rts) return clear_to_send(v, op, &m, std::max(t, op->posted));
+    op->matched = &m;
+    // A receive the VP posted ahead of the event loop matches at its posting time, not before.
+    if (m.sync_op) on_matched(m, std::max(t, op->posted));
+    hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
+    if (op->awaited && v.state == Vp::State::blocked) wake(v);
+    return;
+  }
   if (v.state == Vp::State::blocked && v.block == Vp::Block::probe && m.ctx == v.probe_ctx &&
       (v.probe_src == any_source || v.probe_src == m.src) && (v.probe_tag == any_tag || v.probe_tag == m.tag))
     wake(v);
@@ -945,7 +779,7 @@ void Engine::complete_send(Vp& v, Op*& op) {
   op = nullptr;
 }
 
-std::string describe_op(const Op& op) {
+std::string describe_op(const OpSummary& op) {
   if (op.kind == Op::Kind::send && op.rendezvous)
     return fmt::format("send of message #{} to rank {} ({} bytes, rendezvous: waiting for the receiver to post a "
                        "matching receive)",
@@ -955,6 +789,21 @@ std::string describe_op(const Op& op) {
     return fmt::format("recv(source={}, tag={}), waiting for the data of rendezvous message #{}", rank_str(op.src),
                        tag_str(op.tag), op.msg_id);
   return fmt::format("recv(source={}, tag={})", rank_str(op.src), tag_str(op.tag));
+}
+
+std::string describe(const Call& c) {
+  switch (c.form) {
+    case Call::Form::sync: return "catching up with virtual time";
+    case Call::Form::wait_for: return "wait for " + describe_op(c.op);
+    case Call::Form::waitall_recvs: return fmt::format("waitall on {} receive(s)", c.count);
+    case Call::Form::waitall_for: return "waitall for " + describe_op(c.op);
+    case Call::Form::waitany: return fmt::format("waitany on {} request(s)", c.count);
+    case Call::Form::probe: return fmt::format("probe(source={}, tag={})", rank_str(c.src), tag_str(c.tag));
+    case Call::Form::iprobe: return fmt::format("iprobe(source={}, tag={})", rank_str(c.src), tag_str(c.tag));
+    case Call::Form::test_of: return "test of " + describe_op(c.op);
+    case Call::Form::barrier: return fmt::format("barrier of a group of {}", c.count);
+  }
+  return {};
 }
 
 void Engine::await_ops(Vp& v, std::span<Op* const> ops, bool all) {
@@ -982,7 +831,7 @@ Status Engine::wait(Vp& v, Op*& op) {
     if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op, since);
     Op* one[] = {op};
     await_ops(v, one, true);
-    block(v, Vp::Block::ops, "wait for " + describe_op(*op));
+    block(v, Vp::Block::ops, Call::on(Call::Form::wait_for, *op));
     unawait_ops(v, one);
   }
 }
@@ -1013,7 +862,7 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
     v.waits_for_all = true;
     for (Op* op : ops)
       if (op && op->kind == Op::Kind::recv) op->awaited = true, v.waiting_ops.push_back(op), ++waiting;
-    block(v, Vp::Block::ops, fmt::format("waitall on {} receive(s)", waiting));
+    block(v, Vp::Block::ops, Call::counting(Call::Form::waitall_recvs, waiting));
     unawait_ops(v, ops);
   }
   for (auto& op : ops) {
@@ -1021,7 +870,7 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
     while (op->done == kNever) {
       Op* one[] = {op};
       await_ops(v, one, true);
-      block(v, Vp::Block::ops, "waitall for " + describe_op(*op));
+      block(v, Vp::Block::ops, Call::on(Call::Form::waitall_for, *op));
       unawait_ops(v, one);
     }
     complete_send(v, op);
@@ -1058,7 +907,7 @@ std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
     }
     await_ops(v, ops, false);
     if (best < ops.size()) queue_.push(best_t, vp_order(v.rank), Ev::resume, &v, v.token + 1);
-    block(v, Vp::Block::ops, fmt::format("waitany on {} request(s)", ops.size()));
+    block(v, Vp::Block::ops, Call::counting(Call::Form::waitany, ops.size()));
     unawait_ops(v, ops);
   }
 }
@@ -1073,7 +922,7 @@ bool Engine::test(Vp& v, Op*& op, Status* st) {
   // A send whose completion time is already known (a synchronous one matched ahead in virtual
   // time) completes as this VP's clock moves on, which polling does: not futile.
   const bool completes_by_itself = op->kind == Op::Kind::send && op->done != kNever;
-  if (!done() && !completes_by_itself) futile_poll(v, reinterpret_cast<std::uintptr_t>(op) * 2, "test of " + describe_op(*op));
+  if (!done() && !completes_by_itself) futile_poll(v, reinterpret_cast<std::uintptr_t>(op) * 2, Call::on(Call::Form::test_of, *op));
   if (done()) {
     if (op->kind == Op::Kind::send) {
       complete_send(v, op);
@@ -1100,14 +949,12 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
   pattern.call = ++v.recv_calls;
   if (world_src == any_source && !forced_.empty()) pattern.src = forced_source(v, pattern.call, world_src, &gd);
   auto find = [&]() -> std::optional<Status> {
-    for (Msg* m = v.unexpected_head; m; m = m->next)
-      if (matches(pattern, *m)) {
-        auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{m->src, -1});
-        if (races_) races_->on_probe(v.rank, pattern, *m, v.label);
-        v.clock = std::max(v.clock, m->arrival);
-        return Status{it->second, m->tag, m->envelope_size(), m->arrival};
-      }
-    return std::nullopt;
+    const Msg* m = v.mailbox.find(pattern);
+    if (!m) return std::nullopt;
+    auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{m->src, -1});
+    if (races_) races_->on_probe(v.rank, pattern, *m, v.label);
+    v.clock = std::max(v.clock, m->arrival);
+    return Status{it->second, m->tag, m->envelope_size(), m->arrival};
   };
   if (auto s = find()) return s;
   if (!blocking) {
@@ -1115,7 +962,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
     if (auto s = find()) return s;
     futile_poll(v, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(world_src)) << 32 ^
                     static_cast<std::uint32_t>(tag) ^ gd.ctx * 0x9e3779b97f4a7c15ULL) | 1,
-                fmt::format("iprobe(source={}, tag={})", rank_str(src), tag_str(tag)));
+                Call{Call::Form::iprobe, {}, 0, src, tag});
     v.clock += machine_.costs_of(v.rank).probe_cost;
     return std::nullopt;
   }
@@ -1123,7 +970,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
     v.probe_src = world_src;
     v.probe_tag = tag;
     v.probe_ctx = gd.ctx;
-    block(v, Vp::Block::probe, fmt::format("probe(source={}, tag={})", rank_str(src), tag_str(tag)));
+    block(v, Vp::Block::probe, Call{Call::Form::probe, {}, 0, src, tag});
     if (auto s = find()) return s;
   }
 }
@@ -1141,7 +988,7 @@ void Engine::drop(Op* op) {
     op->dropped = true;
     return;
   }
-  if (op->matched) free_msg(op->matched); else unlink_posted(v, op);
+  if (op->matched) free_msg(op->matched); else v.mailbox.cancel(op);
   free_op(op);
 }
 
@@ -1168,7 +1015,7 @@ int Engine::forced_source(Vp& v, std::uint64_t call, int src, const GroupData* g
 // act. If v polls the same thing twice without acting in between (sending, receiving, posting a
 // receive, entering a barrier), its loop is futile: the run stops here, naming the rank, instead
 // of spinning until the time limit.
-void Engine::futile_poll(Vp& v, std::uint64_t key, const std::string& what) {
+void Engine::futile_poll(Vp& v, std::uint64_t key, const Call& what) {
   if (!queue_.empty()) {
     v.futile_polls.clear();
     return;
@@ -1189,7 +1036,7 @@ void Engine::futile_poll(Vp& v, std::uint64_t key, const std::string& what) {
   abort_run(fmt::format("livelock at t={} us: rank {} polls in a loop ({}{}) but nothing can change: every other VP "
                         "is blocked or finished, nothing is in flight, and rank {} has neither sent nor received since "
                         "its first futile poll.\n{}",
-                        to_us(v.clock), v.rank, what, v.label.empty() ? "" : " at " + v.label, v.rank,
+                        to_us(v.clock), v.rank, describe(what), v.label.empty() ? "" : " at " + v.label, v.rank,
                         others.empty() ? "No other VP is blocked.\n" : "The other VPs:\n" + others));
   now_ = std::max(now_, v.clock);
   throw Aborted{};
@@ -1220,7 +1067,7 @@ void Engine::barrier(Vp& v, const Group& g) {
     if (b.arrived < static_cast<int>(gd.members.size())) {
       b.waiting.push_back(&v);
       v.barrier_ctx = gd.ctx;
-      block(v, Vp::Block::barrier, fmt::format("barrier of a group of {}", gd.members.size()));
+      block(v, Vp::Block::barrier, Call::counting(Call::Form::barrier, gd.members.size()));
     } else {
       const Time release = b.latest + machine_.net.barrier_latency;
       if (races_) races_->on_barrier(gd.members);

@@ -1,4 +1,6 @@
-// The engine (docs/model.md 1.2): VP threads, the baton, the event loop, mailboxes and matching.
+// The engine (docs/model.md 1.2): the VPs, the event loop, point-to-point operations, groups and
+// barriers, and the reports of failed runs. The VPs' code runs in an Executor (executor.hpp: fibers
+// or threads and the baton); each VP's receives are matched by its Mailbox (mailbox.hpp).
 //
 // Exactly one thread -- the baton holder -- runs at any moment: a VP executing its program, or a
 // thread executing the event loop on behalf of a VP that has just blocked. Every decision is made
@@ -8,23 +10,20 @@
 // until every earlier event has been committed. That is conservative synchronization with the
 // VPs' own clocks as lookahead.
 #pragma once
-#include <pthread.h>
-
-#include <boost/context/fiber.hpp>
-
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <random>
-#include <semaphore>
 #include <span>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "event_queue.hpp"
+#include "executor.hpp"
+#include "mailbox.hpp"
 #include "network.hpp"
+#include "op.hpp"
 #include "pool.hpp"
 #include "races.hpp"
 #include "blame.hpp"
@@ -46,48 +45,35 @@ constexpr bool is_am_request(std::uint64_t ctx) { return ctx >> 60 == 2; }
 inline constexpr std::uint64_t kInternalCtx = 1ULL << 63;
 constexpr bool is_internal(std::uint64_t ctx) { return (ctx & kInternalCtx) != 0; }
 
-struct GroupData {
-  std::vector<int> members;                 // world ranks in group order
-  std::vector<std::pair<int, int>> by_world;  // (world rank, group rank), sorted
-  std::uint64_t ctx = 0;
-};
-
-/// A pending send or receive, owned by the engine, referenced by a Request.
-struct Op {
-  enum class Kind : std::uint8_t { send, recv };
-  Engine* engine = nullptr;
-  Kind kind = Kind::send;
-  int owner = 0;
-  bool awaited = false;  // the owner is blocked waiting for it
-  bool dropped = false;  // its Request was destroyed before completion
-  // send
-  Time done = kNever;    // complete: last packet left the node (and, synchronous, was matched)
-  bool synchronous = false;
-  Time left = kNever;     // synchronous: last packet left the node
-  Time matched_at = kNever;  // synchronous: the receiver matched the message
+/// What a request is, in the words of reports: a copy of the fields that describe_op reads.
+struct OpSummary {
+  Op::Kind kind = Op::Kind::send;
+  bool rendezvous = false, awaiting_data = false;
+  int src = 0, tag = 0, dst = 0;
   std::uint64_t msg_id = 0;
-  int dst = 0;           // world rank, tag and size: for reports
   std::size_t size = 0;
-  bool rendezvous = false;  // flow control: waits for the receiver's clear to send (docs/model.md 2.16)
-  // receive
-  int src = any_source;  // world rank or any_source
-  int tag = any_tag;
-  std::uint64_t ctx = 0;
-  std::shared_ptr<const GroupData> group;  // translates the source rank in the Status
-  std::span<std::byte> buf;
-  Time posted = 0;
-  std::uint32_t examined = 0;  // unexpected messages examined when posted (docs/model.md 2.5)
-  std::uint64_t call = 0;      // the owner's receive-call number, from 1 (race reports)
-  std::uint32_t wild = 0;      // its race record + 1, for a wildcard receive under RunOptions::races
-  Msg* matched = nullptr;
-  bool awaiting_data = false;  // matched a request to send; its data is on the way (docs/model.md 2.16)
-  bool truncating = false;  // a longer message fills buf and sets Status::truncated (irecv_truncating)
-  Op* next = nullptr;  // posted-receive queue
-  Op* prev = nullptr;
+  static OpSummary of(const Op& op) {
+    return {op.kind, op.rendezvous, op.awaiting_data, op.src, op.tag, op.dst, op.msg_id, op.size};
+  }
 };
 
 /// "recv(source=3, tag=0)" or "send of message #5 to 3".
-std::string describe_op(const Op& op);
+std::string describe_op(const OpSummary& op);
+inline std::string describe_op(const Op& op) { return describe_op(OpSummary::of(op)); }
+
+/// A blocking call or a poll, kept as data and put into words only when a report or a trace needs
+/// it: formatting it on every block cost several percent of the host time per message (issue 19).
+struct Call {
+  enum class Form : std::uint8_t { sync, wait_for, waitall_recvs, waitall_for, waitany, probe, iprobe, test_of, barrier };
+  Form form = Form::sync;
+  OpSummary op;           // wait_for, waitall_for, test_of: the request
+  std::size_t count = 0;  // waitall_recvs, waitany, barrier: receives, requests, group members
+  int src = 0, tag = 0;   // probe, iprobe: as the program gave them
+  static Call on(Form f, const Op& op) { return Call{f, OpSummary::of(op)}; }
+  static Call counting(Form f, std::size_t n) { return Call{f, {}, n}; }
+};
+/// "wait for recv(source=3, tag=0)", "waitall on 4 receive(s)", ...
+std::string describe(const Call& c);
 
 /// Thrown inside VP threads to unwind them when the run aborts.
 struct Aborted {};
@@ -102,9 +88,10 @@ struct Vp {
   State state = State::blocked;
   Block block = Block::start;
   std::uint64_t token = 0;  // invalidates stale timed wake-ups
-  std::string pending;      // the blocking call, for deadlock reports
+  Call pending;             // the blocking call, for deadlock reports
   Time blocked_since = 0;
   std::vector<const Op*> waiting_ops;  // the operations a Block::ops wait needs (deadlock reports)
+  std::vector<Op*> request_ops;        // Proc::waitall/waitany: the requests' operations (reused)
   bool waits_for_all = true;           // waitall/wait: every one of them; waitany: any one
   std::uint64_t barrier_ctx = 0;       // Block::barrier: the group's context
   const char* collective = nullptr;    // inside a runtime collective whose messages are internal
@@ -116,21 +103,8 @@ struct Vp {
   std::vector<std::uint64_t> futile_polls;
   int probe_src = any_source, probe_tag = any_tag;
   std::uint64_t probe_ctx = 0;
-  Op* posted_head = nullptr;
-  Op* posted_tail = nullptr;
-  Msg* unexpected_head = nullptr;
-  Msg* unexpected_tail = nullptr;
+  Mailbox mailbox;
   std::map<std::pair<std::uint64_t, std::uint64_t>, int> groups_made;  // (parent ctx, members hash) -> count
-  // Execution::threads
-  std::binary_semaphore sem{0};
-  pthread_t thread{};
-  std::thread::id tid;
-  // Execution::fibers
-  boost::context::fiber fiber;   // the VP, while suspended
-  boost::context::fiber caller;  // the scheduler, while the VP runs
-  boost::context::stack_context stack;
-  void* fake_stack = nullptr;    // AddressSanitizer bookkeeping
-  void* tsan_fiber = nullptr;    // ThreadSanitizer bookkeeping
   std::unique_ptr<Proc> proc;
   std::mt19937_64 perturb_rng;
 };
@@ -146,7 +120,7 @@ struct InCollective {
   const char* outer_;
 };
 
-class Engine final : public NetworkListener {
+class Engine final : public NetworkListener, private Scheduler {
  public:
   Engine(const Machine& machine, const RunOptions& options);
   ~Engine() override;
@@ -179,7 +153,7 @@ class Engine final : public NetworkListener {
 
  private:
   friend class ActiveMessages;
-  static constexpr int kMain = -1;
+  static constexpr int kMain = Executor::kMain;
 
   const GroupData& resolve(const Group& g) const;
   std::shared_ptr<const GroupData> resolve_shared(const Group& g) const;
@@ -201,34 +175,27 @@ class Engine final : public NetworkListener {
   /// this call (its CPU was free from then on: receive overlap, docs/model.md 2.15).
   Status complete_recv(Vp& v, Op*& op, Time waiting_since);
   void complete_send(Vp& v, Op*& op);
-  void block(Vp& v, Vp::Block why, std::string what);
+  void block(Vp& v, Vp::Block why, const Call& what);
   void await_ops(Vp& v, std::span<Op* const> ops, bool all);  // marks ops awaited by v (and records them)
   void unawait_ops(Vp& v, std::span<Op* const> ops);
   void sync(Vp& v);  // waits until the event loop has reached v's clock
-  void futile_poll(Vp& v, std::uint64_t key, const std::string& what);  // livelock detection
+  void futile_poll(Vp& v, std::uint64_t key, const Call& what);  // livelock detection
   int forced_source(Vp& v, std::uint64_t call, int src, const GroupData* g);  // RunOptions::schedule
   std::string write_evidence(bool failed);
   void wake(Vp& v);
   void software_barrier(Vp& v, const GroupData& g);
 
   void vp_main(Vp& v);
-  static void* vp_entry(void* arg);
-  bool start_threads();
-  void start_fibers();
-  void resume_fiber(Vp& v);
-  void suspend_fiber(Vp& v, bool finished);
-  void dispatch(int self);
-  int step();
+  void start_vps();
+  // ---- Scheduler: the event loop, run by whoever gives up the baton ----
+  int next() override;
   int next_to_unwind();
   void abort_run(std::string report);
   // runtime/src/deadlock.cpp
   std::string deadlock_report() const;
   std::string wait_for_cycle() const;
   std::string describe_wait(const Vp& v) const;
-  static bool matches(const Op& op, const Msg& m);
-  void unlink_posted(Vp& v, Op* op);
   void on_matched(Msg& m, Time t);  // a synchronous send's message was matched at t
-  void unlink_unexpected(Vp& v, Msg* prev, Msg* m);
   Msg* new_msg();
   void free_msg(Msg* m);
   Op* new_op();
@@ -249,14 +216,10 @@ class Engine final : public NetworkListener {
   std::map<std::pair<int, std::uint64_t>, int> forced_;  // RunOptions::schedule: (rank, call) -> source
   std::vector<std::pair<int, std::uint64_t>> forced_used_;
   std::vector<std::unique_ptr<Vp>> vps_;
+  std::unique_ptr<Executor> executor_;  // runs the VPs' code and passes the baton
   const Program* program_ = nullptr;
-  std::binary_semaphore main_sem_{0};
   Time now_ = 0;
   int resume_next_ = kMain;
-  int current_ = kMain;  // who holds the baton
-  const void* main_stack_bottom_ = nullptr;
-  std::size_t main_stack_size_ = 0;
-  void* main_tsan_fiber_ = nullptr;
   bool aborting_ = false;
   std::string failure_;
   std::vector<std::string> misuse_;  // deferred errors (dropped requests)

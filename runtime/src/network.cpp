@@ -459,7 +459,7 @@ bool Network::reserve_buffer(int node, std::size_t bytes) {
 }
 
 void Network::handle(const Event& e) {
-  switch (e.kind) {
+  switch (e.kind()) {
     case Ev::inject: {
       Msg* m = static_cast<Msg*>(e.p);
       Node& node = nodes_[static_cast<std::size_t>(m->src)];

@@ -88,9 +88,9 @@ Request Proc::irecv_truncating(int src, int tag, std::span<std::byte> buf, const
 }
 Status Proc::wait(Request& r) { return e_.wait(v_, r.op_); }
 std::vector<Status> Proc::waitall(std::span<Request> rs) {
-  std::vector<Op*> ops;
-  ops.reserve(rs.size());
-  for (auto& r : rs) ops.push_back(r.op_);
+  std::vector<Op*>& ops = v_.request_ops;  // reused: no allocation per call
+  ops.assign(rs.size(), nullptr);
+  for (std::size_t i = 0; i < rs.size(); ++i) ops[i] = rs[i].op_;
   // The requests give up their operations now; waitall completes (and frees) every one of them.
   for (auto& r : rs) r.op_ = nullptr;
   try {
@@ -101,9 +101,9 @@ std::vector<Status> Proc::waitall(std::span<Request> rs) {
   }
 }
 std::size_t Proc::waitany(std::span<Request> rs, Status* status) {
-  std::vector<Op*> ops;
-  ops.reserve(rs.size());
-  for (auto& r : rs) ops.push_back(r.op_);
+  std::vector<Op*>& ops = v_.request_ops;
+  ops.assign(rs.size(), nullptr);
+  for (std::size_t i = 0; i < rs.size(); ++i) ops[i] = rs[i].op_;
   std::size_t i = 0;
   try {
     i = e_.waitany(v_, ops, status);

@@ -1,0 +1,241 @@
+#include "executor.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <semaphore>
+#include <utility>
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TOUCHSTONE_ASAN 1
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define TOUCHSTONE_TSAN 1
+#include <sanitizer/tsan_interface.h>
+#endif
+
+namespace touchstone::detail {
+
+namespace {
+// The context whose code runs on this host thread: fixed for a thread context, switched with
+// every fiber.
+thread_local void* t_current_user = nullptr;
+
+std::size_t usable_stack(std::size_t bytes) { return std::max<std::size_t>(bytes, 64 * 1024); }
+}  // namespace
+
+void* Executor::current_user() { return t_current_user; }
+void Executor::set_current_user(void* user) { t_current_user = user; }
+
+// ---------------------------------------------------------------- fibers
+
+namespace {
+
+class FiberExecutor final : public Executor {
+ public:
+  FiberExecutor(std::size_t stack_bytes, Scheduler& s) : Executor(s), stack_bytes_(usable_stack(stack_bytes)) {}
+
+  std::size_t start(std::vector<void*> users, Body body) override {
+    body_ = std::move(body);
+#if TOUCHSTONE_TSAN
+    main_tsan_fiber_ = __tsan_get_current_fiber();
+#endif
+    threads_.assign(users.size(), std::this_thread::get_id());  // every fiber runs on this thread
+    ctx_.reserve(users.size());
+    for (std::size_t i = 0; i < users.size(); ++i) {
+      auto c = std::make_unique<Context>();
+      c->user = users[i];
+      Context* self = c.get();
+      const int index = static_cast<int>(i);
+      RecordingStack stack{boost::context::protected_fixedsize_stack(stack_bytes_), &c->stack};
+      c->fiber = boost::context::fiber(std::allocator_arg, std::move(stack),
+                                       [this, self, index](boost::context::fiber&& caller) {
+#if TOUCHSTONE_ASAN
+                                         __sanitizer_finish_switch_fiber(nullptr, &main_stack_bottom_, &main_stack_size_);
+#endif
+                                         self->caller = std::move(caller);
+                                         body_(index);
+                                         suspend(*self, true);
+                                         return std::move(self->caller);
+                                       });
+#if TOUCHSTONE_TSAN
+      c->tsan_fiber = __tsan_create_fiber(0);
+#endif
+      ctx_.push_back(std::move(c));
+    }
+    return users.size();
+  }
+
+  // A fiber that blocks only switches back to the scheduler loop, which runs on the main thread
+  // and does all the dispatching.
+  void pass(int self) override {
+    if (self != kMain) return suspend(*ctx_[static_cast<std::size_t>(self)], false);
+    for (int next = scheduler_.next(); next != kMain; next = scheduler_.next()) resume(next);
+  }
+
+  void finish() override {
+#if TOUCHSTONE_TSAN
+    for (auto& c : ctx_) __tsan_destroy_fiber(c->tsan_fiber);
+#endif
+    current_ = kMain;
+  }
+
+ private:
+  struct Context {
+    boost::context::fiber fiber;   // the context, while suspended
+    boost::context::fiber caller;  // the scheduler, while the context runs
+    boost::context::stack_context stack;
+    void* user = nullptr;
+    void* fake_stack = nullptr;  // AddressSanitizer bookkeeping
+    void* tsan_fiber = nullptr;  // ThreadSanitizer bookkeeping
+  };
+  // A protected (guard-paged) stack whose bounds the sanitizers are told about at every switch.
+  struct RecordingStack {
+    boost::context::protected_fixedsize_stack inner;
+    boost::context::stack_context* out;
+    boost::context::stack_context allocate() { return *out = inner.allocate(); }
+    void deallocate(boost::context::stack_context& s) noexcept { inner.deallocate(s); }
+  };
+
+  // Scheduler -> context i: runs it until it blocks or ends.
+  void resume(int i) {
+    Context& c = *ctx_[static_cast<std::size_t>(i)];
+    current_ = i;
+    set_current_user(c.user);
+#if TOUCHSTONE_ASAN
+    void* fake = nullptr;
+    __sanitizer_start_switch_fiber(&fake, static_cast<char*>(c.stack.sp) - c.stack.size, c.stack.size);
+#endif
+#if TOUCHSTONE_TSAN
+    __tsan_switch_to_fiber(c.tsan_fiber, 0);
+#endif
+    c.fiber = std::move(c.fiber).resume();
+#if TOUCHSTONE_ASAN
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
+    set_current_user(nullptr);
+    current_ = kMain;
+  }
+
+  // Context -> scheduler. A finished context only announces the switch: its fiber function then
+  // returns.
+  void suspend(Context& c, bool finished) {
+#if TOUCHSTONE_ASAN
+    __sanitizer_start_switch_fiber(finished ? nullptr : &c.fake_stack, main_stack_bottom_, main_stack_size_);
+#endif
+#if TOUCHSTONE_TSAN
+    __tsan_switch_to_fiber(main_tsan_fiber_, 0);
+#endif
+    if (finished) return;
+    c.caller = std::move(c.caller).resume();
+#if TOUCHSTONE_ASAN
+    __sanitizer_finish_switch_fiber(c.fake_stack, &main_stack_bottom_, &main_stack_size_);
+#endif
+  }
+
+  std::size_t stack_bytes_;
+  Body body_;
+  std::vector<std::unique_ptr<Context>> ctx_;
+  const void* main_stack_bottom_ = nullptr;
+  std::size_t main_stack_size_ = 0;
+  void* main_tsan_fiber_ = nullptr;
+};
+
+// ---------------------------------------------------------------- host threads
+
+// Whoever gives up the baton runs the scheduler until someone else can go on, then wakes that
+// one's semaphore and sleeps on its own.
+class ThreadExecutor final : public Executor {
+ public:
+  ThreadExecutor(std::size_t stack_bytes, int host_cores, Scheduler& s)
+      : Executor(s), stack_bytes_(usable_stack(stack_bytes)), host_cores_(host_cores) {}
+
+  std::size_t start(std::vector<void*> users, Body body) override {
+    body_ = std::move(body);
+    threads_.resize(users.size());
+    ctx_.reserve(users.size());
+    for (std::size_t i = 0; i < users.size(); ++i) {
+      auto c = std::make_unique<Context>();
+      c->owner = this;
+      c->index = static_cast<int>(i);
+      c->user = users[i];
+      ctx_.push_back(std::move(c));
+    }
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, stack_bytes_);
+    if (host_cores_ > 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      const int avail = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      for (int c = 0; c < host_cores_; ++c) CPU_SET(c % avail, &set);
+      pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+    }
+    for (auto& c : ctx_) {
+      if (pthread_create(&c->thread, &attr, &ThreadExecutor::entry, c.get()) != 0) break;
+      ++started_;
+    }
+    pthread_attr_destroy(&attr);
+    return started_;
+  }
+
+  void pass(int self) override { hand_off(self, false); }
+
+  void finish() override {
+    for (std::size_t i = 0; i < started_; ++i) pthread_join(ctx_[i]->thread, nullptr);
+    started_ = 0;
+    current_ = kMain;
+  }
+
+ private:
+  struct Context {
+    ThreadExecutor* owner = nullptr;
+    int index = 0;
+    void* user = nullptr;
+    std::binary_semaphore sem{0};
+    pthread_t thread{};
+  };
+
+  static void* entry(void* arg) {
+    auto* c = static_cast<Context*>(arg);
+    ThreadExecutor& ex = *c->owner;
+    set_current_user(c->user);
+    ex.threads_[static_cast<std::size_t>(c->index)] = std::this_thread::get_id();
+    c->sem.acquire();  // the first baton
+    ex.body_(c->index);
+    ex.hand_off(c->index, true);
+    return nullptr;
+  }
+
+  void hand_off(int self, bool finished) {
+    const int next = scheduler_.next();
+    if (next == self) return;
+    // Afterwards the baton belongs to `next`: this thread may only wait for its own semaphore (or
+    // end, touching nothing).
+    std::binary_semaphore& mine = self == kMain ? main_sem_ : ctx_[static_cast<std::size_t>(self)]->sem;
+    current_ = next;
+    (next == kMain ? main_sem_ : ctx_[static_cast<std::size_t>(next)]->sem).release();
+    if (!finished) mine.acquire();
+  }
+
+  std::size_t stack_bytes_;
+  int host_cores_;
+  Body body_;
+  std::vector<std::unique_ptr<Context>> ctx_;
+  std::size_t started_ = 0;
+  std::binary_semaphore main_sem_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_executor(Execution how, std::size_t stack_bytes, int host_cores, Scheduler& s) {
+  if (how == Execution::fibers) return std::make_unique<FiberExecutor>(stack_bytes, s);
+  return std::make_unique<ThreadExecutor>(stack_bytes, host_cores, s);
+}
+
+}  // namespace touchstone::detail

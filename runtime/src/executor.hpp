@@ -1,0 +1,69 @@
+// Runs the VPs' code: one execution context per VP -- a fiber on the calling thread or a host
+// thread (RunOptions::execution) -- and the baton that lets exactly one of them, or the scheduler,
+// run at any moment. It knows nothing of virtual time, messages or the engine: whoever gives up
+// the baton asks its Scheduler which context runs next. (SimGrid's context factories play this
+// role: one interface over ucontext, Boost and thread contexts.) The sanitizer bookkeeping that
+// fiber switches need lives here too.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "touchstone/run.hpp"
+
+namespace touchstone::detail {
+
+/// Decides who runs next. Called only by the baton holder.
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  /// Runs the event loop until a context can go on; returns its index, or Executor::kMain when
+  /// the run is over (every context has ended).
+  virtual int next() = 0;
+};
+
+class Executor {
+ public:
+  /// The thread that called start() and pass(kMain): the scheduler's side of the baton.
+  static constexpr int kMain = -1;
+  /// A context's life: body(i) runs on context i's first turn; the context ends when it returns.
+  using Body = std::function<void(int)>;
+
+  virtual ~Executor() = default;
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  /// Creates one context per entry of `users` (current_user() returns users[i] while context i
+  /// runs). Returns how many could be created: host threads may run out, and the caller must then
+  /// still let the created ones run to their end; fibers throw instead.
+  virtual std::size_t start(std::vector<void*> users, Body body) = 0;
+  /// Gives up the baton from `self` (a context that blocked, or kMain to start the run) and
+  /// returns when `self` holds it again: for kMain, when the scheduler says the run is over.
+  virtual void pass(int self) = 0;
+  /// After the run: waits for every created context to end and releases them.
+  virtual void finish() = 0;
+
+  /// Who holds the baton: a context index or kMain.
+  int current() const { return current_; }
+  /// True when the calling host thread is the one that runs context i. Safe from any thread: a
+  /// context's thread never changes once it has started.
+  bool on_thread_of(int i) const { return std::this_thread::get_id() == threads_[static_cast<std::size_t>(i)]; }
+  /// The `users` entry of the context running on the calling host thread; nullptr outside them.
+  static void* current_user();
+
+ protected:
+  explicit Executor(Scheduler& s) : scheduler_(s) {}
+  static void set_current_user(void* user);
+
+  Scheduler& scheduler_;
+  int current_ = kMain;
+  std::vector<std::thread::id> threads_;  // per context: the host thread that runs it
+};
+
+/// Fibers on the calling thread, or one host thread per context with `host_cores` > 0 pinning
+/// them to that many cores. Stacks of `stack_bytes` (at least 64 KiB), guard-paged for fibers.
+std::unique_ptr<Executor> make_executor(Execution how, std::size_t stack_bytes, int host_cores, Scheduler& s);
+
+}  // namespace touchstone::detail

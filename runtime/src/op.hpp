@@ -1,0 +1,56 @@
+// A pending send or receive (the engine's side of a Request) and the group data it refers to.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "network.hpp"
+#include "touchstone/proc.hpp"
+
+namespace touchstone::detail {
+
+class Engine;
+
+struct GroupData {
+  std::vector<int> members;                 // world ranks in group order
+  std::vector<std::pair<int, int>> by_world;  // (world rank, group rank), sorted
+  std::uint64_t ctx = 0;
+};
+
+/// A pending send or receive, owned by the engine, referenced by a Request.
+struct Op {
+  enum class Kind : std::uint8_t { send, recv };
+  Engine* engine = nullptr;
+  Kind kind = Kind::send;
+  int owner = 0;
+  bool awaited = false;  // the owner is blocked waiting for it
+  bool dropped = false;  // its Request was destroyed before completion
+  // send
+  Time done = kNever;    // complete: last packet left the node (and, synchronous, was matched)
+  bool synchronous = false;
+  Time left = kNever;     // synchronous: last packet left the node
+  Time matched_at = kNever;  // synchronous: the receiver matched the message
+  std::uint64_t msg_id = 0;
+  int dst = 0;           // world rank, tag and size: for reports
+  std::size_t size = 0;
+  bool rendezvous = false;  // flow control: waits for the receiver's clear to send (docs/model.md 2.16)
+  // receive
+  int src = any_source;  // world rank or any_source
+  int tag = any_tag;
+  std::uint64_t ctx = 0;
+  std::shared_ptr<const GroupData> group;  // translates the source rank in the Status
+  std::span<std::byte> buf;
+  Time posted = 0;
+  std::uint32_t examined = 0;  // unexpected messages examined when posted (docs/model.md 2.5)
+  std::uint64_t call = 0;      // the owner's receive-call number, from 1 (race reports)
+  std::uint32_t wild = 0;      // its race record + 1, for a wildcard receive under RunOptions::races
+  Msg* matched = nullptr;
+  bool awaiting_data = false;  // matched a request to send; its data is on the way (docs/model.md 2.16)
+  bool truncating = false;  // a longer message fills buf and sets Status::truncated (irecv_truncating)
+  Op* next = nullptr;  // posted-receive queue
+  Op* prev = nullptr;
+};
+
+}  // namespace touchstone::detail
