@@ -169,9 +169,7 @@ void Network::start_packet(Msg* m, Time t) {
   const std::size_t body = m->size > first ? std::min(payload, m->size - first) : 0;
   pk->wire = static_cast<std::uint32_t>(body + static_cast<std::size_t>(net_.packet_header));
   // The injection port belongs to this message until its last packet has left, so it is free.
-  Channel& inj = ch_[m->path[0]];
-  inj.release = kNever;
-  inj.holder = pk;
+  hold(m->path[0], pk);
   hash_.add(m->id << 20 | pk->index, m->path[0], static_cast<std::uint64_t>(t));
   pk->hop = 1;
   q_.push(t + net_.hop_time, pk->m->id, Ev::header, pk);
@@ -253,14 +251,16 @@ void Network::advance(Packet* pk, Time t) {
   const std::uint32_t c = chan(*pk->m, pk->hop, pk->sub);
   Channel& ch = ch_[c];
   if (ch.release <= t && !ch.wait_head) {
-    ch.release = kNever;
-    ch.holder = pk;
+    hold(c, pk);
     return took(pk, c, t);
   }
   if (observer_) {
-    // The worm in the way: the holder while its tail has not left, else the header queued ahead.
-    const Packet* in_way = ch.release > t && ch.holder ? ch.holder : ch.wait_head;
-    if (in_way) observer_->on_wait(c, *pk->m, pk->index, *in_way->m, in_way->index, t);
+    // The worm in the way: the one whose tail has not left yet (its Packet may already be back in
+    // the pool, even reused by pk itself: held_by names it), else the header queued ahead.
+    if (ch.release > t && ch.held_by)
+      observer_->on_wait(c, *pk->m, pk->index, *ch.held_by, ch.held_packet, t);
+    else if (ch.wait_head)
+      observer_->on_wait(c, *pk->m, pk->index, *ch.wait_head->m, ch.wait_head->index, t);
   }
   enqueue(ch.wait_head, ch.wait_tail, pk);
   pk->wait_since = t;
@@ -307,8 +307,7 @@ void Network::grant(std::uint32_t c, Time t) {
   Packet* pk = arbitrate(ch.wait_head, ch.wait_tail, ch.last_in, c, t);
   stats_.blocked_time += t - pk->wait_since;
   if (observer_) observer_->on_grant(c, *pk->m, pk->index, t);
-  ch.release = kNever;
-  ch.holder = pk;
+  hold(c, pk);
   took(pk, c, t);
 }
 
@@ -373,9 +372,7 @@ bool Network::buffer_admits(const Node& n, const Msg& m) const {
 
 void Network::got_ejection(Packet* pk, int port, Time t) {
   pk->ej = ej_channel(dst_of(pk), port);
-  Channel& ch = ch_[pk->ej];
-  ch.release = kNever;
-  ch.holder = pk;
+  hold(pk->ej, pk);
   hash_.add(pk->m->id << 20 | pk->index, pk->ej, static_cast<std::uint64_t>(t));
   Msg* m = pk->m;
   if (m->fan > 1) {
@@ -385,6 +382,14 @@ void Network::got_ejection(Packet* pk, int port, Time t) {
     pk->sub = 0;
   }
   stream(pk, t);
+}
+
+void Network::hold(std::uint32_t c, Packet* pk) {
+  Channel& ch = ch_[c];
+  ch.release = kNever;
+  ch.holder = pk;
+  ch.held_by = pk->m;
+  ch.held_packet = pk->index;
 }
 
 void Network::set_release(std::uint32_t c, Time r) {

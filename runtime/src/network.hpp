@@ -81,6 +81,10 @@ struct Packet {
 struct Channel {
   Time release = 0;
   Packet* holder = nullptr;  // meaningful while release == kNever
+  /// The worm whose tail occupies the channel until `release`, also once its header has streamed
+  /// out and its Packet went back to the pool (who blocked whom names it; `holder` is stale then).
+  const Msg* held_by = nullptr;
+  std::uint32_t held_packet = 0;
   Packet* wait_head = nullptr;
   Packet* wait_tail = nullptr;
   bool grant_pending = false;
@@ -192,6 +196,7 @@ class Network {
   void choose_channel(Packet* pk, Time t);
   void drain(Packet* pk, Time t);  // cut-through: a blocked long worm drains into the router buffer  // adaptive routing: fixes path position pk->hop
   void set_release(std::uint32_t c, Time r);
+  void hold(std::uint32_t c, Packet* pk);  // pk's header takes channel c: busy until its tail leaves
   void grant(std::uint32_t c, Time t);
   void ej_grant(int node, Time t);
   void buffer_freed(int node, Time t);

@@ -245,3 +245,46 @@ TEST(Explain, NamesTheChannelTheWaitAndTheWormInTheWay) {
 }
 
 }  // namespace
+
+namespace {
+
+// Regression: a worm's Packet goes back to the pool when its header has streamed out, while its
+// tail still holds the links behind. On mesh:1x3, M0 (0 -> 2, one 64-byte packet, W = 95 wire
+// bytes, b = 7 ps) is handed at h0 and its header takes link 1->2 at h0 + 2 t_hop and the
+// ejection port at h0 + 3 t_hop; its tail leaves the link at h0 + 3 t_hop + W b - t_hop. Rank 1
+// computes 100 ps and sends M1 (1 -> 2, same size): handed at h0 + 100, M1's packet is the pooled
+// one M0's header freed, and its header wants link 1->2 at h0 + 100 + t_hop, while M0's tail is
+// still on it. --explain used to name M1 as blocked by its own packet.
+TEST(Explain, NamesTheWormWhoseTailHoldsTheLinkNotAReusedPacket) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  const ts_test::Model model{m};
+  RunOptions o;
+  o.explain = true;
+  const RunResult r = run(m, [](Proc& p) {
+    std::vector<std::byte> b(64);
+    if (p.rank() == 0) p.send(2, 0, b);
+    if (p.rank() == 1) {
+      p.compute(100);
+      p.send(2, 0, b);
+    }
+    if (p.rank() == 2) {
+      p.recv(0, 0, b);
+      p.recv(1, 0, b);
+    }
+  }, o);
+  const Time h0 = model.handed(0, 64), hop = model.hop(), body = model.wire(64, 0) * model.b(2);
+  const Time wants = h0 + 100 + hop, freed = h0 + 3 * hop + body - hop;
+  ASSERT_LT(h0 + 3 * hop, h0 + 100);  // M0's header is out before M1 starts: its packet is reused
+  ASSERT_LT(wants, freed);
+  auto us = [](Time t) { return fmt::format("{}.{:06} us", t / 1'000'000, t % 1'000'000); };
+  EXPECT_EQ(r.explanation,
+            fmt::format("explain: the 1 channel(s) with the most blocked time (of 1 that blocked a header):\n"
+                        "  link (0,1)->(0,2): {0} blocked over 1 wait(s)\n"
+                        "the 1 longest waits, each with what held the channel and what that worm waited for:\n"
+                        "  packet 0 of message #1 (1 -> 2) waited {0} from t={1} for link (0,1)->(0,2) held by "
+                        "packet 0 of message #0 (0 -> 2)\n",
+                        us(freed - wants), us(wants)));
+  EXPECT_EQ(r.stats.blocked_time, freed - wants);
+}
+
+}  // namespace
