@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <tuple>
 #include <sstream>
 
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/model.hpp"
+#include "support/trace_check.hpp"
 
 using namespace touchstone;
 
@@ -207,9 +210,11 @@ TEST(Livelock, PollingForAMessageInFlightIsNotALivelock) {
 // M0, one hop closer) takes link 1->2 at h1 + t_hop, before M0's header wants it at h0 + 2 t_hop
 // (13 < 23); M0 then takes the link between M1's two packets, and M1's second packet waits for
 // it. --explain names the link, both waits and what held the link; the two waits add up to the
-// run's blocked time; the trace shows them on the link's own track.
+// run's blocked time. The trace shows each wait on the link's "waits" track, each blocker's hold
+// on the link's own track and an arrow from the hold to the wait; every arrow binds.
 TEST(Explain, NamesTheChannelTheWaitAndTheWormInTheWay) {
   const Machine m = ts_test::prime_machine("mesh:1x3");
+  const ts_test::Model x{m};
   RunOptions o;
   o.explain = true;
   o.trace_file = testing::TempDir() + "/explain.json";
@@ -222,26 +227,48 @@ TEST(Explain, NamesTheChannelTheWaitAndTheWormInTheWay) {
       p.recv(1, 0, b);
     }
   }, o);
-  ASSERT_EQ(r.stats.blocked_headers, 2u);
-  EXPECT_NE(r.explanation.find(fmt::format("  link (0,1)->(0,2): {}.{:06} us blocked over 2 wait(s)\n",
-                                           r.stats.blocked_time / 1'000'000, r.stats.blocked_time % 1'000'000)),
-            std::string::npos)
-      << r.explanation;
-  EXPECT_NE(r.explanation.find("packet 0 of message #0 (0 -> 2) waited"), std::string::npos) << r.explanation;
-  EXPECT_NE(r.explanation.find("for link (0,1)->(0,2) held by packet 0 of message #1 (1 -> 2)\n"), std::string::npos)
-      << r.explanation;
-  EXPECT_NE(r.explanation.find("packet 1 of message #1 (1 -> 2) waited"), std::string::npos) << r.explanation;
-  EXPECT_NE(r.explanation.find("for link (0,1)->(0,2) held by packet 0 of message #0 (0 -> 2)\n"), std::string::npos)
-      << r.explanation;
-  const auto trace = nlohmann::json::parse(slurp(o.trace_file));
-  int net_spans = 0;
-  for (const auto& e : trace["traceEvents"])
-    if (e["ph"] == "X" && e["pid"] == 3) {
-      ++net_spans;
-      EXPECT_EQ(e["name"], "blocked header");
-      EXPECT_NE(e["args"]["detail"].get<std::string>().find(" held by packet 0 of message #"), std::string::npos);
-    }
-  EXPECT_EQ(net_spans, 2);
+  // M1's header takes the link at `took1`; its first packet's tail leaves it at r1 (one position
+  // behind the ejection port, which the header took at h1 + 2 t_hop: B*b - t_hop later). M0 waits
+  // from w0 to r1 and holds the link until its own tail leaves, r0 (the same way: M0 takes the
+  // ejection port at r1 + t_hop, just as M1's first tail leaves it); M1's second packet starts when the
+  // first has left the injection port (h1 + B*b) and wants the link at r1, then waits until r0.
+  const Time hop = x.hop(), h0 = x.handed(0, 64), h1 = x.handed(0, 65);
+  const Time took1 = h1 + hop, r1 = h1 + 2 * hop + x.wire(65, 0) * x.b(1) - hop;
+  const Time w0 = h0 + 2 * hop, r0 = r1 + hop + x.wire(64, 0) * x.b(2) - hop;
+  ASSERT_EQ(h1 + x.wire(65, 0) * x.b(1) + hop, r1);
+  EXPECT_EQ(r.stats.blocked_time, (r1 - w0) + (r0 - r1));
+  auto us = [](Time t) { return fmt::format("{}.{:06} us", t / 1'000'000, t % 1'000'000); };
+  EXPECT_EQ(r.explanation,
+            fmt::format("explain: the 1 resource(s) with the most blocked time (of 1 that made a worm wait):\n"
+                        "  link (0,1)->(0,2): {0} blocked over 2 wait(s)\n"
+                        "blocked time by kind of wait: links {0} (2 wait(s))\n"
+                        "the 2 longest waits, each with what was in its way and what that worm waited for:\n"
+                        "  packet 1 of message #1 (1 -> 2) waited {1} from t={2} for link (0,1)->(0,2) held by "
+                        "packet 0 of message #0 (0 -> 2)\n"
+                        "  packet 0 of message #0 (0 -> 2) waited {3} from t={4} for link (0,1)->(0,2) held by "
+                        "packet 0 of message #1 (1 -> 2)\n"
+                        "no chain: no worm waited for a worm that was waiting itself\n",
+                        us(r.stats.blocked_time), us(r0 - r1), us(r1), us(r1 - w0), us(w0)));
+  const ts_test::CheckedTrace t = ts_test::check_trace(o.trace_file);
+  // Network slices (process 3) by track name: the holds, then the waits.
+  std::map<std::string, std::vector<std::tuple<std::string, Time, Time>>> tracks;
+  for (const auto& s : t.slices)
+    if (s.pid == 3) tracks[t.thread_names.at({s.pid, s.tid})].emplace_back(s.name, s.start, s.end);
+  for (auto& [name, list] : tracks) std::sort(list.begin(), list.end(), [](auto& a, auto& b) { return std::get<1>(a) < std::get<1>(b); });
+  using S = std::vector<std::tuple<std::string, Time, Time>>;
+  EXPECT_EQ(tracks, (std::map<std::string, S>{
+                        {"link (0,1)->(0,2)", S{{"#1 (1 -> 2)", took1, r1}, {"#0 (0 -> 2)", r1, r0}}},
+                        {"waits for link (0,1)->(0,2)", S{{"blocked header", w0, r1}, {"blocked header", r1, r0}}}}));
+  // Each arrow leads from the hold of the worm a wait names to that wait.
+  int arrows = 0;
+  for (const auto& [id, f] : t.flows) {
+    if (f.name != "blocked by" || !f.from || !f.to) continue;
+    ++arrows;
+    const std::string holder = f.from->name.substr(1, f.from->name.find(' ') - 1);  // "#1 (1 -> 2)" -> "1"
+    EXPECT_NE(f.to->detail.find("held by packet 0 of message #" + holder + " "), std::string::npos)
+        << f.from->name << " -> " << f.to->detail;
+  }
+  EXPECT_EQ(arrows, 2);
 }
 
 }  // namespace
@@ -278,11 +305,13 @@ TEST(Explain, NamesTheWormWhoseTailHoldsTheLinkNotAReusedPacket) {
   ASSERT_LT(wants, freed);
   auto us = [](Time t) { return fmt::format("{}.{:06} us", t / 1'000'000, t % 1'000'000); };
   EXPECT_EQ(r.explanation,
-            fmt::format("explain: the 1 channel(s) with the most blocked time (of 1 that blocked a header):\n"
+            fmt::format("explain: the 1 resource(s) with the most blocked time (of 1 that made a worm wait):\n"
                         "  link (0,1)->(0,2): {0} blocked over 1 wait(s)\n"
-                        "the 1 longest waits, each with what held the channel and what that worm waited for:\n"
+                        "blocked time by kind of wait: links {0} (1 wait(s))\n"
+                        "the 1 longest waits, each with what was in its way and what that worm waited for:\n"
                         "  packet 0 of message #1 (1 -> 2) waited {0} from t={1} for link (0,1)->(0,2) held by "
-                        "packet 0 of message #0 (0 -> 2)\n",
+                        "packet 0 of message #0 (0 -> 2)\n"
+                        "no chain: no worm waited for a worm that was waiting itself\n",
                         us(freed - wants), us(wants)));
   EXPECT_EQ(r.stats.blocked_time, freed - wants);
 }
