@@ -138,7 +138,7 @@ void Blame::close_wait(std::uint64_t k, Time t, bool failed) {
                               : worm(w.waiter, w.packet, w.src, w.dst);
   const std::string text = fmt::format("{} {} {} from t={} for {}", who, failed ? "had waited" : "waited",
                                        exact_us(waited), exact_us(w.since), w.chain) +
-                           (failed ? " (when the run ended)" : "");
+                           (failed ? " (when the run failed)" : "");
   if (recorder_) recorder_->end_network_span(w.span, t, text);
   auto keep = [&](std::vector<Long>& list, std::size_t n, auto before) {
     const Long l{waited, w.depth, text};

@@ -1,5 +1,6 @@
 #include "trace.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -133,14 +134,19 @@ void Recorder::write_network(const std::function<void(const nlohmann::json&)>& e
 }
 
 void Recorder::unreceived(std::uint64_t id, int dst, Time arrival) {
-  span(dst, "unreceived", arrival, arrival, fmt::format("#{} arrived and was never received", id));
-  end_flow(id, arrival, vp);
+  // On a track of its own: a zero-length slice at a VP slice's boundary would make the arrow's end
+  // ambiguous.
+  spans_.push_back(Span{never_received, dst, "unreceived", arrival, arrival,
+                        fmt::format("#{} arrived and was never received", id)});
+  end_flow(id, arrival, never_received);
 }
 
 // Chrome Trace Event JSON, every string escaped by the JSON library. Process 1 holds a track per
-// VP, process 2 a track per node's active-message handlers; thread ids are rank + 1 (viewers
-// treat id 0 specially). Every slice and flow event has the same category, and each message is an
-// s/f flow pair whose ends fall inside the send slice and the receive (or handler) slice.
+// VP, process 2 a track per node's active-message handlers, process 3 the network's waits and
+// holds (write_network), process 4 the messages a failed run left unreceived, per destination;
+// thread ids are rank + 1 (viewers treat id 0 specially). Every slice and flow event has the same
+// category, and each message is an s/f flow pair whose ends fall strictly inside the send slice
+// and the receive (or handler) slice.
 void Recorder::write(const std::string& chrome_path, const std::string& order_path, const std::string& machine) const {
   if (!chrome_path.empty()) {
     File out(chrome_path);
@@ -153,7 +159,11 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
     fmt::print(out.f, "{{\"displayTimeUnit\":\"ns\",\"otherData\":{},\"traceEvents\":[\n",
                nlohmann::json{{"machine", machine}}.dump());
     bool handlers = false;
-    for (const auto& s : spans_) handlers |= s.track == handler;
+    std::vector<bool> never(order_.size(), false);
+    for (const auto& s : spans_) {
+      handlers |= s.track == handler;
+      if (s.track == never_received) never[static_cast<std::size_t>(s.rank)] = true;
+    }
     emit({{"name", "process_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", vp}, {"args", {{"name", machine}}}});
     if (handlers)
       emit({{"name", "process_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", handler}, {"args", {{"name", machine + ": active-message handlers"}}}});
@@ -164,6 +174,13 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
         emit({{"name", "thread_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", handler}, {"tid", tid(static_cast<int>(r))},
               {"args", {{"name", fmt::format("handlers of {}", r)}}}});
     }
+    if (std::find(never.begin(), never.end(), true) != never.end())
+      emit({{"name", "process_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", never_received},
+            {"args", {{"name", "messages never received"}}}});
+    for (std::size_t r = 0; r < never.size(); ++r)
+      if (never[r])
+        emit({{"name", "thread_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", never_received},
+              {"tid", tid(static_cast<int>(r))}, {"args", {{"name", fmt::format("to VP {}", r)}}}});
     for (const auto& s : spans_)
       emit({{"name", s.name}, {"cat", "touchstone"}, {"ph", "X"}, {"pid", s.track}, {"tid", tid(s.rank)},
             {"ts", ts(s.start)}, {"dur", ts(s.end - s.start)}, {"args", {{"detail", s.detail}}}});

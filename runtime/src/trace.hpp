@@ -36,7 +36,7 @@ class Recorder {
   void write(const std::string& chrome_path, const std::string& order_path, const std::string& machine) const;
 
  private:
-  enum Track : int { vp = 1, handler = 2, network = 3 };  // Chrome trace process ids (from 1)
+  enum Track : int { vp = 1, handler = 2, network = 3, never_received = 4 };  // Chrome trace process ids (from 1)
   struct Span {
     Track track;
     int rank;

@@ -140,9 +140,37 @@ TEST(FailureEvidence, DeadlockedRunWritesTraceAndOrderLog) {
                                                  std::string::npos)
       ++failed_spans;
   EXPECT_EQ(failed_spans, 2);
+  ts_test::check_trace(o.trace_file);
   const std::string log = slurp(o.order_log_file);
   EXPECT_NE(log.find("send #0 to 1 tag 1 size 8"), std::string::npos) << log;
   std::filesystem::remove_all(dir);
+}
+
+// A run that fails with worms still waiting in the network (both ranks of mesh:1x2 send two
+// 64-byte messages into 64-byte receive buffers before receiving): its trace ends those waits at
+// the failure, each still naming what it waits for, and stays whole for a viewer.
+TEST(FailureEvidence, WaitsStillOpenInTheNetworkEndAtTheFailure) {
+  Machine m = ts_test::prime_machine("mesh:1x2");
+  m.net.recv_buffer = 64;
+  RunOptions o;
+  o.trace_file = testing::TempDir() + "/open_waits.json";
+  const std::string report = run_error(m, [](Proc& p) {
+    std::vector<std::byte> b(64);
+    p.send(1 - p.rank(), 0, b);
+    p.send(1 - p.rank(), 0, b);
+    p.recv(1 - p.rank(), 0, b);
+    p.recv(1 - p.rank(), 0, b);
+  }, o);
+  ASSERT_NE(report.find("deadlock at t="), std::string::npos) << report;
+  const ts_test::CheckedTrace t = ts_test::check_trace(o.trace_file);
+  std::vector<std::string> open;
+  for (const auto& s : t.slices)
+    if (s.pid == 3 && s.detail.find("(when the run failed)") != std::string::npos) open.push_back(s.detail);
+  std::sort(open.begin(), open.end());
+  ASSERT_EQ(open.size(), 2u) << report;
+  EXPECT_NE(open[0].find("packet 0 of message #2 (0 -> 1) had waited "), std::string::npos) << open[0];
+  EXPECT_NE(open[0].find(" for receive-buffer space at node 1 (64 of 64 bytes in use)"), std::string::npos) << open[0];
+  EXPECT_NE(open[1].find("packet 0 of message #3 (1 -> 0) had waited "), std::string::npos) << open[1];
 }
 
 // Rank 0 polls for a message rank 1 never sends (rank 1 waits for rank 0). Timeline: rank 0's

@@ -55,6 +55,7 @@ Traced traced_ring(const Machine& m, const std::string& name) {
       o);
   t.trace = slurp(o.trace_file);
   t.order = slurp(o.order_log_file);
+  ts_test::check_trace(o.trace_file);
   return t;
 }
 
@@ -179,6 +180,7 @@ TEST(Trace, HandlersHaveTheirOwnTrackAndEveryMessageAnArrow) {
       p.send(1, 7, {});  // never received
     }
   }, o), RunError);
+  ts_test::check_trace(o.trace_file);
   const auto j = nlohmann::json::parse(slurp(o.trace_file));
   std::map<std::uint64_t, int> start_pid, end_pid;
   int handler_spans = 0, unreceived = 0;
@@ -188,7 +190,11 @@ TEST(Trace, HandlersHaveTheirOwnTrackAndEveryMessageAnArrow) {
       EXPECT_EQ(e["pid"], 2) << e.dump();
       EXPECT_EQ(e["tid"], 2) << e.dump();
     }
-    if (e["ph"] == "X" && e["name"] == "unreceived") ++unreceived;
+    if (e["ph"] == "X" && e["name"] == "unreceived") {
+      ++unreceived;
+      EXPECT_EQ(e["pid"], 4) << e.dump();  // the unreceived messages' own track: "to VP 1"
+      EXPECT_EQ(e["tid"], 2) << e.dump();
+    }
     if (e["ph"] == "s") start_pid[e["id"].get<std::uint64_t>()] = e["pid"].get<int>();
     if (e["ph"] == "f") end_pid[e["id"].get<std::uint64_t>()] = e["pid"].get<int>();
   }
