@@ -3,6 +3,8 @@
 // non-zero exit with a message on stderr, never a crash.
 #include <gtest/gtest.h>
 
+#include "support/trace_check.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -165,14 +167,15 @@ TEST(Cli, TraceOptionWritesValidChromeTraceJson) {
   std::set<int> tids;
   for (const auto& e : j["traceEvents"]) {
     const std::string ph = e["ph"];
-    if (ph == "X") ++x, tids.insert(e["tid"].get<int>());
-    s += ph == "s";
-    f += ph == "f";
+    if (ph == "X" && e["pid"] == 1) ++x, tids.insert(e["tid"].get<int>());  // the VPs' tracks
+    s += ph == "s" && e["name"] == "message";
+    f += ph == "f" && e["name"] == "message";
   }
   EXPECT_GT(x, 0);
   EXPECT_EQ(tids, (std::set<int>{1, 2, 3, 4}));  // thread ids from 1
   EXPECT_EQ(s, 12);  // 4 x 3 messages
   EXPECT_EQ(f, 12);
+  ts_test::check_trace(trace);  // and the network's tracks: whole, every arrow bound
   const std::string log = slurp(order);
   for (int r = 0; r < 4; ++r) EXPECT_NE(log.find(fmt::format("VP {}:", r)), std::string::npos) << log;
 }
