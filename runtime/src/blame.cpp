@@ -93,12 +93,13 @@ void Blame::on_take(std::uint32_t c, const Msg& m, std::uint32_t packet, Time t)
 // as far as it goes (the blocker's own wait at this moment, and so on), cut after kDepth links.
 void Blame::on_wait(const Wait& w) {
   const Msg& m = *w.waiter;
-  Waiting x{{w.kind, w.resource}, m.id, w.packet, m.src, m.dst, w.t, 1, waits_for(w)};
+  Waiting x{{w.kind, w.resource}, m.id, w.packet, m.src, m.dst, w.t, 1, {waits_for(w)}};
   if (w.blocker) {
     auto b = waiting_.find(key(w.blocker->id, w.blocker_packet));
     if (b != waiting_.end()) {
-      x.depth = b->second.depth + 1;
-      x.chain += x.depth > kDepth ? ", which waits too (chain cut)" : ", which waits for " + b->second.chain;
+      const Waiting& y = b->second;
+      x.depth = y.depth + 1;
+      x.chain.insert(x.chain.end(), y.chain.begin(), y.chain.begin() + std::min<std::ptrdiff_t>(kDepth - 1, static_cast<std::ptrdiff_t>(y.chain.size())));
     }
   }
   if (recorder_) {
@@ -136,8 +137,11 @@ void Blame::close_wait(std::uint64_t k, Time t, bool failed) {
   const std::string who = w.what.first == Wait::For::injection_port
                               ? fmt::format("message #{} ({} -> {})", w.waiter, w.src, w.dst)
                               : worm(w.waiter, w.packet, w.src, w.dst);
+  std::string chain = w.chain.front();
+  for (std::size_t i = 1; i < w.chain.size(); ++i) chain += ", which waits for " + w.chain[i];
+  if (static_cast<std::size_t>(w.depth) > w.chain.size()) chain += fmt::format(", ... ({} more)", static_cast<std::size_t>(w.depth) - w.chain.size());
   const std::string text = fmt::format("{} {} {} from t={} for {}", who, failed ? "had waited" : "waited",
-                                       exact_us(waited), exact_us(w.since), w.chain) +
+                                       exact_us(waited), exact_us(w.since), chain) +
                            (failed ? " (when the run failed)" : "");
   if (recorder_) recorder_->end_network_span(w.span, t, text);
   auto keep = [&](std::vector<Long>& list, std::size_t n, auto before) {
@@ -146,7 +150,10 @@ void Blame::close_wait(std::uint64_t k, Time t, bool failed) {
     list.insert(std::upper_bound(list.begin(), list.end(), l, before), l);
     if (list.size() > n) list.pop_back();
   };
-  keep(longest_, kKeep, [](const Long& a, const Long& b) { return a.waited > b.waited; });
+  // Messages queued at their source (an all-to-all queues all but one) would crowd out the waits
+  // of headers in the network.
+  if (w.what.first != Wait::For::injection_port)
+    keep(longest_, kKeep, [](const Long& a, const Long& b) { return a.waited > b.waited; });
   if (w.depth > 1)
     keep(deepest_, kKeepChains, [](const Long& a, const Long& b) {
       return a.depth != b.depth ? a.depth > b.depth : a.waited > b.waited;
@@ -169,34 +176,30 @@ void Blame::finish(Time now) {
 }
 
 std::string Blame::explain(std::size_t top) const {
-  std::vector<std::pair<Resource, Total>> resources(per_resource_.begin(), per_resource_.end());
-  std::stable_sort(resources.begin(), resources.end(),
-                   [](const auto& a, const auto& b) { return a.second.blocked > b.second.blocked; });
-  if (resources.empty()) return "explain: nothing ever waited in the network\n";
-  std::string s = fmt::format("explain: the {} resource(s) with the most blocked time (of {} that made a worm wait):\n",
-                              std::min(top, resources.size()), resources.size());
-  for (std::size_t i = 0; i < resources.size() && i < top; ++i)
-    s += fmt::format("  {}: {} blocked over {} wait(s)\n", resource_name(resources[i].first),
-                     exact_us(resources[i].second.blocked), resources[i].second.waits);
-  s += "blocked time by kind of wait:";
+  if (per_resource_.empty()) return "explain: nothing ever waited in the network\n";
+  std::string s = "explain: where worms waited, by kind of wait, each with its resources of most blocked time:\n";
   const std::pair<Wait::For, const char*> kinds[] = {{Wait::For::channel, "links"},
                                                      {Wait::For::ejection_port, "ejection ports"},
                                                      {Wait::For::buffer, "receive buffers"},
-                                                     {Wait::For::injection_port, "injection ports"}};
-  const char* sep = " ";
+                                                     {Wait::For::injection_port, "injection ports (messages queued to start)"}};
   for (const auto& [kind, name] : kinds) {
+    std::vector<std::pair<Resource, Total>> list;
     Total sum;
     for (const auto& [r, t] : per_resource_)
       if (r.first == kind) {
+        list.emplace_back(r, t);
         sum.blocked += t.blocked;
         sum.waits += t.waits;
       }
-    if (sum.waits == 0) continue;
-    s += fmt::format("{}{} {} ({} wait(s))", sep, name, exact_us(sum.blocked), sum.waits);
-    sep = ", ";
+    if (list.empty()) continue;
+    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.second.blocked > b.second.blocked; });
+    s += fmt::format("{}: {} blocked over {} wait(s) at {} of them\n", name, exact_us(sum.blocked), sum.waits, list.size());
+    for (std::size_t i = 0; i < list.size() && i < top; ++i)
+      s += fmt::format("  {}: {} blocked over {} wait(s)\n", resource_name(list[i].first), exact_us(list[i].second.blocked),
+                       list[i].second.waits);
   }
-  s += fmt::format("\nthe {} longest waits, each with what was in its way and what that worm waited for:\n",
-                   longest_.size());
+  s += fmt::format("the {} longest waits of headers in the network, each with what was in its way and what that "
+                   "worm waited for:\n", longest_.size());
   for (const auto& l : longest_) s += "  " + l.text + "\n";
   if (deepest_.empty()) return s + "no chain: no worm waited for a worm that was waiting itself\n";
   s += fmt::format("the {} longest chains (worms each waiting for the next), longest wait first among equals:\n",

@@ -28,7 +28,7 @@ class Blame final : public ChannelObserver {
   void finish(Time now);
   /// The resources with the most blocked time, the time per kind of wait, the longest waits and
   /// the longest chains.
-  std::string explain(std::size_t top = 10) const;
+  std::string explain(std::size_t top = 5) const;
 
  private:
   using Resource = std::pair<Wait::For, std::uint32_t>;
@@ -49,8 +49,9 @@ class Blame final : public ChannelObserver {
     std::uint32_t packet = 0;
     int src = 0, dst = 0;
     Time since = 0;
-    int depth = 1;      // worms in the chain, this one's blocker included
-    std::string chain;  // "link X held by packet p of message #h (a -> b), which waits for ..."
+    int depth = 1;                   // waiting worms in the chain, this one included
+    std::vector<std::string> chain;  // "link X held by packet p of message #h (a -> b)", then what that
+                                     // worm waits for, ... (at most kDepth)
     std::size_t span = kNoSpan;
   };
   std::unordered_map<std::uint64_t, Waiting> waiting_;  // the waits in progress, by (message, packet)

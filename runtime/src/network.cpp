@@ -171,7 +171,8 @@ void Network::injection_wait(const Msg& m, Time t) {
   const Channel& ch = ch_[w.blocker_channel];
   if (ch.held_by) {
     w.blocker = ch.held_by;
-    w.blocker_packet = ch.held_packet;
+    // The message's next packet may have taken the port ahead, from when the one on it now leaves.
+    w.blocker_packet = ch.held_packet - (ch.held_since > t && ch.held_packet > 0 ? 1 : 0);
   }
   observer_->on_wait(w);
 }
@@ -453,6 +454,7 @@ void Network::hold(std::uint32_t c, Packet* pk, Time t) {
   ch.holder = pk;
   ch.held_by = pk->m;
   ch.held_packet = pk->index;
+  ch.held_since = t;
 }
 
 void Network::set_release(std::uint32_t c, Time r) {

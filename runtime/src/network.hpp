@@ -85,6 +85,7 @@ struct Channel {
   /// out and its Packet went back to the pool (who blocked whom names it; `holder` is stale then).
   const Msg* held_by = nullptr;
   std::uint32_t held_packet = 0;
+  Time held_since = 0;  // an injection port is taken ahead, when the previous packet's tail time is known
   Packet* wait_head = nullptr;
   Packet* wait_tail = nullptr;
   bool grant_pending = false;

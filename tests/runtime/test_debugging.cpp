@@ -267,10 +267,11 @@ TEST(Explain, NamesTheChannelTheWaitAndTheWormInTheWay) {
   EXPECT_EQ(r.stats.blocked_time, (r1 - w0) + (r0 - r1));
   auto us = [](Time t) { return fmt::format("{}.{:06} us", t / 1'000'000, t % 1'000'000); };
   EXPECT_EQ(r.explanation,
-            fmt::format("explain: the 1 resource(s) with the most blocked time (of 1 that made a worm wait):\n"
+            fmt::format("explain: where worms waited, by kind of wait, each with its resources of most blocked time:\n"
+                        "links: {0} blocked over 2 wait(s) at 1 of them\n"
                         "  link (0,1)->(0,2): {0} blocked over 2 wait(s)\n"
-                        "blocked time by kind of wait: links {0} (2 wait(s))\n"
-                        "the 2 longest waits, each with what was in its way and what that worm waited for:\n"
+                        "the 2 longest waits of headers in the network, each with what was in its way and what "
+                        "that worm waited for:\n"
                         "  packet 1 of message #1 (1 -> 2) waited {1} from t={2} for link (0,1)->(0,2) held by "
                         "packet 0 of message #0 (0 -> 2)\n"
                         "  packet 0 of message #0 (0 -> 2) waited {3} from t={4} for link (0,1)->(0,2) held by "
@@ -333,15 +334,74 @@ TEST(Explain, NamesTheWormWhoseTailHoldsTheLinkNotAReusedPacket) {
   ASSERT_LT(wants, freed);
   auto us = [](Time t) { return fmt::format("{}.{:06} us", t / 1'000'000, t % 1'000'000); };
   EXPECT_EQ(r.explanation,
-            fmt::format("explain: the 1 resource(s) with the most blocked time (of 1 that made a worm wait):\n"
+            fmt::format("explain: where worms waited, by kind of wait, each with its resources of most blocked time:\n"
+                        "links: {0} blocked over 1 wait(s) at 1 of them\n"
                         "  link (0,1)->(0,2): {0} blocked over 1 wait(s)\n"
-                        "blocked time by kind of wait: links {0} (1 wait(s))\n"
-                        "the 1 longest waits, each with what was in its way and what that worm waited for:\n"
+                        "the 1 longest waits of headers in the network, each with what was in its way and what "
+                        "that worm waited for:\n"
                         "  packet 0 of message #1 (1 -> 2) waited {0} from t={1} for link (0,1)->(0,2) held by "
                         "packet 0 of message #0 (0 -> 2)\n"
                         "no chain: no worm waited for a worm that was waiting itself\n",
                         us(freed - wants), us(wants)));
   EXPECT_EQ(r.stats.blocked_time, freed - wants);
+}
+
+}  // namespace
+
+namespace {
+
+// An injection wait: with a CPU that writes bytes for free (send_per_byte 0), rank 0's second
+// 1000-byte isend (handed at h1 = 2 C_send) finds the injection port still held by the first
+// message, whose packet k holds it from h0 + k*B*b; it starts when the first's last packet has
+// left, at h0 + W*b. --explain lists it apart from the waits of headers in the network; the trace
+// shows it with an arrow from the packet that held the port.
+TEST(Explain, NamesTheMessageQueuedForTheInjectionPort) {
+  Machine m = ts_test::prime_machine("mesh:1x3");
+  m.costs.send_per_byte = 0;
+  const ts_test::Model x{m};
+  RunOptions o;
+  o.explain = true;
+  o.trace_file = testing::TempDir() + "/injection.json";
+  const RunResult r = run(m, [](Proc& p) {
+    std::vector<std::byte> a(1000), b(1000);
+    if (p.rank() == 0) {
+      std::vector<Request> rs;
+      rs.push_back(p.isend(1, 0, a));
+      rs.push_back(p.isend(1, 1, b));
+      p.waitall(rs);
+    }
+    if (p.rank() == 1) {
+      p.recv(0, 0, a);
+      p.recv(0, 1, b);
+    }
+  }, o);
+  const Time h0 = x.handed(0, 1000), h1 = h0 + x.send_cost(1000), b = x.b(1);
+  const Time started = h0 + x.wire_total(1000) * b;
+  const Time holder = (h1 - h0) / (x.wire(1000, 0) * b);  // full packets before the last
+  ASSERT_LT(holder, 15);
+  auto us = [](Time t) { return fmt::format("{}.{:06} us", t / 1'000'000, t % 1'000'000); };
+  EXPECT_EQ(r.explanation,
+            fmt::format("explain: where worms waited, by kind of wait, each with its resources of most blocked time:\n"
+                        "injection ports (messages queued to start): {0} blocked over 1 wait(s) at 1 of them\n"
+                        "  injection port 0 of node 0: {0} blocked over 1 wait(s)\n"
+                        "the 0 longest waits of headers in the network, each with what was in its way and what "
+                        "that worm waited for:\n"
+                        "no chain: no worm waited for a worm that was waiting itself\n",
+                        us(started - h1)));
+  const ts_test::CheckedTrace t = ts_test::check_trace(o.trace_file);
+  int arrows = 0;
+  for (const auto& [id, f] : t.flows)
+    if (f.name == "blocked by" && f.from && f.to) {
+      ++arrows;
+      EXPECT_EQ(f.from->name, "#0 (0 -> 1)");
+      // The port's hold by that message's next packet (taken ahead, from when packet `holder` leaves).
+      EXPECT_EQ(f.from->start, h0 + (holder + 1) * x.wire(1000, 0) * b);
+      EXPECT_EQ(t.thread_names.at({f.from->pid, f.from->tid}), "injection port 0 of node 0");
+      EXPECT_EQ(f.to->detail, fmt::format("message #1 (0 -> 1) waited {} from t={} for injection port 0 of node 0 "
+                                          "held by packet {} of message #0 (0 -> 1)",
+                                          us(started - h1), us(h1), holder));
+    }
+  EXPECT_EQ(arrows, 1);
 }
 
 }  // namespace
