@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -271,10 +272,15 @@ int main(int argc, char** argv) {
   const Subcommand mpirun = add_mpirun(app);  // tools/mpirun.cpp
 
   std::string diff_a, diff_b;
-  auto* diff = app.add_subcommand("diff", "the first divergence per VP between two order logs (--order-log): the first "
-                                          "receive matched differently, the first time that differs and by how much");
-  diff->add_option("A", diff_a, "order log of the first run")->required()->check(CLI::ExistingFile);
-  diff->add_option("B", diff_b, "order log of the second run")->required()->check(CLI::ExistingFile);
+  std::vector<std::string> diff_specs;
+  auto* diff = app.add_subcommand("diff", "the first divergence per VP between two order logs (--order-log), or two runs "
+                                          "(--run twice): the first receive matched differently, the first time that "
+                                          "differs and by how much; for runs also their outcomes and figures");
+  auto* diff_files = diff->add_option("A", diff_a, "order log of the first run")->check(CLI::ExistingFile);
+  diff->add_option("B", diff_b, "order log of the second run")->check(CLI::ExistingFile);
+  diff->add_option("--run", diff_specs, "a touchstone command line, e.g. \"run --machine mesh:2x2 --algorithm "
+                                        "alltoall/1-lev-dir --size 64\" or \"mpirun --machine mesh:2x2 ./prog\"; give two")
+      ->excludes(diff_files);
 
   // CLI11 only says "A subcommand is required" for a misspelled command: name it and the known ones.
   if (argc > 1 && argv[1][0] != '-') {
@@ -316,7 +322,13 @@ int main(int argc, char** argv) {
         return s.str();
       };
       bool differ = false;
-      fmt::print("{}", diff_order_logs(read(diff_a), read(diff_b), diff_a, diff_b, differ));
+      if (!diff_specs.empty() || diff_a.empty() || diff_b.empty()) {
+        if (diff_specs.size() != 2)
+          throw UsageError(fmt::format("diff takes two order logs, or --run twice ({} given)", diff_specs.size()));
+        fmt::print("{}", diff_runs(diff_specs[0], diff_specs[1], std::filesystem::canonical("/proc/self/exe").string(), differ));
+      } else {
+        fmt::print("{}", diff_order_logs(read(diff_a), read(diff_b), diff_a, diff_b, differ));
+      }
       return differ ? 3 : 0;
     }
   } catch (const std::exception& e) {

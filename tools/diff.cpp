@@ -5,7 +5,15 @@
 #include <sstream>
 #include <vector>
 
+#include <filesystem>
+#include <fstream>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <wordexp.h>
+
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "touchstone/error.hpp"
 #include "touchstone/time.hpp"
@@ -64,7 +72,104 @@ std::string signed_us(Time d) {
 }
 std::string at_us(Time t) { return fmt::format("{}.{:06} us", t / 1'000'000, t % 1'000'000); }
 
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string shell_quote(const std::string& w) {
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// "error: the run failed:\nrank 0 failed at t=62.12 us: ..." -> "rank 0 failed at t=62.12 us: ...":
+// the first line that says something.
+std::string first_line(const std::string& s) {
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("error: ", 0) == 0) line = line.substr(7);
+    if (!line.empty() && line != "the run failed:") return line;
+  }
+  return {};
+}
+
+// One run of a spec: its exit status, its error (stderr) and, for `run`, its figures.
+struct Outcome {
+  int status = 0;
+  std::string error;
+  nlohmann::json figures;
+  std::string order_log;
+};
+
+Outcome run_spec(const std::string& spec, const std::string& self, const std::string& base, const std::string& name) {
+  wordexp_t w;
+  if (wordexp(spec.c_str(), &w, WRDE_NOCMD | WRDE_UNDEF) != 0)
+    throw UsageError(fmt::format("--run '{}': cannot split it into words (no $, `, unmatched quotes)", spec));
+  std::vector<std::string> words(w.we_wordv, w.we_wordv + w.we_wordc);
+  wordfree(&w);
+  if (words.empty() || (words[0] != "run" && words[0] != "mpirun"))
+    throw UsageError(fmt::format("--run '{}': {} must start with 'run' or 'mpirun' (a touchstone command line)", spec, name));
+  for (const auto& word : words)
+    if (word == "--order-log" || word.rfind("--order-log=", 0) == 0 || word == "--format" || word.rfind("--format=", 0) == 0)
+      throw UsageError(fmt::format("--run '{}': diff sets --order-log{} itself", spec, words[0] == "run" ? " and --format" : ""));
+  const std::string log = base + ".order.txt", out = base + ".out", err = base + ".err";
+  // Options go before an mpirun program's own arguments: right after the command word.
+  std::string cmd = shell_quote(self) + " " + words[0] + " --order-log " + shell_quote(log) +
+                    (words[0] == "run" ? " --format json" : "");
+  for (std::size_t i = 1; i < words.size(); ++i) cmd += " " + shell_quote(words[i]);
+  cmd += " >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";
+  const int st = std::system(cmd.c_str());
+  Outcome o;
+  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  o.error = slurp(err);
+  if (words[0] == "run" && o.status == 0) o.figures = nlohmann::json::parse(slurp(out), nullptr, false);
+  o.order_log = slurp(log);
+  for (const auto& f : {log, out, err}) std::filesystem::remove(f);
+  if (o.status == 1) throw UsageError(fmt::format("--run '{}' ({}): {}", spec, name, first_line(o.error)));
+  return o;
+}
+
 }  // namespace
+
+std::string diff_runs(const std::string& a_spec, const std::string& b_spec, const std::string& self, bool& differ) {
+  const std::string base = (std::filesystem::temp_directory_path() / fmt::format("touchstone_diff_{}", ::getpid())).string();
+  const Outcome a = run_spec(a_spec, self, base + "_a", "A"), b = run_spec(b_spec, self, base + "_b", "B");
+  std::string s = fmt::format("--- A: {}\n+++ B: {}\n", a_spec, b_spec);
+  differ = false;
+  auto outcome = [](const Outcome& o) {
+    return o.status == 0 ? std::string("completed") : fmt::format("failed (exit {}): {}", o.status, first_line(o.error));
+  };
+  if (a.status != b.status || (a.status != 0 && first_line(a.error) != first_line(b.error))) {
+    differ = true;
+    s += fmt::format("outcome: A {}\n         B {}\n", outcome(a), outcome(b));
+  } else {
+    s += fmt::format("outcome: both {}\n", outcome(a));
+  }
+  // Figures that depend on virtual time only (docs/cli.md), in the order `run` prints them.
+  if (a.figures.is_object() && b.figures.is_object()) {
+    for (const char* f : {"machine", "algorithm", "size", "vps", "makespan_us", "messages", "packets", "blocked_us",
+                          "events", "trace_hash"}) {
+      if (!a.figures.contains(f) || !b.figures.contains(f) || a.figures[f] == b.figures[f]) continue;
+      differ = true;
+      std::string delta;
+      if (a.figures[f].is_number() && b.figures[f].is_number())
+        delta = fmt::format(" ({:+g})", b.figures[f].get<double>() - a.figures[f].get<double>());
+      s += fmt::format("{}: {} vs {}{}\n", f, a.figures[f].dump(), b.figures[f].dump(), delta);
+    }
+  }
+  if (a.order_log.empty() || b.order_log.empty()) {
+    s += fmt::format("no order log from {}: the run stopped before its VPs ran\n", a.order_log.empty() ? "A" : "B");
+    differ = true;
+    return s;
+  }
+  bool order_differs = false;
+  const std::string order = diff_order_logs(a.order_log, b.order_log, "A", "B", order_differs);
+  differ |= order_differs;
+  return s + order.substr(order.find('\n', order.find('\n') + 1) + 1);  // without the ---/+++ lines
+}
 
 std::string diff_order_logs(const std::string& a_text, const std::string& b_text, const std::string& a_name,
                             const std::string& b_name, bool& differ) {

@@ -261,6 +261,7 @@ RunResult Engine::run(const Program& program) {
                                    format_schedule(unused)));
     }
   }
+  if (blame_) blame_->finish(now_);  // who blocked whom: waits still open end here
   if (!failure_.empty()) {
     if (opts_.explain) failure_ += blame_->explain();
     // The races seen up to the failure are often its cause.

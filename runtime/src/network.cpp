@@ -147,8 +147,34 @@ void Network::try_start_messages(int node_id, Time t) {
     m->next = nullptr;
     node.inj[port].cur = m;
     m->path[0] = inj_channel(node_id, static_cast<int>(port));
+    if (observer_) observer_->on_grant(*m, 0, t);
     start_packet(m, t);
   }
+}
+
+// A message handed to the network at t found no injection port it may take (all busy, or one
+// is injecting an earlier message to the same destination, which it may not overtake).
+void Network::injection_wait(const Msg& m, Time t) {
+  const Node& node = nodes_[static_cast<std::size_t>(m.src)];
+  std::size_t in_way = 0;
+  for (std::size_t p = 0; p < node.inj.size(); ++p) {
+    const std::uint32_t c = inj_channel(m.src, static_cast<int>(p)), best = inj_channel(m.src, static_cast<int>(in_way));
+    if (node.inj[p].cur && node.inj[p].cur->dst == m.dst) {
+      in_way = p;
+      break;
+    }
+    if (ch_[c].release < ch_[best].release) in_way = p;
+  }
+  Wait w{Wait::For::injection_port, static_cast<std::uint32_t>(m.src), &m, 0};
+  w.t = t;
+  w.blocker_channel = inj_channel(m.src, static_cast<int>(in_way));
+  const Channel& ch = ch_[w.blocker_channel];
+  if (ch.held_by) {
+    w.blocker = ch.held_by;
+    // The message's next packet may have taken the port ahead, from when the one on it now leaves.
+    w.blocker_packet = ch.held_packet - (ch.held_since > t && ch.held_packet > 0 ? 1 : 0);
+  }
+  observer_->on_wait(w);
 }
 
 void Network::start_packet(Msg* m, Time t) {
@@ -169,9 +195,7 @@ void Network::start_packet(Msg* m, Time t) {
   const std::size_t body = m->size > first ? std::min(payload, m->size - first) : 0;
   pk->wire = static_cast<std::uint32_t>(body + static_cast<std::size_t>(net_.packet_header));
   // The injection port belongs to this message until its last packet has left, so it is free.
-  Channel& inj = ch_[m->path[0]];
-  inj.release = kNever;
-  inj.holder = pk;
+  hold(m->path[0], pk, t);
   hash_.add(m->id << 20 | pk->index, m->path[0], static_cast<std::uint64_t>(t));
   pk->hop = 1;
   q_.push(t + net_.hop_time, pk->m->id, Ev::header, pk);
@@ -253,14 +277,24 @@ void Network::advance(Packet* pk, Time t) {
   const std::uint32_t c = chan(*pk->m, pk->hop, pk->sub);
   Channel& ch = ch_[c];
   if (ch.release <= t && !ch.wait_head) {
-    ch.release = kNever;
-    ch.holder = pk;
+    hold(c, pk, t);
     return took(pk, c, t);
   }
   if (observer_) {
-    // The worm in the way: the holder while its tail has not left, else the header queued ahead.
-    const Packet* in_way = ch.release > t && ch.holder ? ch.holder : ch.wait_head;
-    if (in_way) observer_->on_wait(c, *pk->m, pk->index, *in_way->m, in_way->index, t);
+    // The worm in the way: the one whose tail has not left yet (its Packet may already be back in
+    // the pool, even reused by pk itself: held_by names it), else the header queued ahead.
+    Wait w{Wait::For::channel, c, pk->m, pk->index};
+    w.t = t;
+    w.blocker_channel = c;
+    if (ch.release > t && ch.held_by) {
+      w.blocker = ch.held_by;
+      w.blocker_packet = ch.held_packet;
+    } else if (ch.wait_head) {
+      w.blocker = ch.wait_head->m;
+      w.blocker_packet = ch.wait_head->index;
+      w.blocker_holds = false;
+    }
+    observer_->on_wait(w);
   }
   enqueue(ch.wait_head, ch.wait_tail, pk);
   pk->wait_since = t;
@@ -306,9 +340,8 @@ void Network::grant(std::uint32_t c, Time t) {
   ch.grant_pending = false;
   Packet* pk = arbitrate(ch.wait_head, ch.wait_tail, ch.last_in, c, t);
   stats_.blocked_time += t - pk->wait_since;
-  if (observer_) observer_->on_grant(c, *pk->m, pk->index, t);
-  ch.release = kNever;
-  ch.holder = pk;
+  if (observer_) observer_->on_grant(*pk->m, pk->index, t);
+  hold(c, pk, t);
   took(pk, c, t);
 }
 
@@ -321,6 +354,16 @@ void Network::want_ejection(Packet* pk, Time t) {
     if (node.buf_wait_head || !buffer_admits(node, *pk->m)) {
       // No room for the message: the worm waits in front of the ejection channel, holding its
       // path, while the ejection channel stays free for messages already admitted.
+      if (observer_) {
+        Wait w{Wait::For::buffer, static_cast<std::uint32_t>(dst), pk->m, pk->index};
+        w.t = t;
+        if (node.buf_wait_head) {
+          w.blocker = node.buf_wait_head->m;
+          w.blocker_packet = node.buf_wait_head->index;
+          w.blocker_holds = false;
+        }
+        observer_->on_wait(w);
+      }
       enqueue(node.buf_wait_head, node.buf_wait_tail, pk);
       pk->wait_since = t;
       ++stats_.blocked_headers;
@@ -339,6 +382,24 @@ void Network::want_ejection_port(Packet* pk, Time t) {
     for (int port = 0; port < net_.ej_ports; ++port)
       if (ch_[ej_channel(dst, port)].release <= t) return got_ejection(pk, port, t);
   }
+  if (observer_) {
+    // In the way: the header queued ahead, else the holder of the port that frees first.
+    Wait w{Wait::For::ejection_port, static_cast<std::uint32_t>(dst), pk->m, pk->index};
+    w.t = t;
+    std::uint32_t first = ej_channel(dst, 0);
+    for (int port = 1; port < net_.ej_ports; ++port)
+      if (ch_[ej_channel(dst, port)].release < ch_[first].release) first = ej_channel(dst, port);
+    w.blocker_channel = first;
+    if (node.ej_wait_head) {
+      w.blocker = node.ej_wait_head->m;
+      w.blocker_packet = node.ej_wait_head->index;
+      w.blocker_holds = false;
+    } else if (ch_[first].held_by) {
+      w.blocker = ch_[first].held_by;
+      w.blocker_packet = ch_[first].held_packet;
+    }
+    observer_->on_wait(w);
+  }
   enqueue(node.ej_wait_head, node.ej_wait_tail, pk);
   pk->wait_since = t;
   ++stats_.blocked_headers;
@@ -355,6 +416,7 @@ void Network::ej_grant(int dst, Time t) {
     if (port == net_.ej_ports) break;
     Packet* pk = arbitrate(node.ej_wait_head, node.ej_wait_tail, node.ej_last_in, ej_channel(dst, 0), t);
     stats_.blocked_time += t - pk->wait_since;
+    if (observer_) observer_->on_grant(*pk->m, pk->index, t);
     got_ejection(pk, port, t);
   }
   if (!node.ej_wait_head) return;
@@ -373,9 +435,7 @@ bool Network::buffer_admits(const Node& n, const Msg& m) const {
 
 void Network::got_ejection(Packet* pk, int port, Time t) {
   pk->ej = ej_channel(dst_of(pk), port);
-  Channel& ch = ch_[pk->ej];
-  ch.release = kNever;
-  ch.holder = pk;
+  hold(pk->ej, pk, t);
   hash_.add(pk->m->id << 20 | pk->index, pk->ej, static_cast<std::uint64_t>(t));
   Msg* m = pk->m;
   if (m->fan > 1) {
@@ -385,6 +445,16 @@ void Network::got_ejection(Packet* pk, int port, Time t) {
     pk->sub = 0;
   }
   stream(pk, t);
+}
+
+void Network::hold(std::uint32_t c, Packet* pk, Time t) {
+  if (observer_) observer_->on_take(c, *pk->m, pk->index, t);
+  Channel& ch = ch_[c];
+  ch.release = kNever;
+  ch.holder = pk;
+  ch.held_by = pk->m;
+  ch.held_packet = pk->index;
+  ch.held_since = t;
 }
 
 void Network::set_release(std::uint32_t c, Time r) {
@@ -444,6 +514,7 @@ void Network::buffer_freed(int dst, Time t) {
   while (node.buf_wait_head && buffer_admits(node, *node.buf_wait_head->m)) {
     Packet* pk = dequeue(node.buf_wait_head, node.buf_wait_tail);
     stats_.blocked_time += t - pk->wait_since;
+    if (observer_) observer_->on_grant(*pk->m, pk->index, t);
     node.buffer_used += static_cast<std::int64_t>(pk->m->size);
     pk->m->buffered = true;
     want_ejection_port(pk, t);
@@ -467,6 +538,7 @@ void Network::handle(const Event& e) {
       if (node.queue_tail) node.queue_tail->next = m; else node.queue_head = m;
       node.queue_tail = m;
       try_start_messages(m->src, e.t);
+      if (observer_ && m->path[0] == kNoChannel) injection_wait(*m, e.t);
       break;
     }
     case Ev::header: advance(static_cast<Packet*>(e.p), e.t); break;

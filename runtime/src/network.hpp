@@ -81,6 +81,11 @@ struct Packet {
 struct Channel {
   Time release = 0;
   Packet* holder = nullptr;  // meaningful while release == kNever
+  /// The worm whose tail occupies the channel until `release`, also once its header has streamed
+  /// out and its Packet went back to the pool (who blocked whom names it; `holder` is stale then).
+  const Msg* held_by = nullptr;
+  std::uint32_t held_packet = 0;
+  Time held_since = 0;  // an injection port is taken ahead, when the previous packet's tail time is known
   Packet* wait_head = nullptr;
   Packet* wait_tail = nullptr;
   bool grant_pending = false;
@@ -97,17 +102,39 @@ class NetworkListener {
   virtual void on_arrival(Msg& m, Time t) = 0;
 };
 
-/// Told when a header starts waiting for a busy channel and when it gets it (who blocked whom:
-/// traces and --explain, runtime/src/blame.hpp). Optional: the network runs the same without one.
+/// What a worm waits for (who blocked whom: traces and --explain, runtime/src/blame.hpp).
+struct Wait {
+  enum class For : std::uint8_t {
+    channel,         // a link (resource: the channel)
+    ejection_port,   // an ejection port of its destination (resource: the node)
+    buffer,          // receive-buffer space at its destination (resource: the node)
+    injection_port,  // a message not started yet: an injection port of its source (resource: the node)
+  };
+  For kind = For::channel;
+  std::uint32_t resource = 0;
+  const Msg* waiter = nullptr;
+  std::uint32_t packet = 0;  // packet 0 for a message waiting to be injected
+  /// The worm in the way: it holds `blocker_channel`, or (blocker_holds false) waits ahead for the
+  /// same resource. None for receive-buffer space held by received but not yet taken messages.
+  const Msg* blocker = nullptr;
+  std::uint32_t blocker_packet = 0;
+  std::uint32_t blocker_channel = 0;
+  bool blocker_holds = true;
+  Time t = 0;
+};
+
+/// Told when a header takes a channel, starts waiting and gets what it waited for. Optional: the
+/// network runs the same without one.
 class ChannelObserver {
  public:
   virtual ~ChannelObserver() = default;
-  /// Packet `packet` of `waiter` waits for channel c from t; packet `blocker_packet` of `blocker`
-  /// holds c (or waits ahead for it).
-  virtual void on_wait(std::uint32_t c, const Msg& waiter, std::uint32_t packet, const Msg& blocker,
-                       std::uint32_t blocker_packet, Time t) = 0;
-  /// ... and gets it at t.
-  virtual void on_grant(std::uint32_t c, const Msg& waiter, std::uint32_t packet, Time t) = 0;
+  /// Packet `packet` of m takes channel c at t; it holds c until the channel's release time
+  /// (Network::release_of), which is known once its tail has left. Called before c changes hands.
+  virtual void on_take(std::uint32_t c, const Msg& m, std::uint32_t packet, Time t) = 0;
+  virtual void on_wait(const Wait& w) = 0;
+  /// ... and gets it (or, for an injection port, its message starts) at t. Also called for a
+  /// message that started without waiting.
+  virtual void on_grant(const Msg& waiter, std::uint32_t packet, Time t) = 0;
 };
 
 class Network {
@@ -146,6 +173,14 @@ class Network {
   std::string describe_blocked() const;
   /// "link (0,1)->(0,2)", "injection port 0 of node 3", ...
   std::string channel_name(std::uint32_t c) const;
+  /// The time channel c frees (kNever while its holder's tail time is unknown).
+  Time release_of(std::uint32_t c) const { return ch_[c].release; }
+  std::size_t channel_count() const { return ch_.size(); }
+  std::uint32_t inj_channel(int node, int port) const;
+  std::uint32_t ej_channel(int node, int port) const;
+  int ejection_ports() const { return net_.ej_ports; }
+  int injection_ports() const { return net_.inj_ports; }
+  std::int64_t recv_buffer() const { return net_.recv_buffer; }
   void set_observer(ChannelObserver* o) { observer_ = o; }
 
  private:
@@ -165,8 +200,6 @@ class Network {
     Packet* buf_wait_tail = nullptr;
   };
 
-  std::uint32_t inj_channel(int node, int port) const;
-  std::uint32_t ej_channel(int node, int port) const;
 
   void try_start_messages(int node, Time t);
   void start_packet(Msg* m, Time t);  // packet m->next_packet takes the injection channel at t
@@ -192,6 +225,8 @@ class Network {
   void choose_channel(Packet* pk, Time t);
   void drain(Packet* pk, Time t);  // cut-through: a blocked long worm drains into the router buffer  // adaptive routing: fixes path position pk->hop
   void set_release(std::uint32_t c, Time r);
+  void hold(std::uint32_t c, Packet* pk, Time t);  // pk's header takes channel c at t: busy until its tail leaves
+  void injection_wait(const Msg& m, Time t);        // tells the observer what m waits for
   void grant(std::uint32_t c, Time t);
   void ej_grant(int node, Time t);
   void buffer_freed(int node, Time t);

@@ -1,5 +1,6 @@
 #include "trace.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -13,6 +14,11 @@ namespace touchstone::detail {
 namespace {
 // Chrome trace timestamps are microseconds; print picoseconds exactly as fractional microseconds.
 std::string us(Time t) { return fmt::format("{}.{:06}", t / 1'000'000, t % 1'000'000); }
+// Timestamps are microseconds; printed from integer picoseconds, they stay exact.
+nlohmann::json ts(Time t) { return nlohmann::json::parse(us(t)); }
+// Where a flow event binds to a slice [start, end]: strictly inside it when it lasts 2 ps or more,
+// so that a slice ending where the next one starts can never take the arrow.
+Time inside(Time start, Time end) { return start + (end - start) / 2; }
 
 struct File {
   explicit File(const std::string& path) : f(std::fopen(path.c_str(), "w")) {
@@ -32,7 +38,7 @@ void Recorder::span(int rank, const char* name, Time start, Time end, std::strin
 void Recorder::sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end) {
   span(src, "send", start, end, fmt::format("#{} to {} tag {} {} B", id, dst, tag, size));
   if (flow_index_.size() <= id) flow_index_.resize(id + 1, 0);
-  flows_.push_back(Flow{id, src, dst, start, kNever, vp});
+  flows_.push_back(Flow{id, src, dst, inside(start, end), kNever, vp});
   flow_index_[id] = flows_.size();
   order_[static_cast<std::size_t>(src)].push_back(
       fmt::format("t={} us  send #{} to {} tag {} size {}", us(start), id, dst, tag, size));
@@ -49,35 +55,103 @@ void Recorder::end_flow(std::uint64_t id, Time t, Track track) {
 void Recorder::received(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time arrival, Time start,
                         Time end) {
   span(dst, "recv", start, end, fmt::format("#{} from {} tag {} {} B, arrived {} us", id, src, tag, size, us(arrival)));
-  end_flow(id, start, vp);
+  end_flow(id, inside(start, end), vp);
   order_[static_cast<std::size_t>(dst)].push_back(fmt::format("t={} us  recv #{} from {} tag {} size {} (arrived {} us)",
                                                               us(start), id, src, tag, size, us(arrival)));
 }
 
 void Recorder::handled(std::uint64_t id, int rank, Time start, Time end, std::string detail) {
   spans_.push_back(Span{handler, rank, "handler", start, end, std::move(detail)});
-  end_flow(id, start, handler);
+  end_flow(id, inside(start, end), handler);
 }
 
-void Recorder::network_span(std::uint32_t channel, const std::string& channel_name, Time start, Time end,
-                            std::string detail) {
-  channels_.emplace(channel, channel_name);
-  spans_.push_back(Span{network, static_cast<int>(channel), "blocked header", start, end, std::move(detail)});
+std::size_t Recorder::network_span(std::uint64_t track, const std::string& track_name, std::string name, Time start) {
+  net_tracks_.try_emplace(track, track_name);
+  net_spans_.push_back(NetSpan{track, std::move(name), start, start, {}});
+  return net_spans_.size() - 1;
+}
+
+void Recorder::end_network_span(std::size_t span, Time end, std::string detail) {
+  net_spans_[span].end = end;
+  net_spans_[span].detail = std::move(detail);
+}
+
+void Recorder::arrow(std::size_t from, std::size_t to) { arrows_.push_back(Arrow{from, to}); }
+
+// Process 3, "network": who blocked whom. A track per channel that blocked someone, holding the
+// spans of the worms that held it while they blocked someone, and a track of the waits for each
+// resource; waits that overlap go on lanes of their own (a thread's slices must nest). Each
+// arrow ("blocked by") starts in the blocker's span and ends in the blocked one's.
+void Recorder::write_network(const std::function<void(const nlohmann::json&)>& emit) const {
+  if (net_spans_.empty()) return;
+  std::map<std::uint64_t, std::vector<std::size_t>> by_track;
+  for (std::size_t i = 0; i < net_spans_.size(); ++i) by_track[net_spans_[i].track].push_back(i);
+  std::vector<int> tid_of(net_spans_.size());
+  int tids = 0;
+  emit({{"name", "process_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", network}, {"args", {{"name", "network"}}}});
+  for (auto& [track, spans] : by_track) {
+    std::stable_sort(spans.begin(), spans.end(),
+                     [&](std::size_t a, std::size_t b) { return net_spans_[a].start < net_spans_[b].start; });
+    std::vector<Time> lane_end;  // per lane: where its last span ends
+    const int first_tid = tids + 1;
+    for (std::size_t i : spans) {
+      std::size_t lane = 0;
+      while (lane < lane_end.size() && lane_end[lane] > net_spans_[i].start) ++lane;
+      if (lane == lane_end.size()) lane_end.push_back(0);
+      lane_end[lane] = net_spans_[i].end;
+      tid_of[i] = first_tid + static_cast<int>(lane);
+    }
+    for (std::size_t lane = 0; lane < lane_end.size(); ++lane) {
+      const int tid = ++tids;
+      const std::string& name = net_tracks_.at(track);
+      emit({{"name", "thread_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", network}, {"tid", tid},
+            {"args", {{"name", lane == 0 ? name : fmt::format("{} ({})", name, lane + 1)}}}});
+      emit({{"name", "thread_sort_index"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", network}, {"tid", tid},
+            {"args", {{"sort_index", tid}}}});
+    }
+  }
+  for (std::size_t i = 0; i < net_spans_.size(); ++i) {
+    const NetSpan& s = net_spans_[i];
+    emit({{"name", s.name}, {"cat", "touchstone"}, {"ph", "X"}, {"pid", network}, {"tid", tid_of[i]}, {"ts", ts(s.start)},
+          {"dur", ts(s.end - s.start)}, {"args", {{"detail", s.detail}}}});
+  }
+  // Flow ids: the messages' are message id + 1; the arrows' follow.
+  std::uint64_t id = 1;
+  for (const auto& f : flows_) id = std::max(id, f.id + 2);
+  for (const auto& a : arrows_) {
+    // Both ends inside both spans when they overlap by 2 ps or more (the arrow is then vertical),
+    // else each end inside its own span.
+    const NetSpan &from = net_spans_[a.from], &to = net_spans_[a.to];
+    const Time lo = std::max(from.start, to.start), hi = std::min(from.end, to.end);
+    const Time at_from = hi >= lo + 2 ? inside(lo, hi) : inside(from.start, from.end);
+    const Time at_to = hi >= lo + 2 ? at_from : inside(to.start, to.end);
+    emit({{"name", "blocked by"}, {"cat", "touchstone"}, {"ph", "s"}, {"id", id}, {"pid", network},
+          {"tid", tid_of[a.from]}, {"ts", ts(at_from)}, {"args", nlohmann::json::object()}});
+    emit({{"name", "blocked by"}, {"cat", "touchstone"}, {"ph", "f"}, {"bp", "e"}, {"id", id}, {"pid", network},
+          {"tid", tid_of[a.to]}, {"ts", ts(at_to)}, {"args", nlohmann::json::object()}});
+    ++id;
+  }
 }
 
 void Recorder::unreceived(std::uint64_t id, int dst, Time arrival) {
-  span(dst, "unreceived", arrival, arrival, fmt::format("#{} arrived and was never received", id));
-  end_flow(id, arrival, vp);
+  // On a track of its own: a zero-length slice at a VP slice's boundary would make the arrow's end
+  // ambiguous.
+  spans_.push_back(Span{never_received, dst, "unreceived", arrival, arrival,
+                        fmt::format("#{} arrived and was never received", id)});
+  end_flow(id, arrival, never_received);
 }
 
 // Chrome Trace Event JSON, every string escaped by the JSON library. Process 1 holds a track per
-// VP, process 2 a track per node's active-message handlers; thread ids are rank + 1 (viewers
-// treat id 0 specially). Every slice and flow event has the same category, and each message is an
-// s/f flow pair whose ends fall inside the send slice and the receive (or handler) slice.
+// VP, process 2 a track per node's active-message handlers, process 3 the network's waits and
+// holds (write_network), process 4 the messages a failed run left unreceived, per destination;
+// thread ids are rank + 1 (viewers treat id 0 specially). Every slice and flow event has the same
+// category, and each message is an s/f flow pair whose ends fall strictly inside the send slice
+// and the receive (or handler) slice.
 void Recorder::write(const std::string& chrome_path, const std::string& order_path, const std::string& machine) const {
   if (!chrome_path.empty()) {
     File out(chrome_path);
-    auto emit = [&, first = true](const nlohmann::json& e) mutable {
+    bool first = true;
+    const std::function<void(const nlohmann::json&)> emit = [&](const nlohmann::json& e) {
       fmt::print(out.f, "{}{}", first ? "" : ",\n", e.dump());
       first = false;
     };
@@ -85,7 +159,11 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
     fmt::print(out.f, "{{\"displayTimeUnit\":\"ns\",\"otherData\":{},\"traceEvents\":[\n",
                nlohmann::json{{"machine", machine}}.dump());
     bool handlers = false;
-    for (const auto& s : spans_) handlers |= s.track == handler;
+    std::vector<bool> never(order_.size(), false);
+    for (const auto& s : spans_) {
+      handlers |= s.track == handler;
+      if (s.track == never_received) never[static_cast<std::size_t>(s.rank)] = true;
+    }
     emit({{"name", "process_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", vp}, {"args", {{"name", machine}}}});
     if (handlers)
       emit({{"name", "process_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", handler}, {"args", {{"name", machine + ": active-message handlers"}}}});
@@ -96,18 +174,17 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
         emit({{"name", "thread_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", handler}, {"tid", tid(static_cast<int>(r))},
               {"args", {{"name", fmt::format("handlers of {}", r)}}}});
     }
-    // Process 3: a track per channel on which some header waited, its spans naming the worm
-    // that held the channel and what that worm waited for (who blocked whom).
-    if (!channels_.empty())
-      emit({{"name", "process_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", network}, {"args", {{"name", machine + ": network"}}}});
-    for (const auto& [c, name] : channels_)
-      emit({{"name", "thread_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", network}, {"tid", tid(static_cast<int>(c))},
-            {"args", {{"name", name}}}});
-    // Timestamps are microseconds; printed from integer picoseconds, they stay exact.
-    auto ts = [](Time t) { return nlohmann::json::parse(us(t)); };
+    if (std::find(never.begin(), never.end(), true) != never.end())
+      emit({{"name", "process_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", never_received},
+            {"args", {{"name", "messages never received"}}}});
+    for (std::size_t r = 0; r < never.size(); ++r)
+      if (never[r])
+        emit({{"name", "thread_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", never_received},
+              {"tid", tid(static_cast<int>(r))}, {"args", {{"name", fmt::format("to VP {}", r)}}}});
     for (const auto& s : spans_)
       emit({{"name", s.name}, {"cat", "touchstone"}, {"ph", "X"}, {"pid", s.track}, {"tid", tid(s.rank)},
             {"ts", ts(s.start)}, {"dur", ts(s.end - s.start)}, {"args", {{"detail", s.detail}}}});
+    write_network(emit);
     for (const auto& f : flows_) {
       if (f.received == kNever) continue;  // still in flight when a failed run stopped
       emit({{"name", "message"}, {"cat", "touchstone"}, {"ph", "s"}, {"id", f.id + 1}, {"pid", vp}, {"tid", tid(f.src)},

@@ -2,9 +2,12 @@
 // per-VP message order log (docs/cli.md). Only built when a run asks for one of them.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "touchstone/time.hpp"
 
@@ -22,13 +25,18 @@ class Recorder {
   /// A message that arrived and was never received (a failed run): its arrow ends on the
   /// destination's track at its arrival.
   void unreceived(std::uint64_t id, int dst, Time arrival);
-  /// A header waited for a channel (runtime/src/blame.hpp): a span on that channel's track.
-  void network_span(std::uint32_t channel, const std::string& channel_name, Time start, Time end, std::string detail);
+  /// Who blocked whom (runtime/src/blame.hpp): a span on a network track (a channel's holds, the
+  /// waits for a resource), open from `start` until end_network_span. Tracks are ordered by their
+  /// key; spans of one track that overlap go on lanes of their own ("name", "name (2)", ...).
+  std::size_t network_span(std::uint64_t track, const std::string& track_name, std::string name, Time start);
+  void end_network_span(std::size_t span, Time end, std::string detail);
+  /// A flow arrow ("blocked by") from one network span (the blocker's) to another (the wait).
+  void arrow(std::size_t from, std::size_t to);
   /// Writes whichever files have a non-empty path. Throws UsageError if a file cannot be written.
   void write(const std::string& chrome_path, const std::string& order_path, const std::string& machine) const;
 
  private:
-  enum Track : int { vp = 1, handler = 2, network = 3 };  // Chrome trace process ids (from 1)
+  enum Track : int { vp = 1, handler = 2, network = 3, never_received = 4 };  // Chrome trace process ids (from 1)
   struct Span {
     Track track;
     int rank;
@@ -36,10 +44,19 @@ class Recorder {
     Time start, end;
     std::string detail;
   };
+  struct NetSpan {
+    std::uint64_t track;
+    std::string name;
+    Time start, end;
+    std::string detail;
+  };
+  struct Arrow {
+    std::size_t from, to;
+  };
   struct Flow {
     std::uint64_t id;
     int src, dst;
-    Time sent, received;
+    Time sent, received;  // where the arrow starts and ends: inside the send and receive spans
     Track end_track;
   };
   void end_flow(std::uint64_t id, Time t, Track track);
@@ -47,7 +64,10 @@ class Recorder {
   std::vector<Flow> flows_;
   std::vector<std::uint64_t> flow_index_;  // message id -> index in flows_ + 1
   std::vector<std::vector<std::string>> order_;
-  std::map<std::uint32_t, std::string> channels_;  // network tracks: channel -> name
+  std::vector<NetSpan> net_spans_;
+  std::vector<Arrow> arrows_;
+  std::map<std::uint64_t, std::string> net_tracks_;  // network tracks: key -> name
+  void write_network(const std::function<void(const nlohmann::json&)>& emit) const;
 };
 
 }  // namespace touchstone::detail

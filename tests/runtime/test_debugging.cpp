@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <tuple>
 #include <sstream>
 
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/model.hpp"
+#include "support/trace_check.hpp"
 
 using namespace touchstone;
 
@@ -137,9 +140,37 @@ TEST(FailureEvidence, DeadlockedRunWritesTraceAndOrderLog) {
                                                  std::string::npos)
       ++failed_spans;
   EXPECT_EQ(failed_spans, 2);
+  ts_test::check_trace(o.trace_file);
   const std::string log = slurp(o.order_log_file);
   EXPECT_NE(log.find("send #0 to 1 tag 1 size 8"), std::string::npos) << log;
   std::filesystem::remove_all(dir);
+}
+
+// A run that fails with worms still waiting in the network (both ranks of mesh:1x2 send two
+// 64-byte messages into 64-byte receive buffers before receiving): its trace ends those waits at
+// the failure, each still naming what it waits for, and stays whole for a viewer.
+TEST(FailureEvidence, WaitsStillOpenInTheNetworkEndAtTheFailure) {
+  Machine m = ts_test::prime_machine("mesh:1x2");
+  m.net.recv_buffer = 64;
+  RunOptions o;
+  o.trace_file = testing::TempDir() + "/open_waits.json";
+  const std::string report = run_error(m, [](Proc& p) {
+    std::vector<std::byte> b(64);
+    p.send(1 - p.rank(), 0, b);
+    p.send(1 - p.rank(), 0, b);
+    p.recv(1 - p.rank(), 0, b);
+    p.recv(1 - p.rank(), 0, b);
+  }, o);
+  ASSERT_NE(report.find("deadlock at t="), std::string::npos) << report;
+  const ts_test::CheckedTrace t = ts_test::check_trace(o.trace_file);
+  std::vector<std::string> open;
+  for (const auto& s : t.slices)
+    if (s.pid == 3 && s.detail.find("(when the run failed)") != std::string::npos) open.push_back(s.detail);
+  std::sort(open.begin(), open.end());
+  ASSERT_EQ(open.size(), 2u) << report;
+  EXPECT_NE(open[0].find("packet 0 of message #2 (0 -> 1) had waited "), std::string::npos) << open[0];
+  EXPECT_NE(open[0].find(" for receive-buffer space at node 1 (64 of 64 bytes in use)"), std::string::npos) << open[0];
+  EXPECT_NE(open[1].find("packet 0 of message #3 (1 -> 0) had waited "), std::string::npos) << open[1];
 }
 
 // Rank 0 polls for a message rank 1 never sends (rank 1 waits for rank 0). Timeline: rank 0's
@@ -207,9 +238,11 @@ TEST(Livelock, PollingForAMessageInFlightIsNotALivelock) {
 // M0, one hop closer) takes link 1->2 at h1 + t_hop, before M0's header wants it at h0 + 2 t_hop
 // (13 < 23); M0 then takes the link between M1's two packets, and M1's second packet waits for
 // it. --explain names the link, both waits and what held the link; the two waits add up to the
-// run's blocked time; the trace shows them on the link's own track.
+// run's blocked time. The trace shows each wait on the link's "waits" track, each blocker's hold
+// on the link's own track and an arrow from the hold to the wait; every arrow binds.
 TEST(Explain, NamesTheChannelTheWaitAndTheWormInTheWay) {
   const Machine m = ts_test::prime_machine("mesh:1x3");
+  const ts_test::Model x{m};
   RunOptions o;
   o.explain = true;
   o.trace_file = testing::TempDir() + "/explain.json";
@@ -222,26 +255,153 @@ TEST(Explain, NamesTheChannelTheWaitAndTheWormInTheWay) {
       p.recv(1, 0, b);
     }
   }, o);
-  ASSERT_EQ(r.stats.blocked_headers, 2u);
-  EXPECT_NE(r.explanation.find(fmt::format("  link (0,1)->(0,2): {}.{:06} us blocked over 2 wait(s)\n",
-                                           r.stats.blocked_time / 1'000'000, r.stats.blocked_time % 1'000'000)),
-            std::string::npos)
-      << r.explanation;
-  EXPECT_NE(r.explanation.find("packet 0 of message #0 (0 -> 2) waited"), std::string::npos) << r.explanation;
-  EXPECT_NE(r.explanation.find("for link (0,1)->(0,2) held by packet 0 of message #1 (1 -> 2)\n"), std::string::npos)
-      << r.explanation;
-  EXPECT_NE(r.explanation.find("packet 1 of message #1 (1 -> 2) waited"), std::string::npos) << r.explanation;
-  EXPECT_NE(r.explanation.find("for link (0,1)->(0,2) held by packet 0 of message #0 (0 -> 2)\n"), std::string::npos)
-      << r.explanation;
-  const auto trace = nlohmann::json::parse(slurp(o.trace_file));
-  int net_spans = 0;
-  for (const auto& e : trace["traceEvents"])
-    if (e["ph"] == "X" && e["pid"] == 3) {
-      ++net_spans;
-      EXPECT_EQ(e["name"], "blocked header");
-      EXPECT_NE(e["args"]["detail"].get<std::string>().find(" held by packet 0 of message #"), std::string::npos);
+  // M1's header takes the link at `took1`; its first packet's tail leaves it at r1 (one position
+  // behind the ejection port, which the header took at h1 + 2 t_hop: B*b - t_hop later). M0 waits
+  // from w0 to r1 and holds the link until its own tail leaves, r0 (the same way: M0 takes the
+  // ejection port at r1 + t_hop, just as M1's first tail leaves it); M1's second packet starts when the
+  // first has left the injection port (h1 + B*b) and wants the link at r1, then waits until r0.
+  const Time hop = x.hop(), h0 = x.handed(0, 64), h1 = x.handed(0, 65);
+  const Time took1 = h1 + hop, r1 = h1 + 2 * hop + x.wire(65, 0) * x.b(1) - hop;
+  const Time w0 = h0 + 2 * hop, r0 = r1 + hop + x.wire(64, 0) * x.b(2) - hop;
+  ASSERT_EQ(h1 + x.wire(65, 0) * x.b(1) + hop, r1);
+  EXPECT_EQ(r.stats.blocked_time, (r1 - w0) + (r0 - r1));
+  auto us = [](Time t) { return fmt::format("{}.{:06} us", t / 1'000'000, t % 1'000'000); };
+  EXPECT_EQ(r.explanation,
+            fmt::format("explain: where worms waited, by kind of wait, each with its resources of most blocked time:\n"
+                        "links: {0} blocked over 2 wait(s) at 1 of them\n"
+                        "  link (0,1)->(0,2): {0} blocked over 2 wait(s)\n"
+                        "the 2 longest waits of headers in the network, each with what was in its way and what "
+                        "that worm waited for:\n"
+                        "  packet 1 of message #1 (1 -> 2) waited {1} from t={2} for link (0,1)->(0,2) held by "
+                        "packet 0 of message #0 (0 -> 2)\n"
+                        "  packet 0 of message #0 (0 -> 2) waited {3} from t={4} for link (0,1)->(0,2) held by "
+                        "packet 0 of message #1 (1 -> 2)\n"
+                        "no chain: no worm waited for a worm that was waiting itself\n",
+                        us(r.stats.blocked_time), us(r0 - r1), us(r1), us(r1 - w0), us(w0)));
+  const ts_test::CheckedTrace t = ts_test::check_trace(o.trace_file);
+  // Network slices (process 3) by track name: the holds, then the waits.
+  std::map<std::string, std::vector<std::tuple<std::string, Time, Time>>> tracks;
+  for (const auto& s : t.slices)
+    if (s.pid == 3) tracks[t.thread_names.at({s.pid, s.tid})].emplace_back(s.name, s.start, s.end);
+  for (auto& [name, list] : tracks) std::sort(list.begin(), list.end(), [](auto& a, auto& b) { return std::get<1>(a) < std::get<1>(b); });
+  using S = std::vector<std::tuple<std::string, Time, Time>>;
+  EXPECT_EQ(tracks, (std::map<std::string, S>{
+                        {"link (0,1)->(0,2)", S{{"#1 (1 -> 2)", took1, r1}, {"#0 (0 -> 2)", r1, r0}}},
+                        {"waits for link (0,1)->(0,2)", S{{"blocked header", w0, r1}, {"blocked header", r1, r0}}}}));
+  // Each arrow leads from the hold of the worm a wait names to that wait.
+  int arrows = 0;
+  for (const auto& [id, f] : t.flows) {
+    if (f.name != "blocked by" || !f.from || !f.to) continue;
+    ++arrows;
+    const std::string holder = f.from->name.substr(1, f.from->name.find(' ') - 1);  // "#1 (1 -> 2)" -> "1"
+    EXPECT_NE(f.to->detail.find("held by packet 0 of message #" + holder + " "), std::string::npos)
+        << f.from->name << " -> " << f.to->detail;
+  }
+  EXPECT_EQ(arrows, 2);
+}
+
+}  // namespace
+
+namespace {
+
+// Regression: a worm's Packet goes back to the pool when its header has streamed out, while its
+// tail still holds the links behind. On mesh:1x3, M0 (0 -> 2, one 64-byte packet, W = 95 wire
+// bytes, b = 7 ps) is handed at h0 and its header takes link 1->2 at h0 + 2 t_hop and the
+// ejection port at h0 + 3 t_hop; its tail leaves the link at h0 + 3 t_hop + W b - t_hop. Rank 1
+// computes 100 ps and sends M1 (1 -> 2, same size): handed at h0 + 100, M1's packet is the pooled
+// one M0's header freed, and its header wants link 1->2 at h0 + 100 + t_hop, while M0's tail is
+// still on it. --explain used to name M1 as blocked by its own packet.
+TEST(Explain, NamesTheWormWhoseTailHoldsTheLinkNotAReusedPacket) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  const ts_test::Model model{m};
+  RunOptions o;
+  o.explain = true;
+  const RunResult r = run(m, [](Proc& p) {
+    std::vector<std::byte> b(64);
+    if (p.rank() == 0) p.send(2, 0, b);
+    if (p.rank() == 1) {
+      p.compute(100);
+      p.send(2, 0, b);
     }
-  EXPECT_EQ(net_spans, 2);
+    if (p.rank() == 2) {
+      p.recv(0, 0, b);
+      p.recv(1, 0, b);
+    }
+  }, o);
+  const Time h0 = model.handed(0, 64), hop = model.hop(), body = model.wire(64, 0) * model.b(2);
+  const Time wants = h0 + 100 + hop, freed = h0 + 3 * hop + body - hop;
+  ASSERT_LT(h0 + 3 * hop, h0 + 100);  // M0's header is out before M1 starts: its packet is reused
+  ASSERT_LT(wants, freed);
+  auto us = [](Time t) { return fmt::format("{}.{:06} us", t / 1'000'000, t % 1'000'000); };
+  EXPECT_EQ(r.explanation,
+            fmt::format("explain: where worms waited, by kind of wait, each with its resources of most blocked time:\n"
+                        "links: {0} blocked over 1 wait(s) at 1 of them\n"
+                        "  link (0,1)->(0,2): {0} blocked over 1 wait(s)\n"
+                        "the 1 longest waits of headers in the network, each with what was in its way and what "
+                        "that worm waited for:\n"
+                        "  packet 0 of message #1 (1 -> 2) waited {0} from t={1} for link (0,1)->(0,2) held by "
+                        "packet 0 of message #0 (0 -> 2)\n"
+                        "no chain: no worm waited for a worm that was waiting itself\n",
+                        us(freed - wants), us(wants)));
+  EXPECT_EQ(r.stats.blocked_time, freed - wants);
+}
+
+}  // namespace
+
+namespace {
+
+// An injection wait: with a CPU that writes bytes for free (send_per_byte 0), rank 0's second
+// 1000-byte isend (handed at h1 = 2 C_send) finds the injection port still held by the first
+// message, whose packet k holds it from h0 + k*B*b; it starts when the first's last packet has
+// left, at h0 + W*b. --explain lists it apart from the waits of headers in the network; the trace
+// shows it with an arrow from the packet that held the port.
+TEST(Explain, NamesTheMessageQueuedForTheInjectionPort) {
+  Machine m = ts_test::prime_machine("mesh:1x3");
+  m.costs.send_per_byte = 0;
+  const ts_test::Model x{m};
+  RunOptions o;
+  o.explain = true;
+  o.trace_file = testing::TempDir() + "/injection.json";
+  const RunResult r = run(m, [](Proc& p) {
+    std::vector<std::byte> a(1000), b(1000);
+    if (p.rank() == 0) {
+      std::vector<Request> rs;
+      rs.push_back(p.isend(1, 0, a));
+      rs.push_back(p.isend(1, 1, b));
+      p.waitall(rs);
+    }
+    if (p.rank() == 1) {
+      p.recv(0, 0, a);
+      p.recv(0, 1, b);
+    }
+  }, o);
+  const Time h0 = x.handed(0, 1000), h1 = h0 + x.send_cost(1000), b = x.b(1);
+  const Time started = h0 + x.wire_total(1000) * b;
+  const Time holder = (h1 - h0) / (x.wire(1000, 0) * b);  // full packets before the last
+  ASSERT_LT(holder, 15);
+  auto us = [](Time t) { return fmt::format("{}.{:06} us", t / 1'000'000, t % 1'000'000); };
+  EXPECT_EQ(r.explanation,
+            fmt::format("explain: where worms waited, by kind of wait, each with its resources of most blocked time:\n"
+                        "injection ports (messages queued to start): {0} blocked over 1 wait(s) at 1 of them\n"
+                        "  injection port 0 of node 0: {0} blocked over 1 wait(s)\n"
+                        "the 0 longest waits of headers in the network, each with what was in its way and what "
+                        "that worm waited for:\n"
+                        "no chain: no worm waited for a worm that was waiting itself\n",
+                        us(started - h1)));
+  const ts_test::CheckedTrace t = ts_test::check_trace(o.trace_file);
+  int arrows = 0;
+  for (const auto& [id, f] : t.flows)
+    if (f.name == "blocked by" && f.from && f.to) {
+      ++arrows;
+      EXPECT_EQ(f.from->name, "#0 (0 -> 1)");
+      // The port's hold by that message's next packet (taken ahead, from when packet `holder` leaves).
+      EXPECT_EQ(f.from->start, h0 + (holder + 1) * x.wire(1000, 0) * b);
+      EXPECT_EQ(t.thread_names.at({f.from->pid, f.from->tid}), "injection port 0 of node 0");
+      EXPECT_EQ(f.to->detail, fmt::format("message #1 (0 -> 1) waited {} from t={} for injection port 0 of node 0 "
+                                          "held by packet {} of message #0 (0 -> 1)",
+                                          us(started - h1), us(h1), holder));
+    }
+  EXPECT_EQ(arrows, 1);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/model.hpp"
+#include "support/trace_check.hpp"
 
 using namespace touchstone;
 using ts_test::Model;
@@ -54,6 +55,7 @@ Traced traced_ring(const Machine& m, const std::string& name) {
       o);
   t.trace = slurp(o.trace_file);
   t.order = slurp(o.order_log_file);
+  ts_test::check_trace(o.trace_file);
   return t;
 }
 
@@ -178,6 +180,7 @@ TEST(Trace, HandlersHaveTheirOwnTrackAndEveryMessageAnArrow) {
       p.send(1, 7, {});  // never received
     }
   }, o), RunError);
+  ts_test::check_trace(o.trace_file);
   const auto j = nlohmann::json::parse(slurp(o.trace_file));
   std::map<std::uint64_t, int> start_pid, end_pid;
   int handler_spans = 0, unreceived = 0;
@@ -187,7 +190,11 @@ TEST(Trace, HandlersHaveTheirOwnTrackAndEveryMessageAnArrow) {
       EXPECT_EQ(e["pid"], 2) << e.dump();
       EXPECT_EQ(e["tid"], 2) << e.dump();
     }
-    if (e["ph"] == "X" && e["name"] == "unreceived") ++unreceived;
+    if (e["ph"] == "X" && e["name"] == "unreceived") {
+      ++unreceived;
+      EXPECT_EQ(e["pid"], 4) << e.dump();  // the unreceived messages' own track: "to VP 1"
+      EXPECT_EQ(e["tid"], 2) << e.dump();
+    }
     if (e["ph"] == "s") start_pid[e["id"].get<std::uint64_t>()] = e["pid"].get<int>();
     if (e["ph"] == "f") end_pid[e["id"].get<std::uint64_t>()] = e["pid"].get<int>();
   }
@@ -200,6 +207,63 @@ TEST(Trace, HandlersHaveTheirOwnTrackAndEveryMessageAnArrow) {
     to_handler += pid == 2;
   }
   EXPECT_EQ(to_handler, 1);
+}
+
+}  // namespace
+
+namespace {
+
+// A contended all-to-all (every rank posts all receives, then sends to rank 0, 1, ... in turn) on
+// mesh:3x3 with one ejection port, once with unlimited receive buffers and once with 4 KiB:
+// headers wait for links, ejection ports and buffer space, messages for the injection port. The
+// trace a viewer reads must stay whole: every slice nests with the others of its thread (waits
+// that overlap get lanes of their own), every flow binds to exactly one slice at each end, each
+// "blocked by" arrow starts in the hold of the worm the wait names, and every kind of wait is there.
+TEST(Trace, EveryFlowBindsInAContendedAllToAll) {
+  std::set<std::string> wait_kinds;
+  std::string explained;
+  for (const std::int64_t buffer : {std::int64_t{-1}, std::int64_t{4096}}) {
+    Machine m = ts_test::prime_machine("mesh:3x3");
+    m.net.recv_buffer = buffer;
+    m.net.packet_payload = 1024;  // one packet a message: a reserved buffer fills without waiting for later packets
+    RunOptions o;
+    o.trace_file = testing::TempDir() + "/contended.json";
+    o.explain = true;
+    const RunResult r = run(m, [](Proc& p) {
+      const int n = p.size();
+      std::vector<std::vector<std::byte>> in(static_cast<std::size_t>(n), std::vector<std::byte>(700));
+      const std::vector<std::byte> out(700);
+      std::vector<Request> rs;
+      for (int k = 1; k < n; ++k) rs.push_back(p.irecv((p.rank() + n - k) % n, 0, in[static_cast<std::size_t>(k)]));
+      for (int dst = 0; dst < n; ++dst)  // everyone to 0 first, then to 1, ...
+        if (dst != p.rank()) rs.push_back(p.isend(dst, 0, out));
+      p.waitall(rs);
+    }, o);
+    explained += r.explanation;
+    const ts_test::CheckedTrace t = ts_test::check_trace(o.trace_file);
+    for (const auto& [thread, name] : t.thread_names)
+      for (const char* kind : {"waits for link", "waits for ejection port", "waits for injection port",
+                               "waits for receive-buffer space"})
+        if (thread.first == 3 && name.rfind(kind, 0) == 0) wait_kinds.insert(kind);
+    std::size_t arrows = 0, messages = 0;
+    for (const auto& [id, f] : t.flows) {
+      if (!f.from || !f.to) continue;
+      if (f.name == "message") {
+        ++messages;
+        continue;
+      }
+      ++arrows;
+      ASSERT_EQ(f.name, "blocked by");
+      EXPECT_EQ(f.from->pid, 3);
+      EXPECT_EQ(f.to->pid, 3);
+      // "#12 (3 -> 5)" holds; the wait names "packet K of message #12 (3 -> 5)" as held or queued ahead.
+      const std::string who = f.from->name.substr(1);
+      EXPECT_NE(f.to->detail.find(" of message #" + who), std::string::npos) << f.from->name << " -> " << f.to->detail;
+    }
+    EXPECT_EQ(messages, r.stats.messages);
+    EXPECT_GT(arrows, 0u);
+  }
+  EXPECT_EQ(wait_kinds.size(), 4u) << explained;
 }
 
 }  // namespace

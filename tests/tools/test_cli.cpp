@@ -3,6 +3,8 @@
 // non-zero exit with a message on stderr, never a crash.
 #include <gtest/gtest.h>
 
+#include "support/trace_check.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -165,14 +167,15 @@ TEST(Cli, TraceOptionWritesValidChromeTraceJson) {
   std::set<int> tids;
   for (const auto& e : j["traceEvents"]) {
     const std::string ph = e["ph"];
-    if (ph == "X") ++x, tids.insert(e["tid"].get<int>());
-    s += ph == "s";
-    f += ph == "f";
+    if (ph == "X" && e["pid"] == 1) ++x, tids.insert(e["tid"].get<int>());  // the VPs' tracks
+    s += ph == "s" && e["name"] == "message";
+    f += ph == "f" && e["name"] == "message";
   }
   EXPECT_GT(x, 0);
   EXPECT_EQ(tids, (std::set<int>{1, 2, 3, 4}));  // thread ids from 1
   EXPECT_EQ(s, 12);  // 4 x 3 messages
   EXPECT_EQ(f, 12);
+  ts_test::check_trace(trace);  // and the network's tracks: whole, every arrow bound
   const std::string log = slurp(order);
   for (int r = 0; r < 4; ++r) EXPECT_NE(log.find(fmt::format("VP {}:", r)), std::string::npos) << log;
 }
@@ -329,6 +332,48 @@ TEST(Cli, FailedRunWritesEvidenceAndDiffFindsTheDivergence) {
   const Cli junk = touchstone_cli("diff '" + a + "' '" + trace + "'");
   EXPECT_EQ(junk.exit_code, 1);
   EXPECT_NE(junk.err.find("not an order log"), std::string::npos) << junk.err;
+}
+
+// `diff --run A --run B` runs both command lines with an order log each: its per-VP report is
+// exactly the diff of the two runs' order logs, its figure lines the two runs' own figures (a
+// larger size: a later makespan, another trace hash), and a failed run's outcome is its error.
+TEST(Cli, DiffOfTwoRunSpecifications) {
+  const std::string dir = testing::TempDir();
+  const std::string spec_a = "run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 64";
+  const std::string spec_b = "run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 128";
+  const Cli a = touchstone_cli(spec_a + " --format json --order-log '" + dir + "/ra.txt'");
+  const Cli b = touchstone_cli(spec_b + " --format json --order-log '" + dir + "/rb.txt'");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const Cli logs = touchstone_cli("diff '" + dir + "/ra.txt' '" + dir + "/rb.txt'");
+  const std::string per_vp = logs.out.substr(logs.out.find("VP 0:"));
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  const Cli d = touchstone_cli("diff --run '" + spec_a + "' --run '" + spec_b + "'");
+  EXPECT_EQ(d.exit_code, 3) << d.err;
+  std::string figures;
+  for (const char* f : {"size", "makespan_us", "blocked_us", "events"})
+    if (ja[f] != jb[f])
+      figures += fmt::format("{}: {} vs {} ({:+g})\n", f, ja[f].dump(), jb[f].dump(), jb[f].get<double>() - ja[f].get<double>());
+  EXPECT_EQ(d.out, fmt::format("--- A: {}\n+++ B: {}\noutcome: both completed\n{}trace_hash: {} vs {}\n{}", spec_a, spec_b,
+                               figures, ja["trace_hash"].dump(), jb["trace_hash"].dump(), per_vp));
+  const Cli same = touchstone_cli("diff --run '" + spec_a + "' --run '" + spec_a + "'");
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+  EXPECT_EQ(same.out, fmt::format("--- A: {0}\n+++ B: {0}\noutcome: both completed\nidentical: every VP sent and "
+                                  "received the same messages at the same times\n", spec_a));
+  const Cli failed = touchstone_cli("diff --run '" + spec_a + "' --run 'run --machine mesh:2x2 --algorithm "
+                                    "selftest/deadlock --size 8'");
+  EXPECT_EQ(failed.exit_code, 3);
+  EXPECT_NE(failed.out.find("outcome: A completed\n         B failed (exit 2): application deadlock at t=0 us: "),
+            std::string::npos) << failed.out;
+  const Cli bad = touchstone_cli("diff --run 'sweep' --run '" + spec_a + "'");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--run 'sweep': A must start with 'run' or 'mpirun'"), std::string::npos) << bad.err;
+  const Cli one = touchstone_cli("diff --run '" + spec_a + "'");
+  EXPECT_EQ(one.exit_code, 1);
+  EXPECT_NE(one.err.find("diff takes two order logs, or --run twice (1 given)"), std::string::npos) << one.err;
+  const Cli own = touchstone_cli("diff --run '" + spec_a + " --order-log x' --run '" + spec_a + "'");
+  EXPECT_EQ(own.exit_code, 1);
+  EXPECT_NE(own.err.find("diff sets --order-log and --format itself"), std::string::npos) << own.err;
 }
 
 }  // namespace
