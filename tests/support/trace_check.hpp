@@ -87,7 +87,9 @@ inline CheckedTrace check_trace(const std::string& path) {
     } else if (ph == "s" || ph == "f") {
       EXPECT_EQ(e.at("cat"), "touchstone") << "a flow event the slices' category does not bind: " << e.dump();
       EXPECT_TRUE(e.contains("args")) << e.dump();
-      if (ph == "f") EXPECT_EQ(e.value("bp", ""), "e") << "a flow end that does not bind to its enclosing slice: " << e.dump();
+      if (ph == "f") {
+        EXPECT_EQ(e.value("bp", ""), "e") << "a flow end that does not bind to its enclosing slice: " << e.dump();
+      }
       flow_events.push_back(&e);
     } else {
       ADD_FAILURE() << "an event of an unexpected phase: " << e.dump();
@@ -104,10 +106,11 @@ inline CheckedTrace check_trace(const std::string& path) {
     std::vector<const TraceSlice*> open;
     for (const TraceSlice* s : list) {
       while (!open.empty() && open.back()->end <= s->start) open.pop_back();
-      if (!open.empty())
+      if (!open.empty()) {
         EXPECT_LE(s->end, open.back()->end) << "slices overlap partially on thread " << thread.first << "/"
                                             << thread.second << ": '" << open.back()->name << "' and '" << s->name
                                             << "' (" << s->detail << ")";
+      }
       open.push_back(s);
     }
   }
@@ -123,7 +126,9 @@ inline CheckedTrace check_trace(const std::string& path) {
       EXPECT_EQ(f.to, nullptr) << "duplicate flow end " << e->dump();
       f.to = s;
     }
-    if (!f.name.empty()) EXPECT_EQ(f.name, e->at("name").get<std::string>()) << e->dump();
+    if (!f.name.empty()) {
+      EXPECT_EQ(f.name, e->at("name").get<std::string>()) << e->dump();
+    }
     f.name = e->at("name");
   }
   for (const auto& [id, f] : t.flows) EXPECT_TRUE(f.from && f.to) << "flow " << id << " (" << f.name << ") is not whole";
