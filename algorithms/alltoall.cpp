@@ -115,12 +115,15 @@ void alltoall_2lev_sq(Proc& p, const Group& g0, std::span<const std::byte> send,
   std::vector<int> members;
   for (int k = 0; k < s; ++k) members.push_back(t.member(j, k));
   const Group S = p.subgroup(g, members);
-  Scratch x(total), y(total);
+  // x is a scratch buffer and y the receive buffer itself (issue 19: one p L scratch per
+  // processor, not two); the last copy goes from x into recv.
+  Scratch scratch(total);
+  const std::span<std::byte> x = scratch.span(), y = recv.first(total);
   // Step 1: x[i'][m] = my block for processor m of S_i'; afterwards y[k][m] is what processor k
   // of S_j sends to processor m of S_i.
   copy_charged(p, [&](Copier& copy) {
     for (int i2 = 0; i2 < s; ++i2)
-      for (int m = 0; m < s; ++m) copy(block(x.span(), i2 * s + m, L), block(send, t.member(i2, m), L));
+      for (int m = 0; m < s; ++m) copy(block(x, i2 * s + m, L), block(send, t.member(i2, m), L));
   });
   alltoall_1lev_xor(p, S, x, y, static_cast<std::size_t>(s) * L);
   end_superstep(p, g);
@@ -152,7 +155,9 @@ void alltoall_2lev_cr(Proc& p, const Group& g0, std::span<const std::byte> send,
   for (int k = 0; k < R; ++k) column.push_back(k * C + c);
   for (int k = 0; k < C; ++k) row.push_back(r * C + k);
   const Group S = p.subgroup(g, column), T = p.subgroup(g, row);
-  Scratch x(total), y(total);
+  // x is a scratch buffer and y the receive buffer itself (one p L scratch per processor, not two).
+  Scratch scratch(total);
+  const std::span<std::byte> x = scratch.span(), y = recv.first(total);
   // Step 1, within column c: my blocks for row r' are contiguous in send (row-major ranks), one
   // combined message of C L bytes. x[r'][c'] = from (r', c) to (r, c').
   alltoall_1lev_xor(p, S, send, x, static_cast<std::size_t>(C) * L);
@@ -225,9 +230,13 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
   std::vector<Key> keys(un);
   for (int d = 0; d < n; ++d) keys[static_cast<std::size_t>(d)] = {d, me};
   if (n == 1) return copy_own_block(p, me, send, recv, L);
-  Scratch a(un * L), b(un * L), in(un / 2 * L);
+  // The blocks held move between two buffers, the receive buffer and one scratch, alternating so
+  // that the last superstep writes recv (issue 19: one p L scratch per processor, not two).
+  Scratch a(un * L), in(un / 2 * L);
   std::span<const std::byte> data = send.first(un * L);  // the blocks held, in key order
-  for (int half = n / 2; half >= 1; half /= 2) {
+  int steps_left = 0;
+  for (int half = n / 2; half >= 1; half /= 2) ++steps_left;
+  for (int half = n / 2; half >= 1; half /= 2, --steps_left) {
     std::vector<std::pair<Key, std::span<const std::byte>>> merged;
     std::vector<Key> incoming;
     std::size_t first_out = un, last_out = 0;  // the leaving blocks: [first_out, first_out + n/2)
@@ -247,7 +256,7 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
       merged.emplace_back(incoming[idx], block(std::span<const std::byte>(in), static_cast<int>(idx), L));
     std::sort(merged.begin(), merged.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     // Every block left after the last exchange is for this processor, in source order.
-    const std::span<std::byte> next = half == 1 ? recv.first(un * L) : (data.data() == a.span().data() ? b : a).span();
+    const std::span<std::byte> next = steps_left % 2 == 1 ? recv.first(un * L) : a.span();
     copy_charged(p, [&](Copier& copy) {
       for (std::size_t idx = 0; idx < un; ++idx) {
         keys[idx] = merged[idx].first;
