@@ -270,7 +270,7 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
 
 void add_alltoall_algorithms(Catalog& c) {
   c.push_back(alltoall_entry("alltoall/1-lev-dir", "p-1 direct sends, farthest first (paper 000, sec. 5.1, 5.3)",
-                             alltoall_1lev_dir));
+                             alltoall_1lev_dir, {.scratch_halves = 0, .in_flight_halves = 2, .all_sends_at_once = true}));
   c.push_back(alltoall_entry("alltoall/1-lev-lin", "p-1 linear permutations (paper 000, sec. 5.1)",
                              alltoall_1lev_lin));
   c.push_back(alltoall_entry("alltoall/1-lev-xor", "p-1 exclusive-or permutations (paper 000, sec. 5.1)",
@@ -278,13 +278,13 @@ void add_alltoall_algorithms(Catalog& c) {
   c.push_back(alltoall_entry("alltoall/1-lev-bal", "balanced permutations, rows x columns (paper 000, sec. 5.1)",
                              alltoall_1lev_bal));
   c.push_back(alltoall_entry("alltoall/2-lev-sq", "3-step algorithm on sqrt(p) square sub-meshes (paper 000, sec. 5.2, 5.3)",
-                             alltoall_2lev_sq));
+                             alltoall_2lev_sq, {.scratch_halves = 2, .in_flight_halves = 2}));
   c.push_back(alltoall_entry("alltoall/2-lev-c,r", "2-step algorithm, 1-lev-xor in columns then rows (paper 000, sec. 5.2, 5.3)",
-                             alltoall_2lev_cr));
+                             alltoall_2lev_cr, {.scratch_halves = 2, .in_flight_halves = 2}));
   c.push_back(alltoall_entry("alltoall/2-lev-c,r-int", "2-lev-c,r with the steps interleaved (paper 000, sec. 5.3)",
-                             alltoall_2lev_cr_int));
+                             alltoall_2lev_cr_int, {.scratch_halves = 2, .in_flight_halves = 2, .all_sends_at_once = true}));
   c.push_back(alltoall_entry("alltoall/logp-lev-bfly", "log p butterfly supersteps (paper 000, sec. 5.2)",
-                             alltoall_logp_lev_bfly));
+                             alltoall_logp_lev_bfly, {.scratch_halves = 3, .in_flight_halves = 1}));
 }
 
 }  // namespace touchstone::algorithms

@@ -279,33 +279,31 @@ void alltoall_cc_cube(Proc& p, const Group& g, std::span<const std::byte> send, 
 }
 
 namespace {
-// The entry with cc_cube_bytes as its memory estimate (see below).
-std::size_t cc_cube_bytes(int vps, std::size_t size, int degree);
-Algorithm with_bytes(int degree, Algorithm a) {
-  a.harness_bytes = [degree](int vps, std::size_t size) { return cc_cube_bytes(vps, size, degree); };
-  return a;
-}
-
-// Payload memory of a (pipelined) CC-cube run: the harness's 3 p^2 L (send, receive, messages in
-// flight), each node's vector M (p L), and the out and in buffers of the iterations active in a
-// step, at most min(degree, d) pairs of (p/2) L each. Measured at 4 KiB on mesh:16x16 with the
-// CC-cube: peak RSS 1160 MB against this estimate's 1024 MiB plus the runtime's own (stacks, queues).
-std::size_t cc_cube_bytes(int vps, std::size_t size, int degree) {
+// Payload memory of a (pipelined) CC-cube run: the harness's send and receive buffers (M is the
+// receive buffer), one outgoing buffer per node for the pieces of a step (at most 2^(d-1) blocks
+// plus one per active iteration, pieces differing by at most one block), and their copies in
+// flight.
+Footprint cc_cube_footprint(int vps, std::size_t size, int degree) {
   const std::size_t p = static_cast<std::size_t>(vps), d = static_cast<std::size_t>(std::bit_width(p) - 1);
   const std::size_t active = std::min<std::size_t>(static_cast<std::size_t>(degree), std::max<std::size_t>(d, 1));
-  return (3 + 1 + active) * p * p * size;
+  const std::size_t out = p * (p / 2 + active) * size;
+  return Footprint{2 * p * p * size + out, out, 4 * p * (active + 2)};
+}
+Algorithm with_footprint(int degree, Algorithm a) {
+  a.footprint = [degree](int vps, std::size_t size) { return cc_cube_footprint(vps, size, degree); };
+  return a;
 }
 }  // namespace
 
 Algorithm pipelined_cc_cube_entry(int degree) {
-  return with_bytes(degree, alltoall_entry(fmt::format("alltoall/pipelined-cc-cube({})", degree),
+  return with_footprint(degree, alltoall_entry(fmt::format("alltoall/pipelined-cc-cube({})", degree),
                         "CC-cube with communication pipelining of the given degree (paper 002, sec. 3, 4)",
                         [degree](Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
                                  std::size_t size) { alltoall_pipelined_cc_cube(p, g, send, recv, size, degree); }));
 }
 
 void add_cc_cube_algorithms(Catalog& c) {
-  c.push_back(with_bytes(1, alltoall_entry("alltoall/cc-cube", "CC-cube complete exchange, d iterations (paper 002, sec. 4, Fig. 1)",
+  c.push_back(with_footprint(1, alltoall_entry("alltoall/cc-cube", "CC-cube complete exchange, d iterations (paper 002, sec. 4, Fig. 1)",
                                            alltoall_cc_cube)));
   c.add_family("alltoall/pipelined-cc-cube(", [](const std::string& name, const std::string& param) {
     char* end = nullptr;

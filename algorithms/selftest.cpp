@@ -59,7 +59,12 @@ void selftest_deadlock(Proc& p, std::size_t size) {
 namespace {
 Algorithm selftest(std::string name, std::string summary, std::function<void(Proc&, const Args&)> program) {
   return Algorithm{std::move(name), std::move(summary), std::move(program),
-                   [](int vps, std::size_t size) { return 2 * static_cast<std::size_t>(vps) * size; }};
+                   // Every processor's outgoing and incoming message (and, checking, one expected
+                   // message at a time), with one copy in flight per processor.
+                   [](int vps, std::size_t size) {
+                     const auto p = static_cast<std::size_t>(vps);
+                     return Footprint{2 * p * size + size, p * size, 4 * p};
+                   }};
 }
 }  // namespace
 
