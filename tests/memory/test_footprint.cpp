@@ -95,6 +95,20 @@ TEST(Footprint, PayloadTermsFollowTheMeasuredGrowthOfTheAllToAlls) {
 
 namespace {
 
+// Issue 19: the recursive scatters and gathers kept the member lists of both parts at every level
+// on every processor, O(p) per VP (2.4 GB on mesh:128x128 for logp-lev-sq). On 4,096 VPs, where
+// two lists of p ints alone are 32 KiB per VP, their heap stays within the per-VP bound.
+TEST(Footprint, RecursiveScattersAndGathersKeepTheirPerVpHeapAt4096Vps) {
+  const Machine m = parse_machine("mesh:64x64");
+  for (const char* name : {"scatter/1-lev-dir", "scatter/2-lev-rec", "scatter/logp-lev-sq", "scatter/logp-lev-rec",
+                           "gather/1-lev-dir", "gather/2-lev-rec", "gather/logp-lev-sq", "gather/logp-lev-rec"}) {
+    const auto& alg = algorithms::find(name);
+    const Measured got = measure(m, alg, 16, false);
+    ASSERT_TRUE(got.ran) << name;
+    EXPECT_LE(got.peak, algorithms::heap_bound(alg.footprint(m.nodes(), 16), m.nodes(), false)) << name;
+  }
+}
+
 // A fake /proc/self/cgroup and cgroup tree under a fresh temporary directory.
 struct FakeCgroups {
   std::string dir = fmt::format("{}/cgroups{}_{}", ::testing::TempDir(), ::getpid(), counter()++);
