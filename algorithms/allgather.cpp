@@ -34,8 +34,13 @@ Algorithm allgather_entry(std::string name, std::string summary, AllgatherFn fn)
     if (!a.check) return;
     for (int src = 0; src < n; ++src) check_pattern(name, src, src, block(std::span<const std::byte>(buf), src, L));
   };
-  auto bytes = [](int vps, std::size_t size) { return 3 * static_cast<std::size_t>(vps) * static_cast<std::size_t>(vps) * size; };
-  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  // Every processor's buffer of p blocks, the algorithm's combined messages, and their copies in
+  // flight; SB and LS post a message to every processor at once.
+  auto footprint = [](int vps, std::size_t size) {
+    const auto p = static_cast<std::size_t>(vps);
+    return Footprint{2 * p * p * size, p * p * size, 2 * p * p};
+  };
+  Algorithm alg{std::move(name), std::move(summary), program, footprint};
   alg.raw.allgather_world = std::move(fn);
   return alg;
 }

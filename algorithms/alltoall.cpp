@@ -115,12 +115,15 @@ void alltoall_2lev_sq(Proc& p, const Group& g0, std::span<const std::byte> send,
   std::vector<int> members;
   for (int k = 0; k < s; ++k) members.push_back(t.member(j, k));
   const Group S = p.subgroup(g, members);
-  Scratch x(total), y(total);
+  // x is a scratch buffer and y the receive buffer itself (issue 19: one p L scratch per
+  // processor, not two); the last copy goes from x into recv.
+  Scratch scratch(total);
+  const std::span<std::byte> x = scratch.span(), y = recv.first(total);
   // Step 1: x[i'][m] = my block for processor m of S_i'; afterwards y[k][m] is what processor k
   // of S_j sends to processor m of S_i.
   copy_charged(p, [&](Copier& copy) {
     for (int i2 = 0; i2 < s; ++i2)
-      for (int m = 0; m < s; ++m) copy(block(x.span(), i2 * s + m, L), block(send, t.member(i2, m), L));
+      for (int m = 0; m < s; ++m) copy(block(x, i2 * s + m, L), block(send, t.member(i2, m), L));
   });
   alltoall_1lev_xor(p, S, x, y, static_cast<std::size_t>(s) * L);
   end_superstep(p, g);
@@ -152,7 +155,9 @@ void alltoall_2lev_cr(Proc& p, const Group& g0, std::span<const std::byte> send,
   for (int k = 0; k < R; ++k) column.push_back(k * C + c);
   for (int k = 0; k < C; ++k) row.push_back(r * C + k);
   const Group S = p.subgroup(g, column), T = p.subgroup(g, row);
-  Scratch x(total), y(total);
+  // x is a scratch buffer and y the receive buffer itself (one p L scratch per processor, not two).
+  Scratch scratch(total);
+  const std::span<std::byte> x = scratch.span(), y = recv.first(total);
   // Step 1, within column c: my blocks for row r' are contiguous in send (row-major ranks), one
   // combined message of C L bytes. x[r'][c'] = from (r', c) to (r, c').
   alltoall_1lev_xor(p, S, send, x, static_cast<std::size_t>(C) * L);
@@ -225,9 +230,13 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
   std::vector<Key> keys(un);
   for (int d = 0; d < n; ++d) keys[static_cast<std::size_t>(d)] = {d, me};
   if (n == 1) return copy_own_block(p, me, send, recv, L);
-  Scratch a(un * L), b(un * L), in(un / 2 * L);
+  // The blocks held move between two buffers, the receive buffer and one scratch, alternating so
+  // that the last superstep writes recv (issue 19: one p L scratch per processor, not two).
+  Scratch a(un * L), in(un / 2 * L);
   std::span<const std::byte> data = send.first(un * L);  // the blocks held, in key order
-  for (int half = n / 2; half >= 1; half /= 2) {
+  int steps_left = 0;
+  for (int half = n / 2; half >= 1; half /= 2) ++steps_left;
+  for (int half = n / 2; half >= 1; half /= 2, --steps_left) {
     std::vector<std::pair<Key, std::span<const std::byte>>> merged;
     std::vector<Key> incoming;
     std::size_t first_out = un, last_out = 0;  // the leaving blocks: [first_out, first_out + n/2)
@@ -247,7 +256,7 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
       merged.emplace_back(incoming[idx], block(std::span<const std::byte>(in), static_cast<int>(idx), L));
     std::sort(merged.begin(), merged.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     // Every block left after the last exchange is for this processor, in source order.
-    const std::span<std::byte> next = half == 1 ? recv.first(un * L) : (data.data() == a.span().data() ? b : a).span();
+    const std::span<std::byte> next = steps_left % 2 == 1 ? recv.first(un * L) : a.span();
     copy_charged(p, [&](Copier& copy) {
       for (std::size_t idx = 0; idx < un; ++idx) {
         keys[idx] = merged[idx].first;
@@ -261,7 +270,7 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
 
 void add_alltoall_algorithms(Catalog& c) {
   c.push_back(alltoall_entry("alltoall/1-lev-dir", "p-1 direct sends, farthest first (paper 000, sec. 5.1, 5.3)",
-                             alltoall_1lev_dir));
+                             alltoall_1lev_dir, {.scratch_halves = 0, .in_flight_halves = 2, .all_sends_at_once = true}));
   c.push_back(alltoall_entry("alltoall/1-lev-lin", "p-1 linear permutations (paper 000, sec. 5.1)",
                              alltoall_1lev_lin));
   c.push_back(alltoall_entry("alltoall/1-lev-xor", "p-1 exclusive-or permutations (paper 000, sec. 5.1)",
@@ -269,13 +278,13 @@ void add_alltoall_algorithms(Catalog& c) {
   c.push_back(alltoall_entry("alltoall/1-lev-bal", "balanced permutations, rows x columns (paper 000, sec. 5.1)",
                              alltoall_1lev_bal));
   c.push_back(alltoall_entry("alltoall/2-lev-sq", "3-step algorithm on sqrt(p) square sub-meshes (paper 000, sec. 5.2, 5.3)",
-                             alltoall_2lev_sq));
+                             alltoall_2lev_sq, {.scratch_halves = 2, .in_flight_halves = 2}));
   c.push_back(alltoall_entry("alltoall/2-lev-c,r", "2-step algorithm, 1-lev-xor in columns then rows (paper 000, sec. 5.2, 5.3)",
-                             alltoall_2lev_cr));
+                             alltoall_2lev_cr, {.scratch_halves = 2, .in_flight_halves = 2}));
   c.push_back(alltoall_entry("alltoall/2-lev-c,r-int", "2-lev-c,r with the steps interleaved (paper 000, sec. 5.3)",
-                             alltoall_2lev_cr_int));
+                             alltoall_2lev_cr_int, {.scratch_halves = 2, .in_flight_halves = 2, .all_sends_at_once = true}));
   c.push_back(alltoall_entry("alltoall/logp-lev-bfly", "log p butterfly supersteps (paper 000, sec. 5.2)",
-                             alltoall_logp_lev_bfly));
+                             alltoall_logp_lev_bfly, {.scratch_halves = 3, .in_flight_halves = 1}));
 }
 
 }  // namespace touchstone::algorithms

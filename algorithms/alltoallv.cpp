@@ -373,8 +373,8 @@ Algorithm alltoallv_entry(std::string name, std::string summary, AlltoallvFn fn,
     const int n = p.size(), me = p.rank();
     if (me == 0) {
       const std::size_t pn = sz(n);
-      check_host_memory(fmt::format("{} on {} processors", name, n),
-                        copies * sz(m.total()) + pair_bytes * pn * pn * pn + sizeof(std::int64_t) * pn * pn);
+      const Footprint f{copies * sz(m.total()) + pair_bytes * pn * pn * pn + sizeof(std::int64_t) * pn * pn, 0, 2 * pn * pn};
+      check_host_memory(fmt::format("{} on {} processors", name, n), host_memory(f, n, true, 0));
     }
     const auto so = offsets(n, [&](int j) { return m.at(me, j); });
     const auto ro = offsets(n, [&](int i) { return m.at(i, me); });
@@ -387,8 +387,13 @@ Algorithm alltoallv_entry(std::string name, std::string summary, AlltoallvFn fn,
       for (int i = 0; i < n; ++i)
         check_pattern(name, i, me, std::span<const std::byte>(recv).subspan(ro[sz(i)], ro[sz(i) + 1] - ro[sz(i)]));
   };
-  // The matrix is unknown here; t bytes in and out per processor, twice over for two stages.
-  a.harness_bytes = [](int vps, std::size_t size) { return static_cast<std::size_t>(vps) * size * 4; };
+  // The matrix is not known here: its total is at most p^2 t (no entry above t), each copied
+  // `copies` times, with the plan's pair_bytes p^3, and copies in flight; the program itself checks
+  // the real matrix first (above).
+  a.footprint = [copies, pair_bytes](int vps, std::size_t size) {
+    const auto p = static_cast<std::size_t>(vps);
+    return Footprint{copies * p * p * size + pair_bytes * p * p * p + sizeof(std::int64_t) * p * p, p * p * size, 2 * p * p};
+  };
   return a;
 }
 

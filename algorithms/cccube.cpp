@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <optional>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 
 #include <cstdlib>
@@ -117,15 +117,37 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
   const int d = e.d, blocks = (1 << d) / 2, me = e.cube_of[static_cast<std::size_t>(g.local_rank(p.rank()))];
   std::vector<std::vector<int>> positions;
   for (int i = 0; i < d; ++i) positions.push_back(cc_cube_message_positions(d, i));
-  // One outgoing and one incoming buffer for each iteration active in this step (piece q = s - i
-  // in 0..degree-1): at most `degree` of the d iterations, one with the CC-cube. Allocating all d
-  // pairs every step held d n^2 L bytes at once over the machine (9.6 GB at 16 KiB on 16x16).
-  std::vector<std::optional<Scratch>> out(static_cast<std::size_t>(d)), in(static_cast<std::size_t>(d));
+  // The pieces of the iterations active in this step (piece q = s - i in 0..degree-1): at most
+  // `degree` of the d iterations, one with the CC-cube. Their outgoing blocks are packed into one
+  // buffer, piece after piece.
+  struct Active {
+    int i;
+    Piece pc;
+    std::size_t at;  // first block of the piece in the outgoing buffer and in the landing area
+  };
+  std::vector<Active> active;
+  std::size_t moving = 0;
   for (int i = 0; i < d; ++i)
     if (s - i >= 0 && s - i < degree) {
-      out[static_cast<std::size_t>(i)].emplace(static_cast<std::size_t>(blocks) * L);
-      in[static_cast<std::size_t>(i)].emplace(static_cast<std::size_t>(blocks) * L);
+      const Piece pc = piece(blocks, degree, s - i);
+      active.push_back({i, pc, moving});
+      moving += static_cast<std::size_t>(pc.last - pc.first);
     }
+  // Incoming pieces land in M itself: once the outgoing blocks are packed, the blocks that stay
+  // are compacted to the front of M and the pieces are received into its tail, then one in-place
+  // permutation puts every block at its position. Per node that is M (the receive buffer) and one
+  // outgoing buffer, instead of M, an outgoing and an incoming buffer per active iteration (issue
+  // 19: 9.6 GB for the CC-cube at 16 KiB on 16x16 with d pairs, 4.6 GB with one pair and its own M).
+  // This needs the pieces of a step to leave from distinct positions, which the reverse order of
+  // section 4 gives (enumerated for every d <= 10 and every degree); checked here all the same.
+  std::vector<char> leaving(static_cast<std::size_t>(1) << d, 0);
+  for (const auto& a : active)
+    for (int k = a.pc.first; k < a.pc.last; ++k) {
+      char& l = leaving[static_cast<std::size_t>(positions[static_cast<std::size_t>(a.i)][static_cast<std::size_t>(k)])];
+      if (l) throw std::logic_error(fmt::format("cc-cube: two pieces of step {} leave from the same position", s));
+      l = 1;
+    }
+  Scratch out(moving * L);
   // Section 3: "it is necessary to determine how the messages to be exchanged at the end of every
   // iteration of the algorithm must be routed to avoid conflicts". With degree 1 (the CC-cube) an
   // iteration whose exchange has congestion > 1 under the embedding runs in the conflict-free
@@ -164,26 +186,31 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
             if (k2 % rounds[r].size() == k) successors.push_back(node(rounds[r + 1][k2] | side));
       }
   }
-  std::vector<std::pair<int, Piece>> active;
-  for (int i = 0; i < d; ++i) {
-    const int q = s - i;
-    if (q < 0 || q >= degree) continue;
-    const Piece pc = piece(blocks, degree, q);
-    const int partner = e.node_of[static_cast<std::size_t>(me ^ (1 << i))];
-    const std::size_t bytes = static_cast<std::size_t>(pc.last - pc.first) * L;
-    const auto& pos = positions[static_cast<std::size_t>(i)];
-    Scratch& o = *out[static_cast<std::size_t>(i)];
-    for (int k = pc.first; k < pc.last; ++k) move_block(M, pos[static_cast<std::size_t>(k)], o, k - pc.first, L);
-    reqs.push_back(p.irecv(partner, kExchangeTag, in[static_cast<std::size_t>(i)]->span().first(bytes), g));
-    reqs.push_back(p.isend(partner, kExchangeTag, std::span<const std::byte>(o).first(bytes), g));
-    active.emplace_back(i, pc);
+  for (const auto& a : active)
+    for (int k = a.pc.first; k < a.pc.last; ++k)
+      move_block(M, positions[static_cast<std::size_t>(a.i)][static_cast<std::size_t>(k)], out,
+                 static_cast<int>(a.at) + k - a.pc.first, L);
+  const int n = 1 << d, stay = n - static_cast<int>(moving);
+  std::vector<int> from(static_cast<std::size_t>(n));  // the slot of M holding each position's block
+  for (int j = 0, slot = 0; j < n; ++j)
+    if (!leaving[static_cast<std::size_t>(j)]) {
+      if (slot != j) move_block(M, j, M, slot, L);  // slot < j: its block has left or moved already
+      from[static_cast<std::size_t>(j)] = slot++;
+    }
+  const std::span<std::byte> landing = M.subspan(static_cast<std::size_t>(stay) * L, moving * L);
+  for (const auto& a : active) {
+    const int partner = e.node_of[static_cast<std::size_t>(me ^ (1 << a.i))];
+    const std::size_t bytes = static_cast<std::size_t>(a.pc.last - a.pc.first) * L;
+    reqs.push_back(p.irecv(partner, kExchangeTag, landing.subspan(a.at * L, bytes), g));
+    reqs.push_back(p.isend(partner, kExchangeTag, out.span().subspan(a.at * L, bytes), g));
   }
   p.waitall(reqs);
   for (int next : successors) tokens.push_back(p.isend(next, kTokenTag, {}, g));
-  for (const auto& [i, pc] : active) {
-    const auto& pos = positions[static_cast<std::size_t>(i)];
-    for (int k = pc.first; k < pc.last; ++k) move_block(*in[static_cast<std::size_t>(i)], k - pc.first, M, pos[static_cast<std::size_t>(k)], L);
-  }
+  for (const auto& a : active)
+    for (int k = a.pc.first; k < a.pc.last; ++k)
+      from[static_cast<std::size_t>(positions[static_cast<std::size_t>(a.i)][static_cast<std::size_t>(k)])] =
+          stay + static_cast<int>(a.at) + k - a.pc.first;
+  permute_blocks(M.first(static_cast<std::size_t>(n) * L), from, L);
   p.waitall(tokens);
 }
 
@@ -237,10 +264,13 @@ void alltoall_pipelined_cc_cube(Proc& p, const Group& g0, std::span<const std::b
   const Embedding e = cc_cube_embedding(p, g);
   const int me = e.cube_of[static_cast<std::size_t>(me_rank)];
   const std::size_t L = size;
-  Scratch M(static_cast<std::size_t>(n) * L);
+  // M is the receive buffer itself: the final permutation is done in place.
+  const std::span<std::byte> M = recv.first(static_cast<std::size_t>(n) * L);
   for (int j = 0; j < n; ++j) move_block(send, e.node_of[static_cast<std::size_t>(j)], M, me ^ j, L);
   for (int step = 0; step + 1 < d + degree; ++step) cc_cube_step(p, g, e, degree, step, M, L);
-  for (int k = 0; k < n; ++k) move_block(M, k, recv, e.node_of[static_cast<std::size_t>(me ^ k)], L);
+  std::vector<int> from(static_cast<std::size_t>(n));  // recv block node_of[me ^ k] is M[k]
+  for (int k = 0; k < n; ++k) from[static_cast<std::size_t>(e.node_of[static_cast<std::size_t>(me ^ k)])] = k;
+  permute_blocks(M, from, L);
 }
 
 void alltoall_cc_cube(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
@@ -249,33 +279,31 @@ void alltoall_cc_cube(Proc& p, const Group& g, std::span<const std::byte> send, 
 }
 
 namespace {
-// The entry with cc_cube_bytes as its memory estimate (see below).
-std::size_t cc_cube_bytes(int vps, std::size_t size, int degree);
-Algorithm with_bytes(int degree, Algorithm a) {
-  a.harness_bytes = [degree](int vps, std::size_t size) { return cc_cube_bytes(vps, size, degree); };
-  return a;
-}
-
-// Payload memory of a (pipelined) CC-cube run: the harness's 3 p^2 L (send, receive, messages in
-// flight), each node's vector M (p L), and the out and in buffers of the iterations active in a
-// step, at most min(degree, d) pairs of (p/2) L each. Measured at 4 KiB on mesh:16x16 with the
-// CC-cube: peak RSS 1160 MB against this estimate's 1024 MiB plus the runtime's own (stacks, queues).
-std::size_t cc_cube_bytes(int vps, std::size_t size, int degree) {
+// Payload memory of a (pipelined) CC-cube run: the harness's send and receive buffers (M is the
+// receive buffer), one outgoing buffer per node for the pieces of a step (at most 2^(d-1) blocks
+// plus one per active iteration, pieces differing by at most one block), and their copies in
+// flight.
+Footprint cc_cube_footprint(int vps, std::size_t size, int degree) {
   const std::size_t p = static_cast<std::size_t>(vps), d = static_cast<std::size_t>(std::bit_width(p) - 1);
   const std::size_t active = std::min<std::size_t>(static_cast<std::size_t>(degree), std::max<std::size_t>(d, 1));
-  return (3 + 1 + active) * p * p * size;
+  const std::size_t out = p * (p / 2 + active) * size;
+  return Footprint{2 * p * p * size + out, out, 4 * p * (active + 2)};
+}
+Algorithm with_footprint(int degree, Algorithm a) {
+  a.footprint = [degree](int vps, std::size_t size) { return cc_cube_footprint(vps, size, degree); };
+  return a;
 }
 }  // namespace
 
 Algorithm pipelined_cc_cube_entry(int degree) {
-  return with_bytes(degree, alltoall_entry(fmt::format("alltoall/pipelined-cc-cube({})", degree),
+  return with_footprint(degree, alltoall_entry(fmt::format("alltoall/pipelined-cc-cube({})", degree),
                         "CC-cube with communication pipelining of the given degree (paper 002, sec. 3, 4)",
                         [degree](Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,
                                  std::size_t size) { alltoall_pipelined_cc_cube(p, g, send, recv, size, degree); }));
 }
 
 void add_cc_cube_algorithms(Catalog& c) {
-  c.push_back(with_bytes(1, alltoall_entry("alltoall/cc-cube", "CC-cube complete exchange, d iterations (paper 002, sec. 4, Fig. 1)",
+  c.push_back(with_footprint(1, alltoall_entry("alltoall/cc-cube", "CC-cube complete exchange, d iterations (paper 002, sec. 4, Fig. 1)",
                                            alltoall_cc_cube)));
   c.add_family("alltoall/pipelined-cc-cube(", [](const std::string& name, const std::string& param) {
     char* end = nullptr;

@@ -46,6 +46,26 @@ inline void move_block(std::span<const std::byte> src, int from, std::span<std::
   if (size) std::memcpy(block(dst, to, size).data(), block(src, from, size).data(), size);
 }
 
+/// Rearranges the blocks of `buf` (blocks of `size` bytes) in place: block t receives the block
+/// that was at from[t] (`from` is a permutation of 0 .. from.size()-1). Follows each cycle with one
+/// block of scratch, so a permutation of a buffer costs no second buffer. Free like move_block.
+inline void permute_blocks(std::span<std::byte> buf, const std::vector<int>& from, std::size_t size) {
+  if (size == 0) return;
+  std::vector<bool> done(from.size());
+  std::unique_ptr<std::byte[]> held(new std::byte[size]);
+  for (std::size_t start = 0; start < from.size(); ++start) {
+    if (done[start] || from[start] == static_cast<int>(start)) continue;
+    std::memcpy(held.get(), block(buf, static_cast<int>(start), size).data(), size);
+    std::size_t t = start;
+    for (auto src = static_cast<std::size_t>(from[t]); src != start; t = src, src = static_cast<std::size_t>(from[t])) {
+      std::memcpy(block(buf, static_cast<int>(t), size).data(), block(buf, static_cast<int>(src), size).data(), size);
+      done[t] = true;
+    }
+    std::memcpy(block(buf, static_cast<int>(t), size).data(), held.get(), size);
+    done[t] = true;
+  }
+}
+
 /// dst[c][r] = src[r][c] for a rows x cols matrix of blocks stored row-major (charged to p).
 inline void transpose_blocks(Proc& p, std::span<const std::byte> src, std::span<std::byte> dst, int rows, int cols,
                              std::size_t size) {

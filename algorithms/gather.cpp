@@ -59,7 +59,7 @@ using Inner = std::function<std::optional<Blocks>(int part)>;
 // leader with `inner` (the destination leads its own part), and each other leader sends its part's
 // blocks to `dest` as one long message. The destination posts its receives for the long messages
 // first, so that they land while it collects its own part.
-std::optional<Blocks> via_leaders(Gather& s, int dest, const std::vector<std::vector<int>>& parts,
+std::optional<Blocks> via_leaders(Gather& s, int dest, const std::vector<Part>& parts,
                                   const std::vector<int>& leaders, int mine, const Inner& inner) {
   const int leader = leaders[static_cast<std::size_t>(mine)];
   std::optional<Team> team;
@@ -75,9 +75,10 @@ std::optional<Blocks> via_leaders(Gather& s, int dest, const std::vector<std::ve
     got.reserve(parts.size());
     std::vector<int> all;
     for (std::size_t i = 0; i < parts.size(); ++i) {
-      all.insert(all.end(), parts[i].begin(), parts[i].end());
+      std::vector<int> members = parts[i].members(s.grid);
+      all.insert(all.end(), members.begin(), members.end());
       if (static_cast<int>(i) == mine) continue;
-      got.emplace_back(parts[i], s.size);
+      got.emplace_back(std::move(members), s.size);
       reqs.push_back(team->irecv(leaders[i], got.back().bytes()));
     }
     std::optional<Blocks> own = inner(mine);
@@ -97,25 +98,20 @@ std::optional<Blocks> via_leaders(Gather& s, int dest, const std::vector<std::ve
 
 // Algorithm 1-lev-dir for all-to-one: "every processor issues a send to processor P_d (and P_d
 // issues p - 1 receives)".
-std::optional<Blocks> one_level_dir(Gather& s, const std::vector<int>& part, int dest) {
+std::optional<Blocks> one_level_dir(Gather& s, const Part& part, int dest) {
   if (part.size() == 1) return s.own();
-  const Team team(s.p, s.g, part);
+  const Team team(s.p, s.g, s.grid, part);
   if (s.me != dest) {
     s.sends.push_back(team.isend(dest, s.mine));
     return std::nullopt;
   }
-  Blocks out(part, s.size);
+  const std::vector<int> members = part.members(s.grid);
+  Blocks out(members, s.size);
   copy_charged(s.p, [&](Copier& copy) { copy(out.at(s.me), s.mine); });
   std::vector<Request> reqs;
-  for (int src : part)
+  for (int src : members)
     if (src != dest) reqs.push_back(team.irecv(src, out.at(src)));
   s.p.waitall(reqs);
-  return out;
-}
-
-std::vector<std::vector<int>> members_of(const Grid& grid, const std::vector<Submachine>& parts) {
-  std::vector<std::vector<int>> out;
-  for (const auto& part : parts) out.push_back(members(grid, part));
   return out;
 }
 
@@ -123,7 +119,7 @@ std::vector<std::vector<int>> members_of(const Grid& grid, const std::vector<Sub
 // 1-lev-dir, then those processors send one long message each to the destination.
 std::optional<Blocks> two_lev_rec(Gather& s, const Submachine& m, int dest) {
   const auto rows = split_rows(m);
-  const auto parts = members_of(s.grid, rows);
+  const auto parts = parts_of(rows);
   std::vector<int> leaders;
   for (const auto& row : rows) leaders.push_back(in_column_of(s.grid, row, dest));
   return via_leaders(s, dest, parts, leaders, part_of(s.grid, rows, s.me), [&](int i) {
@@ -135,7 +131,7 @@ std::optional<Blocks> two_lev_rec(Gather& s, const Submachine& m, int dest) {
 // processors in the destination's row and column of their submachine.
 std::optional<Blocks> three_lev_sq(Gather& s, const Submachine& m, int dest) {
   const auto squares = split_squares(m);
-  const auto parts = members_of(s.grid, squares);
+  const auto parts = parts_of(squares);
   const Submachine& home = squares[static_cast<std::size_t>(part_of(s.grid, squares, dest))];
   std::vector<int> leaders;
   for (const auto& sq : squares) leaders.push_back(same_position(s.grid, home, dest, sq));
@@ -149,7 +145,7 @@ std::optional<Blocks> three_lev_sq(Gather& s, const Submachine& m, int dest) {
 std::optional<Blocks> logp_lev_sq(Gather& s, const Submachine& m, int dest) {
   if (m.size() == 1) return s.own();
   const auto halves = split_halves(m);
-  const auto parts = members_of(s.grid, halves);
+  const auto parts = parts_of(halves);
   const Submachine& home = halves[static_cast<std::size_t>(part_of(s.grid, halves, dest))];
   std::vector<int> leaders;
   for (const auto& h : halves) leaders.push_back(same_position(s.grid, home, dest, h));
@@ -163,17 +159,17 @@ std::optional<Blocks> logp_lev_sq(Gather& s, const Submachine& m, int dest) {
 // then "one submachine contains the first d-1 processors and executes an all-to-one communication
 // with P_(d-1) as destination. The remaining processors belong to the second submachine and they
 // continue with P_d as the destination" (gamma_cut; this happens at most once).
-std::optional<Blocks> logp_lev_rec(Gather& s, const std::vector<int>& snake, int lo, int hi, int dest, double gamma) {
+std::optional<Blocks> logp_lev_rec(Gather& s, int lo, int hi, int dest, double gamma) {
   if (hi - lo == 1) return s.own();
   const SnakeCut cut = gamma_cut(hi - lo, s.grid.snake_index(dest) - lo, gamma);
-  const std::vector<std::vector<int>> parts{{snake.begin() + lo + cut.keep_lo, snake.begin() + lo + cut.keep_hi},
-                                            {snake.begin() + lo + cut.other_lo, snake.begin() + lo + cut.other_hi}};
-  const std::vector<int> leaders{dest, snake[static_cast<std::size_t>(lo + cut.leader)]};
+  const std::vector<Part> parts{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi),
+                                Part::snake_run(lo + cut.other_lo, lo + cut.other_hi)};
+  const std::vector<int> leaders{dest, s.grid.snake_rank(lo + cut.leader)};
   const int at = s.grid.snake_index(s.me) - lo;
   const int mine = at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1;
   return via_leaders(s, dest, parts, leaders, mine, [&](int i) {
-    if (i == 0) return logp_lev_rec(s, snake, lo + cut.keep_lo, lo + cut.keep_hi, dest, gamma);
-    return logp_lev_rec(s, snake, lo + cut.other_lo, lo + cut.other_hi, leaders[1], gamma);
+    if (i == 0) return logp_lev_rec(s, lo + cut.keep_lo, lo + cut.keep_hi, dest, gamma);
+    return logp_lev_rec(s, lo + cut.other_lo, lo + cut.other_hi, leaders[1], gamma);
   });
 }
 
@@ -188,18 +184,12 @@ void run_gather(const char* name, Proc& p, const Group& g, int root, std::span<c
   s.finish();
 }
 
-std::vector<int> everyone(int n) {
-  std::vector<int> out(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) out[static_cast<std::size_t>(r)] = r;
-  return out;
-}
-
 }  // namespace
 
 void gather_1lev_dir(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
                      std::size_t size) {
   run_gather("gather/1-lev-dir", p, g, root, send, recv, size,
-             [&](Gather& s) { return one_level_dir(s, everyone(s.g.size()), root); });
+             [&](Gather& s) { return one_level_dir(s, Part::of(whole(s.grid)), root); });
 }
 
 void gather_2lev_rec(Proc& p, const Group& g, int root, std::span<const std::byte> send, std::span<std::byte> recv,
@@ -222,7 +212,7 @@ void gather_logp_lev_rec(Proc& p, const Group& g, int root, std::span<const std:
   if (!(gamma > 0.0 && gamma < 1.0))
     throw UsageError(fmt::format("gather/logp-lev-rec: gamma must satisfy 0 < gamma < 1 (paper 000, section 4), got {}", gamma));
   run_gather("gather/logp-lev-rec", p, g, root, send, recv, size,
-             [&](Gather& s) { return logp_lev_rec(s, s.grid.snake_order(), 0, s.g.size(), root, gamma); });
+             [&](Gather& s) { return logp_lev_rec(s, 0, s.g.size(), root, gamma); });
 }
 
 Algorithm gather_logp_lev_rec_entry(double gamma) {

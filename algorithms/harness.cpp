@@ -1,10 +1,13 @@
 #include "harness.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -15,13 +18,92 @@
 
 namespace touchstone::algorithms {
 
-void check_host_memory(const std::string& what, std::size_t bytes) {
-  const auto pages = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES));
-  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
-  if (pages > 0 && page > 0 && bytes > pages / 100 * 90 * page)
-    throw UsageError(fmt::format("{} needs about {:.1f} GB of host memory for its buffers; this host has {:.1f} GB "
-                                 "(try a smaller size or a smaller machine)",
-                                 what, static_cast<double>(bytes) / 1e9, static_cast<double>(pages * page) / 1e9));
+std::size_t heap_bound(const Footprint& f, int vps, bool phantom) {
+  return f.buffers + (phantom ? 0 : f.in_flight) + f.messages * kMessageBytes + static_cast<std::size_t>(vps) * kVpHeapBytes +
+         kRunHeapBytes;
+}
+
+HostMemory host_memory(const Footprint& f, int vps, bool phantom, std::size_t stack_bytes) {
+  const auto p = static_cast<std::size_t>(vps);
+  HostMemory m;
+  m.resident = heap_bound(f, vps, phantom) + p * kVpStackBytes + kProcessBytes;
+  m.address_space = m.resident + p * (stack_bytes + static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE)));
+  return m;
+}
+
+std::size_t HostLimits::resident() const {
+  if (physical && cgroup) return std::min(physical, cgroup);
+  return physical ? physical : cgroup;
+}
+
+namespace {
+// The first line of a small file, or "" when it cannot be read.
+std::string first_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+// A limit file's number of bytes; 0 for "max", absent or unreadable files and v1's "no limit"
+// (a huge number rounded to the page).
+std::size_t limit_in(const std::string& path) {
+  const std::string text = first_line(path);
+  if (text.empty() || text == "max") return 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (end == text.c_str() || v >= (1ULL << 62)) return 0;
+  return static_cast<std::size_t>(v);
+}
+
+// The smallest limit on the path from the cgroup `dir` up to `root` (a parent's limit binds too).
+std::size_t smallest_limit(const std::string& root, std::string dir, const char* file) {
+  std::size_t best = 0;
+  while (true) {
+    const std::size_t v = limit_in(root + dir + (dir.empty() || dir.back() != '/' ? "/" : "") + file);
+    if (v && (!best || v < best)) best = v;
+    if (dir.empty() || dir == "/") break;
+    dir = dir.substr(0, dir.rfind('/'));
+  }
+  return best;
+}
+}  // namespace
+
+HostLimits host_limits(const std::string& proc_self_cgroup, const std::string& cgroup_root) {
+  HostLimits l;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) l.physical = static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
+  // /proc/self/cgroup: "0::/path" (v2) or "N:memory:/path" (v1, possibly "N:cpu,memory:/path").
+  std::ifstream f(proc_self_cgroup);
+  for (std::string line; std::getline(f, line);) {
+    const auto c1 = line.find(':'), c2 = c1 == std::string::npos ? c1 : line.find(':', c1 + 1);
+    if (c2 == std::string::npos) continue;
+    const std::string controllers = line.substr(c1 + 1, c2 - c1 - 1), path = line.substr(c2 + 1);
+    std::size_t v = 0;
+    if (controllers.empty()) v = smallest_limit(cgroup_root, path, "memory.max");
+    else if (("," + controllers + ",").find(",memory,") != std::string::npos)
+      v = smallest_limit(cgroup_root + "/memory", path, "memory.limit_in_bytes");
+    if (v && (!l.cgroup || v < l.cgroup)) l.cgroup = v;
+  }
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) l.address_space = static_cast<std::size_t>(as.rlim_cur);
+  return l;
+}
+
+void check_host_memory(const std::string& what, const HostMemory& need, const HostLimits& limits) {
+  auto gb = [](std::size_t b) { return static_cast<double>(b) / 1e9; };
+  const std::size_t resident = limits.resident();
+  if (resident && need.resident > resident / 10 * 9) {
+    const bool by_cgroup = limits.cgroup && limits.cgroup <= resident;
+    throw UsageError(fmt::format("{} needs about {:.1f} GB of host memory (payload buffers and the runtime's own per "
+                                 "processor); {} {:.1f} GB (try a smaller size or a smaller machine)",
+                                 what, gb(need.resident), by_cgroup ? "this process's cgroup allows" : "this host has",
+                                 gb(resident)));
+  }
+  if (limits.address_space && need.address_space > limits.address_space / 10 * 9)
+    throw UsageError(fmt::format("{} needs about {:.1f} GB of address space (with every processor's stack); the address "
+                                 "space limit (ulimit -v) is {:.1f} GB (try a smaller machine or --stack-kb)",
+                                 what, gb(need.address_space), gb(limits.address_space)));
 }
 
 namespace {
@@ -62,9 +144,15 @@ void check_pattern(const std::string& algorithm, int src, int dst, std::span<con
   });
 }
 
+std::size_t rooted_levels(int vps) {
+  std::size_t levels = 2;
+  while ((std::size_t{1} << levels) < static_cast<std::size_t>(vps)) ++levels;
+  return levels;
+}
+
 // Harness of the all-to-all family: fills every block with its pattern, runs the algorithm on the
 // whole machine, and checks every byte of every received block.
-Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn) {
+Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn, AlltoallMemory memory) {
   auto program = [name, fn](Proc& p, const Args& a) {
     const int n = p.size(), me = p.rank();
     const std::size_t L = a.size, total = static_cast<std::size_t>(n) * L;
@@ -77,9 +165,14 @@ Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn) {
     if (!a.check) return;
     for (int src = 0; src < n; ++src) check_pattern(name, src, me, recv.subspan(static_cast<std::size_t>(src) * L, L));
   };
-  // The send and receive buffers, plus the copies of messages in flight: at most one per pair.
-  auto bytes = [](int vps, std::size_t size) { return 3 * static_cast<std::size_t>(vps) * static_cast<std::size_t>(vps) * size; };
-  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  // The send and receive buffers and the algorithm's scratch, the copies of messages in flight,
+  // and the messages posted at once: all p - 1 sends and receives, or a few at a time.
+  auto footprint = [memory](int vps, std::size_t size) {
+    const auto p = static_cast<std::size_t>(vps), half = p * p * size / 2;
+    return Footprint{(4 + static_cast<std::size_t>(memory.scratch_halves)) * half,
+                     static_cast<std::size_t>(memory.in_flight_halves) * half, memory.all_sends_at_once ? 2 * p * p : 8 * p};
+  };
+  Algorithm alg{std::move(name), std::move(summary), program, footprint};
   alg.raw.alltoall = std::move(fn);
   return alg;
 }
@@ -97,17 +190,16 @@ Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool
     fn(p, p.world(), root, send, recv, L);
     if (a.check) check_pattern(name, root, me, recv);
   };
-  // The root's blocks, and the long messages on their way: each block is copied at most once per
-  // level of the partition (at most log2 p + 1 levels) and once more in flight. A broadcast leaves
-  // the long message of p - 1 blocks on every processor and (flat broadcast) p - 1 copies in flight.
-  auto bytes = [broadcast](int vps, std::size_t size) {
+  // The root's blocks and every processor's own, the long messages combined on the way (each
+  // block at most once per level of the partition, at most log2 p + 1 levels) and their copies in
+  // flight. A broadcast leaves the long message of p - 1 blocks on every processor and has up to
+  // one copy of it in flight per processor.
+  auto footprint = [broadcast](int vps, std::size_t size) {
     const auto p = static_cast<std::size_t>(vps);
-    if (broadcast) return 2 * p * p * size + p * size;
-    std::size_t levels = 2;
-    while ((std::size_t{1} << levels) < static_cast<std::size_t>(vps)) ++levels;
-    return 2 * (levels + 2) * static_cast<std::size_t>(vps) * size;
+    if (broadcast) return Footprint{p * p * size + 2 * p * size, p * p * size, 8 * p};
+    return Footprint{(rooted_levels(vps) + 2) * p * size, rooted_levels(vps) * p * size, 8 * p};
   };
-  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  Algorithm alg{std::move(name), std::move(summary), program, footprint};
   alg.raw.rooted = std::move(fn);
   return alg;
 }
@@ -125,12 +217,11 @@ Algorithm gather_entry(std::string name, std::string summary, RootedFn fn) {
     if (!a.check || me != root) return;
     for (int src = 0; src < n; ++src) check_pattern(name, src, root, recv.subspan(static_cast<std::size_t>(src) * L, L));
   };
-  auto bytes = [](int vps, std::size_t size) {
-    std::size_t levels = 2;
-    while ((std::size_t{1} << levels) < static_cast<std::size_t>(vps)) ++levels;
-    return 2 * (levels + 2) * static_cast<std::size_t>(vps) * size;
+  auto footprint = [](int vps, std::size_t size) {  // scatter_entry's, reversed
+    const auto p = static_cast<std::size_t>(vps);
+    return Footprint{(rooted_levels(vps) + 2) * p * size, rooted_levels(vps) * p * size, 8 * p};
   };
-  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  Algorithm alg{std::move(name), std::move(summary), program, footprint};
   alg.raw.rooted = std::move(fn);
   return alg;
 }

@@ -21,13 +21,61 @@ void fill_pattern(int src, int dst, std::span<std::byte> out);
 /// holds exactly the pattern from src to dst.
 void check_pattern(const std::string& algorithm, int src, int dst, std::span<const std::byte> got);
 
-/// Refuses (UsageError naming `what`) a run whose buffers would need `bytes` of host memory when
-/// that is more than 90% of the host's physical memory, instead of letting the kernel kill the
-/// process.
-void check_host_memory(const std::string& what, std::size_t bytes);
+/// Host memory one emulation needs: `resident` bytes the process touches, `address_space` bytes it
+/// maps (resident plus every VP's whole stack, which RLIMIT_AS counts).
+struct HostMemory {
+  std::size_t resident = 0, address_space = 0;
+};
+
+/// The runtime's own memory (docs/performance.md "Memory"). Heap, measured by
+/// tests/memory/test_footprint.cpp with an accounting allocator: per VP (its record, mailboxes,
+/// group and network state; 3.4 to 6.5 KiB measured), per message posted and not complete (its
+/// records in the engine and the network; about 420 bytes measured), and once per run (the
+/// machine's tables on small machines). Resident, measured as RSS: the touched part of every VP's
+/// fiber stack, and the process itself (binary, libraries, thread pools).
+inline constexpr std::size_t kVpHeapBytes = 8 * 1024, kMessageBytes = 512, kRunHeapBytes = 1024 * 1024;
+inline constexpr std::size_t kVpStackBytes = 8 * 1024, kProcessBytes = 64 * 1024 * 1024;
+
+/// The heap a run allocates at its worst moment by the footprint and the runtime's heap terms:
+/// what tests/memory/test_footprint.cpp checks against the accounting allocator.
+std::size_t heap_bound(const Footprint& footprint, int vps, bool phantom);
+
+/// What an emulation of `footprint` on `vps` VPs needs: heap_bound, plus every VP's touched stack
+/// and the process's own (kVpStackBytes, kProcessBytes); every VP's whole stack of `stack_bytes`
+/// (plus a guard page) counts in the address space.
+HostMemory host_memory(const Footprint& footprint, int vps, bool phantom, std::size_t stack_bytes);
+
+/// How much memory this process may use: the least of physical memory and the cgroup's limit
+/// (cgroup v2 memory.max, v1 memory.limit_in_bytes) for resident memory, RLIMIT_AS for the
+/// address space; 0 where there is no limit.
+struct HostLimits {
+  std::size_t physical = 0, cgroup = 0, address_space = 0;
+  std::size_t resident() const;  ///< the least of physical and cgroup (0: unknown)
+};
+/// Reads the limits of this process: /proc/self/cgroup resolved under `cgroup_root` (v2 unified
+/// hierarchy, or v1's memory controller), sysconf for physical memory, getrlimit for RLIMIT_AS.
+HostLimits host_limits(const std::string& proc_self_cgroup = "/proc/self/cgroup",
+                       const std::string& cgroup_root = "/sys/fs/cgroup");
+
+/// Refuses (UsageError naming `what` and the limit that would be exceeded) a run that needs more
+/// than 90% of the resident memory this process may use or of its address space limit, instead
+/// of letting the kernel kill the process.
+void check_host_memory(const std::string& what, const HostMemory& need, const HostLimits& limits = host_limits());
+
+/// The memory of an all-to-all beyond the harness's send and receive buffers, in halves of p^2 L
+/// over the machine (half a p L buffer per processor is 1): scratch buffers, payload copies in
+/// flight at the worst moment, and whether every processor posts all its p - 1 sends at once.
+struct AlltoallMemory {
+  int scratch_halves = 0, in_flight_halves = 2;
+  bool all_sends_at_once = false;
+};
+
+/// Levels of partition a rooted collective on `vps` processors has at most (log2 p + 1, at least
+/// 2): the unit of the scatter and gather memory bounds.
+std::size_t rooted_levels(int vps);
 
 /// All-to-all: send and recv hold one block of `size` bytes per group rank.
-Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn);
+Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn, AlltoallMemory memory = {});
 
 /// One-to-all (scatter.hpp): on the root, send holds g.size() blocks of `size` bytes; every
 /// processor's recv (size bytes) receives its block. All-to-one (gather.hpp) mirrors it: send holds

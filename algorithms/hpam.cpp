@@ -515,8 +515,12 @@ Algorithm bcast_entry(std::string name, std::string summary, BcastFn fn, Analyti
     fn(p, a.root, buf);
     if (a.check) check_pattern(name, a.root, a.root, buf);
   };
-  auto bytes = [](int vps, std::size_t size) { return static_cast<std::size_t>(vps) * size; };
-  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  // Every processor's buffer and up to one copy of it in flight per processor.
+  auto footprint = [](int vps, std::size_t size) {
+    const auto p = static_cast<std::size_t>(vps);
+    return Footprint{p * size, p * size, 8 * p};
+  };
+  Algorithm alg{std::move(name), std::move(summary), program, footprint};
   alg.analytic_us = std::move(analytic);
   alg.raw.bcast_world = std::move(fn);
   return alg;
@@ -539,8 +543,11 @@ Algorithm gather_level2_entry(std::string name, std::string summary, RootedFn fn
     if (!a.check || me != a.root) return;
     for (int i = 0; i < n2; ++i) check_pattern(name, first2 + i, a.root, recv.subspan(static_cast<std::size_t>(i) * L, L));
   };
-  auto bytes = [](int vps, std::size_t size) { return 4 * static_cast<std::size_t>(vps) * size; };
-  return Algorithm{std::move(name), std::move(summary), program, bytes};
+  auto footprint = [](int vps, std::size_t size) {  // scatter_entry's bound without the levels
+    const auto p = static_cast<std::size_t>(vps);
+    return Footprint{2 * p * size, 2 * p * size, 8 * p};
+  };
+  return Algorithm{std::move(name), std::move(summary), program, footprint};
 }
 
 // Harness of a scatter to level 2 only (section 4.2): the root holds one block per level-2
@@ -558,8 +565,11 @@ Algorithm scatter_level2_entry(std::string name, std::string summary, RootedFn f
     fn(p, p.world(), a.root, send, recv, L);
     if (a.check && me >= first2) check_pattern(name, a.root, me, recv);
   };
-  auto bytes = [](int vps, std::size_t size) { return 4 * static_cast<std::size_t>(vps) * size; };
-  return Algorithm{std::move(name), std::move(summary), program, bytes};
+  auto footprint = [](int vps, std::size_t size) {  // scatter_entry's bound without the levels
+    const auto p = static_cast<std::size_t>(vps);
+    return Footprint{2 * p * size, 2 * p * size, 8 * p};
+  };
+  return Algorithm{std::move(name), std::move(summary), program, footprint};
 }
 
 }  // namespace
@@ -702,12 +712,11 @@ static Algorithm scatter_both_entry(std::string name, std::string summary, SubMe
   // scatter_entry's bound (each block copied at most once per level of the partition and once in
   // flight), with level 1's blocks at most 32 S with `qs` (the largest Q of the paper's tests; the
   // machine, and so Q, is not known here).
-  auto bytes = [qs](int vps, std::size_t size) {
-    std::size_t levels = 2;
-    while ((std::size_t{1} << levels) < static_cast<std::size_t>(vps)) ++levels;
-    return 2 * (levels + 2) * static_cast<std::size_t>(vps) * size * (qs ? 32 : 1);
+  auto footprint = [qs](int vps, std::size_t size) {
+    const std::size_t pl = static_cast<std::size_t>(vps) * size * (qs ? 32 : 1);
+    return Footprint{(rooted_levels(vps) + 2) * pl, rooted_levels(vps) * pl, 8 * static_cast<std::size_t>(vps)};
   };
-  Algorithm alg{std::move(name), std::move(summary), program, bytes};
+  Algorithm alg{std::move(name), std::move(summary), program, footprint};
   return alg;
 }
 

@@ -21,6 +21,17 @@ struct Args {
   TrafficSpec traffic{}; ///< the communication matrix of alltoallv/ algorithms (paper 003)
 };
 
+/// Payload memory of one run of an algorithm at its worst moment, in bytes and messages.
+struct Footprint {
+  /// Buffers the harness and the algorithm allocate (allocated under phantom payloads too).
+  std::size_t buffers = 0;
+  /// Copies of payloads the runtime holds for messages between send and delivery (none under
+  /// phantom payloads).
+  std::size_t in_flight = 0;
+  /// Messages posted and not yet complete at that moment (each a record in the runtime).
+  std::size_t messages = 0;
+};
+
 /// An algorithm itself, for callers with their own buffers (the MPI interface, mpi/ and
 /// docs/mpi.md): the harness of each collective fills in the member of its signature.
 struct Collective {
@@ -40,8 +51,10 @@ struct Algorithm {
   std::string name;     ///< "alltoall/1-lev-xor"
   std::string summary;  ///< one line, citing the paper
   std::function<void(Proc&, const Args&)> program;  ///< harness + algorithm, run on every VP
-  /// Host bytes of payload the harness holds for a run (the sweep schedules jobs by it).
-  std::function<std::size_t(int vps, std::size_t size)> harness_bytes;
+  /// Host memory of payloads in a run on `vps` processors with messages of `size` bytes: a bound
+  /// that tests/memory/test_footprint.cpp checks against the measured peak of every catalog entry
+  /// (host_footprint in harness.hpp adds the runtime's own per-VP and per-message memory).
+  std::function<Footprint(int vps, std::size_t size)> footprint;
   /// The paper's analytic time for this machine and size, when the paper gives one (paper 001's
   /// eqs. 4-14); printed as `analytic_us` beside the emulated makespan. Empty otherwise.
   std::function<std::optional<double>(const Machine& machine, std::size_t size)> analytic_us = {};

@@ -57,7 +57,7 @@ using Inner = std::function<void(int part, const BlockView* data)>;
 // `holder` holds the blocks of all parts; it combines the blocks of every other part into one long
 // message and sends it to that part's leader, farthest leader first. Then every processor goes
 // on in its own part `mine`, whose leader now holds the part's blocks (the holder leads its own).
-void via_leaders(Scatter& s, int holder, const BlockView* data, const std::vector<std::vector<int>>& parts,
+void via_leaders(Scatter& s, int holder, const BlockView* data, const std::vector<Part>& parts,
                  const std::vector<int>& leaders, int mine, const Inner& inner) {
   std::optional<Blocks> got;
   std::optional<BlockView> view;
@@ -71,11 +71,11 @@ void via_leaders(Scatter& s, int holder, const BlockView* data, const std::vecto
       std::vector<int> others(team_ranks.begin() + 1, team_ranks.end());
       for (int leader : farthest_first(s.p, s.g, others)) {
         const auto i = static_cast<std::size_t>(std::find(leaders.begin(), leaders.end(), leader) - leaders.begin());
-        s.messages.push_back(combine(s.p, *data, parts[i]));
+        s.messages.push_back(combine(s.p, *data, parts[i].members(s.grid)));
         s.sends.push_back(team.isend(leader, s.messages.back().bytes()));
       }
     } else {
-      got.emplace(parts[static_cast<std::size_t>(mine)], s.size);
+      got.emplace(parts[static_cast<std::size_t>(mine)].members(s.grid), s.size);
       Request r = team.irecv(holder, got->bytes());
       s.p.wait(r);
       view = got->view();
@@ -86,15 +86,15 @@ void via_leaders(Scatter& s, int holder, const BlockView* data, const std::vecto
 }
 
 // Algorithm 1-lev-dir(p): "The source processor issues p-1 sends, one to each distinct destination."
-void one_level_dir(Scatter& s, const std::vector<int>& part, int holder, const BlockView* data) {
+void one_level_dir(Scatter& s, const Part& part, int holder, const BlockView* data) {
   if (part.size() == 1) {
     s.keep_own(*data);
     return;
   }
-  const Team team(s.p, s.g, part);
+  const Team team(s.p, s.g, s.grid, part);
   if (s.me == holder) {
     std::vector<int> others;
-    for (int r : part)
+    for (int r : part.members(s.grid))
       if (r != holder) others.push_back(r);
     for (int dst : farthest_first(s.p, s.g, others)) s.sends.push_back(team.isend(dst, data->at(dst)));
     s.keep_own(*data);
@@ -104,18 +104,12 @@ void one_level_dir(Scatter& s, const std::vector<int>& part, int holder, const B
   }
 }
 
-std::vector<std::vector<int>> members_of(const Grid& grid, const std::vector<Submachine>& parts) {
-  std::vector<std::vector<int>> out;
-  for (const auto& part : parts) out.push_back(members(grid, part));
-  return out;
-}
-
 // Algorithm 2-lev-rec(p): "1. The source processor prepares p^(1/2)-1 long messages, each
 // containing p^(1/2) messages, and sends one long message to each processor in its column.
 // 2. A processor that received a long message, applies Algorithm 1-lev-dir(p^(1/2)) within its row."
 void two_lev_rec(Scatter& s, const Submachine& m, int holder, const BlockView* data) {
   const auto rows = split_rows(m);
-  const auto parts = members_of(s.grid, rows);
+  const auto parts = parts_of(rows);
   std::vector<int> leaders;
   for (const auto& row : rows) leaders.push_back(in_column_of(s.grid, row, holder));
   via_leaders(s, holder, data, parts, leaders, part_of(s.grid, rows, s.me),
@@ -128,7 +122,7 @@ void two_lev_rec(Scatter& s, const Submachine& m, int holder, const BlockView* d
 // column of their submachine, so the source sends nothing inside its own submachine twice.
 void three_lev_sq(Scatter& s, const Submachine& m, int holder, const BlockView* data) {
   const auto squares = split_squares(m);
-  const auto parts = members_of(s.grid, squares);
+  const auto parts = parts_of(squares);
   const Submachine& home = squares[static_cast<std::size_t>(part_of(s.grid, squares, holder))];
   std::vector<int> leaders;
   for (const auto& sq : squares) leaders.push_back(same_position(s.grid, home, holder, sq));
@@ -147,7 +141,7 @@ void logp_lev_sq(Scatter& s, const Submachine& m, int holder, const BlockView* d
     return;
   }
   const auto halves = split_halves(m);
-  const auto parts = members_of(s.grid, halves);
+  const auto parts = parts_of(halves);
   const Submachine& home = halves[static_cast<std::size_t>(part_of(s.grid, halves, holder))];
   std::vector<int> leaders;
   for (const auto& h : halves) leaders.push_back(same_position(s.grid, home, holder, h));
@@ -161,21 +155,20 @@ void logp_lev_sq(Scatter& s, const Submachine& m, int holder, const BlockView* d
 // (1-gamma)p processors. 2. The source processor concatenates (1-gamma)p messages into one long
 // message and sends it to the leader processor in the other submachine. 3. [Both recurse.]"
 // Submachines are runs [lo, hi) of the snake-like row-major order (section 3.2).
-void logp_lev_rec(Scatter& s, const std::vector<int>& snake, int lo, int hi, int holder, const BlockView* data,
-                  double gamma) {
+void logp_lev_rec(Scatter& s, int lo, int hi, int holder, const BlockView* data, double gamma) {
   if (hi - lo == 1) {
     s.keep_own(*data);
     return;
   }
   const SnakeCut cut = gamma_cut(hi - lo, s.grid.snake_index(holder) - lo, gamma);
-  const std::vector<std::vector<int>> parts{{snake.begin() + lo + cut.keep_lo, snake.begin() + lo + cut.keep_hi},
-                                            {snake.begin() + lo + cut.other_lo, snake.begin() + lo + cut.other_hi}};
-  const std::vector<int> leaders{holder, snake[static_cast<std::size_t>(lo + cut.leader)]};
+  const std::vector<Part> parts{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi),
+                                Part::snake_run(lo + cut.other_lo, lo + cut.other_hi)};
+  const std::vector<int> leaders{holder, s.grid.snake_rank(lo + cut.leader)};
   const int at = s.grid.snake_index(s.me) - lo;
   const int mine = at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1;
   via_leaders(s, holder, data, parts, leaders, mine, [&](int i, const BlockView* d) {
-    if (i == 0) logp_lev_rec(s, snake, lo + cut.keep_lo, lo + cut.keep_hi, holder, d, gamma);
-    else logp_lev_rec(s, snake, lo + cut.other_lo, lo + cut.other_hi, leaders[1], d, gamma);
+    if (i == 0) logp_lev_rec(s, lo + cut.keep_lo, lo + cut.keep_hi, holder, d, gamma);
+    else logp_lev_rec(s, lo + cut.other_lo, lo + cut.other_hi, leaders[1], d, gamma);
   });
 }
 
@@ -193,9 +186,7 @@ void scatter_1lev_dir(Proc& p, const Group& g, int root, std::span<const std::by
   check_args("scatter/1-lev-dir", p, g, root, send, recv, size);
   Scatter s(p, g, recv, size);
   const BlockView all = s.me == root ? BlockView::all(s.g.size(), send, size) : BlockView();
-  std::vector<int> everyone(static_cast<std::size_t>(s.g.size()));
-  for (int r = 0; r < s.g.size(); ++r) everyone[static_cast<std::size_t>(r)] = r;
-  one_level_dir(s, everyone, root, &all);
+  one_level_dir(s, Part::of(whole(s.grid)), root, &all);
   s.finish();
 }
 
@@ -314,7 +305,7 @@ void scatter_logp_lev_rec(Proc& p, const Group& g, int root, std::span<const std
   if (!(gamma >= 0.5 && gamma < 1.0))
     throw UsageError(fmt::format("scatter/logp-lev-rec: gamma must satisfy 0.5 <= gamma < 1 (paper 000, section 3.1), got {}", gamma));
   run_scatter("scatter/logp-lev-rec", p, g, root, send, recv, size, [&](Scatter& s, const BlockView* all) {
-    logp_lev_rec(s, s.grid.snake_order(), 0, s.g.size(), root, all, gamma);
+    logp_lev_rec(s, 0, s.g.size(), root, all, gamma);
   });
 }
 

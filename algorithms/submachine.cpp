@@ -34,11 +34,23 @@ int Grid::snake_index(int r) const {
   return row * cols + (row % 2 ? cols - 1 - col : col);
 }
 
-std::vector<int> Grid::snake_order() const {
+int Grid::snake_rank(int index) const {
+  const int row = index / cols, c = index % cols;
+  return rank(row, row % 2 ? cols - 1 - c : c);
+}
+
+std::vector<int> Part::members(const Grid& grid) const {
+  if (lo < 0) return algorithms::members(grid, rect);
   std::vector<int> out;
-  out.reserve(static_cast<std::size_t>(rows * cols));
-  for (int row = 0; row < rows; ++row)
-    for (int c = 0; c < cols; ++c) out.push_back(rank(row, row % 2 ? cols - 1 - c : c));
+  out.reserve(static_cast<std::size_t>(hi - lo));
+  for (int i = lo; i < hi; ++i) out.push_back(grid.snake_rank(i));
+  return out;
+}
+
+std::vector<Part> parts_of(const std::vector<Submachine>& submachines) {
+  std::vector<Part> out;
+  out.reserve(submachines.size());
+  for (const auto& s : submachines) out.push_back(Part::of(s));
   return out;
 }
 
@@ -139,6 +151,10 @@ SnakeCut gamma_cut(int n, int key, double gamma) {
 Team::Team(Proc& p, const Group& g, const std::vector<int>& ranks)
     : p_(&p), g_(resolve(p, g)) {
   sub_ = static_cast<int>(ranks.size()) == g_.size() ? g_ : p.subgroup(g_, ranks);
+}
+
+Team::Team(Proc& p, const Group& g, const Grid& grid, const Part& part) : p_(&p), g_(resolve(p, g)) {
+  sub_ = part.size() == g_.size() ? g_ : p.subgroup(g_, part.members(grid));
 }
 
 int Team::local(int grank) const { return sub_.local_rank(g_.world_rank(grank)); }

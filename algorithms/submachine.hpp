@@ -27,8 +27,8 @@ struct Grid {
   int col_of(int rank) const { return rank % cols; }
   /// Snake-like row-major index (section 3.2): even rows left to right, odd rows right to left.
   int snake_index(int rank) const;
-  /// Group ranks in snake-like row-major order.
-  std::vector<int> snake_order() const;
+  /// The rank at snake-like row-major index `index` (the inverse of snake_index).
+  int snake_rank(int index) const;
 };
 Grid grid_of(const Proc& p, const Group& g);
 
@@ -41,6 +41,22 @@ struct Submachine {
 Submachine whole(const Grid& grid);
 /// Group ranks of the sub-mesh in row-major order.
 std::vector<int> members(const Grid& grid, const Submachine& s);
+
+/// A part of a partition: a sub-mesh, or a run [lo, hi) of the snake-like row-major order
+/// (logp-lev-rec). Its members are listed only on demand, by the processors that need the list
+/// (the holder of the blocks and the part's leader), so that every other processor keeps O(1) per
+/// level of a recursion (issue 19: the lists of both halves at every level made logp-lev-sq cost
+/// O(p) per processor and O(p^2) over the machine).
+struct Part {
+  Submachine rect{};
+  int lo = -1, hi = -1;  ///< a snake run when lo >= 0
+  static Part of(const Submachine& s) { return {s, -1, -1}; }
+  static Part snake_run(int lo, int hi) { return {{}, lo, hi}; }
+  int size() const { return lo >= 0 ? hi - lo : rect.size(); }
+  /// Group ranks: row-major for a sub-mesh, in snake order for a run.
+  std::vector<int> members(const Grid& grid) const;
+};
+std::vector<Part> parts_of(const std::vector<Submachine>& submachines);
 
 /// One submachine per row (2-lev-rec) or per column.
 std::vector<Submachine> split_rows(const Submachine& s);
@@ -79,6 +95,8 @@ SnakeCut gamma_cut(int n, int key, double gamma);
 class Team {
  public:
   Team(Proc& p, const Group& g, const std::vector<int>& ranks);
+  /// The Team of `part` of `grid` (g itself when the part is all of g).
+  Team(Proc& p, const Group& g, const Grid& grid, const Part& part);
   Request isend(int grank, std::span<const std::byte> data) const;
   Request irecv(int grank, std::span<std::byte> buf) const;
 

@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
   sweep->add_option("--algorithms", algs, "comma-separated names, or COLLECTIVE/all")->capture_default_str();
   sweep->add_option("--sizes", sizes, "FROM:TO, doubling")->capture_default_str();
   sweep->add_option("--jobs", jobs, "parallel emulations (default: host cores)");
-  sweep->add_option("--memory-mb", memory_mb, "payload memory the parallel jobs may share (default: the largest job's)");
+  sweep->add_option("--memory-mb", memory_mb, "host memory the parallel jobs may share, by their estimates (default: the largest job's)");
   sweep->add_option("--out", out, "write the output to this file instead of stdout");
   std::string plot_out;
   sweep->add_option("--plot", plot_out, "also draw makespan against size per algorithm, log-log, winners ringed (.png, .svg or .pdf)");

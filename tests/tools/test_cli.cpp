@@ -38,10 +38,12 @@ std::string slurp(const std::string& path) {
 }
 
 // Runs the built binary with `args` (a shell-quoted string), capturing stdout and stderr.
-Cli touchstone_cli(const std::string& args) {
+// `shell_prefix` runs before it in the same shell (e.g. "ulimit -v N &&").
+Cli touchstone_cli(const std::string& args, const std::string& shell_prefix = "") {
   static int counter = 0;
   const std::string base = fmt::format("{}/cli{}_{}", testing::TempDir(), ::getpid(), counter++);
-  const std::string cmd = fmt::format("timeout 60 '{}' {} >'{}.out' 2>'{}.err'", TOUCHSTONE_BIN, args, base, base);
+  const std::string cmd =
+      fmt::format("{} timeout 60 '{}' {} >'{}.out' 2>'{}.err'", shell_prefix, TOUCHSTONE_BIN, args, base, base);
   const int status = std::system(cmd.c_str());
   Cli r;
   r.signaled = WIFSIGNALED(status);
@@ -408,6 +410,52 @@ TEST(Cli, PlotCommandDrawsASavedSweep) {
   const Cli c = touchstone_cli(fmt::format("plot '{}' '{}'", csv, png));
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_EQ(slurp(png).substr(1, 3), "PNG");
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 20: mesh:4096x4096 (16.7 million VPs) needs far more than any host here for the runtime's
+// own per-VP memory alone, whatever the payload: refused before anything is allocated.
+TEST(CliMemoryGuard, RefusesAMachineWhoseVpsAloneDoNotFit) {
+  const Cli c = touchstone_cli("run --machine mesh:4096x4096 --algorithm selftest/ring --size 16 --phantom");
+  EXPECT_EQ(c.exit_code, 1) << c.err;
+  EXPECT_NE(c.err.find("selftest/ring with 16 bytes on mesh:4096x4096 needs about"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("GB of host memory"), std::string::npos) << c.err;
+}
+
+// Under ulimit -v 1.6 GiB: the ring on mesh:2x2 with 128 MiB messages needs 1.15 GiB of buffers and
+// 0.5 GiB in flight, so it is refused with payloads and runs with phantom payloads.
+TEST(CliMemoryGuard, PhantomRunAcceptedWhereTheRealOneIsRefused) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizers' shadow memory does not fit under ulimit -v";
+#endif
+  const std::string run = "run --machine mesh:2x2 --algorithm selftest/ring --size 134217728";
+  const Cli real = touchstone_cli(run, "ulimit -v 1677721 &&");
+  EXPECT_EQ(real.exit_code, 1) << real.err;
+  EXPECT_NE(real.err.find("address space limit (ulimit -v) is 1.7 GB"), std::string::npos) << real.err;
+  const Cli phantom = touchstone_cli(run + " --phantom", "ulimit -v 1677721 &&");
+  EXPECT_EQ(phantom.exit_code, 0) << phantom.err;
+  EXPECT_NE(phantom.out.find("makespan_us"), std::string::npos) << phantom.out;
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 19: selftest/ring and pingpong checked payloads that phantom runs do not carry, so
+// `--phantom` always failed with "received corrupted data"; now it times the same run.
+TEST(CliPhantom, SelftestsRunWithPhantomPayloadsWithTheSameFigures) {
+  for (const char* alg : {"selftest/ring", "selftest/pingpong"}) {
+    const std::string run = fmt::format("run --machine mesh:4x4 --algorithm {} --size 1000 --format json", alg);
+    const Cli real = touchstone_cli(run), phantom = touchstone_cli(run + " --phantom");
+    ASSERT_EQ(real.exit_code, 0) << real.err;
+    ASSERT_EQ(phantom.exit_code, 0) << phantom.err;
+    const auto a = nlohmann::json::parse(real.out), b = nlohmann::json::parse(phantom.out);
+    EXPECT_EQ(a["makespan_us"], b["makespan_us"]) << alg;
+    EXPECT_EQ(a["trace_hash"], b["trace_hash"]) << alg;
+  }
 }
 
 }  // namespace

@@ -117,7 +117,7 @@ Record emulate(const Machine& m, const algorithms::Algorithm& alg, const algorit
   if (args.root < 0 || args.root >= m.nodes())
     throw UsageError(fmt::format("--root {} is out of range for {} ({} processors)", args.root, m.name, m.nodes()));
   algorithms::check_host_memory(fmt::format("{} with {} bytes on {}", alg.name, args.size, m.name),
-                                options.phantom_payloads ? 0 : alg.harness_bytes(m.nodes(), args.size));
+                                host_memory(m, alg, args, options));
   Record r;
   r.machine = m.name;
   r.algorithm = alg.name;
@@ -129,17 +129,22 @@ Record emulate(const Machine& m, const algorithms::Algorithm& alg, const algorit
   return r;
 }
 
-std::size_t job_bytes(const Job& job) {
-  return job.options.phantom_payloads ? 0 : job.algorithm->harness_bytes(job.machine->nodes(), job.args.size);
+algorithms::HostMemory host_memory(const Machine& m, const algorithms::Algorithm& alg, const algorithms::Args& args,
+                                   const RunOptions& options) {
+  return algorithms::host_memory(alg.footprint(m.nodes(), args.size), m.nodes(), options.phantom_payloads,
+                                 options.stack_bytes);
 }
+
+std::size_t job_bytes(const Job& job) { return host_memory(*job.machine, *job.algorithm, job.args, job.options).resident; }
 
 std::vector<Outcome> run_jobs(const std::vector<Job>& jobs, const RunnerOptions& options) {
   std::vector<Outcome> out(jobs.size());
   std::vector<std::size_t> order(jobs.size()), bytes(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) out[i].job = &jobs[i], order[i] = i, bytes[i] = job_bytes(jobs[i]);
-  // Largest first; a job starts only while the payload memory of the jobs running stays within the
-  // budget (by default the largest single job's), so running in parallel never needs more memory
-  // than running the largest job alone.
+  // Largest first; a job starts only while the memory of the jobs running (payloads and the
+  // runtime's own, by the algorithm's measured bound) stays within the budget (by default the
+  // largest single job's), so running in parallel never needs more memory than running the
+  // largest job alone.
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bytes[a] > bytes[b]; });
   std::size_t budget = 0;
   for (auto b : bytes) budget = std::max(budget, b);

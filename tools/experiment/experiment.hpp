@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/harness.hpp"
 #include "algorithms/registry.hpp"
 #include "touchstone/machine.hpp"
 #include "touchstone/run.hpp"
@@ -50,7 +51,7 @@ struct Outcome {
 
 struct RunnerOptions {
   int parallel = 0;        ///< emulations at once (0: the host's cores)
-  double memory_mb = 0;    ///< payload memory the running jobs may share (0: the largest job's)
+  double memory_mb = 0;    ///< memory the running jobs may share (0: the largest job's)
   /// Progress on stderr: on a terminal a status line with the running jobs and an ETA, otherwise
   /// one line per finished job.
   bool progress = false;
@@ -60,7 +61,11 @@ struct RunnerOptions {
 /// budget allow. Outcomes are in the jobs' order; a failed job does not stop the others.
 std::vector<Outcome> run_jobs(const std::vector<Job>& jobs, const RunnerOptions& options = {});
 
-/// Host bytes the job's emulation needs, by the algorithm's estimate (0 with phantom payloads).
+/// Host memory an emulation needs by the algorithm's measured bound (algorithms::host_memory):
+/// payload buffers, copies in flight unless phantom, the runtime's per-VP and per-message memory.
+algorithms::HostMemory host_memory(const Machine& m, const algorithms::Algorithm& alg, const algorithms::Args& args,
+                                   const RunOptions& options);
+/// Resident bytes the job's emulation needs (host_memory).
 std::size_t job_bytes(const Job& job);
 
 // --- writers ---

@@ -1,0 +1,201 @@
+// Every catalog algorithm's memory bound (Algorithm::footprint with algorithms::host_memory's
+// runtime terms) is checked against the memory a run really allocates, counted by the accounting
+// allocator of this executable (counting_allocator.cpp): exact byte counts, the same on every run,
+// independent of the host. Fiber stacks are mapped, not allocated; kVpBytes's stack share is
+// measured as RSS in docs/performance.md.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "algorithms/harness.hpp"
+#include "algorithms/registry.hpp"
+#include "algorithms/traffic.hpp"
+#include "memory/counting_allocator.hpp"
+#include "touchstone/touchstone.hpp"
+
+using namespace touchstone;
+
+namespace {
+
+struct Measured {
+  std::size_t peak = 0;  ///< the most bytes the run had allocated at once
+  bool ran = false;
+};
+
+// Runs `alg` on `m` and returns the most bytes allocated at once during the run, beyond what was
+// allocated before it; ran = false when the algorithm does not apply to the machine.
+Measured measure(const Machine& m, const algorithms::Algorithm& alg, std::size_t size, bool phantom) {
+  algorithms::Args args{size, 0, !phantom};
+  args.traffic = algorithms::parse_traffic(fmt::format("k=2,l=0.5,t={}", size));
+  RunOptions o;
+  o.phantom_payloads = phantom;
+  const std::size_t before = memtest::live_bytes();
+  memtest::reset_peak();
+  try {
+    run(m, [&](Proc& p) { alg.program(p, args); }, o);
+  } catch (const Error&) {
+    return {};  // the algorithm does not apply to this machine (shape, multicast hardware, ...)
+  }
+  return {memtest::peak_bytes() - before, true};
+}
+
+// Every catalog algorithm on every small machine it applies to, at a size where the runtime's own
+// memory dominates and one where the payloads do, with and without phantom payloads.
+TEST(Footprint, BoundsTheMeasuredPeakOfEveryCatalogAlgorithm) {
+  const std::vector<std::string> machines{"mesh:4x4", "mesh:8x8", "hpam:2x2/2x2,Q=4", "hpam:1x1/4x4", "cm5:32", "switch:8", "switch2:4+4"};
+  int algorithms_run = 0;
+  for (const auto& alg : algorithms::catalog()) {
+    if (alg.name == "selftest/deadlock") continue;  // ends in a deadlock report by design
+    int runs = 0;
+    for (const auto& spec : machines) {
+      const Machine m = parse_machine(spec);
+      for (std::size_t size : {std::size_t{64}, std::size_t{4096}})
+        for (bool phantom : {false, true}) {
+          // alltoallv's two-stage computes its headers under phantom payloads instead of reading
+          // them, with more memory than its bound allows (not yet bounded: docs/performance.md).
+          if (phantom && alg.name.rfind("alltoallv/two-stage", 0) == 0) continue;
+          const Measured got = measure(m, alg, size, phantom);
+          if (!got.ran) continue;
+          ++runs;
+          const std::size_t bound = algorithms::heap_bound(alg.footprint(m.nodes(), size), m.nodes(), phantom);
+          EXPECT_LE(got.peak, bound) << alg.name << " on " << spec << " with " << size << " bytes"
+                                     << (phantom ? ", phantom" : "");
+        }
+    }
+    EXPECT_GT(runs, 0) << alg.name << " ran on none of the machines";
+    algorithms_run += runs > 0;
+  }
+  EXPECT_GT(algorithms_run, 30);
+}
+
+// The payload terms are what make the bound grow with the size: from 64 to 4096 bytes the measured
+// peak of the all-to-alls on mesh:8x8 grows by at most what the footprint's payload terms grow by,
+// and by at least a quarter of it (the bound is not a blanket over-estimate).
+TEST(Footprint, PayloadTermsFollowTheMeasuredGrowthOfTheAllToAlls) {
+  const Machine m = parse_machine("mesh:8x8");
+  for (const auto* alg : algorithms::select("alltoall/all")) {
+    const Measured small = measure(m, *alg, 64, false), large = measure(m, *alg, 4096, false);
+    ASSERT_TRUE(small.ran && large.ran) << alg->name;
+    auto payload = [&](std::size_t size) {
+      const auto f = alg->footprint(m.nodes(), size);
+      return f.buffers + f.in_flight;
+    };
+    const std::size_t grew = large.peak - small.peak, allowed = payload(4096) - payload(64);
+    EXPECT_LE(grew, allowed) << alg->name;
+    EXPECT_GE(grew * 4, allowed) << alg->name;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 19: the recursive scatters and gathers kept the member lists of both parts at every level
+// on every processor, O(p) per VP (2.4 GB on mesh:128x128 for logp-lev-sq). On 4,096 VPs, where
+// two lists of p ints alone are 32 KiB per VP, their heap stays within the per-VP bound.
+TEST(Footprint, RecursiveScattersAndGathersKeepTheirPerVpHeapAt4096Vps) {
+  const Machine m = parse_machine("mesh:64x64");
+  for (const char* name : {"scatter/1-lev-dir", "scatter/2-lev-rec", "scatter/logp-lev-sq", "scatter/logp-lev-rec",
+                           "gather/1-lev-dir", "gather/2-lev-rec", "gather/logp-lev-sq", "gather/logp-lev-rec"}) {
+    const auto& alg = algorithms::find(name);
+    const Measured got = measure(m, alg, 16, false);
+    ASSERT_TRUE(got.ran) << name;
+    EXPECT_LE(got.peak, algorithms::heap_bound(alg.footprint(m.nodes(), 16), m.nodes(), false)) << name;
+  }
+}
+
+// A fake /proc/self/cgroup and cgroup tree under a fresh temporary directory.
+struct FakeCgroups {
+  std::string dir = fmt::format("{}/cgroups{}_{}", ::testing::TempDir(), ::getpid(), counter()++);
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+  void write(const std::string& path, const std::string& text) const {
+    std::filesystem::create_directories(std::filesystem::path(dir + path).parent_path());
+    std::ofstream(dir + path) << text;
+  }
+  algorithms::HostLimits limits() const { return algorithms::host_limits(dir + "/self_cgroup", dir + "/fs"); }
+};
+
+TEST(HostLimits, CgroupV2MemoryMaxOfTheProcessOrAnAncestor) {
+  FakeCgroups f;
+  f.write("/self_cgroup", "0::/user.slice/job\n");
+  f.write("/fs/user.slice/job/memory.max", "max\n");
+  f.write("/fs/user.slice/memory.max", "4294967296\n");
+  EXPECT_EQ(f.limits().cgroup, std::size_t{4294967296});
+  f.write("/fs/user.slice/job/memory.max", "1073741824\n");
+  EXPECT_EQ(f.limits().cgroup, std::size_t{1073741824});
+  EXPECT_EQ(f.limits().resident(), std::size_t{1073741824});  // below any physical memory
+}
+
+TEST(HostLimits, CgroupV1MemoryControllerAndNoLimit) {
+  FakeCgroups f;
+  f.write("/self_cgroup", "5:cpu,cpuacct:/a\n4:memory:/batch\n0::/\n");
+  f.write("/fs/memory/batch/memory.limit_in_bytes", "2147483648\n");
+  f.write("/fs/memory/memory.limit_in_bytes", "9223372036854771712\n");  // v1's "no limit"
+  EXPECT_EQ(f.limits().cgroup, std::size_t{2147483648});
+  FakeCgroups none;
+  none.write("/self_cgroup", "0::/\n");
+  none.write("/fs/memory.max", "max\n");
+  EXPECT_EQ(none.limits().cgroup, 0u);
+  EXPECT_GT(none.limits().physical, 0u);
+  EXPECT_EQ(none.limits().resident(), none.limits().physical);
+}
+
+// 1-lev-dir on mesh:16x16 at 1 MiB: 2 p^2 L of buffers and p^2 L in flight. A 200 GB host refuses
+// it with payloads and accepts it with phantom payloads, which allocate the buffers only.
+TEST(HostMemoryGuard, PhantomRunsAreBudgetedByWhatTheyStillAllocate) {
+  const auto& alg = algorithms::find("alltoall/1-lev-dir");
+  const std::size_t L = std::size_t{1} << 20, p = 256;
+  const auto f = alg.footprint(static_cast<int>(p), L);
+  EXPECT_EQ(f.buffers, 2 * p * p * L);
+  EXPECT_EQ(f.in_flight, p * p * L);
+  algorithms::HostLimits host;
+  host.physical = 200'000'000'000;  // 0.9 of it: 180 GB, between 2 and 3 p^2 L (137 and 206 GB)
+  const auto real = algorithms::host_memory(f, static_cast<int>(p), false, 1 << 20);
+  const auto phantom = algorithms::host_memory(f, static_cast<int>(p), true, 1 << 20);
+  try {
+    algorithms::check_host_memory("1-lev-dir", real, host);
+    ADD_FAILURE() << "not refused";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs about 206."), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("this host has 200.0 GB"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(algorithms::check_host_memory("1-lev-dir", phantom, host));
+}
+
+// Every VP costs its heap share and its touched stack in resident memory, and its whole stack in
+// the address space: a cgroup or ulimit -v binds even when the host has memory to spare.
+TEST(HostMemoryGuard, CountsEveryVpAndReadsTheCgroupAndAddressSpaceLimits) {
+  const algorithms::Footprint none{};
+  const auto need = algorithms::host_memory(none, 1 << 20, true, 1 << 20);
+  EXPECT_EQ(need.resident, (std::size_t{1} << 20) * (algorithms::kVpHeapBytes + algorithms::kVpStackBytes) +
+                               algorithms::kRunHeapBytes + algorithms::kProcessBytes);
+  EXPECT_GE(need.address_space, need.resident + (std::size_t{1} << 40));  // 2^20 stacks of 1 MiB
+  algorithms::HostLimits cgroup;
+  cgroup.physical = std::size_t{1} << 45;
+  cgroup.cgroup = std::size_t{16} << 30;
+  try {
+    algorithms::check_host_memory("a million VPs", need, cgroup);
+    ADD_FAILURE() << "not refused";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("this process's cgroup allows 17.2 GB"), std::string::npos) << e.what();
+  }
+  algorithms::HostLimits ulimit;
+  ulimit.physical = std::size_t{1} << 45;
+  ulimit.address_space = std::size_t{64} << 30;
+  try {
+    algorithms::check_host_memory("a million VPs", need, ulimit);
+    ADD_FAILURE() << "not refused";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("address space limit (ulimit -v) is 68.7 GB"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
