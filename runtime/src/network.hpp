@@ -61,6 +61,9 @@ struct Msg {
   std::vector<Msg*> branch;
   std::vector<std::uint32_t> branch_ej;
   Msg* next = nullptr;             // intrusive queue link (node injection queue, unexpected queue)
+  Msg* prev = nullptr;             // unexpected queue: the message ahead
+  std::uint64_t queued = ~0ULL;    // its number in its destination's indexed unexpected queue (Mailbox)
+  const void* queued_in = nullptr; // ... and that Mailbox
 };
 
 /// A packet in flight: a worm whose header is at path position `hop`.
@@ -72,6 +75,7 @@ struct Packet {
   std::uint32_t base = 0;    // cut-through: positions below base were freed when the worm drained
   std::uint32_t ej = 0;      // ejection channel, once acquired
   std::uint32_t sub = 0;     // forked worm: the branch whose channel at position `hop` the header takes next
+  Time lag = 0;              // path positions between header and tail, rounded up (set when it starts)
   Time wait_since = 0;
   Packet* next_wait = nullptr;
 };
