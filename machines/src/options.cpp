@@ -57,6 +57,7 @@ const std::vector<Option>& options() {
        [](Machine& m, const std::string& v) { set_node_flag(m, "recv_overlap", v, &NodeCosts::recv_overlap); }},
       {"send_overlap", "on: each packet leaves as soon as the sender's CPU has written it; off: after the whole message",
        [](Machine& m, const std::string& v) { set_node_flag(m, "send_overlap", v, &NodeCosts::send_overlap); }},
+      time_of(&NodeCosts::ni_setup, "ni_setup_us", "network-interface part of the send set-up: a message starts on an injection port no earlier than this after the port's previous message left (us)", microseconds(1)),
       time_of(&NodeCosts::match_per_entry, "match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)", nanoseconds(1)),
       time_of(&NodeCosts::copy_per_byte, "copy_ns_per_byte", "local memory copy time per byte, for combining and extracting blocks (ns)", nanoseconds(1)),
       time_of(&NodeCosts::copy_per_piece, "copy_ns_per_piece", "local memory copy time per contiguous piece copied (ns)", nanoseconds(1)),

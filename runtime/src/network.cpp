@@ -148,7 +148,7 @@ void Network::try_start_messages(int node_id, Time t) {
     node.inj[port].cur = m;
     m->path[0] = inj_channel(node_id, static_cast<int>(port));
     if (observer_) observer_->on_grant(*m, 0, t);
-    start_packet(m, t);
+    start_packet(m, interface_ready(node.inj[port], node_id, t));
   }
 }
 
@@ -175,6 +175,16 @@ void Network::injection_wait(const Msg& m, Time t) {
     w.blocker_packet = ch.held_packet - (ch.held_since > t && ch.held_packet > 0 ? 1 : 0);
   }
   observer_->on_wait(w);
+}
+
+// Network-interface set-up (docs/model.md 2.17): the interface holds one outgoing message per port,
+// so the part of the send set-up that writes a message into it (ni_setup) starts only when the
+// port's previous message has left. A message taking a port at t therefore starts no earlier than
+// ni_setup after that; on a port idle for at least ni_setup it starts at t, as without the rule.
+Time Network::interface_ready(const InjPort& port, int node, Time t) const {
+  const Time setup = machine_.costs_of(node).ni_setup;
+  if (setup == 0 || port.freed == kNever) return t;
+  return std::max(t, port.freed + setup);
 }
 
 void Network::start_packet(Msg* m, Time t) {
@@ -545,7 +555,9 @@ void Network::handle(const Event& e) {
     case Ev::header: advance(static_cast<Packet*>(e.p), e.t); break;
     case Ev::port_next: {
       const int src = static_cast<int>(e.a >> 8);
-      nodes_[static_cast<std::size_t>(src)].inj[static_cast<std::size_t>(e.a & 0xff)].cur = nullptr;
+      auto& port = nodes_[static_cast<std::size_t>(src)].inj[static_cast<std::size_t>(e.a & 0xff)];
+      port.cur = nullptr;
+      port.freed = e.t;
       try_start_messages(src, e.t);
       break;
     }

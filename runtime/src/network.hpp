@@ -190,6 +190,7 @@ class Network {
  private:
   struct InjPort {
     Msg* cur = nullptr;
+    Time freed = kNever;  // when the port's previous message left it (kNever: no message yet)
   };
   struct Node {
     std::vector<InjPort> inj;
@@ -207,6 +208,7 @@ class Network {
 
   void try_start_messages(int node, Time t);
   void start_packet(Msg* m, Time t);  // packet m->next_packet takes the injection channel at t
+  Time interface_ready(const InjPort& port, int node, Time t) const;  // network-interface set-up (model.md 2.17)
   void advance(Packet* pk, Time t);        // header at pk->hop requests that channel at time t
   void took(Packet* pk, std::uint32_t c, Time t);  // header got channel c of position pk->hop at time t
   static std::uint32_t positions(const Msg& m) {  // path positions before the ejection channel(s)

@@ -42,6 +42,12 @@ struct NodeCosts {
   /// The send hands each packet to the network as soon as the CPU has done its per-packet and
   /// per-byte work for it, instead of after the whole message (docs/model.md 2.15). Off by default.
   bool send_overlap = false;
+  /// The part of a message's send set-up that needs the network interface (docs/model.md 2.17).
+  /// An interface holds one outgoing message per injection port: a message may start on a port no
+  /// earlier than ni_setup after the port's previous message has left, so this part of the set-up
+  /// cannot overlap the previous message's injection. A message handed to an idle port is not
+  /// delayed (its set-up was paid inside C_send). 0 by default (no such constraint).
+  Time ni_setup = 0;
   Time probe_cost = 0;      ///< one probe/iprobe/test call that finds nothing
   Time match_per_entry = 0; ///< matching: per queue entry examined (posted receives, unexpected messages)
   Time copy_per_byte = 0;   ///< local memory copy (combining, extracting blocks), per byte (Proc::local_copy)
