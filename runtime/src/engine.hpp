@@ -56,6 +56,9 @@ struct GroupData {
 struct Op {
   enum class Kind : std::uint8_t { send, recv };
   Engine* engine = nullptr;
+  // The Request object that holds it, if any (issue 20): a Request still holding an operation when
+  // its engine ends is detached (its op_ cleared), so it cannot touch the freed engine later.
+  Request* holder = nullptr;
   Kind kind = Kind::send;
   int owner = 0;
   bool awaited = false;  // the owner is blocked waiting for it
@@ -164,6 +167,9 @@ class Engine final : public NetworkListener {
   std::optional<Status> probe(Vp& v, const Group& g, int src, int tag, bool blocking);
   void barrier(Vp& v, const Group& g);
   void compute(Vp& v, Time dt);
+  void check_message_time(int src, int dst, std::size_t bytes);  // issue 20, checked_time.hpp
+  std::string held_requests();     // issue 20: Requests still holding an operation at the run's end
+  bool failure_is_usage_ = false;  // the run's failure is a UsageError raised in VP code (issue 20)
   void drop(Op* op);  // a Request destroyed before completion
 
   Group world() const { return Group(world_); }
