@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "touchstone/error.hpp"
+#include "touchstone/machines.hpp"
 
 namespace touchstone::machines {
 
@@ -64,7 +65,15 @@ Time parse_time(const std::string& what, const std::string& text, Time unit, Tim
 }
 
 std::string read_small_file(const std::string& what, const std::string& path) {
-  constexpr std::uintmax_t kMaxBytes = 1 << 20;
+  return read_input_file(what, path, 1 << 20);
+}
+
+}  // namespace touchstone::machines
+
+namespace touchstone {
+
+std::string read_input_file(const std::string& what, const std::string& path, std::size_t max_bytes) {
+  const std::uintmax_t kMaxBytes = max_bytes;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw UsageError(fmt::format("cannot read {} '{}': {}", what, path,
@@ -77,6 +86,10 @@ std::string read_small_file(const std::string& what, const std::string& path) {
   if (!in) throw UsageError(fmt::format("cannot read {} '{}'", what, path));
   return text.str();
 }
+
+}  // namespace touchstone
+
+namespace touchstone::machines {
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> parts(1);
