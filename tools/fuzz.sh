@@ -7,7 +7,8 @@
 #   tools/fuzz.sh 3600 machine_spec   # one harness, an hour
 #
 # New inputs the fuzzer finds go to build-fuzz/corpus/NAME (the seeds in the repository are not
-# touched); a crash leaves its input in build-fuzz/crash-* and makes this script fail.
+# touched); a crash leaves its input in build-fuzz/crash-* and makes this script fail. The timeout
+# per input is 60 s: a valid machine of millions of nodes takes over 10 s to build under ASan.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -45,7 +46,7 @@ for h in "${harnesses[@]}"; do
   echo "fuzz: $h for ${seconds} s"
   log="$root/build-fuzz/fuzz_$h.log"
   status=0
-  (cd build-fuzz && "bin/fuzz_$h" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
+  (cd build-fuzz && "bin/fuzz_$h" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=60 \
      -print_final_stats=1 -dict="$root/$dict" "corpus/$h" "$root/tests/fuzz/corpus/$h") >"$log" 2>&1 || status=$?
   grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|fuzz invariant)" "$log" || true
   if [[ $status -ne 0 ]]; then

@@ -333,7 +333,8 @@ SwitchLayout switch_layout_from_json(const std::string& text, const std::string&
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number such as 1e400 (found by fuzz_switchnet, issue 20)
     throw UsageError(fmt::format("switch network '{}' is not valid JSON: {}", where, e.what()));
   }
   if (!j.is_object()) throw UsageError(fmt::format("switch network '{}': expected a JSON object", where));

@@ -1,5 +1,6 @@
 #include "text.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -16,14 +17,12 @@ namespace touchstone::machines {
 namespace {
 // The whole of `text` as a decimal integer in lo..hi, or nothing.
 std::optional<long long> integer_in(const std::string& text, long long lo, long long hi) {
-  std::size_t pos = 0;
+  // std::from_chars, not std::stoll: stoll skips leading white space, so "mesh:12x\r\r4" was
+  // mesh:12x4 (found by fuzz_machine_spec, issue 20).
   long long x = 0;
-  try {
-    x = std::stoll(text, &pos);
-  } catch (...) {
-    return std::nullopt;
-  }
-  if (text.empty() || pos != text.size() || x < lo || x > hi) return std::nullopt;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, x);
+  if (text.empty() || ec != std::errc{} || ptr != end || x < lo || x > hi) return std::nullopt;
   return x;
 }
 }  // namespace

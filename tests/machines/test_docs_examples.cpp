@@ -169,4 +169,21 @@ TEST(MachineInput, SwitchNetworkNumbersAreRangeChecked) {
   e = switchnet_error(R"({"ports": 8, "nodes": [1, 1], "links": [[0, 18446744073709551615]]})");
   EXPECT_NE(e.find("field 'links' holds 18446744073709551615"), std::string::npos) << e;
 }
+
+// Found by fuzz_switchnet: a JSON number out of range escaped as nlohmann's out_of_range exception.
+TEST(MachineInput, SwitchNetworkJsonNumberOverflowIsAUsageError) {
+  const std::string e = switchnet_error(R"({"ports": 8, "nodes": [1e400]})");
+  EXPECT_NE(e.find("is not valid JSON"), std::string::npos) << e;
+  EXPECT_NE(e.find("ts_switchnet_"), std::string::npos) << e;
+}
+}  // namespace
+
+namespace {
+// Found by fuzz_machine_spec: integers were read with std::stoll, which skips leading white space.
+TEST(MachineInput, IntegersAreWholeDecimalsWithoutWhiteSpace) {
+  EXPECT_THROW(parse_machine("mesh:12x\r\r4"), UsageError);
+  EXPECT_THROW(parse_machine("mesh:2x 2"), UsageError);
+  EXPECT_THROW(parse_machine("mesh:+2x2"), UsageError);
+  EXPECT_EQ(parse_machine("mesh:12x4").nodes(), 48);
+}
 }  // namespace
