@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -107,38 +108,57 @@ void check_host_memory(const std::string& what, const HostMemory& need, const Ho
 }
 
 namespace {
-// Every 256-byte chunk of a pattern is a run of consecutive bytes, so it is a window of this ramp.
-const std::array<std::byte, 512>& ramp() {
-  static const std::array<std::byte, 512> r = [] {
-    std::array<std::byte, 512> a{};
-    for (std::size_t k = 0; k < a.size(); ++k) a[k] = static_cast<std::byte>(k & 0xff);
-    return a;
-  }();
-  return r;
+// splitmix64's finalizer: a bijection on 64-bit words whose output bits each depend on every input bit.
+constexpr std::uint64_t mix(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
 
-// Calls f(offset, length, window) for each 256-byte chunk of the pattern from src to dst.
+// The pattern from src to dst is a keyed hash of (src, dst, i / 8), 8 bytes per word: it never
+// repeats with a period in src, dst or i (the old ramp, 131*src + 37*dst + i mod 256, repeated
+// every 256 ranks, so a block from s put in slot s^256 passed on 512 VPs; issue 20).
+class Pattern {
+ public:
+  Pattern(int src, int dst)
+      : key_(mix(mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) + 0x7f4a7c15ULL) ^
+                 (static_cast<std::uint64_t>(static_cast<std::uint32_t>(dst)) << 32 | 0x9e3779b9ULL))) {}
+  // Bytes [at, at + n) of the pattern (at a multiple of 8), into out.
+  void bytes(std::size_t word, std::byte* out, std::size_t n) const {
+    for (std::size_t k = 0; k < n; k += 8, ++word) {
+      const std::uint64_t w = mix(key_ + word * 0x9e3779b97f4a7c15ULL);
+      std::memcpy(out + k, &w, std::min<std::size_t>(8, n - k));
+    }
+  }
+
+ private:
+  std::uint64_t key_;
+};
+
+// Calls f(offset, length, expected) for each chunk of up to 4 KiB of the pattern from src to dst.
 template <class F>
 void for_each_chunk(int src, int dst, std::size_t size, F&& f) {
-  const auto base = static_cast<unsigned>(src) * 131u + static_cast<unsigned>(dst) * 37u;
-  for (std::size_t chunk = 0; chunk * 256 < size; ++chunk) {
-    const unsigned start = (base + static_cast<unsigned>(chunk) * 7u) & 0xffu;
-    f(chunk * 256, std::min<std::size_t>(256, size - chunk * 256), ramp().data() + start);
+  constexpr std::size_t kChunk = 4096;
+  const Pattern p(src, dst);
+  std::array<std::byte, kChunk> buf;
+  for (std::size_t at = 0; at < size; at += kChunk) {
+    const std::size_t n = std::min(kChunk, size - at);
+    p.bytes(at / 8, buf.data(), n);
+    f(at, n, buf.data());
   }
 }
 }  // namespace
 
 void fill_pattern(int src, int dst, std::span<std::byte> out) {
-  for_each_chunk(src, dst, out.size(), [&](std::size_t at, std::size_t n, const std::byte* window) {
-    std::memcpy(out.data() + at, window, n);
-  });
+  const Pattern p(src, dst);
+  p.bytes(0, out.data(), out.size());
 }
 
 void check_pattern(const std::string& algorithm, int src, int dst, std::span<const std::byte> got) {
-  for_each_chunk(src, dst, got.size(), [&](std::size_t at, std::size_t n, const std::byte* window) {
-    if (std::memcmp(got.data() + at, window, n) == 0) return;
+  for_each_chunk(src, dst, got.size(), [&](std::size_t at, std::size_t n, const std::byte* want) {
+    if (std::memcmp(got.data() + at, want, n) == 0) return;
     std::size_t i = 0;
-    while (got[at + i] == window[i]) ++i;
+    while (got[at + i] == want[i]) ++i;
     throw std::runtime_error(fmt::format("{}: rank {} holds wrong data in the block from rank {} (byte {} of {})",
                                          algorithm, dst, src, at + i, got.size()));
   });

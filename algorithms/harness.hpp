@@ -12,9 +12,9 @@
 
 namespace touchstone::algorithms {
 
-/// Fills `out` with the bytes rank `src` sends to rank `dst`: byte i is
-/// base(src, dst) + i + 7 * (i / 256) (mod 256), distinct per pair and shifted every 256 bytes, so
-/// misplaced or shifted data is caught.
+/// Fills `out` with the bytes rank `src` sends to rank `dst`: 8-byte word j is a keyed hash of
+/// (src, dst, j), with no period in any of the three, so data from another pair, another offset or
+/// another block is caught on any machine size (two pairs' words agree with probability 2^-64).
 void fill_pattern(int src, int dst, std::span<std::byte> out);
 
 /// Throws a runtime_error naming the algorithm, the rank and the first wrong byte unless `got`

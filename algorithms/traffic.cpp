@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "touchstone/error.hpp"
+#include "touchstone/machines.hpp"
 
 namespace touchstone::algorithms {
 
@@ -149,7 +150,13 @@ TrafficMatrix generate_traffic(int p, const TrafficSpec& spec, std::uint64_t see
 }
 
 namespace {
-std::int64_t parse_int(const std::string& s, const std::string& what) {
+// Issue 20: every number of a traffic spec or file is range-checked, never wrapped. An entry (and t)
+// is at most 2^40 bytes, so a row or column of up to 2^20 of them sums below 2^60: no overflow.
+constexpr std::int64_t kMaxTrafficBytes = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxTrafficK = 1 << 20;
+constexpr std::size_t kMaxTrafficFileBytes = std::size_t{64} << 20;
+
+std::int64_t parse_int(const std::string& s, const std::string& what, std::int64_t lo, std::int64_t hi) {
   std::size_t used = 0;
   long long v = 0;
   try {
@@ -158,14 +165,15 @@ std::int64_t parse_int(const std::string& s, const std::string& what) {
     used = 0;
   }
   if (s.empty() || used != s.size()) throw UsageError(fmt::format("{}: '{}' is not an integer", what, s));
+  if (v < lo || v > hi) throw UsageError(fmt::format("{}: {} is outside {}..{}", what, s, lo, hi));
   return v;
 }
 
 double parse_fraction(const std::string& s) {
   const auto slash = s.find('/');
   if (slash != std::string::npos) {
-    const auto num = parse_int(s.substr(0, slash), "--traffic l");
-    const auto den = parse_int(s.substr(slash + 1), "--traffic l");
+    const auto num = parse_int(s.substr(0, slash), "--traffic l", 0, kMaxTrafficK);
+    const auto den = parse_int(s.substr(slash + 1), "--traffic l", 0, kMaxTrafficK);
     if (den <= 0) throw UsageError(fmt::format("--traffic: l={} has a non-positive denominator", s));
     return static_cast<double>(num) / static_cast<double>(den);
   }
@@ -191,15 +199,15 @@ TrafficSpec parse_traffic(const std::string& text) {
     if (eq == std::string::npos)
       throw UsageError(fmt::format("--traffic: '{}' is not key=value (expected k=K,l=L,t=BYTES or file=M.csv)", part));
     const std::string key = part.substr(0, eq), val = part.substr(eq + 1);
-    if (key == "k") spec.k = static_cast<int>(parse_int(val, "--traffic k")), has_k = true;
+    if (key == "k") spec.k = static_cast<int>(parse_int(val, "--traffic k", 1, kMaxTrafficK)), has_k = true;
     else if (key == "l") spec.l = parse_fraction(val);
-    else if (key == "t") spec.t = parse_int(val, "--traffic t"), has_t = true;
+    else if (key == "t") spec.t = parse_int(val, "--traffic t", 0, kMaxTrafficBytes), has_t = true;
     else if (key == "file") spec.file = val;
     else throw UsageError(fmt::format("--traffic: unknown key '{}' (known: k, l, t, file)", key));
   }
   if (spec.file.empty() && (!has_k || !has_t))
     throw UsageError(fmt::format("--traffic '{}': give k=K and t=BYTES (and optionally l=L), or file=M.csv", text));
-  if (spec.l < 0.0 || spec.l > 1.0) throw UsageError(fmt::format("--traffic: l must be in [0,1], got {}", spec.l));
+  if (!(spec.l >= 0.0 && spec.l <= 1.0)) throw UsageError(fmt::format("--traffic: l must be in [0,1], got {}", spec.l));
   if (spec.file.empty() && spec.k < 1) throw UsageError(fmt::format("--traffic: k must be >= 1, got {}", spec.k));
   return spec;
 }
@@ -219,8 +227,10 @@ TrafficMatrix parse_traffic_csv(const std::string& text, const std::string& what
     while (std::getline(ls, cell, ',')) {
       const auto b = cell.find_first_not_of(" \t"), e = cell.find_last_not_of(" \t");
       const std::string trimmed = b == std::string::npos ? std::string{} : cell.substr(b, e - b + 1);
-      const auto v = parse_int(trimmed.empty() ? "0" : trimmed, fmt::format("{} line {}", what, lineno));
-      if (v < 0) throw UsageError(fmt::format("{} line {}: negative entry {}", what, lineno, v));
+      if (!trimmed.empty() && trimmed[0] == '-')
+        throw UsageError(fmt::format("{} line {}: negative entry {}", what, lineno, trimmed));
+      const auto v = parse_int(trimmed.empty() ? "0" : trimmed, fmt::format("{} line {}", what, lineno), 0,
+                               kMaxTrafficBytes);
       row.push_back(v);
     }
     if (!rows.empty() && row.size() != rows.front().size())
@@ -238,11 +248,8 @@ TrafficMatrix parse_traffic_csv(const std::string& text, const std::string& what
 }
 
 TrafficMatrix load_traffic_csv(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw UsageError(fmt::format("--traffic: cannot open '{}'", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse_traffic_csv(ss.str(), path);
+  // A regular file of at most 64 MiB (issue 20: file=/dev/zero read forever).
+  return parse_traffic_csv(read_input_file("--traffic: traffic file", path, kMaxTrafficFileBytes), path);
 }
 
 TrafficMatrix make_traffic(int p, const TrafficSpec& spec, std::uint64_t seed) {

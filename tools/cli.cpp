@@ -21,6 +21,7 @@
 #include "algorithms/registry.hpp"
 #include "tools/debug_options.hpp"
 #include "tools/diff.hpp"
+#include "tools/numeric_option.hpp"
 #include "tools/experiment/experiment.hpp"
 #include "tools/mpirun.hpp"
 #include "touchstone/touchstone.hpp"
@@ -72,29 +73,31 @@ struct Common {
 
 void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--machine", c.machine, "machine spec, e.g. mesh:16x16 (touchstone list machines)")->capture_default_str();
-  cmd->add_option("--root", c.root, "source or destination processor of rooted collectives")->capture_default_str();
+  cmd->add_option("--root", c.root, "source or destination processor of rooted collectives")
+      ->check(number_in(0, std::numeric_limits<int>::max()))->capture_default_str();
   cmd->add_option("--traffic", c.traffic,
                   "communication matrix of alltoallv/ algorithms: k=K,l=L,t=BYTES (paper 003, section 7) or file=M.csv");
-  cmd->add_option("--seed", c.seed, "seed of every random choice of the model and algorithms")->capture_default_str();
+  cmd->add_option("--seed", c.seed, "seed of every random choice of the model and algorithms")
+      ->check(number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))->capture_default_str();
   cmd->add_option("--format", c.format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
   cmd->add_flag("--phantom", c.phantom, "phantom payloads: sizes only, no bytes copied or checked");
   cmd->add_option("--time-limit", c.time_limit_s, "virtual seconds after which a run is stopped as an error")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(time_limit_seconds())->capture_default_str();
   cmd->add_option("--execution", c.execution, "how VPs run: fibers (fast) or threads (one OS thread per VP); results are identical")
       ->check(CLI::IsMember({"fibers", "threads"}))->capture_default_str();
   cmd->add_option("--host-cores", c.host_cores, "with --execution threads: pin the VP threads to host cores 0..N-1")
-      ->check(CLI::Range(0, 4096));
+      ->check(number_in(0, 4096));
   cmd->add_option("--eager-limit", c.eager_limit,
                   "flow control (docs/model.md 2.16): messages above BYTES go by rendezvous; unlimited (only a full "
                   "buffer= does), or off; overrides the machine's eager_limit");
-  cmd->add_option("--stack-kb", c.stack_kb, "host stack of each VP thread (KiB)")->check(CLI::Range(64, 1 << 20))->capture_default_str();
+  cmd->add_option("--stack-kb", c.stack_kb, "host stack of each VP thread (KiB)")->check(number_in<std::size_t>(64, 1 << 20))->capture_default_str();
 }
 
 RunOptions run_options(const Common& c) {
   RunOptions o;
   o.seed = c.seed;
   o.phantom_payloads = c.phantom;
-  o.time_limit = static_cast<Time>(c.time_limit_s * 1e12);
+  o.time_limit = time_limit_ps(c.time_limit_s);
   o.stack_bytes = c.stack_kb * 1024;
   o.execution = c.execution == "threads" ? Execution::threads : Execution::fibers;
   o.host_cores = c.host_cores;
@@ -238,7 +241,7 @@ int main(int argc, char** argv) {
   auto* runc = app.add_subcommand("run", "run one algorithm on one machine and print its figures");
   add_common(runc, run_c);
   runc->add_option("--algorithm", algorithm, "COLLECTIVE/NAME (touchstone list algorithms)")->required();
-  runc->add_option("--size", size, "actual message size L in bytes (0 .. 2^30)")->required()->check(CLI::Range(0LL, 1LL << 30));
+  runc->add_option("--size", size, "actual message size L in bytes (0 .. 2^30)")->required()->check(number_in(0LL, 1LL << 30));
   add_debug_options(runc, run_debug);
 
   Common sweep_c;
@@ -249,8 +252,9 @@ int main(int argc, char** argv) {
   add_common(sweep, sweep_c);
   sweep->add_option("--algorithms", algs, "comma-separated names, or COLLECTIVE/all")->capture_default_str();
   sweep->add_option("--sizes", sizes, "FROM:TO, doubling")->capture_default_str();
-  sweep->add_option("--jobs", jobs, "parallel emulations (default: host cores)");
-  sweep->add_option("--memory-mb", memory_mb, "host memory the parallel jobs may share, by their estimates (default: the largest job's)");
+  sweep->add_option("--jobs", jobs, "parallel emulations (default: host cores)")->check(number_in(1, 4096));
+  sweep->add_option("--memory-mb", memory_mb, "host memory the parallel jobs may share, by their estimates (default: the largest job's)")
+      ->check(number_in(1e-6, 1e12));
   sweep->add_option("--out", out, "write the output to this file instead of stdout");
   std::string plot_out;
   sweep->add_option("--plot", plot_out, "also draw makespan against size per algorithm, log-log, winners ringed (.png, .svg or .pdf)");

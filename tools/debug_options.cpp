@@ -5,6 +5,7 @@
 
 #include "touchstone/error.hpp"
 #include "touchstone/explore.hpp"
+#include "tools/numeric_option.hpp"
 
 namespace touchstone::cli {
 
@@ -12,7 +13,8 @@ void add_debug_options(CLI::App* cmd, DebugOptions& d) {
   cmd->add_option("--trace", d.trace, "write a Chrome Trace Event JSON file (open it in Perfetto); written up to the "
                                       "failure when the run fails");
   cmd->add_option("--order-log", d.order_log, "write the plain-text per-VP message order log (also on failure)");
-  cmd->add_option("--perturb", d.perturb, "seeded random host delays in VP threads; results must not change");
+  cmd->add_option("--perturb", d.perturb, "seeded random host delays in VP threads; results must not change")
+      ->check(number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()));
   cmd->add_flag("--races{report}", d.races,
                 "find message races at receives and probes with any_source or any_tag; --races=error makes any "
                 "race a failed run")
@@ -20,7 +22,7 @@ void add_debug_options(CLI::App* cmd, DebugOptions& d) {
   cmd->add_option("--explore", d.explore,
                   "re-run up to N times forcing other matches at racing wildcard receives; print every run whose "
                   "outcome differs, with the --schedule that replays it")
-      ->check(CLI::Range(1, 1000000));
+      ->check(number_in(1, 1000000));
   cmd->add_option("--schedule", d.schedule, "replay forced matches RANK:CALL=SOURCE[,...] (from --explore)");
   cmd->add_flag("--explain", d.explain,
                 "print the channels with the most blocked time and the longest waits, with the chain of worms "
@@ -39,6 +41,10 @@ void apply_debug_options(const DebugOptions& d, RunOptions& o) {
 }
 
 int report_failure(const std::exception& e) {
+  if (dynamic_cast<const RunUsageError*>(&e)) {  // a usage error found inside VP code (issue 20)
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
   if (dynamic_cast<const RunError*>(&e)) {
     fmt::print(stderr, "error: the run failed:\n{}\n", e.what());
     return 2;

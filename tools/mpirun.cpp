@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "tools/debug_options.hpp"
+#include "tools/numeric_option.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/mpirun.hpp"
 
@@ -29,17 +30,18 @@ struct Options {
 void add_run_options(CLI::App* cmd, Options& o) {
   RunOptions& r = o.launch.run;
   add_debug_options(cmd, o.debug);  // the same debugging options as `touchstone run`
-  cmd->add_option("--seed", r.seed, "seed of every random choice of the model and algorithms")->capture_default_str();
+  cmd->add_option("--seed", r.seed, "seed of every random choice of the model and algorithms")
+      ->check(number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))->capture_default_str();
   cmd->add_flag("--phantom", r.phantom_payloads,
                 "phantom payloads: sizes only, no bytes moved (only for programs that never read what they receive)");
   cmd->add_option("--host-cores", r.host_cores, "with --execution threads: pin the VP threads to host cores 0..N-1")
-      ->check(CLI::Range(0, 4096));
+      ->check(number_in(0, 4096));
   cmd->add_option("--execution", o.execution, "how VPs run: fibers (fast) or threads; results are identical")
       ->check(CLI::IsMember({"fibers", "threads"}))->capture_default_str();
   cmd->add_option("--time-limit", o.time_limit_s, "virtual seconds after which a run is stopped as an error")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(time_limit_seconds())->capture_default_str();
   cmd->add_option("--stack-kb", o.stack_kb, "host stack of each VP (KiB): the program's main runs on it")
-      ->check(CLI::Range(64, 1 << 20))->capture_default_str();
+      ->check(number_in<std::size_t>(64, 1 << 20))->capture_default_str();
 }
 
 std::string coll_help() {
@@ -83,7 +85,7 @@ int run(Options& o, CLI::App* cmd) {
     fmt::print(stderr, "{}", debug_findings(o.debug, m, Program{}, o.launch.run, r).text);
   };
   o.launch.run.execution = o.execution == "threads" ? Execution::threads : Execution::fibers;
-  o.launch.run.time_limit = static_cast<Time>(o.time_limit_s * 1e12);
+  o.launch.run.time_limit = time_limit_ps(o.time_limit_s);
   o.launch.run.stack_bytes = o.stack_kb * 1024;
   return mpi::launch(o.launch);
 }
@@ -96,7 +98,7 @@ Subcommand add_mpirun(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("mpirun", "run an MPI program (built with touchstone-mpicc) on every VP of a machine");
   cmd->prefix_command();  // everything from the program on is the program's
   cmd->add_option("--machine", o->launch.machine, "machine spec, e.g. torus:16x16 (touchstone list machines)")->capture_default_str();
-  cmd->add_option("-n,--np", o->launch.np, "MPI processes, on VPs 0..np-1 (default: every VP)")->check(CLI::PositiveNumber);
+  cmd->add_option("-n,--np", o->launch.np, "MPI processes, on VPs 0..np-1 (default: every VP)")->check(number_in(1, 1 << 24));
   cmd->add_option("--coll", o->coll, coll_help())->allow_extra_args(false);  // one value per --coll
   cmd->add_flag("!--no-privatize", o->launch.privatize,
                 "share the program's global variables between ranks (default: one copy per rank)");

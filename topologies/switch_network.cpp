@@ -14,6 +14,7 @@
 #include <sstream>
 #include <tuple>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -41,7 +42,10 @@ int uniform(std::uint64_t& s, int lo, int hi) {
 SwitchNetwork::SwitchNetwork(SwitchLayout layout) : layout_(std::move(layout)) {
   const int S = switches();
   if (S < 1) throw UsageError("a switch network needs at least one switch");
-  if (layout_.ports < 1) throw UsageError(fmt::format("switch ports must be at least 1 (got {})", layout_.ports));
+  // Issue 20: sizes are capped so that no count overflows an int and no file asks for gigabytes.
+  if (layout_.ports < 1 || layout_.ports > kMaxSwitchPorts)
+    throw UsageError(fmt::format("switch ports must be in 1..{} (got {})", kMaxSwitchPorts, layout_.ports));
+  if (S > kMaxSwitches) throw UsageError(fmt::format("a switch network has at most {} switches (got {})", kMaxSwitches, S));
   std::vector<int> degree(static_cast<std::size_t>(S), 0);
   for (const auto& [a, b] : layout_.links) {
     if (a < 0 || a >= S || b < 0 || b >= S)
@@ -59,9 +63,11 @@ SwitchNetwork::SwitchNetwork(SwitchLayout layout) : layout_(std::move(layout)) {
       throw UsageError(fmt::format("switch {} needs {} ports ({} nodes + {} links) but has {}", s,
                                    n + degree[static_cast<std::size_t>(s)], n, degree[static_cast<std::size_t>(s)],
                                    layout_.ports));
-    total += n;
+    total += n;  // at most kMaxSwitches x kMaxSwitchPorts = 2^28: no overflow
   }
   if (total < 1) throw UsageError("a switch network needs at least one node");
+  if (total > kMaxSwitchNodes)
+    throw UsageError(fmt::format("a switch network has at most {} nodes (got {})", kMaxSwitchNodes, total));
   // Ranks: position p of the switch-major order is on the switch whose range holds p.
   std::vector<int> position_switch;
   for (int s = 0; s < S; ++s) position_switch.insert(position_switch.end(), static_cast<std::size_t>(layout_.nodes_per_switch[static_cast<std::size_t>(s)]), s);
@@ -307,11 +313,28 @@ std::vector<int> switch_placement(const std::vector<int>& nodes_per_switch, cons
   throw UsageError(fmt::format("switch placement must be block, cyclic or random (got '{}')", kind));
 }
 
+namespace {
+// An integer field of a switch network file in lo..hi: nlohmann's get<int> used to wrap
+// ("ports": 4294967297 became 1; issue 20).
+int json_int(const nlohmann::json& v, const std::string& where, const char* field, long long lo, long long hi) {
+  std::optional<long long> x;
+  if (v.is_number_unsigned()) {
+    if (v.get<std::uint64_t>() <= static_cast<std::uint64_t>(hi)) x = static_cast<long long>(v.get<std::uint64_t>());
+  } else if (v.is_number_integer()) {
+    x = v.get<std::int64_t>();
+  }
+  if (!x || *x < lo || *x > hi)
+    throw UsageError(fmt::format("switch network '{}': field '{}' holds {}, outside {}..{}", where, field, v.dump(), lo, hi));
+  return static_cast<int>(*x);
+}
+}  // namespace
+
 SwitchLayout switch_layout_from_json(const std::string& text, const std::string& where) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number such as 1e400 (found by fuzz_switchnet, issue 20)
     throw UsageError(fmt::format("switch network '{}' is not valid JSON: {}", where, e.what()));
   }
   if (!j.is_object()) throw UsageError(fmt::format("switch network '{}': expected a JSON object", where));
@@ -319,25 +342,28 @@ SwitchLayout switch_layout_from_json(const std::string& text, const std::string&
   for (const auto& [key, v] : j.items()) {
     if (key == "ports") {
       if (!v.is_number_integer()) throw UsageError(fmt::format("switch network '{}': field 'ports' must be an integer", where));
-      l.ports = v.get<int>();
+      l.ports = json_int(v, where, "ports", 1, kMaxSwitchPorts);
     } else if (key == "nodes") {
       if (!v.is_array()) throw UsageError(fmt::format("switch network '{}': field 'nodes' must be an array of node counts per switch", where));
       for (const auto& n : v) {
         if (!n.is_number_integer()) throw UsageError(fmt::format("switch network '{}': field 'nodes' must hold integers", where));
-        l.nodes_per_switch.push_back(n.get<int>());
+        if (l.nodes_per_switch.size() == static_cast<std::size_t>(kMaxSwitches))
+          throw UsageError(fmt::format("switch network '{}': more than {} switches", where, kMaxSwitches));
+        l.nodes_per_switch.push_back(json_int(n, where, "nodes", 0, kMaxSwitchPorts));
       }
     } else if (key == "links") {
       if (!v.is_array()) throw UsageError(fmt::format("switch network '{}': field 'links' must be an array of [a, b] pairs", where));
       for (const auto& e : v) {
         if (!e.is_array() || e.size() != 2 || !e[0].is_number_integer() || !e[1].is_number_integer())
           throw UsageError(fmt::format("switch network '{}': field 'links' must hold [a, b] pairs of switch numbers", where));
-        l.links.emplace_back(e[0].get<int>(), e[1].get<int>());
+        l.links.emplace_back(json_int(e[0], where, "links", 0, kMaxSwitches - 1),
+                             json_int(e[1], where, "links", 0, kMaxSwitches - 1));
       }
     } else if (key == "placement") {
       if (!v.is_array()) throw UsageError(fmt::format("switch network '{}': field 'placement' must be an array (rank -> position)", where));
       for (const auto& n : v) {
         if (!n.is_number_integer()) throw UsageError(fmt::format("switch network '{}': field 'placement' must hold integers", where));
-        l.placement.push_back(n.get<int>());
+        l.placement.push_back(json_int(n, where, "placement", 0, kMaxSwitchNodes - 1));
       }
     } else {
       throw UsageError(fmt::format("switch network '{}': unknown field '{}' (expected ports, nodes, links, placement)", where, key));

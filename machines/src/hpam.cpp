@@ -29,9 +29,20 @@ std::shared_ptr<const Hpam> hpam_topology(const std::string& arg) {
 // Table 1 for level l (1-based) and ratio Q: C^1 = 2 us, C^2 = 2Q us; lambda'_1/W_1 = 0.01 us/byte,
 // lambda'_2/W_2 = 0.01Q us/byte, on both the send and the receive side. A level l > 2 continues
 // the ratio: Q^(l-1).
+// Q^(l-1) is range-checked (issue 20): level l's per-byte cost, 10 ns x Q^(l-1), must stay within
+// kMaxPerUnitTime (1 ms), so Q^(l-1) <= 10^5 (hpam:1x1/1x1/1x1/1x1/1x1,Q=65536 wrapped to negative
+// costs). The per-message cost, 2 us x Q^(l-1) <= 0.2 s, is then within kMaxOverheadTime too.
 NodeCosts level_costs(int level, int q) {
+  constexpr Time kMaxMult = kMaxPerUnitTime / nanoseconds(10);
   Time mult = 1;
-  for (int l = 1; l < level; ++l) mult *= q;
+  for (int l = 1; l < level; ++l) {
+    if (mult > kMaxMult / q)
+      throw UsageError(fmt::format("hpam: Q={} makes level {}'s costs (2 us, and 10 ns per byte, times Q^{}) more "
+                                   "than the largest allowed (a per-byte time of at most {} ps, so that no cost can "
+                                   "overflow virtual time)",
+                                   q, level, level - 1, kMaxPerUnitTime));
+    mult *= q;
+  }
   NodeCosts c;
   c.send_overhead = c.recv_overhead = microseconds(2) * mult;
   c.send_per_byte = c.recv_per_byte = nanoseconds(10) * mult;

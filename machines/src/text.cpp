@@ -1,5 +1,6 @@
 #include "text.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -9,20 +10,19 @@
 #include <fmt/format.h>
 
 #include "touchstone/error.hpp"
+#include "touchstone/machines.hpp"
 
 namespace touchstone::machines {
 
 namespace {
 // The whole of `text` as a decimal integer in lo..hi, or nothing.
 std::optional<long long> integer_in(const std::string& text, long long lo, long long hi) {
-  std::size_t pos = 0;
+  // std::from_chars, not std::stoll: stoll skips leading white space, so "mesh:12x\r\r4" was
+  // mesh:12x4 (found by fuzz_machine_spec, issue 20).
   long long x = 0;
-  try {
-    x = std::stoll(text, &pos);
-  } catch (...) {
-    return std::nullopt;
-  }
-  if (text.empty() || pos != text.size() || x < lo || x > hi) return std::nullopt;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, x);
+  if (text.empty() || ec != std::errc{} || ptr != end || x < lo || x > hi) return std::nullopt;
   return x;
 }
 }  // namespace
@@ -64,7 +64,15 @@ Time parse_time(const std::string& what, const std::string& text, Time unit, Tim
 }
 
 std::string read_small_file(const std::string& what, const std::string& path) {
-  constexpr std::uintmax_t kMaxBytes = 1 << 20;
+  return read_input_file(what, path, 1 << 20);
+}
+
+}  // namespace touchstone::machines
+
+namespace touchstone {
+
+std::string read_input_file(const std::string& what, const std::string& path, std::size_t max_bytes) {
+  const std::uintmax_t kMaxBytes = max_bytes;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw UsageError(fmt::format("cannot read {} '{}': {}", what, path,
@@ -77,6 +85,10 @@ std::string read_small_file(const std::string& what, const std::string& path) {
   if (!in) throw UsageError(fmt::format("cannot read {} '{}'", what, path));
   return text.str();
 }
+
+}  // namespace touchstone
+
+namespace touchstone::machines {
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> parts(1);

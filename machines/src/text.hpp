@@ -9,12 +9,8 @@
 
 namespace touchstone::machines {
 
-/// The largest cost a machine parameter may have, chosen so that no cost of a valid machine can
-/// overflow a 64-bit count of picoseconds: a per-message or per-hop time at most 1000 s, and a
-/// per-byte or per-packet time at most 1 ms, which times 2^30 bytes (or packets) of the largest
-/// message stays below 1.1e18 ps (the limit is 9.2e18).
-inline constexpr Time kMaxOverheadTime = 1'000'000'000'000'000;  // 1000 s
-inline constexpr Time kMaxPerUnitTime = 1'000'000'000;           // 1 ms
+// The caps on machine parameters (kMaxOverheadTime, kMaxPerUnitTime) are the runtime's, in
+// touchstone/time.hpp: run() refuses the same machines, however they were made.
 
 /// A decimal integer in lo..hi. `what` names the input in the error, e.g. "machine option 'ports'".
 long long parse_int(const std::string& what, const std::string& text, long long lo, long long hi);

@@ -367,6 +367,9 @@ int MPI_Finalize(void) {
   for (const auto& q : rs.reqs)
     if (q && q->recv && !q->done)
       throw UsageError(fmt::format("MPI_Finalize on rank {} with a receive request still active", rs.proc->rank()));
+  // An active send completes on its own (as MPI_Request_free lets it); its Request must not outlive
+  // the run (issue 20), so the rank's requests go now.
+  rs.reqs.clear();
   rs.finalized = true;
   return MPI_SUCCESS;
 }

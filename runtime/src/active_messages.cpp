@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "checked_time.hpp"
 #include "engine.hpp"
 #include "touchstone/error.hpp"
 
@@ -149,6 +150,8 @@ void ActiveMessages::on_request(Msg& m, Time t) {
   e_.free_msg(&m);
 }
 
+Time ActiveMessages::time_limit() const { return e_.opts_.time_limit; }
+
 void ActiveMessages::run_builtin(AmContext& c) {
   std::int64_t& w = word(c.rank_, static_cast<int>(c.args_[0]));
   const std::int64_t old = w;
@@ -185,6 +188,9 @@ using detail::ActiveMessages;
 
 void AmContext::compute(Time dt) {
   if (dt < 0) throw UsageError(fmt::format("handler compute with a negative duration ({} ps)", dt));
+  // Issue 20: checked, so the handler's clock never wraps (both terms are bounded: checked_time.hpp).
+  if (dt > am_->time_limit() - now_)
+    throw UsageError(detail::time_limit_report(am_->time_limit(), fmt::format("handler compute({} ps) at t={} us", dt, to_us(now_))));
   now_ += dt;
 }
 std::int64_t& AmContext::word(int id) { return am_->word(rank_, id); }

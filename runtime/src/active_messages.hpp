@@ -28,6 +28,8 @@ class ActiveMessages {
   /// True while a handler runs: every Proc call is then an error (handlers may not block).
   bool in_handler() const { return running_rank_ >= 0; }
   std::string blocking_error() const;
+  /// The run's virtual time limit (AmContext::compute checks a handler's clock against it).
+  Time time_limit() const;
 
   void add_handler(Vp& v, int id, AmHandler h);
   void add_word(Vp& v, int id, std::int64_t initial);

@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include "active_messages.hpp"
+#include "checked_time.hpp"
 
 #include <sched.h>
 
@@ -72,7 +73,27 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
   executor_ = make_executor(opts_.execution, opts_.stack_bytes, opts_.host_cores, *this);
 }
 
-Engine::~Engine() = default;  // the pools reclaim whatever an aborted run left behind
+// The pools reclaim whatever an aborted run left behind. A Request that still holds one of its
+// operations (kept beyond its VP's program; after a failed run, or one of MPI's) is detached first:
+// its destructor, after run() returned, would otherwise use the freed engine (issue 20).
+Engine::~Engine() {
+  ops_.for_each([](Op& op) {
+    if (op.holder) op.holder->op_ = nullptr;
+  });
+}
+
+// Issue 20: a Request that outlives its VP's program would be completed or destroyed after run()
+// returned. A run that otherwise succeeded fails with a usage error naming each such request.
+std::string Engine::held_requests() {
+  std::string held;
+  ops_.for_each([&](Op& op) {
+    if (op.holder)
+      held += fmt::format("\n  rank {}: {}", op.owner, describe_op(op));
+  });
+  if (held.empty()) return held;
+  return "a Request outlives the program of the VP that started it (stored outside the program?); complete it "
+         "with wait or test, or let it go out of scope, before the program returns:" + held;
+}
 
 // The life of a VP, in its own thread or fiber, from its first turn to its end.
 void Engine::vp_main(Vp& v) {
@@ -81,7 +102,14 @@ void Engine::vp_main(Vp& v) {
   if (!aborting_) {
     try {
       (*program_)(*v.proc);
+      // Issue 20: a VP that ends past the time limit (its last call's cost) stops the run too.
+      if (v.clock > opts_.time_limit)
+        abort_run(time_limit_report(opts_.time_limit, fmt::format("rank {} ended at t={} us", v.rank, to_us(v.clock))));
     } catch (const Aborted&) {
+    } catch (const UsageError& ex) {
+      // Issue 20: bad input found inside VP code is still a usage error (RunUsageError, exit 1).
+      if (!aborting_) failure_is_usage_ = true;
+      abort_run(fmt::format("rank {} failed at t={} us: {}", v.rank, to_us(v.clock), ex.what()));
     } catch (const std::exception& ex) {
       abort_run(fmt::format("rank {} failed at t={} us: {}", v.rank, to_us(v.clock), ex.what()));
     } catch (...) {
@@ -143,9 +171,7 @@ int Engine::next() {
     now_ = e.t;
     ++stats_.events;
     if (now_ > opts_.time_limit) {
-      abort_run(fmt::format("virtual time limit of {} us exceeded (a VP polling forever, or a very long run; "
-                            "raise it with --time-limit)",
-                            to_us(opts_.time_limit)));
+      abort_run(time_limit_report(opts_.time_limit, ""));
       continue;
     }
     switch (e.kind()) {
@@ -221,6 +247,11 @@ void Engine::enter(Vp& v) {
   if (!executor_->on_thread_of(v.rank) || executor_->current() != v.rank)
     throw UsageError(fmt::format("the Proc of rank {} was used from a thread that does not run its program", v.rank));
   if (aborting_) throw Aborted{};
+  // Issue 20: a clock past the limit stops the run at the VP's next call (checked_time.hpp, part 2).
+  if (v.clock > opts_.time_limit) {
+    abort_run(time_limit_report(opts_.time_limit, fmt::format("rank {}'s clock reached t={} us", v.rank, to_us(v.clock))));
+    throw Aborted{};
+  }
   if (opts_.perturb) {
     const std::uint64_t r = v.perturb_rng();
     if (r % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds((r >> 8) % 200));
@@ -268,9 +299,11 @@ RunResult Engine::run(const Program& program) {
     if (races_ && !races_->races().empty())
       failure_ += (failure_.back() == '\n' ? "" : "\n") + std::string("Races up to the failure:\n") +
                   describe_races(races_->races());
+    if (failure_is_usage_) throw RunUsageError(failure_ + write_evidence(true));
     throw RunError(failure_ + write_evidence(true));
   }
 
+  if (std::string held = held_requests(); !held.empty()) throw RunUsageError(held);
   RunResult res;
   res.stats = stats_;
   for (auto& v : vps_) {
@@ -342,6 +375,7 @@ Op* Engine::new_op() {
 
 void Engine::free_op(Op* op) {
   op->group.reset();
+  op->holder = nullptr;
   ops_.put(op);
 }
 
@@ -475,7 +509,19 @@ void Engine::hand_over(Msg* m, Time start, Time handed) {
   network_->post(m, handed);
 }
 
+// Issue 20: a message whose CPU costs alone pass the time limit stops the run before any of its
+// costs is computed unchecked (checked_time.hpp, part 2). In a handler (an active-message reply)
+// the handler's failure report carries it.
+void Engine::check_message_time(int src, int dst, std::size_t bytes) {
+  const std::string why = check_message_cost(machine_, src, dst, bytes, opts_.time_limit);
+  if (why.empty()) return;
+  if (am_->in_handler()) throw UsageError(time_limit_report(opts_.time_limit, why));
+  abort_run(time_limit_report(opts_.time_limit, why));
+  throw Aborted{};
+}
+
 Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data, bool synchronous) {
+  check_message_time(v.rank, dst, data.size());
   const bool eager = goes_eager(v, dst, ctx, data.size());
   Msg* m = make_msg(v.rank, dst, tag, ctx, data.size());
   if (!opts_.phantom_payloads || (ctx & kAmCtx)) m->payload.assign(data.begin(), data.end());
@@ -590,6 +636,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
   const GroupData& gd = resolve(g);
   std::vector<int> world(dsts.size());
   for (std::size_t i = 0; i < dsts.size(); ++i) world[i] = to_world(gd, dsts[i], "destination");
+  for (const int d : world) check_message_time(v.rank, d, data.size());
   std::vector<int> order;
   Msg* lead = new_msg();
   try {
@@ -820,8 +867,19 @@ void Engine::unawait_ops(Vp& v, std::span<Op* const> ops) {
   v.waiting_ops.clear();
 }
 
+// Issue 20: a request is completed only by the VP that started it. Another VP's wait or test used
+// to block as a misleading "application deadlock" (and would race with the owner's).
+static void check_owner(const Vp& v, std::span<Op* const> ops, const char* call) {
+  for (const Op* op : ops)
+    if (op && op->owner != v.rank)
+      throw UsageError(fmt::format("rank {} called {} on a request of rank {} (its {}): only the VP that started a "
+                                   "request may complete it",
+                                   v.rank, call, op->owner, describe_op(*op)));
+}
+
 Status Engine::wait(Vp& v, Op*& op) {
   enter(v);
+  check_owner(v, {&op, 1}, "wait");
   if (!op) throw UsageError(fmt::format("rank {}: wait on a request that is not active (already completed?)", v.rank));
   const Time since = v.clock;
   for (;;) {
@@ -839,6 +897,7 @@ Status Engine::wait(Vp& v, Op*& op) {
 
 std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
   enter(v);
+  check_owner(v, ops, "waitall");
   std::vector<Status> st(ops.size());
   // Receives cost CPU time, so they are completed in the order their messages arrived; sends cost
   // nothing more, so they only raise the clock to their completion times.
@@ -881,6 +940,7 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
 
 std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
   enter(v);
+  check_owner(v, ops, "waitany");
   const Time since = v.clock;
   for (;;) {
     std::size_t best = ops.size();
@@ -915,6 +975,7 @@ std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
 
 bool Engine::test(Vp& v, Op*& op, Status* st) {
   enter(v);
+  check_owner(v, {&op, 1}, "test");
   if (!op) throw UsageError(fmt::format("rank {}: test on a request that is not active (already completed?)", v.rank));
   auto done = [&] {
     return op->kind == Op::Kind::send ? op->done <= v.clock : op->matched != nullptr;
@@ -977,6 +1038,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
 }
 
 void Engine::drop(Op* op) {
+  op->holder = nullptr;  // its Request lets it go
   if (op->kind == Op::Kind::send) {
     if (op->done == kNever) op->dropped = true; else free_op(op);  // on_send_done or on_matched frees it
     return;
@@ -1046,6 +1108,12 @@ void Engine::futile_poll(Vp& v, std::uint64_t key, const Call& what) {
 void Engine::compute(Vp& v, Time dt) {
   enter(v);
   if (dt < 0) throw UsageError(fmt::format("rank {}: compute with a negative duration ({} ps)", v.rank, dt));
+  // Issue 20: the clock is at most the limit here (enter), so the difference cannot overflow.
+  if (dt > opts_.time_limit - v.clock) {
+    abort_run(time_limit_report(opts_.time_limit, fmt::format("rank {} called compute({} ps) at t={} us", v.rank, dt,
+                                                              to_us(v.clock))));
+    throw Aborted{};
+  }
   if (recorder_ && dt > 0) recorder_->span(v.rank, "compute", v.clock, v.clock + dt);
   v.clock += dt;
 }

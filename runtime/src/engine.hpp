@@ -138,6 +138,9 @@ class Engine final : public NetworkListener, private Scheduler {
   std::optional<Status> probe(Vp& v, const Group& g, int src, int tag, bool blocking);
   void barrier(Vp& v, const Group& g);
   void compute(Vp& v, Time dt);
+  void check_message_time(int src, int dst, std::size_t bytes);  // issue 20, checked_time.hpp
+  std::string held_requests();     // issue 20: Requests still holding an operation at the run's end
+  bool failure_is_usage_ = false;  // the run's failure is a UsageError raised in VP code (issue 20)
   void drop(Op* op);  // a Request destroyed before completion
 
   Group world() const { return Group(world_); }

@@ -20,6 +20,12 @@ class Pool {
   }
   /// Returns an object; the caller has reset what must not survive.
   void put(T* p) { free_.push_back(p); }
+  /// Calls f on every object the pool has made, in use or free (free ones as their last user left them).
+  template <class F>
+  void for_each(F&& f) {
+    for (auto& b : blocks_)
+      for (std::size_t i = 0; i < kBlock; ++i) f(b[i]);
+  }
 
  private:
   static constexpr std::size_t kBlock = 256;

@@ -2,6 +2,9 @@
 // computed exactly, section 7's generator, and CSV loading.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+
 #include "algorithms/traffic.hpp"
 #include "touchstone/error.hpp"
 
@@ -119,6 +122,37 @@ TEST(TrafficMatrix, ParseSpecAndCsv) {
   EXPECT_THROW(algorithms::parse_traffic_csv("0,3,1\n1,0,2\n", "m.csv"), UsageError);
   EXPECT_THROW(algorithms::parse_traffic_csv("0,-3\n1,0\n", "m.csv"), UsageError);
   EXPECT_THROW(algorithms::load_traffic_csv("/nonexistent/m.csv"), UsageError);
+}
+
+std::string traffic_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no UsageError";
+  return {};
+}
+
+// Issue 20: numbers of traffic specs and files never wrap; files are small regular files.
+TEST(TrafficMatrix, NumbersAreRangeCheckedNeverWrapped) {
+  // 4294967297 = 2^32 + 1 was taken as k = 1.
+  EXPECT_NE(traffic_error([] { algorithms::parse_traffic("k=4294967297,t=64"); }).find("--traffic k: 4294967297 is outside 1..1048576"),
+            std::string::npos);
+  EXPECT_NE(traffic_error([] { algorithms::parse_traffic("k=2,t=1099511627777"); }).find("--traffic t"), std::string::npos);
+  EXPECT_NE(traffic_error([] { algorithms::parse_traffic("k=2,t=64,l=nan"); }).find("l must be in [0,1]"), std::string::npos);
+  EXPECT_EQ(algorithms::parse_traffic("k=2,t=1099511627776").t, std::int64_t{1} << 40);
+  // Entries near 2^63 overflowed the row and column sums (UBSan) and ended in std::bad_alloc.
+  const std::string e = traffic_error([] { algorithms::parse_traffic_csv("0,9223372036854775000\n9223372036854775000,0\n", "big.csv"); });
+  EXPECT_NE(e.find("big.csv line 1: 9223372036854775000 is outside 0..1099511627776"), std::string::npos) << e;
+  EXPECT_NE(traffic_error([] { algorithms::parse_traffic_csv("0,-3\n1,0\n", "m.csv"); }).find("m.csv line 1: negative entry -3"),
+            std::string::npos);
+}
+
+TEST(TrafficMatrix, OnlyRegularFilesAreRead) {
+  const std::string e = traffic_error([] { algorithms::load_traffic_csv("/dev/zero"); });
+  EXPECT_NE(e.find("not a regular file"), std::string::npos) << e;
+  EXPECT_NE(e.find("/dev/zero"), std::string::npos) << e;
 }
 
 }  // namespace

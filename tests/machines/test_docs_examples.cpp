@@ -140,3 +140,50 @@ TEST(MachineInput, SwitchNetworkFilesMustBeSmallRegularFiles) {
   EXPECT_NE(e.find("not a regular file"), std::string::npos) << e;
 }
 }  // namespace
+
+namespace {
+// Issue 20: switch network files' integers never wrap, and their sizes are capped.
+std::string switchnet_error(const std::string& json) {
+  static int n = 0;
+  const auto path = (std::filesystem::temp_directory_path() / ("ts_switchnet_" + std::to_string(n++) + ".json")).string();
+  std::ofstream(path) << json;
+  try {
+    parse_machine("switchnet:" + path);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted: " << json;
+  return {};
+}
+
+TEST(MachineInput, SwitchNetworkNumbersAreRangeChecked) {
+  // 4294967297 = 2^32 + 1 was silently taken as 1 port.
+  std::string e = switchnet_error(R"({"ports": 4294967297, "nodes": [1, 1], "links": [[0, 1]]})");
+  EXPECT_NE(e.find("field 'ports' holds 4294967297, outside 1..4096"), std::string::npos) << e;
+  e = switchnet_error(R"({"ports": 8, "nodes": [2147483647, 2147483647], "links": [[0, 1]]})");
+  EXPECT_NE(e.find("field 'nodes' holds 2147483647"), std::string::npos) << e;
+  e = switchnet_error(R"({"ports": 100000000, "nodes": [1]})");
+  EXPECT_NE(e.find("outside 1..4096"), std::string::npos) << e;
+  e = switchnet_error(R"({"ports": 8, "nodes": [1, 1], "links": [[0, -1]]})");
+  EXPECT_NE(e.find("field 'links' holds -1"), std::string::npos) << e;
+  e = switchnet_error(R"({"ports": 8, "nodes": [1, 1], "links": [[0, 18446744073709551615]]})");
+  EXPECT_NE(e.find("field 'links' holds 18446744073709551615"), std::string::npos) << e;
+}
+
+// Found by fuzz_switchnet: a JSON number out of range escaped as nlohmann's out_of_range exception.
+TEST(MachineInput, SwitchNetworkJsonNumberOverflowIsAUsageError) {
+  const std::string e = switchnet_error(R"({"ports": 8, "nodes": [1e400]})");
+  EXPECT_NE(e.find("is not valid JSON"), std::string::npos) << e;
+  EXPECT_NE(e.find("ts_switchnet_"), std::string::npos) << e;
+}
+}  // namespace
+
+namespace {
+// Found by fuzz_machine_spec: integers were read with std::stoll, which skips leading white space.
+TEST(MachineInput, IntegersAreWholeDecimalsWithoutWhiteSpace) {
+  EXPECT_THROW(parse_machine("mesh:12x\r\r4"), UsageError);
+  EXPECT_THROW(parse_machine("mesh:2x 2"), UsageError);
+  EXPECT_THROW(parse_machine("mesh:+2x2"), UsageError);
+  EXPECT_EQ(parse_machine("mesh:12x4").nodes(), 48);
+}
+}  // namespace

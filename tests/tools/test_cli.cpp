@@ -242,10 +242,13 @@ INSTANTIATE_TEST_SUITE_P(
                     BadArgs{"run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 --stack-kb 1", "stack-kb"},
                     BadArgs{"run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 --eager-limit lots", "--eager-limit"},
                     BadArgs{"run --machine mesh:2x2,eager_limit=-3 --algorithm alltoall/1-lev-dir --size 8", "eager_limit"},
-                    BadArgs{"run --machine cm5:32 --algorithm alltoallv/two-stage --size 0 --traffic k=0,t=64", "k must be"},
-                    // 4 TB of traffic per processor: refused by rank 0 before anything is allocated.
-                    BadArgs{"run --machine cm5:1024 --algorithm alltoallv/two-stage --size 0 --traffic k=8,t=4398046511104",
+                    BadArgs{"run --machine cm5:32 --algorithm alltoallv/two-stage --size 0 --traffic k=0,t=64", "--traffic k: 0 is outside 1..1048576"},
+                    // 1 TiB of traffic per processor (the most --traffic t allows, issue 20): refused by rank 0
+                    // before anything is allocated.
+                    BadArgs{"run --machine cm5:1024 --algorithm alltoallv/two-stage --size 0 --traffic k=8,t=1099511627776",
                             "host memory"},
+                    BadArgs{"run --machine cm5:1024 --algorithm alltoallv/two-stage --size 0 --traffic k=8,t=4398046511104",
+                            "--traffic t: 4398046511104 is outside 0..1099511627776"},
                     // Switch machines of paper 004: each bad spec names what is wrong.
                     BadArgs{"run --machine switch:0 --algorithm allgather/SB --size 8", "switch:P"},
                     BadArgs{"run --machine switch2:0+5 --algorithm allgather/SB --size 8", "switch2:N1+N2"},
@@ -459,3 +462,48 @@ TEST(CliPhantom, SelftestsRunWithPhantomPayloadsWithTheSameFigures) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- issue 20: no silently wrong number
+
+struct ExitCase {
+  std::string args;
+  int exit_code;
+  std::string stderr_mentions;
+  friend void PrintTo(const ExitCase& c, std::ostream* os) { *os << "touchstone " << c.args; }
+};
+
+class CliExitCodes : public testing::TestWithParam<ExitCase> {};
+
+TEST_P(CliExitCodes, ExactExitCodeAndMessage) {
+  const ExitCase x = GetParam();
+  const Cli c = touchstone_cli(x.args);
+  EXPECT_FALSE(c.signaled);
+  EXPECT_EQ(c.exit_code, x.exit_code) << c.err;
+  EXPECT_NE(c.err.find(x.stderr_mentions), std::string::npos) << c.err;
+}
+
+const std::string kRun = "run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 ";
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue20, CliExitCodes,
+    testing::Values(
+        // One rule for every numeric option (tools/numeric_option.hpp): nothing wraps or is ignored.
+        ExitCase{kRun + "--seed -1", 1, "--seed: '-1' is not a whole decimal number"},
+        ExitCase{kRun + "--seed 18446744073709551616", 1, "is outside 0..18446744073709551615"},
+        ExitCase{kRun + "--perturb -3", 1, "--perturb"},
+        ExitCase{kRun + "--root 0x1", 1, "--root"},
+        ExitCase{kRun + "--time-limit 1e7", 1, "--time-limit: 1e7 is outside 1e-12..1000000"},
+        ExitCase{kRun + "--time-limit nan", 1, "--time-limit"},
+        ExitCase{kRun + "--time-limit 0", 1, "--time-limit"},
+        ExitCase{"sweep --machine mesh:2x2 --sizes 8:8 --memory-mb nan", 1, "--memory-mb"},
+        ExitCase{"sweep --machine mesh:2x2 --sizes 8:8 --jobs -1", 1, "--jobs"},
+        // Machine parameters that would overflow virtual time are refused at parse time.
+        ExitCase{"run --machine mesh:1x2,send_ns_per_byte=4611686018427387.904 --algorithm alltoall/1-lev-dir --size 8", 1,
+                 "largest value allowed"},
+        ExitCase{"run --machine hpam:1x1/1x1/1x1/1x1/1x1,Q=65536 --algorithm bcast/brute-force --size 8", 1,
+                 "hpam: Q=65536 makes level 3's costs"},
+        // The largest time limit works (10^6 s); a run within it succeeds.
+        ExitCase{kRun + "--time-limit 1e6", 0, ""},
+        // A usage error found inside VP code exits 1, like any other (docs/cli.md).
+        ExitCase{"run --machine mesh:4x8 --algorithm alltoall/2-lev-sq --size 8", 1, "error: rank 0 failed at t=0 us: 2-lev-sq needs p to be a perfect square (p = 32)"}),
+    [](const testing::TestParamInfo<ExitCase>& info) { return "case" + std::to_string(info.index); });

@@ -4,6 +4,7 @@
 //   Machine m = parse_machine("delta:16x16");
 //   Machine t = parse_machine("torus:8x8,deadlock=none,hop_ns=20");
 #pragma once
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,5 +20,10 @@ Machine parse_machine(const std::string& spec);
 /// One line per family with its grammar, then the options families claim and the generic options,
 /// for `touchstone list machines`.
 std::vector<std::pair<std::string, std::string>> machine_presets();
+
+/// The whole of an input file (machine files, switch network files, traffic files): only a regular
+/// file of at most `max_bytes` is read, not /dev/zero or a FIFO, which would read forever (issue
+/// 20). UsageError naming `what` (e.g. "traffic file") and the path otherwise.
+std::string read_input_file(const std::string& what, const std::string& path, std::size_t max_bytes);
 
 }  // namespace touchstone

@@ -21,4 +21,11 @@ struct RunError : Error {
   using Error::Error;
 };
 
+/// A run that failed because VP code raised a UsageError: bad input found inside the program (an
+/// algorithm given a machine it cannot run on, a traffic matrix out of range) or misuse of the API.
+/// A RunError with the full report, which the command line treats as a usage error (exit 1).
+struct RunUsageError : RunError {
+  using RunError::RunError;
+};
+
 }  // namespace touchstone

@@ -53,7 +53,7 @@ struct Vp;
 class Request {
  public:
   Request() = default;
-  Request(Request&& o) noexcept : op_(o.op_) { o.op_ = nullptr; }
+  Request(Request&& o) noexcept;
   Request& operator=(Request&& o) noexcept;
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
@@ -63,7 +63,8 @@ class Request {
 
  private:
   friend class Proc;
-  explicit Request(detail::Op* op) : op_(op) {}
+  friend class detail::Engine;  // detaches a Request that outlives its run (issue 20)
+  explicit Request(detail::Op* op);
   detail::Op* op_ = nullptr;
 };
 

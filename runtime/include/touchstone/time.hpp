@@ -10,6 +10,15 @@ using Time = std::int64_t;
 
 inline constexpr Time kNever = std::numeric_limits<Time>::max();
 
+/// The largest costs a machine may have, so that no run of a valid machine can overflow a 64-bit
+/// count of picoseconds (run() refuses others; the argument is in runtime/src/checked_time.hpp): a
+/// per-message, per-hop or barrier time at most 1000 s; a per-byte, per-packet or per-entry time at
+/// most 1 ms, which times the 2^30 + 2^20 bytes of the largest packet stays below 1.1e18 ps.
+inline constexpr Time kMaxOverheadTime = 1'000'000'000'000'000;  // 1000 s
+inline constexpr Time kMaxPerUnitTime = 1'000'000'000;           // 1 ms
+/// The largest virtual time limit a run may have: 10^6 s (about 11.6 days), 1e18 ps.
+inline constexpr Time kMaxTimeLimit = 1'000'000'000'000'000'000;
+
 constexpr Time picoseconds(std::int64_t v) { return v; }
 constexpr Time nanoseconds(std::int64_t v) { return v * 1'000; }
 constexpr Time microseconds(std::int64_t v) { return v * 1'000'000; }

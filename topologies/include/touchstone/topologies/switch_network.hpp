@@ -18,6 +18,12 @@
 namespace touchstone {
 
 /// A switch network before it is built: the paper's graph G = (V, E) plus the nodes on each switch.
+/// Size caps of a switch network (issue 20): no count overflows an int, and no file asks for an
+/// unbounded amount of memory. Paper 004's switches have 8 to 32 ports.
+inline constexpr int kMaxSwitchPorts = 4096;
+inline constexpr int kMaxSwitches = 1 << 16;
+inline constexpr int kMaxSwitchNodes = 1 << 20;
+
 struct SwitchLayout {
   int ports = 32;                           ///< k: ports per switch (nodes + link ends must fit)
   std::vector<int> nodes_per_switch;        ///< workstations attached to switch s (switch UID = s)

@@ -1,0 +1,45 @@
+// One rule for every numeric command-line option (issue 20): the whole argument is a plain decimal
+// number within the option's range. Nothing is wrapped (`--seed -1` used to become 2^64 - 1),
+// rounded away or ignored (`--memory-mb nan`), and the error names the option and its range.
+#pragma once
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+namespace touchstone::cli {
+
+/// A CLI11 validator (runs on the text, before CLI11 converts it): a decimal T in lo..hi. Integers
+/// take digits with an optional '-' (for signed T); reals also a fraction and an exponent, finite.
+template <class T>
+CLI::Validator number_in(T lo, T hi) {
+  static_assert(std::is_arithmetic_v<T>);
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        T v{};
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
+          return fmt::format("'{}' is not a {}", text, std::is_integral_v<T> ? "whole decimal number" : "decimal number");
+        if constexpr (std::is_floating_point_v<T>) {
+          if (ec == std::errc::result_out_of_range || !std::isfinite(v) || v < lo || v > hi)
+            return fmt::format("{} is outside {}..{}", text, lo, hi);
+        } else {
+          if (ec == std::errc::result_out_of_range || v < lo || v > hi)
+            return fmt::format("{} is outside {}..{}", text, lo, hi);
+        }
+        return {};
+      },
+      fmt::format("{} in {}..{}", std::is_integral_v<T> ? "INT" : "NUMBER", lo, hi));
+}
+
+/// --time-limit: virtual seconds, from 1 ps to 10^6 s (touchstone::kMaxTimeLimit; beyond it the
+/// limit could not protect virtual time from overflow, and 1e7 s used to wrap to a negative limit).
+inline CLI::Validator time_limit_seconds() { return number_in(1e-12, 1e6); }
+/// Seconds to whole picoseconds (in range after time_limit_seconds).
+inline std::int64_t time_limit_ps(double seconds) { return std::llround(seconds * 1e12); }
+
+}  // namespace touchstone::cli
