@@ -69,7 +69,9 @@ TEST(SwitchRouting, ForwardingTablesEqualBruteForceOnRandomNetworks) {
             continue;
           }
           EXPECT_EQ(std::set<LinkId>(f.begin(), f.end()), br.first) << "seed " << seed << " " << a << "->" << b;
-          if (in == kNoLink) EXPECT_EQ(n.legal_distance(a, b), br.len);
+          if (in == kNoLink) {
+            EXPECT_EQ(n.legal_distance(a, b), br.len);
+          }
         }
       }
   }
@@ -130,8 +132,9 @@ void expect_pattern(const std::vector<algorithms::PatternStep>& got, const Table
   for (std::size_t s = 0; s < got.size(); ++s)
     for (std::size_t i = 0; i < got[s].recv.size(); ++i) {
       EXPECT_EQ(got[s].send[i], send[s][i]) << "send, step " << s + 1 << ", PE " << i + 1;
-      if (!paper_typos.count({static_cast<int>(s) + 1, static_cast<int>(i) + 1}))
+      if (!paper_typos.count({static_cast<int>(s) + 1, static_cast<int>(i) + 1})) {
         EXPECT_EQ(got[s].recv[i], recv[s][i]) << "receive, step " << s + 1 << ", PE " << i + 1;
+      }
     }
 }
 

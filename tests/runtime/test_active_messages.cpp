@@ -77,7 +77,7 @@ TEST(ActiveMessages, UserHandlerArgsPayloadComputeReply) {
       for (std::byte b : c.payload()) sum += static_cast<std::int64_t>(b);
       c.compute(nanoseconds(1000));
       const std::array<std::int64_t, 1> out{sum};
-      const std::array<std::byte, 4> tail{std::byte{1}, std::byte{2}, std::byte{3}, std::byte{c.source()}};
+      const std::array<std::byte, 4> tail{std::byte{1}, std::byte{2}, std::byte{3}, static_cast<std::byte>(c.source())};
       c.reply(out, tail);
     });
     if (p.rank() != 0) return;
