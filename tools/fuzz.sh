@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses of tests/fuzz with clang, ASan and UBSan (build-fuzz/), and runs
-# each for SECONDS (default 60) from its seed corpus with its dictionary (docs/testing.md,
+# each for SECONDS (default 60) from its seed corpus with its dictionary (README.md,
 # "Fuzzing"). Skipped, with a message, when clang is absent.
 #
 #   tools/fuzz.sh                 # every harness, 60 s each (what CI runs)

@@ -52,6 +52,6 @@ if [[ -z ${1:-} ]]; then
   "$tmp/prefix/bin/touchstone" mpirun --machine mesh:3x3 -np 7 "$tmp/mpi_ring"
   echo "package: installed, relocated, examples built outside and run"
   # The fuzz harnesses (issue 20): about a minute each under ASan + UBSan, in build-fuzz/ with
-  # clang; skipped with a message when clang is absent. docs/testing.md says how to run longer.
+  # clang; skipped with a message when clang is absent. README.md ("Fuzzing") says how to run longer.
   tools/fuzz.sh "${TOUCHSTONE_FUZZ_SECONDS:-60}"
 fi
