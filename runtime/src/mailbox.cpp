@@ -5,7 +5,17 @@
 namespace touchstone::detail {
 
 namespace {
+
+// Takes x out of the doubly linked queue (head, tail): posted receives and unexpected messages.
+template <class T>
+void unlink(T* x, T*& head, T*& tail) {
+  (x->prev ? x->prev->next : head) = x->next;
+  (x->next ? x->next->prev : tail) = x->prev;
+  x->next = x->prev = nullptr;
+}
+
 constexpr std::uint64_t kNotQueued = ~0ULL;
+
 }  // namespace
 
 // ---------------------------------------------------------------- Positions
@@ -160,9 +170,7 @@ Op* Mailbox::arrive(Msg& m, Time t) {
 }
 
 void Mailbox::cancel(Op* op) {
-  (op->prev ? op->prev->next : posted_head_) = op->next;
-  (op->next ? op->next->prev : posted_tail_) = op->prev;
-  op->next = op->prev = nullptr;
+  unlink(op, posted_head_, posted_tail_);
   --posted_count_;
   if (posted_indexed_) {
     posted_.remove(op->queued);
@@ -184,9 +192,7 @@ const Msg* Mailbox::find(const Op& pattern) const {
 }
 
 void Mailbox::take_unexpected(Msg* m) {
-  (m->prev ? m->prev->next : unexpected_head_) = m->next;
-  (m->next ? m->next->prev : unexpected_tail_) = m->prev;
-  m->next = m->prev = nullptr;
+  unlink(m, unexpected_head_, unexpected_tail_);
   --unexpected_count_;
   if (unexpected_indexed_) {
     unexpected_.remove(m->queued);

@@ -282,6 +282,25 @@ void Network::choose_channel(Packet* pk, Time t) {
   chosen.push_back(pick);
 }
 
+// Tells the observer that a header starts waiting at t for what `w` names: `w`'s blocker, or when
+// it names none, the header queued ahead of it (`ahead`), which waits for the same thing.
+void Network::report_wait(Wait w, const Packet* ahead, Time t) {
+  w.t = t;
+  if (!w.blocker && ahead) {
+    w.blocker = ahead->m;
+    w.blocker_packet = ahead->index;
+    w.blocker_holds = false;
+  }
+  observer_->on_wait(w);
+}
+
+// Packet pk's header joins the queue (head, tail) of headers waiting at t.
+void Network::start_waiting(Packet*& head, Packet*& tail, Packet* pk, Time t) {
+  enqueue(head, tail, pk);
+  pk->wait_since = t;
+  ++stats_.blocked_headers;
+}
+
 void Network::advance(Packet* pk, Time t) {
   if (pk->hop == positions(*pk->m)) return want_ejection(pk, t);
   if (adaptive_ && pk->index == 0 && pk->hop >= 1) choose_channel(pk, t);
@@ -295,21 +314,14 @@ void Network::advance(Packet* pk, Time t) {
     // The worm in the way: the one whose tail has not left yet (its Packet may already be back in
     // the pool, even reused by pk itself: held_by names it), else the header queued ahead.
     Wait w{Wait::For::channel, c, pk->m, pk->index};
-    w.t = t;
     w.blocker_channel = c;
     if (ch.release > t && ch.held_by) {
       w.blocker = ch.held_by;
       w.blocker_packet = ch.held_packet;
-    } else if (ch.wait_head) {
-      w.blocker = ch.wait_head->m;
-      w.blocker_packet = ch.wait_head->index;
-      w.blocker_holds = false;
     }
-    observer_->on_wait(w);
+    report_wait(w, ch.wait_head, t);
   }
-  enqueue(ch.wait_head, ch.wait_tail, pk);
-  pk->wait_since = t;
-  ++stats_.blocked_headers;
+  start_waiting(ch.wait_head, ch.wait_tail, pk, t);
   // A forked worm blocks as in wormhole: its branches move in lock-step (docs/model.md 2.11).
   if (net_.switching == Switching::cut_through && pk->m->fan == 1) drain(pk, t);
   if (!ch.grant_pending && ch.release != kNever) {
@@ -366,18 +378,9 @@ void Network::want_ejection(Packet* pk, Time t) {
       // No room for the message: the worm waits in front of the ejection channel, holding its
       // path, while the ejection channel stays free for messages already admitted.
       if (observer_) {
-        Wait w{Wait::For::buffer, static_cast<std::uint32_t>(dst), pk->m, pk->index};
-        w.t = t;
-        if (node.buf_wait_head) {
-          w.blocker = node.buf_wait_head->m;
-          w.blocker_packet = node.buf_wait_head->index;
-          w.blocker_holds = false;
-        }
-        observer_->on_wait(w);
+        report_wait(Wait{Wait::For::buffer, static_cast<std::uint32_t>(dst), pk->m, pk->index}, node.buf_wait_head, t);
       }
-      enqueue(node.buf_wait_head, node.buf_wait_tail, pk);
-      pk->wait_since = t;
-      ++stats_.blocked_headers;
+      start_waiting(node.buf_wait_head, node.buf_wait_tail, pk, t);
       return;
     }
     node.buffer_used += static_cast<std::int64_t>(pk->m->size);
@@ -396,24 +399,17 @@ void Network::want_ejection_port(Packet* pk, Time t) {
   if (observer_) {
     // In the way: the header queued ahead, else the holder of the port that frees first.
     Wait w{Wait::For::ejection_port, static_cast<std::uint32_t>(dst), pk->m, pk->index};
-    w.t = t;
     std::uint32_t first = ej_channel(dst, 0);
     for (int port = 1; port < net_.ej_ports; ++port)
       if (ch_[ej_channel(dst, port)].release < ch_[first].release) first = ej_channel(dst, port);
     w.blocker_channel = first;
-    if (node.ej_wait_head) {
-      w.blocker = node.ej_wait_head->m;
-      w.blocker_packet = node.ej_wait_head->index;
-      w.blocker_holds = false;
-    } else if (ch_[first].held_by) {
+    if (!node.ej_wait_head && ch_[first].held_by) {
       w.blocker = ch_[first].held_by;
       w.blocker_packet = ch_[first].held_packet;
     }
-    observer_->on_wait(w);
+    report_wait(w, node.ej_wait_head, t);
   }
-  enqueue(node.ej_wait_head, node.ej_wait_tail, pk);
-  pk->wait_since = t;
-  ++stats_.blocked_headers;
+  start_waiting(node.ej_wait_head, node.ej_wait_tail, pk, t);
   ej_grant(dst, kNever);  // schedules the next grant if a port's release time is known
 }
 

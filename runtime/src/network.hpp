@@ -235,6 +235,8 @@ class Network {
   void injection_wait(const Msg& m, Time t);        // tells the observer what m waits for
   void grant(std::uint32_t c, Time t);
   void ej_grant(int node, Time t);
+  void report_wait(Wait w, const Packet* ahead, Time t);
+  void start_waiting(Packet*& head, Packet*& tail, Packet* pk, Time t);
   void buffer_freed(int node, Time t);
   bool buffer_admits(const Node& n, const Msg& m) const;
 
