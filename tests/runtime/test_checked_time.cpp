@@ -15,13 +15,7 @@ namespace {
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::string usage_error(const Machine& m, const Program& prog, const RunOptions& o = {}) {
-  try {
-    run(m, prog, o);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "the run was not refused with a UsageError";
-  return {};
+  return ts_test::failure_of<UsageError>(m, prog, o);
 }
 
 const Program kNothing = [](Proc&) {};

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "support/run_error.hpp"
 #include "support/model.hpp"
 
 using namespace touchstone;
@@ -16,13 +17,7 @@ namespace {
 std::string run_failure(const Machine& m, const Program& prog, Execution e = Execution::fibers) {
   RunOptions o;
   o.execution = e;
-  try {
-    run(m, prog, o);
-  } catch (const Error& err) {
-    return err.what();
-  }
-  ADD_FAILURE() << "the run succeeded";
-  return {};
+  return ts_test::failure_of<Error>(m, prog, o);
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
