@@ -16,15 +16,15 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <oneapi/tbb/parallel_for_each.h>
-#include <oneapi/tbb/task_arena.h>
 
 #include "algorithms/registry.hpp"
 #include "tools/experiment/claims.hpp"
+#include "tools/experiment/experiment.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -86,22 +86,20 @@ struct Cell {
   std::string error;
 };
 
-// Runs every (algorithm, size) cell in parallel; phantom payloads when `phantom` (same times).
+// Runs every (algorithm, size) cell through the experiment harness, `jobs` at once; phantom payloads
+// when `phantom` (same times).
 void run_cells(const Machine& m, std::vector<Cell>& cells, int jobs, bool phantom) {
-  RunOptions opts;
-  opts.phantom_payloads = phantom;
-  tbb::task_arena arena(jobs);
-  arena.execute([&] {
-    tbb::parallel_for_each(cells.begin(), cells.end(), [&](Cell& c) {
-      try {
-        const auto& alg = algorithms::find(c.algorithm);
-        const algorithms::Args args{c.size, 0, !phantom};
-        c.ms = to_us(run(m, [&](Proc& p) { alg.program(p, args); }, opts).makespan) / 1e3;
-      } catch (const std::exception& e) {
-        c.error = e.what();
-      }
-    });
-  });
+  std::vector<experiment::Job> js;
+  for (const auto& c : cells) {
+    experiment::Job j{&m, &algorithms::find(c.algorithm), algorithms::Args{c.size, 0, !phantom}, {}};
+    j.options.phantom_payloads = phantom;
+    js.push_back(std::move(j));
+  }
+  const auto outcomes = experiment::run_jobs(js, {.parallel = jobs});
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (outcomes[i].record) cells[i].ms = to_us(outcomes[i].record->result.makespan) / 1e3;
+    else cells[i].error = outcomes[i].error;
+  }
 }
 
 std::vector<double> ranks(const std::vector<double>& v) {
@@ -420,25 +418,21 @@ class Measurements {
     std::map<std::string, Machine> machines;
     for (const auto& r : runs_)
       if (!machines.count(r.machine)) machines.emplace(r.machine, parse_machine(r.machine + base_options));
-    RunOptions opts;
-    opts.phantom_payloads = true;  // the same times as with payloads (docs/model.md), much faster
-    std::vector<Measure*> order;
-    for (auto& r : runs_) order.push_back(&r);
-    std::stable_sort(order.begin(), order.end(), [](const Measure* a, const Measure* b) { return a->size > b->size; });
-    tbb::task_arena arena(jobs);
-    arena.execute([&] {
-      tbb::parallel_for_each(order.begin(), order.end(), [&](Measure* r) {
-        try {
-          const auto& alg = algorithms::find(r->algorithm);
-          const algorithms::Args args{r->size, 0, false};
-          const auto res = run(machines.at(r->machine), [&](Proc& p) { alg.program(p, args); }, opts);
-          r->ms = to_us(res.makespan) / 1e3;
-          r->root_sends = res.sent.at(0);
-        } catch (const std::exception& e) {
-          r->error = e.what();
-        }
-      });
-    });
+    std::vector<experiment::Job> jobs_of_runs;
+    for (const auto& r : runs_) {
+      experiment::Job j{&machines.at(r.machine), &algorithms::find(r.algorithm), algorithms::Args{r.size, 0, false}, {}};
+      j.options.phantom_payloads = true;  // the same times as with payloads (docs/model.md), much faster
+      jobs_of_runs.push_back(std::move(j));
+    }
+    const auto outcomes = experiment::run_jobs(jobs_of_runs, {.parallel = jobs});
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      if (!outcomes[i].record) {
+        runs_[i].error = outcomes[i].error;
+        continue;
+      }
+      runs_[i].ms = to_us(outcomes[i].record->result.makespan) / 1e3;
+      runs_[i].root_sends = outcomes[i].record->result.sent.at(0);
+    }
     for (const auto& r : runs_)
       if (!r.error.empty()) throw std::runtime_error(fmt::format("{} on {}, {} B: {}", r.algorithm, r.machine, r.size, r.error));
   }
