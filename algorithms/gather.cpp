@@ -132,9 +132,7 @@ std::optional<Blocks> two_lev_rec(Gather& s, const Submachine& m, int dest) {
 std::optional<Blocks> three_lev_sq(Gather& s, const Submachine& m, int dest) {
   const auto squares = split_squares(m);
   const auto parts = parts_of(squares);
-  const Submachine& home = squares[static_cast<std::size_t>(part_of(s.grid, squares, dest))];
-  std::vector<int> leaders;
-  for (const auto& sq : squares) leaders.push_back(same_position(s.grid, home, dest, sq));
+  const auto leaders = leaders_for(s.grid, squares, dest);
   return via_leaders(s, dest, parts, leaders, part_of(s.grid, squares, s.me), [&](int i) {
     return two_lev_rec(s, squares[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)]);
   });
@@ -146,9 +144,7 @@ std::optional<Blocks> logp_lev_sq(Gather& s, const Submachine& m, int dest) {
   if (m.size() == 1) return s.own();
   const auto halves = split_halves(m);
   const auto parts = parts_of(halves);
-  const Submachine& home = halves[static_cast<std::size_t>(part_of(s.grid, halves, dest))];
-  std::vector<int> leaders;
-  for (const auto& h : halves) leaders.push_back(same_position(s.grid, home, dest, h));
+  const auto leaders = leaders_for(s.grid, halves, dest);
   return via_leaders(s, dest, parts, leaders, part_of(s.grid, halves, s.me), [&](int i) {
     return logp_lev_sq(s, halves[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)]);
   });

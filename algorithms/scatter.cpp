@@ -123,9 +123,7 @@ void two_lev_rec(Scatter& s, const Submachine& m, int holder, const BlockView* d
 void three_lev_sq(Scatter& s, const Submachine& m, int holder, const BlockView* data) {
   const auto squares = split_squares(m);
   const auto parts = parts_of(squares);
-  const Submachine& home = squares[static_cast<std::size_t>(part_of(s.grid, squares, holder))];
-  std::vector<int> leaders;
-  for (const auto& sq : squares) leaders.push_back(same_position(s.grid, home, holder, sq));
+  const auto leaders = leaders_for(s.grid, squares, holder);
   via_leaders(s, holder, data, parts, leaders, part_of(s.grid, squares, s.me), [&](int i, const BlockView* d) {
     two_lev_rec(s, squares[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)], d);
   });
@@ -142,9 +140,7 @@ void logp_lev_sq(Scatter& s, const Submachine& m, int holder, const BlockView* d
   }
   const auto halves = split_halves(m);
   const auto parts = parts_of(halves);
-  const Submachine& home = halves[static_cast<std::size_t>(part_of(s.grid, halves, holder))];
-  std::vector<int> leaders;
-  for (const auto& h : halves) leaders.push_back(same_position(s.grid, home, holder, h));
+  const auto leaders = leaders_for(s.grid, halves, holder);
   via_leaders(s, holder, data, parts, leaders, part_of(s.grid, halves, s.me), [&](int i, const BlockView* d) {
     logp_lev_sq(s, halves[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)], d);
   });

@@ -129,6 +129,13 @@ int same_position(const Grid& grid, const Submachine& from, int source, const Su
   return grid.rank(to.row0 + std::min(i, to.rows - 1), to.col0 + std::min(j, to.cols - 1));
 }
 
+std::vector<int> leaders_for(const Grid& grid, const std::vector<Submachine>& parts, int source) {
+  const Submachine& home = parts[static_cast<std::size_t>(part_of(grid, parts, source))];
+  std::vector<int> leaders;
+  for (const auto& part : parts) leaders.push_back(same_position(grid, home, source, part));
+  return leaders;
+}
+
 int in_column_of(const Grid& grid, const Submachine& s, int source) {
   const int c = std::clamp(grid.col_of(source), s.col0, s.col0 + s.cols - 1);
   return grid.rank(s.row0, c);

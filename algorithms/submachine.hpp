@@ -73,6 +73,9 @@ int part_of(const Grid& grid, const std::vector<Submachine>& parts, int rank);
 /// Leader of `to` for a source in `from` (section 3.2, 3-lev-sq): the processor in the same row
 /// and column of `to` as the source is in `from`, clamped to `to`'s extent.
 int same_position(const Grid& grid, const Submachine& from, int source, const Submachine& to);
+/// The leader of every part for `source` (3-lev-sq, logp-lev-sq): same_position from the part
+/// that holds it.
+std::vector<int> leaders_for(const Grid& grid, const std::vector<Submachine>& parts, int source);
 /// The processor of `s` in the same column as `source` (2-lev-rec: "the leaders are the
 /// processors in the same column as processor P_s"), clamped to the sub-mesh.
 int in_column_of(const Grid& grid, const Submachine& s, int source);
