@@ -16,6 +16,18 @@ void unlink(T* x, T*& head, T*& tail) {
 
 constexpr std::uint64_t kNotQueued = ~0ULL;
 
+// x leaves its queue (head, tail, count). An indexed queue forgets x's position, and drops its
+// index once emptied (`drop_index`): numbers start again from 0 with the next entry.
+template <class T, class Positions, class DropIndex>
+void take_out(T* x, T*& head, T*& tail, std::size_t& count, bool indexed, Positions& positions, DropIndex drop_index) {
+  unlink(x, head, tail);
+  --count;
+  if (!indexed) return;
+  positions.remove(x->queued);
+  x->queued = kNotQueued;
+  if (count == 0) drop_index();
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- Positions
@@ -170,19 +182,13 @@ Op* Mailbox::arrive(Msg& m, Time t) {
 }
 
 void Mailbox::cancel(Op* op) {
-  unlink(op, posted_head_, posted_tail_);
-  --posted_count_;
-  if (posted_indexed_) {
-    posted_.remove(op->queued);
-    op->queued = kNotQueued;
-    if (posted_count_ == 0) {  // drop the index; numbers start again from 0 with the next one
-      posted_indexed_ = false;
-      posted_index_.clear();
-      posted_.clear();
-      posted_at_.clear();
-      posted_in_order_ = true;
-    }
-  }
+  take_out(op, posted_head_, posted_tail_, posted_count_, posted_indexed_, posted_, [this] {
+    posted_indexed_ = false;
+    posted_index_.clear();
+    posted_.clear();
+    posted_at_.clear();
+    posted_in_order_ = true;
+  });
 }
 
 const Msg* Mailbox::find(const Op& pattern) const {
@@ -192,17 +198,8 @@ const Msg* Mailbox::find(const Op& pattern) const {
 }
 
 void Mailbox::take_unexpected(Msg* m) {
-  unlink(m, unexpected_head_, unexpected_tail_);
-  --unexpected_count_;
-  if (unexpected_indexed_) {
-    unexpected_.remove(m->queued);
-    m->queued = kNotQueued;
-    if (unexpected_count_ == 0) {
-      unexpected_indexed_ = false;
-      unexpected_index_.clear();
-      unexpected_.clear();
-    }
-  }
+  auto drop_index = [this] { unexpected_indexed_ = false, unexpected_index_.clear(), unexpected_.clear(); };
+  take_out(m, unexpected_head_, unexpected_tail_, unexpected_count_, unexpected_indexed_, unexpected_, drop_index);
 }
 
 }  // namespace touchstone::detail
