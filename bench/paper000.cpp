@@ -8,6 +8,9 @@
 //   paper000 fit    coordinate descent of the delta parameters against Figure 9
 //   paper000 claims every number and ordering of the paper's Figures 2, 5, 6, 9, 10, 11 and its
 //                   text that the emulator can test, the paper's beside ours, with a verdict
+//   paper000 identify what Figure 9 alone leaves open around the preset
+//   paper000 calibrate the whole claims table scored over scans of the delta parameters: for each
+//                   parameter, the values the paper's tables and text together leave open
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -466,7 +469,9 @@ constexpr double kNumberTolerance = 1.10;  // a number is reproduced within 1.10
 constexpr double kClose = 1.25;            // "comparable", "a good choice": within 1.25x of the best;
                                            // "does not come close", "significantly worse": beyond it
 
-int print_claims(const std::string& base_options, const Table& fig9, int jobs, claims::Format format) {
+// Every claim of the paper that the emulator can test, on delta machines with `base_options`
+// appended (",recv_us=40"): the ledger `paper000 claims` prints and `paper000 calibrate` scores.
+claims::Ledger delta_claims(const std::string& base_options, const Table& fig9, int jobs) {
   const std::string D = "delta:16x16";
   Measurements r;
   const std::vector<std::string> fig2 = {"scatter/1-lev-dir",  "scatter/1-lev-our-br", "scatter/1-lev-sys-br", "scatter/2-lev-rec",
@@ -505,7 +510,6 @@ int print_claims(const std::string& base_options, const Table& fig9, int jobs, c
     }
     return worst;
   };
-  auto f2 = [](double x) { return fmt::format("{:.2f}", x); };
 
   // Section 3.2, Figure 5: message set-ups at the source on 256 processors.
   for (const auto& [alg, n] : std::vector<std::pair<std::string, int>>{{"scatter/logp-lev-sq", 8}, {"scatter/logp-lev-rec(0.75)", 15},
@@ -725,10 +729,149 @@ int print_claims(const std::string& base_options, const Table& fig9, int jobs, c
               fmt::format("c,r {:.1f} ms, xor {:.1f} ms", r.ms("delta:8x16", "alltoall/2-lev-c,r", 128), r.ms("delta:8x16", "alltoall/1-lev-xor", 128)),
               r.ms("delta:8x16", "alltoall/2-lev-c,r", 128) < r.ms("delta:8x16", "alltoall/1-lev-xor", 128));
 
+  return L;
+}
+
+int print_claims(const std::string& base_options, const Table& fig9, int jobs, claims::Format format) {
+  const claims::Ledger L = delta_claims(base_options, fig9, jobs);
   if (format == claims::Format::text)
     fmt::print("Paper 000 claims on delta (machine options '{}'); numbers within {:.2f}x count as reproduced\n\n", base_options, kNumberTolerance);
   L.print(stdout, format);
-  (void)f2;
+  return 0;
+}
+
+
+// ---- Calibration against every claim (`paper000 calibrate`) --------------------------------------
+
+// One point of a scan: the parameter (or relation) it moves, its value, and the machine options
+// that put it there, appended to the preset.
+struct Variant {
+  std::string group;
+  double value;
+  std::string options;
+};
+
+// The default scans around the preset `m0`: the C_send/C_recv split along Figure 9's sum, the
+// network-interface set-up inside the window section 3.2's text allows, and every fitted cost alone
+// by a factor (link time by +-10%: Figure 9 pins it to a few percent). `groups` (empty: all)
+// selects by group name.
+std::vector<Variant> default_variants(const Machine& m0, const std::vector<std::string>& groups) {
+  const auto ps = fit_params_of(m0);
+  const double send = ps[0].value, sum = ps[0].value + ps[1].value;
+  const double ni = to_us(m0.costs.ni_setup);
+  std::vector<Variant> v;
+  // The interface set-up is a part of C_send (docs/model.md 2.17), so it follows C_send down.
+  for (double c : {60.0, 117.0, 150.0, sum}) {
+    if (std::fabs(c - send) < 1e-9) continue;
+    v.push_back({"send_us (C_send + C_recv held)", c,
+                 fmt::format(",send_us={:.6g},recv_us={:.6g},ni_setup_us={:.6g}", c, sum - c, std::min(ni, c))});
+  }
+  for (double x : {100.0, 125.0, 175.0, 200.0})
+    if (std::fabs(x - ni) > 1e-9 && x <= send) v.push_back({"ni_setup_us", x, fmt::format(",ni_setup_us={:.6g}", x)});
+  for (std::size_t i = 1; i < ps.size(); ++i) {
+    if (ps[i].value <= 0) continue;
+    const std::string key = ps[i].key;
+    const bool link = key == "link_ns_per_byte";
+    const std::vector<double> factors = link ? std::vector<double>{0.9, 1.1} : std::vector<double>{0.71, 1.41};
+    for (double f : factors) {
+      const double x = ps[i].value * f;
+      std::string o = fmt::format(",{}={:.6g}", key, x);
+      if (link) o += fmt::format(",inject_ns_per_byte={0:.6g},eject_ns_per_byte={0:.6g}", x);
+      v.push_back({key, x, o});
+    }
+  }
+  if (!groups.empty()) {
+    std::erase_if(v, [&](const Variant& x) {
+      return std::none_of(groups.begin(), groups.end(), [&](const std::string& g) { return x.group.rfind(g, 0) == 0; });
+    });
+    if (v.empty()) throw UsageError("calibrate: --groups selects no scan (groups: send_us, ni_setup_us, or a fitted cost's key)");
+  }
+  return v;
+}
+
+// What one ledger says, in numbers: its verdict counts, the mean squared log ratio ours/paper over
+// Figure 9's cells (the fit's loss, over all 88 cells), and over every numeric claim.
+struct Score {
+  int reproduced = 0, off = 0, ordering = 0;
+  double fig9_loss = NAN, numbers_loss = NAN;
+};
+
+Score score_of(const claims::Ledger& L) {
+  Score s{L.count(claims::Verdict::reproduced), L.count(claims::Verdict::off), L.count(claims::Verdict::ordering_differs)};
+  double f9 = 0, all = 0;
+  int n9 = 0, n = 0;
+  for (const auto& c : L.claims()) {
+    if (!(c.factor > 0) || !std::isfinite(c.factor)) continue;
+    const double d = std::log(c.factor);
+    all += d * d, ++n;
+    if (c.source == "Fig. 9 (ms)") f9 += d * d, ++n9;
+  }
+  s.fig9_loss = n9 ? f9 / n9 : NAN;
+  s.numbers_loss = n ? all / n : NAN;
+  return s;
+}
+
+// The claims whose verdict differs between two ledgers of the same claims: "+id" reproduced only
+// in `now`, "-id" only in `base`.
+std::string verdict_changes(const claims::Ledger& base, const claims::Ledger& now) {
+  std::string out;
+  for (std::size_t i = 0; i < base.claims().size() && i < now.claims().size(); ++i) {
+    const bool was = base.claims()[i].verdict == claims::Verdict::reproduced, is = now.claims()[i].verdict == claims::Verdict::reproduced;
+    if (was != is) out += fmt::format("{}{}{}", out.empty() ? "" : " ", is ? "+" : "-", now.claims()[i].id);
+  }
+  return out.empty() ? "none" : out;
+}
+
+// Scores the preset and every variant against the whole claims table, then reports per scanned
+// parameter the values the evidence leaves open: those whose reproduced count is within
+// `count_slack` of the best of its scan (the preset included), and separately those whose Figure 9
+// loss is within `loss_slack` (relative) of the smallest. One scan point is one `paper000 claims`.
+int calibrate(const std::string& base_options, const Table& fig9, int jobs, const std::vector<std::string>& groups,
+              int count_slack, double loss_slack) {
+  const Machine m0 = parse_machine("delta:16x16" + base_options);
+  const auto variants = default_variants(m0, groups);
+  fmt::print("Calibration of delta (options '{}') against every claim of `paper000 claims`: {} scan points + the preset\n",
+             base_options, variants.size());
+  fmt::print("R/O/D = reproduced / off / ordering differs; fig9 = mean squared log ratio over Figure 9's cells; "
+             "numbers = the same over every numeric claim; changes: +reproduced only here, -only in the preset\n\n");
+  const claims::Ledger L0 = delta_claims(base_options, fig9, jobs);
+  const Score s0 = score_of(L0);
+  fmt::print("preset: {}/{}/{}  fig9 {:.4f}  numbers {:.4f}\n", s0.reproduced, s0.off, s0.ordering, s0.fig9_loss, s0.numbers_loss);
+  std::fflush(stdout);
+  const auto ps0 = fit_params_of(m0);
+  auto preset_value = [&](const std::string& group) {
+    if (group.rfind("send_us", 0) == 0) return ps0[0].value;
+    if (group == "ni_setup_us") return to_us(m0.costs.ni_setup);
+    for (const auto& p : ps0)
+      if (group == p.key) return p.value;
+    return static_cast<double>(NAN);
+  };
+  std::map<std::string, std::vector<std::pair<double, Score>>> scans;
+  std::vector<std::string> order;
+  for (const auto& v : variants) {
+    const claims::Ledger L = delta_claims(base_options + v.options, fig9, jobs);
+    const Score s = score_of(L);
+    fmt::print("{:<32} {:>9.4g}: {}/{}/{}  fig9 {:.4f}  numbers {:.4f}  changes: {}\n", v.group, v.value, s.reproduced, s.off,
+               s.ordering, s.fig9_loss, s.numbers_loss, verdict_changes(L0, L));
+    std::fflush(stdout);
+    if (!scans.count(v.group)) order.push_back(v.group), scans[v.group].emplace_back(preset_value(v.group), s0);
+    scans[v.group].emplace_back(v.value, s);
+  }
+  fmt::print("\nLeft open (values scanned, the preset's included; a range whose end is the scan's end may reach further):\n");
+  for (const auto& g : order) {
+    auto scan = scans.at(g);
+    std::sort(scan.begin(), scan.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    int best = 0;
+    double best_loss = INFINITY;
+    for (const auto& [x, s] : scan) best = std::max(best, s.reproduced), best_loss = std::min(best_loss, s.fig9_loss);
+    std::string by_count, by_loss;
+    for (const auto& [x, s] : scan) {
+      if (s.reproduced >= best - count_slack) by_count += fmt::format(" {:.4g}", x);
+      if (s.fig9_loss <= best_loss * (1 + loss_slack)) by_loss += fmt::format(" {:.4g}", x);
+    }
+    fmt::print("{:<32} scanned {:.4g}..{:.4g}; claims (>= {} reproduced):{}; Figure 9 (loss <= {:.4f}):{}\n", g, scan.front().first,
+               scan.back().first, best - count_slack, by_count, best_loss * (1 + loss_slack), by_loss);
+  }
   return 0;
 }
 
@@ -745,14 +888,22 @@ int main(int argc, char** argv) {
   std::vector<std::string> fit_params;
   std::string claims_format = "text", claims_options;
   double slack = 0.10;
-  for (auto* name : {"fig2", "fig6", "fig9", "fit", "claims", "identify"}) {
+  std::vector<std::string> calibrate_groups;
+  int count_slack = 0;
+  for (auto* name : {"fig2", "fig6", "fig9", "fit", "claims", "identify", "calibrate"}) {
     const std::string n = name;
     auto* c = app.add_subcommand(name, n == "fit"        ? "fit the delta parameters to Figure 9"
                                        : n == "claims"   ? "the claims table: the paper's numbers and orderings beside ours"
                                        : n == "identify" ? "what Figure 9 leaves open: the C_send/C_recv split and each parameter alone"
+                                       : n == "calibrate" ? "every claim scored over scans of the delta parameters: what the whole paper leaves open"
                                                          : std::string("reproduce Figure ") + (name + 3));
-    if (n == "claims") {
-      c->add_option("--format", claims_format, "text, csv or markdown")->check(CLI::IsMember({"text", "csv", "markdown"}));
+    if (n == "claims" || n == "calibrate") {
+      if (n == "claims") c->add_option("--format", claims_format, "text, csv or markdown")->check(CLI::IsMember({"text", "csv", "markdown"}));
+      if (n == "calibrate") {
+        c->add_option("--groups", calibrate_groups, "scans to run: send_us, ni_setup_us, recv_us, send_ns_per_byte, ... (default all)");
+        c->add_option("--count-slack", count_slack, "reproduced claims below the best still counted as left open")->capture_default_str();
+        c->add_option("--slack", slack, "relative Figure 9 loss increase still counted as left open")->capture_default_str();
+      }
       c->add_option("--options", claims_options, "machine options appended to every delta machine, e.g. ',recv_us=40'");
       c->add_option("--reference", reference, "Figure 9 as CSV")->capture_default_str();
       c->add_option("--jobs", jobs, "parallel emulations")->capture_default_str();
@@ -776,6 +927,7 @@ int main(int argc, char** argv) {
   try {
     const std::string cmd = app.get_subcommands().front()->get_name();
     if (cmd == "claims") return print_claims(claims_options, read_reference(reference), jobs, claims::parse_format(claims_format));
+    if (cmd == "calibrate") return calibrate(claims_options, read_reference(reference), jobs, calibrate_groups, count_slack, slack);
     if (cmd == "identify") return identify(machine, read_reference(reference), fit_sizes, jobs, slack);
     if (cmd == "fit") return fit(machine, read_reference(reference), fit_sizes, jobs, rounds, fit_params);
     const Machine m = parse_machine(machine);
