@@ -27,7 +27,10 @@ import sys
 
 def run_claims(command, options):
     cmd = shlex.split(command.replace("{options}", options)) + ["--format", "csv"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"claims_scan: {' '.join(cmd)} failed (exit {done.returncode}): {done.stderr.strip()}")
+    out = done.stdout
     rows = list(csv.DictReader(io.StringIO(out)))
     if not rows or "verdict" not in rows[0]:
         sys.exit(f"claims_scan: no claims table from {' '.join(cmd)}")
