@@ -27,7 +27,10 @@ import sys
 
 def run_claims(command, options):
     cmd = shlex.split(command.replace("{options}", options)) + ["--format", "csv"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        sys.exit(f"claims_scan: cannot run {' '.join(cmd)}: {e}")
     if done.returncode != 0:
         sys.exit(f"claims_scan: {' '.join(cmd)} failed (exit {done.returncode}): {done.stderr.strip()}")
     out = done.stdout
@@ -62,6 +65,13 @@ def changes(base, now):
     return " ".join(out) or "none"
 
 
+def number(text, what):
+    try:
+        return float(text)
+    except ValueError:
+        sys.exit(f"claims_scan: {what}: expected a number, got '{text}'")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--command", required=True, help="the claims command, with {options} where the machine options go")
@@ -73,14 +83,14 @@ def main():
     preset_values = {}
     for pv in a.preset_value:
         p, _, v = pv.partition("@")
-        preset_values[p] = float(v)
+        preset_values[p] = number(v, f"--preset-value {pv}")
     variants = []
     for v in a.variants:
         head, sep, options = v.partition("=")
         param, at, value = head.partition("@")
         if not sep or not at:
             sys.exit(f"claims_scan: variant '{v}' is not PARAM@VALUE=OPTIONS")
-        variants.append((param, float(value), options))
+        variants.append((param, number(value, f"variant '{v}'"), options))
     base = run_claims(a.command, "")
     (c0, loss0) = score(base)
     print(f"preset: {c0['reproduced']}/{c0['off']}/{c0['ordering']} (reproduced/off/ordering differs) "
