@@ -511,7 +511,13 @@ INSTANTIATE_TEST_SUITE_P(
         // The largest time limit works (10^6 s); a run within it succeeds.
         ExitCase{kRun + "--time-limit 1e6", 0, ""},
         // A usage error found inside VP code exits 1, like any other (docs/cli.md).
-        ExitCase{"run --machine mesh:4x8 --algorithm alltoall/2-lev-sq --size 8", 1, "error: rank 0 failed at t=0 us: 2-lev-sq needs p to be a perfect square (p = 32)"}),
+        ExitCase{"run --machine mesh:4x8 --algorithm alltoall/2-lev-sq --size 8", 1, "error: rank 0 failed at t=0 us: 2-lev-sq needs p to be a perfect square (p = 32)"},
+        // Traffic out of range for the machine is found inside VP code: also exit 1.
+        ExitCase{"run --machine cm5:32 --algorithm alltoallv/two-stage --size 0 --traffic k=64,t=64", 1,
+                 "error: rank 0 failed at t=0 us: traffic: k must be in 1..32, got 64"},
+        // A write error on --out fails the command (it exited 0 with the output lost).
+        ExitCase{"sweep --machine mesh:2x2 --algorithms alltoall/1-lev-dir --sizes 8:8 --out /dev/full", 1,
+                 "error: cannot write '/dev/full'"}),
     [](const testing::TestParamInfo<ExitCase>& info) { return "case" + std::to_string(info.index); });
 
 // CLI11's own parse errors (an unknown option or argument, a missing value, a refused value, a
