@@ -28,6 +28,7 @@
 #include "algorithms/registry.hpp"
 #include "tools/experiment/claims.hpp"
 #include "tools/experiment/experiment.hpp"
+#include "tools/parse_command_line.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -924,7 +925,7 @@ int main(int argc, char** argv) {
       c->add_option("--params", fit_params, "the parameters to vary (default: every non-zero one)");
     }
   }
-  CLI11_PARSE(app, argc, argv);
+  if (const auto code = touchstone::cli::parse_command_line(app, argc, argv)) return *code;
   try {
     const std::string cmd = app.get_subcommands().front()->get_name();
     if (cmd == "claims") return print_claims(claims_options, read_reference(reference), jobs, claims::parse_format(claims_format));

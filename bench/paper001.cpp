@@ -30,6 +30,7 @@
 #include "algorithms/registry.hpp"
 #include "tools/experiment/claims.hpp"
 #include "tools/experiment/experiment.hpp"
+#include "tools/parse_command_line.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -399,7 +400,7 @@ int main(int argc, char** argv) {
       ->expected(3, 5);
   bool with_qs = false;
   bo->add_flag("--qs", with_qs, "also the scatter with Q S bytes per level-1 processor (scatter/*-both-qs)");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto code = touchstone::cli::parse_command_line(app, argc, argv)) return *code;
   try {
     if (pl->parsed()) {
       if (plot_inputs.size() == 4) throw UsageError("plot: give FIG9.csv and FIG10.csv together, or neither");
@@ -411,7 +412,7 @@ int main(int argc, char** argv) {
     if (bo->parsed()) return both42(machines42, qs_both, sizes, csv, with_qs);
     return search(levels, qs, sizes, csv, jobs);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "paper001: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", e.what());
     return 2;
   }
 }

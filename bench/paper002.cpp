@@ -18,6 +18,7 @@
 #include "algorithms/cost002.hpp"
 #include "algorithms/registry.hpp"
 #include "tools/experiment/experiment.hpp"
+#include "tools/parse_command_line.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
   app.add_option("--csv", csv, "also write every cell to this CSV file");
   int parallel = 0;
   app.add_option("--jobs", parallel, "emulations at once (0: the host's cores)")->check(CLI::Range(0, 1024));
-  CLI11_PARSE(app, argc, argv);
+  if (const auto code = touchstone::cli::parse_command_line(app, argc, argv)) return *code;
   try {
     std::ofstream out;
     if (!csv.empty()) {
@@ -121,7 +122,7 @@ int main(int argc, char** argv) {
                "(\"about twice as fast\") in {}.\n",
                wins, cells, twice);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "paper002: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", e.what());
     return 1;
   }
   return 0;

@@ -18,6 +18,7 @@
 #include "algorithms/registry.hpp"
 #include "tools/experiment/claims.hpp"
 #include "tools/experiment/experiment.hpp"
+#include "tools/parse_command_line.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -211,7 +212,7 @@ int main(int argc, char** argv) {
   app.fallthrough();  // --seeds, --traffic, --machine also after "claims"
   auto* cl = app.add_subcommand("claims", "section 3's costs and section 7's statements beside ours, with verdicts");
   cl->add_option("--format", format, "text, csv or markdown")->check(CLI::IsMember({"text", "csv", "markdown"}));
-  CLI11_PARSE(app, argc, argv);
+  if (const auto code = touchstone::cli::parse_command_line(app, argc, argv)) return *code;
   try {
     if (*cl) return print_claims(machine, seeds, traffic, parallel, claims::parse_format(format));
     const Machine m = parse_machine(machine);

@@ -25,6 +25,7 @@
 #include "algorithms/registry.hpp"
 #include "tools/experiment/claims.hpp"
 #include "tools/experiment/experiment.hpp"
+#include "tools/parse_command_line.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -456,14 +457,14 @@ int main(int argc, char** argv) {
   cl->add_option("--seeds", seeds, "Table 2: run seeds 1..N")->check(CLI::Range(1, 1000));
   cl->add_option("--networks", networks, "section 5.3: generated 128-node networks 1..N")->check(CLI::Range(1, 1000));
   cl->add_option("--options", g_machine_options, "machine options appended to every machine, e.g. ',send_us=2.5,recv_us=2.5'");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto code = touchstone::cli::parse_command_line(app, argc, argv)) return *code;
   try {
     if (*cl) return print_claims(arbitration, seeds, networks, claims::parse_format(format));
     if (*t2) return table2(placement, arbitration, seeds);
     if (*pb) return placements();
     return irregular(arbitration, seeds);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "paper004: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", e.what());
     return 1;
   }
 }

@@ -22,6 +22,7 @@
 #include "tools/debug_options.hpp"
 #include "tools/diff.hpp"
 #include "tools/numeric_option.hpp"
+#include "tools/parse_command_line.hpp"
 #include "tools/experiment/experiment.hpp"
 #include "tools/mpirun.hpp"
 #include "touchstone/touchstone.hpp"
@@ -300,11 +301,7 @@ int main(int argc, char** argv) {
     }
   }
   normalize_mpirun_args(argc, argv);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 1;  // --help and --version are not errors; every bad argument is 1
-  }
+  if (const auto code = parse_command_line(app, argc, argv)) return *code;
   try {
     if (*list) return cmd_list(list_what);
     if (*runc) return cmd_run(run_c, algorithm, static_cast<std::size_t>(size), run_debug);

@@ -2,6 +2,8 @@
 // computed exactly, section 7's generator, and CSV loading.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 
@@ -147,6 +149,16 @@ TEST(TrafficMatrix, NumbersAreRangeCheckedNeverWrapped) {
   EXPECT_NE(e.find("big.csv line 1: 9223372036854775000 is outside 0..1099511627776"), std::string::npos) << e;
   EXPECT_NE(traffic_error([] { algorithms::parse_traffic_csv("0,-3\n1,0\n", "m.csv"); }).find("m.csv line 1: negative entry -3"),
             std::string::npos);
+}
+
+// Traffic files are capped at 64 MiB (a sparse file: nothing is written) and refused unread.
+TEST(TrafficMatrix, FilesLargerThanTheCapAreRefusedUnread) {
+  const auto path = (std::filesystem::temp_directory_path() / "ts_big_traffic.csv").string();
+  std::ofstream(path) << "0";
+  std::filesystem::resize_file(path, (std::size_t{64} << 20) + 1);
+  const std::string e = traffic_error([&] { algorithms::load_traffic_csv(path); });
+  EXPECT_NE(e.find("ts_big_traffic.csv' is larger than 67108864 bytes"), std::string::npos) << e;
+  std::filesystem::remove(path);
 }
 
 TEST(TrafficMatrix, OnlyRegularFilesAreRead) {

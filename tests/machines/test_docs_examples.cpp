@@ -115,6 +115,21 @@ TEST(MachineInput, OnlyRegularFilesAreRead) {
   EXPECT_NE(machine_error(dir).find("not a regular file"), std::string::npos);
 }
 
+// Files are read only up to a size cap (1 MiB for machine and switch network files): a larger one is
+// refused before it is read. A sparse file, so the test writes nothing.
+TEST(MachineInput, FilesLargerThanTheCapAreRefusedUnread) {
+  const std::string big = write_file("ts_big_machine.json", "{");
+  std::filesystem::resize_file(big, (std::size_t{1} << 20) + 1);
+  std::string e = machine_error(big);
+  EXPECT_NE(e.find("ts_big_machine.json' is larger than 1048576 bytes"), std::string::npos) << e;
+  e = machine_error("switchnet:" + big);
+  EXPECT_NE(e.find("ts_big_machine.json' is larger than 1048576 bytes"), std::string::npos) << e;
+  std::filesystem::resize_file(big, std::size_t{1} << 20);  // at the cap: read, and refused as JSON
+  e = machine_error(big);
+  EXPECT_EQ(e.find("is larger than"), std::string::npos) << e;
+  EXPECT_NE(e.find("ts_big_machine.json"), std::string::npos) << e;
+}
+
 TEST(MachineInput, TimesThatRoundToZeroOrCouldOverflowAreRefused) {
   // 1e-9 ns per byte is 1e-6 ps: it used to round to 0, i.e. infinite bandwidth.
   EXPECT_NE(machine_error("mesh:2x2,link_ns_per_byte=1e-9").find("rounds to 0 ps"), std::string::npos);

@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -37,13 +38,13 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// Runs the built binary with `args` (a shell-quoted string), capturing stdout and stderr.
-// `shell_prefix` runs before it in the same shell (e.g. "ulimit -v N &&").
-Cli touchstone_cli(const std::string& args, const std::string& shell_prefix = "") {
+// Runs `program` with `args` (a shell-quoted string), capturing stdout and stderr. `shell_prefix`
+// runs before it in the same shell (e.g. "ulimit -v N &&").
+Cli run_program(const std::string& program, const std::string& args, const std::string& shell_prefix = "") {
   static int counter = 0;
   const std::string base = fmt::format("{}/cli{}_{}", testing::TempDir(), ::getpid(), counter++);
   const std::string cmd =
-      fmt::format("{} timeout 60 '{}' {} >'{}.out' 2>'{}.err'", shell_prefix, TOUCHSTONE_BIN, args, base, base);
+      fmt::format("{} timeout 60 '{}' {} >'{}.out' 2>'{}.err'", shell_prefix, program, args, base, base);
   const int status = std::system(cmd.c_str());
   Cli r;
   r.signaled = WIFSIGNALED(status);
@@ -51,6 +52,11 @@ Cli touchstone_cli(const std::string& args, const std::string& shell_prefix = ""
   r.out = slurp(base + ".out");
   r.err = slurp(base + ".err");
   return r;
+}
+
+// Runs the built touchstone binary.
+Cli touchstone_cli(const std::string& args, const std::string& shell_prefix = "") {
+  return run_program(TOUCHSTONE_BIN, args, shell_prefix);
 }
 
 const char* const kSpecFields[] = {"machine",   "algorithm", "size",         "vps",        "makespan_us",
@@ -505,5 +511,78 @@ INSTANTIATE_TEST_SUITE_P(
         // The largest time limit works (10^6 s); a run within it succeeds.
         ExitCase{kRun + "--time-limit 1e6", 0, ""},
         // A usage error found inside VP code exits 1, like any other (docs/cli.md).
-        ExitCase{"run --machine mesh:4x8 --algorithm alltoall/2-lev-sq --size 8", 1, "error: rank 0 failed at t=0 us: 2-lev-sq needs p to be a perfect square (p = 32)"}),
+        ExitCase{"run --machine mesh:4x8 --algorithm alltoall/2-lev-sq --size 8", 1, "error: rank 0 failed at t=0 us: 2-lev-sq needs p to be a perfect square (p = 32)"},
+        // Traffic out of range for the machine is found inside VP code: also exit 1.
+        ExitCase{"run --machine cm5:32 --algorithm alltoallv/two-stage --size 0 --traffic k=64,t=64", 1,
+                 "error: rank 0 failed at t=0 us: traffic: k must be in 1..32, got 64"},
+        // A write error on --out fails the command (it exited 0 with the output lost).
+        ExitCase{"sweep --machine mesh:2x2 --algorithms alltoall/1-lev-dir --sizes 8:8 --out /dev/full", 1,
+                 "error: cannot write '/dev/full'"}),
     [](const testing::TestParamInfo<ExitCase>& info) { return "case" + std::to_string(info.index); });
+
+// CLI11's own parse errors (an unknown option or argument, a missing value, a refused value, a
+// missing subcommand) are printed like every other error (docs/cli.md, "Exit codes"): one line,
+// `error: MESSAGE (see COMMAND --help)`, exit 1 (tools/parse_command_line.hpp). CLI11 alone printed
+// the bare message and "Run with --help for more information.".
+struct ParseErrorCase {
+  std::string args;
+  std::string stderr_exactly;
+  friend void PrintTo(const ParseErrorCase& c, std::ostream* os) { *os << "touchstone " << c.args; }
+};
+
+class CliParseErrors : public testing::TestWithParam<ParseErrorCase> {};
+
+TEST_P(CliParseErrors, ErrorLineAndExitCodeOne) {
+  const ParseErrorCase x = GetParam();
+  const Cli c = touchstone_cli(x.args);
+  EXPECT_FALSE(c.signaled);
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_EQ(c.err, x.stderr_exactly);
+  EXPECT_EQ(c.out, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue20, CliParseErrors,
+    testing::Values(
+        ParseErrorCase{"", "error: A subcommand is required (see touchstone --help)\n"},
+        ParseErrorCase{"--no-such-option", "error: A subcommand is required (see touchstone --help)\n"},
+        ParseErrorCase{"list", "error: what is required (see touchstone list --help)\n"},
+        ParseErrorCase{"list machines extra", "error: The following argument was not expected: extra (see touchstone list --help)\n"},
+        ParseErrorCase{kRun + "--bogus", "error: The following argument was not expected: --bogus (see touchstone run --help)\n"},
+        ParseErrorCase{"run --size 8", "error: --algorithm is required (see touchstone run --help)\n"},
+        ParseErrorCase{"run --machine", "error: --machine: 1 required TEXT missing (see touchstone run --help)\n"},
+        ParseErrorCase{"run --algorithm alltoall/1-lev-dir --size abc",
+                       "error: --size: 'abc' is not a whole decimal number (see touchstone run --help)\n"},
+        ParseErrorCase{kRun + "--format xml", "error: --format: xml not in {table,csv,json} (see touchstone run --help)\n"},
+        ParseErrorCase{"sweep --jobs 0", "error: --jobs: 0 is outside 1..4096 (see touchstone sweep --help)\n"},
+        ParseErrorCase{"plot /nonexistent/s.csv f.png",
+                       "error: csv: File does not exist: /nonexistent/s.csv (see touchstone plot --help)\n"},
+        ParseErrorCase{"mpirun --machine", "error: --machine: 1 required TEXT missing (see touchstone mpirun --help)\n"}),
+    [](const testing::TestParamInfo<ParseErrorCase>& info) { return "case" + std::to_string(info.index); });
+
+TEST(CliParseErrors, HelpAndVersionAreNotErrors) {
+  for (const std::string args : {"--help", "run --help", "--version"}) {
+    const Cli c = touchstone_cli(args);
+    EXPECT_EQ(c.exit_code, 0) << args << "\n" << c.err;
+    EXPECT_EQ(c.err, "") << args;
+    EXPECT_NE(c.out, "") << args;
+  }
+}
+
+#ifdef TOUCHSTONE_PAPER_BIN_DIR
+// The paper programs refuse a bad command line the same way (they used CLI11_PARSE, which exits
+// with CLI11's own codes: 106 for an unexpected argument, 109 for a missing subcommand).
+TEST(CliParseErrors, PaperProgramsPrintTheSameErrorLineAndExitOne) {
+  const std::map<std::string, std::string> expected = {
+      {"paper000", "A subcommand is required"},
+      {"paper001", "A subcommand is required"},
+      {"paper002", "The following argument was not expected: --no-such-option"},
+      {"paper003", "The following argument was not expected: --no-such-option"},
+      {"paper004", "A subcommand is required"}};
+  for (const auto& [program, message] : expected) {
+    const Cli c = run_program(fmt::format("{}/{}", TOUCHSTONE_PAPER_BIN_DIR, program), "--no-such-option");
+    EXPECT_EQ(c.exit_code, 1) << program << "\n" << c.err;
+    EXPECT_EQ(c.err, fmt::format("error: {} (see {} --help)\n", message, program));
+  }
+}
+#endif
