@@ -2,14 +2,26 @@
 // (docs/mpi.md): runs an MPI program module on every VP through libtouchstone_mpi.so.
 #include "tools/mpirun.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "tools/debug_options.hpp"
 #include "tools/numeric_option.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/explore.hpp"
 #include "touchstone/mpirun.hpp"
 
 namespace touchstone::cli {
@@ -23,7 +35,103 @@ struct Options {
   std::string execution = "fibers";
   double time_limit_s = 3600;
   std::size_t stack_kb = 1024;
+  std::string explore_outcome;  // an explored run (child of --explore): where to write its outcome
 };
+
+// The command line as given (normalize_mpirun_args): --explore re-runs it in child processes.
+std::vector<std::string>& command_line() {
+  static std::vector<std::string> args;
+  return args;
+}
+
+// An explored run's outcome as the child writes it for its parent (--explore-outcome FILE).
+void write_outcome(const std::string& path, const RunResult& r) {
+  nlohmann::json races = nlohmann::json::array();
+  for (const Race& race : r.races) {
+    nlohmann::json alternatives = nlohmann::json::array();
+    for (const auto& a : race.alternatives) alternatives.push_back(a.source);
+    races.push_back({{"rank", race.rank}, {"call", race.call}, {"alternatives", alternatives}});
+  }
+  std::ofstream(path) << nlohmann::json{{"received", r.received}, {"races", races}}.dump();
+}
+
+// `mpirun --explore N`: each explored run is a fresh `touchstone mpirun` process (a freshly loaded
+// program and a new MPI session), the same command line less --explore, --trace, --order-log and
+// --explain, with --races and --schedule CHOICES; its stdout is dropped. It reports what the
+// exploration needs through --explore-outcome; a non-zero exit is a failed run, described by its
+// error's first line.
+RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::filesystem::path& dir, int number) {
+  const auto& given = command_line();
+  std::vector<std::string> args{given.at(0), "mpirun"};
+  std::size_t i = 2;
+  std::error_code ec;
+  for (; i < given.size() && !std::filesystem::is_regular_file(given[i], ec); ++i) {
+    const std::string& a = given[i];
+    const auto name = a.substr(0, a.find('='));
+    const bool valued = name == "--explore" || name == "--trace" || name == "--order-log" || name == "--schedule";
+    if (valued || name == "--explain" || name == "--races") {
+      if (valued && a.find('=') == std::string::npos) ++i;  // its value is the next argument
+      continue;
+    }
+    args.push_back(a);
+  }
+  const std::string outcome_file = (dir / fmt::format("run{}.json", number)).string();
+  const std::string err_file = (dir / fmt::format("run{}.err", number)).string();
+  args.insert(args.end(), {"--races", "--explore-outcome", outcome_file});
+  if (!schedule.empty()) args.insert(args.end(), {"--schedule", format_schedule(schedule)});
+  args.insert(args.end(), given.begin() + static_cast<std::ptrdiff_t>(i), given.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const int spawned = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) throw Error(fmt::format("mpirun --explore: cannot start an explored run: {}", std::strerror(spawned)));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  RunOutcome out;
+  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (rc != 0) {
+    // The error's first line: after "error: the run failed:"; else (MPI_Abort, a rank's exit
+    // status) mpirun's last line, after what the program wrote just before it (a failed check).
+    std::ifstream in(err_file);
+    std::string line, last, before_last, after_failed;
+    bool failed_next = false;
+    while (std::getline(in, line)) {
+      if (failed_next && after_failed.empty()) after_failed = line;
+      failed_next = line == "error: the run failed:";
+      if (line.empty()) continue;
+      before_last = last;
+      last = line;
+    }
+    out.failed = true;
+    if (!after_failed.empty()) out.outcome = after_failed;
+    else if (last.empty()) out.outcome = fmt::format("exit status {}", rc);
+    else out.outcome = (before_last.empty() ? "" : before_last + "; ") + last;
+    return out;
+  }
+  std::ifstream in(outcome_file);
+  if (!in) throw Error(fmt::format("mpirun --explore: the explored run --schedule '{}' wrote no outcome",
+                                   format_schedule(schedule)));
+  const auto j = nlohmann::json::parse(in);
+  out.outcome = "completed";
+  out.received = j.at("received").get<std::vector<std::uint64_t>>();
+  for (const auto& r : j.at("races")) {
+    Race race;
+    race.rank = r.at("rank");
+    race.call = r.at("call");
+    for (const auto& src : r.at("alternatives")) race.alternatives.push_back(RaceAlternative{0, src.get<int>(), 0, 0, 0});
+    out.races.push_back(std::move(race));
+  }
+  return out;
+}
 
 // The options of `run` that an MPI run has too, each bound to its RunOptions field: a new
 // RunOptions field becomes an mpirun option with one more line here.
@@ -74,20 +182,41 @@ int run(Options& o, CLI::App* cmd) {
       o.launch.coll[item.substr(0, eq)] = item.substr(eq + 1);
     }
   }
-  // Exploring re-runs the program; an MPI program's session (ranks' MPI state, loaded copies) is
-  // not yet re-made per run, so --explore is refused rather than half done. --schedule replays a
-  // chosen match of a single run.
-  if (o.debug.explore > 0)
-    throw UsageError("mpirun: --explore is not available for MPI programs yet; explore with `touchstone run` or "
-                     "replay one choice with --schedule (docs/debugging.md)");
   apply_debug_options(o.debug, o.launch.run);
-  o.launch.on_result = [&o](const Machine& m, const RunResult& r) {
-    fmt::print(stderr, "{}", debug_findings(o.debug, m, Program{}, o.launch.run, r).text);
+  // Exploring re-runs the program, each run in a fresh process (explored_run): an MPI program's
+  // globals and MPI session are made once per process. This process makes the original run.
+  const int explore_runs = o.debug.explore;
+  DebugOptions findings_options = o.debug;
+  findings_options.explore = 0;  // explored below, not in process
+  std::optional<RunOutcome> original;
+  if (explore_runs > 0 && o.launch.run.races == RaceCheck::off) o.launch.run.races = RaceCheck::report;
+  o.launch.on_result = [&](const Machine& m, const RunResult& r) {
+    fmt::print(stderr, "{}", debug_findings(findings_options, m, Program{}, o.launch.run, r).text);
+    if (!o.explore_outcome.empty()) write_outcome(o.explore_outcome, r);
+    if (explore_runs > 0) original = RunOutcome{false, "completed", r.received, r.races};
   };
   o.launch.run.execution = o.execution == "threads" ? Execution::threads : Execution::fibers;
   o.launch.run.time_limit = time_limit_ps(o.time_limit_s);
   o.launch.run.stack_bytes = o.stack_kb * 1024;
-  return mpi::launch(o.launch);
+  const int rc = mpi::launch(o.launch);
+  if (explore_runs == 0) return rc;
+  if (rc != 0 || !original) original = RunOutcome{true, fmt::format("failed (exit status {})", rc), {}, {}};
+  char dir_template[] = "/tmp/touchstone-explore-XXXXXX";
+  if (!mkdtemp(dir_template)) throw Error("mpirun --explore: cannot make a temporary directory");
+  const std::filesystem::path dir(dir_template);
+  int number = 0;
+  Exploration e;
+  try {
+    e = explore([&](const std::vector<ForcedMatch>& schedule) {
+      return number++ == 0 ? *original : explored_run(schedule, dir, number);
+    }, o.launch.run.schedule, explore_runs);
+  } catch (...) {
+    std::filesystem::remove_all(dir);
+    throw;
+  }
+  std::filesystem::remove_all(dir);
+  fmt::print(stderr, "{}", describe_exploration(e, explore_runs));
+  return rc != 0 ? rc : e.different.empty() ? 0 : 3;
 }
 
 }  // namespace
@@ -105,12 +234,15 @@ Subcommand add_mpirun(CLI::App& app) {
   cmd->add_flag("--tag-output", o->launch.tag_output, "prefix every line a rank writes to stdout with \"[rank] \"");
   cmd->add_flag("--summary", o->launch.summary, "print makespan, messages and trace_hash to stderr at the end");
   add_run_options(cmd, *o);
+  cmd->add_option("--explore-outcome", o->explore_outcome, "(internal: an explored run writes its outcome here)")
+      ->group("");
   return Subcommand{cmd, [o, cmd] { return run(*o, cmd); }};
 }
 
 void normalize_mpirun_args(int argc, char** argv) {
   static char np[] = "--np";
   if (argc < 2 || std::string(argv[1]) != "mpirun") return;
+  command_line().assign(argv, argv + argc);
   for (int i = 2; i < argc; ++i) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(argv[i], ec)) return;  // the program: the rest is its own

@@ -160,17 +160,38 @@ std::string Engine::wait_for_cycle() const {
   }
   if (count) s += fmt::format("Unmatched messages that could have broken it ({}):\n{}", count, near);
   // Message-dependent deadlock with bounded buffers: name the full buffers and their contents.
+  // Its space is reserved by messages that arrived and wait for a receive, by messages matched but
+  // not yet received, and by messages whose first packets are in while the rest wait in the network.
   for (const auto& vp : vps_) {
     if (!network_->waits_for_buffer(vp->rank)) continue;
     std::vector<std::string> held;
+    std::int64_t unreceived = 0, in_flight = 0;
     for (const Msg* m = vp->mailbox.unexpected(); m; m = m->next)
-      held.push_back(fmt::format("#{} from {} ({} B)", m->id, m->src, m->size));
-    s += fmt::format("The receive buffer of node {} is full ({} of {} bytes): {}{}\n", vp->rank,
-                     network_->buffer_used(vp->rank), machine_.net.recv_buffer,
-                     held.empty() ? "held by messages matched but not yet received" : "unreceived messages ",
-                     fmt::join(held, ", "));
+      if (m->buffered) {
+        held.push_back(fmt::format("#{} from {} ({} B)", m->id, m->src, m->size));
+        unreceived += static_cast<std::int64_t>(m->size);
+      }
+    const auto flying = network_->describe_buffer_holders(vp->rank);
+    in_flight = flying.bytes;
+    const std::int64_t used = network_->buffer_used(vp->rank);
+    s += fmt::format("The receive buffer of node {} is full ({} of {} bytes reserved), reserved by:\n", vp->rank, used,
+                     machine_.net.recv_buffer);
+    if (!held.empty()) s += fmt::format("  unreceived messages {}\n", fmt::join(held, ", "));
+    if (!flying.lines.empty())
+      s += "  messages still arriving, each reserved whole at its first packet, the rest blocked in the network:\n" +
+           flying.lines;
+    if (used > unreceived + in_flight)
+      s += fmt::format("  {} bytes of messages arrived and matched but not yet received\n", used - unreceived - in_flight);
   }
   return s;
+}
+
+// True when some receive buffer waits for messages that wait for it (docs/model.md 2.7): no
+// receive can break that.
+bool Engine::buffer_cycle() const {
+  for (const auto& vp : vps_)
+    if (network_->waits_for_buffer(vp->rank) && network_->describe_buffer_holders(vp->rank).cycle) return true;
+  return false;
 }
 
 std::string Engine::deadlock_report() const {
@@ -178,6 +199,10 @@ std::string Engine::deadlock_report() const {
   std::string s;
   if (!cycle.empty()) {
     s = fmt::format("{}at t={} us; the VPs waiting on it:\n", cycle, to_us(now_));
+  } else if (buffer_cycle()) {
+    s = fmt::format("message-dependent deadlock at t={} us: a receive buffer is reserved by messages whose later "
+                    "packets are blocked behind worms that wait for space in that same buffer (below).\n",
+                    to_us(now_));
   } else if (network_->blocked_packets()) {
     s = fmt::format("deadlock at t={} us: worms wait in the network (for receive-buffer space or behind such "
                     "worms) that only the blocked VPs below could free.\n",

@@ -197,6 +197,7 @@ class Engine final : public NetworkListener, private Scheduler {
   // runtime/src/deadlock.cpp
   std::string deadlock_report() const;
   std::string wait_for_cycle() const;
+  bool buffer_cycle() const;
   std::string describe_wait(const Vp& v) const;
   void on_matched(Msg& m, Time t);  // a synchronous send's message was matched at t
   Msg* new_msg();

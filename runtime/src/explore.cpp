@@ -45,42 +45,46 @@ std::string format_schedule(const std::vector<ForcedMatch>& schedule) {
   return s;
 }
 
-namespace {
-
-struct Outcome {
-  ExploredRun run;
-  std::vector<std::uint64_t> received;
-  std::vector<Race> races;
-};
-
-Outcome attempt(const Machine& machine, const Program& program, RunOptions o, std::vector<ForcedMatch> schedule) {
-  Outcome out;
-  out.run.schedule = schedule;
-  o.schedule = std::move(schedule);
-  try {
-    RunResult r = run(machine, program, o);
-    out.run.outcome = "completed";
-    out.received = std::move(r.received);
-    out.races = std::move(r.races);
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    out.run.failed = true;
-    out.run.outcome = what.substr(0, what.find('\n'));
-  }
-  return out;
-}
-
-}  // namespace
-
 Exploration explore(const Machine& machine, const Program& program, const RunOptions& options, int max_runs) {
-  if (max_runs < 1) throw UsageError(fmt::format("--explore {}: need at least 1 run", max_runs));
   RunOptions o = options;
   o.trace_file.clear();
   o.order_log_file.clear();
   o.races = RaceCheck::report;
   o.explain = false;
+  auto attempt = [&](const std::vector<ForcedMatch>& schedule) {
+    RunOutcome out;
+    o.schedule = schedule;
+    try {
+      RunResult r = run(machine, program, o);
+      out.outcome = "completed";
+      out.received = std::move(r.received);
+      out.races = std::move(r.races);
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      out.failed = true;
+      out.outcome = what.substr(0, what.find('\n'));
+    }
+    return out;
+  };
+  return explore(attempt, options.schedule, max_runs);
+}
+
+Exploration explore(const std::function<RunOutcome(const std::vector<ForcedMatch>&)>& attempt,
+                    const std::vector<ForcedMatch>& first_schedule, int max_runs) {
+  if (max_runs < 1) throw UsageError(fmt::format("--explore {}: need at least 1 run", max_runs));
+  struct Outcome {
+    ExploredRun run;
+    RunOutcome got;
+  };
+  auto make = [&](std::vector<ForcedMatch> schedule) {
+    Outcome out{ExploredRun{}, attempt(schedule)};
+    out.run.schedule = std::move(schedule);
+    out.run.failed = out.got.failed;
+    out.run.outcome = out.got.outcome;
+    return out;
+  };
   Exploration ex;
-  const Outcome first = attempt(machine, program, o, options.schedule);
+  const Outcome first = make(first_schedule);
   ex.original = first.run;
   ex.runs = 1;
   // Depth-first: the children of a run force, in turn, each alternative of each of its races
@@ -90,7 +94,7 @@ Exploration explore(const Machine& machine, const Program& program, const RunOpt
   std::vector<std::vector<ForcedMatch>> stack;
   auto push_children = [&](const Outcome& parent) {
     std::vector<std::vector<ForcedMatch>> kids;
-    for (const Race& r : parent.races)
+    for (const Race& r : parent.got.races)
       for (const auto& alt : r.alternatives) {
         auto s = parent.run.schedule;
         s.push_back(ForcedMatch{r.rank, r.call, alt.source});
@@ -103,12 +107,12 @@ Exploration explore(const Machine& machine, const Program& program, const RunOpt
   while (!stack.empty() && ex.runs < max_runs) {
     auto s = std::move(stack.back());
     stack.pop_back();
-    Outcome now = attempt(machine, program, o, std::move(s));
+    Outcome now = make(std::move(s));
     ++ex.runs;
     bool differs = now.run.failed != first.run.failed || now.run.outcome != first.run.outcome;
     if (!now.run.failed && !first.run.failed)
-      for (std::size_t r = 0; r < now.received.size() && r < first.received.size(); ++r)
-        if (now.received[r] != first.received[r]) now.run.different_data.push_back(static_cast<int>(r));
+      for (std::size_t r = 0; r < now.got.received.size() && r < first.got.received.size(); ++r)
+        if (now.got.received[r] != first.got.received[r]) now.run.different_data.push_back(static_cast<int>(r));
     differs |= !now.run.different_data.empty();
     if (differs) ex.different.push_back(now.run);
     if (!now.run.failed) push_children(now);

@@ -660,6 +660,67 @@ std::string Network::describe_blocked() const {
   return s;
 }
 
+Network::BufferHolders Network::describe_buffer_holders(int node) const {
+  // What each blocked header waits for: a channel, or (kNoChannel) a node's ejection port or buffer.
+  struct Waiting {
+    std::uint32_t channel = kNoChannel;
+    int buffer_of = -1;
+  };
+  std::unordered_map<const Packet*, Waiting> waits;
+  for (std::uint32_t c = 0; c < ch_.size(); ++c)
+    for (const Packet* p = ch_[c].wait_head; p; p = p->next_wait) waits[p].channel = c;
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    for (const Packet* p = nodes_[n].ej_wait_head; p; p = p->next_wait) waits[p];
+    for (const Packet* p = nodes_[n].buf_wait_head; p; p = p->next_wait) waits[p].buffer_of = static_cast<int>(n);
+  }
+  auto worm = [](const Packet* p) {
+    return fmt::format("packet {} of message #{} ({} -> {})", p->index, p->m->id, p->m->src, p->m->dst);
+  };
+  // A message in flight with space reserved: its first blocked packet, the one after those that
+  // got through (packets of a message follow each other on one path; a later one may wait behind it).
+  std::vector<const Packet*> holders;
+  for (const auto& [p, w] : waits)
+    if (p->m->buffered && p->m->fan == 1 && p->m->dst == node && w.buffer_of != node) holders.push_back(p);
+  std::sort(holders.begin(), holders.end(), [](const Packet* a, const Packet* b) {
+    return a->m->id != b->m->id ? a->m->id < b->m->id : a->index < b->index;
+  });
+  holders.erase(std::unique(holders.begin(), holders.end(), [](const Packet* a, const Packet* b) { return a->m == b->m; }),
+                holders.end());
+  BufferHolders out;
+  std::string& s = out.lines;
+  for (const Packet* p : holders) {
+    out.bytes += static_cast<std::int64_t>(p->m->size);
+    s += fmt::format("    message #{} from {} ({} B reserved; {} of its {} packet(s) in): {}", p->m->id, p->m->src,
+                     p->m->size, p->index, p->m->packets, worm(p));
+    // Follow the chain of holders: each waits for a channel whose holder's header is blocked too.
+    const Packet* cur = p;
+    for (std::size_t steps = 0; steps <= waits.size(); ++steps) {
+      const auto it = waits.find(cur);
+      if (it == waits.end()) break;
+      if (it->second.buffer_of >= 0) {
+        s += fmt::format(" waits for receive-buffer space at node {}", it->second.buffer_of);
+        if (it->second.buffer_of == node) {
+          s += ": a cycle through this buffer";
+          out.cycle = true;
+        }
+        break;
+      }
+      const std::uint32_t c = it->second.channel;
+      if (c == kNoChannel) {
+        s += " waits for an ejection port";
+        break;
+      }
+      s += " waits for " + channel_name(c);
+      const Channel& ch = ch_[c];
+      if (ch.release != kNever || !ch.holder) break;
+      cur = ch.holder;
+      s += " held by " + worm(cur) + ", which";
+    }
+    s += "\n";
+  }
+  return out;
+}
+
 std::string Network::find_deadlock_cycle() const {
   // Wait-for graph: a channel waited on -> its holder (blocked, release unknown) -> the channel
   // that holder's header waits for. Each blocked worm waits for exactly one link channel, so a

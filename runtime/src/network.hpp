@@ -175,6 +175,16 @@ class Network {
   std::string find_deadlock_cycle() const;
   /// Describes every blocked packet (for reports).
   std::string describe_blocked() const;
+  /// Message-dependent deadlock (docs/model.md 2.7): the messages whose reservation fills node's
+  /// receive buffer while their later packets are still in the network, one line each with what
+  /// the next of them waits for, followed worm by worm to the header that waits for this very
+  /// buffer when it gets there (the cycle).
+  struct BufferHolders {
+    std::string lines;
+    std::int64_t bytes = 0;  // reserved by those messages
+    bool cycle = false;      // one of them waits, through other worms, for this very buffer
+  };
+  BufferHolders describe_buffer_holders(int node) const;
   /// "link (0,1)->(0,2)", "injection port 0 of node 3", ...
   std::string channel_name(std::uint32_t c) const;
   /// The time channel c frees (kNever while its holder's tail time is unknown).

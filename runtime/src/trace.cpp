@@ -20,6 +20,25 @@ nlohmann::json ts(Time t) { return nlohmann::json::parse(us(t)); }
 // so that a slice ending where the next one starts can never take the arrow.
 Time inside(Time start, Time end) { return start + (end - start) / 2; }
 
+// A flow (s/f pair) whose ends bind in both viewers. Perfetto binds a flow event to the slice that
+// encloses it, so each end lies strictly inside its slice (`inside`), never on a boundary two slices
+// share. Chrome's trace engine binds a flow event only to an event with exactly its timestamp,
+// process, thread and category, so each end also gets a zero-length anchor slice of its own there
+// (args.flow_anchor), nested in the enclosing slice: Perfetto may take either, both are the spot.
+void emit_flow(const std::function<void(const nlohmann::json&)>& emit, const char* name, std::uint64_t id, int from_pid,
+               int from_tid, Time from, int to_pid, int to_tid, Time to, bool anchor_end) {
+  auto anchor = [&](int pid, int tid, Time t, const char* end) {
+    emit({{"name", name}, {"cat", "touchstone"}, {"ph", "X"}, {"pid", pid}, {"tid", tid}, {"ts", ts(t)}, {"dur", 0},
+          {"args", {{"flow_anchor", fmt::format("{} of flow {}", end, id)}}}});
+  };
+  anchor(from_pid, from_tid, from, "start");
+  if (anchor_end) anchor(to_pid, to_tid, to, "end");
+  emit({{"name", name}, {"cat", "touchstone"}, {"ph", "s"}, {"id", id}, {"pid", from_pid}, {"tid", from_tid},
+        {"ts", ts(from)}, {"args", nlohmann::json::object()}});
+  emit({{"name", name}, {"cat", "touchstone"}, {"ph", "f"}, {"bp", "e"}, {"id", id}, {"pid", to_pid}, {"tid", to_tid},
+        {"ts", ts(to)}, {"args", nlohmann::json::object()}});
+}
+
 struct File {
   explicit File(const std::string& path) : f(std::fopen(path.c_str(), "w")) {
     if (!f) throw UsageError(fmt::format("cannot write '{}'", path));
@@ -119,16 +138,15 @@ void Recorder::write_network(const std::function<void(const nlohmann::json&)>& e
   std::uint64_t id = 1;
   for (const auto& f : flows_) id = std::max(id, f.id + 2);
   for (const auto& a : arrows_) {
-    // Both ends inside both spans when they overlap by 2 ps or more (the arrow is then vertical),
-    // else each end inside its own span.
+    // Both ends inside both spans when they overlap by 3 ps or more (the arrow is then vertical,
+    // its end 1/3 of the overlap after its start: Chrome's trace engine keeps one event per time of
+    // a flow, so the ends need distinct times), else each end inside its own span.
     const NetSpan &from = net_spans_[a.from], &to = net_spans_[a.to];
     const Time lo = std::max(from.start, to.start), hi = std::min(from.end, to.end);
-    const Time at_from = hi >= lo + 2 ? inside(lo, hi) : inside(from.start, from.end);
-    const Time at_to = hi >= lo + 2 ? at_from : inside(to.start, to.end);
-    emit({{"name", "blocked by"}, {"cat", "touchstone"}, {"ph", "s"}, {"id", id}, {"pid", network},
-          {"tid", tid_of[a.from]}, {"ts", ts(at_from)}, {"args", nlohmann::json::object()}});
-    emit({{"name", "blocked by"}, {"cat", "touchstone"}, {"ph", "f"}, {"bp", "e"}, {"id", id}, {"pid", network},
-          {"tid", tid_of[a.to]}, {"ts", ts(at_to)}, {"args", nlohmann::json::object()}});
+    const bool overlap = hi >= lo + 3;
+    const Time at_from = overlap ? lo + (hi - lo) / 3 : inside(from.start, from.end);
+    const Time at_to = overlap ? lo + 2 * ((hi - lo) / 3) : inside(to.start, to.end);
+    emit_flow(emit, "blocked by", id, network, tid_of[a.from], at_from, network, tid_of[a.to], at_to, true);
     ++id;
   }
 }
@@ -187,10 +205,9 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
     write_network(emit);
     for (const auto& f : flows_) {
       if (f.received == kNever) continue;  // still in flight when a failed run stopped
-      emit({{"name", "message"}, {"cat", "touchstone"}, {"ph", "s"}, {"id", f.id + 1}, {"pid", vp}, {"tid", tid(f.src)},
-            {"ts", ts(f.sent)}, {"args", nlohmann::json::object()}});
-      emit({{"name", "message"}, {"cat", "touchstone"}, {"ph", "f"}, {"bp", "e"}, {"id", f.id + 1}, {"pid", f.end_track},
-            {"tid", tid(f.dst)}, {"ts", ts(f.received)}, {"args", nlohmann::json::object()}});
+      // An unreceived message's zero-length slice starts where its arrow ends: it is its own anchor.
+      emit_flow(emit, "message", f.id + 1, vp, tid(f.src), f.sent, f.end_track, tid(f.dst), f.received,
+                f.end_track != never_received);
     }
     fmt::print(out.f, "\n]}}\n");
   }

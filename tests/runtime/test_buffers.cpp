@@ -4,6 +4,7 @@
 // is freed when the receive completes, at the receiver's clock after the receive cost.
 #include <gtest/gtest.h>
 
+#include "algorithms/registry.hpp"
 #include "support/model.hpp"
 
 using namespace touchstone;
@@ -150,6 +151,18 @@ void admitted_then_waiting(const std::string& spec, int src1, int src2, int d2, 
       const std::string what = e.what();
       EXPECT_NE(what.find("receive-buffer space at node 3"), std::string::npos) << what;
       EXPECT_NE(what.find("packet 1 of message"), std::string::npos) << what;
+      // The report names the cycle through the buffer: M1 (message #1: ids follow the order in which
+      // sends execute, and rank 1's send executes first) reserved 104 B with its first packet in; its
+      // second waits for link 2-3 held by M2 (#0), which waits for node 3's buffer.
+      EXPECT_EQ(what.rfind("message-dependent deadlock at t=", 0), 0u) << what;
+      EXPECT_NE(what.find("The receive buffer of node 3 is full (104 of 150 bytes reserved), reserved by:\n"
+                          "  messages still arriving, each reserved whole at its first packet, the rest blocked in "
+                          "the network:\n"
+                          "    message #1 from 2 (104 B reserved; 1 of its 2 packet(s) in): packet 1 of message #1 "
+                          "(2 -> 3) waits for link (0,2)->(0,3) held by packet 0 of message #0 (1 -> 3), which waits "
+                          "for receive-buffer space at node 3: a cycle through this buffer\n"),
+                std::string::npos)
+          << what;
     }
     return;
   }
@@ -221,3 +234,42 @@ TEST(ReceiveBuffers, BufferOptionOfTheMachineSpec) {
 }
 
 }  // namespace
+
+// Issue 17's suspected model bug, which is none: on mesh:3x3 with 2 KiB receive buffers an
+// all-to-all of 700-byte messages in 64-byte packets deadlocks although every receive is posted.
+// Node 0's buffer holds two reservations of 700 B (messages from 4 and 7, each with only its
+// first packet in); the third 700-byte message (from 5) does not fit the remaining 648 B, and its
+// waiting worm holds the links the later packets of the other two need. A machine that allocates a
+// message's buffer at its first packet and holds refused worms in the network (docs/model.md 2.7)
+// deadlocks here; the report names the buffer, its reservations and the cycle of each.
+TEST(ReceiveBuffers, AllToAllWithPostedReceivesDeadlocksThroughAReservedBuffer) {
+  const auto& alg = algorithms::find("alltoall/1-lev-dir");
+  const algorithms::Args args{700, 0, true};
+  const Machine m = parse_machine("mesh:3x3,buffer=2048,packet=64+0");
+  std::string what;
+  try {
+    run(m, [&](Proc& p) { alg.program(p, args); });
+  } catch (const RunError& e) {
+    what = e.what();
+  }
+  ASSERT_FALSE(what.empty()) << "no deadlock";
+  EXPECT_EQ(what.rfind("message-dependent deadlock at t=", 0), 0u) << what;
+  EXPECT_NE(what.find("The receive buffer of node 0 is full (1400 of 2048 bytes reserved), reserved by:\n"
+                      "  messages still arriving, each reserved whole at its first packet, the rest blocked in the "
+                      "network:\n"
+                      "    message #32 from 4 (700 B reserved; 1 of its 11 packet(s) in): packet 1 of message #32 "
+                      "(4 -> 0) waits for link (1,1)->(1,0) held by packet 0 of message #40 (5 -> 0), which waits for "
+                      "receive-buffer space at node 0: a cycle through this buffer\n"
+                      "    message #56 from 7 (700 B reserved; 1 of its 11 packet(s) in): packet 1 of message #56 "
+                      "(7 -> 0) waits for link (2,1)->(2,0) held by packet 0 of message #64 (8 -> 0), which waits for "
+                      "link (1,0)->(0,0) held by packet 0 of message #40 (5 -> 0), which waits for receive-buffer "
+                      "space at node 0: a cycle through this buffer\n"),
+            std::string::npos)
+      << what;
+  EXPECT_NE(what.find("packet 0 of message #40 (5 -> 0, 700 bytes) waits for receive-buffer space at node 0 (1400 of "
+                      "2048 bytes in use)"),
+            std::string::npos)
+      << what;
+  // With room for four whole messages (2800 B) the same all-to-all completes.
+  EXPECT_NO_THROW(run(parse_machine("mesh:3x3,buffer=2800,packet=64+0"), [&](Proc& p) { alg.program(p, args); }));
+}

@@ -3,7 +3,11 @@
 // its thread (viewers drop slices that overlap partially), every flow has one start and one end
 // with the same category, and each end binds to exactly one slice: the deepest slice of its thread
 // that contains it, with no other slice of the thread ending or starting exactly there (a flow
-// event on a boundary between two slices binds to either, depending on the viewer).
+// event on a boundary between two slices binds to either, depending on the viewer). Chrome's trace
+// engine binds a flow event only to an event with its exact timestamp, process, thread and
+// category: each flow event must have one, a zero-length anchor slice (args.flow_anchor, kept out
+// of `slices`) or a slice that starts there. tests/trace_engine/ parses traces with Chrome's engine
+// itself.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -38,6 +42,7 @@ struct CheckedTrace {
   std::vector<TraceSlice> slices;
   std::map<std::uint64_t, TraceFlow> flows;  // by flow id
   std::map<std::pair<int, int>, std::string> thread_names;
+  std::vector<TraceSlice> anchors;  // zero-length slices that give flow events a start to bind to
 };
 
 inline std::int64_t trace_ps(const nlohmann::json& us) { return std::llround(us.get<double>() * 1e6); }
@@ -81,6 +86,11 @@ inline CheckedTrace check_trace(const std::string& path) {
       EXPECT_EQ(e.at("cat"), "touchstone") << e.dump();
       EXPECT_GE(e.at("tid").get<int>(), 1) << e.dump();
       const std::int64_t start = trace_ps(e.at("ts"));
+      if (e.at("args").contains("flow_anchor")) {
+        EXPECT_EQ(trace_ps(e.at("dur")), 0) << e.dump();
+        t.anchors.push_back(TraceSlice{e.at("pid"), e.at("tid"), e.at("name"), e.at("args").at("flow_anchor"), start, start});
+        continue;
+      }
       t.slices.push_back(TraceSlice{e.at("pid"), e.at("tid"), e.at("name"), e.at("args").value("detail", ""), start,
                                     start + trace_ps(e.at("dur"))});
       EXPECT_GE(t.slices.back().end, start) << e.dump();
@@ -119,6 +129,12 @@ inline CheckedTrace check_trace(const std::string& path) {
     EXPECT_GE(id, 1u);
     TraceFlow& f = t.flows[id];
     const TraceSlice* s = detail::bind(t.slices, *e);
+    const int pid = e->at("pid"), tid = e->at("tid");
+    const std::int64_t ts = trace_ps(e->at("ts"));
+    auto starts_here = [&](const TraceSlice& x) { return x.pid == pid && x.tid == tid && x.start == ts; };
+    EXPECT_TRUE(std::any_of(t.anchors.begin(), t.anchors.end(), starts_here) ||
+                std::any_of(t.slices.begin(), t.slices.end(), starts_here))
+        << "a flow event with no event of its timestamp to bind to in Chrome's trace engine: " << e->dump();
     if (e->at("ph") == "s") {
       EXPECT_EQ(f.from, nullptr) << "duplicate flow start " << e->dump();
       f.from = s;

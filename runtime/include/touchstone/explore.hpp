@@ -7,6 +7,7 @@
 // with other data received. Each such run is named by its choice vector, which --schedule (or
 // RunOptions::schedule) replays exactly.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,21 @@ struct Exploration {
 /// Explores `program`'s races on `machine` within `max_runs` runs (>= 1). `options` is used for
 /// every run, without its trace and order-log files, with race detection on.
 Exploration explore(const Machine& machine, const Program& program, const RunOptions& options, int max_runs);
+
+/// What exploring needs of one run: whether it failed and how (the error's first line), and, for
+/// a completed run, what each rank received (RunResult::received) and its races.
+struct RunOutcome {
+  bool failed = false;
+  std::string outcome;  ///< "completed" or the error's first line
+  std::vector<std::uint64_t> received;
+  std::vector<Race> races;
+};
+
+/// The same exploration over runs made by `attempt` (given the choices to force; race detection
+/// on, no trace): for launchers that make each run in a fresh process, such as `mpirun --explore`.
+/// `first` is the original run's schedule.
+Exploration explore(const std::function<RunOutcome(const std::vector<ForcedMatch>&)>& attempt,
+                    const std::vector<ForcedMatch>& first, int max_runs);
 
 /// The report printed by --explore.
 std::string describe_exploration(const Exploration& e, int max_runs);
