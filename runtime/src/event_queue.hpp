@@ -48,8 +48,9 @@ struct Event {
 /// so an event costs a node write and its share of one small sort: the radix heap before it moved
 /// each 40-byte entry several times between its buckets. The order of events is exactly
 /// (t, order, seq), whatever the bucket width; the width only decides the speed
-/// (set_resolution: the engine makes it a quarter of the hop time, so a header's next hop lands a
-/// few buckets ahead and an instant rarely shares its bucket).
+/// (set_resolution: the engine makes it a sixteenth of the hop time, so a header's next hop lands
+/// some buckets ahead and an instant rarely shares its bucket with another: a bucket whose events
+/// were pushed in key order, as an instant's headers usually are, needs no sort).
 class EventQueue {
  public:
   EventQueue() : heads_(kRing, nullptr) {}
@@ -65,17 +66,12 @@ class EventQueue {
   void push(Time t, std::uint64_t order, Ev kind, void* p, std::uint64_t a = 0) {
     const std::uint64_t seq_kind = seq_++ << 8 | static_cast<std::uint64_t>(kind);
     ++size_;
-    // never expected: the engine reports it when it comes out
-    if (t < last_) [[unlikely]] return late_.push_back(Event{t, order, seq_kind, p, a});
-    const std::uint64_t b = bucket_of(t);  // >= cur_, since t >= last_
-    if (b == cur_) {
-      // The current bucket is being taken (the ring never holds it): keep it sorted. Usually
-      // behind few others.
-      const Event e{t, order, seq_kind, p, a};
-      now_.insert(std::upper_bound(now_.begin(), now_.end(), e, Later{}), e);
-    } else if (b - cur_ < kRing) {
+    const std::uint64_t b = bucket_of(t);
+    // The common case inline, the others out of line: this runs for every event. (A bucket after
+    // the current one holds no time before last_, the time last taken.)
+    if (b - cur_ - 1 < kRing - 1 && free_) [[likely]] {
       Node* n = free_;
-      if (n) free_ = n->next; else n = new_node();
+      free_ = n->next;
       n->e.t = t;  // field by field: a whole Event built on the stack was copied with a stall
       n->e.order = order;
       n->e.seq_kind = seq_kind;
@@ -87,8 +83,7 @@ class EventQueue {
       bits_[slot >> 6] |= 1ULL << (slot & 63);
       ++in_ring_;
     } else {
-      far_.push_back(Event{t, order, seq_kind, p, a});
-      std::push_heap(far_.begin(), far_.end(), LaterTime{});
+      push_other(Event{t, order, seq_kind, p, a});
     }
   }
   bool empty() const { return size_ == 0; }
@@ -109,7 +104,7 @@ class EventQueue {
   }
 
  private:
-  static constexpr std::size_t kRing = 4096;  // buckets in the window (a power of two)
+  static constexpr std::size_t kRing = 16384;  // buckets in the window (a power of two)
   struct Node {
     Event e;
     Node* next;
@@ -126,12 +121,37 @@ class EventQueue {
   };
   std::uint64_t bucket_of(Time t) const { return static_cast<std::uint64_t>(t) >> shift_; }
 
+  // An event in the past, in the current bucket, beyond the window, or with no free node at hand.
+  [[gnu::noinline]] void push_other(const Event& e) {
+    // never expected: the engine reports it when it comes out
+    if (e.t < last_) return late_.push_back(e);
+    const std::uint64_t b = bucket_of(e.t);  // >= cur_, since t >= last_
+    if (b == cur_) {
+      // The current bucket is being taken (the ring never holds it): keep it sorted. Usually
+      // behind few others.
+      now_.insert(std::upper_bound(now_.begin(), now_.end(), e, Later{}), e);
+    } else if (b - cur_ < kRing) {
+      Node* n = free_ ? free_ : new_node();
+      free_ = n->next;
+      n->e = e;
+      const std::size_t slot = b & (kRing - 1);
+      n->next = heads_[slot];
+      heads_[slot] = n;
+      bits_[slot >> 6] |= 1ULL << (slot & 63);
+      ++in_ring_;
+    } else {
+      far_.push_back(e);
+      std::push_heap(far_.begin(), far_.end(), LaterTime{});
+    }
+  }
+  // Adds a chunk of free nodes; returns the first (still on the free list).
   Node* new_node() {
     chunks_.push_back(std::make_unique<Node[]>(kChunk));
     Node* c = chunks_.back().get();
     for (std::size_t i = 1; i + 1 < kChunk; ++i) c[i].next = &c[i + 1];
+    c[0].next = &c[1];
     c[kChunk - 1].next = free_;
-    free_ = &c[1];
+    free_ = &c[0];
     return &c[0];
   }
 
