@@ -52,16 +52,13 @@ run_touchstone() {
 figures() { sed -E 's/cpu=([0-9.]+)\+([0-9.]+) wall=([0-9.]+) rss_kb=([0-9]+)/\1 \2 \3 \4/' "$work/time" |
   awk '{ printf "%.2f %.2f %d\n", $1 + $2, $3, $4 / 1024 }'; }
 
-rows=()
+# Each pair's row as soon as it is measured (a long comparison on a busy host keeps what it has).
+header() { printf '%4s %10s %10s %8s %10s %10s %8s %9s %9s\n' pair smpi_cpu_s smpi_wall smpi_mb ts_cpu_s ts_wall ts_mb cpu_ratio wall_ratio; }
+row() { awk '{ printf "%4d %10.2f %10.2f %8d %10.2f %10.2f %8d %9.1f %9.1f\n", $1, $2, $3, $4, $5, $6, $7, $2 / $5, $3 / $6 }' <<<"$1"; }
 for ((i = 1; i <= pairs; ++i)); do
   out=$(run_smpi); s=$(figures)
   ((i == 1)) && { echo "== SimGrid SMPI ($smpi_dir/alltoall.c, 256 ranks)"; echo "$out"; echo; }
   out=$(run_touchstone); t=$(figures)
-  ((i == 1)) && { echo "== Touchstone: touchstone sweep --machine mesh:16x16 --algorithms alltoall/1-lev-xor --sizes 16:$max"; echo "$out"; echo; }
-  rows+=("$i $s $t")
-done
-
-printf '%4s %10s %10s %8s %10s %10s %8s %9s %9s\n' pair smpi_cpu_s smpi_wall smpi_mb ts_cpu_s ts_wall ts_mb cpu_ratio wall_ratio
-for r in "${rows[@]}"; do
-  awk '{ printf "%4d %10.2f %10.2f %8d %10.2f %10.2f %8d %9.1f %9.1f\n", $1, $2, $3, $4, $5, $6, $7, $2 / $5, $3 / $6 }' <<<"$r"
+  ((i == 1)) && { echo "== Touchstone: touchstone sweep --machine mesh:16x16 --algorithms alltoall/1-lev-xor --sizes 16:$max"; echo "$out"; echo; header; }
+  row "$i $s $t"
 done
