@@ -52,11 +52,16 @@ class Grid final : public Topology {
       const int k = dims_[ud], s = (at / stride_[ud]) % k, t = (dst / stride_[ud]) % k;
       if (s == t) continue;
       auto [dir, steps] = direction(s, t, k);
+      // One step of the coordinate at a time, without a division per hop: this runs for every message.
+      const int step = dir ? -1 : 1, last = dir ? 0 : k - 1;  // `last`: where the wrap link leaves
+      const std::size_t first = out.size();
+      out.resize(first + static_cast<std::size_t>(steps));
+      LinkId* o = out.data() + first;
       int c = s, vc = 0;
       for (int i = 0; i < steps; ++i) {
-        const int next = dir ? (c + k - 1) % k : (c + 1) % k;
-        if (vcs_ == 2 && (dir ? c == 0 : c == k - 1)) vc = 1;  // crossing the dateline (wrap link)
-        out.push_back(link_id(at, d, dir, vc));
+        const int next = c == last ? k - 1 - last : c + step;
+        if (vcs_ == 2 && c == last) vc = 1;  // crossing the dateline (wrap link)
+        o[i] = link_id(at, d, dir, vc);
         at += (next - c) * stride_[ud];
         c = next;
       }

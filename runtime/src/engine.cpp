@@ -43,6 +43,8 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
   std::vector<int> all(static_cast<std::size_t>(n));
   std::iota(all.begin(), all.end(), 0);
   world_ = new_group(std::move(all), kWorldCtx);
+  // A sixteenth of a hop per bucket: a header's next hop lands some buckets ahead (event_queue.hpp).
+  queue_.set_resolution(machine.net.hop_time > 0 ? machine.net.hop_time / 16 : 1024);
   network_ = std::make_unique<Network>(machine_, queue_, *this, hash_, stats_);
   network_->set_seed(opts_.seed);
   am_ = std::make_unique<ActiveMessages>(*this, n);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "touchstone/time.hpp"
@@ -37,83 +38,177 @@ struct Event {
   Ev kind() const { return static_cast<Ev>(seq_kind & 0xff); }
 };
 
-/// A radix heap on time (the event loop's time never goes back, so every event is at or after the
-/// last one taken) with a binary heap for the events at the current time. Bucket b > 0 holds the
-/// events whose time first differs from the current time's in bit b-1; taking the next time
-/// redistributes the lowest non-empty bucket into lower ones, so each event moves a few times at
-/// most, in O(1) each, instead of the O(log n) sifts of 48-byte entries a heap on (t, order, seq)
-/// made per event. Events at the current time -- about ten on average in an all-to-all: the
-/// model's times fall on a grid of hop and byte times -- are kept sorted by (order, seq). The order of events is
-/// exactly (t, order, seq) as before.
+/// A calendar queue on integer time (the event loop's time never goes back, so every event is at
+/// or after the last one taken). Time is cut into buckets of 2^shift picoseconds; a ring of
+/// kRing buckets covers the window from the current bucket on, each bucket an unsorted list of
+/// pooled nodes, with a bitmap of the non-empty ones. Events beyond the window wait in a min-heap
+/// on time. When the current bucket runs out, the next non-empty one (ring or heap, whichever is
+/// earlier) is sorted by (t, order, seq) into `now_` and taken from its back. A push is O(1) (a
+/// sorted insert only for the current bucket, which holds the few events of one or two instants),
+/// so an event costs a node write and its share of one small sort: the radix heap before it moved
+/// each 40-byte entry several times between its buckets. The order of events is exactly
+/// (t, order, seq), whatever the bucket width; the width only decides the speed
+/// (set_resolution: the engine makes it a sixteenth of the hop time, so a header's next hop lands
+/// some buckets ahead and an instant rarely shares its bucket with another: a bucket whose events
+/// were pushed in key order, as an instant's headers usually are, needs no sort).
 class EventQueue {
  public:
+  EventQueue() : heads_(kRing, nullptr) {}
+  EventQueue(const EventQueue&) = delete;
+  EventQueue& operator=(const EventQueue&) = delete;
+
+  /// Sets the bucket width to the largest power of two at most `width` picoseconds (at least 1).
+  /// Only before the first push.
+  void set_resolution(Time width) {
+    shift_ = 0;
+    while (shift_ < 40 && (Time{2} << shift_) <= width) ++shift_;
+  }
   void push(Time t, std::uint64_t order, Ev kind, void* p, std::uint64_t a = 0) {
-    const Event e{t, order, seq_++ << 8 | static_cast<std::uint64_t>(kind), p, a};
+    const std::uint64_t seq_kind = seq_++ << 8 | static_cast<std::uint64_t>(kind);
     ++size_;
-    if (t < last_) return late_.push_back(e);  // never expected: the engine reports it when it comes out
-    const int b = bucket(t);
-    if (b == 0) {
-      // Usually behind few others: a sorted insert beats a heap's sifts of whole entries.
-      now_.insert(std::upper_bound(now_.begin(), now_.end(), e, later), e);
-      return;
+    const std::uint64_t b = bucket_of(t);
+    // The common case inline, the others out of line: this runs for every event. (A bucket after
+    // the current one holds no time before last_, the time last taken.)
+    if (b - cur_ - 1 < kRing - 1 && free_) [[likely]] {
+      Node* n = free_;
+      free_ = n->next;
+      n->e.t = t;  // field by field: a whole Event built on the stack was copied with a stall
+      n->e.order = order;
+      n->e.seq_kind = seq_kind;
+      n->e.p = p;
+      n->e.a = a;
+      const std::size_t slot = b & (kRing - 1);
+      n->next = heads_[slot];
+      heads_[slot] = n;
+      bits_[slot >> 6] |= 1ULL << (slot & 63);
+      ++in_ring_;
+    } else {
+      push_other(Event{t, order, seq_kind, p, a});
     }
-    buckets_[static_cast<std::size_t>(b)].push_back(e);
-    nonempty_ |= 1ULL << (b - 1);
   }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   Event pop() {
     --size_;
     if (!late_.empty()) {
-      auto it = std::min_element(late_.begin(), late_.end(), [](const Event& x, const Event& y) { return earlier(x, y); });
+      auto it = std::min_element(late_.begin(), late_.end(), [](const Event& x, const Event& y) { return Later{}(y, x); });
       const Event e = *it;
       late_.erase(it);
       return e;
     }
-    if (now_.empty()) advance_time();
+    if (now_.empty()) next_bucket();
     const Event e = now_.back();
     now_.pop_back();
+    last_ = e.t;
     return e;
   }
 
  private:
-  static bool earlier(const Event& x, const Event& y) {
-    if (x.t != y.t) return x.t < y.t;
-    return x.order != y.order ? x.order < y.order : x.seq_kind < y.seq_kind;
-  }
-  static bool later(const Event& x, const Event& y) {  // now_ is sorted latest first
-    return x.order != y.order ? x.order > y.order : x.seq_kind > y.seq_kind;
-  }
-  int bucket(Time t) const {
-    const auto diff = static_cast<std::uint64_t>(t) ^ static_cast<std::uint64_t>(last_);
-    return diff == 0 ? 0 : 64 - __builtin_clzll(diff);
-  }
-  // Makes the earliest time in the buckets the current time: its events go to now_, the others of
-  // its bucket to lower buckets (they share more leading bits with the new time).
-  void advance_time() {
-    const int b = __builtin_ctzll(nonempty_) + 1;
-    std::vector<Event>& from = buckets_[static_cast<std::size_t>(b)];
-    Time least = from.front().t;
-    for (const Event& e : from) least = std::min(least, e.t);
-    last_ = least;
-    for (const Event& e : from) {
-      const int to = bucket(e.t);
-      if (to == 0) {
-        now_.push_back(e);
-      } else {
-        buckets_[static_cast<std::size_t>(to)].push_back(e);
-        nonempty_ |= 1ULL << (to - 1);
-      }
+  static constexpr std::size_t kRing = 16384;  // buckets in the window (a power of two)
+  struct Node {
+    Event e;
+    Node* next;
+  };
+
+  struct Later {  // now_ is sorted latest first
+    bool operator()(const Event& x, const Event& y) const {
+      if (x.t != y.t) return x.t > y.t;
+      return x.order != y.order ? x.order > y.order : x.seq_kind > y.seq_kind;
     }
-    from.clear();
-    nonempty_ &= ~(1ULL << (b - 1));
-    std::sort(now_.begin(), now_.end(), later);
+  };
+  struct LaterTime {
+    bool operator()(const Event& x, const Event& y) const { return x.t > y.t; }
+  };
+  std::uint64_t bucket_of(Time t) const { return static_cast<std::uint64_t>(t) >> shift_; }
+
+  // An event in the past, in the current bucket, beyond the window, or with no free node at hand.
+  [[gnu::noinline]] void push_other(const Event& e) {
+    // never expected: the engine reports it when it comes out
+    if (e.t < last_) return late_.push_back(e);
+    const std::uint64_t b = bucket_of(e.t);  // >= cur_, since t >= last_
+    if (b == cur_) {
+      // The current bucket is being taken (the ring never holds it): keep it sorted. Usually
+      // behind few others.
+      now_.insert(std::upper_bound(now_.begin(), now_.end(), e, Later{}), e);
+    } else if (b - cur_ < kRing) {
+      Node* n = free_ ? free_ : new_node();
+      free_ = n->next;
+      n->e = e;
+      const std::size_t slot = b & (kRing - 1);
+      n->next = heads_[slot];
+      heads_[slot] = n;
+      bits_[slot >> 6] |= 1ULL << (slot & 63);
+      ++in_ring_;
+    } else {
+      far_.push_back(e);
+      std::push_heap(far_.begin(), far_.end(), LaterTime{});
+    }
+  }
+  // Adds a chunk of free nodes; returns the first (still on the free list).
+  Node* new_node() {
+    chunks_.push_back(std::make_unique<Node[]>(kChunk));
+    Node* c = chunks_.back().get();
+    for (std::size_t i = 1; i + 1 < kChunk; ++i) c[i].next = &c[i + 1];
+    c[0].next = &c[1];
+    c[kChunk - 1].next = free_;
+    free_ = &c[0];
+    return &c[0];
   }
 
-  std::array<std::vector<Event>, 65> buckets_;
-  std::uint64_t nonempty_ = 0;  // bit b-1: bucket b holds events
-  std::vector<Event> now_;      // the events at time last_, sorted by (order, seq), the next one last
-  std::vector<Event> late_;     // events before last_ (a broken invariant, reported by the engine)
+  // The next non-empty ring bucket after cur_, as an absolute bucket number; ~0 if the ring is empty.
+  std::uint64_t next_in_ring() const {
+    if (in_ring_ == 0) return ~0ULL;
+    const std::size_t start = (cur_ + 1) & (kRing - 1);
+    std::size_t w = start >> 6;
+    std::uint64_t word = bits_[w] & (~0ULL << (start & 63));
+    for (std::size_t n = 0; n <= kRing / 64; ++n) {
+      if (word) {
+        const std::size_t slot = (w << 6) | static_cast<std::size_t>(__builtin_ctzll(word));
+        return cur_ + 1 + ((slot - start) & (kRing - 1));
+      }
+      w = (w + 1) & (kRing / 64 - 1);
+      word = bits_[w];
+    }
+    return ~0ULL;  // not reached: in_ring_ > 0
+  }
+
+  // Makes the earliest non-empty bucket current: its events, sorted, into now_.
+  void next_bucket() {
+    const std::uint64_t ring = next_in_ring();
+    const std::uint64_t far = far_.empty() ? ~0ULL : bucket_of(far_.front().t);
+    cur_ = std::min(ring, far);
+    while (!far_.empty() && bucket_of(far_.front().t) == cur_) {
+      std::pop_heap(far_.begin(), far_.end(), LaterTime{});
+      now_.push_back(far_.back());
+      far_.pop_back();
+    }
+    const std::size_t slot = cur_ & (kRing - 1);
+    for (Node* n = heads_[slot]; n;) {
+      now_.push_back(n->e);
+      Node* next = n->next;
+      n->next = free_;
+      free_ = n;
+      n = next;
+      --in_ring_;
+    }
+    heads_[slot] = nullptr;
+    bits_[slot >> 6] &= ~(1ULL << (slot & 63));
+    // Events pushed in (order, seq) order, as a whole instant's headers usually are, come off the
+    // list already sorted (it is last in, first out).
+    if (!std::is_sorted(now_.begin(), now_.end(), Later{})) std::sort(now_.begin(), now_.end(), Later{});
+  }
+
+  static constexpr std::size_t kChunk = 1024;
+  std::vector<Node*> heads_;                        // per ring slot: its events, unsorted
+  std::array<std::uint64_t, kRing / 64> bits_{};    // bit s: slot s holds events
+  std::vector<std::unique_ptr<Node[]>> chunks_;     // the nodes' storage
+  Node* free_ = nullptr;
+  std::size_t in_ring_ = 0;
+  std::vector<Event> now_;   // the current bucket's events, sorted by (t, order, seq), the next one last
+  std::vector<Event> far_;   // events beyond the ring's window: a min-heap on time
+  std::vector<Event> late_;  // events before last_ (a broken invariant, reported by the engine)
+  std::uint64_t cur_ = 0;    // the current bucket (absolute number: t >> shift_)
+  int shift_ = 10;
   Time last_ = 0;
   std::size_t size_ = 0;
   std::uint64_t seq_ = 0;

@@ -34,6 +34,8 @@ Network::Network(const Machine& machine, EventQueue& q, NetworkListener& l, Trac
   nodes_.resize(n);
   for (auto& node : nodes_) node.inj.resize(static_cast<std::size_t>(net_.inj_ports));
   adaptive_ = machine.topology->adaptive();
+  own_link_times_ = false;
+  for (std::uint32_t c = 0; c < links_ && !own_link_times_; ++c) own_link_times_ = machine.topology->link_byte_time(c) > 0;
 }
 
 Network::~Network() = default;
@@ -114,11 +116,16 @@ void Network::post(Msg* m, Time t) {
   }
   m->byte_time = std::max(net_.inject_byte_time, net_.eject_byte_time);
   // The body streams at the slowest channel of the path (docs/model.md 2.3), of the whole tree for a forked worm.
-  for (std::size_t i = 1; i < m->path.size(); ++i) {
-    const Time own = topo.link_byte_time(m->path[i]);
-    m->byte_time = std::max(m->byte_time, own > 0 ? own : net_.link_byte_time);
+  if (!own_link_times_) {
+    if (m->path.size() > 1) m->byte_time = std::max(m->byte_time, net_.link_byte_time);
+  } else {
+    for (std::size_t i = 1; i < m->path.size(); ++i) {
+      const Time own = topo.link_byte_time(m->path[i]);
+      m->byte_time = std::max(m->byte_time, own > 0 ? own : net_.link_byte_time);
+    }
   }
   m->packets = static_cast<std::uint32_t>(net_.packets(m->size));
+  m->positions = m->trunk + (static_cast<std::uint32_t>(m->path.size()) - m->trunk) / m->fan;
   m->handed = t;
   if (adaptive_) {
     PairRoute& pr = pair_routes_[static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst)];
@@ -205,7 +212,8 @@ void Network::start_packet(Msg* m, Time t) {
   const std::size_t body = m->size > first ? std::min(payload, m->size - first) : 0;
   pk->wire = static_cast<std::uint32_t>(body + static_cast<std::size_t>(net_.packet_header));
   // Once per packet, not per hop: a division was a measurable part of every header move.
-  if (net_.hop_time > 0) pk->lag = (body_time(pk) + net_.hop_time - 1) / net_.hop_time;
+  pk->body = static_cast<Time>(pk->wire) * m->byte_time;
+  if (net_.hop_time > 0) pk->lag = (pk->body + net_.hop_time - 1) / net_.hop_time;
   // The injection port belongs to this message until its last packet has left, so it is free.
   hold(m->path[0], pk, t);
   hash_.add(m->id << 20 | pk->index, m->path[0], static_cast<std::uint64_t>(t));
@@ -214,14 +222,12 @@ void Network::start_packet(Msg* m, Time t) {
   tail_follows(pk, 0, t);
 }
 
-Time Network::body_time(const Packet* pk) const { return static_cast<Time>(pk->wire) * pk->m->byte_time; }
-
 // The header has just taken path position j at time t and will move for t_hop before it can be
 // stopped again, so the tail's progress over the next t_hop is certain: free the one position the
 // tail leaves in that interval. (With t_hop == 0 the tail never leaves a position before the
 // header reaches the ejection channel, and stream() frees everything.)
 void Network::tail_follows(Packet* pk, std::uint32_t j, Time t) {
-  const Time hop = net_.hop_time, body = body_time(pk);
+  const Time hop = net_.hop_time, body = pk->body;
   if (hop == 0) return;
   if (body == 0) return free_position(pk, j, t);  // a worm of no length frees what it takes
   const Time i = static_cast<Time>(j) + 1 - pk->lag;
@@ -231,7 +237,11 @@ void Network::tail_follows(Packet* pk, std::uint32_t j, Time t) {
 // The tail leaves path position i at time r.
 void Network::free_position(Packet* pk, std::uint32_t i, Time r) {
   Msg* m = pk->m;
-  for (std::uint32_t k = 0; k < width(*m, i); ++k) set_release(chan(*m, i, k), r);
+  if (m->fan == 1) {
+    set_release(m->path[i], r);
+  } else {
+    for (std::uint32_t k = 0; k < width(*m, i); ++k) set_release(chan(*m, i, k), r);
+  }
   if (i != 0) return;
   if (pk->index + 1 < m->packets) {
     // The port belongs to this message, so its next packet starts the moment this tail has left.
@@ -304,7 +314,7 @@ void Network::start_waiting(Packet*& head, Packet*& tail, Packet* pk, Time t) {
 void Network::advance(Packet* pk, Time t) {
   if (pk->hop == positions(*pk->m)) return want_ejection(pk, t);
   if (adaptive_ && pk->index == 0 && pk->hop >= 1) choose_channel(pk, t);
-  const std::uint32_t c = chan(*pk->m, pk->hop, pk->sub);
+  const std::uint32_t c = pk->m->fan == 1 ? pk->m->path[pk->hop] : chan(*pk->m, pk->hop, pk->sub);
   Channel& ch = ch_[c];
   if (ch.release <= t && !ch.wait_head) {
     hold(c, pk, t);
@@ -336,7 +346,7 @@ void Network::advance(Packet* pk, Time t) {
 // as their path drain (the others free positions while moving, section 2.3); the buffer's channel
 // h-1 stays held until the tail leaves it after the header moves on.
 void Network::drain(Packet* pk, Time t) {
-  const Time hop = net_.hop_time, body = body_time(pk);
+  const Time hop = net_.hop_time, body = pk->body;
   const auto n = static_cast<Time>(positions(*pk->m) + 1);
   if (pk->hop < 2 || static_cast<std::int64_t>(pk->wire) > net_.router_buffer) return;
   if (hop > 0 && body < n * hop) return;
@@ -351,8 +361,10 @@ void Network::drain(Packet* pk, Time t) {
 // one holding the others and everything behind).
 void Network::took(Packet* pk, std::uint32_t c, Time t) {
   hash_.add(pk->m->id << 20 | pk->index, c, static_cast<std::uint64_t>(t));
-  if (++pk->sub < width(*pk->m, pk->hop)) return advance(pk, t);
-  pk->sub = 0;
+  if (pk->m->fan > 1) {
+    if (++pk->sub < width(*pk->m, pk->hop)) return advance(pk, t);
+    pk->sub = 0;
+  }
   const std::uint32_t j = pk->hop++;
   q_.push(t + net_.hop_time, pk->m->id, Ev::header, pk);
   tail_follows(pk, j, t);
@@ -455,13 +467,15 @@ void Network::got_ejection(Packet* pk, int port, Time t) {
 }
 
 void Network::hold(std::uint32_t c, Packet* pk, Time t) {
-  if (observer_) observer_->on_take(c, *pk->m, pk->index, t);
   Channel& ch = ch_[c];
+  if (observer_) {  // who held it before: the observer's business only
+    observer_->on_take(c, *pk->m, pk->index, t);
+    ch.held_by = pk->m;
+    ch.held_packet = pk->index;
+    ch.held_since = t;
+  }
   ch.release = kNever;
   ch.holder = pk;
-  ch.held_by = pk->m;
-  ch.held_packet = pk->index;
-  ch.held_since = t;
 }
 
 void Network::set_release(std::uint32_t c, Time r) {
@@ -475,7 +489,7 @@ void Network::set_release(std::uint32_t c, Time r) {
 
 void Network::stream(Packet* pk, Time t) {
   Msg* m = pk->m;
-  const Time hop = net_.hop_time, body = body_time(pk);
+  const Time hop = net_.hop_time, body = pk->body;
   const Time tail = t + body;
   const auto n = static_cast<Time>(positions(*m) + 1);  // positions, the ejection channel(s) last
   // Positions the tail has not left yet (tail_follows freed the others on the way).

@@ -58,6 +58,7 @@ struct Msg {
   /// * fan + k] for branch k), taken in lock-step. `branch` holds the message each branch delivers
   /// (branch[0] == this), empty for an ordinary message; `branch_ej` the ejection channels held.
   std::uint32_t trunk = 0, fan = 1;
+  std::uint32_t positions = 0;     // path positions before the ejection channel(s) (set by Network::post)
   std::vector<Msg*> branch;
   std::vector<std::uint32_t> branch_ej;
   Msg* next = nullptr;             // intrusive queue link (node injection queue, unexpected queue)
@@ -76,6 +77,7 @@ struct Packet {
   std::uint32_t ej = 0;      // ejection channel, once acquired
   std::uint32_t sub = 0;     // forked worm: the branch whose channel at position `hop` the header takes next
   Time lag = 0;              // path positions between header and tail, rounded up (set when it starts)
+  Time body = 0;             // wire bytes times the path's byte time (set when it starts)
   Time wait_since = 0;
   Packet* next_wait = nullptr;
 };
@@ -90,6 +92,7 @@ struct Channel {
   const Msg* held_by = nullptr;
   std::uint32_t held_packet = 0;
   Time held_since = 0;  // an injection port is taken ahead, when the previous packet's tail time is known
+  // (held_by, held_packet and held_since are kept for the observer only.)
   Packet* wait_head = nullptr;
   Packet* wait_tail = nullptr;
   bool grant_pending = false;
@@ -221,9 +224,7 @@ class Network {
   Time interface_ready(const InjPort& port, int node, Time t) const;  // network-interface set-up (model.md 2.17)
   void advance(Packet* pk, Time t);        // header at pk->hop requests that channel at time t
   void took(Packet* pk, std::uint32_t c, Time t);  // header got channel c of position pk->hop at time t
-  static std::uint32_t positions(const Msg& m) {  // path positions before the ejection channel(s)
-    return m.trunk + (static_cast<std::uint32_t>(m.path.size()) - m.trunk) / m.fan;
-  }
+  static std::uint32_t positions(const Msg& m) { return m.positions; }
   static std::uint32_t width(const Msg& m, std::uint32_t i) { return i < m.trunk ? 1 : m.fan; }
   static std::uint32_t chan(const Msg& m, std::uint32_t i, std::uint32_t k) {
     return i < m.trunk ? m.path[i] : m.path[m.trunk + (i - m.trunk) * m.fan + k];
@@ -237,7 +238,6 @@ class Network {
   void stream(Packet* pk, Time t);         // header holds the ejection channel: body streams
   void tail_follows(Packet* pk, std::uint32_t j, Time t);
   void free_position(Packet* pk, std::uint32_t i, Time r);
-  Time body_time(const Packet* pk) const;
   void choose_channel(Packet* pk, Time t);
   void drain(Packet* pk, Time t);  // cut-through: a blocked long worm drains into the router buffer  // adaptive routing: fixes path position pk->hop
   void set_release(std::uint32_t c, Time r);
@@ -275,6 +275,7 @@ class Network {
     int inflight = 0;
   };
   bool adaptive_ = false;
+  bool own_link_times_ = false;  // some link has its own byte time (Topology::link_byte_time); else all are net_'s
   std::uint64_t seed_ = 1;
   std::unordered_map<std::uint64_t, PairRoute> pair_routes_;
   std::vector<std::uint32_t> candidates_;
