@@ -99,24 +99,33 @@ void alltoallv_linear_permutation(Proc& p, const TrafficMatrix& m, std::span<con
     if (!in[sz(i)].empty()) std::memcpy(recv.data() + ro[sz(i)], in[sz(i)].data(), in[sz(i)].size());
 }
 
-std::vector<std::vector<std::int64_t>> stage1_plan(std::span<const std::int64_t> sendl) {
+Stage1Plan::Stage1Plan(std::span<const std::int64_t> sendl) {
   const auto n = static_cast<std::int64_t>(sendl.size());
-  std::vector<std::vector<std::int64_t>> len(sz(n), std::vector<std::int64_t>(sz(n), 0));
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t k = 0; k < n; ++k) len[sz(k)][sz(j)] = sendl[sz(j)] / n;
-  std::int64_t k = 0;  // Fig. 7: the round robin continues across destinations
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t x = 0; x < sendl[sz(j)] % n; ++x) {
-      ++len[sz(k)][sz(j)];
-      k = (k + 1) % n;
-    }
-  return len;
+  for (const std::int64_t l : sendl) {
+    base_.push_back(l / n);
+    rem_.push_back(l % n);
+    first_.push_back(rem_total_ % n);  // Fig. 7: the round robin continues across destinations
+    base_total_ += l / n;
+    rem_total_ += l % n;
+  }
 }
 
-std::vector<int> stage1_shuffle(const std::vector<std::vector<std::int64_t>>& plan, std::uint64_t seed) {
-  const int n = static_cast<int>(plan.size());
+std::int64_t Stage1Plan::len(int k, int j) const {
+  const std::int64_t n = size(), from_first = (k - first_[sz(j)] + n) % n;
+  return base_[sz(j)] + (from_first < rem_[sz(j)] ? 1 : 0);
+}
+
+// The remainders are dealt one byte at a time from intermediary 0 on: part set k gets one in
+// each of the rem_total / p full rounds, and one more if the last round reaches it.
+std::int64_t Stage1Plan::total(int k) const {
+  const std::int64_t n = size();
+  return base_total_ + rem_total_ / n + (k < rem_total_ % n ? 1 : 0);
+}
+
+std::vector<int> stage1_shuffle(const Stage1Plan& plan, std::uint64_t seed) {
+  const int n = plan.size();
   std::vector<std::int64_t> total(sz(n));
-  for (int k = 0; k < n; ++k) total[sz(k)] = std::accumulate(plan[sz(k)].begin(), plan[sz(k)].end(), std::int64_t{0});
+  for (int k = 0; k < n; ++k) total[sz(k)] = plan.total(k);
   std::vector<int> perm(sz(n));
   std::iota(perm.begin(), perm.end(), 0);
   SplitMix next{seed};
@@ -141,40 +150,50 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
   const int n = p.size(), me = p.rank();
   const std::size_t header = sizeof(Entry) * sz(n) * (shuffled ? 2 : 1);
 
-  // Source i's plan and intermediary permutation: its own, or, when headers do not arrive, what it
-  // wrote in them (computed once per source on first use).
-  std::vector<std::vector<std::vector<std::int64_t>>> plans(sz(n));
-  std::vector<std::vector<int>> perms(sz(n));
-  auto source = [&](int i) {
-    if (plans[sz(i)].empty()) {
-      plans[sz(i)] = stage1_plan(m.row(i));
-      perms[sz(i)].resize(sz(n));
-      std::iota(perms[sz(i)].begin(), perms[sz(i)].end(), 0);
-      if (shuffled) perms[sz(i)] = stage1_shuffle(plans[sz(i)], p.seed() * 0x100000001b3ULL + static_cast<std::uint64_t>(i));
+  // The intermediary permutation of source i (section 6.3: shuffled, or the identity).
+  auto permutation = [&](int i, const Stage1Plan& plan) {
+    std::vector<int> perm(sz(n));
+    std::iota(perm.begin(), perm.end(), 0);
+    if (shuffled) perm = stage1_shuffle(plan, p.seed() * 0x100000001b3ULL + static_cast<std::uint64_t>(i));
+    return perm;
+  };
+  // When headers do not arrive (phantom payloads), what every source wrote in them, computed from
+  // its plan one source at a time (issue 19: keeping every source's p x p plan was p^3 entries per
+  // processor): s1_len[i][j], the length of the part for j in the stage-1 message from i;
+  // s2_len[q][i] and s2_part[q][i], the length and index of source i's part through intermediary q.
+  std::vector<std::vector<Entry>> s1_len, s2_len, s2_part;
+  if (!headers_arrive) {
+    s1_len.assign(sz(n), std::vector<Entry>(sz(n)));
+    s2_len.assign(sz(n), std::vector<Entry>(sz(n)));
+    if (shuffled) s2_part.assign(sz(n), std::vector<Entry>(sz(n)));
+    std::vector<int> part_through(sz(n));  // source i's part index that went to intermediary q
+    for (int i = 0; i < n; ++i) {
+      const Stage1Plan plan(m.row(i));
+      const std::vector<int> perm = permutation(i, plan);
+      for (int k = 0; k < n; ++k) part_through[sz(perm[sz(k)])] = k;
+      for (int j = 0; j < n; ++j) s1_len[sz(i)][sz(j)] = static_cast<Entry>(plan.len(part_through[sz(me)], j));
+      for (int q = 0; q < n; ++q) {
+        s2_len[sz(q)][sz(i)] = static_cast<Entry>(plan.len(part_through[sz(q)], me));
+        if (shuffled) s2_part[sz(q)][sz(i)] = static_cast<Entry>(part_through[sz(q)]);
+      }
     }
-  };
-  // The part index k of source i that went to intermediary q (perm_i[k] == q).
-  auto part_to = [&](int i, int q) {
-    source(i);
-    return static_cast<Entry>(std::find(perms[sz(i)].begin(), perms[sz(i)].end(), q) - perms[sz(i)].begin());
-  };
+  }
 
   // Stage 1 at the source: Stg1pp (Fig. 7), then part set k goes to intermediary perm[k] with a
   // header of its p lengths (and, shuffled, the permutation).
   const auto so = offsets(n, [&](int j) { return m.at(me, j); });
-  source(me);
-  const auto& plan = plans[sz(me)];
-  const std::vector<int>& perm = perms[sz(me)];
+  const Stage1Plan plan(m.row(me));
+  const std::vector<int> perm = permutation(me, plan);
   std::vector<Bytes> out(sz(n)), in(sz(n));
   std::vector<std::int64_t> before(sz(n), 0);  // bytes of message j already placed in parts < k
   for (int k = 0; k < n; ++k) {
     Bytes& msg = out[sz(perm[sz(k)])];
-    for (int j = 0; j < n; ++j) put(msg, static_cast<Entry>(plan[sz(k)][sz(j)]));
+    for (int j = 0; j < n; ++j) put(msg, static_cast<Entry>(plan.len(k, j)));
     if (shuffled)
       for (int x = 0; x < n; ++x) put(msg, static_cast<Entry>(perm[sz(x)]));
     for (int j = 0; j < n; ++j) {
-      append(msg, send.data() + so[sz(j)] + sz(before[sz(j)]), sz(plan[sz(k)][sz(j)]));
-      before[sz(j)] += plan[sz(k)][sz(j)];
+      append(msg, send.data() + so[sz(j)] + sz(before[sz(j)]), sz(plan.len(k, j)));
+      before[sz(j)] += plan.len(k, j);
     }
   }
   linear_permutation(p, out, in, [](int) { return true; });
@@ -184,7 +203,7 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
   // The length of the part for j in the stage-1 message from i.
   auto stage1_len = [&](int i, int j) -> Entry {
     if (headers_arrive) return get(in[sz(i)], sizeof(Entry) * sz(j));
-    return static_cast<Entry>(plans[sz(i)][part_to(i, me)][sz(j)]);
+    return s1_len[sz(i)][sz(j)];
   };
   std::vector<Bytes> fwd(sz(n)), got(sz(n));
   for (int j = 0; j < n; ++j) {
@@ -194,7 +213,7 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
       for (int i = 0; i < n; ++i) {
         // the part index k with perm_i[k] == me
         Entry k = 0;
-        if (!headers_arrive) k = part_to(i, me);
+        if (!headers_arrive) k = s2_part[sz(me)][sz(i)];
         else
           while (get(in[sz(i)], sizeof(Entry) * (sz(n) + k)) != static_cast<Entry>(me)) ++k;
         put(msg, k);
@@ -223,9 +242,9 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
     std::size_t at = header;
     for (int i = 0; i < n; ++i) {
       // Source i's part that went through intermediary q: its length and (shuffled) its index.
-      const Entry kq = headers_arrive ? (shuffled ? get(msg, sizeof(Entry) * (sz(n) + sz(i))) : static_cast<Entry>(q))
-                                      : part_to(i, q);
-      const std::size_t len = headers_arrive ? get(msg, sizeof(Entry) * sz(i)) : sz(plans[sz(i)][kq][sz(me)]);
+      const Entry kq = !shuffled ? static_cast<Entry>(q)
+                       : headers_arrive ? get(msg, sizeof(Entry) * (sz(n) + sz(i))) : s2_part[sz(q)][sz(i)];
+      const std::size_t len = headers_arrive ? get(msg, sizeof(Entry) * sz(i)) : s2_len[sz(q)][sz(i)];
       const int k = static_cast<int>(kq);
       parts[sz(i)].push_back({k, msg.data() + at, len});
       at += len;

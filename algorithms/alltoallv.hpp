@@ -46,14 +46,27 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
 void alltoallv_random_scheduling(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send,
                                  std::span<std::byte> recv, bool plus);
 
-/// Fig. 7 (Stg1pp) for one source: len[k][j] is the number of bytes of the message to destination
+/// Fig. 7 (Stg1pp) for one source: len(k, j) is the number of bytes of the message to destination
 /// j that go through intermediary k: sendl[j] div p each, and the sendl[j] mod p remaining bytes
 /// dealt round robin over k, continuing from one destination to the next. The bytes of
-/// destination j are split in order: intermediary 0 carries the first len[0][j], and so on.
-std::vector<std::vector<std::int64_t>> stage1_plan(std::span<const std::int64_t> sendl);
+/// destination j are split in order: intermediary 0 carries the first len(0, j), and so on.
+/// Kept in O(p) (where each destination's remainder starts), not as the p x p matrix: a processor
+/// that computes every source's plan (two-stage under phantom payloads) would hold p^3 entries.
+class Stage1Plan {
+ public:
+  explicit Stage1Plan(std::span<const std::int64_t> sendl);
+  int size() const { return static_cast<int>(base_.size()); }
+  std::int64_t len(int k, int j) const;
+  /// The bytes of part set k: every destination's len(k, j) together.
+  std::int64_t total(int k) const;
+
+ private:
+  std::vector<std::int64_t> base_, rem_, first_;  // per destination: div p, mod p, the k its remainder starts at
+  std::int64_t base_total_ = 0, rem_total_ = 0;
+};
 
 /// Section 6.3: for one source, a permutation `perm` of the intermediaries such that the plan's
 /// part set k goes to intermediary perm[k], and perm only swaps part sets of equal total size.
-std::vector<int> stage1_shuffle(const std::vector<std::vector<std::int64_t>>& plan, std::uint64_t seed);
+std::vector<int> stage1_shuffle(const Stage1Plan& plan, std::uint64_t seed);
 
 }  // namespace touchstone::algorithms

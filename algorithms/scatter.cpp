@@ -59,7 +59,6 @@ using Inner = std::function<void(int part, const BlockView* data)>;
 // on in its own part `mine`, whose leader now holds the part's blocks (the holder leads its own).
 void via_leaders(Scatter& s, int holder, const BlockView* data, const std::vector<Part>& parts,
                  const std::vector<int>& leaders, int mine, const Inner& inner) {
-  std::optional<Blocks> got;
   std::optional<BlockView> view;
   const bool in_team = s.me == holder || s.me == leaders[static_cast<std::size_t>(mine)];
   if (in_team && parts.size() > 1) {
@@ -75,10 +74,12 @@ void via_leaders(Scatter& s, int holder, const BlockView* data, const std::vecto
         s.sends.push_back(team.isend(leader, s.messages.back().bytes()));
       }
     } else {
-      got.emplace(parts[static_cast<std::size_t>(mine)].members(s.grid), s.size);
-      Request r = team.irecv(holder, got->bytes());
+      // The long message received is kept with the sent ones: the sends of the lower levels read
+      // their blocks from it until they complete, at the end (docs/model.md 1.5).
+      s.messages.emplace_back(parts[static_cast<std::size_t>(mine)].members(s.grid), s.size);
+      Request r = team.irecv(holder, s.messages.back().bytes());
       s.p.wait(r);
-      view = got->view();
+      view = s.messages.back().view();  // its bytes stay where they are when the vector grows
       data = &*view;
     }
   }

@@ -232,8 +232,9 @@ std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int 
   if (q->done) return q;
   const Comm& c = comm_of(rs, ch);
   const Type& t = committed(rs, dt);
-  std::vector<std::byte> scratch;  // the runtime copies the payload when the send is posted
-  const auto data = send_bytes(buf, count, t, scratch);
+  // A non-contiguous type is packed into the request's staging buffer: the runtime reads the send
+  // buffer until the send completes (docs/model.md 1.5), so it must live as long as the request.
+  const auto data = send_bytes(buf, count, t, q->staging);
   q->r = synchronous ? rs.proc->issend(dst, tag, data, c.pt2pt) : rs.proc->isend(dst, tag, data, c.pt2pt);
   return q;
 }

@@ -52,7 +52,6 @@ struct UserOp {
 /// A request: a runtime request in flight, or one already complete (PROC_NULL, or completed by a
 /// testall that could not complete them all) with its status.
 struct Req {
-  Request r;
   bool recv = false;
   bool done = false;
   MPI_Status status{};
@@ -63,6 +62,9 @@ struct Req {
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   std::size_t message_size = 0;  ///< the received message's size (more than the buffer when truncated)
+  // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
+  // (a packed send buffer) when the request goes (MPI_Request_free).
+  Request r;
 };
 
 struct RankState {

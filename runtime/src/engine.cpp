@@ -365,7 +365,34 @@ Msg* Engine::new_msg() {
 
 void Engine::free_msg(Msg* m) {
   m->payload = std::vector<std::byte>();  // payloads can be large: give the memory back now
+  if (m->lender) m->lender->lent = nullptr;
   msgs_.put(m);
+}
+
+// Payloads are copied once, from the send buffer into the receive buffer, at the match (docs/model.md
+// 1.5). Until then the message reads the sender's buffer, which the program may not change before its
+// send completes (as in MPI). Only when the send completes (or its request is dropped) before the
+// match -- a blocking send returns once its last packet has left, and the receive may be posted much
+// later -- does the message take a copy of its own.
+void Engine::keep_payload(Op* send) {
+  Msg* m = send->lent;
+  if (!m) return;
+  // A failed run delivers nothing more, and its unwinding may already have freed the buffer.
+  if (!aborting_) m->payload.assign(m->lent.begin(), m->lent.end());
+  m->lent = {};
+  m->lender = nullptr;
+  send->lent = nullptr;
+}
+
+// The match: the message's bytes go into the receive buffer now, and the message lets go of them
+// (its copy, if it had one, is freed; the sender's buffer is no longer read). A message longer than
+// a receive that does not truncate is left alone: completing the receive reports it.
+void Engine::deliver(Msg& m, Op& recv) {
+  if (m.size > recv.buf.size() && !recv.truncating) return;
+  const std::span<const std::byte> bytes = m.bytes();
+  if (!bytes.empty()) std::memmove(recv.buf.data(), bytes.data(), std::min(bytes.size(), recv.buf.size()));
+  if (m.lender) m.lender->lent = nullptr, m.lender = nullptr, m.lent = {};
+  m.payload = std::vector<std::byte>();
 }
 
 Op* Engine::new_op() {
@@ -526,11 +553,13 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   check_message_time(v.rank, dst, data.size());
   const bool eager = goes_eager(v, dst, ctx, data.size());
   Msg* m = make_msg(v.rank, dst, tag, ctx, data.size());
-  if (!opts_.phantom_payloads || (ctx & kAmCtx)) m->payload.assign(data.begin(), data.end());
   Op* op = new_op();
   op->engine = this;
   op->kind = Op::Kind::send;
   op->owner = v.rank;
+  // An active message's send completes at once (its caller's buffer is gone): it keeps a copy.
+  if (ctx & kAmCtx) m->payload.assign(data.begin(), data.end());
+  else if (!opts_.phantom_payloads && !data.empty()) m->lent = data, m->lender = op, op->lent = m;
   op->msg_id = m->id;
   op->dst = dst;
   op->size = m->size;
@@ -614,6 +643,7 @@ void Engine::on_rendezvous_data(Msg& m, Time t) {
     return;
   }
   op->matched = &m;
+  deliver(m, *op);
   hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
   if (op->awaited && v.state == Vp::State::blocked) wake(v);
 }
@@ -716,6 +746,7 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
       clear_to_send(v, op, m, v.clock);
     } else {
       op->matched = m;
+      deliver(*m, *op);
       if (m->sync_op) on_matched(*m, v.clock);
     }
   }
@@ -753,6 +784,7 @@ void Engine::on_arrival(Msg& m, Time t) {
     if (races_) races_->on_match(v.rank, *op, m, v.label);
     if (m.proto == Msg::Proto::rts) return clear_to_send(v, op, &m, std::max(t, op->posted));
     op->matched = &m;
+    deliver(m, *op);
     // A receive the VP posted ahead of the event loop matches at its posting time, not before.
     if (m.sync_op) on_matched(m, std::max(t, op->posted));
     hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
@@ -785,7 +817,6 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
     op = nullptr;
     throw UsageError(err);
   }
-  if (!m->payload.empty()) std::memcpy(op->buf.data(), m->payload.data(), std::min(m->size, op->buf.size()));
   const NodeCosts& c = machine_.costs_of(v.rank);
   const Time start = std::max(v.clock, m->arrival);
   // Matching is CPU work too: every queue entry examined, on arrival (posted receives) and when
@@ -804,11 +835,14 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
       std::uint64_t h = received_[static_cast<std::size_t>(v.rank)] * 0x100000001b3ULL;
       h ^= static_cast<std::uint64_t>(m->src) << 40 ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(m->tag)) ^
            m->size << 20;
+      // The bytes are in the receive buffer since the match (deliver); phantom messages carry none.
+      const std::span<const std::byte> got =
+          opts_.phantom_payloads ? std::span<const std::byte>() : std::span<const std::byte>(op->buf).first(std::min(m->size, op->buf.size()));
       std::uint64_t word = 0;
-      for (std::size_t i = 0; i < m->payload.size(); i += 8) {
-        const std::size_t k = std::min<std::size_t>(8, m->payload.size() - i);
+      for (std::size_t i = 0; i < got.size(); i += 8) {
+        const std::size_t k = std::min<std::size_t>(8, got.size() - i);
         word = 0;
-        std::memcpy(&word, m->payload.data() + i, k);
+        std::memcpy(&word, got.data() + i, k);
         h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
         h ^= h >> 29;
       }
@@ -825,6 +859,7 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
 
 void Engine::complete_send(Vp& v, Op*& op) {
   v.clock = std::max(v.clock, op->done);
+  keep_payload(op);  // the program may reuse its buffer from now on
   free_op(op);
   op = nullptr;
 }
@@ -1042,6 +1077,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
 void Engine::drop(Op* op) {
   op->holder = nullptr;  // its Request lets it go
   if (op->kind == Op::Kind::send) {
+    keep_payload(op);  // nobody will wait for it: its buffer may change or go at any moment
     if (op->done == kNever) op->dropped = true; else free_op(op);  // on_send_done or on_matched frees it
     return;
   }

@@ -202,6 +202,8 @@ class Engine final : public NetworkListener, private Scheduler {
   void on_matched(Msg& m, Time t);  // a synchronous send's message was matched at t
   Msg* new_msg();
   void free_msg(Msg* m);
+  void keep_payload(Op* send);        // the send may reuse its buffer: its unmatched message copies it
+  void deliver(Msg& m, Op& recv);     // the match: the message's bytes go into the receive buffer
   Op* new_op();
   void free_op(Op* op);
 

@@ -8,7 +8,8 @@
 #include <utility>
 
 #include <boost/context/fiber.hpp>
-#include <boost/context/protected_fixedsize_stack.hpp>
+
+#include "stacks.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TOUCHSTONE_ASAN 1
@@ -46,13 +47,15 @@ class FiberExecutor final : public Executor {
     main_tsan_fiber_ = __tsan_get_current_fiber();
 #endif
     threads_.assign(users.size(), std::this_thread::get_id());  // every fiber runs on this thread
+    stacks_ = std::make_unique<StackRegion>(users.size(), stack_bytes_);
+    report_stack_overflows();
     ctx_.reserve(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) {
       auto c = std::make_unique<Context>();
       c->user = users[i];
       Context* self = c.get();
       const int index = static_cast<int>(i);
-      RecordingStack stack{boost::context::protected_fixedsize_stack(stack_bytes_), &c->stack};
+      RegionStack stack{stacks_.get(), i, &c->stack};
       c->fiber = boost::context::fiber(std::allocator_arg, std::move(stack),
                                        [this, self, index](boost::context::fiber&& caller) {
 #if TOUCHSTONE_ASAN
@@ -94,12 +97,14 @@ class FiberExecutor final : public Executor {
     void* fake_stack = nullptr;  // AddressSanitizer bookkeeping
     void* tsan_fiber = nullptr;  // ThreadSanitizer bookkeeping
   };
-  // A protected (guard-paged) stack whose bounds the sanitizers are told about at every switch.
-  struct RecordingStack {
-    boost::context::protected_fixedsize_stack inner;
+  // Stack i of the run's region (stacks.hpp), whose bounds the sanitizers are told about at every
+  // switch. The region outlives the fibers and is unmapped at once with the executor.
+  struct RegionStack {
+    StackRegion* region;
+    std::size_t index;
     boost::context::stack_context* out;
-    boost::context::stack_context allocate() { return *out = inner.allocate(); }
-    void deallocate(boost::context::stack_context& s) noexcept { inner.deallocate(s); }
+    boost::context::stack_context allocate() { return *out = region->context(index); }
+    void deallocate(boost::context::stack_context&) noexcept {}
   };
 
   // Scheduler -> context i: runs it until it blocks or ends.
@@ -114,7 +119,9 @@ class FiberExecutor final : public Executor {
 #if TOUCHSTONE_TSAN
     __tsan_switch_to_fiber(c.tsan_fiber, 0);
 #endif
+    stacks_->arm(static_cast<std::size_t>(i));
     c.fiber = std::move(c.fiber).resume();
+    stacks_->disarm(static_cast<std::size_t>(i));
 #if TOUCHSTONE_ASAN
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
@@ -140,6 +147,7 @@ class FiberExecutor final : public Executor {
 
   std::size_t stack_bytes_;
   Body body_;
+  std::unique_ptr<StackRegion> stacks_;  // before ctx_: the fibers go first
   std::vector<std::unique_ptr<Context>> ctx_;
   const void* main_stack_bottom_ = nullptr;
   std::size_t main_stack_size_ = 0;

@@ -63,7 +63,8 @@ class Executor {
 };
 
 /// Fibers on the calling thread, or one host thread per context with `host_cores` > 0 pinning
-/// them to that many cores. Stacks of `stack_bytes` (at least 64 KiB), guard-paged for fibers.
+/// them to that many cores. Stacks of `stack_bytes` (at least 64 KiB); the fibers' come from one
+/// region with a guard page below each (stacks.hpp).
 std::unique_ptr<Executor> make_executor(Execution how, std::size_t stack_bytes, int host_cores, Scheduler& s);
 
 }  // namespace touchstone::detail

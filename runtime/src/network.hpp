@@ -24,7 +24,13 @@ struct Msg {
   int src = 0, dst = 0, tag = 0;
   std::uint64_t ctx = 0;
   std::size_t size = 0;
-  std::vector<std::byte> payload;  // empty for phantom payloads
+  /// The bytes: the sender's own buffer while it lends it (`lender` set: the send is not complete,
+  /// so its buffer may not change), else the message's copy (`payload`; empty for phantom payloads).
+  /// They move into the receive buffer at the match (Engine::deliver, docs/model.md 1.5).
+  std::vector<std::byte> payload;
+  std::span<const std::byte> lent;
+  Op* lender = nullptr;
+  std::span<const std::byte> bytes() const { return lender ? lent : std::span<const std::byte>(payload); }
   Time handed = 0;                 // handed to the network (after the sender's overhead)
   Time arrival = kNever;           // last packet arrived
   /// Receive overlap (docs/model.md 2.15): when a receiver that started draining at -infinity would

@@ -36,6 +36,7 @@ struct Op {
   Time left = kNever;     // synchronous: last packet left the node
   Time matched_at = kNever;  // synchronous: the receiver matched the message
   std::uint64_t msg_id = 0;
+  Msg* lent = nullptr;   // the message still reading this send's buffer (Msg::lender)
   int dst = 0;           // world rank, tag and size: for reports
   std::size_t size = 0;
   bool rendezvous = false;  // flow control: waits for the receiver's clear to send (docs/model.md 2.16)

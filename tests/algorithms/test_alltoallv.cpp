@@ -145,6 +145,22 @@ TEST(Alltoallv, RandomSchedulingIsDeterministicPerSeed) {
   }
 }
 
+// Fig. 7 (Stg1pp) as the paper writes it, a byte at a time: the reference the compact
+// algorithms::Stage1Plan (O(p) per source) must agree with entry for entry.
+std::vector<std::vector<std::int64_t>> fig7_plan(std::span<const std::int64_t> sendl) {
+  const auto n = static_cast<std::int64_t>(sendl.size());
+  std::vector<std::vector<std::int64_t>> len(static_cast<std::size_t>(n), std::vector<std::int64_t>(static_cast<std::size_t>(n), 0));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t k = 0; k < n; ++k) len[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)] = sendl[static_cast<std::size_t>(j)] / n;
+  std::int64_t k = 0;  // the round robin continues across destinations
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t x = 0; x < sendl[static_cast<std::size_t>(j)] % n; ++x) {
+      ++len[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)];
+      k = (k + 1) % n;
+    }
+  return len;
+}
+
 // Section 6.1: with the round-robin remainder, the stage-1 message from source i to any
 // intermediary holds at most ceil(r_i/p) <= ceil(t/p) bytes; section 6.2: the stage-2 message from
 // intermediary k to destination j holds at most c_j/p + p <= t/p + p bytes. With shuffling the
@@ -157,12 +173,15 @@ TEST(Alltoallv, StageBoundsHoldOverRandomMatrices) {
     const std::int64_t t = tm.t();
     std::vector<std::vector<std::int64_t>> stage2(static_cast<std::size_t>(p), std::vector<std::int64_t>(static_cast<std::size_t>(p), 0));
     for (int i = 0; i < p; ++i) {
-      const auto plan = algorithms::stage1_plan(tm.row(i));
-      const auto perm = algorithms::stage1_shuffle(plan, seed + static_cast<std::uint64_t>(i));
+      const auto plan = fig7_plan(tm.row(i));
+      const algorithms::Stage1Plan compact(tm.row(i));
+      const auto perm = algorithms::stage1_shuffle(compact, seed + static_cast<std::uint64_t>(i));
       for (int k = 0; k < p; ++k) {
         const auto& part = plan[static_cast<std::size_t>(k)];
         const std::int64_t size = std::accumulate(part.begin(), part.end(), std::int64_t{0});
         ASSERT_LE(size, (t + p - 1) / p) << "seed " << seed;
+        ASSERT_EQ(compact.total(k), size) << "seed " << seed;
+        for (int j = 0; j < p; ++j) ASSERT_EQ(compact.len(k, j), part[static_cast<std::size_t>(j)]) << "seed " << seed;
         const auto& moved = plan[static_cast<std::size_t>(perm[static_cast<std::size_t>(k)])];
         ASSERT_EQ(std::accumulate(moved.begin(), moved.end(), std::int64_t{0}), size) << "shuffle keeps sizes";
         for (int j = 0; j < p; ++j) stage2[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)] += part[static_cast<std::size_t>(j)];

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace {
@@ -31,7 +32,12 @@ void* allocate(std::size_t n, std::size_t align) {
 void release(void* ptr, std::size_t align) {
   if (!ptr) return;
   char* p = static_cast<char*>(ptr);
-  g_live.fetch_sub(*reinterpret_cast<std::size_t*>(p - kHeader), std::memory_order_relaxed);
+  const std::size_t n = *reinterpret_cast<std::size_t*>(p - kHeader);
+  g_live.fetch_sub(n, std::memory_order_relaxed);
+  // Freed bytes are overwritten, so a message that still read a freed send buffer (docs/model.md
+  // 1.5: a send buffer must live until its send completes) delivers garbage, which the harnesses'
+  // checks of every received byte report.
+  std::memset(p, 0xdb, n);
   std::free(p - (align > kHeader ? align : kHeader));
 }
 

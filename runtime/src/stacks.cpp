@@ -1,0 +1,209 @@
+#include "stacks.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace touchstone::detail {
+
+namespace {
+std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+}  // namespace
+
+// ---------------------------------------------------------------- overflow reports
+
+// The live regions, for the fault handler (which may only read them: a fixed table of atomics).
+struct OverflowReports {
+  static constexpr std::size_t kSlots = 256;
+  static std::array<std::atomic<const StackRegion*>, kSlots>& live() {
+    static std::array<std::atomic<const StackRegion*>, kSlots> regions{};
+    return regions;
+  }
+  static struct sigaction& previous() {
+    static struct sigaction prev {};
+    return prev;
+  }
+
+  static void add(const StackRegion* r) {
+    for (auto& slot : live()) {
+      const StackRegion* none = nullptr;
+      if (slot.compare_exchange_strong(none, r)) return;
+    }  // more live regions than slots: that region's overflows die unnamed, still on the guard
+  }
+  static void remove(const StackRegion* r) {
+    for (auto& slot : live()) {
+      const StackRegion* mine = r;
+      if (slot.compare_exchange_strong(mine, nullptr)) return;
+    }
+  }
+
+  // Async-signal-safe: write(2) of text formatted by hand.
+  static void say(const char* s) {
+    const std::size_t n = std::strlen(s);
+    if (::write(STDERR_FILENO, s, n) < 0) return;
+  }
+  static void say(std::size_t v) {
+    char buf[24];
+    char* p = buf + sizeof buf;
+    *--p = '\0';
+    do *--p = static_cast<char>('0' + v % 10); while ((v /= 10) != 0);
+    say(p);
+  }
+
+  static void handler(int sig, siginfo_t* info, void* ctx) {
+    const auto* addr = static_cast<const std::byte*>(info->si_addr);
+    for (auto& slot : live()) {
+      const StackRegion* r = slot.load(std::memory_order_acquire);
+      if (!r || addr < r->base_ || addr >= r->base_ + r->bytes_) continue;
+      const auto off = static_cast<std::size_t>(addr - r->base_);
+      if (off % r->slot_ >= r->guard_) continue;
+      say("touchstone: the VP of rank ");
+      say(off / r->slot_);
+      say(" overflowed its stack of ");
+      say(r->stack_ >> 10);
+      say(" KiB (give VPs larger stacks with --stack-kb, or RunOptions::stack_bytes)\n");
+      break;
+    }
+    // Whatever the fault, the handler this one replaced deals with it: the default ends the process.
+    const struct sigaction& prev = previous();
+    if (prev.sa_flags & SA_SIGINFO) {
+      if (prev.sa_sigaction) return prev.sa_sigaction(sig, info, ctx);
+    } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+      return prev.sa_handler(sig);
+    }
+    ::signal(sig, SIG_DFL);  // returning re-runs the faulting access, which now ends the process
+  }
+};
+
+// Other runs of this process (a sweep's parallel jobs) may map their regions between this choice
+// and this region's own mappings: permanent guards keep a quarter of the limit free.
+StackRegion::Guards StackRegion::choose(std::size_t count, std::size_t mappings_now, std::size_t max_map_count) {
+  const std::size_t need = 2 * count + 1;
+  return mappings_now + need + max_map_count / 4 <= max_map_count ? Guards::permanent : Guards::while_running;
+}
+
+std::size_t StackRegion::mappings_now() {
+  std::ifstream maps("/proc/self/maps");
+  std::size_t n = 0;
+  for (std::string line; std::getline(maps, line);) ++n;
+  return n;
+}
+
+std::size_t StackRegion::max_map_count() {
+  std::ifstream f("/proc/sys/vm/max_map_count");
+  std::size_t n = 0;
+  if (f >> n && n > 0) return n;
+  return 65530;  // the kernel's default
+}
+
+StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes)
+    : StackRegion(count, stack_bytes, choose(count, mappings_now(), max_map_count())) {}
+
+StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, Guards guards)
+    : count_(count), stack_(round_up(stack_bytes, page_size())), guard_(page_size()), guards_(guards) {
+  slot_ = guard_ + stack_;
+  bytes_ = std::max<std::size_t>(count_, 1) * slot_;
+  void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    throw std::runtime_error(fmt::format("cannot reserve {} MiB of address space for {} stacks of {} KiB: {}",
+                                         bytes_ >> 20, count_, stack_ >> 10, std::strerror(errno)));
+  base_ = static_cast<std::byte*>(p);
+  OverflowReports::add(this);
+  if (guards_ == Guards::while_running) return;
+  for (std::size_t i = 0; i < count_; ++i)
+    if (::mprotect(base_ + i * slot_, guard_, PROT_NONE) != 0) {
+      const int err = errno;
+      // The kernel would not split the region further (vm.max_map_count reached by something else
+      // meanwhile): the guards switch to the other scheme rather than go missing.
+      for (std::size_t k = 0; k < i; ++k) ::mprotect(base_ + k * slot_, guard_, PROT_READ | PROT_WRITE);
+      if (err != ENOMEM) {
+        OverflowReports::remove(this);
+        ::munmap(base_, bytes_);
+        throw std::runtime_error(fmt::format("cannot protect the guard page of a VP stack: {}", std::strerror(err)));
+      }
+      guards_ = Guards::while_running;
+      return;
+    }
+}
+
+StackRegion::~StackRegion() {
+  OverflowReports::remove(this);
+  ::munmap(base_, bytes_);
+}
+
+boost::context::stack_context StackRegion::context(std::size_t i) const {
+  boost::context::stack_context c;
+  c.size = stack_;
+  c.sp = base_ + i * slot_ + slot_;  // the top: stacks grow down towards their guard
+  return c;
+}
+
+const void* StackRegion::guard(std::size_t i) const { return base_ + i * slot_; }
+
+namespace {
+[[noreturn]] void unguarded(std::size_t i, int err) {
+  // The fiber must not run without its guard, and the scheduler cannot unwind the run from here.
+  std::fprintf(stderr,
+               "touchstone: cannot protect the guard page of VP stack %zu (%s): the kernel's limit on memory "
+               "mappings (vm.max_map_count) is exhausted; raise it or run fewer VPs at once\n",
+               i, std::strerror(err));
+  std::abort();
+}
+}  // namespace
+
+void StackRegion::arm(std::size_t i) {
+  if (guards_ == Guards::while_running && ::mprotect(base_ + i * slot_, guard_, PROT_NONE) != 0) unguarded(i, errno);
+}
+
+void StackRegion::disarm(std::size_t i) {
+  if (guards_ == Guards::while_running && ::mprotect(base_ + i * slot_, guard_, PROT_READ | PROT_WRITE) != 0)
+    unguarded(i, errno);
+}
+
+void report_stack_overflows() {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = &OverflowReports::handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGSEGV, &sa, &OverflowReports::previous());
+  });
+  // The alternate stack of this thread, unless it has one (a sanitizer's, or an earlier call's).
+  struct AltStack {
+    std::unique_ptr<std::byte[]> mem;
+    ~AltStack() {
+      if (!mem) return;
+      stack_t off{};
+      off.ss_flags = SS_DISABLE;
+      ::sigaltstack(&off, nullptr);
+    }
+  };
+  thread_local AltStack alt;
+  stack_t cur{};
+  if (::sigaltstack(nullptr, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)) return;
+  constexpr std::size_t kAltBytes = 64 * 1024;
+  alt.mem = std::make_unique<std::byte[]>(kAltBytes);
+  stack_t st{};
+  st.ss_sp = alt.mem.get();
+  st.ss_size = kAltBytes;
+  ::sigaltstack(&st, nullptr);
+}
+
+}  // namespace touchstone::detail

@@ -1,0 +1,74 @@
+// The fibers' stacks (issue 19): one reserved region for a run's VPs, each stack with a guard page
+// below it that is never silently lost.
+//
+// Boost's protected_fixedsize_stack maps every stack on its own and protects its guard page with a
+// second call whose failure it ignores. Each stack is then two kernel mappings, and past
+// vm.max_map_count (65,530 by default, about 32,000 VPs) the kernel refuses the split: the guard
+// was silently dropped, and a VP that overflowed its stack wrote into another VP's. Mapping and
+// unmapping one stack per VP was also most of the host time of a 16,384-VP run.
+//
+// Here the run maps one region, [guard 0][stack 0][guard 1][stack 1]..., with MAP_NORESERVE (a
+// stack costs memory only where it is touched). Its guards are protected in one of two ways:
+//   - permanent: every guard is PROT_NONE from the start, 2n+1 mappings. Used while that leaves
+//     vm.max_map_count a margin.
+//   - while running: a guard is PROT_NONE only while its fiber runs. The fibers of a run take turns
+//     on one host thread, so only the running one can overflow; 3 mappings at most, at the price of
+//     two mprotect calls per switch. Used for the largest runs.
+// Either way a VP that overflows faults on its own guard page, and report_stack_overflows says
+// which rank, its stack size, and the option that sets it.
+#pragma once
+#include <cstddef>
+
+#include <boost/context/stack_context.hpp>
+
+namespace touchstone::detail {
+
+class StackRegion {
+ public:
+  enum class Guards { permanent, while_running };
+
+  /// Chooses the guards for `count` stacks: permanent when the 2 count + 1 mappings they need,
+  /// with the process's `mappings_now`, stay below `max_map_count` by a margin (other runs of the
+  /// process may map their own regions meanwhile).
+  static Guards choose(std::size_t count, std::size_t mappings_now, std::size_t max_map_count);
+
+  /// Maps `count` stacks of `stack_bytes` each (rounded up to pages), guarded as `guards` says, or as
+  /// choose() says for this process. Throws std::runtime_error with the reason when the region
+  /// cannot be mapped or protected.
+  StackRegion(std::size_t count, std::size_t stack_bytes);
+  StackRegion(std::size_t count, std::size_t stack_bytes, Guards guards);
+  ~StackRegion();
+  StackRegion(const StackRegion&) = delete;
+  StackRegion& operator=(const StackRegion&) = delete;
+
+  Guards guards() const { return guards_; }
+  std::size_t stack_bytes() const { return stack_; }
+  /// Stack i as Boost.Context wants it: sp at its top, size its usable bytes.
+  boost::context::stack_context context(std::size_t i) const;
+  /// The first byte of stack i's guard page(s) (the bytes just below its lowest usable byte).
+  const void* guard(std::size_t i) const;
+  /// While running: protects stack i's guard before its fiber runs, and unprotects it after.
+  /// No-ops for permanent guards. A refusal of the kernel ends the process with a message: the
+  /// fiber must not run unguarded.
+  void arm(std::size_t i);
+  void disarm(std::size_t i);
+  /// Counts the mappings of this process (/proc/self/maps) and reads vm.max_map_count.
+  static std::size_t mappings_now();
+  static std::size_t max_map_count();
+
+ private:
+  friend struct OverflowReports;
+  std::byte* base_ = nullptr;
+  std::size_t count_ = 0, stack_ = 0, guard_ = 0, slot_ = 0, bytes_ = 0;
+  Guards guards_ = Guards::permanent;
+};
+
+/// Makes a stack overflow on a guard page of any live StackRegion print which stack (the index is
+/// the VP's rank) overflowed and how to give it more, before the process dies of the fault as
+/// before. Installs, once, a SIGSEGV handler that passes every other fault on to the handler it
+/// replaced (the default's, or a sanitizer's), and gives the calling thread an alternate signal
+/// stack if it has none (the overflowing stack has no room left for the handler). Call it on each
+/// thread that runs fibers.
+void report_stack_overflows();
+
+}  // namespace touchstone::detail

@@ -1,0 +1,113 @@
+// Issue 19: the fibers' stacks come from one region, each with a guard page below it that is never
+// silently lost (runtime/src/stacks.hpp): permanent guards while the kernel's limit on mappings
+// allows them, guards armed only while their fiber runs beyond it. A VP that overflows its stack
+// dies on its own guard page with a message naming its rank.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "../../runtime/src/stacks.hpp"
+#include "touchstone/touchstone.hpp"
+
+using namespace touchstone;
+using touchstone::detail::StackRegion;
+
+namespace {
+
+// The permissions ("rw-p", "---p") of the mapping of this process that holds address a.
+std::string permissions_at(const void* a) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(a);
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream in(line);
+    std::string range, perms;
+    in >> range >> perms;
+    const auto dash = range.find('-');
+    const auto lo = std::stoull(range.substr(0, dash), nullptr, 16), hi = std::stoull(range.substr(dash + 1), nullptr, 16);
+    if (addr >= lo && addr < hi) return perms;
+  }
+  return "unmapped";
+}
+
+constexpr std::size_t kKiB = 1024;
+
+TEST(StackRegion, PermanentGuardsWhileTheMappingsLeaveAQuarterOfTheLimit) {
+  // 2n + 1 mappings, plus those of the process, plus a quarter of the limit kept free.
+  EXPECT_EQ(StackRegion::choose(1000, 500, 65530), StackRegion::Guards::permanent);
+  EXPECT_EQ(StackRegion::choose(24000, 1000, 65530), StackRegion::Guards::permanent);   // 1000 + 48001 + 16382 <= 65530
+  EXPECT_EQ(StackRegion::choose(24100, 1000, 65530), StackRegion::Guards::while_running);  // 65583 > 65530
+  EXPECT_EQ(StackRegion::choose(65536, 500, 65530), StackRegion::Guards::while_running);
+  EXPECT_EQ(StackRegion::choose(65536, 500, 1 << 20), StackRegion::Guards::permanent);
+  EXPECT_GT(StackRegion::max_map_count(), 0u);
+  EXPECT_GT(StackRegion::mappings_now(), 0u);
+}
+
+TEST(StackRegion, EveryStackHasAProtectedGuardPageBelowIt) {
+  StackRegion r(8, 64 * kKiB, StackRegion::Guards::permanent);
+  ASSERT_EQ(r.guards(), StackRegion::Guards::permanent);
+  for (std::size_t i = 0; i < 8; ++i) {
+    const auto c = r.context(i);
+    EXPECT_EQ(c.size, 64 * kKiB);
+    const auto* lowest = static_cast<const char*>(c.sp) - c.size;
+    EXPECT_EQ(permissions_at(lowest - 1), "---p") << "guard of stack " << i;
+    EXPECT_EQ(static_cast<const void*>(lowest - 4096), r.guard(i));
+    EXPECT_EQ(permissions_at(lowest), "rw-p") << "stack " << i;
+    EXPECT_EQ(permissions_at(static_cast<const char*>(c.sp) - 1), "rw-p") << "stack " << i;
+  }
+}
+
+TEST(StackRegion, GuardsArmedWhileRunningProtectOnlyTheRunningStack) {
+  StackRegion r(8, 64 * kKiB, StackRegion::Guards::while_running);
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(permissions_at(r.guard(i)), "rw-p");
+  r.arm(3);
+  EXPECT_EQ(permissions_at(r.guard(3)), "---p");
+  EXPECT_EQ(permissions_at(r.guard(2)), "rw-p");
+  EXPECT_EQ(permissions_at(r.guard(4)), "rw-p");
+  r.disarm(3);
+  EXPECT_EQ(permissions_at(r.guard(3)), "rw-p");
+}
+
+void touch(const void* a) { *static_cast<volatile char*>(const_cast<void*>(a)) = 1; }
+
+TEST(StackRegionDeathTest, AWriteIntoAGuardIsReportedAndEndsTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        detail::report_stack_overflows();
+        StackRegion r(4, 64 * kKiB, StackRegion::Guards::permanent);
+        touch(r.guard(2));
+      },
+      "the VP of rank 2 overflowed its stack of 64 KiB");
+  EXPECT_DEATH(
+      {
+        detail::report_stack_overflows();
+        StackRegion r(4, 128 * kKiB, StackRegion::Guards::while_running);
+        r.arm(1);
+        touch(r.guard(1));
+      },
+      "the VP of rank 1 overflowed its stack of 128 KiB");
+}
+
+// Each frame holds 1 KiB the compiler cannot drop.
+int deep(int n) {
+  volatile char pad[1024];
+  pad[0] = static_cast<char>(n);
+  if (n == 0) return pad[0];
+  return deep(n - 1) + pad[0];
+}
+
+TEST(StackRegionDeathTest, AVpThatOverflowsItsStackIsNamed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  RunOptions o;
+  o.stack_bytes = 256 * kKiB;
+  const Machine m = parse_machine("mesh:1x2");
+  EXPECT_DEATH(run(m, [](Proc& p) { if (p.rank() == 1) deep(4096); }, o),
+               "the VP of rank 1 overflowed its stack of 256 KiB");
+  // Within the stack, the same recursion is fine.
+  EXPECT_NO_THROW(run(m, [](Proc& p) { if (p.rank() == 1) deep(64); }, o));
+}
+
+}  // namespace
