@@ -16,7 +16,6 @@ build_dir=${1:-build}
 packages=(build-essential cmake libtbb-dev libboost-dev libboost-context-dev libgtest-dev libgmock-dev
           libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libcsv-dev
           python3-matplotlib
-          nodejs npm  # Chrome's trace engine reads our traces in a test (tests/trace_engine/)
           clang-16 libclang-rt-16-dev)  # libFuzzer for tests/fuzz (tools/fuzz.sh); the rest builds with g++
 missing=()
 for p in "${packages[@]}"; do
@@ -24,15 +23,24 @@ for p in "${packages[@]}"; do
   [[ $status == "install ok installed" ]] || missing+=("$p")
 done
 
+sudo=()
 if [[ ${#missing[@]} -gt 0 ]]; then
   echo "setup: installing ${missing[*]}" >&2
-  sudo=()
   if [[ $(id -u) -ne 0 ]]; then
     command -v sudo >/dev/null || { echo "setup: not root and sudo is not available; install: ${missing[*]}" >&2; exit 1; }
     sudo=(sudo)
   fi
   "${sudo[@]}" apt-get update
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# Node and npm only for the test of Chrome's trace engine (tests/trace_engine/), so optional: a
+# machine may already have them from elsewhere (NodeSource's nodejs bundles npm and conflicts with
+# Debian's npm package), and a failed install only skips that test.
+if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+  echo "setup: installing nodejs npm (optional)" >&2
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm ||
+    echo "setup: WARNING: could not install nodejs and npm; TraceViewers.ChromeTraceEngine will be skipped" >&2
 fi
 
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "$@"
