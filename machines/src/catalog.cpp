@@ -12,16 +12,52 @@
 namespace touchstone::machines {
 namespace {
 
-// One row per family, in the order `touchstone list machines` shows them.
-const Family* const kFamilies[] = {
-    &mesh_family,      &torus_family,    &delta_family, &cm5_family,  &switch_family, &switch2_family,
-    &irregular_family, &switchnet_family, &hpam_family, &json_file_family,
-};
+// One row per family, in the order `touchstone list machines` shows them: its kind, grammar,
+// summary, the options it claims and the function that builds it (in the family's own file).
+const std::vector<Family>& families() {
+  static const std::vector<Family> table = {
+      {"mesh", "mesh:RxC[x...]", "n-dimensional mesh, dimension-order (XY) routing, generic 1990s wormhole parameters",
+       {}, mesh_machine},
+      {"torus", "torus:AxB[x...]", "n-dimensional torus, dimension-order routing, generic parameters",
+       {{"deadlock=dateline|none", "torus rings: two virtual channels with a dateline (default), or one channel, "
+                                   "cyclic waits reported as deadlock"}},
+       torus_machine},
+      {"delta", "delta[:RxC]", "the Intel Touchstone Delta (16x32, paper 000) or an RxC sub-mesh of it, fitted to Figure 9",
+       {}, delta_machine},
+      {"cm5", "cm5[:P]", "the CM-5 (paper 003): a 4-ary fat tree of P = 32..1024 nodes (default 32), 20/10/5 MB/s by level",
+       {}, cm5_machine},
+      {"switch", "switch:P", "P nodes on one crossbar switch (paper 004; 32 ports unless P > 32)", switch_claims(),
+       switch_machine},
+      {"switch2", "switch2:N1+N2", "two 32-port switches with N1 and N2 nodes, one interconnecting link (paper 004, section 4)",
+       switch_claims(), switch2_machine},
+      {"irregular", "irregular:switches=S,nodes=A-B,links=C-D,parallel=E,seed=N[,total=P]",
+       "seeded irregular switch network with paper 004's generator constraints (section 5.3)",
+       switch_claims({{"nodes=A-B", "nodes per switch"},
+                      {"links=C-D", "inter-switch links per switch"},
+                      {"parallel=E", "most links between two switches"},
+                      {"total=P", "nodes in all"}}),
+       irregular_machine},
+      {"switchnet", "switchnet:NET.json",
+       "a switch network from a file: {\"ports\": 32, \"nodes\": [16, 16], \"links\": [[0, 1]]}", switch_claims(),
+       switchnet_machine},
+      {"hpam", "hpam:R1xC1/R2xC2[/...][,Q=q][,multicast]",
+       "HPAM levels of meshes, eq. 1 links and eq. 2 routing, Table 1 costs with ratio Q, optional inter-level "
+       "multicast hardware (paper 001)",
+       {{"Q=q", "cost ratio between successive levels (Table 1; default 8)"},
+        {"multicast", "inter-level replication hardware (section 3.1), a bare flag"}},
+       hpam_machine},
+      // Claims no options: a file names a spec of any family under "topology", and its "params"
+      // are the generic options.
+      {"", "FILE.json", "a machine file: {\"topology\": \"mesh:4x4\", \"name\": ..., \"params\": {option: value}}", {},
+       file_machine},
+  };
+  return table;
+}
 
 // A claim without '=' is a bare flag ("multicast").
 bool is_flag(const std::string& key) {
-  for (const Family* f : kFamilies)
-    for (const auto& [claim, help] : f->claims)
+  for (const Family& f : families())
+    for (const auto& [claim, help] : f.claims)
       if (key == claim) return true;
   return false;
 }
@@ -56,21 +92,23 @@ bool claims(const Family& f, const std::string& key) {
   return false;
 }
 
+const Family& file_family() { return families().back(); }
+
 const Family& find_family(const std::string& kind, const std::string& spec) {
-  for (const Family* f : kFamilies)
-    if (*f->kind && kind == f->kind) return *f;
+  for (const Family& f : families())
+    if (*f.kind && kind == f.kind) return f;
   std::string known;
-  for (const Family* f : kFamilies) known += std::string(known.empty() ? "" : ", ") + (*f->kind ? f->grammar : "FILE.json");
+  for (const Family& f : families()) known += std::string(known.empty() ? "" : ", ") + (*f.kind ? f.grammar : "FILE.json");
   throw UsageError(fmt::format("unknown machine '{}'; known: {} (touchstone list machines)", spec, known));
 }
 
 Machine build(const Family& f, const std::string& arg, SpecOptions& opts, const std::string& spec) {
   Machine m = f.make(arg, opts, spec);
   for (const auto& [key, value] : opts.rest()) {
-    for (const Family* other : kFamilies)
-      if (other != &f && claims(*other, key))
+    for (const Family& other : families())
+      if (&other != &f && claims(other, key))
         throw UsageError(fmt::format("machine '{}': option '{}' belongs to {} machines ({}), not to {}", spec, key,
-                                     other->kind, other->grammar, f.grammar));
+                                     other.kind, other.grammar, f.grammar));
     apply_option(m, key, value);
   }
   return m;
@@ -84,7 +122,7 @@ Machine parse_machine(const std::string& spec) {
   using namespace machines;
   if (is_json_file(spec)) {
     SpecOptions none;
-    return json_file_family.make(spec, none, spec);
+    return file_machine(spec, none, spec);
   }
   const auto parts = split(spec, ',');
   if (parts[0].empty()) throw UsageError("empty machine spec; try mesh:16x16");
@@ -112,9 +150,9 @@ std::vector<std::pair<std::string, std::string>> machine_presets() {
   using namespace machines;
   std::vector<std::pair<std::string, std::string>> out;
   std::vector<std::pair<const char*, const char*>> listed;  // shared claims (the switch families') once
-  for (const Family* f : kFamilies) {
-    out.emplace_back(f->grammar, f->summary);
-    for (const auto& c : f->claims)
+  for (const Family& f : families()) {
+    out.emplace_back(f.grammar, f.summary);
+    for (const auto& c : f.claims)
       if (std::find(listed.begin(), listed.end(), c) == listed.end()) {
         listed.push_back(c);
         out.emplace_back(fmt::format("  ,{}", c.first), c.second);

@@ -6,7 +6,6 @@
 #include "touchstone/topologies/fat_tree.hpp"
 
 namespace touchstone::machines {
-namespace {
 
 // The Thinking Machines CM-5 of paper 003 (section 3): a 4-ary fat tree of 32 to 1024 nodes
 // (topologies/fat_tree.hpp: 20 MB/s inside a cluster of 4, 10 MB/s inside 16, 5 MB/s beyond),
@@ -14,7 +13,7 @@ namespace {
 // costs 1.6 us and receiving one 1.7 us. The control network gives hardware barriers. Not given
 // by the paper, our choices (docs/machines.md): one port in and one out per node, the node's
 // ports stream at 20 MB/s, a 100 ns switch delay per channel, a 5 us control-network barrier.
-Machine make_cm5(const std::string& count, SpecOptions&, const std::string&) {
+Machine cm5_machine(const std::string& count, SpecOptions&, const std::string&) {
   const auto p = count.empty() ? 32 : parse_int("cm5:P", count, 32, 1024);
   Machine m = generic_machine(make_fat_tree(static_cast<int>(p)));
   m.name = fmt::format("cm5:{}", p);
@@ -36,19 +35,10 @@ Machine make_cm5(const std::string& count, SpecOptions&, const std::string&) {
   // port idle while its packets are written and queue the node's active-message replies behind it,
   // which a CPU writing packets itself would interleave (docs/machines.md, "The CM-5").
   m.costs.send_overlap = false;
-  m.net.hop_time = nanoseconds(100);
-  m.net.link_byte_time = m.net.inject_byte_time = m.net.eject_byte_time = nanoseconds(50);
-  m.net.packet_payload = 16;
-  m.net.packet_header = 4;
+  set_channels(m.net, nanoseconds(100), nanoseconds(50), 16, 4);
   m.net.barrier = BarrierKind::hardware;
   m.net.barrier_latency = microseconds(5);
   return m;
 }
-
-}  // namespace
-
-const Family cm5_family{"cm5", "cm5[:P]",
-                        "the CM-5 (paper 003): a 4-ary fat tree of P = 32..1024 nodes (default 32), 20/10/5 MB/s by level",
-                        {}, make_cm5};
 
 }  // namespace touchstone::machines

@@ -6,14 +6,13 @@
 #include "touchstone/topologies/grid.hpp"
 
 namespace touchstone::machines {
-namespace {
 
 // The Intel Touchstone Delta of paper 000 (section 2): 512 nodes as a 16 x 32 wormhole mesh with
 // XY routing, packets of 512 bytes (482 data + 30 header), one message in and one out at a time.
 // The cost parameters are fitted to the paper's Figure 9 (docs/machines.md, "Fitting the Delta";
 // `paper000 fit` in bench/paper000.cpp reproduces the fit). The Delta sends faster than it receives (paper 000,
 // section 4), so recv_per_byte > send_per_byte.
-Machine make_delta(const std::string& arg, SpecOptions&, const std::string& spec) {
+Machine delta_machine(const std::string& arg, SpecOptions&, const std::string& spec) {
   std::vector<int> dims = arg.empty() ? std::vector<int>{16, 32} : parse_dims(arg, spec);
   if (dims.size() != 2 || dims[0] > 16 || dims[1] > 32)
     throw UsageError(fmt::format("delta:RxC is a sub-mesh of the 16x32 Delta: R <= 16 and C <= 32"));
@@ -43,17 +42,8 @@ Machine make_delta(const std::string& arg, SpecOptions&, const std::string& spec
   // a part of C_send (at most 200 us); 150 us is inside that window and leaves sends of at most
   // 512 bytes CPU-bound, as before (docs/machines.md, "The Intel Touchstone Delta").
   m.costs.ni_setup = microseconds(150);
-  m.net.hop_time = nanoseconds(100);
-  m.net.link_byte_time = m.net.inject_byte_time = m.net.eject_byte_time = picoseconds(91'700);
-  m.net.packet_payload = 482;
-  m.net.packet_header = 30;
+  set_channels(m.net, nanoseconds(100), picoseconds(91'700), 482, 30);
   return m;
 }
-
-}  // namespace
-
-const Family delta_family{"delta", "delta[:RxC]",
-                          "the Intel Touchstone Delta (16x32, paper 000) or an RxC sub-mesh of it, fitted to Figure 9",
-                          {}, make_delta};
 
 }  // namespace touchstone::machines

@@ -28,29 +28,54 @@ class SpecOptions {
   std::vector<std::pair<std::string, std::string>> kv_;
 };
 
+/// Options a family claims, each {"key=VALUES", "help"}.
+using Claims = std::vector<std::pair<const char*, const char*>>;
+
+/// Builds a family's machine from the text after "kind:" (empty when there is none), taking its
+/// claimed options out of `opts`. `spec` is the whole spec, for errors.
+using MakeMachine = Machine (*)(const std::string& arg, SpecOptions& opts, const std::string& spec);
+
+/// One row of the catalog's table (catalog.cpp).
 struct Family {
   const char* kind;     ///< the spec's head before ':' ("mesh"), or "" for JSON machine files
   const char* grammar;  ///< for `touchstone list machines`, e.g. "mesh:RxC[x...]"
   const char* summary;  ///< one line
-  /// Options only this family understands, each {"key=VALUES", "help"}; listed, and named in the
-  /// error when another family's spec uses them.
-  std::vector<std::pair<const char*, const char*>> claims;
-  /// Builds the machine from the text after "kind:" (empty when there is none), taking its claimed
-  /// options out of `opts`. `spec` is the whole spec, for errors.
-  Machine (*make)(const std::string& arg, SpecOptions& opts, const std::string& spec);
+  /// Options only this family understands: listed, and named in the error when another family's
+  /// spec uses them.
+  Claims claims;
+  MakeMachine make;
 };
 
-// The families (one file each).
-extern const Family mesh_family, torus_family;  // grid.cpp
-extern const Family delta_family;               // delta.cpp
-extern const Family cm5_family;                 // cm5.cpp
-extern const Family switch_family, switch2_family, irregular_family, switchnet_family;  // switch_clusters.cpp
-extern const Family hpam_family;                // hpam.cpp
-extern const Family json_file_family;           // json_file.cpp
+// The families' make functions, one file each.
+Machine mesh_machine(const std::string& arg, SpecOptions& opts, const std::string& spec);       // grid.cpp
+Machine torus_machine(const std::string& arg, SpecOptions& opts, const std::string& spec);      // grid.cpp
+Machine delta_machine(const std::string& arg, SpecOptions& opts, const std::string& spec);      // delta.cpp
+Machine cm5_machine(const std::string& arg, SpecOptions& opts, const std::string& spec);        // cm5.cpp
+Machine switch_machine(const std::string& arg, SpecOptions& opts, const std::string& spec);     // switch_clusters.cpp
+Machine switch2_machine(const std::string& arg, SpecOptions& opts, const std::string& spec);    // switch_clusters.cpp
+Machine irregular_machine(const std::string& arg, SpecOptions& opts, const std::string& spec);  // switch_clusters.cpp
+Machine switchnet_machine(const std::string& arg, SpecOptions& opts, const std::string& spec);  // switch_clusters.cpp
+Machine hpam_machine(const std::string& arg, SpecOptions& opts, const std::string& spec);       // hpam.cpp
+Machine file_machine(const std::string& path, SpecOptions& opts, const std::string& spec);      // json_file.cpp
+
+/// The options every switch family claims (placement, seed, ports), then `own`
+/// (switch_clusters.cpp).
+Claims switch_claims(Claims own = {});
+
+/// The family of JSON machine files (catalog.cpp).
+const Family& file_family();
+
+/// A machine on `topology`, named after it, with every cost and network parameter at its default.
+Machine machine_on(std::shared_ptr<const Topology> topology);
 
 /// The generic wormhole machine of the 1990s on any topology (grid.cpp; docs/machines.md): the
 /// defaults other families start from.
 Machine generic_machine(std::shared_ptr<const Topology> topology);
+
+/// A network whose channels (links, injection, ejection) all move a byte in `byte_time`, whose
+/// header pays `hop` per channel, and whose packets carry `payload` data bytes behind `header`
+/// bytes (grid.cpp): what every preset states about its network.
+void set_channels(NetworkParams& net, Time hop, Time byte_time, int payload, int header);
 
 }  // namespace touchstone::machines
 

@@ -9,31 +9,35 @@
 
 namespace touchstone::machines {
 
-Machine generic_machine(std::shared_ptr<const Topology> topology) {
+void set_channels(NetworkParams& net, Time hop, Time byte_time, int payload, int header) {
+  net.hop_time = hop;
+  net.link_byte_time = net.inject_byte_time = net.eject_byte_time = byte_time;
+  net.packet_payload = payload;
+  net.packet_header = header;
+}
+
+Machine machine_on(std::shared_ptr<const Topology> topology) {
   Machine m;
   m.topology = std::move(topology);
   m.name = m.topology->name();
-  m.costs.send_overhead = microseconds(10);
-  m.costs.send_per_byte = nanoseconds(10);
-  m.costs.recv_overhead = microseconds(10);
-  m.costs.recv_per_byte = nanoseconds(10);
-  m.costs.probe_cost = microseconds(1);
-  m.net.hop_time = nanoseconds(100);
-  m.net.link_byte_time = m.net.inject_byte_time = m.net.eject_byte_time = nanoseconds(40);
-  m.net.packet_payload = 1024;
-  m.net.packet_header = 32;
+  return m;
+}
+
+Machine generic_machine(std::shared_ptr<const Topology> topology) {
+  Machine m = machine_on(std::move(topology));
+  m.costs = {.send_overhead = microseconds(10), .send_per_byte = nanoseconds(10),
+             .recv_overhead = microseconds(10), .recv_per_byte = nanoseconds(10), .probe_cost = microseconds(1)};
+  set_channels(m.net, nanoseconds(100), nanoseconds(40), 1024, 32);
   m.net.barrier = BarrierKind::software;
   m.net.barrier_latency = microseconds(5);
   return m;
 }
 
-namespace {
-
-Machine make_mesh_machine(const std::string& arg, SpecOptions&, const std::string& spec) {
+Machine mesh_machine(const std::string& arg, SpecOptions&, const std::string& spec) {
   return generic_machine(make_mesh(parse_dims(arg, spec)));
 }
 
-Machine make_torus_machine(const std::string& arg, SpecOptions& opts, const std::string& spec) {
+Machine torus_machine(const std::string& arg, SpecOptions& opts, const std::string& spec) {
   TorusDeadlockRule rule = TorusDeadlockRule::dateline;
   if (const auto v = opts.take("deadlock")) {
     if (*v == "dateline") rule = TorusDeadlockRule::dateline;
@@ -42,17 +46,5 @@ Machine make_torus_machine(const std::string& arg, SpecOptions& opts, const std:
   }
   return generic_machine(make_torus(parse_dims(arg, spec), rule));
 }
-
-}  // namespace
-
-const Family mesh_family{
-    "mesh", "mesh:RxC[x...]", "n-dimensional mesh, dimension-order (XY) routing, generic 1990s wormhole parameters",
-    {}, make_mesh_machine};
-
-const Family torus_family{
-    "torus", "torus:AxB[x...]", "n-dimensional torus, dimension-order routing, generic parameters",
-    {{"deadlock=dateline|none", "torus rings: two virtual channels with a dateline (default), or one channel, "
-                                "cyclic waits reported as deadlock"}},
-    make_torus_machine};
 
 }  // namespace touchstone::machines

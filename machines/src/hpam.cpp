@@ -50,7 +50,9 @@ NodeCosts level_costs(int level, int q) {
   return c;
 }
 
-Machine make_hpam_machine(const std::string& arg, SpecOptions& opts, const std::string&) {
+}  // namespace
+
+Machine hpam_machine(const std::string& arg, SpecOptions& opts, const std::string&) {
   int q = 8;
   if (auto v = opts.take("Q")) q = positive("Q", *v);
   if (auto v = opts.take("q")) q = positive("Q", *v);
@@ -63,8 +65,7 @@ Machine make_hpam_machine(const std::string& arg, SpecOptions& opts, const std::
     if (opts.take(k))
       throw UsageError(fmt::format("hpam: option '{}' is not allowed; the per-level costs come from Table 1 and Q", k));
   auto topo = hpam_topology(arg);
-  Machine m;
-  m.topology = topo;
+  Machine m = machine_on(topo);
   m.name = fmt::format("{},Q={}", topo->name(), q);
   m.costs = level_costs(1, q);
   m.node_costs.resize(static_cast<std::size_t>(topo->nodes()));
@@ -76,10 +77,7 @@ Machine make_hpam_machine(const std::string& arg, SpecOptions& opts, const std::
   // Lambda = lambda/W = 0.01 us/byte (Table 1), the same on every link of every level (section
   // 2.4: "the interconnect between two processors in any level is assumed to be equally fast").
   // The header's time per hop is Lambda too: eq. 3 charges Lambda * eta for eta hops.
-  m.net.hop_time = nanoseconds(10);
-  m.net.link_byte_time = m.net.inject_byte_time = m.net.eject_byte_time = nanoseconds(10);
-  m.net.packet_payload = 1 << 30;  // one worm per message, as the paper's t_net
-  m.net.packet_header = 0;
+  set_channels(m.net, nanoseconds(10), nanoseconds(10), 1 << 30, 0);  // one worm per message, as the paper's t_net
   m.net.inj_ports = m.net.ej_ports = 1;  // uni-port (section 2.1)
   m.net.barrier = BarrierKind::software;
   // Section 3.1's replication hardware: a message forks onto all the inter-level outgoing channels
@@ -88,15 +86,5 @@ Machine make_hpam_machine(const std::string& arg, SpecOptions& opts, const std::
   if (multicast) m.name += ",multicast";
   return m;
 }
-
-}  // namespace
-
-const Family hpam_family{
-    "hpam", "hpam:R1xC1/R2xC2[/...][,Q=q][,multicast]",
-    "HPAM levels of meshes, eq. 1 links and eq. 2 routing, Table 1 costs with ratio Q, optional inter-level "
-    "multicast hardware (paper 001)",
-    {{"Q=q", "cost ratio between successive levels (Table 1; default 8)"},
-     {"multicast", "inter-level replication hardware (section 3.1), a bare flag"}},
-    make_hpam_machine};
 
 }  // namespace touchstone::machines

@@ -46,7 +46,9 @@ struct Reading {
   Reading& operator=(const Reading&) = delete;
 };
 
-Machine make_from_file(const std::string& path, SpecOptions&, const std::string&) {
+}  // namespace
+
+Machine file_machine(const std::string& path, SpecOptions&, const std::string&) {
   const std::string text = read_small_file("machine file", path);
   const Reading guard(path);
   nlohmann::json j;
@@ -73,7 +75,7 @@ Machine make_from_file(const std::string& path, SpecOptions&, const std::string&
   // applied after, one by one, so that an error names its field.
   // A topology that is itself a machine file takes only generic params on top of it.
   const auto head = split(spec, ',')[0];
-  const Family& family = is_json_file(spec) ? json_file_family : find_family(head.substr(0, head.find(':')), spec);
+  const Family& family = is_json_file(spec) ? file_family() : find_family(head.substr(0, head.find(':')), spec);
   std::string full = spec;
   std::vector<std::pair<std::string, std::string>> generic;
   for (const auto& [key, value] : params.items()) {
@@ -102,11 +104,5 @@ Machine make_from_file(const std::string& path, SpecOptions&, const std::string&
   }
   return m;
 }
-
-}  // namespace
-
-const Family json_file_family{"", "FILE.json",
-                              "a machine file: {\"topology\": \"mesh:4x4\", \"name\": ..., \"params\": {option: value}}",
-                              {}, make_from_file};
 
 }  // namespace touchstone::machines

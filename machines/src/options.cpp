@@ -47,25 +47,30 @@ Option time_of(Time Params::*field, const char* key, const char* help, Time unit
 
 const std::vector<Option>& options() {
   static const std::vector<Option> table = {
+      // The CPU per message and per byte (docs/model.md 2.1).
       time_of(&NodeCosts::send_overhead, "send_us", "C_send: sender overhead per message (us)", microseconds(1)),
       time_of(&NodeCosts::send_per_byte, "send_ns_per_byte", "send_byte_time (ns per byte)", nanoseconds(1)),
       time_of(&NodeCosts::recv_overhead, "recv_us", "C_recv: receiver overhead per message (us)", microseconds(1)),
       time_of(&NodeCosts::recv_per_byte, "recv_ns_per_byte", "recv_byte_time (ns per byte)", nanoseconds(1)),
+      // ... and per packet, for machines whose CPU moves each packet itself (2.14).
       time_of(&NodeCosts::send_per_packet, "send_us_per_packet", "sender CPU time per packet of a message, on top of send_us and send_ns_per_byte (us)", microseconds(1)),
       time_of(&NodeCosts::recv_per_packet, "recv_us_per_packet", "receiver CPU time per packet of a message, on top of recv_us and recv_ns_per_byte (us)", microseconds(1)),
-      {"recv_overlap", "on: the receive drains each packet as it arrives (max(link, receive) per byte), off: after the whole message",
-       [](Machine& m, const std::string& v) { set_node_flag(m, "recv_overlap", v, &NodeCosts::recv_overlap); }},
-      {"send_overlap", "on: each packet leaves as soon as the sender's CPU has written it; off: after the whole message",
-       [](Machine& m, const std::string& v) { set_node_flag(m, "send_overlap", v, &NodeCosts::send_overlap); }},
+      // The rest of a node's costs: its network interface, matching, copies and polls.
       time_of(&NodeCosts::ni_setup, "ni_setup_us", "network-interface part of the send set-up: a message starts on an injection port no earlier than this after the port's previous message left (us)", microseconds(1)),
       time_of(&NodeCosts::match_per_entry, "match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)", nanoseconds(1)),
       time_of(&NodeCosts::copy_per_byte, "copy_ns_per_byte", "local memory copy time per byte, for combining and extracting blocks (ns)", nanoseconds(1)),
       time_of(&NodeCosts::copy_per_piece, "copy_ns_per_piece", "local memory copy time per contiguous piece copied (ns)", nanoseconds(1)),
       time_of(&NodeCosts::probe_cost, "probe_us", "cost of a probe or test that finds nothing (us)", microseconds(1)),
+      // The network: its channels and packets.
       time_of(&NetworkParams::hop_time, "hop_ns", "t_hop: header time per channel (ns)", nanoseconds(1)),
       time_of(&NetworkParams::link_byte_time, "link_ns_per_byte", "link byte time (ns per byte; 40 = 25 MB/s)", nanoseconds(1)),
       time_of(&NetworkParams::inject_byte_time, "inject_ns_per_byte", "injection channel byte time (ns per byte)", nanoseconds(1)),
       time_of(&NetworkParams::eject_byte_time, "eject_ns_per_byte", "ejection channel byte time (ns per byte)", nanoseconds(1)),
+      // Whether the CPU works while the packets travel (2.15).
+      {"recv_overlap", "on: the receive drains each packet as it arrives (max(link, receive) per byte), off: after the whole message",
+       [](Machine& m, const std::string& v) { set_node_flag(m, "recv_overlap", v, &NodeCosts::recv_overlap); }},
+      {"send_overlap", "on: each packet leaves as soon as the sender's CPU has written it; off: after the whole message",
+       [](Machine& m, const std::string& v) { set_node_flag(m, "send_overlap", v, &NodeCosts::send_overlap); }},
       {"packet", "packet size as PAYLOAD+HEADER bytes, e.g. 482+30",
        [](Machine& m, const std::string& v) {
          const auto plus = v.find('+');

@@ -24,16 +24,9 @@ namespace {
 // free outputs (section 2.3) and state no input order; FIFO ranks Table 2's balanced column wrongly
 // (docs/paper004.md, "Arbitration").
 Machine switch_cluster(std::shared_ptr<const Topology> topo) {
-  Machine m;
-  m.topology = std::move(topo);
-  m.name = m.topology->name();
-  m.costs.send_overhead = nanoseconds(1000);
-  m.costs.recv_overhead = nanoseconds(1000);
-  m.costs.probe_cost = nanoseconds(100);
-  m.net.hop_time = nanoseconds(532);
-  m.net.link_byte_time = m.net.inject_byte_time = m.net.eject_byte_time = nanoseconds(16);
-  m.net.packet_payload = 1 << 30;
-  m.net.packet_header = 0;
+  Machine m = machine_on(std::move(topo));
+  m.costs = {.send_overhead = nanoseconds(1000), .recv_overhead = nanoseconds(1000), .probe_cost = nanoseconds(100)};
+  set_channels(m.net, nanoseconds(532), nanoseconds(16), 1 << 30, 0);
   m.net.arbitration = Arbitration::random;
   m.net.barrier = BarrierKind::software;
   return m;
@@ -65,7 +58,9 @@ Machine finish(const std::string& kind, const std::string& arg, SwitchLayout l, 
 
 int count(const std::string& what, const std::string& v) { return static_cast<int>(parse_int(what, v, 1, 1 << 16)); }
 
-Machine make_switch(const std::string& arg, SpecOptions& opts, const std::string&) {
+}  // namespace
+
+Machine switch_machine(const std::string& arg, SpecOptions& opts, const std::string&) {
   // Paper 004, section 3: P nodes on one switch (32 ports unless more nodes are asked for).
   const SwitchOptions s = take_switch_options(opts);
   const int p = count("switch:P", arg);
@@ -75,7 +70,7 @@ Machine make_switch(const std::string& arg, SpecOptions& opts, const std::string
   return finish("switch", arg, std::move(l), s);
 }
 
-Machine make_switch2(const std::string& arg, SpecOptions& opts, const std::string&) {
+Machine switch2_machine(const std::string& arg, SpecOptions& opts, const std::string&) {
   // Section 4.4: two 32-port switches joined by one link.
   const SwitchOptions s = take_switch_options(opts);
   const auto plus = arg.find('+');
@@ -89,7 +84,7 @@ Machine make_switch2(const std::string& arg, SpecOptions& opts, const std::strin
   return finish("switch2", arg, std::move(l), s);
 }
 
-Machine make_irregular(const std::string& arg, SpecOptions& opts, const std::string&) {
+Machine irregular_machine(const std::string& arg, SpecOptions& opts, const std::string&) {
   // Section 5.3's generator; the first key=value pair comes after the colon.
   const auto eq = arg.find('=');
   if (eq == std::string::npos) throw UsageError("irregular: expected irregular:switches=S,nodes=A-B,links=C-D,parallel=E,seed=N");
@@ -114,41 +109,19 @@ Machine make_irregular(const std::string& arg, SpecOptions& opts, const std::str
   return finish("irregular", arg, generate_irregular(ir), s);
 }
 
-Machine make_switchnet(const std::string& arg, SpecOptions& opts, const std::string&) {
+Machine switchnet_machine(const std::string& arg, SpecOptions& opts, const std::string&) {
   const SwitchOptions s = take_switch_options(opts);
   SwitchLayout l = switch_layout_from_json(read_small_file("switch network file", arg), arg);
   if (s.ports) l.ports = s.ports;
   return finish("switchnet", arg, std::move(l), s);
 }
 
-}  // namespace
-
-namespace {
-// The options every switch family claims, then the family's own.
-std::vector<std::pair<const char*, const char*>> switch_claims(std::vector<std::pair<const char*, const char*>> own = {}) {
-  std::vector<std::pair<const char*, const char*>> c = {
-      {"placement=block|cyclic|random", "how ranks are placed on switch ports (random uses seed=N; default block, irregular: random)"},
-      {"seed=N", "seed of the random placement (and of the irregular generator)"},
-      {"switch_ports=K", "ports per switch"}};
+Claims switch_claims(Claims own) {
+  Claims c = {{"placement=block|cyclic|random", "how ranks are placed on switch ports (random uses seed=N; default block, irregular: random)"},
+              {"seed=N", "seed of the random placement (and of the irregular generator)"},
+              {"switch_ports=K", "ports per switch"}};
   c.insert(c.end(), own.begin(), own.end());
   return c;
 }
-}  // namespace
-
-const Family switch_family{"switch", "switch:P", "P nodes on one crossbar switch (paper 004; 32 ports unless P > 32)",
-                           switch_claims(), make_switch};
-const Family switch2_family{"switch2", "switch2:N1+N2",
-                            "two 32-port switches with N1 and N2 nodes, one interconnecting link (paper 004, section 4)",
-                            switch_claims(), make_switch2};
-const Family irregular_family{
-    "irregular", "irregular:switches=S,nodes=A-B,links=C-D,parallel=E,seed=N[,total=P]",
-    "seeded irregular switch network with paper 004's generator constraints (section 5.3)",
-    switch_claims({{"nodes=A-B", "nodes per switch"}, {"links=C-D", "inter-switch links per switch"},
-                   {"parallel=E", "most links between two switches"}, {"total=P", "nodes in all"}}),
-    make_irregular};
-const Family switchnet_family{
-    "switchnet", "switchnet:NET.json",
-    "a switch network from a file: {\"ports\": 32, \"nodes\": [16, 16], \"links\": [[0, 1]]}",
-    switch_claims(), make_switchnet};
 
 }  // namespace touchstone::machines

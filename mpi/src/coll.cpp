@@ -196,6 +196,19 @@ struct Blocks {
   }
 };
 
+// The receive buffer of a regular collective (MPI_Allgather, MPI_Alltoall): `recvcount` elements
+// of `recvtype` from each rank of `c`, packed when the type is not contiguous; `block` is one rank's
+// share in bytes.
+struct RegularBlocks {
+  RegularBlocks(RankState& rs, const Comm& c, void* recvbuf, int recvcount, MPI_Datatype recvtype, bool load)
+      : type((check_collective_count(recvcount), datatype_for(rs, recvtype))),
+        block(static_cast<std::size_t>(recvcount) * type.size),
+        packed(recvbuf, recvcount * c.size, type, load) {}
+  const Type& type;
+  std::size_t block;
+  Packed packed;
+};
+
 // An all-gather's own contribution: the send buffer (when not MPI_IN_PLACE) copied into the rank's
 // block of the receive buffer, whose size the send signature must match.
 void place_own_block(RankState& rs, const void* sendbuf, int sendcount, MPI_Datatype sendtype, std::span<std::byte> mine) {
@@ -270,6 +283,13 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 }
 
 namespace {
+// The communicator of a rooted collective (scatter, gather and their v-forms), `root` checked.
+Comm& rooted_comm(RankState& rs, MPI_Comm comm, int root) {
+  Comm& c = comm_for(rs, comm);
+  check_collective_root(c, root);
+  return c;
+}
+
 // Scatter and gather: `blocks` is the root's buffer of c.size blocks, `own` every rank's block.
 void rooted(const char* coll, RankState& rs, Comm& c, int root, std::span<const std::byte> send, std::span<std::byte> recv,
             std::size_t size) {
@@ -280,8 +300,7 @@ void rooted(const char* coll, RankState& rs, Comm& c, int root, std::span<const 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return run_call("MPI_Scatter", comm, [&](RankState& rs) {
-    Comm& c = comm_for(rs, comm);
-    check_collective_root(c, root);
+    Comm& c = rooted_comm(rs, comm, root);
     const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
     std::size_t size = 0;
     std::vector<std::byte> all, own_copy;
@@ -314,8 +333,7 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return run_call("MPI_Gather", comm, [&](RankState& rs) {
-    Comm& c = comm_for(rs, comm);
-    check_collective_root(c, root);
+    Comm& c = rooted_comm(rs, comm, root);
     const bool am_root = c.rank == root, in_place = am_root && sendbuf == MPI_IN_PLACE;
     if (am_root) {
       check_collective_count(recvcount);
@@ -348,8 +366,7 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return run_call("MPI_Scatterv", comm, [&](RankState& rs) {
-    Comm& c = comm_for(rs, comm);
-    check_collective_root(c, root);
+    Comm& c = rooted_comm(rs, comm, root);
     const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
     std::optional<Blocks> b;
     if (am_root) b.emplace(const_cast<void*>(sendbuf), sendcounts, displs, c.size, datatype_for(rs, sendtype), true);
@@ -371,8 +388,7 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return run_call("MPI_Gatherv", comm, [&](RankState& rs) {
-    Comm& c = comm_for(rs, comm);
-    check_collective_root(c, root);
+    Comm& c = rooted_comm(rs, comm, root);
     const bool am_root = c.rank == root, in_place = am_root && sendbuf == MPI_IN_PLACE;
     if (!am_root) {
       check_collective_count(sendcount);
@@ -401,10 +417,9 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Datatype recvtype, MPI_Comm comm) {
   return run_call("MPI_Allgather", comm, [&](RankState& rs) {
     Comm& c = comm_for(rs, comm);
-    check_collective_count(recvcount);
-    const Type& rt = datatype_for(rs, recvtype);
-    const std::size_t size = static_cast<std::size_t>(recvcount) * rt.size;
-    Packed r(recvbuf, recvcount * c.size, rt, sendbuf == MPI_IN_PLACE);
+    RegularBlocks blocks(rs, c, recvbuf, recvcount, recvtype, sendbuf == MPI_IN_PLACE);
+    const std::size_t size = blocks.block;
+    Packed& r = blocks.packed;
     place_own_block(rs, sendbuf, sendcount, sendtype, r.span().subspan(static_cast<std::size_t>(c.rank) * size, size));
     const std::string alg = chosen("allgather");
     if (is_generic("allgather", alg)) {
@@ -436,11 +451,10 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Datatype recvtype, MPI_Comm comm) {
   return run_call("MPI_Alltoall", comm, [&](RankState& rs) {
     Comm& c = comm_for(rs, comm);
-    check_collective_count(recvcount);
-    const Type& rt = datatype_for(rs, recvtype);
-    const std::size_t size = static_cast<std::size_t>(recvcount) * rt.size;
     const bool in_place = sendbuf == MPI_IN_PLACE;
-    Packed r(recvbuf, recvcount * c.size, rt, in_place);
+    RegularBlocks blocks(rs, c, recvbuf, recvcount, recvtype, in_place);
+    const std::size_t size = blocks.block;
+    Packed& r = blocks.packed;
     std::vector<std::byte> in_place_copy;
     std::span<const std::byte> send;
     std::optional<Packed> s;

@@ -77,11 +77,7 @@ class EventQueue {
       n->e.seq_kind = seq_kind;
       n->e.p = p;
       n->e.a = a;
-      const std::size_t slot = b & (kRing - 1);
-      n->next = heads_[slot];
-      heads_[slot] = n;
-      bits_[slot >> 6] |= 1ULL << (slot & 63);
-      ++in_ring_;
+      add_to_ring(n, b);
     } else {
       push_other(Event{t, order, seq_kind, p, a});
     }
@@ -120,6 +116,14 @@ class EventQueue {
     bool operator()(const Event& x, const Event& y) const { return x.t > y.t; }
   };
   std::uint64_t bucket_of(Time t) const { return static_cast<std::uint64_t>(t) >> shift_; }
+  // Files a filled node (taken off the free list) under bucket b of the window.
+  [[gnu::always_inline]] void add_to_ring(Node* n, std::uint64_t b) {
+    const std::size_t slot = b & (kRing - 1);
+    n->next = heads_[slot];
+    heads_[slot] = n;
+    bits_[slot >> 6] |= 1ULL << (slot & 63);
+    ++in_ring_;
+  }
 
   // An event in the past, in the current bucket, beyond the window, or with no free node at hand.
   [[gnu::noinline]] void push_other(const Event& e) {
@@ -134,11 +138,7 @@ class EventQueue {
       Node* n = free_ ? free_ : new_node();
       free_ = n->next;
       n->e = e;
-      const std::size_t slot = b & (kRing - 1);
-      n->next = heads_[slot];
-      heads_[slot] = n;
-      bits_[slot >> 6] |= 1ULL << (slot & 63);
-      ++in_ring_;
+      add_to_ring(n, b);
     } else {
       far_.push_back(e);
       std::push_heap(far_.begin(), far_.end(), LaterTime{});
