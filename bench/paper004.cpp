@@ -264,8 +264,9 @@ int placements() {
 std::string startup_options(double ts_us) { return fmt::format(",send_us={},recv_us={}", ts_us, ts_us); }
 
 // Section 5.3: "We again used a 5 microsecond startup time and 256 flit message length." The
-// section 5.3 runs use it (C_send = C_recv = 5 us); the switch preset keeps the 1 us that Table 2's
-// numbers need (docs/paper004.md, "The start-up"). --options given later override it.
+// section 5.3 runs use it (C_send = C_recv = 5 us, also the irregular: machines' default, named here
+// so that the runs say what they use); switch:P and switch2 keep the 1 us that Table 2's numbers
+// need (docs/paper004.md, "The start-up"). --options given later override it.
 constexpr double kSection53StartupUs = 5.0;
 
 // One ring step on one switch as Table 2 publishes it: LR (= SO-ring) on 32 nodes over its 31 steps.
