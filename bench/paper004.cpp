@@ -6,9 +6,10 @@
 //                        3.2's t_SB and t_combine
 //   paper004 placements  lower bounds of RO-ring and combining over every rank placement on the
 //                        2-switch networks, against the paper's figures
-//   paper004 irregular   all algorithms on 128-node, 10-switch irregular networks (section 5.3),
-//                        mean and spread over seeds, and per network LS against SO-ring and the
-//                        SO-ring step against the single-switch step
+//   paper004 irregular   all algorithms on 128-node, 10-switch irregular networks (section 5.3)
+//                        at the paper's stated 5 us start-up, mean and spread over seeds, and per
+//                        network LS against SO-ring and the SO-ring step against Table 2's
+//                        single-switch step
 //   paper004 claims      Table 2, section 3's crossovers and section 5.3's statements beside ours
 #include <algorithm>
 #include <bit>
@@ -257,9 +258,25 @@ int placements() {
 }
 
 
-// The 128-node irregular networks of section 5.3, network `seed` (its arbitration draws too).
+// The start-up t_s the paper states for Fig. 6, Table 2 and Table 3, charged as LogP's o (section
+// 2.4: "overhead incurred by a node when sending or receiving a message") on every send and every
+// receive: C_send = C_recv = t_s.
+std::string startup_options(double ts_us) { return fmt::format(",send_us={},recv_us={}", ts_us, ts_us); }
+
+// Section 5.3: "We again used a 5 microsecond startup time and 256 flit message length." The
+// section 5.3 runs use it (C_send = C_recv = 5 us, also the irregular: machines' default, named here
+// so that the runs say what they use); switch:P and switch2 keep the 1 us that Table 2's numbers
+// need (docs/paper004.md, "The start-up"). --options given later override it.
+constexpr double kSection53StartupUs = 5.0;
+
+// One ring step on one switch as Table 2 publishes it: LR (= SO-ring) on 32 nodes over its 31 steps.
+constexpr double kTable2RingStepUs = 205.78 / 31.0;
+
+// The 128-node irregular networks of section 5.3, network `seed` (its arbitration draws too), at
+// the section's stated start-up.
 std::string irregular_machine(int seed, const std::string& arbitration) {
-  return fmt::format("irregular:switches=10,nodes=7-21,links=1-5,parallel=2,total=128,seed={},arbitration={}", seed, arbitration);
+  return fmt::format("irregular:switches=10,nodes=7-21,links=1-5,parallel=2,total=128,seed={},arbitration={}{}", seed, arbitration,
+                     startup_options(kSection53StartupUs));
 }
 
 // Per network: every algorithm's time (us).
@@ -284,9 +301,6 @@ std::vector<Network> irregular_runs(const std::string& arbitration, int seeds) {
   return v;
 }
 
-// One ring step on one switch: LR's time on switch:32 over its 31 steps.
-double single_switch_step_us() { return run_us("switch:32", "allgather/LR", 256) / 31.0; }
-
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   const double x = q * static_cast<double>(v.size() - 1);
@@ -303,7 +317,9 @@ std::string distribution(const std::vector<double>& v, const char* fmt_one) {
 int irregular(const std::string& arbitration, int seeds) {
   fmt::print("Paper 004, section 5.3: 128 nodes on 10 switches (7..21 nodes, 1..5 links each, at most 2\n"
              "between two switches), 256-flit blocks, networks 1..{} (seed=N: network, rank placement, arbitration\n"
-             "draws; placement random, the irregular default); arbitration: {}\n\n", seeds, arbitration);
+             "draws; placement random, the irregular default); arbitration: {}; start-up: the paper's {} us\n"
+             "(C_send = C_recv = {} us){}\n\n", seeds, arbitration, kSection53StartupUs, kSection53StartupUs,
+             g_machine_options.empty() ? "" : "; then the options '" + g_machine_options + "'");
   const auto nets = irregular_runs(arbitration, seeds);
   fmt::print("{:<22} {:>10} {:>10} {:>10} {:>10}\n", "algorithm", "mean us", "min", "max", "sd");
   for (const char* a : kIrregularAlgs) {
@@ -315,9 +331,9 @@ int irregular(const std::string& arbitration, int seeds) {
     fmt::print("{:<22} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f}\n", a, mean, *std::min_element(v.begin(), v.end()),
                *std::max_element(v.begin(), v.end()), std::sqrt(sd));
   }
-  const double step1 = single_switch_step_us();
+  const double step1 = kTable2RingStepUs;
   fmt::print("\nPer network: LS's gain over SO-ring and over the best other algorithm (their time / LS's), and the\n"
-             "SO-ring step (SO-ring / 127) over the single-switch ring step ({:.3f} us = LR on switch:32 / 31)\n\n", step1);
+             "SO-ring step (SO-ring / 127) over the paper's single-switch ring step ({:.3f} us = Table 2's 205.78 / 31)\n\n", step1);
   fmt::print("{:>7} {:>9} {:>9} {:>9} {:>10} {:>11} {:>13}\n", "network", "LS us", "SO-ring", "RO-ring", "SO-ring/LS", "best/LS", "SO step/1-sw");
   std::vector<double> so_ls, best_ls, step;
   for (const auto& n : nets) {
@@ -357,20 +373,21 @@ int print_claims(const std::string& arbitration, int seeds, int networks, claims
       if (p[r] >= 0) po += fmt::format("{}{}={}", po.empty() ? "" : " ", kTable2[r].paper_name, rp[r]), oo += fmt::format("{}{}={}", oo.empty() ? "" : " ", kTable2[r].paper_name, ro[r]);
     L.statement(fmt::format("table2.order.{}", columns[c]), "Table 2: the column's order (1 = fastest)", po, oo, rp == ro);
   }
-  // The start-up: the paper states 5 us; the preset's C_send + C_recv.
+  // The start-up: the paper states t_s = 5 us, charged on each send and each receive (LogP's o);
+  // the preset's C_send (= C_recv).
   const Machine sw = parse_machine("switch:32" + g_machine_options);
-  L.number("sec3.3.startup", "Sec. 3.3 and Table 2: 't_s (communication startup time) = 5 microsecond'", 5.0,
-           to_us(sw.costs.send_overhead + sw.costs.recv_overhead), kTol, "us",
-           "Table 2's own single-switch LR, 31 sequential steps of 205.78/31 = 6.64 us, leaves 2.54 us beside the 256 flits' 4.10 us; "
-           "with 5 us of start-up per step LR would take at least 31 x (5 + 4.10 + 0.53) = 298 us (docs/paper004.md)");
+  L.number("sec3.3.startup", "Sec. 3.3 and Table 2: 't_s (communication startup time) = 5 microsecond', as o on each send and receive", 5.0,
+           to_us(sw.costs.send_overhead), kTol, "us",
+           fmt::format("the preset's C_send (C_recv = {:g} us). Table 2's own single-switch LR, 31 sequential steps of 205.78/31 = 6.64 us, leaves 2.54 us "
+                       "beside the 256 flits' 4.10 us, so Table 2 cannot have charged 5 us; section 5.3's runs use 5 us (docs/paper004.md)",
+                       to_us(sw.costs.recv_overhead)));
   // Section 3.2: SB always beats the ring on a single switch.
   L.statement("sec3.2.sb-before-ring", "Sec. 3.2: 'the SB algorithm will always complete in less time than the ring algorithm on a single switch'",
               "SB < LR on switch:32", fmt::format("SB {:.2f}, LR {:.2f} us", run_us("switch:32", "allgather/SB", 256), run_us("switch:32", "allgather/LR", 256)),
               run_us("switch:32", "allgather/SB", 256) < run_us("switch:32", "allgather/LR", 256));
   // Section 3.3, Figure 6 (5 us start-up): combining best at 128 flits except for very small P, SB
   // best at 1024 flits; checked on the preset and on the preset with a 5 us start-up.
-  for (const char* extra_c : {"", ",send_us=2.5,recv_us=2.5"}) {
-    const std::string extra = extra_c;
+  for (const std::string& extra : {std::string(), startup_options(5.0)}) {
     const std::string tag = extra.empty() ? "preset" : "5us";
     std::vector<int> bad128, bad1024;
     for (int P : {8, 16, 32}) {
@@ -385,27 +402,30 @@ int print_claims(const std::string& arbitration, int seeds, int networks, claims
     };
     L.statement("fig6.128-flits.combining." + tag, "Sec. 3.3, Fig. 6: 'In the case of the 128 flit messages, the combining algorithm performs best except for very small numbers of nodes'",
                 "combining < SB for P = 8, 16, 32", "P where not: " + list(bad128), bad128.empty(),
-                extra.empty() ? "the preset's start-up (C_send + C_recv = 2 us)" : "the preset with the paper's 5 us start-up (send_us=2.5,recv_us=2.5)");
+                extra.empty() ? "the preset's start-up (C_send = C_recv = 1 us)" : "the preset with the paper's 5 us start-up (send_us=5,recv_us=5)");
     L.statement("fig6.1024-flits.sb." + tag, "Sec. 3.3, Fig. 6: 'In the case of 1024 flit messages, however, the SB algorithm outperforms the combining algorithm'",
                 "SB < combining for P = 8, 16, 32", "P where not: " + list(bad1024), bad1024.empty(),
-                extra.empty() ? "the preset's start-up (C_send + C_recv = 2 us)" : "the preset with the paper's 5 us start-up (send_us=2.5,recv_us=2.5)");
+                extra.empty() ? "the preset's start-up (C_send = C_recv = 1 us)" : "the preset with the paper's 5 us start-up (send_us=5,recv_us=5)");
   }
+  // The largest block searched for the crossover: Fig. 6 stops at 1024 flits, but with 30 us on each
+  // side SB needs blocks whose transmission exceeds 2 x 30 us (3750 flits) before it can win.
+  constexpr std::size_t kLargestCrossoverFlits = std::size_t{1} << 15;
   for (double ts : {5.0, 10.0, 20.0, 30.0}) {
-    const std::string m = fmt::format("switch:32{},send_us={},recv_us={}", g_machine_options, ts / 2, ts / 2);
+    const std::string m = fmt::format("switch:32{}{}", g_machine_options, startup_options(ts));
     std::size_t cross = 0;
-    for (std::size_t flits = 128; flits <= 8192 && !cross; flits *= 2)
+    for (std::size_t flits = 128; flits <= kLargestCrossoverFlits && !cross; flits *= 2)
       if (run_us_exactly(m, "allgather/SB", flits) < run_us_exactly(m, "allgather/combining", flits)) cross = flits;
     const bool comb_small = run_us_exactly(m, "allgather/combining", 128) < run_us_exactly(m, "allgather/SB", 128);
     L.statement(fmt::format("sec3.3.crossover.{}us", ts), "Sec. 3.3: 'For all startup times of 5, 10, 20, and 30 microseconds, this crossover was observed at some message size'",
                 "combining best at 128 flits, SB best at some larger size (P = 32)",
-                comb_small ? (cross ? fmt::format("SB first best at {} flits", cross) : "SB never best up to 8192 flits") : "SB already best at 128 flits",
+                comb_small ? (cross ? fmt::format("SB first best at {} flits", cross) : fmt::format("SB never best up to {} flits", kLargestCrossoverFlits)) : "SB already best at 128 flits",
                 comb_small && cross > 128);
   }
   // Section 5.3 on `networks` generated 128-node networks.
   const auto nets = irregular_runs(arbitration, networks);
   std::vector<double> gain, so_step;
   int ro_worse = 0;
-  const double step1 = single_switch_step_us();
+  const double step1 = kTable2RingStepUs;
   for (const auto& n : nets) {
     double best_other = INFINITY;
     for (const auto& [a, t] : n.us)
@@ -419,7 +439,7 @@ int print_claims(const std::string& arbitration, int seeds, int networks, claims
   for (double x : so_step) mean_step += x / static_cast<double>(so_step.size());
   L.number("sec5.3.ls-gain", fmt::format("Abstract, Sec. 5.3: LS shows 'a 27.1% improvement in performance compared to other available algorithms' (best other / LS, mean over {} networks)", networks),
            1 / (1 - 0.271), mean_gain, kTol, "", "per network: " + distribution(gain, "{:.2f}"));
-  L.number("sec5.3.so-ring-step", fmt::format("Issue 16 (from the paper's Table 3, withheld here): the SO-ring step about 2.2x the single-switch step (mean over {} networks)", networks),
+  L.number("sec5.3.so-ring-step", fmt::format("Issue 16 (from the paper's Table 3, withheld here): the SO-ring step (SO-ring / 127) about 2.2x Table 2's single-switch step 205.78/31 us (mean over {} networks)", networks),
            2.2, mean_step, kTol, "", "per network: " + distribution(so_step, "{:.2f}"));
   L.statement("sec5.ro-ring-less-attractive", "Sec. 5: 'The rank ordering ring (RO-R) algorithm, the default implementation supplied by MPICH, becomes less attractive as the potential for link contention increases'",
               "RO-ring slower than SO-ring and LS", fmt::format("on {} of {} networks", ro_worse, networks), ro_worse == networks);
@@ -449,6 +469,7 @@ int main(int argc, char** argv) {
   auto* ir = app.add_subcommand("irregular", "128-node, 10-switch irregular networks (section 5.3)");
   ir->add_option("--arbitration", arbitration, "switch output arbitration: fifo, random or round-robin")->check(arbitrations);
   ir->add_option("--seeds", seeds, "networks 1..N (network, placement and run seed)")->check(CLI::Range(1, 1000));
+  ir->add_option("--options", g_machine_options, "machine options appended to every machine, e.g. ',send_us=1,recv_us=1' (the preset's start-up)");
   auto* cl = app.add_subcommand("claims", "Table 2, section 3's crossovers and section 5.3's statements beside ours, with verdicts");
   std::string format = "text";
   int networks = 20;

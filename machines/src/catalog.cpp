@@ -31,7 +31,7 @@ const std::vector<Family>& families() {
       {"switch2", "switch2:N1+N2", "two 32-port switches with N1 and N2 nodes, one interconnecting link (paper 004, section 4)",
        switch_claims(), switch2_machine},
       {"irregular", "irregular:switches=S,nodes=A-B,links=C-D,parallel=E,seed=N[,total=P]",
-       "seeded irregular switch network with paper 004's generator constraints (section 5.3)",
+       "seeded irregular switch network with paper 004's generator constraints and its stated 5 us start-up (section 5.3)",
        switch_claims({{"nodes=A-B", "nodes per switch"},
                       {"links=C-D", "inter-switch links per switch"},
                       {"parallel=E", "most links between two switches"},
