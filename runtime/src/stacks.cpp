@@ -125,6 +125,7 @@ StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, Guards guar
                                          bytes_ >> 20, count_, stack_ >> 10, std::strerror(errno)));
   base_ = static_cast<std::byte*>(p);
   OverflowReports::add(this);
+  prefault_tops();
   if (guards_ == Guards::while_running) return;
   for (std::size_t i = 0; i < count_; ++i)
     if (::mprotect(base_ + i * slot_, guard_, PROT_NONE) != 0) {
@@ -140,6 +141,21 @@ StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, Guards guar
       guards_ = Guards::while_running;
       return;
     }
+}
+
+// Every fiber writes the top of its stack when it starts (Boost.Context puts its first frame
+// there) and its calls reach a few pages further: 8 KiB per VP for the algorithm catalog (RSS of
+// selftest/ring on 65,536 VPs). Faulting those pages in one at a time costs a trap per page, which
+// dominates the host time of a run of many VPs (about 40 us of CPU per fault on the virtualized
+// test host, against 3 us per page populated by madvise; docs/performance.md). So the top pages of
+// every stack are populated in one call per stack. Kernels before 5.14 lack MADV_POPULATE_WRITE
+// and refuse it: the pages are then faulted in on first use, as before, so the result is ignored.
+void StackRegion::prefault_tops() {
+#ifdef MADV_POPULATE_WRITE
+  const std::size_t top = std::min(stack_, round_up(kPrefaultBytes, page_size()));
+  for (std::size_t i = 0; i < count_; ++i)
+    if (::madvise(base_ + (i + 1) * slot_ - top, top, MADV_POPULATE_WRITE) != 0) return;
+#endif
 }
 
 StackRegion::~StackRegion() {
