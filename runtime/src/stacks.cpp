@@ -143,13 +143,14 @@ StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, Guards guar
     }
 }
 
-// Every fiber writes the top of its stack when it starts (Boost.Context puts its first frame
-// there) and its calls reach a few pages further: 8 KiB per VP for the algorithm catalog (RSS of
-// selftest/ring on 65,536 VPs). Faulting those pages in one at a time costs a trap per page, which
-// dominates the host time of a run of many VPs (about 40 us of CPU per fault on the virtualized
-// test host, against 3 us per page populated by madvise; docs/performance.md). So the top pages of
-// every stack are populated in one call per stack. Kernels before 5.14 lack MADV_POPULATE_WRITE
-// and refuse it: the pages are then faulted in on first use, as before, so the result is ignored.
+// Every fiber writes the top page of its stack when it starts (Boost.Context puts its first frame
+// there). Faulting it in costs a trap per VP, a large part of the host time of a run of many VPs
+// on a virtualized host (about 40 us of CPU per trapped fault on the test host, against 3 us per
+// page populated by madvise; docs/performance.md). So that page is populated for every stack when
+// the region is mapped. Only that page: deeper pages are touched by some programs and not others
+// (selftest/ring stays within it), and populating 8 KiB cost 4 KiB of RSS per VP that ring never
+// used (617 -> 859 MB on 65,536 VPs). Kernels before 5.14 lack MADV_POPULATE_WRITE and refuse it:
+// the page is then faulted in on first use, as before, so the result is ignored.
 void StackRegion::prefault_tops() {
 #ifdef MADV_POPULATE_WRITE
   const std::size_t top = std::min(stack_, round_up(kPrefaultBytes, page_size()));

@@ -55,8 +55,9 @@ class StackRegion {
   /// Counts the mappings of this process (/proc/self/maps) and reads vm.max_map_count.
   static std::size_t mappings_now();
   static std::size_t max_map_count();
-  /// The top bytes of every stack made resident when the region is mapped (prefault_tops).
-  static constexpr std::size_t kPrefaultBytes = 8 * 1024;
+  /// The top bytes of every stack made resident when the region is mapped (prefault_tops): the
+  /// page every fiber touches when it starts.
+  static constexpr std::size_t kPrefaultBytes = 4 * 1024;
 
  private:
   void prefault_tops();
