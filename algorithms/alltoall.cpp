@@ -60,9 +60,7 @@ void alltoall_1lev_bal(Proc& p, const Group& g0, std::span<const std::byte> send
                        std::size_t size) {
   const Group g = resolve(p, g0);
   std::vector<int> shape{g.size()};
-  bool whole = g.size() == p.size();
-  for (int i = 0; whole && i < g.size(); ++i) whole = g.world_rank(i) == i;
-  if (whole && !p.machine().topology->dims().empty()) shape = p.machine().topology->dims();
+  if (is_whole_machine(p, g) && !p.machine().topology->dims().empty()) shape = p.machine().topology->dims();
   alltoall_by_schedule(p, g, shared_schedule("balanced", shape), send, recv, size);
 }
 

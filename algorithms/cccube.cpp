@@ -55,9 +55,7 @@ int cube_dimensions(int n, const char* name) {
 }  // namespace
 
 Embedding cc_cube_embedding(const Proc& p, const Group& g) {
-  bool whole = g.size() == p.size();
-  for (int i = 0; whole && i < g.size(); ++i) whole = g.world_rank(i) == i;
-  if (whole) return embedding_for(*p.machine().topology);
+  if (is_whole_machine(p, g)) return embedding_for(*p.machine().topology);
   cube_dimensions(g.size(), "cc-cube");  // the algorithm's own error before the embedding's
   return identity_embedding(g.size());
 }

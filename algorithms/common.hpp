@@ -15,6 +15,14 @@ namespace touchstone::algorithms {
 /// The group an algorithm was called on, with the world placeholder (a default Group) resolved.
 inline Group resolve(const Proc& p, const Group& g) { return g.is_world_placeholder() ? p.world() : g; }
 
+/// Whether g is the whole machine in rank order (group rank i is world rank i), so that the
+/// machine's topology describes it. O(1): every processor asks, and an O(p) check made the
+/// collectives O(p^2) on the host (issue 19: 65,536 VPs).
+inline bool is_whole_machine(const Proc& p, const Group& g) {
+  const Group w = resolve(p, g);
+  return w.size() == p.size() && w.in_world_order();
+}
+
 /// Checks the arguments of a rooted collective (scatter, gather): the root is a rank of g, every
 /// processor's own buffer (`own`, called `own_name`) holds `size` bytes, and the root's buffer of
 /// all blocks (`all`, `all_name`) holds g.size() blocks of `size` bytes.

@@ -102,9 +102,7 @@ struct MeshShape {
 };
 inline MeshShape mesh_shape_of(const Proc& p, const Group& g, const std::string& algorithm) {
   const auto dims = p.machine().topology->dims();
-  bool whole = g.size() == p.size();
-  for (int i = 0; whole && i < g.size(); ++i) whole = g.world_rank(i) == i;
-  if (!whole || dims.empty() || dims.size() > 2)
+  if (!is_whole_machine(p, g) || dims.empty() || dims.size() > 2)
     throw UsageError(fmt::format("{} needs a 1-D or 2-D mesh or torus and the whole machine as its group", algorithm));
   return dims.size() == 1 ? MeshShape{1, dims[0]} : MeshShape{dims[0], dims[1]};
 }

@@ -55,16 +55,12 @@ std::vector<Part> parts_of(const std::vector<Submachine>& submachines) {
 }
 
 Grid grid_of(const Proc& p, const Group& g) {
-  const Group w = resolve(p, g);
-  const int n = w.size();
-  bool is_machine = n == p.size();
-  for (int i = 0; is_machine && i < n; ++i) is_machine = w.world_rank(i) == i;
-  if (is_machine) {
+  if (is_whole_machine(p, g)) {
     const auto d = p.machine().topology->dims();
     if (d.size() == 2) return {d[0], d[1]};
     if (d.size() == 1) return {1, d[0]};
   }
-  return {1, n};
+  return {1, resolve(p, g).size()};
 }
 
 bool Submachine::contains(const Grid& grid, int rank) const {

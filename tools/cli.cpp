@@ -224,8 +224,15 @@ int cmd_loads(const std::string& machine, const std::string& format) {
 int main(int argc, char** argv) {
   // Emulations allocate and free large payload buffers run after run: keep freed memory in the
   // process for the next run instead of returning it to the kernel and faulting it in again.
+  // Buffers up to 32 MiB come from the heap, and the heap is never trimmed (-1): with a threshold
+  // (it was 1 GiB) glibc gives the heap's free top back whenever that much lies free above the
+  // last block in use, which in a sweep depends on what the other thread's job holds at that
+  // moment, and the next job faults it all in again, a trap per 4 KiB page (docs/performance.md,
+  // "The README's default sweep", session 17: not seen in that session's sweeps, the one way
+  // their heap could go back). The process keeps its largest heap until it exits: the peak is
+  // unchanged, it is only not given back early.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, -1);
   mallopt(M_ARENA_MAX, 1);
   CLI::App app{"Touchstone: emulates distributed-memory parallel machines on one workstation, in exact virtual time"};
   app.require_subcommand(1);

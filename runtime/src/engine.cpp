@@ -32,6 +32,9 @@ std::shared_ptr<GroupData> new_group(std::vector<int> members, std::uint64_t ctx
   g->by_world.reserve(g->members.size());
   for (std::size_t i = 0; i < g->members.size(); ++i) g->by_world.emplace_back(g->members[i], static_cast<int>(i));
   std::sort(g->by_world.begin(), g->by_world.end());
+  g->in_world_order = true;
+  for (std::size_t i = 0; g->in_world_order && i < g->members.size(); ++i)
+    g->in_world_order = g->members[i] == static_cast<int>(i);
   return g;
 }
 }  // namespace

@@ -17,6 +17,9 @@ struct GroupData {
   std::vector<int> members;                 // world ranks in group order
   std::vector<std::pair<int, int>> by_world;  // (world rank, group rank), sorted
   std::uint64_t ctx = 0;
+  // Group rank i is world rank i for every member (the world, or its first n ranks, in order):
+  // computed once when the group is made, so that asking costs O(1) rather than O(n) per caller.
+  bool in_world_order = false;
 };
 
 /// A pending send or receive, owned by the engine, referenced by a Request.

@@ -46,6 +46,7 @@ int Group::local_rank(int world) const {
 }
 std::span<const int> Group::members() const { return d_ ? std::span<const int>(d_->members) : std::span<const int>(); }
 std::uint64_t Group::context() const { return d_ ? d_->ctx : 0; }
+bool Group::in_world_order() const { return d_ && d_->in_world_order; }
 
 int Proc::rank() const { return v_.rank; }
 int Proc::size() const { return e_.machine().nodes(); }

@@ -55,8 +55,12 @@ class StackRegion {
   /// Counts the mappings of this process (/proc/self/maps) and reads vm.max_map_count.
   static std::size_t mappings_now();
   static std::size_t max_map_count();
+  /// The top bytes of every stack made resident when the region is mapped (prefault_tops): the
+  /// page every fiber touches when it starts.
+  static constexpr std::size_t kPrefaultBytes = 4 * 1024;
 
  private:
+  void prefault_tops();
   friend struct OverflowReports;
   std::byte* base_ = nullptr;
   std::size_t count_ = 0, stack_ = 0, guard_ = 0, slot_ = 0, bytes_ = 0;

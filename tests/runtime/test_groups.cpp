@@ -4,6 +4,7 @@
 
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "support/model.hpp"
 
@@ -72,6 +73,38 @@ TEST(Groups, RanksAreTranslatedToAndFromGroupNumbering) {
   EXPECT_EQ(st.source, 0);
   EXPECT_EQ(st.tag, 2);
   EXPECT_EQ(mem, (std::vector<int>{3, 1}));
+}
+
+// in_world_order: group rank i is world rank i for every member, whatever way the group was made;
+// the algorithms use it to tell the whole machine (whose topology describes the group) in O(1).
+TEST(Groups, InWorldOrderMeansGroupRankIsWorldRank) {
+  const Machine m = ts_test::prime_machine("mesh:2x2");
+  std::map<std::string, bool> seen;
+  std::mutex mu;
+  run(m, [&](Proc& p) {
+    const std::map<std::string, Group> groups{{"world", p.world()},
+                                              {"all in order", p.group({0, 1, 2, 3})},
+                                              {"prefix", p.group({0, 1})},
+                                              {"subgroup prefix", p.subgroup(p.world(), {0, 1, 2})},
+                                              {"all permuted", p.group({1, 0, 2, 3})},
+                                              {"not from 0", p.group({1, 2})},
+                                              {"gap", p.group({0, 2})}};
+    const std::lock_guard lk(mu);
+    for (const auto& [name, g] : groups) {
+      bool same = true;  // what the flag must say, the slow way
+      for (int i = 0; i < g.size(); ++i) same = same && g.world_rank(i) == i;
+      EXPECT_EQ(g.in_world_order(), same) << name;
+      seen[name] = g.in_world_order();
+    }
+  });
+  EXPECT_TRUE(seen.at("world"));
+  EXPECT_TRUE(seen.at("all in order"));
+  EXPECT_TRUE(seen.at("prefix"));
+  EXPECT_TRUE(seen.at("subgroup prefix"));
+  EXPECT_FALSE(seen.at("all permuted"));
+  EXPECT_FALSE(seen.at("not from 0"));
+  EXPECT_FALSE(seen.at("gap"));
+  EXPECT_FALSE(Group().in_world_order());  // the placeholder is not bound to a run
 }
 
 // split(color, key): members with the same color, ordered by (key, parent rank); a negative color

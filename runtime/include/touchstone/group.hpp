@@ -30,6 +30,10 @@ class Group {
   /// The matching context: equal for the same group on every member, distinct between groups.
   std::uint64_t context() const;
   bool is_world_placeholder() const { return !d_; }
+  /// True when group rank i is world rank i for every member: the world group, or the first
+  /// size() world ranks in order (so a group of p.size() members in world order is the machine).
+  /// O(1): known since the group was made.
+  bool in_world_order() const;
 
   explicit Group(std::shared_ptr<const detail::GroupData> d) : d_(std::move(d)) {}
   // Runtime internals.
