@@ -204,6 +204,7 @@ int Engine::next_to_unwind() {
 
 void Engine::wake(Vp& v) {
   v.state = Vp::State::running;
+  v.busy_until_wake = v.clock;
   v.clock = std::max(v.clock, now_);
   resume_next_ = v.rank;
 }
@@ -525,7 +526,7 @@ void Engine::hand_over(Msg* m, Time start, Time handed) {
   ++stats_.messages;
   ++vps_[static_cast<std::size_t>(m->src)]->sent;
   stats_.payload_bytes += m->size;
-  if (recorder_) recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed);
+  if (recorder_) recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed, is_am_reply(m->ctx));
   // Send overlap (docs/model.md 2.15): the packets leave as the CPU writes them, the first one when
   // the per-message overhead and its own share of the work are done.
   const std::size_t n = machine_.net.packets(m->size);
@@ -823,9 +824,13 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   // the receive was posted (unexpected messages), is paid when the receive completes.
   const Time matching = static_cast<Time>(m->examined + op->examined) * c.match_per_entry;
   // With receive overlap (docs/model.md 2.15) the CPU drains the packets from max(clock, their
-  // arrival) on, one after another; the per-message part and matching follow the last one.
+  // arrival) on, one after another; the per-message part and matching follow the last one. Its
+  // CPU is free to drain from the start of the wait, but not while active-message handlers that
+  // ran during the wait held it: those pushed the clock to busy_until_wake (issue 17: taking the
+  // start of the wait alone ended the receive before its own start, and the clock ran backwards).
   const Time body = machine_.recv_body_cost(v.rank, m->size);
-  const Time drained = c.recv_overlap ? std::max(std::min(waiting_since, v.clock) + body, m->drained) : start + body;
+  const Time cpu_free = std::max(waiting_since, v.busy_until_wake);
+  const Time drained = c.recv_overlap ? std::max(cpu_free + body, m->drained) : start + body;
   v.clock = drained + c.recv_overhead + matching;
   network_->release_buffer(*m, v.clock);
   if (races_) {

@@ -18,7 +18,10 @@ class Recorder {
   explicit Recorder(int vps);
   /// A span on a VP's track: "send", "recv", "compute", "blocked", "barrier".
   void span(int rank, const char* name, Time start, Time end, std::string detail = {});
-  void sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end);
+  /// A send span; `from_handler`: an active-message reply, on the handler track of its sender (it
+  /// lies inside the handler's span, not in the VP's code).
+  void sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end,
+            bool from_handler = false);
   void received(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time arrival, Time start, Time end);
   /// An active-message handler ran for message `id` on rank's handler track.
   void handled(std::uint64_t id, int rank, Time start, Time end, std::string detail);
@@ -58,6 +61,7 @@ class Recorder {
     int src, dst;
     Time sent, received;  // where the arrow starts and ends: inside the send and receive spans
     Track end_track;
+    Track start_track = vp;
   };
   void end_flow(std::uint64_t id, Time t, Track track);
   std::vector<Span> spans_;

@@ -188,6 +188,30 @@ TEST(Cli, TraceOptionWritesValidChromeTraceJson) {
   for (int r = 0; r < 4; ++r) EXPECT_NE(log.find(fmt::format("VP {}:", r)), std::string::npos) << log;
 }
 
+// Issue 17: with the CM-5's receive overlap, a receive whose wait was interrupted by active-message
+// handlers ended before it started (a slice of dur -4.0, and "-1.-" that is not a JSON number).
+// Every slice of this run's trace must last >= 0 and nest; the order log must be written too.
+TEST(Cli, RandomSchedulingOnTheCm5TraceHasNoNegativeSlice) {
+  const std::string trace = testing::TempDir() + "/cli_cm5_trace.json";
+  const std::string order = testing::TempDir() + "/cli_cm5_order.txt";
+  const Cli c = touchstone_cli("run --machine cm5:32 --algorithm alltoallv/random-scheduling --size 4096 "
+                               "--traffic k=8,l=1/4,t=4096 --trace '" + trace + "' --order-log '" + order + "'");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(slurp(trace)));
+  int slices = 0, handlers = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++slices;
+    handlers += e["name"] == "handler";
+    EXPECT_GE(e["dur"].get<double>(), 0.0) << e.dump();
+  }
+  EXPECT_GT(slices, 1000);
+  EXPECT_GT(handlers, 0);  // the run has the handlers that interrupt waits
+  ts_test::check_trace(trace);
+  EXPECT_NE(slurp(order).find("VP 31:"), std::string::npos);
+}
+
 TEST(Cli, ListCommands) {
   const Cli m = touchstone_cli("list machines");
   ASSERT_EQ(m.exit_code, 0);
