@@ -296,14 +296,20 @@ RunResult Engine::run(const Program& program) {
     }
   }
   if (blame_) blame_->finish(now_);  // who blocked whom: waits still open end here
+  // Every VP's clock, where it finished or where the failure left it, ends the hash.
+  for (auto& v : vps_) hash_.add(0xf1, static_cast<std::uint64_t>(v->rank), static_cast<std::uint64_t>(v->clock));
   if (!failure_.empty()) {
     if (opts_.explain) failure_ += blame_->explain();
     // The races seen up to the failure are often its cause.
     if (races_ && !races_->races().empty())
       failure_ += (failure_.back() == '\n' ? "" : "\n") + std::string("Races up to the failure:\n") +
                   describe_races(races_->races());
-    if (failure_is_usage_) throw RunUsageError(failure_ + write_evidence(true));
-    throw RunError(failure_ + write_evidence(true));
+    // The events up to the failure are deterministic, so their hash identifies the failed run
+    // (issue 17: a replay with --schedule must show it is the same run).
+    const std::uint64_t h = hash_.value();
+    failure_ += fmt::format("{}trace_hash {:016x} (of the run up to the failure)\n", failure_.back() == '\n' ? "" : "\n", h);
+    if (failure_is_usage_) throw RunUsageError(failure_ + write_evidence(true), h);
+    throw RunError(failure_ + write_evidence(true), h);
   }
 
   if (std::string held = held_requests(); !held.empty()) throw RunUsageError(held);
@@ -313,7 +319,6 @@ RunResult Engine::run(const Program& program) {
     res.finish_time.push_back(v->clock);
     res.sent.push_back(v->sent);
     res.makespan = std::max(res.makespan, v->clock);
-    hash_.add(0xf1, static_cast<std::uint64_t>(v->rank), static_cast<std::uint64_t>(v->clock));
   }
   res.trace_hash = hash_.value();
   if (opts_.explain) res.explanation = blame_->explain();
@@ -322,7 +327,9 @@ RunResult Engine::run(const Program& program) {
     res.received = received_;
     if (opts_.races == RaceCheck::error && !res.races.empty()) {
       write_evidence(false);
-      throw RunError("the run has message races (RaceCheck::error):\n" + describe_races(res.races));
+      throw RunError(fmt::format("the run has message races (RaceCheck::error):\n{}trace_hash {:016x}\n",
+                                 describe_races(res.races), res.trace_hash),
+                     res.trace_hash);
     }
   }
   write_evidence(false);
@@ -335,7 +342,7 @@ RunResult Engine::run(const Program& program) {
 std::string Engine::write_evidence(bool failed) {
   if (!recorder_) return {};
   if (!failed) {
-    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name);
+    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name, hash_.value(), false);
     return {};
   }
   for (const auto& v : vps_)
@@ -344,7 +351,7 @@ std::string Engine::write_evidence(bool failed) {
   if (!opts_.trace_file.empty()) files.push_back(fmt::format("the trace '{}'", opts_.trace_file));
   if (!opts_.order_log_file.empty()) files.push_back(fmt::format("the order log '{}'", opts_.order_log_file));
   try {
-    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name);
+    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name, hash_.value(), true);
   } catch (const std::exception& e) {
     return fmt::format("\nNo evidence written: {}\n", e.what());
   }

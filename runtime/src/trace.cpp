@@ -171,7 +171,9 @@ void Recorder::unreceived(std::uint64_t id, int dst, Time arrival) {
 // thread ids are rank + 1 (viewers treat id 0 specially). Every slice and flow event has the same
 // category, and each message is an s/f flow pair whose ends fall strictly inside the send slice
 // and the receive (or handler) slice.
-void Recorder::write(const std::string& chrome_path, const std::string& order_path, const std::string& machine) const {
+void Recorder::write(const std::string& chrome_path, const std::string& order_path, const std::string& machine,
+                     std::uint64_t trace_hash, bool failed) const {
+  const std::string hash = fmt::format("{:016x}", trace_hash);
   if (!chrome_path.empty()) {
     File out(chrome_path);
     bool first = true;
@@ -181,7 +183,7 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
     };
     auto tid = [](int rank) { return rank + 1; };
     fmt::print(out.f, "{{\"displayTimeUnit\":\"ns\",\"otherData\":{},\"traceEvents\":[\n",
-               nlohmann::json{{"machine", machine}}.dump());
+               nlohmann::json{{"machine", machine}, {"trace_hash", hash}, {"failed", failed}}.dump());
     bool handlers = false;
     std::vector<bool> never(order_.size(), false);
     for (const auto& s : spans_) {
@@ -220,6 +222,7 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
   if (!order_path.empty()) {
     File out(order_path);
     fmt::print(out.f, "# per-VP message order on {}: every send and receive in program order\n", machine);
+    fmt::print(out.f, "# trace_hash {}{}\n", hash, failed ? " (of the run up to the failure)" : "");
     for (std::size_t r = 0; r < order_.size(); ++r) {
       fmt::print(out.f, "VP {}:\n", r);
       for (const auto& line : order_[r]) fmt::print(out.f, "  {}\n", line);

@@ -35,8 +35,10 @@ class Recorder {
   void end_network_span(std::size_t span, Time end, std::string detail);
   /// A flow arrow ("blocked by") from one network span (the blocker's) to another (the wait).
   void arrow(std::size_t from, std::size_t to);
-  /// Writes whichever files have a non-empty path. Throws UsageError if a file cannot be written.
-  void write(const std::string& chrome_path, const std::string& order_path, const std::string& machine) const;
+  /// Writes whichever files have a non-empty path, each naming the run's trace hash (`failed`: of
+  /// the run up to its failure). Throws UsageError if a file cannot be written.
+  void write(const std::string& chrome_path, const std::string& order_path, const std::string& machine,
+             std::uint64_t trace_hash, bool failed) const;
 
  private:
   enum Track : int { vp = 1, handler = 2, network = 3, never_received = 4 };  // Chrome trace process ids (from 1)

@@ -369,6 +369,37 @@ TEST(Cli, FailedRunWritesEvidenceAndDiffFindsTheDivergence) {
   EXPECT_NE(junk.err.find("not an order log"), std::string::npos) << junk.err;
 }
 
+// Issue 17: a failed run prints the trace_hash of what it did up to the failure, the same under
+// fibers, --perturb and --execution threads, and its trace and order log carry it.
+TEST(Cli, FailedRunPrintsOneTraceHashOnEveryReplay) {
+  const std::string dir = testing::TempDir();
+  std::vector<std::string> hashes;
+  int n = 0;
+  for (const char* opts : {"", "--perturb 5", "--execution threads", "--execution threads --perturb 9"}) {
+    SCOPED_TRACE(opts);
+    const std::string trace = fmt::format("{}/failed_hash{}.json", dir, n), order = fmt::format("{}/failed_hash{}.txt", dir, n);
+    ++n;
+    const Cli c = touchstone_cli(fmt::format("run --machine mesh:1x3 --algorithm selftest/deadlock --size 8 {} "
+                                             "--trace '{}' --order-log '{}'", opts, trace, order));
+    EXPECT_EQ(c.exit_code, 2) << c.err;
+    const auto at = c.err.find("\ntrace_hash ");
+    ASSERT_NE(at, std::string::npos) << c.err;
+    const std::string hex = c.err.substr(at + 12, 16);
+    EXPECT_EQ(c.err.substr(at + 28, 32), " (of the run up to the failure)\n") << c.err;
+    hashes.push_back(hex);
+    const auto j = nlohmann::json::parse(slurp(trace));
+    EXPECT_EQ(j.at("otherData").at("trace_hash"), hex);
+    EXPECT_EQ(j.at("otherData").at("failed"), true);
+    EXPECT_NE(slurp(order).find("# trace_hash " + hex + " (of the run up to the failure)\n"), std::string::npos);
+  }
+  for (const auto& h : hashes) EXPECT_EQ(h, hashes[0]);
+  // Another failed run (four ranks in the cycle) has another hash.
+  const Cli other = touchstone_cli("run --machine mesh:1x4 --algorithm selftest/deadlock --size 8");
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_EQ(other.err.find("trace_hash " + hashes[0]), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("trace_hash "), std::string::npos) << other.err;
+}
+
 // `diff --run A --run B` runs both command lines with an order log each: its per-VP report is
 // exactly the diff of the two runs' order logs, its figure lines the two runs' own figures (a
 // larger size: a later makespan, another trace hash), and a failed run's outcome is its error.
