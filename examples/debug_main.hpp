@@ -7,18 +7,24 @@
 #include <touchstone/touchstone.hpp>
 
 #include "tools/debug_options.hpp"
+#include "tools/parse_command_line.hpp"
 
 inline int debug_main(int argc, char** argv, const char* what, std::string machine, const touchstone::Program& program) {
   using namespace touchstone;
   CLI::App app{what};
   cli::DebugOptions debug;
+  std::string execution = "fibers";
   app.add_option("--machine", machine, "machine spec")->capture_default_str();
+  app.add_option("--execution", execution, "how VPs run: fibers or threads (one OS thread per VP); results are identical")
+      ->check(CLI::IsMember({"fibers", "threads"}))
+      ->capture_default_str();
   cli::add_debug_options(&app, debug);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit_code = cli::parse_command_line(app, argc, argv)) return *exit_code;
   try {
     const Machine m = parse_machine(machine);
     RunOptions o;
     cli::apply_debug_options(debug, o);
+    o.execution = execution == "threads" ? Execution::threads : Execution::fibers;
     const RunResult r = run(m, program, o);
     fmt::print("completed on {}: makespan {} us, {} messages, trace hash {:016x}\n", m.name, to_us(r.makespan),
                r.stats.messages, r.trace_hash);

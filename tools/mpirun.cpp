@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -52,7 +53,7 @@ void write_outcome(const std::string& path, const RunResult& r) {
     for (const auto& a : race.alternatives) alternatives.push_back(a.source);
     races.push_back({{"rank", race.rank}, {"call", race.call}, {"alternatives", alternatives}});
   }
-  std::ofstream(path) << nlohmann::json{{"received", r.received}, {"races", races}}.dump();
+  std::ofstream(path) << nlohmann::json{{"received", r.received}, {"races", races}, {"trace_hash", r.trace_hash}}.dump();
 }
 
 // `mpirun --explore N`: each explored run is a fresh `touchstone mpirun` process (a freshly loaded
@@ -101,12 +102,17 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
   if (rc != 0) {
     // The error's first line: after "error: the run failed:"; else (MPI_Abort, a rank's exit
     // status) mpirun's last line, after what the program wrote just before it (a failed check).
+    // The line "trace_hash HEX" names the run up to its failure.
     std::ifstream in(err_file);
     std::string line, last, before_last, after_failed;
     bool failed_next = false;
     while (std::getline(in, line)) {
       if (failed_next && after_failed.empty()) after_failed = line;
       failed_next = line == "error: the run failed:";
+      if (line.rfind("trace_hash ", 0) == 0) {
+        out.trace_hash = std::strtoull(line.c_str() + 11, nullptr, 16);
+        continue;
+      }
       if (line.empty()) continue;
       before_last = last;
       last = line;
@@ -123,6 +129,7 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
   const auto j = nlohmann::json::parse(in);
   out.outcome = "completed";
   out.received = j.at("received").get<std::vector<std::uint64_t>>();
+  out.trace_hash = j.at("trace_hash").get<std::uint64_t>();
   for (const auto& r : j.at("races")) {
     Race race;
     race.rank = r.at("rank");
@@ -193,7 +200,7 @@ int run(Options& o, CLI::App* cmd) {
   o.launch.on_result = [&](const Machine& m, const RunResult& r) {
     fmt::print(stderr, "{}", debug_findings(findings_options, m, Program{}, o.launch.run, r).text);
     if (!o.explore_outcome.empty()) write_outcome(o.explore_outcome, r);
-    if (explore_runs > 0) original = RunOutcome{false, "completed", r.received, r.races};
+    if (explore_runs > 0) original = RunOutcome{false, "completed", r.received, r.races, r.trace_hash};
   };
   o.launch.run.execution = o.execution == "threads" ? Execution::threads : Execution::fibers;
   o.launch.run.time_limit = time_limit_ps(o.time_limit_s);

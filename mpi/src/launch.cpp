@@ -191,7 +191,8 @@ int launch(const LaunchOptions& o) {
       tagger.reset();
       std::fflush(stdout);
       if (s.abort_code) {
-        std::fprintf(stderr, "touchstone mpirun: %s; the run is ended\n", s.abort_report.c_str());
+        std::fprintf(stderr, "touchstone mpirun: %s; the run is ended\ntrace_hash %016llx (of the run up to the failure)\n",
+                     s.abort_report.c_str(), static_cast<unsigned long long>(e.trace_hash));
         return *s.abort_code;
       }
       std::fprintf(stderr, "error: the run failed:\n%s\n", e.what());

@@ -207,6 +207,7 @@ int Engine::next_to_unwind() {
 
 void Engine::wake(Vp& v) {
   v.state = Vp::State::running;
+  v.busy_until_wake = v.clock;
   v.clock = std::max(v.clock, now_);
   resume_next_ = v.rank;
 }
@@ -298,14 +299,20 @@ RunResult Engine::run(const Program& program) {
     }
   }
   if (blame_) blame_->finish(now_);  // who blocked whom: waits still open end here
+  // Every VP's clock, where it finished or where the failure left it, ends the hash.
+  for (auto& v : vps_) hash_.add(0xf1, static_cast<std::uint64_t>(v->rank), static_cast<std::uint64_t>(v->clock));
   if (!failure_.empty()) {
     if (opts_.explain) failure_ += blame_->explain();
     // The races seen up to the failure are often its cause.
     if (races_ && !races_->races().empty())
       failure_ += (failure_.back() == '\n' ? "" : "\n") + std::string("Races up to the failure:\n") +
                   describe_races(races_->races());
-    if (failure_is_usage_) throw RunUsageError(failure_ + write_evidence(true));
-    throw RunError(failure_ + write_evidence(true));
+    // The events up to the failure are deterministic, so their hash identifies the failed run
+    // (issue 17: a replay with --schedule must show it is the same run).
+    const std::uint64_t h = hash_.value();
+    failure_ += fmt::format("{}trace_hash {:016x} (of the run up to the failure)\n", failure_.back() == '\n' ? "" : "\n", h);
+    if (failure_is_usage_) throw RunUsageError(failure_ + write_evidence(true), h);
+    throw RunError(failure_ + write_evidence(true), h);
   }
 
   if (std::string held = held_requests(); !held.empty()) throw RunUsageError(held);
@@ -315,7 +322,6 @@ RunResult Engine::run(const Program& program) {
     res.finish_time.push_back(v->clock);
     res.sent.push_back(v->sent);
     res.makespan = std::max(res.makespan, v->clock);
-    hash_.add(0xf1, static_cast<std::uint64_t>(v->rank), static_cast<std::uint64_t>(v->clock));
   }
   res.trace_hash = hash_.value();
   if (opts_.explain) res.explanation = blame_->explain();
@@ -324,7 +330,9 @@ RunResult Engine::run(const Program& program) {
     res.received = received_;
     if (opts_.races == RaceCheck::error && !res.races.empty()) {
       write_evidence(false);
-      throw RunError("the run has message races (RaceCheck::error):\n" + describe_races(res.races));
+      throw RunError(fmt::format("the run has message races (RaceCheck::error):\n{}trace_hash {:016x}\n",
+                                 describe_races(res.races), res.trace_hash),
+                     res.trace_hash);
     }
   }
   write_evidence(false);
@@ -337,7 +345,7 @@ RunResult Engine::run(const Program& program) {
 std::string Engine::write_evidence(bool failed) {
   if (!recorder_) return {};
   if (!failed) {
-    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name);
+    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name, hash_.value(), false);
     return {};
   }
   for (const auto& v : vps_)
@@ -346,7 +354,7 @@ std::string Engine::write_evidence(bool failed) {
   if (!opts_.trace_file.empty()) files.push_back(fmt::format("the trace '{}'", opts_.trace_file));
   if (!opts_.order_log_file.empty()) files.push_back(fmt::format("the order log '{}'", opts_.order_log_file));
   try {
-    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name);
+    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name, hash_.value(), true);
   } catch (const std::exception& e) {
     return fmt::format("\nNo evidence written: {}\n", e.what());
   }
@@ -528,7 +536,7 @@ void Engine::hand_over(Msg* m, Time start, Time handed) {
   ++stats_.messages;
   ++vps_[static_cast<std::size_t>(m->src)]->sent;
   stats_.payload_bytes += m->size;
-  if (recorder_) recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed);
+  if (recorder_) recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed, is_am_reply(m->ctx));
   // Send overlap (docs/model.md 2.15): the packets leave as the CPU writes them, the first one when
   // the per-message overhead and its own share of the work are done.
   const std::size_t n = machine_.net.packets(m->size);
@@ -826,9 +834,13 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   // the receive was posted (unexpected messages), is paid when the receive completes.
   const Time matching = static_cast<Time>(m->examined + op->examined) * c.match_per_entry;
   // With receive overlap (docs/model.md 2.15) the CPU drains the packets from max(clock, their
-  // arrival) on, one after another; the per-message part and matching follow the last one.
+  // arrival) on, one after another; the per-message part and matching follow the last one. Its
+  // CPU is free to drain from the start of the wait, but not while active-message handlers that
+  // ran during the wait held it: those pushed the clock to busy_until_wake (issue 17: taking the
+  // start of the wait alone ended the receive before its own start, and the clock ran backwards).
   const Time body = machine_.recv_body_cost(v.rank, m->size);
-  const Time drained = c.recv_overlap ? std::max(std::min(waiting_since, v.clock) + body, m->drained) : start + body;
+  const Time cpu_free = std::max(waiting_since, v.busy_until_wake);
+  const Time drained = c.recv_overlap ? std::max(cpu_free + body, m->drained) : start + body;
   v.clock = drained + c.recv_overhead + matching;
   network_->release_buffer(*m, v.clock);
   if (races_) {

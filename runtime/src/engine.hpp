@@ -41,6 +41,8 @@ class ActiveMessages;
 inline constexpr std::uint64_t kAmCtx = 1ULL << 61;
 inline constexpr std::uint64_t kAmReplyBit = 1ULL << 60;
 constexpr bool is_am_request(std::uint64_t ctx) { return ctx >> 60 == 2; }
+/// A reply is sent by a handler (AmContext::reply), from the node's CPU but not from the VP's code.
+constexpr bool is_am_reply(std::uint64_t ctx) { return ctx >> 60 == 3; }
 /// The context bit of a group's internal traffic (software barrier, split): not the user's messages.
 inline constexpr std::uint64_t kInternalCtx = 1ULL << 63;
 constexpr bool is_internal(std::uint64_t ctx) { return (ctx & kInternalCtx) != 0; }
@@ -90,6 +92,9 @@ struct Vp {
   std::uint64_t token = 0;  // invalidates stale timed wake-ups
   Call pending;             // the blocking call, for deadlock reports
   Time blocked_since = 0;
+  // The clock when wake() last raised it to the event time: the CPU's own work until then (what it
+  // computed, and active-message handlers that interrupted its wait), without the idle wait.
+  Time busy_until_wake = 0;
   std::vector<const Op*> waiting_ops;  // the operations a Block::ops wait needs (deadlock reports)
   std::vector<Op*> request_ops;        // Proc::waitall/waitany: the requests' operations (reused)
   bool waits_for_all = true;           // waitall/wait: every one of them; waitany: any one

@@ -59,10 +59,12 @@ Exploration explore(const Machine& machine, const Program& program, const RunOpt
       out.outcome = "completed";
       out.received = std::move(r.received);
       out.races = std::move(r.races);
+      out.trace_hash = r.trace_hash;
     } catch (const Error& e) {
       const std::string what = e.what();
       out.failed = true;
       out.outcome = what.substr(0, what.find('\n'));
+      if (const auto* failed = dynamic_cast<const RunError*>(&e)) out.trace_hash = failed->trace_hash;
     }
     return out;
   };
@@ -81,6 +83,7 @@ Exploration explore(const std::function<RunOutcome(const std::vector<ForcedMatch
     out.run.schedule = std::move(schedule);
     out.run.failed = out.got.failed;
     out.run.outcome = out.got.outcome;
+    out.run.trace_hash = out.got.trace_hash;
     return out;
   };
   Exploration ex;
@@ -130,6 +133,7 @@ std::string describe_exploration(const Exploration& e, int max_runs) {
   for (const auto& r : e.different) {
     s += fmt::format("  --schedule {}: {}", format_schedule(r.schedule), r.outcome);
     if (!r.different_data.empty()) s += fmt::format(", other data received at rank(s) {}", fmt::join(r.different_data, ", "));
+    if (r.trace_hash) s += fmt::format(" (trace_hash {:016x})", r.trace_hash);
     s += "\n";
   }
   return s;

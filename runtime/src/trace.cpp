@@ -13,7 +13,11 @@ namespace touchstone::detail {
 
 namespace {
 // Chrome trace timestamps are microseconds; print picoseconds exactly as fractional microseconds.
-std::string us(Time t) { return fmt::format("{}.{:06}", t / 1'000'000, t % 1'000'000); }
+// A negative time (an engine bug) still prints as a valid JSON number, so the trace can be read.
+std::string us(Time t) {
+  const auto a = t < 0 ? 0 - static_cast<std::uint64_t>(t) : static_cast<std::uint64_t>(t);
+  return fmt::format("{}{}.{:06}", t < 0 ? "-" : "", a / 1'000'000, a % 1'000'000);
+}
 // Timestamps are microseconds; printed from integer picoseconds, they stay exact.
 nlohmann::json ts(Time t) { return nlohmann::json::parse(us(t)); }
 // Where a flow event binds to a slice [start, end]: strictly inside it when it lasts 2 ps or more,
@@ -54,10 +58,12 @@ void Recorder::span(int rank, const char* name, Time start, Time end, std::strin
   spans_.push_back(Span{vp, rank, name, start, end, std::move(detail)});
 }
 
-void Recorder::sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end) {
-  span(src, "send", start, end, fmt::format("#{} to {} tag {} {} B", id, dst, tag, size));
+void Recorder::sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end,
+                    bool from_handler) {
+  const Track track = from_handler ? handler : vp;
+  spans_.push_back(Span{track, src, "send", start, end, fmt::format("#{} to {} tag {} {} B", id, dst, tag, size)});
   if (flow_index_.size() <= id) flow_index_.resize(id + 1, 0);
-  flows_.push_back(Flow{id, src, dst, inside(start, end), kNever, vp});
+  flows_.push_back(Flow{id, src, dst, inside(start, end), kNever, vp, track});
   flow_index_[id] = flows_.size();
   order_[static_cast<std::size_t>(src)].push_back(
       fmt::format("t={} us  send #{} to {} tag {} size {}", us(start), id, dst, tag, size));
@@ -165,7 +171,9 @@ void Recorder::unreceived(std::uint64_t id, int dst, Time arrival) {
 // thread ids are rank + 1 (viewers treat id 0 specially). Every slice and flow event has the same
 // category, and each message is an s/f flow pair whose ends fall strictly inside the send slice
 // and the receive (or handler) slice.
-void Recorder::write(const std::string& chrome_path, const std::string& order_path, const std::string& machine) const {
+void Recorder::write(const std::string& chrome_path, const std::string& order_path, const std::string& machine,
+                     std::uint64_t trace_hash, bool failed) const {
+  const std::string hash = fmt::format("{:016x}", trace_hash);
   if (!chrome_path.empty()) {
     File out(chrome_path);
     bool first = true;
@@ -175,7 +183,7 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
     };
     auto tid = [](int rank) { return rank + 1; };
     fmt::print(out.f, "{{\"displayTimeUnit\":\"ns\",\"otherData\":{},\"traceEvents\":[\n",
-               nlohmann::json{{"machine", machine}}.dump());
+               nlohmann::json{{"machine", machine}, {"trace_hash", hash}, {"failed", failed}}.dump());
     bool handlers = false;
     std::vector<bool> never(order_.size(), false);
     for (const auto& s : spans_) {
@@ -206,7 +214,7 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
     for (const auto& f : flows_) {
       if (f.received == kNever) continue;  // still in flight when a failed run stopped
       // An unreceived message's zero-length slice starts where its arrow ends: it is its own anchor.
-      emit_flow(emit, "message", f.id + 1, vp, tid(f.src), f.sent, f.end_track, tid(f.dst), f.received,
+      emit_flow(emit, "message", f.id + 1, f.start_track, tid(f.src), f.sent, f.end_track, tid(f.dst), f.received,
                 f.end_track != never_received);
     }
     fmt::print(out.f, "\n]}}\n");
@@ -214,6 +222,7 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
   if (!order_path.empty()) {
     File out(order_path);
     fmt::print(out.f, "# per-VP message order on {}: every send and receive in program order\n", machine);
+    fmt::print(out.f, "# trace_hash {}{}\n", hash, failed ? " (of the run up to the failure)" : "");
     for (std::size_t r = 0; r < order_.size(); ++r) {
       fmt::print(out.f, "VP {}:\n", r);
       for (const auto& line : order_[r]) fmt::print(out.f, "  {}\n", line);

@@ -18,7 +18,10 @@ class Recorder {
   explicit Recorder(int vps);
   /// A span on a VP's track: "send", "recv", "compute", "blocked", "barrier".
   void span(int rank, const char* name, Time start, Time end, std::string detail = {});
-  void sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end);
+  /// A send span; `from_handler`: an active-message reply, on the handler track of its sender (it
+  /// lies inside the handler's span, not in the VP's code).
+  void sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end,
+            bool from_handler = false);
   void received(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time arrival, Time start, Time end);
   /// An active-message handler ran for message `id` on rank's handler track.
   void handled(std::uint64_t id, int rank, Time start, Time end, std::string detail);
@@ -32,8 +35,10 @@ class Recorder {
   void end_network_span(std::size_t span, Time end, std::string detail);
   /// A flow arrow ("blocked by") from one network span (the blocker's) to another (the wait).
   void arrow(std::size_t from, std::size_t to);
-  /// Writes whichever files have a non-empty path. Throws UsageError if a file cannot be written.
-  void write(const std::string& chrome_path, const std::string& order_path, const std::string& machine) const;
+  /// Writes whichever files have a non-empty path, each naming the run's trace hash (`failed`: of
+  /// the run up to its failure). Throws UsageError if a file cannot be written.
+  void write(const std::string& chrome_path, const std::string& order_path, const std::string& machine,
+             std::uint64_t trace_hash, bool failed) const;
 
  private:
   enum Track : int { vp = 1, handler = 2, network = 3, never_received = 4 };  // Chrome trace process ids (from 1)
@@ -58,6 +63,7 @@ class Recorder {
     int src, dst;
     Time sent, received;  // where the arrow starts and ends: inside the send and receive spans
     Track end_track;
+    Track start_track = vp;
   };
   void end_flow(std::uint64_t id, Time t, Track track);
   std::vector<Span> spans_;

@@ -4,13 +4,22 @@
 #define TOUCHSTONE_TEST_MPI_CHECK_H
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
+
+/* The source file's name without its directory, so that a report (and docs/debugging.md, which
+ * shows one) does not depend on where the project was checked out. */
+static inline const char* check_file_name(const char* path) {
+  const char* slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
 
 #define CHECK(cond)                                                                              \
   do {                                                                                           \
     if (!(cond)) {                                                                               \
       int r_ = -1;                                                                               \
       MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                        \
-      fprintf(stderr, "rank %d: check failed at %s:%d: %s\n", r_, __FILE__, __LINE__, #cond);    \
+      fprintf(stderr, "rank %d: check failed at %s:%d: %s\n", r_, check_file_name(__FILE__),     \
+              __LINE__, #cond);                                                                  \
       MPI_Abort(MPI_COMM_WORLD, 3);                                                              \
     }                                                                                            \
   } while (0)
@@ -21,8 +30,8 @@
     if (a_ != b_) {                                                                              \
       int r_ = -1;                                                                               \
       MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                        \
-      fprintf(stderr, "rank %d: check failed at %s:%d: %s == %s (%lld != %lld)\n", r_, __FILE__, \
-              __LINE__, #a, #b, a_, b_);                                                         \
+      fprintf(stderr, "rank %d: check failed at %s:%d: %s == %s (%lld != %lld)\n", r_,           \
+              check_file_name(__FILE__), __LINE__, #a, #b, a_, b_);                              \
       MPI_Abort(MPI_COMM_WORLD, 3);                                                              \
     }                                                                                            \
   } while (0)

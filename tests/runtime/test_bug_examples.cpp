@@ -11,6 +11,13 @@
 #include "examples/bugs.hpp"
 #include "support/model.hpp"
 
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 using namespace touchstone;
 
 namespace {
@@ -75,6 +82,63 @@ TEST(BugExamples, ExplorationFindsTheWrongSlotAndScheduleReplaysIt) {
       hashes.push_back(run(m, bugs::wildcard_collect, o).trace_hash);
     }
   for (auto h : hashes) EXPECT_EQ(h, hashes[0]);
+}
+
+// Issue 17: a failed run has a trace hash too, of everything it did up to the failure. The
+// exploration names it beside each failing schedule; replaying the schedule fails with that hash
+// under fibers and threads, with and without perturbation, and the evidence files carry it.
+TEST(BugExamples, FailedReplayHasTheTraceHashTheExplorationNamed) {
+  const Machine m = parse_machine("mesh:2x2");
+  const Exploration e = explore(m, bugs::wildcard_collect, RunOptions{}, 10);
+  ASSERT_EQ(e.different.size(), 3u) << describe_exploration(e, 10);
+  const std::string report = describe_exploration(e, 10);
+  std::set<std::uint64_t> distinct;
+  for (const ExploredRun& bad : e.different) {
+    SCOPED_TRACE(format_schedule(bad.schedule));
+    ASSERT_TRUE(bad.failed);
+    ASSERT_NE(bad.trace_hash, 0u);
+    distinct.insert(bad.trace_hash);
+    const std::string hex = fmt::format("{:016x}", bad.trace_hash);
+    EXPECT_NE(report.find(format_schedule(bad.schedule) + ": " + bad.outcome + " (trace_hash " + hex + ")"),
+              std::string::npos) << report;
+    for (Execution ex : {Execution::fibers, Execution::threads})
+      for (std::uint64_t perturb : {0, 7, 11}) {
+        RunOptions o;
+        o.schedule = bad.schedule;
+        o.execution = ex;
+        o.perturb = perturb;
+        try {
+          run(m, bugs::wildcard_collect, o);
+          ADD_FAILURE() << "the replay completed";
+        } catch (const RunError& err) {
+          EXPECT_EQ(err.trace_hash, bad.trace_hash);
+          EXPECT_NE(std::string(err.what()).find("trace_hash " + hex + " (of the run up to the failure)"),
+                    std::string::npos) << err.what();
+        }
+      }
+  }
+  EXPECT_EQ(distinct.size(), 3u);  // three different runs, three hashes
+  // The evidence of a failed replay names the same hash; recording does not change it.
+  const ExploredRun& bad = e.different[0];
+  RunOptions o;
+  o.schedule = bad.schedule;
+  o.trace_file = testing::TempDir() + "/replay_trace.json";
+  o.order_log_file = testing::TempDir() + "/replay_order.txt";
+  try {
+    run(m, bugs::wildcard_collect, o);
+    ADD_FAILURE() << "the replay completed";
+  } catch (const RunError& err) {
+    EXPECT_EQ(err.trace_hash, bad.trace_hash);
+  }
+  const std::string hex = fmt::format("{:016x}", bad.trace_hash);
+  std::ifstream trace(o.trace_file);
+  const auto j = nlohmann::json::parse(trace);
+  EXPECT_EQ(j.at("otherData").at("trace_hash"), hex);
+  EXPECT_EQ(j.at("otherData").at("failed"), true);
+  std::ifstream order(o.order_log_file);
+  std::stringstream log;
+  log << order.rdbuf();
+  EXPECT_NE(log.str().find("# trace_hash " + hex + " (of the run up to the failure)\n"), std::string::npos) << log.str();
 }
 
 // In a forced run the receive is timed as one naming the forced source: on mesh:1x3 rank 1's word

@@ -100,6 +100,54 @@ TEST(RecvOverlap, LateReceiverDrainsWhatIsThereThenKeepsUp) {
   EXPECT_EQ(receive_done(m, t[2] + 100'000), receive_done(off, t[2] + 100'000));
 }
 
+// Issue 17: an active-message handler that runs on the receiver while it waits holds its CPU, so
+// the drain cannot use that time. Rank 2's one-way request (8 B) arrives at s_r and its handler
+// runs from s_r for C_recv + 8*r + H; rank 0's 3-packet message arrives entirely inside the
+// handler, so the fold D := max(D, T_k) + w_k starts from the handler's end E, not from the start
+// of the wait: done = E + sum w_k + C_recv. (The engine used the start of the wait, which put the
+// receive's end before its start, T_2 + w_2 + C_recv < E: the clock ran backwards.)
+TEST(RecvOverlap, HandlerDuringTheWaitHoldsTheCpuBeforeTheDrain) {
+  Machine m = ts_test::prime_machine("mesh:1x3");
+  m.costs.recv_per_byte = 2;
+  m.costs.recv_per_packet = 11;
+  m.costs.recv_overlap = true;
+  ASSERT_EQ(m.costs.match_per_entry, 0);
+  const Model x{m};
+  constexpr Time kHandler = 50'000;
+  // The request: 1 argument word, 1 packet, 1 hop from rank 2 to rank 1, sent at 0.
+  const Time s_r = x.arrival_cf(x.handed(0, 8), 1, 8);
+  const Time handler_end = s_r + x.recv_cost(8) + kHandler;
+  // Rank 0 sends once the request is in (no contention for rank 1's ejection channel).
+  const auto t = tails(x, x.handed(s_r, kSize), kSize);
+  ASSERT_LT(t[2] + packet_work(m, kSize, 2) + m.costs.recv_overhead, handler_end);  // all inside the handler
+  const Time body = x.recv_cost(kSize) - m.costs.recv_overhead;
+  const Time expected = handler_end + body + m.costs.recv_overhead;
+  Time done = -1, handled_until = -1;
+  const auto out = ts_test::bytes(kSize);
+  std::vector<std::byte> in(kSize);
+  run(m, [&](Proc& p) {
+    if (p.rank() == 1) {
+      p.am_register(5, [&](AmContext& c) {
+        c.compute(kHandler);
+        handled_until = c.now();
+      });
+      p.recv(0, 0, in);
+      done = p.now();
+    }
+    if (p.rank() == 2) {
+      const std::int64_t arg[] = {7};
+      p.am_send(1, 5, arg);
+    }
+    if (p.rank() == 0) {
+      p.compute(s_r);
+      p.send(1, 0, out);
+    }
+  });
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(handled_until, handler_end);
+  EXPECT_EQ(done, expected);
+}
+
 // A one-packet message gains nothing: its work starts when it has arrived, either way.
 TEST(RecvOverlap, OnePacketMessageIsUnchanged) {
   Machine m = overlap_machine(17, 211);

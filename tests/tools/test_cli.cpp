@@ -188,6 +188,30 @@ TEST(Cli, TraceOptionWritesValidChromeTraceJson) {
   for (int r = 0; r < 4; ++r) EXPECT_NE(log.find(fmt::format("VP {}:", r)), std::string::npos) << log;
 }
 
+// Issue 17: with the CM-5's receive overlap, a receive whose wait was interrupted by active-message
+// handlers ended before it started (a slice of dur -4.0, and "-1.-" that is not a JSON number).
+// Every slice of this run's trace must last >= 0 and nest; the order log must be written too.
+TEST(Cli, RandomSchedulingOnTheCm5TraceHasNoNegativeSlice) {
+  const std::string trace = testing::TempDir() + "/cli_cm5_trace.json";
+  const std::string order = testing::TempDir() + "/cli_cm5_order.txt";
+  const Cli c = touchstone_cli("run --machine cm5:32 --algorithm alltoallv/random-scheduling --size 4096 "
+                               "--traffic k=8,l=1/4,t=4096 --trace '" + trace + "' --order-log '" + order + "'");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(slurp(trace)));
+  int slices = 0, handlers = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++slices;
+    handlers += e["name"] == "handler";
+    EXPECT_GE(e["dur"].get<double>(), 0.0) << e.dump();
+  }
+  EXPECT_GT(slices, 1000);
+  EXPECT_GT(handlers, 0);  // the run has the handlers that interrupt waits
+  ts_test::check_trace(trace);
+  EXPECT_NE(slurp(order).find("VP 31:"), std::string::npos);
+}
+
 TEST(Cli, ListCommands) {
   const Cli m = touchstone_cli("list machines");
   ASSERT_EQ(m.exit_code, 0);
@@ -343,6 +367,37 @@ TEST(Cli, FailedRunWritesEvidenceAndDiffFindsTheDivergence) {
   const Cli junk = touchstone_cli("diff '" + a + "' '" + trace + "'");
   EXPECT_EQ(junk.exit_code, 1);
   EXPECT_NE(junk.err.find("not an order log"), std::string::npos) << junk.err;
+}
+
+// Issue 17: a failed run prints the trace_hash of what it did up to the failure, the same under
+// fibers, --perturb and --execution threads, and its trace and order log carry it.
+TEST(Cli, FailedRunPrintsOneTraceHashOnEveryReplay) {
+  const std::string dir = testing::TempDir();
+  std::vector<std::string> hashes;
+  int n = 0;
+  for (const char* opts : {"", "--perturb 5", "--execution threads", "--execution threads --perturb 9"}) {
+    SCOPED_TRACE(opts);
+    const std::string trace = fmt::format("{}/failed_hash{}.json", dir, n), order = fmt::format("{}/failed_hash{}.txt", dir, n);
+    ++n;
+    const Cli c = touchstone_cli(fmt::format("run --machine mesh:1x3 --algorithm selftest/deadlock --size 8 {} "
+                                             "--trace '{}' --order-log '{}'", opts, trace, order));
+    EXPECT_EQ(c.exit_code, 2) << c.err;
+    const auto at = c.err.find("\ntrace_hash ");
+    ASSERT_NE(at, std::string::npos) << c.err;
+    const std::string hex = c.err.substr(at + 12, 16);
+    EXPECT_EQ(c.err.substr(at + 28, 32), " (of the run up to the failure)\n") << c.err;
+    hashes.push_back(hex);
+    const auto j = nlohmann::json::parse(slurp(trace));
+    EXPECT_EQ(j.at("otherData").at("trace_hash"), hex);
+    EXPECT_EQ(j.at("otherData").at("failed"), true);
+    EXPECT_NE(slurp(order).find("# trace_hash " + hex + " (of the run up to the failure)\n"), std::string::npos);
+  }
+  for (const auto& h : hashes) EXPECT_EQ(h, hashes[0]);
+  // Another failed run (four ranks in the cycle) has another hash.
+  const Cli other = touchstone_cli("run --machine mesh:1x4 --algorithm selftest/deadlock --size 8");
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_EQ(other.err.find("trace_hash " + hashes[0]), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("trace_hash "), std::string::npos) << other.err;
 }
 
 // `diff --run A --run B` runs both command lines with an order log each: its per-VP report is

@@ -1,5 +1,6 @@
 // Errors a run can end with. Every one carries a message meant for the user.
 #pragma once
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +20,11 @@ struct UsageError : Error {
 /// the virtual time limit. what() is the full report.
 struct RunError : Error {
   using Error::Error;
+  RunError(const std::string& report, std::uint64_t hash) : Error(report), trace_hash(hash) {}
+  /// The trace hash of what the run did up to the failure (RunResult::trace_hash of a run that
+  /// completes): the same on every replay (RunOptions::schedule), under perturbation and with
+  /// threads. The report's line "trace_hash HEX" says it too. 0: not known.
+  std::uint64_t trace_hash = 0;
 };
 
 /// A run that failed because VP code raised a UsageError: bad input found inside the program (an

@@ -7,6 +7,7 @@
 // with other data received. Each such run is named by its choice vector, which --schedule (or
 // RunOptions::schedule) replays exactly.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct ExploredRun {
   bool failed = false;
   std::string outcome;                ///< "completed" or the error's first line
   std::vector<int> different_data;    ///< ranks that received other data than in the original
+  std::uint64_t trace_hash = 0;       ///< the run's trace hash (up to its failure); 0: not known
 };
 
 struct Exploration {
@@ -40,6 +42,7 @@ struct RunOutcome {
   std::string outcome;  ///< "completed" or the error's first line
   std::vector<std::uint64_t> received;
   std::vector<Race> races;
+  std::uint64_t trace_hash = 0;  ///< RunResult::trace_hash, or RunError::trace_hash of a failed run
 };
 
 /// The same exploration over runs made by `attempt` (given the choices to force; race detection
