@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "touchstone/topologies/switch_network.hpp"
 #include "touchstone/touchstone.hpp"
 
 using namespace touchstone;
@@ -200,5 +201,53 @@ TEST(MachineInput, IntegersAreWholeDecimalsWithoutWhiteSpace) {
   EXPECT_THROW(parse_machine("mesh:2x 2"), UsageError);
   EXPECT_THROW(parse_machine("mesh:+2x2"), UsageError);
   EXPECT_EQ(parse_machine("mesh:12x4").nodes(), 48);
+}
+}  // namespace
+
+namespace {
+// Found while profiling fuzz_machine_spec (issue 20): one switch drew its wanted link count from
+// 1..0, a division by zero (SIGFPE), so links=0-0 on one switch crashed the program.
+TEST(MachineInput, IrregularOneSwitchNeedsNoLinks) {
+  const Machine m = parse_machine("irregular:switches=1,nodes=3-3,links=0-0");
+  EXPECT_EQ(m.nodes(), 3);
+  EXPECT_EQ(m.topology->link_channels(), 0u);
+}
+
+// fuzz_machine_spec's slowest inputs (12-20 s each under the fuzzer): link counts no network can
+// have made the generator try 10000 networks before refusing. They are now refused at once with
+// the reason.
+TEST(MachineInput, IrregularImpossibleLinkCountsAreRefusedWithTheReason) {
+  std::string e = machine_error("irregular:switches=10,nodes=3-3,links=22-22");
+  EXPECT_NE(e.find("a switch has at most 18 links (parallel=2 to each of the 9 others)"), std::string::npos) << e;
+  e = machine_error("irregular:switches=3,nodes=1-2,links=1-1");
+  EXPECT_NE(e.find("3 switches cannot be connected with at most 1 link each"), std::string::npos) << e;
+  e = machine_error("irregular:switches=5,nodes=1-2,links=3-3");
+  EXPECT_NE(e.find("5 switches cannot all have exactly 3 links"), std::string::npos) << e;
+  // Still valid: two switches with one link each, and 4 switches with exactly 3 links (K4).
+  EXPECT_EQ(parse_machine("irregular:switches=2,nodes=1-1,links=1-1").topology->link_channels(), 2u);
+  EXPECT_EQ(parse_machine("irregular:switches=4,nodes=1-1,links=3-3,parallel=1").topology->link_channels(), 12u);
+}
+
+// switches x nodes overflowed an int in the total=P check (4096 x 2^20 = 2^32).
+TEST(MachineInput, IrregularNodeTotalsDoNotOverflow) {
+  const std::string e = machine_error("irregular:switches=4096,nodes=1048576-1048576,links=1-5,total=5");
+  EXPECT_NE(e.find("5 nodes cannot be spread over 4096 switches"), std::string::npos) << e;
+}
+
+// Making the generator fast must not change the networks it draws: paper 004's setting, seeds 1
+// and 4, as the generator drew them before (links, then nodes per switch).
+TEST(MachineInput, IrregularGeneratorDrawsTheSameNetworksAsBefore) {
+  auto drawn = [](std::uint64_t seed) {
+    IrregularSpec g;
+    g.switches = 10, g.nodes_lo = 7, g.nodes_hi = 21, g.links_lo = 1, g.links_hi = 5, g.parallel = 2, g.total = 128;
+    g.seed = seed;
+    const SwitchLayout l = generate_irregular(g);
+    std::string s;
+    for (const auto& [a, b] : l.links) s += " " + std::to_string(a) + "-" + std::to_string(b);
+    for (const int n : l.nodes_per_switch) s += " " + std::to_string(n);
+    return s;
+  };
+  EXPECT_EQ(drawn(1), " 0-1 1-6 1-7 1-9 2-4 2-6 2-8 3-4 3-6 3-9 4-6 5-6 13 8 12 13 14 11 15 12 14 16");
+  EXPECT_EQ(drawn(4), " 0-3 1-6 1-7 2-3 2-4 2-8 3-6 4-5 4-9 5-7 6-9 7-8 7-9 8-9 12 16 14 13 14 10 14 10 13 12");
 }
 }  // namespace
