@@ -116,23 +116,36 @@ SwitchNetwork::SwitchNetwork(SwitchLayout layout) : layout_(std::move(layout)) {
     if (level_[static_cast<std::size_t>(s)] < 0)
       throw UsageError(fmt::format("switch network is not connected: switch {} cannot be reached from switch 0", s));
 
-  // Remaining legal hops from every (switch, phase) to every switch, by relaxation.
+  // Remaining legal hops from every (switch, phase) to every switch: a breadth-first search
+  // backwards from the destination over (switch, phase) states, where channel c leads from (a, ph)
+  // to (b, up(c) ? 0 : 1) unless it goes up after down (ph == 1 and up(c)). It finds the same
+  // shortest hop counts as relaxing every channel until nothing changes, which took
+  // channels x diameter steps per destination (53 s for 4096 generated switches, now well under
+  // a second).
+  std::vector<char> up(link_channels());
+  std::vector<std::vector<LinkId>> in_channels(static_cast<std::size_t>(S));
+  for (LinkId c = 0; c < link_channels(); ++c) {
+    up[c] = is_up(c);
+    in_channels[static_cast<std::size_t>(channel_to(c))].push_back(c);
+  }
   dist_.assign(static_cast<std::size_t>(S) * static_cast<std::size_t>(S) * 2, kFar);
+  std::vector<std::pair<int, int>> frontier;  // (switch, phase) states in order of distance
   for (int to = 0; to < S; ++to) {
     auto d = [&](int at, int ph) -> int& {
       return dist_[(static_cast<std::size_t>(to) * static_cast<std::size_t>(S) + static_cast<std::size_t>(at)) * 2 + static_cast<std::size_t>(ph)];
     };
     d(to, 0) = d(to, 1) = 0;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (LinkId c = 0; c < link_channels(); ++c) {
-        const int a = channel_from(c), b = channel_to(c);
+    frontier = {{to, 0}, {to, 1}};
+    for (std::size_t i = 0; i < frontier.size(); ++i) {
+      const auto [b, nph] = frontier[i];
+      for (const LinkId c : in_channels[static_cast<std::size_t>(b)]) {
+        if ((up[c] ? 0 : 1) != nph) continue;
+        const int a = channel_from(c);
         for (int ph = 0; ph < 2; ++ph) {
-          if (ph == 1 && is_up(c)) continue;  // never up after down
-          const int nph = is_up(c) ? 0 : 1;
-          if (d(b, nph) + 1 < d(a, ph)) {
+          if (ph == 1 && up[c]) continue;  // never up after down
+          if (d(a, ph) == kFar) {
             d(a, ph) = d(b, nph) + 1;
-            changed = true;
+            frontier.emplace_back(a, ph);
           }
         }
       }

@@ -180,6 +180,11 @@ TEST(MachineInput, SwitchNetworkNumbersAreRangeChecked) {
   EXPECT_NE(e.find("field 'nodes' holds 2147483647"), std::string::npos) << e;
   e = switchnet_error(R"({"ports": 100000000, "nodes": [1]})");
   EXPECT_NE(e.find("outside 1..4096"), std::string::npos) << e;
+  // Routing's table holds 2 x switches^2 hop counts: 65536 switches would need 32 GiB.
+  std::string many = R"({"ports": 8, "nodes": [1)";
+  for (int s = 1; s < 4097; ++s) many += ", 1";
+  e = switchnet_error(many + "]}");
+  EXPECT_NE(e.find("more than 4096 switches"), std::string::npos) << e;
   e = switchnet_error(R"({"ports": 8, "nodes": [1, 1], "links": [[0, -1]]})");
   EXPECT_NE(e.find("field 'links' holds -1"), std::string::npos) << e;
   e = switchnet_error(R"({"ports": 8, "nodes": [1, 1], "links": [[0, 18446744073709551615]]})");
