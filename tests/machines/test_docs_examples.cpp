@@ -56,6 +56,32 @@ TEST(DocsExamples, PairsPlacementPutsTwoRanksPerSwitchInTurn) {
   EXPECT_EQ(net->switch_of(3), 0);
 }
 
+// Issue 20: every family option the docs list for `params` works there (placement, seed, Q; deadlock
+// above), with the same effect as written in the spec.
+TEST(DocsExamples, JsonParamsTakePlacementSeedAndQ) {
+  auto from_file = [](const std::string& json) {
+    const auto path = std::filesystem::temp_directory_path() / "touchstone_params_options.json";
+    std::ofstream(path) << json;
+    Machine m = parse_machine(path.string());
+    std::filesystem::remove(path);
+    return m;
+  };
+  const Machine placed = from_file(R"({"topology": "switch:8", "params": {"placement": "random", "seed": 5}})");
+  const Machine spec = parse_machine("switch:8,placement=random,seed=5");
+  const auto* a = dynamic_cast<const SwitchNetwork*>(placed.topology.get());
+  const auto* b = dynamic_cast<const SwitchNetwork*>(spec.topology.get());
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->layout().placement, b->layout().placement);
+  EXPECT_NE(a->layout().placement, dynamic_cast<const SwitchNetwork&>(*parse_machine("switch:8").topology).layout().placement);
+  const Machine q = from_file(R"({"topology": "hpam:2x2/2x2", "params": {"Q": 3}})");
+  const Machine q_spec = parse_machine("hpam:2x2/2x2,Q=3");
+  ASSERT_EQ(q.node_costs.size(), q_spec.node_costs.size());
+  ASSERT_FALSE(q.node_costs.empty());
+  for (std::size_t i = 0; i < q.node_costs.size(); ++i)
+    EXPECT_EQ(q.node_costs[i].send_overhead, q_spec.node_costs[i].send_overhead) << i;
+  EXPECT_NE(q.node_costs.back().send_overhead, parse_machine("hpam:2x2/2x2").node_costs.back().send_overhead);
+}
+
 TEST(DocsExamples, JsonParamsTakeTheFamilysOwnOptions) {
   const auto path = std::filesystem::temp_directory_path() / "touchstone_params_family.json";
   {
