@@ -2,10 +2,12 @@
 // a switch network file through switchnet:, each with the figures its page states.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "touchstone/topologies/switch_network.hpp"
 #include "touchstone/touchstone.hpp"
 
 using namespace touchstone;
@@ -52,6 +54,32 @@ TEST(DocsExamples, PairsPlacementPutsTwoRanksPerSwitchInTurn) {
   EXPECT_EQ(net->switch_of(1), 1);
   EXPECT_EQ(net->switch_of(2), 1);
   EXPECT_EQ(net->switch_of(3), 0);
+}
+
+// Issue 20: every family option the docs list for `params` works there (placement, seed, Q; deadlock
+// above), with the same effect as written in the spec.
+TEST(DocsExamples, JsonParamsTakePlacementSeedAndQ) {
+  auto from_file = [](const std::string& json) {
+    const auto path = std::filesystem::temp_directory_path() / "touchstone_params_options.json";
+    std::ofstream(path) << json;
+    Machine m = parse_machine(path.string());
+    std::filesystem::remove(path);
+    return m;
+  };
+  const Machine placed = from_file(R"({"topology": "switch:8", "params": {"placement": "random", "seed": 5}})");
+  const Machine spec = parse_machine("switch:8,placement=random,seed=5");
+  const auto* a = dynamic_cast<const SwitchNetwork*>(placed.topology.get());
+  const auto* b = dynamic_cast<const SwitchNetwork*>(spec.topology.get());
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->layout().placement, b->layout().placement);
+  EXPECT_NE(a->layout().placement, dynamic_cast<const SwitchNetwork&>(*parse_machine("switch:8").topology).layout().placement);
+  const Machine q = from_file(R"({"topology": "hpam:2x2/2x2", "params": {"Q": 3}})");
+  const Machine q_spec = parse_machine("hpam:2x2/2x2,Q=3");
+  ASSERT_EQ(q.node_costs.size(), q_spec.node_costs.size());
+  ASSERT_FALSE(q.node_costs.empty());
+  for (std::size_t i = 0; i < q.node_costs.size(); ++i)
+    EXPECT_EQ(q.node_costs[i].send_overhead, q_spec.node_costs[i].send_overhead) << i;
+  EXPECT_NE(q.node_costs.back().send_overhead, parse_machine("hpam:2x2/2x2").node_costs.back().send_overhead);
 }
 
 TEST(DocsExamples, JsonParamsTakeTheFamilysOwnOptions) {
@@ -179,6 +207,11 @@ TEST(MachineInput, SwitchNetworkNumbersAreRangeChecked) {
   EXPECT_NE(e.find("field 'nodes' holds 2147483647"), std::string::npos) << e;
   e = switchnet_error(R"({"ports": 100000000, "nodes": [1]})");
   EXPECT_NE(e.find("outside 1..4096"), std::string::npos) << e;
+  // Routing's table holds 2 x switches^2 hop counts: 65536 switches would need 32 GiB.
+  std::string many = R"({"ports": 8, "nodes": [1)";
+  for (int s = 1; s < 4097; ++s) many += ", 1";
+  e = switchnet_error(many + "]}");
+  EXPECT_NE(e.find("more than 4096 switches"), std::string::npos) << e;
   e = switchnet_error(R"({"ports": 8, "nodes": [1, 1], "links": [[0, -1]]})");
   EXPECT_NE(e.find("field 'links' holds -1"), std::string::npos) << e;
   e = switchnet_error(R"({"ports": 8, "nodes": [1, 1], "links": [[0, 18446744073709551615]]})");
@@ -200,5 +233,99 @@ TEST(MachineInput, IntegersAreWholeDecimalsWithoutWhiteSpace) {
   EXPECT_THROW(parse_machine("mesh:2x 2"), UsageError);
   EXPECT_THROW(parse_machine("mesh:+2x2"), UsageError);
   EXPECT_EQ(parse_machine("mesh:12x4").nodes(), 48);
+}
+}  // namespace
+
+namespace {
+// Found while profiling fuzz_machine_spec (issue 20): one switch drew its wanted link count from
+// 1..0, a division by zero (SIGFPE), so links=0-0 on one switch crashed the program.
+TEST(MachineInput, IrregularOneSwitchNeedsNoLinks) {
+  const Machine m = parse_machine("irregular:switches=1,nodes=3-3,links=0-0");
+  EXPECT_EQ(m.nodes(), 3);
+  EXPECT_EQ(m.topology->link_channels(), 0u);
+}
+
+// fuzz_machine_spec's slowest inputs (12-20 s each under the fuzzer): link counts no network can
+// have made the generator try 10000 networks before refusing. They are now refused at once with
+// the reason.
+TEST(MachineInput, IrregularImpossibleLinkCountsAreRefusedWithTheReason) {
+  std::string e = machine_error("irregular:switches=10,nodes=3-3,links=22-22");
+  EXPECT_NE(e.find("a switch has at most 18 links (parallel=2 to each of the 9 others)"), std::string::npos) << e;
+  e = machine_error("irregular:switches=3,nodes=1-2,links=1-1");
+  EXPECT_NE(e.find("3 switches cannot be connected with at most 1 link each"), std::string::npos) << e;
+  e = machine_error("irregular:switches=5,nodes=1-2,links=3-3");
+  EXPECT_NE(e.find("5 switches cannot all have exactly 3 links"), std::string::npos) << e;
+  // Still valid: two switches with one link each, and 4 switches with exactly 3 links (K4).
+  EXPECT_EQ(parse_machine("irregular:switches=2,nodes=1-1,links=1-1").topology->link_channels(), 2u);
+  EXPECT_EQ(parse_machine("irregular:switches=4,nodes=1-1,links=3-3,parallel=1").topology->link_channels(), 12u);
+}
+
+// switches x nodes overflowed an int in the total=P check (4096 x 2^20 = 2^32).
+TEST(MachineInput, IrregularNodeTotalsDoNotOverflow) {
+  const std::string e = machine_error("irregular:switches=4096,nodes=1048576-1048576,links=1-5,total=5");
+  EXPECT_NE(e.find("5 nodes cannot be spread over 4096 switches"), std::string::npos) << e;
+}
+
+// Making the generator fast must not change the networks it draws: paper 004's setting, seeds 1
+// and 4, as the generator drew them before (links, then nodes per switch).
+TEST(MachineInput, IrregularGeneratorDrawsTheSameNetworksAsBefore) {
+  auto drawn = [](std::uint64_t seed) {
+    IrregularSpec g;
+    g.switches = 10, g.nodes_lo = 7, g.nodes_hi = 21, g.links_lo = 1, g.links_hi = 5, g.parallel = 2, g.total = 128;
+    g.seed = seed;
+    const SwitchLayout l = generate_irregular(g);
+    std::ostringstream s;
+    for (const auto& [a, b] : l.links) s << ' ' << a << '-' << b;
+    for (const int n : l.nodes_per_switch) s << ' ' << n;
+    return s.str();
+  };
+  EXPECT_EQ(drawn(1), " 0-1 1-6 1-7 1-9 2-4 2-6 2-8 3-4 3-6 3-9 4-6 5-6 13 8 12 13 14 11 15 12 14 16");
+  EXPECT_EQ(drawn(4), " 0-3 1-6 1-7 2-3 2-4 2-8 3-6 4-5 4-9 5-7 6-9 7-8 7-9 8-9 12 16 14 13 14 10 14 10 13 12");
+}
+}  // namespace
+
+namespace {
+// The up*/down* hop counts come from a backward breadth-first search (issue 20: relaxing every
+// channel until nothing changed made a 500-switch network time out fuzz_machine_spec, input
+// found_irregular_500_switches_timeout). They must equal that relaxation, done here by hand:
+// d(a, ph) = min over channels a -> b allowed in phase ph of d(b, up ? 0 : 1) + 1.
+TEST(SwitchRouting, HopCountsEqualARelaxationOfEveryChannel) {
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    IrregularSpec g;
+    g.switches = 6 + static_cast<int>(seed) * 3, g.nodes_lo = 1, g.nodes_hi = 2, g.links_lo = 1, g.links_hi = 4;
+    g.parallel = 2, g.seed = seed;
+    const auto net = make_switch_network(generate_irregular(g));
+    const int S = net->switches();
+    auto is_up = [&](LinkId c) {
+      const int a = net->channel_from(c), b = net->channel_to(c);
+      return net->level(b) < net->level(a) || (net->level(b) == net->level(a) && b < a);
+    };
+    for (int to = 0; to < S; ++to) {
+      std::vector<std::array<int, 2>> d(static_cast<std::size_t>(S), {1 << 28, 1 << 28});
+      d[static_cast<std::size_t>(to)] = {0, 0};
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (LinkId c = 0; c < net->link_channels(); ++c) {
+          const auto a = static_cast<std::size_t>(net->channel_from(c)), b = static_cast<std::size_t>(net->channel_to(c));
+          for (int ph = 0; ph < 2; ++ph) {
+            if (ph == 1 && is_up(c)) continue;
+            auto& here = d[a][static_cast<std::size_t>(ph)];
+            if (d[b][is_up(c) ? 0 : 1] + 1 < here) here = d[b][is_up(c) ? 0 : 1] + 1, changed = true;
+          }
+        }
+      }
+      for (int at = 0; at < S; ++at) {
+        const int here = d[static_cast<std::size_t>(at)][0];
+        ASSERT_EQ(net->legal_distance(at, to), here) << "seed " << seed << ": " << at << " -> " << to;
+        // From the source switch, forwarding offers exactly the channels one hop closer.
+        std::vector<LinkId> closer;
+        if (at != to)
+          for (LinkId c = 0; c < net->link_channels(); ++c)
+            if (net->channel_from(c) == at && d[static_cast<std::size_t>(net->channel_to(c))][is_up(c) ? 0 : 1] + 1 == here)
+              closer.push_back(c);
+        EXPECT_EQ(net->forwarding(at, kNoLink, to), closer) << "seed " << seed << ": " << at << " -> " << to;
+      }
+    }
+  }
 }
 }  // namespace
