@@ -19,6 +19,10 @@
 
 #include <fmt/format.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace touchstone::detail {
 
 namespace {
@@ -161,6 +165,12 @@ void StackRegion::prefault_tops() {
 
 StackRegion::~StackRegion() {
   OverflowReports::remove(this);
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps the poison of frames still on the stacks (a fiber that never finished,
+  // its redzones) after munmap; the next region mapped at these addresses would report its own
+  // frames as bad accesses ("unknown-crash"). The shadow is cleared before the memory goes.
+  __asan_unpoison_memory_region(base_, bytes_);
+#endif
   ::munmap(base_, bytes_);
 }
 

@@ -156,9 +156,12 @@ TEST(RequestMisuse, AnotherVpsWaitIsAUsageErrorNamingBothRanks) {
 TEST(RequestMisuse, ARequestOutlivingTheRunIsAUsageErrorAndDetached) {
   Request kept;
   std::string e;
+  // The buffers outlive the run: a send reads its buffer until it completes (docs/model.md 1.5,
+  // "Payload bytes"), so freeing it earlier is the program's own use-after-free, not the one tested.
+  std::vector<std::vector<std::byte>> bufs(2, std::vector<std::byte>(8));
   try {
     run(ts_test::prime_machine("mesh:1x2"), [&](Proc& p) {
-      std::vector<std::byte> buf(8);
+      std::vector<std::byte>& buf = bufs[static_cast<std::size_t>(p.rank())];
       if (p.rank() == 0) kept = p.isend(1, 0, buf);
       if (p.rank() == 1) p.recv(0, 0, buf);
     });
