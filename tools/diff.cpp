@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -117,10 +118,10 @@ Outcome run_spec(const std::string& spec, const std::string& self, const std::st
       throw UsageError(fmt::format("--run '{}': diff sets --order-log{} itself", spec, words[0] == "run" ? " and --format" : ""));
   const std::string log = base + ".order.txt", out = base + ".out", err = base + ".err";
   // Options go before an mpirun program's own arguments: right after the command word.
-  std::string cmd = shell_quote(self) + " " + words[0] + " --order-log " + shell_quote(log) +
-                    (words[0] == "run" ? " --format json" : "");
-  for (std::size_t i = 1; i < words.size(); ++i) cmd += " " + shell_quote(words[i]);
-  cmd += " >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";
+  std::string cmd = fmt::format("{} {} --order-log {}{}", shell_quote(self), words[0], shell_quote(log),
+                                words[0] == "run" ? " --format json" : "");
+  for (std::size_t i = 1; i < words.size(); ++i) fmt::format_to(std::back_inserter(cmd), " {}", shell_quote(words[i]));
+  fmt::format_to(std::back_inserter(cmd), " >{} 2>{} </dev/null", shell_quote(out), shell_quote(err));
   const int st = std::system(cmd.c_str());
   Outcome o;
   o.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
