@@ -6,6 +6,7 @@
 #include <array>
 #include <fstream>
 #include <map>
+#include <ostream>
 #include <set>
 
 #include <fmt/format.h>
@@ -202,6 +203,8 @@ TEST(LinkSchedule, LsPatternIsFigure9) {
 struct Case {
   std::string algorithm, machine;
 };
+// gtest prints a parameter it cannot format as raw bytes (pointers included) in ctest's listing.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.algorithm << " on " << c.machine; }
 
 class AllgatherDelivers : public testing::TestWithParam<Case> {};
 

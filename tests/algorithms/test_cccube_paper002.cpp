@@ -3,6 +3,7 @@
 // block by cc-cube and pipelined-cc-cube on 1-, 2- and 3-D meshes and tori, one-port and all-port.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <set>
 
 #include <fmt/format.h>
@@ -157,6 +158,8 @@ struct Scenario {
   std::string machine;
   std::string algorithm;
 };
+// gtest prints a parameter it cannot format as raw bytes (pointers included) in ctest's listing.
+void PrintTo(const Scenario& s, std::ostream* os) { *os << s.algorithm << " on " << s.machine; }
 
 std::vector<Scenario> scenarios() {
   std::vector<Scenario> out;
