@@ -72,7 +72,8 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
     auto v = std::make_unique<Vp>();
     v->rank = r;
     v->proc.reset(new Proc(*this, *v));
-    v->perturb_rng.seed(opts_.perturb * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(r));
+    if (opts_.perturb)
+      v->perturb_rng = std::make_unique<std::mt19937_64>(opts_.perturb * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(r));
     vps_.push_back(std::move(v));
   }
   executor_ = make_executor(opts_.execution, opts_.stack_bytes, opts_.host_cores, *this);
@@ -259,7 +260,7 @@ void Engine::enter(Vp& v) {
     throw Aborted{};
   }
   if (opts_.perturb) {
-    const std::uint64_t r = v.perturb_rng();
+    const std::uint64_t r = (*v.perturb_rng)();
     if (r % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds((r >> 8) % 200));
     else if (r % 8 == 1) sched_yield();
   }
