@@ -41,6 +41,10 @@ std::shared_ptr<GroupData> new_group(std::vector<int> members, std::uint64_t ctx
 
 // ---------------------------------------------------------------- set-up and the baton
 
+// Every message touches its sender's and receiver's Vp: kept small, 256 VPs' Vps stay in the cache
+// (672 bytes in session 18; it was 3.2 KB with a random generator inline, docs/performance.md).
+static_assert(sizeof(Vp) <= 1024, "Vp grew past 1 KiB: keep rarely used state out of line");
+
 Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(machine), opts_(options) {
   const int n = machine.nodes();
   std::vector<int> all(static_cast<std::size_t>(n));
