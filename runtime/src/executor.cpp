@@ -135,7 +135,8 @@ class FiberExecutor final : public Executor {
   // return path through the engine's wait into the program), which 255 other fibers have usually
   // evicted from the cache since: one cache miss after another, a large part of the host time of
   // a many-VP run (docs/performance.md, session 18). Asking for those lines at once, before the
-  // switch, overlaps the misses. A prefetch never faults, and the range stays inside the stack.
+  // switch, overlaps the misses. A prefetch never faults (not even on a guard page); the range ends
+  // at the stack's top.
   static void prefetch_parked_frames(const Context& c) {
     if (!c.parked) return;
     constexpr std::ptrdiff_t kBelow = 256, kAbove = 1024, kLine = 64;
