@@ -96,6 +96,7 @@ class FiberExecutor final : public Executor {
     void* user = nullptr;
     void* fake_stack = nullptr;  // AddressSanitizer bookkeeping
     void* tsan_fiber = nullptr;  // ThreadSanitizer bookkeeping
+    const char* parked = nullptr;  // a frame address near the stack pointer at the last suspend
   };
   // Stack i of the run's region (stacks.hpp), whose bounds the sanitizers are told about at every
   // switch. The region outlives the fibers and is unmapped at once with the executor.
@@ -120,6 +121,7 @@ class FiberExecutor final : public Executor {
     __tsan_switch_to_fiber(c.tsan_fiber, 0);
 #endif
     stacks_->arm(static_cast<std::size_t>(i));
+    prefetch_parked_frames(c);
     c.fiber = std::move(c.fiber).resume();
     stacks_->disarm(static_cast<std::size_t>(i));
 #if TOUCHSTONE_ASAN
@@ -129,9 +131,23 @@ class FiberExecutor final : public Executor {
     current_ = kMain;
   }
 
+  // A context resumes into the frames it suspended from (the switch's saved registers, then the
+  // return path through the engine's wait into the program), which 255 other fibers have usually
+  // evicted from the cache since: one cache miss after another, a large part of the host time of
+  // a many-VP run (docs/performance.md, session 18). Asking for those lines at once, before the
+  // switch, overlaps the misses. A prefetch never faults (not even on a guard page); the range ends
+  // at the stack's top.
+  static void prefetch_parked_frames(const Context& c) {
+    if (!c.parked) return;
+    constexpr std::ptrdiff_t kBelow = 256, kAbove = 1024, kLine = 64;
+    const char* top = static_cast<const char*>(c.stack.sp);
+    for (const char* p = c.parked - kBelow; p < c.parked + kAbove && p < top; p += kLine) __builtin_prefetch(p);
+  }
+
   // Context -> scheduler. A finished context only announces the switch: its fiber function then
   // returns.
   void suspend(Context& c, bool finished) {
+    c.parked = static_cast<const char*>(__builtin_frame_address(0));
 #if TOUCHSTONE_ASAN
     __sanitizer_start_switch_fiber(finished ? nullptr : &c.fake_stack, main_stack_bottom_, main_stack_size_);
 #endif
