@@ -124,6 +124,28 @@ TEST(Demux, UnexpectedMessagesPacketsWalkEveryPostedReceive) {
   EXPECT_EQ(done, done_b + recv + 3 * kMatch + kSwitch);
 }
 
+// The delta preset demultiplexes per packet; a lone 16 KB message (34 packets) two hops away still
+// costs the contention-free latency of 2.4 and 2.5, read from the preset's parameters:
+// C_send + L*s + (d+1)*t_hop + (L + n*H)*b + C_recv + L*r + 1*m.
+TEST(Demux, DeltaLoneMessageKeepsItsContentionFreeLatency) {
+  const Machine m = parse_machine("delta:1x3");
+  ASSERT_TRUE(m.costs.demux_per_packet);
+  constexpr std::size_t size = 16384, packets = 34;  // ceil(16384 / 482)
+  const auto out = ts_test::bytes(size);
+  std::vector<std::byte> in(size);
+  Time done = 0;
+  run(m, [&](Proc& p) {
+    if (p.rank() == 0) p.send(2, 0, out);
+    if (p.rank() == 2) p.recv(0, 0, in), done = p.now();
+  });
+  EXPECT_EQ(in, out);
+  const NodeCosts& c = m.costs;
+  const auto L = static_cast<Time>(size);
+  const Time wire = L + static_cast<Time>(packets) * m.net.packet_header;
+  EXPECT_EQ(done, c.send_overhead + L * c.send_per_byte + 3 * m.net.hop_time + wire * m.net.link_byte_time +
+                      c.recv_overhead + L * c.recv_per_byte + c.match_per_entry);
+}
+
 TEST(Demux, MachineOptions) {
   EXPECT_FALSE(parse_machine("mesh:2x2").costs.demux_per_packet);
   EXPECT_EQ(parse_machine("mesh:2x2").costs.demux_switch, 0);
