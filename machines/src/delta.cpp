@@ -42,6 +42,19 @@ Machine delta_machine(const std::string& arg, SpecOptions&, const std::string& s
   // a part of C_send (at most 200 us); 150 us is inside that window and leaves sends of at most
   // 512 bytes CPU-bound, as before (docs/machines.md, "The Intel Touchstone Delta").
   m.costs.ni_setup = microseconds(150);
+  // Packets are demultiplexed one at a time (docs/model.md 2.18): a packet that does not continue
+  // the message of the node's previous packet is matched again, its search paid at match_per_entry
+  // and a fixed demux_switch. Paper 000, section 4.1: "a processor issuing multiple receives
+  // experiences an additional overhead when dealing with the arbitrary arrival of messages and
+  // determining which posted receive corresponds to an arriving message". The paper gives no size:
+  // demux_switch = C_recv (a resumed packet sets its receive up again). Section 4.1's winner
+  // (logp-lev-rec(0.60) above 512 bytes) needs more than 20 us, its "2-lev-rec is a good choice"
+  // (within 1.25x) at most about 34; 25 and 33.64 give the same claims count, 45 one less
+  // (docs/paper000.md, "Figure 6: demultiplexing per packet"). With the search alone Figure 6 keeps
+  // 1-lev-dir first from 2 KB up. One message at a time never switches: no contention-free latency
+  // changes, nor Figure 2, and Figure 9's winners stay.
+  m.costs.demux_per_packet = true;
+  m.costs.demux_switch = nanoseconds(33'640);
   set_channels(m.net, nanoseconds(100), picoseconds(91'700), 482, 30);
   return m;
 }

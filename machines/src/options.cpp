@@ -40,7 +40,7 @@ Option time_of(Time Params::*field, const char* key, const char* help, Time unit
             // Per-byte, per-packet and per-entry costs multiply with counts: a smaller cap (text.hpp).
             const std::string k = key;
             const bool per_unit = k.find("per_byte") != std::string::npos || k.find("per_packet") != std::string::npos ||
-                                  k.find("copy_ns_per") != std::string::npos || k == "match_ns";
+                                  k.find("copy_ns_per") != std::string::npos || k == "match_ns" || k == "demux_us";
             params.*field = parse_time(opt(key), v, unit, per_unit ? kMaxPerUnitTime : kMaxOverheadTime);
           }};
 }
@@ -71,6 +71,13 @@ const std::vector<Option>& options() {
        [](Machine& m, const std::string& v) { set_node_flag(m, "recv_overlap", v, &NodeCosts::recv_overlap); }},
       {"send_overlap", "on: each packet leaves as soon as the sender's CPU has written it; off: after the whole message",
        [](Machine& m, const std::string& v) { set_node_flag(m, "send_overlap", v, &NodeCosts::send_overlap); }},
+      {"demux", "message: a message is matched to its receive once; packet: every packet that does not continue the message of the node's previous packet is matched again, paying match_ns per queue entry examined",
+       [](Machine& m, const std::string& v) {
+         if (v != "message" && v != "packet") throw UsageError(fmt::format("{}: expected message or packet, got '{}'", opt("demux"), v));
+         m.costs.demux_per_packet = v == "packet";
+         for (auto& c : m.node_costs) c.demux_per_packet = m.costs.demux_per_packet;
+       }},
+      time_of(&NodeCosts::demux_switch, "demux_us", "with demux=packet: CPU time per packet matched again, on top of match_ns per entry its search examines (us)", microseconds(1)),
       {"packet", "packet size as PAYLOAD+HEADER bytes, e.g. 482+30",
        [](Machine& m, const std::string& v) {
          const auto plus = v.find('+');

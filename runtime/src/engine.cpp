@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <cstring>
 #include <numeric>
 
@@ -812,6 +813,18 @@ void Engine::on_arrival(Msg& m, Time t) {
     wake(v);
 }
 
+// Demultiplexing per packet (docs/model.md 2.18): a packet of m that does not continue the message
+// its node took last is matched again, with the search of an arrival at t (model.md 2.5), paid with
+// m's receive. Messages handled on arrival (active messages, clear to send) and rendezvous data (it
+// goes to the receive its request matched) are not searched for.
+void Engine::on_packet_resumed(Msg& m, Time t) {
+  if (is_am_request(m.ctx) || m.proto != Msg::Proto::eager) return;
+  const std::uint64_t e = vps_[static_cast<std::size_t>(m.dst)]->mailbox.examined_by(m, t);
+  constexpr std::uint64_t most = std::numeric_limits<std::uint32_t>::max();  // times 1 ms still fits Time
+  m.examined = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.examined + e, most));
+  m.resumed = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.resumed + 1ULL, most));
+}
+
 Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   ++v.actions;
   Msg* m = op->matched;
@@ -837,7 +850,10 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   const Time start = std::max(v.clock, m->arrival);
   // Matching is CPU work too: every queue entry examined, on arrival (posted receives) and when
   // the receive was posted (unexpected messages), is paid when the receive completes.
-  const Time matching = static_cast<Time>(m->examined + op->examined) * c.match_per_entry;
+  // With demultiplexing per packet (2.18) the packets matched again add their searches to
+  // m->examined and a fixed switch time each.
+  const Time matching = static_cast<Time>(m->examined + op->examined) * c.match_per_entry +
+                        static_cast<Time>(m->resumed) * c.demux_switch;
   // With receive overlap (docs/model.md 2.15) the CPU drains the packets from max(clock, their
   // arrival) on, one after another; the per-message part and matching follow the last one. Its
   // CPU is free to drain from the start of the wait, but not while active-message handlers that

@@ -161,6 +161,7 @@ class Engine final : public NetworkListener, private Scheduler {
   // ---- NetworkListener ----
   void on_send_done(Msg& m, Time t) override;
   void on_arrival(Msg& m, Time t) override;
+  void on_packet_resumed(Msg& m, Time t) override;
 
  private:
   friend class ActiveMessages;

@@ -40,6 +40,10 @@ class Mailbox {
   /// event loop) finds m unexpected: its own walk examines every message queued ahead and then m
   /// (op->examined).
   Op* arrive(Msg& m, Time t);
+  /// The receive-queue entries the search of arrive(m, t) would examine, without taking anything
+  /// out: what a node that demultiplexes per packet pays to find the receive of a packet of m that
+  /// reaches it at t (docs/model.md 2.18).
+  std::uint64_t examined_by(const Msg& m, Time t);
   /// Takes a posted receive that never matched out of the queue (its request was dropped).
   void cancel(Op* op);
   /// The earliest-arrived unexpected message matching pattern, left in the queue; nullptr if none.
@@ -93,6 +97,9 @@ class Mailbox {
   /// A queue is indexed while it holds more than this many entries (and until it empties).
   static constexpr std::size_t kIndexFrom = 16;
 
+  /// The first posted receive that takes m arriving at t (left in the queue), nullptr if none, and
+  /// the entries a linear walk examines to find it (`examined`): shared by arrive and examined_by.
+  Op* search(const Msg& m, Time t, std::uint64_t& examined);
   std::uint64_t posted_by(Time t) const;  // with posted_in_order_: receives numbered below this were posted by t
   void index_posted(Op* op);
   void index_unexpected(Msg* m);

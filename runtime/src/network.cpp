@@ -505,6 +505,11 @@ void Network::stream(Packet* pk, Time t) {
     Msg* b = m->fan == 1 ? m : m->branch[k];
     const NodeCosts& c = machine_.costs_of(b->dst);
     b->drained = std::max(b->drained, tail) + c.recv_per_packet + payload * c.recv_per_byte;
+    if (c.demux_per_packet) {  // docs/model.md 2.18
+      std::uint64_t& last = nodes_[static_cast<std::size_t>(b->dst)].last_taken;
+      if (pk->index > 0 && last != b->id) listener_.on_packet_resumed(*b, t);
+      last = b->id;
+    }
   }
   if (m->fan == 1) {
     ch_[pk->ej].release = tail;

@@ -47,6 +47,7 @@ struct Msg {
   Op* sync_op = nullptr;           // a synchronous send waiting for this message to be matched
   std::vector<std::uint32_t> vc;   // RunOptions::races: the sender's vector clock (runtime/src/races.hpp)
   std::uint32_t examined = 0;      // receive-queue entries examined on arrival (docs/model.md 2.5)
+  std::uint32_t resumed = 0;       // packets matched again at the destination (demux per packet, 2.18)
   /// Flow control (docs/model.md 2.16). A request to send (rts) carries the envelope and points to
   /// its data message (`rdv`, not yet in the network); a clear to send (cts) goes back to the
   /// sender and points to the same data message; the data (rdv_data) knows its receive (`rdv_recv`).
@@ -113,6 +114,10 @@ class NetworkListener {
   virtual void on_send_done(Msg& m, Time t) = 0;
   /// The last packet of m has arrived at its destination at time t (the current event time).
   virtual void on_arrival(Msg& m, Time t) = 0;
+  /// Demultiplexing per packet (docs/model.md 2.18): a packet of m other than its first takes the
+  /// ejection channel of m's destination at t, and the previous packet that node took belonged to
+  /// another message.
+  virtual void on_packet_resumed(Msg& m, Time t) = 0;
 };
 
 /// What a worm waits for (who blocked whom: traces and --explain, runtime/src/blame.hpp).
@@ -222,6 +227,7 @@ class Network {
     std::int64_t buffer_used = 0;
     Packet* buf_wait_head = nullptr;  // headers in front of the ejection channel, waiting for buffer space
     Packet* buf_wait_tail = nullptr;
+    std::uint64_t last_taken = ~0ULL;  // id of the message of the last packet this node took (model.md 2.18)
   };
 
 

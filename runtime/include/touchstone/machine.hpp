@@ -42,6 +42,13 @@ struct NodeCosts {
   /// The send hands each packet to the network as soon as the CPU has done its per-packet and
   /// per-byte work for it, instead of after the whole message (docs/model.md 2.15). Off by default.
   bool send_overlap = false;
+  /// Demultiplexing per packet (docs/model.md 2.18): a packet that does not continue the message of
+  /// the previous packet its node took is matched again, paying match_per_entry for every receive
+  /// queue entry that search examines (model.md 2.5). Off by default: a message is matched once.
+  bool demux_per_packet = false;
+  /// With demux_per_packet: a fixed CPU time per packet matched again, on top of its search
+  /// (docs/model.md 2.18; an interrupt's switch to another message's state). 0 by default.
+  Time demux_switch = 0;
   /// The part of a message's send set-up that needs the network interface (docs/model.md 2.17).
   /// An interface holds one outgoing message per injection port: a message may start on a port no
   /// earlier than ni_setup after the port's previous message has left, so this part of the set-up
