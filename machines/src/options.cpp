@@ -4,6 +4,7 @@
 #include <functional>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -15,10 +16,13 @@ namespace {
 
 std::string opt(const char* key) { return fmt::format("machine option '{}'", key); }
 
-// An on/off mechanism of the nodes' CPUs, set on every node (HPAM's per-level costs too).
-void set_node_flag(Machine& m, const char* key, const std::string& v, bool NodeCosts::*flag) {
-  if (v != "on" && v != "off") throw UsageError(fmt::format("{}: expected on or off, got '{}'", opt(key), v));
-  m.costs.*flag = v == "on";
+// A two-way mechanism of the nodes' CPUs, set on every node (HPAM's per-level costs too): the
+// value is one of two words, listed in this order in the error, `yes` setting the flag.
+void set_node_flag(Machine& m, const char* key, const std::string& v, bool NodeCosts::*flag,
+                   std::pair<const char*, const char*> words = {"on", "off"}, const char* yes = "on") {
+  if (v != words.first && v != words.second)
+    throw UsageError(fmt::format("{}: expected {} or {}, got '{}'", opt(key), words.first, words.second, v));
+  m.costs.*flag = v == yes;
   for (auto& c : m.node_costs) c.*flag = m.costs.*flag;
 }
 
@@ -72,11 +76,7 @@ const std::vector<Option>& options() {
       {"send_overlap", "on: each packet leaves as soon as the sender's CPU has written it; off: after the whole message",
        [](Machine& m, const std::string& v) { set_node_flag(m, "send_overlap", v, &NodeCosts::send_overlap); }},
       {"demux", "message: a message is matched to its receive once; packet: every packet that does not continue the message of the node's previous packet is matched again, paying match_ns per queue entry examined",
-       [](Machine& m, const std::string& v) {
-         if (v != "message" && v != "packet") throw UsageError(fmt::format("{}: expected message or packet, got '{}'", opt("demux"), v));
-         m.costs.demux_per_packet = v == "packet";
-         for (auto& c : m.node_costs) c.demux_per_packet = m.costs.demux_per_packet;
-       }},
+       [](Machine& m, const std::string& v) { set_node_flag(m, "demux", v, &NodeCosts::demux_per_packet, {"message", "packet"}, "packet"); }},
       time_of(&NodeCosts::demux_switch, "demux_us", "with demux=packet: CPU time per packet matched again, on top of match_ns per entry its search examines (us)", microseconds(1)),
       {"packet", "packet size as PAYLOAD+HEADER bytes, e.g. 482+30",
        [](Machine& m, const std::string& v) {
