@@ -1,6 +1,7 @@
 // The experiment harness (tools/experiment/): CSV as RFC 4180 says, read back with libcsv's own
 // parser; tables whose columns fit long names; output that is not written fails the command.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include <csv.h>
 
@@ -86,6 +87,44 @@ TEST(Experiment, TableColumnsFitTheLongestEntry) {
             "size      a  scatter/logp-lev-rec(0.75)\n"
             "  16  1.000                     22.500*\n"
             "1024      -                      3.250 \n");
+}
+
+TEST(Experiment, WinnerLeadIsTheNextFastestsExtraTime) {
+  // 150 us against the best 120 us: 30 / 120 = 25.0%; the order of the times does not matter.
+  EXPECT_EQ(experiment::winner_lead({microseconds(200), microseconds(120), microseconds(150)}), "25.0%");
+  // 1001 us against 1000 us: 0.1%; 1000.2 us: 0.02%, a real lead that rounds to nothing.
+  EXPECT_EQ(experiment::winner_lead({microseconds(1001), microseconds(1000)}), "0.1%");
+  EXPECT_EQ(experiment::winner_lead({nanoseconds(1'000'200), microseconds(1000)}), "<0.1%");
+  EXPECT_EQ(experiment::winner_lead({microseconds(7), microseconds(9), microseconds(7)}), "tie");
+  EXPECT_EQ(experiment::winner_lead({microseconds(7)}), "-");
+  EXPECT_EQ(experiment::winner_lead({}), "-");
+}
+
+// The sweep table's last column is the lead of each size's winner, computed from the same runs'
+// makespans (a 2x3 mesh, two algorithms, three sizes: each row's lead checked against its cells).
+TEST(Experiment, SweepTableEndsEachRowWithTheWinnersLead) {
+  const Machine m = parse_machine("mesh:2x3");
+  const std::vector<const algorithms::Algorithm*> algs = {&algorithms::find("alltoall/1-lev-dir"),
+                                                          &algorithms::find("alltoall/1-lev-xor")};
+  const std::vector<std::size_t> sizes = {8, 64, 512};
+  std::vector<experiment::Job> jobs;
+  for (const auto* a : algs)
+    for (std::size_t s : sizes) jobs.push_back({&m, a, algorithms::Args{s}, {}});
+  const auto outcomes = experiment::run_jobs(jobs, {.parallel = 1});
+  const std::string table = experiment::makespan_table(m, algs, sizes, outcomes);
+  for (std::size_t r = 0; r < sizes.size(); ++r) {
+    std::vector<Time> times;
+    for (const auto& o : outcomes)
+      if (o.job->args.size == sizes[r]) times.push_back(o.record->result.makespan);
+    ASSERT_EQ(times.size(), 2u);
+    const std::string lead = experiment::winner_lead(times);
+    EXPECT_NE(lead, "-");
+    const auto at = table.find("\n" + fmt::format("{:>4}", sizes[r]) + " ");
+    ASSERT_NE(at, std::string::npos) << table;
+    const std::string row = table.substr(at + 1, table.find('\n', at + 1) - at - 1);
+    EXPECT_EQ(row.substr(row.size() - lead.size()), lead) << row;
+  }
+  EXPECT_NE(table.find("lead = how much longer the next fastest takes"), std::string::npos) << table;
 }
 
 TEST(Experiment, WritingToAFullDeviceIsAnError) {

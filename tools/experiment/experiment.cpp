@@ -256,28 +256,46 @@ std::string text_table(const std::string& corner, const std::vector<std::string>
   return text;
 }
 
+std::string winner_lead(std::vector<Time> makespans) {
+  if (makespans.size() < 2) return "-";
+  std::partial_sort(makespans.begin(), makespans.begin() + 2, makespans.end());
+  const Time best = makespans[0], next = makespans[1];
+  if (next == best) return "tie";
+  if (best <= 0) return "-";
+  const double percent = 100.0 * (static_cast<double>(next) / static_cast<double>(best) - 1.0);
+  return percent < 0.05 ? "<0.1%" : fmt::format("{:.1f}%", percent);  // never "0.0%" for a real lead
+}
+
 std::string makespan_table(const Machine& m, const std::vector<const algorithms::Algorithm*>& algs,
                            const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes) {
   std::vector<std::string> rows, cols;
   for (auto s : sizes) rows.push_back(std::to_string(s));
   for (const auto* a : algs) cols.push_back(a->name);
-  std::vector<std::vector<std::string>> cells(sizes.size(), std::vector<std::string>(algs.size()));
+  // With two algorithms or more, a last column says by how much the winner wins: a winner a few
+  // percent ahead of the next is a near tie, whatever the '*' says, when a preset's calibration is
+  // good to some 10% (docs/machines.md).
+  const bool lead_column = algs.size() > 1;
+  if (lead_column) cols.push_back("lead");
+  std::vector<std::vector<std::string>> cells(sizes.size(), std::vector<std::string>(cols.size()));
   double host = 0;
   std::uint64_t msgs = 0;
   for (std::size_t r = 0; r < sizes.size(); ++r) {
-    Time best = kNever;
+    std::vector<Time> times;
     for (const auto& o : outcomes)
-      if (o.job->args.size == sizes[r] && o.record) best = std::min(best, o.record->result.makespan);
+      if (o.job->args.size == sizes[r] && o.record) times.push_back(o.record->result.makespan);
+    const Time best = times.empty() ? kNever : *std::min_element(times.begin(), times.end());
     for (std::size_t c = 0; c < algs.size(); ++c)
       for (const auto& o : outcomes)
         if (o.job->algorithm == algs[c] && o.job->args.size == sizes[r])
           cells[r][c] = o.record ? fmt::format("{:.3f}{}", to_us(o.record->result.makespan) / 1e3,
                                                o.record->result.makespan == best ? '*' : ' ')
                                  : "failed ";
+    if (lead_column) cells[r].back() = winner_lead(times);
   }
   for (const auto& o : outcomes)
     if (o.record) host += o.record->result.host_seconds, msgs += o.record->result.stats.messages;
-  std::string text = fmt::format("{} ({} processors): virtual makespan in ms, * = fastest at that size\n", m.name, m.nodes());
+  std::string text = fmt::format("{} ({} processors): virtual makespan in ms, * = fastest at that size{}\n", m.name, m.nodes(),
+                                 lead_column ? "; lead = how much longer the next fastest takes" : "");
   text += text_table("size", rows, cols, cells);
   text += fmt::format("{} runs, {} messages, {:.2f} host seconds of emulation, peak RSS {:.0f} MB\n", outcomes.size(), msgs,
                       host, peak_rss_mb());

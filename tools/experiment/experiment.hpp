@@ -90,8 +90,14 @@ std::string record_lines(const Record& record);
 std::string text_table(const std::string& corner, const std::vector<std::string>& row_labels,
                        const std::vector<std::string>& column_labels, const std::vector<std::vector<std::string>>& cells);
 
+/// How much longer the second fastest of `makespans` takes than the fastest, as "6.8%" ("<0.1%"
+/// below 0.05%); "tie" when two or more share the fastest time, "-" with fewer than two times (or
+/// a fastest time of 0).
+std::string winner_lead(std::vector<Time> makespans);
+
 /// The sweep table: rows are sizes, columns algorithms, virtual makespan in ms, '*' on the fastest
-/// of each size, then a summary line.
+/// of each size and, with two algorithms or more, a last column `lead` (winner_lead), then a
+/// summary line.
 std::string makespan_table(const Machine& m, const std::vector<const algorithms::Algorithm*>& algorithms,
                            const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes);
 
