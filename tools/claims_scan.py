@@ -13,8 +13,9 @@ reproduced count is within --count-slack of the best of that scan, the preset's 
 
 `{options}` in the command is replaced by the variant's options ('' for the preset). A value is a
 number (the parameter's value at that point) so that the scan can be ordered. docs/machines.md
-("What the papers pin down") has the scans run for the cm5 and switch presets; `paper000
-calibrate` is the delta's (in-process, with its Figure 9 loss).
+("Where every preset parameter comes from, and what the papers leave open") has the scans run for
+the cm5 and switch presets; `paper000 calibrate` is the delta's (in-process, with its Figure 9
+loss).
 """
 import argparse
 import csv
