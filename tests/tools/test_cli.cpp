@@ -638,4 +638,28 @@ TEST(CliParseErrors, PaperProgramsPrintTheSameErrorLineAndExitOne) {
     EXPECT_EQ(c.err, fmt::format("error: {} (see {} --help)\n", message, program));
   }
 }
+
+// Paper 002's claims table on two small grids: four claims per scenario and two over all of them,
+// one CSV row each. cc-cube is conflict-free and its model exact on both grids (the tests
+// CcCube.WholeRunIsConflictFree and CcCubeCost.ExactOnSmallGrids), so those claims must hold.
+TEST(PaperPrograms, Paper002ClaimsTableHasEveryClaimOfEveryScenario) {
+  const Cli c = run_program(fmt::format("{}/paper002", TOUCHSTONE_PAPER_BIN_DIR),
+                            "claims --machines 'mesh:4x4;torus:4x4' --sizes 16,1024 --jobs 1 --format csv");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::istringstream in(c.out);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "id,source,paper,ours,verdict,factor,note");
+  std::map<std::string, std::string> rows;
+  while (std::getline(in, line)) rows[line.substr(0, line.find(','))] = line;
+  EXPECT_EQ(rows.size(), 10u) << c.out;
+  for (const std::string m : {"mesh:4x4", "torus:4x4"}) {
+    for (const std::string k : {"sec3.conflict-free.", "sec2.model.", "sec5.tuning.", "sec5.outperform."})
+      EXPECT_EQ(rows.count(k + m), 1u) << k + m;
+    EXPECT_NE(rows["sec3.conflict-free." + m].find(",reproduced,"), std::string::npos) << rows["sec3.conflict-free." + m];
+    EXPECT_NE(rows["sec2.model." + m].find(",reproduced,1.0000,"), std::string::npos) << rows["sec2.model." + m];
+  }
+  EXPECT_EQ(rows.count("sec5.outperform.almost-all"), 1u);
+  EXPECT_EQ(rows.count("sec5.twice.many-cases"), 1u);
+}
 #endif
