@@ -157,6 +157,7 @@ class Engine final : public NetworkListener, private Scheduler {
   const Machine& machine() const { return machine_; }
   const RunOptions& options() const { return opts_; }
   ActiveMessages& am() { return *am_; }
+  std::shared_ptr<void>& run_local(const void* key) { return run_local_[key]; }  // Proc::run_local
 
   // ---- NetworkListener ----
   void on_send_done(Msg& m, Time t) override;
@@ -249,6 +250,7 @@ class Engine final : public NetworkListener, private Scheduler {
   };
   std::unordered_map<std::uint64_t, BarrierState> barriers_;
   std::unique_ptr<ActiveMessages> am_;
+  std::map<const void*, std::shared_ptr<void>> run_local_;  // Proc::run_local
 };
 
 }  // namespace touchstone::detail
