@@ -250,7 +250,9 @@ class Engine final : public NetworkListener, private Scheduler {
   };
   std::unordered_map<std::uint64_t, BarrierState> barriers_;
   std::unique_ptr<ActiveMessages> am_;
-  std::map<const void*, std::shared_ptr<void>> run_local_;  // Proc::run_local
+  // Proc::run_local. Declared last, so destroyed first: after the VPs' programs have ended and
+  // while the rest of the engine is intact, should an object in a slot still refer to it.
+  std::map<const void*, std::shared_ptr<void>> run_local_;
 };
 
 }  // namespace touchstone::detail
