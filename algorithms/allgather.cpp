@@ -27,18 +27,18 @@ Algorithm allgather_entry(std::string name, std::string summary, AllgatherFn fn)
   auto program = [name, fn](Proc& p, const Args& a) {
     const int n = p.size(), me = p.rank();
     const std::size_t L = a.size, total = static_cast<std::size_t>(n) * L;
-    std::unique_ptr<std::byte[]> mem(new std::byte[total]);
-    std::span<std::byte> buf(mem.get(), total);
+    const PayloadBuffer mem(p, a, PayloadBuffer::Role::recv, total, total);
+    const std::span<std::byte> buf = mem.span();
     if (a.check) fill_pattern(me, me, block(buf, me, L));
     fn(p, buf, L);
     if (!a.check) return;
     for (int src = 0; src < n; ++src) check_pattern(name, src, src, block(std::span<const std::byte>(buf), src, L));
   };
-  // Every processor's buffer of p blocks, the algorithm's combined messages, and their copies in
-  // flight; SB and LS post a message to every processor at once.
+  // Every processor's buffer of p blocks (one per run under phantom payloads), the algorithm's
+  // combined messages, and their copies in flight; SB and LS post a message to every processor at once.
   auto footprint = [](int vps, std::size_t size) {
     const auto p = static_cast<std::size_t>(vps);
-    return Footprint{2 * p * p * size, p * p * size, 2 * p * p};
+    return Footprint{2 * p * p * size, p * p * size, 2 * p * p, p * p * size, p * size};
   };
   Algorithm alg{std::move(name), std::move(summary), program, footprint};
   alg.raw.allgather_world = std::move(fn);

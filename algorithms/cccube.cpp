@@ -285,7 +285,7 @@ Footprint cc_cube_footprint(int vps, std::size_t size, int degree) {
   const std::size_t p = static_cast<std::size_t>(vps), d = static_cast<std::size_t>(std::bit_width(p) - 1);
   const std::size_t active = std::min<std::size_t>(static_cast<std::size_t>(degree), std::max<std::size_t>(d, 1));
   const std::size_t out = p * (p / 2 + active) * size;
-  return Footprint{2 * p * p * size + out, out, 4 * p * (active + 2)};
+  return Footprint{2 * p * p * size + out, out, 4 * p * (active + 2), 2 * p * p * size, 2 * p * size};
 }
 Algorithm with_footprint(int degree, Algorithm a) {
   a.footprint = [degree](int vps, std::size_t size) { return cc_cube_footprint(vps, size, degree); };

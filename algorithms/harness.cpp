@@ -20,7 +20,8 @@
 namespace touchstone::algorithms {
 
 std::size_t heap_bound(const Footprint& f, int vps, bool phantom) {
-  return f.buffers + (phantom ? 0 : f.in_flight) + f.messages * kMessageBytes + static_cast<std::size_t>(vps) * kVpHeapBytes +
+  const std::size_t buffers = phantom ? f.buffers - f.harness + f.harness_phantom : f.buffers;
+  return buffers + (phantom ? 0 : f.in_flight) + f.messages * kMessageBytes + static_cast<std::size_t>(vps) * kVpHeapBytes +
          kRunHeapBytes;
 }
 
@@ -164,6 +165,36 @@ void check_pattern(const std::string& algorithm, int src, int dst, std::span<con
   });
 }
 
+namespace {
+// The regions of one role that the VPs of a run share under phantom payloads. A region never
+// shrinks or moves while the run lasts: a VP that asks for more than the largest so far (a program
+// that runs the harness twice with a larger size) gets a new one, and the old one stays valid for
+// the VPs still using it.
+struct SharedRegions {
+  std::vector<std::unique_ptr<std::byte[]>> regions;
+  std::size_t largest = 0;
+};
+// Proc::run_local's keys: one address per role.
+constexpr char kRoleKeys[2] = {};
+}  // namespace
+
+PayloadBuffer::PayloadBuffer(Proc& p, const Args& a, Role role, std::size_t bytes, std::size_t largest) {
+  if (a.check || !p.phantom_payloads()) {
+    own_.reset(new std::byte[bytes]);
+    span_ = {own_.get(), bytes};
+    return;
+  }
+  if (bytes > largest) throw std::logic_error(fmt::format("PayloadBuffer: {} bytes asked, {} the largest", bytes, largest));
+  std::shared_ptr<void>& slot = p.run_local(&kRoleKeys[static_cast<int>(role)]);
+  if (!slot) slot = std::make_shared<SharedRegions>();
+  auto& shared = *static_cast<SharedRegions*>(slot.get());
+  if (shared.regions.empty() || largest > shared.largest) {
+    shared.regions.emplace_back(new std::byte[largest]);
+    shared.largest = largest;
+  }
+  span_ = {shared.regions.back().get(), bytes};
+}
+
 std::size_t rooted_levels(int vps) {
   std::size_t levels = 2;
   while ((std::size_t{1} << levels) < static_cast<std::size_t>(vps)) ++levels;
@@ -177,8 +208,9 @@ Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn, A
     const int n = p.size(), me = p.rank();
     const std::size_t L = a.size, total = static_cast<std::size_t>(n) * L;
     // Left uninitialized on purpose: the pattern fills send, the algorithm must fill recv.
-    std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[total]);
-    std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), total);
+    const PayloadBuffer send_mem(p, a, PayloadBuffer::Role::send, total, total),
+        recv_mem(p, a, PayloadBuffer::Role::recv, total, total);
+    const std::span<std::byte> send = send_mem.span(), recv = recv_mem.span();
     if (a.check)
       for (int dst = 0; dst < n; ++dst) fill_pattern(me, dst, send.subspan(static_cast<std::size_t>(dst) * L, L));
     fn(p, p.world(), send, recv, L);
@@ -190,7 +222,8 @@ Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn, A
   auto footprint = [memory](int vps, std::size_t size) {
     const auto p = static_cast<std::size_t>(vps), half = p * p * size / 2;
     return Footprint{(4 + static_cast<std::size_t>(memory.scratch_halves)) * half,
-                     static_cast<std::size_t>(memory.in_flight_halves) * half, memory.all_sends_at_once ? 2 * p * p : 8 * p};
+                     static_cast<std::size_t>(memory.in_flight_halves) * half, memory.all_sends_at_once ? 2 * p * p : 8 * p,
+                     4 * half, 2 * p * size};
   };
   Algorithm alg{std::move(name), std::move(summary), program, footprint};
   alg.raw.alltoall = std::move(fn);
@@ -202,9 +235,10 @@ Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn, A
 Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool broadcast) {
   auto program = [name, fn](Proc& p, const Args& a) {
     const int n = p.size(), me = p.rank(), root = a.root;
-    const std::size_t L = a.size, total = me == root ? static_cast<std::size_t>(n) * L : 0;
-    std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[L]);
-    std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), L);
+    const std::size_t L = a.size, blocks = static_cast<std::size_t>(n) * L, total = me == root ? blocks : 0;
+    const PayloadBuffer send_mem(p, a, PayloadBuffer::Role::send, total, blocks),
+        recv_mem(p, a, PayloadBuffer::Role::recv, L, L);
+    const std::span<std::byte> send = send_mem.span(), recv = recv_mem.span();
     if (a.check && me == root)
       for (int dst = 0; dst < n; ++dst) fill_pattern(root, dst, send.subspan(static_cast<std::size_t>(dst) * L, L));
     fn(p, p.world(), root, send, recv, L);
@@ -215,9 +249,9 @@ Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool
   // flight. A broadcast leaves the long message of p - 1 blocks on every processor and has up to
   // one copy of it in flight per processor.
   auto footprint = [broadcast](int vps, std::size_t size) {
-    const auto p = static_cast<std::size_t>(vps);
-    if (broadcast) return Footprint{p * p * size + 2 * p * size, p * p * size, 8 * p};
-    return Footprint{(rooted_levels(vps) + 2) * p * size, rooted_levels(vps) * p * size, 8 * p};
+    const auto p = static_cast<std::size_t>(vps), harness = 2 * p * size, shared = (p + 1) * size;
+    if (broadcast) return Footprint{p * p * size + harness, p * p * size, 8 * p, harness, shared};
+    return Footprint{(rooted_levels(vps) + 2) * p * size, rooted_levels(vps) * p * size, 8 * p, harness, shared};
   };
   Algorithm alg{std::move(name), std::move(summary), program, footprint};
   alg.raw.rooted = std::move(fn);
@@ -229,9 +263,10 @@ Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool
 Algorithm gather_entry(std::string name, std::string summary, RootedFn fn) {
   auto program = [name, fn](Proc& p, const Args& a) {
     const int n = p.size(), me = p.rank(), root = a.root;
-    const std::size_t L = a.size, total = me == root ? static_cast<std::size_t>(n) * L : 0;
-    std::unique_ptr<std::byte[]> send_mem(new std::byte[L]), recv_mem(new std::byte[total]);
-    std::span<std::byte> send(send_mem.get(), L), recv(recv_mem.get(), total);
+    const std::size_t L = a.size, blocks = static_cast<std::size_t>(n) * L, total = me == root ? blocks : 0;
+    const PayloadBuffer send_mem(p, a, PayloadBuffer::Role::send, L, L),
+        recv_mem(p, a, PayloadBuffer::Role::recv, total, blocks);
+    const std::span<std::byte> send = send_mem.span(), recv = recv_mem.span();
     if (a.check) fill_pattern(me, root, send);
     fn(p, p.world(), root, send, recv, L);
     if (!a.check || me != root) return;
@@ -239,7 +274,8 @@ Algorithm gather_entry(std::string name, std::string summary, RootedFn fn) {
   };
   auto footprint = [](int vps, std::size_t size) {  // scatter_entry's, reversed
     const auto p = static_cast<std::size_t>(vps);
-    return Footprint{(rooted_levels(vps) + 2) * p * size, rooted_levels(vps) * p * size, 8 * p};
+    return Footprint{(rooted_levels(vps) + 2) * p * size, rooted_levels(vps) * p * size, 8 * p, 2 * p * size,
+                     (p + 1) * size};
   };
   Algorithm alg{std::move(name), std::move(summary), program, footprint};
   alg.raw.rooted = std::move(fn);

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -20,6 +21,24 @@ void fill_pattern(int src, int dst, std::span<std::byte> out);
 /// Throws a runtime_error naming the algorithm, the rank and the first wrong byte unless `got`
 /// holds exactly the pattern from src to dst.
 void check_pattern(const std::string& algorithm, int src, int dst, std::span<const std::byte> got);
+
+/// A harness's payload buffer for one VP: `bytes` bytes, left uninitialized. With real payloads,
+/// or when `a.check` asks for the bytes to be checked, the VP's own. Under phantom payloads
+/// (Proc::phantom_payloads) no byte of a harness buffer is ever read for its value, only written
+/// and copied by the algorithm, so the VPs of a run share one region per `role` (Proc::run_local;
+/// VPs run one at a time, and two runs never share) of `largest` bytes, the most any VP of the
+/// run asks for with that role: an all-to-all's buffers take 2 p L bytes per run instead of
+/// 2 p^2 L. Two roles, so that a VP's send and receive buffers never overlap, as with its own.
+class PayloadBuffer {
+ public:
+  enum class Role { send, recv };
+  PayloadBuffer(Proc& p, const Args& a, Role role, std::size_t bytes, std::size_t largest);
+  std::span<std::byte> span() const { return span_; }
+
+ private:
+  std::unique_ptr<std::byte[]> own_;  // empty when the buffer is the run's shared region
+  std::span<std::byte> span_;
+};
 
 /// Host memory one emulation needs: `resident` bytes the process touches, `address_space` bytes it
 /// maps (resident plus every VP's whole stack, which RLIMIT_AS counts).

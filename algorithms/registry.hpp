@@ -30,6 +30,10 @@ struct Footprint {
   std::size_t in_flight = 0;
   /// Messages posted and not yet complete at that moment (each a record in the runtime).
   std::size_t messages = 0;
+  /// The part of `buffers` that is the harness's send and receive buffers of every VP, and what
+  /// they take under phantom payloads, where the VPs of a run share them (harness.hpp,
+  /// PayloadBuffer): a phantom run allocates buffers - harness + harness_phantom.
+  std::size_t harness = 0, harness_phantom = 0;
 };
 
 /// An algorithm itself, for callers with their own buffers (the MPI interface, mpi/ and

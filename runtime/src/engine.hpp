@@ -157,6 +157,7 @@ class Engine final : public NetworkListener, private Scheduler {
   const Machine& machine() const { return machine_; }
   const RunOptions& options() const { return opts_; }
   ActiveMessages& am() { return *am_; }
+  std::shared_ptr<void>& run_local(const void* key) { return run_local_[key]; }  // Proc::run_local
 
   // ---- NetworkListener ----
   void on_send_done(Msg& m, Time t) override;
@@ -249,6 +250,9 @@ class Engine final : public NetworkListener, private Scheduler {
   };
   std::unordered_map<std::uint64_t, BarrierState> barriers_;
   std::unique_ptr<ActiveMessages> am_;
+  // Proc::run_local. Declared last, so destroyed first: after the VPs' programs have ended and
+  // while the rest of the engine is intact, should an object in a slot still refer to it.
+  std::map<const void*, std::shared_ptr<void>> run_local_;
 };
 
 }  // namespace touchstone::detail

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <source_location>
 #include <string>
@@ -84,6 +85,16 @@ class Proc {
   std::uint64_t seed() const;
   /// Number of links between two world ranks on the machine's route.
   int hops(int from, int to) const;
+  /// True when this run carries sizes only (RunOptions::phantom_payloads): the runtime reads no
+  /// byte of a send buffer and writes none into a receive buffer.
+  bool phantom_payloads() const;
+  /// State that all VPs of this run share, for libraries that keep one object per run rather than
+  /// one per VP: the slot of `key` (an address the library owns, such as one of its static
+  /// variables, so that two libraries never meet), empty until a VP fills it. The run destroys what
+  /// the slots hold when it ends; two runs never share a slot, even concurrent ones. VPs run one at
+  /// a time (docs/model.md 1.1), so VP code may use a slot without locks, but an object in it must
+  /// stay valid for every VP that still uses it.
+  std::shared_ptr<void>& run_local(const void* key);
 
   /// Names where the program is, for deadlock and race reports: this VP's later calls are reported
   /// "at FILE:LINE note" (the caller's file and line) until the next annotate. Free in virtual time.
