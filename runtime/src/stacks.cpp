@@ -28,6 +28,12 @@ namespace touchstone::detail {
 namespace {
 std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+// Linux 6.13's guard regions (include/uapi/asm-generic/mman-common.h); Debian 12's headers predate
+// them, and its kernel refuses the advice with EINVAL.
+#ifndef MADV_GUARD_INSTALL
+constexpr int MADV_GUARD_INSTALL = 102;
+#endif
 }  // namespace
 
 // ---------------------------------------------------------------- overflow reports
@@ -116,8 +122,21 @@ std::size_t StackRegion::max_map_count() {
   return 65530;  // the kernel's default
 }
 
+bool StackRegion::kernel_guards() {
+  static const bool accepted = [] {
+    const std::size_t page = page_size();
+    void* p = ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return false;
+    const bool ok = ::madvise(p, page, MADV_GUARD_INSTALL) == 0;
+    ::munmap(p, 2 * page);
+    return ok;
+  }();
+  return accepted;
+}
+
 StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes)
-    : StackRegion(count, stack_bytes, choose(count, mappings_now(), max_map_count())) {}
+    : StackRegion(count, stack_bytes,
+                  kernel_guards() ? Guards::installed : choose(count, mappings_now(), max_map_count())) {}
 
 StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, Guards guards)
     : count_(count), stack_(round_up(stack_bytes, page_size())), guard_(page_size()), guards_(guards) {
@@ -131,6 +150,17 @@ StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, Guards guar
   OverflowReports::add(this);
   prefault_tops();
   if (guards_ == Guards::while_running) return;
+  if (guards_ == Guards::installed) {
+    // One call per guard, but no mapping is split: the region stays one mapping.
+    for (std::size_t i = 0; i < count_; ++i)
+      if (::madvise(base_ + i * slot_, guard_, MADV_GUARD_INSTALL) != 0) {
+        const int err = errno;
+        OverflowReports::remove(this);
+        ::munmap(base_, bytes_);
+        throw std::runtime_error(fmt::format("cannot install the guard page of a VP stack: {}", std::strerror(err)));
+      }
+    return;
+  }
   for (std::size_t i = 0; i < count_; ++i)
     if (::mprotect(base_ + i * slot_, guard_, PROT_NONE) != 0) {
       const int err = errno;

@@ -8,9 +8,13 @@
 // unmapping one stack per VP was also most of the host time of a 16,384-VP run.
 //
 // Here the run maps one region, [guard 0][stack 0][guard 1][stack 1]..., with MAP_NORESERVE (a
-// stack costs memory only where it is touched). Its guards are protected in one of two ways:
-//   - permanent: every guard is PROT_NONE from the start, 2n+1 mappings. Used while that leaves
-//     vm.max_map_count a margin.
+// stack costs memory only where it is touched). Its guards are protected in one of three ways:
+//   - installed: kernel guard regions (madvise MADV_GUARD_INSTALL, Linux 6.13 and later): every
+//     guard faults from the start and the region stays one mapping, whatever the number of VPs, so
+//     neither vm.max_map_count nor a system call per guard or per switch is paid. Used wherever
+//     the kernel accepts it.
+//   - permanent: every guard is PROT_NONE from the start, 2n+1 mappings. Used, on older kernels,
+//     while that leaves vm.max_map_count a margin.
 //   - while running: a guard is PROT_NONE only while its fiber runs. The fibers of a run take turns
 //     on one host thread, so only the running one can overflow; 3 mappings at most, at the price of
 //     two mprotect calls per switch. Used for the largest runs.
@@ -25,16 +29,19 @@ namespace touchstone::detail {
 
 class StackRegion {
  public:
-  enum class Guards { permanent, while_running };
+  enum class Guards { installed, permanent, while_running };
 
-  /// Chooses the guards for `count` stacks: permanent when the 2 count + 1 mappings they need,
-  /// with the process's `mappings_now`, stay below `max_map_count` by a margin (other runs of the
-  /// process may map their own regions meanwhile).
+  /// Where the kernel has no guard regions: chooses the guards for `count` stacks, permanent when
+  /// the 2 count + 1 mappings they need, with the process's `mappings_now`, stay below
+  /// `max_map_count` by a margin (other runs of the process may map their own regions meanwhile).
   static Guards choose(std::size_t count, std::size_t mappings_now, std::size_t max_map_count);
+  /// True if this kernel installs guard regions (MADV_GUARD_INSTALL); asked once per process.
+  static bool kernel_guards();
 
-  /// Maps `count` stacks of `stack_bytes` each (rounded up to pages), guarded as `guards` says, or as
-  /// choose() says for this process. Throws std::runtime_error with the reason when the region
-  /// cannot be mapped or protected.
+  /// Maps `count` stacks of `stack_bytes` each (rounded up to pages), guarded as `guards` says, or
+  /// installed where the kernel can, else as choose() says for this process. Throws
+  /// std::runtime_error with the reason when the region cannot be mapped or protected, or when
+  /// `guards` is installed and the kernel cannot.
   StackRegion(std::size_t count, std::size_t stack_bytes);
   StackRegion(std::size_t count, std::size_t stack_bytes, Guards guards);
   ~StackRegion();

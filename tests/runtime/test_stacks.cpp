@@ -1,6 +1,7 @@
 // Issue 19: the fibers' stacks come from one region, each with a guard page below it that is never
-// silently lost (runtime/src/stacks.hpp): permanent guards while the kernel's limit on mappings
-// allows them, guards armed only while their fiber runs beyond it. A VP that overflows its stack
+// silently lost (runtime/src/stacks.hpp): kernel guard regions where the kernel has them (Linux
+// 6.13+), else permanent guards while the kernel's limit on mappings allows them, guards armed only
+// while their fiber runs beyond it. A VP that overflows its stack
 // dies on its own guard page with a message naming its rank.
 #include <gtest/gtest.h>
 
@@ -59,6 +60,24 @@ TEST(StackRegion, EveryStackHasAProtectedGuardPageBelowIt) {
   }
 }
 
+// Guard regions split no mapping: 65,536 VPs' guards cost one mapping, not 131,073 (which is past
+// the default vm.max_map_count of 65,530, where the other schemes must arm guards per switch).
+TEST(StackRegion, KernelGuardsKeepTheRegionOneMappingWhereverTheKernelHasThem) {
+  if (!StackRegion::kernel_guards()) GTEST_SKIP() << "this kernel has no MADV_GUARD_INSTALL (Linux 6.13+)";
+  EXPECT_EQ(StackRegion(4, 64 * kKiB).guards(), StackRegion::Guards::installed);
+  const std::size_t before = StackRegion::mappings_now();
+  StackRegion r(64, 64 * kKiB, StackRegion::Guards::installed);
+  EXPECT_EQ(StackRegion::mappings_now(), before + 1);
+  for (std::size_t i = 0; i < 64; ++i) {
+    const auto c = r.context(i);
+    EXPECT_EQ(static_cast<const void*>(static_cast<const char*>(c.sp) - c.size - 4096), r.guard(i));
+    EXPECT_EQ(permissions_at(r.guard(i)), "rw-p");  // a guard region is not a protection: maps cannot see it
+  }
+  r.arm(5);  // no-ops: the guards are always on
+  r.disarm(5);
+  EXPECT_EQ(StackRegion::mappings_now(), before + 1);
+}
+
 TEST(StackRegion, GuardsArmedWhileRunningProtectOnlyTheRunningStack) {
   StackRegion r(8, 64 * kKiB, StackRegion::Guards::while_running);
   for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(permissions_at(r.guard(i)), "rw-p");
@@ -89,6 +108,14 @@ TEST(StackRegionDeathTest, AWriteIntoAGuardIsReportedAndEndsTheProcess) {
         touch(r.guard(1));
       },
       "the VP of rank 1 overflowed its stack of 128 KiB");
+  if (!StackRegion::kernel_guards()) return;
+  EXPECT_DEATH(
+      {
+        detail::report_stack_overflows();
+        StackRegion r(4, 64 * kKiB, StackRegion::Guards::installed);
+        touch(r.guard(3));
+      },
+      "the VP of rank 3 overflowed its stack of 64 KiB");
 }
 
 // Each frame holds 1 KiB the compiler cannot drop.
