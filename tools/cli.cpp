@@ -151,25 +151,76 @@ int cmd_run(const Common& c, const std::string& algorithm, std::size_t size, con
   return findings.other_outcomes ? 3 : 0;
 }
 
+// The machine variants of `sweep --vary`: each argument adds options to the spec, `open` adds the
+// variants the machine's calibration leaves open (touchstone::open_variants).
+std::vector<std::pair<std::string, std::string>> sweep_variants(const std::string& spec, const std::vector<std::string>& vary) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& v : vary) {
+    if (v != "open") {
+      out.emplace_back(v, "");
+      continue;
+    }
+    const auto open = open_variants(spec);
+    if (open.empty())
+      throw UsageError(fmt::format("--vary open: '{}' is not calibrated against a paper, so no range of its parameters is "
+                                   "known to be open (docs/machines.md); give variants as --vary KEY=VALUE[,KEY=VALUE...]",
+                                   spec));
+    for (const auto& o : open) out.emplace_back(o.options, o.why);
+  }
+  return out;
+}
+
 int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes_arg, int jobs, double memory_mb,
-              const std::string& out_path, const std::string& plot_path) {
+              const std::string& out_path, const std::string& plot_path, const std::vector<std::string>& vary) {
   const Machine m = parse_machine(c.machine);
   const auto algs = algorithms::select(list);
   const auto sizes = parse_sizes(sizes_arg);
+  // Every variant is the same sweep on the spec with the variant's options added (a later option
+  // overrides the spec's own); all of them run in one batch.
+  const auto variant_specs = sweep_variants(c.machine, vary);
+  if (!variant_specs.empty() && is_machine_file(c.machine))
+    throw UsageError("--vary adds options to a machine spec; put a machine file's variants in files of their own");
+  std::vector<Machine> variant_machines;
+  variant_machines.reserve(variant_specs.size());
+  for (const auto& [options, why] : variant_specs) {
+    try {
+      variant_machines.push_back(parse_machine(c.machine + "," + options));
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--vary '{}': {}", options, e.what()));
+    }
+  }
+  std::vector<const Machine*> machines{&m};
+  for (const auto& v : variant_machines) machines.push_back(&v);
   std::vector<experiment::Job> batch;
-  for (auto* a : algs)
-    for (auto s : sizes) batch.push_back({&m, a, algorithm_args(c, s), run_options(c)});
+  for (const Machine* on : machines)
+    for (auto* a : algs)
+      for (auto s : sizes) batch.push_back({on, a, algorithm_args(c, s), run_options(c)});
   const auto outcomes = experiment::run_jobs(batch, {.parallel = jobs, .memory_mb = memory_mb, .progress = true});
   int failures = 0;
   std::vector<const experiment::Record*> records;
   for (const auto& o : outcomes) {
     if (o.record) records.push_back(&*o.record);
-    else fmt::print(stderr, "error: {} size {} on {}: {}\n", o.job->algorithm->name, o.job->args.size, m.name, o.error), ++failures;
+    else fmt::print(stderr, "error: {} size {} on {}: {}\n", o.job->algorithm->name, o.job->args.size, o.job->machine->name, o.error), ++failures;
   }
+  // The preset's runs come first in the batch, each variant's after them, in the same order.
+  const std::size_t per_machine = algs.size() * sizes.size();
+  const std::vector<experiment::Outcome> base(outcomes.begin(), outcomes.begin() + static_cast<std::ptrdiff_t>(per_machine));
+  std::vector<experiment::Variant> variants;
+  for (std::size_t k = 0; k < variant_specs.size(); ++k) {
+    const auto from = outcomes.begin() + static_cast<std::ptrdiff_t>((k + 1) * per_machine);
+    variants.push_back({variant_specs[k].first, variant_specs[k].second, {from, from + static_cast<std::ptrdiff_t>(per_machine)}});
+  }
+  std::string text = experiment::makespan_table(m, algs, sizes, base);
+  if (!variants.empty()) text += "\n" + experiment::winner_stability_table(sizes, base, variants);
   experiment::write_output(out_path, c.format == "json"  ? experiment::records_json(records)
                                      : c.format == "csv" ? experiment::records_csv(records)
-                                                         : experiment::makespan_table(m, algs, sizes, outcomes));
-  if (!plot_path.empty()) experiment::plot(experiment::records_csv(records), plot_path);
+                                                         : text);
+  if (!plot_path.empty()) {
+    std::vector<const experiment::Record*> base_records;
+    for (const auto& o : base)
+      if (o.record) base_records.push_back(&*o.record);
+    experiment::plot(experiment::records_csv(base_records), plot_path);
+  }
   return failures ? 2 : 0;
 }
 
@@ -254,6 +305,7 @@ int main(int argc, char** argv) {
 
   Common sweep_c;
   std::string algs = "alltoall/all", sizes = "16:16384", out;
+  std::vector<std::string> vary;
   int jobs = 0;
   double memory_mb = 0;
   auto* sweep = app.add_subcommand("sweep", "run algorithms x sizes in parallel and print a table, winners marked");
@@ -264,6 +316,9 @@ int main(int argc, char** argv) {
   sweep->add_option("--memory-mb", memory_mb, "host memory the parallel jobs may share, by their estimates (default: the largest job's)")
       ->check(number_in(1e-6, 1e12));
   sweep->add_option("--out", out, "write the output to this file instead of stdout");
+  sweep->add_option("--vary", vary,
+                    "also run the sweep with these machine options added (KEY=VALUE[,KEY=VALUE...], repeatable; open: every "
+                    "variant the machine's calibration leaves open, docs/machines.md) and say whether each size's winner holds");
   std::string plot_out;
   sweep->add_option("--plot", plot_out, "also draw makespan against size per algorithm, log-log, winners ringed (.png, .svg or .pdf)");
 
@@ -312,7 +367,7 @@ int main(int argc, char** argv) {
   try {
     if (*list) return cmd_list(list_what);
     if (*runc) return cmd_run(run_c, algorithm, static_cast<std::size_t>(size), run_debug);
-    if (*sweep) return cmd_sweep(sweep_c, algs, sizes, jobs, memory_mb, out, plot_out);
+    if (*sweep) return cmd_sweep(sweep_c, algs, sizes, jobs, memory_mb, out, plot_out, vary);
     if (*plotc) {
       std::ifstream in(plot_csv);
       std::stringstream text;

@@ -23,23 +23,23 @@ const std::vector<Family>& families() {
                                    "cyclic waits reported as deadlock"}},
        torus_machine},
       {"delta", "delta[:RxC]", "the Intel Touchstone Delta (16x32, paper 000) or an RxC sub-mesh of it, fitted to Figure 9",
-       {}, delta_machine},
+       {}, delta_machine, delta_open},
       {"cm5", "cm5[:P]", "the CM-5 (paper 003): a 4-ary fat tree of P = 32..1024 nodes (default 32), 20/10/5 MB/s by level",
-       {}, cm5_machine},
+       {}, cm5_machine, cm5_open},
       {"switch", "switch:P", "P nodes on one crossbar switch (paper 004; 32 ports unless P > 32)", switch_claims(),
-       switch_machine},
+       switch_machine, switch_open},
       {"switch2", "switch2:N1+N2", "two 32-port switches with N1 and N2 nodes, one interconnecting link (paper 004, section 4)",
-       switch_claims(), switch2_machine},
+       switch_claims(), switch2_machine, switch_open},
       {"irregular", "irregular:switches=S,nodes=A-B,links=C-D,parallel=E,seed=N[,total=P]",
        "seeded irregular switch network with paper 004's generator constraints and its stated 5 us start-up (section 5.3)",
        switch_claims({{"nodes=A-B", "nodes per switch"},
                       {"links=C-D", "inter-switch links per switch"},
                       {"parallel=E", "most links between two switches"},
                       {"total=P", "nodes in all"}}),
-       irregular_machine},
+       irregular_machine, irregular_open},
       {"switchnet", "switchnet:NET.json",
        "a switch network from a file: {\"ports\": 32, \"nodes\": [16, 16], \"links\": [[0, 1]]}", switch_claims(),
-       switchnet_machine},
+       switchnet_machine, switch_open},
       {"hpam", "hpam:R1xC1/R2xC2[/...][,Q=q][,multicast]",
        "HPAM levels of meshes, eq. 1 links and eq. 2 routing, Table 1 costs with ratio Q, optional inter-level "
        "multicast hardware (paper 001)",
@@ -117,6 +117,19 @@ Machine build(const Family& f, const std::string& arg, SpecOptions& opts, const 
 }  // namespace touchstone::machines
 
 namespace touchstone {
+
+bool is_machine_file(const std::string& spec) { return machines::is_json_file(spec); }
+
+std::vector<OpenVariant> open_variants(const std::string& spec) {
+  using namespace machines;
+  if (is_json_file(spec)) return {};
+  const std::string head = spec.substr(0, spec.find(','));
+  const Family& family = find_family(head.substr(0, head.find(':')), spec);
+  std::vector<OpenVariant> out;
+  if (family.open)
+    for (const auto& [options, why] : family.open()) out.push_back({options, why});
+  return out;
+}
 
 Machine parse_machine(const std::string& spec) {
   using namespace machines;

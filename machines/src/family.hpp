@@ -35,6 +35,9 @@ using Claims = std::vector<std::pair<const char*, const char*>>;
 /// claimed options out of `opts`. `spec` is the whole spec, for errors.
 using MakeMachine = Machine (*)(const std::string& arg, SpecOptions& opts, const std::string& spec);
 
+/// The open variants of a calibrated family, each {"options", "why"} (touchstone::open_variants).
+using OpenVariants = std::vector<std::pair<const char*, const char*>>;
+
 /// One row of the catalog's table (catalog.cpp).
 struct Family {
   const char* kind;     ///< the spec's head before ':' ("mesh"), or "" for JSON machine files
@@ -44,6 +47,8 @@ struct Family {
   /// spec uses them.
   Claims claims;
   MakeMachine make;
+  /// What the family's calibration leaves open (in the family's own file); none when null.
+  const OpenVariants& (*open)() = nullptr;
 };
 
 // The families' make functions, one file each.
@@ -57,6 +62,12 @@ Machine irregular_machine(const std::string& arg, SpecOptions& opts, const std::
 Machine switchnet_machine(const std::string& arg, SpecOptions& opts, const std::string& spec);  // switch_clusters.cpp
 Machine hpam_machine(const std::string& arg, SpecOptions& opts, const std::string& spec);       // hpam.cpp
 Machine file_machine(const std::string& path, SpecOptions& opts, const std::string& spec);      // json_file.cpp
+
+// The calibrated families' open variants, beside their presets.
+const OpenVariants& delta_open();      // delta.cpp
+const OpenVariants& cm5_open();        // cm5.cpp
+const OpenVariants& switch_open();     // switch_clusters.cpp: switch, switch2, switchnet (Table 2's costs)
+const OpenVariants& irregular_open();  // switch_clusters.cpp
 
 /// The options every switch family claims (placement, seed, ports), then `own`
 /// (switch_clusters.cpp).

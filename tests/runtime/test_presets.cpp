@@ -1,5 +1,6 @@
 // Machine presets: the Delta of paper 000 (section 2) and its sub-meshes.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include "touchstone/touchstone.hpp"
 
@@ -51,4 +52,54 @@ TEST(DeltaPreset, OptionsOverrideTheFittedValues) {
   const Machine m = parse_machine("delta:16x16,send_us=150");
   EXPECT_EQ(m.costs.send_overhead, microseconds(150));
   EXPECT_EQ(m.costs.recv_overhead, parse_machine("delta:16x16").costs.recv_overhead);
+}
+
+// `sweep --vary open` (docs/machines.md, "Where every preset parameter comes from"): every calibrated
+// family lists the ends of the ranges its paper leaves open; each is a spec's options that parse and
+// move at least one of the machine's parameters, and says why.
+namespace {
+std::string parameters(const Machine& m) {
+  const NodeCosts& c = m.costs;
+  const NetworkParams& n = m.net;
+  return fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} | {} {} {} {}", c.send_overhead, c.send_per_byte,
+                     c.send_per_packet, c.recv_overhead, c.recv_per_byte, c.recv_per_packet, c.match_per_entry,
+                     c.copy_per_byte, c.copy_per_piece, c.probe_cost, c.ni_setup, c.demux_switch, c.send_overlap,
+                     c.recv_overlap, n.hop_time, n.inject_byte_time, n.eject_byte_time, n.link_byte_time);
+}
+}  // namespace
+
+TEST(OpenVariants, EveryCalibratedFamilyListsVariantsThatParseAndMoveItsParameters) {
+  for (const char* spec : {"delta:4x4", "cm5:32", "switch:8", "switch2:4+4",
+                           "irregular:switches=4,nodes=2-3,links=1-2,parallel=1,seed=1"}) {
+    const auto variants = open_variants(spec);
+    ASSERT_FALSE(variants.empty()) << spec;
+    const std::string preset = parameters(parse_machine(spec));
+    for (const auto& v : variants) {
+      EXPECT_FALSE(v.why.empty()) << spec << " " << v.options;
+      const Machine m = parse_machine(std::string(spec) + "," + v.options);
+      EXPECT_NE(parameters(m), preset) << spec << "," << v.options << " changes nothing";
+    }
+  }
+  for (const char* spec : {"mesh:4x4", "torus:4x4", "hpam:2x2/4x4"}) EXPECT_TRUE(open_variants(spec).empty()) << spec;
+  EXPECT_THROW(open_variants("bogus:4"), UsageError);
+}
+
+TEST(OpenVariants, TheDeltasSplitKeepsFigureNinesSumAndTheSwitchesTryTheStatedStartUp) {
+  // Figure 9 pins C_send + C_recv = 233.64 us; its split is what the variants move.
+  int splits = 0;
+  for (const auto& v : open_variants("delta:16x16")) {
+    if (v.options.find("send_us=") == std::string::npos || v.options.find("recv_us=") == std::string::npos) continue;
+    const Machine m = parse_machine("delta:16x16," + v.options);
+    EXPECT_EQ(m.costs.send_overhead + m.costs.recv_overhead, nanoseconds(233'640)) << v.options;
+    EXPECT_LE(m.costs.ni_setup, m.costs.send_overhead) << v.options;  // the set-up is a part of C_send
+    ++splits;
+  }
+  EXPECT_EQ(splits, 2);
+  // Paper 004, section 3.3: "t_s (communication startup time) = 5 microsecond".
+  bool stated = false;
+  for (const auto& v : open_variants("switch:32")) {
+    const Machine m = parse_machine("switch:32," + v.options);
+    stated |= m.costs.send_overhead == microseconds(5) && m.costs.recv_overhead == microseconds(5);
+  }
+  EXPECT_TRUE(stated);
 }

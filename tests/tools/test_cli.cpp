@@ -163,6 +163,33 @@ TEST(Cli, SweepTableMarksOneWinnerPerSizeAndWritesOut) {
   EXPECT_EQ(rows, 3) << table;  // sizes 8, 16, 32
 }
 
+// sweep --vary: the same sweep on machine variants, a summary of where each size's winner holds, and
+// every variant's runs in the CSV under its own machine name.
+TEST(Cli, SweepVaryRunsEveryVariantAndSaysWhereTheWinnerHolds) {
+  const std::string sweep = "sweep --machine mesh:2x2 --algorithms alltoall/1-lev-dir,alltoall/1-lev-xor --sizes 16:32 "
+                            "--vary hop_ns=5000 --vary link_ns_per_byte=1,send_us=1";
+  const Cli t = touchstone_cli(sweep);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("Winners across 2 machine variants (--vary, 8 runs more)"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("\n[1] hop_ns=5000\n[2] link_ns_per_byte=1,send_us=1\n"), std::string::npos) << t.out;
+  const Cli csv = touchstone_cli(sweep + " --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::map<std::string, int> rows;
+  std::istringstream in(csv.out);
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) ++rows[line.substr(0, line.find(",alltoall/"))];
+  EXPECT_EQ(rows, (std::map<std::string, int>{{"mesh:2x2", 4}, {"\"mesh:2x2,hop_ns=5000\"", 4},
+                                              {"\"mesh:2x2,link_ns_per_byte=1,send_us=1\"", 4}}));
+  // A machine with no calibration has no open variants, and a bad option names its variant.
+  const Cli open = touchstone_cli("sweep --machine mesh:2x2 --algorithms alltoall/1-lev-dir --sizes 16 --vary open");
+  EXPECT_NE(open.exit_code, 0);
+  EXPECT_NE(open.err.find("is not calibrated against a paper"), std::string::npos) << open.err;
+  const Cli bad = touchstone_cli("sweep --machine mesh:2x2 --algorithms alltoall/1-lev-dir --sizes 16 --vary hop_ns=fast");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--vary 'hop_ns=fast'"), std::string::npos) << bad.err;
+}
+
 TEST(Cli, TraceOptionWritesValidChromeTraceJson) {
   const std::string trace = testing::TempDir() + "/cli_trace.json";
   const std::string order = testing::TempDir() + "/cli_order.txt";

@@ -127,6 +127,42 @@ TEST(Experiment, SweepTableEndsEachRowWithTheWinnersLead) {
   EXPECT_NE(table.find("lead = how much longer the next fastest takes"), std::string::npos) << table;
 }
 
+// sweep --vary's summary, from makespans set by hand: the base's winner per size, its lead, and on
+// how many variants the same algorithm wins.
+TEST(Experiment, WinnerStabilityTableSaysWhereEachSizesWinnerHolds) {
+  const Machine m = parse_machine("mesh:2x2");
+  const auto& a = algorithms::find("alltoall/1-lev-dir");
+  const auto& b = algorithms::find("alltoall/1-lev-xor");
+  const std::vector<std::size_t> sizes = {16, 32};
+  std::vector<experiment::Job> jobs;
+  for (const auto* alg : {&a, &b})
+    for (std::size_t s : sizes) jobs.push_back({&m, alg, algorithms::Args{s}, {}});
+  // Makespans in us for (a 16, a 32, b 16, b 32).
+  auto outcomes = [&](std::vector<int> us) {
+    std::vector<experiment::Outcome> out;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      experiment::Record r;
+      r.result.makespan = microseconds(us[i]);
+      out.push_back({&jobs[i], r, ""});
+    }
+    return out;
+  };
+  const auto base = outcomes({10, 20, 12, 20});  // 16: a by 20%; 32: a tie
+  const std::vector<experiment::Variant> variants = {
+      {"hop_ns=1", "why one", outcomes({15, 19, 12, 20})},  // 16: b; 32: a
+      {"hop_ns=2", "", outcomes({10, 20, 11, 20})},          // 16: a; 32: the same tie
+  };
+  EXPECT_EQ(experiment::fastest_by_size(sizes, base),
+            (std::vector<std::string>{"alltoall/1-lev-dir", "tie: alltoall/1-lev-dir, alltoall/1-lev-xor"}));
+  EXPECT_EQ(experiment::winner_stability_table(sizes, base, variants),
+            "Winners across 2 machine variants (--vary, 8 runs more): the winner holds on every variant at 0 of 2 sizes\n"
+            "size  winner                                        lead  holds on  where another wins\n"
+            "  16  alltoall/1-lev-dir                           20.0%    1 of 2  [1] alltoall/1-lev-xor\n"
+            "  32  tie: alltoall/1-lev-dir, alltoall/1-lev-xor    tie    1 of 2  [1] alltoall/1-lev-dir\n"
+            "[1] hop_ns=1: why one\n"
+            "[2] hop_ns=2\n");
+}
+
 TEST(Experiment, WritingToAFullDeviceIsAnError) {
   EXPECT_THROW(experiment::write_output("/dev/full", std::string(1 << 16, 'x')), UsageError);
   EXPECT_THROW(experiment::write_output("/nonexistent/dir/out.txt", "x"), UsageError);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -299,6 +300,68 @@ std::string makespan_table(const Machine& m, const std::vector<const algorithms:
   text += text_table("size", rows, cols, cells);
   text += fmt::format("{} runs, {} messages, {:.2f} host seconds of emulation, peak RSS {:.0f} MB\n", outcomes.size(), msgs,
                       host, peak_rss_mb());
+  return text;
+}
+
+std::vector<std::string> fastest_by_size(const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes) {
+  std::vector<std::string> out;
+  for (const std::size_t size : sizes) {
+    Time best = kNever;
+    std::vector<std::string> names;
+    for (const auto& o : outcomes) {
+      if (o.job->args.size != size || !o.record) continue;
+      const Time t = o.record->result.makespan;
+      if (t < best) best = t, names.clear();
+      if (t == best) names.push_back(o.job->algorithm->name);
+    }
+    out.push_back(names.size() > 1 ? fmt::format("tie: {}", fmt::join(names, ", ")) : names.empty() ? "" : names[0]);
+  }
+  return out;
+}
+
+std::string winner_stability_table(const std::vector<std::size_t>& sizes, const std::vector<Outcome>& base,
+                                   const std::vector<Variant>& variants) {
+  const auto winners = fastest_by_size(sizes, base);
+  std::vector<std::vector<std::string>> by_variant;
+  for (const auto& v : variants) by_variant.push_back(fastest_by_size(sizes, v.outcomes));
+  struct Row {
+    std::string size, winner, lead, holds, elsewhere;
+  };
+  std::vector<Row> rows{{"size", "winner", "lead", "holds on", "where another wins"}};
+  int holding = 0;
+  for (std::size_t r = 0; r < sizes.size(); ++r) {
+    std::vector<Time> times;
+    for (const auto& o : base)
+      if (o.job->args.size == sizes[r] && o.record) times.push_back(o.record->result.makespan);
+    std::size_t same = 0;
+    std::vector<std::string> changes;
+    for (std::size_t k = 0; k < variants.size(); ++k) {
+      const std::string& w = by_variant[k][r];
+      if (w == winners[r]) ++same;
+      else changes.push_back(fmt::format("[{}] {}", k + 1, w.empty() ? "no run finished" : w));
+    }
+    holding += same == variants.size();
+    rows.push_back({std::to_string(sizes[r]), winners[r].empty() ? "-" : winners[r], winner_lead(times),
+                    fmt::format("{} of {}", same, variants.size()), fmt::format("{}", fmt::join(changes, ", "))});
+  }
+  // Sizes and counts right-aligned, names left-aligned (they differ in length far more).
+  std::size_t w[4] = {};
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < 4; ++i)
+      w[i] = std::max(w[i], std::array{row.size, row.winner, row.lead, row.holds}[i].size());
+  std::size_t runs = 0;
+  for (const auto& v : variants) runs += v.outcomes.size();
+  std::string text = fmt::format(
+      "Winners across {} machine variant{} (--vary, {} runs more): the winner holds on every variant at {} of {} sizes\n",
+      variants.size(), variants.size() == 1 ? "" : "s", runs, holding, sizes.size());
+  for (const auto& row : rows) {
+    std::string line = fmt::format("{:>{}}  {:<{}}  {:>{}}  {:>{}}  {}", row.size, w[0], row.winner, w[1], row.lead, w[2],
+                                   row.holds, w[3], row.elsewhere);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    text += line + "\n";
+  }
+  for (std::size_t k = 0; k < variants.size(); ++k)
+    text += fmt::format("[{}] {}{}{}\n", k + 1, variants[k].options, variants[k].why.empty() ? "" : ": ", variants[k].why);
   return text;
 }
 

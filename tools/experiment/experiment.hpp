@@ -101,6 +101,22 @@ std::string winner_lead(std::vector<Time> makespans);
 std::string makespan_table(const Machine& m, const std::vector<const algorithms::Algorithm*>& algorithms,
                            const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes);
 
+/// The fastest algorithm at each of `sizes` among `outcomes` (the runs of one machine): its name,
+/// "tie: A, B" when several share the fastest time, "" when no run of that size finished.
+std::vector<std::string> fastest_by_size(const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes);
+
+/// The same sweep on a machine variant: the options added to the spec, why, and its runs.
+struct Variant {
+  std::string options, why;
+  std::vector<Outcome> outcomes;
+};
+
+/// Whether each size's winner holds on every variant (touchstone sweep --vary): per size the
+/// winner on `base`, its lead, on how many variants the same algorithm wins, and where another
+/// does, which ([k] = variant k); then the variants, numbered, with why.
+std::string winner_stability_table(const std::vector<std::size_t>& sizes, const std::vector<Outcome>& base,
+                                   const std::vector<Variant>& variants);
+
 /// Draws makespan against message size per algorithm, log-log, fastest ringed, from records CSV
 /// (records_csv) into `figure` (.png, .svg or .pdf) with tools/plot_sweep.py and Debian's
 /// matplotlib. UsageError when the figure cannot be drawn, saying why.

@@ -17,6 +17,22 @@ namespace touchstone {
 /// path of a JSON machine file. Throws touchstone::UsageError naming the bad part.
 Machine parse_machine(const std::string& spec);
 
+/// True when `spec` is the path of a JSON machine file ("m.json"), not a spec of a family.
+bool is_machine_file(const std::string& spec);
+
+/// A setting of a preset's parameters that its paper's evidence does not rule out: `options` to add
+/// to the spec ("send_us=117,recv_us=116.64"), and `why` (the range it ends, where it comes from).
+/// docs/machines.md, "Where every preset parameter comes from", gives the evidence for each.
+struct OpenVariant {
+  std::string options;
+  std::string why;
+};
+
+/// The open variants of `spec`'s family: the ends of the ranges its calibration leaves open, one
+/// parameter (or one relation between parameters) at a time. Empty for the families that are not
+/// fitted to a paper (mesh, torus, hpam, machine files). UsageError for a spec of no family.
+std::vector<OpenVariant> open_variants(const std::string& spec);
+
 /// One line per family with its grammar, then the options families claim and the generic options,
 /// for `touchstone list machines`.
 std::vector<std::pair<std::string, std::string>> machine_presets();
