@@ -177,9 +177,9 @@ int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes
   const auto sizes = parse_sizes(sizes_arg);
   // Every variant is the same sweep on the spec with the variant's options added (a later option
   // overrides the spec's own); all of them run in one batch.
-  const auto variant_specs = sweep_variants(c.machine, vary);
-  if (!variant_specs.empty() && is_machine_file(c.machine))
+  if (!vary.empty() && is_machine_file(c.machine))
     throw UsageError("--vary adds options to a machine spec; put a machine file's variants in files of their own");
+  const auto variant_specs = sweep_variants(c.machine, vary);
   std::vector<Machine> variant_machines;
   variant_machines.reserve(variant_specs.size());
   for (const auto& [options, why] : variant_specs) {
