@@ -164,7 +164,9 @@ std::vector<std::pair<std::string, std::string>> machine_presets() {
   std::vector<std::pair<std::string, std::string>> out;
   std::vector<std::pair<const char*, const char*>> listed;  // shared claims (the switch families') once
   for (const Family& f : families()) {
-    out.emplace_back(f.grammar, f.summary);
+    out.emplace_back(f.grammar, f.open ? fmt::format("{}; sweep --vary open tries the {} settings its calibration leaves open",
+                                                     f.summary, f.open().size())
+                                       : std::string(f.summary));
     for (const auto& c : f.claims)
       if (std::find(listed.begin(), listed.end(), c) == listed.end()) {
         listed.push_back(c);
