@@ -67,7 +67,11 @@ TEST(StackRegion, KernelGuardsKeepTheRegionOneMappingWhereverTheKernelHasThem) {
   EXPECT_EQ(StackRegion(4, 64 * kKiB).guards(), StackRegion::Guards::installed);
   const std::size_t before = StackRegion::mappings_now();
   StackRegion r(64, 64 * kKiB, StackRegion::Guards::installed);
-  EXPECT_EQ(StackRegion::mappings_now(), before + 1);
+  // One mapping for the region (a sanitizer may map its shadow of it beside: ThreadSanitizer adds
+  // two); permanent guards would have made it 2 x 64 + 1 = 129.
+  const std::size_t after = StackRegion::mappings_now();
+  EXPECT_GE(after, before + 1);
+  EXPECT_LE(after, before + 3);
   for (std::size_t i = 0; i < 64; ++i) {
     const auto c = r.context(i);
     EXPECT_EQ(static_cast<const void*>(static_cast<const char*>(c.sp) - c.size - 4096), r.guard(i));
@@ -75,7 +79,7 @@ TEST(StackRegion, KernelGuardsKeepTheRegionOneMappingWhereverTheKernelHasThem) {
   }
   r.arm(5);  // no-ops: the guards are always on
   r.disarm(5);
-  EXPECT_EQ(StackRegion::mappings_now(), before + 1);
+  EXPECT_EQ(StackRegion::mappings_now(), after);
 }
 
 TEST(StackRegion, GuardsArmedWhileRunningProtectOnlyTheRunningStack) {
