@@ -943,10 +943,19 @@ void both42_claims(claims::Ledger& L, const ClaimsGrid& g) {
 }
 
 int print_claims(const ClaimsGrid& g, claims::Format format) {
-  // Every ordering across sizes reads the sizes in increasing order.
+  // Bad input fails before minutes of emulation: every machine of the grid parses, and the sizes
+  // are whole numbers in increasing order (every ordering across sizes reads them so).
+  for (const auto& level : split(g.levels))
+    for (const auto& q : split(g.qs)) HpamModel::of(parse_machine(fmt::format("hpam:1x1/{},Q={},multicast", level, q)));
+  for (const auto& [machines, qs] : {std::pair{g.multi_machines, g.qs}, std::pair{g.machines42, g.qs}, std::pair{g.machines42, g.q_both}})
+    for (const auto& levels : split(machines))
+      for (const auto& q : split(qs)) HpamModel::of(parse_machine(fmt::format("hpam:{},Q={},multicast", levels, q)));
   const auto sizes = split(g.sizes);
-  for (std::size_t i = 1; i < sizes.size(); ++i)
-    if (!(std::stoull(sizes[i]) > std::stoull(sizes[i - 1]))) throw UsageError("claims: --sizes must increase");
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i].empty() || sizes[i].find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError(fmt::format("claims: --sizes: '{}' is not a whole number of bytes", sizes[i]));
+    if (i > 0 && !(std::stoull(sizes[i]) > std::stoull(sizes[i - 1]))) throw UsageError("claims: --sizes must increase");
+  }
   claims::Ledger L;
   search_claims(L, g);
   multi_claims(L, g);

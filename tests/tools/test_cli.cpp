@@ -720,4 +720,19 @@ TEST(PaperPrograms, Paper001ClaimsTableHasEveryStatementOfEverySection) {
                                "fig7.multicast-scatter-best.4x4-q2.model", "sec4.2.best-q2-within-f2.model"})
     EXPECT_EQ(verdict[id], "reproduced") << id;
 }
+
+// A bad grid is refused before any emulation (the default grid takes minutes): a clear message
+// and exit code 2, nothing on stdout.
+TEST(PaperPrograms, Paper001ClaimsRefusesABadGridBeforeEmulating) {
+  const std::map<std::string, std::string> cases = {
+      {"--sizes 4096,0", "error: claims: --sizes must increase\n"},
+      {"--sizes 0,abc", "error: claims: --sizes: 'abc' is not a whole number of bytes\n"},
+      {"--levels42 2x2/8x9", "error: hpam: level 2 has 9 columns; eq. 1 needs a power of two\n"}};
+  for (const auto& [args, message] : cases) {
+    const Cli c = run_program(fmt::format("{}/paper001", TOUCHSTONE_PAPER_BIN_DIR), "claims " + args);
+    EXPECT_EQ(c.exit_code, 2) << args;
+    EXPECT_EQ(c.err, message) << args;
+    EXPECT_EQ(c.out, "") << args;
+  }
+}
 #endif
