@@ -6,6 +6,9 @@
 //   paper001 search [--levels 4x4,8x8,16x16,64x64] [--q 2,8,32] [--sizes 0,256,1024,4096]
 //                   [--csv FILE]
 //   paper001 multi | scatter42 [--csv FILE] | both42 [--csv FILE]     (sections 3.2 and 4.2)
+//   paper001 claims [--format text|csv|markdown] [--jobs N]            every testable statement of
+//                                                                      sections 3 and 4, one verdict
+//                                                                      per statement and reading
 //   paper001 plot SMALL.csv SEARCH.csv OUTDIR [FIG9.csv FIG10.csv]     (the figures, through the
 //                                                                      harness's plotting path)
 //
@@ -15,12 +18,18 @@
 // same machine with its inter-level multicast hardware (hpam:1x1/R2xC2,Q=q,multicast; the
 // hardware does not change what the hybrid algorithms cost) and by eqs. 6 and 11. The CSV holds
 // one row per point, for tools/plot_paper001.py.
+//
+// Each section's computation (search_case, multi_case, scatter42_case, both42_case) returns its
+// figures; its subcommand prints them, and `claims` aggregates the same figures into one ledger.
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <limits>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -56,9 +65,17 @@ RunOptions point_options() {
   return o;
 }
 
-Time emulate(const Machine& m, const std::string& algorithm, std::size_t size) {
-  return experiment::emulate(m, algorithms::find(algorithm), algorithms::Args{size, 0, false}, point_options())
-      .result.makespan;
+// The named algorithms emulated on one machine at size s by the experiment harness, `jobs` at
+// once: their makespans, in the names' order.
+std::vector<Time> emulate_all(const Machine& m, const std::vector<std::string>& names, std::size_t s, int jobs) {
+  std::vector<experiment::Job> batch;
+  for (const auto& n : names) batch.push_back({&m, &algorithms::find(n), algorithms::Args{s, 0, false}, point_options()});
+  std::vector<Time> out;
+  for (const auto& o : experiment::run_jobs(batch, {.parallel = jobs})) {
+    if (!o.record) throw std::runtime_error(fmt::format("{} on {}: {}", o.job->algorithm->name, m.name, o.error));
+    out.push_back(o.record->result.makespan);
+  }
+  return out;
 }
 
 struct Best {
@@ -69,6 +86,17 @@ struct Best {
   }
   std::string str() const { return fmt::format("{}x{}", p, q); }
 };
+
+// The percent gain of the best multicast over the best hybrid: 100 (hybrid - multicast) / hybrid,
+// the paper's "percent difference" (section 3.1).
+double gain(const Best& hybrid, const Best& multicast) {
+  return 100.0 * static_cast<double>(hybrid.t - multicast.t) / static_cast<double>(hybrid.t);
+}
+
+// Every figure has two readings: the paper's model (its equations) and the emulation.
+enum Reading { kModel = 0, kEmulated = 1 };
+constexpr Reading kReadings[] = {kModel, kEmulated};
+using Readings = std::array<Time, 2>;  // [model, emulated]
 
 // The paper's claims as the search checks them: a statement per (machine, size), a line for each
 // that does not hold, and the count at the end (the experiment harness's ledger keeps them).
@@ -81,102 +109,139 @@ struct SearchClaims {
   }
 };
 
-// One machine hpam:1x1/LEVEL,Q=q,multicast at size s: every p2 x q2 of the hybrid broadcast and
-// scatter and every p2 x 1 of the multicast ones, emulated in parallel by the experiment harness.
-struct Emulated {
-  std::map<std::pair<int, int>, std::pair<Time, Time>> hybrid;  // (p2, q2) -> (bcast, scatter)
-  std::map<int, std::pair<Time, Time>> multicast;               // p2 -> (bcast, scatter)
+// --- sections 3.1 and 4.1: one level-1 processor ---
+
+// One (level 2, Q, S) of the search on hpam:1x1/LEVEL,Q=q,multicast: every p2 x q2 of the hybrid
+// broadcast and scatter and every p2 x 1 of the multicast ones, by the models (eqs. 5, 10, 6, 11)
+// and emulated, and the best sub-mesh of each.
+struct SearchCase {
+  std::string level, q;
+  std::size_t s = 0;
+  HpamModel h;
+  std::map<std::pair<int, int>, Readings> bcast, scatter;  // hybrid: (p2, q2) -> [model, emulated]
+  std::map<int, Readings> mbcast, mscatter;                // multicast: p2 -> [model, emulated]
+  Best best_bcast[2], best_scatter[2], best_mbcast[2], best_mscatter[2];
+  Time brute[2] = {0, 0}, worst[2] = {0, 0};  // the brute force (1x1) and the slowest hybrid broadcast
+  double bcast_gain(Reading r) const { return gain(best_bcast[r], best_mbcast[r]); }
+  double scatter_gain(Reading r) const { return gain(best_scatter[r], best_mscatter[r]); }
 };
 
-Emulated emulate_points(const Machine& m, const HpamModel& h, std::size_t s, int jobs) {
+SearchCase search_case(const Machine& m, const std::string& level, const std::string& qtext, const HpamModel& h, std::size_t s,
+                       int jobs) {
   std::vector<std::string> names;
   for (int p = 1; p <= h.r2; p *= 2)
     for (int q = 1; q <= h.c2; q *= 2)
       for (const char* op : {"bcast", "scatter"}) names.push_back(fmt::format("{}/hybrid({}x{})", op, p, q));
   for (int p = 1; p <= h.r2; p *= 2)
     for (const char* op : {"bcast", "scatter"}) names.push_back(fmt::format("{}/multicast({}x1)", op, p));
-  std::vector<experiment::Job> batch;
-  for (const auto& n : names) batch.push_back({&m, &algorithms::find(n), algorithms::Args{s, 0, false}, point_options()});
-  const auto out = experiment::run_jobs(batch, {.parallel = jobs});
-  for (const auto& o : out)
-    if (!o.record) throw std::runtime_error(fmt::format("{} on {}: {}", o.job->algorithm->name, m.name, o.error));
-  Emulated e;
+  const auto t = emulate_all(m, names, s, jobs);
+  SearchCase c{level, qtext, s, h, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   std::size_t i = 0;
   for (int p = 1; p <= h.r2; p *= 2)
-    for (int q = 1; q <= h.c2; q *= 2, i += 2)
-      e.hybrid[{p, q}] = {out[i].record->result.makespan, out[i + 1].record->result.makespan};
-  for (int p = 1; p <= h.r2; p *= 2, i += 2)
-    e.multicast[p] = {out[i].record->result.makespan, out[i + 1].record->result.makespan};
-  return e;
+    for (int q = 1; q <= h.c2; q *= 2, i += 2) {
+      const Readings b{h.eq5_hybrid_bcast(p, q, s), t[i]}, sc{h.eq10_hybrid_scatter(p, q, s), t[i + 1]};
+      c.bcast[{p, q}] = b, c.scatter[{p, q}] = sc;
+      for (Reading r : kReadings) {
+        c.best_bcast[r].offer(p, q, b[r]), c.best_scatter[r].offer(p, q, sc[r]);
+        c.worst[r] = std::max(c.worst[r], b[r]);
+        if (p == 1 && q == 1) c.brute[r] = b[r];
+      }
+    }
+  for (int p = 1; p <= h.r2; p *= 2, i += 2) {
+    const Readings b{h.eq6_multicast_bcast(p, s), t[i]}, sc{h.eq11_multicast_scatter(p, s), t[i + 1]};
+    c.mbcast[p] = b, c.mscatter[p] = sc;
+    for (Reading r : kReadings) c.best_mbcast[r].offer(p, 1, b[r]), c.best_mscatter[r].offer(p, 1, sc[r]);
+  }
+  return c;
 }
 
-// The bests of one size, which the claims across sizes compare.
-struct SizeBests {
-  int scatter_area_model, scatter_area_emulated, mscatter_p_model, mscatter_p_emulated;
-};
+// The statements of sections 3.1 and 4.1 about one case, shared by `search` (a check per case)
+// and `claims` (a count per statement and reading).
 
-// One row of the search at size s: the best sub-meshes by the models (eqs. 5, 6, 10, 11) and
-// emulated, the CSV points, and the claims of sections 3.1 and 4.1 that hold at one size.
-SizeBests search_size(const std::string& level, const std::string& qtext, const HpamModel& h, std::size_t s,
-                      const Emulated& e, std::FILE* csv, SearchClaims& claims) {
-  Best bm, be, mm, me, sm, se, smm, sme;
-  Time brute_model = 0, brute_emulated = 0, worst_model = 0, worst_emulated = 0;
-  std::map<std::pair<int, int>, Time> scatter_model, bcast_emulated;
-  for (const auto& [pq, times] : e.hybrid) {
-    const auto [p, q] = pq;
-    const Time b_model = h.eq5_hybrid_bcast(p, q, s), s_model = h.eq10_hybrid_scatter(p, q, s);
-    const auto [b_emu, s_emu] = times;
-    bm.offer(p, q, b_model), be.offer(p, q, b_emu), sm.offer(p, q, s_model), se.offer(p, q, s_emu);
-    scatter_model[{p, q}] = s_model;
-    bcast_emulated[{p, q}] = b_emu;
-    if (p == 1 && q == 1) brute_model = b_model, brute_emulated = b_emu;
-    worst_model = std::max(worst_model, b_model), worst_emulated = std::max(worst_emulated, b_emu);
-    if (csv) {
-      std::fprintf(csv, "%s,%s,bcast-hybrid,%d,%d,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, q, s, to_us(b_model), to_us(b_emu));
-      std::fprintf(csv, "%s,%s,scatter-hybrid,%d,%d,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, q, s, to_us(s_model), to_us(s_emu));
-    }
-  }
-  for (const auto& [p, times] : e.multicast) {
-    const Time bmc = h.eq6_multicast_bcast(p, s), smc = h.eq11_multicast_scatter(p, s);
-    const auto [bmc_emu, smc_emu] = times;
-    mm.offer(p, 1, bmc), smm.offer(p, 1, smc), me.offer(p, 1, bmc_emu), sme.offer(p, 1, smc_emu);
-    if (csv) {
-      std::fprintf(csv, "%s,%s,bcast-multicast,%d,1,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, s, to_us(bmc), to_us(bmc_emu));
-      std::fprintf(csv, "%s,%s,scatter-multicast,%d,1,%zu,%.4f,%.4f\n", level.c_str(), qtext.c_str(), p, s, to_us(smc),
-                   to_us(smc_emu));
-    }
-  }
-  const double gain = 100.0 * static_cast<double>(bm.t - mm.t) / static_cast<double>(bm.t);
-  const double gain_emu = 100.0 * static_cast<double>(be.t - me.t) / static_cast<double>(be.t);
-  fmt::print("{:>6} | {:>7} {:>14.2f} {:>7} {:>14.2f} | {:>5} {:>8.2f} {:>6.1f} {:>5} {:>8.2f} {:>6.1f} | {:>7} {:>14.2f} {:>7} "
-             "{:>14.2f} | {:>5} {:>8.2f} {:>5} {:>8.2f}\n",
-             s, bm.str(), to_us(bm.t), be.str(), to_us(be.t), mm.str(), to_us(mm.t), gain, me.str(), to_us(me.t), gain_emu,
-             sm.str(), to_us(sm.t), se.str(), to_us(se.t), smm.str(), to_us(smm.t), sme.str(), to_us(sme.t));
-  // Section 3.1: "the optimal partitioning consists of two sub-meshes constructed along the
-  // columns (r2 x c2/2) regardless of the size of the mesh, the size of the message or Q".
-  claims.check(bm.p == h.r2 && bm.q == h.c2 / 2, fmt::format("eq. 5 best {} is not {}x{}", bm.str(), h.r2, h.c2 / 2));
-  claims.check(be.p == h.r2 && be.q == h.c2 / 2, fmt::format("emulated hybrid broadcast best {} is not {}x{}", be.str(), h.r2, h.c2 / 2));
-  // "In all the tests conducted, the brute force approach results in worst case performance."
-  claims.check(brute_model == worst_model, "eq. 5: brute force is not the slowest broadcast");
-  claims.check(brute_emulated == worst_emulated, "emulated: brute force is not the slowest broadcast");
-  // "the optimal sub-mesh size is r2/2 x 1" (multicast, eq. 6).
-  claims.check(mm.p == h.r2 / 2, fmt::format("eq. 6 best {} is not {}x1", mm.str(), h.r2 / 2));
-  claims.check(me.p == h.r2 / 2, fmt::format("emulated multicast broadcast best {} is not {}x1", me.str(), h.r2 / 2));
-  // "more than 43%" for 4x4, "more than 46%" for 16x16 and larger.
-  const double want = h.r2 * h.c2 <= 16 ? 43 : h.r2 * h.c2 >= 256 ? 46 : 0;
-  claims.check(gain > want, fmt::format("multicast gain {:.1f}% is not above {}%", gain, want));
-  claims.check(gain_emu > want, fmt::format("emulated multicast gain {:.1f}% (best hybrid {} against best multicast {}) is not above {}%",
-                                            gain_emu, be.str(), me.str(), want));
-  // Sections 3.1, 4.1: column partitions (tall sub-meshes) beat row partitions of the same size.
+// "the optimal partitioning consists of two sub-meshes constructed along the columns (r2 x c2/2)
+// regardless of the size of the mesh, the size of the message or Q".
+bool best_is_two_column_halves(const SearchCase& c, Reading r) {
+  return c.best_bcast[r].p == c.h.r2 && c.best_bcast[r].q == c.h.c2 / 2;
+}
+// "In all the tests conducted, the brute force approach results in worst case performance."
+bool brute_force_is_slowest(const SearchCase& c, Reading r) { return c.brute[r] == c.worst[r]; }
+// "the optimal sub-mesh size is r2/2 x 1" (multicast, eq. 6).
+bool multicast_best_is_half_column(const SearchCase& c, Reading r) { return c.best_mbcast[r].p == c.h.r2 / 2; }
+// "more than 43%" for 4x4, "more than 46%" for 16x16 and larger (0 where the paper gives no figure).
+double multicast_gain_floor(const HpamModel& h) { return h.r2 * h.c2 <= 16 ? 43 : h.r2 * h.c2 >= 256 ? 46 : 0; }
+// Sections 3.1, 4.1: column partitions (tall sub-meshes, p x q with p > q) beat row partitions of
+// the same size; f(p, q) for every such pair.
+template <class F>
+void for_each_column_pair(const HpamModel& h, F&& f) {
   for (int p = 2; p <= h.r2; p *= 2)
     for (int q = 1; q < p && q <= h.c2; q *= 2) {
       if (p > h.c2) continue;
-      claims.check(scatter_model[{p, q}] <= scatter_model[{q, p}],
-                   fmt::format("eq. 10: {}x{} (column partition) is slower than {}x{}", p, q, q, p));
-      claims.check(bcast_emulated[{p, q}] <= bcast_emulated[{q, p}],
-                   fmt::format("emulated broadcast: {}x{} (column partition) is slower than {}x{}", p, q, q, p));
+      f(p, q);
     }
-  return {sm.p * sm.q, se.p * se.q, smm.p, sme.p};
+}
+bool column_beats_row(const std::map<std::pair<int, int>, Readings>& t, Reading r, int p, int q) {
+  return t.at({p, q})[r] <= t.at({q, p})[r];
+}
+// Section 4.1: "large sub-meshes should be used with small messages and small sub-meshes with
+// large messages" (the best p2 * q2); with the multicast (Figure 7) "the size of the optimal
+// sub-mesh increases as the message size decreases" (the best p2).
+int scatter_area(const SearchCase& c, Reading r) { return c.best_scatter[r].p * c.best_scatter[r].q; }
+int multicast_scatter_height(const SearchCase& c, Reading r) { return c.best_mscatter[r].p; }
+
+void print_search_row(const SearchCase& c) {
+  const Best &bm = c.best_bcast[kModel], &be = c.best_bcast[kEmulated], &mm = c.best_mbcast[kModel], &me = c.best_mbcast[kEmulated];
+  const Best &sm = c.best_scatter[kModel], &se = c.best_scatter[kEmulated], &smm = c.best_mscatter[kModel],
+             &sme = c.best_mscatter[kEmulated];
+  fmt::print("{:>6} | {:>7} {:>14.2f} {:>7} {:>14.2f} | {:>5} {:>8.2f} {:>6.1f} {:>5} {:>8.2f} {:>6.1f} | {:>7} {:>14.2f} {:>7} "
+             "{:>14.2f} | {:>5} {:>8.2f} {:>5} {:>8.2f}\n",
+             c.s, bm.str(), to_us(bm.t), be.str(), to_us(be.t), mm.str(), to_us(mm.t), c.bcast_gain(kModel), me.str(), to_us(me.t),
+             c.bcast_gain(kEmulated), sm.str(), to_us(sm.t), se.str(), to_us(se.t), smm.str(), to_us(smm.t), sme.str(), to_us(sme.t));
+}
+
+void write_search_csv(const SearchCase& c, std::FILE* csv) {
+  const char *level = c.level.c_str(), *q = c.q.c_str();
+  for (const auto& [pq, b] : c.bcast) {
+    const auto [p, qq] = pq;
+    const Readings& sc = c.scatter.at(pq);
+    std::fprintf(csv, "%s,%s,bcast-hybrid,%d,%d,%zu,%.4f,%.4f\n", level, q, p, qq, c.s, to_us(b[kModel]), to_us(b[kEmulated]));
+    std::fprintf(csv, "%s,%s,scatter-hybrid,%d,%d,%zu,%.4f,%.4f\n", level, q, p, qq, c.s, to_us(sc[kModel]), to_us(sc[kEmulated]));
+  }
+  for (const auto& [p, b] : c.mbcast) {
+    const Readings& sc = c.mscatter.at(p);
+    std::fprintf(csv, "%s,%s,bcast-multicast,%d,1,%zu,%.4f,%.4f\n", level, q, p, c.s, to_us(b[kModel]), to_us(b[kEmulated]));
+    std::fprintf(csv, "%s,%s,scatter-multicast,%d,1,%zu,%.4f,%.4f\n", level, q, p, c.s, to_us(sc[kModel]), to_us(sc[kEmulated]));
+  }
+}
+
+// The claims of sections 3.1 and 4.1 that hold at one size, as `search` checks them.
+void check_search_case(const SearchCase& c, SearchClaims& claims) {
+  const HpamModel& h = c.h;
+  const Best &bm = c.best_bcast[kModel], &be = c.best_bcast[kEmulated], &mm = c.best_mbcast[kModel], &me = c.best_mbcast[kEmulated];
+  claims.check(best_is_two_column_halves(c, kModel), fmt::format("eq. 5 best {} is not {}x{}", bm.str(), h.r2, h.c2 / 2));
+  claims.check(best_is_two_column_halves(c, kEmulated),
+               fmt::format("emulated hybrid broadcast best {} is not {}x{}", be.str(), h.r2, h.c2 / 2));
+  claims.check(brute_force_is_slowest(c, kModel), "eq. 5: brute force is not the slowest broadcast");
+  claims.check(brute_force_is_slowest(c, kEmulated), "emulated: brute force is not the slowest broadcast");
+  claims.check(multicast_best_is_half_column(c, kModel), fmt::format("eq. 6 best {} is not {}x1", mm.str(), h.r2 / 2));
+  claims.check(multicast_best_is_half_column(c, kEmulated), fmt::format("emulated multicast broadcast best {} is not {}x1", me.str(), h.r2 / 2));
+  const double want = multicast_gain_floor(h), gain = c.bcast_gain(kModel), gain_emu = c.bcast_gain(kEmulated);
+  claims.check(gain > want, fmt::format("multicast gain {:.1f}% is not above {}%", gain, want));
+  claims.check(gain_emu > want, fmt::format("emulated multicast gain {:.1f}% (best hybrid {} against best multicast {}) is not above {}%",
+                                            gain_emu, be.str(), me.str(), want));
+  for_each_column_pair(h, [&](int p, int q) {
+    claims.check(column_beats_row(c.scatter, kModel, p, q), fmt::format("eq. 10: {}x{} (column partition) is slower than {}x{}", p, q, q, p));
+    claims.check(column_beats_row(c.bcast, kEmulated, p, q),
+                 fmt::format("emulated broadcast: {}x{} (column partition) is slower than {}x{}", p, q, q, p));
+  });
+}
+
+// One (level 2, Q) of the search, every size in order.
+std::vector<SearchCase> search_series(const std::string& level, const std::string& qtext, const std::string& sizes, int jobs) {
+  const Machine m = parse_machine(fmt::format("hpam:1x1/{},Q={},multicast", level, qtext));
+  const HpamModel h = HpamModel::of(m);
+  std::vector<SearchCase> cases;
+  for (const auto& stext : split(sizes)) cases.push_back(search_case(m, level, qtext, h, std::stoull(stext), jobs));
+  return cases;
 }
 
 int search(const std::string& levels, const std::string& qs, const std::string& sizes, const std::string& csv_path, int jobs) {
@@ -187,25 +252,25 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
   for (const auto& level : split(levels)) {
     const auto start = std::chrono::steady_clock::now();
     for (const auto& qtext : split(qs)) {
-      const Machine m = parse_machine(fmt::format("hpam:1x1/{},Q={},multicast", level, qtext));
-      const HpamModel h = HpamModel::of(m);
+      const auto cases = search_series(level, qtext, sizes, jobs);
       fmt::print("\n== hpam:1x1/{}, Q = {} ==\n", level, qtext);
       fmt::print("{:>6} | {:>22} {:>22} | {:>14} {:>6} {:>14} {:>6} | {:>22} {:>22} | {:>14} {:>14}\n", "S", "bcast best: model",
                  "emulated", "mcast model", "gain%", "mcast emulated", "gain%", "scatter best: model", "emulated", "mcast model",
                  "mcast emulated");
-      std::vector<SizeBests> bests;
-      for (const auto& stext : split(sizes)) {
-        const std::size_t s = std::stoull(stext);
-        bests.push_back(search_size(level, qtext, h, s, emulate_points(m, h, s, jobs), csv, claims));
+      for (const auto& c : cases) {
+        print_search_row(c);
+        if (csv) write_search_csv(c, csv);
+        check_search_case(c, claims);
       }
-      // Section 4.1: "large sub-meshes should be used with small messages and small sub-meshes
-      // with large messages" (the best p2 * q2 never grows with S); with the multicast (Figure 7)
-      // "the size of the optimal sub-mesh increases as the message size decreases".
-      for (std::size_t i = 1; i < bests.size(); ++i) {
-        claims.check(bests[i].scatter_area_model <= bests[i - 1].scatter_area_model, "eq. 10: the best scatter sub-mesh grows with S");
-        claims.check(bests[i].scatter_area_emulated <= bests[i - 1].scatter_area_emulated, "emulated: the best scatter sub-mesh grows with S");
-        claims.check(bests[i].mscatter_p_model <= bests[i - 1].mscatter_p_model, "eq. 11: the best multicast scatter sub-mesh grows with S");
-        claims.check(bests[i].mscatter_p_emulated <= bests[i - 1].mscatter_p_emulated, "emulated: the best multicast scatter sub-mesh grows with S");
+      // Section 4.1 across sizes: the best p2 * q2 never grows with S, nor the best multicast p2.
+      for (std::size_t i = 1; i < cases.size(); ++i) {
+        const SearchCase &now = cases[i], &before = cases[i - 1];
+        claims.check(scatter_area(now, kModel) <= scatter_area(before, kModel), "eq. 10: the best scatter sub-mesh grows with S");
+        claims.check(scatter_area(now, kEmulated) <= scatter_area(before, kEmulated), "emulated: the best scatter sub-mesh grows with S");
+        claims.check(multicast_scatter_height(now, kModel) <= multicast_scatter_height(before, kModel),
+                     "eq. 11: the best multicast scatter sub-mesh grows with S");
+        claims.check(multicast_scatter_height(now, kEmulated) <= multicast_scatter_height(before, kEmulated),
+                     "emulated: the best multicast scatter sub-mesh grows with S");
       }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -216,6 +281,8 @@ int search(const std::string& levels, const std::string& qs, const std::string& 
   fmt::print("\nclaims held: {} of {}\n", held, static_cast<int>(claims.ledger.claims().size()));
   return 0;
 }
+
+// --- sections 3.2 and 4.2: several level-1 processors ---
 
 // The scenarios of sections 3.2 and 4.2: every level shape x Q x message size, on the machine with
 // the multicast hardware (the hybrid algorithms run on it too: they never multicast).
@@ -232,20 +299,46 @@ void for_each_scenario(const std::string& machines, const std::string& qs, const
 // Section 3.2: several level-1 processors. Eq. 7 (hybrid, two r2 x c2/2 sub-meshes) and eq. 8
 // (multicast, r2/2 x 1), each emulated and by the model; the paper: "more than 31%, 41% and 45%
 // when Q = 2, 8, and 32" on 4x4 / 16x16, "38% to 46%" on 64x64.
+struct MultiCase {
+  std::string levels, q;
+  std::size_t s = 0;
+  HpamModel h;
+  Readings hybrid, multicast;  // eq. 7 and its algorithm emulated; eq. 8 and its algorithm emulated
+  double gain(Reading r) const {
+    return 100.0 * static_cast<double>(hybrid[r] - multicast[r]) / static_cast<double>(hybrid[r]);
+  }
+};
+
+MultiCase multi_case(const std::string& levels, const std::string& q, std::size_t s, const Machine& m, const HpamModel& h, int jobs) {
+  const auto t = emulate_all(
+      m, {fmt::format("bcast/hybrid({}x{})", h.r2, h.c2 / 2), fmt::format("bcast/multicast({}x1)", h.r2 / 2)}, s, jobs);
+  return {levels, q, s, h, {h.eq7_hybrid_bcast_multi(s, true), t[0]}, {h.eq8_multicast_bcast_multi(s, true), t[1]}};
+}
+
+std::vector<MultiCase> multi_cases(const std::string& machines, const std::string& qs, const std::string& sizes, int jobs) {
+  std::vector<MultiCase> out;
+  for_each_scenario(machines, qs, sizes, [&](const std::string& levels, const std::string& q, std::size_t s, const Machine& m,
+                                           const HpamModel& h) { out.push_back(multi_case(levels, q, s, m, h, jobs)); });
+  return out;
+}
+
 int multi(const std::string& machines, const std::string& qs, const std::string& sizes) {
   fmt::print("{:>14} {:>4} {:>6} | {:>12} {:>12} | {:>12} {:>12} | {:>8} {:>8}\n", "levels", "Q", "S", "eq. 7", "emulated", "eq. 8",
              "emulated", "gain%", "emu gain%");
-  for_each_scenario(machines, qs, sizes, [&](const std::string& levels, const std::string& q, std::size_t s,
-                                           const Machine& m, const HpamModel& h) {
-    const Time e7 = h.eq7_hybrid_bcast_multi(s, true), e8 = h.eq8_multicast_bcast_multi(s, true);
-    const Time emu7 = emulate(m, fmt::format("bcast/hybrid({}x{})", h.r2, h.c2 / 2), s);
-    const Time emu8 = emulate(m, fmt::format("bcast/multicast({}x1)", h.r2 / 2), s);
-    fmt::print("{:>14} {:>4} {:>6} | {:>12.2f} {:>12.2f} | {:>12.2f} {:>12.2f} | {:>8.1f} {:>8.1f}\n", levels, q, s, to_us(e7),
-               to_us(emu7), to_us(e8), to_us(emu8), 100.0 * static_cast<double>(e7 - e8) / static_cast<double>(e7),
-               100.0 * static_cast<double>(emu7 - emu8) / static_cast<double>(emu7));
-  });
+  for (const auto& c : multi_cases(machines, qs, sizes, 1))
+    fmt::print("{:>14} {:>4} {:>6} | {:>12.2f} {:>12.2f} | {:>12.2f} {:>12.2f} | {:>8.1f} {:>8.1f}\n", c.levels, c.q, c.s,
+               to_us(c.hybrid[kModel]), to_us(c.hybrid[kEmulated]), to_us(c.multicast[kModel]), to_us(c.multicast[kEmulated]),
+               c.gain(kModel), c.gain(kEmulated));
   return 0;
 }
+
+// One point of section 4.2 for the CSV: the model empty where the paper gives no equation.
+struct Point42 {
+  std::string op;
+  int p2 = 0, q2 = 0;
+  std::optional<Time> model;
+  Time emulated = 0;
+};
 
 // The CSV rows of section 4.2's subcommands, in `search`'s format (one row per point, the model
 // column empty where the paper gives no equation), for tools/plot_paper001.py.
@@ -260,50 +353,76 @@ struct Csv {
   ~Csv() {
     if (f) std::fclose(f);
   }
-  void row(const std::string& levels, const std::string& q, const char* op, int p2, int q2, std::size_t s, std::optional<Time> model,
-           Time emulated) {
+  void rows(const std::string& levels, const std::string& q, std::size_t s, const std::vector<Point42>& points) {
     if (!f) return;
-    const std::string mo = model ? fmt::format("{:.4f}", to_us(*model)) : "";
-    std::fprintf(f, "%s,%s,%s,%d,%d,%zu,%s,%.4f\n", levels.c_str(), q.c_str(), op, p2, q2, s, mo.c_str(), to_us(emulated));
+    for (const auto& pt : points) {
+      const std::string mo = pt.model ? fmt::format("{:.4f}", to_us(*pt.model)) : "";
+      std::fprintf(f, "%s,%s,%s,%d,%d,%zu,%s,%.4f\n", levels.c_str(), q.c_str(), pt.op.c_str(), pt.p2, pt.q2, s, mo.c_str(),
+                   to_us(pt.emulated));
+    }
   }
 };
-
-double gain(const Best& hybrid, const Best& multicast) {
-  return 100.0 * static_cast<double>(hybrid.t - multicast.t) / static_cast<double>(hybrid.t);
-}
 
 // Section 4.2, destinations in level 2 only: every p2 x q2 by eqs. 12/13 and emulated
 // (scatter/hybrid-level2); the paper: "the sub-mesh size of choice satisfies q2 <= f2", and the
 // optimal height falls as S grows. With the multicast hardware (scatter/multicast-level2, every
 // p2 x 1) by eq. 14 and emulated, and the gain of the best multicast over the best hybrid
 // (Figure 9).
+struct Scatter42Case {
+  std::string levels, q;
+  std::size_t s = 0;
+  HpamModel h;
+  Best hybrid[2], multicast[2];
+  std::vector<Point42> points;
+  double gain(Reading r) const { return ::gain(hybrid[r], multicast[r]); }
+  // "the sub-mesh size of choice satisfies q2 <= f2" (f2 = c2 / c1).
+  bool within_f2(Reading r) const { return hybrid[r].q <= h.c2 / h.c1; }
+};
+
+Scatter42Case scatter42_case(const std::string& levels, const std::string& q, std::size_t s, const Machine& m, const HpamModel& h,
+                             int jobs) {
+  std::vector<std::string> names;
+  for (int p = 1; p <= h.r2; p *= 2) {
+    for (int qq = 1; qq <= h.c2; qq *= 2) names.push_back(fmt::format("scatter/hybrid-level2({}x{})", p, qq));
+    names.push_back(fmt::format("scatter/multicast-level2({}x1)", p));
+  }
+  const auto t = emulate_all(m, names, s, jobs);
+  Scatter42Case c{levels, q, s, h, {}, {}, {}};
+  std::size_t i = 0;
+  for (int p = 1; p <= h.r2; p *= 2) {
+    for (int qq = 1; qq <= h.c2; qq *= 2, ++i) {
+      const Readings v{h.eq12_13_hybrid_scatter_multi(p, qq, s), t[i]};
+      for (Reading r : kReadings) c.hybrid[r].offer(p, qq, v[r]);
+      c.points.push_back({"scatter42-hybrid", p, qq, v[kModel], v[kEmulated]});
+    }
+    const Readings v{h.eq14_multicast_scatter_multi(p, s), t[i++]};
+    for (Reading r : kReadings) c.multicast[r].offer(p, 1, v[r]);
+    c.points.push_back({"scatter42-multicast", p, 1, v[kModel], v[kEmulated]});
+  }
+  return c;
+}
+
+std::vector<Scatter42Case> scatter42_cases(const std::string& machines, const std::string& qs, const std::string& sizes, int jobs) {
+  std::vector<Scatter42Case> out;
+  for_each_scenario(machines, qs, sizes, [&](const std::string& levels, const std::string& q, std::size_t s, const Machine& m,
+                                           const HpamModel& h) { out.push_back(scatter42_case(levels, q, s, m, h, jobs)); });
+  return out;
+}
+
 int scatter42(const std::string& machines, const std::string& qs, const std::string& sizes, const std::string& csv_path) {
   Csv csv(csv_path);
   fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>6} | {:>7} {:>12} {:>7} {:>12} | {:>6} {:>6}\n", "levels", "Q",
              "S", "model", "us", "q2<=f2", "emu", "us", "q2<=f2", "mc eq14", "us", "mc emu", "us", "gain%", "emu%");
   int held = 0, checked = 0;
-  for_each_scenario(machines, qs, sizes, [&](const std::string& levels, const std::string& q, std::size_t s,
-                                           const Machine& m, const HpamModel& h) {
-    const int f2 = h.c2 / h.c1;
-    Best bm, be, mm, me;
-    for (int p = 1; p <= h.r2; p *= 2) {
-      for (int qq = 1; qq <= h.c2; qq *= 2) {
-        const Time model = h.eq12_13_hybrid_scatter_multi(p, qq, s);
-        const Time emu = emulate(m, fmt::format("scatter/hybrid-level2({}x{})", p, qq), s);
-        bm.offer(p, qq, model), be.offer(p, qq, emu);
-        csv.row(levels, q, "scatter42-hybrid", p, qq, s, model, emu);
-      }
-      const Time model = h.eq14_multicast_scatter_multi(p, s);
-      const Time emu = emulate(m, fmt::format("scatter/multicast-level2({}x1)", p), s);
-      mm.offer(p, 1, model), me.offer(p, 1, emu);
-      csv.row(levels, q, "scatter42-multicast", p, 1, s, model, emu);
-    }
+  for (const auto& c : scatter42_cases(machines, qs, sizes, 1)) {
+    csv.rows(c.levels, c.q, c.s, c.points);
+    const Best &bm = c.hybrid[kModel], &be = c.hybrid[kEmulated], &mm = c.multicast[kModel], &me = c.multicast[kEmulated];
     checked += 2;
-    held += (bm.q <= f2) + (be.q <= f2);
+    held += c.within_f2(kModel) + c.within_f2(kEmulated);
     fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>6} | {:>7} {:>12.2f} {:>7} {:>12.2f} | {:>6.1f} {:>6.1f}\n",
-               levels, q, s, bm.str(), to_us(bm.t), bm.q <= f2 ? "yes" : "NO", be.str(), to_us(be.t), be.q <= f2 ? "yes" : "NO",
-               mm.str(), to_us(mm.t), me.str(), to_us(me.t), gain(bm, mm), gain(be, me));
-  });
+               c.levels, c.q, c.s, bm.str(), to_us(bm.t), c.within_f2(kModel) ? "yes" : "NO", be.str(), to_us(be.t),
+               c.within_f2(kEmulated) ? "yes" : "NO", mm.str(), to_us(mm.t), me.str(), to_us(me.t), c.gain(kModel), c.gain(kEmulated));
+  }
   fmt::print("q2 <= f2 held: {} of {}\n", held, checked);
   return 0;
 }
@@ -315,48 +434,538 @@ int scatter42(const std::string& machines, const std::string& qs, const std::str
 // text ("benefits most ... when the size of the message is small"; "as the size of the processor
 // mesh in the second level increases the percent gain ... decreases").
 //
-// With `qs`, also the second scenario (Q S bytes per level-1 processor, the -qs algorithms) and
-// the paper's claim about it: "the size of the optimal sub-mesh is larger than that of the
+// With `with_qs`, also the second scenario (Q S bytes per level-1 processor, the -qs algorithms)
+// and the paper's claim about it: "the size of the optimal sub-mesh is larger than that of the
 // corresponding same size message case ... to the hybrid as well as the multicast based scatters".
+struct Both42Case {
+  std::string levels, q;
+  std::size_t s = 0;
+  HpamModel h;
+  Best hybrid, multicast;                            // equal sizes, emulated
+  std::optional<Best> hybrid_qs, multicast_qs;       // Q S bytes in level 1, emulated
+  std::vector<Point42> points;
+};
+
+// The optimal sub-mesh with Q S bytes in level 1 against equal sizes: +1 larger (p2 q2), 0 the
+// same, -1 smaller.
+int optimum_change(const Best& equal_sizes, const Best& qs) {
+  const int a = equal_sizes.p * equal_sizes.q, b = qs.p * qs.q;
+  return (b > a) - (b < a);
+}
+
+Both42Case both42_case(const std::string& levels, const std::string& q, std::size_t s, const Machine& m, const HpamModel& h, bool with_qs,
+                       int jobs) {
+  std::vector<std::string> suffixes{""};
+  if (with_qs) suffixes.emplace_back("-qs");
+  std::vector<std::string> names;
+  for (const auto& suffix : suffixes)
+    for (int p = 1; p <= h.r2; p *= 2) {
+      for (int qq = 1; qq <= h.c2 / h.c1; qq *= 2) names.push_back(fmt::format("scatter/hybrid-both{}({}x{})", suffix, p, qq));
+      names.push_back(fmt::format("scatter/multicast-both{}({}x1)", suffix, p));
+    }
+  const auto t = emulate_all(m, names, s, jobs);
+  Both42Case c{levels, q, s, h, {}, {}, {}, {}, {}};
+  std::size_t i = 0;
+  for (const auto& suffix : suffixes) {
+    // The best hybrid (q2 <= f2) and the best multicast (q2 = 1) of one scenario.
+    Best hy, mc;
+    for (int p = 1; p <= h.r2; p *= 2) {
+      for (int qq = 1; qq <= h.c2 / h.c1; qq *= 2, ++i) {
+        hy.offer(p, qq, t[i]);
+        c.points.push_back({fmt::format("both{}-hybrid", suffix), p, qq, std::nullopt, t[i]});
+      }
+      mc.offer(p, 1, t[i]);
+      c.points.push_back({fmt::format("both{}-multicast", suffix), p, 1, std::nullopt, t[i++]});
+    }
+    if (suffix.empty()) c.hybrid = hy, c.multicast = mc;
+    else c.hybrid_qs = hy, c.multicast_qs = mc;
+  }
+  return c;
+}
+
+std::vector<Both42Case> both42_cases(const std::string& machines, const std::string& qs, const std::string& sizes, bool with_qs,
+                                     int jobs) {
+  std::vector<Both42Case> out;
+  for_each_scenario(machines, qs, sizes, [&](const std::string& levels, const std::string& q, std::size_t s, const Machine& m,
+                                           const HpamModel& h) { out.push_back(both42_case(levels, q, s, m, h, with_qs, jobs)); });
+  return out;
+}
+
 int both42(const std::string& machines, const std::string& qs, const std::string& sizes, const std::string& csv_path, bool with_qs) {
   Csv csv(csv_path);
   fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12} | {:>7} {:>12} | {:>6}", "levels", "Q", "S", "hybrid", "us", "mc", "us", "emu%");
   if (with_qs) fmt::print(" | {:>9} {:>12} | {:>9} {:>12} | {:>6}", "hybrid-qs", "us", "mc-qs", "us", "emu%");
   fmt::print("\n");
-  int larger = 0, equal = 0, smaller = 0;
-  for_each_scenario(machines, qs, sizes, [&](const std::string& levels, const std::string& q, std::size_t s,
-                                           const Machine& m, const HpamModel& h) {
-    // The best hybrid (q2 <= f2) and the best multicast (q2 = 1) of one scenario.
-    auto best_pair = [&](const char* suffix) {
-      Best hy, mc;
-      for (int p = 1; p <= h.r2; p *= 2) {
-        for (int qq = 1; qq <= h.c2 / h.c1; qq *= 2) {
-          const Time emu = emulate(m, fmt::format("scatter/hybrid-both{}({}x{})", suffix, p, qq), s);
-          hy.offer(p, qq, emu);
-          csv.row(levels, q, fmt::format("both{}-hybrid", suffix).c_str(), p, qq, s, std::nullopt, emu);
-        }
-        const Time emu = emulate(m, fmt::format("scatter/multicast-both{}({}x1)", suffix, p), s);
-        mc.offer(p, 1, emu);
-        csv.row(levels, q, fmt::format("both{}-multicast", suffix).c_str(), p, 1, s, std::nullopt, emu);
-      }
-      return std::pair{hy, mc};
-    };
-    const auto [hy, mc] = best_pair("");
-    fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} | {:>7} {:>12.2f} | {:>6.1f}", levels, q, s, hy.str(), to_us(hy.t), mc.str(),
-               to_us(mc.t), gain(hy, mc));
+  int change[3] = {0, 0, 0};  // smaller, the same, larger
+  for (const auto& c : both42_cases(machines, qs, sizes, with_qs, 1)) {
+    csv.rows(c.levels, c.q, c.s, c.points);
+    fmt::print("{:>14} {:>4} {:>6} | {:>7} {:>12.2f} | {:>7} {:>12.2f} | {:>6.1f}", c.levels, c.q, c.s, c.hybrid.str(), to_us(c.hybrid.t),
+               c.multicast.str(), to_us(c.multicast.t), gain(c.hybrid, c.multicast));
     if (with_qs) {
-      const auto [hq, mq] = best_pair("-qs");
+      const Best &hq = *c.hybrid_qs, &mq = *c.multicast_qs;
       fmt::print(" | {:>9} {:>12.2f} | {:>9} {:>12.2f} | {:>6.1f}", hq.str(), to_us(hq.t), mq.str(), to_us(mq.t), gain(hq, mq));
-      for (const auto& [e, u] : {std::pair{hy, hq}, std::pair{mc, mq}}) {
-        const int a = e.p * e.q, b = u.p * u.q;
-        larger += b > a, equal += b == a, smaller += b < a;
-      }
+      ++change[optimum_change(c.hybrid, hq) + 1], ++change[optimum_change(c.multicast, mq) + 1];
     }
     fmt::print("\n");
-  });
+  }
   if (with_qs)
-    fmt::print("optimal sub-mesh with Q S bytes in level 1 against equal sizes: larger {}, the same {}, smaller {}\n", larger, equal,
-               smaller);
+    fmt::print("optimal sub-mesh with Q S bytes in level 1 against equal sizes: larger {}, the same {}, smaller {}\n", change[2],
+               change[1], change[0]);
+  return 0;
+}
+
+// --- the claims ledger: every statement of sections 3 and 4 the emulator can test ---
+
+// A statement checked over many cases (or series, or pairs): how many hold.
+struct Count {
+  int held = 0, total = 0;
+  void add(bool ok) { held += ok, total += 1; }
+  bool all() const { return total > 0 && held == total; }
+  std::string of(const std::string& what) const { return fmt::format("{} of {} {}", held, total, what); }
+};
+
+// The smallest and largest of some percentages.
+struct Span {
+  double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
+  void add(double x) { lo = std::min(lo, x), hi = std::max(hi, x); }
+  std::string pct() const { return lo == hi ? fmt::format("{:.1f}%", lo) : fmt::format("{:.1f} to {:.1f}%", lo, hi); }
+};
+
+// Whether a sequence never grows, and whether it strictly falls at every step.
+template <class T>
+bool never_grows(const std::vector<T>& v) {
+  for (std::size_t i = 1; i < v.size(); ++i)
+    if (v[i] > v[i - 1]) return false;
+  return true;
+}
+template <class T>
+bool strictly_falls(const std::vector<T>& v) {
+  for (std::size_t i = 1; i < v.size(); ++i)
+    if (!(v[i] < v[i - 1])) return false;
+  return true;
+}
+template <class T>
+bool strictly_rises(const std::vector<T>& v) {
+  for (std::size_t i = 1; i < v.size(); ++i)
+    if (!(v[i] > v[i - 1])) return false;
+  return true;
+}
+
+std::string claim_id(const std::string& stem, Reading r) { return stem + (r == kModel ? ".model" : ".emulated"); }
+
+// The claims of one section, collected so that each statement's model reading is printed beside
+// its emulated one (the sections compute them a reading at a time).
+class SectionClaims {
+ public:
+  void add(std::string stem, Reading r, std::string source, std::string paper, std::string ours, bool holds, std::string note = "") {
+    if (std::find(stems_.begin(), stems_.end(), stem) == stems_.end()) stems_.push_back(stem);
+    std::string id = claim_id(stem, r);
+    pending_.push_back({std::move(stem), std::move(id), std::move(source), std::move(paper), std::move(ours), holds, std::move(note)});
+  }
+  /// Into the ledger, in the order each statement first appeared, model before emulated.
+  void emit(claims::Ledger& L) const {
+    for (const auto& stem : stems_)
+      for (const auto& c : pending_)
+        if (c.stem == stem) L.statement(c.id, c.source, c.paper, c.ours, c.holds, c.note);
+  }
+
+ private:
+  struct Pending {
+    std::string stem, id, source, paper, ours;
+    bool holds;
+    std::string note;
+  };
+  std::vector<std::string> stems_;
+  std::vector<Pending> pending_;
+};
+
+// The grid of the claims run: the search's second levels, Q and sizes (sections 3.1, 4.1), the
+// machines of section 3.2 and of section 4.2, and Figure 10's Q.
+struct ClaimsGrid {
+  std::string levels, qs, sizes, multi_machines, machines42, q_both;
+  int jobs = 0;
+};
+
+// Indices of `items` ordered by `key` (second-level size, Q), stable.
+template <class T, class K>
+std::vector<std::size_t> order_by(const std::vector<T>& items, K&& key) {
+  std::vector<std::size_t> idx(items.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return key(items[a]) < key(items[b]); });
+  return idx;
+}
+
+int level2_size(const std::string& levels) {
+  const HpamModel h = HpamModel::of(parse_machine(fmt::format("hpam:{},Q=2", levels.find('/') == std::string::npos ? "1x1/" + levels : levels)));
+  return h.r2 * h.c2;
+}
+
+// Sections 3.1 and 4.1 on the search grid: series[level][Q][size].
+void search_claims(claims::Ledger& L, const ClaimsGrid& g) {
+  SectionClaims S;
+  const auto levels = split(g.levels), qs = split(g.qs), sizes = split(g.sizes);
+  std::vector<std::vector<std::vector<SearchCase>>> grid;
+  for (const auto& level : levels) {
+    grid.emplace_back();
+    for (const auto& q : qs) grid.back().push_back(search_series(level, q, g.sizes, g.jobs));
+  }
+  const auto by_mesh = order_by(levels, level2_size);
+  const auto by_q = order_by(qs, [](const std::string& q) { return std::stoi(q); });
+  auto every_case = [&](auto&& f) {
+    for (const auto& per_q : grid)
+      for (const auto& series : per_q)
+        for (const auto& c : series) f(c);
+  };
+  const std::string where = fmt::format("hpam:1x1/{{{}}}, Q = {{{}}}, S = {{{}}}", g.levels, g.qs, g.sizes);
+  for (Reading r : kReadings) {
+    const bool model = r == kModel;
+    Count halves, brute, half_column;
+    Span fewer;
+    int brute_fastest = 0, one_by_one = 0;
+    every_case([&](const SearchCase& c) {
+      halves.add(best_is_two_column_halves(c, r));
+      if (!best_is_two_column_halves(c, r))
+        fewer.add(c.h.r2 * c.h.c2 / 2.0 / (c.best_bcast[r].p * c.best_bcast[r].q));
+      brute.add(brute_force_is_slowest(c, r));
+      brute_fastest += c.brute[r] == c.best_bcast[r].t;
+      half_column.add(multicast_best_is_half_column(c, r));
+      one_by_one += c.best_mbcast[r].p == 1;
+    });
+    S.add("sec3.1.hybrid-bcast-best", r,
+                "Sec. 3.1: 'the \"optimal\" partitioning consists of two sub-meshes constructed along the columns of the mesh (i.e., "
+                "r2 x c2/2) in the second level regardless of the size of the mesh, the size of the message or the value of Q'",
+                "best r2 x c2/2 in every case", fmt::format("{} by {}", halves.of("cases"), model ? "eq. 5" : "emulation"), halves.all(),
+                halves.all() ? "" : fmt::format("where it misses the best has {:g} to {:g} times fewer processors", fewer.lo, fewer.hi));
+    S.add("sec3.1.brute-force-worst", r,
+                "Sec. 3.1: 'In all the tests conducted, the \"brute force\" approach results in worst case performance'",
+                "brute force (1x1) slowest in every case", fmt::format("{} by {}", brute.of("cases"), model ? "eq. 5" : "emulation"),
+                brute.all(), brute_fastest ? fmt::format("brute force is the fastest in {}", brute_fastest) : "");
+    S.add("sec3.1.multicast-bcast-best", r,
+                "Sec. 3.1: 'the optimal sub-mesh size is r2/2 x 1' (multicast broadcast, eq. 6)", "best r2/2 x 1 in every case",
+                fmt::format("{} by {}", half_column.of("cases"), model ? "eq. 6" : "emulation"), half_column.all(),
+                half_column.all() ? "" : fmt::format("the best is 1x1 in {}", one_by_one));
+
+    // "more than 43% ... for a 4x4 mesh", "more than 46% for 16x16, 64x64 and 256x256".
+    for (const auto& [stem, large, floor, source] :
+         {std::tuple{"sec3.1.multicast-bcast-gain.4x4", false, 43.0,
+                     "Sec. 3.1: 'The added hardware reduces the execution time of the broadcast by more than 43% ... for a 4x4 mesh "
+                     "in the second level'"},
+          std::tuple{"sec3.1.multicast-bcast-gain.16x16-up", true, 46.0,
+                     "Sec. 3.1: 'The percent difference between the two approaches is more than 46% for 16x16, 64x64 and 256x256 "
+                     "mesh sizes in the second level'"}}) {
+      Count above;
+      Span span;
+      every_case([&](const SearchCase& c) {
+        const int n = c.h.r2 * c.h.c2;
+        if (large ? n < 256 : n != 16) return;
+        above.add(c.bcast_gain(r) > floor), span.add(c.bcast_gain(r));
+      });
+      if (above.total == 0) continue;
+      S.add(stem, r, source, fmt::format("> {:g}%", floor),
+                  fmt::format("{}; above in {}", span.pct(), above.of("cases")), above.all(),
+                  model ? "" : "best emulated multicast against best emulated hybrid");
+    }
+    // "the advantage of the multicast-based broadcast slightly increases as the size of the mesh
+    // in the second level and the value of Q increases": every step to the next larger mesh (same
+    // Q and S) and to the next larger Q (same mesh and S).
+    Count rises;
+    for (std::size_t qi = 0; qi < qs.size(); ++qi)
+      for (std::size_t si = 0; si < sizes.size(); ++si)
+        for (std::size_t k = 1; k < by_mesh.size(); ++k)
+          rises.add(grid[by_mesh[k]][qi][si].bcast_gain(r) > grid[by_mesh[k - 1]][qi][si].bcast_gain(r));
+    for (std::size_t li = 0; li < levels.size(); ++li)
+      for (std::size_t si = 0; si < sizes.size(); ++si)
+        for (std::size_t k = 1; k < by_q.size(); ++k)
+          rises.add(grid[li][by_q[k]][si].bcast_gain(r) > grid[li][by_q[k - 1]][si].bcast_gain(r));
+    if (rises.total > 0)
+      S.add("sec3.1.multicast-bcast-gain-grows", r,
+                  "Sec. 3.1: 'the advantage of the multicast-based broadcast slightly increases as the size of the mesh in the second "
+                  "level and the value of Q increases'",
+                  "gain rises with the mesh and with Q", rises.of("steps rise"), rises.all(),
+                  "a step: the next larger mesh at the same Q and S, or the next larger Q at the same mesh and S");
+
+    // Column partitions beat row partitions (p x q against q x p, p > q), broadcast and scatter.
+    for (const auto& [stem, op, source] :
+         {std::tuple{"sec3.1.columns-beat-rows.bcast", "bcast",
+                     "Sec. 3.1 (Fig. 5): 'partitioning the mesh in the second level along the columns yields smaller execution time "
+                     "than if the mesh is partitioned along the rows'"},
+          std::tuple{"sec4.1.columns-beat-rows.scatter", "scatter",
+                     "Sec. 4.1: 'partitioning across the columns first is better than partitioning across the rows'"}}) {
+      Count pairs;
+      every_case([&](const SearchCase& c) {
+        for_each_column_pair(c.h, [&](int p, int q) { pairs.add(column_beats_row(std::string(op) == "bcast" ? c.bcast : c.scatter, r, p, q)); });
+      });
+      S.add(stem, r, source, "p2 x q2 no slower than q2 x p2 (p2 > q2)",
+                  fmt::format("{} by {}", pairs.of("pairs"), model ? (std::string(op) == "bcast" ? "eq. 5" : "eq. 10") : "emulation"),
+                  pairs.all());
+    }
+
+    // Across sizes, per (mesh, Q) series.
+    Count area, height, gain_falls;
+    int area_strict = 0, height_strict = 0, negative = 0, positive_sizes = 0;
+    for (const auto& per_q : grid)
+      for (const auto& series : per_q) {
+        std::vector<int> a, p;
+        std::vector<double> gains;
+        for (const auto& c : series) {
+          a.push_back(scatter_area(c, r)), p.push_back(multicast_scatter_height(c, r)), gains.push_back(c.scatter_gain(r));
+          if (c.s > 0) negative += c.scatter_gain(r) < 0, ++positive_sizes;
+        }
+        area.add(never_grows(a)), height.add(never_grows(p)), gain_falls.add(strictly_falls(gains));
+        area_strict += a.front() > a.back(), height_strict += p.front() > p.back();
+      }
+    S.add("sec4.1.scatter-best-shrinks-with-S", r,
+                "Sec. 4.1: 'large sub-meshes should be used with small messages and small sub-meshes should be used with large "
+                "messages' (hybrid scatter)",
+                "best p2 q2 never grows with S", fmt::format("{} by {}", area.of("(mesh, Q) series"), model ? "eq. 10" : "emulation"),
+                area.all(), fmt::format("it falls from the smallest to the largest S in {} series, stays in the others", area_strict));
+    S.add("sec4.1.multicast-scatter-best-shrinks-with-S", r,
+                "Sec. 4.1 (Fig. 7): 'the size of the optimal sub-mesh increases as the message size decreases' (multicast scatter)",
+                "best p2 never grows with S", fmt::format("{} by {}", height.of("(mesh, Q) series"), model ? "eq. 11" : "emulation"),
+                height.all(), fmt::format("it falls from the smallest to the largest S in {} series, stays in the others", height_strict));
+    // Figure 7 itself: 4x4, Q = 2.
+    for (std::size_t li = 0; li < levels.size(); ++li)
+      for (std::size_t qi = 0; qi < qs.size(); ++qi) {
+        const auto& series = grid[li][qi];
+        if (levels[li] != "4x4" || qs[qi] != "2" || series.size() < 2) continue;
+        std::vector<std::string> bests;
+        for (const auto& c : series) bests.push_back(c.best_mscatter[r].str());
+        S.add("fig7.multicast-scatter-best.4x4-q2", r,
+                    "Sec. 4.1: 'Figure 7 ... indicates that the optimal sub-mesh sizes are 2x1 and 1x1 for small and large message "
+                    "sizes, respectively' (4x4, Q = 2)",
+                    "2x1 at the smallest S, 1x1 at the largest",
+                    fmt::format("{} (S = {})", fmt::join(bests, " / "), fmt::join(split(g.sizes), " / ")),
+                    bests.front() == "2x1" && bests.back() == "1x1");
+      }
+    S.add("fig8.multicast-scatter-gain-falls-with-S", r,
+                "Sec. 4.1 (Fig. 8): 'the gain in execution time due to the use of the hardware support for inter-level multicast "
+                "decreases as the message size increases'",
+                "gain falls at every larger S", fmt::format("{} by {}", gain_falls.of("(mesh, Q) series"), model ? "eqs. 10, 11" : "emulation"),
+                gain_falls.all(),
+                negative ? fmt::format("the multicast scatter is slower than the hybrid (gain < 0) in {} of the {} cases with S > 0", negative,
+                                       positive_sizes)
+                         : "");
+    // "Except when S = 0, the percent difference ... decreases as the size of the mesh increases".
+    Count with_mesh;
+    std::vector<std::string> rises_at;  // "Q = 8, S = 4096: 8x8 above 4x4"
+    for (std::size_t qi = 0; qi < qs.size(); ++qi)
+      for (std::size_t si = 0; si < sizes.size(); ++si) {
+        if (std::stoull(sizes[si]) == 0 || by_mesh.size() < 2) continue;
+        std::vector<double> gains;
+        for (std::size_t li : by_mesh) gains.push_back(grid[li][qi][si].scatter_gain(r));
+        with_mesh.add(strictly_falls(gains));
+        for (std::size_t k = 1; k < by_mesh.size(); ++k)
+          if (!(gains[k] < gains[k - 1]))
+            rises_at.push_back(fmt::format("Q = {}, S = {}: {} not below {}", qs[qi], sizes[si], levels[by_mesh[k]], levels[by_mesh[k - 1]]));
+      }
+    if (with_mesh.total > 0)
+      S.add("fig8.multicast-scatter-gain-falls-with-mesh", r,
+                  "Sec. 4.1 (Fig. 8): 'Except when S = 0, the percent difference between the optimal hybrid and the optimal "
+                  "multicast-based scatter operations decreases as the size of the mesh increases in the second level'",
+                  "gain falls with every larger mesh (S > 0)", with_mesh.of("(Q, S) series"), with_mesh.all(),
+                  with_mesh.held == 0 ? fmt::format("misses in every series ({} of {} steps)", rises_at.size(),
+                                                    with_mesh.total * (by_mesh.size() - 1))
+                                      : fmt::format("{}", fmt::join(rises_at, "; ")));
+    Count with_q;
+    for (std::size_t li = 0; li < levels.size(); ++li)
+      for (std::size_t si = 0; si < sizes.size(); ++si) {
+        if (by_q.size() < 2) continue;
+        std::vector<double> gains;
+        for (std::size_t qi : by_q) gains.push_back(grid[li][qi][si].scatter_gain(r));
+        with_q.add(strictly_rises(gains));
+      }
+    if (with_q.total > 0)
+      S.add("sec4.1.multicast-scatter-gain-grows-with-Q", r,
+                  "Sec. 4.1: 'for a given size mesh, the percent difference slightly increases as the value of Q increases'",
+                  "gain rises with every larger Q", with_q.of("(mesh, S) series"), with_q.all());
+  }
+  S.emit(L);
+}
+
+// Section 3.2: several level-1 processors (eqs. 7 and 8).
+void multi_claims(claims::Ledger& L, const ClaimsGrid& g) {
+  SectionClaims S;
+  const auto cases = multi_cases(g.multi_machines, g.qs, g.sizes, g.jobs);
+  for (Reading r : kReadings) {
+    const char* how = r == kModel ? "eqs. 7, 8" : "emulation";
+    // "more than 31%, 41% and 45% when Q = 2, 8, and 32" on 4x4 / 16x16.
+    for (const auto& [q, floor] : {std::pair{"2", 31.0}, std::pair{"8", 41.0}, std::pair{"32", 45.0}}) {
+      Count above;
+      Span span;
+      for (const auto& c : cases)
+        if (c.h.r1 == 4 && c.h.c1 == 4 && c.h.r2 == 16 && c.h.c2 == 16 && c.q == q) above.add(c.gain(r) > floor), span.add(c.gain(r));
+      if (above.total == 0) continue;
+      S.add(fmt::format("sec3.2.gain.4x4-16x16.q{}", q), r,
+                  "Sec. 3.2: 'For an HPAM machine with r1 x c1 = 4x4 and r2 x c2 = 16x16, the multicast-based broadcast has an "
+                  "execution time less than that of the hybrid-based approach by more than 31%, 41% and 45% when Q = 2, 8, and 32'",
+                  fmt::format("> {:g}% at Q = {}", floor, q), fmt::format("{} by {}; above in {}", span.pct(), how, above.of("sizes")),
+                  above.all());
+    }
+    // "percent differences of 38% to 46% were obtained when the size of the mesh in the second
+    // level was 64x64".
+    Count inside;
+    Span span;
+    for (const auto& c : cases)
+      if (c.h.r2 == 64 && c.h.c2 == 64) inside.add(c.gain(r) >= 38 && c.gain(r) <= 46), span.add(c.gain(r));
+    if (inside.total > 0)
+      S.add("sec3.2.gain.64x64", r,
+                  "Sec. 3.2: 'percent differences of 38% to 46% were obtained when the size of the mesh in the second level was 64x64'",
+                  "38 to 46%", fmt::format("{} by {}; inside in {}", span.pct(), how, inside.of("cases")), inside.all());
+    // "This percent difference increases as the size of the mesh in the second level and the value
+    // of Q increases": every step to a larger second level (same Q, S) and to a larger Q (same
+    // machine, S).
+    Count rises;
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      for (std::size_t j = 0; j < cases.size(); ++j) {
+        const MultiCase &a = cases[i], &b = cases[j];
+        if (a.s != b.s) continue;
+        const bool next_mesh = a.q == b.q && b.h.r2 * b.h.c2 > a.h.r2 * a.h.c2;
+        const bool next_q = a.levels == b.levels && std::stoi(b.q) > std::stoi(a.q);
+        if (next_mesh || next_q) rises.add(b.gain(r) > a.gain(r));
+      }
+    if (rises.total > 0)
+      S.add("sec3.2.gain-grows", r,
+                  "Sec. 3.2: 'This percent difference increases as the size of the mesh in the second level and the value of Q "
+                  "increases'",
+                  "gain rises with the second level and with Q", fmt::format("{} by {}", rises.of("pairs rise"), how), rises.all(),
+                  "a pair: two machines at the same Q and S, or two values of Q on one machine at the same S");
+  }
+  S.emit(L);
+}
+
+// Section 4.2, level 2 only (eqs. 12-14, Figure 9).
+void scatter42_claims(claims::Ledger& L, const ClaimsGrid& g) {
+  SectionClaims S;
+  const auto cases = scatter42_cases(g.machines42, g.qs, g.sizes, g.jobs);
+  const std::size_t per_series = split(g.sizes).size();
+  for (Reading r : kReadings) {
+    const bool model = r == kModel;
+    Count within, height, mheight, falls;
+    int negative = 0, positive_sizes = 0;
+    for (std::size_t first = 0; first < cases.size(); first += per_series) {
+      std::vector<int> p, mp;
+      std::vector<double> gains;
+      for (std::size_t i = first; i < first + per_series; ++i) {
+        const auto& c = cases[i];
+        within.add(c.within_f2(r));
+        p.push_back(c.hybrid[r].p), mp.push_back(c.multicast[r].p), gains.push_back(c.gain(r));
+        if (c.s > 0) negative += c.gain(r) < 0, ++positive_sizes;
+      }
+      height.add(never_grows(p)), mheight.add(never_grows(mp)), falls.add(strictly_falls(gains));
+    }
+    S.add("sec4.2.best-q2-within-f2", r,
+                "Sec. 4.2: 'Several HPAM configurations were tested when Q = 2, 8 and 32 and the results obtained indicate that the "
+                "sub-mesh size of choice satisfies q2 <= f2'",
+                "q2 <= f2 in every case", fmt::format("{} by {}", within.of("cases"), model ? "eqs. 12, 13" : "emulation"), within.all());
+    S.add("sec4.2.best-height-falls-with-S", r,
+                "Sec. 4.2: 'Small messages have a corresponding optimal sub-mesh with large height. Large messages have a "
+                "corresponding optimal sub-mesh with small height'",
+                "best p2 never grows with S", fmt::format("{} by {}", height.of("(machine, Q) series"), model ? "eqs. 12, 13" : "emulation"),
+                height.all());
+    S.add("sec4.2.multicast-best-shrinks-with-S", r,
+                "Sec. 4.2 (eq. 14): 'large sub-meshes should be used with small messages and small sub-meshes should be used with "
+                "large messages'",
+                "best p2 never grows with S", fmt::format("{} by {}", mheight.of("(machine, Q) series"), model ? "eq. 14" : "emulation"),
+                mheight.all());
+    S.add("fig9.gain-falls-with-S", r,
+                "Sec. 4.2 (Fig. 9): 'as the message size increases, the gain due to the use of hardware support for inter-level "
+                "multicast decreases'",
+                "gain falls at every larger S", fmt::format("{} by {}", falls.of("(machine, Q) series"), model ? "eqs. 12-14" : "emulation"),
+                falls.all(),
+                negative ? fmt::format("the multicast scatter is slower than the hybrid (gain < 0) in {} of the {} cases with S > 0", negative,
+                                       positive_sizes)
+                         : "");
+  }
+  S.emit(L);
+}
+
+// Section 4.2, both levels (Figure 10; the paper gives no equation, so emulation only).
+void both42_claims(claims::Ledger& L, const ClaimsGrid& g) {
+  SectionClaims S;
+  const auto cases = both42_cases(g.machines42, g.q_both, g.sizes, true, g.jobs);
+  const auto sizes = split(g.sizes);
+  const std::size_t per_series = sizes.size();
+  const std::string no_model = "emulation only: the paper gives no equation for the scatter to both levels";
+  Count hybrid_shrinks, multicast_shrinks, small_best;
+  int change[2][3] = {{0, 0, 0}, {0, 0, 0}};  // [hybrid, multicast][smaller, same, larger], S > 0
+  for (std::size_t first = 0; first < cases.size(); first += per_series) {
+    std::vector<int> ha, ma;
+    std::vector<double> gains;
+    for (std::size_t i = first; i < first + per_series; ++i) {
+      const auto& c = cases[i];
+      ha.push_back(c.hybrid.p * c.hybrid.q), ma.push_back(c.multicast.p), gains.push_back(gain(c.hybrid, c.multicast));
+      if (c.s > 0) ++change[0][optimum_change(c.hybrid, *c.hybrid_qs) + 1], ++change[1][optimum_change(c.multicast, *c.multicast_qs) + 1];
+    }
+    hybrid_shrinks.add(never_grows(ha)), multicast_shrinks.add(never_grows(ma));
+    small_best.add(*std::max_element(gains.begin(), gains.end()) == gains.front());
+  }
+  const char* source_shrinks =
+      "Sec. 4.2, both levels: 'large sub-mesh sizes should be used with small messages and small sub-mesh sizes should be used "
+      "with large messages'";
+  S.add("sec4.2.both.hybrid-best-shrinks-with-S", kEmulated, source_shrinks, "best p2 q2 never grows with S",
+              hybrid_shrinks.of("(machine, Q) series"), hybrid_shrinks.all(), no_model);
+  S.add("sec4.2.both.multicast-best-shrinks-with-S", kEmulated, source_shrinks, "best p2 never grows with S",
+              multicast_shrinks.of("(machine, Q) series"), multicast_shrinks.all(), no_model);
+  S.add("fig10.gain-largest-at-small-S", kEmulated,
+              "Sec. 4.2 (Fig. 10): 'The scatter operation benefits most from hardware support of inter-level multicast when the size "
+              "of the message is small'",
+              "gain largest at the smallest S", small_best.of("(machine, Q) series"), small_best.all(), no_model);
+  // "as the size of the processor mesh in the second level increases the percent gain ...
+  // decreases", per (Q, S) across the machines ordered by their second level.
+  const auto machines = split(g.machines42);
+  const auto by_mesh = order_by(machines, level2_size);
+  Count falls;
+  std::vector<std::string> where;
+  const std::size_t per_machine = cases.size() / machines.size();
+  for (std::size_t k = 0; k < per_machine && machines.size() > 1; ++k) {
+    std::vector<double> gains;
+    for (std::size_t mi : by_mesh) gains.push_back(gain(cases[mi * per_machine + k].hybrid, cases[mi * per_machine + k].multicast));
+    falls.add(strictly_falls(gains));
+    if (strictly_falls(gains)) where.push_back(fmt::format("S = {}", cases[k].s));
+  }
+  if (falls.total > 0)
+    S.add("fig10.gain-falls-with-mesh", kEmulated,
+                "Sec. 4.2 (Fig. 10): 'as the size of the processor mesh in the second level increases the percent gain in execution "
+                "time due to the use of the inter-level multicast hardware support decreases'",
+                "gain falls with every larger second level", falls.of("(Q, S) series"), falls.all(),
+                where.empty() ? no_model : fmt::format("it falls at {}; {}", fmt::join(where, ", "), no_model));
+  // "the size of the optimal sub-mesh is larger than that of the corresponding same size message
+  // case ... applicable to all the cases tested and to the hybrid as well as the multicast".
+  for (int k = 0; k < 2; ++k) {
+    const int total = change[k][0] + change[k][1] + change[k][2];
+    S.add(fmt::format("sec4.2.qs-optimum-larger.{}", k == 0 ? "hybrid" : "multicast"), kEmulated,
+                "Sec. 4.2: 'When the processors of the first level and second level receive a message of size Q S and S, respectively, "
+                "the size of the optimal sub-mesh is larger than that of the corresponding same size message case'",
+                "larger in every case", fmt::format("{} of {} cases with S > 0", change[k][2], total), total > 0 && change[k][2] == total,
+                fmt::format("the same in {}, smaller in {}; {}", change[k][1], change[k][0], no_model));
+  }
+  S.emit(L);
+}
+
+int print_claims(const ClaimsGrid& g, claims::Format format) {
+  // Bad input fails before minutes of emulation: every machine of the grid parses, and the sizes
+  // are whole numbers in increasing order (every ordering across sizes reads them so).
+  for (const auto& level : split(g.levels))
+    for (const auto& q : split(g.qs)) HpamModel::of(parse_machine(fmt::format("hpam:1x1/{},Q={},multicast", level, q)));
+  for (const auto& [machines, qs] : {std::pair{g.multi_machines, g.qs}, std::pair{g.machines42, g.qs}, std::pair{g.machines42, g.q_both}})
+    for (const auto& levels : split(machines))
+      for (const auto& q : split(qs)) HpamModel::of(parse_machine(fmt::format("hpam:{},Q={},multicast", levels, q)));
+  const auto sizes = split(g.sizes);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i].empty() || sizes[i].find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError(fmt::format("claims: --sizes: '{}' is not a whole number of bytes", sizes[i]));
+    if (i > 0 && !(std::stoull(sizes[i]) > std::stoull(sizes[i - 1]))) throw UsageError("claims: --sizes must increase");
+  }
+  claims::Ledger L;
+  search_claims(L, g);
+  multi_claims(L, g);
+  scatter42_claims(L, g);
+  both42_claims(L, g);
+  if (format == claims::Format::text)
+    fmt::print("Paper 001 claims: sections 3.1, 4.1 on hpam:1x1/{{{}}}; 3.2 on hpam:{{{}}}; 4.2 on hpam:{{{}}}; Q = {{{}}} (Figure 10: Q = "
+               "{}); S = {{{}}} bytes\n\n",
+               g.levels, g.multi_machines, g.machines42, g.qs, g.q_both, g.sizes);
+  L.print(stdout, format);
   return 0;
 }
 
@@ -391,6 +1000,17 @@ int main(int argc, char** argv) {
   auto* bo = app.add_subcommand("both42", "section 4.2: scatter to both levels, equal sizes, hybrid and multicast emulated (Figure 10)");
   add_scenario_options(bo, machines42, qs_both, sizes);
   bo->add_option("--csv", csv, "write every point to this CSV file (for tools/plot_paper001.py, Figure 10)");
+  ClaimsGrid grid{levels, qs, sizes, machines, machines42, qs_both, 0};
+  std::string format = "text";
+  auto* cl = app.add_subcommand("claims", "every testable statement of sections 3 and 4 beside ours (models and emulation), with verdicts");
+  cl->add_option("--format", format, "text, csv or markdown")->check(CLI::IsMember({"text", "csv", "markdown"}))->capture_default_str();
+  cl->add_option("--levels", grid.levels, "second levels of sections 3.1 and 4.1 (one level-1 processor)")->capture_default_str();
+  cl->add_option("--q", grid.qs, "values of Q, comma-separated")->capture_default_str();
+  cl->add_option("--sizes", grid.sizes, "message sizes S in bytes, increasing, comma-separated")->capture_default_str();
+  cl->add_option("--multi-levels", grid.multi_machines, "HPAM levels of section 3.2")->capture_default_str();
+  cl->add_option("--levels42", grid.machines42, "HPAM levels of section 4.2")->capture_default_str();
+  cl->add_option("--q-both", grid.q_both, "Q of section 4.2's scatter to both levels (Figure 10)")->capture_default_str();
+  cl->add_option("--jobs", grid.jobs, "emulations at once (0: the host's cores)")->check(CLI::Range(0, 1024))->capture_default_str();
   std::vector<std::string> plot_inputs;
   auto* pl = app.add_subcommand("plot", "draw Figures 5-10 from the CSV files of search, scatter42 and both42 (tools/plot_paper001.py)");
   pl->add_option("inputs", plot_inputs,
@@ -410,6 +1030,7 @@ int main(int argc, char** argv) {
     if (mu->parsed()) return multi(machines, qs, sizes);
     if (sc->parsed()) return scatter42(machines42, qs, sizes, csv);
     if (bo->parsed()) return both42(machines42, qs_both, sizes, csv, with_qs);
+    if (cl->parsed()) return print_claims(grid, claims::parse_format(format));
     return search(levels, qs, sizes, csv, jobs);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
