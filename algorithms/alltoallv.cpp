@@ -7,6 +7,7 @@
 #include <functional>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -30,22 +31,89 @@ std::vector<std::size_t> offsets(int n, auto size_of) {
   return off;
 }
 
+/// The shared scratch region of a run's message bodies when no byte of them is read (issue 19):
+/// under phantom payloads (Proc::phantom_payloads) and when the algorithm reads nothing it
+/// receives (`payloads_read` false: the run does not check, and two-stage computes its headers),
+/// one region of the longest message any VP of the run builds, `header` plus max(r, c) bytes,
+/// shared by the run's VPs (harness.hpp, PayloadBuffer); otherwise none, and every message has
+/// bytes of its own.
+std::optional<PayloadBuffer> shared_scratch(Proc& p, bool payloads_read, const TrafficMatrix& m, std::size_t header) {
+  if (payloads_read || !p.phantom_payloads()) return std::nullopt;
+  const std::size_t largest = header + sz(m.t());
+  return std::optional<PayloadBuffer>(std::in_place, p, true, PayloadBuffer::Role::scratch, largest, largest);
+}
+
+/// One of an algorithm's sets of p messages (Fig. 3's out and in, Stg2pp's fwd and got), message x
+/// for or from processor x: each its own bytes, or, given a shared scratch region, each a span of
+/// the right length of that region (every message of every VP the same bytes, which nothing reads:
+/// the runtime carries only the sizes, so the timing is the same).
+class Messages {
+ public:
+  Messages(int n, const std::optional<PayloadBuffer>& scratch)
+      : own_(scratch ? 0 : sz(n)), span_(sz(n)), scratch_(scratch ? scratch->span() : std::span<std::byte>{}),
+        real_(!scratch) {}
+  bool real() const { return real_; }
+  std::span<std::byte> operator[](int x) const { return span_[sz(x)]; }
+  /// Message x becomes `bytes` long (zeroed when it has bytes of its own).
+  std::span<std::byte> make(int x, std::size_t bytes) {
+    if (real_) {
+      own_[sz(x)].assign(bytes, std::byte{});
+      return span_[sz(x)] = own_[sz(x)];
+    }
+    if (bytes > scratch_.size())
+      throw std::logic_error(fmt::format("alltoallv: a message of {} bytes, the scratch holds {}", bytes, scratch_.size()));
+    return span_[sz(x)] = scratch_.first(bytes);
+  }
+  /// Message x becomes message y of `from` (a move: the bytes stay where they are).
+  void take(int x, Messages& from, int y) {
+    if (real_) own_[sz(x)] = std::move(from.own_[sz(y)]);
+    span_[sz(x)] = from.span_[sz(y)];
+  }
+
+ private:
+  std::vector<Bytes> own_;
+  std::vector<std::span<std::byte>> span_;
+  std::span<std::byte> scratch_;
+  bool real_;
+};
+
+/// Writes a message made by Messages::make in order, header entries then bodies; into a span of
+/// the shared scratch it writes nothing (nobody reads it) and only counts. done() checks that the
+/// message was made of the length written.
+class Writer {
+ public:
+  Writer(std::span<std::byte> to, bool real) : to_(to), real_(real) {}
+  void put(Entry v) { append(reinterpret_cast<const std::byte*>(&v), sizeof v); }
+  void append(const std::byte* from, std::size_t n) {
+    if (at_ + n > to_.size()) throw std::logic_error("alltoallv: message longer than made");
+    if (real_ && n) std::memcpy(to_.data() + at_, from, n);
+    at_ += n;
+  }
+  void done() const {
+    if (at_ != to_.size()) throw std::logic_error("alltoallv: message shorter than made");
+  }
+
+ private:
+  std::span<std::byte> to_;
+  bool real_;
+  std::size_t at_ = 0;
+};
+
 /// The communication of Fig. 3 for any messages: in step k = 1..p-1 send out[dst] and receive
 /// from src (i XOR k for both when p is a power of two, else i+k and i-k), then barrier.
-/// An empty out[dst] is not sent; in[src] is received when `expect(src)` is true, into a buffer
-/// sized by probing. The own message is moved locally.
-void linear_permutation(Proc& p, std::vector<Bytes>& out, std::vector<Bytes>& in, auto expect) {
+/// An empty out[dst] is not sent; in[src] is received when `expect(src)` is true, into a message
+/// made as long as probing says. The own message is moved locally.
+void linear_permutation(Proc& p, Messages& out, Messages& in, auto expect) {
   const int n = p.size(), me = p.rank();
   const bool pow2 = (n & (n - 1)) == 0;
-  in[sz(me)] = std::move(out[sz(me)]);
+  in.take(me, out, me);
   for (int k = 1; k < n; ++k) {
     const int dst = pow2 ? me ^ k : (me + k) % n, src = pow2 ? me ^ k : (me - k + n) % n;
     Request r;
-    if (!out[sz(dst)].empty()) r = p.isend(dst, kTagV, out[sz(dst)]);
+    if (!out[dst].empty()) r = p.isend(dst, kTagV, out[dst]);
     if (expect(src)) {
       const Status s = p.probe(src, kTagV);
-      in[sz(src)].resize(s.size);
-      p.recv(src, kTagV, in[sz(src)]);
+      p.recv(src, kTagV, in.make(src, s.size));
     }
     if (r.active()) p.wait(r);
     p.barrier();
@@ -60,18 +128,12 @@ void check_buffers(const char* name, const Proc& p, const TrafficMatrix& m, std:
                                  name, p.rank(), send, recv, m.r_i(p.rank()), m.c_j(p.rank())));
 }
 
-void put(Bytes& b, Entry v) {
-  const auto at = b.size();
-  b.resize(at + sizeof v);
-  std::memcpy(b.data() + at, &v, sizeof v);
-}
-Entry get(const Bytes& b, std::size_t at) {
+Entry get(std::span<const std::byte> b, std::size_t at) {
   if (at + sizeof(Entry) > b.size()) throw std::logic_error("alltoallv: short message header");
   Entry v;
   std::memcpy(&v, b.data() + at, sizeof v);
   return v;
 }
-void append(Bytes& b, const std::byte* from, std::size_t n) { b.insert(b.end(), from, from + n); }
 
 /// splitmix64: the seeded random choices of sections 5 and 6.3.
 struct SplitMix {
@@ -87,16 +149,24 @@ struct SplitMix {
 }  // namespace
 
 void alltoallv_linear_permutation(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send,
-                                  std::span<std::byte> recv) {
+                                  std::span<std::byte> recv, bool payloads) {
   check_buffers("alltoallv/linear-permutation", p, m, send.size(), recv.size());
   const int n = p.size(), me = p.rank();
   const auto so = offsets(n, [&](int j) { return m.at(me, j); });
   const auto ro = offsets(n, [&](int i) { return m.at(i, me); });
-  std::vector<Bytes> out(sz(n)), in(sz(n));
-  for (int j = 0; j < n; ++j) append(out[sz(j)], send.data() + so[sz(j)], so[sz(j) + 1] - so[sz(j)]);
+  const auto scratch = shared_scratch(p, payloads, m, 0);
+  Messages out(n, scratch), in(n, scratch);
+  for (int j = 0; j < n; ++j) {
+    const std::size_t len = so[sz(j) + 1] - so[sz(j)];
+    Writer w(out.make(j, len), out.real());
+    w.append(send.data() + so[sz(j)], len);
+    w.done();
+  }
   linear_permutation(p, out, in, [&](int src) { return m.at(src, me) > 0; });
-  for (int i = 0; i < n; ++i)
-    if (!in[sz(i)].empty()) std::memcpy(recv.data() + ro[sz(i)], in[sz(i)].data(), in[sz(i)].size());
+  for (int i = 0; i < n; ++i) {
+    if (in[i].size() != ro[sz(i) + 1] - ro[sz(i)]) throw std::logic_error("alltoallv/linear-permutation: message size mismatch");
+    if (in.real() && !in[i].empty()) std::memcpy(recv.data() + ro[sz(i)], in[i].data(), in[i].size());
+  }
 }
 
 Stage1Plan::Stage1Plan(std::span<const std::int64_t> sendl) {
@@ -184,17 +254,21 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
   const auto so = offsets(n, [&](int j) { return m.at(me, j); });
   const Stage1Plan plan(m.row(me));
   const std::vector<int> perm = permutation(me, plan);
-  std::vector<Bytes> out(sz(n)), in(sz(n));
+  const auto scratch = shared_scratch(p, headers_arrive, m, header);
+  Messages out(n, scratch), in(n, scratch);
   std::vector<std::int64_t> before(sz(n), 0);  // bytes of message j already placed in parts < k
   for (int k = 0; k < n; ++k) {
-    Bytes& msg = out[sz(perm[sz(k)])];
-    for (int j = 0; j < n; ++j) put(msg, static_cast<Entry>(plan.len(k, j)));
+    std::size_t bytes = header;
+    for (int j = 0; j < n; ++j) bytes += sz(plan.len(k, j));
+    Writer msg(out.make(perm[sz(k)], bytes), out.real());
+    for (int j = 0; j < n; ++j) msg.put(static_cast<Entry>(plan.len(k, j)));
     if (shuffled)
-      for (int x = 0; x < n; ++x) put(msg, static_cast<Entry>(perm[sz(x)]));
+      for (int x = 0; x < n; ++x) msg.put(static_cast<Entry>(perm[sz(x)]));
     for (int j = 0; j < n; ++j) {
-      append(msg, send.data() + so[sz(j)] + sz(before[sz(j)]), sz(plan.len(k, j)));
+      msg.append(send.data() + so[sz(j)] + sz(before[sz(j)]), sz(plan.len(k, j)));
       before[sz(j)] += plan.len(k, j);
     }
+    msg.done();
   }
   linear_permutation(p, out, in, [](int) { return true; });
 
@@ -202,32 +276,37 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
   // part for j from every source, ahead of it the p lengths (and, shuffled, each part's index).
   // The length of the part for j in the stage-1 message from i.
   auto stage1_len = [&](int i, int j) -> Entry {
-    if (headers_arrive) return get(in[sz(i)], sizeof(Entry) * sz(j));
+    if (headers_arrive) return get(in[i], sizeof(Entry) * sz(j));
     return s1_len[sz(i)][sz(j)];
   };
-  std::vector<Bytes> fwd(sz(n)), got(sz(n));
+  Messages fwd(n, scratch), got(n, scratch);
+  std::vector<Writer> to;
+  to.reserve(sz(n));
   for (int j = 0; j < n; ++j) {
-    Bytes& msg = fwd[sz(j)];
-    for (int i = 0; i < n; ++i) put(msg, stage1_len(i, j));
+    std::size_t bytes = header;
+    for (int i = 0; i < n; ++i) bytes += stage1_len(i, j);
+    Writer& msg = to.emplace_back(fwd.make(j, bytes), fwd.real());
+    for (int i = 0; i < n; ++i) msg.put(stage1_len(i, j));
     if (shuffled)
       for (int i = 0; i < n; ++i) {
         // the part index k with perm_i[k] == me
         Entry k = 0;
         if (!headers_arrive) k = s2_part[sz(me)][sz(i)];
         else
-          while (get(in[sz(i)], sizeof(Entry) * (sz(n) + k)) != static_cast<Entry>(me)) ++k;
-        put(msg, k);
+          while (get(in[i], sizeof(Entry) * (sz(n) + k)) != static_cast<Entry>(me)) ++k;
+        msg.put(k);
       }
   }
   for (int i = 0; i < n; ++i) {
     std::size_t at = header;
     for (int j = 0; j < n; ++j) {
       const std::size_t len = stage1_len(i, j);
-      append(fwd[sz(j)], in[sz(i)].data() + at, len);
+      to[sz(j)].append(in[i].data() + at, len);
       at += len;
     }
-    if (at != in[sz(i)].size()) throw std::logic_error("alltoallv/two-stage: stage-1 message size mismatch");
+    if (at != in[i].size()) throw std::logic_error("alltoallv/two-stage: stage-1 message size mismatch");
   }
+  for (const Writer& msg : to) msg.done();
   linear_permutation(p, fwd, got, [](int) { return true; });
 
   // At the destination: the part k of the message from source i starts after parts 0..k-1.
@@ -238,7 +317,7 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
   };
   std::vector<std::vector<Part>> parts(sz(n));
   for (int q = 0; q < n; ++q) {
-    const Bytes& msg = got[sz(q)];
+    const std::span<const std::byte> msg = got[q];
     std::size_t at = header;
     for (int i = 0; i < n; ++i) {
       // Source i's part that went through intermediary q: its length and (shuffled) its index.
@@ -257,7 +336,7 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
     std::size_t at = ro[sz(i)];
     for (const Part& part : ps) {
       if (at + part.len > ro[sz(i) + 1]) throw std::logic_error("alltoallv/two-stage: too many bytes from a source");
-      if (part.len) std::memcpy(recv.data() + at, part.data, part.len);
+      if (part.len && got.real()) std::memcpy(recv.data() + at, part.data, part.len);
       at += part.len;
     }
     if (at != ro[sz(i) + 1]) throw std::logic_error("alltoallv/two-stage: missing bytes from a source");
@@ -372,46 +451,61 @@ namespace {
 using AlltoallvFn =
     std::function<void(Proc&, const TrafficMatrix&, std::span<const std::byte>, std::span<std::byte>, bool payloads)>;
 
+// Host memory of an alltoallv run on p processors whose matrix totals `total` bytes with no row or
+// column above `most`: the harness's send and receive buffers plus the algorithm's copies of the
+// traffic come to `copies` times the total, and an algorithm that keeps `pair_bytes` for every pair
+// of processors on every processor (two-stage's plan and the lengths ahead of its messages) adds
+// pair_bytes p^3: 26 GB on cm5:1024. Every processor also keeps up to four sets of p messages (a
+// vector and a span each) and three tables of p lengths. Under phantom payloads (harness and
+// harness_phantom) the VPs share one send, one receive and one scratch region (Messages, with
+// headers of at most 2 p entries) and keep only `phantom_pair_bytes` per pair: two-stage's
+// computed headers (s1_len, s2_len, s2_part).
+Footprint alltoallv_footprint(std::size_t p, std::size_t total, std::size_t most, std::size_t copies,
+                              std::size_t pair_bytes, std::size_t phantom_pair_bytes) {
+  const std::size_t per_pair = sizeof(std::int64_t) + 4 * (sizeof(Bytes) + sizeof(std::span<std::byte>)) +
+                               3 * sizeof(std::vector<Entry>);
+  const std::size_t shared = copies * total + pair_bytes * p * p * p;
+  return Footprint{shared + per_pair * p * p, total, 2 * p * p, shared,
+                   3 * most + 2 * sizeof(Entry) * p + phantom_pair_bytes * p * p * p};
+}
+
 // Harness: every processor reads the run's matrix (made from --traffic and the run's seed), sends
 // fill_pattern(me, j) of m_ij bytes to every j, and checks every byte of every message received.
-// Host memory: the harness's send and receive buffers plus the algorithm's copies of the traffic
-// come to `copies` times the matrix's total, and an algorithm that keeps `pair_bytes` for every
-// pair of processors on every processor (two-stage's plan and the lengths ahead of its messages)
-// adds pair_bytes p^3: 26 GB on cm5:1024. Rank 0 refuses a run that cannot fit before anyone
-// allocates.
+// Host memory: alltoallv_footprint. Rank 0 refuses a run that cannot fit before anyone allocates.
 Algorithm alltoallv_entry(std::string name, std::string summary, AlltoallvFn fn, std::size_t copies,
-                          std::size_t pair_bytes) {
+                          std::size_t pair_bytes, std::size_t phantom_pair_bytes) {
   Algorithm a;
   a.name = name;
   a.summary = std::move(summary);
-  a.program = [name, fn, copies, pair_bytes](Proc& p, const Args& args) {
+  a.program = [name, fn, copies, pair_bytes, phantom_pair_bytes](Proc& p, const Args& args) {
     if (args.traffic.k == 0 && args.traffic.file.empty())
       throw UsageError(fmt::format("{}: give the communication matrix with --traffic k=K,l=L,t=BYTES or file=M.csv", name));
     const std::shared_ptr<const TrafficMatrix> shared = shared_traffic(p.size(), args.traffic, p.seed());
     const TrafficMatrix& m = *shared;
     const int n = p.size(), me = p.rank();
+    const bool lean = !args.check && p.phantom_payloads();  // PayloadBuffer's choice: shared regions
+    // The largest row and column (O(p^2) each), needed only for the shared regions.
+    const std::size_t rows = lean ? sz(m.r()) : 0, columns = lean ? sz(m.c()) : 0;
     if (me == 0) {
-      const std::size_t pn = sz(n);
-      const Footprint f{copies * sz(m.total()) + pair_bytes * pn * pn * pn + sizeof(std::int64_t) * pn * pn, 0, 2 * pn * pn};
-      check_host_memory(fmt::format("{} on {} processors", name, n), host_memory(f, n, true, 0));
+      const Footprint f = alltoallv_footprint(sz(n), sz(m.total()), sz(m.t()), copies, pair_bytes, phantom_pair_bytes);
+      check_host_memory(fmt::format("{} on {} processors", name, n), host_memory(f, n, lean, 0));
     }
     const auto so = offsets(n, [&](int j) { return m.at(me, j); });
     const auto ro = offsets(n, [&](int i) { return m.at(i, me); });
-    Bytes send(so.back()), recv(ro.back());
+    const PayloadBuffer send_mem(p, args, PayloadBuffer::Role::send, so.back(), rows),
+        recv_mem(p, args, PayloadBuffer::Role::recv, ro.back(), columns);
+    const std::span<std::byte> send = send_mem.span(), recv = recv_mem.span();
     if (args.check)
-      for (int j = 0; j < n; ++j)
-        fill_pattern(me, j, std::span<std::byte>(send).subspan(so[sz(j)], so[sz(j) + 1] - so[sz(j)]));
+      for (int j = 0; j < n; ++j) fill_pattern(me, j, send.subspan(so[sz(j)], so[sz(j) + 1] - so[sz(j)]));
     fn(p, m, send, recv, args.check);
     if (args.check)
-      for (int i = 0; i < n; ++i)
-        check_pattern(name, i, me, std::span<const std::byte>(recv).subspan(ro[sz(i)], ro[sz(i) + 1] - ro[sz(i)]));
+      for (int i = 0; i < n; ++i) check_pattern(name, i, me, recv.subspan(ro[sz(i)], ro[sz(i) + 1] - ro[sz(i)]));
   };
-  // The matrix is not known here: its total is at most p^2 t (no entry above t), each copied
-  // `copies` times, with the plan's pair_bytes p^3, and copies in flight; the program itself checks
-  // the real matrix first (above).
-  a.footprint = [copies, pair_bytes](int vps, std::size_t size) {
+  // The matrix is not known here: its total is at most p^2 t and no row or column exceeds p t (no
+  // entry above t); the program itself checks the real matrix first (above).
+  a.footprint = [copies, pair_bytes, phantom_pair_bytes](int vps, std::size_t size) {
     const auto p = static_cast<std::size_t>(vps);
-    return Footprint{copies * p * p * size + pair_bytes * p * p * p + sizeof(std::int64_t) * p * p, p * p * size, 2 * p * p};
+    return alltoallv_footprint(p, p * p * size, p * size, copies, pair_bytes, phantom_pair_bytes);
   };
   return a;
 }
@@ -433,31 +527,35 @@ AlltoallvFn two_stage(bool shuffled) {
 }  // namespace
 
 // Two-stage keeps, per pair of processors, a plan entry and one length in each of its four message
-// sets (stage-1 out and in, stage-2 out and in); shuffled adds a permutation entry to each.
+// sets (stage-1 out and in, stage-2 out and in); shuffled adds a permutation entry to each. Under
+// phantom payloads the message sets are shared and what stays per pair is the computed headers:
+// s1_len and s2_len, and shuffled s2_part.
 constexpr std::size_t kTwoStagePairBytes = sizeof(std::int64_t) + 4 * sizeof(Entry);
+constexpr std::size_t kTwoStagePhantomPairBytes = 2 * sizeof(Entry);
 
 void add_alltoallv_algorithms(Catalog& c) {
   c.push_back(alltoallv_entry("alltoallv/linear-permutation",
                               "paper 003 Fig. 3: p-1 XOR-partner exchanges of the required lengths, a barrier after each",
                               [](Proc& p, const TrafficMatrix& m, std::span<const std::byte> s, std::span<std::byte> r,
-                                 bool) { alltoallv_linear_permutation(p, m, s, r); },
-                              4, 0));
+                                 bool payloads) { alltoallv_linear_permutation(p, m, s, r, payloads); },
+                              4, 0, 0));
   c.push_back(alltoallv_entry("alltoallv/two-stage",
                               "paper 003 section 6: Stg1pp (Fig. 7) spreads every message over p intermediaries, "
                               "Stg2pp (Fig. 8) forwards; both stages by linear permutation",
-                              two_stage(false), 6, kTwoStagePairBytes));
+                              two_stage(false), 6, kTwoStagePairBytes, kTwoStagePhantomPairBytes));
   c.push_back(alltoallv_entry("alltoallv/two-stage-shuffled",
                               "paper 003 section 6.3: two-stage with intermediaries reshuffled within size groups, "
                               "the permutation sent along",
-                              two_stage(true), 6, kTwoStagePairBytes + 4 * sizeof(Entry)));
+                              two_stage(true), 6, kTwoStagePairBytes + 4 * sizeof(Entry),
+                              kTwoStagePhantomPairBytes + sizeof(Entry)));
   c.push_back(alltoallv_entry("alltoallv/random-scheduling",
                               "paper 003 Figs. 4, 5: random destination order, a busy lock per destination taken "
                               "with remote test-and-set (active messages)",
-                              with_option(alltoallv_random_scheduling, false), 4, 0));
+                              with_option(alltoallv_random_scheduling, false), 4, 0, 0));
   c.push_back(alltoallv_entry("alltoallv/random-scheduling-plus",
                               "paper 003 section 5's improvements: busy destinations say for how long, senders sleep "
                               "for the least of those; a destination about to finish grants early",
-                              with_option(alltoallv_random_scheduling, true), 4, 0));
+                              with_option(alltoallv_random_scheduling, true), 4, 0, 0));
 }
 
 }  // namespace touchstone::algorithms

@@ -17,9 +17,10 @@ namespace touchstone::algorithms {
 
 /// Fig. 3, modified linear permutation: in step k = 1..p-1 (p a power of two: partner i XOR k;
 /// otherwise send to i+k, receive from i-k) each processor exchanges the messages of the
-/// required lengths with its partner, then all barrier-synchronize.
+/// required lengths with its partner, then all barrier-synchronize. `payloads` false (phantom
+/// payloads, nothing checked): the messages keep their sizes but have no bytes of their own.
 void alltoallv_linear_permutation(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send,
-                                  std::span<std::byte> recv);
+                                  std::span<std::byte> recv, bool payloads = true);
 
 /// Section 6: the two-stage algorithm. Stage 1 splits every message into p parts (Stg1pp, Fig. 7,
 /// with the round-robin remainder) and sends part k to intermediary P_k; stage 2 (Stg2pp, Fig. 8)
@@ -29,7 +30,8 @@ void alltoallv_linear_permutation(Proc& p, const TrafficMatrix& m, std::span<con
 /// permutation along (p more entries per stage-1 message, and an index per part in stage 2).
 /// `headers_arrive` false (phantom payloads: the messages keep their sizes but carry no bytes):
 /// the headers are still sent, but their values are computed from the matrix, which every
-/// processor holds, instead of read, so the timing is that of the real run.
+/// processor holds, instead of read, so the timing is that of the real run; under phantom
+/// payloads the messages then have no bytes of their own (spans of one region the run shares).
 void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::byte> send, std::span<std::byte> recv,
                          bool shuffled, bool headers_arrive = true);
 

@@ -175,11 +175,11 @@ struct SharedRegions {
   std::size_t largest = 0;
 };
 // Proc::run_local's keys: one address per role.
-constexpr char kRoleKeys[2] = {};
+constexpr char kRoleKeys[3] = {};
 }  // namespace
 
-PayloadBuffer::PayloadBuffer(Proc& p, const Args& a, Role role, std::size_t bytes, std::size_t largest) {
-  if (a.check || !p.phantom_payloads()) {
+PayloadBuffer::PayloadBuffer(Proc& p, bool shared_region, Role role, std::size_t bytes, std::size_t largest) {
+  if (!shared_region) {
     own_.reset(new std::byte[bytes]);
     span_ = {own_.get(), bytes};
     return;

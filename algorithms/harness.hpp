@@ -28,11 +28,16 @@ void check_pattern(const std::string& algorithm, int src, int dst, std::span<con
 /// and copied by the algorithm, so the VPs of a run share one region per `role` (Proc::run_local;
 /// VPs run one at a time, and two runs never share) of `largest` bytes, the most any VP of the
 /// run asks for with that role: an all-to-all's buffers take 2 p L bytes per run instead of
-/// 2 p^2 L. Two roles, so that a VP's send and receive buffers never overlap, as with its own.
+/// 2 p^2 L. Two roles, so that a VP's send and receive buffers never overlap, as with its own; a
+/// third, `scratch`, for an algorithm's own message copies (alltoallv.cpp's message sets).
 class PayloadBuffer {
  public:
-  enum class Role { send, recv };
-  PayloadBuffer(Proc& p, const Args& a, Role role, std::size_t bytes, std::size_t largest);
+  enum class Role { send, recv, scratch };
+  PayloadBuffer(Proc& p, const Args& a, Role role, std::size_t bytes, std::size_t largest)
+      : PayloadBuffer(p, !a.check && p.phantom_payloads(), role, bytes, largest) {}
+  /// `shared`: the run's region of the role (the caller has checked that no byte is read for its
+  /// value); otherwise the VP's own buffer.
+  PayloadBuffer(Proc& p, bool shared, Role role, std::size_t bytes, std::size_t largest);
   std::span<std::byte> span() const { return span_; }
 
  private:

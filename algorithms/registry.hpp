@@ -32,7 +32,8 @@ struct Footprint {
   std::size_t messages = 0;
   /// The part of `buffers` that is the harness's send and receive buffers of every VP, and what
   /// they take under phantom payloads, where the VPs of a run share them (harness.hpp,
-  /// PayloadBuffer): a phantom run allocates buffers - harness + harness_phantom.
+  /// PayloadBuffer): a phantom run allocates buffers - harness + harness_phantom. An algorithm whose
+  /// own message copies are shared the same way under phantom (alltoallv/) counts them here too.
   std::size_t harness = 0, harness_phantom = 0;
 };
 
