@@ -178,6 +178,36 @@ std::map<std::size_t, Comparison> compare(const Table& paper, const std::vector<
   return out;
 }
 
+// How far a lead in our Figure 9 can be trusted: the pairs of algorithms (at one size) that we
+// separate by less than a lead, and how many of them the Delta ran in the other order. The delta
+// preset's ranking evidence (machines/src/delta.cpp), which `touchstone sweep` prints beside a
+// small lead, comes from this table.
+void print_pair_orders(const Table& paper, const std::vector<Cell>& cells, bool markdown) {
+  std::vector<std::vector<std::pair<double, double>>> groups;
+  for (auto size : kSizes) {
+    auto& g = groups.emplace_back();
+    for (const auto& [pname, oname] : kFig9) {
+      auto pr = paper.find(pname);
+      if (pr == paper.end() || !pr->second.count(size)) continue;
+      auto it = std::find_if(cells.begin(), cells.end(), [&](const Cell& c) { return c.algorithm == oname && c.size == size; });
+      if (it != cells.end() && !std::isnan(it->ms)) g.emplace_back(it->ms, pr->second.at(size));
+    }
+  }
+  fmt::print("\nPairs of algorithms at one size, by how far apart ours puts them: how many the Delta ran in the other order\n\n");
+  if (markdown) fmt::print("| our lead | pairs below | reordered on the Delta | pairs at or above | reordered on the Delta |\n|---:|---:|---:|---:|---:|\n");
+  else fmt::print("{:>8} {:>11} {:>10} {:>17} {:>10}\n", "lead", "pairs below", "reordered", "pairs at or above", "reordered");
+  for (const double lead : {0.02, 0.05, 0.10, 0.20}) {
+    const auto o = claims::ordering_by_lead(groups, lead);
+    const auto share = [](const claims::PairOrders& p) {
+      return p.pairs ? fmt::format("{} ({:.0f}%)", p.reordered, 100.0 * p.reordered / p.pairs) : std::string("-");
+    };
+    if (markdown)
+      fmt::print("| {:.0f}% | {} | {} | {} | {} |\n", 100 * lead, o.below.pairs, share(o.below), o.at_least.pairs, share(o.at_least));
+    else
+      fmt::print("{:>7.0f}% {:>11} {:>10} {:>17} {:>10}\n", 100 * lead, o.below.pairs, share(o.below), o.at_least.pairs, share(o.at_least));
+  }
+}
+
 void print_fig9(const Machine& m, const Table& paper, const std::vector<Cell>& cells, bool markdown) {
   const char* sep = markdown ? " | " : " ";
   fmt::print("Figure 9 on {}: all-to-all, times in ms, ours / paper (paper 000; '-' = not run there)\n\n", m.name);
@@ -212,6 +242,7 @@ void print_fig9(const Machine& m, const Table& paper, const std::vector<Cell>& c
       fmt::print("{:>6} {:>5} {:>8.2f} {:>14} {:>6} {:>8.2f}\n", s, c.algorithms, c.rho, c.paper_winner, c.paper_winner_rank,
                  c.median_ratio);
   }
+  print_pair_orders(paper, cells, markdown);
   for (const auto& c : cells)
     if (!c.error.empty()) fmt::print(stderr, "error: {} size {}: {}\n", c.algorithm, c.size, c.error);
 }

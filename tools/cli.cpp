@@ -210,7 +210,8 @@ int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes
     const auto from = outcomes.begin() + static_cast<std::ptrdiff_t>((k + 1) * per_machine);
     variants.push_back({variant_specs[k].first, variant_specs[k].second, {from, from + static_cast<std::ptrdiff_t>(per_machine)}});
   }
-  std::string text = experiment::makespan_table(m, algs, sizes, base);
+  const auto evidence = is_machine_file(c.machine) ? std::nullopt : ranking_evidence(c.machine);
+  std::string text = experiment::makespan_table(m, algs, sizes, base, evidence ? &*evidence : nullptr);
   if (!variants.empty()) text += "\n" + experiment::winner_stability_table(sizes, base, variants);
   experiment::write_output(out_path, c.format == "json"  ? experiment::records_json(records)
                                      : c.format == "csv" ? experiment::records_csv(records)

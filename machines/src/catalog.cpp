@@ -23,7 +23,7 @@ const std::vector<Family>& families() {
                                    "cyclic waits reported as deadlock"}},
        torus_machine},
       {"delta", "delta[:RxC]", "the Intel Touchstone Delta (16x32, paper 000) or an RxC sub-mesh of it, fitted to Figure 9",
-       {}, delta_machine, delta_open},
+       {}, delta_machine, delta_open, delta_evidence},
       {"cm5", "cm5[:P]", "the CM-5 (paper 003): a 4-ary fat tree of P = 32..1024 nodes (default 32), 20/10/5 MB/s by level",
        {}, cm5_machine, cm5_open},
       {"switch", "switch:P", "P nodes on one crossbar switch (paper 004; 32 ports unless P > 32)", switch_claims(),
@@ -129,6 +129,15 @@ std::vector<OpenVariant> open_variants(const std::string& spec) {
   if (family.open)
     for (const auto& [options, why] : family.open()) out.push_back({options, why});
   return out;
+}
+
+std::optional<RankingEvidence> ranking_evidence(const std::string& spec) {
+  using namespace machines;
+  if (is_json_file(spec)) return std::nullopt;
+  const std::string head = spec.substr(0, spec.find(','));
+  const Family& family = find_family(head.substr(0, head.find(':')), spec);
+  if (!family.evidence) return std::nullopt;
+  return family.evidence();
 }
 
 Machine parse_machine(const std::string& spec) {

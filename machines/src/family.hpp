@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "touchstone/machine.hpp"
+#include "touchstone/machines.hpp"
 
 namespace touchstone::machines {
 
@@ -49,6 +50,9 @@ struct Family {
   MakeMachine make;
   /// What the family's calibration leaves open (in the family's own file); none when null.
   const OpenVariants& (*open)() = nullptr;
+  /// How far its rankings can be trusted, from measured times (in the family's own file); none
+  /// when null.
+  const RankingEvidence& (*evidence)() = nullptr;
 };
 
 // The families' make functions, one file each.
@@ -65,6 +69,7 @@ Machine file_machine(const std::string& path, SpecOptions& opts, const std::stri
 
 // The calibrated families' open variants, beside their presets.
 const OpenVariants& delta_open();      // delta.cpp
+const RankingEvidence& delta_evidence();  // delta.cpp
 const OpenVariants& cm5_open();        // cm5.cpp
 const OpenVariants& switch_open();     // switch_clusters.cpp: switch, switch2, switchnet (Table 2's costs)
 const OpenVariants& irregular_open();  // switch_clusters.cpp

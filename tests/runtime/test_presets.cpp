@@ -84,6 +84,17 @@ TEST(OpenVariants, EveryCalibratedFamilyListsVariantsThatParseAndMoveItsParamete
   EXPECT_THROW(open_variants("bogus:4"), UsageError);
 }
 
+// Only a preset with measured times to judge its rankings by has evidence; the delta's cites the
+// command that counts it.
+TEST(RankingEvidence, TheDeltaHasItFromFigureNineAndUncalibratedFamiliesHaveNone) {
+  const auto delta = ranking_evidence("delta:16x16,hop_ns=50");
+  ASSERT_TRUE(delta.has_value());
+  EXPECT_EQ(delta->decisive_lead, 0.10);
+  EXPECT_NE(delta->statement.find("paper000 fig9"), std::string::npos) << delta->statement;
+  for (const char* spec : {"mesh:4x4", "torus:4x4", "hpam:2x2/4x4", "cm5:32"}) EXPECT_FALSE(ranking_evidence(spec)) << spec;
+  EXPECT_THROW(ranking_evidence("bogus:4"), UsageError);
+}
+
 TEST(OpenVariants, TheDeltasSplitKeepsFigureNinesSumAndTheSwitchesTryTheStatedStartUp) {
   // Figure 9 pins C_send + C_recv = 233.64 us; its split is what the variants move.
   int splits = 0;

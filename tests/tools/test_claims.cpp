@@ -12,6 +12,7 @@ namespace {
 using touchstone::claims::Format;
 using touchstone::claims::Ledger;
 using touchstone::claims::Verdict;
+namespace claims = touchstone::claims;
 
 std::string printed(const Ledger& l, Format f) {
   char* buf = nullptr;
@@ -53,6 +54,30 @@ TEST(Claims, StatementVerdictAndSummary) {
   EXPECT_NE(md.find("| x | Sec. 5.3 | A before B | B before A | **ordering differs** | B's copies are cheap here |"),
             std::string::npos);
   EXPECT_NE(printed(l, Format::text).find("3 claims: 1 reproduced"), std::string::npos);
+}
+
+// Three algorithms at one size, two at another, times set by hand (ours, measured):
+//   size A: a 100 / 10, b 105 / 9, c 150 / 20 -> pairs a-b lead 5% (the machine ran b first:
+//           reordered), a-c 50% (kept), b-c 42.9% (kept);
+//   size B: a 200 / 5, b 200 / 7 -> lead 0, a tie in ours: never reordered.
+TEST(Claims, PairOrdersCountEachPairOnceOnItsSideOfTheLead) {
+  const std::vector<std::vector<std::pair<double, double>>> groups = {{{100, 10}, {105, 9}, {150, 20}}, {{200, 5}, {200, 7}}};
+  const auto at10 = claims::ordering_by_lead(groups, 0.10);
+  EXPECT_EQ(at10.below.pairs, 2);  // a-b (5%) and the tie
+  EXPECT_EQ(at10.below.reordered, 1);
+  EXPECT_EQ(at10.at_least.pairs, 2);
+  EXPECT_EQ(at10.at_least.reordered, 0);
+  // At exactly the lead a pair counts as "at least": 105 = 100 * 1.05.
+  const auto at5 = claims::ordering_by_lead(groups, 0.05);
+  EXPECT_EQ(at5.below.pairs, 1);
+  EXPECT_EQ(at5.below.reordered, 0);
+  EXPECT_EQ(at5.at_least.pairs, 3);
+  EXPECT_EQ(at5.at_least.reordered, 1);
+  // A measured tie is not a reordering either.
+  const auto tied = claims::ordering_by_lead({{{1, 3}, {2, 3}}}, 0.10);
+  EXPECT_EQ(tied.at_least.pairs, 1);
+  EXPECT_EQ(tied.at_least.reordered, 0);
+  EXPECT_EQ(claims::ordering_by_lead({}, 0.10).below.pairs, 0);
 }
 
 TEST(Claims, CsvQuotesFieldsWithCommasAndQuotes) {

@@ -163,6 +163,41 @@ TEST(Experiment, WinnerStabilityTableSaysWhereEachSizesWinnerHolds) {
             "[2] hop_ns=2\n");
 }
 
+// With a preset's ranking evidence, a lead below its decisive lead is marked '?' and explained
+// under the table; a larger lead and a tie are not marked, and without evidence nothing is.
+TEST(Experiment, SweepTableMarksLeadsThePresetsEvidenceCannotDecide) {
+  const Machine m = parse_machine("mesh:2x2");
+  const auto& a = algorithms::find("alltoall/1-lev-dir");
+  const auto& b = algorithms::find("alltoall/1-lev-xor");
+  const std::vector<std::size_t> sizes = {16, 32, 64};
+  std::vector<experiment::Job> jobs;
+  for (const auto* alg : {&a, &b})
+    for (std::size_t s : sizes) jobs.push_back({&m, alg, algorithms::Args{s}, {}});
+  // a: 100, 100, 100 us; b: 105 (a by 5%), 120 (a by 20%), 100 (a tie).
+  const std::vector<int> us = {100, 100, 100, 105, 120, 100};
+  std::vector<experiment::Outcome> outcomes;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    experiment::Record r;
+    r.result.makespan = microseconds(us[i]);
+    outcomes.push_back({&jobs[i], r, ""});
+  }
+  const RankingEvidence evidence{0.10, "pairs this close were often reordered"};
+  const std::vector<const algorithms::Algorithm*> algs = {&a, &b};
+  const std::string marked = experiment::makespan_table(m, algs, sizes, outcomes, &evidence);
+  EXPECT_NE(marked.find("  16              0.100*              0.105    5.0%?\n"), std::string::npos) << marked;
+  EXPECT_NE(marked.find("  32              0.100*              0.120   20.0% \n"), std::string::npos) << marked;
+  EXPECT_NE(marked.find("  64              0.100*              0.100*    tie \n"), std::string::npos) << marked;
+  EXPECT_NE(marked.find("? = a lead under 10%: pairs this close were often reordered. `--vary open` shows where such a winner\n"
+                        "holds.\n"),
+            std::string::npos)
+      << marked;
+  const std::string plain = experiment::makespan_table(m, algs, sizes, outcomes);
+  EXPECT_EQ(plain.find('?'), std::string::npos) << plain;
+  // A decisive lead everywhere: no mark, no note.
+  const RankingEvidence loose{0.01, "x"};
+  EXPECT_EQ(experiment::makespan_table(m, algs, sizes, outcomes, &loose).find('?'), std::string::npos);
+}
+
 TEST(Experiment, WritingToAFullDeviceIsAnError) {
   EXPECT_THROW(experiment::write_output("/dev/full", std::string(1 << 16, 'x')), UsageError);
   EXPECT_THROW(experiment::write_output("/nonexistent/dir/out.txt", "x"), UsageError);

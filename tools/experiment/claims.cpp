@@ -115,4 +115,19 @@ void Ledger::print(std::FILE* out, Format format) const {
   }
 }
 
+OrderingByLead ordering_by_lead(const std::vector<std::vector<std::pair<double, double>>>& groups, double lead) {
+  OrderingByLead out;
+  for (const auto& g : groups)
+    for (std::size_t i = 0; i < g.size(); ++i)
+      for (std::size_t j = i + 1; j < g.size(); ++j) {
+        const auto [ours_i, measured_i] = g[i];
+        const auto [ours_j, measured_j] = g[j];
+        const double faster = std::min(ours_i, ours_j), slower = std::max(ours_i, ours_j);
+        PairOrders& bin = slower < faster * (1 + lead) ? out.below : out.at_least;
+        ++bin.pairs;
+        if ((ours_i < ours_j && measured_i > measured_j) || (ours_i > ours_j && measured_i < measured_j)) ++bin.reordered;
+      }
+  return out;
+}
+
 }  // namespace touchstone::claims

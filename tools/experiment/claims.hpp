@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace touchstone::claims {
@@ -49,5 +50,24 @@ class Ledger {
  private:
   std::vector<Claim> claims_;
 };
+
+/// How often an emulator orders a pair of algorithms as the real machine did, split by how far
+/// apart the emulator puts them. A calibrated preset's rankings are only as good as this: a lead
+/// the emulator prints is worth something when pairs it separates by that much were rarely
+/// ordered the other way on the machine it models.
+struct PairOrders {
+  int pairs = 0;      ///< pairs of algorithms measured at the same setting
+  int reordered = 0;  ///< of them, those the machine ran in the other order
+};
+struct OrderingByLead {
+  PairOrders below;     ///< pairs our times separate by less than the lead
+  PairOrders at_least;  ///< the others
+};
+
+/// `groups`: per setting (a message size, say), the (ours, measured) times of the algorithms
+/// measured there. Every pair within a group counts once. Its lead is ours slower / ours faster - 1;
+/// it is reordered when the measured times order it the other way (a tie in either counts as
+/// not reordered).
+OrderingByLead ordering_by_lead(const std::vector<std::vector<std::pair<double, double>>>& groups, double lead);
 
 }  // namespace touchstone::claims

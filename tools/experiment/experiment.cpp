@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -257,18 +258,44 @@ std::string text_table(const std::string& corner, const std::vector<std::string>
   return text;
 }
 
-std::string winner_lead(std::vector<Time> makespans) {
-  if (makespans.size() < 2) return "-";
+namespace {
+// The second fastest of `makespans` over the fastest, minus 1: 0 for a tie; none with fewer than
+// two times or a fastest time of 0.
+std::optional<double> lead_of(std::vector<Time> makespans) {
+  if (makespans.size() < 2) return std::nullopt;
   std::partial_sort(makespans.begin(), makespans.begin() + 2, makespans.end());
   const Time best = makespans[0], next = makespans[1];
-  if (next == best) return "tie";
-  if (best <= 0) return "-";
-  const double percent = 100.0 * (static_cast<double>(next) / static_cast<double>(best) - 1.0);
+  if (next == best) return 0.0;
+  if (best <= 0) return std::nullopt;
+  return static_cast<double>(next) / static_cast<double>(best) - 1.0;
+}
+
+// `text` broken into lines of at most `width` columns at spaces (a longer word keeps its own line).
+std::string wrapped(const std::string& text, std::size_t width) {
+  std::string out, line;
+  std::size_t from = 0;
+  while (from < text.size()) {
+    const std::size_t space = text.find(' ', from);
+    const std::string word = text.substr(from, space == std::string::npos ? std::string::npos : space - from);
+    from = space == std::string::npos ? text.size() : space + 1;
+    if (!line.empty() && line.size() + 1 + word.size() > width) out += line + "\n", line.clear();
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line + "\n";
+}
+}  // namespace
+
+std::string winner_lead(std::vector<Time> makespans) {
+  const auto lead = lead_of(std::move(makespans));
+  if (!lead) return "-";
+  if (*lead == 0) return "tie";
+  const double percent = 100.0 * *lead;
   return percent < 0.05 ? "<0.1%" : fmt::format("{:.1f}%", percent);  // never "0.0%" for a real lead
 }
 
 std::string makespan_table(const Machine& m, const std::vector<const algorithms::Algorithm*>& algs,
-                           const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes) {
+                           const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes,
+                           const RankingEvidence* evidence) {
   std::vector<std::string> rows, cols;
   for (auto s : sizes) rows.push_back(std::to_string(s));
   for (const auto* a : algs) cols.push_back(a->name);
@@ -278,6 +305,7 @@ std::string makespan_table(const Machine& m, const std::vector<const algorithms:
   const bool lead_column = algs.size() > 1;
   if (lead_column) cols.push_back("lead");
   std::vector<std::vector<std::string>> cells(sizes.size(), std::vector<std::string>(cols.size()));
+  int doubtful = 0;
   double host = 0;
   std::uint64_t msgs = 0;
   for (std::size_t r = 0; r < sizes.size(); ++r) {
@@ -291,13 +319,26 @@ std::string makespan_table(const Machine& m, const std::vector<const algorithms:
           cells[r][c] = o.record ? fmt::format("{:.3f}{}", to_us(o.record->result.makespan) / 1e3,
                                                o.record->result.makespan == best ? '*' : ' ')
                                  : "failed ";
-    if (lead_column) cells[r].back() = winner_lead(times);
+    if (lead_column) {
+      cells[r].back() = winner_lead(times);
+      // A tie is no winner already; a real lead below what the preset's evidence calls decisive
+      // is marked, so that the '*' is not read as more than the calibration can tell.
+      const auto lead = lead_of(times);
+      if (evidence && lead && *lead > 0 && *lead < evidence->decisive_lead) cells[r].back() += '?', ++doubtful;
+    }
   }
   for (const auto& o : outcomes)
     if (o.record) host += o.record->result.host_seconds, msgs += o.record->result.stats.messages;
   std::string text = fmt::format("{} ({} processors): virtual makespan in ms, * = fastest at that size{}\n", m.name, m.nodes(),
                                  lead_column ? "; lead = how much longer the next fastest takes" : "");
+  if (doubtful)  // the unmarked leads keep their digits in line with the marked ones
+    for (auto& row : cells)
+      if (row.back().empty() || row.back().back() != '?') row.back() += ' ';
   text += text_table("size", rows, cols, cells);
+  if (doubtful)
+    text += wrapped(fmt::format("? = a lead under {:.0f}%: {}. `--vary open` shows where such a winner holds.",
+                                100 * evidence->decisive_lead, evidence->statement),
+                    100);
   text += fmt::format("{} runs, {} messages, {:.2f} host seconds of emulation, peak RSS {:.0f} MB\n", outcomes.size(), msgs,
                       host, peak_rss_mb());
   return text;

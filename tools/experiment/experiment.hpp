@@ -15,6 +15,7 @@
 #include "algorithms/harness.hpp"
 #include "algorithms/registry.hpp"
 #include "touchstone/machine.hpp"
+#include "touchstone/machines.hpp"
 #include "touchstone/run.hpp"
 
 namespace touchstone::experiment {
@@ -97,9 +98,11 @@ std::string winner_lead(std::vector<Time> makespans);
 
 /// The sweep table: rows are sizes, columns algorithms, virtual makespan in ms, '*' on the fastest
 /// of each size and, with two algorithms or more, a last column `lead` (winner_lead), then a
-/// summary line.
+/// summary line. With the machine's `evidence` (touchstone::ranking_evidence), a lead below its
+/// decisive lead is marked '?', and a line under the table says what such a lead is worth.
 std::string makespan_table(const Machine& m, const std::vector<const algorithms::Algorithm*>& algorithms,
-                           const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes);
+                           const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes,
+                           const RankingEvidence* evidence = nullptr);
 
 /// The fastest algorithm at each of `sizes` among `outcomes` (the runs of one machine): its name,
 /// "tie: A, B" when several share the fastest time, "" when no run of that size finished.

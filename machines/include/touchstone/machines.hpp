@@ -5,6 +5,7 @@
 //   Machine t = parse_machine("torus:8x8,deadlock=none,hop_ns=20");
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,20 @@ struct OpenVariant {
 /// parameter (or one relation between parameters) at a time. Empty for the families that are not
 /// fitted to a paper (mesh, torus, hpam, machine files). UsageError for a spec of no family.
 std::vector<OpenVariant> open_variants(const std::string& spec);
+
+/// How far a calibrated preset's rankings can be trusted, judged against its paper's measured
+/// times: of the pairs of algorithms the preset separates by less than `decisive_lead` (0.10 =
+/// 10%) at one setting, how many the real machine ran in the other order, and above it.
+/// `statement` says it in one sentence, with the counts and the command that measures them.
+struct RankingEvidence {
+  double decisive_lead = 0;
+  std::string statement;
+};
+
+/// The ranking evidence of `spec`'s family; none for the families with no measured times to judge
+/// them by (mesh, torus, hpam, machine files, and presets whose papers give plots only). UsageError
+/// for a spec of no family.
+std::optional<RankingEvidence> ranking_evidence(const std::string& spec);
 
 /// One line per family with its grammar, then the options families claim and the generic options,
 /// for `touchstone list machines`.
