@@ -182,7 +182,7 @@ std::map<std::size_t, Comparison> compare(const Table& paper, const std::vector<
 // separate by less than a lead, and how many of them the Delta ran in the other order. The delta
 // preset's ranking evidence (machines/src/delta.cpp), which `touchstone sweep` prints beside a
 // small lead, comes from this table.
-void print_pair_orders(const Table& paper, const std::vector<Cell>& cells, bool markdown) {
+void print_pair_orders(const Machine& m, const Table& paper, const std::vector<Cell>& cells, bool markdown) {
   std::vector<std::vector<std::pair<double, double>>> groups;
   for (auto size : kSizes) {
     auto& g = groups.emplace_back();
@@ -206,6 +206,16 @@ void print_pair_orders(const Table& paper, const std::vector<Cell>& cells, bool 
     else
       fmt::print("{:>7.0f}% {:>11} {:>10} {:>17} {:>10}\n", 100 * lead, o.below.pairs, share(o.below), o.at_least.pairs, share(o.at_least));
   }
+  // The preset declares these counts for `touchstone sweep` (machines/src/delta.cpp): on the
+  // preset itself, say whether they still hold, so that a refit cannot leave them stale unnoticed.
+  const auto declared = ranking_evidence(m.name);
+  if (!declared || m.name != "delta:16x16") return;
+  const auto o = claims::ordering_by_lead(groups, declared->decisive_lead);
+  const bool same = o.below.pairs == declared->close_pairs && o.below.reordered == declared->close_reordered &&
+                    o.at_least.pairs == declared->far_pairs && o.at_least.reordered == declared->far_reordered;
+  fmt::print("\nThe delta preset declares, at {:.0f}%: {} of {} below, {} of {} at or above (machines/src/delta.cpp): {}\n",
+             100 * declared->decisive_lead, declared->close_reordered, declared->close_pairs, declared->far_reordered,
+             declared->far_pairs, same ? "the same as counted here" : "NOT what is counted here; update the declaration");
 }
 
 void print_fig9(const Machine& m, const Table& paper, const std::vector<Cell>& cells, bool markdown) {
@@ -242,7 +252,7 @@ void print_fig9(const Machine& m, const Table& paper, const std::vector<Cell>& c
       fmt::print("{:>6} {:>5} {:>8.2f} {:>14} {:>6} {:>8.2f}\n", s, c.algorithms, c.rho, c.paper_winner, c.paper_winner_rank,
                  c.median_ratio);
   }
-  print_pair_orders(paper, cells, markdown);
+  print_pair_orders(m, paper, cells, markdown);
   for (const auto& c : cells)
     if (!c.error.empty()) fmt::print(stderr, "error: {} size {}: {}\n", c.algorithm, c.size, c.error);
 }

@@ -131,6 +131,12 @@ std::vector<OpenVariant> open_variants(const std::string& spec) {
   return out;
 }
 
+std::string RankingEvidence::statement() const {
+  return fmt::format("on {}, the preset puts {} pairs of algorithms less than {:.0f}% apart, and the machine ran {} of them "
+                     "in the other order ({} of the {} pairs further apart; `{}`)",
+                     measured_on, close_pairs, 100 * decisive_lead, close_reordered, far_reordered, far_pairs, counted_by);
+}
+
 std::optional<RankingEvidence> ranking_evidence(const std::string& spec) {
   using namespace machines;
   if (is_json_file(spec)) return std::nullopt;

@@ -90,7 +90,12 @@ TEST(RankingEvidence, TheDeltaHasItFromFigureNineAndUncalibratedFamiliesHaveNone
   const auto delta = ranking_evidence("delta:16x16,hop_ns=50");
   ASSERT_TRUE(delta.has_value());
   EXPECT_EQ(delta->decisive_lead, 0.10);
-  EXPECT_NE(delta->statement.find("paper000 fig9"), std::string::npos) << delta->statement;
+  EXPECT_EQ(delta->counted_by, "paper000 fig9");
+  EXPECT_EQ(delta->close_pairs + delta->far_pairs, 294);  // Figure 9's pairs (docs/paper000.md)
+  const RankingEvidence e{.decisive_lead = 0.05, .close_pairs = 4, .close_reordered = 1, .far_pairs = 6, .far_reordered = 0,
+                          .measured_on = "Table 9", .counted_by = "paperNNN t9"};
+  EXPECT_EQ(e.statement(), "on Table 9, the preset puts 4 pairs of algorithms less than 5% apart, and the machine ran 1 of them "
+                           "in the other order (0 of the 6 pairs further apart; `paperNNN t9`)");
   for (const char* spec : {"mesh:4x4", "torus:4x4", "hpam:2x2/4x4", "cm5:32"}) EXPECT_FALSE(ranking_evidence(spec)) << spec;
   EXPECT_THROW(ranking_evidence("bogus:4"), UsageError);
 }

@@ -181,20 +181,23 @@ TEST(Experiment, SweepTableMarksLeadsThePresetsEvidenceCannotDecide) {
     r.result.makespan = microseconds(us[i]);
     outcomes.push_back({&jobs[i], r, ""});
   }
-  const RankingEvidence evidence{0.10, "pairs this close were often reordered"};
+  const RankingEvidence evidence{.decisive_lead = 0.10, .close_pairs = 3, .close_reordered = 1, .far_pairs = 5, .far_reordered = 0,
+                                 .measured_on = "Table 1", .counted_by = "paperNNN t1"};
   const std::vector<const algorithms::Algorithm*> algs = {&a, &b};
   const std::string marked = experiment::makespan_table(m, algs, sizes, outcomes, &evidence);
   EXPECT_NE(marked.find("  16              0.100*              0.105    5.0%?\n"), std::string::npos) << marked;
   EXPECT_NE(marked.find("  32              0.100*              0.120   20.0% \n"), std::string::npos) << marked;
   EXPECT_NE(marked.find("  64              0.100*              0.100*    tie \n"), std::string::npos) << marked;
-  EXPECT_NE(marked.find("? = a lead under 10%: pairs this close were often reordered. `--vary open` shows where such a winner\n"
-                        "holds.\n"),
+  EXPECT_NE(marked.find("? = a lead under 10%: on Table 1, the preset puts 3 pairs of algorithms less than 10% apart, and the\n"
+                        "machine ran 1 of them in the other order (0 of the 5 pairs further apart; `paperNNN t1`). `--vary\n"
+                        "open` shows where such a winner holds.\n"),
             std::string::npos)
       << marked;
   const std::string plain = experiment::makespan_table(m, algs, sizes, outcomes);
   EXPECT_EQ(plain.find('?'), std::string::npos) << plain;
   // A decisive lead everywhere: no mark, no note.
-  const RankingEvidence loose{0.01, "x"};
+  RankingEvidence loose = evidence;
+  loose.decisive_lead = 0.01;
   EXPECT_EQ(experiment::makespan_table(m, algs, sizes, outcomes, &loose).find('?'), std::string::npos);
 }
 

@@ -337,7 +337,7 @@ std::string makespan_table(const Machine& m, const std::vector<const algorithms:
   text += text_table("size", rows, cols, cells);
   if (doubtful)
     text += wrapped(fmt::format("? = a lead under {:.0f}%: {}. `--vary open` shows where such a winner holds.",
-                                100 * evidence->decisive_lead, evidence->statement),
+                                100 * evidence->decisive_lead, evidence->statement()),
                     100);
   text += fmt::format("{} runs, {} messages, {:.2f} host seconds of emulation, peak RSS {:.0f} MB\n", outcomes.size(), msgs,
                       host, peak_rss_mb());

@@ -35,12 +35,17 @@ struct OpenVariant {
 std::vector<OpenVariant> open_variants(const std::string& spec);
 
 /// How far a calibrated preset's rankings can be trusted, judged against its paper's measured
-/// times: of the pairs of algorithms the preset separates by less than `decisive_lead` (0.10 =
-/// 10%) at one setting, how many the real machine ran in the other order, and above it.
-/// `statement` says it in one sentence, with the counts and the command that measures them.
+/// times: of the pairs of algorithms (at one setting) the preset puts less than `decisive_lead`
+/// apart (0.10 = 10%), how many the real machine ran in the other order, and of the pairs further
+/// apart. The counts are a measurement of the preset as declared, taken by `counted_by`.
 struct RankingEvidence {
   double decisive_lead = 0;
-  std::string statement;
+  int close_pairs = 0, close_reordered = 0;  ///< pairs less than decisive_lead apart in ours
+  int far_pairs = 0, far_reordered = 0;      ///< the others
+  std::string measured_on;                   ///< "the Delta's measured Figure 9 (...)"
+  std::string counted_by;                    ///< the command that counts them, "paper000 fig9"
+  /// One sentence with the counts, for the note under a sweep's table.
+  std::string statement() const;
 };
 
 /// The ranking evidence of `spec`'s family; none for the families with no measured times to judge
