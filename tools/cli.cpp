@@ -170,6 +170,30 @@ std::vector<std::pair<std::string, std::string>> sweep_variants(const std::strin
   return out;
 }
 
+// The ranking evidence of the machine of a sweep's CSV (its first run's, the preset's when the
+// sweep had variants: they come after it), for `touchstone plot`; none when the CSV has no run or
+// its machine is a file or no family's.
+std::optional<RankingEvidence> ranking_evidence_of_csv(const std::string& csv) {
+  const auto row = csv.find('\n');
+  if (row == std::string::npos || row + 1 >= csv.size()) return std::nullopt;
+  std::string machine;
+  std::size_t i = row + 1;
+  if (csv[i] == '"') {  // RFC 4180: quoted, quotes doubled
+    for (++i; i < csv.size() && !(csv[i] == '"' && (i + 1 >= csv.size() || csv[i + 1] != '"')); ++i) {
+      machine += csv[i];
+      if (csv[i] == '"') ++i;
+    }
+  } else {
+    machine = csv.substr(i, csv.find_first_of(",\n", i) - i);
+  }
+  if (machine.empty() || is_machine_file(machine)) return std::nullopt;
+  try {
+    return ranking_evidence(machine);
+  } catch (const UsageError&) {
+    return std::nullopt;
+  }
+}
+
 int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes_arg, int jobs, double memory_mb,
               const std::string& out_path, const std::string& plot_path, const std::vector<std::string>& vary) {
   const Machine m = parse_machine(c.machine);
@@ -220,7 +244,7 @@ int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes
     std::vector<const experiment::Record*> base_records;
     for (const auto& o : base)
       if (o.record) base_records.push_back(&*o.record);
-    experiment::plot(experiment::records_csv(base_records), plot_path);
+    experiment::plot(experiment::records_csv(base_records), plot_path, evidence ? &*evidence : nullptr);
   }
   return failures ? 2 : 0;
 }
@@ -373,7 +397,8 @@ int main(int argc, char** argv) {
       std::ifstream in(plot_csv);
       std::stringstream text;
       text << in.rdbuf();
-      experiment::plot(text.str(), plot_figure);
+      const auto evidence = ranking_evidence_of_csv(text.str());
+      experiment::plot(text.str(), plot_figure, evidence ? &*evidence : nullptr);
       return 0;
     }
     if (*loads) return cmd_loads(loads_machine, loads_format);

@@ -212,6 +212,17 @@ TEST(Cli, SweepMarksLeadsTheDeltasEvidenceCannotDecide) {
   const Cli mesh = touchstone_cli("sweep --machine mesh:2x2" + algs);
   ASSERT_EQ(mesh.exit_code, 0) << mesh.err;
   EXPECT_EQ(mesh.out.find('?'), std::string::npos) << mesh.out;
+  // The figure says it too, drawn by the sweep and from its saved CSV.
+  const std::string svg = fmt::format("{}/doubtful_{}.svg", testing::TempDir(), ::getpid());
+  const std::string csv = fmt::format("{}/doubtful_{}.csv", testing::TempDir(), ::getpid());
+  ASSERT_EQ(touchstone_cli("sweep --machine delta:2x2" + algs + " --plot '" + svg + "'").exit_code, 0);
+  const std::string winners = "fastest: 16: alltoall/1-lev-dir (1.7%?), 32: alltoall/1-lev-dir (2.3%?)";
+  EXPECT_NE(slurp(svg).find(winners), std::string::npos) << slurp(svg).substr(0, 200);
+  ASSERT_EQ(touchstone_cli("sweep --machine delta:2x2" + algs + " --format csv --out '" + csv + "'").exit_code, 0);
+  ASSERT_EQ(touchstone_cli("plot '" + csv + "' '" + svg + "'").exit_code, 0);
+  EXPECT_NE(slurp(svg).find(winners), std::string::npos);
+  ASSERT_EQ(touchstone_cli("sweep --machine mesh:2x2" + algs + " --plot '" + svg + "'").exit_code, 0);
+  EXPECT_EQ(slurp(svg).find("%?"), std::string::npos);
 }
 
 TEST(Cli, TraceOptionWritesValidChromeTraceJson) {

@@ -439,14 +439,16 @@ void run_plot_script(const std::string& script_name, const std::vector<std::stri
     throw UsageError(fmt::format("plotting {} failed ({} {}); is python3-matplotlib installed?", what, python, script));
 }
 
-void plot(const std::string& csv_text, const std::string& figure) {
+void plot(const std::string& csv_text, const std::string& figure, const RankingEvidence* evidence) {
   const auto ext = std::filesystem::path(figure).extension().string();
   if (ext != ".png" && ext != ".svg" && ext != ".pdf")
     throw UsageError(fmt::format("--plot {}: the figure's name must end in .png, .svg or .pdf", figure));
   const auto csv_path = std::filesystem::temp_directory_path() / fmt::format("touchstone-plot-{}.csv", ::getpid());
   write_output(csv_path.string(), csv_text);
   try {
-    run_plot_script("plot_sweep.py", {csv_path.string(), figure}, figure);
+    std::vector<std::string> args{csv_path.string(), figure};
+    if (evidence) args.insert(args.begin(), {"--doubtful-below", fmt::format("{}", evidence->decisive_lead)});
+    run_plot_script("plot_sweep.py", args, figure);
   } catch (...) {
     std::filesystem::remove(csv_path);
     throw;

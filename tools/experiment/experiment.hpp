@@ -122,8 +122,9 @@ std::string winner_stability_table(const std::vector<std::size_t>& sizes, const 
 
 /// Draws makespan against message size per algorithm, log-log, fastest ringed, from records CSV
 /// (records_csv) into `figure` (.png, .svg or .pdf) with tools/plot_sweep.py and Debian's
-/// matplotlib. UsageError when the figure cannot be drawn, saying why.
-void plot(const std::string& csv_text, const std::string& figure);
+/// matplotlib. With `evidence` a winner whose lead is under its decisive lead is ringed twice and
+/// marked '?', as makespan_table marks it. UsageError when the figure cannot be drawn, saying why.
+void plot(const std::string& csv_text, const std::string& figure, const RankingEvidence* evidence = nullptr);
 
 /// Runs the plotting script `script_name` of tools/ (installed in PREFIX/share/touchstone) with
 /// Debian's /usr/bin/python3 and `arguments`; UsageError naming `what` when it cannot run or fails.
