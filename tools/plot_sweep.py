@@ -2,7 +2,8 @@
 """Draws the makespan of each algorithm against the message size, log-log, from the CSV that
 `touchstone sweep --format csv` writes (one line per algorithm; at each size the fastest
 algorithm's point is ringed and named). Used by `touchstone sweep --plot FILE` and
-`touchstone plot`; the format follows FILE's extension (.png, .svg or .pdf).
+`touchstone plot`; the format follows FILE's extension (.png, .svg or .pdf). Only the runs of the
+CSV's first machine are drawn (a `sweep --vary` CSV holds its variants' runs after the preset's).
 
     /usr/bin/python3 tools/plot_sweep.py [--doubtful-below LEAD] SWEEP.csv FIGURE.png [TITLE]
 
@@ -32,9 +33,13 @@ def main(argv):
         sys.exit("usage: plot_sweep.py [--doubtful-below LEAD] SWEEP.csv FIGURE.(png|svg|pdf) [TITLE]")
     series = defaultdict(dict)  # algorithm -> size -> makespan (us)
     machine = None
+    other_machines = set()  # a sweep --vary CSV: the variants' runs follow the preset's
     with open(argv[1], newline="") as f:
         for row in csv.DictReader(f):
             machine = machine or row["machine"]
+            if row["machine"] != machine:
+                other_machines.add(row["machine"])
+                continue
             series[row["algorithm"]][int(row["size"])] = float(row["makespan_us"])
     if not series:
         sys.exit(f"plot_sweep.py: no runs in {argv[1]}")
@@ -76,6 +81,8 @@ def main(argv):
     ax.legend(fontsize=8)
     winners = ", ".join(f"{s}: {n} ({100 * (second_fastest(s) / t - 1):.1f}%?)" if doubtful(s, t) else f"{s}: {n}"
                         for s, (n, t) in sorted(best.items()))
+    if other_machines:
+        winners += f"; not drawn: the runs of {len(other_machines)} other machine(s) in the CSV (sweep --vary variants)"
     fig.text(0.01, 0.01, "fastest: " + winners, fontsize=6, wrap=True)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(argv[2])

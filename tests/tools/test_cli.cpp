@@ -538,6 +538,24 @@ TEST(Cli, PlotCommandDrawsASavedSweep) {
   EXPECT_EQ(slurp(png).substr(1, 3), "PNG");
 }
 
+// A sweep --vary CSV holds the variants' runs after the preset's; the plot draws the preset's only
+// (here the variant would make b the winner at 16 bytes) and says what it left out.
+TEST(Cli, PlotOfAVaryCsvDrawsTheFirstMachinesRunsOnly) {
+  const std::string csv = fmt::format("{}/vary_{}.csv", testing::TempDir(), ::getpid());
+  const std::string svg = fmt::format("{}/vary_{}.svg", testing::TempDir(), ::getpid());
+  {
+    std::ofstream f(csv);
+    f << "machine,algorithm,size,makespan_us\n"
+         "mesh:2x2,alltoall/1-lev-dir,16,10\nmesh:2x2,alltoall/1-lev-xor,16,20\n"
+         "\"mesh:2x2,hop_ns=9\",alltoall/1-lev-dir,16,30\n\"mesh:2x2,hop_ns=9\",alltoall/1-lev-xor,16,5\n";
+  }
+  const Cli c = touchstone_cli(fmt::format("plot '{}' '{}'", csv, svg));
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(slurp(svg).find("fastest: 16: alltoall/1-lev-dir; not drawn: the runs of 1 other machine(s) in the CSV"),
+            std::string::npos)
+      << slurp(svg).substr(0, 300);
+}
+
 }  // namespace
 
 namespace {
