@@ -88,10 +88,19 @@ Packet* Network::arbitrate(Packet*& head, Packet*& tail, std::uint32_t& last_in,
   }
   Packet* pick = head;
   if (net_.arbitration == Arbitration::random) {
+    // A seeded random input: headers that came in over the same input channel keep their order.
+    // (Worms no longer than a hop free their input channel while they wait, so one input can have
+    // several headers here, among them later packets of the same message, which must not overtake.)
+    auto first_of_input = [&](const Packet* p) {
+      for (const Packet* q = head; q != p; q = q->next_wait)
+        if (input_channel(q) == input_channel(p)) return false;
+      return true;
+    };
     std::uint64_t n = 0;
-    for (Packet* p = head; p; p = p->next_wait) ++n;
+    for (Packet* p = head; p; p = p->next_wait) n += first_of_input(p);
     std::uint64_t k = draw(out * 0x100000001b3ULL ^ static_cast<std::uint64_t>(t)) % n;
-    while (k-- > 0) pick = pick->next_wait;
+    for (;; pick = pick->next_wait)
+      if (first_of_input(pick) && k-- == 0) break;
   } else {
     // The smallest distance (in - last_in - 1) mod 2^32 is the next input after last_in.
     for (Packet* p = head->next_wait; p; p = p->next_wait)
