@@ -24,7 +24,17 @@ namespace touchstone::detail {
 
 namespace {
 constexpr std::uint32_t kNoChannel = 0xffffffffu;
+
+// One channel take in a packet's trail (Packet::trail): a splitmix64 of the channel and the time.
+std::uint64_t take_hash(std::uint32_t c, Time t) {
+  std::uint64_t x = static_cast<std::uint64_t>(t) * 0x9e3779b97f4a7c15ULL + c;
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
+}  // namespace
 
 Network::Network(const Machine& machine, EventQueue& q, NetworkListener& l, TraceHash& h, RunStats& s)
     : machine_(machine), net_(machine.net), q_(q), listener_(l), hash_(h), stats_(s) {
@@ -36,6 +46,7 @@ Network::Network(const Machine& machine, EventQueue& q, NetworkListener& l, Trac
   adaptive_ = machine.topology->adaptive();
   own_link_times_ = false;
   for (std::uint32_t c = 0; c < links_ && !own_link_times_; ++c) own_link_times_ = machine.topology->link_byte_time(c) > 0;
+  run_ahead_ = can_run_ahead();
 }
 
 Network::~Network() = default;
@@ -208,6 +219,7 @@ void Network::start_packet(Msg* m, Time t) {
   *pk = Packet{};
   pk->m = m;
   pk->index = m->next_packet++;
+  pk->tag = ++tags_;
   if (m->send_base != kNever) {
     // Send overlap: the sender's CPU may not have written this packet yet; the injection port stays
     // the message's meanwhile (docs/model.md 2.15).
@@ -227,7 +239,7 @@ void Network::start_packet(Msg* m, Time t) {
   hold(m->path[0], pk, t);
   hash_.add(m->id << 20 | pk->index, m->path[0], static_cast<std::uint64_t>(t));
   pk->hop = 1;
-  q_.push(t + net_.hop_time, pk->m->id, Ev::header, pk);
+  q_.push(t + net_.hop_time, pk->m->id, Ev::header, pk, pk->tag);
   tail_follows(pk, 0, t);
 }
 
@@ -325,6 +337,9 @@ void Network::advance(Packet* pk, Time t) {
   if (adaptive_ && pk->index == 0 && pk->hop >= 1) choose_channel(pk, t);
   const std::uint32_t c = pk->m->fan == 1 ? pk->m->path[pk->hop] : chan(*pk->m, pk->hop, pk->sub);
   Channel& ch = ch_[c];
+  // Taken ahead of time by a header that gets there after this one: it gives the channel back.
+  if (ch.ahead >= t && ch.ahead != 0 && ch.holder != pk && (ch.ahead > t || ch.holder->m->id > pk->m->id))
+    give_back(ch.holder, ch.ahead);
   if (ch.release <= t && !ch.wait_head) {
     hold(c, pk, t);
     return took(pk, c, t);
@@ -368,20 +383,92 @@ void Network::drain(Packet* pk, Time t) {
 // A forked worm's header takes the channels of a branch position one after another at the same
 // instant (lock-step replication: it moves on only when it holds all of them, and waits for a busy
 // one holding the others and everything behind).
+//
+// Run-ahead: a header event per hop is most of the events of a run, and most hops find their
+// channel free. So a header that has just taken position j at t goes on, in this same event, over
+// the next positions k whose channel is free now and that no header waits for, as it would at
+// t + (k-j)*t_hop, and the one event left is for the first position it cannot take so (or the
+// ejection channel). Such a take is exact unless another header wants the channel before this one
+// gets there (or at the same time with a smaller message id: the order of events, docs/model.md
+// 1.3): that header's event comes first in virtual time and finds the channel marked (`ahead`),
+// and give_back undoes this header's takes from that position on. Every later effect of a take
+// is either undone there or is the one the take would have had: a free channel's next holder takes
+// it through advance, which checks the mark; the tail releases a take schedules lie after its
+// time, so no one has used them when they are undone. The takes that would free the injection
+// channel (and with it start the next packet or complete the send) are never taken ahead, nor
+// are forked worms', adaptive routes' (the choice depends on the state at the hop's time) or any
+// take an observer is told about.
 void Network::took(Packet* pk, std::uint32_t c, Time t) {
-  hash_.add(pk->m->id << 20 | pk->index, c, static_cast<std::uint64_t>(t));
+  pk->trail += take_hash(c, t);
   if (pk->m->fan > 1) {
     if (++pk->sub < width(*pk->m, pk->hop)) return advance(pk, t);
     pk->sub = 0;
   }
   const std::uint32_t j = pk->hop++;
-  q_.push(t + net_.hop_time, pk->m->id, Ev::header, pk);
+  const Time hop = net_.hop_time;
+  if (!run_ahead_ || pk->m->fan > 1 || !free_ahead(pk, pk->hop, t)) {
+    q_.push(t + hop, pk->m->id, Ev::header, pk, pk->tag);
+    return tail_follows(pk, j, t);
+  }
   tail_follows(pk, j, t);
+  pk->ahead_from = pk->hop;
+  pk->ahead_at = t + hop;
+  Time at = t;
+  do {
+    at += hop;
+    const std::uint32_t next = pk->m->path[pk->hop];
+    hold(next, pk, at);
+    ch_[next].ahead = at;
+    pk->trail += take_hash(next, at);
+    tail_follows(pk, pk->hop++, at);
+  } while (free_ahead(pk, pk->hop, t));
+  q_.push(at + hop, pk->m->id, Ev::header, pk, pk->tag);
+}
+
+bool Network::can_run_ahead() const { return !observer_ && !adaptive_ && net_.hop_time > 0; }
+
+// Position k of pk's path can be taken ahead at `now`: a link whose channel is free now and that no
+// header waits for, and whose take does not free the injection channel (tail_follows frees position
+// k + 1 - lag: none while the worm is longer than the path behind its header, a link after that).
+bool Network::free_ahead(const Packet* pk, std::uint32_t k, Time now) const {
+  if (k >= positions(*pk->m) || static_cast<Time>(k) + 1 == pk->lag || pk->body == 0) return false;
+  const Channel& ch = ch_[pk->m->path[k]];
+  return ch.release <= now && !ch.wait_head;
+}
+
+// A header wants, before pk's header gets there at `at`, the channel of a position pk took ahead of
+// time: pk gives that position and every later one back, undoes what those takes scheduled, and
+// its header goes there as an ordinary event.
+void Network::give_back(Packet* pk, Time at) {
+  const Time hop = net_.hop_time;
+  const Msg& m = *pk->m;
+  const auto b = pk->ahead_from + static_cast<std::uint32_t>((at - pk->ahead_at) / hop);
+  const Time was_free = pk->ahead_at - hop;  // they were free then
+  for (std::uint32_t k = b; k < pk->hop; ++k) {
+    Channel& ch = ch_[m.path[k]];
+    ch.release = was_free;
+    ch.ahead = 0;
+    pk->trail -= take_hash(m.path[k], pk->ahead_at + static_cast<Time>(k - pk->ahead_from) * hop);
+    // The tail does not leave the position this take freed, unless it is given back itself.
+    const Time i = static_cast<Time>(k) + 1 - pk->lag;
+    if (i >= 0 && i < static_cast<Time>(b)) ch_[m.path[static_cast<std::size_t>(i)]].release = kNever;
+  }
+  pk->hop = b;
+  pk->tag = ++tags_;  // the event at the end of the run-ahead is superseded
+  q_.push(at, m.id, Ev::header, pk, pk->tag);
 }
 
 void Network::grant(std::uint32_t c, Time t) {
   Channel& ch = ch_[c];
   ch.grant_pending = false;
+  if (ch.release > t) {
+    // The tail release this grant was for was given back (give_back): wait for the new one.
+    if (ch.release != kNever) {
+      ch.grant_pending = true;
+      q_.push(ch.release, ch.wait_head->m->id, Ev::grant, nullptr, c);
+    }
+    return;
+  }
   Packet* pk = arbitrate(ch.wait_head, ch.wait_tail, ch.last_in, c, t);
   stats_.blocked_time += t - pk->wait_since;
   if (observer_) observer_->on_grant(*pk->m, pk->index, t);
@@ -485,6 +572,7 @@ void Network::hold(std::uint32_t c, Packet* pk, Time t) {
   }
   ch.release = kNever;
   ch.holder = pk;
+  ch.ahead = 0;
 }
 
 void Network::set_release(std::uint32_t c, Time r) {
@@ -506,7 +594,7 @@ void Network::stream(Packet* pk, Time t) {
   if (hop > 0) first = body == 0 ? n - 1 : std::max<Time>(0, n - (body + hop - 1) / hop);
   first = std::max<Time>(first, pk->base);
   const bool last = pk->index + 1 == m->packets;
-  hash_.add(m->id << 20 | pk->index, 0xffffffffULL, static_cast<std::uint64_t>(tail));
+  hash_.add(m->id << 20 | pk->index, pk->trail, static_cast<std::uint64_t>(tail));
   ++stats_.packets;
   // The receive-overlap pipeline (docs/model.md 2.15): each packet's receive work once it is in.
   const auto payload = static_cast<Time>(pk->wire) - net_.packet_header;
@@ -576,7 +664,11 @@ void Network::handle(const Event& e) {
       if (observer_ && m->path[0] == kNoChannel) injection_wait(*m, e.t);
       break;
     }
-    case Ev::header: advance(static_cast<Packet*>(e.p), e.t); break;
+    case Ev::header: {
+      auto* pk = static_cast<Packet*>(e.p);
+      if (e.a == pk->tag) advance(pk, e.t);  // else superseded (give_back)
+      break;
+    }
     case Ev::port_next: {
       const int src = static_cast<int>(e.a >> 8);
       auto& port = nodes_[static_cast<std::size_t>(src)].inj[static_cast<std::size_t>(e.a & 0xff)];

@@ -87,6 +87,16 @@ struct Packet {
   Time body = 0;             // wire bytes times the path's byte time (set when it starts)
   Time wait_since = 0;
   Packet* next_wait = nullptr;
+  /// The header event that moves this header carries `tag`; an event with another tag was
+  /// superseded (Network::give_back) and is dropped. Tags are unique over the run.
+  std::uint64_t tag = 0;
+  /// The channels this packet took and when, as a sum of one hash per take (order-free, so a take
+  /// given back subtracts its term); added to the trace hash when the packet's body streams.
+  std::uint64_t trail = 0;
+  /// Run-ahead (Network::took): positions ahead_from .. hop-1 were taken ahead of time, position
+  /// ahead_from at ahead_at and each next one t_hop later.
+  std::uint32_t ahead_from = 0;
+  Time ahead_at = 0;
 };
 
 /// A channel (link, injection or ejection). Free at time t when release <= t; a holder whose
@@ -104,6 +114,10 @@ struct Channel {
   Packet* wait_tail = nullptr;
   bool grant_pending = false;
   std::uint32_t last_in = 0;  // round-robin arbitration: input channel of the header granted last
+  /// Taken ahead of time (Network::took): `holder`'s header reaches the channel at `ahead`, and a
+  /// header that wants it earlier (or at the same time with a smaller message id) comes first.
+  /// 0 once the channel is taken the ordinary way.
+  Time ahead = 0;
 };
 
 /// Callbacks from the network to the engine.
@@ -209,7 +223,10 @@ class Network {
   int ejection_ports() const { return net_.ej_ports; }
   int injection_ports() const { return net_.inj_ports; }
   std::int64_t recv_buffer() const { return net_.recv_buffer; }
-  void set_observer(ChannelObserver* o) { observer_ = o; }
+  void set_observer(ChannelObserver* o) {
+    observer_ = o;
+    run_ahead_ = can_run_ahead();
+  }
 
  private:
   struct InjPort {
@@ -236,6 +253,9 @@ class Network {
   Time interface_ready(const InjPort& port, int node, Time t) const;  // network-interface set-up (model.md 2.17)
   void advance(Packet* pk, Time t);        // header at pk->hop requests that channel at time t
   void took(Packet* pk, std::uint32_t c, Time t);  // header got channel c of position pk->hop at time t
+  bool can_run_ahead() const;
+  bool free_ahead(const Packet* pk, std::uint32_t k, Time now) const;
+  void give_back(Packet* pk, Time at);  // pk's header took a position ahead that another header reaches first
   static std::uint32_t positions(const Msg& m) { return m.positions; }
   static std::uint32_t width(const Msg& m, std::uint32_t i) { return i < m.trunk ? 1 : m.fan; }
   static std::uint32_t chan(const Msg& m, std::uint32_t i, std::uint32_t k) {
@@ -292,6 +312,8 @@ class Network {
   std::unordered_map<std::uint64_t, PairRoute> pair_routes_;
   std::vector<std::uint32_t> candidates_;
   ChannelObserver* observer_ = nullptr;
+  bool run_ahead_ = false;  // headers cross free channels without an event per hop (Network::took)
+  std::uint64_t tags_ = 0;  // the last Packet::tag handed out
 };
 
 }  // namespace touchstone::detail
