@@ -37,6 +37,19 @@ void Executor::set_current_user(void* user) { t_current_user = user; }
 
 namespace {
 
+// ThreadSanitizer keeps a shadow call stack per fiber: instrumented functions push a frame on
+// entry and pop it on return, on whichever fiber TSan holds current at that moment. A Boost fiber
+// is entered once when it is constructed (fiber_entry runs up to its first switch back) and never
+// returns from that frame. Constructed while the scheduler's fiber was current, every VP fiber left
+// one frame on the scheduler's stack: the host thread's shadow stack grew by one frame per VP per
+// run, every stack TSan then recorded on that thread (allocations, locks) was a new and longer one
+// in its never-freed stack depot -- 10 GB in 70 s of paper001's claims grid, OOM-killed
+// test binaries -- and after 65,536 fibers the shadow stack would overrun its mapping. So each VP
+// fiber's TSan fiber is current while its Boost fiber is constructed (the frame lands on its own
+// stack, dropped with it), and the switch back from a fiber that has ended is made on the
+// scheduler's side, after the jump has returned there, so that no frame pushed on one fiber is
+// popped on another at any optimisation level. Every TSan fiber is thereby made current before
+// it is destroyed, even one whose VP never ran.
 class FiberExecutor final : public Executor {
  public:
   FiberExecutor(std::size_t stack_bytes, Scheduler& s) : Executor(s), stack_bytes_(usable_stack(stack_bytes)) {}
@@ -56,6 +69,10 @@ class FiberExecutor final : public Executor {
       Context* self = c.get();
       const int index = static_cast<int>(i);
       RegionStack stack{stacks_.get(), i, &c->stack};
+#if TOUCHSTONE_TSAN
+      c->tsan_fiber = __tsan_create_fiber(0);
+      __tsan_switch_to_fiber(c->tsan_fiber, 0);  // see the comment above the class
+#endif
       c->fiber = boost::context::fiber(std::allocator_arg, std::move(stack),
                                        [this, self, index](boost::context::fiber&& caller) {
 #if TOUCHSTONE_ASAN
@@ -67,7 +84,7 @@ class FiberExecutor final : public Executor {
                                          return std::move(self->caller);
                                        });
 #if TOUCHSTONE_TSAN
-      c->tsan_fiber = __tsan_create_fiber(0);
+      __tsan_switch_to_fiber(main_tsan_fiber_, 0);
 #endif
       ctx_.push_back(std::move(c));
     }
@@ -123,6 +140,9 @@ class FiberExecutor final : public Executor {
     stacks_->arm(static_cast<std::size_t>(i));
     prefetch_parked_frames(c);
     c.fiber = std::move(c.fiber).resume();
+#if TOUCHSTONE_TSAN
+    if (!c.fiber) __tsan_switch_to_fiber(main_tsan_fiber_, 0);  // it ended (see above the class)
+#endif
     stacks_->disarm(static_cast<std::size_t>(i));
 #if TOUCHSTONE_ASAN
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
@@ -145,14 +165,14 @@ class FiberExecutor final : public Executor {
   }
 
   // Context -> scheduler. A finished context only announces the switch: its fiber function then
-  // returns.
+  // returns (and resume() tells TSan once it is back on the scheduler's side).
   void suspend(Context& c, bool finished) {
     c.parked = static_cast<const char*>(__builtin_frame_address(0));
 #if TOUCHSTONE_ASAN
     __sanitizer_start_switch_fiber(finished ? nullptr : &c.fake_stack, main_stack_bottom_, main_stack_size_);
 #endif
 #if TOUCHSTONE_TSAN
-    __tsan_switch_to_fiber(main_tsan_fiber_, 0);
+    if (!finished) __tsan_switch_to_fiber(main_tsan_fiber_, 0);
 #endif
     if (finished) return;
     c.caller = std::move(c.caller).resume();

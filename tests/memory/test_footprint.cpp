@@ -163,12 +163,6 @@ namespace {
 // on every processor, O(p) per VP (2.4 GB on mesh:128x128 for logp-lev-sq). On 4,096 VPs, where
 // two lists of p ints alone are 32 KiB per VP, their heap stays within the per-VP bound.
 TEST(Footprint, RecursiveScattersAndGathersKeepTheirPerVpHeapAt4096Vps) {
-#if defined(__SANITIZE_THREAD__)
-  // ThreadSanitizer keeps megabytes of shadow state per fiber: 4096 of them took 21 GB and the
-  // kernel's OOM killer ended the test on a 24 GB host. What this test checks is allocation
-  // counts, which the Release and AddressSanitizer suites check; no thread interleaving is involved.
-  GTEST_SKIP() << "4096 fibers exceed host memory under ThreadSanitizer";
-#endif
   const Machine m = parse_machine("mesh:64x64");
   for (const char* name : {"scatter/1-lev-dir", "scatter/2-lev-rec", "scatter/logp-lev-sq", "scatter/logp-lev-rec",
                            "gather/1-lev-dir", "gather/2-lev-rec", "gather/logp-lev-sq", "gather/logp-lev-rec"}) {
