@@ -25,6 +25,18 @@ std::string describe(const Config& c) {
                      c.host_cores, c.perturb);
 }
 
+// The same run: trace hash, times and statistics (events too, unless run-ahead differs).
+void expect_same_run(const RunResult& r, const RunResult& ref, bool same_events = true) {
+  EXPECT_EQ(r.trace_hash, ref.trace_hash);
+  EXPECT_EQ(r.makespan, ref.makespan);
+  EXPECT_EQ(r.finish_time, ref.finish_time);
+  EXPECT_EQ(r.stats.messages, ref.stats.messages);
+  EXPECT_EQ(r.stats.packets, ref.stats.packets);
+  EXPECT_EQ(r.stats.blocked_headers, ref.stats.blocked_headers);
+  EXPECT_EQ(r.stats.blocked_time, ref.stats.blocked_time);
+  if (same_events) EXPECT_EQ(r.stats.events, ref.stats.events);
+}
+
 // Runs `program` on m 20 times: fibers and threads (unpinned, 1 core, 2 cores), with and without
 // perturbation, and checks that every run behaved identically. Returns the first run.
 RunResult expect_identical(const Machine& m, const Program& program, std::uint64_t seed = 0) {
@@ -44,16 +56,8 @@ RunResult expect_identical(const Machine& m, const Program& program, std::uint64
   }
   const RunResult& ref = results[0];
   for (std::size_t i = 1; i < results.size(); ++i) {
-    const RunResult& r = results[i];
     SCOPED_TRACE(describe(configs[i]));
-    EXPECT_EQ(r.trace_hash, ref.trace_hash);
-    EXPECT_EQ(r.makespan, ref.makespan);
-    EXPECT_EQ(r.finish_time, ref.finish_time);
-    EXPECT_EQ(r.stats.messages, ref.stats.messages);
-    EXPECT_EQ(r.stats.packets, ref.stats.packets);
-    EXPECT_EQ(r.stats.blocked_headers, ref.stats.blocked_headers);
-    EXPECT_EQ(r.stats.blocked_time, ref.stats.blocked_time);
-    EXPECT_EQ(r.stats.events, ref.stats.events);
+    expect_same_run(results[i], ref);
   }
   return ref;
 }
@@ -138,12 +142,7 @@ TEST(Determinism, RunAheadGivesTheSameRunAsOneEventPerHop) {
     per_hop.explain = true;  // an observer is told of every take: one event per hop
     const RunResult ahead = run(m, program);
     const RunResult hops = run(m, program, per_hop);
-    EXPECT_EQ(ahead.trace_hash, hops.trace_hash);
-    EXPECT_EQ(ahead.makespan, hops.makespan);
-    EXPECT_EQ(ahead.finish_time, hops.finish_time);
-    EXPECT_EQ(ahead.stats.packets, hops.stats.packets);
-    EXPECT_EQ(ahead.stats.blocked_headers, hops.stats.blocked_headers);
-    EXPECT_EQ(ahead.stats.blocked_time, hops.stats.blocked_time);
+    expect_same_run(ahead, hops, false);
     meetings += ahead.stats.blocked_headers > 0;
     events_ahead += ahead.stats.events;
     events_per_hop += hops.stats.events;
