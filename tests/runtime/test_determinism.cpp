@@ -34,7 +34,9 @@ void expect_same_run(const RunResult& r, const RunResult& ref, bool same_events 
   EXPECT_EQ(r.stats.packets, ref.stats.packets);
   EXPECT_EQ(r.stats.blocked_headers, ref.stats.blocked_headers);
   EXPECT_EQ(r.stats.blocked_time, ref.stats.blocked_time);
-  if (same_events) EXPECT_EQ(r.stats.events, ref.stats.events);
+  if (same_events) {
+    EXPECT_EQ(r.stats.events, ref.stats.events);
+  }
 }
 
 // Runs `program` on m 20 times: fibers and threads (unpinned, 1 core, 2 cores), with and without
