@@ -214,12 +214,17 @@ class EventQueue {
   std::uint64_t seq_ = 0;
 };
 
-/// The trace hash: a running 64-bit hash of the committed events, in commit order.
+/// The trace hash: the sum of one 64-bit term per committed event, a splitmix64 of what happened
+/// and when (docs/model.md 1.4). A sum, not a chain: events that the total order (time, key,
+/// insertion sequence) puts at the same time and key leave the same hash in whichever order they
+/// were inserted, so a run with run-ahead (one event for a header's free hops) and one with an
+/// event per hop hash alike; what differs in what happened, or when, changes a term.
 class TraceHash {
  public:
-  void add(std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0) {
-    h_ = mix(h_ ^ mix(a + 0x9e3779b97f4a7c15ULL * (b + 1) + c * 0xbf58476d1ce4e5b9ULL));
+  static std::uint64_t term(std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0) {
+    return mix(a + 0x9e3779b97f4a7c15ULL * (b + 1) + c * 0xbf58476d1ce4e5b9ULL);
   }
+  void add(std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0) { h_ += term(a, b, c); }
   std::uint64_t value() const { return h_; }
 
  private:

@@ -24,17 +24,7 @@ namespace touchstone::detail {
 
 namespace {
 constexpr std::uint32_t kNoChannel = 0xffffffffu;
-
-// One channel take in a packet's trail (Packet::trail): a splitmix64 of the channel and the time.
-std::uint64_t take_hash(std::uint32_t c, Time t) {
-  std::uint64_t x = static_cast<std::uint64_t>(t) * 0x9e3779b97f4a7c15ULL + c;
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
 }
-}  // namespace
 
 Network::Network(const Machine& machine, EventQueue& q, NetworkListener& l, TraceHash& h, RunStats& s)
     : machine_(machine), net_(machine.net), q_(q), listener_(l), hash_(h), stats_(s) {
@@ -239,8 +229,7 @@ void Network::start_packet(Msg* m, Time t) {
   hold(m->path[0], pk, t);
   hash_.add(m->id << 20 | pk->index, m->path[0], static_cast<std::uint64_t>(t));
   pk->hop = 1;
-  q_.push(t + net_.hop_time, pk->m->id, Ev::header, pk, pk->tag);
-  tail_follows(pk, 0, t);
+  move_on(pk, 0, t);
 }
 
 // The header has just taken path position j at time t and will move for t_hop before it can be
@@ -383,57 +372,71 @@ void Network::drain(Packet* pk, Time t) {
 // A forked worm's header takes the channels of a branch position one after another at the same
 // instant (lock-step replication: it moves on only when it holds all of them, and waits for a busy
 // one holding the others and everything behind).
-//
-// Run-ahead: a header event per hop is most of the events of a run, and most hops find their
-// channel free. So a header that has just taken position j at t goes on, in this same event, over
-// the next positions k whose channel is free now and that no header waits for, as it would at
-// t + (k-j)*t_hop, and the one event left is for the first position it cannot take so (or the
-// ejection channel). Such a take is exact unless another header wants the channel before this one
-// gets there (or at the same time with a smaller message id: the order of events, docs/model.md
-// 1.3): that header's event comes first in virtual time and finds the channel marked (`ahead`),
-// and give_back undoes this header's takes from that position on. Every later effect of a take
-// is either undone there or is the one the take would have had: a free channel's next holder takes
-// it through advance, which checks the mark; the tail releases a take schedules lie after its
-// time, so no one has used them when they are undone. The takes that would free the injection
-// channel (and with it start the next packet or complete the send) are never taken ahead, nor
-// are forked worms', adaptive routes' (the choice depends on the state at the hop's time) or any
-// take an observer is told about.
 void Network::took(Packet* pk, std::uint32_t c, Time t) {
-  pk->trail += take_hash(c, t);
+  pk->trail += TraceHash::term(c, t);
   if (pk->m->fan > 1) {
     if (++pk->sub < width(*pk->m, pk->hop)) return advance(pk, t);
     pk->sub = 0;
   }
-  const std::uint32_t j = pk->hop++;
+  move_on(pk, pk->hop++, t);
+}
+
+// The header has just taken position j at t (now, or later for a packet that starts when the one
+// ahead of it has left the injection channel): its tail follows, and it goes on to position j + 1.
+//
+// Run-ahead: a header event per hop is most of the events of a run, and most hops find their
+// channel free. So the header goes on, in this same event, over the next positions k whose channel
+// is free now and that no header waits for, as it would at t + (k-j)*t_hop, and the one event left
+// is for the first position it cannot take so (or the ejection channel). Such a take is exact
+// unless another header wants the channel before this one gets there (or at the same time with a
+// smaller message id: the order of events, docs/model.md 1.3): that header's event comes first in
+// virtual time and finds the channel marked (`ahead`), and give_back undoes this header's takes
+// from that position on. Every later effect of a take is either undone there or is the one the take
+// would have had: a free channel's next holder takes it through advance, which checks the mark; the
+// tail releases a take schedules lie after its time, so no one has used them when they are undone.
+// The takes that would free the injection channel (and with it start the next packet or complete
+// the send) are never taken ahead, nor are forked worms', adaptive routes' (the choice depends on
+// the state at the hop's time) or any take an observer is told about.
+void Network::move_on(Packet* pk, std::uint32_t j, Time t) {
   const Time hop = net_.hop_time;
-  if (!run_ahead_ || pk->m->fan > 1 || !free_ahead(pk, pk->hop, t)) {
+  if (!run_ahead_ || pk->m->fan > 1 || !free_ahead(pk, pk->hop)) {
     q_.push(t + hop, pk->m->id, Ev::header, pk, pk->tag);
     return tail_follows(pk, j, t);
   }
-  tail_follows(pk, j, t);
   pk->ahead_from = pk->hop;
   pk->ahead_at = t + hop;
-  Time at = t;
-  do {
+  pk->ahead_free = now_;
+  // Position j + 1 is taken before the tail moves: when that frees the injection channel, the
+  // message's next packet starts now and must find it taken.
+  Time at = t + hop;
+  take_ahead(pk, at);
+  tail_follows(pk, j, t);
+  tail_follows(pk, pk->hop++, at);
+  while (free_ahead(pk, pk->hop)) {
     at += hop;
-    const std::uint32_t next = pk->m->path[pk->hop];
-    hold(next, pk, at);
-    ch_[next].ahead = at;
-    pk->trail += take_hash(next, at);
+    take_ahead(pk, at);
     tail_follows(pk, pk->hop++, at);
-  } while (free_ahead(pk, pk->hop, t));
+  }
   q_.push(at + hop, pk->m->id, Ev::header, pk, pk->tag);
+}
+
+// pk's header takes position pk->hop ahead of time: it will get there at `at`.
+void Network::take_ahead(Packet* pk, Time at) {
+  const std::uint32_t c = pk->m->path[pk->hop];
+  hold(c, pk, at);
+  ch_[c].ahead = at;
+  pk->trail += TraceHash::term(c, at);
 }
 
 bool Network::can_run_ahead() const { return !observer_ && !adaptive_ && net_.hop_time > 0; }
 
-// Position k of pk's path can be taken ahead at `now`: a link whose channel is free now and that no
-// header waits for, and whose take does not free the injection channel (tail_follows frees position
+// Position k of pk's path can be taken ahead: a link whose channel is free now and that no header
+// waits for, and whose take does not free the injection channel (tail_follows frees position
 // k + 1 - lag: none while the worm is longer than the path behind its header, a link after that).
-bool Network::free_ahead(const Packet* pk, std::uint32_t k, Time now) const {
+bool Network::free_ahead(const Packet* pk, std::uint32_t k) const {
   if (k >= positions(*pk->m) || static_cast<Time>(k) + 1 == pk->lag || pk->body == 0) return false;
   const Channel& ch = ch_[pk->m->path[k]];
-  return ch.release <= now && !ch.wait_head;
+  return ch.release <= now_ && !ch.wait_head;
 }
 
 // A header wants, before pk's header gets there at `at`, the channel of a position pk took ahead of
@@ -443,12 +446,12 @@ void Network::give_back(Packet* pk, Time at) {
   const Time hop = net_.hop_time;
   const Msg& m = *pk->m;
   const auto b = pk->ahead_from + static_cast<std::uint32_t>((at - pk->ahead_at) / hop);
-  const Time was_free = pk->ahead_at - hop;  // they were free then
+  const Time was_free = pk->ahead_free;
   for (std::uint32_t k = b; k < pk->hop; ++k) {
     Channel& ch = ch_[m.path[k]];
     ch.release = was_free;
     ch.ahead = 0;
-    pk->trail -= take_hash(m.path[k], pk->ahead_at + static_cast<Time>(k - pk->ahead_from) * hop);
+    pk->trail -= TraceHash::term(m.path[k], pk->ahead_at + static_cast<Time>(k - pk->ahead_from) * hop);
     // The tail does not leave the position this take freed, unless it is given back itself.
     const Time i = static_cast<Time>(k) + 1 - pk->lag;
     if (i >= 0 && i < static_cast<Time>(b)) ch_[m.path[static_cast<std::size_t>(i)]].release = kNever;
@@ -653,6 +656,7 @@ bool Network::reserve_buffer(int node, std::size_t bytes) {
 }
 
 void Network::handle(const Event& e) {
+  now_ = e.t;
   switch (e.kind()) {
     case Ev::inject: {
       Msg* m = static_cast<Msg*>(e.p);

@@ -90,13 +90,16 @@ struct Packet {
   /// The header event that moves this header carries `tag`; an event with another tag was
   /// superseded (Network::give_back) and is dropped. Tags are unique over the run.
   std::uint64_t tag = 0;
-  /// The channels this packet took and when, as a sum of one hash per take (order-free, so a take
-  /// given back subtracts its term); added to the trace hash when the packet's body streams.
+  /// The links this packet took and when, a sum of one TraceHash::term per take (a take given
+  /// back subtracts its term); added to the trace hash when the packet's body streams, so that the
+  /// hash of a failed run covers the same takes with run-ahead and without (takes ahead of the
+  /// failure's time are not in it).
   std::uint64_t trail = 0;
-  /// Run-ahead (Network::took): positions ahead_from .. hop-1 were taken ahead of time, position
-  /// ahead_from at ahead_at and each next one t_hop later.
+  /// Run-ahead (Network::move_on): positions ahead_from .. hop-1 were taken ahead of time, position
+  /// ahead_from at ahead_at and each next one t_hop later; they were free at ahead_free.
   std::uint32_t ahead_from = 0;
   Time ahead_at = 0;
+  Time ahead_free = 0;
 };
 
 /// A channel (link, injection or ejection). Free at time t when release <= t; a holder whose
@@ -114,7 +117,7 @@ struct Channel {
   Packet* wait_tail = nullptr;
   bool grant_pending = false;
   std::uint32_t last_in = 0;  // round-robin arbitration: input channel of the header granted last
-  /// Taken ahead of time (Network::took): `holder`'s header reaches the channel at `ahead`, and a
+  /// Taken ahead of time (Network::move_on): `holder`'s header reaches the channel at `ahead`, and a
   /// header that wants it earlier (or at the same time with a smaller message id) comes first.
   /// 0 once the channel is taken the ordinary way.
   Time ahead = 0;
@@ -253,8 +256,10 @@ class Network {
   Time interface_ready(const InjPort& port, int node, Time t) const;  // network-interface set-up (model.md 2.17)
   void advance(Packet* pk, Time t);        // header at pk->hop requests that channel at time t
   void took(Packet* pk, std::uint32_t c, Time t);  // header got channel c of position pk->hop at time t
+  void move_on(Packet* pk, std::uint32_t j, Time t);  // header took position j at t: on to j + 1
+  void take_ahead(Packet* pk, Time at);
   bool can_run_ahead() const;
-  bool free_ahead(const Packet* pk, std::uint32_t k, Time now) const;
+  bool free_ahead(const Packet* pk, std::uint32_t k) const;
   void give_back(Packet* pk, Time at);  // pk's header took a position ahead that another header reaches first
   static std::uint32_t positions(const Msg& m) { return m.positions; }
   static std::uint32_t width(const Msg& m, std::uint32_t i) { return i < m.trunk ? 1 : m.fan; }
@@ -312,7 +317,8 @@ class Network {
   std::unordered_map<std::uint64_t, PairRoute> pair_routes_;
   std::vector<std::uint32_t> candidates_;
   ChannelObserver* observer_ = nullptr;
-  bool run_ahead_ = false;  // headers cross free channels without an event per hop (Network::took)
+  bool run_ahead_ = false;  // headers cross free channels without an event per hop (Network::move_on)
+  Time now_ = 0;            // the time of the event being handled
   std::uint64_t tags_ = 0;  // the last Packet::tag handed out
 };
 
