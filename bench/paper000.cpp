@@ -58,21 +58,9 @@ Table read_reference(const std::string& path) {
   Table t;
   std::vector<std::size_t> cols;
   std::string line;
-  auto split = [](const std::string& s) {
-    std::vector<std::string> out;
-    std::string cur;
-    bool quoted = false;
-    for (char c : s) {
-      if (c == '"') quoted = !quoted;
-      else if (c == ',' && !quoted) out.push_back(cur), cur.clear();
-      else cur += c;
-    }
-    out.push_back(cur);
-    return out;
-  };
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    auto f = split(line);
+    auto f = experiment::csv_fields(line);
     if (f[0] == "algorithm") {
       for (std::size_t i = 1; i < f.size(); ++i) cols.push_back(std::stoul(f[i]));
       continue;

@@ -176,16 +176,8 @@ std::vector<std::pair<std::string, std::string>> sweep_variants(const std::strin
 std::optional<RankingEvidence> ranking_evidence_of_csv(const std::string& csv) {
   const auto row = csv.find('\n');
   if (row == std::string::npos || row + 1 >= csv.size()) return std::nullopt;
-  std::string machine;
-  std::size_t i = row + 1;
-  if (csv[i] == '"') {  // RFC 4180: quoted, quotes doubled
-    for (++i; i < csv.size() && !(csv[i] == '"' && (i + 1 >= csv.size() || csv[i + 1] != '"')); ++i) {
-      machine += csv[i];
-      if (csv[i] == '"') ++i;
-    }
-  } else {
-    machine = csv.substr(i, csv.find_first_of(",\n", i) - i);
-  }
+  const auto fields = experiment::csv_fields(csv.substr(row + 1, csv.find('\n', row + 1) - row - 1));
+  const std::string machine = fields.empty() ? "" : fields[0];
   if (machine.empty() || is_machine_file(machine)) return std::nullopt;
   try {
     return ranking_evidence(machine);

@@ -43,6 +43,15 @@ TEST(Experiment, CsvFieldQuotesOnlyWhatRfc4180Requires) {
   EXPECT_EQ(experiment::csv_line({"x,y", "", "z"}), "\"x,y\",,z\n");
 }
 
+// csv_fields reads back what csv_line writes (one line: no field with a line end).
+TEST(Experiment, CsvFieldsReadsBackWhatCsvLineWrites) {
+  const std::vector<std::string> fields{"delta:16x16,hop_ns=50", "alltoall/2-lev-c,r", "", "a \"quoted\" name", "7"};
+  std::string line = experiment::csv_line(fields);
+  line.pop_back();  // the "\n"
+  EXPECT_EQ(experiment::csv_fields(line), fields);
+  EXPECT_EQ(experiment::csv_fields("a,,b"), (std::vector<std::string>{"a", "", "b"}));
+}
+
 TEST(Experiment, EveryAlltoallRecordReadsBackAsTwelveFieldsWithItsName) {
   const Machine m = parse_machine("mesh:2x2");
   const auto algs = algorithms::select("alltoall/all");

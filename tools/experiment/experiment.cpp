@@ -206,6 +206,20 @@ std::string csv_line(const std::vector<std::string>& fields) {
   return line + "\n";
 }
 
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields;
+  csv_parser parser;
+  csv_init(&parser, 0);
+  auto field = [](void* text, std::size_t n, void* out) {
+    auto& fields = *static_cast<std::vector<std::string>*>(out);
+    fields.push_back(n ? std::string(static_cast<const char*>(text), n) : std::string());
+  };
+  csv_parse(&parser, line.data(), line.size(), field, nullptr, &fields);
+  csv_fini(&parser, field, nullptr, &fields);
+  csv_free(&parser);
+  return fields;
+}
+
 std::string records_csv(const std::vector<const Record*>& records) {
   std::string text = csv_line({"machine", "algorithm", "size", "vps", "makespan_us", "messages", "packets", "blocked_us",
                                "events", "trace_hash", "host_seconds", "peak_rss_mb"});

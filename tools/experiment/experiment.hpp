@@ -76,6 +76,9 @@ std::size_t job_bytes(const Job& job);
 std::string csv_field(const std::string& text);
 /// One CSV line of fields, each passed through csv_field, ended by CRLF-free "\n".
 std::string csv_line(const std::vector<std::string>& fields);
+/// The fields of one CSV line (without its line end), quotes undone as RFC 4180 says: the reader
+/// of what csv_line writes.
+std::vector<std::string> csv_fields(const std::string& line);
 
 /// The header and rows of the standard record CSV (docs/cli.md).
 std::string records_csv(const std::vector<const Record*>& records);
