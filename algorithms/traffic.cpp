@@ -123,6 +123,8 @@ void split_even(std::int64_t bytes, int n, std::vector<std::int64_t>& out) {
 TrafficMatrix generate_traffic(int p, const TrafficSpec& spec, std::uint64_t seed) {
   if (spec.k < 1 || spec.k > p) throw UsageError(fmt::format("traffic: k must be in 1..{}, got {}", p, spec.k));
   if (!(spec.l >= 0.0 && spec.l <= 1.0)) throw UsageError(fmt::format("traffic: l must be in [0,1], got {}", spec.l));
+  if (spec.t == TrafficSpec::kFromSize)
+    throw UsageError("traffic: no t given (touchstone run and sweep take it from --size and --sizes)");
   if (spec.t < 0) throw UsageError(fmt::format("traffic: t must be >= 0, got {}", spec.t));
   const int heavy = static_cast<int>(std::llround(spec.l * spec.k));  // lk processors
   const int light = spec.k - heavy;                                   // (1-l)k processors
@@ -191,7 +193,8 @@ double parse_fraction(const std::string& s) {
 
 TrafficSpec parse_traffic(const std::string& text) {
   TrafficSpec spec;
-  bool has_k = false, has_t = false;
+  spec.t = TrafficSpec::kFromSize;
+  bool has_k = false;
   std::stringstream ss(text);
   std::string part;
   while (std::getline(ss, part, ',')) {
@@ -201,12 +204,12 @@ TrafficSpec parse_traffic(const std::string& text) {
     const std::string key = part.substr(0, eq), val = part.substr(eq + 1);
     if (key == "k") spec.k = static_cast<int>(parse_int(val, "--traffic k", 1, kMaxTrafficK)), has_k = true;
     else if (key == "l") spec.l = parse_fraction(val);
-    else if (key == "t") spec.t = parse_int(val, "--traffic t", 0, kMaxTrafficBytes), has_t = true;
+    else if (key == "t") spec.t = parse_int(val, "--traffic t", 0, kMaxTrafficBytes);
     else if (key == "file") spec.file = val;
     else throw UsageError(fmt::format("--traffic: unknown key '{}' (known: k, l, t, file)", key));
   }
-  if (spec.file.empty() && (!has_k || !has_t))
-    throw UsageError(fmt::format("--traffic '{}': give k=K and t=BYTES (and optionally l=L), or file=M.csv", text));
+  if (spec.file.empty() && !has_k)
+    throw UsageError(fmt::format("--traffic '{}': give k=K (and optionally l=L and t=BYTES), or file=M.csv", text));
   if (!(spec.l >= 0.0 && spec.l <= 1.0)) throw UsageError(fmt::format("--traffic: l must be in [0,1], got {}", spec.l));
   if (spec.file.empty() && spec.k < 1) throw UsageError(fmt::format("--traffic: k must be >= 1, got {}", spec.k));
   return spec;

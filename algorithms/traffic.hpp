@@ -54,18 +54,23 @@ class TrafficMatrix {
 /// Parameters of section 7's generator. Of the k processors receiving from one processor,
 /// (1-l)k of them share l*t bytes and the other l*k share (1-l)*t bytes.
 struct TrafficSpec {
+  /// `t` of a spec that leaves it out: the run's message size gives it (touchstone run --size,
+  /// sweep --sizes), so a sweep over sizes is a sweep over the traffic per processor.
+  static constexpr std::int64_t kFromSize = -1;
   int k = 0;          ///< fan-out, 1 <= k <= p
   double l = 1.0;     ///< non-uniformity, 0 <= l <= 1
-  std::int64_t t = 0; ///< traffic per processor in bytes
+  std::int64_t t = 0; ///< traffic per processor in bytes, or kFromSize
   std::string file;   ///< when set: load the matrix from this CSV instead
+  /// True when the spec fixes the matrix whatever the run's size: t given, or a file.
+  bool fixed() const { return !file.empty() || t != kFromSize; }
 };
 
 /// Section 7's generator: an equal-traffic matrix (every r_i = c_j = t, every f_i = g_j = k) with
 /// message sizes drawn from the spec. Deterministic in (p, spec, seed).
 TrafficMatrix generate_traffic(int p, const TrafficSpec& spec, std::uint64_t seed);
 
-/// Parses "k=K,l=L,t=BYTES" (l may be a fraction "1/32") or "file=M.csv"; UsageError naming the
-/// bad part.
+/// Parses "k=K,l=L,t=BYTES" (l may be a fraction "1/32"; t may be left out, then t is
+/// TrafficSpec::kFromSize) or "file=M.csv"; UsageError naming the bad part.
 TrafficSpec parse_traffic(const std::string& text);
 
 /// Reads a p x p matrix of non-negative integers, one row per line, comma-separated (blank lines

@@ -32,6 +32,7 @@ namespace touchstone::cli {
 namespace {
 
 constexpr std::size_t kMaxSize = std::size_t{1} << 30;
+constexpr const char* kDefaultSizes = "16:16384";  // sweep's sizes when --sizes is not given
 
 
 // Parses FROM:TO (doubling) or a single size.
@@ -119,10 +120,45 @@ RunOptions run_options(const Common& c) {
   return o;
 }
 
+// The message size of an alltoallv/ run is its traffic per processor t (docs/algorithms.md): a
+// --traffic without t= takes it from the size, so `sweep --sizes` sweeps the traffic.
 algorithms::Args algorithm_args(const Common& c, std::size_t size) {
   algorithms::Args args{size, c.root, !c.phantom};
-  if (!c.traffic.empty()) args.traffic = algorithms::parse_traffic(c.traffic);
+  if (!c.traffic.empty()) {
+    args.traffic = algorithms::parse_traffic(c.traffic);
+    if (!args.traffic.fixed()) args.traffic.t = static_cast<std::int64_t>(size);
+  }
   return args;
+}
+
+// The sizes a run or sweep runs: `given` (from `flag`) checked against --traffic. A --traffic that
+// fixes the matrix (t= or file=) fixes the size too: every size of a sweep would run the same
+// matrix under a different label, so a size that disagrees is refused rather than printed.
+std::vector<std::size_t> run_sizes(const Common& c, const std::vector<const algorithms::Algorithm*>& algs,
+                                   const std::optional<std::vector<std::size_t>>& given, const std::string& flag) {
+  if (c.traffic.empty()) {
+    if (!given) throw UsageError(fmt::format("{} is required (see touchstone run --help)", flag));
+    return *given;
+  }
+  for (const auto* a : algs)
+    if (!a->name.starts_with("alltoallv/"))
+      throw UsageError(fmt::format("--traffic is the communication matrix of alltoallv/ algorithms; {} takes none", a->name));
+  const algorithms::TrafficSpec spec = algorithms::parse_traffic(c.traffic);
+  if (!spec.fixed()) {
+    if (!given)
+      throw UsageError(fmt::format("--traffic {} gives no t: give the traffic per processor as t=BYTES or with {}", c.traffic, flag));
+    return *given;
+  }
+  if (!spec.file.empty()) {
+    if (given) throw UsageError(fmt::format("--traffic file= fixes every message; {} does not apply", flag));
+    return {0};
+  }
+  const auto t = static_cast<std::size_t>(spec.t);
+  if (given && *given != std::vector<std::size_t>{t})
+    throw UsageError(fmt::format("{} and --traffic t={} disagree: the traffic per processor is the run's size; give it once "
+                                 "(leave t= out to take it from {})",
+                                 flag, t, flag));
+  return {t};
 }
 
 int cmd_list(const std::string& what) {
@@ -134,9 +170,12 @@ int cmd_list(const std::string& what) {
   return 0;
 }
 
-int cmd_run(const Common& c, const std::string& algorithm, std::size_t size, const DebugOptions& debug) {
+int cmd_run(const Common& c, const std::string& algorithm, std::optional<std::size_t> given_size, const DebugOptions& debug) {
   const Machine m = parse_machine(c.machine);
   const auto& alg = algorithms::find(algorithm);
+  std::optional<std::vector<std::size_t>> given;
+  if (given_size) given = std::vector<std::size_t>{*given_size};
+  const std::size_t size = run_sizes(c, {&alg}, given, "--size").front();
   RunOptions o = run_options(c);
   apply_debug_options(debug, o);
   const algorithms::Args args = algorithm_args(c, size);
@@ -186,11 +225,16 @@ std::optional<RankingEvidence> ranking_evidence_of_csv(const std::string& csv) {
   }
 }
 
-int cmd_sweep(const Common& c, const std::string& list, const std::string& sizes_arg, int jobs, double memory_mb,
-              const std::string& out_path, const std::string& plot_path, const std::vector<std::string>& vary) {
+int cmd_sweep(const Common& c, const std::string& list, const std::optional<std::string>& sizes_arg, int jobs,
+              double memory_mb, const std::string& out_path, const std::string& plot_path,
+              const std::vector<std::string>& vary) {
   const Machine m = parse_machine(c.machine);
   const auto algs = algorithms::select(list);
-  const auto sizes = parse_sizes(sizes_arg);
+  // Without --sizes a sweep runs 16 B .. 16 KB, unless --traffic fixes the size.
+  std::optional<std::vector<std::size_t>> given;
+  if (sizes_arg) given = parse_sizes(*sizes_arg);
+  else if (c.traffic.empty() || !algorithms::parse_traffic(c.traffic).fixed()) given = parse_sizes(kDefaultSizes);
+  const auto sizes = run_sizes(c, algs, given, "--sizes");
   // Every variant is the same sweep on the spec with the variant's options added (a later option
   // overrides the spec's own); all of them run in one batch.
   if (!vary.empty() && is_machine_file(c.machine))
@@ -317,18 +361,22 @@ int main(int argc, char** argv) {
   auto* runc = app.add_subcommand("run", "run one algorithm on one machine and print its figures");
   add_common(runc, run_c);
   runc->add_option("--algorithm", algorithm, "COLLECTIVE/NAME (touchstone list algorithms)")->required();
-  runc->add_option("--size", size, "actual message size L in bytes (0 .. 2^30)")->required()->check(number_in(0LL, 1LL << 30));
+  runc->add_option("--size", size,
+                   "actual message size L in bytes (0 .. 2^30); for alltoallv/ the traffic per processor t, unless --traffic "
+                   "gives t= or file=")
+      ->check(number_in(0LL, 1LL << 30));
   add_debug_options(runc, run_debug);
 
   Common sweep_c;
-  std::string algs = "alltoall/all", sizes = "16:16384", out;
+  std::string algs = "alltoall/all", sizes = kDefaultSizes, out;
   std::vector<std::string> vary;
   int jobs = 0;
   double memory_mb = 0;
   auto* sweep = app.add_subcommand("sweep", "run algorithms x sizes in parallel and print a table, winners marked");
   add_common(sweep, sweep_c);
   sweep->add_option("--algorithms", algs, "comma-separated names, or COLLECTIVE/all")->capture_default_str();
-  sweep->add_option("--sizes", sizes, "FROM:TO, doubling")->capture_default_str();
+  sweep->add_option("--sizes", sizes, "FROM:TO, doubling, or one size; for alltoallv/ the traffic per processor t")
+      ->capture_default_str();
   sweep->add_option("--jobs", jobs, "parallel emulations (default: host cores)")->check(number_in(1, 4096));
   sweep->add_option("--memory-mb", memory_mb, "host memory the parallel jobs may share, by their estimates (default: the largest job's)")
       ->check(number_in(1e-6, 1e12));
@@ -383,8 +431,13 @@ int main(int argc, char** argv) {
   if (const auto code = parse_command_line(app, argc, argv)) return *code;
   try {
     if (*list) return cmd_list(list_what);
-    if (*runc) return cmd_run(run_c, algorithm, static_cast<std::size_t>(size), run_debug);
-    if (*sweep) return cmd_sweep(sweep_c, algs, sizes, jobs, memory_mb, out, plot_out, vary);
+    if (*runc)
+      return cmd_run(run_c, algorithm,
+                     runc->count("--size") ? std::optional<std::size_t>(static_cast<std::size_t>(size)) : std::nullopt,
+                     run_debug);
+    if (*sweep)
+      return cmd_sweep(sweep_c, algs, sweep->count("--sizes") ? std::optional<std::string>(sizes) : std::nullopt, jobs,
+                       memory_mb, out, plot_out, vary);
     if (*plotc) {
       std::ifstream in(plot_csv);
       std::stringstream text;

@@ -113,7 +113,14 @@ TEST(TrafficMatrix, ParseSpecAndCsv) {
   EXPECT_DOUBLE_EQ(s.l, 1.0 / 32);
   EXPECT_EQ(s.t, 4096);
   EXPECT_EQ(algorithms::parse_traffic("file=m.csv").file, "m.csv");
-  EXPECT_THROW(algorithms::parse_traffic("k=2"), UsageError);
+  // Without t= the run's size gives it (touchstone run --size, sweep --sizes); the generator alone
+  // refuses such a spec.
+  EXPECT_EQ(algorithms::parse_traffic("k=2").t, algorithms::TrafficSpec::kFromSize);
+  EXPECT_FALSE(algorithms::parse_traffic("k=2").fixed());
+  EXPECT_TRUE(algorithms::parse_traffic("k=2,t=0").fixed());
+  EXPECT_TRUE(algorithms::parse_traffic("file=m.csv").fixed());
+  EXPECT_THROW(algorithms::generate_traffic(4, algorithms::parse_traffic("k=2"), 1), UsageError);
+  EXPECT_THROW(algorithms::parse_traffic("l=1/2,t=64"), UsageError);
   EXPECT_THROW(algorithms::parse_traffic("k=2,t=x"), UsageError);
   EXPECT_THROW(algorithms::parse_traffic("k=2,t=5,q=1"), UsageError);
   EXPECT_THROW(algorithms::parse_traffic("k=2,t=5,l=2"), UsageError);

@@ -154,6 +154,30 @@ TEST(Cli, SweepJsonHasOneObjectPerRunWithTheSpecFields) {
   EXPECT_EQ(seen.size(), 6u);
 }
 
+// An alltoallv/ sweep without t= sweeps the traffic per processor: each size runs the matrix of
+// t = size, the same run as `--traffic k=K,l=L,t=size`.
+TEST(Cli, AlltoallvSweepOverSizesIsASweepOverTheTraffic) {
+  const Cli c = touchstone_cli("sweep --machine cm5:32 --algorithms alltoallv/two-stage --traffic k=32,l=1/32 "
+                               "--sizes 256:1024 --jobs 2 --format json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(c.out)) << c.out;
+  ASSERT_EQ(j.size(), 3u);
+  std::set<std::string> hashes;
+  for (const auto& o : j) {
+    const auto t = o["size"].get<std::size_t>();
+    const Cli one = touchstone_cli(fmt::format(
+        "run --machine cm5:32 --algorithm alltoallv/two-stage --traffic k=32,l=1/32,t={} --format json", t));
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    const auto r = nlohmann::json::parse(one.out);
+    EXPECT_EQ(r["size"], t);
+    EXPECT_EQ(o["trace_hash"], r["trace_hash"]) << "t = " << t;
+    EXPECT_EQ(o["makespan_us"], r["makespan_us"]) << "t = " << t;
+    hashes.insert(o["trace_hash"].get<std::string>());
+  }
+  EXPECT_EQ(hashes.size(), 3u);  // three different matrices, not one under three labels
+}
+
 TEST(Cli, SweepTableMarksOneWinnerPerSizeAndWritesOut) {
   const std::string out = testing::TempDir() + "/sweep_table.txt";
   const Cli c = touchstone_cli("sweep --machine mesh:2x3 --algorithms alltoall/1-lev-dir,alltoall/1-lev-xor "
@@ -334,12 +358,12 @@ INSTANTIATE_TEST_SUITE_P(
                     BadArgs{"run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 --stack-kb 1", "stack-kb"},
                     BadArgs{"run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 --eager-limit lots", "--eager-limit"},
                     BadArgs{"run --machine mesh:2x2,eager_limit=-3 --algorithm alltoall/1-lev-dir --size 8", "eager_limit"},
-                    BadArgs{"run --machine cm5:32 --algorithm alltoallv/two-stage --size 0 --traffic k=0,t=64", "--traffic k: 0 is outside 1..1048576"},
+                    BadArgs{"run --machine cm5:32 --algorithm alltoallv/two-stage --traffic k=0,t=64", "--traffic k: 0 is outside 1..1048576"},
                     // 1 TiB of traffic per processor (the most --traffic t allows, issue 20): refused by rank 0
                     // before anything is allocated.
-                    BadArgs{"run --machine cm5:1024 --algorithm alltoallv/two-stage --size 0 --traffic k=8,t=1099511627776",
+                    BadArgs{"run --machine cm5:1024 --algorithm alltoallv/two-stage --traffic k=8,t=1099511627776",
                             "host memory"},
-                    BadArgs{"run --machine cm5:1024 --algorithm alltoallv/two-stage --size 0 --traffic k=8,t=4398046511104",
+                    BadArgs{"run --machine cm5:1024 --algorithm alltoallv/two-stage --traffic k=8,t=4398046511104",
                             "--traffic t: 4398046511104 is outside 0..1099511627776"},
                     // Switch machines of paper 004: each bad spec names what is wrong.
                     BadArgs{"run --machine switch:0 --algorithm allgather/SB --size 8", "switch:P"},
@@ -656,8 +680,22 @@ INSTANTIATE_TEST_SUITE_P(
         // A usage error found inside VP code exits 1, like any other (docs/cli.md).
         ExitCase{"run --machine mesh:4x8 --algorithm alltoall/2-lev-sq --size 8", 1, "error: rank 0 failed at t=0 us: 2-lev-sq needs p to be a perfect square (p = 32)"},
         // Traffic out of range for the machine is found inside VP code: also exit 1.
-        ExitCase{"run --machine cm5:32 --algorithm alltoallv/two-stage --size 0 --traffic k=64,t=64", 1,
+        ExitCase{"run --machine cm5:32 --algorithm alltoallv/two-stage --traffic k=64,t=64", 1,
                  "error: rank 0 failed at t=0 us: traffic: k must be in 1..32, got 64"},
+        // The traffic per processor is an alltoallv/ run's size: given once, by t= or by --size /
+        // --sizes; a sweep of sizes over a matrix fixed by t= would print one run under many labels.
+        ExitCase{"run --machine cm5:32 --algorithm alltoall/1-lev-xor", 1,
+                 "error: --size is required (see touchstone run --help)\n", true},
+        ExitCase{"run --machine cm5:32 --algorithm alltoallv/two-stage --traffic k=4,t=64 --size 0", 1,
+                 "error: --size and --traffic t=64 disagree"},
+        ExitCase{"run --machine cm5:32 --algorithm alltoallv/two-stage --traffic k=4", 1,
+                 "error: --traffic k=4 gives no t: give the traffic per processor as t=BYTES or with --size"},
+        ExitCase{"run --machine cm5:32 --algorithm alltoall/1-lev-xor --size 8 --traffic k=4", 1,
+                 "error: --traffic is the communication matrix of alltoallv/ algorithms; alltoall/1-lev-xor takes none"},
+        ExitCase{"sweep --machine cm5:32 --algorithms alltoallv/two-stage --traffic k=4,t=64 --sizes 16:64", 1,
+                 "error: --sizes and --traffic t=64 disagree"},
+        ExitCase{"sweep --machine cm5:32 --algorithms alltoallv/two-stage --traffic file=m.csv --sizes 16", 1,
+                 "error: --traffic file= fixes every message; --sizes does not apply"},
         // A write error on --out fails the command (it exited 0 with the output lost).
         ExitCase{"sweep --machine mesh:2x2 --algorithms alltoall/1-lev-dir --sizes 8:8 --out /dev/full", 1,
                  "error: cannot write '/dev/full'"}),
