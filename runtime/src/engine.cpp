@@ -156,6 +156,31 @@ void Engine::start_vps() {
   executor_->finish();
 }
 
+// A VP resumes at now_: one more in this instant's batch, or the first of a new instant.
+void Engine::count_segment() {
+  BatchStats& b = stats_.batches;
+  ++b.segments;
+  if (batch_width_ && now_ == batch_time_) {
+    ++batch_width_;
+    return;
+  }
+  close_batch();
+  batch_time_ = now_;
+  batch_width_ = 1;
+}
+
+void Engine::close_batch() {
+  if (!batch_width_) return;
+  BatchStats& b = stats_.batches;
+  ++b.instants;
+  b.widest = std::max(b.widest, batch_width_);
+  for (std::size_t i = 0; i < std::size(BatchStats::kCores); ++i) {
+    const auto w = static_cast<std::uint64_t>(BatchStats::kCores[i]);
+    b.rounds[i] += (batch_width_ + w - 1) / w;
+  }
+  batch_width_ = 0;
+}
+
 void Engine::abort_run(std::string report) {
   if (!aborting_) failure_ = std::move(report);
   aborting_ = true;
@@ -197,6 +222,7 @@ int Engine::next() {
     if (resume_next_ != kMain) {
       const int r = resume_next_;
       resume_next_ = kMain;
+      count_segment();
       return r;
     }
   }
@@ -323,6 +349,7 @@ RunResult Engine::run(const Program& program) {
 
   if (std::string held = held_requests(); !held.empty()) throw RunUsageError(held);
   RunResult res;
+  close_batch();
   res.stats = stats_;
   for (auto& v : vps_) {
     res.finish_time.push_back(v->clock);

@@ -224,6 +224,10 @@ class Engine final : public NetworkListener, private Scheduler {
   EventQueue queue_;
   TraceHash hash_;
   RunStats stats_;
+  Time batch_time_ = 0;            // the virtual time of the VPs resumed last (stats_.batches)
+  std::uint64_t batch_width_ = 0;  // how many resumed at batch_time_ so far; 0 before the first
+  void count_segment();
+  void close_batch();
   std::unique_ptr<Network> network_;
   std::unique_ptr<Recorder> recorder_;
   std::unique_ptr<RaceDetector> races_;  // RunOptions::races

@@ -2,6 +2,10 @@
 // software (a dissemination barrier of zero-byte messages over the data network).
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstddef>
+#include <vector>
+
 #include "support/model.hpp"
 
 using namespace touchstone;
@@ -110,3 +114,60 @@ TEST(Barrier, SoftwareBarrierWaitsForTheLastArrivalAndIsDeterministic) {
 }
 
 }  // namespace
+
+// docs/parallel.md, stage 1: VPs resumed at one virtual time form a batch whose code could run
+// concurrently (RunStats::batches). Every VP starts at t = 0 (one batch of all five); the hardware
+// barrier releases the four that blocked in it at one time (a second batch). The last to arrive,
+// rank 4 (clock 4000), does not block: it leaves at the release time within its first segment.
+TEST(Batches, VpsResumedAtOneTimeFormOneBatch) {
+  const Machine m = parse_machine("mesh:1x5,barrier=hardware,barrier_us=5");
+  const auto program = [](Proc& p) {
+    p.compute(1000 * p.rank());
+    p.barrier();
+  };
+  const RunResult r = run(m, program);
+  const BatchStats& b = r.stats.batches;
+  EXPECT_EQ(b.segments, 5u + 4u);
+  EXPECT_EQ(b.instants, 2u);
+  EXPECT_EQ(b.widest, 5u);
+  // ceil(5 / W) + ceil(4 / W) rounds for W = 2, 4, 8, 16.
+  EXPECT_EQ(b.rounds[0], 3u + 2u);
+  EXPECT_EQ(b.rounds[1], 2u + 1u);
+  EXPECT_EQ(b.rounds[2], 1u + 1u);
+  EXPECT_EQ(b.rounds[3], 1u + 1u);
+  // The batches follow from the event order alone: the same under threads and host delays.
+  RunOptions threads;
+  threads.execution = Execution::threads;
+  threads.perturb = 7;
+  const BatchStats t = run(m, program, threads).stats.batches;
+  EXPECT_EQ(t.segments, b.segments);
+  EXPECT_EQ(t.instants, b.instants);
+  EXPECT_EQ(t.widest, b.widest);
+  EXPECT_EQ(t.rounds[0], b.rounds[0]);
+}
+
+// Rank 0 sends one 8-byte message to each of ranks 1..3 and waits for all three sends: it resumes
+// each time one of them completes (its last packet left the node), the receivers each at their
+// message's arrival. On the generic mesh a send takes C_send = 10 us of rank 0's CPU and its
+// message arrives about 2 us after it left (40 bytes at 40 ns, two hops of 100 ns), so the six
+// times leave_1 < arrive_1 < leave_2 < arrive_2 < leave_3 < arrive_3 are distinct: after the
+// start (4 VPs at t = 0) every batch holds one VP.
+TEST(Batches, StaggeredCompletionsResumeOneVpAtATime) {
+  const Machine m = parse_machine("mesh:1x4");
+  const RunResult r = run(m, [](Proc& p) {
+    std::array<std::byte, 8> buf{};
+    if (p.rank() == 0) {
+      std::vector<Request> sends;
+      for (int dst = 1; dst < 4; ++dst) sends.push_back(p.isend(dst, 0, buf));
+      p.waitall(sends);
+    } else {
+      p.recv(0, 0, buf);
+    }
+  });
+  const BatchStats& b = r.stats.batches;
+  EXPECT_EQ(b.widest, 4u);
+  EXPECT_EQ(b.segments, 4u + 3u + 3u);
+  EXPECT_EQ(b.instants, 1u + 6u);
+  EXPECT_EQ(b.rounds[0], 2u + 6u);  // W = 2: the start takes two rounds
+  EXPECT_EQ(b.rounds[1], 1u + 6u);  // W = 4: one
+}

@@ -99,6 +99,19 @@ struct Race {
 /// One paragraph per race and a summary line ("N race(s) at M wildcard receive(s)").
 std::string describe_races(const std::vector<Race>& races);
 
+/// How many VPs resume at one virtual time (docs/parallel.md, stage 1): the code of VPs resumed at
+/// the same time could run concurrently with the same results, so these bound what running VP code
+/// on several host cores could gain.
+struct BatchStats {
+  static constexpr int kCores[] = {2, 4, 8, 16};
+  std::uint64_t segments = 0;  ///< VP resumptions: each runs the VP's code up to its next blocking call
+  std::uint64_t instants = 0;  ///< distinct virtual times at which VPs resumed
+  std::uint64_t widest = 0;    ///< most VPs resumed at one time
+  /// For W = kCores[i]: the sum over instants of ceil(width / W), the rounds W cores would need
+  /// when every segment costs the same; segments / rounds[i] bounds their speed-up on VP code.
+  std::uint64_t rounds[4] = {};
+};
+
 struct RunStats {
   std::uint64_t messages = 0;
   std::uint64_t packets = 0;
@@ -106,6 +119,7 @@ struct RunStats {
   std::uint64_t blocked_headers = 0;  ///< times a header found a channel busy
   Time blocked_time = 0;              ///< sum over headers of the time spent waiting for channels
   std::uint64_t events = 0;           ///< engine events processed
+  BatchStats batches;
 };
 
 struct RunResult {
