@@ -111,6 +111,7 @@ void Engine::vp_main(Vp& v) {
   v.state = Vp::State::running;
   v.block = Vp::Block::none;
   if (!aborting_) {
+    if (opts_.on_vp_resume) opts_.on_vp_resume(v.rank, now_);
     try {
       (*program_)(*v.proc);
       // Issue 20: a VP that ends past the time limit (its last call's cost) stops the run too.
@@ -253,6 +254,7 @@ void Engine::block(Vp& v, Vp::Block why, const Call& what) {
   ++v.token;
   executor_->pass(v.rank);
   v.block = Vp::Block::none;
+  if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
   if (aborting_) {
     // The evidence of a failed run shows where every VP was stuck when it failed.
     if (recorder_)

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "support/model.hpp"
@@ -135,6 +136,19 @@ TEST(Batches, VpsResumedAtOneTimeFormOneBatch) {
   EXPECT_EQ(b.rounds[1], 2u + 1u);
   EXPECT_EQ(b.rounds[2], 1u + 1u);
   EXPECT_EQ(b.rounds[3], 1u + 1u);
+  // The hooks around each segment: every VP resumes at t = 0, ranks 0..3 again at the release,
+  // 5 us after rank 4's arrival at 4000 ps; each resumption is followed by one pause.
+  std::vector<std::pair<int, Time>> resumed;
+  int paused = 0;
+  RunOptions hooks;
+  hooks.on_vp_resume = [&](int rank, Time now) { resumed.emplace_back(rank, now); };
+  hooks.on_vp_pause = [&](int) { ++paused; };
+  run(m, program, hooks);
+  const Time release = 4000 + microseconds(5);
+  const std::vector<std::pair<int, Time>> expected = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0},
+                                                      {0, release}, {1, release}, {2, release}, {3, release}};
+  EXPECT_EQ(resumed, expected);
+  EXPECT_EQ(paused, 9);
   // The batches follow from the event order alone: the same under threads and host delays.
   RunOptions threads;
   threads.execution = Execution::threads;

@@ -69,6 +69,11 @@ struct RunOptions {
   /// --tag-output` flushes stdout there and prefixes what it finds with the rank). It must not
   /// call the Proc, and it cannot change the run's results.
   std::function<void(int rank)> on_vp_pause;
+  /// Called on a VP's own thread (or fiber) each time it gets the host CPU back: when its program
+  /// starts and when a blocking call resumes, with the virtual time of the event that woke it.
+  /// Between it and the next on_vp_pause the VP runs one segment of its code (RunStats::batches;
+  /// `bench/batch_widths --host-time` times them). The same rules as on_vp_pause.
+  std::function<void(int rank, Time now)> on_vp_resume;
 };
 
 /// A message that could also have matched a wildcard receive or probe.
