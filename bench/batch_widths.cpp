@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "algorithms/registry.hpp"
+#include "tools/parse_command_line.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -74,7 +75,7 @@ int main(int argc, char** argv) {
   app.add_flag("--host-time", host_time, "also time every segment on the host and weight the bound by it");
   app.add_option("--algorithms", list, "comma-separated names, or COLLECTIVE/all")->capture_default_str();
   app.add_option("--sizes", sizes, "message sizes in bytes")->delimiter(',')->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (const auto code = touchstone::cli::parse_command_line(app, argc, argv)) return *code;
   try {
     const touchstone::Machine m = touchstone::parse_machine(machine);
     touchstone::RunOptions o;

@@ -757,6 +757,47 @@ TEST(CliParseErrors, PaperProgramsPrintTheSameErrorLineAndExitOne) {
   }
 }
 
+// bench/batch_widths prints, for each job, the batch counts the library's run of the same job
+// reports (RunStats::batches), and the count bounds computed from them.
+TEST(PaperPrograms, BatchWidthsPrintsTheRunsBatchCounts) {
+  const Cli c = run_program(fmt::format("{}/batch_widths", TOUCHSTONE_PAPER_BIN_DIR),
+                            "--machine mesh:3x3 --algorithms alltoall/1-lev-xor,gather/2-lev-rec --sizes 16,64");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::istringstream in(c.out);
+  std::string line;
+  std::getline(in, line);  // the title
+  std::getline(in, line);  // the header
+  int rows = 0;
+  for (const std::string name : {"alltoall/1-lev-xor", "gather/2-lev-rec"})
+    for (const std::size_t size : {16, 64}) {
+      ASSERT_TRUE(std::getline(in, line)) << c.out;
+      std::istringstream row(line);
+      std::string alg;
+      std::size_t sz = 0;
+      std::uint64_t segments = 0, instants = 0, widest = 0;
+      double mean = 0;
+      std::string w2;
+      row >> alg >> sz >> segments >> instants >> mean >> widest >> w2;
+      const RunResult r = run(parse_machine("mesh:3x3"), [&](Proc& p) {
+        algorithms::find(name).program(p, algorithms::Args{size, 0, false});
+      }, [] {
+        RunOptions o;
+        o.phantom_payloads = true;
+        return o;
+      }());
+      const BatchStats& b = r.stats.batches;
+      EXPECT_EQ(alg, name);
+      EXPECT_EQ(sz, size);
+      EXPECT_EQ(segments, b.segments) << line;
+      EXPECT_EQ(instants, b.instants) << line;
+      EXPECT_EQ(widest, b.widest) << line;
+      EXPECT_EQ(widest, 9u) << line;  // every VP starts at t = 0
+      EXPECT_EQ(w2, fmt::format("{:.2f}", static_cast<double>(b.segments) / static_cast<double>(b.rounds[0]))) << line;
+      ++rows;
+    }
+  EXPECT_EQ(rows, 4);
+}
+
 // Paper 002's claims table on two small grids: four claims per scenario and two over all of them,
 // one CSV row each. cc-cube is conflict-free and its model exact on both grids (the tests
 // CcCube.WholeRunIsConflictFree and CcCubeCost.ExactOnSmallGrids), so those claims must hold.
