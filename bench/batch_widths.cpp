@@ -34,6 +34,30 @@ std::string bound(const BatchStats& b, std::size_t i) {
   return b.rounds[i] ? fmt::format("{:.2f}", static_cast<double>(b.segments) / static_cast<double>(b.rounds[i])) : "-";
 }
 
+// The widths of docs/parallel.md's extension of a batch to a window [T, T + lambda): the VPs
+// resumed from T, the first resumption after the previous window, up to T + lambda.
+struct WindowCounter {
+  touchstone::Time lambda = 0;
+  touchstone::Time start = -1;
+  std::uint64_t width = 0, windows = 0, rounds[std::size(BatchStats::kCores)] = {};
+  void resume(touchstone::Time now) {
+    if (start < 0 || now >= start + lambda) {
+      close();
+      start = now;
+    }
+    ++width;
+  }
+  void close() {
+    if (!width) return;
+    ++windows;
+    for (std::size_t i = 0; i < std::size(BatchStats::kCores); ++i) {
+      const auto w = static_cast<std::uint64_t>(BatchStats::kCores[i]);
+      rounds[i] += (width + w - 1) / w;
+    }
+    width = 0;
+  }
+};
+
 using Clock = std::chrono::steady_clock;
 
 // Host time of the segments, gathered per instant (the segments of one instant are consecutive).
@@ -70,9 +94,13 @@ int main(int argc, char** argv) {
   std::string machine = "mesh:16x16", list = "alltoall/all,scatter/all,gather/all";
   std::vector<std::size_t> sizes = {16, 4096};
   bool real = false, host_time = false;
+  double window_us = 0;
   app.add_option("--machine", machine, "machine spec")->capture_default_str();
   app.add_flag("--real", real, "real payloads (filled, copied and checked), not phantom ones");
   app.add_flag("--host-time", host_time, "also time every segment on the host and weight the bound by it");
+  app.add_option("--window-us", window_us,
+                 "also count batches over windows of this many virtual microseconds (docs/parallel.md's extension)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--algorithms", list, "comma-separated names, or COLLECTIVE/all")->capture_default_str();
   app.add_option("--sizes", sizes, "message sizes in bytes")->delimiter(',')->capture_default_str();
   if (const auto code = touchstone::cli::parse_command_line(app, argc, argv)) return *code;
@@ -81,10 +109,15 @@ int main(int argc, char** argv) {
     touchstone::RunOptions o;
     o.phantom_payloads = !real;  // the batches do not depend on the bytes; the host time does
     SegmentTimer timer;
-    if (host_time) {
-      o.on_vp_resume = [&timer](int, touchstone::Time now) { timer.resume(now); };
-      o.on_vp_pause = [&timer](int) { timer.pause(); };
+    WindowCounter window;
+    const bool windows = window_us > 0;
+    if (host_time || windows) {
+      o.on_vp_resume = [&](int, touchstone::Time now) {
+        if (host_time) timer.resume(now);
+        if (windows) window.resume(now);
+      };
     }
+    if (host_time) o.on_vp_pause = [&timer](int) { timer.pause(); };
     fmt::print("{} ({} VPs), {} payloads; bound(W) = segments / sum over instants of ceil(width / W){}\n", machine,
                m.nodes(), real ? "real" : "phantom",
                host_time ? "; host: seconds of the run, the share in VP segments, and the bound weighted by "
@@ -92,12 +125,15 @@ int main(int argc, char** argv) {
                          : "");
     fmt::print("{:<28} {:>6} {:>10} {:>9} {:>7} {:>7} {:>6} {:>6} {:>6} {:>6}{}\n", "algorithm", "size", "segments",
                "instants", "mean", "widest", "W=2", "W=4", "W=8", "W=16",
-               host_time ? "   host s  VP share  host W=2  W=4  W=8 W=16" : "");
+               fmt::format("{}{}", host_time ? "   host s  VP share  host W=2  W=4  W=8 W=16" : "",
+                           windows ? fmt::format("  windows of {} us: count  W=2  W=4  W=8 W=16", window_us) : ""));
     for (const auto* a : touchstone::algorithms::select(list))
       for (const std::size_t size : sizes) {
         const touchstone::algorithms::Args args{size, 0, real};
         try {
           timer = SegmentTimer{};
+          window = WindowCounter{};
+          window.lambda = static_cast<touchstone::Time>(window_us * 1e6);  // picoseconds
           const auto start = Clock::now();
           const auto r = touchstone::run(m, [&](touchstone::Proc& p) { a->program(p, args); }, o);
           const double run_s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -111,6 +147,12 @@ int main(int argc, char** argv) {
             fmt::print(" {:>8.3f} {:>8.0f}% ", run_s, 100 * timer.total / run_s);
             for (std::size_t i = 0; i < SegmentTimer::kW; ++i)
               fmt::print(" {:>5.2f}", run_s / (serial + timer.parallel[i]));
+          }
+          if (windows) {
+            window.close();
+            fmt::print("  {:>26}", window.windows);
+            for (const auto r : window.rounds)
+              fmt::print(" {:>5.2f}", static_cast<double>(b.segments) / static_cast<double>(r));
           }
           fmt::print("\n");
         } catch (const touchstone::Error& e) {
