@@ -39,7 +39,7 @@ std::string bound(const BatchStats& b, std::size_t i) {
 struct WindowCounter {
   touchstone::Time lambda = 0;
   touchstone::Time start = -1;
-  std::uint64_t width = 0, windows = 0, rounds[std::size(BatchStats::kCores)] = {};
+  std::uint64_t width = 0, windows = 0, rounds[BatchStats::kCoreCounts] = {};
   void resume(touchstone::Time now) {
     if (start < 0 || now >= start + lambda) {
       close();
@@ -50,7 +50,7 @@ struct WindowCounter {
   void close() {
     if (!width) return;
     ++windows;
-    for (std::size_t i = 0; i < std::size(BatchStats::kCores); ++i) {
+    for (std::size_t i = 0; i < BatchStats::kCoreCounts; ++i) {
       const auto w = static_cast<std::uint64_t>(BatchStats::kCores[i]);
       rounds[i] += (width + w - 1) / w;
     }
@@ -62,7 +62,7 @@ using Clock = std::chrono::steady_clock;
 
 // Host time of the segments, gathered per instant (the segments of one instant are consecutive).
 struct SegmentTimer {
-  static constexpr std::size_t kW = std::size(BatchStats::kCores);
+  static constexpr std::size_t kW = BatchStats::kCoreCounts;
   Clock::time_point started;
   touchstone::Time instant = -1;
   double instant_sum = 0, instant_max = 0;
@@ -151,8 +151,8 @@ int main(int argc, char** argv) {
           if (windows) {
             window.close();
             fmt::print("  {:>26}", window.windows);
-            for (const auto r : window.rounds)
-              fmt::print(" {:>5.2f}", static_cast<double>(b.segments) / static_cast<double>(r));
+            for (const auto rounds : window.rounds)
+              fmt::print(" {:>5.2f}", static_cast<double>(b.segments) / static_cast<double>(rounds));
           }
           fmt::print("\n");
         } catch (const touchstone::Error& e) {

@@ -175,7 +175,7 @@ void Engine::close_batch() {
   BatchStats& b = stats_.batches;
   ++b.instants;
   b.widest = std::max(b.widest, batch_width_);
-  for (std::size_t i = 0; i < std::size(BatchStats::kCores); ++i) {
+  for (std::size_t i = 0; i < BatchStats::kCoreCounts; ++i) {
     const auto w = static_cast<std::uint64_t>(BatchStats::kCores[i]);
     b.rounds[i] += (batch_width_ + w - 1) / w;
   }

@@ -1,5 +1,6 @@
 // Running an SPMD program on an emulated machine.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -108,13 +109,14 @@ std::string describe_races(const std::vector<Race>& races);
 /// the same time could run concurrently with the same results, so these bound what running VP code
 /// on several host cores could gain.
 struct BatchStats {
-  static constexpr int kCores[] = {2, 4, 8, 16};
+  static constexpr std::size_t kCoreCounts = 4;
+  static constexpr int kCores[kCoreCounts] = {2, 4, 8, 16};
   std::uint64_t segments = 0;  ///< VP resumptions: each runs the VP's code up to its next blocking call
   std::uint64_t instants = 0;  ///< distinct virtual times at which VPs resumed
   std::uint64_t widest = 0;    ///< most VPs resumed at one time
   /// For W = kCores[i]: the sum over instants of ceil(width / W), the rounds W cores would need
   /// when every segment costs the same; segments / rounds[i] bounds their speed-up on VP code.
-  std::uint64_t rounds[4] = {};
+  std::uint64_t rounds[kCoreCounts] = {};
 };
 
 struct RunStats {
