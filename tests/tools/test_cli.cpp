@@ -176,6 +176,12 @@ TEST(Cli, AlltoallvSweepOverSizesIsASweepOverTheTraffic) {
     hashes.insert(o["trace_hash"].get<std::string>());
   }
   EXPECT_EQ(hashes.size(), 3u);  // three different matrices, not one under three labels
+  // The table says what its rows are.
+  const Cli table = touchstone_cli("sweep --machine cm5:32 --algorithms alltoallv/two-stage --traffic k=32,l=1/32 "
+                                   "--sizes 256:512 --jobs 1");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("* = fastest at that t (bytes of traffic per processor)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\n  t  alltoallv/two-stage"), std::string::npos) << table.out;
 }
 
 TEST(Cli, SweepTableMarksOneWinnerPerSizeAndWritesOut) {

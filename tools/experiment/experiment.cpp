@@ -343,12 +343,15 @@ std::string makespan_table(const Machine& m, const std::vector<const algorithms:
   }
   for (const auto& o : outcomes)
     if (o.record) host += o.record->result.host_seconds, msgs += o.record->result.stats.messages;
-  std::string text = fmt::format("{} ({} processors): virtual makespan in ms, * = fastest at that size{}\n", m.name, m.nodes(),
+  // An alltoallv/ run's size is its traffic per processor t (docs/algorithms.md).
+  const bool traffic = std::all_of(algs.begin(), algs.end(), [](const auto* a) { return a->name.starts_with("alltoallv/"); });
+  std::string text = fmt::format("{} ({} processors): virtual makespan in ms, * = fastest at that {}{}\n", m.name, m.nodes(),
+                                 traffic ? "t (bytes of traffic per processor)" : "size",
                                  lead_column ? "; lead = how much longer the next fastest takes" : "");
   if (doubtful)  // the unmarked leads keep their digits in line with the marked ones
     for (auto& row : cells)
       if (row.back().empty() || row.back().back() != '?') row.back() += ' ';
-  text += text_table("size", rows, cols, cells);
+  text += text_table(traffic ? "t" : "size", rows, cols, cells);
   if (doubtful)
     text += wrapped(fmt::format("? = a lead under {:.0f}%: {}. `--vary open` shows where such a winner holds.",
                                 100 * evidence->decisive_lead, evidence->statement()),
