@@ -67,7 +67,9 @@ def main(argv):
             ax.plot([size], [t / 1e3], marker="o", markersize=16, markerfacecolor="none", markeredgecolor="gray")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("message size L (bytes)")
+    # An alltoallv/ run's size is its traffic per processor t (docs/algorithms.md).
+    traffic = all(name.startswith("alltoallv/") for name in series)
+    ax.set_xlabel("traffic per processor t (bytes)" if traffic else "message size L (bytes)")
     ax.set_ylabel("virtual makespan (ms)")
     if len(argv) == 4:
         ax.set_title(argv[3])

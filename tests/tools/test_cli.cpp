@@ -551,6 +551,13 @@ TEST(Cli, SweepPlotDrawsEveryAlgorithmAndNamesTheWinners) {
   EXPECT_NE(text.find("alltoall/2-lev-c,r"), std::string::npos);
   EXPECT_NE(text.find("fastest: 16: alltoall/2-lev-c,r"), std::string::npos);  // mesh:4x4 at 16 B (docs/cli.md)
   EXPECT_NE(text.find("mesh:4x4"), std::string::npos);
+  EXPECT_NE(text.find("message size L (bytes)"), std::string::npos);
+  // An alltoallv/ sweep's axis is the traffic per processor.
+  const std::string svg_v = fmt::format("{}/sweep_plot_v_{}.svg", testing::TempDir(), ::getpid());
+  const Cli v = touchstone_cli(fmt::format("sweep --machine cm5:32 --algorithms alltoallv/two-stage --traffic k=4 "
+                                           "--sizes 64:128 --jobs 1 --plot '{}'", svg_v));
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_NE(slurp(svg_v).find("traffic per processor t (bytes)"), std::string::npos);
   const Cli bad = touchstone_cli("sweep --machine mesh:2x2 --algorithms alltoall/1-lev-xor --sizes 8:8 --plot out.txt");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find(".png, .svg or .pdf"), std::string::npos) << bad.err;
