@@ -211,14 +211,30 @@ int Engine::next() {
       abort_run(time_limit_report(opts_.time_limit, ""));
       continue;
     }
-    switch (e.kind()) {
-      case Ev::resume: {
-        Vp& v = *static_cast<Vp*>(e.p);
-        if (v.state == Vp::State::blocked && v.token == e.a) wake(v);
-        break;
+    // Code outside the engine runs here too (a user topology's routing, allocations): whatever it
+    // throws fails the run like a failing VP, so that the VPs are unwound by the engine (each
+    // resumed to throw Aborted) and not torn down suspended with the executor.
+    try {
+      switch (e.kind()) {
+        case Ev::resume: {
+          Vp& v = *static_cast<Vp*>(e.p);
+          if (v.state == Vp::State::blocked && v.token == e.a) wake(v);
+          break;
+        }
+        case Ev::barrier: wake(*static_cast<Vp*>(e.p)); break;
+        default: network_->handle(e); break;
       }
-      case Ev::barrier: wake(*static_cast<Vp*>(e.p)); break;
-      default: network_->handle(e); break;
+    } catch (const UsageError& ex) {
+      failure_is_usage_ = true;
+      abort_run(fmt::format("handling an event at t={} us failed: {}", to_us(now_), ex.what()));
+      continue;
+    } catch (const std::exception& ex) {
+      abort_run(fmt::format("handling an event at t={} us failed: {}", to_us(now_), ex.what()));
+      continue;
+    } catch (...) {
+      abort_run(fmt::format("handling an event at t={} us failed with an exception that is not a std::exception",
+                            to_us(now_)));
+      continue;
     }
     if (resume_next_ != kMain) {
       const int r = resume_next_;

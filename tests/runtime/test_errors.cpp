@@ -2,6 +2,8 @@
 // wrong, the other VPs are unwound, and the run never hangs.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <exception>
 #include <stdexcept>
 #include <thread>
@@ -321,6 +323,54 @@ TEST(MachineSpec, JsonMachineFileAndItsErrors) {
       EXPECT_TRUE(contains(e.what(), c.must_name)) << c.text << ": " << e.what();
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// A user's topology whose adaptive routing fails on one message, inside the event loop: the
+// network asks it for the next channels while it moves a header, not in any VP's code.
+class FailingAdaptiveRoute : public touchstone::Topology {
+ public:
+  explicit FailingAdaptiveRoute(std::shared_ptr<const Topology> base) : base_(std::move(base)) {}
+  std::string name() const override { return "failing-adaptive"; }
+  int nodes() const override { return base_->nodes(); }
+  std::size_t link_channels() const override { return base_->link_channels(); }
+  void route(int s, int d, std::vector<LinkId>& out) const override { base_->route(s, d, out); }
+  int distance(int s, int d) const override { return base_->distance(s, d); }
+  std::string link_name(LinkId id) const override { return base_->link_name(id); }
+  bool adaptive() const override { return true; }
+  void next_channels(int s, int d, LinkId, std::vector<LinkId>&) const override {
+    if (s == 3 && d == 0) throw std::runtime_error("no channel table for 3 -> 0");
+    if (s == 3 && d == 1) throw 7;  // not a std::exception
+  }
+
+ private:
+  std::shared_ptr<const Topology> base_;
+};
+
+// An exception out of the event loop (here a user topology's) used to leave the scheduler with
+// every other VP suspended, to be torn down with the executor; now it fails the run like any
+// failure: a RunError naming the time and the cause, every VP unwound, on both executions.
+TEST(Errors, ExceptionInsideTheEventLoopFailsTheRunAndUnwindsEveryVp) {
+  Machine m = ts_test::prime_machine("mesh:2x2");
+  m.topology = std::make_shared<FailingAdaptiveRoute>(m.topology);
+  for (Execution e : kBoth)
+    for (int dst : {0, 1}) {
+      SCOPED_TRACE(fmt::format("execution {} dst {}", e == Execution::fibers ? "fibers" : "threads", dst));
+      const std::string msg = run_failure(
+          m,
+          [dst](Proc& p) {
+            std::vector<std::byte> b(4);
+            if (p.rank() == 3) p.send(dst, 0, b);
+            else if (p.rank() == dst) p.recv(3, 0, b);
+            else p.recv(3, 1, b);  // waits forever: must be unwound
+          },
+          e);
+      EXPECT_TRUE(contains(msg, "handling an event at t=")) << msg;
+      EXPECT_TRUE(contains(msg, dst == 0 ? "no channel table for 3 -> 0" : "not a std::exception")) << msg;
+    }
 }
 
 }  // namespace
