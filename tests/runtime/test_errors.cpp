@@ -10,6 +10,7 @@
 
 #include "support/run_error.hpp"
 #include "support/model.hpp"
+#include "support/wrapped_topology.hpp"
 
 using namespace touchstone;
 
@@ -331,23 +332,15 @@ namespace {
 
 // A user's topology whose adaptive routing fails on one message, inside the event loop: the
 // network asks it for the next channels while it moves a header, not in any VP's code.
-class FailingAdaptiveRoute : public touchstone::Topology {
+class FailingAdaptiveRoute : public ts_test::WrappedTopology {
  public:
-  explicit FailingAdaptiveRoute(std::shared_ptr<const Topology> base) : base_(std::move(base)) {}
+  using WrappedTopology::WrappedTopology;
   std::string name() const override { return "failing-adaptive"; }
-  int nodes() const override { return base_->nodes(); }
-  std::size_t link_channels() const override { return base_->link_channels(); }
-  void route(int s, int d, std::vector<LinkId>& out) const override { base_->route(s, d, out); }
-  int distance(int s, int d) const override { return base_->distance(s, d); }
-  std::string link_name(LinkId id) const override { return base_->link_name(id); }
   bool adaptive() const override { return true; }
   void next_channels(int s, int d, LinkId, std::vector<LinkId>&) const override {
     if (s == 3 && d == 0) throw std::runtime_error("no channel table for 3 -> 0");
     if (s == 3 && d == 1) throw 7;  // not a std::exception
   }
-
- private:
-  std::shared_ptr<const Topology> base_;
 };
 
 // An exception out of the event loop (here a user topology's) used to leave the scheduler with

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "support/model.hpp"
+#include "support/wrapped_topology.hpp"
 
 using namespace touchstone;
 using ts_test::Model;
@@ -171,23 +172,17 @@ namespace {
 
 // A 1x3 mesh whose link 1->2 is slower than the machine's links, as a fat tree's or HPAM's
 // levels are: the body streams at the slowest channel of the path.
-class SlowSecondLink : public touchstone::Topology {
+class SlowSecondLink : public ts_test::WrappedTopology {
  public:
-  explicit SlowSecondLink(std::shared_ptr<const Topology> base) : base_(std::move(base)) {
+  explicit SlowSecondLink(std::shared_ptr<const Topology> base) : WrappedTopology(std::move(base)) {
     std::vector<LinkId> path;
-    base_->route(1, 2, path);
+    this->base().route(1, 2, path);
     slow_ = path.at(0);
   }
   std::string name() const override { return "slow-second-link"; }
-  int nodes() const override { return base_->nodes(); }
-  std::size_t link_channels() const override { return base_->link_channels(); }
-  void route(int s, int d, std::vector<LinkId>& out) const override { base_->route(s, d, out); }
-  int distance(int s, int d) const override { return base_->distance(s, d); }
-  std::string link_name(LinkId id) const override { return base_->link_name(id); }
   Time link_byte_time(LinkId id) const override { return id == slow_ ? 19 : 0; }
 
  private:
-  std::shared_ptr<const Topology> base_;
   LinkId slow_ = 0;
 };
 
