@@ -111,8 +111,10 @@ void Engine::vp_main(Vp& v) {
   v.state = Vp::State::running;
   v.block = Vp::Block::none;
   if (!aborting_) {
-    if (opts_.on_vp_resume) opts_.on_vp_resume(v.rank, now_);
     try {
+      // Inside the try: a hook that throws fails the run like the program would; outside, the
+      // exception would leave the fiber's function and terminate the process.
+      if (opts_.on_vp_resume) opts_.on_vp_resume(v.rank, now_);
       (*program_)(*v.proc);
       // Issue 20: a VP that ends past the time limit (its last call's cost) stops the run too.
       if (v.clock > opts_.time_limit)
@@ -129,7 +131,15 @@ void Engine::vp_main(Vp& v) {
                             to_us(v.clock)));
     }
   }
-  if (opts_.on_vp_pause) opts_.on_vp_pause(v.rank);
+  if (opts_.on_vp_pause) {
+    try {
+      opts_.on_vp_pause(v.rank);
+    } catch (const std::exception& ex) {
+      abort_run(fmt::format("rank {}'s on_vp_pause hook failed at the end of its program: {}", v.rank, ex.what()));
+    } catch (...) {
+      abort_run(fmt::format("rank {}'s on_vp_pause hook failed at the end of its program", v.rank));
+    }
+  }
   v.state = Vp::State::done;
 }
 

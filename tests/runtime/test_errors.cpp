@@ -367,3 +367,37 @@ TEST(Errors, ExceptionInsideTheEventLoopFailsTheRunAndUnwindsEveryVp) {
 }
 
 }  // namespace
+
+namespace {
+
+// RunOptions' hooks run on the VPs' own fibers or threads, at a program's start and end too, where
+// no program frame would catch what they throw: a throwing hook fails the run, never the process.
+TEST(Errors, ThrowingVpHookFailsTheRunOnEitherExecution) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  const Program ring = [](Proc& p) {
+    std::vector<std::byte> b(8);
+    if (p.rank() == 0) p.send(1, 0, b);
+    if (p.rank() == 1) p.recv(0, 0, b);
+  };
+  for (Execution e : kBoth) {
+    SCOPED_TRACE(e == Execution::fibers ? "fibers" : "threads");
+    RunOptions o;
+    o.execution = e;
+    int resumes = 0;
+    o.on_vp_resume = [&](int rank, Time) {
+      if (rank == 2 || ++resumes > 3) throw std::runtime_error("resume hook out of order");
+    };
+    std::string msg = ts_test::failure_of<Error>(m, ring, o);
+    EXPECT_TRUE(contains(msg, "resume hook out of order")) << msg;
+
+    RunOptions q;
+    q.execution = e;
+    q.on_vp_pause = [](int rank) {
+      if (rank == 2) throw 3;  // not a std::exception, at the end of rank 2's program
+    };
+    msg = ts_test::failure_of<Error>(m, ring, q);
+    EXPECT_TRUE(contains(msg, "rank 2's on_vp_pause hook failed")) << msg;
+  }
+}
+
+}  // namespace

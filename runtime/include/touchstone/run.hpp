@@ -68,7 +68,8 @@ struct RunOptions {
   /// Called on a VP's own thread (or fiber) each time it gives up the host CPU: when it blocks and
   /// when its program ends. For tools that attribute process-wide state to VPs (`touchstone mpirun
   /// --tag-output` flushes stdout there and prefixes what it finds with the rank). It must not
-  /// call the Proc, and it cannot change the run's results.
+  /// call the Proc, and it cannot change the run's results. If it throws, the run fails (RunError
+  /// naming the rank) as if the VP's program had thrown.
   std::function<void(int rank)> on_vp_pause;
   /// Called on a VP's own thread (or fiber) each time it gets the host CPU back: when its program
   /// starts and when a blocking call resumes, with the virtual time of the event that woke it.
