@@ -26,12 +26,17 @@ namespace {
 // The context whose code runs on this host thread: fixed for a thread context, switched with
 // every fiber.
 thread_local void* t_current_user = nullptr;
+thread_local int t_current_index = Executor::kMain;
 
 std::size_t usable_stack(std::size_t bytes) { return std::max<std::size_t>(bytes, 64 * 1024); }
 }  // namespace
 
 void* Executor::current_user() { return t_current_user; }
-void Executor::set_current_user(void* user) { t_current_user = user; }
+int Executor::current_index() { return t_current_index; }
+void Executor::set_current_user(void* user, int index) {
+  t_current_user = user;
+  t_current_index = index;
+}
 
 // ---------------------------------------------------------------- fibers
 
@@ -61,7 +66,7 @@ class FiberExecutor final : public Executor {
 #endif
     threads_.assign(users.size(), std::this_thread::get_id());  // every fiber runs on this thread
     stacks_ = std::make_unique<StackRegion>(users.size(), stack_bytes_);
-    report_stack_overflows();
+    report_vp_faults();
     ctx_.reserve(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) {
       auto c = std::make_unique<Context>();
@@ -129,7 +134,7 @@ class FiberExecutor final : public Executor {
   void resume(int i) {
     Context& c = *ctx_[static_cast<std::size_t>(i)];
     current_ = i;
-    set_current_user(c.user);
+    set_current_user(c.user, i);
 #if TOUCHSTONE_ASAN
     void* fake = nullptr;
     __sanitizer_start_switch_fiber(&fake, static_cast<char*>(c.stack.sp) - c.stack.size, c.stack.size);
@@ -147,7 +152,7 @@ class FiberExecutor final : public Executor {
 #if TOUCHSTONE_ASAN
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
-    set_current_user(nullptr);
+    set_current_user(nullptr, kMain);
     current_ = kMain;
   }
 
@@ -201,6 +206,7 @@ class ThreadExecutor final : public Executor {
 
   std::size_t start(std::vector<void*> users, Body body) override {
     body_ = std::move(body);
+    report_vp_faults();  // the handlers are the process's: every VP thread's faults are named too
     threads_.resize(users.size());
     ctx_.reserve(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) {
@@ -248,7 +254,7 @@ class ThreadExecutor final : public Executor {
   static void* entry(void* arg) {
     auto* c = static_cast<Context*>(arg);
     ThreadExecutor& ex = *c->owner;
-    set_current_user(c->user);
+    set_current_user(c->user, c->index);
     ex.threads_[static_cast<std::size_t>(c->index)] = std::this_thread::get_id();
     c->sem.acquire();  // the first baton
     ex.body_(c->index);

@@ -52,10 +52,13 @@ class Executor {
   bool on_thread_of(int i) const { return std::this_thread::get_id() == threads_[static_cast<std::size_t>(i)]; }
   /// The `users` entry of the context running on the calling host thread; nullptr outside them.
   static void* current_user();
+  /// The index of that context, kMain outside them. One read of a thread-local: safe in a signal
+  /// handler, which names the VP a fault happened in (stacks.hpp, report_vp_faults).
+  static int current_index();
 
  protected:
   explicit Executor(Scheduler& s) : scheduler_(s) {}
-  static void set_current_user(void* user);
+  static void set_current_user(void* user, int index);
 
   Scheduler& scheduler_;
   int current_ = kMain;

@@ -1,5 +1,7 @@
 #include "stacks.hpp"
 
+#include "executor.hpp"
+
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -41,12 +43,15 @@ constexpr int MADV_GUARD_INSTALL = 102;
 // The live regions, for the fault handler (which may only read them: a fixed table of atomics).
 struct OverflowReports {
   static constexpr std::size_t kSlots = 256;
+  // The faults a VP's own code can die of: its report names the VP before the process dies.
+  static constexpr std::array<int, 5> kSignals{SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
   static std::array<std::atomic<const StackRegion*>, kSlots>& live() {
     static std::array<std::atomic<const StackRegion*>, kSlots> regions{};
     return regions;
   }
-  static struct sigaction& previous() {
-    static struct sigaction prev {};
+  // The handler each of kSignals had before ours, in the same order.
+  static std::array<struct sigaction, kSignals.size()>& previous() {
+    static std::array<struct sigaction, kSignals.size()> prev{};
     return prev;
   }
 
@@ -76,8 +81,8 @@ struct OverflowReports {
     say(p);
   }
 
-  static void handler(int sig, siginfo_t* info, void* ctx) {
-    const auto* addr = static_cast<const std::byte*>(info->si_addr);
+  // True when addr is on a guard page of a live region: then it names the VP that overflowed.
+  static bool said_overflow(const std::byte* addr) {
     for (auto& slot : live()) {
       const StackRegion* r = slot.load(std::memory_order_acquire);
       if (!r || addr < r->base_ || addr >= r->base_ + r->bytes_) continue;
@@ -88,16 +93,45 @@ struct OverflowReports {
       say(" overflowed its stack of ");
       say(r->stack_ >> 10);
       say(" KiB (give VPs larger stacks with --stack-kb, or RunOptions::stack_bytes)\n");
-      break;
+      return true;
+    }
+    return false;
+  }
+
+  static const char* describe(int sig) {
+    switch (sig) {
+      case SIGSEGV: return "SIGSEGV (an invalid memory access)";
+      case SIGBUS: return "SIGBUS (a bus error)";
+      case SIGFPE: return "SIGFPE (an arithmetic error, such as an integer division by zero)";
+      case SIGILL: return "SIGILL (an illegal instruction)";
+      default: return "SIGABRT (abort(), for example a failed assert)";
+    }
+  }
+
+  static void handler(int sig, siginfo_t* info, void* ctx) {
+    const bool memory = sig == SIGSEGV || sig == SIGBUS;
+    if (!(memory && said_overflow(static_cast<const std::byte*>(info->si_addr)))) {
+      // Not an overflow: if a VP's code was running on this thread, the fault is its program's.
+      const int rank = Executor::current_index();
+      if (rank != Executor::kMain) {
+        say("touchstone: the program of rank ");
+        say(static_cast<std::size_t>(rank));
+        say(" died of ");
+        say(describe(sig));
+        say("; the run cannot go on\n");
+      }
     }
     // Whatever the fault, the handler this one replaced deals with it: the default ends the process.
-    const struct sigaction& prev = previous();
+    std::size_t k = 0;
+    while (k + 1 < kSignals.size() && kSignals[k] != sig) ++k;
+    const struct sigaction& prev = previous()[k];
     if (prev.sa_flags & SA_SIGINFO) {
       if (prev.sa_sigaction) return prev.sa_sigaction(sig, info, ctx);
     } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
       return prev.sa_handler(sig);
     }
-    ::signal(sig, SIG_DFL);  // returning re-runs the faulting access, which now ends the process
+    // Returning re-runs the faulting instruction (abort() raises again), which now ends the process.
+    ::signal(sig, SIG_DFL);
   }
 };
 
@@ -233,14 +267,15 @@ void StackRegion::disarm(std::size_t i) {
     unguarded(i, errno);
 }
 
-void report_stack_overflows() {
+void report_vp_faults() {
   static std::once_flag installed;
   std::call_once(installed, [] {
     struct sigaction sa {};
     sa.sa_sigaction = &OverflowReports::handler;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGSEGV, &sa, &OverflowReports::previous());
+    for (std::size_t k = 0; k < OverflowReports::kSignals.size(); ++k)
+      ::sigaction(OverflowReports::kSignals[k], &sa, &OverflowReports::previous()[k]);
   });
   // The alternate stack of this thread, unless it has one (a sanitizer's, or an earlier call's).
   struct AltStack {

@@ -18,7 +18,7 @@
 //   - while running: a guard is PROT_NONE only while its fiber runs. The fibers of a run take turns
 //     on one host thread, so only the running one can overflow; 3 mappings at most, at the price of
 //     two mprotect calls per switch. Used for the largest runs.
-// Either way a VP that overflows faults on its own guard page, and report_stack_overflows says
+// Either way a VP that overflows faults on its own guard page, and report_vp_faults says
 // which rank, its stack size, and the option that sets it.
 #pragma once
 #include <cstddef>
@@ -74,12 +74,14 @@ class StackRegion {
   Guards guards_ = Guards::permanent;
 };
 
-/// Makes a stack overflow on a guard page of any live StackRegion print which stack (the index is
-/// the VP's rank) overflowed and how to give it more, before the process dies of the fault as
-/// before. Installs, once, a SIGSEGV handler that passes every other fault on to the handler it
-/// replaced (the default's, or a sanitizer's), and gives the calling thread an alternate signal
-/// stack if it has none (the overflowing stack has no room left for the handler). Call it on each
-/// thread that runs fibers.
-void report_stack_overflows();
+/// Makes a fault in a VP's code say which VP it was before the process dies of it as before: a
+/// stack overflow on a guard page of any live StackRegion names the rank (the stack's index), its
+/// stack size and how to give it more; any other SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT raised
+/// while a VP's code runs on the thread names the rank and the signal (a C program's crash or
+/// failed assert under `touchstone mpirun` would otherwise say nothing of which rank). Installs,
+/// once, handlers that pass every fault on to the handler they replaced (the default's, or a
+/// sanitizer's), and gives the calling thread an alternate signal stack if it has none (the
+/// overflowing stack has no room left for the handler). Call it on each thread that runs fibers.
+void report_vp_faults();
 
 }  // namespace touchstone::detail

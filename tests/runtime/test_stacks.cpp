@@ -5,7 +5,10 @@
 // dies on its own guard page with a message naming its rank.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -99,14 +102,14 @@ TEST(StackRegionDeathTest, AWriteIntoAGuardIsReportedAndEndsTheProcess) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
       {
-        detail::report_stack_overflows();
+        detail::report_vp_faults();
         StackRegion r(4, 64 * kKiB, StackRegion::Guards::permanent);
         touch(r.guard(2));
       },
       "the VP of rank 2 overflowed its stack of 64 KiB");
   EXPECT_DEATH(
       {
-        detail::report_stack_overflows();
+        detail::report_vp_faults();
         StackRegion r(4, 128 * kKiB, StackRegion::Guards::while_running);
         r.arm(1);
         touch(r.guard(1));
@@ -115,7 +118,7 @@ TEST(StackRegionDeathTest, AWriteIntoAGuardIsReportedAndEndsTheProcess) {
   if (!StackRegion::kernel_guards()) return;
   EXPECT_DEATH(
       {
-        detail::report_stack_overflows();
+        detail::report_vp_faults();
         StackRegion r(4, 64 * kKiB, StackRegion::Guards::installed);
         touch(r.guard(3));
       },
@@ -139,6 +142,37 @@ TEST(StackRegionDeathTest, AVpThatOverflowsItsStackIsNamed) {
                "the VP of rank 1 overflowed its stack of 256 KiB");
   // Within the stack, the same recursion is fine.
   EXPECT_NO_THROW(run(m, [](Proc& p) { if (p.rank() == 1) deep(64); }, o));
+}
+
+// Any other fault in a VP's code names the VP too (a C program's crash under touchstone mpirun
+// would otherwise end the process without saying which rank), on either execution, and the
+// process still dies of it.
+TEST(StackRegionDeathTest, AFaultInAVpsCodeNamesTheVpAndTheSignal) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const Machine m = parse_machine("mesh:1x4");
+  for (Execution e : {Execution::fibers, Execution::threads}) {
+    RunOptions o;
+    o.execution = e;
+    EXPECT_DEATH(run(m, [](Proc& p) {
+                   if (p.rank() == 3) std::abort();
+                 }, o),
+                 "the program of rank 3 died of SIGABRT");
+    // A page the program may not touch: no undefined behaviour for a sanitizer to catch first.
+    void* page = ::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(page, MAP_FAILED);
+    EXPECT_DEATH(run(m, [page](Proc& p) {
+                   if (p.rank() == 2) *static_cast<volatile int*>(page) = 1;
+                 }, o),
+                 "the program of rank 2 died of SIGSEGV \\(an invalid memory access\\)");
+    ::munmap(page, 4096);
+#if !defined(__SANITIZE_ADDRESS__)  // UndefinedBehaviorSanitizer (built with it) reports it first
+    EXPECT_DEATH(run(m, [](Proc& p) {
+                   volatile int zero = 0;
+                   if (p.rank() == 1) p.compute(1000 / zero);
+                 }, o),
+                 "the program of rank 1 died of SIGFPE");
+#endif
+  }
 }
 
 }  // namespace
