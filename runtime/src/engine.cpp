@@ -810,7 +810,10 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   op->buf = buf;
   op->posted = v.clock;
   op->call = ++v.recv_calls;
-  if (src == any_source && !forced_.empty()) op->src = forced_source(v, op->call, src, op->group.get());
+  if (src == any_source && !forced_.empty()) {
+    op->src = forced_source(v, op->call, src, op->group.get());
+    op->forced = op->src != any_source;
+  }
   // The earliest-arrived matching message that is already here; anything arriving later is later.
   if (Msg* m = v.mailbox.post(op)) {
     if (races_) races_->on_match(v.rank, *op, *m, v.label);  // the match is decided here, also for a request to send
@@ -964,6 +967,11 @@ std::string describe_op(const OpSummary& op) {
   if (op.awaiting_data)
     return fmt::format("recv(source={}, tag={}), waiting for the data of rendezvous message #{}", rank_str(op.src),
                        tag_str(op.tag), op.msg_id);
+  // A forced wildcard says so: the program asked for any source, the schedule picked this one
+  // (a schedule that picks a rank whose message never comes deadlocks here).
+  if (op.forced)
+    return fmt::format("recv(source=any, tag={}), forced by --schedule {}:{}={} to take rank {}'s message",
+                       tag_str(op.tag), op.owner, op.call, op.src, op.src);
   return fmt::format("recv(source={}, tag={})", rank_str(op.src), tag_str(op.tag));
 }
 

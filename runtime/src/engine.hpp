@@ -50,12 +50,13 @@ constexpr bool is_internal(std::uint64_t ctx) { return (ctx & kInternalCtx) != 0
 /// What a request is, in the words of reports: a copy of the fields that describe_op reads.
 struct OpSummary {
   Op::Kind kind = Op::Kind::send;
-  bool rendezvous = false, awaiting_data = false;
-  int src = 0, tag = 0, dst = 0;
-  std::uint64_t msg_id = 0;
+  bool rendezvous = false, awaiting_data = false, forced = false;
+  int src = 0, tag = 0, dst = 0, owner = 0;
+  std::uint64_t msg_id = 0, call = 0;
   std::size_t size = 0;
   static OpSummary of(const Op& op) {
-    return {op.kind, op.rendezvous, op.awaiting_data, op.src, op.tag, op.dst, op.msg_id, op.size};
+    return {op.kind, op.rendezvous, op.awaiting_data, op.forced, op.src, op.tag,
+            op.dst, op.owner, op.msg_id, op.call, op.size};
   }
 };
 

@@ -56,6 +56,7 @@ struct Op {
   Msg* matched = nullptr;
   bool awaiting_data = false;  // matched a request to send; its data is on the way (docs/model.md 2.16)
   bool truncating = false;  // a longer message fills buf and sets Status::truncated (irecv_truncating)
+  bool forced = false;      // a wildcard receive whose source RunOptions::schedule forced (reports)
   Op* next = nullptr;  // posted-receive queue (Mailbox)
   Op* prev = nullptr;
   std::uint64_t queued = ~0ULL;  // its number in its VP's indexed posted-receive queue (Mailbox)

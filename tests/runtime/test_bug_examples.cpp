@@ -179,6 +179,12 @@ TEST(BugExamples, BadSchedulesAreClearErrors) {
   EXPECT_THROW(run(parse_machine("mesh:2x2"), bugs::wildcard_collect, o), UsageError);
   o.schedule = parse_schedule("0:1=9");
   EXPECT_THROW(run(parse_machine("mesh:2x2"), bugs::wildcard_collect, o), UsageError);
+  // A valid rank that never sends to the receive: the run deadlocks, and the report says the
+  // schedule, not the program, named that source.
+  o.schedule = parse_schedule("0:1=0");
+  EXPECT_THAT(run_error(parse_machine("mesh:2x2"), bugs::wildcard_collect, o),
+              testing::HasSubstr("rank 0 blocked since t=0 us in wait for recv(source=any, tag=0), forced by "
+                                 "--schedule 0:1=0 to take rank 0's message at bugs.hpp:35 collect"));
 }
 
 // Both ranks wait in their second send: its message waits for receive-buffer space the first
