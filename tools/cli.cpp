@@ -443,7 +443,7 @@ int main(int argc, char** argv) {
       std::stringstream text;
       text << in.rdbuf();
       const auto evidence = ranking_evidence_of_csv(text.str());
-      experiment::plot(text.str(), plot_figure, evidence ? &*evidence : nullptr);
+      experiment::plot(text.str(), plot_figure, evidence ? &*evidence : nullptr, plot_csv);
       return 0;
     }
     if (*loads) return cmd_loads(loads_machine, loads_format);

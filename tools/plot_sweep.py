@@ -5,7 +5,12 @@ algorithm's point is ringed and named). Used by `touchstone sweep --plot FILE` a
 `touchstone plot`; the format follows FILE's extension (.png, .svg or .pdf). Only the runs of the
 CSV's first machine are drawn (a `sweep --vary` CSV holds its variants' runs after the preset's).
 
-    /usr/bin/python3 tools/plot_sweep.py [--doubtful-below LEAD] SWEEP.csv FIGURE.png [TITLE]
+    /usr/bin/python3 tools/plot_sweep.py [--doubtful-below LEAD] [--source NAME] SWEEP.csv FIGURE.png [TITLE]
+
+--source names the CSV in error messages (`touchstone plot` passes the user's file; the sweep's
+own CSV goes through a temporary file). A CSV that is not a sweep's (a column missing, a size or
+a makespan that is not a number) ends with one line saying which file, row and column, and exit
+status 2; a missing matplotlib with status 3, so that the caller can tell the two apart.
 
 With --doubtful-below (0.10 for the delta preset: touchstone::ranking_evidence), a winner whose
 lead over the next fastest is under LEAD is ringed with a dashed line and its name marked '?',
@@ -14,35 +19,75 @@ as the sweep's table marks it: the preset's evidence cannot tell such a winner f
 Needs python3-matplotlib (Debian).
 """
 import csv
+import math
 import sys
 from collections import defaultdict
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-matplotlib.rcParams["svg.fonttype"] = "none"  # SVG text stays text: searchable, and checked by the tests
-import matplotlib.pyplot as plt  # noqa: E402
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.fonttype"] = "none"  # SVG text stays text: searchable, and checked by the tests
+    import matplotlib.pyplot as plt
+except ImportError as e:
+    print(f"plot_sweep.py: needs python3-matplotlib (Debian: apt-get install python3-matplotlib): {e}", file=sys.stderr)
+    sys.exit(3)
+
+REQUIRED = ("machine", "algorithm", "size", "makespan_us")
+
+
+def bad_input(message):
+    print(f"plot_sweep.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_sweep(path, name):
+    """The runs of the CSV's first machine as algorithm -> size -> makespan (us), and the other machines."""
+    series = defaultdict(dict)
+    machine = None
+    other_machines = set()  # a sweep --vary CSV: the variants' runs follow the preset's
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+            if missing:
+                bad_input(f"{name} is not a sweep's CSV (touchstone sweep --format csv): no column"
+                          + ("s " if len(missing) > 1 else " ") + ", ".join(f"'{c}'" for c in missing))
+            for line, row in enumerate(reader, start=2):
+                if any(row[c] is None for c in REQUIRED):
+                    bad_input(f"{name}, line {line}: fewer fields than the header has")
+                try:
+                    size, makespan = int(row["size"]), float(row["makespan_us"])
+                except ValueError:
+                    bad_input(f"{name}, line {line}: size '{row['size']}' or makespan_us '{row['makespan_us']}' "
+                              "is not a number")
+                if size <= 0 or not math.isfinite(makespan) or makespan < 0:
+                    bad_input(f"{name}, line {line}: size {row['size']} or makespan_us {row['makespan_us']} is out of "
+                              "range (a size above 0, a finite makespan of at least 0)")
+                machine = machine or row["machine"]
+                if row["machine"] != machine:
+                    other_machines.add(row["machine"])
+                    continue
+                series[row["algorithm"]][size] = makespan
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        bad_input(f"cannot read {name}: {e}")
+    if not series:
+        bad_input(f"no runs in {name}")
+    return series, machine, other_machines
 
 
 def main(argv):
     doubtful_below = 0.0
-    if len(argv) > 2 and argv[1] == "--doubtful-below":
-        doubtful_below = float(argv[2])
+    source = None
+    while len(argv) > 2 and argv[1] in ("--doubtful-below", "--source"):
+        if argv[1] == "--doubtful-below":
+            doubtful_below = float(argv[2])
+        else:
+            source = argv[2]
         argv = argv[:1] + argv[3:]
     if len(argv) not in (3, 4):
-        sys.exit("usage: plot_sweep.py [--doubtful-below LEAD] SWEEP.csv FIGURE.(png|svg|pdf) [TITLE]")
-    series = defaultdict(dict)  # algorithm -> size -> makespan (us)
-    machine = None
-    other_machines = set()  # a sweep --vary CSV: the variants' runs follow the preset's
-    with open(argv[1], newline="") as f:
-        for row in csv.DictReader(f):
-            machine = machine or row["machine"]
-            if row["machine"] != machine:
-                other_machines.add(row["machine"])
-                continue
-            series[row["algorithm"]][int(row["size"])] = float(row["makespan_us"])
-    if not series:
-        sys.exit(f"plot_sweep.py: no runs in {argv[1]}")
+        sys.exit("usage: plot_sweep.py [--doubtful-below LEAD] [--source NAME] SWEEP.csv FIGURE.(png|svg|pdf) [TITLE]")
+    series, machine, other_machines = read_sweep(argv[1], source or argv[1])
     best = {}
     for name, points in series.items():
         for size, t in points.items():

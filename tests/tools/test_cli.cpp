@@ -575,6 +575,28 @@ TEST(Cli, PlotCommandDrawsASavedSweep) {
   EXPECT_EQ(slurp(png).substr(1, 3), "PNG");
 }
 
+// A CSV that is not a sweep's is bad input: exit 1 and one line naming the file and what is wrong,
+// not a Python traceback or a hint that matplotlib is missing.
+TEST(Cli, PlotOfACsvThatIsNotASweepsSaysWhatIsWrong) {
+  const std::string svg = fmt::format("{}/notasweep_{}.svg", testing::TempDir(), ::getpid());
+  for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
+           {"size,alg\n16,abc\n", "is not a sweep's CSV (touchstone sweep --format csv): no columns 'machine', 'algorithm', 'makespan_us'"},
+           {"", "no columns 'machine', 'algorithm', 'size', 'makespan_us'"},
+           {"machine,algorithm,size,makespan_us\nm,a,16\n", ", line 2: fewer fields than the header has"},
+           {"machine,algorithm,size,makespan_us\nm,a,sixteen,3\n", ", line 2: size 'sixteen' or makespan_us '3' is not a number"},
+           {"machine,algorithm,size,makespan_us\nm,a,16,nan\n", ", line 2: size 16 or makespan_us nan is out of range"},
+           {"machine,algorithm,size,makespan_us\n", "no runs in "}}) {
+    const std::string csv = fmt::format("{}/notasweep_{}.csv", testing::TempDir(), ::getpid());
+    std::ofstream(csv) << text;
+    const Cli c = touchstone_cli(fmt::format("plot '{}' '{}'", csv, svg));
+    EXPECT_EQ(c.exit_code, 1) << text;
+    EXPECT_NE(c.err.find(says), std::string::npos) << c.err;
+    EXPECT_NE(c.err.find(csv), std::string::npos) << c.err;  // the user's file, not a temporary one
+    EXPECT_EQ(c.err.find("Traceback"), std::string::npos) << c.err;
+    EXPECT_EQ(c.err.find("matplotlib"), std::string::npos) << c.err;
+  }
+}
+
 // A sweep --vary CSV holds the variants' runs after the preset's; the plot draws the preset's only
 // (here the variant would make b the winner at 16 bytes) and says what it left out.
 TEST(Cli, PlotOfAVaryCsvDrawsTheFirstMachinesRunsOnly) {

@@ -452,11 +452,18 @@ void run_plot_script(const std::string& script_name, const std::vector<std::stri
   const int spawned = posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ);
   if (spawned == 0) waitpid(pid, &status, 0);
   if (spawned != 0) throw UsageError(fmt::format("cannot plot: {} is missing (install python3-matplotlib)", python));
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw UsageError(fmt::format("plotting {} failed ({} {}); is python3-matplotlib installed?", what, python, script));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+  // The scripts say why on stderr: 2 for input they cannot draw, 3 without matplotlib.
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 2) throw UsageError(fmt::format("cannot plot {} (see the line above)", what));
+  if (code == 3) throw UsageError(fmt::format("cannot plot {}: install python3-matplotlib", what));
+  throw UsageError(fmt::format("plotting {} failed ({} {} ended with {})", what, python, script,
+                               WIFEXITED(status) ? fmt::format("exit status {}", code)
+                                                 : fmt::format("signal {}", WTERMSIG(status))));
 }
 
-void plot(const std::string& csv_text, const std::string& figure, const RankingEvidence* evidence) {
+void plot(const std::string& csv_text, const std::string& figure, const RankingEvidence* evidence,
+          const std::string& source) {
   const auto ext = std::filesystem::path(figure).extension().string();
   if (ext != ".png" && ext != ".svg" && ext != ".pdf")
     throw UsageError(fmt::format("--plot {}: the figure's name must end in .png, .svg or .pdf", figure));
@@ -465,6 +472,7 @@ void plot(const std::string& csv_text, const std::string& figure, const RankingE
   try {
     std::vector<std::string> args{csv_path.string(), figure};
     if (evidence) args.insert(args.begin(), {"--doubtful-below", fmt::format("{}", evidence->decisive_lead)});
+    if (!source.empty()) args.insert(args.begin(), {"--source", source});
     run_plot_script("plot_sweep.py", args, figure);
   } catch (...) {
     std::filesystem::remove(csv_path);

@@ -127,7 +127,9 @@ std::string winner_stability_table(const std::vector<std::size_t>& sizes, const 
 /// (records_csv) into `figure` (.png, .svg or .pdf) with tools/plot_sweep.py and Debian's
 /// matplotlib. With `evidence` a winner whose lead is under its decisive lead is ringed twice and
 /// marked '?', as makespan_table marks it. UsageError when the figure cannot be drawn, saying why.
-void plot(const std::string& csv_text, const std::string& figure, const RankingEvidence* evidence = nullptr);
+/// `source` names the CSV in the script's error messages (the user's file for `touchstone plot`).
+void plot(const std::string& csv_text, const std::string& figure, const RankingEvidence* evidence = nullptr,
+          const std::string& source = "the sweep's CSV");
 
 /// Runs the plotting script `script_name` of tools/ (installed in PREFIX/share/touchstone) with
 /// Debian's /usr/bin/python3 and `arguments`; UsageError naming `what` when it cannot run or fails.
