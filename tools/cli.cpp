@@ -230,6 +230,9 @@ int cmd_sweep(const Common& c, const std::string& list, const std::optional<std:
               const std::vector<std::string>& vary) {
   const Machine m = parse_machine(c.machine);
   const auto algs = algorithms::select(list);
+  // Where the results go is checked before the sweep runs, not after.
+  experiment::check_output_path(out_path, "--out");
+  if (!plot_path.empty()) experiment::check_figure_path(plot_path, "--plot");
   // Without --sizes a sweep runs 16 B .. 16 KB, unless --traffic fixes the size.
   std::optional<std::vector<std::size_t>> given;
   if (sizes_arg) given = parse_sizes(*sizes_arg);
@@ -439,6 +442,7 @@ int main(int argc, char** argv) {
       return cmd_sweep(sweep_c, algs, sweep->count("--sizes") ? std::optional<std::string>(sizes) : std::nullopt, jobs,
                        memory_mb, out, plot_out, vary);
     if (*plotc) {
+      experiment::check_figure_path(plot_figure, "figure");
       std::ifstream in(plot_csv);
       std::stringstream text;
       text << in.rdbuf();

@@ -132,7 +132,10 @@ def main(argv):
         winners += f"; not drawn: the runs of {len(other_machines)} other machine(s) in the CSV (sweep --vary variants)"
     fig.text(0.01, 0.01, "fastest: " + winners, fontsize=6, wrap=True)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
-    fig.savefig(argv[2])
+    try:
+        fig.savefig(argv[2])
+    except OSError as e:
+        bad_input(f"cannot write {argv[2]}: {e}")
 
 
 if __name__ == "__main__":

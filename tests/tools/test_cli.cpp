@@ -597,6 +597,23 @@ TEST(Cli, PlotOfACsvThatIsNotASweepsSaysWhatIsWrong) {
   }
 }
 
+// Where a sweep's results go is checked before it runs: a long sweep must not end in "cannot write".
+TEST(Cli, SweepRefusesAnOutputItCouldNotWriteBeforeRunning) {
+  const std::string dir = testing::TempDir();
+  for (const auto& [option, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--out '" + dir + "'", "that is a directory; give a file's name"},
+           {"--out /nonexistent-touchstone-dir/x.csv", "there is no directory '/nonexistent-touchstone-dir'"},
+           {"--plot /nonexistent-touchstone-dir/x.png", "there is no directory '/nonexistent-touchstone-dir'"}}) {
+    const Cli c = touchstone_cli("sweep --machine mesh:2x2 --algorithms alltoall/1-lev-xor --sizes 16:16 " + option);
+    EXPECT_EQ(c.exit_code, 1) << option;
+    EXPECT_NE(c.err.find(says), std::string::npos) << c.err;
+    EXPECT_EQ(c.err.find("[1/1]"), std::string::npos) << "the sweep ran first: " << c.err;
+  }
+  const Cli p = touchstone_cli("plot /dev/null /nonexistent-touchstone-dir/x.svg");
+  EXPECT_EQ(p.exit_code, 1);
+  EXPECT_NE(p.err.find("figure /nonexistent-touchstone-dir/x.svg: there is no directory"), std::string::npos) << p.err;
+}
+
 // A sweep --vary CSV holds the variants' runs after the preset's; the plot draws the preset's only
 // (here the variant would make b the winner at 16 bytes) and says what it left out.
 TEST(Cli, PlotOfAVaryCsvDrawsTheFirstMachinesRunsOnly) {

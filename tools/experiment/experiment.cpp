@@ -462,11 +462,16 @@ void run_plot_script(const std::string& script_name, const std::vector<std::stri
                                                  : fmt::format("signal {}", WTERMSIG(status))));
 }
 
-void plot(const std::string& csv_text, const std::string& figure, const RankingEvidence* evidence,
-          const std::string& source) {
+void check_figure_path(const std::string& figure, const std::string& option) {
   const auto ext = std::filesystem::path(figure).extension().string();
   if (ext != ".png" && ext != ".svg" && ext != ".pdf")
-    throw UsageError(fmt::format("--plot {}: the figure's name must end in .png, .svg or .pdf", figure));
+    throw UsageError(fmt::format("{} {}: the figure's name must end in .png, .svg or .pdf", option, figure));
+  check_output_path(figure, option);
+}
+
+void plot(const std::string& csv_text, const std::string& figure, const RankingEvidence* evidence,
+          const std::string& source) {
+  check_figure_path(figure, "--plot");
   const auto csv_path = std::filesystem::temp_directory_path() / fmt::format("touchstone-plot-{}.csv", ::getpid());
   write_output(csv_path.string(), csv_text);
   try {
@@ -479,6 +484,20 @@ void plot(const std::string& csv_text, const std::string& figure, const RankingE
     throw;
   }
   std::filesystem::remove(csv_path);
+}
+
+void check_output_path(const std::string& path, const std::string& option) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw UsageError(fmt::format("{} {}: that is a directory; give a file's name", option, path));
+  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("{} {}: there is no directory '{}'", option, path, dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UsageError(fmt::format("{} {}: the directory '{}' is not writable", option, path, dir.string()));
+  if (fs::exists(path, ec) && ::access(path.c_str(), W_OK) != 0)
+    throw UsageError(fmt::format("{} {}: the file is not writable", option, path));
 }
 
 void write_output(const std::string& path, const std::string& text) {

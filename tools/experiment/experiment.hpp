@@ -128,8 +128,11 @@ std::string winner_stability_table(const std::vector<std::size_t>& sizes, const 
 /// matplotlib. With `evidence` a winner whose lead is under its decisive lead is ringed twice and
 /// marked '?', as makespan_table marks it. UsageError when the figure cannot be drawn, saying why.
 /// `source` names the CSV in the script's error messages (the user's file for `touchstone plot`).
+/// check_figure_path: the same checks of the figure's name and place, for before a long sweep;
+/// `option` names the figure in the message ("--plot", or "figure" for `touchstone plot`).
 void plot(const std::string& csv_text, const std::string& figure, const RankingEvidence* evidence = nullptr,
           const std::string& source = "the sweep's CSV");
+void check_figure_path(const std::string& figure, const std::string& option);
 
 /// Runs the plotting script `script_name` of tools/ (installed in PREFIX/share/touchstone) with
 /// Debian's /usr/bin/python3 and `arguments`; UsageError naming `what` when it cannot run or fails.
@@ -137,5 +140,10 @@ void run_plot_script(const std::string& script_name, const std::vector<std::stri
 
 /// Writes `text` to `path` (stdout when empty); UsageError when it cannot be written completely.
 void write_output(const std::string& path, const std::string& text);
+
+/// Before a long job: UsageError naming `option` when `path` (if not empty) could not be written
+/// afterwards, because it is a directory or its directory is missing or not writable. Creates
+/// nothing.
+void check_output_path(const std::string& path, const std::string& option);
 
 }  // namespace touchstone::experiment
