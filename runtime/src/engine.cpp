@@ -120,27 +120,33 @@ void Engine::vp_main(Vp& v) {
       if (v.clock > opts_.time_limit)
         abort_run(time_limit_report(opts_.time_limit, fmt::format("rank {} ended at t={} us", v.rank, to_us(v.clock))));
     } catch (const Aborted&) {
-    } catch (const UsageError& ex) {
-      // Issue 20: bad input found inside VP code is still a usage error (RunUsageError, exit 1).
-      if (!aborting_) failure_is_usage_ = true;
-      abort_run(fmt::format("rank {} failed at t={} us: {}", v.rank, to_us(v.clock), ex.what()));
-    } catch (const std::exception& ex) {
-      abort_run(fmt::format("rank {} failed at t={} us: {}", v.rank, to_us(v.clock), ex.what()));
     } catch (...) {
-      abort_run(fmt::format("rank {} failed at t={} us with an exception that is not a std::exception", v.rank,
-                            to_us(v.clock)));
+      fail_with_current_exception(fmt::format("rank {} failed at t={} us", v.rank, to_us(v.clock)));
     }
   }
   if (opts_.on_vp_pause) {
     try {
       opts_.on_vp_pause(v.rank);
-    } catch (const std::exception& ex) {
-      abort_run(fmt::format("rank {}'s on_vp_pause hook failed at the end of its program: {}", v.rank, ex.what()));
     } catch (...) {
-      abort_run(fmt::format("rank {}'s on_vp_pause hook failed at the end of its program", v.rank));
+      fail_with_current_exception(fmt::format("rank {}'s on_vp_pause hook failed at the end of its program", v.rank));
     }
   }
   v.state = Vp::State::done;
+}
+
+// In a catch block: the run fails with `what_failed` and the exception's message. Bad input found
+// in VP code (or in code the engine calls) stays a usage error (issue 20: RunUsageError, exit 1).
+void Engine::fail_with_current_exception(const std::string& what_failed) {
+  try {
+    throw;
+  } catch (const UsageError& ex) {
+    if (!aborting_) failure_is_usage_ = true;
+    abort_run(fmt::format("{}: {}", what_failed, ex.what()));
+  } catch (const std::exception& ex) {
+    abort_run(fmt::format("{}: {}", what_failed, ex.what()));
+  } catch (...) {
+    abort_run(what_failed + " with an exception that is not a std::exception");
+  }
 }
 
 // Creates the VPs' contexts and runs them until the run is over.
@@ -234,16 +240,8 @@ int Engine::next() {
         case Ev::barrier: wake(*static_cast<Vp*>(e.p)); break;
         default: network_->handle(e); break;
       }
-    } catch (const UsageError& ex) {
-      failure_is_usage_ = true;
-      abort_run(fmt::format("handling an event at t={} us failed: {}", to_us(now_), ex.what()));
-      continue;
-    } catch (const std::exception& ex) {
-      abort_run(fmt::format("handling an event at t={} us failed: {}", to_us(now_), ex.what()));
-      continue;
     } catch (...) {
-      abort_run(fmt::format("handling an event at t={} us failed with an exception that is not a std::exception",
-                            to_us(now_)));
+      fail_with_current_exception(fmt::format("handling an event at t={} us failed", to_us(now_)));
       continue;
     }
     if (resume_next_ != kMain) {

@@ -205,6 +205,7 @@ class Engine final : public NetworkListener, private Scheduler {
   int next() override;
   int next_to_unwind();
   void abort_run(std::string report);
+  void fail_with_current_exception(const std::string& what_failed);
   // runtime/src/deadlock.cpp
   std::string deadlock_report() const;
   std::string wait_for_cycle() const;
