@@ -203,6 +203,7 @@ class Engine final : public NetworkListener, private Scheduler {
   void start_vps();
   // ---- Scheduler: the event loop, run by whoever gives up the baton ----
   int next() override;
+  int run_events();  // next()'s loop, without its guard
   int next_to_unwind();
   void abort_run(std::string report);
   void fail_with_current_exception(const std::string& what_failed);
