@@ -32,8 +32,8 @@ struct Option {
   std::function<void(Machine&, const std::string&)> set;
 };
 
-// The row of a time option: `key` sets the field of the machine's node costs (NodeCosts) or
-// network parameters (NetworkParams) to a number of `unit`s.
+// The row of a time option: `key` sets the field of the machine's node costs (NodeCosts, on every
+// node) or network parameters (NetworkParams) to a number of `unit`s.
 template <class Params>
 Option time_of(Time Params::*field, const char* key, const char* help, Time unit) {
   return {key, help, [field, key, unit](Machine& m, const std::string& v) {
@@ -46,6 +46,10 @@ Option time_of(Time Params::*field, const char* key, const char* help, Time unit
             const bool per_unit = k.find("per_byte") != std::string::npos || k.find("per_packet") != std::string::npos ||
                                   k.find("copy_ns_per") != std::string::npos || k == "match_ns" || k == "demux_us";
             params.*field = parse_time(opt(key), v, unit, per_unit ? kMaxPerUnitTime : kMaxOverheadTime);
+            // A node cost is set on every node, per-node costs too (HPAM's levels), as set_node_flag does:
+            // otherwise costs_of(node) would silently keep the node's own value.
+            if constexpr (std::is_same_v<Params, NodeCosts>)
+              for (auto& c : m.node_costs) c.*field = params.*field;
           }};
 }
 
