@@ -65,6 +65,7 @@ const std::vector<Option>& options() {
       time_of(&NodeCosts::recv_per_packet, "recv_us_per_packet", "receiver CPU time per packet of a message, on top of recv_us and recv_ns_per_byte (us)", microseconds(1)),
       // The rest of a node's costs: its network interface, matching, copies and polls.
       time_of(&NodeCosts::ni_setup, "ni_setup_us", "network-interface part of the send set-up: a message starts on an injection port no earlier than this after the port's previous message left (us)", microseconds(1)),
+      time_of(&NodeCosts::send_tail, "send_tail_us", "the last part of send_us, done after the message is handed to the network, so that its transfer overlaps it (at most send_us; us)", microseconds(1)),
       time_of(&NodeCosts::match_per_entry, "match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)", nanoseconds(1)),
       time_of(&NodeCosts::copy_per_byte, "copy_ns_per_byte", "local memory copy time per byte, for combining and extracting blocks (ns)", nanoseconds(1)),
       time_of(&NodeCosts::copy_per_piece, "copy_ns_per_piece", "local memory copy time per contiguous piece copied (ns)", nanoseconds(1)),

@@ -32,6 +32,10 @@ void check_node_costs(const std::string& where, const NodeCosts& c) {
   for (auto [name, v] : {std::pair{"send_overhead", c.send_overhead}, {"recv_overhead", c.recv_overhead},
                          {"probe_cost", c.probe_cost}})
     check_cap(where, name, v, kMaxOverheadTime);
+  if (c.send_tail < 0 || c.send_tail > c.send_overhead)
+    throw UsageError(fmt::format("machine: {}send_tail = {} us is outside 0..send_overhead = {} us: the send's tail is the "
+                                 "last part of the send's set-up (send_tail_us <= send_us; docs/model.md 2.19)",
+                                 where, to_us(c.send_tail), to_us(c.send_overhead)));
   for (auto [name, v] : {std::pair{"send_per_byte", c.send_per_byte}, {"recv_per_byte", c.recv_per_byte},
                          {"send_per_packet", c.send_per_packet}, {"recv_per_packet", c.recv_per_packet},
                          {"match_per_entry", c.match_per_entry}, {"copy_per_byte", c.copy_per_byte},

@@ -594,11 +594,20 @@ Msg* Engine::make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t 
   return m;
 }
 
+// The send's tail (docs/model.md 2.19): the sender's CPU does the last send_tail of a send's
+// set-up after the hand-over, so a send whose CPU work ends at `done` hands its message over
+// send_tail earlier. Never before the send began: no event is posted before the sender's clock.
+Time Engine::after_tail(int src, Time start, Time done) const {
+  const Time tail = machine_.costs_of(src).send_tail;
+  return tail > 0 ? std::max(start, done - tail) : done;
+}
+
 void Engine::hand_over(Msg* m, Time start, Time handed) {
   // Control messages and rendezvous data hash apart from eager messages (whose hash is unchanged).
   const std::uint64_t proto = static_cast<std::uint64_t>(m->proto) * 0x9e3779b9ULL;
   hash_.add(m->id, static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst),
             (static_cast<std::uint64_t>(start) ^ (m->ctx * 31 + static_cast<std::uint64_t>(m->tag)) ^ (m->size << 40)) + proto);
+  handed = after_tail(m->src, start, handed);
   ++stats_.messages;
   ++vps_[static_cast<std::size_t>(m->src)]->sent;
   stats_.payload_bytes += m->size;
@@ -782,12 +791,12 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
       if (k == 0) races_->on_send(v.rank, *m);
       else m->vc = lead->vc;  // one send event: every branch carries the same vector
     }
-    if (recorder_) recorder_->sent(m->id, v.rank, m->dst, tag, m->size, start, v.clock);
+    if (recorder_) recorder_->sent(m->id, v.rank, m->dst, tag, m->size, start, after_tail(v.rank, start, v.clock));
   }
   op->msg_id = lead->id;
   op->dst = lead->dst;
   lead->send_op = op;
-  network_->post(lead, v.clock);
+  network_->post(lead, after_tail(v.rank, start, v.clock));
   return op;
 }
 

@@ -177,6 +177,7 @@ class Engine final : public NetworkListener, private Scheduler {
   // A message set-up of node m->src that began at `start`: hashed, counted, recorded, and handed
   // to the network at `handed`.
   void hand_over(Msg* m, Time start, Time handed);
+  Time after_tail(int src, Time start, Time done) const;
   // Flow control (docs/model.md 2.16).
   bool goes_eager(Vp& v, int dst, std::uint64_t ctx, std::size_t size);
   void clear_to_send(Vp& v, Op* op, Msg* rts, Time at);

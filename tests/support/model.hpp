@@ -1,7 +1,7 @@
 // The timing model of docs/model.md (network.cpp's top comment), written out once so that every
 // test computes its expected virtual times from the formulas, never from a recorded run.
 //
-//   h (handed to the network)  = c + C_send + size * send_per_byte + n * send_per_packet
+//   h (handed to the network)  = c + C_send + size * send_per_byte + n * send_per_packet - send_tail
 //   n (packets)                = max(1, ceil(size / payload))
 //   B_k (wire bytes of pkt k)  = min(payload, size - k * payload) + header
 //   W (wire bytes, message)    = size + n * header
@@ -77,7 +77,10 @@ struct Model {
     return m.costs.recv_overhead + static_cast<Time>(size) * m.costs.recv_per_byte +
            static_cast<Time>(packets(size)) * m.costs.recv_per_packet;
   }
-  Time handed(Time clock, std::size_t size) const { return clock + send_cost(size); }
+  /// The hand-over h: the send's work, less its tail (2.19), never before the send began.
+  Time handed(Time clock, std::size_t size) const {
+    return std::max(clock, clock + send_cost(size) - m.costs.send_tail);
+  }
   /// Contention-free arrival of the last packet of a message handed to the network at h.
   Time arrival_cf(Time h, int d, std::size_t size) const {
     return h + (d + 1) * hop() + wire_total(size) * b(d);

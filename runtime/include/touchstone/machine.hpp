@@ -55,6 +55,12 @@ struct NodeCosts {
   /// cannot overlap the previous message's injection. A message handed to an idle port is not
   /// delayed (its set-up was paid inside C_send). 0 by default (no such constraint).
   Time ni_setup = 0;
+  /// The send's tail (docs/model.md 2.19): the last part of C_send, done by the sender's CPU after
+  /// it has handed the message to the network (completing the send's bookkeeping), so the message
+  /// leaves send_tail before the send's CPU work ends and its transfer overlaps that work. The
+  /// sender's clock is charged the whole send cost as without it. At most send_overhead; 0 by
+  /// default (the whole send work comes before the hand-over, 2.2).
+  Time send_tail = 0;
   Time probe_cost = 0;      ///< one probe/iprobe/test call that finds nothing
   Time match_per_entry = 0; ///< matching: per queue entry examined (posted receives, unexpected messages)
   Time copy_per_byte = 0;   ///< local memory copy (combining, extracting blocks), per byte (Proc::local_copy)
