@@ -607,11 +607,13 @@ void Engine::hand_over(Msg* m, Time start, Time handed) {
   const std::uint64_t proto = static_cast<std::uint64_t>(m->proto) * 0x9e3779b9ULL;
   hash_.add(m->id, static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst),
             (static_cast<std::uint64_t>(start) ^ (m->ctx * 31 + static_cast<std::uint64_t>(m->tag)) ^ (m->size << 40)) + proto);
-  handed = after_tail(m->src, start, handed);
   ++stats_.messages;
   ++vps_[static_cast<std::size_t>(m->src)]->sent;
   stats_.payload_bytes += m->size;
+  // The trace's send span is the CPU's work, to `handed`; the message leaves before that by the
+  // send's tail (docs/model.md 2.19).
   if (recorder_) recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed, is_am_reply(m->ctx));
+  handed = after_tail(m->src, start, handed);
   // Send overlap (docs/model.md 2.15): the packets leave as the CPU writes them, the first one when
   // the per-message overhead and its own share of the work are done.
   const std::size_t n = machine_.net.packets(m->size);
@@ -791,7 +793,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
       if (k == 0) races_->on_send(v.rank, *m);
       else m->vc = lead->vc;  // one send event: every branch carries the same vector
     }
-    if (recorder_) recorder_->sent(m->id, v.rank, m->dst, tag, m->size, start, after_tail(v.rank, start, v.clock));
+    if (recorder_) recorder_->sent(m->id, v.rank, m->dst, tag, m->size, start, v.clock);
   }
   op->msg_id = lead->id;
   op->dst = lead->dst;

@@ -5,7 +5,10 @@
 // formulas of 2.4 and 2.5 on the prime machine (every cost a distinct prime).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "support/model.hpp"
+#include "support/trace_check.hpp"
 #include "touchstone/topologies/hpam.hpp"
 
 using namespace touchstone;
@@ -27,7 +30,7 @@ struct Exchange {
   Time done[2] = {-1, -1};
   Time arrival[2] = {-1, -1};
 };
-Exchange exchange(const Machine& m) {
+Exchange exchange(const Machine& m, const RunOptions& options = {}) {
   Exchange out;
   run(m, [&](Proc& p) {
     const int other = 1 - p.rank();
@@ -37,7 +40,7 @@ Exchange exchange(const Machine& m) {
     out.done[p.rank()] = p.now();
     out.arrival[p.rank()] = st[0].arrival;
     EXPECT_EQ(in, ts_test::bytes(kSize, other));
-  });
+  }, options);
   return out;
 }
 
@@ -60,6 +63,25 @@ TEST(SendTail, AnExchangeHidesTheTransferUnderTheTail) {
       EXPECT_EQ(got.done[r], std::max(clock, arrival) + x.recv_cost(kSize));
     }
   }
+}
+
+// The trace shows what the CPU did: each send span is the whole send work, though its message
+// left the tail before the span ends (the flow starts inside it); the trace stays whole.
+TEST(SendTail, TheTracesSendSpanIsTheWholeSendWork) {
+  const Machine m = tail_machine(1000);
+  RunOptions o;
+  o.trace_file = testing::TempDir() + "/send_tail_trace.json";
+  exchange(m, o);
+  const ts_test::CheckedTrace t = ts_test::check_trace(o.trace_file);
+  int sends = 0;
+  for (const auto& s : t.slices) {
+    if (s.name != "send") continue;
+    EXPECT_EQ(s.end - s.start, Model{m}.send_cost(kSize));
+    ++sends;
+  }
+  EXPECT_EQ(sends, 2);
+  EXPECT_EQ(t.flows.size(), 2u);
+  std::remove(o.trace_file.c_str());
 }
 
 // A tail longer than the transfer hides all of it: the step costs the CPU work alone. The prime
