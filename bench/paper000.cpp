@@ -788,17 +788,26 @@ struct Variant {
 std::vector<Variant> default_variants(const Machine& m0, const std::vector<std::string>& groups) {
   const auto ps = fit_params_of(m0);
   const double send = ps[0].value, sum = ps[0].value + ps[1].value;
-  const double ni = to_us(m0.costs.ni_setup);
+  const double ni = to_us(m0.costs.ni_setup), tail = to_us(m0.costs.send_tail);
   std::vector<Variant> v;
-  // The interface set-up is a part of C_send (docs/model.md 2.17), so it follows C_send down.
+  // The interface set-up and the send's tail are parts of C_send (docs/model.md 2.17, 2.19), so
+  // they follow C_send down, the set-up first (X + T <= C_send).
   // 117 us is just above section 4.1's bound (C_send > C_recv); sum - C_recv / 2 halves C_recv.
   for (double c : {60.0, 117.0, 150.0, sum - ps[1].value / 2, sum}) {
     if (std::fabs(c - send) < 1e-9) continue;
+    const double x = std::min(ni, c);
     v.push_back({"send_us (C_send + C_recv held)", c,
-                 fmt::format(",send_us={:.6g},recv_us={:.6g},ni_setup_us={:.6g}", c, sum - c, std::min(ni, c))});
+                 fmt::format(",send_us={:.6g},recv_us={:.6g},ni_setup_us={:.6g},send_tail_us={:.6g}", c, sum - c, x,
+                             std::min(tail, c - x))});
   }
   for (double x : {100.0, 125.0, 175.0, 200.0})
-    if (std::fabs(x - ni) > 1e-9 && x <= send) v.push_back({"ni_setup_us", x, fmt::format(",ni_setup_us={:.6g}", x)});
+    if (std::fabs(x - ni) > 1e-9 && x <= send)
+      v.push_back({"ni_setup_us", x,
+                   fmt::format(",ni_setup_us={:.6g}", x) +
+                       (x + tail > send ? fmt::format(",send_tail_us={:.6g}", send - x) : std::string())});
+  // The send's tail shares C_send with the interface set-up (docs/model.md 2.19): X + T <= C_send.
+  for (double t : {0.0, 12.5, 25.0, 37.5, 50.0})
+    if (std::fabs(t - tail) > 1e-9 && t + ni <= send + 1e-9) v.push_back({"send_tail_us", t, fmt::format(",send_tail_us={:.6g}", t)});
   for (std::size_t i = 1; i < ps.size(); ++i) {
     if (ps[i].value <= 0) continue;
     const std::string key = ps[i].key;
@@ -815,7 +824,7 @@ std::vector<Variant> default_variants(const Machine& m0, const std::vector<std::
     std::erase_if(v, [&](const Variant& x) {
       return std::none_of(groups.begin(), groups.end(), [&](const std::string& g) { return x.group.rfind(g, 0) == 0; });
     });
-    if (v.empty()) throw UsageError("calibrate: --groups selects no scan (groups: send_us, ni_setup_us, or a fitted cost's key)");
+    if (v.empty()) throw UsageError("calibrate: --groups selects no scan (groups: send_us, ni_setup_us, send_tail_us, or a fitted cost's key)");
   }
   return v;
 }
@@ -873,6 +882,7 @@ int calibrate(const std::string& base_options, const Table& fig9, int jobs, cons
   auto preset_value = [&](const std::string& group) {
     if (group.rfind("send_us", 0) == 0) return ps0[0].value;
     if (group == "ni_setup_us") return to_us(m0.costs.ni_setup);
+    if (group == "send_tail_us") return to_us(m0.costs.send_tail);
     for (const auto& p : ps0)
       if (group == p.key) return p.value;
     return static_cast<double>(NAN);
@@ -931,7 +941,7 @@ int main(int argc, char** argv) {
     if (n == "claims" || n == "calibrate") {
       if (n == "claims") c->add_option("--format", claims_format, "text, csv or markdown")->check(CLI::IsMember({"text", "csv", "markdown"}));
       if (n == "calibrate") {
-        c->add_option("--groups", calibrate_groups, "scans to run: send_us, ni_setup_us, recv_us, send_ns_per_byte, ... (default all)");
+        c->add_option("--groups", calibrate_groups, "scans to run: send_us, ni_setup_us, send_tail_us, recv_us, send_ns_per_byte, ... (default all)");
         c->add_option("--count-slack", count_slack, "reproduced claims below the best still counted as left open")->capture_default_str();
         c->add_option("--slack", slack, "relative Figure 9 loss increase still counted as left open")->capture_default_str();
       }

@@ -126,7 +126,7 @@ TEST(Demux, UnexpectedMessagesPacketsWalkEveryPostedReceive) {
 
 // The delta preset demultiplexes per packet; a lone 16 KB message (34 packets) two hops away still
 // costs the contention-free latency of 2.4 and 2.5, read from the preset's parameters:
-// C_send + L*s + (d+1)*t_hop + (L + n*H)*b + C_recv + L*r + 1*m.
+// C_send + L*s - T + (d+1)*t_hop + (L + n*H)*b + C_recv + L*r + 1*m, T the send's tail (2.19).
 TEST(Demux, DeltaLoneMessageKeepsItsContentionFreeLatency) {
   const Machine m = parse_machine("delta:1x3");
   ASSERT_TRUE(m.costs.demux_per_packet);
@@ -142,7 +142,7 @@ TEST(Demux, DeltaLoneMessageKeepsItsContentionFreeLatency) {
   const NodeCosts& c = m.costs;
   const auto L = static_cast<Time>(size);
   const Time wire = L + static_cast<Time>(packets) * m.net.packet_header;
-  EXPECT_EQ(done, c.send_overhead + L * c.send_per_byte + 3 * m.net.hop_time + wire * m.net.link_byte_time +
+  EXPECT_EQ(done, c.send_overhead + L * c.send_per_byte - c.send_tail + 3 * m.net.hop_time + wire * m.net.link_byte_time +
                       c.recv_overhead + L * c.recv_per_byte + c.match_per_entry);
 }
 
