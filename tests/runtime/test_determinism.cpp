@@ -73,6 +73,22 @@ RunResult expect_identical_runs(const std::string& algorithm, std::size_t size,
   return ref;
 }
 
+// A node mechanism's determinism test: `algorithm` at `size` on the machine `with` it, 20 times
+// (expect_identical), and once on the machine `without` it, whose different trace shows that the
+// mechanism acted in this run. The caller checks which way the makespan moved.
+struct MechanismRuns {
+  RunResult with, without;
+};
+MechanismRuns mechanism_runs(const std::string& algorithm, std::size_t size, const std::string& with,
+                             const std::string& without) {
+  const auto& alg = algorithms::find(algorithm);
+  const algorithms::Args args{size, 0, true};
+  const Program program = [&](Proc& p) { alg.program(p, args); };
+  MechanismRuns r{expect_identical(parse_machine(with), program), run(parse_machine(without), program)};
+  EXPECT_NE(r.with.trace_hash, r.without.trace_hash);
+  return r;
+}
+
 TEST(Determinism, AlltoallOneLevXorSameTraceHashOverTwentyPerturbedRuns) {
   expect_identical_runs("alltoall/1-lev-xor", 1100);  // two packets per message
 }
@@ -224,37 +240,24 @@ TEST(Determinism, NodeMechanismsSameTraceHashOverTwentyPerturbedRuns) {
 // whose 15 converging 5-packet messages interleave at the root. Which packet follows which, and the
 // receives each search walks, are decided in virtual time, the same on every host schedule.
 TEST(Determinism, PacketDemuxSameTraceHashOverTwentyPerturbedRuns) {
-  const auto& alg = algorithms::find("gather/1-lev-dir");
-  const algorithms::Args args{2000, 0, true};
-  const RunResult ref =
-      expect_identical(parse_machine("delta:4x4,demux=packet,demux_us=30"), [&](Proc& p) { alg.program(p, args); });
-  const RunResult without = run(parse_machine("delta:4x4,demux=message"), [&](Proc& p) { alg.program(p, args); });
-  EXPECT_GT(ref.makespan, without.makespan);  // packets were matched again
-  EXPECT_NE(ref.trace_hash, without.trace_hash);
+  const auto runs = mechanism_runs("gather/1-lev-dir", 2000, "delta:4x4,demux=packet,demux_us=30", "delta:4x4,demux=message");
+  EXPECT_GT(runs.with.makespan, runs.without.makespan);  // packets were matched again
 }
 
 // Network-interface set-up (docs/model.md 2.17): the one-to-all 1-lev-dir of paper 000 on a 4x4
 // Delta, whose source hands 15 messages to one port; each waits for the previous to leave plus
 // ni_setup, decided from the port's release events, the same on every host schedule.
 TEST(Determinism, InterfaceSetupSameTraceHashOverTwentyPerturbedRuns) {
-  const auto& alg = algorithms::find("scatter/1-lev-dir");
-  const algorithms::Args args{2000, 0, true};
-  const RunResult ref = expect_identical(parse_machine("delta:4x4,ni_setup_us=200"), [&](Proc& p) { alg.program(p, args); });
-  const RunResult without = run(parse_machine("delta:4x4,ni_setup_us=0"), [&](Proc& p) { alg.program(p, args); });
-  EXPECT_GT(ref.makespan, without.makespan);  // the rule acts here
-  EXPECT_NE(ref.trace_hash, without.trace_hash);
+  const auto runs = mechanism_runs("scatter/1-lev-dir", 2000, "delta:4x4,ni_setup_us=200", "delta:4x4,ni_setup_us=0");
+  EXPECT_GT(runs.with.makespan, runs.without.makespan);  // the rule acts here
 }
 
 // The send's tail (docs/model.md 2.19): paper 000's 1-lev-xor on a 4x4 Delta, whose exchanges
 // hand each message over send_tail before the send's CPU work ends; the transfer then overlaps
 // that work, and messages meet in the network at other times, the same on every host schedule.
 TEST(Determinism, SendTailSameTraceHashOverTwentyPerturbedRuns) {
-  const auto& alg = algorithms::find("alltoall/1-lev-xor");
-  const algorithms::Args args{600, 0, true};
-  const RunResult ref = expect_identical(parse_machine("delta:4x4,send_tail_us=50"), [&](Proc& p) { alg.program(p, args); });
-  const RunResult without = run(parse_machine("delta:4x4,send_tail_us=0"), [&](Proc& p) { alg.program(p, args); });
-  EXPECT_LT(ref.makespan, without.makespan);  // the tail acts here
-  EXPECT_NE(ref.trace_hash, without.trace_hash);
+  const auto runs = mechanism_runs("alltoall/1-lev-xor", 600, "delta:4x4,send_tail_us=50", "delta:4x4,send_tail_us=0");
+  EXPECT_LT(runs.with.makespan, runs.without.makespan);  // the tail acts here
 }
 
 // Flow control (docs/model.md 2.16): a hot spot (every rank sends 1000 bytes straight to rank 0) on
