@@ -785,6 +785,11 @@ struct Variant {
 // network-interface set-up inside the window section 3.2's text allows, and every fitted cost alone
 // by a factor (link time by +-10%: Figure 9 pins it to a few percent). `groups` (empty: all)
 // selects by group name.
+// The bytes a blocked worm may drain into at a switch input: 0 unless the machine cuts through.
+double router_buffer_of(const Machine& m) {
+  return m.net.switching == Switching::cut_through ? static_cast<double>(m.net.router_buffer) : 0.0;
+}
+
 std::vector<Variant> default_variants(const Machine& m0, const std::vector<std::string>& groups) {
   const auto ps = fit_params_of(m0);
   const double send = ps[0].value, sum = ps[0].value + ps[1].value;
@@ -808,6 +813,14 @@ std::vector<Variant> default_variants(const Machine& m0, const std::vector<std::
   // The send's tail shares C_send with the interface set-up (docs/model.md 2.19): X + T <= C_send.
   for (double t : {0.0, 12.5, 25.0, 37.5, 50.0})
     if (std::fabs(t - tail) > 1e-9 && t + ni <= send + 1e-9) v.push_back({"send_tail_us", t, fmt::format(",send_tail_us={:.6g}", t)});
+  // Router buffers (docs/model.md 2.9): 0 is wormhole without buffers; 60 bytes is the smallest that
+  // holds the second packet of a 512-byte message (30 data + 30 header bytes), 512 a whole packet.
+  const double buffer = router_buffer_of(m0);
+  for (double b : {0.0, 60.0, 96.0, 128.0, 160.0, 224.0, 320.0, 512.0})
+    if (std::fabs(b - buffer) > 1e-9)
+      v.push_back({"router_buffer", b,
+                   b == 0 ? std::string(",switching=wormhole")
+                          : fmt::format(",switching=cut-through,router_buffer={:.6g}", b)});
   for (std::size_t i = 1; i < ps.size(); ++i) {
     if (ps[i].value <= 0) continue;
     const std::string key = ps[i].key;
@@ -824,7 +837,7 @@ std::vector<Variant> default_variants(const Machine& m0, const std::vector<std::
     std::erase_if(v, [&](const Variant& x) {
       return std::none_of(groups.begin(), groups.end(), [&](const std::string& g) { return x.group.rfind(g, 0) == 0; });
     });
-    if (v.empty()) throw UsageError("calibrate: --groups selects no scan (groups: send_us, ni_setup_us, send_tail_us, or a fitted cost's key)");
+    if (v.empty()) throw UsageError("calibrate: --groups selects no scan (groups: send_us, ni_setup_us, send_tail_us, router_buffer, or a fitted cost's key)");
   }
   return v;
 }
@@ -883,6 +896,7 @@ int calibrate(const std::string& base_options, const Table& fig9, int jobs, cons
     if (group.rfind("send_us", 0) == 0) return ps0[0].value;
     if (group == "ni_setup_us") return to_us(m0.costs.ni_setup);
     if (group == "send_tail_us") return to_us(m0.costs.send_tail);
+    if (group == "router_buffer") return router_buffer_of(m0);
     for (const auto& p : ps0)
       if (group == p.key) return p.value;
     return static_cast<double>(NAN);
@@ -941,7 +955,7 @@ int main(int argc, char** argv) {
     if (n == "claims" || n == "calibrate") {
       if (n == "claims") c->add_option("--format", claims_format, "text, csv or markdown")->check(CLI::IsMember({"text", "csv", "markdown"}));
       if (n == "calibrate") {
-        c->add_option("--groups", calibrate_groups, "scans to run: send_us, ni_setup_us, send_tail_us, recv_us, send_ns_per_byte, ... (default all)");
+        c->add_option("--groups", calibrate_groups, "scans to run: send_us, ni_setup_us, send_tail_us, router_buffer, recv_us, send_ns_per_byte, ... (default all)");
         c->add_option("--count-slack", count_slack, "reproduced claims below the best still counted as left open")->capture_default_str();
         c->add_option("--slack", slack, "relative Figure 9 loss increase still counted as left open")->capture_default_str();
       }
