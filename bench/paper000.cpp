@@ -795,22 +795,24 @@ std::vector<Variant> default_variants(const Machine& m0, const std::vector<std::
   const double send = ps[0].value, sum = ps[0].value + ps[1].value;
   const double ni = to_us(m0.costs.ni_setup), tail = to_us(m0.costs.send_tail);
   std::vector<Variant> v;
-  // The interface set-up and the send's tail are parts of C_send (docs/model.md 2.17, 2.19), so
-  // they follow C_send down, the set-up first (X + T <= C_send).
-  // 117 us is just above section 4.1's bound (C_send > C_recv); sum - C_recv / 2 halves C_recv.
+  // The interface set-up and the send's tail are parts of C_send (docs/model.md 2.17, 2.19): where a
+  // scan leaves C_send c and the set-up x, the tail shrinks to what is left, X + T <= C_send.
+  auto tail_within = [&](double c, double x) {
+    const double t = std::min(tail, c - x);
+    return t == tail ? std::string() : fmt::format(",send_tail_us={:.6g}", t);
+  };
+  // The set-up follows C_send down. 117 us is just above section 4.1's bound (C_send > C_recv);
+  // sum - C_recv / 2 halves C_recv.
   for (double c : {60.0, 117.0, 150.0, sum - ps[1].value / 2, sum}) {
     if (std::fabs(c - send) < 1e-9) continue;
     const double x = std::min(ni, c);
     v.push_back({"send_us (C_send + C_recv held)", c,
-                 fmt::format(",send_us={:.6g},recv_us={:.6g},ni_setup_us={:.6g},send_tail_us={:.6g}", c, sum - c, x,
-                             std::min(tail, c - x))});
+                 fmt::format(",send_us={:.6g},recv_us={:.6g},ni_setup_us={:.6g}", c, sum - c, x) + tail_within(c, x)});
   }
   for (double x : {100.0, 125.0, 175.0, 200.0})
     if (std::fabs(x - ni) > 1e-9 && x <= send)
-      v.push_back({"ni_setup_us", x,
-                   fmt::format(",ni_setup_us={:.6g}", x) +
-                       (x + tail > send ? fmt::format(",send_tail_us={:.6g}", send - x) : std::string())});
-  // The send's tail shares C_send with the interface set-up (docs/model.md 2.19): X + T <= C_send.
+      v.push_back({"ni_setup_us", x, fmt::format(",ni_setup_us={:.6g}", x) + tail_within(send, x)});
+  // The send's tail, inside what the interface set-up leaves of C_send.
   for (double t : {0.0, 12.5, 25.0, 37.5, 50.0})
     if (std::fabs(t - tail) > 1e-9 && t + ni <= send + 1e-9) v.push_back({"send_tail_us", t, fmt::format(",send_tail_us={:.6g}", t)});
   // Router buffers (docs/model.md 2.9): 0 is wormhole without buffers; 60 bytes is the smallest that
