@@ -52,6 +52,21 @@ TEST(Paper000Claims, AllToAllWinnersOf64ProcessorsAreFigure10s) {
   EXPECT_EQ(fastest("delta:8x8", five, 4096), "alltoall/1-lev-xor");
 }
 
+// Paper 000, section 3.2: "Of all the algorithms, 2-lev-rec, 3-lev-sq and logp-lev-rec(0.75) perform
+// the best. This holds for all message and machine sizes" and "For large message sizes, Algorithm
+// logp-lev-rec(0.75) is the best choice" -- on the 256-processor Delta of Figure 2, at its smallest
+// and largest sizes. 16 bytes is the winner the delta preset missed until session 26 (logp-lev-sq
+// won with C_send = 200 us); 1-lev-sys-br was not run from 4 KB up (section 3.2), nor here.
+TEST(Paper000Claims, OneToAllWinnerIsOneOfTheThreeTheTextNamesAtSixteenBytesAndSixteenKilobytes) {
+  const std::vector<std::string> large = {"scatter/1-lev-dir", "scatter/1-lev-our-br", "scatter/2-lev-rec", "scatter/3-lev-sq",
+                                          "scatter/logp-lev-sq", "scatter/logp-lev-rec(0.75)"};
+  std::vector<std::string> small = large;
+  small.push_back("scatter/1-lev-sys-br");
+  const std::string at16 = fastest("delta:16x16", small, 16);
+  EXPECT_TRUE(at16 == "scatter/2-lev-rec" || at16 == "scatter/3-lev-sq" || at16 == "scatter/logp-lev-rec(0.75)") << at16;
+  EXPECT_EQ(fastest("delta:16x16", large, 16384), "scatter/logp-lev-rec(0.75)");
+}
+
 // Paper 000, section 3.2: the system broadcast performs "significantly worse than our own
 // broadcast" (more than 1.25x, the claims table's reading), and both broadcasts are slower than
 // the message-combining algorithms.
