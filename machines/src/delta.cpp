@@ -24,8 +24,8 @@ Machine delta_machine(const std::string& arg, SpecOptions&, const std::string& s
   // Figure 9 pins only C_send + C_recv = 233.64 us (an all-to-all pays both per message). The split,
   // the interface set-up X and the send's tail T (both parts of C_send) are chosen together by a
   // joint scan of the whole claims table (session 26, docs/paper000.md "The split, the interface
-  // set-up and the tail, scanned together"): the winner claims of Figures 2, 6 and 9 first (the
-  // issue's "a wrong winner is the worst output"), then the count, then Figure 9's loss. Every
+  // set-up and the tail, scanned together"): the winner claims of Figures 2, 6 and 9 first (a
+  // wrong winner is the worst thing a benchmark can print), then the count, then Figure 9's loss. Every
   // point with C_send 130..150 us, X 110..125 us and T = C_send - X keeps every winner claim and
   // reproduces 107..109 of 159 claims; the data cannot tell those points apart. The preset is
   // inside: C_send 145 us (section 4.1's "set-up time of receiving a message is less than the
