@@ -25,8 +25,8 @@ Machine delta_machine(const std::string& arg, SpecOptions&, const std::string& s
   // the interface set-up X and the send's tail T (both parts of C_send) are chosen together by a
   // joint scan of the whole claims table (session 26, docs/paper000.md "The split, the interface
   // set-up and the tail, scanned together"): the winner claims of Figures 2, 6 and 9 first (a
-  // wrong winner is the worst thing a benchmark can print), then the count, then Figure 9's loss. Every
-  // point with C_send 130..150 us, X 110..125 us and T = C_send - X keeps every winner claim and
+  // wrong winner is the worst thing a benchmark can print), then the count, then Figure 9's loss.
+  // Every point with C_send 130..150 us, X 110..125 us and T = C_send - X keeps every winner claim and
   // reproduces 107..109 of 159 claims; the data cannot tell those points apart. The preset is
   // inside: C_send 145 us (section 4.1's "set-up time of receiving a message is less than the
   // set-up time of sending": 145 > 88.64), X 120 us, T 25 us. Until session 25 the preset had
@@ -96,11 +96,15 @@ Machine delta_machine(const std::string& arg, SpecOptions&, const std::string& s
 const OpenVariants& delta_open() {
   static const OpenVariants v = {
       {"send_us=130,recv_us=103.64,send_tail_us=10",
-       "C_send/C_recv split at the low end of 130..189 us (Figure 9 pins the sum; the tail takes what the interface set-up leaves)"},
+       "C_send/C_recv split at the low end of 130..189 us (Figure 9 pins the sum; "
+       "the tail takes what the interface set-up leaves)"},
       {"send_us=189.32,recv_us=44.32,send_tail_us=69.32",
-       "C_send/C_recv split at the high end of 130..189 us (C_recv halved; the tail takes what the interface set-up leaves)"},
-      {"ni_setup_us=110,send_tail_us=35", "network-interface set-up at the low end of 110..135 us (the tail takes the rest of C_send)"},
-      {"ni_setup_us=135,send_tail_us=10", "network-interface set-up at the high end of 110..135 us (the tail takes the rest of C_send)"},
+       "C_send/C_recv split at the high end of 130..189 us (C_recv halved; "
+       "the tail takes what the interface set-up leaves)"},
+      {"ni_setup_us=110,send_tail_us=35",
+       "network-interface set-up at the low end of 110..135 us (the tail takes the rest of C_send)"},
+      {"ni_setup_us=135,send_tail_us=10",
+       "network-interface set-up at the high end of 110..135 us (the tail takes the rest of C_send)"},
       {"send_tail_us=0", "send's tail at the low end of 0..25 us"},
       {"router_buffer=96", "router buffer at the low end of 96..320 bytes"},
       {"router_buffer=320", "router buffer at the high end of 96..320 bytes"},

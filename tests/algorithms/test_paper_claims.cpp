@@ -58,12 +58,13 @@ TEST(Paper000Claims, AllToAllWinnersOf64ProcessorsAreFigure10s) {
 // and largest sizes. 16 bytes is the winner the delta preset missed until session 26 (logp-lev-sq
 // won with C_send = 200 us); 1-lev-sys-br was not run from 4 KB up (section 3.2), nor here.
 TEST(Paper000Claims, OneToAllWinnerIsOneOfTheThreeTheTextNamesAtSixteenBytesAndSixteenKilobytes) {
-  const std::vector<std::string> large = {"scatter/1-lev-dir", "scatter/1-lev-our-br", "scatter/2-lev-rec", "scatter/3-lev-sq",
-                                          "scatter/logp-lev-sq", "scatter/logp-lev-rec(0.75)"};
+  const std::vector<std::string> large = {"scatter/1-lev-dir", "scatter/1-lev-our-br",  "scatter/2-lev-rec",
+                                          "scatter/3-lev-sq",  "scatter/logp-lev-sq", "scatter/logp-lev-rec(0.75)"};
   std::vector<std::string> small = large;
   small.push_back("scatter/1-lev-sys-br");
   const std::string at16 = fastest("delta:16x16", small, 16);
-  EXPECT_TRUE(at16 == "scatter/2-lev-rec" || at16 == "scatter/3-lev-sq" || at16 == "scatter/logp-lev-rec(0.75)") << at16;
+  const std::vector<std::string> best_three = {"scatter/2-lev-rec", "scatter/3-lev-sq", "scatter/logp-lev-rec(0.75)"};
+  EXPECT_NE(std::find(best_three.begin(), best_three.end(), at16), best_three.end()) << at16;
   EXPECT_EQ(fastest("delta:16x16", large, 16384), "scatter/logp-lev-rec(0.75)");
 }
 

@@ -231,7 +231,8 @@ TEST(Cli, SweepVaryRunsEveryVariantAndSaysWhereTheWinnerHolds) {
 
 // On delta:2x2 with the set-up costs of the preset of sessions 18..25 and no send's tail, 1-lev-dir
 // beats 1-lev-lin by 1.7% at 16 bytes and 2.3% at 32, leads the delta's evidence calls too small
-// (under 10%): both rows are marked and the note says why. The same sweep on a mesh, which has no measured times to judge it by, marks nothing.
+// (under 10%): both rows are marked and the note says why. The same sweep on a mesh, which has no
+// measured times to judge it by, marks nothing.
 TEST(Cli, SweepMarksLeadsTheDeltasEvidenceCannotDecide) {
   const std::string algs = " --algorithms alltoall/1-lev-dir,alltoall/1-lev-lin --sizes 16:32";
   const std::string delta_machine = "delta:2x2,send_us=200,recv_us=33.64,ni_setup_us=150,send_tail_us=0";
