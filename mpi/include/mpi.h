@@ -262,6 +262,18 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op);
 int MPI_Op_free(MPI_Op* op);
 
+/* Derived datatypes, packing and type queries. */
+
+/* Communicators and groups: intercommunicators, names, attributes, info. */
+
+/* Point-to-point: persistent requests, buffered mode, cancellation, matched probes. */
+
+/* Nonblocking and persistent collectives. */
+
+/* Process topologies and neighborhood collectives. */
+
+/* Profiling and tools. */
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 
 #include "algorithms/generic.hpp"
 #include "algorithms/registry.hpp"
+#include "call.hpp"
 #include "coll.hpp"
 #include "touchstone/error.hpp"
 #include "types.hpp"
@@ -201,7 +202,7 @@ struct Blocks {
 // share in bytes.
 struct RegularBlocks {
   RegularBlocks(RankState& rs, const Comm& c, void* recvbuf, int recvcount, MPI_Datatype recvtype, bool load)
-      : type((check_collective_count(recvcount), datatype_for(rs, recvtype))),
+      : type((check_count(recvcount), committed(rs, recvtype))),
         block(static_cast<std::size_t>(recvcount) * type.size),
         packed(recvbuf, recvcount * c.size, type, load) {}
   const Type& type;
@@ -213,8 +214,8 @@ struct RegularBlocks {
 // block of the receive buffer, whose size the send signature must match.
 void place_own_block(RankState& rs, const void* sendbuf, int sendcount, MPI_Datatype sendtype, std::span<std::byte> mine) {
   if (sendbuf == MPI_IN_PLACE) return;
-  check_collective_count(sendcount);
-  Packed s(const_cast<void*>(sendbuf), sendcount, datatype_for(rs, sendtype), true);
+  check_count(sendcount);
+  Packed s(const_cast<void*>(sendbuf), sendcount, committed(rs, sendtype), true);
   if (s.span().size() != mine.size()) throw MpiError{MPI_ERR_TRUNCATE, "send and receive signatures differ"};
   std::memcpy(mine.data(), s.span().data(), mine.size());
   rs.proc->local_copy(mine.size());
@@ -261,15 +262,15 @@ using namespace touchstone;
 using namespace touchstone::mpi;
 
 int MPI_Barrier(MPI_Comm comm) {
-  return run_call("MPI_Barrier", comm, [&](RankState& rs) { rs.proc->barrier(comm_for(rs, comm).coll); });
+  return call("MPI_Barrier", comm, [&](RankState& rs) { rs.proc->barrier(comm_of(rs, comm).coll); });
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  return run_call("MPI_Bcast", comm, [&](RankState& rs) {
-    Comm& c = comm_for(rs, comm);
-    check_collective_count(count);
-    check_collective_root(c, root);
-    const Type& t = datatype_for(rs, datatype);
+  return call("MPI_Bcast", comm, [&](RankState& rs) {
+    Comm& c = comm_of(rs, comm);
+    check_count(count);
+    check_root(c, root);
+    const Type& t = committed(rs, datatype);
     Packed buf(buffer, count, t, c.rank == root);
     const std::string alg = chosen("bcast");
     if (is_generic("bcast", alg)) {
@@ -285,8 +286,8 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 namespace {
 // The communicator of a rooted collective (scatter, gather and their v-forms), `root` checked.
 Comm& rooted_comm(RankState& rs, MPI_Comm comm, int root) {
-  Comm& c = comm_for(rs, comm);
-  check_collective_root(c, root);
+  Comm& c = comm_of(rs, comm);
+  check_root(c, root);
   return c;
 }
 
@@ -299,23 +300,23 @@ void rooted(const char* coll, RankState& rs, Comm& c, int root, std::span<const 
 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return run_call("MPI_Scatter", comm, [&](RankState& rs) {
+  return call("MPI_Scatter", comm, [&](RankState& rs) {
     Comm& c = rooted_comm(rs, comm, root);
     const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
     std::size_t size = 0;
     std::vector<std::byte> all, own_copy;
     std::span<const std::byte> send;
     if (am_root) {
-      check_collective_count(sendcount);
-      const Type& st = datatype_for(rs, sendtype);
+      check_count(sendcount);
+      const Type& st = committed(rs, sendtype);
       size = static_cast<std::size_t>(sendcount) * st.size;
       Packed s(const_cast<void*>(sendbuf), sendcount * c.size, st, true);
       all.assign(s.span().begin(), s.span().end());
       send = all;
     }
     if (!in_place) {
-      check_collective_count(recvcount);
-      const Type& rt = datatype_for(rs, recvtype);
+      check_count(recvcount);
+      const Type& rt = committed(rs, recvtype);
       if (!am_root) size = static_cast<std::size_t>(recvcount) * rt.size;
       else if (static_cast<std::size_t>(recvcount) * rt.size != size)
         throw MpiError{MPI_ERR_TRUNCATE, fmt::format("the root sends {} bytes per rank but receives {}", size,
@@ -332,12 +333,12 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return run_call("MPI_Gather", comm, [&](RankState& rs) {
+  return call("MPI_Gather", comm, [&](RankState& rs) {
     Comm& c = rooted_comm(rs, comm, root);
     const bool am_root = c.rank == root, in_place = am_root && sendbuf == MPI_IN_PLACE;
     if (am_root) {
-      check_collective_count(recvcount);
-      const Type& rt = datatype_for(rs, recvtype);
+      check_count(recvcount);
+      const Type& rt = committed(rs, recvtype);
       const std::size_t size = static_cast<std::size_t>(recvcount) * rt.size;
       Packed r(recvbuf, recvcount * c.size, rt, in_place);
       std::vector<std::byte> own;
@@ -345,8 +346,8 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
         auto b = r.span().subspan(static_cast<std::size_t>(root) * size, size);
         own.assign(b.begin(), b.end());
       } else {
-        check_collective_count(sendcount);
-        const Type& st = datatype_for(rs, sendtype);
+        check_count(sendcount);
+        const Type& st = committed(rs, sendtype);
         if (static_cast<std::size_t>(sendcount) * st.size != size)
           throw MpiError{MPI_ERR_TRUNCATE, "the root's send and receive signatures differ"};
         Packed s(const_cast<void*>(sendbuf), sendcount, st, true);
@@ -356,8 +357,8 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
       r.store();
       return;
     }
-    check_collective_count(sendcount);
-    const Type& st = datatype_for(rs, sendtype);
+    check_count(sendcount);
+    const Type& st = committed(rs, sendtype);
     Packed s(const_cast<void*>(sendbuf), sendcount, st, true);
     rooted("gather", rs, c, root, s.span(), {}, s.span().size());
   });
@@ -365,19 +366,19 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
 
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return run_call("MPI_Scatterv", comm, [&](RankState& rs) {
+  return call("MPI_Scatterv", comm, [&](RankState& rs) {
     Comm& c = rooted_comm(rs, comm, root);
     const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
     std::optional<Blocks> b;
-    if (am_root) b.emplace(const_cast<void*>(sendbuf), sendcounts, displs, c.size, datatype_for(rs, sendtype), true);
+    if (am_root) b.emplace(const_cast<void*>(sendbuf), sendcounts, displs, c.size, committed(rs, sendtype), true);
     std::vector<std::byte> own;
     if (in_place) {
       own.resize(b->counts[static_cast<std::size_t>(root)]);
       algorithms::scatterv_direct(*rs.proc, c.coll, root, b->span, own, b->counts, b->displs);
       return;
     }
-    check_collective_count(recvcount);
-    Packed r(recvbuf, recvcount, datatype_for(rs, recvtype), false);
+    check_count(recvcount);
+    Packed r(recvbuf, recvcount, committed(rs, recvtype), false);
     static const std::vector<std::size_t> none;
     algorithms::scatterv_direct(*rs.proc, c.coll, root, am_root ? std::span<const std::byte>(b->span) : std::span<const std::byte>{},
                                 r.span(), am_root ? b->counts : none, am_root ? b->displs : none);
@@ -387,24 +388,24 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
 
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return run_call("MPI_Gatherv", comm, [&](RankState& rs) {
+  return call("MPI_Gatherv", comm, [&](RankState& rs) {
     Comm& c = rooted_comm(rs, comm, root);
     const bool am_root = c.rank == root, in_place = am_root && sendbuf == MPI_IN_PLACE;
     if (!am_root) {
-      check_collective_count(sendcount);
-      Packed s(const_cast<void*>(sendbuf), sendcount, datatype_for(rs, sendtype), true);
+      check_count(sendcount);
+      Packed s(const_cast<void*>(sendbuf), sendcount, committed(rs, sendtype), true);
       algorithms::gatherv_direct(*rs.proc, c.coll, root, s.span(), {}, {}, {});
       return;
     }
-    Blocks b(recvbuf, recvcounts, displs, c.size, datatype_for(rs, recvtype), in_place);
+    Blocks b(recvbuf, recvcounts, displs, c.size, committed(rs, recvtype), in_place);
     const auto me = static_cast<std::size_t>(root);
     std::vector<std::byte> own;
     if (in_place) {
       auto blk = b.span.subspan(b.displs[me], b.counts[me]);
       own.assign(blk.begin(), blk.end());
     } else {
-      check_collective_count(sendcount);
-      Packed s(const_cast<void*>(sendbuf), sendcount, datatype_for(rs, sendtype), true);
+      check_count(sendcount);
+      Packed s(const_cast<void*>(sendbuf), sendcount, committed(rs, sendtype), true);
       own.assign(s.span().begin(), s.span().end());
     }
     if (own.size() != b.counts[me]) throw MpiError{MPI_ERR_TRUNCATE, "the root's send and receive signatures differ"};
@@ -415,8 +416,8 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
-  return run_call("MPI_Allgather", comm, [&](RankState& rs) {
-    Comm& c = comm_for(rs, comm);
+  return call("MPI_Allgather", comm, [&](RankState& rs) {
+    Comm& c = comm_of(rs, comm);
     RegularBlocks blocks(rs, c, recvbuf, recvcount, recvtype, sendbuf == MPI_IN_PLACE);
     const std::size_t size = blocks.block;
     Packed& r = blocks.packed;
@@ -437,9 +438,9 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
-  return run_call("MPI_Allgatherv", comm, [&](RankState& rs) {
-    Comm& c = comm_for(rs, comm);
-    Blocks b(recvbuf, recvcounts, displs, c.size, datatype_for(rs, recvtype), sendbuf == MPI_IN_PLACE);
+  return call("MPI_Allgatherv", comm, [&](RankState& rs) {
+    Comm& c = comm_of(rs, comm);
+    Blocks b(recvbuf, recvcounts, displs, c.size, committed(rs, recvtype), sendbuf == MPI_IN_PLACE);
     const auto me = static_cast<std::size_t>(c.rank);
     place_own_block(rs, sendbuf, sendcount, sendtype, b.span.subspan(b.displs[me], b.counts[me]));
     algorithms::allgatherv_ring(*rs.proc, c.coll, b.span, b.counts, b.displs);
@@ -449,8 +450,8 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
-  return run_call("MPI_Alltoall", comm, [&](RankState& rs) {
-    Comm& c = comm_for(rs, comm);
+  return call("MPI_Alltoall", comm, [&](RankState& rs) {
+    Comm& c = comm_of(rs, comm);
     const bool in_place = sendbuf == MPI_IN_PLACE;
     RegularBlocks blocks(rs, c, recvbuf, recvcount, recvtype, in_place);
     const std::size_t size = blocks.block;
@@ -462,8 +463,8 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       in_place_copy.assign(r.span().begin(), r.span().end());
       send = in_place_copy;
     } else {
-      check_collective_count(sendcount);
-      s.emplace(const_cast<void*>(sendbuf), sendcount * c.size, datatype_for(rs, sendtype), true);
+      check_count(sendcount);
+      s.emplace(const_cast<void*>(sendbuf), sendcount * c.size, committed(rs, sendtype), true);
       if (s->span().size() != r.span().size()) throw MpiError{MPI_ERR_TRUNCATE, "send and receive signatures differ"};
       send = s->span();
     }
@@ -474,14 +475,14 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  return run_call("MPI_Alltoallv", comm, [&](RankState& rs) {
-    Comm& c = comm_for(rs, comm);
-    Blocks r(recvbuf, recvcounts, rdispls, c.size, datatype_for(rs, recvtype), sendbuf == MPI_IN_PLACE);
+  return call("MPI_Alltoallv", comm, [&](RankState& rs) {
+    Comm& c = comm_of(rs, comm);
+    Blocks r(recvbuf, recvcounts, rdispls, c.size, committed(rs, recvtype), sendbuf == MPI_IN_PLACE);
     if (sendbuf == MPI_IN_PLACE) {
       const std::vector<std::byte> copy(r.span.begin(), r.span.end());
       algorithms::alltoallv_pairwise(*rs.proc, c.coll, copy, r.counts, r.displs, r.span, r.counts, r.displs);
     } else {
-      Blocks s(const_cast<void*>(sendbuf), sendcounts, sdispls, c.size, datatype_for(rs, sendtype), true);
+      Blocks s(const_cast<void*>(sendbuf), sendcounts, sdispls, c.size, committed(rs, sendtype), true);
       algorithms::alltoallv_pairwise(*rs.proc, c.coll, s.span, s.counts, s.displs, r.span, r.counts, r.displs);
     }
     r.store();
@@ -493,10 +494,10 @@ enum class Reduction { reduce, allreduce, scan, exscan };
 
 void reduction(RankState& rs, Reduction kind, const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                int root, MPI_Comm comm) {
-  Comm& c = comm_for(rs, comm);
-  check_collective_count(count);
-  if (kind == Reduction::reduce) check_collective_root(c, root);
-  const Type& t = datatype_for(rs, dt);
+  Comm& c = comm_of(rs, comm);
+  check_count(count);
+  if (kind == Reduction::reduce) check_root(c, root);
+  const Type& t = committed(rs, dt);
   bool commutative = true;
   const auto fn = reducer(rs, op, dt, t, commutative);
   const bool gets_result = kind != Reduction::reduce || c.rank == root;
@@ -523,22 +524,22 @@ void reduction(RankState& rs, Reduction kind, const void* sendbuf, void* recvbuf
 }  // namespace
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
-  return run_call("MPI_Reduce", comm,
+  return call("MPI_Reduce", comm,
                   [&](RankState& rs) { reduction(rs, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root, comm); });
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  return run_call("MPI_Allreduce", comm,
+  return call("MPI_Allreduce", comm,
                   [&](RankState& rs) { reduction(rs, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0, comm); });
 }
 
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  return run_call("MPI_Scan", comm,
+  return call("MPI_Scan", comm,
                   [&](RankState& rs) { reduction(rs, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0, comm); });
 }
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  return run_call("MPI_Exscan", comm,
+  return call("MPI_Exscan", comm,
                   [&](RankState& rs) { reduction(rs, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0, comm); });
 }
 
@@ -546,9 +547,9 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 // scatterv of the blocks (generic; docs/mpi.md).
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm) {
-  return run_call("MPI_Reduce_scatter", comm, [&](RankState& rs) {
-    Comm& c = comm_for(rs, comm);
-    const Type& t = datatype_for(rs, datatype);
+  return call("MPI_Reduce_scatter", comm, [&](RankState& rs) {
+    Comm& c = comm_of(rs, comm);
+    const Type& t = committed(rs, datatype);
     const std::vector<std::size_t> counts = scaled(recvcounts, c.size, t.size);
     const std::vector<std::size_t> displs = packed_displs(counts);
     int total = 0;

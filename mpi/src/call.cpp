@@ -1,0 +1,152 @@
+// The frame of every MPI call (call.hpp): the rank's state, argument checks, the error handler.
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#pragma GCC visibility push(default)
+#include "mpi.h"
+#pragma GCC visibility pop
+
+#include "call.hpp"
+#include "types.hpp"
+
+namespace touchstone::mpi {
+
+
+namespace {
+Session* g_session = nullptr;
+}  // namespace
+
+
+RankState& state(const char* call, bool need_init) {
+  Proc* p = Proc::current();
+  Session* s = g_session;
+  if (!p || !s || p->rank() >= s->np) {
+    std::fprintf(stderr, "error: %s was called outside a program run by `touchstone mpirun` (or from a thread the "
+                         "program created)\n", call);
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  RankState& rs = s->ranks[static_cast<std::size_t>(p->rank())];
+  rs.proc = p;
+  if (need_init && !rs.initialized) throw UsageError(fmt::format("{} called before MPI_Init on rank {}", call, p->rank()));
+  if (need_init && rs.finalized) throw UsageError(fmt::format("{} called after MPI_Finalize on rank {}", call, p->rank()));
+  return rs;
+}
+
+const char* error_text(int code) {
+  switch (code) {
+    case MPI_SUCCESS: return "no error";
+    case MPI_ERR_BUFFER: return "invalid buffer";
+    case MPI_ERR_COUNT: return "invalid count";
+    case MPI_ERR_TYPE: return "invalid datatype";
+    case MPI_ERR_TAG: return "invalid tag";
+    case MPI_ERR_COMM: return "invalid communicator";
+    case MPI_ERR_RANK: return "invalid rank";
+    case MPI_ERR_REQUEST: return "invalid request";
+    case MPI_ERR_ROOT: return "invalid root";
+    case MPI_ERR_GROUP: return "invalid group";
+    case MPI_ERR_OP: return "invalid reduction operation";
+    case MPI_ERR_ARG: return "invalid argument";
+    case MPI_ERR_TRUNCATE: return "message truncated";
+    case MPI_ERR_OTHER: return "other error";
+    case MPI_ERR_INTERN: return "internal error";
+    case MPI_ERR_IN_STATUS: return "error code in status";
+    case MPI_ERR_PENDING: return "pending request";
+    case MPI_ERR_UNSUPPORTED_OPERATION: return "operation not supported by Touchstone";
+    default: return "unknown error";
+  }
+}
+
+Comm* find_comm(RankState& rs, MPI_Comm c) {
+  if (c <= 0 || c >= static_cast<int>(rs.comms.size())) return nullptr;
+  return rs.comms[static_cast<std::size_t>(c)].get();
+}
+
+Comm& comm_of(RankState& rs, MPI_Comm c) {
+  Comm* x = find_comm(rs, c);
+  if (!x) throw MpiError{MPI_ERR_COMM, fmt::format("communicator {} is not valid", c)};
+  return *x;
+}
+
+// Hands an error to the communicator's error handler (the world's when the communicator is not
+// valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
+int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e) {
+  Comm* x = find_comm(rs, c);
+  if (!x) x = find_comm(rs, MPI_COMM_WORLD);
+  const MPI_Errhandler eh = x ? x->errhandler : MPI_ERRORS_ARE_FATAL;
+  if (eh == MPI_ERRORS_RETURN) return e.code;
+  if (eh >= kFirstErrhandler && eh - kFirstErrhandler < static_cast<int>(rs.errhandlers.size())) {
+    MPI_Comm cc = c;
+    int code = e.code;
+    rs.errhandlers[static_cast<std::size_t>(eh - kFirstErrhandler)](&cc, &code);
+    return e.code;
+  }
+  throw UsageError(fmt::format("{} on rank {}: {} ({}); the default error handler MPI_ERRORS_ARE_FATAL ends the run",
+                               call, rs.proc->rank(), e.what, error_text(e.code)));
+}
+
+const Type& type_of(RankState& rs, MPI_Datatype t) {
+  if (const Type* p = predefined_type(t)) return *p;
+  const int i = t - kFirstDerivedType;
+  if (i < 0 || i >= static_cast<int>(rs.types.size()) || !rs.types[static_cast<std::size_t>(i)])
+    throw MpiError{MPI_ERR_TYPE, fmt::format("datatype {} is not valid", t)};
+  return *rs.types[static_cast<std::size_t>(i)];
+}
+
+const Type& committed(RankState& rs, MPI_Datatype t) {
+  const Type& x = type_of(rs, t);
+  if (!x.committed) throw MpiError{MPI_ERR_TYPE, fmt::format("datatype {} is used before MPI_Type_commit", t)};
+  return x;
+}
+
+void check_count(int count) {
+  if (count < 0) throw MpiError{MPI_ERR_COUNT, fmt::format("count {} is negative", count)};
+}
+
+void check_peer(const Comm& c, int r, bool wildcard_ok, const char* what) {
+  if (r == MPI_PROC_NULL || (wildcard_ok && r == MPI_ANY_SOURCE)) return;
+  if (r < 0 || r >= c.size)
+    throw MpiError{MPI_ERR_RANK, fmt::format("{} rank {} is out of range: the communicator has {} rank(s)", what, r, c.size)};
+}
+
+void check_tag(int tag, bool wildcard_ok) {
+  if ((wildcard_ok && tag == MPI_ANY_TAG) || (tag >= 0 && tag <= kTagUb)) return;
+  throw MpiError{MPI_ERR_TAG, fmt::format("tag {} is invalid (0 .. MPI_TAG_UB = {}{})", tag, kTagUb,
+                                          wildcard_ok ? ", or MPI_ANY_TAG" : "")};
+}
+
+void check_root(const Comm& c, int root) {
+  if (root < 0 || root >= c.size)
+    throw MpiError{MPI_ERR_ROOT, fmt::format("root {} is out of range: the communicator has {} rank(s)", root, c.size)};
+}
+
+MPI_Status empty_status() {
+  MPI_Status s{};
+  s.MPI_SOURCE = MPI_ANY_SOURCE;
+  s.MPI_TAG = MPI_ANY_TAG;
+  return s;
+}
+
+MPI_Status proc_null_status() {
+  MPI_Status s{};
+  s.MPI_SOURCE = MPI_PROC_NULL;
+  s.MPI_TAG = MPI_ANY_TAG;
+  return s;
+}
+
+void set_status(MPI_Status* out, const MPI_Status& s) {
+  if (out != MPI_STATUS_IGNORE) *out = s;
+}
+
+Session* session() { return g_session; }
+void set_session(Session* s) { g_session = s; }
+
+const UserOp* user_op(RankState& rs, MPI_Op op) {
+  const int i = op - kFirstUserOp;
+  if (i < 0 || i >= static_cast<int>(rs.ops.size()) || !rs.ops[static_cast<std::size_t>(i)]) return nullptr;
+  return &*rs.ops[static_cast<std::size_t>(i)];
+}
+
+}  // namespace touchstone::mpi

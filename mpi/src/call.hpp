@@ -1,0 +1,56 @@
+// How an MPI function runs (docs/mpi.md): it finds its rank's state, checks its arguments as MPI
+// does, and hands an error to the communicator's error handler. Shared by every file of the MPI
+// interface; internal to libtouchstone_mpi.so.
+#pragma once
+#include <climits>
+
+#include "state.hpp"
+#include "touchstone/error.hpp"
+
+namespace touchstone::mpi {
+
+/// The largest tag (MPI_TAG_UB).
+inline constexpr int kTagUb = INT_MAX / 2;
+
+/// The calling rank's state; ends the process with a message when called outside `touchstone
+/// mpirun`, and refuses calls before MPI_Init or after MPI_Finalize when `need_init`.
+RankState& state(const char* call, bool need_init = true);
+/// The text of an error class (MPI_Error_string).
+const char* error_text(int code);
+
+Comm* find_comm(RankState& rs, MPI_Comm c);  ///< nullptr when c is not a valid communicator
+Comm& comm_of(RankState& rs, MPI_Comm c);    ///< MpiError MPI_ERR_COMM when c is not valid
+const Type& type_of(RankState& rs, MPI_Datatype t);    ///< MpiError MPI_ERR_TYPE when t is not valid
+const Type& committed(RankState& rs, MPI_Datatype t);  ///< type_of, and committed
+const UserOp* user_op(RankState& rs, MPI_Op op);       ///< nullptr for predefined or unknown ops
+
+void check_count(int count);
+void check_peer(const Comm& c, int r, bool wildcard_ok, const char* what);
+void check_tag(int tag, bool wildcard_ok);
+void check_root(const Comm& c, int root);
+
+MPI_Status empty_status();
+MPI_Status proc_null_status();
+void set_status(MPI_Status* out, const MPI_Status& s);  ///< unless out is MPI_STATUS_IGNORE
+
+/// Hands an error to the communicator's error handler (the world's when the communicator is not
+/// valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
+int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e);
+
+/// Runs body(rank state) as the MPI function `name` on communicator `c`.
+template <class Body>
+int call(const char* name, MPI_Comm c, Body&& body) {
+  RankState& rs = state(name);
+  try {
+    body(rs);
+    return MPI_SUCCESS;
+  } catch (const MpiError& e) {
+    return raise(rs, c, name, e);
+  } catch (const AbortRequested&) {
+    throw;
+  } catch (const UsageError& e) {  // the runtime refused: the message says why
+    return raise(rs, c, name, MpiError{MPI_ERR_OTHER, e.what()});
+  }
+}
+
+}  // namespace touchstone::mpi
