@@ -2,6 +2,7 @@
 // functions through Proc::current(). Internal to libtouchstone_mpi.so.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,6 +52,8 @@ struct UserOp {
 
 /// A request: a runtime request in flight, or one already complete (PROC_NULL, or completed by a
 /// testall that could not complete them all) with its status.
+struct RankState;
+
 struct Req {
   bool recv = false;
   bool done = false;
@@ -62,6 +65,11 @@ struct Req {
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   std::size_t message_size = 0;  ///< the received message's size (more than the buffer when truncated)
+  // Persistent requests (point-to-point `*_init` and persistent collectives): MPI_Start calls
+  // `start` to post the operation again into this request; an inactive persistent request is
+  // `done` with an empty status and survives completion until MPI_Request_free.
+  bool persistent = false;
+  std::function<void(RankState&, Req&)> start;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;
