@@ -18,6 +18,7 @@
 #pragma GCC visibility pop
 
 #include "coll.hpp"
+#include "state.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/machine.hpp"
 #include "touchstone/machines.hpp"
