@@ -797,15 +797,15 @@ std::vector<Variant> default_variants(const Machine& m0, const std::vector<std::
   std::vector<Variant> v;
   // The interface set-up and the send's tail are parts of C_send (docs/model.md 2.17, 2.19): where a
   // scan leaves C_send c and the set-up x, the tail shrinks to what is left, X + T <= C_send. A
-  // preset on the ridge X + T = C_send (session 26: the whole set-up is the interface's part, then
-  // the bookkeeping) stays on it: the tail takes what the set-up leaves, T = c - x.
+  // preset on the ridge X + T = C_send (the whole set-up is the interface's part, then the
+  // bookkeeping: docs/paper000.md, "Identifiability") stays on it: the tail takes what the set-up leaves, T = c - x.
   const bool ridge = std::fabs(ni + tail - send) < 1e-9;
   auto tail_within = [&](double c, double x) {
     const double t = ridge ? c - x : std::min(tail, c - x);
     return t == tail ? std::string() : fmt::format(",send_tail_us={:.6g}", t);
   };
   // The set-up follows C_send down. 117 us is just above section 4.1's bound (C_send > C_recv);
-  // 130..160 us brackets session 26's plateau; sum - C_recv / 2 halves C_recv.
+  // 130..160 us brackets the plateau of the joint scan (130..150 us); sum - C_recv / 2 halves C_recv.
   for (double c : {60.0, 117.0, 130.0, 150.0, 160.0, sum - ps[1].value / 2, sum}) {
     if (std::fabs(c - send) < 1e-9) continue;
     const double x = std::min(ni, c);

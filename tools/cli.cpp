@@ -343,8 +343,8 @@ int main(int argc, char** argv) {
   // (it was 1 GiB) glibc gives the heap's free top back whenever that much lies free above the
   // last block in use, which in a sweep depends on what the other thread's job holds at that
   // moment, and the next job faults it all in again, a trap per 4 KiB page (docs/performance.md,
-  // "The README's default sweep", session 17: not seen in that session's sweeps, the one way
-  // their heap could go back). The process keeps its largest heap until it exits: the peak is
+  // "Memory": not seen in the measured sweeps, but the one way their heap could go back). The
+  // process keeps its largest heap until it exits: the peak is
   // unchanged, it is only not given back early.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, -1);

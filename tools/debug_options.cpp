@@ -41,7 +41,7 @@ void apply_debug_options(const DebugOptions& d, RunOptions& o) {
 }
 
 int report_failure(const std::exception& e) {
-  if (dynamic_cast<const RunUsageError*>(&e)) {  // a usage error found inside VP code (issue 20)
+  if (dynamic_cast<const RunUsageError*>(&e)) {  // a usage error found inside VP code
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;
   }

@@ -1,4 +1,4 @@
-// One rule for every numeric command-line option (issue 20): the whole argument is a plain decimal
+// One rule for every numeric command-line option: the whole argument is a plain decimal
 // number within the option's range. Nothing is wrapped (`--seed -1` used to become 2^64 - 1),
 // rounded away or ignored (`--memory-mb nan`), and the error names the option and its range.
 #pragma once

@@ -51,7 +51,7 @@ if [[ -z ${1:-} ]]; then
   "$tmp/prefix/bin/touchstone-mpicc" -O2 examples/mpi_ring.c -o "$tmp/mpi_ring"
   "$tmp/prefix/bin/touchstone" mpirun --machine mesh:3x3 -np 7 "$tmp/mpi_ring"
   echo "package: installed, relocated, examples built outside and run"
-  # The fuzz harnesses (issue 20): about a minute each under ASan + UBSan, in build-fuzz/ with
+  # The fuzz harnesses: about a minute each under ASan + UBSan, in build-fuzz/ with
   # clang; skipped with a message when clang is absent. README.md ("Fuzzing") says how to run longer.
   tools/fuzz.sh "${TOUCHSTONE_FUZZ_SECONDS:-60}"
 fi

@@ -43,7 +43,7 @@ int uniform(std::uint64_t& s, int lo, int hi) {
 SwitchNetwork::SwitchNetwork(SwitchLayout layout) : layout_(std::move(layout)) {
   const int S = switches();
   if (S < 1) throw UsageError("a switch network needs at least one switch");
-  // Issue 20: sizes are capped so that no count overflows an int and no file asks for gigabytes.
+  // Sizes are capped so that no count overflows an int and no file asks for gigabytes.
   if (layout_.ports < 1 || layout_.ports > kMaxSwitchPorts)
     throw UsageError(fmt::format("switch ports must be in 1..{} (got {})", kMaxSwitchPorts, layout_.ports));
   if (S > kMaxSwitches) throw UsageError(fmt::format("a switch network has at most {} switches (got {})", kMaxSwitches, S));
@@ -359,7 +359,7 @@ std::vector<int> switch_placement(const std::vector<int>& nodes_per_switch, cons
 
 namespace {
 // An integer field of a switch network file in lo..hi: nlohmann's get<int> used to wrap
-// ("ports": 4294967297 became 1; issue 20).
+// ("ports": 4294967297 became 1).
 int json_int(const nlohmann::json& v, const std::string& where, const char* field, long long lo, long long hi) {
   std::optional<long long> x;
   if (v.is_number_unsigned()) {
@@ -378,7 +378,7 @@ SwitchLayout switch_layout_from_json(const std::string& text, const std::string&
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    // parse_error, and out_of_range for a number such as 1e400 (found by fuzz_switchnet, issue 20)
+    // parse_error, and out_of_range for a number such as 1e400 (found by fuzz_switchnet)
     throw UsageError(fmt::format("switch network '{}' is not valid JSON: {}", where, e.what()));
   }
   if (!j.is_object()) throw UsageError(fmt::format("switch network '{}': expected a JSON object", where));

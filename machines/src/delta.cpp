@@ -23,14 +23,14 @@ Machine delta_machine(const std::string& arg, SpecOptions&, const std::string& s
   // extracting blocks) charged: rms factor 1.087 over those cells.
   // Figure 9 pins only C_send + C_recv = 233.64 us (an all-to-all pays both per message). The split,
   // the interface set-up X and the send's tail T (both parts of C_send) are chosen together by a
-  // joint scan of the whole claims table (session 26, docs/paper000.md "The split, the interface
-  // set-up and the tail, scanned together"): the winner claims of Figures 2, 6 and 9 first (a
+  // joint scan of the whole claims table (docs/paper000.md, "The split, the interface set-up and
+  // the tail, scanned together"): the winner claims of Figures 2, 6 and 9 first (a
   // wrong winner is the worst thing a benchmark can print), then the count, then Figure 9's loss.
   // Every point with C_send 130..150 us, X 110..125 us and T = C_send - X keeps every winner claim and
   // reproduces 107..109 of 159 claims; the data cannot tell those points apart. The preset is
   // inside: C_send 145 us (section 4.1's "set-up time of receiving a message is less than the
-  // set-up time of sending": 145 > 88.64), X 120 us, T 25 us. Until session 25 the preset had
-  // C_send = 200 us, the fits' starting value, which misses Figure 2's 16-byte winner.
+  // set-up time of sending": 145 > 88.64), X 120 us, T 25 us. C_send = 200 us, the fits'
+  // starting value, misses Figure 2's 16-byte winner.
   m.costs.send_overhead = nanoseconds(145'000);
   m.costs.send_per_byte = picoseconds(13'630);
   m.costs.recv_overhead = nanoseconds(88'640);  // 233.64 - C_send
@@ -60,8 +60,8 @@ Machine delta_machine(const std::string& arg, SpecOptions&, const std::string& s
   // and a fixed demux_switch. Paper 000, section 4.1: "a processor issuing multiple receives
   // experiences an additional overhead when dealing with the arbitrary arrival of messages and
   // determining which posted receive corresponds to an arriving message". The paper gives no size:
-  // 33.64 us, chosen as the C_recv of the preset of sessions 18..25 (a resumed packet sets its
-  // receive up again) and kept when session 26 moved C_send and C_recv. Section 4.1's winner
+  // 33.64 us, chosen as the C_recv of the earlier preset with C_send = 200 us (a resumed packet sets
+  // its receive up again) and kept when the joint scan moved C_send and C_recv. Section 4.1's winner
   // (logp-lev-rec(0.60) above 512 bytes) needs more than 20 us, its "2-lev-rec is a good choice"
   // (within 1.25x) at most about 34; 25 and 33.64 give the same claims count, 45 one less
   // (docs/paper000.md, "Figure 6: demultiplexing per packet"). With the search alone Figure 6 keeps
@@ -75,7 +75,7 @@ Machine delta_machine(const std::string& arg, SpecOptions&, const std::string& s
   // Section 4.1 speaks of "the buffering capacity of the network" (one-to-all algorithms use it,
   // all-to-one ones cannot) without sizing it, and section 2's "wormhole routing" rules out a
   // whole packet's worth: with 512 bytes Figure 9's winners from 1 to 8 KB are lost. Not fitted to
-  // a table: `paper000 calibrate --groups router_buffer` (session 25) reproduces 101 / 105 / 106 /
+  // a table: `paper000 calibrate --groups router_buffer` (on the C_send = 200 us preset) reproduces 101 / 105 / 106 /
   // 106 / 104 / 104 / 104 / 95 claims at 0 / 60 / 96 / 128 / 160 / 224 / 320 / 512 bytes. Every
   // buffer from 60 bytes (the second packet of a 512-byte message, 30 data + 30 header) to 320
   // gives Figure 9's 512-byte winner (1-lev-balance, as on the Delta), which pure wormhole misses
@@ -86,7 +86,7 @@ Machine delta_machine(const std::string& arg, SpecOptions&, const std::string& s
 }
 
 // The ends of what paper 000's evidence leaves open around the preset: `paper000 calibrate`
-// (session 26, on this preset) scores the whole claims table (159 claims) at each point; these are
+// (on this preset) scores the whole claims table (159 claims) at each point; these are
 // the points within one claim of the best of their scan (108) that Figure 9's loss (within 10% of
 // the scan's smallest) does not rule out either (docs/machines.md, "delta (paper 000)"). The
 // C_send/C_recv split moves along Figure 9's sum, 233.64 us, with the interface set-up held and the

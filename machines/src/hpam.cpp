@@ -29,7 +29,7 @@ std::shared_ptr<const Hpam> hpam_topology(const std::string& arg) {
 // Table 1 for level l (1-based) and ratio Q: C^1 = 2 us, C^2 = 2Q us; lambda'_1/W_1 = 0.01 us/byte,
 // lambda'_2/W_2 = 0.01Q us/byte, on both the send and the receive side. A level l > 2 continues
 // the ratio: Q^(l-1).
-// Q^(l-1) is range-checked (issue 20): level l's per-byte cost, 10 ns x Q^(l-1), must stay within
+// Q^(l-1) is range-checked: level l's per-byte cost, 10 ns x Q^(l-1), must stay within
 // kMaxPerUnitTime (1 ms), so Q^(l-1) <= 10^5 (hpam:1x1/1x1/1x1/1x1/1x1,Q=65536 wrapped to negative
 // costs). The per-message cost, 2 us x Q^(l-1) <= 0.2 s, is then within kMaxOverheadTime too.
 NodeCosts level_costs(int level, int q) {

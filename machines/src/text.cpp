@@ -18,7 +18,7 @@ namespace {
 // The whole of `text` as a decimal integer in lo..hi, or nothing.
 std::optional<long long> integer_in(const std::string& text, long long lo, long long hi) {
   // std::from_chars, not std::stoll: stoll skips leading white space, so "mesh:12x\r\r4" was
-  // mesh:12x4 (found by fuzz_machine_spec, issue 20).
+  // mesh:12x4 (found by fuzz_machine_spec).
   long long x = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, x);

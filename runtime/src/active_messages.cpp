@@ -188,7 +188,7 @@ using detail::ActiveMessages;
 
 void AmContext::compute(Time dt) {
   if (dt < 0) throw UsageError(fmt::format("handler compute with a negative duration ({} ps)", dt));
-  // Issue 20: checked, so the handler's clock never wraps (both terms are bounded: checked_time.hpp).
+  // Checked, so the handler's clock never wraps (both terms are bounded: checked_time.hpp).
   if (dt > am_->time_limit() - now_)
     throw UsageError(detail::time_limit_report(am_->time_limit(), fmt::format("handler compute({} ps) at t={} us", dt, to_us(now_))));
   now_ += dt;

@@ -1,4 +1,4 @@
-// Checked virtual-time arithmetic (issue 20): no run of a valid machine silently wraps its 64-bit
+// Checked virtual-time arithmetic: no run of a valid machine silently wraps its 64-bit
 // count of picoseconds.
 //
 // The argument, in three parts:

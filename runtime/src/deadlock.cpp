@@ -1,4 +1,4 @@
-// Deadlock reports (SPEC 6; docs/debugging.md): what every blocked VP waits for, the wait-for
+// Deadlock reports (docs/debugging.md): what every blocked VP waits for, the wait-for
 // cycle among the ranks, the unmatched messages that could have broken it, which receive buffers
 // are full and of what, and the network's own channel cycle when worms hold each other up.
 #include <algorithm>

@@ -43,7 +43,7 @@ std::shared_ptr<GroupData> new_group(std::vector<int> members, std::uint64_t ctx
 // ---------------------------------------------------------------- set-up and the baton
 
 // Every message touches its sender's and receiver's Vp: kept small, 256 VPs' Vps stay in the cache
-// (672 bytes in session 18; it was 3.2 KB with a random generator inline, docs/performance.md).
+// (672 bytes when measured; it was 3.2 KB with a random generator inline, docs/performance.md).
 static_assert(sizeof(Vp) <= 1024, "Vp grew past 1 KiB: keep rarely used state out of line");
 
 Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(machine), opts_(options) {
@@ -86,14 +86,14 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
 
 // The pools reclaim whatever an aborted run left behind. A Request that still holds one of its
 // operations (kept beyond its VP's program; after a failed run, or one of MPI's) is detached first:
-// its destructor, after run() returned, would otherwise use the freed engine (issue 20).
+// its destructor, after run() returned, would otherwise use the freed engine.
 Engine::~Engine() {
   ops_.for_each([](Op& op) {
     if (op.holder) op.holder->op_ = nullptr;
   });
 }
 
-// Issue 20: a Request that outlives its VP's program would be completed or destroyed after run()
+// A Request that outlives its VP's program would be completed or destroyed after run()
 // returned. A run that otherwise succeeded fails with a usage error naming each such request.
 std::string Engine::held_requests() {
   std::string held;
@@ -116,7 +116,7 @@ void Engine::vp_main(Vp& v) {
       // exception would leave the fiber's function and terminate the process.
       if (opts_.on_vp_resume) opts_.on_vp_resume(v.rank, now_);
       (*program_)(*v.proc);
-      // Issue 20: a VP that ends past the time limit (its last call's cost) stops the run too.
+      // A VP that ends past the time limit (its last call's cost) stops the run too.
       if (v.clock > opts_.time_limit)
         abort_run(time_limit_report(opts_.time_limit, fmt::format("rank {} ended at t={} us", v.rank, to_us(v.clock))));
     } catch (const Aborted&) {
@@ -135,7 +135,8 @@ void Engine::vp_main(Vp& v) {
 }
 
 // In a catch block: the run fails with `what_failed` and the exception's message. Bad input found
-// in VP code (or in code the engine calls) stays a usage error (issue 20: RunUsageError, exit 1).
+// in VP code (or in code the engine calls) stays a usage error (RunUsageError, exit 1): the fault
+// is the program's input, not the emulator's.
 void Engine::fail_with_current_exception(const std::string& what_failed) {
   try {
     throw;
@@ -208,7 +209,7 @@ void Engine::abort_run(std::string report) {
 // whatever it throws fails the run like a failing VP, so that the VPs are unwound by the engine
 // (each resumed to throw Aborted) and not torn down suspended with the executor. The guard is per
 // call, not per event: around each event the phantom Figure-9 sweep measured about 1% slower
-// (docs/performance.md, session 24); per call, within noise.
+// (docs/performance.md); per call, within noise.
 int Engine::next() {
   for (;;) {
     try {
@@ -318,7 +319,7 @@ void Engine::enter(Vp& v) {
   if (!executor_->on_thread_of(v.rank) || executor_->current() != v.rank)
     throw UsageError(fmt::format("the Proc of rank {} was used from a thread that does not run its program", v.rank));
   if (aborting_) throw Aborted{};
-  // Issue 20: a clock past the limit stops the run at the VP's next call (checked_time.hpp, part 2).
+  // A clock past the limit stops the run at the VP's next call (checked_time.hpp, part 2).
   if (v.clock > opts_.time_limit) {
     abort_run(time_limit_report(opts_.time_limit, fmt::format("rank {}'s clock reached t={} us", v.rank, to_us(v.clock))));
     throw Aborted{};
@@ -373,7 +374,7 @@ RunResult Engine::run(const Program& program) {
       failure_ += (failure_.back() == '\n' ? "" : "\n") + std::string("Races up to the failure:\n") +
                   describe_races(races_->races());
     // The events up to the failure are deterministic, so their hash identifies the failed run
-    // (issue 17: a replay with --schedule must show it is the same run).
+    // (a replay with --schedule must show it is the same run).
     const std::uint64_t h = hash_.value();
     failure_ += fmt::format("{}trace_hash {:016x} (of the run up to the failure)\n", failure_.back() == '\n' ? "" : "\n", h);
     if (failure_is_usage_) throw RunUsageError(failure_ + write_evidence(true), h);
@@ -626,7 +627,7 @@ void Engine::hand_over(Msg* m, Time start, Time handed) {
   network_->post(m, handed);
 }
 
-// Issue 20: a message whose CPU costs alone pass the time limit stops the run before any of its
+// A message whose CPU costs alone pass the time limit stops the run before any of its
 // costs is computed unchecked (checked_time.hpp, part 2). In a handler (an active-message reply)
 // the handler's failure report carries it.
 void Engine::check_message_time(int src, int dst, std::size_t bytes) {
@@ -931,8 +932,8 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   // With receive overlap (docs/model.md 2.15) the CPU drains the packets from max(clock, their
   // arrival) on, one after another; the per-message part and matching follow the last one. Its
   // CPU is free to drain from the start of the wait, but not while active-message handlers that
-  // ran during the wait held it: those pushed the clock to busy_until_wake (issue 17: taking the
-  // start of the wait alone ended the receive before its own start, and the clock ran backwards).
+  // ran during the wait held it: those pushed the clock to busy_until_wake (taking the
+  // start of the wait alone would end the receive before its own start, and the clock ran backwards).
   const Time body = machine_.recv_body_cost(v.rank, m->size);
   const Time cpu_free = std::max(waiting_since, v.busy_until_wake);
   const Time drained = c.recv_overlap ? std::max(cpu_free + body, m->drained) : start + body;
@@ -1019,8 +1020,8 @@ void Engine::unawait_ops(Vp& v, std::span<Op* const> ops) {
   v.waiting_ops.clear();
 }
 
-// Issue 20: a request is completed only by the VP that started it. Another VP's wait or test used
-// to block as a misleading "application deadlock" (and would race with the owner's).
+// A request is completed only by the VP that started it. Another VP's wait or test would otherwise
+// block as a misleading "application deadlock" (and race with the owner's).
 static void check_owner(const Vp& v, std::span<Op* const> ops, const char* call) {
   for (const Op* op : ops)
     if (op && op->owner != v.rank)
@@ -1261,7 +1262,7 @@ void Engine::futile_poll(Vp& v, std::uint64_t key, const Call& what) {
 void Engine::compute(Vp& v, Time dt) {
   enter(v);
   if (dt < 0) throw UsageError(fmt::format("rank {}: compute with a negative duration ({} ps)", v.rank, dt));
-  // Issue 20: the clock is at most the limit here (enter), so the difference cannot overflow.
+  // The clock is at most the limit here (enter), so the difference cannot overflow.
   if (dt > opts_.time_limit - v.clock) {
     abort_run(time_limit_report(opts_.time_limit, fmt::format("rank {} called compute({} ps) at t={} us", v.rank, dt,
                                                               to_us(v.clock))));

@@ -65,7 +65,7 @@ std::string describe_op(const OpSummary& op);
 inline std::string describe_op(const Op& op) { return describe_op(OpSummary::of(op)); }
 
 /// A blocking call or a poll, kept as data and put into words only when a report or a trace needs
-/// it: formatting it on every block cost several percent of the host time per message (issue 19).
+/// it: formatting it on every block cost several percent of the host time per message.
 struct Call {
   enum class Form : std::uint8_t { sync, wait_for, waitall_recvs, waitall_for, waitany, probe, iprobe, test_of, barrier };
   Form form = Form::sync;
@@ -147,9 +147,9 @@ class Engine final : public NetworkListener, private Scheduler {
   std::optional<Status> probe(Vp& v, const Group& g, int src, int tag, bool blocking);
   void barrier(Vp& v, const Group& g);
   void compute(Vp& v, Time dt);
-  void check_message_time(int src, int dst, std::size_t bytes);  // issue 20, checked_time.hpp
-  std::string held_requests();     // issue 20: Requests still holding an operation at the run's end
-  bool failure_is_usage_ = false;  // the run's failure is a UsageError raised in VP code (issue 20)
+  void check_message_time(int src, int dst, std::size_t bytes);  // checked_time.hpp
+  std::string held_requests();     // Requests still holding an operation at the run's end
+  bool failure_is_usage_ = false;  // the run's failure is a UsageError raised in VP code
   void drop(Op* op);  // a Request destroyed before completion
 
   Group world() const { return Group(world_); }

@@ -159,7 +159,7 @@ class FiberExecutor final : public Executor {
   // A context resumes into the frames it suspended from (the switch's saved registers, then the
   // return path through the engine's wait into the program), which 255 other fibers have usually
   // evicted from the cache since: one cache miss after another, a large part of the host time of
-  // a many-VP run (docs/performance.md, session 18). Asking for those lines at once, before the
+  // a many-VP run (docs/performance.md). Asking for those lines at once, before the
   // switch, overlaps the misses. A prefetch never faults (not even on a guard page); the range ends
   // at the stack's top.
   static void prefetch_parked_frames(const Context& c) {

@@ -26,7 +26,7 @@ struct GroupData {
 struct Op {
   enum class Kind : std::uint8_t { send, recv };
   Engine* engine = nullptr;
-  // The Request object that holds it, if any (issue 20): a Request still holding an operation when
+  // The Request object that holds it, if any: a Request still holding an operation when
   // its engine ends is detached (its op_ cleared), so it cannot touch the freed engine later.
   Request* holder = nullptr;
   Kind kind = Kind::send;

@@ -12,7 +12,7 @@ namespace touchstone {
 using detail::Op;
 
 // An operation knows the Request that holds it (Op::holder), so that its engine can detach the
-// Request if it outlives the run (issue 20); moves keep that pointer current.
+// Request if it outlives the run; moves keep that pointer current.
 Request::Request(Op* op) : op_(op) {
   if (op_) op_->holder = this;
 }
@@ -69,7 +69,7 @@ const std::string& Proc::annotation() const { return v_.label; }
 void Proc::compute(Time dt) { e_.compute(v_, dt); }
 void Proc::local_copy(std::size_t bytes, std::size_t pieces) {
   const NodeCosts& c = e_.machine().costs_of(v_.rank);
-  // Saturating (issue 20): a product too large for virtual time is kNever, which compute refuses.
+  // Saturating: a product too large for virtual time is kNever, which compute refuses.
   const Time t = detail::add_sat(detail::mul_sat(bytes, c.copy_per_byte), detail::mul_sat(pieces, c.copy_per_piece));
   if (t > 0) e_.compute(v_, t);  // a free copy leaves no trace (machines without a copy cost)
 }
@@ -197,7 +197,7 @@ Group Proc::snake_half(int row0, int col0, int rows, int cols, int half) {
 
 RunResult run(const Machine& machine, const Program& program, const RunOptions& options) {
   if (!machine.topology || machine.nodes() < 1) throw UsageError("the machine has no nodes");
-  detail::check_run_inputs(machine, options);  // issue 20: no cost of this run can overflow virtual time
+  detail::check_run_inputs(machine, options);  // no cost of this run can overflow virtual time
   if (options.eager_limit) {
     if (*options.eager_limit < NetworkParams::kNoFlowControl)
       throw UsageError(fmt::format("eager_limit must be >= 0, or -1 for no flow control (got {})", *options.eager_limit));

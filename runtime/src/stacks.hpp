@@ -1,4 +1,4 @@
-// The fibers' stacks (issue 19): one reserved region for a run's VPs, each stack with a guard page
+// The fibers' stacks: one reserved region for a run's VPs, each stack with a guard page
 // below it that is never silently lost.
 //
 // Boost's protected_fixedsize_stack maps every stack on its own and protects its guard page with a

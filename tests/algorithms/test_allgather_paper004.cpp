@@ -257,8 +257,8 @@ TEST(AllgatherTimes, SingleSwitchRingAndCombiningFollowTheModel) {
 
 // The paper's start-up t_s = 5 us charged as LogP's o on each send and receive (C_send = C_recv =
 // 5 us, section 5.3's runs): a ring step is 2 x 5 us + t_hop + 256 flits = 14.628 us, 2.20 times
-// Table 2's single-switch step 205.78 / 31 = 6.638 us. That is the SO-ring step issue 16 reads
-// from the withheld Table 3 ("about 2.2x"): the start-up, not link contention.
+// Table 2's single-switch step 205.78 / 31 = 6.638 us. That is the SO-ring step the paper's Table 3
+// gives ("about 2.2x"; its values are withheld): the start-up, not link contention.
 TEST(AllgatherTimes, RingStepAtThePapersStartupIsTwoPointTwoTableTwoSteps) {
   const Machine m = parse_machine("switch:32,send_us=5,recv_us=5");
   const auto& alg = algorithms::find("allgather/LR");

@@ -1,4 +1,4 @@
-// The harness's data check cannot be fooled (issue 20): the payload pattern has no period in the
+// The harness's data check cannot be fooled: the payload pattern has no period in the
 // source, the destination or the byte offset, so a block in the wrong slot is caught on any
 // machine size. The old pattern, (131*src + 37*dst + i) mod 256, repeated every 256 ranks.
 #include <gtest/gtest.h>

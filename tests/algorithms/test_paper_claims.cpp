@@ -55,8 +55,8 @@ TEST(Paper000Claims, AllToAllWinnersOf64ProcessorsAreFigure10s) {
 // Paper 000, section 3.2: "Of all the algorithms, 2-lev-rec, 3-lev-sq and logp-lev-rec(0.75) perform
 // the best. This holds for all message and machine sizes" and "For large message sizes, Algorithm
 // logp-lev-rec(0.75) is the best choice" -- on the 256-processor Delta of Figure 2, at its smallest
-// and largest sizes. 16 bytes is the winner the delta preset missed until session 26 (logp-lev-sq
-// won with C_send = 200 us); 1-lev-sys-br was not run from 4 KB up (section 3.2), nor here.
+// and largest sizes. 16 bytes is the winner a delta preset with C_send = 200 us misses (logp-lev-sq
+// wins there); 1-lev-sys-br was not run from 4 KB up (section 3.2), nor here.
 TEST(Paper000Claims, OneToAllWinnerIsOneOfTheThreeTheTextNamesAtSixteenBytesAndSixteenKilobytes) {
   const std::vector<std::string> large = {"scatter/1-lev-dir", "scatter/1-lev-our-br",  "scatter/2-lev-rec",
                                           "scatter/3-lev-sq",  "scatter/logp-lev-sq", "scatter/logp-lev-rec(0.75)"};

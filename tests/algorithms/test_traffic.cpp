@@ -143,7 +143,7 @@ std::string traffic_error(const std::function<void()>& f) {
   return {};
 }
 
-// Issue 20: numbers of traffic specs and files never wrap; files are small regular files.
+// Numbers of traffic specs and files never wrap; files are small regular files.
 TEST(TrafficMatrix, NumbersAreRangeCheckedNeverWrapped) {
   // 4294967297 = 2^32 + 1 was taken as k = 1.
   EXPECT_NE(traffic_error([] { algorithms::parse_traffic("k=4294967297,t=64"); }).find("--traffic k: 4294967297 is outside 1..1048576"),

@@ -1,4 +1,4 @@
-// libFuzzer harness: JSON machine files (the input is the file's content; issue 20). A file that
+// libFuzzer harness: JSON machine files (the input is the file's content). A file that
 // names other files reaches only what the fuzzer writes into its own name, or nothing.
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// libFuzzer harness: the machine spec grammar (parse_machine on any text; issue 20).
+// libFuzzer harness: the machine spec grammar (parse_machine on any text).
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-// libFuzzer harness: switch network files (switchnet:FILE; the input is the file's content; issue 20).
+// libFuzzer harness: switch network files (switchnet:FILE; the input is the file's content).
 #include <cstddef>
 #include <cstdint>
 #include <fstream>

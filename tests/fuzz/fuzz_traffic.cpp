@@ -1,4 +1,4 @@
-// libFuzzer harness: traffic specs (--traffic k=K,l=L,t=BYTES) and traffic CSV files (issue 20).
+// libFuzzer harness: traffic specs (--traffic k=K,l=L,t=BYTES) and traffic CSV files.
 // The first byte picks which; the rest is the text. Accepted traffic has non-negative entries and
 // row and column sums that fit (no overflow: entries are at most 2^40).
 #include <cstddef>

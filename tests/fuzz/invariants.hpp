@@ -1,4 +1,4 @@
-// What every fuzz harness checks (issue 20): a rejected input is a touchstone::Error with a
+// What every fuzz harness checks: a rejected input is a touchstone::Error with a
 // message; an accepted machine is one no run can overflow, with routes inside its channel set.
 // A failed invariant aborts, so libFuzzer reports the input that broke it.
 #pragma once

@@ -56,7 +56,7 @@ TEST(DocsExamples, PairsPlacementPutsTwoRanksPerSwitchInTurn) {
   EXPECT_EQ(net->switch_of(3), 0);
 }
 
-// Issue 20: every family option the docs list for `params` works there (placement, seed, Q; deadlock
+// Every family option the docs list for `params` works there (placement, seed, Q; deadlock
 // above), with the same effect as written in the spec.
 TEST(DocsExamples, JsonParamsTakePlacementSeedAndQ) {
   auto from_file = [](const std::string& json) {
@@ -101,7 +101,7 @@ TEST(DocsExamples, JsonParamsTakeTheFamilysOwnOptions) {
 namespace {
 
 // Bad machine input is a clear error naming it, never a crash or a silently wrong number
-// (issue 20's cases that the machine catalog owns).
+// (the cases that the machine catalog owns).
 std::string machine_error(const std::string& spec) {
   try {
     parse_machine(spec);
@@ -185,7 +185,7 @@ TEST(MachineInput, SwitchNetworkFilesMustBeSmallRegularFiles) {
 }  // namespace
 
 namespace {
-// Issue 20: switch network files' integers never wrap, and their sizes are capped.
+// Switch network files' integers never wrap, and their sizes are capped.
 std::string switchnet_error(const std::string& json) {
   static int n = 0;
   const auto path = (std::filesystem::temp_directory_path() / ("ts_switchnet_" + std::to_string(n++) + ".json")).string();
@@ -237,7 +237,7 @@ TEST(MachineInput, IntegersAreWholeDecimalsWithoutWhiteSpace) {
 }  // namespace
 
 namespace {
-// Found while profiling fuzz_machine_spec (issue 20): one switch drew its wanted link count from
+// Found while profiling fuzz_machine_spec: one switch drew its wanted link count from
 // 1..0, a division by zero (SIGFPE), so links=0-0 on one switch crashed the program.
 TEST(MachineInput, IrregularOneSwitchNeedsNoLinks) {
   const Machine m = parse_machine("irregular:switches=1,nodes=3-3,links=0-0");
@@ -285,7 +285,7 @@ TEST(MachineInput, IrregularGeneratorDrawsTheSameNetworksAsBefore) {
 }  // namespace
 
 namespace {
-// The up*/down* hop counts come from a backward breadth-first search (issue 20: relaxing every
+// The up*/down* hop counts come from a backward breadth-first search (relaxing every
 // channel until nothing changed made a 500-switch network time out fuzz_machine_spec, input
 // found_irregular_500_switches_timeout). They must equal that relaxation, done here by hand:
 // d(a, ph) = min over channels a -> b allowed in phase ph of d(b, up ? 0 : 1) + 1.

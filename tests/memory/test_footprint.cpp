@@ -98,7 +98,7 @@ TEST(Footprint, PayloadTermsFollowTheMeasuredGrowthOfTheAllToAlls) {
   }
 }
 
-// Issue 19: under phantom payloads no byte of the harness's buffers is read for its value, so the
+// Under phantom payloads no byte of the harness's buffers is read for its value, so the
 // VPs of a run share one send and one receive buffer (harness.hpp, PayloadBuffer). The all-to-alls
 // that allocate nothing else for payloads then grow by 2 p L from 64 to 4096 bytes on mesh:8x8
 // (two shared buffers of p blocks), not by the 2 p^2 L of every VP's own buffers, which the same
@@ -127,7 +127,7 @@ TEST(Footprint, PhantomHarnessBuffersAreSharedByTheVpsOfARun) {
   EXPECT_EQ(checked, 4);  // 1-lev-dir, -lin, -xor, -bal
 }
 
-// Issue 19: under phantom payloads the alltoallv harness's buffers and the algorithms' own message
+// Under phantom payloads the alltoallv harness's buffers and the algorithms' own message
 // copies (two-stage's four sets of p messages) are regions the run's VPs share. measure()'s matrix
 // (k=2, l=0.5, t) gives every row and column t bytes: from t = 64 to t = 4096 on mesh:8x8 a
 // phantom run grows by three shared regions of a row (send, receive, scratch: 3 t, about 12 KB;
@@ -159,8 +159,8 @@ TEST(Footprint, PhantomAlltoallvMessagesAreSharedByTheVpsOfARun) {
 
 namespace {
 
-// Issue 19: the recursive scatters and gathers kept the member lists of both parts at every level
-// on every processor, O(p) per VP (2.4 GB on mesh:128x128 for logp-lev-sq). On 4,096 VPs, where
+// The recursive scatters and gathers must not keep the member lists of both parts at every level
+// on every processor: that is O(p) per VP (2.4 GB on mesh:128x128 for logp-lev-sq). On 4,096 VPs, where
 // two lists of p ints alone are 32 KiB per VP, their heap stays within the per-VP bound.
 TEST(Footprint, RecursiveScattersAndGathersKeepTheirPerVpHeapAt4096Vps) {
   const Machine m = parse_machine("mesh:64x64");
@@ -173,7 +173,7 @@ TEST(Footprint, RecursiveScattersAndGathersKeepTheirPerVpHeapAt4096Vps) {
   }
 }
 
-// Issue 19: a payload moves from the send buffer into the receive buffer at the match. A message
+// A payload moves from the send buffer into the receive buffer at the match. A message
 // whose send completes after the match is never copied into a buffer of its own (here the sender
 // waits for its isend only after the receiver's reply); one whose blocking send returns before its
 // receive is even posted is (the program may overwrite its buffer then). 4 MiB, so that the run's

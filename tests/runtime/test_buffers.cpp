@@ -236,7 +236,7 @@ TEST(ReceiveBuffers, BufferOptionOfTheMachineSpec) {
 
 }  // namespace
 
-// Issue 17's suspected model bug, which is none: on mesh:3x3 with 2 KiB receive buffers an
+// A deadlock that looks like a model bug and is none: on mesh:3x3 with 2 KiB receive buffers an
 // all-to-all of 700-byte messages in 64-byte packets deadlocks although every receive is posted.
 // Node 0's buffer holds two reservations of 700 B (messages from 4 and 7, each with only its
 // first packet in); the third 700-byte message (from 5) does not fit the remaining 648 B, and its

@@ -84,7 +84,7 @@ TEST(BugExamples, ExplorationFindsTheWrongSlotAndScheduleReplaysIt) {
   for (auto h : hashes) EXPECT_EQ(h, hashes[0]);
 }
 
-// Issue 17: a failed run has a trace hash too, of everything it did up to the failure. The
+// A failed run has a trace hash too, of everything it did up to the failure. The
 // exploration names it beside each failing schedule; replaying the schedule fails with that hash
 // under fibers and threads, with and without perturbation, and the evidence files carry it.
 TEST(BugExamples, FailedReplayHasTheTraceHashTheExplorationNamed) {
@@ -199,7 +199,7 @@ TEST(BugExamples, SendSendExchangeDeadlocksOnlyWithBoundedBuffers) {
                                          "  unreceived messages #1 from 1 (65536 B)\n"));
 }
 
-// Under an eager limit (issue 16's rendezvous, docs/model.md 2.16) the same unsafe exchange
+// Under an eager limit (rendezvous, docs/model.md 2.16) the same unsafe exchange
 // deadlocks already in the first send, as it would with MPI's large messages: each 64 KiB send
 // waits for the other rank to post a matching receive. Without a limit it completes.
 TEST(BugExamples, SendSendExchangeDeadlocksUnderAnEagerLimit) {

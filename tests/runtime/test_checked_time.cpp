@@ -1,4 +1,4 @@
-// Checked virtual-time arithmetic (issue 20, runtime/src/checked_time.hpp): no input silently wraps
+// Checked virtual-time arithmetic (runtime/src/checked_time.hpp): no input silently wraps
 // the 64-bit count of picoseconds; each case ends in a clear error (or the correct result).
 #include <gtest/gtest.h>
 
@@ -120,7 +120,7 @@ TEST(CheckedTime, TheIssuesWrappingByteTimeIsRefusedBothWays) {
 
 }  // namespace
 
-// ---------------------------------------------------------------- requests (issue 20)
+// ---------------------------------------------------------------- requests
 
 namespace {
 

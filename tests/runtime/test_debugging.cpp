@@ -1,4 +1,4 @@
-// Debugging message ordering (issue 17; docs/debugging.md): deadlock reports that name the
+// Debugging message ordering (docs/debugging.md): deadlock reports that name the
 // wait-for cycle, evidence written when a run fails, internal messages left out, livelocks
 // detected in virtual time.
 #include <gtest/gtest.h>

@@ -215,7 +215,7 @@ TEST(Determinism, ArbitrationSameTraceHashOverTwentyPerturbedRuns) {
   }
 }
 
-// The node mechanisms of issue 16 (docs/model.md 2.14, 2.15) decide nothing from the host:
+// The node mechanisms (docs/model.md 2.14, 2.15) decide nothing from the host:
 // per-packet costs on cm5 (multi-packet messages), receive overlap on the delta preset (a chain
 // broadcast, whose forwarding nodes overlap).
 TEST(Determinism, NodeMechanismsSameTraceHashOverTwentyPerturbedRuns) {

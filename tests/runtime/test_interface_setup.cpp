@@ -120,8 +120,8 @@ TEST(InterfaceSetup, MachineOption) {
   EXPECT_EQ(parse_machine("mesh:2x2").costs.ni_setup, 0);
   EXPECT_EQ(parse_machine("mesh:2x2,ni_setup_us=150").costs.ni_setup, microseconds(150));
   EXPECT_EQ(parse_machine("delta:2x2,ni_setup_us=0").costs.ni_setup, 0);
-  // On every node, per-node costs too: HPAM's levels each have their own NodeCosts (it was left at
-  // 0 there before session 25, silently).
+  // On every node, per-node costs too: HPAM's levels each have their own NodeCosts (a family that
+  // builds its own NodeCosts could leave it at 0, silently).
   const Machine h = parse_machine("hpam:2x2/4x8,Q=2,ni_setup_us=5");
   for (int n = 0; n < h.nodes(); ++n) EXPECT_EQ(h.costs_of(n).ni_setup, microseconds(5)) << n;
   EXPECT_THROW(parse_machine("mesh:2x2,ni_setup_us=-1"), UsageError);

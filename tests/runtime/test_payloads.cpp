@@ -1,5 +1,5 @@
-// Payload bytes move from the send buffer into the receive buffer at the match (docs/model.md 1.5,
-// issue 19): the sender's buffer is read until its send completes, and only a send that completes
+// Payload bytes move from the send buffer into the receive buffer at the match (docs/model.md 1.5):
+// the sender's buffer is read until its send completes, and only a send that completes
 // (or whose request is dropped) before the match makes the message copy it. What the receiver
 // gets is what the buffer held when the send was posted, whichever way the match comes, and the
 // virtual times do not depend on it.

@@ -120,7 +120,7 @@ TEST(OpenVariants, TheDeltasSplitKeepsFigureNinesSumAndTheSwitchesTryTheStatedSt
     EXPECT_EQ(m.costs.send_overhead + m.costs.recv_overhead, nanoseconds(233'640)) << v.options;
     ++splits;
   }
-  EXPECT_EQ(splits, 2);  // the claims leave 130..189 us (session 26): both ends
+  EXPECT_EQ(splits, 2);  // the claims leave 130..189 us: both ends
   // Paper 004, section 3.3: "t_s (communication startup time) = 5 microsecond".
   bool stated = false;
   for (const auto& v : open_variants("switch:32")) {

@@ -100,7 +100,7 @@ TEST(RecvOverlap, LateReceiverDrainsWhatIsThereThenKeepsUp) {
   EXPECT_EQ(receive_done(m, t[2] + 100'000), receive_done(off, t[2] + 100'000));
 }
 
-// Issue 17: an active-message handler that runs on the receiver while it waits holds its CPU, so
+// An active-message handler that runs on the receiver while it waits holds its CPU, so
 // the drain cannot use that time. Rank 2's one-way request (8 B) arrives at s_r and its handler
 // runs from s_r for C_recv + 8*r + H; rank 0's 3-packet message arrives entirely inside the
 // handler, so the fold D := max(D, T_k) + w_k starts from the handler's end E, not from the start
@@ -171,7 +171,7 @@ TEST(RecvOverlap, OnePacketMessageIsUnchanged) {
   EXPECT_EQ(on, off_t);
 }
 
-// On the delta preset (whose values part of issue 16 calibrates; read from the machine here): a
+// On the delta preset (its values calibrated to paper 000; read from the machine here): a
 // node of a chain receives a 10-packet message and forwards it. The link is the bottleneck per
 // packet (512 B * b > 482 B * r), so the receive ends one packet's work after the arrival.
 TEST(RecvOverlap, DeltaChainForwardingPaysTheLinkNotLinkPlusReceive) {

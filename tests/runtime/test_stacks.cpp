@@ -1,4 +1,4 @@
-// Issue 19: the fibers' stacks come from one region, each with a guard page below it that is never
+// The fibers' stacks come from one region, each with a guard page below it that is never
 // silently lost (runtime/src/stacks.hpp): kernel guard regions where the kernel has them (Linux
 // 6.13+), else permanent guards while the kernel's limit on mappings allows them, guards armed only
 // while their fiber runs beyond it. A VP that overflows its stack

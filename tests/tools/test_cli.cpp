@@ -229,8 +229,8 @@ TEST(Cli, SweepVaryRunsEveryVariantAndSaysWhereTheWinnerHolds) {
   EXPECT_NE(bad.err.find("--vary 'hop_ns=fast'"), std::string::npos) << bad.err;
 }
 
-// On delta:2x2 with the set-up costs of the preset of sessions 18..25 and no send's tail, 1-lev-dir
-// beats 1-lev-lin by 1.7% at 16 bytes and 2.3% at 32, leads the delta's evidence calls too small
+// On delta:2x2 with the set-up costs of the earlier preset (C_send 200 us, C_recv 33.64 us) and no
+// send's tail, 1-lev-dir beats 1-lev-lin by 1.7% at 16 bytes and 2.3% at 32, leads the delta's evidence calls too small
 // (under 10%): both rows are marked and the note says why. The same sweep on a mesh, which has no
 // measured times to judge it by, marks nothing.
 TEST(Cli, SweepMarksLeadsTheDeltasEvidenceCannotDecide) {
@@ -282,8 +282,9 @@ TEST(Cli, TraceOptionWritesValidChromeTraceJson) {
   for (int r = 0; r < 4; ++r) EXPECT_NE(log.find(fmt::format("VP {}:", r)), std::string::npos) << log;
 }
 
-// Issue 17: with the CM-5's receive overlap, a receive whose wait was interrupted by active-message
-// handlers ended before it started (a slice of dur -4.0, and "-1.-" that is not a JSON number).
+// With the CM-5's receive overlap, a receive whose wait is interrupted by active-message
+// handlers must not end before it started (that gave a slice of dur -4.0, and "-1.-", not a JSON
+// number).
 // Every slice of this run's trace must last >= 0 and nest; the order log must be written too.
 TEST(Cli, RandomSchedulingOnTheCm5TraceHasNoNegativeSlice) {
   const std::string trace = testing::TempDir() + "/cli_cm5_trace.json";
@@ -367,7 +368,7 @@ INSTANTIATE_TEST_SUITE_P(
                     BadArgs{"run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 --eager-limit lots", "--eager-limit"},
                     BadArgs{"run --machine mesh:2x2,eager_limit=-3 --algorithm alltoall/1-lev-dir --size 8", "eager_limit"},
                     BadArgs{"run --machine cm5:32 --algorithm alltoallv/two-stage --traffic k=0,t=64", "--traffic k: 0 is outside 1..1048576"},
-                    // 1 TiB of traffic per processor (the most --traffic t allows, issue 20): refused by rank 0
+                    // 1 TiB of traffic per processor (the most --traffic t allows): refused by rank 0
                     // before anything is allocated.
                     BadArgs{"run --machine cm5:1024 --algorithm alltoallv/two-stage --traffic k=8,t=1099511627776",
                             "host memory"},
@@ -463,7 +464,7 @@ TEST(Cli, FailedRunWritesEvidenceAndDiffFindsTheDivergence) {
   EXPECT_NE(junk.err.find("not an order log"), std::string::npos) << junk.err;
 }
 
-// Issue 17: a failed run prints the trace_hash of what it did up to the failure, the same under
+// A failed run prints the trace_hash of what it did up to the failure, the same under
 // fibers, --perturb and --execution threads, and its trace and order log carry it.
 TEST(Cli, FailedRunPrintsOneTraceHashOnEveryReplay) {
   const std::string dir = testing::TempDir();
@@ -638,7 +639,7 @@ TEST(Cli, PlotOfAVaryCsvDrawsTheFirstMachinesRunsOnly) {
 
 namespace {
 
-// Issue 20: mesh:4096x4096 (16.7 million VPs) needs far more than any host here for the runtime's
+// mesh:4096x4096 (16.7 million VPs) needs far more than any host here for the runtime's
 // own per-VP memory alone, whatever the payload: refused before anything is allocated.
 TEST(CliMemoryGuard, RefusesAMachineWhoseVpsAloneDoNotFit) {
   const Cli c = touchstone_cli("run --machine mesh:4096x4096 --algorithm selftest/ring --size 16 --phantom");
@@ -666,8 +667,8 @@ TEST(CliMemoryGuard, PhantomRunAcceptedWhereTheRealOneIsRefused) {
 
 namespace {
 
-// Issue 19: selftest/ring and pingpong checked payloads that phantom runs do not carry, so
-// `--phantom` always failed with "received corrupted data"; now it times the same run.
+// selftest/ring and pingpong check their payloads only when the run carries them: `--phantom`
+// times the same run with the same figures instead of failing with "received corrupted data".
 TEST(CliPhantom, SelftestsRunWithPhantomPayloadsWithTheSameFigures) {
   for (const char* alg : {"selftest/ring", "selftest/pingpong"}) {
     const std::string run = fmt::format("run --machine mesh:4x4 --algorithm {} --size 1000 --format json", alg);
@@ -682,7 +683,7 @@ TEST(CliPhantom, SelftestsRunWithPhantomPayloadsWithTheSameFigures) {
 
 }  // namespace
 
-// ---------------------------------------------------------------- issue 20: no silently wrong number
+// ---------------------------------------------------------------- no silently wrong number
 
 struct ExitCase {
   std::string args;
@@ -712,7 +713,7 @@ TEST_P(CliExitCodes, ExactExitCodeAndMessage) { expect_exit(GetParam()); }
 const std::string kRun = "run --machine mesh:2x2 --algorithm alltoall/1-lev-dir --size 8 ";
 
 INSTANTIATE_TEST_SUITE_P(
-    Issue20, CliExitCodes,
+    BadInput, CliExitCodes,
     testing::Values(
         // One rule for every numeric option (tools/numeric_option.hpp): nothing wraps or is ignored.
         ExitCase{kRun + "--seed -1", 1, "--seed: '-1' is not a whole decimal number"},
@@ -767,7 +768,7 @@ class CliParseErrors : public testing::TestWithParam<ExitCase> {};
 TEST_P(CliParseErrors, ErrorLineAndExitCodeOne) { expect_exit(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(
-    Issue20, CliParseErrors,
+    BadInput, CliParseErrors,
     testing::Values(
         parse_error("", "error: A subcommand is required (see touchstone --help)\n"),
         parse_error("--no-such-option", "error: A subcommand is required (see touchstone --help)\n"),

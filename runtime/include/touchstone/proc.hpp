@@ -64,7 +64,7 @@ class Request {
 
  private:
   friend class Proc;
-  friend class detail::Engine;  // detaches a Request that outlives its run (issue 20)
+  friend class detail::Engine;  // detaches a Request that outlives its run, so it never touches the freed engine
   explicit Request(detail::Op* op);
   detail::Op* op_ = nullptr;
 };

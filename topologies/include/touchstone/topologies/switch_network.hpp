@@ -18,7 +18,7 @@
 namespace touchstone {
 
 /// A switch network before it is built: the paper's graph G = (V, E) plus the nodes on each switch.
-/// Size caps of a switch network (issue 20): no count overflows an int, and no file asks for an
+/// Size caps of a switch network: no count overflows an int, and no file asks for an
 /// unbounded amount of memory. Paper 004's switches have 8 to 32 ports. Routing keeps a table of
 /// 2 x switches^2 hop counts, 128 MiB at 4096 switches (65536 would need 32 GiB).
 inline constexpr int kMaxSwitchPorts = 4096;
