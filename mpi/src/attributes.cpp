@@ -35,13 +35,23 @@ const char* kind_name(AttrKind k) {
 
 bool predefined_comm_key(int keyval) { return keyval >= MPI_TAG_UB && keyval <= MPI_APPNUM; }
 
-// A usable keyval of kind `kind`: MPI_ERR_KEYVAL for a predefined, freed, unknown or other-kind one.
+bool in_use(const Attributes& a, int keyval) {
+  for (const auto& [object, list] : a.values)
+    for (const auto& [k, v] : list)
+      if (k == keyval) return true;
+  return false;
+}
+
+// A usable keyval of kind `kind`: MPI_ERR_KEYVAL for a predefined, unknown or other-kind one, or
+// for a freed one that no attribute uses any more (MPI-3.1 section 6.7.2: a keyval is freed only
+// once every attribute using it is deleted; until then it names them).
 Keyval& keyval_of(RankState& rs, AttrKind kind, int keyval) {
   Attributes& a = attributes(rs);
   if (kind == AttrKind::comm && predefined_comm_key(keyval))
     throw MpiError{MPI_ERR_KEYVAL, fmt::format("keyval {} is predefined: it cannot be set, deleted or freed", keyval)};
   const int i = keyval - kFirstKeyval;
-  if (i < 0 || i >= static_cast<int>(a.keyvals.size()) || a.keyvals[static_cast<std::size_t>(i)].freed)
+  if (i < 0 || i >= static_cast<int>(a.keyvals.size()) ||
+      (a.keyvals[static_cast<std::size_t>(i)].freed && !in_use(a, keyval)))
     throw MpiError{MPI_ERR_KEYVAL, fmt::format("keyval {} is not valid", keyval)};
   Keyval& k = a.keyvals[static_cast<std::size_t>(i)];
   if (k.kind != kind)
@@ -65,8 +75,8 @@ int create_keyval(RankState& rs, AttrKind kind, AttrCopyFn* copy, AttrDeleteFn* 
   return kFirstKeyval + static_cast<int>(a.keyvals.size()) - 1;
 }
 
-// The keyval stays for the attributes that use it (their delete callbacks still run); the handle
-// is no longer valid.
+// The keyval stays for the attributes that use it (their delete callbacks still run); freeing it
+// again while they do changes nothing.
 void free_keyval(RankState& rs, AttrKind kind, int* keyval) {
   keyval_of(rs, kind, *keyval).freed = true;
   *keyval = MPI_KEYVAL_INVALID;

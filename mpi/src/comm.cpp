@@ -147,15 +147,27 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   });
 }
 
-// The duplicate needs no messages, so the request is complete when it is returned.
+namespace {
+// MPI_Comm_idup and MPI_Comm_idup_with_info: the duplicate needs no messages, so the request is
+// complete when it is returned.
+MPI_Request completed_dup(RankState& rs, MPI_Comm comm, const InfoPairs* info, MPI_Comm* newcomm) {
+  *newcomm = dup(rs, comm, info);
+  auto q = std::make_unique<Req>();
+  q->done = true;
+  q->status = empty_status();
+  q->comm = comm;
+  return new_req(rs, std::move(q));
+}
+}  // namespace
+
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
-  return call("MPI_Comm_idup", comm, [&](RankState& rs) {
-    *newcomm = dup(rs, comm, nullptr);
-    auto q = std::make_unique<Req>();
-    q->done = true;
-    q->status = empty_status();
-    q->comm = comm;
-    *request = new_req(rs, std::move(q));
+  return call("MPI_Comm_idup", comm, [&](RankState& rs) { *request = completed_dup(rs, comm, nullptr, newcomm); });
+}
+
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request) {
+  return call("MPI_Comm_idup_with_info", comm, [&](RankState& rs) {
+    const InfoPairs hints = info_of(rs, info);
+    *request = completed_dup(rs, comm, &hints, newcomm);
   });
 }
 
@@ -195,8 +207,15 @@ std::vector<int> ranks_in(RankState& rs, const Comm& c, MPI_Group group) {
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   return call("MPI_Comm_create", comm, [&](RankState& rs) {
     Comm& c = comm_of(rs, comm);
-    if (c.inter)
-      throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Comm_create on an intercommunicator is not supported"};
+    if (c.inter) {
+      const std::vector<int> members = group_of(rs, group);
+      const std::vector<int> mine = local_members(c);
+      for (int w : members)
+        if (std::find(mine.begin(), mine.end(), w) == mine.end())
+          throw MpiError{MPI_ERR_GROUP, fmt::format("world rank {} of the group is not in the local group", w)};
+      *newcomm = create_intercomm(rs, c, members);
+      return;
+    }
     const std::vector<int> local = ranks_in(rs, c, group);
     // Every member of comm takes part (MPI_Comm_create is collective): a barrier keeps the
     // semantics' synchronization without a group exchange, as every member passes the same group.
@@ -224,7 +243,9 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* new
       *newcomm = MPI_COMM_NULL;
       return;
     }
-    *newcomm = add_intracomm(rs, c, rs.proc->subgroup(c.pt2pt, local));
+    // Made from the collective group, not pt2pt as duplicates are: an MPI_Comm_idup of comm
+    // pending in the other order on some members must not take this context.
+    *newcomm = add_intracomm(rs, c, rs.proc->subgroup(c.coll, local));
   });
 }
 

@@ -29,5 +29,8 @@ void free_comm(RankState& rs, MPI_Comm h);
 /// MPI_Comm_dup and MPI_Comm_split of an intercommunicator (intercomm.cpp).
 MPI_Comm dup_intercomm(RankState& rs, const Comm& c);
 MPI_Comm split_intercomm(RankState& rs, const Comm& c, int color, int key);
+/// MPI_Comm_create of an intercommunicator: `members` (world ranks) of this side, the other side's
+/// choice learned from its leader.
+MPI_Comm create_intercomm(RankState& rs, const Comm& c, const std::vector<int>& members);
 
 }  // namespace touchstone::mpi

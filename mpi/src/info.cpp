@@ -73,84 +73,132 @@ using namespace touchstone;
 using namespace touchstone::mpi;
 
 int MPI_Info_create(MPI_Info* info) {
-  return call("MPI_Info_create", MPI_COMM_WORLD, [&](RankState& rs) { *info = new_info(rs, {}); });
+  return call(
+      "MPI_Info_create", MPI_COMM_WORLD, [&](RankState& rs) { *info = new_info(rs, {}); }, false);
 }
 
 int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
-  return call("MPI_Info_set", MPI_COMM_WORLD, [&](RankState& rs) {
-    InfoPairs& pairs = mutable_info(rs, info);
-    const std::string k = key_of(key);
-    if (!value) throw MpiError{MPI_ERR_INFO_VALUE, "the value is a null pointer"};
-    const std::size_t n = std::strlen(value);
-    if (n == 0 || n > MPI_MAX_INFO_VAL)
-      throw MpiError{MPI_ERR_INFO_VALUE,
-                     fmt::format("value of {} characters (1 .. MPI_MAX_INFO_VAL = {})", n, MPI_MAX_INFO_VAL)};
-    for (auto& [pk, pv] : pairs)
-      if (pk == k) return void(pv = value);  // a key set again keeps its place
-    pairs.emplace_back(k, value);
-  });
+  return call(
+      "MPI_Info_set", MPI_COMM_WORLD,
+      [&](RankState& rs) {
+        InfoPairs& pairs = mutable_info(rs, info);
+        const std::string k = key_of(key);
+        if (!value) throw MpiError{MPI_ERR_INFO_VALUE, "the value is a null pointer"};
+        const std::size_t n = std::strlen(value);
+        if (n == 0 || n > MPI_MAX_INFO_VAL)
+          throw MpiError{MPI_ERR_INFO_VALUE,
+                         fmt::format("value of {} characters (1 .. MPI_MAX_INFO_VAL = {})", n, MPI_MAX_INFO_VAL)};
+        for (auto& [pk, pv] : pairs)
+          if (pk == k) return void(pv = value);  // a key set again keeps its place
+        pairs.emplace_back(k, value);
+      },
+      false);
 }
 
 int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
-  return call("MPI_Info_get", MPI_COMM_WORLD, [&](RankState& rs) {
-    if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL has no keys to get"};
-    const std::string k = key_of(key);
-    if (valuelen < 0) throw MpiError{MPI_ERR_ARG, fmt::format("valuelen {} is negative", valuelen)};
-    const std::string* v = lookup(info_of(rs, info), k);
-    *flag = v != nullptr;
-    if (v) copy_out(*v, value, static_cast<std::size_t>(valuelen));  // truncated to valuelen characters
-  });
+  return call(
+      "MPI_Info_get", MPI_COMM_WORLD,
+      [&](RankState& rs) {
+        if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL has no keys to get"};
+        const std::string k = key_of(key);
+        if (valuelen < 0) throw MpiError{MPI_ERR_ARG, fmt::format("valuelen {} is negative", valuelen)};
+        const std::string* v = lookup(info_of(rs, info), k);
+        *flag = v != nullptr;
+        if (v) copy_out(*v, value, static_cast<std::size_t>(valuelen));  // truncated to valuelen characters
+      },
+      false);
+}
+
+// MPI-4.0: *buflen says the room in value (with the null) and returns the value's length + 1.
+int MPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag) {
+  return call(
+      "MPI_Info_get_string", MPI_COMM_WORLD,
+      [&](RankState& rs) {
+        if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL has no keys to get"};
+        const std::string k = key_of(key);
+        if (*buflen < 0) throw MpiError{MPI_ERR_ARG, fmt::format("buflen {} is negative", *buflen)};
+        const std::string* v = lookup(info_of(rs, info), k);
+        *flag = v != nullptr;
+        if (!v) return;
+        if (*buflen > 0) copy_out(*v, value, static_cast<std::size_t>(*buflen - 1));
+        *buflen = static_cast<int>(v->size()) + 1;
+      },
+      false);
+}
+
+// MPI-4.0: an info object like MPI_INFO_ENV.
+int MPI_Info_create_env(int, char*[], MPI_Info* info) {
+  return call(
+      "MPI_Info_create_env", MPI_COMM_WORLD, [&](RankState& rs) { *info = new_info(rs, env_info()); }, false);
 }
 
 int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
-  return call("MPI_Info_get_valuelen", MPI_COMM_WORLD, [&](RankState& rs) {
-    if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL has no keys"};
-    const std::string* v = lookup(info_of(rs, info), key_of(key));
-    *flag = v != nullptr;
-    if (v) *valuelen = static_cast<int>(v->size());
-  });
+  return call(
+      "MPI_Info_get_valuelen", MPI_COMM_WORLD,
+      [&](RankState& rs) {
+        if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL has no keys"};
+        const std::string* v = lookup(info_of(rs, info), key_of(key));
+        *flag = v != nullptr;
+        if (v) *valuelen = static_cast<int>(v->size());
+      },
+      false);
 }
 
 int MPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
-  return call("MPI_Info_get_nkeys", MPI_COMM_WORLD, [&](RankState& rs) {
-    if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL is not an info object"};
-    *nkeys = static_cast<int>(info_of(rs, info).size());
-  });
+  return call(
+      "MPI_Info_get_nkeys", MPI_COMM_WORLD,
+      [&](RankState& rs) {
+        if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL is not an info object"};
+        *nkeys = static_cast<int>(info_of(rs, info).size());
+      },
+      false);
 }
 
 int MPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
-  return call("MPI_Info_get_nthkey", MPI_COMM_WORLD, [&](RankState& rs) {
-    if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL is not an info object"};
-    const InfoPairs& pairs = info_of(rs, info);
-    if (n < 0 || n >= static_cast<int>(pairs.size()))
-      throw MpiError{MPI_ERR_ARG,
-                     fmt::format("key number {} is out of range: the info has {} key(s)", n, pairs.size())};
-    copy_out(pairs[static_cast<std::size_t>(n)].first, key, MPI_MAX_INFO_KEY);
-  });
+  return call(
+      "MPI_Info_get_nthkey", MPI_COMM_WORLD,
+      [&](RankState& rs) {
+        if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL is not an info object"};
+        const InfoPairs& pairs = info_of(rs, info);
+        if (n < 0 || n >= static_cast<int>(pairs.size()))
+          throw MpiError{MPI_ERR_ARG,
+                         fmt::format("key number {} is out of range: the info has {} key(s)", n, pairs.size())};
+        copy_out(pairs[static_cast<std::size_t>(n)].first, key, MPI_MAX_INFO_KEY);
+      },
+      false);
 }
 
 int MPI_Info_delete(MPI_Info info, const char* key) {
-  return call("MPI_Info_delete", MPI_COMM_WORLD, [&](RankState& rs) {
-    InfoPairs& pairs = mutable_info(rs, info);
-    const std::string k = key_of(key);
-    const auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) { return p.first == k; });
-    if (it == pairs.end()) throw MpiError{MPI_ERR_INFO_NOKEY, fmt::format("the info has no key '{}'", k)};
-    pairs.erase(it);
-  });
+  return call(
+      "MPI_Info_delete", MPI_COMM_WORLD,
+      [&](RankState& rs) {
+        InfoPairs& pairs = mutable_info(rs, info);
+        const std::string k = key_of(key);
+        const auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) { return p.first == k; });
+        if (it == pairs.end()) throw MpiError{MPI_ERR_INFO_NOKEY, fmt::format("the info has no key '{}'", k)};
+        pairs.erase(it);
+      },
+      false);
 }
 
 int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
-  return call("MPI_Info_dup", MPI_COMM_WORLD, [&](RankState& rs) {
-    if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL cannot be duplicated"};
-    InfoPairs copy = info_of(rs, info);
-    *newinfo = new_info(rs, std::move(copy));
-  });
+  return call(
+      "MPI_Info_dup", MPI_COMM_WORLD,
+      [&](RankState& rs) {
+        if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL cannot be duplicated"};
+        InfoPairs copy = info_of(rs, info);
+        *newinfo = new_info(rs, std::move(copy));
+      },
+      false);
 }
 
 int MPI_Info_free(MPI_Info* info) {
-  return call("MPI_Info_free", MPI_COMM_WORLD, [&](RankState& rs) {
-    mutable_info(rs, *info);
-    rs.infos[static_cast<std::size_t>(*info - kFirstInfo)].reset();
-    *info = MPI_INFO_NULL;
-  });
+  return call(
+      "MPI_Info_free", MPI_COMM_WORLD,
+      [&](RankState& rs) {
+        mutable_info(rs, *info);
+        rs.infos[static_cast<std::size_t>(*info - kFirstInfo)].reset();
+        *info = MPI_INFO_NULL;
+      },
+      false);
 }

@@ -75,6 +75,28 @@ MPI_Comm split_intercomm(RankState& rs, const Comm& c, int color, int key) {
   return add_intercomm(rs, c, rs.proc->subgroup(g, first), nfirst, c.local_base == 0);
 }
 
+// The leaders swap their sides' chosen members on the collective context and broadcast the other
+// side's to their own; the chosen members of both sides then make the new runtime group.
+MPI_Comm create_intercomm(RankState& rs, const Comm& c, const std::vector<int>& members) {
+  Proc& p = *rs.proc;
+  std::vector<int> theirs;
+  if (c.rank == 0) {
+    theirs.resize(static_cast<std::size_t>(session()->np));
+    const Status st = p.sendrecv(c.remote_base, kLeaderTag, as_bytes(members), c.remote_base, kLeaderTag,
+                                 std::as_writable_bytes(std::span(theirs)), c.coll);
+    theirs.resize(st.size / sizeof(int));
+  }
+  theirs = bcast_list(p, comm_of(rs, c.local_comm).coll, 0, std::move(theirs));
+  if (members.empty() || theirs.empty() || std::find(members.begin(), members.end(), p.rank()) == members.end())
+    return MPI_COMM_NULL;
+  const bool first = c.local_base == 0;
+  std::vector<int> both;  // ranks in c.pt2pt: the first side's chosen members, then the second's
+  for (int w : first ? members : theirs) both.push_back(c.pt2pt.local_rank(w));
+  const int first_size = static_cast<int>(both.size());
+  for (int w : first ? theirs : members) both.push_back(c.pt2pt.local_rank(w));
+  return add_intercomm(rs, c, p.subgroup(c.pt2pt, both), first_size, first);
+}
+
 }  // namespace touchstone::mpi
 
 using namespace touchstone;

@@ -125,9 +125,19 @@ static void comm_attributes(void) {
   MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &tkey, NULL);
   CHECK_EQ(MPI_Comm_set_attr(c, MPI_TAG_UB, &shared), MPI_ERR_KEYVAL);
   CHECK_EQ(MPI_Comm_set_attr(c, tkey, &shared), MPI_ERR_KEYVAL);
-  int freed = knull;
+  /* A freed keyval names the attributes that still use it, and no more once they are gone. */
+  int freed = knull, unused;
   MPI_Comm_free_keyval(&knull);
+  MPI_Comm_get_attr(c, freed, &got, &flag);
+  CHECK(flag && got == &shared);
+  MPI_Comm_delete_attr(c, freed);
   CHECK_EQ(MPI_Comm_get_attr(c, freed, &got, &flag), MPI_ERR_KEYVAL);
+  MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &unused, NULL);
+  freed = unused;
+  MPI_Comm_free_keyval(&unused);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* keyval calls report to the world */
+  CHECK_EQ(MPI_Comm_free_keyval(&freed), MPI_ERR_KEYVAL);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
   MPI_Type_free_keyval(&tkey);
   MPI_Comm_free_keyval(&kdup);
   MPI_Comm_free_keyval(&kbad_copy);

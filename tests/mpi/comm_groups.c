@@ -107,6 +107,23 @@ static void create_group(int rank, int size) {
     CHECK_EQ(sum, (size / 2) * (size / 2));  /* 1 + 3 + ... */
     MPI_Comm_free(&c);
   }
+  /* MPI_Comm_create_group and a pending MPI_Comm_idup in either order on different ranks. */
+  MPI_Comm whole, twin;
+  MPI_Request req;
+  if (rank % 2 == 0) {
+    MPI_Comm_create_group(MPI_COMM_WORLD, world, 1, &whole);
+    MPI_Comm_idup(MPI_COMM_WORLD, &twin, &req);
+  } else {
+    MPI_Comm_idup(MPI_COMM_WORLD, &twin, &req);
+    MPI_Comm_create_group(MPI_COMM_WORLD, world, 1, &whole);
+  }
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  int total = 0;
+  MPI_Allreduce(&rank, &total, 1, MPI_INT, MPI_SUM, whole);
+  CHECK_EQ(total, size * (size - 1) / 2);
+  MPI_Barrier(twin);
+  MPI_Comm_free(&whole);
+  MPI_Comm_free(&twin);
   MPI_Group_free(&odds);
   MPI_Group_free(&world);
 }
@@ -156,6 +173,19 @@ static void dups(int rank, int size) {
   MPI_Comm_dup(c, &c3);
   MPI_Comm_get_info(c3, &used);
   MPI_Info_get(used, "touchstone_hint", MPI_MAX_INFO_VAL, value, &flag);
+  CHECK(flag);
+  MPI_Info_free(&used);
+  MPI_Comm_free(&c3);
+  /* MPI_Comm_idup_with_info (MPI-4.0) replaces them. */
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "other", "1");
+  MPI_Comm_idup_with_info(c, info, &c3, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  MPI_Info_free(&info);
+  MPI_Comm_get_info(c3, &used);
+  MPI_Info_get(used, "touchstone_hint", MPI_MAX_INFO_VAL, value, &flag);
+  CHECK(!flag);
+  MPI_Info_get(used, "other", MPI_MAX_INFO_VAL, value, &flag);
   CHECK(flag);
   MPI_Info_free(&used);
   MPI_Comm_free(&c3);

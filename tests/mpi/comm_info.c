@@ -7,8 +7,19 @@
 #include "check.h"
 
 int main(int argc, char** argv) {
+  /* MPI-4.0 lets info objects be used before MPI_Init. */
+  MPI_Info early;
+  MPI_Info_create(&early);
+  MPI_Info_set(early, "before", "init");
   int rank, size;
   init_world(&argc, &argv, &rank, &size);
+  {
+    char v[8];
+    int f = 0;
+    MPI_Info_get(early, "before", 7, v, &f);
+    CHECK(f && strcmp(v, "init") == 0);
+    MPI_Info_free(&early);
+  }
   MPI_Info info;
   MPI_Info_create(&info);
   int n = -1, flag = -1, len = -1;
@@ -60,6 +71,16 @@ int main(int argc, char** argv) {
   int one = 1;
   CHECK_EQ(MPI_Info_get_nkeys(MPI_INFO_NULL, &one), MPI_ERR_INFO);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+  /* MPI_Info_get_string (MPI-4.0): the length with the null, and a value cut to the room given. */
+  int buflen = 0;
+  MPI_Info_get_string(copy, "shape", &buflen, NULL, &flag);
+  CHECK(flag);
+  CHECK_EQ(buflen, 6);
+  buflen = 4;
+  MPI_Info_get_string(copy, "shape", &buflen, value, &flag);
+  CHECK(strcmp(value, "rou") == 0);
+  CHECK_EQ(buflen, 6);
 
   /* MPI_INFO_ENV: what mpirun started the program with. */
   MPI_Info_get(MPI_INFO_ENV, "maxprocs", MPI_MAX_INFO_VAL, value, &flag);

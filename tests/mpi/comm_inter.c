@@ -272,6 +272,39 @@ static void split(MPI_Comm ic) {
   CHECK(none == MPI_COMM_NULL); /* a color with no match on the other side */
 }
 
+/* MPI_Comm_create: each side picks its members (A its first two ranks, B its odd ranks); the rest
+ * get MPI_COMM_NULL; an empty choice on one side gives MPI_COMM_NULL everywhere. */
+static void create(MPI_Comm ic) {
+  MPI_Group local, sub;
+  MPI_Comm_group(ic, &local);
+  int a_range[1][3] = {{0, 1, 1}}, b_range[1][3] = {{1, nl - 1, 2}};
+  MPI_Group_range_incl(local, 1, in_a ? a_range : b_range, &sub);
+  MPI_Comm c;
+  MPI_Comm_create(ic, sub, &c);
+  const int chosen = in_a ? lr < 2 : lr % 2 == 1;
+  CHECK((c != MPI_COMM_NULL) == chosen);
+  if (chosen) {
+    int n = -1, rn = -1, r = -1;
+    MPI_Comm_size(c, &n);
+    MPI_Comm_remote_size(c, &rn);
+    MPI_Comm_rank(c, &r);
+    CHECK_EQ(n, in_a ? 2 : nl / 2);
+    CHECK_EQ(rn, in_a ? nr / 2 : 2);
+    CHECK_EQ(r, in_a ? lr : lr / 2);
+    int sum = -1; /* A gets the sum of B's odd world ranks, B that of A's 0 and 1 */
+    MPI_Allreduce(&world_rank, &sum, 1, MPI_INT, MPI_SUM, c);
+    int expect = 0;
+    for (int j = 0; j < nr; ++j)
+      if (in_a ? j % 2 == 1 : j < 2) expect += remote_world(j);
+    CHECK_EQ(sum, expect);
+    MPI_Comm_free(&c);
+  }
+  MPI_Comm_create(ic, in_a ? sub : MPI_GROUP_EMPTY, &c);
+  CHECK(c == MPI_COMM_NULL);
+  MPI_Group_free(&sub);
+  MPI_Group_free(&local);
+}
+
 int main(int argc, char** argv) {
   init_world(&argc, &argv, &world_rank, &world_size);
   CHECK(world_size >= 6 && world_size <= 9);
@@ -289,6 +322,7 @@ int main(int argc, char** argv) {
   all_to_all(ic);
   merge(ic);
   split(ic);
+  create(ic);
   MPI_Comm_free(&ic);
   MPI_Comm_free(&local);
   MPI_Barrier(MPI_COMM_WORLD);
