@@ -11,6 +11,7 @@
 
 #include "attributes.hpp"
 #include "call.hpp"
+#include "comm.hpp"
 
 namespace touchstone::mpi {
 
@@ -225,13 +226,16 @@ int touchstone_attr_null_delete_fn(int, int, void*, void*) { return MPI_SUCCESS;
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
                            MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval, void* extra_state) {
   return call("MPI_Comm_create_keyval", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(comm_keyval, "comm_keyval");
     *comm_keyval = create_keyval(rs, AttrKind::comm, comm_copy_attr_fn, comm_delete_attr_fn, extra_state);
   });
 }
 
 int MPI_Comm_free_keyval(int* comm_keyval) {
-  return call("MPI_Comm_free_keyval", MPI_COMM_WORLD,
-              [&](RankState& rs) { free_keyval(rs, AttrKind::comm, comm_keyval); });
+  return call("MPI_Comm_free_keyval", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(comm_keyval, "comm_keyval");
+    free_keyval(rs, AttrKind::comm, comm_keyval);
+  });
 }
 
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val) {
@@ -240,8 +244,11 @@ int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val) {
 }
 
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
-  return call("MPI_Comm_get_attr", comm,
-              [&](RankState& rs) { *flag = get_attr(rs, AttrKind::comm, comm, comm_keyval, attribute_val); });
+  return call("MPI_Comm_get_attr", comm, [&](RankState& rs) {
+    check_out(attribute_val, "attribute_val");
+    check_out(flag, "flag");
+    *flag = get_attr(rs, AttrKind::comm, comm, comm_keyval, attribute_val);
+  });
 }
 
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
@@ -251,13 +258,16 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
 int MPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
                            MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval, void* extra_state) {
   return call("MPI_Type_create_keyval", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(type_keyval, "type_keyval");
     *type_keyval = create_keyval(rs, AttrKind::type, type_copy_attr_fn, type_delete_attr_fn, extra_state);
   });
 }
 
 int MPI_Type_free_keyval(int* type_keyval) {
-  return call("MPI_Type_free_keyval", MPI_COMM_WORLD,
-              [&](RankState& rs) { free_keyval(rs, AttrKind::type, type_keyval); });
+  return call("MPI_Type_free_keyval", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(type_keyval, "type_keyval");
+    free_keyval(rs, AttrKind::type, type_keyval);
+  });
 }
 
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val) {
@@ -266,8 +276,11 @@ int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_va
 }
 
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag) {
-  return call("MPI_Type_get_attr", MPI_COMM_WORLD,
-              [&](RankState& rs) { *flag = get_attr(rs, AttrKind::type, datatype, type_keyval, attribute_val); });
+  return call("MPI_Type_get_attr", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(attribute_val, "attribute_val");
+    check_out(flag, "flag");
+    *flag = get_attr(rs, AttrKind::type, datatype, type_keyval, attribute_val);
+  });
 }
 
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
@@ -278,23 +291,31 @@ int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
 int MPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
                           MPI_Win_delete_attr_function* win_delete_attr_fn, int* win_keyval, void* extra_state) {
   return call("MPI_Win_create_keyval", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(win_keyval, "win_keyval");
     *win_keyval = create_keyval(rs, AttrKind::win, win_copy_attr_fn, win_delete_attr_fn, extra_state);
   });
 }
 
 int MPI_Win_free_keyval(int* win_keyval) {
-  return call("MPI_Win_free_keyval", MPI_COMM_WORLD,
-              [&](RankState& rs) { free_keyval(rs, AttrKind::win, win_keyval); });
+  return call("MPI_Win_free_keyval", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(win_keyval, "win_keyval");
+    free_keyval(rs, AttrKind::win, win_keyval);
+  });
 }
 
 // The MPI-1 names (deprecated since MPI-2): communicator attributes under other names.
 int MPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval, void* extra_state) {
-  return call("MPI_Keyval_create", MPI_COMM_WORLD,
-              [&](RankState& rs) { *keyval = create_keyval(rs, AttrKind::comm, copy_fn, delete_fn, extra_state); });
+  return call("MPI_Keyval_create", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(keyval, "keyval");
+    *keyval = create_keyval(rs, AttrKind::comm, copy_fn, delete_fn, extra_state);
+  });
 }
 
 int MPI_Keyval_free(int* keyval) {
-  return call("MPI_Keyval_free", MPI_COMM_WORLD, [&](RankState& rs) { free_keyval(rs, AttrKind::comm, keyval); });
+  return call("MPI_Keyval_free", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(keyval, "keyval");
+    free_keyval(rs, AttrKind::comm, keyval);
+  });
 }
 
 int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {
@@ -302,8 +323,11 @@ int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {
 }
 
 int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
-  return call("MPI_Attr_get", comm,
-              [&](RankState& rs) { *flag = get_attr(rs, AttrKind::comm, comm, keyval, attribute_val); });
+  return call("MPI_Attr_get", comm, [&](RankState& rs) {
+    check_out(attribute_val, "attribute_val");
+    check_out(flag, "flag");
+    *flag = get_attr(rs, AttrKind::comm, comm, keyval, attribute_val);
+  });
 }
 
 int MPI_Attr_delete(MPI_Comm comm, int keyval) {

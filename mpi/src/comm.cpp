@@ -110,11 +110,17 @@ using namespace touchstone;
 using namespace touchstone::mpi;
 
 int MPI_Comm_rank(MPI_Comm comm, int* rank) {
-  return call("MPI_Comm_rank", comm, [&](RankState& rs) { *rank = comm_of(rs, comm).rank; });
+  return call("MPI_Comm_rank", comm, [&](RankState& rs) {
+    check_out(rank, "rank");
+    *rank = comm_of(rs, comm).rank;
+  });
 }
 
 int MPI_Comm_size(MPI_Comm comm, int* size) {
-  return call("MPI_Comm_size", comm, [&](RankState& rs) { *size = comm_of(rs, comm).size; });
+  return call("MPI_Comm_size", comm, [&](RankState& rs) {
+    check_out(size, "size");
+    *size = comm_of(rs, comm).size;
+  });
 }
 
 namespace {
@@ -137,11 +143,15 @@ MPI_Comm dup(RankState& rs, MPI_Comm comm, const InfoPairs* info) {
 }  // namespace
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  return call("MPI_Comm_dup", comm, [&](RankState& rs) { *newcomm = dup(rs, comm, nullptr); });
+  return call("MPI_Comm_dup", comm, [&](RankState& rs) {
+    check_out(newcomm, "newcomm");
+    *newcomm = dup(rs, comm, nullptr);
+  });
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   return call("MPI_Comm_dup_with_info", comm, [&](RankState& rs) {
+    check_out(newcomm, "newcomm");
     const InfoPairs hints = info_of(rs, info);
     *newcomm = dup(rs, comm, &hints);
   });
@@ -161,11 +171,17 @@ MPI_Request completed_dup(RankState& rs, MPI_Comm comm, const InfoPairs* info, M
 }  // namespace
 
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
-  return call("MPI_Comm_idup", comm, [&](RankState& rs) { *request = completed_dup(rs, comm, nullptr, newcomm); });
+  return call("MPI_Comm_idup", comm, [&](RankState& rs) {
+    check_out(newcomm, "newcomm");
+    check_out(request, "request");
+    *request = completed_dup(rs, comm, nullptr, newcomm);
+  });
 }
 
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request) {
   return call("MPI_Comm_idup_with_info", comm, [&](RankState& rs) {
+    check_out(newcomm, "newcomm");
+    check_out(request, "request");
     const InfoPairs hints = info_of(rs, info);
     *request = completed_dup(rs, comm, &hints, newcomm);
   });
@@ -173,6 +189,7 @@ int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return call("MPI_Comm_split", comm, [&](RankState& rs) {
+    check_out(newcomm, "newcomm");
     Comm& c = comm_of(rs, comm);
     if (color < 0 && color != MPI_UNDEFINED)
       throw MpiError{MPI_ERR_ARG, fmt::format("color {} is negative and not MPI_UNDEFINED", color)};
@@ -206,6 +223,7 @@ std::vector<int> ranks_in(RankState& rs, const Comm& c, MPI_Group group) {
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   return call("MPI_Comm_create", comm, [&](RankState& rs) {
+    check_out(newcomm, "newcomm");
     Comm& c = comm_of(rs, comm);
     if (c.inter) {
       const std::vector<int> members = group_of(rs, group);
@@ -233,6 +251,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
 // concurrent calls apart in MPI, only has to be valid.
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
   return call("MPI_Comm_create_group", comm, [&](RankState& rs) {
+    check_out(newcomm, "newcomm");
     Comm& c = intracomm_of(rs, comm);
     check_tag(tag, false);
     const std::vector<int> local = ranks_in(rs, c, group);
@@ -254,6 +273,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* new
 // itself alone.
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   return call("MPI_Comm_split_type", comm, [&](RankState& rs) {
+    check_out(newcomm, "newcomm");
     Comm& c = intracomm_of(rs, comm);
     info_of(rs, info);
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
@@ -266,7 +286,8 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
 }
 
 int MPI_Comm_free(MPI_Comm* comm) {
-  return call("MPI_Comm_free", *comm, [&](RankState& rs) {
+  return call("MPI_Comm_free", comm ? *comm : MPI_COMM_NULL, [&](RankState& rs) {
+    check_out(comm, "comm");
     comm_of(rs, *comm);
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
       throw MpiError{MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"};
@@ -289,6 +310,7 @@ int compare_members(std::vector<int> a, std::vector<int> b) {
 // both hold the same members; an intercommunicator and an intracommunicator are unequal.
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   return call("MPI_Comm_compare", comm1, [&](RankState& rs) {
+    check_out(result, "result");
     const Comm& a = comm_of(rs, comm1);
     const Comm& b = comm_of(rs, comm2);
     if (comm1 == comm2) {
@@ -307,7 +329,10 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
 }
 
 int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
-  return call("MPI_Comm_group", comm, [&](RankState& rs) { *group = add_group(rs, local_members(comm_of(rs, comm))); });
+  return call("MPI_Comm_group", comm, [&](RankState& rs) {
+    check_out(group, "group");
+    *group = add_group(rs, local_members(comm_of(rs, comm)));
+  });
 }
 
 int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
@@ -321,6 +346,8 @@ int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
 
 int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
   return call("MPI_Comm_get_name", comm, [&](RankState& rs) {
+    check_out(comm_name, "comm_name");
+    check_out(resultlen, "resultlen");
     const Comm& c = comm_of(rs, comm);
     const std::string n = c.name                   ? *c.name
                           : comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD"
@@ -346,16 +373,22 @@ int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
 }
 
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
-  return call("MPI_Comm_get_info", comm, [&](RankState& rs) { *info_used = new_info(rs, comm_of(rs, comm).info); });
+  return call("MPI_Comm_get_info", comm, [&](RankState& rs) {
+    check_out(info_used, "info_used");
+    *info_used = new_info(rs, comm_of(rs, comm).info);
+  });
 }
 
 int MPI_Group_size(MPI_Group group, int* size) {
-  return call("MPI_Group_size", MPI_COMM_WORLD,
-              [&](RankState& rs) { *size = static_cast<int>(group_of(rs, group).size()); });
+  return call("MPI_Group_size", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(size, "size");
+    *size = static_cast<int>(group_of(rs, group).size());
+  });
 }
 
 int MPI_Group_rank(MPI_Group group, int* rank) {
   return call("MPI_Group_rank", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(rank, "rank");
     const auto& g = group_of(rs, group);
     const auto it = std::find(g.begin(), g.end(), rs.proc->rank());
     *rank = it == g.end() ? MPI_UNDEFINED : static_cast<int>(it - g.begin());
@@ -390,6 +423,7 @@ std::vector<int> without(const std::vector<int>& g, const std::vector<int>& rank
 // The ranks named by MPI_Group_range_incl/excl's (first, last, stride) triplets, in order.
 std::vector<int> expand_ranges(int n, const int ranges[][3], int group_size) {
   if (n < 0) throw MpiError{MPI_ERR_ARG, fmt::format("n = {} is negative", n)};
+  if (n > 0) check_out(ranges, "ranges");
   std::vector<int> out;
   for (int i = 0; i < n; ++i) {
     const int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
@@ -409,6 +443,7 @@ bool contains(const std::vector<int>& g, int w) { return std::find(g.begin(), g.
 template <class Make>
 int group_op(const char* name, MPI_Group group1, MPI_Group group2, MPI_Group* newgroup, Make make) {
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(newgroup, "newgroup");
     const std::vector<int> a = group_of(rs, group1), b = group_of(rs, group2);
     *newgroup = add_group(rs, make(a, b));
   });
@@ -417,20 +452,25 @@ int group_op(const char* name, MPI_Group group1, MPI_Group group2, MPI_Group* ne
 
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
   return call("MPI_Group_incl", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(newgroup, "newgroup");
     if (n < 0) throw MpiError{MPI_ERR_ARG, fmt::format("n = {} is negative", n)};
+    if (n > 0) check_out(ranks, "ranks");
     *newgroup = add_group(rs, pick(group_of(rs, group), std::vector<int>(ranks, ranks + n)));
   });
 }
 
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
   return call("MPI_Group_excl", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(newgroup, "newgroup");
     if (n < 0) throw MpiError{MPI_ERR_ARG, fmt::format("n = {} is negative", n)};
+    if (n > 0) check_out(ranks, "ranks");
     *newgroup = add_group(rs, without(group_of(rs, group), std::vector<int>(ranks, ranks + n)));
   });
 }
 
 int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
   return call("MPI_Group_range_incl", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(newgroup, "newgroup");
     const auto& g = group_of(rs, group);
     *newgroup = add_group(rs, pick(g, expand_ranges(n, ranges, static_cast<int>(g.size()))));
   });
@@ -438,6 +478,7 @@ int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* new
 
 int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
   return call("MPI_Group_range_excl", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(newgroup, "newgroup");
     const auto& g = group_of(rs, group);
     *newgroup = add_group(rs, without(g, expand_ranges(n, ranges, static_cast<int>(g.size()))));
   });
@@ -476,12 +517,16 @@ int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup
 }
 
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
-  return call("MPI_Group_compare", MPI_COMM_WORLD,
-              [&](RankState& rs) { *result = compare_members(group_of(rs, group1), group_of(rs, group2)); });
+  return call("MPI_Group_compare", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(result, "result");
+    *result = compare_members(group_of(rs, group1), group_of(rs, group2));
+  });
 }
 
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) {
   return call("MPI_Group_translate_ranks", MPI_COMM_WORLD, [&](RankState& rs) {
+    if (n < 0) throw MpiError{MPI_ERR_ARG, fmt::format("n = {} is negative", n)};
+    if (n > 0) check_out(ranks1, "ranks1"), check_out(ranks2, "ranks2");
     const auto& a = group_of(rs, group1);
     const auto& b = group_of(rs, group2);
     for (int i = 0; i < n; ++i) {
@@ -499,6 +544,7 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
 
 int MPI_Group_free(MPI_Group* group) {
   return call("MPI_Group_free", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(group, "group");
     group_of(rs, *group);
     if (*group != MPI_GROUP_EMPTY) rs.groups[static_cast<std::size_t>(*group - kFirstGroup)].reset();
     *group = MPI_GROUP_NULL;
@@ -507,6 +553,7 @@ int MPI_Group_free(MPI_Group* group) {
 
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler) {
   return call("MPI_Comm_create_errhandler", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(errhandler, "errhandler");
     rs.errhandlers.push_back(function);
     *errhandler = static_cast<MPI_Errhandler>(kFirstErrhandler + rs.errhandlers.size() - 1);
   });
@@ -524,7 +571,10 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
 }
 
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
-  return call("MPI_Comm_get_errhandler", comm, [&](RankState& rs) { *errhandler = comm_of(rs, comm).errhandler; });
+  return call("MPI_Comm_get_errhandler", comm, [&](RankState& rs) {
+    check_out(errhandler, "errhandler");
+    *errhandler = comm_of(rs, comm).errhandler;
+  });
 }
 
 int MPI_Errhandler_free(MPI_Errhandler* errhandler) {

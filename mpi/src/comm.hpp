@@ -1,10 +1,16 @@
 // Communicators and groups shared by comm.cpp, intercomm.cpp and intercomm_coll.cpp. Internal.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "state.hpp"
 
 namespace touchstone::mpi {
+
+/// MPI_ERR_ARG when a pointer argument the call reads or writes through is null.
+inline void check_out(const void* p, const char* what) {
+  if (!p) throw MpiError{MPI_ERR_ARG, std::string(what) + " is a null pointer"};
+}
 
 /// A new group handle for these world ranks (MPI_GROUP_EMPTY when there are none).
 MPI_Group add_group(RankState& rs, std::vector<int> world_ranks);

@@ -11,6 +11,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "comm.hpp"
 #include "info.hpp"
 
 namespace touchstone::mpi {
@@ -74,7 +75,12 @@ using namespace touchstone::mpi;
 
 int MPI_Info_create(MPI_Info* info) {
   return call(
-      "MPI_Info_create", MPI_COMM_WORLD, [&](RankState& rs) { *info = new_info(rs, {}); }, false);
+      "MPI_Info_create", MPI_COMM_WORLD,
+      [&](RankState& rs) {
+        check_out(info, "info");
+        *info = new_info(rs, {});
+      },
+      false);
 }
 
 int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
@@ -99,6 +105,8 @@ int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int*
   return call(
       "MPI_Info_get", MPI_COMM_WORLD,
       [&](RankState& rs) {
+        check_out(value, "value");
+        check_out(flag, "flag");
         if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL has no keys to get"};
         const std::string k = key_of(key);
         if (valuelen < 0) throw MpiError{MPI_ERR_ARG, fmt::format("valuelen {} is negative", valuelen)};
@@ -114,6 +122,8 @@ int MPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value
   return call(
       "MPI_Info_get_string", MPI_COMM_WORLD,
       [&](RankState& rs) {
+        check_out(buflen, "buflen");
+        check_out(flag, "flag");
         if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL has no keys to get"};
         const std::string k = key_of(key);
         if (*buflen < 0) throw MpiError{MPI_ERR_ARG, fmt::format("buflen {} is negative", *buflen)};
@@ -129,13 +139,20 @@ int MPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value
 // MPI-4.0: an info object like MPI_INFO_ENV.
 int MPI_Info_create_env(int, char*[], MPI_Info* info) {
   return call(
-      "MPI_Info_create_env", MPI_COMM_WORLD, [&](RankState& rs) { *info = new_info(rs, env_info()); }, false);
+      "MPI_Info_create_env", MPI_COMM_WORLD,
+      [&](RankState& rs) {
+        check_out(info, "info");
+        *info = new_info(rs, env_info());
+      },
+      false);
 }
 
 int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
   return call(
       "MPI_Info_get_valuelen", MPI_COMM_WORLD,
       [&](RankState& rs) {
+        check_out(valuelen, "valuelen");
+        check_out(flag, "flag");
         if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL has no keys"};
         const std::string* v = lookup(info_of(rs, info), key_of(key));
         *flag = v != nullptr;
@@ -148,6 +165,7 @@ int MPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
   return call(
       "MPI_Info_get_nkeys", MPI_COMM_WORLD,
       [&](RankState& rs) {
+        check_out(nkeys, "nkeys");
         if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL is not an info object"};
         *nkeys = static_cast<int>(info_of(rs, info).size());
       },
@@ -158,6 +176,7 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
   return call(
       "MPI_Info_get_nthkey", MPI_COMM_WORLD,
       [&](RankState& rs) {
+        check_out(key, "key");
         if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL is not an info object"};
         const InfoPairs& pairs = info_of(rs, info);
         if (n < 0 || n >= static_cast<int>(pairs.size()))
@@ -185,6 +204,7 @@ int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
   return call(
       "MPI_Info_dup", MPI_COMM_WORLD,
       [&](RankState& rs) {
+        check_out(newinfo, "newinfo");
         if (info == MPI_INFO_NULL) throw MpiError{MPI_ERR_INFO, "MPI_INFO_NULL cannot be duplicated"};
         InfoPairs copy = info_of(rs, info);
         *newinfo = new_info(rs, std::move(copy));
@@ -196,6 +216,7 @@ int MPI_Info_free(MPI_Info* info) {
   return call(
       "MPI_Info_free", MPI_COMM_WORLD,
       [&](RankState& rs) {
+        check_out(info, "info");
         mutable_info(rs, *info);
         rs.infos[static_cast<std::size_t>(*info - kFirstInfo)].reset();
         *info = MPI_INFO_NULL;

@@ -108,6 +108,7 @@ using namespace touchstone::mpi;
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                          MPI_Comm* newintercomm) {
   return call("MPI_Intercomm_create", local_comm, [&](RankState& rs) {
+    check_out(newintercomm, "newintercomm");
     Comm& local = comm_of(rs, local_comm);
     if (local.inter) throw MpiError{MPI_ERR_COMM, "the local communicator must be an intracommunicator"};
     if (local_leader < 0 || local_leader >= local.size)
@@ -144,6 +145,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
 // both said the same, the intercommunicator's first group.
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   return call("MPI_Intercomm_merge", intercomm, [&](RankState& rs) {
+    check_out(newintracomm, "newintracomm");
     Comm& c = intercomm_of(rs, intercomm);
     Proc& p = *rs.proc;
     std::vector<int> flags{high ? 1 : 0, 0};  // mine, theirs
@@ -161,14 +163,22 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
 }
 
 int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
-  return call("MPI_Comm_test_inter", comm, [&](RankState& rs) { *flag = comm_of(rs, comm).inter; });
+  return call("MPI_Comm_test_inter", comm, [&](RankState& rs) {
+    check_out(flag, "flag");
+    *flag = comm_of(rs, comm).inter;
+  });
 }
 
 int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
-  return call("MPI_Comm_remote_size", comm, [&](RankState& rs) { *size = intercomm_of(rs, comm).remote_size; });
+  return call("MPI_Comm_remote_size", comm, [&](RankState& rs) {
+    check_out(size, "size");
+    *size = intercomm_of(rs, comm).remote_size;
+  });
 }
 
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
-  return call("MPI_Comm_remote_group", comm,
-              [&](RankState& rs) { *group = add_group(rs, remote_members(intercomm_of(rs, comm))); });
+  return call("MPI_Comm_remote_group", comm, [&](RankState& rs) {
+    check_out(group, "group");
+    *group = add_group(rs, remote_members(intercomm_of(rs, comm)));
+  });
 }
