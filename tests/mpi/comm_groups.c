@@ -75,6 +75,15 @@ static void group_algebra(int rank, int size) {
   CHECK_EQ(MPI_Group_range_incl(world, 2, twice, &r), MPI_ERR_RANK);
   int zero[1][3] = {{0, 1, 0}};
   CHECK_EQ(MPI_Group_range_excl(world, 1, zero, &r), MPI_ERR_ARG);
+  /* Null output arguments, and calls that need an intercommunicator. */
+  CHECK_EQ(MPI_Group_union(world, evens, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Comm_size(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Comm_split(MPI_COMM_WORLD, 0, 0, NULL), MPI_ERR_ARG);
+  int n = 0;
+  CHECK_EQ(MPI_Comm_remote_size(MPI_COMM_WORLD, &n), MPI_ERR_COMM);
+  MPI_Comm m;
+  CHECK_EQ(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &m), MPI_ERR_COMM);
+  CHECK_EQ(MPI_Comm_split_type(MPI_COMM_WORLD, 12345, 0, MPI_INFO_NULL, &m), MPI_ERR_ARG);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
   (void)rank;
   MPI_Group_free(&both);
