@@ -56,8 +56,9 @@ int MPI_Query_thread(int* provided) {
 
 int MPI_Finalize(void) {
   RankState& rs = state("MPI_Finalize");
-  if (const int rc = call("MPI_Finalize", MPI_COMM_WORLD, [](RankState& r) { finalize_attributes(r); }); rc != MPI_SUCCESS)
-    return rc;
+  // MPI_COMM_SELF's and MPI_COMM_WORLD's attributes go first, while MPI is still usable (MPI-3.1 8.7.1).
+  const int rc = call("MPI_Finalize", MPI_COMM_WORLD, [](RankState& r) { finalize_attributes(r); });
+  if (rc != MPI_SUCCESS) return rc;
   for (const auto& q : rs.reqs)
     if (q && q->recv && !q->done)
       throw UsageError(fmt::format("MPI_Finalize on rank {} with a receive request still active", rs.proc->rank()));

@@ -75,8 +75,8 @@ std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count,
     q->staging.resize(n);
     into = q->staging;
   }
-  q->r = rs.proc->irecv_truncating(src == MPI_ANY_SOURCE ? any_source : c.peer_to_group(src), tag == MPI_ANY_TAG ? any_tag : tag, into,
-                                   c.pt2pt);
+  q->r = rs.proc->irecv_truncating(src == MPI_ANY_SOURCE ? any_source : c.peer_to_group(src),
+                                   tag == MPI_ANY_TAG ? any_tag : tag, into, c.pt2pt);
   return q;
 }
 
