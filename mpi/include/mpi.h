@@ -23,6 +23,7 @@ typedef int MPI_Datatype;
 typedef int MPI_Op;
 typedef int MPI_Request;
 typedef int MPI_Errhandler;
+typedef int MPI_Info;
 typedef long MPI_Aint;
 typedef long long MPI_Count;
 typedef long long MPI_Offset;
@@ -140,11 +141,11 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_ERR_IN_STATUS 18
 #define MPI_ERR_PENDING 19
 #define MPI_ERR_UNSUPPORTED_OPERATION 20
-#define MPI_ERR_LASTCODE 20
+#define MPI_ERR_LASTCODE 44 /* the communicators section's classes end at 44 */
 #define MPI_MAX_ERROR_STRING 256
 #define MPI_MAX_PROCESSOR_NAME 128
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
-#define MPI_INFO_NULL ((void*)0)
+#define MPI_INFO_NULL ((MPI_Info)0)
 #define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)1)
 #define MPI_ERRORS_RETURN ((MPI_Errhandler)2)
@@ -168,7 +169,7 @@ double MPI_Wtick(void);
 int MPI_Get_processor_name(char* name, int* resultlen);
 int MPI_Get_version(int* version, int* subversion);
 int MPI_Get_library_version(char* version, int* resultlen);
-int MPI_Alloc_mem(MPI_Aint size, void* info, void* baseptr);
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr);
 int MPI_Free_mem(void* base);
 int MPI_Dims_create(int nnodes, int ndims, int dims[]);
 int MPI_Error_string(int errorcode, char* string, int* resultlen);
@@ -265,6 +266,109 @@ int MPI_Op_free(MPI_Op* op);
 /* Derived datatypes, packing and type queries. */
 
 /* Communicators and groups: intercommunicators, names, attributes, info. */
+typedef int MPI_Win; /* attribute keyvals only: Touchstone has no windows */
+#define MPI_INFO_ENV ((MPI_Info)1)
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+#define MPI_MAX_OBJECT_NAME 128
+#define MPI_COMM_TYPE_SHARED 1
+#define MPI_UNIVERSE_SIZE 5
+#define MPI_LASTUSEDCODE 6
+#define MPI_APPNUM 7
+#define MPI_KEYVAL_INVALID (-1)
+#define MPI_ERR_KEYVAL 40
+#define MPI_ERR_INFO 41
+#define MPI_ERR_INFO_KEY 42
+#define MPI_ERR_INFO_VALUE 43
+#define MPI_ERR_INFO_NOKEY 44
+
+/* Attribute callbacks: every handle is an int, so one signature serves communicators, datatypes
+ * and windows, and the predefined callbacks below serve all three. */
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void* extra_state, void* attribute_val_in,
+                                        void* attribute_val_out, int* flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void* attribute_val, void* extra_state);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void* extra_state,
+                                        void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval, void* attribute_val,
+                                          void* extra_state);
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void* extra_state, void* attribute_val_in,
+                                       void* attribute_val_out, int* flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void* attribute_val, void* extra_state);
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;     /* MPI-1, deprecated */
+typedef MPI_Comm_delete_attr_function MPI_Delete_function; /* MPI-1, deprecated */
+int touchstone_attr_null_copy_fn(int oldhandle, int keyval, void* extra_state, void* attribute_val_in,
+                                 void* attribute_val_out, int* flag);
+int touchstone_attr_dup_fn(int oldhandle, int keyval, void* extra_state, void* attribute_val_in,
+                           void* attribute_val_out, int* flag);
+int touchstone_attr_null_delete_fn(int handle, int keyval, void* attribute_val, void* extra_state);
+#define MPI_COMM_NULL_COPY_FN touchstone_attr_null_copy_fn
+#define MPI_COMM_DUP_FN touchstone_attr_dup_fn
+#define MPI_COMM_NULL_DELETE_FN touchstone_attr_null_delete_fn
+#define MPI_TYPE_NULL_COPY_FN touchstone_attr_null_copy_fn
+#define MPI_TYPE_DUP_FN touchstone_attr_dup_fn
+#define MPI_TYPE_NULL_DELETE_FN touchstone_attr_null_delete_fn
+#define MPI_WIN_NULL_COPY_FN touchstone_attr_null_copy_fn
+#define MPI_WIN_DUP_FN touchstone_attr_dup_fn
+#define MPI_WIN_NULL_DELETE_FN touchstone_attr_null_delete_fn
+#define MPI_NULL_COPY_FN touchstone_attr_null_copy_fn
+#define MPI_DUP_FN touchstone_attr_dup_fn
+#define MPI_NULL_DELETE_FN touchstone_attr_null_delete_fn
+
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup);
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup);
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup);
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup);
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup);
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result);
+
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm);
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request); /* MPI-4.0 */
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm);
+int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name);
+int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen);
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);
+
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval, void* extra_state);
+int MPI_Comm_free_keyval(int* comm_keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val);
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
+                           MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval, void* extra_state);
+int MPI_Type_free_keyval(int* type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
+                          MPI_Win_delete_attr_function* win_delete_attr_fn, int* win_keyval, void* extra_state);
+int MPI_Win_free_keyval(int* win_keyval);
+int MPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval, void* extra_state);
+int MPI_Keyval_free(int* keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
+
+int MPI_Info_create(MPI_Info* info);
+int MPI_Info_set(MPI_Info info, const char* key, const char* value);
+int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag);
+int MPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag); /* MPI-4.0 */
+int MPI_Info_create_env(int argc, char* argv[], MPI_Info* info);                            /* MPI-4.0 */
+int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag);
+int MPI_Info_get_nkeys(MPI_Info info, int* nkeys);
+int MPI_Info_get_nthkey(MPI_Info info, int n, char* key);
+int MPI_Info_delete(MPI_Info info, const char* key);
+int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo);
+int MPI_Info_free(MPI_Info* info);
+
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                         MPI_Comm* newintercomm);
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm);
+int MPI_Comm_test_inter(MPI_Comm comm, int* flag);
+int MPI_Comm_remote_size(MPI_Comm comm, int* size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group);
 
 /* Point-to-point: persistent requests, buffered mode, cancellation, matched probes. */
 

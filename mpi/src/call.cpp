@@ -55,6 +55,11 @@ const char* error_text(int code) {
     case MPI_ERR_IN_STATUS: return "error code in status";
     case MPI_ERR_PENDING: return "pending request";
     case MPI_ERR_UNSUPPORTED_OPERATION: return "operation not supported by Touchstone";
+    case MPI_ERR_KEYVAL: return "invalid keyval";
+    case MPI_ERR_INFO: return "invalid info object";
+    case MPI_ERR_INFO_KEY: return "invalid info key";
+    case MPI_ERR_INFO_VALUE: return "invalid info value";
+    case MPI_ERR_INFO_NOKEY: return "no such info key";
     default: return "unknown error";
   }
 }
@@ -107,8 +112,9 @@ void check_count(int count) {
 
 void check_peer(const Comm& c, int r, bool wildcard_ok, const char* what) {
   if (r == MPI_PROC_NULL || (wildcard_ok && r == MPI_ANY_SOURCE)) return;
-  if (r < 0 || r >= c.size)
-    throw MpiError{MPI_ERR_RANK, fmt::format("{} rank {} is out of range: the communicator has {} rank(s)", what, r, c.size)};
+  if (r < 0 || r >= c.peers())
+    throw MpiError{MPI_ERR_RANK, fmt::format("{} rank {} is out of range: the communicator has {} {}rank(s)", what, r,
+                                             c.peers(), c.inter ? "remote " : "")};
 }
 
 void check_tag(int tag, bool wildcard_ok) {

@@ -37,10 +37,11 @@ void set_status(MPI_Status* out, const MPI_Status& s);  ///< unless out is MPI_S
 /// valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
 int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e);
 
-/// Runs body(rank state) as the MPI function `name` on communicator `c`.
+/// Runs body(rank state) as the MPI function `name` on communicator `c`; `need_init` false for the
+/// functions MPI lets a program call before MPI_Init and after MPI_Finalize (MPI_Info_*, MPI-4.0).
 template <class Body>
-int call(const char* name, MPI_Comm c, Body&& body) {
-  RankState& rs = state(name);
+int call(const char* name, MPI_Comm c, Body&& body, bool need_init = true) {
+  RankState& rs = state(name, need_init);
   try {
     body(rs);
     return MPI_SUCCESS;

@@ -15,6 +15,7 @@
 #include "algorithms/registry.hpp"
 #include "call.hpp"
 #include "coll.hpp"
+#include "intercomm.hpp"
 #include "touchstone/error.hpp"
 #include "types.hpp"
 
@@ -262,10 +263,12 @@ using namespace touchstone;
 using namespace touchstone::mpi;
 
 int MPI_Barrier(MPI_Comm comm) {
+  if (is_intercomm(comm)) return inter_barrier(comm);
   return call("MPI_Barrier", comm, [&](RankState& rs) { rs.proc->barrier(comm_of(rs, comm).coll); });
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  if (is_intercomm(comm)) return inter_bcast(buffer, count, datatype, root, comm);
   return call("MPI_Bcast", comm, [&](RankState& rs) {
     Comm& c = comm_of(rs, comm);
     check_count(count);
@@ -300,6 +303,7 @@ void rooted(const char* coll, RankState& rs, Comm& c, int root, std::span<const 
 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (is_intercomm(comm)) return inter_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   return call("MPI_Scatter", comm, [&](RankState& rs) {
     Comm& c = rooted_comm(rs, comm, root);
     const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
@@ -333,6 +337,7 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (is_intercomm(comm)) return inter_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   return call("MPI_Gather", comm, [&](RankState& rs) {
     Comm& c = rooted_comm(rs, comm, root);
     const bool am_root = c.rank == root, in_place = am_root && sendbuf == MPI_IN_PLACE;
@@ -366,6 +371,8 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
 
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (is_intercomm(comm))
+    return inter_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
   return call("MPI_Scatterv", comm, [&](RankState& rs) {
     Comm& c = rooted_comm(rs, comm, root);
     const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
@@ -388,6 +395,8 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
 
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (is_intercomm(comm))
+    return inter_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
   return call("MPI_Gatherv", comm, [&](RankState& rs) {
     Comm& c = rooted_comm(rs, comm, root);
     const bool am_root = c.rank == root, in_place = am_root && sendbuf == MPI_IN_PLACE;
@@ -416,6 +425,7 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
+  if (is_intercomm(comm)) return inter_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return call("MPI_Allgather", comm, [&](RankState& rs) {
     Comm& c = comm_of(rs, comm);
     RegularBlocks blocks(rs, c, recvbuf, recvcount, recvtype, sendbuf == MPI_IN_PLACE);
@@ -438,6 +448,8 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  if (is_intercomm(comm))
+    return inter_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   return call("MPI_Allgatherv", comm, [&](RankState& rs) {
     Comm& c = comm_of(rs, comm);
     Blocks b(recvbuf, recvcounts, displs, c.size, committed(rs, recvtype), sendbuf == MPI_IN_PLACE);
@@ -450,6 +462,7 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
+  if (is_intercomm(comm)) return inter_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return call("MPI_Alltoall", comm, [&](RankState& rs) {
     Comm& c = comm_of(rs, comm);
     const bool in_place = sendbuf == MPI_IN_PLACE;
@@ -475,6 +488,8 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  if (is_intercomm(comm))
+    return inter_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   return call("MPI_Alltoallv", comm, [&](RankState& rs) {
     Comm& c = comm_of(rs, comm);
     Blocks r(recvbuf, recvcounts, rdispls, c.size, committed(rs, recvtype), sendbuf == MPI_IN_PLACE);
@@ -524,21 +539,25 @@ void reduction(RankState& rs, Reduction kind, const void* sendbuf, void* recvbuf
 }  // namespace
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+  if (is_intercomm(comm)) return inter_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
   return call("MPI_Reduce", comm,
                   [&](RankState& rs) { reduction(rs, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root, comm); });
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (is_intercomm(comm)) return inter_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
   return call("MPI_Allreduce", comm,
                   [&](RankState& rs) { reduction(rs, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0, comm); });
 }
 
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (is_intercomm(comm)) return inter_refused("MPI_Scan", comm);
   return call("MPI_Scan", comm,
                   [&](RankState& rs) { reduction(rs, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0, comm); });
 }
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  if (is_intercomm(comm)) return inter_refused("MPI_Exscan", comm);
   return call("MPI_Exscan", comm,
                   [&](RankState& rs) { reduction(rs, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0, comm); });
 }
@@ -547,6 +566,7 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 // scatterv of the blocks (generic; docs/mpi.md).
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm) {
+  if (is_intercomm(comm)) return inter_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
   return call("MPI_Reduce_scatter", comm, [&](RankState& rs) {
     Comm& c = comm_of(rs, comm);
     const Type& t = committed(rs, datatype);

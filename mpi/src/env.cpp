@@ -12,6 +12,7 @@
 #include "mpi.h"
 #pragma GCC visibility pop
 
+#include "attributes.hpp"
 #include "call.hpp"
 
 
@@ -55,6 +56,9 @@ int MPI_Query_thread(int* provided) {
 
 int MPI_Finalize(void) {
   RankState& rs = state("MPI_Finalize");
+  // MPI_COMM_SELF's and MPI_COMM_WORLD's attributes go first, while MPI is still usable (MPI-3.1 8.7.1).
+  const int rc = call("MPI_Finalize", MPI_COMM_WORLD, [](RankState& r) { finalize_attributes(r); });
+  if (rc != MPI_SUCCESS) return rc;
   for (const auto& q : rs.reqs)
     if (q && q->recv && !q->done)
       throw UsageError(fmt::format("MPI_Finalize on rank {} with a receive request still active", rs.proc->rank()));
@@ -111,7 +115,7 @@ int MPI_Get_library_version(char* version, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int MPI_Alloc_mem(MPI_Aint size, void*, void* baseptr) {
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
   return call("MPI_Alloc_mem", MPI_COMM_WORLD, [&](RankState&) {
     if (size < 0) throw MpiError{MPI_ERR_ARG, fmt::format("size {} is negative", size)};
     void* p = std::malloc(size ? static_cast<std::size_t>(size) : 1);

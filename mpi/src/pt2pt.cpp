@@ -86,9 +86,9 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, 
 }
 
 namespace {
-MPI_Status probe_status(const Status& st) {
+MPI_Status probe_status(const Status& st, const Comm& c) {
   MPI_Status s{};
-  s.MPI_SOURCE = st.source;
+  s.MPI_SOURCE = c.group_to_peer(st.source);
   s.MPI_TAG = st.tag;
   s.touchstone_bytes = st.size;
   return s;
@@ -101,8 +101,8 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     check_peer(c, source, true, "source");
     check_tag(tag, true);
     if (source == MPI_PROC_NULL) return set_status(status, proc_null_status());
-    set_status(status, probe_status(rs.proc->probe(source == MPI_ANY_SOURCE ? any_source : source,
-                                                   tag == MPI_ANY_TAG ? any_tag : tag, c.pt2pt)));
+    set_status(status, probe_status(rs.proc->probe(source == MPI_ANY_SOURCE ? any_source : c.peer_to_group(source),
+                                                   tag == MPI_ANY_TAG ? any_tag : tag, c.pt2pt), c));
   });
 }
 
@@ -115,10 +115,10 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
       *flag = 1;
       return set_status(status, proc_null_status());
     }
-    const auto st = rs.proc->iprobe(source == MPI_ANY_SOURCE ? any_source : source, tag == MPI_ANY_TAG ? any_tag : tag,
-                                    c.pt2pt);
+    const auto st = rs.proc->iprobe(source == MPI_ANY_SOURCE ? any_source : c.peer_to_group(source),
+                                    tag == MPI_ANY_TAG ? any_tag : tag, c.pt2pt);
     *flag = st.has_value();
-    if (st) set_status(status, probe_status(*st));
+    if (st) set_status(status, probe_status(*st, c));
   });
 }
 

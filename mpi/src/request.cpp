@@ -52,6 +52,7 @@ std::unique_ptr<Req> new_request(RankState& rs, MPI_Comm ch, int count, MPI_Data
   auto q = std::make_unique<Req>();
   q->recv = recv;
   q->comm = ch;
+  q->peer_base = c.remote_base;
   if (peer == MPI_PROC_NULL) {
     q->done = true;
     q->status = proc_null_status();
@@ -74,8 +75,8 @@ std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count,
     q->staging.resize(n);
     into = q->staging;
   }
-  q->r = rs.proc->irecv_truncating(src == MPI_ANY_SOURCE ? any_source : src, tag == MPI_ANY_TAG ? any_tag : tag, into,
-                                   c.pt2pt);
+  q->r = rs.proc->irecv_truncating(src == MPI_ANY_SOURCE ? any_source : c.peer_to_group(src),
+                                   tag == MPI_ANY_TAG ? any_tag : tag, into, c.pt2pt);
   return q;
 }
 
@@ -88,7 +89,8 @@ std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int 
   // A non-contiguous type is packed into the request's staging buffer: the runtime reads the send
   // buffer until the send completes (docs/model.md 1.5), so it must live as long as the request.
   const auto data = send_bytes(buf, count, t, q->staging);
-  q->r = synchronous ? rs.proc->issend(dst, tag, data, c.pt2pt) : rs.proc->isend(dst, tag, data, c.pt2pt);
+  const int to = c.peer_to_group(dst);
+  q->r = synchronous ? rs.proc->issend(to, tag, data, c.pt2pt) : rs.proc->isend(to, tag, data, c.pt2pt);
   return q;
 }
 
@@ -105,7 +107,7 @@ void finish(RankState& rs, Req& q, const Status& st) {
   const std::size_t cap = static_cast<std::size_t>(q.count) * t.size;
   const std::size_t got = std::min(st.size, cap);
   if (!q.staging.empty()) unpack(std::span(q.staging).first(got), q.user_buf, q.count, t);
-  q.status.MPI_SOURCE = st.source;
+  q.status.MPI_SOURCE = st.source - q.peer_base;
   q.status.MPI_TAG = st.tag;
   q.status.touchstone_bytes = got;
   q.status.MPI_ERROR = st.truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;

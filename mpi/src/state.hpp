@@ -25,12 +25,30 @@ struct AbortRequested : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// An info object's (key, value) pairs in the order their keys were first set (MPI_Info_get_nthkey).
+using InfoPairs = std::vector<std::pair<std::string, std::string>>;
+
 struct Comm {
   Group pt2pt;       ///< point-to-point messages
   Group coll;        ///< collectives: a context of their own, so they never match user messages
   int rank = 0, size = 0;
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   bool world_identity = false;  ///< members are the machine's ranks 0..nodes-1 in order
+  std::optional<std::string> name;  ///< MPI_Comm_set_name; unset: the standard name or ""
+  InfoPairs info;                   ///< MPI_Comm_set_info / MPI_Comm_dup_with_info hints
+  // An intercommunicator's pt2pt and coll groups hold both groups, this side's from `local_base`
+  // and the other side's from `remote_base`; `rank` and `size` are the local group's, and peer
+  // ranks name the remote group. `local_comm` is a hidden intracommunicator of this side alone,
+  // on which the intercommunicator's collectives run their local phases.
+  bool inter = false;
+  int remote_size = 0;
+  int local_base = 0, remote_base = 0;
+  MPI_Comm local_comm = MPI_COMM_NULL;
+  /// Ranks a point-to-point call may name: the remote group's on an intercommunicator.
+  int peers() const { return inter ? remote_size : size; }
+  /// The pt2pt group's rank of peer rank r (r >= 0), and back.
+  int peer_to_group(int r) const { return r + remote_base; }
+  int group_to_peer(int g) const { return g - remote_base; }
 };
 
 /// A datatype: `size` bytes of data per element, laid out as `blocks` (offset, length) within
@@ -69,11 +87,14 @@ struct Req {
   // `start` to post the operation again into this request; an inactive persistent request is
   // `done` with an empty status and survives completion until MPI_Request_free.
   bool persistent = false;
+  int peer_base = 0;  ///< the communicator's remote_base: status MPI_SOURCE = group rank - peer_base
   std::function<void(RankState&, Req&)> start;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;
 };
+
+struct Attributes;
 
 struct RankState {
   Proc* proc = nullptr;
@@ -84,12 +105,15 @@ struct RankState {
   std::vector<std::unique_ptr<Req>> reqs;       ///< handle = index + 1
   std::vector<std::optional<std::vector<int>>> groups;  ///< world ranks; handle = kFirstGroup + index
   std::vector<MPI_Comm_errhandler_function*> errhandlers;  ///< handle = kFirstErrhandler + index
+  std::vector<std::optional<InfoPairs>> infos;  ///< user info objects: handle = kFirstInfo + index
+  std::shared_ptr<Attributes> attributes;  ///< keyvals and attributes (attributes.hpp)
 };
 
 inline constexpr int kFirstDerivedType = 1000;
 inline constexpr int kFirstUserOp = 100;
 inline constexpr int kFirstGroup = 2;
 inline constexpr int kFirstErrhandler = 10;
+inline constexpr int kFirstInfo = 2;  ///< after MPI_INFO_NULL and MPI_INFO_ENV
 
 /// One `touchstone mpirun`: the ranks' states and the collectives chosen.
 struct Session {

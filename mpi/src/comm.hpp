@@ -1,0 +1,42 @@
+// Communicators and groups shared by comm.cpp, intercomm.cpp and intercomm_coll.cpp. Internal.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "state.hpp"
+
+namespace touchstone::mpi {
+
+/// MPI_ERR_ARG when a pointer argument the call reads or writes through is null.
+inline void check_out(const void* p, const char* what) {
+  if (!p) throw MpiError{MPI_ERR_ARG, std::string(what) + " is a null pointer"};
+}
+
+/// A new group handle for these world ranks (MPI_GROUP_EMPTY when there are none).
+MPI_Group add_group(RankState& rs, std::vector<int> world_ranks);
+/// The world ranks of group handle g; MpiError MPI_ERR_GROUP when g is not valid.
+const std::vector<int>& group_of(RankState& rs, MPI_Group g);
+
+/// The world ranks of a communicator's local group, and of an intercommunicator's remote group.
+std::vector<int> local_members(const Comm& c);
+std::vector<int> remote_members(const Comm& c);
+
+/// Stores c as a new communicator handle.
+MPI_Comm add_comm(RankState& rs, std::unique_ptr<Comm> c);
+/// A new intracommunicator over the runtime group `pt2pt` (its collectives get a context of their own),
+/// with the parent's error handler.
+MPI_Comm add_intracomm(RankState& rs, const Comm& parent, Group pt2pt);
+/// A new intercommunicator over `both`, which holds the first group's `first_size` members, then
+/// the second group's; `first` says which of them is the caller's.
+MPI_Comm add_intercomm(RankState& rs, const Comm& parent, Group both, int first_size, bool first);
+/// Frees communicator handle h (its attributes deleted first).
+void free_comm(RankState& rs, MPI_Comm h);
+
+/// MPI_Comm_dup and MPI_Comm_split of an intercommunicator (intercomm.cpp).
+MPI_Comm dup_intercomm(RankState& rs, const Comm& c);
+MPI_Comm split_intercomm(RankState& rs, const Comm& c, int color, int key);
+/// MPI_Comm_create of an intercommunicator: `members` (world ranks) of this side, the other side's
+/// choice learned from its leader.
+MPI_Comm create_intercomm(RankState& rs, const Comm& c, const std::vector<int>& members);
+
+}  // namespace touchstone::mpi

@@ -1,0 +1,24 @@
+# Communicators and groups (docs/mpi.md): group algebra, MPI_Comm_create_group/idup/split_type,
+# names, attributes with callbacks, MPI_Info, intercommunicators with point-to-point and
+# collectives. Included by CMakeLists.txt, which defines mpi_test.
+foreach(t IN ITEMS comm_groups comm_attrs comm_info comm_inter)
+  touchstone_add_mpi_program(mpi_test_${t} ${t}.c)
+  target_compile_options(mpi_test_${t} PRIVATE -Wall -Wextra)
+endforeach()
+
+mpi_test(comm_groups.mesh3x5_np13 comm_groups --machine mesh:3x5 -np 13)
+mpi_test(comm_groups.switch7 comm_groups --machine switch:7)
+mpi_test(comm_attrs.torus3x3_np7 comm_attrs --machine torus:3x3 -np 7)
+mpi_test(comm_attrs.threads comm_attrs --machine mesh:2x3 -np 5 --execution threads)
+mpi_test(comm_info.mesh2x3_np5 comm_info --machine mesh:2x3 -np 5)
+# Intercommunicators: groups of 3 and 4, 5 and 6 ranks.
+mpi_test(comm_inter.mesh2x4_np7 comm_inter --machine mesh:2x4 -np 7)
+mpi_test(comm_inter.switch8 comm_inter --machine switch:8)
+mpi_test(comm_inter.torus3x3 comm_inter --machine torus:3x3)
+mpi_test(comm_inter.cm5_np7_threads comm_inter --machine cm5:32 -np 7 --execution threads)
+
+# Determinism: the same trace_hash under fibers, --perturb and --execution threads.
+add_test(NAME mpi.determinism.comm_inter
+         COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_comm_inter> mesh:7x1)
+add_test(NAME mpi.determinism.comm_groups
+         COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_comm_groups> torus:2x3)
