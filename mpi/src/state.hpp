@@ -33,16 +33,41 @@ struct Comm {
   bool world_identity = false;  ///< members are the machine's ranks 0..nodes-1 in order
 };
 
-/// A datatype: `size` bytes of data per element, laid out as `blocks` (offset, length) within
-/// `extent` bytes; elements of derived types are built from one predefined `base` type.
+/// One run of a datatype's type map: `length` bytes of data at `offset` bytes from the buffer's address.
+struct TypeBlock {
+  MPI_Aint offset = 0;
+  std::size_t length = 0;
+};
+
+/// A datatype (MPI-3.1 4.1): the type map of one element as byte runs in type-map order (the
+/// order packing follows), its type signature, and its bounds. Messages carry data bytes only:
+/// a send packs the runs, a receive unpacks them (types.cpp).
 struct Type {
-  std::size_t size = 0;
-  std::size_t extent = 0;
-  std::vector<std::pair<std::size_t, std::size_t>> blocks;
+  std::vector<TypeBlock> blocks;  ///< adjacent runs merged
+  /// The type signature: the predefined types of one element in order, run-length coded
+  /// (pair types appear as their two members), for MPI_Get_elements and signature checks.
+  std::vector<std::pair<MPI_Datatype, std::size_t>> signature;
+  std::size_t size = 0;                     ///< data bytes per element
+  MPI_Aint lb = 0, extent = 0;              ///< bounds, with MPI_Type_create_resized's markers
+  MPI_Aint true_lb = 0, true_extent = 0;    ///< bounds of the data itself
+  bool lb_marked = false, ub_marked = false;  ///< explicit bounds, which enclosing types inherit
+  std::size_t align = 1;                    ///< alignment of its strictest member (a struct's padding)
+  /// The one predefined type (pair and complex types count as one) that every element is made
+  /// of, for predefined reductions; MPI_DATATYPE_NULL when mixed.
   MPI_Datatype base = MPI_DATATYPE_NULL;
   std::size_t base_count = 0;  ///< base elements per element
   bool committed = true;
-  bool contiguous() const { return blocks.size() == 1 && blocks[0].first == 0 && blocks[0].second == extent; }
+  // What MPI_Type_get_envelope / MPI_Type_get_contents return.
+  int combiner = MPI_COMBINER_NAMED;
+  MPI_Datatype handle = MPI_DATATYPE_NULL;  ///< a predefined type's own handle
+  std::vector<int> ints;
+  std::vector<MPI_Aint> aints;
+  std::vector<std::shared_ptr<const Type>> inner;  ///< the types it was built from
+  std::string name;
+  /// count elements occupy exactly count * size bytes from the buffer's address, in order.
+  bool contiguous() const {
+    return blocks.size() == 1 && blocks[0].offset == 0 && lb == 0 && static_cast<MPI_Aint>(blocks[0].length) == extent;
+  }
 };
 
 struct UserOp {

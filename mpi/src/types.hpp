@@ -1,8 +1,12 @@
-// Datatypes and predefined reduction operations of the MPI interface. Internal.
+// Datatypes and predefined reduction operations of the MPI interface: type maps, their
+// composition by the constructors, packing, and reductions on packed elements. Internal.
 #pragma once
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "state.hpp"
 
@@ -10,13 +14,40 @@ namespace touchstone::mpi {
 
 /// The predefined datatype `t`, or nullptr.
 const Type* predefined_type(MPI_Datatype t);
+/// The standard name of a predefined type ("MPI_INT"), or "datatype N".
 std::string type_name(MPI_Datatype t);
-/// MPI_Type_vector (MPI_Type_contiguous is the vector of `count` blocks of one with stride 1).
-Type make_vector(int count, int blocklength, int stride, const Type& old);
-/// Copies `count` elements of t at buf into out (count * t.size bytes), and back.
-void pack(const void* buf, int count, const Type& t, std::span<std::byte> out);
-/// Copies as many whole or partial blocks as `in` holds.
-void unpack(std::span<const std::byte> in, void* buf, int count, const Type& t);
+
+/// `count` consecutive copies of `type` (each `type->extent` after the last) from `disp` bytes.
+struct Placement {
+  const Type* type;
+  MPI_Aint disp;
+  std::size_t count;
+};
+/// The type whose type map is the placements' in order (every constructor is one); its bounds
+/// follow MPI-3.1 4.1.7 (explicit markers win), and `as_struct` pads the extent to the alignment
+/// of the strictest member (4.1.6's epsilon), as MPI_Type_create_struct does. Uncommitted.
+Type compose(std::span<const Placement> parts, bool as_struct);
+/// MPI_Type_create_resized's layout: old's data with bounds lb, lb + extent marked explicit.
+Type resized(const Type& old, MPI_Aint lb, MPI_Aint extent);
+/// A type that is `runs` (start index, length) of a dimension of `elements` elements, each a copy
+/// of `inner` (whose extent is one element's stride), resized to the whole dimension: one level of
+/// MPI_Type_create_subarray and MPI_Type_create_darray.
+Type dimension(const Type& inner, std::span<const std::pair<MPI_Aint, MPI_Aint>> runs, MPI_Aint elements);
+
+/// Copies `count` elements of t at buf into out (count * t.size bytes), and back. Addresses are
+/// buf + offset, so buf may be MPI_BOTTOM for types holding absolute addresses.
+void pack(const void* buf, std::size_t count, const Type& t, std::span<std::byte> out);
+/// Copies as many whole or partial runs as `in` holds.
+void unpack(std::span<const std::byte> in, void* buf, std::size_t count, const Type& t);
+/// The predefined elements in `bytes` bytes of packed elements of t (MPI_Get_elements), or
+/// nothing when the bytes end inside one (MPI_UNDEFINED).
+std::optional<MPI_Count> elements(const Type& t, std::size_t bytes);
+
+/// A reduction on packed elements of t: inout = in (op) inout, both the same number of bytes.
+using PackedReducer = std::function<void(std::span<const std::byte> in, std::span<std::byte> inout)>;
+/// The reduction of `op` (predefined or user) on packed elements of `t` (handle `dt`); MpiError
+/// MPI_ERR_OP when op is not defined on t, before any data moves. Sets whether op commutes.
+PackedReducer packed_reducer(RankState& rs, MPI_Op op, MPI_Datatype dt, const Type& t, bool& commutative);
 /// inout[k] = in[k] op inout[k] for n elements of the predefined type `base`; MpiError
 /// MPI_ERR_OP when op is not defined on that type.
 void apply_predefined(MPI_Op op, MPI_Datatype base, const void* in, void* inout, std::size_t n);
