@@ -274,6 +274,9 @@ int MPI_Op_free(MPI_Op* op);
 #define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)40)
 #define MPI_COUNT ((MPI_Datatype)41)
 #define MPI_OFFSET ((MPI_Datatype)42)
+/* Bound markers for MPI_Type_struct (removed in MPI-3.0, kept for older programs). */
+#define MPI_LB ((MPI_Datatype)44)
+#define MPI_UB ((MPI_Datatype)45)
 
 #define MPI_COMBINER_NAMED 1
 #define MPI_COMBINER_DUP 2
@@ -349,6 +352,11 @@ int MPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint* size);
 int MPI_Get_address(const void* location, MPI_Aint* address);
 int MPI_Address(void* location, MPI_Aint* address);
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent);
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint* displacement);
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement);
+int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count);
+int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count);
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
 MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op);

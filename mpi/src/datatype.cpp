@@ -22,11 +22,7 @@ using namespace touchstone::mpi;
 namespace {
 
 // A constructor's old type, kept inside the new one for MPI_Type_get_contents.
-std::shared_ptr<const Type> keep(RankState& rs, MPI_Datatype t) {
-  const Type& x = type_of(rs, t);
-  if (x.handle != MPI_DATATYPE_NULL) return {std::shared_ptr<const Type>{}, &x};  // predefined: static
-  return std::make_shared<const Type>(x);
-}
+std::shared_ptr<const Type> keep(RankState& rs, MPI_Datatype t) { return shared_copy(type_of(rs, t)); }
 
 // Registers a new type with what MPI_Type_get_envelope/contents return about its construction.
 MPI_Datatype add(RankState& rs, Type t, int combiner, std::vector<int> ints, std::vector<MPI_Aint> aints,
@@ -38,8 +34,7 @@ MPI_Datatype add(RankState& rs, Type t, int combiner, std::vector<int> ints, std
   t.ints = std::move(ints);
   t.aints = std::move(aints);
   t.inner = std::move(inner);
-  rs.types.emplace_back(std::move(t));
-  return static_cast<MPI_Datatype>(kFirstDerivedType + rs.types.size() - 1);
+  return new_type_handle(rs, std::move(t));
 }
 
 Type& derived(RankState& rs, MPI_Datatype t) {
@@ -61,6 +56,7 @@ std::size_t ucount(int n) { return static_cast<std::size_t>(n); }
 // count blocks of blocklength[i] old elements at displacement displ[i] (in units of `unit` bytes).
 template <class Displ>
 Type blocks_of(const Type& old, int count, const int* blocklength, int same_length, const Displ* displ, MPI_Aint unit) {
+  check_runs(ucount(count));
   std::vector<Placement> parts;
   for (int i = 0; i < count; ++i) {
     const int b = blocklength ? blocklength[i] : same_length;
@@ -74,6 +70,11 @@ Type blocks_of(const Type& old, int count, const int* blocklength, int same_leng
 Type strided(const Type& old, int count, int blocklength, MPI_Aint stride_bytes) {
   check_count(count);
   check_blocklength(blocklength);
+  if (stride_bytes == blocklength * old.extent) {  // the blocks touch: one run of copies
+    const Placement all{&old, 0, ucount(count) * ucount(blocklength)};
+    return compose({&all, 1}, false);
+  }
+  check_runs(ucount(count));
   std::vector<Placement> parts;
   for (int i = 0; i < count; ++i) parts.push_back({&old, i * stride_bytes, ucount(blocklength)});
   return compose(parts, false);
@@ -414,8 +415,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
         continue;
       }
       // A derived type comes back as a new handle the caller frees (MPI-3.1 4.1.13).
-      rs.types.emplace_back(x);
-      array_of_datatypes[i] = static_cast<MPI_Datatype>(kFirstDerivedType + rs.types.size() - 1);
+      array_of_datatypes[i] = new_type_handle(rs, x);
     }
   });
 }
@@ -423,15 +423,20 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
 int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name_in) {
   return call("MPI_Type_set_name", MPI_COMM_WORLD, [&](RankState& rs) {
     if (!type_name_in) throw MpiError{MPI_ERR_ARG, "the name is a null pointer"};
-    Type& t = derived(rs, datatype);
-    t.name.assign(type_name_in, strnlen(type_name_in, MPI_MAX_OBJECT_NAME - 1));
+    std::string name(type_name_in, strnlen(type_name_in, MPI_MAX_OBJECT_NAME - 1));
+    if (type_of(rs, datatype).handle != MPI_DATATYPE_NULL) rs.predefined_type_names[datatype] = std::move(name);
+    else derived(rs, datatype).name = std::move(name);
   });
 }
 
 int MPI_Type_get_name(MPI_Datatype datatype, char* type_name_out, int* resultlen) {
   return call("MPI_Type_get_name", MPI_COMM_WORLD, [&](RankState& rs) {
     const Type& t = type_of(rs, datatype);
-    const std::string name = t.handle != MPI_DATATYPE_NULL ? type_name(t.handle) : t.name;
+    std::string name = t.name;
+    if (t.handle != MPI_DATATYPE_NULL) {
+      const auto renamed = rs.predefined_type_names.find(t.handle);
+      name = renamed != rs.predefined_type_names.end() ? renamed->second : type_name(t.handle);
+    }
     std::memcpy(type_name_out, name.c_str(), name.size() + 1);
     *resultlen = static_cast<int>(name.size());
   });
@@ -497,4 +502,31 @@ int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype 
     fn(in, inout);
     unpack(inout, inoutbuf, ucount(count), t);
   });
+}
+
+// The bounds queries MPI-3.0 removed, kept for older programs.
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent) {
+  return call("MPI_Type_extent", MPI_COMM_WORLD, [&](RankState& rs) { *extent = type_of(rs, datatype).extent; });
+}
+
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint* displacement) {
+  return call("MPI_Type_lb", MPI_COMM_WORLD, [&](RankState& rs) { *displacement = type_of(rs, datatype).lb; });
+}
+
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement) {
+  return call("MPI_Type_ub", MPI_COMM_WORLD, [&](RankState& rs) {
+    const Type& t = type_of(rs, datatype);
+    *displacement = t.lb + t.extent;
+  });
+}
+
+int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  return call("MPI_Status_set_elements_x", MPI_COMM_WORLD, [&](RankState& rs) {
+    if (count < 0) throw MpiError{MPI_ERR_COUNT, fmt::format("count {} is negative", count)};
+    status->touchstone_bytes = element_bytes(type_of(rs, datatype), count);
+  });
+}
+
+int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+  return MPI_Status_set_elements_x(status, datatype, count);
 }

@@ -89,6 +89,8 @@ struct Req {
   void* user_buf = nullptr;
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
+  /// The receive's datatype itself: the program may free its handle while the receive is pending.
+  std::shared_ptr<const Type> recv_type;
   std::size_t message_size = 0;  ///< the received message's size (more than the buffer when truncated)
   // Persistent requests (point-to-point `*_init` and persistent collectives): MPI_Start calls
   // `start` to post the operation again into this request; an inactive persistent request is
@@ -105,6 +107,7 @@ struct RankState {
   bool initialized = false, finalized = false;
   std::vector<std::unique_ptr<Comm>> comms;     ///< handle = index; 0 null, 1 world, 2 self
   std::vector<std::optional<Type>> types;       ///< derived types: handle = kFirstDerivedType + index
+  std::map<MPI_Datatype, std::string> predefined_type_names;  ///< names MPI_Type_set_name gave predefined types
   std::vector<std::optional<UserOp>> ops;       ///< user ops: handle = kFirstUserOp + index
   std::vector<std::unique_ptr<Req>> reqs;       ///< handle = index + 1
   std::vector<std::optional<std::vector<int>>> groups;  ///< world ranks; handle = kFirstGroup + index

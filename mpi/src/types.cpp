@@ -223,6 +223,14 @@ const Type* predefined_type(MPI_Datatype t) {
   static const std::vector<std::optional<Type>> table = [] {
     std::vector<std::optional<Type>> v(64);
     for (const auto& p : kPredefined) v[static_cast<std::size_t>(p.handle)] = predefined_layout(p);
+    // MPI_LB and MPI_UB: no data, only an explicit bound where a struct places them.
+    for (const MPI_Datatype marker : {MPI_LB, MPI_UB}) {
+      Type t;
+      t.handle = marker;
+      t.lb_marked = marker == MPI_LB;
+      t.ub_marked = marker == MPI_UB;
+      v[static_cast<std::size_t>(marker)] = t;
+    }
     return v;
   }();
   if (t <= 0 || t >= static_cast<int>(table.size()) || !table[static_cast<std::size_t>(t)]) return nullptr;
@@ -232,7 +240,27 @@ const Type* predefined_type(MPI_Datatype t) {
 std::string type_name(MPI_Datatype t) {
   for (const auto& p : kPredefined)
     if (p.handle == t) return p.name;
+  if (t == MPI_LB) return "MPI_LB";
+  if (t == MPI_UB) return "MPI_UB";
   return fmt::format("datatype {}", t);
+}
+
+void check_runs(std::size_t runs) {
+  if (runs > kMaxRuns)
+    throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
+                   fmt::format("a datatype of more than {} separate runs of data is not supported", kMaxRuns)};
+}
+
+std::shared_ptr<const Type> shared_copy(const Type& t) {
+  if (t.handle != MPI_DATATYPE_NULL) return {std::shared_ptr<const Type>{}, &t};
+  return std::make_shared<const Type>(t);
+}
+
+MPI_Datatype new_type_handle(RankState& rs, Type t) {
+  auto free = std::find_if(rs.types.begin(), rs.types.end(), [](const auto& x) { return !x.has_value(); });
+  if (free == rs.types.end()) free = rs.types.insert(free, std::nullopt);
+  *free = std::move(t);
+  return static_cast<MPI_Datatype>(kFirstDerivedType + (free - rs.types.begin()));
 }
 
 Type compose(std::span<const Placement> parts, bool as_struct) {
@@ -246,9 +274,14 @@ Type compose(std::span<const Placement> parts, bool as_struct) {
   for (const Placement& p : parts) {
     if (p.count == 0) continue;
     const Type& c = *p.type;
-    for (std::size_t j = 0; j < p.count; ++j) {
-      const MPI_Aint at = p.disp + static_cast<MPI_Aint>(j) * c.extent;
-      for (const TypeBlock& b : c.blocks) append(t.blocks, at + b.offset, b.length);
+    if (c.blocks.size() == 1 && static_cast<MPI_Aint>(c.blocks[0].length) == c.extent) {
+      append(t.blocks, p.disp + c.blocks[0].offset, c.blocks[0].length * p.count);  // dense: the copies touch
+    } else {
+      check_runs(t.blocks.size() + c.blocks.size() * p.count);
+      for (std::size_t j = 0; j < p.count; ++j) {
+        const MPI_Aint at = p.disp + static_cast<MPI_Aint>(j) * c.extent;
+        for (const TypeBlock& b : c.blocks) append(t.blocks, at + b.offset, b.length);
+      }
     }
     if (c.signature.size() == 1) {
       append(t.signature, c.signature[0].first, c.signature[0].second * p.count);
@@ -261,8 +294,9 @@ Type compose(std::span<const Placement> parts, bool as_struct) {
     // The copies' bounds are linear in j: the extremes are the first and the last copy's.
     const MPI_Aint first = p.disp + c.lb, last = first + static_cast<MPI_Aint>(p.count - 1) * c.extent;
     const MPI_Aint low = std::min(first, last), high = std::max(first, last) + c.extent;
-    widen(lo, low, true);
-    widen(hi, high, false);
+    // MPI_LB and MPI_UB set only their own bound.
+    if (c.handle != MPI_UB) widen(lo, low, true);
+    if (c.handle != MPI_LB) widen(hi, high, false);
     if (c.lb_marked) widen(lo_marked, low, true);
     if (c.ub_marked) widen(hi_marked, high, false);
     if (c.size == 0) continue;
@@ -348,6 +382,20 @@ std::optional<MPI_Count> elements(const Type& t, std::size_t bytes) {
   }
   if (rest != 0) return std::nullopt;
   return n;
+}
+
+std::size_t element_bytes(const Type& t, MPI_Count n) {
+  MPI_Count per_element = 0;
+  for (const auto& run : t.signature) per_element += static_cast<MPI_Count>(run.second);
+  if (per_element == 0) return 0;
+  std::size_t bytes = static_cast<std::size_t>(n / per_element) * t.size;
+  MPI_Count rest = n % per_element;
+  for (const auto& [type, count] : t.signature) {
+    const MPI_Count k = std::min(rest, static_cast<MPI_Count>(count));
+    bytes += static_cast<std::size_t>(k) * predefined_type(type)->size;
+    rest -= k;
+  }
+  return bytes;
 }
 
 PackedReducer packed_reducer(RankState& rs, MPI_Op op, MPI_Datatype dt, const Type& t, bool& commutative) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -16,6 +17,17 @@ namespace touchstone::mpi {
 const Type* predefined_type(MPI_Datatype t);
 /// The standard name of a predefined type ("MPI_INT"), or "datatype N".
 std::string type_name(MPI_Datatype t);
+
+/// Type maps are flat lists of runs: a bound on their length turns a type too large for memory
+/// (a vector of a billion strided blocks) into an error rather than an allocation failure.
+inline constexpr std::size_t kMaxRuns = std::size_t{1} << 26;
+/// MpiError MPI_ERR_UNSUPPORTED_OPERATION when a type map would hold more than kMaxRuns runs.
+void check_runs(std::size_t runs);
+
+/// A copy of t that outlives its handle (predefined types are static, so they are not copied).
+std::shared_ptr<const Type> shared_copy(const Type& t);
+/// A handle for a new derived type: the lowest free one, as handles of freed types are reused.
+MPI_Datatype new_type_handle(RankState& rs, Type t);
 
 /// `count` consecutive copies of `type` (each `type->extent` after the last) from `disp` bytes.
 struct Placement {
@@ -42,6 +54,9 @@ void unpack(std::span<const std::byte> in, void* buf, std::size_t count, const T
 /// The predefined elements in `bytes` bytes of packed elements of t (MPI_Get_elements), or
 /// nothing when the bytes end inside one (MPI_UNDEFINED).
 std::optional<MPI_Count> elements(const Type& t, std::size_t bytes);
+
+/// The packed bytes of the first n predefined elements of a sequence of elements of t.
+std::size_t element_bytes(const Type& t, MPI_Count n);
 
 /// A reduction on packed elements of t: inout = in (op) inout, both the same number of bytes.
 using PackedReducer = std::function<void(std::span<const std::byte> in, std::span<std::byte> inout)>;
