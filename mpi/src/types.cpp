@@ -202,8 +202,9 @@ class Unpacked {
   Unpacked(std::size_t count, const Type& t) : count_(count), t_(t) {
     if (count == 0 || t.size == 0) return;
     const MPI_Aint last = static_cast<MPI_Aint>(count - 1) * t.extent;
-    lo_ = std::min<MPI_Aint>(0, last) + t.true_lb;
-    const MPI_Aint hi = std::max<MPI_Aint>(0, last) + t.true_lb + t.true_extent;
+    // The whole extent too: a pair type's C struct is written with its padding.
+    lo_ = std::min<MPI_Aint>(0, last) + std::min(t.lb, t.true_lb);
+    const MPI_Aint hi = std::max<MPI_Aint>(0, last) + std::max(t.lb + t.extent, t.true_lb + t.true_extent);
     mem_.resize(static_cast<std::size_t>(hi - lo_));
   }
   void* buf() { return address(mem_.data(), -lo_); }
