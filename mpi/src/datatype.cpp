@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 
@@ -45,6 +46,13 @@ Type& derived(RankState& rs, MPI_Datatype t) {
 
 void check_blocklength(int b) {
   if (b < 0) throw MpiError{MPI_ERR_ARG, fmt::format("block length {} is negative", b)};
+}
+
+// The arrays of a constructor with n entries (MPI_ERR_ARG rather than a crash on a null one).
+void check_arrays(int n, std::initializer_list<const void*> arrays) {
+  if (n > 0)
+    for (const void* a : arrays)
+      if (!a) throw MpiError{MPI_ERR_ARG, fmt::format("an array argument of {} entries is a null pointer", n)};
 }
 
 void check_out(const void* p) {
@@ -92,6 +100,7 @@ int hindexed(const char* name, int count, const int blocklengths[], const MPI_Ai
              MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
+    check_arrays(count, {blocklengths, displacements});
     check_out(newtype);
     Type t = blocks_of(type_of(rs, oldtype), count, blocklengths, 0, displacements, 1);
     std::vector<int> ints{count};
@@ -105,6 +114,7 @@ int structure(const char* name, int count, const int blocklengths[], const MPI_A
               const MPI_Datatype types[], MPI_Datatype* newtype) {
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
+    check_arrays(count, {blocklengths, displacements, types});
     check_out(newtype);
     std::vector<Placement> parts;
     std::vector<std::shared_ptr<const Type>> inner;
@@ -241,6 +251,7 @@ int MPI_Type_indexed(int count, const int blocklengths[], const int displacement
                      MPI_Datatype* newtype) {
   return call("MPI_Type_indexed", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
+    check_arrays(count, {blocklengths, displacements});
     check_out(newtype);
     const Type& old = type_of(rs, oldtype);
     Type t = blocks_of(old, count, blocklengths, 0, displacements, old.extent);
@@ -265,6 +276,7 @@ int MPI_Type_create_indexed_block(int count, int blocklength, const int displace
                                   MPI_Datatype* newtype) {
   return call("MPI_Type_create_indexed_block", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
+    check_arrays(count, {displacements});
     check_out(newtype);
     const Type& old = type_of(rs, oldtype);
     Type t = blocks_of(old, count, nullptr, blocklength, displacements, old.extent);
@@ -278,6 +290,7 @@ int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint di
                                    MPI_Datatype* newtype) {
   return call("MPI_Type_create_hindexed_block", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
+    check_arrays(count, {displacements});
     check_out(newtype);
     Type t = blocks_of(type_of(rs, oldtype), count, nullptr, blocklength, displacements, 1);
     *newtype = add(rs, std::move(t), MPI_COMBINER_HINDEXED_BLOCK, {count, blocklength},
@@ -301,6 +314,7 @@ int MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
     check_out(newtype);
     check_order(order);
     if (ndims <= 0) throw MpiError{MPI_ERR_ARG, fmt::format("{} dimensions: at least one is needed", ndims)};
+    check_arrays(ndims, {sizes, subsizes, starts});
     for (int d = 0; d < ndims; ++d)
       if (sizes[d] <= 0 || subsizes[d] <= 0 || starts[d] < 0 || starts[d] + subsizes[d] > sizes[d])
         throw MpiError{MPI_ERR_ARG, fmt::format("dimension {}: subarray of {} from {} does not fit {} elements (or is "
@@ -321,6 +335,7 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], co
     check_out(newtype);
     check_order(order);
     if (ndims <= 0) throw MpiError{MPI_ERR_ARG, fmt::format("{} dimensions: at least one is needed", ndims)};
+    check_arrays(ndims, {gsizes, distribs, dargs, psizes});
     long long procs = 1;
     for (int d = 0; d < ndims; ++d) {
       if (gsizes[d] <= 0 || psizes[d] <= 0)
