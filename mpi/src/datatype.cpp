@@ -64,7 +64,6 @@ std::size_t ucount(int n) { return static_cast<std::size_t>(n); }
 // count blocks of blocklength[i] old elements at displacement displ[i] (in units of `unit` bytes).
 template <class Displ>
 Type blocks_of(const Type& old, int count, const int* blocklength, int same_length, const Displ* displ, MPI_Aint unit) {
-  check_runs(ucount(count));
   std::vector<Placement> parts;
   for (int i = 0; i < count; ++i) {
     const int b = blocklength ? blocklength[i] : same_length;
@@ -82,10 +81,8 @@ Type strided(const Type& old, int count, int blocklength, MPI_Aint stride_bytes)
     const Placement all{&old, 0, ucount(count) * ucount(blocklength)};
     return compose({&all, 1}, false);
   }
-  check_runs(ucount(count));
-  std::vector<Placement> parts;
-  for (int i = 0; i < count; ++i) parts.push_back({&old, i * stride_bytes, ucount(blocklength)});
-  return compose(parts, false);
+  const Placement blocks{&old, 0, ucount(blocklength), ucount(count), stride_bytes};
+  return compose({&blocks, 1}, false);
 }
 
 int hvector(const char* name, int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {

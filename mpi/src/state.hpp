@@ -39,11 +39,24 @@ struct TypeBlock {
   std::size_t length = 0;
 };
 
+struct Type;
+/// Copies of a type inside another: `repeat` times `count` consecutive copies, the r-th group
+/// `disp + r * stride` bytes from the element's address.
+struct TypePart {
+  std::shared_ptr<const Type> type;
+  MPI_Aint disp = 0;
+  std::size_t count = 0, repeat = 0;
+  MPI_Aint stride = 0;
+};
+
 /// A datatype (MPI-3.1 4.1): the type map of one element as byte runs in type-map order (the
 /// order packing follows), its type signature, and its bounds. Messages carry data bytes only:
 /// a send packs the runs, a receive unpacks them (types.cpp).
 struct Type {
   std::vector<TypeBlock> blocks;  ///< adjacent runs merged
+  /// A type map of more runs than types.hpp's kMaxRuns is not listed in `blocks` but kept as the
+  /// copies of the types it is made of; packing walks them in type-map order.
+  std::vector<TypePart> parts;
   /// The type signature: the predefined types of one element in order, run-length coded
   /// (pair types appear as their two members), for MPI_Get_elements and signature checks.
   std::vector<std::pair<MPI_Datatype, std::size_t>> signature;

@@ -264,46 +264,87 @@ MPI_Datatype new_type_handle(RankState& rs, Type t) {
   return static_cast<MPI_Datatype>(kFirstDerivedType + (free - rs.types.begin()));
 }
 
+namespace {
+
+// Whether count copies of c are one run: it is one run filling its extent.
+bool dense(const Type& c) { return c.blocks.size() == 1 && static_cast<MPI_Aint>(c.blocks[0].length) == c.extent; }
+
+// The runs a placement adds to a flat type map (kMaxRuns + 1 when it cannot be flat).
+std::size_t runs_of(const Placement& p) {
+  const Type& c = *p.type;
+  if (!c.parts.empty()) return kMaxRuns + 1;
+  const std::size_t per_repeat = dense(c) ? 1 : c.blocks.size() * p.count;
+  return per_repeat > kMaxRuns || p.repeat > kMaxRuns ? kMaxRuns + 1 : per_repeat * p.repeat;
+}
+
+// The smallest and largest displacement of a placement's copies: copy (r, j) is at
+// disp + r * stride + j * extent, linear in both, so the extremes are at the corners.
+std::pair<MPI_Aint, MPI_Aint> corners(const Placement& p) {
+  const MPI_Aint r = static_cast<MPI_Aint>(p.repeat - 1) * p.stride;
+  const MPI_Aint j = static_cast<MPI_Aint>(p.count - 1) * p.type->extent;
+  const MPI_Aint lo = p.disp + std::min<MPI_Aint>(0, r) + std::min<MPI_Aint>(0, j);
+  const MPI_Aint hi = p.disp + std::max<MPI_Aint>(0, r) + std::max<MPI_Aint>(0, j);
+  return {lo, hi};
+}
+
+}  // namespace
+
 Type compose(std::span<const Placement> parts, bool as_struct) {
   Type t;
   t.committed = false;
-  std::optional<MPI_Aint> lo, hi, lo_marked, hi_marked;
+  std::size_t runs = 0;
+  for (const Placement& p : parts)
+    if (p.count && p.repeat) runs = std::min(runs + runs_of(p), kMaxRuns + 1);
+  const bool flat = runs <= kMaxRuns;
+  std::optional<MPI_Aint> lo, hi, lo_marked, hi_marked, true_lo, true_hi;
   const auto widen = [](std::optional<MPI_Aint>& v, MPI_Aint x, bool low) {
     v = !v ? x : low ? std::min(*v, x) : std::max(*v, x);
   };
   bool mixed = false;
+  const Type* last_child = nullptr;
+  std::shared_ptr<const Type> last_copy;
   for (const Placement& p : parts) {
-    if (p.count == 0) continue;
+    if (p.count == 0 || p.repeat == 0) continue;
     const Type& c = *p.type;
-    if (c.blocks.size() == 1 && static_cast<MPI_Aint>(c.blocks[0].length) == c.extent) {
-      append(t.blocks, p.disp + c.blocks[0].offset, c.blocks[0].length * p.count);  // dense: the copies touch
+    const std::size_t copies = p.count * p.repeat;
+    if (!flat) {
+      if (&c != last_child) last_child = &c, last_copy = shared_copy(c);  // one copy per child type
+      t.parts.push_back({last_copy, p.disp, p.count, p.repeat, p.stride});
     } else {
-      check_runs(t.blocks.size() + c.blocks.size() * p.count);
-      for (std::size_t j = 0; j < p.count; ++j) {
-        const MPI_Aint at = p.disp + static_cast<MPI_Aint>(j) * c.extent;
-        for (const TypeBlock& b : c.blocks) append(t.blocks, at + b.offset, b.length);
+      for (std::size_t r = 0; r < p.repeat; ++r) {
+        const MPI_Aint from = p.disp + static_cast<MPI_Aint>(r) * p.stride;
+        if (dense(c)) {
+          append(t.blocks, from + c.blocks[0].offset, c.blocks[0].length * p.count);  // the copies touch
+          continue;
+        }
+        for (std::size_t j = 0; j < p.count; ++j) {
+          const MPI_Aint at = from + static_cast<MPI_Aint>(j) * c.extent;
+          for (const TypeBlock& b : c.blocks) append(t.blocks, at + b.offset, b.length);
+        }
       }
     }
     if (c.signature.size() == 1) {
-      append(t.signature, c.signature[0].first, c.signature[0].second * p.count);
+      append(t.signature, c.signature[0].first, c.signature[0].second * copies);
     } else {
-      for (std::size_t j = 0; j < p.count; ++j)
+      check_runs(t.signature.size() + c.signature.size() * copies);
+      for (std::size_t j = 0; j < copies; ++j)
         for (const auto& [type, n] : c.signature) append(t.signature, type, n);
     }
-    t.size += c.size * p.count;
+    t.size += c.size * copies;
     t.align = std::max(t.align, c.align);
-    // The copies' bounds are linear in j: the extremes are the first and the last copy's.
-    const MPI_Aint first = p.disp + c.lb, last = first + static_cast<MPI_Aint>(p.count - 1) * c.extent;
-    const MPI_Aint low = std::min(first, last), high = std::max(first, last) + c.extent;
+    const auto [first, last] = corners(p);
+    const MPI_Aint low = first + c.lb, high = last + c.lb + c.extent;
     // MPI_LB and MPI_UB set only their own bound.
     if (c.handle != MPI_UB) widen(lo, low, true);
     if (c.handle != MPI_LB) widen(hi, high, false);
     if (c.lb_marked) widen(lo_marked, low, true);
     if (c.ub_marked) widen(hi_marked, high, false);
     if (c.size == 0) continue;
+    widen(true_lo, first + c.true_lb, true);
+    widen(true_hi, last + c.true_lb + c.true_extent, false);
     if (t.base == MPI_DATATYPE_NULL && !mixed) t.base = c.base;
     else if (t.base != c.base) mixed = true;
-    t.base_count += c.base_count * p.count;
+    t.base_count += c.base_count * copies;
   }
   if (mixed) t.base = MPI_DATATYPE_NULL, t.base_count = 0;
   t.lb_marked = lo_marked.has_value();
@@ -313,15 +354,8 @@ Type compose(std::span<const Placement> parts, bool as_struct) {
   const auto align = static_cast<MPI_Aint>(t.align);
   if (as_struct && !t.ub_marked && (ub - t.lb) % align != 0) ub += align - (ub - t.lb) % align;
   t.extent = ub - t.lb;
-  if (!t.blocks.empty()) {
-    MPI_Aint tlo = t.blocks[0].offset, thi = tlo;
-    for (const TypeBlock& b : t.blocks) {
-      tlo = std::min(tlo, b.offset);
-      thi = std::max(thi, b.offset + static_cast<MPI_Aint>(b.length));
-    }
-    t.true_lb = tlo;
-    t.true_extent = thi - tlo;
-  }
+  t.true_lb = true_lo.value_or(0);
+  t.true_extent = true_hi.value_or(0) - t.true_lb;
   return t;
 }
 
@@ -343,28 +377,46 @@ Type dimension(const Type& inner, std::span<const std::pair<MPI_Aint, MPI_Aint>>
   return resized(compose(parts, false), 0, elements * inner.extent);
 }
 
+namespace {
+
+// Calls run(address offset, length) for each run of data of one element of t placed at `at`, in
+// type-map order, until run returns false (then returns false).
+template <class Run>
+bool each_run(const Type& t, MPI_Aint at, Run& run) {
+  for (const TypeBlock& b : t.blocks)
+    if (!run(at + b.offset, b.length)) return false;
+  for (const TypePart& p : t.parts)
+    for (std::size_t r = 0; r < p.repeat; ++r)
+      for (std::size_t j = 0; j < p.count; ++j)
+        if (!each_run(*p.type, at + p.disp + static_cast<MPI_Aint>(r) * p.stride +
+                                   static_cast<MPI_Aint>(j) * p.type->extent, run))
+          return false;
+  return true;
+}
+
+}  // namespace
+
 void pack(const void* buf, std::size_t count, const Type& t, std::span<std::byte> out) {
   std::size_t o = 0;
-  for (std::size_t k = 0; k < count; ++k) {
-    const MPI_Aint at = static_cast<MPI_Aint>(k) * t.extent;
-    for (const TypeBlock& b : t.blocks) {
-      std::memcpy(out.data() + o, address(const_cast<void*>(buf), at + b.offset), b.length);
-      o += b.length;
-    }
-  }
+  auto copy = [&](MPI_Aint offset, std::size_t length) {
+    std::memcpy(out.data() + o, address(const_cast<void*>(buf), offset), length);
+    o += length;
+    return true;
+  };
+  for (std::size_t k = 0; k < count; ++k) each_run(t, static_cast<MPI_Aint>(k) * t.extent, copy);
 }
 
 void unpack(std::span<const std::byte> in, void* buf, std::size_t count, const Type& t) {
   std::size_t o = 0;
-  for (std::size_t k = 0; k < count; ++k) {
-    const MPI_Aint at = static_cast<MPI_Aint>(k) * t.extent;
-    for (const TypeBlock& b : t.blocks) {
-      if (o >= in.size()) return;
-      const std::size_t n = std::min(b.length, in.size() - o);
-      std::memcpy(address(buf, at + b.offset), in.data() + o, n);
-      o += n;
-    }
-  }
+  auto copy = [&](MPI_Aint offset, std::size_t length) {
+    if (o >= in.size()) return false;
+    const std::size_t n = std::min(length, in.size() - o);
+    std::memcpy(address(buf, offset), in.data() + o, n);
+    o += n;
+    return true;
+  };
+  for (std::size_t k = 0; k < count; ++k)
+    if (!each_run(t, static_cast<MPI_Aint>(k) * t.extent, copy)) return;
 }
 
 std::optional<MPI_Count> elements(const Type& t, std::size_t bytes) {

@@ -18,10 +18,10 @@ const Type* predefined_type(MPI_Datatype t);
 /// The standard name of a predefined type ("MPI_INT"), or "datatype N".
 std::string type_name(MPI_Datatype t);
 
-/// Type maps are flat lists of runs: a bound on their length turns a type too large for memory
-/// (a vector of a billion strided blocks) into an error rather than an allocation failure.
-inline constexpr std::size_t kMaxRuns = std::size_t{1} << 26;
-/// MpiError MPI_ERR_UNSUPPORTED_OPERATION when a type map would hold more than kMaxRuns runs.
+/// The most runs a flat type map lists; a longer one (a vector of a billion strided blocks) is
+/// kept as its placements (Type::parts), and a signature that long is refused.
+inline constexpr std::size_t kMaxRuns = std::size_t{1} << 22;
+/// MpiError MPI_ERR_UNSUPPORTED_OPERATION when a type signature would hold more than kMaxRuns runs.
 void check_runs(std::size_t runs);
 
 /// A copy of t that outlives its handle (predefined types are static, so they are not copied).
@@ -29,11 +29,14 @@ std::shared_ptr<const Type> shared_copy(const Type& t);
 /// A handle for a new derived type: the lowest free one, as handles of freed types are reused.
 MPI_Datatype new_type_handle(RankState& rs, Type t);
 
-/// `count` consecutive copies of `type` (each `type->extent` after the last) from `disp` bytes.
+/// `count` consecutive copies of `type` (each `type->extent` after the last) from `disp` bytes,
+/// and `repeat` times so, each `stride` bytes after the last (a vector in one placement).
 struct Placement {
   const Type* type;
   MPI_Aint disp;
   std::size_t count;
+  std::size_t repeat = 1;
+  MPI_Aint stride = 0;
 };
 /// The type whose type map is the placements' in order (every constructor is one); its bounds
 /// follow MPI-3.1 4.1.7 (explicit markers win), and `as_struct` pads the extent to the alignment

@@ -497,6 +497,39 @@ static void collectives(int rank) {
   MPI_Comm_free(&half);
 }
 
+/* A vector of more separate runs than a type map lists (2^22 + 1 single chars, every other
+ * one), and two of it: kept as placements, sent and received like any other type. */
+static void huge_vector(int rank, int size) {
+  const int n = (1 << 22) + 1;
+  MPI_Datatype v, two;
+  MPI_Type_vector(n, 1, 2, MPI_CHAR, &v);
+  MPI_Type_contiguous(2, v, &two);
+  MPI_Type_commit(&two);
+  check_bounds(two, 2 * n, 0, 2 * (2 * (MPI_Aint)n - 1), 0, 2 * (2 * (MPI_Aint)n - 1));
+  const int last = size - 1;
+  char* spread = malloc(4 * (size_t)n);
+  char* dense = malloc(2 * (size_t)n);
+  for (size_t i = 0; i < 4 * (size_t)n; ++i) spread[i] = (char)(i % 101);
+  if (rank == 0) {
+    MPI_Send(spread, 1, two, last, 8, MPI_COMM_WORLD);
+    memset(spread, 0, 4 * (size_t)n);
+    MPI_Recv(spread, 1, two, last, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    /* The second vector starts one extent (2 n - 1) on: its chars are the odd positions. */
+    const size_t second = 2 * (size_t)n - 1;
+    CHECK(spread[0] == 0 && spread[2] == 2 && spread[4 * (size_t)n - 1] == 0 && spread[second + 2] == (char)((second + 2) % 101));
+    CHECK(spread[second + 2 * (size_t)(n - 1)] == (char)((second + 2 * (size_t)(n - 1)) % 101));
+  } else if (rank == last) {
+    MPI_Recv(dense, 2 * n, MPI_CHAR, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(dense[1] == 2 && dense[n - 1] == (char)((2 * (size_t)(n - 1)) % 101));
+    CHECK(dense[n] == (char)((2 * (size_t)n - 1) % 101));
+    MPI_Send(dense, 2 * n, MPI_CHAR, 0, 9, MPI_COMM_WORLD);
+  }
+  free(spread);
+  free(dense);
+  MPI_Type_free(&v);
+  MPI_Type_free(&two);
+}
+
 int main(int argc, char** argv) {
   int rank, size;
   init_world(&argc, &argv, &rank, &size);
@@ -508,6 +541,7 @@ int main(int argc, char** argv) {
   names();
   bottom(rank, size);
   collectives(rank);
+  huge_vector(rank, size);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("all checks passed\n");
   MPI_Finalize();
