@@ -85,7 +85,8 @@ Type strided(const Type& old, int count, int blocklength, MPI_Aint stride_bytes)
   return compose({&blocks, 1}, false);
 }
 
-int hvector(const char* name, int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+int hvector(const char* name, int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+            MPI_Datatype* newtype) {
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
     check_out(newtype);
     Type t = strided(type_of(rs, oldtype), count, blocklength, stride);
@@ -339,7 +340,8 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], co
         throw MpiError{MPI_ERR_ARG, fmt::format("dimension {}: {} elements on {} processes", d, gsizes[d], psizes[d])};
       procs *= psizes[d];
     }
-    if (procs != size) throw MpiError{MPI_ERR_ARG, fmt::format("the process grid has {} processes, not {}", procs, size)};
+    if (procs != size)
+      throw MpiError{MPI_ERR_ARG, fmt::format("the process grid has {} processes, not {}", procs, size)};
     if (rank < 0 || rank >= size) throw MpiError{MPI_ERR_RANK, fmt::format("rank {} is not in 0..{}", rank, size - 1)};
     // The process grid is row-major whatever the array's order (MPI-3.1 4.1.4).
     std::vector<int> coord(static_cast<std::size_t>(ndims));

@@ -517,7 +517,9 @@ void apply_predefined(MPI_Op op, MPI_Datatype base, const void* in, void* io, st
     case MPI_C_BOOL: case MPI_CXX_BOOL:
       ok = op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR ? typed<bool>(op, in, io, n) : false;
       break;
-    case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX: ok = complex_op<float>(op, in, io, n); break;
+    case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX:
+      ok = complex_op<float>(op, in, io, n);
+      break;
     case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_DOUBLE_COMPLEX: ok = complex_op<double>(op, in, io, n); break;
     case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX:
       ok = complex_op<long double>(op, in, io, n);
@@ -531,7 +533,8 @@ void apply_predefined(MPI_Op op, MPI_Datatype base, const void* in, void* io, st
     default: break;  // MPI_WCHAR, MPI_PACKED: no reduction is defined on them
   }
   if (!ok)
-    throw MpiError{MPI_ERR_OP, fmt::format("{} is not defined on {} (MPI-3.1 section 5.9.2)", op_name(op), type_name(base))};
+    throw MpiError{MPI_ERR_OP,
+                   fmt::format("{} is not defined on {} (MPI-3.1 section 5.9.2)", op_name(op), type_name(base))};
 }
 
 }  // namespace touchstone::mpi
