@@ -246,12 +246,6 @@ std::string type_name(MPI_Datatype t) {
   return fmt::format("datatype {}", t);
 }
 
-void check_runs(std::size_t runs) {
-  if (runs > kMaxRuns)
-    throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
-                   fmt::format("a datatype of more than {} separate runs of data is not supported", kMaxRuns)};
-}
-
 std::shared_ptr<const Type> shared_copy(const Type& t) {
   if (t.handle != MPI_DATATYPE_NULL) return {std::shared_ptr<const Type>{}, &t};
   return std::make_shared<const Type>(t);
@@ -265,6 +259,13 @@ MPI_Datatype new_type_handle(RankState& rs, Type t) {
 }
 
 namespace {
+
+void check_signature_runs(std::size_t runs) {
+  if (runs > kMaxRuns)
+    throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
+                   fmt::format("a datatype whose type signature changes predefined type more than {} times is "
+                               "not supported", kMaxRuns)};
+}
 
 // Whether count copies of c are one run: it is one run filling its extent.
 bool dense(const Type& c) { return c.blocks.size() == 1 && static_cast<MPI_Aint>(c.blocks[0].length) == c.extent; }
@@ -326,7 +327,7 @@ Type compose(std::span<const Placement> parts, bool as_struct) {
     if (c.signature.size() == 1) {
       append(t.signature, c.signature[0].first, c.signature[0].second * copies);
     } else {
-      check_runs(t.signature.size() + c.signature.size() * copies);
+      check_signature_runs(t.signature.size() + c.signature.size() * copies);
       for (std::size_t j = 0; j < copies; ++j)
         for (const auto& [type, n] : c.signature) append(t.signature, type, n);
     }

@@ -19,10 +19,9 @@ const Type* predefined_type(MPI_Datatype t);
 std::string type_name(MPI_Datatype t);
 
 /// The most runs a flat type map lists; a longer one (a vector of a billion strided blocks) is
-/// kept as its placements (Type::parts), and a signature that long is refused.
+/// kept as its placements (Type::parts), and a type signature of more runs than that is refused
+/// (MPI_ERR_UNSUPPORTED_OPERATION).
 inline constexpr std::size_t kMaxRuns = std::size_t{1} << 22;
-/// MpiError MPI_ERR_UNSUPPORTED_OPERATION when a type signature would hold more than kMaxRuns runs.
-void check_runs(std::size_t runs);
 
 /// A copy of t that outlives its handle (predefined types are static, so they are not copied).
 std::shared_ptr<const Type> shared_copy(const Type& t);
