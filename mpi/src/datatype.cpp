@@ -138,11 +138,13 @@ void check_order(int order) {
 // order, the first in Fortran order); runs(d) gives the (start, length) index runs taken in d.
 template <class Runs>
 Type array_type(const Type& old, int ndims, const int sizes[], int order, Runs runs) {
-  Type t = old;
+  Type t;
+  const Type* inner = &old;
   for (int k = 0; k < ndims; ++k) {
     const int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
     const std::vector<std::pair<MPI_Aint, MPI_Aint>> r = runs(d);
-    t = dimension(t, r, sizes[d]);
+    t = dimension(*inner, r, sizes[d]);
+    inner = &t;
   }
   return t;
 }

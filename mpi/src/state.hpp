@@ -77,6 +77,9 @@ struct Type {
   std::vector<MPI_Aint> aints;
   std::vector<std::shared_ptr<const Type>> inner;  ///< the types it was built from
   std::string name;
+  /// A copy for pending receives and enclosing types (types.hpp shared_copy), made on first use
+  /// so that a type is copied once however often it is received.
+  mutable std::shared_ptr<const Type> snapshot;
   /// count elements occupy exactly count * size bytes from the buffer's address, in order.
   bool contiguous() const {
     return blocks.size() == 1 && blocks[0].offset == 0 && lb == 0 && static_cast<MPI_Aint>(blocks[0].length) == extent;

@@ -248,10 +248,12 @@ std::string type_name(MPI_Datatype t) {
 
 std::shared_ptr<const Type> shared_copy(const Type& t) {
   if (t.handle != MPI_DATATYPE_NULL) return {std::shared_ptr<const Type>{}, &t};
-  return std::make_shared<const Type>(t);
+  if (!t.snapshot) t.snapshot = std::make_shared<const Type>(t);
+  return t.snapshot;
 }
 
 MPI_Datatype new_type_handle(RankState& rs, Type t) {
+  t.snapshot.reset();  // a copy of another type's
   auto free = std::find_if(rs.types.begin(), rs.types.end(), [](const auto& x) { return !x.has_value(); });
   if (free == rs.types.end()) free = rs.types.insert(free, std::nullopt);
   *free = std::move(t);
@@ -368,6 +370,7 @@ Type resized(const Type& old, MPI_Aint lb, MPI_Aint extent) {
   t.committed = false;
   t.handle = MPI_DATATYPE_NULL;
   t.name.clear();
+  t.snapshot.reset();
   return t;
 }
 
@@ -459,7 +462,7 @@ PackedReducer packed_reducer(RankState& rs, MPI_Op op, MPI_Datatype dt, const Ty
     // The user's function sees elements in the type's own layout: unpacked copies when the type
     // is not contiguous, packed back afterwards.
     // A copy of the type: the user's function may create types, which moves the rank's table.
-    return [fn, dt, type = std::make_shared<const Type>(t)](std::span<const std::byte> in, std::span<std::byte> inout) {
+    return [fn, dt, type = shared_copy(t)](std::span<const std::byte> in, std::span<std::byte> inout) {
       const Type& t = *type;
       const std::size_t count = t.size ? in.size() / t.size : 0;
       int len = static_cast<int>(count);

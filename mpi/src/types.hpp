@@ -23,7 +23,8 @@ std::string type_name(MPI_Datatype t);
 /// (MPI_ERR_UNSUPPORTED_OPERATION).
 inline constexpr std::size_t kMaxRuns = std::size_t{1} << 22;
 
-/// A copy of t that outlives its handle (predefined types are static, so they are not copied).
+/// A copy of t that outlives its handle, made once per type (predefined types are static, so
+/// they are not copied).
 std::shared_ptr<const Type> shared_copy(const Type& t);
 /// A handle for a new derived type: the lowest free one, as handles of freed types are reused.
 MPI_Datatype new_type_handle(RankState& rs, Type t);
