@@ -492,7 +492,30 @@ static void collectives(int rank) {
   struct Mixed* all = calloc((size_t)p, sizeof *all);
   MPI_Allgather(&mine, 1, m, all, 1, m, half);
   for (int i = 0; i < p; ++i) CHECK(all[i].c == 'a' + i && all[i].d == i + 0.5 && all[i].i == -i);
+  /* Gatherv to the last rank, in reverse rank order. */
+  int* counts = malloc(sizeof(int) * (size_t)p);
+  int* displs = malloc(sizeof(int) * (size_t)p);
+  for (int i = 0; i < p; ++i) counts[i] = 1, displs[i] = p - 1 - i;
+  memset(all, 0, sizeof *all * (size_t)p);
+  MPI_Gatherv(&mine, 1, m, all, counts, displs, m, p - 1, half);
+  if (r == p - 1)
+    for (int i = 0; i < p; ++i) CHECK(all[p - 1 - i].c == 'a' + i && all[p - 1 - i].d == i + 0.5);
+  free(counts);
+  free(displs);
   free(all);
+  /* Scatter from rank 0 of every other int of 4 per rank, received as 2 plain ints. */
+  MPI_Datatype pair, pair4;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &pair);
+  MPI_Type_create_resized(pair, 0, 4 * sizeof(int), &pair4);
+  MPI_Type_commit(&pair4);
+  int* src = malloc(sizeof(int) * 4 * (size_t)p);
+  for (int k = 0; k < 4 * p; ++k) src[k] = k;
+  int two[2] = {-1, -1};
+  MPI_Scatter(src, 1, pair4, two, 2, MPI_INT, 0, half);
+  CHECK(two[0] == 4 * r && two[1] == 4 * r + 2);
+  free(src);
+  MPI_Type_free(&pair);
+  MPI_Type_free(&pair4);
   MPI_Type_free(&m);
   MPI_Comm_free(&half);
 }

@@ -79,6 +79,19 @@ static void derived(int rank, int size) {
   CHECK(m[0] == size - 1 && m[1] == -9 && m[2] == 0 && m[3] == -9 && m[4] == 3);
   MPI_Scan(v, m, 1, every_other, MPI_MIN, MPI_COMM_WORLD);
   CHECK(m[0] == 0 && m[2] == -rank && m[1] == -9);
+  /* Reduce_scatter_block of a resized vector (slots 0 and 2 of 4 ints per block). */
+  MPI_Datatype pair, pair4;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &pair);
+  MPI_Type_create_resized(pair, 0, 4 * sizeof(int), &pair4);
+  MPI_Type_commit(&pair4);
+  int* blocks = malloc(sizeof(int) * 4 * (size_t)size);
+  for (int k = 0; k < 4 * size; ++k) blocks[k] = k + rank;
+  int mine[4] = {-3, -3, -3, -3};
+  MPI_Reduce_scatter_block(blocks, mine, 1, pair4, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(mine[0] == size * 4 * rank + t && mine[1] == -3 && mine[2] == size * (4 * rank + 2) + t && mine[3] == -3);
+  free(blocks);
+  MPI_Type_free(&pair);
+  MPI_Type_free(&pair4);
   MPI_Type_free(&triple);
   MPI_Type_free(&every_other);
 }
