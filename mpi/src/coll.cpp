@@ -118,30 +118,7 @@ class Packed {
 
 // The reduction of `op` on elements of t, on packed bytes (inout = in op inout).
 algorithms::Reducer reducer(RankState& rs, MPI_Op op, MPI_Datatype dt, const Type& t, bool& commutative) {
-  if (const UserOp* u = user_op(rs, op)) {
-    if (!t.contiguous())
-      throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION, "a user operation on a non-contiguous datatype is not supported"};
-    commutative = u->commute;
-    MPI_User_function* fn = u->fn;
-    const std::size_t size = t.size;
-    return [fn, dt, size](std::span<const std::byte> in, std::span<std::byte> inout) {
-      int len = size ? static_cast<int>(in.size() / size) : 0;
-      MPI_Datatype d = dt;
-      fn(const_cast<std::byte*>(in.data()), inout.data(), &len, &d);
-    };
-  }
-  if (op < MPI_MAX || op > MPI_MAXLOC) throw MpiError{MPI_ERR_OP, fmt::format("operation {} is not valid", op)};
-  commutative = true;
-  const MPI_Datatype base = t.base;
-  const std::size_t base_size = t.base_count ? t.size / t.base_count : 0;
-  // Checked once here, so that a bad pair fails on every rank before any message moves.
-  if (base_size) {
-    std::vector<std::byte> a(base_size), b(base_size);
-    apply_predefined(op, base, a.data(), b.data(), 1);
-  }
-  return [op, base, base_size](std::span<const std::byte> in, std::span<std::byte> inout) {
-    if (base_size) apply_predefined(op, base, in.data(), inout.data(), in.size() / base_size);
-  };
+  return packed_reducer(rs, op, dt, t, commutative);
 }
 
 std::vector<std::size_t> scaled(const int* v, int n, std::size_t unit) {

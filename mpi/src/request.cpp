@@ -69,6 +69,7 @@ std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count,
   if (q->done) return q;
   const Comm& c = comm_of(rs, ch);
   const Type& t = committed(rs, dt);
+  q->recv_type = shared_copy(t);
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   std::span<std::byte> into{static_cast<std::byte*>(buf), n};
   if (!t.contiguous() && n) {
@@ -103,7 +104,7 @@ void finish(RankState& rs, Req& q, const Status& st) {
     q.status = empty_status();
     return;
   }
-  const Type& t = type_of(rs, q.type);
+  const Type& t = q.recv_type ? *q.recv_type : type_of(rs, q.type);
   const std::size_t cap = static_cast<std::size_t>(q.count) * t.size;
   const std::size_t got = std::min(st.size, cap);
   if (!q.staging.empty()) unpack(std::span(q.staging).first(got), q.user_buf, q.count, t);

@@ -51,16 +51,57 @@ struct Comm {
   int group_to_peer(int g) const { return g - remote_base; }
 };
 
-/// A datatype: `size` bytes of data per element, laid out as `blocks` (offset, length) within
-/// `extent` bytes; elements of derived types are built from one predefined `base` type.
+/// One run of a datatype's type map: `length` bytes of data at `offset` bytes from the buffer's address.
+struct TypeBlock {
+  MPI_Aint offset = 0;
+  std::size_t length = 0;
+};
+
+struct Type;
+/// Copies of a type inside another: `repeat` times `count` consecutive copies, the r-th group
+/// `disp + r * stride` bytes from the element's address.
+struct TypePart {
+  std::shared_ptr<const Type> type;
+  MPI_Aint disp = 0;
+  std::size_t count = 0, repeat = 0;
+  MPI_Aint stride = 0;
+};
+
+/// A datatype (MPI-3.1 4.1): the type map of one element as byte runs in type-map order (the
+/// order packing follows), its type signature, and its bounds. Messages carry data bytes only:
+/// a send packs the runs, a receive unpacks them (types.cpp).
 struct Type {
-  std::size_t size = 0;
-  std::size_t extent = 0;
-  std::vector<std::pair<std::size_t, std::size_t>> blocks;
+  std::vector<TypeBlock> blocks;  ///< adjacent runs merged
+  /// A type map of more runs than types.hpp's kMaxRuns is not listed in `blocks` but kept as the
+  /// copies of the types it is made of; packing walks them in type-map order.
+  std::vector<TypePart> parts;
+  /// The type signature: the predefined types of one element in order, run-length coded
+  /// (pair types appear as their two members), for MPI_Get_elements and signature checks.
+  std::vector<std::pair<MPI_Datatype, std::size_t>> signature;
+  std::size_t size = 0;                     ///< data bytes per element
+  MPI_Aint lb = 0, extent = 0;              ///< bounds, with MPI_Type_create_resized's markers
+  MPI_Aint true_lb = 0, true_extent = 0;    ///< bounds of the data itself
+  bool lb_marked = false, ub_marked = false;  ///< explicit bounds, which enclosing types inherit
+  std::size_t align = 1;                    ///< alignment of its strictest member (a struct's padding)
+  /// The one predefined type (pair and complex types count as one) that every element is made
+  /// of, for predefined reductions; MPI_DATATYPE_NULL when mixed.
   MPI_Datatype base = MPI_DATATYPE_NULL;
   std::size_t base_count = 0;  ///< base elements per element
   bool committed = true;
-  bool contiguous() const { return blocks.size() == 1 && blocks[0].first == 0 && blocks[0].second == extent; }
+  // What MPI_Type_get_envelope / MPI_Type_get_contents return.
+  int combiner = MPI_COMBINER_NAMED;
+  MPI_Datatype handle = MPI_DATATYPE_NULL;  ///< a predefined type's own handle
+  std::vector<int> ints;
+  std::vector<MPI_Aint> aints;
+  std::vector<std::shared_ptr<const Type>> inner;  ///< the types it was built from
+  std::string name;
+  /// A copy for pending receives and enclosing types (types.hpp shared_copy), made on first use
+  /// so that a type is copied once however often it is received.
+  mutable std::shared_ptr<const Type> snapshot;
+  /// count elements occupy exactly count * size bytes from the buffer's address, in order.
+  bool contiguous() const {
+    return blocks.size() == 1 && blocks[0].offset == 0 && lb == 0 && static_cast<MPI_Aint>(blocks[0].length) == extent;
+  }
 };
 
 struct UserOp {
@@ -82,6 +123,8 @@ struct Req {
   void* user_buf = nullptr;
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
+  /// The receive's datatype itself: the program may free its handle while the receive is pending.
+  std::shared_ptr<const Type> recv_type;
   std::size_t message_size = 0;  ///< the received message's size (more than the buffer when truncated)
   // Persistent requests (point-to-point `*_init` and persistent collectives): MPI_Start calls
   // `start` to post the operation again into this request; an inactive persistent request is
@@ -101,6 +144,7 @@ struct RankState {
   bool initialized = false, finalized = false;
   std::vector<std::unique_ptr<Comm>> comms;     ///< handle = index; 0 null, 1 world, 2 self
   std::vector<std::optional<Type>> types;       ///< derived types: handle = kFirstDerivedType + index
+  std::map<MPI_Datatype, std::string> predefined_type_names;  ///< names MPI_Type_set_name gave predefined types
   std::vector<std::optional<UserOp>> ops;       ///< user ops: handle = kFirstUserOp + index
   std::vector<std::unique_ptr<Req>> reqs;       ///< handle = index + 1
   std::vector<std::optional<std::vector<int>>> groups;  ///< world ranks; handle = kFirstGroup + index

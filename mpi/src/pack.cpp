@@ -1,0 +1,217 @@
+// MPI packing (docs/mpi.md): MPI_Pack/MPI_Unpack in the native representation (the packed bytes a
+// message carries), the "external32" representation of MPI-3.1 13.5.2, and addresses.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#pragma GCC visibility push(default)
+#include "mpi.h"
+#pragma GCC visibility pop
+
+#include "call.hpp"
+#include "types.hpp"
+
+using namespace touchstone;
+using namespace touchstone::mpi;
+
+namespace {
+
+std::size_t ucount(int n) { return static_cast<std::size_t>(n); }
+
+// The packed size of count elements, checked against what is left of a buffer.
+std::size_t fits(std::size_t need, MPI_Aint size, MPI_Aint position, const char* what) {
+  if (position < 0 || position > size)
+    throw MpiError{MPI_ERR_ARG, fmt::format("position {} is outside the {} buffer of {} bytes", position, what, size)};
+  if (need > static_cast<std::size_t>(size - position))
+    throw MpiError{MPI_ERR_TRUNCATE, fmt::format("{} bytes do not fit the {} bytes left in the {} buffer", need,
+                                                 size - position, what)};
+  return need;
+}
+
+// How external32 stores one predefined type: `parts` components (two for complex types) of
+// `native` bytes here and `external` bytes there, big-endian.
+struct External {
+  enum Kind { integer, signed_integer, ieee, extended };
+  std::size_t parts, native, external;
+  Kind kind;
+};
+
+External external_of(MPI_Datatype p) {
+  const std::size_t n = predefined_type(p)->size;
+  switch (p) {
+    case MPI_LONG: return {1, n, 4, External::signed_integer};  // external32 longs are 4 bytes
+    case MPI_UNSIGNED_LONG: return {1, n, 4, External::integer};
+    case MPI_FLOAT: case MPI_DOUBLE: return {1, n, n, External::ieee};
+    case MPI_LONG_DOUBLE: return {1, n, 16, External::extended};
+    case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX:
+    case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_DOUBLE_COMPLEX:
+      return {2, n / 2, n / 2, External::ieee};
+    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX: return {2, n / 2, 16, External::extended};
+    default: return {1, n, n, External::integer};
+  }
+}
+
+// x87 80-bit extended <-> IEEE binary128: the same sign, exponent and bias; binary128 drops the
+// explicit integer bit and widens the fraction from 63 to 112 bits.
+static_assert(std::numeric_limits<long double>::digits == 64, "long double is the x87 80-bit format");
+
+void extended_to_quad(const std::byte* in, std::byte* out) {
+  std::uint64_t mantissa;
+  std::uint16_t sign_exp;
+  std::memcpy(&mantissa, in, 8);
+  std::memcpy(&sign_exp, in + 8, 2);
+  const std::uint64_t fraction = mantissa & ((std::uint64_t{1} << 63) - 1);
+  const std::uint64_t hi = (std::uint64_t{sign_exp} << 48) | (fraction >> 15), lo = fraction << 49;
+  for (int i = 0; i < 8; ++i) {
+    out[i] = static_cast<std::byte>(hi >> (56 - 8 * i));
+    out[8 + i] = static_cast<std::byte>(lo >> (56 - 8 * i));
+  }
+}
+
+void quad_to_extended(const std::byte* in, std::byte* out) {
+  std::uint64_t hi = 0, lo = 0;
+  for (int i = 0; i < 8; ++i) {
+    hi = (hi << 8) | std::to_integer<std::uint64_t>(in[i]);
+    lo = (lo << 8) | std::to_integer<std::uint64_t>(in[8 + i]);
+  }
+  const auto sign_exp = static_cast<std::uint16_t>(hi >> 48);
+  const std::uint64_t integer_bit = (sign_exp & 0x7fff) != 0 ? std::uint64_t{1} << 63 : 0;
+  const std::uint64_t mantissa = integer_bit | ((hi & 0xffffffffffff) << 15) | (lo >> 49);
+  std::memset(out, 0, 16);
+  std::memcpy(out, &mantissa, 8);
+  std::memcpy(out + 8, &sign_exp, 2);
+}
+
+// One component, native (little-endian) -> external32 (big-endian), or back.
+void convert(const External& e, const std::byte* in, std::byte* out, bool to_external) {
+  if (e.kind == External::extended) return to_external ? extended_to_quad(in, out) : quad_to_extended(in, out);
+  if (to_external) {
+    for (std::size_t i = 0; i < e.external; ++i) out[i] = in[e.external - 1 - i];  // the low bytes, reversed
+    return;
+  }
+  const bool negative = e.kind == External::signed_integer && (std::to_integer<unsigned>(in[0]) & 0x80);
+  for (std::size_t i = 0; i < e.native; ++i)
+    out[i] = i < e.external ? in[e.external - 1 - i] : negative ? std::byte{0xff} : std::byte{0};
+}
+
+// Walks count elements' predefined components in packed order, native and external side by side.
+template <class Step>
+std::size_t walk(const Type& t, std::size_t count, Step step) {
+  std::size_t native = 0, external = 0;
+  for (std::size_t k = 0; k < count; ++k)
+    for (const auto& [type, n] : t.signature) {
+      const External e = external_of(type);
+      for (std::size_t i = 0; i < n * e.parts; ++i) {
+        step(e, native, external);
+        native += e.native;
+        external += e.external;
+      }
+    }
+  return external;
+}
+
+void check_datarep(const char* datarep) {
+  if (!datarep || std::string_view(datarep) != "external32")
+    throw MpiError{MPI_ERR_ARG, fmt::format("data representation \"{}\" is not \"external32\"",
+                                            datarep ? datarep : "(null)")};
+}
+
+std::byte* bytes_at(void* p, MPI_Aint at) { return static_cast<std::byte*>(p) + at; }
+
+}  // namespace
+
+int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize, int* position,
+             MPI_Comm comm) {
+  return call("MPI_Pack", comm, [&](RankState& rs) {
+    comm_of(rs, comm);
+    check_count(incount);
+    const Type& t = committed(rs, datatype);
+    const std::size_t n = fits(ucount(incount) * t.size, outsize, *position, "output");
+    pack(inbuf, ucount(incount), t, {bytes_at(outbuf, *position), n});
+    *position += static_cast<int>(n);
+  });
+}
+
+int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype datatype,
+               MPI_Comm comm) {
+  return call("MPI_Unpack", comm, [&](RankState& rs) {
+    comm_of(rs, comm);
+    check_count(outcount);
+    const Type& t = committed(rs, datatype);
+    const std::size_t n = fits(ucount(outcount) * t.size, insize, *position, "input");
+    unpack({bytes_at(const_cast<void*>(inbuf), *position), n}, outbuf, ucount(outcount), t);
+    *position += static_cast<int>(n);
+  });
+}
+
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
+  return call("MPI_Pack_size", comm, [&](RankState& rs) {
+    comm_of(rs, comm);
+    check_count(incount);
+    *size = static_cast<int>(ucount(incount) * type_of(rs, datatype).size);
+  });
+}
+
+int MPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf,
+                      MPI_Aint outsize, MPI_Aint* position) {
+  return call("MPI_Pack_external", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_datarep(datarep);
+    check_count(incount);
+    const Type& t = committed(rs, datatype);
+    const std::size_t need = walk(t, ucount(incount), [](const External&, std::size_t, std::size_t) {});
+    fits(need, outsize, *position, "output");
+    std::vector<std::byte> native(ucount(incount) * t.size);
+    pack(inbuf, ucount(incount), t, native);
+    std::byte* out = bytes_at(outbuf, *position);
+    walk(t, ucount(incount), [&](const External& e, std::size_t n, std::size_t x) {
+      convert(e, native.data() + n, out + x, true);
+    });
+    *position += static_cast<MPI_Aint>(need);
+  });
+}
+
+int MPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position, void* outbuf,
+                        int outcount, MPI_Datatype datatype) {
+  return call("MPI_Unpack_external", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_datarep(datarep);
+    check_count(outcount);
+    const Type& t = committed(rs, datatype);
+    const std::size_t need = walk(t, ucount(outcount), [](const External&, std::size_t, std::size_t) {});
+    fits(need, insize, *position, "input");
+    std::vector<std::byte> native(ucount(outcount) * t.size);
+    const std::byte* in = bytes_at(const_cast<void*>(inbuf), *position);
+    walk(t, ucount(outcount), [&](const External& e, std::size_t n, std::size_t x) {
+      convert(e, in + x, native.data() + n, false);
+    });
+    unpack(native, outbuf, ucount(outcount), t);
+    *position += static_cast<MPI_Aint>(need);
+  });
+}
+
+int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint* size) {
+  return call("MPI_Pack_external_size", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_datarep(datarep);
+    check_count(incount);
+    const Type& t = type_of(rs, datatype);
+    *size = static_cast<MPI_Aint>(walk(t, ucount(incount), [](const External&, std::size_t, std::size_t) {}));
+  });
+}
+
+int MPI_Get_address(const void* location, MPI_Aint* address) {
+  return call("MPI_Get_address", MPI_COMM_WORLD,
+              [&](RankState&) { *address = static_cast<MPI_Aint>(reinterpret_cast<std::uintptr_t>(location)); });
+}
+
+int MPI_Address(void* location, MPI_Aint* address) { return MPI_Get_address(location, address); }
+
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp) {
+  return static_cast<MPI_Aint>(static_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>(disp));
+}
+
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
+  return static_cast<MPI_Aint>(static_cast<std::uintptr_t>(addr1) - static_cast<std::uintptr_t>(addr2));
+}
