@@ -20,6 +20,9 @@ const char* error_text(int code);
 
 Comm* find_comm(RankState& rs, MPI_Comm c);  ///< nullptr when c is not a valid communicator
 Comm& comm_of(RankState& rs, MPI_Comm c);    ///< MpiError MPI_ERR_COMM when c is not valid
+/// A new communicator of this rank over the runtime group `pt2pt` (its collectives get a context of
+/// their own), with the parent's error handler and no topology (comm.cpp).
+MPI_Comm add_comm(RankState& rs, const Comm& parent, Group pt2pt);
 const Type& type_of(RankState& rs, MPI_Datatype t);    ///< MpiError MPI_ERR_TYPE when t is not valid
 const Type& committed(RankState& rs, MPI_Datatype t);  ///< type_of, and committed
 const UserOp* user_op(RankState& rs, MPI_Op op);       ///< nullptr for predefined or unknown ops

@@ -26,7 +26,7 @@ int MPI_Comm_size(MPI_Comm comm, int* size) {
   return call("MPI_Comm_size", comm, [&](RankState& rs) { *size = comm_of(rs, comm).size; });
 }
 
-namespace {
+namespace touchstone::mpi {
 MPI_Comm add_comm(RankState& rs, const Comm& parent, Group pt2pt) {
   Proc& p = *rs.proc;
   auto c = std::make_unique<Comm>();
@@ -42,7 +42,7 @@ MPI_Comm add_comm(RankState& rs, const Comm& parent, Group pt2pt) {
   rs.comms.push_back(std::move(c));
   return static_cast<MPI_Comm>(rs.comms.size() - 1);
 }
-}  // namespace
+}  // namespace touchstone::mpi
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   return call("MPI_Comm_dup", comm, [&](RankState& rs) {
@@ -50,6 +50,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     std::vector<int> all(static_cast<std::size_t>(c.size));
     std::iota(all.begin(), all.end(), 0);
     *newcomm = add_comm(rs, c, rs.proc->subgroup(c.pt2pt, all));
+    rs.comms[static_cast<std::size_t>(*newcomm)]->topology = c.topology;  // MPI-3.1 7.4: dup keeps the topology
   });
 }
 

@@ -25,12 +25,16 @@ struct AbortRequested : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+struct ProcessTopology;  // topology.hpp
+
 struct Comm {
   Group pt2pt;       ///< point-to-point messages
   Group coll;        ///< collectives: a context of their own, so they never match user messages
   int rank = 0, size = 0;
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   bool world_identity = false;  ///< members are the machine's ranks 0..nodes-1 in order
+  /// Cartesian, graph or distributed-graph topology (topology.hpp); null for none. Shared by duplicates.
+  std::shared_ptr<const ProcessTopology> topology;
 };
 
 /// A datatype: `size` bytes of data per element, laid out as `blocks` (offset, length) within
