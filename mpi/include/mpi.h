@@ -274,8 +274,10 @@ int MPI_Op_free(MPI_Op* op);
 #define MPI_GRAPH 1
 #define MPI_CART 2
 #define MPI_DIST_GRAPH 3
-#define MPI_UNWEIGHTED ((int*)0)
-#define MPI_WEIGHTS_EMPTY ((int*)1)
+/* Distinct addresses that no weight array has (MPI_UNWEIGHTED is not NULL, as in MPICH). */
+extern int touchstone_mpi_unweighted[1], touchstone_mpi_weights_empty[1];
+#define MPI_UNWEIGHTED (touchstone_mpi_unweighted)
+#define MPI_WEIGHTS_EMPTY (touchstone_mpi_weights_empty)
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
                     MPI_Comm* comm_cart);
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);

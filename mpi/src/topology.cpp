@@ -16,6 +16,9 @@
 #include "placement.hpp"
 #include "topology.hpp"
 
+// The sentinels behind MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY (exported: mpi.h declares them).
+int touchstone_mpi_unweighted[1], touchstone_mpi_weights_empty[1];
+
 namespace touchstone::mpi {
 
 std::vector<int> cart_coords(const std::vector<int>& dims, int rank) {
@@ -51,9 +54,10 @@ int cart_step(const ProcessTopology& t, int rank, std::size_t dim, int disp) {
 const ProcessTopology& topology_of(const Comm& c, int kind) {
   const auto* t = c.topology.get();
   if (!t || (kind != MPI_UNDEFINED && t->kind != kind)) {
-    const char* want = kind == MPI_CART ? "a Cartesian" : kind == MPI_GRAPH ? "a graph" : kind == MPI_DIST_GRAPH
-                                                                                  ? "a distributed-graph"
-                                                                                  : "a process";
+    const char* want = kind == MPI_CART             ? "Cartesian"
+                       : kind == MPI_GRAPH          ? "graph"
+                       : kind == MPI_DIST_GRAPH     ? "distributed-graph"
+                                                    : "process";
     throw MpiError{MPI_ERR_TOPOLOGY, fmt::format("the communicator has no {} topology", want)};
   }
   return *t;
@@ -329,42 +333,73 @@ int MPI_Topo_test(MPI_Comm comm, int* status) {
 
 namespace {
 
-// One rank's part of a distributed graph: edges (source, destination, weight) in old ranks of c.
+// Edges of a distributed graph as ranks of c named them: (source, destination, weight, role), where
+// role says whose list the edge belongs in: kOut, the source's destinations; kIn, the destination's
+// sources (MPI_Dist_graph_create_adjacent names each edge twice, once per end); both for
+// MPI_Dist_graph_create, whose edges any rank may name.
+constexpr std::int32_t kOut = 1, kIn = 2;
 struct EdgeList {
-  std::vector<std::int32_t> flat;  // source, destination, weight, source, ...
-  void add(int s, int d, int w) { flat.insert(flat.end(), {s, d, w}); }
+  std::vector<std::int32_t> flat;  // source, destination, weight, role, source, ...
+  void add(int s, int d, int w, std::int32_t role) { flat.insert(flat.end(), {s, d, w, role}); }
 };
 
 // Every rank's edges, in rank order, and whether any rank gave weights: an all-gather of the edge
 // counts, then of the edges, with real messages (the generic ring) on c's collective context.
 EdgeList allgather_edges(RankState& rs, const Comm& c, const EdgeList& mine, bool weighted, bool& any_weighted) {
   const auto p = static_cast<std::size_t>(c.size), me = static_cast<std::size_t>(c.rank);
+  constexpr std::size_t word = sizeof(std::int32_t);
   std::vector<std::int32_t> header(2 * p);
   header[2 * me] = static_cast<std::int32_t>(mine.flat.size());
   header[2 * me + 1] = weighted;
-  std::vector<std::size_t> counts(p, 2 * sizeof(std::int32_t)), displs(p);
+  std::vector<std::size_t> counts(p, 2 * word), displs(p);
   for (std::size_t i = 0; i < p; ++i) displs[i] = i * counts[i];
   algorithms::allgatherv_ring(*rs.proc, c.coll, std::as_writable_bytes(std::span(header)), counts, displs);
   any_weighted = false;
   std::size_t total = 0;
   for (std::size_t i = 0; i < p; ++i) {
-    counts[i] = static_cast<std::size_t>(header[2 * i]) * sizeof(std::int32_t);
+    counts[i] = static_cast<std::size_t>(header[2 * i]) * word;
     displs[i] = total;
     total += counts[i];
     any_weighted = any_weighted || header[2 * i + 1];
   }
   EdgeList all;
-  all.flat.resize(total / sizeof(std::int32_t));
-  std::copy(mine.flat.begin(), mine.flat.end(), all.flat.begin() + static_cast<std::ptrdiff_t>(displs[me] / 4));
+  all.flat.resize(total / word);
+  std::copy(mine.flat.begin(), mine.flat.end(), all.flat.begin() + static_cast<std::ptrdiff_t>(displs[me] / word));
   algorithms::allgatherv_ring(*rs.proc, c.coll, std::as_writable_bytes(std::span(all.flat)), counts, displs);
   return all;
 }
 
+// The communication graph for placement: every edge once (as its source's out-edge).
 CommGraph comm_graph(const Comm& c, const EdgeList& all) {
   CommGraph g;
   g.n = c.size;
-  for (std::size_t k = 0; k + 2 < all.flat.size(); k += 3) g.edges.push_back({all.flat[k], all.flat[k + 1], all.flat[k + 2]});
+  for (std::size_t k = 0; k + 3 < all.flat.size(); k += 4)
+    if (all.flat[k + 3] & kOut) g.edges.push_back({all.flat[k], all.flat[k + 1], all.flat[k + 2]});
   return g;
+}
+
+// Vertex v's neighbours in the order the edges were named (by rank, then in each rank's order).
+std::shared_ptr<ProcessTopology> dist_vertex(const EdgeList& all, int v, bool weighted) {
+  auto t = std::make_shared<ProcessTopology>();
+  t->kind = MPI_DIST_GRAPH;
+  t->weighted = weighted;
+  for (std::size_t k = 0; k + 3 < all.flat.size(); k += 4) {
+    const int s = all.flat[k], d = all.flat[k + 1], w = all.flat[k + 2], role = all.flat[k + 3];
+    if ((role & kOut) && s == v) t->destinations.push_back(d), t->dest_weights.push_back(w);
+    if ((role & kIn) && d == v) t->sources.push_back(s), t->source_weights.push_back(w);
+  }
+  if (!weighted) t->dest_weights.clear(), t->source_weights.clear();
+  return t;
+}
+
+// The distributed-graph communicator from every rank's edges. Without reorder each rank is its
+// own vertex; with it, placement.hpp assigns the vertices (the ranks of comm_old's numbering) to
+// processes, and the process that gets new rank v takes vertex v's edges: the graph in ranks stays
+// the one the program described, its vertices move on the machine.
+MPI_Comm dist_graph_comm(RankState& rs, const Comm& c, const EdgeList& all, bool weighted, bool reorder) {
+  const std::vector<int> old = reorder ? place_graph(*rs.proc, c, comm_graph(c, all)) : identity(c.size);
+  const int v = static_cast<int>(std::find(old.begin(), old.end(), c.rank) - old.begin());
+  return topology_comm(rs, c, old, dist_vertex(all, v, weighted), false);  // the exchange synchronized the ranks
 }
 
 void check_weights(const int* weights, int degree, const char* what) {
@@ -392,18 +427,6 @@ std::vector<int> weights_of(const int* w, int degree, const char* what) {
   return std::vector<int>(w, w + degree);
 }
 
-// The distributed-graph communicator: with `reorder`, the whole graph (every rank's out-edges,
-// `all`) is placed by placement.hpp and every rank's neighbours renumbered.
-MPI_Comm dist_graph_comm(RankState& rs, const Comm& c, std::shared_ptr<ProcessTopology> t, const EdgeList* all) {
-  if (!all) return topology_comm(rs, c, identity(c.size), std::move(t));
-  const std::vector<int> old = place_graph(*rs.proc, c, comm_graph(c, *all));
-  std::vector<int> new_of_old(old.size());
-  for (std::size_t i = 0; i < old.size(); ++i) new_of_old[static_cast<std::size_t>(old[i])] = static_cast<int>(i);
-  for (int& r : t->sources) r = new_of_old[static_cast<std::size_t>(r)];
-  for (int& r : t->destinations) r = new_of_old[static_cast<std::size_t>(r)];
-  return topology_comm(rs, c, old, std::move(t), false);  // the exchange synchronized the ranks
-}
-
 }  // namespace
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
@@ -413,26 +436,22 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
     const Comm& c = comm_of(rs, comm_old);
     check_neighbors(c, sources, indegree, "source");
     check_neighbors(c, destinations, outdegree, "destination");
-    auto t = std::make_shared<ProcessTopology>();
-    t->kind = MPI_DIST_GRAPH;
-    t->sources.assign(sources, sources + indegree);
-    t->destinations.assign(destinations, destinations + outdegree);
-    t->weighted = sourceweights != MPI_UNWEIGHTED || destweights != MPI_UNWEIGHTED;
-    if (t->weighted) {
-      t->source_weights = weights_of(sourceweights, indegree, "sourceweights");
-      t->dest_weights = weights_of(destweights, outdegree, "destweights");
-      if (static_cast<int>(t->source_weights.size()) != indegree || static_cast<int>(t->dest_weights.size()) != outdegree)
-        throw MpiError{MPI_ERR_ARG, "sourceweights and destweights must both be MPI_UNWEIGHTED or neither"};
-    }
-    if (!reorder) {
-      *comm_dist_graph = dist_graph_comm(rs, c, std::move(t), nullptr);
+    const bool weighted = sourceweights != MPI_UNWEIGHTED || destweights != MPI_UNWEIGHTED;
+    const std::vector<int> sw = weights_of(sourceweights, indegree, "sourceweights");
+    const std::vector<int> dw = weights_of(destweights, outdegree, "destweights");
+    if (weighted && (static_cast<int>(sw.size()) != indegree || static_cast<int>(dw.size()) != outdegree))
+      throw MpiError{MPI_ERR_ARG, "sourceweights and destweights must both be MPI_UNWEIGHTED or neither"};
+    EdgeList mine;
+    for (int i = 0; i < indegree; ++i) mine.add(sources[i], c.rank, weighted ? sw[static_cast<std::size_t>(i)] : 1, kIn);
+    for (int i = 0; i < outdegree; ++i)
+      mine.add(c.rank, destinations[i], weighted ? dw[static_cast<std::size_t>(i)] : 1, kOut);
+    if (!reorder) {  // no other rank's edges are needed
+      *comm_dist_graph = topology_comm(rs, c, identity(c.size), dist_vertex(mine, c.rank, weighted));
       return;
     }
-    EdgeList mine;
-    for (int i = 0; i < outdegree; ++i) mine.add(c.rank, destinations[i], t->weighted ? t->dest_weights[static_cast<std::size_t>(i)] : 1);
     bool any_weighted = false;
-    const EdgeList all = allgather_edges(rs, c, mine, t->weighted, any_weighted);
-    *comm_dist_graph = dist_graph_comm(rs, c, std::move(t), &all);
+    const EdgeList all = allgather_edges(rs, c, mine, weighted, any_weighted);
+    *comm_dist_graph = dist_graph_comm(rs, c, all, weighted, true);
   });
 }
 
@@ -453,22 +472,12 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
         if (weighted && weights == MPI_WEIGHTS_EMPTY)
           throw MpiError{MPI_ERR_ARG, "weights is MPI_WEIGHTS_EMPTY but edges are given"};
         if (weighted) check_weights(weights + k, 1, "weights");
-        mine.add(sources[i], destinations[k], weighted ? weights[k] : 1);
+        mine.add(sources[i], destinations[k], weighted ? weights[k] : 1, kOut | kIn);
       }
     }
     bool any_weighted = false;
     const EdgeList all = allgather_edges(rs, c, mine, weighted, any_weighted);
-    auto t = std::make_shared<ProcessTopology>();
-    t->kind = MPI_DIST_GRAPH;
-    t->weighted = any_weighted;
-    for (std::size_t k = 0; k + 2 < all.flat.size(); k += 3) {
-      const int s = all.flat[k], d = all.flat[k + 1], w = all.flat[k + 2];
-      if (s == c.rank) t->destinations.push_back(d), t->dest_weights.push_back(w);
-      if (d == c.rank) t->sources.push_back(s), t->source_weights.push_back(w);
-    }
-    if (!any_weighted) t->dest_weights.clear(), t->source_weights.clear();
-    *comm_dist_graph = reorder ? dist_graph_comm(rs, c, std::move(t), &all)
-                               : topology_comm(rs, c, identity(c.size), std::move(t), false);
+    *comm_dist_graph = dist_graph_comm(rs, c, all, any_weighted, reorder != 0);
   });
 }
 
