@@ -65,9 +65,10 @@ void exchange(RankState& rs, const Comm& c, const std::vector<Block>& sends, con
       unpack(std::span<const std::byte>(staging[posted[k]]).first(std::min(st[k].size, staging[posted[k]].size())),
              const_cast<std::byte*>(b.buf), b.count, *b.type);
     if (st[k].truncated && !error)
-      error = MpiError{MPI_ERR_TRUNCATE, fmt::format("a block of {} bytes from rank {} is longer than the receive block of "
-                                                     "{} bytes (message truncated)",
-                                                     st[k].size, b.peer, static_cast<std::size_t>(b.count) * b.type->size)};
+      error =
+          MpiError{MPI_ERR_TRUNCATE, fmt::format("a block of {} bytes from rank {} is longer than the receive block of "
+                                                 "{} bytes (message truncated)",
+                                                 st[k].size, b.peer, static_cast<std::size_t>(b.count) * b.type->size)};
   }
   if (error) throw *error;
 }
@@ -86,7 +87,8 @@ void no_in_place(const void* sendbuf) {
 std::vector<Block> regular(const std::vector<int>& peers, const void* buf, int count, const Type& t) {
   std::vector<Block> out;
   for (std::size_t i = 0; i < peers.size(); ++i)
-    out.push_back({peers[i], at(buf, static_cast<std::int64_t>(i) * count * static_cast<std::int64_t>(t.extent)), count, &t});
+    out.push_back(
+        {peers[i], at(buf, static_cast<std::int64_t>(i) * count * static_cast<std::int64_t>(t.extent)), count, &t});
   return out;
 }
 
@@ -96,7 +98,8 @@ std::vector<Block> varying(RankState& rs, const std::vector<int>& peers, const v
   std::vector<Block> out;
   for (std::size_t i = 0; i < peers.size(); ++i) {
     const Type& t = checked(rs, counts[i], type);
-    out.push_back({peers[i], at(buf, static_cast<std::int64_t>(displs[i]) * static_cast<std::int64_t>(t.extent)), counts[i], &t});
+    out.push_back(
+        {peers[i], at(buf, static_cast<std::int64_t>(displs[i]) * static_cast<std::int64_t>(t.extent)), counts[i], &t});
   }
   return out;
 }

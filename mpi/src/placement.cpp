@@ -58,7 +58,8 @@ std::vector<int> greedy(Proc& p, const Comm& c, const CommGraph& g) {
       std::int64_t cost = 0;
       if (linked[v] > 0)
         for (const auto& [u, w] : adj[v])
-          if (const int su = slot[static_cast<std::size_t>(u)]; su >= 0) cost += w * p.hops(node_of(c, s), node_of(c, su));
+          if (const int su = slot[static_cast<std::size_t>(u)]; su >= 0)
+            cost += w * p.hops(node_of(c, s), node_of(c, su));
       if (cost < best_cost) best = s, best_cost = cost;
       if (linked[v] == 0) break;  // the lowest free old rank
     }
@@ -101,7 +102,11 @@ void for_each_box(const Comm& c, const std::vector<int>& machine, const std::vec
   if (active.size() > k) return;
   std::vector<int> along(dims.size(), -1);  // the machine dimension of each active grid dimension
   std::vector<bool> taken(k, false);
-  const int n = [&] { int x = 1; for (int d : dims) x *= d; return x; }();
+  const int n = [&] {
+    int x = 1;
+    for (int d : dims) x *= d;
+    return x;
+  }();
   auto try_origins = [&] {
     std::vector<int> extent(k, 1);
     for (std::size_t j : active) extent[static_cast<std::size_t>(along[j])] = dims[j];

@@ -34,8 +34,10 @@ int cart_rank(const std::vector<int>& dims, const std::vector<int>& periods, std
   int rank = 0;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     int x = coords[i];
-    if (periods[i]) x = ((x % dims[i]) + dims[i]) % dims[i];
-    else if (x < 0 || x >= dims[i]) return -1;
+    if (periods[i])
+      x = ((x % dims[i]) + dims[i]) % dims[i];
+    else if (x < 0 || x >= dims[i])
+      return -1;
     rank = rank * dims[i] + x;
   }
   return rank;
@@ -54,10 +56,10 @@ int cart_step(const ProcessTopology& t, int rank, std::size_t dim, int disp) {
 const ProcessTopology& topology_of(const Comm& c, int kind) {
   const auto* t = c.topology.get();
   if (!t || (kind != MPI_UNDEFINED && t->kind != kind)) {
-    const char* want = kind == MPI_CART             ? "Cartesian"
-                       : kind == MPI_GRAPH          ? "graph"
-                       : kind == MPI_DIST_GRAPH     ? "distributed-graph"
-                                                    : "process";
+    const char* want = kind == MPI_CART         ? "Cartesian"
+                       : kind == MPI_GRAPH      ? "graph"
+                       : kind == MPI_DIST_GRAPH ? "distributed-graph"
+                                                : "process";
     throw MpiError{MPI_ERR_TOPOLOGY, fmt::format("the communicator has no {} topology", want)};
   }
   return *t;
@@ -129,14 +131,15 @@ CommGraph graph_edges(const ProcessTopology& t) {
   CommGraph g;
   g.n = static_cast<int>(t.index.size());
   for (int i = 0, j = 0; i < g.n; ++i)
-    for (; j < t.index[static_cast<std::size_t>(i)]; ++j) g.edges.push_back({i, t.edges[static_cast<std::size_t>(j)], 1});
+    for (; j < t.index[static_cast<std::size_t>(i)]; ++j)
+      g.edges.push_back({i, t.edges[static_cast<std::size_t>(j)], 1});
   return g;
 }
 
 std::span<const int> graph_neighbors(const ProcessTopology& t, int rank) {
   const int from = rank ? t.index[static_cast<std::size_t>(rank - 1)] : 0;
-  return std::span<const int>(t.edges).subspan(static_cast<std::size_t>(from),
-                                               static_cast<std::size_t>(t.index[static_cast<std::size_t>(rank)] - from));
+  return std::span<const int>(t.edges).subspan(
+      static_cast<std::size_t>(from), static_cast<std::size_t>(t.index[static_cast<std::size_t>(rank)] - from));
 }
 
 int new_rank_of(const std::vector<int>& old_of_new, int old_rank) {
@@ -193,9 +196,8 @@ int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[]
 }
 
 int MPI_Cartdim_get(MPI_Comm comm, int* ndims) {
-  return call("MPI_Cartdim_get", comm, [&](RankState& rs) {
-    *ndims = static_cast<int>(topology_of(comm_of(rs, comm), MPI_CART).dims.size());
-  });
+  return call("MPI_Cartdim_get", comm,
+              [&](RankState& rs) { *ndims = static_cast<int>(topology_of(comm_of(rs, comm), MPI_CART).dims.size()); });
 }
 
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
@@ -420,7 +422,8 @@ void check_neighbors(const Comm& c, const int* ranks, int degree, const char* wh
 std::vector<int> weights_of(const int* w, int degree, const char* what) {
   if (w == MPI_UNWEIGHTED) return {};
   if (w == MPI_WEIGHTS_EMPTY) {
-    if (degree > 0) throw MpiError{MPI_ERR_ARG, fmt::format("{} is MPI_WEIGHTS_EMPTY with a degree of {}", what, degree)};
+    if (degree > 0)
+      throw MpiError{MPI_ERR_ARG, fmt::format("{} is MPI_WEIGHTS_EMPTY with a degree of {}", what, degree)};
     return {};
   }
   check_weights(w, degree, what);
@@ -430,8 +433,8 @@ std::vector<int> weights_of(const int* w, int degree, const char* what) {
 }  // namespace
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
-                                   int outdegree, const int destinations[], const int destweights[], void*,
-                                   int reorder, MPI_Comm* comm_dist_graph) {
+                                   int outdegree, const int destinations[], const int destweights[], void*, int reorder,
+                                   MPI_Comm* comm_dist_graph) {
   return call("MPI_Dist_graph_create_adjacent", comm_old, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm_old);
     check_neighbors(c, sources, indegree, "source");
@@ -442,7 +445,8 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
     if (weighted && (static_cast<int>(sw.size()) != indegree || static_cast<int>(dw.size()) != outdegree))
       throw MpiError{MPI_ERR_ARG, "sourceweights and destweights must both be MPI_UNWEIGHTED or neither"};
     EdgeList mine;
-    for (int i = 0; i < indegree; ++i) mine.add(sources[i], c.rank, weighted ? sw[static_cast<std::size_t>(i)] : 1, kIn);
+    for (int i = 0; i < indegree; ++i)
+      mine.add(sources[i], c.rank, weighted ? sw[static_cast<std::size_t>(i)] : 1, kIn);
     for (int i = 0; i < outdegree; ++i)
       mine.add(c.rank, destinations[i], weighted ? dw[static_cast<std::size_t>(i)] : 1, kOut);
     if (!reorder) {  // no other rank's edges are needed
