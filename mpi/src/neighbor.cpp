@@ -34,8 +34,13 @@ struct Block {
 const std::byte* at(const void* base, std::int64_t offset) { return static_cast<const std::byte*>(base) + offset; }
 
 // Posts every receive (in source order), then every send (in destination order), and completes
-// them all: the k-th block one rank sends another matches the k-th block that rank receives from it.
-void exchange(RankState& rs, const Comm& c, const std::vector<Block>& sends, const std::vector<Block>& recvs) {
+// them all. Between two ranks, blocks of one tag match in order (the k-th block one rank sends
+// another lands in the k-th receive slot from it); on a Cartesian grid each direction has its own
+// tag, so the block sent to the +1 neighbour lands in that neighbour's -1 slot even when both its
+// neighbours are one rank (a periodic dimension of one or two processes), as MPICH does.
+void exchange(RankState& rs, const Comm& c, bool cartesian, const std::vector<Block>& sends,
+              const std::vector<Block>& recvs) {
+  auto tag = [&](std::size_t slot) { return kNeighborTag + (cartesian ? static_cast<int>(slot) : 0); };
   Proc& p = *rs.proc;
   std::vector<Request> reqs;
   std::vector<std::vector<std::byte>> staging(recvs.size()), packed(sends.size());
@@ -49,13 +54,13 @@ void exchange(RankState& rs, const Comm& c, const std::vector<Block>& sends, con
       staging[i].resize(n);
       into = staging[i];
     }
-    reqs.push_back(p.irecv_truncating(b.peer, kNeighborTag, into, c.coll));
+    reqs.push_back(p.irecv_truncating(b.peer, tag(i ^ 1), into, c.coll));
     posted.push_back(i);
   }
   for (std::size_t i = 0; i < sends.size(); ++i) {
     const Block& b = sends[i];
     if (b.peer == MPI_PROC_NULL) continue;
-    reqs.push_back(p.isend(b.peer, kNeighborTag, send_bytes(b.buf, b.count, *b.type, packed[i]), c.coll));
+    reqs.push_back(p.isend(b.peer, tag(i), send_bytes(b.buf, b.count, *b.type, packed[i]), c.coll));
   }
   const std::vector<Status> st = p.waitall(reqs);
   std::optional<MpiError> error;
@@ -120,7 +125,7 @@ int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype send
     const Type& st = checked(rs, sendcount, sendtype);
     std::vector<Block> sends;
     for (int d : nb.destinations) sends.push_back({d, at(sendbuf, 0), sendcount, &st});
-    exchange(rs, c, sends, regular(nb.sources, recvbuf, recvcount, checked(rs, recvcount, recvtype)));
+    exchange(rs, c, nb.cartesian, sends, regular(nb.sources, recvbuf, recvcount, checked(rs, recvcount, recvtype)));
   });
 }
 
@@ -133,7 +138,7 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sen
     const Type& st = checked(rs, sendcount, sendtype);
     std::vector<Block> sends;
     for (int d : nb.destinations) sends.push_back({d, at(sendbuf, 0), sendcount, &st});
-    exchange(rs, c, sends, varying(rs, nb.sources, recvbuf, recvcounts, displs, recvtype));
+    exchange(rs, c, nb.cartesian, sends, varying(rs, nb.sources, recvbuf, recvcounts, displs, recvtype));
   });
 }
 
@@ -143,7 +148,7 @@ int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendt
     const Comm& c = comm_of(rs, comm);
     const Neighbors nb = neighbors_of(c);
     no_in_place(sendbuf);
-    exchange(rs, c, regular(nb.destinations, sendbuf, sendcount, checked(rs, sendcount, sendtype)),
+    exchange(rs, c, nb.cartesian, regular(nb.destinations, sendbuf, sendcount, checked(rs, sendcount, sendtype)),
              regular(nb.sources, recvbuf, recvcount, checked(rs, recvcount, recvtype)));
   });
 }
@@ -155,7 +160,7 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
     const Comm& c = comm_of(rs, comm);
     const Neighbors nb = neighbors_of(c);
     no_in_place(sendbuf);
-    exchange(rs, c, varying(rs, nb.destinations, sendbuf, sendcounts, sdispls, sendtype),
+    exchange(rs, c, nb.cartesian, varying(rs, nb.destinations, sendbuf, sendcounts, sdispls, sendtype),
              varying(rs, nb.sources, recvbuf, recvcounts, rdispls, recvtype));
   });
 }
@@ -175,7 +180,7 @@ int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MP
         out.push_back({peers[i], at(buf, displs[i]), counts[i], &checked(rs, counts[i], types[i])});
       return out;
     };
-    exchange(rs, c, blocks(nb.destinations, sendbuf, sendcounts, sdispls, sendtypes),
+    exchange(rs, c, nb.cartesian, blocks(nb.destinations, sendbuf, sendcounts, sdispls, sendtypes),
              blocks(nb.sources, recvbuf, recvcounts, rdispls, recvtypes));
   });
 }

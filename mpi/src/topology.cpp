@@ -161,6 +161,7 @@ Neighbors neighbors_of(const Comm& c) {
     for (std::size_t i = 0; i < t.dims.size(); ++i)
       for (int disp : {-1, 1}) n.sources.push_back(cart_step(t, c.rank, i, disp));
     n.destinations = n.sources;
+    n.cartesian = true;
   } else if (t.kind == MPI_GRAPH) {
     const auto nb = graph_neighbors(t, c.rank);
     n.sources.assign(nb.begin(), nb.end());

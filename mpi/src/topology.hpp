@@ -32,6 +32,10 @@ int cart_rank(const std::vector<int>& dims, const std::vector<int>& periods, std
 /// sources and destinations. MpiError MPI_ERR_TOPOLOGY when the communicator has no topology.
 struct Neighbors {
   std::vector<int> sources, destinations;
+  /// Cartesian: the block a rank sends along a direction (slot 2d + 1 for +1 along dimension d)
+  /// arrives in its neighbour's slot of the opposite direction (2d), even when both neighbours are
+  /// the same rank (a periodic dimension of one or two processes).
+  bool cartesian = false;
 };
 Neighbors neighbors_of(const Comm& c);
 

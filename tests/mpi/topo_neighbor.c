@@ -12,11 +12,13 @@
 static int rank, size;
 static int nin, nout, sources[MAXDEG], dests[MAXDEG];
 static int all_dests[64][MAXDEG], all_nout[64];
+static int cartesian; /* the communicator has a Cartesian topology */
 
 /* The calling rank's sources and destinations in the order the collectives use. */
 static void neighbours(MPI_Comm comm) {
   int kind;
   MPI_Topo_test(comm, &kind);
+  cartesian = kind == MPI_CART;
   if (kind == MPI_CART) {
     int nd;
     MPI_Cartdim_get(comm, &nd);
@@ -49,9 +51,12 @@ static void neighbours(MPI_Comm comm) {
   }
 }
 
-/* The index of the sender's block that arrives in receive slot j: the k-th receive from a rank
- * gets the k-th block that rank sends to this one (messages between a pair keep their order). */
+/* The index of the sender's block that arrives in receive slot j. On a Cartesian grid, the block the
+ * neighbour sent the other way along the same dimension (to its +1 neighbour for this rank's -1
+ * slot), even when the two neighbours are one rank; otherwise the k-th receive from a rank gets the
+ * k-th block that rank sends to this one. */
 static int block_for(int j) {
+  if (cartesian) return j ^ 1;
   const int s = sources[j];
   int nth = 0;
   for (int i = 0; i < j; ++i) nth += sources[i] == s;
