@@ -1,6 +1,6 @@
 // MPI process topologies (MPI-3.1 chapter 7; docs/mpi.md, "Process topologies"): Cartesian, graph
-// and distributed-graph communicators, their queries, and MPI_Cart_map / MPI_Graph_map. With
-// `reorder`, ranks are placed on the machine by placement.hpp.
+// and distributed-graph communicators, their queries, MPI_Cart_map / MPI_Graph_map and
+// MPI_Dims_create. With `reorder`, ranks are placed on the machine by placement.hpp.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -507,5 +507,73 @@ int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int 
       std::copy_n(t.source_weights.begin(), in, sourceweights);
     if (t.weighted && destweights != MPI_UNWEIGHTED && destweights != MPI_WEIGHTS_EMPTY)
       std::copy_n(t.dest_weights.begin(), out, destweights);
+  });
+}
+
+namespace {
+
+// Whether the factorization a (non-increasing) is balanced better than b: the smaller spread
+// (largest minus smallest factor), then the larger smallest factor, the larger second smallest, ...
+// (the choice MPICH's MPI_Dims_create makes among equally spread factorizations).
+bool better_balanced(const std::vector<int>& a, const std::vector<int>& b) {
+  if (b.empty()) return true;
+  const int sa = a.front() - a.back(), sb = b.front() - b.back();
+  if (sa != sb) return sa < sb;
+  return std::lexicographical_compare(b.rbegin(), b.rend(), a.rbegin(), a.rend());
+}
+
+// Every factorization of n into k non-increasing factors of at most `cap`, each a divisor in
+// `divisors` (descending), keeping the best balanced in `best`.
+void balance(int n, int k, int cap, const std::vector<int>& divisors, std::vector<int>& cur, std::vector<int>& best) {
+  if (k == 1) {
+    if (n > cap) return;
+    cur.push_back(n);
+    if (better_balanced(cur, best)) best = cur;
+    cur.pop_back();
+    return;
+  }
+  for (int d : divisors) {
+    if (d > cap || d > n || n % d) continue;
+    long long reach = 1;  // d^k: the most that k factors of at most d can give
+    for (int i = 0; i < k && reach < n; ++i) reach *= d;
+    if (reach < n) break;  // smaller factors cannot reach n either
+    cur.push_back(d);
+    balance(n / d, k - 1, d, divisors, cur, best);
+    cur.pop_back();
+  }
+}
+
+}  // namespace
+
+// MPI-3.1 section 7.5.2: the free dimensions as close to each other as possible (the least spread
+// between the largest and the smallest), in non-increasing order; entries already positive are kept.
+int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
+  return call("MPI_Dims_create", MPI_COMM_WORLD, [&](RankState&) {
+    if (nnodes < 1 || ndims < 0)
+      throw MpiError{MPI_ERR_ARG, fmt::format("nnodes {} or ndims {} is invalid", nnodes, ndims)};
+    int left = nnodes, free_dims = 0;
+    for (int i = 0; i < ndims; ++i) {
+      if (dims[i] < 0) throw MpiError{MPI_ERR_ARG, fmt::format("dims[{}] = {} is negative", i, dims[i])};
+      if (dims[i] > 0) {
+        if (left % dims[i])
+          throw MpiError{MPI_ERR_DIMS, fmt::format("{} nodes cannot be divided by dims[{}] = {}", nnodes, i, dims[i])};
+        left /= dims[i];
+      } else {
+        ++free_dims;
+      }
+    }
+    if (free_dims == 0) {
+      if (left != 1) throw MpiError{MPI_ERR_DIMS, fmt::format("the dimensions do not multiply to {}", nnodes)};
+      return;
+    }
+    std::vector<int> divisors;
+    for (int d = 1; d * d <= left; ++d)
+      if (left % d == 0) divisors.insert(divisors.end(), {d, left / d});
+    std::sort(divisors.rbegin(), divisors.rend());
+    divisors.erase(std::unique(divisors.begin(), divisors.end()), divisors.end());
+    std::vector<int> cur, best;
+    balance(left, free_dims, left, divisors, cur, best);
+    for (int i = 0, k = 0; i < ndims; ++i)
+      if (dims[i] == 0) dims[i] = best[static_cast<std::size_t>(k++)];
   });
 }
