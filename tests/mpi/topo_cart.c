@@ -173,6 +173,15 @@ int main(int argc, char** argv) {
     CHECK_EQ(e[0], 2);
     CHECK_EQ(e[1], 3);
     CHECK_EQ(e[2], 2);
+    /* The least spread: 540 = 27 x 20 (not 30 x 18); among the equally spread 101x12x12x7x7 and
+     * 101x14x9x8x7 (712656), the one whose smaller dimensions are larger. */
+    int f[2] = {0, 0}, g[5] = {0, 0, 0, 0, 0};
+    MPI_Dims_create(540, 2, f);
+    CHECK_EQ(f[0], 27);
+    CHECK_EQ(f[1], 20);
+    MPI_Dims_create(712656, 5, g);
+    const int want[5] = {101, 14, 9, 8, 7};
+    for (int i = 0; i < 5; ++i) CHECK_EQ(g[i], want[i]);
   }
 
   MPI_Barrier(MPI_COMM_WORLD);
