@@ -132,7 +132,6 @@ void for_each_box(const Comm& c, const std::vector<int>& machine, const std::vec
         origin[i] = 0;
         if (i == 0) return;
       }
-      if (k == 0) return;
     }
   };
   std::function<void(std::size_t)> assign = [&](std::size_t a) {
@@ -159,26 +158,63 @@ std::int64_t placement_cost(Proc& p, const Comm& c, const CommGraph& g, const st
   return cost;
 }
 
-std::vector<int> place_graph(Proc& p, const Comm& c, const CommGraph& g) {
+namespace {
+
+// Every rank of the communicator computes the same placement from the same inputs, so the run
+// computes each once and the other ranks read it (Proc::run_local; VPs run one at a time). This
+// saves host time only: ranks placing the same graph on the same communicator get the same answer.
+using PlacementCache = std::map<std::vector<std::int64_t>, std::vector<int>>;
+const char kPlacementCache = 0;
+
+std::vector<int> memoized(Proc& p, const Comm& c, std::vector<std::int64_t> key,
+                          const std::function<std::vector<int>()>& compute) {
+  for (int w : c.pt2pt.members()) key.push_back(w);
+  auto& slot = p.run_local(&kPlacementCache);
+  if (!slot) slot = std::make_shared<PlacementCache>();
+  auto& cache = *std::static_pointer_cast<PlacementCache>(slot);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(std::move(key), compute()).first;
+  return it->second;
+}
+
+std::vector<std::int64_t> graph_key(char kind, const CommGraph& g) {
+  std::vector<std::int64_t> key{kind, g.n};
+  for (const auto& e : g.edges) key.insert(key.end(), {e.u, e.v, e.weight});
+  key.push_back(-1);  // the end of the graph, before the members
+  return key;
+}
+
+std::vector<int> place_graph_once(Proc& p, const Comm& c, const CommGraph& g) {
   std::vector<int> best = identity(g.n);
   if (g.n == 0) return best;
   const std::vector<int> placed = greedy(p, c, g);
   return placement_cost(p, c, g, placed) < placement_cost(p, c, g, best) ? placed : best;
 }
 
+}  // namespace
+
+std::vector<int> place_graph(Proc& p, const Comm& c, const CommGraph& g) {
+  return memoized(p, c, graph_key('G', g), [&] { return place_graph_once(p, c, g); });
+}
+
 std::vector<int> place_cart(Proc& p, const Comm& c, const std::vector<int>& dims, const std::vector<int>& periods) {
   const CommGraph g = cart_graph(dims, periods);
-  std::vector<int> best = identity(g.n);
-  std::int64_t best_cost = placement_cost(p, c, g, best);
-  const std::vector<int> machine = p.machine().topology->dims();
-  bool any_box = false;
-  if (!machine.empty())
-    for_each_box(c, machine, dims, [&](const std::vector<int>& old) {
-      any_box = true;
-      if (const std::int64_t cost = placement_cost(p, c, g, old); cost < best_cost) best = old, best_cost = cost;
-    });
-  if (any_box) return best;
-  return place_graph(p, c, g);
+  std::vector<std::int64_t> key = graph_key('C', g);
+  key.insert(key.end(), dims.begin(), dims.end());
+  key.insert(key.end(), periods.begin(), periods.end());
+  key.push_back(-1);
+  return memoized(p, c, std::move(key), [&] {
+    std::vector<int> best = identity(g.n);
+    std::int64_t best_cost = placement_cost(p, c, g, best);
+    const std::vector<int> machine = p.machine().topology->dims();
+    bool any_box = false;
+    if (!machine.empty())
+      for_each_box(c, machine, dims, [&](const std::vector<int>& old) {
+        any_box = true;
+        if (const std::int64_t cost = placement_cost(p, c, g, old); cost < best_cost) best = old, best_cost = cost;
+      });
+    return any_box ? best : place_graph_once(p, c, g);
+  });
 }
 
 }  // namespace touchstone::mpi
