@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
     /* MPI_IN_PLACE is not allowed in a neighborhood collective. */
     CHECK_EQ(MPI_Neighbor_allgather(MPI_IN_PLACE, 1, MPI_INT, buf, 1, MPI_INT, cart), MPI_ERR_BUFFER);
     CHECK_EQ(MPI_Neighbor_alltoall(buf, -1, MPI_INT, buf, 1, MPI_INT, cart), MPI_ERR_COUNT);
+    /* Every rank of the grid has a neighbour, whose block of two ints does not fit in one. */
+    int two[8] = {0}, one[4];
+    CHECK_EQ(MPI_Neighbor_allgather(two, 2, MPI_INT, one, 1, MPI_INT, cart), MPI_ERR_TRUNCATE);
     MPI_Comm_free(&cart);
   }
 
