@@ -84,14 +84,18 @@ int main(int argc, char** argv) {
   /* Distributed graphs: a neighbour outside the communicator, a negative degree or weight,
    * MPI_WEIGHTS_EMPTY with edges. */
   const int nb = size, ok = 0, wneg = -1;
-  CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &nb, MPI_UNWEIGHTED, 0, &ok, MPI_UNWEIGHTED,
-                                          MPI_INFO_NULL, 0, &c2), MPI_ERR_RANK);
+  CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &nb, MPI_UNWEIGHTED, 0, &ok, MPI_UNWEIGHTED, MPI_INFO_NULL,
+                                          0, &c2),
+           MPI_ERR_RANK);
   CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, -1, &ok, MPI_UNWEIGHTED, 0, &ok, MPI_UNWEIGHTED,
-                                          MPI_INFO_NULL, 0, &c2), MPI_ERR_ARG);
-  CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &ok, &wneg, 0, &ok, MPI_WEIGHTS_EMPTY, MPI_INFO_NULL,
-                                          0, &c2), MPI_ERR_ARG);
+                                          MPI_INFO_NULL, 0, &c2),
+           MPI_ERR_ARG);
+  CHECK_EQ(
+      MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &ok, &wneg, 0, &ok, MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0, &c2),
+      MPI_ERR_ARG);
   CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &ok, MPI_WEIGHTS_EMPTY, 0, &ok, MPI_WEIGHTS_EMPTY,
-                                          MPI_INFO_NULL, 0, &c2), MPI_ERR_ARG);
+                                          MPI_INFO_NULL, 0, &c2),
+           MPI_ERR_ARG);
   const int one = 1;
   CHECK_EQ(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &ok, &one, &nb, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c2),
            MPI_ERR_RANK);

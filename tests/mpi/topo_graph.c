@@ -14,8 +14,8 @@ static void check_general(MPI_Comm dg, int v) {
   CHECK_EQ(out, 2);
   MPI_Dist_graph_neighbors(dg, 4, s, sw, 4, d, dw);
   int ei = 0, eo = 0;
-  for (int i = 0; i < 7; ++i) {    /* the naming rank */
-    for (int e = 0; e < 2; ++e) {  /* its edges in order */
+  for (int i = 0; i < 7; ++i) {   /* the naming rank */
+    for (int e = 0; e < 2; ++e) { /* its edges in order */
       const int es = e == 0 ? (i + 1) % 7 : i, ed = e == 0 ? (i + 3) % 7 : (i + 2) % 7, ew = (e == 0 ? 100 : 200) + i;
       if (es == v) {
         CHECK_EQ(d[eo], ed);
