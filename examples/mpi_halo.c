@@ -2,8 +2,9 @@
  * placement"). The communicator comes from an MPI_Comm_split whose keys shuffle the ranks (rank r
  * gets 7 r mod 16), so its order is not the machine's: with reorder=0 the grid's neighbours are
  * scattered over the machine; with reorder=1 Touchstone lays the grid on the machine's own torus
- * and every neighbour is one hop away. Then the same for a 2x2x4 grid, which no box of the 2-D
- * machine holds (greedy placement). Each step every rank sends a face of FACE bytes to each
+ * and every neighbour is one hop away. Then the same for a 2x2x4 grid, which reorder=1 folds onto
+ * the 2-D machine (two grid dimensions share its rows). Each step every rank sends a face of FACE
+ * bytes to each
  * neighbour (MPI_Neighbor_alltoall); the makespan of STEPS steps is printed for each.
  * Build: touchstone-mpicc mpi_halo.c -o mpi_halo; run: touchstone mpirun --machine torus:4x4 ./mpi_halo */
 #include <mpi.h>

@@ -89,37 +89,54 @@ CommGraph cart_graph(const std::vector<int>& dims, const std::vector<int>& perio
   return g;
 }
 
-// Every box of the machine's grid with the shape of `dims` (each grid dimension of more than one
-// process laid along a distinct machine dimension, the others of extent 1) whose nodes are all
-// members of c, in a fixed order: machine dimensions assigned in lexicographic order, then origins
-// in row-major order. `visit` gets the old rank of each new rank.
-void for_each_box(const Comm& c, const std::vector<int>& machine, const std::vector<int>& dims,
-                  const std::function<void(const std::vector<int>&)>& visit) {
+// The position along one machine dimension of a point whose coordinates along the grid
+// dimensions laid there (outermost first) are `at`, with extents `radix`: boustrophedon order, each
+// level running backwards when the position of the levels outside it is odd, so that consecutive
+// points of the innermost dimension are adjacent and so are the ends of consecutive runs.
+int snake_position(const std::vector<int>& at, const std::vector<int>& radix) {
+  int pos = 0;
+  for (std::size_t t = 0; t < at.size(); ++t) pos = pos * radix[t] + (pos % 2 ? radix[t] - 1 - at[t] : at[t]);
+  return pos;
+}
+
+// Every layout of the grid `dims` on the machine's grid whose nodes are all members of c: each
+// grid dimension of more than one process is laid along a machine dimension; grid dimensions
+// sharing one are folded onto it in boustrophedon order (the earlier grid dimension outermost), and
+// their extents multiply to at most the machine dimension's. With one grid dimension per machine
+// dimension the layout is a box of the grid's shape. Order: the machine dimension of each grid
+// dimension in lexicographic order, then origins in row-major order. `visit` gets the old rank of
+// each new rank.
+void for_each_layout(const Comm& c, const std::vector<int>& machine, const std::vector<int>& dims,
+                     const std::function<void(const std::vector<int>&)>& visit) {
   const auto k = machine.size();
   std::vector<std::size_t> active;  // grid dimensions that need a machine dimension
   for (std::size_t j = 0; j < dims.size(); ++j)
     if (dims[j] > 1) active.push_back(j);
-  if (active.size() > k) return;
-  std::vector<int> along(dims.size(), -1);  // the machine dimension of each active grid dimension
-  std::vector<bool> taken(k, false);
+  std::vector<std::size_t> along(active.size(), 0);  // the machine dimension of each active grid dimension
   const int n = [&] {
     int x = 1;
     for (int d : dims) x *= d;
     return x;
   }();
   auto try_origins = [&] {
-    std::vector<int> extent(k, 1);
-    for (std::size_t j : active) extent[static_cast<std::size_t>(along[j])] = dims[j];
+    std::vector<long long> extent(k, 1);
+    std::vector<std::vector<int>> radix(k);
+    for (std::size_t a = 0; a < active.size(); ++a) {
+      extent[along[a]] *= dims[active[a]];
+      radix[along[a]].push_back(dims[active[a]]);
+    }
+    for (std::size_t i = 0; i < k; ++i)
+      if (extent[i] > machine[i]) return;
     std::vector<int> origin(k, 0);
     for (;;) {
       std::vector<int> old(static_cast<std::size_t>(n));
       bool inside = true;
       for (int r = 0; r < n && inside; ++r) {
         const std::vector<int> at = cart_coords(dims, r);
-        std::vector<int> m = origin;
-        for (std::size_t j : active) m[static_cast<std::size_t>(along[j])] += at[j];
+        std::vector<std::vector<int>> digits(k);
+        for (std::size_t a = 0; a < active.size(); ++a) digits[along[a]].push_back(at[active[a]]);
         int node = 0;
-        for (std::size_t i = 0; i < k; ++i) node = node * machine[i] + m[i];
+        for (std::size_t i = 0; i < k; ++i) node = node * machine[i] + origin[i] + snake_position(digits[i], radix[i]);
         const int local = c.pt2pt.local_rank(node);
         inside = local >= 0;
         old[static_cast<std::size_t>(r)] = local;
@@ -136,13 +153,9 @@ void for_each_box(const Comm& c, const std::vector<int>& machine, const std::vec
   };
   std::function<void(std::size_t)> assign = [&](std::size_t a) {
     if (a == active.size()) return try_origins();
-    const std::size_t j = active[a];
     for (std::size_t i = 0; i < k; ++i) {
-      if (taken[i] || dims[j] > machine[i]) continue;
-      taken[i] = true;
-      along[j] = static_cast<int>(i);
+      along[a] = i;
       assign(a + 1);
-      taken[i] = false;
     }
   };
   assign(0);
@@ -206,14 +219,13 @@ std::vector<int> place_cart(Proc& p, const Comm& c, const std::vector<int>& dims
   return memoized(p, c, std::move(key), [&] {
     std::vector<int> best = identity(g.n);
     std::int64_t best_cost = placement_cost(p, c, g, best);
+    auto consider = [&](const std::vector<int>& old) {
+      if (const std::int64_t cost = placement_cost(p, c, g, old); cost < best_cost) best = old, best_cost = cost;
+    };
     const std::vector<int> machine = p.machine().topology->dims();
-    bool any_box = false;
-    if (!machine.empty())
-      for_each_box(c, machine, dims, [&](const std::vector<int>& old) {
-        any_box = true;
-        if (const std::int64_t cost = placement_cost(p, c, g, old); cost < best_cost) best = old, best_cost = cost;
-      });
-    return any_box ? best : place_graph_once(p, c, g);
+    if (!machine.empty()) for_each_layout(c, machine, dims, consider);
+    consider(greedy(p, c, g));
+    return best;
   });
 }
 

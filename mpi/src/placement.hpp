@@ -1,7 +1,7 @@
 // Where a reordering topology constructor puts its ranks on the machine (docs/mpi.md, "Rank
-// placement"): a Cartesian grid as a box of the machine's own mesh or torus when one fits, any
-// other graph by greedy placement; the identity unless the placement costs strictly fewer
-// hop-weighted edges. Internal.
+// placement"): a Cartesian grid laid on the machine's own mesh or torus (a box, or several grid
+// dimensions folded onto one machine dimension) or placed greedily, any other graph greedily; the
+// identity unless a placement costs strictly fewer hop-weighted edges. Internal.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -23,8 +23,9 @@ struct CommGraph {
 /// The old rank (in c) of each new rank 0..g.n-1 (g.n <= c.size), distinct: greedy placement
 /// minimising the sum over edges of weight x hops, kept only when cheaper than the identity.
 std::vector<int> place_graph(Proc& p, const Comm& c, const CommGraph& g);
-/// The same for a Cartesian grid: an embedding as a box of the machine's grid (each grid dimension
-/// along its own machine dimension) when one lies inside c's members; else place_graph.
+/// The same for a Cartesian grid: the cheapest of its layouts on the machine's grid (each grid
+/// dimension along one machine dimension, several folded onto one in boustrophedon order) whose
+/// nodes are c's members, and of the greedy placement.
 std::vector<int> place_cart(Proc& p, const Comm& c, const std::vector<int>& dims, const std::vector<int>& periods);
 
 /// Sum over the edges of weight x hops between the machine nodes of the new ranks' old ranks.
