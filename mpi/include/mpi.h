@@ -473,6 +473,51 @@ int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group);
 /* Nonblocking and persistent collectives. */
 
 /* Process topologies and neighborhood collectives. */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+/* Distinct addresses that no weight array has (MPI_UNWEIGHTED is not NULL, as in MPICH). */
+extern int touchstone_mpi_unweighted[1], touchstone_mpi_weights_empty[1];
+#define MPI_UNWEIGHTED (touchstone_mpi_unweighted)
+#define MPI_WEIGHTS_EMPTY (touchstone_mpi_weights_empty)
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                    MPI_Comm* comm_cart);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int MPI_Cartdim_get(MPI_Comm comm, int* ndims);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest);
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm);
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank);
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                     MPI_Comm* comm_graph);
+int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges);
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]);
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors);
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank);
+int MPI_Topo_test(MPI_Comm comm, int* status);
+/* `info` is accepted and ignored (MPI_INFO_NULL, as MPI_Alloc_mem's). */
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
+                                   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm* comm_dist_graph);
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
+                          const int weights[], MPI_Info info, int reorder, MPI_Comm* comm_dist_graph);
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted);
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree,
+                             int destinations[], int destweights[]);
+int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                           void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                           MPI_Comm comm);
+int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
 
 /* Profiling and tools. */
 

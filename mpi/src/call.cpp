@@ -48,6 +48,8 @@ const char* error_text(int code) {
     case MPI_ERR_ROOT: return "invalid root";
     case MPI_ERR_GROUP: return "invalid group";
     case MPI_ERR_OP: return "invalid reduction operation";
+    case MPI_ERR_TOPOLOGY: return "invalid topology";
+    case MPI_ERR_DIMS: return "invalid dimension argument";
     case MPI_ERR_ARG: return "invalid argument";
     case MPI_ERR_TRUNCATE: return "message truncated";
     case MPI_ERR_OTHER: return "other error";

@@ -132,6 +132,7 @@ MPI_Comm dup(RankState& rs, MPI_Comm comm, const InfoPairs* info) {
   const MPI_Comm h = c.inter ? dup_intercomm(rs, c) : add_intracomm(rs, c, rs.proc->subgroup(c.pt2pt, iota(c.size)));
   Comm& n = *rs.comms[static_cast<std::size_t>(h)];
   n.info = info ? *info : comm_of(rs, comm).info;
+  n.topology = comm_of(rs, comm).topology;  // MPI-3.1 7.4: a duplicate keeps the topology
   try {
     copy_attributes(rs, AttrKind::comm, comm, h);
   } catch (const MpiError&) {

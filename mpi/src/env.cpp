@@ -1,5 +1,5 @@
 // MPI's environment (docs/mpi.md): initialization and finalization, MPI_Abort, the clock, names,
-// memory, MPI_Dims_create and the error strings.
+// memory and the error strings (MPI_Dims_create is with the topologies, topology.cpp).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -127,39 +127,6 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
 int MPI_Free_mem(void* base) {
   std::free(base);
   return MPI_SUCCESS;
-}
-
-// MPI-3.1 section 7.5.2: dimensions as close to each other as possible, in non-increasing order;
-// entries already positive are kept.
-int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
-  return call("MPI_Dims_create", MPI_COMM_WORLD, [&](RankState&) {
-    if (nnodes < 1 || ndims < 0) throw MpiError{MPI_ERR_ARG, fmt::format("nnodes {} or ndims {} is invalid", nnodes, ndims)};
-    int left = nnodes, free_dims = 0;
-    for (int i = 0; i < ndims; ++i) {
-      if (dims[i] < 0) throw MpiError{MPI_ERR_ARG, fmt::format("dims[{}] = {} is negative", i, dims[i])};
-      if (dims[i] > 0) {
-        if (left % dims[i]) throw MpiError{MPI_ERR_DIMS, fmt::format("{} nodes cannot be divided by dims[{}] = {}", nnodes, i, dims[i])};
-        left /= dims[i];
-      } else {
-        ++free_dims;
-      }
-    }
-    if (free_dims == 0) {
-      if (left != 1) throw MpiError{MPI_ERR_DIMS, fmt::format("the dimensions do not multiply to {}", nnodes)};
-      return;
-    }
-    // Prime factors, largest first, each to the currently smallest free dimension.
-    std::vector<int> factors;
-    for (int f = 2; f * f <= left; ++f)
-      while (left % f == 0) factors.push_back(f), left /= f;
-    if (left > 1) factors.push_back(left);
-    std::sort(factors.rbegin(), factors.rend());
-    std::vector<int> d(static_cast<std::size_t>(free_dims), 1);
-    for (int f : factors) *std::min_element(d.begin(), d.end()) *= f;
-    std::sort(d.rbegin(), d.rend());
-    for (int i = 0, k = 0; i < ndims; ++i)
-      if (dims[i] == 0) dims[i] = d[static_cast<std::size_t>(k++)];
-  });
 }
 
 int MPI_Error_string(int errorcode, char* string, int* resultlen) {

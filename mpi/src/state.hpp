@@ -27,6 +27,7 @@ struct AbortRequested : std::runtime_error {
 
 /// An info object's (key, value) pairs in the order their keys were first set (MPI_Info_get_nthkey).
 using InfoPairs = std::vector<std::pair<std::string, std::string>>;
+struct ProcessTopology;  // topology.hpp
 
 struct Comm {
   Group pt2pt;       ///< point-to-point messages
@@ -49,6 +50,8 @@ struct Comm {
   /// The pt2pt group's rank of peer rank r (r >= 0), and back.
   int peer_to_group(int r) const { return r + remote_base; }
   int group_to_peer(int g) const { return g - remote_base; }
+  /// Cartesian, graph or distributed-graph topology (topology.hpp); null for none. Shared by duplicates.
+  std::shared_ptr<const ProcessTopology> topology;
 };
 
 /// One run of a datatype's type map: `length` bytes of data at `offset` bytes from the buffer's address.

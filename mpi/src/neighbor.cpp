@@ -1,0 +1,186 @@
+// MPI neighborhood collectives (MPI-3.1 7.6; docs/mpi.md, "Process topologies"): every rank sends
+// one block to each destination and receives one from each source of its topology (topology.hpp),
+// as real messages on the communicator's collective context, so they never match user messages.
+// A MPI_PROC_NULL neighbour gets nothing and leaves its receive block untouched.
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#pragma GCC visibility push(default)
+#include "mpi.h"
+#pragma GCC visibility pop
+
+#include "call.hpp"
+#include "request.hpp"
+#include "topology.hpp"
+#include "types.hpp"
+
+namespace touchstone::mpi {
+
+namespace {
+
+// The tag of neighborhood messages on a collective context (distinct from the generic
+// algorithms' kGenericTag so that the two never meet, whatever the order of calls).
+constexpr int kNeighborTag = 0x4e42;
+
+// One block: `count` elements of `type` at `buf`, to or from `peer`.
+struct Block {
+  int peer;
+  const std::byte* buf;
+  int count;
+  const Type* type;
+};
+
+const std::byte* at(const void* base, std::int64_t offset) { return static_cast<const std::byte*>(base) + offset; }
+
+// Posts every receive (in source order), then every send (in destination order), and completes
+// them all. Between two ranks, blocks of one tag match in order (the k-th block one rank sends
+// another lands in the k-th receive slot from it); on a Cartesian grid each direction has its own
+// tag, so the block sent to the +1 neighbour lands in that neighbour's -1 slot even when both its
+// neighbours are one rank (a periodic dimension of one or two processes), as MPICH does.
+void exchange(RankState& rs, const Comm& c, bool cartesian, const std::vector<Block>& sends,
+              const std::vector<Block>& recvs) {
+  auto tag = [&](std::size_t slot) { return kNeighborTag + (cartesian ? static_cast<int>(slot) : 0); };
+  Proc& p = *rs.proc;
+  std::vector<Request> reqs;
+  std::vector<std::vector<std::byte>> staging(recvs.size()), packed(sends.size());
+  std::vector<std::size_t> posted;  // receive index of each receive request
+  for (std::size_t i = 0; i < recvs.size(); ++i) {
+    const Block& b = recvs[i];
+    if (b.peer == MPI_PROC_NULL) continue;
+    const std::size_t n = static_cast<std::size_t>(b.count) * b.type->size;
+    std::span<std::byte> into{const_cast<std::byte*>(b.buf), n};
+    if (!b.type->contiguous() && n > 0) {
+      staging[i].resize(n);
+      into = staging[i];
+    }
+    reqs.push_back(p.irecv_truncating(b.peer, tag(i ^ 1), into, c.coll));
+    posted.push_back(i);
+  }
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    const Block& b = sends[i];
+    if (b.peer == MPI_PROC_NULL) continue;
+    reqs.push_back(p.isend(b.peer, tag(i), send_bytes(b.buf, b.count, *b.type, packed[i]), c.coll));
+  }
+  const std::vector<Status> st = p.waitall(reqs);
+  std::optional<MpiError> error;
+  for (std::size_t k = 0; k < posted.size(); ++k) {
+    const Block& b = recvs[posted[k]];
+    if (!staging[posted[k]].empty())
+      unpack(std::span<const std::byte>(staging[posted[k]]).first(std::min(st[k].size, staging[posted[k]].size())),
+             const_cast<std::byte*>(b.buf), b.count, *b.type);
+    if (st[k].truncated && !error)
+      error =
+          MpiError{MPI_ERR_TRUNCATE, fmt::format("a block of {} bytes from rank {} is longer than the receive block of "
+                                                 "{} bytes (message truncated)",
+                                                 st[k].size, b.peer, static_cast<std::size_t>(b.count) * b.type->size)};
+  }
+  if (error) throw *error;
+}
+
+const Type& checked(RankState& rs, int count, MPI_Datatype t) {
+  check_count(count);
+  return committed(rs, t);
+}
+
+void no_in_place(const void* sendbuf) {
+  if (sendbuf == MPI_IN_PLACE)
+    throw MpiError{MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in a neighborhood collective"};
+}
+
+// Blocks of a regular layout: block i of `count` elements of t at i * count * extent.
+std::vector<Block> regular(const std::vector<int>& peers, const void* buf, int count, const Type& t) {
+  std::vector<Block> out;
+  for (std::size_t i = 0; i < peers.size(); ++i)
+    out.push_back(
+        {peers[i], at(buf, static_cast<std::int64_t>(i) * count * static_cast<std::int64_t>(t.extent)), count, &t});
+  return out;
+}
+
+// Blocks of a v-layout: block i of counts[i] elements of t at displs[i] * extent.
+std::vector<Block> varying(RankState& rs, const std::vector<int>& peers, const void* buf, const int counts[],
+                           const int displs[], MPI_Datatype type) {
+  std::vector<Block> out;
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    const Type& t = checked(rs, counts[i], type);
+    out.push_back(
+        {peers[i], at(buf, static_cast<std::int64_t>(displs[i]) * static_cast<std::int64_t>(t.extent)), counts[i], &t});
+  }
+  return out;
+}
+
+}  // namespace
+
+}  // namespace touchstone::mpi
+
+using namespace touchstone;
+using namespace touchstone::mpi;
+
+int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm) {
+  return call("MPI_Neighbor_allgather", comm, [&](RankState& rs) {
+    const Comm& c = comm_of(rs, comm);
+    const Neighbors nb = neighbors_of(c);
+    no_in_place(sendbuf);
+    const Type& st = checked(rs, sendcount, sendtype);
+    std::vector<Block> sends;
+    for (int d : nb.destinations) sends.push_back({d, at(sendbuf, 0), sendcount, &st});
+    exchange(rs, c, nb.cartesian, sends, regular(nb.sources, recvbuf, recvcount, checked(rs, recvcount, recvtype)));
+  });
+}
+
+int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return call("MPI_Neighbor_allgatherv", comm, [&](RankState& rs) {
+    const Comm& c = comm_of(rs, comm);
+    const Neighbors nb = neighbors_of(c);
+    no_in_place(sendbuf);
+    const Type& st = checked(rs, sendcount, sendtype);
+    std::vector<Block> sends;
+    for (int d : nb.destinations) sends.push_back({d, at(sendbuf, 0), sendcount, &st});
+    exchange(rs, c, nb.cartesian, sends, varying(rs, nb.sources, recvbuf, recvcounts, displs, recvtype));
+  });
+}
+
+int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm) {
+  return call("MPI_Neighbor_alltoall", comm, [&](RankState& rs) {
+    const Comm& c = comm_of(rs, comm);
+    const Neighbors nb = neighbors_of(c);
+    no_in_place(sendbuf);
+    exchange(rs, c, nb.cartesian, regular(nb.destinations, sendbuf, sendcount, checked(rs, sendcount, sendtype)),
+             regular(nb.sources, recvbuf, recvcount, checked(rs, recvcount, recvtype)));
+  });
+}
+
+int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                           void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                           MPI_Comm comm) {
+  return call("MPI_Neighbor_alltoallv", comm, [&](RankState& rs) {
+    const Comm& c = comm_of(rs, comm);
+    const Neighbors nb = neighbors_of(c);
+    no_in_place(sendbuf);
+    exchange(rs, c, nb.cartesian, varying(rs, nb.destinations, sendbuf, sendcounts, sdispls, sendtype),
+             varying(rs, nb.sources, recvbuf, recvcounts, rdispls, recvtype));
+  });
+}
+
+int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return call("MPI_Neighbor_alltoallw", comm, [&](RankState& rs) {
+    const Comm& c = comm_of(rs, comm);
+    const Neighbors nb = neighbors_of(c);
+    no_in_place(sendbuf);
+    // Displacements in bytes, each block its own datatype.
+    auto blocks = [&](const std::vector<int>& peers, const void* buf, const int counts[], const MPI_Aint displs[],
+                      const MPI_Datatype types[]) {
+      std::vector<Block> out;
+      for (std::size_t i = 0; i < peers.size(); ++i)
+        out.push_back({peers[i], at(buf, displs[i]), counts[i], &checked(rs, counts[i], types[i])});
+      return out;
+    };
+    exchange(rs, c, nb.cartesian, blocks(nb.destinations, sendbuf, sendcounts, sdispls, sendtypes),
+             blocks(nb.sources, recvbuf, recvcounts, rdispls, recvtypes));
+  });
+}
