@@ -159,6 +159,7 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm* comm, int* error_code, ...);
 int MPI_Init(int* argc, char*** argv);
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided);
 int MPI_Query_thread(int* provided);
+int MPI_Is_thread_main(int* flag);
 int MPI_Finalize(void);
 int MPI_Initialized(int* flag);
 int MPI_Finalized(int* flag);

@@ -54,6 +54,14 @@ int MPI_Query_thread(int* provided) {
   return MPI_SUCCESS;
 }
 
+// The rank's own fiber is its only thread that may call MPI: a call from a thread the program
+// created ends the run (state() says so), so every call that returns here comes from the main one.
+int MPI_Is_thread_main(int* flag) {
+  state("MPI_Is_thread_main");
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
 int MPI_Finalize(void) {
   RankState& rs = state("MPI_Finalize");
   // MPI_COMM_SELF's and MPI_COMM_WORLD's attributes go first, while MPI is still usable (MPI-3.1 8.7.1).

@@ -6,6 +6,9 @@ int main(int argc, char** argv) {
   int rank, size;
   init_world(&argc, &argv, &rank, &size);
   CHECK(size >= 4);
+  int main_thread = 0;
+  CHECK_EQ(MPI_Is_thread_main(&main_thread), MPI_SUCCESS);
+  CHECK_EQ(main_thread, 1); /* each rank's main runs on its own VP: the rank's main thread */
   /* Colors rank % 3, keys reversing the order; the last rank opts out with MPI_UNDEFINED. */
   const int color = rank == size - 1 ? MPI_UNDEFINED : rank % 3;
   MPI_Comm sub;
