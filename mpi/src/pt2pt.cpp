@@ -122,24 +122,37 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
   });
 }
 
-int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  RankState& rs0 = state("MPI_Wait");
-  const Req* q0 = nullptr;
+namespace {
+// The communicator whose error handler hears of an error on request h: the request's own, or the
+// world's when the handle is not valid (or names no communicator).
+MPI_Comm comm_of_request(MPI_Request h) {
+  RankState& rs = state("MPI request call");
   try {
-    q0 = find_req(rs0, *request);
+    if (const Req* q = find_req(rs, h); q && q->comm != MPI_COMM_NULL) return q->comm;
   } catch (const MpiError&) {
   }
-  return call("MPI_Wait", q0 ? q0->comm : MPI_COMM_WORLD, [&](RankState& rs) { wait_one(rs, request, status); });
+  return MPI_COMM_WORLD;
+}
+
+// Every handle of an array call is checked before any request is touched.
+void check_requests(RankState& rs, int count, const MPI_Request requests[]) {
+  check_count(count);
+  for (int i = 0; i < count; ++i) find_req(rs, requests[i]);
+}
+}  // namespace
+
+int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  return call("MPI_Wait", comm_of_request(*request), [&](RankState& rs) { wait_one(rs, request, status); });
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   return call("MPI_Waitall", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_count(count);
+    check_requests(rs, count, requests);
     std::vector<Request> active;
     std::vector<int> which;
     for (int i = 0; i < count; ++i) {
       Req* q = find_req(rs, requests[i]);
-      if (q && !q->done) {
+      if (!is_null(q) && !q->done) {
         active.push_back(std::move(q->r));
         which.push_back(i);
       }
@@ -153,13 +166,13 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   return call("MPI_Waitany", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_count(count);
+    check_requests(rs, count, requests);
     *index = MPI_UNDEFINED;
     std::vector<int> which;
     for (int i = 0; i < count; ++i) {
       Req* q = find_req(rs, requests[i]);
-      if (!q) continue;
-      if (q->done) {  // already complete (MPI_PROC_NULL, or completed by a testall)
+      if (is_null(q)) continue;  // null and inactive requests are skipped
+      if (q->done) {  // already complete (MPI_PROC_NULL, a buffered send, or completed by a testall)
         *index = i;
         return wait_one(rs, &requests[i], status);
       }
@@ -179,17 +192,13 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  return call("MPI_Test", MPI_COMM_WORLD, [&](RankState& rs) {
+  return call("MPI_Test", comm_of_request(*request), [&](RankState& rs) {
     Req* q = find_req(rs, *request);
     *flag = 1;
-    if (!q) return set_status(status, empty_status());
-    if (!q->done) {
-      Status st;
-      if (!rs.proc->test(q->r, &st)) {
-        *flag = 0;
-        return;
-      }
-      finish(rs, *q, st);
+    if (is_null(q)) return set_status(status, empty_status());
+    if (!progress(rs, *q, false)) {
+      *flag = 0;
+      return;
     }
     wait_one(rs, request, status);
   });
@@ -197,14 +206,12 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   return call("MPI_Testall", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_count(count);
+    check_requests(rs, count, requests);
     bool all = true;
     for (int i = 0; i < count; ++i) {
       Req* q = find_req(rs, requests[i]);
-      if (!q || q->done) continue;
-      Status st;
-      if (rs.proc->test(q->r, &st)) finish(rs, *q, st);  // kept until all are complete
-      else all = false;
+      // A request complete by now keeps its status until all are: none is released partially.
+      if (!is_null(q) && !progress(rs, *q, false)) all = false;
     }
     *flag = all;
     if (!all) return;
@@ -213,28 +220,21 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
 }
 
 namespace {
-// Completes (if complete by now, or `block`) and frees the request behind *h; returns its status's
-// error code (MPI_ERR_TRUNCATE or MPI_SUCCESS). False if it is still in progress.
+// Completes (if complete by now, or `block`) and releases the request behind *h; false if it is
+// still in progress.
 bool settle(RankState& rs, MPI_Request* h, MPI_Status* out, bool block) {
   Req* q = find_req(rs, *h);
-  if (!q->done) {
-    Status st;
-    if (block) st = rs.proc->wait(q->r);
-    else if (!rs.proc->test(q->r, &st)) return false;
-    finish(rs, *q, st);
-  }
-  *out = q->status;
-  rs.reqs[static_cast<std::size_t>(*h - 1)].reset();
-  *h = MPI_REQUEST_NULL;
+  if (!progress(rs, *q, block)) return false;
+  *out = release(rs, h);
   return true;
 }
 
 // MPI_Waitsome and MPI_Testsome: every request complete by now (after a waitany when `wait`).
 void some(RankState& rs, int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[],
           bool wait) {
-  check_count(incount);
+  check_requests(rs, incount, requests);
   bool any_active = false;
-  for (int i = 0; i < incount; ++i) any_active |= find_req(rs, requests[i]) != nullptr;
+  for (int i = 0; i < incount; ++i) any_active |= !is_null(find_req(rs, requests[i]));
   if (!any_active) {
     *outcount = MPI_UNDEFINED;
     return;
@@ -255,7 +255,7 @@ void some(RankState& rs, int incount, MPI_Request requests[], int* outcount, int
     if (rc != MPI_SUCCESS && !error) error = fmt::format("request {} failed: {}", index, error_text(rc));
   }
   for (int i = 0; i < incount; ++i) {
-    if (!find_req(rs, requests[i])) continue;
+    if (is_null(find_req(rs, requests[i]))) continue;
     MPI_Status s;
     if (settle(rs, &requests[i], &s, false)) take(i, s);
   }
@@ -265,18 +265,20 @@ void some(RankState& rs, int incount, MPI_Request requests[], int* outcount, int
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   return call("MPI_Testany", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_count(count);
+    check_requests(rs, count, requests);
     *index = MPI_UNDEFINED;
     *flag = 1;
     bool any_active = false;
     for (int i = 0; i < count; ++i) {
-      if (!find_req(rs, requests[i])) continue;
+      Req* q = find_req(rs, requests[i]);
+      if (is_null(q)) continue;
       any_active = true;
+      const std::optional<MpiError> err = progress(rs, *q, false) ? failure(*q) : std::nullopt;
       MPI_Status s;
       if (settle(rs, &requests[i], &s, false)) {
         *index = i;
         set_status(status, s);
-        if (s.MPI_ERROR != MPI_SUCCESS) throw MpiError{s.MPI_ERROR, fmt::format("request {} failed", i)};
+        if (err) throw *err;
         return;
       }
     }
@@ -296,13 +298,275 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices
 }
 
 int MPI_Request_free(MPI_Request* request) {
-  return call("MPI_Request_free", MPI_COMM_WORLD, [&](RankState& rs) {
+  return call("MPI_Request_free", comm_of_request(*request), [&](RankState& rs) {
     Req* q = find_req(rs, *request);
     if (!q) throw MpiError{MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be freed"};
-    if (q->recv && !q->done)
+    // The model charges a receive's CPU time when a completion call completes it, and unpacks a
+    // non-contiguous one then: a freed receive has no such call, so neither would happen anywhere
+    // the program names.
+    if (q->recv && !q->done && !inactive(*q))
       throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
-                     "freeing an active receive request is not supported (its buffer's fate would be unknown)"};
+                     "freeing an active receive request is not supported: its receive would complete at no call "
+                     "of the program, which is where Touchstone charges a receive's CPU time"};
     rs.reqs[static_cast<std::size_t>(*request - 1)].reset();  // an active send completes on its own
     *request = MPI_REQUEST_NULL;
   });
+}
+
+int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  return call("MPI_Request_get_status", comm_of_request(request), [&](RankState& rs) {
+    Req* q = find_req(rs, request);
+    *flag = 1;
+    if (is_null(q)) return set_status(status, empty_status());
+    if (!progress(rs, *q, false)) {  // complete by now: kept, with its status, for the call that frees it
+      *flag = 0;
+      return;
+    }
+    set_status(status, q->status);
+    if (auto err = failure(*q)) throw *err;
+  });
+}
+
+// ---------------------------------------------------------------- persistent requests
+
+namespace {
+// A persistent request, inactive until MPI_Start posts `start` into it.
+void persistent(RankState& rs, MPI_Comm comm, int count, MPI_Datatype dt, int peer, int tag, bool recv,
+                std::function<void(RankState&, Req&)> start, MPI_Request* request) {
+  auto q = new_request(rs, comm, count, dt, peer, tag, recv);
+  q->persistent = true;
+  q->done = true;
+  q->status = empty_status();
+  q->start = std::move(start);
+  *request = new_req(rs, std::move(q));
+}
+
+int send_init(const char* name, const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request, SendMode mode) {
+  return call(name, comm, [&](RankState& rs) {
+    persistent(rs, comm, count, dt, dest, tag, false,
+               [=](RankState& r, Req& q) { start_send(r, q, buf, count, dt, dest, tag, mode); }, request);
+  });
+}
+
+Req& startable(RankState& rs, MPI_Request h) {
+  Req* q = find_req(rs, h);
+  if (!q) throw MpiError{MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be started"};
+  if (!q->persistent) throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is not persistent", h)};
+  if (q->started)
+    throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is active: it must complete before it is started again", h)};
+  return *q;
+}
+
+void start(RankState& rs, Req& q) {
+  q.done = false;
+  q.status = MPI_Status{};
+  try {
+    q.start(rs, q);
+  } catch (...) {
+    q.done = true;
+    q.status = empty_status();
+    throw;
+  }
+  q.started = true;
+}
+}  // namespace
+
+int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                  MPI_Request* request) {
+  return send_init("MPI_Send_init", buf, count, datatype, dest, tag, comm, request, SendMode::standard);
+}
+
+int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+  return send_init("MPI_Ssend_init", buf, count, datatype, dest, tag, comm, request, SendMode::synchronous);
+}
+
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+  return send_init("MPI_Rsend_init", buf, count, datatype, dest, tag, comm, request, SendMode::ready);
+}
+
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+  return send_init("MPI_Bsend_init", buf, count, datatype, dest, tag, comm, request, SendMode::buffered);
+}
+
+int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request* request) {
+  return call("MPI_Recv_init", comm, [&](RankState& rs) {
+    persistent(rs, comm, count, datatype, source, tag, true,
+               [=](RankState& r, Req& q) { start_recv(r, q, buf, count, datatype, source, tag); }, request);
+  });
+}
+
+int MPI_Start(MPI_Request* request) {
+  return call("MPI_Start", comm_of_request(*request),
+              [&](RankState& rs) { start(rs, startable(rs, *request)); });
+}
+
+int MPI_Startall(int count, MPI_Request requests[]) {
+  return call("MPI_Startall", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_count(count);
+    for (int i = 0; i < count; ++i) startable(rs, requests[i]);  // all checked before any starts
+    for (int i = 0; i < count; ++i) start(rs, *find_req(rs, requests[i]));
+  });
+}
+
+int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return call("MPI_Irsend", comm, [&](RankState& rs) {
+    *request = new_req(rs, post_send(rs, comm, buf, count, datatype, dest, tag, false));
+  });
+}
+
+// ---------------------------------------------------------------- cancellation
+
+int MPI_Cancel(MPI_Request* request) {
+  return call("MPI_Cancel", comm_of_request(*request), [&](RankState& rs) {
+    Req* q = find_req(rs, *request);
+    if (!q) throw MpiError{MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be cancelled"};
+    if (inactive(*q)) throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is inactive: there is nothing to cancel", *request)};
+    // Only a receive that no message has matched by this rank's clock is withdrawn (Proc::cancel);
+    // a send is never taken back: it completes normally, as MPI permits (docs/mpi.md).
+    if (q->done || !q->recv || !q->r.active()) return;
+    if (!rs.proc->cancel(q->r)) return;
+    q->done = true;
+    q->status = empty_status();
+    q->status.touchstone_cancelled = 1;
+  });
+}
+
+int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  return call("MPI_Test_cancelled", MPI_COMM_WORLD, [&](RankState&) {
+    if (status == MPI_STATUS_IGNORE) throw MpiError{MPI_ERR_ARG, "the status is MPI_STATUS_IGNORE"};
+    *flag = status->touchstone_cancelled != 0;
+  });
+}
+
+int MPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  return call("MPI_Status_set_cancelled", MPI_COMM_WORLD, [&](RankState&) {
+    if (status == MPI_STATUS_IGNORE) throw MpiError{MPI_ERR_ARG, "the status is MPI_STATUS_IGNORE"};
+    status->touchstone_cancelled = flag != 0;
+  });
+}
+
+namespace {
+void set_elements(RankState& rs, MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  if (status == MPI_STATUS_IGNORE) throw MpiError{MPI_ERR_ARG, "the status is MPI_STATUS_IGNORE"};
+  if (count < 0) throw MpiError{MPI_ERR_COUNT, fmt::format("count {} is negative", count)};
+  // Counted in the type's predefined elements: MPI_Get_elements gives `count` back.
+  const Type& t = type_of(rs, datatype);
+  const std::size_t element = t.base_count ? t.size / t.base_count : t.size;
+  status->touchstone_bytes = static_cast<std::size_t>(count) * element;
+}
+}  // namespace
+
+int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+  return call("MPI_Status_set_elements", MPI_COMM_WORLD,
+              [&](RankState& rs) { set_elements(rs, status, datatype, count); });
+}
+
+int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  return call("MPI_Status_set_elements_x", MPI_COMM_WORLD,
+              [&](RankState& rs) { set_elements(rs, status, datatype, count); });
+}
+
+// ---------------------------------------------------------------- matched probes
+
+namespace {
+// A matched message (MPI_Mprobe) is received at once, whole, into a staging buffer of its own: no
+// other receive can take it any more, and MPI_Mrecv unpacks it into the buffer it is given. Its
+// receive is posted at the probe and completes in the MPI_Mrecv (or the wait of MPI_Imrecv).
+void matched_probe(RankState& rs, int source, int tag, MPI_Comm comm, bool block, int* flag, MPI_Message* message,
+                   MPI_Status* status) {
+  const Comm& c = comm_of(rs, comm);
+  check_peer(c, source, true, "source");
+  check_tag(tag, true);
+  *flag = 1;
+  if (source == MPI_PROC_NULL) {
+    *message = MPI_MESSAGE_NO_PROC;
+    return set_status(status, proc_null_status());
+  }
+  const int src = source == MPI_ANY_SOURCE ? any_source : source, t = tag == MPI_ANY_TAG ? any_tag : tag;
+  const std::optional<Status> st = block ? rs.proc->probe(src, t, c.pt2pt) : rs.proc->iprobe(src, t, c.pt2pt);
+  if (!st) {
+    *flag = 0;
+    return;
+  }
+  auto q = std::make_unique<Req>();
+  q->recv = true;
+  q->comm = comm;
+  q->staging.resize(st->size);
+  // The probed message is the earliest-arrived one from its source with its tag, so this receive
+  // takes that very message.
+  q->r = rs.proc->irecv_truncating(st->source, st->tag, q->staging, c.pt2pt);
+  std::size_t i = 0;
+  while (i < rs.messages.size() && rs.messages[i]) ++i;
+  if (i == rs.messages.size()) rs.messages.emplace_back();
+  rs.messages[i] = std::move(q);
+  *message = static_cast<MPI_Message>(i + 1);
+  MPI_Status s{};
+  s.MPI_SOURCE = st->source;
+  s.MPI_TAG = st->tag;
+  s.touchstone_bytes = st->size;
+  set_status(status, s);
+}
+
+// The receive of matched message *message into (buf, count, datatype), as a request; the handle
+// becomes MPI_MESSAGE_NULL. MPI_MESSAGE_NO_PROC gives a request complete at once.
+MPI_Request matched_receive(RankState& rs, void* buf, int count, MPI_Datatype datatype, MPI_Message* message) {
+  check_count(count);
+  committed(rs, datatype);
+  std::unique_ptr<Req> q;
+  if (*message == MPI_MESSAGE_NO_PROC) {
+    q = std::make_unique<Req>();
+    q->recv = true;
+    q->done = true;
+    q->status = proc_null_status();
+  } else {
+    const int i = *message - 1;
+    if (i < 0 || i >= static_cast<int>(rs.messages.size()) || !rs.messages[static_cast<std::size_t>(i)])
+      throw MpiError{MPI_ERR_REQUEST, fmt::format("message {} is not a matched message of this rank (MPI_Mprobe)",
+                                                  *message)};
+    q = std::move(rs.messages[static_cast<std::size_t>(i)]);
+  }
+  q->user_buf = buf;
+  q->count = count;
+  q->type = datatype;
+  *message = MPI_MESSAGE_NULL;
+  return new_req(rs, std::move(q));
+}
+
+MPI_Comm comm_of_message(MPI_Message m) {
+  RankState& rs = state("MPI_Mrecv");
+  const int i = m - 1;
+  if (i >= 0 && i < static_cast<int>(rs.messages.size()) && rs.messages[static_cast<std::size_t>(i)])
+    return rs.messages[static_cast<std::size_t>(i)]->comm;
+  return MPI_COMM_WORLD;
+}
+}  // namespace
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  return call("MPI_Mprobe", comm, [&](RankState& rs) {
+    int flag = 0;
+    matched_probe(rs, source, tag, comm, true, &flag, message, status);
+  });
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  return call("MPI_Improbe", comm,
+              [&](RankState& rs) { matched_probe(rs, source, tag, comm, false, flag, message, status); });
+}
+
+int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
+  return call("MPI_Mrecv", comm_of_message(*message), [&](RankState& rs) {
+    MPI_Request h = matched_receive(rs, buf, count, datatype, message);
+    wait_one(rs, &h, status);
+  });
+}
+
+int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
+  return call("MPI_Imrecv", comm_of_message(*message),
+              [&](RankState& rs) { *request = matched_receive(rs, buf, count, datatype, message); });
 }

@@ -2,6 +2,7 @@
 // functions through Proc::current(). Internal to libtouchstone_mpi.so.
 #pragma once
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,9 +71,24 @@ struct Req {
   // `done` with an empty status and survives completion until MPI_Request_free.
   bool persistent = false;
   std::function<void(RankState&, Req&)> start;
+  bool started = false;  ///< persistent: MPI_Start posted it and no completion call has seen it complete
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;
+};
+
+/// MPI_Buffer_attach's buffer (docs/mpi.md, "Buffered mode"): its capacity, and the buffered
+/// messages still using part of it until their sends complete.
+struct AttachedBuffer {
+  void* addr = nullptr;
+  std::size_t size = 0;
+  std::size_t used = 0;  ///< data + MPI_BSEND_OVERHEAD of every message in `pending`
+  struct Pending {
+    std::vector<std::byte> data;  ///< the message's copy: the send reads it until it completes
+    std::size_t charge = 0;
+    Request r;  ///< last, so that it goes first (a dropped send copies `data`)
+  };
+  std::deque<Pending> pending;  ///< in the order they were sent
 };
 
 struct RankState {
@@ -84,6 +100,8 @@ struct RankState {
   std::vector<std::unique_ptr<Req>> reqs;       ///< handle = index + 1
   std::vector<std::optional<std::vector<int>>> groups;  ///< world ranks; handle = kFirstGroup + index
   std::vector<MPI_Comm_errhandler_function*> errhandlers;  ///< handle = kFirstErrhandler + index
+  std::unique_ptr<AttachedBuffer> attached;  ///< MPI_Buffer_attach (a pointer: RankState stays movable)
+  std::vector<std::unique_ptr<Req>> messages;  ///< MPI_Mprobe's matched messages: handle = index + 1
 };
 
 inline constexpr int kFirstDerivedType = 1000;
