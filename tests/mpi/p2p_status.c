@@ -1,0 +1,130 @@
+/* MPI_Request_get_status (never frees), and the corner cases of the completion calls: null
+ * requests mixed with active ones, MPI_STATUSES_IGNORE, MPI_ERR_IN_STATUS with an error per
+ * status, MPI_Testall completing nothing until all are complete, the empty status. Needs at
+ * least 3 ranks. */
+#include "check.h"
+
+enum { GO = 1, DATA = 2 };
+
+static void expect_empty(const MPI_Status* st) {
+  CHECK_EQ(st->MPI_SOURCE, MPI_ANY_SOURCE);
+  CHECK_EQ(st->MPI_TAG, MPI_ANY_TAG);
+  int n = -1, flag = -1;
+  MPI_Get_count(st, MPI_INT, &n);
+  CHECK_EQ(n, 0);
+  MPI_Test_cancelled(st, &flag);
+  CHECK_EQ(flag, 0);
+}
+
+int main(int argc, char** argv) {
+  int rank, size;
+  init_world(&argc, &argv, &rank, &size);
+  MPI_Status st, sts[4];
+  int flag = -1;
+
+  /* Rank 0 asks for the status of a receive before its message can exist (rank 1 sends only after
+   * GO): not complete. Then until it is: complete, and the request is still there; asking again
+   * gives the same status, and MPI_Wait then frees it. */
+  if (rank == 0) {
+    int v = 0;
+    MPI_Request r;
+    MPI_Irecv(&v, 1, MPI_INT, 1, DATA, MPI_COMM_WORLD, &r);
+    MPI_Request_get_status(r, &flag, &st);
+    CHECK_EQ(flag, 0);
+    MPI_Send(&v, 1, MPI_INT, 1, GO, MPI_COMM_WORLD);
+    int polls = 0;
+    do {
+      MPI_Request_get_status(r, &flag, &st);
+      ++polls;
+    } while (!flag);
+    CHECK(polls > 1);
+    CHECK(r != MPI_REQUEST_NULL);
+    CHECK_EQ(st.MPI_SOURCE, 1);
+    CHECK_EQ(v, 77);
+    MPI_Request_get_status(r, &flag, &st);
+    CHECK_EQ(flag, 1);
+    CHECK_EQ(st.MPI_TAG, DATA);
+    MPI_Wait(&r, &st);
+    CHECK(r == MPI_REQUEST_NULL);
+    CHECK_EQ(st.MPI_SOURCE, 1);
+    MPI_Request_get_status(MPI_REQUEST_NULL, &flag, &st);
+    CHECK_EQ(flag, 1);
+    expect_empty(&st);
+  } else if (rank == 1) {
+    int go, v = 77;
+    MPI_Recv(&go, 1, MPI_INT, 0, GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(&v, 1, MPI_INT, 0, DATA, MPI_COMM_WORLD);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  /* MPI_Testall completes none until all are complete: rank 2 sends one message, then (after
+   * rank 0's GO) the other. */
+  if (rank == 0) {
+    int a = 0, b = 0;
+    MPI_Request r[4] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Irecv(&a, 1, MPI_INT, 2, 10, MPI_COMM_WORLD, &r[1]);
+    MPI_Irecv(&b, 1, MPI_INT, 2, 11, MPI_COMM_WORLD, &r[3]);
+    MPI_Probe(2, 12, MPI_COMM_WORLD, &st); /* the first message has arrived by now */
+    MPI_Testall(4, r, &flag, sts);
+    CHECK_EQ(flag, 0);
+    CHECK(r[1] != MPI_REQUEST_NULL && r[3] != MPI_REQUEST_NULL);
+    MPI_Recv(&a, 0, MPI_INT, 2, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(&a, 0, MPI_INT, 2, GO, MPI_COMM_WORLD);
+    do MPI_Testall(4, r, &flag, sts); while (!flag);
+    for (int i = 0; i < 4; ++i) CHECK(r[i] == MPI_REQUEST_NULL);
+    expect_empty(&sts[0]);
+    expect_empty(&sts[2]);
+    CHECK_EQ(sts[1].MPI_TAG, 10);
+    CHECK_EQ(sts[3].MPI_TAG, 11);
+    CHECK_EQ(a, 100);
+    CHECK_EQ(b, 101);
+  } else if (rank == 2) {
+    int a = 100, b = 101;
+    MPI_Send(&a, 1, MPI_INT, 0, 10, MPI_COMM_WORLD);
+    MPI_Send(&a, 0, MPI_INT, 0, 12, MPI_COMM_WORLD);
+    MPI_Recv(&a, 0, MPI_INT, 0, GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(&b, 1, MPI_INT, 0, 11, MPI_COMM_WORLD);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  /* Each rank sends two ints and one int to the next rank, which receives them into buffers of
+   * one int each: MPI_Waitall says MPI_ERR_IN_STATUS, the truncated receive's status says
+   * MPI_ERR_TRUNCATE and the other's MPI_SUCCESS; null requests get the empty status. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  int two[2] = {rank, rank}, x = 0, y = 0;
+  MPI_Request r[4] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  MPI_Irecv(&x, 1, MPI_INT, prev, 20, MPI_COMM_WORLD, &r[0]);
+  MPI_Irecv(&y, 1, MPI_INT, prev, 21, MPI_COMM_WORLD, &r[2]);
+  MPI_Send(two, 2, MPI_INT, next, 20, MPI_COMM_WORLD);
+  MPI_Send(two, 1, MPI_INT, next, 21, MPI_COMM_WORLD);
+  for (int i = 0; i < 4; ++i) sts[i].MPI_ERROR = -1;
+  CHECK_EQ(MPI_Waitall(4, r, sts), MPI_ERR_IN_STATUS);
+  CHECK_EQ(sts[0].MPI_ERROR, MPI_ERR_TRUNCATE);
+  CHECK_EQ(sts[2].MPI_ERROR, MPI_SUCCESS);
+  CHECK_EQ(x, prev);
+  CHECK_EQ(y, prev);
+  expect_empty(&sts[1]);
+  for (int i = 0; i < 4; ++i) CHECK(r[i] == MPI_REQUEST_NULL);
+  /* The same with MPI_STATUSES_IGNORE: the error class alone says so. */
+  MPI_Irecv(&x, 1, MPI_INT, prev, 22, MPI_COMM_WORLD, &r[1]);
+  MPI_Send(two, 2, MPI_INT, next, 22, MPI_COMM_WORLD);
+  CHECK_EQ(MPI_Waitall(4, r, MPI_STATUSES_IGNORE), MPI_ERR_IN_STATUS);
+  CHECK(r[1] == MPI_REQUEST_NULL);
+  /* Every request null: MPI_Waitall and MPI_Testall succeed at once, with empty statuses. */
+  CHECK_EQ(MPI_Waitall(4, r, sts), MPI_SUCCESS);
+  for (int i = 0; i < 4; ++i) expect_empty(&sts[i]);
+  CHECK_EQ(MPI_Testall(4, r, &flag, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+  CHECK_EQ(flag, 1);
+  CHECK_EQ(MPI_Wait(&r[0], &st), MPI_SUCCESS);
+  expect_empty(&st);
+  /* A bad handle among good ones is MPI_ERR_REQUEST, and nothing is touched. */
+  MPI_Request bad[2] = {MPI_REQUEST_NULL, 4242};
+  int index;
+  CHECK_EQ(MPI_Waitany(2, bad, &index, &st), MPI_ERR_REQUEST);
+  CHECK_EQ(MPI_Testall(2, bad, &flag, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+  CHECK_EQ(MPI_Waitall(-1, bad, MPI_STATUSES_IGNORE), MPI_ERR_COUNT);
+  MPI_Finalize();
+  if (rank == 0) printf("p2p_status: all checks passed on %d ranks\n", size);
+  return 0;
+}
