@@ -101,8 +101,8 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     check_peer(c, source, true, "source");
     check_tag(tag, true);
     if (source == MPI_PROC_NULL) return set_status(status, proc_null_status());
-    set_status(status, probe_status(rs.proc->probe(source == MPI_ANY_SOURCE ? any_source : source,
-                                                   tag == MPI_ANY_TAG ? any_tag : tag, c.pt2pt)));
+    set_result_status(status, probe_status(rs.proc->probe(source == MPI_ANY_SOURCE ? any_source : source,
+                                                          tag == MPI_ANY_TAG ? any_tag : tag, c.pt2pt)));
   });
 }
 
@@ -118,7 +118,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
     const auto st = rs.proc->iprobe(source == MPI_ANY_SOURCE ? any_source : source, tag == MPI_ANY_TAG ? any_tag : tag,
                                     c.pt2pt);
     *flag = st.has_value();
-    if (st) set_status(status, probe_status(*st));
+    if (st) set_result_status(status, probe_status(*st));
   });
 }
 
@@ -249,7 +249,7 @@ void some(RankState& rs, int incount, MPI_Request requests[], int* outcount, int
   };
   if (wait) {
     int index = MPI_UNDEFINED;
-    MPI_Status s;
+    MPI_Status s{};
     const int rc = MPI_Waitany(incount, requests, &index, &s);
     if (index != MPI_UNDEFINED) take(index, s);
     if (rc != MPI_SUCCESS && !error) error = fmt::format("request {} failed: {}", index, error_text(rc));
@@ -277,7 +277,7 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
       MPI_Status s;
       if (settle(rs, &requests[i], &s, false)) {
         *index = i;
-        set_status(status, s);
+        set_result_status(status, s);
         if (err) throw *err;
         return;
       }
@@ -322,7 +322,7 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
       *flag = 0;
       return;
     }
-    set_status(status, q->status);
+    set_result_status(status, q->status);
     if (auto err = failure(*q)) throw *err;
   });
 }
@@ -510,7 +510,7 @@ void matched_probe(RankState& rs, int source, int tag, MPI_Comm comm, bool block
   s.MPI_SOURCE = st->source;
   s.MPI_TAG = st->tag;
   s.touchstone_bytes = st->size;
-  set_status(status, s);
+  set_result_status(status, s);
 }
 
 // The receive of matched message *message into (buf, count, datatype), as a request; the handle

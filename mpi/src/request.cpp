@@ -46,7 +46,9 @@ Req* find_req(RankState& rs, MPI_Request h) {
 std::unique_ptr<Req> new_request(RankState& rs, MPI_Comm ch, int count, MPI_Datatype dt, int peer, int tag, bool recv) {
   const Comm& c = comm_of(rs, ch);
   check_count(count);
-  committed(rs, dt);
+  // Nothing is sent to or received from MPI_PROC_NULL, so MPI_DATATYPE_NULL is accepted there (as
+  // MPICH and Open MPI accept it).
+  if (peer != MPI_PROC_NULL || dt != MPI_DATATYPE_NULL) committed(rs, dt);
   check_peer(c, peer, recv, recv ? "source" : "destination");
   check_tag(tag, recv);
   auto q = std::make_unique<Req>();
@@ -191,7 +193,7 @@ void wait_one(RankState& rs, MPI_Request* h, MPI_Status* status) {
   if (is_null(q)) return set_status(status, empty_status());
   progress(rs, *q, true);
   const std::optional<MpiError> err = failure(*q);
-  set_status(status, release(rs, h));
+  set_result_status(status, release(rs, h));
   if (err) throw *err;
 }
 

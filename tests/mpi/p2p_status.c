@@ -44,12 +44,15 @@ int main(int argc, char** argv) {
     MPI_Request_get_status(r, &flag, &st);
     CHECK_EQ(flag, 1);
     CHECK_EQ(st.MPI_TAG, DATA);
+    st.MPI_ERROR = MPI_ERR_DIMS; /* a call returning one status leaves its error field alone */
     MPI_Wait(&r, &st);
     CHECK(r == MPI_REQUEST_NULL);
     CHECK_EQ(st.MPI_SOURCE, 1);
+    CHECK_EQ(st.MPI_ERROR, MPI_ERR_DIMS);
     MPI_Request_get_status(MPI_REQUEST_NULL, &flag, &st);
     CHECK_EQ(flag, 1);
     expect_empty(&st);
+    CHECK_EQ(st.MPI_ERROR, MPI_SUCCESS); /* the empty status's */
   } else if (rank == 1) {
     int go, v = 77;
     MPI_Recv(&go, 1, MPI_INT, 0, GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
