@@ -152,7 +152,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     std::vector<int> which;
     for (int i = 0; i < count; ++i) {
       Req* q = find_req(rs, requests[i]);
-      if (!is_null(q) && !q->done) {
+      if (!is_null(q) && !q->done && q->r.active()) {
         active.push_back(std::move(q->r));
         which.push_back(i);
       }
@@ -160,6 +160,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     // The runtime completes receives in the order their messages arrived (docs/model.md).
     const auto st = rs.proc->waitall(active);
     for (std::size_t k = 0; k < which.size(); ++k) finish(rs, *find_req(rs, requests[which[k]]), st[k]);
+    for (int i = 0; i < count; ++i)  // generalized requests
+      if (Req* q = find_req(rs, requests[i]); !is_null(q)) progress(rs, *q, true);
     release_all(rs, count, requests, statuses);
   });
 }
@@ -169,15 +171,22 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
     check_requests(rs, count, requests);
     *index = MPI_UNDEFINED;
     std::vector<int> which;
+    bool generalized = false;
     for (int i = 0; i < count; ++i) {
       Req* q = find_req(rs, requests[i]);
       if (is_null(q)) continue;  // null and inactive requests are skipped
-      if (q->done) {  // already complete (MPI_PROC_NULL, a buffered send, or completed by a testall)
+      // Already complete (MPI_PROC_NULL, a buffered send, completed by a testall, a generalized
+      // request its program completed).
+      if (q->done || (q->generalized && progress(rs, *q, false))) {
         *index = i;
         return wait_one(rs, &requests[i], status);
       }
-      which.push_back(i);
+      if (q->generalized) generalized = true;
+      else which.push_back(i);
     }
+    if (which.empty() && generalized)
+      throw MpiError{MPI_ERR_REQUEST, "waiting for generalized requests none of which is complete would wait forever: "
+                                      "the rank's one thread must call MPI_Grequest_complete first"};
     if (which.empty()) return set_status(status, empty_status());
     std::vector<Request> active;
     for (int i : which) active.push_back(std::move(find_req(rs, requests[i])->r));
@@ -301,6 +310,11 @@ int MPI_Request_free(MPI_Request* request) {
   return call("MPI_Request_free", comm_of_request(*request), [&](RankState& rs) {
     Req* q = find_req(rs, *request);
     if (!q) throw MpiError{MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be freed"};
+    if (q->generalized && !q->generalized->complete) {  // freed (free_fn called) once complete
+      q->generalized->freed = true;
+      *request = MPI_REQUEST_NULL;
+      return;
+    }
     // The model charges a receive's CPU time when a completion call completes it, and unpacks a
     // non-contiguous one then: a freed receive has no such call, so neither would happen anywhere
     // the program names.
@@ -429,6 +443,10 @@ int MPI_Cancel(MPI_Request* request) {
     if (inactive(*q)) throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is inactive: there is nothing to cancel", *request)};
     // Only a receive that no message has matched by this rank's clock is withdrawn (Proc::cancel);
     // a send is never taken back: it completes normally, as MPI permits (docs/mpi.md).
+    if (q->generalized) {
+      if (q->generalized->cancel) q->generalized->cancel(q->generalized->extra_state, q->generalized->complete);
+      return;
+    }
     if (q->done || !q->recv || !q->r.active()) return;
     if (!rs.proc->cancel(q->r)) return;
     q->done = true;
@@ -569,4 +587,30 @@ int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
 int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
   return call("MPI_Imrecv", comm_of_message(*message),
               [&](RankState& rs) { *request = matched_receive(rs, buf, count, datatype, message); });
+}
+
+// ---------------------------------------------------------------- generalized requests
+
+int MPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                       MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request) {
+  return call("MPI_Grequest_start", MPI_COMM_WORLD, [&](RankState& rs) {
+    auto q = std::make_unique<Req>();
+    q->generalized = std::make_shared<Generalized>();
+    q->generalized->query = query_fn;
+    q->generalized->free = free_fn;
+    q->generalized->cancel = cancel_fn;
+    q->generalized->extra_state = extra_state;
+    *request = new_req(rs, std::move(q));
+  });
+}
+
+int MPI_Grequest_complete(MPI_Request request) {
+  return call("MPI_Grequest_complete", MPI_COMM_WORLD, [&](RankState& rs) {
+    Req* q = find_req(rs, request);
+    if (!q || !q->generalized) throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is not a generalized request", request)};
+    if (q->generalized->complete)
+      throw MpiError{MPI_ERR_REQUEST, fmt::format("generalized request {} is already complete", request)};
+    q->generalized->complete = true;
+    if (q->generalized->freed) rs.reqs[static_cast<std::size_t>(request - 1)].reset();  // runs free_fn
+  });
 }

@@ -148,6 +148,19 @@ MpiError truncation(const Req& q) {
 
 bool progress(RankState& rs, Req& q, bool block) {
   if (q.done) return true;
+  if (q.generalized) {
+    Generalized& g = *q.generalized;
+    // A rank has one thread: while it blocks here, nothing could call MPI_Grequest_complete.
+    if (!g.complete && block)
+      throw MpiError{MPI_ERR_REQUEST, "waiting for a generalized request that is not complete would wait forever: "
+                                      "the rank's one thread must call MPI_Grequest_complete first"};
+    if (!g.complete) return false;
+    q.status = empty_status();
+    g.query_error = g.query ? g.query(g.extra_state, &q.status) : MPI_SUCCESS;
+    q.status.MPI_ERROR = g.query_error;
+    q.done = true;
+    return true;
+  }
   Status st;
   if (block) st = rs.proc->wait(q.r);
   else if (!rs.proc->test(q.r, &st)) return false;
@@ -156,6 +169,8 @@ bool progress(RankState& rs, Req& q, bool block) {
 }
 
 std::optional<MpiError> failure(const Req& q) {
+  if (q.generalized && q.generalized->query_error != MPI_SUCCESS)
+    return MpiError{q.generalized->query_error, "the generalized request's query function returned an error"};
   if (q.status.MPI_ERROR == MPI_ERR_TRUNCATE) return truncation(q);
   return std::nullopt;
 }

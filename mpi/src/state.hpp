@@ -72,9 +72,29 @@ struct Req {
   bool persistent = false;
   std::function<void(RankState&, Req&)> start;
   bool started = false;  ///< persistent: MPI_Start posted it and no completion call has seen it complete
+  /// A generalized request (MPI_Grequest_start): the program's functions, complete when it says so.
+  std::shared_ptr<struct Generalized> generalized;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;
+};
+
+/// MPI_Grequest_start's request: the program completes it (MPI_Grequest_complete); the completion
+/// calls ask query_fn for its status; free_fn runs when it is freed (the destructor).
+struct Generalized {
+  MPI_Grequest_query_function* query = nullptr;
+  MPI_Grequest_free_function* free = nullptr;
+  MPI_Grequest_cancel_function* cancel = nullptr;
+  void* extra_state = nullptr;
+  bool complete = false;
+  bool freed = false;  ///< MPI_Request_free came first: the handle's slot goes at MPI_Grequest_complete
+  int query_error = MPI_SUCCESS;
+  Generalized() = default;
+  Generalized(const Generalized&) = delete;
+  Generalized& operator=(const Generalized&) = delete;
+  ~Generalized() {
+    if (free) free(extra_state);
+  }
 };
 
 /// MPI_Buffer_attach's buffer (docs/mpi.md, "Buffered mode"): its capacity, and the buffered

@@ -1,7 +1,7 @@
 /* MPI_Request_get_status (never frees), and the corner cases of the completion calls: null
  * requests mixed with active ones, MPI_STATUSES_IGNORE, MPI_ERR_IN_STATUS with an error per
- * status, MPI_Testall completing nothing until all are complete, the empty status. Needs at
- * least 3 ranks. */
+ * status, MPI_Testall completing nothing until all are complete, the empty status; generalized
+ * requests. Needs at least 3 ranks. */
 #include "check.h"
 
 enum { GO = 1, DATA = 2 };
@@ -14,6 +14,79 @@ static void expect_empty(const MPI_Status* st) {
   CHECK_EQ(n, 0);
   MPI_Test_cancelled(st, &flag);
   CHECK_EQ(flag, 0);
+}
+
+/* A generalized request's functions count their calls in its extra state. */
+struct calls {
+  int query, free, cancel, cancel_complete;
+};
+static int query_fn(void* extra, MPI_Status* st) {
+  struct calls* c = extra;
+  c->query++;
+  st->MPI_SOURCE = 5;
+  st->MPI_TAG = 6;
+  MPI_Status_set_elements(st, MPI_INT, 3);
+  MPI_Status_set_cancelled(st, c->cancel > 0);
+  return MPI_SUCCESS;
+}
+static int free_fn(void* extra) {
+  ((struct calls*)extra)->free++;
+  return MPI_SUCCESS;
+}
+static int cancel_fn(void* extra, int complete) {
+  struct calls* c = extra;
+  c->cancel++;
+  c->cancel_complete = complete;
+  return MPI_SUCCESS;
+}
+
+/* Generalized requests: incomplete until the program says so (a test says not complete, a wait
+ * with nothing else to complete is an error rather than a hang), then complete with the status
+ * its query function gives; free_fn runs once, when the request is freed. */
+static void generalized(void) {
+  struct calls c = {0, 0, 0, 0};
+  MPI_Request r;
+  MPI_Status st;
+  int flag = -1, index = -1;
+  MPI_Grequest_start(query_fn, free_fn, cancel_fn, &c, &r);
+  MPI_Test(&r, &flag, &st);
+  CHECK_EQ(flag, 0);
+  CHECK_EQ(MPI_Waitany(1, &r, &index, &st), MPI_ERR_REQUEST);
+  MPI_Grequest_complete(r);
+  CHECK_EQ(c.free, 0);
+  MPI_Wait(&r, &st);
+  CHECK(r == MPI_REQUEST_NULL);
+  CHECK_EQ(c.query, 1);
+  CHECK_EQ(c.free, 1);
+  CHECK_EQ(st.MPI_SOURCE, 5);
+  CHECK_EQ(st.MPI_TAG, 6);
+  int n = -1;
+  MPI_Get_count(&st, MPI_INT, &n);
+  CHECK_EQ(n, 3);
+  /* Cancelled before completion, then freed before completion: free_fn runs at completion. */
+  MPI_Grequest_start(query_fn, free_fn, cancel_fn, &c, &r);
+  MPI_Cancel(&r);
+  CHECK_EQ(c.cancel, 1);
+  CHECK_EQ(c.cancel_complete, 0);
+  MPI_Request keep = r;
+  MPI_Request_free(&r);
+  CHECK(r == MPI_REQUEST_NULL);
+  CHECK_EQ(c.free, 1);
+  MPI_Grequest_complete(keep);
+  CHECK_EQ(c.free, 2);
+  /* In MPI_Waitall beside a receive from MPI_PROC_NULL. */
+  MPI_Request two[2];
+  int x;
+  MPI_Grequest_start(query_fn, free_fn, NULL, &c, &two[0]);
+  MPI_Irecv(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &two[1]);
+  MPI_Grequest_complete(two[0]);
+  MPI_Status sts[2];
+  MPI_Waitall(2, two, sts);
+  CHECK_EQ(sts[0].MPI_TAG, 6);
+  MPI_Test_cancelled(&sts[0], &flag);
+  CHECK_EQ(flag, 1); /* its query function says so, having seen the cancel above */
+  CHECK_EQ(sts[1].MPI_SOURCE, MPI_PROC_NULL);
+  CHECK_EQ(c.free, 3);
 }
 
 int main(int argc, char** argv) {
@@ -127,6 +200,7 @@ int main(int argc, char** argv) {
   CHECK_EQ(MPI_Waitany(2, bad, &index, &st), MPI_ERR_REQUEST);
   CHECK_EQ(MPI_Testall(2, bad, &flag, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
   CHECK_EQ(MPI_Waitall(-1, bad, MPI_STATUSES_IGNORE), MPI_ERR_COUNT);
+  generalized();
   MPI_Finalize();
   if (rank == 0) printf("p2p_status: all checks passed on %d ranks\n", size);
   return 0;
