@@ -368,7 +368,8 @@ Req& startable(RankState& rs, MPI_Request h) {
   if (!q) throw MpiError{MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be started"};
   if (!q->persistent) throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is not persistent", h)};
   if (q->started)
-    throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is active: it must complete before it is started again", h)};
+    throw MpiError{MPI_ERR_REQUEST,
+                   fmt::format("request {} is active: it must complete before it is started again", h)};
   return *q;
 }
 
@@ -440,7 +441,8 @@ int MPI_Cancel(MPI_Request* request) {
   return call("MPI_Cancel", comm_of_request(*request), [&](RankState& rs) {
     Req* q = find_req(rs, *request);
     if (!q) throw MpiError{MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be cancelled"};
-    if (inactive(*q)) throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is inactive: there is nothing to cancel", *request)};
+    if (inactive(*q))
+      throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is inactive: there is nothing to cancel", *request)};
     // Only a receive that no message has matched by this rank's clock is withdrawn (Proc::cancel);
     // a send is never taken back: it completes normally, as MPI permits (docs/mpi.md).
     if (q->generalized) {
@@ -607,7 +609,8 @@ int MPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_
 int MPI_Grequest_complete(MPI_Request request) {
   return call("MPI_Grequest_complete", MPI_COMM_WORLD, [&](RankState& rs) {
     Req* q = find_req(rs, request);
-    if (!q || !q->generalized) throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is not a generalized request", request)};
+    if (!q || !q->generalized)
+      throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is not a generalized request", request)};
     if (q->generalized->complete)
       throw MpiError{MPI_ERR_REQUEST, fmt::format("generalized request {} is already complete", request)};
     q->generalized->complete = true;

@@ -108,7 +108,8 @@ void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype 
   // A non-contiguous type is packed into the request's staging buffer: the runtime reads the send
   // buffer until the send completes (docs/model.md 1.5), so it must live as long as the request.
   const auto data = send_bytes(buf, count, t, q.staging);
-  q.r = mode == SendMode::synchronous ? rs.proc->issend(dst, tag, data, c.pt2pt) : rs.proc->isend(dst, tag, data, c.pt2pt);
+  q.r = mode == SendMode::synchronous ? rs.proc->issend(dst, tag, data, c.pt2pt)
+                                      : rs.proc->isend(dst, tag, data, c.pt2pt);
 }
 
 std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst,

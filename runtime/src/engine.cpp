@@ -1158,7 +1158,8 @@ bool Engine::test(Vp& v, Op*& op, Status* st) {
 bool Engine::cancel(Vp& v, Op*& op) {
   enter(v);
   check_owner(v, {&op, 1}, "cancel");
-  if (!op) throw UsageError(fmt::format("rank {}: cancel of a request that is not active (already completed?)", v.rank));
+  if (!op)
+    throw UsageError(fmt::format("rank {}: cancel of a request that is not active (already completed?)", v.rank));
   if (op->kind != Op::Kind::recv) return false;
   if (!op->matched && !op->awaiting_data) sync(v);
   if (op->matched || op->awaiting_data) return false;
