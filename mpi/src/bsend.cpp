@@ -75,6 +75,12 @@ void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_D
 }
 
 void finalize_pt2pt(RankState& rs) {
+  // A freed receive's message went into its buffer when it matched; its CPU time is charged here,
+  // where the rank waits for it (a message that never comes is a deadlock, reported as such).
+  if (!rs.freed_receives.empty()) rs.proc->annotate("MPI_Finalize, waiting for receives freed by MPI_Request_free");
+  for (auto& q : rs.freed_receives)
+    if (!q->done) rs.proc->wait(q->r);
+  rs.freed_receives.clear();
   if (rs.attached) drain(rs, *rs.attached);
   rs.attached.reset();
   rs.messages.clear();

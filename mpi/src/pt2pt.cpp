@@ -315,14 +315,19 @@ int MPI_Request_free(MPI_Request* request) {
       *request = MPI_REQUEST_NULL;
       return;
     }
-    // The model charges a receive's CPU time when a completion call completes it, and unpacks a
-    // non-contiguous one then: a freed receive has no such call, so neither would happen anywhere
-    // the program names.
-    if (q->recv && !q->done && !inactive(*q))
-      throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
-                     "freeing an active receive request is not supported: its receive would complete at no call "
-                     "of the program, which is where Touchstone charges a receive's CPU time"};
-    rs.reqs[static_cast<std::size_t>(*request - 1)].reset();  // an active send completes on its own
+    auto& slot = rs.reqs[static_cast<std::size_t>(*request - 1)];
+    if (q->recv && !q->done && !inactive(*q)) {
+      // The runtime writes a message into a contiguous receive buffer when it matches, so the
+      // receive goes on without its request and MPI_Finalize completes it. A non-contiguous
+      // receive is unpacked from its staging buffer only by a completion call, which a freed
+      // request never gets.
+      if (!q->staging.empty())
+        throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
+                       "freeing an active receive request of a non-contiguous datatype is not supported: its "
+                       "message is unpacked into the buffer by the call that completes the request"};
+      rs.freed_receives.push_back(std::move(slot));
+    }
+    slot.reset();  // an active send completes on its own
     *request = MPI_REQUEST_NULL;
   });
 }

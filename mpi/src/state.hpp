@@ -122,6 +122,7 @@ struct RankState {
   std::vector<MPI_Comm_errhandler_function*> errhandlers;  ///< handle = kFirstErrhandler + index
   std::unique_ptr<AttachedBuffer> attached;  ///< MPI_Buffer_attach (a pointer: RankState stays movable)
   std::vector<std::unique_ptr<Req>> messages;  ///< MPI_Mprobe's matched messages: handle = index + 1
+  std::vector<std::unique_ptr<Req>> freed_receives;  ///< active receives MPI_Request_free let go of
 };
 
 inline constexpr int kFirstDerivedType = 1000;
