@@ -282,14 +282,12 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
       Req* q = find_req(rs, requests[i]);
       if (is_null(q)) continue;
       any_active = true;
-      const std::optional<MpiError> err = progress(rs, *q, false) ? failure(*q) : std::nullopt;
-      MPI_Status s;
-      if (settle(rs, &requests[i], &s, false)) {
-        *index = i;
-        set_result_status(status, s);
-        if (err) throw *err;
-        return;
-      }
+      if (!progress(rs, *q, false)) continue;
+      const std::optional<MpiError> err = failure(*q);
+      *index = i;
+      set_result_status(status, release(rs, &requests[i]));
+      if (err) throw *err;
+      return;
     }
     *flag = !any_active;
     if (!any_active) set_status(status, empty_status());
