@@ -34,6 +34,15 @@ MPI_Request new_req(RankState& rs, std::unique_ptr<Req> q) {
   return static_cast<MPI_Request>(rs.reqs.size());
 }
 
+MPI_Comm comm_of_request(MPI_Request h) {
+  RankState& rs = state("MPI request call");
+  try {
+    if (const Req* q = find_req(rs, h); q && q->comm != MPI_COMM_NULL) return q->comm;
+  } catch (const MpiError&) {
+  }
+  return MPI_COMM_WORLD;
+}
+
 Req* find_req(RankState& rs, MPI_Request h) {
   if (h == MPI_REQUEST_NULL) return nullptr;
   if (h < 0 || h > static_cast<int>(rs.reqs.size()) || !rs.reqs[static_cast<std::size_t>(h - 1)])

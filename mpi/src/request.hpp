@@ -15,6 +15,9 @@ std::span<const std::byte> send_bytes(const void* buf, int count, const Type& t,
 
 MPI_Request new_req(RankState& rs, std::unique_ptr<Req> q);  ///< a new handle for q
 Req* find_req(RankState& rs, MPI_Request h);  ///< nullptr for MPI_REQUEST_NULL; MpiError if not valid
+/// The communicator whose error handler hears of an error on request h: the request's own, or the
+/// world's when the handle is not valid (or names no communicator).
+MPI_Comm comm_of_request(MPI_Request h);
 
 /// The checks every point-to-point call makes (count, type, peer, tag) and its new request; a
 /// request to MPI_PROC_NULL is complete at once.
