@@ -1,6 +1,7 @@
 // MPI persistent point-to-point requests (docs/mpi.md): MPI_*_init make an inactive request that
 // MPI_Start and MPI_Startall post again and again; the completion calls (pt2pt.cpp) make it inactive.
 #include <functional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -94,7 +95,14 @@ int MPI_Start(MPI_Request* request) {
 int MPI_Startall(int count, MPI_Request requests[]) {
   return call("MPI_Startall", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
-    for (int i = 0; i < count; ++i) startable(rs, requests[i]);  // all checked before any starts
+    // All checked before any starts; a request named twice would be started while active.
+    std::set<MPI_Request> seen;
+    for (int i = 0; i < count; ++i) {
+      startable(rs, requests[i]);
+      if (!seen.insert(requests[i]).second)
+        throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} appears twice: it would be started while active",
+                                                    requests[i])};
+    }
     for (int i = 0; i < count; ++i) start(rs, *find_req(rs, requests[i]));
   });
 }

@@ -102,6 +102,13 @@ static void errors_and_proc_null(int rank, int size) {
   MPI_Error_class(code, &klass);
   CHECK_EQ(klass, MPI_ERR_REQUEST);
   CHECK_EQ(MPI_Startall(1, &r), MPI_ERR_REQUEST);
+  MPI_Request twice[2];
+  MPI_Send_init(&x, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &twice[0]);
+  twice[1] = twice[0];
+  CHECK_EQ(MPI_Startall(2, twice), MPI_ERR_REQUEST); /* the same request twice: none is started */
+  CHECK_EQ(MPI_Start(&twice[0]), MPI_SUCCESS);
+  MPI_Wait(&twice[0], MPI_STATUS_IGNORE);
+  MPI_Request_free(&twice[0]);
   CHECK_EQ(MPI_Start(&nul), MPI_ERR_REQUEST);
   MPI_Isend(&x, 1, MPI_INT, (rank + 1) % size, 3, MPI_COMM_WORLD, &s);
   CHECK_EQ(MPI_Start(&s), MPI_ERR_REQUEST);
