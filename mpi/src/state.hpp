@@ -54,6 +54,7 @@ struct UserOp {
 /// A request: a runtime request in flight, or one already complete (PROC_NULL, or completed by a
 /// testall that could not complete them all) with its status.
 struct RankState;
+struct Generalized;
 
 struct Req {
   bool recv = false;
@@ -73,7 +74,7 @@ struct Req {
   std::function<void(RankState&, Req&)> start;
   bool started = false;  ///< persistent: MPI_Start posted it and no completion call has seen it complete
   /// A generalized request (MPI_Grequest_start): the program's functions, complete when it says so.
-  std::shared_ptr<struct Generalized> generalized;
+  std::shared_ptr<Generalized> generalized;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;
