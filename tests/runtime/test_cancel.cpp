@@ -132,6 +132,9 @@ TEST(Cancel, OutcomeIsDeterministic) {
   o.execution = Execution::fibers;
   o.perturb = 3;
   const auto h2 = run(m, program(perturbed), o).trace_hash;
+  // The first receive is cancelled at t = 8 us, before rank 1 has even sent (at 10 us); the next two
+  // have matched rank 1's and rank 2's messages by their cancels; rank 3's is received after.
+  EXPECT_EQ(base, (std::vector<int>{-1, 1, 2, 3}));
   EXPECT_EQ(base, threads);
   EXPECT_EQ(base, perturbed);
   EXPECT_EQ(h0, h1);
