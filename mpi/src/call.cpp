@@ -148,6 +148,15 @@ void set_status(MPI_Status* out, const MPI_Status& s) {
   if (out != MPI_STATUS_IGNORE) *out = s;
 }
 
+// MPI-3.1 3.2.5: calls that return one status leave its MPI_ERROR field alone; only a failure
+// (a truncated receive) is written there.
+void set_result_status(MPI_Status* out, const MPI_Status& s) {
+  if (out == MPI_STATUS_IGNORE) return;
+  const int error = out->MPI_ERROR;
+  *out = s;
+  if (s.MPI_ERROR == MPI_SUCCESS) out->MPI_ERROR = error;
+}
+
 Session* session() { return g_session; }
 void set_session(Session* s) { g_session = s; }
 

@@ -32,6 +32,9 @@ void check_root(const Comm& c, int root);
 MPI_Status empty_status();
 MPI_Status proc_null_status();
 void set_status(MPI_Status* out, const MPI_Status& s);  ///< unless out is MPI_STATUS_IGNORE
+/// The status of a completed operation or probe, as a call returning one status gives it (unless out
+/// is MPI_STATUS_IGNORE): its MPI_ERROR field changes only on failure.
+void set_result_status(MPI_Status* out, const MPI_Status& s);
 
 /// Hands an error to the communicator's error handler (the world's when the communicator is not
 /// valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.

@@ -541,6 +541,7 @@ int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement) {
 
 int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
   return call("MPI_Status_set_elements_x", MPI_COMM_WORLD, [&](RankState& rs) {
+    if (status == MPI_STATUS_IGNORE) throw MpiError{MPI_ERR_ARG, "the status is MPI_STATUS_IGNORE"};
     if (count < 0) throw MpiError{MPI_ERR_COUNT, fmt::format("count {} is negative", count)};
     status->touchstone_bytes = element_bytes(type_of(rs, datatype), count);
   });

@@ -14,6 +14,7 @@
 
 #include "attributes.hpp"
 #include "call.hpp"
+#include "request.hpp"
 
 
 using namespace touchstone;
@@ -70,6 +71,7 @@ int MPI_Finalize(void) {
   for (const auto& q : rs.reqs)
     if (q && q->recv && !q->done)
       throw UsageError(fmt::format("MPI_Finalize on rank {} with a receive request still active", rs.proc->rank()));
+  finalize_pt2pt(rs);  // buffered messages are sent before MPI_Finalize returns
   // An active send completes on its own (as MPI_Request_free lets it); its Request must not outlive
   // the run (issue 20), so the rank's requests go now.
   rs.reqs.clear();

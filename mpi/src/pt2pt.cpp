@@ -58,6 +58,13 @@ int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
   });
 }
 
+int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return call("MPI_Irsend", comm, [&](RankState& rs) {
+    *request = new_req(rs, post_send(rs, comm, buf, count, datatype, dest, tag, false));
+  });
+}
+
 int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Irecv", comm, [&](RankState& rs) {
     *request = new_req(rs, post_recv(rs, comm, buf, count, datatype, source, tag));
@@ -101,8 +108,8 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     check_peer(c, source, true, "source");
     check_tag(tag, true);
     if (source == MPI_PROC_NULL) return set_status(status, proc_null_status());
-    set_status(status, probe_status(rs.proc->probe(source == MPI_ANY_SOURCE ? any_source : c.peer_to_group(source),
-                                                   tag == MPI_ANY_TAG ? any_tag : tag, c.pt2pt), c));
+    set_result_status(status, probe_status(rs.proc->probe(source == MPI_ANY_SOURCE ? any_source : c.peer_to_group(source),
+                                                          tag == MPI_ANY_TAG ? any_tag : tag, c.pt2pt), c));
   });
 }
 
@@ -118,28 +125,30 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
     const auto st = rs.proc->iprobe(source == MPI_ANY_SOURCE ? any_source : c.peer_to_group(source),
                                     tag == MPI_ANY_TAG ? any_tag : tag, c.pt2pt);
     *flag = st.has_value();
-    if (st) set_status(status, probe_status(*st, c));
+    if (st) set_result_status(status, probe_status(*st, c));
   });
 }
 
+namespace {
+// Every handle of an array call is checked before any request is touched.
+void check_requests(RankState& rs, int count, const MPI_Request requests[]) {
+  check_count(count);
+  for (int i = 0; i < count; ++i) find_req(rs, requests[i]);
+}
+}  // namespace
+
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  RankState& rs0 = state("MPI_Wait");
-  const Req* q0 = nullptr;
-  try {
-    q0 = find_req(rs0, *request);
-  } catch (const MpiError&) {
-  }
-  return call("MPI_Wait", q0 ? q0->comm : MPI_COMM_WORLD, [&](RankState& rs) { wait_one(rs, request, status); });
+  return call("MPI_Wait", comm_of_request(*request), [&](RankState& rs) { wait_one(rs, request, status); });
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   return call("MPI_Waitall", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_count(count);
+    check_requests(rs, count, requests);
     std::vector<Request> active;
     std::vector<int> which;
     for (int i = 0; i < count; ++i) {
       Req* q = find_req(rs, requests[i]);
-      if (q && !q->done) {
+      if (!is_null(q) && !q->done && q->r.active()) {
         active.push_back(std::move(q->r));
         which.push_back(i);
       }
@@ -147,24 +156,33 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     // The runtime completes receives in the order their messages arrived (docs/model.md).
     const auto st = rs.proc->waitall(active);
     for (std::size_t k = 0; k < which.size(); ++k) finish(rs, *find_req(rs, requests[which[k]]), st[k]);
+    for (int i = 0; i < count; ++i)  // generalized requests
+      if (Req* q = find_req(rs, requests[i]); !is_null(q)) progress(rs, *q, true);
     release_all(rs, count, requests, statuses);
   });
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   return call("MPI_Waitany", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_count(count);
+    check_requests(rs, count, requests);
     *index = MPI_UNDEFINED;
     std::vector<int> which;
+    bool generalized = false;
     for (int i = 0; i < count; ++i) {
       Req* q = find_req(rs, requests[i]);
-      if (!q) continue;
-      if (q->done) {  // already complete (MPI_PROC_NULL, or completed by a testall)
+      if (is_null(q)) continue;  // null and inactive requests are skipped
+      // Already complete (MPI_PROC_NULL, a buffered send, completed by a testall, a generalized
+      // request its program completed).
+      if (q->done || (q->generalized && progress(rs, *q, false))) {
         *index = i;
         return wait_one(rs, &requests[i], status);
       }
-      which.push_back(i);
+      if (q->generalized) generalized = true;
+      else which.push_back(i);
     }
+    if (which.empty() && generalized)
+      throw MpiError{MPI_ERR_REQUEST, "waiting for generalized requests none of which is complete would wait forever: "
+                                      "the rank's one thread must call MPI_Grequest_complete first"};
     if (which.empty()) return set_status(status, empty_status());
     std::vector<Request> active;
     for (int i : which) active.push_back(std::move(find_req(rs, requests[i])->r));
@@ -179,17 +197,13 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  return call("MPI_Test", MPI_COMM_WORLD, [&](RankState& rs) {
+  return call("MPI_Test", comm_of_request(*request), [&](RankState& rs) {
     Req* q = find_req(rs, *request);
     *flag = 1;
-    if (!q) return set_status(status, empty_status());
-    if (!q->done) {
-      Status st;
-      if (!rs.proc->test(q->r, &st)) {
-        *flag = 0;
-        return;
-      }
-      finish(rs, *q, st);
+    if (is_null(q)) return set_status(status, empty_status());
+    if (!progress(rs, *q, false)) {
+      *flag = 0;
+      return;
     }
     wait_one(rs, request, status);
   });
@@ -197,14 +211,12 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   return call("MPI_Testall", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_count(count);
+    check_requests(rs, count, requests);
     bool all = true;
     for (int i = 0; i < count; ++i) {
       Req* q = find_req(rs, requests[i]);
-      if (!q || q->done) continue;
-      Status st;
-      if (rs.proc->test(q->r, &st)) finish(rs, *q, st);  // kept until all are complete
-      else all = false;
+      // A request complete by now keeps its status until all are: none is released partially.
+      if (!is_null(q) && !progress(rs, *q, false)) all = false;
     }
     *flag = all;
     if (!all) return;
@@ -213,28 +225,21 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
 }
 
 namespace {
-// Completes (if complete by now, or `block`) and frees the request behind *h; returns its status's
-// error code (MPI_ERR_TRUNCATE or MPI_SUCCESS). False if it is still in progress.
+// Completes (if complete by now, or `block`) and releases the request behind *h; false if it is
+// still in progress.
 bool settle(RankState& rs, MPI_Request* h, MPI_Status* out, bool block) {
   Req* q = find_req(rs, *h);
-  if (!q->done) {
-    Status st;
-    if (block) st = rs.proc->wait(q->r);
-    else if (!rs.proc->test(q->r, &st)) return false;
-    finish(rs, *q, st);
-  }
-  *out = q->status;
-  rs.reqs[static_cast<std::size_t>(*h - 1)].reset();
-  *h = MPI_REQUEST_NULL;
+  if (!progress(rs, *q, block)) return false;
+  *out = release(rs, h);
   return true;
 }
 
 // MPI_Waitsome and MPI_Testsome: every request complete by now (after a waitany when `wait`).
 void some(RankState& rs, int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[],
           bool wait) {
-  check_count(incount);
+  check_requests(rs, incount, requests);
   bool any_active = false;
-  for (int i = 0; i < incount; ++i) any_active |= find_req(rs, requests[i]) != nullptr;
+  for (int i = 0; i < incount; ++i) any_active |= !is_null(find_req(rs, requests[i]));
   if (!any_active) {
     *outcount = MPI_UNDEFINED;
     return;
@@ -249,13 +254,13 @@ void some(RankState& rs, int incount, MPI_Request requests[], int* outcount, int
   };
   if (wait) {
     int index = MPI_UNDEFINED;
-    MPI_Status s;
+    MPI_Status s{};
     const int rc = MPI_Waitany(incount, requests, &index, &s);
     if (index != MPI_UNDEFINED) take(index, s);
     if (rc != MPI_SUCCESS && !error) error = fmt::format("request {} failed: {}", index, error_text(rc));
   }
   for (int i = 0; i < incount; ++i) {
-    if (!find_req(rs, requests[i])) continue;
+    if (is_null(find_req(rs, requests[i]))) continue;
     MPI_Status s;
     if (settle(rs, &requests[i], &s, false)) take(i, s);
   }
@@ -265,20 +270,20 @@ void some(RankState& rs, int incount, MPI_Request requests[], int* outcount, int
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   return call("MPI_Testany", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_count(count);
+    check_requests(rs, count, requests);
     *index = MPI_UNDEFINED;
     *flag = 1;
     bool any_active = false;
     for (int i = 0; i < count; ++i) {
-      if (!find_req(rs, requests[i])) continue;
+      Req* q = find_req(rs, requests[i]);
+      if (is_null(q)) continue;
       any_active = true;
-      MPI_Status s;
-      if (settle(rs, &requests[i], &s, false)) {
-        *index = i;
-        set_status(status, s);
-        if (s.MPI_ERROR != MPI_SUCCESS) throw MpiError{s.MPI_ERROR, fmt::format("request {} failed", i)};
-        return;
-      }
+      if (!progress(rs, *q, false)) continue;
+      const std::optional<MpiError> err = failure(*q);
+      *index = i;
+      set_result_status(status, release(rs, &requests[i]));
+      if (err) throw *err;
+      return;
     }
     *flag = !any_active;
     if (!any_active) set_status(status, empty_status());
@@ -296,13 +301,41 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices
 }
 
 int MPI_Request_free(MPI_Request* request) {
-  return call("MPI_Request_free", MPI_COMM_WORLD, [&](RankState& rs) {
+  return call("MPI_Request_free", comm_of_request(*request), [&](RankState& rs) {
     Req* q = find_req(rs, *request);
     if (!q) throw MpiError{MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be freed"};
-    if (q->recv && !q->done)
-      throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
-                     "freeing an active receive request is not supported (its buffer's fate would be unknown)"};
-    rs.reqs[static_cast<std::size_t>(*request - 1)].reset();  // an active send completes on its own
+    if (q->generalized && !q->generalized->complete) {  // freed (free_fn called) once complete
+      q->generalized->freed = true;
+      *request = MPI_REQUEST_NULL;
+      return;
+    }
+    auto& slot = rs.reqs[static_cast<std::size_t>(*request - 1)];
+    if (q->recv && !q->done && !inactive(*q)) {
+      // The runtime writes a message into a contiguous receive buffer when it matches, so the
+      // receive goes on without its request and MPI_Finalize completes it. A non-contiguous
+      // receive is unpacked from its staging buffer only by a completion call, which a freed
+      // request never gets.
+      if (!q->staging.empty())
+        throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
+                       "freeing an active receive request of a non-contiguous datatype is not supported: its "
+                       "message is unpacked into the buffer by the call that completes the request"};
+      rs.freed_receives.push_back(std::move(slot));
+    }
+    slot.reset();  // an active send completes on its own
     *request = MPI_REQUEST_NULL;
+  });
+}
+
+int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  return call("MPI_Request_get_status", comm_of_request(request), [&](RankState& rs) {
+    Req* q = find_req(rs, request);
+    *flag = 1;
+    if (is_null(q)) return set_status(status, empty_status());
+    if (!progress(rs, *q, false)) {  // complete by now: kept, with its status, for the call that frees it
+      *flag = 0;
+      return;
+    }
+    set_result_status(status, q->status);
+    if (auto err = failure(*q)) throw *err;
   });
 }

@@ -34,6 +34,15 @@ MPI_Request new_req(RankState& rs, std::unique_ptr<Req> q) {
   return static_cast<MPI_Request>(rs.reqs.size());
 }
 
+MPI_Comm comm_of_request(MPI_Request h) {
+  RankState& rs = state("MPI request call");
+  try {
+    if (const Req* q = find_req(rs, h); q && q->comm != MPI_COMM_NULL) return q->comm;
+  } catch (const MpiError&) {
+  }
+  return MPI_COMM_WORLD;
+}
+
 Req* find_req(RankState& rs, MPI_Request h) {
   if (h == MPI_REQUEST_NULL) return nullptr;
   if (h < 0 || h > static_cast<int>(rs.reqs.size()) || !rs.reqs[static_cast<std::size_t>(h - 1)])
@@ -46,7 +55,9 @@ Req* find_req(RankState& rs, MPI_Request h) {
 std::unique_ptr<Req> new_request(RankState& rs, MPI_Comm ch, int count, MPI_Datatype dt, int peer, int tag, bool recv) {
   const Comm& c = comm_of(rs, ch);
   check_count(count);
-  committed(rs, dt);
+  // Nothing is sent to or received from MPI_PROC_NULL, so MPI_DATATYPE_NULL is accepted there (as
+  // MPICH and Open MPI accept it).
+  if (peer != MPI_PROC_NULL || dt != MPI_DATATYPE_NULL) committed(rs, dt);
   check_peer(c, peer, recv, recv ? "source" : "destination");
   check_tag(tag, recv);
   auto q = std::make_unique<Req>();
@@ -61,37 +72,61 @@ std::unique_ptr<Req> new_request(RankState& rs, MPI_Comm ch, int count, MPI_Data
 }
 
 // Posts a receive into the user's buffer (or a staging buffer for non-contiguous types).
-std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count, MPI_Datatype dt, int src, int tag) {
-  auto q = new_request(rs, ch, count, dt, src, tag, true);
-  q->user_buf = buf;
-  q->count = count;
-  q->type = dt;
-  if (q->done) return q;
-  const Comm& c = comm_of(rs, ch);
+void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, int src, int tag) {
+  q.user_buf = buf;
+  q.count = count;
+  q.type = dt;
+  q.staging.clear();
+  if (src == MPI_PROC_NULL) {
+    q.done = true;
+    q.status = proc_null_status();
+    return;
+  }
+  const Comm& c = comm_of(rs, q.comm);
   const Type& t = committed(rs, dt);
-  q->recv_type = shared_copy(t);
+  q.recv_type = shared_copy(t);
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   std::span<std::byte> into{static_cast<std::byte*>(buf), n};
   if (!t.contiguous() && n) {
-    q->staging.resize(n);
-    into = q->staging;
+    q.staging.resize(n);
+    into = q.staging;
   }
-  q->r = rs.proc->irecv_truncating(src == MPI_ANY_SOURCE ? any_source : c.peer_to_group(src),
-                                   tag == MPI_ANY_TAG ? any_tag : tag, into, c.pt2pt);
+  q.r = rs.proc->irecv_truncating(src == MPI_ANY_SOURCE ? any_source : c.peer_to_group(src),
+                                  tag == MPI_ANY_TAG ? any_tag : tag, into, c.pt2pt);
+}
+
+std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count, MPI_Datatype dt, int src, int tag) {
+  auto q = new_request(rs, ch, count, dt, src, tag, true);
+  start_recv(rs, *q, buf, count, dt, src, tag);
   return q;
+}
+
+void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype dt, int dst, int tag, SendMode mode) {
+  q.staging.clear();
+  if (dst == MPI_PROC_NULL) {
+    q.done = true;
+    q.status = proc_null_status();
+    return;
+  }
+  if (mode == SendMode::buffered) {  // complete once copied: the attached buffer holds the message
+    buffered_send(rs, q.comm, buf, count, dt, dst, tag);
+    q.done = true;
+    q.status = empty_status();
+    return;
+  }
+  const Comm& c = comm_of(rs, q.comm);
+  const Type& t = committed(rs, dt);
+  // A non-contiguous type is packed into the request's staging buffer: the runtime reads the send
+  // buffer until the send completes (docs/model.md 1.5), so it must live as long as the request.
+  const auto data = send_bytes(buf, count, t, q.staging);
+  const int to = c.peer_to_group(dst);
+  q.r = mode == SendMode::synchronous ? rs.proc->issend(to, tag, data, c.pt2pt) : rs.proc->isend(to, tag, data, c.pt2pt);
 }
 
 std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst,
                                int tag, bool synchronous) {
   auto q = new_request(rs, ch, count, dt, dst, tag, false);
-  if (q->done) return q;
-  const Comm& c = comm_of(rs, ch);
-  const Type& t = committed(rs, dt);
-  // A non-contiguous type is packed into the request's staging buffer: the runtime reads the send
-  // buffer until the send completes (docs/model.md 1.5), so it must live as long as the request.
-  const auto data = send_bytes(buf, count, t, q->staging);
-  const int to = c.peer_to_group(dst);
-  q->r = synchronous ? rs.proc->issend(to, tag, data, c.pt2pt) : rs.proc->isend(to, tag, data, c.pt2pt);
+  start_send(rs, *q, buf, count, dt, dst, tag, synchronous ? SendMode::synchronous : SendMode::standard);
   return q;
 }
 
@@ -111,7 +146,9 @@ void finish(RankState& rs, Req& q, const Status& st) {
   q.status.MPI_SOURCE = st.source - q.peer_base;
   q.status.MPI_TAG = st.tag;
   q.status.touchstone_bytes = got;
-  q.status.MPI_ERROR = st.truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  // A matched message (MPI_Mprobe) is staged whole, so the runtime never truncates it: its size
+  // against the buffer given to MPI_Mrecv says.
+  q.status.MPI_ERROR = st.truncated || st.size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
   q.message_size = st.size;
 }
 
@@ -121,38 +158,70 @@ MpiError truncation(const Req& q) {
                               q.message_size, q.status.MPI_SOURCE, q.status.MPI_TAG, q.status.touchstone_bytes)};
 }
 
+bool progress(RankState& rs, Req& q, bool block) {
+  if (q.done) return true;
+  if (q.generalized) {
+    Generalized& g = *q.generalized;
+    // A rank has one thread: while it blocks here, nothing could call MPI_Grequest_complete.
+    if (!g.complete && block)
+      throw MpiError{MPI_ERR_REQUEST, "waiting for a generalized request that is not complete would wait forever: "
+                                      "the rank's one thread must call MPI_Grequest_complete first"};
+    if (!g.complete) return false;
+    q.status = empty_status();
+    g.query_error = g.query ? g.query(g.extra_state, &q.status) : MPI_SUCCESS;
+    q.status.MPI_ERROR = g.query_error;
+    q.done = true;
+    return true;
+  }
+  Status st;
+  if (block) st = rs.proc->wait(q.r);
+  else if (!rs.proc->test(q.r, &st)) return false;
+  finish(rs, q, st);
+  return true;
+}
+
+std::optional<MpiError> failure(const Req& q) {
+  if (q.generalized && q.generalized->query_error != MPI_SUCCESS)
+    return MpiError{q.generalized->query_error, "the generalized request's query function returned an error"};
+  if (q.status.MPI_ERROR == MPI_ERR_TRUNCATE) return truncation(q);
+  return std::nullopt;
+}
+
+MPI_Status release(RankState& rs, MPI_Request* h) {
+  Req& q = *find_req(rs, *h);
+  const MPI_Status s = q.status;
+  if (q.persistent) {
+    q.started = false;
+    q.status = empty_status();
+  } else {
+    rs.reqs[static_cast<std::size_t>(*h - 1)].reset();
+    *h = MPI_REQUEST_NULL;
+  }
+  return s;
+}
+
 // Waitall and Testall, once every request is complete: frees them, sets their statuses and
 // raises MPI_ERR_IN_STATUS for the first that failed (a truncated receive).
 void release_all(RankState& rs, int count, MPI_Request requests[], MPI_Status statuses[]) {
-    std::optional<MpiError> first;
-    for (int i = 0; i < count; ++i) {
-      Req* q = find_req(rs, requests[i]);
-      MPI_Status s = q ? q->status : empty_status();
-      if (q && s.MPI_ERROR != MPI_SUCCESS && !first) first = truncation(*q);
-      if (q) {
-        rs.reqs[static_cast<std::size_t>(requests[i] - 1)].reset();
-        requests[i] = MPI_REQUEST_NULL;
-      }
-      if (statuses != MPI_STATUSES_IGNORE) statuses[i] = s;
-    }
-    if (first) throw MpiError{MPI_ERR_IN_STATUS, first->what};
+  std::optional<MpiError> first;
+  for (int i = 0; i < count; ++i) {
+    Req* q = find_req(rs, requests[i]);
+    if (!is_null(q) && !first) first = failure(*q);
+    const MPI_Status s = is_null(q) ? empty_status() : release(rs, &requests[i]);
+    if (statuses != MPI_STATUSES_IGNORE) statuses[i] = s;
+  }
+  if (first) throw MpiError{MPI_ERR_IN_STATUS, first->what};
 }
 
-// Completes the request behind handle *h (blocking), frees it and reports truncation.
+// Completes the request behind handle *h (blocking), frees it (or makes a persistent one
+// inactive) and reports truncation.
 void wait_one(RankState& rs, MPI_Request* h, MPI_Status* status) {
   Req* q = find_req(rs, *h);
-  if (!q) {
-    set_status(status, empty_status());
-    return;
-  }
-  if (!q->done) finish(rs, *q, rs.proc->wait(q->r));
-  const MPI_Status s = q->status;
-  const bool truncated = s.MPI_ERROR == MPI_ERR_TRUNCATE;
-  const MpiError err = truncated ? truncation(*q) : MpiError{};
-  rs.reqs[static_cast<std::size_t>(*h - 1)].reset();
-  *h = MPI_REQUEST_NULL;
-  set_status(status, s);
-  if (truncated) throw err;
+  if (is_null(q)) return set_status(status, empty_status());
+  progress(rs, *q, true);
+  const std::optional<MpiError> err = failure(*q);
+  set_result_status(status, release(rs, h));
+  if (err) throw *err;
 }
 
 }  // namespace touchstone::mpi

@@ -2,6 +2,7 @@
 // completing them into MPI statuses, and the handle table. Internal.
 #pragma once
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -14,6 +15,9 @@ std::span<const std::byte> send_bytes(const void* buf, int count, const Type& t,
 
 MPI_Request new_req(RankState& rs, std::unique_ptr<Req> q);  ///< a new handle for q
 Req* find_req(RankState& rs, MPI_Request h);  ///< nullptr for MPI_REQUEST_NULL; MpiError if not valid
+/// The communicator whose error handler hears of an error on request h: the request's own, or the
+/// world's when the handle is not valid (or names no communicator).
+MPI_Comm comm_of_request(MPI_Request h);
 
 /// The checks every point-to-point call makes (count, type, peer, tag) and its new request; a
 /// request to MPI_PROC_NULL is complete at once.
@@ -23,14 +27,41 @@ std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count,
 std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst,
                                int tag, bool synchronous);
 
+/// The send modes. A ready send is a standard one (the runtime needs no posted receive); a
+/// buffered one copies the message into the attached buffer (bsend.cpp).
+enum class SendMode { standard, synchronous, ready, buffered };
+/// Posts the operation into an existing request (checked by new_request): what post_send and
+/// post_recv do, and what MPI_Start does again for a persistent request.
+void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype dt, int dst, int tag, SendMode mode);
+void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, int src, int tag);
+/// A buffered send (MPI_Bsend): the message is copied into the attached buffer and sent from
+/// there; MpiError MPI_ERR_BUFFER when it does not fit.
+void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst, int tag);
+/// MPI_Finalize's part: waits for the buffered messages still in transit and lets go of every
+/// runtime request the rank holds (none may outlive the run).
+void finalize_pt2pt(RankState& rs);
+
+/// A persistent request that is not started: the completion calls treat it as MPI_REQUEST_NULL.
+inline bool inactive(const Req& q) { return q.persistent && !q.started; }
+/// Null or inactive: what Waitany, Testany, Waitsome and Testsome skip.
+inline bool is_null(const Req* q) { return !q || inactive(*q); }
+/// Brings the request's operation to completion if it is complete at this rank's clock (test), or
+/// blocking when `block`; true when the request is complete.
+bool progress(RankState& rs, Req& q, bool block);
+/// A complete request's status, handed out once: frees the request (*h becomes MPI_REQUEST_NULL),
+/// or makes a persistent one inactive.
+MPI_Status release(RankState& rs, MPI_Request* h);
+/// The error of a complete request (a truncated receive), if it failed.
+std::optional<MpiError> failure(const Req& q);
+
 /// Turns a completed runtime request into its MPI status (unpacking a staged receive); the
 /// status's MPI_ERROR says MPI_ERR_TRUNCATE for a message longer than the buffer.
 void finish(RankState& rs, Req& q, const Status& st);
 MpiError truncation(const Req& q);
-/// Waitall and Testall, once every request is complete: frees them, sets their statuses and
+/// Waitall and Testall, once every request is complete: releases them, sets their statuses and
 /// raises MPI_ERR_IN_STATUS for the first that failed (a truncated receive).
 void release_all(RankState& rs, int count, MPI_Request requests[], MPI_Status statuses[]);
-/// Completes the request behind handle *h (blocking), frees it and reports truncation.
+/// Completes the request behind handle *h (blocking), releases it and reports truncation.
 void wait_one(RankState& rs, MPI_Request* h, MPI_Status* status);
 
 }  // namespace touchstone::mpi

@@ -2,6 +2,7 @@
 // functions through Proc::current(). Internal to libtouchstone_mpi.so.
 #pragma once
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -115,6 +116,7 @@ struct UserOp {
 /// A request: a runtime request in flight, or one already complete (PROC_NULL, or completed by a
 /// testall that could not complete them all) with its status.
 struct RankState;
+struct Generalized;
 
 struct Req {
   bool recv = false;
@@ -135,12 +137,46 @@ struct Req {
   bool persistent = false;
   int peer_base = 0;  ///< the communicator's remote_base: status MPI_SOURCE = group rank - peer_base
   std::function<void(RankState&, Req&)> start;
+  bool started = false;  ///< persistent: MPI_Start posted it and no completion call has seen it complete
+  /// A generalized request (MPI_Grequest_start): the program's functions, complete when it says so.
+  std::shared_ptr<Generalized> generalized;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;
 };
 
 struct Attributes;
+/// MPI_Grequest_start's request: the program completes it (MPI_Grequest_complete); the completion
+/// calls ask query_fn for its status; free_fn runs when it is freed (the destructor).
+struct Generalized {
+  MPI_Grequest_query_function* query = nullptr;
+  MPI_Grequest_free_function* free = nullptr;
+  MPI_Grequest_cancel_function* cancel = nullptr;
+  void* extra_state = nullptr;
+  bool complete = false;
+  bool freed = false;  ///< MPI_Request_free came first: the handle's slot goes at MPI_Grequest_complete
+  int query_error = MPI_SUCCESS;
+  Generalized() = default;
+  Generalized(const Generalized&) = delete;
+  Generalized& operator=(const Generalized&) = delete;
+  ~Generalized() {
+    if (free) free(extra_state);
+  }
+};
+
+/// MPI_Buffer_attach's buffer (docs/mpi.md, "Buffered mode"): its capacity, and the buffered
+/// messages still using part of it until their sends complete.
+struct AttachedBuffer {
+  void* addr = nullptr;
+  std::size_t size = 0;
+  std::size_t used = 0;  ///< data + MPI_BSEND_OVERHEAD of every message in `pending`
+  struct Pending {
+    std::vector<std::byte> data;  ///< the message's copy: the send reads it until it completes
+    std::size_t charge = 0;
+    Request r;  ///< last, so that it goes first (a dropped send copies `data`)
+  };
+  std::deque<Pending> pending;  ///< in the order they were sent
+};
 
 struct RankState {
   Proc* proc = nullptr;
@@ -154,6 +190,9 @@ struct RankState {
   std::vector<MPI_Comm_errhandler_function*> errhandlers;  ///< handle = kFirstErrhandler + index
   std::vector<std::optional<InfoPairs>> infos;  ///< user info objects: handle = kFirstInfo + index
   std::shared_ptr<Attributes> attributes;  ///< keyvals and attributes (attributes.hpp)
+  std::unique_ptr<AttachedBuffer> attached;  ///< MPI_Buffer_attach (a pointer: RankState stays movable)
+  std::vector<std::unique_ptr<Req>> messages;  ///< MPI_Mprobe's matched messages: handle = index + 1
+  std::vector<std::unique_ptr<Req>> freed_receives;  ///< active receives MPI_Request_free let go of
 };
 
 inline constexpr int kFirstDerivedType = 1000;

@@ -1152,6 +1152,26 @@ bool Engine::test(Vp& v, Op*& op, Status* st) {
   return false;
 }
 
+// A receive is withdrawn only if it is still unmatched once every event before this VP's clock has
+// been committed: the same line test draws, so a cancel succeeds exactly when a test at that moment
+// would have found nothing. Withdrawing it from the posted queue leaves every later message to the
+// receives posted after it (or the unexpected queue): each message is still delivered once.
+bool Engine::cancel(Vp& v, Op*& op) {
+  enter(v);
+  check_owner(v, {&op, 1}, "cancel");
+  if (!op)
+    throw UsageError(fmt::format("rank {}: cancel of a request that is not active (already completed?)", v.rank));
+  if (op->kind != Op::Kind::recv) return false;
+  if (!op->matched && !op->awaiting_data) sync(v);
+  if (op->matched || op->awaiting_data) return false;
+  ++v.actions;  // the world changed for this VP: a poll loop around it is not futile
+  v.mailbox.cancel(op);
+  hash_.add(op->call, 0xca9c, static_cast<std::uint64_t>(v.clock) ^ static_cast<std::uint64_t>(v.rank) << 48);
+  free_op(op);
+  op = nullptr;
+  return true;
+}
+
 std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, bool blocking) {
   enter(v);
   const GroupData& gd = resolve(g);

@@ -144,6 +144,7 @@ class Engine final : public NetworkListener, private Scheduler {
   std::vector<Status> waitall(Vp& v, std::span<Op*> ops);
   std::size_t waitany(Vp& v, std::span<Op*> ops, Status* st);
   bool test(Vp& v, Op*& op, Status* st);
+  bool cancel(Vp& v, Op*& op);  // Proc::cancel
   std::optional<Status> probe(Vp& v, const Group& g, int src, int tag, bool blocking);
   void barrier(Vp& v, const Group& g);
   void compute(Vp& v, Time dt);

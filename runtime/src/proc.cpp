@@ -130,6 +130,7 @@ std::size_t Proc::waitany(std::span<Request> rs, Status* status) {
   return i;
 }
 bool Proc::test(Request& r, Status* status) { return e_.test(v_, r.op_, status); }
+bool Proc::cancel(Request& r) { return e_.cancel(v_, r.op_); }
 Status Proc::probe(int src, int tag, const Group& g) { return *e_.probe(v_, g, src, tag, true); }
 std::optional<Status> Proc::iprobe(int src, int tag, const Group& g) { return e_.probe(v_, g, src, tag, false); }
 Status Proc::sendrecv(int dst, int send_tag, std::span<const std::byte> data, int src, int recv_tag,

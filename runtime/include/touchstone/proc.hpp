@@ -143,6 +143,12 @@ class Proc {
   std::size_t waitany(std::span<Request> rs, Status* status = nullptr);
   /// Completes r if it is complete at this VP's current time.
   bool test(Request& r, Status* status = nullptr);
+  /// Withdraws the receive r if no message has matched it by this VP's current time (decided as
+  /// test decides: the event loop first catches up with the clock), and returns true: r is then
+  /// inactive, and a later message goes to another receive or waits as unexpected. False when it
+  /// has matched (r completes as usual) and for every send: a message handed to the network is
+  /// not taken back. Free in virtual time.
+  bool cancel(Request& r);
   /// Blocks until a matching message has arrived; does not receive it.
   Status probe(int src, int tag, const Group& g = {});
   std::optional<Status> iprobe(int src, int tag, const Group& g = {});

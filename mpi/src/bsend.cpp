@@ -1,0 +1,131 @@
+// Buffered mode (docs/mpi.md, "Buffered mode"): MPI_Buffer_attach/detach, MPI_Bsend, MPI_Ibsend.
+// A buffered message is copied out of the user's buffer (the copy is the sender's CPU work,
+// Proc::local_copy) and then sent like a standard message; it holds its size plus
+// MPI_BSEND_OVERHEAD bytes of the attached buffer's capacity until its send completes.
+#include <cstring>
+
+#include <fmt/format.h>
+
+#pragma GCC visibility push(default)
+#include "mpi.h"
+#pragma GCC visibility pop
+
+#include "call.hpp"
+#include "request.hpp"
+#include "types.hpp"
+
+using namespace touchstone;
+using namespace touchstone::mpi;
+
+namespace touchstone::mpi {
+
+namespace {
+
+// Frees the capacity of every buffered message whose send has completed by this rank's clock.
+// Each one still in transit is polled with a test (and costs its probe_cost, as a real library's
+// progress poll would): only done when a new message does not fit, so that a rank with room to
+// spare pays nothing.
+void reclaim(RankState& rs, AttachedBuffer& b) {
+  for (auto it = b.pending.begin(); it != b.pending.end();) {
+    if (rs.proc->test(it->r)) {
+      b.used -= it->charge;
+      it = b.pending.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+// Waits for every buffered message still in transit (MPI_Buffer_detach, MPI_Finalize).
+void drain(RankState& rs, AttachedBuffer& b) {
+  std::vector<Request> sends;
+  for (auto& p : b.pending) sends.push_back(std::move(p.r));
+  rs.proc->waitall(sends);
+  b.pending.clear();
+  b.used = 0;
+}
+
+}  // namespace
+
+void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst, int tag) {
+  const Comm& c = comm_of(rs, ch);
+  const Type& t = committed(rs, dt);
+  const std::size_t n = static_cast<std::size_t>(count) * t.size;
+  const std::size_t charge = n + MPI_BSEND_OVERHEAD;
+  if (!rs.attached)
+    throw MpiError{MPI_ERR_BUFFER, fmt::format("a buffered send of {} bytes with no buffer attached "
+                                               "(MPI_Buffer_attach)", n)};
+  AttachedBuffer& b = *rs.attached;
+  if (b.size - b.used < charge) reclaim(rs, b);
+  if (b.size - b.used < charge)
+    throw MpiError{MPI_ERR_BUFFER,
+                   fmt::format("a buffered send of {} bytes needs {} bytes of the attached buffer (with "
+                               "MPI_BSEND_OVERHEAD = {}), but only {} of its {} are free",
+                               n, charge, MPI_BSEND_OVERHEAD, b.size - b.used, b.size)};
+  AttachedBuffer::Pending& p = b.pending.emplace_back();
+  p.charge = charge;
+  b.used += charge;
+  p.data.resize(n);
+  if (n && !rs.proc->phantom_payloads()) {
+    if (t.contiguous()) std::memcpy(p.data.data(), buf, n);
+    else pack(buf, count, t, p.data);
+  }
+  rs.proc->local_copy(n, t.contiguous() ? 1 : static_cast<std::size_t>(count) * t.blocks.size());
+  p.r = rs.proc->isend(c.peer_to_group(dst), tag, p.data, c.pt2pt);
+}
+
+void finalize_pt2pt(RankState& rs) {
+  // A freed receive's message went into its buffer when it matched; its CPU time is charged here,
+  // where the rank waits for it (a message that never comes is a deadlock, reported as such).
+  if (!rs.freed_receives.empty()) rs.proc->annotate("MPI_Finalize, waiting for receives freed by MPI_Request_free");
+  for (auto& q : rs.freed_receives)
+    if (!q->done) rs.proc->wait(q->r);
+  rs.freed_receives.clear();
+  if (rs.attached) drain(rs, *rs.attached);
+  rs.attached.reset();
+  rs.messages.clear();
+}
+
+}  // namespace touchstone::mpi
+
+int MPI_Buffer_attach(void* buffer, int size) {
+  return call("MPI_Buffer_attach", MPI_COMM_WORLD, [&](RankState& rs) {
+    if (size < 0) throw MpiError{MPI_ERR_ARG, fmt::format("buffer size {} is negative", size)};
+    if (!buffer && size > 0) throw MpiError{MPI_ERR_BUFFER, "the buffer is NULL"};
+    if (rs.attached) throw MpiError{MPI_ERR_BUFFER, "a buffer is already attached (detach it first)"};
+    rs.attached = std::make_unique<AttachedBuffer>();
+    rs.attached->addr = buffer;
+    rs.attached->size = static_cast<std::size_t>(size);
+  });
+}
+
+int MPI_Buffer_detach(void* buffer_addr, int* size) {
+  return call("MPI_Buffer_detach", MPI_COMM_WORLD, [&](RankState& rs) {
+    void* addr = nullptr;
+    std::size_t n = 0;
+    if (rs.attached) {  // with none attached, MPI_Buffer_detach gives NULL and 0 (as MPICH does)
+      drain(rs, *rs.attached);
+      addr = rs.attached->addr;
+      n = rs.attached->size;
+      rs.attached.reset();
+    }
+    std::memcpy(buffer_addr, &addr, sizeof addr);
+    *size = static_cast<int>(n);
+  });
+}
+
+int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return call("MPI_Bsend", comm, [&](RankState& rs) {
+    auto q = new_request(rs, comm, count, datatype, dest, tag, false);
+    start_send(rs, *q, buf, count, datatype, dest, tag, SendMode::buffered);
+  });
+}
+
+int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return call("MPI_Ibsend", comm, [&](RankState& rs) {
+    auto q = new_request(rs, comm, count, datatype, dest, tag, false);
+    start_send(rs, *q, buf, count, datatype, dest, tag, SendMode::buffered);
+    *request = new_req(rs, std::move(q));
+  });
+}
