@@ -96,6 +96,7 @@ struct Session {
   int np = 0;
   std::vector<RankState> ranks;
   std::map<std::string, std::string> coll;  ///< collective -> algorithm
+  std::string coll_selector;                 ///< "mpich", "ompi", or "" (the defaults): coll_select.hpp
   std::optional<int> abort_code;
   std::string abort_report;
 };
