@@ -31,3 +31,23 @@ add_test(NAME mpi.determinism.coll_algorithms_ompi COMMAND ${here}/determinism.s
 add_test(NAME mpi.coll_selector_unknown COMMAND ${ts} mpirun --machine mesh:2x2 --coll-selector lam
          $<TARGET_FILE:mpi_test_coll_algorithms>)
 set_tests_properties(mpi.coll_selector_unknown PROPERTIES WILL_FAIL TRUE)
+# MPI_Allreduce takes exactly the catalog algorithm's time, gamma included, whether --coll names
+# the algorithm or MPICH's rules pick it (recursive doubling up to 2048 bytes, Rabenseifner above).
+touchstone_add_mpi_program(mpi_test_allreduce_time allreduce_time.c)
+set(gamma_delta "delta:4x4,reduce_int_ns_per_byte=2")
+foreach(alg IN ITEMS ring rabenseifner recursive-doubling reduce-bcast)
+  add_test(NAME mpi.allreduce_time.${alg} COMMAND ${here}/same_time_coll.sh ${ts} $<TARGET_FILE:mpi_test_allreduce_time>
+           ${gamma_delta} allreduce/${alg} 4096 --coll allreduce=${alg})
+endforeach()
+add_test(NAME mpi.allreduce_time.mpich_short COMMAND ${here}/same_time_coll.sh ${ts} $<TARGET_FILE:mpi_test_allreduce_time>
+         ${gamma_delta} allreduce/recursive-doubling 2048 --coll-selector mpich)
+add_test(NAME mpi.allreduce_time.mpich_long COMMAND ${here}/same_time_coll.sh ${ts} $<TARGET_FILE:mpi_test_allreduce_time>
+         ${gamma_delta} allreduce/rabenseifner 2056 --coll-selector mpich)
+# Open MPI's fixed rules on 16 processes: below 64 bytes segmented ring (the catalog's ring),
+# recursive doubling from 64 bytes, Rabenseifner from 4096.
+add_test(NAME mpi.allreduce_time.ompi_small COMMAND ${here}/same_time_coll.sh ${ts} $<TARGET_FILE:mpi_test_allreduce_time>
+         ${gamma_delta} allreduce/ring 32 --coll-selector ompi)
+add_test(NAME mpi.allreduce_time.ompi_medium COMMAND ${here}/same_time_coll.sh ${ts} $<TARGET_FILE:mpi_test_allreduce_time>
+         ${gamma_delta} allreduce/recursive-doubling 1024 --coll-selector ompi)
+add_test(NAME mpi.allreduce_time.ompi_long COMMAND ${here}/same_time_coll.sh ${ts} $<TARGET_FILE:mpi_test_allreduce_time>
+         ${gamma_delta} allreduce/rabenseifner 4096 --coll-selector ompi)
