@@ -72,7 +72,7 @@ struct NodeCosts {
   Time copy_per_byte = 0;   ///< local memory copy (combining, extracting blocks), per byte (Proc::local_copy)
   Time copy_per_piece = 0;  ///< local memory copy, per contiguous piece copied (one memcpy's set-up)
   /// gamma: the time a reduction operator takes per byte of operand it combines (docs/model.md
-  /// 2.11), per operand class; charged by every collective algorithm that combines data. 0 by default.
+  /// 2.12), per operand class; charged by every collective algorithm that combines data. 0 by default.
   Time reduce_int_per_byte = 0;
   Time reduce_float_per_byte = 0;
   Time reduce_per_byte(OperandClass c) const {
