@@ -12,12 +12,12 @@
 
 #include "combine.hpp"
 #include "common.hpp"
-#include "library_harness.hpp"
 #include "generic.hpp"
 #include "harness.hpp"
+#include "library_harness.hpp"
 #include "reduction_steps.hpp"
-#include "touchstone/topologies/switch_network.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/topologies/switch_network.hpp"
 
 namespace touchstone::algorithms {
 
@@ -259,10 +259,14 @@ void allgather_recursive_doubling(Proc& p, const Group& g0, std::span<std::byte>
   const int me = g.local_rank(p.rank());
   const PowerOfTwoFold f(g.size());
   // The blocks of ranks [a, b), contiguous in buf.
-  auto ranks = [&](int a, int b) { return buf.subspan(static_cast<std::size_t>(a) * L, static_cast<std::size_t>(b - a) * L); };
+  auto ranks = [&](int a, int b) {
+    return buf.subspan(static_cast<std::size_t>(a) * L, static_cast<std::size_t>(b - a) * L);
+  };
   if (me < 2 * f.rem) {
-    if (me % 2 == 0) p.send(me + 1, kGenericTag, ranks(me, me + 1), g);
-    else p.recv(me - 1, kGenericTag, ranks(me - 1, me), g);
+    if (me % 2 == 0)
+      p.send(me + 1, kGenericTag, ranks(me, me + 1), g);
+    else
+      p.recv(me - 1, kGenericTag, ranks(me - 1, me), g);
   }
   if (const int nr = f.newrank(me); nr >= 0)
     // Round d: exchange the window of d new ranks (the blocks of the ranks they stand for) with nr ^ d.
@@ -272,8 +276,10 @@ void allgather_recursive_doubling(Proc& p, const Group& g0, std::span<std::byte>
                  ranks(f.first_rank(other), f.first_rank(other + d)), g);
     }
   if (me < 2 * f.rem) {
-    if (me % 2) p.send(me - 1, kGenericTag, buf.first(static_cast<std::size_t>(f.n) * L), g);
-    else p.recv(me + 1, kGenericTag, buf.first(static_cast<std::size_t>(f.n) * L), g);
+    if (me % 2)
+      p.send(me - 1, kGenericTag, buf.first(static_cast<std::size_t>(f.n) * L), g);
+    else
+      p.recv(me + 1, kGenericTag, buf.first(static_cast<std::size_t>(f.n) * L), g);
   }
 }
 
@@ -324,7 +330,8 @@ void allgather_neighbor_exchange(Proc& p, const Group& g0, std::span<std::byte> 
   const int neighbour[2] = {even ? (me + 1) % n : (me - 1 + n) % n, even ? (me - 1 + n) % n : (me + 1) % n};
   const int further[2] = {even ? 2 : -2, even ? -2 : 2};
   p.sendrecv(neighbour[0], kGenericTag, at(me, 1), neighbour[0], kGenericTag, at(neighbour[0], 1), g);
-  int received[2] = {even ? me : neighbour[0], even ? me : neighbour[0]};  // first block of the last pair from each side
+  int received[2] = {even ? me : neighbour[0],
+                     even ? me : neighbour[0]};  // first block of the last pair from each side
   int send_from = received[0];
   for (int i = 1; i < n / 2; ++i) {
     const int side = i % 2;
@@ -363,14 +370,18 @@ void add_allgather_algorithms(Catalog& c) {
   c.push_back(allgather_entry("allgather/LS", "link scheduling on irregular networks (paper 004, section 5.2, Fig. 10)",
                               [](Proc& p, std::span<std::byte> b, std::size_t L) { link_scheduling(p, b, L, true, "allgather/LS"); }));
   // The MPI libraries', on any group.
-  c.push_back(library_allgather_entry("allgather/recursive-doubling", "log p exchanges of doubling windows (Thakur et al. "
-                                      "2005; MPICH, medium)", allgather_recursive_doubling));
+  c.push_back(library_allgather_entry("allgather/recursive-doubling",
+                                      "log p exchanges of doubling windows (Thakur et al. "
+                                      "2005; MPICH, medium)",
+                                      allgather_recursive_doubling));
   c.push_back(library_allgather_entry("allgather/bruck", "Bruck et al. 1997: ceil(log p) rounds, any p (MPICH, short)",
                                       allgather_bruck));
   c.push_back(library_allgather_entry("allgather/ring", "p-1 steps to the next rank (Thakur et al. 2005; MPICH, long)",
                                       allgather_ring));
-  c.push_back(library_allgather_entry("allgather/neighbor-exchange", "p/2 steps with alternate neighbours (Chen et al. 2005; "
-                                      "Open MPI; ring for odd p)", allgather_neighbor_exchange));
+  c.push_back(library_allgather_entry("allgather/neighbor-exchange",
+                                      "p/2 steps with alternate neighbours (Chen et al. 2005; "
+                                      "Open MPI; ring for odd p)",
+                                      allgather_neighbor_exchange));
 }
 
 }  // namespace touchstone::algorithms

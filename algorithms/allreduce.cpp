@@ -3,8 +3,8 @@
 
 #include "common.hpp"
 #include "families.hpp"
-#include "library_harness.hpp"
 #include "generic.hpp"
+#include "library_harness.hpp"
 #include "reduce.hpp"
 #include "reduction_steps.hpp"
 
@@ -23,8 +23,10 @@ void allreduce_recursive_doubling(Proc& p, const Group& g0, std::span<const std:
     for (int d = 1; d < f.pof2; d *= 2) {
       const int partner = f.rank_of(nr ^ d);
       p.sendrecv(partner, kGenericTag, acc, partner, kGenericTag, in, g);
-      if (nr & d) combine_before(r, in, acc);
-      else combine_after(r, acc, in);
+      if (nr & d)
+        combine_before(r, in, acc);
+      else
+        combine_after(r, acc, in);
     }
   const auto out = recv.first(acc.size());
   fold_out(p, g, f, me, acc, out);
@@ -58,7 +60,9 @@ void allreduce_ring(Proc& p, const Group& g0, std::span<const std::byte> send, s
   std::vector<std::size_t> counts(static_cast<std::size_t>(n)), displs(cut.begin(), cut.end() - 1);
   for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = cut[i + 1] - cut[i];
   const int next = (me + 1) % n, prev = (me + n - 1) % n;
-  auto piece = [&](int k) { return out.subspan(displs[static_cast<std::size_t>(k)], counts[static_cast<std::size_t>(k)]); };
+  auto piece = [&](int k) {
+    return out.subspan(displs[static_cast<std::size_t>(k)], counts[static_cast<std::size_t>(k)]);
+  };
   // Reduce-scatter: in step i pass on piece me-i-1 (own operands first) and combine piece me-i-2
   // into what arrives; after p-1 steps piece `me` holds every rank's operands.
   std::vector<std::byte> in;
@@ -79,12 +83,18 @@ void allreduce_reduce_then_bcast(Proc& p, const Group& g, std::span<const std::b
 void add_allreduce_algorithms(Catalog& c) {
   c.push_back(allreduce_entry("allreduce/reduce-bcast", "binomial reduce + binomial broadcast (any operator)",
                               allreduce_reduce_then_bcast, false));
-  c.push_back(allreduce_entry("allreduce/recursive-doubling", "log p full-vector exchanges (Thakur et al. 2005; MPICH, short; "
-                              "any operator)", allreduce_recursive_doubling, false));
-  c.push_back(allreduce_entry("allreduce/rabenseifner", "recursive-halving reduce-scatter + recursive-doubling all-gather "
-                              "(Rabenseifner; Thakur et al. 2005; MPICH, long; commutative)", allreduce_rabenseifner, true));
-  c.push_back(allreduce_entry("allreduce/ring", "ring reduce-scatter + ring all-gather (Patarasuk and Yuan 2009; Open MPI; "
-                              "commutative)", allreduce_ring, true));
+  c.push_back(allreduce_entry("allreduce/recursive-doubling",
+                              "log p full-vector exchanges (Thakur et al. 2005; MPICH, short; "
+                              "any operator)",
+                              allreduce_recursive_doubling, false));
+  c.push_back(allreduce_entry("allreduce/rabenseifner",
+                              "recursive-halving reduce-scatter + recursive-doubling all-gather "
+                              "(Rabenseifner; Thakur et al. 2005; MPICH, long; commutative)",
+                              allreduce_rabenseifner, true));
+  c.push_back(allreduce_entry("allreduce/ring",
+                              "ring reduce-scatter + ring all-gather (Patarasuk and Yuan 2009; Open MPI; "
+                              "commutative)",
+                              allreduce_ring, true));
 }
 
 }  // namespace touchstone::algorithms

@@ -274,7 +274,8 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
 
 // --- The MPI libraries' all-to-alls (alltoall.hpp), on any group ---
 
-void alltoall_bruck(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv, std::size_t L) {
+void alltoall_bruck(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv,
+                    std::size_t L) {
   const Group g = resolve(p, g0);
   const int n = g.size(), me = g.local_rank(p.rank());
   // tmp block k: first the block for rank me + k; after the rounds, the block from rank me - k.
@@ -294,7 +295,8 @@ void alltoall_bruck(Proc& p, const Group& g0, std::span<const std::byte> send, s
     });
     p.sendrecv((me + d) % n, kBruckTag, out, (me - d + n) % n, kBruckTag, in, g);
     copy_charged(p, [&](Copier& copy) {
-      for (std::size_t i = 0; i < moving.size(); ++i) copy(slot(moving[i]), std::span<const std::byte>(in).subspan(i * L, L));
+      for (std::size_t i = 0; i < moving.size(); ++i)
+        copy(slot(moving[i]), std::span<const std::byte>(in).subspan(i * L, L));
     });
   }
   copy_charged(p, [&](Copier& copy) {
@@ -342,9 +344,11 @@ void add_alltoall_algorithms(Catalog& c) {
                              alltoall_2lev_cr_int, {.scratch_halves = 2, .in_flight_halves = 2, .all_sends_at_once = true}));
   c.push_back(alltoall_entry("alltoall/logp-lev-bfly", "log p butterfly supersteps (paper 000, sec. 5.2)",
                              alltoall_logp_lev_bfly, {.scratch_halves = 3, .in_flight_halves = 1}));
-  c.push_back(alltoall_entry("alltoall/bruck", "Bruck et al. 1997: ceil(log p) rounds of combined blocks (MPICH, short messages)",
+  c.push_back(alltoall_entry("alltoall/bruck",
+                             "Bruck et al. 1997: ceil(log p) rounds of combined blocks (MPICH, short messages)",
                              alltoall_bruck, {.scratch_halves = 4, .in_flight_halves = 2}));
-  c.push_back(alltoall_entry("alltoall/pairwise", "pairwise exchange, xor or shifted partners (Thakur et al. 2005; MPICH, long)",
+  c.push_back(alltoall_entry("alltoall/pairwise",
+                             "pairwise exchange, xor or shifted partners (Thakur et al. 2005; MPICH, long)",
                              alltoall_pairwise));
   c.push_back(alltoall_entry("alltoall/linear", "all sends and receives posted at once (Open MPI's basic linear)",
                              alltoall_linear, {.scratch_halves = 0, .in_flight_halves = 2, .all_sends_at_once = true}));

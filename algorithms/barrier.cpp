@@ -10,8 +10,7 @@ namespace touchstone::algorithms {
 void barrier_dissemination(Proc& p, const Group& g0) {
   const Group g = resolve(p, g0);
   const int n = g.size(), me = g.local_rank(p.rank());
-  for (int d = 1; d < n; d *= 2)
-    p.sendrecv((me + d) % n, kGenericTag, {}, (me - d % n + n) % n, kGenericTag, {}, g);
+  for (int d = 1; d < n; d *= 2) p.sendrecv((me + d) % n, kGenericTag, {}, (me - d % n + n) % n, kGenericTag, {}, g);
 }
 
 void barrier_tree(Proc& p, const Group& g0) {
@@ -33,7 +32,8 @@ void barrier_tree(Proc& p, const Group& g0) {
 }
 
 void add_barrier_algorithms(Catalog& c) {
-  c.push_back(barrier_entry("barrier/dissemination", "ceil(log p) rounds to i + 2^k (Hensgen, Finkel, Manber 1988; MPICH)",
+  c.push_back(barrier_entry("barrier/dissemination",
+                            "ceil(log p) rounds to i + 2^k (Hensgen, Finkel, Manber 1988; MPICH)",
                             barrier_dissemination));
   c.push_back(barrier_entry("barrier/tree", "binomial fan-in to rank 0, then fan-out (Open MPI's tree)", barrier_tree));
 }

@@ -23,8 +23,11 @@ constexpr std::size_t kDefaultSegment = 8192;
 Algorithm chain_entry(std::size_t segment) {
   return library_bcast_entry(
       segment == kDefaultSegment ? "bcast/chain" : fmt::format("bcast/chain({})", segment),
-      fmt::format("pipelined chain, {}-byte segments (Open MPI's chain/pipeline; bcast/chain(BYTES) for others)", segment),
-      [segment](Proc& p, const Group& g, int root, std::span<std::byte> buf) { bcast_chain(p, g, root, buf, segment); });
+      fmt::format("pipelined chain, {}-byte segments (Open MPI's chain/pipeline; bcast/chain(BYTES) for others)",
+                  segment),
+      [segment](Proc& p, const Group& g, int root, std::span<std::byte> buf) {
+        bcast_chain(p, g, root, buf, segment);
+      });
 }
 }  // namespace
 
@@ -77,8 +80,8 @@ void bcast_chain(Proc& p, const Group& g0, int root, std::span<std::byte> buf, s
 }
 
 void add_bcast_algorithms(Catalog& c) {
-  c.push_back(library_bcast_entry("bcast/binomial", "binomial tree, ceil(log p) rounds (Thakur et al. 2005; MPICH, short)",
-                                  bcast_binomial));
+  c.push_back(library_bcast_entry(
+      "bcast/binomial", "binomial tree, ceil(log p) rounds (Thakur et al. 2005; MPICH, short)", bcast_binomial));
   c.push_back(library_bcast_entry("bcast/scatter-allgather",
                                   "binomial scatter + ring all-gather (van de Geijn; Thakur et al. 2005; MPICH, long)",
                                   bcast_scatter_allgather));

@@ -53,20 +53,25 @@ const std::vector<std::uint64_t>& total(Proc& p, bool commutative, std::size_t c
 }
 
 void fill_operands(int rank, std::span<std::byte> out) {
-  for (std::size_t j = 0; j < out.size() / kHarnessElement; ++j) store(out.data() + j * kHarnessElement, harness_operand(rank, j));
+  for (std::size_t j = 0; j < out.size() / kHarnessElement; ++j)
+    store(out.data() + j * kHarnessElement, harness_operand(rank, j));
 }
 
 // Throws naming the algorithm, the rank and the first wrong element unless got holds `want`.
-void check_elements(const std::string& name, int rank, std::span<const std::byte> got, std::span<const std::uint64_t> want) {
+void check_elements(const std::string& name, int rank, std::span<const std::byte> got,
+                    std::span<const std::uint64_t> want) {
   for (std::size_t j = 0; j < want.size(); ++j)
     if (load(got.data() + j * kHarnessElement) != want[j])
-      throw std::runtime_error(fmt::format("{}: rank {} holds a wrong result in element {} of {}", name, rank, j, want.size()));
+      throw std::runtime_error(
+          fmt::format("{}: rank {} holds a wrong result in element {} of {}", name, rank, j, want.size()));
 }
 
 std::size_t elements(const std::string& name, std::size_t size) {
   if (size % kHarnessElement)
-    throw UsageError(fmt::format("{}: the catalog's reductions combine {}-byte elements, so the size must be a multiple of "
-                                 "{}, not {}", name, kHarnessElement, kHarnessElement, size));
+    throw UsageError(
+        fmt::format("{}: the catalog's reductions combine {}-byte elements, so the size must be a multiple of "
+                    "{}, not {}",
+                    name, kHarnessElement, kHarnessElement, size));
   return size / kHarnessElement;
 }
 
@@ -160,7 +165,8 @@ Algorithm library_allgather_entry(std::string name, std::string summary, std::fu
   return alg;
 }
 
-Algorithm reduce_entry(std::string name, std::string summary, std::function<ReduceCollective> fn, bool commutative_only) {
+Algorithm reduce_entry(std::string name, std::string summary, std::function<ReduceCollective> fn,
+                       bool commutative_only) {
   auto program = [name, fn, commutative_only](Proc& p, const Args& a) {
     const std::size_t count = elements(name, a.size);
     const PayloadBuffer send(p, a, PayloadBuffer::Role::send, a.size, a.size),

@@ -30,7 +30,8 @@ Algorithm library_bcast_entry(std::string name, std::string summary, std::functi
 Algorithm library_allgather_entry(std::string name, std::string summary, std::function<AllgatherCollective> fn);
 /// Reduce to the root; allreduce; reduce-scatter (rank r's block of `size` bytes of a vector of p
 /// blocks); inclusive scan. `commutative_only`: the algorithm needs a commutative operator.
-Algorithm reduce_entry(std::string name, std::string summary, std::function<ReduceCollective> fn, bool commutative_only);
+Algorithm reduce_entry(std::string name, std::string summary, std::function<ReduceCollective> fn,
+                       bool commutative_only);
 Algorithm allreduce_entry(std::string name, std::string summary, std::function<AllreduceCollective> fn,
                           bool commutative_only);
 Algorithm reduce_scatter_entry(std::string name, std::string summary, std::function<ReduceScatterCollective> fn,

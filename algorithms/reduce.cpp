@@ -5,8 +5,8 @@
 
 #include "common.hpp"
 #include "families.hpp"
-#include "library_harness.hpp"
 #include "generic.hpp"
+#include "library_harness.hpp"
 #include "reduction_steps.hpp"
 #include "touchstone/error.hpp"
 
@@ -52,8 +52,10 @@ void reduce_rabenseifner(Proc& p, const Group& g0, int root, std::span<const std
       p.recv(partner, kGenericTag, std::span(acc).subspan(piece(other), piece(other + d) - piece(other)), g);
     }
     if (nr == troot) {
-      if (me == root) copy_in(p, recv.first(acc.size()), acc);
-      else p.send(root, kGenericTag, acc, g);
+      if (me == root)
+        copy_in(p, recv.first(acc.size()), acc);
+      else
+        p.send(root, kGenericTag, acc, g);
     }
   }
   if (nr < 0 && me == root) p.recv(f.rank_of(troot), kGenericTag, recv.first(acc.size()), g);
@@ -62,8 +64,10 @@ void reduce_rabenseifner(Proc& p, const Group& g0, int root, std::span<const std
 void add_reduce_algorithms(Catalog& c) {
   c.push_back(reduce_entry("reduce/binomial", "binomial tree (Thakur et al. 2005; MPICH, short; any operator)",
                            reduce_binomial_tree, false));
-  c.push_back(reduce_entry("reduce/rabenseifner", "reduce-scatter by recursive halving + binomial gather (Rabenseifner; "
-                           "Thakur et al. 2005; MPICH, long; commutative)", reduce_rabenseifner, true));
+  c.push_back(reduce_entry("reduce/rabenseifner",
+                           "reduce-scatter by recursive halving + binomial gather (Rabenseifner; "
+                           "Thakur et al. 2005; MPICH, long; commutative)",
+                           reduce_rabenseifner, true));
 }
 
 }  // namespace touchstone::algorithms

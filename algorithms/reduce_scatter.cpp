@@ -3,8 +3,8 @@
 
 #include "common.hpp"
 #include "families.hpp"
-#include "library_harness.hpp"
 #include "generic.hpp"
+#include "library_harness.hpp"
 #include "reduce.hpp"
 #include "reduction_steps.hpp"
 
@@ -97,12 +97,17 @@ void reduce_scatter_reduce_scatterv(Proc& p, const Group& g0, std::span<const st
 }
 
 void add_reduce_scatter_algorithms(Catalog& c) {
-  c.push_back(reduce_scatter_entry("reduce_scatter/reduce-scatterv", "binomial reduce to rank 0 + direct scatter (any operator)",
+  c.push_back(reduce_scatter_entry("reduce_scatter/reduce-scatterv",
+                                   "binomial reduce to rank 0 + direct scatter (any operator)",
                                    reduce_scatter_reduce_scatterv, false));
-  c.push_back(reduce_scatter_entry("reduce_scatter/recursive-halving", "log p halving exchanges (Thakur et al. 2005; MPICH, "
-                                   "short; commutative)", reduce_scatter_recursive_halving, true));
-  c.push_back(reduce_scatter_entry("reduce_scatter/pairwise", "p-1 pairwise exchanges (Thakur et al. 2005; MPICH, long; "
-                                   "commutative)", reduce_scatter_pairwise, true));
+  c.push_back(reduce_scatter_entry("reduce_scatter/recursive-halving",
+                                   "log p halving exchanges (Thakur et al. 2005; MPICH, "
+                                   "short; commutative)",
+                                   reduce_scatter_recursive_halving, true));
+  c.push_back(reduce_scatter_entry("reduce_scatter/pairwise",
+                                   "p-1 pairwise exchanges (Thakur et al. 2005; MPICH, long; "
+                                   "commutative)",
+                                   reduce_scatter_pairwise, true));
   c.push_back(reduce_scatter_entry("reduce_scatter/ring", "p-1 ring steps (Open MPI's ring; commutative)",
                                    reduce_scatter_ring, true));
 }

@@ -69,8 +69,10 @@ inline void fold_in(Proc& p, const Group& g, const PowerOfTwoFold& f, int me, st
 inline void fold_out(Proc& p, const Group& g, const PowerOfTwoFold& f, int me, std::span<const std::byte> result,
                      std::span<std::byte> recv) {
   if (me >= 2 * f.rem) return;
-  if (me % 2) p.send(me - 1, kGenericTag, result, g);
-  else p.recv(me + 1, kGenericTag, recv, g);
+  if (me % 2)
+    p.send(me - 1, kGenericTag, result, g);
+  else
+    p.recv(me + 1, kGenericTag, recv, g);
 }
 
 /// Offsets of k element-aligned pieces of a vector of `bytes` bytes: piece i is [at[i], at[i+1]);
@@ -87,11 +89,14 @@ inline std::vector<std::size_t> split_pieces(std::size_t bytes, std::size_t elem
 /// round of distance d = p'/2, p'/4, .., 1 a new rank keeps the half of its window on its side of
 /// bit d, sends the other half to new rank ^ d and combines what it receives. Afterwards new rank
 /// nr holds [cut[nr], cut[nr+1]) of the reduction in acc. log p' messages.
-inline void recursive_halving(Proc& p, const Group& g, const PowerOfTwoFold& f, int nr, std::span<const std::size_t> cut,
-                              std::span<std::byte> acc, const Reduction& r) {
+inline void recursive_halving(Proc& p, const Group& g, const PowerOfTwoFold& f, int nr,
+                              std::span<const std::size_t> cut, std::span<std::byte> acc, const Reduction& r) {
   int lo = 0, hi = f.pof2;
   std::vector<std::byte> in;
-  auto window = [&](int a, int b) { return acc.subspan(cut[static_cast<std::size_t>(a)], cut[static_cast<std::size_t>(b)] - cut[static_cast<std::size_t>(a)]); };
+  auto window = [&](int a, int b) {
+    return acc.subspan(cut[static_cast<std::size_t>(a)],
+                       cut[static_cast<std::size_t>(b)] - cut[static_cast<std::size_t>(a)]);
+  };
   for (int d = f.pof2 / 2; d > 0; d /= 2) {
     const int mid = (lo + hi) / 2, partner = f.rank_of(nr ^ d);
     const bool upper = (nr & d) != 0;
@@ -99,10 +104,14 @@ inline void recursive_halving(Proc& p, const Group& g, const PowerOfTwoFold& f, 
     const auto give = upper ? window(lo, mid) : window(mid, hi);
     in.resize(keep.size());
     p.sendrecv(partner, kGenericTag, give, partner, kGenericTag, in, g);
-    if (upper) combine_before(r, in, keep);
-    else combine_after(r, keep, in);
-    if (upper) lo = mid;
-    else hi = mid;
+    if (upper)
+      combine_before(r, in, keep);
+    else
+      combine_after(r, keep, in);
+    if (upper)
+      lo = mid;
+    else
+      hi = mid;
   }
 }
 
@@ -111,7 +120,10 @@ inline void recursive_halving(Proc& p, const Group& g, const PowerOfTwoFold& f, 
 /// new rank holds all of acc.
 inline void recursive_doubling_windows(Proc& p, const Group& g, const PowerOfTwoFold& f, int nr,
                                        std::span<const std::size_t> cut, std::span<std::byte> acc) {
-  auto window = [&](int a, int b) { return acc.subspan(cut[static_cast<std::size_t>(a)], cut[static_cast<std::size_t>(b)] - cut[static_cast<std::size_t>(a)]); };
+  auto window = [&](int a, int b) {
+    return acc.subspan(cut[static_cast<std::size_t>(a)],
+                       cut[static_cast<std::size_t>(b)] - cut[static_cast<std::size_t>(a)]);
+  };
   for (int d = 1; d < f.pof2; d *= 2) {
     const int lo = nr & ~(d - 1), other = lo ^ d, partner = f.rank_of(nr ^ d);
     p.sendrecv(partner, kGenericTag, window(lo, lo + d), partner, kGenericTag, window(other, other + d), g);

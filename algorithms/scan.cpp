@@ -3,8 +3,8 @@
 
 #include "common.hpp"
 #include "families.hpp"
-#include "library_harness.hpp"
 #include "generic.hpp"
+#include "library_harness.hpp"
 #include "reduce.hpp"
 #include "reduction_steps.hpp"
 
@@ -27,8 +27,10 @@ void scan_recursive_doubling(Proc& p, const Group& g0, std::span<const std::byte
     if (partner < me) {
       // `in` covers lower ranks: it goes before both (the operator leaves it as it is).
       combine_before(r, in, partial);
-      if (have_result) combine_before(r, in, result);
-      else copy_in(p, result, in);
+      if (have_result)
+        combine_before(r, in, result);
+      else
+        copy_in(p, result, in);
       have_result = true;
     } else {
       combine_after(r, partial, in);

@@ -11,6 +11,7 @@
 #include "touchstone/mpirun.hpp"
 #pragma GCC visibility pop
 
+#include "algorithms/bcast.hpp"
 #include "algorithms/generic.hpp"
 #include "algorithms/reduce.hpp"
 #include "algorithms/registry.hpp"
@@ -32,7 +33,7 @@ struct CollectiveInfo {
   std::vector<std::string> generic;
   const char* default_catalog;  // nullptr: the first generic algorithm is the default
   std::function<bool(const algorithms::Algorithm&)> usable;  // catalog entries MPI can call
-  const char* family = nullptr;  // nullptr: `name`
+  const char* family = nullptr;                              // nullptr: `name`
 };
 
 // The defaults are the algorithms MPI ran before the MPI libraries' algorithms joined the catalog
@@ -86,8 +87,10 @@ std::string chosen(const char* coll, const CallShape& shape = {}) {
   const CollectiveInfo& ci = *info(coll);
   const auto& sel = session()->coll;
   std::string alg;
-  if (const auto it = sel.find(coll); it != sel.end()) alg = it->second;
-  else alg = select_algorithm(session()->coll_selector, coll, shape);
+  if (const auto it = sel.find(coll); it != sel.end())
+    alg = it->second;
+  else
+    alg = select_algorithm(session()->coll_selector, coll, shape);
   if (alg.empty()) alg = default_algorithm(ci);
   if (!shape.commutative && !is_generic(coll, alg) && catalog_entry(coll, alg).raw.needs_commutative)
     alg = default_algorithm(ci);
@@ -165,8 +168,11 @@ algorithms::Reducer reducer(RankState& rs, MPI_Op op, MPI_Datatype dt, const Typ
 // floating point for the real types and their MINLOC/MAXLOC pairs, integer for the rest.
 OperandClass operand_class(MPI_Datatype base) {
   switch (base) {
-    case MPI_FLOAT: case MPI_DOUBLE: case MPI_LONG_DOUBLE: case MPI_FLOAT_INT: case MPI_DOUBLE_INT:
-      return OperandClass::floating;
+    case MPI_FLOAT:
+    case MPI_DOUBLE:
+    case MPI_LONG_DOUBLE:
+    case MPI_FLOAT_INT:
+    case MPI_DOUBLE_INT: return OperandClass::floating;
     default: return OperandClass::integer;
   }
 }
@@ -189,12 +195,20 @@ MpiReduction mpi_reduction(RankState& rs, MPI_Op op, MPI_Datatype dt, const Type
 
 void run_barrier(RankState& rs, const Comm& c) {
   const std::string alg = chosen("barrier", {.size = c.size});
-  if (is_generic("barrier", alg)) rs.proc->barrier(c.coll);
-  else catalog_entry("barrier", alg).raw.barrier(*rs.proc, c.coll);
+  if (is_generic("barrier", alg))
+    rs.proc->barrier(c.coll);
+  else
+    catalog_entry("barrier", alg).raw.barrier(*rs.proc, c.coll);
 }
 
 void run_bcast(RankState& rs, const Comm& c, int root, std::span<std::byte> buf) {
   const std::string alg = chosen("bcast", {.size = c.size, .bytes = buf.size()});
+  // Open MPI's rules name a chain of the message's own size (chain(n)) for every n: run it
+  // directly rather than make a catalog entry per size.
+  if (alg.rfind("chain(", 0) == 0 && alg.back() == ')') {
+    const std::size_t segment = std::stoull(alg.substr(6, alg.size() - 7));
+    return algorithms::bcast_chain(*rs.proc, c.coll, root, buf, segment);
+  }
   const auto& a = catalog_entry("bcast", alg);
   if (a.raw.bcast) return a.raw.bcast(*rs.proc, c.coll, root, buf);
   require_whole_machine(c, "bcast", alg);
@@ -216,7 +230,10 @@ void run_alltoall(RankState& rs, const Comm& c, std::span<const std::byte> send,
 }
 
 CallShape reduction_shape(const Comm& c, std::size_t bytes, const MpiReduction& m) {
-  return {.size = c.size, .bytes = bytes, .count = bytes / m.r.elem, .commutative = m.r.commutative,
+  return {.size = c.size,
+          .bytes = bytes,
+          .count = bytes / m.r.elem,
+          .commutative = m.r.commutative,
           .builtin_op = m.builtin};
 }
 

@@ -23,14 +23,14 @@ int pof2_below(int n) {
 // src/mpi/coll/mpir_coll_sched_auto.c and the ch3/ch4 blocking defaults before the JSON tuning
 // files; maint/tuning/coll/mpir/generic.json keeps the same thresholds for bcast, allgather,
 // alltoall and reduce_scatter.
-constexpr std::size_t kBcastShortMsgSize = 12288;        // MPIR_CVAR_BCAST_SHORT_MSG_SIZE
-constexpr int kBcastMinProcs = 8;                        // MPIR_CVAR_BCAST_MIN_PROCS
-constexpr std::size_t kAllgatherShortMsgSize = 81920;    // MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE
-constexpr std::size_t kAllgatherLongMsgSize = 524288;    // MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE
-constexpr std::size_t kAlltoallShortMsgSize = 256;       // MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE
-constexpr std::size_t kAlltoallMediumMsgSize = 32768;    // MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE
-constexpr std::size_t kReduceShortMsgSize = 2048;        // MPIR_CVAR_REDUCE_SHORT_MSG_SIZE
-constexpr std::size_t kAllreduceShortMsgSize = 2048;     // MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
+constexpr std::size_t kBcastShortMsgSize = 12288;          // MPIR_CVAR_BCAST_SHORT_MSG_SIZE
+constexpr int kBcastMinProcs = 8;                          // MPIR_CVAR_BCAST_MIN_PROCS
+constexpr std::size_t kAllgatherShortMsgSize = 81920;      // MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE
+constexpr std::size_t kAllgatherLongMsgSize = 524288;      // MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE
+constexpr std::size_t kAlltoallShortMsgSize = 256;         // MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE
+constexpr std::size_t kAlltoallMediumMsgSize = 32768;      // MPIR_CVAR_ALLTOALL_MEDIUM_MSG_SIZE
+constexpr std::size_t kReduceShortMsgSize = 2048;          // MPIR_CVAR_REDUCE_SHORT_MSG_SIZE
+constexpr std::size_t kAllreduceShortMsgSize = 2048;       // MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE
 constexpr std::size_t kReduceScatterLongMsgSize = 524288;  // MPIR_CVAR_IREDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE
 
 std::string mpich(const std::string& coll, const CallShape& c) {
@@ -57,14 +57,15 @@ std::string mpich(const std::string& coll, const CallShape& c) {
   }
   if (coll == "reduce") {
     // Reduce-scatter + gather above 2048 bytes for predefined operators with at least p' elements.
-    const bool split = c.bytes > kReduceShortMsgSize && c.builtin_op && c.count >= static_cast<std::size_t>(pof2_below(c.size));
+    const bool split =
+        c.bytes > kReduceShortMsgSize && c.builtin_op && c.count >= static_cast<std::size_t>(pof2_below(c.size));
     return split ? "rabenseifner" : "binomial";
   }
   if (coll == "allreduce") {
     // Recursive doubling up to 2048 bytes, for user operators, or with fewer than p' elements;
     // else Rabenseifner's reduce-scatter + all-gather.
-    const bool doubling = c.bytes <= kAllreduceShortMsgSize || !c.builtin_op ||
-                          c.count < static_cast<std::size_t>(pof2_below(c.size));
+    const bool doubling =
+        c.bytes <= kAllreduceShortMsgSize || !c.builtin_op || c.count < static_cast<std::size_t>(pof2_below(c.size));
     return doubling ? "recursive-doubling" : "rabenseifner";
   }
   if (coll == "reduce_scatter") {
@@ -121,13 +122,19 @@ const Table kOmpiAllreduceCommutative = {
     {4096, {{0, 2}, {2048, 5}, {16384, 3}, {32768, 6}}},
 };
 const Table kOmpiAllreduceNoncommutative = {
-    {1, {{0, 3}, {131072, 1}}}, {4, {{0, 3}}}, {8, {{0, 3}, {1048576, 2}}}, {16, {{0, 3}}},
-    {128, {{0, 2}, {131072, 3}, {524288, 2}}}, {256, {{0, 2}, {4096, 3}, {524288, 2}}}, {512, {{0, 2}, {2048, 3}}},
+    {1, {{0, 3}, {131072, 1}}},
+    {4, {{0, 3}}},
+    {8, {{0, 3}, {1048576, 2}}},
+    {16, {{0, 3}}},
+    {128, {{0, 2}, {131072, 3}, {524288, 2}}},
+    {256, {{0, 2}, {4096, 3}, {524288, 2}}},
+    {512, {{0, 2}, {2048, 3}}},
 };
 // bcast, on the message's bytes: 1 basic_linear, 2 chain, 3 pipeline, 4 split_binary_tree,
 // 5 binary_tree, 6 binomial, 7 knomial, 8 scatter_allgather, 9 scatter_allgather_ring.
 const Table kOmpiBcast = {
-    {1, {{0, 3}, {32, 5}, {256, 3}, {512, 7}, {1024, 1}, {32768, 5}, {131072, 2}, {262144, 1}, {524288, 6}, {1048576, 5}}},
+    {1,
+     {{0, 3}, {32, 5}, {256, 3}, {512, 7}, {1024, 1}, {32768, 5}, {131072, 2}, {262144, 1}, {524288, 6}, {1048576, 5}}},
     {4, {{0, 5}, {64, 6}, {128, 5}, {2048, 6}, {8192, 1}, {1048576, 2}}},
     {8, {{0, 7}, {8, 5}, {64, 7}, {4096, 5}, {16384, 6}, {32768, 1}}},
     {16, {{0, 7}, {4096, 6}, {1048576, 8}}},
@@ -153,8 +160,12 @@ const Table kOmpiReduceCommutative = {
     {4096, {{0, 5}, {16, 6}, {32, 5}, {1024, 6}, {2048, 5}, {8192, 6}, {16384, 5}}},
 };
 const Table kOmpiReduceNoncommutative = {
-    {1, {{0, 6}, {8, 1}}}, {4, {{0, 1}}}, {8, {{0, 6}, {1024, 1}, {8192, 6}, {16384, 1}, {262144, 6}}},
-    {16, {{0, 6}}}, {128, {{0, 6}, {512, 1}, {1024, 6}}}, {256, {{0, 6}}},
+    {1, {{0, 6}, {8, 1}}},
+    {4, {{0, 1}}},
+    {8, {{0, 6}, {1024, 1}, {8192, 6}, {16384, 1}, {262144, 6}}},
+    {16, {{0, 6}}},
+    {128, {{0, 6}, {512, 1}, {1024, 6}}},
+    {256, {{0, 6}}},
 };
 // allgather, on one rank's block: 1 linear, 2 bruck-k-fanout, 3 recursive_doubling, 4 ring,
 // 5 neighbor, 6 two_proc.
@@ -204,7 +215,8 @@ const Table kOmpiReduceScatterCommutative = {
 // barrier, on the processes only: 1 linear, 2 double_ring, 3 recursive_doubling, 4 bruck,
 // 5 two_proc, 6 tree.
 const Table kOmpiBarrier = {
-    {1, {{0, 3}}}, {4, {{0, 1}}}, {8, {{0, 3}}}, {64, {{0, 4}}}, {256, {{0, 6}}}, {512, {{0, 4}}}, {1024, {{0, 6}}}, {4096, {{0, 4}}},
+    {1, {{0, 3}}},   {4, {{0, 1}}},   {8, {{0, 3}}},    {64, {{0, 4}}},
+    {256, {{0, 6}}}, {512, {{0, 4}}}, {1024, {{0, 6}}}, {4096, {{0, 4}}},
 };
 
 std::string ompi(const std::string& coll, const CallShape& c) {

@@ -8,10 +8,10 @@ namespace touchstone::mpi {
 
 /// What a decision rule sees of a collective call.
 struct CallShape {
-  int size = 1;            ///< the communicator's processes
-  std::size_t bytes = 0;   ///< bcast, reductions: the message or vector; allgather, alltoall: one rank's block;
-                           ///< reduce_scatter: the whole vector
-  std::size_t count = 0;   ///< reductions: elements of the vector
+  int size = 1;           ///< the communicator's processes
+  std::size_t bytes = 0;  ///< bcast, reductions: the message or vector; allgather, alltoall: one rank's block;
+                          ///< reduce_scatter: the whole vector
+  std::size_t count = 0;  ///< reductions: elements of the vector
   bool commutative = true;
   bool builtin_op = true;  ///< a predefined MPI_Op (MPICH splits only those)
   bool in_place = false;   ///< alltoall with MPI_IN_PLACE

@@ -23,10 +23,10 @@ namespace {
 
 // The families whose catalog entries these tests cover: the MPI libraries' algorithms.
 bool from_libraries(const Algorithm& a) {
-  for (const char* f : {"bcast/binomial", "bcast/scatter-allgather", "bcast/chain", "reduce/", "allreduce/",
-                        "reduce_scatter/", "scan/", "barrier/", "allgather/recursive-doubling", "allgather/bruck",
-                        "allgather/ring", "allgather/neighbor-exchange", "alltoall/bruck", "alltoall/pairwise",
-                        "alltoall/linear"})
+  for (const char* f :
+       {"bcast/binomial", "bcast/scatter-allgather", "bcast/chain", "reduce/", "allreduce/", "reduce_scatter/", "scan/",
+        "barrier/", "allgather/recursive-doubling", "allgather/bruck", "allgather/ring", "allgather/neighbor-exchange",
+        "alltoall/bruck", "alltoall/pairwise", "alltoall/linear"})
     if (a.name.rfind(f, 0) == 0) return true;
   return false;
 }
@@ -40,12 +40,28 @@ std::vector<const Algorithm*> library_algorithms() {
 }
 
 TEST(LibraryCollectives, TheCatalogListsThemAll) {
-  for (const char* name : {"bcast/binomial", "bcast/scatter-allgather", "bcast/chain", "reduce/binomial",
-                           "reduce/rabenseifner", "allreduce/recursive-doubling", "allreduce/rabenseifner", "allreduce/ring",
-                           "allreduce/reduce-bcast", "allgather/recursive-doubling", "allgather/bruck", "allgather/ring",
-                           "allgather/neighbor-exchange", "alltoall/bruck", "alltoall/pairwise", "alltoall/linear",
-                           "reduce_scatter/recursive-halving", "reduce_scatter/pairwise", "reduce_scatter/ring",
-                           "barrier/dissemination", "barrier/tree", "scan/recursive-doubling"})
+  for (const char* name : {"bcast/binomial",
+                           "bcast/scatter-allgather",
+                           "bcast/chain",
+                           "reduce/binomial",
+                           "reduce/rabenseifner",
+                           "allreduce/recursive-doubling",
+                           "allreduce/rabenseifner",
+                           "allreduce/ring",
+                           "allreduce/reduce-bcast",
+                           "allgather/recursive-doubling",
+                           "allgather/bruck",
+                           "allgather/ring",
+                           "allgather/neighbor-exchange",
+                           "alltoall/bruck",
+                           "alltoall/pairwise",
+                           "alltoall/linear",
+                           "reduce_scatter/recursive-halving",
+                           "reduce_scatter/pairwise",
+                           "reduce_scatter/ring",
+                           "barrier/dissemination",
+                           "barrier/tree",
+                           "scan/recursive-doubling"})
     EXPECT_NO_THROW(find(name)) << name;
   EXPECT_EQ(select("allreduce/all").size(), 4u);
 }
@@ -70,8 +86,9 @@ TEST(LibraryCollectives, HarnessChecksEveryResultOnNonPowerOfTwoCounts) {
 // others never do.
 TEST(LibraryCollectives, OnlyTheReorderingAlgorithmsNeedACommutativeOperator) {
   const Machine m = parse_machine("mesh:1x5");
-  const std::set<std::string> reorder{"reduce/rabenseifner", "allreduce/rabenseifner", "allreduce/ring",
-                                      "reduce_scatter/recursive-halving", "reduce_scatter/pairwise", "reduce_scatter/ring"};
+  const std::set<std::string> reorder{"reduce/rabenseifner",     "allreduce/rabenseifner",
+                                      "allreduce/ring",          "reduce_scatter/recursive-halving",
+                                      "reduce_scatter/pairwise", "reduce_scatter/ring"};
   for (const Algorithm* a : library_algorithms()) {
     const Collective& raw = a->raw;
     if (!raw.reduce && !raw.allreduce && !raw.reduce_scatter) continue;
@@ -128,7 +145,8 @@ TEST(LibraryCollectives, EveryAlgorithmRunsOnSubGroups) {
       auto expect_fold = [&](std::span<const std::byte> got, int last, std::size_t first, std::size_t count) {
         for (std::size_t j = 0; j < count; ++j) {
           std::uint64_t want = harness_operand(0, first + j), v;
-          for (int k = 1; k <= last; ++k) want = harness_combine(raw.needs_commutative, want, harness_operand(k, first + j));
+          for (int k = 1; k <= last; ++k)
+            want = harness_combine(raw.needs_commutative, want, harness_operand(k, first + j));
           std::memcpy(&v, got.data() + j * 8, 8);
           if (v != want) fail("wrong reduction");
         }
@@ -178,8 +196,10 @@ TEST(LibraryCollectives, EveryAlgorithmRunsOnSubGroups) {
         expect_fold(recv, me, 0, kCount);
         std::vector<std::byte> ex(L, std::byte{0x5a});
         raw.scan(p, g, sb.first(L), ex, r, true);
-        if (me > 0) expect_fold(ex, me - 1, 0, kCount);
-        else if (ex[0] != std::byte{0x5a}) fail("exclusive scan wrote rank 0's buffer");
+        if (me > 0)
+          expect_fold(ex, me - 1, 0, kCount);
+        else if (ex[0] != std::byte{0x5a})
+          fail("exclusive scan wrote rank 0's buffer");
       } else if (raw.barrier) {
         p.compute(microseconds(me + 1));
         raw.barrier(p, g);
@@ -208,9 +228,11 @@ TEST(LibraryCollectives, TwoRankReduceCostsTheMessagePlusGammaTimesTheBytes) {
   EXPECT_EQ(done[1], sender_done);
   EXPECT_EQ(r.makespan, std::max(root_done, sender_done));
   // The floating-point gamma is another parameter: an integer operator does not pay it.
-  EXPECT_EQ(run(parse_machine("mesh:1x2,reduce_float_ns_per_byte=3"), [&](Proc& p) {
-              find("reduce/binomial").program(p, Args{L, 0, true});
-            }).makespan,
+  EXPECT_EQ(run(parse_machine("mesh:1x2,reduce_float_ns_per_byte=3"),
+                [&](Proc& p) {
+                  find("reduce/binomial").program(p, Args{L, 0, true});
+                })
+                .makespan,
             std::max(root_done, sender_done) - static_cast<Time>(L) * nanoseconds(3));
 }
 
@@ -224,7 +246,8 @@ TEST(LibraryCollectives, TwoRankRecursiveDoublingAllreduceIsOneExchangeAndOneCom
   m.costs.copy_per_piece = 0;
   constexpr std::size_t L = 800;
   const ts_test::Model mod{m};
-  const Time done = mod.recv_done(mod.handed(0, L), mod.arrival_cf(mod.handed(0, L), 1, L), L) + static_cast<Time>(L) * 11;
+  const Time done =
+      mod.recv_done(mod.handed(0, L), mod.arrival_cf(mod.handed(0, L), 1, L), L) + static_cast<Time>(L) * 11;
   std::vector<Time> at(2);
   run(m, [&](Proc& p) {
     find("allreduce/recursive-doubling").program(p, Args{L, 0, true});
@@ -244,8 +267,8 @@ TEST(LibraryCollectives, ChainBroadcastPipelinesItsSegments) {
   const Time h0 = mod.handed(0, S), h1 = mod.handed(h0, S);
   // The second segment queues behind the first at rank 0's injection channel.
   const Time a0 = mod.arrival_cf(h0, 1, S), a1 = std::max(mod.arrival_cf(h1, 1, S), a0 + mod.wire_total(S) * mod.b(1));
-  const Time r0 = mod.recv_done(0, a0, S);  // rank 1 has segment 0
-  const Time g0 = mod.handed(r0, S);        // and hands it to rank 2
+  const Time r0 = mod.recv_done(0, a0, S);   // rank 1 has segment 0
+  const Time g0 = mod.handed(r0, S);         // and hands it to rank 2
   const Time r1 = mod.recv_done(g0, a1, S);  // then completes segment 1's receive
   const Time g1 = mod.handed(r1, S);
   const Time b0 = mod.arrival_cf(g0, 1, S), b1 = std::max(mod.arrival_cf(g1, 1, S), b0 + mod.wire_total(S) * mod.b(1));
@@ -262,14 +285,20 @@ TEST(LibraryCollectives, ChainBroadcastPipelinesItsSegments) {
 // The same trace hash under fibers, perturbed host timing and threads.
 TEST(LibraryCollectives, TraceHashIsDeterministic) {
   const Machine m = parse_machine("torus:3x4");
-  for (const char* name : {"allreduce/rabenseifner", "reduce_scatter/recursive-halving", "bcast/chain(24)", "alltoall/bruck",
-                           "scan/recursive-doubling", "allgather/neighbor-exchange"}) {
+  for (const char* name : {"allreduce/rabenseifner", "reduce_scatter/recursive-halving", "bcast/chain(24)",
+                           "alltoall/bruck", "scan/recursive-doubling", "allgather/neighbor-exchange"}) {
     const Algorithm& a = find(name);
     auto hash = [&](Execution e, std::uint64_t perturb) {
       RunOptions o;
       o.execution = e;
       o.perturb = perturb;
-      return run(m, [&](Proc& p) { a.program(p, Args{1000, 3, true}); }, o).trace_hash;
+      return run(
+                 m,
+                 [&](Proc& p) {
+                   a.program(p, Args{1000, 3, true});
+                 },
+                 o)
+          .trace_hash;
     };
     const auto h = hash(Execution::fibers, 0);
     EXPECT_EQ(hash(Execution::fibers, 7), h) << name;
