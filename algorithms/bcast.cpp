@@ -31,30 +31,67 @@ Algorithm chain_entry(std::size_t segment) {
 }
 }  // namespace
 
+namespace {
+// Binomial scatter (van de Geijn's first half): piece k of ceil(bytes / n) bytes (the last ones
+// shorter or empty) belongs to relative rank k; relative rank v receives the pieces of its subtree
+// [v, v + lowbit(v)) from v - lowbit(v), then hands each child v + m the pieces of the child's
+// subtree [v + m, v + 2m).
+struct Pieces {
+  std::span<std::byte> buf;
+  int n, root;
+  std::size_t each;
+  Pieces(std::span<std::byte> b, int size, int r)
+      : buf(b),
+        n(size),
+        root(r),
+        each((b.size() + static_cast<std::size_t>(size) - 1) / static_cast<std::size_t>(size)) {}
+  std::size_t from(int k) const { return std::min(buf.size(), static_cast<std::size_t>(k) * each); }
+  /// The pieces of relative ranks [a, b).
+  std::span<std::byte> of(int a, int b) const { return buf.subspan(from(a), from(std::min(b, n)) - from(a)); }
+  int real(int rel) const { return (rel + root) % n; }
+};
+
+void binomial_scatter(Proc& p, const Group& g, const Pieces& pc, int v) {
+  int mask = 1;
+  while (mask < pc.n && !(v & mask)) mask <<= 1;
+  if (v != 0) p.recv(pc.real(v - mask), kGenericTag, pc.of(v, v + mask), g);
+  for (mask >>= 1; mask > 0; mask >>= 1)
+    if (v + mask < pc.n) p.send(pc.real(v + mask), kGenericTag, pc.of(v + mask, v + 2 * mask), g);
+}
+
+// Ring all-gather of the pieces in relative rank order.
+void ring_allgather(Proc& p, const Group& g, const Pieces& pc) {
+  std::vector<std::size_t> counts(static_cast<std::size_t>(pc.n)), displs(static_cast<std::size_t>(pc.n));
+  for (int rank = 0; rank < pc.n; ++rank) {
+    const int rel = (rank - pc.root + pc.n) % pc.n;
+    displs[static_cast<std::size_t>(rank)] = pc.from(rel);
+    counts[static_cast<std::size_t>(rank)] = pc.from(rel + 1) - pc.from(rel);
+  }
+  allgatherv_ring(p, g, pc.buf, counts, displs);
+}
+}  // namespace
+
 void bcast_scatter_allgather(Proc& p, const Group& g0, int root, std::span<std::byte> buf) {
   const Group g = resolve(p, g0);
-  const int n = g.size(), me = g.local_rank(p.rank()), v = (me - root + n) % n;
+  const int n = g.size(), v = (g.local_rank(p.rank()) - root + n) % n;
   if (n == 1) return;
-  // Piece k of ceil(bytes / n) bytes (the last ones shorter or empty) belongs to relative rank k.
-  const std::size_t each = (buf.size() + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n);
-  auto from = [&](int k) { return std::min(buf.size(), static_cast<std::size_t>(k) * each); };
-  auto pieces = [&](int a, int b) { return buf.subspan(from(a), from(std::min(b, n)) - from(a)); };
-  auto real = [&](int rel) { return (rel + root) % n; };
-  // Binomial scatter: relative rank v receives the pieces of its subtree [v, v + lowbit(v)) from
-  // v - lowbit(v), then hands each child v + m the pieces of the child's subtree [v + m, v + 2m).
-  int mask = 1;
-  while (mask < n && !(v & mask)) mask <<= 1;
-  if (v != 0) p.recv(real(v - mask), kGenericTag, pieces(v, v + mask), g);
-  for (mask >>= 1; mask > 0; mask >>= 1)
-    if (v + mask < n) p.send(real(v + mask), kGenericTag, pieces(v + mask, v + 2 * mask), g);
-  // Ring all-gather of the pieces in relative rank order.
-  std::vector<std::size_t> counts(static_cast<std::size_t>(n)), displs(static_cast<std::size_t>(n));
-  for (int rank = 0; rank < n; ++rank) {
-    const int rel = (rank - root + n) % n;
-    displs[static_cast<std::size_t>(rank)] = from(rel);
-    counts[static_cast<std::size_t>(rank)] = from(rel + 1) - from(rel);
+  const Pieces pc(buf, n, root);
+  binomial_scatter(p, g, pc, v);
+  ring_allgather(p, g, pc);
+}
+
+void bcast_scatter_rd_allgather(Proc& p, const Group& g0, int root, std::span<std::byte> buf) {
+  const Group g = resolve(p, g0);
+  const int n = g.size(), v = (g.local_rank(p.rank()) - root + n) % n;
+  if (n == 1) return;
+  const Pieces pc(buf, n, root);
+  binomial_scatter(p, g, pc, v);
+  if (n & (n - 1)) return ring_allgather(p, g, pc);
+  // Recursive doubling: in the round of distance d, exchange the window of d pieces with v ^ d.
+  for (int d = 1; d < n; d *= 2) {
+    const int lo = v & ~(d - 1), other = lo ^ d, partner = pc.real(v ^ d);
+    p.sendrecv(partner, kGenericTag, pc.of(lo, lo + d), partner, kGenericTag, pc.of(other, other + d), g);
   }
-  allgatherv_ring(p, g, buf, counts, displs);
 }
 
 void bcast_chain(Proc& p, const Group& g0, int root, std::span<std::byte> buf, std::size_t segment) {
@@ -85,6 +122,11 @@ void add_bcast_algorithms(Catalog& c) {
   c.push_back(library_bcast_entry("bcast/scatter-allgather",
                                   "binomial scatter + ring all-gather (van de Geijn; Thakur et al. 2005; MPICH, long)",
                                   bcast_scatter_allgather));
+  c.push_back(
+      library_bcast_entry("bcast/scatter-rd-allgather",
+                          "binomial scatter + recursive-doubling all-gather (Thakur et al. 2005; MPICH, medium, "
+                          "p a power of two; the ring otherwise)",
+                          bcast_scatter_rd_allgather));
   c.push_back(chain_entry(kDefaultSegment));
   c.add_family("bcast/chain(", [](const std::string& name, const std::string& param) {
     char* end = nullptr;

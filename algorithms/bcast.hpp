@@ -20,6 +20,12 @@ namespace touchstone::algorithms {
 /// (ceil(log p) + p - 1) alpha + 2 (p-1)/p n beta.
 BcastCollective bcast_scatter_allgather;
 
+/// Scatter + recursive-doubling all-gather (Thakur et al. 2005, sec. 4.1, MPICH's medium-message
+/// broadcast on a power of two; Open MPI's scatter_allgather): the binomial scatter, then log p
+/// exchanges of doubling windows of pieces: 2 log p alpha + 2 (p-1)/p n beta. When p is not a
+/// power of two the all-gather is the ring's (MPICH runs this algorithm on powers of two only).
+BcastCollective bcast_scatter_rd_allgather;
+
 /// A pipelined chain (Open MPI's chain/pipeline broadcast, coll_tuned_bcast.c): the message in
 /// pieces of `segment` bytes flows down the chain root, root+1, ..., each rank passing a piece on as
 /// soon as it has it: (p - 2 + ceil(n / segment)) (alpha + segment beta).

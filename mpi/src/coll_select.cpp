@@ -25,6 +25,7 @@ int pof2_below(int n) {
 // alltoall and reduce_scatter.
 constexpr std::size_t kBcastShortMsgSize = 12288;          // MPIR_CVAR_BCAST_SHORT_MSG_SIZE
 constexpr int kBcastMinProcs = 8;                          // MPIR_CVAR_BCAST_MIN_PROCS
+constexpr std::size_t kBcastLongMsgSize = 524288;          // MPIR_CVAR_BCAST_LONG_MSG_SIZE
 constexpr std::size_t kAllgatherShortMsgSize = 81920;      // MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE
 constexpr std::size_t kAllgatherLongMsgSize = 524288;      // MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE
 constexpr std::size_t kAlltoallShortMsgSize = 256;         // MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE
@@ -35,10 +36,10 @@ constexpr std::size_t kReduceScatterLongMsgSize = 524288;  // MPIR_CVAR_IREDUCE_
 
 std::string mpich(const std::string& coll, const CallShape& c) {
   if (coll == "bcast") {
-    // Binomial below 12288 bytes or 8 processes; above, scatter + all-gather. MPICH's medium
-    // messages on a power of two (below MPIR_CVAR_BCAST_LONG_MSG_SIZE = 524288) use a recursive-
-    // doubling all-gather after the scatter: the catalog's scatter-allgather (ring) stands in.
-    return c.bytes < kBcastShortMsgSize || c.size < kBcastMinProcs ? "binomial" : "scatter-allgather";
+    // Binomial below 12288 bytes or 8 processes; above, scatter + all-gather, by recursive doubling
+    // below 524288 bytes on a power of two, else by the ring.
+    if (c.bytes < kBcastShortMsgSize || c.size < kBcastMinProcs) return "binomial";
+    return c.bytes < kBcastLongMsgSize && is_pof2(c.size) ? "scatter-rd-allgather" : "scatter-allgather";
   }
   if (coll == "allgather") {
     // On the total gathered: recursive doubling below 524288 bytes on a power of two, Bruck below
@@ -228,10 +229,11 @@ std::string ompi(const std::string& coll, const CallShape& c) {
   if (coll == "bcast") {
     // The fixed rules pass no segment size (0: unsegmented), so chain and pipeline are the catalog's
     // chain with the whole message as one segment; basic_linear, the binary trees and knomial (k = 2
-    // here, a binomial tree) map to binomial; both scatter + all-gathers to scatter-allgather.
+    // here, a binomial tree) map to binomial; scatter_allgather (recursive doubling) to
+    // scatter-rd-allgather, scatter_allgather_ring to scatter-allgather.
     const int a = lookup(kOmpiBcast, c.size, c.bytes);
     if (a == 2 || a == 3) return c.bytes ? fmt::format("chain({})", c.bytes) : "chain";
-    return a == 8 || a == 9 ? "scatter-allgather" : "binomial";
+    return a == 8 ? "scatter-rd-allgather" : a == 9 ? "scatter-allgather" : "binomial";
   }
   if (coll == "reduce") {
     // linear, chain, pipeline, the binary trees and knomial have no counterpart in the catalog but
