@@ -10,10 +10,14 @@
 
 #include <fmt/format.h>
 
+#include "combine.hpp"
 #include "common.hpp"
+#include "generic.hpp"
 #include "harness.hpp"
-#include "touchstone/topologies/switch_network.hpp"
+#include "library_harness.hpp"
+#include "reduction_steps.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/topologies/switch_network.hpp"
 
 namespace touchstone::algorithms {
 
@@ -248,6 +252,95 @@ std::vector<PatternStep> link_schedule_pattern(int n, int n_src, int n_dst, int 
   return out;
 }
 
+// --- The MPI libraries' all-gathers (allgather.hpp), on any group ---
+
+void allgather_recursive_doubling(Proc& p, const Group& g0, std::span<std::byte> buf, std::size_t L) {
+  const Group g = resolve(p, g0);
+  const int me = g.local_rank(p.rank());
+  const PowerOfTwoFold f(g.size());
+  // The blocks of ranks [a, b), contiguous in buf.
+  auto ranks = [&](int a, int b) {
+    return buf.subspan(static_cast<std::size_t>(a) * L, static_cast<std::size_t>(b - a) * L);
+  };
+  if (me < 2 * f.rem) {
+    if (me % 2 == 0)
+      p.send(me + 1, kGenericTag, ranks(me, me + 1), g);
+    else
+      p.recv(me - 1, kGenericTag, ranks(me - 1, me), g);
+  }
+  if (const int nr = f.newrank(me); nr >= 0)
+    // Round d: exchange the window of d new ranks (the blocks of the ranks they stand for) with nr ^ d.
+    for (int d = 1; d < f.pof2; d *= 2) {
+      const int lo = nr & ~(d - 1), other = lo ^ d, partner = f.rank_of(nr ^ d);
+      p.sendrecv(partner, kGenericTag, ranks(f.first_rank(lo), f.first_rank(lo + d)), partner, kGenericTag,
+                 ranks(f.first_rank(other), f.first_rank(other + d)), g);
+    }
+  if (me < 2 * f.rem) {
+    if (me % 2)
+      p.send(me - 1, kGenericTag, buf.first(static_cast<std::size_t>(f.n) * L), g);
+    else
+      p.recv(me + 1, kGenericTag, buf.first(static_cast<std::size_t>(f.n) * L), g);
+  }
+}
+
+void allgather_bruck(Proc& p, const Group& g0, std::span<std::byte> buf, std::size_t L) {
+  const Group g = resolve(p, g0);
+  const int n = g.size(), me = g.local_rank(p.rank());
+  // tmp block k holds the block of rank me + k; in round d rank me sends its first min(d, n - d)
+  // blocks to me - d and receives as many, those of ranks me + d .., from me + d.
+  std::vector<std::byte> tmp(static_cast<std::size_t>(n) * L);
+  const auto slots = [&](int a, int count) {
+    return std::span(tmp).subspan(static_cast<std::size_t>(a) * L, static_cast<std::size_t>(count) * L);
+  };
+  copy_in(p, slots(0, 1), block(std::span<const std::byte>(buf), me, L));
+  for (int d = 1; d < n; d *= 2) {
+    const int count = std::min(d, n - d);
+    p.sendrecv((me - d + n) % n, kGenericTag, slots(0, count), (me + d) % n, kGenericTag, slots(d, count), g);
+  }
+  // Rotate back: rank (me + k)'s block to its place, as at most two contiguous copies.
+  copy_charged(p, [&](Copier& copy) {
+    const int wrap = n - me;  // tmp blocks 0..wrap-1 are ranks me..n-1
+    copy(buf.subspan(static_cast<std::size_t>(me) * L, static_cast<std::size_t>(wrap) * L), slots(0, wrap));
+    copy(buf.first(static_cast<std::size_t>(me) * L), slots(wrap, me));
+  });
+}
+
+void allgather_ring(Proc& p, const Group& g0, std::span<std::byte> buf, std::size_t L) {
+  const Group g = resolve(p, g0);
+  const auto n = static_cast<std::size_t>(g.size());
+  const std::vector<std::size_t> counts(n, L);
+  std::vector<std::size_t> displs(n);
+  for (std::size_t i = 0; i < n; ++i) displs[i] = i * L;
+  allgatherv_ring(p, g, buf, counts, displs);
+}
+
+void allgather_neighbor_exchange(Proc& p, const Group& g0, std::span<std::byte> buf, std::size_t L) {
+  const Group g = resolve(p, g0);
+  const int n = g.size(), me = g.local_rank(p.rank());
+  if (n % 2) return allgather_ring(p, g, buf, L);
+  auto at = [&](int first, int count) {
+    return buf.subspan(static_cast<std::size_t>(first) * L, static_cast<std::size_t>(count) * L);
+  };
+  // An even rank's neighbours are me + 1 (step 0 and even steps) and me - 1 (odd steps); an odd
+  // rank's the other way round. Step 0 exchanges the own block with neighbour 0, so every rank then
+  // holds the pair of blocks (2k, 2k + 1) of itself and that neighbour. Step i > 0 sends the pair
+  // received last (the own pair at step 1) to neighbour i mod 2 and receives from it the pair two
+  // ranks further on that side.
+  const bool even = me % 2 == 0;
+  const int neighbour[2] = {even ? (me + 1) % n : (me - 1 + n) % n, even ? (me - 1 + n) % n : (me + 1) % n};
+  const int further[2] = {even ? 2 : -2, even ? -2 : 2};
+  p.sendrecv(neighbour[0], kGenericTag, at(me, 1), neighbour[0], kGenericTag, at(neighbour[0], 1), g);
+  int received[2] = {even ? me : neighbour[0],
+                     even ? me : neighbour[0]};  // first block of the last pair from each side
+  int send_from = received[0];
+  for (int i = 1; i < n / 2; ++i) {
+    const int side = i % 2;
+    received[side] = (received[side] + further[side] + n) % n;
+    p.sendrecv(neighbour[side], kGenericTag, at(send_from, 2), neighbour[side], kGenericTag, at(received[side], 2), g);
+    send_from = received[side];
+  }
+}
+
 // Section 3.2 and Table 1: g = L; g_s = L when L > 2o (case 1), 2o when o < L < 2o (case 2), and
 // g = g_s = o when L <= o (case 3).
 double t_sb(int P, double L, double o) {
@@ -276,6 +369,19 @@ void add_allgather_algorithms(Catalog& c) {
                               [](Proc& p, std::span<std::byte> b, std::size_t L) { link_scheduling(p, b, L, false, "allgather/LS2"); }));
   c.push_back(allgather_entry("allgather/LS", "link scheduling on irregular networks (paper 004, section 5.2, Fig. 10)",
                               [](Proc& p, std::span<std::byte> b, std::size_t L) { link_scheduling(p, b, L, true, "allgather/LS"); }));
+  // The MPI libraries', on any group.
+  c.push_back(library_allgather_entry("allgather/recursive-doubling",
+                                      "log p exchanges of doubling windows (Thakur et al. "
+                                      "2005; MPICH, medium)",
+                                      allgather_recursive_doubling));
+  c.push_back(library_allgather_entry("allgather/bruck", "Bruck et al. 1997: ceil(log p) rounds, any p (MPICH, short)",
+                                      allgather_bruck));
+  c.push_back(library_allgather_entry("allgather/ring", "p-1 steps to the next rank (Thakur et al. 2005; MPICH, long)",
+                                      allgather_ring));
+  c.push_back(library_allgather_entry("allgather/neighbor-exchange",
+                                      "p/2 steps with alternate neighbours (Chen et al. 2005; "
+                                      "Open MPI; ring for odd p)",
+                                      allgather_neighbor_exchange));
 }
 
 }  // namespace touchstone::algorithms

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/collective.hpp"
 #include "registry.hpp"
 
 namespace touchstone::algorithms {
@@ -41,6 +42,32 @@ std::vector<PatternStep> link_schedule_pattern(int n_local, int n_src, int n_dst
 /// t_combine = ceil(log2 P) 2o + (P-1) L. Times in any one unit.
 double t_sb(int P, double L, double o);
 double t_combine(int P, double L, double o);
+
+// The all-gathers of the MPI libraries (MPICH, Open MPI), on any group of any size; buf holds
+// g.size() blocks of `size` bytes, the own one in place. alpha is a message's start-up, beta its
+// time per byte, n = p * size the bytes every rank ends with.
+
+/// Recursive doubling (Thakur, Rabenseifner, Gropp, IJHPCA 2005, sec. 4.2): log p rounds of
+/// exchanges of doubling windows: log p alpha + (p-1)/p n beta. When p is not a power of two the
+/// ranks first fold onto the largest power of two p' (each even rank below 2(p-p') hands its block
+/// to the rank after it) and unfold at the end: 2 alpha + (size + n) beta more.
+AllgatherCollective allgather_recursive_doubling;
+
+/// Bruck et al., "Efficient algorithms for all-to-all communications in multiport message-passing
+/// systems", IEEE TPDS 1997 (MPICH's allgather for short messages and any p): ceil(log p) rounds,
+/// rank i sending to i - 2^k the blocks it has, then a local rotation: ceil(log p) alpha +
+/// (p-1)/p n beta.
+AllgatherCollective allgather_bruck;
+
+/// Ring (Thakur et al. 2005, sec. 4.2; MPICH's long-message allgather): p - 1 steps passing blocks
+/// to the next rank: (p-1) alpha + (p-1)/p n beta.
+AllgatherCollective allgather_ring;
+
+/// Neighbor exchange (Chen et al., "Performance evaluation of allgather algorithms on terascale
+/// Linux cluster with fast Ethernet", HPC Asia 2005; Open MPI's neighborexchange): p/2 steps,
+/// each rank exchanging with its left and right neighbours alternately, two blocks a step after
+/// the first: (p/2) alpha + (p-1)/p n beta. Even p only; for odd p it runs the ring, as Open MPI does.
+AllgatherCollective allgather_neighbor_exchange;
 
 
 }  // namespace touchstone::algorithms

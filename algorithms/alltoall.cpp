@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "combine.hpp"
 #include "common.hpp"
 #include "exchange.hpp"
 #include "harness.hpp"
@@ -16,6 +17,11 @@
 #include "touchstone/error.hpp"
 
 namespace touchstone::algorithms {
+
+namespace {
+// The tag of the MPI libraries' all-to-alls (the papers' use theirs).
+constexpr int kBruckTag = 9;
+}  // namespace
 
 // Section 5.3: "Algorithm 1-lev-dir, in which each processor simply issues its p - 1 sends and
 // p - 1 receives". Receives are posted first so that arriving messages land in place; the sends
@@ -266,6 +272,61 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
   }
 }
 
+// --- The MPI libraries' all-to-alls (alltoall.hpp), on any group ---
+
+void alltoall_bruck(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv,
+                    std::size_t L) {
+  const Group g = resolve(p, g0);
+  const int n = g.size(), me = g.local_rank(p.rank());
+  // tmp block k: first the block for rank me + k; after the rounds, the block from rank me - k.
+  std::vector<std::byte> tmp(static_cast<std::size_t>(n) * L), out, in;
+  auto slot = [&](int k) { return std::span(tmp).subspan(static_cast<std::size_t>(k) * L, L); };
+  copy_charged(p, [&](Copier& copy) {
+    for (int k = 0; k < n; ++k) copy(slot(k), block(send, (me + k) % n, L));
+  });
+  for (int d = 1; d < n; d *= 2) {
+    std::vector<int> moving;
+    for (int k = 1; k < n; ++k)
+      if (k & d) moving.push_back(k);
+    out.resize(moving.size() * L);
+    in.resize(out.size());
+    copy_charged(p, [&](Copier& copy) {
+      for (std::size_t i = 0; i < moving.size(); ++i) copy(std::span(out).subspan(i * L, L), slot(moving[i]));
+    });
+    p.sendrecv((me + d) % n, kBruckTag, out, (me - d + n) % n, kBruckTag, in, g);
+    copy_charged(p, [&](Copier& copy) {
+      for (std::size_t i = 0; i < moving.size(); ++i)
+        copy(slot(moving[i]), std::span<const std::byte>(in).subspan(i * L, L));
+    });
+  }
+  copy_charged(p, [&](Copier& copy) {
+    for (int k = 0; k < n; ++k) copy(block(recv, (me - k + n) % n, L), slot(k));
+  });
+}
+
+void alltoall_pairwise(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv,
+                       std::size_t L) {
+  const Group g = resolve(p, g0);
+  const int n = g.size(), me = g.local_rank(p.rank());
+  copy_charged(p, [&](Copier& copy) { copy(block(recv, me, L), block(send, me, L)); });
+  const bool pof2 = (n & (n - 1)) == 0;
+  for (int i = 1; i < n; ++i) {
+    const int to = pof2 ? me ^ i : (me + i) % n, from = pof2 ? me ^ i : (me - i + n) % n;
+    p.sendrecv(to, kBruckTag, block(send, to, L), from, kBruckTag, block(recv, from, L), g);
+  }
+}
+
+void alltoall_linear(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv,
+                     std::size_t L) {
+  const Group g = resolve(p, g0);
+  const int n = g.size(), me = g.local_rank(p.rank());
+  copy_charged(p, [&](Copier& copy) { copy(block(recv, me, L), block(send, me, L)); });
+  std::vector<Request> rs;
+  for (int i = 1; i < n; ++i) rs.push_back(p.irecv((me - i + n) % n, kBruckTag, block(recv, (me - i + n) % n, L), g));
+  for (int i = 1; i < n; ++i) rs.push_back(p.isend((me + i) % n, kBruckTag, block(send, (me + i) % n, L), g));
+  p.waitall(rs);
+}
+
 void add_alltoall_algorithms(Catalog& c) {
   c.push_back(alltoall_entry("alltoall/1-lev-dir", "p-1 direct sends, farthest first (paper 000, sec. 5.1, 5.3)",
                              alltoall_1lev_dir, {.scratch_halves = 0, .in_flight_halves = 2, .all_sends_at_once = true}));
@@ -283,6 +344,14 @@ void add_alltoall_algorithms(Catalog& c) {
                              alltoall_2lev_cr_int, {.scratch_halves = 2, .in_flight_halves = 2, .all_sends_at_once = true}));
   c.push_back(alltoall_entry("alltoall/logp-lev-bfly", "log p butterfly supersteps (paper 000, sec. 5.2)",
                              alltoall_logp_lev_bfly, {.scratch_halves = 3, .in_flight_halves = 1}));
+  c.push_back(alltoall_entry("alltoall/bruck",
+                             "Bruck et al. 1997: ceil(log p) rounds of combined blocks (MPICH, short messages)",
+                             alltoall_bruck, {.scratch_halves = 4, .in_flight_halves = 2}));
+  c.push_back(alltoall_entry("alltoall/pairwise",
+                             "pairwise exchange, xor or shifted partners (Thakur et al. 2005; MPICH, long)",
+                             alltoall_pairwise));
+  c.push_back(alltoall_entry("alltoall/linear", "all sends and receives posted at once (Open MPI's basic linear)",
+                             alltoall_linear, {.scratch_halves = 0, .in_flight_halves = 2, .all_sends_at_once = true}));
 }
 
 }  // namespace touchstone::algorithms

@@ -47,4 +47,22 @@ AlltoallCollective alltoall_2lev_cr_int;
 /// for the other half to P_((i+p/2) mod p), then each half recurses. p must be a power of two.
 AlltoallCollective alltoall_logp_lev_bfly;
 
+// The all-to-alls of the MPI libraries (MPICH, Open MPI), on any group of any size. alpha is a
+// message's start-up, beta its time per byte, L = size the block for each destination.
+
+/// Bruck et al., IEEE TPDS 1997 (MPICH's short-message all-to-all): a local rotation, ceil(log p)
+/// rounds in which rank i sends to i + 2^k every block whose rotated index has bit k, and a final
+/// rotation: ceil(log p) alpha + ceil(log p) ceil(p/2) L beta, plus the local copies.
+AlltoallCollective alltoall_bruck;
+
+/// Pairwise exchange (Thakur et al., IJHPCA 2005, sec. 4.6; MPICH's long-message all-to-all): p - 1
+/// steps; in step i rank j exchanges with j xor i when p is a power of two, else sends to j + i and
+/// receives from j - i: (p-1) (alpha + L beta).
+AlltoallCollective alltoall_pairwise;
+
+/// Linear (Open MPI's basic linear all-to-all): every rank posts all its p - 1 receives and sends at
+/// once, to j + 1, j + 2, ..., and waits for them: (p-1) alpha + (p-1) L beta at the ports, the
+/// network deciding the rest.
+AlltoallCollective alltoall_linear;
+
 }  // namespace touchstone::algorithms

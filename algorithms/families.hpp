@@ -13,5 +13,13 @@ void add_selftest_algorithms(Catalog& c);    // selftest.cpp: checks of the runt
 void add_alltoallv_algorithms(Catalog& c);   // alltoallv.cpp: paper 003
 void add_allgather_algorithms(Catalog& c);   // allgather.cpp: paper 004
 void add_hpam_algorithms(Catalog& c);        // hpam.cpp: paper 001
+// The MPI libraries' algorithms (MPICH, Open MPI) on any group: alltoall/ and allgather/ register
+// theirs beside the papers'.
+void add_bcast_algorithms(Catalog& c);            // bcast.cpp
+void add_reduce_algorithms(Catalog& c);           // reduce.cpp
+void add_allreduce_algorithms(Catalog& c);        // allreduce.cpp
+void add_reduce_scatter_algorithms(Catalog& c);   // reduce_scatter.cpp
+void add_scan_algorithms(Catalog& c);             // scan.cpp
+void add_barrier_algorithms(Catalog& c);          // barrier.cpp
 
 }  // namespace touchstone::algorithms

@@ -10,14 +10,12 @@
 #include <span>
 #include <vector>
 
+#include "algorithms/collective.hpp"
 #include "touchstone/proc.hpp"
 
 namespace touchstone::algorithms {
 
 inline constexpr int kGenericTag = 7;
-
-/// A reduction operator on packed elements: inout = in (op) inout, both the same number of bytes.
-using Reducer = std::function<void(std::span<const std::byte> in, std::span<std::byte> inout)>;
 
 /// Binomial-tree broadcast from `root` (ceil(log2 p) rounds): the root's buf reaches every rank.
 void bcast_binomial(Proc& p, const Group& g, int root, std::span<std::byte> buf);

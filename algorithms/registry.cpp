@@ -25,6 +25,12 @@ const Catalog& the_catalog() {
     add_alltoallv_algorithms(c);
     add_allgather_algorithms(c);
     add_hpam_algorithms(c);
+    add_bcast_algorithms(c);  // after paper 001's broadcasts
+    add_reduce_algorithms(c);
+    add_allreduce_algorithms(c);
+    add_reduce_scatter_algorithms(c);
+    add_scan_algorithms(c);
+    add_barrier_algorithms(c);
     return c;
   }();
   return c;

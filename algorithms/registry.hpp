@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/collective.hpp"
 #include "algorithms/traffic.hpp"
 #include "touchstone/proc.hpp"
 
@@ -50,6 +51,17 @@ struct Collective {
   std::function<void(Proc&, std::span<std::byte> buf, std::size_t size)> allgather_world;
   /// bcast/ (the whole machine only): the root's buf reaches every processor.
   std::function<void(Proc&, int root, std::span<std::byte> buf)> bcast_world;
+  /// The MPI libraries' algorithms (collective.hpp), on any group of any size.
+  std::function<BcastCollective> bcast;
+  std::function<AllgatherCollective> allgather;
+  std::function<ReduceCollective> reduce;
+  std::function<AllreduceCollective> allreduce;
+  std::function<ReduceScatterCollective> reduce_scatter;
+  std::function<ScanCollective> scan;
+  std::function<BarrierCollective> barrier;
+  /// The algorithm reorders operands: correct for commutative operators only (the MPI interface
+  /// falls back to its default for the others).
+  bool needs_commutative = false;
 };
 
 struct Algorithm {

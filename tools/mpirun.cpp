@@ -236,6 +236,11 @@ Subcommand add_mpirun(CLI::App& app) {
   cmd->add_option("--machine", o->launch.machine, "machine spec, e.g. torus:16x16 (touchstone list machines)")->capture_default_str();
   cmd->add_option("-n,--np", o->launch.np, "MPI processes, on VPs 0..np-1 (default: every VP)")->check(number_in(1, 1 << 24));
   cmd->add_option("--coll", o->coll, coll_help())->allow_extra_args(false);  // one value per --coll
+  cmd->add_option("--coll-selector", o->launch.coll_selector,
+                  "who picks each call's algorithm where --coll names none: default (the first of each list "
+                  "above), mpich (MPICH's decision rules and default thresholds) or ompi (Open MPI's tuned "
+                  "fixed decision rules), by communicator size, message size and operator")
+      ->check(CLI::IsMember({"default", "mpich", "ompi"}));
   cmd->add_flag("!--no-privatize", o->launch.privatize,
                 "share the program's global variables between ranks (default: one copy per rank)");
   cmd->add_flag("--tag-output", o->launch.tag_output, "prefix every line a rank writes to stdout with \"[rank] \"");

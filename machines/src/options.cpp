@@ -69,6 +69,8 @@ const std::vector<Option>& options() {
       time_of(&NodeCosts::match_per_entry, "match_ns", "matching: receiver time per queue entry examined, posted receives or unexpected messages (ns)", nanoseconds(1)),
       time_of(&NodeCosts::copy_per_byte, "copy_ns_per_byte", "local memory copy time per byte, for combining and extracting blocks (ns)", nanoseconds(1)),
       time_of(&NodeCosts::copy_per_piece, "copy_ns_per_piece", "local memory copy time per contiguous piece copied (ns)", nanoseconds(1)),
+      time_of(&NodeCosts::reduce_int_per_byte, "reduce_int_ns_per_byte", "gamma of integer and logical reduction operators: time per byte combined (ns)", nanoseconds(1)),
+      time_of(&NodeCosts::reduce_float_per_byte, "reduce_float_ns_per_byte", "gamma of floating-point reduction operators: time per byte combined (ns)", nanoseconds(1)),
       time_of(&NodeCosts::probe_cost, "probe_us", "cost of a probe or test that finds nothing (us)", microseconds(1)),
       // The network: its channels and packets.
       time_of(&NetworkParams::hop_time, "hop_ns", "t_hop: header time per channel (ns)", nanoseconds(1)),

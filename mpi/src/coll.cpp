@@ -11,10 +11,13 @@
 #include "touchstone/mpirun.hpp"
 #pragma GCC visibility pop
 
+#include "algorithms/bcast.hpp"
 #include "algorithms/generic.hpp"
+#include "algorithms/reduce.hpp"
 #include "algorithms/registry.hpp"
 #include "call.hpp"
 #include "coll.hpp"
+#include "coll_select.hpp"
 #include "intercomm.hpp"
 #include "touchstone/error.hpp"
 #include "types.hpp"
@@ -24,31 +27,37 @@ namespace touchstone::mpi {
 namespace {
 
 // A collective, its generic algorithms (the default first unless `default_catalog` names one of
-// the catalog's), and which member of algorithms::Collective its catalog algorithms provide.
+// the catalog's), which member of algorithms::Collective its catalog algorithms provide, and the
+// catalog family they come from (its name, but for exscan, which runs the scans).
 struct CollectiveInfo {
   const char* name;
   std::vector<std::string> generic;
   const char* default_catalog;  // nullptr: the first generic algorithm is the default
   std::function<bool(const algorithms::Algorithm&)> usable;  // catalog entries MPI can call
+  const char* family = nullptr;                              // nullptr: `name`
 };
 
+// The defaults are the algorithms MPI ran before the MPI libraries' algorithms joined the catalog
+// (the machine's barrier, binomial trees, rings, 1-lev-xor, reduce + scatterv): what every recorded
+// time of the documentation and the tests assumes. `--coll-selector` picks others per call.
 const std::vector<CollectiveInfo>& collectives() {
   using A = algorithms::Algorithm;
   static const std::vector<CollectiveInfo> c{
-      {"barrier", {"machine"}, nullptr, nullptr},
-      {"bcast", {"binomial"}, nullptr, [](const A& a) { return bool(a.raw.bcast_world); }},
+      {"barrier", {"machine"}, nullptr, [](const A& a) { return bool(a.raw.barrier); }},
+      {"bcast", {}, "binomial", [](const A& a) { return a.raw.bcast || a.raw.bcast_world; }},
       {"scatter", {}, "1-lev-dir", [](const A& a) { return bool(a.raw.rooted); }},
       {"gather", {}, "1-lev-dir", [](const A& a) { return bool(a.raw.rooted); }},
       {"scatterv", {"direct"}, nullptr, nullptr},
       {"gatherv", {"direct"}, nullptr, nullptr},
-      {"allgather", {"ring"}, nullptr, [](const A& a) { return bool(a.raw.allgather_world); }},
+      {"allgather", {}, "ring", [](const A& a) { return a.raw.allgather || a.raw.allgather_world; }},
       {"allgatherv", {"ring"}, nullptr, nullptr},
       {"alltoall", {}, "1-lev-xor", [](const A& a) { return bool(a.raw.alltoall); }},
       {"alltoallv", {"pairwise"}, nullptr, nullptr},
-      {"reduce", {"binomial"}, nullptr, nullptr},
-      {"allreduce", {"reduce-bcast"}, nullptr, nullptr},
-      {"scan", {"linear"}, nullptr, nullptr},
-      {"exscan", {"linear"}, nullptr, nullptr},
+      {"reduce", {}, "binomial", [](const A& a) { return bool(a.raw.reduce); }},
+      {"allreduce", {}, "reduce-bcast", [](const A& a) { return bool(a.raw.allreduce); }},
+      {"reduce_scatter", {}, "reduce-scatterv", [](const A& a) { return bool(a.raw.reduce_scatter); }},
+      {"scan", {}, "linear", [](const A& a) { return bool(a.raw.scan); }},
+      {"exscan", {}, "linear", [](const A& a) { return bool(a.raw.scan); }, "scan"},
   };
   return c;
 }
@@ -59,14 +68,9 @@ const CollectiveInfo* info(const std::string& name) {
   return nullptr;
 }
 
-std::string default_algorithm(const CollectiveInfo& c) { return c.default_catalog ? c.default_catalog : c.generic[0]; }
+const char* family(const CollectiveInfo& c) { return c.family ? c.family : c.name; }
 
-// The algorithm chosen for collective `coll` in this run.
-std::string chosen(const char* coll) {
-  const auto& sel = session()->coll;
-  const auto it = sel.find(coll);
-  return it != sel.end() ? it->second : default_algorithm(*info(coll));
-}
+std::string default_algorithm(const CollectiveInfo& c) { return c.default_catalog ? c.default_catalog : c.generic[0]; }
 
 bool is_generic(const char* coll, const std::string& alg) {
   const auto& g = info(coll)->generic;
@@ -74,7 +78,24 @@ bool is_generic(const char* coll, const std::string& alg) {
 }
 
 const algorithms::Algorithm& catalog_entry(const char* coll, const std::string& alg) {
-  return algorithms::find(fmt::format("{}/{}", coll, alg));
+  return algorithms::find(fmt::format("{}/{}", family(*info(coll)), alg));
+}
+
+// The algorithm for this call of collective `coll`: the one --coll names, else the one the
+// --coll-selector's rule picks for the call's shape, else the default. An algorithm that reorders
+// operands gives way to the default (which keeps rank order) for a non-commutative operator.
+std::string chosen(const char* coll, const CallShape& shape = {}) {
+  const CollectiveInfo& ci = *info(coll);
+  const auto& sel = session()->coll;
+  std::string alg;
+  if (const auto it = sel.find(coll); it != sel.end())
+    alg = it->second;
+  else
+    alg = select_algorithm(session()->coll_selector, coll, shape);
+  if (alg.empty()) alg = default_algorithm(ci);
+  if (!shape.commutative && !is_generic(coll, alg) && catalog_entry(coll, alg).raw.needs_commutative)
+    alg = default_algorithm(ci);
+  return alg;
 }
 
 // The paper-004 and paper-001 algorithms of the catalog run on the whole machine only.
@@ -119,6 +140,79 @@ class Packed {
 // The reduction of `op` on elements of t, on packed bytes (inout = in op inout).
 algorithms::Reducer reducer(RankState& rs, MPI_Op op, MPI_Datatype dt, const Type& t, bool& commutative) {
   return packed_reducer(rs, op, dt, t, commutative);
+}
+
+// The operand class of a predefined type, for the operator's cost (NodeCosts::reduce_per_byte):
+// floating point for the real types and their MINLOC/MAXLOC pairs, integer for the rest.
+OperandClass operand_class(MPI_Datatype base) {
+  switch (base) {
+    case MPI_FLOAT:
+    case MPI_DOUBLE:
+    case MPI_LONG_DOUBLE:
+    case MPI_FLOAT_INT:
+    case MPI_DOUBLE_INT: return OperandClass::floating;
+    default: return OperandClass::integer;
+  }
+}
+
+// A reduction as the catalog's algorithms take it: the operator charged at the machine's gamma of
+// its operand class (user operators by their datatype's base type), elements of t.size bytes.
+struct MpiReduction {
+  algorithms::Reduction r;
+  bool builtin = true;
+};
+MpiReduction mpi_reduction(RankState& rs, MPI_Op op, MPI_Datatype dt, const Type& t) {
+  MpiReduction m;
+  m.builtin = user_op(rs, op) == nullptr;
+  m.r.op = algorithms::charged(*rs.proc, reducer(rs, op, dt, t, m.r.commutative), operand_class(t.base));
+  m.r.elem = t.size ? t.size : 1;
+  return m;
+}
+
+// --- The selection: each collective runs the algorithm chosen() names for the call ---
+
+void run_barrier(RankState& rs, const Comm& c) {
+  const std::string alg = chosen("barrier", {.size = c.size});
+  if (is_generic("barrier", alg))
+    rs.proc->barrier(c.coll);
+  else
+    catalog_entry("barrier", alg).raw.barrier(*rs.proc, c.coll);
+}
+
+void run_bcast(RankState& rs, const Comm& c, int root, std::span<std::byte> buf) {
+  const std::string alg = chosen("bcast", {.size = c.size, .bytes = buf.size()});
+  // Open MPI's rules name a chain of the message's own size (chain(n)) for every n: run it
+  // directly rather than make a catalog entry per size.
+  if (alg.rfind("chain(", 0) == 0 && alg.back() == ')') {
+    const std::size_t segment = std::stoull(alg.substr(6, alg.size() - 7));
+    return algorithms::bcast_chain(*rs.proc, c.coll, root, buf, segment);
+  }
+  const auto& a = catalog_entry("bcast", alg);
+  if (a.raw.bcast) return a.raw.bcast(*rs.proc, c.coll, root, buf);
+  require_whole_machine(c, "bcast", alg);
+  a.raw.bcast_world(*rs.proc, c.pt2pt.world_rank(root), buf);
+}
+
+void run_allgather(RankState& rs, const Comm& c, std::span<std::byte> buf, std::size_t block) {
+  const std::string alg = chosen("allgather", {.size = c.size, .bytes = block});
+  const auto& a = catalog_entry("allgather", alg);
+  if (a.raw.allgather) return a.raw.allgather(*rs.proc, c.coll, buf, block);
+  require_whole_machine(c, "allgather", alg);
+  a.raw.allgather_world(*rs.proc, buf, block);
+}
+
+void run_alltoall(RankState& rs, const Comm& c, std::span<const std::byte> send, std::span<std::byte> recv,
+                  std::size_t block, bool in_place) {
+  const std::string alg = chosen("alltoall", {.size = c.size, .bytes = block, .in_place = in_place});
+  catalog_entry("alltoall", alg).raw.alltoall(*rs.proc, c.coll, send, recv, block);
+}
+
+CallShape reduction_shape(const Comm& c, std::size_t bytes, const MpiReduction& m) {
+  return {.size = c.size,
+          .bytes = bytes,
+          .count = bytes / m.r.elem,
+          .commutative = m.r.commutative,
+          .builtin_op = m.builtin};
 }
 
 std::vector<std::size_t> scaled(const int* v, int n, std::size_t unit) {
@@ -212,7 +306,7 @@ void check_selection(const std::map<std::string, std::string>& coll) {
     if (is_generic(i->name, alg)) continue;
     if (!i->usable)
       throw UsageError(fmt::format("--coll {}={}: {} has the algorithm(s) {} only", c, alg, c, fmt::join(i->generic, ", ")));
-    const auto& a = algorithms::find(fmt::format("{}/{}", c, alg));  // UsageError with close names
+    const auto& a = algorithms::find(fmt::format("{}/{}", family(*i), alg));  // UsageError with close names
     if (!i->usable(a)) throw UsageError(fmt::format("--coll {}={}: that algorithm cannot serve MPI calls", c, alg));
   }
 }
@@ -225,7 +319,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> collective_algorit
       if (g != names[0]) names.push_back(g);
     if (c.usable)
       for (const auto& a : algorithms::catalog()) {
-        const std::string prefix = std::string(c.name) + "/";
+        const std::string prefix = std::string(family(c)) + "/";
         if (a.name.rfind(prefix, 0) == 0 && c.usable(a) && a.name.substr(prefix.size()) != names[0])
           names.push_back(a.name.substr(prefix.size()));
       }
@@ -241,7 +335,7 @@ using namespace touchstone::mpi;
 
 int MPI_Barrier(MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_barrier(comm);
-  return call("MPI_Barrier", comm, [&](RankState& rs) { rs.proc->barrier(comm_of(rs, comm).coll); });
+  return call("MPI_Barrier", comm, [&](RankState& rs) { run_barrier(rs, comm_of(rs, comm)); });
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
@@ -252,13 +346,7 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     check_root(c, root);
     const Type& t = committed(rs, datatype);
     Packed buf(buffer, count, t, c.rank == root);
-    const std::string alg = chosen("bcast");
-    if (is_generic("bcast", alg)) {
-      algorithms::bcast_binomial(*rs.proc, c.coll, root, buf.span());
-    } else {
-      require_whole_machine(c, "bcast", alg);
-      catalog_entry("bcast", alg).raw.bcast_world(*rs.proc, c.pt2pt.world_rank(root), buf.span());
-    }
+    run_bcast(rs, c, root, buf.span());
     if (c.rank != root) buf.store();
   });
 }
@@ -409,16 +497,7 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     const std::size_t size = blocks.block;
     Packed& r = blocks.packed;
     place_own_block(rs, sendbuf, sendcount, sendtype, r.span().subspan(static_cast<std::size_t>(c.rank) * size, size));
-    const std::string alg = chosen("allgather");
-    if (is_generic("allgather", alg)) {
-      const std::vector<std::size_t> counts(static_cast<std::size_t>(c.size), size);
-      std::vector<std::size_t> displs(static_cast<std::size_t>(c.size));
-      for (std::size_t i = 0; i < displs.size(); ++i) displs[i] = i * size;
-      algorithms::allgatherv_ring(*rs.proc, c.coll, r.span(), counts, displs);
-    } else {
-      require_whole_machine(c, "allgather", alg);
-      catalog_entry("allgather", alg).raw.allgather_world(*rs.proc, r.span(), size);
-    }
+    run_allgather(rs, c, r.span(), size);
     r.store();
   });
 }
@@ -458,7 +537,7 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       if (s->span().size() != r.span().size()) throw MpiError{MPI_ERR_TRUNCATE, "send and receive signatures differ"};
       send = s->span();
     }
-    catalog_entry("alltoall", chosen("alltoall")).raw.alltoall(*rs.proc, c.coll, send, r.span(), size);
+    run_alltoall(rs, c, send, r.span(), size, in_place);
     r.store();
   });
 }
@@ -484,14 +563,26 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
 namespace {
 enum class Reduction { reduce, allreduce, scan, exscan };
 
+void run_reduction(RankState& rs, const Comm& c, Reduction kind, int root, std::span<const std::byte> send,
+                   std::span<std::byte> out, const MpiReduction& m) {
+  static constexpr const char* kNames[] = {"reduce", "allreduce", "scan", "exscan"};
+  const char* coll = kNames[static_cast<int>(kind)];
+  const auto& a = catalog_entry(coll, chosen(coll, reduction_shape(c, send.size(), m)));
+  switch (kind) {
+    case Reduction::reduce: a.raw.reduce(*rs.proc, c.coll, root, send, out, m.r); break;
+    case Reduction::allreduce: a.raw.allreduce(*rs.proc, c.coll, send, out, m.r); break;
+    case Reduction::scan: a.raw.scan(*rs.proc, c.coll, send, out, m.r, false); break;
+    case Reduction::exscan: a.raw.scan(*rs.proc, c.coll, send, out, m.r, true); break;
+  }
+}
+
 void reduction(RankState& rs, Reduction kind, const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                int root, MPI_Comm comm) {
   Comm& c = comm_of(rs, comm);
   check_count(count);
   if (kind == Reduction::reduce) check_root(c, root);
   const Type& t = committed(rs, dt);
-  bool commutative = true;
-  const auto fn = reducer(rs, op, dt, t, commutative);
+  const MpiReduction m = mpi_reduction(rs, op, dt, t);
   const bool gets_result = kind != Reduction::reduce || c.rank == root;
   const bool in_place = sendbuf == MPI_IN_PLACE && gets_result;
   std::optional<Packed> r;
@@ -505,12 +596,7 @@ void reduction(RankState& rs, Reduction kind, const void* sendbuf, void* recvbuf
   }
   std::vector<std::byte> ignored(gets_result ? 0 : send.size());
   std::span<std::byte> out = gets_result ? r->span() : std::span<std::byte>(ignored);
-  switch (kind) {
-    case Reduction::reduce: algorithms::reduce_binomial(*rs.proc, c.coll, root, send, out, fn, commutative); break;
-    case Reduction::allreduce: algorithms::allreduce_reduce_bcast(*rs.proc, c.coll, send, out, fn, commutative); break;
-    case Reduction::scan: algorithms::scan_linear(*rs.proc, c.coll, send, out, fn, false); break;
-    case Reduction::exscan: algorithms::scan_linear(*rs.proc, c.coll, send, out, fn, true); break;
-  }
+  run_reduction(rs, c, kind, root, send, out, m);
   if (gets_result && !(kind == Reduction::exscan && c.rank == 0)) r->store();
 }
 }  // namespace
@@ -539,8 +625,7 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
                   [&](RankState& rs) { reduction(rs, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0, comm); });
 }
 
-// MPI_Reduce_scatter(_block): the binomial reduction of the whole vector to rank 0, then a direct
-// scatterv of the blocks (generic; docs/mpi.md).
+// MPI_Reduce_scatter(_block): the algorithm chosen for reduce_scatter (docs/mpi.md).
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
@@ -548,17 +633,14 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
     Comm& c = comm_of(rs, comm);
     const Type& t = committed(rs, datatype);
     const std::vector<std::size_t> counts = scaled(recvcounts, c.size, t.size);
-    const std::vector<std::size_t> displs = packed_displs(counts);
     int total = 0;
     for (int i = 0; i < c.size; ++i) total += recvcounts[i];
-    bool commutative = true;
-    const auto fn = reducer(rs, op, datatype, t, commutative);
+    const MpiReduction m = mpi_reduction(rs, op, datatype, t);
     Packed s(const_cast<void*>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf), total, t, true);
     const std::vector<std::byte> send(s.span().begin(), s.span().end());
-    std::vector<std::byte> full(c.rank == 0 ? send.size() : 0);
-    algorithms::reduce_binomial(*rs.proc, c.coll, 0, send, full, fn, commutative);
     Packed r(recvbuf, recvcounts[c.rank], t, false);
-    algorithms::scatterv_direct(*rs.proc, c.coll, 0, full, r.span(), counts, displs);
+    const std::string alg = chosen("reduce_scatter", reduction_shape(c, send.size(), m));
+    catalog_entry("reduce_scatter", alg).raw.reduce_scatter(*rs.proc, c.coll, send, r.span(), counts, m.r);
     r.store();
   });
 }

@@ -18,6 +18,7 @@
 #pragma GCC visibility pop
 
 #include "coll.hpp"
+#include "coll_select.hpp"
 #include "state.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/machine.hpp"
@@ -153,6 +154,8 @@ int launch(const LaunchOptions& o) {
     if (np < 1 || np > m.nodes())
       throw UsageError(fmt::format("mpirun: -np {} is out of range: {} has {} processors", np, m.name, m.nodes()));
     check_selection(o.coll);
+    if (!known_selector(o.coll_selector))
+      throw UsageError(fmt::format("--coll-selector: expected default, mpich or ompi, got '{}'", o.coll_selector));
     const auto t0 = std::chrono::steady_clock::now();
     const Module program(o.program, o.privatize ? np : 1);
     const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -161,6 +164,7 @@ int launch(const LaunchOptions& o) {
     s.np = np;
     s.ranks.resize(static_cast<std::size_t>(np));
     s.coll = o.coll;
+    s.coll_selector = o.coll_selector == "default" ? "" : o.coll_selector;
     const SessionGuard guard(&s);
     std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
     std::optional<OutputTagger> tagger;

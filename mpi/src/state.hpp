@@ -206,6 +206,7 @@ struct Session {
   int np = 0;
   std::vector<RankState> ranks;
   std::map<std::string, std::string> coll;  ///< collective -> algorithm
+  std::string coll_selector;                 ///< "mpich", "ompi", or "" (the defaults): coll_select.hpp
   std::optional<int> abort_code;
   std::string abort_report;
 };

@@ -39,7 +39,9 @@ void check_node_costs(const std::string& where, const NodeCosts& c) {
   for (auto [name, v] : {std::pair{"send_per_byte", c.send_per_byte}, {"recv_per_byte", c.recv_per_byte},
                          {"send_per_packet", c.send_per_packet}, {"recv_per_packet", c.recv_per_packet},
                          {"match_per_entry", c.match_per_entry}, {"copy_per_byte", c.copy_per_byte},
-                         {"copy_per_piece", c.copy_per_piece}, {"demux_switch", c.demux_switch}})
+                         {"copy_per_piece", c.copy_per_piece}, {"demux_switch", c.demux_switch},
+                         {"reduce_int_per_byte", c.reduce_int_per_byte},
+                         {"reduce_float_per_byte", c.reduce_float_per_byte}})
     check_cap(where, name, v, kMaxPerUnitTime);
 }
 

@@ -124,7 +124,7 @@ TEST(Footprint, PhantomHarnessBuffersAreSharedByTheVpsOfARun) {
     EXPECT_EQ(algorithms::heap_bound(f, m.nodes(), true) - algorithms::heap_bound(alg->footprint(m.nodes(), 64), m.nodes(), true),
               2 * p * grown) << alg->name;
   }
-  EXPECT_EQ(checked, 4);  // 1-lev-dir, -lin, -xor, -bal
+  EXPECT_EQ(checked, 6);  // 1-lev-dir, -lin, -xor, -bal; pairwise, linear
 }
 
 // Under phantom payloads the alltoallv harness's buffers and the algorithms' own message

@@ -15,6 +15,9 @@ struct LaunchOptions {
   std::string machine;                       ///< machine spec (touchstone list machines)
   int np = 0;                                ///< MPI processes: world ranks 0..np-1 (0: every VP)
   std::map<std::string, std::string> coll;   ///< collective -> algorithm ("alltoall" -> "1-lev-xor")
+  /// Whose decision rules pick the algorithm of each call not named in `coll`: "mpich", "ompi",
+  /// or "default"/"" (each collective's default algorithm).
+  std::string coll_selector;
   RunOptions run;                            ///< trace, order log, perturb, execution, seed, ...
   std::string program;                       ///< path of the program module
   std::vector<std::string> args;             ///< argv[1..]

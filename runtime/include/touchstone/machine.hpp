@@ -25,6 +25,12 @@ enum class Arbitration {
   round_robin,  ///< the next input channel after the one granted last, in channel order
 };
 
+/// The class of a reduction operator's operands, which sets its cost per byte (NodeCosts::reduce_per_byte).
+enum class OperandClass {
+  integer,   ///< integer, logical and bitwise operators (and MPI_BYTE, MPI_MINLOC/MAXLOC on integer pairs)
+  floating,  ///< floating-point and complex operands
+};
+
 /// Cost of the node's CPU for sending and receiving (docs/model.md 2.1).
 struct NodeCosts {
   Time send_overhead = 0;   ///< C_send, charged to the sender's clock per message
@@ -65,6 +71,13 @@ struct NodeCosts {
   Time match_per_entry = 0; ///< matching: per queue entry examined (posted receives, unexpected messages)
   Time copy_per_byte = 0;   ///< local memory copy (combining, extracting blocks), per byte (Proc::local_copy)
   Time copy_per_piece = 0;  ///< local memory copy, per contiguous piece copied (one memcpy's set-up)
+  /// gamma: the time a reduction operator takes per byte of operand it combines (docs/model.md
+  /// 2.12), per operand class; charged by every collective algorithm that combines data. 0 by default.
+  Time reduce_int_per_byte = 0;
+  Time reduce_float_per_byte = 0;
+  Time reduce_per_byte(OperandClass c) const {
+    return c == OperandClass::floating ? reduce_float_per_byte : reduce_int_per_byte;
+  }
 };
 
 /// Network parameters (docs/model.md 2.3). Times in picoseconds; "byte times" in picoseconds per byte.
