@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <limits>
 #include <cstring>
@@ -277,6 +278,10 @@ void Engine::wake(Vp& v) {
 }
 
 void Engine::block(Vp& v, Vp::Block why, const Call& what) {
+  // A VP's errno must not change because other VPs ran meanwhile (each would be a process of its
+  // own): with fibers they share the host thread's errno, and with threads the hand-over's own
+  // waits may set it.
+  const int own_errno = errno;
   if (opts_.on_vp_pause) opts_.on_vp_pause(v.rank);
   v.block = why;
   v.pending = what;
@@ -286,6 +291,7 @@ void Engine::block(Vp& v, Vp::Block why, const Call& what) {
   executor_->pass(v.rank);
   v.block = Vp::Block::none;
   if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
+  errno = own_errno;
   if (aborting_) {
     // The evidence of a failed run shows where every VP was stuck when it failed.
     if (recorder_)
