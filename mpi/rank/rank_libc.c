@@ -330,6 +330,16 @@ static char* strtok_position;
 
 char* strtok(char* str, const char* delim) { return strtok_r(str, delim, &strtok_position); }
 
+/* ------------------------------------------------------------------ exit */
+
+/* exit(n) ends the rank that calls it, as it would end its process: the rank's main is unwound and
+ * ends with status n (touchstone_mpi_exit in libtouchstone_mpi.so), and mpirun treats it as a
+ * return of n from main. Without this, exit would end the whole run, every rank at once. The
+ * module's atexit handlers are not run by it (they are the process's, run when mpirun ends). */
+extern void touchstone_mpi_exit(int status) __attribute__((noreturn));
+
+void exit(int status) { touchstone_mpi_exit(status); }
+
 /* ------------------------------------------------------------------ run directly */
 
 /* A program module is a shared object: run as ./prog it would jump to address 0 (a bare SIGSEGV).

@@ -1,5 +1,10 @@
 // MPI requests over the runtime's (request.hpp).
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <optional>
 
 #include <fmt/format.h>
@@ -14,8 +19,31 @@
 
 namespace touchstone::mpi {
 
+// A C buffer's size cannot be known, but a count that cannot be true can: one whose bytes pass the
+// end of the address space, or (for buffers of 64 KiB or more, where the system call costs little
+// beside the copy) one whose bytes are not all mapped memory. Refused before any byte is copied.
+void check_buffer(const void* buf, int count, const Type& t) {
+  if (count <= 0 || t.extent == 0 || !buf) return;  // !buf: MPI_BOTTOM, displacements absolute
+  const auto bytes = static_cast<unsigned __int128>(count) * t.extent;
+  const auto start = reinterpret_cast<std::uintptr_t>(buf);
+  constexpr std::uintptr_t kUserSpace = std::uintptr_t{1} << 47;  // x86-64 and AArch64 user space
+  if (start + bytes > kUserSpace)
+    throw MpiError{MPI_ERR_COUNT, fmt::format("count {} of {}-byte elements is {} bytes from address {:#x}: past the end "
+                                              "of the address space", count, t.extent,
+                                              static_cast<std::uint64_t>(bytes), start)};
+  if (bytes < (1 << 16)) return;
+  const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const std::uintptr_t first = start / page * page;
+  const std::uintptr_t end = static_cast<std::uintptr_t>(start + bytes);
+  if (::msync(reinterpret_cast<void*>(first), end - first, MS_ASYNC) != 0 && errno == ENOMEM)
+    throw MpiError{MPI_ERR_BUFFER, fmt::format("count {} of {}-byte elements is {} bytes from address {:#x}, but "
+                                               "not all of them are memory: is the count larger than the buffer?",
+                                               count, t.extent, static_cast<std::uint64_t>(bytes), start)};
+}
+
 // The bytes to send: the user's buffer itself when the type is contiguous, else a packed copy.
 std::span<const std::byte> send_bytes(const void* buf, int count, const Type& t, std::vector<std::byte>& scratch) {
+  check_buffer(buf, count, t);
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   if (t.contiguous() || n == 0) return {static_cast<const std::byte*>(buf), n};
   scratch.resize(n);
@@ -68,6 +96,7 @@ std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count,
   if (q->done) return q;
   const Comm& c = comm_of(rs, ch);
   const Type& t = committed(rs, dt);
+  check_buffer(buf, count, t);
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   std::span<std::byte> into{static_cast<std::byte*>(buf), n};
   if (!t.contiguous() && n) {

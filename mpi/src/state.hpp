@@ -84,6 +84,13 @@ struct RankState {
   std::vector<std::unique_ptr<Req>> reqs;       ///< handle = index + 1
   std::vector<std::optional<std::vector<int>>> groups;  ///< world ranks; handle = kFirstGroup + index
   std::vector<MPI_Comm_errhandler_function*> errhandlers;  ///< handle = kFirstErrhandler + index
+  // The launcher's (launch.cpp, env.cpp): the last MPI function called, for reports of how a rank
+  // ended; --compute host: the host CPU time (ns) at which the rank's current burst began, -1 none;
+  // MPI_Wtime calls in a row at one virtual time (a busy wait that could never end).
+  const char* last_call = nullptr;
+  std::int64_t burst_start_ns = -1;
+  std::uint64_t wtime_streak = 0;
+  Time wtime_at = -1;
 };
 
 inline constexpr int kFirstDerivedType = 1000;
@@ -98,6 +105,7 @@ struct Session {
   std::map<std::string, std::string> coll;  ///< collective -> algorithm
   std::optional<int> abort_code;
   std::string abort_report;
+  double compute_factor = 0;  ///< --compute host:FACTOR (virtual per host CPU time); 0: compute is free
 };
 
 /// The session of the run in progress (set by launch()).

@@ -15,3 +15,46 @@ add_test(NAME mpi.rank_libc.threads COMMAND ${here}/expect.sh 0 "rank_libc: all 
 add_test(NAME mpi.module_run_directly COMMAND ${here}/expect.sh 1
          "^  touchstone mpirun \\[--machine SPEC\\] \\[-np N\\] [^ ]*mpi_test_hello \\[ARGS...\\]"
          $<TARGET_FILE:mpi_test_hello>)
+touchstone_add_mpi_program(mpi_test_endings endings.c)
+target_compile_options(mpi_test_endings PRIVATE -Wall -Wextra)
+
+# Every ending explained: the rank, the call, what to do, and mpirun's exit status.
+function(ending name status regex)
+  add_test(NAME mpi.endings.${name} COMMAND ${here}/expect.sh ${status} "${regex}"
+           ${ts} mpirun ${ARGN})
+  set_tests_properties(mpi.endings.${name} PROPERTIES TIMEOUT 60)
+endfunction()
+set(endings $<TARGET_FILE:mpi_test_endings>)
+ending(exit 3 "^touchstone mpirun: rank 1 called exit\\(3\\) at t=[0-9.]+ us without calling MPI_Finalize \\(its last MPI call was MPI_Barrier\\): a rank that ends before MPI_Finalize ends the job"
+       --machine mesh:2x3 -np 5 ${endings} exit)
+ending(return 4 "^touchstone mpirun: rank 2 returned 4 from main at t=[0-9.]+ us without calling MPI_Finalize"
+       --machine mesh:2x3 -np 5 ${endings} return)
+ending(exit_after_finalize 5 "^touchstone mpirun: rank 2 exited with status 5$" --machine mesh:2x3 -np 5 ${endings} exit_after_finalize)
+ending(abort 134 "^touchstone: the program of rank 1 died of SIGABRT" --machine mesh:2x2 ${endings} abort)
+ending(stack_overflow 139 "^touchstone: the VP of rank 2 overflowed its stack of 64 KiB \\(give VPs larger stacks with --stack-kb"
+       --machine mesh:2x2 --stack-kb 64 ${endings} overflow)
+ending(wall_limit 2 "^  #0 spin_forever " --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
+ending(wall_limit_names_rank 2 "^Rank 1 was running its own code and did not call MPI again" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
+ending(wall_limit_summary 2 "^touchstone mpirun: mesh:2x2, 4 ranks: ended by the watchdog" --machine mesh:2x2 --wall-limit 0.5 --summary ${endings} spin)
+ending(sigint 130 "^interrupted by SIGINT: rank 1 was calling the runtime at t=[0-9.]+ us\\.$" --machine mesh:2x2 ${endings} sigint)
+ending(wtime_busy_wait 2 "MPI_Wtime on rank 0: called 16777216 times in a row at t=[0-9.]+ us with no time passing"
+       --machine mesh:2x2 ${endings} wtime)
+ending(impossible_count 2 "MPI_Send on rank 0: count 2147483647 of 8-byte elements is 17179869176 bytes from address 0x[0-9a-f]+, but not all of them are memory: is the count larger than the buffer\\? \\(invalid buffer\\)"
+       --machine mesh:2x2 ${endings} bigcount)
+ending(summary_on_failure 3 "^touchstone mpirun: mesh:2x3, 5 ranks: ended with exit status 3, trace_hash [0-9a-f]+"
+       --machine mesh:2x3 -np 5 --summary ${endings} exit)
+
+# --compute: free by default (deterministic), the host's CPU time when asked.
+ending(compute_zero 0 "^busy: zero$" --machine mesh:2x2 ${endings} busy)
+ending(compute_host 0 "^busy: positive$" --machine mesh:2x2 --compute host:0.5 ${endings} busy)
+ending(compute_bad 1 "--compute: expected zero, host or host:FACTOR with FACTOR a positive number, got 'host:-1'"
+       --machine mesh:2x2 --compute host:-1 ${endings} busy)
+
+# --eager-limit is the machine option eager_limit=.
+add_test(NAME mpi.eager_limit_option COMMAND ${here}/same_hash.sh ${ts} $<TARGET_FILE:mpi_test_p2p>
+         "--machine mesh:2x3,eager_limit=64 -np 5" "--machine mesh:2x3 -np 5 --eager-limit 64")
+
+# --help in plain words: no CLI11 type notation, every algorithm (parameterised ones too).
+add_test(NAME mpi.help COMMAND ${ts} mpirun --help)
+set_tests_properties(mpi.help PROPERTIES PASS_REGULAR_EXPRESSION "alltoall: [^\n]*pipelined-cc-cube\\(N\\)"
+                     FAIL_REGULAR_EXPRESSION "UINT|INT:|FLOAT|TEXT|\\{false\\}|\\{report\\}|0\\.\\.18446744073709551615")
