@@ -241,7 +241,7 @@ int Engine::next() {
 
 int Engine::run_events() {
   for (;;) {
-    if (!aborting_ && Watchdog::pending_signal()) abort_run(interrupted_report(nullptr));
+    if (opts_.stop_on_signals && !aborting_ && Watchdog::pending_signal()) abort_run(interrupted_report(nullptr));
     if (aborting_) return next_to_unwind();
     if (queue_.empty()) {
       bool all_done = true;
@@ -353,7 +353,7 @@ void Engine::enter(Vp& v) {
   if (aborting_) throw Aborted{};
   step();
   progress_.now_ps.store(std::max(now_, v.clock), std::memory_order_relaxed);
-  if (Watchdog::pending_signal()) {
+  if (opts_.stop_on_signals && Watchdog::pending_signal()) {
     abort_run(interrupted_report(&v));
     throw Aborted{};
   }
@@ -656,7 +656,23 @@ void Engine::hand_over(Msg* m, Time start, Time handed) {
   stats_.payload_bytes += m->size;
   // The trace's send span is the CPU's work, to `handed`; the message leaves before that by the
   // send's tail (docs/model.md 2.19).
-  if (recorder_) recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed, is_am_reply(m->ctx));
+  if (recorder_) {
+    using Wire = Recorder::Wire;
+    switch (m->proto) {
+      case Msg::Proto::eager:
+        recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed, is_am_reply(m->ctx));
+        break;
+      case Msg::Proto::rts:
+        recorder_->sent(m->rdv->id, m->src, m->dst, m->tag, m->rdv->size, start, handed, false, Wire::rendezvous_request);
+        break;
+      case Msg::Proto::cts:
+        recorder_->sent(m->rdv->id, m->src, m->dst, m->tag, 0, start, handed, false, Wire::clear_to_send);
+        break;
+      case Msg::Proto::rdv_data:
+        recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed, false, Wire::rendezvous_data);
+        break;
+    }
+  }
   handed = after_tail(m->src, start, handed);
   // Send overlap (docs/model.md 2.15): the packets leave as the CPU writes them, the first one when
   // the per-message overhead and its own share of the work are done.

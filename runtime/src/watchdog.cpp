@@ -103,6 +103,7 @@ Watchdog::~Watchdog() {
   if (opts_.stop_on_signals) {
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
+    g_pending_signal.store(0);
   }
   ::signal(kSampleSignal, SIG_DFL);
 }
