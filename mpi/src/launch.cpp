@@ -131,7 +131,6 @@ class OutputTagger {
       emit(rank, std::string_view(part).substr(start, nl + 1 - start));
     part.erase(0, start);
   }
-  std::size_t ranks() const { return partial_.size(); }
   /// What the ranks left without a final newline.
   void finish() {
     for (std::size_t r = 0; r < partial_.size(); ++r)
@@ -218,10 +217,10 @@ int launch(const LaunchOptions& o) {
       };
     ro.stop_on_signals = true;
     ro.progress_line = true;
-    ro.before_hard_exit = [&tagger, &program, &summary] {
+    ro.before_hard_exit = [&tagger, &program, &summary](int running) {
       summary("ended by the watchdog (the report follows)", std::nullopt);
       if (tagger) {
-        for (int r = 0; r < static_cast<int>(tagger->ranks()); ++r) tagger->pause(r);
+        tagger->pause(running);  // what the running rank wrote since it last blocked is its own
         tagger->finish();
       }
       std::fflush(stdout);
