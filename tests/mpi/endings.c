@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   int rank, size;
   init_world(&argc, &argv, &rank, &size);
   const char* mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "spin") == 0 && rank == 0) printf("endings: rank 0 printed this before rank 1 spun\n");
   MPI_Barrier(MPI_COMM_WORLD);
   if (strcmp(mode, "exit") == 0 && rank == 1) exit(3);
   if (strcmp(mode, "return") == 0 && rank == 2) return 4;

@@ -35,6 +35,9 @@ ending(stack_overflow 139 "^touchstone: the VP of rank 2 overflowed its stack of
        --machine mesh:2x2 --stack-kb 64 ${endings} overflow)
 ending(wall_limit 2 "^  #0 spin_forever " --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
 ending(wall_limit_names_rank 2 "^Rank 1 was running its own code and did not call MPI again" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
+# What a rank printed survives a run the watchdog ends (stdout is a pipe here: fully buffered by
+# default, but flushed whenever a rank blocks).
+ending(output_survives 2 "^endings: rank 0 printed this before rank 1 spun$" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
 ending(wall_limit_summary 2 "^touchstone mpirun: mesh:2x2, 4 ranks: ended by the watchdog" --machine mesh:2x2 --wall-limit 0.5 --summary ${endings} spin)
 ending(sigint 130 "^interrupted by SIGINT: rank 1 was calling the runtime at t=[0-9.]+ us\\.$" --machine mesh:2x2 ${endings} sigint)
 ending(wtime_busy_wait 2 "MPI_Wtime on rank 0: called 16777216 times in a row at t=[0-9.]+ us with no time passing"
@@ -49,6 +52,14 @@ ending(compute_zero 0 "^busy: zero$" --machine mesh:2x2 ${endings} busy)
 ending(compute_host 0 "^busy: positive$" --machine mesh:2x2 --compute host:0.5 ${endings} busy)
 ending(compute_bad 1 "--compute: expected zero, host or host:FACTOR with FACTOR a positive number, got 'host:-1'"
        --machine mesh:2x2 --compute host:-1 ${endings} busy)
+
+# Each rank's C library state does not depend on how the host runs the ranks: one trace_hash over
+# fibers, --perturb and threads.
+set(rank_libc_run "$<TARGET_FILE:mpi_test_rank_libc> input -v -n 5 --name=abc -qw rest -- -x")
+add_test(NAME mpi.determinism.rank_libc_perturb COMMAND ${here}/same_hash.sh ${ts} "${rank_libc_run}"
+         "--machine mesh:2x3 -np 5" "--machine mesh:2x3 -np 5 --perturb 7")
+add_test(NAME mpi.determinism.rank_libc_threads COMMAND ${here}/same_hash.sh ${ts} "${rank_libc_run}"
+         "--machine mesh:2x3 -np 5" "--machine mesh:2x3 -np 5 --execution threads --perturb 3")
 
 # --eager-limit is the machine option eager_limit=.
 add_test(NAME mpi.eager_limit_option COMMAND ${here}/same_hash.sh ${ts} $<TARGET_FILE:mpi_test_p2p>

@@ -81,7 +81,7 @@ TEST(Watchdog, SigintBetweenRuntimeCallsFailsTheRunNamingTheBlockedVps) {
   EXPECT_EQ(now.sa_handler, SIG_DFL);
 }
 
-TEST(Watchdog, WithoutALimitOrSignalsNoThreadRunsAndResultsAreTheSame) {
+TEST(Watchdog, AWatchedRunIsTheSameRun) {
   const Machine m = parse_machine("torus:3x3");
   auto ring = [](Proc& p) {
     std::array<std::byte, 64> out{}, in{};
