@@ -157,8 +157,8 @@ int cmd_list(const std::string& what) {
   return 0;
 }
 
-int cmd_run(const Common& c, const std::string& algorithm, std::optional<std::size_t> given_size, const DebugOptions& debug,
-            double wall_limit_s) {
+int cmd_run(const Common& c, const std::string& algorithm, std::optional<std::size_t> given_size,
+            const DebugOptions& debug, double wall_limit_s) {
   const Machine m = parse_machine(c.machine);
   const auto& alg = algorithms::find(algorithm);
   std::optional<std::vector<std::size_t>> given;

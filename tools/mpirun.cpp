@@ -210,7 +210,9 @@ class PlainHelp : public CLI::Formatter {
   }
 
  private:
-  static bool is_flag(const CLI::Option* opt) { return opt->get_items_expected_max() == 0 || opt->get_type_size_max() == 0; }
+  static bool is_flag(const CLI::Option* opt) {
+    return opt->get_items_expected_max() == 0 || opt->get_type_size_max() == 0;
+  }
 };
 
 // The value names of mpirun's options in --help.
@@ -309,7 +311,8 @@ Subcommand add_mpirun(CLI::App& app) {
   cmd->add_flag("!--no-privatize", o->launch.privatize,
                 "share the program's global variables between ranks (default: one copy per rank)");
   cmd->add_flag("--tag-output", o->launch.tag_output, "prefix every line a rank writes to stdout with \"[rank] \"");
-  cmd->add_flag("--summary", o->launch.summary, "print makespan, messages and trace_hash to stderr when the run ends, however it ends");
+  cmd->add_flag("--summary", o->launch.summary,
+                "print makespan, messages and trace_hash to stderr when the run ends, however it ends");
   add_run_options(cmd, *o);
   cmd->add_option("--explore-outcome", o->explore_outcome, "(internal: an explored run writes its outcome here)")
       ->group("");

@@ -362,7 +362,9 @@ __attribute__((noreturn, used)) void touchstone_module_run_directly(void) {
   char path[4096];
   const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
   path[n > 0 ? n : 0] = '\0';
-  static const char head[] = "this is an MPI program for Touchstone, a module to be run by its launcher:\n  touchstone mpirun [--machine SPEC] [-np N] ";
+  static const char head[] =
+      "this is an MPI program for Touchstone, a module to be run by its launcher:\n"
+      "  touchstone mpirun [--machine SPEC] [-np N] ";
   static const char tail[] = " [ARGS...]\n(touchstone mpirun --help lists the options)\n";
   if (write(STDERR_FILENO, head, sizeof head - 1) < 0 || write(STDERR_FILENO, path, strlen(path)) < 0 ||
       write(STDERR_FILENO, tail, sizeof tail - 1) < 0)

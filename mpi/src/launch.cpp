@@ -162,7 +162,8 @@ struct SessionGuard {
 
 // What ended a rank that returned or called exit before MPI_Finalize, and the job with it.
 std::string early_end_report(int rank, const RankState& rs, int status, bool by_exit) {
-  const std::string how = by_exit ? fmt::format("called exit({})", status) : fmt::format("returned {} from main", status);
+  const std::string how =
+      by_exit ? fmt::format("called exit({})", status) : fmt::format("returned {} from main", status);
   return fmt::format(
       "rank {} {} at t={} us without calling MPI_Finalize{}: a rank that ends before MPI_Finalize ends the job, as "
       "mpirun ends it when a process exits early (call MPI_Finalize before exit or return, or MPI_Abort to end the "
@@ -178,8 +179,8 @@ int launch(const LaunchOptions& o) {
   auto summary = [&](const std::string& what, std::optional<std::uint64_t> hash) {
     if (o.summary)
       std::fprintf(stderr, "touchstone mpirun: %s, %d ranks: %s%s, program loaded %d time(s) in %.3f host s\n",
-                   machine_name.c_str(), np, what.c_str(), hash ? fmt::format(", trace_hash {:016x}", *hash).c_str() : "",
-                   o.privatize ? np : 1, load_s);
+                   machine_name.c_str(), np, what.c_str(),
+                   hash ? fmt::format(", trace_hash {:016x}", *hash).c_str() : "", o.privatize ? np : 1, load_s);
   };
   try {
     const Machine m = parse_machine(o.machine);
@@ -269,7 +270,9 @@ int launch(const LaunchOptions& o) {
       std::fprintf(stderr, "error: the run failed:\n%s\n", e.what());
       // Interrupted, the run exits as a process killed by the signal would report it: 128 + signal.
       const std::string_view what = e.what();
-      const int status = what.starts_with("interrupted by SIGINT") ? 130 : what.starts_with("interrupted by SIGTERM") ? 143 : 2;
+      const int status = what.starts_with("interrupted by SIGINT")    ? 130
+                         : what.starts_with("interrupted by SIGTERM") ? 143
+                                                                      : 2;
       summary(fmt::format("the run failed (exit status {})", status), e.trace_hash);
       return status;
     }

@@ -24,21 +24,23 @@ namespace touchstone::mpi {
 // beside the copy) one whose bytes are not all mapped memory. Refused before any byte is copied.
 void check_buffer(const void* buf, int count, const Type& t) {
   if (count <= 0 || t.extent == 0 || !buf) return;  // !buf: MPI_BOTTOM, displacements absolute
-  const auto bytes = static_cast<unsigned __int128>(count) * t.extent;
   const auto start = reinterpret_cast<std::uintptr_t>(buf);
   constexpr std::uintptr_t kUserSpace = std::uintptr_t{1} << 47;  // x86-64 and AArch64 user space
-  if (start + bytes > kUserSpace)
-    throw MpiError{MPI_ERR_COUNT, fmt::format("count {} of {}-byte elements is {} bytes from address {:#x}: past the end "
-                                              "of the address space", count, t.extent,
-                                              static_cast<std::uint64_t>(bytes), start)};
+  // In 64 bits without overflow: count < 2^31, and an extent that large already fails the test.
+  const bool past = start >= kUserSpace || t.extent > (kUserSpace - start) / static_cast<std::uintptr_t>(count);
+  const std::uintptr_t bytes = past ? 0 : static_cast<std::uintptr_t>(count) * t.extent;
+  if (past)
+    throw MpiError{MPI_ERR_COUNT,
+                   fmt::format("count {} of {}-byte elements from address {:#x} runs past the end of the address "
+                               "space", count, t.extent, start)};
   if (bytes < (1 << 16)) return;
   const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   const std::uintptr_t first = start / page * page;
-  const std::uintptr_t end = static_cast<std::uintptr_t>(start + bytes);
+  const std::uintptr_t end = start + bytes;
   if (::msync(reinterpret_cast<void*>(first), end - first, MS_ASYNC) != 0 && errno == ENOMEM)
     throw MpiError{MPI_ERR_BUFFER, fmt::format("count {} of {}-byte elements is {} bytes from address {:#x}, but "
                                                "not all of them are memory: is the count larger than the buffer?",
-                                               count, t.extent, static_cast<std::uint64_t>(bytes), start)};
+                                               count, t.extent, bytes, start)};
 }
 
 // The bytes to send: the user's buffer itself when the type is contiguous, else a packed copy.

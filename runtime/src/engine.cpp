@@ -663,7 +663,8 @@ void Engine::hand_over(Msg* m, Time start, Time handed) {
         recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed, is_am_reply(m->ctx));
         break;
       case Msg::Proto::rts:
-        recorder_->sent(m->rdv->id, m->src, m->dst, m->tag, m->rdv->size, start, handed, false, Wire::rendezvous_request);
+        recorder_->sent(m->rdv->id, m->src, m->dst, m->tag, m->rdv->size, start, handed, false,
+                        Wire::rendezvous_request);
         break;
       case Msg::Proto::cts:
         recorder_->sent(m->rdv->id, m->src, m->dst, m->tag, 0, start, handed, false, Wire::clear_to_send);

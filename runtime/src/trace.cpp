@@ -66,9 +66,10 @@ void Recorder::sent(std::uint64_t id, int src, int dst, int tag, std::size_t siz
     case Wire::rendezvous_request: {
       const bool rdv = wire == Wire::rendezvous_request;
       spans_.push_back(Span{track, src, "send", start, end,
-                            fmt::format("#{} to {} tag {} {} B{}", id, dst, tag, size, rdv ? " (rendezvous request)" : "")});
-      order_[static_cast<std::size_t>(src)].push_back(
-          fmt::format("t={} us  send #{} to {} tag {} size {}{}", us(start), id, dst, tag, size, rdv ? " (rendezvous)" : ""));
+                            fmt::format("#{} to {} tag {} {} B{}", id, dst, tag, size,
+                                        rdv ? " (rendezvous request)" : "")});
+      order_[static_cast<std::size_t>(src)].push_back(fmt::format("t={} us  send #{} to {} tag {} size {}{}", us(start),
+                                                                  id, dst, tag, size, rdv ? " (rendezvous)" : ""));
       if (rdv) return;  // the arrow leaves with the data
       break;
     }

@@ -133,7 +133,8 @@ void Watchdog::loop() {
       last_line = now;
       const double host_s = std::chrono::duration<double>(now - start).count();
       const double t_us = to_us(progress_.now_ps.load(std::memory_order_relaxed));
-      std::fprintf(stderr, "\r\033[Ktouchstone: t=%.3f us virtual, %llu messages, %.1f host s (%.3g virtual us per host s)",
+      std::fprintf(stderr,
+                   "\r\033[Ktouchstone: t=%.3f us virtual, %llu messages, %.1f host s (%.3g virtual us per host s)",
                    t_us, static_cast<unsigned long long>(progress_.messages.load(std::memory_order_relaxed)), host_s,
                    t_us / host_s);
       std::fflush(stderr);
@@ -184,7 +185,9 @@ std::string Watchdog::stack_of(int rank) {
   std::string out;
   for (std::size_t i = 0; i < frames.size(); ++i) {
     const Frame& f = frames[i];
-    const std::string what = !named[i].empty() ? named[i] : !f.symbol.empty() ? f.symbol : fmt::format("{:#x}", f.offset);
+    const std::string what = !named[i].empty()  ? named[i]
+                             : !f.symbol.empty() ? f.symbol
+                                                 : fmt::format("{:#x}", f.offset);
     out += fmt::format("  #{} {} ({})\n", i, what, f.file.empty() ? "?" : f.file);
   }
   return out;
@@ -197,8 +200,8 @@ void Watchdog::hard_stop(const std::string& why, int exit_status) {
                                    to_us(progress_.now_ps.load()));
   if (rank >= 0) {
     report += fmt::format(
-        "Rank {} was running its own code and did not call MPI again (a loop that waits for something no MPI call "
-        "brings, or a long computation); its stack:\n{}",
+        "Rank {} was running its own code and made no call to Touchstone since (no MPI or Proc call: a loop that "
+        "waits for something no call brings, or a long computation); its stack:\n{}",
         rank, stack_of(rank));
   } else {
     report += "No rank was running: the engine itself was busy.\n";
