@@ -353,6 +353,7 @@ void Engine::enter(Vp& v) {
   if (aborting_) throw Aborted{};
   step();
   progress_.now_ps.store(std::max(now_, v.clock), std::memory_order_relaxed);
+  progress_.messages.store(stats_.messages, std::memory_order_relaxed);
   if (opts_.stop_on_signals && Watchdog::pending_signal()) {
     abort_run(interrupted_report(&v));
     throw Aborted{};

@@ -69,3 +69,18 @@ add_test(NAME mpi.eager_limit_option COMMAND ${here}/same_hash.sh ${ts} $<TARGET
 add_test(NAME mpi.help COMMAND ${ts} mpirun --help)
 set_tests_properties(mpi.help PROPERTIES PASS_REGULAR_EXPRESSION "alltoall: [^\n]*pipelined-cc-cube\\(N\\)"
                      FAIL_REGULAR_EXPRESSION "UINT|INT:|FLOAT|TEXT|\\{false\\}|\\{report\\}|0\\.\\.18446744073709551615")
+
+# --wall-limit is a number of host seconds, 0 or more, on run and mpirun alike.
+add_test(NAME tools.run_wall_limit_bad COMMAND ${here}/expect.sh 1 "^error: --wall-limit: -1 is outside 0\\.\\.1000000000"
+         ${ts} run --machine mesh:2x2 --algorithm alltoall/1-lev-xor --size 8 --wall-limit -1)
+add_test(NAME tools.mpirun_wall_limit_bad COMMAND ${here}/expect.sh 1 "^error: --wall-limit: 'abc' is not a decimal number"
+         ${ts} mpirun --wall-limit abc $<TARGET_FILE:mpi_test_endings>)
+
+# The progress line, on a terminal (script(1) gives the run one) once the run passes three seconds.
+find_program(SCRIPT_PROGRAM script)
+if(SCRIPT_PROGRAM)
+  add_test(NAME mpi.progress_line COMMAND ${SCRIPT_PROGRAM} -qec
+           "${ts} mpirun --machine mesh:2x2 --wall-limit 4.5 $<TARGET_FILE:mpi_test_endings> spin" /dev/null)
+  set_tests_properties(mpi.progress_line PROPERTIES TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "touchstone: t=42\\.960 us virtual, 9 messages, [0-9.]+ host s \\([0-9.e+]+ virtual us per host s\\)")
+endif()
