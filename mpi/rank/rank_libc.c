@@ -36,6 +36,7 @@ static struct {
   const char* nextchar;
   enum { kPermute, kRequireOrder, kReturnInOrder } ordering;
   int first_nonopt, last_nonopt;
+  int optopt;  // glibc keeps its own and copies it to optopt after every call, whatever optopt holds
 } scan;
 
 /* Moves the skipped non-options argv[first_nonopt .. last_nonopt) after the options that followed
@@ -117,7 +118,7 @@ static int long_option(int argc, char** argv, const char* optstring, const struc
     }
     scan.nextchar = NULL;
     ++optind;
-    optopt = 0;
+    scan.optopt = 0;
     return '?';
   }
   if (!found) {
@@ -126,7 +127,7 @@ static int long_option(int argc, char** argv, const char* optstring, const struc
     if (print_errors) fprintf(stderr, "%s: unrecognized option '%s%s'\n", argv[0], prefix, name);
     scan.nextchar = NULL;
     ++optind;
-    optopt = 0;
+    scan.optopt = 0;
     return '?';
   }
   ++optind;
@@ -134,7 +135,7 @@ static int long_option(int argc, char** argv, const char* optstring, const struc
   if (*end == '=') {
     if (found->has_arg == no_argument) {
       if (print_errors) fprintf(stderr, "%s: option '%s%s' doesn't allow an argument\n", argv[0], prefix, found->name);
-      optopt = found->val;
+      scan.optopt = found->val;
       return '?';
     }
     optarg = (char*)end + 1;
@@ -143,7 +144,7 @@ static int long_option(int argc, char** argv, const char* optstring, const struc
       optarg = argv[optind++];
     } else {
       if (print_errors) fprintf(stderr, "%s: option '%s%s' requires an argument\n", argv[0], prefix, found->name);
-      optopt = found->val;
+      scan.optopt = found->val;
       return optstring[0] == ':' ? ':' : '?';
     }
   } else {
@@ -157,7 +158,7 @@ static int long_option(int argc, char** argv, const char* optstring, const struc
   return found->val;
 }
 
-static int scan_next(int argc, char** argv, const char* optstring, const struct option* longopts, int* longind,
+static int scan_step(int argc, char** argv, const char* optstring, const struct option* longopts, int* longind,
                      int long_only, int posix) {
   if (argc < 1) return -1;
   optarg = NULL;
@@ -212,7 +213,7 @@ static int scan_next(int argc, char** argv, const char* optstring, const struct 
   if (!*scan.nextchar) ++optind;
   if (!spec || c == ':' || c == ';') {
     if (print_errors) fprintf(stderr, "%s: invalid option -- '%c'\n", argv[0], c);
-    optopt = c;
+    scan.optopt = c;
     return '?';
   }
   if (spec[0] == 'W' && spec[1] == ';' && longopts) {
@@ -221,7 +222,7 @@ static int scan_next(int argc, char** argv, const char* optstring, const struct 
       optarg = (char*)scan.nextchar;
     } else if (optind == argc) {
       if (print_errors) fprintf(stderr, "%s: option requires an argument -- '%c'\n", argv[0], c);
-      optopt = c;
+      scan.optopt = c;
       return optstring[0] == ':' ? ':' : '?';
     } else {
       optarg = argv[optind];
@@ -240,7 +241,7 @@ static int scan_next(int argc, char** argv, const char* optstring, const struct 
       ++optind;
     } else if (optind == argc) {
       if (print_errors) fprintf(stderr, "%s: option requires an argument -- '%c'\n", argv[0], c);
-      optopt = c;
+      scan.optopt = c;
       scan.nextchar = NULL;
       return optstring[0] == ':' ? ':' : '?';
     } else {
@@ -248,6 +249,13 @@ static int scan_next(int argc, char** argv, const char* optstring, const struct 
     }
     scan.nextchar = NULL;
   }
+  return c;
+}
+
+static int scan_next(int argc, char** argv, const char* optstring, const struct option* longopts, int* longind,
+                     int long_only, int posix) {
+  const int c = scan_step(argc, argv, optstring, longopts, longind, long_only, posix);
+  optopt = scan.optopt;
   return c;
 }
 
@@ -347,7 +355,8 @@ void exit(int status) { touchstone_mpi_exit(status); }
  * dynamic loader loads it and its libraries and jumps to module_run_directly (the module is linked
  * with -e module_run_directly), which says how to run the program and exits with status 1.
  * Loaded by dlopen, as `touchstone mpirun` does, neither the section nor the entry point is used. */
-#if defined(__x86_64__)
+#if defined(TOUCHSTONE_RANK_LIBC_NO_ENTRY)  /* compiled into a test executable, which has its own */
+#elif defined(__x86_64__)
 const char touchstone_module_interp[] __attribute__((section(".interp"), used)) = "/lib64/ld-linux-x86-64.so.2";
 #elif defined(__aarch64__)
 const char touchstone_module_interp[] __attribute__((section(".interp"), used)) = "/lib/ld-linux-aarch64.so.1";

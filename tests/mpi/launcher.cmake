@@ -84,3 +84,9 @@ if(SCRIPT_PROGRAM)
   set_tests_properties(mpi.progress_line PROPERTIES TIMEOUT 60
     PASS_REGULAR_EXPRESSION "touchstone: t=42\\.960 us virtual, 9 messages, [0-9.]+ host s \\([0-9.e+]+ virtual us per host s\\)")
 endif()
+
+# The module's getopt_long is glibc's in behaviour: compared call by call on 100 parses.
+add_executable(getopt_matches_glibc getopt_matches_glibc.c rank_libc_renamed.c)
+target_include_directories(getopt_matches_glibc PRIVATE ${PROJECT_SOURCE_DIR})
+add_test(NAME mpi.getopt_matches_glibc COMMAND ${here}/expect.sh 0 "^getopt: 0 of 100 argument lists parse differently from glibc$"
+         $<TARGET_FILE:getopt_matches_glibc>)
