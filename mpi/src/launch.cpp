@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #pragma GCC visibility push(default)
 #include "touchstone/mpirun.hpp"
@@ -150,6 +152,48 @@ class OutputTagger {
   std::vector<std::string> partial_;
 };
 
+// What the ranks share because they share a process (docs/mpi.md, "What each rank has of its own"),
+// as far as it can be seen: the current directory and the environment. A change made during the
+// run was seen by every rank, where each process of a real job would have kept its own: said after
+// the run, so that the user knows the other ranks' view changed too.
+class SharedStateWatch {
+ public:
+  SharedStateWatch() : cwd_(current_directory()), env_(environment()) {}
+  std::string changes() const {
+    std::string out;
+    if (const std::string now = current_directory(); now != cwd_)
+      out += fmt::format("touchstone mpirun: note: the program changed the current directory from {} to {}; every "
+                         "rank saw the change (the ranks share one process: docs/mpi.md)\n", cwd_, now);
+    const auto now = environment();
+    std::vector<std::string> changed;
+    for (const auto& [name, value] : now)
+      if (auto it = env_.find(name); it == env_.end() || it->second != value) changed.push_back(name);
+    for (const auto& [name, value] : env_)
+      if (!now.contains(name)) changed.push_back(name);
+    if (!changed.empty())
+      out += fmt::format("touchstone mpirun: note: the program changed the environment variable(s) {}; every rank "
+                         "saw the change (the ranks share one process: docs/mpi.md)\n", fmt::join(changed, ", "));
+    return out;
+  }
+
+ private:
+  static std::string current_directory() {
+    std::error_code ec;
+    return std::filesystem::current_path(ec).string();
+  }
+  static std::map<std::string, std::string> environment() {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+      const std::string_view entry(*e);
+      const auto eq = entry.find('=');
+      env.emplace(entry.substr(0, eq), eq == std::string_view::npos ? "" : entry.substr(eq + 1));
+    }
+    return env;
+  }
+  std::string cwd_;
+  std::map<std::string, std::string> env_;
+};
+
 struct SessionGuard {
   explicit SessionGuard(Session* s) {
     if (session()) throw UsageError("mpirun: another MPI run is in progress in this process");
@@ -228,6 +272,7 @@ int launch(const LaunchOptions& o) {
       program.remove_copies();
     };
     RunResult r;
+    const SharedStateWatch shared_state;
     try {
       r = run(m, [&](Proc& p) {
         const int me = p.rank();
@@ -277,6 +322,7 @@ int launch(const LaunchOptions& o) {
       return status;
     }
     std::fflush(stdout);
+    std::fputs(shared_state.changes().c_str(), stderr);
     if (o.on_result) o.on_result(m, r);
     int status = 0;
     for (int i = 0; i < np && status == 0; ++i)

@@ -1,6 +1,6 @@
 /* How a run ends (docs/mpi.md, "Exit status"): each mode ends it one way, and the test
  * (launcher.cmake) checks the exit status and that the report names the rank and the call.
- *   endings exit|return|exit_after_finalize|abort|overflow|spin|wtime|bigcount|busy|sigint */
+ *   endings exit|return|exit_after_finalize|abort|overflow|spin|wtime|bigcount|busy|sigint|shared */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,6 +53,10 @@ int main(int argc, char** argv) {
     double small[8] = {0};
     if (rank == 0) MPI_Send(small, INT_MAX, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
     if (rank == 1) MPI_Recv(small, 8, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  if (strcmp(mode, "shared") == 0 && rank == 2) {
+    CHECK_EQ(chdir("/"), 0);
+    CHECK_EQ(setenv("ENDINGS_SET_BY_RANK_2", "yes", 1), 0);
   }
   if (strcmp(mode, "busy") == 0) {
     const double t0 = MPI_Wtime();

@@ -47,6 +47,12 @@ ending(impossible_count 2 "MPI_Send on rank 0: count 2147483647 of 8-byte elemen
 ending(summary_on_failure 3 "^touchstone mpirun: mesh:2x3, 5 ranks: ended with exit status 3, trace_hash [0-9a-f]+"
        --machine mesh:2x3 -np 5 --summary ${endings} exit)
 
+# What the ranks share as one process, said when the program changed it.
+ending(shared_directory 0 "^touchstone mpirun: note: the program changed the current directory from [^ ]+ to /. every rank saw the change"
+       --machine mesh:2x2 ${endings} shared)
+ending(shared_environment 0 "^touchstone mpirun: note: the program changed the environment variable\\(s\\) ENDINGS_SET_BY_RANK_2. every rank saw"
+       --machine mesh:2x2 ${endings} shared)
+
 # --compute: free by default (deterministic), the host's CPU time when asked.
 ending(compute_zero 0 "^busy: zero$" --machine mesh:2x2 ${endings} busy)
 ending(compute_host 0 "^busy: positive$" --machine mesh:2x2 --compute host:0.5 ${endings} busy)
