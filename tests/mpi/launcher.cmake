@@ -56,6 +56,9 @@ ending(shared_environment 0 "^touchstone mpirun: note: the program changed the e
 # --compute: free by default (deterministic), the host's CPU time when asked.
 ending(compute_zero 0 "^busy: zero$" --machine mesh:2x2 ${endings} busy)
 ending(compute_host 0 "^busy: positive$" --machine mesh:2x2 --compute host:0.5 ${endings} busy)
+# With host compute each MPI_Wtime charges the CPU time since the last: the busy-wait for one virtual
+# second ends (after a tenth of a host CPU second at FACTOR 10).
+ending(compute_host_wtime 0 "^endings: all checks passed$" --machine mesh:2x2 --compute host:10 ${endings} wtime)
 ending(compute_bad 1 "--compute: expected zero, host or host:FACTOR with FACTOR a positive number, got 'host:-1'"
        --machine mesh:2x2 --compute host:-1 ${endings} busy)
 
