@@ -73,7 +73,14 @@ double parse_real_param(const std::string& name, const std::string& number, bool
   return x;
 }
 
+std::vector<std::string> Catalog::family_prefixes() const {
+  std::vector<std::string> out;
+  for (const auto& f : families_) out.push_back(f.first);
+  return out;
+}
+
 const std::vector<Algorithm>& catalog() { return the_catalog().entries(); }
+std::vector<std::string> family_prefixes() { return the_catalog().family_prefixes(); }
 
 const Algorithm& find(const std::string& name) {
   for (const auto& a : catalog())

@@ -90,6 +90,8 @@ class Catalog {
   void add_family(std::string prefix, Make make) { families_.push_back({std::move(prefix), std::move(make)}); }
 
   const std::vector<Algorithm>& entries() const { return entries_; }
+  /// The prefixes of the parameterised families, in catalog order.
+  std::vector<std::string> family_prefixes() const;
   /// The family whose prefix `name` starts with (and which ends with ')'), or nullptr.
   const Make* family_of(const std::string& name, std::string* param) const;
 
@@ -105,6 +107,8 @@ double parse_real_param(const std::string& name, const std::string& number, bool
 
 /// Every algorithm, in catalog order.
 const std::vector<Algorithm>& catalog();
+/// The parameterised families' prefixes, such as "alltoall/pipelined-cc-cube(".
+std::vector<std::string> family_prefixes();
 /// The algorithm of that name; UsageError listing close names if unknown.
 const Algorithm& find(const std::string& name);
 /// A comma-separated list of names, where "collective/all" stands for its whole family.

@@ -103,20 +103,7 @@ RunOptions run_options(const Common& c) {
   o.stack_bytes = c.stack_kb * 1024;
   o.execution = c.execution == "threads" ? Execution::threads : Execution::fibers;
   o.host_cores = c.host_cores;
-  if (c.eager_limit == "off") o.eager_limit = NetworkParams::kNoFlowControl;
-  else if (c.eager_limit == "unlimited") o.eager_limit = std::numeric_limits<std::int64_t>::max();
-  else if (!c.eager_limit.empty()) {
-    std::size_t pos = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(c.eager_limit, &pos);
-    } catch (...) {
-      pos = 0;
-    }
-    if (pos != c.eager_limit.size() || v < 0)
-      throw UsageError(fmt::format("--eager-limit: expected BYTES >= 0, unlimited or off, got '{}'", c.eager_limit));
-    o.eager_limit = v;
-  }
+  o.eager_limit = eager_limit_bytes(c.eager_limit);
   return o;
 }
 
@@ -170,13 +157,17 @@ int cmd_list(const std::string& what) {
   return 0;
 }
 
-int cmd_run(const Common& c, const std::string& algorithm, std::optional<std::size_t> given_size, const DebugOptions& debug) {
+int cmd_run(const Common& c, const std::string& algorithm, std::optional<std::size_t> given_size,
+            const DebugOptions& debug, double wall_limit_s) {
   const Machine m = parse_machine(c.machine);
   const auto& alg = algorithms::find(algorithm);
   std::optional<std::vector<std::size_t>> given;
   if (given_size) given = std::vector<std::size_t>{*given_size};
   const std::size_t size = run_sizes(c, {&alg}, given, "--size").front();
   RunOptions o = run_options(c);
+  o.wall_limit_s = wall_limit_s;
+  o.stop_on_signals = true;
+  o.progress_line = true;
   apply_debug_options(debug, o);
   const algorithms::Args args = algorithm_args(c, size);
   experiment::Record r = experiment::emulate(m, alg, args, o);
@@ -369,6 +360,11 @@ int main(int argc, char** argv) {
                    "gives t= or file=")
       ->check(number_in(0LL, 1LL << 30));
   add_debug_options(runc, run_debug);
+  double run_wall_limit_s = 600;
+  runc->add_option("--wall-limit", run_wall_limit_s,
+                   "host seconds the run may go without progress before it is ended, naming the VP running and its "
+                   "stack; 0: no limit")
+      ->check(number_in(0.0, 1e9))->capture_default_str();
 
   Common sweep_c;
   std::string algs = "alltoall/all", sizes = kDefaultSizes, out;
@@ -437,7 +433,7 @@ int main(int argc, char** argv) {
     if (*runc)
       return cmd_run(run_c, algorithm,
                      runc->count("--size") ? std::optional<std::size_t>(static_cast<std::size_t>(size)) : std::nullopt,
-                     run_debug);
+                     run_debug, run_wall_limit_s);
     if (*sweep)
       return cmd_sweep(sweep_c, algs, sweep->count("--sizes") ? std::optional<std::string>(sizes) : std::nullopt, jobs,
                        memory_mb, out, plot_out, vary);

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +36,9 @@ struct Options {
   std::vector<std::string> coll;
   std::string execution = "fibers";
   double time_limit_s = 3600;
+  double wall_limit_s = 600;
+  std::string compute = "zero";
+  std::string eager_limit;
   std::size_t stack_kb = 1024;
   std::string explore_outcome;  // an explored run (child of --explore): where to write its outcome
 };
@@ -157,10 +161,75 @@ void add_run_options(CLI::App* cmd, Options& o) {
       ->check(time_limit_seconds())->capture_default_str();
   cmd->add_option("--stack-kb", o.stack_kb, "host stack of each VP (KiB): the program's main runs on it")
       ->check(number_in<std::size_t>(64, 1 << 20))->capture_default_str();
+  cmd->add_option("--wall-limit", o.wall_limit_s,
+                  "host seconds a rank may run without calling MPI (or the run may go without progress) before the "
+                  "run is ended, naming the rank and its stack; 0: no limit")
+      ->check(number_in(0.0, 1e9))->capture_default_str();
+  cmd->add_option("--compute", o.compute,
+                  "what the program's computation between MPI calls costs in virtual time: zero (deterministic), or "
+                  "host[:FACTOR], the rank's host CPU time times FACTOR (1 when not given; not deterministic)")
+      ->capture_default_str();
+  cmd->add_option("--eager-limit", o.eager_limit,
+                  "flow control (docs/model.md 2.16), as the machine option eager_limit=: messages above BYTES go by "
+                  "rendezvous; unlimited (only a full buffer= does), or off; default: the machine's");
+}
+
+// --compute: zero, host or host:FACTOR (a positive decimal number).
+double compute_factor(const std::string& text) {
+  if (text == "zero") return 0;
+  if (text == "host") return 1;
+  if (text.rfind("host:", 0) == 0) {
+    const std::string f = text.substr(5);
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
+    if (!f.empty() && ec == std::errc{} && ptr == f.data() + f.size() && v > 0 && v <= 1e9) return v;
+  }
+  throw UsageError(fmt::format("--compute: expected zero, host or host:FACTOR with FACTOR a positive number, got '{}'",
+                               text));
+}
+
+// mpirun's --help in plain words: each option's value named (FILE, N, SECONDS), no validator
+// notation, and the default after the description.
+class PlainHelp : public CLI::Formatter {
+ public:
+  // Without CLI11's "{false}" after a flag's name (its value when given).
+  std::string make_option_name(const CLI::Option* opt, bool positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, positional);
+    for (std::size_t open; (open = name.find('{')) != std::string::npos;)
+      name.erase(open, name.find('}', open) - open + 1);
+    return name;
+  }
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    if (!opt->get_option_text().empty()) return " " + opt->get_option_text();
+    return is_flag(opt) ? "" : " VALUE";
+  }
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    std::string d = opt->get_description();
+    if (!is_flag(opt) && !opt->get_default_str().empty()) d += fmt::format(" (default {})", opt->get_default_str());
+    return d;
+  }
+
+ private:
+  static bool is_flag(const CLI::Option* opt) {
+    return opt->get_items_expected_max() == 0 || opt->get_type_size_max() == 0;
+  }
+};
+
+// The value names of mpirun's options in --help.
+void name_values(CLI::App* cmd) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"--machine", "SPEC"}, {"--np", "P"}, {"--coll", "COLL=ALG,..."}, {"--trace", "FILE"}, {"--order-log", "FILE"},
+      {"--perturb", "N"}, {"--races", "[=error]"}, {"--explore", "N"}, {"--schedule", "RANK:CALL=SOURCE,..."},
+      {"--seed", "N"}, {"--host-cores", "N"}, {"--execution", "fibers|threads"}, {"--time-limit", "SECONDS"},
+      {"--stack-kb", "KIB"}, {"--wall-limit", "SECONDS"}, {"--compute", "zero|host[:FACTOR]"},
+      {"--eager-limit", "BYTES|unlimited|off"}};
+  for (const auto& [name, value] : kNames)
+    if (CLI::Option* opt = cmd->get_option_no_throw(name)) opt->option_text(value);
+  cmd->formatter(std::make_shared<PlainHelp>());
 }
 
 std::string coll_help() {
-  std::string h = "collective algorithms, COLL=ALG,... (first = default):";
+  std::string h = "collective algorithms, COLL=ALG,... (first = default; N an integer, X a real number):";
   for (const auto& [c, algs] : mpi::collective_algorithms()) h += fmt::format("\n  {}: {}", c, fmt::join(algs, ", "));
   return h;
 }
@@ -205,6 +274,9 @@ int run(Options& o, CLI::App* cmd) {
   o.launch.run.execution = o.execution == "threads" ? Execution::threads : Execution::fibers;
   o.launch.run.time_limit = time_limit_ps(o.time_limit_s);
   o.launch.run.stack_bytes = o.stack_kb * 1024;
+  o.launch.run.wall_limit_s = o.wall_limit_s;
+  o.launch.run.eager_limit = eager_limit_bytes(o.eager_limit);
+  o.launch.compute_factor = compute_factor(o.compute);
   const int rc = mpi::launch(o.launch);
   if (explore_runs == 0) return rc;
   if (rc != 0 || !original) original = RunOutcome{true, fmt::format("failed (exit status {})", rc), {}, {}};
@@ -244,10 +316,12 @@ Subcommand add_mpirun(CLI::App& app) {
   cmd->add_flag("!--no-privatize", o->launch.privatize,
                 "share the program's global variables between ranks (default: one copy per rank)");
   cmd->add_flag("--tag-output", o->launch.tag_output, "prefix every line a rank writes to stdout with \"[rank] \"");
-  cmd->add_flag("--summary", o->launch.summary, "print makespan, messages and trace_hash to stderr at the end");
+  cmd->add_flag("--summary", o->launch.summary,
+                "print makespan, messages and trace_hash to stderr when the run ends, however it ends");
   add_run_options(cmd, *o);
   cmd->add_option("--explore-outcome", o->explore_outcome, "(internal: an explored run writes its outcome here)")
       ->group("");
+  name_values(cmd);
   return Subcommand{cmd, [o, cmd] { return run(*o, cmd); }};
 }
 

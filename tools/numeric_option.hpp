@@ -4,11 +4,17 @@
 #pragma once
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include "touchstone/error.hpp"
+#include "touchstone/machine.hpp"
 
 namespace touchstone::cli {
 
@@ -41,5 +47,19 @@ CLI::Validator number_in(T lo, T hi) {
 inline CLI::Validator time_limit_seconds() { return number_in(1e-12, 1e6); }
 /// Seconds to whole picoseconds (in range after time_limit_seconds).
 inline std::int64_t time_limit_ps(double seconds) { return std::llround(seconds * 1e12); }
+
+/// --eager-limit (docs/model.md 2.16): BYTES >= 0, "unlimited" (only a full buffer= decides) or
+/// "off" (no flow control); empty: the machine's own. UsageError naming the option otherwise.
+inline std::optional<std::int64_t> eager_limit_bytes(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (text == "off") return NetworkParams::kNoFlowControl;
+  if (text == "unlimited") return std::numeric_limits<std::int64_t>::max();
+  std::int64_t v = -1;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc{} || ptr != end || v < 0)
+    throw UsageError(fmt::format("--eager-limit: expected BYTES >= 0, unlimited or off, got '{}'", text));
+  return v;
+}
 
 }  // namespace touchstone::cli

@@ -2,10 +2,11 @@
 # `touchstone mpirun [options] ./NAME args...` (docs/mpi.md). The program is a loadable module (a
 # shared object holding `main`), named NAME without prefix or suffix; it is linked with
 # --no-undefined, so calling an MPI function Touchstone does not provide fails at link time,
-# naming the function, and -Bsymbolic, so that its own functions and globals bind to itself.
+# naming the function, and -Bsymbolic, so that its own functions and globals bind to itself. Each
+# module holds its own getopt, rand and strtok state (Touchstone::mpi_rank, docs/mpi.md).
 function(touchstone_add_mpi_program name)
   add_library(${name} MODULE ${ARGN})
-  target_link_libraries(${name} PRIVATE Touchstone::mpi)
+  target_link_libraries(${name} PRIVATE Touchstone::mpi_rank Touchstone::mpi)
   set_target_properties(${name} PROPERTIES PREFIX "" SUFFIX "" POSITION_INDEPENDENT_CODE ON)
   target_link_options(${name} PRIVATE LINKER:--no-undefined LINKER:-Bsymbolic)
   # A rank that ends early (an MPI error, another rank failing) is unwound through the program's

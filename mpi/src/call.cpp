@@ -30,6 +30,8 @@ RankState& state(const char* call, bool need_init) {
   }
   RankState& rs = s->ranks[static_cast<std::size_t>(p->rank())];
   rs.proc = p;
+  rs.last_call = call;
+  if (s->compute_factor > 0) charge_host_compute(rs, s->compute_factor);
   if (need_init && !rs.initialized) throw UsageError(fmt::format("{} called before MPI_Init on rank {}", call, p->rank()));
   if (need_init && rs.finalized) throw UsageError(fmt::format("{} called after MPI_Finalize on rank {}", call, p->rank()));
   return rs;

@@ -15,6 +15,10 @@ inline constexpr int kTagUb = INT_MAX / 2;
 /// The calling rank's state; ends the process with a message when called outside `touchstone
 /// mpirun`, and refuses calls before MPI_Init or after MPI_Finalize when `need_init`.
 RankState& state(const char* call, bool need_init = true);
+/// --compute host: charges the rank's host CPU time since its burst began as computation (env.cpp).
+void charge_host_compute(RankState& rs, double factor);
+/// --compute host: the rank resumed, its next burst begins now (env.cpp).
+void begin_burst(RankState& rs);
 /// The text of an error class (MPI_Error_string).
 const char* error_text(int code);
 

@@ -317,12 +317,25 @@ std::vector<std::pair<std::string, std::vector<std::string>>> collective_algorit
     std::vector<std::string> names{default_algorithm(c)};
     for (const auto& g : c.generic)
       if (g != names[0]) names.push_back(g);
-    if (c.usable)
-      for (const auto& a : algorithms::catalog()) {
-        const std::string prefix = std::string(family(c)) + "/";
+    const std::string prefix = std::string(family(c)) + "/";
+    if (c.usable) {
+      for (const auto& a : algorithms::catalog())
         if (a.name.rfind(prefix, 0) == 0 && c.usable(a) && a.name.substr(prefix.size()) != names[0])
           names.push_back(a.name.substr(prefix.size()));
+      // A parameterised family, named with its parameter's kind: N an integer, X a real number;
+      // tried with one value of each kind, as the family itself checks its parameter.
+      for (const auto& parameterised : algorithms::family_prefixes()) {
+        if (parameterised.rfind(prefix, 0) != 0) continue;
+        for (const auto& [sample, kind] : {std::pair{"2", "N"}, std::pair{"0.5", "X"}}) {
+          try {
+            if (c.usable(algorithms::find(parameterised + sample + ")")))
+              names.push_back(fmt::format("{}{})", parameterised.substr(prefix.size()), kind));
+            break;
+          } catch (const UsageError&) {
+          }
+        }
       }
+    }
     out.emplace_back(c.name, std::move(names));
   }
   return out;

@@ -1,6 +1,9 @@
 // MPI's environment (docs/mpi.md): initialization and finalization, MPI_Abort, the clock, names,
 // memory and the error strings (MPI_Dims_create is with the topologies, topology.cpp).
+#include <time.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -99,7 +102,56 @@ int MPI_Abort(MPI_Comm comm, int errorcode) {
   throw AbortRequested(s.abort_report);
 }
 
-double MPI_Wtime(void) { return static_cast<double>(state("MPI_Wtime", false).proc->now()) * 1e-12; }
+namespace touchstone::mpi {
+
+namespace {
+std::int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// MPI_Wtime calls in a row at one virtual time after which a rank is taken to busy-wait on the clock:
+// about 0.2 host seconds of calls, far more than any program reads an unchanged clock for.
+constexpr std::uint64_t kWtimeStreakLimit = std::uint64_t{1} << 24;
+}  // namespace
+
+// The burst is the rank's own CPU time on its host thread since it last resumed or called MPI:
+// fibers share a thread, but none switches without an MPI call, so the burst is this rank's alone.
+// The host time of the MPI call itself (before it blocks) joins the next burst.
+void charge_host_compute(RankState& rs, double factor) {
+  const std::int64_t now = thread_cpu_ns();
+  if (rs.burst_start_ns >= 0 && now > rs.burst_start_ns) {
+    const auto dt = static_cast<Time>(std::llround(static_cast<double>(now - rs.burst_start_ns) * 1e3 * factor));
+    rs.burst_start_ns = now;
+    if (dt > 0) rs.proc->compute(dt);
+  }
+  rs.burst_start_ns = thread_cpu_ns();
+}
+
+/// A rank resumed (the launcher's on_vp_resume): its next burst begins.
+void begin_burst(RankState& rs) { rs.burst_start_ns = thread_cpu_ns(); }
+
+}  // namespace touchstone::mpi
+
+// Virtual time advances only in MPI calls (and, with --compute host, by the computation between
+// them): a loop that waits for MPI_Wtime to advance with no other MPI call would never end. After
+// kWtimeStreakLimit calls at one virtual time the rank fails with a report naming it.
+double MPI_Wtime(void) {
+  RankState& rs = state("MPI_Wtime", false);
+  const Time now = rs.proc->now();
+  if (now != rs.wtime_at) {
+    rs.wtime_at = now;
+    rs.wtime_streak = 0;
+  } else if (++rs.wtime_streak == kWtimeStreakLimit) {
+    throw UsageError(fmt::format(
+        "MPI_Wtime on rank {}: called {} times in a row at t={} us with no time passing: virtual time advances only "
+        "in MPI calls that communicate (computation costs nothing unless --compute host), so a loop waiting for "
+        "MPI_Wtime to advance never ends; wait with an MPI call, or run with --compute host[:FACTOR]",
+        rs.proc->rank(), kWtimeStreakLimit, to_us(now)));
+  }
+  return static_cast<double>(now) * 1e-12;
+}
 double MPI_Wtick(void) { return 1e-12; }
 
 int MPI_Get_processor_name(char* name, int* resultlen) {

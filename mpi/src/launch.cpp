@@ -7,16 +7,19 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #pragma GCC visibility push(default)
 #include "touchstone/mpirun.hpp"
 #pragma GCC visibility pop
 
+#include "call.hpp"
 #include "coll.hpp"
 #include "coll_select.hpp"
 #include "state.hpp"
@@ -32,7 +35,7 @@ using MainFn = int (*)(int, char**);
 
 // The program's module, loaded `copies` times. Each dlopen of a distinct file is a separate
 // object with its own writable data (SMPI's "dlopen" privatization): rank r's globals live in
-// copy r. Copies are files in a private temporary folder, removed as soon as they are loaded.
+// copy r. Copies are files in a private temporary folder, removed when the module is unloaded.
 class Module {
  public:
   Module(const std::string& path, int copies) {
@@ -54,7 +57,6 @@ class Module {
         if (ec) throw UsageError(fmt::format("mpirun: cannot copy {} to {}: {}", prog.string(), file.string(), ec.message()));
       }
       void* h = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (copies > 1) fs::remove(file, ec);
       if (!h) {
         if (copies > 1) fs::remove_all(dir, ec);
         const std::string why = dlerror();
@@ -69,10 +71,17 @@ class Module {
       if (!m) throw UsageError(fmt::format("mpirun: {} has no function main", path));
       mains_.push_back(m);
     }
-    if (copies > 1) fs::remove_all(dir, ec);
+    dir_ = dir;
   }
   ~Module() {
     for (void* h : handles_) dlclose(h);
+    remove_copies();
+  }
+  /// The copies stay on disk while the program runs, so that a stack taken by the watchdog names
+  /// their lines (addr2line reads them); they go with the module, or here before a hard exit.
+  void remove_copies() const {
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
   }
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
@@ -81,6 +90,13 @@ class Module {
  private:
   std::vector<void*> handles_;
   std::vector<MainFn> mains_;
+  std::filesystem::path dir_;  // the copies' folder (empty: the program itself is loaded)
+};
+
+/// exit(n) in a rank's code (libtouchstone_mpi_rank.a routes the module's exit here): that rank's
+/// main ends with status n, unwound like a return from main, and the other ranks go on.
+struct RankExit {
+  int status;
 };
 
 // --tag-output: stdout goes to an in-memory file while the ranks run; each time a rank gives up
@@ -137,6 +153,48 @@ class OutputTagger {
   std::vector<std::string> partial_;
 };
 
+// What the ranks share because they share a process (docs/mpi.md, "What each rank has of its own"),
+// as far as it can be seen: the current directory and the environment. A change made during the
+// run was seen by every rank, where each process of a real job would have kept its own: said after
+// the run, so that the user knows the other ranks' view changed too.
+class SharedStateWatch {
+ public:
+  SharedStateWatch() : cwd_(current_directory()), env_(environment()) {}
+  std::string changes() const {
+    std::string out;
+    if (const std::string now = current_directory(); now != cwd_)
+      out += fmt::format("touchstone mpirun: note: the program changed the current directory from {} to {}; every "
+                         "rank saw the change (the ranks share one process: docs/mpi.md)\n", cwd_, now);
+    const auto now = environment();
+    std::vector<std::string> changed;
+    for (const auto& [name, value] : now)
+      if (auto it = env_.find(name); it == env_.end() || it->second != value) changed.push_back(name);
+    for (const auto& [name, value] : env_)
+      if (!now.contains(name)) changed.push_back(name);
+    if (!changed.empty())
+      out += fmt::format("touchstone mpirun: note: the program changed the environment variable(s) {}; every rank "
+                         "saw the change (the ranks share one process: docs/mpi.md)\n", fmt::join(changed, ", "));
+    return out;
+  }
+
+ private:
+  static std::string current_directory() {
+    std::error_code ec;
+    return std::filesystem::current_path(ec).string();
+  }
+  static std::map<std::string, std::string> environment() {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+      const std::string_view entry(*e);
+      const auto eq = entry.find('=');
+      env.emplace(entry.substr(0, eq), eq == std::string_view::npos ? "" : entry.substr(eq + 1));
+    }
+    return env;
+  }
+  std::string cwd_;
+  std::map<std::string, std::string> env_;
+};
+
 struct SessionGuard {
   explicit SessionGuard(Session* s) {
     if (session()) throw UsageError("mpirun: another MPI run is in progress in this process");
@@ -147,10 +205,32 @@ struct SessionGuard {
 
 }  // namespace
 
+// What ended a rank that returned or called exit before MPI_Finalize, and the job with it.
+std::string early_end_report(int rank, const RankState& rs, int status, bool by_exit) {
+  const std::string how =
+      by_exit ? fmt::format("called exit({})", status) : fmt::format("returned {} from main", status);
+  return fmt::format(
+      "rank {} {} at t={} us without calling MPI_Finalize{}: a rank that ends before MPI_Finalize ends the job, as "
+      "mpirun ends it when a process exits early (call MPI_Finalize before exit or return, or MPI_Abort to end the "
+      "job on purpose)",
+      rank, how, to_us(rs.proc->now()), rs.last_call ? fmt::format(" (its last MPI call was {})", rs.last_call) : "");
+}
+
 int launch(const LaunchOptions& o) {
+  std::string machine_name = o.machine;
+  int np = o.np;
+  double load_s = 0;
+  // --summary prints on every ending: what the run reached, then how it ended.
+  auto summary = [&](const std::string& what, std::optional<std::uint64_t> hash) {
+    if (o.summary)
+      std::fprintf(stderr, "touchstone mpirun: %s, %d ranks: %s%s, program loaded %d time(s) in %.3f host s\n",
+                   machine_name.c_str(), np, what.c_str(),
+                   hash ? fmt::format(", trace_hash {:016x}", *hash).c_str() : "", o.privatize ? np : 1, load_s);
+  };
   try {
     const Machine m = parse_machine(o.machine);
-    const int np = o.np ? o.np : m.nodes();
+    machine_name = m.name;
+    np = o.np ? o.np : m.nodes();
     if (np < 1 || np > m.nodes())
       throw UsageError(fmt::format("mpirun: -np {} is out of range: {} has {} processors", np, m.name, m.nodes()));
     check_selection(o.coll);
@@ -158,22 +238,45 @@ int launch(const LaunchOptions& o) {
       throw UsageError(fmt::format("--coll-selector: expected default, mpich or ompi, got '{}'", o.coll_selector));
     const auto t0 = std::chrono::steady_clock::now();
     const Module program(o.program, o.privatize ? np : 1);
-    const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     Session s;
     s.np = np;
     s.ranks.resize(static_cast<std::size_t>(np));
     s.coll = o.coll;
     s.coll_selector = o.coll_selector == "default" ? "" : o.coll_selector;
+    s.compute_factor = o.compute_factor;
     const SessionGuard guard(&s);
     std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
     std::optional<OutputTagger> tagger;
     RunOptions ro = o.run;
+    // Each rank's output reaches the terminal or file as it is written: stdout is line-buffered
+    // and flushed whenever a rank gives up the CPU, so a run that is killed keeps what was printed.
+    std::fflush(stdout);
+    std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
     if (o.tag_output) {
       tagger.emplace(np);
       ro.on_vp_pause = [&tagger](int rank) { tagger->pause(rank); };
+    } else {
+      ro.on_vp_pause = [](int) { std::fflush(stdout); };
     }
+    if (o.compute_factor > 0)
+      ro.on_vp_resume = [&s, np](int rank, Time) {
+        if (rank < np) begin_burst(s.ranks[static_cast<std::size_t>(rank)]);
+      };
+    ro.stop_on_signals = true;
+    ro.progress_line = true;
+    ro.before_hard_exit = [&tagger, &program, &summary](int running) {
+      summary("ended by the watchdog (the report follows)", std::nullopt);
+      if (tagger) {
+        tagger->pause(running);  // what the running rank wrote since it last blocked is its own
+        tagger->finish();
+      }
+      std::fflush(stdout);
+      program.remove_copies();
+    };
     RunResult r;
+    const SharedStateWatch shared_state;
     try {
       r = run(m, [&](Proc& p) {
         const int me = p.rank();
@@ -183,11 +286,23 @@ int launch(const LaunchOptions& o) {
         std::vector<char*> argv;
         for (auto& a : args) argv.push_back(a.data());
         argv.push_back(nullptr);
-        const int rc = program.main_of(me)(static_cast<int>(args.size()), argv.data());
+        int rc = 0;
+        bool by_exit = false;
+        try {
+          rc = program.main_of(me)(static_cast<int>(args.size()), argv.data());
+        } catch (const RankExit& e) {
+          rc = e.status;
+          by_exit = true;
+        }
         exit_status[static_cast<std::size_t>(me)] = rc;
         const RankState& rs = s.ranks[static_cast<std::size_t>(me)];
-        if (rs.initialized && !rs.finalized)
-          throw UsageError(fmt::format("rank {} returned from main without calling MPI_Finalize", me));
+        if (rs.initialized && !rs.finalized) {
+          if (!s.abort_code) {
+            s.abort_code = rc != 0 ? rc : 2;
+            s.abort_report = early_end_report(me, rs, rc, by_exit);
+          }
+          throw AbortRequested(s.abort_report);
+        }
       }, ro);
       if (tagger) tagger->finish();
       tagger.reset();
@@ -198,34 +313,49 @@ int launch(const LaunchOptions& o) {
       if (s.abort_code) {
         std::fprintf(stderr, "touchstone mpirun: %s; the run is ended\ntrace_hash %016llx (of the run up to the failure)\n",
                      s.abort_report.c_str(), static_cast<unsigned long long>(e.trace_hash));
+        summary(fmt::format("ended with exit status {}", *s.abort_code), e.trace_hash);
         return *s.abort_code;
       }
       std::fprintf(stderr, "error: the run failed:\n%s\n", e.what());
-      return 2;
+      // Interrupted, the run exits as a process killed by the signal would report it: 128 + signal.
+      const std::string_view what = e.what();
+      const int status = what.starts_with("interrupted by SIGINT")    ? 130
+                         : what.starts_with("interrupted by SIGTERM") ? 143
+                                                                      : 2;
+      summary(fmt::format("the run failed (exit status {})", status), e.trace_hash);
+      return status;
     }
     std::fflush(stdout);
+    std::fputs(shared_state.changes().c_str(), stderr);
     if (o.on_result) o.on_result(m, r);
-    if (o.summary)
-      std::fprintf(stderr,
-                   "touchstone mpirun: %s, %d ranks: makespan %.3f us, %llu messages, trace_hash %016llx, "
-                   "program loaded %d time(s) in %.3f host s, run %.3f host s\n",
-                   m.name.c_str(), np, to_us(r.makespan), static_cast<unsigned long long>(r.stats.messages),
-                   static_cast<unsigned long long>(r.trace_hash), o.privatize ? np : 1, load_s, r.host_seconds);
-    for (int i = 0; i < np; ++i)
+    int status = 0;
+    for (int i = 0; i < np && status == 0; ++i)
       if (exit_status[static_cast<std::size_t>(i)] != 0) {
-        std::fprintf(stderr, "touchstone mpirun: rank %d exited with status %d\n", i, exit_status[static_cast<std::size_t>(i)]);
-        return exit_status[static_cast<std::size_t>(i)];
+        status = exit_status[static_cast<std::size_t>(i)];
+        std::fprintf(stderr, "touchstone mpirun: rank %d exited with status %d\n", i, status);
       }
-    return 0;
+    summary(fmt::format("makespan {:.3f} us, {} messages, run {:.3f} host s{}", to_us(r.makespan), r.stats.messages,
+                        r.host_seconds, status ? fmt::format(", exit status {}", status) : ""),
+            r.trace_hash);
+    return status;
   } catch (const Error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());
+    summary("not run (exit status 1)", std::nullopt);
     return 1;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());
+    summary("not run (exit status 1)", std::nullopt);
     return 1;
   }
 }
 
 }  // namespace touchstone::mpi
+
+// exit(n) in a program module (libtouchstone_mpi_rank.a): on a rank, that rank's main ends with n;
+// anywhere else (a module's constructor), the process exits.
+extern "C" __attribute__((visibility("default"), noreturn)) void touchstone_mpi_exit(int status) {
+  if (touchstone::Proc::current() && touchstone::mpi::session()) throw touchstone::mpi::RankExit{status};
+  std::exit(status);
+}

@@ -1,5 +1,10 @@
 // MPI requests over the runtime's (request.hpp).
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <optional>
 
 #include <fmt/format.h>
@@ -14,8 +19,40 @@
 
 namespace touchstone::mpi {
 
+// A C buffer's size cannot be known, but a count that cannot be true can: one whose bytes pass the
+// end of the address space, or (for buffers of 64 KiB or more, where the system call costs little
+// beside the copy) one whose bytes are not all mapped memory. Refused before any byte is copied.
+void check_buffer(const void* buf, int count, const Type& t) {
+  // !buf: MPI_BOTTOM, displacements absolute. A type with a negative extent or lower bound walks
+  // backwards from buf, which the span below does not describe: such buffers are not checked.
+  if (count <= 0 || t.size == 0 || !buf || t.extent <= 0 || t.true_lb < 0 || t.true_extent <= 0) return;
+  const auto base = reinterpret_cast<std::uintptr_t>(buf);
+  constexpr std::uintptr_t kUserSpace = std::uintptr_t{1} << 47;  // x86-64 and AArch64 user space
+  // The data spans [buf + true_lb, buf + true_lb + (count - 1) * extent + true_extent); in 64 bits
+  // without overflow, since count < 2^31 and each term is checked against the user space first.
+  const auto extent = static_cast<std::uintptr_t>(t.extent), lb = static_cast<std::uintptr_t>(t.true_lb);
+  const auto last = static_cast<std::uintptr_t>(t.true_extent);
+  const std::uintptr_t n = static_cast<std::uintptr_t>(count) - 1;
+  const bool past = base >= kUserSpace || lb >= kUserSpace - base || last > kUserSpace - base - lb ||
+                    (n && extent > (kUserSpace - base - lb - last) / n);
+  if (past)
+    throw MpiError{MPI_ERR_COUNT,
+                   fmt::format("count {} of {}-byte elements from address {:#x} runs past the end of the address "
+                               "space", count, t.extent, base)};
+  const std::uintptr_t start = base + lb, bytes = n * extent + last;
+  if (bytes < (1 << 16)) return;
+  const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const std::uintptr_t first = start / page * page;
+  const std::uintptr_t end = start + bytes;
+  if (::msync(reinterpret_cast<void*>(first), end - first, MS_ASYNC) != 0 && errno == ENOMEM)
+    throw MpiError{MPI_ERR_BUFFER, fmt::format("count {} of {}-byte elements is {} bytes from address {:#x}, but "
+                                               "not all of them are memory: is the count larger than the buffer?",
+                                               count, t.extent, bytes, start)};
+}
+
 // The bytes to send: the user's buffer itself when the type is contiguous, else a packed copy.
 std::span<const std::byte> send_bytes(const void* buf, int count, const Type& t, std::vector<std::byte>& scratch) {
+  check_buffer(buf, count, t);
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   if (t.contiguous() || n == 0) return {static_cast<const std::byte*>(buf), n};
   scratch.resize(n);
@@ -85,6 +122,7 @@ void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, in
   const Comm& c = comm_of(rs, q.comm);
   const Type& t = committed(rs, dt);
   q.recv_type = shared_copy(t);
+  check_buffer(buf, count, t);
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   std::span<std::byte> into{static_cast<std::byte*>(buf), n};
   if (!t.contiguous() && n) {

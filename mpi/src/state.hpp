@@ -193,6 +193,13 @@ struct RankState {
   std::unique_ptr<AttachedBuffer> attached;  ///< MPI_Buffer_attach (a pointer: RankState stays movable)
   std::vector<std::unique_ptr<Req>> messages;  ///< MPI_Mprobe's matched messages: handle = index + 1
   std::vector<std::unique_ptr<Req>> freed_receives;  ///< active receives MPI_Request_free let go of
+  // The launcher's (launch.cpp, env.cpp): the last MPI function called, for reports of how a rank
+  // ended; --compute host: the host CPU time (ns) at which the rank's current burst began, -1 none;
+  // MPI_Wtime calls in a row at one virtual time (a busy wait that could never end).
+  const char* last_call = nullptr;
+  std::int64_t burst_start_ns = -1;
+  std::uint64_t wtime_streak = 0;
+  Time wtime_at = -1;
 };
 
 inline constexpr int kFirstDerivedType = 1000;
@@ -209,6 +216,7 @@ struct Session {
   std::string coll_selector;                 ///< "mpich", "ompi", or "" (the defaults): coll_select.hpp
   std::optional<int> abort_code;
   std::string abort_report;
+  double compute_factor = 0;  ///< --compute host:FACTOR (virtual per host CPU time); 0: compute is free
 };
 
 /// The session of the run in progress (set by launch()).

@@ -4,10 +4,12 @@
 #include "checked_time.hpp"
 
 #include <sched.h>
+#include <signal.h>
 
 #include <thread>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <limits>
 #include <cstring>
@@ -108,6 +110,8 @@ std::string Engine::held_requests() {
 
 // The life of a VP, in its own thread or fiber, from its first turn to its end.
 void Engine::vp_main(Vp& v) {
+  v.host_thread = pthread_self();
+  progress_.running.store(v.rank, std::memory_order_relaxed);
   v.state = Vp::State::running;
   v.block = Vp::Block::none;
   if (!aborting_) {
@@ -131,6 +135,7 @@ void Engine::vp_main(Vp& v) {
       fail_with_current_exception(fmt::format("rank {}'s on_vp_pause hook failed at the end of its program", v.rank));
     }
   }
+  progress_.running.store(-1, std::memory_order_relaxed);
   v.state = Vp::State::done;
 }
 
@@ -199,6 +204,21 @@ void Engine::close_batch() {
   batch_width_ = 0;
 }
 
+// SIGINT or SIGTERM (RunOptions::stop_on_signals): the run ends as a failure, with where every VP
+// was; `v` is the VP that noticed, at its call.
+std::string Engine::interrupted_report(const Vp* v) const {
+  const int sig = Watchdog::pending_signal();
+  std::string where = v ? fmt::format("rank {} was calling the runtime at t={} us", v->rank, to_us(v->clock))
+                        : fmt::format("the event loop was at t={} us", to_us(now_));
+  std::string blocked;
+  for (const auto& w : vps_)
+    if (w->state == Vp::State::blocked)
+      blocked += fmt::format("  rank {} blocked since t={} us in {}{}\n", w->rank, to_us(w->blocked_since),
+                             describe_wait(*w), w->label.empty() ? "" : " at " + w->label);
+  return fmt::format("interrupted by {}: {}.\n{}", sig == SIGINT ? "SIGINT" : "SIGTERM", where,
+                     blocked.empty() ? "" : "The blocked VPs:\n" + blocked);
+}
+
 void Engine::abort_run(std::string report) {
   if (!aborting_) failure_ = std::move(report);
   aborting_ = true;
@@ -222,6 +242,7 @@ int Engine::next() {
 
 int Engine::run_events() {
   for (;;) {
+    if (opts_.stop_on_signals && !aborting_ && Watchdog::pending_signal()) abort_run(interrupted_report(nullptr));
     if (aborting_) return next_to_unwind();
     if (queue_.empty()) {
       bool all_done = true;
@@ -231,6 +252,11 @@ int Engine::run_events() {
       continue;
     }
     const Event e = queue_.pop();
+    step();
+    if ((stats_.events & 1023) == 0) {
+      progress_.now_ps.store(now_, std::memory_order_relaxed);
+      progress_.messages.store(stats_.messages, std::memory_order_relaxed);
+    }
     if (e.t < now_) {  // an invariant of the model; never expected, but never silently wrong
       abort_run(fmt::format("internal error: an event at t={} ps was scheduled after t={} ps had been reached "
                             "(please report this with the command line)",
@@ -278,15 +304,22 @@ void Engine::wake(Vp& v) {
 }
 
 void Engine::block(Vp& v, Vp::Block why, const Call& what) {
+  // A VP's errno must not change because other VPs ran meanwhile (each would be a process of its
+  // own): with fibers they share the host thread's errno, and with threads the hand-over's own
+  // waits may set it.
+  const int own_errno = errno;
   if (opts_.on_vp_pause) opts_.on_vp_pause(v.rank);
   v.block = why;
   v.pending = what;
   v.blocked_since = v.clock;
   v.state = Vp::State::blocked;
   ++v.token;
+  progress_.running.store(-1, std::memory_order_relaxed);
   executor_->pass(v.rank);
+  progress_.running.store(v.rank, std::memory_order_relaxed);
   v.block = Vp::Block::none;
   if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
+  errno = own_errno;
   if (aborting_) {
     // The evidence of a failed run shows where every VP was stuck when it failed.
     if (recorder_)
@@ -319,6 +352,13 @@ void Engine::enter(Vp& v) {
   if (!executor_->on_thread_of(v.rank) || executor_->current() != v.rank)
     throw UsageError(fmt::format("the Proc of rank {} was used from a thread that does not run its program", v.rank));
   if (aborting_) throw Aborted{};
+  step();
+  progress_.now_ps.store(std::max(now_, v.clock), std::memory_order_relaxed);
+  progress_.messages.store(stats_.messages, std::memory_order_relaxed);
+  if (opts_.stop_on_signals && Watchdog::pending_signal()) {
+    abort_run(interrupted_report(&v));
+    throw Aborted{};
+  }
   // A clock past the limit stops the run at the VP's next call (checked_time.hpp, part 2).
   if (v.clock > opts_.time_limit) {
     abort_run(time_limit_report(opts_.time_limit, fmt::format("rank {}'s clock reached t={} us", v.rank, to_us(v.clock))));
@@ -343,7 +383,12 @@ RunResult Engine::run(const Program& program) {
   const auto t0 = std::chrono::steady_clock::now();
   program_ = &program;
   for (auto& v : vps_) queue_.push(0, vp_order(v->rank), Ev::resume, v.get(), 0);
-  start_vps();
+  {
+    const Watchdog watchdog(opts_, progress_,
+                            {[this](int rank) { return vps_[static_cast<std::size_t>(rank)]->host_thread; },
+                             [this] { return write_evidence(true); }});
+    start_vps();
+  }
 
   if (!aborting_) {
     std::string unreceived;
@@ -613,7 +658,24 @@ void Engine::hand_over(Msg* m, Time start, Time handed) {
   stats_.payload_bytes += m->size;
   // The trace's send span is the CPU's work, to `handed`; the message leaves before that by the
   // send's tail (docs/model.md 2.19).
-  if (recorder_) recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed, is_am_reply(m->ctx));
+  if (recorder_) {
+    using Wire = Recorder::Wire;
+    switch (m->proto) {
+      case Msg::Proto::eager:
+        recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed, is_am_reply(m->ctx));
+        break;
+      case Msg::Proto::rts:
+        recorder_->sent(m->rdv->id, m->src, m->dst, m->tag, m->rdv->size, start, handed, false,
+                        Wire::rendezvous_request);
+        break;
+      case Msg::Proto::cts:
+        recorder_->sent(m->rdv->id, m->src, m->dst, m->tag, 0, start, handed, false, Wire::clear_to_send);
+        break;
+      case Msg::Proto::rdv_data:
+        recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed, false, Wire::rendezvous_data);
+        break;
+    }
+  }
   handed = after_tail(m->src, start, handed);
   // Send overlap (docs/model.md 2.15): the packets leave as the CPU writes them, the first one when
   // the per-message overhead and its own share of the work are done.

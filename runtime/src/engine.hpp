@@ -30,6 +30,7 @@
 #include "touchstone/proc.hpp"
 #include "touchstone/run.hpp"
 #include "trace.hpp"
+#include "watchdog.hpp"
 
 namespace touchstone::detail {
 
@@ -112,6 +113,7 @@ struct Vp {
   Mailbox mailbox;
   std::map<std::pair<std::uint64_t, std::uint64_t>, int> groups_made;  // (parent ctx, members hash) -> count
   std::unique_ptr<Proc> proc;
+  pthread_t host_thread{};  // the host thread its code runs on (the watchdog samples its stack there)
   // Only with RunOptions::perturb: the generator's 2.5 KB of state, seeded in every Vp, made a Vp
   // 3.2 KB instead of 672 bytes (256 VPs' Vps spread over 200 pages instead of 42) and its seeding
   // was a third of the instructions of making a 256-VP engine.
@@ -196,6 +198,9 @@ class Engine final : public NetworkListener, private Scheduler {
   void unawait_ops(Vp& v, std::span<Op* const> ops);
   void sync(Vp& v);  // waits until the event loop has reached v's clock
   void futile_poll(Vp& v, std::uint64_t key, const Call& what);  // livelock detection
+  std::string interrupted_report(const Vp* v) const;             // SIGINT, SIGTERM
+  // One step of progress, for the watchdog: only the baton holder writes, so no atomic add.
+  void step() { progress_.steps.store(progress_.steps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
   int forced_source(Vp& v, std::uint64_t call, int src, const GroupData* g);  // RunOptions::schedule
   std::string write_evidence(bool failed);
   void wake(Vp& v);
@@ -247,6 +252,7 @@ class Engine final : public NetworkListener, private Scheduler {
   int resume_next_ = kMain;
   bool aborting_ = false;
   std::string failure_;
+  Progress progress_;  // for the watchdog (RunOptions::wall_limit_s, stop_on_signals, progress_line)
   std::vector<std::string> misuse_;  // deferred errors (dropped requests)
   std::uint64_t next_msg_id_ = 0;
   std::uint64_t next_ctx_ = 2;

@@ -2,6 +2,7 @@
 
 #include "executor.hpp"
 
+#include <execinfo.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -108,9 +109,23 @@ struct OverflowReports {
     }
   }
 
+  // Where the VP was: the return addresses of its stack, each as module(function+offset)[address]
+  // (backtrace_symbols_fd writes without allocating). Frames 0 and 1 are this handler and the
+  // kernel's signal return. A stack overflow's recursion shows its innermost frames only.
+  static void say_stack() {
+    constexpr int kFrames = 18;
+    std::array<void*, kFrames> frames{};
+    const int n = ::backtrace(frames.data(), kFrames);
+    if (n <= 2) return;
+    say("touchstone: its stack, innermost first (build with -g and run addr2line -e MODULE OFFSET for lines):\n");
+    ::backtrace_symbols_fd(frames.data() + 2, n - 2, STDERR_FILENO);
+  }
+
   static void handler(int sig, siginfo_t* info, void* ctx) {
     const bool memory = sig == SIGSEGV || sig == SIGBUS;
-    if (!(memory && said_overflow(static_cast<const std::byte*>(info->si_addr)))) {
+    if (memory && said_overflow(static_cast<const std::byte*>(info->si_addr))) {
+      say_stack();
+    } else {
       // Not an overflow: if a VP's code was running on this thread, the fault is its program's.
       const int rank = Executor::current_index();
       if (rank != Executor::kMain) {
@@ -119,6 +134,7 @@ struct OverflowReports {
         say(" died of ");
         say(describe(sig));
         say("; the run cannot go on\n");
+        say_stack();
       }
     }
     // Whatever the fault, the handler this one replaced deals with it: the default ends the process.
@@ -276,6 +292,8 @@ void report_vp_faults() {
     sigemptyset(&sa.sa_mask);
     for (std::size_t k = 0; k < OverflowReports::kSignals.size(); ++k)
       ::sigaction(OverflowReports::kSignals[k], &sa, &OverflowReports::previous()[k]);
+    void* warm[1];
+    ::backtrace(warm, 1);  // loads the unwinder now: a fault (inside malloc, say) must not have to
   });
   // The alternate stack of this thread, unless it has one (a sanitizer's, or an earlier call's).
   struct AltStack {

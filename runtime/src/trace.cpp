@@ -59,14 +59,30 @@ void Recorder::span(int rank, const char* name, Time start, Time end, std::strin
 }
 
 void Recorder::sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end,
-                    bool from_handler) {
+                    bool from_handler, Wire wire) {
   const Track track = from_handler ? handler : vp;
-  spans_.push_back(Span{track, src, "send", start, end, fmt::format("#{} to {} tag {} {} B", id, dst, tag, size)});
+  switch (wire) {
+    case Wire::message:
+    case Wire::rendezvous_request: {
+      const bool rdv = wire == Wire::rendezvous_request;
+      spans_.push_back(Span{track, src, "send", start, end,
+                            fmt::format("#{} to {} tag {} {} B{}", id, dst, tag, size,
+                                        rdv ? " (rendezvous request)" : "")});
+      order_[static_cast<std::size_t>(src)].push_back(fmt::format("t={} us  send #{} to {} tag {} size {}{}", us(start),
+                                                                  id, dst, tag, size, rdv ? " (rendezvous)" : ""));
+      if (rdv) return;  // the arrow leaves with the data
+      break;
+    }
+    case Wire::clear_to_send:
+      spans_.push_back(Span{track, src, "clear to send", start, end, fmt::format("for message #{} from {}", id, dst)});
+      return;
+    case Wire::rendezvous_data:
+      spans_.push_back(Span{track, src, "rendezvous data", start, end, fmt::format("#{} to {} {} B", id, dst, size)});
+      break;
+  }
   if (flow_index_.size() <= id) flow_index_.resize(id + 1, 0);
   flows_.push_back(Flow{id, src, dst, inside(start, end), kNever, vp, track});
   flow_index_[id] = flows_.size();
-  order_[static_cast<std::size_t>(src)].push_back(
-      fmt::format("t={} us  send #{} to {} tag {} size {}", us(start), id, dst, tag, size));
 }
 
 void Recorder::end_flow(std::uint64_t id, Time t, Track track) {

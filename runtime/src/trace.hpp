@@ -20,8 +20,13 @@ class Recorder {
   void span(int rank, const char* name, Time start, Time end, std::string detail = {});
   /// A send span; `from_handler`: an active-message reply, on the handler track of its sender (it
   /// lies inside the handler's span, not in the VP's code).
+  /// What a sent message is to the program (docs/model.md 2.16): its own message, or one of the
+  /// rendezvous protocol's. The request to send is the program's send as the program made it (the
+  /// data's id and size, in program order); the clear to send and the data are the protocol's, in
+  /// the trace only (the data with the arrow to its receive), never in the order log.
+  enum class Wire : std::uint8_t { message, rendezvous_request, clear_to_send, rendezvous_data };
   void sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end,
-            bool from_handler = false);
+            bool from_handler = false, Wire wire = Wire::message);
   void received(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time arrival, Time start, Time end);
   /// An active-message handler ran for message `id` on rank's handler track.
   void handled(std::uint64_t id, int rank, Time start, Time end, std::string detail);

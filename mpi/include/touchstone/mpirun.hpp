@@ -24,6 +24,9 @@ struct LaunchOptions {
   bool privatize = true;                     ///< one copy of the program's globals per rank
   bool tag_output = false;                   ///< prefix every stdout line with "[rank] "
   bool summary = false;                      ///< print makespan, messages and trace_hash to stderr
+  /// --compute host:FACTOR: each rank's host CPU time between MPI calls, times this, is charged as
+  /// computation in virtual time; 0 (the default): computation is free and runs are deterministic.
+  double compute_factor = 0;
   /// Called after a run that completed, with its machine and result (mpirun prints the races and
   /// the blocking explanation the debugging options asked for).
   std::function<void(const Machine&, const RunResult&)> on_result;

@@ -76,6 +76,22 @@ struct RunOptions {
   /// Between it and the next on_vp_pause the VP runs one segment of its code (RunStats::batches;
   /// `bench/batch_widths --host-time` times them). The same rules as on_vp_pause.
   std::function<void(int rank, Time now)> on_vp_resume;
+  /// Host seconds without progress (no VP calling the runtime, no event handled) after which the
+  /// run is ended: the VP then running is named with its symbolized stack, the trace and order log
+  /// are written up to that point, before_hard_exit is called and the process exits with status 2
+  /// (the VP's own code cannot be unwound). 0: no limit. Host time: the run's results never
+  /// depend on it, only whether it ends.
+  double wall_limit_s = 0;
+  /// SIGINT and SIGTERM end the run as a failure (RunError "interrupted by SIGINT ...", evidence
+  /// written); a VP spinning in its own code is stopped as by wall_limit_s, two seconds later,
+  /// with exit status 128 + the signal. The handlers are installed for the run only.
+  bool stop_on_signals = false;
+  /// A progress line on stderr, once a second after the first three, when stderr is a terminal:
+  /// virtual time reached, messages, host seconds.
+  bool progress_line = false;
+  /// Called on the watchdog's thread just before it ends the process (wall_limit_s, a signal the
+  /// VPs did not answer), with the rank that was running (-1: none): flush what the tool holds.
+  std::function<void(int running_rank)> before_hard_exit;
 };
 
 /// A message that could also have matched a wildcard receive or probe.

@@ -1,0 +1,217 @@
+#include "watchdog.hpp"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "touchstone/time.hpp"
+
+namespace touchstone::detail {
+
+namespace {
+
+std::atomic<int> g_pending_signal{0};
+
+// The stack of the VP being sampled: written by the sampling signal's handler on the VP's thread.
+constexpr int kMaxFrames = 48;
+std::array<void*, kMaxFrames> g_frames{};
+std::atomic<int> g_frame_count{-1};
+constexpr int kSampleSignal = SIGURG;  // ignored by default, and left alone by programs
+
+void on_stop_signal(int sig) {
+  // A second signal while the first is handled: the user insists, the default action ends us.
+  if (g_pending_signal.exchange(sig) != 0) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+  }
+}
+
+void on_sample_signal(int) {
+  const int saved = errno;
+  g_frame_count.store(::backtrace(g_frames.data(), kMaxFrames), std::memory_order_release);
+  errno = saved;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// "function at file:line" for each address of one file, by addr2line (binutils); empty where it
+// knows nothing.
+std::vector<std::string> addr2line(const std::string& file, const std::vector<std::uintptr_t>& offsets) {
+  std::vector<std::string> out(offsets.size());
+  if (::access(file.c_str(), R_OK) != 0 || ::access("/usr/bin/addr2line", X_OK) != 0) return out;
+  std::string cmd = "/usr/bin/addr2line -f -C -e " + shell_quote(file);
+  for (auto off : offsets) cmd += fmt::format(" {:#x}", off);
+  cmd += " 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char fn[1024], where[4096];
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    if (!std::fgets(fn, sizeof fn, p) || !std::fgets(where, sizeof where, p)) break;
+    fn[std::strcspn(fn, "\n")] = '\0';
+    where[std::strcspn(where, "\n")] = '\0';
+    if (std::strcmp(fn, "??") == 0) continue;
+    out[i] = std::strncmp(where, "??", 2) == 0 ? std::string(fn) : fmt::format("{} at {}", fn, where);
+  }
+  ::pclose(p);
+  return out;
+}
+
+}  // namespace
+
+int Watchdog::pending_signal() { return g_pending_signal.load(std::memory_order_relaxed); }
+
+Watchdog::Watchdog(const RunOptions& options, Progress& progress, Hooks hooks)
+    : opts_(options), progress_(progress), hooks_(std::move(hooks)) {
+  if (opts_.wall_limit_s <= 0 && !opts_.stop_on_signals && !opts_.progress_line) return;
+  g_pending_signal.store(0);
+  if (opts_.stop_on_signals) {
+    ::signal(SIGINT, on_stop_signal);
+    ::signal(SIGTERM, on_stop_signal);
+  }
+  struct sigaction sa {};
+  sa.sa_handler = on_sample_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  ::sigaction(kSampleSignal, &sa, nullptr);
+  void* warm[1];
+  ::backtrace(warm, 1);  // loads the unwinder now: the signal handler must not have to
+  thread_ = std::thread([this] { loop(); });
+}
+
+Watchdog::~Watchdog() {
+  if (!thread_.joinable()) return;
+  {
+    const std::lock_guard lock(mu_);
+    done_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  if (progress_line_shown_) std::fputs("\r\033[K", stderr);
+  if (opts_.stop_on_signals) {
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    g_pending_signal.store(0);
+  }
+  ::signal(kSampleSignal, SIG_DFL);
+}
+
+void Watchdog::loop() {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto last_change = start, last_line = start;
+  std::uint64_t last_steps = progress_.steps.load();
+  Clock::time_point signal_seen{};
+  const bool tty = opts_.progress_line && ::isatty(STDERR_FILENO);
+  std::unique_lock lock(mu_);
+  while (!cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return done_; })) {
+    const auto now = Clock::now();
+    const std::uint64_t steps = progress_.steps.load(std::memory_order_relaxed);
+    if (steps != last_steps) last_steps = steps, last_change = now;
+    const double still = std::chrono::duration<double>(now - last_change).count();
+    if (const int sig = pending_signal()) {
+      // The engine ends the run at its next step; a VP that never takes one is stopped here.
+      if (signal_seen == Clock::time_point{}) signal_seen = now;
+      if (now - signal_seen > std::chrono::seconds(2))
+        hard_stop(fmt::format("interrupted by {}", sig == SIGINT ? "SIGINT" : "SIGTERM"), 128 + sig);
+    }
+    if (opts_.wall_limit_s > 0 && still >= opts_.wall_limit_s)
+      hard_stop(fmt::format("no progress for {:g} host seconds (--wall-limit {:g})", still, opts_.wall_limit_s), 2);
+    if (tty && now - start > std::chrono::seconds(3) && now - last_line >= std::chrono::seconds(1)) {
+      last_line = now;
+      const double host_s = std::chrono::duration<double>(now - start).count();
+      const double t_us = to_us(progress_.now_ps.load(std::memory_order_relaxed));
+      std::fprintf(stderr,
+                   "\r\033[Ktouchstone: t=%.3f us virtual, %llu messages, %.1f host s (%.3g virtual us per host s)",
+                   t_us, static_cast<unsigned long long>(progress_.messages.load(std::memory_order_relaxed)), host_s,
+                   t_us / host_s);
+      std::fflush(stderr);
+      progress_line_shown_ = true;
+    }
+  }
+}
+
+std::string Watchdog::stack_of(int rank) {
+  g_frame_count.store(-1);
+  if (::pthread_kill(hooks_.thread_of(rank), kSampleSignal) != 0) return "  (its stack could not be taken)\n";
+  int n = -1;
+  for (int i = 0; i < 100 && (n = g_frame_count.load(std::memory_order_acquire)) < 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (n < 0) return "  (its stack could not be taken)\n";
+  // Frame 0 is the handler, frame 1 the kernel's signal return; frame 2 is where the VP was. The
+  // others are return addresses: the call is the byte before.
+  struct Frame {
+    std::string file, symbol;
+    std::uintptr_t offset = 0;
+  };
+  std::vector<Frame> frames;
+  std::map<std::string, std::vector<std::size_t>> by_file;
+  for (int i = 2; i < n; ++i) {
+    const auto pc = reinterpret_cast<std::uintptr_t>(g_frames[static_cast<std::size_t>(i)]) - (i > 2 ? 1 : 0);
+    Dl_info info{};
+    Frame f;
+    if (::dladdr(reinterpret_cast<void*>(pc), &info) && info.dli_fname) {
+      f.file = info.dli_fname;
+      f.offset = pc - reinterpret_cast<std::uintptr_t>(info.dli_fbase);
+      if (info.dli_sname)
+        f.symbol = fmt::format("{}+{:#x}", info.dli_sname, pc - reinterpret_cast<std::uintptr_t>(info.dli_saddr));
+    } else {
+      f.offset = pc;
+    }
+    by_file[f.file].push_back(frames.size());
+    frames.push_back(std::move(f));
+    if (info.dli_sname && std::strcmp(info.dli_sname, "main") == 0) break;  // below main: the runtime's own
+  }
+  std::vector<std::string> named(frames.size());
+  for (const auto& [file, idx] : by_file) {
+    if (file.empty()) continue;
+    std::vector<std::uintptr_t> offsets;
+    for (auto i : idx) offsets.push_back(frames[i].offset);
+    const auto names = addr2line(file, offsets);
+    for (std::size_t k = 0; k < idx.size(); ++k) named[idx[k]] = names[k];
+  }
+  std::string out;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const Frame& f = frames[i];
+    const std::string what = !named[i].empty()  ? named[i]
+                             : !f.symbol.empty() ? f.symbol
+                                                 : fmt::format("{:#x}", f.offset);
+    out += fmt::format("  #{} {} ({})\n", i, what, f.file.empty() ? "?" : f.file);
+  }
+  return out;
+}
+
+void Watchdog::hard_stop(const std::string& why, int exit_status) {
+  if (progress_line_shown_) std::fputs("\r\033[K", stderr);
+  const int rank = progress_.running.load();
+  std::string report = fmt::format("touchstone: the run is ended: {}, at t={} us of virtual time.\n", why,
+                                   to_us(progress_.now_ps.load()));
+  if (rank >= 0) {
+    report += fmt::format(
+        "Rank {} was running its own code and made no call to Touchstone since (no MPI or Proc call: a loop that "
+        "waits for something no call brings, or a long computation); its stack:\n{}",
+        rank, stack_of(rank));
+  } else {
+    report += "No rank was running: the engine itself was busy.\n";
+  }
+  report += hooks_.write_evidence();
+  if (opts_.before_hard_exit) opts_.before_hard_exit(rank);
+  std::fflush(stdout);
+  std::fputs(report.c_str(), stderr);
+  std::fflush(stderr);
+  ::_exit(exit_status);
+}
+
+}  // namespace touchstone::detail
