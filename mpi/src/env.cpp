@@ -111,7 +111,7 @@ int MPI_Get_library_version(char* version, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int MPI_Alloc_mem(MPI_Aint size, void*, void* baseptr) {
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
   return call("MPI_Alloc_mem", MPI_COMM_WORLD, [&](RankState&) {
     if (size < 0) throw MpiError{MPI_ERR_ARG, fmt::format("size {} is negative", size)};
     void* p = std::malloc(size ? static_cast<std::size_t>(size) : 1);

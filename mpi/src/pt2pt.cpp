@@ -158,7 +158,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
     std::vector<int> which;
     for (int i = 0; i < count; ++i) {
       Req* q = find_req(rs, requests[i]);
-      if (!q) continue;
+      if (!q || inactive(q)) continue;
       if (q->done) {  // already complete (MPI_PROC_NULL, or completed by a testall)
         *index = i;
         return wait_one(rs, &requests[i], status);
@@ -224,8 +224,7 @@ bool settle(RankState& rs, MPI_Request* h, MPI_Status* out, bool block) {
     finish(rs, *q, st);
   }
   *out = q->status;
-  rs.reqs[static_cast<std::size_t>(*h - 1)].reset();
-  *h = MPI_REQUEST_NULL;
+  release(rs, h);
   return true;
 }
 
@@ -234,7 +233,10 @@ void some(RankState& rs, int incount, MPI_Request requests[], int* outcount, int
           bool wait) {
   check_count(incount);
   bool any_active = false;
-  for (int i = 0; i < incount; ++i) any_active |= find_req(rs, requests[i]) != nullptr;
+  for (int i = 0; i < incount; ++i) {
+    const Req* q = find_req(rs, requests[i]);
+    any_active |= q && !inactive(q);
+  }
   if (!any_active) {
     *outcount = MPI_UNDEFINED;
     return;
@@ -255,7 +257,8 @@ void some(RankState& rs, int incount, MPI_Request requests[], int* outcount, int
     if (rc != MPI_SUCCESS && !error) error = fmt::format("request {} failed: {}", index, error_text(rc));
   }
   for (int i = 0; i < incount; ++i) {
-    if (!find_req(rs, requests[i])) continue;
+    const Req* q = find_req(rs, requests[i]);
+    if (!q || inactive(q)) continue;
     MPI_Status s;
     if (settle(rs, &requests[i], &s, false)) take(i, s);
   }
@@ -270,7 +273,8 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
     *flag = 1;
     bool any_active = false;
     for (int i = 0; i < count; ++i) {
-      if (!find_req(rs, requests[i])) continue;
+      const Req* q = find_req(rs, requests[i]);
+      if (!q || inactive(q)) continue;
       any_active = true;
       MPI_Status s;
       if (settle(rs, &requests[i], &s, false)) {
@@ -299,6 +303,8 @@ int MPI_Request_free(MPI_Request* request) {
   return call("MPI_Request_free", MPI_COMM_WORLD, [&](RankState& rs) {
     Req* q = find_req(rs, *request);
     if (!q) throw MpiError{MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be freed"};
+    if (q->persistent && !q->done)
+      throw MpiError{MPI_ERR_REQUEST, "a persistent request can be freed only when it is not active"};
     if (q->recv && !q->done)
       throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
                      "freeing an active receive request is not supported (its buffer's fate would be unknown)"};

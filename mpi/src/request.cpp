@@ -99,6 +99,7 @@ void finish(RankState& rs, Req& q, const Status& st) {
   q.status = MPI_Status{};
   if (!q.recv) {
     q.status = empty_status();
+    if (q.failure && q.failure->code != MPI_SUCCESS) q.status.MPI_ERROR = q.failure->code;
     return;
   }
   const Type& t = type_of(rs, q.type);
@@ -113,6 +114,7 @@ void finish(RankState& rs, Req& q, const Status& st) {
 }
 
 MpiError truncation(const Req& q) {
+  if (q.failure && q.failure->code != MPI_SUCCESS) return *q.failure;  // a collective's error
   return MpiError{MPI_ERR_TRUNCATE,
                   fmt::format("a message of {} bytes from rank {} (tag {}) is longer than the receive buffer of {} bytes",
                               q.message_size, q.status.MPI_SOURCE, q.status.MPI_TAG, q.status.touchstone_bytes)};
@@ -126,10 +128,7 @@ void release_all(RankState& rs, int count, MPI_Request requests[], MPI_Status st
       Req* q = find_req(rs, requests[i]);
       MPI_Status s = q ? q->status : empty_status();
       if (q && s.MPI_ERROR != MPI_SUCCESS && !first) first = truncation(*q);
-      if (q) {
-        rs.reqs[static_cast<std::size_t>(requests[i] - 1)].reset();
-        requests[i] = MPI_REQUEST_NULL;
-      }
+      if (q) release(rs, &requests[i]);
       if (statuses != MPI_STATUSES_IGNORE) statuses[i] = s;
     }
     if (first) throw MpiError{MPI_ERR_IN_STATUS, first->what};
@@ -144,12 +143,25 @@ void wait_one(RankState& rs, MPI_Request* h, MPI_Status* status) {
   }
   if (!q->done) finish(rs, *q, rs.proc->wait(q->r));
   const MPI_Status s = q->status;
-  const bool truncated = s.MPI_ERROR == MPI_ERR_TRUNCATE;
-  const MpiError err = truncated ? truncation(*q) : MpiError{};
+  const bool failed = s.MPI_ERROR != MPI_SUCCESS;
+  const MpiError err = failed ? truncation(*q) : MpiError{};
+  release(rs, h);
+  set_status(status, s);
+  if (failed) throw err;
+}
+
+bool inactive(const Req* q) { return q && q->persistent && q->done; }
+
+// A persistent request stays, inactive with an empty status, until MPI_Request_free.
+void release(RankState& rs, MPI_Request* h) {
+  Req* q = find_req(rs, *h);
+  if (q && q->persistent) {
+    q->status = empty_status();
+    q->failure.reset();
+    return;
+  }
   rs.reqs[static_cast<std::size_t>(*h - 1)].reset();
   *h = MPI_REQUEST_NULL;
-  set_status(status, s);
-  if (truncated) throw err;
 }
 
 }  // namespace touchstone::mpi

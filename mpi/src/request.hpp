@@ -32,5 +32,9 @@ MpiError truncation(const Req& q);
 void release_all(RankState& rs, int count, MPI_Request requests[], MPI_Status statuses[]);
 /// Completes the request behind handle *h (blocking), frees it and reports truncation.
 void wait_one(RankState& rs, MPI_Request* h, MPI_Status* status);
+/// A completed request's end: freed (*h becomes MPI_REQUEST_NULL), or, persistent, made inactive.
+void release(RankState& rs, MPI_Request* h);
+/// A persistent request that is not started: the completion calls treat it as MPI_REQUEST_NULL.
+bool inactive(const Req* q);
 
 }  // namespace touchstone::mpi

@@ -70,6 +70,9 @@ struct Req {
   // `done` with an empty status and survives completion until MPI_Request_free.
   bool persistent = false;
   std::function<void(RankState&, Req&)> start;
+  // A nonblocking or persistent collective's error, filled in by its task (icoll.cpp) when the
+  // communicator's error handler lets the run go on: the completing call reports it.
+  std::shared_ptr<MpiError> failure;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;
