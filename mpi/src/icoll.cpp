@@ -22,17 +22,32 @@ namespace touchstone::mpi {
 
 namespace {
 
+// What a collective's body reads of its rank's state (the datatypes and operations, through
+// committed() and user_op()), copied when the collective starts: the program may free datatypes
+// and operations before the collective completes (MPI lets it), and creating new ones may move
+// the tables the body would otherwise hold references into.
+std::shared_ptr<RankState> snapshot(const RankState& rs) {
+  auto s = std::make_shared<RankState>();
+  s->proc = rs.proc;
+  s->initialized = rs.initialized;
+  s->types = rs.types;
+  s->ops = rs.ops;
+  s->errhandlers = rs.errhandlers;
+  return s;
+}
+
 // Spawns one instance of `body` on `scope` for the rank of rs; `c` is the communicator the body
 // sees, its collective group replaced by the instance's. An error of the body goes to the
 // communicator's error handler at once when that handler ends the run, else into `failure`, which
 // the completing call reports.
-Request spawn_instance(RankState& rs, const Comm& c, const Group& scope, MPI_Comm comm, const char* name,
-                       const CollectiveBody& body, const std::shared_ptr<MpiError>& failure) {
-  return rs.proc->spawn(scope, [&rs, c, comm, name, body, failure](const Group& instance) {
+Request spawn_instance(RankState& rs, const std::shared_ptr<RankState>& state, const Comm& c, const Group& scope,
+                       MPI_Comm comm, const char* name, const CollectiveBody& body,
+                       const std::shared_ptr<MpiError>& failure) {
+  return rs.proc->spawn(scope, [&rs, state, c, comm, name, body, failure](const Group& instance) {
     Comm mine = c;
     mine.coll = instance;
     try {
-      body(rs, mine);
+      body(*state, mine);
     } catch (const MpiError& e) {
       if (mine.errhandler == MPI_ERRORS_ARE_FATAL) raise(rs, comm, name, e);
       *failure = e;
@@ -53,7 +68,7 @@ int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, Col
     auto q = std::make_unique<Req>();
     q->comm = comm;
     q->failure = std::make_shared<MpiError>(MpiError{MPI_SUCCESS, {}});
-    q->r = spawn_instance(rs, c, c.coll, comm, name, body, q->failure);
+    q->r = spawn_instance(rs, snapshot(rs), c, c.coll, comm, name, body, q->failure);
     *request = new_req(rs, std::move(q));
   });
 }
@@ -73,9 +88,9 @@ int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, Colle
     q->persistent = true;
     q->done = true;  // inactive until MPI_Start
     q->status = empty_status();
-    q->start = [c, scope, comm, name, body = std::move(body)](RankState& s, Req& req) {
+    q->start = [c, scope, comm, name, body = std::move(body), state = snapshot(rs)](RankState& s, Req& req) {
       req.failure = std::make_shared<MpiError>(MpiError{MPI_SUCCESS, {}});
-      req.r = spawn_instance(s, c, scope, comm, name, body, req.failure);
+      req.r = spawn_instance(s, state, c, scope, comm, name, body, req.failure);
       req.done = false;
     };
     *request = new_req(rs, std::move(q));
