@@ -32,7 +32,8 @@ void allgatherv(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_
 void alltoall(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
               int recvcount, MPI_Datatype recvtype);
 void alltoallv(RankState& rs, Comm& c, const void* sendbuf, const int sendcounts[], const int sdispls[],
-               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype);
+               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+               MPI_Datatype recvtype);
 void alltoallw(RankState& rs, Comm& c, const void* sendbuf, const int sendcounts[], const int sdispls[],
                const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[],
                const MPI_Datatype recvtypes[]);

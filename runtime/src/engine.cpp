@@ -188,7 +188,9 @@ Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> t
     t->rank = home.rank;
     t->home = &home;
     t->index = static_cast<int>(vps_.size() + tasks_.size());
-    if (opts_.perturb) t->perturb_rng = std::make_unique<std::mt19937_64>(opts_.perturb * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(t->index));
+    if (opts_.perturb)
+      t->perturb_rng = std::make_unique<std::mt19937_64>(opts_.perturb * 0x9e3779b97f4a7c15ULL +
+                                                         static_cast<std::uint64_t>(t->index));
     tasks_.push_back(std::move(fresh));
     tasks_of_[static_cast<std::size_t>(home.rank)].push_back(t);
     // The context's user is the rank's Proc: Proc::current() in a task is its rank's Proc.

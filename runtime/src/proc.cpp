@@ -63,7 +63,8 @@ Time Proc::now() const { return self().clock; }
 void Proc::annotate(std::string_view note, std::source_location where) {
   std::string_view file = where.file_name();
   if (const auto slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
-  self().label = note.empty() ? fmt::format("{}:{}", file, where.line()) : fmt::format("{}:{} {}", file, where.line(), note);
+  self().label =
+      note.empty() ? fmt::format("{}:{}", file, where.line()) : fmt::format("{}:{} {}", file, where.line(), note);
 }
 const std::string& Proc::annotation() const { return self().label; }
 void Proc::compute(Time dt) { e_.compute(self(), dt); }

@@ -49,7 +49,8 @@ static void nbc_setup(NbcBufs* b, MPI_Comm comm) {
   b->wtypes = malloc(sizeof(MPI_Datatype) * (size_t)n);
   b->ag_recv = nbc_ints(n * NBC_L), b->agv_recv = nbc_ints(big);
   b->a2a_send = nbc_ints(n * NBC_L), b->a2a_recv = nbc_ints(n * NBC_L);
-  b->a2av_send = nbc_ints(big), b->a2av_recv = nbc_ints(big), b->a2aw_send = nbc_ints(big), b->a2aw_recv = nbc_ints(big);
+  b->a2av_send = nbc_ints(big), b->a2av_recv = nbc_ints(big);
+  b->a2aw_send = nbc_ints(big), b->a2aw_recv = nbc_ints(big);
   b->rs_send = nbc_ints(2 * n), b->rsb_send = nbc_ints(2 * n), b->rs_counts = nbc_ints(n);
   for (int d = 0; d < n; ++d) {
     b->wtypes[d] = MPI_INT;

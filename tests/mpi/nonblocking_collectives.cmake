@@ -15,9 +15,9 @@ mpi_test(nbc_all.mesh4x4_cccube nbc_all --machine mesh:4x4 --coll alltoall=cc-cu
 mpi_test(nbc_all.switch7 nbc_all --machine switch:7)
 # nbc_overlap.c derives its expected times from these costs (every one not named is 0).
 mpi_test(nbc_overlap.mesh1x2 nbc_overlap --machine "mesh:1x2,send_us=10,recv_us=20,send_ns_per_byte=0,\
-recv_ns_per_byte=0,send_us_per_packet=0,recv_us_per_packet=0,ni_setup_us=0,send_tail_us=0,match_ns=0,copy_ns_per_byte=0,\
-copy_ns_per_piece=0,probe_us=3,hop_ns=50,link_ns_per_byte=10,inject_ns_per_byte=10,eject_ns_per_byte=10,packet=1024+16,\
-recv_overlap=off,send_overlap=off,barrier=hardware,barrier_us=1")
+recv_ns_per_byte=0,send_us_per_packet=0,recv_us_per_packet=0,ni_setup_us=0,send_tail_us=0,match_ns=0,\
+copy_ns_per_byte=0,copy_ns_per_piece=0,probe_us=3,hop_ns=50,link_ns_per_byte=10,inject_ns_per_byte=10,\
+eject_ns_per_byte=10,packet=1024+16,recv_overlap=off,send_overlap=off,barrier=hardware,barrier_us=1")
 add_test(NAME mpi.determinism.nbc_all COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_nbc_all> mesh:3x4)
 add_test(NAME mpi.determinism.nbc_persistent
          COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_nbc_persistent> torus:3x3)

@@ -165,12 +165,21 @@ TEST(Spawn, MisuseIsAClearError) {
   } catch (const RunError& e) {
     EXPECT_NE(std::string(e.what()).find("boom"), std::string::npos) << e.what();
   }
-  // A task that waits for a message nobody sends is a deadlock, not a hang.
-  EXPECT_THROW(run(m, [](Proc& p) {
-    std::byte x{};
-    Request r = p.spawn(p.world(), [&](const Group& g) { p.recv(0, 0, std::span(&x, 1), g); });
-    p.wait(r);
-  }), RunError);
+  // A task that waits for a message nobody sends is a deadlock, not a hang, and the report names it.
+  try {
+    run(m, [](Proc& p) {
+      std::byte x{};
+      Request r = p.spawn(p.world(), [&](const Group& g) { p.recv(0, 0, std::span(&x, 1), g); });
+      p.wait(r);
+    });
+    FAIL() << "a task waiting for nothing must deadlock";
+  } catch (const RunError& e) {
+    const std::string report = e.what();
+    EXPECT_NE(report.find("application deadlock"), std::string::npos) << report;
+    EXPECT_NE(report.find("a task of rank 1 blocked since t=0 us in wait for recv(source=0, tag=0)"), std::string::npos)
+        << report;
+    EXPECT_NE(report.find("rank 1 blocked since t=0 us in wait for task of rank 1"), std::string::npos) << report;
+  }
 }
 
 }  // namespace
