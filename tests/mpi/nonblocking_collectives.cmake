@@ -1,7 +1,7 @@
 # Nonblocking and persistent collectives (docs/mpi.md): every MPI_Ixxx and MPI_Xxx_init with its
 # results, overlapping on one and on two communicators, under generic and catalog algorithms; the
 # progress model's exact times; the trace_hash under host scheduling.
-foreach(t IN ITEMS nbc_all nbc_persistent nbc_overlap)
+foreach(t IN ITEMS nbc_all nbc_persistent nbc_overlap nbc_finalize_active)
   touchstone_add_mpi_program(mpi_test_${t} ${t}.c)
   target_compile_options(mpi_test_${t} PRIVATE -Wall -Wextra)
 endforeach()
@@ -21,3 +21,6 @@ eject_ns_per_byte=10,packet=1024+16,recv_overlap=off,send_overlap=off,barrier=ha
 add_test(NAME mpi.determinism.nbc_all COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_nbc_all> mesh:3x4)
 add_test(NAME mpi.determinism.nbc_persistent
          COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_nbc_persistent> torus:3x3)
+add_test(NAME mpi.nbc_finalize_active COMMAND ${here}/expect.sh nonzero
+         "MPI_Finalize on rank [0-9]+ with a nonblocking or persistent collective still active"
+         ${ts} mpirun --machine mesh:2x3 -np 5 $<TARGET_FILE:mpi_test_nbc_finalize_active>)
