@@ -164,8 +164,10 @@ Vp* Engine::idle_task() {
 
 // The n-th spawn on a group is the same on every member (as MPI requires collectives on a
 // communicator to start in the same order everywhere): its two groups -- the scope's members, and
-// the world, each with a new context -- are made under parent contexts of their own, so that the
-// members agree on them without a message and no other group or task shares them.
+// the world, each with a new context -- are made by the first member to spawn it and handed to the
+// others, so that the members agree on them without a message and no other group or task shares
+// them. They are forgotten once every member has them (the tasks hold them): a program that starts
+// a million collectives keeps only the groups of those in flight.
 Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> task) {
   enter(v);
   const GroupData& s = resolve(v, scope);
@@ -174,9 +176,14 @@ Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> t
     throw UsageError(fmt::format("rank {} spawned a task on a group it is not a member of", v.rank));
   if (!task) throw UsageError(fmt::format("rank {} spawned an empty task", v.rank));
   Vp& home = *v.home;
-  constexpr std::uint64_t kScopeKey = 1ULL << 59, kWorldKey = 1ULL << 58;
-  const Group instance = make_group(home, s.ctx ^ kScopeKey, s.members);
-  const Group world = make_group(home, s.ctx ^ kWorldKey, world_->members);
+  const std::uint64_t nth = home.spawns[s.ctx]++;
+  auto [it, fresh] = instances_.try_emplace({s.ctx, nth});
+  if (fresh) {
+    it->second.scope = new_group(s.members, next_ctx_++);
+    it->second.world = new_group(world_->members, next_ctx_++);
+  }
+  const Group instance(it->second.scope), world(it->second.world);
+  if (++it->second.taken == s.members.size()) instances_.erase(it);
   auto& idle = idle_tasks_[static_cast<std::size_t>(home.rank)];
   Vp* t = nullptr;
   if (!idle.empty()) {

@@ -94,6 +94,7 @@ struct Vp {
   std::function<void()> task;
   Op* task_op = nullptr;
   std::shared_ptr<const GroupData> world_alias;
+  std::map<std::uint64_t, std::uint64_t> spawns;  // a rank's VP: its spawns so far, per scope context
   bool is_task() const { return home != this; }
   Time clock = 0;
   std::uint64_t sent = 0;  // messages this VP has sent (message set-ups)
@@ -263,6 +264,12 @@ class Engine final : public NetworkListener, private Scheduler {
   std::vector<std::vector<Vp*>> idle_tasks_;        // per rank: its task contexts waiting for work
   std::vector<std::vector<Vp*>> tasks_of_;          // per rank: every task context of that rank
   bool retiring_ = false;                           // the run is over: idle task contexts end
+  // The groups of the n-th spawn on a scope (context, n), until every member of the scope has them.
+  struct Instance {
+    std::shared_ptr<const GroupData> scope, world;
+    std::size_t taken = 0;
+  };
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Instance> instances_;
   std::unique_ptr<Executor> executor_;  // runs the VPs' code and passes the baton
   const Program* program_ = nullptr;
   Time now_ = 0;
