@@ -3,6 +3,8 @@
  * completed by MPI_Waitall, MPI_Waitany, MPI_Testall and MPI_Waitsome in turn; then many
  * instances of one collective in flight on one communicator, and a nonblocking barrier that must
  * progress while its rank is blocked in a receive. */
+#include <string.h>
+
 #include "nbc_cases.h"
 
 static void complete(int how, int n, MPI_Request* rs) {
@@ -33,8 +35,12 @@ static void complete(int how, int n, MPI_Request* rs) {
 int main(int argc, char** argv) {
   int rank, size;
   init_world(&argc, &argv, &rank, &size);
+  /* "world": the second communicator is a duplicate of MPI_COMM_WORLD, so that the catalog's
+   * whole-machine algorithms (--coll) serve both */
+  const int world_only = argc > 1 && strcmp(argv[1], "world") == 0;
   MPI_Comm half;
-  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half); /* reversed rank order */
+  if (world_only) MPI_Comm_dup(MPI_COMM_WORLD, &half);
+  else MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half); /* reversed rank order */
   static NbcBufs w, h;
   nbc_setup(&w, MPI_COMM_WORLD);
   nbc_setup(&h, half);

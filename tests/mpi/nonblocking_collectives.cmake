@@ -24,3 +24,11 @@ add_test(NAME mpi.determinism.nbc_persistent
 add_test(NAME mpi.nbc_finalize_active COMMAND ${here}/expect.sh nonzero
          "MPI_Finalize on rank [0-9]+ with a nonblocking or persistent collective still active"
          ${ts} mpirun --machine mesh:2x3 -np 5 $<TARGET_FILE:mpi_test_nbc_finalize_active>)
+# Whole-machine catalog algorithms in nonblocking and blocking collectives at once, on
+# MPI_COMM_WORLD and a duplicate of it ("world").
+foreach(sel IN ITEMS "alltoall=2-lev-c,r,allgather=combining" "allgather=LR,scatter=2-lev-rec,gather=logp-lev-sq"
+                     "allgather=SB,alltoall=2-lev-c,r-int")
+  string(MAKE_C_IDENTIFIER "${sel}" id)
+  add_test(NAME mpi.nbc_all.mesh4x4_world_${id} COMMAND ${here}/expect.sh 0 "all checks passed"
+           ${ts} mpirun --machine mesh:4x4 --coll ${sel} $<TARGET_FILE:mpi_test_nbc_all> world)
+endforeach()
