@@ -190,15 +190,15 @@ Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> t
     t = idle.back();
     idle.pop_back();
   } else {
-    auto fresh = std::make_unique<Vp>();
-    t = fresh.get();
+    auto made = std::make_unique<Vp>();
+    t = made.get();
     t->rank = home.rank;
     t->home = &home;
     t->index = static_cast<int>(vps_.size() + tasks_.size());
     if (opts_.perturb)
       t->perturb_rng = std::make_unique<std::mt19937_64>(opts_.perturb * 0x9e3779b97f4a7c15ULL +
                                                          static_cast<std::uint64_t>(t->index));
-    tasks_.push_back(std::move(fresh));
+    tasks_.push_back(std::move(made));
     tasks_of_[static_cast<std::size_t>(home.rank)].push_back(t);
     // The context's user is the rank's Proc: Proc::current() in a task is its rank's Proc.
     if (executor_->add(home.proc.get()) != t->index)
@@ -216,7 +216,8 @@ Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> t
   op->dst = v.rank;
   t->task_op = op;
   ++v.actions;
-  hash_.add(0x7a5c, static_cast<std::uint64_t>(v.rank), static_cast<std::uint64_t>(v.clock) ^ instance.context() << 40);
+  hash_.add(0x7a5c, static_cast<std::uint64_t>(v.rank),
+            static_cast<std::uint64_t>(v.clock) ^ instance.context() << 40);
   queue_.push(t->clock, vp_order(t->index), Ev::resume, t, t->token);
   return op;
 }
