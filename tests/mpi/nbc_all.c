@@ -87,6 +87,8 @@ int main(int argc, char** argv) {
   MPI_Status st;
   CHECK_EQ(MPI_Wait(&bar, &st), MPI_SUCCESS);
   CHECK(bar == MPI_REQUEST_NULL);
+  nbc_free(&w);
+  nbc_free(&h);
   MPI_Comm_free(&half);
   if (rank == 0) printf("nbc_all: all checks passed on %d ranks\n", size);
   MPI_Finalize();

@@ -58,6 +58,14 @@ static void nbc_setup(NbcBufs* b, MPI_Comm comm) {
   }
 }
 
+static void nbc_free(NbcBufs* b) {
+  int* all[] = {b->gsend, b->grecv, b->vsend, b->vrecv, b->counts, b->displs, b->rcounts, b->rdispls, b->agcounts,
+                b->wcounts, b->wdispls, b->wrcounts, b->wrdispls, b->ag_recv, b->agv_recv, b->a2a_send, b->a2a_recv,
+                b->a2av_send, b->a2av_recv, b->a2aw_send, b->a2aw_recv, b->rs_send, b->rsb_send, b->rs_counts};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) free(all[i]);
+  free(b->wtypes);
+}
+
 /* Counts of the v-forms: rank r's block for rank d has (r + d) % 3 + 1 elements. */
 static int nbc_vcount(int r, int d) { return (r + d) % 3 + 1; }
 

@@ -68,6 +68,8 @@ int main(int argc, char** argv) {
     CHECK_EQ(MPI_Request_free(&rh[i]), MPI_SUCCESS);
     CHECK(rw[i] == MPI_REQUEST_NULL && rh[i] == MPI_REQUEST_NULL);
   }
+  nbc_free(&w);
+  nbc_free(&h);
   MPI_Comm_free(&half);
   if (rank == 0) printf("nbc_persistent: all checks passed on %d ranks\n", size);
   MPI_Finalize();
