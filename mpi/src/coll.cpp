@@ -346,32 +346,29 @@ std::vector<std::pair<std::string, std::vector<std::string>>> collective_algorit
 using namespace touchstone;
 using namespace touchstone::mpi;
 
+void mpi::barrier(RankState& rs, Comm& c) { run_barrier(rs, c); }
+
 int MPI_Barrier(MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_barrier(comm);
-  return call("MPI_Barrier", comm, [&](RankState& rs) { run_barrier(rs, comm_of(rs, comm)); });
+  return call("MPI_Barrier", comm, [&](RankState& rs) { barrier(rs, comm_of(rs, comm)); });
+}
+
+void mpi::bcast(RankState& rs, Comm& c, void* buffer, int count, MPI_Datatype datatype, int root) {
+  check_count(count);
+  check_root(c, root);
+  const Type& t = committed(rs, datatype);
+  Packed buf(buffer, count, t, c.rank == root);
+  run_bcast(rs, c, root, buf.span());
+  if (c.rank != root) buf.store();
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_bcast(buffer, count, datatype, root, comm);
-  return call("MPI_Bcast", comm, [&](RankState& rs) {
-    Comm& c = comm_of(rs, comm);
-    check_count(count);
-    check_root(c, root);
-    const Type& t = committed(rs, datatype);
-    Packed buf(buffer, count, t, c.rank == root);
-    run_bcast(rs, c, root, buf.span());
-    if (c.rank != root) buf.store();
-  });
+  return call("MPI_Bcast", comm,
+              [&](RankState& rs) { bcast(rs, comm_of(rs, comm), buffer, count, datatype, root); });
 }
 
 namespace {
-// The communicator of a rooted collective (scatter, gather and their v-forms), `root` checked.
-Comm& rooted_comm(RankState& rs, MPI_Comm comm, int root) {
-  Comm& c = comm_of(rs, comm);
-  check_root(c, root);
-  return c;
-}
-
 // Scatter and gather: `blocks` is the root's buffer of c.size blocks, `own` every rank's block.
 void rooted(const char* coll, RankState& rs, Comm& c, int root, std::span<const std::byte> send, std::span<std::byte> recv,
             std::size_t size) {
@@ -379,72 +376,102 @@ void rooted(const char* coll, RankState& rs, Comm& c, int root, std::span<const 
 }
 }  // namespace
 
+void mpi::scatter(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root) {
+  check_root(c, root);
+  const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
+  std::size_t size = 0;
+  std::vector<std::byte> all, own_copy;
+  std::span<const std::byte> send;
+  if (am_root) {
+    check_count(sendcount);
+    const Type& st = committed(rs, sendtype);
+    size = static_cast<std::size_t>(sendcount) * st.size;
+    Packed s(const_cast<void*>(sendbuf), sendcount * c.size, st, true);
+    all.assign(s.span().begin(), s.span().end());
+    send = all;
+  }
+  if (!in_place) {
+    check_count(recvcount);
+    const Type& rt = committed(rs, recvtype);
+    if (!am_root) size = static_cast<std::size_t>(recvcount) * rt.size;
+    else if (static_cast<std::size_t>(recvcount) * rt.size != size)
+      throw MpiError{MPI_ERR_TRUNCATE, fmt::format("the root sends {} bytes per rank but receives {}", size,
+                                                   static_cast<std::size_t>(recvcount) * rt.size)};
+    Packed r(recvbuf, recvcount, rt, false);
+    rooted("scatter", rs, c, root, send, r.span(), size);
+    r.store();
+  } else {
+    own_copy.resize(size);
+    rooted("scatter", rs, c, root, send, own_copy, size);
+  }
+}
+
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   return call("MPI_Scatter", comm, [&](RankState& rs) {
-    Comm& c = rooted_comm(rs, comm, root);
-    const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
-    std::size_t size = 0;
-    std::vector<std::byte> all, own_copy;
-    std::span<const std::byte> send;
-    if (am_root) {
+    scatter(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+
+void mpi::gather(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root) {
+  check_root(c, root);
+  const bool am_root = c.rank == root, in_place = am_root && sendbuf == MPI_IN_PLACE;
+  if (am_root) {
+    check_count(recvcount);
+    const Type& rt = committed(rs, recvtype);
+    const std::size_t size = static_cast<std::size_t>(recvcount) * rt.size;
+    Packed r(recvbuf, recvcount * c.size, rt, in_place);
+    std::vector<std::byte> own;
+    if (in_place) {
+      auto b = r.span().subspan(static_cast<std::size_t>(root) * size, size);
+      own.assign(b.begin(), b.end());
+    } else {
       check_count(sendcount);
       const Type& st = committed(rs, sendtype);
-      size = static_cast<std::size_t>(sendcount) * st.size;
-      Packed s(const_cast<void*>(sendbuf), sendcount * c.size, st, true);
-      all.assign(s.span().begin(), s.span().end());
-      send = all;
+      if (static_cast<std::size_t>(sendcount) * st.size != size)
+        throw MpiError{MPI_ERR_TRUNCATE, "the root's send and receive signatures differ"};
+      Packed s(const_cast<void*>(sendbuf), sendcount, st, true);
+      own.assign(s.span().begin(), s.span().end());
     }
-    if (!in_place) {
-      check_count(recvcount);
-      const Type& rt = committed(rs, recvtype);
-      if (!am_root) size = static_cast<std::size_t>(recvcount) * rt.size;
-      else if (static_cast<std::size_t>(recvcount) * rt.size != size)
-        throw MpiError{MPI_ERR_TRUNCATE, fmt::format("the root sends {} bytes per rank but receives {}", size,
-                                                     static_cast<std::size_t>(recvcount) * rt.size)};
-      Packed r(recvbuf, recvcount, rt, false);
-      rooted("scatter", rs, c, root, send, r.span(), size);
-      r.store();
-    } else {
-      own_copy.resize(size);
-      rooted("scatter", rs, c, root, send, own_copy, size);
-    }
-  });
+    rooted("gather", rs, c, root, own, r.span(), size);
+    r.store();
+    return;
+  }
+  check_count(sendcount);
+  const Type& st = committed(rs, sendtype);
+  Packed s(const_cast<void*>(sendbuf), sendcount, st, true);
+  rooted("gather", rs, c, root, s.span(), {}, s.span().size());
 }
 
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   return call("MPI_Gather", comm, [&](RankState& rs) {
-    Comm& c = rooted_comm(rs, comm, root);
-    const bool am_root = c.rank == root, in_place = am_root && sendbuf == MPI_IN_PLACE;
-    if (am_root) {
-      check_count(recvcount);
-      const Type& rt = committed(rs, recvtype);
-      const std::size_t size = static_cast<std::size_t>(recvcount) * rt.size;
-      Packed r(recvbuf, recvcount * c.size, rt, in_place);
-      std::vector<std::byte> own;
-      if (in_place) {
-        auto b = r.span().subspan(static_cast<std::size_t>(root) * size, size);
-        own.assign(b.begin(), b.end());
-      } else {
-        check_count(sendcount);
-        const Type& st = committed(rs, sendtype);
-        if (static_cast<std::size_t>(sendcount) * st.size != size)
-          throw MpiError{MPI_ERR_TRUNCATE, "the root's send and receive signatures differ"};
-        Packed s(const_cast<void*>(sendbuf), sendcount, st, true);
-        own.assign(s.span().begin(), s.span().end());
-      }
-      rooted("gather", rs, c, root, own, r.span(), size);
-      r.store();
-      return;
-    }
-    check_count(sendcount);
-    const Type& st = committed(rs, sendtype);
-    Packed s(const_cast<void*>(sendbuf), sendcount, st, true);
-    rooted("gather", rs, c, root, s.span(), {}, s.span().size());
+    gather(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   });
+}
+
+void mpi::scatterv(RankState& rs, Comm& c, const void* sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
+  check_root(c, root);
+  const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
+  std::optional<Blocks> b;
+  if (am_root) b.emplace(const_cast<void*>(sendbuf), sendcounts, displs, c.size, committed(rs, sendtype), true);
+  std::vector<std::byte> own;
+  if (in_place) {
+    own.resize(b->counts[static_cast<std::size_t>(root)]);
+    algorithms::scatterv_direct(*rs.proc, c.coll, root, b->span, own, b->counts, b->displs);
+    return;
+  }
+  check_count(recvcount);
+  Packed r(recvbuf, recvcount, committed(rs, recvtype), false);
+  static const std::vector<std::size_t> none;
+  algorithms::scatterv_direct(*rs.proc, c.coll, root, am_root ? std::span<const std::byte>(b->span) : std::span<const std::byte>{},
+                              r.span(), am_root ? b->counts : none, am_root ? b->displs : none);
+  r.store();
 }
 
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
@@ -452,23 +479,34 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
   if (is_intercomm(comm))
     return inter_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
   return call("MPI_Scatterv", comm, [&](RankState& rs) {
-    Comm& c = rooted_comm(rs, comm, root);
-    const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
-    std::optional<Blocks> b;
-    if (am_root) b.emplace(const_cast<void*>(sendbuf), sendcounts, displs, c.size, committed(rs, sendtype), true);
-    std::vector<std::byte> own;
-    if (in_place) {
-      own.resize(b->counts[static_cast<std::size_t>(root)]);
-      algorithms::scatterv_direct(*rs.proc, c.coll, root, b->span, own, b->counts, b->displs);
-      return;
-    }
-    check_count(recvcount);
-    Packed r(recvbuf, recvcount, committed(rs, recvtype), false);
-    static const std::vector<std::size_t> none;
-    algorithms::scatterv_direct(*rs.proc, c.coll, root, am_root ? std::span<const std::byte>(b->span) : std::span<const std::byte>{},
-                                r.span(), am_root ? b->counts : none, am_root ? b->displs : none);
-    r.store();
+    scatterv(rs, comm_of(rs, comm), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
   });
+}
+
+void mpi::gatherv(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root) {
+  check_root(c, root);
+  const bool am_root = c.rank == root, in_place = am_root && sendbuf == MPI_IN_PLACE;
+  if (!am_root) {
+    check_count(sendcount);
+    Packed s(const_cast<void*>(sendbuf), sendcount, committed(rs, sendtype), true);
+    algorithms::gatherv_direct(*rs.proc, c.coll, root, s.span(), {}, {}, {});
+    return;
+  }
+  Blocks b(recvbuf, recvcounts, displs, c.size, committed(rs, recvtype), in_place);
+  const auto me = static_cast<std::size_t>(root);
+  std::vector<std::byte> own;
+  if (in_place) {
+    auto blk = b.span.subspan(b.displs[me], b.counts[me]);
+    own.assign(blk.begin(), blk.end());
+  } else {
+    check_count(sendcount);
+    Packed s(const_cast<void*>(sendbuf), sendcount, committed(rs, sendtype), true);
+    own.assign(s.span().begin(), s.span().end());
+  }
+  if (own.size() != b.counts[me]) throw MpiError{MPI_ERR_TRUNCATE, "the root's send and receive signatures differ"};
+  algorithms::gatherv_direct(*rs.proc, c.coll, root, own, b.span, b.counts, b.displs);
+  b.store();
 }
 
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
@@ -476,43 +514,35 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   if (is_intercomm(comm))
     return inter_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
   return call("MPI_Gatherv", comm, [&](RankState& rs) {
-    Comm& c = rooted_comm(rs, comm, root);
-    const bool am_root = c.rank == root, in_place = am_root && sendbuf == MPI_IN_PLACE;
-    if (!am_root) {
-      check_count(sendcount);
-      Packed s(const_cast<void*>(sendbuf), sendcount, committed(rs, sendtype), true);
-      algorithms::gatherv_direct(*rs.proc, c.coll, root, s.span(), {}, {}, {});
-      return;
-    }
-    Blocks b(recvbuf, recvcounts, displs, c.size, committed(rs, recvtype), in_place);
-    const auto me = static_cast<std::size_t>(root);
-    std::vector<std::byte> own;
-    if (in_place) {
-      auto blk = b.span.subspan(b.displs[me], b.counts[me]);
-      own.assign(blk.begin(), blk.end());
-    } else {
-      check_count(sendcount);
-      Packed s(const_cast<void*>(sendbuf), sendcount, committed(rs, sendtype), true);
-      own.assign(s.span().begin(), s.span().end());
-    }
-    if (own.size() != b.counts[me]) throw MpiError{MPI_ERR_TRUNCATE, "the root's send and receive signatures differ"};
-    algorithms::gatherv_direct(*rs.proc, c.coll, root, own, b.span, b.counts, b.displs);
-    b.store();
+    gatherv(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
   });
+}
+
+void mpi::allgather(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype) {
+  RegularBlocks blocks(rs, c, recvbuf, recvcount, recvtype, sendbuf == MPI_IN_PLACE);
+  const std::size_t size = blocks.block;
+  Packed& r = blocks.packed;
+  place_own_block(rs, sendbuf, sendcount, sendtype, r.span().subspan(static_cast<std::size_t>(c.rank) * size, size));
+  run_allgather(rs, c, r.span(), size);
+  r.store();
 }
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return call("MPI_Allgather", comm, [&](RankState& rs) {
-    Comm& c = comm_of(rs, comm);
-    RegularBlocks blocks(rs, c, recvbuf, recvcount, recvtype, sendbuf == MPI_IN_PLACE);
-    const std::size_t size = blocks.block;
-    Packed& r = blocks.packed;
-    place_own_block(rs, sendbuf, sendcount, sendtype, r.span().subspan(static_cast<std::size_t>(c.rank) * size, size));
-    run_allgather(rs, c, r.span(), size);
-    r.store();
+    allgather(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
+}
+
+void mpi::allgatherv(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype) {
+  Blocks b(recvbuf, recvcounts, displs, c.size, committed(rs, recvtype), sendbuf == MPI_IN_PLACE);
+  const auto me = static_cast<std::size_t>(c.rank);
+  place_own_block(rs, sendbuf, sendcount, sendtype, b.span.subspan(b.displs[me], b.counts[me]));
+  algorithms::allgatherv_ring(*rs.proc, c.coll, b.span, b.counts, b.displs);
+  b.store();
 }
 
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
@@ -520,39 +550,52 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   if (is_intercomm(comm))
     return inter_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   return call("MPI_Allgatherv", comm, [&](RankState& rs) {
-    Comm& c = comm_of(rs, comm);
-    Blocks b(recvbuf, recvcounts, displs, c.size, committed(rs, recvtype), sendbuf == MPI_IN_PLACE);
-    const auto me = static_cast<std::size_t>(c.rank);
-    place_own_block(rs, sendbuf, sendcount, sendtype, b.span.subspan(b.displs[me], b.counts[me]));
-    algorithms::allgatherv_ring(*rs.proc, c.coll, b.span, b.counts, b.displs);
-    b.store();
+    allgatherv(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
   });
+}
+
+void mpi::alltoall(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  RegularBlocks blocks(rs, c, recvbuf, recvcount, recvtype, in_place);
+  const std::size_t size = blocks.block;
+  Packed& r = blocks.packed;
+  std::vector<std::byte> in_place_copy;
+  std::span<const std::byte> send;
+  std::optional<Packed> s;
+  if (in_place) {
+    in_place_copy.assign(r.span().begin(), r.span().end());
+    send = in_place_copy;
+  } else {
+    check_count(sendcount);
+    s.emplace(const_cast<void*>(sendbuf), sendcount * c.size, committed(rs, sendtype), true);
+    if (s->span().size() != r.span().size()) throw MpiError{MPI_ERR_TRUNCATE, "send and receive signatures differ"};
+    send = s->span();
+  }
+  run_alltoall(rs, c, send, r.span(), size, in_place);
+  r.store();
 }
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return call("MPI_Alltoall", comm, [&](RankState& rs) {
-    Comm& c = comm_of(rs, comm);
-    const bool in_place = sendbuf == MPI_IN_PLACE;
-    RegularBlocks blocks(rs, c, recvbuf, recvcount, recvtype, in_place);
-    const std::size_t size = blocks.block;
-    Packed& r = blocks.packed;
-    std::vector<std::byte> in_place_copy;
-    std::span<const std::byte> send;
-    std::optional<Packed> s;
-    if (in_place) {
-      in_place_copy.assign(r.span().begin(), r.span().end());
-      send = in_place_copy;
-    } else {
-      check_count(sendcount);
-      s.emplace(const_cast<void*>(sendbuf), sendcount * c.size, committed(rs, sendtype), true);
-      if (s->span().size() != r.span().size()) throw MpiError{MPI_ERR_TRUNCATE, "send and receive signatures differ"};
-      send = s->span();
-    }
-    run_alltoall(rs, c, send, r.span(), size, in_place);
-    r.store();
+    alltoall(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
+}
+
+void mpi::alltoallv(RankState& rs, Comm& c, const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                    MPI_Datatype recvtype) {
+  Blocks r(recvbuf, recvcounts, rdispls, c.size, committed(rs, recvtype), sendbuf == MPI_IN_PLACE);
+  if (sendbuf == MPI_IN_PLACE) {
+    const std::vector<std::byte> copy(r.span.begin(), r.span.end());
+    algorithms::alltoallv_pairwise(*rs.proc, c.coll, copy, r.counts, r.displs, r.span, r.counts, r.displs);
+  } else {
+    Blocks s(const_cast<void*>(sendbuf), sendcounts, sdispls, c.size, committed(rs, sendtype), true);
+    algorithms::alltoallv_pairwise(*rs.proc, c.coll, s.span, s.counts, s.displs, r.span, r.counts, r.displs);
+  }
+  r.store();
 }
 
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -560,22 +603,56 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   if (is_intercomm(comm))
     return inter_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   return call("MPI_Alltoallv", comm, [&](RankState& rs) {
-    Comm& c = comm_of(rs, comm);
-    Blocks r(recvbuf, recvcounts, rdispls, c.size, committed(rs, recvtype), sendbuf == MPI_IN_PLACE);
-    if (sendbuf == MPI_IN_PLACE) {
-      const std::vector<std::byte> copy(r.span.begin(), r.span.end());
-      algorithms::alltoallv_pairwise(*rs.proc, c.coll, copy, r.counts, r.displs, r.span, r.counts, r.displs);
-    } else {
-      Blocks s(const_cast<void*>(sendbuf), sendcounts, sdispls, c.size, committed(rs, sendtype), true);
-      algorithms::alltoallv_pairwise(*rs.proc, c.coll, s.span, s.counts, s.displs, r.span, r.counts, r.displs);
+    alltoallv(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+// MPI_Alltoallw: every block with its own type and a displacement in bytes, packed into one
+// contiguous buffer per side and exchanged with the pairwise all-to-all of MPI_Alltoallv.
+void mpi::alltoallw(RankState& rs, Comm& c, const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[],
+                    const MPI_Datatype recvtypes[]) {
+  const auto n = static_cast<std::size_t>(c.size);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  // One side's blocks: their packed sizes and places, and the packed bytes.
+  struct Side {
+    std::vector<std::size_t> counts, displs;
+    std::vector<std::byte> packed;
+  };
+  auto layout = [&](const int counts[], const MPI_Datatype types[]) {
+    Side side;
+    for (std::size_t i = 0; i < n; ++i) {
+      check_count(counts[i]);
+      side.displs.push_back(side.packed.size());
+      side.counts.push_back(static_cast<std::size_t>(counts[i]) * committed(rs, types[i]).size);
+      side.packed.resize(side.packed.size() + side.counts.back());
     }
-    r.store();
+    return side;
+  };
+  auto load = [&](Side& side, const void* buf, const int counts[], const int displs[], const MPI_Datatype types[]) {
+    for (std::size_t i = 0; i < n; ++i)
+      pack(cbytes(buf) + displs[i], counts[i], committed(rs, types[i]),
+           std::span(side.packed).subspan(side.displs[i], side.counts[i]));
+  };
+  Side r = layout(recvcounts, recvtypes);
+  Side s = in_place ? r : layout(sendcounts, sendtypes);
+  if (in_place) load(s, recvbuf, recvcounts, rdispls, recvtypes);
+  else load(s, sendbuf, sendcounts, sdispls, sendtypes);
+  algorithms::alltoallv_pairwise(*rs.proc, c.coll, s.packed, s.counts, s.displs, r.packed, r.counts, r.displs);
+  for (std::size_t i = 0; i < n; ++i)
+    unpack(std::span<const std::byte>(r.packed).subspan(r.displs[i], r.counts[i]), bytes(recvbuf) + rdispls[i],
+           recvcounts[i], committed(rs, recvtypes[i]));
+}
+
+int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                  void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                  MPI_Comm comm) {
+  if (is_intercomm(comm)) return inter_refused("MPI_Alltoallw", comm);
+  return call("MPI_Alltoallw", comm, [&](RankState& rs) {
+    alltoallw(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
   });
 }
 
 namespace {
-enum class Reduction { reduce, allreduce, scan, exscan };
-
 void run_reduction(RankState& rs, const Comm& c, Reduction kind, int root, std::span<const std::byte> send,
                    std::span<std::byte> out, const MpiReduction& m) {
   static constexpr const char* kNames[] = {"reduce", "allreduce", "scan", "exscan"};
@@ -588,10 +665,10 @@ void run_reduction(RankState& rs, const Comm& c, Reduction kind, int root, std::
     case Reduction::exscan: a.raw.scan(*rs.proc, c.coll, send, out, m.r, true); break;
   }
 }
+}  // namespace
 
-void reduction(RankState& rs, Reduction kind, const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-               int root, MPI_Comm comm) {
-  Comm& c = comm_of(rs, comm);
+void mpi::reduction(RankState& rs, Comm& c, Reduction kind, const void* sendbuf, void* recvbuf, int count,
+                    MPI_Datatype dt, MPI_Op op, int root) {
   check_count(count);
   if (kind == Reduction::reduce) check_root(c, root);
   const Type& t = committed(rs, dt);
@@ -612,56 +689,72 @@ void reduction(RankState& rs, Reduction kind, const void* sendbuf, void* recvbuf
   run_reduction(rs, c, kind, root, send, out, m);
   if (gets_result && !(kind == Reduction::exscan && c.rank == 0)) r->store();
 }
-}  // namespace
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-  return call("MPI_Reduce", comm,
-                  [&](RankState& rs) { reduction(rs, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root, comm); });
+  return call("MPI_Reduce", comm, [&](RankState& rs) {
+    reduction(rs, comm_of(rs, comm), Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root);
+  });
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-  return call("MPI_Allreduce", comm,
-                  [&](RankState& rs) { reduction(rs, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0, comm); });
+  return call("MPI_Allreduce", comm, [&](RankState& rs) {
+    reduction(rs, comm_of(rs, comm), Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
+  });
 }
 
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_refused("MPI_Scan", comm);
-  return call("MPI_Scan", comm,
-                  [&](RankState& rs) { reduction(rs, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0, comm); });
+  return call("MPI_Scan", comm, [&](RankState& rs) {
+    reduction(rs, comm_of(rs, comm), Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
 }
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_refused("MPI_Exscan", comm);
-  return call("MPI_Exscan", comm,
-                  [&](RankState& rs) { reduction(rs, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0, comm); });
+  return call("MPI_Exscan", comm, [&](RankState& rs) {
+    reduction(rs, comm_of(rs, comm), Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
 }
 
 // MPI_Reduce_scatter(_block): the algorithm chosen for reduce_scatter (docs/mpi.md).
+void mpi::reduce_scatter(RankState& rs, Comm& c, const void* sendbuf, void* recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op) {
+  const Type& t = committed(rs, datatype);
+  const std::vector<std::size_t> counts = scaled(recvcounts, c.size, t.size);
+  int total = 0;
+  for (int i = 0; i < c.size; ++i) total += recvcounts[i];
+  const MpiReduction m = mpi_reduction(rs, op, datatype, t);
+  Packed s(const_cast<void*>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf), total, t, true);
+  const std::vector<std::byte> send(s.span().begin(), s.span().end());
+  Packed r(recvbuf, recvcounts[c.rank], t, false);
+  const std::string alg = chosen("reduce_scatter", reduction_shape(c, send.size(), m));
+  catalog_entry("reduce_scatter", alg).raw.reduce_scatter(*rs.proc, c.coll, send, r.span(), counts, m.r);
+  r.store();
+}
+
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
   return call("MPI_Reduce_scatter", comm, [&](RankState& rs) {
-    Comm& c = comm_of(rs, comm);
-    const Type& t = committed(rs, datatype);
-    const std::vector<std::size_t> counts = scaled(recvcounts, c.size, t.size);
-    int total = 0;
-    for (int i = 0; i < c.size; ++i) total += recvcounts[i];
-    const MpiReduction m = mpi_reduction(rs, op, datatype, t);
-    Packed s(const_cast<void*>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf), total, t, true);
-    const std::vector<std::byte> send(s.span().begin(), s.span().end());
-    Packed r(recvbuf, recvcounts[c.rank], t, false);
-    const std::string alg = chosen("reduce_scatter", reduction_shape(c, send.size(), m));
-    catalog_entry("reduce_scatter", alg).raw.reduce_scatter(*rs.proc, c.coll, send, r.span(), counts, m.r);
-    r.store();
+    reduce_scatter(rs, comm_of(rs, comm), sendbuf, recvbuf, recvcounts, datatype, op);
   });
+}
+
+void mpi::reduce_scatter_block(RankState& rs, Comm& c, const void* sendbuf, void* recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op) {
+  const std::vector<int> counts(static_cast<std::size_t>(c.size), recvcount);
+  reduce_scatter(rs, c, sendbuf, recvbuf, counts.data(), datatype, op);
 }
 
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                              MPI_Comm comm) {
   int size = 0;
-  if (const int rc = MPI_Comm_size(comm, &size); rc != MPI_SUCCESS) return rc;
+  if (const int rc = MPI_Comm_size(comm, &size); rc != MPI_SUCCESS) return rc;  // an intercommunicator's too
   const std::vector<int> counts(static_cast<std::size_t>(size), recvcount);
-  return MPI_Reduce_scatter(sendbuf, recvbuf, counts.data(), datatype, op, comm);
+  if (is_intercomm(comm)) return MPI_Reduce_scatter(sendbuf, recvbuf, counts.data(), datatype, op, comm);
+  return call("MPI_Reduce_scatter_block", comm, [&](RankState& rs) {
+    reduce_scatter_block(rs, comm_of(rs, comm), sendbuf, recvbuf, recvcount, datatype, op);
+  });
 }

@@ -75,6 +75,12 @@ int MPI_Finalize(void) {
     if (q && q->recv && !q->done)
       throw UsageError(fmt::format("MPI_Finalize on rank {} with a receive request still active", rs.proc->rank()));
   finalize_pt2pt(rs);  // buffered messages are sent before MPI_Finalize returns
+  // A collective still running would write into the program's buffers after it has ended.
+  for (const auto& q : rs.reqs)
+    if (q && q->collective_error && !q->done)
+      throw UsageError(fmt::format("MPI_Finalize on rank {} with a nonblocking or persistent collective still active "
+                                   "(complete it with MPI_Wait or MPI_Test first)",
+                                   rs.proc->rank()));
   // An active send completes on its own (as MPI_Request_free lets it); its Request must not outlive
   // the run (issue 20), so the rank's requests go now.
   rs.reqs.clear();

@@ -304,6 +304,11 @@ int MPI_Request_free(MPI_Request* request) {
   return call("MPI_Request_free", comm_of_request(*request), [&](RankState& rs) {
     Req* q = find_req(rs, *request);
     if (!q) throw MpiError{MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be freed"};
+    // A collective in flight is a task that still writes into the program's buffers and takes part
+    // in its peers' algorithm: it must be completed first (MPI-4.0 6.13 for persistent ones).
+    if (q->collective && !q->done && !inactive(*q))
+      throw MpiError{MPI_ERR_REQUEST, "an active nonblocking or persistent collective request cannot be freed; "
+                                      "complete it with MPI_Wait or MPI_Test first"};
     if (q->generalized && !q->generalized->complete) {  // freed (free_fn called) once complete
       q->generalized->freed = true;
       *request = MPI_REQUEST_NULL;

@@ -175,6 +175,7 @@ void finish(RankState& rs, Req& q, const Status& st) {
   q.status = MPI_Status{};
   if (!q.recv) {
     q.status = empty_status();
+    if (q.collective_error && q.collective_error->code != MPI_SUCCESS) q.status.MPI_ERROR = q.collective_error->code;
     return;
   }
   const Type& t = q.recv_type ? *q.recv_type : type_of(rs, q.type);
@@ -221,6 +222,7 @@ bool progress(RankState& rs, Req& q, bool block) {
 std::optional<MpiError> failure(const Req& q) {
   if (q.generalized && q.generalized->query_error != MPI_SUCCESS)
     return MpiError{q.generalized->query_error, "the generalized request's query function returned an error"};
+  if (q.collective_error && q.collective_error->code != MPI_SUCCESS) return *q.collective_error;
   if (q.status.MPI_ERROR == MPI_ERR_TRUNCATE) return truncation(q);
   return std::nullopt;
 }

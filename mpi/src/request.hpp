@@ -51,7 +51,7 @@ bool progress(RankState& rs, Req& q, bool block);
 /// A complete request's status, handed out once: frees the request (*h becomes MPI_REQUEST_NULL),
 /// or makes a persistent one inactive.
 MPI_Status release(RankState& rs, MPI_Request* h);
-/// The error of a complete request (a truncated receive), if it failed.
+/// The error of a complete request (a truncated receive, a collective's error), if it failed.
 std::optional<MpiError> failure(const Req& q);
 
 /// Turns a completed runtime request into its MPI status (unpacking a staged receive); the

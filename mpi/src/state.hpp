@@ -140,6 +140,10 @@ struct Req {
   bool started = false;  ///< persistent: MPI_Start posted it and no completion call has seen it complete
   /// A generalized request (MPI_Grequest_start): the program's functions, complete when it says so.
   std::shared_ptr<Generalized> generalized;
+  // A nonblocking or persistent collective's error, filled in by its task (icoll.cpp) when the
+  // communicator's error handler lets the run go on: the completing call reports it.
+  std::shared_ptr<MpiError> collective_error;
+  bool collective = false;  ///< a nonblocking or persistent collective (icoll.cpp)
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;

@@ -220,6 +220,12 @@ std::string Engine::deadlock_report() const {
                        at_label(*v));
   }
   if (shown > 64) s += fmt::format("  ... and {} more blocked rank(s)\n", shown - 64);
+  // Tasks (Proc::spawn, docs/model.md 1.7) that wait are named too: a rank's wait for one of them
+  // is only as far as the report can follow.
+  for (const auto& t : tasks_)
+    if (t->state == Vp::State::blocked && t->block != Vp::Block::idle)
+      s += fmt::format("  a task of rank {} blocked since t={} us in {}{}\n", t->rank, to_us(t->blocked_since),
+                       describe_wait(*t), at_label(*t));
   s += fmt::format("{} of {} VPs finished.\n", vps_.size() - static_cast<std::size_t>(blocked), vps_.size());
   if (cycle.empty()) s += wait_for_cycle();
   std::string unmatched;

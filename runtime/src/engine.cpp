@@ -75,9 +75,12 @@ Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(mac
       throw UsageError(fmt::format("schedule entry {}:{} appears twice", f.rank, f.call));
   }
   vps_.reserve(static_cast<std::size_t>(n));
+  idle_tasks_.resize(static_cast<std::size_t>(n));
+  tasks_of_.resize(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     auto v = std::make_unique<Vp>();
     v->rank = r;
+    v->index = r;
     v->proc.reset(new Proc(*this, *v));
     if (opts_.perturb)
       v->perturb_rng = std::make_unique<std::mt19937_64>(opts_.perturb * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(r));
@@ -119,7 +122,8 @@ void Engine::vp_main(Vp& v) {
       // Inside the try: a hook that throws fails the run like the program would; outside, the
       // exception would leave the fiber's function and terminate the process.
       if (opts_.on_vp_resume) opts_.on_vp_resume(v.rank, now_);
-      (*program_)(*v.proc);
+      if (v.is_task()) task_main(v);
+      else (*program_)(*v.proc);
       // A VP that ends past the time limit (its last call's cost) stops the run too.
       if (v.clock > opts_.time_limit)
         abort_run(time_limit_report(opts_.time_limit, fmt::format("rank {} ended at t={} us", v.rank, to_us(v.clock))));
@@ -137,6 +141,112 @@ void Engine::vp_main(Vp& v) {
   }
   progress_.running.store(-1, std::memory_order_relaxed);
   v.state = Vp::State::done;
+}
+
+// ---------------------------------------------------------------- tasks (Proc::spawn)
+
+Vp& Engine::context(int index) {
+  const auto n = vps_.size(), i = static_cast<std::size_t>(index);
+  return i < n ? *vps_[i] : *tasks_[i - n];
+}
+
+Vp& Engine::acting(Vp& v) {
+  const int i = executor_->current();
+  if (i < static_cast<int>(vps_.size()) || i == kMain) return v;
+  Vp& t = *tasks_[static_cast<std::size_t>(i) - vps_.size()];
+  return t.home == &v ? t : v;  // another rank's task using this Proc: enter() refuses it
+}
+
+Vp* Engine::idle_task() {
+  for (auto& idle : idle_tasks_)
+    if (!idle.empty()) {
+      Vp* t = idle.back();
+      idle.pop_back();
+      return t;
+    }
+  return nullptr;
+}
+
+// The n-th spawn on a group is the same on every member (as MPI requires collectives on a
+// communicator to start in the same order everywhere): its two groups -- the scope's members, and
+// the world, each with a new context -- are made by the first member to spawn it and handed to the
+// others, so that the members agree on them without a message and no other group or task shares
+// them. They are forgotten once every member has them (the tasks hold them): a program that starts
+// a million collectives keeps only the groups of those in flight.
+Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> task) {
+  enter(v);
+  const GroupData& s = resolve(v, scope);
+  if (!std::binary_search(s.by_world.begin(), s.by_world.end(), std::pair{v.rank, -1},
+                          [](const auto& a, const auto& b) { return a.first < b.first; }))
+    throw UsageError(fmt::format("rank {} spawned a task on a group it is not a member of", v.rank));
+  if (!task) throw UsageError(fmt::format("rank {} spawned an empty task", v.rank));
+  Vp& home = *v.home;
+  const std::uint64_t nth = home.spawns[s.ctx]++;
+  auto [it, fresh] = instances_.try_emplace({s.ctx, nth});
+  if (fresh) {
+    it->second.scope = new_group(s.members, next_ctx_++);
+    it->second.world = new_group(world_->members, next_ctx_++);
+  }
+  const Group instance(it->second.scope), world(it->second.world);
+  if (++it->second.taken == s.members.size()) instances_.erase(it);
+  auto& idle = idle_tasks_[static_cast<std::size_t>(home.rank)];
+  Vp* t = nullptr;
+  if (!idle.empty()) {
+    t = idle.back();
+    idle.pop_back();
+  } else {
+    auto made = std::make_unique<Vp>();
+    t = made.get();
+    t->rank = home.rank;
+    t->home = &home;
+    t->index = static_cast<int>(vps_.size() + tasks_.size());
+    if (opts_.perturb)
+      t->perturb_rng = std::make_unique<std::mt19937_64>(opts_.perturb * 0x9e3779b97f4a7c15ULL +
+                                                         static_cast<std::uint64_t>(t->index));
+    tasks_.push_back(std::move(made));
+    tasks_of_[static_cast<std::size_t>(home.rank)].push_back(t);
+    // The context's user is the rank's Proc: Proc::current() in a task is its rank's Proc.
+    if (executor_->add(home.proc.get()) != t->index)
+      throw std::logic_error("task contexts out of step with the executor's");
+  }
+  t->clock = v.clock;
+  t->label = v.label;
+  t->groups_made.clear();
+  t->world_alias = world.shared_data();
+  t->task = [fn = std::move(task), instance] { fn(instance); };
+  Op* op = new_op();
+  op->kind = Op::Kind::task;
+  op->owner = v.rank;
+  op->vp = &v;
+  op->dst = v.rank;
+  t->task_op = op;
+  ++v.actions;
+  hash_.add(0x7a5c, static_cast<std::uint64_t>(v.rank),
+            static_cast<std::uint64_t>(v.clock) ^ instance.context() << 40);
+  queue_.push(t->clock, vp_order(t->index), Ev::resume, t, t->token);
+  return op;
+}
+
+void Engine::task_main(Vp& t) {
+  for (;;) {
+    std::function<void()> task = std::move(t.task);
+    t.task = nullptr;
+    task();
+    finish_task(t);
+    idle_tasks_[static_cast<std::size_t>(t.rank)].push_back(&t);
+    block(t, Vp::Block::idle, Call{});
+    if (retiring_) return;
+  }
+}
+
+void Engine::finish_task(Vp& t) {
+  Op* op = t.task_op;
+  t.task_op = nullptr;
+  t.world_alias.reset();
+  op->done = t.clock;
+  if (op->dropped) return free_op(op);
+  Vp& w = *op->vp;
+  if (op->awaited && w.state == Vp::State::blocked) queue_.push(op->done, vp_order(w.index), Ev::resume, &w, w.token);
 }
 
 // In a catch block: the run fails with `what_failed` and the exception's message. Bad input found
@@ -163,7 +273,7 @@ void Engine::start_vps() {
   const bool fibers = opts_.execution == Execution::fibers;
   std::size_t started = 0;
   try {
-    started = executor_->start(std::move(procs), [this](int r) { vp_main(*vps_[static_cast<std::size_t>(r)]); });
+    started = executor_->start(std::move(procs), [this](int i) { vp_main(context(i)); });
   } catch (const std::exception& e) {
     if (!fibers) throw;
     throw RunError(fmt::format("could not create {} VP fibers with {} KiB stacks: {}", vps_.size(),
@@ -247,7 +357,15 @@ int Engine::run_events() {
     if (queue_.empty()) {
       bool all_done = true;
       for (auto& v : vps_) all_done &= v->state == Vp::State::done;
-      if (all_done) return kMain;
+      for (auto& t : tasks_) all_done &= t->state == Vp::State::done || t->block == Vp::Block::idle;
+      if (all_done) {
+        // The programs have ended: the idle task contexts end too, one after another.
+        Vp* t = idle_task();
+        if (!t) return kMain;
+        retiring_ = true;
+        t->state = Vp::State::running;
+        return t->index;
+      }
       abort_run(deadlock_report());
       continue;
     }
@@ -288,10 +406,11 @@ int Engine::run_events() {
 }
 
 int Engine::next_to_unwind() {
-  for (auto& v : vps_)
+  for (auto* all : {&vps_, &tasks_})
+    for (auto& v : *all)
     if (v->state == Vp::State::blocked) {
       v->state = Vp::State::running;
-      return v->rank;
+        return v->index;
     }
   return kMain;
 }
@@ -300,7 +419,7 @@ void Engine::wake(Vp& v) {
   v.state = Vp::State::running;
   v.busy_until_wake = v.clock;
   v.clock = std::max(v.clock, now_);
-  resume_next_ = v.rank;
+  resume_next_ = v.index;
 }
 
 void Engine::block(Vp& v, Vp::Block why, const Call& what) {
@@ -315,7 +434,7 @@ void Engine::block(Vp& v, Vp::Block why, const Call& what) {
   v.state = Vp::State::blocked;
   ++v.token;
   progress_.running.store(-1, std::memory_order_relaxed);
-  executor_->pass(v.rank);
+  executor_->pass(v.index);
   progress_.running.store(v.rank, std::memory_order_relaxed);
   v.block = Vp::Block::none;
   if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
@@ -349,7 +468,7 @@ void Engine::enter(Vp& v) {
   if (am_->in_handler()) throw UsageError(am_->blocking_error());
   // The thread id first: it never changes once the VP runs, so checking it from a foreign thread
   // is race-free; only then the baton.
-  if (!executor_->on_thread_of(v.rank) || executor_->current() != v.rank)
+  if (!executor_->on_thread_of(v.index) || executor_->current() != v.index)
     throw UsageError(fmt::format("the Proc of rank {} was used from a thread that does not run its program", v.rank));
   if (aborting_) throw Aborted{};
   step();
@@ -533,10 +652,12 @@ void Engine::free_op(Op* op) {
 
 // ---------------------------------------------------------------- groups
 
-const GroupData& Engine::resolve(const Group& g) const { return g.data() ? *g.data() : *world_; }
+const GroupData& Engine::resolve(const Vp& v, const Group& g) const {
+  return g.data() ? *g.data() : v.world_alias ? *v.world_alias : *world_;
+}
 
-std::shared_ptr<const GroupData> Engine::resolve_shared(const Group& g) const {
-  return g.data() ? g.shared_data() : world_;
+std::shared_ptr<const GroupData> Engine::resolve_shared(const Vp& v, const Group& g) const {
+  return g.data() ? g.shared_data() : v.world_alias ? v.world_alias : world_;
 }
 
 int Engine::to_world(const GroupData& g, int local, const char* what) const {
@@ -565,7 +686,7 @@ Group Engine::make_group(Vp& v, std::uint64_t parent_ctx, std::vector<int> membe
 }
 
 Group Engine::split(Vp& v, const Group& parent, int color, int key) {
-  const GroupData& g = resolve(parent);
+  const GroupData& g = resolve(v, parent);
   const int n = static_cast<int>(g.members.size());
   const int me = g.by_world.empty() ? -1 : [&] {
     auto it = std::lower_bound(g.by_world.begin(), g.by_world.end(), std::pair{v.rank, -1});
@@ -610,7 +731,7 @@ Group Engine::split(Vp& v, const Group& parent, int color, int key) {
 
 Op* Engine::isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::byte> data, bool synchronous) {
   enter(v);
-  const GroupData& gd = resolve(g);
+  const GroupData& gd = resolve(v, g);
   const int world_dst = to_world(gd, dst, "destination");
   if (tag < 0) throw UsageError(fmt::format("send tag must be >= 0 (got {})", tag));
   Op* op = post_send(v, world_dst, tag, gd.ctx, data, synchronous);
@@ -625,8 +746,8 @@ void Engine::on_matched(Msg& m, Time t) {
   if (op->left == kNever) return;
   op->done = std::max(op->left, t);
   if (op->dropped) return free_op(op);
-  Vp& v = *vps_[static_cast<std::size_t>(op->owner)];
-  if (op->awaited && v.state == Vp::State::blocked) queue_.push(op->done, vp_order(v.rank), Ev::resume, &v, v.token);
+  Vp& v = *op->vp;
+  if (op->awaited && v.state == Vp::State::blocked) queue_.push(op->done, vp_order(v.index), Ev::resume, &v, v.token);
 }
 
 Msg* Engine::make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size) {
@@ -708,6 +829,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   op->engine = this;
   op->kind = Op::Kind::send;
   op->owner = v.rank;
+  op->vp = &v;
   // An active message's send completes at once (its caller's buffer is gone): it keeps a copy.
   if (ctx & kAmCtx) m->payload.assign(data.begin(), data.end());
   else if (!opts_.phantom_payloads && !data.empty()) m->lent = data, m->lender = op, op->lent = m;
@@ -776,8 +898,8 @@ void Engine::clear_to_send(Vp& v, Op* op, Msg* rts, Time at) {
 // of a 0-byte message, send cost of the data), charged to its clock like a handler. The send
 // request completes when the data's last packet has left (on_send_done).
 void Engine::on_clear_to_send(Msg& cts, Time t) {
-  Vp& v = *vps_[static_cast<std::size_t>(cts.dst)];
   Msg* data = cts.rdv;
+  Vp& v = data->send_op ? *data->send_op->vp : *vps_[static_cast<std::size_t>(cts.dst)];  // the sender's VP or task
   const Time handed = t + machine_.recv_cost(v.rank, 0) + machine_.send_cost(v.rank, data->size);
   v.clock = std::max(v.clock, t) + (handed - t);
   free_msg(&cts);
@@ -786,7 +908,6 @@ void Engine::on_clear_to_send(Msg& cts, Time t) {
 
 void Engine::on_rendezvous_data(Msg& m, Time t) {
   Op* op = m.rdv_recv;
-  Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
   op->awaiting_data = false;
   if (op->dropped) {  // its request was destroyed (already reported as misuse)
     free_msg(&m);
@@ -796,7 +917,7 @@ void Engine::on_rendezvous_data(Msg& m, Time t) {
   op->matched = &m;
   deliver(m, *op);
   hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
-  if (op->awaited && v.state == Vp::State::blocked) wake(v);
+  if (Vp& v = *op->vp; op->awaited && v.state == Vp::State::blocked) wake(v);
 }
 
 // Inter-level multicast (docs/model.md 2.11): one message set-up and one worm, which forks at the
@@ -816,7 +937,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
     throw UsageError(fmt::format("multicast of {} bytes: a forked worm is one packet (at most {} bytes)", data.size(),
                                  machine_.net.packet_payload));
   if (tag < 0) throw UsageError(fmt::format("send tag must be >= 0 (got {})", tag));
-  const GroupData& gd = resolve(g);
+  const GroupData& gd = resolve(v, g);
   std::vector<int> world(dsts.size());
   for (std::size_t i = 0; i < dsts.size(); ++i) world[i] = to_world(gd, dsts[i], "destination");
   for (const int d : world) check_message_time(v.rank, d, data.size());
@@ -834,6 +955,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
   Op* op = new_op();
   op->kind = Op::Kind::send;
   op->owner = v.rank;
+  op->vp = &v;
   lead->fan = static_cast<std::uint32_t>(order.size());
   lead->branch.resize(order.size());
   lead->branch_ej.resize(order.size());
@@ -867,10 +989,10 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
 
 Op* Engine::irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf, bool truncating) {
   enter(v);
-  const GroupData& gd = resolve(g);
+  const GroupData& gd = resolve(v, g);
   const int world_src = src == any_source ? any_source : to_world(gd, src, "source");
   if (tag < 0 && tag != any_tag) throw UsageError(fmt::format("receive tag must be >= 0 or any_tag (got {})", tag));
-  Op* op = post_recv(v, world_src, tag, gd.ctx, resolve_shared(g), buf);
+  Op* op = post_recv(v, world_src, tag, gd.ctx, resolve_shared(v, g), buf);
   op->truncating = truncating;
   return op;
 }
@@ -882,19 +1004,20 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   op->engine = this;
   op->kind = Op::Kind::recv;
   op->owner = v.rank;
+  op->vp = &v;
   op->src = src;
   op->tag = tag;
   op->ctx = ctx;
   op->group = std::move(g);
   op->buf = buf;
   op->posted = v.clock;
-  op->call = ++v.recv_calls;
+  op->call = ++v.home->recv_calls;  // one numbering per rank: its tasks' receives count too
   if (src == any_source && !forced_.empty()) {
     op->src = forced_source(v, op->call, src, op->group.get());
     op->forced = op->src != any_source;
   }
   // The earliest-arrived matching message that is already here; anything arriving later is later.
-  if (Msg* m = v.mailbox.post(op)) {
+  if (Msg* m = v.home->mailbox.post(op)) {
     if (races_) races_->on_match(v.rank, *op, *m, v.label);  // the match is decided here, also for a request to send
     if (m->proto == Msg::Proto::rts) {
       clear_to_send(v, op, m, v.clock);
@@ -921,8 +1044,8 @@ void Engine::on_send_done(Msg& m, Time t) {
     free_op(op);
     return;
   }
-  Vp& v = *vps_[static_cast<std::size_t>(op->owner)];
-  if (op->awaited && v.state == Vp::State::blocked) queue_.push(t, vp_order(v.rank), Ev::resume, &v, v.token);
+  Vp& v = *op->vp;
+  if (op->awaited && v.state == Vp::State::blocked) queue_.push(t, vp_order(v.index), Ev::resume, &v, v.token);
 }
 
 void Engine::on_arrival(Msg& m, Time t) {
@@ -936,18 +1059,24 @@ void Engine::on_arrival(Msg& m, Time t) {
   // Matching cost (docs/model.md 2.5) counts in virtual time (Mailbox::arrive).
   if (Op* op = v.mailbox.arrive(m, t)) {
     if (races_) races_->on_match(v.rank, *op, m, v.label);
-    if (m.proto == Msg::Proto::rts) return clear_to_send(v, op, &m, std::max(t, op->posted));
+    // The receive's poster (the rank's VP or one of its tasks) takes it.
+    Vp& by = *op->vp;
+    if (m.proto == Msg::Proto::rts) return clear_to_send(by, op, &m, std::max(t, op->posted));
     op->matched = &m;
     deliver(m, *op);
     // A receive the VP posted ahead of the event loop matches at its posting time, not before.
     if (m.sync_op) on_matched(m, std::max(t, op->posted));
     hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
-    if (op->awaited && v.state == Vp::State::blocked) wake(v);
+    if (op->awaited && by.state == Vp::State::blocked) wake(by);
     return;
   }
-  if (v.state == Vp::State::blocked && v.block == Vp::Block::probe && m.ctx == v.probe_ctx &&
-      (v.probe_src == any_source || v.probe_src == m.src) && (v.probe_tag == any_tag || v.probe_tag == m.tag))
-    wake(v);
+  auto probing = [&](const Vp& w) {
+    return w.state == Vp::State::blocked && w.block == Vp::Block::probe && m.ctx == w.probe_ctx &&
+           (w.probe_src == any_source || w.probe_src == m.src) && (w.probe_tag == any_tag || w.probe_tag == m.tag);
+  };
+  if (probing(v)) return wake(v);
+  for (Vp* t : tasks_of_[static_cast<std::size_t>(v.rank)])
+    if (probing(*t)) return wake(*t);
 }
 
 // Demultiplexing per packet (docs/model.md 2.18): a packet of m that does not continue the message
@@ -1043,6 +1172,7 @@ std::string describe_op(const OpSummary& op) {
                        "matching receive)",
                        op.msg_id, op.dst, op.size);
   if (op.kind == Op::Kind::send) return fmt::format("send of message #{} to {}", op.msg_id, op.dst);
+  if (op.kind == Op::Kind::task) return fmt::format("task of rank {} (spawned with Proc::spawn)", op.owner);
   if (op.awaiting_data)
     return fmt::format("recv(source={}, tag={}), waiting for the data of rendezvous message #{}", rank_str(op.src),
                        tag_str(op.tag), op.msg_id);
@@ -1098,7 +1228,7 @@ Status Engine::wait(Vp& v, Op*& op) {
   if (!op) throw UsageError(fmt::format("rank {}: wait on a request that is not active (already completed?)", v.rank));
   const Time since = v.clock;
   for (;;) {
-    if (op->kind == Op::Kind::send && op->done != kNever) {
+    if (op->kind != Op::Kind::recv && op->done != kNever) {
       complete_send(v, op);
       return Status{};
     }
@@ -1165,7 +1295,7 @@ std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
       Op* op = ops[i];
       if (!op) continue;
       any = true;
-      const Time t = op->kind == Op::Kind::send ? op->done : (op->matched ? op->matched->arrival : kNever);
+      const Time t = op->kind != Op::Kind::recv ? op->done : (op->matched ? op->matched->arrival : kNever);
       if (t < best_t) best = i, best_t = t;
     }
     if (!any) throw UsageError(fmt::format("rank {}: waitany with no active request", v.rank));
@@ -1193,15 +1323,15 @@ bool Engine::test(Vp& v, Op*& op, Status* st) {
   check_owner(v, {&op, 1}, "test");
   if (!op) throw UsageError(fmt::format("rank {}: test on a request that is not active (already completed?)", v.rank));
   auto done = [&] {
-    return op->kind == Op::Kind::send ? op->done <= v.clock : op->matched != nullptr;
+    return op->kind != Op::Kind::recv ? op->done <= v.clock : op->matched != nullptr;
   };
   if (!done()) sync(v);
   // A send whose completion time is already known (a synchronous one matched ahead in virtual
   // time) completes as this VP's clock moves on, which polling does: not futile.
-  const bool completes_by_itself = op->kind == Op::Kind::send && op->done != kNever;
+  const bool completes_by_itself = op->kind != Op::Kind::recv && op->done != kNever;
   if (!done() && !completes_by_itself) futile_poll(v, reinterpret_cast<std::uintptr_t>(op) * 2, Call::on(Call::Form::test_of, *op));
   if (done()) {
-    if (op->kind == Op::Kind::send) {
+    if (op->kind != Op::Kind::recv) {
       complete_send(v, op);
       if (st) *st = Status{};
     } else {
@@ -1236,17 +1366,17 @@ bool Engine::cancel(Vp& v, Op*& op) {
 
 std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, bool blocking) {
   enter(v);
-  const GroupData& gd = resolve(g);
+  const GroupData& gd = resolve(v, g);
   const int world_src = src == any_source ? any_source : to_world(gd, src, "source");
   Op pattern;
   pattern.src = world_src;
   pattern.tag = tag;
   pattern.ctx = gd.ctx;
   pattern.posted = v.clock;
-  pattern.call = ++v.recv_calls;
+  pattern.call = ++v.home->recv_calls;
   if (world_src == any_source && !forced_.empty()) pattern.src = forced_source(v, pattern.call, world_src, &gd);
   auto find = [&]() -> std::optional<Status> {
-    const Msg* m = v.mailbox.find(pattern);
+    const Msg* m = v.home->mailbox.find(pattern);
     if (!m) return std::nullopt;
     auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{m->src, -1});
     if (races_) races_->on_probe(v.rank, pattern, *m, v.label);
@@ -1274,7 +1404,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
 
 void Engine::drop(Op* op) {
   op->holder = nullptr;  // its Request lets it go
-  if (op->kind == Op::Kind::send) {
+  if (op->kind != Op::Kind::recv) {
     keep_payload(op);  // nobody will wait for it: its buffer may change or go at any moment
     if (op->done == kNever) op->dropped = true; else free_op(op);  // on_send_done or on_matched frees it
     return;
@@ -1357,7 +1487,7 @@ void Engine::compute(Vp& v, Time dt) {
 void Engine::barrier(Vp& v, const Group& g) {
   enter(v);
   ++v.actions;
-  const GroupData& gd = resolve(g);
+  const GroupData& gd = resolve(v, g);
   auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{v.rank, -1});
   if (it == gd.by_world.end() || it->first != v.rank)
     throw UsageError(fmt::format("rank {} called barrier on a group it is not a member of", v.rank));

@@ -84,9 +84,19 @@ struct Aborted {};
 
 struct Vp {
   enum class State : std::uint8_t { blocked, running, done };
-  enum class Block : std::uint8_t { none, start, ops, probe, barrier, sync };
+  enum class Block : std::uint8_t { none, start, ops, probe, barrier, sync, idle };
 
   int rank = 0;
+  int index = 0;    // its execution context: the rank for a rank's own VP, nodes + k for task context k
+  Vp* home = this;  // the rank's own VP: a task (Proc::spawn) receives through its mailbox
+  // A task context (Proc::spawn) runs one task at a time, then waits idle (Block::idle) for the
+  // next task of the same rank. `task_op` completes when `task` returns; inside the task the
+  // world is `world_alias`, a copy of the world with a context of the task's own.
+  std::function<void()> task;
+  Op* task_op = nullptr;
+  std::shared_ptr<const GroupData> world_alias;
+  std::map<std::uint64_t, std::uint64_t> spawns;  // a rank's VP: its spawns so far, per scope context
+  bool is_task() const { return home != this; }
   Time clock = 0;
   std::uint64_t sent = 0;  // messages this VP has sent (message set-ups)
   State state = State::blocked;
@@ -154,8 +164,13 @@ class Engine final : public NetworkListener, private Scheduler {
   std::string held_requests();     // Requests still holding an operation at the run's end
   bool failure_is_usage_ = false;  // the run's failure is a UsageError raised in VP code
   void drop(Op* op);  // a Request destroyed before completion
+  /// Proc::spawn: starts `task` in a task context of v's rank at v's clock.
+  Op* spawn(Vp& v, const Group& scope, std::function<void(const Group&)> task);
+  /// The VP whose code runs now on behalf of rank v.rank: v itself, or one of its tasks.
+  Vp& acting(Vp& v);
 
   Group world() const { return Group(world_); }
+  Group world(const Vp& v) const { return Group(v.world_alias ? v.world_alias : world_); }
   Group make_group(Vp& v, std::uint64_t parent_ctx, std::vector<int> members);
   Group split(Vp& v, const Group& parent, int color, int key);
   const Machine& machine() const { return machine_; }
@@ -172,8 +187,9 @@ class Engine final : public NetworkListener, private Scheduler {
   friend class ActiveMessages;
   static constexpr int kMain = Executor::kMain;
 
-  const GroupData& resolve(const Group& g) const;
-  std::shared_ptr<const GroupData> resolve_shared(const Group& g) const;
+  // The data of g as v sees it: the world placeholder stands for a task's world alias.
+  const GroupData& resolve(const Vp& v, const Group& g) const;
+  std::shared_ptr<const GroupData> resolve_shared(const Vp& v, const Group& g) const;
   int to_world(const GroupData& g, int local, const char* what) const;
   Op* post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data, bool synchronous = false);
   Msg* make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size);
@@ -207,6 +223,10 @@ class Engine final : public NetworkListener, private Scheduler {
   void software_barrier(Vp& v, const GroupData& g);
 
   void vp_main(Vp& v);
+  void task_main(Vp& t);     // a task context's life: one task after another
+  void finish_task(Vp& t);   // its task returned: the request completes at its clock
+  Vp& context(int index);    // the VP of an execution context
+  Vp* idle_task();           // a task context waiting for work, nullptr if none (the run's end)
   void start_vps();
   // ---- Scheduler: the event loop, run by whoever gives up the baton ----
   int next() override;
@@ -246,6 +266,16 @@ class Engine final : public NetworkListener, private Scheduler {
   std::map<std::pair<int, std::uint64_t>, int> forced_;  // RunOptions::schedule: (rank, call) -> source
   std::vector<std::pair<int, std::uint64_t>> forced_used_;
   std::vector<std::unique_ptr<Vp>> vps_;
+  std::vector<std::unique_ptr<Vp>> tasks_;          // task contexts, by index - nodes
+  std::vector<std::vector<Vp*>> idle_tasks_;        // per rank: its task contexts waiting for work
+  std::vector<std::vector<Vp*>> tasks_of_;          // per rank: every task context of that rank
+  bool retiring_ = false;                           // the run is over: idle task contexts end
+  // The groups of the n-th spawn on a scope (context, n), until every member of the scope has them.
+  struct Instance {
+    std::shared_ptr<const GroupData> scope, world;
+    std::size_t taken = 0;
+  };
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Instance> instances_;
   std::unique_ptr<Executor> executor_;  // runs the VPs' code and passes the baton
   const Program* program_ = nullptr;
   Time now_ = 0;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
 
 #include "stacks.hpp"
 
@@ -68,32 +69,15 @@ class FiberExecutor final : public Executor {
     stacks_ = std::make_unique<StackRegion>(users.size(), stack_bytes_);
     report_vp_faults();
     ctx_.reserve(users.size());
-    for (std::size_t i = 0; i < users.size(); ++i) {
-      auto c = std::make_unique<Context>();
-      c->user = users[i];
-      Context* self = c.get();
-      const int index = static_cast<int>(i);
-      RegionStack stack{stacks_.get(), i, &c->stack};
-#if TOUCHSTONE_TSAN
-      c->tsan_fiber = __tsan_create_fiber(0);
-      __tsan_switch_to_fiber(c->tsan_fiber, 0);  // see the comment above the class
-#endif
-      c->fiber = boost::context::fiber(std::allocator_arg, std::move(stack),
-                                       [this, self, index](boost::context::fiber&& caller) {
-#if TOUCHSTONE_ASAN
-                                         __sanitizer_finish_switch_fiber(nullptr, &main_stack_bottom_, &main_stack_size_);
-#endif
-                                         self->caller = std::move(caller);
-                                         body_(index);
-                                         suspend(*self, true);
-                                         return std::move(self->caller);
-                                       });
-#if TOUCHSTONE_TSAN
-      __tsan_switch_to_fiber(main_tsan_fiber_, 0);
-#endif
-      ctx_.push_back(std::move(c));
-    }
+    for (std::size_t i = 0; i < users.size(); ++i) create(users[i], RegionStack{stacks_.get(), i, nullptr});
     return users.size();
+  }
+
+  // A task's fiber has a stack of its own, outside the run's region, with Boost's guard page.
+  int add(void* user) override {
+    threads_.push_back(std::this_thread::get_id());
+    create(user, OwnStack{boost::context::protected_fixedsize_stack(stack_bytes_), nullptr});
+    return static_cast<int>(ctx_.size()) - 1;
   }
 
   // A fiber that blocks only switches back to the scheduler loop, which runs on the main thread
@@ -130,6 +114,42 @@ class FiberExecutor final : public Executor {
     void deallocate(boost::context::stack_context&) noexcept {}
   };
 
+  // A stack of its own for a context created after start (add).
+  struct OwnStack {
+    boost::context::protected_fixedsize_stack alloc;
+    boost::context::stack_context* out;
+    boost::context::stack_context allocate() { return *out = alloc.allocate(); }
+    void deallocate(boost::context::stack_context& sc) noexcept { alloc.deallocate(sc); }
+  };
+
+  // Context number ctx_.size(), on `stack` (whose `out` it fills in).
+  template <class Stack>
+  void create(void* user, Stack stack) {
+    auto c = std::make_unique<Context>();
+    c->user = user;
+    Context* self = c.get();
+    const int index = static_cast<int>(ctx_.size());
+    stack.out = &c->stack;
+#if TOUCHSTONE_TSAN
+    c->tsan_fiber = __tsan_create_fiber(0);
+    __tsan_switch_to_fiber(c->tsan_fiber, 0);  // see the comment above the class
+#endif
+    c->fiber = boost::context::fiber(std::allocator_arg, std::move(stack),
+                                     [this, self, index](boost::context::fiber&& caller) {
+#if TOUCHSTONE_ASAN
+                                       __sanitizer_finish_switch_fiber(nullptr, &main_stack_bottom_, &main_stack_size_);
+#endif
+                                       self->caller = std::move(caller);
+                                       body_(index);
+                                       suspend(*self, true);
+                                       return std::move(self->caller);
+                                     });
+#if TOUCHSTONE_TSAN
+    __tsan_switch_to_fiber(main_tsan_fiber_, 0);
+#endif
+    ctx_.push_back(std::move(c));
+  }
+
   // Scheduler -> context i: runs it until it blocks or ends.
   void resume(int i) {
     Context& c = *ctx_[static_cast<std::size_t>(i)];
@@ -142,13 +162,14 @@ class FiberExecutor final : public Executor {
 #if TOUCHSTONE_TSAN
     __tsan_switch_to_fiber(c.tsan_fiber, 0);
 #endif
-    stacks_->arm(static_cast<std::size_t>(i));
+    const bool in_region = static_cast<std::size_t>(i) < stacks_->count();
+    if (in_region) stacks_->arm(static_cast<std::size_t>(i));
     prefetch_parked_frames(c);
     c.fiber = std::move(c.fiber).resume();
 #if TOUCHSTONE_TSAN
     if (!c.fiber) __tsan_switch_to_fiber(main_tsan_fiber_, 0);  // it ended (see above the class)
 #endif
-    stacks_->disarm(static_cast<std::size_t>(i));
+    if (in_region) stacks_->disarm(static_cast<std::size_t>(i));
 #if TOUCHSTONE_ASAN
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
@@ -217,27 +238,45 @@ class ThreadExecutor final : public Executor {
       ctx_.push_back(std::move(c));
     }
     pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, stack_bytes_);
-    if (host_cores_ > 0) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      const int avail = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      for (int c = 0; c < host_cores_; ++c) CPU_SET(c % avail, &set);
-      pthread_attr_setaffinity_np(&attr, sizeof set, &set);
-    }
+    attributes(attr);
     for (auto& c : ctx_) {
       if (pthread_create(&c->thread, &attr, &ThreadExecutor::entry, c.get()) != 0) break;
+      c->joinable = true;
       ++started_;
     }
     pthread_attr_destroy(&attr);
+    // Every thread has recorded its id before a VP can run (and add() grow threads_).
+    for (std::size_t i = 0; i < started_; ++i) ctx_[i]->started.acquire();
     return started_;
+  }
+
+  // The new thread records its id before add returns: threads_ never grows while a thread writes
+  // into it.
+  int add(void* user) override {
+    auto c = std::make_unique<Context>();
+    c->owner = this;
+    c->index = static_cast<int>(ctx_.size());
+    c->user = user;
+    threads_.emplace_back();
+    pthread_attr_t attr;
+    attributes(attr);
+    const int rc = pthread_create(&c->thread, &attr, &ThreadExecutor::entry, c.get());
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+      threads_.pop_back();
+      throw std::runtime_error("could not start a host thread for a task; try --execution fibers");
+    }
+    c->joinable = true;
+    c->started.acquire();
+    ctx_.push_back(std::move(c));
+    return static_cast<int>(ctx_.size()) - 1;
   }
 
   void pass(int self) override { hand_off(self, false); }
 
   void finish() override {
-    for (std::size_t i = 0; i < started_; ++i) pthread_join(ctx_[i]->thread, nullptr);
+    for (auto& c : ctx_)
+      if (c->joinable) pthread_join(c->thread, nullptr), c->joinable = false;
     started_ = 0;
     current_ = kMain;
   }
@@ -249,13 +288,28 @@ class ThreadExecutor final : public Executor {
     void* user = nullptr;
     std::binary_semaphore sem{0};
     pthread_t thread{};
+    bool joinable = false;
+    std::binary_semaphore started{0};  // released once the thread has recorded its id in threads_
   };
+
+  void attributes(pthread_attr_t& attr) const {
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, stack_bytes_);
+    if (host_cores_ > 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      const int avail = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      for (int c = 0; c < host_cores_; ++c) CPU_SET(c % avail, &set);
+      pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+    }
+  }
 
   static void* entry(void* arg) {
     auto* c = static_cast<Context*>(arg);
     ThreadExecutor& ex = *c->owner;
     set_current_user(c->user, c->index);
     ex.threads_[static_cast<std::size_t>(c->index)] = std::this_thread::get_id();
+    c->started.release();
     c->sem.acquire();  // the first baton
     ex.body_(c->index);
     ex.hand_off(c->index, true);

@@ -39,6 +39,10 @@ class Executor {
   /// runs). Returns how many could be created: host threads may run out, and the caller must then
   /// still let the created ones run to their end; fibers throw instead.
   virtual std::size_t start(std::vector<void*> users, Body body) = 0;
+  /// Creates one more context (for a task, Proc::spawn) whose current_user() is `user`; returns its
+  /// index, the next after every context created so far. Only the baton holder calls it; the
+  /// context first runs when the scheduler names it. Throws std::runtime_error if it cannot.
+  virtual int add(void* user) = 0;
   /// Gives up the baton from `self` (a context that blocked, or kMain to start the run) and
   /// returns when `self` holds it again: for kMain, when the scheduler says the run is over.
   virtual void pass(int self) = 0;

@@ -12,6 +12,7 @@
 namespace touchstone::detail {
 
 class Engine;
+struct Vp;
 
 struct GroupData {
   std::vector<int> members;                 // world ranks in group order
@@ -22,15 +23,17 @@ struct GroupData {
   bool in_world_order = false;
 };
 
-/// A pending send or receive, owned by the engine, referenced by a Request.
+/// A pending send, receive or task (Proc::spawn), owned by the engine, referenced by a Request.
+/// A task completes like a send: at `done`, its clock when its function returned.
 struct Op {
-  enum class Kind : std::uint8_t { send, recv };
+  enum class Kind : std::uint8_t { send, recv, task };
   Engine* engine = nullptr;
   // The Request object that holds it, if any: a Request still holding an operation when
   // its engine ends is detached (its op_ cleared), so it cannot touch the freed engine later.
   Request* holder = nullptr;
   Kind kind = Kind::send;
   int owner = 0;
+  Vp* vp = nullptr;      // who posted it and is woken by its completion: the rank's VP or one of its tasks
   bool awaited = false;  // the owner is blocked waiting for it
   bool dropped = false;  // its Request was destroyed before completion
   // send

@@ -59,69 +59,70 @@ int Proc::hops(int from, int to) const {
   if (from < 0 || from >= n || to < 0 || to >= n) throw UsageError(fmt::format("hops({}, {}): rank out of range", from, to));
   return e_.machine().topology->distance(from, to);
 }
-Time Proc::now() const { return v_.clock; }
+Time Proc::now() const { return self().clock; }
 void Proc::annotate(std::string_view note, std::source_location where) {
   std::string_view file = where.file_name();
   if (const auto slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
-  v_.label = note.empty() ? fmt::format("{}:{}", file, where.line()) : fmt::format("{}:{} {}", file, where.line(), note);
+  self().label =
+      note.empty() ? fmt::format("{}:{}", file, where.line()) : fmt::format("{}:{} {}", file, where.line(), note);
 }
-const std::string& Proc::annotation() const { return v_.label; }
-void Proc::compute(Time dt) { e_.compute(v_, dt); }
+const std::string& Proc::annotation() const { return self().label; }
+void Proc::compute(Time dt) { e_.compute(self(), dt); }
 void Proc::local_copy(std::size_t bytes, std::size_t pieces) {
-  const NodeCosts& c = e_.machine().costs_of(v_.rank);
+  const NodeCosts& c = e_.machine().costs_of(self().rank);
   // Saturating: a product too large for virtual time is kNever, which compute refuses.
   const Time t = detail::add_sat(detail::mul_sat(bytes, c.copy_per_byte), detail::mul_sat(pieces, c.copy_per_piece));
-  if (t > 0) e_.compute(v_, t);  // a free copy leaves no trace (machines without a copy cost)
+  if (t > 0) e_.compute(self(), t);  // a free copy leaves no trace (machines without a copy cost)
 }
 
 void Proc::send(int dst, int tag, std::span<const std::byte> data, const Group& g) {
-  Op* op = e_.isend(v_, g, dst, tag, data);
-  e_.wait(v_, op);
+  Op* op = e_.isend(self(), g, dst, tag, data);
+  e_.wait(self(), op);
 }
 Request Proc::isend(int dst, int tag, std::span<const std::byte> data, const Group& g) {
-  return Request(e_.isend(v_, g, dst, tag, data));
+  return Request(e_.isend(self(), g, dst, tag, data));
 }
 Request Proc::issend(int dst, int tag, std::span<const std::byte> data, const Group& g) {
-  return Request(e_.isend(v_, g, dst, tag, data, true));
+  return Request(e_.isend(self(), g, dst, tag, data, true));
 }
 void Proc::multicast(std::span<const int> dsts, int tag, std::span<const std::byte> data, const Group& g) {
-  Op* op = e_.imulticast(v_, g, dsts, tag, data);
-  e_.wait(v_, op);
+  Op* op = e_.imulticast(self(), g, dsts, tag, data);
+  e_.wait(self(), op);
 }
 Request Proc::imulticast(std::span<const int> dsts, int tag, std::span<const std::byte> data, const Group& g) {
-  return Request(e_.imulticast(v_, g, dsts, tag, data));
+  return Request(e_.imulticast(self(), g, dsts, tag, data));
 }
 Status Proc::recv(int src, int tag, std::span<std::byte> buf, const Group& g) {
-  Op* op = e_.irecv(v_, g, src, tag, buf);
-  return e_.wait(v_, op);
+  Op* op = e_.irecv(self(), g, src, tag, buf);
+  return e_.wait(self(), op);
 }
 Request Proc::irecv(int src, int tag, std::span<std::byte> buf, const Group& g) {
-  return Request(e_.irecv(v_, g, src, tag, buf));
+  return Request(e_.irecv(self(), g, src, tag, buf));
 }
 Request Proc::irecv_truncating(int src, int tag, std::span<std::byte> buf, const Group& g) {
-  return Request(e_.irecv(v_, g, src, tag, buf, true));
+  return Request(e_.irecv(self(), g, src, tag, buf, true));
 }
-Status Proc::wait(Request& r) { return e_.wait(v_, r.op_); }
+Status Proc::wait(Request& r) { return e_.wait(self(), r.op_); }
 std::vector<Status> Proc::waitall(std::span<Request> rs) {
-  std::vector<Op*>& ops = v_.request_ops;  // reused: no allocation per call
+  std::vector<Op*>& ops = self().request_ops;  // reused: no allocation per call
   ops.assign(rs.size(), nullptr);
   for (std::size_t i = 0; i < rs.size(); ++i) ops[i] = rs[i].op_;
   // The requests give up their operations now; waitall completes (and frees) every one of them.
   for (auto& r : rs) r.op_ = nullptr;
   try {
-    return e_.waitall(v_, ops);
+    return e_.waitall(self(), ops);
   } catch (...) {
     for (std::size_t i = 0; i < rs.size(); ++i) rs[i].op_ = ops[i];
     throw;
   }
 }
 std::size_t Proc::waitany(std::span<Request> rs, Status* status) {
-  std::vector<Op*>& ops = v_.request_ops;
+  std::vector<Op*>& ops = self().request_ops;
   ops.assign(rs.size(), nullptr);
   for (std::size_t i = 0; i < rs.size(); ++i) ops[i] = rs[i].op_;
   std::size_t i = 0;
   try {
-    i = e_.waitany(v_, ops, status);
+    i = e_.waitany(self(), ops, status);
   } catch (...) {
     for (std::size_t k = 0; k < rs.size(); ++k) rs[k].op_ = ops[k];
     throw;
@@ -129,10 +130,10 @@ std::size_t Proc::waitany(std::span<Request> rs, Status* status) {
   rs[i].op_ = nullptr;
   return i;
 }
-bool Proc::test(Request& r, Status* status) { return e_.test(v_, r.op_, status); }
-bool Proc::cancel(Request& r) { return e_.cancel(v_, r.op_); }
-Status Proc::probe(int src, int tag, const Group& g) { return *e_.probe(v_, g, src, tag, true); }
-std::optional<Status> Proc::iprobe(int src, int tag, const Group& g) { return e_.probe(v_, g, src, tag, false); }
+bool Proc::test(Request& r, Status* status) { return e_.test(self(), r.op_, status); }
+bool Proc::cancel(Request& r) { return e_.cancel(self(), r.op_); }
+Status Proc::probe(int src, int tag, const Group& g) { return *e_.probe(self(), g, src, tag, true); }
+std::optional<Status> Proc::iprobe(int src, int tag, const Group& g) { return e_.probe(self(), g, src, tag, false); }
 Status Proc::sendrecv(int dst, int send_tag, std::span<const std::byte> data, int src, int recv_tag,
                       std::span<std::byte> buf, const Group& g) {
   Request s = isend(dst, send_tag, data, g);
@@ -140,15 +141,19 @@ Status Proc::sendrecv(int dst, int send_tag, std::span<const std::byte> data, in
   wait(s);
   return st;
 }
-void Proc::barrier(const Group& g) { e_.barrier(v_, g); }
+void Proc::barrier(const Group& g) { e_.barrier(self(), g); }
+Request Proc::spawn(const Group& scope, std::function<void(const Group& instance)> task) {
+  return Request(e_.spawn(self(), scope, std::move(task)));
+}
+detail::Vp& Proc::self() const { return e_.acting(v_); }
 
-Group Proc::world() const { return e_.world(); }
+Group Proc::world() const { return e_.world(self()); }
 Group Proc::group(std::vector<int> world_ranks) {
-  e_.enter(v_);
-  return e_.make_group(v_, e_.world().context(), std::move(world_ranks));
+  e_.enter(self());
+  return e_.make_group(self(), e_.world(self()).context(), std::move(world_ranks));
 }
 Group Proc::subgroup(const Group& parent, const std::vector<int>& parent_ranks) {
-  e_.enter(v_);
+  e_.enter(self());
   const Group p = parent.is_world_placeholder() ? world() : parent;
   std::vector<int> members;
   members.reserve(parent_ranks.size());
@@ -157,11 +162,11 @@ Group Proc::subgroup(const Group& parent, const std::vector<int>& parent_ranks) 
       throw UsageError(fmt::format("subgroup: rank {} out of range, the parent has {} member(s)", r, p.size()));
     members.push_back(p.world_rank(r));
   }
-  return e_.make_group(v_, p.context(), std::move(members));
+  return e_.make_group(self(), p.context(), std::move(members));
 }
 Group Proc::split(const Group& parent, int color, int key) {
-  e_.enter(v_);
-  return e_.split(v_, parent, color, key);
+  e_.enter(self());
+  return e_.split(self(), parent, color, key);
 }
 
 namespace {

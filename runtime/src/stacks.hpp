@@ -50,6 +50,7 @@ class StackRegion {
 
   Guards guards() const { return guards_; }
   std::size_t stack_bytes() const { return stack_; }
+  std::size_t count() const { return count_; }
   /// Stack i as Boost.Context wants it: sp at its top, size its usable bytes.
   boost::context::stack_context context(std::size_t i) const;
   /// The first byte of stack i's guard page(s) (the bytes just below its lowest usable byte).

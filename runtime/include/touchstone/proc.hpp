@@ -158,6 +158,19 @@ class Proc {
   // --- barrier (docs/model.md 6): hardware or software as the machine says ---
   void barrier(const Group& g = {});
 
+  // --- tasks (docs/model.md 1.7) ---
+  /// Runs task(instance) on this VP's behalf, concurrently with its program, and returns the
+  /// request that completes when it returns (wait, test, waitall and waitany take it like any
+  /// other). The task is this rank acting on its own (same rank, same mailbox): Proc::current()
+  /// inside it is this Proc, and every call it makes acts for the task. Its virtual clock starts
+  /// at this VP's clock and its sends, receives and computation advance its own clock, not the
+  /// program's: a progress engine beside the program's CPU. Every member of `scope` must spawn on
+  /// it in the same order (as MPI collectives on a communicator): the n-th spawn on `scope` gets,
+  /// on every member, the same `instance` (scope's members with a context of their own), and the
+  /// task's world (the default group) is a copy of the world with a context of its own, so that
+  /// messages of concurrent tasks never match each other's or the program's. Free in virtual time.
+  Request spawn(const Group& scope, std::function<void(const Group& instance)> task);
+
   // --- active messages and remote atomics (docs/model.md 7): touchstone/active_messages.hpp ---
   /// Registers this VP's handler `id` (0 <= id < 2^26); register before anyone can send to it.
   void am_register(int id, std::function<void(AmContext&)> handler);
@@ -210,6 +223,7 @@ class Proc {
   friend class detail::Engine;
   Proc(detail::Engine& e, detail::Vp& v) : e_(e), v_(v) {}
   AmFuture atomic_request(int dst, int builtin, std::span<const std::int64_t> args);
+  detail::Vp& self() const;  // the VP acting now: v_, or the task of v_'s rank that is running
   detail::Engine& e_;
   detail::Vp& v_;
 };

@@ -1,0 +1,354 @@
+// Nonblocking (MPI_Ibcast, ...) and persistent (MPI_Bcast_init, ...) collectives (docs/mpi.md,
+// "Nonblocking and persistent collectives"). Each runs the body of its blocking form (coll.hpp),
+// so the same algorithm with the same messages, in a task of the rank (Proc::spawn): the task
+// progresses beside the program on its own virtual clock, and its request completes through
+// MPI_Wait, MPI_Test and the rest like any other. Each instance runs on a group of its own (the
+// n-th task spawned on the communicator's collective group is the same instance on every rank),
+// so concurrent collectives on one communicator never match each other's messages.
+#include <utility>
+
+#include <fmt/format.h>
+
+#pragma GCC visibility push(default)
+#include "mpi.h"
+#pragma GCC visibility pop
+
+#include "call.hpp"
+#include "coll.hpp"
+#include "icoll.hpp"
+#include "request.hpp"
+
+namespace touchstone::mpi {
+
+namespace {
+
+// What a collective's body reads of its rank's state (the datatypes and operations, through
+// committed() and user_op()), copied when the collective starts: the program may free datatypes
+// and operations before the collective completes (MPI lets it), and creating new ones may move
+// the tables the body would otherwise hold references into.
+std::shared_ptr<RankState> snapshot(const RankState& rs) {
+  auto s = std::make_shared<RankState>();
+  s->proc = rs.proc;
+  s->initialized = rs.initialized;
+  s->types = rs.types;
+  s->ops = rs.ops;
+  s->errhandlers = rs.errhandlers;
+  return s;
+}
+
+// Spawns one instance of `body` on `scope` for the rank of rs; `c` is the communicator the body
+// sees, its collective group replaced by the instance's. An error of the body goes to the
+// communicator's error handler at once when that handler ends the run, else into `error`, which
+// the completing call reports.
+Request spawn_instance(RankState& rs, const std::shared_ptr<RankState>& state, const Comm& c, const Group& scope,
+                       MPI_Comm comm, const char* name, const CollectiveBody& body,
+                       const std::shared_ptr<MpiError>& error) {
+  return rs.proc->spawn(scope, [&rs, state, c, comm, name, body, error](const Group& instance) {
+    Comm mine = c;
+    mine.coll = instance;
+    try {
+      body(*state, mine);
+    } catch (const MpiError& e) {
+      if (mine.errhandler == MPI_ERRORS_ARE_FATAL) raise(rs, comm, name, e);
+      *error = e;
+    } catch (const UsageError& e) {  // the runtime refused: the message says why
+      const MpiError err{MPI_ERR_OTHER, e.what()};
+      if (mine.errhandler == MPI_ERRORS_ARE_FATAL) raise(rs, comm, name, err);
+      *error = err;
+    }
+  });
+}
+
+// The bodies are the intracommunicator algorithms: on an intercommunicator they would run over
+// both groups as if they were one, so the call is refused rather than computed wrongly.
+void refuse_intercomm(const Comm& c, const char* name) {
+  if (c.inter)
+    throw MpiError{MPI_ERR_COMM, fmt::format("{} on an intercommunicator is not provided (its blocking form is)", name)};
+}
+
+}  // namespace
+
+int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody body) {
+  return call(name, comm, [&](RankState& rs) {
+    const Comm& c = comm_of(rs, comm);
+    if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
+    refuse_intercomm(c, name);
+    auto q = std::make_unique<Req>();
+    q->comm = comm;
+    q->collective = true;
+    q->collective_error = std::make_shared<MpiError>(MpiError{MPI_SUCCESS, {}});
+    q->r = spawn_instance(rs, snapshot(rs), c, c.coll, comm, name, body, q->collective_error);
+    *request = new_req(rs, std::move(q));
+  });
+}
+
+// The instances of a persistent collective run on a group of its own, made now (the init call is
+// collective, in the same order on every rank): the n-th MPI_Start of the request is the same
+// instance on every rank, whatever other collectives start on the communicator in between.
+int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody body) {
+  return call(name, comm, [&](RankState& rs) {
+    const Comm& c = comm_of(rs, comm);
+    if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
+    refuse_intercomm(c, name);
+    std::vector<int> all(static_cast<std::size_t>(c.size));
+    for (int i = 0; i < c.size; ++i) all[static_cast<std::size_t>(i)] = i;
+    const Group scope = rs.proc->subgroup(c.coll, all);
+    auto q = std::make_unique<Req>();
+    q->comm = comm;
+    q->collective = true;
+    q->persistent = true;
+    q->done = true;  // inactive until MPI_Start
+    q->status = empty_status();
+    q->start = [c, scope, comm, name, body = std::move(body), state = snapshot(rs)](RankState& s, Req& req) {
+      req.collective_error = std::make_shared<MpiError>(MpiError{MPI_SUCCESS, {}});
+      req.r = spawn_instance(s, state, c, scope, comm, name, body, req.collective_error);
+      req.done = false;
+    };
+    *request = new_req(rs, std::move(q));
+  });
+}
+
+}  // namespace touchstone::mpi
+
+using namespace touchstone;
+using namespace touchstone::mpi;
+
+// ---------------------------------------------------------------- nonblocking collectives
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Ibarrier", comm, request, [](RankState& rs, Comm& c) { barrier(rs, c); });
+}
+
+int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Ibcast", comm, request,
+                           [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); });
+}
+
+int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Igather", comm, request, [=](RankState& rs, Comm& c) {
+    gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+
+int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Igatherv", comm, request, [=](RankState& rs, Comm& c) {
+    gatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+  });
+}
+
+int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Iscatter", comm, request, [=](RankState& rs, Comm& c) {
+    scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+
+int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Iscatterv", comm, request, [=](RankState& rs, Comm& c) {
+    scatterv(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+
+int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Iallgather", comm, request, [=](RankState& rs, Comm& c) {
+    allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+
+int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Iallgatherv", comm, request, [=](RankState& rs, Comm& c) {
+    allgatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  });
+}
+
+int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Ialltoall", comm, request, [=](RankState& rs, Comm& c) {
+    alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+
+int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                   void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request* request) {
+  return start_nonblocking("MPI_Ialltoallv", comm, request, [=](RankState& rs, Comm& c) {
+    alltoallv(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+
+int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                   void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                   MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Ialltoallw", comm, request, [=](RankState& rs, Comm& c) {
+    alltoallw(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+  });
+}
+
+int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Ireduce", comm, request, [=](RankState& rs, Comm& c) {
+    reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root);
+  });
+}
+
+int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request* request) {
+  return start_nonblocking("MPI_Iallreduce", comm, request, [=](RankState& rs, Comm& c) {
+    reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+
+int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Ireduce_scatter", comm, request, [=](RankState& rs, Comm& c) {
+    reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op);
+  });
+}
+
+int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Ireduce_scatter_block", comm, request, [=](RankState& rs, Comm& c) {
+    reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
+  });
+}
+
+int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request) {
+  return start_nonblocking("MPI_Iscan", comm, request, [=](RankState& rs, Comm& c) {
+    reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+
+int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                MPI_Request* request) {
+  return start_nonblocking("MPI_Iexscan", comm, request, [=](RankState& rs, Comm& c) {
+    reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+
+// ---------------------------------------------------------------- persistent collectives (MPI-4)
+
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Barrier_init", comm, request, [](RankState& rs, Comm& c) { barrier(rs, c); });
+}
+
+int MPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info,
+                   MPI_Request* request) {
+  return init_persistent("MPI_Bcast_init", comm, request,
+                         [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); });
+}
+
+int MPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Gather_init", comm, request, [=](RankState& rs, Comm& c) {
+    gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+
+int MPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Gatherv_init", comm, request, [=](RankState& rs, Comm& c) {
+    gatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+  });
+}
+
+int MPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Scatter_init", comm, request, [=](RankState& rs, Comm& c) {
+    scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+
+int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                      void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
+                      MPI_Request* request) {
+  return init_persistent("MPI_Scatterv_init", comm, request, [=](RankState& rs, Comm& c) {
+    scatterv(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+
+int MPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Allgather_init", comm, request, [=](RankState& rs, Comm& c) {
+    allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+
+int MPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                        MPI_Request* request) {
+  return init_persistent("MPI_Allgatherv_init", comm, request, [=](RankState& rs, Comm& c) {
+    allgatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  });
+}
+
+int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Alltoall_init", comm, request, [=](RankState& rs, Comm& c) {
+    alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+
+int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                       void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                       MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Alltoallv_init", comm, request, [=](RankState& rs, Comm& c) {
+    alltoallv(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+
+int MPI_Alltoallw_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                       const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[],
+                       const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Alltoallw_init", comm, request, [=](RankState& rs, Comm& c) {
+    alltoallw(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+  });
+}
+
+int MPI_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                    MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Reduce_init", comm, request, [=](RankState& rs, Comm& c) {
+    reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root);
+  });
+}
+
+int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Allreduce_init", comm, request, [=](RankState& rs, Comm& c) {
+    reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+
+int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Reduce_scatter_init", comm, request, [=](RankState& rs, Comm& c) {
+    reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op);
+  });
+}
+
+int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Reduce_scatter_block_init", comm, request, [=](RankState& rs, Comm& c) {
+    reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
+  });
+}
+
+int MPI_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                  MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Scan_init", comm, request, [=](RankState& rs, Comm& c) {
+    reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+
+int MPI_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                    MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Exscan_init", comm, request, [=](RankState& rs, Comm& c) {
+    reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
