@@ -11,6 +11,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "icoll.hpp"
 #include "request.hpp"
 #include "topology.hpp"
 #include "types.hpp"
@@ -109,6 +110,61 @@ std::vector<Block> varying(RankState& rs, const std::vector<int>& peers, const v
   return out;
 }
 
+// The bodies, shared by MPI_Neighbor_X, MPI_Ineighbor_X (a task) and MPI_Neighbor_X_init.
+void allgather_body(RankState& rs, const Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void* recvbuf, int recvcount, MPI_Datatype recvtype) {
+  const Neighbors nb = neighbors_of(c);
+  no_in_place(sendbuf);
+  const Type& st = checked(rs, sendcount, sendtype);
+  std::vector<Block> sends;
+  for (int d : nb.destinations) sends.push_back({d, at(sendbuf, 0), sendcount, &st});
+  exchange(rs, c, nb.cartesian, sends, regular(nb.sources, recvbuf, recvcount, checked(rs, recvcount, recvtype)));
+}
+
+void allgatherv_body(RankState& rs, const Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype) {
+  const Neighbors nb = neighbors_of(c);
+  no_in_place(sendbuf);
+  const Type& st = checked(rs, sendcount, sendtype);
+  std::vector<Block> sends;
+  for (int d : nb.destinations) sends.push_back({d, at(sendbuf, 0), sendcount, &st});
+  exchange(rs, c, nb.cartesian, sends, varying(rs, nb.sources, recvbuf, recvcounts, displs, recvtype));
+}
+
+void alltoall_body(RankState& rs, const Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype) {
+  const Neighbors nb = neighbors_of(c);
+  no_in_place(sendbuf);
+  exchange(rs, c, nb.cartesian, regular(nb.destinations, sendbuf, sendcount, checked(rs, sendcount, sendtype)),
+           regular(nb.sources, recvbuf, recvcount, checked(rs, recvcount, recvtype)));
+}
+
+void alltoallv_body(RankState& rs, const Comm& c, const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                    MPI_Datatype recvtype) {
+  const Neighbors nb = neighbors_of(c);
+  no_in_place(sendbuf);
+  exchange(rs, c, nb.cartesian, varying(rs, nb.destinations, sendbuf, sendcounts, sdispls, sendtype),
+           varying(rs, nb.sources, recvbuf, recvcounts, rdispls, recvtype));
+}
+
+void alltoallw_body(RankState& rs, const Comm& c, const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                    const MPI_Datatype recvtypes[]) {
+  const Neighbors nb = neighbors_of(c);
+  no_in_place(sendbuf);
+  // Displacements in bytes, each block its own datatype.
+  auto blocks = [&](const std::vector<int>& peers, const void* buf, const int counts[], const MPI_Aint displs[],
+                    const MPI_Datatype types[]) {
+    std::vector<Block> out;
+    for (std::size_t i = 0; i < peers.size(); ++i)
+      out.push_back({peers[i], at(buf, displs[i]), counts[i], &checked(rs, counts[i], types[i])});
+    return out;
+  };
+  exchange(rs, c, nb.cartesian, blocks(nb.destinations, sendbuf, sendcounts, sdispls, sendtypes),
+           blocks(nb.sources, recvbuf, recvcounts, rdispls, recvtypes));
+}
+
 }  // namespace
 
 }  // namespace touchstone::mpi
@@ -119,37 +175,65 @@ using namespace touchstone::mpi;
 int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Neighbor_allgather", comm, [&](RankState& rs) {
-    const Comm& c = comm_of(rs, comm);
-    const Neighbors nb = neighbors_of(c);
-    no_in_place(sendbuf);
-    const Type& st = checked(rs, sendcount, sendtype);
-    std::vector<Block> sends;
-    for (int d : nb.destinations) sends.push_back({d, at(sendbuf, 0), sendcount, &st});
-    exchange(rs, c, nb.cartesian, sends, regular(nb.sources, recvbuf, recvcount, checked(rs, recvcount, recvtype)));
+    allgather_body(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+
+int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Ineighbor_allgather", comm, request, [=](RankState& rs, Comm& c) {
+    allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+
+int MPI_Neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Neighbor_allgather_init", comm, request, [=](RankState& rs, Comm& c) {
+    allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
 
 int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Neighbor_allgatherv", comm, [&](RankState& rs) {
-    const Comm& c = comm_of(rs, comm);
-    const Neighbors nb = neighbors_of(c);
-    no_in_place(sendbuf);
-    const Type& st = checked(rs, sendcount, sendtype);
-    std::vector<Block> sends;
-    for (int d : nb.destinations) sends.push_back({d, at(sendbuf, 0), sendcount, &st});
-    exchange(rs, c, nb.cartesian, sends, varying(rs, nb.sources, recvbuf, recvcounts, displs, recvtype));
+    allgatherv_body(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  });
+}
+
+int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
+  return start_nonblocking("MPI_Ineighbor_allgatherv", comm, request, [=](RankState& rs, Comm& c) {
+    allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  });
+}
+
+int MPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Neighbor_allgatherv_init", comm, request, [=](RankState& rs, Comm& c) {
+    allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
   });
 }
 
 int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Neighbor_alltoall", comm, [&](RankState& rs) {
-    const Comm& c = comm_of(rs, comm);
-    const Neighbors nb = neighbors_of(c);
-    no_in_place(sendbuf);
-    exchange(rs, c, nb.cartesian, regular(nb.destinations, sendbuf, sendcount, checked(rs, sendcount, sendtype)),
-             regular(nb.sources, recvbuf, recvcount, checked(rs, recvcount, recvtype)));
+    alltoall_body(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+
+int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Ineighbor_alltoall", comm, request, [=](RankState& rs, Comm& c) {
+    alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+
+int MPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Neighbor_alltoall_init", comm, request, [=](RankState& rs, Comm& c) {
+    alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
 
@@ -157,11 +241,24 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
                            void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                            MPI_Comm comm) {
   return call("MPI_Neighbor_alltoallv", comm, [&](RankState& rs) {
-    const Comm& c = comm_of(rs, comm);
-    const Neighbors nb = neighbors_of(c);
-    no_in_place(sendbuf);
-    exchange(rs, c, nb.cartesian, varying(rs, nb.destinations, sendbuf, sendcounts, sdispls, sendtype),
-             varying(rs, nb.sources, recvbuf, recvcounts, rdispls, recvtype));
+    alltoallv_body(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                   recvtype);
+  });
+}
+
+int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking("MPI_Ineighbor_alltoallv", comm, request, [=](RankState& rs, Comm& c) {
+    alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+
+int MPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return init_persistent("MPI_Neighbor_alltoallv_init", comm, request, [=](RankState& rs, Comm& c) {
+    alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
   });
 }
 
@@ -169,18 +266,25 @@ int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MP
                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
   return call("MPI_Neighbor_alltoallw", comm, [&](RankState& rs) {
-    const Comm& c = comm_of(rs, comm);
-    const Neighbors nb = neighbors_of(c);
-    no_in_place(sendbuf);
-    // Displacements in bytes, each block its own datatype.
-    auto blocks = [&](const std::vector<int>& peers, const void* buf, const int counts[], const MPI_Aint displs[],
-                      const MPI_Datatype types[]) {
-      std::vector<Block> out;
-      for (std::size_t i = 0; i < peers.size(); ++i)
-        out.push_back({peers[i], at(buf, displs[i]), counts[i], &checked(rs, counts[i], types[i])});
-      return out;
-    };
-    exchange(rs, c, nb.cartesian, blocks(nb.destinations, sendbuf, sendcounts, sdispls, sendtypes),
-             blocks(nb.sources, recvbuf, recvcounts, rdispls, recvtypes));
+    alltoallw_body(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                   recvtypes);
+  });
+}
+
+int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                            MPI_Request* request) {
+  return start_nonblocking("MPI_Ineighbor_alltoallw", comm, request, [=](RankState& rs, Comm& c) {
+    alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+  });
+}
+
+int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info,
+                                MPI_Request* request) {
+  return init_persistent("MPI_Neighbor_alltoallw_init", comm, request, [=](RankState& rs, Comm& c) {
+    alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
   });
 }

@@ -93,6 +93,34 @@ static void check_collectives(MPI_Comm comm, const char* what) {
     for (int e = 0; e < 2; ++e)
       CHECK_EQ(recv[2 * j + e], sources[j] == MPI_PROC_NULL ? SENTINEL : sources[j] * 10000 + block_for(j) * 100 + e);
 
+  /* The same alltoall as a nonblocking collective, overlapped with a blocking allgather that starts
+     after it, then as a persistent one started twice: the same blocks each time. */
+  int send2[MAXDEG * 8], recv2[MAXDEG * 8];
+  for (int e = 0; e < 3; ++e) send2[e] = me * 10000 + e;
+  for (int i = 0; i < MAXDEG * 8; ++i) recv[i] = recv2[i] = SENTINEL;
+  MPI_Request req;
+  CHECK_EQ(MPI_Ineighbor_alltoall(send, 2, MPI_INT, recv, 2, MPI_INT, comm, &req), MPI_SUCCESS);
+  MPI_Neighbor_allgather(send2, 3, MPI_INT, recv2, 3, MPI_INT, comm);
+  CHECK_EQ(MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  CHECK_EQ(req, MPI_REQUEST_NULL);
+  for (int j = 0; j < nin; ++j)
+    for (int e = 0; e < 2; ++e) {
+      CHECK_EQ(recv[2 * j + e], sources[j] == MPI_PROC_NULL ? SENTINEL : sources[j] * 10000 + block_for(j) * 100 + e);
+      CHECK_EQ(recv2[3 * j + e], sources[j] == MPI_PROC_NULL ? SENTINEL : sources[j] * 10000 + e);
+    }
+  CHECK_EQ(MPI_Neighbor_alltoall_init(send, 2, MPI_INT, recv, 2, MPI_INT, comm, MPI_INFO_NULL, &req), MPI_SUCCESS);
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < MAXDEG * 8; ++i) recv[i] = SENTINEL;
+    CHECK_EQ(MPI_Start(&req), MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    CHECK(req != MPI_REQUEST_NULL); /* persistent: inactive, not freed */
+    for (int j = 0; j < nin; ++j)
+      for (int e = 0; e < 2; ++e)
+        CHECK_EQ(recv[2 * j + e],
+                 sources[j] == MPI_PROC_NULL ? SENTINEL : sources[j] * 10000 + block_for(j) * 100 + e);
+  }
+  CHECK_EQ(MPI_Request_free(&req), MPI_SUCCESS);
+
   /* allgatherv: count_of(source, 0) ints from each source, blocks in reverse order with gaps. */
   int rcounts[MAXDEG], rdispls[MAXDEG], scounts[MAXDEG], sdispls[MAXDEG];
   for (int e = 0; e < 3; ++e) send[e] = me * 10000 + 50 + e;
