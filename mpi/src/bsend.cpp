@@ -47,9 +47,10 @@ void drain(RankState& rs, AttachedBuffer& b) {
 
 }  // namespace
 
-void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst, int tag) {
+void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst, int tag,
+                   const Type* type) {
   const Comm& c = comm_of(rs, ch);
-  const Type& t = committed(rs, dt);
+  const Type& t = type ? *type : committed(rs, dt);
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   const std::size_t charge = n + MPI_BSEND_OVERHEAD;
   if (!rs.attached)

@@ -11,6 +11,7 @@
 
 #include "call.hpp"
 #include "request.hpp"
+#include "types.hpp"
 
 using namespace touchstone;
 using namespace touchstone::mpi;
@@ -30,8 +31,10 @@ void persistent(RankState& rs, MPI_Comm comm, int count, MPI_Datatype dt, int pe
 int send_init(const char* name, const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
               MPI_Request* request, SendMode mode) {
   return call(name, comm, [&](RankState& rs) {
+    // The request keeps its own copy of the type: the handle may be freed before MPI_Start.
+    const auto type = dest == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL ? nullptr : shared_copy(committed(rs, dt));
     persistent(rs, comm, count, dt, dest, tag, false,
-               [=](RankState& r, Req& q) { start_send(r, q, buf, count, dt, dest, tag, mode); }, request);
+               [=](RankState& r, Req& q) { start_send(r, q, buf, count, dt, dest, tag, mode, type.get()); }, request);
   });
 }
 
@@ -82,8 +85,10 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, 
 int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Request* request) {
   return call("MPI_Recv_init", comm, [&](RankState& rs) {
+    const auto type =
+        source == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL ? nullptr : shared_copy(committed(rs, datatype));
     persistent(rs, comm, count, datatype, source, tag, true,
-               [=](RankState& r, Req& q) { start_recv(r, q, buf, count, datatype, source, tag); }, request);
+               [=](RankState& r, Req& q) { start_recv(r, q, buf, count, datatype, source, tag, type.get()); }, request);
   });
 }
 

@@ -109,7 +109,7 @@ std::unique_ptr<Req> new_request(RankState& rs, MPI_Comm ch, int count, MPI_Data
 }
 
 // Posts a receive into the user's buffer (or a staging buffer for non-contiguous types).
-void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, int src, int tag) {
+void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, int src, int tag, const Type* type) {
   q.user_buf = buf;
   q.count = count;
   q.type = dt;
@@ -120,7 +120,7 @@ void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, in
     return;
   }
   const Comm& c = comm_of(rs, q.comm);
-  const Type& t = committed(rs, dt);
+  const Type& t = type ? *type : committed(rs, dt);
   q.recv_type = shared_copy(t);
   check_buffer(buf, count, t);
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
@@ -139,7 +139,8 @@ std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count,
   return q;
 }
 
-void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype dt, int dst, int tag, SendMode mode) {
+void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype dt, int dst, int tag, SendMode mode,
+                const Type* type) {
   q.staging.clear();
   if (dst == MPI_PROC_NULL) {
     q.done = true;
@@ -147,13 +148,13 @@ void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype 
     return;
   }
   if (mode == SendMode::buffered) {  // complete once copied: the attached buffer holds the message
-    buffered_send(rs, q.comm, buf, count, dt, dst, tag);
+    buffered_send(rs, q.comm, buf, count, dt, dst, tag, type);
     q.done = true;
     q.status = empty_status();
     return;
   }
   const Comm& c = comm_of(rs, q.comm);
-  const Type& t = committed(rs, dt);
+  const Type& t = type ? *type : committed(rs, dt);
   // A non-contiguous type is packed into the request's staging buffer: the runtime reads the send
   // buffer until the send completes (docs/model.md 1.5), so it must live as long as the request.
   const auto data = send_bytes(buf, count, t, q.staging);

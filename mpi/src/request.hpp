@@ -32,11 +32,16 @@ std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int 
 enum class SendMode { standard, synchronous, ready, buffered };
 /// Posts the operation into an existing request (checked by new_request): what post_send and
 /// post_recv do, and what MPI_Start does again for a persistent request.
-void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype dt, int dst, int tag, SendMode mode);
-void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, int src, int tag);
+/// `type`, when given, is used instead of dt's current definition: a persistent request keeps the
+/// type it was made with, since the program may free the handle before MPI_Start (MPI-3.1 4.1.9).
+void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype dt, int dst, int tag, SendMode mode,
+                const Type* type = nullptr);
+void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, int src, int tag,
+                const Type* type = nullptr);
 /// A buffered send (MPI_Bsend): the message is copied into the attached buffer and sent from
 /// there; MpiError MPI_ERR_BUFFER when it does not fit.
-void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst, int tag);
+void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst, int tag,
+                   const Type* type = nullptr);
 /// MPI_Finalize's part: waits for the buffered messages still in transit and lets go of every
 /// runtime request the rank holds (none may outlive the run).
 void finalize_pt2pt(RankState& rs);

@@ -133,10 +133,33 @@ static void errors_and_proc_null(int rank, int size) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* A persistent send and receive of a strided type whose handle is freed right after the _init
+ * calls: the requests keep the type they were made with, started again and again. */
+static void freed_type(int rank, int size) {
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  MPI_Datatype every_other;
+  MPI_Type_vector(3, 1, 2, MPI_INT, &every_other);
+  MPI_Type_commit(&every_other);
+  int out[6], in[6];
+  MPI_Request r[2];
+  MPI_Send_init(out, 1, every_other, next, 20, MPI_COMM_WORLD, &r[0]);
+  MPI_Recv_init(in, 1, every_other, prev, 20, MPI_COMM_WORLD, &r[1]);
+  MPI_Type_free(&every_other);
+  for (int k = 0; k < 3; ++k) {
+    for (int i = 0; i < 6; ++i) out[i] = 100 * rank + 10 * k + i, in[i] = -1;
+    CHECK_EQ(MPI_Startall(2, r), MPI_SUCCESS);
+    CHECK_EQ(MPI_Waitall(2, r, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    for (int i = 0; i < 6; ++i) CHECK_EQ(in[i], i % 2 ? -1 : 100 * prev + 10 * k + i);
+  }
+  MPI_Request_free(&r[0]);
+  MPI_Request_free(&r[1]);
+}
+
 int main(int argc, char** argv) {
   int rank, size;
   init_world(&argc, &argv, &rank, &size);
   ring(MPI_COMM_WORLD);
+  freed_type(rank, size);
   /* The ring again on the odd and the even ranks (a sub-communicator of one rank sends to itself). */
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half);
