@@ -11,15 +11,6 @@
 # pages those branches own, mpi/src/launch.cpp among them), cleaned when those merge. Remove
 # entries as they are; the list is meant to end empty.
 set(excluded_prefixes
-  mpi/
-  tests/mpi/
-  algorithms/
-  docs/mpi.md
-  docs/model.md
-  docs/algorithms.md
-  docs/cli.md
-  docs/machines.md
-  tools/mpirun.cpp
 )
 
 set(extensions hpp cpp h c cc cmake txt md sh dict in supp py)
