@@ -119,8 +119,8 @@ void alltoall_2lev_sq(Proc& p, const Group& g0, std::span<const std::byte> send,
   std::vector<int> members;
   for (int k = 0; k < s; ++k) members.push_back(t.member(j, k));
   const Group S = p.subgroup(g, members);
-  // x is a scratch buffer and y the receive buffer itself (issue 19: one p L scratch per
-  // processor, not two); the last copy goes from x into recv.
+  // x is a scratch buffer and y the receive buffer itself (one p L scratch per processor, not two,
+  // so that large machines fit in host memory); the last copy goes from x into recv.
   Scratch scratch(total);
   const std::span<std::byte> x = scratch.span(), y = recv.first(total);
   // Step 1: x[i'][m] = my block for processor m of S_i'; afterwards y[k][m] is what processor k
@@ -235,7 +235,7 @@ void alltoall_logp_lev_bfly(Proc& p, const Group& g0, std::span<const std::byte>
   for (int d = 0; d < n; ++d) keys[static_cast<std::size_t>(d)] = {d, me};
   if (n == 1) return copy_own_block(p, me, send, recv, L);
   // The blocks held move between two buffers, the receive buffer and one scratch, alternating so
-  // that the last superstep writes recv (issue 19: one p L scratch per processor, not two).
+  // that the last superstep writes recv (one p L scratch per processor, not two).
   Scratch a(un * L), in(un / 2 * L);
   std::span<const std::byte> data = send.first(un * L);  // the blocks held, in key order
   int steps_left = 0;

@@ -31,7 +31,7 @@ std::vector<std::size_t> offsets(int n, auto size_of) {
   return off;
 }
 
-/// The shared scratch region of a run's message bodies when no byte of them is read (issue 19):
+/// The shared scratch region of a run's message bodies when no byte of them is read:
 /// under phantom payloads (Proc::phantom_payloads) and when the algorithm reads nothing it
 /// receives (`payloads_read` false: the run does not check, and two-stage computes its headers),
 /// one region of the longest message any VP of the run builds, `header` plus max(r, c) bytes,
@@ -228,7 +228,7 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
     return perm;
   };
   // When headers do not arrive (phantom payloads), what every source wrote in them, computed from
-  // its plan one source at a time (issue 19: keeping every source's p x p plan was p^3 entries per
+  // its plan one source at a time (keeping every source's p x p plan would be p^3 entries per
   // processor): s1_len[i][j], the length of the part for j in the stage-1 message from i;
   // s2_len[q][i] and s2_part[q][i], the length and index of source i's part through intermediary q.
   std::vector<std::vector<Entry>> s1_len, s2_len, s2_part;

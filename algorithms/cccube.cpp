@@ -134,8 +134,9 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
   // Incoming pieces land in M itself: once the outgoing blocks are packed, the blocks that stay
   // are compacted to the front of M and the pieces are received into its tail, then one in-place
   // permutation puts every block at its position. Per node that is M (the receive buffer) and one
-  // outgoing buffer, instead of M, an outgoing and an incoming buffer per active iteration (issue
-  // 19: 9.6 GB for the CC-cube at 16 KiB on 16x16 with d pairs, 4.6 GB with one pair and its own M).
+  // outgoing buffer, instead of M, an outgoing and an incoming buffer per active iteration (which
+  // would take 9.6 GB for the CC-cube at 16 KiB on 16x16 with d pairs, 4.6 GB with one pair and its
+  // own M).
   // This needs the pieces of a step to leave from distinct positions, which the reverse order of
   // section 4 gives (enumerated for every d <= 10 and every degree); checked here all the same.
   std::vector<char> leaving(static_cast<std::size_t>(1) << d, 0);

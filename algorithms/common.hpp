@@ -17,7 +17,7 @@ inline Group resolve(const Proc& p, const Group& g) { return g.is_world_placehol
 
 /// Whether g is the whole machine in rank order (group rank i is world rank i), so that the
 /// machine's topology describes it. O(1): every processor asks, and an O(p) check made the
-/// collectives O(p^2) on the host (issue 19: 65,536 VPs).
+/// collectives O(p^2) on the host (65,536 VPs).
 inline bool is_whole_machine(const Proc& p, const Group& g) {
   const Group w = resolve(p, g);
   return w.size() == p.size() && w.in_world_order();

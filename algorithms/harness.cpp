@@ -120,10 +120,10 @@ constexpr std::uint64_t mix(std::uint64_t x) {
 // (src, dst) and step odd. So every word of a block differs from every other (the step is odd, a
 // block is shorter than 2^61 words) and, but with probability about 2^-40 over a 1024-VP machine,
 // from every word at the same offset of another pair's; it never repeats with a period in src,
-// dst or i (the old ramp, 131*src + 37*dst + i mod 256, repeated every 256 ranks, so a block from s
-// put in slot s^256 passed on 512 VPs; issue 20). One add per word, which the compiler vectorizes:
-// a hash of (src, dst, word) per word, as before session 22, made filling and checking a quarter
-// of the CPU of a sweep with real payloads.
+// dst or i (a ramp such as 131*src + 37*dst + i mod 256 repeats every 256 ranks, so a block from s
+// put in slot s^256 would pass on 512 VPs). One add per word, which the compiler vectorizes: a hash
+// of (src, dst, word) per word would make filling and checking a quarter of the CPU of a sweep with
+// real payloads.
 class Pattern {
  public:
   static constexpr std::uint64_t kStep = 0x9e3779b97f4a7c15ULL;

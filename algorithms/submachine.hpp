@@ -45,7 +45,7 @@ std::vector<int> members(const Grid& grid, const Submachine& s);
 /// A part of a partition: a sub-mesh, or a run [lo, hi) of the snake-like row-major order
 /// (logp-lev-rec). Its members are listed only on demand, by the processors that need the list
 /// (the holder of the blocks and the part's leader), so that every other processor keeps O(1) per
-/// level of a recursion (issue 19: the lists of both halves at every level made logp-lev-sq cost
+/// level of a recursion (the lists of both halves at every level would make logp-lev-sq cost
 /// O(p) per processor and O(p^2) over the machine).
 struct Part {
   Submachine rect{};

@@ -152,7 +152,7 @@ TrafficMatrix generate_traffic(int p, const TrafficSpec& spec, std::uint64_t see
 }
 
 namespace {
-// Issue 20: every number of a traffic spec or file is range-checked, never wrapped. An entry (and t)
+// Every number of a traffic spec or file is range-checked, never wrapped. An entry (and t)
 // is at most 2^40 bytes, so a row or column of up to 2^20 of them sums below 2^60: no overflow.
 constexpr std::int64_t kMaxTrafficBytes = std::int64_t{1} << 40;
 constexpr std::int64_t kMaxTrafficK = 1 << 20;
@@ -251,7 +251,7 @@ TrafficMatrix parse_traffic_csv(const std::string& text, const std::string& what
 }
 
 TrafficMatrix load_traffic_csv(const std::string& path) {
-  // A regular file of at most 64 MiB (issue 20: file=/dev/zero read forever).
+  // A regular file of at most 64 MiB (file=/dev/zero would be read forever).
   return parse_traffic_csv(read_input_file("--traffic: traffic file", path, kMaxTrafficFileBytes), path);
 }
 

@@ -5,22 +5,7 @@
 #   cmake -DROOT=<repository> -P tests/history_check.cmake
 #
 # Scans the tracked files (git ls-files; every file under the source folders when ROOT is not a git
-# checkout) with the extensions below, except the exclusions.
-
-# Files still being edited on other branches (the MPI layer, the algorithm catalog and the docs
-# pages those branches own, mpi/src/launch.cpp among them), cleaned when those merge. Remove
-# entries as they are; the list is meant to end empty.
-set(excluded_prefixes
-  mpi/
-  tests/mpi/
-  algorithms/
-  docs/mpi.md
-  docs/model.md
-  docs/algorithms.md
-  docs/cli.md
-  docs/machines.md
-  tools/mpirun.cpp
-)
+# checkout) with the extensions below.
 
 set(extensions hpp cpp h c cc cmake txt md sh dict in supp py)
 
@@ -47,6 +32,11 @@ endif()
 
 # Lower-cased text: a work-log reference, any case. Original text: the undefined document.
 set(log_ref "(^|[^a-z0-9_])((sessions?|issues?) ?#?[0-9]|this[ ]session)")
+# A line that ends in "session" or "issue" and a next line that starts with a number after its
+# comment marker: the same reference, wrapped.
+set(log_tail "(^|[^a-z0-9_])(sessions?|issues?) ?#?$")
+set(log_head "^[ \t]*(//+|#+|\\*+)?[ \t]*#?[0-9]")
+set(log_wrapped "(^|[^a-z0-9_])(sessions?|issues?)[ \t]*\n[ \t]*(//+|#+|\\*+)?[ \t]*#?[0-9]")
 set(spec_ref "(^|[^A-Za-z0-9_])SPEC( [0-9]|\\.md)")
 
 set(bad "")
@@ -55,35 +45,35 @@ foreach(rel IN LISTS files)
   if(rel STREQUAL "")
     continue()
   endif()
-  set(skip "")
-  foreach(prefix IN LISTS excluded_prefixes)
-    string(FIND "${rel}" "${prefix}" at)
-    if(at EQUAL 0)
-      set(skip yes)
-    endif()
-  endforeach()
   get_filename_component(name "${rel}" NAME)
   string(REGEX MATCH "[^.]+$" ext "${name}")
   list(FIND extensions "${ext}" known)
-  if(skip OR known EQUAL -1 OR NOT EXISTS "${ROOT}/${rel}")
+  if(known EQUAL -1 OR NOT EXISTS "${ROOT}/${rel}")
     continue()
   endif()
   math(EXPR scanned "${scanned} + 1")
   file(READ "${ROOT}/${rel}" text)
   string(TOLOWER "${text}" lower)
-  if(NOT lower MATCHES "${log_ref}" AND NOT text MATCHES "${spec_ref}")
+  if(NOT lower MATCHES "${log_ref}" AND NOT lower MATCHES "${log_wrapped}" AND NOT text MATCHES "${spec_ref}")
     continue()
   endif()
   # Split into lines; characters that CMake lists treat specially are neutralized first.
   string(REGEX REPLACE "[][;\\\\]" "_" text "${text}")
   string(REPLACE "\n" ";" lines "${text}")
   set(n 0)
+  set(tail "")
   foreach(line IN LISTS lines)
     math(EXPR n "${n} + 1")
     string(TOLOWER "${line}" low)
+    if(tail AND low MATCHES "${log_head}")
+      list(APPEND bad "${tail}")
+    endif()
+    set(tail "")
+    string(STRIP "${line}" shown)
     if(low MATCHES "${log_ref}" OR line MATCHES "${spec_ref}")
-      string(STRIP "${line}" shown)
       list(APPEND bad "${rel}:${n}: ${shown}")
+    elseif(low MATCHES "${log_tail}")
+      set(tail "${rel}:${n}: ${shown} (continued on the next line)")
     endif()
   endforeach()
 endforeach()

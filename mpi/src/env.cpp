@@ -82,7 +82,7 @@ int MPI_Finalize(void) {
                                    "(complete it with MPI_Wait or MPI_Test first)",
                                    rs.proc->rank()));
   // An active send completes on its own (as MPI_Request_free lets it); its Request must not outlive
-  // the run (issue 20), so the rank's requests go now.
+  // the run, so the rank's requests go now.
   rs.reqs.clear();
   rs.finalized = true;
   return MPI_SUCCESS;

@@ -111,7 +111,7 @@ TEST(CheckedTime, HpamRatioThatWouldOverflowIsRefusedAtParseTime) {
 // The cap on per-byte times is what makes send_ns_per_byte=4611686018427387.904 (2^62 ps) a
 // parse error rather than a wrapped 0 (machines/src/options.cpp); the runtime refuses the same
 // value in a Machine filled in by a program.
-TEST(CheckedTime, TheIssuesWrappingByteTimeIsRefusedBothWays) {
+TEST(CheckedTime, AWrappingPerByteTimeIsRefusedBothWays) {
   EXPECT_THROW(parse_machine("mesh:1x2,send_ns_per_byte=4611686018427387.904"), UsageError);
   Machine m = parse_machine("mesh:1x2");
   m.costs.send_per_byte = Time{1} << 62;

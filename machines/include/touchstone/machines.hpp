@@ -58,8 +58,8 @@ std::optional<RankingEvidence> ranking_evidence(const std::string& spec);
 std::vector<std::pair<std::string, std::string>> machine_presets();
 
 /// The whole of an input file (machine files, switch network files, traffic files): only a regular
-/// file of at most `max_bytes` is read, not /dev/zero or a FIFO, which would read forever (issue
-/// 20). UsageError naming `what` (e.g. "traffic file") and the path otherwise.
+/// file of at most `max_bytes` is read, not /dev/zero or a FIFO, which would read forever.
+/// UsageError naming `what` (e.g. "traffic file") and the path otherwise.
 std::string read_input_file(const std::string& what, const std::string& path, std::size_t max_bytes);
 
 }  // namespace touchstone
