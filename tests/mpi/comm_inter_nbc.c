@@ -245,6 +245,13 @@ static void refused(MPI_Comm ic) {
   CHECK_EQ(MPI_Ialltoall(MPI_IN_PLACE, 1, MPI_INT, &r, 1, MPI_INT, ic, &req), MPI_SUCCESS);
   int err = MPI_Wait(&req, MPI_STATUS_IGNORE);
   CHECK_EQ(err, MPI_ERR_ARG);
+  /* A root that is not a rank of the remote group: the start succeeds, the completion says why. */
+  CHECK_EQ(MPI_Ibcast(&v, 1, MPI_INT, nr, ic, &req), MPI_SUCCESS);
+  CHECK_EQ(MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_ERR_ROOT);
+  /* The communicator still works after the failed collectives. */
+  CHECK_EQ(MPI_Iallreduce(&world_rank, &r, 1, MPI_INT, MPI_MIN, ic, &req), MPI_SUCCESS);
+  wait1(&req);
+  CHECK_EQ(r, remote_world(0));
   MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL);
 }
 
