@@ -646,7 +646,8 @@ void mpi::alltoallw(RankState& rs, Comm& c, const void* sendbuf, const int sendc
 int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
                   void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                   MPI_Comm comm) {
-  if (is_intercomm(comm)) return inter_refused("MPI_Alltoallw", comm);
+  if (is_intercomm(comm))
+    return inter_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
   return call("MPI_Alltoallw", comm, [&](RankState& rs) {
     alltoallw(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
   });

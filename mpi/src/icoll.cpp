@@ -5,6 +5,8 @@
 // MPI_Wait, MPI_Test and the rest like any other. Each instance runs on a group of its own (the
 // n-th task spawned on the communicator's collective group is the same instance on every rank),
 // so concurrent collectives on one communicator never match each other's messages.
+// On an intercommunicator the body is the intercommunicator form's (intercomm.hpp), whose
+// instance makes the local group's intracommunicator for its local phases from its own group.
 #include <utility>
 
 #include <fmt/format.h>
@@ -16,6 +18,7 @@
 #include "call.hpp"
 #include "coll.hpp"
 #include "icoll.hpp"
+#include "intercomm.hpp"
 #include "request.hpp"
 
 namespace touchstone::mpi {
@@ -46,6 +49,9 @@ Request spawn_instance(RankState& rs, const std::shared_ptr<RankState>& state, c
   return rs.proc->spawn(scope, [&rs, state, c, comm, name, body, error](const Group& instance) {
     Comm mine = c;
     mine.coll = instance;
+    // Not the intercommunicator's hidden local communicator, which every instance and the blocking
+    // calls share: the body makes the local group's own from the instance's group.
+    mine.local_comm = MPI_COMM_NULL;
     try {
       body(*state, mine);
     } catch (const MpiError& e) {
@@ -59,20 +65,23 @@ Request spawn_instance(RankState& rs, const std::shared_ptr<RankState>& state, c
   });
 }
 
-// The bodies are the intracommunicator algorithms: on an intercommunicator they would run over
-// both groups as if they were one, so the call is refused rather than computed wrongly.
-void refuse_intercomm(const Comm& c, const char* name) {
-  if (c.inter)
-    throw MpiError{MPI_ERR_COMM, fmt::format("{} on an intercommunicator is not provided (its blocking form is)", name)};
+// The body for communicator c: the intercommunicator form on an intercommunicator, where MPI
+// defines one (MPI_Iscan and MPI_Iexscan have none: MPI_ERR_COMM).
+const CollectiveBody& body_for(const Comm& c, const char* name, const CollectiveBody& intra,
+                               const CollectiveBody& inter) {
+  if (!c.inter) return intra;
+  if (!inter) throw MpiError{MPI_ERR_COMM, fmt::format("{} is defined on intracommunicators only", name)};
+  return inter;
 }
 
 }  // namespace
 
-int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody body) {
+int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra,
+                      CollectiveBody inter) {
   return call(name, comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
-    refuse_intercomm(c, name);
+    const CollectiveBody& body = body_for(c, name, intra, inter);
     auto q = std::make_unique<Req>();
     q->comm = comm;
     q->collective = true;
@@ -85,13 +94,14 @@ int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, Col
 // The instances of a persistent collective run on a group of its own, made now (the init call is
 // collective, in the same order on every rank): the n-th MPI_Start of the request is the same
 // instance on every rank, whatever other collectives start on the communicator in between.
-int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody body) {
+int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra, CollectiveBody inter) {
   return call(name, comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
-    refuse_intercomm(c, name);
-    std::vector<int> all(static_cast<std::size_t>(c.size));
-    for (int i = 0; i < c.size; ++i) all[static_cast<std::size_t>(i)] = i;
+    CollectiveBody body = body_for(c, name, intra, inter);
+    // Every member of the collective group (both groups of an intercommunicator).
+    std::vector<int> all(static_cast<std::size_t>(c.coll.size()));
+    for (int i = 0; i < c.coll.size(); ++i) all[static_cast<std::size_t>(i)] = i;
     const Group scope = rs.proc->subgroup(c.coll, all);
     auto q = std::make_unique<Req>();
     q->comm = comm;
@@ -116,105 +126,151 @@ using namespace touchstone::mpi;
 // ---------------------------------------------------------------- nonblocking collectives
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ibarrier", comm, request, [](RankState& rs, Comm& c) { barrier(rs, c); });
+  return start_nonblocking(
+      "MPI_Ibarrier", comm, request, [](RankState& rs, Comm& c) { barrier(rs, c); },
+      [](RankState& rs, Comm& c) { inter_barrier_body(rs, c); });
 }
 
 int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ibcast", comm, request,
-                           [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); });
+  return start_nonblocking(
+      "MPI_Ibcast", comm, request, [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); },
+      [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); });
 }
 
 int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Igather", comm, request, [=](RankState& rs, Comm& c) {
-    gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-  });
+  return start_nonblocking(
+      "MPI_Igather", comm, request,
+      [=](RankState& rs, Comm& c) { gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
+      [=](RankState& rs, Comm& c) {
+        inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+      });
 }
 
 int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Igatherv", comm, request, [=](RankState& rs, Comm& c) {
-    gatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
-  });
+  return start_nonblocking(
+      "MPI_Igatherv", comm, request,
+      [=](RankState& rs, Comm& c) {
+        gatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+      },
+      [=](RankState& rs, Comm& c) {
+        inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+      });
 }
 
 int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Iscatter", comm, request, [=](RankState& rs, Comm& c) {
-    scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-  });
+  return start_nonblocking(
+      "MPI_Iscatter", comm, request,
+      [=](RankState& rs, Comm& c) { scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
+      [=](RankState& rs, Comm& c) {
+        inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+      });
 }
 
 int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Iscatterv", comm, request, [=](RankState& rs, Comm& c) {
-    scatterv(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
-  });
+  return start_nonblocking(
+      "MPI_Iscatterv", comm, request,
+      [=](RankState& rs, Comm& c) {
+        scatterv(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+      },
+      [=](RankState& rs, Comm& c) {
+        inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+      });
 }
 
 int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Iallgather", comm, request, [=](RankState& rs, Comm& c) {
-    allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  });
+  return start_nonblocking(
+      "MPI_Iallgather", comm, request,
+      [=](RankState& rs, Comm& c) { allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
+      [=](RankState& rs, Comm& c) {
+        inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+      });
 }
 
 int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                     const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Iallgatherv", comm, request, [=](RankState& rs, Comm& c) {
-    allgatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-  });
+  return start_nonblocking(
+      "MPI_Iallgatherv", comm, request,
+      [=](RankState& rs, Comm& c) {
+        allgatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+      },
+      [=](RankState& rs, Comm& c) {
+        inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+      });
 }
 
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ialltoall", comm, request, [=](RankState& rs, Comm& c) {
-    alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  });
+  return start_nonblocking(
+      "MPI_Ialltoall", comm, request,
+      [=](RankState& rs, Comm& c) { alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
+      [=](RankState& rs, Comm& c) {
+        inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+      });
 }
 
 int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                    void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    MPI_Request* request) {
-  return start_nonblocking("MPI_Ialltoallv", comm, request, [=](RankState& rs, Comm& c) {
-    alltoallv(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  });
+  return start_nonblocking(
+      "MPI_Ialltoallv", comm, request,
+      [=](RankState& rs, Comm& c) {
+        alltoallv(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+      },
+      [=](RankState& rs, Comm& c) {
+        inter_alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+      });
 }
 
 int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
                    void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                    MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ialltoallw", comm, request, [=](RankState& rs, Comm& c) {
-    alltoallw(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-  });
+  return start_nonblocking(
+      "MPI_Ialltoallw", comm, request,
+      [=](RankState& rs, Comm& c) {
+        alltoallw(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+      },
+      [=](RankState& rs, Comm& c) {
+        inter_alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+      });
 }
 
 int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                 MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ireduce", comm, request, [=](RankState& rs, Comm& c) {
-    reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root);
-  });
+  return start_nonblocking(
+      "MPI_Ireduce", comm, request,
+      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root); },
+      [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); });
 }
 
 int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                    MPI_Request* request) {
-  return start_nonblocking("MPI_Iallreduce", comm, request, [=](RankState& rs, Comm& c) {
-    reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  return start_nonblocking(
+      "MPI_Iallreduce", comm, request,
+      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0); },
+      [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); });
 }
 
 int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                         MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ireduce_scatter", comm, request, [=](RankState& rs, Comm& c) {
-    reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op);
-  });
+  return start_nonblocking(
+      "MPI_Ireduce_scatter", comm, request,
+      [=](RankState& rs, Comm& c) { reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
+      [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); });
 }
 
 int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ireduce_scatter_block", comm, request, [=](RankState& rs, Comm& c) {
-    reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
-  });
+  return start_nonblocking(
+      "MPI_Ireduce_scatter_block", comm, request,
+      [=](RankState& rs, Comm& c) { reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op); },
+      [=](RankState& rs, Comm& c) {
+        inter_reduce_scatter_block_body(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
+      });
 }
 
 int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
@@ -234,109 +290,155 @@ int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
 // ---------------------------------------------------------------- persistent collectives (MPI-4)
 
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Barrier_init", comm, request, [](RankState& rs, Comm& c) { barrier(rs, c); });
+  return init_persistent(
+      "MPI_Barrier_init", comm, request, [](RankState& rs, Comm& c) { barrier(rs, c); },
+      [](RankState& rs, Comm& c) { inter_barrier_body(rs, c); });
 }
 
 int MPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info,
                    MPI_Request* request) {
-  return init_persistent("MPI_Bcast_init", comm, request,
-                         [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); });
+  return init_persistent(
+      "MPI_Bcast_init", comm, request, [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); },
+      [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); });
 }
 
 int MPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Gather_init", comm, request, [=](RankState& rs, Comm& c) {
-    gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-  });
+  return init_persistent(
+      "MPI_Gather_init", comm, request,
+      [=](RankState& rs, Comm& c) { gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
+      [=](RankState& rs, Comm& c) {
+        inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+      });
 }
 
 int MPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
                      MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Gatherv_init", comm, request, [=](RankState& rs, Comm& c) {
-    gatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
-  });
+  return init_persistent(
+      "MPI_Gatherv_init", comm, request,
+      [=](RankState& rs, Comm& c) {
+        gatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+      },
+      [=](RankState& rs, Comm& c) {
+        inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+      });
 }
 
 int MPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Scatter_init", comm, request, [=](RankState& rs, Comm& c) {
-    scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-  });
+  return init_persistent(
+      "MPI_Scatter_init", comm, request,
+      [=](RankState& rs, Comm& c) { scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
+      [=](RankState& rs, Comm& c) {
+        inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+      });
 }
 
 int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                       void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
                       MPI_Request* request) {
-  return init_persistent("MPI_Scatterv_init", comm, request, [=](RankState& rs, Comm& c) {
-    scatterv(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
-  });
+  return init_persistent(
+      "MPI_Scatterv_init", comm, request,
+      [=](RankState& rs, Comm& c) {
+        scatterv(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+      },
+      [=](RankState& rs, Comm& c) {
+        inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+      });
 }
 
 int MPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Allgather_init", comm, request, [=](RankState& rs, Comm& c) {
-    allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  });
+  return init_persistent(
+      "MPI_Allgather_init", comm, request,
+      [=](RankState& rs, Comm& c) { allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
+      [=](RankState& rs, Comm& c) {
+        inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+      });
 }
 
 int MPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
                         MPI_Request* request) {
-  return init_persistent("MPI_Allgatherv_init", comm, request, [=](RankState& rs, Comm& c) {
-    allgatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-  });
+  return init_persistent(
+      "MPI_Allgatherv_init", comm, request,
+      [=](RankState& rs, Comm& c) {
+        allgatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+      },
+      [=](RankState& rs, Comm& c) {
+        inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+      });
 }
 
 int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Alltoall_init", comm, request, [=](RankState& rs, Comm& c) {
-    alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  });
+  return init_persistent(
+      "MPI_Alltoall_init", comm, request,
+      [=](RankState& rs, Comm& c) { alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
+      [=](RankState& rs, Comm& c) {
+        inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+      });
 }
 
 int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                        void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                        MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Alltoallv_init", comm, request, [=](RankState& rs, Comm& c) {
-    alltoallv(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  });
+  return init_persistent(
+      "MPI_Alltoallv_init", comm, request,
+      [=](RankState& rs, Comm& c) {
+        alltoallv(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+      },
+      [=](RankState& rs, Comm& c) {
+        inter_alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+      });
 }
 
 int MPI_Alltoallw_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
                        const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[],
                        const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Alltoallw_init", comm, request, [=](RankState& rs, Comm& c) {
-    alltoallw(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-  });
+  return init_persistent(
+      "MPI_Alltoallw_init", comm, request,
+      [=](RankState& rs, Comm& c) {
+        alltoallw(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+      },
+      [=](RankState& rs, Comm& c) {
+        inter_alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+      });
 }
 
 int MPI_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                     MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Reduce_init", comm, request, [=](RankState& rs, Comm& c) {
-    reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root);
-  });
+  return init_persistent(
+      "MPI_Reduce_init", comm, request,
+      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root); },
+      [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); });
 }
 
 int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Allreduce_init", comm, request, [=](RankState& rs, Comm& c) {
-    reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  return init_persistent(
+      "MPI_Allreduce_init", comm, request,
+      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0); },
+      [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); });
 }
 
 int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Reduce_scatter_init", comm, request, [=](RankState& rs, Comm& c) {
-    reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op);
-  });
+  return init_persistent(
+      "MPI_Reduce_scatter_init", comm, request,
+      [=](RankState& rs, Comm& c) { reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
+      [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); });
 }
 
 int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                   MPI_Op op, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Reduce_scatter_block_init", comm, request, [=](RankState& rs, Comm& c) {
-    reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
-  });
+  return init_persistent(
+      "MPI_Reduce_scatter_block_init", comm, request,
+      [=](RankState& rs, Comm& c) { reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op); },
+      [=](RankState& rs, Comm& c) {
+        inter_reduce_scatter_block_body(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
+      });
 }
 
 int MPI_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,

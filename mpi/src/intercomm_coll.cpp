@@ -3,7 +3,9 @@
 // rest of its group) or its rank in the remote group (the other group's members). Data between
 // the groups travels in direct messages on the intercommunicator's collective context; the local
 // phases (a group's reduction, a broadcast of what its leader received) are the intracommunicator
-// collectives run on the group's own hidden communicator (Comm::local_comm).
+// collectives' bodies (coll.hpp) run on the local group alone (local_group). Each collective is a
+// body on the Comm it is given, so that a nonblocking instance (icoll.cpp) runs it on its own
+// collective group like any other.
 #include <numeric>
 
 #include <fmt/format.h>
@@ -14,6 +16,7 @@
 
 #include "algorithms/generic.hpp"
 #include "call.hpp"
+#include "coll.hpp"
 #include "intercomm.hpp"
 #include "types.hpp"
 
@@ -98,9 +101,21 @@ void no_in_place(const void* buf) {
   if (buf == MPI_IN_PLACE) throw MpiError{MPI_ERR_ARG, "MPI_IN_PLACE is not allowed on an intercommunicator"};
 }
 
-// A local phase's MPI call on the hidden local communicator: its error is the caller's.
-void local(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) throw MpiError{rc, fmt::format("the local group's {} failed", what)};
+// The local group of c as an intracommunicator, for a local phase. The blocking call runs it on
+// the communicator's hidden one (Comm::local_comm). A nonblocking instance's copy of the
+// communicator has none (icoll.cpp): every member of the group makes, from the instance's own
+// collective group, the subgroup of the group's members, the only one it makes there, so the
+// same group everywhere and one no other instance shares.
+Comm local_group(RankState& rs, const Comm& c) {
+  if (c.local_comm != MPI_COMM_NULL) return comm_of(rs, c.local_comm);
+  std::vector<int> mine(static_cast<std::size_t>(c.size));
+  std::iota(mine.begin(), mine.end(), c.local_base);
+  Comm local;
+  local.pt2pt = local.coll = rs.proc->subgroup(c.coll, mine);
+  local.rank = c.rank;
+  local.size = c.size;
+  local.errhandler = MPI_ERRORS_RETURN;
+  return local;
 }
 
 // Runs body(rank state, intercommunicator) as the MPI function `name`.
@@ -110,187 +125,281 @@ int inter_call(const char* name, MPI_Comm comm, Body&& body) {
 }
 
 // A group's reduction of `count` elements to its leader, in a buffer of the type's layout.
-std::vector<std::byte> reduce_to_leader(RankState& rs, const Comm& c, const void* sendbuf, int count, MPI_Datatype dt,
+std::vector<std::byte> reduce_to_leader(RankState& rs, Comm& local, const void* sendbuf, int count, MPI_Datatype dt,
                                         MPI_Op op) {
   no_in_place(sendbuf);
   check_count(count);
-  std::vector<std::byte> tmp(c.rank == 0 ? static_cast<std::size_t>(count) * extent(rs, dt) : 0);
-  local(MPI_Reduce(sendbuf, tmp.data(), count, dt, op, 0, c.local_comm), "MPI_Reduce");
+  std::vector<std::byte> tmp(local.rank == 0 ? static_cast<std::size_t>(count) * extent(rs, dt) : 0);
+  reduction(rs, local, Reduction::reduce, sendbuf, tmp.data(), count, dt, op, 0);
   return tmp;
 }
 
 }  // namespace
 
 // Every member of a group enters, the leaders swap an empty message, then every member leaves.
+void inter_barrier_body(RankState& rs, Comm& c) {
+  Comm local = local_group(rs, c);
+  barrier(rs, local);
+  if (c.rank == 0) transfer(rs, c, {{0, nullptr, 0, MPI_BYTE}}, {{0, nullptr, 0, MPI_BYTE}});
+  barrier(rs, local);
+}
+
+void inter_bcast_body(RankState& rs, Comm& c, void* buffer, int count, MPI_Datatype datatype, int root) {
+  switch (role_of(c, root)) {
+    case Role::root: transfer(rs, c, {{0, buffer, count, datatype}}, {}); break;
+    case Role::idle: break;
+    case Role::member: {
+      if (c.rank == 0) transfer(rs, c, {}, {{root, buffer, count, datatype}});
+      Comm local = local_group(rs, c);
+      bcast(rs, local, buffer, count, datatype, 0);
+      break;
+    }
+  }
+}
+
+void inter_gather_body(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, int root) {
+  const Role role = role_of(c, root);
+  if (role == Role::member) transfer(rs, c, {{root, sendbuf, sendcount, sendtype}}, {});
+  if (role != Role::root) return;
+  std::vector<Piece> recvs;
+  for (int i = 0; i < c.remote_size; ++i) recvs.push_back(block(rs, recvbuf, recvcount, recvtype, i));
+  transfer(rs, c, {}, recvs);
+}
+
+void inter_gatherv_body(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root) {
+  const Role role = role_of(c, root);
+  if (role == Role::member) transfer(rs, c, {{root, sendbuf, sendcount, sendtype}}, {});
+  if (role != Role::root) return;
+  std::vector<Piece> recvs;
+  for (int i = 0; i < c.remote_size; ++i) recvs.push_back(vblock(rs, recvbuf, recvcounts, displs, recvtype, i));
+  transfer(rs, c, {}, recvs);
+}
+
+void inter_scatter_body(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
+  const Role role = role_of(c, root);
+  if (role == Role::member) transfer(rs, c, {}, {{root, recvbuf, recvcount, recvtype}});
+  if (role != Role::root) return;
+  std::vector<Piece> sends;
+  for (int i = 0; i < c.remote_size; ++i) sends.push_back(block(rs, sendbuf, sendcount, sendtype, i));
+  transfer(rs, c, sends, {});
+}
+
+void inter_scatterv_body(RankState& rs, Comm& c, const void* sendbuf, const int sendcounts[], const int displs[],
+                         MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
+  const Role role = role_of(c, root);
+  if (role == Role::member) transfer(rs, c, {}, {{root, recvbuf, recvcount, recvtype}});
+  if (role != Role::root) return;
+  std::vector<Piece> sends;
+  for (int i = 0; i < c.remote_size; ++i) sends.push_back(vblock(rs, sendbuf, sendcounts, displs, sendtype, i));
+  transfer(rs, c, sends, {});
+}
+
+// Each process sends its block to every process of the other group and receives theirs, in rank
+// order, into recvbuf.
+void inter_allgather_body(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void* recvbuf, int recvcount, MPI_Datatype recvtype) {
+  no_in_place(sendbuf);
+  std::vector<Piece> sends, recvs;
+  for (int i = 0; i < c.remote_size; ++i) {
+    sends.push_back({i, sendbuf, sendcount, sendtype});
+    recvs.push_back(block(rs, recvbuf, recvcount, recvtype, i));
+  }
+  transfer(rs, c, sends, recvs);
+}
+
+void inter_allgatherv_body(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype) {
+  no_in_place(sendbuf);
+  std::vector<Piece> sends, recvs;
+  for (int i = 0; i < c.remote_size; ++i) {
+    sends.push_back({i, sendbuf, sendcount, sendtype});
+    recvs.push_back(vblock(rs, recvbuf, recvcounts, displs, recvtype, i));
+  }
+  transfer(rs, c, sends, recvs);
+}
+
+// Block j of the send buffer goes to rank j of the other group; block j of the receive buffer
+// comes from it.
+void inter_alltoall_body(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, int recvcount, MPI_Datatype recvtype) {
+  no_in_place(sendbuf);
+  std::vector<Piece> sends, recvs;
+  for (int i = 0; i < c.remote_size; ++i) {
+    sends.push_back(block(rs, sendbuf, sendcount, sendtype, i));
+    recvs.push_back(block(rs, recvbuf, recvcount, recvtype, i));
+  }
+  transfer(rs, c, sends, recvs);
+}
+
+void inter_alltoallv_body(RankState& rs, Comm& c, const void* sendbuf, const int sendcounts[], const int sdispls[],
+                          MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                          MPI_Datatype recvtype) {
+  no_in_place(sendbuf);
+  std::vector<Piece> sends, recvs;
+  for (int i = 0; i < c.remote_size; ++i) {
+    sends.push_back(vblock(rs, sendbuf, sendcounts, sdispls, sendtype, i));
+    recvs.push_back(vblock(rs, recvbuf, recvcounts, rdispls, recvtype, i));
+  }
+  transfer(rs, c, sends, recvs);
+}
+
+// As MPI_Alltoallv with a datatype per block and displacements in bytes (MPI-3.1 5.8).
+void inter_alltoallw_body(RankState& rs, Comm& c, const void* sendbuf, const int sendcounts[], const int sdispls[],
+                          const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[],
+                          const MPI_Datatype recvtypes[]) {
+  no_in_place(sendbuf);
+  std::vector<Piece> sends, recvs;
+  for (int i = 0; i < c.remote_size; ++i) {
+    sends.push_back({i, static_cast<const std::byte*>(sendbuf) + sdispls[i], sendcounts[i], sendtypes[i]});
+    recvs.push_back({i, static_cast<std::byte*>(recvbuf) + rdispls[i], recvcounts[i], recvtypes[i]});
+  }
+  transfer(rs, c, sends, recvs);
+}
+
+// The other group reduces to its leader (in rank order), which sends the result to the root.
+void inter_reduce_body(RankState& rs, Comm& c, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, int root) {
+  switch (role_of(c, root)) {
+    case Role::root: transfer(rs, c, {}, {{0, recvbuf, count, datatype}}); break;
+    case Role::idle: break;
+    case Role::member: {
+      Comm local = local_group(rs, c);
+      const auto tmp = reduce_to_leader(rs, local, sendbuf, count, datatype, op);
+      if (c.rank == 0) transfer(rs, c, {{root, tmp.data(), count, datatype}}, {});
+      break;
+    }
+  }
+}
+
+// Each group reduces to its leader; the leaders swap their results; each broadcasts the other
+// group's result to its own.
+void inter_allreduce_body(RankState& rs, Comm& c, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                          MPI_Op op) {
+  Comm local = local_group(rs, c);
+  const auto tmp = reduce_to_leader(rs, local, sendbuf, count, datatype, op);
+  if (c.rank == 0) transfer(rs, c, {{0, tmp.data(), count, datatype}}, {{0, recvbuf, count, datatype}});
+  bcast(rs, local, recvbuf, count, datatype, 0);
+}
+
+// Each group reduces its vectors (of the sum of recvcounts elements) to its leader; the leaders
+// swap their results; each scatters the other group's result over its own by recvcounts.
+void inter_reduce_scatter_body(RankState& rs, Comm& c, const void* sendbuf, void* recvbuf, const int recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op) {
+  std::vector<int> displs(static_cast<std::size_t>(c.size));
+  int total = 0;
+  for (int i = 0; i < c.size; ++i) {
+    check_count(recvcounts[i]);
+    displs[static_cast<std::size_t>(i)] = total;
+    total += recvcounts[i];
+  }
+  Comm local = local_group(rs, c);
+  const auto tmp = reduce_to_leader(rs, local, sendbuf, total, datatype, op);
+  std::vector<std::byte> theirs(tmp.size());
+  if (c.rank == 0) transfer(rs, c, {{0, tmp.data(), total, datatype}}, {{0, theirs.data(), total, datatype}});
+  scatterv(rs, local, theirs.data(), recvcounts, displs.data(), datatype, recvbuf, recvcounts[c.rank], datatype, 0);
+}
+
+void inter_reduce_scatter_block_body(RankState& rs, Comm& c, const void* sendbuf, void* recvbuf, int recvcount,
+                                     MPI_Datatype datatype, MPI_Op op) {
+  const std::vector<int> counts(static_cast<std::size_t>(c.size), recvcount);
+  inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, counts.data(), datatype, op);
+}
+
+// ---------------------------------------------------------------- the blocking calls
+
 int inter_barrier(MPI_Comm comm) {
-  return inter_call("MPI_Barrier", comm, [&](RankState& rs, Comm& c) {
-    local(MPI_Barrier(c.local_comm), "MPI_Barrier");
-    if (c.rank == 0) transfer(rs, c, {{0, nullptr, 0, MPI_BYTE}}, {{0, nullptr, 0, MPI_BYTE}});
-    local(MPI_Barrier(c.local_comm), "MPI_Barrier");
-  });
+  return inter_call("MPI_Barrier", comm, [&](RankState& rs, Comm& c) { inter_barrier_body(rs, c); });
 }
 
 int inter_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  return inter_call("MPI_Bcast", comm, [&](RankState& rs, Comm& c) {
-    switch (role_of(c, root)) {
-      case Role::root: transfer(rs, c, {{0, buffer, count, datatype}}, {}); break;
-      case Role::idle: break;
-      case Role::member:
-        if (c.rank == 0) transfer(rs, c, {}, {{root, buffer, count, datatype}});
-        local(MPI_Bcast(buffer, count, datatype, 0, c.local_comm), "MPI_Bcast");
-        break;
-    }
-  });
+  return inter_call("MPI_Bcast", comm,
+                    [&](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); });
 }
 
 int inter_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return inter_call("MPI_Gather", comm, [&](RankState& rs, Comm& c) {
-    const Role role = role_of(c, root);
-    if (role == Role::member) transfer(rs, c, {{root, sendbuf, sendcount, sendtype}}, {});
-    if (role != Role::root) return;
-    std::vector<Piece> recvs;
-    for (int i = 0; i < c.remote_size; ++i) recvs.push_back(block(rs, recvbuf, recvcount, recvtype, i));
-    transfer(rs, c, {}, recvs);
+    inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
 
 int inter_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                   const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return inter_call("MPI_Gatherv", comm, [&](RankState& rs, Comm& c) {
-    const Role role = role_of(c, root);
-    if (role == Role::member) transfer(rs, c, {{root, sendbuf, sendcount, sendtype}}, {});
-    if (role != Role::root) return;
-    std::vector<Piece> recvs;
-    for (int i = 0; i < c.remote_size; ++i) recvs.push_back(vblock(rs, recvbuf, recvcounts, displs, recvtype, i));
-    transfer(rs, c, {}, recvs);
+    inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
   });
 }
 
 int inter_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return inter_call("MPI_Scatter", comm, [&](RankState& rs, Comm& c) {
-    const Role role = role_of(c, root);
-    if (role == Role::member) transfer(rs, c, {}, {{root, recvbuf, recvcount, recvtype}});
-    if (role != Role::root) return;
-    std::vector<Piece> sends;
-    for (int i = 0; i < c.remote_size; ++i) sends.push_back(block(rs, sendbuf, sendcount, sendtype, i));
-    transfer(rs, c, sends, {});
+    inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
 
 int inter_scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                    void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return inter_call("MPI_Scatterv", comm, [&](RankState& rs, Comm& c) {
-    const Role role = role_of(c, root);
-    if (role == Role::member) transfer(rs, c, {}, {{root, recvbuf, recvcount, recvtype}});
-    if (role != Role::root) return;
-    std::vector<Piece> sends;
-    for (int i = 0; i < c.remote_size; ++i) sends.push_back(vblock(rs, sendbuf, sendcounts, displs, sendtype, i));
-    transfer(rs, c, sends, {});
+    inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
 
-// Each process sends its block to every process of the other group and receives theirs, in rank
-// order, into recvbuf.
 int inter_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm) {
   return inter_call("MPI_Allgather", comm, [&](RankState& rs, Comm& c) {
-    no_in_place(sendbuf);
-    std::vector<Piece> sends, recvs;
-    for (int i = 0; i < c.remote_size; ++i) {
-      sends.push_back({i, sendbuf, sendcount, sendtype});
-      recvs.push_back(block(rs, recvbuf, recvcount, recvtype, i));
-    }
-    transfer(rs, c, sends, recvs);
+    inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
 
 int inter_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                      const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
   return inter_call("MPI_Allgatherv", comm, [&](RankState& rs, Comm& c) {
-    no_in_place(sendbuf);
-    std::vector<Piece> sends, recvs;
-    for (int i = 0; i < c.remote_size; ++i) {
-      sends.push_back({i, sendbuf, sendcount, sendtype});
-      recvs.push_back(vblock(rs, recvbuf, recvcounts, displs, recvtype, i));
-    }
-    transfer(rs, c, sends, recvs);
+    inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
   });
 }
 
-// Block j of the send buffer goes to rank j of the other group; block j of the receive buffer
-// comes from it.
 int inter_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm) {
   return inter_call("MPI_Alltoall", comm, [&](RankState& rs, Comm& c) {
-    no_in_place(sendbuf);
-    std::vector<Piece> sends, recvs;
-    for (int i = 0; i < c.remote_size; ++i) {
-      sends.push_back(block(rs, sendbuf, sendcount, sendtype, i));
-      recvs.push_back(block(rs, recvbuf, recvcount, recvtype, i));
-    }
-    transfer(rs, c, sends, recvs);
+    inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
 
 int inter_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                     void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   return inter_call("MPI_Alltoallv", comm, [&](RankState& rs, Comm& c) {
-    no_in_place(sendbuf);
-    std::vector<Piece> sends, recvs;
-    for (int i = 0; i < c.remote_size; ++i) {
-      sends.push_back(vblock(rs, sendbuf, sendcounts, sdispls, sendtype, i));
-      recvs.push_back(vblock(rs, recvbuf, recvcounts, rdispls, recvtype, i));
-    }
-    transfer(rs, c, sends, recvs);
+    inter_alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
   });
 }
 
-// The other group reduces to its leader (in rank order), which sends the result to the root.
+int inter_alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                    void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                    MPI_Comm comm) {
+  return inter_call("MPI_Alltoallw", comm, [&](RankState& rs, Comm& c) {
+    inter_alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+  });
+}
+
 int inter_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                  MPI_Comm comm) {
   return inter_call("MPI_Reduce", comm, [&](RankState& rs, Comm& c) {
-    switch (role_of(c, root)) {
-      case Role::root: transfer(rs, c, {}, {{0, recvbuf, count, datatype}}); break;
-      case Role::idle: break;
-      case Role::member: {
-        const auto tmp = reduce_to_leader(rs, c, sendbuf, count, datatype, op);
-        if (c.rank == 0) transfer(rs, c, {{root, tmp.data(), count, datatype}}, {});
-        break;
-      }
-    }
+    inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root);
   });
 }
 
-// Each group reduces to its leader; the leaders swap their results; each broadcasts the other
-// group's result to its own.
 int inter_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return inter_call("MPI_Allreduce", comm, [&](RankState& rs, Comm& c) {
-    const auto tmp = reduce_to_leader(rs, c, sendbuf, count, datatype, op);
-    if (c.rank == 0) transfer(rs, c, {{0, tmp.data(), count, datatype}}, {{0, recvbuf, count, datatype}});
-    local(MPI_Bcast(recvbuf, count, datatype, 0, c.local_comm), "MPI_Bcast");
+    inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op);
   });
 }
 
-// Each group reduces its vectors (of the sum of recvcounts elements) to its leader; the leaders
-// swap their results; each scatters the other group's result over its own by recvcounts.
 int inter_reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                          MPI_Comm comm) {
   return inter_call("MPI_Reduce_scatter", comm, [&](RankState& rs, Comm& c) {
-    std::vector<int> displs(static_cast<std::size_t>(c.size));
-    int total = 0;
-    for (int i = 0; i < c.size; ++i) {
-      check_count(recvcounts[i]);
-      displs[static_cast<std::size_t>(i)] = total;
-      total += recvcounts[i];
-    }
-    const auto tmp = reduce_to_leader(rs, c, sendbuf, total, datatype, op);
-    std::vector<std::byte> theirs(tmp.size());
-    if (c.rank == 0) transfer(rs, c, {{0, tmp.data(), total, datatype}}, {{0, theirs.data(), total, datatype}});
-    local(MPI_Scatterv(theirs.data(), recvcounts, displs.data(), datatype, recvbuf, recvcounts[c.rank], datatype, 0,
-                       c.local_comm),
-          "MPI_Scatterv");
+    inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op);
   });
 }
 

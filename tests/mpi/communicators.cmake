@@ -1,7 +1,7 @@
 # Communicators and groups (docs/mpi.md): group algebra, MPI_Comm_create_group/idup/split_type,
 # names, attributes with callbacks, MPI_Info, intercommunicators with point-to-point and
 # collectives. Included by CMakeLists.txt, which defines mpi_test.
-foreach(t IN ITEMS comm_groups comm_attrs comm_info comm_inter)
+foreach(t IN ITEMS comm_groups comm_attrs comm_info comm_inter comm_inter_nbc)
   touchstone_add_mpi_program(mpi_test_${t} ${t}.c)
   target_compile_options(mpi_test_${t} PRIVATE -Wall -Wextra)
 endforeach()
@@ -16,9 +16,15 @@ mpi_test(comm_inter.mesh2x4_np7 comm_inter --machine mesh:2x4 -np 7)
 mpi_test(comm_inter.switch8 comm_inter --machine switch:8)
 mpi_test(comm_inter.torus3x3 comm_inter --machine torus:3x3)
 mpi_test(comm_inter.cm5_np7_threads comm_inter --machine cm5:32 -np 7 --execution threads)
+# Nonblocking and persistent collectives and MPI_Alltoallw on intercommunicators.
+mpi_test(comm_inter_nbc.mesh2x4_np7 comm_inter_nbc --machine mesh:2x4 -np 7)
+mpi_test(comm_inter_nbc.mesh2x4_np7_threads comm_inter_nbc --machine mesh:2x4 -np 7 --execution threads)
+mpi_test(comm_inter_nbc.torus3x3 comm_inter_nbc --machine torus:3x3)
 
 # Determinism: the same trace_hash under fibers, --perturb and --execution threads.
 add_test(NAME mpi.determinism.comm_inter
          COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_comm_inter> mesh:7x1)
+add_test(NAME mpi.determinism.comm_inter_nbc
+         COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_comm_inter_nbc> mesh:2x4 -np 7)
 add_test(NAME mpi.determinism.comm_groups
          COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_comm_groups> torus:2x3)
