@@ -174,6 +174,10 @@ int MPI_Free_mem(void* base);
 int MPI_Dims_create(int nnodes, int ndims, int dims[]);
 int MPI_Error_string(int errorcode, char* string, int* resultlen);
 int MPI_Error_class(int errorcode, int* errorclass);
+int MPI_Add_error_class(int* errorclass);
+int MPI_Add_error_code(int errorclass, int* errorcode);
+int MPI_Add_error_string(int errorcode, const char* string);
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 
 /* Communicators, groups, error handlers, attributes. */
 int MPI_Comm_rank(MPI_Comm comm, int* rank);
@@ -264,6 +268,10 @@ int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op);
 int MPI_Op_free(MPI_Op* op);
 
 /* Derived datatypes, packing and type queries. */
+#define MPI_TYPECLASS_INTEGER 1
+#define MPI_TYPECLASS_REAL 2
+#define MPI_TYPECLASS_COMPLEX 3
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
 #define MPI_PACKED ((MPI_Datatype)32)
 #define MPI_LONG_DOUBLE_INT ((MPI_Datatype)33)
 #define MPI_C_FLOAT_COMPLEX ((MPI_Datatype)34)
@@ -665,6 +673,7 @@ int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], con
                                 MPI_Request* request);
 
 /* Profiling and tools. */
+int MPI_Pcontrol(const int level, ...);
 
 #ifdef __cplusplus
 }

@@ -550,3 +550,34 @@ int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Cou
 int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
   return MPI_Status_set_elements_x(status, datatype, count);
 }
+
+// The predefined C type of a type class and size (MPI-3.1 17.1.9, for C programs: the C types).
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype) {
+  return call("MPI_Type_match_size", MPI_COMM_WORLD, [&](RankState&) {
+    if (!datatype) throw MpiError{MPI_ERR_ARG, "datatype is a null pointer"};
+    struct Match {
+      int typeclass, size;
+      MPI_Datatype type;
+    };
+    static const Match matches[] = {
+        {MPI_TYPECLASS_INTEGER, 1, MPI_INT8_T},
+        {MPI_TYPECLASS_INTEGER, 2, MPI_INT16_T},
+        {MPI_TYPECLASS_INTEGER, 4, MPI_INT32_T},
+        {MPI_TYPECLASS_INTEGER, 8, MPI_INT64_T},
+        {MPI_TYPECLASS_REAL, static_cast<int>(sizeof(float)), MPI_FLOAT},
+        {MPI_TYPECLASS_REAL, static_cast<int>(sizeof(double)), MPI_DOUBLE},
+        {MPI_TYPECLASS_REAL, static_cast<int>(sizeof(long double)), MPI_LONG_DOUBLE},
+        {MPI_TYPECLASS_COMPLEX, static_cast<int>(2 * sizeof(float)), MPI_C_FLOAT_COMPLEX},
+        {MPI_TYPECLASS_COMPLEX, static_cast<int>(2 * sizeof(double)), MPI_C_DOUBLE_COMPLEX},
+        {MPI_TYPECLASS_COMPLEX, static_cast<int>(2 * sizeof(long double)), MPI_C_LONG_DOUBLE_COMPLEX},
+    };
+    if (typeclass < MPI_TYPECLASS_INTEGER || typeclass > MPI_TYPECLASS_COMPLEX)
+      throw MpiError{MPI_ERR_ARG, fmt::format("type class {} is not MPI_TYPECLASS_INTEGER, _REAL or _COMPLEX", typeclass)};
+    for (const Match& m : matches)
+      if (m.typeclass == typeclass && m.size == size) {
+        *datatype = m.type;
+        return;
+      }
+    throw MpiError{MPI_ERR_ARG, fmt::format("no predefined type of class {} has {} bytes", typeclass, size)};
+  });
+}

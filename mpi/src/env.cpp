@@ -1,5 +1,5 @@
 // MPI's environment (docs/mpi.md): initialization and finalization, MPI_Abort, the clock, names,
-// memory and the error strings (MPI_Dims_create is with the topologies, topology.cpp).
+// memory (MPI_Dims_create is with the topologies, topology.cpp; error classes and strings in errors.cpp).
 #include <time.h>
 
 #include <algorithm>
@@ -194,19 +194,5 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
 
 int MPI_Free_mem(void* base) {
   std::free(base);
-  return MPI_SUCCESS;
-}
-
-int MPI_Error_string(int errorcode, char* string, int* resultlen) {
-  const std::string s = fmt::format("MPI error {}: {}", errorcode, error_text(errorcode));
-  const std::size_t len = std::min<std::size_t>(s.size(), MPI_MAX_ERROR_STRING - 1);
-  std::memcpy(string, s.data(), len);
-  string[len] = '\0';
-  *resultlen = static_cast<int>(len);
-  return MPI_SUCCESS;
-}
-
-int MPI_Error_class(int errorcode, int* errorclass) {
-  *errorclass = errorcode;
   return MPI_SUCCESS;
 }

@@ -185,6 +185,10 @@ struct AttachedBuffer {
 struct RankState {
   Proc* proc = nullptr;
   bool initialized = false, finalized = false;
+  // MPI_Add_error_class/code/string (errors.cpp): the class of each added class or code (a class
+  // is its own), and the strings set for codes and classes.
+  std::map<int, int> added_error_class;
+  std::map<int, std::string> error_strings;
   std::vector<std::unique_ptr<Comm>> comms;     ///< handle = index; 0 null, 1 world, 2 self
   std::vector<std::optional<Type>> types;       ///< derived types: handle = kFirstDerivedType + index
   std::map<MPI_Datatype, std::string> predefined_type_names;  ///< names MPI_Type_set_name gave predefined types
