@@ -92,8 +92,13 @@ int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e) {
     rs.errhandlers[static_cast<std::size_t>(eh - kFirstErrhandler)](&cc, &code);
     return e.code;
   }
+  // A code the program added (MPI_Add_error_code) is named by its class, which may be predefined.
+  const auto added = rs.added_error_class.find(e.code);
+  const std::string kind = added == rs.added_error_class.end()
+                               ? error_text(e.code)
+                               : fmt::format("a code of error class {} added by the program", added->second);
   throw UsageError(fmt::format("{} on rank {}: {} ({}); the default error handler MPI_ERRORS_ARE_FATAL ends the run",
-                               call, rs.proc->rank(), e.what, error_text(e.code)));
+                               call, rs.proc->rank(), e.what, kind));
 }
 
 const Type& type_of(RankState& rs, MPI_Datatype t) {
