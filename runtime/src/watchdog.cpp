@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <array>
@@ -35,8 +36,26 @@ void on_stop_signal(int sig) {
   }
 }
 
-void on_sample_signal(int) {
+// Where the VP was when the sampling signal came: the first frame of its own stack. The handler's
+// frames above it are the handler's, the kernel's signal return and, under a sanitizer, its
+// interceptor: how many depends on the build, so the stack is cut at this address.
+std::atomic<std::uintptr_t> g_interrupted_pc{0};
+
+std::uintptr_t interrupted_pc(const void* context) {
+  const auto* uc = static_cast<const ucontext_t*>(context);
+#if defined(__x86_64__)
+  return static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+  return static_cast<std::uintptr_t>(uc->uc_mcontext.pc);
+#else
+  (void)uc;
+  return 0;  // unknown: the stack is cut after the kernel's signal return instead
+#endif
+}
+
+void on_sample_signal(int, siginfo_t*, void* context) {
   const int saved = errno;
+  g_interrupted_pc.store(interrupted_pc(context), std::memory_order_relaxed);
   g_frame_count.store(::backtrace(g_frames.data(), kMaxFrames), std::memory_order_release);
   errno = saved;
 }
@@ -82,9 +101,9 @@ Watchdog::Watchdog(const RunOptions& options, Progress& progress, Hooks hooks)
     ::signal(SIGTERM, on_stop_signal);
   }
   struct sigaction sa {};
-  sa.sa_handler = on_sample_signal;
+  sa.sa_sigaction = on_sample_signal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
+  sa.sa_flags = SA_RESTART | SA_SIGINFO;
   ::sigaction(kSampleSignal, &sa, nullptr);
   void* warm[1];
   ::backtrace(warm, 1);  // loads the unwinder now: the signal handler must not have to
@@ -150,16 +169,24 @@ std::string Watchdog::stack_of(int rank) {
   for (int i = 0; i < 100 && (n = g_frame_count.load(std::memory_order_acquire)) < 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   if (n < 0) return "  (its stack could not be taken)\n";
-  // Frame 0 is the handler, frame 1 the kernel's signal return; frame 2 is where the VP was. The
-  // others are return addresses: the call is the byte before.
+  // The VP's own frames start at the interrupted address (frame 2 when it is not found: frame 0 is
+  // the handler, frame 1 the kernel's signal return). The ones below are return addresses: the call
+  // is the byte before.
+  int first = 2;
+  const std::uintptr_t at = g_interrupted_pc.load(std::memory_order_relaxed);
+  for (int i = 0; i < n; ++i)
+    if (reinterpret_cast<std::uintptr_t>(g_frames[static_cast<std::size_t>(i)]) == at && at != 0) {
+      first = i;
+      break;
+    }
   struct Frame {
     std::string file, symbol;
     std::uintptr_t offset = 0;
   };
   std::vector<Frame> frames;
   std::map<std::string, std::vector<std::size_t>> by_file;
-  for (int i = 2; i < n; ++i) {
-    const auto pc = reinterpret_cast<std::uintptr_t>(g_frames[static_cast<std::size_t>(i)]) - (i > 2 ? 1 : 0);
+  for (int i = first; i < n; ++i) {
+    const auto pc = reinterpret_cast<std::uintptr_t>(g_frames[static_cast<std::size_t>(i)]) - (i > first ? 1 : 0);
     Dl_info info{};
     Frame f;
     if (::dladdr(reinterpret_cast<void*>(pc), &info) && info.dli_fname) {
