@@ -675,6 +675,10 @@ int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], con
 /* Profiling and tools. */
 int MPI_Pcontrol(const int level, ...);
 
+/* One-sided communication: windows, RMA operations and their synchronization. */
+
+/* Checking programs: consistency of collectives, type signatures, lifecycles. */
+
 #ifdef __cplusplus
 }
 #endif
