@@ -1,6 +1,8 @@
 #!/bin/sh
 # Runs a command and checks its exit status and output: expect.sh STATUS REGEX COMMAND...
-# STATUS is a number, or "nonzero". The combined stdout and stderr must match the extended REGEX.
+# STATUS is a number, or "nonzero". The combined stdout and stderr must match the extended REGEX;
+# a REGEX with a newline in it is matched against the whole output at once, so it can pin down
+# consecutive lines.
 want=$1 regex=$2
 shift 2
 out=$("$@" 2>&1)
@@ -11,4 +13,9 @@ if [ "$want" = nonzero ]; then
 else
   [ $got -eq "$want" ] || { echo "expect.sh: exit status $got, wanted $want"; exit 1; }
 fi
-printf '%s\n' "$out" | grep -Eq -- "$regex" || { echo "expect.sh: output does not match '$regex'"; exit 1; }
+case $regex in
+  *'
+'*) whole=-z ;;
+  *) whole= ;;
+esac
+printf '%s\n' "$out" | grep -Eq $whole -- "$regex" || { echo "expect.sh: output does not match '$regex'"; exit 1; }
