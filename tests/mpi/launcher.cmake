@@ -25,7 +25,7 @@ target_compile_options(mpi_test_endings PRIVATE -Wall -Wextra)
 function(ending name status regex)
   add_test(NAME mpi.endings.${name} COMMAND ${here}/expect.sh ${status} "${regex}"
            ${ts} mpirun ${ARGN})
-  set_tests_properties(mpi.endings.${name} PROPERTIES TIMEOUT 60)
+  set_tests_properties(mpi.endings.${name} PROPERTIES TIMEOUT ${TOUCHSTONE_TEST_TIMEOUT})
 endfunction()
 set(endings $<TARGET_FILE:mpi_test_endings>)
 ending(exit 3 "^touchstone mpirun: rank 1 called exit\\(3\\) at t=[0-9.]+ us without calling MPI_Finalize \\(its last MPI call was MPI_Barrier\\): a rank that ends before MPI_Finalize ends the job"
@@ -100,7 +100,7 @@ if(SCRIPT_PROGRAM)
            "touchstone: t=42\\.960 us virtual, 9 messages, [0-9.]+ host s \\([0-9.e+]+ virtual us per host s\\)"
            ${SCRIPT_PROGRAM} -qec "${ts} mpirun --machine mesh:2x2 --wall-limit 4.5 $<TARGET_FILE:mpi_test_endings> spin"
            /dev/null)
-  set_tests_properties(mpi.progress_line PROPERTIES TIMEOUT 60)
+  set_tests_properties(mpi.progress_line PROPERTIES TIMEOUT ${TOUCHSTONE_TEST_TIMEOUT})
 endif()
 
 # The module's getopt_long is glibc's in behaviour: compared call by call on 100 parses.

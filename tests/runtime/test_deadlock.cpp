@@ -4,7 +4,6 @@
 
 #include "support/run_error.hpp"
 
-#include <chrono>
 #include <regex>
 
 #include "algorithms/registry.hpp"
@@ -16,19 +15,13 @@ namespace {
 
 using ts_test::run_error;
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 TEST(Deadlock, ApplicationDeadlockListsEachRanksPendingOperation) {
   for (Execution e : {Execution::fibers, Execution::threads}) {
-    const auto t0 = std::chrono::steady_clock::now();
     const auto& alg = algorithms::find("selftest/deadlock");
     RunOptions o;
     o.execution = e;
     const std::string report =
         run_error(parse_machine("mesh:2x3"), [&](Proc& p) { alg.program(p, algorithms::Args{16, 0, true}); }, o);
-    EXPECT_LT(seconds_since(t0), 10.0);
     EXPECT_NE(report.find("application deadlock"), std::string::npos) << report;
     for (int r = 0; r < 6; ++r) {
       const int prev = (r + 5) % 6;
@@ -70,9 +63,7 @@ TEST(Deadlock, NetworkDeadlockOnTorusWithoutDatelineReportsTheCycle) {
   for (const std::string spec : {"torus:4,deadlock=none", "torus:1x4,deadlock=none", "torus:4x1,deadlock=none"}) {
     SCOPED_TRACE(spec);
     const Machine m = parse_machine(spec);
-    const auto t0 = std::chrono::steady_clock::now();
     const std::string report = run_error(m, two_hops_forward(4 * static_cast<std::size_t>(m.net.packet_payload)));
-    EXPECT_LT(seconds_since(t0), 10.0);
     EXPECT_NE(report.find("network deadlock"), std::string::npos) << report;
     // The cycle: 4 lines "message #i (a -> b) holds link X and waits for link Y", each waited-for
     // link being the link the next line holds.
