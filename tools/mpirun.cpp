@@ -318,6 +318,9 @@ Subcommand add_mpirun(CLI::App& app) {
   cmd->add_flag("--tag-output", o->launch.tag_output, "prefix every line a rank writes to stdout with \"[rank] \"");
   cmd->add_flag("--summary", o->launch.summary,
                 "print makespan, messages and trace_hash to stderr when the run ends, however it ends");
+  cmd->add_option("--result", o->launch.result_file,
+                  "write how the run ended to FILE as JSON: exit status, makespan, the regions marked with "
+                  "MPI_Pcontrol(1) ... MPI_Pcontrol(0), messages, trace_hash");
   add_run_options(cmd, *o);
   cmd->add_option("--explore-outcome", o->explore_outcome, "(internal: an explored run writes its outcome here)")
       ->group("");

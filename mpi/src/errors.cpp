@@ -1,5 +1,5 @@
 // MPI's error classes, codes and strings, predefined and added by the program (MPI-3.1 8.4-8.5),
-// MPI_Comm_call_errhandler, and MPI_Pcontrol (the profiling interface's hook, 14.2.4).
+// and MPI_Comm_call_errhandler.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -109,6 +109,3 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
                                         text.empty() ? "" : " (" + text + ")")});
   return MPI_SUCCESS;
 }
-
-// The profiling interface's hook: a profiling library may act on the level; MPI itself does not.
-int MPI_Pcontrol(const int, ...) { return MPI_SUCCESS; }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #pragma GCC visibility push(default)
 #include "touchstone/mpirun.hpp"
@@ -22,6 +24,7 @@
 #include "call.hpp"
 #include "coll.hpp"
 #include "coll_select.hpp"
+#include "measure.hpp"
 #include "state.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/machine.hpp"
@@ -227,6 +230,26 @@ int launch(const LaunchOptions& o) {
                    machine_name.c_str(), np, what.c_str(),
                    hash ? fmt::format(", trace_hash {:016x}", *hash).c_str() : "", o.privatize ? np : 1, load_s);
   };
+  // --result FILE: how the run ended, as JSON, whatever the ending (touchstone sweep --program reads it).
+  auto record = [&](int status, std::optional<std::uint64_t> hash, const RunResult* r, const MeasuredRegions* measured,
+                    const std::string& error) {
+    if (o.result_file.empty()) return;
+    nlohmann::json j{{"exit_status", status}};
+    if (hash) j["trace_hash"] = fmt::format("{:016x}", *hash);
+    if (r) {
+      j["makespan_ps"] = r->makespan;
+      j["messages"] = r->stats.messages;
+      j["host_seconds"] = r->host_seconds;
+    }
+    if (measured) {
+      j["measured_regions"] = measured->count;
+      j["measured_ps"] = measured->total;
+    }
+    if (!error.empty()) j["error"] = error;
+    std::ofstream out(o.result_file);
+    out << j.dump() << '\n';
+    if (!out) std::fprintf(stderr, "touchstone mpirun: cannot write --result %s\n", o.result_file.c_str());
+  };
   try {
     const Machine m = parse_machine(o.machine);
     machine_name = m.name;
@@ -266,8 +289,9 @@ int launch(const LaunchOptions& o) {
       };
     ro.stop_on_signals = true;
     ro.progress_line = true;
-    ro.before_hard_exit = [&tagger, &program, &summary](int running) {
+    ro.before_hard_exit = [&tagger, &program, &summary, &record](int running, int exit_status) {
       summary("ended by the watchdog (the report follows)", std::nullopt);
+      record(exit_status, std::nullopt, nullptr, nullptr, fmt::format("ended by the watchdog while rank {} was running", running));
       if (tagger) {
         tagger->pause(running);  // what the running rank wrote since it last blocked is its own
         tagger->finish();
@@ -314,6 +338,7 @@ int launch(const LaunchOptions& o) {
         std::fprintf(stderr, "touchstone mpirun: %s; the run is ended\ntrace_hash %016llx (of the run up to the failure)\n",
                      s.abort_report.c_str(), static_cast<unsigned long long>(e.trace_hash));
         summary(fmt::format("ended with exit status {}", *s.abort_code), e.trace_hash);
+        record(*s.abort_code, e.trace_hash, nullptr, nullptr, s.abort_report);
         return *s.abort_code;
       }
       std::fprintf(stderr, "error: the run failed:\n%s\n", e.what());
@@ -323,6 +348,7 @@ int launch(const LaunchOptions& o) {
                          : what.starts_with("interrupted by SIGTERM") ? 143
                                                                       : 2;
       summary(fmt::format("the run failed (exit status {})", status), e.trace_hash);
+      record(status, e.trace_hash, nullptr, nullptr, e.what());
       return status;
     }
     std::fflush(stdout);
@@ -334,19 +360,31 @@ int launch(const LaunchOptions& o) {
         status = exit_status[static_cast<std::size_t>(i)];
         std::fprintf(stderr, "touchstone mpirun: rank %d exited with status %d\n", i, status);
       }
-    summary(fmt::format("makespan {:.3f} us, {} messages, run {:.3f} host s{}", to_us(r.makespan), r.stats.messages,
-                        r.host_seconds, status ? fmt::format(", exit status {}", status) : ""),
+    std::string measure_problem;
+    const MeasuredRegions measured = measured_regions(s, measure_problem);
+    if (!measure_problem.empty()) {
+      std::fprintf(stderr, "touchstone mpirun: no measured region: %s\n", measure_problem.c_str());
+      if (status == 0) status = 1;
+    }
+    summary(fmt::format("makespan {:.3f} us{}, {} messages, run {:.3f} host s{}", to_us(r.makespan),
+                        measured.count ? fmt::format(", measured {:.3f} us over {} region(s)", to_us(measured.total),
+                                                     measured.count)
+                                       : "",
+                        r.stats.messages, r.host_seconds, status ? fmt::format(", exit status {}", status) : ""),
             r.trace_hash);
+    record(status, r.trace_hash, &r, measure_problem.empty() ? &measured : nullptr, measure_problem);
     return status;
   } catch (const Error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());
     summary("not run (exit status 1)", std::nullopt);
+    record(1, std::nullopt, nullptr, nullptr, e.what());
     return 1;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "error: %s\n", e.what());
     summary("not run (exit status 1)", std::nullopt);
+    record(1, std::nullopt, nullptr, nullptr, e.what());
     return 1;
   }
 }

@@ -208,6 +208,10 @@ struct RankState {
   std::int64_t burst_start_ns = -1;
   std::uint64_t wtime_streak = 0;
   Time wtime_at = -1;
+  // MPI_Pcontrol's measured regions (measure.cpp): the virtual times each region began and ended
+  // on this rank, in order; `region_open` while a region has begun and not ended.
+  std::vector<std::pair<Time, Time>> regions;
+  std::optional<Time> region_open;
 };
 
 inline constexpr int kFirstDerivedType = 1000;

@@ -234,7 +234,7 @@ void Watchdog::hard_stop(const std::string& why, int exit_status) {
     report += "No rank was running: the engine itself was busy.\n";
   }
   report += hooks_.write_evidence();
-  if (opts_.before_hard_exit) opts_.before_hard_exit(rank);
+  if (opts_.before_hard_exit) opts_.before_hard_exit(rank, exit_status);
   std::fflush(stdout);
   std::fputs(report.c_str(), stderr);
   std::fflush(stderr);

@@ -11,6 +11,14 @@
 
 namespace touchstone::mpi {
 
+/// The regions a program marked with MPI_Pcontrol(1) ... MPI_Pcontrol(0) (docs/mpi.md, "Measuring a
+/// region"): region k lasts from the first rank's start of its k-th region to the last rank's end
+/// of it; `total` is the sum over the `count` regions.
+struct MeasuredRegions {
+  int count = 0;
+  Time total = 0;
+};
+
 struct LaunchOptions {
   std::string machine;                       ///< machine spec (touchstone list machines)
   int np = 0;                                ///< MPI processes: world ranks 0..np-1 (0: every VP)
@@ -30,6 +38,10 @@ struct LaunchOptions {
   /// Called after a run that completed, with its machine and result (mpirun prints the races and
   /// the blocking explanation the debugging options asked for).
   std::function<void(const Machine&, const RunResult&)> on_result;
+  /// Where to write how the run ended as one JSON object (exit_status, makespan_ps, messages,
+  /// trace_hash, measured_regions, measured_ps, host_seconds; `error` when it failed), whatever
+  /// the ending: what `touchstone sweep --program` reads. Empty: nowhere.
+  std::string result_file;
 };
 
 /// Runs the program; returns the exit status mpirun would: 0, the first non-zero status a rank's

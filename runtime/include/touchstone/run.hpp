@@ -90,8 +90,9 @@ struct RunOptions {
   /// virtual time reached, messages, host seconds.
   bool progress_line = false;
   /// Called on the watchdog's thread just before it ends the process (wall_limit_s, a signal the
-  /// VPs did not answer), with the rank that was running (-1: none): flush what the tool holds.
-  std::function<void(int running_rank)> before_hard_exit;
+  /// VPs did not answer), with the rank that was running (-1: none) and the exit status the process
+  /// is about to end with: flush what the tool holds.
+  std::function<void(int running_rank, int exit_status)> before_hard_exit;
 };
 
 /// A message that could also have matched a wildcard receive or probe.
