@@ -18,7 +18,7 @@
 #include "algorithms/registry.hpp"
 #include "tools/experiment/claims.hpp"
 #include "tools/experiment/experiment.hpp"
-#include "tools/parse_command_line.hpp"
+#include "cli/parse_command_line.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
