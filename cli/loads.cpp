@@ -9,7 +9,7 @@
 #include "algorithms/permutations.hpp"
 #include "cli/command.hpp"
 #include "cli/common_options.hpp"
-#include "tools/experiment/experiment.hpp"
+#include "touchstone/experiment/experiment.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace touchstone::cli {

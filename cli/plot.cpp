@@ -6,7 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.hpp"
-#include "tools/experiment/experiment.hpp"
+#include "touchstone/experiment/experiment.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/machines.hpp"
 

@@ -9,7 +9,7 @@
 #include "cli/common_options.hpp"
 #include "cli/debug_options.hpp"
 #include "cli/numeric_option.hpp"
-#include "tools/experiment/experiment.hpp"
+#include "touchstone/experiment/experiment.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace touchstone::cli {
