@@ -23,7 +23,7 @@
 #include <fmt/format.h>
 
 #include "algorithms/registry.hpp"
-#include "tools/parse_command_line.hpp"
+#include "cli/parse_command_line.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {

@@ -17,7 +17,7 @@
 // every p2 x 1 for the multicast variants (bcast/multicast, scatter/multicast), emulated on the
 // same machine with its inter-level multicast hardware (hpam:1x1/R2xC2,Q=q,multicast; the
 // hardware does not change what the hybrid algorithms cost) and by eqs. 6 and 11. The CSV holds
-// one row per point, for tools/plot_paper001.py.
+// one row per point, for experiment/scripts/plot_paper001.py.
 //
 // Each section's computation (search_case, multi_case, scatter42_case, both42_case) returns its
 // figures; its subcommand prints them, and `claims` aggregates the same figures into one ledger.
@@ -37,9 +37,9 @@
 
 #include "algorithms/hpam_model.hpp"
 #include "algorithms/registry.hpp"
-#include "tools/experiment/claims.hpp"
-#include "tools/experiment/experiment.hpp"
-#include "tools/parse_command_line.hpp"
+#include "touchstone/experiment/claims.hpp"
+#include "touchstone/experiment/experiment.hpp"
+#include "cli/parse_command_line.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -341,7 +341,7 @@ struct Point42 {
 };
 
 // The CSV rows of section 4.2's subcommands, in `search`'s format (one row per point, the model
-// column empty where the paper gives no equation), for tools/plot_paper001.py.
+// column empty where the paper gives no equation), for experiment/scripts/plot_paper001.py.
 struct Csv {
   std::FILE* f = nullptr;
   explicit Csv(const std::string& path) {
@@ -999,11 +999,11 @@ int main(int argc, char** argv) {
   std::string machines42 = "2x2/8x8,4x4/16x16,4x4/64x64";
   auto* sc = app.add_subcommand("scatter42", "section 4.2: scatter to level 2 with several level-1 processors, eqs. 12/13/14 and emulated");
   add_scenario_options(sc, machines42, qs, sizes);
-  sc->add_option("--csv", csv, "write every point to this CSV file (for tools/plot_paper001.py, Figure 9)");
+  sc->add_option("--csv", csv, "write every point to this CSV file (for plot_paper001.py, Figure 9)");
   std::string qs_both = "8";
   auto* bo = app.add_subcommand("both42", "section 4.2: scatter to both levels, equal sizes, hybrid and multicast emulated (Figure 10)");
   add_scenario_options(bo, machines42, qs_both, sizes);
-  bo->add_option("--csv", csv, "write every point to this CSV file (for tools/plot_paper001.py, Figure 10)");
+  bo->add_option("--csv", csv, "write every point to this CSV file (for plot_paper001.py, Figure 10)");
   ClaimsGrid grid{levels, qs, sizes, machines, machines42, qs_both, 0};
   std::string format = "text";
   auto* cl = app.add_subcommand("claims", "every testable statement of sections 3 and 4 beside ours (models and emulation), with verdicts");
@@ -1016,7 +1016,7 @@ int main(int argc, char** argv) {
   cl->add_option("--q-both", grid.q_both, "Q of section 4.2's scatter to both levels (Figure 10)")->capture_default_str();
   cl->add_option("--jobs", grid.jobs, "emulations at once (0: the host's cores)")->check(CLI::Range(0, 1024))->capture_default_str();
   std::vector<std::string> plot_inputs;
-  auto* pl = app.add_subcommand("plot", "draw Figures 5-10 from the CSV files of search, scatter42 and both42 (tools/plot_paper001.py)");
+  auto* pl = app.add_subcommand("plot", "draw Figures 5-10 from the CSV files of search, scatter42 and both42 (plot_paper001.py)");
   pl->add_option("inputs", plot_inputs,
                  "SMALL.csv SEARCH.csv OUTDIR [FIG9.csv FIG10.csv]: search --csv on 4x4 and on the grid, the output folder, "
                  "then scatter42 --csv and both42 --csv")

@@ -21,9 +21,9 @@
 
 #include "algorithms/cost002.hpp"
 #include "algorithms/registry.hpp"
-#include "tools/experiment/claims.hpp"
-#include "tools/experiment/experiment.hpp"
-#include "tools/parse_command_line.hpp"
+#include "touchstone/experiment/claims.hpp"
+#include "touchstone/experiment/experiment.hpp"
+#include "cli/parse_command_line.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {

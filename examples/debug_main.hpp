@@ -1,13 +1,13 @@
 // The command line of the bug examples: a machine and the debugging options of `touchstone run`
-// (tools/debug_options.hpp), so that every tool of docs/debugging.md works on them.
+// (cli/debug_options.hpp), so that every tool of docs/debugging.md works on them.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <touchstone/touchstone.hpp>
 
-#include "tools/debug_options.hpp"
-#include "tools/parse_command_line.hpp"
+#include "cli/debug_options.hpp"
+#include "cli/parse_command_line.hpp"
 
 inline int debug_main(int argc, char** argv, const char* what, std::string machine, const touchstone::Program& program) {
   using namespace touchstone;

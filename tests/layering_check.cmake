@@ -2,22 +2,28 @@
 #   runtime      its own headers: the ground floor knows no paper, no topology, no machine
 #   topologies   the runtime
 #   machines     the topologies and the runtime
-#   algorithms   the machines, topologies and runtime (and the umbrella header), never tools, mpi or bench
-#   mpi          everything above but tools and bench
+#   algorithms   the machines, topologies and runtime (and the umbrella header), never the experiment
+#                harness, mpi, the command line, tools or bench
+#   experiment   the algorithms and everything below them, never mpi, the command line, tools or bench
+#   mpi          the algorithms and everything below them, never the experiment harness, the command
+#                line, tools or bench
+#   cli          everything above but tools and bench
 # Every include, quoted or angled, that resolves to a file of the repository must lie on an allowed
 # floor; a quoted include that resolves nowhere in the repository is refused too (it climbs out).
 #   cmake -DROOT=<repository> -P tests/layering_check.cmake
 set(bases "${ROOT}/runtime/include" "${ROOT}/topologies/include" "${ROOT}/machines/include" "${ROOT}/include"
-          "${ROOT}/mpi/include" "${ROOT}")
+          "${ROOT}/experiment/include" "${ROOT}/mpi/include" "${ROOT}")
 set(floor_runtime runtime)
 set(floor_topologies runtime topologies)
 set(floor_machines runtime topologies machines)
 set(floor_algorithms runtime topologies machines include algorithms)
+set(floor_experiment runtime topologies machines include algorithms experiment)
 set(floor_mpi runtime topologies machines include algorithms mpi)
+set(floor_cli runtime topologies machines include algorithms experiment mpi cli)
 
 set(bad "")
 set(checked 0)
-foreach(floor runtime topologies machines algorithms mpi)
+foreach(floor runtime topologies machines algorithms experiment mpi cli)
   file(GLOB_RECURSE files "${ROOT}/${floor}/*.hpp" "${ROOT}/${floor}/*.cpp" "${ROOT}/${floor}/*.h" "${ROOT}/${floor}/*.c")
   foreach(f IN LISTS files)
     math(EXPR checked "${checked} + 1")
@@ -47,7 +53,8 @@ foreach(floor runtime topologies machines algorithms mpi)
       endforeach()
       if(real STREQUAL "")
         # A system header; but a floor above's header name in angle brackets is refused as well.
-        if(quoted OR inc MATCHES "^(algorithms|topologies|machines|tools|bench|mpi|touchstone/topologies|touchstone/machines)[/.]")
+        if(quoted OR inc MATCHES
+           "^(algorithms|topologies|machines|experiment|cli|tools|bench|mpi|touchstone/topologies|touchstone/machines|touchstone/experiment)[/.]")
           if(NOT (quoted AND floor STREQUAL "mpi" AND inc STREQUAL "mpi.h"))
             list(APPEND bad "${f}: ${line} (resolves to no file of its floors)")
           endif()
@@ -75,4 +82,5 @@ if(bad)
   list(JOIN bad "\n  " msg)
   message(FATAL_ERROR "includes that climb a floor:\n  ${msg}")
 endif()
-message(STATUS "layering: ${checked} files of runtime, topologies, machines, algorithms and mpi include only their floors")
+message(STATUS "layering: ${checked} files of runtime, topologies, machines, algorithms, experiment, mpi and cli include only "
+               "their floors")

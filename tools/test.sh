@@ -47,6 +47,7 @@ if [[ -z ${1:-} ]]; then
   # Built outside against the installed package, they print exactly what they print in-tree.
   "$tmp/examples/example_ring" 2>&1 | diff examples/ring.out -
   "$tmp/examples/example_lock" 2>&1 | diff examples/lock.out -
+  "$tmp/examples/example_sweep" 2>&1 | diff examples/sweep.out -  # Touchstone::experiment and ::algorithms
   "$tmp/prefix/bin/touchstone" mpirun --machine torus:4x4 "$tmp/examples/example_mpi_ring" 2>&1 | diff examples/mpi_ring.out -
   "$tmp/prefix/bin/touchstone-mpicc" -O2 examples/mpi_ring.c -o "$tmp/mpi_ring"
   "$tmp/prefix/bin/touchstone" mpirun --machine mesh:3x3 -np 7 "$tmp/mpi_ring"

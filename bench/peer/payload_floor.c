@@ -3,7 +3,7 @@
  * alltoall.c (256 ranks, L = 16 .. argv[1] doubling, a p*L send and receive buffer per rank
  * allocated and freed at every L, the send buffer filled byte by byte), with MPI_Alltoall replaced
  * by the one copy of every block into its receiver's buffer that any emulator moving real payloads
- * makes. The allocator keeps freed memory for the next L (Touchstone's settings, tools/cli.cpp), so
+ * makes. The allocator keeps freed memory for the next L (Touchstone's settings, cli/main.cpp), so
  * only the largest L's buffers are first touched; compiled with -O3, the fill is vectorised. Neither
  * SMPI nor Touchstone can do this workload in less host CPU than this program. */
 #include <malloc.h>

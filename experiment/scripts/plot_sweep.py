@@ -5,7 +5,7 @@ algorithm's point is ringed and named). Used by `touchstone sweep --plot FILE` a
 `touchstone plot`; the format follows FILE's extension (.png, .svg or .pdf). Only the runs of the
 CSV's first machine are drawn (a `sweep --vary` CSV holds its variants' runs after the preset's).
 
-    /usr/bin/python3 tools/plot_sweep.py [--doubtful-below LEAD] [--source NAME] SWEEP.csv FIGURE.png [TITLE]
+    /usr/bin/python3 experiment/scripts/plot_sweep.py [--doubtful-below LEAD] [--source NAME] SWEEP.csv FIGURE.png [TITLE]
 
 --source names the CSV in error messages (`touchstone plot` passes the user's file; the sweep's
 own CSV goes through a temporary file). A CSV that is not a sweep's (a column missing, a size or

@@ -1,4 +1,5 @@
-#include "tools/diff.hpp"
+// `touchstone diff`: the first divergence per VP between two order logs or two runs (docs/debugging.md).
+#include "cli/diff.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/command.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/time.hpp"
 
@@ -204,6 +206,47 @@ std::string diff_order_logs(const std::string& a_text, const std::string& b_text
   }
   if (!differ) s += fmt::format("identical: every VP sent and received the same messages at the same times\n");
   return s;
+}
+
+namespace {
+
+struct Options {
+  std::string a, b;
+  std::vector<std::string> runs;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+int diff(const Options& o) {
+  bool differ = false;
+  if (!o.runs.empty() || o.a.empty() || o.b.empty()) {
+    if (o.runs.size() != 2)
+      throw UsageError(fmt::format("diff takes two order logs, or --run twice ({} given)", o.runs.size()));
+    fmt::print("{}", diff_runs(o.runs[0], o.runs[1], std::filesystem::canonical("/proc/self/exe").string(), differ));
+  } else {
+    fmt::print("{}", diff_order_logs(read_file(o.a), read_file(o.b), o.a, o.b, differ));
+  }
+  return differ ? 3 : 0;
+}
+
+}  // namespace
+
+Subcommand add_diff(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("diff", "the first divergence per VP between two order logs (--order-log), or two runs "
+                                             "(--run twice): the first receive matched differently, the first time that "
+                                             "differs and by how much; for runs also their outcomes and figures");
+  auto* files = cmd->add_option("A", o->a, "order log of the first run")->check(CLI::ExistingFile);
+  cmd->add_option("B", o->b, "order log of the second run")->check(CLI::ExistingFile);
+  cmd->add_option("--run", o->runs, "a touchstone command line, e.g. \"run --machine mesh:2x2 --algorithm "
+                                    "alltoall/1-lev-dir --size 64\" or \"mpirun --machine mesh:2x2 ./prog\"; give two")
+      ->excludes(files);
+  return Subcommand{cmd, [o] { return diff(*o); }};
 }
 
 }  // namespace touchstone::cli

@@ -1,4 +1,4 @@
-// The experiment harness (tools/experiment/): CSV as RFC 4180 says, read back with libcsv's own
+// The experiment harness (experiment/): CSV as RFC 4180 says, read back with libcsv's own
 // parser; tables whose columns fit long names; output that is not written fails the command.
 #include <gtest/gtest.h>
 #include <fmt/format.h>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "algorithms/registry.hpp"
-#include "tools/experiment/experiment.hpp"
+#include "touchstone/experiment/experiment.hpp"
 #include "touchstone/touchstone.hpp"
 
 using namespace touchstone;

@@ -1,11 +1,11 @@
-// The claims ledger (tools/experiment/claims.hpp): verdicts from the tolerance, and the three printouts.
+// The claims ledger (touchstone/experiment/claims.hpp): verdicts from the tolerance, and the three printouts.
 #include <cmath>
 #include <cstdio>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "tools/experiment/claims.hpp"
+#include "touchstone/experiment/claims.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // `touchstone mpirun --machine SPEC [-np P] [--coll C=ALG,...] [run options] ./prog args...`
 // (docs/mpi.md): runs an MPI program module on every VP through libtouchstone_mpi.so.
-#include "tools/mpirun.hpp"
+#include "cli/command.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -20,8 +20,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tools/debug_options.hpp"
-#include "tools/numeric_option.hpp"
+#include "cli/debug_options.hpp"
+#include "cli/numeric_option.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/explore.hpp"
 #include "touchstone/mpirun.hpp"

@@ -1,11 +1,11 @@
-#include "tools/debug_options.hpp"
+#include "cli/debug_options.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "touchstone/error.hpp"
 #include "touchstone/explore.hpp"
-#include "tools/numeric_option.hpp"
+#include "cli/numeric_option.hpp"
 
 namespace touchstone::cli {
 

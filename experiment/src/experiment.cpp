@@ -1,4 +1,4 @@
-#include "tools/experiment/experiment.hpp"
+#include "touchstone/experiment/experiment.hpp"
 
 #include <csv.h>
 #include <spawn.h>
@@ -425,8 +425,8 @@ std::string winner_stability_table(const std::vector<std::size_t>& sizes, const 
 
 namespace {
 
-// A plotting script of tools/ by name: $TOUCHSTONE_PLOT_SCRIPT for plot_sweep.py, else beside an
-// installed binary (PREFIX/share/touchstone), else in the source tree this was built from.
+// A plotting script of experiment/scripts/ by name: $TOUCHSTONE_PLOT_SCRIPT for plot_sweep.py, else
+// beside an installed binary (PREFIX/share/touchstone), else in the source tree this was built from.
 std::string plot_script(const std::string& name) {
   if (const char* env = std::getenv("TOUCHSTONE_PLOT_SCRIPT"); env && name == "plot_sweep.py") return env;
   std::error_code ec;
@@ -435,7 +435,7 @@ std::string plot_script(const std::string& name) {
     const auto installed = exe.parent_path().parent_path() / "share" / "touchstone" / name;
     if (std::filesystem::exists(installed)) return installed.string();
   }
-  return (std::filesystem::path(TOUCHSTONE_SOURCE_DIR) / "tools" / name).string();
+  return (std::filesystem::path(TOUCHSTONE_PLOT_SCRIPT_DIR) / name).string();
 }
 
 }  // namespace

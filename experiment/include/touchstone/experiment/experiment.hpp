@@ -124,7 +124,7 @@ std::string winner_stability_table(const std::vector<std::size_t>& sizes, const 
                                    const std::vector<Variant>& variants);
 
 /// Draws makespan against message size per algorithm, log-log, fastest ringed, from records CSV
-/// (records_csv) into `figure` (.png, .svg or .pdf) with tools/plot_sweep.py and Debian's
+/// (records_csv) into `figure` (.png, .svg or .pdf) with experiment/scripts/plot_sweep.py and Debian's
 /// matplotlib. With `evidence` a winner whose lead is under its decisive lead is ringed twice and
 /// marked '?', as makespan_table marks it. UsageError when the figure cannot be drawn, saying why.
 /// `source` names the CSV in the script's error messages (the user's file for `touchstone plot`).
@@ -134,7 +134,7 @@ void plot(const std::string& csv_text, const std::string& figure, const RankingE
           const std::string& source = "the sweep's CSV");
 void check_figure_path(const std::string& figure, const std::string& option);
 
-/// Runs the plotting script `script_name` of tools/ (installed in PREFIX/share/touchstone) with
+/// Runs the plotting script `script_name` of experiment/scripts/ (installed in PREFIX/share/touchstone) with
 /// Debian's /usr/bin/python3 and `arguments`; UsageError naming `what` when it cannot run or fails.
 void run_plot_script(const std::string& script_name, const std::vector<std::string>& arguments, const std::string& what);
 

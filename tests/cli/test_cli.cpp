@@ -715,7 +715,7 @@ const std::string kRun = "run --machine mesh:2x2 --algorithm alltoall/1-lev-dir 
 INSTANTIATE_TEST_SUITE_P(
     BadInput, CliExitCodes,
     testing::Values(
-        // One rule for every numeric option (tools/numeric_option.hpp): nothing wraps or is ignored.
+        // One rule for every numeric option (cli/numeric_option.hpp): nothing wraps or is ignored.
         ExitCase{kRun + "--seed -1", 1, "--seed: '-1' is not a whole decimal number"},
         ExitCase{kRun + "--seed 18446744073709551616", 1, "is outside 0..18446744073709551615"},
         ExitCase{kRun + "--perturb -3", 1, "--perturb"},
@@ -758,7 +758,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 // CLI11's own parse errors (an unknown option or argument, a missing value, a refused value, a
 // missing subcommand) are printed like every other error (docs/cli.md, "Exit codes"): one line,
-// `error: MESSAGE (see COMMAND --help)`, exit 1 (tools/parse_command_line.hpp). CLI11 alone printed
+// `error: MESSAGE (see COMMAND --help)`, exit 1 (cli/parse_command_line.hpp). CLI11 alone printed
 // the bare message and "Run with --help for more information.".
 // A command line CLI11 refuses: exit 1 and exactly this one line on stderr.
 static ExitCase parse_error(std::string args, std::string line) { return {std::move(args), 1, std::move(line), true}; }

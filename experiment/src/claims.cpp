@@ -1,4 +1,4 @@
-#include "tools/experiment/claims.hpp"
+#include "touchstone/experiment/claims.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 """Plots like paper 001's Figures 5-8 from the CSV of `paper001 search --csv`, and Figures 9 and 10
 from those of `paper001 scatter42 --csv` and `paper001 both42 --csv` (docs/paper001.md).
 
-    /usr/bin/python3 tools/plot_paper001.py docs/paper001/fig4x4.csv docs/paper001/search.csv docs/paper001 \
+    /usr/bin/python3 experiment/scripts/plot_paper001.py docs/paper001/fig4x4.csv docs/paper001/search.csv docs/paper001 \
         [docs/paper001/fig9.csv docs/paper001/fig10.csv]
 
 Needs python3-matplotlib (Debian). The build and the tests do not use this script.

@@ -1,0 +1,68 @@
+// The touchstone command line (docs/cli.md): the table of subcommands, one file each in cli/.
+#include <malloc.h>
+
+#include <array>
+#include <exception>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "cli/debug_options.hpp"
+#include "cli/parse_command_line.hpp"
+
+namespace {
+
+// In the order --help lists them.
+constexpr std::array kCommands{&touchstone::cli::add_list,  &touchstone::cli::add_run,    &touchstone::cli::add_sweep,
+                               &touchstone::cli::add_plot,  &touchstone::cli::add_loads,  &touchstone::cli::add_mpirun,
+                               &touchstone::cli::add_diff};
+
+// Emulations allocate and free large payload buffers run after run: keep freed memory in the
+// process for the next run instead of returning it to the kernel and faulting it in again.
+// Buffers up to 32 MiB come from the heap, and the heap is never trimmed (-1): with a threshold
+// (it was 1 GiB) glibc gives the heap's free top back whenever that much lies free above the last
+// block in use, which in a sweep depends on what the other thread's job holds at that moment, and
+// the next job faults it all in again, a trap per 4 KiB page (docs/performance.md, "Memory": not
+// seen in the measured sweeps, but the one way their heap could go back). The process keeps its
+// largest heap until it exits: the peak is unchanged, it is only not given back early.
+void keep_freed_memory() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, -1);
+  mallopt(M_ARENA_MAX, 1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace touchstone::cli;
+  keep_freed_memory();
+  CLI::App app{"Touchstone: emulates distributed-memory parallel machines on one workstation, in exact virtual time"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "touchstone 0.1.0");
+  std::vector<Subcommand> commands;
+  for (const auto add : kCommands) commands.push_back(add(app));
+  // CLI11 only says "A subcommand is required" for a misspelled command: name it and the known ones.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const Subcommand& c : commands) {
+      found |= c.app->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + c.app->get_name();
+    }
+    if (!found) {
+      fmt::print(stderr, "error: unknown command '{}' (known: {}; see --help)\n", argv[1], known);
+      return 1;
+    }
+  }
+  normalize_mpirun_args(argc, argv);
+  if (const auto code = parse_command_line(app, argc, argv)) return *code;
+  try {
+    for (const Subcommand& c : commands)
+      if (*c.app) return c.run();
+  } catch (const std::exception& e) {
+    return report_failure(e);
+  }
+  return 0;
+}

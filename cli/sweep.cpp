@@ -1,0 +1,158 @@
+// `touchstone sweep`: algorithms x sizes in parallel, a table with the winner of each size marked,
+// and with --vary the same sweep on machine variants (docs/cli.md).
+#include <optional>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "cli/common_options.hpp"
+#include "cli/numeric_option.hpp"
+#include "touchstone/experiment/experiment.hpp"
+#include "touchstone/touchstone.hpp"
+
+namespace touchstone::cli {
+
+namespace {
+
+constexpr std::size_t kMaxSize = std::size_t{1} << 30;
+constexpr const char* kDefaultSizes = "16:16384";  // when --sizes is not given
+
+struct Options {
+  CommonOptions common;
+  std::string algorithms = "alltoall/all", sizes = kDefaultSizes, out, plot;
+  std::vector<std::string> vary;
+  int jobs = 0;
+  double memory_mb = 0;
+};
+
+// Parses FROM:TO (doubling) or a single size.
+std::vector<std::size_t> parse_sizes(const std::string& s) {
+  auto num = [&](const std::string& v) -> std::size_t {
+    std::size_t pos = 0;
+    unsigned long long x = 0;
+    try {
+      x = std::stoull(v, &pos);
+    } catch (...) {
+      pos = 0;
+    }
+    if (v.empty() || pos != v.size() || v[0] == '-')
+      throw UsageError(fmt::format("--sizes: expected FROM:TO or a size in bytes, got '{}'", s));
+    return x;
+  };
+  const auto colon = s.find(':');
+  if (colon == std::string::npos) return {num(s)};
+  const std::size_t from = num(s.substr(0, colon)), to = num(s.substr(colon + 1));
+  if (from == 0 || to < from) throw UsageError(fmt::format("--sizes {}: need 0 < FROM <= TO", s));
+  if (to > kMaxSize) throw UsageError(fmt::format("--sizes {}: sizes are limited to {} bytes", s, kMaxSize));
+  std::vector<std::size_t> out;
+  for (std::size_t x = from; x <= to; x *= 2) out.push_back(x);
+  return out;
+}
+
+// The machine variants of `sweep --vary`: each argument adds options to the spec, `open` adds the
+// variants the machine's calibration leaves open (touchstone::open_variants).
+std::vector<std::pair<std::string, std::string>> sweep_variants(const std::string& spec, const std::vector<std::string>& vary) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& v : vary) {
+    if (v != "open") {
+      out.emplace_back(v, "");
+      continue;
+    }
+    const auto open = open_variants(spec);
+    if (open.empty())
+      throw UsageError(fmt::format("--vary open: '{}' is not calibrated against a paper, so no range of its parameters is "
+                                   "known to be open (docs/machines.md); give variants as --vary KEY=VALUE[,KEY=VALUE...]",
+                                   spec));
+    for (const auto& o : open) out.emplace_back(o.options, o.why);
+  }
+  return out;
+}
+
+int sweep(const Options& opt, const std::optional<std::string>& sizes_arg) {
+  const CommonOptions& c = opt.common;
+  const Machine m = parse_machine(c.machine);
+  const auto algs = algorithms::select(opt.algorithms);
+  // Where the results go is checked before the sweep runs, not after.
+  experiment::check_output_path(opt.out, "--out");
+  if (!opt.plot.empty()) experiment::check_figure_path(opt.plot, "--plot");
+  // Without --sizes a sweep runs 16 B .. 16 KB, unless --traffic fixes the size.
+  std::optional<std::vector<std::size_t>> given;
+  if (sizes_arg) given = parse_sizes(*sizes_arg);
+  else if (c.traffic.empty() || !algorithms::parse_traffic(c.traffic).fixed()) given = parse_sizes(kDefaultSizes);
+  const auto sizes = run_sizes(c, algs, given, "--sizes");
+  // Every variant is the same sweep on the spec with the variant's options added (a later option
+  // overrides the spec's own); all of them run in one batch.
+  if (!opt.vary.empty() && is_machine_file(c.machine))
+    throw UsageError("--vary adds options to a machine spec; put a machine file's variants in files of their own");
+  const auto variant_specs = sweep_variants(c.machine, opt.vary);
+  std::vector<Machine> variant_machines;
+  variant_machines.reserve(variant_specs.size());
+  for (const auto& [options, why] : variant_specs) {
+    try {
+      variant_machines.push_back(parse_machine(c.machine + "," + options));
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--vary '{}': {}", options, e.what()));
+    }
+  }
+  std::vector<const Machine*> machines{&m};
+  for (const auto& v : variant_machines) machines.push_back(&v);
+  std::vector<experiment::Job> batch;
+  for (const Machine* on : machines)
+    for (auto* a : algs)
+      for (auto s : sizes) batch.push_back({on, a, algorithm_args(c, s), run_options(c)});
+  const auto outcomes = experiment::run_jobs(batch, {.parallel = opt.jobs, .memory_mb = opt.memory_mb, .progress = true});
+  int failures = 0;
+  std::vector<const experiment::Record*> records;
+  for (const auto& o : outcomes) {
+    if (o.record) records.push_back(&*o.record);
+    else fmt::print(stderr, "error: {} size {} on {}: {}\n", o.job->algorithm->name, o.job->args.size, o.job->machine->name, o.error), ++failures;
+  }
+  // The preset's runs come first in the batch, each variant's after them, in the same order.
+  const std::size_t per_machine = algs.size() * sizes.size();
+  const std::vector<experiment::Outcome> base(outcomes.begin(), outcomes.begin() + static_cast<std::ptrdiff_t>(per_machine));
+  std::vector<experiment::Variant> variants;
+  for (std::size_t k = 0; k < variant_specs.size(); ++k) {
+    const auto from = outcomes.begin() + static_cast<std::ptrdiff_t>((k + 1) * per_machine);
+    variants.push_back({variant_specs[k].first, variant_specs[k].second, {from, from + static_cast<std::ptrdiff_t>(per_machine)}});
+  }
+  const auto evidence = is_machine_file(c.machine) ? std::nullopt : ranking_evidence(c.machine);
+  std::string text = experiment::makespan_table(m, algs, sizes, base, evidence ? &*evidence : nullptr);
+  if (!variants.empty()) text += "\n" + experiment::winner_stability_table(sizes, base, variants);
+  experiment::write_output(opt.out, c.format == "json"  ? experiment::records_json(records)
+                                    : c.format == "csv" ? experiment::records_csv(records)
+                                                        : text);
+  if (!opt.plot.empty()) {
+    std::vector<const experiment::Record*> base_records;
+    for (const auto& o : base)
+      if (o.record) base_records.push_back(&*o.record);
+    experiment::plot(experiment::records_csv(base_records), opt.plot, evidence ? &*evidence : nullptr);
+  }
+  return failures ? 2 : 0;
+}
+
+}  // namespace
+
+Subcommand add_sweep(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("sweep", "run algorithms x sizes in parallel and print a table, winners marked");
+  add_common_options(cmd, o->common);
+  cmd->add_option("--algorithms", o->algorithms, "comma-separated names, or COLLECTIVE/all")->capture_default_str();
+  cmd->add_option("--sizes", o->sizes, "FROM:TO, doubling, or one size; for alltoallv/ the traffic per processor t")
+      ->capture_default_str();
+  cmd->add_option("--jobs", o->jobs, "parallel emulations (default: host cores)")->check(number_in(1, 4096));
+  cmd->add_option("--memory-mb", o->memory_mb,
+                  "host memory the parallel jobs may share, by their estimates (default: the largest job's)")
+      ->check(number_in(1e-6, 1e12));
+  cmd->add_option("--out", o->out, "write the output to this file instead of stdout");
+  cmd->add_option("--vary", o->vary,
+                  "also run the sweep with these machine options added (KEY=VALUE[,KEY=VALUE...], repeatable; open: every "
+                  "variant the machine's calibration leaves open, docs/machines.md) and say whether each size's winner holds");
+  cmd->add_option("--plot", o->plot,
+                  "also draw makespan against size per algorithm, log-log, winners ringed (.png, .svg or .pdf)");
+  return Subcommand{cmd, [o, cmd] {
+                      return sweep(*o, cmd->count("--sizes") ? std::optional<std::string>(o->sizes) : std::nullopt);
+                    }};
+}
+
+}  // namespace touchstone::cli

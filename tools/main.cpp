@@ -1,3 +1,0 @@
-#include "tools/cli.hpp"
-
-int main(int argc, char** argv) { return touchstone::cli::main(argc, argv); }
