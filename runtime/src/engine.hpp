@@ -27,6 +27,7 @@
 #include "pool.hpp"
 #include "races.hpp"
 #include "blame.hpp"
+#include "describe.hpp"
 #include "touchstone/proc.hpp"
 #include "touchstone/run.hpp"
 #include "trace.hpp"
@@ -47,37 +48,6 @@ constexpr bool is_am_reply(std::uint64_t ctx) { return ctx >> 60 == 3; }
 /// The context bit of a group's internal traffic (software barrier, split): not the user's messages.
 inline constexpr std::uint64_t kInternalCtx = 1ULL << 63;
 constexpr bool is_internal(std::uint64_t ctx) { return (ctx & kInternalCtx) != 0; }
-
-/// What a request is, in the words of reports: a copy of the fields that describe_op reads.
-struct OpSummary {
-  Op::Kind kind = Op::Kind::send;
-  bool rendezvous = false, awaiting_data = false, forced = false;
-  int src = 0, tag = 0, dst = 0, owner = 0;
-  std::uint64_t msg_id = 0, call = 0;
-  std::size_t size = 0;
-  static OpSummary of(const Op& op) {
-    return {op.kind, op.rendezvous, op.awaiting_data, op.forced, op.src, op.tag,
-            op.dst, op.owner, op.msg_id, op.call, op.size};
-  }
-};
-
-/// "recv(source=3, tag=0)" or "send of message #5 to 3".
-std::string describe_op(const OpSummary& op);
-inline std::string describe_op(const Op& op) { return describe_op(OpSummary::of(op)); }
-
-/// A blocking call or a poll, kept as data and put into words only when a report or a trace needs
-/// it: formatting it on every block cost several percent of the host time per message.
-struct Call {
-  enum class Form : std::uint8_t { sync, wait_for, waitall_recvs, waitall_for, waitany, probe, iprobe, test_of, barrier };
-  Form form = Form::sync;
-  OpSummary op;           // wait_for, waitall_for, test_of: the request
-  std::size_t count = 0;  // waitall_recvs, waitany, barrier: receives, requests, group members
-  int src = 0, tag = 0;   // probe, iprobe: as the program gave them
-  static Call on(Form f, const Op& op) { return Call{f, OpSummary::of(op)}; }
-  static Call counting(Form f, std::size_t n) { return Call{f, {}, n}; }
-};
-/// "wait for recv(source=3, tag=0)", "waitall on 4 receive(s)", ...
-std::string describe(const Call& c);
 
 /// Thrown inside VP threads to unwind them when the run aborts.
 struct Aborted {};
@@ -202,7 +172,6 @@ class Engine final : public NetworkListener, private Scheduler {
   void clear_to_send(Vp& v, Op* op, Msg* rts, Time at);
   void on_clear_to_send(Msg& cts, Time t);
   void on_rendezvous_data(Msg& m, Time t);
-  std::string describe_msg(const Msg& m) const;
   Op* post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_ptr<const GroupData> g,
                 std::span<std::byte> buf);
   /// Completes a matched receive. `waiting_since`: the clock at which v started waiting for it in
