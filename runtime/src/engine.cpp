@@ -22,22 +22,6 @@
 
 namespace touchstone::detail {
 
-namespace {
-constexpr std::uint64_t kWorldCtx = 1;
-
-std::shared_ptr<GroupData> new_group(std::vector<int> members, std::uint64_t ctx) {
-  auto g = std::make_shared<GroupData>();
-  g->members = std::move(members);
-  g->ctx = ctx;
-  g->by_world.reserve(g->members.size());
-  for (std::size_t i = 0; i < g->members.size(); ++i) g->by_world.emplace_back(g->members[i], static_cast<int>(i));
-  std::sort(g->by_world.begin(), g->by_world.end());
-  g->in_world_order = true;
-  for (std::size_t i = 0; g->in_world_order && i < g->members.size(); ++i)
-    g->in_world_order = g->members[i] == static_cast<int>(i);
-  return g;
-}
-}  // namespace
 
 // ---------------------------------------------------------------- set-up and the baton
 
@@ -45,11 +29,9 @@ std::shared_ptr<GroupData> new_group(std::vector<int> members, std::uint64_t ctx
 // (672 bytes when measured; it was 3.2 KB with a random generator inline, docs/performance.md).
 static_assert(sizeof(Vp) <= 1024, "Vp grew past 1 KiB: keep rarely used state out of line");
 
-Engine::Engine(const Machine& machine, const RunOptions& options) : machine_(machine), opts_(options) {
+Engine::Engine(const Machine& machine, const RunOptions& options)
+    : machine_(machine), opts_(options), groups_(machine.nodes()), world_(groups_.world()) {
   const int n = machine.nodes();
-  std::vector<int> all(static_cast<std::size_t>(n));
-  std::iota(all.begin(), all.end(), 0);
-  world_ = new_group(std::move(all), kWorldCtx);
   // A sixteenth of a hop per bucket: a header's next hop lands some buckets ahead (event_queue.hpp).
   queue_.set_resolution(machine.net.hop_time > 0 ? machine.net.hop_time / 16 : 1024);
   network_ = std::make_unique<Network>(machine_, queue_, *this, hash_, stats_);
@@ -164,28 +146,17 @@ Vp* Engine::idle_task() {
   return nullptr;
 }
 
-// The n-th spawn on a group is the same on every member (as MPI requires collectives on a
-// communicator to start in the same order everywhere): its two groups -- the scope's members, and
-// the world, each with a new context -- are made by the first member to spawn it and handed to the
-// others, so that the members agree on them without a message and no other group or task shares
-// them. They are forgotten once every member has them (the tasks hold them): a program that starts
-// a million collectives keeps only the groups of those in flight.
+// A task runs in a context of its own with the groups of its spawn (GroupTable::spawn_groups): the
+// n-th spawn on a group is the same on every member.
 Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> task) {
   enter(v);
   const GroupData& s = resolve(v, scope);
-  if (!std::binary_search(s.by_world.begin(), s.by_world.end(), std::pair{v.rank, -1},
-                          [](const auto& a, const auto& b) { return a.first < b.first; }))
+  if (GroupTable::member_index(s, v.rank) < 0)
     throw UsageError(fmt::format("rank {} spawned a task on a group it is not a member of", v.rank));
   if (!task) throw UsageError(fmt::format("rank {} spawned an empty task", v.rank));
   Vp& home = *v.home;
   const std::uint64_t nth = home.spawns[s.ctx]++;
-  auto [it, fresh] = instances_.try_emplace({s.ctx, nth});
-  if (fresh) {
-    it->second.scope = new_group(s.members, next_ctx_++);
-    it->second.world = new_group(world_->members, next_ctx_++);
-  }
-  const Group instance(it->second.scope), world(it->second.world);
-  if (++it->second.taken == s.members.size()) instances_.erase(it);
+  const auto [instance, world] = groups_.spawn_groups(s, nth);
   auto& idle = idle_tasks_[static_cast<std::size_t>(home.rank)];
   Vp* t = nullptr;
   if (!idle.empty()) {
@@ -657,38 +628,14 @@ std::shared_ptr<const GroupData> Engine::resolve_shared(const Vp& v, const Group
   return g.data() ? g.shared_data() : v.world_alias ? v.world_alias : world_;
 }
 
-int Engine::to_world(const GroupData& g, int local, const char* what) const {
-  if (local < 0 || local >= static_cast<int>(g.members.size()))
-    throw UsageError(fmt::format("{} rank {} out of range: the group has {} member(s)", what, local, g.members.size()));
-  return g.members[static_cast<std::size_t>(local)];
-}
-
 Group Engine::make_group(Vp& v, std::uint64_t parent_ctx, std::vector<int> members) {
-  std::vector<int> sorted = members;
-  std::sort(sorted.begin(), sorted.end());
-  for (std::size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted[i] < 0 || sorted[i] >= machine_.nodes())
-      throw UsageError(fmt::format("group member {} out of range 0..{}", sorted[i], machine_.nodes() - 1));
-    if (i && sorted[i] == sorted[i - 1]) throw UsageError(fmt::format("rank {} appears twice in a group", sorted[i]));
-  }
-  // Members agree on the context without communicating: the n-th group with these members made
-  // from this parent is the same group on every member (as MPI communicators are created in order).
-  std::uint64_t h = 1469598103934665603ULL;
-  for (int r : members) h = (h ^ static_cast<std::uint64_t>(r)) * 1099511628211ULL;
-  const int nth = v.groups_made[{parent_ctx, h}]++;
-  auto key = std::make_tuple(parent_ctx, members, nth);
-  auto it = groups_.find(key);
-  if (it == groups_.end()) it = groups_.emplace(std::move(key), new_group(std::move(members), next_ctx_++)).first;
-  return Group(it->second);
+  return groups_.make(v.groups_made, parent_ctx, std::move(members));
 }
 
 Group Engine::split(Vp& v, const Group& parent, int color, int key) {
   const GroupData& g = resolve(v, parent);
   const int n = static_cast<int>(g.members.size());
-  const int me = g.by_world.empty() ? -1 : [&] {
-    auto it = std::lower_bound(g.by_world.begin(), g.by_world.end(), std::pair{v.rank, -1});
-    return it != g.by_world.end() && it->first == v.rank ? it->second : -1;
-  }();
+  const int me = GroupTable::member_index(g, v.rank);
   if (me < 0) throw UsageError(fmt::format("rank {} called split on a group it is not a member of", v.rank));
   // Bruck allgather of (color, key) over the parent, with real messages: after round k every
   // member knows the entries of members me .. me + 2^(k+1) - 1 (mod n).
@@ -711,17 +658,7 @@ Group Engine::split(Vp& v, const Group& parent, int color, int key) {
     wait(v, s);
     have += cnt;
   }
-  if (color < 0) return Group(new_group({}, 0));
-  std::vector<std::tuple<int, int, int>> same;  // (key, parent rank, world rank)
-  for (int i = 0; i < n; ++i) {
-    const int who = (me + i) % n;
-    if (known[static_cast<std::size_t>(2 * i)] == color)
-      same.emplace_back(known[static_cast<std::size_t>(2 * i + 1)], who, g.members[static_cast<std::size_t>(who)]);
-  }
-  std::sort(same.begin(), same.end());
-  std::vector<int> members;
-  for (auto& [k, pr, w] : same) members.push_back(w);
-  return make_group(v, g.ctx ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(color)) << 32), std::move(members));
+  return groups_.split(v.groups_made, g, me, color, known);
 }
 
 // ---------------------------------------------------------------- point-to-point
@@ -729,7 +666,7 @@ Group Engine::split(Vp& v, const Group& parent, int color, int key) {
 Op* Engine::isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::byte> data, bool synchronous) {
   enter(v);
   const GroupData& gd = resolve(v, g);
-  const int world_dst = to_world(gd, dst, "destination");
+  const int world_dst = GroupTable::to_world(gd, dst, "destination");
   if (tag < 0) throw UsageError(fmt::format("send tag must be >= 0 (got {})", tag));
   Op* op = post_send(v, world_dst, tag, gd.ctx, data, synchronous);
   return op;
@@ -936,7 +873,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
   if (tag < 0) throw UsageError(fmt::format("send tag must be >= 0 (got {})", tag));
   const GroupData& gd = resolve(v, g);
   std::vector<int> world(dsts.size());
-  for (std::size_t i = 0; i < dsts.size(); ++i) world[i] = to_world(gd, dsts[i], "destination");
+  for (std::size_t i = 0; i < dsts.size(); ++i) world[i] = GroupTable::to_world(gd, dsts[i], "destination");
   for (const int d : world) check_message_time(v.rank, d, data.size());
   std::vector<int> order;
   Msg* lead = new_msg();
@@ -987,7 +924,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
 Op* Engine::irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf, bool truncating) {
   enter(v);
   const GroupData& gd = resolve(v, g);
-  const int world_src = src == any_source ? any_source : to_world(gd, src, "source");
+  const int world_src = src == any_source ? any_source : GroupTable::to_world(gd, src, "source");
   if (tag < 0 && tag != any_tag) throw UsageError(fmt::format("receive tag must be >= 0 or any_tag (got {})", tag));
   Op* op = post_recv(v, world_src, tag, gd.ctx, resolve_shared(v, g), buf);
   op->truncating = truncating;
@@ -1331,7 +1268,7 @@ bool Engine::cancel(Vp& v, Op*& op) {
 std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, bool blocking) {
   enter(v);
   const GroupData& gd = resolve(v, g);
-  const int world_src = src == any_source ? any_source : to_world(gd, src, "source");
+  const int world_src = src == any_source ? any_source : GroupTable::to_world(gd, src, "source");
   Op pattern;
   pattern.src = world_src;
   pattern.tag = tag;

@@ -21,6 +21,7 @@
 
 #include "event_queue.hpp"
 #include "executor.hpp"
+#include "group_table.hpp"
 #include "mailbox.hpp"
 #include "network.hpp"
 #include "op.hpp"
@@ -91,7 +92,7 @@ struct Vp {
   int probe_src = any_source, probe_tag = any_tag;
   std::uint64_t probe_ctx = 0;
   Mailbox mailbox;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, int> groups_made;  // (parent ctx, members hash) -> count
+  GroupTable::Made groups_made;  // the groups it has made (GroupTable::make)
   std::unique_ptr<Proc> proc;
   pthread_t host_thread{};  // the host thread its code runs on (the watchdog samples its stack there)
   // Only with RunOptions::perturb: the generator's 2.5 KB of state, seeded in every Vp, made a Vp
@@ -160,7 +161,6 @@ class Engine final : public NetworkListener, private Scheduler {
   // The data of g as v sees it: the world placeholder stands for a task's world alias.
   const GroupData& resolve(const Vp& v, const Group& g) const;
   std::shared_ptr<const GroupData> resolve_shared(const Vp& v, const Group& g) const;
-  int to_world(const GroupData& g, int local, const char* what) const;
   Op* post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data, bool synchronous = false);
   Msg* make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size);
   // A message set-up of node m->src that began at `start`: hashed, counted, recorded, and handed
@@ -220,6 +220,8 @@ class Engine final : public NetworkListener, private Scheduler {
   RunOptions opts_;
   Pool<Msg> msgs_;  // declared before everything that points into them
   Pool<Op> ops_;
+  GroupTable groups_;
+  std::shared_ptr<const GroupData> world_;  // groups_.world(), at hand for resolve and reports
   EventQueue queue_;
   TraceHash hash_;
   RunStats stats_;
@@ -239,12 +241,6 @@ class Engine final : public NetworkListener, private Scheduler {
   std::vector<std::vector<Vp*>> idle_tasks_;        // per rank: its task contexts waiting for work
   std::vector<std::vector<Vp*>> tasks_of_;          // per rank: every task context of that rank
   bool retiring_ = false;                           // the run is over: idle task contexts end
-  // The groups of the n-th spawn on a scope (context, n), until every member of the scope has them.
-  struct Instance {
-    std::shared_ptr<const GroupData> scope, world;
-    std::size_t taken = 0;
-  };
-  std::map<std::pair<std::uint64_t, std::uint64_t>, Instance> instances_;
   std::unique_ptr<Executor> executor_;  // runs the VPs' code and passes the baton
   const Program* program_ = nullptr;
   Time now_ = 0;
@@ -254,9 +250,6 @@ class Engine final : public NetworkListener, private Scheduler {
   Progress progress_;  // for the watchdog (RunOptions::wall_limit_s, stop_on_signals, progress_line)
   std::vector<std::string> misuse_;  // deferred errors (dropped requests)
   std::uint64_t next_msg_id_ = 0;
-  std::uint64_t next_ctx_ = 2;
-  std::shared_ptr<const GroupData> world_;
-  std::map<std::tuple<std::uint64_t, std::vector<int>, int>, std::shared_ptr<const GroupData>> groups_;
   struct BarrierState {
     int arrived = 0;
     Time latest = 0;
