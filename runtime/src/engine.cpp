@@ -30,22 +30,18 @@ namespace touchstone::detail {
 static_assert(sizeof(Vp) <= 1024, "Vp grew past 1 KiB: keep rarely used state out of line");
 
 Engine::Engine(const Machine& machine, const RunOptions& options)
-    : machine_(machine), opts_(options), groups_(machine.nodes()), world_(groups_.world()) {
+    : machine_(machine),
+      opts_(options),
+      groups_(machine.nodes()),
+      world_(groups_.world()),
+      instruments_(machine.nodes(), opts_) {
   const int n = machine.nodes();
   // A sixteenth of a hop per bucket: a header's next hop lands some buckets ahead (event_queue.hpp).
   queue_.set_resolution(machine.net.hop_time > 0 ? machine.net.hop_time / 16 : 1024);
-  network_ = std::make_unique<Network>(machine_, queue_, *this, hash_, stats_);
+  network_ = std::make_unique<Network>(machine_, queue_, *this, instruments_.hash(), instruments_.stats());
   network_->set_seed(opts_.seed);
   am_ = std::make_unique<ActiveMessages>(*this, n);
-  if (!opts_.trace_file.empty() || !opts_.order_log_file.empty()) recorder_ = std::make_unique<Recorder>(n);
-  if (recorder_ || opts_.explain) {
-    blame_ = std::make_unique<Blame>(*network_, recorder_.get());
-    network_->set_observer(blame_.get());
-  }
-  if (opts_.races != RaceCheck::off) {
-    races_ = std::make_unique<RaceDetector>(n);
-    received_.assign(static_cast<std::size_t>(n), 0);
-  }
+  instruments_.watch(*network_);
   for (const ForcedMatch& f : opts_.schedule) {
     if (f.rank < 0 || f.rank >= n || f.source < 0 || f.source >= n || f.call < 1)
       throw UsageError(fmt::format("schedule entry {}: ranks must be in 0..{} and calls count from 1",
@@ -189,8 +185,7 @@ Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> t
   op->dst = v.rank;
   t->task_op = op;
   ++v.actions;
-  hash_.add(0x7a5c, static_cast<std::uint64_t>(v.rank),
-            static_cast<std::uint64_t>(v.clock) ^ instance.context() << 40);
+  instruments_.spawned(v.rank, v.clock, instance.context());
   queue_.push(t->clock, vp_order(t->index), Ev::resume, t, t->token);
   return op;
 }
@@ -257,31 +252,6 @@ void Engine::start_vps() {
   executor_->finish();
 }
 
-// A VP resumes at now_: one more in this instant's batch, or the first of a new instant.
-void Engine::count_segment() {
-  BatchStats& b = stats_.batches;
-  ++b.segments;
-  if (batch_width_ && now_ == batch_time_) {
-    ++batch_width_;
-    return;
-  }
-  close_batch();
-  batch_time_ = now_;
-  batch_width_ = 1;
-}
-
-void Engine::close_batch() {
-  if (!batch_width_) return;
-  BatchStats& b = stats_.batches;
-  ++b.instants;
-  b.widest = std::max(b.widest, batch_width_);
-  for (std::size_t i = 0; i < BatchStats::kCoreCounts; ++i) {
-    const auto w = static_cast<std::uint64_t>(BatchStats::kCores[i]);
-    b.rounds[i] += (batch_width_ + w - 1) / w;
-  }
-  batch_width_ = 0;
-}
-
 // SIGINT or SIGTERM (RunOptions::stop_on_signals): the run ends as a failure, with where every VP
 // was; `v` is the VP that noticed, at its call.
 std::string Engine::interrupted_report(const Vp* v) const {
@@ -339,9 +309,9 @@ int Engine::run_events() {
     }
     const Event e = queue_.pop();
     step();
-    if ((stats_.events & 1023) == 0) {
+    if ((instruments_.stats().events & 1023) == 0) {
       progress_.now_ps.store(now_, std::memory_order_relaxed);
-      progress_.messages.store(stats_.messages, std::memory_order_relaxed);
+      progress_.messages.store(instruments_.stats().messages, std::memory_order_relaxed);
     }
     if (e.t < now_) {  // an invariant of the model; never expected, but never silently wrong
       abort_run(fmt::format("internal error: an event at t={} ps was scheduled after t={} ps had been reached "
@@ -350,7 +320,7 @@ int Engine::run_events() {
       continue;
     }
     now_ = e.t;
-    ++stats_.events;
+    instruments_.event();
     if (now_ > opts_.time_limit) {
       abort_run(time_limit_report(opts_.time_limit, ""));
       continue;
@@ -367,7 +337,7 @@ int Engine::run_events() {
     if (resume_next_ != kMain) {
       const int r = resume_next_;
       resume_next_ = kMain;
-      count_segment();
+      instruments_.resumed(now_);
       return r;
     }
   }
@@ -408,21 +378,10 @@ void Engine::block(Vp& v, Vp::Block why, const Call& what) {
   if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
   errno = own_errno;
   if (aborting_) {
-    // The evidence of a failed run shows where every VP was stuck when it failed.
-    if (recorder_)
-      recorder_->span(v.rank, "blocked", v.blocked_since, std::max(v.blocked_since, now_),
-                      describe(v.pending) + " (when the run failed)");
+    instruments_.unwound(v.rank, v.blocked_since, now_, v.pending);
     throw Aborted{};
   }
-  if (recorder_ && v.clock > v.blocked_since) {
-    // Name what ended the wait: the message a receive got (its arrow leads back to the sender).
-    std::string what = describe(v.pending);
-    for (const Op* op : v.waiting_ops)
-      if (op->kind == Op::Kind::recv && op->matched)
-        what += fmt::format("; got message #{} from {}, arrived t={} us", op->matched->id, op->matched->src,
-                            to_us(op->matched->arrival));
-    recorder_->span(v.rank, "blocked", v.blocked_since, v.clock, what);
-  }
+  instruments_.woke(v.rank, v.blocked_since, v.clock, v.pending, v.waiting_ops);
   if (opts_.perturb) enter(v);
 }
 
@@ -441,7 +400,7 @@ void Engine::enter(Vp& v) {
   if (aborting_) throw Aborted{};
   step();
   progress_.now_ps.store(std::max(now_, v.clock), std::memory_order_relaxed);
-  progress_.messages.store(stats_.messages, std::memory_order_relaxed);
+  progress_.messages.store(instruments_.stats().messages, std::memory_order_relaxed);
   if (opts_.stop_on_signals && Watchdog::pending_signal()) {
     abort_run(interrupted_report(&v));
     throw Aborted{};
@@ -496,43 +455,28 @@ RunResult Engine::run(const Program& program) {
                                    format_schedule(unused)));
     }
   }
-  if (blame_) blame_->finish(now_);  // who blocked whom: waits still open end here
   // Every VP's clock, where it finished or where the failure left it, ends the hash.
-  for (auto& v : vps_) hash_.add(0xf1, static_cast<std::uint64_t>(v->rank), static_cast<std::uint64_t>(v->clock));
+  std::vector<Time> clocks;
+  for (auto& v : vps_) clocks.push_back(v->clock);
+  instruments_.run_ended(now_, clocks);
   if (!failure_.empty()) {
-    if (opts_.explain) failure_ += blame_->explain();
-    // The races seen up to the failure are often its cause.
-    if (races_ && !races_->races().empty())
-      failure_ += (failure_.back() == '\n' ? "" : "\n") + std::string("Races up to the failure:\n") +
-                  describe_races(races_->races());
-    // The events up to the failure are deterministic, so their hash identifies the failed run
-    // (a replay with --schedule must show it is the same run).
-    const std::uint64_t h = hash_.value();
-    failure_ += fmt::format("{}trace_hash {:016x} (of the run up to the failure)\n", failure_.back() == '\n' ? "" : "\n", h);
+    const std::uint64_t h = instruments_.add_to_failure(failure_);
     if (failure_is_usage_) throw RunUsageError(failure_ + write_evidence(true), h);
     throw RunError(failure_ + write_evidence(true), h);
   }
 
   if (std::string held = held_requests(); !held.empty()) throw RunUsageError(held);
   RunResult res;
-  close_batch();
-  res.stats = stats_;
   for (auto& v : vps_) {
     res.finish_time.push_back(v->clock);
-    res.sent.push_back(v->sent);
     res.makespan = std::max(res.makespan, v->clock);
   }
-  res.trace_hash = hash_.value();
-  if (opts_.explain) res.explanation = blame_->explain();
-  if (races_) {
-    res.races = races_->races();
-    res.received = received_;
-    if (opts_.races == RaceCheck::error && !res.races.empty()) {
-      write_evidence(false);
-      throw RunError(fmt::format("the run has message races (RaceCheck::error):\n{}trace_hash {:016x}\n",
-                                 describe_races(res.races), res.trace_hash),
-                     res.trace_hash);
-    }
+  instruments_.fill(res);
+  if (opts_.races == RaceCheck::error && !res.races.empty()) {
+    write_evidence(false);
+    throw RunError(fmt::format("the run has message races (RaceCheck::error):\n{}trace_hash {:016x}\n",
+                               describe_races(res.races), res.trace_hash),
+                   res.trace_hash);
   }
   write_evidence(false);
   res.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -542,24 +486,14 @@ RunResult Engine::run(const Program& program) {
 // Writes the trace and order log a run asked for. After a failure they hold everything up to it,
 // and the returned note tells the user so.
 std::string Engine::write_evidence(bool failed) {
-  if (!recorder_) return {};
-  if (!failed) {
-    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name, hash_.value(), false);
-    return {};
-  }
-  for (const auto& v : vps_)
-    for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) recorder_->unreceived(m->id, m->dst, m->arrival);
-  std::vector<std::string> files;
-  if (!opts_.trace_file.empty()) files.push_back(fmt::format("the trace '{}'", opts_.trace_file));
-  if (!opts_.order_log_file.empty()) files.push_back(fmt::format("the order log '{}'", opts_.order_log_file));
-  try {
-    recorder_->write(opts_.trace_file, opts_.order_log_file, machine_.name, hash_.value(), true);
-  } catch (const std::exception& e) {
-    return fmt::format("\nNo evidence written: {}\n", e.what());
-  }
+  if (!instruments_.recording()) return {};
   Time upto = now_;  // a VP may have run ahead of the event loop before it failed
-  for (const auto& v : vps_) upto = std::max(upto, v->clock);
-  return fmt::format("\nWritten up to the failure at t={} us: {}.\n", to_us(upto), fmt::join(files, " and "));
+  if (failed)
+    for (const auto& v : vps_) {
+      for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) instruments_.unreceived(*m);
+      upto = std::max(upto, v->clock);
+    }
+  return instruments_.write_evidence(failed, machine_.name, upto);
 }
 
 Msg* Engine::new_msg() {
@@ -704,33 +638,7 @@ Time Engine::after_tail(int src, Time start, Time done) const {
 }
 
 void Engine::hand_over(Msg* m, Time start, Time handed) {
-  // Control messages and rendezvous data hash apart from eager messages (whose hash is unchanged).
-  const std::uint64_t proto = static_cast<std::uint64_t>(m->proto) * 0x9e3779b9ULL;
-  hash_.add(m->id, static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst),
-            (static_cast<std::uint64_t>(start) ^ (m->ctx * 31 + static_cast<std::uint64_t>(m->tag)) ^ (m->size << 40)) + proto);
-  ++stats_.messages;
-  ++vps_[static_cast<std::size_t>(m->src)]->sent;
-  stats_.payload_bytes += m->size;
-  // The trace's send span is the CPU's work, to `handed`; the message leaves before that by the
-  // send's tail (docs/model.md 2.19).
-  if (recorder_) {
-    using Wire = Recorder::Wire;
-    switch (m->proto) {
-      case Msg::Proto::eager:
-        recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed, is_am_reply(m->ctx));
-        break;
-      case Msg::Proto::rts:
-        recorder_->sent(m->rdv->id, m->src, m->dst, m->tag, m->rdv->size, start, handed, false,
-                        Wire::rendezvous_request);
-        break;
-      case Msg::Proto::cts:
-        recorder_->sent(m->rdv->id, m->src, m->dst, m->tag, 0, start, handed, false, Wire::clear_to_send);
-        break;
-      case Msg::Proto::rdv_data:
-        recorder_->sent(m->id, m->src, m->dst, m->tag, m->size, start, handed, false, Wire::rendezvous_data);
-        break;
-    }
-  }
+  instruments_.handed_over(*m, start, handed);
   handed = after_tail(m->src, start, handed);
   // Send overlap (docs/model.md 2.15): the packets leave as the CPU writes them, the first one when
   // the per-message overhead and its own share of the work are done.
@@ -772,7 +680,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   op->size = m->size;
   m->send_op = op;
   const Time start = v.clock;
-  if (races_) races_->on_send(v.rank, *m);
+  instruments_.send_posted(v.rank, *m);
   if (eager) {
     // A synchronous send completes when it is matched too (a rendezvous is matched before its data
     // leaves, so only an eager one needs to be told).
@@ -823,7 +731,7 @@ void Engine::clear_to_send(Vp& v, Op* op, Msg* rts, Time at) {
   Msg* cts = make_msg(v.rank, rts->src, 0, 0, 0);  // never matched: it is handled on arrival
   cts->proto = Msg::Proto::cts;
   cts->rdv = data;
-  hash_.add(rts->id, 0xc75, static_cast<std::uint64_t>(at));
+  instruments_.cleared_to_send(*rts, at);
   free_msg(rts);
   hand_over(cts, at, handed);
 }
@@ -850,7 +758,7 @@ void Engine::on_rendezvous_data(Msg& m, Time t) {
   }
   op->matched = &m;
   deliver(m, *op);
-  hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
+  instruments_.delivered(m, t);
   if (Vp& v = *op->vp; op->awaited && v.state == Vp::State::blocked) wake(v);
 }
 
@@ -893,7 +801,6 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
   lead->fan = static_cast<std::uint32_t>(order.size());
   lead->branch.resize(order.size());
   lead->branch_ej.resize(order.size());
-  ++v.sent;
   for (std::size_t k = 0; k < order.size(); ++k) {
     Msg* m = k == 0 ? lead : new_msg();
     lead->branch[k] = m;
@@ -904,16 +811,8 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
     m->ctx = gd.ctx;
     m->size = data.size();
     if (!opts_.phantom_payloads) m->payload.assign(data.begin(), data.end());
-    hash_.add(m->id, static_cast<std::uint64_t>(v.rank) << 32 | static_cast<std::uint32_t>(m->dst),
-              static_cast<std::uint64_t>(start) ^ (gd.ctx * 31 + static_cast<std::uint64_t>(tag)) ^ (m->size << 40) ^ 0x3c);
-    ++stats_.messages;
-    stats_.payload_bytes += m->size;
-    if (races_) {
-      if (k == 0) races_->on_send(v.rank, *m);
-      else m->vc = lead->vc;  // one send event: every branch carries the same vector
-    }
-    if (recorder_) recorder_->sent(m->id, v.rank, m->dst, tag, m->size, start, v.clock);
   }
+  instruments_.multicast_sent(v.rank, *lead, start, v.clock, v.is_task());
   op->msg_id = lead->id;
   op->dst = lead->dst;
   lead->send_op = op;
@@ -952,7 +851,7 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   }
   // The earliest-arrived matching message that is already here; anything arriving later is later.
   if (Msg* m = v.home->mailbox.post(op)) {
-    if (races_) races_->on_match(v.rank, *op, *m, v.label);  // the match is decided here, also for a request to send
+    instruments_.matched(v.rank, *op, *m, v.label);  // the match is decided here, also for a request to send
     if (m->proto == Msg::Proto::rts) {
       clear_to_send(v, op, m, v.clock);
     } else {
@@ -984,7 +883,7 @@ void Engine::on_send_done(Msg& m, Time t) {
 
 void Engine::on_arrival(Msg& m, Time t) {
   if (is_am_request(m.ctx)) {
-    if (races_) races_->on_handler(m.dst, m);
+    instruments_.handler_starts(m);
     return am_->on_request(m, t);
   }
   if (m.proto == Msg::Proto::cts) return on_clear_to_send(m, t);
@@ -992,7 +891,7 @@ void Engine::on_arrival(Msg& m, Time t) {
   Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
   // Matching cost (docs/model.md 2.5) counts in virtual time (Mailbox::arrive).
   if (Op* op = v.mailbox.arrive(m, t)) {
-    if (races_) races_->on_match(v.rank, *op, m, v.label);
+    instruments_.matched(v.rank, *op, m, v.label);
     // The receive's poster (the rank's VP or one of its tasks) takes it.
     Vp& by = *op->vp;
     if (m.proto == Msg::Proto::rts) return clear_to_send(by, op, &m, std::max(t, op->posted));
@@ -1000,7 +899,7 @@ void Engine::on_arrival(Msg& m, Time t) {
     deliver(m, *op);
     // A receive the VP posted ahead of the event loop matches at its posting time, not before.
     if (m.sync_op) on_matched(m, std::max(t, op->posted));
-    hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t));
+    instruments_.delivered(m, t);
     if (op->awaited && by.state == Vp::State::blocked) wake(by);
     return;
   }
@@ -1064,29 +963,7 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   const Time drained = c.recv_overlap ? std::max(cpu_free + body, m->drained) : start + body;
   v.clock = drained + c.recv_overhead + matching;
   network_->release_buffer(*m, v.clock);
-  if (races_) {
-    races_->on_complete(v.rank, *op, *m);
-    if (!is_internal(m->ctx) && !(m->ctx & kAmCtx)) {
-      // The data a VP received, for exploration's "other data received" (explore.cpp).
-      std::uint64_t h = received_[static_cast<std::size_t>(v.rank)] * 0x100000001b3ULL;
-      h ^= static_cast<std::uint64_t>(m->src) << 40 ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(m->tag)) ^
-           m->size << 20;
-      // The bytes are in the receive buffer since the match (deliver); phantom messages carry none.
-      const std::span<const std::byte> got =
-          opts_.phantom_payloads ? std::span<const std::byte>() : std::span<const std::byte>(op->buf).first(std::min(m->size, op->buf.size()));
-      std::uint64_t word = 0;
-      for (std::size_t i = 0; i < got.size(); i += 8) {
-        const std::size_t k = std::min<std::size_t>(8, got.size() - i);
-        word = 0;
-        std::memcpy(&word, got.data() + i, k);
-        h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
-        h ^= h >> 29;
-      }
-      received_[static_cast<std::size_t>(v.rank)] = h;
-    }
-  }
-  hash_.add(m->id, 0x5ec, static_cast<std::uint64_t>(v.clock));
-  if (recorder_) recorder_->received(m->id, m->src, v.rank, m->tag, m->size, m->arrival, start, v.clock);
+  instruments_.received(v.rank, *op, *m, start, v.clock);
   free_msg(m);
   free_op(op);
   op = nullptr;
@@ -1259,7 +1136,7 @@ bool Engine::cancel(Vp& v, Op*& op) {
   if (op->matched || op->awaiting_data) return false;
   ++v.actions;  // the world changed for this VP: a poll loop around it is not futile
   v.mailbox.cancel(op);
-  hash_.add(op->call, 0xca9c, static_cast<std::uint64_t>(v.clock) ^ static_cast<std::uint64_t>(v.rank) << 48);
+  instruments_.cancelled(op->call, v.rank, v.clock);
   free_op(op);
   op = nullptr;
   return true;
@@ -1280,7 +1157,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
     const Msg* m = v.home->mailbox.find(pattern);
     if (!m) return std::nullopt;
     auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{m->src, -1});
-    if (races_) races_->on_probe(v.rank, pattern, *m, v.label);
+    instruments_.probed(v.rank, pattern, *m, v.label);
     v.clock = std::max(v.clock, m->arrival);
     return Status{it->second, m->tag, m->envelope_size(), m->arrival};
   };
@@ -1381,7 +1258,7 @@ void Engine::compute(Vp& v, Time dt) {
                                                               to_us(v.clock))));
     throw Aborted{};
   }
-  if (recorder_ && dt > 0) recorder_->span(v.rank, "compute", v.clock, v.clock + dt);
+  instruments_.computed(v.rank, v.clock, dt);
   v.clock += dt;
 }
 
@@ -1406,13 +1283,13 @@ void Engine::barrier(Vp& v, const Group& g) {
       block(v, Vp::Block::barrier, Call::counting(Call::Form::barrier, gd.members.size()));
     } else {
       const Time release = b.latest + machine_.net.barrier_latency;
-      if (races_) races_->on_barrier(gd.members);
+      instruments_.barrier_released(gd.members);
       for (Vp* w : b.waiting) queue_.push(release, vp_order(w->rank), Ev::barrier, w);
       barriers_.erase(gd.ctx);
       v.clock = release;
     }
   }
-  if (recorder_) recorder_->span(v.rank, "barrier", start, v.clock);
+  instruments_.barrier_passed(v.rank, start, v.clock);
 }
 
 // Dissemination barrier (Hensgen, Finkel, Manber): in round k member i signals i + 2^k and waits

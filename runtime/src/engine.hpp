@@ -22,12 +22,14 @@
 #include "event_queue.hpp"
 #include "executor.hpp"
 #include "group_table.hpp"
+#include "instruments.hpp"
 #include "mailbox.hpp"
 #include "network.hpp"
 #include "op.hpp"
 #include "pool.hpp"
 #include "races.hpp"
 #include "blame.hpp"
+#include "contexts.hpp"
 #include "describe.hpp"
 #include "touchstone/proc.hpp"
 #include "touchstone/run.hpp"
@@ -38,17 +40,6 @@ namespace touchstone::detail {
 
 class Engine;
 class ActiveMessages;
-
-/// Active-message contexts (runtime/src/active_messages.hpp): requests kAmCtx | ticket, replies
-/// kAmCtx | kAmReplyBit | ticket, with ticket < 2^60.
-inline constexpr std::uint64_t kAmCtx = 1ULL << 61;
-inline constexpr std::uint64_t kAmReplyBit = 1ULL << 60;
-constexpr bool is_am_request(std::uint64_t ctx) { return ctx >> 60 == 2; }
-/// A reply is sent by a handler (AmContext::reply), from the node's CPU but not from the VP's code.
-constexpr bool is_am_reply(std::uint64_t ctx) { return ctx >> 60 == 3; }
-/// The context bit of a group's internal traffic (software barrier, split): not the user's messages.
-inline constexpr std::uint64_t kInternalCtx = 1ULL << 63;
-constexpr bool is_internal(std::uint64_t ctx) { return (ctx & kInternalCtx) != 0; }
 
 /// Thrown inside VP threads to unwind them when the run aborts.
 struct Aborted {};
@@ -69,7 +60,6 @@ struct Vp {
   std::map<std::uint64_t, std::uint64_t> spawns;  // a rank's VP: its spawns so far, per scope context
   bool is_task() const { return home != this; }
   Time clock = 0;
-  std::uint64_t sent = 0;  // messages this VP has sent (message set-ups)
   State state = State::blocked;
   Block block = Block::start;
   std::uint64_t token = 0;  // invalidates stale timed wake-ups
@@ -223,17 +213,8 @@ class Engine final : public NetworkListener, private Scheduler {
   GroupTable groups_;
   std::shared_ptr<const GroupData> world_;  // groups_.world(), at hand for resolve and reports
   EventQueue queue_;
-  TraceHash hash_;
-  RunStats stats_;
-  Time batch_time_ = 0;            // the virtual time of the VPs resumed last (stats_.batches)
-  std::uint64_t batch_width_ = 0;  // how many resumed at batch_time_ so far; 0 before the first
-  void count_segment();
-  void close_batch();
+  Instruments instruments_;  // the trace hash, statistics, recorder, race detector, blame: one call per event
   std::unique_ptr<Network> network_;
-  std::unique_ptr<Recorder> recorder_;
-  std::unique_ptr<RaceDetector> races_;  // RunOptions::races
-  std::unique_ptr<Blame> blame_;         // traces and RunOptions::explain: who blocked whom
-  std::vector<std::uint64_t> received_;  // RunOptions::races: per VP, digest of the data received
   std::map<std::pair<int, std::uint64_t>, int> forced_;  // RunOptions::schedule: (rank, call) -> source
   std::vector<std::pair<int, std::uint64_t>> forced_used_;
   std::vector<std::unique_ptr<Vp>> vps_;
