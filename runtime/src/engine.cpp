@@ -42,13 +42,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
   network_->set_seed(opts_.seed);
   am_ = std::make_unique<ActiveMessages>(*this, n);
   instruments_.watch(*network_);
-  for (const ForcedMatch& f : opts_.schedule) {
-    if (f.rank < 0 || f.rank >= n || f.source < 0 || f.source >= n || f.call < 1)
-      throw UsageError(fmt::format("schedule entry {}: ranks must be in 0..{} and calls count from 1",
-                                   format_schedule({f}), n - 1));
-    if (!forced_.emplace(std::pair{f.rank, f.call}, f.source).second)
-      throw UsageError(fmt::format("schedule entry {}:{} appears twice", f.rank, f.call));
-  }
+  forced_ = ForcedSchedule(opts_.schedule, n);
   vps_.reserve(static_cast<std::size_t>(n));
   idle_tasks_.resize(static_cast<std::size_t>(n));
   tasks_of_.resize(static_cast<std::size_t>(n));
@@ -446,14 +440,7 @@ RunResult Engine::run(const Program& program) {
       failure_ = fmt::format("the run finished with {} message(s) never received:\n{}{}", count, unreceived,
                              count > 20 ? "  ...\n" : "");
     for (const auto& s : misuse_) failure_ += s + "\n";
-    if (failure_.empty() && forced_used_.size() < forced_.size()) {
-      std::vector<ForcedMatch> unused;
-      for (const auto& [key, src] : forced_)
-        if (std::find(forced_used_.begin(), forced_used_.end(), key) == forced_used_.end())
-          unused.push_back(ForcedMatch{key.first, key.second, src});
-      throw UsageError(fmt::format("the schedule names no wildcard receive or probe of this run at {}",
-                                   format_schedule(unused)));
-    }
+    if (failure_.empty()) forced_.check_all_used();
   }
   // Every VP's clock, where it finished or where the failure left it, ends the hash.
   std::vector<Time> clocks;
@@ -846,7 +833,7 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   op->posted = v.clock;
   op->call = ++v.home->recv_calls;  // one numbering per rank: its tasks' receives count too
   if (src == any_source && !forced_.empty()) {
-    op->src = forced_source(v, op->call, src, op->group.get());
+    op->src = forced_.source(v.rank, op->call, src, op->group.get());
     op->forced = op->src != any_source;
   }
   // The earliest-arrived matching message that is already here; anything arriving later is later.
@@ -1152,7 +1139,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
   pattern.ctx = gd.ctx;
   pattern.posted = v.clock;
   pattern.call = ++v.home->recv_calls;
-  if (world_src == any_source && !forced_.empty()) pattern.src = forced_source(v, pattern.call, world_src, &gd);
+  if (world_src == any_source && !forced_.empty()) pattern.src = forced_.source(v.rank, pattern.call, world_src, &gd);
   auto find = [&]() -> std::optional<Status> {
     const Msg* m = v.home->mailbox.find(pattern);
     if (!m) return std::nullopt;
@@ -1200,21 +1187,6 @@ void Engine::drop(Op* op) {
 }
 
 // ---------------------------------------------------------------- time and barrier
-
-// A forced match (RunOptions::schedule): wildcard receive or probe `call` of v takes the next
-// matching message from the forced source. Its timing stays the model's: the receive is posted
-// when the program posts it and completes when that message has arrived, as a receive naming the
-// source would (docs/debugging.md).
-int Engine::forced_source(Vp& v, std::uint64_t call, int src, const GroupData* g) {
-  auto it = forced_.find({v.rank, call});
-  if (it == forced_.end()) return src;
-  if (g && !std::binary_search(g->by_world.begin(), g->by_world.end(), std::pair{it->second, -1},
-                               [](const auto& a, const auto& b) { return a.first < b.first; }))
-    throw UsageError(fmt::format("schedule entry {}:{}={}: rank {} is not in the receive's group", v.rank, call,
-                                 it->second, it->second));
-  forced_used_.push_back(it->first);
-  return it->second;
-}
 
 // A VP that only polls while nothing can change is a livelock (docs/debugging.md). After sync(v)
 // the event loop has committed everything up to v's clock; an empty queue then means every other

@@ -21,6 +21,7 @@
 
 #include "event_queue.hpp"
 #include "executor.hpp"
+#include "forced_schedule.hpp"
 #include "group_table.hpp"
 #include "instruments.hpp"
 #include "mailbox.hpp"
@@ -176,7 +177,6 @@ class Engine final : public NetworkListener, private Scheduler {
   std::string interrupted_report(const Vp* v) const;             // SIGINT, SIGTERM
   // One step of progress, for the watchdog: only the baton holder writes, so no atomic add.
   void step() { progress_.steps.store(progress_.steps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
-  int forced_source(Vp& v, std::uint64_t call, int src, const GroupData* g);  // RunOptions::schedule
   std::string write_evidence(bool failed);
   void wake(Vp& v);
   void software_barrier(Vp& v, const GroupData& g);
@@ -214,9 +214,8 @@ class Engine final : public NetworkListener, private Scheduler {
   std::shared_ptr<const GroupData> world_;  // groups_.world(), at hand for resolve and reports
   EventQueue queue_;
   Instruments instruments_;  // the trace hash, statistics, recorder, race detector, blame: one call per event
+  ForcedSchedule forced_;    // RunOptions::schedule
   std::unique_ptr<Network> network_;
-  std::map<std::pair<int, std::uint64_t>, int> forced_;  // RunOptions::schedule: (rank, call) -> source
-  std::vector<std::pair<int, std::uint64_t>> forced_used_;
   std::vector<std::unique_ptr<Vp>> vps_;
   std::vector<std::unique_ptr<Vp>> tasks_;          // task contexts, by index - nodes
   std::vector<std::vector<Vp*>> idle_tasks_;        // per rank: its task contexts waiting for work
