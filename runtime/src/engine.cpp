@@ -67,19 +67,6 @@ Engine::~Engine() {
   });
 }
 
-// A Request that outlives its VP's program would be completed or destroyed after run()
-// returned. A run that otherwise succeeded fails with a usage error naming each such request.
-std::string Engine::held_requests() {
-  std::string held;
-  ops_.for_each([&](Op& op) {
-    if (op.holder)
-      held += fmt::format("\n  rank {}: {}", op.owner, describe_op(op));
-  });
-  if (held.empty()) return held;
-  return "a Request outlives the program of the VP that started it (stored outside the program?); complete it "
-         "with wait or test, or let it go out of scope, before the program returns:" + held;
-}
-
 // The life of a VP, in its own thread or fiber, from its first turn to its end.
 void Engine::vp_main(Vp& v) {
   v.host_thread = pthread_self();
@@ -244,21 +231,6 @@ void Engine::start_vps() {
   }
   executor_->pass(kMain);
   executor_->finish();
-}
-
-// SIGINT or SIGTERM (RunOptions::stop_on_signals): the run ends as a failure, with where every VP
-// was; `v` is the VP that noticed, at its call.
-std::string Engine::interrupted_report(const Vp* v) const {
-  const int sig = Watchdog::pending_signal();
-  std::string where = v ? fmt::format("rank {} was calling the runtime at t={} us", v->rank, to_us(v->clock))
-                        : fmt::format("the event loop was at t={} us", to_us(now_));
-  std::string blocked;
-  for (const auto& w : vps_)
-    if (w->state == Vp::State::blocked)
-      blocked += fmt::format("  rank {} blocked since t={} us in {}{}\n", w->rank, to_us(w->blocked_since),
-                             describe_wait(*w), w->label.empty() ? "" : " at " + w->label);
-  return fmt::format("interrupted by {}: {}.\n{}", sig == SIGINT ? "SIGINT" : "SIGTERM", where,
-                     blocked.empty() ? "" : "The blocked VPs:\n" + blocked);
 }
 
 void Engine::abort_run(std::string report) {
@@ -431,15 +403,7 @@ RunResult Engine::run(const Program& program) {
   }
 
   if (!aborting_) {
-    std::string unreceived;
-    std::size_t count = 0;
-    for (auto& v : vps_)
-      for (const Msg* m = v->mailbox.unexpected(); m; m = m->next)
-        if (++count <= 20) unreceived += describe_msg(*m);
-    if (count)
-      failure_ = fmt::format("the run finished with {} message(s) never received:\n{}{}", count, unreceived,
-                             count > 20 ? "  ...\n" : "");
-    for (const auto& s : misuse_) failure_ += s + "\n";
+    failure_ = leftovers_report();
     if (failure_.empty()) forced_.check_all_used();
   }
   // Every VP's clock, where it finished or where the failure left it, ends the hash.
@@ -468,19 +432,6 @@ RunResult Engine::run(const Program& program) {
   write_evidence(false);
   res.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
-}
-
-// Writes the trace and order log a run asked for. After a failure they hold everything up to it,
-// and the returned note tells the user so.
-std::string Engine::write_evidence(bool failed) {
-  if (!instruments_.recording()) return {};
-  Time upto = now_;  // a VP may have run ahead of the event loop before it failed
-  if (failed)
-    for (const auto& v : vps_) {
-      for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) instruments_.unreceived(*m);
-      upto = std::max(upto, v->clock);
-    }
-  return instruments_.write_evidence(failed, machine_.name, upto);
 }
 
 Msg* Engine::new_msg() {
@@ -1188,35 +1139,14 @@ void Engine::drop(Op* op) {
 
 // ---------------------------------------------------------------- time and barrier
 
-// A VP that only polls while nothing can change is a livelock (docs/debugging.md). After sync(v)
-// the event loop has committed everything up to v's clock; an empty queue then means every other
-// VP is blocked without a timed wake-up or finished, and nothing is in flight: only v can still
-// act. If v polls the same thing twice without acting in between (sending, receiving, posting a
-// receive, entering a barrier), its loop is futile: the run stops here, naming the rank, instead
-// of spinning until the time limit.
+// A VP that only polls while nothing can change is a livelock (livelock.hpp). After sync(v) the
+// event loop has committed everything up to v's clock; an empty queue then means only v can still
+// act. If v polls the same thing twice without acting in between, the run stops here, naming the
+// rank, instead of spinning until the time limit.
 void Engine::futile_poll(Vp& v, std::uint64_t key, const Call& what) {
-  if (!queue_.empty()) {
-    v.futile_polls.clear();
-    return;
-  }
-  if (v.quiet_since != v.actions) {
-    v.quiet_since = v.actions;
-    v.futile_polls.clear();
-  }
-  if (std::find(v.futile_polls.begin(), v.futile_polls.end(), key) == v.futile_polls.end()) {
-    v.futile_polls.push_back(key);
-    return;
-  }
-  std::string others;
-  for (const auto& w : vps_)
-    if (w->state == Vp::State::blocked)
-      others += fmt::format("  rank {} blocked since t={} us in {}{}\n", w->rank, to_us(w->blocked_since),
-                            describe_wait(*w), w->label.empty() ? "" : " at " + w->label);
-  abort_run(fmt::format("livelock at t={} us: rank {} polls in a loop ({}{}) but nothing can change: every other VP "
-                        "is blocked or finished, nothing is in flight, and rank {} has neither sent nor received since "
-                        "its first futile poll.\n{}",
-                        to_us(v.clock), v.rank, describe(what), v.label.empty() ? "" : " at " + v.label, v.rank,
-                        others.empty() ? "No other VP is blocked.\n" : "The other VPs:\n" + others));
+  if (!queue_.empty()) return v.polls.forget();
+  if (!v.polls.repeats(v.actions, key)) return;
+  abort_run(livelock_report(v.rank, v.clock, what, v.label, blocked_vps()));
   now_ = std::max(now_, v.clock);
   throw Aborted{};
 }

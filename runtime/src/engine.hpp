@@ -23,6 +23,7 @@
 #include "executor.hpp"
 #include "forced_schedule.hpp"
 #include "group_table.hpp"
+#include "livelock.hpp"
 #include "instruments.hpp"
 #include "mailbox.hpp"
 #include "network.hpp"
@@ -78,8 +79,7 @@ struct Vp {
   std::uint64_t recv_calls = 0;        // receives and probes posted so far (race reports)
   // Livelock detection (docs/debugging.md): the polls seen since the world last changed.
   std::uint64_t actions = 0;  // sends, receives and barriers so far: what could change the world
-  std::uint64_t quiet_since = ~0ULL;
-  std::vector<std::uint64_t> futile_polls;
+  PollWatch polls;
   int probe_src = any_source, probe_tag = any_tag;
   std::uint64_t probe_ctx = 0;
   Mailbox mailbox;
@@ -175,6 +175,8 @@ class Engine final : public NetworkListener, private Scheduler {
   void sync(Vp& v);  // waits until the event loop has reached v's clock
   void futile_poll(Vp& v, std::uint64_t key, const Call& what);  // livelock detection
   std::string interrupted_report(const Vp* v) const;             // SIGINT, SIGTERM
+  std::string blocked_vps() const;  // one line per blocked rank's VP: since when, in what, where
+  std::string leftovers_report() const;  // messages never received and misuse, at a run's end
   // One step of progress, for the watchdog: only the baton holder writes, so no atomic add.
   void step() { progress_.steps.store(progress_.steps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
   std::string write_evidence(bool failed);
