@@ -4,7 +4,6 @@
 #include "checked_time.hpp"
 
 #include <sched.h>
-#include <signal.h>
 
 #include <thread>
 
@@ -13,7 +12,6 @@
 #include <chrono>
 #include <limits>
 #include <cstring>
-#include <numeric>
 
 #include <fmt/format.h>
 

@@ -1,6 +1,10 @@
-// The engine (docs/model.md 1.2): the VPs, the event loop, point-to-point operations, groups and
-// barriers, and the reports of failed runs. The VPs' code runs in an Executor (executor.hpp: fibers
-// or threads and the baton); each VP's receives are matched by its Mailbox (mailbox.hpp).
+// The engine (docs/model.md 1.2): the VPs, the event loop and a message's way, from the send to the
+// completed receive. Its parts live apart and do not call back: the VPs' code runs in an Executor
+// (executor.hpp: fibers or threads and the baton); each VP's receives are matched by its Mailbox
+// (mailbox.hpp); groups and contexts are kept by the GroupTable (group_table.hpp); the trace hash,
+// statistics, recorder, race detector and blame hear of each event through Instruments
+// (instruments.hpp); reports word operations through describe.hpp. The engine's own duties beside
+// the loop are split by file: tasks.cpp, requests.cpp, barriers.cpp, deadlock.cpp, run_reports.cpp.
 //
 // Exactly one thread -- the baton holder -- runs at any moment: a VP executing its program, or a
 // thread executing the event loop on behalf of a VP that has just blocked. Every decision is made
@@ -19,23 +23,20 @@
 #include <unordered_map>
 #include <vector>
 
+#include "contexts.hpp"
+#include "describe.hpp"
 #include "event_queue.hpp"
 #include "executor.hpp"
 #include "forced_schedule.hpp"
 #include "group_table.hpp"
-#include "livelock.hpp"
 #include "instruments.hpp"
+#include "livelock.hpp"
 #include "mailbox.hpp"
 #include "network.hpp"
 #include "op.hpp"
 #include "pool.hpp"
-#include "races.hpp"
-#include "blame.hpp"
-#include "contexts.hpp"
-#include "describe.hpp"
 #include "touchstone/proc.hpp"
 #include "touchstone/run.hpp"
-#include "trace.hpp"
 #include "watchdog.hpp"
 
 namespace touchstone::detail {

@@ -36,7 +36,8 @@ void ForcedSchedule::check_all_used() const {
   if (used_.size() >= forced_.size()) return;
   std::vector<ForcedMatch> unused;
   for (const auto& [key, src] : forced_)
-    if (std::find(used_.begin(), used_.end(), key) == used_.end()) unused.push_back(ForcedMatch{key.first, key.second, src});
+    if (std::find(used_.begin(), used_.end(), key) == used_.end())
+      unused.push_back(ForcedMatch{key.first, key.second, src});
   throw UsageError(fmt::format("the schedule names no wildcard receive or probe of this run at {}",
                                format_schedule(unused)));
 }

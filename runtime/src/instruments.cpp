@@ -85,9 +85,9 @@ void Instruments::race_received(int rank, const Op& op, const Msg& m) {
   h ^= static_cast<std::uint64_t>(m.src) << 40 ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(m.tag)) ^
        m.size << 20;
   // The bytes are in the receive buffer since the match (Engine::deliver); phantom messages carry none.
-  const std::span<const std::byte> got = phantom_payloads_
-                                             ? std::span<const std::byte>()
-                                             : std::span<const std::byte>(op.buf).first(std::min(m.size, op.buf.size()));
+  const std::size_t n = std::min(m.size, op.buf.size());
+  const std::span<const std::byte> got =
+      phantom_payloads_ ? std::span<const std::byte>() : std::span<const std::byte>(op.buf).first(n);
   std::uint64_t word = 0;
   for (std::size_t i = 0; i < got.size(); i += 8) {
     const std::size_t k = std::min<std::size_t>(8, got.size() - i);
@@ -111,7 +111,8 @@ void Instruments::record_wait(int rank, Time since, Time clock, const Call& what
 
 // The evidence of a failed run shows where every VP was stuck when it failed.
 void Instruments::unwound(int rank, Time since, Time now, const Call& what) {
-  if (recorder_) recorder_->span(rank, "blocked", since, std::max(since, now), describe(what) + " (when the run failed)");
+  if (recorder_)
+    recorder_->span(rank, "blocked", since, std::max(since, now), describe(what) + " (when the run failed)");
 }
 
 void Instruments::run_ended(Time now, std::span<const Time> clocks) {

@@ -16,7 +16,8 @@ bool PollWatch::repeats(std::uint64_t actions, std::uint64_t key) {
   return false;
 }
 
-std::string livelock_report(int rank, Time clock, const Call& what, const std::string& label, const std::string& blocked) {
+std::string livelock_report(int rank, Time clock, const Call& what, const std::string& label,
+                            const std::string& blocked) {
   return fmt::format("livelock at t={} us: rank {} polls in a loop ({}{}) but nothing can change: every other VP "
                      "is blocked or finished, nothing is in flight, and rank {} has neither sent nor received since "
                      "its first futile poll.\n{}",

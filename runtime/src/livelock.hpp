@@ -29,6 +29,7 @@ class PollWatch {
 
 /// The failure report of a livelock of `rank` at `clock`, polling in `what` at `label` (may be
 /// empty); `blocked`: one line per other blocked VP.
-std::string livelock_report(int rank, Time clock, const Call& what, const std::string& label, const std::string& blocked);
+std::string livelock_report(int rank, Time clock, const Call& what, const std::string& label,
+                            const std::string& blocked);
 
 }  // namespace touchstone::detail
