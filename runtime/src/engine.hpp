@@ -4,7 +4,8 @@
 // (mailbox.hpp); groups and contexts are kept by the GroupTable (group_table.hpp); the trace hash,
 // statistics, recorder, race detector and blame hear of each event through Instruments
 // (instruments.hpp); reports word operations through describe.hpp. The engine's own duties beside
-// the loop are split by file: tasks.cpp, requests.cpp, barriers.cpp, deadlock.cpp, run_reports.cpp.
+// the loop are split by file: tasks.cpp, requests.cpp, multicast.cpp, barriers.cpp, deadlock.cpp and
+// run_reports.cpp.
 //
 // Exactly one thread -- the baton holder -- runs at any moment: a VP executing its program, or a
 // thread executing the event loop on behalf of a VP that has just blocked. Every decision is made
