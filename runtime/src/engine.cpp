@@ -761,7 +761,7 @@ void Engine::complete_send(Vp& v, Op*& op) {
   op = nullptr;
 }
 
-// ---------------------------------------------------------------- time and barrier
+// ---------------------------------------------------------------- time and polling
 
 // A VP that only polls while nothing can change is a livelock (livelock.hpp). After sync(v) the
 // event loop has committed everything up to v's clock; an empty queue then means only v can still
