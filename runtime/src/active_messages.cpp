@@ -144,9 +144,8 @@ void ActiveMessages::on_request(Msg& m, Time t) {
   node.handler_free = c.now_;
   v.clock = std::max(v.clock, s) + (c.now_ - s);
   e_.network_->release_buffer(m, c.now_);
-  e_.hash_.add(m.id, 0xa3, static_cast<std::uint64_t>(c.now_));
-  if (e_.recorder_)
-    e_.recorder_->handled(m.id, m.dst, s, c.now_, fmt::format("{} (request #{} from {})", handler_name(id), m.id, m.src));
+  e_.instruments_.handled(m, s, c.now_,
+                          [&] { return fmt::format("{} (request #{} from {})", handler_name(id), m.id, m.src); });
   e_.free_msg(&m);
 }
 

@@ -1,6 +1,11 @@
-// The engine (docs/model.md 1.2): the VPs, the event loop, point-to-point operations, groups and
-// barriers, and the reports of failed runs. The VPs' code runs in an Executor (executor.hpp: fibers
-// or threads and the baton); each VP's receives are matched by its Mailbox (mailbox.hpp).
+// The engine (docs/model.md 1.2): the VPs, the event loop and a message's way, from the send to the
+// completed receive. Its parts live apart and do not call back: the VPs' code runs in an Executor
+// (executor.hpp: fibers or threads and the baton); each VP's receives are matched by its Mailbox
+// (mailbox.hpp); groups and contexts are kept by the GroupTable (group_table.hpp); the trace hash,
+// statistics, recorder, race detector and blame hear of each event through Instruments
+// (instruments.hpp); reports word operations through describe.hpp. The engine's own duties beside
+// the loop are split by file: tasks.cpp, requests.cpp, multicast.cpp, barriers.cpp, deadlock.cpp and
+// run_reports.cpp.
 //
 // Exactly one thread -- the baton holder -- runs at any moment: a VP executing its program, or a
 // thread executing the event loop on behalf of a VP that has just blocked. Every decision is made
@@ -19,65 +24,26 @@
 #include <unordered_map>
 #include <vector>
 
+#include "contexts.hpp"
+#include "describe.hpp"
 #include "event_queue.hpp"
 #include "executor.hpp"
+#include "forced_schedule.hpp"
+#include "group_table.hpp"
+#include "instruments.hpp"
+#include "livelock.hpp"
 #include "mailbox.hpp"
 #include "network.hpp"
 #include "op.hpp"
 #include "pool.hpp"
-#include "races.hpp"
-#include "blame.hpp"
 #include "touchstone/proc.hpp"
 #include "touchstone/run.hpp"
-#include "trace.hpp"
 #include "watchdog.hpp"
 
 namespace touchstone::detail {
 
 class Engine;
 class ActiveMessages;
-
-/// Active-message contexts (runtime/src/active_messages.hpp): requests kAmCtx | ticket, replies
-/// kAmCtx | kAmReplyBit | ticket, with ticket < 2^60.
-inline constexpr std::uint64_t kAmCtx = 1ULL << 61;
-inline constexpr std::uint64_t kAmReplyBit = 1ULL << 60;
-constexpr bool is_am_request(std::uint64_t ctx) { return ctx >> 60 == 2; }
-/// A reply is sent by a handler (AmContext::reply), from the node's CPU but not from the VP's code.
-constexpr bool is_am_reply(std::uint64_t ctx) { return ctx >> 60 == 3; }
-/// The context bit of a group's internal traffic (software barrier, split): not the user's messages.
-inline constexpr std::uint64_t kInternalCtx = 1ULL << 63;
-constexpr bool is_internal(std::uint64_t ctx) { return (ctx & kInternalCtx) != 0; }
-
-/// What a request is, in the words of reports: a copy of the fields that describe_op reads.
-struct OpSummary {
-  Op::Kind kind = Op::Kind::send;
-  bool rendezvous = false, awaiting_data = false, forced = false;
-  int src = 0, tag = 0, dst = 0, owner = 0;
-  std::uint64_t msg_id = 0, call = 0;
-  std::size_t size = 0;
-  static OpSummary of(const Op& op) {
-    return {op.kind, op.rendezvous, op.awaiting_data, op.forced, op.src, op.tag,
-            op.dst, op.owner, op.msg_id, op.call, op.size};
-  }
-};
-
-/// "recv(source=3, tag=0)" or "send of message #5 to 3".
-std::string describe_op(const OpSummary& op);
-inline std::string describe_op(const Op& op) { return describe_op(OpSummary::of(op)); }
-
-/// A blocking call or a poll, kept as data and put into words only when a report or a trace needs
-/// it: formatting it on every block cost several percent of the host time per message.
-struct Call {
-  enum class Form : std::uint8_t { sync, wait_for, waitall_recvs, waitall_for, waitany, probe, iprobe, test_of, barrier };
-  Form form = Form::sync;
-  OpSummary op;           // wait_for, waitall_for, test_of: the request
-  std::size_t count = 0;  // waitall_recvs, waitany, barrier: receives, requests, group members
-  int src = 0, tag = 0;   // probe, iprobe: as the program gave them
-  static Call on(Form f, const Op& op) { return Call{f, OpSummary::of(op)}; }
-  static Call counting(Form f, std::size_t n) { return Call{f, {}, n}; }
-};
-/// "wait for recv(source=3, tag=0)", "waitall on 4 receive(s)", ...
-std::string describe(const Call& c);
 
 /// Thrown inside VP threads to unwind them when the run aborts.
 struct Aborted {};
@@ -98,7 +64,6 @@ struct Vp {
   std::map<std::uint64_t, std::uint64_t> spawns;  // a rank's VP: its spawns so far, per scope context
   bool is_task() const { return home != this; }
   Time clock = 0;
-  std::uint64_t sent = 0;  // messages this VP has sent (message set-ups)
   State state = State::blocked;
   Block block = Block::start;
   std::uint64_t token = 0;  // invalidates stale timed wake-ups
@@ -116,12 +81,11 @@ struct Vp {
   std::uint64_t recv_calls = 0;        // receives and probes posted so far (race reports)
   // Livelock detection (docs/debugging.md): the polls seen since the world last changed.
   std::uint64_t actions = 0;  // sends, receives and barriers so far: what could change the world
-  std::uint64_t quiet_since = ~0ULL;
-  std::vector<std::uint64_t> futile_polls;
+  PollWatch polls;
   int probe_src = any_source, probe_tag = any_tag;
   std::uint64_t probe_ctx = 0;
   Mailbox mailbox;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, int> groups_made;  // (parent ctx, members hash) -> count
+  GroupTable::Made groups_made;  // the groups it has made (GroupTable::make)
   std::unique_ptr<Proc> proc;
   pthread_t host_thread{};  // the host thread its code runs on (the watchdog samples its stack there)
   // Only with RunOptions::perturb: the generator's 2.5 KB of state, seeded in every Vp, made a Vp
@@ -190,7 +154,6 @@ class Engine final : public NetworkListener, private Scheduler {
   // The data of g as v sees it: the world placeholder stands for a task's world alias.
   const GroupData& resolve(const Vp& v, const Group& g) const;
   std::shared_ptr<const GroupData> resolve_shared(const Vp& v, const Group& g) const;
-  int to_world(const GroupData& g, int local, const char* what) const;
   Op* post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data, bool synchronous = false);
   Msg* make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size);
   // A message set-up of node m->src that began at `start`: hashed, counted, recorded, and handed
@@ -202,7 +165,6 @@ class Engine final : public NetworkListener, private Scheduler {
   void clear_to_send(Vp& v, Op* op, Msg* rts, Time at);
   void on_clear_to_send(Msg& cts, Time t);
   void on_rendezvous_data(Msg& m, Time t);
-  std::string describe_msg(const Msg& m) const;
   Op* post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_ptr<const GroupData> g,
                 std::span<std::byte> buf);
   /// Completes a matched receive. `waiting_since`: the clock at which v started waiting for it in
@@ -215,9 +177,10 @@ class Engine final : public NetworkListener, private Scheduler {
   void sync(Vp& v);  // waits until the event loop has reached v's clock
   void futile_poll(Vp& v, std::uint64_t key, const Call& what);  // livelock detection
   std::string interrupted_report(const Vp* v) const;             // SIGINT, SIGTERM
+  std::string blocked_vps() const;  // one line per blocked rank's VP: since when, in what, where
+  std::string leftovers_report() const;  // messages never received and misuse, at a run's end
   // One step of progress, for the watchdog: only the baton holder writes, so no atomic add.
   void step() { progress_.steps.store(progress_.steps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
-  int forced_source(Vp& v, std::uint64_t call, int src, const GroupData* g);  // RunOptions::schedule
   std::string write_evidence(bool failed);
   void wake(Vp& v);
   void software_barrier(Vp& v, const GroupData& g);
@@ -251,31 +214,17 @@ class Engine final : public NetworkListener, private Scheduler {
   RunOptions opts_;
   Pool<Msg> msgs_;  // declared before everything that points into them
   Pool<Op> ops_;
+  GroupTable groups_;
+  std::shared_ptr<const GroupData> world_;  // groups_.world(), at hand for resolve and reports
   EventQueue queue_;
-  TraceHash hash_;
-  RunStats stats_;
-  Time batch_time_ = 0;            // the virtual time of the VPs resumed last (stats_.batches)
-  std::uint64_t batch_width_ = 0;  // how many resumed at batch_time_ so far; 0 before the first
-  void count_segment();
-  void close_batch();
+  Instruments instruments_;  // the trace hash, statistics, recorder, race detector, blame: one call per event
+  ForcedSchedule forced_;    // RunOptions::schedule
   std::unique_ptr<Network> network_;
-  std::unique_ptr<Recorder> recorder_;
-  std::unique_ptr<RaceDetector> races_;  // RunOptions::races
-  std::unique_ptr<Blame> blame_;         // traces and RunOptions::explain: who blocked whom
-  std::vector<std::uint64_t> received_;  // RunOptions::races: per VP, digest of the data received
-  std::map<std::pair<int, std::uint64_t>, int> forced_;  // RunOptions::schedule: (rank, call) -> source
-  std::vector<std::pair<int, std::uint64_t>> forced_used_;
   std::vector<std::unique_ptr<Vp>> vps_;
   std::vector<std::unique_ptr<Vp>> tasks_;          // task contexts, by index - nodes
   std::vector<std::vector<Vp*>> idle_tasks_;        // per rank: its task contexts waiting for work
   std::vector<std::vector<Vp*>> tasks_of_;          // per rank: every task context of that rank
   bool retiring_ = false;                           // the run is over: idle task contexts end
-  // The groups of the n-th spawn on a scope (context, n), until every member of the scope has them.
-  struct Instance {
-    std::shared_ptr<const GroupData> scope, world;
-    std::size_t taken = 0;
-  };
-  std::map<std::pair<std::uint64_t, std::uint64_t>, Instance> instances_;
   std::unique_ptr<Executor> executor_;  // runs the VPs' code and passes the baton
   const Program* program_ = nullptr;
   Time now_ = 0;
@@ -285,9 +234,6 @@ class Engine final : public NetworkListener, private Scheduler {
   Progress progress_;  // for the watchdog (RunOptions::wall_limit_s, stop_on_signals, progress_line)
   std::vector<std::string> misuse_;  // deferred errors (dropped requests)
   std::uint64_t next_msg_id_ = 0;
-  std::uint64_t next_ctx_ = 2;
-  std::shared_ptr<const GroupData> world_;
-  std::map<std::tuple<std::uint64_t, std::vector<int>, int>, std::shared_ptr<const GroupData>> groups_;
   struct BarrierState {
     int arrived = 0;
     Time latest = 0;

@@ -232,6 +232,8 @@ class Network {
   }
 
  private:
+  /// A path position whose channel is not chosen yet (an injection port), or no channel at all.
+  static constexpr std::uint32_t kNoChannel = 0xffffffffu;
   struct InjPort {
     Msg* cur = nullptr;
     Time freed = kNever;  // when the port's previous message left it (kNever: no message yet)

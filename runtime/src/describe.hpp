@@ -1,0 +1,48 @@
+// Operations, blocking calls and messages in the words of reports ("recv(source=3, tag=0)",
+// "waitall on 4 receive(s)", "message #5 from 2 to 3, ..."): deadlock and livelock reports,
+// traces and misuse errors all name them the same way. A blocking call is kept as data (Call)
+// and put into words only when a report or a trace needs it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "network.hpp"
+#include "op.hpp"
+
+namespace touchstone::detail {
+
+/// What a request is, in the words of reports: a copy of the fields that describe_op reads.
+struct OpSummary {
+  Op::Kind kind = Op::Kind::send;
+  bool rendezvous = false, awaiting_data = false, forced = false;
+  int src = 0, tag = 0, dst = 0, owner = 0;
+  std::uint64_t msg_id = 0, call = 0;
+  std::size_t size = 0;
+  static OpSummary of(const Op& op) {
+    return {op.kind, op.rendezvous, op.awaiting_data, op.forced, op.src, op.tag,
+            op.dst, op.owner, op.msg_id, op.call, op.size};
+  }
+};
+
+/// "recv(source=3, tag=0)" or "send of message #5 to 3".
+std::string describe_op(const OpSummary& op);
+inline std::string describe_op(const Op& op) { return describe_op(OpSummary::of(op)); }
+
+/// A blocking call or a poll, kept as data and put into words only when a report or a trace needs
+/// it: formatting it on every block cost several percent of the host time per message.
+struct Call {
+  enum class Form : std::uint8_t { sync, wait_for, waitall_recvs, waitall_for, waitany, probe, iprobe, test_of, barrier };
+  Form form = Form::sync;
+  OpSummary op;           // wait_for, waitall_for, test_of: the request
+  std::size_t count = 0;  // waitall_recvs, waitany, barrier: receives, requests, group members
+  int src = 0, tag = 0;   // probe, iprobe: as the program gave them
+  static Call on(Form f, const Op& op) { return Call{f, OpSummary::of(op)}; }
+  static Call counting(Form f, std::size_t n) { return Call{f, {}, n}; }
+};
+/// "wait for recv(source=3, tag=0)", "waitall on 4 receive(s)", ...
+std::string describe(const Call& c);
+/// "  message #5 from 2 to 3, tag 0, 16 bytes, arrived t=1.5 us\n" (a request to send names its data).
+std::string describe_msg(const Msg& m);
+
+}  // namespace touchstone::detail

@@ -1,0 +1,97 @@
+#include "group_table.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "touchstone/error.hpp"
+
+namespace touchstone::detail {
+
+namespace {
+constexpr std::uint64_t kWorldCtx = 1;
+
+std::shared_ptr<GroupData> new_group(std::vector<int> members, std::uint64_t ctx) {
+  auto g = std::make_shared<GroupData>();
+  g->members = std::move(members);
+  g->ctx = ctx;
+  g->by_world.reserve(g->members.size());
+  for (std::size_t i = 0; i < g->members.size(); ++i) g->by_world.emplace_back(g->members[i], static_cast<int>(i));
+  std::sort(g->by_world.begin(), g->by_world.end());
+  g->in_world_order = true;
+  for (std::size_t i = 0; g->in_world_order && i < g->members.size(); ++i)
+    g->in_world_order = g->members[i] == static_cast<int>(i);
+  return g;
+}
+}  // namespace
+
+GroupTable::GroupTable(int nodes) : nodes_(nodes) {
+  std::vector<int> all(static_cast<std::size_t>(nodes));
+  std::iota(all.begin(), all.end(), 0);
+  world_ = new_group(std::move(all), kWorldCtx);
+}
+
+int GroupTable::to_world(const GroupData& g, int local, const char* what) {
+  if (local < 0 || local >= static_cast<int>(g.members.size()))
+    throw UsageError(fmt::format("{} rank {} out of range: the group has {} member(s)", what, local, g.members.size()));
+  return g.members[static_cast<std::size_t>(local)];
+}
+
+int GroupTable::member_index(const GroupData& g, int world) {
+  auto it = std::lower_bound(g.by_world.begin(), g.by_world.end(), std::pair{world, -1});
+  return it != g.by_world.end() && it->first == world ? it->second : -1;
+}
+
+Group GroupTable::make(Made& made, std::uint64_t parent_ctx, std::vector<int> members) {
+  std::vector<int> sorted = members;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] < 0 || sorted[i] >= nodes_)
+      throw UsageError(fmt::format("group member {} out of range 0..{}", sorted[i], nodes_ - 1));
+    if (i && sorted[i] == sorted[i - 1]) throw UsageError(fmt::format("rank {} appears twice in a group", sorted[i]));
+  }
+  // Members agree on the context without communicating: the n-th group with these members made
+  // from this parent is the same group on every member (as MPI communicators are created in order).
+  std::uint64_t h = 1469598103934665603ULL;
+  for (int r : members) h = (h ^ static_cast<std::uint64_t>(r)) * 1099511628211ULL;
+  const int nth = made[{parent_ctx, h}]++;
+  auto key = std::make_tuple(parent_ctx, members, nth);
+  auto it = groups_.find(key);
+  if (it == groups_.end()) it = groups_.emplace(std::move(key), new_group(std::move(members), next_ctx_++)).first;
+  return Group(it->second);
+}
+
+Group GroupTable::split(Made& made, const GroupData& parent, int me, int color, std::span<const std::int32_t> known) {
+  if (color < 0) return Group(new_group({}, 0));
+  const int n = static_cast<int>(parent.members.size());
+  std::vector<std::tuple<int, int, int>> same;  // (key, parent rank, world rank)
+  for (int i = 0; i < n; ++i) {
+    const int who = (me + i) % n;
+    if (known[static_cast<std::size_t>(2 * i)] == color)
+      same.emplace_back(known[static_cast<std::size_t>(2 * i + 1)], who, parent.members[static_cast<std::size_t>(who)]);
+  }
+  std::sort(same.begin(), same.end());
+  std::vector<int> members;
+  for (auto& [k, pr, w] : same) members.push_back(w);
+  return make(made, parent.ctx ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(color)) << 32),
+              std::move(members));
+}
+
+// The n-th spawn on a group is the same on every member (as MPI requires collectives on a
+// communicator to start in the same order everywhere): its two groups are made by the first member
+// to spawn it and handed to the others, so that the members agree on them without a message and no
+// other group or task shares them. They are forgotten once every member has them (the tasks hold
+// them): a program that starts a million collectives keeps only the groups of those in flight.
+std::pair<Group, Group> GroupTable::spawn_groups(const GroupData& scope, std::uint64_t nth) {
+  auto [it, fresh] = instances_.try_emplace({scope.ctx, nth});
+  if (fresh) {
+    it->second.scope = new_group(scope.members, next_ctx_++);
+    it->second.world = new_group(world_->members, next_ctx_++);
+  }
+  std::pair<Group, Group> out{Group(it->second.scope), Group(it->second.world)};
+  if (++it->second.taken == scope.members.size()) instances_.erase(it);
+  return out;
+}
+
+}  // namespace touchstone::detail

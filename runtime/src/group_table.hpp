@@ -1,0 +1,62 @@
+// The groups of a run and their matching contexts (docs/model.md 5): the world, the groups made
+// from a parent, the result of a split, and the private groups of each spawn. Its own part because
+// a context must be agreed on by every member without a message: the table is where that
+// agreement is kept (the n-th group a member makes with the same parent and members is the same
+// group everywhere), apart from the engine that moves the messages a split needs.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "op.hpp"
+#include "touchstone/group.hpp"
+
+namespace touchstone::detail {
+
+class GroupTable {
+ public:
+  /// What one VP has made so far: (parent context, members hash) -> how many such groups.
+  using Made = std::map<std::pair<std::uint64_t, std::uint64_t>, int>;
+
+  explicit GroupTable(int nodes);
+
+  /// The world group: every node in order, context 1.
+  const std::shared_ptr<const GroupData>& world() const { return world_; }
+  /// The group `members` (world ranks, in group order) made from the group of context `parent_ctx`
+  /// by a VP that has made the groups `made` so far. UsageError for a member out of range or twice.
+  Group make(Made& made, std::uint64_t parent_ctx, std::vector<int> members);
+  /// The end of a split: every member's (color, key) known, entry i at known[2i], known[2i + 1]
+  /// for the parent's member (me + i) mod n. The members of my color ordered by key (then by
+  /// parent rank), as a group made from the parent; an empty group for a negative color.
+  Group split(Made& made, const GroupData& parent, int me, int color, std::span<const std::int32_t> known);
+  /// The two groups of the n-th spawn on `scope` (the scope's members and the world, each with a
+  /// context of its own), the same for every member of the scope; forgotten once every member has them.
+  std::pair<Group, Group> spawn_groups(const GroupData& scope, std::uint64_t nth);
+
+  /// World rank of group rank `local`; UsageError naming `what` ("source", ...) if out of range.
+  static int to_world(const GroupData& g, int local, const char* what);
+  /// Group rank of world rank `world` in g, or -1 if it is not a member.
+  static int member_index(const GroupData& g, int world);
+
+  /// The groups made so far, for reports: ((parent context, members, n), group).
+  auto begin() const { return groups_.begin(); }
+  auto end() const { return groups_.end(); }
+
+ private:
+  int nodes_;
+  std::uint64_t next_ctx_ = 2;
+  std::shared_ptr<const GroupData> world_;
+  std::map<std::tuple<std::uint64_t, std::vector<int>, int>, std::shared_ptr<const GroupData>> groups_;
+  // The groups of the n-th spawn on a scope (context, n), until every member of the scope has them.
+  struct Instance {
+    std::shared_ptr<const GroupData> scope, world;
+    std::size_t taken = 0;
+  };
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Instance> instances_;
+};
+
+}  // namespace touchstone::detail

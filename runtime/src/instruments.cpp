@@ -1,0 +1,166 @@
+#include "instruments.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "contexts.hpp"
+
+namespace touchstone::detail {
+
+Instruments::Instruments(int nodes, const RunOptions& options)
+    : trace_file_(options.trace_file),
+      order_log_file_(options.order_log_file),
+      explain_(options.explain),
+      phantom_payloads_(options.phantom_payloads),
+      sent_(static_cast<std::size_t>(nodes), 0) {
+  if (!trace_file_.empty() || !order_log_file_.empty()) recorder_ = std::make_unique<Recorder>(nodes);
+  if (options.races != RaceCheck::off) {
+    races_ = std::make_unique<RaceDetector>(nodes);
+    received_.assign(static_cast<std::size_t>(nodes), 0);
+  }
+}
+
+void Instruments::watch(Network& network) {
+  if (!recorder_ && !explain_) return;
+  blame_ = std::make_unique<Blame>(network, recorder_.get());
+  network.set_observer(blame_.get());
+}
+
+void Instruments::close_batch() {
+  if (!batch_width_) return;
+  BatchStats& b = stats_.batches;
+  ++b.instants;
+  b.widest = std::max(b.widest, batch_width_);
+  for (std::size_t i = 0; i < BatchStats::kCoreCounts; ++i) {
+    const auto w = static_cast<std::uint64_t>(BatchStats::kCores[i]);
+    b.rounds[i] += (batch_width_ + w - 1) / w;
+  }
+  batch_width_ = 0;
+}
+
+// The trace's send span is the CPU's work, to `handed`; the message leaves before that by the
+// send's tail (docs/model.md 2.19).
+void Instruments::record_sent(const Msg& m, Time start, Time handed) {
+  using Wire = Recorder::Wire;
+  switch (m.proto) {
+    case Msg::Proto::eager:
+      recorder_->sent(m.id, m.src, m.dst, m.tag, m.size, start, handed, is_am_reply(m.ctx));
+      break;
+    case Msg::Proto::rts:
+      recorder_->sent(m.rdv->id, m.src, m.dst, m.tag, m.rdv->size, start, handed, false, Wire::rendezvous_request);
+      break;
+    case Msg::Proto::cts:
+      recorder_->sent(m.rdv->id, m.src, m.dst, m.tag, 0, start, handed, false, Wire::clear_to_send);
+      break;
+    case Msg::Proto::rdv_data:
+      recorder_->sent(m.id, m.src, m.dst, m.tag, m.size, start, handed, false, Wire::rendezvous_data);
+      break;
+  }
+}
+
+void Instruments::multicast_sent(int rank, Msg& lead, Time start, Time end, bool by_task) {
+  if (!by_task) ++sent_[static_cast<std::size_t>(rank)];
+  for (std::size_t k = 0; k < lead.branch.size(); ++k) {
+    Msg* m = lead.branch[k];
+    hash_.add(m->id, static_cast<std::uint64_t>(rank) << 32 | static_cast<std::uint32_t>(m->dst),
+              static_cast<std::uint64_t>(start) ^ (m->ctx * 31 + static_cast<std::uint64_t>(m->tag)) ^ (m->size << 40) ^
+                  0x3c);
+    ++stats_.messages;
+    stats_.payload_bytes += m->size;
+    if (races_) {
+      if (k == 0) races_->on_send(rank, *m);
+      else m->vc = lead.vc;  // one send event: every branch carries the same vector
+    }
+    if (recorder_) recorder_->sent(m->id, rank, m->dst, m->tag, m->size, start, end);
+  }
+}
+
+void Instruments::race_received(int rank, const Op& op, const Msg& m) {
+  races_->on_complete(rank, op, m);
+  if (is_internal(m.ctx) || (m.ctx & kAmCtx)) return;
+  // The data a VP received, for exploration's "other data received" (explore.cpp).
+  std::uint64_t h = received_[static_cast<std::size_t>(rank)] * 0x100000001b3ULL;
+  h ^= static_cast<std::uint64_t>(m.src) << 40 ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(m.tag)) ^
+       m.size << 20;
+  // The bytes are in the receive buffer since the match (Engine::deliver); phantom messages carry none.
+  const std::size_t n = std::min(m.size, op.buf.size());
+  const std::span<const std::byte> got =
+      phantom_payloads_ ? std::span<const std::byte>() : std::span<const std::byte>(op.buf).first(n);
+  std::uint64_t word = 0;
+  for (std::size_t i = 0; i < got.size(); i += 8) {
+    const std::size_t k = std::min<std::size_t>(8, got.size() - i);
+    word = 0;
+    std::memcpy(&word, got.data() + i, k);
+    h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
+    h ^= h >> 29;
+  }
+  received_[static_cast<std::size_t>(rank)] = h;
+}
+
+// Names what ended the wait: the message a receive got (its arrow leads back to the sender).
+void Instruments::record_wait(int rank, Time since, Time clock, const Call& what, std::span<const Op* const> waited) {
+  std::string text = describe(what);
+  for (const Op* op : waited)
+    if (op->kind == Op::Kind::recv && op->matched)
+      text += fmt::format("; got message #{} from {}, arrived t={} us", op->matched->id, op->matched->src,
+                          to_us(op->matched->arrival));
+  recorder_->span(rank, "blocked", since, clock, text);
+}
+
+// The evidence of a failed run shows where every VP was stuck when it failed.
+void Instruments::unwound(int rank, Time since, Time now, const Call& what) {
+  if (recorder_)
+    recorder_->span(rank, "blocked", since, std::max(since, now), describe(what) + " (when the run failed)");
+}
+
+void Instruments::run_ended(Time now, std::span<const Time> clocks) {
+  if (blame_) blame_->finish(now);  // who blocked whom: waits still open end here
+  for (std::size_t r = 0; r < clocks.size(); ++r)
+    hash_.add(0xf1, static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(clocks[r]));
+}
+
+std::uint64_t Instruments::add_to_failure(std::string& report) const {
+  if (explain_) report += blame_->explain();
+  // The races seen up to the failure are often its cause.
+  if (races_ && !races_->races().empty())
+    report += (report.back() == '\n' ? "" : "\n") + std::string("Races up to the failure:\n") +
+              describe_races(races_->races());
+  // The events up to the failure are deterministic, so their hash identifies the failed run
+  // (a replay with --schedule must show it is the same run).
+  const std::uint64_t h = hash_.value();
+  report += fmt::format("{}trace_hash {:016x} (of the run up to the failure)\n", report.back() == '\n' ? "" : "\n", h);
+  return h;
+}
+
+void Instruments::fill(RunResult& res) {
+  close_batch();
+  res.stats = stats_;
+  res.sent = sent_;
+  res.trace_hash = hash_.value();
+  if (explain_) res.explanation = blame_->explain();
+  if (races_) {
+    res.races = races_->races();
+    res.received = received_;
+  }
+}
+
+std::string Instruments::write_evidence(bool failed, const std::string& machine, Time upto) const {
+  if (!recorder_) return {};
+  if (!failed) {
+    recorder_->write(trace_file_, order_log_file_, machine, hash_.value(), false);
+    return {};
+  }
+  std::vector<std::string> files;
+  if (!trace_file_.empty()) files.push_back(fmt::format("the trace '{}'", trace_file_));
+  if (!order_log_file_.empty()) files.push_back(fmt::format("the order log '{}'", order_log_file_));
+  try {
+    recorder_->write(trace_file_, order_log_file_, machine, hash_.value(), true);
+  } catch (const std::exception& e) {
+    return fmt::format("\nNo evidence written: {}\n", e.what());
+  }
+  return fmt::format("\nWritten up to the failure at t={} us: {}.\n", to_us(upto), fmt::join(files, " and "));
+}
+
+}  // namespace touchstone::detail

@@ -1,0 +1,164 @@
+// The engine's instruments behind one door: the trace hash, the run's statistics, the recorder
+// (trace and order log), the race detector, who blocked whom (Blame) and the digest of the data
+// each VP received. The engine tells the hub once per event -- a message handed over, a match, a
+// completed receive, a wait that ended -- and the hub feeds whichever instruments the run asked
+// for; the network's twin is ChannelObserver (network.hpp), through which Blame hears the network.
+//
+// Not an observer interface with one virtual call per instrument per event: the trace hash and the
+// statistics are kept on every run and cost a few instructions per event, so the hub is a concrete
+// class whose per-event calls are inline and test each optional instrument with one pointer check.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "blame.hpp"
+#include "describe.hpp"
+#include "event_queue.hpp"
+#include "network.hpp"
+#include "op.hpp"
+#include "races.hpp"
+#include "touchstone/run.hpp"
+#include "trace.hpp"
+
+namespace touchstone::detail {
+
+class Instruments {
+ public:
+  Instruments(int nodes, const RunOptions& options);
+  /// Blame hears the network (traces and RunOptions::explain): called once the network exists.
+  void watch(Network& network);
+  /// The network adds its own terms and counts (Network's constructor takes them).
+  TraceHash& hash() { return hash_; }
+  RunStats& stats() { return stats_; }
+  const RunStats& stats() const { return stats_; }
+  bool recording() const { return recorder_ != nullptr; }
+
+  // ---- the events, in the order of a message's way
+  /// The event loop commits an event.
+  void event() { ++stats_.events; }
+  /// A VP resumes at `now`: one more in this instant's batch, or the first of a new instant.
+  void resumed(Time now) {
+    BatchStats& b = stats_.batches;
+    ++b.segments;
+    if (batch_width_ && now == batch_time_) {
+      ++batch_width_;
+      return;
+    }
+    close_batch();
+    batch_time_ = now;
+    batch_width_ = 1;
+  }
+  /// VP `rank` posts a send of m (the program's send: for a rendezvous, its data message).
+  void send_posted(int rank, Msg& m) {
+    if (races_) races_->on_send(rank, m);
+  }
+  /// A message set-up of node m.src that began at `start` is handed to the network; the sender's
+  /// CPU is busy with it until `handed` (before the send's tail is taken off).
+  void handed_over(const Msg& m, Time start, Time handed) {
+    // Control messages and rendezvous data hash apart from eager messages (whose hash is unchanged).
+    const std::uint64_t proto = static_cast<std::uint64_t>(m.proto) * 0x9e3779b9ULL;
+    hash_.add(m.id, static_cast<std::uint64_t>(m.src) << 32 | static_cast<std::uint32_t>(m.dst),
+              (static_cast<std::uint64_t>(start) ^ (m.ctx * 31 + static_cast<std::uint64_t>(m.tag)) ^ (m.size << 40)) +
+                  proto);
+    ++stats_.messages;
+    ++sent_[static_cast<std::size_t>(m.src)];
+    stats_.payload_bytes += m.size;
+    if (recorder_) record_sent(m, start, handed);
+  }
+  /// VP `rank` sent a multicast: one set-up from `start` to `end` for every branch of `lead`.
+  /// `by_task`: sent from a task context, whose sends RunResult::sent does not count.
+  void multicast_sent(int rank, Msg& lead, Time start, Time end, bool by_task);
+  /// The receiver of the request to send `rts` sends its clear to send at `at`.
+  void cleared_to_send(const Msg& rts, Time at) { hash_.add(rts.id, 0xc75, static_cast<std::uint64_t>(at)); }
+  /// The receive or probe `op` of VP `rank` is matched to m (posted with m waiting, or on arrival).
+  void matched(int rank, Op& op, const Msg& m, const std::string& label) {
+    if (races_) races_->on_match(rank, op, m, label);
+  }
+  /// m's bytes went into the receive matched on its arrival (or its rendezvous data arrived) at t.
+  void delivered(const Msg& m, Time t) { hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t)); }
+  /// VP `rank` completes the receive `op` with m: its CPU worked on it from `start` to `end`.
+  void received(int rank, const Op& op, const Msg& m, Time start, Time end) {
+    if (races_) race_received(rank, op, m);
+    hash_.add(m.id, 0x5ec, static_cast<std::uint64_t>(end));
+    if (recorder_) recorder_->received(m.id, m.src, rank, m.tag, m.size, m.arrival, start, end);
+  }
+  /// A probe of VP `rank` found m.
+  void probed(int rank, Op& pattern, const Msg& m, const std::string& label) {
+    if (races_) races_->on_probe(rank, pattern, m, label);
+  }
+  /// VP `rank` withdrew its receive number `call` at `clock` (Proc::cancel).
+  void cancelled(std::uint64_t call, int rank, Time clock) {
+    hash_.add(call, 0xca9c, static_cast<std::uint64_t>(clock) ^ static_cast<std::uint64_t>(rank) << 48);
+  }
+  /// The handler of the active-message request m starts on its destination's behalf.
+  void handler_starts(const Msg& m) {
+    if (races_) races_->on_handler(m.dst, m);
+  }
+  /// ... and ran from `start` to `end`; `name()` names the handler (asked only when recording).
+  template <class Name>
+  void handled(const Msg& m, Time start, Time end, Name&& name) {
+    hash_.add(m.id, 0xa3, static_cast<std::uint64_t>(end));
+    if (recorder_) recorder_->handled(m.id, m.dst, start, end, name());
+  }
+  /// VP `rank` spawned a task at `clock` whose groups have context `ctx`.
+  void spawned(int rank, Time clock, std::uint64_t ctx) {
+    hash_.add(0x7a5c, static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(clock) ^ ctx << 40);
+  }
+  /// VP `rank` computed from `start` for `dt`.
+  void computed(int rank, Time start, Time dt) {
+    if (recorder_ && dt > 0) recorder_->span(rank, "compute", start, start + dt);
+  }
+  /// The last member arrived at a hardware barrier: everyone leaving it has heard of everyone's past.
+  void barrier_released(const std::vector<int>& members) {
+    if (races_) races_->on_barrier(members);
+  }
+  /// VP `rank` was in a barrier from `start` to `end`.
+  void barrier_passed(int rank, Time start, Time end) {
+    if (recorder_) recorder_->span(rank, "barrier", start, end);
+  }
+  /// VP `rank`, blocked since `since` in `what`, goes on at `clock`; `waited`: the operations it
+  /// waited for (a matched receive names the message that ended the wait).
+  void woke(int rank, Time since, Time clock, const Call& what, std::span<const Op* const> waited) {
+    if (recorder_ && clock > since) record_wait(rank, since, clock, what, waited);
+  }
+  /// VP `rank`, blocked since `since` in `what`, is unwound by a failed run at `now`.
+  void unwound(int rank, Time since, Time now, const Call& what);
+
+  // ---- the run's end
+  /// Waits still open end at `now`; every VP's final clock ends the hash.
+  void run_ended(Time now, std::span<const Time> clocks);
+  /// Adds to a failed run's report what the instruments know: who blocked whom (--explain), the
+  /// races up to the failure, and the trace hash of the run up to it (returned).
+  std::uint64_t add_to_failure(std::string& report) const;
+  /// The figures of a run that succeeded: statistics, messages sent, trace hash, explanation, races.
+  void fill(RunResult& res);
+  /// A message that arrived and was never received, for the evidence of a failed run.
+  void unreceived(const Msg& m) { recorder_->unreceived(m.id, m.dst, m.arrival); }
+  /// Writes the trace and order log the run asked for (`failed`: up to the failure at `upto`), with
+  /// a note for the failure report; a failed run whose files cannot be written says so instead.
+  std::string write_evidence(bool failed, const std::string& machine, Time upto) const;
+
+ private:
+  void close_batch();
+  void record_sent(const Msg& m, Time start, Time handed);
+  void record_wait(int rank, Time since, Time clock, const Call& what, std::span<const Op* const> waited);
+  void race_received(int rank, const Op& op, const Msg& m);
+
+  std::string trace_file_, order_log_file_;
+  bool explain_ = false;
+  bool phantom_payloads_ = false;
+  TraceHash hash_;
+  RunStats stats_;
+  Time batch_time_ = 0;            // the virtual time of the VPs resumed last (stats_.batches)
+  std::uint64_t batch_width_ = 0;  // how many resumed at batch_time_ so far; 0 before the first
+  std::vector<std::uint64_t> sent_;  // per rank: messages its own VP has sent (message set-ups)
+  std::unique_ptr<Recorder> recorder_;
+  std::unique_ptr<RaceDetector> races_;  // RunOptions::races
+  std::unique_ptr<Blame> blame_;         // traces and RunOptions::explain: who blocked whom
+  std::vector<std::uint64_t> received_;  // RunOptions::races: per VP, digest of the data received
+};
+
+}  // namespace touchstone::detail

@@ -1,0 +1,236 @@
+// Completing requests (docs/model.md 1.2, 2.5): wait, waitall, waitany, test, cancel, probe and the
+// drop of a request destroyed unfinished. These are the program's side of a request: they decide
+// when a VP blocks and in which order its receives complete; the message's own way (posting,
+// matching, delivering, completing a receive) stays in engine.cpp.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engine.hpp"
+#include "touchstone/error.hpp"
+
+namespace touchstone::detail {
+
+void Engine::await_ops(Vp& v, std::span<Op* const> ops, bool all) {
+  v.waiting_ops.clear();
+  v.waits_for_all = all;
+  for (Op* op : ops)
+    if (op) op->awaited = true, v.waiting_ops.push_back(op);
+}
+
+void Engine::unawait_ops(Vp& v, std::span<Op* const> ops) {
+  for (Op* op : ops)
+    if (op) op->awaited = false;
+  v.waiting_ops.clear();
+}
+
+// A request is completed only by the VP that started it. Another VP's wait or test would otherwise
+// block as a misleading "application deadlock" (and race with the owner's).
+static void check_owner(const Vp& v, std::span<Op* const> ops, const char* call) {
+  for (const Op* op : ops)
+    if (op && op->owner != v.rank)
+      throw UsageError(fmt::format("rank {} called {} on a request of rank {} (its {}): only the VP that started a "
+                                   "request may complete it",
+                                   v.rank, call, op->owner, describe_op(*op)));
+}
+
+Status Engine::wait(Vp& v, Op*& op) {
+  enter(v);
+  check_owner(v, {&op, 1}, "wait");
+  if (!op) throw UsageError(fmt::format("rank {}: wait on a request that is not active (already completed?)", v.rank));
+  const Time since = v.clock;
+  for (;;) {
+    if (op->kind != Op::Kind::recv && op->done != kNever) {
+      complete_send(v, op);
+      return Status{};
+    }
+    if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op, since);
+    Op* one[] = {op};
+    await_ops(v, one, true);
+    block(v, Vp::Block::ops, Call::on(Call::Form::wait_for, *op));
+    unawait_ops(v, one);
+  }
+}
+
+std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
+  enter(v);
+  check_owner(v, ops, "waitall");
+  std::vector<Status> st(ops.size());
+  // Receives cost CPU time, so they are completed in the order their messages arrived; sends cost
+  // nothing more, so they only raise the clock to their completion times.
+  Time since = v.clock;
+  for (;;) {
+    std::size_t best = ops.size();
+    bool pending = false;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      Op* op = ops[i];
+      if (!op || op->kind != Op::Kind::recv) continue;
+      pending = true;
+      if (op->matched && (best == ops.size() || op->matched->arrival < ops[best]->matched->arrival)) best = i;
+    }
+    if (!pending) break;
+    if (best < ops.size()) {
+      st[best] = complete_recv(v, ops[best], since);
+      since = v.clock;
+      continue;
+    }
+    std::size_t waiting = 0;
+    v.waiting_ops.clear();
+    v.waits_for_all = true;
+    for (Op* op : ops)
+      if (op && op->kind == Op::Kind::recv) op->awaited = true, v.waiting_ops.push_back(op), ++waiting;
+    block(v, Vp::Block::ops, Call::counting(Call::Form::waitall_recvs, waiting));
+    unawait_ops(v, ops);
+  }
+  for (auto& op : ops) {
+    if (!op) continue;
+    while (op->done == kNever) {
+      Op* one[] = {op};
+      await_ops(v, one, true);
+      block(v, Vp::Block::ops, Call::on(Call::Form::waitall_for, *op));
+      unawait_ops(v, one);
+    }
+    complete_send(v, op);
+  }
+  return st;
+}
+
+std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
+  enter(v);
+  check_owner(v, ops, "waitany");
+  const Time since = v.clock;
+  for (;;) {
+    std::size_t best = ops.size();
+    Time best_t = kNever;
+    bool any = false;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      Op* op = ops[i];
+      if (!op) continue;
+      any = true;
+      const Time t = op->kind != Op::Kind::recv ? op->done : (op->matched ? op->matched->arrival : kNever);
+      if (t < best_t) best = i, best_t = t;
+    }
+    if (!any) throw UsageError(fmt::format("rank {}: waitany with no active request", v.rank));
+    // A receive matched so far arrived no later than now_; a known send completion in the future
+    // may still be beaten by a receive, so that case waits until its time comes.
+    if (best < ops.size() && best_t <= now_) {
+      if (ops[best]->kind == Op::Kind::recv) {
+        Status s = complete_recv(v, ops[best], since);
+        if (st) *st = s;
+      } else {
+        complete_send(v, ops[best]);
+        if (st) *st = Status{};
+      }
+      return best;
+    }
+    await_ops(v, ops, false);
+    if (best < ops.size()) queue_.push(best_t, vp_order(v.rank), Ev::resume, &v, v.token + 1);
+    block(v, Vp::Block::ops, Call::counting(Call::Form::waitany, ops.size()));
+    unawait_ops(v, ops);
+  }
+}
+
+bool Engine::test(Vp& v, Op*& op, Status* st) {
+  enter(v);
+  check_owner(v, {&op, 1}, "test");
+  if (!op) throw UsageError(fmt::format("rank {}: test on a request that is not active (already completed?)", v.rank));
+  auto done = [&] {
+    return op->kind != Op::Kind::recv ? op->done <= v.clock : op->matched != nullptr;
+  };
+  if (!done()) sync(v);
+  // A send whose completion time is already known (a synchronous one matched ahead in virtual
+  // time) completes as this VP's clock moves on, which polling does: not futile.
+  const bool completes_by_itself = op->kind != Op::Kind::recv && op->done != kNever;
+  if (!done() && !completes_by_itself) futile_poll(v, reinterpret_cast<std::uintptr_t>(op) * 2, Call::on(Call::Form::test_of, *op));
+  if (done()) {
+    if (op->kind != Op::Kind::recv) {
+      complete_send(v, op);
+      if (st) *st = Status{};
+    } else {
+      Status s = complete_recv(v, op, v.clock);
+      if (st) *st = s;
+    }
+    return true;
+  }
+  v.clock += machine_.costs_of(v.rank).probe_cost;
+  return false;
+}
+
+// A receive is withdrawn only if it is still unmatched once every event before this VP's clock has
+// been committed: the same line test draws, so a cancel succeeds exactly when a test at that moment
+// would have found nothing. Withdrawing it from the posted queue leaves every later message to the
+// receives posted after it (or the unexpected queue): each message is still delivered once.
+bool Engine::cancel(Vp& v, Op*& op) {
+  enter(v);
+  check_owner(v, {&op, 1}, "cancel");
+  if (!op)
+    throw UsageError(fmt::format("rank {}: cancel of a request that is not active (already completed?)", v.rank));
+  if (op->kind != Op::Kind::recv) return false;
+  if (!op->matched && !op->awaiting_data) sync(v);
+  if (op->matched || op->awaiting_data) return false;
+  ++v.actions;  // the world changed for this VP: a poll loop around it is not futile
+  v.mailbox.cancel(op);
+  instruments_.cancelled(op->call, v.rank, v.clock);
+  free_op(op);
+  op = nullptr;
+  return true;
+}
+
+std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, bool blocking) {
+  enter(v);
+  const GroupData& gd = resolve(v, g);
+  const int world_src = src == any_source ? any_source : GroupTable::to_world(gd, src, "source");
+  Op pattern;
+  pattern.src = world_src;
+  pattern.tag = tag;
+  pattern.ctx = gd.ctx;
+  pattern.posted = v.clock;
+  pattern.call = ++v.home->recv_calls;
+  if (world_src == any_source && !forced_.empty()) pattern.src = forced_.source(v.rank, pattern.call, world_src, &gd);
+  auto find = [&]() -> std::optional<Status> {
+    const Msg* m = v.home->mailbox.find(pattern);
+    if (!m) return std::nullopt;
+    auto it = std::lower_bound(gd.by_world.begin(), gd.by_world.end(), std::pair{m->src, -1});
+    instruments_.probed(v.rank, pattern, *m, v.label);
+    v.clock = std::max(v.clock, m->arrival);
+    return Status{it->second, m->tag, m->envelope_size(), m->arrival};
+  };
+  if (auto s = find()) return s;
+  if (!blocking) {
+    sync(v);
+    if (auto s = find()) return s;
+    futile_poll(v, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(world_src)) << 32 ^
+                    static_cast<std::uint32_t>(tag) ^ gd.ctx * 0x9e3779b97f4a7c15ULL) | 1,
+                Call{Call::Form::iprobe, {}, 0, src, tag});
+    v.clock += machine_.costs_of(v.rank).probe_cost;
+    return std::nullopt;
+  }
+  for (;;) {
+    v.probe_src = world_src;
+    v.probe_tag = tag;
+    v.probe_ctx = gd.ctx;
+    block(v, Vp::Block::probe, Call{Call::Form::probe, {}, 0, src, tag});
+    if (auto s = find()) return s;
+  }
+}
+
+void Engine::drop(Op* op) {
+  op->holder = nullptr;  // its Request lets it go
+  if (op->kind != Op::Kind::recv) {
+    keep_payload(op);  // nobody will wait for it: its buffer may change or go at any moment
+    if (op->done == kNever) op->dropped = true; else free_op(op);  // on_send_done or on_matched frees it
+    return;
+  }
+  Vp& v = *vps_[static_cast<std::size_t>(op->owner)];
+  if (!aborting_)
+    misuse_.push_back(fmt::format("rank {}: a receive request ({}) was destroyed without being completed",
+                                  op->owner, describe_op(*op)));
+  if (op->awaiting_data) {  // the rendezvous data is on its way and frees op when it arrives
+    op->dropped = true;
+    return;
+  }
+  if (op->matched) free_msg(op->matched); else v.mailbox.cancel(op);
+  free_op(op);
+}
+
+}  // namespace touchstone::detail
