@@ -241,15 +241,46 @@ Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn, A
   return alg;
 }
 
+std::function<void(Proc&, const Args&)> allgather_program(
+    std::string name, std::function<void(Proc&, std::span<std::byte> buf, std::size_t size)> run) {
+  return [name = std::move(name), run = std::move(run)](Proc& p, const Args& a) {
+    const int n = p.size(), me = p.rank();
+    const std::size_t L = a.size, total = static_cast<std::size_t>(n) * L;
+    const PayloadBuffer mem(p, a, PayloadBuffer::Role::recv, total, total);
+    const std::span<std::byte> buf = mem.span();
+    if (a.check) fill_pattern(me, me, buf.subspan(static_cast<std::size_t>(me) * L, L));
+    run(p, buf, L);
+    if (!a.check) return;
+    for (int src = 0; src < n; ++src) check_pattern(name, src, src, buf.subspan(static_cast<std::size_t>(src) * L, L));
+  };
+}
+
+namespace {
+// The harness buffers of a rooted collective: on the root, p blocks of L bytes on the side
+// `blocks_side` (send for a scatter, recv for a gather); one block on every processor's other side.
+struct RootedBuffers {
+  PayloadBuffer send, recv;
+  RootedBuffers(Proc& p, const Args& a, PayloadBuffer::Role blocks_side)
+      : send(make(p, a, PayloadBuffer::Role::send, blocks_side)),
+        recv(make(p, a, PayloadBuffer::Role::recv, blocks_side)) {}
+
+ private:
+  static PayloadBuffer make(Proc& p, const Args& a, PayloadBuffer::Role role, PayloadBuffer::Role blocks_side) {
+    if (role != blocks_side) return PayloadBuffer(p, a, role, a.size, a.size);
+    const std::size_t blocks = static_cast<std::size_t>(p.size()) * a.size;
+    return PayloadBuffer(p, a, role, p.rank() == a.root ? blocks : 0, blocks);
+  }
+};
+}  // namespace
+
 // Harness of the one-to-all family: the root's blocks carry the pattern from the root to each
 // destination; every processor checks the one block it received.
 Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool broadcast) {
   auto program = [name, fn](Proc& p, const Args& a) {
     const int n = p.size(), me = p.rank(), root = a.root;
-    const std::size_t L = a.size, blocks = static_cast<std::size_t>(n) * L, total = me == root ? blocks : 0;
-    const PayloadBuffer send_mem(p, a, PayloadBuffer::Role::send, total, blocks),
-        recv_mem(p, a, PayloadBuffer::Role::recv, L, L);
-    const std::span<std::byte> send = send_mem.span(), recv = recv_mem.span();
+    const std::size_t L = a.size;
+    const RootedBuffers mem(p, a, PayloadBuffer::Role::send);
+    const std::span<std::byte> send = mem.send.span(), recv = mem.recv.span();
     if (a.check && me == root)
       for (int dst = 0; dst < n; ++dst) fill_pattern(root, dst, send.subspan(static_cast<std::size_t>(dst) * L, L));
     fn(p, p.world(), root, send, recv, L);
@@ -274,10 +305,9 @@ Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool
 Algorithm gather_entry(std::string name, std::string summary, RootedFn fn) {
   auto program = [name, fn](Proc& p, const Args& a) {
     const int n = p.size(), me = p.rank(), root = a.root;
-    const std::size_t L = a.size, blocks = static_cast<std::size_t>(n) * L, total = me == root ? blocks : 0;
-    const PayloadBuffer send_mem(p, a, PayloadBuffer::Role::send, L, L),
-        recv_mem(p, a, PayloadBuffer::Role::recv, total, blocks);
-    const std::span<std::byte> send = send_mem.span(), recv = recv_mem.span();
+    const std::size_t L = a.size;
+    const RootedBuffers mem(p, a, PayloadBuffer::Role::recv);
+    const std::span<std::byte> send = mem.send.span(), recv = mem.recv.span();
     if (a.check) fill_pattern(me, root, send);
     fn(p, p.world(), root, send, recv, L);
     if (!a.check || me != root) return;

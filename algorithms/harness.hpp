@@ -101,6 +101,11 @@ std::size_t rooted_levels(int vps);
 /// All-to-all: send and recv hold one block of `size` bytes per group rank.
 Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn, AlltoallMemory memory = {});
 
+/// The all-gather harness's program: rank r's block of its buffer (p blocks of `size` bytes) holds
+/// fill_pattern(r, r); `run` must fill every other block; every byte of every block is checked.
+std::function<void(Proc&, const Args&)> allgather_program(
+    std::string name, std::function<void(Proc&, std::span<std::byte> buf, std::size_t size)> run);
+
 /// One-to-all (scatter.hpp): on the root, send holds g.size() blocks of `size` bytes; every
 /// processor's recv (size bytes) receives its block. All-to-one (gather.hpp) mirrors it: send holds
 /// the processor's block, the root's recv holds g.size() blocks.

@@ -528,13 +528,24 @@ Algorithm bcast_entry(std::string name, std::string summary, BcastFn fn, Analyti
 
 std::string submesh_name(const SubMesh& s) { return fmt::format("{}x{}", s.p, s.q); }
 
+// The first rank of level 2 on a two-level HPAM machine, for the harnesses of level 2 only; p.size()
+// on any other machine (the algorithm then refuses it).
+int first_level2(const Proc& p) {
+  const Hpam* t = as_hpam(p.machine());
+  return t && t->levels() == 2 ? t->first(2) : p.size();
+}
+
+// The level-2 harnesses' memory: scatter_entry's bound without the levels.
+Footprint level2_footprint(int vps, std::size_t size) {
+  const auto p = static_cast<std::size_t>(vps);
+  return Footprint{2 * p * size, 2 * p * size, 8 * p};
+}
+
 // Harness of a gather from level 2 only: every level-2 processor sends fill_pattern(me, root); the
 // root's buffer holds one block per level-2 processor, each checked.
 Algorithm gather_level2_entry(std::string name, std::string summary, RootedFn fn) {
   auto program = [name, fn](Proc& p, const Args& a) {
-    const Hpam* t = as_hpam(p.machine());
-    const int first2 = t && t->levels() == 2 ? t->first(2) : p.size();
-    const int n2 = p.size() - first2, me = p.rank();
+    const int first2 = first_level2(p), n2 = p.size() - first2, me = p.rank();
     const std::size_t L = a.size, total = me == a.root ? static_cast<std::size_t>(n2) * L : 0;
     std::unique_ptr<std::byte[]> send_mem(new std::byte[L]), recv_mem(new std::byte[total]);
     std::span<std::byte> send(send_mem.get(), L), recv(recv_mem.get(), total);
@@ -543,20 +554,14 @@ Algorithm gather_level2_entry(std::string name, std::string summary, RootedFn fn
     if (!a.check || me != a.root) return;
     for (int i = 0; i < n2; ++i) check_pattern(name, first2 + i, a.root, recv.subspan(static_cast<std::size_t>(i) * L, L));
   };
-  auto footprint = [](int vps, std::size_t size) {  // scatter_entry's bound without the levels
-    const auto p = static_cast<std::size_t>(vps);
-    return Footprint{2 * p * size, 2 * p * size, 8 * p};
-  };
-  return Algorithm{std::move(name), std::move(summary), program, footprint};
+  return Algorithm{std::move(name), std::move(summary), program, level2_footprint};
 }
 
 // Harness of a scatter to level 2 only (section 4.2): the root holds one block per level-2
 // processor, in level 2's row-major order; every level-2 processor checks its block.
 Algorithm scatter_level2_entry(std::string name, std::string summary, RootedFn fn) {
   auto program = [name, fn](Proc& p, const Args& a) {
-    const Hpam* t = as_hpam(p.machine());
-    const int first2 = t && t->levels() == 2 ? t->first(2) : p.size();
-    const int n2 = p.size() - first2, me = p.rank();
+    const int first2 = first_level2(p), n2 = p.size() - first2, me = p.rank();
     const std::size_t L = a.size, total = me == a.root ? static_cast<std::size_t>(n2) * L : 0;
     std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[L]);
     std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), L);
@@ -565,11 +570,7 @@ Algorithm scatter_level2_entry(std::string name, std::string summary, RootedFn f
     fn(p, p.world(), a.root, send, recv, L);
     if (a.check && me >= first2) check_pattern(name, a.root, me, recv);
   };
-  auto footprint = [](int vps, std::size_t size) {  // scatter_entry's bound without the levels
-    const auto p = static_cast<std::size_t>(vps);
-    return Footprint{2 * p * size, 2 * p * size, 8 * p};
-  };
-  return Algorithm{std::move(name), std::move(summary), program, footprint};
+  return Algorithm{std::move(name), std::move(summary), program, level2_footprint};
 }
 
 }  // namespace
