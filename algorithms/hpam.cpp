@@ -64,6 +64,21 @@ struct Mesh {
   std::function<int(int, int)> rank_of;
 };
 
+// The inter-level step of a gather (section 5): every sub-mesh's root sends its sub-mesh's blocks
+// in one message; the receives are all posted at once, so they complete in arrival order, and
+// their blocks are unpacked into `out`, laid out as the blocks of `whole`.
+void receive_submeshes(Proc& p, const Mesh& level2, const std::vector<Rect>& subs, std::span<std::byte> out,
+                       const Rect& whole, std::size_t L) {
+  std::vector<std::vector<std::byte>> parts(subs.size());
+  std::vector<Request> rs;
+  for (std::size_t k = 0; k < subs.size(); ++k) {
+    parts[k].resize(static_cast<std::size_t>(subs[k].size()) * L);
+    rs.push_back(p.irecv(level2.rank_of(subs[k].r0, subs[k].c0), kInterTag, parts[k]));
+  }
+  p.waitall(rs);
+  for (std::size_t k = 0; k < subs.size(); ++k) unpack(parts[k], out, whole, subs[k], L);
+}
+
 // Section 3's binary-tree broadcast of `whole`, whose corner already holds buf.
 void tree_bcast(Proc& p, const Mesh& m, const Rect& whole, int r, int c, std::span<std::byte> buf) {
   const TreeRole t = tree_role(whole, r, c);
@@ -211,15 +226,7 @@ void hybrid_gather(Proc& p, const std::string& name, SubMesh s, int root, std::s
                    std::span<std::byte> recv, std::size_t L) {
   const Hybrid h(p, name, s, root);
   if (p.rank() == 0) {
-    const auto subs = h.submeshes();
-    std::vector<std::vector<std::byte>> parts(subs.size());
-    std::vector<Request> rs;
-    for (std::size_t k = 0; k < subs.size(); ++k) {
-      parts[k].resize(static_cast<std::size_t>(subs[k].size()) * L);
-      rs.push_back(p.irecv(h.level2.rank_of(subs[k].r0, subs[k].c0), kInterTag, parts[k]));
-    }
-    p.waitall(rs);
-    for (std::size_t k = 0; k < subs.size(); ++k) unpack(parts[k], recv.subspan(L), h.whole2, subs[k], L);
+    receive_submeshes(p, h.level2, h.submeshes(), recv.subspan(L), h.whole2, L);
     if (L) std::memcpy(recv.data(), send.data(), L);
     return;
   }
@@ -480,15 +487,8 @@ void level2_gather(Proc& p, const std::string& name, SubMesh s, int root, std::s
     std::vector<Rect> subs;
     for (int i = rp.r2 / s.p - 1; i >= 0; --i)
       for (int j = cols.c0; j < cols.c0 + rp.width; j += s.q) subs.push_back({i * s.p, j, s.p, s.q});
-    std::vector<std::vector<std::byte>> parts(subs.size());
-    std::vector<Request> rs;
-    for (std::size_t i = 0; i < subs.size(); ++i) {
-      parts[i].resize(static_cast<std::size_t>(subs[i].size()) * L);
-      rs.push_back(p.irecv(rp.level2.rank_of(subs[i].r0, subs[i].c0), kInterTag, parts[i]));
-    }
-    p.waitall(rs);
     std::vector<std::byte> mine(static_cast<std::size_t>(cols.size()) * L);
-    for (std::size_t i = 0; i < subs.size(); ++i) unpack(parts[i], mine, cols, subs[i], L);
+    receive_submeshes(p, rp.level2, subs, mine, cols, L);
     const std::size_t chunk = mine.size();
     const auto all = tree_gather(p, rp.row, rp.row_rect, 0, v, mine, chunk);
     if (p.rank() != 0) return;

@@ -5,8 +5,6 @@
 // and throws on wrong data, so a run that completes has delivered everything.
 #include <gtest/gtest.h>
 
-#include <fmt/format.h>
-
 #include "algorithms/registry.hpp"
 #include "algorithms/submachine.hpp"
 #include "support/rooted.hpp"
@@ -35,9 +33,9 @@ TEST_P(GatherDelivers, EveryBlockReachesTheDestinationInOneMessagePerSender) {
 }
 
 std::vector<Case> cases() {
-  std::vector<Case> out = ts_test::mesh_cases({"gather/1-lev-dir",    "gather/2-lev-rec",         "gather/3-lev-sq",
-                               "gather/logp-lev-sq",  "gather/logp-lev-rec",      "gather/logp-lev-rec(0.3)",
-                               "gather/logp-lev-rec(0.5)", "gather/logp-lev-rec(0.85)"});
+  std::vector<Case> out = ts_test::mesh_cases({"gather/1-lev-dir", "gather/2-lev-rec", "gather/3-lev-sq",
+                                               "gather/logp-lev-sq", "gather/logp-lev-rec", "gather/logp-lev-rec(0.3)",
+                                               "gather/logp-lev-rec(0.5)", "gather/logp-lev-rec(0.85)"});
   // Section 4's partition around the destination: gamma p < d < (1 - gamma) p in snake order.
   for (const char* alg : {"gather/logp-lev-rec(0.1)", "gather/logp-lev-rec(0.25)", "gather/logp-lev-rec(0.45)"}) {
     out.push_back({alg, "mesh:8x8", 600, 35});

@@ -5,8 +5,6 @@
 // message set-ups on a 16 x 16 mesh (the text around Figure 5) are checked exactly.
 #include <gtest/gtest.h>
 
-#include <fmt/format.h>
-
 #include "algorithms/registry.hpp"
 #include "algorithms/scatter.hpp"
 #include "algorithms/submachine.hpp"
@@ -37,9 +35,9 @@ TEST_P(ScatterDelivers, EveryProcessorGetsItsBlockInOneMessage) {
 }
 
 std::vector<Case> cases() {
-  std::vector<Case> out = ts_test::mesh_cases({"scatter/1-lev-dir",  "scatter/1-lev-sys-br", "scatter/1-lev-our-br",
-                                "scatter/2-lev-rec",  "scatter/3-lev-sq",     "scatter/logp-lev-sq",
-                                "scatter/logp-lev-rec", "scatter/logp-lev-rec(0.5)", "scatter/logp-lev-rec(0.9)"});
+  std::vector<Case> out = ts_test::mesh_cases(
+      {"scatter/1-lev-dir", "scatter/1-lev-sys-br", "scatter/1-lev-our-br", "scatter/2-lev-rec", "scatter/3-lev-sq",
+       "scatter/logp-lev-sq", "scatter/logp-lev-rec", "scatter/logp-lev-rec(0.5)", "scatter/logp-lev-rec(0.9)"});
   out.push_back({"scatter/2-lev-rec", "torus:3x4", 700, 5});
   out.push_back({"scatter/logp-lev-rec", "mesh:3x5,ports=all,buffer=4096", 900, 14});
   return out;

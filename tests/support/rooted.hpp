@@ -37,7 +37,8 @@ inline int inner_root(const touchstone::Machine& m) {
 inline std::vector<RootedCase> mesh_cases(std::initializer_list<const char*> algorithms) {
   std::vector<RootedCase> out;
   for (const char* alg : algorithms) {
-    for (const char* mesh : {"mesh:1x1", "mesh:1x5", "mesh:2x2", "mesh:3x5", "mesh:4x4", "mesh:4x8", "mesh:7x3", "mesh:8x8"})
+    for (const char* mesh :
+         {"mesh:1x1", "mesh:1x5", "mesh:2x2", "mesh:3x5", "mesh:4x4", "mesh:4x8", "mesh:7x3", "mesh:8x8"})
       for (std::size_t size : {std::size_t{1}, std::size_t{600}})
         for (int root : {0, -1}) out.push_back({alg, mesh, size, root});
     out.push_back({alg, "mesh:16x16", 600, -1});
