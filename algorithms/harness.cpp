@@ -255,23 +255,16 @@ std::function<void(Proc&, const Args&)> allgather_program(
   };
 }
 
-namespace {
-// The harness buffers of a rooted collective: on the root, p blocks of L bytes on the side
-// `blocks_side` (send for a scatter, recv for a gather); one block on every processor's other side.
-struct RootedBuffers {
-  PayloadBuffer send, recv;
-  RootedBuffers(Proc& p, const Args& a, PayloadBuffer::Role blocks_side)
-      : send(make(p, a, PayloadBuffer::Role::send, blocks_side)),
-        recv(make(p, a, PayloadBuffer::Role::recv, blocks_side)) {}
+RootedBuffers::RootedBuffers(Proc& p, const Args& a, PayloadBuffer::Role blocks_side, int blocks)
+    : send(make(p, a, PayloadBuffer::Role::send, blocks_side, blocks)),
+      recv(make(p, a, PayloadBuffer::Role::recv, blocks_side, blocks)) {}
 
- private:
-  static PayloadBuffer make(Proc& p, const Args& a, PayloadBuffer::Role role, PayloadBuffer::Role blocks_side) {
-    if (role != blocks_side) return PayloadBuffer(p, a, role, a.size, a.size);
-    const std::size_t blocks = static_cast<std::size_t>(p.size()) * a.size;
-    return PayloadBuffer(p, a, role, p.rank() == a.root ? blocks : 0, blocks);
-  }
-};
-}  // namespace
+PayloadBuffer RootedBuffers::make(Proc& p, const Args& a, PayloadBuffer::Role role, PayloadBuffer::Role blocks_side,
+                                  int blocks) {
+  if (role != blocks_side) return PayloadBuffer(p, a, role, a.size, a.size);
+  const std::size_t all = static_cast<std::size_t>(blocks) * a.size;
+  return PayloadBuffer(p, a, role, p.rank() == a.root ? all : 0, all);
+}
 
 // Harness of the one-to-all family: the root's blocks carry the pattern from the root to each
 // destination; every processor checks the one block it received.
@@ -279,7 +272,7 @@ Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool
   auto program = [name, fn](Proc& p, const Args& a) {
     const int n = p.size(), me = p.rank(), root = a.root;
     const std::size_t L = a.size;
-    const RootedBuffers mem(p, a, PayloadBuffer::Role::send);
+    const RootedBuffers mem(p, a, PayloadBuffer::Role::send, n);
     const std::span<std::byte> send = mem.send.span(), recv = mem.recv.span();
     if (a.check && me == root)
       for (int dst = 0; dst < n; ++dst) fill_pattern(root, dst, send.subspan(static_cast<std::size_t>(dst) * L, L));
@@ -306,7 +299,7 @@ Algorithm gather_entry(std::string name, std::string summary, RootedFn fn) {
   auto program = [name, fn](Proc& p, const Args& a) {
     const int n = p.size(), me = p.rank(), root = a.root;
     const std::size_t L = a.size;
-    const RootedBuffers mem(p, a, PayloadBuffer::Role::recv);
+    const RootedBuffers mem(p, a, PayloadBuffer::Role::recv, n);
     const std::span<std::byte> send = mem.send.span(), recv = mem.recv.span();
     if (a.check) fill_pattern(me, root, send);
     fn(p, p.world(), root, send, recv, L);

@@ -45,6 +45,18 @@ class PayloadBuffer {
   std::span<std::byte> span_;
 };
 
+/// The harness buffers of a rooted collective: on the root, `blocks` blocks of a.size bytes on the
+/// side `blocks_side` (send for a scatter, recv for a gather); one block on every processor's other
+/// side (none on the root's blocks side elsewhere).
+struct RootedBuffers {
+  PayloadBuffer send, recv;
+  RootedBuffers(Proc& p, const Args& a, PayloadBuffer::Role blocks_side, int blocks);
+
+ private:
+  static PayloadBuffer make(Proc& p, const Args& a, PayloadBuffer::Role role, PayloadBuffer::Role blocks_side,
+                            int blocks);
+};
+
 /// Host memory one emulation needs: `resident` bytes the process touches, `address_space` bytes it
 /// maps (resident plus every VP's whole stack, which RLIMIT_AS counts).
 struct HostMemory {

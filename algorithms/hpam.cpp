@@ -546,9 +546,9 @@ Footprint level2_footprint(int vps, std::size_t size) {
 Algorithm gather_level2_entry(std::string name, std::string summary, RootedFn fn) {
   auto program = [name, fn](Proc& p, const Args& a) {
     const int first2 = first_level2(p), n2 = p.size() - first2, me = p.rank();
-    const std::size_t L = a.size, total = me == a.root ? static_cast<std::size_t>(n2) * L : 0;
-    std::unique_ptr<std::byte[]> send_mem(new std::byte[L]), recv_mem(new std::byte[total]);
-    std::span<std::byte> send(send_mem.get(), L), recv(recv_mem.get(), total);
+    const std::size_t L = a.size;
+    const RootedBuffers mem(p, a, PayloadBuffer::Role::recv, n2);
+    const std::span<std::byte> send = mem.send.span(), recv = mem.recv.span();
     if (a.check && me >= first2) fill_pattern(me, a.root, send);
     fn(p, p.world(), a.root, send, recv, L);
     if (!a.check || me != a.root) return;
@@ -562,9 +562,9 @@ Algorithm gather_level2_entry(std::string name, std::string summary, RootedFn fn
 Algorithm scatter_level2_entry(std::string name, std::string summary, RootedFn fn) {
   auto program = [name, fn](Proc& p, const Args& a) {
     const int first2 = first_level2(p), n2 = p.size() - first2, me = p.rank();
-    const std::size_t L = a.size, total = me == a.root ? static_cast<std::size_t>(n2) * L : 0;
-    std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[L]);
-    std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), L);
+    const std::size_t L = a.size;
+    const RootedBuffers mem(p, a, PayloadBuffer::Role::send, n2);
+    const std::span<std::byte> send = mem.send.span(), recv = mem.recv.span();
     if (a.check && me == a.root)
       for (int i = 0; i < n2; ++i) fill_pattern(a.root, first2 + i, send.subspan(static_cast<std::size_t>(i) * L, L));
     fn(p, p.world(), a.root, send, recv, L);
