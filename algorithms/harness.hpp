@@ -45,18 +45,6 @@ class PayloadBuffer {
   std::span<std::byte> span_;
 };
 
-/// The harness buffers of a rooted collective: on the root, `blocks` blocks of a.size bytes on the
-/// side `blocks_side` (send for a scatter, recv for a gather); one block on every processor's other
-/// side (none on the root's blocks side elsewhere).
-struct RootedBuffers {
-  PayloadBuffer send, recv;
-  RootedBuffers(Proc& p, const Args& a, PayloadBuffer::Role blocks_side, int blocks);
-
- private:
-  static PayloadBuffer make(Proc& p, const Args& a, PayloadBuffer::Role role, PayloadBuffer::Role blocks_side,
-                            int blocks);
-};
-
 /// Host memory one emulation needs: `resident` bytes the process touches, `address_space` bytes it
 /// maps (resident plus every VP's whole stack, which RLIMIT_AS counts).
 struct HostMemory {
@@ -127,6 +115,13 @@ std::function<void(Proc&, const Args&)> allgather_program(
 Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool broadcast = false);
 /// Harness of gather: every processor sends fill_pattern(me, root); the root checks every block.
 Algorithm gather_entry(std::string name, std::string summary, RootedFn fn);
+
+/// The programs of scatter_entry and gather_entry, for entries with a footprint of their own. With
+/// `first`, the blocks are those of ranks first(p)..p-1 only (block i is rank first + i's), and the
+/// ranks before take no part in the pattern: HPAM's level-2 collectives (hpam.cpp).
+using FirstRank = int (*)(const Proc&);
+std::function<void(Proc&, const Args&)> scatter_program(std::string name, RootedFn fn, FirstRank first = nullptr);
+std::function<void(Proc&, const Args&)> gather_program(std::string name, RootedFn fn, FirstRank first = nullptr);
 
 /// logp-lev-rec(gamma) entries for any gamma (registry.cpp's find() builds them from names such as
 /// "scatter/logp-lev-rec(0.6)"); the catalog holds the paper's defaults (0.75 and 0.60).

@@ -544,33 +544,15 @@ Footprint level2_footprint(int vps, std::size_t size) {
 // Harness of a gather from level 2 only: every level-2 processor sends fill_pattern(me, root); the
 // root's buffer holds one block per level-2 processor, each checked.
 Algorithm gather_level2_entry(std::string name, std::string summary, RootedFn fn) {
-  auto program = [name, fn](Proc& p, const Args& a) {
-    const int first2 = first_level2(p), n2 = p.size() - first2, me = p.rank();
-    const std::size_t L = a.size;
-    const RootedBuffers mem(p, a, PayloadBuffer::Role::recv, n2);
-    const std::span<std::byte> send = mem.send.span(), recv = mem.recv.span();
-    if (a.check && me >= first2) fill_pattern(me, a.root, send);
-    fn(p, p.world(), a.root, send, recv, L);
-    if (!a.check || me != a.root) return;
-    for (int i = 0; i < n2; ++i) check_pattern(name, first2 + i, a.root, recv.subspan(static_cast<std::size_t>(i) * L, L));
-  };
-  return Algorithm{std::move(name), std::move(summary), program, level2_footprint};
+  auto program = gather_program(name, std::move(fn), first_level2);
+  return Algorithm{std::move(name), std::move(summary), std::move(program), level2_footprint};
 }
 
 // Harness of a scatter to level 2 only (section 4.2): the root holds one block per level-2
 // processor, in level 2's row-major order; every level-2 processor checks its block.
 Algorithm scatter_level2_entry(std::string name, std::string summary, RootedFn fn) {
-  auto program = [name, fn](Proc& p, const Args& a) {
-    const int first2 = first_level2(p), n2 = p.size() - first2, me = p.rank();
-    const std::size_t L = a.size;
-    const RootedBuffers mem(p, a, PayloadBuffer::Role::send, n2);
-    const std::span<std::byte> send = mem.send.span(), recv = mem.recv.span();
-    if (a.check && me == a.root)
-      for (int i = 0; i < n2; ++i) fill_pattern(a.root, first2 + i, send.subspan(static_cast<std::size_t>(i) * L, L));
-    fn(p, p.world(), a.root, send, recv, L);
-    if (a.check && me >= first2) check_pattern(name, a.root, me, recv);
-  };
-  return Algorithm{std::move(name), std::move(summary), program, level2_footprint};
+  auto program = scatter_program(name, std::move(fn), first_level2);
+  return Algorithm{std::move(name), std::move(summary), std::move(program), level2_footprint};
 }
 
 }  // namespace
