@@ -25,19 +25,9 @@ namespace {
 
 using AllgatherFn = std::function<void(Proc&, std::span<std::byte> buf, std::size_t size)>;
 
-// Harness: rank r's block holds fill_pattern(r, r) at block r of its buffer; the algorithm must
-// fill every other block; every byte of every block is checked.
+// Harness: allgather_program (harness.hpp), with the memory of paper 004's algorithms.
 Algorithm allgather_entry(std::string name, std::string summary, AllgatherFn fn) {
-  auto program = [name, fn](Proc& p, const Args& a) {
-    const int n = p.size(), me = p.rank();
-    const std::size_t L = a.size, total = static_cast<std::size_t>(n) * L;
-    const PayloadBuffer mem(p, a, PayloadBuffer::Role::recv, total, total);
-    const std::span<std::byte> buf = mem.span();
-    if (a.check) fill_pattern(me, me, block(buf, me, L));
-    fn(p, buf, L);
-    if (!a.check) return;
-    for (int src = 0; src < n; ++src) check_pattern(name, src, src, block(std::span<const std::byte>(buf), src, L));
-  };
+  auto program = allgather_program(name, fn);
   // Every processor's buffer of p blocks (one per run under phantom payloads), the algorithm's
   // combined messages, and their copies in flight; SB and LS post a message to every processor at once.
   auto footprint = [](int vps, std::size_t size) {

@@ -10,14 +10,29 @@
 
 namespace touchstone::algorithms {
 
-void allreduce_recursive_doubling(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv,
-                                  const Reduction& r) {
+namespace {
+// Allreduce on any p as Thakur et al. 2005 (sec. 4.4) run the power-of-two algorithms: fold the
+// group onto p' ranks (reduction_steps.hpp), run `core(g, f, nr, acc)` among them on the whole
+// vector `acc`, then hand the result back to the ranks that sat out.
+template <class Core>
+void on_power_of_two(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv,
+                     const Reduction& r, Core core) {
   const Group g = resolve(p, g0);
   const int me = g.local_rank(p.rank());
   const PowerOfTwoFold f(g.size());
-  std::vector<std::byte> acc(send.begin(), send.end()), in(send.size());
+  std::vector<std::byte> acc(send.begin(), send.end());
   fold_in(p, g, f, me, acc, r);
-  if (const int nr = f.newrank(me); nr >= 0)
+  if (const int nr = f.newrank(me); nr >= 0) core(g, f, nr, acc);
+  const auto out = recv.first(acc.size());
+  fold_out(p, g, f, me, acc, out);
+  if (f.newrank(me) >= 0) copy_in(p, out, acc);
+}
+}  // namespace
+
+void allreduce_recursive_doubling(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv,
+                                  const Reduction& r) {
+  on_power_of_two(p, g0, send, recv, r, [&](const Group& g, const PowerOfTwoFold& f, int nr, std::span<std::byte> acc) {
+    std::vector<std::byte> in(acc.size());
     // Round d: exchange the whole vector with new rank nr ^ d; each side's data covers a run of
     // consecutive ranks, so the lower side's comes first.
     for (int d = 1; d < f.pof2; d *= 2) {
@@ -28,26 +43,16 @@ void allreduce_recursive_doubling(Proc& p, const Group& g0, std::span<const std:
       else
         combine_after(r, acc, in);
     }
-  const auto out = recv.first(acc.size());
-  fold_out(p, g, f, me, acc, out);
-  if (f.newrank(me) >= 0) copy_in(p, out, acc);
+  });
 }
 
 void allreduce_rabenseifner(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv,
                             const Reduction& r) {
-  const Group g = resolve(p, g0);
-  const int me = g.local_rank(p.rank());
-  const PowerOfTwoFold f(g.size());
-  std::vector<std::byte> acc(send.begin(), send.end());
-  fold_in(p, g, f, me, acc, r);
-  if (const int nr = f.newrank(me); nr >= 0) {
+  on_power_of_two(p, g0, send, recv, r, [&](const Group& g, const PowerOfTwoFold& f, int nr, std::span<std::byte> acc) {
     const std::vector<std::size_t> cut = split_pieces(acc.size(), r.elem, f.pof2);
     recursive_halving(p, g, f, nr, cut, acc, r);
     recursive_doubling_windows(p, g, f, nr, cut, acc);
-  }
-  const auto out = recv.first(acc.size());
-  fold_out(p, g, f, me, acc, out);
-  if (f.newrank(me) >= 0) copy_in(p, out, acc);
+  });
 }
 
 void allreduce_ring(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv,

@@ -69,29 +69,30 @@ void ring_allgather(Proc& p, const Group& g, const Pieces& pc) {
   }
   allgatherv_ring(p, g, pc.buf, counts, displs);
 }
-}  // namespace
 
-void bcast_scatter_allgather(Proc& p, const Group& g0, int root, std::span<std::byte> buf) {
+// Van de Geijn's broadcast: the binomial scatter, then an all-gather of the pieces, by recursive
+// doubling when asked and p is a power of two, by the ring otherwise.
+void scatter_then_allgather(Proc& p, const Group& g0, int root, std::span<std::byte> buf, bool recursive_doubling) {
   const Group g = resolve(p, g0);
   const int n = g.size(), v = (g.local_rank(p.rank()) - root + n) % n;
   if (n == 1) return;
   const Pieces pc(buf, n, root);
   binomial_scatter(p, g, pc, v);
-  ring_allgather(p, g, pc);
-}
-
-void bcast_scatter_rd_allgather(Proc& p, const Group& g0, int root, std::span<std::byte> buf) {
-  const Group g = resolve(p, g0);
-  const int n = g.size(), v = (g.local_rank(p.rank()) - root + n) % n;
-  if (n == 1) return;
-  const Pieces pc(buf, n, root);
-  binomial_scatter(p, g, pc, v);
-  if (n & (n - 1)) return ring_allgather(p, g, pc);
+  if (!recursive_doubling || (n & (n - 1))) return ring_allgather(p, g, pc);
   // Recursive doubling: in the round of distance d, exchange the window of d pieces with v ^ d.
   for (int d = 1; d < n; d *= 2) {
     const int lo = v & ~(d - 1), other = lo ^ d, partner = pc.real(v ^ d);
     p.sendrecv(partner, kGenericTag, pc.of(lo, lo + d), partner, kGenericTag, pc.of(other, other + d), g);
   }
+}
+}  // namespace
+
+void bcast_scatter_allgather(Proc& p, const Group& g, int root, std::span<std::byte> buf) {
+  scatter_then_allgather(p, g, root, buf, false);
+}
+
+void bcast_scatter_rd_allgather(Proc& p, const Group& g, int root, std::span<std::byte> buf) {
+  scatter_then_allgather(p, g, root, buf, true);
 }
 
 void bcast_chain(Proc& p, const Group& g0, int root, std::span<std::byte> buf, std::size_t segment) {

@@ -241,20 +241,70 @@ Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn, A
   return alg;
 }
 
+std::function<void(Proc&, const Args&)> allgather_program(
+    std::string name, std::function<void(Proc&, std::span<std::byte> buf, std::size_t size)> run) {
+  return [name = std::move(name), run = std::move(run)](Proc& p, const Args& a) {
+    const int n = p.size(), me = p.rank();
+    const std::size_t L = a.size, total = static_cast<std::size_t>(n) * L;
+    const PayloadBuffer mem(p, a, PayloadBuffer::Role::recv, total, total);
+    const std::span<std::byte> buf = mem.span();
+    if (a.check) fill_pattern(me, me, buf.subspan(static_cast<std::size_t>(me) * L, L));
+    run(p, buf, L);
+    if (!a.check) return;
+    for (int src = 0; src < n; ++src) check_pattern(name, src, src, buf.subspan(static_cast<std::size_t>(src) * L, L));
+  };
+}
+
+namespace {
+// The harness buffers of a rooted collective: on the root, `blocks` blocks of a.size bytes on the
+// side `blocks_side` (send for a scatter, recv for a gather); one block on every processor's other
+// side (none on the blocks side elsewhere).
+struct RootedBuffers {
+  PayloadBuffer send, recv;
+  RootedBuffers(Proc& p, const Args& a, PayloadBuffer::Role blocks_side, int blocks)
+      : send(make(p, a, PayloadBuffer::Role::send, blocks_side, blocks)),
+        recv(make(p, a, PayloadBuffer::Role::recv, blocks_side, blocks)) {}
+
+ private:
+  static PayloadBuffer make(Proc& p, const Args& a, PayloadBuffer::Role role, PayloadBuffer::Role blocks_side,
+                            int blocks) {
+    if (role != blocks_side) return PayloadBuffer(p, a, role, a.size, a.size);
+    const std::size_t all = static_cast<std::size_t>(blocks) * a.size;
+    return PayloadBuffer(p, a, role, p.rank() == a.root ? all : 0, all);
+  }
+};
+}  // namespace
+
+std::function<void(Proc&, const Args&)> scatter_program(std::string name, RootedFn fn, FirstRank first) {
+  return [name = std::move(name), fn = std::move(fn), first](Proc& p, const Args& a) {
+    const int from = first ? first(p) : 0, n = p.size() - from, me = p.rank(), root = a.root;
+    const std::size_t L = a.size;
+    const RootedBuffers mem(p, a, PayloadBuffer::Role::send, n);
+    const std::span<std::byte> send = mem.send.span(), recv = mem.recv.span();
+    if (a.check && me == root)
+      for (int i = 0; i < n; ++i) fill_pattern(root, from + i, send.subspan(static_cast<std::size_t>(i) * L, L));
+    fn(p, p.world(), root, send, recv, L);
+    if (a.check && me >= from) check_pattern(name, root, me, recv);
+  };
+}
+
+std::function<void(Proc&, const Args&)> gather_program(std::string name, RootedFn fn, FirstRank first) {
+  return [name = std::move(name), fn = std::move(fn), first](Proc& p, const Args& a) {
+    const int from = first ? first(p) : 0, n = p.size() - from, me = p.rank(), root = a.root;
+    const std::size_t L = a.size;
+    const RootedBuffers mem(p, a, PayloadBuffer::Role::recv, n);
+    const std::span<std::byte> send = mem.send.span(), recv = mem.recv.span();
+    if (a.check && me >= from) fill_pattern(me, root, send);
+    fn(p, p.world(), root, send, recv, L);
+    if (!a.check || me != root) return;
+    for (int i = 0; i < n; ++i) check_pattern(name, from + i, root, recv.subspan(static_cast<std::size_t>(i) * L, L));
+  };
+}
+
 // Harness of the one-to-all family: the root's blocks carry the pattern from the root to each
 // destination; every processor checks the one block it received.
 Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool broadcast) {
-  auto program = [name, fn](Proc& p, const Args& a) {
-    const int n = p.size(), me = p.rank(), root = a.root;
-    const std::size_t L = a.size, blocks = static_cast<std::size_t>(n) * L, total = me == root ? blocks : 0;
-    const PayloadBuffer send_mem(p, a, PayloadBuffer::Role::send, total, blocks),
-        recv_mem(p, a, PayloadBuffer::Role::recv, L, L);
-    const std::span<std::byte> send = send_mem.span(), recv = recv_mem.span();
-    if (a.check && me == root)
-      for (int dst = 0; dst < n; ++dst) fill_pattern(root, dst, send.subspan(static_cast<std::size_t>(dst) * L, L));
-    fn(p, p.world(), root, send, recv, L);
-    if (a.check) check_pattern(name, root, me, recv);
-  };
+  auto program = scatter_program(name, fn);
   // The root's blocks and every processor's own, the long messages combined on the way (each
   // block at most once per level of the partition, at most log2 p + 1 levels) and their copies in
   // flight. A broadcast leaves the long message of p - 1 blocks on every processor and has up to
@@ -272,17 +322,7 @@ Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool
 // Harness of the all-to-one family: every processor sends the pattern from itself to the root; the
 // root checks every block.
 Algorithm gather_entry(std::string name, std::string summary, RootedFn fn) {
-  auto program = [name, fn](Proc& p, const Args& a) {
-    const int n = p.size(), me = p.rank(), root = a.root;
-    const std::size_t L = a.size, blocks = static_cast<std::size_t>(n) * L, total = me == root ? blocks : 0;
-    const PayloadBuffer send_mem(p, a, PayloadBuffer::Role::send, L, L),
-        recv_mem(p, a, PayloadBuffer::Role::recv, total, blocks);
-    const std::span<std::byte> send = send_mem.span(), recv = recv_mem.span();
-    if (a.check) fill_pattern(me, root, send);
-    fn(p, p.world(), root, send, recv, L);
-    if (!a.check || me != root) return;
-    for (int src = 0; src < n; ++src) check_pattern(name, src, root, recv.subspan(static_cast<std::size_t>(src) * L, L));
-  };
+  auto program = gather_program(name, fn);
   auto footprint = [](int vps, std::size_t size) {  // scatter_entry's, reversed
     const auto p = static_cast<std::size_t>(vps);
     return Footprint{(rooted_levels(vps) + 2) * p * size, rooted_levels(vps) * p * size, 8 * p, 2 * p * size,

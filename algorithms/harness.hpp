@@ -101,6 +101,11 @@ std::size_t rooted_levels(int vps);
 /// All-to-all: send and recv hold one block of `size` bytes per group rank.
 Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn, AlltoallMemory memory = {});
 
+/// The all-gather harness's program: rank r's block of its buffer (p blocks of `size` bytes) holds
+/// fill_pattern(r, r); `run` must fill every other block; every byte of every block is checked.
+std::function<void(Proc&, const Args&)> allgather_program(
+    std::string name, std::function<void(Proc&, std::span<std::byte> buf, std::size_t size)> run);
+
 /// One-to-all (scatter.hpp): on the root, send holds g.size() blocks of `size` bytes; every
 /// processor's recv (size bytes) receives its block. All-to-one (gather.hpp) mirrors it: send holds
 /// the processor's block, the root's recv holds g.size() blocks.
@@ -110,6 +115,13 @@ Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn, A
 Algorithm scatter_entry(std::string name, std::string summary, RootedFn fn, bool broadcast = false);
 /// Harness of gather: every processor sends fill_pattern(me, root); the root checks every block.
 Algorithm gather_entry(std::string name, std::string summary, RootedFn fn);
+
+/// The programs of scatter_entry and gather_entry, for entries with a footprint of their own. With
+/// `first`, the blocks are those of ranks first(p)..p-1 only (block i is rank first + i's), and the
+/// ranks before take no part in the pattern: HPAM's level-2 collectives (hpam.cpp).
+using FirstRank = int (*)(const Proc&);
+std::function<void(Proc&, const Args&)> scatter_program(std::string name, RootedFn fn, FirstRank first = nullptr);
+std::function<void(Proc&, const Args&)> gather_program(std::string name, RootedFn fn, FirstRank first = nullptr);
 
 /// logp-lev-rec(gamma) entries for any gamma (registry.cpp's find() builds them from names such as
 /// "scatter/logp-lev-rec(0.6)"); the catalog holds the paper's defaults (0.75 and 0.60).

@@ -64,6 +64,21 @@ struct Mesh {
   std::function<int(int, int)> rank_of;
 };
 
+// The inter-level step of a gather (section 5): every sub-mesh's root sends its sub-mesh's blocks
+// in one message; the receives are all posted at once, so they complete in arrival order, and
+// their blocks are unpacked into `out`, laid out as the blocks of `whole`.
+void receive_submeshes(Proc& p, const Mesh& level2, const std::vector<Rect>& subs, std::span<std::byte> out,
+                       const Rect& whole, std::size_t L) {
+  std::vector<std::vector<std::byte>> parts(subs.size());
+  std::vector<Request> rs;
+  for (std::size_t k = 0; k < subs.size(); ++k) {
+    parts[k].resize(static_cast<std::size_t>(subs[k].size()) * L);
+    rs.push_back(p.irecv(level2.rank_of(subs[k].r0, subs[k].c0), kInterTag, parts[k]));
+  }
+  p.waitall(rs);
+  for (std::size_t k = 0; k < subs.size(); ++k) unpack(parts[k], out, whole, subs[k], L);
+}
+
 // Section 3's binary-tree broadcast of `whole`, whose corner already holds buf.
 void tree_bcast(Proc& p, const Mesh& m, const Rect& whole, int r, int c, std::span<std::byte> buf) {
   const TreeRole t = tree_role(whole, r, c);
@@ -211,15 +226,7 @@ void hybrid_gather(Proc& p, const std::string& name, SubMesh s, int root, std::s
                    std::span<std::byte> recv, std::size_t L) {
   const Hybrid h(p, name, s, root);
   if (p.rank() == 0) {
-    const auto subs = h.submeshes();
-    std::vector<std::vector<std::byte>> parts(subs.size());
-    std::vector<Request> rs;
-    for (std::size_t k = 0; k < subs.size(); ++k) {
-      parts[k].resize(static_cast<std::size_t>(subs[k].size()) * L);
-      rs.push_back(p.irecv(h.level2.rank_of(subs[k].r0, subs[k].c0), kInterTag, parts[k]));
-    }
-    p.waitall(rs);
-    for (std::size_t k = 0; k < subs.size(); ++k) unpack(parts[k], recv.subspan(L), h.whole2, subs[k], L);
+    receive_submeshes(p, h.level2, h.submeshes(), recv.subspan(L), h.whole2, L);
     if (L) std::memcpy(recv.data(), send.data(), L);
     return;
   }
@@ -480,15 +487,8 @@ void level2_gather(Proc& p, const std::string& name, SubMesh s, int root, std::s
     std::vector<Rect> subs;
     for (int i = rp.r2 / s.p - 1; i >= 0; --i)
       for (int j = cols.c0; j < cols.c0 + rp.width; j += s.q) subs.push_back({i * s.p, j, s.p, s.q});
-    std::vector<std::vector<std::byte>> parts(subs.size());
-    std::vector<Request> rs;
-    for (std::size_t i = 0; i < subs.size(); ++i) {
-      parts[i].resize(static_cast<std::size_t>(subs[i].size()) * L);
-      rs.push_back(p.irecv(rp.level2.rank_of(subs[i].r0, subs[i].c0), kInterTag, parts[i]));
-    }
-    p.waitall(rs);
     std::vector<std::byte> mine(static_cast<std::size_t>(cols.size()) * L);
-    for (std::size_t i = 0; i < subs.size(); ++i) unpack(parts[i], mine, cols, subs[i], L);
+    receive_submeshes(p, rp.level2, subs, mine, cols, L);
     const std::size_t chunk = mine.size();
     const auto all = tree_gather(p, rp.row, rp.row_rect, 0, v, mine, chunk);
     if (p.rank() != 0) return;
@@ -528,48 +528,31 @@ Algorithm bcast_entry(std::string name, std::string summary, BcastFn fn, Analyti
 
 std::string submesh_name(const SubMesh& s) { return fmt::format("{}x{}", s.p, s.q); }
 
+// The first rank of level 2 on a two-level HPAM machine, for the harnesses of level 2 only; p.size()
+// on any other machine (the algorithm then refuses it).
+int first_level2(const Proc& p) {
+  const Hpam* t = as_hpam(p.machine());
+  return t && t->levels() == 2 ? t->first(2) : p.size();
+}
+
+// The level-2 harnesses' memory: scatter_entry's bound without the levels.
+Footprint level2_footprint(int vps, std::size_t size) {
+  const auto p = static_cast<std::size_t>(vps);
+  return Footprint{2 * p * size, 2 * p * size, 8 * p};
+}
+
 // Harness of a gather from level 2 only: every level-2 processor sends fill_pattern(me, root); the
 // root's buffer holds one block per level-2 processor, each checked.
 Algorithm gather_level2_entry(std::string name, std::string summary, RootedFn fn) {
-  auto program = [name, fn](Proc& p, const Args& a) {
-    const Hpam* t = as_hpam(p.machine());
-    const int first2 = t && t->levels() == 2 ? t->first(2) : p.size();
-    const int n2 = p.size() - first2, me = p.rank();
-    const std::size_t L = a.size, total = me == a.root ? static_cast<std::size_t>(n2) * L : 0;
-    std::unique_ptr<std::byte[]> send_mem(new std::byte[L]), recv_mem(new std::byte[total]);
-    std::span<std::byte> send(send_mem.get(), L), recv(recv_mem.get(), total);
-    if (a.check && me >= first2) fill_pattern(me, a.root, send);
-    fn(p, p.world(), a.root, send, recv, L);
-    if (!a.check || me != a.root) return;
-    for (int i = 0; i < n2; ++i) check_pattern(name, first2 + i, a.root, recv.subspan(static_cast<std::size_t>(i) * L, L));
-  };
-  auto footprint = [](int vps, std::size_t size) {  // scatter_entry's bound without the levels
-    const auto p = static_cast<std::size_t>(vps);
-    return Footprint{2 * p * size, 2 * p * size, 8 * p};
-  };
-  return Algorithm{std::move(name), std::move(summary), program, footprint};
+  auto program = gather_program(name, std::move(fn), first_level2);
+  return Algorithm{std::move(name), std::move(summary), std::move(program), level2_footprint};
 }
 
 // Harness of a scatter to level 2 only (section 4.2): the root holds one block per level-2
 // processor, in level 2's row-major order; every level-2 processor checks its block.
 Algorithm scatter_level2_entry(std::string name, std::string summary, RootedFn fn) {
-  auto program = [name, fn](Proc& p, const Args& a) {
-    const Hpam* t = as_hpam(p.machine());
-    const int first2 = t && t->levels() == 2 ? t->first(2) : p.size();
-    const int n2 = p.size() - first2, me = p.rank();
-    const std::size_t L = a.size, total = me == a.root ? static_cast<std::size_t>(n2) * L : 0;
-    std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[L]);
-    std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), L);
-    if (a.check && me == a.root)
-      for (int i = 0; i < n2; ++i) fill_pattern(a.root, first2 + i, send.subspan(static_cast<std::size_t>(i) * L, L));
-    fn(p, p.world(), a.root, send, recv, L);
-    if (a.check && me >= first2) check_pattern(name, a.root, me, recv);
-  };
-  auto footprint = [](int vps, std::size_t size) {  // scatter_entry's bound without the levels
-    const auto p = static_cast<std::size_t>(vps);
-    return Footprint{2 * p * size, 2 * p * size, 8 * p};
-  };
-  return Algorithm{std::move(name), std::move(summary), program, footprint};
+  auto program = scatter_program(name, std::move(fn), first_level2);
+  return Algorithm{std::move(name), std::move(summary), std::move(program), level2_footprint};
 }
 
 }  // namespace

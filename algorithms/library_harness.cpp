@@ -90,13 +90,50 @@ Reduction charged_reduction(Proc& p, bool commutative_only) {
   return r;
 }
 
-Algorithm with_footprint(std::string name, std::string summary, std::function<void(Proc&, const Args&)> program,
-                         std::size_t blocks_per_vp) {
-  const bool all_blocks = blocks_per_vp == 0;  // 0: the vector has p blocks
-  auto footprint = [all_blocks, blocks_per_vp](int vps, std::size_t size) {
-    return reduction_footprint(vps, size, all_blocks ? static_cast<std::size_t>(vps) : blocks_per_vp);
+// What a processor's result must hold: the reduction of every rank's vector (on the root only, or
+// on every processor), the processor's own block of it (reduce-scatter: the vectors have p blocks),
+// or the reduction of ranks 0..itself (inclusive scan).
+enum class Result { at_root, everywhere, own_block, prefix };
+
+// The harness of a reduction: every processor fills its operands (one vector of `size` bytes, p of
+// them for Result::own_block), `run` calls the algorithm with the operator, charged, into the
+// processor's `size` bytes of result, and every element of the result is checked.
+using ReductionRun = std::function<void(Proc&, const Args&, std::span<const std::byte> send,
+                                        std::span<std::byte> recv, const Reduction&)>;
+Algorithm reduction_entry(std::string name, std::string summary, bool commutative_only, Result result,
+                          ReductionRun run) {
+  auto program = [name, commutative_only, result, run](Proc& p, const Args& a) {
+    const int n = p.size(), me = p.rank();
+    const std::size_t count = elements(name, a.size),
+                      vectors = result == Result::own_block ? static_cast<std::size_t>(n) : 1;
+    const PayloadBuffer send(p, a, PayloadBuffer::Role::send, vectors * a.size, vectors * a.size),
+        recv(p, a, PayloadBuffer::Role::recv, a.size, a.size);
+    if (a.check) fill_operands(me, send.span());
+    run(p, a, send.span(), recv.span(), charged_reduction(p, commutative_only));
+    if (!a.check) return;
+    switch (result) {
+      case Result::at_root:
+        if (me == a.root) check_elements(name, me, recv.span(), total(p, commutative_only, count));
+        break;
+      case Result::everywhere:
+        check_elements(name, me, recv.span(), total(p, commutative_only, count));
+        break;
+      case Result::own_block:
+        check_elements(name, me, recv.span(),
+                       std::span(total(p, commutative_only, count * vectors))
+                           .subspan(static_cast<std::size_t>(me) * count, count));
+        break;
+      case Result::prefix:
+        check_elements(name, me, recv.span(), fold(commutative_only, me, count));
+        break;
+    }
   };
-  return Algorithm{std::move(name), std::move(summary), std::move(program), footprint};
+  auto footprint = [result](int vps, std::size_t size) {
+    return reduction_footprint(vps, size, result == Result::own_block ? static_cast<std::size_t>(vps) : 1);
+  };
+  Algorithm alg{std::move(name), std::move(summary), std::move(program), footprint};
+  alg.raw.needs_commutative = commutative_only;
+  return alg;
 }
 
 }  // namespace
@@ -145,16 +182,8 @@ Algorithm library_bcast_entry(std::string name, std::string summary, std::functi
 }
 
 Algorithm library_allgather_entry(std::string name, std::string summary, std::function<AllgatherCollective> fn) {
-  auto program = [name, fn](Proc& p, const Args& a) {
-    const int n = p.size(), me = p.rank();
-    const std::size_t L = a.size, total_bytes = static_cast<std::size_t>(n) * L;
-    const PayloadBuffer mem(p, a, PayloadBuffer::Role::recv, total_bytes, total_bytes);
-    const std::span<std::byte> buf = mem.span();
-    if (a.check) fill_pattern(me, me, block(buf, me, L));
-    fn(p, p.world(), buf, L);
-    if (!a.check) return;
-    for (int src = 0; src < n; ++src) check_pattern(name, src, src, block(std::span<const std::byte>(buf), src, L));
-  };
+  auto program = allgather_program(
+      name, [fn](Proc& p, std::span<std::byte> buf, std::size_t size) { fn(p, p.world(), buf, size); });
   // Every processor's p blocks, Bruck's rotated copy of them, and up to two copies in flight.
   auto footprint = [](int vps, std::size_t size) {
     const auto p = static_cast<std::size_t>(vps);
@@ -167,66 +196,40 @@ Algorithm library_allgather_entry(std::string name, std::string summary, std::fu
 
 Algorithm reduce_entry(std::string name, std::string summary, std::function<ReduceCollective> fn,
                        bool commutative_only) {
-  auto program = [name, fn, commutative_only](Proc& p, const Args& a) {
-    const std::size_t count = elements(name, a.size);
-    const PayloadBuffer send(p, a, PayloadBuffer::Role::send, a.size, a.size),
-        recv(p, a, PayloadBuffer::Role::recv, a.size, a.size);
-    if (a.check) fill_operands(p.rank(), send.span());
-    fn(p, p.world(), a.root, send.span(), recv.span(), charged_reduction(p, commutative_only));
-    if (a.check && p.rank() == a.root) check_elements(name, p.rank(), recv.span(), total(p, commutative_only, count));
+  auto run = [fn](Proc& p, const Args& a, auto send, auto recv, const Reduction& r) {
+    fn(p, p.world(), a.root, send, recv, r);
   };
-  Algorithm alg = with_footprint(std::move(name), std::move(summary), program, 1);
+  Algorithm alg = reduction_entry(std::move(name), std::move(summary), commutative_only, Result::at_root, run);
   alg.raw.reduce = std::move(fn);
-  alg.raw.needs_commutative = commutative_only;
   return alg;
 }
 
 Algorithm allreduce_entry(std::string name, std::string summary, std::function<AllreduceCollective> fn,
                           bool commutative_only) {
-  auto program = [name, fn, commutative_only](Proc& p, const Args& a) {
-    const std::size_t count = elements(name, a.size);
-    const PayloadBuffer send(p, a, PayloadBuffer::Role::send, a.size, a.size),
-        recv(p, a, PayloadBuffer::Role::recv, a.size, a.size);
-    if (a.check) fill_operands(p.rank(), send.span());
-    fn(p, p.world(), send.span(), recv.span(), charged_reduction(p, commutative_only));
-    if (a.check) check_elements(name, p.rank(), recv.span(), total(p, commutative_only, count));
+  auto run = [fn](Proc& p, const Args&, auto send, auto recv, const Reduction& r) {
+    fn(p, p.world(), send, recv, r);
   };
-  Algorithm alg = with_footprint(std::move(name), std::move(summary), program, 1);
+  Algorithm alg = reduction_entry(std::move(name), std::move(summary), commutative_only, Result::everywhere, run);
   alg.raw.allreduce = std::move(fn);
-  alg.raw.needs_commutative = commutative_only;
   return alg;
 }
 
 Algorithm reduce_scatter_entry(std::string name, std::string summary, std::function<ReduceScatterCollective> fn,
                                bool commutative_only) {
-  auto program = [name, fn, commutative_only](Proc& p, const Args& a) {
-    const int n = p.size(), me = p.rank();
-    const std::size_t count = elements(name, a.size), vector = static_cast<std::size_t>(n) * a.size;
-    const PayloadBuffer send(p, a, PayloadBuffer::Role::send, vector, vector),
-        recv(p, a, PayloadBuffer::Role::recv, a.size, a.size);
-    if (a.check) fill_operands(me, send.span());
-    const std::vector<std::size_t> counts(static_cast<std::size_t>(n), a.size);
-    fn(p, p.world(), send.span(), recv.span(), counts, charged_reduction(p, commutative_only));
-    if (!a.check) return;
-    const auto& want = total(p, commutative_only, count * static_cast<std::size_t>(n));
-    check_elements(name, me, recv.span(), std::span(want).subspan(static_cast<std::size_t>(me) * count, count));
+  auto run = [fn](Proc& p, const Args& a, auto send, auto recv, const Reduction& r) {
+    const std::vector<std::size_t> counts(static_cast<std::size_t>(p.size()), a.size);
+    fn(p, p.world(), send, recv, counts, r);
   };
-  Algorithm alg = with_footprint(std::move(name), std::move(summary), program, 0);
+  Algorithm alg = reduction_entry(std::move(name), std::move(summary), commutative_only, Result::own_block, run);
   alg.raw.reduce_scatter = std::move(fn);
-  alg.raw.needs_commutative = commutative_only;
   return alg;
 }
 
 Algorithm scan_entry(std::string name, std::string summary, std::function<ScanCollective> fn) {
-  auto program = [name, fn](Proc& p, const Args& a) {
-    const std::size_t count = elements(name, a.size);
-    const PayloadBuffer send(p, a, PayloadBuffer::Role::send, a.size, a.size),
-        recv(p, a, PayloadBuffer::Role::recv, a.size, a.size);
-    if (a.check) fill_operands(p.rank(), send.span());
-    fn(p, p.world(), send.span(), recv.span(), charged_reduction(p, false), false);
-    if (a.check) check_elements(name, p.rank(), recv.span(), fold(false, p.rank(), count));
+  auto run = [fn](Proc& p, const Args&, auto send, auto recv, const Reduction& r) {
+    fn(p, p.world(), send, recv, r, false);
   };
-  Algorithm alg = with_footprint(std::move(name), std::move(summary), program, 1);
+  Algorithm alg = reduction_entry(std::move(name), std::move(summary), false, Result::prefix, run);
   alg.raw.scan = std::move(fn);
   return alg;
 }

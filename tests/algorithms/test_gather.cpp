@@ -5,8 +5,6 @@
 // and throws on wrong data, so a run that completes has delivered everything.
 #include <gtest/gtest.h>
 
-#include <fmt/format.h>
-
 #include "algorithms/registry.hpp"
 #include "algorithms/submachine.hpp"
 #include "support/rooted.hpp"
@@ -15,10 +13,6 @@
 using namespace touchstone;
 
 namespace {
-
-const char* const kGather[] = {"gather/1-lev-dir",    "gather/2-lev-rec",         "gather/3-lev-sq",
-                               "gather/logp-lev-sq",  "gather/logp-lev-rec",      "gather/logp-lev-rec(0.3)",
-                               "gather/logp-lev-rec(0.5)", "gather/logp-lev-rec(0.85)"};
 
 using Case = ts_test::RootedCase;
 using ts_test::inner_root;
@@ -39,13 +33,9 @@ TEST_P(GatherDelivers, EveryBlockReachesTheDestinationInOneMessagePerSender) {
 }
 
 std::vector<Case> cases() {
-  std::vector<Case> out;
-  for (const char* alg : kGather) {
-    for (const char* mesh : {"mesh:1x1", "mesh:1x5", "mesh:2x2", "mesh:3x5", "mesh:4x4", "mesh:4x8", "mesh:7x3", "mesh:8x8"})
-      for (std::size_t size : {std::size_t{1}, std::size_t{600}})
-        for (int root : {0, -1}) out.push_back({alg, mesh, size, root});
-    out.push_back({alg, "mesh:16x16", 600, -1});
-  }
+  std::vector<Case> out = ts_test::mesh_cases({"gather/1-lev-dir", "gather/2-lev-rec", "gather/3-lev-sq",
+                                               "gather/logp-lev-sq", "gather/logp-lev-rec", "gather/logp-lev-rec(0.3)",
+                                               "gather/logp-lev-rec(0.5)", "gather/logp-lev-rec(0.85)"});
   // Section 4's partition around the destination: gamma p < d < (1 - gamma) p in snake order.
   for (const char* alg : {"gather/logp-lev-rec(0.1)", "gather/logp-lev-rec(0.25)", "gather/logp-lev-rec(0.45)"}) {
     out.push_back({alg, "mesh:8x8", 600, 35});
@@ -58,13 +48,7 @@ std::vector<Case> cases() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Meshes, GatherDelivers, testing::ValuesIn(cases()), [](const testing::TestParamInfo<Case>& info) {
-  std::string s = fmt::format("{}_{}_{}_{}", info.param.algorithm, info.param.machine, info.param.size,
-                              info.param.root < 0 ? std::string("inner") : std::to_string(info.param.root));
-  for (auto& ch : s)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return s;
-});
+INSTANTIATE_TEST_SUITE_P(Meshes, GatherDelivers, testing::ValuesIn(cases()), ts_test::case_name);
 
 // Section 4: "In this situation (i.e., gamma p < d < (1 - gamma)p), Algorithm logp-lev-rec(gamma)
 // uses d to partition into submachines": processors 0 .. d-1 gather to d-1, the rest keep d.

@@ -18,6 +18,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <initializer_list>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -40,6 +43,27 @@ RunResult run_alg(const Machine& m, const std::string& name, std::size_t size) {
   return run(m, [&](Proc& p) { alg.program(p, args); });
 }
 
+// An inter-level message of `bytes` (docs/model.md 2.4-2.5): U_1 = C_send^1 + bytes (s_1 + b), the
+// level-1 sender's time until it has left, and C_recv^2 + bytes r_2, the level-2 receiver's cost.
+Time inter_send(const HpamModel& h, Time bytes) {
+  return h.level[0].send_overhead + bytes * (h.level[0].send_per_byte + h.lambda_byte);
+}
+Time inter_recv(const HpamModel& h, Time bytes) { return h.level[1].recv_overhead + bytes * h.level[1].recv_per_byte; }
+
+// The header's terms for n inter-level messages of `bytes` each to the roots of p x q sub-meshes:
+// (a) all receives but the last overlap later sends;
+Time pipelining_term(const HpamModel& h, long long n, Time bytes) { return (n - 1) * inter_recv(h, bytes); }
+// (b) eqs. 5, 6 and 10 charge every message Lambda (1 + (r2 - p)/2), the critical path only the
+// last one's 1 hop (row 0) and its ejection;
+Time inter_hops_term(const HpamModel& h, long long n, int p) {
+  return h.lambda_hop * n * (2 + h.r2 - p) / 2 - h.lambda_hop * (1 + 1);
+}
+// (c) eq. 4's tree hops against the halving tree's (p - 1) + (q - 1) hops and lg p + lg q ejections.
+Time tree_hops_term(const HpamModel& h, int p, int q) {
+  return h.lambda_hop * ((lg(p) * (lg(p) + 1) + lg(q) * (lg(q) + 1)) / 2) -
+         h.lambda_hop * ((p - 1) + (q - 1) + lg(p) + lg(q));
+}
+
 // The emulation's critical path of a hybrid broadcast (bytes_per_root = S) or scatter
 // (bytes_per_root = p q S) on a one-processor first level, derived from docs/model.md 2.4-2.5:
 // the k-th root (farthest first) has received at k U_1 + Lambda (eta_k + 1) + C_recv^2 +
@@ -50,14 +74,14 @@ RunResult run_alg(const Machine& m, const std::string& name, std::size_t size) {
 // (docs/model.md 2.11).
 Time emulated_hybrid(const HpamModel& h, const Hpam& t, int p, int q, std::size_t s, bool scatter, bool multicast = false) {
   const auto bytes = static_cast<Time>(scatter ? static_cast<std::size_t>(p * (multicast ? h.c2 : q)) * s : s);
-  const Time u1 = h.level[0].send_overhead + bytes * (h.level[0].send_per_byte + h.lambda_byte);
+  const Time u1 = inter_send(h, bytes);
   Time inter = 0;
   int k = 0;
   for (int i = h.r2 / p - 1; i >= 0; --i)
     for (int j = 0; j < (multicast ? 1 : h.c2 / q); ++j) {
       ++k;
       const int eta = t.distance(0, t.node(2, i * p, j * q));
-      inter = std::max(inter, k * u1 + h.lambda_hop * (eta + 1) + h.level[1].recv_overhead + bytes * h.level[1].recv_per_byte);
+      inter = std::max(inter, k * u1 + h.lambda_hop * (eta + 1) + inter_recv(h, bytes));
     }
   const int steps = lg(p) + lg(q);
   const Time tree = scatter ? h.b(2, 2, s, steps, static_cast<long long>(p) * q - 1) : steps * h.a(2, 2, s);
@@ -90,26 +114,41 @@ struct Shape {
   std::vector<std::string> submeshes;
 };
 
+// Runs every algorithm of `patterns` ("scatter/hybrid({})": {} stands for the sub-mesh) with every
+// sub-mesh of every shape at every size; the harness checks every byte, and `check(m, sub, r)`
+// what each run's result must show.
+void run_every_shape(std::span<const Shape> shapes, std::initializer_list<const char*> patterns,
+                     std::initializer_list<std::size_t> sizes,
+                     const std::function<void(const Machine&, const std::string& sub, const RunResult&)>& check) {
+  for (const auto& sh : shapes) {
+    const Machine m = parse_machine(sh.machine);
+    for (const auto& sub : sh.submeshes)
+      for (const char* pattern : patterns)
+        for (std::size_t size : sizes) {
+          const std::string name = fmt::format(fmt::runtime(pattern), sub);
+          SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
+          RunResult r;
+          ASSERT_NO_THROW(r = run_alg(m, name, size));
+          check(m, sub, r);
+        }
+  }
+}
+
+// Each processor but the source receives exactly one message (for a gather: sends one).
+void one_message_each(const Machine& m, const std::string&, const RunResult& r) {
+  EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
+}
+
 TEST(HpamAlgorithms, DeliverTheRightBytesOnSeveralLevelShapes) {
   const Shape shapes[] = {{"hpam:1x1/4x4,Q=2", {"1x1", "2x2", "4x2", "4x1", "1x4", "4x4"}},
                           {"hpam:1x1/8x4,Q=8", {"1x1", "8x2", "2x4", "8x4"}},
                           {"hpam:1x1/2x8,Q=32", {"1x1", "2x4", "1x8", "2x1"}},
                           {"hpam:1x1/1x2", {"1x1", "1x2"}}};
-  for (const auto& sh : shapes) {
-    const Machine m = parse_machine(sh.machine);
-    for (const auto& sub : sh.submeshes)
-      for (const std::string coll : {"bcast", "scatter", "gather"})
-        for (std::size_t size : {std::size_t{0}, std::size_t{1}, std::size_t{300}}) {
-          const std::string name = fmt::format("{}/hybrid({})", coll, sub);
-          SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
-          RunResult r;
-          ASSERT_NO_THROW(r = run_alg(m, name, size));
-          // Every level-2 processor receives exactly one message (the source receives one per
-          // sub-mesh in the gather): the tree and the inter-level step together are a spanning tree.
-          EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
-        }
-    ASSERT_NO_THROW(run_alg(m, "bcast/brute-force", 64));
-  }
+  // Every level-2 processor receives exactly one message (the source receives one per sub-mesh in
+  // the gather): the tree and the inter-level step together are a spanning tree.
+  run_every_shape(shapes, {"bcast/hybrid({})", "scatter/hybrid({})", "gather/hybrid({})"}, {0, 1, 300},
+                  one_message_each);
+  for (const auto& sh : shapes) ASSERT_NO_THROW(run_alg(parse_machine(sh.machine), "bcast/brute-force", 64));
   ASSERT_NO_THROW(run_alg(parse_machine("mesh:4x8"), "bcast/binary-tree", 100));
   ASSERT_NO_THROW(run_alg(parse_machine("mesh:3x5"), "bcast/binary-tree", 100));
 }
@@ -147,12 +186,8 @@ TEST(HpamTimes, HybridBroadcastIsEq5MinusPipeliningAndHops) {
           EXPECT_EQ(r.stats.blocked_headers, 0u);  // contention absent
           // The same, term by term from eq. 5:
           const long long n = static_cast<long long>(h.r2 / p) * (h.c2 / q);
-          const Time recv2 = h.level[1].recv_overhead + static_cast<Time>(s) * h.level[1].recv_per_byte;
-          const Time a_pipelining = (n - 1) * recv2;
-          const Time b_inter_hops = h.lambda_hop * n * (2 + h.r2 - p) / 2 - h.lambda_hop * (1 + 1);  // last root: row 0
-          const Time c_tree_hops = h.lambda_hop * ((lg(p) * (lg(p) + 1) + lg(q) * (lg(q) + 1)) / 2) -
-                                   h.lambda_hop * ((p - 1) + (q - 1) + lg(p) + lg(q));
-          EXPECT_EQ(r.makespan, h.eq5_hybrid_bcast(p, q, s) - a_pipelining - b_inter_hops - c_tree_hops);
+          EXPECT_EQ(r.makespan, h.eq5_hybrid_bcast(p, q, s) - pipelining_term(h, n, static_cast<Time>(s)) -
+                                    inter_hops_term(h, n, p) - tree_hops_term(h, p, q));
         }
   }
 }
@@ -170,12 +205,9 @@ TEST(HpamTimes, HybridScatterIsEq10MinusPipeliningAndHops) {
           EXPECT_EQ(r.makespan, emulated_hybrid(h, t, p, q, s, true));
           EXPECT_EQ(r.stats.blocked_headers, 0u);
           const long long n = static_cast<long long>(h.r2 / p) * (h.c2 / q);
-          const Time recv2 = h.level[1].recv_overhead + static_cast<Time>(p * q) * static_cast<Time>(s) * h.level[1].recv_per_byte;
-          const Time a_pipelining = (n - 1) * recv2;
-          const Time b_inter_hops = h.lambda_hop * n * (2 + h.r2 - p) / 2 - h.lambda_hop * (1 + 1);
-          const Time c_tree_hops = h.lambda_hop * ((lg(p) * (lg(p) + 1) + lg(q) * (lg(q) + 1)) / 2) -
-                                   h.lambda_hop * ((p - 1) + (q - 1) + lg(p) + lg(q));
-          EXPECT_EQ(r.makespan, h.eq10_hybrid_scatter(p, q, s) - a_pipelining - b_inter_hops - c_tree_hops);
+          const Time bytes = static_cast<Time>(p * q) * static_cast<Time>(s);  // a sub-mesh's blocks
+          EXPECT_EQ(r.makespan, h.eq10_hybrid_scatter(p, q, s) - pipelining_term(h, n, bytes) -
+                                    inter_hops_term(h, n, p) - tree_hops_term(h, p, q));
         }
   }
 }
@@ -232,24 +264,15 @@ TEST(HpamAlgorithms, Section42ScatterAndGatherOfLevelTwoDeliverInBothCases) {
                           {"hpam:4x4/16x16,Q=8", {"4x4", "16x2", "2x8", "16x16"}},
                           {"hpam:1x2/2x8", {"1x1", "2x4", "1x8"}},
                           {"hpam:1x1/4x4", {"2x2"}}};
-  for (const auto& sh : shapes) {
-    const Machine m = parse_machine(sh.machine);
-    for (const auto& sub : sh.submeshes)
-      for (std::size_t size : {std::size_t{0}, std::size_t{3}, std::size_t{200}}) {
-        for (const char* coll : {"scatter", "gather"}) {
-          const std::string name = fmt::format("{}/hybrid-level2({})", coll, sub);
-          SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
-          RunResult r;
-          ASSERT_NO_THROW(r = run_alg(m, name, size));
-          // Every level-2 processor sends or receives exactly one message; so do the row
-          // processors of the partial scatter other than the source.
-          const Hpam& t = *as_hpam(m);
-          const int q2 = std::stoi(sub.substr(sub.find('x') + 1));
-          const int row = std::min(t.cols(1), t.cols(2) / q2);
-          EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(t.rows(2) * t.cols(2) + row - 1));
-        }
-      }
-  }
+  run_every_shape(shapes, {"scatter/hybrid-level2({})", "gather/hybrid-level2({})"}, {0, 3, 200},
+                  [](const Machine& m, const std::string& sub, const RunResult& r) {
+                    // Every level-2 processor sends or receives exactly one message; so do the row
+                    // processors of the partial scatter other than the source.
+                    const Hpam& t = *as_hpam(m);
+                    const int q2 = std::stoi(sub.substr(sub.find('x') + 1));
+                    const int row = std::min(t.cols(1), t.cols(2) / q2);
+                    EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(t.rows(2) * t.cols(2) + row - 1));
+                  });
 }
 
 TEST(HpamAlgorithms, Section42ScatterToBothLevelsDeliversEveryBlock) {
@@ -258,17 +281,7 @@ TEST(HpamAlgorithms, Section42ScatterToBothLevelsDeliversEveryBlock) {
                           {"hpam:4x4/16x16,Q=8", {"4x4", "16x2", "1x1"}},
                           {"hpam:1x2/2x8", {"1x1", "2x4"}},
                           {"hpam:1x1/4x4", {"2x2", "4x4"}}};
-  for (const auto& sh : shapes) {
-    const Machine m = parse_machine(sh.machine);
-    for (const auto& sub : sh.submeshes)
-      for (std::size_t size : {std::size_t{0}, std::size_t{5}, std::size_t{120}}) {
-        const std::string name = fmt::format("scatter/hybrid-both({})", sub);
-        SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
-        RunResult r;
-        ASSERT_NO_THROW(r = run_alg(m, name, size));
-        EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));  // each processor but the source: one
-      }
-  }
+  run_every_shape(shapes, {"scatter/hybrid-both({})"}, {0, 5, 120}, one_message_each);
   EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/hybrid-both(2x4)", 8), RunError);  // q2 > f2
 }
 
@@ -280,8 +293,7 @@ TEST(HpamTimes, Section42ScatterCaseAIsEq12MinusPipeliningPlusHops) {
   const HpamModel h = HpamModel::of(m);
   const RunResult r = run_alg(m, "scatter/hybrid-level2(2x2)", 100);
   EXPECT_EQ(r.stats.blocked_headers, 0u);
-  const Time u12 = h.level[0].send_overhead + 400 * (h.level[0].send_per_byte + h.lambda_byte);
-  const Time recv2 = h.level[1].recv_overhead + 400 * h.level[1].recv_per_byte;
+  const Time u12 = inter_send(h, 400), recv2 = inter_recv(h, 400);
   const Time emulated = h.b(1, 1, 100, 1, 8) + h.lambda_hop * 2 + 2 * u12 + recv2 + h.lambda_hop * 3 + h.b(2, 2, 100, 2, 3) +
                         h.lambda_hop * 4;
   EXPECT_EQ(r.makespan, emulated);
@@ -315,37 +327,19 @@ TEST(HpamMulticast, DeliverTheRightBytesOnSeveralLevelShapes) {
                           {"hpam:1x1/2x8,Q=32,multicast", {"1x1", "2x1"}},
                           {"hpam:1x1/1x2,multicast", {"1x1"}},
                           {"hpam:1x1/4x1,multicast", {"2x1"}}};
-  for (const auto& sh : shapes) {
-    const Machine m = parse_machine(sh.machine);
-    for (const auto& sub : sh.submeshes)
-      for (const std::string coll : {"bcast", "scatter"})
-        for (std::size_t size : {std::size_t{0}, std::size_t{1}, std::size_t{300}}) {
-          const std::string name = fmt::format("{}/multicast({})", coll, sub);
-          SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
-          RunResult r;
-          ASSERT_NO_THROW(r = run_alg(m, name, size));
-          // Every level-2 processor receives exactly one message (a multicast delivers one per branch).
-          EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
-          EXPECT_EQ(r.stats.blocked_headers, 0u);
-        }
-  }
+  // Every level-2 processor receives exactly one message (a multicast delivers one per branch).
+  run_every_shape(shapes, {"bcast/multicast({})", "scatter/multicast({})"}, {0, 1, 300},
+                  [](const Machine& m, const std::string& sub, const RunResult& r) {
+                    one_message_each(m, sub, r);
+                    EXPECT_EQ(r.stats.blocked_headers, 0u);
+                  });
   // Section 3.2: several level-1 processors, source (0,0)_1, both levels.
   const Shape multi[] = {{"hpam:2x2/4x4,Q=2,multicast", {"1x1", "2x1", "4x1"}},
                          {"hpam:4x4/16x16,Q=8,multicast", {"8x1", "2x1"}},
                          {"hpam:1x2/2x4,multicast", {"1x1", "2x1"}},
                          {"hpam:2x4/4x8,Q=32,multicast", {"2x1"}},
                          {"hpam:2x1/4x2,multicast", {"2x1"}}};
-  for (const auto& sh : multi) {
-    const Machine m = parse_machine(sh.machine);
-    for (const auto& sub : sh.submeshes)
-      for (std::size_t size : {std::size_t{0}, std::size_t{7}, std::size_t{200}}) {
-        const std::string name = fmt::format("bcast/multicast({})", sub);
-        SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
-        RunResult r;
-        ASSERT_NO_THROW(r = run_alg(m, name, size));
-        EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
-      }
-  }
+  run_every_shape(multi, {"bcast/multicast({})"}, {0, 7, 200}, one_message_each);
 }
 
 TEST(HpamMulticast, BadArgumentsAreUsageErrors) {
@@ -372,11 +366,8 @@ TEST(HpamTimes, MulticastBroadcastIsEq6MinusPipeliningAndHops) {
         EXPECT_EQ(r.makespan, emulated_hybrid(h, t, p, 1, s, false, true));
         EXPECT_EQ(r.stats.blocked_headers, 0u);  // contention absent
         const long long n = h.r2 / p;
-        const Time recv2 = h.level[1].recv_overhead + static_cast<Time>(s) * h.level[1].recv_per_byte;
-        const Time a_pipelining = (n - 1) * recv2;
-        const Time b_inter_hops = h.lambda_hop * n * (2 + h.r2 - p) / 2 - h.lambda_hop * (1 + 1);
-        const Time c_tree_hops = h.lambda_hop * (lg(p) * (lg(p) + 1) / 2) - h.lambda_hop * ((p - 1) + lg(p));
-        EXPECT_EQ(r.makespan, h.eq6_multicast_bcast(p, s) - a_pipelining - b_inter_hops - c_tree_hops);
+        EXPECT_EQ(r.makespan, h.eq6_multicast_bcast(p, s) - pipelining_term(h, n, static_cast<Time>(s)) -
+                                  inter_hops_term(h, n, p) - tree_hops_term(h, p, 1));
       }
   }
 }
@@ -397,11 +388,10 @@ TEST(HpamTimes, MulticastScatterIsEq11MinusPipeliningAndHops) {
         EXPECT_EQ(r.makespan, emulated_hybrid(h, t, p, 1, s, true, true));
         EXPECT_EQ(r.stats.blocked_headers, 0u);
         const long long n = h.r2 / p;
-        const Time recv2 = h.level[1].recv_overhead + static_cast<Time>(p * h.c2) * static_cast<Time>(s) * h.level[1].recv_per_byte;
-        const Time a_pipelining = (n - 1) * recv2;
-        const Time b_inter_hops = h.lambda_hop * n - h.lambda_hop * (1 + 1);
-        const Time c_tree_hops = h.lambda_hop * (lg(p) * (lg(p) + 1) / 2) - h.lambda_hop * ((p - 1) + lg(p));
-        EXPECT_EQ(r.makespan, h.eq11_multicast_scatter(p, s) - a_pipelining - b_inter_hops - c_tree_hops);
+        const Time bytes = static_cast<Time>(p * h.c2) * static_cast<Time>(s);  // a band's blocks
+        const Time b_inter_hops = h.lambda_hop * n - h.lambda_hop * (1 + 1);      // one Lambda per message
+        EXPECT_EQ(r.makespan, h.eq11_multicast_scatter(p, s) - pipelining_term(h, n, bytes) - b_inter_hops -
+                                  tree_hops_term(h, p, 1));
       }
   }
 }
@@ -416,8 +406,7 @@ TEST(HpamTimes, SeveralLevelOneProcessorsMulticastBroadcastIsEq8MinusPipeliningA
   const std::size_t s = 100;
   const RunResult r = run_alg(m, "bcast/multicast(4x1)", s);
   EXPECT_EQ(r.stats.blocked_headers, 0u);
-  const Time u1 = h.level[0].send_overhead + static_cast<Time>(s) * (h.level[0].send_per_byte + h.lambda_byte);
-  const Time recv2 = h.level[1].recv_overhead + static_cast<Time>(s) * h.level[1].recv_per_byte;
+  const Time u1 = inter_send(h, static_cast<Time>(s)), recv2 = inter_recv(h, static_cast<Time>(s));
   EXPECT_EQ(r.makespan, h.a(1, 1, s) + 2 * h.lambda_hop + 2 * u1 + 3 * h.lambda_hop + recv2 + 2 * h.a(2, 2, s) + 5 * h.lambda_hop);
   // Eq. 8: l_c1 (A11 + Lambda/2 (l_c1 + 1)) + 2 [A12 + Lambda (r1 + r2/4)] + max(l_r1 A11 +
   // Lambda/2 l_r1^+, (l_r2 - 1) A22 + Lambda/2 l_r2^-) = A11 + Lambda + 2 A12 + 8 Lambda + 2 A22 + 3 Lambda.
@@ -433,19 +422,12 @@ TEST(HpamMulticast, Section42MulticastScatterDeliversOnSeveralShapes) {
                           {"hpam:1x2/2x8,multicast", {"1x1", "2x1"}},
                           {"hpam:2x4/4x4,multicast", {"2x1"}},
                           {"hpam:1x1/4x4,multicast", {"2x1"}}};
-  for (const auto& sh : shapes) {
-    const Machine m = parse_machine(sh.machine);
-    const Hpam& t = *as_hpam(m);
-    for (const auto& sub : sh.submeshes)
-      for (std::size_t size : {std::size_t{0}, std::size_t{3}, std::size_t{200}}) {
-        const std::string name = fmt::format("scatter/multicast-level2({})", sub);
-        SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
-        RunResult r;
-        ASSERT_NO_THROW(r = run_alg(m, name, size));
-        // Every level-2 processor receives one message; so does every row processor but the source.
-        EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(t.rows(2) * t.cols(2) + t.cols(1) - 1));
-      }
-  }
+  run_every_shape(shapes, {"scatter/multicast-level2({})"}, {0, 3, 200},
+                  [](const Machine& m, const std::string&, const RunResult& r) {
+                    // Every level-2 processor receives one message; so does every row processor but the source.
+                    const Hpam& t = *as_hpam(m);
+                    EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(t.rows(2) * t.cols(2) + t.cols(1) - 1));
+                  });
 }
 
 TEST(HpamTimes, Section42MulticastScatterIsEq14PlusEjections) {
@@ -470,18 +452,8 @@ TEST(HpamMulticast, Section42MulticastScatterToBothLevelsDeliversEveryBlock) {
                           {"hpam:1x2/2x8,multicast", {"1x1", "2x1"}},
                           {"hpam:2x4/4x4,multicast", {"2x1"}},
                           {"hpam:1x1/4x4,multicast", {"2x1", "4x1"}}};
-  for (const auto& sh : shapes) {
-    const Machine m = parse_machine(sh.machine);
-    for (const auto& sub : sh.submeshes)
-      for (std::size_t size : {std::size_t{0}, std::size_t{5}, std::size_t{120}}) {
-        const std::string name = fmt::format("scatter/multicast-both({})", sub);
-        SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
-        RunResult r;
-        ASSERT_NO_THROW(r = run_alg(m, name, size));
-        // Each processor but the source receives one message (a multicast: one per branch).
-        EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
-      }
-  }
+  // Each processor but the source receives one message (a multicast: one per branch).
+  run_every_shape(shapes, {"scatter/multicast-both({})"}, {0, 5, 120}, one_message_each);
   EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/multicast-both(2x1)", 8), RunError);             // no hardware
   EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4,multicast"), "scatter/multicast-both(2x2)", 8), RunError);   // q2 != 1
   EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4,multicast"), "scatter/multicast-both(8x1)", 8), RunError);   // does not tile
@@ -534,20 +506,13 @@ TEST(HpamAlgorithms, Section42ScatterWithQTimesTheBytesInLevelOneDeliversEveryBl
                           {"hpam:4x4/16x16,Q=8,multicast", {"1x1", "4x1", "16x4"}},
                           {"hpam:1x2/2x8,Q=32,multicast", {"1x1", "2x4"}},
                           {"hpam:1x1/4x4,Q=3,multicast", {"2x1", "4x4"}}};
-  for (const auto& sh : shapes) {
-    const Machine m = parse_machine(sh.machine);
-    for (const auto& sub : sh.submeshes)
-      for (const char* kind : {"hybrid", "multicast"}) {
-        if (std::string(kind) == "multicast" && sub.back() != '1') continue;  // the multicast's sub-meshes are p2 x 1
-        for (std::size_t size : {std::size_t{0}, std::size_t{5}, std::size_t{120}}) {
-          const std::string name = fmt::format("scatter/{}-both-qs({})", kind, sub);
-          SCOPED_TRACE(fmt::format("{} {} size {}", sh.machine, name, size));
-          RunResult r;
-          ASSERT_NO_THROW(r = run_alg(m, name, size));
-          EXPECT_EQ(r.stats.messages, static_cast<std::uint64_t>(m.nodes() - 1));
-        }
-      }
-  }
+  run_every_shape(shapes, {"scatter/hybrid-both-qs({})"}, {0, 5, 120}, one_message_each);
+  // The same shapes' p2 x 1 sub-meshes, the multicast's.
+  const Shape columns[] = {{"hpam:2x2/4x4,Q=2,multicast", {"1x1", "2x1", "4x1"}},
+                           {"hpam:4x4/16x16,Q=8,multicast", {"1x1", "4x1"}},
+                           {"hpam:1x2/2x8,Q=32,multicast", {"1x1"}},
+                           {"hpam:1x1/4x4,Q=3,multicast", {"2x1"}}};
+  run_every_shape(columns, {"scatter/multicast-both-qs({})"}, {0, 5, 120}, one_message_each);
   EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/hybrid-both-qs(2x4)", 8), RunError);     // q2 > f2
   EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/multicast-both-qs(2x1)", 8), RunError);  // no hardware
   EXPECT_THROW(run_alg(parse_machine("hpam:2x2/4x4"), "scatter/hybrid-both-qs(8x1)", 8), RunError);     // does not tile

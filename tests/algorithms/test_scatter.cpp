@@ -5,8 +5,6 @@
 // message set-ups on a 16 x 16 mesh (the text around Figure 5) are checked exactly.
 #include <gtest/gtest.h>
 
-#include <fmt/format.h>
-
 #include "algorithms/registry.hpp"
 #include "algorithms/scatter.hpp"
 #include "algorithms/submachine.hpp"
@@ -17,10 +15,6 @@
 using namespace touchstone;
 
 namespace {
-
-const char* const kScatter[] = {"scatter/1-lev-dir",  "scatter/1-lev-sys-br", "scatter/1-lev-our-br",
-                                "scatter/2-lev-rec",  "scatter/3-lev-sq",     "scatter/logp-lev-sq",
-                                "scatter/logp-lev-rec", "scatter/logp-lev-rec(0.5)", "scatter/logp-lev-rec(0.9)"};
 
 using Case = ts_test::RootedCase;
 using ts_test::inner_root;
@@ -41,25 +35,15 @@ TEST_P(ScatterDelivers, EveryProcessorGetsItsBlockInOneMessage) {
 }
 
 std::vector<Case> cases() {
-  std::vector<Case> out;
-  for (const char* alg : kScatter) {
-    for (const char* mesh : {"mesh:1x1", "mesh:1x5", "mesh:2x2", "mesh:3x5", "mesh:4x4", "mesh:4x8", "mesh:7x3", "mesh:8x8"})
-      for (std::size_t size : {std::size_t{1}, std::size_t{600}})
-        for (int root : {0, -1}) out.push_back({alg, mesh, size, root});  // -1: inside the mesh
-    out.push_back({alg, "mesh:16x16", 600, -1});
-  }
+  std::vector<Case> out = ts_test::mesh_cases(
+      {"scatter/1-lev-dir", "scatter/1-lev-sys-br", "scatter/1-lev-our-br", "scatter/2-lev-rec", "scatter/3-lev-sq",
+       "scatter/logp-lev-sq", "scatter/logp-lev-rec", "scatter/logp-lev-rec(0.5)", "scatter/logp-lev-rec(0.9)"});
   out.push_back({"scatter/2-lev-rec", "torus:3x4", 700, 5});
   out.push_back({"scatter/logp-lev-rec", "mesh:3x5,ports=all,buffer=4096", 900, 14});
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Meshes, ScatterDelivers, testing::ValuesIn(cases()), [](const testing::TestParamInfo<Case>& info) {
-  std::string s = fmt::format("{}_{}_{}_{}", info.param.algorithm, info.param.machine, info.param.size,
-                              info.param.root < 0 ? std::string("inner") : std::to_string(info.param.root));
-  for (auto& ch : s)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return s;
-});
+INSTANTIATE_TEST_SUITE_P(Meshes, ScatterDelivers, testing::ValuesIn(cases()), ts_test::case_name);
 
 // Section 3.2, Figure 5: "For a 256-processor machine, Algorithm logp-lev-sq experiences 8,
 // logp-lev-rec(0.75) experiences 15, 3-lev-sq 21, 2-lev-rec 30, and 1-lev-dir experiences 255

@@ -39,49 +39,46 @@ TrafficMatrix figure2() {
                            1, 0, 1, 4, 0, 1, 0, 0});
 }
 
+// A figure's margins: traffic r_i, c_j and fans f_i, g_j of every row and column, and their maxima.
+struct Margins {
+  std::int64_t r_i[8], c_j[8];
+  int f_i[8], g_j[8];
+  std::int64_t r, c, t;
+  int f, g, h;
+};
+
+void expect_margins(const TrafficMatrix& m, const Margins& want) {
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(m.r_i(i), want.r_i[i]) << "row " << i;
+    EXPECT_EQ(m.c_j(i), want.c_j[i]) << "column " << i;
+    EXPECT_EQ(m.f_i(i), want.f_i[i]) << "row " << i;
+    EXPECT_EQ(m.g_j(i), want.g_j[i]) << "column " << i;
+  }
+  EXPECT_EQ(m.r(), want.r);
+  EXPECT_EQ(m.c(), want.c);
+  EXPECT_EQ(m.t(), want.t);
+  EXPECT_EQ(m.f(), want.f);
+  EXPECT_EQ(m.g(), want.g);
+  EXPECT_EQ(m.h(), want.h);
+}
+
 TEST(TrafficMatrix, Figure1Margins) {
-  const auto m = figure1();
-  for (int i = 0; i < 8; ++i) {
-    EXPECT_EQ(m.r_i(i), 10) << "row " << i;
-    EXPECT_EQ(m.c_j(i), 10) << "column " << i;
-  }
-  EXPECT_EQ(m.r(), 10);
-  EXPECT_EQ(m.c(), 10);
-  EXPECT_EQ(m.t(), 10);
-  // Fan-outs counted from the figure's non-blank cells.
-  const int f[8] = {6, 6, 5, 4, 4, 5, 3, 5};
-  const int g[8] = {5, 5, 6, 4, 3, 6, 5, 4};
-  for (int i = 0; i < 8; ++i) {
-    EXPECT_EQ(m.f_i(i), f[i]) << "row " << i;
-    EXPECT_EQ(m.g_j(i), g[i]) << "column " << i;
-  }
-  EXPECT_EQ(m.f(), 6);
-  EXPECT_EQ(m.g(), 6);
-  EXPECT_EQ(m.h(), 6);
+  // Equal traffic 10 everywhere; the fans counted from the figure's non-blank cells.
+  expect_margins(figure1(), {.r_i = {10, 10, 10, 10, 10, 10, 10, 10},
+                             .c_j = {10, 10, 10, 10, 10, 10, 10, 10},
+                             .f_i = {6, 6, 5, 4, 4, 5, 3, 5},
+                             .g_j = {5, 5, 6, 4, 3, 6, 5, 4},
+                             .r = 10, .c = 10, .t = 10, .f = 6, .g = 6, .h = 6});
 }
 
 TEST(TrafficMatrix, Figure2Margins) {
-  const auto m = figure2();
   // The figure's right margin and bottom row.
-  const std::int64_t r[8] = {6, 9, 10, 10, 10, 10, 0, 7};
-  const std::int64_t c[8] = {10, 8, 9, 10, 0, 10, 5, 10};
-  for (int i = 0; i < 8; ++i) {
-    EXPECT_EQ(m.r_i(i), r[i]) << "row " << i;
-    EXPECT_EQ(m.c_j(i), c[i]) << "column " << i;
-  }
-  EXPECT_EQ(m.r(), 10);
-  EXPECT_EQ(m.c(), 10);
-  EXPECT_EQ(m.t(), 10);
-  const int f[8] = {4, 5, 5, 4, 4, 5, 0, 4};
-  const int g[8] = {5, 4, 5, 4, 0, 6, 3, 4};
-  for (int i = 0; i < 8; ++i) {
-    EXPECT_EQ(m.f_i(i), f[i]) << "row " << i;
-    EXPECT_EQ(m.g_j(i), g[i]) << "column " << i;
-  }
-  EXPECT_EQ(m.f(), 5);
-  EXPECT_EQ(m.g(), 6);
-  EXPECT_EQ(m.h(), 6);
-  EXPECT_EQ(m.total(), 62);
+  expect_margins(figure2(), {.r_i = {6, 9, 10, 10, 10, 10, 0, 7},
+                             .c_j = {10, 8, 9, 10, 0, 10, 5, 10},
+                             .f_i = {4, 5, 5, 4, 4, 5, 0, 4},
+                             .g_j = {5, 4, 5, 4, 0, 6, 3, 4},
+                             .r = 10, .c = 10, .t = 10, .f = 5, .g = 6, .h = 6});
+  EXPECT_EQ(figure2().total(), 62);
 }
 
 TEST(TrafficMatrix, Section7GeneratorIsEqualTraffic) {

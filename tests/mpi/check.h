@@ -43,4 +43,25 @@ static inline void init_world(int* argc, char*** argv, int* rank, int* size) {
   MPI_Comm_size(MPI_COMM_WORLD, size);
 }
 
+/* The end of a test program: rank 0 of MPI_COMM_WORLD says that all checks passed (the line the
+ * test looks for, beside exit status 0), then MPI_Finalize. Returns main's exit status. */
+static inline int all_checks_passed(const char* program) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (rank == 0) printf("%s: all checks passed on %d ranks\n", program, size);
+  MPI_Finalize();
+  return 0;
+}
+
+/* Rank 0 of MPI_COMM_WORLD prints "makespan_us T": the longest `seconds` (of MPI_Wtime, virtual
+ * time) of any rank. */
+static inline void print_makespan(double seconds) {
+  int rank;
+  double longest = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Reduce(&seconds, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank == 0) printf("makespan_us %.6f\n", longest * 1e6);
+}
+
 #endif

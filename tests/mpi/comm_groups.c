@@ -255,7 +255,5 @@ int main(int argc, char** argv) {
   split_type(rank);
   names();
   MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) printf("comm_groups: all checks passed on %d ranks\n", size);
-  MPI_Finalize();
-  return 0;
+  return all_checks_passed("comm_groups");
 }

@@ -172,7 +172,5 @@ int main(int argc, char** argv) {
   packed_messages(rank);
   external32();
   MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) printf("all checks passed\n");
-  MPI_Finalize();
-  return 0;
+  return all_checks_passed("datatypes_pack");
 }

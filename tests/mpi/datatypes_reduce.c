@@ -199,7 +199,5 @@ int main(int argc, char** argv) {
   derived(rank, size);
   user_ops(rank, size);
   MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) printf("all checks passed\n");
-  MPI_Finalize();
-  return 0;
+  return all_checks_passed("datatypes_reduce");
 }

@@ -90,7 +90,5 @@ int main(int argc, char** argv) {
   nbc_free(&w);
   nbc_free(&h);
   MPI_Comm_free(&half);
-  if (rank == 0) printf("nbc_all: all checks passed on %d ranks\n", size);
-  MPI_Finalize();
-  return 0;
+  return all_checks_passed("nbc_all");
 }

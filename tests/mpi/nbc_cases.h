@@ -119,100 +119,60 @@ static void nbc_post(NbcBufs* b, int which, int persistent, MPI_Request* q) {
   const int n = b->size, last = n - 1;
   const MPI_Info info = MPI_INFO_NULL;
   int* gvcounts = b->rcounts; /* at root 0: nbc_vcount(s, 0) from rank s, at s * L */
-#define NBC_ONE(i_call, init_call) ((persistent ? (init_call) : (i_call)))
+  /* The two forms take the same arguments, the persistent one an info before the request. */
+#define NBC_POST(i_call, init_call, ...) \
+  CHECK_EQ(persistent ? init_call(__VA_ARGS__, info, q) : i_call(__VA_ARGS__, q), MPI_SUCCESS)
   switch (which) {
-    case 0: CHECK_EQ(NBC_ONE(MPI_Ibarrier(c, q), MPI_Barrier_init(c, info, q)), MPI_SUCCESS); break;
-    case 1:
-      CHECK_EQ(NBC_ONE(MPI_Ibcast(b->bcast, NBC_L, MPI_INT, 1 % n, c, q),
-                       MPI_Bcast_init(b->bcast, NBC_L, MPI_INT, 1 % n, c, info, q)), MPI_SUCCESS);
-      break;
+    case 0: NBC_POST(MPI_Ibarrier, MPI_Barrier_init, c); break;
+    case 1: NBC_POST(MPI_Ibcast, MPI_Bcast_init, b->bcast, NBC_L, MPI_INT, 1 % n, c); break;
     case 2:
-      CHECK_EQ(NBC_ONE(MPI_Igather(b->gather_send, NBC_L, MPI_INT, b->grecv, NBC_L, MPI_INT, last, c, q),
-                       MPI_Gather_init(b->gather_send, NBC_L, MPI_INT, b->grecv, NBC_L, MPI_INT, last, c, info, q)),
-               MPI_SUCCESS);
+      NBC_POST(MPI_Igather, MPI_Gather_init, b->gather_send, NBC_L, MPI_INT, b->grecv, NBC_L, MPI_INT, last, c);
       break;
     case 3: /* rank s sends nbc_vcount(s, 0) elements to root 0 */
-      CHECK_EQ(NBC_ONE(MPI_Igatherv(b->v_send, nbc_vcount(b->rank, 0), MPI_INT, b->vrecv, gvcounts, b->rdispls,
-                                    MPI_INT, 0, c, q),
-                       MPI_Gatherv_init(b->v_send, nbc_vcount(b->rank, 0), MPI_INT, b->vrecv, gvcounts, b->rdispls,
-                                        MPI_INT, 0, c, info, q)),
-               MPI_SUCCESS);
+      NBC_POST(MPI_Igatherv, MPI_Gatherv_init, b->v_send, nbc_vcount(b->rank, 0), MPI_INT, b->vrecv, gvcounts,
+               b->rdispls, MPI_INT, 0, c);
       break;
     case 4:
-      CHECK_EQ(NBC_ONE(MPI_Iscatter(b->gsend, NBC_L, MPI_INT, b->scatter_recv, NBC_L, MPI_INT, 0, c, q),
-                       MPI_Scatter_init(b->gsend, NBC_L, MPI_INT, b->scatter_recv, NBC_L, MPI_INT, 0, c, info, q)),
-               MPI_SUCCESS);
+      NBC_POST(MPI_Iscatter, MPI_Scatter_init, b->gsend, NBC_L, MPI_INT, b->scatter_recv, NBC_L, MPI_INT, 0, c);
       break;
     case 5: /* root last sends nbc_vcount(last, d) elements to rank d */
-      CHECK_EQ(NBC_ONE(MPI_Iscatterv(b->vsend, b->counts, b->displs, MPI_INT, b->sv_recv, nbc_vcount(last, b->rank),
-                                     MPI_INT, last, c, q),
-                       MPI_Scatterv_init(b->vsend, b->counts, b->displs, MPI_INT, b->sv_recv,
-                                         nbc_vcount(last, b->rank), MPI_INT, last, c, info, q)),
-               MPI_SUCCESS);
+      NBC_POST(MPI_Iscatterv, MPI_Scatterv_init, b->vsend, b->counts, b->displs, MPI_INT, b->sv_recv,
+               nbc_vcount(last, b->rank), MPI_INT, last, c);
       break;
     case 6:
-      CHECK_EQ(NBC_ONE(MPI_Iallgather(b->v_send, NBC_L, MPI_INT, b->ag_recv, NBC_L, MPI_INT, c, q),
-                       MPI_Allgather_init(b->v_send, NBC_L, MPI_INT, b->ag_recv, NBC_L, MPI_INT, c, info, q)),
-               MPI_SUCCESS);
+      NBC_POST(MPI_Iallgather, MPI_Allgather_init, b->v_send, NBC_L, MPI_INT, b->ag_recv, NBC_L, MPI_INT, c);
       break;
     case 7: /* rank s contributes nbc_vcount(s, 0) elements at s * L */
-      CHECK_EQ(NBC_ONE(MPI_Iallgatherv(b->v_send, nbc_vcount(b->rank, 0), MPI_INT, b->agv_recv, b->agcounts,
-                                       b->rdispls, MPI_INT, c, q),
-                       MPI_Allgatherv_init(b->v_send, nbc_vcount(b->rank, 0), MPI_INT, b->agv_recv, b->agcounts,
-                                           b->rdispls, MPI_INT, c, info, q)),
-               MPI_SUCCESS);
+      NBC_POST(MPI_Iallgatherv, MPI_Allgatherv_init, b->v_send, nbc_vcount(b->rank, 0), MPI_INT, b->agv_recv,
+               b->agcounts, b->rdispls, MPI_INT, c);
       break;
     case 8:
-      CHECK_EQ(NBC_ONE(MPI_Ialltoall(b->a2a_send, NBC_L, MPI_INT, b->a2a_recv, NBC_L, MPI_INT, c, q),
-                       MPI_Alltoall_init(b->a2a_send, NBC_L, MPI_INT, b->a2a_recv, NBC_L, MPI_INT, c, info, q)),
-               MPI_SUCCESS);
+      NBC_POST(MPI_Ialltoall, MPI_Alltoall_init, b->a2a_send, NBC_L, MPI_INT, b->a2a_recv, NBC_L, MPI_INT, c);
       break;
     case 9:
-      CHECK_EQ(NBC_ONE(MPI_Ialltoallv(b->a2av_send, b->counts, b->displs, MPI_INT, b->a2av_recv, b->rcounts,
-                                      b->rdispls, MPI_INT, c, q),
-                       MPI_Alltoallv_init(b->a2av_send, b->counts, b->displs, MPI_INT, b->a2av_recv, b->rcounts,
-                                          b->rdispls, MPI_INT, c, info, q)),
-               MPI_SUCCESS);
+      NBC_POST(MPI_Ialltoallv, MPI_Alltoallv_init, b->a2av_send, b->counts, b->displs, MPI_INT, b->a2av_recv,
+               b->rcounts, b->rdispls, MPI_INT, c);
       break;
     case 10:
-      CHECK_EQ(NBC_ONE(MPI_Ialltoallw(b->a2aw_send, b->wcounts, b->wdispls, b->wtypes, b->a2aw_recv, b->wrcounts,
-                                      b->wrdispls, b->wtypes, c, q),
-                       MPI_Alltoallw_init(b->a2aw_send, b->wcounts, b->wdispls, b->wtypes, b->a2aw_recv,
-                                          b->wrcounts, b->wrdispls, b->wtypes, c, info, q)),
-               MPI_SUCCESS);
+      NBC_POST(MPI_Ialltoallw, MPI_Alltoallw_init, b->a2aw_send, b->wcounts, b->wdispls, b->wtypes, b->a2aw_recv,
+               b->wrcounts, b->wrdispls, b->wtypes, c);
       break;
-    case 11:
-      CHECK_EQ(NBC_ONE(MPI_Ireduce(b->red_send, b->red_recv, NBC_L, MPI_INT, MPI_SUM, 0, c, q),
-                       MPI_Reduce_init(b->red_send, b->red_recv, NBC_L, MPI_INT, MPI_SUM, 0, c, info, q)),
-               MPI_SUCCESS);
-      break;
+    case 11: NBC_POST(MPI_Ireduce, MPI_Reduce_init, b->red_send, b->red_recv, NBC_L, MPI_INT, MPI_SUM, 0, c); break;
     case 12:
-      CHECK_EQ(NBC_ONE(MPI_Iallreduce(b->red_send, b->allred_recv, NBC_L, MPI_INT, MPI_MAX, c, q),
-                       MPI_Allreduce_init(b->red_send, b->allred_recv, NBC_L, MPI_INT, MPI_MAX, c, info, q)),
-               MPI_SUCCESS);
+      NBC_POST(MPI_Iallreduce, MPI_Allreduce_init, b->red_send, b->allred_recv, NBC_L, MPI_INT, MPI_MAX, c);
       break;
     case 13:
-      CHECK_EQ(NBC_ONE(MPI_Ireduce_scatter(b->rs_send, b->rs_recv, b->rs_counts, MPI_INT, MPI_SUM, c, q),
-                       MPI_Reduce_scatter_init(b->rs_send, b->rs_recv, b->rs_counts, MPI_INT, MPI_SUM, c, info, q)),
-               MPI_SUCCESS);
+      NBC_POST(MPI_Ireduce_scatter, MPI_Reduce_scatter_init, b->rs_send, b->rs_recv, b->rs_counts, MPI_INT, MPI_SUM,
+               c);
       break;
     case 14:
-      CHECK_EQ(NBC_ONE(MPI_Ireduce_scatter_block(b->rsb_send, b->rsb_recv, 2, MPI_INT, MPI_SUM, c, q),
-                       MPI_Reduce_scatter_block_init(b->rsb_send, b->rsb_recv, 2, MPI_INT, MPI_SUM, c, info, q)),
-               MPI_SUCCESS);
+      NBC_POST(MPI_Ireduce_scatter_block, MPI_Reduce_scatter_block_init, b->rsb_send, b->rsb_recv, 2, MPI_INT,
+               MPI_SUM, c);
       break;
-    case 15:
-      CHECK_EQ(NBC_ONE(MPI_Iscan(b->red_send, b->scan_recv, NBC_L, MPI_INT, MPI_SUM, c, q),
-                       MPI_Scan_init(b->red_send, b->scan_recv, NBC_L, MPI_INT, MPI_SUM, c, info, q)),
-               MPI_SUCCESS);
-      break;
-    case 16:
-      CHECK_EQ(NBC_ONE(MPI_Iexscan(b->red_send, b->exscan_recv, NBC_L, MPI_INT, MPI_SUM, c, q),
-                       MPI_Exscan_init(b->red_send, b->exscan_recv, NBC_L, MPI_INT, MPI_SUM, c, info, q)),
-               MPI_SUCCESS);
-      break;
+    case 15: NBC_POST(MPI_Iscan, MPI_Scan_init, b->red_send, b->scan_recv, NBC_L, MPI_INT, MPI_SUM, c); break;
+    case 16: NBC_POST(MPI_Iexscan, MPI_Exscan_init, b->red_send, b->exscan_recv, NBC_L, MPI_INT, MPI_SUM, c); break;
   }
-#undef NBC_ONE
+#undef NBC_POST
 }
 
 /* The sum over ranks 0..upto-1 of nbc_val(s, d, i, k). */

@@ -240,7 +240,5 @@ int main(int argc, char** argv) {
   waitany_testall(rank, size);
   modes_and_types(rank, size);
   some_and_any(rank, size);
-  if (rank == 0) printf("p2p: all checks passed on %d ranks\n", size);
-  MPI_Finalize();
-  return 0;
+  return all_checks_passed("p2p");
 }

@@ -190,57 +190,55 @@ TEST(Matching, ProbeIprobeAndTestSemantics) {
   EXPECT_EQ(after_test_late, after_test_early + kLater + x.recv_cost(s));
 }
 
-// test() looks at virtual time, not at host progress: a VP that computes past the arrival without
-// blocking must still find the message complete (conservative synchronization).
-TEST(Matching, TestAfterComputingPastTheArrivalFindsTheMessage) {
+// The two tests below: rank 0 sends s = 300 bytes (tag 1) to rank 15 of mesh:4x4, 6 hops away,
+// contention-free; it arrives at a. Rank 15 posts the receive, computes for a while, then tests
+// it once (and waits for it if the test found it incomplete).
+struct CornerToCorner {
   const Machine m = ts_test::prime_machine("mesh:4x4");
   const Model x{m};
   const std::size_t s = 300;
   const Time a = x.arrival_cf(x.handed(0, s), 6, s);
   bool done = false;
-  Time after = -1;
+  Time after = -1;  ///< when test() returned
   Status st;
-  run(m, [&](Proc& p) {
-    const auto out = ts_test::bytes(s);
-    if (p.rank() == 0) p.send(15, 1, out);
-    if (p.rank() == 15) {
-      std::vector<std::byte> in(s);
-      Request r = p.irecv(0, 1, in);
-      p.compute(a + 1);  // past the arrival, without ever blocking
-      done = p.test(r, &st);
-      after = p.now();
-      if (!done) p.wait(r);
-    }
+
+  void receive_then_test(Proc& p, Time compute) {
+    std::vector<std::byte> in(s);
+    Request r = p.irecv(0, 1, in);
+    p.compute(compute);
+    done = p.test(r, &st);
+    after = p.now();
+    if (!done) p.wait(r);
+  }
+};
+
+// test() looks at virtual time, not at host progress: a VP that computes past the arrival without
+// blocking must still find the message complete (conservative synchronization).
+TEST(Matching, TestAfterComputingPastTheArrivalFindsTheMessage) {
+  CornerToCorner t;
+  run(t.m, [&](Proc& p) {
+    if (p.rank() == 0) p.send(15, 1, ts_test::bytes(t.s));
+    if (p.rank() == 15) t.receive_then_test(p, t.a + 1);  // past the arrival, without ever blocking
   });
-  EXPECT_TRUE(done);
-  EXPECT_EQ(st.arrival, a);
-  EXPECT_EQ(after, x.recv_done(a + 1, a, s));
+  EXPECT_TRUE(t.done);
+  EXPECT_EQ(t.st.arrival, t.a);
+  EXPECT_EQ(t.after, t.x.recv_done(t.a + 1, t.a, t.s));
 }
 
 // At exactly the arrival time the message is there: a receive started then completes at
 // arrival + receive cost (max(clock, arrival)), so test() and iprobe() at that instant must see it.
 TEST(Matching, TestAndIprobeAtExactlyTheArrivalTimeSeeTheMessage) {
-  const Machine m = ts_test::prime_machine("mesh:4x4");
-  const Model x{m};
-  const std::size_t s = 300;
-  const Time a = x.arrival_cf(x.handed(0, s), 6, s);
-  bool done = false;
+  CornerToCorner t;
+  const Model& x = t.x;
+  const std::size_t s = t.s;
   bool probed = false;
-  Time after = -1;
-  run(m, [&](Proc& p) {
+  run(t.m, [&](Proc& p) {
     const auto out = ts_test::bytes(s);
     if (p.rank() == 0) {
       p.send(15, 1, out);
       p.send(14, 1, out);
     }
-    if (p.rank() == 15) {
-      std::vector<std::byte> in(s);
-      Request r = p.irecv(0, 1, in);
-      p.compute(a);
-      done = p.test(r);
-      after = p.now();
-      if (!done) p.wait(r);
-    }
+    if (p.rank() == 15) t.receive_then_test(p, t.a);
     if (p.rank() == 14) {
       std::vector<std::byte> in(s);
       const Time a14 = x.arrival_cf(x.handed(x.send_return_cf(x.handed(0, s), 6, s), s), 5, s);
@@ -249,8 +247,8 @@ TEST(Matching, TestAndIprobeAtExactlyTheArrivalTimeSeeTheMessage) {
       p.recv(0, 1, in);
     }
   });
-  EXPECT_TRUE(done);
-  EXPECT_EQ(after, x.recv_done(a, a, s));
+  EXPECT_TRUE(t.done);
+  EXPECT_EQ(t.after, x.recv_done(t.a, t.a, s));
   EXPECT_TRUE(probed);
 }
 
