@@ -29,10 +29,11 @@ using namespace touchstone;
 
 // A lower bound for any single-stage algorithm that streams one message in and one out per node
 // at a time (docs/paper003.md): every processor injects its messages one after another and ejects
-// its incoming ones one after another, each message streaming at the bottleneck byte time of its path (docs/model.md 2.3),
-// with its packet headers, plus the send CPU cost of every message sent and the receive CPU cost
-// of every message received (per message, byte and packet); a receive that drains the body as it
-// arrives (recv_overlap) pays the larger of the stream and its per-byte and per-packet costs.
+// its incoming ones one after another, each message streaming at the bottleneck byte time of its
+// path (docs/model.md 2.3), with its packet headers, plus the send CPU cost of every message sent
+// and the receive CPU cost of every message received (per message, byte and packet); a send or
+// receive that overlaps the stream (send_overlap, recv_overlap) pays the larger of the stream and
+// its per-byte and per-packet costs.
 double single_stage_bound_ms(const Machine& m, const algorithms::TrafficMatrix& tm) {
   const int n = m.nodes();
   std::vector<Time> out(static_cast<std::size_t>(n), 0), in(static_cast<std::size_t>(n), 0);
@@ -54,8 +55,9 @@ double single_stage_bound_ms(const Machine& m, const algorithms::TrafficMatrix& 
       // A send that writes packets while earlier ones leave (send_overlap) pays the larger of the
       // stream and its per-byte and per-packet costs, as such a receive does.
       const auto& ci = m.costs_of(i);
-      out[static_cast<std::size_t>(i)] += ci.send_overlap ? ci.send_overhead + std::max(stream, m.send_body_cost(i, static_cast<std::size_t>(bytes)))
-                                                          : m.send_cost(i, static_cast<std::size_t>(bytes)) + stream;
+      out[static_cast<std::size_t>(i)] +=
+          ci.send_overlap ? ci.send_overhead + std::max(stream, m.send_body_cost(i, static_cast<std::size_t>(bytes)))
+                          : m.send_cost(i, static_cast<std::size_t>(bytes)) + stream;
       const auto& cj = m.costs_of(j);
       in[static_cast<std::size_t>(j)] += cj.recv_overlap ? cj.recv_overhead + std::max(stream, m.recv_body_cost(j, static_cast<std::size_t>(bytes)))
                                                          : stream + m.recv_cost(j, static_cast<std::size_t>(bytes));
@@ -134,22 +136,34 @@ struct PointClaim {
 };
 
 const PointClaim kSingleStageWin = {
-    "fig10.single-stage-win", "Sec. 7, Fig. 10 (k = 2, l = 1/2): 'Both the single-stage algorithms out-performed the two-stage one'",
+    "fig10.single-stage-win",
+    "Sec. 7, Fig. 10 (k = 2, l = 1/2): 'Both the single-stage algorithms out-performed the two-stage one'",
     "random-scheduling and -plus < two-stage",
-    [](const Measured& p) { return fmt::format("two-stage {:.2f}, random {:.2f}, plus {:.2f} ms", p.two.mean, p.ss.mean, p.ssp.mean); },
+    [](const Measured& p) {
+      return fmt::format("two-stage {:.2f}, random {:.2f}, plus {:.2f} ms", p.two.mean, p.ss.mean, p.ssp.mean);
+    },
     [](const Measured& p) { return p.ss.mean < p.two.mean && p.ssp.mean < p.two.mean; }};
 const PointClaim kTwoStageBeatsBasic = {
-    "fig9.two-stage-beats-basic", "Sec. 7, Fig. 9 (k = 32, l = 1/32): 'even out-performing the single-stage algorithm without the improvements'",
+    "fig9.two-stage-beats-basic",
+    "Sec. 7, Fig. 9 (k = 32, l = 1/32): 'even out-performing the single-stage algorithm without the improvements'",
     "two-stage < random-scheduling",
     [](const Measured& p) { return fmt::format("two-stage {:.2f}, random {:.2f} ms", p.two.mean, p.ss.mean); },
     [](const Measured& p) { return p.two.mean < p.ss.mean; }};
-const PointClaim kAsWellAsPlus = {
-    "fig9.two-stage-as-well-as-plus", "Sec. 7, Fig. 9: 'the two-stage algorithm performed as well as the single-stage algorithms' (two-stage / random-scheduling-plus)",
-    "1", nullptr, nullptr, [](const Measured& p) { return p.two.mean / p.ssp.mean; }, "'as well as' read as within 1.10x"};
+const PointClaim kAsWellAsPlus = {"fig9.two-stage-as-well-as-plus",
+                                  "Sec. 7, Fig. 9: 'the two-stage algorithm performed as well as the single-stage "
+                                  "algorithms' (two-stage / random-scheduling-plus)",
+                                  "1",
+                                  nullptr,
+                                  nullptr,
+                                  [](const Measured& p) { return p.two.mean / p.ssp.mean; },
+                                  "'as well as' read as within 1.10x"};
 const PointClaim kSingleStageBetter = {
-    "single-stage-better", "Sec. 7: 'the single-stage algorithms were consistent in performing better than the two stage algorithm'",
+    "single-stage-better",
+    "Sec. 7: 'the single-stage algorithms were consistent in performing better than the two stage algorithm'",
     "best single-stage < two-stage",
-    [](const Measured& p) { return fmt::format("best single-stage {:.2f}, two-stage {:.2f} ms", p.best_single(), p.two.mean); },
+    [](const Measured& p) {
+      return fmt::format("best single-stage {:.2f}, two-stage {:.2f} ms", p.best_single(), p.two.mean);
+    },
     [](const Measured& p) { return p.best_single() < p.two.mean; }};
 
 // Every claim of `rows` at every point of a figure, point by point, into L; `prefix` goes before
@@ -159,8 +173,10 @@ void add_points(claims::Ledger& L, const std::vector<Measured>& figure, std::ini
   for (const Measured& p : figure)
     for (const PointClaim* c : rows) {
       const std::string id = fmt::format("{}{}.{}", prefix, c->id, p.t);
-      if (c->ratio) L.number(id, c->source, 1.0, c->ratio(p), kTol, "", c->note);
-      else L.statement(id, c->source, c->paper, c->ours(p), c->holds(p), c->note);
+      if (c->ratio)
+        L.number(id, c->source, 1.0, c->ratio(p), kTol, "", c->note);
+      else
+        L.statement(id, c->source, c->paper, c->ours(p), c->holds(p), c->note);
     }
 }
 

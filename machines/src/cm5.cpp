@@ -60,10 +60,13 @@ Machine cm5_machine(const std::string& count, SpecOptions&, const std::string&) 
 // 20 MB/s allows (0 to 1.0 us per packet), the node's channels, and their speed.
 const OpenVariants& cm5_open() {
   static const OpenVariants v = {
-      {"send_us=1.6,send_us_per_packet=0", "the whole 1.6 us send per message (no per-packet part), the other end of 0..1.0 us"},
-      {"recv_us=1.7,recv_us_per_packet=0", "the whole 1.7 us receive per message (no per-packet part), the other end of 0..1.0 us"},
+      {"send_us=1.6,send_us_per_packet=0",
+       "the whole 1.6 us send per message (no per-packet part), the other end of 0..1.0 us"},
+      {"recv_us=1.7,recv_us_per_packet=0",
+       "the whole 1.7 us receive per message (no per-packet part), the other end of 0..1.0 us"},
       {"ports=1", "one channel in and one out per node: a node's replies wait behind its long messages"},
-      {"inject_ns_per_byte=200,eject_ns_per_byte=200", "the node's channels at 5 MB/s, the high end of 25..200 ns per byte"},
+      {"inject_ns_per_byte=200,eject_ns_per_byte=200",
+       "the node's channels at 5 MB/s, the high end of 25..200 ns per byte"},
   };
   return v;
 }

@@ -91,7 +91,8 @@ TEST(Paper003Claims, SingleStageWinsFigureTenAndTwoStageBeatsBasicRandomScheduli
     EXPECT_LT(run_ms("cm5:32", "alltoallv/random-scheduling-plus", 0, 1, &spec), two) << "t = " << t;
   }
   const auto spec = algorithms::parse_traffic("k=32,l=1/32,t=65536");
-  EXPECT_LT(run_ms("cm5:32", "alltoallv/two-stage", 0, 1, &spec), run_ms("cm5:32", "alltoallv/random-scheduling", 0, 1, &spec));
+  EXPECT_LT(run_ms("cm5:32", "alltoallv/two-stage", 0, 1, &spec),
+            run_ms("cm5:32", "alltoallv/random-scheduling", 0, 1, &spec));
 }
 
 // Paper 004, section 5: on generated irregular networks ranks follow MPICH's order on nodes

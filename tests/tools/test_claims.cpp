@@ -87,7 +87,8 @@ TEST(Claims, SettleMarksTheClaimsAnOpenVariantFlipsUndecided) {
   EXPECT_EQ(c[1].note, "fails with send_us=1.6 (A 4, C 3); fails with ports=1 (A 5, C 3)");
   EXPECT_EQ(preset.count(Verdict::undecided), 2);
   EXPECT_EQ(preset.summary(), "5 claims: 2 reproduced, 0 off, 1 ordering differs, 2 undecided");
-  EXPECT_NE(printed(preset, Format::markdown).find("| flips | Sec. 7 | A < C | A 1, C 3 | **undecided (preset: reproduced)** |"),
+  EXPECT_NE(printed(preset, Format::markdown)
+                .find("| flips | Sec. 7 | A < C | A 1, C 3 | **undecided (preset: reproduced)** |"),
             std::string::npos);
 }
 
