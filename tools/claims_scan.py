@@ -8,10 +8,12 @@ verdict changed; then, per parameter (the variant name before '@'), the scanned 
 reproduced count is within --count-slack of the best of that scan, the preset's value included.
 
     tools/claims_scan.py --preset-value send_us@0 --preset-value recv_us@0 \\
-        --command 'build/bin/paper003 claims --machine cm5:32{options}' \\
+        --command 'build/bin/paper003 claims --preset-only --machine cm5:32{options}' \\
         send_us@0.8=,send_us=0.8,send_us_per_packet=0.8  recv_us@1.7=,recv_us=1.7,recv_us_per_packet=0
 
-`{options}` in the command is replaced by the variant's options ('' for the preset). A value is a
+`{options}` in the command is replaced by the variant's options ('' for the preset). A scan
+scores each point alone: give paper003 `--preset-only`, or its claims that flip on the preset's
+own open variants come back undecided (counted here with "off"). A value is a
 number (the parameter's value at that point) so that the scan can be ordered. docs/machines.md
 ("Where every preset parameter comes from, and what the papers leave open") has the scans run for
 the cm5 and switch presets; `paper000 calibrate` is the delta's (in-process, with its Figure 9

@@ -48,6 +48,7 @@ std::string verdict_text(const Claim& c) {
     case Verdict::reproduced: return "reproduced";
     case Verdict::off: return fmt::format("off by {:.2f}x", c.factor);
     case Verdict::ordering_differs: return "ordering differs";
+    case Verdict::undecided: return fmt::format("undecided (preset: {})", c.at_preset);
   }
   return "?";
 }
@@ -56,7 +57,7 @@ const Claim& Ledger::number(std::string id, std::string source, double paper, do
                             const std::string& unit, std::string note) {
   if (!(tolerance >= 1)) throw std::invalid_argument(fmt::format("claim {}: tolerance {} must be >= 1", id, tolerance));
   Claim c{std::move(id), std::move(source), number_text(paper, unit), number_text(ours, unit), Verdict::reproduced, 0,
-          std::move(note)};
+          std::move(note), ""};
   c.factor = paper != 0 && std::isfinite(paper) && std::isfinite(ours) ? ours / paper : NAN;
   // A small relative slack keeps a ratio printed as "1.10" on the side its rounding suggests.
   const bool within = std::isfinite(c.factor) && c.factor <= tolerance * (1 + 1e-12) && c.factor * tolerance >= 1 - 1e-12;
@@ -69,8 +70,26 @@ const Claim& Ledger::number(std::string id, std::string source, double paper, do
 const Claim& Ledger::statement(std::string id, std::string source, std::string paper, std::string ours, bool holds,
                                std::string note) {
   claims_.push_back(Claim{std::move(id), std::move(source), std::move(paper), std::move(ours),
-                          holds ? Verdict::reproduced : Verdict::ordering_differs, 0, std::move(note)});
+                          holds ? Verdict::reproduced : Verdict::ordering_differs, 0, std::move(note), ""});
   return claims_.back();
+}
+
+void Ledger::settle(const Ledger& variant, const std::string& options) {
+  for (auto& c : claims_) {
+    const auto other =
+        std::find_if(variant.claims_.begin(), variant.claims_.end(), [&](const Claim& v) { return v.id == c.id; });
+    if (other == variant.claims_.end()) continue;
+    const bool here =
+        c.verdict == Verdict::reproduced || (c.verdict == Verdict::undecided && c.at_preset == "reproduced");
+    if (here == (other->verdict == Verdict::reproduced)) continue;
+    if (c.verdict != Verdict::undecided) {
+      c.at_preset = verdict_text(c);
+      c.verdict = Verdict::undecided;
+      c.factor = 0;
+    }
+    const std::string flip = fmt::format("{} with {} ({})", here ? "fails" : "holds", options, other->ours);
+    c.note = c.note.empty() ? flip : c.note + "; " + flip;
+  }
 }
 
 int Ledger::count(Verdict v) const {
@@ -80,8 +99,10 @@ int Ledger::count(Verdict v) const {
 }
 
 std::string Ledger::summary() const {
-  return fmt::format("{} claims: {} reproduced, {} off, {} ordering differs", claims_.size(), count(Verdict::reproduced),
-                     count(Verdict::off), count(Verdict::ordering_differs));
+  const int undecided = count(Verdict::undecided);
+  return fmt::format("{} claims: {} reproduced, {} off, {} ordering differs{}", claims_.size(),
+                     count(Verdict::reproduced), count(Verdict::off), count(Verdict::ordering_differs),
+                     undecided ? fmt::format(", {} undecided", undecided) : "");
 }
 
 void Ledger::print(std::FILE* out, Format format) const {

@@ -56,6 +56,42 @@ TEST(Claims, StatementVerdictAndSummary) {
   EXPECT_NE(printed(l, Format::text).find("3 claims: 1 reproduced"), std::string::npos);
 }
 
+// A claim that flips between the preset and a variant the paper leaves open is undecided, whichever
+// side reproduces it; one that holds (or fails) on both keeps its verdict.
+TEST(Claims, SettleMarksTheClaimsAnOpenVariantFlipsUndecided) {
+  Ledger preset, variant, other;
+  preset.statement("both", "Sec. 7", "A < B", "A 1, B 2", true);
+  preset.statement("flips", "Sec. 7", "A < C", "A 1, C 3", true);
+  preset.number("gains", "Sec. 7", 1, 2, 1.1);
+  preset.statement("never", "Sec. 7", "C < A", "A 1, C 3", false);
+  preset.statement("mine", "Sec. 3", "x", "x", true);
+  variant.statement("both", "Sec. 7", "A < B", "A 1, B 3", true);
+  variant.statement("flips", "Sec. 7", "A < C", "A 4, C 3", false);
+  variant.number("gains", "Sec. 7", 1, 1.05, 1.1);
+  variant.statement("never", "Sec. 7", "C < A", "A 2, C 3", false);
+  preset.settle(variant, "send_us=1.6");
+  const auto& c = preset.claims();
+  EXPECT_EQ(c[0].verdict, Verdict::reproduced);
+  EXPECT_EQ(c[1].verdict, Verdict::undecided);
+  EXPECT_EQ(claims::verdict_text(c[1]), "undecided (preset: reproduced)");
+  EXPECT_EQ(c[1].note, "fails with send_us=1.6 (A 4, C 3)");
+  EXPECT_EQ(c[2].verdict, Verdict::undecided);
+  EXPECT_EQ(claims::verdict_text(c[2]), "undecided (preset: off by 2.00x)");
+  EXPECT_EQ(c[2].note, "holds with send_us=1.6 (1.05)");
+  EXPECT_EQ(c[3].verdict, Verdict::ordering_differs);
+  EXPECT_EQ(c[4].verdict, Verdict::reproduced);  // not in the variant's ledger
+  // A second variant that flips an undecided claim too adds its name, and the preset's verdict stays.
+  other.statement("flips", "Sec. 7", "A < C", "A 5, C 3", false);
+  preset.settle(other, "ports=1");
+  EXPECT_EQ(claims::verdict_text(c[1]), "undecided (preset: reproduced)");
+  EXPECT_EQ(c[1].note, "fails with send_us=1.6 (A 4, C 3); fails with ports=1 (A 5, C 3)");
+  EXPECT_EQ(preset.count(Verdict::undecided), 2);
+  EXPECT_EQ(preset.summary(), "5 claims: 2 reproduced, 0 off, 1 ordering differs, 2 undecided");
+  EXPECT_NE(printed(preset, Format::markdown)
+                .find("| flips | Sec. 7 | A < C | A 1, C 3 | **undecided (preset: reproduced)** |"),
+            std::string::npos);
+}
+
 // Three algorithms at one size, two at another, times set by hand (ours, measured):
 //   size A: a 100 / 10, b 105 / 9, c 150 / 20 -> pairs a-b lead 5% (the machine ran b first:
 //           reordered), a-c 50% (kept), b-c 42.9% (kept);

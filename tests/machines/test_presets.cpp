@@ -69,11 +69,11 @@ namespace {
 std::string parameters(const Machine& m) {
   const NodeCosts& c = m.costs;
   const NetworkParams& n = m.net;
-  return fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} | {} {} {} {} {} {}", c.send_overhead, c.send_per_byte,
-                     c.send_per_packet, c.recv_overhead, c.recv_per_byte, c.recv_per_packet, c.match_per_entry,
-                     c.copy_per_byte, c.copy_per_piece, c.probe_cost, c.ni_setup, c.send_tail, c.demux_switch, c.send_overlap,
-                     c.recv_overlap, n.hop_time, n.inject_byte_time, n.eject_byte_time, n.link_byte_time,
-                     static_cast<int>(n.switching), n.router_buffer);
+  return fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} | {} {} {} {} {} {} {} {}", c.send_overhead,
+                     c.send_per_byte, c.send_per_packet, c.recv_overhead, c.recv_per_byte, c.recv_per_packet,
+                     c.match_per_entry, c.copy_per_byte, c.copy_per_piece, c.probe_cost, c.ni_setup, c.send_tail,
+                     c.demux_switch, c.send_overlap, c.recv_overlap, n.hop_time, n.inject_byte_time, n.eject_byte_time,
+                     n.link_byte_time, static_cast<int>(n.switching), n.router_buffer, n.inj_ports, n.ej_ports);
 }
 }  // namespace
 

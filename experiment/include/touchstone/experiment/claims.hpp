@@ -13,6 +13,9 @@ enum class Verdict {
   reproduced,        ///< the number within its tolerance, or the ordering holds
   off,               ///< a number outside its tolerance: "off by X" (X = ours / paper)
   ordering_differs,  ///< an ordering or comparison statement that does not hold here
+  /// reproduced on the preset and not on a variant the paper leaves open, or the other way round:
+  /// the paper's stated machine does not decide it (Ledger::settle)
+  undecided,
 };
 
 struct Claim {
@@ -23,13 +26,15 @@ struct Claim {
   Verdict verdict = Verdict::reproduced;
   double factor = 0;   ///< numbers: ours / paper; orderings: 0
   std::string note;    ///< why it misses, or what the test assumes (a threshold the paper leaves open)
+  std::string at_preset;  ///< undecided: the preset's own verdict, as verdict_text gave it
 };
 
 enum class Format { text, csv, markdown };
 /// "text", "csv" or "markdown"; throws std::invalid_argument otherwise.
 Format parse_format(const std::string& name);
 
-/// "reproduced", "off by 1.23x" (ours larger) or "off by 0.81x", "ordering differs".
+/// "reproduced", "off by 1.23x" (ours larger) or "off by 0.81x", "ordering differs",
+/// "undecided (preset: reproduced)".
 std::string verdict_text(const Claim& c);
 
 class Ledger {
@@ -41,9 +46,15 @@ class Ledger {
   const Claim& statement(std::string id, std::string source, std::string paper, std::string ours, bool holds,
                          std::string note = "");
 
+  /// This ledger is the preset's; `variant` holds the same claims measured with `options` added to
+  /// the machine spec, one end of a range the paper leaves open (touchstone::open_variants). A claim
+  /// reproduced on one and not on the other flips inside that range: it becomes undecided, its
+  /// note naming the variant. Claims of one ledger only are left as they are.
+  void settle(const Ledger& variant, const std::string& options);
+
   const std::vector<Claim>& claims() const { return claims_; }
   int count(Verdict v) const;
-  /// "N claims: R reproduced, O off, D ordering differs".
+  /// "N claims: R reproduced, O off, D ordering differs" (then ", U undecided" when there are any).
   std::string summary() const;
   void print(std::FILE* out, Format format) const;
 
