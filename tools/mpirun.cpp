@@ -318,6 +318,12 @@ Subcommand add_mpirun(CLI::App& app) {
   cmd->add_flag("--tag-output", o->launch.tag_output, "prefix every line a rank writes to stdout with \"[rank] \"");
   cmd->add_flag("--summary", o->launch.summary,
                 "print makespan, messages and trace_hash to stderr when the run ends, however it ends");
+  cmd->add_flag("--check", o->launch.leaks_are_errors,
+                "MPI_Finalize's findings (communicators, groups, datatypes, operations, buffers and requests still "
+                "held) are errors that end the run, not warnings (docs/debugging.md)");
+  cmd->add_flag("!--no-check", o->launch.check_consistency,
+                "do not check that collectives match across ranks nor that messages' type signatures match their "
+                "receives (docs/debugging.md; for measuring what the checks cost)");
   add_run_options(cmd, *o);
   cmd->add_option("--explore-outcome", o->explore_outcome, "(internal: an explored run writes its outcome here)")
       ->group("");

@@ -16,6 +16,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "check.hpp"
 #include "coll.hpp"
 #include "icoll.hpp"
 #include "intercomm.hpp"
@@ -74,14 +75,21 @@ const CollectiveBody& body_for(const Comm& c, const char* name, const Collective
   return inter;
 }
 
+// The consistency check of the call (check.hpp), at its entry, before its task sends anything.
+void check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name, const CollectiveDescription& describe) {
+  if (c.inter || !describe) check_collective(rs, comm, name);
+  else check_collective(rs, comm, describe(rs, c));
+}
+
 }  // namespace
 
 int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra,
-                      CollectiveBody inter) {
+                      CollectiveBody inter, const CollectiveDescription& describe) {
   return call(name, comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
     const CollectiveBody& body = body_for(c, name, intra, inter);
+    check_entry(rs, comm, c, name, describe);
     auto q = std::make_unique<Req>();
     q->comm = comm;
     q->collective = true;
@@ -94,11 +102,13 @@ int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, Col
 // The instances of a persistent collective run on a group of its own, made now (the init call is
 // collective, in the same order on every rank): the n-th MPI_Start of the request is the same
 // instance on every rank, whatever other collectives start on the communicator in between.
-int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra, CollectiveBody inter) {
+int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra, CollectiveBody inter,
+                    const CollectiveDescription& describe) {
   return call(name, comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
     CollectiveBody body = body_for(c, name, intra, inter);
+    check_entry(rs, comm, c, name, describe);
     // Every member of the collective group (both groups of an intercommunicator).
     std::vector<int> all(static_cast<std::size_t>(c.coll.size()));
     for (int i = 0; i < c.coll.size(); ++i) all[static_cast<std::size_t>(i)] = i;
@@ -134,7 +144,8 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
 int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
   return start_nonblocking(
       "MPI_Ibcast", comm, request, [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); },
-      [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); });
+      [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); },
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Ibcast", count, datatype, root, MPI_OP_NULL); });
 }
 
 int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -144,7 +155,8 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
       [=](RankState& rs, Comm& c) { gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
       [=](RankState& rs, Comm& c) {
         inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_rooted(rs, c, "MPI_Igather", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); });
 }
 
 int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
@@ -156,7 +168,8 @@ int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       },
       [=](RankState& rs, Comm& c) {
         inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_rooted_v(rs, c, "MPI_Igatherv", true, root, recvcounts, recvtype, sendcount, sendtype, sendbuf == MPI_IN_PLACE); });
 }
 
 int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -166,7 +179,8 @@ int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       [=](RankState& rs, Comm& c) { scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
       [=](RankState& rs, Comm& c) {
         inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_rooted(rs, c, "MPI_Iscatter", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); });
 }
 
 int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -178,7 +192,8 @@ int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[
       },
       [=](RankState& rs, Comm& c) {
         inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_rooted_v(rs, c, "MPI_Iscatterv", false, root, sendcounts, sendtype, recvcount, recvtype, recvbuf == MPI_IN_PLACE); });
 }
 
 int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -188,7 +203,8 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
       [=](RankState& rs, Comm& c) { allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
       [=](RankState& rs, Comm& c) {
         inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_all(rs, c, "MPI_Iallgather", sendbuf, sendcount, sendtype, recvcount, recvtype, false); });
 }
 
 int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
@@ -200,7 +216,8 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
       },
       [=](RankState& rs, Comm& c) {
         inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_allgatherv(rs, c, "MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvcounts, recvtype); });
 }
 
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -210,7 +227,8 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
       [=](RankState& rs, Comm& c) { alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
       [=](RankState& rs, Comm& c) {
         inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_all(rs, c, "MPI_Ialltoall", sendbuf, sendcount, sendtype, recvcount, recvtype, true); });
 }
 
 int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -244,7 +262,8 @@ int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
   return start_nonblocking(
       "MPI_Ireduce", comm, request,
       [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root); },
-      [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); });
+      [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); },
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Ireduce", count, datatype, root, op); });
 }
 
 int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
@@ -252,7 +271,8 @@ int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
   return start_nonblocking(
       "MPI_Iallreduce", comm, request,
       [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0); },
-      [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); });
+      [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); },
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Iallreduce", count, datatype, Collective::kNoRoot, op); });
 }
 
 int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
@@ -260,7 +280,8 @@ int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
   return start_nonblocking(
       "MPI_Ireduce_scatter", comm, request,
       [=](RankState& rs, Comm& c) { reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
-      [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); });
+      [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
+      [=](RankState& rs, const Comm& c) { return describe_reduce_scatter(rs, c, "MPI_Ireduce_scatter", recvcounts, datatype, op); });
 }
 
 int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
@@ -270,21 +291,24 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
       [=](RankState& rs, Comm& c) { reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op); },
       [=](RankState& rs, Comm& c) {
         inter_reduce_scatter_block_body(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Ireduce_scatter_block", recvcount, datatype, Collective::kNoRoot, op); });
 }
 
 int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
               MPI_Request* request) {
   return start_nonblocking("MPI_Iscan", comm, request, [=](RankState& rs, Comm& c) {
     reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  }, {},
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Iscan", count, datatype, Collective::kNoRoot, op); });
 }
 
 int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                 MPI_Request* request) {
   return start_nonblocking("MPI_Iexscan", comm, request, [=](RankState& rs, Comm& c) {
     reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  }, {},
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Iexscan", count, datatype, Collective::kNoRoot, op); });
 }
 
 // ---------------------------------------------------------------- persistent collectives (MPI-4)
@@ -299,7 +323,8 @@ int MPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root, MPI
                    MPI_Request* request) {
   return init_persistent(
       "MPI_Bcast_init", comm, request, [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); },
-      [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); });
+      [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); },
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Bcast_init", count, datatype, root, MPI_OP_NULL); });
 }
 
 int MPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -309,7 +334,8 @@ int MPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
       [=](RankState& rs, Comm& c) { gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
       [=](RankState& rs, Comm& c) {
         inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_rooted(rs, c, "MPI_Gather_init", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); });
 }
 
 int MPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -322,7 +348,8 @@ int MPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
       },
       [=](RankState& rs, Comm& c) {
         inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_rooted_v(rs, c, "MPI_Gatherv_init", true, root, recvcounts, recvtype, sendcount, sendtype, sendbuf == MPI_IN_PLACE); });
 }
 
 int MPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -332,7 +359,8 @@ int MPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
       [=](RankState& rs, Comm& c) { scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
       [=](RankState& rs, Comm& c) {
         inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_rooted(rs, c, "MPI_Scatter_init", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); });
 }
 
 int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -345,7 +373,8 @@ int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[], const int dis
       },
       [=](RankState& rs, Comm& c) {
         inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_rooted_v(rs, c, "MPI_Scatterv_init", false, root, sendcounts, sendtype, recvcount, recvtype, recvbuf == MPI_IN_PLACE); });
 }
 
 int MPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -355,7 +384,8 @@ int MPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype
       [=](RankState& rs, Comm& c) { allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
       [=](RankState& rs, Comm& c) {
         inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_all(rs, c, "MPI_Allgather_init", sendbuf, sendcount, sendtype, recvcount, recvtype, false); });
 }
 
 int MPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -368,7 +398,8 @@ int MPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
       },
       [=](RankState& rs, Comm& c) {
         inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_allgatherv(rs, c, "MPI_Allgatherv_init", sendbuf, sendcount, sendtype, recvcounts, recvtype); });
 }
 
 int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -378,7 +409,8 @@ int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
       [=](RankState& rs, Comm& c) { alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
       [=](RankState& rs, Comm& c) {
         inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_all(rs, c, "MPI_Alltoall_init", sendbuf, sendcount, sendtype, recvcount, recvtype, true); });
 }
 
 int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -412,7 +444,8 @@ int MPI_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
   return init_persistent(
       "MPI_Reduce_init", comm, request,
       [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root); },
-      [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); });
+      [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); },
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Reduce_init", count, datatype, root, op); });
 }
 
 int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -420,7 +453,8 @@ int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Dataty
   return init_persistent(
       "MPI_Allreduce_init", comm, request,
       [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0); },
-      [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); });
+      [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); },
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Allreduce_init", count, datatype, Collective::kNoRoot, op); });
 }
 
 int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
@@ -428,7 +462,8 @@ int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvco
   return init_persistent(
       "MPI_Reduce_scatter_init", comm, request,
       [=](RankState& rs, Comm& c) { reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
-      [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); });
+      [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
+      [=](RankState& rs, const Comm& c) { return describe_reduce_scatter(rs, c, "MPI_Reduce_scatter_init", recvcounts, datatype, op); });
 }
 
 int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
@@ -438,19 +473,22 @@ int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvco
       [=](RankState& rs, Comm& c) { reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op); },
       [=](RankState& rs, Comm& c) {
         inter_reduce_scatter_block_body(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
-      });
+      },
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Reduce_scatter_block_init", recvcount, datatype, Collective::kNoRoot, op); });
 }
 
 int MPI_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                   MPI_Info, MPI_Request* request) {
   return init_persistent("MPI_Scan_init", comm, request, [=](RankState& rs, Comm& c) {
     reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  }, {},
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Scan_init", count, datatype, Collective::kNoRoot, op); });
 }
 
 int MPI_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                     MPI_Info, MPI_Request* request) {
   return init_persistent("MPI_Exscan_init", comm, request, [=](RankState& rs, Comm& c) {
     reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  }, {},
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Exscan_init", count, datatype, Collective::kNoRoot, op); });
 }
