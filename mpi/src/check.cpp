@@ -341,7 +341,10 @@ struct Where {
 void compare(const Entered& me, const Entered& first, const Where& comm, std::uint64_t n) {
   if (std::string_view(me.d.name) != first.d.name) mismatch(MPI_ERR_OTHER, "collectives do not match", comm, me, n, first);
   if (me.d.root != first.d.root) mismatch(MPI_ERR_ROOT, "the roots differ", comm, me, n, first);
-  if (me.d.op != first.d.op || me.d.user_fn != first.d.user_fn)
+  // User operations are told apart from the predefined ones only: each rank has its own copy of the
+  // program (and so of the function), and may have made its operations in another order.
+  const bool user = me.d.op >= kFirstUserOp, first_user = first.d.op >= kFirstUserOp;
+  if (user != first_user || (!user && me.d.op != first.d.op))
     mismatch(MPI_ERR_OP, "the operators differ", comm, me, n, first);
   if (me.d.has_unit && first.d.has_unit && !(me.d.unit == first.d.unit))
     mismatch(me.d.unit.bytes != first.d.unit.bytes ? MPI_ERR_COUNT : MPI_ERR_TYPE, "the type signatures differ", comm,
@@ -413,12 +416,11 @@ void check_own_blocks(const char* what, const Signature& send, const std::string
 // ------------------------------------------------------------------ descriptors
 
 namespace {
-Collective named(const char* name, int root, MPI_Op op, RankState& rs) {
+Collective named(const char* name, int root, MPI_Op op) {
   Collective d;
   d.name = name;
   d.root = root;
   d.op = op;
-  if (const UserOp* u = user_op(rs, op)) d.user_fn = u->fn;
   return d;
 }
 std::string root_text(int root) { return root == Collective::kNoRoot ? "" : fmt::format(", root={}", root); }
@@ -439,7 +441,7 @@ Collective describe_data(RankState& rs, const Comm& c, const char* name, int cou
                          MPI_Op op) {
   check_count(count);
   if (root != Collective::kNoRoot) check_root(c, root);
-  Collective d = named(name, root, op, rs);
+  Collective d = named(name, root, op);
   d.has_unit = true;
   d.unit = signature(committed(rs, t), static_cast<std::size_t>(count));
   d.args = fmt::format("count={}, {}{}{}", count, type_text(rs, t), op == MPI_OP_NULL ? "" : ", " + op_text(op),
@@ -451,7 +453,7 @@ Collective describe_rooted(RankState& rs, const Comm& c, const char* name, bool 
                            int sendcount, MPI_Datatype sendtype, const void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, int root) {
   check_root(c, root);
-  Collective d = named(name, root, MPI_OP_NULL, rs);
+  Collective d = named(name, root, MPI_OP_NULL);
   d.has_unit = true;
   const bool am_root = c.rank == root;
   // The block this rank sends or receives: a member's own, the root's for each rank.
@@ -480,7 +482,7 @@ Collective describe_rooted_v(RankState& rs, const Comm& c, const char* name, boo
                              const int root_counts[], MPI_Datatype root_type, int count, MPI_Datatype type,
                              bool root_in_place) {
   check_root(c, root);
-  Collective d = named(name, root, MPI_OP_NULL, rs);
+  Collective d = named(name, root, MPI_OP_NULL);
   d.per_rank = true;
   const char* side = gather ? "recv" : "send";
   if (c.rank == root) {
@@ -510,7 +512,7 @@ Collective describe_rooted_v(RankState& rs, const Comm& c, const char* name, boo
 Collective describe_all(RankState& rs, const Comm& c, const char* name, const void* sendbuf, int sendcount,
                         MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype, bool alltoall) {
   (void)c;
-  Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL, rs);
+  Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
   check_count(recvcount);
   d.has_unit = true;
   d.unit = signature(committed(rs, recvtype), static_cast<std::size_t>(recvcount));
@@ -531,7 +533,7 @@ Collective describe_all(RankState& rs, const Comm& c, const char* name, const vo
 
 Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, const void* sendbuf, int sendcount,
                                MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype) {
-  Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL, rs);
+  Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
   const Type& rt = committed(rs, recvtype);
   for (int i = 0; i < c.size; ++i) check_count(recvcounts[i]);
   d.has_unit = true;
@@ -554,7 +556,7 @@ Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, c
 
 Collective describe_reduce_scatter(RankState& rs, const Comm& c, const char* name, const int recvcounts[],
                                    MPI_Datatype t, MPI_Op op) {
-  Collective d = named(name, Collective::kNoRoot, op, rs);
+  Collective d = named(name, Collective::kNoRoot, op);
   for (int i = 0; i < c.size; ++i) check_count(recvcounts[i]);
   d.has_unit = true;
   d.unit = signature(committed(rs, t), 1);

@@ -42,7 +42,6 @@ struct Collective {
   static constexpr int kNoRoot = -1 - (1 << 30);
   int root = kNoRoot;
   MPI_Op op = MPI_OP_NULL;
-  MPI_User_function* user_fn = nullptr;
   bool has_unit = false;
   Signature unit;
   bool has_shape = false;

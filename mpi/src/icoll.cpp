@@ -7,6 +7,7 @@
 // so concurrent collectives on one communicator never match each other's messages.
 // On an intercommunicator the body is the intercommunicator form's (intercomm.hpp), whose
 // instance makes the local group's intracommunicator for its local phases from its own group.
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -75,10 +76,17 @@ const CollectiveBody& body_for(const Comm& c, const char* name, const Collective
   return inter;
 }
 
-// The consistency check of the call (check.hpp), at its entry, before its task sends anything.
+// The consistency check of the call (check.hpp), at its entry, before its task sends anything. An
+// argument the descriptor cannot be made of (a root out of range) is the body's to report, when the
+// request completes: the call is then checked by its name and order alone.
 void check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name, const CollectiveDescription& describe) {
-  if (c.inter || !describe) check_collective(rs, comm, name);
-  else check_collective(rs, comm, describe(rs, c));
+  std::optional<Collective> d;
+  if (!c.inter && describe) try {
+      d = describe(rs, c);
+    } catch (const MpiError&) {
+    }
+  if (d) check_collective(rs, comm, std::move(*d));
+  else check_collective(rs, comm, name);
 }
 
 }  // namespace
@@ -99,6 +107,9 @@ int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, Col
   });
 }
 
+// A persistent collective's count arrays may be filled between its init and its starts (they must
+// not change once it is started), so the v-forms' inits are checked by name and order alone: they
+// pass no descriptor.
 // The instances of a persistent collective run on a group of its own, made now (the init call is
 // collective, in the same order on every rank): the n-th MPI_Start of the request is the same
 // instance on every rank, whatever other collectives start on the communicator in between.
@@ -348,8 +359,7 @@ int MPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
       },
       [=](RankState& rs, Comm& c) {
         inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
-      },
-      [=](RankState& rs, const Comm& c) { return describe_rooted_v(rs, c, "MPI_Gatherv_init", true, root, recvcounts, recvtype, sendcount, sendtype, sendbuf == MPI_IN_PLACE); });
+      });
 }
 
 int MPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -373,8 +383,7 @@ int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[], const int dis
       },
       [=](RankState& rs, Comm& c) {
         inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
-      },
-      [=](RankState& rs, const Comm& c) { return describe_rooted_v(rs, c, "MPI_Scatterv_init", false, root, sendcounts, sendtype, recvcount, recvtype, recvbuf == MPI_IN_PLACE); });
+      });
 }
 
 int MPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -398,8 +407,7 @@ int MPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
       },
       [=](RankState& rs, Comm& c) {
         inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-      },
-      [=](RankState& rs, const Comm& c) { return describe_allgatherv(rs, c, "MPI_Allgatherv_init", sendbuf, sendcount, sendtype, recvcounts, recvtype); });
+      });
 }
 
 int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -462,8 +470,7 @@ int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvco
   return init_persistent(
       "MPI_Reduce_scatter_init", comm, request,
       [=](RankState& rs, Comm& c) { reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
-      [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
-      [=](RankState& rs, const Comm& c) { return describe_reduce_scatter(rs, c, "MPI_Reduce_scatter_init", recvcounts, datatype, op); });
+      [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); });
 }
 
 int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
