@@ -138,7 +138,8 @@ CodeRange library_code() {
           if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
           const std::uintptr_t b = info->dlpi_addr + ph.p_vaddr, e = b + ph.p_memsz;
           if (reinterpret_cast<std::uintptr_t>(f.base) > e) continue;
-          if (reinterpret_cast<std::uintptr_t>(&library_code) >= b && reinterpret_cast<std::uintptr_t>(&library_code) < e) {
+          if (reinterpret_cast<std::uintptr_t>(&library_code) >= b &&
+              reinterpret_cast<std::uintptr_t>(&library_code) < e) {
             *f.out = {b, e};
             return 1;
           }
@@ -222,9 +223,8 @@ std::string type_text(RankState& rs, MPI_Datatype t) {
 }
 
 std::string op_text(MPI_Op op) {
-  static const char* names[] = {"MPI_OP_NULL", "MPI_MAX",  "MPI_MIN", "MPI_SUM",  "MPI_PROD",   "MPI_LAND",
-                                "MPI_BAND",    "MPI_LOR",  "MPI_BOR", "MPI_LXOR", "MPI_BXOR",   "MPI_MINLOC",
-                                "MPI_MAXLOC"};
+  static const char* names[] = {"MPI_OP_NULL", "MPI_MAX", "MPI_MIN",  "MPI_SUM",  "MPI_PROD",   "MPI_LAND",  "MPI_BAND",
+                                "MPI_LOR",     "MPI_BOR", "MPI_LXOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC"};
   if (op >= 0 && op <= MPI_MAXLOC) return names[op];
   return fmt::format("user operation {}", op);
 }
@@ -252,8 +252,8 @@ namespace {
 // One published collective call: the descriptor, who made it and where.
 struct Entered {
   Collective d;
-  int rank = 0;        // in the communicator (its local group for an intercommunicator)
-  int world = 0;       // whose RankState names its datatypes
+  int rank = 0;   // in the communicator (its local group for an intercommunicator)
+  int world = 0;  // whose RankState names its datatypes
   CallSite site;
 };
 
@@ -261,8 +261,8 @@ struct Entered {
 struct Slot {
   Entered first;
   int arrived = 0;
-  std::optional<Entered> root;                      // MPI_Gatherv, MPI_Scatterv: the root's call
-  std::vector<Entered> before_root;                 // their members that entered before the root
+  std::optional<Entered> root;       // MPI_Gatherv, MPI_Scatterv: the root's call
+  std::vector<Entered> before_root;  // their members that entered before the root
 };
 
 struct Sent {
@@ -312,7 +312,11 @@ CheckState& shared() {
 }
 
 std::string ordinal(std::uint64_t n) {
-  const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+  const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th"
+                       : n % 10 == 1                    ? "st"
+                       : n % 10 == 2                    ? "nd"
+                       : n % 10 == 3                    ? "rd"
+                                                        : "th";
   return fmt::format("{}{}", n, suffix);
 }
 
@@ -322,7 +326,8 @@ std::string call_text(const Entered& e) {
 
 // A rank of the communicator, with its world rank when they differ.
 std::string rank_text(const char* role, const Entered& e) {
-  return e.rank == e.world ? fmt::format("{} {}", role, e.rank) : fmt::format("{} {} (world rank {})", role, e.rank, e.world);
+  return e.rank == e.world ? fmt::format("{} {}", role, e.rank)
+                           : fmt::format("{} {} (world rank {})", role, e.rank, e.world);
 }
 
 // The communicator a collective runs on, named only when a report needs it.
@@ -333,13 +338,15 @@ struct Where {
 
 [[noreturn]] void mismatch(int code, const char* what, const Where& comm, const Entered& me, std::uint64_t n,
                            const Entered& other, const char* other_role = "rank") {
-  throw MpiError{code, fmt::format("{} on {}: {} called {} as its {} collective on this communicator, while {} called {}",
-                                   what, comm_text(comm.rs, comm.comm), rank_text("rank", me), call_text(me), ordinal(n),
-                                   rank_text(other_role, other), call_text(other))};
+  throw MpiError{
+      code, fmt::format("{} on {}: {} called {} as its {} collective on this communicator, while {} called {}", what,
+                        comm_text(comm.rs, comm.comm), rank_text("rank", me), call_text(me), ordinal(n),
+                        rank_text(other_role, other), call_text(other))};
 }
 
 void compare(const Entered& me, const Entered& first, const Where& comm, std::uint64_t n) {
-  if (std::string_view(me.d.name) != first.d.name) mismatch(MPI_ERR_OTHER, "collectives do not match", comm, me, n, first);
+  if (std::string_view(me.d.name) != first.d.name)
+    mismatch(MPI_ERR_OTHER, "collectives do not match", comm, me, n, first);
   if (me.d.root != first.d.root) mismatch(MPI_ERR_ROOT, "the roots differ", comm, me, n, first);
   // User operations are told apart from the predefined ones only: each rank has its own copy of the
   // program (and so of the function), and may have made its operations in another order.
@@ -384,8 +391,10 @@ void check_collective(RankState& rs, MPI_Comm comm, Collective d) {
     }
   } const last{++slot.arrived == c.coll.size(), slots, it};
   const Where name{rs, comm};
-  if (fresh) slot.first = me;
-  else compare(me, slot.first, name, n);
+  if (fresh)
+    slot.first = me;
+  else
+    compare(me, slot.first, name, n);
   if (!me.d.per_rank) return;
   if (!me.d.blocks.empty()) {  // the root
     const auto early = std::move(slot.before_root);
@@ -408,9 +417,9 @@ void check_collective(RankState& rs, MPI_Comm comm, const char* name) {
 void check_own_blocks(const char* what, const Signature& send, const std::string& send_text, const Signature& recv,
                       const std::string& recv_text) {
   if (send == recv) return;
-  throw MpiError{send.bytes != recv.bytes ? MPI_ERR_TRUNCATE : MPI_ERR_TYPE,
-                 fmt::format("the {} ({}) and the block it receives ({}) differ in type signature", what, send_text,
-                             recv_text)};
+  throw MpiError{
+      send.bytes != recv.bytes ? MPI_ERR_TRUNCATE : MPI_ERR_TYPE,
+      fmt::format("the {} ({}) and the block it receives ({}) differ in type signature", what, send_text, recv_text)};
 }
 
 // ------------------------------------------------------------------ descriptors
@@ -472,8 +481,10 @@ Collective describe_rooted(RankState& rs, const Comm& c, const char* name, bool 
     const Signature mine = signature(committed(rs, own), static_cast<std::size_t>(own_count));
     const std::string own_text = fmt::format("{} x {}", own_count, type_text(rs, own));
     const std::string block_text = fmt::format("{} x {}", count, type_text(rs, t));
-    if (gather) check_own_blocks("root's send block", mine, own_text, d.unit, block_text);
-    else check_own_blocks("root's receive block", mine, own_text, d.unit, block_text);
+    if (gather)
+      check_own_blocks("root's send block", mine, own_text, d.unit, block_text);
+    else
+      check_own_blocks("root's receive block", mine, own_text, d.unit, block_text);
   }
   return d;
 }
@@ -492,8 +503,8 @@ Collective describe_rooted_v(RankState& rs, const Comm& c, const char* name, boo
       d.blocks.push_back(signature(rt, static_cast<std::size_t>(root_counts[i])));
     }
     d.unit = d.blocks[static_cast<std::size_t>(root)];
-    d.args = fmt::format("{}counts={}, {}, root={}", side, counts_text(root_counts, c.size), type_text(rs, root_type),
-                         root);
+    d.args =
+        fmt::format("{}counts={}, {}, root={}", side, counts_text(root_counts, c.size), type_text(rs, root_type), root);
     if (!root_in_place) {
       check_count(count);
       check_own_blocks(gather ? "root's send block" : "root's receive block",
@@ -627,13 +638,13 @@ void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std:
   };
   q.signature_error = std::make_shared<MpiError>(MpiError{
       MPI_ERR_TYPE,
-      fmt::format("type signatures do not match on {}, tag {}: {} sent {} x {} with {}{}, and {} receives it as {} x {} "
-                  "with {}{}",
-                  comm_text(rs, q.comm), tag, who(m.rank, m.world), m.count,
-                  m.derived ? derived_text(*m.derived, m.type) : type_text(s.ranks[static_cast<std::size_t>(m.world)], m.type),
-                  m.site.call, site_text(m.site.caller),
-                  who(c.rank, rs.proc->rank()), q.count, type_text(rs, q.type), q.made_by.call,
-                  site_text(q.made_by.caller))});
+      fmt::format(
+          "type signatures do not match on {}, tag {}: {} sent {} x {} with {}{}, and {} receives it as {} x {} "
+          "with {}{}",
+          comm_text(rs, q.comm), tag, who(m.rank, m.world), m.count,
+          m.derived ? derived_text(*m.derived, m.type) : type_text(s.ranks[static_cast<std::size_t>(m.world)], m.type),
+          m.site.call, site_text(m.site.caller), who(c.rank, rs.proc->rank()), q.count, type_text(rs, q.type),
+          q.made_by.call, site_text(q.made_by.caller))});
 }
 
 // ------------------------------------------------------------------ lifecycle
@@ -681,7 +692,8 @@ void check_lifecycle(RankState& rs) {
   for (std::size_t i = 0; i < rs.reqs.size(); ++i) {
     const Req* q = rs.reqs[i].get();
     if (!q) continue;
-    const std::string how = q->made_by.call ? fmt::format(" made by {}{}", q->made_by.call, site_text(q->made_by.caller)) : "";
+    const std::string how =
+        q->made_by.call ? fmt::format(" made by {}{}", q->made_by.call, site_text(q->made_by.caller)) : "";
     if (q->persistent && !q->started)
       found.push_back(fmt::format("persistent request {}{} was never freed (MPI_Request_free)", i + 1, how));
     else
@@ -697,7 +709,8 @@ void check_lifecycle(RankState& rs) {
     for (const auto& f : found) all += (all.empty() ? "" : "; ") + f;
     throw MpiError{MPI_ERR_OTHER, fmt::format("{} finding(s) of the lifecycle check (--check): {}", found.size(), all)};
   }
-  for (const auto& f : found) std::fprintf(stderr, "touchstone mpirun: warning: rank %d at MPI_Finalize: %s\n", rank, f.c_str());
+  for (const auto& f : found)
+    std::fprintf(stderr, "touchstone mpirun: warning: rank %d at MPI_Finalize: %s\n", rank, f.c_str());
 }
 
 }  // namespace touchstone::mpi

@@ -418,8 +418,9 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   return call("MPI_Scatter", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_rooted(rs, comm_of(rs, comm), "MPI_Scatter", false, sendbuf, sendcount, sendtype,
-                                               recvbuf, recvcount, recvtype, root));
+    check_collective(rs, comm,
+                     describe_rooted(rs, comm_of(rs, comm), "MPI_Scatter", false, sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, recvtype, root));
     scatter(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
@@ -459,8 +460,9 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   return call("MPI_Gather", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_rooted(rs, comm_of(rs, comm), "MPI_Gather", true, sendbuf, sendcount, sendtype,
-                                               recvbuf, recvcount, recvtype, root));
+    check_collective(rs, comm,
+                     describe_rooted(rs, comm_of(rs, comm), "MPI_Gather", true, sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, recvtype, root));
     gather(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
@@ -490,8 +492,9 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
   if (is_intercomm(comm))
     return inter_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
   return call("MPI_Scatterv", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_rooted_v(rs, comm_of(rs, comm), "MPI_Scatterv", false, root, sendcounts, sendtype,
-                                                 recvcount, recvtype, recvbuf == MPI_IN_PLACE));
+    check_collective(rs, comm,
+                     describe_rooted_v(rs, comm_of(rs, comm), "MPI_Scatterv", false, root, sendcounts, sendtype,
+                                       recvcount, recvtype, recvbuf == MPI_IN_PLACE));
     scatterv(rs, comm_of(rs, comm), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
@@ -527,8 +530,9 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   if (is_intercomm(comm))
     return inter_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
   return call("MPI_Gatherv", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_rooted_v(rs, comm_of(rs, comm), "MPI_Gatherv", true, root, recvcounts, recvtype,
-                                                 sendcount, sendtype, sendbuf == MPI_IN_PLACE));
+    check_collective(rs, comm,
+                     describe_rooted_v(rs, comm_of(rs, comm), "MPI_Gatherv", true, root, recvcounts, recvtype,
+                                       sendcount, sendtype, sendbuf == MPI_IN_PLACE));
     gatherv(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
   });
 }
@@ -547,8 +551,9 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Datatype recvtype, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return call("MPI_Allgather", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_all(rs, comm_of(rs, comm), "MPI_Allgather", sendbuf, sendcount, sendtype,
-                                            recvcount, recvtype, false));
+    check_collective(
+        rs, comm,
+        describe_all(rs, comm_of(rs, comm), "MPI_Allgather", sendbuf, sendcount, sendtype, recvcount, recvtype, false));
     allgather(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
@@ -567,8 +572,9 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   if (is_intercomm(comm))
     return inter_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   return call("MPI_Allgatherv", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_allgatherv(rs, comm_of(rs, comm), "MPI_Allgatherv", sendbuf, sendcount, sendtype,
-                                                   recvcounts, recvtype));
+    check_collective(rs, comm,
+                     describe_allgatherv(rs, comm_of(rs, comm), "MPI_Allgatherv", sendbuf, sendcount, sendtype,
+                                         recvcounts, recvtype));
     allgatherv(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
   });
 }
@@ -599,8 +605,9 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Datatype recvtype, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return call("MPI_Alltoall", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_all(rs, comm_of(rs, comm), "MPI_Alltoall", sendbuf, sendcount, sendtype,
-                                            recvcount, recvtype, true));
+    check_collective(
+        rs, comm,
+        describe_all(rs, comm_of(rs, comm), "MPI_Alltoall", sendbuf, sendcount, sendtype, recvcount, recvtype, true));
     alltoall(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
@@ -725,7 +732,8 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
   return call("MPI_Allreduce", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_data(rs, comm_of(rs, comm), "MPI_Allreduce", count, datatype, Collective::kNoRoot, op));
+    check_collective(rs, comm,
+                     describe_data(rs, comm_of(rs, comm), "MPI_Allreduce", count, datatype, Collective::kNoRoot, op));
     reduction(rs, comm_of(rs, comm), Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
   });
 }
@@ -733,7 +741,8 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_refused("MPI_Scan", comm);
   return call("MPI_Scan", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_data(rs, comm_of(rs, comm), "MPI_Scan", count, datatype, Collective::kNoRoot, op));
+    check_collective(rs, comm,
+                     describe_data(rs, comm_of(rs, comm), "MPI_Scan", count, datatype, Collective::kNoRoot, op));
     reduction(rs, comm_of(rs, comm), Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0);
   });
 }
@@ -741,7 +750,8 @@ int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatyp
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_refused("MPI_Exscan", comm);
   return call("MPI_Exscan", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_data(rs, comm_of(rs, comm), "MPI_Exscan", count, datatype, Collective::kNoRoot, op));
+    check_collective(rs, comm,
+                     describe_data(rs, comm_of(rs, comm), "MPI_Exscan", count, datatype, Collective::kNoRoot, op));
     reduction(rs, comm_of(rs, comm), Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0);
   });
 }
@@ -766,7 +776,8 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
                        MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
   return call("MPI_Reduce_scatter", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_reduce_scatter(rs, comm_of(rs, comm), "MPI_Reduce_scatter", recvcounts, datatype, op));
+    check_collective(rs, comm,
+                     describe_reduce_scatter(rs, comm_of(rs, comm), "MPI_Reduce_scatter", recvcounts, datatype, op));
     reduce_scatter(rs, comm_of(rs, comm), sendbuf, recvbuf, recvcounts, datatype, op);
   });
 }
@@ -784,8 +795,9 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, 
   const std::vector<int> counts(static_cast<std::size_t>(size), recvcount);
   if (is_intercomm(comm)) return MPI_Reduce_scatter(sendbuf, recvbuf, counts.data(), datatype, op, comm);
   return call("MPI_Reduce_scatter_block", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_data(rs, comm_of(rs, comm), "MPI_Reduce_scatter_block", recvcount, datatype,
-                                             Collective::kNoRoot, op));
+    check_collective(
+        rs, comm,
+        describe_data(rs, comm_of(rs, comm), "MPI_Reduce_scatter_block", recvcount, datatype, Collective::kNoRoot, op));
     reduce_scatter_block(rs, comm_of(rs, comm), sendbuf, recvbuf, recvcount, datatype, op);
   });
 }

@@ -85,14 +85,16 @@ void check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name, 
       d = describe(rs, c);
     } catch (const MpiError&) {
     }
-  if (d) check_collective(rs, comm, std::move(*d));
-  else check_collective(rs, comm, name);
+  if (d)
+    check_collective(rs, comm, std::move(*d));
+  else
+    check_collective(rs, comm, name);
 }
 
 }  // namespace
 
-int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra,
-                      CollectiveBody inter, const CollectiveDescription& describe) {
+int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra, CollectiveBody inter,
+                      const CollectiveDescription& describe) {
   return call(name, comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
@@ -156,7 +158,9 @@ int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
   return start_nonblocking(
       "MPI_Ibcast", comm, request, [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); },
       [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); },
-      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Ibcast", count, datatype, root, MPI_OP_NULL); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Ibcast", count, datatype, root, MPI_OP_NULL);
+      });
 }
 
 int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -167,7 +171,10 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
       [=](RankState& rs, Comm& c) {
         inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
       },
-      [=](RankState& rs, const Comm& c) { return describe_rooted(rs, c, "MPI_Igather", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_rooted(rs, c, "MPI_Igather", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                               root);
+      });
 }
 
 int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
@@ -180,7 +187,10 @@ int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       [=](RankState& rs, Comm& c) {
         inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
       },
-      [=](RankState& rs, const Comm& c) { return describe_rooted_v(rs, c, "MPI_Igatherv", true, root, recvcounts, recvtype, sendcount, sendtype, sendbuf == MPI_IN_PLACE); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_rooted_v(rs, c, "MPI_Igatherv", true, root, recvcounts, recvtype, sendcount, sendtype,
+                                 sendbuf == MPI_IN_PLACE);
+      });
 }
 
 int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -191,7 +201,10 @@ int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       [=](RankState& rs, Comm& c) {
         inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
       },
-      [=](RankState& rs, const Comm& c) { return describe_rooted(rs, c, "MPI_Iscatter", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_rooted(rs, c, "MPI_Iscatter", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                               root);
+      });
 }
 
 int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -204,7 +217,10 @@ int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[
       [=](RankState& rs, Comm& c) {
         inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
       },
-      [=](RankState& rs, const Comm& c) { return describe_rooted_v(rs, c, "MPI_Iscatterv", false, root, sendcounts, sendtype, recvcount, recvtype, recvbuf == MPI_IN_PLACE); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_rooted_v(rs, c, "MPI_Iscatterv", false, root, sendcounts, sendtype, recvcount, recvtype,
+                                 recvbuf == MPI_IN_PLACE);
+      });
 }
 
 int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -215,7 +231,9 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
       [=](RankState& rs, Comm& c) {
         inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
       },
-      [=](RankState& rs, const Comm& c) { return describe_all(rs, c, "MPI_Iallgather", sendbuf, sendcount, sendtype, recvcount, recvtype, false); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_all(rs, c, "MPI_Iallgather", sendbuf, sendcount, sendtype, recvcount, recvtype, false);
+      });
 }
 
 int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
@@ -228,7 +246,9 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
       [=](RankState& rs, Comm& c) {
         inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
       },
-      [=](RankState& rs, const Comm& c) { return describe_allgatherv(rs, c, "MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvcounts, recvtype); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_allgatherv(rs, c, "MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvcounts, recvtype);
+      });
 }
 
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -239,7 +259,9 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
       [=](RankState& rs, Comm& c) {
         inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
       },
-      [=](RankState& rs, const Comm& c) { return describe_all(rs, c, "MPI_Ialltoall", sendbuf, sendcount, sendtype, recvcount, recvtype, true); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_all(rs, c, "MPI_Ialltoall", sendbuf, sendcount, sendtype, recvcount, recvtype, true);
+      });
 }
 
 int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -283,7 +305,9 @@ int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
       "MPI_Iallreduce", comm, request,
       [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0); },
       [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); },
-      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Iallreduce", count, datatype, Collective::kNoRoot, op); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Iallreduce", count, datatype, Collective::kNoRoot, op);
+      });
 }
 
 int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
@@ -292,7 +316,9 @@ int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
       "MPI_Ireduce_scatter", comm, request,
       [=](RankState& rs, Comm& c) { reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
       [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
-      [=](RankState& rs, const Comm& c) { return describe_reduce_scatter(rs, c, "MPI_Ireduce_scatter", recvcounts, datatype, op); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_reduce_scatter(rs, c, "MPI_Ireduce_scatter", recvcounts, datatype, op);
+      });
 }
 
 int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
@@ -303,23 +329,30 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
       [=](RankState& rs, Comm& c) {
         inter_reduce_scatter_block_body(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
       },
-      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Ireduce_scatter_block", recvcount, datatype, Collective::kNoRoot, op); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Ireduce_scatter_block", recvcount, datatype, Collective::kNoRoot, op);
+      });
 }
 
 int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
               MPI_Request* request) {
-  return start_nonblocking("MPI_Iscan", comm, request, [=](RankState& rs, Comm& c) {
-    reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0);
-  }, {},
-      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Iscan", count, datatype, Collective::kNoRoot, op); });
+  return start_nonblocking(
+      "MPI_Iscan", comm, request,
+      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0); }, {},
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Iscan", count, datatype, Collective::kNoRoot, op);
+      });
 }
 
 int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                 MPI_Request* request) {
-  return start_nonblocking("MPI_Iexscan", comm, request, [=](RankState& rs, Comm& c) {
-    reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0);
-  }, {},
-      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Iexscan", count, datatype, Collective::kNoRoot, op); });
+  return start_nonblocking(
+      "MPI_Iexscan", comm, request,
+      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0); },
+      {},
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Iexscan", count, datatype, Collective::kNoRoot, op);
+      });
 }
 
 // ---------------------------------------------------------------- persistent collectives (MPI-4)
@@ -335,7 +368,9 @@ int MPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root, MPI
   return init_persistent(
       "MPI_Bcast_init", comm, request, [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); },
       [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); },
-      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Bcast_init", count, datatype, root, MPI_OP_NULL); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Bcast_init", count, datatype, root, MPI_OP_NULL);
+      });
 }
 
 int MPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -346,7 +381,10 @@ int MPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
       [=](RankState& rs, Comm& c) {
         inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
       },
-      [=](RankState& rs, const Comm& c) { return describe_rooted(rs, c, "MPI_Gather_init", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_rooted(rs, c, "MPI_Gather_init", true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                               recvtype, root);
+      });
 }
 
 int MPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -370,7 +408,10 @@ int MPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
       [=](RankState& rs, Comm& c) {
         inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
       },
-      [=](RankState& rs, const Comm& c) { return describe_rooted(rs, c, "MPI_Scatter_init", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_rooted(rs, c, "MPI_Scatter_init", false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                               recvtype, root);
+      });
 }
 
 int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
@@ -394,7 +435,9 @@ int MPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype
       [=](RankState& rs, Comm& c) {
         inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
       },
-      [=](RankState& rs, const Comm& c) { return describe_all(rs, c, "MPI_Allgather_init", sendbuf, sendcount, sendtype, recvcount, recvtype, false); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_all(rs, c, "MPI_Allgather_init", sendbuf, sendcount, sendtype, recvcount, recvtype, false);
+      });
 }
 
 int MPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -418,7 +461,9 @@ int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
       [=](RankState& rs, Comm& c) {
         inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
       },
-      [=](RankState& rs, const Comm& c) { return describe_all(rs, c, "MPI_Alltoall_init", sendbuf, sendcount, sendtype, recvcount, recvtype, true); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_all(rs, c, "MPI_Alltoall_init", sendbuf, sendcount, sendtype, recvcount, recvtype, true);
+      });
 }
 
 int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -462,7 +507,9 @@ int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Dataty
       "MPI_Allreduce_init", comm, request,
       [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0); },
       [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); },
-      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Allreduce_init", count, datatype, Collective::kNoRoot, op); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Allreduce_init", count, datatype, Collective::kNoRoot, op);
+      });
 }
 
 int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
@@ -481,21 +528,28 @@ int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvco
       [=](RankState& rs, Comm& c) {
         inter_reduce_scatter_block_body(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
       },
-      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Reduce_scatter_block_init", recvcount, datatype, Collective::kNoRoot, op); });
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Reduce_scatter_block_init", recvcount, datatype, Collective::kNoRoot, op);
+      });
 }
 
 int MPI_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                   MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Scan_init", comm, request, [=](RankState& rs, Comm& c) {
-    reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0);
-  }, {},
-      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Scan_init", count, datatype, Collective::kNoRoot, op); });
+  return init_persistent(
+      "MPI_Scan_init", comm, request,
+      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0); }, {},
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Scan_init", count, datatype, Collective::kNoRoot, op);
+      });
 }
 
 int MPI_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                     MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Exscan_init", comm, request, [=](RankState& rs, Comm& c) {
-    reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0);
-  }, {},
-      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Exscan_init", count, datatype, Collective::kNoRoot, op); });
+  return init_persistent(
+      "MPI_Exscan_init", comm, request,
+      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0); },
+      {},
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Exscan_init", count, datatype, Collective::kNoRoot, op);
+      });
 }
