@@ -92,10 +92,15 @@ const Type::SignatureHash& element_hash(const Type& t) {
   return *t.signature_hash;
 }
 
-// The first n basic types of count elements of t.
-Seq prefix(const Type& t, std::uint64_t n) {
+}  // namespace
+Signature signature(const Type& t, std::size_t count);
+namespace {
+
+// The hash of the first n basic types of count elements of t.
+std::uint64_t prefix_hash(const Type& t, std::uint64_t n) {
   const auto& e = element_hash(t);
-  if (e.elements == 0) return {};
+  if (e.elements == 0) return 0;
+  if (n % e.elements == 0) return signature(t, n / e.elements).hash;  // whole elements: kept
   Seq s = repeat({e.hash, e.elements, e.power}, n / e.elements);
   std::uint64_t rest = n % e.elements;
   for (auto it = t.signature.begin(); rest && it != t.signature.end(); ++it) {
@@ -103,15 +108,19 @@ Seq prefix(const Type& t, std::uint64_t n) {
     s = join(s, run(it->first, k));
     rest -= k;
   }
-  return s;
+  return s.hash;
 }
 
 }  // namespace
 
 Signature signature(const Type& t, std::size_t count) {
-  const auto& e = element_hash(t);
-  const Seq s = repeat({e.hash, e.elements, e.power}, count);
-  return {s.hash, s.length, t.size * count, e.untyped};
+  // A program sends the same count of a type again and again: its hash is kept.
+  auto& e = const_cast<Type::SignatureHash&>(element_hash(t));
+  if (e.count != count || count == 0) {
+    e.count = count;
+    e.count_hash = repeat({e.hash, e.elements, e.power}, count).hash;
+  }
+  return {e.count_hash, e.elements * count, t.size * count, e.untyped};
 }
 
 // ------------------------------------------------------------------ call sites
@@ -301,6 +310,13 @@ struct Fifo {
 struct CheckState {
   std::unordered_map<std::uint64_t, std::map<std::uint64_t, Slot>> collectives;  // by collective context
   std::unordered_map<MessageKey, Fifo, MessageKeyHash> messages;
+  // Each world rank's last sender-side and receiver-side queue: a program sends to and receives from
+  // the same peers again and again, and the map's elements stay where they are.
+  struct Last {
+    MessageKey key{};
+    Fifo* fifo = nullptr;
+  };
+  std::vector<Last> last_send, last_recv;
 };
 
 namespace {
@@ -309,6 +325,16 @@ CheckState& shared() {
   Session& s = *session();
   if (!s.checks) s.checks = std::make_shared<CheckState>();
   return *s.checks;
+}
+
+Fifo& fifo(RankState& rs, const MessageKey& key, bool recv) {
+  CheckState& st = shared();
+  auto& lasts = recv ? st.last_recv : st.last_send;
+  const auto me = static_cast<std::size_t>(rs.proc->rank());
+  if (lasts.size() <= me) lasts.resize(me + 1);
+  CheckState::Last& last = lasts[me];
+  if (!last.fifo || !(last.key == key)) last = {key, &st.messages[key]};
+  return *last.fifo;
 }
 
 std::string ordinal(std::uint64_t n) {
@@ -546,11 +572,17 @@ Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, c
                                MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype) {
   Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
   const Type& rt = committed(rs, recvtype);
-  for (int i = 0; i < c.size; ++i) check_count(recvcounts[i]);
-  d.has_unit = true;
-  d.unit = signature(rt, 1);
-  d.has_shape = true;
-  d.shape = counts_hash(recvcounts, c.size);
+  // Every rank's blocks alike: their signatures in order, hashed (the same blocks may be built of
+  // other datatypes on other ranks); blocks of MPI_BYTE or MPI_PACKED, which match any, are not.
+  Seq blocks;
+  for (int i = 0; i < c.size; ++i) {
+    check_count(recvcounts[i]);
+    const Signature b = signature(rt, static_cast<std::size_t>(recvcounts[i]));
+    blocks = join(blocks, Seq{b.hash % (kPrime - 1) + 1, 1, kBase});
+    blocks = join(blocks, Seq{b.elements % (kPrime - 1) + 1, 1, kBase});
+  }
+  d.has_shape = !element_hash(rt).untyped;
+  d.shape = blocks.hash;
   d.args = fmt::format("{}recvcounts={}, {}",
                        sendbuf == MPI_IN_PLACE ? "MPI_IN_PLACE, "
                                                : fmt::format("sendcount={}, {}, ", sendcount, type_text(rs, sendtype)),
@@ -582,7 +614,7 @@ Collective describe_reduce_scatter(RankState& rs, const Comm& c, const char* nam
 void record_send(RankState& rs, const Comm& c, int to, int tag, int count, MPI_Datatype dt, const Type& t) {
   Session& s = *session();
   if (!s.check_consistency) return;
-  Fifo& f = shared().messages[MessageKey{c.pt2pt.context(), c.local_base + c.rank, to, tag}];
+  Fifo& f = fifo(rs, MessageKey{c.pt2pt.context(), c.local_base + c.rank, to, tag}, false);
   if (f.head == f.items.size()) {
     f.items.clear();
     f.head = 0;
@@ -608,16 +640,14 @@ bool other_receives_pending(const RankState& rs, const Req& q) {
 void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std::size_t bytes) {
   Session& s = *session();
   if (!s.check_consistency) return;
-  auto& messages = shared().messages;
-  const auto it = messages.find(MessageKey{c.pt2pt.context(), from, c.local_base + c.rank, tag});
-  if (it == messages.end() || it->second.head == it->second.items.size()) return;
-  Fifo& f = it->second;
+  Fifo& f = fifo(rs, MessageKey{c.pt2pt.context(), from, c.local_base + c.rank, tag}, true);
+  if (f.head == f.items.size()) return;
   const Type& t = q.recv_type ? *q.recv_type : type_of(rs, q.type);
   const auto& mine = element_hash(t);
   auto fits = [&](const Sent& m) {
     if (m.sig.untyped || mine.untyped) return true;
     if (m.sig.elements > mine.elements * static_cast<std::uint64_t>(q.count)) return true;  // truncated: reported so
-    return prefix(t, m.sig.elements).hash == m.sig.hash;
+    return prefix_hash(t, m.sig.elements) == m.sig.hash;
   };
   std::size_t pick = f.head;
   if (!fits(f.items[pick]) && other_receives_pending(rs, q)) {

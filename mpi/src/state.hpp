@@ -119,6 +119,7 @@ struct Type {
   struct SignatureHash {
     std::uint64_t hash, elements, power;  ///< power: the hash's base to the elements
     bool untyped;                         ///< holds MPI_BYTE or MPI_PACKED
+    std::uint64_t count = 0, count_hash = 0;  ///< the last count asked for, and its hash
   };
   mutable std::optional<SignatureHash> signature_hash;
   /// count elements occupy exactly count * size bytes from the buffer's address, in order.
