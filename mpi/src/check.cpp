@@ -272,6 +272,7 @@ struct Slot {
   int arrived = 0;
   std::optional<Entered> root;       // MPI_Gatherv, MPI_Scatterv: the root's call
   std::vector<Entered> before_root;  // their members that entered before the root
+  std::vector<std::optional<Entered>> members;  // MPI_Alltoallv, MPI_Alltoallw: each member's call
 };
 
 struct Sent {
@@ -395,6 +396,34 @@ void compare_block(const Entered& member, std::uint64_t n, const Entered& root, 
   mismatch(code, "the type signatures differ", comm, member, n, root, "root");
 }
 
+// MPI_Alltoallv, MPI_Alltoallw: what the member sends to each member already entered against what
+// that one receives from it, and back.
+void compare_pairs(Slot& slot, const Entered& me, std::uint64_t n, const Where& comm, int size) {
+  if (slot.members.empty()) slot.members.resize(static_cast<std::size_t>(size));
+  const auto i = static_cast<std::size_t>(me.rank);
+  for (std::size_t j = 0; j < slot.members.size(); ++j) {
+    const std::optional<Entered>& peer = slot.members[j];
+    if (!peer || peer->d.sends.size() != slot.members.size()) continue;
+    const auto check = [&](const Entered& from, const Entered& to, std::size_t f, std::size_t t) {
+      const Collective::Block& s = from.d.sends[t];
+      const Collective::Block& r = to.d.recvs[f];
+      if (s.sig == r.sig) return;
+      const std::string what = fmt::format("{} sends {} x {} to {}, which receives {} x {} from it", rank_text("rank", from),
+                                           s.count, type_text(session()->ranks[static_cast<std::size_t>(from.world)], s.type),
+                                           rank_text("rank", to), r.count,
+                                           type_text(session()->ranks[static_cast<std::size_t>(to.world)], r.type));
+      throw MpiError{s.sig.bytes != r.sig.bytes ? MPI_ERR_COUNT : MPI_ERR_TYPE,
+                     fmt::format("the type signatures differ on {}: {}; {} called {} as its {} collective on this "
+                                 "communicator, while {} called {}",
+                                 comm_text(comm.rs, comm.comm), what, rank_text("rank", me), call_text(me), ordinal(n),
+                                 rank_text("rank", *peer), call_text(*peer))};
+    };
+    check(me, *peer, i, j);
+    check(*peer, me, j, i);
+  }
+  if (i < slot.members.size()) slot.members[i] = me;
+}
+
 }  // namespace
 
 void check_collective(RankState& rs, MPI_Comm comm, Collective d) {
@@ -421,6 +450,7 @@ void check_collective(RankState& rs, MPI_Comm comm, Collective d) {
     slot.first = me;
   else
     compare(me, slot.first, name, n);
+  if (!me.d.sends.empty()) return compare_pairs(slot, me, n, name, c.size);
   if (!me.d.per_rank) return;
   if (!me.d.blocks.empty()) {  // the root
     const auto early = std::move(slot.before_root);
@@ -594,6 +624,33 @@ Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, c
                      signature(rt, static_cast<std::size_t>(recvcounts[c.rank])),
                      fmt::format("{} x {}", recvcounts[c.rank], type_text(rs, recvtype)));
   }
+  return d;
+}
+
+Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, const void* sendbuf,
+                             const int sendcounts[], const MPI_Datatype sendtypes[], const int recvcounts[],
+                             const MPI_Datatype recvtypes[], bool per_block_types) {
+  Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  auto blocks = [&](const int counts[], const MPI_Datatype types[]) {
+    std::vector<Collective::Block> out;
+    for (int i = 0; i < c.size; ++i) {
+      check_count(counts[i]);
+      const MPI_Datatype t = types[per_block_types ? i : 0];
+      out.push_back({counts[i], t, signature(committed(rs, t), static_cast<std::size_t>(counts[i]))});
+    }
+    return out;
+  };
+  d.recvs = blocks(recvcounts, recvtypes);
+  d.sends = in_place ? d.recvs : blocks(sendcounts, sendtypes);
+  auto text = [&](const int counts[], const MPI_Datatype types[]) {
+    if (!per_block_types) return fmt::format("{}, {}", counts_text(counts, c.size), type_text(rs, types[0]));
+    std::string t;
+    for (int i = 0; i < c.size && i < 4; ++i) t += fmt::format("{}{}", i ? "," : "", type_text(rs, types[i]));
+    return fmt::format("{}, {{{}{}}}", counts_text(counts, c.size), t, c.size > 4 ? ",..." : "");
+  };
+  d.args = in_place ? fmt::format("MPI_IN_PLACE, recvcounts={}", text(recvcounts, recvtypes))
+                    : fmt::format("sendcounts={}, recvcounts={}", text(sendcounts, sendtypes), text(recvcounts, recvtypes));
   return d;
 }
 

@@ -48,6 +48,14 @@ struct Collective {
   std::uint64_t shape = 0;
   bool per_rank = false;
   std::vector<Signature> blocks;
+  /// MPI_Alltoallv, MPI_Alltoallw: the block sent to and received from each rank, each as a count
+  /// of a datatype and its signature, which must equal the peer's block for this rank.
+  struct Block {
+    int count;
+    MPI_Datatype type;
+    Signature sig;
+  };
+  std::vector<Block> sends, recvs;
   std::string args;  ///< the arguments as the report prints them: "count=4, MPI_INT, MPI_SUM"
 };
 
@@ -72,6 +80,10 @@ Collective describe_all(RankState& rs, const Comm& c, const char* name, const vo
 /// MPI_Allgatherv: the same receive counts on every rank, and its own block as its count says.
 Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, const void* sendbuf, int sendcount,
                                MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype);
+/// MPI_Alltoallv (`sendtypes` and `recvtypes` of one entry each) and MPI_Alltoallw (one per rank).
+Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, const void* sendbuf,
+                             const int sendcounts[], const MPI_Datatype sendtypes[], const int recvcounts[],
+                             const MPI_Datatype recvtypes[], bool per_block_types);
 /// MPI_Reduce_scatter: the same counts, datatype and operator on every rank.
 Collective describe_reduce_scatter(RankState& rs, const Comm& c, const char* name, const int recvcounts[],
                                    MPI_Datatype t, MPI_Op op);

@@ -274,6 +274,9 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
       },
       [=](RankState& rs, Comm& c) {
         inter_alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_pairwise(rs, c, "MPI_Ialltoallv", sendbuf, sendcounts, &sendtype, recvcounts, &recvtype, false);
       });
 }
 
@@ -287,6 +290,9 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
       },
       [=](RankState& rs, Comm& c) {
         inter_alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_pairwise(rs, c, "MPI_Ialltoallw", sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, true);
       });
 }
 

@@ -54,6 +54,11 @@ check_report(collective_inter 2 "MPI_Allreduce on rank 3: collectives do not mat
 (MPI_Intercomm_create of communicator 3 (MPI_Comm_split of MPI_COMM_WORLD, color 1)): rank 1 (world rank 3) called \
 MPI_Allreduce() at check_collectives.c:48 as its 1st collective on this communicator, while rank 0 (world rank 1) \
 called MPI_Barrier() at check_collectives.c:49 (other error)${fatal}" ${on_5} ${coll} inter)
+check_report(collective_alltoallv 2 "MPI_Alltoallv on rank 4: the type signatures differ on MPI_COMM_WORLD: rank 2 \
+sends 2 x MPI_INT to rank 4, which receives 1 x MPI_INT from it; rank 4 called MPI_Alltoallv(sendcounts={1,1,1,1,1}, \
+MPI_INT, recvcounts={1,1,1,1,1}, MPI_INT) at check_collectives.c:65 as its 2nd collective on this communicator, while \
+rank 2 called MPI_Alltoallv(sendcounts={1,1,1,1,2}, MPI_INT, recvcounts={1,1,1,1,1}, MPI_INT) at \
+check_collectives.c:65 (invalid count)${fatal}" ${on_5} ${coll} alltoallv)
 # MPI_ERRORS_RETURN: the rank that finds the mismatch gets its class back (and aborts here).
 add_test(NAME mpi.check.collective_errors_return COMMAND ${here}/expect.sh 5 "^rank 2: MPI_Allreduce returned MPI_ERR_OP$"
          ${ts} mpirun ${on_5} ${coll} returns)

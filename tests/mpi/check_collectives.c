@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
       fflush(stdout);
       MPI_Abort(MPI_COMM_WORLD, 5);
     }
+  } else if (!strcmp(mode, "alltoallv")) {  /* rank 2 sends rank 4 two ints, rank 4 expects one */
+    int sc[5] = {1, 1, 1, 1, 1}, rc[5] = {1, 1, 1, 1, 1}, d[5] = {0, 2, 4, 6, 8};
+    if (rank == 2) sc[4] = 2;
+    MPI_Alltoallv(data, sc, d, MPI_INT, out, rc, d, MPI_INT, MPI_COMM_WORLD);
   }
   MPI_Finalize();
   return 0;
