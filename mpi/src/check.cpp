@@ -408,10 +408,10 @@ void compare_pairs(Slot& slot, const Entered& me, std::uint64_t n, const Where& 
       const Collective::Block& s = from.d.sends[t];
       const Collective::Block& r = to.d.recvs[f];
       if (s.sig == r.sig) return;
-      const std::string what = fmt::format("{} sends {} x {} to {}, which receives {} x {} from it", rank_text("rank", from),
-                                           s.count, type_text(session()->ranks[static_cast<std::size_t>(from.world)], s.type),
-                                           rank_text("rank", to), r.count,
-                                           type_text(session()->ranks[static_cast<std::size_t>(to.world)], r.type));
+      const std::string what =
+          fmt::format("{} sends {} x {} to {}, which receives {} x {} from it", rank_text("rank", from), s.count,
+                      type_text(session()->ranks[static_cast<std::size_t>(from.world)], s.type), rank_text("rank", to),
+                      r.count, type_text(session()->ranks[static_cast<std::size_t>(to.world)], r.type));
       throw MpiError{s.sig.bytes != r.sig.bytes ? MPI_ERR_COUNT : MPI_ERR_TYPE,
                      fmt::format("the type signatures differ on {}: {}; {} called {} as its {} collective on this "
                                  "communicator, while {} called {}",
@@ -649,8 +649,9 @@ Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, con
     for (int i = 0; i < c.size && i < 4; ++i) t += fmt::format("{}{}", i ? "," : "", type_text(rs, types[i]));
     return fmt::format("{}, {{{}{}}}", counts_text(counts, c.size), t, c.size > 4 ? ",..." : "");
   };
-  d.args = in_place ? fmt::format("MPI_IN_PLACE, recvcounts={}", text(recvcounts, recvtypes))
-                    : fmt::format("sendcounts={}, recvcounts={}", text(sendcounts, sendtypes), text(recvcounts, recvtypes));
+  d.args = in_place
+               ? fmt::format("MPI_IN_PLACE, recvcounts={}", text(recvcounts, recvtypes))
+               : fmt::format("sendcounts={}, recvcounts={}", text(sendcounts, sendtypes), text(recvcounts, recvtypes));
   return d;
 }
 

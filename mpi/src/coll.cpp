@@ -631,8 +631,9 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   if (is_intercomm(comm))
     return inter_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   return call("MPI_Alltoallv", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_pairwise(rs, comm_of(rs, comm), "MPI_Alltoallv", sendbuf, sendcounts, &sendtype,
-                                                 recvcounts, &recvtype, false));
+    check_collective(rs, comm,
+                     describe_pairwise(rs, comm_of(rs, comm), "MPI_Alltoallv", sendbuf, sendcounts, &sendtype,
+                                       recvcounts, &recvtype, false));
     alltoallv(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
   });
 }
@@ -679,8 +680,9 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
   if (is_intercomm(comm))
     return inter_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
   return call("MPI_Alltoallw", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_pairwise(rs, comm_of(rs, comm), "MPI_Alltoallw", sendbuf, sendcounts, sendtypes,
-                                                 recvcounts, recvtypes, true));
+    check_collective(rs, comm,
+                     describe_pairwise(rs, comm_of(rs, comm), "MPI_Alltoallw", sendbuf, sendcounts, sendtypes,
+                                       recvcounts, recvtypes, true));
     alltoallw(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
   });
 }
