@@ -704,8 +704,12 @@ void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std:
   const auto& mine = element_hash(t);
   auto fits = [&](const Sent& m) {
     if (m.sig.untyped || mine.untyped) return true;
-    if (m.sig.elements > mine.elements * static_cast<std::uint64_t>(q.count)) return true;  // truncated: reported so
-    return prefix_hash(t, m.sig.elements) == m.sig.hash;
+    const std::uint64_t room = mine.elements * static_cast<std::uint64_t>(q.count);
+    if (m.sig.elements <= room) return prefix_hash(t, m.sig.elements) == m.sig.hash;
+    // A message longer than the receive: the part that fits must match too, or the error is the
+    // type, not only the length.
+    const Type* sent = m.derived ? m.derived.get() : predefined_type(m.type);
+    return !sent || prefix_hash(*sent, room) == signature(t, static_cast<std::size_t>(q.count)).hash;
   };
   std::size_t pick = f.head;
   if (!fits(f.items[pick]) && other_receives_pending(rs, q)) {

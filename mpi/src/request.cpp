@@ -193,7 +193,7 @@ void finish(RankState& rs, Req& q, const Status& st) {
   // against the buffer given to MPI_Mrecv says.
   q.status.MPI_ERROR = st.truncated || st.size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
   q.message_size = st.size;
-  if (const Comm* c = find_comm(rs, q.comm); c && q.status.MPI_ERROR == MPI_SUCCESS) {
+  if (const Comm* c = find_comm(rs, q.comm)) {
     if (!q.made_by.call) q.made_by = CallSite{rs.last_call, rs.caller};
     check_receive(rs, *c, q, st.source, st.tag, st.size);
     if (q.signature_error) q.status.MPI_ERROR = q.signature_error->code;

@@ -79,6 +79,9 @@ check_report(types_derived 2 "MPI_Recv on rank 3: type signatures do not match o
 MPI_COMM_WORLD, color 1), tag 4: rank 0 (world rank 2) sent 1 x datatype 1000 (1 x MPI_INT, 1 x MPI_DOUBLE) with \
 MPI_Send at check_types.c:33, and rank 1 (world rank 3) receives it as 3 x MPI_INT with MPI_Recv at \
 check_types.c:34 (invalid datatype)${fatal}" --machine mesh:2x2 ${types} derived)
+check_report(types_longer 2 "MPI_Recv on rank 1: type signatures do not match on MPI_COMM_WORLD, tag 2: rank 0 sent \
+4 x MPI_INT with MPI_Send at check_types.c:49, and rank 1 receives it as 1 x MPI_DOUBLE with MPI_Recv at \
+check_types.c:50 (invalid datatype)${fatal}" --machine mesh:2x2 ${types} longer)
 add_test(NAME mpi.check.types_errors_return COMMAND ${here}/expect.sh 6 "rank 1 called MPI_Abort\\(communicator 1, error code 6\\)"
          ${ts} mpirun --machine mesh:2x2 ${types} returns)
 add_test(NAME mpi.check.types_no_check COMMAND ${here}/expect.sh 0 "^$"

@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
       if (cls != MPI_ERR_TYPE) MPI_Abort(MPI_COMM_WORLD, 4);
       MPI_Abort(MPI_COMM_WORLD, 6);  /* the expected ending */
     }
+  } else if (!strcmp(mode, "longer")) {  /* longer than the receive, and another type: the type is named */
+    if (rank == 0) MPI_Send(ints, 4, MPI_INT, 1, 2, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Recv(doubles, 1, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
   MPI_Finalize();
   return 0;
