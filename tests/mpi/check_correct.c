@@ -8,6 +8,13 @@
 
 #include "check.h"
 
+/* Displacements in ints of blocks given in pairs of ints. */
+static int* displs_of_pairs(const int* d, int n) {
+  static int out[64];
+  for (int i = 0; i < n; ++i) out[i] = 2 * d[i];
+  return out;
+}
+
 static void collectives(MPI_Comm comm) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
@@ -45,6 +52,22 @@ static void collectives(MPI_Comm comm) {
   MPI_Gatherv(block, counts[rank], MPI_INT, all, counts, displs, MPI_INT, 1 % size, comm);
   MPI_Scatterv(all, counts, displs, MPI_INT, block, counts[rank], MPI_INT, 1 % size, comm);
   MPI_Allgatherv(block, counts[rank], MPI_INT, all, counts, displs, MPI_INT, comm);
+  /* The same blocks built of another datatype on odd ranks: 2 MPI_INT as 1 of a pair. */
+  MPI_Datatype two;
+  MPI_Type_contiguous(2, MPI_INT, &two);
+  MPI_Type_commit(&two);
+  int even[64], halves[64], pair_displs[64], pairs[128];
+  for (int i = 0; i < size; ++i) even[i] = 2, halves[i] = 1, pair_displs[i] = i;
+  int mine2[2] = {rank, -rank};
+  if (rank % 2)
+    MPI_Allgatherv(mine2, 1, two, pairs, halves, pair_displs, two, comm);
+  else
+    MPI_Allgatherv(mine2, 2, MPI_INT, pairs, even, displs_of_pairs(pair_displs, size), MPI_INT, comm);
+  CHECK_EQ(pairs[2 * (size - 1) + 1], -(size - 1));
+  int sendv[64], recvv[64], counts2[64], d2[64];
+  for (int i = 0; i < size; ++i) counts2[i] = rank % 2 ? 1 : 2, d2[i] = rank % 2 ? i : 2 * i, sendv[2 * i % 64] = rank;
+  MPI_Alltoallv(sendv, counts2, d2, rank % 2 ? two : MPI_INT, recvv, counts2, d2, rank % 2 ? two : MPI_INT, comm);
+  MPI_Type_free(&two);
   /* Reductions of one signature built two ways. */
   int sum[4] = {1, 1, 1, 1};
   if (rank % 2) MPI_Allreduce(MPI_IN_PLACE, sum, 1, four, MPI_SUM, comm);
