@@ -321,6 +321,12 @@ Subcommand add_mpirun(CLI::App& app) {
   cmd->add_option("--result", o->launch.result_file,
                   "write how the run ended to FILE as JSON: exit status, makespan, the regions marked with "
                   "MPI_Pcontrol(1) ... MPI_Pcontrol(0), messages, trace_hash");
+  cmd->add_flag("--check", o->launch.leaks_are_errors,
+                "MPI_Finalize's findings (communicators, groups, datatypes, operations, buffers and requests still "
+                "held) are errors that end the run, not warnings (docs/debugging.md)");
+  cmd->add_flag("!--no-check", o->launch.check_consistency,
+                "do not check that collectives match across ranks nor that messages' type signatures match their "
+                "receives (docs/debugging.md; for measuring what the checks cost)");
   add_run_options(cmd, *o);
   cmd->add_option("--explore-outcome", o->explore_outcome, "(internal: an explored run writes its outcome here)")
       ->group("");

@@ -11,6 +11,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "check.hpp"
 #include "request.hpp"
 #include "types.hpp"
 
@@ -72,6 +73,7 @@ void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_D
     else pack(buf, count, t, p.data);
   }
   rs.proc->local_copy(n, t.contiguous() ? 1 : static_cast<std::size_t>(count) * t.blocks.size());
+  record_send(rs, c, c.peer_to_group(dst), tag, count, dt, t);
   p.r = rs.proc->isend(c.peer_to_group(dst), tag, p.data, c.pt2pt);
 }
 
@@ -97,6 +99,7 @@ int MPI_Buffer_attach(void* buffer, int size) {
     rs.attached = std::make_unique<AttachedBuffer>();
     rs.attached->addr = buffer;
     rs.attached->size = static_cast<std::size_t>(size);
+    made(rs, 'b', 0);
   });
 }
 

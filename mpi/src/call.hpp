@@ -44,11 +44,35 @@ void set_result_status(MPI_Status* out, const MPI_Status& s);
 /// valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
 int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e);
 
+/// True when `pc` is an address in this library's code (check.cpp).
+bool in_mpi_library(const void* pc);
+/// The innermost return address on the calling stack that is not in this library: where the program
+/// called MPI (check.cpp). A backtrace, for the calls that reach call() through another function.
+const void* program_caller();
+
+/// Keeps RankState::caller, for check reports, at the program's call of the outermost MPI function
+/// in progress: `pc` is call()'s return address, which is the program's when call() is inlined into
+/// the MPI function the program called.
+class OutermostCall {
+ public:
+  OutermostCall(RankState& rs, const void* pc) : rs_(rs) {
+    if (rs.call_depth++ == 0) rs.caller = in_mpi_library(pc) ? program_caller() : pc;
+  }
+  ~OutermostCall() { --rs_.call_depth; }
+  OutermostCall(const OutermostCall&) = delete;
+  OutermostCall& operator=(const OutermostCall&) = delete;
+
+ private:
+  RankState& rs_;
+};
+
 /// Runs body(rank state) as the MPI function `name` on communicator `c`; `need_init` false for the
 /// functions MPI lets a program call before MPI_Init and after MPI_Finalize (MPI_Info_*, MPI-4.0).
+/// Always inlined, so that its return address is the program's call of the MPI function.
 template <class Body>
-int call(const char* name, MPI_Comm c, Body&& body, bool need_init = true) {
+[[gnu::always_inline]] inline int call(const char* name, MPI_Comm c, Body&& body, bool need_init = true) {
   RankState& rs = state(name, need_init);
+  const OutermostCall outermost(rs, __builtin_return_address(0));
   try {
     body(rs);
     return MPI_SUCCESS;

@@ -16,6 +16,7 @@
 #include "algorithms/reduce.hpp"
 #include "algorithms/registry.hpp"
 #include "call.hpp"
+#include "check.hpp"
 #include "coll.hpp"
 #include "coll_select.hpp"
 #include "intercomm.hpp"
@@ -350,7 +351,10 @@ void mpi::barrier(RankState& rs, Comm& c) { run_barrier(rs, c); }
 
 int MPI_Barrier(MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_barrier(comm);
-  return call("MPI_Barrier", comm, [&](RankState& rs) { barrier(rs, comm_of(rs, comm)); });
+  return call("MPI_Barrier", comm, [&](RankState& rs) {
+    check_collective(rs, comm, "MPI_Barrier");
+    barrier(rs, comm_of(rs, comm));
+  });
 }
 
 void mpi::bcast(RankState& rs, Comm& c, void* buffer, int count, MPI_Datatype datatype, int root) {
@@ -364,8 +368,11 @@ void mpi::bcast(RankState& rs, Comm& c, void* buffer, int count, MPI_Datatype da
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_bcast(buffer, count, datatype, root, comm);
-  return call("MPI_Bcast", comm,
-              [&](RankState& rs) { bcast(rs, comm_of(rs, comm), buffer, count, datatype, root); });
+  return call("MPI_Bcast", comm, [&](RankState& rs) {
+    Comm& c = comm_of(rs, comm);
+    check_collective(rs, comm, describe_data(rs, c, "MPI_Bcast", count, datatype, root, MPI_OP_NULL));
+    bcast(rs, c, buffer, count, datatype, root);
+  });
 }
 
 namespace {
@@ -411,6 +418,9 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   return call("MPI_Scatter", comm, [&](RankState& rs) {
+    check_collective(rs, comm,
+                     describe_rooted(rs, comm_of(rs, comm), "MPI_Scatter", false, sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, recvtype, root));
     scatter(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
@@ -450,6 +460,9 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   return call("MPI_Gather", comm, [&](RankState& rs) {
+    check_collective(rs, comm,
+                     describe_rooted(rs, comm_of(rs, comm), "MPI_Gather", true, sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, recvtype, root));
     gather(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
@@ -479,6 +492,9 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
   if (is_intercomm(comm))
     return inter_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
   return call("MPI_Scatterv", comm, [&](RankState& rs) {
+    check_collective(rs, comm,
+                     describe_rooted_v(rs, comm_of(rs, comm), "MPI_Scatterv", false, root, sendcounts, sendtype,
+                                       recvcount, recvtype, recvbuf == MPI_IN_PLACE));
     scatterv(rs, comm_of(rs, comm), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
   });
 }
@@ -514,6 +530,9 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   if (is_intercomm(comm))
     return inter_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
   return call("MPI_Gatherv", comm, [&](RankState& rs) {
+    check_collective(rs, comm,
+                     describe_rooted_v(rs, comm_of(rs, comm), "MPI_Gatherv", true, root, recvcounts, recvtype,
+                                       sendcount, sendtype, sendbuf == MPI_IN_PLACE));
     gatherv(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
   });
 }
@@ -532,6 +551,9 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Datatype recvtype, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return call("MPI_Allgather", comm, [&](RankState& rs) {
+    check_collective(
+        rs, comm,
+        describe_all(rs, comm_of(rs, comm), "MPI_Allgather", sendbuf, sendcount, sendtype, recvcount, recvtype, false));
     allgather(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
@@ -550,6 +572,9 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   if (is_intercomm(comm))
     return inter_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   return call("MPI_Allgatherv", comm, [&](RankState& rs) {
+    check_collective(rs, comm,
+                     describe_allgatherv(rs, comm_of(rs, comm), "MPI_Allgatherv", sendbuf, sendcount, sendtype,
+                                         recvcounts, recvtype));
     allgatherv(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
   });
 }
@@ -580,6 +605,9 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Datatype recvtype, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return call("MPI_Alltoall", comm, [&](RankState& rs) {
+    check_collective(
+        rs, comm,
+        describe_all(rs, comm_of(rs, comm), "MPI_Alltoall", sendbuf, sendcount, sendtype, recvcount, recvtype, true));
     alltoall(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
@@ -603,6 +631,9 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   if (is_intercomm(comm))
     return inter_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   return call("MPI_Alltoallv", comm, [&](RankState& rs) {
+    check_collective(rs, comm,
+                     describe_pairwise(rs, comm_of(rs, comm), "MPI_Alltoallv", sendbuf, sendcounts, &sendtype,
+                                       recvcounts, &recvtype, false));
     alltoallv(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
   });
 }
@@ -649,6 +680,9 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
   if (is_intercomm(comm))
     return inter_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
   return call("MPI_Alltoallw", comm, [&](RankState& rs) {
+    check_collective(rs, comm,
+                     describe_pairwise(rs, comm_of(rs, comm), "MPI_Alltoallw", sendbuf, sendcounts, sendtypes,
+                                       recvcounts, recvtypes, true));
     alltoallw(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
   });
 }
@@ -694,6 +728,7 @@ void mpi::reduction(RankState& rs, Comm& c, Reduction kind, const void* sendbuf,
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
   return call("MPI_Reduce", comm, [&](RankState& rs) {
+    check_collective(rs, comm, describe_data(rs, comm_of(rs, comm), "MPI_Reduce", count, datatype, root, op));
     reduction(rs, comm_of(rs, comm), Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root);
   });
 }
@@ -701,6 +736,8 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
   return call("MPI_Allreduce", comm, [&](RankState& rs) {
+    check_collective(rs, comm,
+                     describe_data(rs, comm_of(rs, comm), "MPI_Allreduce", count, datatype, Collective::kNoRoot, op));
     reduction(rs, comm_of(rs, comm), Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
   });
 }
@@ -708,6 +745,8 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_refused("MPI_Scan", comm);
   return call("MPI_Scan", comm, [&](RankState& rs) {
+    check_collective(rs, comm,
+                     describe_data(rs, comm_of(rs, comm), "MPI_Scan", count, datatype, Collective::kNoRoot, op));
     reduction(rs, comm_of(rs, comm), Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0);
   });
 }
@@ -715,6 +754,8 @@ int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatyp
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_refused("MPI_Exscan", comm);
   return call("MPI_Exscan", comm, [&](RankState& rs) {
+    check_collective(rs, comm,
+                     describe_data(rs, comm_of(rs, comm), "MPI_Exscan", count, datatype, Collective::kNoRoot, op));
     reduction(rs, comm_of(rs, comm), Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0);
   });
 }
@@ -739,6 +780,8 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
                        MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
   return call("MPI_Reduce_scatter", comm, [&](RankState& rs) {
+    check_collective(rs, comm,
+                     describe_reduce_scatter(rs, comm_of(rs, comm), "MPI_Reduce_scatter", recvcounts, datatype, op));
     reduce_scatter(rs, comm_of(rs, comm), sendbuf, recvbuf, recvcounts, datatype, op);
   });
 }
@@ -756,6 +799,9 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, 
   const std::vector<int> counts(static_cast<std::size_t>(size), recvcount);
   if (is_intercomm(comm)) return MPI_Reduce_scatter(sendbuf, recvbuf, counts.data(), datatype, op, comm);
   return call("MPI_Reduce_scatter_block", comm, [&](RankState& rs) {
+    check_collective(
+        rs, comm,
+        describe_data(rs, comm_of(rs, comm), "MPI_Reduce_scatter_block", recvcount, datatype, Collective::kNoRoot, op));
     reduce_scatter_block(rs, comm_of(rs, comm), sendbuf, recvbuf, recvcount, datatype, op);
   });
 }

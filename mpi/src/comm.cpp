@@ -15,6 +15,7 @@
 
 #include "attributes.hpp"
 #include "call.hpp"
+#include "check.hpp"
 #include "comm.hpp"
 #include "info.hpp"
 #include "request.hpp"
@@ -24,7 +25,9 @@ namespace touchstone::mpi {
 MPI_Group add_group(RankState& rs, std::vector<int> world_ranks) {
   if (world_ranks.empty()) return MPI_GROUP_EMPTY;
   rs.groups.emplace_back(std::move(world_ranks));
-  return static_cast<MPI_Group>(kFirstGroup + rs.groups.size() - 1);
+  const auto h = static_cast<MPI_Group>(kFirstGroup + rs.groups.size() - 1);
+  made(rs, 'g', h);
+  return h;
 }
 
 const std::vector<int>& group_of(RankState& rs, MPI_Group g) {
@@ -50,7 +53,9 @@ std::vector<int> remote_members(const Comm& c) {
 
 MPI_Comm add_comm(RankState& rs, std::unique_ptr<Comm> c) {
   rs.comms.push_back(std::move(c));
-  return static_cast<MPI_Comm>(rs.comms.size() - 1);
+  const auto h = static_cast<MPI_Comm>(rs.comms.size() - 1);
+  made(rs, 'c', h);
+  return h;
 }
 
 namespace {
@@ -69,6 +74,7 @@ MPI_Comm add_intracomm(RankState& rs, const Comm& parent, Group pt2pt) {
   c->coll = p.subgroup(pt2pt, iota(c->size));
   c->pt2pt = std::move(pt2pt);
   c->errhandler = parent.errhandler;
+  c->provenance = made_from(rs, parent);
   const auto m = c->pt2pt.members();
   c->world_identity = c->size == p.size() && std::is_sorted(m.begin(), m.end());
   return add_comm(rs, std::move(c));
@@ -94,6 +100,7 @@ MPI_Comm add_intercomm(RankState& rs, const Comm& parent, Group both, int first_
   c->local_comm = add_intracomm(rs, quiet, p.subgroup(c->coll, mine));
   c->pt2pt = std::move(both);
   c->errhandler = parent.errhandler;
+  c->provenance = made_from(rs, parent);
   return add_comm(rs, std::move(c));
 }
 
@@ -195,11 +202,14 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
     if (color < 0 && color != MPI_UNDEFINED)
       throw MpiError{MPI_ERR_ARG, fmt::format("color {} is negative and not MPI_UNDEFINED", color)};
     if (c.inter) {
+      check_collective(rs, comm, "MPI_Comm_split");
       *newcomm = split_intercomm(rs, c, color, key);
       return;
     }
+    check_collective(rs, comm, "MPI_Comm_split");
     Group g = rs.proc->split(c.coll, color == MPI_UNDEFINED ? -1 : color, key);
     *newcomm = color == MPI_UNDEFINED ? MPI_COMM_NULL : add_intracomm(rs, c, std::move(g));
+    if (*newcomm != MPI_COMM_NULL) comm_of(rs, *newcomm).provenance += fmt::format(", color {}", color);
   });
 }
 
@@ -236,6 +246,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
       return;
     }
     const std::vector<int> local = ranks_in(rs, c, group);
+    check_collective(rs, comm, "MPI_Comm_create");
     // Every member of comm takes part (MPI_Comm_create is collective): a barrier keeps the
     // semantics' synchronization without a group exchange, as every member passes the same group.
     rs.proc->barrier(c.coll);
@@ -280,6 +291,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
       throw MpiError{MPI_ERR_ARG,
                      fmt::format("split type {} is not MPI_COMM_TYPE_SHARED or MPI_UNDEFINED", split_type)};
+    check_collective(rs, comm, "MPI_Comm_split_type");
     const int node = rs.proc->rank();  // the VP's node
     Group g = rs.proc->split(c.coll, split_type == MPI_UNDEFINED ? -1 : node, key);
     *newcomm = split_type == MPI_UNDEFINED ? MPI_COMM_NULL : add_intracomm(rs, c, std::move(g));

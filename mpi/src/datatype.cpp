@@ -16,6 +16,7 @@
 
 #include "attributes.hpp"
 #include "call.hpp"
+#include "check.hpp"
 #include "types.hpp"
 
 using namespace touchstone;
@@ -489,6 +490,7 @@ int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
   return call("MPI_Op_create", MPI_COMM_WORLD, [&](RankState& rs) {
     rs.ops.emplace_back(UserOp{user_fn, commute != 0});
     *op = static_cast<MPI_Op>(kFirstUserOp + rs.ops.size() - 1);
+    made(rs, 'o', *op);
   });
 }
 

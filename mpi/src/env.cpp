@@ -17,6 +17,7 @@
 
 #include "attributes.hpp"
 #include "call.hpp"
+#include "check.hpp"
 #include "request.hpp"
 
 
@@ -71,6 +72,9 @@ int MPI_Finalize(void) {
   // MPI_COMM_SELF's and MPI_COMM_WORLD's attributes go first, while MPI is still usable (MPI-3.1 8.7.1).
   const int rc = call("MPI_Finalize", MPI_COMM_WORLD, [](RankState& r) { finalize_attributes(r); });
   if (rc != MPI_SUCCESS) return rc;
+  // Leaks and requests never completed (check.hpp): warnings, or the error of `mpirun --check`.
+  if (const int leaks = call("MPI_Finalize", MPI_COMM_WORLD, [](RankState& r) { check_lifecycle(r); }); leaks)
+    return leaks;
   for (const auto& q : rs.reqs)
     if (q && q->recv && !q->done)
       throw UsageError(fmt::format("MPI_Finalize on rank {} with a receive request still active", rs.proc->rank()));

@@ -7,6 +7,7 @@
 // so concurrent collectives on one communicator never match each other's messages.
 // On an intercommunicator the body is the intercommunicator form's (intercomm.hpp), whose
 // instance makes the local group's intracommunicator for its local phases from its own group.
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "check.hpp"
 #include "coll.hpp"
 #include "icoll.hpp"
 #include "intercomm.hpp"
@@ -74,14 +76,30 @@ const CollectiveBody& body_for(const Comm& c, const char* name, const Collective
   return inter;
 }
 
+// The consistency check of the call (check.hpp), at its entry, before its task sends anything. An
+// argument the descriptor cannot be made of (a root out of range) is the body's to report, when the
+// request completes: the call is then checked by its name and order alone.
+void check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name, const CollectiveDescription& describe) {
+  std::optional<Collective> d;
+  if (!c.inter && describe) try {
+      d = describe(rs, c);
+    } catch (const MpiError&) {
+    }
+  if (d)
+    check_collective(rs, comm, std::move(*d));
+  else
+    check_collective(rs, comm, name);
+}
+
 }  // namespace
 
-int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra,
-                      CollectiveBody inter) {
+int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra, CollectiveBody inter,
+                      const CollectiveDescription& describe) {
   return call(name, comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
     const CollectiveBody& body = body_for(c, name, intra, inter);
+    check_entry(rs, comm, c, name, describe);
     auto q = std::make_unique<Req>();
     q->comm = comm;
     q->collective = true;
@@ -91,14 +109,19 @@ int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, Col
   });
 }
 
+// A persistent collective's count arrays may be filled between its init and its starts (they must
+// not change once it is started), so the v-forms' inits are checked by name and order alone: they
+// pass no descriptor.
 // The instances of a persistent collective run on a group of its own, made now (the init call is
 // collective, in the same order on every rank): the n-th MPI_Start of the request is the same
 // instance on every rank, whatever other collectives start on the communicator in between.
-int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra, CollectiveBody inter) {
+int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra, CollectiveBody inter,
+                    const CollectiveDescription& describe) {
   return call(name, comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
     CollectiveBody body = body_for(c, name, intra, inter);
+    check_entry(rs, comm, c, name, describe);
     // Every member of the collective group (both groups of an intercommunicator).
     std::vector<int> all(static_cast<std::size_t>(c.coll.size()));
     for (int i = 0; i < c.coll.size(); ++i) all[static_cast<std::size_t>(i)] = i;
@@ -134,7 +157,10 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
 int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
   return start_nonblocking(
       "MPI_Ibcast", comm, request, [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); },
-      [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); });
+      [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); },
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Ibcast", count, datatype, root, MPI_OP_NULL);
+      });
 }
 
 int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -144,6 +170,10 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
       [=](RankState& rs, Comm& c) { gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
       [=](RankState& rs, Comm& c) {
         inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_rooted(rs, c, "MPI_Igather", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                               root);
       });
 }
 
@@ -156,6 +186,10 @@ int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       },
       [=](RankState& rs, Comm& c) {
         inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_rooted_v(rs, c, "MPI_Igatherv", true, root, recvcounts, recvtype, sendcount, sendtype,
+                                 sendbuf == MPI_IN_PLACE);
       });
 }
 
@@ -166,6 +200,10 @@ int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       [=](RankState& rs, Comm& c) { scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
       [=](RankState& rs, Comm& c) {
         inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_rooted(rs, c, "MPI_Iscatter", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                               root);
       });
 }
 
@@ -178,6 +216,10 @@ int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[
       },
       [=](RankState& rs, Comm& c) {
         inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_rooted_v(rs, c, "MPI_Iscatterv", false, root, sendcounts, sendtype, recvcount, recvtype,
+                                 recvbuf == MPI_IN_PLACE);
       });
 }
 
@@ -188,6 +230,9 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
       [=](RankState& rs, Comm& c) { allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
       [=](RankState& rs, Comm& c) {
         inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_all(rs, c, "MPI_Iallgather", sendbuf, sendcount, sendtype, recvcount, recvtype, false);
       });
 }
 
@@ -200,6 +245,9 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
       },
       [=](RankState& rs, Comm& c) {
         inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_allgatherv(rs, c, "MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvcounts, recvtype);
       });
 }
 
@@ -210,6 +258,9 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
       [=](RankState& rs, Comm& c) { alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
       [=](RankState& rs, Comm& c) {
         inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_all(rs, c, "MPI_Ialltoall", sendbuf, sendcount, sendtype, recvcount, recvtype, true);
       });
 }
 
@@ -223,6 +274,9 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
       },
       [=](RankState& rs, Comm& c) {
         inter_alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_pairwise(rs, c, "MPI_Ialltoallv", sendbuf, sendcounts, &sendtype, recvcounts, &recvtype, false);
       });
 }
 
@@ -236,6 +290,9 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
       },
       [=](RankState& rs, Comm& c) {
         inter_alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_pairwise(rs, c, "MPI_Ialltoallw", sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, true);
       });
 }
 
@@ -244,7 +301,8 @@ int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
   return start_nonblocking(
       "MPI_Ireduce", comm, request,
       [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root); },
-      [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); });
+      [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); },
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Ireduce", count, datatype, root, op); });
 }
 
 int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
@@ -252,7 +310,10 @@ int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
   return start_nonblocking(
       "MPI_Iallreduce", comm, request,
       [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0); },
-      [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); });
+      [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); },
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Iallreduce", count, datatype, Collective::kNoRoot, op);
+      });
 }
 
 int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
@@ -260,7 +321,10 @@ int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
   return start_nonblocking(
       "MPI_Ireduce_scatter", comm, request,
       [=](RankState& rs, Comm& c) { reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
-      [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); });
+      [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
+      [=](RankState& rs, const Comm& c) {
+        return describe_reduce_scatter(rs, c, "MPI_Ireduce_scatter", recvcounts, datatype, op);
+      });
 }
 
 int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
@@ -270,21 +334,31 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
       [=](RankState& rs, Comm& c) { reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op); },
       [=](RankState& rs, Comm& c) {
         inter_reduce_scatter_block_body(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Ireduce_scatter_block", recvcount, datatype, Collective::kNoRoot, op);
       });
 }
 
 int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
               MPI_Request* request) {
-  return start_nonblocking("MPI_Iscan", comm, request, [=](RankState& rs, Comm& c) {
-    reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  return start_nonblocking(
+      "MPI_Iscan", comm, request,
+      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0); }, {},
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Iscan", count, datatype, Collective::kNoRoot, op);
+      });
 }
 
 int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                 MPI_Request* request) {
-  return start_nonblocking("MPI_Iexscan", comm, request, [=](RankState& rs, Comm& c) {
-    reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  return start_nonblocking(
+      "MPI_Iexscan", comm, request,
+      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0); },
+      {},
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Iexscan", count, datatype, Collective::kNoRoot, op);
+      });
 }
 
 // ---------------------------------------------------------------- persistent collectives (MPI-4)
@@ -299,7 +373,10 @@ int MPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root, MPI
                    MPI_Request* request) {
   return init_persistent(
       "MPI_Bcast_init", comm, request, [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); },
-      [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); });
+      [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); },
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Bcast_init", count, datatype, root, MPI_OP_NULL);
+      });
 }
 
 int MPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -309,6 +386,10 @@ int MPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
       [=](RankState& rs, Comm& c) { gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
       [=](RankState& rs, Comm& c) {
         inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_rooted(rs, c, "MPI_Gather_init", true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                               recvtype, root);
       });
 }
 
@@ -332,6 +413,10 @@ int MPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
       [=](RankState& rs, Comm& c) { scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
       [=](RankState& rs, Comm& c) {
         inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_rooted(rs, c, "MPI_Scatter_init", false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                               recvtype, root);
       });
 }
 
@@ -355,6 +440,9 @@ int MPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype
       [=](RankState& rs, Comm& c) { allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
       [=](RankState& rs, Comm& c) {
         inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_all(rs, c, "MPI_Allgather_init", sendbuf, sendcount, sendtype, recvcount, recvtype, false);
       });
 }
 
@@ -378,6 +466,9 @@ int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
       [=](RankState& rs, Comm& c) { alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
       [=](RankState& rs, Comm& c) {
         inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_all(rs, c, "MPI_Alltoall_init", sendbuf, sendcount, sendtype, recvcount, recvtype, true);
       });
 }
 
@@ -412,7 +503,8 @@ int MPI_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype 
   return init_persistent(
       "MPI_Reduce_init", comm, request,
       [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root); },
-      [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); });
+      [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); },
+      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Reduce_init", count, datatype, root, op); });
 }
 
 int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -420,7 +512,10 @@ int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Dataty
   return init_persistent(
       "MPI_Allreduce_init", comm, request,
       [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0); },
-      [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); });
+      [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); },
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Allreduce_init", count, datatype, Collective::kNoRoot, op);
+      });
 }
 
 int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
@@ -438,19 +533,29 @@ int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvco
       [=](RankState& rs, Comm& c) { reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op); },
       [=](RankState& rs, Comm& c) {
         inter_reduce_scatter_block_body(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
+      },
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Reduce_scatter_block_init", recvcount, datatype, Collective::kNoRoot, op);
       });
 }
 
 int MPI_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                   MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Scan_init", comm, request, [=](RankState& rs, Comm& c) {
-    reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  return init_persistent(
+      "MPI_Scan_init", comm, request,
+      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0); }, {},
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Scan_init", count, datatype, Collective::kNoRoot, op);
+      });
 }
 
 int MPI_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                     MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Exscan_init", comm, request, [=](RankState& rs, Comm& c) {
-    reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  return init_persistent(
+      "MPI_Exscan_init", comm, request,
+      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0); },
+      {},
+      [=](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Exscan_init", count, datatype, Collective::kNoRoot, op);
+      });
 }

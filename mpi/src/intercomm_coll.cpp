@@ -16,6 +16,7 @@
 
 #include "algorithms/generic.hpp"
 #include "call.hpp"
+#include "check.hpp"
 #include "coll.hpp"
 #include "intercomm.hpp"
 #include "types.hpp"
@@ -121,7 +122,10 @@ Comm local_group(RankState& rs, const Comm& c) {
 // Runs body(rank state, intercommunicator) as the MPI function `name`.
 template <class Body>
 int inter_call(const char* name, MPI_Comm comm, Body&& body) {
-  return call(name, comm, [&](RankState& rs) { body(rs, comm_of(rs, comm)); });
+  return call(name, comm, [&](RankState& rs) {
+    check_collective(rs, comm, name);  // check.hpp: the order of the collectives
+    body(rs, comm_of(rs, comm));
+  });
 }
 
 // A group's reduction of `count` elements to its leader, in a buffer of the type's layout.

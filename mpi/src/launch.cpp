@@ -269,6 +269,8 @@ int launch(const LaunchOptions& o) {
     s.coll = o.coll;
     s.coll_selector = o.coll_selector == "default" ? "" : o.coll_selector;
     s.compute_factor = o.compute_factor;
+    s.check_consistency = o.check_consistency;
+    s.leaks_are_errors = o.leaks_are_errors;
     const SessionGuard guard(&s);
     std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
     std::optional<OutputTagger> tagger;

@@ -11,6 +11,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "check.hpp"
 #include "icoll.hpp"
 #include "request.hpp"
 #include "topology.hpp"
@@ -175,6 +176,7 @@ using namespace touchstone::mpi;
 int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Neighbor_allgather", comm, [&](RankState& rs) {
+    check_collective(rs, comm, "MPI_Neighbor_allgather");
     allgather_body(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
@@ -196,6 +198,7 @@ int MPI_Neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype
 int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Neighbor_allgatherv", comm, [&](RankState& rs) {
+    check_collective(rs, comm, "MPI_Neighbor_allgatherv");
     allgatherv_body(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
   });
 }
@@ -219,6 +222,7 @@ int MPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatyp
 int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Neighbor_alltoall", comm, [&](RankState& rs) {
+    check_collective(rs, comm, "MPI_Neighbor_alltoall");
     alltoall_body(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
@@ -241,6 +245,7 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
                            void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                            MPI_Comm comm) {
   return call("MPI_Neighbor_alltoallv", comm, [&](RankState& rs) {
+    check_collective(rs, comm, "MPI_Neighbor_alltoallv");
     alltoallv_body(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                    recvtype);
   });
@@ -266,6 +271,7 @@ int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MP
                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
   return call("MPI_Neighbor_alltoallw", comm, [&](RankState& rs) {
+    check_collective(rs, comm, "MPI_Neighbor_alltoallw");
     alltoallw_body(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                    recvtypes);
   });

@@ -13,6 +13,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "check.hpp"
 #include "request.hpp"
 
 using namespace touchstone;
@@ -84,8 +85,19 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
                          MPI_Comm comm, MPI_Status* status) {
   return call("MPI_Sendrecv_replace", comm, [&](RankState& rs) {
-    // The message is copied when the send is posted, so the receive may then reuse the buffer.
-    MPI_Request s = new_req(rs, post_send(rs, comm, buf, count, datatype, dest, sendtag, false));
+    // The runtime reads a send buffer until the send completes, and the receive below writes into
+    // this one: the message goes from a copy (a non-contiguous type is packed when the send is
+    // posted; a contiguous one is copied here).
+    std::vector<std::byte> copy;
+    const void* from = buf;
+    if (dest != MPI_PROC_NULL && count > 0) {
+      const Type& t = committed(rs, datatype);
+      if (t.contiguous()) {
+        copy.assign(static_cast<const std::byte*>(buf), static_cast<const std::byte*>(buf) + count * t.size);
+        from = copy.data();
+      }
+    }
+    MPI_Request s = new_req(rs, post_send(rs, comm, from, count, datatype, dest, sendtag, false));
     MPI_Request r = new_req(rs, post_recv(rs, comm, buf, count, datatype, source, recvtag));
     wait_one(rs, &s, MPI_STATUS_IGNORE);
     wait_one(rs, &r, status);
@@ -315,6 +327,10 @@ int MPI_Request_free(MPI_Request* request) {
       return;
     }
     auto& slot = rs.reqs[static_cast<std::size_t>(*request - 1)];
+    if (!q->done && !inactive(*q))  // legal, but nothing then tells the program when it completes
+      rs.freed_active.push_back(fmt::format("request {} made by {}{} was freed while active (MPI_Request_free{})",
+                                            *request, q->made_by.call ? q->made_by.call : "MPI",
+                                            site_text(q->made_by.caller), site_text(rs.caller)));
     if (q->recv && !q->done && !inactive(*q)) {
       // The runtime writes a message into a contiguous receive buffer when it matches, so the
       // receive goes on without its request and MPI_Finalize completes it. A non-contiguous

@@ -14,6 +14,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "check.hpp"
 #include "request.hpp"
 #include "types.hpp"
 
@@ -62,6 +63,7 @@ std::span<const std::byte> send_bytes(const void* buf, int count, const Type& t,
 
 // A new request slot; its handle is index + 1.
 MPI_Request new_req(RankState& rs, std::unique_ptr<Req> q) {
+  if (!q->made_by.call) q->made_by = CallSite{rs.last_call, rs.caller};
   for (std::size_t i = 0; i < rs.reqs.size(); ++i)
     if (!rs.reqs[i]) {
       rs.reqs[i] = std::move(q);
@@ -159,6 +161,7 @@ void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype 
   // buffer until the send completes (docs/model.md 1.5), so it must live as long as the request.
   const auto data = send_bytes(buf, count, t, q.staging);
   const int to = c.peer_to_group(dst);
+  record_send(rs, c, to, tag, count, dt, t);
   q.r = mode == SendMode::synchronous ? rs.proc->issend(to, tag, data, c.pt2pt) : rs.proc->isend(to, tag, data, c.pt2pt);
 }
 
@@ -190,6 +193,11 @@ void finish(RankState& rs, Req& q, const Status& st) {
   // against the buffer given to MPI_Mrecv says.
   q.status.MPI_ERROR = st.truncated || st.size > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
   q.message_size = st.size;
+  if (const Comm* c = find_comm(rs, q.comm)) {
+    if (!q.made_by.call) q.made_by = CallSite{rs.last_call, rs.caller};
+    check_receive(rs, *c, q, st.source, st.tag, st.size);
+    if (q.signature_error) q.status.MPI_ERROR = q.signature_error->code;
+  }
 }
 
 MpiError truncation(const Req& q) {
@@ -224,6 +232,7 @@ std::optional<MpiError> failure(const Req& q) {
   if (q.generalized && q.generalized->query_error != MPI_SUCCESS)
     return MpiError{q.generalized->query_error, "the generalized request's query function returned an error"};
   if (q.collective_error && q.collective_error->code != MPI_SUCCESS) return *q.collective_error;
+  if (q.signature_error) return *q.signature_error;
   if (q.status.MPI_ERROR == MPI_ERR_TRUNCATE) return truncation(q);
   return std::nullopt;
 }

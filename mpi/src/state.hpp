@@ -2,6 +2,7 @@
 // functions through Proc::current(). Internal to libtouchstone_mpi.so.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -53,6 +54,18 @@ struct Comm {
   int group_to_peer(int g) const { return g - remote_base; }
   /// Cartesian, graph or distributed-graph topology (topology.hpp); null for none. Shared by duplicates.
   std::shared_ptr<const ProcessTopology> topology;
+  // Checking programs (check.hpp): how the communicator was made, for reports ("MPI_Comm_split of
+  // MPI_COMM_WORLD, color 1"), and the collectives this rank has entered on it, whose order the
+  // members compare.
+  std::string provenance;
+  std::uint64_t collectives_entered = 0;
+};
+
+/// Where the program called an MPI function: its name and the return address into the program
+/// (call.hpp), symbolized only when a report needs it.
+struct CallSite {
+  const char* call = nullptr;
+  const void* caller = nullptr;
 };
 
 /// One run of a datatype's type map: `length` bytes of data at `offset` bytes from the buffer's address.
@@ -102,6 +115,13 @@ struct Type {
   /// A copy for pending receives and enclosing types (types.hpp shared_copy), made on first use
   /// so that a type is copied once however often it is received.
   mutable std::shared_ptr<const Type> snapshot;
+  /// Checking programs (check.hpp): the hash of one element's type signature, made on first use.
+  struct SignatureHash {
+    std::uint64_t hash, elements, power;  ///< power: the hash's base to the elements
+    bool untyped;                         ///< holds MPI_BYTE or MPI_PACKED
+    std::uint64_t count = 0, count_hash = 0;  ///< the last count asked for, and its hash
+  };
+  mutable std::optional<SignatureHash> signature_hash;
   /// count elements occupy exactly count * size bytes from the buffer's address, in order.
   bool contiguous() const {
     return blocks.size() == 1 && blocks[0].offset == 0 && lb == 0 && static_cast<MPI_Aint>(blocks[0].length) == extent;
@@ -144,6 +164,9 @@ struct Req {
   // communicator's error handler lets the run go on: the completing call reports it.
   std::shared_ptr<MpiError> collective_error;
   bool collective = false;  ///< a nonblocking or persistent collective (icoll.cpp)
+  CallSite made_by;         ///< the call that made it, for check reports (check.hpp)
+  /// A received message whose type signature does not match the receive's (check.hpp).
+  std::shared_ptr<MpiError> signature_error;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;
@@ -212,6 +235,13 @@ struct RankState {
   // on this rank, in order; `region_open` while a region has begun and not ended.
   std::vector<std::pair<Time, Time>> regions;
   std::optional<Time> region_open;
+  // Checking programs (check.hpp): the return address of the outermost MPI call in progress into
+  // the program (call.hpp), how deep the calls are nested, the calls that made the groups, types
+  // and operations still allocated (keyed by kind and handle), and requests freed while active.
+  const void* caller = nullptr;
+  int call_depth = 0;
+  std::map<std::pair<char, int>, CallSite> made_by;
+  std::vector<std::string> freed_active;
 };
 
 inline constexpr int kFirstDerivedType = 1000;
@@ -219,6 +249,8 @@ inline constexpr int kFirstUserOp = 100;
 inline constexpr int kFirstGroup = 2;
 inline constexpr int kFirstErrhandler = 10;
 inline constexpr int kFirstInfo = 2;  ///< after MPI_INFO_NULL and MPI_INFO_ENV
+
+struct CheckState;  // check.cpp
 
 /// One `touchstone mpirun`: the ranks' states and the collectives chosen.
 struct Session {
@@ -229,6 +261,12 @@ struct Session {
   std::optional<int> abort_code;
   std::string abort_report;
   double compute_factor = 0;  ///< --compute host:FACTOR (virtual per host CPU time); 0: compute is free
+  // Checking programs (check.hpp): whether collectives and message type signatures are checked
+  // (--no-check turns them off), whether leaks found at MPI_Finalize are errors (--check), and the
+  // state the ranks share for those checks.
+  bool check_consistency = true;
+  bool leaks_are_errors = false;
+  std::shared_ptr<CheckState> checks;
 };
 
 /// The session of the run in progress (set by launch()).

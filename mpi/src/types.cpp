@@ -2,6 +2,7 @@
 #include "types.hpp"
 
 #include "call.hpp"
+#include "check.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -257,7 +258,9 @@ MPI_Datatype new_type_handle(RankState& rs, Type t) {
   auto free = std::find_if(rs.types.begin(), rs.types.end(), [](const auto& x) { return !x.has_value(); });
   if (free == rs.types.end()) free = rs.types.insert(free, std::nullopt);
   *free = std::move(t);
-  return static_cast<MPI_Datatype>(kFirstDerivedType + (free - rs.types.begin()));
+  const auto h = static_cast<MPI_Datatype>(kFirstDerivedType + (free - rs.types.begin()));
+  made(rs, 't', h);
+  return h;
 }
 
 namespace {

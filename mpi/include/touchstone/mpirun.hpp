@@ -35,6 +35,11 @@ struct LaunchOptions {
   /// --compute host:FACTOR: each rank's host CPU time between MPI calls, times this, is charged as
   /// computation in virtual time; 0 (the default): computation is free and runs are deterministic.
   double compute_factor = 0;
+  /// Checking programs (docs/debugging.md): collectives compared across ranks and messages' type
+  /// signatures against their receives (on unless `--no-check`); leaks at MPI_Finalize are errors
+  /// rather than warnings with `--check`.
+  bool check_consistency = true;
+  bool leaks_are_errors = false;
   /// Called after a run that completed, with its machine and result (mpirun prints the races and
   /// the blocking explanation the debugging options asked for).
   std::function<void(const Machine&, const RunResult&)> on_result;

@@ -1,0 +1,808 @@
+// Checking MPI programs (check.hpp, docs/debugging.md "Checking MPI programs").
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
+
+#include <array>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#pragma GCC visibility push(default)
+#include "mpi.h"
+#pragma GCC visibility pop
+
+#include "call.hpp"
+#include "check.hpp"
+#include "types.hpp"
+
+namespace touchstone::mpi {
+
+// ------------------------------------------------------------------ signatures
+//
+// A sequence of basic types x_0 x_1 ... x_{n-1} hashes to sum code(x_i) B^i modulo the prime
+// 2^61 - 1: a run of n copies of one type is code(x) (1 + B + ... + B^(n-1)), c copies of a
+// sequence of hash h and length L are h (1 + B^L + ... + B^((c-1)L)), and two sequences joined
+// are h1 + B^L1 h2. Each geometric sum takes log(n) products, so the signature of a million
+// elements of a derived type costs what the type's own runs cost, and equal sequences hash alike
+// however the types that make them are built (4 MPI_INT, or 2 of a contiguous pair of MPI_INT).
+namespace {
+
+constexpr std::uint64_t kPrime = (std::uint64_t{1} << 61) - 1;
+constexpr std::uint64_t kBase = 0x1f3d5b79a3c1e7full % kPrime;
+
+__extension__ typedef unsigned __int128 Wide;
+std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
+  const Wide p = static_cast<Wide>(a) * b;
+  std::uint64_t r = static_cast<std::uint64_t>(p & kPrime) + static_cast<std::uint64_t>(p >> 61);
+  return r >= kPrime ? r - kPrime : r;
+}
+std::uint64_t add(std::uint64_t a, std::uint64_t b) {
+  const std::uint64_t r = a + b;
+  return r >= kPrime ? r - kPrime : r;
+}
+
+// (1 + r + ... + r^(n-1), r^n)
+std::pair<std::uint64_t, std::uint64_t> geometric(std::uint64_t r, std::uint64_t n) {
+  if (n == 0) return {0, 1};
+  auto [g, p] = geometric(r, n / 2);
+  std::uint64_t g2 = add(g, mul(g, p)), p2 = mul(p, p);
+  if (n & 1) {
+    g2 = add(g2, p2);
+    p2 = mul(p2, r);
+  }
+  return {g2, p2};
+}
+
+// A hashed sequence: its hash, its length and the base to its length.
+struct Seq {
+  std::uint64_t hash = 0, length = 0, power = 1;
+};
+Seq join(const Seq& a, const Seq& b) {
+  return {add(a.hash, mul(a.power, b.hash)), a.length + b.length, mul(a.power, b.power)};
+}
+Seq repeat(const Seq& a, std::uint64_t times) {
+  const auto [g, p] = geometric(a.power, times);
+  return {mul(a.hash, g), a.length * times, p};
+}
+std::uint64_t code(MPI_Datatype t) {
+  std::uint64_t z = static_cast<std::uint64_t>(t) + 0x9e3779b97f4a7c15ull;  // splitmix64
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (z ^ (z >> 31)) % (kPrime - 1) + 1;
+}
+Seq run(MPI_Datatype t, std::uint64_t n) {
+  const auto [g, p] = geometric(kBase, n);
+  return {mul(code(t), g), n, p};
+}
+
+const Type::SignatureHash& element_hash(const Type& t) {
+  if (!t.signature_hash) {
+    Seq s;
+    bool untyped = false;
+    for (const auto& [basic, n] : t.signature) {
+      s = join(s, run(basic, n));
+      untyped |= basic == MPI_BYTE || basic == MPI_PACKED;
+    }
+    t.signature_hash = Type::SignatureHash{s.hash, s.length, s.power, untyped};
+  }
+  return *t.signature_hash;
+}
+
+}  // namespace
+Signature signature(const Type& t, std::size_t count);
+namespace {
+
+// The hash of the first n basic types of count elements of t.
+std::uint64_t prefix_hash(const Type& t, std::uint64_t n) {
+  const auto& e = element_hash(t);
+  if (e.elements == 0) return 0;
+  if (n % e.elements == 0) return signature(t, n / e.elements).hash;  // whole elements: kept
+  Seq s = repeat({e.hash, e.elements, e.power}, n / e.elements);
+  std::uint64_t rest = n % e.elements;
+  for (auto it = t.signature.begin(); rest && it != t.signature.end(); ++it) {
+    const std::uint64_t k = std::min<std::uint64_t>(rest, it->second);
+    s = join(s, run(it->first, k));
+    rest -= k;
+  }
+  return s.hash;
+}
+
+}  // namespace
+
+Signature signature(const Type& t, std::size_t count) {
+  // A program sends the same count of a type again and again: its hash is kept.
+  auto& e = const_cast<Type::SignatureHash&>(element_hash(t));
+  if (e.count != count || count == 0) {
+    e.count = count;
+    e.count_hash = repeat({e.hash, e.elements, e.power}, count).hash;
+  }
+  return {e.count_hash, e.elements * count, t.size * count, e.untyped};
+}
+
+// ------------------------------------------------------------------ call sites
+
+namespace {
+
+// The address range of this library's code, found once.
+struct CodeRange {
+  std::uintptr_t begin = 0, end = 0;
+};
+CodeRange library_code() {
+  Dl_info self{};
+  dladdr(reinterpret_cast<const void*>(&library_code), &self);
+  CodeRange r{};
+  struct Find {
+    const void* base;
+    CodeRange* out;
+  } find{self.dli_fbase, &r};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto& f = *static_cast<Find*>(data);
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const auto& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+          const std::uintptr_t b = info->dlpi_addr + ph.p_vaddr, e = b + ph.p_memsz;
+          if (reinterpret_cast<std::uintptr_t>(f.base) > e) continue;
+          if (reinterpret_cast<std::uintptr_t>(&library_code) >= b &&
+              reinterpret_cast<std::uintptr_t>(&library_code) < e) {
+            *f.out = {b, e};
+            return 1;
+          }
+        }
+        return 0;
+      },
+      &find);
+  return r;
+}
+
+}  // namespace
+
+bool in_mpi_library(const void* pc) {
+  static const CodeRange r = library_code();
+  const auto a = reinterpret_cast<std::uintptr_t>(pc);
+  return a >= r.begin && a < r.end;
+}
+
+const void* program_caller() {
+  std::array<void*, 24> frames{};
+  const int n = ::backtrace(frames.data(), static_cast<int>(frames.size()));
+  for (int i = 1; i < n; ++i)
+    if (!in_mpi_library(frames[static_cast<std::size_t>(i)])) return frames[static_cast<std::size_t>(i)];
+  return nullptr;
+}
+
+// The file and line of a return address, by addr2line on the object that holds it (a program built
+// with -g); "" when that is not known. Asked once per address, only when a report is written.
+std::string site_text(const void* caller) {
+  if (!caller) return "";
+  static std::mutex lock;
+  static std::map<const void*, std::string> known;
+  const std::lock_guard<std::mutex> hold(lock);
+  if (const auto it = known.find(caller); it != known.end()) return it->second;
+  std::string text;
+  Dl_info info{};
+  if (dladdr(caller, &info) && info.dli_fname && info.dli_fname[0]) {
+    // The call instruction is just before the return address.
+    const auto offset = reinterpret_cast<std::uintptr_t>(caller) - 1 - reinterpret_cast<std::uintptr_t>(info.dli_fbase);
+    const std::string cmd = fmt::format("addr2line -e '{}' {:#x} 2>/dev/null", info.dli_fname, offset);
+    if (FILE* f = ::popen(cmd.c_str(), "r")) {
+      std::array<char, 4096> line{};
+      if (std::fgets(line.data(), static_cast<int>(line.size()), f)) {
+        std::string s(line.data());
+        while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+        if (const auto d = s.find(" (discriminator"); d != std::string::npos) s.resize(d);
+        const auto colon = s.rfind(':');
+        if (!s.starts_with("??") && colon != std::string::npos && s.substr(colon + 1) != "?" &&
+            s.substr(colon + 1) != "0") {
+          const auto slash = s.rfind('/', colon);
+          text = " at " + (slash == std::string::npos ? s : s.substr(slash + 1));
+        }
+      }
+      ::pclose(f);
+    }
+  }
+  known.emplace(caller, text);
+  return text;
+}
+
+// ------------------------------------------------------------------ names
+
+namespace {
+// A derived datatype: its name, else its handle and its type signature's first runs.
+std::string derived_text(const Type& x, MPI_Datatype t) {
+  if (!x.name.empty()) return x.name;
+  std::string basics;
+  for (std::size_t k = 0; k < x.signature.size() && k < 4; ++k)
+    basics += fmt::format("{}{} x {}", k ? ", " : "", x.signature[k].second, type_name(x.signature[k].first));
+  if (x.signature.size() > 4) basics += ", ...";
+  return fmt::format("datatype {} ({})", t, basics);
+}
+}  // namespace
+
+std::string type_text(RankState& rs, MPI_Datatype t) {
+  if (predefined_type(t)) return type_name(t);
+  const int i = t - kFirstDerivedType;
+  if (i >= 0 && i < static_cast<int>(rs.types.size()) && rs.types[static_cast<std::size_t>(i)])
+    return derived_text(*rs.types[static_cast<std::size_t>(i)], t);
+  return fmt::format("datatype {}", t);
+}
+
+std::string op_text(MPI_Op op) {
+  static const char* names[] = {"MPI_OP_NULL", "MPI_MAX", "MPI_MIN",  "MPI_SUM",  "MPI_PROD",   "MPI_LAND",  "MPI_BAND",
+                                "MPI_LOR",     "MPI_BOR", "MPI_LXOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC"};
+  if (op >= 0 && op <= MPI_MAXLOC) return names[op];
+  return fmt::format("user operation {}", op);
+}
+
+std::string comm_text(RankState& rs, MPI_Comm comm) {
+  const Comm* c = find_comm(rs, comm);
+  if (c && c->name) return *c->name;
+  if (comm == MPI_COMM_WORLD) return "MPI_COMM_WORLD";
+  if (comm == MPI_COMM_SELF) return "MPI_COMM_SELF";
+  if (c && !c->provenance.empty()) return fmt::format("communicator {} ({})", comm, c->provenance);
+  return fmt::format("communicator {}", comm);
+}
+
+std::string made_from(RankState& rs, const Comm& parent) {
+  const char* how = rs.last_call ? rs.last_call : "MPI";
+  for (std::size_t h = 0; h < rs.comms.size(); ++h)
+    if (rs.comms[h].get() == &parent) return fmt::format("{} of {}", how, comm_text(rs, static_cast<MPI_Comm>(h)));
+  return how;
+}
+
+// ------------------------------------------------------------------ shared state
+
+namespace {
+
+// One published collective call: the descriptor, who made it and where.
+struct Entered {
+  Collective d;
+  int rank = 0;   // in the communicator (its local group for an intercommunicator)
+  int world = 0;  // whose RankState names its datatypes
+  CallSite site;
+};
+
+// The n-th collective of a communicator, as its members enter it.
+struct Slot {
+  Entered first;
+  int arrived = 0;
+  std::optional<Entered> root;       // MPI_Gatherv, MPI_Scatterv: the root's call
+  std::vector<Entered> before_root;  // their members that entered before the root
+  std::vector<std::optional<Entered>> members;  // MPI_Alltoallv, MPI_Alltoallw: each member's call
+};
+
+struct Sent {
+  Signature sig;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  std::shared_ptr<const Type> derived;  // a derived type, which the sender may free before the report
+  int rank = 0, world = 0;
+  CallSite site;
+};
+
+struct MessageKey {
+  std::uint64_t context;
+  int from, to, tag;
+  bool operator==(const MessageKey&) const = default;
+};
+struct MessageKeyHash {
+  std::size_t operator()(const MessageKey& k) const {
+    std::uint64_t h = k.context * 0x9e3779b97f4a7c15ull;
+    h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.from)) << 32 | static_cast<std::uint32_t>(k.to)) +
+         0x7f4a7c159e3779b9ull + (h << 6) + (h >> 2);
+    h ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.tag)) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+  }
+};
+// The messages sent and not yet received on one (context, sender, receiver, tag), in order: MPI's
+// messages do not overtake one another there, so receives take them first in, first out.
+struct Fifo {
+  std::vector<Sent> items;
+  std::size_t head = 0;
+};
+
+}  // namespace
+
+// What the ranks share: VPs run one at a time (docs/model.md 1.1), so no lock is needed.
+struct CheckState {
+  std::unordered_map<std::uint64_t, std::map<std::uint64_t, Slot>> collectives;  // by collective context
+  std::unordered_map<MessageKey, Fifo, MessageKeyHash> messages;
+  // Each world rank's last sender-side and receiver-side queue: a program sends to and receives from
+  // the same peers again and again, and the map's elements stay where they are.
+  struct Last {
+    MessageKey key{};
+    Fifo* fifo = nullptr;
+  };
+  std::vector<Last> last_send, last_recv;
+};
+
+namespace {
+
+CheckState& shared() {
+  Session& s = *session();
+  if (!s.checks) s.checks = std::make_shared<CheckState>();
+  return *s.checks;
+}
+
+Fifo& fifo(RankState& rs, const MessageKey& key, bool recv) {
+  CheckState& st = shared();
+  auto& lasts = recv ? st.last_recv : st.last_send;
+  const auto me = static_cast<std::size_t>(rs.proc->rank());
+  if (lasts.size() <= me) lasts.resize(me + 1);
+  CheckState::Last& last = lasts[me];
+  if (!last.fifo || !(last.key == key)) last = {key, &st.messages[key]};
+  return *last.fifo;
+}
+
+std::string ordinal(std::uint64_t n) {
+  const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th"
+                       : n % 10 == 1                    ? "st"
+                       : n % 10 == 2                    ? "nd"
+                       : n % 10 == 3                    ? "rd"
+                                                        : "th";
+  return fmt::format("{}{}", n, suffix);
+}
+
+std::string call_text(const Entered& e) {
+  return fmt::format("{}({}){}", e.d.name, e.d.args, site_text(e.site.caller));
+}
+
+// A rank of the communicator, with its world rank when they differ.
+std::string rank_text(const char* role, const Entered& e) {
+  return e.rank == e.world ? fmt::format("{} {}", role, e.rank)
+                           : fmt::format("{} {} (world rank {})", role, e.rank, e.world);
+}
+
+// The communicator a collective runs on, named only when a report needs it.
+struct Where {
+  RankState& rs;
+  MPI_Comm comm;
+};
+
+[[noreturn]] void mismatch(int code, const char* what, const Where& comm, const Entered& me, std::uint64_t n,
+                           const Entered& other, const char* other_role = "rank") {
+  throw MpiError{
+      code, fmt::format("{} on {}: {} called {} as its {} collective on this communicator, while {} called {}", what,
+                        comm_text(comm.rs, comm.comm), rank_text("rank", me), call_text(me), ordinal(n),
+                        rank_text(other_role, other), call_text(other))};
+}
+
+void compare(const Entered& me, const Entered& first, const Where& comm, std::uint64_t n) {
+  if (std::string_view(me.d.name) != first.d.name)
+    mismatch(MPI_ERR_OTHER, "collectives do not match", comm, me, n, first);
+  if (me.d.root != first.d.root) mismatch(MPI_ERR_ROOT, "the roots differ", comm, me, n, first);
+  // User operations are told apart from the predefined ones only: each rank has its own copy of the
+  // program (and so of the function), and may have made its operations in another order.
+  const bool user = me.d.op >= kFirstUserOp, first_user = first.d.op >= kFirstUserOp;
+  if (user != first_user || (!user && me.d.op != first.d.op))
+    mismatch(MPI_ERR_OP, "the operators differ", comm, me, n, first);
+  if (me.d.has_unit && first.d.has_unit && !(me.d.unit == first.d.unit))
+    mismatch(me.d.unit.bytes != first.d.unit.bytes ? MPI_ERR_COUNT : MPI_ERR_TYPE, "the type signatures differ", comm,
+             me, n, first);
+  if (me.d.has_shape && first.d.has_shape && me.d.shape != first.d.shape)
+    mismatch(MPI_ERR_COUNT, "the counts differ", comm, me, n, first);
+}
+
+// MPI_Gatherv, MPI_Scatterv: a member's block against the root's entry for it.
+void compare_block(const Entered& member, std::uint64_t n, const Entered& root, const Where& comm, bool root_detects) {
+  const auto i = static_cast<std::size_t>(member.rank);
+  if (i >= root.d.blocks.size() || member.d.unit == root.d.blocks[i]) return;
+  const int code = member.d.unit.bytes != root.d.blocks[i].bytes ? MPI_ERR_COUNT : MPI_ERR_TYPE;
+  if (root_detects) mismatch(code, "the type signatures differ", comm, root, n, member);
+  mismatch(code, "the type signatures differ", comm, member, n, root, "root");
+}
+
+// MPI_Alltoallv, MPI_Alltoallw: what the member sends to each member already entered against what
+// that one receives from it, and back.
+void compare_pairs(Slot& slot, const Entered& me, std::uint64_t n, const Where& comm, int size) {
+  if (slot.members.empty()) slot.members.resize(static_cast<std::size_t>(size));
+  const auto i = static_cast<std::size_t>(me.rank);
+  for (std::size_t j = 0; j < slot.members.size(); ++j) {
+    const std::optional<Entered>& peer = slot.members[j];
+    if (!peer || peer->d.sends.size() != slot.members.size()) continue;
+    const auto check = [&](const Entered& from, const Entered& to, std::size_t f, std::size_t t) {
+      const Collective::Block& s = from.d.sends[t];
+      const Collective::Block& r = to.d.recvs[f];
+      if (s.sig == r.sig) return;
+      const std::string what =
+          fmt::format("{} sends {} x {} to {}, which receives {} x {} from it", rank_text("rank", from), s.count,
+                      type_text(session()->ranks[static_cast<std::size_t>(from.world)], s.type), rank_text("rank", to),
+                      r.count, type_text(session()->ranks[static_cast<std::size_t>(to.world)], r.type));
+      throw MpiError{s.sig.bytes != r.sig.bytes ? MPI_ERR_COUNT : MPI_ERR_TYPE,
+                     fmt::format("the type signatures differ on {}: {}; {} called {} as its {} collective on this "
+                                 "communicator, while {} called {}",
+                                 comm_text(comm.rs, comm.comm), what, rank_text("rank", me), call_text(me), ordinal(n),
+                                 rank_text("rank", *peer), call_text(*peer))};
+    };
+    check(me, *peer, i, j);
+    check(*peer, me, j, i);
+  }
+  if (i < slot.members.size()) slot.members[i] = me;
+}
+
+}  // namespace
+
+void check_collective(RankState& rs, MPI_Comm comm, Collective d) {
+  Session& s = *session();
+  Comm& c = comm_of(rs, comm);
+  const std::uint64_t n = ++c.collectives_entered;
+  if (!s.check_consistency) return;
+  auto& all = shared().collectives;
+  auto& slots = all[c.coll.context()];
+  Entered me{std::move(d), c.rank, rs.proc->rank(), CallSite{rs.last_call, rs.caller}};
+  auto [it, fresh] = slots.try_emplace(n);
+  Slot& slot = it->second;
+  // The last member to enter lets the slot go, whatever the outcome.
+  struct Last {
+    bool last;
+    std::map<std::uint64_t, Slot>& slots;
+    std::map<std::uint64_t, Slot>::iterator it;
+    ~Last() {
+      if (last) slots.erase(it);
+    }
+  } const last{++slot.arrived == c.coll.size(), slots, it};
+  const Where name{rs, comm};
+  if (fresh)
+    slot.first = me;
+  else
+    compare(me, slot.first, name, n);
+  if (!me.d.sends.empty()) return compare_pairs(slot, me, n, name, c.size);
+  if (!me.d.per_rank) return;
+  if (!me.d.blocks.empty()) {  // the root
+    const auto early = std::move(slot.before_root);
+    slot.before_root.clear();
+    slot.root = me;
+    for (const auto& e : early) compare_block(e, n, me, name, true);
+  } else if (slot.root) {
+    compare_block(me, n, *slot.root, name, false);
+  } else {
+    slot.before_root.push_back(me);
+  }
+}
+
+void check_collective(RankState& rs, MPI_Comm comm, const char* name) {
+  Collective d;
+  d.name = name;
+  check_collective(rs, comm, std::move(d));
+}
+
+void check_own_blocks(const char* what, const Signature& send, const std::string& send_text, const Signature& recv,
+                      const std::string& recv_text) {
+  if (send == recv) return;
+  throw MpiError{
+      send.bytes != recv.bytes ? MPI_ERR_TRUNCATE : MPI_ERR_TYPE,
+      fmt::format("the {} ({}) and the block it receives ({}) differ in type signature", what, send_text, recv_text)};
+}
+
+// ------------------------------------------------------------------ descriptors
+
+namespace {
+Collective named(const char* name, int root, MPI_Op op) {
+  Collective d;
+  d.name = name;
+  d.root = root;
+  d.op = op;
+  return d;
+}
+std::string root_text(int root) { return root == Collective::kNoRoot ? "" : fmt::format(", root={}", root); }
+std::string counts_text(const int counts[], int n) {
+  std::string s;
+  for (int i = 0; i < n && i < 8; ++i) s += fmt::format("{}{}", i ? "," : "", counts[i]);
+  return "{" + s + (n > 8 ? ",...}" : "}");
+}
+// The hash of a list of counts (MPI_Allgatherv's and MPI_Reduce_scatter's), as a sequence.
+std::uint64_t counts_hash(const int counts[], int n) {
+  Seq s;
+  for (int i = 0; i < n; ++i) s = join(s, Seq{static_cast<std::uint64_t>(counts[i]) % kPrime + 1, 1, kBase});
+  return s.hash;
+}
+}  // namespace
+
+Collective describe_data(RankState& rs, const Comm& c, const char* name, int count, MPI_Datatype t, int root,
+                         MPI_Op op) {
+  check_count(count);
+  if (root != Collective::kNoRoot) check_root(c, root);
+  Collective d = named(name, root, op);
+  d.has_unit = true;
+  d.unit = signature(committed(rs, t), static_cast<std::size_t>(count));
+  d.args = fmt::format("count={}, {}{}{}", count, type_text(rs, t), op == MPI_OP_NULL ? "" : ", " + op_text(op),
+                       root_text(root));
+  return d;
+}
+
+Collective describe_rooted(RankState& rs, const Comm& c, const char* name, bool gather, const void* sendbuf,
+                           int sendcount, MPI_Datatype sendtype, const void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root) {
+  check_root(c, root);
+  Collective d = named(name, root, MPI_OP_NULL);
+  d.has_unit = true;
+  const bool am_root = c.rank == root;
+  // The block this rank sends or receives: a member's own, the root's for each rank.
+  const bool use_send = gather != am_root;
+  const int count = use_send ? sendcount : recvcount;
+  const MPI_Datatype t = use_send ? sendtype : recvtype;
+  check_count(count);
+  d.unit = signature(committed(rs, t), static_cast<std::size_t>(count));
+  d.args = fmt::format("{}count={}, {}, root={}", use_send ? "send" : "recv", count, type_text(rs, t), root);
+  // The root's own block, unless in place, is sent to itself.
+  const bool in_place = gather ? sendbuf == MPI_IN_PLACE : recvbuf == MPI_IN_PLACE;
+  if (am_root && !in_place) {
+    const int own_count = gather ? sendcount : recvcount;
+    const MPI_Datatype own = gather ? sendtype : recvtype;
+    check_count(own_count);
+    const Signature mine = signature(committed(rs, own), static_cast<std::size_t>(own_count));
+    const std::string own_text = fmt::format("{} x {}", own_count, type_text(rs, own));
+    const std::string block_text = fmt::format("{} x {}", count, type_text(rs, t));
+    if (gather)
+      check_own_blocks("root's send block", mine, own_text, d.unit, block_text);
+    else
+      check_own_blocks("root's receive block", mine, own_text, d.unit, block_text);
+  }
+  return d;
+}
+
+Collective describe_rooted_v(RankState& rs, const Comm& c, const char* name, bool gather, int root,
+                             const int root_counts[], MPI_Datatype root_type, int count, MPI_Datatype type,
+                             bool root_in_place) {
+  check_root(c, root);
+  Collective d = named(name, root, MPI_OP_NULL);
+  d.per_rank = true;
+  const char* side = gather ? "recv" : "send";
+  if (c.rank == root) {
+    const Type& rt = committed(rs, root_type);
+    for (int i = 0; i < c.size; ++i) {
+      check_count(root_counts[i]);
+      d.blocks.push_back(signature(rt, static_cast<std::size_t>(root_counts[i])));
+    }
+    d.unit = d.blocks[static_cast<std::size_t>(root)];
+    d.args =
+        fmt::format("{}counts={}, {}, root={}", side, counts_text(root_counts, c.size), type_text(rs, root_type), root);
+    if (!root_in_place) {
+      check_count(count);
+      check_own_blocks(gather ? "root's send block" : "root's receive block",
+                       signature(committed(rs, type), static_cast<std::size_t>(count)),
+                       fmt::format("{} x {}", count, type_text(rs, type)), d.unit,
+                       fmt::format("{} x {}", root_counts[root], type_text(rs, root_type)));
+    }
+    return d;
+  }
+  check_count(count);
+  d.unit = signature(committed(rs, type), static_cast<std::size_t>(count));
+  d.args = fmt::format("{}count={}, {}, root={}", gather ? "send" : "recv", count, type_text(rs, type), root);
+  return d;
+}
+
+Collective describe_all(RankState& rs, const Comm& c, const char* name, const void* sendbuf, int sendcount,
+                        MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype, bool alltoall) {
+  (void)c;
+  Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
+  check_count(recvcount);
+  d.has_unit = true;
+  d.unit = signature(committed(rs, recvtype), static_cast<std::size_t>(recvcount));
+  const std::string recv_text = fmt::format("{} x {}", recvcount, type_text(rs, recvtype));
+  if (sendbuf == MPI_IN_PLACE) {
+    d.args = fmt::format("MPI_IN_PLACE, recvcount={}, {}", recvcount, type_text(rs, recvtype));
+    return d;
+  }
+  check_count(sendcount);
+  d.args = fmt::format("sendcount={}, {}, recvcount={}, {}", sendcount, type_text(rs, sendtype), recvcount,
+                       type_text(rs, recvtype));
+  // A rank sends each block to one rank, itself among them, that receives it as the rest do.
+  check_own_blocks(alltoall ? "block each rank sends" : "block the rank sends",
+                   signature(committed(rs, sendtype), static_cast<std::size_t>(sendcount)),
+                   fmt::format("{} x {}", sendcount, type_text(rs, sendtype)), d.unit, recv_text);
+  return d;
+}
+
+Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, const void* sendbuf, int sendcount,
+                               MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype) {
+  Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
+  const Type& rt = committed(rs, recvtype);
+  // Every rank's blocks alike: their signatures in order, hashed (the same blocks may be built of
+  // other datatypes on other ranks); blocks of MPI_BYTE or MPI_PACKED, which match any, are not.
+  Seq blocks;
+  for (int i = 0; i < c.size; ++i) {
+    check_count(recvcounts[i]);
+    const Signature b = signature(rt, static_cast<std::size_t>(recvcounts[i]));
+    blocks = join(blocks, Seq{b.hash % (kPrime - 1) + 1, 1, kBase});
+    blocks = join(blocks, Seq{b.elements % (kPrime - 1) + 1, 1, kBase});
+  }
+  d.has_shape = !element_hash(rt).untyped;
+  d.shape = blocks.hash;
+  d.args = fmt::format("{}recvcounts={}, {}",
+                       sendbuf == MPI_IN_PLACE ? "MPI_IN_PLACE, "
+                                               : fmt::format("sendcount={}, {}, ", sendcount, type_text(rs, sendtype)),
+                       counts_text(recvcounts, c.size), type_text(rs, recvtype));
+  if (sendbuf != MPI_IN_PLACE) {
+    check_count(sendcount);
+    check_own_blocks("block the rank sends", signature(committed(rs, sendtype), static_cast<std::size_t>(sendcount)),
+                     fmt::format("{} x {}", sendcount, type_text(rs, sendtype)),
+                     signature(rt, static_cast<std::size_t>(recvcounts[c.rank])),
+                     fmt::format("{} x {}", recvcounts[c.rank], type_text(rs, recvtype)));
+  }
+  return d;
+}
+
+Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, const void* sendbuf,
+                             const int sendcounts[], const MPI_Datatype sendtypes[], const int recvcounts[],
+                             const MPI_Datatype recvtypes[], bool per_block_types) {
+  Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  auto blocks = [&](const int counts[], const MPI_Datatype types[]) {
+    std::vector<Collective::Block> out;
+    for (int i = 0; i < c.size; ++i) {
+      check_count(counts[i]);
+      const MPI_Datatype t = types[per_block_types ? i : 0];
+      out.push_back({counts[i], t, signature(committed(rs, t), static_cast<std::size_t>(counts[i]))});
+    }
+    return out;
+  };
+  d.recvs = blocks(recvcounts, recvtypes);
+  d.sends = in_place ? d.recvs : blocks(sendcounts, sendtypes);
+  auto text = [&](const int counts[], const MPI_Datatype types[]) {
+    if (!per_block_types) return fmt::format("{}, {}", counts_text(counts, c.size), type_text(rs, types[0]));
+    std::string t;
+    for (int i = 0; i < c.size && i < 4; ++i) t += fmt::format("{}{}", i ? "," : "", type_text(rs, types[i]));
+    return fmt::format("{}, {{{}{}}}", counts_text(counts, c.size), t, c.size > 4 ? ",..." : "");
+  };
+  d.args = in_place
+               ? fmt::format("MPI_IN_PLACE, recvcounts={}", text(recvcounts, recvtypes))
+               : fmt::format("sendcounts={}, recvcounts={}", text(sendcounts, sendtypes), text(recvcounts, recvtypes));
+  return d;
+}
+
+Collective describe_reduce_scatter(RankState& rs, const Comm& c, const char* name, const int recvcounts[],
+                                   MPI_Datatype t, MPI_Op op) {
+  Collective d = named(name, Collective::kNoRoot, op);
+  for (int i = 0; i < c.size; ++i) check_count(recvcounts[i]);
+  d.has_unit = true;
+  d.unit = signature(committed(rs, t), 1);
+  d.has_shape = true;
+  d.shape = counts_hash(recvcounts, c.size);
+  d.args = fmt::format("recvcounts={}, {}, {}", counts_text(recvcounts, c.size), type_text(rs, t), op_text(op));
+  return d;
+}
+
+// ------------------------------------------------------------------ messages
+
+void record_send(RankState& rs, const Comm& c, int to, int tag, int count, MPI_Datatype dt, const Type& t) {
+  Session& s = *session();
+  if (!s.check_consistency) return;
+  Fifo& f = fifo(rs, MessageKey{c.pt2pt.context(), c.local_base + c.rank, to, tag}, false);
+  if (f.head == f.items.size()) {
+    f.items.clear();
+    f.head = 0;
+  }
+  f.items.push_back(Sent{signature(t, static_cast<std::size_t>(count)), count, dt,
+                         predefined_type(dt) ? nullptr : shared_copy(t), c.rank, rs.proc->rank(),
+                         CallSite{rs.last_call, rs.caller}});
+}
+
+namespace {
+// Other receives of this rank still waiting on c: a message may have gone to one of them.
+bool other_receives_pending(const RankState& rs, const Req& q) {
+  for (const auto& r : rs.reqs)
+    if (r && r.get() != &q && r->recv && !r->done && r->comm == q.comm && r->r.active()) return true;
+  for (const auto& r : rs.messages)
+    if (r && r.get() != &q && r->comm == q.comm) return true;
+  for (const auto& r : rs.freed_receives)
+    if (r && r.get() != &q && r->comm == q.comm) return true;
+  return false;
+}
+}  // namespace
+
+void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std::size_t bytes) {
+  Session& s = *session();
+  if (!s.check_consistency) return;
+  Fifo& f = fifo(rs, MessageKey{c.pt2pt.context(), from, c.local_base + c.rank, tag}, true);
+  if (f.head == f.items.size()) return;
+  const Type& t = q.recv_type ? *q.recv_type : type_of(rs, q.type);
+  const auto& mine = element_hash(t);
+  auto fits = [&](const Sent& m) {
+    if (m.sig.untyped || mine.untyped) return true;
+    const std::uint64_t room = mine.elements * static_cast<std::uint64_t>(q.count);
+    if (m.sig.elements <= room) return prefix_hash(t, m.sig.elements) == m.sig.hash;
+    // A message longer than the receive: the part that fits must match too, or the error is the
+    // type, not only the length.
+    const Type* sent = m.derived ? m.derived.get() : predefined_type(m.type);
+    return !sent || prefix_hash(*sent, room) == signature(t, static_cast<std::size_t>(q.count)).hash;
+  };
+  std::size_t pick = f.head;
+  if (!fits(f.items[pick]) && other_receives_pending(rs, q)) {
+    // Messages of one (sender, tag) are matched in order, but their receives may complete in
+    // another: the first one this receive fits is taken to be its own, so that a correct program
+    // is never blamed for the order in which it completes its receives.
+    for (std::size_t k = f.head + 1; k < f.items.size(); ++k)
+      if (fits(f.items[k]) && f.items[k].sig.bytes == bytes) {
+        std::swap(f.items[pick], f.items[k]);
+        break;
+      }
+  }
+  const Sent m = std::move(f.items[pick]);
+  ++f.head;
+  if (fits(m)) return;
+  auto who = [](int rank, int world) {
+    return rank == world ? fmt::format("rank {}", rank) : fmt::format("rank {} (world rank {})", rank, world);
+  };
+  q.signature_error = std::make_shared<MpiError>(MpiError{
+      MPI_ERR_TYPE,
+      fmt::format(
+          "type signatures do not match on {}, tag {}: {} sent {} x {} with {}{}, and {} receives it as {} x {} "
+          "with {}{}",
+          comm_text(rs, q.comm), tag, who(m.rank, m.world), m.count,
+          m.derived ? derived_text(*m.derived, m.type) : type_text(s.ranks[static_cast<std::size_t>(m.world)], m.type),
+          m.site.call, site_text(m.site.caller), who(c.rank, rs.proc->rank()), q.count, type_text(rs, q.type),
+          q.made_by.call, site_text(q.made_by.caller))});
+}
+
+// ------------------------------------------------------------------ lifecycle
+
+void made(RankState& rs, char kind, int h) { rs.made_by[{kind, h}] = CallSite{rs.last_call, rs.caller}; }
+void unmade(RankState& rs, char kind, int h) { rs.made_by.erase({kind, h}); }
+
+namespace {
+std::string made_text(const RankState& rs, char kind, int h) {
+  const auto it = rs.made_by.find({kind, h});
+  if (it == rs.made_by.end() || !it->second.call) return "";
+  return fmt::format(", made by {}{}", it->second.call, site_text(it->second.caller));
+}
+}  // namespace
+
+void check_lifecycle(RankState& rs) {
+  std::vector<std::string> found;
+  // Communicators the program made (the world and self are MPI's, an intercommunicator's local
+  // communicator is hidden inside it).
+  std::vector<bool> hidden(rs.comms.size());
+  for (const auto& c : rs.comms)
+    if (c && c->inter && c->local_comm > 0) hidden[static_cast<std::size_t>(c->local_comm)] = true;
+  for (std::size_t h = 3; h < rs.comms.size(); ++h)
+    if (rs.comms[h] && !hidden[h])
+      found.push_back(fmt::format("{} was never freed (MPI_Comm_free){}", comm_text(rs, static_cast<MPI_Comm>(h)),
+                                  made_text(rs, 'c', static_cast<int>(h))));
+  for (std::size_t i = 0; i < rs.groups.size(); ++i)
+    if (rs.groups[i]) {
+      const int h = kFirstGroup + static_cast<int>(i);
+      found.push_back(fmt::format("group {} was never freed (MPI_Group_free){}", h, made_text(rs, 'g', h)));
+    }
+  for (std::size_t i = 0; i < rs.types.size(); ++i)
+    if (rs.types[i]) {
+      const int h = kFirstDerivedType + static_cast<int>(i);
+      found.push_back(fmt::format("{} was never freed (MPI_Type_free){}", type_text(rs, h), made_text(rs, 't', h)));
+    }
+  for (std::size_t i = 0; i < rs.ops.size(); ++i)
+    if (rs.ops[i]) {
+      const int h = kFirstUserOp + static_cast<int>(i);
+      found.push_back(fmt::format("{} was never freed (MPI_Op_free){}", op_text(h), made_text(rs, 'o', h)));
+    }
+  if (rs.attached)
+    found.push_back(fmt::format("the buffer of {} bytes attached{} was never detached (MPI_Buffer_detach)",
+                                rs.attached->size, site_text(rs.made_by[{'b', 0}].caller)));
+  for (std::size_t i = 0; i < rs.reqs.size(); ++i) {
+    const Req* q = rs.reqs[i].get();
+    if (!q) continue;
+    const std::string how =
+        q->made_by.call ? fmt::format(" made by {}{}", q->made_by.call, site_text(q->made_by.caller)) : "";
+    if (q->persistent && !q->started)
+      found.push_back(fmt::format("persistent request {}{} was never freed (MPI_Request_free)", i + 1, how));
+    else
+      found.push_back(fmt::format("request {}{} was never completed (MPI_Wait, MPI_Test, ...)", i + 1, how));
+  }
+  for (const auto& f : rs.freed_active) found.push_back(f);
+  rs.freed_active.clear();
+  if (found.empty()) return;
+  const Session& s = *session();
+  const int rank = rs.proc->rank();
+  if (s.leaks_are_errors) {
+    std::string all;
+    for (const auto& f : found) all += (all.empty() ? "" : "; ") + f;
+    throw MpiError{MPI_ERR_OTHER, fmt::format("{} finding(s) of the lifecycle check (--check): {}", found.size(), all)};
+  }
+  for (const auto& f : found)
+    std::fprintf(stderr, "touchstone mpirun: warning: rank %d at MPI_Finalize: %s\n", rank, f.c_str());
+}
+
+}  // namespace touchstone::mpi

@@ -1,0 +1,127 @@
+// Checking MPI programs (docs/debugging.md, "Checking MPI programs"): errors the standard leaves
+// undetected, found at the call that makes them, in MPI's terms. Internal.
+//
+//   - Collective consistency: every member of a communicator enters the same collectives in the same
+//     order, with the same root and operator and matching type signatures. Each collective call
+//     publishes a descriptor at entry, before any message: the first member to enter the n-th
+//     collective of a communicator records it in state the ranks share, each later one compares.
+//   - Type signatures of messages: a send records its signature (a hash of its sequence of basic
+//     types) beside the message; the receive that gets it compares its own.
+//   - Lifecycle: what MPI_Finalize finds still allocated or active.
+// All of it costs no virtual time: nothing is sent, nothing waits.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "state.hpp"
+
+namespace touchstone::mpi {
+
+/// A type signature, count elements of a type: its sequence of basic types as a polynomial hash
+/// (equal sequences, however built, hash alike), its length, its bytes, and whether it holds
+/// MPI_BYTE or MPI_PACKED, which match any signature of as many bytes.
+struct Signature {
+  std::uint64_t hash = 0;
+  std::uint64_t elements = 0;
+  std::uint64_t bytes = 0;
+  bool untyped = false;
+  bool operator==(const Signature& o) const {
+    return untyped || o.untyped ? bytes == o.bytes : hash == o.hash && elements == o.elements;
+  }
+};
+Signature signature(const Type& t, std::size_t count);
+
+/// What a collective call passes, as its peers must see it. `unit` is the signature every member
+/// must give alike (the data of a broadcast or a reduction, one rank's block of a gather);
+/// `shape` another such value (the counts of MPI_Reduce_scatter and MPI_Allgatherv). With
+/// `per_rank` (MPI_Gatherv, MPI_Scatterv) each member's `unit` is its own block, which must equal
+/// the root's entry for it in the root's `blocks`.
+struct Collective {
+  const char* name = nullptr;
+  static constexpr int kNoRoot = -1 - (1 << 30);
+  int root = kNoRoot;
+  MPI_Op op = MPI_OP_NULL;
+  bool has_unit = false;
+  Signature unit;
+  bool has_shape = false;
+  std::uint64_t shape = 0;
+  bool per_rank = false;
+  std::vector<Signature> blocks;
+  /// MPI_Alltoallv, MPI_Alltoallw: the block sent to and received from each rank, each as a count
+  /// of a datatype and its signature, which must equal the peer's block for this rank.
+  struct Block {
+    int count;
+    MPI_Datatype type;
+    Signature sig;
+  };
+  std::vector<Block> sends, recvs;
+  std::string args;  ///< the arguments as the report prints them: "count=4, MPI_INT, MPI_SUM"
+};
+
+// The descriptor of each intracommunicator collective's call, from its arguments as the MPI
+// function gets them; each checks what the standard makes significant on the calling rank (count,
+// datatype, root) as the collective's body does, and nothing else.
+/// MPI_Bcast (op MPI_OP_NULL), MPI_Reduce, and with root kNoRoot MPI_Allreduce, MPI_Scan, MPI_Exscan
+/// and MPI_Reduce_scatter_block.
+Collective describe_data(RankState& rs, const Comm& c, const char* name, int count, MPI_Datatype t, int root,
+                         MPI_Op op);
+/// MPI_Gather (`gather`) and MPI_Scatter: one block per rank, the root's buffer holding them all.
+Collective describe_rooted(RankState& rs, const Comm& c, const char* name, bool gather, const void* sendbuf,
+                           int sendcount, MPI_Datatype sendtype, const void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root);
+/// MPI_Gatherv and MPI_Scatterv: the root's `counts` of `root_type`, each member's `count` of `type`.
+Collective describe_rooted_v(RankState& rs, const Comm& c, const char* name, bool gather, int root,
+                             const int root_counts[], MPI_Datatype root_type, int count, MPI_Datatype type,
+                             bool root_in_place);
+/// MPI_Allgather and MPI_Alltoall: every rank's blocks alike, and its own send block like them.
+Collective describe_all(RankState& rs, const Comm& c, const char* name, const void* sendbuf, int sendcount,
+                        MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype, bool alltoall);
+/// MPI_Allgatherv: the same receive counts on every rank, and its own block as its count says.
+Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, const void* sendbuf, int sendcount,
+                               MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype);
+/// MPI_Alltoallv (`sendtypes` and `recvtypes` of one entry each) and MPI_Alltoallw (one per rank).
+Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, const void* sendbuf,
+                             const int sendcounts[], const MPI_Datatype sendtypes[], const int recvcounts[],
+                             const MPI_Datatype recvtypes[], bool per_block_types);
+/// MPI_Reduce_scatter: the same counts, datatype and operator on every rank.
+Collective describe_reduce_scatter(RankState& rs, const Comm& c, const char* name, const int recvcounts[],
+                                   MPI_Datatype t, MPI_Op op);
+
+/// The arguments of a collective, printed as reports name them.
+std::string type_text(RankState& rs, MPI_Datatype t);
+std::string op_text(MPI_Op op);
+
+/// Compares the calling rank's collective `d` on communicator `comm` with its peers' n-th call
+/// (n its count of collectives entered on it); MpiError naming both calls on a mismatch.
+void check_collective(RankState& rs, MPI_Comm comm, Collective d);
+/// The same for a collective with nothing to compare but its name (MPI_Barrier, the neighborhood
+/// and intercommunicator collectives, communicator creation).
+void check_collective(RankState& rs, MPI_Comm comm, const char* name);
+/// A send's or receive's own signatures compared (MPI_Allgather: the block a rank sends is one it
+/// receives): MpiError naming both when they differ.
+void check_own_blocks(const char* what, const Signature& send, const std::string& send_text, const Signature& recv,
+                      const std::string& recv_text);
+
+/// The signature of a message about to be sent on `c` from this rank to group rank `to`.
+void record_send(RankState& rs, const Comm& c, int to, int tag, int count, MPI_Datatype dt, const Type& t);
+/// A completed receive `q` of a message from group rank `from` with `tag` on c: compares the
+/// message's signature with the receive's; sets q.signature_error on a mismatch.
+void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std::size_t bytes);
+
+/// "MPI_COMM_WORLD", the name MPI_Comm_set_name gave, or how the communicator was made.
+std::string comm_text(RankState& rs, MPI_Comm comm);
+/// How a communicator made now from `parent` came to be: "MPI_Comm_split of MPI_COMM_WORLD".
+std::string made_from(RankState& rs, const Comm& parent);
+/// " at FILE:LINE" for a call of the program's, "" when the program has no line information.
+std::string site_text(const void* caller);
+
+/// Remembers the call that made handle `h` of kind 'g' (group), 't' (datatype) or 'o' (operation).
+void made(RankState& rs, char kind, int h);
+void unmade(RankState& rs, char kind, int h);
+/// MPI_Finalize's lifecycle check: every communicator, group, datatype, operation, attached buffer
+/// and request the rank still holds, and the requests it freed while active, as warnings on
+/// stderr, or as MPI_ERR_OTHER (MpiError) under `touchstone mpirun --check`.
+void check_lifecycle(RankState& rs);
+
+}  // namespace touchstone::mpi
