@@ -194,6 +194,20 @@ bool Engine::buffer_cycle() const {
   return false;
 }
 
+// A blocked receive whose source the schedule forced (RunOptions::schedule): the message it waits
+// for never comes, while the program's wildcard would have taken another or blocked by itself.
+std::string Engine::infeasible_choice() const {
+  for (const auto& v : vps_) {
+    if (v->state != Vp::State::blocked || v->block != Vp::Block::ops) continue;
+    for (const Op* op : v->waiting_ops)
+      if (op->kind == Op::Kind::recv && op->forced && !op->matched)
+        return fmt::format("--schedule {}:{}={} forces rank {}'s receive #{} to take a message from rank {}, and none "
+                           "comes",
+                           v->rank, op->call, op->src, v->rank, op->call, op->src);
+  }
+  return {};
+}
+
 std::string Engine::deadlock_report() const {
   std::string cycle = network_->find_deadlock_cycle();
   std::string s;
@@ -207,6 +221,10 @@ std::string Engine::deadlock_report() const {
     s = fmt::format("deadlock at t={} us: worms wait in the network (for receive-buffer space or behind such "
                     "worms) that only the blocked VPs below could free.\n",
                     to_us(now_));
+  } else if (std::string forced = infeasible_choice(); !forced.empty()) {
+    s = fmt::format("infeasible schedule at t={} us: {}; an earlier choice made this one impossible, so this is "
+                    "not a run the program can make (drop that choice from the schedule)\n",
+                    to_us(now_), forced);
   } else {
     s = fmt::format("application deadlock at t={} us: every VP still running is blocked and nothing is in flight.\n",
                     to_us(now_));

@@ -508,6 +508,10 @@ RunResult Engine::run(const Program& program) {
                              [this] { return write_evidence(true); }});
     start_vps();
   }
+  if (races_) {  // before any ending: exploration goes on from failed runs too
+    races_->on_run_end(vps_);
+    if (opts_.on_races) opts_.on_races(races_->races(true));
+  }
 
   if (!aborting_) {
     std::string unreceived;
@@ -1374,7 +1378,10 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
   pattern.ctx = gd.ctx;
   pattern.posted = v.clock;
   pattern.call = ++v.home->recv_calls;
-  if (world_src == any_source && !forced_.empty()) pattern.src = forced_source(v, pattern.call, world_src, &gd);
+  if (world_src == any_source && !forced_.empty()) {
+    pattern.src = forced_source(v, pattern.call, world_src, &gd);
+    pattern.forced = pattern.src != any_source;
+  }
   auto find = [&]() -> std::optional<Status> {
     const Msg* m = v.home->mailbox.find(pattern);
     if (!m) return std::nullopt;
