@@ -246,6 +246,7 @@ int launch(const LaunchOptions& o) {
     s.coll = o.coll;
     s.coll_selector = o.coll_selector == "default" ? "" : o.coll_selector;
     s.compute_factor = o.compute_factor;
+    s.synchronizing_collectives = o.synchronizing_collectives;
     const SessionGuard guard(&s);
     std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
     std::optional<OutputTagger> tagger;
@@ -265,6 +266,12 @@ int launch(const LaunchOptions& o) {
         if (rank < np) begin_burst(s.ranks[static_cast<std::size_t>(rank)]);
       };
     ro.stop_on_signals = true;
+    // Deadlock reports count the ranks, not the VPs beyond -np, and name each blocked rank's MPI call.
+    ro.ranks = np;
+    ro.blocked_in = [&s, np](int rank) {
+      const char* c = rank < np ? s.ranks[static_cast<std::size_t>(rank)].last_call : nullptr;
+      return c ? std::string(c) : std::string();
+    };
     ro.progress_line = true;
     ro.before_hard_exit = [&tagger, &program, &summary](int running) {
       summary("ended by the watchdog (the report follows)", std::nullopt);

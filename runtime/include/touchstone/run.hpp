@@ -98,6 +98,12 @@ struct RunOptions {
   /// refused with a RunError), with every race found up to then, so that exploration can go on
   /// from a failed run too (touchstone/explore.hpp).
   std::function<void(const std::vector<Race>& races)> on_races;
+  /// VPs 0..ranks-1 run the program's ranks; the others are idle (an MPI run with -np below the
+  /// machine's VPs) and deadlock reports do not count them as finished ranks. 0: every VP.
+  int ranks = 0;
+  /// For deadlock reports: the call of the program's own interface a blocked VP is in (such as
+  /// "MPI_Send"), named before the runtime's description of its wait. Empty: nothing is added.
+  std::function<std::string(int rank)> blocked_in;
 };
 
 /// A message that could also have matched a wildcard receive or probe.
