@@ -42,6 +42,7 @@ struct Options {
   std::string eager_limit;
   std::size_t stack_kb = 1024;
   std::string explore_outcome;  // an explored run (child of --explore): where to write its outcome
+  bool check = false;           // --check: synchronous sends and synchronizing collectives
 };
 
 // The command line as given (normalize_mpirun_args): --explore re-runs it in child processes.
@@ -305,6 +306,12 @@ int run(Options& o, CLI::App* cmd) {
     fmt::print(stderr, "{}", debug_findings(findings_options, m, Program{}, o.launch.run, r).text);
     if (!o.explore_outcome.empty()) write_outcome(o.explore_outcome, races_found, &r), completed = &r;
   };
+  if (o.check) {
+    if (!o.eager_limit.empty())
+      throw UsageError("--check runs every standard-mode send synchronously (eager limit 0): drop --eager-limit");
+    o.eager_limit = "0";
+    o.launch.synchronizing_collectives = true;
+  }
   o.launch.run.execution = o.execution == "threads" ? Execution::threads : Execution::fibers;
   o.launch.run.time_limit = time_limit_ps(o.time_limit_s);
   o.launch.run.stack_bytes = o.stack_kb * 1024;
@@ -313,6 +320,10 @@ int run(Options& o, CLI::App* cmd) {
   o.launch.compute_factor = compute_factor(o.compute);
   const int rc = mpi::launch(o.launch);
   if (!o.explore_outcome.empty() && !completed) write_outcome(o.explore_outcome, races_found, nullptr);
+  if (o.check && rc == 2)
+    fmt::print(stderr, "touchstone mpirun --check: standard-mode sends were synchronous and blocking collectives "
+                       "synchronizing, as a conforming MPI may make them: a deadlock reported above can happen on "
+                       "such an MPI\n");
   if (explore_runs == 0) return rc;
   char dir_template[] = "/tmp/touchstone-explore-XXXXXX";
   if (!mkdtemp(dir_template)) throw Error("mpirun --explore: cannot make a temporary directory");
@@ -352,6 +363,10 @@ Subcommand add_mpirun(CLI::App& app) {
   cmd->add_flag("--summary", o->launch.summary,
                 "print makespan, messages and trace_hash to stderr when the run ends, however it ends");
   add_run_options(cmd, *o);
+  cmd->add_flag("--check", o->check,
+                "find deadlocks that any conforming MPI could produce: every standard-mode send synchronous (eager "
+                "limit 0) and every blocking collective synchronizing (no member leaves before all have entered); "
+                "a deadlock is reported with the calls that block");
   cmd->add_option("--explore-outcome", o->explore_outcome, "(internal: an explored run writes its outcome here)")
       ->group("");
   name_values(cmd);

@@ -44,12 +44,18 @@ void set_result_status(MPI_Status* out, const MPI_Status& s);
 /// valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
 int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e);
 
+/// mpirun --check (Session::synchronizing_collectives): when `name` is a blocking collective on an
+/// intracommunicator, its members first meet in a barrier, so that the call completes on no member
+/// before every member has entered it, as any conforming MPI may do. Otherwise nothing.
+void synchronize_collective(RankState& rs, const char* name, MPI_Comm c);
+
 /// Runs body(rank state) as the MPI function `name` on communicator `c`; `need_init` false for the
 /// functions MPI lets a program call before MPI_Init and after MPI_Finalize (MPI_Info_*, MPI-4.0).
 template <class Body>
 int call(const char* name, MPI_Comm c, Body&& body, bool need_init = true) {
   RankState& rs = state(name, need_init);
   try {
+    synchronize_collective(rs, name, c);
     body(rs);
     return MPI_SUCCESS;
   } catch (const MpiError& e) {

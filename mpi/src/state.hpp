@@ -225,6 +225,8 @@ struct Session {
   std::optional<int> abort_code;
   std::string abort_report;
   double compute_factor = 0;  ///< --compute host:FACTOR (virtual per host CPU time); 0: compute is free
+  /// mpirun --check: every blocking collective synchronizes its members on entry (call.cpp).
+  bool synchronizing_collectives = false;
 };
 
 /// The session of the run in progress (set by launch()).

@@ -1,7 +1,8 @@
-# Races that matter (docs/debugging.md, "Harmful and harmless races", "Infeasible schedules").
-# Each test asserts the exit status and whole lines of the report (expect_lines.sh). Virtual times are the model's: on mesh:2x2 and
+# Races that matter and unsafe programs (docs/debugging.md, "Harmful and harmless races",
+# "Infeasible schedules", "Checking for unsafe programs"). Each test asserts the exit status and
+# whole lines of the report (expect_lines.sh). Virtual times are the model's: on mesh:2x2 and
 # mesh:1x3 rank 1's 4-byte message reaches rank 0 at 11.68 us, rank 2's (one hop more) at 13.12 us.
-foreach(t IN ITEMS races_harmless races_harmful races_deadlock races_feasible)
+foreach(t IN ITEMS races_harmless races_harmful races_deadlock races_feasible races_unsafe races_safe)
   touchstone_add_mpi_program(mpi_test_${t} ${t}.c)
   target_compile_options(mpi_test_${t} PRIVATE -Wall -Wextra)
 endforeach()
@@ -55,3 +56,30 @@ add_test(NAME mpi.races.infeasible_schedule COMMAND ${lines} 2
          -- ${ts} mpirun --machine mesh:1x3 --schedule 0:1=2,0:2=2,0:3=2 $<TARGET_FILE:mpi_test_races_feasible>)
 add_test(NAME mpi.determinism.races_feasible COMMAND ${here}/determinism.sh ${ts}
          $<TARGET_FILE:mpi_test_races_feasible> mesh:3x5 -np 7)
+
+# --check: MPI_Send then MPI_Recv on both sides passes with eager sends, deadlocks when sends are
+# synchronous; the report names both MPI_Send calls and counts the ranks, not the idle VPs.
+add_test(NAME mpi.races.exchange_eager COMMAND ${lines} 0 "races_unsafe exchange: all checks passed"
+         -- ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_races_unsafe> exchange)
+add_test(NAME mpi.races.check_exchange COMMAND ${lines} 2
+         "  rank 0 blocked since t=10 us in MPI_Send: wait for send of message #0 to rank 1 \\(4 bytes, rendezvous: waiting for the receiver to post a matching receive\\)"
+         "  rank 1 blocked since t=10 us in MPI_Send: wait for send of message #2 to rank 0 \\(4 bytes, rendezvous: waiting for the receiver to post a matching receive\\)"
+         "0 of 2 ranks finished \\(2 more VP\\(s\\) of the machine run no rank\\)\\."
+         "  rank 0 waits in MPI_Send: send of message #0 to rank 1 .* for rank 1"
+         "touchstone mpirun --check: standard-mode sends were synchronous and blocking collectives synchronizing, as a conforming MPI may make them: a deadlock reported above can happen on such an MPI"
+         -- ${ts} mpirun --machine mesh:2x2 -np 2 --check $<TARGET_FILE:mpi_test_races_unsafe> exchange)
+# A broadcast's root that leaves before the others entered: a synchronizing MPI_Bcast waits for
+# rank 1, which waits in a synchronous MPI_Send for rank 0's receive after the broadcast.
+add_test(NAME mpi.races.collective_eager COMMAND ${lines} 0 "races_unsafe collective: all checks passed"
+         -- ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_races_unsafe> collective)
+add_test(NAME mpi.races.check_collective COMMAND ${lines} 2
+         "  rank 0 blocked since t=32\\.76 us in MPI_Bcast: barrier \\(a runtime collective\\)"
+         "  rank 1 blocked since t=10 us in MPI_Send: wait for send of message #1 to rank 0 \\(4 bytes, rendezvous: waiting for the receiver to post a matching receive\\)"
+         "  rank 2 blocked since t=10 us in MPI_Bcast: barrier \\(a runtime collective\\)"
+         "0 of 3 ranks finished \\(1 more VP\\(s\\) of the machine run no rank\\)\\."
+         -- ${ts} mpirun --machine mesh:2x2 -np 3 --check $<TARGET_FILE:mpi_test_races_unsafe> collective)
+mpi_test(races.check_safe races_safe --machine mesh:2x3 -np 5 --check)
+mpi_test(races.check_safe_torus races_safe --machine torus:3x3 --check)
+add_test(NAME mpi.races.check_with_eager_limit COMMAND ${lines} 1
+         "error: --check runs every standard-mode send synchronously \\(eager limit 0\\): drop --eager-limit"
+         -- ${ts} mpirun --machine mesh:2x2 --check --eager-limit 64 $<TARGET_FILE:mpi_test_races_safe>)

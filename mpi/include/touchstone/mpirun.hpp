@@ -27,6 +27,9 @@ struct LaunchOptions {
   /// --compute host:FACTOR: each rank's host CPU time between MPI calls, times this, is charged as
   /// computation in virtual time; 0 (the default): computation is free and runs are deterministic.
   double compute_factor = 0;
+  /// mpirun --check: every blocking collective synchronizes its members on entry, as any
+  /// conforming MPI may (with run.eager_limit 0, every standard-mode send is synchronous too).
+  bool synchronizing_collectives = false;
   /// Called after a run that completed, with its machine and result (mpirun prints the races and
   /// the blocking explanation the debugging options asked for).
   std::function<void(const Machine&, const RunResult&)> on_result;
