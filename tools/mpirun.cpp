@@ -364,7 +364,7 @@ Subcommand add_mpirun(CLI::App& app) {
                 "print makespan, messages and trace_hash to stderr when the run ends, however it ends");
   add_run_options(cmd, *o);
   cmd->add_flag("--check", o->check,
-                "find deadlocks that any conforming MPI could produce: every standard-mode send synchronous (eager "
+                "find deadlocks that a conforming MPI may produce: every standard-mode send synchronous (eager "
                 "limit 0) and every blocking collective synchronizing (no member leaves before all have entered); "
                 "a deadlock is reported with the calls that block");
   cmd->add_option("--explore-outcome", o->explore_outcome, "(internal: an explored run writes its outcome here)")

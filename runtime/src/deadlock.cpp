@@ -234,8 +234,8 @@ std::string Engine::deadlock_report() const {
                     "worms) that only the blocked VPs below could free.\n",
                     to_us(now_));
   } else if (std::string forced = infeasible_choice(); !forced.empty()) {
-    s = fmt::format("infeasible schedule at t={} us: {}; an earlier choice made this one impossible, so this is "
-                    "not a run the program can make (drop that choice from the schedule)\n",
+    s = fmt::format("infeasible schedule at t={} us: {}; no run of the program makes that match after the choices "
+                    "before it, so this is not a run the program can make (drop that choice from the schedule)\n",
                     to_us(now_), forced);
   } else {
     s = fmt::format("application deadlock at t={} us: every VP still running is blocked and nothing is in flight.\n",

@@ -52,7 +52,7 @@ add_test(NAME mpi.races.feasible_schedules COMMAND ${lines} 0
          -- ${ts} mpirun --machine mesh:1x3 --races=error --explore 30 $<TARGET_FILE:mpi_test_races_feasible>)
 # ... and a schedule that keeps such a choice is infeasible, not a deadlock of the program.
 add_test(NAME mpi.races.infeasible_schedule COMMAND ${lines} 2
-         "infeasible schedule at t=24\\.6 us: --schedule 0:3=2 forces rank 0's receive #3 to take a message from rank 2, and none comes; an earlier choice made this one impossible, so this is not a run the program can make \\(drop that choice from the schedule\\)"
+         "infeasible schedule at t=24\\.6 us: --schedule 0:3=2 forces rank 0's receive #3 to take a message from rank 2, and none comes; no run of the program makes that match after the choices before it, so this is not a run the program can make \\(drop that choice from the schedule\\)"
          -- ${ts} mpirun --machine mesh:1x3 --schedule 0:1=2,0:2=2,0:3=2 $<TARGET_FILE:mpi_test_races_feasible>)
 add_test(NAME mpi.determinism.races_feasible COMMAND ${here}/determinism.sh ${ts}
          $<TARGET_FILE:mpi_test_races_feasible> mesh:3x5 -np 7)
