@@ -308,7 +308,8 @@ TEST(Explore, ImpossibleChoiceIsAnInfeasibleSchedule) {
 
 // Outcomes compare by what the program did, not by when or by which message numbers.
 TEST(Explore, SameOutcomeIgnoresTimesAndMessageNumbers) {
-  RunOutcome a{true, "rank 0 failed at t=1.5 us: message #3 lost"}, b{true, "rank 0 failed at t=22 us: message #17 lost"};
+  RunOutcome a{true, "rank 0 failed at t=1.5 us: message #3 lost"};
+  RunOutcome b{true, "rank 0 failed at t=22 us: message #17 lost"};
   EXPECT_TRUE(same_outcome(a, b));
   b.outcome = "rank 0 failed at t=22 us: message #17 late";
   EXPECT_FALSE(same_outcome(a, b));
