@@ -11,13 +11,17 @@ namespace CLI {
 class App;
 }
 
+namespace touchstone {
+struct Exploration;
+}
+
 namespace touchstone::cli {
 
 struct DebugOptions {
   std::string trace;      ///< --trace FILE
   std::string order_log;  ///< --order-log FILE
   std::uint64_t perturb = 0;
-  std::string races;      ///< --races[=report|error]: "" when not asked
+  std::string races;      ///< --races[=report|error|error-all]: "" when not asked
   bool internal = false;  ///< --internal: reports show the runtime's own messages
   int explore = 0;        ///< --explore N: runs to explore the races' other outcomes in (0: none)
   std::string schedule;   ///< --schedule CHOICES: forced matches to replay
@@ -27,8 +31,16 @@ struct DebugOptions {
 /// What the user asked to learn besides the run's figures.
 struct Findings {
   std::string text;             ///< races (--races) and exploration (--explore) reports
-  bool other_outcomes = false;  ///< an explored run failed or received other data
+  bool other_outcomes = false;  ///< a race is harmful: an explored run ended otherwise (exit 3)
 };
+
+/// Runs --races=error explores when --explore does not say: enough for the alternatives of a few
+/// races and the races they lead to.
+inline constexpr int kClassifyingRuns = 20;
+/// The runs to explore: --explore N, else kClassifyingRuns for --races=error, else 0.
+int exploring_runs(const DebugOptions& d);
+/// A harmful race or an explored run that ended otherwise: the command exits with status 3.
+bool other_outcomes(const Exploration& e);
 
 /// Prints the error that ended a command the way the CLI does (docs/cli.md, "Exit codes") and
 /// returns its exit code: 2 when the run failed (RunError), 1 for anything else.

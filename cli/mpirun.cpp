@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -41,6 +42,7 @@ struct Options {
   std::string eager_limit;
   std::size_t stack_kb = 1024;
   std::string explore_outcome;  // an explored run (child of --explore): where to write its outcome
+  bool check = false;           // --check: synchronous sends, synchronizing collectives, leaks are errors
 };
 
 // The command line as given (normalize_mpirun_args): --explore re-runs it in child processes.
@@ -49,22 +51,45 @@ std::vector<std::string>& command_line() {
   return args;
 }
 
-// An explored run's outcome as the child writes it for its parent (--explore-outcome FILE).
-void write_outcome(const std::string& path, const RunResult& r) {
+// An explored run's outcome as the child writes it for its parent (--explore-outcome FILE): its
+// races (also of a failed run, up to the failure; forced matches included, with the times that
+// order them) and, when it completed, what each rank received.
+void write_outcome(const std::string& path, const std::vector<Race>& found, const RunResult* r) {
   nlohmann::json races = nlohmann::json::array();
-  for (const Race& race : r.races) {
+  for (const Race& race : found) {
     nlohmann::json alternatives = nlohmann::json::array();
     for (const auto& a : race.alternatives) alternatives.push_back(a.source);
-    races.push_back({{"rank", race.rank}, {"call", race.call}, {"alternatives", alternatives}});
+    races.push_back({{"rank", race.rank}, {"call", race.call}, {"forced", race.forced}, {"posted", race.posted},
+                     {"arrival", race.arrival}, {"alternatives", alternatives}});
   }
-  std::ofstream(path) << nlohmann::json{{"received", r.received}, {"races", races}, {"trace_hash", r.trace_hash}}.dump();
+  nlohmann::json j{{"races", races}};
+  if (r) j.update({{"received", r->received}, {"trace_hash", r->trace_hash}});
+  std::ofstream(path) << j.dump();
 }
 
-// `mpirun --explore N`: each explored run is a fresh `touchstone mpirun` process (a freshly loaded
-// program and a new MPI session), the same command line less --explore, --trace, --order-log and
-// --explain, with --races and --schedule CHOICES; its stdout is dropped. It reports what the
-// exploration needs through --explore-outcome; a non-zero exit is a failed run, described by its
-// error's first line.
+// What the program wrote to stdout, by rank (the child runs with --tag-output): each rank's lines
+// in order, whatever the interleaving of ranks, so that output compares between schedules.
+std::uint64_t output_digest(const std::string& path) {
+  std::ifstream in(path);
+  std::map<std::string, std::uint64_t> by_rank;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto close = line.find("] ");
+    const std::string rank = line.starts_with("[") && close != std::string::npos ? line.substr(1, close - 1) : "";
+    std::uint64_t& h = by_rank[rank];
+    for (const char c : line) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    h = (h ^ '\n') * 0x100000001b3ULL;
+  }
+  std::uint64_t all = 0xcbf29ce484222325ULL;
+  for (const auto& [rank, h] : by_rank) all = (all ^ std::hash<std::string>{}(rank) ^ h) * 0x100000001b3ULL;
+  return all;
+}
+
+// `mpirun --explore N`: each explored run, the original's replay included, is a fresh `touchstone
+// mpirun` process (a freshly loaded program and a new MPI session), the same command line less
+// --explore, --trace, --order-log, --explain and --summary, with --races, --tag-output and --schedule
+// CHOICES; its stdout is kept for comparison. It reports its races through --explore-outcome; a
+// non-zero exit is a failed run, described by its error's first line.
 RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::filesystem::path& dir, int number) {
   const auto& given = command_line();
   std::vector<std::string> args{given.at(0), "mpirun"};
@@ -74,7 +99,7 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
     const std::string& a = given[i];
     const auto name = a.substr(0, a.find('='));
     const bool valued = name == "--explore" || name == "--trace" || name == "--order-log" || name == "--schedule";
-    if (valued || name == "--explain" || name == "--races") {
+    if (valued || name == "--explain" || name == "--races" || name == "--tag-output" || name == "--summary") {
       if (valued && a.find('=') == std::string::npos) ++i;  // its value is the next argument
       continue;
     }
@@ -82,7 +107,8 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
   }
   const std::string outcome_file = (dir / fmt::format("run{}.json", number)).string();
   const std::string err_file = (dir / fmt::format("run{}.err", number)).string();
-  args.insert(args.end(), {"--races", "--explore-outcome", outcome_file});
+  const std::string out_file = (dir / fmt::format("run{}.out", number)).string();
+  args.insert(args.end(), {"--races", "--tag-output", "--explore-outcome", outcome_file});
   if (!schedule.empty()) args.insert(args.end(), {"--schedule", format_schedule(schedule)});
   args.insert(args.end(), given.begin() + static_cast<std::ptrdiff_t>(i), given.end());
   std::vector<char*> argv;
@@ -90,7 +116,7 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
   std::fflush(stdout);
@@ -103,6 +129,22 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
   }
   RunOutcome out;
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  out.exit_status = rc;
+  out.output = output_digest(out_file);
+  // A process killed before it wrote its outcome (a crash) is a failed run without races.
+  std::ifstream outcome(outcome_file);
+  const auto j = outcome ? nlohmann::json::parse(outcome) : nlohmann::json{{"races", nlohmann::json::array()}};
+  for (const auto& r : j.at("races")) {
+    Race race;
+    race.rank = r.at("rank");
+    race.call = r.at("call");
+    race.forced = r.at("forced");
+    race.posted = r.at("posted");
+    race.arrival = r.at("arrival");
+    for (const auto& src : r.at("alternatives"))
+      race.alternatives.push_back(RaceAlternative{0, src.get<int>(), 0, 0, 0});
+    out.races.push_back(std::move(race));
+  }
   if (rc != 0) {
     // The error's first line: after "error: the run failed:"; else (MPI_Abort, a rank's exit
     // status) mpirun's last line, after what the program wrote just before it (a failed check).
@@ -127,20 +169,9 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
     else out.outcome = (before_last.empty() ? "" : before_last + "; ") + last;
     return out;
   }
-  std::ifstream in(outcome_file);
-  if (!in) throw Error(fmt::format("mpirun --explore: the explored run --schedule '{}' wrote no outcome",
-                                   format_schedule(schedule)));
-  const auto j = nlohmann::json::parse(in);
   out.outcome = "completed";
-  out.received = j.at("received").get<std::vector<std::uint64_t>>();
-  out.trace_hash = j.at("trace_hash").get<std::uint64_t>();
-  for (const auto& r : j.at("races")) {
-    Race race;
-    race.rank = r.at("rank");
-    race.call = r.at("call");
-    for (const auto& src : r.at("alternatives")) race.alternatives.push_back(RaceAlternative{0, src.get<int>(), 0, 0, 0});
-    out.races.push_back(std::move(race));
-  }
+  if (j.contains("received")) out.received = j.at("received").get<std::vector<std::uint64_t>>();
+  if (j.contains("trace_hash")) out.trace_hash = j.at("trace_hash").get<std::uint64_t>();
   return out;
 }
 
@@ -219,7 +250,8 @@ class PlainHelp : public CLI::Formatter {
 void name_values(CLI::App* cmd) {
   static const std::pair<const char*, const char*> kNames[] = {
       {"--machine", "SPEC"}, {"--np", "P"}, {"--coll", "COLL=ALG,..."}, {"--trace", "FILE"}, {"--order-log", "FILE"},
-      {"--perturb", "N"}, {"--races", "[=error]"}, {"--explore", "N"}, {"--schedule", "RANK:CALL=SOURCE,..."},
+      {"--perturb", "N"}, {"--races", "[=error|=error-all]"}, {"--explore", "N"},
+      {"--schedule", "RANK:CALL=SOURCE,..."},
       {"--seed", "N"}, {"--host-cores", "N"}, {"--execution", "fibers|threads"}, {"--time-limit", "SECONDS"},
       {"--stack-kb", "KIB"}, {"--wall-limit", "SECONDS"}, {"--compute", "zero|host[:FACTOR]"},
       {"--eager-limit", "BYTES|unlimited|off"}};
@@ -260,17 +292,27 @@ int run(Options& o, CLI::App* cmd) {
   }
   apply_debug_options(o.debug, o.launch.run);
   // Exploring re-runs the program, each run in a fresh process (explored_run): an MPI program's
-  // globals and MPI session are made once per process. This process makes the original run.
-  const int explore_runs = o.debug.explore;
+  // globals and MPI session are made once per process. This process makes the original run for
+  // the user; the exploration replays it in a child too, to compare output made the same way.
+  const int explore_runs = exploring_runs(o.debug);
   DebugOptions findings_options = o.debug;
   findings_options.explore = 0;  // explored below, not in process
-  std::optional<RunOutcome> original;
+  findings_options.races = o.debug.races.empty() ? "" : "report";
   if (explore_runs > 0 && o.launch.run.races == RaceCheck::off) o.launch.run.races = RaceCheck::report;
+  std::vector<Race> races_found;  // --explore-outcome: the races, also of a failed run
+  const RunResult* completed = nullptr;
+  if (!o.explore_outcome.empty()) o.launch.run.on_races = [&](const std::vector<Race>& r) { races_found = r; };
   o.launch.on_result = [&](const Machine& m, const RunResult& r) {
     fmt::print(stderr, "{}", debug_findings(findings_options, m, Program{}, o.launch.run, r).text);
-    if (!o.explore_outcome.empty()) write_outcome(o.explore_outcome, r);
-    if (explore_runs > 0) original = RunOutcome{false, "completed", r.received, r.races, r.trace_hash};
+    if (!o.explore_outcome.empty()) write_outcome(o.explore_outcome, races_found, &r), completed = &r;
   };
+  if (o.check) {
+    if (!o.eager_limit.empty())
+      throw UsageError("--check runs every standard-mode send synchronously (eager limit 0): drop --eager-limit");
+    o.eager_limit = "0";
+    o.launch.synchronizing_collectives = true;
+    o.launch.leaks_are_errors = true;
+  }
   o.launch.run.execution = o.execution == "threads" ? Execution::threads : Execution::fibers;
   o.launch.run.time_limit = time_limit_ps(o.time_limit_s);
   o.launch.run.stack_bytes = o.stack_kb * 1024;
@@ -278,24 +320,27 @@ int run(Options& o, CLI::App* cmd) {
   o.launch.run.eager_limit = eager_limit_bytes(o.eager_limit);
   o.launch.compute_factor = compute_factor(o.compute);
   const int rc = mpi::launch(o.launch);
+  if (!o.explore_outcome.empty() && !completed) write_outcome(o.explore_outcome, races_found, nullptr);
+  if (o.check && rc == 2)
+    fmt::print(stderr, "touchstone mpirun --check: standard-mode sends were synchronous and blocking collectives "
+                       "synchronizing, as a conforming MPI may make them: a deadlock reported above can happen on "
+                       "such an MPI\n");
   if (explore_runs == 0) return rc;
-  if (rc != 0 || !original) original = RunOutcome{true, fmt::format("failed (exit status {})", rc), {}, {}};
   char dir_template[] = "/tmp/touchstone-explore-XXXXXX";
   if (!mkdtemp(dir_template)) throw Error("mpirun --explore: cannot make a temporary directory");
   const std::filesystem::path dir(dir_template);
   int number = 0;
   Exploration e;
   try {
-    e = explore([&](const std::vector<ForcedMatch>& schedule) {
-      return number++ == 0 ? *original : explored_run(schedule, dir, number);
-    }, o.launch.run.schedule, explore_runs);
+    e = explore([&](const std::vector<ForcedMatch>& schedule) { return explored_run(schedule, dir, number++); },
+                o.launch.run.schedule, explore_runs);
   } catch (...) {
     std::filesystem::remove_all(dir);
     throw;
   }
   std::filesystem::remove_all(dir);
   fmt::print(stderr, "{}", describe_exploration(e, explore_runs));
-  return rc != 0 ? rc : e.different.empty() ? 0 : 3;
+  return rc != 0 ? rc : other_outcomes(e) ? 3 : 0;
 }
 
 }  // namespace
@@ -321,13 +366,16 @@ Subcommand add_mpirun(CLI::App& app) {
   cmd->add_option("--result", o->launch.result_file,
                   "write how the run ended to FILE as JSON: exit status, makespan, the regions marked with "
                   "MPI_Pcontrol(1) ... MPI_Pcontrol(0), messages, trace_hash");
-  cmd->add_flag("--check", o->launch.leaks_are_errors,
-                "MPI_Finalize's findings (communicators, groups, datatypes, operations, buffers and requests still "
-                "held) are errors that end the run, not warnings (docs/debugging.md)");
   cmd->add_flag("!--no-check", o->launch.check_consistency,
                 "do not check that collectives match across ranks nor that messages' type signatures match their "
                 "receives (docs/debugging.md; for measuring what the checks cost)");
   add_run_options(cmd, *o);
+  cmd->add_flag("--check", o->check,
+                "the strict check (docs/debugging.md): find deadlocks that a conforming MPI may produce (every "
+                "standard-mode send synchronous, eager limit 0, and every blocking collective synchronizing: no "
+                "member leaves before all have entered), reported with the calls that block; and make "
+                "MPI_Finalize's findings (communicators, groups, datatypes, operations, buffers and requests still "
+                "held) errors that end the run, not warnings");
   cmd->add_option("--explore-outcome", o->explore_outcome, "(internal: an explored run writes its outcome here)")
       ->group("");
   name_values(cmd);

@@ -1,6 +1,8 @@
 // The frame of every MPI call (call.hpp): the rank's state, argument checks, the error handler.
 #include <cstdio>
 #include <cstdlib>
+#include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -35,6 +37,20 @@ RankState& state(const char* call, bool need_init) {
   if (need_init && !rs.initialized) throw UsageError(fmt::format("{} called before MPI_Init on rank {}", call, p->rank()));
   if (need_init && rs.finalized) throw UsageError(fmt::format("{} called after MPI_Finalize on rank {}", call, p->rank()));
   return rs;
+}
+
+void synchronize_collective(RankState& rs, const char* name, MPI_Comm c) {
+  if (!g_session->synchronizing_collectives) return;
+  // The blocking collectives whose algorithms may let a member leave before all have entered
+  // (MPI_Barrier synchronizes already; nonblocking collectives complete in a wait, not here).
+  static const std::set<std::string_view> kCollectives = {
+      "MPI_Bcast",     "MPI_Reduce",  "MPI_Allreduce",      "MPI_Gather",         "MPI_Gatherv",
+      "MPI_Scatter",   "MPI_Scatterv", "MPI_Allgather",     "MPI_Allgatherv",     "MPI_Alltoall",
+      "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Scan",
+      "MPI_Exscan"};
+  if (!kCollectives.contains(name)) return;
+  const Comm& comm = comm_of(rs, c);
+  if (!comm.inter) rs.proc->barrier(comm.coll);
 }
 
 const char* error_text(int code) {

@@ -66,6 +66,11 @@ class OutermostCall {
   RankState& rs_;
 };
 
+/// mpirun --check (Session::synchronizing_collectives): when `name` is a blocking collective on an
+/// intracommunicator, its members first meet in a barrier, so that the call completes on no member
+/// before every member has entered it, as any conforming MPI may do. Otherwise nothing.
+void synchronize_collective(RankState& rs, const char* name, MPI_Comm c);
+
 /// Runs body(rank state) as the MPI function `name` on communicator `c`; `need_init` false for the
 /// functions MPI lets a program call before MPI_Init and after MPI_Finalize (MPI_Info_*, MPI-4.0).
 /// Always inlined, so that its return address is the program's call of the MPI function.
@@ -74,6 +79,7 @@ template <class Body>
   RankState& rs = state(name, need_init);
   const OutermostCall outermost(rs, __builtin_return_address(0));
   try {
+    synchronize_collective(rs, name, c);
     body(rs);
     return MPI_SUCCESS;
   } catch (const MpiError& e) {

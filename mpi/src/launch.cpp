@@ -271,6 +271,7 @@ int launch(const LaunchOptions& o) {
     s.compute_factor = o.compute_factor;
     s.check_consistency = o.check_consistency;
     s.leaks_are_errors = o.leaks_are_errors;
+    s.synchronizing_collectives = o.synchronizing_collectives;
     const SessionGuard guard(&s);
     std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
     std::optional<OutputTagger> tagger;
@@ -290,6 +291,12 @@ int launch(const LaunchOptions& o) {
         if (rank < np) begin_burst(s.ranks[static_cast<std::size_t>(rank)]);
       };
     ro.stop_on_signals = true;
+    // Deadlock reports count the ranks, not the VPs beyond -np, and name each blocked rank's MPI call.
+    ro.ranks = np;
+    ro.blocked_in = [&s, np](int rank) {
+      const char* c = rank < np ? s.ranks[static_cast<std::size_t>(rank)].last_call : nullptr;
+      return c ? std::string(c) : std::string();
+    };
     ro.progress_line = true;
     ro.before_hard_exit = [&tagger, &program, &summary, &record](int running, int exit_status) {
       summary("ended by the watchdog (the report follows)", std::nullopt);

@@ -267,6 +267,8 @@ struct Session {
   bool check_consistency = true;
   bool leaks_are_errors = false;
   std::shared_ptr<CheckState> checks;
+  /// mpirun --check: every blocking collective synchronizes its members on entry (call.cpp).
+  bool synchronizing_collectives = false;
 };
 
 /// The session of the run in progress (set by launch()).

@@ -21,13 +21,23 @@ struct Edge {
   std::string call;
 };
 
+// "MPI_Send: " when RunOptions::blocked_in names the call of the program's interface that a
+// rank's own VP blocks in; tasks run on the rank's behalf and are not in its call.
+std::string in_call(const RunOptions& o, const Vp& v) {
+  if (!o.blocked_in || v.is_task()) return {};
+  std::string call = o.blocked_in(v.rank);
+  return call.empty() ? call : call + ": ";
+}
+
 }  // namespace
 
 // What v's blocking call is, in the user's terms: a runtime collective is named as such unless
-// the report asks for the runtime's internal messages.
+// the report asks for the runtime's internal messages; the call of the program's interface a
+// rank is in (RunOptions::blocked_in, e.g. MPI_Send) comes first.
 std::string Engine::describe_wait(const Vp& v) const {
-  if (v.collective && !opts_.report_internal) return fmt::format("{} (a runtime collective)", v.collective);
-  return describe(v.pending);
+  const std::string in = in_call(opts_, v);
+  if (v.collective && !opts_.report_internal) return in + fmt::format("{} (a runtime collective)", v.collective);
+  return in + describe(v.pending);
 }
 
 // The wait-for graph among ranks: rank r -> rank s when r's blocking call needs s to act (send a
@@ -51,7 +61,8 @@ std::string Engine::wait_for_cycle() const {
         for (const Op* op : v.waiting_ops) {
           const std::string call = v.collective && !opts_.report_internal
                                        ? where
-                                       : describe_op(*op) + (v.waiting_ops.size() > 1 ? " in " + where : at_label(v));
+                                       : v.waiting_ops.size() > 1 ? describe_op(*op) + " in " + where
+                                                                  : in_call(opts_, v) + describe_op(*op) + at_label(v);
           if (op->kind == Op::Kind::send) out.push_back(Edge{op->dst, call});
           else if (op->src != any_source) out.push_back(Edge{op->src, call});
           else add_any(op->group.get(), call);
@@ -82,6 +93,7 @@ std::string Engine::wait_for_cycle() const {
     }
   }
   auto blocked = [&](int r) { return vps_[static_cast<std::size_t>(r)]->state == Vp::State::blocked; };
+  auto idle = [&](int r) { return opts_.ranks > 0 && r >= opts_.ranks; };  // runs no rank: not "finished"
   // Depth-first over blocked ranks, lowest rank first, taking each rank's edges in call order.
   std::vector<int> color(static_cast<std::size_t>(n), 0), via(static_cast<std::size_t>(n), -1);
   std::vector<std::size_t> via_edge(static_cast<std::size_t>(n), 0);
@@ -129,7 +141,7 @@ std::string Engine::wait_for_cycle() const {
       std::vector<int> gone;
       std::string call;
       for (const Edge& e : edges[static_cast<std::size_t>(r)])
-        if (!blocked(e.to)) gone.push_back(e.to), call = e.call;
+        if (!blocked(e.to) && !idle(e.to)) gone.push_back(e.to), call = e.call;
       if (gone.empty()) continue;
       ++shown;
       s += fmt::format("  rank {} waits in {} for rank(s) {}, finished\n", r, call, fmt::join(gone, ", "));
@@ -194,6 +206,20 @@ bool Engine::buffer_cycle() const {
   return false;
 }
 
+// A blocked receive whose source the schedule forced (RunOptions::schedule): the message it waits
+// for never comes, while the program's wildcard would have taken another or blocked by itself.
+std::string Engine::infeasible_choice() const {
+  for (const auto& v : vps_) {
+    if (v->state != Vp::State::blocked || v->block != Vp::Block::ops) continue;
+    for (const Op* op : v->waiting_ops)
+      if (op->kind == Op::Kind::recv && op->forced && !op->matched)
+        return fmt::format("--schedule {}:{}={} forces rank {}'s receive #{} to take a message from rank {}, and none "
+                           "comes",
+                           v->rank, op->call, op->src, v->rank, op->call, op->src);
+  }
+  return {};
+}
+
 std::string Engine::deadlock_report() const {
   std::string cycle = network_->find_deadlock_cycle();
   std::string s;
@@ -207,6 +233,10 @@ std::string Engine::deadlock_report() const {
     s = fmt::format("deadlock at t={} us: worms wait in the network (for receive-buffer space or behind such "
                     "worms) that only the blocked VPs below could free.\n",
                     to_us(now_));
+  } else if (std::string forced = infeasible_choice(); !forced.empty()) {
+    s = fmt::format("infeasible schedule at t={} us: {}; no run of the program makes that match after the choices "
+                    "before it, so this is not a run the program can make (drop that choice from the schedule)\n",
+                    to_us(now_), forced);
   } else {
     s = fmt::format("application deadlock at t={} us: every VP still running is blocked and nothing is in flight.\n",
                     to_us(now_));
@@ -226,7 +256,14 @@ std::string Engine::deadlock_report() const {
     if (t->state == Vp::State::blocked && t->block != Vp::Block::idle)
       s += fmt::format("  a task of rank {} blocked since t={} us in {}{}\n", t->rank, to_us(t->blocked_since),
                        describe_wait(*t), at_label(*t));
-  s += fmt::format("{} of {} VPs finished.\n", vps_.size() - static_cast<std::size_t>(blocked), vps_.size());
+  // VPs that run no rank (RunOptions::ranks: an MPI run with -np below the machine's VPs) are
+  // neither blocked nor finished ranks.
+  const int n = static_cast<int>(vps_.size()), ranks = opts_.ranks > 0 && opts_.ranks < n ? opts_.ranks : n;
+  if (ranks == n)
+    s += fmt::format("{} of {} VPs finished.\n", n - blocked, n);
+  else
+    s += fmt::format("{} of {} ranks finished ({} more VP(s) of the machine run no rank).\n", ranks - blocked, ranks,
+                     n - ranks);
   if (cycle.empty()) s += wait_for_cycle();
   std::string unmatched;
   int count = 0;

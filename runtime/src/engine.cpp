@@ -305,6 +305,7 @@ RunResult Engine::run(const Program& program) {
                              [this] { return write_evidence(true); }});
     start_vps();
   }
+  instruments_.races_at_end(vps_, opts_.on_races);
 
   if (!aborting_) {
     failure_ = leftovers_report();

@@ -199,6 +199,7 @@ class Engine final : public NetworkListener, private Scheduler {
   void fail_with_current_exception(const std::string& what_failed);
   // runtime/src/deadlock.cpp
   std::string deadlock_report() const;
+  std::string infeasible_choice() const;  // a forced receive that waits in vain (RunOptions::schedule)
   std::string wait_for_cycle() const;
   bool buffer_cycle() const;
   std::string describe_wait(const Vp& v) const;

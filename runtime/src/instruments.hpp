@@ -128,6 +128,15 @@ class Instruments {
   void unwound(int rank, Time since, Time now, const Call& what);
 
   // ---- the run's end
+  /// Before any ending: the messages still unreceived at each VP are races' alternatives too, and
+  /// `on_races` (RunOptions::on_races) gets every race, forced ones included, so that exploring goes
+  /// on from failed runs too.
+  void races_at_end(const std::vector<std::unique_ptr<Vp>>& vps,
+                    const std::function<void(const std::vector<Race>&)>& on_races) {
+    if (!races_) return;
+    races_->on_run_end(vps);
+    if (on_races) on_races(races_->races(true));
+  }
   /// Waits still open end at `now`; every VP's final clock ends the hash.
   void run_ended(Time now, std::span<const Time> clocks);
   /// Adds to a failed run's report what the instruments know: who blocked whom (--explain), the

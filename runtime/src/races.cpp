@@ -27,34 +27,40 @@ void RaceDetector::on_send(int src, Msg& m) {
 // the data message the user sent, and the request's arrival is when its envelope could match.
 std::uint64_t RaceDetector::user_id(const Msg& m) { return m.proto == Msg::Proto::rts && m.rdv ? m.rdv->id : m.id; }
 
-void RaceDetector::on_match(int dst, Op& op, const Msg& m, const std::string& label) {
+void RaceDetector::add_alternative(int dst, const Msg& m, std::uint64_t before_call) {
   auto& recs = records_[static_cast<std::size_t>(dst)];
   const std::uint32_t known = m.vc.empty() ? 0 : m.vc[static_cast<std::size_t>(dst)];
   for (Record& r : recs) {
-    if (r.call >= op.call || r.ctx != m.ctx) continue;  // only receives posted after the wildcard
-    if (known >= r.done) continue;                       // sent after hearing that r was complete
+    if (r.call >= before_call || r.ctx != m.ctx) continue;  // only receives posted after the wildcard
+    if (known >= r.done) continue;                          // sent after hearing that r was complete
     if ((r.src != any_source && r.src != m.src) || (r.tag != any_tag && r.tag != m.tag)) continue;
     if (m.src == r.race.source) continue;  // a pair's later message cannot overtake the taken one
     auto& alts = r.race.alternatives;
     if (std::any_of(alts.begin(), alts.end(), [&](const RaceAlternative& a) { return a.source == m.src; })) continue;
     alts.push_back(RaceAlternative{user_id(m), m.src, m.tag, m.arrival, m.arrival - r.race.arrival});
   }
-  if (op.src != any_source && op.tag != any_tag) return;
+}
+
+void RaceDetector::on_match(int dst, Op& op, const Msg& m, const std::string& label) {
+  add_alternative(dst, m, op.call);
+  if (op.src != any_source && op.tag != any_tag && !op.forced) return;
   Record r;
   r.call = op.call;
-  r.src = op.src;
+  r.src = op.forced ? any_source : op.src;  // the program's pattern, not the schedule's choice
   r.tag = op.tag;
   r.ctx = op.ctx;
   r.race.rank = dst;
   r.race.call = op.call;
   r.race.posted = op.posted;
   r.race.label = label;
-  r.race.want_source = op.src;
+  r.race.forced = op.forced;
+  r.race.want_source = r.src;
   r.race.want_tag = op.tag;
   r.race.message = user_id(m);
   r.race.source = m.src;
   r.race.tag = m.tag;
   r.race.arrival = m.arrival;
+  auto& recs = records_[static_cast<std::size_t>(dst)];
   recs.push_back(std::move(r));
   op.wild = static_cast<std::uint32_t>(recs.size());
 }
@@ -85,11 +91,16 @@ void RaceDetector::on_barrier(const std::vector<int>& members) {
   for (int r : members) vc_[static_cast<std::size_t>(r)] = all;
 }
 
-std::vector<Race> RaceDetector::races() const {
+void RaceDetector::on_run_end(const std::vector<std::unique_ptr<Vp>>& vps) {
+  for (const auto& v : vps)
+    for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) add_alternative(v->rank, *m, ~std::uint64_t{0});
+}
+
+std::vector<Race> RaceDetector::races(bool with_forced) const {
   std::vector<Race> out;
   for (const auto& recs : records_)
     for (const Record& r : recs)
-      if (!r.race.alternatives.empty()) {
+      if (!r.race.alternatives.empty() || (with_forced && r.race.forced)) {
         out.push_back(r.race);
         std::stable_sort(out.back().alternatives.begin(), out.back().alternatives.end(),
                          [](const RaceAlternative& a, const RaceAlternative& b) { return a.arrival < b.arrival; });
@@ -109,20 +120,23 @@ std::string exact_us(Time t) { return fmt::format("{}{}.{:06}", t < 0 ? "-" : ""
 std::string describe_races(const std::vector<Race>& races) {
   auto who = [](int x) { return x < 0 ? std::string("any") : std::to_string(x); };
   std::string s;
-  std::size_t alternatives = 0;
+  std::size_t alternatives = 0, listed = 0;
   for (const Race& r : races) {
+    if (r.alternatives.empty()) continue;  // a forced match that nothing else could have made
+    ++listed;
     alternatives += r.alternatives.size();
-    s += fmt::format("race: rank {} {} #{} ({}(source={}, tag={}), posted t={} us{}) took message #{} from {} "
+    s += fmt::format("race: rank {} {} #{} ({}(source={}, tag={}), posted t={} us{}) {} message #{} from {} "
                      "(tag {}, arrived t={} us); it could also have matched:\n",
                      r.rank, r.probe ? "probe" : "receive", r.call, r.probe ? "probe" : "recv", who(r.want_source),
-                     who(r.want_tag), exact_us(r.posted), r.label.empty() ? "" : " at " + r.label, r.message, r.source,
-                     r.tag, exact_us(r.arrival));
+                     who(r.want_tag), exact_us(r.posted), r.label.empty() ? "" : " at " + r.label,
+                     r.forced ? "was forced by the schedule to take" : "took", r.message, r.source, r.tag,
+                     exact_us(r.arrival));
     for (const auto& a : r.alternatives)
       s += fmt::format("  message #{} from {} (tag {}, arrived t={} us), which lost by {} us\n", a.message, a.source,
                        a.tag, exact_us(a.arrival), exact_us(a.margin));
   }
   s += fmt::format("{} race(s): {} wildcard receive(s) or probe(s) could have matched {} other message(s)\n",
-                   races.size(), races.size(), alternatives);
+                   listed, listed, alternatives);
   return s;
 }
 

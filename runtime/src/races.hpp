@@ -10,9 +10,14 @@
 // when it fits R's pattern (same group, source and tag accepted), comes from another source than
 // R's own match (a pair's messages do not overtake), is the first such message from its source,
 // and is not causally after R. Its margin is the virtual time by which it lost: its arrival minus
-// the arrival of the message R took. Internal to the runtime.
+// the arrival of the message R took. A message that is never received (left in the mailbox when
+// the run ends, as when the run deadlocks) is an alternative on the same terms: the race whose
+// other outcome is a deadlock names it. A receive whose match the schedule forced (RunOptions::
+// schedule) is a wildcard too; races(true) lists it even without alternatives, because exploring
+// orders the forced choices by when they were decided (explore.cpp). Internal to the runtime.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "touchstone/run.hpp"
@@ -20,6 +25,7 @@
 namespace touchstone::detail {
 
 struct Msg;
+struct Vp;
 struct Op;
 
 class RaceDetector {
@@ -39,9 +45,12 @@ class RaceDetector {
   void on_handler(int dst, const Msg& m);
   /// Everyone leaving a hardware barrier has heard of everyone's past.
   void on_barrier(const std::vector<int>& members);
+  /// The run ended: the messages still unreceived at each VP are alternatives too.
+  void on_run_end(const std::vector<std::unique_ptr<Vp>>& vps);
 
-  /// The races found, each with at least one alternative, ordered by (rank, call).
-  std::vector<Race> races() const;
+  /// The races found, each with at least one alternative, ordered by (rank, call); `with_forced`:
+  /// also the forced matches without one.
+  std::vector<Race> races(bool with_forced = false) const;
 
  private:
   struct Record {
@@ -52,6 +61,8 @@ class RaceDetector {
     Race race;
   };
   void merge(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from);
+  /// m, matched by the receive `before_call` of dst (unreceived: no bound), against dst's records.
+  void add_alternative(int dst, const Msg& m, std::uint64_t before_call);
   static std::uint64_t user_id(const Msg& m);
   std::vector<std::vector<std::uint32_t>> vc_;
   std::vector<std::vector<Record>> records_;  // per VP, in call order

@@ -186,7 +186,10 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
   pattern.ctx = gd.ctx;
   pattern.posted = v.clock;
   pattern.call = ++v.home->recv_calls;
-  if (world_src == any_source && !forced_.empty()) pattern.src = forced_.source(v.rank, pattern.call, world_src, &gd);
+  if (world_src == any_source && !forced_.empty()) {
+    pattern.src = forced_.source(v.rank, pattern.call, world_src, &gd);
+    pattern.forced = pattern.src != any_source;
+  }
   auto find = [&]() -> std::optional<Status> {
     const Msg* m = v.home->mailbox.find(pattern);
     if (!m) return std::nullopt;

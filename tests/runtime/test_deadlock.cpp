@@ -44,6 +44,27 @@ TEST(Deadlock, ApplicationDeadlockAfterSomeRanksFinished) {
   EXPECT_NE(report.find("2 of 3 VPs finished"), std::string::npos) << report;
 }
 
+// VPs that run no rank (RunOptions::ranks, an MPI run with -np below the machine's VPs) are not
+// counted as finished ranks, and RunOptions::blocked_in names each rank's call.
+TEST(Deadlock, IdleVpsAreNotFinishedRanks) {
+  RunOptions o;
+  o.ranks = 2;
+  o.blocked_in = [](int rank) { return rank == 0 ? std::string("MPI_Recv") : std::string(); };
+  const std::string report = run_error(ts_test::prime_machine("mesh:2x2"), [](Proc& p) {
+    std::vector<std::byte> b(4);
+    if (p.rank() < 2) p.recv(1 - p.rank(), 0, b);
+  }, o);
+  EXPECT_NE(report.find("\n0 of 2 ranks finished (2 more VP(s) of the machine run no rank).\n"), std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("VPs finished"), std::string::npos) << report;
+  EXPECT_NE(report.find("  rank 0 blocked since t=0 us in MPI_Recv: wait for recv(source=1, tag=0)\n"),
+            std::string::npos) << report;
+  EXPECT_NE(report.find("  rank 1 blocked since t=0 us in wait for recv(source=0, tag=0)\n"), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("  rank 0 waits in MPI_Recv: recv(source=1, tag=0) for rank 1\n"), std::string::npos)
+      << report;
+}
+
 // torus:4 with deadlock=none: every node sends a 4-packet message 2 hops in the + direction at
 // the same time. Each worm takes its first link and waits for the next node's first link, which
 // that node's worm holds: a cycle of 4 worms.

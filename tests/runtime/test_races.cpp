@@ -3,7 +3,10 @@
 // which each lost, computed here from the model's formulas (tests/support/model.hpp).
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "support/model.hpp"
+#include "touchstone/explore.hpp"
 
 using namespace touchstone;
 
@@ -179,6 +182,145 @@ TEST(Races, BarrierIsHappensBefore) {
   }, o);
   EXPECT_TRUE(r.races.empty()) << describe_races(r.races);
   }
+}
+
+
+// Rank 0 receives `wildcards` messages with any_source from ranks 1 and 2 (each sends `each`
+// 4-byte values: its rank), then one from `then_from` (-1: none). `check` sees the values in
+// the order received and may throw to fail the run.
+Program collect(int each, int wildcards, int then_from, std::function<void(const std::vector<int>&)> check = {}) {
+  return [=](Proc& p) {
+    std::vector<std::byte> b(sizeof(int));
+    int v = p.rank();
+    if (p.rank() == 0) {
+      std::vector<int> got;
+      auto take = [&](int src) {
+        p.recv(src, 0, b);
+        std::memcpy(&v, b.data(), sizeof v);
+        got.push_back(v);
+      };
+      for (int i = 0; i < wildcards; ++i) take(any_source);
+      if (then_from >= 0) take(then_from);
+      if (check) check(got);
+    } else {
+      std::memcpy(b.data(), &v, sizeof v);
+      for (int i = 0; i < each; ++i) p.send(0, 0, b);
+    }
+  };
+}
+
+// A message never received (the run deadlocks on it) is an alternative of the race that lost it,
+// and RunOptions::on_races hands over the races of the failed run.
+TEST(Races, UnreceivedMessageIsAnAlternative) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  RunOptions o;
+  o.races = RaceCheck::report;
+  std::vector<Race> seen;
+  o.on_races = [&](const std::vector<Race>& r) { seen = r; };
+  try {
+    run(m, collect(1, 1, 1), o);  // rank 1 is nearer: the wildcard takes its only message
+    ADD_FAILURE() << "the run completed";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("Races up to the failure:"), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].source, 1);
+  ASSERT_EQ(seen[0].alternatives.size(), 1u);
+  EXPECT_EQ(seen[0].alternatives[0].source, 2);
+}
+
+TEST(Explore, SumOverAnySourceIsHarmless) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  const Exploration e = explore(m, collect(1, 2, -1, [](const std::vector<int>& v) {
+    if (v[0] + v[1] != 3) throw std::runtime_error("wrong sum");
+  }), RunOptions{}, 10);
+  const std::string report = describe_exploration(e, 10);
+  EXPECT_TRUE(e.different.empty()) << report;
+  ASSERT_EQ(e.races.size(), 1u) << report;
+  EXPECT_EQ(e.races[0].effect, RaceVerdict::Effect::harmless) << report;
+  EXPECT_EQ(e.harmful(), 0);
+  // The other order receives other bytes: information only.
+  ASSERT_EQ(e.other_data.size(), 1u) << report;
+  EXPECT_NE(report.find("  rank 0 receive #1: harmless: 1 run(s) forcing another match, each ending as the run it "
+                        "changed\n"),
+            std::string::npos) << report;
+}
+
+TEST(Explore, OrderDependentResultIsHarmful) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  const Exploration e = explore(m, collect(1, 2, -1, [](const std::vector<int>& v) {
+    if (v[0] != 1) throw std::runtime_error("rank 2 came first");
+  }), RunOptions{}, 10);
+  const std::string report = describe_exploration(e, 10);
+  ASSERT_EQ(e.harmful(), 1) << report;
+  EXPECT_EQ(format_schedule(e.races[0].example), "0:1=2");
+  EXPECT_NE(report.find("1 harmful race(s), 0 harmless, 0 not classified:\n  rank 0 receive #1: harmful: --schedule "
+                        "0:1=2 ends otherwise: rank 0 failed at t="),
+            std::string::npos) << report;
+}
+
+// The original run deadlocks (the wildcard took rank 1's message, the next receive wants rank 1
+// again): exploring goes on from it and finds the match that completes.
+TEST(Explore, GoesOnFromAFailedOriginal) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  const Exploration e = explore(m, collect(1, 1, 1), RunOptions{}, 10);
+  const std::string report = describe_exploration(e, 10);
+  EXPECT_TRUE(e.original.failed);
+  EXPECT_TRUE(e.original.outcome.starts_with("application deadlock")) << report;
+  ASSERT_EQ(e.different.size(), 1u) << report;
+  EXPECT_EQ(format_schedule(e.different[0].schedule), "0:1=2");
+  EXPECT_FALSE(e.different[0].failed);
+  EXPECT_EQ(e.harmful(), 1) << report;
+}
+
+// Two messages from each of two ranks, four wildcard receives: a child keeps only the choices
+// decided before the race it changes, so no explored schedule is infeasible and every order
+// gives the same sum.
+TEST(Explore, DropsTheChoicesAnEarlierChangeMadeImpossible) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  const Exploration e = explore(m, collect(2, 4, -1, [](const std::vector<int>& v) {
+    if (v[0] + v[1] + v[2] + v[3] != 6) throw std::runtime_error("wrong sum");
+  }), RunOptions{}, 50);
+  const std::string report = describe_exploration(e, 50);
+  EXPECT_TRUE(e.exhausted) << report;
+  EXPECT_EQ(e.infeasible, 0) << report;
+  EXPECT_TRUE(e.different.empty()) << report;
+  EXPECT_EQ(e.harmful(), 0) << report;
+  for (const RaceVerdict& v : e.races) EXPECT_EQ(v.effect, RaceVerdict::Effect::harmless) << report;
+}
+
+// A schedule that keeps such a choice waits for a message that never comes: it is reported as an
+// infeasible schedule, not as a deadlock of the program.
+TEST(Explore, ImpossibleChoiceIsAnInfeasibleSchedule) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  RunOptions o;
+  o.schedule = parse_schedule("0:1=2,0:2=2,0:3=2");
+  try {
+    run(m, collect(2, 4, -1), o);
+    ADD_FAILURE() << "the run completed";
+  } catch (const RunError& e) {
+    const std::string what = e.what();
+    EXPECT_TRUE(what.starts_with("infeasible schedule at t=")) << what;
+    EXPECT_NE(what.find("--schedule 0:3=2 forces rank 0's receive #3 to take a message from rank 2, and none comes"),
+              std::string::npos) << what;
+  }
+}
+
+// Outcomes compare by what the program did, not by when or by which message numbers.
+TEST(Explore, SameOutcomeIgnoresTimesAndMessageNumbers) {
+  RunOutcome a{true, "rank 0 failed at t=1.5 us: message #3 lost"};
+  RunOutcome b{true, "rank 0 failed at t=22 us: message #17 lost"};
+  EXPECT_TRUE(same_outcome(a, b));
+  b.outcome = "rank 0 failed at t=22 us: message #17 late";
+  EXPECT_FALSE(same_outcome(a, b));
+  RunOutcome c{false, "completed"}, d{false, "completed"};
+  d.received = {1, 2};  // other bytes: the same outcome
+  EXPECT_TRUE(same_outcome(c, d));
+  d.exit_status = 1;
+  EXPECT_FALSE(same_outcome(c, d));
+  d.exit_status = 0;
+  d.output = 7;
+  EXPECT_FALSE(same_outcome(c, d));
 }
 
 }  // namespace

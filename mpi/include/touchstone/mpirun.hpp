@@ -40,6 +40,9 @@ struct LaunchOptions {
   /// rather than warnings with `--check`.
   bool check_consistency = true;
   bool leaks_are_errors = false;
+  /// mpirun --check: every blocking collective synchronizes its members on entry, as any
+  /// conforming MPI may (with run.eager_limit 0, every standard-mode send is synchronous too).
+  bool synchronizing_collectives = false;
   /// Called after a run that completed, with its machine and result (mpirun prints the races and
   /// the blocking explanation the debugging options asked for).
   std::function<void(const Machine&, const RunResult&)> on_result;

@@ -43,6 +43,8 @@ struct ForcedMatch {
 std::vector<ForcedMatch> parse_schedule(const std::string& text);
 std::string format_schedule(const std::vector<ForcedMatch>& schedule);
 
+struct Race;
+
 struct RunOptions {
   Execution execution = Execution::fibers;
   std::uint64_t seed = 1;         ///< seed of every random choice the model or algorithm makes
@@ -93,6 +95,16 @@ struct RunOptions {
   /// VPs did not answer), with the rank that was running (-1: none) and the exit status the process
   /// is about to end with: flush what the tool holds.
   std::function<void(int running_rank, int exit_status)> before_hard_exit;
+  /// With race detection on: called once as the run ends, however it ends (completed, failed, or
+  /// refused with a RunError), with every race found up to then, so that exploration can go on
+  /// from a failed run too (touchstone/explore.hpp).
+  std::function<void(const std::vector<Race>& races)> on_races;
+  /// VPs 0..ranks-1 run the program's ranks; the others are idle (an MPI run with -np below the
+  /// machine's VPs) and deadlock reports do not count them as finished ranks. 0: every VP.
+  int ranks = 0;
+  /// For deadlock reports: the call of the program's own interface a blocked VP is in (such as
+  /// "MPI_Send"), named before the runtime's description of its wait. Empty: nothing is added.
+  std::function<std::string(int rank)> blocked_in;
 };
 
 /// A message that could also have matched a wildcard receive or probe.
@@ -109,6 +121,7 @@ struct Race {
   int rank = 0;               ///< the VP (world rank)
   std::uint64_t call = 0;     ///< the VP's receive/probe call number, from 1
   bool probe = false;
+  bool forced = false;        ///< RunOptions::schedule chose its match (listed even without alternatives)
   Time posted = 0;            ///< the receive was posted (the probe called) at this virtual time
   std::string label;          ///< the VP's Proc::annotate at the call
   int want_source = -1;       ///< the pattern: world rank or any_source

@@ -1,0 +1,85 @@
+# Races that matter and unsafe programs (docs/debugging.md, "Harmful and harmless races",
+# "Infeasible schedules", "Checking for unsafe programs"). Each test asserts the exit status and
+# whole lines of the report (expect_lines.sh). Virtual times are the model's: on mesh:2x2 and
+# mesh:1x3 rank 1's 4-byte message reaches rank 0 at 11.68 us, rank 2's (one hop more) at 13.12 us.
+foreach(t IN ITEMS races_harmless races_harmful races_deadlock races_feasible races_unsafe races_safe)
+  touchstone_add_mpi_program(mpi_test_${t} ${t}.c)
+  target_compile_options(mpi_test_${t} PRIVATE -Wall -Wextra)
+endforeach()
+set(lines ${here}/expect_lines.sh)
+set(race1 "race: rank 0 receive #1 \\(recv\\(source=any, tag=0\\), posted t=0\\.000000 us\\) took message #0 from 1 \\(tag 0, arrived t=11\\.680000 us\\); it could also have matched:")
+set(lost "  message #1 from 2 \\(tag 0, arrived t=13\\.120000 us\\), which lost by 1\\.440000 us")
+set(deadlock "application deadlock at t=13\\.12 us: every VP still running is blocked and nothing is in flight")
+
+# A sum over MPI_ANY_SOURCE: the race is harmless, --races=error exits 0; the other order
+# receives other bytes, reported as information only.
+add_test(NAME mpi.races.harmless COMMAND ${lines} 0 "races_harmless: sum 3; all checks passed" "${race1}" "${lost}"
+         "explored 2 run\\(s\\) \\(at most 20\\), every choice; the original run completed"
+         "every explored run had the original's outcome"
+         "0 harmful race\\(s\\), 1 harmless, 0 not classified:"
+         "  rank 0 receive #1: harmless: 1 run\\(s\\) forcing another match, each ending as the run it changed"
+         "same outcome, other data received \\(information only\\): --schedule 0:1=2: rank\\(s\\) 0"
+         -- ${ts} mpirun --machine mesh:2x2 -np 3 --races=error $<TARGET_FILE:mpi_test_races_harmless>)
+# --races=error-all counts every race, harmless or not, as RaceCheck::error does.
+add_test(NAME mpi.races.harmless_error_all COMMAND ${lines} 2 "the run has message races \\(RaceCheck::error\\):" "${race1}"
+         -- ${ts} mpirun --machine mesh:2x2 -np 3 --races=error-all $<TARGET_FILE:mpi_test_races_harmless>)
+# A difference taken in arrival order: the other match prints another line, the race is harmful.
+add_test(NAME mpi.races.harmful COMMAND ${lines} 3 "races_harmful: first minus second is -1; all checks passed" "${race1}"
+         "  --schedule 0:1=2: completed, other output, other data received at rank\\(s\\) 0 \\(trace_hash [0-9a-f]{16}\\)"
+         "1 harmful race\\(s\\), 0 harmless, 0 not classified:"
+         "  rank 0 receive #1: harmful: --schedule 0:1=2 ends otherwise: completed, other output"
+         -- ${ts} mpirun --machine mesh:2x2 -np 3 --races=error $<TARGET_FILE:mpi_test_races_harmful>)
+# --races alone only lists: nothing is classified, the run passes.
+add_test(NAME mpi.races.harmful_listed COMMAND ${lines} 0 "${race1}"
+         "1 race\\(s\\): 1 wildcard receive\\(s\\) or probe\\(s\\) could have matched 1 other message\\(s\\)"
+         -- ${ts} mpirun --machine mesh:2x2 -np 3 --races $<TARGET_FILE:mpi_test_races_harmful>)
+# The other match deadlocks: the race is named harmful with the deadlock.
+add_test(NAME mpi.races.alternative_deadlocks COMMAND ${lines} 3 "races_deadlock: all checks passed"
+         "  rank 0 receive #1: harmful: --schedule 0:1=2 ends otherwise: ${deadlock}, exit status 2, other output"
+         -- ${ts} mpirun --machine mesh:1x3 --explore 20 $<TARGET_FILE:mpi_test_races_deadlock> 2)
+# The run itself deadlocks: rank 2's message, never received, is the race's alternative, and
+# exploring from the failed run finds the match that completes.
+add_test(NAME mpi.races.unreceived_alternative COMMAND ${lines} 2 "${deadlock}\\." "Races up to the failure:"
+         "${race1}" "${lost}"
+         "explored 2 run\\(s\\) \\(at most 20\\), every choice; the original run failed: ${deadlock}\\."
+         "  rank 0 receive #1: harmful: --schedule 0:1=2 ends otherwise: completed, exit status 0, other output"
+         -- ${ts} mpirun --machine mesh:1x3 --races --explore 20 $<TARGET_FILE:mpi_test_races_deadlock> 1)
+# Four wildcard receives of two messages from each of two ranks: exploring drops the choices an
+# earlier change made impossible, so every run completes and every race is harmless ...
+add_test(NAME mpi.races.feasible_schedules COMMAND ${lines} 0
+         "explored 6 run\\(s\\) \\(at most 30\\), every choice; the original run completed"
+         "every explored run had the original's outcome" "0 harmful race\\(s\\), 3 harmless, 0 not classified:"
+         -- ${ts} mpirun --machine mesh:1x3 --races=error --explore 30 $<TARGET_FILE:mpi_test_races_feasible>)
+# ... and a schedule that keeps such a choice is infeasible, not a deadlock of the program.
+add_test(NAME mpi.races.infeasible_schedule COMMAND ${lines} 2
+         "infeasible schedule at t=24\\.6 us: --schedule 0:3=2 forces rank 0's receive #3 to take a message from rank 2, and none comes; no run of the program makes that match after the choices before it, so this is not a run the program can make \\(drop that choice from the schedule\\)"
+         -- ${ts} mpirun --machine mesh:1x3 --schedule 0:1=2,0:2=2,0:3=2 $<TARGET_FILE:mpi_test_races_feasible>)
+add_test(NAME mpi.determinism.races_feasible COMMAND ${here}/determinism.sh ${ts}
+         $<TARGET_FILE:mpi_test_races_feasible> mesh:3x5 -np 7)
+
+# --check: MPI_Send then MPI_Recv on both sides passes with eager sends, deadlocks when sends are
+# synchronous; the report names both MPI_Send calls and counts the ranks, not the idle VPs.
+add_test(NAME mpi.races.exchange_eager COMMAND ${lines} 0 "races_unsafe exchange: all checks passed"
+         -- ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_races_unsafe> exchange)
+add_test(NAME mpi.races.check_exchange COMMAND ${lines} 2
+         "  rank 0 blocked since t=10 us in MPI_Send: wait for send of message #0 to rank 1 \\(4 bytes, rendezvous: waiting for the receiver to post a matching receive\\)"
+         "  rank 1 blocked since t=10 us in MPI_Send: wait for send of message #2 to rank 0 \\(4 bytes, rendezvous: waiting for the receiver to post a matching receive\\)"
+         "0 of 2 ranks finished \\(2 more VP\\(s\\) of the machine run no rank\\)\\."
+         "  rank 0 waits in MPI_Send: send of message #0 to rank 1 .* for rank 1"
+         "touchstone mpirun --check: standard-mode sends were synchronous and blocking collectives synchronizing, as a conforming MPI may make them: a deadlock reported above can happen on such an MPI"
+         -- ${ts} mpirun --machine mesh:2x2 -np 2 --check $<TARGET_FILE:mpi_test_races_unsafe> exchange)
+# A broadcast's root that leaves before the others entered: a synchronizing MPI_Bcast waits for
+# rank 1, which waits in a synchronous MPI_Send for rank 0's receive after the broadcast.
+add_test(NAME mpi.races.collective_eager COMMAND ${lines} 0 "races_unsafe collective: all checks passed"
+         -- ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_races_unsafe> collective)
+add_test(NAME mpi.races.check_collective COMMAND ${lines} 2
+         "  rank 0 blocked since t=32\\.76 us in MPI_Bcast: barrier \\(a runtime collective\\)"
+         "  rank 1 blocked since t=10 us in MPI_Send: wait for send of message #1 to rank 0 \\(4 bytes, rendezvous: waiting for the receiver to post a matching receive\\)"
+         "  rank 2 blocked since t=10 us in MPI_Bcast: barrier \\(a runtime collective\\)"
+         "0 of 3 ranks finished \\(1 more VP\\(s\\) of the machine run no rank\\)\\."
+         -- ${ts} mpirun --machine mesh:2x2 -np 3 --check $<TARGET_FILE:mpi_test_races_unsafe> collective)
+mpi_test(races.check_safe races_safe --machine mesh:2x3 -np 5 --check)
+mpi_test(races.check_safe_torus races_safe --machine torus:3x3 --check)
+add_test(NAME mpi.races.check_with_eager_limit COMMAND ${lines} 1
+         "error: --check runs every standard-mode send synchronously \\(eager limit 0\\): drop --eager-limit"
+         -- ${ts} mpirun --machine mesh:2x2 --check --eager-limit 64 $<TARGET_FILE:mpi_test_races_safe>)
