@@ -11,8 +11,13 @@
 
 namespace touchstone::cli {
 
+void add_machine_option(CLI::App* cmd, std::string& spec) {
+  cmd->add_option("--machine", spec, "machine spec, e.g. torus:16x16 or delta:16x16 (touchstone list machines)")
+      ->capture_default_str();
+}
+
 void add_common_options(CLI::App* cmd, CommonOptions& c) {
-  cmd->add_option("--machine", c.machine, "machine spec, e.g. mesh:16x16 (touchstone list machines)")->capture_default_str();
+  add_machine_option(cmd, c.machine);
   cmd->add_option("--root", c.root, "source or destination processor of rooted collectives")
       ->check(number_in(0, std::numeric_limits<int>::max()))->capture_default_str();
   cmd->add_option("--traffic", c.traffic,

@@ -24,7 +24,7 @@ struct Options {
 // permutation schedules of the whole machine, routed by the machine's own route function. Beside
 // them, on a square mesh whose side is a multiple of 4, the figures the paper states.
 int loads(const std::string& machine, const std::string& format) {
-  const Machine m = parse_machine(machine);
+  const Machine m = build_machine(MachineSpec::parse(machine));
   const int p = m.nodes();
   const auto dims = m.topology->dims();
   const bool paper = dims.size() == 2 && dims[0] == dims[1] && dims[0] % 4 == 0;
@@ -75,7 +75,7 @@ Subcommand add_loads(CLI::App& app) {
       "max_load and sum_load of the linear, xor and balanced permutation schedules (paper 000, sec. 5.1): the\n"
       "load of a directed link in a permutation is the number of its messages routed over that link; load(Pi)\n"
       "is the largest over the links; max_load is the largest over the permutations, sum_load their sum");
-  cmd->add_option("--machine", o->machine, "machine spec, e.g. mesh:16x16 (touchstone list machines)")->capture_default_str();
+  add_machine_option(cmd, o->machine);
   cmd->add_option("--format", o->format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
   return Subcommand{cmd, [o] { return loads(o->machine, o->format); }};
 }

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/common_options.hpp"
 #include "cli/debug_options.hpp"
 #include "cli/numeric_option.hpp"
 #include "touchstone/error.hpp"
@@ -31,6 +32,7 @@ namespace touchstone::cli {
 namespace {
 
 struct Options {
+  std::string machine = kDefaultMachine;  // as given: parsed once into launch.machine
   mpi::LaunchOptions launch;
   DebugOptions debug;  // --trace, --order-log, --perturb, --races, --schedule, --explain, ...
   std::vector<std::string> coll;
@@ -277,6 +279,7 @@ int run(Options& o, CLI::App* cmd) {
   o.launch.run.wall_limit_s = o.wall_limit_s;
   o.launch.run.eager_limit = eager_limit_bytes(o.eager_limit);
   o.launch.compute_factor = compute_factor(o.compute);
+  o.launch.machine = MachineSpec::parse(o.machine);
   const int rc = mpi::launch(o.launch);
   if (explore_runs == 0) return rc;
   if (rc != 0 || !original) original = RunOutcome{true, fmt::format("failed (exit status {})", rc), {}, {}};
@@ -302,10 +305,9 @@ int run(Options& o, CLI::App* cmd) {
 
 Subcommand add_mpirun(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  o->launch.machine = "mesh:4x4";
   CLI::App* cmd = app.add_subcommand("mpirun", "run an MPI program (built with touchstone-mpicc) on every VP of a machine");
   cmd->prefix_command();  // everything from the program on is the program's
-  cmd->add_option("--machine", o->launch.machine, "machine spec, e.g. torus:16x16 (touchstone list machines)")->capture_default_str();
+  add_machine_option(cmd, o->machine);
   cmd->add_option("-n,--np", o->launch.np, "MPI processes, on VPs 0..np-1 (default: every VP)")->check(number_in(1, 1 << 24));
   cmd->add_option("--coll", o->coll, coll_help())->allow_extra_args(false);  // one value per --coll
   cmd->add_option("--coll-selector", o->launch.coll_selector,
