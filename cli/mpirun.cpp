@@ -59,7 +59,8 @@ void write_outcome(const std::string& path, const RunResult& r) {
     for (const auto& a : race.alternatives) alternatives.push_back(a.source);
     races.push_back({{"rank", race.rank}, {"call", race.call}, {"alternatives", alternatives}});
   }
-  std::ofstream(path) << nlohmann::json{{"received", r.received}, {"races", races}, {"trace_hash", r.trace_hash}}.dump();
+  std::ofstream(path)
+      << nlohmann::json{{"received", r.received}, {"races", races}, {"trace_hash", r.trace_hash}}.dump();
 }
 
 // `mpirun --explore N`: each explored run is a fresh `touchstone mpirun` process (a freshly loaded
@@ -99,7 +100,8 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
   std::fflush(stderr);
   const int spawned = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw Error(fmt::format("mpirun --explore: cannot start an explored run: {}", std::strerror(spawned)));
+  if (spawned != 0)
+    throw Error(fmt::format("mpirun --explore: cannot start an explored run: {}", std::strerror(spawned)));
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -124,14 +126,18 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
       last = line;
     }
     out.failed = true;
-    if (!after_failed.empty()) out.outcome = after_failed;
-    else if (last.empty()) out.outcome = fmt::format("exit status {}", rc);
-    else out.outcome = (before_last.empty() ? "" : before_last + "; ") + last;
+    if (!after_failed.empty())
+      out.outcome = after_failed;
+    else if (last.empty())
+      out.outcome = fmt::format("exit status {}", rc);
+    else
+      out.outcome = (before_last.empty() ? "" : before_last + "; ") + last;
     return out;
   }
   std::ifstream in(outcome_file);
-  if (!in) throw Error(fmt::format("mpirun --explore: the explored run --schedule '{}' wrote no outcome",
-                                   format_schedule(schedule)));
+  if (!in)
+    throw Error(
+        fmt::format("mpirun --explore: the explored run --schedule '{}' wrote no outcome", format_schedule(schedule)));
   const auto j = nlohmann::json::parse(in);
   out.outcome = "completed";
   out.received = j.at("received").get<std::vector<std::uint64_t>>();
@@ -140,7 +146,8 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
     Race race;
     race.rank = r.at("rank");
     race.call = r.at("call");
-    for (const auto& src : r.at("alternatives")) race.alternatives.push_back(RaceAlternative{0, src.get<int>(), 0, 0, 0});
+    for (const auto& src : r.at("alternatives"))
+      race.alternatives.push_back(RaceAlternative{0, src.get<int>(), 0, 0, 0});
     out.races.push_back(std::move(race));
   }
   return out;
@@ -152,21 +159,26 @@ void add_run_options(CLI::App* cmd, Options& o) {
   RunOptions& r = o.launch.run;
   add_debug_options(cmd, o.debug);  // the same debugging options as `touchstone run`
   cmd->add_option("--seed", r.seed, "seed of every random choice of the model and algorithms")
-      ->check(number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))->capture_default_str();
+      ->check(number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))
+      ->capture_default_str();
   cmd->add_flag("--phantom", r.phantom_payloads,
                 "phantom payloads: sizes only, no bytes moved (only for programs that never read what they receive)");
   cmd->add_option("--host-cores", r.host_cores, "with --execution threads: pin the VP threads to host cores 0..N-1")
       ->check(number_in(0, 4096));
   cmd->add_option("--execution", o.execution, "how VPs run: fibers (fast) or threads; results are identical")
-      ->check(CLI::IsMember({"fibers", "threads"}))->capture_default_str();
+      ->check(CLI::IsMember({"fibers", "threads"}))
+      ->capture_default_str();
   cmd->add_option("--time-limit", o.time_limit_s, "virtual seconds after which a run is stopped as an error")
-      ->check(time_limit_seconds())->capture_default_str();
+      ->check(time_limit_seconds())
+      ->capture_default_str();
   cmd->add_option("--stack-kb", o.stack_kb, "host stack of each VP (KiB): the program's main runs on it")
-      ->check(number_in<std::size_t>(64, 1 << 20))->capture_default_str();
+      ->check(number_in<std::size_t>(64, 1 << 20))
+      ->capture_default_str();
   cmd->add_option("--wall-limit", o.wall_limit_s,
                   "host seconds a rank may run without calling MPI (or the run may go without progress) before the "
                   "run is ended, naming the rank and its stack; 0: no limit")
-      ->check(number_in(0.0, 1e9))->capture_default_str();
+      ->check(number_in(0.0, 1e9))
+      ->capture_default_str();
   cmd->add_option("--compute", o.compute,
                   "what the program's computation between MPI calls costs in virtual time: zero (deterministic), or "
                   "host[:FACTOR], the rank's host CPU time times FACTOR (1 when not given; not deterministic)")
@@ -186,8 +198,8 @@ double compute_factor(const std::string& text) {
     const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
     if (!f.empty() && ec == std::errc{} && ptr == f.data() + f.size() && v > 0 && v <= 1e9) return v;
   }
-  throw UsageError(fmt::format("--compute: expected zero, host or host:FACTOR with FACTOR a positive number, got '{}'",
-                               text));
+  throw UsageError(
+      fmt::format("--compute: expected zero, host or host:FACTOR with FACTOR a positive number, got '{}'", text));
 }
 
 // mpirun's --help in plain words: each option's value named (FILE, N, SECONDS), no validator
@@ -219,12 +231,23 @@ class PlainHelp : public CLI::Formatter {
 
 // The value names of mpirun's options in --help.
 void name_values(CLI::App* cmd) {
-  static const std::pair<const char*, const char*> kNames[] = {
-      {"--machine", "SPEC"}, {"--np", "P"}, {"--coll", "COLL=ALG,..."}, {"--trace", "FILE"}, {"--order-log", "FILE"},
-      {"--perturb", "N"}, {"--races", "[=error]"}, {"--explore", "N"}, {"--schedule", "RANK:CALL=SOURCE,..."},
-      {"--seed", "N"}, {"--host-cores", "N"}, {"--execution", "fibers|threads"}, {"--time-limit", "SECONDS"},
-      {"--stack-kb", "KIB"}, {"--wall-limit", "SECONDS"}, {"--compute", "zero|host[:FACTOR]"},
-      {"--eager-limit", "BYTES|unlimited|off"}};
+  static const std::pair<const char*, const char*> kNames[] = {{"--machine", "SPEC"},
+                                                               {"--np", "P"},
+                                                               {"--coll", "COLL=ALG,..."},
+                                                               {"--trace", "FILE"},
+                                                               {"--order-log", "FILE"},
+                                                               {"--perturb", "N"},
+                                                               {"--races", "[=error]"},
+                                                               {"--explore", "N"},
+                                                               {"--schedule", "RANK:CALL=SOURCE,..."},
+                                                               {"--seed", "N"},
+                                                               {"--host-cores", "N"},
+                                                               {"--execution", "fibers|threads"},
+                                                               {"--time-limit", "SECONDS"},
+                                                               {"--stack-kb", "KIB"},
+                                                               {"--wall-limit", "SECONDS"},
+                                                               {"--compute", "zero|host[:FACTOR]"},
+                                                               {"--eager-limit", "BYTES|unlimited|off"}};
   for (const auto& [name, value] : kNames)
     if (CLI::Option* opt = cmd->get_option_no_throw(name)) opt->option_text(value);
   cmd->formatter(std::make_shared<PlainHelp>());
@@ -249,8 +272,10 @@ int run(Options& o, CLI::App* cmd) {
     while (at <= list.size()) {
       const std::size_t comma = std::min(list.find(',', at), list.size());
       std::string piece = list.substr(at, comma - at);
-      if (piece.find('=') == std::string::npos && !items.empty()) items.back() += "," + piece;
-      else items.push_back(std::move(piece));
+      if (piece.find('=') == std::string::npos && !items.empty())
+        items.back() += "," + piece;
+      else
+        items.push_back(std::move(piece));
       at = comma + 1;
     }
     for (const auto& item : items) {
@@ -289,9 +314,11 @@ int run(Options& o, CLI::App* cmd) {
   int number = 0;
   Exploration e;
   try {
-    e = explore([&](const std::vector<ForcedMatch>& schedule) {
-      return number++ == 0 ? *original : explored_run(schedule, dir, number);
-    }, o.launch.run.schedule, explore_runs);
+    e = explore(
+        [&](const std::vector<ForcedMatch>& schedule) {
+          return number++ == 0 ? *original : explored_run(schedule, dir, number);
+        },
+        o.launch.run.schedule, explore_runs);
   } catch (...) {
     std::filesystem::remove_all(dir);
     throw;
@@ -305,10 +332,12 @@ int run(Options& o, CLI::App* cmd) {
 
 Subcommand add_mpirun(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("mpirun", "run an MPI program (built with touchstone-mpicc) on every VP of a machine");
+  CLI::App* cmd =
+      app.add_subcommand("mpirun", "run an MPI program (built with touchstone-mpicc) on every VP of a machine");
   cmd->prefix_command();  // everything from the program on is the program's
   add_machine_option(cmd, o->machine);
-  cmd->add_option("-n,--np", o->launch.np, "MPI processes, on VPs 0..np-1 (default: every VP)")->check(number_in(1, 1 << 24));
+  cmd->add_option("-n,--np", o->launch.np, "MPI processes, on VPs 0..np-1 (default: every VP)")
+      ->check(number_in(1, 1 << 24));
   cmd->add_option("--coll", o->coll, coll_help())->allow_extra_args(false);  // one value per --coll
   cmd->add_option("--coll-selector", o->launch.coll_selector,
                   "who picks each call's algorithm where --coll names none: default (the first of each list "

@@ -6,8 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.hpp"
-#include "touchstone/experiment/experiment.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/experiment/experiment.hpp"
 #include "touchstone/machines.hpp"
 
 namespace touchstone::cli {
@@ -49,7 +49,8 @@ int plot(const Options& o) {
 
 Subcommand add_plot(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("plot", "draw a sweep's CSV (sweep --format csv) as makespan against size per algorithm");
+  CLI::App* cmd =
+      app.add_subcommand("plot", "draw a sweep's CSV (sweep --format csv) as makespan against size per algorithm");
   cmd->add_option("csv", o->csv, "the CSV that sweep --format csv wrote")->required()->check(CLI::ExistingFile);
   cmd->add_option("figure", o->figure, "the figure to write: .png, .svg or .pdf")->required();
   return Subcommand{cmd, [o] { return plot(*o); }};
