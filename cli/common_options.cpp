@@ -2,8 +2,8 @@
 
 #include <limits>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "algorithms/traffic.hpp"
 #include "cli/numeric_option.hpp"
@@ -11,26 +11,41 @@
 
 namespace touchstone::cli {
 
+void add_machine_option(CLI::App* cmd, std::string& spec) {
+  cmd->add_option("--machine", spec, "machine spec, e.g. torus:16x16 or delta:16x16 (touchstone list machines)")
+      ->capture_default_str();
+}
+
 void add_common_options(CLI::App* cmd, CommonOptions& c) {
-  cmd->add_option("--machine", c.machine, "machine spec, e.g. mesh:16x16 (touchstone list machines)")->capture_default_str();
+  add_machine_option(cmd, c.machine);
   cmd->add_option("--root", c.root, "source or destination processor of rooted collectives")
-      ->check(number_in(0, std::numeric_limits<int>::max()))->capture_default_str();
-  cmd->add_option("--traffic", c.traffic,
-                  "communication matrix of alltoallv/ algorithms: k=K,l=L,t=BYTES (paper 003, section 7) or file=M.csv");
+      ->check(number_in(0, std::numeric_limits<int>::max()))
+      ->capture_default_str();
+  cmd->add_option(
+      "--traffic", c.traffic,
+      "communication matrix of alltoallv/ algorithms: k=K,l=L,t=BYTES (paper 003, section 7) or file=M.csv");
   cmd->add_option("--seed", c.seed, "seed of every random choice of the model and algorithms")
-      ->check(number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))->capture_default_str();
-  cmd->add_option("--format", c.format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
+      ->check(number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))
+      ->capture_default_str();
+  cmd->add_option("--format", c.format, "table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
   cmd->add_flag("--phantom", c.phantom, "phantom payloads: sizes only, no bytes copied or checked");
   cmd->add_option("--time-limit", c.time_limit_s, "virtual seconds after which a run is stopped as an error")
-      ->check(time_limit_seconds())->capture_default_str();
-  cmd->add_option("--execution", c.execution, "how VPs run: fibers (fast) or threads (one OS thread per VP); results are identical")
-      ->check(CLI::IsMember({"fibers", "threads"}))->capture_default_str();
+      ->check(time_limit_seconds())
+      ->capture_default_str();
+  cmd->add_option("--execution", c.execution,
+                  "how VPs run: fibers (fast) or threads (one OS thread per VP); results are identical")
+      ->check(CLI::IsMember({"fibers", "threads"}))
+      ->capture_default_str();
   cmd->add_option("--host-cores", c.host_cores, "with --execution threads: pin the VP threads to host cores 0..N-1")
       ->check(number_in(0, 4096));
   cmd->add_option("--eager-limit", c.eager_limit,
                   "flow control (docs/model.md 2.16): messages above BYTES go by rendezvous; unlimited (only a full "
                   "buffer= does), or off; overrides the machine's eager_limit");
-  cmd->add_option("--stack-kb", c.stack_kb, "host stack of each VP thread (KiB)")->check(number_in<std::size_t>(64, 1 << 20))->capture_default_str();
+  cmd->add_option("--stack-kb", c.stack_kb, "host stack of each VP thread (KiB)")
+      ->check(number_in<std::size_t>(64, 1 << 20))
+      ->capture_default_str();
 }
 
 RunOptions run_options(const CommonOptions& c) {
@@ -62,11 +77,13 @@ std::vector<std::size_t> run_sizes(const CommonOptions& c, const std::vector<con
   }
   for (const auto* a : algs)
     if (!a->name.starts_with("alltoallv/"))
-      throw UsageError(fmt::format("--traffic is the communication matrix of alltoallv/ algorithms; {} takes none", a->name));
+      throw UsageError(
+          fmt::format("--traffic is the communication matrix of alltoallv/ algorithms; {} takes none", a->name));
   const algorithms::TrafficSpec spec = algorithms::parse_traffic(c.traffic);
   if (!spec.fixed()) {
     if (!given)
-      throw UsageError(fmt::format("--traffic {} gives no t: give the traffic per processor as t=BYTES or with {}", c.traffic, flag));
+      throw UsageError(fmt::format("--traffic {} gives no t: give the traffic per processor as t=BYTES or with {}",
+                                   c.traffic, flag));
     return *given;
   }
   if (!spec.file.empty()) {
@@ -75,9 +92,10 @@ std::vector<std::size_t> run_sizes(const CommonOptions& c, const std::vector<con
   }
   const auto t = static_cast<std::size_t>(spec.t);
   if (given && *given != std::vector<std::size_t>{t})
-    throw UsageError(fmt::format("{} and --traffic t={} disagree: the traffic per processor is the run's size; give it once "
-                                 "(leave t= out to take it from {})",
-                                 flag, t, flag));
+    throw UsageError(
+        fmt::format("{} and --traffic t={} disagree: the traffic per processor is the run's size; give it once "
+                    "(leave t= out to take it from {})",
+                    flag, t, flag));
   return {t};
 }
 

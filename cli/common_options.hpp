@@ -19,10 +19,10 @@ class App;
 namespace touchstone::cli {
 
 /// The machine of every command that runs one when --machine is not given (run, sweep, loads, mpirun).
-inline constexpr const char* kDefaultMachine = "mesh:16x16";
+inline constexpr const char* kDefaultMachine = "mesh:4x4";
 
 struct CommonOptions {
-  std::string machine = kDefaultMachine;
+  std::string machine = kDefaultMachine;  ///< as given: MachineSpec::parse reads it once
   int root = 0;
   std::uint64_t seed = 1;
   std::string format = "table";
@@ -34,6 +34,9 @@ struct CommonOptions {
   std::string traffic;      ///< paper 003: the communication matrix of alltoallv/ algorithms
   std::string eager_limit;  ///< overrides the machine's eager_limit (docs/model.md 2.16)
 };
+
+/// Adds --machine SPEC (default kDefaultMachine) to `cmd`, bound to `spec`.
+void add_machine_option(CLI::App* cmd, std::string& spec);
 
 /// Adds --machine, --root, --traffic, --seed, --format, --phantom, --time-limit, --execution,
 /// --host-cores, --eager-limit and --stack-kb to `cmd`.

@@ -1,17 +1,18 @@
 #include "cli/debug_options.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
+#include "cli/numeric_option.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/explore.hpp"
-#include "cli/numeric_option.hpp"
 
 namespace touchstone::cli {
 
 void add_debug_options(CLI::App* cmd, DebugOptions& d) {
-  cmd->add_option("--trace", d.trace, "write a Chrome Trace Event JSON file (open it in Perfetto); written up to the "
-                                      "failure when the run fails");
+  cmd->add_option("--trace", d.trace,
+                  "write a Chrome Trace Event JSON file (open it in Perfetto); written up to the "
+                  "failure when the run fails");
   cmd->add_option("--order-log", d.order_log, "write the plain-text per-VP message order log (also on failure)");
   cmd->add_option("--perturb", d.perturb, "seeded random host delays in VP threads; results must not change")
       ->check(number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()));

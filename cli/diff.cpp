@@ -114,10 +114,13 @@ Outcome run_spec(const std::string& spec, const std::string& self, const std::st
   std::vector<std::string> words(w.we_wordv, w.we_wordv + w.we_wordc);
   wordfree(&w);
   if (words.empty() || (words[0] != "run" && words[0] != "mpirun"))
-    throw UsageError(fmt::format("--run '{}': {} must start with 'run' or 'mpirun' (a touchstone command line)", spec, name));
+    throw UsageError(
+        fmt::format("--run '{}': {} must start with 'run' or 'mpirun' (a touchstone command line)", spec, name));
   for (const auto& word : words)
-    if (word == "--order-log" || word.rfind("--order-log=", 0) == 0 || word == "--format" || word.rfind("--format=", 0) == 0)
-      throw UsageError(fmt::format("--run '{}': diff sets --order-log{} itself", spec, words[0] == "run" ? " and --format" : ""));
+    if (word == "--order-log" || word.rfind("--order-log=", 0) == 0 || word == "--format" ||
+        word.rfind("--format=", 0) == 0)
+      throw UsageError(
+          fmt::format("--run '{}': diff sets --order-log{} itself", spec, words[0] == "run" ? " and --format" : ""));
   const std::string log = base + ".order.txt", out = base + ".out", err = base + ".err";
   // Options go before an mpirun program's own arguments: right after the command word.
   std::string cmd = fmt::format("{} {} --order-log {}{}", shell_quote(self), words[0], shell_quote(log),
@@ -138,12 +141,14 @@ Outcome run_spec(const std::string& spec, const std::string& self, const std::st
 }  // namespace
 
 std::string diff_runs(const std::string& a_spec, const std::string& b_spec, const std::string& self, bool& differ) {
-  const std::string base = (std::filesystem::temp_directory_path() / fmt::format("touchstone_diff_{}", ::getpid())).string();
+  const std::string base =
+      (std::filesystem::temp_directory_path() / fmt::format("touchstone_diff_{}", ::getpid())).string();
   const Outcome a = run_spec(a_spec, self, base + "_a", "A"), b = run_spec(b_spec, self, base + "_b", "B");
   std::string s = fmt::format("--- A: {}\n+++ B: {}\n", a_spec, b_spec);
   differ = false;
   auto outcome = [](const Outcome& o) {
-    return o.status == 0 ? std::string("completed") : fmt::format("failed (exit {}): {}", o.status, first_line(o.error));
+    return o.status == 0 ? std::string("completed")
+                         : fmt::format("failed (exit {}): {}", o.status, first_line(o.error));
   };
   if (a.status != b.status || (a.status != 0 && first_line(a.error) != first_line(b.error))) {
     differ = true;
@@ -186,7 +191,8 @@ std::string diff_order_logs(const std::string& a_text, const std::string& b_text
     std::size_t first_event = n, first_match = n, first_time = n;
     for (std::size_t i = 0; i < n; ++i) {
       if (first_event == n && x[i].text != y[i].text) first_event = i;
-      if (first_match == n && x[i].recv && y[i].recv && (x[i].peer != y[i].peer || x[i].tag != y[i].tag)) first_match = i;
+      if (first_match == n && x[i].recv && y[i].recv && (x[i].peer != y[i].peer || x[i].tag != y[i].tag))
+        first_match = i;
       if (first_time == n && x[i].t != y[i].t) first_time = i;
     }
     if (first_event == n && first_time == n && x.size() == y.size()) continue;
@@ -199,9 +205,8 @@ std::string diff_order_logs(const std::string& a_text, const std::string& b_text
       s += fmt::format("  first different event: event {}: {} vs {}\n", first_event + 1, x[first_event].text,
                        y[first_event].text);
     if (first_time < n)
-      s += fmt::format("  first different time: event {} ({}): t={} vs t={} ({})\n", first_time + 1,
-                       x[first_time].text, at_us(x[first_time].t), at_us(y[first_time].t),
-                       signed_us(y[first_time].t - x[first_time].t));
+      s += fmt::format("  first different time: event {} ({}): t={} vs t={} ({})\n", first_time + 1, x[first_time].text,
+                       at_us(x[first_time].t), at_us(y[first_time].t), signed_us(y[first_time].t - x[first_time].t));
     if (x.size() != y.size()) s += fmt::format("  {} vs {} events\n", x.size(), y.size());
   }
   if (!differ) s += fmt::format("identical: every VP sent and received the same messages at the same times\n");
@@ -238,13 +243,15 @@ int diff(const Options& o) {
 
 Subcommand add_diff(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("diff", "the first divergence per VP between two order logs (--order-log), or two runs "
-                                             "(--run twice): the first receive matched differently, the first time that "
-                                             "differs and by how much; for runs also their outcomes and figures");
+  CLI::App* cmd = app.add_subcommand("diff",
+                                     "the first divergence per VP between two order logs (--order-log), or two runs "
+                                     "(--run twice): the first receive matched differently, the first time that "
+                                     "differs and by how much; for runs also their outcomes and figures");
   auto* files = cmd->add_option("A", o->a, "order log of the first run")->check(CLI::ExistingFile);
   cmd->add_option("B", o->b, "order log of the second run")->check(CLI::ExistingFile);
-  cmd->add_option("--run", o->runs, "a touchstone command line, e.g. \"run --machine mesh:2x2 --algorithm "
-                                    "alltoall/1-lev-dir --size 64\" or \"mpirun --machine mesh:2x2 ./prog\"; give two")
+  cmd->add_option("--run", o->runs,
+                  "a touchstone command line, e.g. \"run --machine mesh:2x2 --algorithm "
+                  "alltoall/1-lev-dir --size 64\" or \"mpirun --machine mesh:2x2 ./prog\"; give two")
       ->excludes(files);
   return Subcommand{cmd, [o] { return diff(*o); }};
 }

@@ -1,6 +1,6 @@
 // `touchstone list machines|algorithms`: the machine grammar with every option, or the catalog.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "algorithms/registry.hpp"
 #include "cli/command.hpp"
@@ -11,7 +11,9 @@ namespace touchstone::cli {
 Subcommand add_list(CLI::App& app) {
   auto what = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("list", "list machines or algorithms");
-  cmd->add_option("what", *what, "machines or algorithms")->required()->check(CLI::IsMember({"machines", "algorithms"}));
+  cmd->add_option("what", *what, "machines or algorithms")
+      ->required()
+      ->check(CLI::IsMember({"machines", "algorithms"}));
   return Subcommand{cmd, [what] {
                       if (*what == "machines") {
                         for (const auto& [k, v] : machine_presets()) fmt::print("{:<24} {}\n", k, v);

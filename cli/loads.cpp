@@ -2,8 +2,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "algorithms/permutations.hpp"
@@ -24,7 +24,7 @@ struct Options {
 // permutation schedules of the whole machine, routed by the machine's own route function. Beside
 // them, on a square mesh whose side is a multiple of 4, the figures the paper states.
 int loads(const std::string& machine, const std::string& format) {
-  const Machine m = parse_machine(machine);
+  const Machine m = build_machine(MachineSpec::parse(machine));
   const int p = m.nodes();
   const auto dims = m.topology->dims();
   const bool paper = dims.size() == 2 && dims[0] == dims[1] && dims[0] % 4 == 0;
@@ -38,8 +38,8 @@ int loads(const std::string& machine, const std::string& format) {
                               {"xor", {p}, side / 2, 3.0 / 7.0 * p32},
                               {"balanced", dims.empty() ? std::vector<int>{p} : dims, side / 4, p32 / 4}};
   nlohmann::json arr = nlohmann::json::array();
-  std::string text = fmt::format("{} ({} processors): link loads of permutation schedules (paper 000, sec. 5.1)\n",
-                                 m.name, p);
+  std::string text =
+      fmt::format("{} ({} processors): link loads of permutation schedules (paper 000, sec. 5.1)\n", m.name, p);
   text += fmt::format("{:<10} {:>12} {:>9} {:>10} {:>15} {:>15}\n", "schedule", "permutations", "max_load", "sum_load",
                       "paper max_load", "paper sum_load");
   std::string csv = "machine,schedule,permutations,max_load,sum_load,paper_max_load,paper_sum_load\n";
@@ -52,8 +52,12 @@ int loads(const std::string& machine, const std::string& format) {
     csv += experiment::csv_line({m.name, r.name, std::to_string(s.size()), std::to_string(l.max_load),
                                  std::to_string(l.sum_load), r.paper_max > 0 ? fig(r.paper_max) : "",
                                  r.paper_sum > 0 ? fig(r.paper_sum) : ""});
-    nlohmann::json j{{"machine", m.name},          {"schedule", r.name},       {"vps", p},
-                     {"permutations", s.size()},   {"max_load", l.max_load},   {"sum_load", l.sum_load},
+    nlohmann::json j{{"machine", m.name},
+                     {"schedule", r.name},
+                     {"vps", p},
+                     {"permutations", s.size()},
+                     {"max_load", l.max_load},
+                     {"sum_load", l.sum_load},
                      {"per_permutation", l.per_permutation}};
     j["paper_max_load"] = r.paper_max > 0 ? nlohmann::json(r.paper_max) : nlohmann::json(nullptr);
     j["paper_sum_load"] = r.paper_sum > 0 ? nlohmann::json(r.paper_sum) : nlohmann::json(nullptr);
@@ -75,8 +79,10 @@ Subcommand add_loads(CLI::App& app) {
       "max_load and sum_load of the linear, xor and balanced permutation schedules (paper 000, sec. 5.1): the\n"
       "load of a directed link in a permutation is the number of its messages routed over that link; load(Pi)\n"
       "is the largest over the links; max_load is the largest over the permutations, sum_load their sum");
-  cmd->add_option("--machine", o->machine, "machine spec, e.g. mesh:16x16 (touchstone list machines)")->capture_default_str();
-  cmd->add_option("--format", o->format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}))->capture_default_str();
+  add_machine_option(cmd, o->machine);
+  cmd->add_option("--format", o->format, "table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
   return Subcommand{cmd, [o] { return loads(o->machine, o->format); }};
 }
 

@@ -5,8 +5,8 @@
 #include <exception>
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/command.hpp"
 #include "cli/debug_options.hpp"
@@ -15,8 +15,8 @@
 namespace {
 
 // In the order --help lists them.
-constexpr std::array kCommands{&touchstone::cli::add_list,  &touchstone::cli::add_run,    &touchstone::cli::add_sweep,
-                               &touchstone::cli::add_plot,  &touchstone::cli::add_loads,  &touchstone::cli::add_mpirun,
+constexpr std::array kCommands{&touchstone::cli::add_list, &touchstone::cli::add_run,   &touchstone::cli::add_sweep,
+                               &touchstone::cli::add_plot, &touchstone::cli::add_loads, &touchstone::cli::add_mpirun,
                                &touchstone::cli::add_diff};
 
 // Emulations allocate and free large payload buffers run after run: keep freed memory in the

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/common_options.hpp"
 #include "cli/debug_options.hpp"
 #include "cli/numeric_option.hpp"
 #include "touchstone/error.hpp"
@@ -32,6 +33,7 @@ namespace touchstone::cli {
 namespace {
 
 struct Options {
+  std::string machine = kDefaultMachine;  // as given: parsed once into launch.machine
   mpi::LaunchOptions launch;
   DebugOptions debug;  // --trace, --order-log, --perturb, --races, --schedule, --explain, ...
   std::vector<std::string> coll;
@@ -123,7 +125,8 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
   std::fflush(stderr);
   const int spawned = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw Error(fmt::format("mpirun --explore: cannot start an explored run: {}", std::strerror(spawned)));
+  if (spawned != 0)
+    throw Error(fmt::format("mpirun --explore: cannot start an explored run: {}", std::strerror(spawned)));
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -164,9 +167,12 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
       last = line;
     }
     out.failed = true;
-    if (!after_failed.empty()) out.outcome = after_failed;
-    else if (last.empty()) out.outcome = fmt::format("exit status {}", rc);
-    else out.outcome = (before_last.empty() ? "" : before_last + "; ") + last;
+    if (!after_failed.empty())
+      out.outcome = after_failed;
+    else if (last.empty())
+      out.outcome = fmt::format("exit status {}", rc);
+    else
+      out.outcome = (before_last.empty() ? "" : before_last + "; ") + last;
     return out;
   }
   out.outcome = "completed";
@@ -181,21 +187,26 @@ void add_run_options(CLI::App* cmd, Options& o) {
   RunOptions& r = o.launch.run;
   add_debug_options(cmd, o.debug);  // the same debugging options as `touchstone run`
   cmd->add_option("--seed", r.seed, "seed of every random choice of the model and algorithms")
-      ->check(number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))->capture_default_str();
+      ->check(number_in<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max()))
+      ->capture_default_str();
   cmd->add_flag("--phantom", r.phantom_payloads,
                 "phantom payloads: sizes only, no bytes moved (only for programs that never read what they receive)");
   cmd->add_option("--host-cores", r.host_cores, "with --execution threads: pin the VP threads to host cores 0..N-1")
       ->check(number_in(0, 4096));
   cmd->add_option("--execution", o.execution, "how VPs run: fibers (fast) or threads; results are identical")
-      ->check(CLI::IsMember({"fibers", "threads"}))->capture_default_str();
+      ->check(CLI::IsMember({"fibers", "threads"}))
+      ->capture_default_str();
   cmd->add_option("--time-limit", o.time_limit_s, "virtual seconds after which a run is stopped as an error")
-      ->check(time_limit_seconds())->capture_default_str();
+      ->check(time_limit_seconds())
+      ->capture_default_str();
   cmd->add_option("--stack-kb", o.stack_kb, "host stack of each VP (KiB): the program's main runs on it")
-      ->check(number_in<std::size_t>(64, 1 << 20))->capture_default_str();
+      ->check(number_in<std::size_t>(64, 1 << 20))
+      ->capture_default_str();
   cmd->add_option("--wall-limit", o.wall_limit_s,
                   "host seconds a rank may run without calling MPI (or the run may go without progress) before the "
                   "run is ended, naming the rank and its stack; 0: no limit")
-      ->check(number_in(0.0, 1e9))->capture_default_str();
+      ->check(number_in(0.0, 1e9))
+      ->capture_default_str();
   cmd->add_option("--compute", o.compute,
                   "what the program's computation between MPI calls costs in virtual time: zero (deterministic), or "
                   "host[:FACTOR], the rank's host CPU time times FACTOR (1 when not given; not deterministic)")
@@ -215,8 +226,8 @@ double compute_factor(const std::string& text) {
     const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
     if (!f.empty() && ec == std::errc{} && ptr == f.data() + f.size() && v > 0 && v <= 1e9) return v;
   }
-  throw UsageError(fmt::format("--compute: expected zero, host or host:FACTOR with FACTOR a positive number, got '{}'",
-                               text));
+  throw UsageError(
+      fmt::format("--compute: expected zero, host or host:FACTOR with FACTOR a positive number, got '{}'", text));
 }
 
 // mpirun's --help in plain words: each option's value named (FILE, N, SECONDS), no validator
@@ -279,8 +290,10 @@ int run(Options& o, CLI::App* cmd) {
     while (at <= list.size()) {
       const std::size_t comma = std::min(list.find(',', at), list.size());
       std::string piece = list.substr(at, comma - at);
-      if (piece.find('=') == std::string::npos && !items.empty()) items.back() += "," + piece;
-      else items.push_back(std::move(piece));
+      if (piece.find('=') == std::string::npos && !items.empty())
+        items.back() += "," + piece;
+      else
+        items.push_back(std::move(piece));
       at = comma + 1;
     }
     for (const auto& item : items) {
@@ -319,6 +332,7 @@ int run(Options& o, CLI::App* cmd) {
   o.launch.run.wall_limit_s = o.wall_limit_s;
   o.launch.run.eager_limit = eager_limit_bytes(o.eager_limit);
   o.launch.compute_factor = compute_factor(o.compute);
+  o.launch.machine = MachineSpec::parse(o.machine);
   const int rc = mpi::launch(o.launch);
   if (!o.explore_outcome.empty() && !completed) write_outcome(o.explore_outcome, races_found, nullptr);
   if (o.check && rc == 2)
@@ -347,11 +361,12 @@ int run(Options& o, CLI::App* cmd) {
 
 Subcommand add_mpirun(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  o->launch.machine = "mesh:4x4";
-  CLI::App* cmd = app.add_subcommand("mpirun", "run an MPI program (built with touchstone-mpicc) on every VP of a machine");
+  CLI::App* cmd =
+      app.add_subcommand("mpirun", "run an MPI program (built with touchstone-mpicc) on every VP of a machine");
   cmd->prefix_command();  // everything from the program on is the program's
-  cmd->add_option("--machine", o->launch.machine, "machine spec, e.g. torus:16x16 (touchstone list machines)")->capture_default_str();
-  cmd->add_option("-n,--np", o->launch.np, "MPI processes, on VPs 0..np-1 (default: every VP)")->check(number_in(1, 1 << 24));
+  add_machine_option(cmd, o->machine);
+  cmd->add_option("-n,--np", o->launch.np, "MPI processes, on VPs 0..np-1 (default: every VP)")
+      ->check(number_in(1, 1 << 24));
   cmd->add_option("--coll", o->coll, coll_help())->allow_extra_args(false);  // one value per --coll
   cmd->add_option("--coll-selector", o->launch.coll_selector,
                   "who picks each call's algorithm where --coll names none: default (the first of each list "

@@ -10,8 +10,8 @@
 #include <string>
 #include <type_traits>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "touchstone/error.hpp"
 #include "touchstone/machine.hpp"
@@ -29,7 +29,8 @@ CLI::Validator number_in(T lo, T hi) {
         const char* end = text.data() + text.size();
         const auto [ptr, ec] = std::from_chars(text.data(), end, v);
         if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
-          return fmt::format("'{}' is not a {}", text, std::is_integral_v<T> ? "whole decimal number" : "decimal number");
+          return fmt::format("'{}' is not a {}", text,
+                             std::is_integral_v<T> ? "whole decimal number" : "decimal number");
         if constexpr (std::is_floating_point_v<T>) {
           if (ec == std::errc::result_out_of_range || !std::isfinite(v) || v < lo || v > hi)
             return fmt::format("{} is outside {}..{}", text, lo, hi);

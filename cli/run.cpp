@@ -2,8 +2,8 @@
 // (docs/cli.md), with the debugging options of docs/debugging.md.
 #include <optional>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/command.hpp"
 #include "cli/common_options.hpp"
@@ -26,7 +26,7 @@ struct Options {
 
 int run(const Options& opt, std::optional<std::size_t> given_size) {
   const CommonOptions& c = opt.common;
-  const Machine m = parse_machine(c.machine);
+  const Machine m = build_machine(MachineSpec::parse(c.machine));
   const auto& alg = algorithms::find(opt.algorithm);
   std::optional<std::vector<std::size_t>> given;
   if (given_size) given = std::vector<std::size_t>{*given_size};
@@ -38,7 +38,8 @@ int run(const Options& opt, std::optional<std::size_t> given_size) {
   apply_debug_options(opt.debug, o);
   const algorithms::Args args = algorithm_args(c, size);
   experiment::Record r = experiment::emulate(m, alg, args, o);
-  const Findings findings = debug_findings(opt.debug, m, [&alg, args](Proc& p) { alg.program(p, args); }, o, r.result);
+  const Findings findings = debug_findings(
+      opt.debug, m, [&alg, args](Proc& p) { alg.program(p, args); }, o, r.result);
   if (!opt.debug.races.empty()) r.races = r.result.races.size();
   const std::vector<const experiment::Record*> one{&r};
   experiment::write_output("", c.format == "json"  ? experiment::record_json(r)
@@ -55,18 +56,21 @@ Subcommand add_run(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("run", "run one algorithm on one machine and print its figures");
   add_common_options(cmd, o->common);
   cmd->add_option("--algorithm", o->algorithm, "COLLECTIVE/NAME (touchstone list algorithms)")->required();
-  cmd->add_option("--size", o->size,
-                  "actual message size L in bytes (0 .. 2^30); for alltoallv/ the traffic per processor t, unless --traffic "
-                  "gives t= or file=")
+  cmd->add_option(
+         "--size", o->size,
+         "actual message size L in bytes (0 .. 2^30); for alltoallv/ the traffic per processor t, unless --traffic "
+         "gives t= or file=")
       ->check(number_in(0LL, 1LL << 30));
   add_debug_options(cmd, o->debug);
   cmd->add_option("--wall-limit", o->wall_limit_s,
                   "host seconds the run may go without progress before it is ended, naming the VP running and its "
                   "stack; 0: no limit")
-      ->check(number_in(0.0, 1e9))->capture_default_str();
+      ->check(number_in(0.0, 1e9))
+      ->capture_default_str();
   return Subcommand{cmd, [o, cmd] {
-                      return run(*o, cmd->count("--size") ? std::optional<std::size_t>(static_cast<std::size_t>(o->size))
-                                                          : std::nullopt);
+                      return run(*o, cmd->count("--size")
+                                         ? std::optional<std::size_t>(static_cast<std::size_t>(o->size))
+                                         : std::nullopt);
                     }};
 }
 

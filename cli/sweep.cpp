@@ -2,8 +2,8 @@
 // and with --vary the same sweep on machine variants (docs/cli.md).
 #include <optional>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/command.hpp"
 #include "cli/common_options.hpp"
@@ -50,49 +50,69 @@ std::vector<std::size_t> parse_sizes(const std::string& s) {
   return out;
 }
 
+// A machine variant of `sweep --vary`: the spec with options added, as written and why.
+struct VariantSpec {
+  MachineSpec spec;
+  std::string options, why;
+};
+
 // The machine variants of `sweep --vary`: each argument adds options to the spec, `open` adds the
-// variants the machine's calibration leaves open (touchstone::open_variants).
-std::vector<std::pair<std::string, std::string>> sweep_variants(const std::string& spec, const std::vector<std::string>& vary) {
-  std::vector<std::pair<std::string, std::string>> out;
+// variants the machine's calibration leaves open (touchstone::open_variants). A later option
+// overrides the spec's own.
+std::vector<VariantSpec> sweep_variants(const MachineSpec& base, const std::vector<std::string>& vary) {
+  if (!vary.empty() && base.is_file())
+    throw UsageError("--vary adds options to a machine spec; put a machine file's variants in files of their own");
+  std::vector<std::pair<std::string, std::string>> added;  // options, why
   for (const auto& v : vary) {
     if (v != "open") {
-      out.emplace_back(v, "");
+      added.emplace_back(v, "");
       continue;
     }
-    const auto open = open_variants(spec);
+    const auto open = open_variants(base);
     if (open.empty())
-      throw UsageError(fmt::format("--vary open: '{}' is not calibrated against a paper, so no range of its parameters is "
-                                   "known to be open (docs/machines.md); give variants as --vary KEY=VALUE[,KEY=VALUE...]",
-                                   spec));
-    for (const auto& o : open) out.emplace_back(o.options, o.why);
+      throw UsageError(
+          fmt::format("--vary open: '{}' is not calibrated against a paper, so no range of its parameters is "
+                      "known to be open (docs/machines.md); give variants as --vary KEY=VALUE[,KEY=VALUE...]",
+                      base.text()));
+    for (const auto& o : open) added.emplace_back(o.options, o.why);
+  }
+  std::vector<VariantSpec> out;
+  for (auto& [options, why] : added) {
+    VariantSpec v{base, std::move(options), std::move(why)};
+    try {
+      v.spec.add_options(v.options);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--vary '{}': {}", v.options, e.what()));
+    }
+    out.push_back(std::move(v));
   }
   return out;
 }
 
 int sweep(const Options& opt, const std::optional<std::string>& sizes_arg) {
   const CommonOptions& c = opt.common;
-  const Machine m = parse_machine(c.machine);
+  const MachineSpec spec = MachineSpec::parse(c.machine);
+  const Machine m = build_machine(spec);
   const auto algs = algorithms::select(opt.algorithms);
   // Where the results go is checked before the sweep runs, not after.
   experiment::check_output_path(opt.out, "--out");
   if (!opt.plot.empty()) experiment::check_figure_path(opt.plot, "--plot");
   // Without --sizes a sweep runs 16 B .. 16 KB, unless --traffic fixes the size.
   std::optional<std::vector<std::size_t>> given;
-  if (sizes_arg) given = parse_sizes(*sizes_arg);
-  else if (c.traffic.empty() || !algorithms::parse_traffic(c.traffic).fixed()) given = parse_sizes(kDefaultSizes);
+  if (sizes_arg)
+    given = parse_sizes(*sizes_arg);
+  else if (c.traffic.empty() || !algorithms::parse_traffic(c.traffic).fixed())
+    given = parse_sizes(kDefaultSizes);
   const auto sizes = run_sizes(c, algs, given, "--sizes");
-  // Every variant is the same sweep on the spec with the variant's options added (a later option
-  // overrides the spec's own); all of them run in one batch.
-  if (!opt.vary.empty() && is_machine_file(c.machine))
-    throw UsageError("--vary adds options to a machine spec; put a machine file's variants in files of their own");
-  const auto variant_specs = sweep_variants(c.machine, opt.vary);
+  // Every variant is the same sweep on a variant of the spec; all of them run in one batch.
+  const auto variant_specs = sweep_variants(spec, opt.vary);
   std::vector<Machine> variant_machines;
   variant_machines.reserve(variant_specs.size());
-  for (const auto& [options, why] : variant_specs) {
+  for (const auto& v : variant_specs) {
     try {
-      variant_machines.push_back(parse_machine(c.machine + "," + options));
+      variant_machines.push_back(build_machine(v.spec));
     } catch (const UsageError& e) {
-      throw UsageError(fmt::format("--vary '{}': {}", options, e.what()));
+      throw UsageError(fmt::format("--vary '{}': {}", v.options, e.what()));
     }
   }
   std::vector<const Machine*> machines{&m};
@@ -101,22 +121,29 @@ int sweep(const Options& opt, const std::optional<std::string>& sizes_arg) {
   for (const Machine* on : machines)
     for (auto* a : algs)
       for (auto s : sizes) batch.push_back({on, a, algorithm_args(c, s), run_options(c)});
-  const auto outcomes = experiment::run_jobs(batch, {.parallel = opt.jobs, .memory_mb = opt.memory_mb, .progress = true});
+  const auto outcomes =
+      experiment::run_jobs(batch, {.parallel = opt.jobs, .memory_mb = opt.memory_mb, .progress = true});
   int failures = 0;
   std::vector<const experiment::Record*> records;
   for (const auto& o : outcomes) {
-    if (o.record) records.push_back(&*o.record);
-    else fmt::print(stderr, "error: {} size {} on {}: {}\n", o.job->algorithm->name, o.job->args.size, o.job->machine->name, o.error), ++failures;
+    if (o.record)
+      records.push_back(&*o.record);
+    else
+      fmt::print(stderr, "error: {} size {} on {}: {}\n", o.job->algorithm->name, o.job->args.size,
+                 o.job->machine->name, o.error),
+          ++failures;
   }
   // The preset's runs come first in the batch, each variant's after them, in the same order.
   const std::size_t per_machine = algs.size() * sizes.size();
-  const std::vector<experiment::Outcome> base(outcomes.begin(), outcomes.begin() + static_cast<std::ptrdiff_t>(per_machine));
+  const std::vector<experiment::Outcome> base(outcomes.begin(),
+                                              outcomes.begin() + static_cast<std::ptrdiff_t>(per_machine));
   std::vector<experiment::Variant> variants;
   for (std::size_t k = 0; k < variant_specs.size(); ++k) {
     const auto from = outcomes.begin() + static_cast<std::ptrdiff_t>((k + 1) * per_machine);
-    variants.push_back({variant_specs[k].first, variant_specs[k].second, {from, from + static_cast<std::ptrdiff_t>(per_machine)}});
+    variants.push_back(
+        {variant_specs[k].options, variant_specs[k].why, {from, from + static_cast<std::ptrdiff_t>(per_machine)}});
   }
-  const auto evidence = is_machine_file(c.machine) ? std::nullopt : ranking_evidence(c.machine);
+  const auto evidence = ranking_evidence(spec);
   std::string text = experiment::makespan_table(m, algs, sizes, base, evidence ? &*evidence : nullptr);
   if (!variants.empty()) text += "\n" + experiment::winner_stability_table(sizes, base, variants);
   experiment::write_output(opt.out, c.format == "json"  ? experiment::records_json(records)
@@ -145,14 +172,14 @@ Subcommand add_sweep(CLI::App& app) {
                   "host memory the parallel jobs may share, by their estimates (default: the largest job's)")
       ->check(number_in(1e-6, 1e12));
   cmd->add_option("--out", o->out, "write the output to this file instead of stdout");
-  cmd->add_option("--vary", o->vary,
-                  "also run the sweep with these machine options added (KEY=VALUE[,KEY=VALUE...], repeatable; open: every "
-                  "variant the machine's calibration leaves open, docs/machines.md) and say whether each size's winner holds");
+  cmd->add_option(
+      "--vary", o->vary,
+      "also run the sweep with these machine options added (KEY=VALUE[,KEY=VALUE...], repeatable; open: every "
+      "variant the machine's calibration leaves open, docs/machines.md) and say whether each size's winner holds");
   cmd->add_option("--plot", o->plot,
                   "also draw makespan against size per algorithm, log-log, winners ringed (.png, .svg or .pdf)");
-  return Subcommand{cmd, [o, cmd] {
-                      return sweep(*o, cmd->count("--sizes") ? std::optional<std::string>(o->sizes) : std::nullopt);
-                    }};
+  return Subcommand{
+      cmd, [o, cmd] { return sweep(*o, cmd->count("--sizes") ? std::optional<std::string>(o->sizes) : std::nullopt); }};
 }
 
 }  // namespace touchstone::cli

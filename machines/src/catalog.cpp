@@ -62,10 +62,25 @@ bool is_flag(const std::string& key) {
   return false;
 }
 
+// One option as written: key=value, or a bare flag. `spec` is the whole spec, for the error.
+MachineOption parse_option(const std::string& text, const std::string& spec) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos && is_flag(text)) return {text, std::nullopt};  // "hpam:4x4/16x16,Q=8,multicast"
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError(fmt::format("machine '{}': option '{}' must look like key=value", spec, text));
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
 }  // namespace
 
+// A text ending in ".json" is a machine file's path unless it starts with a family's kind
+// ("switchnet:net.json" is a spec), so that a spec's text never reads as a file.
 bool is_json_file(const std::string& spec) {
-  return spec.size() > 5 && spec.substr(spec.size() - 5) == ".json" && spec.rfind("switchnet:", 0) != 0;
+  if (spec.size() <= 5 || spec.substr(spec.size() - 5) != ".json") return false;
+  const std::string kind = spec.substr(0, spec.find_first_of(":,"));
+  for (const Family& f : families())
+    if (*f.kind && kind == f.kind) return false;
+  return true;
 }
 
 std::optional<std::string> SpecOptions::take(const std::string& key) {
@@ -120,16 +135,17 @@ namespace touchstone {
 
 bool is_machine_file(const std::string& spec) { return machines::is_json_file(spec); }
 
-std::vector<OpenVariant> open_variants(const std::string& spec) {
+std::vector<OpenVariant> open_variants(const MachineSpec& spec) {
   using namespace machines;
-  if (is_json_file(spec)) return {};
-  const std::string head = spec.substr(0, spec.find(','));
-  const Family& family = find_family(head.substr(0, head.find(':')), spec);
+  if (spec.is_file()) return {};
+  const Family& family = find_family(spec.family, spec.text());
   std::vector<OpenVariant> out;
   if (family.open)
     for (const auto& [options, why] : family.open()) out.push_back({options, why});
   return out;
 }
+
+std::vector<OpenVariant> open_variants(const std::string& spec) { return open_variants(MachineSpec::parse(spec)); }
 
 std::string RankingEvidence::statement() const {
   return fmt::format("on {}, the preset puts {} pairs of algorithms less than {:.0f}% apart, and the machine ran {} of them "
@@ -137,42 +153,68 @@ std::string RankingEvidence::statement() const {
                      measured_on, close_pairs, 100 * decisive_lead, close_reordered, far_reordered, far_pairs, counted_by);
 }
 
-std::optional<RankingEvidence> ranking_evidence(const std::string& spec) {
+std::optional<RankingEvidence> ranking_evidence(const MachineSpec& spec) {
   using namespace machines;
-  if (is_json_file(spec)) return std::nullopt;
-  const std::string head = spec.substr(0, spec.find(','));
-  const Family& family = find_family(head.substr(0, head.find(':')), spec);
+  if (spec.is_file()) return std::nullopt;
+  const Family& family = find_family(spec.family, spec.text());
   if (!family.evidence) return std::nullopt;
   return family.evidence();
 }
 
-Machine parse_machine(const std::string& spec) {
+std::optional<RankingEvidence> ranking_evidence(const std::string& spec) {
+  return ranking_evidence(MachineSpec::parse(spec));
+}
+
+MachineSpec MachineSpec::parse(const std::string& text) {
   using namespace machines;
-  if (is_json_file(spec)) {
-    SpecOptions none;
-    return file_machine(spec, none, spec);
+  MachineSpec spec;
+  if (is_json_file(text)) {
+    spec.argument = text;
+    return spec;
   }
-  const auto parts = split(spec, ',');
+  const auto parts = split(text, ',');
   if (parts[0].empty()) throw UsageError("empty machine spec; try mesh:16x16");
   const auto colon = parts[0].find(':');
-  const std::string kind = parts[0].substr(0, colon);
-  const std::string arg = colon == std::string::npos ? "" : parts[0].substr(colon + 1);
-  const Family& family = find_family(kind, spec);
-  SpecOptions opts;
-  for (std::size_t i = 1; i < parts.size(); ++i) {
-    const auto eq = parts[i].find('=');
-    if (eq == std::string::npos && is_flag(parts[i])) {
-      opts.add(parts[i], "on");  // a bare flag: "hpam:4x4/16x16,Q=8,multicast"
-      continue;
-    }
-    if (eq == std::string::npos || eq == 0)
-      throw UsageError(fmt::format("machine '{}': option '{}' must look like key=value", spec, parts[i]));
-    opts.add(parts[i].substr(0, eq), parts[i].substr(eq + 1));
+  spec.family = parts[0].substr(0, colon);
+  spec.argument = colon == std::string::npos ? "" : parts[0].substr(colon + 1);
+  find_family(spec.family, text);  // a known family, or the error naming the known ones
+  for (std::size_t i = 1; i < parts.size(); ++i) spec.options.push_back(parse_option(parts[i], text));
+  return spec;
+}
+
+std::string MachineSpec::text() const {
+  if (is_file()) return argument;
+  std::string out = argument.empty() ? family : family + ":" + argument;
+  for (const auto& [key, value] : options) out += value ? fmt::format(",{}={}", key, *value) : "," + key;
+  return out;
+}
+
+void MachineSpec::add_options(const std::string& text) {
+  if (is_file())
+    throw UsageError(fmt::format("machine file '{}' takes its options in its \"params\"; put a variant in a file of its own",
+                                 argument));
+  const std::string whole = this->text() + "," + text;  // the spec they make, for the error
+  for (const auto& part : machines::split(text, ',')) options.push_back(machines::parse_option(part, whole));
+}
+
+Machine build_machine(const MachineSpec& spec) {
+  using namespace machines;
+  if (spec.is_file()) {
+    if (!spec.options.empty())
+      throw UsageError(fmt::format("machine file '{}' takes its options in its \"params\", not in the spec", spec.argument));
+    SpecOptions none;
+    return file_machine(spec.argument, none, spec.argument);
   }
-  Machine m = build(family, arg, opts, spec);
-  if (parts.size() > 1) m.name = spec;
+  const std::string text = spec.text();
+  const Family& family = find_family(spec.family, text);
+  SpecOptions opts;
+  for (const auto& [key, value] : spec.options) opts.add(key, value.value_or("on"));
+  Machine m = build(family, spec.argument, opts, text);
+  if (!spec.options.empty()) m.name = text;
   return m;
 }
+
+Machine parse_machine(const std::string& spec) { return build_machine(MachineSpec::parse(spec)); }
 
 std::vector<std::pair<std::string, std::string>> machine_presets() {
   using namespace machines;

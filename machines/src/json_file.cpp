@@ -68,24 +68,22 @@ Machine file_machine(const std::string& path, SpecOptions&, const std::string&) 
   const auto& topo = field("topology");
   if (!topo.is_string())
     throw UsageError(fmt::format("machine file '{}': field 'topology' must be a string such as \"mesh:4x4\"", path));
-  const std::string spec = topo.get<std::string>();
   const nlohmann::json params = j.contains("params") ? j["params"] : nlohmann::json::object();
   if (!params.is_object()) throw UsageError(fmt::format("machine file '{}': field 'params' must be an object", path));
   // The params the topology's family claims join the spec's own options; the generic ones are
   // applied after, one by one, so that an error names its field.
   // A topology that is itself a machine file takes only generic params on top of it.
-  const auto head = split(spec, ',')[0];
-  const Family& family = is_json_file(spec) ? file_family() : find_family(head.substr(0, head.find(':')), spec);
-  std::string full = spec;
   std::vector<std::pair<std::string, std::string>> generic;
-  for (const auto& [key, value] : params.items()) {
-    const std::string v = value_text(value, path, key);
-    if (claims(family, key)) full += fmt::format(",{}={}", key, v);
-    else generic.emplace_back(key, v);
-  }
   Machine m;
   try {
-    m = parse_machine(full);
+    MachineSpec spec = MachineSpec::parse(topo.get<std::string>());
+    const Family& family = spec.is_file() ? file_family() : find_family(spec.family, spec.text());
+    for (const auto& [key, value] : params.items()) {
+      std::string v = value_text(value, path, key);
+      if (claims(family, key)) spec.options.push_back({key, std::move(v)});
+      else generic.emplace_back(key, std::move(v));
+    }
+    m = build_machine(spec);
   } catch (const UsageError& e) {
     const std::string what = e.what();
     if (what.rfind("machine file '", 0) == 0) throw;  // an inner file's error already names it

@@ -220,7 +220,7 @@ std::string early_end_report(int rank, const RankState& rs, int status, bool by_
 }
 
 int launch(const LaunchOptions& o) {
-  std::string machine_name = o.machine;
+  std::string machine_name = o.machine.text();
   int np = o.np;
   double load_s = 0;
   // --summary prints on every ending: what the run reached, then how it ended.
@@ -251,7 +251,7 @@ int launch(const LaunchOptions& o) {
     if (!out) std::fprintf(stderr, "touchstone mpirun: cannot write --result %s\n", o.result_file.c_str());
   };
   try {
-    const Machine m = parse_machine(o.machine);
+    const Machine m = build_machine(o.machine);
     machine_name = m.name;
     np = o.np ? o.np : m.nodes();
     if (np < 1 || np > m.nodes())

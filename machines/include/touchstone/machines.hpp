@@ -2,7 +2,9 @@
 // tori, switch clusters, HPAM, and JSON machine files, all from one spec grammar.
 //
 //   Machine m = parse_machine("delta:16x16");
-//   Machine t = parse_machine("torus:8x8,deadlock=none,hop_ns=20");
+//   MachineSpec s = MachineSpec::parse("torus:8x8,deadlock=none");  // parsed once, edited as a value
+//   s.options.push_back({"hop_ns", "20"});
+//   Machine t = build_machine(s);  // named "torus:8x8,deadlock=none,hop_ns=20", its s.text()
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -14,8 +16,42 @@
 
 namespace touchstone {
 
-/// Parses "mesh:16x16", "torus:8x8x8,deadlock=none", "mesh:4x4,ports=all,buffer=4096", or the
-/// path of a JSON machine file. Throws touchstone::UsageError naming the bad part.
+/// One option of a machine spec: key=value, or a bare flag a family claims ("multicast").
+struct MachineOption {
+  std::string key;
+  std::optional<std::string> value;  ///< none for a bare flag
+  bool operator==(const MachineOption&) const = default;
+};
+
+/// A machine spec as a value: "KIND[:ARG][,key=value...]" ("mesh:16x16", "delta",
+/// "hpam:4x4/16x16,Q=8,multicast") or the path of a JSON machine file. Parsed once from its text;
+/// a variant is the value with options added (a later option overrides an earlier one). Its text
+/// form round-trips: MachineSpec::parse(s.text()) == s.
+struct MachineSpec {
+  std::string family;                  ///< "mesh", "delta", ...; empty for a machine file
+  std::string argument;                ///< after "KIND:" ("16x16"), or the machine file's path
+  std::vector<MachineOption> options;  ///< in the order written
+
+  /// Parses the grammar: a known family, options key=value or a family's bare flag. Reads no file
+  /// and checks no value (build_machine does). UsageError naming the bad part.
+  static MachineSpec parse(const std::string& text);
+  /// The spec as written: parse(text()) == *this.
+  std::string text() const;
+  bool is_file() const { return family.empty(); }
+  /// Appends options written as "key=value[,key=value...]" (sweep --vary); UsageError naming the
+  /// spec they make when one is malformed, or when this is a machine file (its options are its
+  /// "params").
+  void add_options(const std::string& text);
+  bool operator==(const MachineSpec&) const = default;
+};
+
+/// Builds the machine of a spec: the family takes its options, the rest are generic options
+/// (docs/machines.md); a machine file is read here. A spec with options names the machine by its
+/// text. UsageError naming the bad part.
+Machine build_machine(const MachineSpec& spec);
+
+/// build_machine(MachineSpec::parse(spec)): "mesh:16x16", "torus:8x8x8,deadlock=none",
+/// "mesh:4x4,ports=all,buffer=4096", or the path of a JSON machine file.
 Machine parse_machine(const std::string& spec);
 
 /// True when `spec` is the path of a JSON machine file ("m.json"), not a spec of a family.
@@ -31,7 +67,9 @@ struct OpenVariant {
 
 /// The open variants of `spec`'s family: the ends of the ranges its calibration leaves open, one
 /// parameter (or one relation between parameters) at a time. Empty for the families that are not
-/// fitted to a paper (mesh, torus, hpam, machine files). UsageError for a spec of no family.
+/// fitted to a paper (mesh, torus, hpam, machine files).
+std::vector<OpenVariant> open_variants(const MachineSpec& spec);
+/// open_variants(MachineSpec::parse(spec)): UsageError for a spec of no family.
 std::vector<OpenVariant> open_variants(const std::string& spec);
 
 /// How far a calibrated preset's rankings can be trusted, judged against its paper's measured
@@ -49,8 +87,9 @@ struct RankingEvidence {
 };
 
 /// The ranking evidence of `spec`'s family; none for the families with no measured times to judge
-/// them by (mesh, torus, hpam, machine files, and presets whose papers give plots only). UsageError
-/// for a spec of no family.
+/// them by (mesh, torus, hpam, machine files, and presets whose papers give plots only).
+std::optional<RankingEvidence> ranking_evidence(const MachineSpec& spec);
+/// ranking_evidence(MachineSpec::parse(spec)): UsageError for a spec of no family.
 std::optional<RankingEvidence> ranking_evidence(const std::string& spec);
 
 /// One line per family with its grammar, then the options families claim and the generic options,

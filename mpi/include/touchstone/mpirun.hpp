@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "touchstone/machines.hpp"
 #include "touchstone/run.hpp"
 
 namespace touchstone::mpi {
@@ -20,7 +21,7 @@ struct MeasuredRegions {
 };
 
 struct LaunchOptions {
-  std::string machine;                       ///< machine spec (touchstone list machines)
+  MachineSpec machine;                       ///< machine spec (touchstone list machines), built by launch
   int np = 0;                                ///< MPI processes: world ranks 0..np-1 (0: every VP)
   std::map<std::string, std::string> coll;   ///< collective -> algorithm ("alltoall" -> "1-lev-xor")
   /// Whose decision rules pick the algorithm of each call not named in `coll`: "mpich", "ompi",
