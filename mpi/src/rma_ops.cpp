@@ -1,0 +1,481 @@
+// The RMA operations (MPI-3.1 11.3): each is an active message to the target (docs/model.md 7),
+// whose handler applies it to the target's window memory when it arrives, whatever the target is
+// doing; a reply carries data back where the operation returns some (get, get-accumulate,
+// fetch-and-op, compare-and-swap). Handlers of one node never overlap, so an accumulate is atomic
+// as a whole, hence per element as MPI requires (docs/mpi.md "One-sided communication").
+//
+// On the wire, a request's argument words are the target's window handle, the displacement, the
+// operation, its predefined type, the number of runs of the target's layout and the data bytes;
+// its payload is the runs (two 8-byte words each, none for a contiguous target layout), then the
+// origin's packed data.
+#include <array>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#pragma GCC visibility push(default)
+#include "mpi.h"
+#pragma GCC visibility pop
+
+#include "comm.hpp"
+#include "request.hpp"
+#include "rma.hpp"
+#include "types.hpp"
+
+namespace touchstone::mpi {
+
+namespace {
+
+using Runs = std::vector<std::int64_t>;  // (offset, length) pairs
+
+// --- the target's side: handlers run inside the engine, on the target's behalf ---
+
+Window& target_window(RankState& rs, std::int64_t handle) {
+  Windows& ws = windows(rs);
+  if (handle <= 0 || handle >= static_cast<std::int64_t>(ws.table.size()) || !ws.table[static_cast<std::size_t>(handle)])
+    throw UsageError(fmt::format("an RMA operation reached window {} of rank {}, which is freed", handle,
+                                 rs.proc->rank()));
+  return *ws.table[static_cast<std::size_t>(handle)];
+}
+
+std::byte* target_address(const Window& w, std::int64_t disp) {
+  if (w.flavor == MPI_WIN_FLAVOR_DYNAMIC) return reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(disp));
+  return static_cast<std::byte*>(w.base) + disp * w.disp_unit;
+}
+
+// The target's layout and the data behind it in a request's payload.
+struct Layout {
+  std::span<const std::int64_t> runs;  // empty: `bytes` contiguous bytes
+  std::span<const std::byte> data;
+};
+Layout decode(std::span<const std::byte> payload, std::int64_t nruns) {
+  const auto n = static_cast<std::size_t>(nruns) * 2;
+  Layout l;
+  l.runs = {reinterpret_cast<const std::int64_t*>(payload.data()), n};
+  l.data = payload.subspan(n * 8);
+  return l;
+}
+
+void gather(const std::byte* at, std::span<const std::int64_t> runs, std::span<std::byte> out) {
+  if (runs.empty()) {
+    if (!out.empty()) std::memcpy(out.data(), at, out.size());
+    return;
+  }
+  std::size_t o = 0;
+  for (std::size_t i = 0; i < runs.size(); i += 2) {
+    std::memcpy(out.data() + o, at + runs[i], static_cast<std::size_t>(runs[i + 1]));
+    o += static_cast<std::size_t>(runs[i + 1]);
+  }
+}
+
+void scatter(std::byte* at, std::span<const std::int64_t> runs, std::span<const std::byte> in) {
+  if (runs.empty()) {
+    if (!in.empty()) std::memcpy(at, in.data(), in.size());
+    return;
+  }
+  std::size_t o = 0;
+  for (std::size_t i = 0; i < runs.size(); i += 2) {
+    std::memcpy(at + runs[i], in.data() + o, static_cast<std::size_t>(runs[i + 1]));
+    o += static_cast<std::size_t>(runs[i + 1]);
+  }
+}
+
+// The operand class of a predefined type, for the operator's cost per byte (as the collectives
+// charge it: NodeCosts::reduce_per_byte).
+OperandClass operand_class_of(MPI_Datatype base) {
+  switch (base) {
+    case MPI_FLOAT: case MPI_DOUBLE: case MPI_LONG_DOUBLE: case MPI_FLOAT_INT: case MPI_DOUBLE_INT:
+      return OperandClass::floating;
+    default: return OperandClass::integer;
+  }
+}
+
+// Applies `in` (op) to the target's elements behind l.runs: what an accumulate does there.
+// Charges the handler the operator's cost per byte (nothing for MPI_REPLACE and MPI_NO_OP).
+void apply(RankState& rs, AmContext& c, const NodeCosts& costs, std::byte* at, std::span<const std::int64_t> runs,
+           MPI_Op op, MPI_Datatype base, std::span<const std::byte> in) {
+  if (op == MPI_NO_OP) return;
+  if (op == MPI_REPLACE) return scatter(at, runs, in);
+  std::vector<std::byte> current(in.size());
+  gather(at, runs, current);
+  bool commutative = true;
+  packed_reducer(rs, op, base, *predefined_type(base), commutative)(in, current);
+  scatter(at, runs, current);
+  c.compute(static_cast<Time>(in.size()) * costs.reduce_per_byte(operand_class_of(base)));
+}
+
+enum Arg { kHandle = 0, kDisp, kOp, kBase, kRuns, kBytes };
+
+}  // namespace
+
+void register_rma_handlers(RankState& rs) {
+  Windows& ws = windows(rs);
+  if (ws.handlers_registered) return;
+  ws.handlers_registered = true;
+  Proc& p = *rs.proc;
+  RankState* self = &rs;
+  const NodeCosts costs = p.machine().costs_of(p.rank());
+  p.am_register(kRmaUpdate, [self, costs](AmContext& c) {
+    const auto a = c.args();
+    Window& w = target_window(*self, a[kHandle]);
+    const Layout l = decode(c.payload(), a[kRuns]);
+    apply(*self, c, costs, target_address(w, a[kDisp]), l.runs, static_cast<MPI_Op>(a[kOp]),
+          static_cast<MPI_Datatype>(a[kBase]), l.data);
+  });
+  p.am_register(kRmaFetch, [self, costs](AmContext& c) {
+    const auto a = c.args();
+    Window& w = target_window(*self, a[kHandle]);
+    const Layout l = decode(c.payload(), a[kRuns]);
+    std::byte* at = target_address(w, a[kDisp]);
+    std::vector<std::byte> old(static_cast<std::size_t>(a[kBytes]));
+    gather(at, l.runs, old);
+    apply(*self, c, costs, at, l.runs, static_cast<MPI_Op>(a[kOp]), static_cast<MPI_Datatype>(a[kBase]), l.data);
+    c.reply({}, old);
+  });
+  p.am_register(kRmaSwap, [self](AmContext& c) {
+    const auto a = c.args();
+    Window& w = target_window(*self, a[kHandle]);
+    const auto n = static_cast<std::size_t>(a[kBytes]);
+    std::byte* at = target_address(w, a[kDisp]);
+    std::vector<std::byte> old(at, at + n);
+    const std::span<const std::byte> compare = c.payload().first(n), desired = c.payload().subspan(n, n);
+    if (std::memcmp(at, compare.data(), n) == 0) std::memcpy(at, desired.data(), n);
+    c.reply({}, old);
+  });
+  p.am_register(kRmaSync, [self](AmContext& c) {
+    const auto a = c.args();
+    Window& w = target_window(*self, a[0]);
+    std::int64_t granted = 1;
+    switch (static_cast<SyncCommand>(a[1])) {
+      case SyncCommand::flush: break;  // arriving after the origin's updates, it finds them applied
+      case SyncCommand::lock_shared:
+        if (w.exclusive_holder < 0) ++w.shared_holders;
+        else granted = 0;
+        break;
+      case SyncCommand::lock_exclusive:
+        if (w.exclusive_holder < 0 && w.shared_holders == 0) w.exclusive_holder = c.source();
+        else granted = 0;
+        break;
+      case SyncCommand::unlock_shared: --w.shared_holders; break;
+      case SyncCommand::unlock_exclusive: w.exclusive_holder = -1; break;
+    }
+    c.reply(std::span<const std::int64_t>(&granted, 1));
+  });
+}
+
+namespace {
+
+// --- the origin's side ---
+
+// An operation's target: its window, rank and what it reaches there, checked.
+struct Access {
+  Window* w = nullptr;
+  int target = MPI_PROC_NULL;  // rank in the window's communicator
+  const Type* ttype = nullptr;
+  std::size_t bytes = 0;  // data bytes at the target
+};
+
+// The target's region against its window: MPI_ERR_RMA_RANGE when the operation would reach
+// memory outside it. A dynamic window's regions are read from the target's own record (a check
+// that costs no virtual time: a real implementation would find out at the target).
+void check_range(const Window& w, int target, MPI_Aint disp, int count, const Type& t) {
+  if (count == 0 || t.size == 0) return;
+  const WinPeer& p = w.peers[static_cast<std::size_t>(target)];
+  const MPI_Aint lo = t.true_lb + (disp * (w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? 1 : p.disp_unit));
+  const MPI_Aint hi = lo + static_cast<MPI_Aint>(count - 1) * t.extent + t.true_extent;
+  if (w.flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+    const RankState& trs = session()->ranks[static_cast<std::size_t>(w.world[static_cast<std::size_t>(target)])];
+    const Window& tw = *trs.windows->table[static_cast<std::size_t>(p.handle)];
+    for (const auto& [at, n] : tw.attached)
+      if (lo >= static_cast<MPI_Aint>(at) && hi <= static_cast<MPI_Aint>(at + n)) return;
+    throw MpiError{MPI_ERR_RMA_RANGE, fmt::format("address range [{:#x}, {:#x}) is not attached to rank {}'s dynamic "
+                                                  "window", lo, hi, target)};
+  }
+  if (disp < 0 || lo < 0 || hi > p.size)
+    throw MpiError{MPI_ERR_RMA_RANGE, fmt::format("displacement {} (x {}) with {} element(s) reaches bytes [{}, {}) "
+                                                  "of rank {}'s window of {} bytes", disp, p.disp_unit, count, lo, hi,
+                                                  target, p.size)};
+}
+
+Access check_target(RankState& rs, MPI_Win win, int target, MPI_Aint disp, int count, MPI_Datatype dt) {
+  Access a;
+  a.w = &window_of(rs, win);
+  const int n = static_cast<int>(a.w->peers.size());
+  if (target != MPI_PROC_NULL && (target < 0 || target >= n))
+    throw MpiError{MPI_ERR_RANK, fmt::format("target rank {} is out of range: the window has {} rank(s)", target, n)};
+  check_count(count);
+  a.ttype = &committed(rs, dt);
+  a.target = target;
+  if (target == MPI_PROC_NULL) return a;
+  check_access(*a.w, target);
+  check_range(*a.w, target, disp, count, *a.ttype);
+  a.bytes = static_cast<std::size_t>(count) * a.ttype->size;
+  return a;
+}
+
+const Type& check_local(RankState& rs, int count, MPI_Datatype dt) {
+  check_count(count);
+  return committed(rs, dt);
+}
+
+void check_same_size(std::size_t origin, std::size_t target, const char* what) {
+  if (origin != target)
+    throw MpiError{MPI_ERR_TYPE, fmt::format("the {} holds {} bytes but the target's datatype {}: the type signatures "
+                                             "must match", what, origin, target)};
+}
+
+// The predefined type an accumulate works on: the target's, which the origin's must share
+// (MPI-3.1 11.3.4); MPI_ERR_OP when op is not an accumulate's.
+MPI_Datatype accumulate_base(RankState& rs, MPI_Op op, const Type& origin, const Type& target, bool origin_used) {
+  if (op != MPI_REPLACE && op != MPI_NO_OP && (op < MPI_MAX || op > MPI_MAXLOC))
+    throw MpiError{MPI_ERR_OP, fmt::format("operation {} is not a predefined one (user operations are not allowed "
+                                           "in accumulates)", op)};
+  if (target.base == MPI_DATATYPE_NULL)
+    throw MpiError{MPI_ERR_TYPE, "an accumulate's target datatype must be made of one predefined type"};
+  if (origin_used && origin.base != target.base)
+    throw MpiError{MPI_ERR_TYPE, fmt::format("the origin's datatype is made of {} but the target's of {}",
+                                             type_name(origin.base), type_name(target.base))};
+  if (op != MPI_REPLACE && op != MPI_NO_OP) {
+    bool commutative = true;
+    packed_reducer(rs, op, target.base, *predefined_type(target.base), commutative);  // MPI_ERR_OP if undefined
+  }
+  return target.base;
+}
+
+// The request's payload: the target's runs (none when its layout is contiguous), then the data.
+std::vector<std::byte> payload(const Type& ttype, int tcount, std::span<const std::byte> data, std::int64_t& nruns) {
+  Runs runs;
+  if (!ttype.contiguous())
+    for_each_run(ttype, static_cast<std::size_t>(tcount), [&](MPI_Aint offset, std::size_t length) {
+      if (length == 0) return;
+      if (!runs.empty() && runs[runs.size() - 2] + runs.back() == offset) runs.back() += static_cast<std::int64_t>(length);
+      else runs.insert(runs.end(), {offset, static_cast<std::int64_t>(length)});
+    });
+  nruns = static_cast<std::int64_t>(runs.size() / 2);
+  std::vector<std::byte> out(runs.size() * 8 + data.size());
+  if (!runs.empty()) std::memcpy(out.data(), runs.data(), runs.size() * 8);
+  if (!data.empty()) std::memcpy(out.data() + runs.size() * 8, data.data(), data.size());
+  return out;
+}
+
+// A one-way update (put, accumulate): complete at the origin once sent, since the request
+// carries a copy of the data.
+void update(RankState& rs, const Access& a, const void* origin, int ocount, const Type& otype, MPI_Aint disp,
+            int tcount, MPI_Op op, MPI_Datatype base) {
+  if (a.target == MPI_PROC_NULL || a.bytes == 0) return;
+  std::vector<std::byte> scratch;
+  const auto data = send_bytes(origin, ocount, otype, scratch);
+  std::int64_t nruns = 0;
+  const auto body = payload(*a.ttype, tcount, data, nruns);
+  const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle, disp, op, base, nruns,
+                                         static_cast<std::int64_t>(a.bytes)};
+  rs.proc->am_send(a.w->world[static_cast<std::size_t>(a.target)], kRmaUpdate, args, body);
+  ++a.w->unflushed[static_cast<std::size_t>(a.target)];
+}
+
+// An operation whose reply brings the target's old data into `result` (count elements of rtype).
+std::shared_ptr<PendingOp> fetch(RankState& rs, const Access& a, std::span<const std::byte> data, MPI_Aint disp,
+                                 int tcount, MPI_Op op, MPI_Datatype base, void* result, int rcount,
+                                 const Type& rtype) {
+  auto op_state = std::make_shared<PendingOp>();
+  if (a.target == MPI_PROC_NULL || a.bytes == 0) {
+    op_state->complete = true;
+    return op_state;
+  }
+  std::int64_t nruns = 0;
+  const auto body = payload(*a.ttype, tcount, data, nruns);
+  const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle, disp, op, base, nruns,
+                                         static_cast<std::int64_t>(a.bytes)};
+  op_state->target = a.target;
+  op_state->future = rs.proc->am_request(a.w->world[static_cast<std::size_t>(a.target)], kRmaFetch, args, body, a.bytes);
+  op_state->on_reply = [result, rcount, type = shared_copy(rtype)](const AmReply& r) {
+    unpack(r.payload, result, static_cast<std::size_t>(rcount), *type);
+  };
+  a.w->pending.push_back(op_state);
+  return op_state;
+}
+
+// Completes a request-based operation's reply (MPI_Wait, MPI_Test) if it has come, or blocking.
+bool settle(RankState& rs, PendingOp& op, bool block) {
+  if (op.complete) return true;
+  AmReply r;
+  if (block) r = rs.proc->am_wait(op.future);
+  else if (!rs.proc->am_test(op.future, &r)) return false;
+  op.on_reply(r);
+  op.complete = true;
+  return true;
+}
+
+MPI_Request request_for(RankState& rs, std::shared_ptr<PendingOp> op) {
+  auto q = std::make_unique<Req>();
+  RankState* at = &rs;
+  q->one_sided = [at, op = std::move(op)](bool block) { return settle(*at, *op, block); };
+  return new_req(rs, std::move(q));
+}
+
+MPI_Request completed_request(RankState& rs) {
+  auto q = std::make_unique<Req>();
+  q->done = true;
+  q->status = empty_status();
+  return new_req(rs, std::move(q));
+}
+
+void put(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp, int tcount,
+         MPI_Datatype tdt, MPI_Win win) {
+  const Type& ot = check_local(rs, ocount, odt);
+  const Access a = check_target(rs, win, target, disp, tcount, tdt);
+  if (a.target == MPI_PROC_NULL) return;
+  check_same_size(static_cast<std::size_t>(ocount) * ot.size, a.bytes, "origin buffer");
+  update(rs, a, origin, ocount, ot, disp, tcount, MPI_REPLACE, MPI_BYTE);
+}
+
+std::shared_ptr<PendingOp> get(RankState& rs, void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp,
+                               int tcount, MPI_Datatype tdt, MPI_Win win) {
+  const Type& ot = check_local(rs, ocount, odt);
+  const Access a = check_target(rs, win, target, disp, tcount, tdt);
+  if (a.target != MPI_PROC_NULL) check_same_size(static_cast<std::size_t>(ocount) * ot.size, a.bytes, "origin buffer");
+  return fetch(rs, a, {}, disp, tcount, MPI_NO_OP, MPI_BYTE, origin, ocount, ot);
+}
+
+void accumulate(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp,
+                int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
+  const Type& ot = check_local(rs, ocount, odt);
+  const Access a = check_target(rs, win, target, disp, tcount, tdt);
+  if (a.target == MPI_PROC_NULL) return;
+  const MPI_Datatype base = accumulate_base(rs, op, ot, *a.ttype, true);
+  check_same_size(static_cast<std::size_t>(ocount) * ot.size, a.bytes, "origin buffer");
+  update(rs, a, origin, ocount, ot, disp, tcount, op, base);
+}
+
+std::shared_ptr<PendingOp> get_accumulate(RankState& rs, const void* origin, int ocount, MPI_Datatype odt,
+                                          void* result, int rcount, MPI_Datatype rdt, int target, MPI_Aint disp,
+                                          int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
+  const bool origin_used = op != MPI_NO_OP;  // MPI_NO_OP ignores the origin buffer (MPI-3.1 11.3.4)
+  const Type& ot = origin_used ? check_local(rs, ocount, odt) : *predefined_type(MPI_BYTE);
+  const Type& rt = check_local(rs, rcount, rdt);
+  const Access a = check_target(rs, win, target, disp, tcount, tdt);
+  if (a.target == MPI_PROC_NULL) return fetch(rs, a, {}, disp, tcount, op, MPI_BYTE, result, rcount, rt);
+  const MPI_Datatype base = accumulate_base(rs, op, ot, *a.ttype, origin_used);
+  check_same_size(static_cast<std::size_t>(rcount) * rt.size, a.bytes, "result buffer");
+  std::vector<std::byte> scratch;
+  std::span<const std::byte> data;
+  if (origin_used) {
+    check_same_size(static_cast<std::size_t>(ocount) * ot.size, a.bytes, "origin buffer");
+    data = send_bytes(origin, ocount, ot, scratch);
+  }
+  return fetch(rs, a, data, disp, tcount, op, base, result, rcount, rt);
+}
+
+}  // namespace
+
+}  // namespace touchstone::mpi
+
+using namespace touchstone;
+using namespace touchstone::mpi;
+
+int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+  return win_call("MPI_Put", win, [&](RankState& rs) {
+    put(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+  });
+}
+
+int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+            int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+  return win_call("MPI_Get", win, [&](RankState& rs) {
+    get(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+  });
+}
+
+int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  return win_call("MPI_Accumulate", win, [&](RankState& rs) {
+    accumulate(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, op, win);
+  });
+}
+
+int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
+                       int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                       int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  return win_call("MPI_Get_accumulate", win, [&](RankState& rs) {
+    get_accumulate(rs, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                   target_rank, target_disp, target_count, target_datatype, op, win);
+  });
+}
+
+int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype, int target_rank,
+                     MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  return win_call("MPI_Fetch_and_op", win, [&](RankState& rs) {
+    if (!predefined_type(datatype))
+      throw MpiError{MPI_ERR_TYPE, "MPI_Fetch_and_op takes a predefined datatype"};
+    get_accumulate(rs, origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1, datatype, op,
+                   win);
+  });
+}
+
+int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
+  return win_call("MPI_Compare_and_swap", win, [&](RankState& rs) {
+    const Type* t = predefined_type(datatype);
+    if (!t || t->base == MPI_DATATYPE_NULL || !t->contiguous())
+      throw MpiError{MPI_ERR_TYPE, "MPI_Compare_and_swap takes a predefined integer, logical or byte datatype"};
+    const Access a = check_target(rs, win, target_rank, target_disp, 1, datatype);
+    if (a.target == MPI_PROC_NULL) return;
+    std::vector<std::byte> body(2 * t->size);
+    std::memcpy(body.data(), compare_addr, t->size);
+    std::memcpy(body.data() + t->size, origin_addr, t->size);
+    const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle, target_disp, 0,
+                                           datatype, 0, static_cast<std::int64_t>(t->size)};
+    auto op = std::make_shared<PendingOp>();
+    op->target = a.target;
+    op->future = rs.proc->am_request(a.w->world[static_cast<std::size_t>(a.target)], kRmaSwap, args, body, t->size);
+    op->on_reply = [result_addr](const AmReply& r) { std::memcpy(result_addr, r.payload.data(), r.payload.size()); };
+    a.w->pending.push_back(std::move(op));
+  });
+}
+
+int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+  return win_call("MPI_Rput", win, [&](RankState& rs) {
+    check_out(request, "request");
+    check_passive(window_of(rs, win), "MPI_Rput");
+    put(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    *request = completed_request(rs);
+  });
+}
+
+int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+             int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+  return win_call("MPI_Rget", win, [&](RankState& rs) {
+    check_out(request, "request");
+    check_passive(window_of(rs, win), "MPI_Rget");
+    *request = request_for(rs, get(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                   target_count, target_datatype, win));
+  });
+}
+
+int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                    MPI_Request* request) {
+  return win_call("MPI_Raccumulate", win, [&](RankState& rs) {
+    check_out(request, "request");
+    check_passive(window_of(rs, win), "MPI_Raccumulate");
+    accumulate(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, op, win);
+    *request = completed_request(rs);
+  });
+}
+
+int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
+                        int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                        MPI_Request* request) {
+  return win_call("MPI_Rget_accumulate", win, [&](RankState& rs) {
+    check_out(request, "request");
+    check_passive(window_of(rs, win), "MPI_Rget_accumulate");
+    *request = request_for(rs, get_accumulate(rs, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                              result_datatype, target_rank, target_disp, target_count,
+                                              target_datatype, op, win));
+  });
+}
