@@ -690,6 +690,7 @@ int MPI_Pcontrol(const int level, ...);
 #define MPI_ERR_RMA_ATTACH 37
 #define MPI_ERR_RMA_SHARED 38
 #define MPI_ERR_RMA_FLAVOR 39
+#define MPI_ERR_NO_MEM 27 /* MPI_Alloc_mem and MPI_Win_allocate could not allocate */
 /* Predefined window attributes (MPI_Win_get_attr). */
 #define MPI_WIN_BASE 8
 #define MPI_WIN_SIZE 9

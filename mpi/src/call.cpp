@@ -76,6 +76,7 @@ const char* error_text(int code) {
     case MPI_ERR_RMA_ATTACH: return "memory cannot be attached";
     case MPI_ERR_RMA_SHARED: return "memory cannot be shared";
     case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
+    case MPI_ERR_NO_MEM: return "out of memory";
     default: return "unknown error";
   }
 }

@@ -119,7 +119,7 @@ MPI_Win make_window(RankState& rs, MPI_Comm comm, void* base, MPI_Aint size, int
 void* allocate(MPI_Aint size) {
   // At least one byte, so that every window of the flavor has an address of its own.
   void* p = std::calloc(size ? static_cast<std::size_t>(size) : 1, 1);
-  if (!p) throw MpiError{MPI_ERR_OTHER, fmt::format("cannot allocate {} bytes", size)};
+  if (!p) throw MpiError{MPI_ERR_NO_MEM, fmt::format("cannot allocate {} bytes", size)};
   return p;
 }
 
