@@ -30,6 +30,17 @@ struct PendingOp {
   bool complete = false;
 };
 
+/// An access to a target's window in a fence epoch, kept by the target to find conflicting ones
+/// (MPI-3.1 11.7): byte ranges [first, second) of its memory.
+enum class AccessKind : std::int64_t { put = 0, get = 1, accumulate = 2 };
+struct AccessRecord {
+  int origin = 0;  ///< world rank
+  std::int64_t epoch = 0;
+  AccessKind kind = AccessKind::put;
+  MPI_Datatype base = MPI_DATATYPE_NULL;
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;  ///< sorted
+};
+
 /// One rank's side of a window.
 struct Window {
   MPI_Comm comm = MPI_COMM_NULL;  ///< a private duplicate of the communicator it was made on
@@ -56,6 +67,11 @@ struct Window {
   std::vector<std::shared_ptr<PendingOp>> pending;  ///< replies awaited, in the order sent
 
   // The target's side: its exposure epochs and its lock, which the handlers change.
+  // Checking: this rank's fences so far, the accesses of its current fence epochs, and the first
+  // conflict among them, which its next fence reports (MPI_ERR_RMA_CONFLICT).
+  std::int64_t fences = 0;
+  std::vector<AccessRecord> epoch_accesses;
+  std::string conflict;
   std::vector<int> post_group;  ///< MPI_Win_post's origins, while the exposure epoch is open
   bool posted = false;
   int shared_holders = 0;

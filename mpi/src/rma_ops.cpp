@@ -8,7 +8,9 @@
 // operation, its predefined type, the number of runs of the target's layout and the data bytes;
 // its payload is the runs (two 8-byte words each, none for a contiguous target layout), then the
 // origin's packed data.
+#include <algorithm>
 #include <array>
+#include <optional>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -106,6 +108,75 @@ void apply(RankState& rs, AmContext& c, const NodeCosts& costs, std::byte* at, s
 
 enum Arg { kHandle = 0, kDisp, kOp, kBase, kRuns, kBytes };
 
+// The operation word of a request: the MPI_Op in its low 32 bits, and above them the access's
+// kind and, for an access in a fence epoch, the origin's fence count (0 otherwise), which the
+// target's conflict check uses: no byte more on the wire.
+std::int64_t op_word(const Window& w, MPI_Op op, AccessKind kind) {
+  const bool locked = w.lock_all || std::any_of(w.locked.begin(), w.locked.end(), [](int l) { return l != 0; });
+  const bool in_fence_epoch = w.fence_epoch && !locked && !w.started;
+  return static_cast<std::int64_t>(static_cast<std::uint32_t>(op)) | static_cast<std::int64_t>(kind) << 32 |
+         (in_fence_epoch ? w.fences : 0) << 34;
+}
+MPI_Op op_of(std::int64_t word) { return static_cast<MPI_Op>(static_cast<std::int32_t>(word & 0xffffffff)); }
+
+const char* kind_name(AccessKind k) {
+  switch (k) {
+    case AccessKind::put: return "put";
+    case AccessKind::get: return "get";
+    case AccessKind::accumulate: return "accumulate";
+  }
+  return "access";
+}
+
+// MPI-3.1 11.7: accesses of two origins to one location in one epoch conflict unless both are
+// gets, or both accumulates (the atomic ones: accumulate, get-accumulate, fetch-and-op,
+// compare-and-swap) on the same predefined type.
+bool compatible(const AccessRecord& a, const AccessRecord& b) {
+  if (a.kind == AccessKind::get && b.kind == AccessKind::get) return true;
+  return a.kind == AccessKind::accumulate && b.kind == AccessKind::accumulate && a.base == b.base;
+}
+
+// The first byte both record, if any (both lists sorted).
+std::optional<std::pair<std::uintptr_t, std::uintptr_t>> overlap(const AccessRecord& a, const AccessRecord& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.ranges.size() && j < b.ranges.size()) {
+    const auto lo = std::max(a.ranges[i].first, b.ranges[j].first), hi = std::min(a.ranges[i].second, b.ranges[j].second);
+    if (lo < hi) return std::pair{lo, hi};
+    if (a.ranges[i].second < b.ranges[j].second) ++i;
+    else ++j;
+  }
+  return std::nullopt;
+}
+
+// Records an access of a fence epoch at the target and notes the first conflict with another
+// origin's access of the same epoch; the target's next fence reports it. A window keeps at most
+// kMaxRecorded accesses per epoch (a check of every pair; later ones go unchecked).
+constexpr std::size_t kMaxRecorded = 4096;
+void record_access(Window& w, int target, int origin, std::int64_t word, std::byte* at, std::span<const std::int64_t> runs,
+                   std::size_t bytes, MPI_Datatype base) {
+  const std::int64_t epoch = word >> 34;
+  if (epoch == 0 || bytes == 0 || w.epoch_accesses.size() >= kMaxRecorded) return;
+  AccessRecord r{origin, epoch, static_cast<AccessKind>((word >> 32) & 3), base, {}};
+  const auto start = reinterpret_cast<std::uintptr_t>(at);
+  if (runs.empty()) r.ranges.emplace_back(start, start + bytes);
+  for (std::size_t i = 0; i < runs.size(); i += 2)
+    r.ranges.emplace_back(start + static_cast<std::uintptr_t>(runs[i]),
+                          start + static_cast<std::uintptr_t>(runs[i] + runs[i + 1]));
+  std::sort(r.ranges.begin(), r.ranges.end());
+  if (w.conflict.empty())
+    for (const AccessRecord& e : w.epoch_accesses) {
+      if (e.epoch != epoch || e.origin == origin || compatible(e, r)) continue;
+      const auto both = overlap(e, r);
+      if (!both) continue;
+      const std::uintptr_t from = w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : reinterpret_cast<std::uintptr_t>(w.base);
+      w.conflict = fmt::format("rank {}'s {} and rank {}'s {} (world ranks) both reach bytes [{}, {}) of rank {}'s window "
+                               "in one fence epoch: conflicting accesses (MPI-3.1 11.7)", e.origin, kind_name(e.kind),
+                               origin, kind_name(r.kind), both->first - from, both->second - from, target);
+      break;
+    }
+  w.epoch_accesses.push_back(std::move(r));
+}
+
 }  // namespace
 
 void register_rma_handlers(RankState& rs) {
@@ -119,8 +190,10 @@ void register_rma_handlers(RankState& rs) {
     const auto a = c.args();
     Window& w = target_window(*self, a[kHandle]);
     const Layout l = decode(c.payload(), a[kRuns]);
-    apply(*self, c, costs, target_address(w, a[kDisp]), l.runs, static_cast<MPI_Op>(a[kOp]),
-          static_cast<MPI_Datatype>(a[kBase]), l.data);
+    std::byte* at = target_address(w, a[kDisp]);
+    record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, static_cast<std::size_t>(a[kBytes]),
+                  static_cast<MPI_Datatype>(a[kBase]));
+    apply(*self, c, costs, at, l.runs, op_of(a[kOp]), static_cast<MPI_Datatype>(a[kBase]), l.data);
   });
   p.am_register(kRmaFetch, [self, costs](AmContext& c) {
     const auto a = c.args();
@@ -128,8 +201,9 @@ void register_rma_handlers(RankState& rs) {
     const Layout l = decode(c.payload(), a[kRuns]);
     std::byte* at = target_address(w, a[kDisp]);
     std::vector<std::byte> old(static_cast<std::size_t>(a[kBytes]));
+    record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, old.size(), static_cast<MPI_Datatype>(a[kBase]));
     gather(at, l.runs, old);
-    apply(*self, c, costs, at, l.runs, static_cast<MPI_Op>(a[kOp]), static_cast<MPI_Datatype>(a[kBase]), l.data);
+    apply(*self, c, costs, at, l.runs, op_of(a[kOp]), static_cast<MPI_Datatype>(a[kBase]), l.data);
     c.reply({}, old);
   });
   p.am_register(kRmaSwap, [self](AmContext& c) {
@@ -137,6 +211,7 @@ void register_rma_handlers(RankState& rs) {
     Window& w = target_window(*self, a[kHandle]);
     const auto n = static_cast<std::size_t>(a[kBytes]);
     std::byte* at = target_address(w, a[kDisp]);
+    record_access(w, c.rank(), c.source(), a[kOp], at, {}, n, static_cast<MPI_Datatype>(a[kBase]));
     std::vector<std::byte> old(at, at + n);
     const std::span<const std::byte> compare = c.payload().first(n), desired = c.payload().subspan(n, n);
     if (std::memcmp(at, compare.data(), n) == 0) std::memcpy(at, desired.data(), n);
@@ -242,8 +317,10 @@ MPI_Datatype accumulate_base(RankState& rs, MPI_Op op, const Type& origin, const
   return target.base;
 }
 
-// The request's payload: the target's runs (none when its layout is contiguous), then the data.
-std::vector<std::byte> payload(const Type& ttype, int tcount, std::span<const std::byte> data, std::int64_t& nruns) {
+// The request's payload: the target's runs (none when its layout is contiguous), then the data;
+// `data` itself when there are no runs (the runtime copies it into the message).
+std::vector<std::byte> payload(const Type& ttype, int tcount, std::span<const std::byte> data, std::int64_t& nruns,
+                               std::span<const std::byte>& out) {
   Runs runs;
   if (!ttype.contiguous())
     for_each_run(ttype, static_cast<std::size_t>(tcount), [&](MPI_Aint offset, std::size_t length) {
@@ -252,43 +329,72 @@ std::vector<std::byte> payload(const Type& ttype, int tcount, std::span<const st
       else runs.insert(runs.end(), {offset, static_cast<std::int64_t>(length)});
     });
   nruns = static_cast<std::int64_t>(runs.size() / 2);
-  std::vector<std::byte> out(runs.size() * 8 + data.size());
-  if (!runs.empty()) std::memcpy(out.data(), runs.data(), runs.size() * 8);
-  if (!data.empty()) std::memcpy(out.data() + runs.size() * 8, data.data(), data.size());
-  return out;
+  if (runs.empty()) {
+    out = data;
+    return {};
+  }
+  std::vector<std::byte> body(runs.size() * 8 + data.size());
+  std::memcpy(body.data(), runs.data(), runs.size() * 8);
+  if (!data.empty()) std::memcpy(body.data() + runs.size() * 8, data.data(), data.size());
+  out = body;
+  return body;
 }
 
 // A one-way update (put, accumulate): complete at the origin once sent, since the request
 // carries a copy of the data.
 void update(RankState& rs, const Access& a, const void* origin, int ocount, const Type& otype, MPI_Aint disp,
-            int tcount, MPI_Op op, MPI_Datatype base) {
+            int tcount, MPI_Op op, MPI_Datatype base, AccessKind kind) {
   if (a.target == MPI_PROC_NULL || a.bytes == 0) return;
   std::vector<std::byte> scratch;
   const auto data = send_bytes(origin, ocount, otype, scratch);
   std::int64_t nruns = 0;
-  const auto body = payload(*a.ttype, tcount, data, nruns);
-  const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle, disp, op, base, nruns,
-                                         static_cast<std::int64_t>(a.bytes)};
+  std::span<const std::byte> body;
+  const auto storage = payload(*a.ttype, tcount, data, nruns, body);
+  const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle, disp,
+                                         op_word(*a.w, op, kind), base, nruns, static_cast<std::int64_t>(a.bytes)};
   rs.proc->am_send(a.w->world[static_cast<std::size_t>(a.target)], kRmaUpdate, args, body);
   ++a.w->unflushed[static_cast<std::size_t>(a.target)];
+}
+
+// A hash of the bytes count elements of t hold at buf (FNV-1a over 8-byte words, then the tail).
+std::uint64_t contents_hash(const void* buf, int count, const Type& t) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for_each_run(t, static_cast<std::size_t>(count), [&](MPI_Aint offset, std::size_t length) {
+    const auto* p = static_cast<const unsigned char*>(buf) + offset;
+    std::size_t i = 0;
+    for (; i + 8 <= length; i += 8) {
+      std::uint64_t word;
+      std::memcpy(&word, p + i, 8);
+      h = (h ^ word) * 0x100000001b3ULL;
+    }
+    for (; i < length; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
+  });
+  return h;
 }
 
 // An operation whose reply brings the target's old data into `result` (count elements of rtype).
 std::shared_ptr<PendingOp> fetch(RankState& rs, const Access& a, std::span<const std::byte> data, MPI_Aint disp,
                                  int tcount, MPI_Op op, MPI_Datatype base, void* result, int rcount,
-                                 const Type& rtype) {
+                                 const Type& rtype, AccessKind kind) {
   auto op_state = std::make_shared<PendingOp>();
   if (a.target == MPI_PROC_NULL || a.bytes == 0) {
     op_state->complete = true;
     return op_state;
   }
   std::int64_t nruns = 0;
-  const auto body = payload(*a.ttype, tcount, data, nruns);
-  const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle, disp, op, base, nruns,
-                                         static_cast<std::int64_t>(a.bytes)};
+  std::span<const std::byte> body;
+  const auto storage = payload(*a.ttype, tcount, data, nruns, body);
+  const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle, disp,
+                                         op_word(*a.w, op, kind), base, nruns, static_cast<std::int64_t>(a.bytes)};
   op_state->target = a.target;
   op_state->future = rs.proc->am_request(a.w->world[static_cast<std::size_t>(a.target)], kRmaFetch, args, body, a.bytes);
-  op_state->on_reply = [result, rcount, type = shared_copy(rtype)](const AmReply& r) {
+  // The result buffer belongs to the operation until it completes (MPI-3.1 11.3): a program that
+  // writes into it meanwhile is told so (MPI_ERR_BUFFER) when the data arrive.
+  const std::uint64_t before = contents_hash(result, rcount, rtype);
+  op_state->on_reply = [result, rcount, type = shared_copy(rtype), before](const AmReply& r) {
+    if (contents_hash(result, rcount, *type) != before)
+      throw MpiError{MPI_ERR_BUFFER, fmt::format("the result buffer at {} was written to before the operation that "
+                                                 "fills it completed", result)};
     unpack(r.payload, result, static_cast<std::size_t>(rcount), *type);
   };
   a.w->pending.push_back(op_state);
@@ -301,8 +407,8 @@ bool settle(RankState& rs, PendingOp& op, bool block) {
   AmReply r;
   if (block) r = rs.proc->am_wait(op.future);
   else if (!rs.proc->am_test(op.future, &r)) return false;
-  op.on_reply(r);
   op.complete = true;
+  op.on_reply(r);
   return true;
 }
 
@@ -326,7 +432,7 @@ void put(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, int ta
   const Access a = check_target(rs, win, target, disp, tcount, tdt);
   if (a.target == MPI_PROC_NULL) return;
   check_same_size(static_cast<std::size_t>(ocount) * ot.size, a.bytes, "origin buffer");
-  update(rs, a, origin, ocount, ot, disp, tcount, MPI_REPLACE, MPI_BYTE);
+  update(rs, a, origin, ocount, ot, disp, tcount, MPI_REPLACE, MPI_BYTE, AccessKind::put);
 }
 
 std::shared_ptr<PendingOp> get(RankState& rs, void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp,
@@ -334,17 +440,18 @@ std::shared_ptr<PendingOp> get(RankState& rs, void* origin, int ocount, MPI_Data
   const Type& ot = check_local(rs, ocount, odt);
   const Access a = check_target(rs, win, target, disp, tcount, tdt);
   if (a.target != MPI_PROC_NULL) check_same_size(static_cast<std::size_t>(ocount) * ot.size, a.bytes, "origin buffer");
-  return fetch(rs, a, {}, disp, tcount, MPI_NO_OP, MPI_BYTE, origin, ocount, ot);
+  return fetch(rs, a, {}, disp, tcount, MPI_NO_OP, MPI_BYTE, origin, ocount, ot, AccessKind::get);
 }
 
 void accumulate(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp,
                 int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
   const Type& ot = check_local(rs, ocount, odt);
   const Access a = check_target(rs, win, target, disp, tcount, tdt);
-  if (a.target == MPI_PROC_NULL) return;
+  const std::size_t obytes = static_cast<std::size_t>(ocount) * ot.size;
+  if (a.target == MPI_PROC_NULL || (a.bytes == 0 && obytes == 0)) return;  // nothing moves: no type to agree on
   const MPI_Datatype base = accumulate_base(rs, op, ot, *a.ttype, true);
   check_same_size(static_cast<std::size_t>(ocount) * ot.size, a.bytes, "origin buffer");
-  update(rs, a, origin, ocount, ot, disp, tcount, op, base);
+  update(rs, a, origin, ocount, ot, disp, tcount, op, base, AccessKind::accumulate);
 }
 
 std::shared_ptr<PendingOp> get_accumulate(RankState& rs, const void* origin, int ocount, MPI_Datatype odt,
@@ -354,7 +461,10 @@ std::shared_ptr<PendingOp> get_accumulate(RankState& rs, const void* origin, int
   const Type& ot = origin_used ? check_local(rs, ocount, odt) : *predefined_type(MPI_BYTE);
   const Type& rt = check_local(rs, rcount, rdt);
   const Access a = check_target(rs, win, target, disp, tcount, tdt);
-  if (a.target == MPI_PROC_NULL) return fetch(rs, a, {}, disp, tcount, op, MPI_BYTE, result, rcount, rt);
+  const bool empty = a.bytes == 0 && static_cast<std::size_t>(rcount) * rt.size == 0 &&
+                     (!origin_used || static_cast<std::size_t>(ocount) * ot.size == 0);
+  if (a.target == MPI_PROC_NULL || empty)
+    return fetch(rs, a, {}, disp, tcount, op, MPI_BYTE, result, rcount, rt, AccessKind::accumulate);
   const MPI_Datatype base = accumulate_base(rs, op, ot, *a.ttype, origin_used);
   check_same_size(static_cast<std::size_t>(rcount) * rt.size, a.bytes, "result buffer");
   std::vector<std::byte> scratch;
@@ -363,7 +473,7 @@ std::shared_ptr<PendingOp> get_accumulate(RankState& rs, const void* origin, int
     check_same_size(static_cast<std::size_t>(ocount) * ot.size, a.bytes, "origin buffer");
     data = send_bytes(origin, ocount, ot, scratch);
   }
-  return fetch(rs, a, data, disp, tcount, op, base, result, rcount, rt);
+  return fetch(rs, a, data, disp, tcount, op, base, result, rcount, rt, AccessKind::accumulate);
 }
 
 }  // namespace
@@ -425,12 +535,19 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
     std::vector<std::byte> body(2 * t->size);
     std::memcpy(body.data(), compare_addr, t->size);
     std::memcpy(body.data() + t->size, origin_addr, t->size);
-    const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle, target_disp, 0,
-                                           datatype, 0, static_cast<std::int64_t>(t->size)};
+    const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle, target_disp,
+                                           op_word(*a.w, MPI_OP_NULL, AccessKind::accumulate), datatype, 0,
+                                           static_cast<std::int64_t>(t->size)};
     auto op = std::make_shared<PendingOp>();
     op->target = a.target;
     op->future = rs.proc->am_request(a.w->world[static_cast<std::size_t>(a.target)], kRmaSwap, args, body, t->size);
-    op->on_reply = [result_addr](const AmReply& r) { std::memcpy(result_addr, r.payload.data(), r.payload.size()); };
+    const std::uint64_t before = contents_hash(result_addr, 1, *t);
+    op->on_reply = [result_addr, before, t](const AmReply& r) {
+      if (contents_hash(result_addr, 1, *t) != before)
+        throw MpiError{MPI_ERR_BUFFER, fmt::format("the result buffer at {} was written to before the "
+                                                   "MPI_Compare_and_swap that fills it completed", result_addr)};
+      std::memcpy(result_addr, r.payload.data(), r.payload.size());
+    };
     a.w->pending.push_back(std::move(op));
   });
 }
@@ -439,7 +556,7 @@ int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_data
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
   return win_call("MPI_Rput", win, [&](RankState& rs) {
     check_out(request, "request");
-    check_passive(window_of(rs, win), "MPI_Rput");
+    if (target_rank != MPI_PROC_NULL) check_passive(window_of(rs, win), "MPI_Rput");
     put(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
     *request = completed_request(rs);
   });
@@ -449,7 +566,7 @@ int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, 
              int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
   return win_call("MPI_Rget", win, [&](RankState& rs) {
     check_out(request, "request");
-    check_passive(window_of(rs, win), "MPI_Rget");
+    if (target_rank != MPI_PROC_NULL) check_passive(window_of(rs, win), "MPI_Rget");
     *request = request_for(rs, get(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                                    target_count, target_datatype, win));
   });
@@ -460,7 +577,7 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype orig
                     MPI_Request* request) {
   return win_call("MPI_Raccumulate", win, [&](RankState& rs) {
     check_out(request, "request");
-    check_passive(window_of(rs, win), "MPI_Raccumulate");
+    if (target_rank != MPI_PROC_NULL) check_passive(window_of(rs, win), "MPI_Raccumulate");
     accumulate(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                target_datatype, op, win);
     *request = completed_request(rs);
@@ -473,7 +590,7 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype 
                         MPI_Request* request) {
   return win_call("MPI_Rget_accumulate", win, [&](RankState& rs) {
     check_out(request, "request");
-    check_passive(window_of(rs, win), "MPI_Rget_accumulate");
+    if (target_rank != MPI_PROC_NULL) check_passive(window_of(rs, win), "MPI_Rget_accumulate");
     *request = request_for(rs, get_accumulate(rs, origin_addr, origin_count, origin_datatype, result_addr, result_count,
                                               result_datatype, target_rank, target_disp, target_count,
                                               target_datatype, op, win));

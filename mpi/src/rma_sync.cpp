@@ -7,6 +7,7 @@
 // origin's one-way updates to a target finds them applied: a flush, an unlock or a complete
 // message is the only round trip an origin needs for all of them.
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -119,8 +120,15 @@ void check_passive(const Window& w, const char* call) {
 void complete_pending(RankState& rs, Window& w, int target) {
   for (auto& op : w.pending)
     if (!op->complete && (target < 0 || op->target == target)) {
-      op->on_reply(rs.proc->am_wait(op->future));
+      const AmReply reply = rs.proc->am_wait(op->future);
       op->complete = true;
+      try {
+        op->on_reply(reply);
+      } catch (const MpiError&) {  // the others still complete; the error is reported after
+        std::erase_if(w.pending, [](const auto& o) { return o->complete; });
+        complete_pending(rs, w, target);
+        throw;
+      }
     }
   std::erase_if(w.pending, [](const auto& op) { return op->complete; });
 }
@@ -150,6 +158,11 @@ int MPI_Win_fence(int assert, MPI_Win win) {
     }
     barrier(rs, comm_of(rs, w.comm));
     w.fence_epoch = !(assert & MPI_MODE_NOSUCCEED);
+    // Every access of the epoch that ends here has reached this rank by now: its record goes,
+    // and a conflict among them is reported.
+    ++w.fences;
+    std::erase_if(w.epoch_accesses, [&](const AccessRecord& r) { return r.epoch < w.fences; });
+    if (!w.conflict.empty()) throw MpiError{MPI_ERR_RMA_CONFLICT, std::exchange(w.conflict, {})};
   });
 }
 

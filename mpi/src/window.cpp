@@ -175,8 +175,6 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, 
     check_out(size, "size");
     check_out(disp_unit, "disp_unit");
     check_out(baseptr, "baseptr");
-    if (w.flavor != MPI_WIN_FLAVOR_SHARED)
-      throw MpiError{MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query needs a window made by MPI_Win_allocate_shared"};
     const int n = static_cast<int>(w.peers.size());
     int r = rank;
     if (rank == MPI_PROC_NULL) {  // the first rank with memory
@@ -186,6 +184,15 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, 
       throw MpiError{MPI_ERR_RANK, fmt::format("rank {} is out of range: the window has {} rank(s)", rank, n)};
     }
     const WinPeer& p = w.peers[static_cast<std::size_t>(r)];
+    // MPI-4.0 12.2.3: any flavor may be queried; memory of another node (every other rank, for a
+    // window that is not shared) is reported as none.
+    const bool reachable = w.flavor == MPI_WIN_FLAVOR_SHARED || w.world[static_cast<std::size_t>(r)] == rs.proc->rank();
+    if (!reachable) {
+      *size = 0;
+      *disp_unit = 1;
+      *static_cast<void**>(baseptr) = nullptr;
+      return;
+    }
     *size = p.size;
     *disp_unit = static_cast<int>(p.disp_unit);
     *static_cast<void**>(baseptr) = reinterpret_cast<void*>(static_cast<std::uintptr_t>(p.base));
