@@ -19,3 +19,10 @@ endforeach()
 touchstone_add_mpi_program(mpi_test_rma_time rma_time.c)
 target_link_libraries(mpi_test_rma_time PRIVATE m)
 mpi_test(rma_time rma_time --machine mesh:2x1,send_us=2,recv_us=3,send_ns_per_byte=0,recv_ns_per_byte=0,hop_ns=100,link_ns_per_byte=1,inject_ns_per_byte=1,eject_ns_per_byte=1,packet=4096+0,reduce_int_ns_per_byte=5)
+# Paper 003's random scheduling as an MPI program gives the catalog's schedule and time where the
+# costs agree, and the same trace_hash under --perturb and threads (rma_random_scheduling.sh).
+if(TOUCHSTONE_BUILD_EXAMPLES)
+  add_test(NAME mpi.rma_random_scheduling COMMAND ${here}/rma_random_scheduling.sh ${ts}
+           $<TARGET_FILE:example_mpi_random_scheduling> ${PROJECT_SOURCE_DIR}/examples/mpi_random_scheduling.csv)
+  set_tests_properties(mpi.rma_random_scheduling PROPERTIES PASS_REGULAR_EXPRESSION "same schedule, same time")
+endif()
