@@ -7,6 +7,7 @@
 // origin's one-way updates to a target finds them applied: a flush, an unlock or a complete
 // message is the only round trip an origin needs for all of them.
 #include <algorithm>
+#include <array>
 #include <utility>
 
 #include <fmt/format.h>
@@ -46,18 +47,18 @@ bool passive_to(const Window& w, int target) {
   return w.lock_all || w.locked[static_cast<std::size_t>(target)] != 0;
 }
 
-std::int64_t sync_request(RankState& rs, Window& w, int target, SyncCommand cmd, AmFuture* out) {
+AmFuture sync_request(RankState& rs, Window& w, int target, SyncCommand cmd) {
   const std::array<std::int64_t, 2> args{w.peers[static_cast<std::size_t>(target)].handle,
                                          static_cast<std::int64_t>(cmd)};
-  *out = rs.proc->am_request(w.world[static_cast<std::size_t>(target)], kRmaSync, args);
-  return 0;
+  return rs.proc->am_request(w.world[static_cast<std::size_t>(target)], kRmaSync, args);
 }
 
 // Sends `cmd` to every target at once and waits for the replies; returns those whose reply said
 // no (a lock that is held).
 std::vector<int> sync_all(RankState& rs, Window& w, const std::vector<int>& targets, SyncCommand cmd) {
-  std::vector<AmFuture> f(targets.size());
-  for (std::size_t i = 0; i < targets.size(); ++i) sync_request(rs, w, targets[i], cmd, &f[i]);
+  std::vector<AmFuture> f;
+  f.reserve(targets.size());
+  for (int t : targets) f.push_back(sync_request(rs, w, t, cmd));
   std::vector<int> refused;
   for (std::size_t i = 0; i < targets.size(); ++i)
     if (rs.proc->am_wait(f[i]).args.at(0) == 0) refused.push_back(targets[i]);
