@@ -261,8 +261,13 @@ void check_range(const Window& w, int target, MPI_Aint disp, int count, const Ty
   if (w.flavor == MPI_WIN_FLAVOR_DYNAMIC) {
     const RankState& trs = session()->ranks[static_cast<std::size_t>(w.world[static_cast<std::size_t>(target)])];
     const Window& tw = *trs.windows->table[static_cast<std::size_t>(p.handle)];
-    for (const auto& [at, n] : tw.attached)
-      if (lo >= static_cast<MPI_Aint>(at) && hi <= static_cast<MPI_Aint>(at + n)) return;
+    // Within the union of the regions: adjacent regions attached one by one serve as one.
+    auto regions = tw.attached;
+    std::sort(regions.begin(), regions.end());
+    auto covered = static_cast<std::uintptr_t>(lo);
+    for (const auto& [at, n] : regions)
+      if (at <= covered && at + n > covered) covered = at + n;
+    if (covered >= static_cast<std::uintptr_t>(hi)) return;
     throw MpiError{MPI_ERR_RMA_RANGE, fmt::format("address range [{:#x}, {:#x}) is not attached to rank {}'s dynamic "
                                                   "window", lo, hi, target)};
   }
