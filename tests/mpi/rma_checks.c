@@ -33,6 +33,13 @@ int main(int argc, char** argv) {
   if (rank == 1) MPI_Accumulate(&one, 1, MPI_INT, 0, 5, 1, MPI_INT, MPI_SUM, win);
   if (rank == 2) MPI_Accumulate(&one, 1, MPI_UNSIGNED, 0, 5, 1, MPI_UNSIGNED, MPI_SUM, win);
   CHECK_EQ(MPI_Win_fence(MPI_MODE_NOSUCCEED, win), rank == 0 ? MPI_ERR_RMA_CONFLICT : MPI_SUCCESS);
+  /* MPI_MODE_NOPRECEDE after operations of this rank: MPI_ERR_RMA_SYNC (on every rank, so no rank
+   * waits in the fence's barrier); the next fence completes them. */
+  MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+  MPI_Accumulate(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win);
+  CHECK_EQ(MPI_Win_fence(MPI_MODE_NOPRECEDE, win), MPI_ERR_RMA_SYNC);
+  CHECK_EQ(MPI_Win_fence(MPI_MODE_NOSUCCEED | MPI_MODE_NOPUT, win), MPI_SUCCESS);
+  if (rank == 0) CHECK_EQ(mem[0], 2 * size);
   /* Under an exclusive lock, the same location from every rank is no conflict. */
   MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
   MPI_Put(&rank, 1, MPI_INT, 0, 4, 1, MPI_INT, win);

@@ -47,8 +47,16 @@ static void attributes_and_names(void) {
   int* got = NULL;
   MPI_Win_get_attr(win, key, &got, &flag);
   CHECK(flag && got == &value);
+  /* Deleted explicitly, then set again. */
+  CHECK_EQ(MPI_Win_delete_attr(win, key), MPI_SUCCESS);
+  CHECK_EQ(deleted, 3);
+  MPI_Win_get_attr(win, key, &got, &flag);
+  CHECK(!flag);
+  deleted = 0;
+  MPI_Win_set_attr(win, key, &value);
   MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
   CHECK_EQ(MPI_Win_set_attr(win, MPI_WIN_BASE, &value), MPI_ERR_KEYVAL);
+  CHECK_EQ(MPI_Win_delete_attr(win, MPI_WIN_SIZE), MPI_ERR_KEYVAL);
   /* Names, group, info. */
   char name[MPI_MAX_OBJECT_NAME];
   int len = -1;
