@@ -125,6 +125,11 @@ void complete_pending(RankState& rs, Window& w, int target);
 /// Completes every operation of this origin at `target` at the target too: the replies, and a
 /// round trip behind the one-way updates (messages of one pair never overtake: docs/model.md 2.2).
 void flush_target(RankState& rs, Window& w, int target);
+/// Flushes several targets at once: their replies first, then one round trip to each target that
+/// has one-way updates outstanding, all sent before any reply is awaited.
+void flush_targets(RankState& rs, Window& w, const std::vector<int>& targets);
+/// Every rank of the window's communicator.
+std::vector<int> all_ranks(const Window& w);
 
 // Handler ids of the RMA requests (below 2^26; MPI programs register none of their own).
 inline constexpr int kRmaUpdate = (1 << 25) + 1;  ///< put and accumulate: one-way

@@ -73,8 +73,8 @@ void acquire(RankState& rs, Window& w, std::vector<int> targets, int lock_type) 
   while (!targets.empty()) targets = sync_all(rs, w, targets, cmd);
 }
 
-// Flushes several targets at once: their replies first, then one round trip to each target that
-// has one-way updates outstanding.
+}  // namespace
+
 void flush_targets(RankState& rs, Window& w, const std::vector<int>& targets) {
   std::vector<int> behind;
   for (int t : targets) {
@@ -85,14 +85,16 @@ void flush_targets(RankState& rs, Window& w, const std::vector<int>& targets) {
   for (int t : behind) w.unflushed[static_cast<std::size_t>(t)] = 0;
 }
 
-std::vector<int> everyone(const Window& w) {
+std::vector<int> all_ranks(const Window& w) {
   std::vector<int> v(w.peers.size());
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int>(i);
   return v;
 }
 
+namespace {
+
 // The ranks in the window's communicator of a group's members; MPI_ERR_GROUP for one outside it.
-std::vector<int> window_ranks(RankState& rs, const Window& w, MPI_Group group) {
+std::vector<int> group_ranks(RankState& rs, const Window& w, MPI_Group group) {
   std::vector<int> out;
   for (int world : group_of(rs, group)) {
     const auto it = std::find(w.world.begin(), w.world.end(), world);
@@ -155,7 +157,7 @@ int MPI_Win_fence(int assert, MPI_Win win) {
         throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_fence with MPI_MODE_NOPRECEDE, but this rank has RMA operations "
                                          "since the previous fence"};
     } else {
-      flush_targets(rs, w, everyone(w));
+      flush_targets(rs, w, all_ranks(w));
     }
     barrier(rs, comm_of(rs, w.comm));
     w.fence_epoch = !(assert & MPI_MODE_NOSUCCEED);
@@ -172,7 +174,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
     Window& w = window_of(rs, win);
     check_assert(assert, MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT, "MPI_Win_post");
     if (w.posted) throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_post while an exposure epoch is already open"};
-    w.post_group = window_ranks(rs, w, group);
+    w.post_group = group_ranks(rs, w, group);
     w.posted = true;
     if (assert & MPI_MODE_NOCHECK) return;
     const Comm& c = comm_of(rs, w.comm);
@@ -185,7 +187,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
     Window& w = window_of(rs, win);
     check_assert(assert, MPI_MODE_NOCHECK, "MPI_Win_start");
     if (w.started) throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_start while an access epoch is already open"};
-    w.start_group = window_ranks(rs, w, group);
+    w.start_group = group_ranks(rs, w, group);
     if (!(assert & MPI_MODE_NOCHECK)) {
       const Comm& c = comm_of(rs, w.comm);
       for (int target : w.start_group) rs.proc->recv(target, kPostTag, {}, c.pt2pt);
@@ -279,7 +281,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win) {
     check_assert(assert, MPI_MODE_NOCHECK, "MPI_Win_lock_all");
     if (w.lock_all || std::any_of(w.locked.begin(), w.locked.end(), [](int l) { return l; }))
       throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_lock_all while a lock is held"};
-    if (!(assert & MPI_MODE_NOCHECK)) acquire(rs, w, everyone(w), MPI_LOCK_SHARED);
+    if (!(assert & MPI_MODE_NOCHECK)) acquire(rs, w, all_ranks(w), MPI_LOCK_SHARED);
     w.lock_all = true;
     std::fill(w.locked.begin(), w.locked.end(), MPI_LOCK_SHARED | ((assert & MPI_MODE_NOCHECK) ? kNoCheckBit : 0));
   });
@@ -290,10 +292,10 @@ int MPI_Win_unlock_all(MPI_Win win) {
     Window& w = window_of(rs, win);
     if (!w.lock_all) throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all"};
     if (w.locked[0] & kNoCheckBit) {
-      flush_targets(rs, w, everyone(w));
+      flush_targets(rs, w, all_ranks(w));
     } else {
       complete_pending(rs, w, -1);
-      sync_all(rs, w, everyone(w), SyncCommand::unlock_shared);
+      sync_all(rs, w, all_ranks(w), SyncCommand::unlock_shared);
       std::fill(w.unflushed.begin(), w.unflushed.end(), 0);
     }
     w.lock_all = false;
@@ -315,7 +317,7 @@ int MPI_Win_flush_all(MPI_Win win) {
   return win_call("MPI_Win_flush_all", win, [&](RankState& rs) {
     Window& w = window_of(rs, win);
     check_passive(w, "MPI_Win_flush_all");
-    flush_targets(rs, w, everyone(w));
+    flush_targets(rs, w, all_ranks(w));
   });
 }
 

@@ -245,7 +245,7 @@ int MPI_Win_free(MPI_Win* win) {
     Window& w = window_of(rs, *win);
     if (w.started || w.posted || w.lock_all || std::any_of(w.locked.begin(), w.locked.end(), [](int l) { return l; }))
       throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_free with an epoch still open (a lock, a start or a post)"};
-    for (int t = 0; t < static_cast<int>(w.peers.size()); ++t) flush_target(rs, w, t);
+    flush_targets(rs, w, all_ranks(w));
     barrier(rs, comm_of(rs, w.comm));
     delete_attributes(rs, AttrKind::win, *win);
     if (w.owns_memory) std::free(w.base);
