@@ -49,21 +49,21 @@ struct Window {
   void* base = nullptr;
   MPI_Aint size = 0;
   int disp_unit = 1;
-  bool owns_memory = false;  ///< MPI_Win_allocate(_shared): freed with the window
-  std::vector<WinPeer> peers;   ///< by rank in comm
-  std::vector<int> world;       ///< world rank of each rank in comm
+  bool owns_memory = false;    ///< MPI_Win_allocate(_shared): freed with the window
+  std::vector<WinPeer> peers;  ///< by rank in comm
+  std::vector<int> world;      ///< world rank of each rank in comm
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   std::optional<std::string> name;
   InfoPairs info;
   std::vector<std::pair<std::uintptr_t, std::size_t>> attached;  ///< a dynamic window's regions
 
   // The origin's side: its epochs and the operations not yet complete.
-  bool fence_epoch = false;               ///< a fence without MPI_MODE_NOSUCCEED opened one
-  std::vector<int> start_group;           ///< MPI_Win_start's targets (ranks in comm), while open
+  bool fence_epoch = false;      ///< a fence without MPI_MODE_NOSUCCEED opened one
+  std::vector<int> start_group;  ///< MPI_Win_start's targets (ranks in comm), while open
   bool started = false;
-  std::vector<int> locked;                ///< per target: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE
+  std::vector<int> locked;  ///< per target: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE
   bool lock_all = false;
-  std::vector<int> unflushed;             ///< per target: one-way updates sent since its last completion
+  std::vector<int> unflushed;                       ///< per target: one-way updates sent since its last completion
   std::vector<std::shared_ptr<PendingOp>> pending;  ///< replies awaited, in the order sent
 
   // The target's side: its exposure epochs and its lock, which the handlers change.

@@ -10,8 +10,8 @@
 // origin's packed data.
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -34,9 +34,10 @@ using Runs = std::vector<std::int64_t>;  // (offset, length) pairs
 
 Window& target_window(RankState& rs, std::int64_t handle) {
   Windows& ws = windows(rs);
-  if (handle <= 0 || handle >= static_cast<std::int64_t>(ws.table.size()) || !ws.table[static_cast<std::size_t>(handle)])
-    throw UsageError(fmt::format("an RMA operation reached window {} of rank {}, which is freed", handle,
-                                 rs.proc->rank()));
+  if (handle <= 0 || handle >= static_cast<std::int64_t>(ws.table.size()) ||
+      !ws.table[static_cast<std::size_t>(handle)])
+    throw UsageError(
+        fmt::format("an RMA operation reached window {} of rank {}, which is freed", handle, rs.proc->rank()));
   return *ws.table[static_cast<std::size_t>(handle)];
 }
 
@@ -86,8 +87,11 @@ void scatter(std::byte* at, std::span<const std::int64_t> runs, std::span<const 
 // charge it: NodeCosts::reduce_per_byte).
 OperandClass operand_class_of(MPI_Datatype base) {
   switch (base) {
-    case MPI_FLOAT: case MPI_DOUBLE: case MPI_LONG_DOUBLE: case MPI_FLOAT_INT: case MPI_DOUBLE_INT:
-      return OperandClass::floating;
+    case MPI_FLOAT:
+    case MPI_DOUBLE:
+    case MPI_LONG_DOUBLE:
+    case MPI_FLOAT_INT:
+    case MPI_DOUBLE_INT: return OperandClass::floating;
     default: return OperandClass::integer;
   }
 }
@@ -140,10 +144,13 @@ bool compatible(const AccessRecord& a, const AccessRecord& b) {
 std::optional<std::pair<std::uintptr_t, std::uintptr_t>> overlap(const AccessRecord& a, const AccessRecord& b) {
   std::size_t i = 0, j = 0;
   while (i < a.ranges.size() && j < b.ranges.size()) {
-    const auto lo = std::max(a.ranges[i].first, b.ranges[j].first), hi = std::min(a.ranges[i].second, b.ranges[j].second);
+    const auto lo = std::max(a.ranges[i].first, b.ranges[j].first),
+               hi = std::min(a.ranges[i].second, b.ranges[j].second);
     if (lo < hi) return std::pair{lo, hi};
-    if (a.ranges[i].second < b.ranges[j].second) ++i;
-    else ++j;
+    if (a.ranges[i].second < b.ranges[j].second)
+      ++i;
+    else
+      ++j;
   }
   return std::nullopt;
 }
@@ -152,8 +159,8 @@ std::optional<std::pair<std::uintptr_t, std::uintptr_t>> overlap(const AccessRec
 // origin's access of the same epoch; the target's next fence reports it. A window keeps at most
 // kMaxRecorded accesses per epoch (a check of every pair; later ones go unchecked).
 constexpr std::size_t kMaxRecorded = 4096;
-void record_access(Window& w, int target, int origin, std::int64_t word, std::byte* at, std::span<const std::int64_t> runs,
-                   std::size_t bytes, MPI_Datatype base) {
+void record_access(Window& w, int target, int origin, std::int64_t word, std::byte* at,
+                   std::span<const std::int64_t> runs, std::size_t bytes, MPI_Datatype base) {
   const std::int64_t epoch = word >> 34;
   if (epoch == 0 || bytes == 0 || w.epoch_accesses.size() >= kMaxRecorded) return;
   AccessRecord r{origin, epoch, static_cast<AccessKind>((word >> 32) & 3), base, {}};
@@ -169,9 +176,10 @@ void record_access(Window& w, int target, int origin, std::int64_t word, std::by
       const auto both = overlap(e, r);
       if (!both) continue;
       const std::uintptr_t from = w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : reinterpret_cast<std::uintptr_t>(w.base);
-      w.conflict = fmt::format("rank {}'s {} and rank {}'s {} (world ranks) both reach bytes [{}, {}) of rank {}'s window "
-                               "in one fence epoch: conflicting accesses (MPI-3.1 11.7)", e.origin, kind_name(e.kind),
-                               origin, kind_name(r.kind), both->first - from, both->second - from, target);
+      w.conflict = fmt::format(
+          "rank {}'s {} and rank {}'s {} (world ranks) both reach bytes [{}, {}) of rank {}'s window "
+          "in one fence epoch: conflicting accesses (MPI-3.1 11.7)",
+          e.origin, kind_name(e.kind), origin, kind_name(r.kind), both->first - from, both->second - from, target);
       break;
     }
   w.epoch_accesses.push_back(std::move(r));
@@ -224,12 +232,16 @@ void register_rma_handlers(RankState& rs) {
     switch (static_cast<SyncCommand>(a[1])) {
       case SyncCommand::flush: break;  // arriving after the origin's updates, it finds them applied
       case SyncCommand::lock_shared:
-        if (w.exclusive_holder < 0) ++w.shared_holders;
-        else granted = 0;
+        if (w.exclusive_holder < 0)
+          ++w.shared_holders;
+        else
+          granted = 0;
         break;
       case SyncCommand::lock_exclusive:
-        if (w.exclusive_holder < 0 && w.shared_holders == 0) w.exclusive_holder = c.source();
-        else granted = 0;
+        if (w.exclusive_holder < 0 && w.shared_holders == 0)
+          w.exclusive_holder = c.source();
+        else
+          granted = 0;
         break;
       case SyncCommand::unlock_shared: --w.shared_holders; break;
       case SyncCommand::unlock_exclusive: w.exclusive_holder = -1; break;
@@ -269,12 +281,13 @@ void check_range(const Window& w, int target, MPI_Aint disp, int count, const Ty
       if (at <= covered && at + n > covered) covered = at + n;
     if (covered >= static_cast<std::uintptr_t>(hi)) return;
     throw MpiError{MPI_ERR_RMA_RANGE, fmt::format("address range [{:#x}, {:#x}) is not attached to rank {}'s dynamic "
-                                                  "window", lo, hi, target)};
+                                                  "window",
+                                                  lo, hi, target)};
   }
   if (disp < 0 || lo < 0 || hi > p.size)
     throw MpiError{MPI_ERR_RMA_RANGE, fmt::format("displacement {} (x {}) with {} element(s) reaches bytes [{}, {}) "
-                                                  "of rank {}'s window of {} bytes", disp, p.disp_unit, count, lo, hi,
-                                                  target, p.size)};
+                                                  "of rank {}'s window of {} bytes",
+                                                  disp, p.disp_unit, count, lo, hi, target, p.size)};
 }
 
 Access check_target(RankState& rs, MPI_Win win, int target, MPI_Aint disp, int count, MPI_Datatype dt) {
@@ -301,7 +314,8 @@ const Type& check_local(RankState& rs, int count, MPI_Datatype dt) {
 void check_same_size(std::size_t origin, std::size_t target, const char* what) {
   if (origin != target)
     throw MpiError{MPI_ERR_TYPE, fmt::format("the {} holds {} bytes but the target's datatype {}: the type signatures "
-                                             "must match", what, origin, target)};
+                                             "must match",
+                                             what, origin, target)};
 }
 
 // The predefined type an accumulate works on: the target's, which the origin's must share
@@ -309,7 +323,8 @@ void check_same_size(std::size_t origin, std::size_t target, const char* what) {
 MPI_Datatype accumulate_base(RankState& rs, MPI_Op op, const Type& origin, const Type& target, bool origin_used) {
   if (op != MPI_REPLACE && op != MPI_NO_OP && (op < MPI_MAX || op > MPI_MAXLOC))
     throw MpiError{MPI_ERR_OP, fmt::format("operation {} is not a predefined one (user operations are not allowed "
-                                           "in accumulates)", op)};
+                                           "in accumulates)",
+                                           op)};
   if (target.base == MPI_DATATYPE_NULL)
     throw MpiError{MPI_ERR_TYPE, "an accumulate's target datatype must be made of one predefined type"};
   if (origin_used && origin.base != target.base)
@@ -330,8 +345,10 @@ std::vector<std::byte> payload(const Type& ttype, int tcount, std::span<const st
   if (!ttype.contiguous())
     for_each_run(ttype, static_cast<std::size_t>(tcount), [&](MPI_Aint offset, std::size_t length) {
       if (length == 0) return;
-      if (!runs.empty() && runs[runs.size() - 2] + runs.back() == offset) runs.back() += static_cast<std::int64_t>(length);
-      else runs.insert(runs.end(), {offset, static_cast<std::int64_t>(length)});
+      if (!runs.empty() && runs[runs.size() - 2] + runs.back() == offset)
+        runs.back() += static_cast<std::int64_t>(length);
+      else
+        runs.insert(runs.end(), {offset, static_cast<std::int64_t>(length)});
     });
   nruns = static_cast<std::int64_t>(runs.size() / 2);
   if (runs.empty()) {
@@ -355,8 +372,12 @@ void update(RankState& rs, const Access& a, const void* origin, int ocount, cons
   std::int64_t nruns = 0;
   std::span<const std::byte> body;
   const auto storage = payload(*a.ttype, tcount, data, nruns, body);
-  const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle, disp,
-                                         op_word(*a.w, op, kind), base, nruns, static_cast<std::int64_t>(a.bytes)};
+  const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle,
+                                         disp,
+                                         op_word(*a.w, op, kind),
+                                         base,
+                                         nruns,
+                                         static_cast<std::int64_t>(a.bytes)};
   rs.proc->am_send(a.w->world[static_cast<std::size_t>(a.target)], kRmaUpdate, args, body);
   ++a.w->unflushed[static_cast<std::size_t>(a.target)];
 }
@@ -379,8 +400,8 @@ std::uint64_t contents_hash(const void* buf, int count, const Type& t) {
 
 // An operation whose reply brings the target's old data into `result` (count elements of rtype).
 std::shared_ptr<PendingOp> fetch(RankState& rs, const Access& a, std::span<const std::byte> data, MPI_Aint disp,
-                                 int tcount, MPI_Op op, MPI_Datatype base, void* result, int rcount,
-                                 const Type& rtype, AccessKind kind) {
+                                 int tcount, MPI_Op op, MPI_Datatype base, void* result, int rcount, const Type& rtype,
+                                 AccessKind kind) {
   auto op_state = std::make_shared<PendingOp>();
   if (a.target == MPI_PROC_NULL || a.bytes == 0) {
     op_state->complete = true;
@@ -389,17 +410,23 @@ std::shared_ptr<PendingOp> fetch(RankState& rs, const Access& a, std::span<const
   std::int64_t nruns = 0;
   std::span<const std::byte> body;
   const auto storage = payload(*a.ttype, tcount, data, nruns, body);
-  const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle, disp,
-                                         op_word(*a.w, op, kind), base, nruns, static_cast<std::int64_t>(a.bytes)};
+  const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle,
+                                         disp,
+                                         op_word(*a.w, op, kind),
+                                         base,
+                                         nruns,
+                                         static_cast<std::int64_t>(a.bytes)};
   op_state->target = a.target;
-  op_state->future = rs.proc->am_request(a.w->world[static_cast<std::size_t>(a.target)], kRmaFetch, args, body, a.bytes);
+  op_state->future =
+      rs.proc->am_request(a.w->world[static_cast<std::size_t>(a.target)], kRmaFetch, args, body, a.bytes);
   // The result buffer belongs to the operation until it completes (MPI-3.1 11.3): a program that
   // writes into it meanwhile is told so (MPI_ERR_BUFFER) when the data arrive.
   const std::uint64_t before = contents_hash(result, rcount, rtype);
   op_state->on_reply = [result, rcount, type = shared_copy(rtype), before](const AmReply& r) {
     if (contents_hash(result, rcount, *type) != before)
       throw MpiError{MPI_ERR_BUFFER, fmt::format("the result buffer at {} was written to before the operation that "
-                                                 "fills it completed", result)};
+                                                 "fills it completed",
+                                                 result)};
     unpack(r.payload, result, static_cast<std::size_t>(rcount), *type);
   };
   a.w->pending.push_back(op_state);
@@ -410,8 +437,10 @@ std::shared_ptr<PendingOp> fetch(RankState& rs, const Access& a, std::span<const
 bool settle(RankState& rs, PendingOp& op, bool block) {
   if (op.complete) return true;
   AmReply r;
-  if (block) r = rs.proc->am_wait(op.future);
-  else if (!rs.proc->am_test(op.future, &r)) return false;
+  if (block)
+    r = rs.proc->am_wait(op.future);
+  else if (!rs.proc->am_test(op.future, &r))
+    return false;
   op.complete = true;
   op.on_reply(r);
   return true;
@@ -448,8 +477,8 @@ std::shared_ptr<PendingOp> get(RankState& rs, void* origin, int ocount, MPI_Data
   return fetch(rs, a, {}, disp, tcount, MPI_NO_OP, MPI_BYTE, origin, ocount, ot, AccessKind::get);
 }
 
-void accumulate(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp,
-                int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
+void accumulate(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp, int tcount,
+                MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
   const Type& ot = check_local(rs, ocount, odt);
   const Access a = check_target(rs, win, target, disp, tcount, tdt);
   const std::size_t obytes = static_cast<std::size_t>(ocount) * ot.size;
@@ -459,9 +488,9 @@ void accumulate(RankState& rs, const void* origin, int ocount, MPI_Datatype odt,
   update(rs, a, origin, ocount, ot, disp, tcount, op, base, AccessKind::accumulate);
 }
 
-std::shared_ptr<PendingOp> get_accumulate(RankState& rs, const void* origin, int ocount, MPI_Datatype odt,
-                                          void* result, int rcount, MPI_Datatype rdt, int target, MPI_Aint disp,
-                                          int tcount, MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
+std::shared_ptr<PendingOp> get_accumulate(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, void* result,
+                                          int rcount, MPI_Datatype rdt, int target, MPI_Aint disp, int tcount,
+                                          MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
   const bool origin_used = op != MPI_NO_OP;  // MPI_NO_OP ignores the origin buffer (MPI-3.1 11.3.4)
   const Type& ot = origin_used ? check_local(rs, ocount, odt) : *predefined_type(MPI_BYTE);
   const Type& rt = check_local(rs, rcount, rdt);
@@ -505,8 +534,8 @@ int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, i
 int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   return win_call("MPI_Accumulate", win, [&](RankState& rs) {
-    accumulate(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-               target_datatype, op, win);
+    accumulate(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
+               op, win);
   });
 }
 
@@ -522,15 +551,14 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype, int target_rank,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
   return win_call("MPI_Fetch_and_op", win, [&](RankState& rs) {
-    if (!predefined_type(datatype))
-      throw MpiError{MPI_ERR_TYPE, "MPI_Fetch_and_op takes a predefined datatype"};
+    if (!predefined_type(datatype)) throw MpiError{MPI_ERR_TYPE, "MPI_Fetch_and_op takes a predefined datatype"};
     get_accumulate(rs, origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1, datatype, op,
                    win);
   });
 }
 
-int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
-                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
+int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr, MPI_Datatype datatype,
+                         int target_rank, MPI_Aint target_disp, MPI_Win win) {
   return win_call("MPI_Compare_and_swap", win, [&](RankState& rs) {
     const Type* t = predefined_type(datatype);
     if (!t || t->base == MPI_DATATYPE_NULL || !t->contiguous())
@@ -540,8 +568,11 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
     std::vector<std::byte> body(2 * t->size);
     std::memcpy(body.data(), compare_addr, t->size);
     std::memcpy(body.data() + t->size, origin_addr, t->size);
-    const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle, target_disp,
-                                           op_word(*a.w, MPI_OP_NULL, AccessKind::accumulate), datatype, 0,
+    const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle,
+                                           target_disp,
+                                           op_word(*a.w, MPI_OP_NULL, AccessKind::accumulate),
+                                           datatype,
+                                           0,
                                            static_cast<std::int64_t>(t->size)};
     auto op = std::make_shared<PendingOp>();
     op->target = a.target;
@@ -550,7 +581,8 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
     op->on_reply = [result_addr, before, t](const AmReply& r) {
       if (contents_hash(result_addr, 1, *t) != before)
         throw MpiError{MPI_ERR_BUFFER, fmt::format("the result buffer at {} was written to before the "
-                                                   "MPI_Compare_and_swap that fills it completed", result_addr)};
+                                                   "MPI_Compare_and_swap that fills it completed",
+                                                   result_addr)};
       std::memcpy(result_addr, r.payload.data(), r.payload.size());
     };
     a.w->pending.push_back(std::move(op));
@@ -583,21 +615,20 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype orig
   return win_call("MPI_Raccumulate", win, [&](RankState& rs) {
     check_out(request, "request");
     if (target_rank != MPI_PROC_NULL) check_passive(window_of(rs, win), "MPI_Raccumulate");
-    accumulate(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-               target_datatype, op, win);
+    accumulate(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
+               op, win);
     *request = completed_request(rs);
   });
 }
 
 int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
                         int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                        MPI_Request* request) {
+                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request) {
   return win_call("MPI_Rget_accumulate", win, [&](RankState& rs) {
     check_out(request, "request");
     if (target_rank != MPI_PROC_NULL) check_passive(window_of(rs, win), "MPI_Rget_accumulate");
-    *request = request_for(rs, get_accumulate(rs, origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                                              result_datatype, target_rank, target_disp, target_count,
-                                              target_datatype, op, win));
+    *request = request_for(
+        rs, get_accumulate(rs, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                           target_rank, target_disp, target_count, target_datatype, op, win));
   });
 }

@@ -26,13 +26,14 @@ namespace {
 constexpr int kPostTag = 1;      // target to origin: the exposure epoch is open
 constexpr int kCompleteTag = 2;  // origin to target: its access epoch is over
 
-constexpr int kAllAssertions = MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE |
-                               MPI_MODE_NOSUCCEED;
+constexpr int kAllAssertions =
+    MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
 constexpr int kNoCheckBit = 1 << 16;  // Window::locked: the lock was taken with MPI_MODE_NOCHECK
 
 void check_assert(int assert, int allowed, const char* call) {
   if (assert & ~kAllAssertions)
-    throw MpiError{MPI_ERR_ASSERT, fmt::format("{}: assertion {:#x} has bits that name no MPI_MODE_ value", call, assert)};
+    throw MpiError{MPI_ERR_ASSERT,
+                   fmt::format("{}: assertion {:#x} has bits that name no MPI_MODE_ value", call, assert)};
   if (assert & ~allowed)
     throw MpiError{MPI_ERR_ASSERT, fmt::format("{}: assertion {:#x} is not one this call takes", call, assert)};
 }
@@ -43,9 +44,7 @@ void check_rank(const Window& w, int rank) {
     throw MpiError{MPI_ERR_RANK, fmt::format("rank {} is out of range: the window has {} rank(s)", rank, n)};
 }
 
-bool passive_to(const Window& w, int target) {
-  return w.lock_all || w.locked[static_cast<std::size_t>(target)] != 0;
-}
+bool passive_to(const Window& w, int target) { return w.lock_all || w.locked[static_cast<std::size_t>(target)] != 0; }
 
 AmFuture sync_request(RankState& rs, Window& w, int target, SyncCommand cmd) {
   const std::array<std::int64_t, 2> args{w.peers[static_cast<std::size_t>(target)].handle,
@@ -111,13 +110,14 @@ void check_access(const Window& w, int target) {
   if (w.fence_epoch || passive_to(w, target)) return;
   if (w.started && std::find(w.start_group.begin(), w.start_group.end(), target) != w.start_group.end()) return;
   throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("no access epoch to rank {} is open (MPI_Win_fence, MPI_Win_start "
-                                               "or MPI_Win_lock first)", target)};
+                                               "or MPI_Win_lock first)",
+                                               target)};
 }
 
 void check_passive(const Window& w, const char* call) {
   if (w.lock_all || std::any_of(w.locked.begin(), w.locked.end(), [](int l) { return l != 0; })) return;
-  throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("{} needs a passive-target epoch (MPI_Win_lock or MPI_Win_lock_all)",
-                                               call)};
+  throw MpiError{MPI_ERR_RMA_SYNC,
+                 fmt::format("{} needs a passive-target epoch (MPI_Win_lock or MPI_Win_lock_all)", call)};
 }
 
 void complete_pending(RankState& rs, Window& w, int target) {
@@ -154,13 +154,14 @@ int MPI_Win_fence(int assert, MPI_Win win) {
       throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_fence inside a post/start or lock epoch"};
     if (assert & MPI_MODE_NOPRECEDE) {
       if (!w.pending.empty() || std::any_of(w.unflushed.begin(), w.unflushed.end(), [](int n) { return n; }))
-        throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_fence with MPI_MODE_NOPRECEDE, but this rank has RMA operations "
-                                         "since the previous fence"};
+        throw MpiError{MPI_ERR_RMA_SYNC,
+                       "MPI_Win_fence with MPI_MODE_NOPRECEDE, but this rank has RMA operations "
+                       "since the previous fence"};
     } else {
       flush_targets(rs, w, all_ranks(w));
     }
     barrier(rs, comm_of(rs, w.comm));
-    w.fence_epoch = !(assert & MPI_MODE_NOSUCCEED);
+    w.fence_epoch = !(assert& MPI_MODE_NOSUCCEED);
     // Every access of the epoch that ends here has reached this rank by now: its record goes,
     // and a conflict among them is reported.
     ++w.fences;
@@ -188,7 +189,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
     check_assert(assert, MPI_MODE_NOCHECK, "MPI_Win_start");
     if (w.started) throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_start while an access epoch is already open"};
     w.start_group = group_ranks(rs, w, group);
-    if (!(assert & MPI_MODE_NOCHECK)) {
+    if (!(assert& MPI_MODE_NOCHECK)) {
       const Comm& c = comm_of(rs, w.comm);
       for (int target : w.start_group) rs.proc->recv(target, kPostTag, {}, c.pt2pt);
     }
@@ -245,13 +246,14 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   return win_call("MPI_Win_lock", win, [&](RankState& rs) {
     Window& w = window_of(rs, win);
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
-      throw MpiError{MPI_ERR_LOCKTYPE, fmt::format("lock type {} is not MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE", lock_type)};
+      throw MpiError{MPI_ERR_LOCKTYPE,
+                     fmt::format("lock type {} is not MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE", lock_type)};
     check_assert(assert, MPI_MODE_NOCHECK, "MPI_Win_lock");
     if (rank == MPI_PROC_NULL) return;
     check_rank(w, rank);
     if (passive_to(w, rank)) throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("rank {} is already locked", rank)};
-    if (!(assert & MPI_MODE_NOCHECK)) acquire(rs, w, {rank}, lock_type);
-    w.locked[static_cast<std::size_t>(rank)] = lock_type | ((assert & MPI_MODE_NOCHECK) ? kNoCheckBit : 0);
+    if (!(assert& MPI_MODE_NOCHECK)) acquire(rs, w, {rank}, lock_type);
+    w.locked[static_cast<std::size_t>(rank)] = lock_type | ((assert& MPI_MODE_NOCHECK) ? kNoCheckBit : 0);
   });
 }
 
@@ -266,8 +268,8 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
       flush_target(rs, w, rank);
     } else {  // the unlock request itself completes the updates before it
       complete_pending(rs, w, rank);
-      const auto cmd = (lock & ~kNoCheckBit) == MPI_LOCK_EXCLUSIVE ? SyncCommand::unlock_exclusive
-                                                                  : SyncCommand::unlock_shared;
+      const auto cmd =
+          (lock & ~kNoCheckBit) == MPI_LOCK_EXCLUSIVE ? SyncCommand::unlock_exclusive : SyncCommand::unlock_shared;
       sync_all(rs, w, {rank}, cmd);
       w.unflushed[static_cast<std::size_t>(rank)] = 0;
     }
@@ -281,9 +283,9 @@ int MPI_Win_lock_all(int assert, MPI_Win win) {
     check_assert(assert, MPI_MODE_NOCHECK, "MPI_Win_lock_all");
     if (w.lock_all || std::any_of(w.locked.begin(), w.locked.end(), [](int l) { return l; }))
       throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_lock_all while a lock is held"};
-    if (!(assert & MPI_MODE_NOCHECK)) acquire(rs, w, all_ranks(w), MPI_LOCK_SHARED);
+    if (!(assert& MPI_MODE_NOCHECK)) acquire(rs, w, all_ranks(w), MPI_LOCK_SHARED);
     w.lock_all = true;
-    std::fill(w.locked.begin(), w.locked.end(), MPI_LOCK_SHARED | ((assert & MPI_MODE_NOCHECK) ? kNoCheckBit : 0));
+    std::fill(w.locked.begin(), w.locked.end(), MPI_LOCK_SHARED | ((assert& MPI_MODE_NOCHECK) ? kNoCheckBit : 0));
   });
 }
 
@@ -308,7 +310,8 @@ int MPI_Win_flush(int rank, MPI_Win win) {
     Window& w = window_of(rs, win);
     if (rank == MPI_PROC_NULL) return;
     check_rank(w, rank);
-    if (!passive_to(w, rank)) throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("MPI_Win_flush: rank {} is not locked", rank)};
+    if (!passive_to(w, rank))
+      throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("MPI_Win_flush: rank {} is not locked", rank)};
     flush_target(rs, w, rank);
   });
 }

@@ -151,8 +151,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 
 // Every VP is a node of its own (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) gives each rank a
 // communicator of itself alone), so memory is shared only within a communicator of one rank.
-int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
-                            MPI_Win* win) {
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
   return call("MPI_Win_allocate_shared", comm, [&](RankState& rs) {
     check_out(win, "win");
     check_out(baseptr, "baseptr");
@@ -288,8 +287,10 @@ int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
     Window& w = window_of(rs, win);
     for (const auto& [k, v] : info_of(rs, info)) {
       auto it = std::find_if(w.info.begin(), w.info.end(), [&](const auto& e) { return e.first == k; });
-      if (it == w.info.end()) w.info.emplace_back(k, v);
-      else it->second = v;
+      if (it == w.info.end())
+        w.info.emplace_back(k, v);
+      else
+        it->second = v;
     }
   });
 }

@@ -18,7 +18,10 @@ endforeach()
 # The operations' virtual times, computed by hand in rma_time.c from docs/model.md 7.1.
 touchstone_add_mpi_program(mpi_test_rma_time rma_time.c)
 target_link_libraries(mpi_test_rma_time PRIVATE m)
-mpi_test(rma_time rma_time --machine mesh:2x1,send_us=2,recv_us=3,send_ns_per_byte=0,recv_ns_per_byte=0,hop_ns=100,link_ns_per_byte=1,inject_ns_per_byte=1,eject_ns_per_byte=1,packet=4096+0,reduce_int_ns_per_byte=5)
+set(rma_time_machine mesh:2x1,send_us=2,recv_us=3,send_ns_per_byte=0,recv_ns_per_byte=0,hop_ns=100)
+string(APPEND rma_time_machine ,link_ns_per_byte=1,inject_ns_per_byte=1,eject_ns_per_byte=1,packet=4096+0)
+string(APPEND rma_time_machine ,reduce_int_ns_per_byte=5)
+mpi_test(rma_time rma_time --machine ${rma_time_machine})
 # Paper 003's random scheduling as an MPI program gives the catalog's schedule and time where the
 # costs agree, and the same trace_hash under --perturb and threads (rma_random_scheduling.sh).
 if(TOUCHSTONE_BUILD_EXAMPLES)

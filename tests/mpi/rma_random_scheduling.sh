@@ -19,8 +19,9 @@ trap 'rm -rf "$dir"' EXIT
 # The destinations of each VP's data sends, in program order (the matrix's sizes are > 64 bytes and
 # not multiples of 32, unlike every other message of either run).
 schedule() {
-  awk '/^VP /{vp=$2} / send #/{for(i=1;i<=NF;i++){if($i=="to")to=$(i+1); if($i=="tag")tag=$(i+1); if($i=="size")sz=$(i+1)}
-       if (tag==0 && sz>64 && sz%32!=0) print vp, to}' "$1"
+  awk '/^VP /{vp=$2}
+       / send #/{for(i=1;i<=NF;i++){if($i=="to")to=$(i+1); if($i=="tag")tag=$(i+1); if($i=="size")sz=$(i+1)}
+                 if (tag==0 && sz>64 && sz%32!=0) print vp, to}' "$1"
 }
 schedule "$dir/catalog.log" > "$dir/catalog.sched"
 schedule "$dir/mpi.log" > "$dir/mpi.sched"
@@ -29,9 +30,13 @@ catalog=$(sed -n 's/^makespan_us *//p' "$dir/catalog.out")
 mpi=$(sed -n 's/.*: \([0-9.]*\) us from the barrier.*/\1/p' "$dir/mpi.out")
 echo "catalog: $sends data sends, makespan $catalog us; MPI program: $mpi us from its barrier (+1 us)"
 [ "$sends" -gt 0 ] && cmp -s "$dir/catalog.sched" "$dir/mpi.sched" || { echo "the schedules differ"; exit 1; }
-awk -v a="$catalog" -v b="$mpi" 'BEGIN { exit !(a - (b + 1) < 1e-6 && (b + 1) - a < 1e-6) }' || { echo "the times differ"; exit 1; }
+awk -v a="$catalog" -v b="$mpi" 'BEGIN { exit !(a - (b + 1) < 1e-6 && (b + 1) - a < 1e-6) }' ||
+  { echo "the times differ"; exit 1; }
 grep -q "data checked" "$dir/mpi.out" || exit 1
-hash() { "$ts" mpirun --machine cm5:32 --summary "$@" "$prog" "$matrix" 2>&1 >/dev/null | sed -n 's/.*trace_hash \([0-9a-f]*\).*/\1/p'; }
+hash() {
+  "$ts" mpirun --machine cm5:32 --summary "$@" "$prog" "$matrix" 2>&1 >/dev/null |
+    sed -n 's/.*trace_hash \([0-9a-f]*\).*/\1/p'
+}
 a=$(hash) b=$(hash --perturb 7) c=$(hash --execution threads --perturb 3)
 echo "trace_hash: fibers $a, perturb $b, threads+perturb $c"
 [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$c" ] || exit 1
