@@ -3,6 +3,7 @@
 // synchronization. Shared by window.cpp, rma_ops.cpp and rma_sync.cpp; internal.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,12 +31,14 @@ struct PendingOp {
   bool complete = false;
 };
 
-/// An access to a target's window in a fence epoch, kept by the target to find conflicting ones
-/// (MPI-3.1 11.7): byte ranges [first, second) of its memory.
+/// An access to a target's window, kept by the target to find conflicting ones (MPI-3.1 11.7):
+/// byte ranges [first, second) of its memory, and the epoch it belongs to.
 enum class AccessKind : std::int64_t { put = 0, get = 1, accumulate = 2 };
+enum class EpochKind : std::int64_t { none = 0, fence, post_start, lock };
 struct AccessRecord {
   int origin = 0;  ///< world rank
-  std::int64_t epoch = 0;
+  EpochKind epoch = EpochKind::none;
+  std::int64_t count = 0;  ///< a fence epoch's fence count, an exposure epoch's MPI_Win_post count
   AccessKind kind = AccessKind::put;
   MPI_Datatype base = MPI_DATATYPE_NULL;
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;  ///< sorted
@@ -67,11 +70,14 @@ struct Window {
   std::vector<std::shared_ptr<PendingOp>> pending;  ///< replies awaited, in the order sent
 
   // The target's side: its exposure epochs and its lock, which the handlers change.
-  // Checking: this rank's fences so far, the accesses of its current fence epochs, and the first
-  // conflict among them, which its next fence reports (MPI_ERR_RMA_CONFLICT).
-  std::int64_t fences = 0;
+  // Checking: this rank's fences and posts so far, the accesses of its current epochs, the first
+  // conflict among those of active-target epochs, which its next fence or wait reports, and per
+  // origin (world rank) one of a passive-target epoch, which that origin's flush or unlock reports
+  // (MPI_ERR_RMA_CONFLICT).
+  std::int64_t fences = 0, posts = 0;
   std::vector<AccessRecord> epoch_accesses;
   std::string conflict;
+  std::map<int, std::string> lock_conflicts;
   std::vector<int> post_group;  ///< MPI_Win_post's origins, while the exposure epoch is open
   bool posted = false;
   int shared_holders = 0;
@@ -136,6 +142,12 @@ inline constexpr int kRmaUpdate = (1 << 25) + 1;  ///< put and accumulate: one-w
 inline constexpr int kRmaFetch = (1 << 25) + 2;   ///< get, get-accumulate, fetch-and-op: replies the old data
 inline constexpr int kRmaSwap = (1 << 25) + 3;    ///< compare-and-swap: replies the old data
 inline constexpr int kRmaSync = (1 << 25) + 4;    ///< flush, lock, unlock: replies
+/// Window::locked: the lock was taken with MPI_MODE_NOCHECK (beside the lock type).
+inline constexpr int kNoCheckBit = 1 << 16;
+/// The conflict an access of this origin made in a passive-target epoch at `target`, found by
+/// the target's handler: MPI_ERR_RMA_CONFLICT (read once the origin's flush or unlock has come
+/// back, so the target has seen every access before it).
+void report_lock_conflict(RankState& rs, Window& w, int target);
 /// kRmaSync's commands (its second argument).
 enum class SyncCommand : std::int64_t { flush = 0, lock_shared, lock_exclusive, unlock_shared, unlock_exclusive };
 

@@ -113,13 +113,23 @@ void apply(RankState& rs, AmContext& c, const NodeCosts& costs, std::byte* at, s
 enum Arg { kHandle = 0, kDisp, kOp, kBase, kRuns, kBytes };
 
 // The operation word of a request: the MPI_Op in its low 32 bits, and above them the access's
-// kind and, for an access in a fence epoch, the origin's fence count (0 otherwise), which the
-// target's conflict check uses: no byte more on the wire.
-std::int64_t op_word(const Window& w, MPI_Op op, AccessKind kind) {
-  const bool locked = w.lock_all || std::any_of(w.locked.begin(), w.locked.end(), [](int l) { return l != 0; });
-  const bool in_fence_epoch = w.fence_epoch && !locked && !w.started;
+// kind, the kind of epoch it belongs to and, in a fence epoch, the origin's fence count, which the
+// target's conflict check uses: no byte more on the wire. A lock taken with MPI_MODE_NOCHECK
+// makes no epoch the target could see end (no unlock reaches it), so its accesses go unchecked.
+std::int64_t op_word(const Window& w, int target, MPI_Op op, AccessKind kind) {
+  EpochKind epoch = EpochKind::none;
+  std::int64_t fences = 0;
+  const int lock = w.locked[static_cast<std::size_t>(target)];
+  if (lock != 0) {
+    epoch = (lock & kNoCheckBit) ? EpochKind::none : EpochKind::lock;
+  } else if (w.started) {
+    epoch = EpochKind::post_start;
+  } else if (w.fence_epoch) {
+    epoch = EpochKind::fence;
+    fences = w.fences;
+  }
   return static_cast<std::int64_t>(static_cast<std::uint32_t>(op)) | static_cast<std::int64_t>(kind) << 32 |
-         (in_fence_epoch ? w.fences : 0) << 34;
+         static_cast<std::int64_t>(epoch) << 34 | fences << 36;
 }
 MPI_Op op_of(std::int64_t word) { return static_cast<MPI_Op>(static_cast<std::int32_t>(word & 0xffffffff)); }
 
@@ -155,34 +165,55 @@ std::optional<std::pair<std::uintptr_t, std::uintptr_t>> overlap(const AccessRec
   return std::nullopt;
 }
 
-// Records an access of a fence epoch at the target and notes the first conflict with another
-// origin's access of the same epoch; the target's next fence reports it. A window keeps at most
-// kMaxRecorded accesses per epoch (a check of every pair; later ones go unchecked).
+const char* epoch_name(EpochKind e) {
+  switch (e) {
+    case EpochKind::fence: return "fence epoch";
+    case EpochKind::post_start: return "exposure epoch (MPI_Win_post)";
+    case EpochKind::lock: return "passive-target epoch (both held locks)";
+    case EpochKind::none: break;
+  }
+  return "epoch";
+}
+
+// Records an access at the target and notes the first conflict with another origin's access of
+// the same epoch: a fence epoch (the origin's fence count, the same on every rank), the target's
+// exposure epoch (its MPI_Win_post count: an origin's access can only arrive while it is open),
+// or a passive-target epoch (an access stays recorded until its origin's next flush or unlock
+// reaches the target, so two recorded accesses of different origins were concurrent). The
+// target's next fence or wait reports a conflict of its active-target epochs; the origin's
+// next flush or unlock reports one its own access made in a passive-target epoch. Gets of a
+// passive-target epoch are checked but not recorded: nothing tells the target when an origin
+// holding its lock has its data (a get needs no flush), so a later access could not be told
+// from a concurrent one. A window keeps at most kMaxRecorded accesses (later ones go unchecked).
 constexpr std::size_t kMaxRecorded = 4096;
 void record_access(Window& w, int target, int origin, std::int64_t word, std::byte* at,
                    std::span<const std::int64_t> runs, std::size_t bytes, MPI_Datatype base) {
-  const std::int64_t epoch = word >> 34;
-  if (epoch == 0 || bytes == 0 || w.epoch_accesses.size() >= kMaxRecorded) return;
-  AccessRecord r{origin, epoch, static_cast<AccessKind>((word >> 32) & 3), base, {}};
+  const auto epoch = static_cast<EpochKind>((word >> 34) & 3);
+  if (epoch == EpochKind::none || bytes == 0 || w.epoch_accesses.size() >= kMaxRecorded) return;
+  const std::int64_t count = epoch == EpochKind::fence ? word >> 36 : epoch == EpochKind::post_start ? w.posts : 0;
+  AccessRecord r{origin, epoch, count, static_cast<AccessKind>((word >> 32) & 3), base, {}};
   const auto start = reinterpret_cast<std::uintptr_t>(at);
   if (runs.empty()) r.ranges.emplace_back(start, start + bytes);
   for (std::size_t i = 0; i < runs.size(); i += 2)
     r.ranges.emplace_back(start + static_cast<std::uintptr_t>(runs[i]),
                           start + static_cast<std::uintptr_t>(runs[i] + runs[i + 1]));
   std::sort(r.ranges.begin(), r.ranges.end());
-  if (w.conflict.empty())
+  std::string& report = epoch == EpochKind::lock ? w.lock_conflicts[origin] : w.conflict;
+  if (report.empty())
     for (const AccessRecord& e : w.epoch_accesses) {
-      if (e.epoch != epoch || e.origin == origin || compatible(e, r)) continue;
+      if (e.epoch != epoch || e.count != count || e.origin == origin || compatible(e, r)) continue;
       const auto both = overlap(e, r);
       if (!both) continue;
       const std::uintptr_t from = w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : reinterpret_cast<std::uintptr_t>(w.base);
-      w.conflict = fmt::format(
-          "rank {}'s {} and rank {}'s {} (world ranks) both reach bytes [{}, {}) of rank {}'s window "
-          "in one fence epoch: conflicting accesses (MPI-3.1 11.7)",
-          e.origin, kind_name(e.kind), origin, kind_name(r.kind), both->first - from, both->second - from, target);
+      report = fmt::format(
+          "rank {}'s {} and rank {}'s {} (world ranks) both reach bytes [{}, {}) of rank {}'s window in one {}: "
+          "conflicting accesses (MPI-3.1 11.7)",
+          e.origin, kind_name(e.kind), origin, kind_name(r.kind), both->first - from, both->second - from, target,
+          epoch_name(epoch));
       break;
     }
-  w.epoch_accesses.push_back(std::move(r));
+  if (report.empty() && epoch == EpochKind::lock) w.lock_conflicts.erase(origin);
+  if (epoch != EpochKind::lock || r.kind != AccessKind::get) w.epoch_accesses.push_back(std::move(r));
 }
 
 }  // namespace
@@ -229,7 +260,12 @@ void register_rma_handlers(RankState& rs) {
     const auto a = c.args();
     Window& w = target_window(*self, a[0]);
     std::int64_t granted = 1;
-    switch (static_cast<SyncCommand>(a[1])) {
+    const auto cmd = static_cast<SyncCommand>(a[1]);
+    if (cmd == SyncCommand::flush || cmd == SyncCommand::unlock_shared || cmd == SyncCommand::unlock_exclusive)
+      std::erase_if(w.epoch_accesses, [&](const AccessRecord& r) {
+        return r.epoch == EpochKind::lock && r.origin == c.source();
+      });
+    switch (cmd) {
       case SyncCommand::flush: break;  // arriving after the origin's updates, it finds them applied
       case SyncCommand::lock_shared:
         if (w.exclusive_holder < 0)
@@ -374,7 +410,7 @@ void update(RankState& rs, const Access& a, const void* origin, int ocount, cons
   const auto storage = payload(*a.ttype, tcount, data, nruns, body);
   const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle,
                                          disp,
-                                         op_word(*a.w, op, kind),
+                                         op_word(*a.w, a.target, op, kind),
                                          base,
                                          nruns,
                                          static_cast<std::int64_t>(a.bytes)};
@@ -412,7 +448,7 @@ std::shared_ptr<PendingOp> fetch(RankState& rs, const Access& a, std::span<const
   const auto storage = payload(*a.ttype, tcount, data, nruns, body);
   const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle,
                                          disp,
-                                         op_word(*a.w, op, kind),
+                                         op_word(*a.w, a.target, op, kind),
                                          base,
                                          nruns,
                                          static_cast<std::int64_t>(a.bytes)};
@@ -570,7 +606,7 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
     std::memcpy(body.data() + t->size, origin_addr, t->size);
     const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle,
                                            target_disp,
-                                           op_word(*a.w, MPI_OP_NULL, AccessKind::accumulate),
+                                           op_word(*a.w, a.target, MPI_OP_NULL, AccessKind::accumulate),
                                            datatype,
                                            0,
                                            static_cast<std::int64_t>(t->size)};

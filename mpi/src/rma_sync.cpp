@@ -28,7 +28,6 @@ constexpr int kCompleteTag = 2;  // origin to target: its access epoch is over
 
 constexpr int kAllAssertions =
     MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
-constexpr int kNoCheckBit = 1 << 16;  // Window::locked: the lock was taken with MPI_MODE_NOCHECK
 
 void check_assert(int assert, int allowed, const char* call) {
   if (assert & ~kAllAssertions)
@@ -72,6 +71,13 @@ void acquire(RankState& rs, Window& w, std::vector<int> targets, int lock_type) 
   while (!targets.empty()) targets = sync_all(rs, w, targets, cmd);
 }
 
+// The exposure epoch is over: every access of it has arrived (before its origin's complete
+// message). Its records go, and a conflict among them is reported.
+void end_exposure(Window& w) {
+  std::erase_if(w.epoch_accesses, [](const AccessRecord& r) { return r.epoch == EpochKind::post_start; });
+  if (!w.conflict.empty()) throw MpiError{MPI_ERR_RMA_CONFLICT, std::exchange(w.conflict, {})};
+}
+
 }  // namespace
 
 void flush_targets(RankState& rs, Window& w, const std::vector<int>& targets) {
@@ -82,6 +88,19 @@ void flush_targets(RankState& rs, Window& w, const std::vector<int>& targets) {
   }
   sync_all(rs, w, behind, SyncCommand::flush);
   for (int t : behind) w.unflushed[static_cast<std::size_t>(t)] = 0;
+  for (int t : targets) report_lock_conflict(rs, w, t);
+}
+
+void report_lock_conflict(RankState& rs, Window& w, int target) {
+  const auto world = static_cast<std::size_t>(w.world[static_cast<std::size_t>(target)]);
+  RankState& at = session()->ranks[world];
+  if (!at.windows) return;
+  Window& tw = *at.windows->table[static_cast<std::size_t>(w.peers[static_cast<std::size_t>(target)].handle)];
+  const auto it = tw.lock_conflicts.find(rs.proc->rank());
+  if (it == tw.lock_conflicts.end()) return;
+  MpiError e{MPI_ERR_RMA_CONFLICT, std::move(it->second)};
+  tw.lock_conflicts.erase(it);
+  throw e;
 }
 
 std::vector<int> all_ranks(const Window& w) {
@@ -165,7 +184,8 @@ int MPI_Win_fence(int assert, MPI_Win win) {
     // Every access of the epoch that ends here has reached this rank by now: its record goes,
     // and a conflict among them is reported.
     ++w.fences;
-    std::erase_if(w.epoch_accesses, [&](const AccessRecord& r) { return r.epoch < w.fences; });
+    std::erase_if(w.epoch_accesses,
+                  [&](const AccessRecord& r) { return r.epoch == EpochKind::fence && r.count < w.fences; });
     if (!w.conflict.empty()) throw MpiError{MPI_ERR_RMA_CONFLICT, std::exchange(w.conflict, {})};
   });
 }
@@ -177,6 +197,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
     if (w.posted) throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_post while an exposure epoch is already open"};
     w.post_group = group_ranks(rs, w, group);
     w.posted = true;
+    ++w.posts;
     if (assert & MPI_MODE_NOCHECK) return;
     const Comm& c = comm_of(rs, w.comm);
     for (int origin : w.post_group) rs.proc->send(origin, kPostTag, {}, c.pt2pt);
@@ -222,6 +243,7 @@ int MPI_Win_wait(MPI_Win win) {
     for (int origin : w.post_group) rs.proc->recv(origin, kCompleteTag, {}, c.pt2pt);
     w.post_group.clear();
     w.posted = false;
+    end_exposure(w);
   });
 }
 
@@ -238,7 +260,10 @@ int MPI_Win_test(MPI_Win win, int* flag) {
       return true;
     });
     *flag = w.post_group.empty();
-    if (*flag) w.posted = false;
+    if (*flag) {
+      w.posted = false;
+      end_exposure(w);
+    }
   });
 }
 
@@ -274,6 +299,7 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
       w.unflushed[static_cast<std::size_t>(rank)] = 0;
     }
     w.locked[static_cast<std::size_t>(rank)] = 0;
+    report_lock_conflict(rs, w, rank);
   });
 }
 
@@ -302,6 +328,7 @@ int MPI_Win_unlock_all(MPI_Win win) {
     }
     w.lock_all = false;
     std::fill(w.locked.begin(), w.locked.end(), 0);
+    for (int t : all_ranks(w)) report_lock_conflict(rs, w, t);
   });
 }
 

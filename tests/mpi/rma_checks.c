@@ -1,7 +1,9 @@
 /* The checks of one-sided programs (docs/mpi.md "One-sided communication"): conflicting accesses
- * of two origins within one fence epoch (MPI_ERR_RMA_CONFLICT at the target's fence), accesses
- * that do not conflict (gets, accumulates on one type, disjoint bytes), and a result buffer
- * written before its operation completed (MPI_ERR_BUFFER). */
+ * of two origins within one fence epoch (MPI_ERR_RMA_CONFLICT at the target's fence), one exposure
+ * epoch (at its MPI_Win_wait) and concurrent shared locks (at the later origin's unlock); accesses
+ * that do not conflict (gets, accumulates on one type, disjoint bytes, exclusive locks, accesses
+ * ordered by a flush and a barrier); and a result buffer written before its operation completed
+ * (MPI_ERR_BUFFER). */
 #include "check.h"
 
 int main(int argc, char** argv) {
@@ -44,6 +46,48 @@ int main(int argc, char** argv) {
   MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
   MPI_Put(&rank, 1, MPI_INT, 0, 4, 1, MPI_INT, win);
   MPI_Win_unlock(0, win);
+  /* Shared locks held together: ranks 1 and 2 put into rank 0's slot 3, each reports the conflict
+   * its own put made (the second to arrive) at its unlock; a flush in between ends a put's record. */
+  MPI_Barrier(MPI_COMM_WORLD);
+  int rc1 = MPI_SUCCESS;
+  if (rank == 1 || rank == 2) {
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    MPI_Put(&rank, 1, MPI_INT, 0, 3, 1, MPI_INT, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD); /* both puts sent while both locks are held */
+  if (rank == 1 || rank == 2) rc1 = MPI_Win_unlock(0, win);
+  int conflicts = rc1 == MPI_ERR_RMA_CONFLICT, total = 0;
+  CHECK(rc1 == MPI_SUCCESS || rc1 == MPI_ERR_RMA_CONFLICT);
+  MPI_Allreduce(&conflicts, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  CHECK_EQ(total, 1);
+  MPI_Win_lock_all(0, win);
+  if (rank == 1) {
+    MPI_Put(&rank, 1, MPI_INT, 0, 3, 1, MPI_INT, win);
+    MPI_Win_flush(0, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD); /* rank 1's put complete and ordered before rank 2's */
+  if (rank == 2) MPI_Put(&rank, 1, MPI_INT, 0, 3, 1, MPI_INT, win);
+  CHECK_EQ(MPI_Win_unlock_all(win), MPI_SUCCESS);
+  /* Post/start: ranks 1 and 2 both accumulate into rank 0's slot 1 (fine), then both put into slot 2. */
+  MPI_Group world, target, origins;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  const int zero = 0, pair[2] = {1, 2};
+  MPI_Group_incl(world, 1, &zero, &target);
+  MPI_Group_incl(world, 2, pair, &origins);
+  for (int round = 0; round < 2; ++round) {
+    if (rank == 0) {
+      MPI_Win_post(origins, 0, win);
+      CHECK_EQ(MPI_Win_wait(win), round == 0 ? MPI_SUCCESS : MPI_ERR_RMA_CONFLICT);
+    } else if (rank == 1 || rank == 2) {
+      MPI_Win_start(target, 0, win);
+      if (round == 0) MPI_Accumulate(&one, 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_SUM, win);
+      else MPI_Put(&rank, 1, MPI_INT, 0, 2, 1, MPI_INT, win);
+      CHECK_EQ(MPI_Win_complete(win), MPI_SUCCESS);
+    }
+  }
+  MPI_Group_free(&world);
+  MPI_Group_free(&target);
+  MPI_Group_free(&origins);
   /* Writing into a get's buffer before the get completes. */
   const int right = (rank + 1) % size;
   MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
