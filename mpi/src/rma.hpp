@@ -78,6 +78,7 @@ struct Window {
   std::vector<AccessRecord> epoch_accesses;
   std::string conflict;
   std::map<int, std::string> lock_conflicts;
+  bool conflicts_are_errors = false;  ///< info touchstone_conflicts=error (else a warning)
   std::vector<int> post_group;  ///< MPI_Win_post's origins, while the exposure epoch is open
   bool posted = false;
   int shared_holders = 0;
@@ -90,6 +91,9 @@ struct Windows {
   bool handlers_registered = false;
 };
 
+/// Takes the window's info hints Touchstone reads: touchstone_conflicts=error makes conflicting
+/// accesses MPI_ERR_RMA_CONFLICT instead of a warning.
+void apply_info(Window& w);
 /// The window behind handle w; MpiError MPI_ERR_WIN when it is not one.
 Window& window_of(RankState& rs, MPI_Win w);
 /// A predefined window attribute (MPI_WIN_BASE ... MPI_WIN_MODEL) as MPI_Win_get_attr returns it.
@@ -148,6 +152,10 @@ inline constexpr int kNoCheckBit = 1 << 16;
 /// the target's handler: MPI_ERR_RMA_CONFLICT (read once the origin's flush or unlock has come
 /// back, so the target has seen every access before it).
 void report_lock_conflict(RankState& rs, Window& w, int target);
+/// Reports conflicting accesses (MPI-3.1 11.7, whose outcome is undefined, not an error): a
+/// warning on stderr, or MPI_ERR_RMA_CONFLICT when the window's info says
+/// touchstone_conflicts=error.
+void report_conflict(RankState& rs, const Window& w, std::string what);
 /// kRmaSync's commands (its second argument).
 enum class SyncCommand : std::int64_t { flush = 0, lock_shared, lock_exclusive, unlock_shared, unlock_exclusive };
 

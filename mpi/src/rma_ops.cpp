@@ -181,13 +181,14 @@ const char* epoch_name(EpochKind e) {
 // or a passive-target epoch (an access stays recorded until its origin's next flush or unlock
 // reaches the target, so two recorded accesses of different origins were concurrent). The
 // target's next fence or wait reports a conflict of its active-target epochs; the origin's
-// next flush or unlock reports one its own access made in a passive-target epoch. Gets of a
-// passive-target epoch are checked but not recorded: nothing tells the target when an origin
-// holding its lock has its data (a get needs no flush), so a later access could not be told
-// from a concurrent one. A window keeps at most kMaxRecorded accesses (later ones go unchecked).
+// next flush or unlock reports one its own access made in a passive-target epoch. Operations
+// with a reply (gets, get-accumulates, fetch-and-ops, compare-and-swaps) of a passive-target
+// epoch are checked but not recorded: they are complete when their reply comes, which no
+// message tells the target, so a later access could not be told from a concurrent one. A window
+// keeps at most kMaxRecorded accesses (later ones go unchecked).
 constexpr std::size_t kMaxRecorded = 4096;
 void record_access(Window& w, int target, int origin, std::int64_t word, std::byte* at,
-                   std::span<const std::int64_t> runs, std::size_t bytes, MPI_Datatype base) {
+                   std::span<const std::int64_t> runs, std::size_t bytes, MPI_Datatype base, bool replies) {
   const auto epoch = static_cast<EpochKind>((word >> 34) & 3);
   if (epoch == EpochKind::none || bytes == 0 || w.epoch_accesses.size() >= kMaxRecorded) return;
   const std::int64_t count = epoch == EpochKind::fence ? word >> 36 : epoch == EpochKind::post_start ? w.posts : 0;
@@ -213,7 +214,7 @@ void record_access(Window& w, int target, int origin, std::int64_t word, std::by
       break;
     }
   if (report.empty() && epoch == EpochKind::lock) w.lock_conflicts.erase(origin);
-  if (epoch != EpochKind::lock || r.kind != AccessKind::get) w.epoch_accesses.push_back(std::move(r));
+  if (epoch != EpochKind::lock || !replies) w.epoch_accesses.push_back(std::move(r));
 }
 
 }  // namespace
@@ -231,7 +232,7 @@ void register_rma_handlers(RankState& rs) {
     const Layout l = decode(c.payload(), a[kRuns]);
     std::byte* at = target_address(w, a[kDisp]);
     record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, static_cast<std::size_t>(a[kBytes]),
-                  static_cast<MPI_Datatype>(a[kBase]));
+                  static_cast<MPI_Datatype>(a[kBase]), false);
     apply(*self, c, costs, at, l.runs, op_of(a[kOp]), static_cast<MPI_Datatype>(a[kBase]), l.data);
   });
   p.am_register(kRmaFetch, [self, costs](AmContext& c) {
@@ -240,7 +241,7 @@ void register_rma_handlers(RankState& rs) {
     const Layout l = decode(c.payload(), a[kRuns]);
     std::byte* at = target_address(w, a[kDisp]);
     std::vector<std::byte> old(static_cast<std::size_t>(a[kBytes]));
-    record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, old.size(), static_cast<MPI_Datatype>(a[kBase]));
+    record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, old.size(), static_cast<MPI_Datatype>(a[kBase]), true);
     gather(at, l.runs, old);
     apply(*self, c, costs, at, l.runs, op_of(a[kOp]), static_cast<MPI_Datatype>(a[kBase]), l.data);
     c.reply({}, old);
@@ -250,7 +251,7 @@ void register_rma_handlers(RankState& rs) {
     Window& w = target_window(*self, a[kHandle]);
     const auto n = static_cast<std::size_t>(a[kBytes]);
     std::byte* at = target_address(w, a[kDisp]);
-    record_access(w, c.rank(), c.source(), a[kOp], at, {}, n, static_cast<MPI_Datatype>(a[kBase]));
+    record_access(w, c.rank(), c.source(), a[kOp], at, {}, n, static_cast<MPI_Datatype>(a[kBase]), true);
     std::vector<std::byte> old(at, at + n);
     const std::span<const std::byte> compare = c.payload().first(n), desired = c.payload().subspan(n, n);
     if (std::memcmp(at, compare.data(), n) == 0) std::memcpy(at, desired.data(), n);
@@ -262,9 +263,8 @@ void register_rma_handlers(RankState& rs) {
     std::int64_t granted = 1;
     const auto cmd = static_cast<SyncCommand>(a[1]);
     if (cmd == SyncCommand::flush || cmd == SyncCommand::unlock_shared || cmd == SyncCommand::unlock_exclusive)
-      std::erase_if(w.epoch_accesses, [&](const AccessRecord& r) {
-        return r.epoch == EpochKind::lock && r.origin == c.source();
-      });
+      std::erase_if(w.epoch_accesses,
+                    [&](const AccessRecord& r) { return r.epoch == EpochKind::lock && r.origin == c.source(); });
     switch (cmd) {
       case SyncCommand::flush: break;  // arriving after the origin's updates, it finds them applied
       case SyncCommand::lock_shared:

@@ -7,6 +7,7 @@
 // origin's one-way updates to a target finds them applied: a flush, an unlock or a complete
 // message is the only round trip an origin needs for all of them.
 #include <algorithm>
+#include <cstdio>
 #include <array>
 #include <utility>
 
@@ -73,9 +74,9 @@ void acquire(RankState& rs, Window& w, std::vector<int> targets, int lock_type) 
 
 // The exposure epoch is over: every access of it has arrived (before its origin's complete
 // message). Its records go, and a conflict among them is reported.
-void end_exposure(Window& w) {
+void end_exposure(RankState& rs, Window& w) {
   std::erase_if(w.epoch_accesses, [](const AccessRecord& r) { return r.epoch == EpochKind::post_start; });
-  if (!w.conflict.empty()) throw MpiError{MPI_ERR_RMA_CONFLICT, std::exchange(w.conflict, {})};
+  if (!w.conflict.empty()) report_conflict(rs, w, std::exchange(w.conflict, {}));
 }
 
 }  // namespace
@@ -98,9 +99,15 @@ void report_lock_conflict(RankState& rs, Window& w, int target) {
   Window& tw = *at.windows->table[static_cast<std::size_t>(w.peers[static_cast<std::size_t>(target)].handle)];
   const auto it = tw.lock_conflicts.find(rs.proc->rank());
   if (it == tw.lock_conflicts.end()) return;
-  MpiError e{MPI_ERR_RMA_CONFLICT, std::move(it->second)};
+  std::string what = std::move(it->second);
   tw.lock_conflicts.erase(it);
-  throw e;
+  report_conflict(rs, w, std::move(what));
+}
+
+void report_conflict(RankState& rs, const Window& w, std::string what) {
+  if (w.conflicts_are_errors) throw MpiError{MPI_ERR_RMA_CONFLICT, std::move(what)};
+  std::fprintf(stderr, "warning: rank %d: %s; MPI-3.1 leaves their outcome undefined\n", rs.proc->rank(),
+               what.c_str());
 }
 
 std::vector<int> all_ranks(const Window& w) {
@@ -186,7 +193,7 @@ int MPI_Win_fence(int assert, MPI_Win win) {
     ++w.fences;
     std::erase_if(w.epoch_accesses,
                   [&](const AccessRecord& r) { return r.epoch == EpochKind::fence && r.count < w.fences; });
-    if (!w.conflict.empty()) throw MpiError{MPI_ERR_RMA_CONFLICT, std::exchange(w.conflict, {})};
+    if (!w.conflict.empty()) report_conflict(rs, w, std::exchange(w.conflict, {}));
   });
 }
 
@@ -243,7 +250,7 @@ int MPI_Win_wait(MPI_Win win) {
     for (int origin : w.post_group) rs.proc->recv(origin, kCompleteTag, {}, c.pt2pt);
     w.post_group.clear();
     w.posted = false;
-    end_exposure(w);
+    end_exposure(rs, w);
   });
 }
 
@@ -262,7 +269,7 @@ int MPI_Win_test(MPI_Win win, int* flag) {
     *flag = w.post_group.empty();
     if (*flag) {
       w.posted = false;
-      end_exposure(w);
+      end_exposure(rs, w);
     }
   });
 }

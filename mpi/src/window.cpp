@@ -98,6 +98,7 @@ MPI_Win make_window(RankState& rs, MPI_Comm comm, void* base, MPI_Aint size, int
   w->disp_unit = disp_unit;
   w->owns_memory = owns;
   w->info = pairs;
+  apply_info(*w);
   w->world = local_members(c);
   w->errhandler = MPI_ERRORS_ARE_FATAL;  // MPI-3.1 8.3: a new window's handler is fatal
   const auto n = static_cast<std::size_t>(c.size);
@@ -124,6 +125,12 @@ void* allocate(MPI_Aint size) {
 }
 
 }  // namespace
+
+void apply_info(Window& w) {
+  for (const auto& [k, v] : w.info)
+    if (k == "touchstone_conflicts") w.conflicts_are_errors = v == "error";
+}
+
 }  // namespace touchstone::mpi
 
 using namespace touchstone;
@@ -292,6 +299,7 @@ int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
       else
         it->second = v;
     }
+    apply_info(w);
   });
 }
 

@@ -29,3 +29,7 @@ if(TOUCHSTONE_BUILD_EXAMPLES)
            $<TARGET_FILE:example_mpi_random_scheduling> ${PROJECT_SOURCE_DIR}/examples/mpi_random_scheduling.csv)
   set_tests_properties(mpi.rma_random_scheduling PROPERTIES PASS_REGULAR_EXPRESSION "same schedule, same time")
 endif()
+# Conflicting accesses are a warning unless the window's info asks for errors.
+add_test(NAME mpi.rma_checks.warning COMMAND ${here}/expect.sh 0
+         "warning: rank 0: rank 1's put and rank 2's put \\(world ranks\\) both reach bytes \\[0, 4\\) of rank 0's window"
+         ${ts} mpirun --machine mesh:3x5 -np 7 $<TARGET_FILE:mpi_test_rma_checks> warn)
