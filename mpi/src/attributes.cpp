@@ -12,6 +12,7 @@
 #include "attributes.hpp"
 #include "call.hpp"
 #include "comm.hpp"
+#include "rma.hpp"
 
 namespace touchstone::mpi {
 
@@ -35,6 +36,7 @@ const char* kind_name(AttrKind k) {
 }
 
 bool predefined_comm_key(int keyval) { return keyval >= MPI_TAG_UB && keyval <= MPI_APPNUM; }
+bool predefined_win_key(int keyval) { return keyval >= MPI_WIN_BASE && keyval <= MPI_WIN_MODEL; }
 
 bool in_use(const Attributes& a, int keyval) {
   for (const auto& [object, list] : a.values)
@@ -48,7 +50,7 @@ bool in_use(const Attributes& a, int keyval) {
 // once every attribute using it is deleted; until then it names them).
 Keyval& keyval_of(RankState& rs, AttrKind kind, int keyval) {
   Attributes& a = attributes(rs);
-  if (kind == AttrKind::comm && predefined_comm_key(keyval))
+  if ((kind == AttrKind::comm && predefined_comm_key(keyval)) || (kind == AttrKind::win && predefined_win_key(keyval)))
     throw MpiError{MPI_ERR_KEYVAL, fmt::format("keyval {} is predefined: it cannot be set, deleted or freed", keyval)};
   const int i = keyval - kFirstKeyval;
   if (i < 0 || i >= static_cast<int>(a.keyvals.size()) ||
@@ -66,7 +68,7 @@ void check_object(RankState& rs, AttrKind kind, int handle) {
   switch (kind) {
     case AttrKind::comm: comm_of(rs, handle); return;
     case AttrKind::type: type_of(rs, handle); return;
-    case AttrKind::win: throw MpiError{MPI_ERR_ARG, "Touchstone has no windows to set attributes on"};
+    case AttrKind::win: window_of(rs, handle); return;
   }
 }
 
@@ -138,6 +140,7 @@ bool get_attr(RankState& rs, AttrKind kind, int handle, int keyval, void* out) {
     *static_cast<int**>(out) = v;
     return true;
   }
+  if (kind == AttrKind::win && predefined_win_key(keyval)) return window_attribute(rs, handle, keyval, out);
   keyval_of(rs, kind, keyval);
   auto* list = values_of(rs, kind, handle);
   if (!list) return false;
@@ -301,6 +304,23 @@ int MPI_Win_free_keyval(int* win_keyval) {
     check_out(win_keyval, "win_keyval");
     free_keyval(rs, AttrKind::win, win_keyval);
   });
+}
+
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val) {
+  return win_call("MPI_Win_set_attr", win,
+                  [&](RankState& rs) { set_attr(rs, AttrKind::win, win, win_keyval, attribute_val); });
+}
+
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag) {
+  return win_call("MPI_Win_get_attr", win, [&](RankState& rs) {
+    check_out(attribute_val, "attribute_val");
+    check_out(flag, "flag");
+    *flag = get_attr(rs, AttrKind::win, win, win_keyval, attribute_val);
+  });
+}
+
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval) {
+  return win_call("MPI_Win_delete_attr", win, [&](RankState& rs) { delete_attr(rs, AttrKind::win, win, win_keyval); });
 }
 
 // The MPI-1 names (deprecated since MPI-2): communicator attributes under other names.

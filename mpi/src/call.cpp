@@ -80,6 +80,19 @@ const char* error_text(int code) {
     case MPI_ERR_INFO_KEY: return "invalid info key";
     case MPI_ERR_INFO_VALUE: return "invalid info value";
     case MPI_ERR_INFO_NOKEY: return "no such info key";
+    case MPI_ERR_WIN: return "invalid window";
+    case MPI_ERR_BASE: return "invalid base address";
+    case MPI_ERR_SIZE: return "invalid size";
+    case MPI_ERR_DISP: return "invalid displacement unit";
+    case MPI_ERR_LOCKTYPE: return "invalid lock type";
+    case MPI_ERR_ASSERT: return "invalid assertion";
+    case MPI_ERR_RMA_CONFLICT: return "conflicting accesses to a window";
+    case MPI_ERR_RMA_SYNC: return "RMA call outside its synchronization";
+    case MPI_ERR_RMA_RANGE: return "target memory outside the window";
+    case MPI_ERR_RMA_ATTACH: return "memory cannot be attached";
+    case MPI_ERR_RMA_SHARED: return "memory cannot be shared";
+    case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
+    case MPI_ERR_NO_MEM: return "out of memory";
     default: return "unknown error";
   }
 }

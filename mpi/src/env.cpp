@@ -191,7 +191,7 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
   return call("MPI_Alloc_mem", MPI_COMM_WORLD, [&](RankState&) {
     if (size < 0) throw MpiError{MPI_ERR_ARG, fmt::format("size {} is negative", size)};
     void* p = std::malloc(size ? static_cast<std::size_t>(size) : 1);
-    if (!p) throw MpiError{MPI_ERR_OTHER, fmt::format("cannot allocate {} bytes", size)};
+    if (!p) throw MpiError{MPI_ERR_NO_MEM, fmt::format("cannot allocate {} bytes", size)};
     *static_cast<void**>(baseptr) = p;
   });
 }

@@ -185,7 +185,13 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
       if (is_null(q)) continue;  // null and inactive requests are skipped
       // Already complete (MPI_PROC_NULL, a buffered send, completed by a testall, a generalized
       // request its program completed).
-      if (q->done || (q->generalized && progress(rs, *q, false))) {
+      if (q->done || ((q->generalized || q->one_sided) && progress(rs, *q, false))) {
+        *index = i;
+        return wait_one(rs, &requests[i], status);
+      }
+      // A one-sided operation's reply always comes (its handler replies): waiting for the first
+      // such request ends, though another request might have completed earlier.
+      if (q->one_sided) {
         *index = i;
         return wait_one(rs, &requests[i], status);
       }

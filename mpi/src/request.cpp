@@ -221,6 +221,12 @@ bool progress(RankState& rs, Req& q, bool block) {
     q.done = true;
     return true;
   }
+  if (q.one_sided) {
+    if (!q.one_sided(block)) return false;
+    q.status = empty_status();
+    q.done = true;
+    return true;
+  }
   Status st;
   if (block) st = rs.proc->wait(q.r);
   else if (!rs.proc->test(q.r, &st)) return false;

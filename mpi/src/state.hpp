@@ -167,12 +167,16 @@ struct Req {
   CallSite made_by;         ///< the call that made it, for check reports (check.hpp)
   /// A received message whose type signature does not match the receive's (check.hpp).
   std::shared_ptr<MpiError> signature_error;
+  /// A request-based RMA operation (MPI_Rget ...; rma.hpp): completes it (blocking when asked)
+  /// and says whether it is complete.
+  std::function<bool(bool block)> one_sided;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;
 };
 
 struct Attributes;
+struct Windows;
 /// MPI_Grequest_start's request: the program completes it (MPI_Grequest_complete); the completion
 /// calls ask query_fn for its status; free_fn runs when it is freed (the destructor).
 struct Generalized {
@@ -224,6 +228,7 @@ struct RankState {
   std::unique_ptr<AttachedBuffer> attached;  ///< MPI_Buffer_attach (a pointer: RankState stays movable)
   std::vector<std::unique_ptr<Req>> messages;  ///< MPI_Mprobe's matched messages: handle = index + 1
   std::vector<std::unique_ptr<Req>> freed_receives;  ///< active receives MPI_Request_free let go of
+  std::shared_ptr<Windows> windows;  ///< one-sided communication's windows (rma.hpp), made on first use
   // The launcher's (launch.cpp, env.cpp): the last MPI function called, for reports of how a rank
   // ended; --compute host: the host CPU time (ns) at which the rank's current burst began, -1 none;
   // MPI_Wtime calls in a row at one virtual time (a busy wait that could never end).

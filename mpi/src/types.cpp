@@ -413,6 +413,14 @@ void pack(const void* buf, std::size_t count, const Type& t, std::span<std::byte
   for (std::size_t k = 0; k < count; ++k) each_run(t, static_cast<MPI_Aint>(k) * t.extent, copy);
 }
 
+void for_each_run(const Type& t, std::size_t count, const std::function<void(MPI_Aint, std::size_t)>& run) {
+  auto each = [&](MPI_Aint offset, std::size_t length) {
+    run(offset, length);
+    return true;
+  };
+  for (std::size_t k = 0; k < count; ++k) each_run(t, static_cast<MPI_Aint>(k) * t.extent, each);
+}
+
 void unpack(std::span<const std::byte> in, void* buf, std::size_t count, const Type& t) {
   std::size_t o = 0;
   auto copy = [&](MPI_Aint offset, std::size_t length) {

@@ -52,6 +52,9 @@ Type dimension(const Type& inner, std::span<const std::pair<MPI_Aint, MPI_Aint>>
 /// Copies `count` elements of t at buf into out (count * t.size bytes), and back. Addresses are
 /// buf + offset, so buf may be MPI_BOTTOM for types holding absolute addresses.
 void pack(const void* buf, std::size_t count, const Type& t, std::span<std::byte> out);
+/// Calls run(offset, length) for each run of data of `count` elements of t, in type-map order
+/// (offsets from the buffer's address): the runs pack and unpack copy.
+void for_each_run(const Type& t, std::size_t count, const std::function<void(MPI_Aint, std::size_t)>& run);
 /// Copies as many whole or partial runs as `in` holds.
 void unpack(std::span<const std::byte> in, void* buf, std::size_t count, const Type& t);
 /// The predefined elements in `bytes` bytes of packed elements of t (MPI_Get_elements), or

@@ -1,0 +1,162 @@
+// One-sided communication (MPI-3.1 chapter 11; docs/mpi.md "One-sided communication"): windows,
+// the RMA operations carried as active messages to the target (docs/model.md 7), and their
+// synchronization. Shared by window.cpp, rma_ops.cpp and rma_sync.cpp; internal.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "call.hpp"
+#include "touchstone/active_messages.hpp"
+
+namespace touchstone::mpi {
+
+/// What the origin knows of each member's window memory, exchanged when the window is made.
+struct WinPeer {
+  std::int64_t base = 0;  ///< address of its window memory (0 for a dynamic window)
+  std::int64_t size = 0;
+  std::int64_t disp_unit = 1;
+  std::int64_t handle = 0;  ///< its own handle of the window: the requests name the window by it
+};
+
+/// An operation in flight whose reply is awaited (a get, a get-accumulate, a compare-and-swap):
+/// `on_reply` takes the reply's data into the origin's buffer. Completed once.
+struct PendingOp {
+  int target = 0;  ///< rank in the window's communicator
+  AmFuture future;
+  std::function<void(const AmReply&)> on_reply;
+  bool complete = false;
+};
+
+/// An access to a target's window, kept by the target to find conflicting ones (MPI-3.1 11.7):
+/// byte ranges [first, second) of its memory, and the epoch it belongs to.
+enum class AccessKind : std::int64_t { put = 0, get = 1, accumulate = 2 };
+enum class EpochKind : std::int64_t { none = 0, fence, post_start, lock };
+struct AccessRecord {
+  int origin = 0;  ///< world rank
+  EpochKind epoch = EpochKind::none;
+  std::int64_t count = 0;  ///< a fence epoch's fence count, an exposure epoch's MPI_Win_post count
+  AccessKind kind = AccessKind::put;
+  MPI_Datatype base = MPI_DATATYPE_NULL;
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;  ///< sorted
+};
+
+/// One rank's side of a window.
+struct Window {
+  MPI_Comm comm = MPI_COMM_NULL;  ///< a private duplicate of the communicator it was made on
+  int flavor = MPI_WIN_FLAVOR_CREATE;
+  int model = MPI_WIN_UNIFIED;
+  void* base = nullptr;
+  MPI_Aint size = 0;
+  int disp_unit = 1;
+  bool owns_memory = false;    ///< MPI_Win_allocate(_shared): freed with the window
+  std::vector<WinPeer> peers;  ///< by rank in comm
+  std::vector<int> world;      ///< world rank of each rank in comm
+  MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  std::optional<std::string> name;
+  InfoPairs info;
+  std::vector<std::pair<std::uintptr_t, std::size_t>> attached;  ///< a dynamic window's regions
+
+  // The origin's side: its epochs and the operations not yet complete.
+  bool fence_epoch = false;      ///< a fence without MPI_MODE_NOSUCCEED opened one
+  std::vector<int> start_group;  ///< MPI_Win_start's targets (ranks in comm), while open
+  bool started = false;
+  std::vector<int> locked;  ///< per target: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE
+  bool lock_all = false;
+  std::vector<int> unflushed;                       ///< per target: one-way updates sent since its last completion
+  std::vector<std::shared_ptr<PendingOp>> pending;  ///< replies awaited, in the order sent
+
+  // The target's side: its exposure epochs and its lock, which the handlers change.
+  // Checking: this rank's fences and posts so far, the accesses of its current epochs, the first
+  // conflict among those of active-target epochs, which its next fence or wait reports, and per
+  // origin (world rank) one of a passive-target epoch, which that origin's flush or unlock reports
+  // (MPI_ERR_RMA_CONFLICT).
+  std::int64_t fences = 0, posts = 0;
+  std::vector<AccessRecord> epoch_accesses;
+  std::string conflict;
+  std::map<int, std::string> lock_conflicts;
+  bool conflicts_are_errors = false;  ///< info touchstone_conflicts=error (else a warning)
+  std::vector<int> post_group;  ///< MPI_Win_post's origins, while the exposure epoch is open
+  bool posted = false;
+  int shared_holders = 0;
+  int exclusive_holder = -1;  ///< world rank holding the exclusive lock, -1 none
+};
+
+/// A rank's windows: handle = index (0 is MPI_WIN_NULL).
+struct Windows {
+  std::vector<std::unique_ptr<Window>> table = std::vector<std::unique_ptr<Window>>(1);
+  bool handlers_registered = false;
+};
+
+/// Takes the window's info hints Touchstone reads: touchstone_conflicts=error makes conflicting
+/// accesses MPI_ERR_RMA_CONFLICT instead of a warning.
+void apply_info(Window& w);
+/// The window behind handle w; MpiError MPI_ERR_WIN when it is not one.
+Window& window_of(RankState& rs, MPI_Win w);
+/// A predefined window attribute (MPI_WIN_BASE ... MPI_WIN_MODEL) as MPI_Win_get_attr returns it.
+bool window_attribute(RankState& rs, MPI_Win w, int keyval, void* out);
+/// The rank's window table, made on first use.
+Windows& windows(RankState& rs);
+/// Registers the rank's RMA handlers (once, at its first window; the creation's exchange then
+/// makes sure every member has them before any operation arrives).
+void register_rma_handlers(RankState& rs);
+
+/// Hands an error to the window's error handler (the world communicator's when w is not valid).
+int raise_on_window(RankState& rs, MPI_Win w, const char* call, const MpiError& e);
+
+/// Runs body(rank state) as the MPI function `name` on window w: errors go to its error handler.
+template <class Body>
+int win_call(const char* name, MPI_Win w, Body&& body) {
+  RankState& rs = state(name);
+  try {
+    body(rs);
+    return MPI_SUCCESS;
+  } catch (const MpiError& e) {
+    return raise_on_window(rs, w, name, e);
+  } catch (const AbortRequested&) {
+    throw;
+  } catch (const UsageError& e) {
+    return raise_on_window(rs, w, name, MpiError{MPI_ERR_OTHER, e.what()});
+  }
+}
+
+// --- synchronization (rma_sync.cpp), used by the operations ---
+
+/// MPI_ERR_RMA_SYNC unless an access epoch of w includes target (a rank in the window's comm).
+void check_access(const Window& w, int target);
+/// MPI_ERR_RMA_SYNC unless a passive-target epoch (a lock) is open: request-based operations
+/// need one (MPI-3.1 11.3.5).
+void check_passive(const Window& w, const char* call);
+/// Completes the awaited replies of `target` (every target when -1).
+void complete_pending(RankState& rs, Window& w, int target);
+/// Completes every operation of this origin at `target` at the target too: the replies, and a
+/// round trip behind the one-way updates (messages of one pair never overtake: docs/model.md 2.2).
+void flush_target(RankState& rs, Window& w, int target);
+/// Flushes several targets at once: their replies first, then one round trip to each target that
+/// has one-way updates outstanding, all sent before any reply is awaited.
+void flush_targets(RankState& rs, Window& w, const std::vector<int>& targets);
+/// Every rank of the window's communicator.
+std::vector<int> all_ranks(const Window& w);
+
+// Handler ids of the RMA requests (below 2^26; MPI programs register none of their own).
+inline constexpr int kRmaUpdate = (1 << 25) + 1;  ///< put and accumulate: one-way
+inline constexpr int kRmaFetch = (1 << 25) + 2;   ///< get, get-accumulate, fetch-and-op: replies the old data
+inline constexpr int kRmaSwap = (1 << 25) + 3;    ///< compare-and-swap: replies the old data
+inline constexpr int kRmaSync = (1 << 25) + 4;    ///< flush, lock, unlock: replies
+/// Window::locked: the lock was taken with MPI_MODE_NOCHECK (beside the lock type).
+inline constexpr int kNoCheckBit = 1 << 16;
+/// The conflict an access of this origin made in a passive-target epoch at `target`, found by
+/// the target's handler: MPI_ERR_RMA_CONFLICT (read once the origin's flush or unlock has come
+/// back, so the target has seen every access before it).
+void report_lock_conflict(RankState& rs, Window& w, int target);
+/// Reports conflicting accesses (MPI-3.1 11.7, whose outcome is undefined, not an error): a
+/// warning on stderr, or MPI_ERR_RMA_CONFLICT when the window's info says
+/// touchstone_conflicts=error.
+void report_conflict(RankState& rs, const Window& w, std::string what);
+/// kRmaSync's commands (its second argument).
+enum class SyncCommand : std::int64_t { flush = 0, lock_shared, lock_exclusive, unlock_shared, unlock_exclusive };
+
+}  // namespace touchstone::mpi
