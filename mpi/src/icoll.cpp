@@ -82,7 +82,7 @@ const CollectiveBody& body_for(const Comm& c, const char* name, const Collective
 void check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name, const CollectiveDescription& describe) {
   std::optional<Collective> d;
   if (!c.inter && describe) try {
-      d = describe(rs, c);
+      d = describe(rs, c, name);
     } catch (const MpiError&) {
     }
   if (d)
@@ -93,13 +93,12 @@ void check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name, 
 
 }  // namespace
 
-int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra, CollectiveBody inter,
-                      const CollectiveDescription& describe) {
+int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, const CollectiveForms& forms) {
   return call(name, comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
-    const CollectiveBody& body = body_for(c, name, intra, inter);
-    check_entry(rs, comm, c, name, describe);
+    const CollectiveBody& body = body_for(c, name, forms.intra, forms.inter);
+    check_entry(rs, comm, c, name, forms.describe);
     auto q = std::make_unique<Req>();
     q->comm = comm;
     q->collective = true;
@@ -110,18 +109,16 @@ int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, Col
 }
 
 // A persistent collective's count arrays may be filled between its init and its starts (they must
-// not change once it is started), so the v-forms' inits are checked by name and order alone: they
-// pass no descriptor.
+// not change once it is started), so the v-forms' inits are checked by name and order alone.
 // The instances of a persistent collective run on a group of its own, made now (the init call is
 // collective, in the same order on every rank): the n-th MPI_Start of the request is the same
 // instance on every rank, whatever other collectives start on the communicator in between.
-int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra, CollectiveBody inter,
-                    const CollectiveDescription& describe) {
+int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, const CollectiveForms& forms) {
   return call(name, comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
-    CollectiveBody body = body_for(c, name, intra, inter);
-    check_entry(rs, comm, c, name, describe);
+    CollectiveBody body = body_for(c, name, forms.intra, forms.inter);
+    check_entry(rs, comm, c, name, forms.count_arrays ? nullptr : forms.describe);
     // Every member of the collective group (both groups of an intercommunicator).
     std::vector<int> all(static_cast<std::size_t>(c.coll.size()));
     for (int i = 0; i < c.coll.size(); ++i) all[static_cast<std::size_t>(i)] = i;
@@ -146,122 +143,252 @@ int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, Colle
 using namespace touchstone;
 using namespace touchstone::mpi;
 
+// ---------------------------------------------------------------- each collective's forms
+//
+// One function per collective gives its bodies and descriptor; its nonblocking form (MPI_Ixxx)
+// starts them at once, its persistent form (MPI_Xxx_init) at every MPI_Start.
+
+namespace {
+
+CollectiveForms barrier_forms() {
+  return {[](RankState& rs, Comm& c) { barrier(rs, c); }, [](RankState& rs, Comm& c) { inter_barrier_body(rs, c); },
+          {}};
+}
+
+CollectiveForms bcast_forms(void* buffer, int count, MPI_Datatype datatype, int root) {
+  return {[=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); },
+          [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_data(rs, c, name, count, datatype, root, MPI_OP_NULL);
+          }};
+}
+
+CollectiveForms gather_forms(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                             MPI_Datatype recvtype, int root) {
+  return {[=](RankState& rs, Comm& c) { gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
+          [=](RankState& rs, Comm& c) {
+            inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+          },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_rooted(rs, c, name, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+          }};
+}
+
+CollectiveForms gatherv_forms(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root) {
+  return {[=](RankState& rs, Comm& c) {
+            gatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+          },
+          [=](RankState& rs, Comm& c) {
+            inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+          },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_rooted_v(rs, c, name, true, root, recvcounts, recvtype, sendcount, sendtype,
+                                     sendbuf == MPI_IN_PLACE);
+          },
+          true};
+}
+
+CollectiveForms scatter_forms(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                              MPI_Datatype recvtype, int root) {
+  return {[=](RankState& rs, Comm& c) {
+            scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+          },
+          [=](RankState& rs, Comm& c) {
+            inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+          },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_rooted(rs, c, name, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+          }};
+}
+
+CollectiveForms scatterv_forms(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                               void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
+  return {[=](RankState& rs, Comm& c) {
+            scatterv(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+          },
+          [=](RankState& rs, Comm& c) {
+            inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+          },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_rooted_v(rs, c, name, false, root, sendcounts, sendtype, recvcount, recvtype,
+                                     recvbuf == MPI_IN_PLACE);
+          },
+          true};
+}
+
+CollectiveForms allgather_forms(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                int recvcount, MPI_Datatype recvtype) {
+  return {[=](RankState& rs, Comm& c) { allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
+          [=](RankState& rs, Comm& c) {
+            inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+          },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_all(rs, c, name, sendbuf, sendcount, sendtype, recvcount, recvtype, false);
+          }};
+}
+
+CollectiveForms allgatherv_forms(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 const int recvcounts[], const int displs[], MPI_Datatype recvtype) {
+  return {[=](RankState& rs, Comm& c) {
+            allgatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+          },
+          [=](RankState& rs, Comm& c) {
+            inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+          },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_allgatherv(rs, c, name, sendbuf, sendcount, sendtype, recvcounts, recvtype);
+          },
+          true};
+}
+
+CollectiveForms alltoall_forms(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               int recvcount, MPI_Datatype recvtype) {
+  return {[=](RankState& rs, Comm& c) { alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
+          [=](RankState& rs, Comm& c) {
+            inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+          },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_all(rs, c, name, sendbuf, sendcount, sendtype, recvcount, recvtype, true);
+          }};
+}
+
+CollectiveForms alltoallv_forms(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                                MPI_Datatype recvtype) {
+  return {[=](RankState& rs, Comm& c) {
+            alltoallv(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+          },
+          [=](RankState& rs, Comm& c) {
+            inter_alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                 recvtype);
+          },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_pairwise(rs, c, name, sendbuf, sendcounts, &sendtype, recvcounts, &recvtype, false);
+          },
+          true};
+}
+
+CollectiveForms alltoallw_forms(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                                const int rdispls[], const MPI_Datatype recvtypes[]) {
+  return {[=](RankState& rs, Comm& c) {
+            alltoallw(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+          },
+          [=](RankState& rs, Comm& c) {
+            inter_alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                                 recvtypes);
+          },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_pairwise(rs, c, name, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, true);
+          },
+          true};
+}
+
+CollectiveForms reduce_forms(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             int root) {
+  return {[=](RankState& rs, Comm& c) {
+            reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root);
+          },
+          [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_data(rs, c, name, count, datatype, root, op);
+          }};
+}
+
+CollectiveForms allreduce_forms(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op) {
+  return {[=](RankState& rs, Comm& c) {
+            reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
+          },
+          [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_data(rs, c, name, count, datatype, Collective::kNoRoot, op);
+          }};
+}
+
+CollectiveForms reduce_scatter_forms(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                                     MPI_Datatype datatype, MPI_Op op) {
+  return {[=](RankState& rs, Comm& c) { reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
+          [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_reduce_scatter(rs, c, name, recvcounts, datatype, op);
+          },
+          true};
+}
+
+CollectiveForms reduce_scatter_block_forms(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                                           MPI_Op op) {
+  return {[=](RankState& rs, Comm& c) { reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op); },
+          [=](RankState& rs, Comm& c) {
+            inter_reduce_scatter_block_body(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
+          },
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_data(rs, c, name, recvcount, datatype, Collective::kNoRoot, op);
+          }};
+}
+
+// MPI defines no intercommunicator form of the scans (MPI_ERR_COMM there).
+CollectiveForms scan_forms(Reduction kind, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                           MPI_Op op) {
+  return {[=](RankState& rs, Comm& c) { reduction(rs, c, kind, sendbuf, recvbuf, count, datatype, op, 0); },
+          {},
+          [=](RankState& rs, const Comm& c, const char* name) {
+            return describe_data(rs, c, name, count, datatype, Collective::kNoRoot, op);
+          }};
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------- nonblocking collectives
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Ibarrier", comm, request, [](RankState& rs, Comm& c) { barrier(rs, c); },
-      [](RankState& rs, Comm& c) { inter_barrier_body(rs, c); });
+  return start_nonblocking("MPI_Ibarrier", comm, request, barrier_forms());
 }
 
 int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Ibcast", comm, request, [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); },
-      [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); },
-      [=](RankState& rs, const Comm& c) {
-        return describe_data(rs, c, "MPI_Ibcast", count, datatype, root, MPI_OP_NULL);
-      });
+  return start_nonblocking("MPI_Ibcast", comm, request, bcast_forms(buffer, count, datatype, root));
 }
 
 int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Igather", comm, request,
-      [=](RankState& rs, Comm& c) { gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
-      [=](RankState& rs, Comm& c) {
-        inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_rooted(rs, c, "MPI_Igather", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                               root);
-      });
+  return start_nonblocking("MPI_Igather", comm, request,
+                           gather_forms(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
 }
 
 int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Igatherv", comm, request,
-      [=](RankState& rs, Comm& c) {
-        gatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
-      },
-      [=](RankState& rs, Comm& c) {
-        inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_rooted_v(rs, c, "MPI_Igatherv", true, root, recvcounts, recvtype, sendcount, sendtype,
-                                 sendbuf == MPI_IN_PLACE);
-      });
+  return start_nonblocking("MPI_Igatherv", comm, request,
+                           gatherv_forms(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root));
 }
 
 int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Iscatter", comm, request,
-      [=](RankState& rs, Comm& c) { scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
-      [=](RankState& rs, Comm& c) {
-        inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_rooted(rs, c, "MPI_Iscatter", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                               root);
-      });
+  return start_nonblocking("MPI_Iscatter", comm, request,
+                           scatter_forms(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
 }
 
 int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Iscatterv", comm, request,
-      [=](RankState& rs, Comm& c) {
-        scatterv(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
-      },
-      [=](RankState& rs, Comm& c) {
-        inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_rooted_v(rs, c, "MPI_Iscatterv", false, root, sendcounts, sendtype, recvcount, recvtype,
-                                 recvbuf == MPI_IN_PLACE);
-      });
+  return start_nonblocking("MPI_Iscatterv", comm, request,
+                           scatterv_forms(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root));
 }
 
 int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Iallgather", comm, request,
-      [=](RankState& rs, Comm& c) { allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
-      [=](RankState& rs, Comm& c) {
-        inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_all(rs, c, "MPI_Iallgather", sendbuf, sendcount, sendtype, recvcount, recvtype, false);
-      });
+  return start_nonblocking("MPI_Iallgather", comm, request,
+                           allgather_forms(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
 }
 
 int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                     const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Iallgatherv", comm, request,
-      [=](RankState& rs, Comm& c) {
-        allgatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-      },
-      [=](RankState& rs, Comm& c) {
-        inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_allgatherv(rs, c, "MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvcounts, recvtype);
-      });
+  return start_nonblocking("MPI_Iallgatherv", comm, request,
+                           allgatherv_forms(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype));
 }
 
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Ialltoall", comm, request,
-      [=](RankState& rs, Comm& c) { alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
-      [=](RankState& rs, Comm& c) {
-        inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_all(rs, c, "MPI_Ialltoall", sendbuf, sendcount, sendtype, recvcount, recvtype, true);
-      });
+  return start_nonblocking("MPI_Ialltoall", comm, request,
+                           alltoall_forms(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
 }
 
 int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -269,15 +396,7 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                    MPI_Request* request) {
   return start_nonblocking(
       "MPI_Ialltoallv", comm, request,
-      [=](RankState& rs, Comm& c) {
-        alltoallv(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-      },
-      [=](RankState& rs, Comm& c) {
-        inter_alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_pairwise(rs, c, "MPI_Ialltoallv", sendbuf, sendcounts, &sendtype, recvcounts, &recvtype, false);
-      });
+      alltoallv_forms(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype));
 }
 
 int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
@@ -285,191 +404,97 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
                    MPI_Comm comm, MPI_Request* request) {
   return start_nonblocking(
       "MPI_Ialltoallw", comm, request,
-      [=](RankState& rs, Comm& c) {
-        alltoallw(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-      },
-      [=](RankState& rs, Comm& c) {
-        inter_alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_pairwise(rs, c, "MPI_Ialltoallw", sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, true);
-      });
+      alltoallw_forms(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes));
 }
 
 int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                 MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Ireduce", comm, request,
-      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root); },
-      [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); },
-      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Ireduce", count, datatype, root, op); });
+  return start_nonblocking("MPI_Ireduce", comm, request, reduce_forms(sendbuf, recvbuf, count, datatype, op, root));
 }
 
 int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                    MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Iallreduce", comm, request,
-      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0); },
-      [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); },
-      [=](RankState& rs, const Comm& c) {
-        return describe_data(rs, c, "MPI_Iallreduce", count, datatype, Collective::kNoRoot, op);
-      });
+  return start_nonblocking("MPI_Iallreduce", comm, request, allreduce_forms(sendbuf, recvbuf, count, datatype, op));
 }
 
 int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                         MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Ireduce_scatter", comm, request,
-      [=](RankState& rs, Comm& c) { reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
-      [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
-      [=](RankState& rs, const Comm& c) {
-        return describe_reduce_scatter(rs, c, "MPI_Ireduce_scatter", recvcounts, datatype, op);
-      });
+  return start_nonblocking("MPI_Ireduce_scatter", comm, request,
+                           reduce_scatter_forms(sendbuf, recvbuf, recvcounts, datatype, op));
 }
 
 int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Ireduce_scatter_block", comm, request,
-      [=](RankState& rs, Comm& c) { reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op); },
-      [=](RankState& rs, Comm& c) {
-        inter_reduce_scatter_block_body(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_data(rs, c, "MPI_Ireduce_scatter_block", recvcount, datatype, Collective::kNoRoot, op);
-      });
+  return start_nonblocking("MPI_Ireduce_scatter_block", comm, request,
+                           reduce_scatter_block_forms(sendbuf, recvbuf, recvcount, datatype, op));
 }
 
 int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
               MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Iscan", comm, request,
-      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0); }, {},
-      [=](RankState& rs, const Comm& c) {
-        return describe_data(rs, c, "MPI_Iscan", count, datatype, Collective::kNoRoot, op);
-      });
+  return start_nonblocking("MPI_Iscan", comm, request,
+                           scan_forms(Reduction::scan, sendbuf, recvbuf, count, datatype, op));
 }
 
 int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                 MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Iexscan", comm, request,
-      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0); },
-      {},
-      [=](RankState& rs, const Comm& c) {
-        return describe_data(rs, c, "MPI_Iexscan", count, datatype, Collective::kNoRoot, op);
-      });
+  return start_nonblocking("MPI_Iexscan", comm, request,
+                           scan_forms(Reduction::exscan, sendbuf, recvbuf, count, datatype, op));
 }
 
 // ---------------------------------------------------------------- persistent collectives (MPI-4)
 
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Barrier_init", comm, request, [](RankState& rs, Comm& c) { barrier(rs, c); },
-      [](RankState& rs, Comm& c) { inter_barrier_body(rs, c); });
+  return init_persistent("MPI_Barrier_init", comm, request, barrier_forms());
 }
 
 int MPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info,
                    MPI_Request* request) {
-  return init_persistent(
-      "MPI_Bcast_init", comm, request, [=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); },
-      [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); },
-      [=](RankState& rs, const Comm& c) {
-        return describe_data(rs, c, "MPI_Bcast_init", count, datatype, root, MPI_OP_NULL);
-      });
+  return init_persistent("MPI_Bcast_init", comm, request, bcast_forms(buffer, count, datatype, root));
 }
 
 int MPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Gather_init", comm, request,
-      [=](RankState& rs, Comm& c) { gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
-      [=](RankState& rs, Comm& c) {
-        inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_rooted(rs, c, "MPI_Gather_init", true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                               recvtype, root);
-      });
+  return init_persistent("MPI_Gather_init", comm, request,
+                         gather_forms(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
 }
 
 int MPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
                      MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Gatherv_init", comm, request,
-      [=](RankState& rs, Comm& c) {
-        gatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
-      },
-      [=](RankState& rs, Comm& c) {
-        inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
-      });
+  return init_persistent("MPI_Gatherv_init", comm, request,
+                         gatherv_forms(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root));
 }
 
 int MPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Scatter_init", comm, request,
-      [=](RankState& rs, Comm& c) { scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
-      [=](RankState& rs, Comm& c) {
-        inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_rooted(rs, c, "MPI_Scatter_init", false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                               recvtype, root);
-      });
+  return init_persistent("MPI_Scatter_init", comm, request,
+                         scatter_forms(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
 }
 
 int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                       void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
                       MPI_Request* request) {
-  return init_persistent(
-      "MPI_Scatterv_init", comm, request,
-      [=](RankState& rs, Comm& c) {
-        scatterv(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
-      },
-      [=](RankState& rs, Comm& c) {
-        inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
-      });
+  return init_persistent("MPI_Scatterv_init", comm, request,
+                         scatterv_forms(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root));
 }
 
 int MPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Allgather_init", comm, request,
-      [=](RankState& rs, Comm& c) { allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
-      [=](RankState& rs, Comm& c) {
-        inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_all(rs, c, "MPI_Allgather_init", sendbuf, sendcount, sendtype, recvcount, recvtype, false);
-      });
+  return init_persistent("MPI_Allgather_init", comm, request,
+                         allgather_forms(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
 }
 
 int MPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
                         MPI_Request* request) {
-  return init_persistent(
-      "MPI_Allgatherv_init", comm, request,
-      [=](RankState& rs, Comm& c) {
-        allgatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-      },
-      [=](RankState& rs, Comm& c) {
-        inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-      });
+  return init_persistent("MPI_Allgatherv_init", comm, request,
+                         allgatherv_forms(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype));
 }
 
 int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Alltoall_init", comm, request,
-      [=](RankState& rs, Comm& c) { alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
-      [=](RankState& rs, Comm& c) {
-        inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_all(rs, c, "MPI_Alltoall_init", sendbuf, sendcount, sendtype, recvcount, recvtype, true);
-      });
+  return init_persistent("MPI_Alltoall_init", comm, request,
+                         alltoall_forms(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
 }
 
 int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -477,12 +502,7 @@ int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sd
                        MPI_Comm comm, MPI_Info, MPI_Request* request) {
   return init_persistent(
       "MPI_Alltoallv_init", comm, request,
-      [=](RankState& rs, Comm& c) {
-        alltoallv(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-      },
-      [=](RankState& rs, Comm& c) {
-        inter_alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-      });
+      alltoallv_forms(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype));
 }
 
 int MPI_Alltoallw_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -490,72 +510,39 @@ int MPI_Alltoallw_init(const void* sendbuf, const int sendcounts[], const int sd
                        const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info, MPI_Request* request) {
   return init_persistent(
       "MPI_Alltoallw_init", comm, request,
-      [=](RankState& rs, Comm& c) {
-        alltoallw(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-      },
-      [=](RankState& rs, Comm& c) {
-        inter_alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-      });
+      alltoallw_forms(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes));
 }
 
 int MPI_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                     MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Reduce_init", comm, request,
-      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root); },
-      [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); },
-      [=](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Reduce_init", count, datatype, root, op); });
+  return init_persistent("MPI_Reduce_init", comm, request, reduce_forms(sendbuf, recvbuf, count, datatype, op, root));
 }
 
 int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Allreduce_init", comm, request,
-      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0); },
-      [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); },
-      [=](RankState& rs, const Comm& c) {
-        return describe_data(rs, c, "MPI_Allreduce_init", count, datatype, Collective::kNoRoot, op);
-      });
+  return init_persistent("MPI_Allreduce_init", comm, request, allreduce_forms(sendbuf, recvbuf, count, datatype, op));
 }
 
 int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Reduce_scatter_init", comm, request,
-      [=](RankState& rs, Comm& c) { reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
-      [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); });
+  return init_persistent("MPI_Reduce_scatter_init", comm, request,
+                         reduce_scatter_forms(sendbuf, recvbuf, recvcounts, datatype, op));
 }
 
 int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                   MPI_Op op, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Reduce_scatter_block_init", comm, request,
-      [=](RankState& rs, Comm& c) { reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op); },
-      [=](RankState& rs, Comm& c) {
-        inter_reduce_scatter_block_body(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
-      },
-      [=](RankState& rs, const Comm& c) {
-        return describe_data(rs, c, "MPI_Reduce_scatter_block_init", recvcount, datatype, Collective::kNoRoot, op);
-      });
+  return init_persistent("MPI_Reduce_scatter_block_init", comm, request,
+                         reduce_scatter_block_forms(sendbuf, recvbuf, recvcount, datatype, op));
 }
 
 int MPI_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                   MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Scan_init", comm, request,
-      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0); }, {},
-      [=](RankState& rs, const Comm& c) {
-        return describe_data(rs, c, "MPI_Scan_init", count, datatype, Collective::kNoRoot, op);
-      });
+  return init_persistent("MPI_Scan_init", comm, request,
+                         scan_forms(Reduction::scan, sendbuf, recvbuf, count, datatype, op));
 }
 
 int MPI_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                     MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Exscan_init", comm, request,
-      [=](RankState& rs, Comm& c) { reduction(rs, c, Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0); },
-      {},
-      [=](RankState& rs, const Comm& c) {
-        return describe_data(rs, c, "MPI_Exscan_init", count, datatype, Collective::kNoRoot, op);
-      });
+  return init_persistent("MPI_Exscan_init", comm, request,
+                         scan_forms(Reduction::exscan, sendbuf, recvbuf, count, datatype, op));
 }

@@ -10,18 +10,26 @@ namespace touchstone::mpi {
 /// communicator as the instance sees it (its `coll` group is the instance's own).
 using CollectiveBody = std::function<void(RankState&, Comm&)>;
 struct Collective;  // check.hpp
-/// The descriptor of the call on an intracommunicator, for the consistency check (check.hpp);
-/// when empty, the call is checked by its name alone.
-using CollectiveDescription = std::function<Collective(RankState&, const Comm&)>;
+/// The descriptor of a call named `name` on an intracommunicator, for the consistency check
+/// (check.hpp); when empty, the call is checked by its name alone.
+using CollectiveDescription = std::function<Collective(RankState&, const Comm&, const char* name)>;
 
-/// MPI_Ixxx: starts `intra` (`inter` on an intercommunicator; MPI_ERR_COMM when empty) on `comm`
-/// as a task (Proc::spawn) and returns its request in *request; the MPI function `name` as far as
-/// errors go. Every rank of the communicator must start its collectives, blocking or not, in the
-/// same order (MPI's rule), which the call checks, with `describe`'s descriptor when given.
-int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra,
-                      CollectiveBody inter = {}, const CollectiveDescription& describe = {});
-/// MPI_Xxx_init: an inactive persistent request whose every MPI_Start runs the body as above.
-int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, CollectiveBody intra,
-                    CollectiveBody inter = {}, const CollectiveDescription& describe = {});
+/// What a collective runs as a request: its body on an intracommunicator; on an intercommunicator
+/// (empty: MPI defines no such form, MPI_ERR_COMM); its descriptor; and whether it
+/// takes count arrays (v-forms), which a persistent collective's program may fill between its init
+/// and its starts, so that its init is checked by name and order alone.
+struct CollectiveForms {
+  CollectiveBody intra;
+  CollectiveBody inter = {};
+  CollectiveDescription describe = {};
+  bool count_arrays = false;
+};
+
+/// MPI_Ixxx: starts the collective on `comm` as a task (Proc::spawn) and returns its request in
+/// *request; the MPI function `name` as far as errors go. Every rank of the communicator must start
+/// its collectives, blocking or not, in the same order (MPI's rule), which the call checks.
+int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, const CollectiveForms& forms);
+/// MPI_Xxx_init: an inactive persistent request whose every MPI_Start runs the collective as above.
+int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, const CollectiveForms& forms);
 
 }  // namespace touchstone::mpi

@@ -183,16 +183,16 @@ int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype send
 
 int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ineighbor_allgather", comm, request, [=](RankState& rs, Comm& c) {
+  return start_nonblocking("MPI_Ineighbor_allgather", comm, request, {[=](RankState& rs, Comm& c) {
     allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  });
+  }});
 }
 
 int MPI_Neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Neighbor_allgather_init", comm, request, [=](RankState& rs, Comm& c) {
+  return init_persistent("MPI_Neighbor_allgather_init", comm, request, {[=](RankState& rs, Comm& c) {
     allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  });
+  }});
 }
 
 int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -206,17 +206,17 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request* request) {
-  return start_nonblocking("MPI_Ineighbor_allgatherv", comm, request, [=](RankState& rs, Comm& c) {
+  return start_nonblocking("MPI_Ineighbor_allgatherv", comm, request, {[=](RankState& rs, Comm& c) {
     allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-  });
+  }});
 }
 
 int MPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                                  MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Neighbor_allgatherv_init", comm, request, [=](RankState& rs, Comm& c) {
+  return init_persistent("MPI_Neighbor_allgatherv_init", comm, request, {[=](RankState& rs, Comm& c) {
     allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-  });
+  }});
 }
 
 int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -229,16 +229,16 @@ int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendt
 
 int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ineighbor_alltoall", comm, request, [=](RankState& rs, Comm& c) {
+  return start_nonblocking("MPI_Ineighbor_alltoall", comm, request, {[=](RankState& rs, Comm& c) {
     alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  });
+  }});
 }
 
 int MPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Neighbor_alltoall_init", comm, request, [=](RankState& rs, Comm& c) {
+  return init_persistent("MPI_Neighbor_alltoall_init", comm, request, {[=](RankState& rs, Comm& c) {
     alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  });
+  }});
 }
 
 int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -254,17 +254,17 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
 int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                             void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                             MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ineighbor_alltoallv", comm, request, [=](RankState& rs, Comm& c) {
+  return start_nonblocking("MPI_Ineighbor_alltoallv", comm, request, {[=](RankState& rs, Comm& c) {
     alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  });
+  }});
 }
 
 int MPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Neighbor_alltoallv_init", comm, request, [=](RankState& rs, Comm& c) {
+  return init_persistent("MPI_Neighbor_alltoallv_init", comm, request, {[=](RankState& rs, Comm& c) {
     alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  });
+  }});
 }
 
 int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -281,16 +281,16 @@ int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const M
                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                             MPI_Request* request) {
-  return start_nonblocking("MPI_Ineighbor_alltoallw", comm, request, [=](RankState& rs, Comm& c) {
+  return start_nonblocking("MPI_Ineighbor_alltoallw", comm, request, {[=](RankState& rs, Comm& c) {
     alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-  });
+  }});
 }
 
 int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info,
                                 MPI_Request* request) {
-  return init_persistent("MPI_Neighbor_alltoallw_init", comm, request, [=](RankState& rs, Comm& c) {
+  return init_persistent("MPI_Neighbor_alltoallw_init", comm, request, {[=](RankState& rs, Comm& c) {
     alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-  });
+  }});
 }
