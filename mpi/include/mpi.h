@@ -675,6 +675,31 @@ int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], con
 /* Profiling and tools. */
 int MPI_Pcontrol(const int level, ...);
 
+/* Language interoperability (MPI-3.1 17.2): a handle's Fortran form. Every handle is an int here,
+ * and its Fortran integer is the same number. A Fortran status is MPI_STATUS_SIZE integers. */
+typedef int MPI_Fint;
+#define MPI_STATUS_SIZE 6
+MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
+MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
+MPI_Fint MPI_Group_c2f(MPI_Group group);
+MPI_Group MPI_Group_f2c(MPI_Fint group);
+MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
+MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
+MPI_Fint MPI_Op_c2f(MPI_Op op);
+MPI_Op MPI_Op_f2c(MPI_Fint op);
+MPI_Fint MPI_Request_c2f(MPI_Request request);
+MPI_Request MPI_Request_f2c(MPI_Fint request);
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
+MPI_Fint MPI_Info_c2f(MPI_Info info);
+MPI_Info MPI_Info_f2c(MPI_Fint info);
+MPI_Fint MPI_Message_c2f(MPI_Message message);
+MPI_Message MPI_Message_f2c(MPI_Fint message);
+MPI_Fint MPI_Win_c2f(MPI_Win win);
+MPI_Win MPI_Win_f2c(MPI_Fint win);
+int MPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
+int MPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
+
 /* One-sided communication: windows, RMA operations and their synchronization. */
 #define MPI_WIN_NULL ((MPI_Win)0)
 /* Error classes of one-sided communication (MPI-3.1 8.4). */
@@ -780,6 +805,9 @@ int MPI_Win_flush_local_all(MPI_Win win);
 int MPI_Win_sync(MPI_Win win);
 
 /* Checking programs: consistency of collectives, type signatures, lifecycles. */
+
+/* The profiling interface: PMPI_Send for MPI_Send, and so on for every function above. */
+#include "touchstone_pmpi.h"
 
 #ifdef __cplusplus
 }

@@ -7,3 +7,7 @@ mpi_test(error_classes.mesh2x3_np5 error_classes --machine mesh:2x3 -np 5)
 add_test(NAME mpi.error_classes.fatal COMMAND ${here}/expect.sh 2
          "MPI_Comm_call_errhandler on rank 1: the program raised error code [0-9]+ \\(the disk is on fire\\) \\(a code of error class [0-9]+ added by the program\\)"
          ${ts} mpirun --machine mesh:2x2 $<TARGET_FILE:mpi_test_error_classes> fatal)
+
+# The profiling interface (PMPI_ names) and the Fortran forms of handles and statuses.
+touchstone_add_mpi_program(mpi_test_profiling profiling.c)
+mpi_test(profiling.mesh2x3_np5 profiling --machine mesh:2x3 -np 5)
