@@ -88,7 +88,8 @@ void Catalog::merge(Catalog other, const std::string& origin) {
   for (const auto& a : other.entries_) {
     std::string param;
     if (a.name.find('/') == std::string::npos)
-      throw UsageError(fmt::format("{}: algorithm '{}' has no collective: names are \"collective/name\"", origin, a.name));
+      throw UsageError(
+          fmt::format("{}: algorithm '{}' has no collective: names are \"collective/name\"", origin, a.name));
     if (!names.insert(a.name).second) throw taken("algorithm", a.name);
     if (family_of(a.name, &param)) throw taken("algorithm", a.name);
   }
@@ -171,8 +172,10 @@ void load_plugin(const std::string& path) {
   using Entry = void(Catalog&);
   auto* entry = reinterpret_cast<Entry*>(dlsym(handle, "touchstone_register_algorithms"));
   if (!entry)
-    throw UsageError(fmt::format("--plugin '{}' is not a Touchstone plug-in: it defines no "
-                                 "extern \"C\" touchstone_register_algorithms (docs/extending.md)", path));
+    throw UsageError(
+        fmt::format("--plugin '{}' is not a Touchstone plug-in: it defines no "
+                    "extern \"C\" touchstone_register_algorithms (docs/extending.md)",
+                    path));
   Catalog mine;
   entry(mine);
   if (mine.entries().empty() && mine.family_prefixes().empty())

@@ -33,7 +33,8 @@ struct CommonOptions {
   int host_cores = 0;
   std::string traffic;      ///< paper 003: the communication matrix of alltoallv/ algorithms
   std::string eager_limit;  ///< overrides the machine's eager_limit (docs/model.md 2.16)
-  std::vector<std::string> plugins;  ///< shared objects whose algorithms join the catalog (docs/extending.md)
+  /// --plugin: shared objects whose algorithms join the catalog (docs/extending.md)
+  std::vector<std::string> plugins;
 };
 
 /// Adds --machine SPEC (default kDefaultMachine) to `cmd`, bound to `spec`.

@@ -48,7 +48,8 @@ grep -q '^vps  *15$' "$tmp/run.out" || fail "run: $(cat "$tmp/run.out")"
 
 # mpirun: the plug-in's algorithm stands in for MPI_Alltoall, on 13 and 11 ranks, sub-communicators
 # included, and the program's own data checks pass.
-for args in "--machine mesh:3x5 -np 13 --coll alltoall=my-bruck" "--machine torus:3x4 -np 11 --coll alltoall=my-bruck(3)"; do
+for args in "--machine mesh:3x5 -np 13 --coll alltoall=my-bruck" \
+  "--machine torus:3x4 -np 11 --coll alltoall=my-bruck(3)"; do
   # shellcheck disable=SC2086
   "$ts" mpirun --plugin "$bruck" $args "$mpi_prog" >"$tmp/mpi.out" 2>&1 || fail "mpirun $args: $(cat "$tmp/mpi.out")"
   grep -q 'all checks passed' "$tmp/mpi.out" || fail "mpirun $args: $(cat "$tmp/mpi.out")"
