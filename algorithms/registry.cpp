@@ -1,8 +1,13 @@
 #include "registry.hpp"
 
+#include <dlfcn.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <mutex>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -13,9 +18,10 @@ namespace touchstone::algorithms {
 
 namespace {
 
-// Each family file registers its own entries and parameterised families, in catalog order.
-const Catalog& the_catalog() {
-  static const Catalog c = [] {
+// Each family file registers its own entries and parameterised families, in catalog order; plug-ins
+// add theirs after (load_plugin).
+Catalog& the_catalog() {
+  static Catalog c = [] {
     Catalog c;
     add_alltoall_algorithms(c);
     add_cc_cube_algorithms(c);  // after paper 000's eight
@@ -73,13 +79,37 @@ double parse_real_param(const std::string& name, const std::string& number, bool
   return x;
 }
 
+void Catalog::merge(Catalog other, const std::string& origin) {
+  const auto taken = [&](const std::string& what, const std::string& name) {
+    return UsageError(fmt::format("{}: {} '{}' is already in the catalog; give it another name", origin, what, name));
+  };
+  std::set<std::string> names;
+  for (const auto& a : entries_) names.insert(a.name);
+  for (const auto& a : other.entries_) {
+    std::string param;
+    if (a.name.find('/') == std::string::npos)
+      throw UsageError(
+          fmt::format("{}: algorithm '{}' has no collective: names are \"collective/name\"", origin, a.name));
+    if (!names.insert(a.name).second) throw taken("algorithm", a.name);
+    if (family_of(a.name, &param)) throw taken("algorithm", a.name);
+  }
+  for (const auto& [prefix, make] : other.families_) {
+    if (prefix.find('/') == std::string::npos || prefix.back() != '(')
+      throw UsageError(fmt::format("{}: family '{}' must be \"collective/name(\"", origin, prefix));
+    for (const auto& [mine, unused] : families_)
+      if (mine == prefix) throw taken("family", prefix + "...)");
+  }
+  for (auto& a : other.entries_) entries_.push_back(std::move(a));
+  for (auto& f : other.families_) families_.push_back(std::move(f));
+}
+
 std::vector<std::string> Catalog::family_prefixes() const {
   std::vector<std::string> out;
   for (const auto& f : families_) out.push_back(f.first);
   return out;
 }
 
-const std::vector<Algorithm>& catalog() { return the_catalog().entries(); }
+const std::deque<Algorithm>& catalog() { return the_catalog().entries(); }
 std::vector<std::string> family_prefixes() { return the_catalog().family_prefixes(); }
 
 const Algorithm& find(const std::string& name) {
@@ -105,19 +135,53 @@ std::vector<const Algorithm*> select(const std::string& list) {
     start = comma + 1;
   }
   std::vector<const Algorithm*> out;
+  // "alltoall/all,alltoall/bruck" names a plug-in's algorithm twice: it runs once.
+  const auto add = [&out](const Algorithm* a) {
+    if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  };
   for (const auto& item : items) {
     if (item.size() > 4 && item.substr(item.size() - 4) == "/all") {
       const std::string family = item.substr(0, item.size() - 3);  // keeps the slash
-      std::size_t before = out.size();
+      bool any = false;
       for (const auto& a : catalog())
-        if (a.name.rfind(family, 0) == 0) out.push_back(&a);
-      if (out.size() == before) throw UsageError(fmt::format("no algorithms in family '{}'", item));
+        if (a.name.rfind(family, 0) == 0) add(&a), any = true;
+      if (!any) throw UsageError(fmt::format("no algorithms in family '{}'", item));
     } else if (!item.empty()) {
-      out.push_back(&find(item));
+      add(&find(item));
     }
   }
   if (out.empty()) throw UsageError("no algorithms selected");
   return out;
+}
+
+void load_plugin(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw UsageError(fmt::format("--plugin '{}': no such file", path));
+  // Absolute: dlopen would search the library path for a name without a slash.
+  const std::string file = fs::canonical(path, ec).string();
+  static std::mutex mu;
+  static std::set<std::string> loaded;
+  const std::lock_guard lock(mu);
+  if (loaded.count(file)) return;
+  // RTLD_LOCAL: each plug-in's own symbols stay its own; it reaches the runtime and the catalog
+  // through libtouchstone.so and libtouchstone_algorithms.so, which it links, the same copies as
+  // ours. Never closed: the catalog holds its functions.
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) throw UsageError(fmt::format("--plugin '{}': cannot load it: {}", path, dlerror()));
+  using Entry = void(Catalog&);
+  auto* entry = reinterpret_cast<Entry*>(dlsym(handle, "touchstone_register_algorithms"));
+  if (!entry)
+    throw UsageError(
+        fmt::format("--plugin '{}' is not a Touchstone plug-in: it defines no "
+                    "extern \"C\" touchstone_register_algorithms (docs/extending.md)",
+                    path));
+  Catalog mine;
+  entry(mine);
+  if (mine.entries().empty() && mine.family_prefixes().empty())
+    throw UsageError(fmt::format("--plugin '{}' registers no algorithms", path));
+  the_catalog().merge(std::move(mine), fmt::format("--plugin '{}'", path));
+  loaded.insert(file);
 }
 
 }  // namespace touchstone::algorithms

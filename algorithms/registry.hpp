@@ -2,6 +2,7 @@
 // wrapped in the harness of its collective (buffers in, exact check of every byte out).
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <span>
@@ -78,9 +79,9 @@ struct Algorithm {
   Collective raw = {};  ///< the algorithm without its harness, where its collective has one signature
 };
 
-/// What the family files register (each from its add_*_algorithms function): fixed entries, in
-/// catalog order, and families whose names carry a parameter in parentheses, such as
-/// "scatter/logp-lev-rec(0.6)".
+/// What the family files register (each from its add_*_algorithms function), and plug-ins too
+/// (load_plugin): fixed entries, in catalog order, and families whose names carry a parameter in
+/// parentheses, such as "scatter/logp-lev-rec(0.6)".
 class Catalog {
  public:
   /// Builds the entry for the text between the parentheses; UsageError naming the constraint.
@@ -89,15 +90,19 @@ class Catalog {
   /// `prefix` ends with '(': "alltoall/pipelined-cc-cube(".
   void add_family(std::string prefix, Make make) { families_.push_back({std::move(prefix), std::move(make)}); }
 
-  const std::vector<Algorithm>& entries() const { return entries_; }
+  /// A deque: entries keep their addresses as plug-ins add more.
+  const std::deque<Algorithm>& entries() const { return entries_; }
   /// The prefixes of the parameterised families, in catalog order.
   std::vector<std::string> family_prefixes() const;
   /// The family whose prefix `name` starts with (and which ends with ')'), or nullptr.
   const Make* family_of(const std::string& name, std::string* param) const;
+  /// Adds `other`'s entries and families; UsageError, naming `origin`, for a name already taken (an
+  /// entry, or a family whose names it would shadow), before anything is added.
+  void merge(Catalog other, const std::string& origin);
 
  private:
-  std::vector<Algorithm> entries_;
-  std::vector<std::pair<std::string, Make>> families_;
+  std::deque<Algorithm> entries_;
+  std::deque<std::pair<std::string, Make>> families_;
 };
 
 /// A real number in (lo, hi), or [lo, hi) when lo_closed, for a family's parameter; UsageError
@@ -105,13 +110,27 @@ class Catalog {
 double parse_real_param(const std::string& name, const std::string& number, bool lo_closed, double lo, double hi,
                         const char* why);
 
-/// Every algorithm, in catalog order.
-const std::vector<Algorithm>& catalog();
+/// Every algorithm, in catalog order, then the plug-ins' in the order they were loaded.
+const std::deque<Algorithm>& catalog();
 /// The parameterised families' prefixes, such as "alltoall/pipelined-cc-cube(".
 std::vector<std::string> family_prefixes();
 /// The algorithm of that name; UsageError listing close names if unknown.
 const Algorithm& find(const std::string& name);
-/// A comma-separated list of names, where "collective/all" stands for its whole family.
+/// A comma-separated list of names, where "collective/all" stands for its whole family (plug-ins'
+/// algorithms included); each algorithm once, where first named.
 std::vector<const Algorithm*> select(const std::string& list);
 
+/// Loads the plug-in at `path` (a shared object, docs/extending.md) and adds the algorithms its
+/// touchstone_register_algorithms registers to the catalog, for find, select and the MPI
+/// collectives alike. UsageError if the file is missing, is not a loadable shared object, defines no
+/// entry point, or registers a name the catalog (or a plug-in loaded before) already has. Loading
+/// the same file again does nothing. Call it before any run: the catalog is not locked against runs.
+void load_plugin(const std::string& path);
+
 }  // namespace touchstone::algorithms
+
+/// The entry point a plug-in defines: it registers its algorithms into `catalog`, as the catalog's
+/// family files do (push_back, add_family). extern "C": looked up by this unmangled name; visible
+/// even in a plug-in built with -fvisibility=hidden.
+extern "C" __attribute__((visibility("default"))) void touchstone_register_algorithms(
+    touchstone::algorithms::Catalog& catalog);

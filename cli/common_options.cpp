@@ -16,8 +16,19 @@ void add_machine_option(CLI::App* cmd, std::string& spec) {
       ->capture_default_str();
 }
 
+void add_plugin_option(CLI::App* cmd, std::vector<std::string>& paths) {
+  cmd->add_option("--plugin", paths,
+                  "load a shared object that registers algorithms of your own (docs/extending.md); repeatable")
+      ->allow_extra_args(false);  // one path per --plugin
+}
+
+void load_plugins(const std::vector<std::string>& paths) {
+  for (const auto& path : paths) algorithms::load_plugin(path);
+}
+
 void add_common_options(CLI::App* cmd, CommonOptions& c) {
   add_machine_option(cmd, c.machine);
+  add_plugin_option(cmd, c.plugins);
   cmd->add_option("--root", c.root, "source or destination processor of rooted collectives")
       ->check(number_in(0, std::numeric_limits<int>::max()))
       ->capture_default_str();

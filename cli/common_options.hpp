@@ -33,12 +33,20 @@ struct CommonOptions {
   int host_cores = 0;
   std::string traffic;      ///< paper 003: the communication matrix of alltoallv/ algorithms
   std::string eager_limit;  ///< overrides the machine's eager_limit (docs/model.md 2.16)
+  /// --plugin: shared objects whose algorithms join the catalog (docs/extending.md)
+  std::vector<std::string> plugins;
 };
 
 /// Adds --machine SPEC (default kDefaultMachine) to `cmd`, bound to `spec`.
 void add_machine_option(CLI::App* cmd, std::string& spec);
 
-/// Adds --machine, --root, --traffic, --seed, --format, --phantom, --time-limit, --execution,
+/// Adds --plugin PATH (repeatable) to `cmd`, bound to `paths`: run, sweep and mpirun take it.
+void add_plugin_option(CLI::App* cmd, std::vector<std::string>& paths);
+
+/// Loads the plug-ins --plugin gave (algorithms::load_plugin), before any algorithm is looked up.
+void load_plugins(const std::vector<std::string>& paths);
+
+/// Adds --machine, --plugin, --root, --traffic, --seed, --format, --phantom, --time-limit, --execution,
 /// --host-cores, --eager-limit and --stack-kb to `cmd`.
 void add_common_options(CLI::App* cmd, CommonOptions& c);
 

@@ -37,6 +37,7 @@ struct Options {
   mpi::LaunchOptions launch;
   DebugOptions debug;  // --trace, --order-log, --perturb, --races, --schedule, --explain, ...
   std::vector<std::string> coll;
+  std::vector<std::string> plugins;  // --plugin: algorithms of the user's that --coll may name
   std::string execution = "fibers";
   double time_limit_s = 3600;
   double wall_limit_s = 600;
@@ -260,7 +261,7 @@ class PlainHelp : public CLI::Formatter {
 // The value names of mpirun's options in --help.
 void name_values(CLI::App* cmd) {
   static const std::pair<const char*, const char*> kNames[] = {
-      {"--machine", "SPEC"}, {"--np", "P"}, {"--coll", "COLL=ALG,..."}, {"--trace", "FILE"}, {"--order-log", "FILE"},
+      {"--machine", "SPEC"}, {"--np", "P"}, {"--coll", "COLL=ALG,..."}, {"--plugin", "PATH"}, {"--trace", "FILE"}, {"--order-log", "FILE"},
       {"--perturb", "N"}, {"--races", "[=error|=error-all]"}, {"--explore", "N"},
       {"--schedule", "RANK:CALL=SOURCE,..."},
       {"--seed", "N"}, {"--host-cores", "N"}, {"--execution", "fibers|threads"}, {"--time-limit", "SECONDS"},
@@ -282,6 +283,7 @@ int run(Options& o, CLI::App* cmd) {
   if (rest.empty()) throw UsageError("mpirun: name the program to run (./prog args...)");
   o.launch.program = rest[0];
   o.launch.args.assign(rest.begin() + 1, rest.end());
+  load_plugins(o.plugins);  // before --coll's names are looked up
   // COLL=ALG items, comma-separated; a piece without '=' continues the previous algorithm's name
   // (alltoall=2-lev-c,r).
   for (const auto& list : o.coll) {
@@ -368,6 +370,7 @@ Subcommand add_mpirun(CLI::App& app) {
   cmd->add_option("-n,--np", o->launch.np, "MPI processes, on VPs 0..np-1 (default: every VP)")
       ->check(number_in(1, 1 << 24));
   cmd->add_option("--coll", o->coll, coll_help())->allow_extra_args(false);  // one value per --coll
+  add_plugin_option(cmd, o->plugins);
   cmd->add_option("--coll-selector", o->launch.coll_selector,
                   "who picks each call's algorithm where --coll names none: default (the first of each list "
                   "above), mpich (MPICH's decision rules and default thresholds) or ompi (Open MPI's tuned "
@@ -403,6 +406,10 @@ void normalize_mpirun_args(int argc, char** argv) {
   command_line().assign(argv, argv + argc);
   for (int i = 2; i < argc; ++i) {
     std::error_code ec;
+    if (std::string(argv[i]) == "--plugin") {  // its value is a file, and not the program
+      ++i;
+      continue;
+    }
     if (std::filesystem::is_regular_file(argv[i], ec)) return;  // the program: the rest is its own
     if (std::string(argv[i]) == "-np") argv[i] = np;
   }

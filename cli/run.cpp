@@ -27,6 +27,7 @@ struct Options {
 int run(const Options& opt, std::optional<std::size_t> given_size) {
   const CommonOptions& c = opt.common;
   const Machine m = build_machine(MachineSpec::parse(c.machine));
+  load_plugins(c.plugins);
   const auto& alg = algorithms::find(opt.algorithm);
   std::optional<std::vector<std::size_t>> given;
   if (given_size) given = std::vector<std::size_t>{*given_size};

@@ -93,6 +93,7 @@ int sweep(const Options& opt, const std::optional<std::string>& sizes_arg) {
   const CommonOptions& c = opt.common;
   const MachineSpec spec = MachineSpec::parse(c.machine);
   const Machine m = build_machine(spec);
+  load_plugins(c.plugins);
   const auto algs = algorithms::select(opt.algorithms);
   // Where the results go is checked before the sweep runs, not after.
   experiment::check_output_path(opt.out, "--out");

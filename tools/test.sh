@@ -36,7 +36,8 @@ ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)"
 
 # The package (docs/mpi.md, "Installing"): install to a temporary prefix, move it (the package is
 # relocatable), then build examples/ as an outside project with find_package(Touchstone) and run
-# the examples, the MPI one through the installed `touchstone mpirun` and the installed wrapper.
+# the examples, the MPI one through the installed `touchstone mpirun` and the installed wrapper, the
+# plug-in through the installed `touchstone sweep --plugin`.
 if [[ -z ${1:-} ]]; then
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
@@ -51,6 +52,13 @@ if [[ -z ${1:-} ]]; then
   "$tmp/prefix/bin/touchstone" mpirun --machine torus:4x4 "$tmp/examples/example_mpi_ring" 2>&1 | diff examples/mpi_ring.out -
   "$tmp/prefix/bin/touchstone-mpicc" -O2 examples/mpi_ring.c -o "$tmp/mpi_ring"
   "$tmp/prefix/bin/touchstone" mpirun --machine mesh:3x3 -np 7 "$tmp/mpi_ring"
+  # A plug-in built outside (docs/extending.md), loaded by the installed touchstone: its radix-2
+  # Bruck sends what the catalog's alltoall/bruck does, at every size.
+  "$tmp/prefix/bin/touchstone" sweep --plugin "$tmp/examples/plugin_bruck.so" --machine mesh:4x4 \
+    --algorithms alltoall/bruck,alltoall/my-bruck --sizes 16:256 --format csv 2>/dev/null >"$tmp/plugin.csv"
+  diff <(grep ',alltoall/bruck,' "$tmp/plugin.csv" | cut -d, -f3,5,6) \
+    <(grep ',alltoall/my-bruck,' "$tmp/plugin.csv" | cut -d, -f3,5,6)
+  [[ $(grep -c ',alltoall/my-bruck,' "$tmp/plugin.csv") == 5 ]]
   echo "package: installed, relocated, examples built outside and run"
   # The fuzz harnesses: about a minute each under ASan + UBSan, in build-fuzz/ with
   # clang; skipped with a message when clang is absent. README.md ("Fuzzing") says how to run longer.
