@@ -26,7 +26,7 @@ void matched_probe(RankState& rs, int source, int tag, MPI_Comm comm, bool block
   *flag = 1;
   if (source == MPI_PROC_NULL) {
     *message = MPI_MESSAGE_NO_PROC;
-    return set_status(status, proc_null_status());
+    return set_result_status(status, proc_null_status());
   }
   const int src = source == MPI_ANY_SOURCE ? any_source : c.peer_to_group(source), t = tag == MPI_ANY_TAG ? any_tag : tag;
   const std::optional<Status> st = block ? rs.proc->probe(src, t, c.pt2pt) : rs.proc->iprobe(src, t, c.pt2pt);

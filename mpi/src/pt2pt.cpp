@@ -119,7 +119,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     Comm& c = comm_of(rs, comm);
     check_peer(c, source, true, "source");
     check_tag(tag, true);
-    if (source == MPI_PROC_NULL) return set_status(status, proc_null_status());
+    if (source == MPI_PROC_NULL) return set_result_status(status, proc_null_status());
     set_result_status(status, probe_status(rs.proc->probe(source == MPI_ANY_SOURCE ? any_source : c.peer_to_group(source),
                                                           tag == MPI_ANY_TAG ? any_tag : tag, c.pt2pt), c));
   });
@@ -132,7 +132,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
     check_tag(tag, true);
     if (source == MPI_PROC_NULL) {
       *flag = 1;
-      return set_status(status, proc_null_status());
+      return set_result_status(status, proc_null_status());
     }
     const auto st = rs.proc->iprobe(source == MPI_ANY_SOURCE ? any_source : c.peer_to_group(source),
                                     tag == MPI_ANY_TAG ? any_tag : tag, c.pt2pt);
