@@ -163,6 +163,7 @@ std::string file_text(const std::filesystem::path& path) {
 std::string program_failure(int status, const nlohmann::json& result, const std::string& err) {
   std::string why;
   if (result.contains("error")) why = result["error"].get<std::string>();
+  why = why.substr(0, why.find('\n'));  // the first line says what failed; the trace_hash line follows
   if (why.empty()) {
     std::istringstream lines(err);
     for (std::string line; std::getline(lines, line);)
