@@ -17,11 +17,15 @@ namespace touchstone::cli {
 namespace {
 
 struct Options {
-  std::vector<std::string> csvs;
+  std::vector<std::string> csvs;  // the first CSV, then: more CSVs and the figure, last
   std::string figure;
 };
 
-int plot(const Options& o) {
+int plot(Options o) {
+  o.figure = o.csvs.back();
+  o.csvs.pop_back();
+  for (std::size_t i = 1; i < o.csvs.size(); ++i)
+    if (const std::string why = CLI::ExistingFile(o.csvs[i]); !why.empty()) throw UsageError("csv: " + why);
   experiment::check_figure_path(o.figure, "figure");
   if (o.csvs.size() == 1) {  // as written: the script checks it and says what is wrong, by line
     std::ifstream in(o.csvs[0]);
@@ -49,12 +53,20 @@ Subcommand add_plot(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd =
       app.add_subcommand("plot", "draw a sweep's CSV (sweep --format csv) as makespan against size per algorithm");
-  cmd->add_option("csv", o->csvs, "the CSVs that sweep --format csv wrote (the first machine's runs are drawn)")
+  // CLI11 gives a list of positionals all it can take: the CSVs and the figure are one list, the
+  // first CSV checked as CLI11 checks a file, the figure the last.
+  auto first = std::make_shared<std::string>();
+  cmd->add_option("csv", *first, "the CSV that sweep --format csv wrote")->required()->check(CLI::ExistingFile);
+  cmd->add_option("more", o->csvs,
+                  "more CSVs (their runs are put together; the first machine's are drawn), then the figure to "
+                  "write: .png, .svg or .pdf")
       ->required()
-      ->expected(1, -1)
-      ->check(CLI::ExistingFile);
-  cmd->add_option("figure", o->figure, "the figure to write: .png, .svg or .pdf")->required();
-  return Subcommand{cmd, [o] { return plot(*o); }};
+      ->expected(1, -1);
+  return Subcommand{cmd, [o, first] {
+                      Options all = *o;
+                      all.csvs.insert(all.csvs.begin(), *first);
+                      return plot(std::move(all));
+                    }};
 }
 
 }  // namespace touchstone::cli
