@@ -5,6 +5,8 @@ touchstone_add_mpi_program(mpi_test_osu_alltoall osu_alltoall.c)
 set(sweep_dir ${CMAKE_CURRENT_BINARY_DIR}/sweep_program)
 add_test(NAME mpi.sweep_program.mpi_and_catalog_1_lev_xor_same_makespan
          COMMAND ${here}/sweep_program.sh same-makespan ${ts} $<TARGET_FILE:mpi_test_alltoall_xor> ${sweep_dir})
+add_test(NAME mpi.sweep_program.catalog_pays_the_own_block_copy
+         COMMAND ${here}/sweep_program.sh copy-cost ${ts} $<TARGET_FILE:mpi_test_alltoall_xor> ${sweep_dir})
 add_test(NAME mpi.sweep_program.osu_style_one_row_per_algorithm
          COMMAND ${here}/sweep_program.sh per-algorithm ${ts} $<TARGET_FILE:mpi_test_osu_alltoall> ${sweep_dir})
 set_tests_properties(mpi.sweep_program.mpi_and_catalog_1_lev_xor_same_makespan

@@ -5,6 +5,11 @@
 #     `touchstone table` of the saved CSV has the five sizes as rows and the program as a column,
 #     every record has a trace_hash, and at every size the program's makespan equals
 #     alltoall/1-lev-xor's to the picosecond (the CSV's microseconds have 6 decimals).
+#   sweep_program.sh copy-cost TOUCHSTONE PROGRAM DIR
+#     the same on delta:2x2, whose nodes pay for local copies (copy_ns_per_piece=2828,
+#     copy_ns_per_byte=8.106): the catalog charges the copy of a rank's own block, the MPI program's
+#     memcpy is computation, free under --compute zero; the catalog's makespan is longer by exactly
+#     2828 ns + 8.106 ns x size, and equal with the copy cost set to 0.
 #   sweep_program.sh per-algorithm TOUCHSTONE PROGRAM DIR
 #     an OSU-style program (sizes of its own) under --coll alltoall=all: one row per catalog
 #     algorithm, one winner, every run's 5 regions measured; the 1-lev-xor row is what
@@ -32,6 +37,23 @@ same-makespan)
     b=$(awk -F, -v s=$size -v n="$name" '$2 == n && $3 == s {print $5}' "$csv")
     echo "size $size: alltoall/1-lev-xor $a us, $name $b us"
     [ -n "$a" ] && [ "$a" = "$b" ] || fail "size $size: the makespans differ"
+  done ;;
+copy-cost)
+  name=program:$(basename "$prog")
+  for machine in delta:2x2 delta:2x2,copy_ns_per_byte=0,copy_ns_per_piece=0; do
+    csv=$dir/copy_cost.csv
+    "$ts" sweep --program "$prog" --args '{size}' --sizes 64:128 --machine "$machine" \
+      --algorithms alltoall/1-lev-xor --format csv --out "$csv.quoted" || fail "the sweep on $machine failed"
+    sed 's/^"[^"]*",/machine,/' "$csv.quoted" > "$csv"  # a machine with options is quoted: its commas
+    for size in 64 128; do
+      # makespan_us has 6 decimals: without the point it is picoseconds
+      a=$(awk -F, -v s=$size '$2 == "alltoall/1-lev-xor" && $3 == s {sub(/\./, "", $5); print $5 + 0}' "$csv")
+      b=$(awk -F, -v s=$size -v n="$name" '$2 == n && $3 == s {sub(/\./, "", $5); print $5 + 0}' "$csv")
+      want=$((2828000 + 8106 * size))
+      case $machine in *copy_ns_per_byte=0*) want=0 ;; esac
+      echo "$machine size $size: catalog $a ps, MPI $b ps, difference $((a - b)) ps, expected $want"
+      [ -n "$a" ] && [ -n "$b" ] && [ $((a - b)) -eq $want ] || fail "$machine size $size: not the copy's cost"
+    done
   done ;;
 per-algorithm)
   "$ts" sweep --program "$prog" --coll alltoall=all --machine mesh:4x4 > "$dir/per_algorithm.txt" ||
