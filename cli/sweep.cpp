@@ -218,9 +218,12 @@ int sweep(const Options& opt, const std::optional<std::string>& sizes_arg, bool 
     for (const auto& p : program_cols) {
       const auto launcher = mpirun_launcher(opt, k == 0 ? spec : variant_specs[k - 1].spec, p.coll);
       for (auto s : sizes) {
-        experiment::ProgramRun run{p.name, launcher, program_command(opt, s), opt.np ? opt.np : on->nodes()};
-        batch.push_back({on, nullptr, {}, run_options(c), std::move(run)});
-        batch.back().args.size = s;
+        experiment::Job job;
+        job.machine = on;
+        job.args.size = s;
+        job.options = run_options(c);
+        job.program = experiment::ProgramRun{p.name, launcher, program_command(opt, s), opt.np ? opt.np : on->nodes()};
+        batch.push_back(std::move(job));
       }
     }
   }

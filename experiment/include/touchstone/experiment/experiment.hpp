@@ -55,7 +55,7 @@ struct Job {
   const algorithms::Algorithm* algorithm = nullptr;
   algorithms::Args args;  ///< args.size: the row of the table (a program's runs too)
   RunOptions options;
-  std::optional<ProgramRun> program;
+  std::optional<ProgramRun> program{};
   /// The column of the table: the algorithm's name or the program's column.
   const std::string& column() const { return program ? program->column : algorithm->name; }
 };
