@@ -15,9 +15,10 @@
 namespace {
 
 // In the order --help lists them.
-constexpr std::array kCommands{&touchstone::cli::add_list, &touchstone::cli::add_run,   &touchstone::cli::add_sweep,
-                               &touchstone::cli::add_table, &touchstone::cli::add_plot, &touchstone::cli::add_loads, &touchstone::cli::add_mpirun,
-                               &touchstone::cli::add_diff};
+constexpr std::array kCommands{&touchstone::cli::add_list,   &touchstone::cli::add_run,
+                               &touchstone::cli::add_sweep,  &touchstone::cli::add_table,
+                               &touchstone::cli::add_plot,   &touchstone::cli::add_loads,
+                               &touchstone::cli::add_mpirun, &touchstone::cli::add_diff};
 
 // Emulations allocate and free large payload buffers run after run: keep freed memory in the
 // process for the next run instead of returning it to the kernel and faulting it in again.

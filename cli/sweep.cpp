@@ -128,7 +128,8 @@ std::vector<ProgramColumn> program_columns(const Options& opt) {
       out.push_back({fmt::format("{}[{}={}]", base, collective, a), std::move(coll)});
     }
   }
-  if (out.empty()) throw UsageError(fmt::format("--coll {}=all: no collective '{}' (see mpirun --help)", *every, *every));
+  if (out.empty())
+    throw UsageError(fmt::format("--coll {}=all: no collective '{}' (see mpirun --help)", *every, *every));
   return out;
 }
 
@@ -179,6 +180,8 @@ int sweep(const Options& opt, const std::optional<std::string>& sizes_arg, bool 
       throw UsageError(fmt::format("--program {}: no such file", opt.program));
     if (opt.np > m.nodes())
       throw UsageError(fmt::format("--np {}: {} has {} processors", opt.np, m.name, m.nodes()));
+    if (!sized && !opt.plot.empty())
+      throw UsageError("--plot draws makespan against size: a --program without {size} in --args has no sizes");
     if (!sized && (sizes_arg || !algs.empty()))
       throw UsageError("--program without {size} in --args runs once, at the sizes the program chooses: it takes no "
                        "--sizes and shares no table with --algorithms");

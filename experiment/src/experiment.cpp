@@ -145,7 +145,8 @@ algorithms::HostMemory host_memory(const Machine& m, const algorithms::Algorithm
 // (their stacks and records), without payload buffers.
 std::size_t job_bytes(const Job& job) {
   if (job.program)
-    return algorithms::host_memory({}, job.program->ranks, job.options.phantom_payloads, job.options.stack_bytes).resident;
+    return algorithms::host_memory({}, job.program->ranks, job.options.phantom_payloads, job.options.stack_bytes)
+        .resident;
   return host_memory(*job.machine, *job.algorithm, job.args, job.options).resident;
 }
 
@@ -217,7 +218,7 @@ Record run_program(const Machine& m, const ProgramRun& run, std::size_t size) {
   r.size = size;
   r.vps = run.ranks;
   r.measured_regions = result.value("measured_regions", 0);
-  r.result.makespan = *r.measured_regions > 0 ? result.at("measured_ps").get<Time>() : result.at("makespan_ps").get<Time>();
+  r.result.makespan = result.at(*r.measured_regions > 0 ? "measured_ps" : "makespan_ps").get<Time>();
   r.result.stats.messages = result.value("messages", std::uint64_t{0});
   r.result.trace_hash = std::stoull(result.value("trace_hash", std::string("0")), nullptr, 16);
   r.result.host_seconds = result.value("host_seconds", 0.0);

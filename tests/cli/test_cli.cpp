@@ -1015,6 +1015,7 @@ TEST(Cli, SweepProgramOptionsAreCheckedBeforeRunning) {
            {"--coll alltoall=all", "--coll, --np and --args are options of --program"},
            {"--program /nonexistent/prog", "--program /nonexistent/prog: no such file"},
            {"--program /bin/true --sizes 16:32", "without {size} in --args runs once"},
+           {"--program /bin/true --plot x.svg", "a --program without {size} in --args has no sizes"},
            {"--program /bin/true --args '{size}' --np 5", "--np 5: mesh:2x2 has 4 processors"},
            {"--program /bin/true --coll alltoall=all --coll bcast=all", "only one collective can be given as C=all"},
            {"--program /bin/true --coll nonesuch=all", "no collective 'nonesuch'"}}) {
