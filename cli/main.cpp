@@ -15,9 +15,10 @@
 namespace {
 
 // In the order --help lists them.
-constexpr std::array kCommands{&touchstone::cli::add_list, &touchstone::cli::add_run,   &touchstone::cli::add_sweep,
-                               &touchstone::cli::add_plot, &touchstone::cli::add_loads, &touchstone::cli::add_mpirun,
-                               &touchstone::cli::add_diff};
+constexpr std::array kCommands{&touchstone::cli::add_list,   &touchstone::cli::add_run,
+                               &touchstone::cli::add_sweep,  &touchstone::cli::add_table,
+                               &touchstone::cli::add_plot,   &touchstone::cli::add_loads,
+                               &touchstone::cli::add_mpirun, &touchstone::cli::add_diff};
 
 // Emulations allocate and free large payload buffers run after run: keep freed memory in the
 // process for the next run instead of returning it to the kernel and faulting it in again.
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
     }
   }
   normalize_mpirun_args(argc, argv);
+  normalize_sweep_args(argc, argv);
   if (const auto code = parse_command_line(app, argc, argv)) return *code;
   try {
     for (const Subcommand& c : commands)

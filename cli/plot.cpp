@@ -1,11 +1,13 @@
-// `touchstone plot CSV FIGURE`: draws a saved sweep (sweep --format csv) as sweep --plot would.
+// `touchstone plot CSV... FIGURE`: draws saved sweeps (sweep --format csv) as sweep --plot would.
 #include <fstream>
-#include <optional>
 #include <sstream>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/command.hpp"
+#include "cli/saved_sweeps.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/experiment/experiment.hpp"
 #include "touchstone/machines.hpp"
@@ -15,33 +17,33 @@ namespace touchstone::cli {
 namespace {
 
 struct Options {
-  std::string csv, figure;
+  std::vector<std::string> csvs;  // the first CSV, then: more CSVs and the figure, last
+  std::string figure;
 };
 
-// The ranking evidence of the machine of a sweep's CSV (its first run's, the preset's when the
-// sweep had variants: they come after it); none when the CSV has no run or its machine is a file
-// or no family's. The CSV holds the machine's name only, so its spec is read back from there
-// (sweep --plot passes the evidence of the spec it parsed instead).
-std::optional<RankingEvidence> ranking_evidence_of_csv(const std::string& csv) {
-  const auto row = csv.find('\n');
-  if (row == std::string::npos || row + 1 >= csv.size()) return std::nullopt;
-  const auto fields = experiment::csv_fields(csv.substr(row + 1, csv.find('\n', row + 1) - row - 1));
-  const std::string machine = fields.empty() ? "" : fields[0];
-  if (machine.empty()) return std::nullopt;
-  try {
-    return ranking_evidence(MachineSpec::parse(machine));
-  } catch (const UsageError&) {
-    return std::nullopt;
-  }
-}
-
-int plot(const Options& o) {
+int plot(Options o) {
+  o.figure = o.csvs.back();
+  o.csvs.pop_back();
+  for (std::size_t i = 1; i < o.csvs.size(); ++i)
+    if (const std::string why = CLI::ExistingFile(o.csvs[i]); !why.empty()) throw UsageError("csv: " + why);
   experiment::check_figure_path(o.figure, "figure");
-  std::ifstream in(o.csv);
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto evidence = ranking_evidence_of_csv(text.str());
-  experiment::plot(text.str(), o.figure, evidence ? &*evidence : nullptr, o.csv);
+  if (o.csvs.size() == 1) {  // as written: the script checks it and says what is wrong, by line
+    std::ifstream in(o.csvs[0]);
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto row = experiment::csv_fields(text.str().substr(text.str().find('\n') + 1));
+    const auto evidence = ranking_evidence_of(text.str().find('\n') == std::string::npos || row.empty() ? "" : row[0]);
+    experiment::plot(text.str(), o.figure, evidence ? &*evidence : nullptr, o.csvs[0]);
+    return 0;
+  }
+  // Several files: their runs put together (read_saved_sweeps); the script draws the first machine's.
+  const auto records = read_saved_sweeps(o.csvs);
+  std::vector<const experiment::Record*> all;
+  for (const auto& r : records) all.push_back(&r);
+  // The machine's spec is its name in the CSV (sweep --plot passes the evidence of the spec it parsed).
+  const auto evidence = ranking_evidence_of(records.empty() ? "" : records[0].machine);
+  experiment::plot(experiment::records_csv(all), o.figure, evidence ? &*evidence : nullptr,
+                   fmt::format("{}", fmt::join(o.csvs, ", ")));
   return 0;
 }
 
@@ -51,9 +53,20 @@ Subcommand add_plot(CLI::App& app) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd =
       app.add_subcommand("plot", "draw a sweep's CSV (sweep --format csv) as makespan against size per algorithm");
-  cmd->add_option("csv", o->csv, "the CSV that sweep --format csv wrote")->required()->check(CLI::ExistingFile);
-  cmd->add_option("figure", o->figure, "the figure to write: .png, .svg or .pdf")->required();
-  return Subcommand{cmd, [o] { return plot(*o); }};
+  // CLI11 gives a list of positionals all it can take: the CSVs and the figure are one list, the
+  // first CSV checked as CLI11 checks a file, the figure the last.
+  auto first = std::make_shared<std::string>();
+  cmd->add_option("csv", *first, "the CSV that sweep --format csv wrote")->required()->check(CLI::ExistingFile);
+  cmd->add_option("more", o->csvs,
+                  "more CSVs (their runs are put together; the first machine's are drawn), then the figure to "
+                  "write: .png, .svg or .pdf")
+      ->required()
+      ->expected(1, -1);
+  return Subcommand{cmd, [o, first] {
+                      Options all = *o;
+                      all.csvs.insert(all.csvs.begin(), *first);
+                      return plot(std::move(all));
+                    }};
 }
 
 }  // namespace touchstone::cli

@@ -1,6 +1,7 @@
 #include "touchstone/experiment/experiment.hpp"
 
 #include <csv.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <sys/resource.h>
@@ -12,10 +13,12 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -53,6 +56,7 @@ nlohmann::json to_json(const Record& r) {
                       {"peak_rss_mb", r.peak_rss_mb}};
   if (r.analytic_us) j["analytic_us"] = *r.analytic_us;
   if (r.races) j["races"] = *r.races;
+  if (r.measured_regions) j["measured_regions"] = *r.measured_regions;
   return j;
 }
 
@@ -83,7 +87,7 @@ class Progress {
     done_work_ += work(j);
     if (!on_) return;
     if (!tty_) {
-      fmt::print(stderr, "[{}/{}] {} size {} on {}: {}\n", done_, total_, j.algorithm->name, j.args.size, j.machine->name,
+      fmt::print(stderr, "[{}/{}] {} size {} on {}: {}\n", done_, total_, j.column(), j.args.size, j.machine->name,
                  o.record ? fmt::format("{:.3f} ms virtual, {:.2f} s host", to_us(o.record->result.makespan) / 1e3,
                                         o.record->result.host_seconds)
                           : "FAILED");
@@ -102,7 +106,7 @@ class Progress {
     std::string eta = "ETA after the first job";
     if (done_work_ > 0) eta = "ETA " + seconds(elapsed * (total_work_ - done_work_) / done_work_);
     std::string names;
-    for (const Job* r : running_) names += fmt::format("{}{} {}", names.empty() ? "" : ", ", r->algorithm->name, r->args.size);
+    for (const Job* r : running_) names += fmt::format("{}{} {}", names.empty() ? "" : ", ", r->column(), r->args.size);
     if (names.size() > 60) names = names.substr(0, 57) + "...";
     fmt::print(stderr, "\r\033[K[{}/{}] {} elapsed, {} | running: {}", done_, total_, seconds(elapsed), eta, names);
   }
@@ -137,7 +141,90 @@ algorithms::HostMemory host_memory(const Machine& m, const algorithms::Algorithm
                                  options.stack_bytes);
 }
 
-std::size_t job_bytes(const Job& job) { return host_memory(*job.machine, *job.algorithm, job.args, job.options).resident; }
+// A program's memory is unknown before it runs: it is counted as the runtime's own for its ranks
+// (their stacks and records), without payload buffers.
+std::size_t job_bytes(const Job& job) {
+  if (job.program)
+    return algorithms::host_memory({}, job.program->ranks, job.options.phantom_payloads, job.options.stack_bytes)
+        .resident;
+  return host_memory(*job.machine, *job.algorithm, job.args, job.options).resident;
+}
+
+namespace {
+
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Why a program's run failed, in one line: the --result's error, else the last line the run wrote
+// on stderr (the program's own report, or mpirun's), else its exit status.
+std::string program_failure(int status, const nlohmann::json& result, const std::string& err) {
+  std::string why;
+  if (result.contains("error")) why = result["error"].get<std::string>();
+  why = why.substr(0, why.find('\n'));  // the first line says what failed; the trace_hash line follows
+  if (why.empty()) {
+    std::istringstream lines(err);
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty() && !line.starts_with("trace_hash ")) why = line;
+  }
+  return why.empty() ? fmt::format("exit status {}", status) : fmt::format("exit status {}: {}", status, why);
+}
+
+}  // namespace
+
+Record run_program(const Machine& m, const ProgramRun& run, std::size_t size) {
+  namespace fs = std::filesystem;
+  char dir_template[] = "/tmp/touchstone-program-XXXXXX";
+  if (!mkdtemp(dir_template)) throw Error("cannot make a temporary directory for a program's run");
+  const fs::path dir(dir_template);
+  struct RemoveDir {
+    fs::path dir;
+    ~RemoveDir() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } remove_dir{dir};
+  const std::string result_file = dir / "result.json", out_file = dir / "stdout", err_file = dir / "stderr";
+  std::vector<std::string> args = run.launcher;
+  args.insert(args.end(), {"--result", result_file});
+  args.insert(args.end(), run.command.begin(), run.command.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // The program's output is not the sweep's: it is kept apart (stdout) or read for the error (stderr).
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) throw Error(fmt::format("cannot start {}: {}", args[0], std::strerror(spawned)));
+  int status = 0;
+  rusage ru{};
+  while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
+  }
+  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const std::string text = file_text(result_file);
+  const nlohmann::json result = nlohmann::json::parse(text, nullptr, false);
+  if (rc != 0 || result.is_discarded() || !result.contains("makespan_ps"))
+    throw Error(program_failure(rc, result.is_discarded() ? nlohmann::json::object() : result, file_text(err_file)));
+  Record r;
+  r.machine = m.name;
+  r.algorithm = run.column;
+  r.size = size;
+  r.vps = run.ranks;
+  r.measured_regions = result.value("measured_regions", 0);
+  r.result.makespan = result.at(*r.measured_regions > 0 ? "measured_ps" : "makespan_ps").get<Time>();
+  r.result.stats.messages = result.value("messages", std::uint64_t{0});
+  r.result.trace_hash = std::stoull(result.value("trace_hash", std::string("0")), nullptr, 16);
+  r.result.host_seconds = result.value("host_seconds", 0.0);
+  r.peak_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  return r;
+}
 
 std::vector<Outcome> run_jobs(const std::vector<Job>& jobs, const RunnerOptions& options) {
   std::vector<Outcome> out(jobs.size());
@@ -168,7 +255,8 @@ std::vector<Outcome> run_jobs(const std::vector<Job>& jobs, const RunnerOptions&
       }
       Outcome o{&jobs[i], std::nullopt, {}};
       try {
-        o.record = emulate(*jobs[i].machine, *jobs[i].algorithm, jobs[i].args, jobs[i].options);
+        o.record = jobs[i].program ? run_program(*jobs[i].machine, *jobs[i].program, jobs[i].args.size)
+                                   : emulate(*jobs[i].machine, *jobs[i].algorithm, jobs[i].args, jobs[i].options);
       } catch (const std::exception& e) {
         o.error = e.what();
       }
@@ -307,58 +395,147 @@ std::string winner_lead(std::vector<Time> makespans) {
   return percent < 0.05 ? "<0.1%" : fmt::format("{:.1f}%", percent);  // never "0.0%" for a real lead
 }
 
-std::string makespan_table(const Machine& m, const std::vector<const algorithms::Algorithm*>& algs,
-                           const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes,
-                           const RankingEvidence* evidence) {
+std::string winner_table(const std::string& title, const std::vector<std::string>& columns,
+                         const std::vector<std::size_t>& sizes, const std::vector<TableCell>& cells, bool traffic,
+                         const RankingEvidence* evidence) {
+  // Runs without a size (size 0) alone: one row per column, the winner among the rows.
+  const bool turned = sizes.size() == 1 && sizes[0] == 0;
   std::vector<std::string> rows, cols;
-  for (auto s : sizes) rows.push_back(std::to_string(s));
-  for (const auto* a : algs) cols.push_back(a->name);
+  if (turned) {
+    rows = columns;
+    cols = {"makespan"};
+  } else {
+    for (auto s : sizes) rows.push_back(std::to_string(s));
+    cols = columns;
+  }
   // With two algorithms or more, a last column says by how much the winner wins: a winner a few
   // percent ahead of the next is a near tie, whatever the '*' says, when a preset's calibration is
   // good to some 10% (docs/machines.md).
-  const bool lead_column = algs.size() > 1;
-  if (lead_column) cols.push_back("lead");
-  std::vector<std::vector<std::string>> cells(sizes.size(), std::vector<std::string>(cols.size()));
+  const bool lead_column = columns.size() > 1;
+  if (lead_column && !turned) cols.push_back("lead");
+  std::vector<std::vector<std::string>> table(rows.size(), std::vector<std::string>(cols.size()));
   int doubtful = 0;
-  double host = 0;
-  std::uint64_t msgs = 0;
+  std::string turned_lead;
   for (std::size_t r = 0; r < sizes.size(); ++r) {
     std::vector<Time> times;
-    for (const auto& o : outcomes)
-      if (o.job->args.size == sizes[r] && o.record) times.push_back(o.record->result.makespan);
+    for (const auto& c : cells)
+      if (c.size == sizes[r] && c.makespan) times.push_back(*c.makespan);
     const Time best = times.empty() ? kNever : *std::min_element(times.begin(), times.end());
-    for (std::size_t c = 0; c < algs.size(); ++c)
-      for (const auto& o : outcomes)
-        if (o.job->algorithm == algs[c] && o.job->args.size == sizes[r])
-          cells[r][c] = o.record ? fmt::format("{:.3f}{}", to_us(o.record->result.makespan) / 1e3,
-                                               o.record->result.makespan == best ? '*' : ' ')
-                                 : "failed ";
-    if (lead_column) {
-      cells[r].back() = winner_lead(times);
-      // A tie is no winner already; a real lead below what the preset's evidence calls decisive
-      // is marked, so that the '*' is not read as more than the calibration can tell.
-      const auto lead = lead_of(times);
-      if (evidence && lead && *lead > 0 && *lead < evidence->decisive_lead) cells[r].back() += '?', ++doubtful;
-    }
+    for (std::size_t k = 0; k < columns.size(); ++k)
+      for (const auto& c : cells)
+        if (c.column == columns[k] && c.size == sizes[r])
+          (turned ? table[k][0] : table[r][k]) =
+              c.makespan ? fmt::format("{:.3f}{}", to_us(*c.makespan) / 1e3, *c.makespan == best ? '*' : ' ')
+                         : "failed ";
+    if (!lead_column) continue;
+    std::string lead = winner_lead(times);
+    // A tie is no winner already; a real lead below what the preset's evidence calls decisive
+    // is marked, so that the '*' is not read as more than the calibration can tell.
+    const auto l = lead_of(times);
+    if (evidence && l && *l > 0 && *l < evidence->decisive_lead) lead += '?', ++doubtful;
+    if (turned)
+      turned_lead = lead;
+    else
+      table[r].back() = lead;
   }
-  for (const auto& o : outcomes)
-    if (o.record) host += o.record->result.host_seconds, msgs += o.record->result.stats.messages;
-  // An alltoallv/ run's size is its traffic per processor t (docs/algorithms.md).
-  const bool traffic = std::all_of(algs.begin(), algs.end(), [](const auto* a) { return a->name.starts_with("alltoallv/"); });
-  std::string text = fmt::format("{} ({} processors): virtual makespan in ms, * = fastest at that {}{}\n", m.name, m.nodes(),
-                                 traffic ? "t (bytes of traffic per processor)" : "size",
-                                 lead_column ? "; lead = how much longer the next fastest takes" : "");
-  if (doubtful)  // the unmarked leads keep their digits in line with the marked ones
-    for (auto& row : cells)
+  std::string text = fmt::format("{}: virtual makespan in ms, * = fastest {}{}\n", title,
+                                 turned     ? "of the runs"
+                                 : traffic ? "at that t (bytes of traffic per processor)"
+                                           : "at that size",
+                                 lead_column && !turned ? "; lead = how much longer the next fastest takes" : "");
+  if (doubtful && !turned)  // the unmarked leads keep their digits in line with the marked ones
+    for (auto& row : table)
       if (row.back().empty() || row.back().back() != '?') row.back() += ' ';
-  text += text_table(traffic ? "t" : "size", rows, cols, cells);
+  text += text_table(turned ? "run" : traffic ? "t" : "size", rows, cols, table);
+  if (turned && lead_column) text += fmt::format("lead = how much longer the next fastest takes: {}\n", turned_lead);
   if (doubtful)
     text += wrapped(fmt::format("? = a lead under {:.0f}%: {}. `--vary open` shows where such a winner holds.",
                                 100 * evidence->decisive_lead, evidence->statement()),
                     100);
-  text += fmt::format("{} runs, {} messages, {:.2f} host seconds of emulation, peak RSS {:.0f} MB\n", outcomes.size(), msgs,
-                      host, peak_rss_mb());
   return text;
+}
+
+std::string makespan_table(const Machine& m, const std::vector<const algorithms::Algorithm*>& algs,
+                           const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes,
+                           const RankingEvidence* evidence) {
+  std::vector<std::string> columns;
+  for (const auto* a : algs) columns.push_back(a->name);
+  return makespan_table(m, columns, sizes, outcomes, evidence);
+}
+
+std::string makespan_table(const Machine& m, const std::vector<std::string>& columns,
+                           const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes,
+                           const RankingEvidence* evidence) {
+  std::vector<TableCell> cells;
+  double host = 0, rss = peak_rss_mb();
+  std::uint64_t msgs = 0;
+  for (const auto& o : outcomes) {
+    cells.push_back({o.job->column(), o.job->args.size,
+                     o.record ? std::optional<Time>(o.record->result.makespan) : std::nullopt});
+    if (o.record)
+      host += o.record->result.host_seconds, msgs += o.record->result.stats.messages,
+          rss = std::max(rss, o.record->peak_rss_mb);
+  }
+  // An alltoallv/ run's size is its traffic per processor t (docs/algorithms.md).
+  const bool traffic =
+      std::all_of(columns.begin(), columns.end(), [](const auto& c) { return c.starts_with("alltoallv/"); });
+  std::string text = winner_table(fmt::format("{} ({} processors)", m.name, m.nodes()), columns, sizes, cells,
+                                  traffic, evidence);
+  text += fmt::format("{} runs, {} messages, {:.2f} host seconds of emulation, peak RSS {:.0f} MB\n", outcomes.size(),
+                      msgs, host, rss);
+  return text;
+}
+
+std::vector<Record> parse_records_csv(const std::string& csv_text, const std::string& source) {
+  std::istringstream in(csv_text);
+  std::string line;
+  if (!std::getline(in, line)) throw UsageError(fmt::format("{}: empty, not a sweep's CSV", source));
+  const auto header = csv_fields(line);
+  // machine, algorithm, size and makespan_us are needed; the other fields are read when present
+  // (a CSV of another tool may have only these four).
+  auto column = [&](const std::string& name, bool required) -> std::optional<std::size_t> {
+    const auto at = std::find(header.begin(), header.end(), name);
+    if (at != header.end()) return static_cast<std::size_t>(at - header.begin());
+    if (required)
+      throw UsageError(fmt::format("{}: no column '{}' in its first line: not a CSV of touchstone sweep --format csv",
+                                   source, name));
+    return std::nullopt;
+  };
+  const std::size_t machine = *column("machine", true), algorithm = *column("algorithm", true),
+                    size = *column("size", true), makespan = *column("makespan_us", true);
+  const auto vps = column("vps", false), messages = column("messages", false), hash = column("trace_hash", false),
+             host = column("host_seconds", false), rss = column("peak_rss_mb", false);
+  std::vector<Record> out;
+  for (int number = 2; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const auto f = csv_fields(line);
+    try {
+      if (f.size() != header.size()) throw std::invalid_argument("field count");
+      Record r;
+      r.machine = f[machine];
+      r.algorithm = f[algorithm];
+      r.size = std::stoull(f[size]);
+      if (vps) r.vps = std::stoi(f[*vps]);
+      // Microseconds with 6 decimals: picoseconds exactly, read without going through a double.
+      const std::string us = f[makespan];
+      const auto dot = us.find('.');
+      const std::string frac = dot == std::string::npos ? "" : us.substr(dot + 1);
+      if (frac.size() > 6 || us.empty() || us.find_first_not_of("0123456789.") != std::string::npos)
+        throw std::invalid_argument("makespan");
+      r.result.makespan = std::stoll(us.substr(0, dot)) * 1'000'000 +
+                          (frac.empty() ? 0 : std::stoll(frac + std::string(6 - frac.size(), '0')));
+      if (messages) r.result.stats.messages = std::stoull(f[*messages]);
+      if (hash) r.result.trace_hash = std::stoull(f[*hash], nullptr, 16);
+      if (host) r.result.host_seconds = std::stod(f[*host]);
+      if (rss) r.peak_rss_mb = std::stod(f[*rss]);
+      out.push_back(std::move(r));
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("{}, line {}: not a record of touchstone sweep --format csv: {}", source, number,
+                                   line));
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> fastest_by_size(const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes) {
@@ -370,7 +547,7 @@ std::vector<std::string> fastest_by_size(const std::vector<std::size_t>& sizes, 
       if (o.job->args.size != size || !o.record) continue;
       const Time t = o.record->result.makespan;
       if (t < best) best = t, names.clear();
-      if (t == best) names.push_back(o.job->algorithm->name);
+      if (t == best) names.push_back(o.job->column());
     }
     out.push_back(names.size() > 1 ? fmt::format("tie: {}", fmt::join(names, ", ")) : names.empty() ? "" : names[0]);
   }

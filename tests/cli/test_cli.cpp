@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -949,3 +950,77 @@ TEST(PaperPrograms, Paper001ClaimsRefusesABadGridBeforeEmulating) {
   }
 }
 #endif
+
+namespace {
+// The text without its last line (a sweep's summary of runs and host memory, or table's run count).
+std::string without_last_line(const std::string& text) {
+  const auto end = text.rfind('\n', text.size() - 2);
+  return end == std::string::npos ? "" : text.substr(0, end + 1);
+}
+}  // namespace
+
+// `touchstone table` of a saved sweep prints the sweep's own table; of several files, one table per
+// machine with every file's columns, an algorithm measured again in a later file as a column of its
+// own named after that file; plot draws several files.
+TEST(Cli, TableOfSavedSweepsLinesThemUp) {
+  const std::string dir = testing::TempDir();
+  const std::string a = fmt::format("{}/table_a_{}.csv", dir, ::getpid()), b = fmt::format("{}/table_b_{}.csv", dir, ::getpid());
+  const std::string sweep_a = "sweep --machine mesh:2x2 --algorithms alltoall/1-lev-dir,alltoall/1-lev-xor --sizes 16:32";
+  const Cli table_a = touchstone_cli(sweep_a);
+  ASSERT_EQ(table_a.exit_code, 0) << table_a.err;
+  ASSERT_EQ(touchstone_cli(sweep_a + " --format csv --out '" + a + "'").exit_code, 0);
+  const Cli same = touchstone_cli("table '" + a + "'");
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(without_last_line(same.out), without_last_line(table_a.out));
+  EXPECT_EQ(same.out.substr(same.out.rfind('\n', same.out.size() - 2) + 1), "4 runs\n");
+  ASSERT_EQ(touchstone_cli("sweep --machine mesh:2x2 --algorithms alltoall/1-lev-xor,alltoall/1-lev-lin --sizes 16:64 "
+                           "--format csv --out '" + b + "'").exit_code, 0);
+  const Cli both = touchstone_cli("table '" + a + "' '" + b + "'");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  const std::string header = fmt::format("size  alltoall/1-lev-dir  alltoall/1-lev-xor  alltoall/1-lev-xor ({})  "
+                                         "alltoall/1-lev-lin   lead", std::filesystem::path(b).filename().string());
+  EXPECT_NE(both.out.find(header), std::string::npos) << both.out;
+  // Size 64 is in the second file only: the first file's columns show "-" there.
+  EXPECT_NE(both.out.find("\n  64                   -                   -"), std::string::npos) << both.out;
+  // The same algorithm on the same machine measured twice: the same time in both columns.
+  const auto row16 = both.out.substr(both.out.find("\n  16 ") + 1);
+  std::istringstream cells(row16.substr(0, row16.find('\n')));
+  std::string size, dir_ms, xor_a, xor_b;
+  cells >> size >> dir_ms >> xor_a >> xor_b;
+  EXPECT_EQ(xor_a, xor_b) << both.out;
+  // Another machine's runs: a table of their own, after the first machine's.
+  const std::string c = fmt::format("{}/table_c_{}.csv", dir, ::getpid());
+  ASSERT_EQ(touchstone_cli("sweep --machine mesh:2x3 --algorithms alltoall/1-lev-xor --sizes 16 --format csv --out '" +
+                           c + "'").exit_code, 0);
+  const Cli three = touchstone_cli("table '" + a + "' '" + c + "' '" + b + "'");
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_EQ(three.out.substr(0, three.out.find("\n\nmesh:2x3 (6 processors)") + 1), both.out) << three.out;
+  EXPECT_NE(three.out.find("\n\nmesh:2x3 (6 processors): virtual makespan in ms"), std::string::npos) << three.out;
+  const std::string svg = fmt::format("{}/table_both_{}.svg", dir, ::getpid());
+  const Cli plot = touchstone_cli("plot '" + a + "' '" + b + "' '" + svg + "'");
+  EXPECT_EQ(plot.exit_code, 0) << plot.err;
+  EXPECT_NE(slurp(svg).find("<svg"), std::string::npos);
+  const Cli missing = touchstone_cli("plot '" + a + "' /nonexistent/b.csv '" + svg + "'");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("/nonexistent/b.csv"), std::string::npos) << missing.err;
+  const Cli bad = touchstone_cli("table /dev/null");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("/dev/null"), std::string::npos) << bad.err;
+}
+
+// The options of sweep --program are refused without it, and a program that chooses its own sizes
+// takes no --sizes: a clear error before anything runs.
+TEST(Cli, SweepProgramOptionsAreCheckedBeforeRunning) {
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--coll alltoall=all", "--coll, --np and --args are options of --program"},
+           {"--program /nonexistent/prog", "--program /nonexistent/prog: no such file"},
+           {"--program /bin/true --sizes 16:32", "without {size} in --args runs once"},
+           {"--program /bin/true --plot x.svg", "a --program without {size} in --args has no sizes"},
+           {"--program /bin/true --args '{size}' --np 5", "--np 5: mesh:2x2 has 4 processors"},
+           {"--program /bin/true --coll alltoall=all --coll bcast=all", "only one collective can be given as C=all"},
+           {"--program /bin/true --coll nonesuch=all", "no collective 'nonesuch'"}}) {
+    const Cli c = touchstone_cli("sweep --machine mesh:2x2 " + args);
+    EXPECT_EQ(c.exit_code, 1) << args << "\n" << c.err;
+    EXPECT_NE(c.err.find(says), std::string::npos) << args << "\n" << c.err;
+  }
+}

@@ -216,3 +216,50 @@ TEST(Experiment, WritingToAFullDeviceIsAnError) {
 }
 
 }  // namespace
+
+// A saved sweep's CSV reads back to the picosecond (6 decimals of microseconds), with only the four
+// columns another tool may write, quoted names included; a line that is not a record is refused.
+TEST(Experiment, RecordsCsvReadsBackToThePicosecond) {
+  experiment::Record r;
+  r.machine = "mesh:2x2";
+  r.algorithm = "alltoall/2-lev-c,r";
+  r.size = 64;
+  r.vps = 4;
+  r.result.makespan = 123'456'789'012;  // 123456.789012 us
+  r.result.trace_hash = 0xfc06ab1f8ea40fecULL;
+  const auto back = experiment::parse_records_csv(experiment::records_csv({&r}), "saved.csv");
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].algorithm, "alltoall/2-lev-c,r");
+  EXPECT_EQ(back[0].size, 64u);
+  EXPECT_EQ(back[0].vps, 4);
+  EXPECT_EQ(back[0].result.makespan, 123'456'789'012);
+  EXPECT_EQ(back[0].result.trace_hash, 0xfc06ab1f8ea40fecULL);
+  const auto minimal = experiment::parse_records_csv("machine,algorithm,size,makespan_us\nm,a,16,2.5\n", "other.csv");
+  ASSERT_EQ(minimal.size(), 1u);
+  EXPECT_EQ(minimal[0].result.makespan, 2'500'000);
+  for (const std::string bad : {"machine,algorithm,size\n", "machine,algorithm,size,makespan_us\nm,a,16,-1\n",
+                                "machine,algorithm,size,makespan_us\nm,a,16,1.0000001\n",
+                                "machine,algorithm,size,makespan_us\nm,a,sixteen,1\n"}) {
+    try {
+      experiment::parse_records_csv(bad, "bad.csv");
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("bad.csv"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Runs without a size (a program that chooses its own) turn the table round: one row per column,
+// the fastest starred, the lead under the table; a failed run is "failed".
+TEST(Experiment, WinnerTableOfRunsWithoutASizeHasARowPerColumn) {
+  const std::vector<std::string> columns{"p[a=x]", "p[a=y]", "p[a=z]"};
+  const std::vector<experiment::TableCell> cells{
+      {"p[a=x]", 0, 2'000'000'000}, {"p[a=y]", 0, 1'000'000'000}, {"p[a=z]", 0, std::nullopt}};
+  EXPECT_EQ(experiment::winner_table("m (4 processors)", columns, {0}, cells, false, nullptr),
+            "m (4 processors): virtual makespan in ms, * = fastest of the runs\n"
+            "   run  makespan\n"
+            "p[a=x]    2.000 \n"
+            "p[a=y]    1.000*\n"
+            "p[a=z]   failed \n"
+            "lead = how much longer the next fastest takes: 100.0%\n");
+}

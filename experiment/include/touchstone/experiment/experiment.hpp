@@ -29,19 +29,40 @@ struct Record {
   double peak_rss_mb = 0;
   std::optional<double> analytic_us;  ///< the paper's formula for this run, when it has one
   std::optional<std::size_t> races;   ///< wildcard races found, when race detection was asked for
+  /// An MPI program's run (ProgramRun): the regions it marked with MPI_Pcontrol; its makespan is
+  /// then their total (docs/mpi.md, "Measuring a region"), or the whole run's when it marked none.
+  std::optional<int> measured_regions;
 };
 
 /// Emulates `alg` on `m` with `args` (checking the root and the host memory first).
 Record emulate(const Machine& m, const algorithms::Algorithm& alg, const algorithms::Args& args,
                const RunOptions& options = {});
 
-/// One emulation of a batch.
+/// An MPI program run as a job: a child process `LAUNCHER... --result FILE PROGRAM ARGS...`, where
+/// the launcher is `touchstone mpirun` with its options (one process holds one MPI session). Its
+/// record is what --result says: the measured regions' total, or the makespan when the program
+/// marks no region; a run that fails (a non-zero exit) is a failed job with the run's error.
+struct ProgramRun {
+  std::string column;                 ///< the table's column, e.g. "program:my_alltoall[alltoall=1-lev-xor]"
+  std::vector<std::string> launcher;  ///< e.g. {"/usr/bin/touchstone", "mpirun", "--machine", "delta:16x16"}
+  std::vector<std::string> command;   ///< the program and its arguments
+  int ranks = 0;                      ///< MPI processes (for the memory estimate and the record)
+};
+
+/// One emulation of a batch: a catalog algorithm, or an MPI program when `program` is set.
 struct Job {
   const Machine* machine = nullptr;
   const algorithms::Algorithm* algorithm = nullptr;
-  algorithms::Args args;
+  algorithms::Args args;  ///< args.size: the row of the table (a program's runs too)
   RunOptions options;
+  std::optional<ProgramRun> program{};
+  /// The column of the table: the algorithm's name or the program's column.
+  const std::string& column() const { return program ? program->column : algorithm->name; }
 };
+
+/// Runs `run` on `m` as a child process and reads its --result (ProgramRun); throws Error with the
+/// run's error when it fails.
+Record run_program(const Machine& m, const ProgramRun& run, std::size_t size);
 
 /// What became of a job: its record, or the error that ended it.
 struct Outcome {
@@ -106,6 +127,31 @@ std::string winner_lead(std::vector<Time> makespans);
 std::string makespan_table(const Machine& m, const std::vector<const algorithms::Algorithm*>& algorithms,
                            const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes,
                            const RankingEvidence* evidence = nullptr);
+/// The same with columns named (Job::column: algorithms and programs side by side).
+std::string makespan_table(const Machine& m, const std::vector<std::string>& columns,
+                           const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes,
+                           const RankingEvidence* evidence = nullptr);
+
+/// One cell of a winner table: a column's time at a size, none when its run failed.
+struct TableCell {
+  std::string column;
+  std::size_t size = 0;
+  std::optional<Time> makespan;
+};
+
+/// The winner table of makespan_table without its summary line, from cells: `title` heads it (the
+/// machine and what the numbers are), rows are `sizes` ("t" rows when `traffic`), columns
+/// `columns`. A size of 0 is a run without a size (an MPI program that chooses its own sizes):
+/// when it is the only size, the table is turned round, one row per column, so that the columns
+/// (say, one program under every algorithm of a collective) read down with the winner marked.
+std::string winner_table(const std::string& title, const std::vector<std::string>& columns,
+                         const std::vector<std::size_t>& sizes, const std::vector<TableCell>& cells, bool traffic,
+                         const RankingEvidence* evidence);
+
+/// The records of a CSV that records_csv wrote, parsed back: machine, algorithm, size and makespan_us
+/// (read to the picosecond) are needed, vps, messages, trace_hash, host_seconds and peak_rss_mb are
+/// read when present. UsageError naming `source` and the line when a line is not such a record.
+std::vector<Record> parse_records_csv(const std::string& csv_text, const std::string& source);
 
 /// The fastest algorithm at each of `sizes` among `outcomes` (the runs of one machine): its name,
 /// "tie: A, B" when several share the fastest time, "" when no run of that size finished.
