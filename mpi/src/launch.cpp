@@ -22,6 +22,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "check.hpp"
 #include "coll.hpp"
 #include "coll_select.hpp"
 #include "measure.hpp"
@@ -297,6 +298,12 @@ int launch(const LaunchOptions& o) {
       const char* c = rank < np ? s.ranks[static_cast<std::size_t>(rank)].last_call : nullptr;
       return c ? std::string(c) : std::string();
     };
+    // ... in MPI's terms throughout: the call with its communicator, peer, tag and line, and the
+    // unreceived messages in their communicators' ranks (collectives' own messages left out).
+    ro.describe_blocked = [&s, np](int rank, const std::vector<RunOptions::PendingOp>& ops) {
+      return rank < np ? blocked_text(s.ranks[static_cast<std::size_t>(rank)], ops) : std::string();
+    };
+    ro.describe_message = [&s](const RunOptions::UnreceivedMessage& m) { return message_text(s, m); };
     ro.progress_line = true;
     ro.before_hard_exit = [&tagger, &program, &summary, &record](int running, int exit_status) {
       summary("ended by the watchdog (the report follows)", std::nullopt);

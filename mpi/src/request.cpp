@@ -103,6 +103,8 @@ std::unique_ptr<Req> new_request(RankState& rs, MPI_Comm ch, int count, MPI_Data
   q->recv = recv;
   q->comm = ch;
   q->peer_base = c.remote_base;
+  q->peer = peer;
+  q->tag = tag;
   if (peer == MPI_PROC_NULL) {
     q->done = true;
     q->status = proc_null_status();
@@ -222,7 +224,10 @@ bool progress(RankState& rs, Req& q, bool block) {
     return true;
   }
   Status st;
-  if (block) st = rs.proc->wait(q.r);
+  if (block) {
+    const Waiting waiting(rs, {&q});
+    st = rs.proc->wait(q.r);
+  }
   else if (!rs.proc->test(q.r, &st)) return false;
   finish(rs, q, st);
   return true;

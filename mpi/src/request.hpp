@@ -46,6 +46,18 @@ void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_D
 /// runtime request the rank holds (none may outlive the run).
 void finalize_pt2pt(RankState& rs);
 
+/// While a rank blocks on requests, names them to deadlock reports (RankState::waiting).
+class Waiting {
+ public:
+  Waiting(RankState& rs, std::vector<const Req*> requests) : rs_(rs) { rs.waiting = std::move(requests); }
+  ~Waiting() { rs_.waiting.clear(); }
+  Waiting(const Waiting&) = delete;
+  Waiting& operator=(const Waiting&) = delete;
+
+ private:
+  RankState& rs_;
+};
+
 /// A persistent request that is not started: the completion calls treat it as MPI_REQUEST_NULL.
 inline bool inactive(const Req& q) { return q.persistent && !q.started; }
 /// Null or inactive: what Waitany, Testany, Waitsome and Testsome skip.

@@ -66,6 +66,7 @@ struct Comm {
 struct CallSite {
   const char* call = nullptr;
   const void* caller = nullptr;
+  MPI_Comm comm = MPI_COMM_NULL;  ///< the communicator the call named (made handles: their provenance)
 };
 
 /// One run of a datatype's type map: `length` bytes of data at `offset` bytes from the buffer's address.
@@ -165,6 +166,7 @@ struct Req {
   std::shared_ptr<MpiError> collective_error;
   bool collective = false;  ///< a nonblocking or persistent collective (icoll.cpp)
   CallSite made_by;         ///< the call that made it, for check reports (check.hpp)
+  int peer = 0, tag = 0;    ///< point-to-point: destination or source and tag as the program gave them, for reports
   /// A received message whose type signature does not match the receive's (check.hpp).
   std::shared_ptr<MpiError> signature_error;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
@@ -240,6 +242,10 @@ struct RankState {
   // and operations still allocated (keyed by kind and handle), and requests freed while active.
   const void* caller = nullptr;
   int call_depth = 0;
+  // Deadlock reports (check.hpp blocked_text): the communicator the outermost call names, and the
+  // requests the rank blocks on (set only while it waits for them).
+  MPI_Comm call_comm = MPI_COMM_NULL;
+  std::vector<const Req*> waiting;
   std::map<std::pair<char, int>, CallSite> made_by;
   std::vector<std::string> freed_active;
 };
