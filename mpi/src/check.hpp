@@ -129,6 +129,14 @@ std::string request_text(RankState& rs, const Req& q);
 /// ranks of its communicator, with the call that sent it; empty for a collective's own messages.
 std::string message_text(Session& s, const RunOptions::UnreceivedMessage& m);
 
+/// Buffer ownership: a nonblocking send or receive `q` owns its buffer until it completes. Its
+/// checksum is taken at the post (contiguous data only: a packed send is already copied, a
+/// non-contiguous receive lands in a staging copy) and compared by check_owned_buffer at
+/// completion, before a staged message is copied in; it sets q.buffer_error when the program wrote
+/// into the buffer meanwhile.
+void own_buffer(RankState& rs, Req& q, const void* buf, std::size_t bytes);
+void check_owned_buffer(RankState& rs, Req& q);
+
 /// Remembers the call that made handle `h` of kind 'g' (group), 't' (datatype) or 'o' (operation).
 void made(RankState& rs, char kind, int h);
 void unmade(RankState& rs, char kind, int h);

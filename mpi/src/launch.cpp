@@ -272,6 +272,7 @@ int launch(const LaunchOptions& o) {
     s.compute_factor = o.compute_factor;
     s.check_consistency = o.check_consistency;
     s.leaks_are_errors = o.leaks_are_errors;
+    s.owned_receive_buffers = o.leaks_are_errors;
     s.synchronizing_collectives = o.synchronizing_collectives;
     const SessionGuard guard(&s);
     std::vector<int> exit_status(static_cast<std::size_t>(np), 0);

@@ -58,26 +58,35 @@ int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, M
 
 int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Isend", comm, [&](RankState& rs) {
-    *request = new_req(rs, post_send(rs, comm, buf, count, datatype, dest, tag, false));
+    auto q = post_send(rs, comm, buf, count, datatype, dest, tag, false);
+    if (count > 0 && committed(rs, datatype).contiguous())
+      own_buffer(rs, *q, buf, static_cast<std::size_t>(count) * committed(rs, datatype).size);
+    *request = new_req(rs, std::move(q));
   });
 }
 
 int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Issend", comm, [&](RankState& rs) {
-    *request = new_req(rs, post_send(rs, comm, buf, count, datatype, dest, tag, true));
+    auto q = post_send(rs, comm, buf, count, datatype, dest, tag, true);
+    if (count > 0 && committed(rs, datatype).contiguous())
+      own_buffer(rs, *q, buf, static_cast<std::size_t>(count) * committed(rs, datatype).size);
+    *request = new_req(rs, std::move(q));
   });
 }
 
 int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
   return call("MPI_Irsend", comm, [&](RankState& rs) {
-    *request = new_req(rs, post_send(rs, comm, buf, count, datatype, dest, tag, false));
+    auto q = post_send(rs, comm, buf, count, datatype, dest, tag, false);
+    if (count > 0 && committed(rs, datatype).contiguous())
+      own_buffer(rs, *q, buf, static_cast<std::size_t>(count) * committed(rs, datatype).size);
+    *request = new_req(rs, std::move(q));
   });
 }
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Irecv", comm, [&](RankState& rs) {
-    *request = new_req(rs, post_recv(rs, comm, buf, count, datatype, source, tag));
+    *request = new_req(rs, post_recv(rs, comm, buf, count, datatype, source, tag, true));
   });
 }
 
@@ -352,6 +361,14 @@ int MPI_Request_free(MPI_Request* request) {
       // receive goes on without its request and MPI_Finalize completes it. A non-contiguous
       // receive is unpacked from its staging buffer only by a completion call, which a freed
       // request never gets.
+      // Under --check a nonblocking receive owns its buffer until a completion call copies the
+      // message in (check.hpp own_buffer); freed, it would never be copied.
+      if (q->owned)
+        throw MpiError{MPI_ERR_REQUEST,
+                       fmt::format("the active receive {} is freed: nothing would then tell the program when its "
+                                   "buffer holds the message (under --check a nonblocking receive must be completed "
+                                   "with MPI_Wait, MPI_Test, ...)",
+                                   request_text(rs, *q))};
       if (!q->staging.empty())
         throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
                        "freeing an active receive request of a non-contiguous datatype is not supported: its "

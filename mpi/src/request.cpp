@@ -113,7 +113,8 @@ std::unique_ptr<Req> new_request(RankState& rs, MPI_Comm ch, int count, MPI_Data
 }
 
 // Posts a receive into the user's buffer (or a staging buffer for non-contiguous types).
-void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, int src, int tag, const Type* type) {
+void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, int src, int tag, const Type* type,
+                bool nonblocking) {
   q.user_buf = buf;
   q.count = count;
   q.type = dt;
@@ -129,17 +130,22 @@ void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, in
   check_buffer(buf, count, t);
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   std::span<std::byte> into{static_cast<std::byte*>(buf), n};
-  if (!t.contiguous() && n) {
+  // A nonblocking receive whose buffer ownership is checked (--check) lands in a copy too: its
+  // buffer must stay as the post left it until the completion copies the message in.
+  const bool owned = nonblocking && n && t.contiguous() && session()->owned_receive_buffers;
+  if ((!t.contiguous() || owned) && n) {
     q.staging.resize(n);
     into = q.staging;
   }
+  if (owned) own_buffer(rs, q, buf, n);
   q.r = rs.proc->irecv_truncating(src == MPI_ANY_SOURCE ? any_source : c.peer_to_group(src),
                                   tag == MPI_ANY_TAG ? any_tag : tag, into, c.pt2pt);
 }
 
-std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count, MPI_Datatype dt, int src, int tag) {
+std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count, MPI_Datatype dt, int src, int tag,
+                               bool nonblocking) {
   auto q = new_request(rs, ch, count, dt, src, tag, true);
-  start_recv(rs, *q, buf, count, dt, src, tag);
+  start_recv(rs, *q, buf, count, dt, src, tag, nullptr, nonblocking);
   return q;
 }
 
@@ -182,11 +188,14 @@ void finish(RankState& rs, Req& q, const Status& st) {
   if (!q.recv) {
     q.status = empty_status();
     if (q.collective_error && q.collective_error->code != MPI_SUCCESS) q.status.MPI_ERROR = q.collective_error->code;
+    check_owned_buffer(rs, q);
+    if (q.buffer_error) q.status.MPI_ERROR = q.buffer_error->code;
     return;
   }
   const Type& t = q.recv_type ? *q.recv_type : type_of(rs, q.type);
   const std::size_t cap = static_cast<std::size_t>(q.count) * t.size;
   const std::size_t got = std::min(st.size, cap);
+  check_owned_buffer(rs, q);  // before the staged message is copied in
   if (!q.staging.empty()) unpack(std::span(q.staging).first(got), q.user_buf, q.count, t);
   q.status.MPI_SOURCE = st.source - q.peer_base;
   q.status.MPI_TAG = st.tag;
@@ -200,6 +209,7 @@ void finish(RankState& rs, Req& q, const Status& st) {
     check_receive(rs, *c, q, st.source, st.tag, st.size);
     if (q.signature_error) q.status.MPI_ERROR = q.signature_error->code;
   }
+  if (q.buffer_error) q.status.MPI_ERROR = q.buffer_error->code;
 }
 
 MpiError truncation(const Req& q) {
@@ -238,6 +248,7 @@ std::optional<MpiError> failure(const Req& q) {
     return MpiError{q.generalized->query_error, "the generalized request's query function returned an error"};
   if (q.collective_error && q.collective_error->code != MPI_SUCCESS) return *q.collective_error;
   if (q.signature_error) return *q.signature_error;
+  if (q.buffer_error) return *q.buffer_error;
   if (q.status.MPI_ERROR == MPI_ERR_TRUNCATE) return truncation(q);
   return std::nullopt;
 }

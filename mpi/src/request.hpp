@@ -23,7 +23,9 @@ MPI_Comm comm_of_request(MPI_Request h);
 /// request to MPI_PROC_NULL is complete at once.
 std::unique_ptr<Req> new_request(RankState& rs, MPI_Comm ch, int count, MPI_Datatype dt, int peer, int tag, bool recv);
 /// Posts a receive into the user's buffer (or a staging buffer for non-contiguous types).
-std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count, MPI_Datatype dt, int src, int tag);
+/// `nonblocking`: under --check the receive owns its buffer until it completes (check.hpp own_buffer).
+std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count, MPI_Datatype dt, int src, int tag,
+                               bool nonblocking = false);
 std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst,
                                int tag, bool synchronous);
 
@@ -37,7 +39,7 @@ enum class SendMode { standard, synchronous, ready, buffered };
 void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype dt, int dst, int tag, SendMode mode,
                 const Type* type = nullptr);
 void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, int src, int tag,
-                const Type* type = nullptr);
+                const Type* type = nullptr, bool nonblocking = false);
 /// A buffered send (MPI_Bsend): the message is copied into the attached buffer and sent from
 /// there; MpiError MPI_ERR_BUFFER when it does not fit.
 void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst, int tag,

@@ -169,6 +169,13 @@ struct Req {
   int peer = 0, tag = 0;    ///< point-to-point: destination or source and tag as the program gave them, for reports
   /// A received message whose type signature does not match the receive's (check.hpp).
   std::shared_ptr<MpiError> signature_error;
+  // A nonblocking send's or (under --check) receive's buffer, which the program must not write
+  // until the operation completes: its bytes and their checksum at the post, compared at
+  // completion (check.hpp own_buffer), and the error found then.
+  const void* owned = nullptr;
+  std::size_t owned_bytes = 0;
+  std::uint64_t owned_sum = 0;
+  std::shared_ptr<MpiError> buffer_error;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;
@@ -273,6 +280,9 @@ struct Session {
   bool check_consistency = true;
   bool leaks_are_errors = false;
   std::shared_ptr<CheckState> checks;
+  /// mpirun --check: a nonblocking receive lands in a staging copy, so that a write of the program
+  /// into its buffer before it completes is found (check.hpp own_buffer).
+  bool owned_receive_buffers = false;
   /// mpirun --check: every blocking collective synchronizes its members on entry (call.cpp).
   bool synchronizing_collectives = false;
 };

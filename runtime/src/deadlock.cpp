@@ -180,8 +180,10 @@ std::string Engine::wait_for_cycle() const {
       std::string why;
       for (const Op* op : v.waiting_ops)
         if (op->kind == Op::Kind::recv) {
+          // (In the interface's words, the blocked call names its communicator, which may be
+          // one of the interface's own contexts, a collective's: no reason is given.)
           if (op->ctx != m->ctx)
-            why = own_words ? "it was sent on another communicator" : "it was sent in another group";
+            why = own_words ? "" : "it was sent in another group";
           else if (op->src != any_source && op->src != m->src)
             why = own_words ? "the receive wants another source" : fmt::format("the receive wants source {}", op->src);
           else if (op->tag != any_tag && op->tag != m->tag) why = fmt::format("the receive wants tag {}", op->tag);
