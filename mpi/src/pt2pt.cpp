@@ -186,8 +186,11 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     // The runtime completes receives in the order their messages arrived (docs/model.md).
     std::vector<const Req*> pending;
     for (int i : which) pending.push_back(find_req(rs, requests[i]));
-    const Waiting waiting(rs, std::move(pending));
-    const auto st = rs.proc->waitall(active);
+    std::vector<Status> st;
+    {
+      const Waiting waiting(rs, std::move(pending));  // only while blocked: release_all frees them
+      st = rs.proc->waitall(active);
+    }
     for (std::size_t k = 0; k < which.size(); ++k) finish(rs, *find_req(rs, requests[which[k]]), st[k]);
     for (int i = 0; i < count; ++i)  // generalized requests
       if (Req* q = find_req(rs, requests[i]); !is_null(q)) progress(rs, *q, true);
@@ -224,8 +227,11 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
       active.push_back(std::move(find_req(rs, requests[i])->r));
     }
     Status st;
-    const Waiting waiting(rs, std::move(pending));
-    const std::size_t k = rs.proc->waitany(active, &st);
+    std::size_t k = 0;
+    {
+      const Waiting waiting(rs, std::move(pending));
+      k = rs.proc->waitany(active, &st);
+    }
     for (std::size_t j = 0; j < which.size(); ++j)
       if (j != k) find_req(rs, requests[which[j]])->r = std::move(active[j]);
     *index = which[k];
