@@ -359,22 +359,23 @@ int MPI_Request_free(MPI_Request* request) {
       return;
     }
     auto& slot = rs.reqs[static_cast<std::size_t>(*request - 1)];
+    // Under --check a nonblocking receive owns its buffer until a completion call copies the
+    // message in (check.hpp own_buffer); freed, it would never be copied.
+    if (q->owned && q->recv && !q->done)
+      throw MpiError{MPI_ERR_REQUEST,
+                     fmt::format("the active receive {} is freed: nothing would then tell the program when its "
+                                 "buffer holds the message (under --check a nonblocking receive must be completed "
+                                 "with MPI_Wait, MPI_Test, ...)",
+                                 request_text(rs, *q))};
     if (!q->done && !inactive(*q))  // legal, but nothing then tells the program when it completes
       rs.freed_active.push_back(fmt::format("the request of {} was freed while active (MPI_Request_free{})",
                                             request_text(rs, *q), site_text(rs.caller)));
+    note_released(rs, *request);
     if (q->recv && !q->done && !inactive(*q)) {
       // The runtime writes a message into a contiguous receive buffer when it matches, so the
       // receive goes on without its request and MPI_Finalize completes it. A non-contiguous
       // receive is unpacked from its staging buffer only by a completion call, which a freed
       // request never gets.
-      // Under --check a nonblocking receive owns its buffer until a completion call copies the
-      // message in (check.hpp own_buffer); freed, it would never be copied.
-      if (q->owned)
-        throw MpiError{MPI_ERR_REQUEST,
-                       fmt::format("the active receive {} is freed: nothing would then tell the program when its "
-                                   "buffer holds the message (under --check a nonblocking receive must be completed "
-                                   "with MPI_Wait, MPI_Test, ...)",
-                                   request_text(rs, *q))};
       if (!q->staging.empty())
         throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
                        "freeing an active receive request of a non-contiguous datatype is not supported: its "

@@ -66,6 +66,7 @@ MPI_Request new_req(RankState& rs, std::unique_ptr<Req> q) {
   if (!q->made_by.call) q->made_by = CallSite{rs.last_call, rs.caller};
   for (std::size_t i = 0; i < rs.reqs.size(); ++i)
     if (!rs.reqs[i]) {
+      if (i < rs.released.size()) rs.released[i] = {};
       rs.reqs[i] = std::move(q);
       return static_cast<MPI_Request>(i + 1);
     }
@@ -82,10 +83,28 @@ MPI_Comm comm_of_request(MPI_Request h) {
   return MPI_COMM_WORLD;
 }
 
+void note_released(RankState& rs, MPI_Request h) {
+  const auto i = static_cast<std::size_t>(h - 1);
+  if (rs.released.size() <= i) rs.released.resize(i + 1);
+  rs.released[i] = {rs.reqs[i] ? rs.reqs[i]->made_by : CallSite{}, CallSite{rs.last_call, rs.caller}};
+}
+
 Req* find_req(RankState& rs, MPI_Request h) {
   if (h == MPI_REQUEST_NULL) return nullptr;
-  if (h < 0 || h > static_cast<int>(rs.reqs.size()) || !rs.reqs[static_cast<std::size_t>(h - 1)])
+  if (h < 0 || h > static_cast<int>(rs.reqs.size()) || !rs.reqs[static_cast<std::size_t>(h - 1)]) {
+    // A copy of a handle that a completion call or MPI_Request_free already freed (and set to
+    // MPI_REQUEST_NULL in the variable it was given): a request waited twice, or used after free.
+    const auto i = static_cast<std::size_t>(h - 1);
+    if (h > 0 && i < rs.released.size() && rs.released[i].second.call) {
+      const auto& [posted, freed] = rs.released[i];
+      const std::string of = posted.call ? fmt::format(" (of {}{})", posted.call, site_text(posted.caller)) : "";
+      throw MpiError{MPI_ERR_REQUEST,
+                     fmt::format("request {}{} was already completed and freed by {}{}, which set its handle to "
+                                 "MPI_REQUEST_NULL; the copy of it used{} is no longer valid",
+                                 h, of, freed.call, site_text(freed.caller), site_text(rs.caller))};
+    }
     throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is not valid", h)};
+  }
   return rs.reqs[static_cast<std::size_t>(h - 1)].get();
 }
 
@@ -260,6 +279,7 @@ MPI_Status release(RankState& rs, MPI_Request* h) {
     q.started = false;
     q.status = empty_status();
   } else {
+    note_released(rs, *h);
     rs.reqs[static_cast<std::size_t>(*h - 1)].reset();
     *h = MPI_REQUEST_NULL;
   }

@@ -14,6 +14,8 @@ namespace touchstone::mpi {
 std::span<const std::byte> send_bytes(const void* buf, int count, const Type& t, std::vector<std::byte>& scratch);
 
 MPI_Request new_req(RankState& rs, std::unique_ptr<Req> q);  ///< a new handle for q
+/// Remembers that the call in progress frees handle h, for find_req's report of a later use.
+void note_released(RankState& rs, MPI_Request h);
 Req* find_req(RankState& rs, MPI_Request h);  ///< nullptr for MPI_REQUEST_NULL; MpiError if not valid
 /// The communicator whose error handler hears of an error on request h: the request's own, or the
 /// world's when the handle is not valid (or names no communicator).

@@ -253,6 +253,9 @@ struct RankState {
   // requests the rank blocks on (set only while it waits for them).
   MPI_Comm call_comm = MPI_COMM_NULL;
   std::vector<const Req*> waiting;
+  /// The calls that posted and that completed and freed each request handle (index handle - 1),
+  /// until the handle is given out again: a copy of the handle used after that is named by them.
+  std::vector<std::pair<CallSite, CallSite>> released;
   std::map<std::pair<char, int>, CallSite> made_by;
   std::vector<std::string> freed_active;
 };

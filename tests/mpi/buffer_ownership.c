@@ -2,7 +2,8 @@
  * under --check so does a nonblocking receive; a write of the program meanwhile is an error named
  * at the completing call. The erroneous modes write into the buffer; "correct" writes only after
  * completion, in a sub-communicator and with requests completed by MPI_Waitall, MPI_Test and
- * MPI_Waitany. Run on 3 ranks or more. */
+ * MPI_Waitany; "twice" waits on a copy of a request's handle after MPI_Wait freed the request.
+ * Run on 3 ranks or more. */
 #include <string.h>
 
 #include "check.h"
@@ -37,6 +38,15 @@ int main(int argc, char** argv) {
       MPI_Request_free(&r);
     } else if (rank == 0) {
       MPI_Send(out, 4, MPI_INT, 1, 5, MPI_COMM_WORLD);
+    }
+  } else if (!strcmp(mode, "twice")) { /* a copy of a handle that MPI_Wait freed */
+    if (rank == 0) {
+      MPI_Isend(out, 4, MPI_INT, 1, 6, MPI_COMM_WORLD, &r);
+      MPI_Request copy = r;
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+      MPI_Wait(&copy, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+      MPI_Recv(in, 4, MPI_INT, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
   } else {
     MPI_Comm odd;
