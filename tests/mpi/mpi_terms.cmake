@@ -79,8 +79,8 @@ add_test(NAME mpi.terms.request_used_after_free COMMAND ${here}/expect_lines.sh 
 already completed and freed by MPI_Wait at buffer_ownership.c:46, which set its handle to MPI_REQUEST_NULL; the copy \
 of it used at buffer_ownership.c:47 is no longer valid \\(invalid request\\)${fatal}"
          -- ${ts} mpirun ${on_5} ${owner} twice)
-set_tests_properties(mpi.terms.request_used_after_free mpi.terms.send_buffer_written mpi.terms.recv_buffer_written \
-mpi.terms.recv_buffer_unchecked
+set_tests_properties(mpi.terms.request_used_after_free mpi.terms.send_buffer_written mpi.terms.recv_buffer_written
+                     mpi.terms.recv_buffer_unchecked
                      mpi.terms.free_active_recv mpi.terms.free_active_recv_warns PROPERTIES TIMEOUT 60)
 mpi_test(terms.buffer_ownership_correct buffer_ownership --machine mesh:2x3 -np 5)
 mpi_test(terms.buffer_ownership_correct_check buffer_ownership --machine torus:3x3 -np 7 --check)
