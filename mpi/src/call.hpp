@@ -55,8 +55,11 @@ const void* program_caller();
 /// the MPI function the program called.
 class OutermostCall {
  public:
-  OutermostCall(RankState& rs, const void* pc) : rs_(rs) {
-    if (rs.call_depth++ == 0) rs.caller = in_mpi_library(pc) ? program_caller() : pc;
+  OutermostCall(RankState& rs, const void* pc, MPI_Comm comm) : rs_(rs) {
+    if (rs.call_depth++ == 0) {
+      rs.caller = in_mpi_library(pc) ? program_caller() : pc;
+      rs.call_comm = comm;
+    }
   }
   ~OutermostCall() { --rs_.call_depth; }
   OutermostCall(const OutermostCall&) = delete;
@@ -77,7 +80,7 @@ void synchronize_collective(RankState& rs, const char* name, MPI_Comm c);
 template <class Body>
 [[gnu::always_inline]] inline int call(const char* name, MPI_Comm c, Body&& body, bool need_init = true) {
   RankState& rs = state(name, need_init);
-  const OutermostCall outermost(rs, __builtin_return_address(0));
+  const OutermostCall outermost(rs, __builtin_return_address(0), c);
   try {
     synchronize_collective(rs, name, c);
     body(rs);

@@ -3,8 +3,10 @@
 #include <execinfo.h>
 #include <link.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -219,7 +221,8 @@ std::string derived_text(const Type& x, MPI_Datatype t) {
   for (std::size_t k = 0; k < x.signature.size() && k < 4; ++k)
     basics += fmt::format("{}{} x {}", k ? ", " : "", x.signature[k].second, type_name(x.signature[k].first));
   if (x.signature.size() > 4) basics += ", ...";
-  return fmt::format("datatype {} ({})", t, basics);
+  (void)t;
+  return fmt::format("datatype ({})", basics);
 }
 }  // namespace
 
@@ -243,7 +246,7 @@ std::string comm_text(RankState& rs, MPI_Comm comm) {
   if (c && c->name) return *c->name;
   if (comm == MPI_COMM_WORLD) return "MPI_COMM_WORLD";
   if (comm == MPI_COMM_SELF) return "MPI_COMM_SELF";
-  if (c && !c->provenance.empty()) return fmt::format("communicator {} ({})", comm, c->provenance);
+  if (c && !c->provenance.empty()) return fmt::format("the communicator of {}", c->provenance);
   return fmt::format("communicator {}", comm);
 }
 
@@ -739,16 +742,174 @@ void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std:
           q.made_by.call, site_text(q.made_by.caller))});
 }
 
+// ------------------------------------------------------------------ deadlocks
+
+namespace {
+
+std::string peer_text(int peer) {
+  return peer == MPI_ANY_SOURCE ? "MPI_ANY_SOURCE" : peer == MPI_PROC_NULL ? "MPI_PROC_NULL" : std::to_string(peer);
+}
+
+// A point-to-point request as the program posted it: "MPI_Irecv(source=1, tag=3, MPI_COMM_WORLD)".
+std::string posted_text(RankState& rs, const Req& q) {
+  // A blocking send's request has no handle and was not named: the call in progress posted it.
+  const char* call = q.made_by.call ? q.made_by.call : rs.last_call;
+  if (q.collective) return fmt::format("{} on {}", call, comm_text(rs, q.comm));
+  return fmt::format("{}({}={}, tag={}, {})", call, q.recv ? "source" : "dest", peer_text(q.peer),
+                     q.tag == MPI_ANY_TAG ? "MPI_ANY_TAG" : std::to_string(q.tag), comm_text(rs, q.comm));
+}
+
+// Whether the runtime's pending operation is request q's.
+bool waits_for(RankState& rs, const Req& q, const RunOptions::PendingOp& op) {
+  const Comm* c = find_comm(rs, q.comm);
+  if (q.collective || !c || op.send == q.recv || op.context != c->pt2pt.context()) return false;
+  if ((q.tag == MPI_ANY_TAG) != (op.tag == any_tag) || (q.tag != MPI_ANY_TAG && q.tag != op.tag)) return false;
+  if (q.peer == MPI_ANY_SOURCE) return op.peer == any_source;
+  return op.peer == c->pt2pt.world_rank(c->peer_to_group(q.peer));
+}
+
+}  // namespace
+
+std::string request_text(RankState& rs, const Req& q) { return posted_text(rs, q) + site_text(q.made_by.caller); }
+
+std::string blocked_text(RankState& rs, const std::vector<RunOptions::PendingOp>& ops) {
+  if (!rs.last_call || rs.call_depth == 0) return {};
+  const std::string site = site_text(rs.caller);
+  const Req* q = nullptr;
+  for (const Req* w : rs.waiting)
+    for (const auto& op : ops)
+      if (!q && w && waits_for(rs, *w, op)) q = w;
+  if (!q && !rs.waiting.empty()) q = rs.waiting.front();
+  // Inside a collective (or another call that waits for no request of the program's).
+  if (!q) return fmt::format("{} on {}{}", rs.last_call, comm_text(rs, rs.call_comm), site);
+  // The call that posted the request blocks in it (MPI_Recv, MPI_Send): one call, one line.
+  if (!q->made_by.call || (q->made_by.caller == rs.caller && q->made_by.call == rs.last_call))
+    return posted_text(rs, *q) + site;
+  const std::string of = rs.waiting.size() > 1 ? fmt::format(" (one of {} requests)", rs.waiting.size()) : "";
+  return fmt::format("{}{} for {}{}{}", rs.last_call, site, posted_text(rs, *q), site_text(q->made_by.caller), of);
+}
+
+namespace {
+std::string message_on(Session& s, RankState& holder, bool at_receiver, const RunOptions::UnreceivedMessage& m);
+}
+
+std::string message_text(Session& s, const RunOptions::UnreceivedMessage& m) {
+  if (m.src < 0 || m.src >= s.np || m.dst < 0 || m.dst >= s.np) return {};
+  // The communicator as the receiver holds it (the sender may have freed its handle since), else
+  // as the sender does.
+  for (const bool at_receiver : {true, false}) {
+    RankState& holder = s.ranks[static_cast<std::size_t>(at_receiver ? m.dst : m.src)];
+    if (auto text = message_on(s, holder, at_receiver, m); !text.empty()) return text;
+  }
+  return {};  // a message of no communicator (an interface inside MPI)
+}
+
+namespace {
+std::string message_on(Session& s, RankState& holder, bool at_receiver, const RunOptions::UnreceivedMessage& m) {
+  for (std::size_t h = 0; h < holder.comms.size(); ++h) {
+    const Comm* c = holder.comms[h].get();
+    if (!c || (c->pt2pt.context() != m.context && c->coll.context() != m.context)) continue;
+    const bool collective = c->coll.context() == m.context;
+    const auto members = (collective ? c->coll : c->pt2pt).members();
+    const auto at = [&](int world) {
+      return static_cast<int>(std::find(members.begin(), members.end(), world) - members.begin());
+    };
+    // Group ranks; on an intercommunicator the holder's side starts at local_base, the other side at
+    // remote_base.
+    const int from = at(m.src), to = at(m.dst);
+    const int from_base = at_receiver ? c->remote_base : c->local_base;
+    const int to_base = at_receiver ? c->local_base : c->remote_base;
+    const auto who = [](int rank, int world) {
+      return rank == world ? fmt::format("rank {}", rank) : fmt::format("rank {} (world rank {})", rank, world);
+    };
+    // A collective's own message: its tag is the implementation's, not the program's.
+    if (collective)
+      return fmt::format("a message inside a collective on {} from {} to {}, {} bytes",
+                         comm_text(holder, static_cast<MPI_Comm>(h)), who(from - from_base, m.src),
+                         who(to - to_base, m.dst), m.bytes);
+    std::string text = fmt::format("a message from {} to {} on {}, tag {}, {} bytes",
+                                   who(from - from_base, m.src), who(to - to_base, m.dst),
+                                   comm_text(holder, static_cast<MPI_Comm>(h)), m.tag, m.bytes);
+    // The call that sent it, when the type check kept the sends of that holder, tag and receiver
+    // and exactly the messages still waiting remain there.
+    if (s.checks) {
+      const auto it = s.checks->messages.find(MessageKey{m.context, from, to, m.tag});
+      const Fifo* f = it == s.checks->messages.end() ? nullptr : &it->second;
+      if (f && f->items.size() - f->head == static_cast<std::size_t>(m.queued)) {
+        const Sent& sent = f->items[f->head + static_cast<std::size_t>(m.earlier)];
+        text += fmt::format(", sent by {}{}", sent.site.call, site_text(sent.site.caller));
+      }
+    }
+    return text;
+  }
+  return {};
+}
+}  // namespace
+
+// ------------------------------------------------------------------ buffer ownership
+
+namespace {
+// A checksum of a buffer that need only tell a changed buffer from the same: Fletcher's sums over
+// 64-bit words in four independent lanes (a word changed changes its lane's sums; the second sum
+// depends on where it changed), which the compiler vectorizes: about a cycle per 32 bytes, so that
+// checking every nonblocking send costs little beside the message itself.
+std::uint64_t checksum(const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::uint64_t a[4] = {0, 0, 0, 0}, b[4] = {0, 0, 0, 0};
+  std::size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    std::uint64_t w[4];
+    std::memcpy(w, p + i, 32);
+    for (int k = 0; k < 4; ++k) {
+      a[k] += w[k];
+      b[k] += a[k];
+    }
+  }
+  std::uint64_t h = n;
+  for (; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  for (int k = 0; k < 4; ++k) h = (h ^ a[k]) * 0x9e3779b97f4a7c15ull ^ b[k] * 0xff51afd7ed558ccdull;
+  return h;
+}
+}  // namespace
+
+void own_buffer(RankState& rs, Req& q, const void* buf, std::size_t bytes) {
+  if (!session()->check_consistency || q.done || !bytes || !buf || rs.proc->phantom_payloads()) return;
+  q.owned = buf;
+  q.owned_bytes = bytes;
+  q.owned_sum = checksum(buf, bytes);
+}
+
+void check_owned_buffer(RankState& rs, Req& q) {
+  if (!q.owned) return;
+  const void* buf = q.owned;
+  q.owned = nullptr;
+  if (checksum(buf, q.owned_bytes) == q.owned_sum) return;
+  const char* what = q.recv ? "receive" : "send";
+  q.buffer_error = std::make_shared<MpiError>(MpiError{
+      MPI_ERR_BUFFER, fmt::format("the {} buffer ({} bytes) of {} was written while the {} was pending, found when "
+                                  "{}{} completed it (a nonblocking {} owns its buffer until it completes)",
+                                  what, q.owned_bytes, request_text(rs, q), what, rs.last_call,
+                                  site_text(rs.caller), what)});
+}
+
 // ------------------------------------------------------------------ lifecycle
 
-void made(RankState& rs, char kind, int h) { rs.made_by[{kind, h}] = CallSite{rs.last_call, rs.caller}; }
+void made(RankState& rs, char kind, int h) {
+  rs.made_by[{kind, h}] = CallSite{rs.last_call, rs.caller, rs.call_comm};
+}
 void unmade(RankState& rs, char kind, int h) { rs.made_by.erase({kind, h}); }
 
 namespace {
-std::string made_text(const RankState& rs, char kind, int h) {
+// " made by MPI_Comm_group of MPI_COMM_WORLD at prog.c:19": a handle named by where it came from.
+std::string made_text(RankState& rs, char kind, int h) {
   const auto it = rs.made_by.find({kind, h});
   if (it == rs.made_by.end() || !it->second.call) return "";
-  return fmt::format(", made by {}{}", it->second.call, site_text(it->second.caller));
+  const CallSite& m = it->second;
+  // A communicator's own name already says how it was made.
+  if (kind == 'c') return site_text(m.caller);
+  // A group's communicator (MPI_Comm_group); types and operations name none of their own.
+  const std::string of = kind != 'g' || m.comm == MPI_COMM_NULL ? "" : " of " + comm_text(rs, m.comm);
+  return fmt::format(" made by {}{}{}", m.call, of, site_text(m.caller));
 }
 }  // namespace
 
@@ -761,22 +922,22 @@ void check_lifecycle(RankState& rs) {
     if (c && c->inter && c->local_comm > 0) hidden[static_cast<std::size_t>(c->local_comm)] = true;
   for (std::size_t h = 3; h < rs.comms.size(); ++h)
     if (rs.comms[h] && !hidden[h])
-      found.push_back(fmt::format("{} was never freed (MPI_Comm_free){}", comm_text(rs, static_cast<MPI_Comm>(h)),
+      found.push_back(fmt::format("{}{} was never freed (MPI_Comm_free)", comm_text(rs, static_cast<MPI_Comm>(h)),
                                   made_text(rs, 'c', static_cast<int>(h))));
   for (std::size_t i = 0; i < rs.groups.size(); ++i)
     if (rs.groups[i]) {
       const int h = kFirstGroup + static_cast<int>(i);
-      found.push_back(fmt::format("group {} was never freed (MPI_Group_free){}", h, made_text(rs, 'g', h)));
+      found.push_back(fmt::format("the group{} was never freed (MPI_Group_free)", made_text(rs, 'g', h)));
     }
   for (std::size_t i = 0; i < rs.types.size(); ++i)
     if (rs.types[i]) {
       const int h = kFirstDerivedType + static_cast<int>(i);
-      found.push_back(fmt::format("{} was never freed (MPI_Type_free){}", type_text(rs, h), made_text(rs, 't', h)));
+      found.push_back(fmt::format("the {}{} was never freed (MPI_Type_free)", type_text(rs, h), made_text(rs, 't', h)));
     }
   for (std::size_t i = 0; i < rs.ops.size(); ++i)
     if (rs.ops[i]) {
       const int h = kFirstUserOp + static_cast<int>(i);
-      found.push_back(fmt::format("{} was never freed (MPI_Op_free){}", op_text(h), made_text(rs, 'o', h)));
+      found.push_back(fmt::format("the user operation{} was never freed (MPI_Op_free)", made_text(rs, 'o', h)));
     }
   if (rs.attached)
     found.push_back(fmt::format("the buffer of {} bytes attached{} was never detached (MPI_Buffer_detach)",
@@ -784,12 +945,11 @@ void check_lifecycle(RankState& rs) {
   for (std::size_t i = 0; i < rs.reqs.size(); ++i) {
     const Req* q = rs.reqs[i].get();
     if (!q) continue;
-    const std::string how =
-        q->made_by.call ? fmt::format(" made by {}{}", q->made_by.call, site_text(q->made_by.caller)) : "";
+    const std::string how = request_text(rs, *q);
     if (q->persistent && !q->started)
-      found.push_back(fmt::format("persistent request {}{} was never freed (MPI_Request_free)", i + 1, how));
+      found.push_back(fmt::format("the persistent request of {} was never freed (MPI_Request_free)", how));
     else
-      found.push_back(fmt::format("request {}{} was never completed (MPI_Wait, MPI_Test, ...)", i + 1, how));
+      found.push_back(fmt::format("the request of {} was never completed (MPI_Wait, MPI_Test, ...)", how));
   }
   for (const auto& f : rs.freed_active) found.push_back(f);
   rs.freed_active.clear();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "state.hpp"
+#include "touchstone/run.hpp"
 
 namespace touchstone::mpi {
 
@@ -115,6 +116,26 @@ std::string comm_text(RankState& rs, MPI_Comm comm);
 std::string made_from(RankState& rs, const Comm& parent);
 /// " at FILE:LINE" for a call of the program's, "" when the program has no line information.
 std::string site_text(const void* caller);
+
+/// Deadlock reports (RunOptions::describe_blocked): the MPI call a blocked rank is in, with the
+/// request it waits for and their source lines: "MPI_Recv(source=0, tag=7, MPI_COMM_WORLD) at
+/// prog.c:9", "MPI_Waitall at prog.c:16 for MPI_Irecv(...) at prog.c:15", "inside MPI_Bcast on
+/// MPI_COMM_WORLD at prog.c:18". Empty outside an MPI call.
+std::string blocked_text(RankState& rs, const std::vector<RunOptions::PendingOp>& waits_for);
+/// A request as the program posted it, with its line: "MPI_Irecv(source=1, tag=3, MPI_COMM_WORLD) at
+/// prog.c:15".
+std::string request_text(RankState& rs, const Req& q);
+/// Deadlock reports (RunOptions::describe_message): an unreceived point-to-point message in the
+/// ranks of its communicator, with the call that sent it; empty for a collective's own messages.
+std::string message_text(Session& s, const RunOptions::UnreceivedMessage& m);
+
+/// Buffer ownership: a nonblocking send or receive `q` owns its buffer until it completes. Its
+/// checksum is taken at the post (contiguous data only: a packed send is already copied, a
+/// non-contiguous receive lands in a staging copy) and compared by check_owned_buffer at
+/// completion, before a staged message is copied in; it sets q.buffer_error when the program wrote
+/// into the buffer meanwhile.
+void own_buffer(RankState& rs, Req& q, const void* buf, std::size_t bytes);
+void check_owned_buffer(RankState& rs, Req& q);
 
 /// Remembers the call that made handle `h` of kind 'g' (group), 't' (datatype) or 'o' (operation).
 void made(RankState& rs, char kind, int h);

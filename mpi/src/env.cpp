@@ -107,7 +107,9 @@ int MPI_Abort(MPI_Comm comm, int errorcode) {
   Session& s = *session();
   if (!s.abort_code) {
     s.abort_code = errorcode;
-    s.abort_report = fmt::format("rank {} called MPI_Abort(communicator {}, error code {})", rs.proc->rank(), comm, errorcode);
+    // In MPI's terms: the communicator's name and the program's line (MPI_Abort bypasses call()).
+    s.abort_report = fmt::format("rank {} called MPI_Abort({}, error code {}){}", rs.proc->rank(),
+                                 comm_text(rs, comm), errorcode, site_text(program_caller()));
   }
   throw AbortRequested(s.abort_report);
 }

@@ -22,6 +22,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "check.hpp"
 #include "coll.hpp"
 #include "coll_select.hpp"
 #include "measure.hpp"
@@ -271,6 +272,7 @@ int launch(const LaunchOptions& o) {
     s.compute_factor = o.compute_factor;
     s.check_consistency = o.check_consistency;
     s.leaks_are_errors = o.leaks_are_errors;
+    s.owned_receive_buffers = o.leaks_are_errors;
     s.synchronizing_collectives = o.synchronizing_collectives;
     const SessionGuard guard(&s);
     std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
@@ -297,6 +299,12 @@ int launch(const LaunchOptions& o) {
       const char* c = rank < np ? s.ranks[static_cast<std::size_t>(rank)].last_call : nullptr;
       return c ? std::string(c) : std::string();
     };
+    // ... in MPI's terms throughout: the call with its communicator, peer, tag and line, and the
+    // unreceived messages in their communicators' ranks (collectives' own messages left out).
+    ro.describe_blocked = [&s, np](int rank, const std::vector<RunOptions::PendingOp>& ops) {
+      return rank < np ? blocked_text(s.ranks[static_cast<std::size_t>(rank)], ops) : std::string();
+    };
+    ro.describe_message = [&s](const RunOptions::UnreceivedMessage& m) { return message_text(s, m); };
     ro.progress_line = true;
     ro.before_hard_exit = [&tagger, &program, &summary, &record](int running, int exit_status) {
       summary("ended by the watchdog (the report follows)", std::nullopt);

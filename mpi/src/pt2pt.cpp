@@ -22,21 +22,30 @@ using namespace touchstone::mpi;
 int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   return call("MPI_Send", comm, [&](RankState& rs) {
     auto q = post_send(rs, comm, buf, count, datatype, dest, tag, false);
-    if (!q->done) rs.proc->wait(q->r);
+    if (!q->done) {
+      const Waiting waiting(rs, {q.get()});
+      rs.proc->wait(q->r);
+    }
   });
 }
 
 int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   return call("MPI_Rsend", comm, [&](RankState& rs) {
     auto q = post_send(rs, comm, buf, count, datatype, dest, tag, false);
-    if (!q->done) rs.proc->wait(q->r);
+    if (!q->done) {
+      const Waiting waiting(rs, {q.get()});
+      rs.proc->wait(q->r);
+    }
   });
 }
 
 int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   return call("MPI_Ssend", comm, [&](RankState& rs) {
     auto q = post_send(rs, comm, buf, count, datatype, dest, tag, true);
-    if (!q->done) rs.proc->wait(q->r);
+    if (!q->done) {
+      const Waiting waiting(rs, {q.get()});
+      rs.proc->wait(q->r);
+    }
   });
 }
 
@@ -49,26 +58,35 @@ int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, M
 
 int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Isend", comm, [&](RankState& rs) {
-    *request = new_req(rs, post_send(rs, comm, buf, count, datatype, dest, tag, false));
+    auto q = post_send(rs, comm, buf, count, datatype, dest, tag, false);
+    if (count > 0 && committed(rs, datatype).contiguous())
+      own_buffer(rs, *q, buf, static_cast<std::size_t>(count) * committed(rs, datatype).size);
+    *request = new_req(rs, std::move(q));
   });
 }
 
 int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Issend", comm, [&](RankState& rs) {
-    *request = new_req(rs, post_send(rs, comm, buf, count, datatype, dest, tag, true));
+    auto q = post_send(rs, comm, buf, count, datatype, dest, tag, true);
+    if (count > 0 && committed(rs, datatype).contiguous())
+      own_buffer(rs, *q, buf, static_cast<std::size_t>(count) * committed(rs, datatype).size);
+    *request = new_req(rs, std::move(q));
   });
 }
 
 int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
   return call("MPI_Irsend", comm, [&](RankState& rs) {
-    *request = new_req(rs, post_send(rs, comm, buf, count, datatype, dest, tag, false));
+    auto q = post_send(rs, comm, buf, count, datatype, dest, tag, false);
+    if (count > 0 && committed(rs, datatype).contiguous())
+      own_buffer(rs, *q, buf, static_cast<std::size_t>(count) * committed(rs, datatype).size);
+    *request = new_req(rs, std::move(q));
   });
 }
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Irecv", comm, [&](RankState& rs) {
-    *request = new_req(rs, post_recv(rs, comm, buf, count, datatype, source, tag));
+    *request = new_req(rs, post_recv(rs, comm, buf, count, datatype, source, tag, true));
   });
 }
 
@@ -166,7 +184,13 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
       }
     }
     // The runtime completes receives in the order their messages arrived (docs/model.md).
-    const auto st = rs.proc->waitall(active);
+    std::vector<const Req*> pending;
+    for (int i : which) pending.push_back(find_req(rs, requests[i]));
+    std::vector<Status> st;
+    {
+      const Waiting waiting(rs, std::move(pending));  // only while blocked: release_all frees them
+      st = rs.proc->waitall(active);
+    }
     for (std::size_t k = 0; k < which.size(); ++k) finish(rs, *find_req(rs, requests[which[k]]), st[k]);
     for (int i = 0; i < count; ++i)  // generalized requests
       if (Req* q = find_req(rs, requests[i]); !is_null(q)) progress(rs, *q, true);
@@ -203,9 +227,17 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
                                       "the rank's one thread must call MPI_Grequest_complete first"};
     if (which.empty()) return set_status(status, empty_status());
     std::vector<Request> active;
-    for (int i : which) active.push_back(std::move(find_req(rs, requests[i])->r));
+    std::vector<const Req*> pending;
+    for (int i : which) {
+      pending.push_back(find_req(rs, requests[i]));
+      active.push_back(std::move(find_req(rs, requests[i])->r));
+    }
     Status st;
-    const std::size_t k = rs.proc->waitany(active, &st);
+    std::size_t k = 0;
+    {
+      const Waiting waiting(rs, std::move(pending));
+      k = rs.proc->waitany(active, &st);
+    }
     for (std::size_t j = 0; j < which.size(); ++j)
       if (j != k) find_req(rs, requests[which[j]])->r = std::move(active[j]);
     *index = which[k];
@@ -333,10 +365,18 @@ int MPI_Request_free(MPI_Request* request) {
       return;
     }
     auto& slot = rs.reqs[static_cast<std::size_t>(*request - 1)];
+    // Under --check a nonblocking receive owns its buffer until a completion call copies the
+    // message in (check.hpp own_buffer); freed, it would never be copied.
+    if (q->owned && q->recv && !q->done)
+      throw MpiError{MPI_ERR_REQUEST,
+                     fmt::format("the active receive {} is freed: nothing would then tell the program when its "
+                                 "buffer holds the message (under --check a nonblocking receive must be completed "
+                                 "with MPI_Wait, MPI_Test, ...)",
+                                 request_text(rs, *q))};
     if (!q->done && !inactive(*q))  // legal, but nothing then tells the program when it completes
-      rs.freed_active.push_back(fmt::format("request {} made by {}{} was freed while active (MPI_Request_free{})",
-                                            *request, q->made_by.call ? q->made_by.call : "MPI",
-                                            site_text(q->made_by.caller), site_text(rs.caller)));
+      rs.freed_active.push_back(fmt::format("the request of {} was freed while active (MPI_Request_free{})",
+                                            request_text(rs, *q), site_text(rs.caller)));
+    note_released(rs, *request);
     if (q->recv && !q->done && !inactive(*q)) {
       // The runtime writes a message into a contiguous receive buffer when it matches, so the
       // receive goes on without its request and MPI_Finalize completes it. A non-contiguous

@@ -66,6 +66,7 @@ MPI_Request new_req(RankState& rs, std::unique_ptr<Req> q) {
   if (!q->made_by.call) q->made_by = CallSite{rs.last_call, rs.caller};
   for (std::size_t i = 0; i < rs.reqs.size(); ++i)
     if (!rs.reqs[i]) {
+      if (i < rs.released.size()) rs.released[i] = {};
       rs.reqs[i] = std::move(q);
       return static_cast<MPI_Request>(i + 1);
     }
@@ -82,10 +83,28 @@ MPI_Comm comm_of_request(MPI_Request h) {
   return MPI_COMM_WORLD;
 }
 
+void note_released(RankState& rs, MPI_Request h) {
+  const auto i = static_cast<std::size_t>(h - 1);
+  if (rs.released.size() <= i) rs.released.resize(i + 1);
+  rs.released[i] = {rs.reqs[i] ? rs.reqs[i]->made_by : CallSite{}, CallSite{rs.last_call, rs.caller}};
+}
+
 Req* find_req(RankState& rs, MPI_Request h) {
   if (h == MPI_REQUEST_NULL) return nullptr;
-  if (h < 0 || h > static_cast<int>(rs.reqs.size()) || !rs.reqs[static_cast<std::size_t>(h - 1)])
+  if (h < 0 || h > static_cast<int>(rs.reqs.size()) || !rs.reqs[static_cast<std::size_t>(h - 1)]) {
+    // A copy of a handle that a completion call or MPI_Request_free already freed (and set to
+    // MPI_REQUEST_NULL in the variable it was given): a request waited twice, or used after free.
+    const auto i = static_cast<std::size_t>(h - 1);
+    if (h > 0 && i < rs.released.size() && rs.released[i].second.call) {
+      const auto& [posted, freed] = rs.released[i];
+      const std::string of = posted.call ? fmt::format(" (of {}{})", posted.call, site_text(posted.caller)) : "";
+      throw MpiError{MPI_ERR_REQUEST,
+                     fmt::format("request {}{} was already completed and freed by {}{}, which set its handle to "
+                                 "MPI_REQUEST_NULL; the copy of it used{} is no longer valid",
+                                 h, of, freed.call, site_text(freed.caller), site_text(rs.caller))};
+    }
     throw MpiError{MPI_ERR_REQUEST, fmt::format("request {} is not valid", h)};
+  }
   return rs.reqs[static_cast<std::size_t>(h - 1)].get();
 }
 
@@ -103,6 +122,8 @@ std::unique_ptr<Req> new_request(RankState& rs, MPI_Comm ch, int count, MPI_Data
   q->recv = recv;
   q->comm = ch;
   q->peer_base = c.remote_base;
+  q->peer = peer;
+  q->tag = tag;
   if (peer == MPI_PROC_NULL) {
     q->done = true;
     q->status = proc_null_status();
@@ -111,7 +132,8 @@ std::unique_ptr<Req> new_request(RankState& rs, MPI_Comm ch, int count, MPI_Data
 }
 
 // Posts a receive into the user's buffer (or a staging buffer for non-contiguous types).
-void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, int src, int tag, const Type* type) {
+void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, int src, int tag, const Type* type,
+                bool nonblocking) {
   q.user_buf = buf;
   q.count = count;
   q.type = dt;
@@ -127,17 +149,22 @@ void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, in
   check_buffer(buf, count, t);
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   std::span<std::byte> into{static_cast<std::byte*>(buf), n};
-  if (!t.contiguous() && n) {
+  // A nonblocking receive whose buffer ownership is checked (--check) lands in a copy too: its
+  // buffer must stay as the post left it until the completion copies the message in.
+  const bool owned = nonblocking && n && t.contiguous() && session()->owned_receive_buffers;
+  if ((!t.contiguous() || owned) && n) {
     q.staging.resize(n);
     into = q.staging;
   }
+  if (owned) own_buffer(rs, q, buf, n);
   q.r = rs.proc->irecv_truncating(src == MPI_ANY_SOURCE ? any_source : c.peer_to_group(src),
                                   tag == MPI_ANY_TAG ? any_tag : tag, into, c.pt2pt);
 }
 
-std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count, MPI_Datatype dt, int src, int tag) {
+std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count, MPI_Datatype dt, int src, int tag,
+                               bool nonblocking) {
   auto q = new_request(rs, ch, count, dt, src, tag, true);
-  start_recv(rs, *q, buf, count, dt, src, tag);
+  start_recv(rs, *q, buf, count, dt, src, tag, nullptr, nonblocking);
   return q;
 }
 
@@ -180,11 +207,14 @@ void finish(RankState& rs, Req& q, const Status& st) {
   if (!q.recv) {
     q.status = empty_status();
     if (q.collective_error && q.collective_error->code != MPI_SUCCESS) q.status.MPI_ERROR = q.collective_error->code;
+    check_owned_buffer(rs, q);
+    if (q.buffer_error) q.status.MPI_ERROR = q.buffer_error->code;
     return;
   }
   const Type& t = q.recv_type ? *q.recv_type : type_of(rs, q.type);
   const std::size_t cap = static_cast<std::size_t>(q.count) * t.size;
   const std::size_t got = std::min(st.size, cap);
+  check_owned_buffer(rs, q);  // before the staged message is copied in
   if (!q.staging.empty()) unpack(std::span(q.staging).first(got), q.user_buf, q.count, t);
   q.status.MPI_SOURCE = st.source - q.peer_base;
   q.status.MPI_TAG = st.tag;
@@ -198,6 +228,7 @@ void finish(RankState& rs, Req& q, const Status& st) {
     check_receive(rs, *c, q, st.source, st.tag, st.size);
     if (q.signature_error) q.status.MPI_ERROR = q.signature_error->code;
   }
+  if (q.buffer_error) q.status.MPI_ERROR = q.buffer_error->code;
 }
 
 MpiError truncation(const Req& q) {
@@ -228,7 +259,10 @@ bool progress(RankState& rs, Req& q, bool block) {
     return true;
   }
   Status st;
-  if (block) st = rs.proc->wait(q.r);
+  if (block) {
+    const Waiting waiting(rs, {&q});
+    st = rs.proc->wait(q.r);
+  }
   else if (!rs.proc->test(q.r, &st)) return false;
   finish(rs, q, st);
   return true;
@@ -239,6 +273,7 @@ std::optional<MpiError> failure(const Req& q) {
     return MpiError{q.generalized->query_error, "the generalized request's query function returned an error"};
   if (q.collective_error && q.collective_error->code != MPI_SUCCESS) return *q.collective_error;
   if (q.signature_error) return *q.signature_error;
+  if (q.buffer_error) return *q.buffer_error;
   if (q.status.MPI_ERROR == MPI_ERR_TRUNCATE) return truncation(q);
   return std::nullopt;
 }
@@ -250,6 +285,7 @@ MPI_Status release(RankState& rs, MPI_Request* h) {
     q.started = false;
     q.status = empty_status();
   } else {
+    note_released(rs, *h);
     rs.reqs[static_cast<std::size_t>(*h - 1)].reset();
     *h = MPI_REQUEST_NULL;
   }

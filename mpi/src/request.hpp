@@ -14,6 +14,8 @@ namespace touchstone::mpi {
 std::span<const std::byte> send_bytes(const void* buf, int count, const Type& t, std::vector<std::byte>& scratch);
 
 MPI_Request new_req(RankState& rs, std::unique_ptr<Req> q);  ///< a new handle for q
+/// Remembers that the call in progress frees handle h, for find_req's report of a later use.
+void note_released(RankState& rs, MPI_Request h);
 Req* find_req(RankState& rs, MPI_Request h);  ///< nullptr for MPI_REQUEST_NULL; MpiError if not valid
 /// The communicator whose error handler hears of an error on request h: the request's own, or the
 /// world's when the handle is not valid (or names no communicator).
@@ -23,7 +25,9 @@ MPI_Comm comm_of_request(MPI_Request h);
 /// request to MPI_PROC_NULL is complete at once.
 std::unique_ptr<Req> new_request(RankState& rs, MPI_Comm ch, int count, MPI_Datatype dt, int peer, int tag, bool recv);
 /// Posts a receive into the user's buffer (or a staging buffer for non-contiguous types).
-std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count, MPI_Datatype dt, int src, int tag);
+/// `nonblocking`: under --check the receive owns its buffer until it completes (check.hpp own_buffer).
+std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count, MPI_Datatype dt, int src, int tag,
+                               bool nonblocking = false);
 std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst,
                                int tag, bool synchronous);
 
@@ -37,7 +41,7 @@ enum class SendMode { standard, synchronous, ready, buffered };
 void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype dt, int dst, int tag, SendMode mode,
                 const Type* type = nullptr);
 void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, int src, int tag,
-                const Type* type = nullptr);
+                const Type* type = nullptr, bool nonblocking = false);
 /// A buffered send (MPI_Bsend): the message is copied into the attached buffer and sent from
 /// there; MpiError MPI_ERR_BUFFER when it does not fit.
 void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst, int tag,
@@ -45,6 +49,18 @@ void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_D
 /// MPI_Finalize's part: waits for the buffered messages still in transit and lets go of every
 /// runtime request the rank holds (none may outlive the run).
 void finalize_pt2pt(RankState& rs);
+
+/// While a rank blocks on requests, names them to deadlock reports (RankState::waiting).
+class Waiting {
+ public:
+  Waiting(RankState& rs, std::vector<const Req*> requests) : rs_(rs) { rs.waiting = std::move(requests); }
+  ~Waiting() { rs_.waiting.clear(); }
+  Waiting(const Waiting&) = delete;
+  Waiting& operator=(const Waiting&) = delete;
+
+ private:
+  RankState& rs_;
+};
 
 /// A persistent request that is not started: the completion calls treat it as MPI_REQUEST_NULL.
 inline bool inactive(const Req& q) { return q.persistent && !q.started; }

@@ -66,6 +66,7 @@ struct Comm {
 struct CallSite {
   const char* call = nullptr;
   const void* caller = nullptr;
+  MPI_Comm comm = MPI_COMM_NULL;  ///< the communicator the call named (made handles: their provenance)
 };
 
 /// One run of a datatype's type map: `length` bytes of data at `offset` bytes from the buffer's address.
@@ -165,11 +166,19 @@ struct Req {
   std::shared_ptr<MpiError> collective_error;
   bool collective = false;  ///< a nonblocking or persistent collective (icoll.cpp)
   CallSite made_by;         ///< the call that made it, for check reports (check.hpp)
+  int peer = 0, tag = 0;    ///< point-to-point: destination or source and tag as the program gave them, for reports
   /// A received message whose type signature does not match the receive's (check.hpp).
   std::shared_ptr<MpiError> signature_error;
   /// A request-based RMA operation (MPI_Rget ...; rma.hpp): completes it (blocking when asked)
   /// and says whether it is complete.
   std::function<bool(bool block)> one_sided;
+  // A nonblocking send's or (under --check) receive's buffer, which the program must not write
+  // until the operation completes: its bytes and their checksum at the post, compared at
+  // completion (check.hpp own_buffer), and the error found then.
+  const void* owned = nullptr;
+  std::size_t owned_bytes = 0;
+  std::uint64_t owned_sum = 0;
+  std::shared_ptr<MpiError> buffer_error;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;
@@ -245,6 +254,13 @@ struct RankState {
   // and operations still allocated (keyed by kind and handle), and requests freed while active.
   const void* caller = nullptr;
   int call_depth = 0;
+  // Deadlock reports (check.hpp blocked_text): the communicator the outermost call names, and the
+  // requests the rank blocks on (set only while it waits for them).
+  MPI_Comm call_comm = MPI_COMM_NULL;
+  std::vector<const Req*> waiting;
+  /// The calls that posted and that completed and freed each request handle (index handle - 1),
+  /// until the handle is given out again: a copy of the handle used after that is named by them.
+  std::vector<std::pair<CallSite, CallSite>> released;
   std::map<std::pair<char, int>, CallSite> made_by;
   std::vector<std::string> freed_active;
 };
@@ -272,6 +288,9 @@ struct Session {
   bool check_consistency = true;
   bool leaks_are_errors = false;
   std::shared_ptr<CheckState> checks;
+  /// mpirun --check: a nonblocking receive lands in a staging copy, so that a write of the program
+  /// into its buffer before it completes is found (check.hpp own_buffer).
+  bool owned_receive_buffers = false;
   /// mpirun --check: every blocking collective synchronizes its members on entry (call.cpp).
   bool synchronizing_collectives = false;
 };

@@ -29,12 +29,27 @@ std::string in_call(const RunOptions& o, const Vp& v) {
   return call.empty() ? call : call + ": ";
 }
 
+// The whole call a rank's own VP blocks in, as RunOptions::describe_blocked words it; empty when
+// the runtime's description stands.
+std::string program_call(const RunOptions& o, const Vp& v) {
+  if (!o.describe_blocked || v.is_task()) return {};
+  std::vector<RunOptions::PendingOp> ops;
+  if (v.block == Vp::Block::ops) {
+    for (const Op* op : v.waiting_ops) {
+      if (op->kind == Op::Kind::send) ops.push_back({true, op->dst, op->tag, op->ctx});
+      else if (op->kind == Op::Kind::recv) ops.push_back({false, op->src, op->tag, op->ctx});
+    }
+  }
+  return o.describe_blocked(v.rank, ops);
+}
+
 }  // namespace
 
 // What v's blocking call is, in the user's terms: a runtime collective is named as such unless
 // the report asks for the runtime's internal messages; the call of the program's interface a
 // rank is in (RunOptions::blocked_in, e.g. MPI_Send) comes first.
 std::string Engine::describe_wait(const Vp& v) const {
+  if (std::string program = program_call(opts_, v); !program.empty()) return program;
   const std::string in = in_call(opts_, v);
   if (v.collective && !opts_.report_internal) return in + fmt::format("{} (a runtime collective)", v.collective);
   return in + describe(v.pending);
@@ -51,6 +66,7 @@ std::string Engine::wait_for_cycle() const {
     if (v.state != Vp::State::blocked) continue;
     auto& out = edges[static_cast<std::size_t>(v.rank)];
     const std::string where = describe_wait(v) + at_label(v);
+    const std::string program = program_call(opts_, v);
     auto add_any = [&](const GroupData* g, const std::string& call) {
       if (!g) return;
       for (int m : g->members)
@@ -59,7 +75,7 @@ std::string Engine::wait_for_cycle() const {
     switch (v.block) {
       case Vp::Block::ops:
         for (const Op* op : v.waiting_ops) {
-          const std::string call = v.collective && !opts_.report_internal
+          const std::string call = !program.empty() || (v.collective && !opts_.report_internal)
                                        ? where
                                        : v.waiting_ops.size() > 1 ? describe_op(*op) + " in " + where
                                                                   : in_call(opts_, v) + describe_op(*op) + at_label(v);
@@ -156,18 +172,23 @@ std::string Engine::wait_for_cycle() const {
     if (!cycle.empty() ? std::find(cycle.begin(), cycle.end(), v.rank) == cycle.end() : !blocked(v.rank)) continue;
     for (const Msg* m = v.mailbox.unexpected(); m; m = m->next) {
       if (!user_message(*m, opts_.report_internal)) continue;
+      const std::string line = describe_unreceived(opts_, *m, v.mailbox.unexpected());
+      if (line.empty()) continue;
+      // With the interface's own words (describe_message) ranks are the communicator's, and the
+      // receive's world rank would mislead: the blocked call above names its source.
+      const bool own_words = static_cast<bool>(opts_.describe_message);
       std::string why;
       for (const Op* op : v.waiting_ops)
         if (op->kind == Op::Kind::recv) {
-          if (op->ctx != m->ctx) why = "it was sent in another group";
-          else if (op->src != any_source && op->src != m->src) why = fmt::format("the receive wants source {}", op->src);
+          // (In the interface's words, the blocked call names its communicator, which may be
+          // one of the interface's own contexts, a collective's: no reason is given.)
+          if (op->ctx != m->ctx)
+            why = own_words ? "" : "it was sent in another group";
+          else if (op->src != any_source && op->src != m->src)
+            why = own_words ? "the receive wants another source" : fmt::format("the receive wants source {}", op->src);
           else if (op->tag != any_tag && op->tag != m->tag) why = fmt::format("the receive wants tag {}", op->tag);
         }
-      if (++count <= 16) {
-        std::string line = describe_msg(*m);
-        line.pop_back();  // its newline
-        near += line + (why.empty() ? "" : " (" + why + ")") + "\n";
-      }
+      if (++count <= 16) near += line + (why.empty() ? "" : " (" + why + ")") + "\n";
     }
   }
   if (count) s += fmt::format("Unmatched messages that could have broken it ({}):\n{}", count, near);
@@ -268,8 +289,11 @@ std::string Engine::deadlock_report() const {
   std::string unmatched;
   int count = 0;
   for (const auto& v : vps_)
-    for (const Msg* m = v->mailbox.unexpected(); m; m = m->next)
-      if (user_message(*m, opts_.report_internal) && ++count <= 64) unmatched += describe_msg(*m);
+    for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) {
+      if (!user_message(*m, opts_.report_internal)) continue;
+      const std::string line = describe_unreceived(opts_, *m, v->mailbox.unexpected());
+      if (!line.empty() && ++count <= 64) unmatched += line + "\n";
+    }
   s += count ? fmt::format("Unmatched messages ({}):\n{}", count, unmatched) : "No unmatched messages.\n";
   if (network_->blocked_packets()) s += "Blocked in the network:\n" + network_->describe_blocked();
   return s;

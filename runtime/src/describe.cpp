@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "touchstone/proc.hpp"
+#include "touchstone/run.hpp"
 
 namespace touchstone::detail {
 
@@ -50,6 +51,23 @@ std::string describe_msg(const Msg& m) {
                        m.rdv->id, m.src, m.dst, m.tag, m.rdv->size, to_us(m.arrival));
   return fmt::format("  message #{} from {} to {}, tag {}, {} bytes, arrived t={} us\n", m.id, m.src, m.dst, m.tag,
                      m.size, to_us(m.arrival));
+}
+
+std::string describe_unreceived(const RunOptions& o, const Msg& m, const Msg* queue) {
+  if (!o.describe_message) {
+    std::string line = describe_msg(m);
+    line.pop_back();
+    return line;
+  }
+  RunOptions::UnreceivedMessage u{m.src, m.dst, m.tag, m.ctx, m.envelope_size(), 0, 0};
+  bool ahead = true;
+  for (const Msg* e = queue; e; e = e->next) {
+    if (e == &m) ahead = false;
+    if (e->src == m.src && e->tag == m.tag && e->ctx == m.ctx) ++(ahead ? u.earlier : u.queued);
+  }
+  u.queued += u.earlier;
+  std::string text = o.describe_message(u);
+  return text.empty() ? text : fmt::format("  {}, arrived t={} us", text, to_us(m.arrival));
 }
 
 }  // namespace touchstone::detail

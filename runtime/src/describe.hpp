@@ -10,6 +10,10 @@
 #include "network.hpp"
 #include "op.hpp"
 
+namespace touchstone {
+struct RunOptions;
+}
+
 namespace touchstone::detail {
 
 /// What a request is, in the words of reports: a copy of the fields that describe_op reads.
@@ -44,5 +48,9 @@ struct Call {
 std::string describe(const Call& c);
 /// "  message #5 from 2 to 3, tag 0, 16 bytes, arrived t=1.5 us\n" (a request to send names its data).
 std::string describe_msg(const Msg& m);
+/// A message no receive took, without its newline: in RunOptions::describe_message's words when it
+/// is set (empty: the interface leaves it out), else describe_msg's. `queue`: the receiver's
+/// unexpected messages, in which m is.
+std::string describe_unreceived(const RunOptions& o, const Msg& m, const Msg* queue);
 
 }  // namespace touchstone::detail

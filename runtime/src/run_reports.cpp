@@ -38,7 +38,10 @@ std::string Engine::leftovers_report() const {
   std::size_t count = 0;
   for (auto& v : vps_)
     for (const Msg* m = v->mailbox.unexpected(); m; m = m->next)
-      if (++count <= 20) unreceived += describe_msg(*m);
+      if (++count <= 20) {
+        const std::string line = describe_unreceived(opts_, *m, v->mailbox.unexpected());
+        if (!line.empty()) unreceived += line + "\n";
+      }
   if (count)
     report = fmt::format("the run finished with {} message(s) never received:\n{}{}", count, unreceived,
                          count > 20 ? "  ...\n" : "");

@@ -23,8 +23,8 @@ check_report(collective_kind 2 "MPI_Allgather on rank 3: collectives do not matc
 MPI_Allgather(sendcount=1, MPI_INT, recvcount=1, MPI_INT) at check_collectives.c:15 as its 2nd collective on this \
 communicator, while rank 0 called MPI_Allreduce(count=4, MPI_INT, MPI_SUM) at check_collectives.c:16 (other error)${fatal}"
              ${on_5} ${coll} kind)
-check_report(collective_root 2 "MPI_Bcast on rank 0: the roots differ on communicator 3 (MPI_Comm_split of \
-MPI_COMM_WORLD, color 0): rank 0 called MPI_Bcast(count=2, MPI_INT, root=0) at check_collectives.c:20 as its 1st \
+check_report(collective_root 2 "MPI_Bcast on rank 0: the roots differ on the communicator of MPI_Comm_split of \
+MPI_COMM_WORLD, color 0: rank 0 called MPI_Bcast(count=2, MPI_INT, root=0) at check_collectives.c:20 as its 1st \
 collective on this communicator, while rank 2 (world rank 4) called MPI_Bcast(count=2, MPI_INT, root=1) at \
 check_collectives.c:20 (invalid root)${fatal}" ${on_5} ${coll} root)
 check_report(collective_op 2 "MPI_Allreduce on rank 2: the operators differ on MPI_COMM_WORLD: rank 2 called \
@@ -50,8 +50,8 @@ check_report(collective_nonblocking 2 "MPI_Ibcast on rank 4: collectives do not 
 called MPI_Ibcast(count=1, MPI_INT, root=0) at check_collectives.c:41 as its 2nd collective on this communicator, \
 while rank 0 called MPI_Bcast(count=1, MPI_INT, root=0) at check_collectives.c:42 (other error)${fatal}"
              ${on_5} ${coll} nonblocking)
-check_report(collective_inter 2 "MPI_Allreduce on rank 3: collectives do not match on communicator 5 \
-(MPI_Intercomm_create of communicator 3 (MPI_Comm_split of MPI_COMM_WORLD, color 1)): rank 1 (world rank 3) called \
+check_report(collective_inter 2 "MPI_Allreduce on rank 3: collectives do not match on the communicator of \
+MPI_Intercomm_create of the communicator of MPI_Comm_split of MPI_COMM_WORLD, color 1: rank 1 (world rank 3) called \
 MPI_Allreduce() at check_collectives.c:48 as its 1st collective on this communicator, while rank 0 (world rank 1) \
 called MPI_Barrier() at check_collectives.c:49 (other error)${fatal}" ${on_5} ${coll} inter)
 check_report(collective_alltoallv 2 "MPI_Alltoallv on rank 4: the type signatures differ on MPI_COMM_WORLD: rank 2 \
@@ -75,14 +75,14 @@ check_types.c:16 (invalid datatype)${fatal}" --machine mesh:2x2 ${types} recv)
 check_report(types_irecv 2 "MPI_Wait on rank 3: type signatures do not match on MPI_COMM_WORLD, tag 1: rank 2 sent \
 2 x MPI_DOUBLE with MPI_Ssend at check_types.c:19, and rank 3 receives it as 4 x MPI_INT with MPI_Irecv at \
 check_types.c:21 (invalid datatype)${fatal}" --machine mesh:2x2 ${types} irecv)
-check_report(types_derived 2 "MPI_Recv on rank 3: type signatures do not match on communicator 3 (MPI_Comm_split of \
-MPI_COMM_WORLD, color 1), tag 4: rank 0 (world rank 2) sent 1 x datatype 1000 (1 x MPI_INT, 1 x MPI_DOUBLE) with \
+check_report(types_derived 2 "MPI_Recv on rank 3: type signatures do not match on the communicator of MPI_Comm_split of \
+MPI_COMM_WORLD, color 1, tag 4: rank 0 (world rank 2) sent 1 x datatype (1 x MPI_INT, 1 x MPI_DOUBLE) with \
 MPI_Send at check_types.c:33, and rank 1 (world rank 3) receives it as 3 x MPI_INT with MPI_Recv at \
 check_types.c:34 (invalid datatype)${fatal}" --machine mesh:2x2 ${types} derived)
 check_report(types_longer 2 "MPI_Recv on rank 1: type signatures do not match on MPI_COMM_WORLD, tag 2: rank 0 sent \
 4 x MPI_INT with MPI_Send at check_types.c:49, and rank 1 receives it as 1 x MPI_DOUBLE with MPI_Recv at \
 check_types.c:50 (invalid datatype)${fatal}" --machine mesh:2x2 ${types} longer)
-add_test(NAME mpi.check.types_errors_return COMMAND ${here}/expect.sh 6 "rank 1 called MPI_Abort\\(communicator 1, error code 6\\)"
+add_test(NAME mpi.check.types_errors_return COMMAND ${here}/expect.sh 6 "rank 1 called MPI_Abort\\(MPI_COMM_WORLD, error code 6\\)"
          ${ts} mpirun --machine mesh:2x2 ${types} returns)
 add_test(NAME mpi.check.types_no_check COMMAND ${here}/expect.sh 0 "^$"
          ${ts} mpirun --machine mesh:2x2 --no-check ${types} recv)
@@ -92,14 +92,15 @@ add_test(NAME mpi.check.types_same_output COMMAND ${here}/same_output.sh ${ts} -
 set(leaks $<TARGET_FILE:mpi_test_check_leaks>)
 add_test(NAME mpi.check.leaks_warn COMMAND ${here}/expect_output.sh 0 ${here}/check_leaks.out
          ${ts} mpirun --machine mesh:2x2 -np 3 ${leaks})
-check_report(leaks_error 2 "MPI_Finalize on rank 1: 8 finding(s) of the lifecycle check (--check): communicator 3 \
-(MPI_Comm_dup of MPI_COMM_SELF) was never freed (MPI_Comm_free), made by MPI_Comm_dup at check_leaks.c:17; group 2 was \
-never freed (MPI_Group_free), made by MPI_Comm_group at check_leaks.c:19; datatype 1000 (3 x MPI_INT) was never freed \
-(MPI_Type_free), made by MPI_Type_contiguous at check_leaks.c:21; user operation 100 was never freed (MPI_Op_free), made \
-by MPI_Op_create at check_leaks.c:23; the buffer of 1024 bytes attached at check_leaks.c:25 was never detached \
-(MPI_Buffer_detach); request 1 made by MPI_Isend at check_leaks.c:27 was never completed (MPI_Wait, MPI_Test, ...); \
-persistent request 2 made by MPI_Send_init at check_leaks.c:28 was never freed (MPI_Request_free); request 3 made by \
-MPI_Isend at check_leaks.c:29 was freed while active (MPI_Request_free at check_leaks.c:30) (other error)${fatal}"
+check_report(leaks_error 2 "MPI_Finalize on rank 1: 8 finding(s) of the lifecycle check (--check): the communicator \
+of MPI_Comm_dup of MPI_COMM_SELF at check_leaks.c:17 was never freed (MPI_Comm_free); the group made by MPI_Comm_group \
+of MPI_COMM_WORLD at check_leaks.c:19 was never freed (MPI_Group_free); the datatype (3 x MPI_INT) made by \
+MPI_Type_contiguous at check_leaks.c:21 was never freed (MPI_Type_free); the user operation made by MPI_Op_create at \
+check_leaks.c:23 was never freed (MPI_Op_free); the buffer of 1024 bytes attached at check_leaks.c:25 was never \
+detached (MPI_Buffer_detach); the request of MPI_Isend(dest=0, tag=0, MPI_COMM_WORLD) at check_leaks.c:27 was never \
+completed (MPI_Wait, MPI_Test, ...); the persistent request of MPI_Send_init(dest=0, tag=1, MPI_COMM_WORLD) at \
+check_leaks.c:28 was never freed (MPI_Request_free); the request of MPI_Isend(dest=0, tag=2, MPI_COMM_WORLD) at \
+check_leaks.c:29 was freed while active (MPI_Request_free at check_leaks.c:30) (other error)${fatal}"
              --machine mesh:2x2 -np 3 --check ${leaks})
 
 # Correct programs are not blamed: no error and, under --check, no finding.

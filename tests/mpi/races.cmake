@@ -62,10 +62,10 @@ add_test(NAME mpi.determinism.races_feasible COMMAND ${here}/determinism.sh ${ts
 add_test(NAME mpi.races.exchange_eager COMMAND ${lines} 0 "races_unsafe exchange: all checks passed"
          -- ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_races_unsafe> exchange)
 add_test(NAME mpi.races.check_exchange COMMAND ${lines} 2
-         "  rank 0 blocked since t=10 us in MPI_Send: wait for send of message #0 to rank 1 \\(4 bytes, rendezvous: waiting for the receiver to post a matching receive\\)"
-         "  rank 1 blocked since t=10 us in MPI_Send: wait for send of message #2 to rank 0 \\(4 bytes, rendezvous: waiting for the receiver to post a matching receive\\)"
+         "  rank 0 blocked since t=10 us in MPI_Send\\(dest=1, tag=0, MPI_COMM_WORLD\\)"
+         "  rank 1 blocked since t=10 us in MPI_Send\\(dest=0, tag=0, MPI_COMM_WORLD\\)"
          "0 of 2 ranks finished \\(2 more VP\\(s\\) of the machine run no rank\\)\\."
-         "  rank 0 waits in MPI_Send: send of message #0 to rank 1 .* for rank 1"
+         "  rank 0 waits in MPI_Send\\(dest=1, tag=0, MPI_COMM_WORLD\\) for rank 1"
          "touchstone mpirun --check: standard-mode sends were synchronous and blocking collectives synchronizing, as a conforming MPI may make them: a deadlock reported above can happen on such an MPI"
          -- ${ts} mpirun --machine mesh:2x2 -np 2 --check $<TARGET_FILE:mpi_test_races_unsafe> exchange)
 # A broadcast's root that leaves before the others entered: a synchronizing MPI_Bcast waits for
@@ -73,9 +73,9 @@ add_test(NAME mpi.races.check_exchange COMMAND ${lines} 2
 add_test(NAME mpi.races.collective_eager COMMAND ${lines} 0 "races_unsafe collective: all checks passed"
          -- ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_races_unsafe> collective)
 add_test(NAME mpi.races.check_collective COMMAND ${lines} 2
-         "  rank 0 blocked since t=32\\.76 us in MPI_Bcast: barrier \\(a runtime collective\\)"
-         "  rank 1 blocked since t=10 us in MPI_Send: wait for send of message #1 to rank 0 \\(4 bytes, rendezvous: waiting for the receiver to post a matching receive\\)"
-         "  rank 2 blocked since t=10 us in MPI_Bcast: barrier \\(a runtime collective\\)"
+         "  rank 0 blocked since t=32\\.76 us in MPI_Bcast on MPI_COMM_WORLD"
+         "  rank 1 blocked since t=10 us in MPI_Send\\(dest=0, tag=0, MPI_COMM_WORLD\\)"
+         "  rank 2 blocked since t=10 us in MPI_Bcast on MPI_COMM_WORLD"
          "0 of 3 ranks finished \\(1 more VP\\(s\\) of the machine run no rank\\)\\."
          -- ${ts} mpirun --machine mesh:2x2 -np 3 --check $<TARGET_FILE:mpi_test_races_unsafe> collective)
 mpi_test(races.check_safe races_safe --machine mesh:2x3 -np 5 --check)

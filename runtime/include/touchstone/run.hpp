@@ -105,6 +105,28 @@ struct RunOptions {
   /// For deadlock reports: the call of the program's own interface a blocked VP is in (such as
   /// "MPI_Send"), named before the runtime's description of its wait. Empty: nothing is added.
   std::function<std::string(int rank)> blocked_in;
+  /// For deadlock reports in the terms of the program's own interface (MPI): the whole description
+  /// of the call a blocked rank is in ("MPI_Recv(source=0, tag=7, MPI_COMM_WORLD) at prog.c:9"),
+  /// given the sends and receives it still waits for. When it answers, its text replaces the
+  /// runtime's (and blocked_in's); empty: the runtime's description.
+  struct PendingOp {
+    bool send = false;
+    int peer = any_source;  ///< world rank of the destination or source, or any_source
+    int tag = any_tag;
+    std::uint64_t context = 0;  ///< the group's (Group::context)
+  };
+  std::function<std::string(int rank, const std::vector<PendingOp>& waits_for)> describe_blocked;
+  /// For deadlock reports: a message no receive took, in the program's terms ("a message from rank 0
+  /// to rank 1 on MPI_COMM_WORLD, tag 8, 16 bytes"). Of the `queued` messages of the same sender,
+  /// tag and context waiting at the receiver, `earlier` are ahead of it. Empty: the message is the interface's
+  /// own (a collective's) and is left out of the report. Unset: the runtime's description.
+  struct UnreceivedMessage {
+    int src = 0, dst = 0, tag = 0;  ///< world ranks
+    std::uint64_t context = 0;
+    std::size_t bytes = 0;
+    int earlier = 0, queued = 1;
+  };
+  std::function<std::string(const UnreceivedMessage& m)> describe_message;
 };
 
 /// A message that could also have matched a wildcard receive or probe.
