@@ -1,5 +1,6 @@
 // `touchstone sweep`: algorithms x sizes in parallel, a table with the winner of each size marked,
 // and with --vary the same sweep on machine variants (docs/cli.md).
+#include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
@@ -117,12 +118,15 @@ int sweep(const Options& opt, const std::optional<std::string>& sizes_arg) {
   }
   std::vector<const Machine*> machines{&m};
   for (const auto& v : variant_machines) machines.push_back(&v);
+  // --host-cores N is split: `jobs` emulations at once (default N), each with N / jobs cores.
+  RunOptions run_opts = run_options(c);
+  const int jobs = opt.jobs > 0 ? opt.jobs : run_opts.host_cores;
+  run_opts.host_cores = std::max(1, run_opts.host_cores / jobs);
   std::vector<experiment::Job> batch;
   for (const Machine* on : machines)
     for (auto* a : algs)
-      for (auto s : sizes) batch.push_back({on, a, algorithm_args(c, s), run_options(c)});
-  const auto outcomes =
-      experiment::run_jobs(batch, {.parallel = opt.jobs, .memory_mb = opt.memory_mb, .progress = true});
+      for (auto s : sizes) batch.push_back({on, a, algorithm_args(c, s), run_opts});
+  const auto outcomes = experiment::run_jobs(batch, {.parallel = jobs, .memory_mb = opt.memory_mb, .progress = true});
   int failures = 0;
   std::vector<const experiment::Record*> records;
   for (const auto& o : outcomes) {
@@ -167,7 +171,7 @@ Subcommand add_sweep(CLI::App& app) {
   cmd->add_option("--algorithms", o->algorithms, "comma-separated names, or COLLECTIVE/all")->capture_default_str();
   cmd->add_option("--sizes", o->sizes, "FROM:TO, doubling, or one size; for alltoallv/ the traffic per processor t")
       ->capture_default_str();
-  cmd->add_option("--jobs", o->jobs, "parallel emulations (default: host cores)")->check(number_in(1, 4096));
+  cmd->add_option("--jobs", o->jobs, "parallel emulations (default: --host-cores)")->check(number_in(1, 4096));
   cmd->add_option("--memory-mb", o->memory_mb,
                   "host memory the parallel jobs may share, by their estimates (default: the largest job's)")
       ->check(number_in(1e-6, 1e12));
