@@ -4,7 +4,7 @@
 #   host_cores.sh TOUCHSTONE run|mpirun ARGS...
 ts=$1
 shift
-figures() { "$ts" "$@" 2>&1 | grep -E '^(trace_hash|makespan_us) |trace_hash [0-9a-f]+' | sed 's/.*trace_hash/trace_hash/'; }
+figures() { "$ts" "$@" 2>&1 | grep -oE '^makespan_us +[0-9.]+|trace_hash +[0-9a-f]+'; }
 cmd=$1
 shift
 if [ "$cmd" = mpirun ]; then cmd="mpirun --summary"; fi
