@@ -49,8 +49,7 @@ void add_common_options(CLI::App* cmd, CommonOptions& c) {
                   "how VPs run: fibers (fast) or threads (one OS thread per VP); results are identical")
       ->check(CLI::IsMember({"fibers", "threads"}))
       ->capture_default_str();
-  cmd->add_option("--host-cores", c.host_cores, "with --execution threads: pin the VP threads to host cores 0..N-1")
-      ->check(number_in(0, 4096));
+  cmd->add_option("--host-cores", c.host_cores, kHostCoresHelp)->check(number_in(1, 4096));
   cmd->add_option("--eager-limit", c.eager_limit,
                   "flow control (docs/model.md 2.16): messages above BYTES go by rendezvous; unlimited (only a full "
                   "buffer= does), or off; overrides the machine's eager_limit");
@@ -66,7 +65,7 @@ RunOptions run_options(const CommonOptions& c) {
   o.time_limit = time_limit_ps(c.time_limit_s);
   o.stack_bytes = c.stack_kb * 1024;
   o.execution = c.execution == "threads" ? Execution::threads : Execution::fibers;
-  o.host_cores = c.host_cores;
+  o.host_cores = c.host_cores > 0 ? c.host_cores : available_host_cores();
   o.eager_limit = eager_limit_bytes(c.eager_limit);
   return o;
 }

@@ -18,6 +18,11 @@ class App;
 
 namespace touchstone::cli {
 
+/// --host-cores of run, sweep and mpirun (RunOptions::host_cores).
+inline constexpr const char* kHostCoresHelp =
+    "host cores one emulation may use (default: all the process may use); fibers: the VPs' first turns run ahead "
+    "in parallel; --execution threads: pins the VP threads to N cores; results are identical";
+
 /// The machine of every command that runs one when --machine is not given (run, sweep, loads, mpirun).
 inline constexpr const char* kDefaultMachine = "mesh:4x4";
 
@@ -30,7 +35,7 @@ struct CommonOptions {
   double time_limit_s = 3600;
   std::size_t stack_kb = 1024;
   std::string execution = "fibers";
-  int host_cores = 0;
+  int host_cores = -1;  ///< --host-cores; -1: not given (available_host_cores())
   std::string traffic;      ///< paper 003: the communication matrix of alltoallv/ algorithms
   std::string eager_limit;  ///< overrides the machine's eager_limit (docs/model.md 2.16)
   /// --plugin: shared objects whose algorithms join the catalog (docs/extending.md)

@@ -192,8 +192,8 @@ void add_run_options(CLI::App* cmd, Options& o) {
       ->capture_default_str();
   cmd->add_flag("--phantom", r.phantom_payloads,
                 "phantom payloads: sizes only, no bytes moved (only for programs that never read what they receive)");
-  cmd->add_option("--host-cores", r.host_cores, "with --execution threads: pin the VP threads to host cores 0..N-1")
-      ->check(number_in(0, 4096));
+  r.host_cores = available_host_cores();
+  cmd->add_option("--host-cores", r.host_cores, kHostCoresHelp)->check(number_in(1, 4096));
   cmd->add_option("--execution", o.execution, "how VPs run: fibers (fast) or threads; results are identical")
       ->check(CLI::IsMember({"fibers", "threads"}))
       ->capture_default_str();

@@ -3,6 +3,7 @@
 // runs beside the catalog's algorithms, once per size (and per algorithm of `--coll C=all`), each run
 // a child `touchstone mpirun --result` (docs/benchmarking.md).
 #include <filesystem>
+#include <algorithm>
 #include <optional>
 #include <sstream>
 
@@ -210,6 +211,10 @@ int sweep(const Options& opt, const std::optional<std::string>& sizes_arg, bool 
   }
   std::vector<const Machine*> machines{&m};
   for (const auto& v : variant_machines) machines.push_back(&v);
+  // --host-cores N is split: `jobs` emulations at once (default N), each with N / jobs cores.
+  RunOptions run_opts = run_options(c);
+  const int jobs = opt.jobs > 0 ? opt.jobs : run_opts.host_cores;
+  run_opts.host_cores = std::max(1, run_opts.host_cores / jobs);
   const auto program_cols = program ? program_columns(opt) : std::vector<ProgramColumn>{};
   std::vector<std::string> columns;
   for (auto* a : algs) columns.push_back(a->name);
@@ -218,21 +223,21 @@ int sweep(const Options& opt, const std::optional<std::string>& sizes_arg, bool 
   for (std::size_t k = 0; k < machines.size(); ++k) {
     const Machine* on = machines[k];
     for (auto* a : algs)
-      for (auto s : sizes) batch.push_back({on, a, algorithm_args(c, s), run_options(c), std::nullopt});
+      for (auto s : sizes) batch.push_back({on, a, algorithm_args(c, s), run_opts, std::nullopt});
     for (const auto& p : program_cols) {
       const auto launcher = mpirun_launcher(opt, k == 0 ? spec : variant_specs[k - 1].spec, p.coll);
       for (auto s : sizes) {
         experiment::Job job;
         job.machine = on;
         job.args.size = s;
-        job.options = run_options(c);
+        job.options = run_opts;
         job.program = experiment::ProgramRun{p.name, launcher, program_command(opt, s), opt.np ? opt.np : on->nodes()};
         batch.push_back(std::move(job));
       }
     }
   }
   const auto outcomes =
-      experiment::run_jobs(batch, {.parallel = opt.jobs, .memory_mb = opt.memory_mb, .progress = true});
+      experiment::run_jobs(batch, {.parallel = jobs, .memory_mb = opt.memory_mb, .progress = true});
   int failures = 0;
   std::vector<const experiment::Record*> records;
   for (const auto& o : outcomes) {
@@ -277,7 +282,7 @@ Subcommand add_sweep(CLI::App& app) {
   cmd->add_option("--algorithms", o->algorithms, "comma-separated names, or COLLECTIVE/all")->capture_default_str();
   cmd->add_option("--sizes", o->sizes, "FROM:TO, doubling, or one size; for alltoallv/ the traffic per processor t")
       ->capture_default_str();
-  cmd->add_option("--jobs", o->jobs, "parallel emulations (default: host cores)")->check(number_in(1, 4096));
+  cmd->add_option("--jobs", o->jobs, "parallel emulations (default: --host-cores)")->check(number_in(1, 4096));
   cmd->add_option("--memory-mb", o->memory_mb,
                   "host memory the parallel jobs may share, by their estimates (default: the largest job's)")
       ->check(number_in(1e-6, 1e12));

@@ -205,7 +205,10 @@ void Proc::register_word(int id, std::int64_t initial) {
   e_.enter(v_);
   e_.am().add_word(v_, id, initial);
 }
-std::int64_t& Proc::word(int id) { return e_.am().word(v_.rank, id); }
+std::int64_t& Proc::word(int id) {
+  e_.await_turn(v_);
+  return e_.am().word(v_.rank, id);
+}
 
 void Proc::am_send(int dst, int handler, std::span<const std::int64_t> args, std::span<const std::byte> payload) {
   e_.enter(v_);

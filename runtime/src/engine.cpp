@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <exception>
 #include <chrono>
 #include <limits>
 #include <cstring>
@@ -65,18 +66,19 @@ Engine::~Engine() {
   });
 }
 
-// The life of a VP, in its own thread or fiber, from its first turn to its end.
+// The life of a VP, in its own thread or fiber, from its first turn to its end. Running ahead
+// (starts_ahead), its code begins before its turn, on a helper thread, and the turn's bookkeeping
+// waits for the scheduler's turn at its first call into the engine (park).
 void Engine::vp_main(Vp& v) {
-  v.host_thread = pthread_self();
-  progress_.running.store(v.rank, std::memory_order_relaxed);
-  v.state = Vp::State::running;
-  v.block = Vp::Block::none;
+  const bool ahead = Executor::running_ahead();
+  if (!ahead) begin_turn(v);
   if (!aborting_) {
     try {
       // Inside the try: a hook that throws fails the run like the program would; outside, the
       // exception would leave the fiber's function and terminate the process.
-      if (opts_.on_vp_resume) opts_.on_vp_resume(v.rank, now_);
+      if (opts_.on_vp_resume && !ahead) opts_.on_vp_resume(v.rank, now_);
       if (v.is_task()) task_main(v);
+      else if (ahead) run_program_ahead(v);
       else (*program_)(*v.proc);
       // A VP that ends past the time limit (its last call's cost) stops the run too.
       if (v.clock > opts_.time_limit)
@@ -95,6 +97,43 @@ void Engine::vp_main(Vp& v) {
   }
   progress_.running.store(-1, std::memory_order_relaxed);
   v.state = Vp::State::done;
+}
+
+void Engine::begin_turn(Vp& v) {
+  v.host_thread = pthread_self();
+  progress_.running.store(v.rank, std::memory_order_relaxed);
+  v.state = Vp::State::running;
+  v.block = Vp::Block::none;
+}
+
+// The program's start runs ahead, up to its first call into the engine. One that ends or throws
+// before any call waits for its turn all the same: its end, or its failure, is an event of the
+// sequential order (an exception is held across the wait, not handled on the helper thread).
+void Engine::run_program_ahead(Vp& v) {
+  std::exception_ptr failed;
+  try {
+    (*program_)(*v.proc);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  await_turn(v);
+  if (failed) std::rethrow_exception(failed);
+}
+
+// Back to the helper thread of Executor::run_ahead; the pass returns when the scheduler resumes v
+// at t = 0 in rank order, on its own thread, exactly where the sequential engine would have
+// started v's program. Everything the program did before touched only its own memory.
+void Engine::park(Vp& v) {
+  executor_->pass(v.index);
+  begin_turn(v);
+}
+
+// Run-ahead start needs fibers (they move between host threads) and more than one host core, and
+// is off when the tool's hooks are set: they assume one VP's code at a time (mpirun's output
+// tagging, batch_widths' timing).
+bool Engine::starts_ahead() const {
+  return opts_.execution == Execution::fibers && opts_.host_cores > 1 && vps_.size() > 1 && !opts_.on_vp_pause &&
+         !opts_.on_vp_resume;
 }
 
 // In a catch block: the run fails with `what_failed` and the exception's message. Bad input found
@@ -132,6 +171,8 @@ void Engine::start_vps() {
     abort_run(fmt::format("could not start {} VP threads (started {}); try --execution fibers or a smaller --stack-kb",
                           vps_.size(), started));
     for (std::size_t i = started; i < vps_.size(); ++i) vps_[i]->state = Vp::State::done;
+  } else if (starts_ahead()) {
+    executor_->run_ahead(opts_.host_cores);
   }
   executor_->pass(kMain);
   executor_->finish();
@@ -262,6 +303,7 @@ void Engine::sync(Vp& v) {
 }
 
 void Engine::enter(Vp& v) {
+  await_turn(v);
   if (am_->in_handler()) throw UsageError(am_->blocking_error());
   // The thread id first: it never changes once the VP runs, so checking it from a foreign thread
   // is race-free; only then the baton.

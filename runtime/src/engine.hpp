@@ -140,7 +140,16 @@ class Engine final : public NetworkListener, private Scheduler {
   const Machine& machine() const { return machine_; }
   const RunOptions& options() const { return opts_; }
   ActiveMessages& am() { return *am_; }
-  std::shared_ptr<void>& run_local(const void* key) { return run_local_[key]; }  // Proc::run_local
+  std::shared_ptr<void>& run_local(Vp& v, const void* key) {  // Proc::run_local
+    await_turn(v);
+    return run_local_[key];
+  }
+  /// Run-ahead start (RunOptions::host_cores): a VP whose code, running ahead on a helper thread,
+  /// reaches the runtime waits there for its turn in the sequential order; a no-op otherwise. Every
+  /// call of a Proc into the engine passes here first.
+  void await_turn(Vp& v) {
+    if (Executor::running_ahead()) [[unlikely]] park(v);
+  }
 
   // ---- NetworkListener ----
   void on_send_done(Msg& m, Time t) override;
@@ -186,6 +195,10 @@ class Engine final : public NetworkListener, private Scheduler {
   void software_barrier(Vp& v, const GroupData& g);
 
   void vp_main(Vp& v);
+  void begin_turn(Vp& v);       // v's code gets the host CPU from the scheduler: its first turn
+  void run_program_ahead(Vp& v);
+  void park(Vp& v);             // await_turn's slow path
+  bool starts_ahead() const;    // RunOptions::host_cores: the VPs' first turns run ahead in parallel
   void task_main(Vp& t);     // a task context's life: one task after another
   void finish_task(Vp& t);   // its task returned: the request completes at its clock
   Vp& context(int index);    // the VP of an execution context

@@ -4,7 +4,9 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <semaphore>
+#include <system_error>
 #include <utility>
 
 #include <boost/context/fiber.hpp>
@@ -28,11 +30,13 @@ namespace {
 // every fiber.
 thread_local void* t_current_user = nullptr;
 thread_local int t_current_index = Executor::kMain;
+thread_local bool t_running_ahead = false;  // Executor::run_ahead's threads, while a context runs
 
 std::size_t usable_stack(std::size_t bytes) { return std::max<std::size_t>(bytes, 64 * 1024); }
 }  // namespace
 
 void* Executor::current_user() { return t_current_user; }
+bool Executor::running_ahead() { return t_running_ahead; }
 int Executor::current_index() { return t_current_index; }
 void Executor::set_current_user(void* user, int index) {
   t_current_user = user;
@@ -102,6 +106,11 @@ class FiberExecutor final : public Executor {
     void* user = nullptr;
     void* fake_stack = nullptr;  // AddressSanitizer bookkeeping
     void* tsan_fiber = nullptr;  // ThreadSanitizer bookkeeping
+    // The side that resumed the context last (the scheduler, or a thread of run_ahead): where a
+    // suspend returns to, for the sanitizers.
+    void* caller_tsan_fiber = nullptr;
+    const void* caller_stack_bottom = nullptr;
+    std::size_t caller_stack_size = 0;
     const char* parked = nullptr;  // a frame address near the stack pointer at the last suspend
   };
   // Stack i of the run's region (stacks.hpp), whose bounds the sanitizers are told about at every
@@ -137,7 +146,8 @@ class FiberExecutor final : public Executor {
     c->fiber = boost::context::fiber(std::allocator_arg, std::move(stack),
                                      [this, self, index](boost::context::fiber&& caller) {
 #if TOUCHSTONE_ASAN
-                                       __sanitizer_finish_switch_fiber(nullptr, &main_stack_bottom_, &main_stack_size_);
+                                       __sanitizer_finish_switch_fiber(nullptr, &self->caller_stack_bottom,
+                                                                       &self->caller_stack_size);
 #endif
                                        self->caller = std::move(caller);
                                        body_(index);
@@ -152,14 +162,45 @@ class FiberExecutor final : public Executor {
 
   // Scheduler -> context i: runs it until it blocks or ends.
   void resume(int i) {
-    Context& c = *ctx_[static_cast<std::size_t>(i)];
     current_ = i;
+    switch_to(i);
+    current_ = kMain;
+  }
+
+  // The first turn of every context at once (Executor::run_ahead): a Boost fiber can be resumed on
+  // any thread, and returns to the one that resumed it. Contexts are handed out one at a time, so
+  // one with much to do does not hold up the others.
+  bool run_ahead(int threads) override {
+    const std::size_t n = ctx_.size();
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      t_running_ahead = true;
+      for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;) switch_to(static_cast<int>(i));
+      t_running_ahead = false;
+    };
+    std::vector<std::thread> helpers;
+    for (int k = 1; k < threads && static_cast<std::size_t>(k) < n; ++k) {
+      try {
+        helpers.emplace_back(work);
+      } catch (const std::system_error&) {
+        break;  // fewer host threads: the others take their share
+      }
+    }
+    work();
+    for (auto& t : helpers) t.join();
+    return true;
+  }
+
+  // Runs context i on the calling host thread until it blocks or ends.
+  void switch_to(int i) {
+    Context& c = *ctx_[static_cast<std::size_t>(i)];
     set_current_user(c.user, i);
 #if TOUCHSTONE_ASAN
     void* fake = nullptr;
     __sanitizer_start_switch_fiber(&fake, static_cast<char*>(c.stack.sp) - c.stack.size, c.stack.size);
 #endif
 #if TOUCHSTONE_TSAN
+    c.caller_tsan_fiber = __tsan_get_current_fiber();
     __tsan_switch_to_fiber(c.tsan_fiber, 0);
 #endif
     const bool in_region = static_cast<std::size_t>(i) < stacks_->count();
@@ -167,14 +208,13 @@ class FiberExecutor final : public Executor {
     prefetch_parked_frames(c);
     c.fiber = std::move(c.fiber).resume();
 #if TOUCHSTONE_TSAN
-    if (!c.fiber) __tsan_switch_to_fiber(main_tsan_fiber_, 0);  // it ended (see above the class)
+    if (!c.fiber) __tsan_switch_to_fiber(c.caller_tsan_fiber, 0);  // it ended (see above the class)
 #endif
     if (in_region) stacks_->disarm(static_cast<std::size_t>(i));
 #if TOUCHSTONE_ASAN
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
     set_current_user(nullptr, kMain);
-    current_ = kMain;
   }
 
   // A context resumes into the frames it suspended from (the switch's saved registers, then the
@@ -195,15 +235,15 @@ class FiberExecutor final : public Executor {
   void suspend(Context& c, bool finished) {
     c.parked = static_cast<const char*>(__builtin_frame_address(0));
 #if TOUCHSTONE_ASAN
-    __sanitizer_start_switch_fiber(finished ? nullptr : &c.fake_stack, main_stack_bottom_, main_stack_size_);
+    __sanitizer_start_switch_fiber(finished ? nullptr : &c.fake_stack, c.caller_stack_bottom, c.caller_stack_size);
 #endif
 #if TOUCHSTONE_TSAN
-    if (!finished) __tsan_switch_to_fiber(main_tsan_fiber_, 0);
+    if (!finished) __tsan_switch_to_fiber(c.caller_tsan_fiber, 0);
 #endif
     if (finished) return;
     c.caller = std::move(c.caller).resume();
 #if TOUCHSTONE_ASAN
-    __sanitizer_finish_switch_fiber(c.fake_stack, &main_stack_bottom_, &main_stack_size_);
+    __sanitizer_finish_switch_fiber(c.fake_stack, &c.caller_stack_bottom, &c.caller_stack_size);
 #endif
   }
 
@@ -211,8 +251,6 @@ class FiberExecutor final : public Executor {
   Body body_;
   std::unique_ptr<StackRegion> stacks_;  // before ctx_: the fibers go first
   std::vector<std::unique_ptr<Context>> ctx_;
-  const void* main_stack_bottom_ = nullptr;
-  std::size_t main_stack_size_ = 0;
   void* main_tsan_fiber_ = nullptr;
 };
 
@@ -274,6 +312,9 @@ class ThreadExecutor final : public Executor {
 
   void pass(int self) override { hand_off(self, false); }
 
+  // A context's code stays on its own host thread: it cannot be resumed by another one.
+  bool run_ahead(int) override { return false; }
+
   void finish() override {
     for (auto& c : ctx_)
       if (c->joinable) pthread_join(c->thread, nullptr), c->joinable = false;
@@ -295,11 +336,16 @@ class ThreadExecutor final : public Executor {
   void attributes(pthread_attr_t& attr) const {
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, stack_bytes_);
-    if (host_cores_ > 0) {
+    // The first host_cores of the cores this process may use; all of them (the CLI's default) pin
+    // nothing.
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (host_cores_ > 0 && sched_getaffinity(0, sizeof allowed, &allowed) == 0 && host_cores_ < CPU_COUNT(&allowed)) {
       cpu_set_t set;
       CPU_ZERO(&set);
-      const int avail = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      for (int c = 0; c < host_cores_; ++c) CPU_SET(c % avail, &set);
+      int taken = 0;
+      for (int c = 0; c < CPU_SETSIZE && taken < host_cores_; ++c)
+        if (CPU_ISSET(c, &allowed)) CPU_SET(c, &set), ++taken;
       pthread_attr_setaffinity_np(&attr, sizeof set, &set);
     }
   }

@@ -48,6 +48,15 @@ class Executor {
   virtual void pass(int self) = 0;
   /// After the run: waits for every created context to end and releases them.
   virtual void finish() = 0;
+  /// Before the run: gives every context created by start() its first turn at once, on up to
+  /// `threads` host threads (the calling one among them), each until it gives up the baton with
+  /// pass(), which then returns to the host thread that resumed it. The contexts must touch only
+  /// their own state meanwhile (running_ahead() tells them that they run so). Their next turn is
+  /// the scheduler's, on the calling thread, as usual. Returns false (and runs nothing) when the
+  /// executor cannot move a context between host threads (one host thread per context).
+  virtual bool run_ahead(int threads) = 0;
+  /// True on a host thread inside run_ahead, while it runs a context's code.
+  static bool running_ahead();
 
   /// Who holds the baton: a context index or kMain.
   int current() const { return current_; }
@@ -70,7 +79,7 @@ class Executor {
 };
 
 /// Fibers on the calling thread, or one host thread per context with `host_cores` > 0 pinning
-/// them to that many cores. Stacks of `stack_bytes` (at least 64 KiB); the fibers' come from one
+/// them to that many of the cores the process may use (no pinning when that is all of them). Stacks of `stack_bytes` (at least 64 KiB); the fibers' come from one
 /// region with a guard page below each (stacks.hpp).
 std::unique_ptr<Executor> make_executor(Execution how, std::size_t stack_bytes, int host_cores, Scheduler& s);
 

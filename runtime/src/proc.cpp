@@ -53,10 +53,11 @@ int Proc::size() const { return e_.machine().nodes(); }
 const Machine& Proc::machine() const { return e_.machine(); }
 std::uint64_t Proc::seed() const { return e_.options().seed; }
 bool Proc::phantom_payloads() const { return e_.options().phantom_payloads; }
-std::shared_ptr<void>& Proc::run_local(const void* key) { return e_.run_local(key); }
+std::shared_ptr<void>& Proc::run_local(const void* key) { return e_.run_local(v_, key); }
 int Proc::hops(int from, int to) const {
   const int n = size();
   if (from < 0 || from >= n || to < 0 || to >= n) throw UsageError(fmt::format("hops({}, {}): rank out of range", from, to));
+  e_.await_turn(v_);  // a topology may compute distances lazily, into state the VPs share
   return e_.machine().topology->distance(from, to);
 }
 Time Proc::now() const { return self().clock; }

@@ -17,6 +17,7 @@ Vp& Engine::context(int index) {
 }
 
 Vp& Engine::acting(Vp& v) {
+  await_turn(v);
   const int i = executor_->current();
   if (i < static_cast<int>(vps_.size()) || i == kMain) return v;
   Vp& t = *tasks_[static_cast<std::size_t>(i) - vps_.size()];

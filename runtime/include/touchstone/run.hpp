@@ -54,7 +54,12 @@ struct RunOptions {
   std::string order_log_file;     ///< plain-text per-VP message order
   Time time_limit = milliseconds(3'600'000);  ///< virtual time after which the run is an error
   std::size_t stack_bytes = std::size_t{1} << 20;  ///< host stack of each VP thread
-  int host_cores = 0;             ///< threads: pin VP threads to host cores 0..n-1 (0: no pinning)
+  /// Host cores the run may use (docs/parallel.md). Fibers: with more than one, the VPs' first
+  /// turns (their programs up to the first call into the runtime: buffers allocated and filled)
+  /// run ahead in parallel on that many host threads; 0 or 1: one host thread. Threads: the VP
+  /// threads are pinned to the first n cores the process may use (0, or all of them: no pinning).
+  /// Results are identical for every value.
+  int host_cores = 0;
   /// Deadlock reports include the runtime's own internal messages (a software barrier's or a
   /// split's) instead of naming the collective.
   bool report_internal = false;
@@ -194,6 +199,9 @@ struct RunResult {
   std::string explanation;        ///< RunOptions::explain
   double host_seconds = 0;
 };
+
+/// The host cores this process may use: its CPU affinity, capped by a cgroup v2 CPU quota.
+int available_host_cores();
 
 /// Runs `program` on every VP of `machine`. Throws RunError (deadlock, exception in VP code,
 /// unreceived messages, time limit) or UsageError (API misuse) with a full report.
