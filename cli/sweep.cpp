@@ -158,7 +158,7 @@ std::vector<std::string> mpirun_launcher(const Options& opt, const MachineSpec& 
                              std::to_string(c.stack_kb)};
   if (opt.np) l.insert(l.end(), {"--np", std::to_string(opt.np)});
   if (c.phantom) l.push_back("--phantom");
-  if (c.host_cores) l.insert(l.end(), {"--host-cores", std::to_string(c.host_cores)});
+  if (c.host_cores > 0) l.insert(l.end(), {"--host-cores", std::to_string(c.host_cores)});
   if (!c.eager_limit.empty()) l.insert(l.end(), {"--eager-limit", c.eager_limit});
   for (const auto& v : coll) l.insert(l.end(), {"--coll", v});
   return l;
