@@ -1,5 +1,5 @@
 // A send held until its receive completes (NetworkParams::send_holds_until_received, docs/model.md
-// 2.20): the send completes at the receive's completion, max(posted, arrival) + C_recv + L*r, not
+// 2.21): the send completes at the receive's completion, max(posted, arrival) + C_recv + L*r, not
 // when its last packet has left. Expected times are computed here from the formulas of 2.4 and 2.5
 // on the prime machine (every cost a distinct prime).
 #include <gtest/gtest.h>
