@@ -79,6 +79,10 @@ Machine hpam_machine(const std::string& arg, SpecOptions& opts, const std::strin
   // The header's time per hop is Lambda too: eq. 3 charges Lambda * eta for eta hops.
   set_channels(m.net, nanoseconds(10), nanoseconds(10), 1 << 30, 0);  // one worm per message, as the paper's t_net
   m.net.inj_ports = m.net.ej_ports = 1;  // uni-port (section 2.1)
+  // Eqs. 4-14 charge every message a whole A = Gamma + Omega S one after the other: a sender starts
+  // its next send only once the receiver has taken the message (C_recv + S lambda'/W). A send that
+  // completes when its receive has completed is that machine (docs/paper001.md, "The port model").
+  m.net.send_holds_until_received = true;
   m.net.barrier = BarrierKind::software;
   // Section 3.1's replication hardware: a message forks onto all the inter-level outgoing channels
   // of a level's last-row router at once (docs/model.md 2.11).

@@ -92,6 +92,12 @@ const std::vector<Option>& options() {
          m.net.packet_payload = static_cast<int>(parse_int(opt("packet"), v.substr(0, plus), 1, 1 << 30));
          m.net.packet_header = static_cast<int>(parse_int(opt("packet"), v.substr(plus + 1), 0, 1 << 20));
        }},
+      {"send_holds_until_received", "on: a send completes only when the receive of its message has completed (no buffering in the network interface); off (default): when its last packet has left",
+       [](Machine& m, const std::string& v) {
+         if (v != "on" && v != "off")
+           throw UsageError(fmt::format("machine option 'send_holds_until_received': expected on or off, got '{}'", v));
+         m.net.send_holds_until_received = v == "on";
+       }},
       {"ports", "injection and ejection channels per node: 1 (one-port), K, or all (one per link)",
        [](Machine& m, const std::string& v) {
          const int k = v == "all" ? static_cast<int>(2 * std::max<std::size_t>(1, m.topology->dims().size()))

@@ -503,6 +503,23 @@ void Engine::on_matched(Msg& m, Time t) {
   if (op->awaited && v.state == Vp::State::blocked) queue_.push(op->done, vp_order(v.index), Ev::resume, &v, v.token);
 }
 
+// Without buffering in the network interface (NetworkParams::send_holds_until_received) a send is
+// synchronous with the receive's completion: it waits as a synchronous send waits for the match.
+void Engine::hold_send(Op* op, Msg* m) {
+  op->synchronous = true;
+  ++op->unreceived;
+  m->held_op = op;
+}
+
+void Engine::on_received(Msg& m, Time t) {
+  Op* op = m.held_op;
+  m.held_op = nullptr;
+  op->received = std::max(op->received, t);
+  if (--op->unreceived > 0) return;  // a multicast waits for its last branch
+  m.sync_op = op;
+  on_matched(m, op->received);
+}
+
 Msg* Engine::make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size) {
   Msg* m = new_msg();
   m->id = next_msg_id_++;
@@ -564,12 +581,14 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   op->dst = dst;
   op->size = m->size;
   m->send_op = op;
+  const bool held = machine_.net.send_holds_until_received && !(ctx & kAmCtx);
+  if (held) hold_send(op, m);
   const Time start = v.clock;
   instruments_.send_posted(v.rank, *m);
   if (eager) {
     // A synchronous send completes when it is matched too (a rendezvous is matched before its data
-    // leaves, so only an eager one needs to be told).
-    if (synchronous) op->synchronous = true, m->sync_op = op;
+    // leaves, so only an eager one needs to be told); a held one completes later still.
+    if (synchronous && !held) op->synchronous = true, m->sync_op = op;
     m->buffered = machine_.net.flow_control() && machine_.net.recv_buffer >= 0;  // reserved by goes_eager
     v.clock += machine_.send_cost(v.rank, m->size);
     hand_over(m, start, v.clock);
@@ -790,6 +809,7 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   const Time drained = c.recv_overlap ? std::max(cpu_free + body, m->drained) : start + body;
   v.clock = drained + c.recv_overhead + matching;
   network_->release_buffer(*m, v.clock);
+  if (m->held_op) on_received(*m, v.clock);
   instruments_.received(v.rank, *op, *m, start, v.clock);
   free_msg(m);
   free_op(op);

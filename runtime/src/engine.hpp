@@ -217,6 +217,8 @@ class Engine final : public NetworkListener, private Scheduler {
   bool buffer_cycle() const;
   std::string describe_wait(const Vp& v) const;
   void on_matched(Msg& m, Time t);  // a synchronous send's message was matched at t
+  void hold_send(Op* op, Msg* m);   // send_holds_until_received: op completes when m's receive does
+  void on_received(Msg& m, Time t);  // ... m's receive completed at t
   Msg* new_msg();
   void free_msg(Msg* m);
   void keep_payload(Op* send);        // the send may reuse its buffer: its unmatched message copies it

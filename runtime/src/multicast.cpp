@@ -58,6 +58,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
     m->ctx = gd.ctx;
     m->size = data.size();
     if (!opts_.phantom_payloads) m->payload.assign(data.begin(), data.end());
+    if (machine_.net.send_holds_until_received) hold_send(op, m);
   }
   instruments_.multicast_sent(v.rank, *lead, start, v.clock, v.is_task());
   op->msg_id = lead->id;

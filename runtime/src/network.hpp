@@ -45,6 +45,7 @@ struct Msg {
   Time byte_time = 0;              // bottleneck time per byte along the path
   Op* send_op = nullptr;
   Op* sync_op = nullptr;           // a synchronous send waiting for this message to be matched
+  Op* held_op = nullptr;           // a send held until this message's receive completes (send_holds_until_received)
   std::vector<std::uint32_t> vc;   // RunOptions::races: the sender's vector clock (runtime/src/races.hpp)
   std::uint32_t examined = 0;      // receive-queue entries examined on arrival (docs/model.md 2.5)
   std::uint32_t resumed = 0;       // packets matched again at the destination (demux per packet, 2.18)

@@ -41,6 +41,10 @@ struct Op {
   bool synchronous = false;
   Time left = kNever;     // synchronous: last packet left the node
   Time matched_at = kNever;  // synchronous: the receiver matched the message
+  // NetworkParams::send_holds_until_received: receives of this send's messages not yet completed,
+  // and the latest completion so far (the send completes with the last one).
+  std::uint32_t unreceived = 0;
+  Time received = 0;
   std::uint64_t msg_id = 0;
   Msg* lent = nullptr;   // the message still reading this send's buffer (Msg::lender)
   int dst = 0;           // world rank, tag and size: for reports

@@ -17,6 +17,8 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// The network alone, the sends returning when the worm has left (send_holds_until_received=off;
+// the preset holds a send until its receives complete, tests/runtime/test_send_holds.cpp).
 // hpam:2x2/4x8,Q=2,multicast: f_2 = 4, so the router of (1,0)_1 replicates onto the down links
 // of (0,0)_2 .. (0,3)_2. Level 1: C = 2 us, 10 ns/B; level 2: C = 4 us, 20 ns/B; Lambda = 10 ns.
 constexpr Time kHop = nanoseconds(10), kByte = nanoseconds(10);
@@ -49,7 +51,7 @@ TEST(Multicast, MachineOptionTurnsTheHardwareOn) {
 // returns when the tail leaves its injection channel, h + S b (for a worm at least as long as its
 // path; a shorter one frees the channel as its header moves on, at h + S b too).
 TEST(Multicast, ForkedWormArrivesEverywhereAtTheUnicastFormula) {
-  const Machine m = parse_machine("hpam:2x2/4x8,Q=2,multicast");
+  const Machine m = parse_machine("hpam:2x2/4x8,Q=2,multicast,send_holds_until_received=off");
   const Hpam& t = *as_hpam(m);
   const int src = t.node(1, 0, 0);
   for (std::size_t S : {std::size_t{0}, std::size_t{5}, std::size_t{1000}}) {
@@ -92,7 +94,7 @@ TEST(Multicast, ForkedWormArrivesEverywhereAtTheUnicastFormula) {
 // A unicast worm holds a channel of branch 2; the forked header waits for it holding the channels
 // of branches 0 and 1 (lock-step), and every branch delivers late by the same wait.
 TEST(Multicast, BlockingOneBranchHoldsTheOthers) {
-  const Machine m = parse_machine("hpam:2x2/4x8,Q=2,multicast");
+  const Machine m = parse_machine("hpam:2x2/4x8,Q=2,multicast,send_holds_until_received=off");
   const Hpam& t = *as_hpam(m);
   const int src = t.node(1, 0, 0), blocker = t.node(2, 0, 2), sink = t.node(2, 2, 2);
   const std::vector<int> dsts = row_below(t, 0, 3);
@@ -213,7 +215,7 @@ TEST(Multicast, TrunkAcrossLevelsDeliversOnceToEveryBranch) {
 
 // Several multicasts and unicasts contending: the same trace_hash whatever the host does.
 TEST(Multicast, DeterministicUnderPerturbationAndThreads) {
-  const Machine m = parse_machine("hpam:2x2/4x8,Q=2,multicast");
+  const Machine m = parse_machine("hpam:2x2/4x8,Q=2,multicast,send_holds_until_received=off");
   const Hpam& t = *as_hpam(m);
   auto program = [&](Proc& p) {
     std::vector<std::byte> buf(300);

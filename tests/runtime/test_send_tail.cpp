@@ -128,7 +128,7 @@ TEST(SendTail, BlockingSendReturnsAfterBothItsWorkAndItsLastPacket) {
 // four nodes of a level-2 row, d = 5, Lambda = 10 ns, 10 ns per byte on the tree. The option sets
 // the tail on every node, HPAM's per-level costs too.
 TEST(SendTail, AMulticastLeavesTheTailEarlyToo) {
-  const Machine m = parse_machine("hpam:2x2/4x8,Q=2,multicast,send_tail_us=1.5");
+  const Machine m = parse_machine("hpam:2x2/4x8,Q=2,multicast,send_tail_us=1.5,send_holds_until_received=off");
   const Hpam& t = *as_hpam(m);
   ASSERT_EQ(m.costs_of(t.node(1, 0, 0)).send_tail, nanoseconds(1500));
   const int src = t.node(1, 0, 0);

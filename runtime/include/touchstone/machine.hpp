@@ -106,6 +106,10 @@ struct NetworkParams {
   /// Replicating routers (docs/model.md 2.11; HPAM's `,multicast`): Proc::multicast may fork a worm
   /// onto all of a router's Topology::replicating_channels.
   bool multicast = false;
+  /// A send completes only when the receive of its message has completed (docs/model.md 2.21): a
+  /// network interface without buffering, whose sender waits while the receiving CPU takes the
+  /// message (paper 001's uni-port processors, eqs. 4-14). Active messages are not held. Off by default.
+  bool send_holds_until_received = false;
 
   /// Packets of a message of `bytes` payload bytes: max(1, ceil(bytes / packet_payload)).
   std::size_t packets(std::size_t bytes) const {
