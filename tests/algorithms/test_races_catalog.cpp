@@ -12,7 +12,11 @@ using namespace touchstone;
 namespace {
 
 TEST(RacesCatalog, NoAlgorithmOfTheCatalogHasARace) {
-  const std::vector<std::string> machines{"mesh:4x4", "hpam:2x2/2x2,Q=4", "hpam:1x1/4x4", "cm5:32", "switch:8", "switch2:4+4"};
+  // The HPAM machines with buffered sends: under the preset's held sends (docs/model.md 2.21) a
+  // polling protocol such as alltoallv/random-scheduling spins until the time limit.
+  const std::vector<std::string> machines{"mesh:4x4", "hpam:2x2/2x2,Q=4,send_holds_until_received=off",
+                                          "hpam:1x1/4x4,send_holds_until_received=off", "cm5:32", "switch:8",
+                                          "switch2:4+4"};
   int ran = 0;
   for (const auto& alg : algorithms::catalog()) {
     if (alg.name == "selftest/deadlock") continue;  // ends in a deadlock report by design

@@ -54,7 +54,15 @@ Measured measure(const Machine& m, const algorithms::Algorithm& alg, std::size_t
 // Every catalog algorithm on every small machine it applies to, at a size where the runtime's own
 // memory dominates and one where the payloads do, with and without phantom payloads.
 TEST(Footprint, BoundsTheMeasuredPeakOfEveryCatalogAlgorithm) {
-  const std::vector<std::string> machines{"mesh:4x4", "mesh:8x8", "hpam:2x2/2x2,Q=4", "hpam:1x1/4x4", "cm5:32", "switch:8", "switch2:4+4"};
+  // The HPAM machines with buffered sends: under the preset's held sends (docs/model.md 2.21) a
+  // polling protocol such as alltoallv/random-scheduling spins until the time limit.
+  const std::vector<std::string> machines{"mesh:4x4",
+                                          "mesh:8x8",
+                                          "hpam:2x2/2x2,Q=4,send_holds_until_received=off",
+                                          "hpam:1x1/4x4,send_holds_until_received=off",
+                                          "cm5:32",
+                                          "switch:8",
+                                          "switch2:4+4"};
   int algorithms_run = 0;
   for (const auto& alg : algorithms::catalog()) {
     if (alg.name == "selftest/deadlock") continue;  // ends in a deadlock report by design
