@@ -62,7 +62,7 @@ int report_failure(const std::exception& e) {
 Findings debug_findings(const DebugOptions& d, const Machine& m, const Program& program, const RunOptions& o,
                         const RunResult& r) {
   Findings f;
-  if (!d.races.empty()) f.text += describe_races(r.races);
+  if (!d.races.empty()) f.text += describe_races(r.races, o.describe_race);
   f.text += r.explanation;
   if (const int runs = exploring_runs(d); runs > 0) {
     const Exploration e = explore(m, program, o, runs);

@@ -317,8 +317,8 @@ int run(Options& o, CLI::App* cmd) {
   std::vector<Race> races_found;  // --explore-outcome: the races, also of a failed run
   const RunResult* completed = nullptr;
   if (!o.explore_outcome.empty()) o.launch.run.on_races = [&](const std::vector<Race>& r) { races_found = r; };
-  o.launch.on_result = [&](const Machine& m, const RunResult& r) {
-    fmt::print(stderr, "{}", debug_findings(findings_options, m, Program{}, o.launch.run, r).text);
+  o.launch.on_result = [&](const Machine& m, const RunResult& r, const RunOptions& used) {
+    fmt::print(stderr, "{}", debug_findings(findings_options, m, Program{}, used, r).text);
     if (!o.explore_outcome.empty()) write_outcome(o.explore_outcome, races_found, &r), completed = &r;
   };
   if (o.check) {

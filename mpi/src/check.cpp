@@ -846,6 +846,54 @@ std::string message_on(Session& s, RankState& holder, bool at_receiver, const Ru
 }
 }  // namespace
 
+// ------------------------------------------------------------------ race reports
+
+void note_wildcard(RankState& rs, std::uint64_t call, const char* mpi_call, const void* caller, int source, int tag,
+                   MPI_Comm comm) {
+  Session* s = session();
+  if (!s || !s->races || (source != MPI_ANY_SOURCE && tag != MPI_ANY_TAG)) return;
+  if (const Comm* c = find_comm(rs, comm); c && !s->race_comms.contains(c->pt2pt.context()))
+    s->race_comms[c->pt2pt.context()] = {{c->pt2pt.members().begin(), c->pt2pt.members().end()}, c->remote_base};
+  s->wildcard_calls[{rs.proc->rank(), call}] =
+      fmt::format("{}(source={}, tag={}, {}){}", mpi_call, peer_text(source),
+                  tag == MPI_ANY_TAG ? "MPI_ANY_TAG" : std::to_string(tag), comm_text(rs, comm), site_text(caller));
+}
+
+namespace {
+// Picoseconds as microseconds with all six decimals, as the runtime's race reports give them.
+std::string exact_us(Time t) {
+  return fmt::format("{}{}.{:06}", t < 0 ? "-" : "", std::abs(t) / 1'000'000, std::abs(t) % 1'000'000);
+}
+}  // namespace
+
+std::string race_text(Session& s, const Race& race) {
+  const auto it = s.wildcard_calls.find({race.rank, race.call});
+  if (it == s.wildcard_calls.end() || race.rank < 0 || race.rank >= s.np) return {};
+  // "receive #N" is the rank's count of receives and probes, which --schedule RANK:N=SOURCE names.
+  // The senders in the ranks of the receiver's communicator (its remote group's, on an
+  // intercommunicator).
+  const auto comm = s.race_comms.find(race.context);
+  const auto sender = [&](int world) {
+    if (comm != s.race_comms.end()) {
+      const auto& members = comm->second.members;
+      const auto at = std::find(members.begin(), members.end(), world);
+      if (at != members.end())
+        return fmt::format("rank {}", static_cast<int>(at - members.begin()) - comm->second.remote_base);
+    }
+    return fmt::format("world rank {}", world);
+  };
+  std::string text = fmt::format(
+      "race: rank {} {} #{}: {}, {} t={} us, {} the message from {} (tag {}, arrived t={} us); it could also have "
+      "matched:\n",
+      race.rank, race.probe ? "probe" : "receive", race.call, it->second, race.probe ? "called" : "posted", exact_us(race.posted),
+      race.forced ? "was forced by the schedule to take" : race.probe ? "found" : "took", sender(race.source),
+      race.tag, exact_us(race.arrival));
+  for (const auto& a : race.alternatives)
+    text += fmt::format("  the message from {} (tag {}, arrived t={} us), which lost by {} us\n", sender(a.source),
+                        a.tag, exact_us(a.arrival), exact_us(a.margin));
+  return text;
+}
+
 // ------------------------------------------------------------------ buffer ownership
 
 namespace {

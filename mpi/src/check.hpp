@@ -129,6 +129,14 @@ std::string request_text(RankState& rs, const Req& q);
 /// ranks of its communicator, with the call that sent it; empty for a collective's own messages.
 std::string message_text(Session& s, const RunOptions::UnreceivedMessage& m);
 
+/// Race reports (--races): remembers a wildcard receive or probe the rank just posted, the
+/// runtime's call number `call` (Proc::receive_calls), in the program's terms; race_text
+/// (RunOptions::describe_race) gives a race's paragraph with it: the MPI call and its line, the
+/// ranks of its communicator and the user's tags. Empty for a race of no remembered call.
+void note_wildcard(RankState& rs, std::uint64_t call, const char* mpi_call, const void* caller, int source, int tag,
+                   MPI_Comm comm);
+std::string race_text(Session& s, const Race& race);
+
 /// Buffer ownership: a nonblocking send or receive `q` owns its buffer until it completes. Its
 /// checksum is taken at the post (contiguous data only: a packed send is already copied, a
 /// non-contiguous receive lands in a staging copy) and compared by check_owned_buffer at

@@ -274,6 +274,7 @@ int launch(const LaunchOptions& o) {
     s.leaks_are_errors = o.leaks_are_errors;
     s.owned_receive_buffers = o.leaks_are_errors;
     s.synchronizing_collectives = o.synchronizing_collectives;
+    s.races = o.run.races != RaceCheck::off;
     const SessionGuard guard(&s);
     std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
     std::optional<OutputTagger> tagger;
@@ -305,6 +306,7 @@ int launch(const LaunchOptions& o) {
       return rank < np ? blocked_text(s.ranks[static_cast<std::size_t>(rank)], ops) : std::string();
     };
     ro.describe_message = [&s](const RunOptions::UnreceivedMessage& m) { return message_text(s, m); };
+    ro.describe_race = [&s](const Race& r) { return race_text(s, r); };
     ro.progress_line = true;
     ro.before_hard_exit = [&tagger, &program, &summary, &record](int running, int exit_status) {
       summary("ended by the watchdog (the report follows)", std::nullopt);
@@ -370,7 +372,7 @@ int launch(const LaunchOptions& o) {
     }
     std::fflush(stdout);
     std::fputs(shared_state.changes().c_str(), stderr);
-    if (o.on_result) o.on_result(m, r);
+    if (o.on_result) o.on_result(m, r, ro);
     int status = 0;
     for (int i = 0; i < np && status == 0; ++i)
       if (exit_status[static_cast<std::size_t>(i)] != 0) {

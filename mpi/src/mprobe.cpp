@@ -9,6 +9,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "check.hpp"
 #include "request.hpp"
 
 using namespace touchstone;
@@ -30,6 +31,7 @@ void matched_probe(RankState& rs, int source, int tag, MPI_Comm comm, bool block
   }
   const int src = source == MPI_ANY_SOURCE ? any_source : c.peer_to_group(source), t = tag == MPI_ANY_TAG ? any_tag : tag;
   const std::optional<Status> st = block ? rs.proc->probe(src, t, c.pt2pt) : rs.proc->iprobe(src, t, c.pt2pt);
+  note_wildcard(rs, rs.proc->last_receive_call(), rs.last_call, rs.caller, source, tag, comm);
   if (!st) {
     *flag = 0;
     return;

@@ -138,8 +138,11 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     check_peer(c, source, true, "source");
     check_tag(tag, true);
     if (source == MPI_PROC_NULL) return set_result_status(status, proc_null_status());
-    set_result_status(status, probe_status(rs.proc->probe(source == MPI_ANY_SOURCE ? any_source : c.peer_to_group(source),
-                                                          tag == MPI_ANY_TAG ? any_tag : tag, c.pt2pt), c));
+    const Status st =
+        rs.proc->probe(source == MPI_ANY_SOURCE ? any_source : c.peer_to_group(source), tag == MPI_ANY_TAG ? any_tag : tag,
+                       c.pt2pt);
+    note_wildcard(rs, rs.proc->last_receive_call(), "MPI_Probe", rs.caller, source, tag, comm);
+    set_result_status(status, probe_status(st, c));
   });
 }
 
@@ -154,6 +157,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
     }
     const auto st = rs.proc->iprobe(source == MPI_ANY_SOURCE ? any_source : c.peer_to_group(source),
                                     tag == MPI_ANY_TAG ? any_tag : tag, c.pt2pt);
+    note_wildcard(rs, rs.proc->last_receive_call(), "MPI_Iprobe", rs.caller, source, tag, comm);
     *flag = st.has_value();
     if (st) set_result_status(status, probe_status(*st, c));
   });

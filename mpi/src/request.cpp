@@ -159,6 +159,8 @@ void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, in
   if (owned) own_buffer(rs, q, buf, n);
   q.r = rs.proc->irecv_truncating(src == MPI_ANY_SOURCE ? any_source : c.peer_to_group(src),
                                   tag == MPI_ANY_TAG ? any_tag : tag, into, c.pt2pt);
+  const CallSite site = q.made_by.call ? q.made_by : CallSite{rs.last_call, rs.caller};
+  note_wildcard(rs, rs.proc->last_receive_call(), site.call, site.caller, src, tag, q.comm);
 }
 
 std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count, MPI_Datatype dt, int src, int tag,

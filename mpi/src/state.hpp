@@ -293,6 +293,17 @@ struct Session {
   bool owned_receive_buffers = false;
   /// mpirun --check: every blocking collective synchronizes its members on entry (call.cpp).
   bool synchronizing_collectives = false;
+  /// --races: the wildcard receives and probes the ranks posted, by (world rank, the runtime's
+  /// number of the call: Race::call), as the program made them, for race reports in its terms.
+  bool races = false;
+  std::map<std::pair<int, std::uint64_t>, std::string> wildcard_calls;
+  /// Their communicators' ranks by context, kept when the program frees them: the world rank of
+  /// each member of the point-to-point group, from which the senders' ranks start (remote_base).
+  struct RaceComm {
+    std::vector<int> members;
+    int remote_base = 0;
+  };
+  std::map<std::uint64_t, RaceComm> race_comms;
 };
 
 /// The session of the run in progress (set by launch()).

@@ -373,7 +373,7 @@ RunResult Engine::run(const Program& program) {
   if (opts_.races == RaceCheck::error && !res.races.empty()) {
     write_evidence(false);
     throw RunError(fmt::format("the run has message races (RaceCheck::error):\n{}trace_hash {:016x}\n",
-                               describe_races(res.races), res.trace_hash),
+                               describe_races(res.races, opts_.describe_race), res.trace_hash),
                    res.trace_hash);
   }
   write_evidence(false);
@@ -690,7 +690,7 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   op->group = std::move(g);
   op->buf = buf;
   op->posted = v.clock;
-  op->call = ++v.home->recv_calls;  // one numbering per rank: its tasks' receives count too
+  op->call = v.last_recv_call = ++v.home->recv_calls;  // one numbering per rank: its tasks' receives count too
   if (src == any_source && !forced_.empty()) {
     op->src = forced_.source(v.rank, op->call, src, op->group.get());
     op->forced = op->src != any_source;

@@ -79,6 +79,7 @@ struct Vp {
   const char* collective = nullptr;    // inside a runtime collective whose messages are internal
   std::string label;                   // Proc::annotate: where the program is (deadlock reports)
   std::uint64_t recv_calls = 0;        // receives and probes posted so far (race reports)
+  std::uint64_t last_recv_call = 0;    // the number of this VP's (not its home's) last one
   // Livelock detection (docs/debugging.md): the polls seen since the world last changed.
   std::uint64_t actions = 0;  // sends, receives and barriers so far: what could change the world
   PollWatch polls;

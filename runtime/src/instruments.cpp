@@ -14,6 +14,7 @@ Instruments::Instruments(int nodes, const RunOptions& options)
       order_log_file_(options.order_log_file),
       explain_(options.explain),
       phantom_payloads_(options.phantom_payloads),
+      describe_race_(options.describe_race),
       sent_(static_cast<std::size_t>(nodes), 0) {
   if (!trace_file_.empty() || !order_log_file_.empty()) recorder_ = std::make_unique<Recorder>(nodes);
   if (options.races != RaceCheck::off) {
@@ -126,7 +127,7 @@ std::uint64_t Instruments::add_to_failure(std::string& report) const {
   // The races seen up to the failure are often its cause.
   if (races_ && !races_->races().empty())
     report += (report.back() == '\n' ? "" : "\n") + std::string("Races up to the failure:\n") +
-              describe_races(races_->races());
+              describe_races(races_->races(), describe_race_);
   // The events up to the failure are deterministic, so their hash identifies the failed run
   // (a replay with --schedule must show it is the same run).
   const std::uint64_t h = hash_.value();

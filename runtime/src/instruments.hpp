@@ -159,6 +159,7 @@ class Instruments {
   std::string trace_file_, order_log_file_;
   bool explain_ = false;
   bool phantom_payloads_ = false;
+  std::function<std::string(const Race&)> describe_race_;  // RunOptions::describe_race
   TraceHash hash_;
   RunStats stats_;
   Time batch_time_ = 0;            // the virtual time of the VPs resumed last (stats_.batches)

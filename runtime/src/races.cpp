@@ -56,6 +56,7 @@ void RaceDetector::on_match(int dst, Op& op, const Msg& m, const std::string& la
   r.race.forced = op.forced;
   r.race.want_source = r.src;
   r.race.want_tag = op.tag;
+  r.race.context = op.ctx;
   r.race.message = user_id(m);
   r.race.source = m.src;
   r.race.tag = m.tag;
@@ -117,7 +118,7 @@ namespace {
 std::string exact_us(Time t) { return fmt::format("{}{}.{:06}", t < 0 ? "-" : "", std::abs(t) / 1'000'000, std::abs(t) % 1'000'000); }
 }  // namespace
 
-std::string describe_races(const std::vector<Race>& races) {
+std::string describe_races(const std::vector<Race>& races, const std::function<std::string(const Race&)>& describe) {
   auto who = [](int x) { return x < 0 ? std::string("any") : std::to_string(x); };
   std::string s;
   std::size_t alternatives = 0, listed = 0;
@@ -125,6 +126,10 @@ std::string describe_races(const std::vector<Race>& races) {
     if (r.alternatives.empty()) continue;  // a forced match that nothing else could have made
     ++listed;
     alternatives += r.alternatives.size();
+    if (std::string own = describe ? describe(r) : std::string(); !own.empty()) {
+      s += own;
+      continue;
+    }
     s += fmt::format("race: rank {} {} #{} ({}(source={}, tag={}), posted t={} us{}) {} message #{} from {} "
                      "(tag {}, arrived t={} us); it could also have matched:\n",
                      r.rank, r.probe ? "probe" : "receive", r.call, r.probe ? "probe" : "recv", who(r.want_source),

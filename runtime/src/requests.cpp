@@ -185,7 +185,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
   pattern.tag = tag;
   pattern.ctx = gd.ctx;
   pattern.posted = v.clock;
-  pattern.call = ++v.home->recv_calls;
+  pattern.call = v.last_recv_call = ++v.home->recv_calls;
   if (world_src == any_source && !forced_.empty()) {
     pattern.src = forced_.source(v.rank, pattern.call, world_src, &gd);
     pattern.forced = pattern.src != any_source;

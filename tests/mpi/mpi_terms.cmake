@@ -34,12 +34,22 @@ add_test(NAME mpi.terms.abort COMMAND ${here}/expect_lines.sh 7
          "touchstone mpirun: rank 2 called MPI_Abort\\(MPI_COMM_WORLD, error code 7\\) at mpi_terms.c:47; the run is \
 ended"
          -- ${ts} mpirun ${on_5} ${terms} abort)
+# A race in a split communicator: the receive with its line, the senders (world ranks 4 and 2) in
+# the communicator's ranks, and rank 2's one extra hop on mesh:2x3 as the margin.
+add_test(NAME mpi.terms.race COMMAND ${here}/expect_lines.sh 0
+         "race: rank 0 receive #[0-9]+: MPI_Recv\\(source=MPI_ANY_SOURCE, tag=9, the communicator of MPI_Comm_split of \
+MPI_COMM_WORLD, color 0\\) at mpi_terms.c:52, posted t=${t} us, took the message from rank 2 \\(tag 9, arrived \
+t=${t} us\\); it could also have matched:"
+         "  the message from rank 1 \\(tag 9, arrived t=${t} us\\), which lost by 1\\.440000 us"
+         -- ${ts} mpirun ${on_5} --races ${terms} race)
 # No runtime words are left in these reports: no "recv(", "waitall on", "message #".
 add_test(NAME mpi.terms.no_runtime_words COMMAND sh -c
          "! ${ts} mpirun --machine mesh:2x3 -np 5 ${terms} waitall 2>&1 | grep -E '(^| )recv\\(|waitall on|message \
 #|send of message'")
-set_tests_properties(mpi.terms.deadlock_recv mpi.terms.deadlock_waitall mpi.terms.deadlock_collective mpi.terms.abort
-                     mpi.terms.no_runtime_words PROPERTIES TIMEOUT 60)
+add_test(NAME mpi.terms.race_no_runtime_words COMMAND sh -c
+         "! ${ts} mpirun --machine mesh:2x3 -np 5 --races ${terms} race 2>&1 | grep -E '(^| )recv\\(|message #|source=any'")
+set_tests_properties(mpi.terms.race mpi.terms.deadlock_recv mpi.terms.deadlock_waitall mpi.terms.deadlock_collective mpi.terms.abort
+                     mpi.terms.no_runtime_words mpi.terms.race_no_runtime_words PROPERTIES TIMEOUT 60)
 mpi_test(terms.correct mpi_terms --machine mesh:2x3 -np 5 --check)
 mpi_test(terms.correct_threads mpi_terms --machine mesh:2x3 -np 5 --check --execution threads)
 add_test(NAME mpi.determinism.mpi_terms COMMAND ${here}/determinism.sh ${ts} ${terms} mesh:2x3 --check)

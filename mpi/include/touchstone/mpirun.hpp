@@ -44,9 +44,10 @@ struct LaunchOptions {
   /// mpirun --check: every blocking collective synchronizes its members on entry, as any
   /// conforming MPI may (with run.eager_limit 0, every standard-mode send is synchronous too).
   bool synchronizing_collectives = false;
-  /// Called after a run that completed, with its machine and result (mpirun prints the races and
-  /// the blocking explanation the debugging options asked for).
-  std::function<void(const Machine&, const RunResult&)> on_result;
+  /// Called after a run that completed, with its machine, result and the options it ran with, the
+  /// interface's report hooks set (mpirun prints the races and the blocking explanation the
+  /// debugging options asked for, in MPI's terms).
+  std::function<void(const Machine&, const RunResult&, const RunOptions&)> on_result;
   /// Where to write how the run ended as one JSON object (exit_status, makespan_ps, messages,
   /// trace_hash, measured_regions, measured_ps, host_seconds; `error` when it failed), whatever
   /// the ending: what `touchstone sweep --program` reads. Empty: nowhere.

@@ -101,6 +101,10 @@ class Proc {
   void annotate(std::string_view note = {}, std::source_location where = std::source_location::current());
   /// The current annotation ("" before the first).
   const std::string& annotation() const;
+  /// The number of the last receive or probe this VP posted, as race reports and forced schedules
+  /// give it (Race::call, RANK:CALL=SOURCE); 0 before the first. A rank's tasks count in the same
+  /// numbering, so this is the only exact way to learn it after the call.
+  std::uint64_t last_receive_call() const;
 
   // --- virtual time ---
   /// This VP's clock.

@@ -132,6 +132,9 @@ struct RunOptions {
     int earlier = 0, queued = 1;
   };
   std::function<std::string(const UnreceivedMessage& m)> describe_message;
+  /// For race reports: one race's paragraph in the program's terms (the call that received, its
+  /// communicator's ranks); empty or unset: the runtime's ("rank 1 receive #1 (recv(...))").
+  std::function<std::string(const Race& race)> describe_race;
 };
 
 /// A message that could also have matched a wildcard receive or probe.
@@ -153,6 +156,7 @@ struct Race {
   std::string label;          ///< the VP's Proc::annotate at the call
   int want_source = -1;       ///< the pattern: world rank or any_source
   int want_tag = -1;          ///< tag or any_tag
+  std::uint64_t context = 0;  ///< the group's (Group::context) the receive or probe named
   std::uint64_t message = 0;  ///< the message it took
   int source = 0;             ///< world rank of that message's sender
   int tag = 0;
@@ -160,8 +164,10 @@ struct Race {
   std::vector<RaceAlternative> alternatives;  ///< in arrival order
 };
 
-/// One paragraph per race and a summary line ("N race(s) at M wildcard receive(s)").
-std::string describe_races(const std::vector<Race>& races);
+/// One paragraph per race and a summary line ("N race(s) at M wildcard receive(s)"). `describe`
+/// (RunOptions::describe_race) gives a race's paragraph in the program's terms where it can.
+std::string describe_races(const std::vector<Race>& races,
+                           const std::function<std::string(const Race&)>& describe = {});
 
 /// How many VPs resume at one virtual time (docs/parallel.md, stage 1): the code of VPs resumed at
 /// the same time could run concurrently with the same results, so these bound what running VP code
