@@ -243,24 +243,30 @@ std::string Engine::infeasible_choice() const {
 
 std::string Engine::deadlock_report() const {
   std::string cycle = network_->find_deadlock_cycle();
+  // The run is stuck from the moment its last VP blocked, which a VP's own clock may put after the
+  // last event (a receive posted after local work the engine had no event for).
+  Time at = now_;
+  for (const auto* list : {&vps_, &tasks_})
+    for (const auto& v : *list)
+      if (v->state == Vp::State::blocked && v->block != Vp::Block::idle) at = std::max(at, v->blocked_since);
   std::string s;
   if (!cycle.empty()) {
-    s = fmt::format("{}at t={} us; the VPs waiting on it:\n", cycle, to_us(now_));
+    s = fmt::format("{}at t={} us; the VPs waiting on it:\n", cycle, to_us(at));
   } else if (buffer_cycle()) {
     s = fmt::format("message-dependent deadlock at t={} us: a receive buffer is reserved by messages whose later "
                     "packets are blocked behind worms that wait for space in that same buffer (below).\n",
-                    to_us(now_));
+                    to_us(at));
   } else if (network_->blocked_packets()) {
     s = fmt::format("deadlock at t={} us: worms wait in the network (for receive-buffer space or behind such "
                     "worms) that only the blocked VPs below could free.\n",
-                    to_us(now_));
+                    to_us(at));
   } else if (std::string forced = infeasible_choice(); !forced.empty()) {
     s = fmt::format("infeasible schedule at t={} us: {}; no run of the program makes that match after the choices "
                     "before it, so this is not a run the program can make (drop that choice from the schedule)\n",
-                    to_us(now_), forced);
+                    to_us(at), forced);
   } else {
     s = fmt::format("application deadlock at t={} us: every VP still running is blocked and nothing is in flight.\n",
-                    to_us(now_));
+                    to_us(at));
   }
   int shown = 0, blocked = 0;
   for (const auto& v : vps_) {

@@ -9,7 +9,11 @@ endforeach()
 set(lines ${here}/expect_lines.sh)
 set(race1 "race: rank 0 receive #1: MPI_Recv\\(source=MPI_ANY_SOURCE, tag=0, MPI_COMM_WORLD\\)( at races_[a-z]+\\.c:[0-9]+)?, posted t=0\\.000000 us, took the message from rank 1 \\(tag 0, arrived t=11\\.680000 us\\); it could also have matched:")
 set(lost "  the message from rank 2 \\(tag 0, arrived t=13\\.120000 us\\), which lost by 1\\.440000 us")
-set(deadlock "application deadlock at t=13\\.12 us: every VP still running is blocked and nothing is in flight")
+# Rank 0 blocks in its second receive, the deadlock, when its first has cost it 10.04 us of CPU
+# after the message it took arrived: 11.68 + 10.04 us after rank 1's, 13.12 + 10.04 us after rank 2's.
+set(blocked "every VP still running is blocked and nothing is in flight")
+set(deadlock_after_1 "application deadlock at t=21\\.72 us: ${blocked}")
+set(deadlock_after_2 "application deadlock at t=23\\.16 us: ${blocked}")
 
 # A sum over MPI_ANY_SOURCE: the race is harmless, --races=error exits 0; the other order
 # receives other bytes, reported as information only.
@@ -35,13 +39,13 @@ add_test(NAME mpi.races.harmful_listed COMMAND ${lines} 0 "${race1}"
          -- ${ts} mpirun --machine mesh:2x2 -np 3 --races $<TARGET_FILE:mpi_test_races_harmful>)
 # The other match deadlocks: the race is named harmful with the deadlock.
 add_test(NAME mpi.races.alternative_deadlocks COMMAND ${lines} 3 "races_deadlock: all checks passed"
-         "  rank 0 receive #1: harmful: --schedule 0:1=2 ends otherwise: ${deadlock}, exit status 2, other output"
+         "  rank 0 receive #1: harmful: --schedule 0:1=2 ends otherwise: ${deadlock_after_2}, exit status 2, other output"
          -- ${ts} mpirun --machine mesh:1x3 --explore 20 $<TARGET_FILE:mpi_test_races_deadlock> 2)
 # The run itself deadlocks: rank 2's message, never received, is the race's alternative, and
 # exploring from the failed run finds the match that completes.
-add_test(NAME mpi.races.unreceived_alternative COMMAND ${lines} 2 "${deadlock}\\." "Races up to the failure:"
+add_test(NAME mpi.races.unreceived_alternative COMMAND ${lines} 2 "${deadlock_after_1}\\." "Races up to the failure:"
          "${race1}" "${lost}"
-         "explored 2 run\\(s\\) \\(at most 20\\), every choice; the original run failed: ${deadlock}\\."
+         "explored 2 run\\(s\\) \\(at most 20\\), every choice; the original run failed: ${deadlock_after_1}\\."
          "  rank 0 receive #1: harmful: --schedule 0:1=2 ends otherwise: completed, exit status 0, other output"
          -- ${ts} mpirun --machine mesh:1x3 --races --explore 20 $<TARGET_FILE:mpi_test_races_deadlock> 1)
 # Four wildcard receives of two messages from each of two ranks: exploring drops the choices an
@@ -52,7 +56,7 @@ add_test(NAME mpi.races.feasible_schedules COMMAND ${lines} 0
          -- ${ts} mpirun --machine mesh:1x3 --races=error --explore 30 $<TARGET_FILE:mpi_test_races_feasible>)
 # ... and a schedule that keeps such a choice is infeasible, not a deadlock of the program.
 add_test(NAME mpi.races.infeasible_schedule COMMAND ${lines} 2
-         "infeasible schedule at t=24\\.6 us: --schedule 0:3=2 forces rank 0's receive #3 to take a message from rank 2, and none comes; no run of the program makes that match after the choices before it, so this is not a run the program can make \\(drop that choice from the schedule\\)"
+         "infeasible schedule at t=34\\.64 us: --schedule 0:3=2 forces rank 0's receive #3 to take a message from rank 2, and none comes; no run of the program makes that match after the choices before it, so this is not a run the program can make \\(drop that choice from the schedule\\)"
          -- ${ts} mpirun --machine mesh:1x3 --schedule 0:1=2,0:2=2,0:3=2 $<TARGET_FILE:mpi_test_races_feasible>)
 add_test(NAME mpi.determinism.races_feasible COMMAND ${here}/determinism.sh ${ts}
          $<TARGET_FILE:mpi_test_races_feasible> mesh:3x5 -np 7)
