@@ -473,7 +473,9 @@ CollectiveForms reduce_scatter_forms(const void* sendbuf, void* recvbuf, const i
     if (!recvcounts) return {};
     long long total = 0;
     for (int i = 0; i < c.size; ++i) total += std::max(recvcounts[i], 0);
-    return {whole(rs, sendbuf, total, datatype), whole(rs, recvbuf, recvcounts[c.rank], datatype)};
+    // MPI_IN_PLACE: the receive buffer holds the whole input.
+    return {whole(rs, sendbuf, total, datatype),
+            whole(rs, recvbuf, sendbuf == MPI_IN_PLACE ? total : recvcounts[c.rank], datatype)};
   };
   return {[=](RankState& rs, Comm& c, void* rb) { reduce_scatter(rs, c, sendbuf, rb, recvcounts, datatype, op); },
           [=](RankState& rs, Comm& c, void* rb) {
@@ -490,7 +492,9 @@ CollectiveForms reduce_scatter_forms(const void* sendbuf, void* recvbuf, const i
 CollectiveForms reduce_scatter_block_forms(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                            MPI_Op op) {
   const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
-    return {whole(rs, sendbuf, times(recvcount, c.size), datatype), whole(rs, recvbuf, recvcount, datatype)};
+    const long long input = times(recvcount, c.size);  // in the receive buffer for MPI_IN_PLACE
+    return {whole(rs, sendbuf, input, datatype),
+            whole(rs, recvbuf, sendbuf == MPI_IN_PLACE ? input : recvcount, datatype)};
   };
   return {[=](RankState& rs, Comm& c, void* rb) { reduce_scatter_block(rs, c, sendbuf, rb, recvcount, datatype, op); },
           [=](RankState& rs, Comm& c, void* rb) {

@@ -121,6 +121,31 @@ static void nonblocking_correct(MPI_Comm comm) {
   MPI_Wait(&r, MPI_STATUS_IGNORE);
   if (me > 0) CHECK_EQ(sum, 10 * me + me * (me - 1) / 2);
 
+  /* MPI_IN_PLACE reduce-scatters: the receive buffer holds the whole input. */
+  for (int i = 0; i < n; ++i) all[i] = me + i;
+  MPI_Ireduce_scatter_block(MPI_IN_PLACE, all, 1, MPI_INT, MPI_SUM, comm, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  CHECK_EQ(all[0], n * (n - 1) / 2 + n * me);
+  for (int i = 0; i < n; ++i) all[i] = me + i;
+  MPI_Ireduce_scatter(MPI_IN_PLACE, all, counts, MPI_INT, MPI_SUM, comm, &r);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  CHECK_EQ(all[0], n * (n - 1) / 2 + n * me);
+
+  /* MPI_Alltoallw: byte displacements, a type per block. */
+  MPI_Datatype types[16];
+  int bytes[16];
+  for (int i = 0; i < n; ++i) {
+    types[i] = MPI_INT;
+    bytes[i] = 2 * i * (int)sizeof(int);
+    send[2 * i] = 1000 * me + i;
+  }
+  for (int i = 0; i < 2 * n; ++i) blocks[i] = -5;
+  MPI_Ialltoallw(send, counts, bytes, types, blocks, counts, bytes, types, comm, &r);
+  blocks[3] = 6; /* a gap */
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  for (int i = 0; i < n; ++i) CHECK_EQ(blocks[2 * i], 1000 * i + me);
+  CHECK_EQ(blocks[3], 6);
+
   /* Derived, non-contiguous receive blocks are not owned but still delivered. */
   MPI_Datatype strided;
   MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &strided);

@@ -20,16 +20,16 @@ buffer\\)${fatal}"
            -- ${cown_on} ${OWNERSHIP_OPTIONS} ${cown} ${mode})
   set_tests_properties(mpi.ownership.${name} PROPERTIES TIMEOUT 60)
 endfunction()
-ownership_test(icoll_send 5 "send buffer \\(4 bytes\\)" "MPI_Iallgather on ${odd}" 185 187 collective icoll_send
+ownership_test(icoll_send 5 "send buffer \\(4 bytes\\)" "MPI_Iallgather on ${odd}" 210 212 collective icoll_send
                nonblocking collective owns its buffers)
-ownership_test(pcoll_send 5 "send buffer \\(4 bytes\\)" "MPI_Allreduce_init on ${odd}" 201 206 collective pcoll_send
+ownership_test(pcoll_send 5 "send buffer \\(4 bytes\\)" "MPI_Allreduce_init on ${odd}" 226 231 collective pcoll_send
                started persistent collective owns its buffers)
-ownership_test(psend 1 "send buffer \\(4 bytes\\)" "MPI_Send_init\\(dest=1, tag=8, ${odd}\\)" 211 214 send psend
+ownership_test(psend 1 "send buffer \\(4 bytes\\)" "MPI_Send_init\\(dest=1, tag=8, ${odd}\\)" 236 239 send psend
                started persistent send owns its buffer)
 set(OWNERSHIP_OPTIONS --check)
-ownership_test(icoll_recv 1 "receive buffer \\(the block of 4 bytes at offset 8\\)" "MPI_Igatherv on ${odd}" 195 197
+ownership_test(icoll_recv 1 "receive buffer \\(the block of 4 bytes at offset 8\\)" "MPI_Igatherv on ${odd}" 220 222
                collective icoll_recv nonblocking collective owns its buffers)
-ownership_test(precv 3 "receive buffer \\(4 bytes\\)" "MPI_Recv_init\\(source=0, tag=9, ${odd}\\)" 221 224 receive
+ownership_test(precv 3 "receive buffer \\(4 bytes\\)" "MPI_Recv_init\\(source=0, tag=9, ${odd}\\)" 246 249 receive
                precv started persistent receive owns its buffer)
 # Receive buffers are owned under --check only.
 foreach(mode IN ITEMS icoll_recv precv)
