@@ -920,24 +920,34 @@ std::uint64_t checksum(const void* data, std::size_t n) {
 }
 }  // namespace
 
+bool owns_buffers(RankState& rs) { return session()->check_consistency && !rs.proc->phantom_payloads(); }
+
+void own_run(Req& q, OwnedRun run) {
+  run.sum = checksum(run.addr, run.bytes);
+  q.owned.push_back(run);
+}
+
 void own_buffer(RankState& rs, Req& q, const void* buf, std::size_t bytes) {
-  if (!session()->check_consistency || q.done || !bytes || !buf || rs.proc->phantom_payloads()) return;
-  q.owned = buf;
-  q.owned_bytes = bytes;
-  q.owned_sum = checksum(buf, bytes);
+  if (q.done || !bytes || !buf || !owns_buffers(rs)) return;
+  own_run(q, OwnedRun{.addr = buf, .bytes = bytes, .recv = q.recv});
 }
 
 void check_owned_buffer(RankState& rs, Req& q) {
-  if (!q.owned) return;
-  const void* buf = q.owned;
-  q.owned = nullptr;
-  if (checksum(buf, q.owned_bytes) == q.owned_sum) return;
-  const char* what = q.recv ? "receive" : "send";
-  q.buffer_error = std::make_shared<MpiError>(MpiError{
-      MPI_ERR_BUFFER, fmt::format("the {} buffer ({} bytes) of {} was written while the {} was pending, found when "
-                                  "{}{} completed it (a nonblocking {} owns its buffer until it completes)",
-                                  what, q.owned_bytes, request_text(rs, q), what, rs.last_call,
-                                  site_text(rs.caller), what)});
+  for (const OwnedRun& run : q.owned) {
+    if (checksum(run.addr, run.bytes) == run.sum) continue;
+    const char* what = run.recv ? "receive" : "send";
+    // A collective names the operation, not the buffer's direction: it owns both kinds.
+    const char* op = q.collective ? "collective" : what;
+    const std::string part = run.offset < 0 ? fmt::format("{} bytes", run.bytes)
+                                            : fmt::format("the block of {} bytes at offset {}", run.bytes, run.offset);
+    q.buffer_error = std::make_shared<MpiError>(MpiError{
+        MPI_ERR_BUFFER,
+        fmt::format("the {} buffer ({}) of {} was written while the {} was pending, found when {}{} completed it "
+                    "(a {} {} owns its {} until it completes)",
+                    what, part, request_text(rs, q), op, rs.last_call, site_text(rs.caller),
+                    q.persistent ? "started persistent" : "nonblocking", op, q.collective ? "buffers" : "buffer")});
+    return;
+  }
 }
 
 // ------------------------------------------------------------------ lifecycle

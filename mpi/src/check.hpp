@@ -130,19 +130,24 @@ std::string request_text(RankState& rs, const Req& q);
 std::string message_text(Session& s, const RunOptions::UnreceivedMessage& m);
 
 /// Race reports (--races): remembers a wildcard receive or probe the rank just posted, the
-/// runtime's call number `call` (Proc::receive_calls), in the program's terms; race_text
+/// runtime's call number `call` (Proc::last_receive_call), in the program's terms; race_text
 /// (RunOptions::describe_race) gives a race's paragraph with it: the MPI call and its line, the
 /// ranks of its communicator and the user's tags. Empty for a race of no remembered call.
 void note_wildcard(RankState& rs, std::uint64_t call, const char* mpi_call, const void* caller, int source, int tag,
                    MPI_Comm comm);
 std::string race_text(Session& s, const Race& race);
 
-/// Buffer ownership: a nonblocking send or receive `q` owns its buffer until it completes. Its
-/// checksum is taken at the post (contiguous data only: a packed send is already copied, a
-/// non-contiguous receive lands in a staging copy) and compared by check_owned_buffer at
-/// completion, before a staged message is copied in; it sets q.buffer_error when the program wrote
-/// into the buffer meanwhile.
+/// Buffer ownership: a nonblocking or started persistent send or receive `q` owns its buffer until
+/// it completes. Its checksum is taken at the post or MPI_Start (contiguous data only: a packed send
+/// is already copied, a non-contiguous receive lands in a staging copy) and compared by
+/// check_owned_buffer at completion, before a staged message is copied in; it sets q.buffer_error
+/// when the program wrote into the buffer meanwhile (the completion then lets go of q.owned).
 void own_buffer(RankState& rs, Req& q, const void* buf, std::size_t bytes);
+/// Whether the buffers of rs's operations are owned: checks on (not --no-check) and real payloads.
+bool owns_buffers(RankState& rs);
+/// One run of a collective's buffers, owned by q (its checksum taken now): own_buffer's for the
+/// several buffers, and v-form blocks, of a nonblocking or persistent collective (icoll.cpp).
+void own_run(Req& q, OwnedRun run);
 void check_owned_buffer(RankState& rs, Req& q);
 
 /// Remembers the call that made handle `h` of kind 'g' (group), 't' (datatype) or 'o' (operation).

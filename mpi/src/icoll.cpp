@@ -7,6 +7,9 @@
 // so concurrent collectives on one communicator never match each other's messages.
 // On an intercommunicator the body is the intercommunicator form's (intercomm.hpp), whose
 // instance makes the local group's intracommunicator for its local phases from its own group.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -45,17 +48,18 @@ std::shared_ptr<RankState> snapshot(const RankState& rs) {
 // sees, its collective group replaced by the instance's. An error of the body goes to the
 // communicator's error handler at once when that handler ends the run, else into `error`, which
 // the completing call reports.
+// The body writes `recvbuf`; `staging`, the memory it may point into, lives as long as the task.
 Request spawn_instance(RankState& rs, const std::shared_ptr<RankState>& state, const Comm& c, const Group& scope,
-                       MPI_Comm comm, const char* name, const CollectiveBody& body,
-                       const std::shared_ptr<MpiError>& error) {
-  return rs.proc->spawn(scope, [&rs, state, c, comm, name, body, error](const Group& instance) {
+                       MPI_Comm comm, const char* name, const CollectiveBody& body, void* recvbuf,
+                       const std::shared_ptr<std::vector<std::byte>>& staging, const std::shared_ptr<MpiError>& error) {
+  return rs.proc->spawn(scope, [&rs, state, c, comm, name, body, recvbuf, staging, error](const Group& instance) {
     Comm mine = c;
     mine.coll = instance;
     // Not the intercommunicator's hidden local communicator, which every instance and the blocking
     // calls share: the body makes the local group's own from the instance's group.
     mine.local_comm = MPI_COMM_NULL;
     try {
-      body(*state, mine);
+      body(*state, mine, recvbuf);
     } catch (const MpiError& e) {
       if (mine.errhandler == MPI_ERRORS_ARE_FATAL) raise(rs, comm, name, e);
       *error = e;
@@ -91,6 +95,52 @@ void check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name, 
     check_collective(rs, comm, name);
 }
 
+// Buffer ownership (check.hpp own_buffer) of the collective started into q on intracommunicator c:
+// its send buffers' runs checksummed; under --check its receive buffers' runs too, copied into a
+// staging buffer that the body writes instead (so MPI_IN_PLACE and the body's reads see the program's
+// data), copied back when the request completes. Returns the receive buffer the body is to write.
+// `types`: the rank's datatypes as the collective's task sees them.
+void* own_collective_buffers(RankState& rs, Req& q, RankState& types, const Comm& c, const CollectiveForms& forms) {
+  if (!forms.buffers || c.inter || !owns_buffers(rs)) return forms.recvbuf;
+  CollectiveBuffers b;
+  try {
+    b = forms.buffers(types, c);
+  } catch (const MpiError&) {  // the body reports a bad argument when the request completes
+    return forms.recvbuf;
+  }
+  const auto run = [](const BufferRuns& r, std::ptrdiff_t off, std::size_t n, bool recv) {
+    return OwnedRun{
+        .addr = static_cast<const std::byte*>(r.base) + off, .bytes = n, .recv = recv, .offset = r.blocks ? off : -1};
+  };
+  for (const auto& [off, n] : b.send.runs) own_run(q, run(b.send, off, n, false));
+  if (!session()->owned_receive_buffers || b.recv.runs.empty()) return forms.recvbuf;
+  std::ptrdiff_t lo = b.recv.runs.front().first, hi = lo;
+  for (const auto& [off, n] : b.recv.runs) {
+    lo = std::min(lo, off);
+    hi = std::max(hi, off + static_cast<std::ptrdiff_t>(n));
+  }
+  auto staging = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(hi - lo));
+  for (const auto& [off, n] : b.recv.runs) {
+    OwnedRun r = run(b.recv, off, n, true);
+    r.staged = staging->data() + (off - lo);
+    std::memcpy(r.staged, r.addr, n);
+    own_run(q, r);
+  }
+  q.owned_staging = staging;
+  // The staging copy's address of the receive buffer argument: block `off` is at staging + off - lo.
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(staging->data()) - static_cast<std::uintptr_t>(lo));
+}
+
+// Starts an instance of the collective into q (MPI_Ixxx's request, or a persistent one's at MPI_Start).
+void start_instance(RankState& rs, Req& q, const std::shared_ptr<RankState>& state, const Comm& c, const Group& scope,
+                    MPI_Comm comm, const char* name, const CollectiveBody& body, const CollectiveForms& forms) {
+  q.collective_error = std::make_shared<MpiError>(MpiError{MPI_SUCCESS, {}});
+  q.owned.clear();
+  q.owned_staging.reset();
+  void* recvbuf = own_collective_buffers(rs, q, *state, c, forms);
+  q.r = spawn_instance(rs, state, c, scope, comm, name, body, recvbuf, q.owned_staging, q.collective_error);
+}
+
 }  // namespace
 
 int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, const CollectiveForms& forms) {
@@ -102,8 +152,7 @@ int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, con
     auto q = std::make_unique<Req>();
     q->comm = comm;
     q->collective = true;
-    q->collective_error = std::make_shared<MpiError>(MpiError{MPI_SUCCESS, {}});
-    q->r = spawn_instance(rs, snapshot(rs), c, c.coll, comm, name, body, q->collective_error);
+    start_instance(rs, *q, snapshot(rs), c, c.coll, comm, name, body, forms);
     *request = new_req(rs, std::move(q));
   });
 }
@@ -129,10 +178,13 @@ int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, const
     q->persistent = true;
     q->done = true;  // inactive until MPI_Start
     q->status = empty_status();
-    q->start = [c, scope, comm, name, body = std::move(body), state = snapshot(rs)](RankState& s, Req& req) {
-      req.collective_error = std::make_shared<MpiError>(MpiError{MPI_SUCCESS, {}});
-      req.r = spawn_instance(s, state, c, scope, comm, name, body, req.collective_error);
+    CollectiveForms ownership;  // what start_instance reads of the forms beside the body
+    ownership.recvbuf = forms.recvbuf;
+    ownership.buffers = forms.buffers;
+    q->start = [c, scope, comm, name, body = std::move(body), state = snapshot(rs), ownership = std::move(ownership)](
+                   RankState& s, Req& req) {
       req.done = false;
+      start_instance(s, req, state, c, scope, comm, name, body, ownership);
     };
     *request = new_req(rs, std::move(q));
   });
@@ -145,10 +197,40 @@ using namespace touchstone::mpi;
 
 // ---------------------------------------------------------------- each collective's forms
 //
-// One function per collective gives its bodies and descriptor; its nonblocking form (MPI_Ixxx)
-// starts them at once, its persistent form (MPI_Xxx_init) at every MPI_Start.
+// One function per collective gives its bodies, its descriptor and the buffers it owns while it is
+// pending (its receive buffer argument last, the body's unless staged); its nonblocking form
+// (MPI_Ixxx) starts them at once, its persistent form (MPI_Xxx_init) at every MPI_Start.
 
 namespace {
+
+// count elements of n per rank: none when count is negative (the body reports it).
+long long times(int count, int n) { return count > 0 ? static_cast<long long>(count) * n : 0; }
+
+// A whole buffer of `count` elements of dt: one run; none for MPI_IN_PLACE, no data, or a
+// non-contiguous datatype (whose ownership is not checked).
+BufferRuns whole(RankState& rs, const void* buf, long long count, MPI_Datatype dt) {
+  BufferRuns r{buf, {}, false};
+  if (!buf || buf == MPI_IN_PLACE || count <= 0) return r;
+  const Type& t = committed(rs, dt);
+  if (t.contiguous() && t.size) r.runs.emplace_back(0, static_cast<std::size_t>(count) * t.size);
+  return r;
+}
+
+// A v-form's n blocks: block i of counts[i] elements at displs[i] extents of *types from buf, or
+// (`per_block`: MPI_Alltoallw) of types[i] at displs[i] bytes; blocks of non-contiguous types left out.
+BufferRuns blocks(RankState& rs, const void* buf, int n, const int counts[], const int displs[],
+                  const MPI_Datatype types[], bool per_block) {
+  BufferRuns r{buf, {}, true};
+  if (!buf || buf == MPI_IN_PLACE || !counts || !displs || !types) return r;
+  for (int i = 0; i < n; ++i) {
+    if (counts[i] <= 0) continue;
+    const Type& t = committed(rs, types[per_block ? i : 0]);
+    if (!t.contiguous() || !t.size) continue;
+    const std::ptrdiff_t at = per_block ? displs[i] : static_cast<std::ptrdiff_t>(displs[i]) * t.extent;
+    r.runs.emplace_back(at, static_cast<std::size_t>(counts[i]) * t.size);
+  }
+  return r;
+}
 
 CollectiveForms barrier_forms() {
   return {[](RankState& rs, Comm& c) { barrier(rs, c); }, [](RankState& rs, Comm& c) { inter_barrier_body(rs, c); },
@@ -156,185 +238,292 @@ CollectiveForms barrier_forms() {
 }
 
 CollectiveForms bcast_forms(void* buffer, int count, MPI_Datatype datatype, int root) {
-  return {[=](RankState& rs, Comm& c) { bcast(rs, c, buffer, count, datatype, root); },
-          [=](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); },
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    const bool root_here = c.rank == root;
+    return {root_here ? whole(rs, buffer, count, datatype) : BufferRuns{},
+            root_here ? BufferRuns{} : whole(rs, buffer, count, datatype)};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) { bcast(rs, c, rb, count, datatype, root); },
+          [=](RankState& rs, Comm& c, void* rb) { inter_bcast_body(rs, c, rb, count, datatype, root); },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_data(rs, c, name, count, datatype, root, MPI_OP_NULL);
-          }};
+          },
+          false,
+          buffer,
+          buffers};
 }
 
 CollectiveForms gather_forms(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                              MPI_Datatype recvtype, int root) {
-  return {[=](RankState& rs, Comm& c) { gather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root); },
-          [=](RankState& rs, Comm& c) {
-            inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    return {whole(rs, sendbuf, sendcount, sendtype),
+            c.rank == root ? whole(rs, recvbuf, times(recvcount, c.size), recvtype) : BufferRuns{}};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) {
+            gather(rs, c, sendbuf, sendcount, sendtype, rb, recvcount, recvtype, root);
+          },
+          [=](RankState& rs, Comm& c, void* rb) {
+            inter_gather_body(rs, c, sendbuf, sendcount, sendtype, rb, recvcount, recvtype, root);
           },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_rooted(rs, c, name, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-          }};
+          },
+          false,
+          recvbuf,
+          buffers};
 }
 
 CollectiveForms gatherv_forms(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root) {
-  return {[=](RankState& rs, Comm& c) {
-            gatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    return {whole(rs, sendbuf, sendcount, sendtype),
+            c.rank == root ? blocks(rs, recvbuf, c.size, recvcounts, displs, &recvtype, false) : BufferRuns{}};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) {
+            gatherv(rs, c, sendbuf, sendcount, sendtype, rb, recvcounts, displs, recvtype, root);
           },
-          [=](RankState& rs, Comm& c) {
-            inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+          [=](RankState& rs, Comm& c, void* rb) {
+            inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, rb, recvcounts, displs, recvtype, root);
           },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_rooted_v(rs, c, name, true, root, recvcounts, recvtype, sendcount, sendtype,
                                      sendbuf == MPI_IN_PLACE);
           },
-          true};
+          true,
+          recvbuf,
+          buffers};
 }
 
 CollectiveForms scatter_forms(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                               MPI_Datatype recvtype, int root) {
-  return {[=](RankState& rs, Comm& c) {
-            scatter(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    return {c.rank == root ? whole(rs, sendbuf, times(sendcount, c.size), sendtype) : BufferRuns{},
+            whole(rs, recvbuf, recvcount, recvtype)};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) {
+            scatter(rs, c, sendbuf, sendcount, sendtype, rb, recvcount, recvtype, root);
           },
-          [=](RankState& rs, Comm& c) {
-            inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+          [=](RankState& rs, Comm& c, void* rb) {
+            inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, rb, recvcount, recvtype, root);
           },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_rooted(rs, c, name, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-          }};
+          },
+          false,
+          recvbuf,
+          buffers};
 }
 
 CollectiveForms scatterv_forms(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
-  return {[=](RankState& rs, Comm& c) {
-            scatterv(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    return {c.rank == root ? blocks(rs, sendbuf, c.size, sendcounts, displs, &sendtype, false) : BufferRuns{},
+            whole(rs, recvbuf, recvcount, recvtype)};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) {
+            scatterv(rs, c, sendbuf, sendcounts, displs, sendtype, rb, recvcount, recvtype, root);
           },
-          [=](RankState& rs, Comm& c) {
-            inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+          [=](RankState& rs, Comm& c, void* rb) {
+            inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, rb, recvcount, recvtype, root);
           },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_rooted_v(rs, c, name, false, root, sendcounts, sendtype, recvcount, recvtype,
                                      recvbuf == MPI_IN_PLACE);
           },
-          true};
+          true,
+          recvbuf,
+          buffers};
 }
 
 CollectiveForms allgather_forms(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                 int recvcount, MPI_Datatype recvtype) {
-  return {[=](RankState& rs, Comm& c) { allgather(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
-          [=](RankState& rs, Comm& c) {
-            inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    return {whole(rs, sendbuf, sendcount, sendtype), whole(rs, recvbuf, times(recvcount, c.size), recvtype)};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) {
+            allgather(rs, c, sendbuf, sendcount, sendtype, rb, recvcount, recvtype);
+          },
+          [=](RankState& rs, Comm& c, void* rb) {
+            inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, rb, recvcount, recvtype);
           },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_all(rs, c, name, sendbuf, sendcount, sendtype, recvcount, recvtype, false);
-          }};
+          },
+          false,
+          recvbuf,
+          buffers};
 }
 
 CollectiveForms allgatherv_forms(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype) {
-  return {[=](RankState& rs, Comm& c) {
-            allgatherv(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    return {whole(rs, sendbuf, sendcount, sendtype), blocks(rs, recvbuf, c.size, recvcounts, displs, &recvtype, false)};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) {
+            allgatherv(rs, c, sendbuf, sendcount, sendtype, rb, recvcounts, displs, recvtype);
           },
-          [=](RankState& rs, Comm& c) {
-            inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+          [=](RankState& rs, Comm& c, void* rb) {
+            inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, rb, recvcounts, displs, recvtype);
           },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_allgatherv(rs, c, name, sendbuf, sendcount, sendtype, recvcounts, recvtype);
           },
-          true};
+          true,
+          recvbuf,
+          buffers};
 }
 
 CollectiveForms alltoall_forms(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                int recvcount, MPI_Datatype recvtype) {
-  return {[=](RankState& rs, Comm& c) { alltoall(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); },
-          [=](RankState& rs, Comm& c) {
-            inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-          },
-          [=](RankState& rs, const Comm& c, const char* name) {
-            return describe_all(rs, c, name, sendbuf, sendcount, sendtype, recvcount, recvtype, true);
-          }};
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    return {whole(rs, sendbuf, times(sendcount, c.size), sendtype),
+            whole(rs, recvbuf, times(recvcount, c.size), recvtype)};
+  };
+  return {
+      [=](RankState& rs, Comm& c, void* rb) { alltoall(rs, c, sendbuf, sendcount, sendtype, rb, recvcount, recvtype); },
+      [=](RankState& rs, Comm& c, void* rb) {
+        inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, rb, recvcount, recvtype);
+      },
+      [=](RankState& rs, const Comm& c, const char* name) {
+        return describe_all(rs, c, name, sendbuf, sendcount, sendtype, recvcount, recvtype, true);
+      },
+      false,
+      recvbuf,
+      buffers};
 }
 
 CollectiveForms alltoallv_forms(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                                 MPI_Datatype recvtype) {
-  return {[=](RankState& rs, Comm& c) {
-            alltoallv(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    return {blocks(rs, sendbuf, c.size, sendcounts, sdispls, &sendtype, false),
+            blocks(rs, recvbuf, c.size, recvcounts, rdispls, &recvtype, false)};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) {
+            alltoallv(rs, c, sendbuf, sendcounts, sdispls, sendtype, rb, recvcounts, rdispls, recvtype);
           },
-          [=](RankState& rs, Comm& c) {
-            inter_alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                                 recvtype);
+          [=](RankState& rs, Comm& c, void* rb) {
+            inter_alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, rb, recvcounts, rdispls, recvtype);
           },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_pairwise(rs, c, name, sendbuf, sendcounts, &sendtype, recvcounts, &recvtype, false);
           },
-          true};
+          true,
+          recvbuf,
+          buffers};
 }
 
 CollectiveForms alltoallw_forms(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                                 const int rdispls[], const MPI_Datatype recvtypes[]) {
-  return {[=](RankState& rs, Comm& c) {
-            alltoallw(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    return {blocks(rs, sendbuf, c.size, sendcounts, sdispls, sendtypes, true),
+            blocks(rs, recvbuf, c.size, recvcounts, rdispls, recvtypes, true)};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) {
+            alltoallw(rs, c, sendbuf, sendcounts, sdispls, sendtypes, rb, recvcounts, rdispls, recvtypes);
           },
-          [=](RankState& rs, Comm& c) {
-            inter_alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                                 recvtypes);
+          [=](RankState& rs, Comm& c, void* rb) {
+            inter_alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, rb, recvcounts, rdispls, recvtypes);
           },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_pairwise(rs, c, name, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, true);
           },
-          true};
+          true,
+          recvbuf,
+          buffers};
 }
 
 CollectiveForms reduce_forms(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                              int root) {
-  return {[=](RankState& rs, Comm& c) {
-            reduction(rs, c, Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root);
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    return {whole(rs, sendbuf, count, datatype), c.rank == root ? whole(rs, recvbuf, count, datatype) : BufferRuns{}};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) {
+            reduction(rs, c, Reduction::reduce, sendbuf, rb, count, datatype, op, root);
           },
-          [=](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); },
+          [=](RankState& rs, Comm& c, void* rb) { inter_reduce_body(rs, c, sendbuf, rb, count, datatype, op, root); },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_data(rs, c, name, count, datatype, root, op);
-          }};
+          },
+          false,
+          recvbuf,
+          buffers};
 }
 
 CollectiveForms allreduce_forms(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op) {
-  return {[=](RankState& rs, Comm& c) {
-            reduction(rs, c, Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
+  const auto buffers = [=](RankState& rs, const Comm&) -> CollectiveBuffers {
+    return {whole(rs, sendbuf, count, datatype), whole(rs, recvbuf, count, datatype)};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) {
+            reduction(rs, c, Reduction::allreduce, sendbuf, rb, count, datatype, op, 0);
           },
-          [=](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); },
+          [=](RankState& rs, Comm& c, void* rb) { inter_allreduce_body(rs, c, sendbuf, rb, count, datatype, op); },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_data(rs, c, name, count, datatype, Collective::kNoRoot, op);
-          }};
+          },
+          false,
+          recvbuf,
+          buffers};
 }
 
 CollectiveForms reduce_scatter_forms(const void* sendbuf, void* recvbuf, const int recvcounts[],
                                      MPI_Datatype datatype, MPI_Op op) {
-  return {[=](RankState& rs, Comm& c) { reduce_scatter(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
-          [=](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); },
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    if (!recvcounts) return {};
+    long long total = 0;
+    for (int i = 0; i < c.size; ++i) total += std::max(recvcounts[i], 0);
+    // MPI_IN_PLACE: the receive buffer holds the whole input.
+    return {whole(rs, sendbuf, total, datatype),
+            whole(rs, recvbuf, sendbuf == MPI_IN_PLACE ? total : recvcounts[c.rank], datatype)};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) { reduce_scatter(rs, c, sendbuf, rb, recvcounts, datatype, op); },
+          [=](RankState& rs, Comm& c, void* rb) {
+            inter_reduce_scatter_body(rs, c, sendbuf, rb, recvcounts, datatype, op);
+          },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_reduce_scatter(rs, c, name, recvcounts, datatype, op);
           },
-          true};
+          true,
+          recvbuf,
+          buffers};
 }
 
 CollectiveForms reduce_scatter_block_forms(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                            MPI_Op op) {
-  return {[=](RankState& rs, Comm& c) { reduce_scatter_block(rs, c, sendbuf, recvbuf, recvcount, datatype, op); },
-          [=](RankState& rs, Comm& c) {
-            inter_reduce_scatter_block_body(rs, c, sendbuf, recvbuf, recvcount, datatype, op);
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    const long long input = times(recvcount, c.size);  // in the receive buffer for MPI_IN_PLACE
+    return {whole(rs, sendbuf, input, datatype),
+            whole(rs, recvbuf, sendbuf == MPI_IN_PLACE ? input : recvcount, datatype)};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) { reduce_scatter_block(rs, c, sendbuf, rb, recvcount, datatype, op); },
+          [=](RankState& rs, Comm& c, void* rb) {
+            inter_reduce_scatter_block_body(rs, c, sendbuf, rb, recvcount, datatype, op);
           },
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_data(rs, c, name, recvcount, datatype, Collective::kNoRoot, op);
-          }};
+          },
+          false,
+          recvbuf,
+          buffers};
 }
 
 // MPI defines no intercommunicator form of the scans (MPI_ERR_COMM there).
 CollectiveForms scan_forms(Reduction kind, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                            MPI_Op op) {
-  return {[=](RankState& rs, Comm& c) { reduction(rs, c, kind, sendbuf, recvbuf, count, datatype, op, 0); },
+  const auto buffers = [=](RankState& rs, const Comm& c) -> CollectiveBuffers {
+    // MPI_Exscan's receive buffer at rank 0 is not significant.
+    const bool none = kind == Reduction::exscan && c.rank == 0;
+    return {whole(rs, sendbuf, count, datatype), none ? BufferRuns{} : whole(rs, recvbuf, count, datatype)};
+  };
+  return {[=](RankState& rs, Comm& c, void* rb) { reduction(rs, c, kind, sendbuf, rb, count, datatype, op, 0); },
           {},
           [=](RankState& rs, const Comm& c, const char* name) {
             return describe_data(rs, c, name, count, datatype, Collective::kNoRoot, op);
-          }};
+          },
+          false,
+          recvbuf,
+          buffers};
 }
 
 }  // namespace

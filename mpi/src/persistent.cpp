@@ -10,6 +10,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "check.hpp"
 #include "request.hpp"
 #include "types.hpp"
 
@@ -33,8 +34,16 @@ int send_init(const char* name, const void* buf, int count, MPI_Datatype dt, int
   return call(name, comm, [&](RankState& rs) {
     // The request keeps its own copy of the type: the handle may be freed before MPI_Start.
     const auto type = dest == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL ? nullptr : shared_copy(committed(rs, dt));
-    persistent(rs, comm, count, dt, dest, tag, false,
-               [=](RankState& r, Req& q) { start_send(r, q, buf, count, dt, dest, tag, mode, type.get()); }, request);
+    // Each start owns the send buffer until the request completes (check.hpp own_buffer), as MPI_Isend does.
+    const std::size_t bytes =
+        type && type->contiguous() && count > 0 ? static_cast<std::size_t>(count) * type->size : 0;
+    persistent(
+        rs, comm, count, dt, dest, tag, false,
+        [=](RankState& r, Req& q) {
+          start_send(r, q, buf, count, dt, dest, tag, mode, type.get());
+          own_buffer(r, q, buf, bytes);
+        },
+        request);
   });
 }
 
@@ -51,6 +60,7 @@ Req& startable(RankState& rs, MPI_Request h) {
 void start(RankState& rs, Req& q) {
   q.done = false;
   q.status = MPI_Status{};
+  q.buffer_error.reset();  // an earlier start's finding was reported by the call that completed it
   try {
     q.start(rs, q);
   } catch (...) {
@@ -87,8 +97,13 @@ int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int t
   return call("MPI_Recv_init", comm, [&](RankState& rs) {
     const auto type =
         source == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL ? nullptr : shared_copy(committed(rs, datatype));
-    persistent(rs, comm, count, datatype, source, tag, true,
-               [=](RankState& r, Req& q) { start_recv(r, q, buf, count, datatype, source, tag, type.get()); }, request);
+    persistent(
+        rs, comm, count, datatype, source, tag, true,
+        [=](RankState& r, Req& q) {
+          // Started, it owns its buffer as MPI_Irecv does (under --check: it lands in a staging copy).
+          start_recv(r, q, buf, count, datatype, source, tag, type.get(), true);
+        },
+        request);
   });
 }
 

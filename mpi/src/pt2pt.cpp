@@ -371,7 +371,7 @@ int MPI_Request_free(MPI_Request* request) {
     auto& slot = rs.reqs[static_cast<std::size_t>(*request - 1)];
     // Under --check a nonblocking receive owns its buffer until a completion call copies the
     // message in (check.hpp own_buffer); freed, it would never be copied.
-    if (q->owned && q->recv && !q->done)
+    if (!q->owned.empty() && q->recv && !q->done)
       throw MpiError{MPI_ERR_REQUEST,
                      fmt::format("the active receive {} is freed: nothing would then tell the program when its "
                                  "buffer holds the message (under --check a nonblocking receive must be completed "

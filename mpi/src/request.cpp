@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 
 #include <fmt/format.h>
@@ -201,6 +202,20 @@ std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int 
   return q;
 }
 
+namespace {
+// The completion's part of buffer ownership (check.hpp own_buffer): the owned buffers compared with
+// their checksums, then what a collective wrote into staging copies of its receive buffers copied
+// into the program's (its staging memory goes with the collective's task, which holds it too).
+void check_and_release_owned(RankState& rs, Req& q) {
+  if (q.owned.empty()) return;
+  check_owned_buffer(rs, q);
+  for (const OwnedRun& run : q.owned)
+    if (run.staged) std::memcpy(const_cast<void*>(run.addr), run.staged, run.bytes);
+  q.owned.clear();
+  q.owned_staging.reset();
+}
+}  // namespace
+
 // Turns a completed runtime request into its MPI status (unpacking a staged receive); the status's
 // MPI_ERROR says MPI_ERR_TRUNCATE for a message longer than the buffer.
 void finish(RankState& rs, Req& q, const Status& st) {
@@ -209,14 +224,14 @@ void finish(RankState& rs, Req& q, const Status& st) {
   if (!q.recv) {
     q.status = empty_status();
     if (q.collective_error && q.collective_error->code != MPI_SUCCESS) q.status.MPI_ERROR = q.collective_error->code;
-    check_owned_buffer(rs, q);
+    check_and_release_owned(rs, q);
     if (q.buffer_error) q.status.MPI_ERROR = q.buffer_error->code;
     return;
   }
   const Type& t = q.recv_type ? *q.recv_type : type_of(rs, q.type);
   const std::size_t cap = static_cast<std::size_t>(q.count) * t.size;
   const std::size_t got = std::min(st.size, cap);
-  check_owned_buffer(rs, q);  // before the staged message is copied in
+  check_and_release_owned(rs, q);  // before the staged message is copied in
   if (!q.staging.empty()) unpack(std::span(q.staging).first(got), q.user_buf, q.count, t);
   q.status.MPI_SOURCE = st.source - q.peer_base;
   q.status.MPI_TAG = st.tag;

@@ -134,6 +134,17 @@ struct UserOp {
   bool commute = true;
 };
 
+/// A run of bytes a pending operation owns (check.hpp own_buffer): its address in the program, its
+/// checksum when the operation was posted or started, and where a collective wrote it instead.
+struct OwnedRun {
+  const void* addr = nullptr;
+  std::size_t bytes = 0;
+  std::uint64_t sum = 0;
+  bool recv = false;            ///< a receive buffer's (else a send buffer's)
+  std::ptrdiff_t offset = -1;   ///< a block of a v-form: its offset from the buffer argument; -1: the whole buffer
+  std::byte* staged = nullptr;  ///< the staging copy the collective wrote, copied in at completion
+};
+
 /// A request: a runtime request in flight, or one already complete (PROC_NULL, or completed by a
 /// testall that could not complete them all) with its status.
 struct RankState;
@@ -172,12 +183,12 @@ struct Req {
   /// A request-based RMA operation (MPI_Rget ...; rma.hpp): completes it (blocking when asked)
   /// and says whether it is complete.
   std::function<bool(bool block)> one_sided;
-  // A nonblocking send's or (under --check) receive's buffer, which the program must not write
-  // until the operation completes: its bytes and their checksum at the post, compared at
-  // completion (check.hpp own_buffer), and the error found then.
-  const void* owned = nullptr;
-  std::size_t owned_bytes = 0;
-  std::uint64_t owned_sum = 0;
+  // The buffers of a nonblocking or started persistent operation that the program must not write
+  // until it completes (its send buffers; under --check its receive buffers too): their runs and
+  // checksums at the post or start, compared at completion (check.hpp own_buffer), the staging copy
+  // a collective's receive buffers were written into meanwhile, and the error found then.
+  std::vector<OwnedRun> owned;
+  std::shared_ptr<std::vector<std::byte>> owned_staging;
   std::shared_ptr<MpiError> buffer_error;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
