@@ -114,6 +114,11 @@ std::size_t walk(const Type& t, std::size_t count, Step step) {
   return external;
 }
 
+// The bytes count elements of t take in the external32 representation.
+std::size_t external_size(const Type& t, std::size_t count) {
+  return walk(t, count, [](const External&, std::size_t, std::size_t) {});
+}
+
 void check_datarep(const char* datarep) {
   if (!datarep || std::string_view(datarep) != "external32")
     throw MpiError{MPI_ERR_ARG, fmt::format("data representation \"{}\" is not \"external32\"",
@@ -162,7 +167,7 @@ int MPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_
     check_datarep(datarep);
     check_count(incount);
     const Type& t = committed(rs, datatype);
-    const std::size_t need = walk(t, ucount(incount), [](const External&, std::size_t, std::size_t) {});
+    const std::size_t need = external_size(t, ucount(incount));
     fits(need, outsize, *position, "output");
     std::vector<std::byte> native(ucount(incount) * t.size);
     pack(inbuf, ucount(incount), t, native);
@@ -180,7 +185,7 @@ int MPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize
     check_datarep(datarep);
     check_count(outcount);
     const Type& t = committed(rs, datatype);
-    const std::size_t need = walk(t, ucount(outcount), [](const External&, std::size_t, std::size_t) {});
+    const std::size_t need = external_size(t, ucount(outcount));
     fits(need, insize, *position, "input");
     std::vector<std::byte> native(ucount(outcount) * t.size);
     const std::byte* in = bytes_at(const_cast<void*>(inbuf), *position);
@@ -197,7 +202,7 @@ int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datat
     check_datarep(datarep);
     check_count(incount);
     const Type& t = type_of(rs, datatype);
-    *size = static_cast<MPI_Aint>(walk(t, ucount(incount), [](const External&, std::size_t, std::size_t) {}));
+    *size = static_cast<MPI_Aint>(external_size(t, ucount(incount)));
   });
 }
 
