@@ -364,13 +364,7 @@ int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
   return call("MPI_Comm_set_info", comm, [&](RankState& rs) {
     Comm& c = comm_of(rs, comm);
-    for (const auto& [k, v] : info_of(rs, info)) {
-      auto it = std::find_if(c.info.begin(), c.info.end(), [&](const auto& e) { return e.first == k; });
-      if (it != c.info.end())
-        it->second = v;
-      else
-        c.info.emplace_back(k, v);
-    }
+    merge_info(c.info, info_of(rs, info));
   });
 }
 

@@ -68,6 +68,16 @@ MPI_Info new_info(RankState& rs, InfoPairs pairs) {
   return static_cast<MPI_Info>(kFirstInfo + rs.infos.size() - 1);
 }
 
+void set_info_value(InfoPairs& pairs, const std::string& key, const std::string& value) {
+  for (auto& [k, v] : pairs)
+    if (k == key) return void(v = value);
+  pairs.emplace_back(key, value);
+}
+
+void merge_info(InfoPairs& into, const InfoPairs& from) {
+  for (const auto& [k, v] : from) set_info_value(into, k, v);
+}
+
 }  // namespace touchstone::mpi
 
 using namespace touchstone;
@@ -94,9 +104,7 @@ int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
         if (n == 0 || n > MPI_MAX_INFO_VAL)
           throw MpiError{MPI_ERR_INFO_VALUE,
                          fmt::format("value of {} characters (1 .. MPI_MAX_INFO_VAL = {})", n, MPI_MAX_INFO_VAL)};
-        for (auto& [pk, pv] : pairs)
-          if (pk == k) return void(pv = value);  // a key set again keeps its place
-        pairs.emplace_back(k, value);
+        set_info_value(pairs, k, value);
       },
       false);
 }

@@ -291,13 +291,7 @@ int MPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen) {
 int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
   return win_call("MPI_Win_set_info", win, [&](RankState& rs) {
     Window& w = window_of(rs, win);
-    for (const auto& [k, v] : info_of(rs, info)) {
-      auto it = std::find_if(w.info.begin(), w.info.end(), [&](const auto& e) { return e.first == k; });
-      if (it == w.info.end())
-        w.info.emplace_back(k, v);
-      else
-        it->second = v;
-    }
+    merge_info(w.info, info_of(rs, info));
     apply_info(w);
   });
 }
