@@ -127,16 +127,27 @@ void check_datarep(const char* datarep) {
 
 std::byte* bytes_at(void* p, MPI_Aint at) { return static_cast<std::byte*>(p) + at; }
 
-// count elements of t in external32, `bytes` long, at a position of a buffer.
-struct ExternalData {
+// count elements of t, `bytes` long in their packed representation (native or external32), at a
+// position of a buffer.
+struct PackedData {
   const Type& t;
   std::size_t count, bytes;
 };
 
+// What MPI_Pack and MPI_Unpack check first: the communicator, the count, the type, and that the
+// data fit in the `room` bytes of the buffer (`buffer`: "input" or "output") from `position`.
+PackedData native_data(RankState& rs, MPI_Comm comm, int count, MPI_Datatype datatype, int room, int position,
+                       const char* buffer) {
+  comm_of(rs, comm);
+  check_count(count);
+  const Type& t = committed(rs, datatype);
+  return {t, ucount(count), fits(ucount(count) * t.size, room, position, buffer)};
+}
+
 // What MPI_Pack_external and MPI_Unpack_external check first: the representation, the count, the
 // type, and that the data fit in the `room` bytes of the buffer (`buffer`: "input" or "output")
 // from `position`.
-ExternalData external_data(RankState& rs, const char* datarep, int count, MPI_Datatype datatype, MPI_Aint room,
+PackedData external_data(RankState& rs, const char* datarep, int count, MPI_Datatype datatype, MPI_Aint room,
                            MPI_Aint position, const char* buffer) {
   check_datarep(datarep);
   check_count(count);
@@ -147,7 +158,7 @@ ExternalData external_data(RankState& rs, const char* datarep, int count, MPI_Da
 }
 
 // Converts x between its native packed bytes and its external32 bytes, either way.
-void convert_all(const ExternalData& x, std::byte* native, std::byte* external, bool to_external) {
+void convert_all(const PackedData& x, std::byte* native, std::byte* external, bool to_external) {
   walk(x.t, x.count, [&](const External& e, std::size_t n, std::size_t at) {
     if (to_external)
       convert(e, native + n, external + at, true);
@@ -161,24 +172,18 @@ void convert_all(const ExternalData& x, std::byte* native, std::byte* external, 
 int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize, int* position,
              MPI_Comm comm) {
   return call("MPI_Pack", comm, [&](RankState& rs) {
-    comm_of(rs, comm);
-    check_count(incount);
-    const Type& t = committed(rs, datatype);
-    const std::size_t n = fits(ucount(incount) * t.size, outsize, *position, "output");
-    pack(inbuf, ucount(incount), t, {bytes_at(outbuf, *position), n});
-    *position += static_cast<int>(n);
+    const PackedData x = native_data(rs, comm, incount, datatype, outsize, *position, "output");
+    pack(inbuf, x.count, x.t, {bytes_at(outbuf, *position), x.bytes});
+    *position += static_cast<int>(x.bytes);
   });
 }
 
 int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype datatype,
                MPI_Comm comm) {
   return call("MPI_Unpack", comm, [&](RankState& rs) {
-    comm_of(rs, comm);
-    check_count(outcount);
-    const Type& t = committed(rs, datatype);
-    const std::size_t n = fits(ucount(outcount) * t.size, insize, *position, "input");
-    unpack({bytes_at(const_cast<void*>(inbuf), *position), n}, outbuf, ucount(outcount), t);
-    *position += static_cast<int>(n);
+    const PackedData x = native_data(rs, comm, outcount, datatype, insize, *position, "input");
+    unpack({bytes_at(const_cast<void*>(inbuf), *position), x.bytes}, outbuf, x.count, x.t);
+    *position += static_cast<int>(x.bytes);
   });
 }
 
@@ -193,7 +198,7 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) 
 int MPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf,
                       MPI_Aint outsize, MPI_Aint* position) {
   return call("MPI_Pack_external", MPI_COMM_WORLD, [&](RankState& rs) {
-    const ExternalData x = external_data(rs, datarep, incount, datatype, outsize, *position, "output");
+    const PackedData x = external_data(rs, datarep, incount, datatype, outsize, *position, "output");
     std::vector<std::byte> native(x.count * x.t.size);
     pack(inbuf, x.count, x.t, native);
     convert_all(x, native.data(), bytes_at(outbuf, *position), true);
@@ -204,7 +209,7 @@ int MPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_
 int MPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position, void* outbuf,
                         int outcount, MPI_Datatype datatype) {
   return call("MPI_Unpack_external", MPI_COMM_WORLD, [&](RankState& rs) {
-    const ExternalData x = external_data(rs, datarep, outcount, datatype, insize, *position, "input");
+    const PackedData x = external_data(rs, datarep, outcount, datatype, insize, *position, "input");
     std::vector<std::byte> native(x.count * x.t.size);
     convert_all(x, native.data(), bytes_at(const_cast<void*>(inbuf), *position), false);
     unpack(native, outbuf, x.count, x.t);
