@@ -716,8 +716,10 @@ namespace {
 
 // A blocking reduction on an intracommunicator: the call's agreement checked, then the reduction.
 // Only MPI_Reduce has a root; the others name none to the checks and give the algorithms rank 0.
-int reduction_call(const char* name, Reduction kind, const void* sendbuf, void* recvbuf, int count,
-                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+// Inlined, so that the call site is the program's (call.hpp).
+[[gnu::always_inline]] inline int reduction_call(const char* name, Reduction kind, const void* sendbuf, void* recvbuf,
+                                                 int count, MPI_Datatype datatype, MPI_Op op, int root,
+                                                 MPI_Comm comm) {
   return call(name, comm, [&](RankState& rs) {
     const int checked_root = kind == Reduction::reduce ? root : Collective::kNoRoot;
     check_collective(rs, comm, describe_data(rs, comm_of(rs, comm), name, count, datatype, checked_root, op));
