@@ -2,11 +2,6 @@
 // (docs/mpi.md): runs an MPI program module on every VP through libtouchstone_mpi.so.
 #include "cli/command.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +20,7 @@
 #include "cli/debug_options.hpp"
 #include "cli/numeric_option.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/experiment/child.hpp"
 #include "touchstone/explore.hpp"
 #include "touchstone/mpirun.hpp"
 
@@ -114,25 +110,12 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
   args.insert(args.end(), {"--races", "--tag-output", "--explore-outcome", outcome_file});
   if (!schedule.empty()) args.insert(args.end(), {"--schedule", format_schedule(schedule)});
   args.insert(args.end(), given.begin() + static_cast<std::ptrdiff_t>(i), given.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
   std::fflush(stdout);
   std::fflush(stderr);
-  const int spawned = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0)
-    throw Error(fmt::format("mpirun --explore: cannot start an explored run: {}", std::strerror(spawned)));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int rc = experiment::run_child("/proc/self/exe", args, out_file, err_file,
+                                       "mpirun --explore: cannot start an explored run")
+                     .status;
   RunOutcome out;
-  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   out.exit_status = rc;
   out.output = output_digest(out_file);
   // A process killed before it wrote its outcome (a crash) is a failed run without races.

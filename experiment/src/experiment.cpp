@@ -1,7 +1,6 @@
 #include "touchstone/experiment/experiment.hpp"
 
 #include <csv.h>
-#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <sys/resource.h>
@@ -28,6 +27,7 @@
 
 #include "algorithms/harness.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/experiment/child.hpp"
 
 namespace touchstone::experiment {
 
@@ -191,23 +191,9 @@ Record run_program(const Machine& m, const ProgramRun& run, std::size_t size) {
   std::vector<std::string> args = run.launcher;
   args.insert(args.end(), {"--result", result_file});
   args.insert(args.end(), run.command.begin(), run.command.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   // The program's output is not the sweep's: it is kept apart (stdout) or read for the error (stderr).
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw Error(fmt::format("cannot start {}: {}", args[0], std::strerror(spawned)));
-  int status = 0;
-  rusage ru{};
-  while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
-  }
-  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const ChildExit child = run_child(args[0], args, out_file, err_file, fmt::format("cannot start {}", args[0]));
+  const int rc = child.status;
   const std::string text = file_text(result_file);
   const nlohmann::json result = nlohmann::json::parse(text, nullptr, false);
   if (rc != 0 || result.is_discarded() || !result.contains("makespan_ps"))
@@ -222,7 +208,7 @@ Record run_program(const Machine& m, const ProgramRun& run, std::size_t size) {
   r.result.stats.messages = result.value("messages", std::uint64_t{0});
   r.result.trace_hash = std::stoull(result.value("trace_hash", std::string("0")), nullptr, 16);
   r.result.host_seconds = result.value("host_seconds", 0.0);
-  r.peak_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  r.peak_rss_mb = child.peak_rss_mb;
   return r;
 }
 

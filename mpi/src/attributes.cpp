@@ -72,15 +72,19 @@ void check_object(RankState& rs, AttrKind kind, int handle) {
   }
 }
 
-int create_keyval(RankState& rs, AttrKind kind, AttrCopyFn* copy, AttrDeleteFn* del, void* extra) {
+// Stores the new keyval in *keyval (the argument `name`, checked first).
+void create_keyval(RankState& rs, AttrKind kind, AttrCopyFn* copy, AttrDeleteFn* del, void* extra, int* keyval,
+                   const char* name) {
+  check_out(keyval, name);
   Attributes& a = attributes(rs);
   a.keyvals.push_back(Keyval{kind, copy, del, extra, false});
-  return kFirstKeyval + static_cast<int>(a.keyvals.size()) - 1;
+  *keyval = kFirstKeyval + static_cast<int>(a.keyvals.size()) - 1;
 }
 
 // The keyval stays for the attributes that use it (their delete callbacks still run); freeing it
-// again while they do changes nothing.
-void free_keyval(RankState& rs, AttrKind kind, int* keyval) {
+// again while they do changes nothing. `name`: the argument keyval is.
+void free_keyval(RankState& rs, AttrKind kind, int* keyval, const char* name) {
+  check_out(keyval, name);
   keyval_of(rs, kind, *keyval).freed = true;
   *keyval = MPI_KEYVAL_INVALID;
 }
@@ -121,7 +125,7 @@ void set_attr(RankState& rs, AttrKind kind, int handle, int keyval, void* value)
   attributes(rs).values[{kind, handle}].emplace_back(keyval, value);  // set last: deleted first
 }
 
-bool get_attr(RankState& rs, AttrKind kind, int handle, int keyval, void* out) {
+bool attr_value(RankState& rs, AttrKind kind, int handle, int keyval, void* out) {
   check_object(rs, kind, handle);
   Attributes& a = attributes(rs);
   if (kind == AttrKind::comm && predefined_comm_key(keyval)) {
@@ -148,6 +152,13 @@ bool get_attr(RankState& rs, AttrKind kind, int handle, int keyval, void* out) {
   if (it == list->end()) return false;
   *static_cast<void**>(out) = it->second;
   return true;
+}
+
+// MPI_*_get_attr: *flag says whether the attribute is set, *out then holds its value.
+void get_attr(RankState& rs, AttrKind kind, int handle, int keyval, void* out, int* flag) {
+  check_out(out, "attribute_val");
+  check_out(flag, "flag");
+  *flag = attr_value(rs, kind, handle, keyval, out);
 }
 
 void delete_attr(RankState& rs, AttrKind kind, int handle, int keyval) {
@@ -229,15 +240,13 @@ int touchstone_attr_null_delete_fn(int, int, void*, void*) { return MPI_SUCCESS;
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
                            MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval, void* extra_state) {
   return call("MPI_Comm_create_keyval", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(comm_keyval, "comm_keyval");
-    *comm_keyval = create_keyval(rs, AttrKind::comm, comm_copy_attr_fn, comm_delete_attr_fn, extra_state);
+    create_keyval(rs, AttrKind::comm, comm_copy_attr_fn, comm_delete_attr_fn, extra_state, comm_keyval, "comm_keyval");
   });
 }
 
 int MPI_Comm_free_keyval(int* comm_keyval) {
   return call("MPI_Comm_free_keyval", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(comm_keyval, "comm_keyval");
-    free_keyval(rs, AttrKind::comm, comm_keyval);
+    free_keyval(rs, AttrKind::comm, comm_keyval, "comm_keyval");
   });
 }
 
@@ -248,9 +257,7 @@ int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val) {
 
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
   return call("MPI_Comm_get_attr", comm, [&](RankState& rs) {
-    check_out(attribute_val, "attribute_val");
-    check_out(flag, "flag");
-    *flag = get_attr(rs, AttrKind::comm, comm, comm_keyval, attribute_val);
+    get_attr(rs, AttrKind::comm, comm, comm_keyval, attribute_val, flag);
   });
 }
 
@@ -261,15 +268,13 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
 int MPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
                            MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval, void* extra_state) {
   return call("MPI_Type_create_keyval", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(type_keyval, "type_keyval");
-    *type_keyval = create_keyval(rs, AttrKind::type, type_copy_attr_fn, type_delete_attr_fn, extra_state);
+    create_keyval(rs, AttrKind::type, type_copy_attr_fn, type_delete_attr_fn, extra_state, type_keyval, "type_keyval");
   });
 }
 
 int MPI_Type_free_keyval(int* type_keyval) {
   return call("MPI_Type_free_keyval", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(type_keyval, "type_keyval");
-    free_keyval(rs, AttrKind::type, type_keyval);
+    free_keyval(rs, AttrKind::type, type_keyval, "type_keyval");
   });
 }
 
@@ -280,9 +285,7 @@ int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_va
 
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag) {
   return call("MPI_Type_get_attr", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(attribute_val, "attribute_val");
-    check_out(flag, "flag");
-    *flag = get_attr(rs, AttrKind::type, datatype, type_keyval, attribute_val);
+    get_attr(rs, AttrKind::type, datatype, type_keyval, attribute_val, flag);
   });
 }
 
@@ -294,15 +297,13 @@ int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
 int MPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
                           MPI_Win_delete_attr_function* win_delete_attr_fn, int* win_keyval, void* extra_state) {
   return call("MPI_Win_create_keyval", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(win_keyval, "win_keyval");
-    *win_keyval = create_keyval(rs, AttrKind::win, win_copy_attr_fn, win_delete_attr_fn, extra_state);
+    create_keyval(rs, AttrKind::win, win_copy_attr_fn, win_delete_attr_fn, extra_state, win_keyval, "win_keyval");
   });
 }
 
 int MPI_Win_free_keyval(int* win_keyval) {
   return call("MPI_Win_free_keyval", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(win_keyval, "win_keyval");
-    free_keyval(rs, AttrKind::win, win_keyval);
+    free_keyval(rs, AttrKind::win, win_keyval, "win_keyval");
   });
 }
 
@@ -313,9 +314,7 @@ int MPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val) {
 
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag) {
   return win_call("MPI_Win_get_attr", win, [&](RankState& rs) {
-    check_out(attribute_val, "attribute_val");
-    check_out(flag, "flag");
-    *flag = get_attr(rs, AttrKind::win, win, win_keyval, attribute_val);
+    get_attr(rs, AttrKind::win, win, win_keyval, attribute_val, flag);
   });
 }
 
@@ -326,15 +325,13 @@ int MPI_Win_delete_attr(MPI_Win win, int win_keyval) {
 // The MPI-1 names (deprecated since MPI-2): communicator attributes under other names.
 int MPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval, void* extra_state) {
   return call("MPI_Keyval_create", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(keyval, "keyval");
-    *keyval = create_keyval(rs, AttrKind::comm, copy_fn, delete_fn, extra_state);
+    create_keyval(rs, AttrKind::comm, copy_fn, delete_fn, extra_state, keyval, "keyval");
   });
 }
 
 int MPI_Keyval_free(int* keyval) {
   return call("MPI_Keyval_free", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(keyval, "keyval");
-    free_keyval(rs, AttrKind::comm, keyval);
+    free_keyval(rs, AttrKind::comm, keyval, "keyval");
   });
 }
 
@@ -344,9 +341,7 @@ int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {
 
 int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
   return call("MPI_Attr_get", comm, [&](RankState& rs) {
-    check_out(attribute_val, "attribute_val");
-    check_out(flag, "flag");
-    *flag = get_attr(rs, AttrKind::comm, comm, keyval, attribute_val);
+    get_attr(rs, AttrKind::comm, comm, keyval, attribute_val, flag);
   });
 }
 

@@ -108,6 +108,21 @@ Comm& comm_of(RankState& rs, MPI_Comm c) {
   return *x;
 }
 
+MPI_Comm_errhandler_function* user_errhandler(const RankState& rs, MPI_Errhandler eh) {
+  const bool user = eh >= kFirstErrhandler && eh - kFirstErrhandler < static_cast<int>(rs.errhandlers.size());
+  return user ? rs.errhandlers[static_cast<std::size_t>(eh - kFirstErrhandler)] : nullptr;
+}
+
+MPI_Errhandler add_errhandler(RankState& rs, MPI_Comm_errhandler_function* f) {
+  rs.errhandlers.push_back(f);
+  return static_cast<MPI_Errhandler>(kFirstErrhandler + rs.errhandlers.size() - 1);
+}
+
+void check_errhandler(const RankState& rs, MPI_Errhandler eh) {
+  if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN && !user_errhandler(rs, eh))
+    throw MpiError{MPI_ERR_ARG, fmt::format("error handler {} is not valid", eh)};
+}
+
 // Hands an error to the communicator's error handler (the world's when the communicator is not
 // valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
 int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e) {
@@ -115,10 +130,10 @@ int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e) {
   if (!x) x = find_comm(rs, MPI_COMM_WORLD);
   const MPI_Errhandler eh = x ? x->errhandler : MPI_ERRORS_ARE_FATAL;
   if (eh == MPI_ERRORS_RETURN) return e.code;
-  if (eh >= kFirstErrhandler && eh - kFirstErrhandler < static_cast<int>(rs.errhandlers.size())) {
+  if (MPI_Comm_errhandler_function* f = user_errhandler(rs, eh)) {
     MPI_Comm cc = c;
     int code = e.code;
-    rs.errhandlers[static_cast<std::size_t>(eh - kFirstErrhandler)](&cc, &code);
+    f(&cc, &code);
     return e.code;
   }
   // A code the program added (MPI_Add_error_code) is named by its class, which may be predefined.

@@ -44,6 +44,14 @@ void set_result_status(MPI_Status* out, const MPI_Status& s);
 /// valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
 int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e);
 
+/// The program's error handler behind handle eh (MPI_Comm_create_errhandler, MPI_Win_create_...),
+/// or nullptr when eh is a predefined handler or no handle at all.
+MPI_Comm_errhandler_function* user_errhandler(const RankState& rs, MPI_Errhandler eh);
+/// A new error handler handle for the program's function f.
+MPI_Errhandler add_errhandler(RankState& rs, MPI_Comm_errhandler_function* f);
+/// MPI_ERR_ARG unless eh is MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN or a handler the program created.
+void check_errhandler(const RankState& rs, MPI_Errhandler eh);
+
 /// True when `pc` is an address in this library's code (check.cpp).
 bool in_mpi_library(const void* pc);
 /// The innermost return address on the calling stack that is not in this library: where the program

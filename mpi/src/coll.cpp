@@ -143,19 +143,6 @@ algorithms::Reducer reducer(RankState& rs, MPI_Op op, MPI_Datatype dt, const Typ
   return packed_reducer(rs, op, dt, t, commutative);
 }
 
-// The operand class of a predefined type, for the operator's cost (NodeCosts::reduce_per_byte):
-// floating point for the real types and their MINLOC/MAXLOC pairs, integer for the rest.
-OperandClass operand_class(MPI_Datatype base) {
-  switch (base) {
-    case MPI_FLOAT:
-    case MPI_DOUBLE:
-    case MPI_LONG_DOUBLE:
-    case MPI_FLOAT_INT:
-    case MPI_DOUBLE_INT: return OperandClass::floating;
-    default: return OperandClass::integer;
-  }
-}
-
 // A reduction as the catalog's algorithms take it: the operator charged at the machine's gamma of
 // its operand class (user operators by their datatype's base type), elements of t.size bytes.
 struct MpiReduction {
@@ -725,39 +712,41 @@ void mpi::reduction(RankState& rs, Comm& c, Reduction kind, const void* sendbuf,
   if (gets_result && !(kind == Reduction::exscan && c.rank == 0)) r->store();
 }
 
+namespace {
+
+// A blocking reduction on an intracommunicator: the call's agreement checked, then the reduction.
+// Only MPI_Reduce has a root; the others name none to the checks and give the algorithms rank 0.
+// Inlined, so that the call site is the program's (call.hpp).
+[[gnu::always_inline]] inline int reduction_call(const char* name, Reduction kind, const void* sendbuf, void* recvbuf,
+                                                 int count, MPI_Datatype datatype, MPI_Op op, int root,
+                                                 MPI_Comm comm) {
+  return call(name, comm, [&](RankState& rs) {
+    const int checked_root = kind == Reduction::reduce ? root : Collective::kNoRoot;
+    check_collective(rs, comm, describe_data(rs, comm_of(rs, comm), name, count, datatype, checked_root, op));
+    reduction(rs, comm_of(rs, comm), kind, sendbuf, recvbuf, count, datatype, op, root);
+  });
+}
+
+}  // namespace
+
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-  return call("MPI_Reduce", comm, [&](RankState& rs) {
-    check_collective(rs, comm, describe_data(rs, comm_of(rs, comm), "MPI_Reduce", count, datatype, root, op));
-    reduction(rs, comm_of(rs, comm), Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root);
-  });
+  return reduction_call("MPI_Reduce", Reduction::reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-  return call("MPI_Allreduce", comm, [&](RankState& rs) {
-    check_collective(rs, comm,
-                     describe_data(rs, comm_of(rs, comm), "MPI_Allreduce", count, datatype, Collective::kNoRoot, op));
-    reduction(rs, comm_of(rs, comm), Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  return reduction_call("MPI_Allreduce", Reduction::allreduce, sendbuf, recvbuf, count, datatype, op, 0, comm);
 }
 
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_refused("MPI_Scan", comm);
-  return call("MPI_Scan", comm, [&](RankState& rs) {
-    check_collective(rs, comm,
-                     describe_data(rs, comm_of(rs, comm), "MPI_Scan", count, datatype, Collective::kNoRoot, op));
-    reduction(rs, comm_of(rs, comm), Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  return reduction_call("MPI_Scan", Reduction::scan, sendbuf, recvbuf, count, datatype, op, 0, comm);
 }
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   if (is_intercomm(comm)) return inter_refused("MPI_Exscan", comm);
-  return call("MPI_Exscan", comm, [&](RankState& rs) {
-    check_collective(rs, comm,
-                     describe_data(rs, comm_of(rs, comm), "MPI_Exscan", count, datatype, Collective::kNoRoot, op));
-    reduction(rs, comm_of(rs, comm), Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0);
-  });
+  return reduction_call("MPI_Exscan", Reduction::exscan, sendbuf, recvbuf, count, datatype, op, 0, comm);
 }
 
 // MPI_Reduce_scatter(_block): the algorithm chosen for reduce_scatter (docs/mpi.md).

@@ -117,17 +117,11 @@ using namespace touchstone;
 using namespace touchstone::mpi;
 
 int MPI_Comm_rank(MPI_Comm comm, int* rank) {
-  return call("MPI_Comm_rank", comm, [&](RankState& rs) {
-    check_out(rank, "rank");
-    *rank = comm_of(rs, comm).rank;
-  });
+  return call_setting("MPI_Comm_rank", comm, rank, "rank", [&](RankState& rs) { return comm_of(rs, comm).rank; });
 }
 
 int MPI_Comm_size(MPI_Comm comm, int* size) {
-  return call("MPI_Comm_size", comm, [&](RankState& rs) {
-    check_out(size, "size");
-    *size = comm_of(rs, comm).size;
-  });
+  return call_setting("MPI_Comm_size", comm, size, "size", [&](RankState& rs) { return comm_of(rs, comm).size; });
 }
 
 namespace {
@@ -151,10 +145,7 @@ MPI_Comm dup(RankState& rs, MPI_Comm comm, const InfoPairs* info) {
 }  // namespace
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  return call("MPI_Comm_dup", comm, [&](RankState& rs) {
-    check_out(newcomm, "newcomm");
-    *newcomm = dup(rs, comm, nullptr);
-  });
+  return call_setting("MPI_Comm_dup", comm, newcomm, "newcomm", [&](RankState& rs) { return dup(rs, comm, nullptr); });
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
@@ -342,10 +333,8 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
 }
 
 int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
-  return call("MPI_Comm_group", comm, [&](RankState& rs) {
-    check_out(group, "group");
-    *group = add_group(rs, local_members(comm_of(rs, comm)));
-  });
+  return call_setting("MPI_Comm_group", comm, group, "group",
+                      [&](RankState& rs) { return add_group(rs, local_members(comm_of(rs, comm))); });
 }
 
 int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
@@ -375,28 +364,18 @@ int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
   return call("MPI_Comm_set_info", comm, [&](RankState& rs) {
     Comm& c = comm_of(rs, comm);
-    for (const auto& [k, v] : info_of(rs, info)) {
-      auto it = std::find_if(c.info.begin(), c.info.end(), [&](const auto& e) { return e.first == k; });
-      if (it != c.info.end())
-        it->second = v;
-      else
-        c.info.emplace_back(k, v);
-    }
+    merge_info(c.info, info_of(rs, info));
   });
 }
 
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
-  return call("MPI_Comm_get_info", comm, [&](RankState& rs) {
-    check_out(info_used, "info_used");
-    *info_used = new_info(rs, comm_of(rs, comm).info);
-  });
+  return call_setting("MPI_Comm_get_info", comm, info_used, "info_used",
+                      [&](RankState& rs) { return new_info(rs, comm_of(rs, comm).info); });
 }
 
 int MPI_Group_size(MPI_Group group, int* size) {
-  return call("MPI_Group_size", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(size, "size");
-    *size = static_cast<int>(group_of(rs, group).size());
-  });
+  return call_setting("MPI_Group_size", MPI_COMM_WORLD, size, "size",
+                      [&](RankState& rs) { return static_cast<int>(group_of(rs, group).size()); });
 }
 
 int MPI_Group_rank(MPI_Group group, int* rank) {
@@ -530,10 +509,8 @@ int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup
 }
 
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
-  return call("MPI_Group_compare", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(result, "result");
-    *result = compare_members(group_of(rs, group1), group_of(rs, group2));
-  });
+  return call_setting("MPI_Group_compare", MPI_COMM_WORLD, result, "result",
+                      [&](RankState& rs) { return compare_members(group_of(rs, group1), group_of(rs, group2)); });
 }
 
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) {
@@ -565,29 +542,21 @@ int MPI_Group_free(MPI_Group* group) {
 }
 
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler) {
-  return call("MPI_Comm_create_errhandler", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(errhandler, "errhandler");
-    rs.errhandlers.push_back(function);
-    *errhandler = static_cast<MPI_Errhandler>(kFirstErrhandler + rs.errhandlers.size() - 1);
-  });
+  return call_setting("MPI_Comm_create_errhandler", MPI_COMM_WORLD, errhandler, "errhandler",
+                      [&](RankState& rs) { return add_errhandler(rs, function); });
 }
 
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   return call("MPI_Comm_set_errhandler", comm, [&](RankState& rs) {
     Comm& c = comm_of(rs, comm);
-    const bool user =
-        errhandler >= kFirstErrhandler && errhandler - kFirstErrhandler < static_cast<int>(rs.errhandlers.size());
-    if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN && !user)
-      throw MpiError{MPI_ERR_ARG, fmt::format("error handler {} is not valid", errhandler)};
+    check_errhandler(rs, errhandler);
     c.errhandler = errhandler;
   });
 }
 
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
-  return call("MPI_Comm_get_errhandler", comm, [&](RankState& rs) {
-    check_out(errhandler, "errhandler");
-    *errhandler = comm_of(rs, comm).errhandler;
-  });
+  return call_setting("MPI_Comm_get_errhandler", comm, errhandler, "errhandler",
+                      [&](RankState& rs) { return comm_of(rs, comm).errhandler; });
 }
 
 int MPI_Errhandler_free(MPI_Errhandler* errhandler) {

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "call.hpp"
 #include "state.hpp"
 
 namespace touchstone::mpi {
@@ -10,6 +11,17 @@ namespace touchstone::mpi {
 /// MPI_ERR_ARG when a pointer argument the call reads or writes through is null.
 inline void check_out(const void* p, const char* what) {
   if (!p) throw MpiError{MPI_ERR_ARG, std::string(what) + " is a null pointer"};
+}
+
+/// The MPI function `name` on `comm` whose result is one value: *out (the argument out_name, checked
+/// not null first) becomes value(rank state). Inlined, so that the call site is the program's (call.hpp).
+template <class T, class Value>
+[[gnu::always_inline]] inline int call_setting(const char* name, MPI_Comm comm, T* out, const char* out_name,
+                                               Value value) {
+  return call(name, comm, [&](RankState& rs) {
+    check_out(out, out_name);
+    *out = value(rs);
+  });
 }
 
 /// A new group handle for these world ranks (MPI_GROUP_EMPTY when there are none).

@@ -177,6 +177,18 @@ std::vector<std::pair<MPI_Aint, MPI_Aint>> darray_runs(int gsize, int distrib, i
 
 void set_count(MPI_Count n, int* out) { *out = n > INT_MAX ? MPI_UNDEFINED : static_cast<int>(n); }
 
+// MPI_Type_get_(true_)extent(_x): the type's bounds (its data's, when `of_data`) stored through lb
+// and extent, MPI_Aint or MPI_Count. Inlined, so that the call site is the program's (call.hpp).
+template <class Int>
+[[gnu::always_inline]] inline int type_bounds(const char* name, MPI_Datatype datatype, bool of_data, Int* lb,
+                                              Int* extent) {
+  return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
+    const Type& t = type_of(rs, datatype);
+    *lb = of_data ? t.true_lb : t.lb;
+    *extent = of_data ? t.true_extent : t.extent;
+  });
+}
+
 }  // namespace
 
 int MPI_Type_size(MPI_Datatype datatype, int* size) {
@@ -191,35 +203,19 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
 }
 
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
-  return call("MPI_Type_get_extent", MPI_COMM_WORLD, [&](RankState& rs) {
-    const Type& t = type_of(rs, datatype);
-    *lb = t.lb;
-    *extent = t.extent;
-  });
+  return type_bounds("MPI_Type_get_extent", datatype, false, lb, extent);
 }
 
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
-  return call("MPI_Type_get_extent_x", MPI_COMM_WORLD, [&](RankState& rs) {
-    const Type& t = type_of(rs, datatype);
-    *lb = t.lb;
-    *extent = t.extent;
-  });
+  return type_bounds("MPI_Type_get_extent_x", datatype, false, lb, extent);
 }
 
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
-  return call("MPI_Type_get_true_extent", MPI_COMM_WORLD, [&](RankState& rs) {
-    const Type& t = type_of(rs, datatype);
-    *true_lb = t.true_lb;
-    *true_extent = t.true_extent;
-  });
+  return type_bounds("MPI_Type_get_true_extent", datatype, true, true_lb, true_extent);
 }
 
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
-  return call("MPI_Type_get_true_extent_x", MPI_COMM_WORLD, [&](RankState& rs) {
-    const Type& t = type_of(rs, datatype);
-    *true_lb = t.true_lb;
-    *true_extent = t.true_extent;
-  });
+  return type_bounds("MPI_Type_get_true_extent_x", datatype, true, true_lb, true_extent);
 }
 
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {

@@ -163,22 +163,16 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
 }
 
 int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
-  return call("MPI_Comm_test_inter", comm, [&](RankState& rs) {
-    check_out(flag, "flag");
-    *flag = comm_of(rs, comm).inter;
-  });
+  return call_setting("MPI_Comm_test_inter", comm, flag, "flag",
+                      [&](RankState& rs) { return comm_of(rs, comm).inter; });
 }
 
 int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
-  return call("MPI_Comm_remote_size", comm, [&](RankState& rs) {
-    check_out(size, "size");
-    *size = intercomm_of(rs, comm).remote_size;
-  });
+  return call_setting("MPI_Comm_remote_size", comm, size, "size",
+                      [&](RankState& rs) { return intercomm_of(rs, comm).remote_size; });
 }
 
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
-  return call("MPI_Comm_remote_group", comm, [&](RankState& rs) {
-    check_out(group, "group");
-    *group = add_group(rs, remote_members(intercomm_of(rs, comm)));
-  });
+  return call_setting("MPI_Comm_remote_group", comm, group, "group",
+                      [&](RankState& rs) { return add_group(rs, remote_members(intercomm_of(rs, comm))); });
 }

@@ -111,14 +111,21 @@ std::vector<Block> varying(RankState& rs, const std::vector<int>& peers, const v
   return out;
 }
 
+// The one block of count elements of type at buf, to every peer (the allgather forms).
+std::vector<Block> same_block(RankState& rs, const std::vector<int>& peers, const void* buf, int count,
+                              MPI_Datatype type) {
+  const Type& t = checked(rs, count, type);
+  std::vector<Block> out;
+  for (int d : peers) out.push_back({d, at(buf, 0), count, &t});
+  return out;
+}
+
 // The bodies, shared by MPI_Neighbor_X, MPI_Ineighbor_X (a task) and MPI_Neighbor_X_init.
 void allgather_body(RankState& rs, const Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                     void* recvbuf, int recvcount, MPI_Datatype recvtype) {
   const Neighbors nb = neighbors_of(c);
   no_in_place(sendbuf);
-  const Type& st = checked(rs, sendcount, sendtype);
-  std::vector<Block> sends;
-  for (int d : nb.destinations) sends.push_back({d, at(sendbuf, 0), sendcount, &st});
+  const std::vector<Block> sends = same_block(rs, nb.destinations, sendbuf, sendcount, sendtype);
   exchange(rs, c, nb.cartesian, sends, regular(nb.sources, recvbuf, recvcount, checked(rs, recvcount, recvtype)));
 }
 
@@ -126,9 +133,7 @@ void allgatherv_body(RankState& rs, const Comm& c, const void* sendbuf, int send
                      void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype) {
   const Neighbors nb = neighbors_of(c);
   no_in_place(sendbuf);
-  const Type& st = checked(rs, sendcount, sendtype);
-  std::vector<Block> sends;
-  for (int d : nb.destinations) sends.push_back({d, at(sendbuf, 0), sendcount, &st});
+  const std::vector<Block> sends = same_block(rs, nb.destinations, sendbuf, sendcount, sendtype);
   exchange(rs, c, nb.cartesian, sends, varying(rs, nb.sources, recvbuf, recvcounts, displs, recvtype));
 }
 

@@ -114,6 +114,11 @@ std::size_t walk(const Type& t, std::size_t count, Step step) {
   return external;
 }
 
+// The bytes count elements of t take in the external32 representation.
+std::size_t external_size(const Type& t, std::size_t count) {
+  return walk(t, count, [](const External&, std::size_t, std::size_t) {});
+}
+
 void check_datarep(const char* datarep) {
   if (!datarep || std::string_view(datarep) != "external32")
     throw MpiError{MPI_ERR_ARG, fmt::format("data representation \"{}\" is not \"external32\"",
@@ -122,29 +127,63 @@ void check_datarep(const char* datarep) {
 
 std::byte* bytes_at(void* p, MPI_Aint at) { return static_cast<std::byte*>(p) + at; }
 
+// count elements of t, `bytes` long in their packed representation (native or external32), at a
+// position of a buffer.
+struct PackedData {
+  const Type& t;
+  std::size_t count, bytes;
+};
+
+// What MPI_Pack and MPI_Unpack check first: the communicator, the count, the type, and that the
+// data fit in the `room` bytes of the buffer (`buffer`: "input" or "output") from `position`.
+PackedData native_data(RankState& rs, MPI_Comm comm, int count, MPI_Datatype datatype, int room, int position,
+                       const char* buffer) {
+  comm_of(rs, comm);
+  check_count(count);
+  const Type& t = committed(rs, datatype);
+  return {t, ucount(count), fits(ucount(count) * t.size, room, position, buffer)};
+}
+
+// What MPI_Pack_external and MPI_Unpack_external check first: the representation, the count, the
+// type, and that the data fit in the `room` bytes of the buffer (`buffer`: "input" or "output")
+// from `position`.
+PackedData external_data(RankState& rs, const char* datarep, int count, MPI_Datatype datatype, MPI_Aint room,
+                           MPI_Aint position, const char* buffer) {
+  check_datarep(datarep);
+  check_count(count);
+  const Type& t = committed(rs, datatype);
+  const std::size_t bytes = external_size(t, ucount(count));
+  fits(bytes, room, position, buffer);
+  return {t, ucount(count), bytes};
+}
+
+// Converts x between its native packed bytes and its external32 bytes, either way.
+void convert_all(const PackedData& x, std::byte* native, std::byte* external, bool to_external) {
+  walk(x.t, x.count, [&](const External& e, std::size_t n, std::size_t at) {
+    if (to_external)
+      convert(e, native + n, external + at, true);
+    else
+      convert(e, external + at, native + n, false);
+  });
+}
+
 }  // namespace
 
 int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize, int* position,
              MPI_Comm comm) {
   return call("MPI_Pack", comm, [&](RankState& rs) {
-    comm_of(rs, comm);
-    check_count(incount);
-    const Type& t = committed(rs, datatype);
-    const std::size_t n = fits(ucount(incount) * t.size, outsize, *position, "output");
-    pack(inbuf, ucount(incount), t, {bytes_at(outbuf, *position), n});
-    *position += static_cast<int>(n);
+    const PackedData x = native_data(rs, comm, incount, datatype, outsize, *position, "output");
+    pack(inbuf, x.count, x.t, {bytes_at(outbuf, *position), x.bytes});
+    *position += static_cast<int>(x.bytes);
   });
 }
 
 int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype datatype,
                MPI_Comm comm) {
   return call("MPI_Unpack", comm, [&](RankState& rs) {
-    comm_of(rs, comm);
-    check_count(outcount);
-    const Type& t = committed(rs, datatype);
-    const std::size_t n = fits(ucount(outcount) * t.size, insize, *position, "input");
-    unpack({bytes_at(const_cast<void*>(inbuf), *position), n}, outbuf, ucount(outcount), t);
-    *position += static_cast<int>(n);
+    const PackedData x = native_data(rs, comm, outcount, datatype, insize, *position, "input");
+    unpack({bytes_at(const_cast<void*>(inbuf), *position), x.bytes}, outbuf, x.count, x.t);
+    *position += static_cast<int>(x.bytes);
   });
 }
 
@@ -159,36 +198,22 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) 
 int MPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf,
                       MPI_Aint outsize, MPI_Aint* position) {
   return call("MPI_Pack_external", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_datarep(datarep);
-    check_count(incount);
-    const Type& t = committed(rs, datatype);
-    const std::size_t need = walk(t, ucount(incount), [](const External&, std::size_t, std::size_t) {});
-    fits(need, outsize, *position, "output");
-    std::vector<std::byte> native(ucount(incount) * t.size);
-    pack(inbuf, ucount(incount), t, native);
-    std::byte* out = bytes_at(outbuf, *position);
-    walk(t, ucount(incount), [&](const External& e, std::size_t n, std::size_t x) {
-      convert(e, native.data() + n, out + x, true);
-    });
-    *position += static_cast<MPI_Aint>(need);
+    const PackedData x = external_data(rs, datarep, incount, datatype, outsize, *position, "output");
+    std::vector<std::byte> native(x.count * x.t.size);
+    pack(inbuf, x.count, x.t, native);
+    convert_all(x, native.data(), bytes_at(outbuf, *position), true);
+    *position += static_cast<MPI_Aint>(x.bytes);
   });
 }
 
 int MPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position, void* outbuf,
                         int outcount, MPI_Datatype datatype) {
   return call("MPI_Unpack_external", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_datarep(datarep);
-    check_count(outcount);
-    const Type& t = committed(rs, datatype);
-    const std::size_t need = walk(t, ucount(outcount), [](const External&, std::size_t, std::size_t) {});
-    fits(need, insize, *position, "input");
-    std::vector<std::byte> native(ucount(outcount) * t.size);
-    const std::byte* in = bytes_at(const_cast<void*>(inbuf), *position);
-    walk(t, ucount(outcount), [&](const External& e, std::size_t n, std::size_t x) {
-      convert(e, in + x, native.data() + n, false);
-    });
-    unpack(native, outbuf, ucount(outcount), t);
-    *position += static_cast<MPI_Aint>(need);
+    const PackedData x = external_data(rs, datarep, outcount, datatype, insize, *position, "input");
+    std::vector<std::byte> native(x.count * x.t.size);
+    convert_all(x, native.data(), bytes_at(const_cast<void*>(inbuf), *position), false);
+    unpack(native, outbuf, x.count, x.t);
+    *position += static_cast<MPI_Aint>(x.bytes);
   });
 }
 
@@ -197,7 +222,7 @@ int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datat
     check_datarep(datarep);
     check_count(incount);
     const Type& t = type_of(rs, datatype);
-    *size = static_cast<MPI_Aint>(walk(t, ucount(incount), [](const External&, std::size_t, std::size_t) {}));
+    *size = static_cast<MPI_Aint>(external_size(t, ucount(incount)));
   });
 }
 

@@ -83,19 +83,6 @@ void scatter(std::byte* at, std::span<const std::int64_t> runs, std::span<const 
   }
 }
 
-// The operand class of a predefined type, for the operator's cost per byte (as the collectives
-// charge it: NodeCosts::reduce_per_byte).
-OperandClass operand_class_of(MPI_Datatype base) {
-  switch (base) {
-    case MPI_FLOAT:
-    case MPI_DOUBLE:
-    case MPI_LONG_DOUBLE:
-    case MPI_FLOAT_INT:
-    case MPI_DOUBLE_INT: return OperandClass::floating;
-    default: return OperandClass::integer;
-  }
-}
-
 // Applies `in` (op) to the target's elements behind l.runs: what an accumulate does there.
 // Charges the handler the operator's cost per byte (nothing for MPI_REPLACE and MPI_NO_OP).
 void apply(RankState& rs, AmContext& c, const NodeCosts& costs, std::byte* at, std::span<const std::int64_t> runs,
@@ -107,7 +94,7 @@ void apply(RankState& rs, AmContext& c, const NodeCosts& costs, std::byte* at, s
   bool commutative = true;
   packed_reducer(rs, op, base, *predefined_type(base), commutative)(in, current);
   scatter(at, runs, current);
-  c.compute(static_cast<Time>(in.size()) * costs.reduce_per_byte(operand_class_of(base)));
+  c.compute(static_cast<Time>(in.size()) * costs.reduce_per_byte(operand_class(base)));
 }
 
 enum Arg { kHandle = 0, kDisp, kOp, kBase, kRuns, kBytes };
@@ -398,6 +385,18 @@ std::vector<std::byte> payload(const Type& ttype, int tcount, std::span<const st
   return body;
 }
 
+// The words an operation's active message carries: the target's window handle, the displacement,
+// the operator word, the base type, the runs of the target's type map and the bytes it moves.
+std::array<std::int64_t, 6> op_args(const Access& a, MPI_Aint disp, MPI_Op op, MPI_Datatype base, AccessKind kind,
+                                    std::int64_t nruns) {
+  return {a.w->peers[static_cast<std::size_t>(a.target)].handle,
+          disp,
+          op_word(*a.w, a.target, op, kind),
+          base,
+          nruns,
+          static_cast<std::int64_t>(a.bytes)};
+}
+
 // A one-way update (put, accumulate): complete at the origin once sent, since the request
 // carries a copy of the data.
 void update(RankState& rs, const Access& a, const void* origin, int ocount, const Type& otype, MPI_Aint disp,
@@ -408,12 +407,7 @@ void update(RankState& rs, const Access& a, const void* origin, int ocount, cons
   std::int64_t nruns = 0;
   std::span<const std::byte> body;
   const auto storage = payload(*a.ttype, tcount, data, nruns, body);
-  const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle,
-                                         disp,
-                                         op_word(*a.w, a.target, op, kind),
-                                         base,
-                                         nruns,
-                                         static_cast<std::int64_t>(a.bytes)};
+  const std::array<std::int64_t, 6> args = op_args(a, disp, op, base, kind, nruns);
   rs.proc->am_send(a.w->world[static_cast<std::size_t>(a.target)], kRmaUpdate, args, body);
   ++a.w->unflushed[static_cast<std::size_t>(a.target)];
 }
@@ -446,12 +440,7 @@ std::shared_ptr<PendingOp> fetch(RankState& rs, const Access& a, std::span<const
   std::int64_t nruns = 0;
   std::span<const std::byte> body;
   const auto storage = payload(*a.ttype, tcount, data, nruns, body);
-  const std::array<std::int64_t, 6> args{a.w->peers[static_cast<std::size_t>(a.target)].handle,
-                                         disp,
-                                         op_word(*a.w, a.target, op, kind),
-                                         base,
-                                         nruns,
-                                         static_cast<std::int64_t>(a.bytes)};
+  const std::array<std::int64_t, 6> args = op_args(a, disp, op, base, kind, nruns);
   op_state->target = a.target;
   op_state->future =
       rs.proc->am_request(a.w->world[static_cast<std::size_t>(a.target)], kRmaFetch, args, body, a.bytes);

@@ -46,6 +46,16 @@ void check_rank(const Window& w, int rank) {
 
 bool passive_to(const Window& w, int target) { return w.lock_all || w.locked[static_cast<std::size_t>(target)] != 0; }
 
+// The rank a flush of `call` names: false for MPI_PROC_NULL (nothing to flush), true for a rank of
+// w that this process has locked; MPI_ERR_RANK or MPI_ERR_RMA_SYNC otherwise.
+bool locked_target(const Window& w, int rank, const char* call) {
+  if (rank == MPI_PROC_NULL) return false;
+  check_rank(w, rank);
+  if (!passive_to(w, rank))
+    throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("{}: rank {} is not locked", call, rank)};
+  return true;
+}
+
 AmFuture sync_request(RankState& rs, Window& w, int target, SyncCommand cmd) {
   const std::array<std::int64_t, 2> args{w.peers[static_cast<std::size_t>(target)].handle,
                                          static_cast<std::int64_t>(cmd)};
@@ -342,11 +352,7 @@ int MPI_Win_unlock_all(MPI_Win win) {
 int MPI_Win_flush(int rank, MPI_Win win) {
   return win_call("MPI_Win_flush", win, [&](RankState& rs) {
     Window& w = window_of(rs, win);
-    if (rank == MPI_PROC_NULL) return;
-    check_rank(w, rank);
-    if (!passive_to(w, rank))
-      throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("MPI_Win_flush: rank {} is not locked", rank)};
-    flush_target(rs, w, rank);
+    if (locked_target(w, rank, "MPI_Win_flush")) flush_target(rs, w, rank);
   });
 }
 
@@ -363,11 +369,7 @@ int MPI_Win_flush_all(MPI_Win win) {
 int MPI_Win_flush_local(int rank, MPI_Win win) {
   return win_call("MPI_Win_flush_local", win, [&](RankState& rs) {
     Window& w = window_of(rs, win);
-    if (rank == MPI_PROC_NULL) return;
-    check_rank(w, rank);
-    if (!passive_to(w, rank))
-      throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("MPI_Win_flush_local: rank {} is not locked", rank)};
-    complete_pending(rs, w, rank);
+    if (locked_target(w, rank, "MPI_Win_flush_local")) complete_pending(rs, w, rank);
   });
 }
 

@@ -552,4 +552,15 @@ void apply_predefined(MPI_Op op, MPI_Datatype base, const void* in, void* io, st
                    fmt::format("{} is not defined on {} (MPI-3.1 section 5.9.2)", op_name(op), type_name(base))};
 }
 
+OperandClass operand_class(MPI_Datatype base) {
+  switch (base) {
+    case MPI_FLOAT:
+    case MPI_DOUBLE:
+    case MPI_LONG_DOUBLE:
+    case MPI_FLOAT_INT:
+    case MPI_DOUBLE_INT: return OperandClass::floating;
+    default: return OperandClass::integer;
+  }
+}
+
 }  // namespace touchstone::mpi

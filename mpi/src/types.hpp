@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "state.hpp"
+#include "touchstone/machine.hpp"
 
 namespace touchstone::mpi {
 
@@ -72,5 +73,9 @@ PackedReducer packed_reducer(RankState& rs, MPI_Op op, MPI_Datatype dt, const Ty
 /// inout[k] = in[k] op inout[k] for n elements of the predefined type `base`; MpiError
 /// MPI_ERR_OP when op is not defined on that type.
 void apply_predefined(MPI_Op op, MPI_Datatype base, const void* in, void* inout, std::size_t n);
+/// The operand class of a predefined type, which sets the operator's cost per byte
+/// (NodeCosts::reduce_per_byte): floating point for the real types and their MINLOC/MAXLOC pairs,
+/// integer for the rest. Collectives and accumulates charge by it alike.
+OperandClass operand_class(MPI_Datatype base);
 
 }  // namespace touchstone::mpi

@@ -38,10 +38,10 @@ int raise_on_window(RankState& rs, MPI_Win w, const char* call, const MpiError& 
   if (!valid) return raise(rs, MPI_COMM_WORLD, call, e);
   const MPI_Errhandler eh = ws.table[static_cast<std::size_t>(w)]->errhandler;
   if (eh == MPI_ERRORS_RETURN) return e.code;
-  if (eh >= kFirstErrhandler && eh - kFirstErrhandler < static_cast<int>(rs.errhandlers.size())) {
+  if (MPI_Comm_errhandler_function* f = user_errhandler(rs, eh)) {
     MPI_Win ww = w;
     int code = e.code;
-    rs.errhandlers[static_cast<std::size_t>(eh - kFirstErrhandler)](&ww, &code);
+    f(&ww, &code);
     return e.code;
   }
   throw UsageError(fmt::format("{} on rank {}: {} ({}); the window's error handler MPI_ERRORS_ARE_FATAL ends the run",
@@ -206,9 +206,8 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, 
 }
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
-  return call("MPI_Win_create_dynamic", comm, [&](RankState& rs) {
-    check_out(win, "win");
-    *win = make_window(rs, comm, MPI_BOTTOM, 0, 1, info, MPI_WIN_FLAVOR_DYNAMIC, false);
+  return call_setting("MPI_Win_create_dynamic", comm, win, "win", [&](RankState& rs) {
+    return make_window(rs, comm, MPI_BOTTOM, 0, 1, info, MPI_WIN_FLAVOR_DYNAMIC, false);
   });
 }
 
@@ -292,13 +291,7 @@ int MPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen) {
 int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
   return win_call("MPI_Win_set_info", win, [&](RankState& rs) {
     Window& w = window_of(rs, win);
-    for (const auto& [k, v] : info_of(rs, info)) {
-      auto it = std::find_if(w.info.begin(), w.info.end(), [&](const auto& e) { return e.first == k; });
-      if (it == w.info.end())
-        w.info.emplace_back(k, v);
-      else
-        it->second = v;
-    }
+    merge_info(w.info, info_of(rs, info));
     apply_info(w);
   });
 }
@@ -315,18 +308,14 @@ int MPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn, MP
     check_out(errhandler, "errhandler");
     check_out(reinterpret_cast<const void*>(win_errhandler_fn), "win_errhandler_fn");
     // A window's handler takes an MPI_Win*, a communicator's an MPI_Comm*: both are int handles.
-    rs.errhandlers.push_back(reinterpret_cast<MPI_Comm_errhandler_function*>(win_errhandler_fn));
-    *errhandler = static_cast<MPI_Errhandler>(kFirstErrhandler + rs.errhandlers.size() - 1);
+    *errhandler = add_errhandler(rs, reinterpret_cast<MPI_Comm_errhandler_function*>(win_errhandler_fn));
   });
 }
 
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
   return win_call("MPI_Win_set_errhandler", win, [&](RankState& rs) {
     Window& w = window_of(rs, win);
-    const bool user =
-        errhandler >= kFirstErrhandler && errhandler - kFirstErrhandler < static_cast<int>(rs.errhandlers.size());
-    if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN && !user)
-      throw MpiError{MPI_ERR_ARG, fmt::format("error handler {} is not valid", errhandler)};
+    check_errhandler(rs, errhandler);
     w.errhandler = errhandler;
   });
 }

@@ -9,10 +9,8 @@
 #include "check.h"
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  init_world(&argc, &argv, &rank, &size);
   const char* mode = argc > 1 ? argv[1] : "correct";
   int out[4] = {1, 2, 3, 4}, in[4] = {0};
   MPI_Request r;

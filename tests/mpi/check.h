@@ -43,6 +43,12 @@ static inline void init_world(int* argc, char*** argv, int* rank, int* size) {
   MPI_Comm_size(MPI_COMM_WORLD, size);
 }
 
+/* This process's rank in comm and comm's size. */
+static inline void rank_and_size(MPI_Comm comm, int* rank, int* size) {
+  MPI_Comm_rank(comm, rank);
+  MPI_Comm_size(comm, size);
+}
+
 /* The end of a test program: rank 0 of MPI_COMM_WORLD says that all checks passed (the line the
  * test looks for, beside exit status 0), then MPI_Finalize. Returns main's exit status. */
 static inline int all_checks_passed(const char* program) {

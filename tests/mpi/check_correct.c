@@ -153,10 +153,8 @@ static void messages(MPI_Comm comm) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  init_world(&argc, &argv, &rank, &size);
   collectives(MPI_COMM_WORLD);
   messages(MPI_COMM_WORLD);
   MPI_Comm third;

@@ -3,16 +3,10 @@
 # STATUS is a number, or "nonzero". The combined stdout and stderr must match the extended REGEX;
 # a REGEX with a newline in it is matched against the whole output at once, so it can pin down
 # consecutive lines.
+. "$(dirname "$0")/expect_run.sh"
 want=$1 regex=$2
 shift 2
-out=$("$@" 2>&1)
-got=$?
-printf '%s\n' "$out"
-if [ "$want" = nonzero ]; then
-  [ $got -ne 0 ] || { echo "expect.sh: exit status 0, wanted non-zero"; exit 1; }
-else
-  [ $got -eq "$want" ] || { echo "expect.sh: exit status $got, wanted $want"; exit 1; }
-fi
+run_expecting expect.sh "$want" "$@"
 case $regex in
   *'
 '*) whole=-z ;;

@@ -3,6 +3,7 @@
 # expect_lines.sh STATUS LINE... -- COMMAND...
 # STATUS is a number, or "nonzero". Each LINE is an extended regex that must match one whole line
 # of the combined stdout and stderr (it is anchored at both ends).
+. "$(dirname "$0")/expect_run.sh"
 want=$1
 shift
 n=0
@@ -20,14 +21,7 @@ while [ $i -lt $n ]; do
   i=$((i + 1))
 done
 shift  # the --
-out=$("$@" 2>&1)
-got=$?
-printf '%s\n' "$out"
-if [ "$want" = nonzero ]; then
-  [ $got -ne 0 ] || { echo "expect_lines.sh: exit status 0, wanted non-zero"; exit 1; }
-else
-  [ $got -eq "$want" ] || { echo "expect_lines.sh: exit status $got, wanted $want"; exit 1; }
-fi
+run_expecting expect_lines.sh "$want" "$@"
 status=0
 while IFS= read -r line; do
   printf '%s\n' "$out" | grep -Eq -- "^($line)\$" || { echo "expect_lines.sh: no line matches '$line'"; status=1; }

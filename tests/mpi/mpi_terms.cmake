@@ -63,31 +63,31 @@ set(owner $<TARGET_FILE:mpi_test_buffer_ownership>)
 set(fatal "; the default error handler MPI_ERRORS_ARE_FATAL ends the run")
 add_test(NAME mpi.terms.send_buffer_written COMMAND ${here}/expect_lines.sh 2
          "rank 0 failed at t=${t} us: MPI_Wait on rank 0: the send buffer \\(16 bytes\\) of MPI_Isend\\(dest=1, \
-tag=3, MPI_COMM_WORLD\\) at buffer_ownership.c:21 was written while the send was pending, found when MPI_Wait at \
-buffer_ownership.c:23 completed it \\(a nonblocking send owns its buffer until it completes\\) \\(invalid \
+tag=3, MPI_COMM_WORLD\\) at buffer_ownership.c:19 was written while the send was pending, found when MPI_Wait at \
+buffer_ownership.c:21 completed it \\(a nonblocking send owns its buffer until it completes\\) \\(invalid \
 buffer\\)${fatal}"
          -- ${ts} mpirun ${on_5} ${owner} send)
 add_test(NAME mpi.terms.recv_buffer_written COMMAND ${here}/expect_lines.sh 2
          "rank 1 failed at t=${t} us: MPI_Wait on rank 1: the receive buffer \\(16 bytes\\) of MPI_Irecv\\(source=0, \
-tag=5, MPI_COMM_WORLD\\) at buffer_ownership.c:29 was written while the receive was pending, found when MPI_Wait at \
-buffer_ownership.c:31 completed it \\(a nonblocking receive owns its buffer until it completes\\) \\(invalid \
+tag=5, MPI_COMM_WORLD\\) at buffer_ownership.c:27 was written while the receive was pending, found when MPI_Wait at \
+buffer_ownership.c:29 completed it \\(a nonblocking receive owns its buffer until it completes\\) \\(invalid \
 buffer\\)${fatal}"
          -- ${ts} mpirun ${on_5} --check ${owner} recv)
 add_test(NAME mpi.terms.recv_buffer_unchecked COMMAND ${here}/expect.sh 0 "^$" ${ts} mpirun ${on_5} ${owner} recv)
 add_test(NAME mpi.terms.free_active_recv COMMAND ${here}/expect_lines.sh 2
          "rank 1 failed at t=0 us: MPI_Request_free on rank 1: the active receive MPI_Irecv\\(source=0, tag=5, \
-MPI_COMM_WORLD\\) at buffer_ownership.c:37 is freed: nothing would then tell the program when its buffer holds the \
+MPI_COMM_WORLD\\) at buffer_ownership.c:35 is freed: nothing would then tell the program when its buffer holds the \
 message \\(under --check a nonblocking receive must be completed with MPI_Wait, MPI_Test, ...\\) \\(invalid \
 request\\)${fatal}"
          -- ${ts} mpirun ${on_5} --check ${owner} free_recv)
 add_test(NAME mpi.terms.free_active_recv_warns COMMAND ${here}/expect_lines.sh 0
          "touchstone mpirun: warning: rank 1 at MPI_Finalize: the request of MPI_Irecv\\(source=0, tag=5, \
-MPI_COMM_WORLD\\) at buffer_ownership.c:37 was freed while active \\(MPI_Request_free at buffer_ownership.c:38\\)"
+MPI_COMM_WORLD\\) at buffer_ownership.c:35 was freed while active \\(MPI_Request_free at buffer_ownership.c:36\\)"
          -- ${ts} mpirun ${on_5} ${owner} free_recv)
 add_test(NAME mpi.terms.request_used_after_free COMMAND ${here}/expect_lines.sh 2
-         "rank 0 failed at t=${t} us: MPI_Wait on rank 0: request 1 \\(of MPI_Isend at buffer_ownership.c:44\\) was \
-already completed and freed by MPI_Wait at buffer_ownership.c:46, which set its handle to MPI_REQUEST_NULL; the copy \
-of it used at buffer_ownership.c:47 is no longer valid \\(invalid request\\)${fatal}"
+         "rank 0 failed at t=${t} us: MPI_Wait on rank 0: request 1 \\(of MPI_Isend at buffer_ownership.c:42\\) was \
+already completed and freed by MPI_Wait at buffer_ownership.c:44, which set its handle to MPI_REQUEST_NULL; the copy \
+of it used at buffer_ownership.c:45 is no longer valid \\(invalid request\\)${fatal}"
          -- ${ts} mpirun ${on_5} ${owner} twice)
 set_tests_properties(mpi.terms.request_used_after_free mpi.terms.send_buffer_written mpi.terms.recv_buffer_written
                      mpi.terms.recv_buffer_unchecked

@@ -61,27 +61,29 @@ add_test(NAME mpi.races.infeasible_schedule COMMAND ${lines} 2
 add_test(NAME mpi.determinism.races_feasible COMMAND ${here}/determinism.sh ${ts}
          $<TARGET_FILE:mpi_test_races_feasible> mesh:3x5 -np 7)
 
+# A pattern of races_unsafe (its first argument) passes with eager sends and deadlocks under --check
+# when run on np ranks; ARGN: the lines the report must hold.
+function(races_unsafe_under_check pattern np)
+  add_test(NAME mpi.races.${pattern}_eager COMMAND ${lines} 0 "races_unsafe ${pattern}: all checks passed"
+           -- ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_races_unsafe> ${pattern})
+  add_test(NAME mpi.races.check_${pattern} COMMAND ${lines} 2 ${ARGN}
+           -- ${ts} mpirun --machine mesh:2x2 -np ${np} --check $<TARGET_FILE:mpi_test_races_unsafe> ${pattern})
+endfunction()
 # --check: MPI_Send then MPI_Recv on both sides passes with eager sends, deadlocks when sends are
 # synchronous; the report names both MPI_Send calls and counts the ranks, not the idle VPs.
-add_test(NAME mpi.races.exchange_eager COMMAND ${lines} 0 "races_unsafe exchange: all checks passed"
-         -- ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_races_unsafe> exchange)
-add_test(NAME mpi.races.check_exchange COMMAND ${lines} 2
-         "  rank 0 blocked since t=10 us in MPI_Send\\(dest=1, tag=0, MPI_COMM_WORLD\\)"
-         "  rank 1 blocked since t=10 us in MPI_Send\\(dest=0, tag=0, MPI_COMM_WORLD\\)"
-         "0 of 2 ranks finished \\(2 more VP\\(s\\) of the machine run no rank\\)\\."
-         "  rank 0 waits in MPI_Send\\(dest=1, tag=0, MPI_COMM_WORLD\\) for rank 1"
-         "touchstone mpirun --check: standard-mode sends were synchronous and blocking collectives synchronizing, as a conforming MPI may make them: a deadlock reported above can happen on such an MPI"
-         -- ${ts} mpirun --machine mesh:2x2 -np 2 --check $<TARGET_FILE:mpi_test_races_unsafe> exchange)
+races_unsafe_under_check(exchange 2
+  "  rank 0 blocked since t=10 us in MPI_Send\\(dest=1, tag=0, MPI_COMM_WORLD\\)"
+  "  rank 1 blocked since t=10 us in MPI_Send\\(dest=0, tag=0, MPI_COMM_WORLD\\)"
+  "0 of 2 ranks finished \\(2 more VP\\(s\\) of the machine run no rank\\)\\."
+  "  rank 0 waits in MPI_Send\\(dest=1, tag=0, MPI_COMM_WORLD\\) for rank 1"
+  "touchstone mpirun --check: standard-mode sends were synchronous and blocking collectives synchronizing, as a conforming MPI may make them: a deadlock reported above can happen on such an MPI")
 # A broadcast's root that leaves before the others entered: a synchronizing MPI_Bcast waits for
 # rank 1, which waits in a synchronous MPI_Send for rank 0's receive after the broadcast.
-add_test(NAME mpi.races.collective_eager COMMAND ${lines} 0 "races_unsafe collective: all checks passed"
-         -- ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_races_unsafe> collective)
-add_test(NAME mpi.races.check_collective COMMAND ${lines} 2
-         "  rank 0 blocked since t=32\\.76 us in MPI_Bcast on MPI_COMM_WORLD"
-         "  rank 1 blocked since t=10 us in MPI_Send\\(dest=0, tag=0, MPI_COMM_WORLD\\)"
-         "  rank 2 blocked since t=10 us in MPI_Bcast on MPI_COMM_WORLD"
-         "0 of 3 ranks finished \\(1 more VP\\(s\\) of the machine run no rank\\)\\."
-         -- ${ts} mpirun --machine mesh:2x2 -np 3 --check $<TARGET_FILE:mpi_test_races_unsafe> collective)
+races_unsafe_under_check(collective 3
+  "  rank 0 blocked since t=32\\.76 us in MPI_Bcast on MPI_COMM_WORLD"
+  "  rank 1 blocked since t=10 us in MPI_Send\\(dest=0, tag=0, MPI_COMM_WORLD\\)"
+  "  rank 2 blocked since t=10 us in MPI_Bcast on MPI_COMM_WORLD"
+  "0 of 3 ranks finished \\(1 more VP\\(s\\) of the machine run no rank\\)\\.")
 mpi_test(races.check_safe races_safe --machine mesh:2x3 -np 5 --check)
 mpi_test(races.check_safe_torus races_safe --machine torus:3x3 --check)
 add_test(NAME mpi.races.check_with_eager_limit COMMAND ${lines} 1

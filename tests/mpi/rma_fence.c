@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "rma_window.h"
 
 enum { N = 16 };
 
@@ -12,8 +13,7 @@ enum { N = 16 };
  * neighbour; then a strided get of the right neighbour's window through a vector type. */
 static void ring(MPI_Comm comm, int use_allocate) {
   int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  rank_and_size(comm, &rank, &size);
   int* mem;
   MPI_Win win;
   if (use_allocate) {
@@ -58,12 +58,9 @@ static void ring(MPI_Comm comm, int use_allocate) {
  * sums are exact, since accumulates are atomic per element. Then get-accumulates and MPI_REPLACE. */
 static void accumulates(MPI_Comm comm) {
   int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  long* mem;
+  rank_and_size(comm, &rank, &size);
   MPI_Win win;
-  MPI_Win_allocate((MPI_Aint)(size + 1) * sizeof(long), sizeof(long), MPI_INFO_NULL, comm, &mem, &win);
-  for (int i = 0; i <= size; ++i) mem[i] = 0;
+  long* mem = zeroed_window(comm, (MPI_Aint)(size + 1) * sizeof(long), sizeof(long), &win);
   MPI_Win_fence(0, win);
   const long one = 1, mine = rank + 1;
   for (int k = 0; k < 3; ++k) MPI_Accumulate(&one, 1, MPI_LONG, 0, size, 1, MPI_LONG, MPI_SUM, win);
@@ -101,12 +98,9 @@ static void accumulates(MPI_Comm comm) {
 /* Accumulates through derived types on both sides: pairs of doubles, every other one. */
 static void derived_accumulate(MPI_Comm comm) {
   int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  double* mem;
+  rank_and_size(comm, &rank, &size);
   MPI_Win win;
-  MPI_Win_allocate(8 * sizeof(double), 1, MPI_INFO_NULL, comm, &mem, &win);
-  for (int i = 0; i < 8; ++i) mem[i] = 0;
+  double* mem = zeroed_window(comm, 8 * sizeof(double), 1, &win);
   MPI_Datatype pairs;
   MPI_Type_vector(2, 2, 4, MPI_DOUBLE, &pairs); /* elements 0,1 and 4,5 */
   MPI_Type_commit(&pairs);

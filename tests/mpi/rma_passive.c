@@ -5,17 +5,15 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "rma_window.h"
 
 /* A counter on rank 0 that every rank increments under an exclusive lock, by get and put: the
  * lock makes the read-modify-write whole, so no increment is lost. */
 static void exclusive_counter(MPI_Comm comm) {
   int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int* mem;
+  rank_and_size(comm, &rank, &size);
   MPI_Win win;
-  MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, comm, &mem, &win);
-  *mem = 0;
+  int* mem = zeroed_window(comm, sizeof(int), sizeof(int), &win);
   MPI_Barrier(comm);
   for (int k = 0; k < 2; ++k) {
     CHECK_EQ(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win), MPI_SUCCESS);
@@ -38,8 +36,7 @@ static void exclusive_counter(MPI_Comm comm) {
 /* Fetch-and-op tickets and a compare-and-swap mutex guarding a plain put. */
 static void atomics(MPI_Comm comm) {
   int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  rank_and_size(comm, &rank, &size);
   long* mem; /* [0] ticket counter, [1] mutex (-1 free), [2] guarded value */
   MPI_Win win;
   MPI_Win_allocate(3 * sizeof(long), sizeof(long), MPI_INFO_NULL, comm, &mem, &win);
@@ -82,12 +79,9 @@ static void atomics(MPI_Comm comm) {
  * MPI_Win_flush_local and flush_local_all; shared locks on every rank. */
 static void request_based(MPI_Comm comm) {
   int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int* mem;
+  rank_and_size(comm, &rank, &size);
   MPI_Win win;
-  MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, comm, &mem, &win);
-  for (int i = 0; i < 4; ++i) mem[i] = 0;
+  int* mem = zeroed_window(comm, 4 * sizeof(int), sizeof(int), &win);
   MPI_Barrier(comm);
   const int right = (rank + 1) % size, left = (rank + size - 1) % size;
   MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
@@ -132,12 +126,9 @@ static void request_based(MPI_Comm comm) {
  * handlers serve its window whatever it is doing (passive-target progress). */
 static void progress_while_waiting(MPI_Comm comm) {
   int rank, size;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int* mem;
+  rank_and_size(comm, &rank, &size);
   MPI_Win win;
-  MPI_Win_allocate((MPI_Aint)size * sizeof(int), sizeof(int), MPI_INFO_NULL, comm, &mem, &win);
-  for (int i = 0; i < size; ++i) mem[i] = 0;
+  int* mem = zeroed_window(comm, (MPI_Aint)size * sizeof(int), sizeof(int), &win);
   MPI_Barrier(comm);
   if (rank == 0) {
     for (int i = 1; i < size; ++i) MPI_Recv(NULL, 0, MPI_INT, i, 0, comm, MPI_STATUS_IGNORE);

@@ -162,24 +162,24 @@ Program use_proc_from_other_thread(bool send) {
   };
 }
 
-TEST(Errors, ProcUsedFromAnotherThreadWithThreadsExecution) {
+// The run fails naming rank 1 and the thread, whether the foreign call is a send or a computation.
+void expect_proc_refused_on_another_thread(Execution execution) {
   for (bool send : {false, true}) {
     const std::string msg =
-        run_failure(ts_test::prime_machine("mesh:1x2"), use_proc_from_other_thread(send), Execution::threads);
+        run_failure(ts_test::prime_machine("mesh:1x2"), use_proc_from_other_thread(send), execution);
     EXPECT_TRUE(contains(msg, "rank 1")) << msg;
     EXPECT_TRUE(contains(msg, "thread")) << msg;
   }
 }
 
+TEST(Errors, ProcUsedFromAnotherThreadWithThreadsExecution) {
+  expect_proc_refused_on_another_thread(Execution::threads);
+}
+
 // The same in fibers mode (the default), where every VP runs on the scheduler's thread: the
 // foreign thread is recognised by its id, not by who holds the baton.
 TEST(Errors, ProcUsedFromAnotherThreadWithFibersExecution) {
-  for (bool send : {false, true}) {
-    const std::string msg =
-        run_failure(ts_test::prime_machine("mesh:1x2"), use_proc_from_other_thread(send), Execution::fibers);
-    EXPECT_TRUE(contains(msg, "rank 1")) << msg;
-    EXPECT_TRUE(contains(msg, "thread")) << msg;
-  }
+  expect_proc_refused_on_another_thread(Execution::fibers);
 }
 
 TEST(Errors, UnreceivedMessageAtTheEndOfTheRun) {
