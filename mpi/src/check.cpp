@@ -445,8 +445,7 @@ void check_inter_roots(Slot& slot, const Entered& me, std::uint64_t n, const Whe
                                : "both groups name a rank of the other group as the root");
   if (r == MPI_ROOT && slot.root) differ(*slot.root, "two members of one group pass MPI_ROOT");
   const auto named = [](int root, int rank) {
-    return fmt::format("the group of the root names root {}, while rank {} of the other group passes MPI_ROOT", root,
-                       rank);
+    return fmt::format("one group names root {}, while rank {} of the other passes MPI_ROOT", root, rank);
   };
   if (r == MPI_ROOT && across && across->d.root != me.rank) differ(*across, named(across->d.root, me.rank));
   if (!root_group && slot.root && slot.root->rank != r) differ(*slot.root, named(r, slot.root->rank));
