@@ -10,14 +10,16 @@ namespace touchstone::mpi {
 /// communicator as the instance sees it (its `coll` group is the instance's own).
 using CollectiveBody = std::function<void(RankState&, Comm&)>;
 struct Collective;  // check.hpp
-/// The descriptor of a call named `name` on an intracommunicator, for the consistency check
-/// (check.hpp); when empty, the call is checked by its name alone.
+/// The descriptor of a call named `name` on a communicator (the intercommunicator form's on an
+/// intercommunicator), for the consistency check (check.hpp); when empty, the call is checked by
+/// its name alone.
 using CollectiveDescription = std::function<Collective(RankState&, const Comm&, const char* name)>;
 
 /// What a collective runs as a request: its body on an intracommunicator; on an intercommunicator
 /// (empty: MPI defines no such form, MPI_ERR_COMM); its descriptor; and whether it
 /// takes count arrays (v-forms), which a persistent collective's program may fill between its init
-/// and its starts, so that its init is checked by name and order alone.
+/// and its starts, so that its init is checked by name and order alone and each start by the
+/// descriptor (check_start).
 struct CollectiveForms {
   CollectiveBody intra;
   CollectiveBody inter = {};
