@@ -900,6 +900,15 @@ Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, con
   };
   d.recvs = blocks(recvcounts, recvtypes);
   d.sends = in_place ? d.recvs : blocks(sendcounts, sendtypes);
+  // The block a rank sends itself is the one it receives from itself (no peer compares it).
+  if (!c.inter && !in_place) {
+    const auto me = static_cast<std::size_t>(c.rank);
+    const auto block_text = [&](const Collective::Block& b) {
+      return fmt::format("{} x {}", b.count, type_text(rs, b.type));
+    };
+    check_own_blocks("block the rank sends itself", d.sends[me].sig, block_text(d.sends[me]), d.recvs[me].sig,
+                     block_text(d.recvs[me]));
+  }
   auto text = [&](const int counts[], const MPI_Datatype types[]) {
     if (!per_block_types) return fmt::format("{}, {}", counts_text(counts, n), type_text(rs, types[0]));
     std::string t;

@@ -83,6 +83,12 @@ int main(int argc, char** argv) {
       MPI_Request_free(&r);
     }
     MPI_Comm_free(&topo);
+  } else if (!strcmp(mode, "alltoallw_self")) { /* rank 3 sends itself 2 ints and receives 1 */
+    int sc[8], rc[8], d[8];
+    MPI_Datatype t[8];
+    for (int i = 0; i < size; ++i) sc[i] = rc[i] = 1, d[i] = 4 * i, t[i] = MPI_INT;
+    if (rank == 3) sc[3] = 2;
+    MPI_Alltoallw(data, sc, d, t, out, rc, d, t, MPI_COMM_WORLD);
   } else if (!strcmp(mode, "allgatherv_init")) { /* counts filled after the init; rank 2 expects 2 from rank 4 */
     int counts[8], displs[8] = {0, 1, 2, 3, 4, 6, 7, 8};
     MPI_Request r;
