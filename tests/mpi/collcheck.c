@@ -34,6 +34,10 @@ int main(int argc, char** argv) {
       MPI_Bcast(data, 2, MPI_INT, even ? MPI_PROC_NULL : 0, inter);
     } else if (!strcmp(mode, "inter_both_ranks")) { /* both groups name a rank of the other */
       MPI_Bcast(data, 2, MPI_INT, 0, inter);
+    } else if (!strcmp(mode, "inter_both_root_groups")) { /* the odd group passes MPI_PROC_NULL too */
+      MPI_Bcast(data, 2, MPI_INT, even ? root : MPI_PROC_NULL, inter);
+    } else if (!strcmp(mode, "inter_mixed")) { /* odd rank 1 passes MPI_PROC_NULL, odd rank 0 names 0 */
+      MPI_Bcast(data, 2, MPI_INT, rank == 3 ? MPI_PROC_NULL : root, inter);
     } else if (!strcmp(mode, "inter_gather")) { /* odd rank 1 sends 2 ints, the root expects 1 */
       MPI_Gather(data, rank == 3 ? 2 : 1, MPI_INT, out, 1, MPI_INT, root, inter);
     } else if (!strcmp(mode, "inter_reduce_op")) { /* odd rank 1 reduces with MPI_MAX */

@@ -47,64 +47,74 @@ MPI_Intercomm_create of the communicator of MPI_Comm_split of MPI_COMM_WORLD, co
 the other group as the root; rank 2 (world rank 4) called MPI_Bcast(count=2, MPI_INT, root=0) at collcheck.c:36 as \
 its 1st collective on this communicator, while rank 0 (world rank 1) of the remote group called MPI_Bcast(count=2, \
 MPI_INT, root=0) at collcheck.c:36 (invalid root)${fatal}" ${on_5} ${prog} inter_both_ranks)
+collcheck_report(inter_both_root_groups 2 "MPI_Bcast on rank 4: the roots differ on the communicator of \
+MPI_Intercomm_create of the communicator of MPI_Comm_split of MPI_COMM_WORLD, color 0: both groups pass MPI_ROOT or \
+MPI_PROC_NULL; rank 2 (world rank 4) called MPI_Bcast(count=2, MPI_INT, root=MPI_PROC_NULL) at collcheck.c:38 as its \
+1st collective on this communicator, while rank 0 (world rank 1) of the remote group called MPI_Bcast(count=2, \
+MPI_INT, root=MPI_PROC_NULL) at collcheck.c:38 (invalid root)${fatal}" ${on_5} ${prog} inter_both_root_groups)
+collcheck_report(inter_mixed 2 "MPI_Bcast on rank 3: the roots differ on the communicator of MPI_Intercomm_create of \
+the communicator of MPI_Comm_split of MPI_COMM_WORLD, color 1: one group passes both MPI_ROOT or MPI_PROC_NULL and a \
+rank of the other group; rank 1 (world rank 3) called MPI_Bcast(count=2, MPI_INT, root=MPI_PROC_NULL) at \
+collcheck.c:40 as its 1st collective on this communicator, while rank 0 (world rank 1) called MPI_Bcast(count=2, \
+MPI_INT, root=0) at collcheck.c:40 (invalid root)${fatal}" ${on_5} ${prog} inter_mixed)
 collcheck_report(inter_gather 2 "MPI_Gather on rank 0: the type signatures differ on the communicator of \
 MPI_Intercomm_create of the communicator of MPI_Comm_split of MPI_COMM_WORLD, color 0: rank 0 called \
-MPI_Gather(recvcount=1, MPI_INT, root=MPI_ROOT) at collcheck.c:38 as its 1st collective on this communicator, while \
-rank 1 (world rank 3) of the remote group called MPI_Gather(sendcount=2, MPI_INT, root=0) at collcheck.c:38 (invalid \
+MPI_Gather(recvcount=1, MPI_INT, root=MPI_ROOT) at collcheck.c:42 as its 1st collective on this communicator, while \
+rank 1 (world rank 3) of the remote group called MPI_Gather(sendcount=2, MPI_INT, root=0) at collcheck.c:42 (invalid \
 count)${fatal}" ${on_5} ${prog} inter_gather)
 collcheck_report(inter_reduce_op 2 "MPI_Reduce on rank 3: the operators differ on the communicator of \
 MPI_Intercomm_create of the communicator of MPI_Comm_split of MPI_COMM_WORLD, color 1: rank 1 (world rank 3) called \
-MPI_Reduce(count=2, MPI_INT, MPI_MAX, root=0) at collcheck.c:40 as its 1st collective on this communicator, while \
-rank 0 (world rank 1) called MPI_Reduce(count=2, MPI_INT, MPI_SUM, root=0) at collcheck.c:40 (invalid reduction \
+MPI_Reduce(count=2, MPI_INT, MPI_MAX, root=0) at collcheck.c:44 as its 1st collective on this communicator, while \
+rank 0 (world rank 1) called MPI_Reduce(count=2, MPI_INT, MPI_SUM, root=0) at collcheck.c:44 (invalid reduction \
 operation)${fatal}" ${on_5} ${prog} inter_reduce_op)
 collcheck_report(inter_allreduce 2 "MPI_Allreduce on rank 4: the type signatures differ on the communicator of \
 MPI_Intercomm_create of the communicator of MPI_Comm_split of MPI_COMM_WORLD, color 0: rank 2 (world rank 4) called \
-MPI_Allreduce(count=2, MPI_INT, MPI_SUM) at collcheck.c:42 as its 1st collective on this communicator, while rank 0 \
-(world rank 1) of the remote group called MPI_Allreduce(count=3, MPI_INT, MPI_SUM) at collcheck.c:42 (invalid \
+MPI_Allreduce(count=2, MPI_INT, MPI_SUM) at collcheck.c:46 as its 1st collective on this communicator, while rank 0 \
+(world rank 1) of the remote group called MPI_Allreduce(count=3, MPI_INT, MPI_SUM) at collcheck.c:46 (invalid \
 count)${fatal}" ${on_5} ${prog} inter_allreduce)
 collcheck_report(inter_allgatherv 2 "MPI_Allgatherv on rank 4: the type signatures differ on the communicator of \
 MPI_Intercomm_create of the communicator of MPI_Comm_split of MPI_COMM_WORLD, color 0: rank 2 (world rank 4) sends 1 \
 x MPI_INT to rank 0 (world rank 1) of the remote group, which receives 2 x MPI_INT from it; rank 2 (world rank 4) \
-called MPI_Allgatherv(sendcount=1, MPI_INT, recvcounts={1,1}, MPI_INT) at collcheck.c:45 as its 1st collective on \
+called MPI_Allgatherv(sendcount=1, MPI_INT, recvcounts={1,1}, MPI_INT) at collcheck.c:49 as its 1st collective on \
 this communicator, while rank 0 (world rank 1) of the remote group called MPI_Allgatherv(sendcount=1, MPI_INT, \
-recvcounts={1,1,2}, MPI_INT) at collcheck.c:45 (invalid count)${fatal}" ${on_5} ${prog} inter_allgatherv)
+recvcounts={1,1,2}, MPI_INT) at collcheck.c:49 (invalid count)${fatal}" ${on_5} ${prog} inter_allgatherv)
 collcheck_report(inter_reduce_scatter 2 "MPI_Reduce_scatter on rank 4: the type signatures differ on the \
 communicator of MPI_Intercomm_create of the communicator of MPI_Comm_split of MPI_COMM_WORLD, color 0: rank 2 (world \
-rank 4) called MPI_Reduce_scatter(recvcounts={2,2,2}, MPI_INT, MPI_SUM) at collcheck.c:48 as its 1st collective on \
+rank 4) called MPI_Reduce_scatter(recvcounts={2,2,2}, MPI_INT, MPI_SUM) at collcheck.c:52 as its 1st collective on \
 this communicator, while rank 0 (world rank 1) of the remote group called MPI_Reduce_scatter(recvcounts={2,2}, \
-MPI_INT, MPI_SUM) at collcheck.c:48 (invalid count)${fatal}" ${on_5} ${prog} inter_reduce_scatter)
+MPI_INT, MPI_SUM) at collcheck.c:52 (invalid count)${fatal}" ${on_5} ${prog} inter_reduce_scatter)
 collcheck_report(inter_ialltoall 2 "MPI_Ialltoall on rank 2: the type signatures differ on the communicator of \
 MPI_Intercomm_create of the communicator of MPI_Comm_split of MPI_COMM_WORLD, color 0: rank 0 (world rank 1) of the \
 remote group sends 1 x MPI_INT to rank 1 (world rank 2), which receives 1 x MPI_FLOAT from it; rank 1 (world rank 2) \
-called MPI_Ialltoall(sendcount=1, MPI_INT, recvcount=1, MPI_FLOAT) at collcheck.c:51 as its 1st collective on this \
+called MPI_Ialltoall(sendcount=1, MPI_INT, recvcount=1, MPI_FLOAT) at collcheck.c:55 as its 1st collective on this \
 communicator, while rank 0 (world rank 1) of the remote group called MPI_Ialltoall(sendcount=1, MPI_INT, \
-recvcount=1, MPI_INT) at collcheck.c:51 (invalid datatype)${fatal}" ${on_5} ${prog} inter_ialltoall)
+recvcount=1, MPI_INT) at collcheck.c:55 (invalid datatype)${fatal}" ${on_5} ${prog} inter_ialltoall)
 collcheck_report(cart_alltoall 2 "MPI_Neighbor_alltoall on rank 2: the type signatures differ on the communicator of \
 MPI_Cart_create of MPI_COMM_WORLD: rank 3 sends 2 x MPI_INT to rank 2, which receives 1 x MPI_INT from it; rank 2 \
-called MPI_Neighbor_alltoall(sendcount=1, MPI_INT, recvcount=1, MPI_INT) at collcheck.c:69 as its 1st collective on \
+called MPI_Neighbor_alltoall(sendcount=1, MPI_INT, recvcount=1, MPI_INT) at collcheck.c:73 as its 1st collective on \
 this communicator, while rank 3 called MPI_Neighbor_alltoall(sendcount=2, MPI_INT, recvcount=1, MPI_INT) at \
-collcheck.c:69 (invalid count)${fatal}" ${on_7} ${prog} cart_alltoall)
+collcheck.c:73 (invalid count)${fatal}" ${on_7} ${prog} cart_alltoall)
 collcheck_report(cart_allgather 2 "MPI_Neighbor_allgather on rank 5: the type signatures differ on the communicator \
 of MPI_Cart_create of MPI_COMM_WORLD: rank 6 sends 1 x MPI_INT to rank 5, which receives 1 x MPI_FLOAT from it; rank \
-5 called MPI_Neighbor_allgather(sendcount=1, MPI_INT, recvcount=1, MPI_FLOAT) at collcheck.c:71 as its 1st \
+5 called MPI_Neighbor_allgather(sendcount=1, MPI_INT, recvcount=1, MPI_FLOAT) at collcheck.c:75 as its 1st \
 collective on this communicator, while rank 6 called MPI_Neighbor_allgather(sendcount=1, MPI_INT, recvcount=1, \
-MPI_INT) at collcheck.c:71 (invalid datatype)${fatal}" ${on_7} ${prog} cart_allgather)
+MPI_INT) at collcheck.c:75 (invalid datatype)${fatal}" ${on_7} ${prog} cart_allgather)
 collcheck_report(graph_alltoallv 2 "MPI_Neighbor_alltoallv on rank 4: the type signatures differ on the communicator \
 of MPI_Dist_graph_create_adjacent of MPI_COMM_WORLD: rank 1 sends 1 x MPI_INT to rank 4, which receives 2 x MPI_INT \
 from it; rank 4 called MPI_Neighbor_alltoallv(sendcounts={1,1}, MPI_INT, recvcounts={1,2}, MPI_INT) at \
-collcheck.c:74 as its 1st collective on this communicator, while rank 1 called \
-MPI_Neighbor_alltoallv(sendcounts={1,1}, MPI_INT, recvcounts={1,1}, MPI_INT) at collcheck.c:74 (invalid \
+collcheck.c:78 as its 1st collective on this communicator, while rank 1 called \
+MPI_Neighbor_alltoallv(sendcounts={1,1}, MPI_INT, recvcounts={1,1}, MPI_INT) at collcheck.c:78 (invalid \
 count)${fatal}" ${on_7} ${prog} graph_alltoallv)
 collcheck_report(graph_alltoallv_init 2 "MPI_Start on rank 4: the type signatures differ on the communicator of \
 MPI_Dist_graph_create_adjacent of MPI_COMM_WORLD: rank 1 sends 1 x MPI_INT to rank 4, which receives 2 x MPI_INT \
 from it; rank 4 called MPI_Neighbor_alltoallv_init(sendcounts={1,1}, MPI_INT, recvcounts={1,2}, MPI_INT) at \
-collcheck.c:78 and started it the 1st time with MPI_Start at collcheck.c:81, while rank 1 called \
-MPI_Neighbor_alltoallv_init(sendcounts={1,1}, MPI_INT, recvcounts={1,1}, MPI_INT) at collcheck.c:78 (invalid \
+collcheck.c:82 and started it the 1st time with MPI_Start at collcheck.c:85, while rank 1 called \
+MPI_Neighbor_alltoallv_init(sendcounts={1,1}, MPI_INT, recvcounts={1,1}, MPI_INT) at collcheck.c:82 (invalid \
 count)${fatal}" ${on_7} ${prog} graph_alltoallv_init)
 collcheck_report(allgatherv_init 2 "MPI_Start on rank 2: the counts differ on MPI_COMM_WORLD: rank 2 called \
-MPI_Allgatherv_init(sendcount=1, MPI_INT, recvcounts={1,1,1,1,2,1,1}, MPI_INT) at collcheck.c:95 and started it the \
-1st time with MPI_Start at collcheck.c:98, while rank 1 called MPI_Allgatherv_init(sendcount=1, MPI_INT, \
-recvcounts={1,1,1,1,1,1,1}, MPI_INT) at collcheck.c:95 (invalid count)${fatal}" ${on_7} ${prog} allgatherv_init)
+MPI_Allgatherv_init(sendcount=1, MPI_INT, recvcounts={1,1,1,1,2,1,1}, MPI_INT) at collcheck.c:99 and started it the \
+1st time with MPI_Start at collcheck.c:102, while rank 1 called MPI_Allgatherv_init(sendcount=1, MPI_INT, \
+recvcounts={1,1,1,1,1,1,1}, MPI_INT) at collcheck.c:99 (invalid count)${fatal}" ${on_7} ${prog} allgatherv_init)
 # MPI_Alltoallw: the block a rank sends itself against the one it receives from itself, on that rank.
 collcheck_report(alltoallw_self 2 "MPI_Alltoallw on rank 3: the block the rank sends itself (2 x MPI_INT) and the \
 block it receives (1 x MPI_INT) differ in type signature (message truncated)${fatal}" ${on_7} ${prog} alltoallw_self)
