@@ -535,8 +535,19 @@ void compare_neighbors(Slot& slot, const Entered& me, std::uint64_t n, const Whe
   for (std::size_t k = 0; k < d.destinations.size() && k < d.sends.size(); ++k)
     if (const Entered* to = entered(d.destinations[k]))
       if (const auto j = counterpart(d.destinations, k, me.rank, to->d.sources, d.cartesian);
-          j && *j < to->d.recvs.size())
-        compare_blocks(me, d.sends[k], *to, to->d.recvs[*j], me, *to, n, comm);
+          j && *j < to->d.recvs.size()) {
+        if (to != &me) {
+          compare_blocks(me, d.sends[k], *to, to->d.recvs[*j], me, *to, n, comm);
+          continue;
+        }
+        // A neighbour of its own (a periodic dimension of one or two processes, a graph's loop).
+        RankState& mine = session()->ranks[static_cast<std::size_t>(me.world)];
+        const auto text = [&](const Collective::Block& b) {
+          return fmt::format("{} x {}", b.count, type_text(mine, b.type));
+        };
+        check_own_blocks("block the rank sends itself", d.sends[k].sig, text(d.sends[k]), d.recvs[*j].sig,
+                         text(d.recvs[*j]));
+      }
   for (std::size_t k = 0; k < d.sources.size() && k < d.recvs.size(); ++k)
     if (const Entered* from = entered(d.sources[k]); from && from != &me)
       if (const auto j = counterpart(d.sources, k, me.rank, from->d.destinations, d.cartesian);

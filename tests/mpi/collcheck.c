@@ -87,6 +87,15 @@ int main(int argc, char** argv) {
       MPI_Request_free(&r);
     }
     MPI_Comm_free(&topo);
+  } else if (!strcmp(mode, "self_cart")) { /* a size x 1 grid: along dimension 1 the rank is its own neighbour */
+    MPI_Comm grid;
+    const int dims[2] = {size, 1}, periods[2] = {1, 1};
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &grid);
+    /* Block k holds k + 1 ints and lands in slot k ^ 1; rank 4 expects its own blocks unswapped. */
+    int sc[4] = {1, 2, 3, 4}, rc[4] = {2, 1, 4, 3}, d[4] = {0, 4, 8, 12};
+    if (rank == 4) rc[2] = 3, rc[3] = 4;
+    MPI_Neighbor_alltoallv(data, sc, d, MPI_INT, out, rc, d, MPI_INT, grid);
+    MPI_Comm_free(&grid);
   } else if (!strcmp(mode, "alltoallw_self")) { /* rank 3 sends itself 2 ints and receives 1 */
     int sc[8], rc[8], d[8];
     MPI_Datatype t[8];

@@ -112,12 +112,15 @@ collcheck.c:82 and started it the 1st time with MPI_Start at collcheck.c:85, whi
 MPI_Neighbor_alltoallv_init(sendcounts={1,1}, MPI_INT, recvcounts={1,1}, MPI_INT) at collcheck.c:82 (invalid \
 count)${fatal}" ${on_7} ${prog} graph_alltoallv_init)
 collcheck_report(allgatherv_init 2 "MPI_Start on rank 2: the counts differ on MPI_COMM_WORLD: rank 2 called \
-MPI_Allgatherv_init(sendcount=1, MPI_INT, recvcounts={1,1,1,1,2,1,1}, MPI_INT) at collcheck.c:99 and started it the \
-1st time with MPI_Start at collcheck.c:102, while rank 1 called MPI_Allgatherv_init(sendcount=1, MPI_INT, \
-recvcounts={1,1,1,1,1,1,1}, MPI_INT) at collcheck.c:99 (invalid count)${fatal}" ${on_7} ${prog} allgatherv_init)
-# MPI_Alltoallw: the block a rank sends itself against the one it receives from itself, on that rank.
+MPI_Allgatherv_init(sendcount=1, MPI_INT, recvcounts={1,1,1,1,2,1,1}, MPI_INT) at collcheck.c:108 and started it the \
+1st time with MPI_Start at collcheck.c:111, while rank 1 called MPI_Allgatherv_init(sendcount=1, MPI_INT, \
+recvcounts={1,1,1,1,1,1,1}, MPI_INT) at collcheck.c:108 (invalid count)${fatal}" ${on_7} ${prog} allgatherv_init)
+# The block a rank sends itself (MPI_Alltoallw; a Cartesian dimension of one process) against the one it
+# receives from itself, on that rank.
 collcheck_report(alltoallw_self 2 "MPI_Alltoallw on rank 3: the block the rank sends itself (2 x MPI_INT) and the \
 block it receives (1 x MPI_INT) differ in type signature (message truncated)${fatal}" ${on_7} ${prog} alltoallw_self)
+collcheck_report(self_cart 2 "MPI_Neighbor_alltoallv on rank 4: the block the rank sends itself (3 x MPI_INT) and \
+the block it receives (4 x MPI_INT) differ in type signature (message truncated)${fatal}" ${on_7} ${prog} self_cart)
 # The report does not depend on how the host runs the ranks.
 add_test(NAME mpi.collcheck.same_output COMMAND ${here}/same_output.sh ${ts} ${on_7} ${prog} graph_alltoallv)
 # Without the check the longer block is found only when it arrives, as a truncation that does not name
