@@ -613,9 +613,13 @@ void check_collective(RankState& rs, MPI_Comm comm, Collective d) {
 }
 
 void check_collective(RankState& rs, MPI_Comm comm, const char* name) {
+  check_collective(rs, comm, describe_name(name));
+}
+
+Collective describe_name(const char* name) {
   Collective d;
   d.name = name;
-  check_collective(rs, comm, std::move(d));
+  return d;
 }
 
 void check_start(RankState& rs, MPI_Comm comm, const Comm& c, std::uint64_t context, std::uint64_t n, Collective d,

@@ -100,6 +100,8 @@ Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, c
 Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, const void* sendbuf,
                              const int sendcounts[], const MPI_Datatype sendtypes[], const int recvcounts[],
                              const MPI_Datatype recvtypes[], bool per_block_types);
+/// A collective compared by its name and order alone (MPI_Barrier, a call whose arguments are bad).
+Collective describe_name(const char* name);
 /// MPI_Reduce_scatter: the same counts, datatype and operator on every rank.
 Collective describe_reduce_scatter(RankState& rs, const Comm& c, const char* name, const int recvcounts[],
                                    MPI_Datatype t, MPI_Op op);

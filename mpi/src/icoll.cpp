@@ -84,9 +84,7 @@ Collective described(RankState& rs, const Comm& c, const char* name, const Colle
       return describe(rs, c, name);
     } catch (const MpiError&) {
     }
-  Collective d;
-  d.name = name;
-  return d;
+  return describe_name(name);
 }
 
 // The consistency check of the call, at its entry, before its task sends anything.

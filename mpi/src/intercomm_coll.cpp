@@ -25,12 +25,6 @@ namespace touchstone::mpi {
 
 namespace {
 
-Collective named_only(const char* name) {
-  Collective d;
-  d.name = name;
-  return d;
-}
-
 // The tag of data between the groups on the collective context (the leaders' exchanges of
 // intercomm.cpp use kGenericTag + 1).
 constexpr int kInterTag = algorithms::kGenericTag + 2;
@@ -324,7 +318,7 @@ void inter_reduce_scatter_block_body(RankState& rs, Comm& c, const void* sendbuf
 
 int inter_barrier(MPI_Comm comm) {
   return inter_call(
-      "MPI_Barrier", comm, [&](RankState&, const Comm&) { return named_only("MPI_Barrier"); },
+      "MPI_Barrier", comm, [&](RankState&, const Comm&) { return describe_name("MPI_Barrier"); },
       [&](RankState& rs, Comm& c) { inter_barrier_body(rs, c); });
 }
 
