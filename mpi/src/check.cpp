@@ -687,6 +687,14 @@ void no_in_place(const void* buf) {
   if (buf == MPI_IN_PLACE) throw MpiError{MPI_ERR_ARG, "MPI_IN_PLACE is not allowed on an intercommunicator"};
 }
 
+// "{1,2,3}, MPI_INT", or with a datatype per block "{1,2,3}, {MPI_INT,MPI_FLOAT,MPI_INT}".
+std::string blocks_text(RankState& rs, const int counts[], int n, const MPI_Datatype types[], bool per_block_types) {
+  if (!per_block_types) return fmt::format("{}, {}", counts_text(counts, n), type_text(rs, types[0]));
+  std::string t;
+  for (int i = 0; i < n && i < 4; ++i) t += fmt::format("{}{}", i ? "," : "", type_text(rs, types[i]));
+  return fmt::format("{}, {{{}{}}}", counts_text(counts, n), t, n > 4 ? ",..." : "");
+}
+
 // The hash of a list of counts (MPI_Allgatherv's and MPI_Reduce_scatter's), as a sequence.
 std::uint64_t counts_hash(const int counts[], int n) {
   Seq s;
@@ -925,10 +933,7 @@ Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, con
                      block_text(d.recvs[me]));
   }
   auto text = [&](const int counts[], const MPI_Datatype types[]) {
-    if (!per_block_types) return fmt::format("{}, {}", counts_text(counts, n), type_text(rs, types[0]));
-    std::string t;
-    for (int i = 0; i < n && i < 4; ++i) t += fmt::format("{}{}", i ? "," : "", type_text(rs, types[i]));
-    return fmt::format("{}, {{{}{}}}", counts_text(counts, n), t, n > 4 ? ",..." : "");
+    return blocks_text(rs, counts, n, types, per_block_types);
   };
   d.args = in_place
                ? fmt::format("MPI_IN_PLACE, recvcounts={}", text(recvcounts, recvtypes))
@@ -971,7 +976,7 @@ Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int
   Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
   d.neighborhood = true;
   d.cartesian = nb.cartesian;
-  // A block of an MPI_PROC_NULL neighbour is sent nowhere: only its count is checked, as the body does.
+  // A block of an MPI_PROC_NULL neighbour is sent nowhere: no signature (the body checks its datatype).
   auto blocks = [&](const std::vector<int>& peers, int count, const int counts[], const MPI_Datatype types[]) {
     std::vector<Collective::Block> out;
     for (std::size_t i = 0; i < peers.size(); ++i) {
@@ -986,13 +991,8 @@ Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int
   d.sends = blocks(nb.destinations, sendcount, sendcounts, sendtypes);
   d.recvs = blocks(nb.sources, recvcount, recvcounts, recvtypes);
   auto text = [&](const char* what, int count, const int counts[], const MPI_Datatype types[], std::size_t n) {
-    const int blocks_n = static_cast<int>(n);
     if (!counts) return fmt::format("{}count={}, {}", what, count, type_text(rs, types[0]));
-    if (!per_block_types)
-      return fmt::format("{}counts={}, {}", what, counts_text(counts, blocks_n), type_text(rs, types[0]));
-    std::string t;
-    for (int i = 0; i < blocks_n && i < 4; ++i) t += fmt::format("{}{}", i ? "," : "", type_text(rs, types[i]));
-    return fmt::format("{}counts={}, {{{}{}}}", what, counts_text(counts, blocks_n), t, blocks_n > 4 ? ",..." : "");
+    return fmt::format("{}counts={}", what, blocks_text(rs, counts, static_cast<int>(n), types, per_block_types));
   };
   d.args = text("send", sendcount, sendcounts, sendtypes, nb.destinations.size()) + ", " +
            text("recv", recvcount, recvcounts, recvtypes, nb.sources.size());
