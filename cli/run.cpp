@@ -10,6 +10,7 @@
 #include "cli/debug_options.hpp"
 #include "cli/numeric_option.hpp"
 #include "touchstone/experiment/experiment.hpp"
+#include "touchstone/explore.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace touchstone::cli {
@@ -38,9 +39,19 @@ int run(const Options& opt, std::optional<std::size_t> given_size) {
   o.progress_line = true;
   apply_debug_options(opt.debug, o);
   const algorithms::Args args = algorithm_args(c, size);
-  experiment::Record r = experiment::emulate(m, alg, args, o);
-  const Findings findings = debug_findings(
-      opt.debug, m, [&alg, args](Proc& p) { alg.program(p, args); }, o, r.result);
+  const Program program = [&alg, args](Proc& p) { alg.program(p, args); };
+  experiment::Record r;
+  try {
+    r = experiment::emulate(m, alg, args, o);
+  } catch (const RunError& e) {
+    if (dynamic_cast<const RunUsageError*>(&e)) throw;
+    // A failed run is explored too, as mpirun explores one: another order of its races may complete.
+    const int rc = report_failure(e);
+    if (const int runs = exploring_runs(opt.debug); runs > 0)
+      fmt::print(stderr, "{}", describe_exploration(explore(m, program, o, runs), runs));
+    return rc;
+  }
+  const Findings findings = debug_findings(opt.debug, m, program, o, r.result);
   if (!opt.debug.races.empty()) r.races = r.result.races.size();
   const std::vector<const experiment::Record*> one{&r};
   experiment::write_output("", c.format == "json"  ? experiment::record_json(r)

@@ -19,6 +19,7 @@
 
 #include "call.hpp"
 #include "check.hpp"
+#include "topology.hpp"
 #include "types.hpp"
 
 namespace touchstone::mpi {
@@ -267,15 +268,25 @@ struct Entered {
   int rank = 0;   // in the communicator (its local group for an intercommunicator)
   int world = 0;  // whose RankState names its datatypes
   CallSite site;
+  int index = 0;       // in the collective group: both groups of an intercommunicator, the first from 0
+  bool inter = false;  // on an intercommunicator
+  int side = 0;        // its group: 0 the one whose members come first, else 1
+  CallSite start;      // a persistent collective's MPI_Start (site: its MPI_*_init)
 };
 
 // The n-th collective of a communicator, as its members enter it.
 struct Slot {
   Entered first;
   int arrived = 0;
-  std::optional<Entered> root;       // MPI_Gatherv, MPI_Scatterv: the root's call
+  // The first to enter that gave a significant operator, type signature, or (by group) shape.
+  std::optional<Entered> first_op, first_unit;
+  std::array<std::optional<Entered>, 2> first_shape;
+  std::optional<Entered> root;       // MPI_Gatherv, MPI_Scatterv, rooted intercommunicator calls: the root's call
   std::vector<Entered> before_root;  // their members that entered before the root
-  std::vector<std::optional<Entered>> members;  // MPI_Alltoallv, MPI_Alltoallw: each member's call
+  std::vector<std::optional<Entered>> members;  // pairwise and neighborhood calls: each member's call
+  // Rooted intercommunicator calls: each group's first member and how many entered.
+  std::array<std::optional<Entered>, 2> first_of_side;
+  std::array<int, 2> arrived_of_side{};
 };
 
 struct Sent {
@@ -354,10 +365,13 @@ std::string call_text(const Entered& e) {
   return fmt::format("{}({}){}", e.d.name, e.d.args, site_text(e.site.caller));
 }
 
-// A rank of the communicator, with its world rank when they differ.
-std::string rank_text(const char* role, const Entered& e) {
-  return e.rank == e.world ? fmt::format("{} {}", role, e.rank)
-                           : fmt::format("{} {} (world rank {})", role, e.rank, e.world);
+// A rank of the communicator, with its world rank when they differ; on an intercommunicator, one
+// of the other group than the reporting rank's (`viewer`) says so.
+std::string rank_text(const char* role, const Entered& e, const Entered* viewer = nullptr) {
+  std::string text = e.rank == e.world ? fmt::format("{} {}", role, e.rank)
+                                       : fmt::format("{} {} (world rank {})", role, e.rank, e.world);
+  if (viewer && e.inter && e.side != viewer->side) text += " of the remote group";
+  return text;
 }
 
 // The communicator a collective runs on, named only when a report needs it.
@@ -366,31 +380,89 @@ struct Where {
   MPI_Comm comm;
 };
 
-[[noreturn]] void mismatch(int code, const char* what, const Where& comm, const Entered& me, std::uint64_t n,
-                           const Entered& other, const char* other_role = "rank") {
-  throw MpiError{
-      code, fmt::format("{} on {}: {} called {} as its {} collective on this communicator, while {} called {}", what,
-                        comm_text(comm.rs, comm.comm), rank_text("rank", me), call_text(me), ordinal(n),
-                        rank_text(other_role, other), call_text(other))};
+// How the call came to be compared: "as its 2nd collective on this communicator", or, for the start
+// of a persistent collective, "and started it the 1st time with MPI_Start at prog.c:20".
+std::string order_text(const Entered& e, std::uint64_t n) {
+  if (e.start.call)
+    return fmt::format("and started it the {} time with {}{}", ordinal(n), e.start.call, site_text(e.start.caller));
+  return fmt::format("as its {} collective on this communicator", ordinal(n));
 }
 
-void compare(const Entered& me, const Entered& first, const Where& comm, std::uint64_t n) {
+// `detail`, when given, says what differs before the two calls are named.
+[[noreturn]] void mismatch(int code, const char* what, const Where& comm, const Entered& me, std::uint64_t n,
+                           const Entered& other, const char* other_role = "rank", const std::string& detail = {}) {
+  throw MpiError{
+      code, fmt::format("{} on {}: {}{} called {} {}, while {} called {}", what, comm_text(comm.rs, comm.comm),
+                        detail.empty() ? "" : detail + "; ", rank_text("rank", me), call_text(me), order_text(me, n),
+                        rank_text(other_role, other, &me), call_text(other))};
+}
+
+// The name and root against the first member's; the operator, type signature and shape against the
+// first member's that gave one (the shape: of the caller's group).
+void compare(Slot& slot, const Entered& me, const Where& comm, std::uint64_t n) {
+  const Entered& first = slot.first;
   if (std::string_view(me.d.name) != first.d.name)
     mismatch(MPI_ERR_OTHER, "collectives do not match", comm, me, n, first);
-  if (me.d.root != first.d.root) mismatch(MPI_ERR_ROOT, "the roots differ", comm, me, n, first);
-  // User operations are told apart from the predefined ones only: each rank has its own copy of the
-  // program (and so of the function), and may have made its operations in another order.
-  const bool user = me.d.op >= kFirstUserOp, first_user = first.d.op >= kFirstUserOp;
-  if (user != first_user || (!user && me.d.op != first.d.op))
-    mismatch(MPI_ERR_OP, "the operators differ", comm, me, n, first);
-  if (me.d.has_unit && first.d.has_unit && !(me.d.unit == first.d.unit))
-    mismatch(me.d.unit.bytes != first.d.unit.bytes ? MPI_ERR_COUNT : MPI_ERR_TYPE, "the type signatures differ", comm,
-             me, n, first);
-  if (me.d.has_shape && first.d.has_shape && me.d.shape != first.d.shape)
-    mismatch(MPI_ERR_COUNT, "the counts differ", comm, me, n, first);
+  if (!me.d.inter && me.d.root != first.d.root) mismatch(MPI_ERR_ROOT, "the roots differ", comm, me, n, first);
+  if (me.d.has_op && slot.first_op) {
+    // User operations are told apart from the predefined ones only: each rank has its own copy of
+    // the program (and so of the function), and may have made its operations in another order.
+    const Entered& other = *slot.first_op;
+    const bool user = me.d.op >= kFirstUserOp, other_user = other.d.op >= kFirstUserOp;
+    if (user != other_user || (!user && me.d.op != other.d.op))
+      mismatch(MPI_ERR_OP, "the operators differ", comm, me, n, other);
+  }
+  if (me.d.has_unit && slot.first_unit && !(me.d.unit == slot.first_unit->d.unit))
+    mismatch(me.d.unit.bytes != slot.first_unit->d.unit.bytes ? MPI_ERR_COUNT : MPI_ERR_TYPE,
+             "the type signatures differ", comm, me, n, *slot.first_unit);
+  const auto& shape = slot.first_shape[static_cast<std::size_t>(me.side)];
+  if (me.d.has_shape && shape && me.d.shape != shape->d.shape)
+    mismatch(MPI_ERR_COUNT, "the counts differ", comm, me, n, *shape);
+  if (me.d.has_op && !slot.first_op) slot.first_op = me;
+  if (me.d.has_unit && !slot.first_unit) slot.first_unit = me;
+  if (me.d.has_shape && !shape) slot.first_shape[static_cast<std::size_t>(me.side)] = me;
 }
 
-// MPI_Gatherv, MPI_Scatterv: a member's block against the root's entry for it.
+// Rooted intercommunicator calls (MPI-3.1 5.2.2): the root passes MPI_ROOT, the rest of its group
+// MPI_PROC_NULL, and every member of the other group the root's rank in its group.
+bool root_group_value(int root) { return root == MPI_ROOT || root == MPI_PROC_NULL; }
+
+void check_inter_roots(Slot& slot, const Entered& me, std::uint64_t n, const Where& comm, const Comm& c) {
+  const auto mine = static_cast<std::size_t>(me.side), theirs = 1 - mine;
+  const int r = me.d.root;
+  const bool root_group = root_group_value(r);
+  const auto differ = [&](const Entered& other, const std::string& detail) {
+    mismatch(MPI_ERR_ROOT, "the roots differ", comm, me, n, other, "rank", detail);
+  };
+  if (const auto& mate = slot.first_of_side[mine]) {
+    if (root_group != root_group_value(mate->d.root))
+      differ(*mate, "one group passes both MPI_ROOT or MPI_PROC_NULL and a rank of the other group");
+    if (!root_group && r != mate->d.root) differ(*mate, "");
+  }
+  const std::optional<Entered>& across = slot.first_of_side[theirs];
+  if (across && root_group == root_group_value(across->d.root))
+    differ(*across, root_group ? "both groups pass MPI_ROOT or MPI_PROC_NULL"
+                               : "both groups name a rank of the other group as the root");
+  if (r == MPI_ROOT && slot.root) differ(*slot.root, "two members of one group pass MPI_ROOT");
+  const auto named = [](int root, int rank) {
+    return fmt::format("one group names root {}, while rank {} of the other passes MPI_ROOT", root, rank);
+  };
+  if (r == MPI_ROOT && across && across->d.root != me.rank) differ(*across, named(across->d.root, me.rank));
+  if (!root_group && slot.root && slot.root->rank != r) differ(*slot.root, named(r, slot.root->rank));
+  ++slot.arrived_of_side[mine];
+  if (!slot.first_of_side[mine]) slot.first_of_side[mine] = me;
+  // Exactly one MPI_ROOT: known missing once the root's group has entered whole, and reported when a
+  // member of the other group has entered too (the one its call names).
+  const std::size_t root_side = root_group ? mine : theirs;
+  const int root_group_size = root_group ? c.size : c.remote_size;
+  const bool root_found = r == MPI_ROOT || (slot.root && slot.root->d.root == MPI_ROOT);
+  if (!root_found && slot.arrived_of_side[root_side] == root_group_size && slot.first_of_side[1 - root_side])
+    differ(root_group ? *slot.first_of_side[theirs] : *slot.first_of_side[root_side],
+           "no member of the group that passes MPI_PROC_NULL passes MPI_ROOT");
+}
+
+// MPI_Gatherv, MPI_Scatterv, rooted intercommunicator calls: a member's block against the root's
+// entry for it.
 void compare_block(const Entered& member, std::uint64_t n, const Entered& root, const Where& comm, bool root_detects) {
   const auto i = static_cast<std::size_t>(member.rank);
   if (i >= root.d.blocks.size() || member.d.unit == root.d.blocks[i]) return;
@@ -399,45 +471,100 @@ void compare_block(const Entered& member, std::uint64_t n, const Entered& root, 
   mismatch(code, "the type signatures differ", comm, member, n, root, "root");
 }
 
-// MPI_Alltoallv, MPI_Alltoallw: what the member sends to each member already entered against what
-// that one receives from it, and back.
-void compare_pairs(Slot& slot, const Entered& me, std::uint64_t n, const Where& comm, int size) {
-  if (slot.members.empty()) slot.members.resize(static_cast<std::size_t>(size));
-  const auto i = static_cast<std::size_t>(me.rank);
-  for (std::size_t j = 0; j < slot.members.size(); ++j) {
-    const std::optional<Entered>& peer = slot.members[j];
-    if (!peer || peer->d.sends.size() != slot.members.size()) continue;
-    const auto check = [&](const Entered& from, const Entered& to, std::size_t f, std::size_t t) {
-      const Collective::Block& s = from.d.sends[t];
-      const Collective::Block& r = to.d.recvs[f];
-      if (s.sig == r.sig) return;
-      const std::string what =
-          fmt::format("{} sends {} x {} to {}, which receives {} x {} from it", rank_text("rank", from), s.count,
-                      type_text(session()->ranks[static_cast<std::size_t>(from.world)], s.type), rank_text("rank", to),
-                      r.count, type_text(session()->ranks[static_cast<std::size_t>(to.world)], r.type));
-      throw MpiError{s.sig.bytes != r.sig.bytes ? MPI_ERR_COUNT : MPI_ERR_TYPE,
-                     fmt::format("the type signatures differ on {}: {}; {} called {} as its {} collective on this "
-                                 "communicator, while {} called {}",
-                                 comm_text(comm.rs, comm.comm), what, rank_text("rank", me), call_text(me), ordinal(n),
-                                 rank_text("rank", *peer), call_text(*peer))};
-    };
-    check(me, *peer, i, j);
-    check(*peer, me, j, i);
-  }
-  if (i < slot.members.size()) slot.members[i] = me;
+// What `from` sends in its block `s` against what `to` receives in its block `r`; `me` finds it,
+// comparing its call with `peer`'s.
+void compare_blocks(const Entered& from, const Collective::Block& s, const Entered& to, const Collective::Block& r,
+                    const Entered& me, const Entered& peer, std::uint64_t n, const Where& comm) {
+  if (s.sig == r.sig) return;
+  auto& ranks = session()->ranks;
+  const std::string what =
+      fmt::format("{} sends {} x {} to {}, which receives {} x {} from it", rank_text("rank", from, &me), s.count,
+                  type_text(ranks[static_cast<std::size_t>(from.world)], s.type), rank_text("rank", to, &me), r.count,
+                  type_text(ranks[static_cast<std::size_t>(to.world)], r.type));
+  mismatch(s.sig.bytes != r.sig.bytes ? MPI_ERR_COUNT : MPI_ERR_TYPE, "the type signatures differ", comm, me, n, peer,
+           "rank", what);
 }
 
-}  // namespace
+// MPI_Alltoallv, MPI_Alltoallw and the intercommunicator's all-to-all and all-gather calls: what the
+// member sends to each member already entered (of the other group on an intercommunicator) against
+// what that one receives from it, and back. Blocks are by rank: a rank of the other group's on an
+// intercommunicator, which is that member's own rank.
+void compare_pairs(Slot& slot, const Entered& me, std::uint64_t n, const Where& comm, int members) {
+  if (slot.members.empty()) slot.members.resize(static_cast<std::size_t>(members));
+  const auto mine = static_cast<std::size_t>(me.rank);
+  for (const std::optional<Entered>& peer : slot.members) {
+    if (!peer || (me.inter && peer->side == me.side)) continue;
+    const auto theirs = static_cast<std::size_t>(peer->rank);
+    if (theirs < me.d.sends.size() && mine < peer->d.recvs.size())
+      compare_blocks(me, me.d.sends[theirs], *peer, peer->d.recvs[mine], me, *peer, n, comm);
+    if (mine < peer->d.sends.size() && theirs < me.d.recvs.size())
+      compare_blocks(*peer, peer->d.sends[mine], me, me.d.recvs[theirs], me, *peer, n, comm);
+  }
+  if (static_cast<std::size_t>(me.index) < slot.members.size()) slot.members[static_cast<std::size_t>(me.index)] = me;
+}
 
-void check_collective(RankState& rs, MPI_Comm comm, Collective d) {
-  Session& s = *session();
-  Comm& c = comm_of(rs, comm);
-  const std::uint64_t n = ++c.collectives_entered;
-  if (!s.check_consistency) return;
-  auto& all = shared().collectives;
-  auto& slots = all[c.coll.context()];
-  Entered me{std::move(d), c.rank, rs.proc->rank(), CallSite{rs.last_call, rs.caller}};
-  auto [it, fresh] = slots.try_emplace(n);
+// The position in `to_list` (a neighbour's sources or destinations) of the block that meets block k
+// of `list` (this rank's destinations or sources), or none: Cartesian, the opposite direction k ^ 1;
+// otherwise blocks between two ranks meet in order, the j-th of one to the other in the j-th of the
+// other from it.
+std::optional<std::size_t> counterpart(const std::vector<int>& list, std::size_t k, int rank,
+                                       const std::vector<int>& to_list, bool cartesian) {
+  if (cartesian) {
+    const std::size_t j = k ^ 1;
+    return j < to_list.size() && to_list[j] == rank ? std::optional<std::size_t>(j) : std::nullopt;
+  }
+  const auto occurrence = std::count(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(k), list[k]);
+  std::ptrdiff_t seen = 0;
+  for (std::size_t j = 0; j < to_list.size(); ++j)
+    if (to_list[j] == rank && seen++ == occurrence) return j;
+  return std::nullopt;
+}
+
+// The neighborhood collectives: each block this rank sends against the block its destination
+// receives it in, and each block it receives against the block its source sends, for the
+// neighbours already entered (and this rank itself, a neighbour of its own).
+void compare_neighbors(Slot& slot, const Entered& me, std::uint64_t n, const Where& comm, int members) {
+  if (slot.members.empty()) slot.members.resize(static_cast<std::size_t>(members));
+  const auto entered = [&](int r) -> const Entered* {
+    if (r == me.rank) return &me;
+    if (r < 0 || r >= members || !slot.members[static_cast<std::size_t>(r)]) return nullptr;
+    const Entered& e = *slot.members[static_cast<std::size_t>(r)];
+    return e.d.neighborhood ? &e : nullptr;
+  };
+  const Collective& d = me.d;
+  for (std::size_t k = 0; k < d.destinations.size() && k < d.sends.size(); ++k)
+    if (const Entered* to = entered(d.destinations[k]))
+      if (const auto j = counterpart(d.destinations, k, me.rank, to->d.sources, d.cartesian);
+          j && *j < to->d.recvs.size()) {
+        if (to != &me) {
+          compare_blocks(me, d.sends[k], *to, to->d.recvs[*j], me, *to, n, comm);
+          continue;
+        }
+        // A neighbour of its own (a periodic dimension of one or two processes, a graph's loop).
+        RankState& mine = session()->ranks[static_cast<std::size_t>(me.world)];
+        const auto text = [&](const Collective::Block& b) {
+          return fmt::format("{} x {}", b.count, type_text(mine, b.type));
+        };
+        check_own_blocks("block the rank sends itself", d.sends[k].sig, text(d.sends[k]), d.recvs[*j].sig,
+                         text(d.recvs[*j]));
+      }
+  for (std::size_t k = 0; k < d.sources.size() && k < d.recvs.size(); ++k)
+    if (const Entered* from = entered(d.sources[k]); from && from != &me)
+      if (const auto j = counterpart(d.sources, k, me.rank, from->d.destinations, d.cartesian);
+          j && *j < from->d.sends.size())
+        compare_blocks(*from, from->d.sends[*j], me, d.recvs[k], me, *from, n, comm);
+  slot.members[static_cast<std::size_t>(me.index)] = me;
+}
+
+// Where the n-th instance of a collective is compared: the context of its group and how many enter.
+struct Order {
+  std::uint64_t context, n;
+  int members;
+};
+
+void check_in(RankState& rs, MPI_Comm comm, const Comm& c, const Order& at, Entered me) {
+  auto& slots = shared().collectives[at.context];
+  auto [it, fresh] = slots.try_emplace(at.n);
   Slot& slot = it->second;
   // The last member to enter lets the slot go, whatever the outcome.
   struct Last {
@@ -447,13 +574,14 @@ void check_collective(RankState& rs, MPI_Comm comm, Collective d) {
     ~Last() {
       if (last) slots.erase(it);
     }
-  } const last{++slot.arrived == c.coll.size(), slots, it};
+  } const last{++slot.arrived == at.members, slots, it};
   const Where name{rs, comm};
-  if (fresh)
-    slot.first = me;
-  else
-    compare(me, slot.first, name, n);
-  if (!me.d.sends.empty()) return compare_pairs(slot, me, n, name, c.size);
+  const std::uint64_t n = at.n;
+  if (fresh) slot.first = me;
+  compare(slot, me, name, n);
+  if (me.d.inter && me.d.root != Collective::kNoRoot) check_inter_roots(slot, me, n, name, c);
+  if (me.d.neighborhood) return compare_neighbors(slot, me, n, name, at.members);
+  if (!me.d.sends.empty() || !me.d.recvs.empty()) return compare_pairs(slot, me, n, name, at.members);
   if (!me.d.per_rank) return;
   if (!me.d.blocks.empty()) {  // the root
     const auto early = std::move(slot.before_root);
@@ -467,10 +595,38 @@ void check_collective(RankState& rs, MPI_Comm comm, Collective d) {
   }
 }
 
+Entered entered(RankState& rs, const Comm& c, Collective d, const CallSite& site, const CallSite& start) {
+  return Entered{
+      std::move(d), c.rank, rs.proc->rank(), site, c.local_base + c.rank, c.inter, c.inter && c.local_base != 0 ? 1 : 0,
+      start};
+}
+
+}  // namespace
+
+void check_collective(RankState& rs, MPI_Comm comm, Collective d) {
+  Session& s = *session();
+  Comm& c = comm_of(rs, comm);
+  const std::uint64_t n = ++c.collectives_entered;
+  if (!s.check_consistency) return;
+  check_in(rs, comm, c, Order{c.coll.context(), n, c.coll.size()},
+           entered(rs, c, std::move(d), CallSite{rs.last_call, rs.caller}, {}));
+}
+
 void check_collective(RankState& rs, MPI_Comm comm, const char* name) {
+  check_collective(rs, comm, describe_name(name));
+}
+
+Collective describe_name(const char* name) {
   Collective d;
   d.name = name;
-  check_collective(rs, comm, std::move(d));
+  return d;
+}
+
+void check_start(RankState& rs, MPI_Comm comm, const Comm& c, std::uint64_t context, std::uint64_t n, Collective d,
+                 const CallSite& init) {
+  if (!session()->check_consistency) return;
+  check_in(rs, comm, c, Order{context, n, c.coll.size()},
+           entered(rs, c, std::move(d), init, CallSite{rs.last_call, rs.caller}));
 }
 
 void check_own_blocks(const char* what, const Signature& send, const std::string& send_text, const Signature& recv,
@@ -489,14 +645,56 @@ Collective named(const char* name, int root, MPI_Op op) {
   d.name = name;
   d.root = root;
   d.op = op;
+  d.has_op = true;
   return d;
 }
-std::string root_text(int root) { return root == Collective::kNoRoot ? "" : fmt::format(", root={}", root); }
+std::string root_value(int root) {
+  return root == MPI_ROOT ? "MPI_ROOT" : root == MPI_PROC_NULL ? "MPI_PROC_NULL" : std::to_string(root);
+}
+std::string root_text(int root) { return root == Collective::kNoRoot ? "" : ", root=" + root_value(root); }
 std::string counts_text(const int counts[], int n) {
   std::string s;
   for (int i = 0; i < n && i < 8; ++i) s += fmt::format("{}{}", i ? "," : "", counts[i]);
   return "{" + s + (n > 8 ? ",...}" : "}");
 }
+// n blocks of count elements of t.
+std::vector<Collective::Block> uniform(RankState& rs, int n, int count, MPI_Datatype t) {
+  check_count(count);
+  return std::vector<Collective::Block>(static_cast<std::size_t>(n),
+                                        {count, t, signature(committed(rs, t), static_cast<std::size_t>(count))});
+}
+
+// An intercommunicator call's descriptor (MPI-3.1 5.2.2), its root checked as the body checks it.
+// Its root's group's members other than the root give nothing significant but the root.
+enum class InterRole { root, idle, member, all };
+InterRole inter_role(const Comm& c, int root) {
+  if (root == Collective::kNoRoot) return InterRole::all;
+  if (root == MPI_ROOT) return InterRole::root;
+  if (root == MPI_PROC_NULL) return InterRole::idle;
+  if (root < 0 || root >= c.remote_size)
+    throw MpiError{
+        MPI_ERR_ROOT,
+        fmt::format("root {} is not MPI_ROOT, MPI_PROC_NULL or a rank of the remote group of {}", root, c.remote_size)};
+  return InterRole::member;
+}
+Collective inter_named(const Comm& c, const char* name, int root, MPI_Op op) {
+  Collective d = named(name, root, op);
+  d.inter = true;
+  d.has_op = op != MPI_OP_NULL && inter_role(c, root) != InterRole::idle;
+  return d;
+}
+void no_in_place(const void* buf) {
+  if (buf == MPI_IN_PLACE) throw MpiError{MPI_ERR_ARG, "MPI_IN_PLACE is not allowed on an intercommunicator"};
+}
+
+// "{1,2,3}, MPI_INT", or with a datatype per block "{1,2,3}, {MPI_INT,MPI_FLOAT,MPI_INT}".
+std::string blocks_text(RankState& rs, const int counts[], int n, const MPI_Datatype types[], bool per_block_types) {
+  if (!per_block_types) return fmt::format("{}, {}", counts_text(counts, n), type_text(rs, types[0]));
+  std::string t;
+  for (int i = 0; i < n && i < 4; ++i) t += fmt::format("{}{}", i ? "," : "", type_text(rs, types[i]));
+  return fmt::format("{}, {{{}{}}}", counts_text(counts, n), t, n > 4 ? ",..." : "");
+}
+
 // The hash of a list of counts (MPI_Allgatherv's and MPI_Reduce_scatter's), as a sequence.
 std::uint64_t counts_hash(const int counts[], int n) {
   Seq s;
@@ -508,6 +706,21 @@ std::uint64_t counts_hash(const int counts[], int n) {
 Collective describe_data(RankState& rs, const Comm& c, const char* name, int count, MPI_Datatype t, int root,
                          MPI_Op op) {
   check_count(count);
+  if (c.inter) {
+    // MPI_Bcast, MPI_Reduce: the root's data is every member's of the other group; MPI_Allreduce:
+    // each group's is the other's.
+    Collective d = inter_named(c, name, root, op);
+    const InterRole role = inter_role(c, root);
+    d.args =
+        fmt::format("count={}, {}{}{}", count, type_text(rs, t), d.has_op ? ", " + op_text(op) : "", root_text(root));
+    if (role == InterRole::idle) return d;
+    const Signature sig = signature(committed(rs, t), static_cast<std::size_t>(count));
+    d.has_unit = role == InterRole::all;
+    d.per_rank = !d.has_unit;
+    d.unit = sig;
+    if (role == InterRole::root) d.blocks.assign(static_cast<std::size_t>(c.remote_size), sig);
+    return d;
+  }
   if (root != Collective::kNoRoot) check_root(c, root);
   Collective d = named(name, root, op);
   d.has_unit = true;
@@ -520,6 +733,23 @@ Collective describe_data(RankState& rs, const Comm& c, const char* name, int cou
 Collective describe_rooted(RankState& rs, const Comm& c, const char* name, bool gather, const void* sendbuf,
                            int sendcount, MPI_Datatype sendtype, const void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, int root) {
+  if (c.inter) {
+    // The root's block for each member of the other group against that member's own.
+    Collective d = inter_named(c, name, root, MPI_OP_NULL);
+    const InterRole role = inter_role(c, root);
+    d.args = "root=" + root_value(root);
+    if (role == InterRole::idle) return d;
+    const bool use_send = gather != (role == InterRole::root);
+    const int count = use_send ? sendcount : recvcount;
+    const MPI_Datatype t = use_send ? sendtype : recvtype;
+    check_count(count);
+    d.per_rank = true;
+    d.unit = signature(committed(rs, t), static_cast<std::size_t>(count));
+    if (role == InterRole::root) d.blocks.assign(static_cast<std::size_t>(c.remote_size), d.unit);
+    d.args =
+        fmt::format("{}count={}, {}, root={}", use_send ? "send" : "recv", count, type_text(rs, t), root_value(root));
+    return d;
+  }
   check_root(c, root);
   Collective d = named(name, root, MPI_OP_NULL);
   d.has_unit = true;
@@ -551,10 +781,31 @@ Collective describe_rooted(RankState& rs, const Comm& c, const char* name, bool 
 Collective describe_rooted_v(RankState& rs, const Comm& c, const char* name, bool gather, int root,
                              const int root_counts[], MPI_Datatype root_type, int count, MPI_Datatype type,
                              bool root_in_place) {
+  const char* side = gather ? "recv" : "send";
+  if (c.inter) {
+    Collective d = inter_named(c, name, root, MPI_OP_NULL);
+    const InterRole role = inter_role(c, root);
+    d.args = "root=" + root_value(root);
+    if (role == InterRole::idle) return d;
+    d.per_rank = true;
+    if (role == InterRole::root) {
+      const Type& rt = committed(rs, root_type);
+      for (int i = 0; i < c.remote_size; ++i) {
+        check_count(root_counts[i]);
+        d.blocks.push_back(signature(rt, static_cast<std::size_t>(root_counts[i])));
+      }
+      d.args = fmt::format("{}counts={}, {}, root=MPI_ROOT", side, counts_text(root_counts, c.remote_size),
+                           type_text(rs, root_type));
+      return d;
+    }
+    check_count(count);
+    d.unit = signature(committed(rs, type), static_cast<std::size_t>(count));
+    d.args = fmt::format("{}count={}, {}, root={}", gather ? "send" : "recv", count, type_text(rs, type), root);
+    return d;
+  }
   check_root(c, root);
   Collective d = named(name, root, MPI_OP_NULL);
   d.per_rank = true;
-  const char* side = gather ? "recv" : "send";
   if (c.rank == root) {
     const Type& rt = committed(rs, root_type);
     for (int i = 0; i < c.size; ++i) {
@@ -581,7 +832,16 @@ Collective describe_rooted_v(RankState& rs, const Comm& c, const char* name, boo
 
 Collective describe_all(RankState& rs, const Comm& c, const char* name, const void* sendbuf, int sendcount,
                         MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype, bool alltoall) {
-  (void)c;
+  if (c.inter) {
+    // A block from each member of one group to each of the other.
+    no_in_place(sendbuf);
+    Collective d = inter_named(c, name, Collective::kNoRoot, MPI_OP_NULL);
+    d.sends = uniform(rs, c.remote_size, sendcount, sendtype);
+    d.recvs = uniform(rs, c.remote_size, recvcount, recvtype);
+    d.args = fmt::format("sendcount={}, {}, recvcount={}, {}", sendcount, type_text(rs, sendtype), recvcount,
+                         type_text(rs, recvtype));
+    return d;
+  }
   Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
   check_count(recvcount);
   d.has_unit = true;
@@ -603,6 +863,19 @@ Collective describe_all(RankState& rs, const Comm& c, const char* name, const vo
 
 Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, const void* sendbuf, int sendcount,
                                MPI_Datatype sendtype, const int recvcounts[], MPI_Datatype recvtype) {
+  if (c.inter) {
+    no_in_place(sendbuf);
+    Collective d = inter_named(c, name, Collective::kNoRoot, MPI_OP_NULL);
+    d.sends = uniform(rs, c.remote_size, sendcount, sendtype);
+    const Type& rt = committed(rs, recvtype);
+    for (int i = 0; i < c.remote_size; ++i) {
+      check_count(recvcounts[i]);
+      d.recvs.push_back({recvcounts[i], recvtype, signature(rt, static_cast<std::size_t>(recvcounts[i]))});
+    }
+    d.args = fmt::format("sendcount={}, {}, recvcounts={}, {}", sendcount, type_text(rs, sendtype),
+                         counts_text(recvcounts, c.remote_size), type_text(rs, recvtype));
+    return d;
+  }
   Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
   const Type& rt = committed(rs, recvtype);
   // Every rank's blocks alike: their signatures in order, hashed (the same blocks may be built of
@@ -633,11 +906,15 @@ Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, c
 Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, const void* sendbuf,
                              const int sendcounts[], const MPI_Datatype sendtypes[], const int recvcounts[],
                              const MPI_Datatype recvtypes[], bool per_block_types) {
-  Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
+  // By rank of the communicator; on an intercommunicator, of the other group.
+  if (c.inter) no_in_place(sendbuf);
+  Collective d =
+      c.inter ? inter_named(c, name, Collective::kNoRoot, MPI_OP_NULL) : named(name, Collective::kNoRoot, MPI_OP_NULL);
+  const int n = c.peers();
   const bool in_place = sendbuf == MPI_IN_PLACE;
   auto blocks = [&](const int counts[], const MPI_Datatype types[]) {
     std::vector<Collective::Block> out;
-    for (int i = 0; i < c.size; ++i) {
+    for (int i = 0; i < n; ++i) {
       check_count(counts[i]);
       const MPI_Datatype t = types[per_block_types ? i : 0];
       out.push_back({counts[i], t, signature(committed(rs, t), static_cast<std::size_t>(counts[i]))});
@@ -646,11 +923,17 @@ Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, con
   };
   d.recvs = blocks(recvcounts, recvtypes);
   d.sends = in_place ? d.recvs : blocks(sendcounts, sendtypes);
+  // The block a rank sends itself is the one it receives from itself (no peer compares it).
+  if (!c.inter && !in_place) {
+    const auto me = static_cast<std::size_t>(c.rank);
+    const auto block_text = [&](const Collective::Block& b) {
+      return fmt::format("{} x {}", b.count, type_text(rs, b.type));
+    };
+    check_own_blocks("block the rank sends itself", d.sends[me].sig, block_text(d.sends[me]), d.recvs[me].sig,
+                     block_text(d.recvs[me]));
+  }
   auto text = [&](const int counts[], const MPI_Datatype types[]) {
-    if (!per_block_types) return fmt::format("{}, {}", counts_text(counts, c.size), type_text(rs, types[0]));
-    std::string t;
-    for (int i = 0; i < c.size && i < 4; ++i) t += fmt::format("{}{}", i ? "," : "", type_text(rs, types[i]));
-    return fmt::format("{}, {{{}{}}}", counts_text(counts, c.size), t, c.size > 4 ? ",..." : "");
+    return blocks_text(rs, counts, n, types, per_block_types);
   };
   d.args = in_place
                ? fmt::format("MPI_IN_PLACE, recvcounts={}", text(recvcounts, recvtypes))
@@ -660,13 +943,61 @@ Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, con
 
 Collective describe_reduce_scatter(RankState& rs, const Comm& c, const char* name, const int recvcounts[],
                                    MPI_Datatype t, MPI_Op op) {
-  Collective d = named(name, Collective::kNoRoot, op);
-  for (int i = 0; i < c.size; ++i) check_count(recvcounts[i]);
+  Collective d = c.inter ? inter_named(c, name, Collective::kNoRoot, op) : named(name, Collective::kNoRoot, op);
+  std::size_t total = 0;
+  for (int i = 0; i < c.size; ++i) {
+    check_count(recvcounts[i]);
+    total += static_cast<std::size_t>(recvcounts[i]);
+  }
   d.has_unit = true;
-  d.unit = signature(committed(rs, t), 1);
+  // On an intercommunicator each group reduces vectors of its counts' sum, which the other group
+  // scatters by its own counts (MPI-3.1 5.10.1): the sums alike across the groups, the counts within.
+  d.unit = signature(committed(rs, t), c.inter ? total : 1);
   d.has_shape = true;
   d.shape = counts_hash(recvcounts, c.size);
   d.args = fmt::format("recvcounts={}, {}, {}", counts_text(recvcounts, c.size), type_text(rs, t), op_text(op));
+  return d;
+}
+
+Collective describe_reduce_scatter_block(RankState& rs, const Comm& c, const char* name, int recvcount, MPI_Datatype t,
+                                         MPI_Op op) {
+  if (!c.inter) return describe_data(rs, c, name, recvcount, t, Collective::kNoRoot, op);
+  check_count(recvcount);
+  const std::vector<int> counts(static_cast<std::size_t>(c.size), recvcount);
+  Collective d = describe_reduce_scatter(rs, c, name, counts.data(), t, op);
+  d.args = fmt::format("recvcount={}, {}, {}", recvcount, type_text(rs, t), op_text(op));
+  return d;
+}
+
+Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int sendcount, const int sendcounts[],
+                             const MPI_Datatype sendtypes[], int recvcount, const int recvcounts[],
+                             const MPI_Datatype recvtypes[], bool per_block_types) {
+  const Neighbors nb = neighbors_of(c);
+  Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
+  d.neighborhood = true;
+  d.cartesian = nb.cartesian;
+  // A block of an MPI_PROC_NULL neighbour is sent nowhere: no signature (the body checks its datatype).
+  auto blocks = [&](const std::vector<int>& peers, int count, const int counts[], const MPI_Datatype types[]) {
+    std::vector<Collective::Block> out;
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      const int n = counts ? counts[i] : count;
+      const MPI_Datatype t = types[per_block_types ? i : 0];
+      check_count(n);
+      out.push_back(
+          {n, t, peers[i] == MPI_PROC_NULL ? Signature{} : signature(committed(rs, t), static_cast<std::size_t>(n))});
+    }
+    return out;
+  };
+  d.sends = blocks(nb.destinations, sendcount, sendcounts, sendtypes);
+  d.recvs = blocks(nb.sources, recvcount, recvcounts, recvtypes);
+  auto text = [&](const char* what, int count, const int counts[], const MPI_Datatype types[], std::size_t n) {
+    if (!counts) return fmt::format("{}count={}, {}", what, count, type_text(rs, types[0]));
+    return fmt::format("{}counts={}", what, blocks_text(rs, counts, static_cast<int>(n), types, per_block_types));
+  };
+  d.args = text("send", sendcount, sendcounts, sendtypes, nb.destinations.size()) + ", " +
+           text("recv", recvcount, recvcounts, recvtypes, nb.sources.size());
+  d.sources = nb.sources;
+  d.destinations = nb.destinations;
   return d;
 }
 

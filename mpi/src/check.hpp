@@ -57,6 +57,21 @@ struct Collective {
     Signature sig;
   };
   std::vector<Block> sends, recvs;
+  /// Whether `op` is significant: on every call of an intracommunicator; on an intercommunicator
+  /// on the calls that reduce, except the MPI_PROC_NULL members of a root's group.
+  bool has_op = false;
+  /// On an intercommunicator (MPI-3.1 5.2.2): the rooted calls' `root` is MPI_ROOT, MPI_PROC_NULL
+  /// or a rank of the root's group, which the members check between the groups; the root's `blocks`
+  /// are by rank of the other group, whose members give their own `unit` (`per_rank`). `unit` and
+  /// `op` are compared across both groups, `shape` within the caller's group (MPI_Reduce_scatter's
+  /// counts), and `sends` and `recvs` are by rank of the other group.
+  bool inter = false;
+  /// Neighborhood collectives (MPI-3.1 7.6): the topology's `sources` and `destinations` of the
+  /// calling rank, `recvs` and `sends` by their position; a Cartesian block sent in direction slot
+  /// k lands in the neighbour's slot k ^ 1, a graph's k-th block to a peer in its k-th from us.
+  bool neighborhood = false;
+  bool cartesian = false;
+  std::vector<int> sources, destinations;
   std::string args;  ///< the arguments as the report prints them: "count=4, MPI_INT, MPI_SUM"
 };
 
@@ -85,9 +100,24 @@ Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, c
 Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, const void* sendbuf,
                              const int sendcounts[], const MPI_Datatype sendtypes[], const int recvcounts[],
                              const MPI_Datatype recvtypes[], bool per_block_types);
+/// A collective compared by its name and order alone (MPI_Barrier, a call whose arguments are bad).
+Collective describe_name(const char* name);
 /// MPI_Reduce_scatter: the same counts, datatype and operator on every rank.
 Collective describe_reduce_scatter(RankState& rs, const Comm& c, const char* name, const int recvcounts[],
                                    MPI_Datatype t, MPI_Op op);
+/// MPI_Reduce_scatter_block: describe_data, and on an intercommunicator MPI_Reduce_scatter's.
+Collective describe_reduce_scatter_block(RankState& rs, const Comm& c, const char* name, int recvcount, MPI_Datatype t,
+                                         MPI_Op op);
+// On an intercommunicator each of the above describes the intercommunicator form: roots MPI_ROOT,
+// MPI_PROC_NULL or a rank of the other group, blocks by rank of the other group.
+
+/// The neighborhood collectives: the block sent to each destination and received from each source
+/// of the communicator's topology (`sendtypes` and `recvtypes` of one entry each unless
+/// `per_block_types`, MPI_Neighbor_alltoallw); `sendcounts` of null: `sendcount` to every one
+/// (allgather), `recvcounts` of null: `recvcount` from every one.
+Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int sendcount, const int sendcounts[],
+                             const MPI_Datatype sendtypes[], int recvcount, const int recvcounts[],
+                             const MPI_Datatype recvtypes[], bool per_block_types);
 
 /// The arguments of a collective, printed as reports name them.
 std::string type_text(RankState& rs, MPI_Datatype t);
@@ -96,9 +126,14 @@ std::string op_text(MPI_Op op);
 /// Compares the calling rank's collective `d` on communicator `comm` with its peers' n-th call
 /// (n its count of collectives entered on it); MpiError naming both calls on a mismatch.
 void check_collective(RankState& rs, MPI_Comm comm, Collective d);
-/// The same for a collective with nothing to compare but its name (MPI_Barrier, the neighborhood
-/// and intercommunicator collectives, communicator creation).
+/// The same for a collective with nothing to compare but its name (MPI_Barrier, communicator
+/// creation).
 void check_collective(RankState& rs, MPI_Comm comm, const char* name);
+/// The n-th MPI_Start of a persistent collective made by `init` on `comm` (c as the init saw it):
+/// compared with the n-th start of the same request on its peers, whose instances run on a group
+/// of their own (`context`), as the call it stands for would be.
+void check_start(RankState& rs, MPI_Comm comm, const Comm& c, std::uint64_t context, std::uint64_t n, Collective d,
+                 const CallSite& init);
 /// A send's or receive's own signatures compared (MPI_Allgather: the block a rank sends is one it
 /// receives): MpiError naming both when they differ.
 void check_own_blocks(const char* what, const Signature& send, const std::string& send_text, const Signature& recv,

@@ -80,19 +80,20 @@ const CollectiveBody& body_for(const Comm& c, const char* name, const Collective
   return inter;
 }
 
-// The consistency check of the call (check.hpp), at its entry, before its task sends anything. An
-// argument the descriptor cannot be made of (a root out of range) is the body's to report, when the
-// request completes: the call is then checked by its name and order alone.
-void check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name, const CollectiveDescription& describe) {
-  std::optional<Collective> d;
-  if (!c.inter && describe) try {
-      d = describe(rs, c, name);
+// The descriptor of the call for the consistency check (check.hpp). An argument it cannot be made of
+// (a root out of range) is the body's to report, when the request completes: the call is then
+// checked by its name and order alone.
+Collective described(RankState& rs, const Comm& c, const char* name, const CollectiveDescription& describe) {
+  if (describe) try {
+      return describe(rs, c, name);
     } catch (const MpiError&) {
     }
-  if (d)
-    check_collective(rs, comm, std::move(*d));
-  else
-    check_collective(rs, comm, name);
+  return describe_name(name);
+}
+
+// The consistency check of the call, at its entry, before its task sends anything.
+void check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name, const CollectiveDescription& describe) {
+  check_collective(rs, comm, described(rs, c, name, describe));
 }
 
 // Buffer ownership (check.hpp own_buffer) of the collective started into q on intracommunicator c:
@@ -158,7 +159,9 @@ int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, con
 }
 
 // A persistent collective's count arrays may be filled between its init and its starts (they must
-// not change once it is started), so the v-forms' inits are checked by name and order alone.
+// not change once it is started), so the v-forms' inits are checked by name and order alone, and
+// each of their starts as the call it stands for: the n-th start against the n-th of the request's
+// peers (check_start).
 // The instances of a persistent collective run on a group of its own, made now (the init call is
 // collective, in the same order on every rank): the n-th MPI_Start of the request is the same
 // instance on every rank, whatever other collectives start on the communicator in between.
@@ -181,8 +184,12 @@ int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, const
     CollectiveForms ownership;  // what start_instance reads of the forms beside the body
     ownership.recvbuf = forms.recvbuf;
     ownership.buffers = forms.buffers;
-    q->start = [c, scope, comm, name, body = std::move(body), state = snapshot(rs), ownership = std::move(ownership)](
-                   RankState& s, Req& req) {
+    const CollectiveDescription at_start = forms.count_arrays ? forms.describe : nullptr;
+    const CallSite init{rs.last_call, rs.caller};
+    auto starts = std::make_shared<std::uint64_t>(0);
+    q->start = [c, scope, comm, name, body = std::move(body), state = snapshot(rs), ownership = std::move(ownership),
+                at_start, init, starts](RankState& s, Req& req) {
+      if (at_start) check_start(s, comm, c, scope.context(), ++*starts, described(*state, c, name, at_start), init);
       req.done = false;
       start_instance(s, req, state, c, scope, comm, name, body, ownership);
     };
@@ -501,7 +508,7 @@ CollectiveForms reduce_scatter_block_forms(const void* sendbuf, void* recvbuf, i
             inter_reduce_scatter_block_body(rs, c, sendbuf, rb, recvcount, datatype, op);
           },
           [=](RankState& rs, const Comm& c, const char* name) {
-            return describe_data(rs, c, name, recvcount, datatype, Collective::kNoRoot, op);
+            return describe_reduce_scatter_block(rs, c, name, recvcount, datatype, op);
           },
           false,
           recvbuf,

@@ -31,8 +31,9 @@ class CollectiveBody {
   Run run_;
 };
 struct Collective;  // check.hpp
-/// The descriptor of a call named `name` on an intracommunicator, for the consistency check
-/// (check.hpp); when empty, the call is checked by its name alone.
+/// The descriptor of a call named `name` on a communicator (the intercommunicator form's on an
+/// intercommunicator), for the consistency check (check.hpp); when empty, the call is checked by
+/// its name alone.
 using CollectiveDescription = std::function<Collective(RankState&, const Comm&, const char* name)>;
 
 /// Runs of a buffer argument: (offset from `base`, bytes), each a whole buffer or, when `blocks`, a
@@ -54,9 +55,9 @@ using CollectiveBufferMap = std::function<CollectiveBuffers(RankState&, const Co
 /// What a collective runs as a request: its body on an intracommunicator; on an intercommunicator
 /// (empty: MPI defines no such form, MPI_ERR_COMM); its descriptor; whether it
 /// takes count arrays (v-forms), which a persistent collective's program may fill between its init
-/// and its starts, so that its init is checked by name and order alone; its receive buffer
-/// argument, and the buffers it owns from its post or start until it completes (check.hpp
-/// own_buffer; empty: none).
+/// and its starts, so that its init is checked by name and order alone and each start by the
+/// descriptor (check_start); its receive buffer argument, and the buffers it owns from its post or
+/// start until it completes (check.hpp own_buffer; empty: none).
 struct CollectiveForms {
   CollectiveBody intra;
   CollectiveBody inter = {};

@@ -119,12 +119,14 @@ Comm local_group(RankState& rs, const Comm& c) {
   return local;
 }
 
-// Runs body(rank state, intercommunicator) as the MPI function `name`.
-template <class Body>
-int inter_call(const char* name, MPI_Comm comm, Body&& body) {
+// Runs body(rank state, intercommunicator) as the MPI function `name`, first checking the call
+// that describe(rank state, intercommunicator) makes of its arguments against its peers' (check.hpp).
+template <class Describe, class Body>
+int inter_call(const char* name, MPI_Comm comm, Describe&& describe, Body&& body) {
   return call(name, comm, [&](RankState& rs) {
-    check_collective(rs, comm, name);  // check.hpp: the order of the collectives
-    body(rs, comm_of(rs, comm));
+    Comm& c = comm_of(rs, comm);
+    check_collective(rs, comm, describe(rs, c));
+    body(rs, c);
   });
 }
 
@@ -315,96 +317,156 @@ void inter_reduce_scatter_block_body(RankState& rs, Comm& c, const void* sendbuf
 // ---------------------------------------------------------------- the blocking calls
 
 int inter_barrier(MPI_Comm comm) {
-  return inter_call("MPI_Barrier", comm, [&](RankState& rs, Comm& c) { inter_barrier_body(rs, c); });
+  return inter_call(
+      "MPI_Barrier", comm, [&](RankState&, const Comm&) { return describe_name("MPI_Barrier"); },
+      [&](RankState& rs, Comm& c) { inter_barrier_body(rs, c); });
 }
 
 int inter_bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  return inter_call("MPI_Bcast", comm,
-                    [&](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); });
+  return inter_call(
+      "MPI_Bcast", comm,
+      [&](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Bcast", count, datatype, root, MPI_OP_NULL);
+      },
+      [&](RankState& rs, Comm& c) { inter_bcast_body(rs, c, buffer, count, datatype, root); });
 }
 
 int inter_gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return inter_call("MPI_Gather", comm, [&](RankState& rs, Comm& c) {
-    inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-  });
+  return inter_call(
+      "MPI_Gather", comm,
+      [&](RankState& rs, const Comm& c) {
+        return describe_rooted(rs, c, "MPI_Gather", true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                               root);
+      },
+      [&](RankState& rs, Comm& c) {
+        inter_gather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+      });
 }
 
 int inter_gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                   const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return inter_call("MPI_Gatherv", comm, [&](RankState& rs, Comm& c) {
-    inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
-  });
+  return inter_call(
+      "MPI_Gatherv", comm,
+      [&](RankState& rs, const Comm& c) {
+        return describe_rooted_v(rs, c, "MPI_Gatherv", true, root, recvcounts, recvtype, sendcount, sendtype, false);
+      },
+      [&](RankState& rs, Comm& c) {
+        inter_gatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+      });
 }
 
 int inter_scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return inter_call("MPI_Scatter", comm, [&](RankState& rs, Comm& c) {
-    inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
-  });
+  return inter_call(
+      "MPI_Scatter", comm,
+      [&](RankState& rs, const Comm& c) {
+        return describe_rooted(rs, c, "MPI_Scatter", false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                               root);
+      },
+      [&](RankState& rs, Comm& c) {
+        inter_scatter_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+      });
 }
 
 int inter_scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                    void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return inter_call("MPI_Scatterv", comm, [&](RankState& rs, Comm& c) {
-    inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
-  });
+  return inter_call(
+      "MPI_Scatterv", comm,
+      [&](RankState& rs, const Comm& c) {
+        return describe_rooted_v(rs, c, "MPI_Scatterv", false, root, sendcounts, sendtype, recvcount, recvtype, false);
+      },
+      [&](RankState& rs, Comm& c) {
+        inter_scatterv_body(rs, c, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+      });
 }
 
 int inter_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm) {
-  return inter_call("MPI_Allgather", comm, [&](RankState& rs, Comm& c) {
-    inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  });
+  return inter_call(
+      "MPI_Allgather", comm,
+      [&](RankState& rs, const Comm& c) {
+        return describe_all(rs, c, "MPI_Allgather", sendbuf, sendcount, sendtype, recvcount, recvtype, false);
+      },
+      [&](RankState& rs, Comm& c) {
+        inter_allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+      });
 }
 
 int inter_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                      const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
-  return inter_call("MPI_Allgatherv", comm, [&](RankState& rs, Comm& c) {
-    inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-  });
+  return inter_call(
+      "MPI_Allgatherv", comm,
+      [&](RankState& rs, const Comm& c) {
+        return describe_allgatherv(rs, c, "MPI_Allgatherv", sendbuf, sendcount, sendtype, recvcounts, recvtype);
+      },
+      [&](RankState& rs, Comm& c) {
+        inter_allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+      });
 }
 
 int inter_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm) {
-  return inter_call("MPI_Alltoall", comm, [&](RankState& rs, Comm& c) {
-    inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  });
+  return inter_call(
+      "MPI_Alltoall", comm,
+      [&](RankState& rs, const Comm& c) {
+        return describe_all(rs, c, "MPI_Alltoall", sendbuf, sendcount, sendtype, recvcount, recvtype, true);
+      },
+      [&](RankState& rs, Comm& c) {
+        inter_alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+      });
 }
 
 int inter_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                     void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  return inter_call("MPI_Alltoallv", comm, [&](RankState& rs, Comm& c) {
-    inter_alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  });
+  return inter_call(
+      "MPI_Alltoallv", comm,
+      [&](RankState& rs, const Comm& c) {
+        return describe_pairwise(rs, c, "MPI_Alltoallv", sendbuf, sendcounts, &sendtype, recvcounts, &recvtype, false);
+      },
+      [&](RankState& rs, Comm& c) {
+        inter_alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+      });
 }
 
 int inter_alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
                     void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                     MPI_Comm comm) {
-  return inter_call("MPI_Alltoallw", comm, [&](RankState& rs, Comm& c) {
-    inter_alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-  });
+  return inter_call(
+      "MPI_Alltoallw", comm,
+      [&](RankState& rs, const Comm& c) {
+        return describe_pairwise(rs, c, "MPI_Alltoallw", sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, true);
+      },
+      [&](RankState& rs, Comm& c) {
+        inter_alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+      });
 }
 
 int inter_reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                  MPI_Comm comm) {
-  return inter_call("MPI_Reduce", comm, [&](RankState& rs, Comm& c) {
-    inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root);
-  });
+  return inter_call(
+      "MPI_Reduce", comm,
+      [&](RankState& rs, const Comm& c) { return describe_data(rs, c, "MPI_Reduce", count, datatype, root, op); },
+      [&](RankState& rs, Comm& c) { inter_reduce_body(rs, c, sendbuf, recvbuf, count, datatype, op, root); });
 }
 
 int inter_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  return inter_call("MPI_Allreduce", comm, [&](RankState& rs, Comm& c) {
-    inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op);
-  });
+  return inter_call(
+      "MPI_Allreduce", comm,
+      [&](RankState& rs, const Comm& c) {
+        return describe_data(rs, c, "MPI_Allreduce", count, datatype, Collective::kNoRoot, op);
+      },
+      [&](RankState& rs, Comm& c) { inter_allreduce_body(rs, c, sendbuf, recvbuf, count, datatype, op); });
 }
 
 int inter_reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                          MPI_Comm comm) {
-  return inter_call("MPI_Reduce_scatter", comm, [&](RankState& rs, Comm& c) {
-    inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op);
-  });
+  return inter_call(
+      "MPI_Reduce_scatter", comm,
+      [&](RankState& rs, const Comm& c) {
+        return describe_reduce_scatter(rs, c, "MPI_Reduce_scatter", recvcounts, datatype, op);
+      },
+      [&](RankState& rs, Comm& c) { inter_reduce_scatter_body(rs, c, sendbuf, recvbuf, recvcounts, datatype, op); });
 }
 
 int inter_refused(const char* name, MPI_Comm comm) {

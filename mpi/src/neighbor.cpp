@@ -181,29 +181,45 @@ using namespace touchstone::mpi;
 int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Neighbor_allgather", comm, [&](RankState& rs) {
-    check_collective(rs, comm, "MPI_Neighbor_allgather");
+    check_collective(rs, comm,
+                     describe_neighbor(rs, comm_of(rs, comm), "MPI_Neighbor_allgather", sendcount, nullptr, &sendtype,
+                                       recvcount, nullptr, &recvtype, false));
     allgather_body(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
 
 int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ineighbor_allgather", comm, request, {[=](RankState& rs, Comm& c) {
-    allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  }});
+  return start_nonblocking("MPI_Ineighbor_allgather", comm, request,
+                           {[=](RankState& rs, Comm& c) {
+                              allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+                            },
+                            {},
+                            [=](RankState& rs, const Comm& c, const char* name) {
+                              return describe_neighbor(rs, c, name, sendcount, nullptr, &sendtype, recvcount, nullptr,
+                                                       &recvtype, false);
+                            }});
 }
 
 int MPI_Neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Neighbor_allgather_init", comm, request, {[=](RankState& rs, Comm& c) {
-    allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  }});
+  return init_persistent("MPI_Neighbor_allgather_init", comm, request,
+                         {[=](RankState& rs, Comm& c) {
+                            allgather_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+                          },
+                          {},
+                          [=](RankState& rs, const Comm& c, const char* name) {
+                            return describe_neighbor(rs, c, name, sendcount, nullptr, &sendtype, recvcount, nullptr,
+                                                     &recvtype, false);
+                          }});
 }
 
 int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Neighbor_allgatherv", comm, [&](RankState& rs) {
-    check_collective(rs, comm, "MPI_Neighbor_allgatherv");
+    check_collective(rs, comm,
+                     describe_neighbor(rs, comm_of(rs, comm), "MPI_Neighbor_allgatherv", sendcount, nullptr, &sendtype,
+                                       0, recvcounts, &recvtype, false));
     allgatherv_body(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
   });
 }
@@ -211,46 +227,76 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request* request) {
-  return start_nonblocking("MPI_Ineighbor_allgatherv", comm, request, {[=](RankState& rs, Comm& c) {
-    allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-  }});
+  return start_nonblocking(
+      "MPI_Ineighbor_allgatherv", comm, request,
+      {[=](RankState& rs, Comm& c) {
+         allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+       },
+       {},
+       [=](RankState& rs, const Comm& c, const char* name) {
+         return describe_neighbor(rs, c, name, sendcount, nullptr, &sendtype, 0, recvcounts, &recvtype, false);
+       },
+       true});
 }
 
 int MPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                                  MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Neighbor_allgatherv_init", comm, request, {[=](RankState& rs, Comm& c) {
-    allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-  }});
+  return init_persistent("MPI_Neighbor_allgatherv_init", comm, request,
+                         {[=](RankState& rs, Comm& c) {
+                            allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+                          },
+                          {},
+                          [=](RankState& rs, const Comm& c, const char* name) {
+                            return describe_neighbor(rs, c, name, sendcount, nullptr, &sendtype, 0, recvcounts,
+                                                     &recvtype, false);
+                          },
+                          true});
 }
 
 int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Neighbor_alltoall", comm, [&](RankState& rs) {
-    check_collective(rs, comm, "MPI_Neighbor_alltoall");
+    check_collective(rs, comm,
+                     describe_neighbor(rs, comm_of(rs, comm), "MPI_Neighbor_alltoall", sendcount, nullptr, &sendtype,
+                                       recvcount, nullptr, &recvtype, false));
     alltoall_body(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
 
 int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ineighbor_alltoall", comm, request, {[=](RankState& rs, Comm& c) {
-    alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  }});
+  return start_nonblocking("MPI_Ineighbor_alltoall", comm, request,
+                           {[=](RankState& rs, Comm& c) {
+                              alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+                            },
+                            {},
+                            [=](RankState& rs, const Comm& c, const char* name) {
+                              return describe_neighbor(rs, c, name, sendcount, nullptr, &sendtype, recvcount, nullptr,
+                                                       &recvtype, false);
+                            }});
 }
 
 int MPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Neighbor_alltoall_init", comm, request, {[=](RankState& rs, Comm& c) {
-    alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  }});
+  return init_persistent("MPI_Neighbor_alltoall_init", comm, request,
+                         {[=](RankState& rs, Comm& c) {
+                            alltoall_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+                          },
+                          {},
+                          [=](RankState& rs, const Comm& c, const char* name) {
+                            return describe_neighbor(rs, c, name, sendcount, nullptr, &sendtype, recvcount, nullptr,
+                                                     &recvtype, false);
+                          }});
 }
 
 int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                            void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                            MPI_Comm comm) {
   return call("MPI_Neighbor_alltoallv", comm, [&](RankState& rs) {
-    check_collective(rs, comm, "MPI_Neighbor_alltoallv");
+    check_collective(rs, comm,
+                     describe_neighbor(rs, comm_of(rs, comm), "MPI_Neighbor_alltoallv", 0, sendcounts, &sendtype, 0,
+                                       recvcounts, &recvtype, false));
     alltoallv_body(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                    recvtype);
   });
@@ -259,24 +305,40 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
 int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                             void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                             MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking("MPI_Ineighbor_alltoallv", comm, request, {[=](RankState& rs, Comm& c) {
-    alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  }});
+  return start_nonblocking(
+      "MPI_Ineighbor_alltoallv", comm, request,
+      {[=](RankState& rs, Comm& c) {
+         alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+       },
+       {},
+       [=](RankState& rs, const Comm& c, const char* name) {
+         return describe_neighbor(rs, c, name, 0, sendcounts, &sendtype, 0, recvcounts, &recvtype, false);
+       },
+       true});
 }
 
 int MPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent("MPI_Neighbor_alltoallv_init", comm, request, {[=](RankState& rs, Comm& c) {
-    alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-  }});
+  return init_persistent(
+      "MPI_Neighbor_alltoallv_init", comm, request,
+      {[=](RankState& rs, Comm& c) {
+         alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+       },
+       {},
+       [=](RankState& rs, const Comm& c, const char* name) {
+         return describe_neighbor(rs, c, name, 0, sendcounts, &sendtype, 0, recvcounts, &recvtype, false);
+       },
+       true});
 }
 
 int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
   return call("MPI_Neighbor_alltoallw", comm, [&](RankState& rs) {
-    check_collective(rs, comm, "MPI_Neighbor_alltoallw");
+    check_collective(rs, comm,
+                     describe_neighbor(rs, comm_of(rs, comm), "MPI_Neighbor_alltoallw", 0, sendcounts, sendtypes, 0,
+                                       recvcounts, recvtypes, true));
     alltoallw_body(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                    recvtypes);
   });
@@ -286,16 +348,30 @@ int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const M
                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                             MPI_Request* request) {
-  return start_nonblocking("MPI_Ineighbor_alltoallw", comm, request, {[=](RankState& rs, Comm& c) {
-    alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-  }});
+  return start_nonblocking(
+      "MPI_Ineighbor_alltoallw", comm, request,
+      {[=](RankState& rs, Comm& c) {
+         alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+       },
+       {},
+       [=](RankState& rs, const Comm& c, const char* name) {
+         return describe_neighbor(rs, c, name, 0, sendcounts, sendtypes, 0, recvcounts, recvtypes, true);
+       },
+       true});
 }
 
 int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info,
                                 MPI_Request* request) {
-  return init_persistent("MPI_Neighbor_alltoallw_init", comm, request, {[=](RankState& rs, Comm& c) {
-    alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
-  }});
+  return init_persistent(
+      "MPI_Neighbor_alltoallw_init", comm, request,
+      {[=](RankState& rs, Comm& c) {
+         alltoallw_body(rs, c, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
+       },
+       {},
+       [=](RankState& rs, const Comm& c, const char* name) {
+         return describe_neighbor(rs, c, name, 0, sendcounts, sendtypes, 0, recvcounts, recvtypes, true);
+       },
+       true});
 }

@@ -52,7 +52,7 @@ while rank 0 called MPI_Bcast(count=1, MPI_INT, root=0) at check_collectives.c:4
              ${on_5} ${coll} nonblocking)
 check_report(collective_inter 2 "MPI_Allreduce on rank 3: collectives do not match on the communicator of \
 MPI_Intercomm_create of the communicator of MPI_Comm_split of MPI_COMM_WORLD, color 1: rank 1 (world rank 3) called \
-MPI_Allreduce() at check_collectives.c:48 as its 1st collective on this communicator, while rank 0 (world rank 1) \
+MPI_Allreduce(count=1, MPI_INT, MPI_SUM) at check_collectives.c:48 as its 1st collective on this communicator, while rank 0 (world rank 1) \
 called MPI_Barrier() at check_collectives.c:49 (other error)${fatal}" ${on_5} ${coll} inter)
 check_report(collective_alltoallv 2 "MPI_Alltoallv on rank 4: the type signatures differ on MPI_COMM_WORLD: rank 2 \
 sends 2 x MPI_INT to rank 4, which receives 1 x MPI_INT from it; rank 4 called MPI_Alltoallv(sendcounts={1,1,1,1,1}, \
