@@ -46,28 +46,20 @@ MachineSpec with(MachineSpec spec, const std::vector<MachineOption>& options) {
 }
 
 // What a run adds to every machine it builds, after the machine's own options: the user's
-// (--options), then an open variant's (touchstone::open_variants) on the machines whose family
-// leaves that variant open, so that a variant of the switch presets leaves the irregular networks
-// as they are and the other way round.
+// (--options ",send_us=2.5,recv_us=2.5", the leading comma optional), then an open variant's
+// (touchstone::open_variants) on the machines whose family leaves that variant open, so that a
+// variant of the switch presets leaves the irregular networks as they are and the other way round.
 struct Additions {
-  std::vector<MachineOption> user;
+  std::string user;     // as written
   std::string variant;  // the variant's options as open_variants gives them; empty: the preset
-  MachineSpec operator()(const MachineSpec& spec) const {
-    MachineSpec s = with(spec, user);
-    if (variant.empty()) return s;
-    for (const auto& v : open_variants(spec))
-      if (v.options == variant) s.add_options(variant);
-    return s;
+  MachineSpec operator()(MachineSpec spec) const {
+    const auto open = open_variants(spec);
+    if (!user.empty() && user != ",") spec.add_options(user.front() == ',' ? user.substr(1) : user);
+    for (const auto& v : open)
+      if (!variant.empty() && v.options == variant) spec.add_options(variant);
+    return spec;
   }
 };
-
-// --options as written (",send_us=2.5,recv_us=2.5"; the leading comma is optional).
-std::vector<MachineOption> user_options(const std::string& text) {
-  if (text.empty() || text == ",") return {};
-  MachineSpec s = MachineSpec::parse("switch:2");  // any family: only the options are kept
-  s.add_options(text.front() == ',' ? text.substr(1) : text);
-  return s.options;
-}
 
 // One emulation: `algorithm` on `machine` with blocks of `size` flits, run seed `seed`.
 struct Emulation {
@@ -354,7 +346,7 @@ int irregular(const std::string& arbitration, int seeds, const std::string& opti
       "(C_send = C_recv = {} us){}\n\n",
       seeds, arbitration, kSection53StartupUs, kSection53StartupUs,
       options.empty() ? "" : "; then the options '" + options + "'");
-  const auto nets = irregular_runs(arbitration, seeds, {user_options(options), ""});
+  const auto nets = irregular_runs(arbitration, seeds, {options, ""});
   fmt::print("{:<22} {:>10} {:>10} {:>10} {:>10}\n", "algorithm", "mean us", "min", "max", "sd");
   for (const char* a : kIrregularAlgs) {
     std::vector<double> v;
@@ -615,7 +607,7 @@ claims::Ledger claims_on(const ClaimsSettings& cs, const Additions& add, bool sw
 // networks' calibrations leave open (touchstone::open_variants) unless `preset_only`: a claim that
 // flips there is undecided.
 int print_claims(const ClaimsSettings& cs, const std::string& options, bool preset_only, claims::Format format) {
-  const Additions preset{user_options(options), ""};
+  const Additions preset{options, ""};
   claims::Ledger L = claims_on(cs, preset, true, true);
   const MachineSpec switches = MachineSpec::parse("switch:32"), networks = irregular_machine(1, cs.arbitration);
   std::vector<std::string> open;
