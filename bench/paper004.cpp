@@ -53,10 +53,11 @@ struct Additions {
   std::string user;     // as written
   std::string variant;  // the variant's options as open_variants gives them; empty: the preset
   MachineSpec operator()(MachineSpec spec) const {
-    const auto open = open_variants(spec);
+    const auto open = open_variants(spec);  // of the machine as named, before any option is added
     if (!user.empty() && user != ",") spec.add_options(user.front() == ',' ? user.substr(1) : user);
-    for (const auto& v : open)
-      if (!variant.empty() && v.options == variant) spec.add_options(variant);
+    if (!variant.empty() &&
+        std::any_of(open.begin(), open.end(), [&](const OpenVariant& v) { return v.options == variant; }))
+      spec.add_options(variant);
     return spec;
   }
 };
