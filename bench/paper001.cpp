@@ -37,9 +37,10 @@
 
 #include "algorithms/hpam_model.hpp"
 #include "algorithms/registry.hpp"
+#include "claim_rows.hpp"
+#include "cli/parse_command_line.hpp"
 #include "touchstone/experiment/claims.hpp"
 #include "touchstone/experiment/experiment.hpp"
-#include "cli/parse_command_line.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -108,6 +109,14 @@ struct SearchClaims {
     if (!held) fmt::print("    claim NOT reproduced: {}\n", what);
   }
 };
+
+// The HPAM machine of `levels` ("4x4/16x16") with Q = q and, unless told otherwise, the inter-level
+// multicast hardware: the hybrid algorithms run on it too, since they never multicast.
+MachineSpec hpam(const std::string& levels, const std::string& q, bool multicast = true) {
+  MachineSpec s{"hpam", levels, {{"Q", q}}};
+  if (multicast) s.options.push_back({"multicast", std::nullopt});
+  return s;
+}
 
 // --- sections 3.1 and 4.1: one level-1 processor ---
 
@@ -237,7 +246,7 @@ void check_search_case(const SearchCase& c, SearchClaims& claims) {
 
 // One (level 2, Q) of the search, every size in order.
 std::vector<SearchCase> search_series(const std::string& level, const std::string& qtext, const std::string& sizes, int jobs) {
-  const Machine m = parse_machine(fmt::format("hpam:1x1/{},Q={},multicast", level, qtext));
+  const Machine m = build_machine(hpam("1x1/" + level, qtext));
   const HpamModel h = HpamModel::of(m);
   std::vector<SearchCase> cases;
   for (const auto& stext : split(sizes)) cases.push_back(search_case(m, level, qtext, h, std::stoull(stext), jobs));
@@ -291,7 +300,7 @@ void for_each_scenario(const std::string& machines, const std::string& qs, const
   for (const auto& levels : split(machines))
     for (const auto& q : split(qs))
       for (const auto& stext : split(sizes)) {
-        const Machine m = parse_machine(fmt::format("hpam:{},Q={},multicast", levels, q));
+        const Machine m = build_machine(hpam(levels, q));
         f(levels, q, static_cast<std::size_t>(std::stoull(stext)), m, HpamModel::of(m));
       }
 }
@@ -551,34 +560,6 @@ bool strictly_rises(const std::vector<T>& v) {
   return true;
 }
 
-std::string claim_id(const std::string& stem, Reading r) { return stem + (r == kModel ? ".model" : ".emulated"); }
-
-// The claims of one section, collected so that each statement's model reading is printed beside
-// its emulated one (the sections compute them a reading at a time).
-class SectionClaims {
- public:
-  void add(std::string stem, Reading r, std::string source, std::string paper, std::string ours, bool holds, std::string note = "") {
-    if (std::find(stems_.begin(), stems_.end(), stem) == stems_.end()) stems_.push_back(stem);
-    std::string id = claim_id(stem, r);
-    pending_.push_back({std::move(stem), std::move(id), std::move(source), std::move(paper), std::move(ours), holds, std::move(note)});
-  }
-  /// Into the ledger, in the order each statement first appeared, model before emulated.
-  void emit(claims::Ledger& L) const {
-    for (const auto& stem : stems_)
-      for (const auto& c : pending_)
-        if (c.stem == stem) L.statement(c.id, c.source, c.paper, c.ours, c.holds, c.note);
-  }
-
- private:
-  struct Pending {
-    std::string stem, id, source, paper, ours;
-    bool holds;
-    std::string note;
-  };
-  std::vector<std::string> stems_;
-  std::vector<Pending> pending_;
-};
-
 // The grid of the claims run: the search's second levels, Q and sizes (sections 3.1, 4.1), the
 // machines of section 3.2 and of section 4.2, and Figure 10's Q.
 struct ClaimsGrid {
@@ -596,364 +577,528 @@ std::vector<std::size_t> order_by(const std::vector<T>& items, K&& key) {
 }
 
 int level2_size(const std::string& levels) {
-  const HpamModel h = HpamModel::of(parse_machine(fmt::format("hpam:{},Q=2", levels.find('/') == std::string::npos ? "1x1/" + levels : levels)));
+  const HpamModel h =
+      HpamModel::of(build_machine(hpam(levels.find('/') == std::string::npos ? "1x1/" + levels : levels, "2", false)));
   return h.r2 * h.c2;
 }
 
-// The note of a "gain falls with S" claim: in how many cases with S > 0 the multicast scatter
-// lost to the hybrid (a negative gain), when it did (sections 4.1 and 4.2 both state the claim).
-std::string slower_multicast_note(int negative, int positive_sizes) {
-  return negative ? fmt::format("the multicast scatter is slower than the hybrid (gain < 0) in {} of the {} cases with S > 0",
-                                negative, positive_sizes)
-                  : "";
+// A section's figures read one way: by the paper's model (its equations) or by the emulation.
+// Every claim of sections 3 and 4 is a row over such a view, tested once per reading.
+template <class Figures>
+struct View {
+  const Figures& f;
+  Reading r;
+  bool model() const { return r == kModel; }
+  /// How the reading was obtained, for "12 of 12 cases by eq. 5": `equations` or "emulation".
+  const char* by(const char* equations) const { return model() ? equations : "emulation"; }
+};
+template <class Figures>
+using Row = bench::ClaimRow<View<Figures>>;
+using bench::Outcome;
+using Measured = std::optional<Outcome>;
+
+// Every row of a section, each at every reading of `readings` (model before emulated), its id
+// followed by ".model" or ".emulated".
+template <class Figures>
+void add_section(claims::Ledger& L, const std::vector<Row<Figures>>& rows, const Figures& f,
+                 std::initializer_list<Reading> readings = {kModel, kEmulated}) {
+  for (const auto& row : rows)
+    for (Reading r : readings)
+      if (const auto o = row.measure(View<Figures>{f, r}))
+        bench::add_claim(L, row, row.id + (r == kModel ? ".model" : ".emulated"), *o);
 }
 
-// Sections 3.1 and 4.1 on the search grid: series[level][Q][size].
-void search_claims(claims::Ledger& L, const ClaimsGrid& g) {
-  SectionClaims S;
-  const auto levels = split(g.levels), qs = split(g.qs), sizes = split(g.sizes);
-  std::vector<std::vector<std::vector<SearchCase>>> grid;
-  for (const auto& level : levels) {
-    grid.emplace_back();
-    for (const auto& q : qs) grid.back().push_back(search_series(level, q, g.sizes, g.jobs));
+// Sections 4.1 (Fig. 8) and 4.2 (Fig. 9) both say that the multicast's gain falls as S grows: per
+// series of (S, gain) in increasing S, whether it falls at every step; the note says in how many
+// cases with S > 0 the multicast scatter lost to the hybrid (a negative gain), when it did.
+Outcome gain_falls_with_size(const std::vector<std::vector<std::pair<std::size_t, double>>>& series, const char* what,
+                             const char* by) {
+  Count falls;
+  int negative = 0, positive_sizes = 0;
+  for (const auto& s : series) {
+    std::vector<double> gains;
+    for (const auto& [size, g] : s) {
+      gains.push_back(g);
+      if (size > 0) negative += g < 0, ++positive_sizes;
+    }
+    falls.add(strictly_falls(gains));
   }
-  const auto by_mesh = order_by(levels, level2_size);
-  const auto by_q = order_by(qs, [](const std::string& q) { return std::stoi(q); });
-  auto every_case = [&](auto&& f) {
+  return {fmt::format("{} by {}", falls.of(what), by), falls.all(), 0,
+          negative
+              ? fmt::format("the multicast scatter is slower than the hybrid (gain < 0) in {} of the {} cases with "
+                            "S > 0",
+                            negative, positive_sizes)
+              : ""};
+}
+const char* const kGainFallsWithSize = "gain falls at every larger S";
+
+// --- sections 3.1 and 4.1: the search grid ---
+
+struct SearchGrid {
+  std::vector<std::string> levels, qs, sizes;
+  std::vector<std::vector<std::vector<SearchCase>>> grid;  // [level][Q][size]
+  std::vector<std::size_t> by_mesh, by_q;                  // level and Q indices, smallest first
+  template <class F>
+  void every_case(F&& f) const {
     for (const auto& per_q : grid)
       for (const auto& series : per_q)
         for (const auto& c : series) f(c);
-  };
-  const std::string where = fmt::format("hpam:1x1/{{{}}}, Q = {{{}}}, S = {{{}}}", g.levels, g.qs, g.sizes);
-  for (Reading r : kReadings) {
-    const bool model = r == kModel;
-    Count halves, brute, half_column;
-    Span fewer;
-    int brute_fastest = 0, one_by_one = 0;
-    every_case([&](const SearchCase& c) {
-      halves.add(best_is_two_column_halves(c, r));
-      if (!best_is_two_column_halves(c, r))
-        fewer.add(c.h.r2 * c.h.c2 / 2.0 / (c.best_bcast[r].p * c.best_bcast[r].q));
-      brute.add(brute_force_is_slowest(c, r));
-      brute_fastest += c.brute[r] == c.best_bcast[r].t;
-      half_column.add(multicast_best_is_half_column(c, r));
-      one_by_one += c.best_mbcast[r].p == 1;
-    });
-    S.add("sec3.1.hybrid-bcast-best", r,
-                "Sec. 3.1: 'the \"optimal\" partitioning consists of two sub-meshes constructed along the columns of the mesh (i.e., "
-                "r2 x c2/2) in the second level regardless of the size of the mesh, the size of the message or the value of Q'",
-                "best r2 x c2/2 in every case", fmt::format("{} by {}", halves.of("cases"), model ? "eq. 5" : "emulation"), halves.all(),
-                halves.all() ? "" : fmt::format("where it misses the best has {:g} to {:g} times fewer processors", fewer.lo, fewer.hi));
-    S.add("sec3.1.brute-force-worst", r,
-                "Sec. 3.1: 'In all the tests conducted, the \"brute force\" approach results in worst case performance'",
-                "brute force (1x1) slowest in every case", fmt::format("{} by {}", brute.of("cases"), model ? "eq. 5" : "emulation"),
-                brute.all(), brute_fastest ? fmt::format("brute force is the fastest in {}", brute_fastest) : "");
-    S.add("sec3.1.multicast-bcast-best", r,
-                "Sec. 3.1: 'the optimal sub-mesh size is r2/2 x 1' (multicast broadcast, eq. 6)", "best r2/2 x 1 in every case",
-                fmt::format("{} by {}", half_column.of("cases"), model ? "eq. 6" : "emulation"), half_column.all(),
-                half_column.all() ? "" : fmt::format("the best is 1x1 in {}", one_by_one));
-
-    // "more than 43% ... for a 4x4 mesh", "more than 46% for 16x16, 64x64 and 256x256".
-    for (const auto& [stem, large, floor, source] :
-         {std::tuple{"sec3.1.multicast-bcast-gain.4x4", false, 43.0,
-                     "Sec. 3.1: 'The added hardware reduces the execution time of the broadcast by more than 43% ... for a 4x4 mesh "
-                     "in the second level'"},
-          std::tuple{"sec3.1.multicast-bcast-gain.16x16-up", true, 46.0,
-                     "Sec. 3.1: 'The percent difference between the two approaches is more than 46% for 16x16, 64x64 and 256x256 "
-                     "mesh sizes in the second level'"}}) {
-      Count above;
-      Span span;
-      every_case([&](const SearchCase& c) {
-        const int n = c.h.r2 * c.h.c2;
-        if (large ? n < 256 : n != 16) return;
-        above.add(c.bcast_gain(r) > floor), span.add(c.bcast_gain(r));
-      });
-      if (above.total == 0) continue;
-      S.add(stem, r, source, fmt::format("> {:g}%", floor),
-                  fmt::format("{}; above in {}", span.pct(), above.of("cases")), above.all(),
-                  model ? "" : "best emulated multicast against best emulated hybrid");
-    }
-    // "the advantage of the multicast-based broadcast slightly increases as the size of the mesh
-    // in the second level and the value of Q increases": every step to the next larger mesh (same
-    // Q and S) and to the next larger Q (same mesh and S).
-    Count rises;
-    for (std::size_t qi = 0; qi < qs.size(); ++qi)
-      for (std::size_t si = 0; si < sizes.size(); ++si)
-        for (std::size_t k = 1; k < by_mesh.size(); ++k)
-          rises.add(grid[by_mesh[k]][qi][si].bcast_gain(r) > grid[by_mesh[k - 1]][qi][si].bcast_gain(r));
-    for (std::size_t li = 0; li < levels.size(); ++li)
-      for (std::size_t si = 0; si < sizes.size(); ++si)
-        for (std::size_t k = 1; k < by_q.size(); ++k)
-          rises.add(grid[li][by_q[k]][si].bcast_gain(r) > grid[li][by_q[k - 1]][si].bcast_gain(r));
-    if (rises.total > 0)
-      S.add("sec3.1.multicast-bcast-gain-grows", r,
-                  "Sec. 3.1: 'the advantage of the multicast-based broadcast slightly increases as the size of the mesh in the second "
-                  "level and the value of Q increases'",
-                  "gain rises with the mesh and with Q", rises.of("steps rise"), rises.all(),
-                  "a step: the next larger mesh at the same Q and S, or the next larger Q at the same mesh and S");
-
-    // Column partitions beat row partitions (p x q against q x p, p > q), broadcast and scatter.
-    for (const auto& [stem, op, source] :
-         {std::tuple{"sec3.1.columns-beat-rows.bcast", "bcast",
-                     "Sec. 3.1 (Fig. 5): 'partitioning the mesh in the second level along the columns yields smaller execution time "
-                     "than if the mesh is partitioned along the rows'"},
-          std::tuple{"sec4.1.columns-beat-rows.scatter", "scatter",
-                     "Sec. 4.1: 'partitioning across the columns first is better than partitioning across the rows'"}}) {
-      Count pairs;
-      every_case([&](const SearchCase& c) {
-        for_each_column_pair(c.h, [&](int p, int q) { pairs.add(column_beats_row(std::string(op) == "bcast" ? c.bcast : c.scatter, r, p, q)); });
-      });
-      S.add(stem, r, source, "p2 x q2 no slower than q2 x p2 (p2 > q2)",
-                  fmt::format("{} by {}", pairs.of("pairs"), model ? (std::string(op) == "bcast" ? "eq. 5" : "eq. 10") : "emulation"),
-                  pairs.all());
-    }
-
-    // Across sizes, per (mesh, Q) series.
-    Count area, height, gain_falls;
-    int area_strict = 0, height_strict = 0, negative = 0, positive_sizes = 0;
+  }
+  template <class F>
+  void every_series(F&& f) const {
     for (const auto& per_q : grid)
-      for (const auto& series : per_q) {
-        std::vector<int> a, p;
-        std::vector<double> gains;
-        for (const auto& c : series) {
-          a.push_back(scatter_area(c, r)), p.push_back(multicast_scatter_height(c, r)), gains.push_back(c.scatter_gain(r));
-          if (c.s > 0) negative += c.scatter_gain(r) < 0, ++positive_sizes;
-        }
-        area.add(never_grows(a)), height.add(never_grows(p)), gain_falls.add(strictly_falls(gains));
-        area_strict += a.front() > a.back(), height_strict += p.front() > p.back();
-      }
-    S.add("sec4.1.scatter-best-shrinks-with-S", r,
-                "Sec. 4.1: 'large sub-meshes should be used with small messages and small sub-meshes should be used with large "
-                "messages' (hybrid scatter)",
-                "best p2 q2 never grows with S", fmt::format("{} by {}", area.of("(mesh, Q) series"), model ? "eq. 10" : "emulation"),
-                area.all(), fmt::format("it falls from the smallest to the largest S in {} series, stays in the others", area_strict));
-    S.add("sec4.1.multicast-scatter-best-shrinks-with-S", r,
-                "Sec. 4.1 (Fig. 7): 'the size of the optimal sub-mesh increases as the message size decreases' (multicast scatter)",
-                "best p2 never grows with S", fmt::format("{} by {}", height.of("(mesh, Q) series"), model ? "eq. 11" : "emulation"),
-                height.all(), fmt::format("it falls from the smallest to the largest S in {} series, stays in the others", height_strict));
-    // Figure 7 itself: 4x4, Q = 2.
-    for (std::size_t li = 0; li < levels.size(); ++li)
-      for (std::size_t qi = 0; qi < qs.size(); ++qi) {
-        const auto& series = grid[li][qi];
-        if (levels[li] != "4x4" || qs[qi] != "2" || series.size() < 2) continue;
-        std::vector<std::string> bests;
-        for (const auto& c : series) bests.push_back(c.best_mscatter[r].str());
-        S.add("fig7.multicast-scatter-best.4x4-q2", r,
-                    "Sec. 4.1: 'Figure 7 ... indicates that the optimal sub-mesh sizes are 2x1 and 1x1 for small and large message "
-                    "sizes, respectively' (4x4, Q = 2)",
-                    "2x1 at the smallest S, 1x1 at the largest",
-                    fmt::format("{} (S = {})", fmt::join(bests, " / "), fmt::join(split(g.sizes), " / ")),
-                    bests.front() == "2x1" && bests.back() == "1x1");
-      }
-    S.add("fig8.multicast-scatter-gain-falls-with-S", r,
-                "Sec. 4.1 (Fig. 8): 'the gain in execution time due to the use of the hardware support for inter-level multicast "
-                "decreases as the message size increases'",
-                "gain falls at every larger S", fmt::format("{} by {}", gain_falls.of("(mesh, Q) series"), model ? "eqs. 10, 11" : "emulation"),
-                gain_falls.all(),
-                slower_multicast_note(negative, positive_sizes));
-    // "Except when S = 0, the percent difference ... decreases as the size of the mesh increases".
-    Count with_mesh;
-    std::vector<std::string> rises_at;  // "Q = 8, S = 4096: 8x8 above 4x4"
-    for (std::size_t qi = 0; qi < qs.size(); ++qi)
-      for (std::size_t si = 0; si < sizes.size(); ++si) {
-        if (std::stoull(sizes[si]) == 0 || by_mesh.size() < 2) continue;
-        std::vector<double> gains;
-        for (std::size_t li : by_mesh) gains.push_back(grid[li][qi][si].scatter_gain(r));
-        with_mesh.add(strictly_falls(gains));
-        for (std::size_t k = 1; k < by_mesh.size(); ++k)
-          if (!(gains[k] < gains[k - 1]))
-            rises_at.push_back(fmt::format("Q = {}, S = {}: {} not below {}", qs[qi], sizes[si], levels[by_mesh[k]], levels[by_mesh[k - 1]]));
-      }
-    if (with_mesh.total > 0)
-      S.add("fig8.multicast-scatter-gain-falls-with-mesh", r,
-                  "Sec. 4.1 (Fig. 8): 'Except when S = 0, the percent difference between the optimal hybrid and the optimal "
-                  "multicast-based scatter operations decreases as the size of the mesh increases in the second level'",
-                  "gain falls with every larger mesh (S > 0)", with_mesh.of("(Q, S) series"), with_mesh.all(),
-                  with_mesh.held == 0 ? fmt::format("misses in every series ({} of {} steps)", rises_at.size(),
-                                                    with_mesh.total * (by_mesh.size() - 1))
-                                      : fmt::format("{}", fmt::join(rises_at, "; ")));
-    Count with_q;
-    for (std::size_t li = 0; li < levels.size(); ++li)
-      for (std::size_t si = 0; si < sizes.size(); ++si) {
-        if (by_q.size() < 2) continue;
-        std::vector<double> gains;
-        for (std::size_t qi : by_q) gains.push_back(grid[li][qi][si].scatter_gain(r));
-        with_q.add(strictly_rises(gains));
-      }
-    if (with_q.total > 0)
-      S.add("sec4.1.multicast-scatter-gain-grows-with-Q", r,
-                  "Sec. 4.1: 'for a given size mesh, the percent difference slightly increases as the value of Q increases'",
-                  "gain rises with every larger Q", with_q.of("(mesh, S) series"), with_q.all());
+      for (const auto& series : per_q) f(series);
   }
-  S.emit(L);
+};
+
+SearchGrid search_grid(const ClaimsGrid& g) {
+  SearchGrid s{split(g.levels), split(g.qs), split(g.sizes), {}, {}, {}};
+  for (const auto& level : s.levels) {
+    s.grid.emplace_back();
+    for (const auto& q : s.qs) s.grid.back().push_back(search_series(level, q, g.sizes, g.jobs));
+  }
+  s.by_mesh = order_by(s.levels, level2_size);
+  s.by_q = order_by(s.qs, [](const std::string& q) { return std::stoi(q); });
+  return s;
 }
 
-// Section 3.2: several level-1 processors (eqs. 7 and 8).
-void multi_claims(claims::Ledger& L, const ClaimsGrid& g) {
-  SectionClaims S;
-  const auto cases = multi_cases(g.multi_machines, g.qs, g.sizes, g.jobs);
-  for (Reading r : kReadings) {
-    const char* how = r == kModel ? "eqs. 7, 8" : "emulation";
-    // "more than 31%, 41% and 45% when Q = 2, 8, and 32" on 4x4 / 16x16.
-    for (const auto& [q, floor] : {std::pair{"2", 31.0}, std::pair{"8", 41.0}, std::pair{"32", 45.0}}) {
-      Count above;
-      Span span;
-      for (const auto& c : cases)
-        if (c.h.r1 == 4 && c.h.c1 == 4 && c.h.r2 == 16 && c.h.c2 == 16 && c.q == q) above.add(c.gain(r) > floor), span.add(c.gain(r));
-      if (above.total == 0) continue;
-      S.add(fmt::format("sec3.2.gain.4x4-16x16.q{}", q), r,
-                  "Sec. 3.2: 'For an HPAM machine with r1 x c1 = 4x4 and r2 x c2 = 16x16, the multicast-based broadcast has an "
-                  "execution time less than that of the hybrid-based approach by more than 31%, 41% and 45% when Q = 2, 8, and 32'",
-                  fmt::format("> {:g}% at Q = {}", floor, q), fmt::format("{} by {}; above in {}", span.pct(), how, above.of("sizes")),
-                  above.all());
-    }
-    // "percent differences of 38% to 46% were obtained when the size of the mesh in the second
-    // level was 64x64".
-    Count inside;
-    Span span;
-    for (const auto& c : cases)
-      if (c.h.r2 == 64 && c.h.c2 == 64) inside.add(c.gain(r) >= 38 && c.gain(r) <= 46), span.add(c.gain(r));
-    if (inside.total > 0)
-      S.add("sec3.2.gain.64x64", r,
-                  "Sec. 3.2: 'percent differences of 38% to 46% were obtained when the size of the mesh in the second level was 64x64'",
-                  "38 to 46%", fmt::format("{} by {}; inside in {}", span.pct(), how, inside.of("cases")), inside.all());
-    // "This percent difference increases as the size of the mesh in the second level and the value
-    // of Q increases": every step to a larger second level (same Q, S) and to a larger Q (same
-    // machine, S).
-    Count rises;
-    for (std::size_t i = 0; i < cases.size(); ++i)
-      for (std::size_t j = 0; j < cases.size(); ++j) {
-        const MultiCase &a = cases[i], &b = cases[j];
-        if (a.s != b.s) continue;
-        const bool next_mesh = a.q == b.q && b.h.r2 * b.h.c2 > a.h.r2 * a.h.c2;
-        const bool next_q = a.levels == b.levels && std::stoi(b.q) > std::stoi(a.q);
-        if (next_mesh || next_q) rises.add(b.gain(r) > a.gain(r));
-      }
-    if (rises.total > 0)
-      S.add("sec3.2.gain-grows", r,
-                  "Sec. 3.2: 'This percent difference increases as the size of the mesh in the second level and the value of Q "
-                  "increases'",
-                  "gain rises with the second level and with Q", fmt::format("{} by {}", rises.of("pairs rise"), how), rises.all(),
-                  "a pair: two machines at the same Q and S, or two values of Q on one machine at the same S");
-  }
-  S.emit(L);
+using SearchView = View<SearchGrid>;
+
+// "more than 43% ... for a 4x4 mesh", "more than 46% for 16x16, 64x64 and 256x256": the cases of
+// the 4x4 level (large = false) or of levels of 256 processors and more.
+Row<SearchGrid> multicast_bcast_gain(const char* id, bool large, double floor, const char* source) {
+  return {id, source, fmt::format("> {:g}%", floor), [large, floor](const SearchView& v) -> Measured {
+            Count above;
+            Span span;
+            v.f.every_case([&](const SearchCase& c) {
+              const int n = c.h.r2 * c.h.c2;
+              if (large ? n < 256 : n != 16) return;
+              above.add(c.bcast_gain(v.r) > floor), span.add(c.bcast_gain(v.r));
+            });
+            if (above.total == 0) return std::nullopt;
+            return Outcome{fmt::format("{}; above in {}", span.pct(), above.of("cases")), above.all(), 0,
+                           v.model() ? "" : "best emulated multicast against best emulated hybrid"};
+          }};
 }
 
-// Section 4.2, level 2 only (eqs. 12-14, Figure 9).
-void scatter42_claims(claims::Ledger& L, const ClaimsGrid& g) {
-  SectionClaims S;
-  const auto cases = scatter42_cases(g.machines42, g.qs, g.sizes, g.jobs);
-  const std::size_t per_series = split(g.sizes).size();
-  for (Reading r : kReadings) {
-    const bool model = r == kModel;
-    Count within, height, mheight, falls;
-    int negative = 0, positive_sizes = 0;
-    for (std::size_t first = 0; first < cases.size(); first += per_series) {
-      std::vector<int> p, mp;
-      std::vector<double> gains;
-      for (std::size_t i = first; i < first + per_series; ++i) {
-        const auto& c = cases[i];
-        within.add(c.within_f2(r));
-        p.push_back(c.hybrid[r].p), mp.push_back(c.multicast[r].p), gains.push_back(c.gain(r));
-        if (c.s > 0) negative += c.gain(r) < 0, ++positive_sizes;
-      }
-      height.add(never_grows(p)), mheight.add(never_grows(mp)), falls.add(strictly_falls(gains));
-    }
-    S.add("sec4.2.best-q2-within-f2", r,
-                "Sec. 4.2: 'Several HPAM configurations were tested when Q = 2, 8 and 32 and the results obtained indicate that the "
-                "sub-mesh size of choice satisfies q2 <= f2'",
-                "q2 <= f2 in every case", fmt::format("{} by {}", within.of("cases"), model ? "eqs. 12, 13" : "emulation"), within.all());
-    S.add("sec4.2.best-height-falls-with-S", r,
-                "Sec. 4.2: 'Small messages have a corresponding optimal sub-mesh with large height. Large messages have a "
-                "corresponding optimal sub-mesh with small height'",
-                "best p2 never grows with S", fmt::format("{} by {}", height.of("(machine, Q) series"), model ? "eqs. 12, 13" : "emulation"),
-                height.all());
-    S.add("sec4.2.multicast-best-shrinks-with-S", r,
-                "Sec. 4.2 (eq. 14): 'large sub-meshes should be used with small messages and small sub-meshes should be used with "
-                "large messages'",
-                "best p2 never grows with S", fmt::format("{} by {}", mheight.of("(machine, Q) series"), model ? "eq. 14" : "emulation"),
-                mheight.all());
-    S.add("fig9.gain-falls-with-S", r,
-                "Sec. 4.2 (Fig. 9): 'as the message size increases, the gain due to the use of hardware support for inter-level "
-                "multicast decreases'",
-                "gain falls at every larger S", fmt::format("{} by {}", falls.of("(machine, Q) series"), model ? "eqs. 12-14" : "emulation"),
-                falls.all(),
-                slower_multicast_note(negative, positive_sizes));
-  }
-  S.emit(L);
+// Column partitions beat row partitions (p x q against q x p, p > q), broadcast or scatter.
+Row<SearchGrid> columns_beat_rows(const char* id, bool bcast, const char* source) {
+  return {id, source, "p2 x q2 no slower than q2 x p2 (p2 > q2)", [bcast](const SearchView& v) -> Measured {
+            Count pairs;
+            v.f.every_case([&](const SearchCase& c) {
+              for_each_column_pair(
+                  c.h, [&](int p, int q) { pairs.add(column_beats_row(bcast ? c.bcast : c.scatter, v.r, p, q)); });
+            });
+            return Outcome{fmt::format("{} by {}", pairs.of("pairs"), v.by(bcast ? "eq. 5" : "eq. 10")), pairs.all()};
+          }};
 }
 
-// Section 4.2, both levels (Figure 10; the paper gives no equation, so emulation only).
-void both42_claims(claims::Ledger& L, const ClaimsGrid& g) {
-  SectionClaims S;
-  const auto cases = both42_cases(g.machines42, g.q_both, g.sizes, true, g.jobs);
-  const auto sizes = split(g.sizes);
-  const std::size_t per_series = sizes.size();
-  const std::string no_model = "emulation only: the paper gives no equation for the scatter to both levels";
-  Count hybrid_shrinks, multicast_shrinks, small_best;
-  int change[2][3] = {{0, 0, 0}, {0, 0, 0}};  // [hybrid, multicast][smaller, same, larger], S > 0
-  for (std::size_t first = 0; first < cases.size(); first += per_series) {
-    std::vector<int> ha, ma;
-    std::vector<double> gains;
-    for (std::size_t i = first; i < first + per_series; ++i) {
-      const auto& c = cases[i];
-      ha.push_back(c.hybrid.p * c.hybrid.q), ma.push_back(c.multicast.p), gains.push_back(gain(c.hybrid, c.multicast));
-      if (c.s > 0) ++change[0][optimum_change(c.hybrid, *c.hybrid_qs) + 1], ++change[1][optimum_change(c.multicast, *c.multicast_qs) + 1];
-    }
-    hybrid_shrinks.add(never_grows(ha)), multicast_shrinks.add(never_grows(ma));
-    small_best.add(*std::max_element(gains.begin(), gains.end()) == gains.front());
+// The best sub-mesh of every (mesh, Q) series never grows with S: `of` is its size in one case.
+Measured best_never_grows(const SearchView& v, int (*of)(const SearchCase&, Reading), const char* equation) {
+  Count shrinks;
+  int strict = 0;
+  v.f.every_series([&](const std::vector<SearchCase>& series) {
+    std::vector<int> a;
+    for (const auto& c : series) a.push_back(of(c, v.r));
+    shrinks.add(never_grows(a)), strict += a.front() > a.back();
+  });
+  return Outcome{fmt::format("{} by {}", shrinks.of("(mesh, Q) series"), v.by(equation)), shrinks.all(), 0,
+                 fmt::format("it falls from the smallest to the largest S in {} series, stays in the others", strict)};
+}
+
+const std::vector<Row<SearchGrid>>& search_rows() {
+  static const std::vector<Row<SearchGrid>> rows = {
+      {"sec3.1.hybrid-bcast-best",
+       "Sec. 3.1: 'the \"optimal\" partitioning consists of two sub-meshes constructed along the columns of the mesh "
+       "(i.e., r2 x c2/2) in the second level regardless of the size of the mesh, the size of the message or the value "
+       "of Q'",
+       "best r2 x c2/2 in every case",
+       [](const SearchView& v) -> Measured {
+         Count halves;
+         Span fewer;
+         v.f.every_case([&](const SearchCase& c) {
+           halves.add(best_is_two_column_halves(c, v.r));
+           if (!best_is_two_column_halves(c, v.r))
+             fewer.add(c.h.r2 * c.h.c2 / 2.0 / (c.best_bcast[v.r].p * c.best_bcast[v.r].q));
+         });
+         return Outcome{fmt::format("{} by {}", halves.of("cases"), v.by("eq. 5")), halves.all(), 0,
+                        halves.all() ? ""
+                                     : fmt::format("where it misses the best has {:g} to {:g} times fewer processors",
+                                                   fewer.lo, fewer.hi)};
+       }},
+      {"sec3.1.brute-force-worst",
+       "Sec. 3.1: 'In all the tests conducted, the \"brute force\" approach results in worst case performance'",
+       "brute force (1x1) slowest in every case",
+       [](const SearchView& v) -> Measured {
+         Count brute;
+         int fastest = 0;
+         v.f.every_case([&](const SearchCase& c) {
+           brute.add(brute_force_is_slowest(c, v.r));
+           fastest += c.brute[v.r] == c.best_bcast[v.r].t;
+         });
+         return Outcome{fmt::format("{} by {}", brute.of("cases"), v.by("eq. 5")), brute.all(), 0,
+                        fastest ? fmt::format("brute force is the fastest in {}", fastest) : ""};
+       }},
+      {"sec3.1.multicast-bcast-best", "Sec. 3.1: 'the optimal sub-mesh size is r2/2 x 1' (multicast broadcast, eq. 6)",
+       "best r2/2 x 1 in every case",
+       [](const SearchView& v) -> Measured {
+         Count half_column;
+         int one_by_one = 0;
+         v.f.every_case([&](const SearchCase& c) {
+           half_column.add(multicast_best_is_half_column(c, v.r));
+           one_by_one += c.best_mbcast[v.r].p == 1;
+         });
+         return Outcome{fmt::format("{} by {}", half_column.of("cases"), v.by("eq. 6")), half_column.all(), 0,
+                        half_column.all() ? "" : fmt::format("the best is 1x1 in {}", one_by_one)};
+       }},
+      multicast_bcast_gain("sec3.1.multicast-bcast-gain.4x4", false, 43.0,
+                           "Sec. 3.1: 'The added hardware reduces the execution time of the broadcast by more than 43% "
+                           "... for a 4x4 mesh in the second level'"),
+      multicast_bcast_gain("sec3.1.multicast-bcast-gain.16x16-up", true, 46.0,
+                           "Sec. 3.1: 'The percent difference between the two approaches is more than 46% for 16x16, "
+                           "64x64 and 256x256 mesh sizes in the second level'"),
+      // Every step to the next larger mesh (same Q and S) and to the next larger Q (same mesh, S).
+      {"sec3.1.multicast-bcast-gain-grows",
+       "Sec. 3.1: 'the advantage of the multicast-based broadcast slightly increases as the size of the mesh in the "
+       "second level and the value of Q increases'",
+       "gain rises with the mesh and with Q",
+       [](const SearchView& v) -> Measured {
+         const SearchGrid& s = v.f;
+         Count rises;
+         for (std::size_t qi = 0; qi < s.qs.size(); ++qi)
+           for (std::size_t si = 0; si < s.sizes.size(); ++si)
+             for (std::size_t k = 1; k < s.by_mesh.size(); ++k)
+               rises.add(s.grid[s.by_mesh[k]][qi][si].bcast_gain(v.r) >
+                         s.grid[s.by_mesh[k - 1]][qi][si].bcast_gain(v.r));
+         for (std::size_t li = 0; li < s.levels.size(); ++li)
+           for (std::size_t si = 0; si < s.sizes.size(); ++si)
+             for (std::size_t k = 1; k < s.by_q.size(); ++k)
+               rises.add(s.grid[li][s.by_q[k]][si].bcast_gain(v.r) > s.grid[li][s.by_q[k - 1]][si].bcast_gain(v.r));
+         if (rises.total == 0) return std::nullopt;
+         return Outcome{
+             rises.of("steps rise"), rises.all(), 0,
+             "a step: the next larger mesh at the same Q and S, or the next larger Q at the same mesh and S"};
+       }},
+      columns_beat_rows(
+          "sec3.1.columns-beat-rows.bcast", true,
+          "Sec. 3.1 (Fig. 5): 'partitioning the mesh in the second level along the columns yields smaller "
+          "execution time than if the mesh is partitioned along the rows'"),
+      columns_beat_rows(
+          "sec4.1.columns-beat-rows.scatter", false,
+          "Sec. 4.1: 'partitioning across the columns first is better than partitioning across the rows'"),
+      {"sec4.1.scatter-best-shrinks-with-S",
+       "Sec. 4.1: 'large sub-meshes should be used with small messages and small sub-meshes should be used with large "
+       "messages' (hybrid scatter)",
+       "best p2 q2 never grows with S",
+       [](const SearchView& v) { return best_never_grows(v, scatter_area, "eq. 10"); }},
+      {"sec4.1.multicast-scatter-best-shrinks-with-S",
+       "Sec. 4.1 (Fig. 7): 'the size of the optimal sub-mesh increases as the message size decreases' (multicast "
+       "scatter)",
+       "best p2 never grows with S",
+       [](const SearchView& v) { return best_never_grows(v, multicast_scatter_height, "eq. 11"); }},
+      {"fig7.multicast-scatter-best.4x4-q2",
+       "Sec. 4.1: 'Figure 7 ... indicates that the optimal sub-mesh sizes are 2x1 and 1x1 for small and large message "
+       "sizes, respectively' (4x4, Q = 2)",
+       "2x1 at the smallest S, 1x1 at the largest",
+       [](const SearchView& v) -> Measured {
+         const SearchGrid& s = v.f;
+         for (std::size_t li = 0; li < s.levels.size(); ++li)
+           for (std::size_t qi = 0; qi < s.qs.size(); ++qi) {
+             const auto& series = s.grid[li][qi];
+             if (s.levels[li] != "4x4" || s.qs[qi] != "2" || series.size() < 2) continue;
+             std::vector<std::string> bests;
+             for (const auto& c : series) bests.push_back(c.best_mscatter[v.r].str());
+             return Outcome{fmt::format("{} (S = {})", fmt::join(bests, " / "), fmt::join(s.sizes, " / ")),
+                            bests.front() == "2x1" && bests.back() == "1x1"};
+           }
+         return std::nullopt;
+       }},
+      {"fig8.multicast-scatter-gain-falls-with-S",
+       "Sec. 4.1 (Fig. 8): 'the gain in execution time due to the use of the hardware support for inter-level "
+       "multicast decreases as the message size increases'",
+       kGainFallsWithSize,
+       [](const SearchView& v) -> Measured {
+         std::vector<std::vector<std::pair<std::size_t, double>>> series;
+         v.f.every_series([&](const std::vector<SearchCase>& cases) {
+           series.emplace_back();
+           for (const auto& c : cases) series.back().push_back({c.s, c.scatter_gain(v.r)});
+         });
+         return gain_falls_with_size(series, "(mesh, Q) series", v.by("eqs. 10, 11"));
+       }},
+      {"fig8.multicast-scatter-gain-falls-with-mesh",
+       "Sec. 4.1 (Fig. 8): 'Except when S = 0, the percent difference between the optimal hybrid and the optimal "
+       "multicast-based scatter operations decreases as the size of the mesh increases in the second level'",
+       "gain falls with every larger mesh (S > 0)",
+       [](const SearchView& v) -> Measured {
+         const SearchGrid& s = v.f;
+         Count with_mesh;
+         std::vector<std::string> rises_at;  // "Q = 8, S = 4096: 8x8 not below 4x4"
+         for (std::size_t qi = 0; qi < s.qs.size(); ++qi)
+           for (std::size_t si = 0; si < s.sizes.size(); ++si) {
+             if (std::stoull(s.sizes[si]) == 0 || s.by_mesh.size() < 2) continue;
+             std::vector<double> gains;
+             for (std::size_t li : s.by_mesh) gains.push_back(s.grid[li][qi][si].scatter_gain(v.r));
+             with_mesh.add(strictly_falls(gains));
+             for (std::size_t k = 1; k < s.by_mesh.size(); ++k)
+               if (!(gains[k] < gains[k - 1]))
+                 rises_at.push_back(fmt::format("Q = {}, S = {}: {} not below {}", s.qs[qi], s.sizes[si],
+                                                s.levels[s.by_mesh[k]], s.levels[s.by_mesh[k - 1]]));
+           }
+         if (with_mesh.total == 0) return std::nullopt;
+         return Outcome{with_mesh.of("(Q, S) series"), with_mesh.all(), 0,
+                        with_mesh.held == 0 ? fmt::format("misses in every series ({} of {} steps)", rises_at.size(),
+                                                          with_mesh.total * (s.by_mesh.size() - 1))
+                                            : fmt::format("{}", fmt::join(rises_at, "; "))};
+       }},
+      {"sec4.1.multicast-scatter-gain-grows-with-Q",
+       "Sec. 4.1: 'for a given size mesh, the percent difference slightly increases as the value of Q increases'",
+       "gain rises with every larger Q",
+       [](const SearchView& v) -> Measured {
+         const SearchGrid& s = v.f;
+         Count with_q;
+         for (std::size_t li = 0; li < s.levels.size(); ++li)
+           for (std::size_t si = 0; si < s.sizes.size(); ++si) {
+             if (s.by_q.size() < 2) continue;
+             std::vector<double> gains;
+             for (std::size_t qi : s.by_q) gains.push_back(s.grid[li][qi][si].scatter_gain(v.r));
+             with_q.add(strictly_rises(gains));
+           }
+         if (with_q.total == 0) return std::nullopt;
+         return Outcome{with_q.of("(mesh, S) series"), with_q.all()};
+       }},
+  };
+  return rows;
+}
+
+// --- section 3.2: several level-1 processors (eqs. 7 and 8) ---
+
+using MultiView = View<std::vector<MultiCase>>;
+
+// "more than 31%, 41% and 45% when Q = 2, 8, and 32" on 4x4 / 16x16.
+Row<std::vector<MultiCase>> multi_gain_4x4_16x16(const char* q, double floor) {
+  return {fmt::format("sec3.2.gain.4x4-16x16.q{}", q),
+          "Sec. 3.2: 'For an HPAM machine with r1 x c1 = 4x4 and r2 x c2 = 16x16, the multicast-based broadcast has an "
+          "execution time less than that of the hybrid-based approach by more than 31%, 41% and 45% when Q = 2, 8, and "
+          "32'",
+          fmt::format("> {:g}% at Q = {}", floor, q), [qv = std::string(q), floor](const MultiView& v) -> Measured {
+            Count above;
+            Span span;
+            for (const auto& c : v.f)
+              if (c.h.r1 == 4 && c.h.c1 == 4 && c.h.r2 == 16 && c.h.c2 == 16 && c.q == qv)
+                above.add(c.gain(v.r) > floor), span.add(c.gain(v.r));
+            if (above.total == 0) return std::nullopt;
+            return Outcome{fmt::format("{} by {}; above in {}", span.pct(), v.by("eqs. 7, 8"), above.of("sizes")),
+                           above.all()};
+          }};
+}
+
+const std::vector<Row<std::vector<MultiCase>>>& multi_rows() {
+  static const std::vector<Row<std::vector<MultiCase>>> rows = {
+      multi_gain_4x4_16x16("2", 31.0),
+      multi_gain_4x4_16x16("8", 41.0),
+      multi_gain_4x4_16x16("32", 45.0),
+      {"sec3.2.gain.64x64",
+       "Sec. 3.2: 'percent differences of 38% to 46% were obtained when the size of the mesh in the second level was "
+       "64x64'",
+       "38 to 46%",
+       [](const MultiView& v) -> Measured {
+         Count inside;
+         Span span;
+         for (const auto& c : v.f)
+           if (c.h.r2 == 64 && c.h.c2 == 64) inside.add(c.gain(v.r) >= 38 && c.gain(v.r) <= 46), span.add(c.gain(v.r));
+         if (inside.total == 0) return std::nullopt;
+         return Outcome{fmt::format("{} by {}; inside in {}", span.pct(), v.by("eqs. 7, 8"), inside.of("cases")),
+                        inside.all()};
+       }},
+      // Every step to a larger second level (same Q, S) and to a larger Q (same machine, S).
+      {"sec3.2.gain-grows",
+       "Sec. 3.2: 'This percent difference increases as the size of the mesh in the second level and the value of Q "
+       "increases'",
+       "gain rises with the second level and with Q",
+       [](const MultiView& v) -> Measured {
+         Count rises;
+         for (const MultiCase& a : v.f)
+           for (const MultiCase& b : v.f) {
+             if (a.s != b.s) continue;
+             const bool next_mesh = a.q == b.q && b.h.r2 * b.h.c2 > a.h.r2 * a.h.c2;
+             const bool next_q = a.levels == b.levels && std::stoi(b.q) > std::stoi(a.q);
+             if (next_mesh || next_q) rises.add(b.gain(v.r) > a.gain(v.r));
+           }
+         if (rises.total == 0) return std::nullopt;
+         return Outcome{fmt::format("{} by {}", rises.of("pairs rise"), v.by("eqs. 7, 8")), rises.all(), 0,
+                        "a pair: two machines at the same Q and S, or two values of Q on one machine at the same S"};
+       }},
+  };
+  return rows;
+}
+
+// --- section 4.2, level 2 only (eqs. 12-14, Figure 9) ---
+
+// The cases by (machine, Q) series, each in increasing S.
+template <class Case>
+std::vector<std::vector<Case>> by_series(const std::vector<Case>& cases, std::size_t per_series) {
+  std::vector<std::vector<Case>> out;
+  for (std::size_t first = 0; first < cases.size(); first += per_series)
+    out.emplace_back(cases.begin() + static_cast<std::ptrdiff_t>(first),
+                     cases.begin() + static_cast<std::ptrdiff_t>(first + per_series));
+  return out;
+}
+
+using Scatter42Series = std::vector<std::vector<Scatter42Case>>;
+using Scatter42View = View<Scatter42Series>;
+
+// The height of the best sub-mesh (`best`: the hybrid's or the multicast's) never grows with S, per
+// (machine, Q) series.
+Measured height_never_grows(const Scatter42View& v, Best (Scatter42Case::*best)[2], const char* equations) {
+  Count height;
+  for (const auto& series : v.f) {
+    std::vector<int> p;
+    for (const auto& c : series) p.push_back((c.*best)[v.r].p);
+    height.add(never_grows(p));
   }
-  const char* source_shrinks =
-      "Sec. 4.2, both levels: 'large sub-mesh sizes should be used with small messages and small sub-mesh sizes should be used "
-      "with large messages'";
-  S.add("sec4.2.both.hybrid-best-shrinks-with-S", kEmulated, source_shrinks, "best p2 q2 never grows with S",
-              hybrid_shrinks.of("(machine, Q) series"), hybrid_shrinks.all(), no_model);
-  S.add("sec4.2.both.multicast-best-shrinks-with-S", kEmulated, source_shrinks, "best p2 never grows with S",
-              multicast_shrinks.of("(machine, Q) series"), multicast_shrinks.all(), no_model);
-  S.add("fig10.gain-largest-at-small-S", kEmulated,
-              "Sec. 4.2 (Fig. 10): 'The scatter operation benefits most from hardware support of inter-level multicast when the size "
-              "of the message is small'",
-              "gain largest at the smallest S", small_best.of("(machine, Q) series"), small_best.all(), no_model);
-  // "as the size of the processor mesh in the second level increases the percent gain ...
-  // decreases", per (Q, S) across the machines ordered by their second level.
-  const auto machines = split(g.machines42);
-  const auto by_mesh = order_by(machines, level2_size);
-  Count falls;
-  std::vector<std::string> where;
-  const std::size_t per_machine = cases.size() / machines.size();
-  for (std::size_t k = 0; k < per_machine && machines.size() > 1; ++k) {
-    std::vector<double> gains;
-    for (std::size_t mi : by_mesh) gains.push_back(gain(cases[mi * per_machine + k].hybrid, cases[mi * per_machine + k].multicast));
-    falls.add(strictly_falls(gains));
-    if (strictly_falls(gains)) where.push_back(fmt::format("S = {}", cases[k].s));
+  return Outcome{fmt::format("{} by {}", height.of("(machine, Q) series"), v.by(equations)), height.all()};
+}
+
+const std::vector<Row<Scatter42Series>>& scatter42_rows() {
+  static const std::vector<Row<Scatter42Series>> rows = {
+      {"sec4.2.best-q2-within-f2",
+       "Sec. 4.2: 'Several HPAM configurations were tested when Q = 2, 8 and 32 and the results obtained indicate that "
+       "the sub-mesh size of choice satisfies q2 <= f2'",
+       "q2 <= f2 in every case",
+       [](const Scatter42View& v) -> Measured {
+         Count within;
+         for (const auto& series : v.f)
+           for (const auto& c : series) within.add(c.within_f2(v.r));
+         return Outcome{fmt::format("{} by {}", within.of("cases"), v.by("eqs. 12, 13")), within.all()};
+       }},
+      {"sec4.2.best-height-falls-with-S",
+       "Sec. 4.2: 'Small messages have a corresponding optimal sub-mesh with large height. Large messages have a "
+       "corresponding optimal sub-mesh with small height'",
+       "best p2 never grows with S",
+       [](const Scatter42View& v) { return height_never_grows(v, &Scatter42Case::hybrid, "eqs. 12, 13"); }},
+      {"sec4.2.multicast-best-shrinks-with-S",
+       "Sec. 4.2 (eq. 14): 'large sub-meshes should be used with small messages and small sub-meshes should be used "
+       "with large messages'",
+       "best p2 never grows with S",
+       [](const Scatter42View& v) { return height_never_grows(v, &Scatter42Case::multicast, "eq. 14"); }},
+      {"fig9.gain-falls-with-S",
+       "Sec. 4.2 (Fig. 9): 'as the message size increases, the gain due to the use of hardware support for "
+       "inter-level multicast decreases'",
+       kGainFallsWithSize,
+       [](const Scatter42View& v) -> Measured {
+         std::vector<std::vector<std::pair<std::size_t, double>>> series;
+         for (const auto& cases : v.f) {
+           series.emplace_back();
+           for (const auto& c : cases) series.back().push_back({c.s, c.gain(v.r)});
+         }
+         return gain_falls_with_size(series, "(machine, Q) series", v.by("eqs. 12-14"));
+       }},
+  };
+  return rows;
+}
+
+// --- section 4.2, both levels (Figure 10; the paper gives no equation: emulation only) ---
+
+struct Both42Figures {
+  std::vector<Both42Case> cases;                // by machine, Q, S
+  std::vector<std::vector<Both42Case>> series;  // by (machine, Q), each in increasing S
+  std::vector<std::string> machines;
+  std::vector<std::size_t> by_mesh;  // machine indices, smallest second level first
+};
+using Both42View = View<Both42Figures>;
+
+const char* const kNoModel = "emulation only: the paper gives no equation for the scatter to both levels";
+const char* const kBothShrinks =
+    "Sec. 4.2, both levels: 'large sub-mesh sizes should be used with small messages and small sub-mesh sizes should "
+    "be used with large messages'";
+
+// The best sub-mesh's size (`of`: p2 q2 or p2) never grows with S, per (machine, Q) series.
+Measured every_both_series(const Both42View& v, int (*of)(const Both42Case&)) {
+  Count shrinks;
+  for (const auto& series : v.f.series) {
+    std::vector<int> a;
+    for (const auto& c : series) a.push_back(of(c));
+    shrinks.add(never_grows(a));
   }
-  if (falls.total > 0)
-    S.add("fig10.gain-falls-with-mesh", kEmulated,
-                "Sec. 4.2 (Fig. 10): 'as the size of the processor mesh in the second level increases the percent gain in execution "
-                "time due to the use of the inter-level multicast hardware support decreases'",
-                "gain falls with every larger second level", falls.of("(Q, S) series"), falls.all(),
-                where.empty() ? no_model : fmt::format("it falls at {}; {}", fmt::join(where, ", "), no_model));
-  // "the size of the optimal sub-mesh is larger than that of the corresponding same size message
-  // case ... applicable to all the cases tested and to the hybrid as well as the multicast".
-  for (int k = 0; k < 2; ++k) {
-    const int total = change[k][0] + change[k][1] + change[k][2];
-    S.add(fmt::format("sec4.2.qs-optimum-larger.{}", k == 0 ? "hybrid" : "multicast"), kEmulated,
-                "Sec. 4.2: 'When the processors of the first level and second level receive a message of size Q S and S, respectively, "
-                "the size of the optimal sub-mesh is larger than that of the corresponding same size message case'",
-                "larger in every case", fmt::format("{} of {} cases with S > 0", change[k][2], total), total > 0 && change[k][2] == total,
-                fmt::format("the same in {}, smaller in {}; {}", change[k][1], change[k][0], no_model));
-  }
-  S.emit(L);
+  return Outcome{shrinks.of("(machine, Q) series"), shrinks.all(), 0, kNoModel};
+}
+
+// "the size of the optimal sub-mesh is larger than that of the corresponding same size message case
+// ... applicable to all the cases tested and to the hybrid as well as the multicast": with S > 0.
+Row<Both42Figures> qs_optimum_larger(bool multicast) {
+  return {fmt::format("sec4.2.qs-optimum-larger.{}", multicast ? "multicast" : "hybrid"),
+          "Sec. 4.2: 'When the processors of the first level and second level receive a message of size Q S and S, "
+          "respectively, the size of the optimal sub-mesh is larger than that of the corresponding same size message "
+          "case'",
+          "larger in every case", [multicast](const Both42View& v) -> Measured {
+            int change[3] = {0, 0, 0};  // smaller, the same, larger
+            for (const auto& c : v.f.cases)
+              if (c.s > 0)
+                ++change[(multicast ? optimum_change(c.multicast, *c.multicast_qs)
+                                    : optimum_change(c.hybrid, *c.hybrid_qs)) +
+                         1];
+            const int total = change[0] + change[1] + change[2];
+            return Outcome{fmt::format("{} of {} cases with S > 0", change[2], total), total > 0 && change[2] == total,
+                           0, fmt::format("the same in {}, smaller in {}; {}", change[1], change[0], kNoModel)};
+          }};
+}
+
+const std::vector<Row<Both42Figures>>& both42_rows() {
+  static const std::vector<Row<Both42Figures>> rows = {
+      {"sec4.2.both.hybrid-best-shrinks-with-S", kBothShrinks, "best p2 q2 never grows with S",
+       [](const Both42View& v) {
+         return every_both_series(v, [](const Both42Case& c) { return c.hybrid.p * c.hybrid.q; });
+       }},
+      {"sec4.2.both.multicast-best-shrinks-with-S", kBothShrinks, "best p2 never grows with S",
+       [](const Both42View& v) { return every_both_series(v, [](const Both42Case& c) { return c.multicast.p; }); }},
+      {"fig10.gain-largest-at-small-S",
+       "Sec. 4.2 (Fig. 10): 'The scatter operation benefits most from hardware support of inter-level multicast when "
+       "the size of the message is small'",
+       "gain largest at the smallest S",
+       [](const Both42View& v) -> Measured {
+         Count small_best;
+         for (const auto& series : v.f.series) {
+           std::vector<double> gains;
+           for (const auto& c : series) gains.push_back(gain(c.hybrid, c.multicast));
+           small_best.add(*std::max_element(gains.begin(), gains.end()) == gains.front());
+         }
+         return Outcome{small_best.of("(machine, Q) series"), small_best.all(), 0, kNoModel};
+       }},
+      // Per (Q, S), across the machines ordered by their second level.
+      {"fig10.gain-falls-with-mesh",
+       "Sec. 4.2 (Fig. 10): 'as the size of the processor mesh in the second level increases the percent gain in "
+       "execution time due to the use of the inter-level multicast hardware support decreases'",
+       "gain falls with every larger second level",
+       [](const Both42View& v) -> Measured {
+         const auto& cases = v.f.cases;
+         Count falls;
+         std::vector<std::string> where;
+         const std::size_t per_machine = cases.size() / v.f.machines.size();
+         for (std::size_t k = 0; k < per_machine && v.f.machines.size() > 1; ++k) {
+           std::vector<double> gains;
+           for (std::size_t mi : v.f.by_mesh)
+             gains.push_back(gain(cases[mi * per_machine + k].hybrid, cases[mi * per_machine + k].multicast));
+           falls.add(strictly_falls(gains));
+           if (strictly_falls(gains)) where.push_back(fmt::format("S = {}", cases[k].s));
+         }
+         if (falls.total == 0) return std::nullopt;
+         return Outcome{falls.of("(Q, S) series"), falls.all(), 0,
+                        where.empty() ? kNoModel : fmt::format("it falls at {}; {}", fmt::join(where, ", "), kNoModel)};
+       }},
+      qs_optimum_larger(false),
+      qs_optimum_larger(true),
+  };
+  return rows;
 }
 
 int print_claims(const ClaimsGrid& g, claims::Format format) {
   // Bad input fails before minutes of emulation: every machine of the grid parses, and the sizes
   // are whole numbers in increasing order (every ordering across sizes reads them so).
   for (const auto& level : split(g.levels))
-    for (const auto& q : split(g.qs)) HpamModel::of(parse_machine(fmt::format("hpam:1x1/{},Q={},multicast", level, q)));
+    for (const auto& q : split(g.qs)) HpamModel::of(build_machine(hpam("1x1/" + level, q)));
   for (const auto& [machines, qs] : {std::pair{g.multi_machines, g.qs}, std::pair{g.machines42, g.qs}, std::pair{g.machines42, g.q_both}})
     for (const auto& levels : split(machines))
-      for (const auto& q : split(qs)) HpamModel::of(parse_machine(fmt::format("hpam:{},Q={},multicast", levels, q)));
+      for (const auto& q : split(qs)) HpamModel::of(build_machine(hpam(levels, q)));
   const auto sizes = split(g.sizes);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i].empty() || sizes[i].find_first_not_of("0123456789") != std::string::npos)
@@ -961,10 +1106,14 @@ int print_claims(const ClaimsGrid& g, claims::Format format) {
     if (i > 0 && !(std::stoull(sizes[i]) > std::stoull(sizes[i - 1]))) throw UsageError("claims: --sizes must increase");
   }
   claims::Ledger L;
-  search_claims(L, g);
-  multi_claims(L, g);
-  scatter42_claims(L, g);
-  both42_claims(L, g);
+  add_section(L, search_rows(), search_grid(g));
+  add_section(L, multi_rows(), multi_cases(g.multi_machines, g.qs, g.sizes, g.jobs));
+  add_section(L, scatter42_rows(), by_series(scatter42_cases(g.machines42, g.qs, g.sizes, g.jobs), sizes.size()));
+  const auto both = both42_cases(g.machines42, g.q_both, g.sizes, true, g.jobs);
+  const auto machines42 = split(g.machines42);
+  add_section(L, both42_rows(),
+              Both42Figures{both, by_series(both, sizes.size()), machines42, order_by(machines42, level2_size)},
+              {kEmulated});
   if (format == claims::Format::text)
     fmt::print("Paper 001 claims: sections 3.1, 4.1 on hpam:1x1/{{{}}}; 3.2 on hpam:{{{}}}; 4.2 on hpam:{{{}}}; Q = {{{}}} (Figure 10: Q = "
                "{}); S = {{{}}} bytes\n\n",

@@ -21,6 +21,7 @@
 
 #include "algorithms/cost002.hpp"
 #include "algorithms/registry.hpp"
+#include "claim_rows.hpp"
 #include "touchstone/experiment/claims.hpp"
 #include "touchstone/experiment/experiment.hpp"
 #include "cli/parse_command_line.hpp"
@@ -119,71 +120,117 @@ std::vector<Cell> sweep(const std::vector<std::string>& machines, const std::vec
   return cells;
 }
 
-// The statements of the paper's text that the sweep can test (the paper has no measured numbers:
-// its comparisons are "under common analytical modeling assumption", section 5), per scenario
-// where the paper's sentence is about every scenario.
-int print_claims(const std::vector<std::string>& machines, const std::vector<std::size_t>& sizes, const std::vector<Cell>& cells,
-                 claims::Format format) {
-  claims::Ledger L;
-  int outperform_scenarios = 0;
-  std::vector<std::string> twice;  // the cells where the best CC-cube is 1.8x faster or more
-  for (std::size_t i = 0; i < machines.size(); ++i) {
-    std::vector<std::string> blocked, wins;
-    std::vector<int> degrees;  // the best degree by block size
-    double worst_model = 1.0;
-    for (const auto& c : cells) {
-      if (c.machine != i) continue;
-      if (c.cc_blocked > 0) blocked.push_back(fmt::format("{} B ({:.1f} us)", c.L, to_us(c.cc_blocked)));
-      const auto& [model, emu] = c.t.at("alltoall/cc-cube");
-      if (std::fabs(std::log(emu / model)) > std::fabs(std::log(worst_model))) worst_model = emu / model;
-      const auto [cc, cc_model, prev] = bests(c.algs, c.t);
-      degrees.push_back(std::stoi(degree(cc)));
-      const double ratio = c.t.at(prev).second / c.t.at(cc).second;
-      if (ratio > 1.0) wins.push_back(fmt::format("{} B ({:.2f}x)", c.L, ratio));
-      if (ratio >= 1.8) twice.push_back(fmt::format("{} {} B", machines[i], c.L));
-    }
-    const bool grows = std::is_sorted(degrees.begin(), degrees.end());
-    const bool same = std::adjacent_find(degrees.begin(), degrees.end(), std::not_equal_to<>()) == degrees.end();
-    const std::string& m = machines[i];
-    L.statement(fmt::format("sec3.conflict-free.{}", m),
-                "Sec. 3: 'it is necessary to determine how the messages ... must be routed to avoid conflicts'; 'the proposed "
-                "routing algorithms are optimal'",
-                "cc-cube: no header ever waits (blocked time 0) at every block size",
-                blocked.empty() ? "blocked time 0 at every size" : fmt::format("blocked at {}", fmt::join(blocked, ", ")),
-                blocked.empty());
-    L.number(fmt::format("sec2.model.{}", m),
-             "Sec. 2: the cost of a message 't_s + d t_p + N t_e', assuming no conflicts (cc-cube's rounds summed, "
-             "algorithms/cost002.hpp)",
-             1.0, worst_model, 1.02, "", "emulated / model for cc-cube, worst over the block sizes; tolerance 2%");
-    L.statement(fmt::format("sec5.tuning.{}", m),
-                "Sec. 5: 'the possibility of tuning the algorithm ... by choosing an optimal value of the pipelining degree'",
-                "no single degree is best at every block size",
-                fmt::format("best degree by size: {} ({})", fmt::join(degrees, ", "), grows ? "never falls" : "falls somewhere"),
-                !same,
-                "read as: tuning the degree to the block size matters; the paper does not say how the best degree moves");
-    const bool outperforms = wins.size() >= 2;
-    outperform_scenarios += outperforms;
-    L.statement(fmt::format("sec5.outperform.{}", m),
-                "Sec. 5: 'outperform previous proposals for a significant range of values for the machine parameters and "
-                "block size, in almost all the considered scenarios'",
-                "best CC-cube faster than the best of 1-lev-dir, 1-lev-xor, 1-lev-lin over a range of block sizes",
-                wins.empty() ? "at no size" : fmt::format("faster at {}", fmt::join(wins, ", ")), outperforms,
-                "'a significant range' read as two or more of the block sizes swept");
+// What the sweep measured on one scenario (machine), across its block sizes.
+struct ScenarioFigures {
+  std::string machine;
+  std::vector<std::string> blocked;  // the sizes where a cc-cube header waited, with the time
+  std::vector<std::string> wins;     // the sizes where the best CC-cube beats the best previous
+  std::vector<std::string> twice;    // the cells where it is 1.8x faster or more
+  std::vector<int> degrees;          // the best degree by block size
+  double worst_model = 1.0;          // cc-cube's emulated / model furthest from 1
+  bool outperforms() const { return wins.size() >= 2; }
+};
+
+ScenarioFigures scenario_figures(const std::string& machine, std::size_t index, const std::vector<Cell>& cells) {
+  ScenarioFigures f{machine, {}, {}, {}, {}, 1.0};
+  for (const auto& c : cells) {
+    if (c.machine != index) continue;
+    if (c.cc_blocked > 0) f.blocked.push_back(fmt::format("{} B ({:.1f} us)", c.L, to_us(c.cc_blocked)));
+    const auto& [model, emu] = c.t.at("alltoall/cc-cube");
+    if (std::fabs(std::log(emu / model)) > std::fabs(std::log(f.worst_model))) f.worst_model = emu / model;
+    const auto [cc, cc_model, prev] = bests(c.algs, c.t);
+    f.degrees.push_back(std::stoi(degree(cc)));
+    const double ratio = c.t.at(prev).second / c.t.at(cc).second;
+    if (ratio > 1.0) f.wins.push_back(fmt::format("{} B ({:.2f}x)", c.L, ratio));
+    if (ratio >= 1.8) f.twice.push_back(fmt::format("{} {} B", machine, c.L));
   }
-  const int scenarios = static_cast<int>(machines.size()), all_cells = static_cast<int>(cells.size());
-  const int twice_cells = static_cast<int>(twice.size());
-  L.statement("sec5.outperform.almost-all",
-              "Sec. 5: '... in almost all the considered scenarios'",
-              "CC-cube outperforms over a range of block sizes in all scenarios but at most one",
-              fmt::format("{} of {} scenarios", outperform_scenarios, scenarios), outperform_scenarios >= scenarios - 1);
-  L.statement("sec5.twice.many-cases", "Sec. 5: 'In many cases the proposed algorithms are about twice as fast as the best previous proposal'",
-              "at least 1.8x faster in a quarter of the (scenario, block size) cells or more",
-              fmt::format("{} of {} cells ({})", twice_cells, all_cells, twice.empty() ? "none" : fmt::format("{}", fmt::join(twice, ", "))),
-              4 * twice_cells >= all_cells,
-              "'many cases' read as a quarter of the cells; the paper's comparison is analytic, with its own parameters");
+  return f;
+}
+
+using bench::ClaimRow;
+using bench::Outcome;
+
+// The statements of the paper's text that one scenario tests (the paper has no measured numbers:
+// its comparisons are "under common analytical modeling assumption", section 5); each id gets
+// ".MACHINE".
+const std::vector<ClaimRow<ScenarioFigures>> kScenarioClaims = {
+    {"sec3.conflict-free",
+     "Sec. 3: 'it is necessary to determine how the messages ... must be routed to avoid conflicts'; 'the proposed "
+     "routing algorithms are optimal'",
+     "cc-cube: no header ever waits (blocked time 0) at every block size",
+     [](const ScenarioFigures& f) -> std::optional<Outcome> {
+       return Outcome{f.blocked.empty() ? "blocked time 0 at every size"
+                                        : fmt::format("blocked at {}", fmt::join(f.blocked, ", ")),
+                      f.blocked.empty()};
+     }},
+    {"sec2.model",
+     "Sec. 2: the cost of a message 't_s + d t_p + N t_e', assuming no conflicts (cc-cube's rounds summed, "
+     "algorithms/cost002.hpp)",
+     "",
+     [](const ScenarioFigures& f) -> std::optional<Outcome> {
+       return Outcome{"", false, f.worst_model,
+                      "emulated / model for cc-cube, worst over the block sizes; tolerance 2%"};
+     },
+     1.02, 1.0},
+    {"sec5.tuning",
+     "Sec. 5: 'the possibility of tuning the algorithm ... by choosing an optimal value of the pipelining degree'",
+     "no single degree is best at every block size",
+     [](const ScenarioFigures& f) -> std::optional<Outcome> {
+       const auto& d = f.degrees;
+       const bool grows = std::is_sorted(d.begin(), d.end());
+       const bool same = std::adjacent_find(d.begin(), d.end(), std::not_equal_to<>()) == d.end();
+       return Outcome{
+           fmt::format("best degree by size: {} ({})", fmt::join(d, ", "), grows ? "never falls" : "falls somewhere"),
+           !same, 0,
+           "read as: tuning the degree to the block size matters; the paper does not say how the best degree moves"};
+     }},
+    {"sec5.outperform",
+     "Sec. 5: 'outperform previous proposals for a significant range of values for the machine parameters and "
+     "block size, in almost all the considered scenarios'",
+     "best CC-cube faster than the best of 1-lev-dir, 1-lev-xor, 1-lev-lin over a range of block sizes",
+     [](const ScenarioFigures& f) -> std::optional<Outcome> {
+       return Outcome{f.wins.empty() ? "at no size" : fmt::format("faster at {}", fmt::join(f.wins, ", ")),
+                      f.outperforms(), 0, "'a significant range' read as two or more of the block sizes swept"};
+     }},
+};
+
+// The statements about every scenario at once.
+const std::vector<ClaimRow<std::vector<ScenarioFigures>>> kSweepClaims = {
+    {"sec5.outperform.almost-all", "Sec. 5: '... in almost all the considered scenarios'",
+     "CC-cube outperforms over a range of block sizes in all scenarios but at most one",
+     [](const std::vector<ScenarioFigures>& all) -> std::optional<Outcome> {
+       const auto n = static_cast<int>(all.size());
+       const auto held =
+           static_cast<int>(std::count_if(all.begin(), all.end(), [](const auto& f) { return f.outperforms(); }));
+       return Outcome{fmt::format("{} of {} scenarios", held, n), held >= n - 1};
+     }},
+    {"sec5.twice.many-cases",
+     "Sec. 5: 'In many cases the proposed algorithms are about twice as fast as the best previous proposal'",
+     "at least 1.8x faster in a quarter of the (scenario, block size) cells or more",
+     [](const std::vector<ScenarioFigures>& all) -> std::optional<Outcome> {
+       std::vector<std::string> twice;
+       std::size_t cells = 0;
+       for (const auto& f : all) twice.insert(twice.end(), f.twice.begin(), f.twice.end()), cells += f.degrees.size();
+       return Outcome{
+           fmt::format("{} of {} cells ({})", twice.size(), cells,
+                       twice.empty() ? "none" : fmt::format("{}", fmt::join(twice, ", "))),
+           4 * twice.size() >= cells, 0,
+           "'many cases' read as a quarter of the cells; the paper's comparison is analytic, with its own parameters"};
+     }},
+};
+
+int print_claims(const std::vector<std::string>& machines, const std::vector<std::size_t>& sizes,
+                 const std::vector<Cell>& cells, claims::Format format) {
+  claims::Ledger L;
+  std::vector<ScenarioFigures> all;
+  for (std::size_t i = 0; i < machines.size(); ++i) {
+    all.push_back(scenario_figures(machines[i], i, cells));
+    bench::add_rows(L, kScenarioClaims, all.back(), "." + machines[i]);
+  }
+  bench::add_rows(L, kSweepClaims, all);
   if (format == claims::Format::text)
-    fmt::print("Paper 002 claims: {} scenarios, block sizes {} B, generic machine costs (docs/paper002.md)\n\n", scenarios,
-               fmt::join(sizes, ", "));
+    fmt::print("Paper 002 claims: {} scenarios, block sizes {} B, generic machine costs (docs/paper002.md)\n\n",
+               machines.size(), fmt::join(sizes, ", "));
   L.print(stdout, format);
   return 0;
 }

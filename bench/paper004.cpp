@@ -10,7 +10,9 @@
 //                        at the paper's stated 5 us start-up, mean and spread over seeds, and per
 //                        network LS against SO-ring and the SO-ring step against Table 2's
 //                        single-switch step
-//   paper004 claims      Table 2, section 3's crossovers and section 5.3's statements beside ours
+//   paper004 claims      Table 2, section 3's crossovers and section 5.3's statements beside ours;
+//                        a claim that flips on an open variant of the switch presets or of the
+//                        irregular networks is undecided (--preset-only: the presets alone)
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -24,35 +26,58 @@
 
 #include "algorithms/allgather.hpp"
 #include "algorithms/registry.hpp"
+#include "claim_rows.hpp"
+#include "cli/parse_command_line.hpp"
 #include "touchstone/experiment/claims.hpp"
 #include "touchstone/experiment/experiment.hpp"
-#include "cli/parse_command_line.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
 
 using namespace touchstone;
 
-// Machine options appended to every machine of a run (`paper004 claims --options ,send_us=2.5`),
-// and the emulations run at once (--jobs; 0: the host's cores).
-std::string g_machine_options;
+// The emulations run at once (--jobs; 0: the host's cores).
 int g_parallel = 0;
+
+// A spec with options added, in order (a later option overrides an earlier one).
+MachineSpec with(MachineSpec spec, const std::vector<MachineOption>& options) {
+  spec.options.insert(spec.options.end(), options.begin(), options.end());
+  return spec;
+}
+
+// What a run adds to every machine it builds, after the machine's own options: the user's
+// (--options ",send_us=2.5,recv_us=2.5", the leading comma optional), then an open variant's
+// (touchstone::open_variants) on the machines whose family leaves that variant open, so that a
+// variant of the switch presets leaves the irregular networks as they are and the other way round.
+struct Additions {
+  std::string user;     // as written
+  std::string variant;  // the variant's options as open_variants gives them; empty: the preset
+  MachineSpec operator()(MachineSpec spec) const {
+    const auto open = open_variants(spec);  // of the machine as named, before any option is added
+    if (!user.empty() && user != ",") spec.add_options(user.front() == ',' ? user.substr(1) : user);
+    if (!variant.empty() &&
+        std::any_of(open.begin(), open.end(), [&](const OpenVariant& v) { return v.options == variant; }))
+      spec.add_options(variant);
+    return spec;
+  }
+};
 
 // One emulation: `algorithm` on `machine` with blocks of `size` flits, run seed `seed`.
 struct Emulation {
-  std::string machine, algorithm;
+  MachineSpec machine;
+  std::string algorithm;
   std::size_t size = 256;
   std::uint64_t seed = 1;
 };
 
 // Every emulation as one job of the experiment harness, g_parallel at once; virtual times (us) in
-// their order. The machines are taken exactly as written.
+// their order. The machines are taken exactly as given.
 std::vector<double> run_all_us(const std::vector<Emulation>& es) {
   std::vector<Machine> machines;
   machines.reserve(es.size());  // jobs point into it
   std::vector<experiment::Job> jobs;
   for (const auto& e : es) {
-    machines.push_back(parse_machine(e.machine));
+    machines.push_back(build_machine(e.machine));
     experiment::Job j{&machines.back(), &algorithms::find(e.algorithm), algorithms::Args{e.size, 0, true}, {}};
     j.options.seed = e.seed;
     jobs.push_back(std::move(j));
@@ -65,13 +90,8 @@ std::vector<double> run_all_us(const std::vector<Emulation>& es) {
   return us;
 }
 
-double run_us_exactly(const std::string& machine, const std::string& algorithm, std::size_t size, std::uint64_t seed = 1) {
-  return run_all_us({{machine, algorithm, size, seed}}).front();
-}
-
-// A run on `machine` with the appended options.
-double run_us(const std::string& machine, const std::string& algorithm, std::size_t size, std::uint64_t seed = 1) {
-  return run_us_exactly(machine + g_machine_options, algorithm, size, seed);
+double run_us(const MachineSpec& machine, const std::string& algorithm, std::size_t size) {
+  return run_all_us({{machine, algorithm, size, 1}}).front();
 }
 
 // Table 2 as published (us); -1 = "-".
@@ -104,17 +124,18 @@ struct Table2Runs {
   std::vector<std::vector<std::vector<double>>> runs;
   std::vector<std::vector<double>> mean;
 };
-Table2Runs table2_runs(const std::string& placement, const std::string& arbitration, int seeds) {
-  static const char* const base[] = {"switch:32", "switch2:16+16", "switch2:21+11"};
+Table2Runs table2_runs(const std::string& placement, const std::string& arbitration, int seeds, const Additions& add) {
+  const MachineSpec base[] = {MachineSpec::parse("switch:32"), MachineSpec::parse("switch2:16+16"),
+                              MachineSpec::parse("switch2:21+11")};
   const std::size_t R = std::size(kTable2), S = static_cast<std::size_t>(seeds);
   std::vector<Emulation> es;
   for (std::size_t r = 0; r < R; ++r)
     for (std::size_t c = 0; c < 3; ++c) {
       if (kTable2[r].paper[c] < 0) continue;
       for (int s = 1; s <= seeds; ++s) {
-        std::string machine = fmt::format("{},arbitration={}", base[c], arbitration);
-        if (c > 0) machine += fmt::format(",placement={},seed={}", placement, s);
-        es.push_back({machine + g_machine_options, kTable2[r].ours, 256, static_cast<std::uint64_t>(s)});
+        MachineSpec machine = with(base[c], {{"arbitration", arbitration}});
+        if (c > 0) machine = with(machine, {{"placement", placement}, {"seed", std::to_string(s)}});
+        es.push_back({add(machine), kTable2[r].ours, 256, static_cast<std::uint64_t>(s)});
       }
     }
   const auto us = run_all_us(es);
@@ -137,7 +158,7 @@ int table2(const std::string& placement, const std::string& arbitration, int see
   fmt::print("Paper 004, Table 2: all-to-all broadcast of 256-flit blocks (us); placement of ranks on the\n"
              "2-switch networks: {}; arbitration: {}; ours = mean over run seeds 1..{}\n\n", placement, arbitration, seeds);
   const std::size_t R = std::size(kTable2);
-  const auto [runs, ours] = table2_runs(placement, arbitration, seeds);
+  const auto [runs, ours] = table2_runs(placement, arbitration, seeds, {});
   fmt::print("{:<10}", "algorithm");
   for (auto t : titles) fmt::print(" | {:>26}", t);
   fmt::print("\n{:<10}", "");
@@ -261,7 +282,9 @@ int placements() {
 // The start-up t_s the paper states for Fig. 6, Table 2 and Table 3, charged as LogP's o (section
 // 2.4: "overhead incurred by a node when sending or receiving a message") on every send and every
 // receive: C_send = C_recv = t_s.
-std::string startup_options(double ts_us) { return fmt::format(",send_us={},recv_us={}", ts_us, ts_us); }
+std::vector<MachineOption> startup_options(double ts_us) {
+  return {{"send_us", fmt::format("{}", ts_us)}, {"recv_us", fmt::format("{}", ts_us)}};
+}
 
 // Section 5.3: "We again used a 5 microsecond startup time and 256 flit message length." The
 // section 5.3 runs use it (C_send = C_recv = 5 us, also the irregular: machines' default, named here
@@ -274,9 +297,10 @@ constexpr double kTable2RingStepUs = 205.78 / 31.0;
 
 // The 128-node irregular networks of section 5.3, network `seed` (its arbitration draws too), at
 // the section's stated start-up.
-std::string irregular_machine(int seed, const std::string& arbitration) {
-  return fmt::format("irregular:switches=10,nodes=7-21,links=1-5,parallel=2,total=128,seed={},arbitration={}{}", seed, arbitration,
-                     startup_options(kSection53StartupUs));
+MachineSpec irregular_machine(int seed, const std::string& arbitration) {
+  const MachineSpec s = MachineSpec::parse("irregular:switches=10,nodes=7-21,links=1-5,parallel=2,total=128");
+  return with(with(s, {{"seed", std::to_string(seed)}, {"arbitration", arbitration}}),
+              startup_options(kSection53StartupUs));
 }
 
 // Per network: every algorithm's time (us).
@@ -286,10 +310,11 @@ struct Network {
 };
 const char* const kIrregularAlgs[] = {"allgather/combining", "allgather/SB", "allgather/RO-ring", "allgather/SO-ring", "allgather/LS", "allgather/LR"};
 
-std::vector<Network> irregular_runs(const std::string& arbitration, int seeds) {
+std::vector<Network> irregular_runs(const std::string& arbitration, int seeds, const Additions& add) {
   std::vector<Emulation> es;
   for (int s = 1; s <= seeds; ++s)
-    for (const char* a : kIrregularAlgs) es.push_back({irregular_machine(s, arbitration) + g_machine_options, a, 256, static_cast<std::uint64_t>(s)});
+    for (const char* a : kIrregularAlgs)
+      es.push_back({add(irregular_machine(s, arbitration)), a, 256, static_cast<std::uint64_t>(s)});
   const auto us = run_all_us(es);
   std::vector<Network> v;
   auto next = us.begin();
@@ -314,13 +339,15 @@ std::string distribution(const std::vector<double>& v, const char* fmt_one) {
                      fmt::format(fmt::runtime(fmt_one), quantile(v, 0.75)), fmt::format(fmt::runtime(fmt_one), quantile(v, 1)));
 }
 
-int irregular(const std::string& arbitration, int seeds) {
-  fmt::print("Paper 004, section 5.3: 128 nodes on 10 switches (7..21 nodes, 1..5 links each, at most 2\n"
-             "between two switches), 256-flit blocks, networks 1..{} (seed=N: network, rank placement, arbitration\n"
-             "draws; placement random, the irregular default); arbitration: {}; start-up: the paper's {} us\n"
-             "(C_send = C_recv = {} us){}\n\n", seeds, arbitration, kSection53StartupUs, kSection53StartupUs,
-             g_machine_options.empty() ? "" : "; then the options '" + g_machine_options + "'");
-  const auto nets = irregular_runs(arbitration, seeds);
+int irregular(const std::string& arbitration, int seeds, const std::string& options) {
+  fmt::print(
+      "Paper 004, section 5.3: 128 nodes on 10 switches (7..21 nodes, 1..5 links each, at most 2\n"
+      "between two switches), 256-flit blocks, networks 1..{} (seed=N: network, rank placement, arbitration\n"
+      "draws; placement random, the irregular default); arbitration: {}; start-up: the paper's {} us\n"
+      "(C_send = C_recv = {} us){}\n\n",
+      seeds, arbitration, kSection53StartupUs, kSection53StartupUs,
+      options.empty() ? "" : "; then the options '" + options + "'");
+  const auto nets = irregular_runs(arbitration, seeds, {options, ""});
   fmt::print("{:<22} {:>10} {:>10} {:>10} {:>10}\n", "algorithm", "mean us", "min", "max", "sd");
   for (const char* a : kIrregularAlgs) {
     std::vector<double> v;
@@ -352,100 +379,255 @@ int irregular(const std::string& arbitration, int seeds) {
   return 0;
 }
 
-int print_claims(const std::string& arbitration, int seeds, int networks, claims::Format format) {
-  claims::Ledger L;
-  constexpr double kTol = 1.10;
-  const std::string placement = "cyclic";
-  const char* columns[] = {"1-switch", "balanced", "unbalanced"};
+constexpr double kTol = 1.10;  // a number within 1.10x counts as reproduced
+const char* const kColumns[] = {"1-switch", "balanced", "unbalanced"};
+const std::string kClaimsPlacement = "cyclic";  // docs/paper004.md: the placement that fits Table 2 best
+
+// "8,16" ("none" when empty).
+std::string list(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s.empty() ? std::string("none") : s;
+}
+
+// The start-ups of section 3.3's crossover ("For all startup times of 5, 10, 20, and 30
+// microseconds"), and the largest block searched for it: Fig. 6 stops at 1024 flits, but with
+// 30 us on each side SB needs blocks whose transmission exceeds 2 x 30 us (3750 flits) to win.
+constexpr double kCrossoverStartupsUs[] = {5.0, 10.0, 20.0, 30.0};
+constexpr std::size_t kLargestCrossoverFlits = std::size_t{1} << 15;
+
+// What the claims measure on the switch presets (switch:P, switch2:): Table 2 and section 3.
+struct SwitchFigures {
+  int seeds = 0;
+  std::vector<std::vector<double>> table2;  // means over run seeds 1..seeds, [row][column]; -1: none
+  double send_us = 0, recv_us = 0;          // switch:32's C_send and C_recv
+  double sb_us = 0, lr_us = 0;              // SB and LR on switch:32, 256 flits
+  // Fig. 6 at the preset's start-up [0] and at the paper's 5 us [1]: the P where combining is not
+  // faster than SB at 128 flits, and where SB is not faster than combining at 1024.
+  std::vector<int> not_combining_128[2], not_sb_1024[2];
+  // Section 3.3 at each of kCrossoverStartupsUs on switch:32: combining best at 128 flits, and the
+  // first size where SB is (0: none up to kLargestCrossoverFlits).
+  bool combining_at_128[std::size(kCrossoverStartupsUs)] = {};
+  std::size_t crossover[std::size(kCrossoverStartupsUs)] = {};
+};
+
+SwitchFigures switch_figures(const std::string& arbitration, int seeds, const Additions& add) {
+  SwitchFigures f;
+  f.seeds = seeds;
+  f.table2 = table2_runs(kClaimsPlacement, arbitration, seeds, add).mean;
+  const MachineSpec sw32 = add(MachineSpec::parse("switch:32"));
+  const Machine sw = build_machine(sw32);
+  f.send_us = to_us(sw.costs.send_overhead), f.recv_us = to_us(sw.costs.recv_overhead);
+  f.sb_us = run_us(sw32, "allgather/SB", 256), f.lr_us = run_us(sw32, "allgather/LR", 256);
+  for (int i = 0; i < 2; ++i)
+    for (int P : {8, 16, 32}) {
+      const MachineSpec m = with(add(MachineSpec::parse(fmt::format("switch:{}", P))),
+                                 i == 0 ? std::vector<MachineOption>{} : startup_options(5.0));
+      if (!(run_us(m, "allgather/combining", 128) < run_us(m, "allgather/SB", 128)))
+        f.not_combining_128[i].push_back(P);
+      if (!(run_us(m, "allgather/SB", 1024) < run_us(m, "allgather/combining", 1024))) f.not_sb_1024[i].push_back(P);
+    }
+  for (std::size_t i = 0; i < std::size(kCrossoverStartupsUs); ++i) {
+    const MachineSpec m = with(sw32, startup_options(kCrossoverStartupsUs[i]));
+    for (std::size_t flits = 128; flits <= kLargestCrossoverFlits && !f.crossover[i]; flits *= 2)
+      if (run_us(m, "allgather/SB", flits) < run_us(m, "allgather/combining", flits)) f.crossover[i] = flits;
+    f.combining_at_128[i] = run_us(m, "allgather/combining", 128) < run_us(m, "allgather/SB", 128);
+  }
+  return f;
+}
+
+using bench::ClaimRow;
+using bench::Outcome;
+
+// Table 2's cells and orders and section 3's statements, as rows over the switch figures.
+std::vector<ClaimRow<SwitchFigures>> switch_claims() {
+  std::vector<ClaimRow<SwitchFigures>> rows;
   // Table 2: every cell (mean over run seeds) and every column's order.
-  const auto ours = table2_runs(placement, arbitration, seeds).mean;
   for (std::size_t r = 0; r < std::size(kTable2); ++r)
     for (std::size_t c = 0; c < 3; ++c)
       if (kTable2[r].paper[c] >= 0)
-        L.number(fmt::format("table2.{}.{}", kTable2[r].paper_name, columns[c]), "Table 2 (us; 256 flits, '5 microsecond startup')",
-                 kTable2[r].paper[c], ours[r][c], kTol, "us", c > 0 ? fmt::format("mean over run seeds 1..{}, {} placement", seeds, placement) : "");
-  for (std::size_t c = 0; c < 3; ++c) {
-    std::vector<double> p, o;
-    std::string po, oo;
-    for (std::size_t r = 0; r < std::size(kTable2); ++r) p.push_back(kTable2[r].paper[c]), o.push_back(ours[r][c]);
-    const auto rp = ranks(p), ro = ranks(o);
+        rows.push_back({fmt::format("table2.{}.{}", kTable2[r].paper_name, kColumns[c]),
+                        "Table 2 (us; 256 flits, '5 microsecond startup')", "",
+                        [r, c](const SwitchFigures& f) -> std::optional<Outcome> {
+                          return Outcome{
+                              "", false, f.table2[r][c],
+                              c > 0 ? fmt::format("mean over run seeds 1..{}, {} placement", f.seeds, kClaimsPlacement)
+                                    : ""};
+                        },
+                        kTol, kTable2[r].paper[c], "us"});
+  // A column's ranks as "Combining=2 SB=1 ..." over the rows the paper fills.
+  auto order = [](const std::vector<int>& ranks, std::size_t c) {
+    std::string s;
     for (std::size_t r = 0; r < std::size(kTable2); ++r)
-      if (p[r] >= 0) po += fmt::format("{}{}={}", po.empty() ? "" : " ", kTable2[r].paper_name, rp[r]), oo += fmt::format("{}{}={}", oo.empty() ? "" : " ", kTable2[r].paper_name, ro[r]);
-    L.statement(fmt::format("table2.order.{}", columns[c]), "Table 2: the column's order (1 = fastest)", po, oo, rp == ro);
+      if (kTable2[r].paper[c] >= 0) s += fmt::format("{}{}={}", s.empty() ? "" : " ", kTable2[r].paper_name, ranks[r]);
+    return s;
+  };
+  for (std::size_t c = 0; c < 3; ++c) {
+    std::vector<double> p;
+    for (const auto& row : kTable2) p.push_back(row.paper[c]);
+    const auto rp = ranks(p);
+    rows.push_back({fmt::format("table2.order.{}", kColumns[c]), "Table 2: the column's order (1 = fastest)",
+                    order(rp, c), [rp, c, order](const SwitchFigures& f) -> std::optional<Outcome> {
+                      std::vector<double> o;
+                      for (const auto& row : f.table2) o.push_back(row[c]);
+                      const auto ro = ranks(o);
+                      return Outcome{order(ro, c), ro == rp};
+                    }});
   }
   // The start-up: the paper states t_s = 5 us, charged on each send and each receive (LogP's o);
   // the preset's C_send (= C_recv).
-  const Machine sw = parse_machine("switch:32" + g_machine_options);
-  L.number("sec3.3.startup", "Sec. 3.3 and Table 2: 't_s (communication startup time) = 5 microsecond', as o on each send and receive", 5.0,
-           to_us(sw.costs.send_overhead), kTol, "us",
-           fmt::format("the preset's C_send (C_recv = {:g} us). Table 2's own single-switch LR, 31 sequential steps of 205.78/31 = 6.64 us, leaves 2.54 us "
-                       "beside the 256 flits' 4.10 us, so Table 2 cannot have charged 5 us; section 5.3's runs use 5 us (docs/paper004.md)",
-                       to_us(sw.costs.recv_overhead)));
-  // Section 3.2: SB always beats the ring on a single switch.
-  L.statement("sec3.2.sb-before-ring", "Sec. 3.2: 'the SB algorithm will always complete in less time than the ring algorithm on a single switch'",
-              "SB < LR on switch:32", fmt::format("SB {:.2f}, LR {:.2f} us", run_us("switch:32", "allgather/SB", 256), run_us("switch:32", "allgather/LR", 256)),
-              run_us("switch:32", "allgather/SB", 256) < run_us("switch:32", "allgather/LR", 256));
+  rows.push_back(
+      {"sec3.3.startup",
+       "Sec. 3.3 and Table 2: 't_s (communication startup time) = 5 microsecond', as o on each send and receive", "",
+       [](const SwitchFigures& f) -> std::optional<Outcome> {
+         return Outcome{"", false, f.send_us,
+                        fmt::format("the preset's C_send (C_recv = {:g} us). Table 2's own single-switch LR, 31 "
+                                    "sequential steps of 205.78/31 = 6.64 us, leaves 2.54 us beside the 256 flits' "
+                                    "4.10 us, so Table 2 cannot have charged 5 us; section 5.3's runs use 5 us "
+                                    "(docs/paper004.md)",
+                                    f.recv_us)};
+       },
+       kTol, 5.0, "us"});
+  rows.push_back(
+      {"sec3.2.sb-before-ring",
+       "Sec. 3.2: 'the SB algorithm will always complete in less time than the ring algorithm on a single switch'",
+       "SB < LR on switch:32", [](const SwitchFigures& f) -> std::optional<Outcome> {
+         return Outcome{fmt::format("SB {:.2f}, LR {:.2f} us", f.sb_us, f.lr_us), f.sb_us < f.lr_us};
+       }});
   // Section 3.3, Figure 6 (5 us start-up): combining best at 128 flits except for very small P, SB
-  // best at 1024 flits; checked on the preset and on the preset with a 5 us start-up.
-  for (const std::string& extra : {std::string(), startup_options(5.0)}) {
-    const std::string tag = extra.empty() ? "preset" : "5us";
-    std::vector<int> bad128, bad1024;
-    for (int P : {8, 16, 32}) {
-      const std::string m = fmt::format("switch:{}{}{}", P, g_machine_options, extra);
-      if (!(run_us_exactly(m, "allgather/combining", 128) < run_us_exactly(m, "allgather/SB", 128))) bad128.push_back(P);
-      if (!(run_us_exactly(m, "allgather/SB", 1024) < run_us_exactly(m, "allgather/combining", 1024))) bad1024.push_back(P);
-    }
-    auto list = [](const std::vector<int>& v) {
-      std::string s;
-      for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
-      return s.empty() ? std::string("none") : s;
-    };
-    L.statement("fig6.128-flits.combining." + tag, "Sec. 3.3, Fig. 6: 'In the case of the 128 flit messages, the combining algorithm performs best except for very small numbers of nodes'",
-                "combining < SB for P = 8, 16, 32", "P where not: " + list(bad128), bad128.empty(),
-                extra.empty() ? "the preset's start-up (C_send = C_recv = 1 us)" : "the preset with the paper's 5 us start-up (send_us=5,recv_us=5)");
-    L.statement("fig6.1024-flits.sb." + tag, "Sec. 3.3, Fig. 6: 'In the case of 1024 flit messages, however, the SB algorithm outperforms the combining algorithm'",
-                "SB < combining for P = 8, 16, 32", "P where not: " + list(bad1024), bad1024.empty(),
-                extra.empty() ? "the preset's start-up (C_send = C_recv = 1 us)" : "the preset with the paper's 5 us start-up (send_us=5,recv_us=5)");
+  // best at 1024 flits; on the preset and on the preset with a 5 us start-up.
+  for (int i = 0; i < 2; ++i) {
+    const std::string tag = i == 0 ? "preset" : "5us";
+    const std::string note = i == 0 ? "the preset's start-up (C_send = C_recv = 1 us)"
+                                    : "the preset with the paper's 5 us start-up (send_us=5,recv_us=5)";
+    rows.push_back(
+        {"fig6.128-flits.combining." + tag,
+         "Sec. 3.3, Fig. 6: 'In the case of the 128 flit messages, the combining algorithm performs best except "
+         "for very small numbers of nodes'",
+         "combining < SB for P = 8, 16, 32", [i, note](const SwitchFigures& f) -> std::optional<Outcome> {
+           const auto& bad = f.not_combining_128[i];
+           return Outcome{"P where not: " + list(bad), bad.empty(), 0, note};
+         }});
+    rows.push_back({"fig6.1024-flits.sb." + tag,
+                    "Sec. 3.3, Fig. 6: 'In the case of 1024 flit messages, however, the SB algorithm outperforms the "
+                    "combining algorithm'",
+                    "SB < combining for P = 8, 16, 32", [i, note](const SwitchFigures& f) -> std::optional<Outcome> {
+                      const auto& bad = f.not_sb_1024[i];
+                      return Outcome{"P where not: " + list(bad), bad.empty(), 0, note};
+                    }});
   }
-  // The largest block searched for the crossover: Fig. 6 stops at 1024 flits, but with 30 us on each
-  // side SB needs blocks whose transmission exceeds 2 x 30 us (3750 flits) before it can win.
-  constexpr std::size_t kLargestCrossoverFlits = std::size_t{1} << 15;
-  for (double ts : {5.0, 10.0, 20.0, 30.0}) {
-    const std::string m = fmt::format("switch:32{}{}", g_machine_options, startup_options(ts));
-    std::size_t cross = 0;
-    for (std::size_t flits = 128; flits <= kLargestCrossoverFlits && !cross; flits *= 2)
-      if (run_us_exactly(m, "allgather/SB", flits) < run_us_exactly(m, "allgather/combining", flits)) cross = flits;
-    const bool comb_small = run_us_exactly(m, "allgather/combining", 128) < run_us_exactly(m, "allgather/SB", 128);
-    L.statement(fmt::format("sec3.3.crossover.{}us", ts), "Sec. 3.3: 'For all startup times of 5, 10, 20, and 30 microseconds, this crossover was observed at some message size'",
-                "combining best at 128 flits, SB best at some larger size (P = 32)",
-                comb_small ? (cross ? fmt::format("SB first best at {} flits", cross) : fmt::format("SB never best up to {} flits", kLargestCrossoverFlits)) : "SB already best at 128 flits",
-                comb_small && cross > 128);
+  for (std::size_t i = 0; i < std::size(kCrossoverStartupsUs); ++i)
+    rows.push_back(
+        {fmt::format("sec3.3.crossover.{}us", kCrossoverStartupsUs[i]),
+         "Sec. 3.3: 'For all startup times of 5, 10, 20, and 30 microseconds, this crossover was observed at "
+         "some message size'",
+         "combining best at 128 flits, SB best at some larger size (P = 32)",
+         [i](const SwitchFigures& f) -> std::optional<Outcome> {
+           const std::size_t cross = f.crossover[i];
+           return Outcome{f.combining_at_128[i]
+                              ? (cross ? fmt::format("SB first best at {} flits", cross)
+                                       : fmt::format("SB never best up to {} flits", kLargestCrossoverFlits))
+                              : "SB already best at 128 flits",
+                          f.combining_at_128[i] && cross > 128};
+         }});
+  return rows;
+}
+
+// What the claims measure on section 5.3's generated networks, per network.
+struct IrregularFigures {
+  std::vector<double> gain;     // best other / LS
+  std::vector<double> so_step;  // SO-ring / 127 over Table 2's single-switch step
+  int ro_worse = 0;             // networks where RO-ring is slower than SO-ring and LS
+  double mean(const std::vector<double>& v) const {
+    double m = 0;
+    for (double x : v) m += x / static_cast<double>(v.size());
+    return m;
   }
-  // Section 5.3 on `networks` generated 128-node networks.
-  const auto nets = irregular_runs(arbitration, networks);
-  std::vector<double> gain, so_step;
-  int ro_worse = 0;
-  const double step1 = kTable2RingStepUs;
-  for (const auto& n : nets) {
+};
+
+IrregularFigures irregular_figures(const std::string& arbitration, int networks, const Additions& add) {
+  IrregularFigures f;
+  for (const auto& n : irregular_runs(arbitration, networks, add)) {
     double best_other = INFINITY;
     for (const auto& [a, t] : n.us)
       if (a != "allgather/LS") best_other = std::min(best_other, t);
-    gain.push_back(best_other / n.us.at("allgather/LS"));
-    so_step.push_back(n.us.at("allgather/SO-ring") / 127.0 / step1);
-    ro_worse += n.us.at("allgather/RO-ring") > n.us.at("allgather/SO-ring") && n.us.at("allgather/RO-ring") > n.us.at("allgather/LS");
+    f.gain.push_back(best_other / n.us.at("allgather/LS"));
+    f.so_step.push_back(n.us.at("allgather/SO-ring") / 127.0 / kTable2RingStepUs);
+    f.ro_worse += n.us.at("allgather/RO-ring") > n.us.at("allgather/SO-ring") &&
+                  n.us.at("allgather/RO-ring") > n.us.at("allgather/LS");
   }
-  double mean_gain = 0, mean_step = 0;
-  for (double g : gain) mean_gain += g / static_cast<double>(gain.size());
-  for (double x : so_step) mean_step += x / static_cast<double>(so_step.size());
-  L.number("sec5.3.ls-gain", fmt::format("Abstract, Sec. 5.3: LS shows 'a 27.1% improvement in performance compared to other available algorithms' (best other / LS, mean over {} networks)", networks),
-           1 / (1 - 0.271), mean_gain, kTol, "", "per network: " + distribution(gain, "{:.2f}"));
-  L.number("sec5.3.so-ring-step", fmt::format("Table 3 (its values withheld, only this ratio given): the SO-ring step (SO-ring / 127) about 2.2x Table 2's single-switch step 205.78/31 us (mean over {} networks)", networks),
-           2.2, mean_step, kTol, "", "per network: " + distribution(so_step, "{:.2f}"));
-  L.statement("sec5.ro-ring-less-attractive", "Sec. 5: 'The rank ordering ring (RO-R) algorithm, the default implementation supplied by MPICH, becomes less attractive as the potential for link contention increases'",
-              "RO-ring slower than SO-ring and LS", fmt::format("on {} of {} networks", ro_worse, networks), ro_worse == networks);
+  return f;
+}
+
+// Section 5.3's statements on `networks` generated 128-node networks.
+std::vector<ClaimRow<IrregularFigures>> irregular_claims(int networks) {
+  return {
+      {"sec5.3.ls-gain",
+       fmt::format("Abstract, Sec. 5.3: LS shows 'a 27.1% improvement in performance compared to other available "
+                   "algorithms' (best other / LS, mean over {} networks)",
+                   networks),
+       "",
+       [](const IrregularFigures& f) -> std::optional<Outcome> {
+         return Outcome{"", false, f.mean(f.gain), "per network: " + distribution(f.gain, "{:.2f}")};
+       },
+       kTol, 1 / (1 - 0.271)},
+      {"sec5.3.so-ring-step",
+       fmt::format("Table 3 (its values withheld, only this ratio given): the SO-ring step (SO-ring / 127) about 2.2x "
+                   "Table 2's single-switch step 205.78/31 us (mean over {} networks)",
+                   networks),
+       "",
+       [](const IrregularFigures& f) -> std::optional<Outcome> {
+         return Outcome{"", false, f.mean(f.so_step), "per network: " + distribution(f.so_step, "{:.2f}")};
+       },
+       kTol, 2.2},
+      {"sec5.ro-ring-less-attractive",
+       "Sec. 5: 'The rank ordering ring (RO-R) algorithm, the default implementation supplied by MPICH, becomes less "
+       "attractive as the potential for link contention increases'",
+       "RO-ring slower than SO-ring and LS",
+       [networks](const IrregularFigures& f) -> std::optional<Outcome> {
+         return Outcome{fmt::format("on {} of {} networks", f.ro_worse, networks), f.ro_worse == networks};
+       }},
+  };
+}
+
+struct ClaimsSettings {
+  std::string arbitration;
+  int seeds = 10, networks = 20;
+};
+
+// The claims on the machines as `add` leaves them; only the switch presets' claims, or only
+// section 5.3's, when a variant touches the one family and not the other.
+claims::Ledger claims_on(const ClaimsSettings& cs, const Additions& add, bool switches, bool irregular) {
+  claims::Ledger L;
+  if (switches) bench::add_rows(L, switch_claims(), switch_figures(cs.arbitration, cs.seeds, add));
+  if (irregular) bench::add_rows(L, irregular_claims(cs.networks), irregular_figures(cs.arbitration, cs.networks, add));
+  return L;
+}
+
+// The claims, each measured again at the ends of the ranges the switch presets' and the irregular
+// networks' calibrations leave open (touchstone::open_variants) unless `preset_only`: a claim that
+// flips there is undecided.
+int print_claims(const ClaimsSettings& cs, const std::string& options, bool preset_only, claims::Format format) {
+  const Additions preset{options, ""};
+  claims::Ledger L = claims_on(cs, preset, true, true);
+  const MachineSpec switches = MachineSpec::parse("switch:32"), networks = irregular_machine(1, cs.arbitration);
+  std::vector<std::string> open;
+  if (!preset_only)
+    for (const auto& family : {switches, networks})
+      for (const auto& v : open_variants(family)) {
+        if (std::find(open.begin(), open.end(), v.options) != open.end()) continue;
+        open.push_back(v.options);
+        const Additions variant{preset.user, v.options};
+        const bool on_switches = variant(switches) != preset(switches);
+        const bool on_networks = variant(networks) != preset(networks);
+        L.settle(claims_on(cs, variant, on_switches, on_networks), v.options);
+      }
   if (format == claims::Format::text)
-    fmt::print("Paper 004 claims (arbitration {}, machine options '{}', Table 2 means over run seeds 1..{}, {} irregular networks; numbers within {:.2f}x count as reproduced)\n\n",
-               arbitration, g_machine_options, seeds, networks, kTol);
+    fmt::print(
+        "Paper 004 claims (arbitration {}, machine options '{}', Table 2 means over run seeds 1..{}, {} irregular "
+        "networks; numbers within {:.2f}x count as reproduced{})\n\n",
+        cs.arbitration, options, cs.seeds, cs.networks, kTol,
+        open.empty() ? "" : fmt::format("; {} open variants", open.size()));
   L.print(stdout, format);
   return 0;
 }
@@ -460,6 +642,7 @@ int main(int argc, char** argv) {
   std::string placement = "cyclic";  // docs/paper004.md: the placement that fits Table 2 best
   std::string arbitration = "random";  // the switch machines' own (docs/model.md 2.13)
   int seeds = 10;
+  std::string options;  // machine options added to every machine (irregular, claims)
   auto* t2 = app.add_subcommand("table2", "Table 2 beside the paper's");
   t2->add_option("--placement", placement, "ranks on the 2-switch networks: block, cyclic or random")->check(CLI::IsMember({"block", "cyclic", "random"}));
   const auto arbitrations = CLI::IsMember({"fifo", "random", "round-robin"});
@@ -469,7 +652,8 @@ int main(int argc, char** argv) {
   auto* ir = app.add_subcommand("irregular", "128-node, 10-switch irregular networks (section 5.3)");
   ir->add_option("--arbitration", arbitration, "switch output arbitration: fifo, random or round-robin")->check(arbitrations);
   ir->add_option("--seeds", seeds, "networks 1..N (network, placement and run seed)")->check(CLI::Range(1, 1000));
-  ir->add_option("--options", g_machine_options, "machine options appended to every machine, e.g. ',send_us=1,recv_us=1' (the preset's start-up)");
+  ir->add_option("--options", options,
+                 "machine options appended to every machine, e.g. ',send_us=1,recv_us=1' (the preset's start-up)");
   auto* cl = app.add_subcommand("claims", "Table 2, section 3's crossovers and section 5.3's statements beside ours, with verdicts");
   std::string format = "text";
   int networks = 20;
@@ -477,13 +661,15 @@ int main(int argc, char** argv) {
   cl->add_option("--arbitration", arbitration, "switch output arbitration: fifo, random or round-robin")->check(arbitrations);
   cl->add_option("--seeds", seeds, "Table 2: run seeds 1..N")->check(CLI::Range(1, 1000));
   cl->add_option("--networks", networks, "section 5.3: generated 128-node networks 1..N")->check(CLI::Range(1, 1000));
-  cl->add_option("--options", g_machine_options, "machine options appended to every machine, e.g. ',send_us=2.5,recv_us=2.5'");
+  cl->add_option("--options", options, "machine options appended to every machine, e.g. ',send_us=2.5,recv_us=2.5'");
+  bool preset_only = false;
+  cl->add_flag("--preset-only", preset_only, "do not measure the open variants (no claim is then undecided)");
   if (const auto code = touchstone::cli::parse_command_line(app, argc, argv)) return *code;
   try {
-    if (*cl) return print_claims(arbitration, seeds, networks, claims::parse_format(format));
+    if (*cl) return print_claims({arbitration, seeds, networks}, options, preset_only, claims::parse_format(format));
     if (*t2) return table2(placement, arbitration, seeds);
     if (*pb) return placements();
-    return irregular(arbitration, seeds);
+    return irregular(arbitration, seeds, options);
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;
