@@ -119,11 +119,10 @@ void check_disjoint(RankState& rs, const void* sendbuf, int sendcount, MPI_Datat
     if (lo < hi) {
       const auto s0 = reinterpret_cast<std::uintptr_t>(sendbuf);
       throw MpiError{MPI_ERR_BUFFER,
-                     fmt::format("the send buffer ({} x {} at {}) and the receive buffer ({} x {} at {}) share bytes "
-                                 "[{}, {}) of the send buffer: they must be disjoint (MPI-3.1 3.10; "
-                                 "MPI_Sendrecv_replace sends and receives in one buffer)",
-                                 sendcount, type_name(sendtype), sendbuf, recvcount, type_name(recvtype), recvbuf,
-                                 lo - s0, hi - s0)};
+                     fmt::format("the receive buffer ({} x {}) shares bytes [{}, {}) of the send buffer ({} x {}): "
+                                 "they must be disjoint (MPI-3.1 3.10; MPI_Sendrecv_replace sends and receives in one "
+                                 "buffer)",
+                                 recvcount, type_name(recvtype), lo - s0, hi - s0, sendcount, type_name(sendtype))};
     }
     if (a[i].second < b[j].second)
       ++i;

@@ -86,10 +86,14 @@ struct Window {
 
   // The origin's side: its epochs and the operations not yet complete.
   bool fence_epoch = false;      ///< a fence without MPI_MODE_NOSUCCEED opened one
-  /// Whether this rank made RMA calls since that fence (which then began an access epoch,
-  /// MPI-3.1 11.5.1), and the lock call it made in it before any (nullptr: none).
+  /// Whether this rank made RMA calls in the epoch that fence opened (outside a passive-target
+  /// epoch: the fence then began an access epoch, MPI-3.1 11.5.1); the lock call it made after the
+  /// fence before any (nullptr: none), where, and whether RMA calls followed that lock (which, if
+  /// another fence follows, made the fence begin an access epoch the lock is inside).
   bool fence_accessed = false;
   const char* lock_in_fence = nullptr;
+  const void* lock_in_fence_caller = nullptr;
+  bool lock_in_fence_used = false;
   std::vector<int> start_group;  ///< MPI_Win_start's targets (ranks in comm), while open
   bool started = false;
   std::vector<int> locked;  ///< per target: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE
@@ -176,9 +180,8 @@ void flush_target(RankState& rs, Window& w, int target);
 /// Flushes several targets at once: their replies first, then one round trip to each target that
 /// has one-way updates outstanding, all sent before any reply is awaited.
 void flush_targets(RankState& rs, Window& w, const std::vector<int>& targets);
-/// MPI_ERR_RMA_SYNC when an RMA call of this origin follows a lock taken inside the epoch the last
-/// fence opened (which the call makes an access epoch, MPI-3.1 11.5.1); notes the call.
-void note_fence_access(Window& w);
+/// Notes an RMA call of this origin to `target` after a fence that opened an epoch (rma_sync.cpp).
+void note_fence_access(Window& w, int target);
 /// Checks a buffer an MPI call of this rank reads (or writes, `writes`), bytes [lo, hi), against
 /// the rank's RMA operations: MPI_ERR_BUFFER when it overlaps a buffer a pending operation owns
 /// (a get's result buffer; a put's origin buffer when the call writes), and a conflict

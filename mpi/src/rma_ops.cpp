@@ -466,7 +466,7 @@ Access check_target(RankState& rs, MPI_Win win, int target, MPI_Aint disp, int c
   if (target == MPI_PROC_NULL) return a;
   check_access(*a.w, target);
   check_range(*a.w, target, disp, count, *a.ttype);
-  note_fence_access(*a.w);
+  note_fence_access(*a.w, target);
   a.bytes = static_cast<std::size_t>(count) * a.ttype->size;
   return a;
 }

@@ -82,18 +82,23 @@ void end_exposure(RankState& rs, Window& w) {
   if (!w.conflict.empty()) report_conflict(rs, w, std::exchange(w.conflict, {}));
 }
 
-// MPI-3.1 11.5.1: a fence starts an access epoch when RMA calls follow it before the next fence,
-// and a passive-target epoch may not be inside one. A lock after the fence is an error at once when
-// this rank made RMA calls since the fence; otherwise the first RMA call after it is (a fence that
-// ends the last epoch and begins none, MPI_MODE_NOSUCCEED, is the way to go over to locks).
-void check_lock_in_fence(Window& w, const char* call) {
+// MPI-3.1 11.5.1: a fence starts an access epoch when it is followed by RMA calls and another
+// fence, and a passive-target epoch may not be inside one. A lock after the fence is an error at
+// once when this rank made RMA calls since the fence outside a lock (those need the closing
+// fence); otherwise it is noted, and the next fence is the error if RMA calls came in between. A
+// fence that ends the last epoch and begins none (MPI_MODE_NOSUCCEED, or the last before
+// MPI_Win_free) may precede locks.
+void check_lock_in_fence(RankState& rs, Window& w, const char* call) {
   if (!w.fence_epoch) return;
   if (w.fence_accessed)
     throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("{} inside the access epoch that MPI_Win_fence began (this rank made "
-                                                 "RMA calls since it): end it with a fence first "
+                                                 "RMA calls in it): end it with a fence first "
                                                  "(MPI_MODE_NOSUCCEED when no epoch is to follow)",
                                                  call)};
-  if (!w.lock_in_fence) w.lock_in_fence = call;
+  if (!w.lock_in_fence) {
+    w.lock_in_fence = call;
+    w.lock_in_fence_caller = rs.caller;
+  }
 }
 
 }  // namespace
@@ -149,15 +154,10 @@ std::vector<int> group_ranks(RankState& rs, const Window& w, MPI_Group group) {
 
 }  // namespace
 
-void note_fence_access(Window& w) {
+void note_fence_access(Window& w, int target) {
   if (!w.fence_epoch) return;
-  if (w.lock_in_fence)
-    throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("an RMA call after {} in the epoch of the last MPI_Win_fence: the call "
-                                                 "makes that fence the start of an access epoch, which the "
-                                                 "passive-target epoch of {} may not be inside (MPI-3.1 11.5.1; "
-                                                 "end it with MPI_Win_fence(MPI_MODE_NOSUCCEED) first)",
-                                                 w.lock_in_fence, w.lock_in_fence)};
-  w.fence_accessed = true;
+  if (w.lock_in_fence) w.lock_in_fence_used = true;
+  if (!passive_to(w, target)) w.fence_accessed = true;
 }
 
 void check_access(const Window& w, int target) {
@@ -249,8 +249,12 @@ int MPI_Win_fence(int assert, MPI_Win win) {
       flush_targets(rs, w, all_ranks(w));
     }
     barrier(rs, comm_of(rs, w.comm));
+    // This fence closes the epoch the previous one began if RMA calls came in between: a lock
+    // taken there was inside it. Reported after the barrier, so that every member has left it.
+    const char* lock = w.lock_in_fence_used ? w.lock_in_fence : nullptr;
+    const void* lock_caller = w.lock_in_fence_caller;
     w.fence_epoch = !(assert& MPI_MODE_NOSUCCEED);
-    w.fence_accessed = false;
+    w.fence_accessed = w.lock_in_fence_used = false;
     w.lock_in_fence = nullptr;
     // Every access of the epoch that ends here has reached this rank by now: its record goes,
     // and a conflict among them, or a store into their bytes, is reported.
@@ -259,6 +263,13 @@ int MPI_Win_fence(int assert, MPI_Win win) {
         w, rs.proc->rank(), [&](const AccessRecord& r) { return r.epoch == EpochKind::fence && r.count < w.fences; });
     if (w.conflict.empty()) w.conflict = std::move(stored);
     if (!w.conflict.empty()) report_conflict(rs, w, std::exchange(w.conflict, {}));
+    if (lock)
+      throw MpiError{MPI_ERR_RMA_SYNC,
+                     fmt::format("the previous MPI_Win_fence began an access epoch (RMA calls followed it before this "
+                                 "fence, MPI-3.1 11.5.1), and {}{} took a lock inside it: a passive-target epoch may "
+                                 "not be inside an active-target one (end it with MPI_Win_fence(MPI_MODE_NOSUCCEED) "
+                                 "before the lock)",
+                                 lock, site_text(lock_caller))};
   });
 }
 
@@ -349,7 +360,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
     if (rank == MPI_PROC_NULL) return;
     check_rank(w, rank);
     if (passive_to(w, rank)) throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("rank {} is already locked", rank)};
-    check_lock_in_fence(w, "MPI_Win_lock");
+    check_lock_in_fence(rs, w, "MPI_Win_lock");
     if (!(assert& MPI_MODE_NOCHECK)) acquire(rs, w, {rank}, lock_type);
     w.locked[static_cast<std::size_t>(rank)] = lock_type | ((assert& MPI_MODE_NOCHECK) ? kNoCheckBit : 0);
   });
@@ -382,7 +393,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win) {
     check_assert(assert, MPI_MODE_NOCHECK, "MPI_Win_lock_all");
     if (w.lock_all || std::any_of(w.locked.begin(), w.locked.end(), [](int l) { return l; }))
       throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_lock_all while a lock is held"};
-    check_lock_in_fence(w, "MPI_Win_lock_all");
+    check_lock_in_fence(rs, w, "MPI_Win_lock_all");
     if (!(assert& MPI_MODE_NOCHECK)) acquire(rs, w, all_ranks(w), MPI_LOCK_SHARED);
     w.lock_all = true;
     std::fill(w.locked.begin(), w.locked.end(), MPI_LOCK_SHARED | ((assert& MPI_MODE_NOCHECK) ? kNoCheckBit : 0));
