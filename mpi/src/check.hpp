@@ -135,6 +135,9 @@ std::string message_text(Session& s, const RunOptions::UnreceivedMessage& m);
 /// completion, before a staged message is copied in; it sets q.buffer_error when the program wrote
 /// into the buffer meanwhile.
 void own_buffer(RankState& rs, Req& q, const void* buf, std::size_t bytes);
+/// A checksum of n bytes that tells a changed buffer from the same (vectorized, about a cycle per
+/// 32 bytes): the buffer ownership checks', and the RMA checks' (rma_ops.cpp).
+std::uint64_t checksum(const void* data, std::size_t n);
 void check_owned_buffer(RankState& rs, Req& q);
 
 /// Remembers the call that made handle `h` of kind 'g' (group), 't' (datatype) or 'o' (operation).

@@ -60,9 +60,11 @@ struct AccessRecord {
   AccessKind kind = AccessKind::put;
   MPI_Datatype base = MPI_DATATYPE_NULL;
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;  ///< sorted
-  /// A hash of the bytes of `ranges` once the access was applied, kept up to date by the later
-  /// accesses that write them: a change found when the epoch ends was made by no RMA operation.
+  /// Under mpirun --check, a hash of the bytes of `ranges` once the access was applied (`hashed`),
+  /// dropped when a later RMA access writes them: a change found when the epoch ends was then made
+  /// by no RMA operation.
   std::uint64_t hash = 0;
+  bool hashed = false;
   /// The origin's own MPI call on its own window memory (the origin buffer of its put, the result
   /// buffer of its get), which an RMA access of another rank to the same bytes conflicts with.
   bool local = false;
@@ -172,7 +174,7 @@ void check_passive(const Window& w, const char* call);
 void complete_pending(RankState& rs, Window& w, int target);
 /// Completes the awaited replies of `target` (every target when -1), leaving the buffers.
 void complete_pending_replies(RankState& rs, Window& w, int target);
-/// A hash of the bytes [lo, hi) (FNV-1a).
+/// A checksum of the bytes [lo, hi) (check.hpp checksum).
 std::uint64_t bytes_hash(std::uintptr_t lo, std::uintptr_t hi);
 /// Completes every operation of this origin at `target` at the target too: the replies, and a
 /// round trip behind the one-way updates (messages of one pair never overtake: docs/model.md 2.2).

@@ -194,10 +194,11 @@ const char* epoch_name(EpochKind e) {
 // message tells the target, so a later access could not be told from a concurrent one. A window
 // keeps at most kMaxRecorded accesses (later ones go unchecked).
 constexpr std::size_t kMaxRecorded = 4096;
-void record_access(Window& w, int target, int origin, std::int64_t word, std::byte* at,
+// Returns whether the access was recorded (at the back of w.epoch_accesses).
+bool record_access(Window& w, int target, int origin, std::int64_t word, std::byte* at,
                    std::span<const std::int64_t> runs, std::size_t bytes, MPI_Datatype base, bool replies) {
   const auto epoch = static_cast<EpochKind>((word >> 34) & 3);
-  if (epoch == EpochKind::none || bytes == 0 || w.epoch_accesses.size() >= kMaxRecorded) return;
+  if (epoch == EpochKind::none || bytes == 0 || w.epoch_accesses.size() >= kMaxRecorded) return false;
   const std::int64_t count = epoch == EpochKind::fence ? word >> 36 : epoch == EpochKind::post_start ? w.posts : 0;
   AccessRecord r{origin, epoch, count, static_cast<AccessKind>((word >> 32) & 3), base, {}};
   const auto start = reinterpret_cast<std::uintptr_t>(at);
@@ -221,7 +222,9 @@ void record_access(Window& w, int target, int origin, std::int64_t word, std::by
       break;
     }
   if (report.empty() && epoch == EpochKind::lock) w.lock_conflicts.erase(origin);
-  if (epoch != EpochKind::lock || !replies) w.epoch_accesses.push_back(std::move(r));
+  if (epoch == EpochKind::lock && replies) return false;
+  w.epoch_accesses.push_back(std::move(r));
+  return true;
 }
 
 // The hash of a record's bytes as they are now.
@@ -231,14 +234,23 @@ std::uint64_t ranges_hash(const AccessRecord& r) {
   return h;
 }
 
-// After an RMA access wrote (or read) bytes [lo, hi) of this rank's memory: the records whose bytes
-// it reaches, in every window of the rank (windows may share memory), take the bytes' new hash, so
-// that only a change no RMA access made is left to find when their epoch ends.
-void rehash_records(RankState& rs, std::uintptr_t lo, std::uintptr_t hi) {
-  for (auto& wp : windows(rs).table) {
-    if (!wp || !wp->hash_accesses) continue;
-    for (AccessRecord& r : wp->epoch_accesses)
-      if (!r.ranges.empty() && r.ranges.front().first < hi && lo < r.ranges.back().second) r.hash = ranges_hash(r);
+// After an RMA access reached bytes [lo, hi) of this rank's memory (mpirun --check): the record it
+// made, if any (`made`: the back of w's records), takes the hash of its bytes as the access left
+// them, and when it wrote them the other records whose bytes it reaches, in every window of the
+// rank (windows may share memory), can no longer tell a store from it: they drop their hash. A
+// change of a hashed record's bytes found when its epoch ends was then made by no RMA access.
+void seal_access(RankState& rs, Window& w, bool made, bool writes, std::uintptr_t lo, std::uintptr_t hi) {
+  if (!w.hash_accesses) return;
+  AccessRecord* mine = made ? &w.epoch_accesses.back() : nullptr;
+  if (writes)
+    for (auto& wp : windows(rs).table) {
+      if (!wp) continue;
+      for (AccessRecord& r : wp->epoch_accesses)
+        if (&r != mine && r.hashed && r.ranges.front().first < hi && lo < r.ranges.back().second) r.hashed = false;
+    }
+  if (mine && !mine->local) {
+    mine->hash = ranges_hash(*mine);
+    mine->hashed = true;
   }
 }
 
@@ -256,17 +268,7 @@ std::pair<std::uintptr_t, std::uintptr_t> span_of(std::byte* at, std::span<const
 }  // namespace
 
 std::uint64_t bytes_hash(std::uintptr_t lo, std::uintptr_t hi) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  const auto* p = reinterpret_cast<const unsigned char*>(lo);
-  const std::size_t n = hi - lo;
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, p + i, 8);
-    h = (h ^ word) * 0x100000001b3ULL;
-  }
-  for (; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
-  return h;
+  return checksum(reinterpret_cast<const void*>(lo), hi - lo);
 }
 
 std::string end_records(Window& w, int target, const std::function<bool(const AccessRecord&)>& ends) {
@@ -274,7 +276,7 @@ std::string end_records(Window& w, int target, const std::function<bool(const Ac
   const std::uintptr_t from = w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : reinterpret_cast<std::uintptr_t>(w.base);
   std::erase_if(w.epoch_accesses, [&](const AccessRecord& r) {
     if (!ends(r)) return false;
-    if (w.hash_accesses && !r.local && changed.empty() && ranges_hash(r) != r.hash)
+    if (r.hashed && changed.empty() && ranges_hash(r) != r.hash)
       changed = fmt::format(
           "bytes [{}, {}) of rank {}'s window, which rank {}'s {} (world rank) reached in a {}, changed before the "
           "epoch ended by no RMA operation: a store of rank {} (or an MPI call other than RMA) into its window "
@@ -349,11 +351,11 @@ void register_rma_handlers(RankState& rs) {
     Window& w = target_window(*self, a[kHandle]);
     const Layout l = decode(c.payload(), a[kRuns]);
     std::byte* at = target_address(w, a[kDisp]);
-    record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, static_cast<std::size_t>(a[kBytes]),
-                  static_cast<MPI_Datatype>(a[kBase]), false);
+    const bool made = record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, static_cast<std::size_t>(a[kBytes]),
+                                    static_cast<MPI_Datatype>(a[kBase]), false);
     apply(*self, c, costs, at, l.runs, op_of(a[kOp]), static_cast<MPI_Datatype>(a[kBase]), l.data);
     const auto [lo, hi] = span_of(at, l.runs, static_cast<std::size_t>(a[kBytes]));
-    rehash_records(*self, lo, hi);
+    seal_access(*self, w, made, op_of(a[kOp]) != MPI_NO_OP, lo, hi);
   });
   p.am_register(kRmaFetch, [self, costs](AmContext& c) {
     const auto a = c.args();
@@ -361,11 +363,12 @@ void register_rma_handlers(RankState& rs) {
     const Layout l = decode(c.payload(), a[kRuns]);
     std::byte* at = target_address(w, a[kDisp]);
     std::vector<std::byte> old(static_cast<std::size_t>(a[kBytes]));
-    record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, old.size(), static_cast<MPI_Datatype>(a[kBase]), true);
+    const bool made = record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, old.size(),
+                                    static_cast<MPI_Datatype>(a[kBase]), true);
     gather(at, l.runs, old);
     apply(*self, c, costs, at, l.runs, op_of(a[kOp]), static_cast<MPI_Datatype>(a[kBase]), l.data);
     const auto [lo, hi] = span_of(at, l.runs, old.size());
-    rehash_records(*self, lo, hi);
+    seal_access(*self, w, made, op_of(a[kOp]) != MPI_NO_OP, lo, hi);
     c.reply({}, old);
   });
   p.am_register(kRmaSwap, [self](AmContext& c) {
@@ -373,11 +376,12 @@ void register_rma_handlers(RankState& rs) {
     Window& w = target_window(*self, a[kHandle]);
     const auto n = static_cast<std::size_t>(a[kBytes]);
     std::byte* at = target_address(w, a[kDisp]);
-    record_access(w, c.rank(), c.source(), a[kOp], at, {}, n, static_cast<MPI_Datatype>(a[kBase]), true);
+    const bool made =
+        record_access(w, c.rank(), c.source(), a[kOp], at, {}, n, static_cast<MPI_Datatype>(a[kBase]), true);
     std::vector<std::byte> old(at, at + n);
     const std::span<const std::byte> compare = c.payload().first(n), desired = c.payload().subspan(n, n);
     if (std::memcmp(at, compare.data(), n) == 0) std::memcpy(at, desired.data(), n);
-    rehash_records(*self, reinterpret_cast<std::uintptr_t>(at), reinterpret_cast<std::uintptr_t>(at) + n);
+    seal_access(*self, w, made, true, reinterpret_cast<std::uintptr_t>(at), reinterpret_cast<std::uintptr_t>(at) + n);
     c.reply({}, old);
   });
   p.am_register(kRmaSync, [self](AmContext& c) {
