@@ -254,7 +254,9 @@ void seal_access(RankState& rs, Window& w, bool made, bool writes, std::uintptr_
   }
 }
 
-std::pair<std::uintptr_t, std::uintptr_t> span_of(std::byte* at, std::span<const std::int64_t> runs, std::size_t bytes) {
+// The bytes [lo, hi) an access at `at` reaches, holes included.
+std::pair<std::uintptr_t, std::uintptr_t> span_of(std::byte* at, std::span<const std::int64_t> runs,
+                                                  std::size_t bytes) {
   const auto start = reinterpret_cast<std::uintptr_t>(at);
   if (runs.empty()) return {start, start + bytes};
   std::uintptr_t lo = UINTPTR_MAX, hi = 0;
@@ -310,12 +312,12 @@ void check_against_rma(RankState& rs, std::uintptr_t lo, std::uintptr_t hi, bool
       for (const auto& [a, z] : r.ranges) {
         if (z <= lo || hi <= a) continue;
         const std::uintptr_t from = w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : reinterpret_cast<std::uintptr_t>(w.base);
-        report_conflict(rs, w,
-                        fmt::format("the {} of {}{} {} bytes [{}, {}) of rank {}'s window, which rank {}'s {} (world "
-                                    "rank) reaches in a {} not yet ended: conflicting accesses (MPI-3.1 11.7)",
-                                    what, call, site_text(rs.caller), writes ? "writes" : "reads",
-                                    std::max(a, lo) - from, std::min(z, hi) - from, rs.proc->rank(), r.origin,
-                                    kind_name(r.kind), epoch_name(r.epoch)));
+        report_conflict(
+            rs, w,
+            fmt::format("the {} of {}{} {} bytes [{}, {}) of rank {}'s window, which rank {}'s {} (world "
+                        "rank) reaches in a {} not yet ended: conflicting accesses (MPI-3.1 11.7)",
+                        what, call, site_text(rs.caller), writes ? "writes" : "reads", std::max(a, lo) - from,
+                        std::min(z, hi) - from, rs.proc->rank(), r.origin, kind_name(r.kind), epoch_name(r.epoch)));
         return;
       }
     }
@@ -392,9 +394,8 @@ void register_rma_handlers(RankState& rs) {
     if (cmd == SyncCommand::flush || cmd == SyncCommand::unlock_shared || cmd == SyncCommand::unlock_exclusive) {
       // The origin's accesses are complete here: a store into their bytes meanwhile is reported by
       // its flush or unlock, as a conflict its accesses made.
-      std::string stored = end_records(w, c.rank(), [&](const AccessRecord& r) {
-        return r.epoch == EpochKind::lock && r.origin == c.source();
-      });
+      std::string stored = end_records(
+          w, c.rank(), [&](const AccessRecord& r) { return r.epoch == EpochKind::lock && r.origin == c.source(); });
       if (!stored.empty() && w.lock_conflicts[c.source()].empty()) w.lock_conflicts[c.source()] = std::move(stored);
     }
     switch (cmd) {
@@ -558,12 +559,12 @@ void record_local(RankState& rs, Window& w, std::uintptr_t lo, std::uintptr_t hi
   for (const AccessRecord& e : w.epoch_accesses) {
     if (e.epoch != epoch || e.count != count || e.origin == self || compatible(e, r)) continue;
     if (const auto both = overlap(e, r))
-      report_conflict(rs, w,
-                      fmt::format("the {} buffer of {}{} {} bytes [{}, {}) of rank {}'s window, which rank {}'s {} "
-                                  "(world rank) reaches in the same {}: conflicting accesses (MPI-3.1 11.7)",
-                                  written ? "result" : "origin", rs.last_call, site_text(rs.caller),
-                                  written ? "takes" : "is", both->first - base, both->second - base, self, e.origin,
-                                  kind_name(e.kind), epoch_name(epoch)));
+      report_conflict(
+          rs, w,
+          fmt::format("the {} buffer of {}{} {} bytes [{}, {}) of rank {}'s window, which rank {}'s {} "
+                      "(world rank) reaches in the same {}: conflicting accesses (MPI-3.1 11.7)",
+                      written ? "result" : "origin", rs.last_call, site_text(rs.caller), written ? "takes" : "is",
+                      both->first - base, both->second - base, self, e.origin, kind_name(e.kind), epoch_name(epoch)));
   }
   w.epoch_accesses.push_back(std::move(r));
 }

@@ -17,8 +17,8 @@
 #include "mpi.h"
 #pragma GCC visibility pop
 
-#include "coll.hpp"
 #include "check.hpp"
+#include "coll.hpp"
 #include "comm.hpp"
 #include "rma.hpp"
 
@@ -192,9 +192,10 @@ void release_owned(Window& w, int target) {
     if (rec != w.epoch_accesses.end()) w.epoch_accesses.erase(rec);
     if (b.op) return true;
     if (b.hashed && changed.empty() && bytes_hash(b.lo, b.hi) != b.hash)
-      changed = fmt::format("the origin buffer of the {}{} was written to before the operation completed "
-                            "(it belongs to the operation until the epoch's synchronization or a flush, MPI-3.1 11.3)",
-                            b.call, site_text(b.caller));
+      changed = fmt::format(
+          "the origin buffer of the {}{} was written to before the operation completed "
+          "(it belongs to the operation until the epoch's synchronization or a flush, MPI-3.1 11.3)",
+          b.call, site_text(b.caller));
     return true;
   });
   if (!changed.empty()) throw MpiError{MPI_ERR_BUFFER, changed};

@@ -255,8 +255,9 @@ int MPI_Win_free(MPI_Win* win) {
     // MPI-3.1 11.2.5: a rank frees a window once its RMA communication on it is complete. RMA
     // calls after the last fence made it begin an access epoch, which only another fence ends.
     if (w.fence_epoch && w.fence_accessed)
-      throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_free inside the access epoch that the last MPI_Win_fence began: this "
-                                       "rank made RMA calls since that fence, and no fence completed them"};
+      throw MpiError{MPI_ERR_RMA_SYNC,
+                     "MPI_Win_free inside the access epoch that the last MPI_Win_fence began: this "
+                     "rank made RMA calls since that fence, and no fence completed them"};
     flush_targets(rs, w, all_ranks(w));
     barrier(rs, comm_of(rs, w.comm));
     delete_attributes(rs, AttrKind::win, *win);
