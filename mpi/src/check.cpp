@@ -1227,7 +1227,6 @@ std::string race_text(Session& s, const Race& race) {
 
 // ------------------------------------------------------------------ buffer ownership
 
-namespace {
 // A checksum of a buffer that need only tell a changed buffer from the same: Fletcher's sums over
 // 64-bit words in four independent lanes (a word changed changes its lane's sums; the second sum
 // depends on where it changed), which the compiler vectorizes: about a cycle per 32 bytes, so that
@@ -1249,7 +1248,6 @@ std::uint64_t checksum(const void* data, std::size_t n) {
   for (int k = 0; k < 4; ++k) h = (h ^ a[k]) * 0x9e3779b97f4a7c15ull ^ b[k] * 0xff51afd7ed558ccdull;
   return h;
 }
-}  // namespace
 
 bool owns_buffers(RankState& rs) { return session()->check_consistency && !rs.proc->phantom_payloads(); }
 

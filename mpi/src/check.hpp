@@ -183,6 +183,9 @@ bool owns_buffers(RankState& rs);
 /// One run of a collective's buffers, owned by q (its checksum taken now): own_buffer's for the
 /// several buffers, and v-form blocks, of a nonblocking or persistent collective (icoll.cpp).
 void own_run(Req& q, OwnedRun run);
+/// A checksum of n bytes that tells a changed buffer from the same (vectorized, about a cycle per
+/// 32 bytes): the buffer ownership checks', and the RMA checks' (rma_ops.cpp).
+std::uint64_t checksum(const void* data, std::size_t n);
 void check_owned_buffer(RankState& rs, Req& q);
 
 /// Remembers the call that made handle `h` of kind 'g' (group), 't' (datatype) or 'o' (operation).

@@ -15,6 +15,7 @@
 #include "call.hpp"
 #include "check.hpp"
 #include "request.hpp"
+#include "types.hpp"
 
 using namespace touchstone;
 using namespace touchstone::mpi;
@@ -90,9 +91,52 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
   });
 }
 
+namespace {
+
+// The bytes count elements of t at buf occupy, as sorted, merged [first, second) runs.
+std::vector<std::pair<std::uintptr_t, std::uintptr_t>> byte_runs(const void* buf, int count, const Type& t) {
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> runs;
+  const auto base = reinterpret_cast<std::uintptr_t>(buf);
+  for_each_run(t, static_cast<std::size_t>(count), [&](MPI_Aint offset, std::size_t length) {
+    if (length) runs.emplace_back(base + static_cast<std::uintptr_t>(offset), base + offset + length);
+  });
+  std::sort(runs.begin(), runs.end());
+  return runs;
+}
+
+// MPI-3.1 3.10: MPI_Sendrecv's send and receive buffers must be disjoint (MPI_Sendrecv_replace
+// is the call for one buffer): MPI_ERR_BUFFER naming the first byte both hold.
+void check_disjoint(RankState& rs, const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                    const void* recvbuf, int recvcount, MPI_Datatype recvtype, int source) {
+  if (dest == MPI_PROC_NULL || source == MPI_PROC_NULL || sendcount <= 0 || recvcount <= 0) return;
+  const Type& st = committed(rs, sendtype);
+  const Type& rt = committed(rs, recvtype);
+  if (st.size == 0 || rt.size == 0) return;
+  const auto a = byte_runs(sendbuf, sendcount, st), b = byte_runs(recvbuf, recvcount, rt);
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const std::uintptr_t lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
+    if (lo < hi) {
+      const auto s0 = reinterpret_cast<std::uintptr_t>(sendbuf);
+      throw MpiError{MPI_ERR_BUFFER,
+                     fmt::format("the receive buffer ({} x {}) shares bytes [{}, {}) of the send buffer ({} x {}): "
+                                 "they must be disjoint (MPI-3.1 3.10; MPI_Sendrecv_replace sends and receives in one "
+                                 "buffer)",
+                                 recvcount, type_name(recvtype), lo - s0, hi - s0, sendcount, type_name(sendtype))};
+    }
+    if (a[i].second < b[j].second)
+      ++i;
+    else
+      ++j;
+  }
+}
+
+}  // namespace
+
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   return call("MPI_Sendrecv", comm, [&](RankState& rs) {
+    check_disjoint(rs, sendbuf, sendcount, sendtype, dest, recvbuf, recvcount, recvtype, source);
     MPI_Request r = new_req(rs, post_recv(rs, comm, recvbuf, recvcount, recvtype, source, recvtag));
     MPI_Request s = new_req(rs, post_send(rs, comm, sendbuf, sendcount, sendtype, dest, sendtag, false));
     wait_one(rs, &s, MPI_STATUS_IGNORE);

@@ -17,6 +17,7 @@
 #include "call.hpp"
 #include "check.hpp"
 #include "request.hpp"
+#include "rma.hpp"
 #include "types.hpp"
 
 namespace touchstone::mpi {
@@ -148,6 +149,7 @@ void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, in
   const Type& t = type ? *type : committed(rs, dt);
   q.recv_type = shared_copy(t);
   check_buffer(buf, count, t);
+  check_against_rma(rs, buf, count, t, true, "receive buffer");
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   std::span<std::byte> into{static_cast<std::byte*>(buf), n};
   // A nonblocking receive whose buffer ownership is checked (--check) lands in a copy too: its
@@ -192,6 +194,7 @@ void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype 
   const auto data = send_bytes(buf, count, t, q.staging);
   const int to = c.peer_to_group(dst);
   record_send(rs, c, to, tag, count, dt, t);
+  check_against_rma(rs, buf, count, t, false, "send buffer");
   q.r = mode == SendMode::synchronous ? rs.proc->issend(to, tag, data, c.pt2pt) : rs.proc->isend(to, tag, data, c.pt2pt);
 }
 

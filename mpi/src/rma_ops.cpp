@@ -12,6 +12,7 @@
 #include <array>
 #include <cstring>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,7 @@
 #include "mpi.h"
 #pragma GCC visibility pop
 
+#include "check.hpp"
 #include "comm.hpp"
 #include "request.hpp"
 #include "rma.hpp"
@@ -129,6 +131,12 @@ const char* kind_name(AccessKind k) {
   return "access";
 }
 
+const char* access_name(const AccessRecord& r) {
+  if (!r.local) return kind_name(r.kind);
+  return r.kind == AccessKind::get ? "MPI call reading its own window memory (a put's origin buffer)"
+                                   : "MPI call writing its own window memory (a get's result buffer)";
+}
+
 // MPI-3.1 11.7: accesses of two origins to one location in one epoch conflict unless both are
 // gets, or both accumulates (the atomic ones: accumulate, get-accumulate, fetch-and-op,
 // compare-and-swap) on the same predefined type.
@@ -174,10 +182,11 @@ const char* epoch_name(EpochKind e) {
 // message tells the target, so a later access could not be told from a concurrent one. A window
 // keeps at most kMaxRecorded accesses (later ones go unchecked).
 constexpr std::size_t kMaxRecorded = 4096;
-void record_access(Window& w, int target, int origin, std::int64_t word, std::byte* at,
+// Returns whether the access was recorded (at the back of w.epoch_accesses).
+bool record_access(Window& w, int target, int origin, std::int64_t word, std::byte* at,
                    std::span<const std::int64_t> runs, std::size_t bytes, MPI_Datatype base, bool replies) {
   const auto epoch = static_cast<EpochKind>((word >> 34) & 3);
-  if (epoch == EpochKind::none || bytes == 0 || w.epoch_accesses.size() >= kMaxRecorded) return;
+  if (epoch == EpochKind::none || bytes == 0 || w.epoch_accesses.size() >= kMaxRecorded) return false;
   const std::int64_t count = epoch == EpochKind::fence ? word >> 36 : epoch == EpochKind::post_start ? w.posts : 0;
   AccessRecord r{origin, epoch, count, static_cast<AccessKind>((word >> 32) & 3), base, {}};
   const auto start = reinterpret_cast<std::uintptr_t>(at);
@@ -196,15 +205,146 @@ void record_access(Window& w, int target, int origin, std::int64_t word, std::by
       report = fmt::format(
           "rank {}'s {} and rank {}'s {} (world ranks) both reach bytes [{}, {}) of rank {}'s window in one {}: "
           "conflicting accesses (MPI-3.1 11.7)",
-          e.origin, kind_name(e.kind), origin, kind_name(r.kind), both->first - from, both->second - from, target,
+          e.origin, access_name(e), origin, kind_name(r.kind), both->first - from, both->second - from, target,
           epoch_name(epoch));
       break;
     }
   if (report.empty() && epoch == EpochKind::lock) w.lock_conflicts.erase(origin);
-  if (epoch != EpochKind::lock || !replies) w.epoch_accesses.push_back(std::move(r));
+  if (epoch == EpochKind::lock && replies) return false;
+  w.epoch_accesses.push_back(std::move(r));
+  return true;
+}
+
+// The hash of a record's bytes as they are now.
+std::uint64_t ranges_hash(const AccessRecord& r) {
+  std::uint64_t h = 0;
+  for (const auto& [lo, hi] : r.ranges) h = h * 31 + bytes_hash(lo, hi);
+  return h;
+}
+
+// After an RMA access reached bytes [lo, hi) of this rank's memory (mpirun --check): the record it
+// made, if any (`made`: the back of w's records), takes the hash of its bytes as the access left
+// them, and when it wrote them the other records whose bytes it reaches, in every window of the
+// rank (windows may share memory), can no longer tell a store from it: they drop their hash. A
+// change of a hashed record's bytes found when its epoch ends was then made by no RMA access.
+void seal_access(RankState& rs, Window& w, bool made, bool writes, std::uintptr_t lo, std::uintptr_t hi) {
+  if (!w.hash_accesses) return;
+  AccessRecord* mine = made ? &w.epoch_accesses.back() : nullptr;
+  if (writes)
+    for (auto& wp : windows(rs).table) {
+      if (!wp) continue;
+      for (AccessRecord& r : wp->epoch_accesses)
+        if (&r != mine && r.hashed && r.ranges.front().first < hi && lo < r.ranges.back().second) r.hashed = false;
+    }
+  if (mine && !mine->local) {
+    mine->hash = ranges_hash(*mine);
+    mine->hashed = true;
+  }
+}
+
+// The bytes [lo, hi) an access at `at` reaches, holes included.
+std::pair<std::uintptr_t, std::uintptr_t> span_of(std::byte* at, std::span<const std::int64_t> runs,
+                                                  std::size_t bytes) {
+  const auto start = reinterpret_cast<std::uintptr_t>(at);
+  if (runs.empty()) return {start, start + bytes};
+  std::uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (std::size_t i = 0; i < runs.size(); i += 2) {
+    lo = std::min(lo, start + static_cast<std::uintptr_t>(runs[i]));
+    hi = std::max(hi, start + static_cast<std::uintptr_t>(runs[i] + runs[i + 1]));
+  }
+  return {lo, hi};
 }
 
 }  // namespace
+
+std::uint64_t bytes_hash(std::uintptr_t lo, std::uintptr_t hi) {
+  return checksum(reinterpret_cast<const void*>(lo), hi - lo);
+}
+
+std::string end_records(Window& w, int target, const std::function<bool(const AccessRecord&)>& ends) {
+  std::string changed;
+  const std::uintptr_t from = w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : reinterpret_cast<std::uintptr_t>(w.base);
+  std::erase_if(w.epoch_accesses, [&](const AccessRecord& r) {
+    if (!ends(r)) return false;
+    if (r.hashed && changed.empty() && ranges_hash(r) != r.hash)
+      changed = fmt::format(
+          "bytes [{}, {}) of rank {}'s window, which rank {}'s {} (world rank) reached in a {}, changed before the "
+          "epoch ended by no RMA operation: a store of rank {} (or an MPI call other than RMA) into its window "
+          "memory and the {}: conflicting accesses (MPI-3.1 11.7)",
+          r.ranges.front().first - from, r.ranges.back().second - from, target, r.origin, kind_name(r.kind),
+          epoch_name(r.epoch), target, kind_name(r.kind));
+    return true;
+  });
+  return changed;
+}
+
+namespace {
+// What check_against_rma calls the result buffer of a get (and of the fetching operations).
+constexpr std::string_view kResultBuffer = "result buffer";
+}  // namespace
+
+void check_against_rma(RankState& rs, std::uintptr_t lo, std::uintptr_t hi, bool writes, const char* what,
+                       bool window_memory) {
+  if (!rs.windows || lo >= hi) return;
+  const char* call = rs.last_call ? rs.last_call : "the call";
+  for (auto& wp : rs.windows->table) {
+    if (!wp) continue;
+    Window& w = *wp;
+    for (const OwnedBuffer& b : w.owned) {
+      if ((b.op && b.op->complete) || !(writes || b.written) || b.hi <= lo || hi <= b.lo) continue;
+      // Two gets into the same bytes write them concurrently, which leaves which value stays
+      // undefined (MPI-3.1 11.7), as two puts to one target location do: a conflict, not a misuse
+      // of the buffer (MPICH's rma/manyget does it a thousand times in one epoch).
+      if (b.written && std::string_view(what) == kResultBuffer) {
+        if (!w.conflicts_are_errors && w.warned_shared_results) continue;
+        w.warned_shared_results = true;
+        report_conflict(rs, w,
+                        fmt::format("the result buffer of {}{} takes bytes that the result buffer of the pending {}{} "
+                                    "(to rank {}) takes too: two gets write them concurrently, conflicting accesses",
+                                    call, site_text(rs.caller), b.call, site_text(b.caller), b.target));
+        continue;
+      }
+      throw MpiError{MPI_ERR_BUFFER,
+                     fmt::format("the {} of {}{} {} bytes that the {} buffer of the {}{} (to rank {}) holds, which "
+                                 "belongs to that operation until it completes (the epoch's synchronization or a "
+                                 "flush, MPI-3.1 11.3)",
+                                 what, call, site_text(rs.caller), writes ? "takes" : "reads",
+                                 b.written ? "result" : "origin", b.call, site_text(b.caller), b.target)};
+    }
+    if (!window_memory) continue;
+    for (const AccessRecord& r : w.epoch_accesses) {
+      if (r.local || (!writes && r.kind == AccessKind::get)) continue;
+      for (const auto& [a, z] : r.ranges) {
+        if (z <= lo || hi <= a) continue;
+        const std::uintptr_t from = w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : reinterpret_cast<std::uintptr_t>(w.base);
+        report_conflict(
+            rs, w,
+            fmt::format("the {} of {}{} {} bytes [{}, {}) of rank {}'s window, which rank {}'s {} (world "
+                        "rank) reaches in a {} not yet ended: conflicting accesses (MPI-3.1 11.7)",
+                        what, call, site_text(rs.caller), writes ? "writes" : "reads", std::max(a, lo) - from,
+                        std::min(z, hi) - from, rs.proc->rank(), r.origin, kind_name(r.kind), epoch_name(r.epoch)));
+        return;
+      }
+    }
+  }
+}
+
+namespace {
+// The bytes count elements of t at buf occupy, when they are one span without holes (what the
+// buffer checks compare: a hole may be written by anyone); nullopt otherwise.
+std::optional<std::pair<std::uintptr_t, std::uintptr_t>> dense_span(const void* buf, int count, const Type& t) {
+  if (count <= 0 || t.size == 0 || !buf || !t.contiguous() || t.true_lb < 0) return std::nullopt;
+  const auto lo = reinterpret_cast<std::uintptr_t>(buf) + static_cast<std::uintptr_t>(t.true_lb);
+  return std::pair{lo, lo + static_cast<std::uintptr_t>(count) * t.size};
+}
+}  // namespace
+
+void check_against_rma(RankState& rs, const void* buf, int count, const Type& t, bool writes, const char* what,
+                       bool window_memory) {
+  if (!rs.windows) return;
+  if (const auto span = dense_span(buf, count, t))
+    check_against_rma(rs, span->first, span->second, writes, what, window_memory);
+}
 
 void register_rma_handlers(RankState& rs) {
   Windows& ws = windows(rs);
@@ -218,9 +358,11 @@ void register_rma_handlers(RankState& rs) {
     Window& w = target_window(*self, a[kHandle]);
     const Layout l = decode(c.payload(), a[kRuns]);
     std::byte* at = target_address(w, a[kDisp]);
-    record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, static_cast<std::size_t>(a[kBytes]),
-                  static_cast<MPI_Datatype>(a[kBase]), false);
+    const bool made = record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, static_cast<std::size_t>(a[kBytes]),
+                                    static_cast<MPI_Datatype>(a[kBase]), false);
     apply(*self, c, costs, at, l.runs, op_of(a[kOp]), static_cast<MPI_Datatype>(a[kBase]), l.data);
+    const auto [lo, hi] = span_of(at, l.runs, static_cast<std::size_t>(a[kBytes]));
+    seal_access(*self, w, made, op_of(a[kOp]) != MPI_NO_OP, lo, hi);
   });
   p.am_register(kRmaFetch, [self, costs](AmContext& c) {
     const auto a = c.args();
@@ -228,9 +370,12 @@ void register_rma_handlers(RankState& rs) {
     const Layout l = decode(c.payload(), a[kRuns]);
     std::byte* at = target_address(w, a[kDisp]);
     std::vector<std::byte> old(static_cast<std::size_t>(a[kBytes]));
-    record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, old.size(), static_cast<MPI_Datatype>(a[kBase]), true);
+    const bool made = record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, old.size(),
+                                    static_cast<MPI_Datatype>(a[kBase]), true);
     gather(at, l.runs, old);
     apply(*self, c, costs, at, l.runs, op_of(a[kOp]), static_cast<MPI_Datatype>(a[kBase]), l.data);
+    const auto [lo, hi] = span_of(at, l.runs, old.size());
+    seal_access(*self, w, made, op_of(a[kOp]) != MPI_NO_OP, lo, hi);
     c.reply({}, old);
   });
   p.am_register(kRmaSwap, [self](AmContext& c) {
@@ -238,10 +383,12 @@ void register_rma_handlers(RankState& rs) {
     Window& w = target_window(*self, a[kHandle]);
     const auto n = static_cast<std::size_t>(a[kBytes]);
     std::byte* at = target_address(w, a[kDisp]);
-    record_access(w, c.rank(), c.source(), a[kOp], at, {}, n, static_cast<MPI_Datatype>(a[kBase]), true);
+    const bool made =
+        record_access(w, c.rank(), c.source(), a[kOp], at, {}, n, static_cast<MPI_Datatype>(a[kBase]), true);
     std::vector<std::byte> old(at, at + n);
     const std::span<const std::byte> compare = c.payload().first(n), desired = c.payload().subspan(n, n);
     if (std::memcmp(at, compare.data(), n) == 0) std::memcpy(at, desired.data(), n);
+    seal_access(*self, w, made, true, reinterpret_cast<std::uintptr_t>(at), reinterpret_cast<std::uintptr_t>(at) + n);
     c.reply({}, old);
   });
   p.am_register(kRmaSync, [self](AmContext& c) {
@@ -249,9 +396,13 @@ void register_rma_handlers(RankState& rs) {
     Window& w = target_window(*self, a[0]);
     std::int64_t granted = 1;
     const auto cmd = static_cast<SyncCommand>(a[1]);
-    if (cmd == SyncCommand::flush || cmd == SyncCommand::unlock_shared || cmd == SyncCommand::unlock_exclusive)
-      std::erase_if(w.epoch_accesses,
-                    [&](const AccessRecord& r) { return r.epoch == EpochKind::lock && r.origin == c.source(); });
+    if (cmd == SyncCommand::flush || cmd == SyncCommand::unlock_shared || cmd == SyncCommand::unlock_exclusive) {
+      // The origin's accesses are complete here: a store into their bytes meanwhile is reported by
+      // its flush or unlock, as a conflict its accesses made.
+      std::string stored = end_records(
+          w, c.rank(), [&](const AccessRecord& r) { return r.epoch == EpochKind::lock && r.origin == c.source(); });
+      if (!stored.empty() && w.lock_conflicts[c.source()].empty()) w.lock_conflicts[c.source()] = std::move(stored);
+    }
     switch (cmd) {
       case SyncCommand::flush: break;  // arriving after the origin's updates, it finds them applied
       case SyncCommand::lock_shared:
@@ -325,6 +476,7 @@ Access check_target(RankState& rs, MPI_Win win, int target, MPI_Aint disp, int c
   if (target == MPI_PROC_NULL) return a;
   check_access(*a.w, target);
   check_range(*a.w, target, disp, count, *a.ttype);
+  note_fence_access(*a.w, target);
   a.bytes = static_cast<std::size_t>(count) * a.ttype->size;
   return a;
 }
@@ -399,9 +551,59 @@ std::array<std::int64_t, 6> op_args(const Access& a, MPI_Aint disp, MPI_Op op, M
 
 // A one-way update (put, accumulate): complete at the origin once sent, since the request
 // carries a copy of the data.
+// An RMA call's buffer in this rank's own memory of window w (the origin buffer of a put, read;
+// the result buffer of a get, written) is an access to the window in the epoch the rank has open:
+// recorded beside the other ranks' accesses (AccessRecord::local), so that a conflicting one is
+// found whichever comes first. A conflict with one already recorded is reported by this call.
+void record_local(RankState& rs, Window& w, std::uintptr_t lo, std::uintptr_t hi, bool written) {
+  if (w.flavor == MPI_WIN_FLAVOR_DYNAMIC) return;
+  const auto base = reinterpret_cast<std::uintptr_t>(w.base);
+  lo = std::max(lo, base);
+  hi = std::min(hi, base + static_cast<std::uintptr_t>(w.size));
+  if (lo >= hi) return;
+  EpochKind epoch = EpochKind::none;
+  std::int64_t count = 0;
+  if (w.fence_epoch) {
+    epoch = EpochKind::fence;
+    count = w.fences;
+  } else if (std::any_of(w.locked.begin(), w.locked.end(), [](int l) { return l != 0 && !(l & kNoCheckBit); })) {
+    epoch = EpochKind::lock;
+  }
+  if (epoch == EpochKind::none || w.epoch_accesses.size() >= kMaxRecorded) return;
+  const int self = rs.proc->rank();
+  AccessRecord r{self, epoch, count, written ? AccessKind::put : AccessKind::get, MPI_BYTE, {{lo, hi}}};
+  r.local = true;
+  for (const AccessRecord& e : w.epoch_accesses) {
+    if (e.epoch != epoch || e.count != count || e.origin == self || compatible(e, r)) continue;
+    if (const auto both = overlap(e, r))
+      report_conflict(
+          rs, w,
+          fmt::format("the {} buffer of {}{} {} bytes [{}, {}) of rank {}'s window, which rank {}'s {} "
+                      "(world rank) reaches in the same {}: conflicting accesses (MPI-3.1 11.7)",
+                      written ? "result" : "origin", rs.last_call, site_text(rs.caller), written ? "takes" : "is",
+                      both->first - base, both->second - base, self, e.origin, kind_name(e.kind), epoch_name(epoch)));
+  }
+  w.epoch_accesses.push_back(std::move(r));
+}
+
+// The origin buffer of an operation that the operation owns until it completes (OwnedBuffer).
+void own(RankState& rs, const Access& a, const void* buf, int count, const Type& t, bool written,
+         std::shared_ptr<PendingOp> op) {
+  const auto span = dense_span(buf, count, t);
+  if (!span) return;
+  OwnedBuffer b{a.target, span->first, span->second, written, std::move(op), false, 0, rs.last_call, rs.caller};
+  if (!written && a.w->hash_accesses) {
+    b.hashed = true;
+    b.hash = bytes_hash(b.lo, b.hi);
+  }
+  a.w->owned.push_back(std::move(b));
+  record_local(rs, *a.w, span->first, span->second, written);
+}
+
 void update(RankState& rs, const Access& a, const void* origin, int ocount, const Type& otype, MPI_Aint disp,
-            int tcount, MPI_Op op, MPI_Datatype base, AccessKind kind) {
+            int tcount, MPI_Op op, MPI_Datatype base, AccessKind kind, bool owned) {
   if (a.target == MPI_PROC_NULL || a.bytes == 0) return;
+  check_against_rma(rs, origin, ocount, otype, false, "origin buffer", false);
   std::vector<std::byte> scratch;
   const auto data = send_bytes(origin, ocount, otype, scratch);
   std::int64_t nruns = 0;
@@ -410,6 +612,9 @@ void update(RankState& rs, const Access& a, const void* origin, int ocount, cons
   const std::array<std::int64_t, 6> args = op_args(a, disp, op, base, kind, nruns);
   rs.proc->am_send(a.w->world[static_cast<std::size_t>(a.target)], kRmaUpdate, args, body);
   ++a.w->unflushed[static_cast<std::size_t>(a.target)];
+  // A request-based operation (MPI_Rput, MPI_Raccumulate) is complete at once: its request
+  // gives the buffer back.
+  if (owned) own(rs, a, origin, ocount, otype, false, nullptr);
 }
 
 // A hash of the bytes count elements of t hold at buf (FNV-1a over 8-byte words, then the tail).
@@ -437,6 +642,7 @@ std::shared_ptr<PendingOp> fetch(RankState& rs, const Access& a, std::span<const
     op_state->complete = true;
     return op_state;
   }
+  check_against_rma(rs, result, rcount, rtype, true, kResultBuffer.data(), false);
   std::int64_t nruns = 0;
   std::span<const std::byte> body;
   const auto storage = payload(*a.ttype, tcount, data, nruns, body);
@@ -455,6 +661,7 @@ std::shared_ptr<PendingOp> fetch(RankState& rs, const Access& a, std::span<const
     unpack(r.payload, result, static_cast<std::size_t>(rcount), *type);
   };
   a.w->pending.push_back(op_state);
+  own(rs, a, result, rcount, rtype, true, op_state);
   return op_state;
 }
 
@@ -486,12 +693,12 @@ MPI_Request completed_request(RankState& rs) {
 }
 
 void put(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp, int tcount,
-         MPI_Datatype tdt, MPI_Win win) {
+         MPI_Datatype tdt, MPI_Win win, bool owned) {
   const Type& ot = check_local(rs, ocount, odt);
   const Access a = check_target(rs, win, target, disp, tcount, tdt);
   if (a.target == MPI_PROC_NULL) return;
   check_same_size(static_cast<std::size_t>(ocount) * ot.size, a.bytes, "origin buffer");
-  update(rs, a, origin, ocount, ot, disp, tcount, MPI_REPLACE, MPI_BYTE, AccessKind::put);
+  update(rs, a, origin, ocount, ot, disp, tcount, MPI_REPLACE, MPI_BYTE, AccessKind::put, owned);
 }
 
 std::shared_ptr<PendingOp> get(RankState& rs, void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp,
@@ -503,14 +710,14 @@ std::shared_ptr<PendingOp> get(RankState& rs, void* origin, int ocount, MPI_Data
 }
 
 void accumulate(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp, int tcount,
-                MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
+                MPI_Datatype tdt, MPI_Op op, MPI_Win win, bool owned) {
   const Type& ot = check_local(rs, ocount, odt);
   const Access a = check_target(rs, win, target, disp, tcount, tdt);
   const std::size_t obytes = static_cast<std::size_t>(ocount) * ot.size;
   if (a.target == MPI_PROC_NULL || (a.bytes == 0 && obytes == 0)) return;  // nothing moves: no type to agree on
   const MPI_Datatype base = accumulate_base(rs, op, ot, *a.ttype, true);
   check_same_size(static_cast<std::size_t>(ocount) * ot.size, a.bytes, "origin buffer");
-  update(rs, a, origin, ocount, ot, disp, tcount, op, base, AccessKind::accumulate);
+  update(rs, a, origin, ocount, ot, disp, tcount, op, base, AccessKind::accumulate, owned);
 }
 
 std::shared_ptr<PendingOp> get_accumulate(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, void* result,
@@ -545,7 +752,8 @@ using namespace touchstone::mpi;
 int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
   return win_call("MPI_Put", win, [&](RankState& rs) {
-    put(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    put(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
+        true);
   });
 }
 
@@ -560,7 +768,7 @@ int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origi
                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   return win_call("MPI_Accumulate", win, [&](RankState& rs) {
     accumulate(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
-               op, win);
+               op, win, true);
   });
 }
 
@@ -619,7 +827,8 @@ int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_data
   return win_call("MPI_Rput", win, [&](RankState& rs) {
     check_out(request, "request");
     if (target_rank != MPI_PROC_NULL) check_passive(window_of(rs, win), "MPI_Rput");
-    put(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+    put(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
+        false);
     *request = completed_request(rs);
   });
 }
@@ -641,7 +850,7 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype orig
     check_out(request, "request");
     if (target_rank != MPI_PROC_NULL) check_passive(window_of(rs, win), "MPI_Raccumulate");
     accumulate(rs, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
-               op, win);
+               op, win, false);
     *request = completed_request(rs);
   });
 }

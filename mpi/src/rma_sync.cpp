@@ -17,6 +17,7 @@
 #include "mpi.h"
 #pragma GCC visibility pop
 
+#include "check.hpp"
 #include "coll.hpp"
 #include "comm.hpp"
 #include "rma.hpp"
@@ -85,8 +86,29 @@ void acquire(RankState& rs, Window& w, std::vector<int> targets, int lock_type) 
 // The exposure epoch is over: every access of it has arrived (before its origin's complete
 // message). Its records go, and a conflict among them is reported.
 void end_exposure(RankState& rs, Window& w) {
-  std::erase_if(w.epoch_accesses, [](const AccessRecord& r) { return r.epoch == EpochKind::post_start; });
+  std::string stored =
+      end_records(w, rs.proc->rank(), [](const AccessRecord& r) { return r.epoch == EpochKind::post_start; });
+  if (w.conflict.empty()) w.conflict = std::move(stored);
   if (!w.conflict.empty()) report_conflict(rs, w, std::exchange(w.conflict, {}));
+}
+
+// MPI-3.1 11.5.1: a fence starts an access epoch when it is followed by RMA calls and another
+// fence, and a passive-target epoch may not be inside one. A lock after the fence is an error at
+// once when this rank made RMA calls since the fence outside a lock (those need the closing
+// fence); otherwise it is noted, and the next fence is the error if RMA calls came in between. A
+// fence that ends the last epoch and begins none (MPI_MODE_NOSUCCEED, or the last before
+// MPI_Win_free) may precede locks.
+void check_lock_in_fence(RankState& rs, Window& w, const char* call) {
+  if (!w.fence_epoch) return;
+  if (w.fence_accessed)
+    throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("{} inside the access epoch that MPI_Win_fence began (this rank made "
+                                                 "RMA calls in it): end it with a fence first "
+                                                 "(MPI_MODE_NOSUCCEED when no epoch is to follow)",
+                                                 call)};
+  if (!w.lock_in_fence) {
+    w.lock_in_fence = call;
+    w.lock_in_fence_caller = rs.caller;
+  }
 }
 
 }  // namespace
@@ -142,6 +164,12 @@ std::vector<int> group_ranks(RankState& rs, const Window& w, MPI_Group group) {
 
 }  // namespace
 
+void note_fence_access(Window& w, int target) {
+  if (!w.fence_epoch) return;
+  if (w.lock_in_fence) w.lock_in_fence_used = true;
+  if (!passive_to(w, target)) w.fence_accessed = true;
+}
+
 void check_access(const Window& w, int target) {
   if (w.fence_epoch || passive_to(w, target)) return;
   if (w.started && std::find(w.start_group.begin(), w.start_group.end(), target) != w.start_group.end()) return;
@@ -156,7 +184,41 @@ void check_passive(const Window& w, const char* call) {
                  fmt::format("{} needs a passive-target epoch (MPI_Win_lock or MPI_Win_lock_all)", call)};
 }
 
+namespace {
+
+// The origin buffers of this origin's puts and accumulates at `target` (every target when -1) are
+// free again, and the result buffers of the gets whose reply has come; MPI_ERR_BUFFER when a put's
+// bytes, hashed when it was issued, changed meanwhile.
+void release_owned(Window& w, int target) {
+  std::string changed;
+  std::erase_if(w.owned, [&](const OwnedBuffer& b) {
+    if (target >= 0 && b.target != target) return false;
+    if (b.op && !b.op->complete) return false;
+    // Its record as an access to this rank's own window memory in a passive-target epoch ends
+    // with it (a fence's records end at the fence).
+    const auto rec = std::find_if(w.epoch_accesses.begin(), w.epoch_accesses.end(), [&](const AccessRecord& r) {
+      return r.local && r.epoch == EpochKind::lock && r.ranges.front().first >= b.lo && r.ranges.front().second <= b.hi;
+    });
+    if (rec != w.epoch_accesses.end()) w.epoch_accesses.erase(rec);
+    if (b.op) return true;
+    if (b.hashed && changed.empty() && bytes_hash(b.lo, b.hi) != b.hash)
+      changed = fmt::format(
+          "the origin buffer of the {}{} was written to before the operation completed "
+          "(it belongs to the operation until the epoch's synchronization or a flush, MPI-3.1 11.3)",
+          b.call, site_text(b.caller));
+    return true;
+  });
+  if (!changed.empty()) throw MpiError{MPI_ERR_BUFFER, changed};
+}
+
+}  // namespace
+
 void complete_pending(RankState& rs, Window& w, int target) {
+  complete_pending_replies(rs, w, target);
+  release_owned(w, target);
+}
+
+void complete_pending_replies(RankState& rs, Window& w, int target) {
   for (auto& op : w.pending)
     if (!op->complete && (target < 0 || op->target == target)) {
       const AmReply reply = rs.proc->am_wait(op->future);
@@ -165,7 +227,8 @@ void complete_pending(RankState& rs, Window& w, int target) {
         op->on_reply(reply);
       } catch (const MpiError&) {  // the others still complete; the error is reported after
         std::erase_if(w.pending, [](const auto& o) { return o->complete; });
-        complete_pending(rs, w, target);
+        complete_pending_replies(rs, w, target);
+        release_owned(w, target);
         throw;
       }
     }
@@ -197,13 +260,27 @@ int MPI_Win_fence(int assert, MPI_Win win) {
       flush_targets(rs, w, all_ranks(w));
     }
     barrier(rs, comm_of(rs, w.comm));
+    // This fence closes the epoch the previous one began if RMA calls came in between: a lock
+    // taken there was inside it. Reported after the barrier, so that every member has left it.
+    const char* lock = w.lock_in_fence_used ? w.lock_in_fence : nullptr;
+    const void* lock_caller = w.lock_in_fence_caller;
     w.fence_epoch = !(assert& MPI_MODE_NOSUCCEED);
+    w.fence_accessed = w.lock_in_fence_used = false;
+    w.lock_in_fence = nullptr;
     // Every access of the epoch that ends here has reached this rank by now: its record goes,
-    // and a conflict among them is reported.
+    // and a conflict among them, or a store into their bytes, is reported.
     ++w.fences;
-    std::erase_if(w.epoch_accesses,
-                  [&](const AccessRecord& r) { return r.epoch == EpochKind::fence && r.count < w.fences; });
+    std::string stored = end_records(
+        w, rs.proc->rank(), [&](const AccessRecord& r) { return r.epoch == EpochKind::fence && r.count < w.fences; });
+    if (w.conflict.empty()) w.conflict = std::move(stored);
     if (!w.conflict.empty()) report_conflict(rs, w, std::exchange(w.conflict, {}));
+    if (lock)
+      throw MpiError{MPI_ERR_RMA_SYNC,
+                     fmt::format("the previous MPI_Win_fence began an access epoch (RMA calls followed it before this "
+                                 "fence, MPI-3.1 11.5.1), and {}{} took a lock inside it: a passive-target epoch may "
+                                 "not be inside an active-target one (end it with MPI_Win_fence(MPI_MODE_NOSUCCEED) "
+                                 "before the lock)",
+                                 lock, site_text(lock_caller))};
   });
 }
 
@@ -294,6 +371,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
     if (rank == MPI_PROC_NULL) return;
     check_rank(w, rank);
     if (passive_to(w, rank)) throw MpiError{MPI_ERR_RMA_SYNC, fmt::format("rank {} is already locked", rank)};
+    check_lock_in_fence(rs, w, "MPI_Win_lock");
     if (!(assert& MPI_MODE_NOCHECK)) acquire(rs, w, {rank}, lock_type);
     w.locked[static_cast<std::size_t>(rank)] = lock_type | ((assert& MPI_MODE_NOCHECK) ? kNoCheckBit : 0);
   });
@@ -326,6 +404,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win) {
     check_assert(assert, MPI_MODE_NOCHECK, "MPI_Win_lock_all");
     if (w.lock_all || std::any_of(w.locked.begin(), w.locked.end(), [](int l) { return l; }))
       throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_lock_all while a lock is held"};
+    check_lock_in_fence(rs, w, "MPI_Win_lock_all");
     if (!(assert& MPI_MODE_NOCHECK)) acquire(rs, w, all_ranks(w), MPI_LOCK_SHARED);
     w.lock_all = true;
     std::fill(w.locked.begin(), w.locked.end(), MPI_LOCK_SHARED | ((assert& MPI_MODE_NOCHECK) ? kNoCheckBit : 0));

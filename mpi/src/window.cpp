@@ -98,6 +98,7 @@ MPI_Win make_window(RankState& rs, MPI_Comm comm, void* base, MPI_Aint size, int
   w->disp_unit = disp_unit;
   w->owns_memory = owns;
   w->info = pairs;
+  w->conflicts_are_errors = w->hash_accesses = session()->leaks_are_errors;
   apply_info(*w);
   w->world = local_members(c);
   w->errhandler = MPI_ERRORS_ARE_FATAL;  // MPI-3.1 8.3: a new window's handler is fatal
@@ -128,7 +129,7 @@ void* allocate(MPI_Aint size) {
 
 void apply_info(Window& w) {
   for (const auto& [k, v] : w.info)
-    if (k == "touchstone_conflicts") w.conflicts_are_errors = v == "error";
+    if (k == "touchstone_conflicts" && (v == "error" || v == "warning")) w.conflicts_are_errors = v == "error";
 }
 
 }  // namespace touchstone::mpi
@@ -250,6 +251,12 @@ int MPI_Win_free(MPI_Win* win) {
     Window& w = window_of(rs, *win);
     if (w.started || w.posted || w.lock_all || std::any_of(w.locked.begin(), w.locked.end(), [](int l) { return l; }))
       throw MpiError{MPI_ERR_RMA_SYNC, "MPI_Win_free with an epoch still open (a lock, a start or a post)"};
+    // MPI-3.1 11.2.5: a rank frees a window once its RMA communication on it is complete. RMA
+    // calls after the last fence made it begin an access epoch, which only another fence ends.
+    if (w.fence_epoch && w.fence_accessed)
+      throw MpiError{MPI_ERR_RMA_SYNC,
+                     "MPI_Win_free inside the access epoch that the last MPI_Win_fence began: this "
+                     "rank made RMA calls since that fence, and no fence completed them"};
     flush_targets(rs, w, all_ranks(w));
     barrier(rs, comm_of(rs, w.comm));
     delete_attributes(rs, AttrKind::win, *win);
