@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -133,7 +134,12 @@ SourceLine source_line(const void* address) {
   if (Dwfl_Line* line = dwfl_module_getsrc(m.module, at)) {
     int lineno = 0;
     if (const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr); file && lineno > 0) {
-      out.file = file;
+      // A file the compiler was given relative to its working directory: made absolute from the
+      // unit's DW_AT_comp_dir, so that it names the file wherever the report is read.
+      std::filesystem::path path(file);
+      if (const char* dir = dwfl_line_comp_dir(line); path.is_relative() && dir && dir[0])
+        path = (std::filesystem::path(dir) / path).lexically_normal();
+      out.file = path.string();
       out.line = lineno;
     }
   }

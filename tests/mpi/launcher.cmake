@@ -19,7 +19,8 @@ if(NOT TOUCHSTONE_ASAN AND NOT TOUCHSTONE_TSAN)
            $<TARGET_FILE:mpi_test_hello>)
 endif()
 touchstone_add_mpi_program(mpi_test_endings endings.c)
-target_compile_options(mpi_test_endings PRIVATE -Wall -Wextra)
+# -g: the watchdog's stacks name its lines (mpi.endings.wall_limit_lines).
+target_compile_options(mpi_test_endings PRIVATE -Wall -Wextra -g)
 
 # Every ending explained: the rank, the call, what to do, and mpirun's exit status.
 function(ending name status regex)
@@ -42,7 +43,9 @@ else()
 endif()
 ending(stack_overflow ${overflow_status} "^touchstone: the VP of rank 2 overflowed its stack of 64 KiB \\(give VPs larger stacks with --stack-kb"
        --machine mesh:2x2 --stack-kb 64 ${endings} overflow)
-ending(wall_limit 2 "^  #0 spin_forever " --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
+ending(wall_limit 2 "^  #0 spin_forever at /.*/tests/mpi/endings\\.c:24 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
+# A return address names the line of its call: main's call of spin_forever.
+ending(wall_limit_lines 2 "^  #1 main at /.*/tests/mpi/endings\\.c:45 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
 ending(wall_limit_names_rank 2 "^Rank 1 was running its own code and made no call to Touchstone since" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
 # What a rank printed survives a run the watchdog ends (stdout is a pipe here: fully buffered by
 # default, but flushed whenever a rank blocks).
