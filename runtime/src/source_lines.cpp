@@ -14,10 +14,15 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "frames.hpp"
 
 namespace touchstone {
 
@@ -145,5 +150,25 @@ SourceLine source_line(const void* address) {
   }
   return out;
 }
+
+namespace detail {
+
+std::string frame_text(int index, const void* pc, bool* is_main) {
+  Dl_info info{};
+  const bool known = ::dladdr(pc, &info) && info.dli_fname;
+  if (is_main) *is_main = known && info.dli_sname && std::strcmp(info.dli_sname, "main") == 0;
+  if (!known) return fmt::format("  #{} {:#x} (?)", index, reinterpret_cast<std::uintptr_t>(pc));
+  const auto at = reinterpret_cast<std::uintptr_t>(pc);
+  std::string what;
+  if (const SourceLine where = source_line(pc); !where.function.empty())
+    what = where.has_line() ? fmt::format("{} at {}:{}", where.function, where.file, where.line) : where.function;
+  else if (info.dli_sname)
+    what = fmt::format("{}+{:#x}", info.dli_sname, at - reinterpret_cast<std::uintptr_t>(info.dli_saddr));
+  else
+    what = fmt::format("{:#x}", at - reinterpret_cast<std::uintptr_t>(info.dli_fbase));
+  return fmt::format("  #{} {} ({})", index, what, info.dli_fname);
+}
+
+}  // namespace detail
 
 }  // namespace touchstone

@@ -1,6 +1,5 @@
 #include "watchdog.hpp"
 
-#include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <ucontext.h>
@@ -8,13 +7,12 @@
 
 #include <array>
 #include <cstdio>
-#include <cstring>
-#include <vector>
 
 #include <fmt/format.h>
 
-#include "touchstone/source_lines.hpp"
 #include "touchstone/time.hpp"
+
+#include "frames.hpp"
 
 namespace touchstone::detail {
 
@@ -151,37 +149,12 @@ std::string Watchdog::stack_of(int rank) {
       first = i;
       break;
     }
-  struct Frame {
-    std::string file, symbol, named;
-    std::uintptr_t offset = 0;
-  };
-  std::vector<Frame> frames;
-  for (int i = first; i < n; ++i) {
-    const auto pc = reinterpret_cast<std::uintptr_t>(g_frames[static_cast<std::size_t>(i)]) - (i > first ? 1 : 0);
-    Dl_info info{};
-    Frame f;
-    if (::dladdr(reinterpret_cast<void*>(pc), &info) && info.dli_fname) {
-      f.file = info.dli_fname;
-      f.offset = pc - reinterpret_cast<std::uintptr_t>(info.dli_fbase);
-      if (info.dli_sname)
-        f.symbol = fmt::format("{}+{:#x}", info.dli_sname, pc - reinterpret_cast<std::uintptr_t>(info.dli_saddr));
-      // "function at file:line" from the module's debug information, the function alone without -g.
-      const SourceLine where = source_line(reinterpret_cast<const void*>(pc));
-      if (!where.function.empty())
-        f.named = where.has_line() ? fmt::format("{} at {}:{}", where.function, where.file, where.line) : where.function;
-    } else {
-      f.offset = pc;
-    }
-    frames.push_back(std::move(f));
-    if (info.dli_sname && std::strcmp(info.dli_sname, "main") == 0) break;  // below main: the runtime's own
-  }
   std::string out;
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    const Frame& f = frames[i];
-    const std::string what = !f.named.empty()   ? f.named
-                             : !f.symbol.empty() ? f.symbol
-                                                 : fmt::format("{:#x}", f.offset);
-    out += fmt::format("  #{} {} ({})\n", i, what, f.file.empty() ? "?" : f.file);
+  for (int i = first; i < n; ++i) {
+    const auto* pc = static_cast<const char*>(g_frames[static_cast<std::size_t>(i)]) - (i > first ? 1 : 0);
+    bool is_main = false;
+    out += frame_text(i - first, pc, &is_main) + "\n";
+    if (is_main) break;  // below main: the runtime's own
   }
   return out;
 }
