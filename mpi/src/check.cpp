@@ -742,7 +742,9 @@ std::string peer_text(int peer) {
 std::string posted_text(RankState& rs, const Req& q) {
   // A blocking send's request has no handle and was not named: the call in progress posted it.
   const char* call = q.made_by.call ? q.made_by.call : rs.last_call;
-  if (q.collective) return fmt::format("{} on {}", call, comm_text(rs, q.comm));
+  if (q.collective)
+    return fmt::format("{}{} on {}", call, q.collective_args.empty() ? "" : "(" + q.collective_args + ")",
+                       comm_text(rs, q.comm));
   return fmt::format("{}({}={}, tag={}, {})", call, q.recv ? "source" : "dest", peer_text(q.peer),
                      q.tag == MPI_ANY_TAG ? "MPI_ANY_TAG" : std::to_string(q.tag), comm_text(rs, q.comm));
 }

@@ -44,10 +44,15 @@ std::shared_ptr<RankState> snapshot(const RankState& rs) {
 // Spawns one instance of `body` on `scope` for the rank of rs; `c` is the communicator the body
 // sees, its collective group replaced by the instance's. An error of the body goes to the
 // communicator's error handler at once when that handler ends the run, else into `error`, which
-// the completing call reports.
+// the completing call reports. A deadlock report names the instance as the call that started it
+// ("MPI_Ibcast(count=1, MPI_INT, root=0) on MPI_COMM_WORLD at prog.c:12"), worded only then.
 Request spawn_instance(RankState& rs, const std::shared_ptr<RankState>& state, const Comm& c, const Group& scope,
-                       MPI_Comm comm, const char* name, const CollectiveBody& body,
+                       MPI_Comm comm, const char* name, const std::string& args, const CollectiveBody& body,
                        const std::shared_ptr<MpiError>& error) {
+  auto describe = [&rs, comm, name, args, caller = rs.caller] {
+    return fmt::format("{}{} on {}{}", name, args.empty() ? "" : "(" + args + ")", comm_text(rs, comm),
+                       site_text(caller));
+  };
   return rs.proc->spawn(scope, [&rs, state, c, comm, name, body, error](const Group& instance) {
     Comm mine = c;
     mine.coll = instance;
@@ -64,7 +69,7 @@ Request spawn_instance(RankState& rs, const std::shared_ptr<RankState>& state, c
       if (mine.errhandler == MPI_ERRORS_ARE_FATAL) raise(rs, comm, name, err);
       *error = err;
     }
-  });
+  }, std::move(describe));
 }
 
 // The body for communicator c: the intercommunicator form on an intercommunicator, where MPI
@@ -78,17 +83,22 @@ const CollectiveBody& body_for(const Comm& c, const char* name, const Collective
 
 // The consistency check of the call (check.hpp), at its entry, before its task sends anything. An
 // argument the descriptor cannot be made of (a root out of range) is the body's to report, when the
-// request completes: the call is then checked by its name and order alone.
-void check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name, const CollectiveDescription& describe) {
+// request completes: the call is then checked by its name and order alone. Returns the arguments
+// as reports print them (empty when not described).
+std::string check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name,
+                        const CollectiveDescription& describe) {
   std::optional<Collective> d;
   if (!c.inter && describe) try {
       d = describe(rs, c, name);
     } catch (const MpiError&) {
     }
-  if (d)
-    check_collective(rs, comm, std::move(*d));
-  else
+  if (!d) {
     check_collective(rs, comm, name);
+    return {};
+  }
+  std::string args = d->args;
+  check_collective(rs, comm, std::move(*d));
+  return args;
 }
 
 }  // namespace
@@ -98,12 +108,12 @@ int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, con
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
     const CollectiveBody& body = body_for(c, name, forms.intra, forms.inter);
-    check_entry(rs, comm, c, name, forms.describe);
     auto q = std::make_unique<Req>();
+    q->collective_args = check_entry(rs, comm, c, name, forms.describe);
     q->comm = comm;
     q->collective = true;
     q->collective_error = std::make_shared<MpiError>(MpiError{MPI_SUCCESS, {}});
-    q->r = spawn_instance(rs, snapshot(rs), c, c.coll, comm, name, body, q->collective_error);
+    q->r = spawn_instance(rs, snapshot(rs), c, c.coll, comm, name, q->collective_args, body, q->collective_error);
     *request = new_req(rs, std::move(q));
   });
 }
@@ -118,7 +128,7 @@ int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, const
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
     CollectiveBody body = body_for(c, name, forms.intra, forms.inter);
-    check_entry(rs, comm, c, name, forms.count_arrays ? nullptr : forms.describe);
+    std::string args = check_entry(rs, comm, c, name, forms.count_arrays ? nullptr : forms.describe);
     // Every member of the collective group (both groups of an intercommunicator).
     std::vector<int> all(static_cast<std::size_t>(c.coll.size()));
     for (int i = 0; i < c.coll.size(); ++i) all[static_cast<std::size_t>(i)] = i;
@@ -127,11 +137,12 @@ int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, const
     q->comm = comm;
     q->collective = true;
     q->persistent = true;
+    q->collective_args = args;
     q->done = true;  // inactive until MPI_Start
     q->status = empty_status();
     q->start = [c, scope, comm, name, body = std::move(body), state = snapshot(rs)](RankState& s, Req& req) {
       req.collective_error = std::make_shared<MpiError>(MpiError{MPI_SUCCESS, {}});
-      req.r = spawn_instance(s, state, c, scope, comm, name, body, req.collective_error);
+      req.r = spawn_instance(s, state, c, scope, comm, name, req.collective_args, body, req.collective_error);
       req.done = false;
     };
     *request = new_req(rs, std::move(q));
