@@ -10,7 +10,7 @@ namespace touchstone {
 struct SourceLine {
   std::string module;    ///< the file of the module holding the address; empty: no module does
   std::string function;  ///< demangled; empty when the module's symbol tables do not name it
-  std::string file;      ///< as the debug information spells it (often absolute); empty without -g
+  std::string file;      ///< absolute when the unit names its compile directory; empty without -g
   int line = 0;          ///< 0: not known
   bool has_line() const { return !file.empty() && line > 0; }
 };
