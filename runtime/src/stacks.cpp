@@ -129,10 +129,10 @@ struct OverflowReports {
   // the allocator's lock held (abort() from a heap check). So a child process, made by the fork
   // system call itself (glibc's fork takes the allocator's locks first), looks the lines up and
   // writes them into a pipe; an alarm ends it should it block on a lock another thread held. Only
-  // a child that finished has its text copied. ThreadSanitizer's runtime does not survive such a
-  // child: its builds keep the plain frames.
+  // a child that finished has its text copied. The sanitizers' runtimes do not survive such a child
+  // (AddressSanitizer's allocator faults in it): their builds keep the plain frames.
   static bool said_with_lines(void* const* frames, int n) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
     (void)frames, (void)n;
     return false;
 #else
