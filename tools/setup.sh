@@ -16,7 +16,7 @@ build_dir=${1:-build}
 packages=(build-essential cmake libtbb-dev libboost-dev libboost-context-dev libgtest-dev libgmock-dev
           libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libcsv-dev
           python3-matplotlib
-          binutils  # addr2line: file and line in the stack of a rank stopped by --wall-limit or SIGINT
+          pkg-config libdw-dev  # elfutils' libdw: source lines of reports and stacks (touchstone/source_lines.hpp)
           clang-16 libclang-rt-16-dev)  # libFuzzer for tests/fuzz (tools/fuzz.sh); the rest builds with g++
 missing=()
 for p in "${packages[@]}"; do

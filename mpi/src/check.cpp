@@ -17,6 +17,8 @@
 #include "mpi.h"
 #pragma GCC visibility pop
 
+#include "touchstone/source_lines.hpp"
+
 #include "call.hpp"
 #include "check.hpp"
 #include "topology.hpp"
@@ -178,35 +180,21 @@ const void* program_caller() {
   return nullptr;
 }
 
-// The file and line of a return address, by addr2line on the object that holds it (a program built
-// with -g); "" when that is not known. Asked once per address, only when a report is written.
+// " at FILE:LINE" of a return address (the runtime's source_line: the DWARF of the module that
+// holds it, a program built with -g); "" when that is not known. Asked once per address, only when
+// a report is written.
 std::string site_text(const void* caller) {
   if (!caller) return "";
   static std::mutex lock;
   static std::map<const void*, std::string> known;
   const std::lock_guard<std::mutex> hold(lock);
   if (const auto it = known.find(caller); it != known.end()) return it->second;
+  // The call instruction is just before the return address.
+  const SourceLine where = source_line(static_cast<const char*>(caller) - 1);
   std::string text;
-  Dl_info info{};
-  if (dladdr(caller, &info) && info.dli_fname && info.dli_fname[0]) {
-    // The call instruction is just before the return address.
-    const auto offset = reinterpret_cast<std::uintptr_t>(caller) - 1 - reinterpret_cast<std::uintptr_t>(info.dli_fbase);
-    const std::string cmd = fmt::format("addr2line -e '{}' {:#x} 2>/dev/null", info.dli_fname, offset);
-    if (FILE* f = ::popen(cmd.c_str(), "r")) {
-      std::array<char, 4096> line{};
-      if (std::fgets(line.data(), static_cast<int>(line.size()), f)) {
-        std::string s(line.data());
-        while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-        if (const auto d = s.find(" (discriminator"); d != std::string::npos) s.resize(d);
-        const auto colon = s.rfind(':');
-        if (!s.starts_with("??") && colon != std::string::npos && s.substr(colon + 1) != "?" &&
-            s.substr(colon + 1) != "0") {
-          const auto slash = s.rfind('/', colon);
-          text = " at " + (slash == std::string::npos ? s : s.substr(slash + 1));
-        }
-      }
-      ::pclose(f);
-    }
+  if (where.has_line()) {
+    const auto slash = where.file.rfind('/');
+    text = fmt::format(" at {}:{}", slash == std::string::npos ? where.file : where.file.substr(slash + 1), where.line);
   }
   known.emplace(caller, text);
   return text;
@@ -1085,7 +1073,9 @@ std::string peer_text(int peer) {
 std::string posted_text(RankState& rs, const Req& q) {
   // A blocking send's request has no handle and was not named: the call in progress posted it.
   const char* call = q.made_by.call ? q.made_by.call : rs.last_call;
-  if (q.collective) return fmt::format("{} on {}", call, comm_text(rs, q.comm));
+  if (q.collective)
+    return fmt::format("{}{} on {}", call, q.collective_args.empty() ? "" : "(" + q.collective_args + ")",
+                       comm_text(rs, q.comm));
   return fmt::format("{}({}={}, tag={}, {})", call, q.recv ? "source" : "dest", peer_text(q.peer),
                      q.tag == MPI_ANY_TAG ? "MPI_ANY_TAG" : std::to_string(q.tag), comm_text(rs, q.comm));
 }

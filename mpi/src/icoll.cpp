@@ -47,11 +47,17 @@ std::shared_ptr<RankState> snapshot(const RankState& rs) {
 // Spawns one instance of `body` on `scope` for the rank of rs; `c` is the communicator the body
 // sees, its collective group replaced by the instance's. An error of the body goes to the
 // communicator's error handler at once when that handler ends the run, else into `error`, which
-// the completing call reports.
+// the completing call reports. A deadlock report names the instance as the call that started it
+// ("MPI_Ibcast(count=1, MPI_INT, root=0) on MPI_COMM_WORLD at prog.c:12"), worded only then.
 // The body writes `recvbuf`; `staging`, the memory it may point into, lives as long as the task.
 Request spawn_instance(RankState& rs, const std::shared_ptr<RankState>& state, const Comm& c, const Group& scope,
-                       MPI_Comm comm, const char* name, const CollectiveBody& body, void* recvbuf,
-                       const std::shared_ptr<std::vector<std::byte>>& staging, const std::shared_ptr<MpiError>& error) {
+                       MPI_Comm comm, const char* name, const std::string& args, const CollectiveBody& body,
+                       void* recvbuf, const std::shared_ptr<std::vector<std::byte>>& staging,
+                       const std::shared_ptr<MpiError>& error) {
+  auto describe = [&rs, comm, name, args, caller = rs.caller] {
+    return fmt::format("{}{} on {}{}", name, args.empty() ? "" : "(" + args + ")", comm_text(rs, comm),
+                       site_text(caller));
+  };
   return rs.proc->spawn(scope, [&rs, state, c, comm, name, body, recvbuf, staging, error](const Group& instance) {
     Comm mine = c;
     mine.coll = instance;
@@ -68,7 +74,7 @@ Request spawn_instance(RankState& rs, const std::shared_ptr<RankState>& state, c
       if (mine.errhandler == MPI_ERRORS_ARE_FATAL) raise(rs, comm, name, err);
       *error = err;
     }
-  });
+  }, std::move(describe));
 }
 
 // The body for communicator c: the intercommunicator form on an intercommunicator, where MPI
@@ -91,9 +97,14 @@ Collective described(RankState& rs, const Comm& c, const char* name, const Colle
   return describe_name(name);
 }
 
-// The consistency check of the call, at its entry, before its task sends anything.
-void check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name, const CollectiveDescription& describe) {
-  check_collective(rs, comm, described(rs, c, name, describe));
+// The consistency check of the call, at its entry, before its task sends anything. Returns the
+// arguments as reports print them (empty when not described).
+std::string check_entry(RankState& rs, MPI_Comm comm, const Comm& c, const char* name,
+                        const CollectiveDescription& describe) {
+  Collective d = described(rs, c, name, describe);
+  std::string args = d.args;
+  check_collective(rs, comm, std::move(d));
+  return args;
 }
 
 // Buffer ownership (check.hpp own_buffer) of the collective started into q on intracommunicator c:
@@ -139,7 +150,8 @@ void start_instance(RankState& rs, Req& q, const std::shared_ptr<RankState>& sta
   q.owned.clear();
   q.owned_staging.reset();
   void* recvbuf = own_collective_buffers(rs, q, *state, c, forms);
-  q.r = spawn_instance(rs, state, c, scope, comm, name, body, recvbuf, q.owned_staging, q.collective_error);
+  q.r = spawn_instance(rs, state, c, scope, comm, name, q.collective_args, body, recvbuf, q.owned_staging,
+                       q.collective_error);
 }
 
 }  // namespace
@@ -149,8 +161,8 @@ int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, con
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
     const CollectiveBody& body = body_for(c, name, forms.intra, forms.inter);
-    check_entry(rs, comm, c, name, forms.describe);
     auto q = std::make_unique<Req>();
+    q->collective_args = check_entry(rs, comm, c, name, forms.describe);
     q->comm = comm;
     q->collective = true;
     start_instance(rs, *q, snapshot(rs), c, c.coll, comm, name, body, forms);
@@ -170,7 +182,7 @@ int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, const
     const Comm& c = comm_of(rs, comm);
     if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
     CollectiveBody body = body_for(c, name, forms.intra, forms.inter);
-    check_entry(rs, comm, c, name, forms.count_arrays ? nullptr : forms.describe);
+    std::string args = check_entry(rs, comm, c, name, forms.count_arrays ? nullptr : forms.describe);
     // Every member of the collective group (both groups of an intercommunicator).
     std::vector<int> all(static_cast<std::size_t>(c.coll.size()));
     for (int i = 0; i < c.coll.size(); ++i) all[static_cast<std::size_t>(i)] = i;
@@ -179,6 +191,7 @@ int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, const
     q->comm = comm;
     q->collective = true;
     q->persistent = true;
+    q->collective_args = args;
     q->done = true;  // inactive until MPI_Start
     q->status = empty_status();
     CollectiveForms ownership;  // what start_instance reads of the forms beside the body

@@ -82,7 +82,7 @@ class Module {
     remove_copies();
   }
   /// The copies stay on disk while the program runs, so that a stack taken by the watchdog names
-  /// their lines (addr2line reads them); they go with the module, or here before a hard exit.
+  /// their lines (touchstone::source_line reads them); they go with the module, or here before a hard exit.
   void remove_copies() const {
     std::error_code ec;
     if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);

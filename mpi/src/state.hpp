@@ -176,6 +176,9 @@ struct Req {
   // communicator's error handler lets the run go on: the completing call reports it.
   std::shared_ptr<MpiError> collective_error;
   bool collective = false;  ///< a nonblocking or persistent collective (icoll.cpp)
+  /// A collective's arguments as reports print them ("count=1, MPI_INT, root=0"; empty when not
+  /// described): deadlock reports name the collective a request is of with them.
+  std::string collective_args;
   CallSite made_by;         ///< the call that made it, for check reports (check.hpp)
   int peer = 0, tag = 0;    ///< point-to-point: destination or source and tag as the program gave them, for reports
   /// A received message whose type signature does not match the receive's (check.hpp).

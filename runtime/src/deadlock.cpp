@@ -72,6 +72,12 @@ std::string Engine::wait_for_cycle() const {
       for (int m : g->members)
         if (m != v.rank) out.push_back(Edge{m, call});
     };
+    // The ranks a send or receive needs.
+    auto add_peers = [&](const Op& op, const std::string& call, bool others_only = false) {
+      const int peer = op.kind == Op::Kind::send ? op.dst : op.src;
+      if (peer == any_source) add_any(op.group.get(), call);
+      else if (!others_only || peer != v.rank) out.push_back(Edge{peer, call});
+    };
     switch (v.block) {
       case Vp::Block::ops:
         for (const Op* op : v.waiting_ops) {
@@ -79,9 +85,16 @@ std::string Engine::wait_for_cycle() const {
                                        ? where
                                        : v.waiting_ops.size() > 1 ? describe_op(*op) + " in " + where
                                                                   : in_call(opts_, v) + describe_op(*op) + at_label(v);
-          if (op->kind == Op::Kind::send) out.push_back(Edge{op->dst, call});
-          else if (op->src != any_source) out.push_back(Edge{op->src, call});
-          else add_any(op->group.get(), call);
+          if (op->kind != Op::Kind::task) {
+            add_peers(*op, call);
+            continue;
+          }
+          // A wait for a task (Proc::spawn: a nonblocking collective) needs what the task waits for
+          // from other ranks (its messages from its own rank are its rank's other tasks').
+          for (const auto& t : tasks_)
+            if (t->task_op == op && t->state == Vp::State::blocked && t->block == Vp::Block::ops)
+              for (const Op* inner : t->waiting_ops)
+                if (inner->kind != Op::Kind::task) add_peers(*inner, call, true);
         }
         break;
       case Vp::Block::probe:
@@ -279,10 +292,25 @@ std::string Engine::deadlock_report() const {
   if (shown > 64) s += fmt::format("  ... and {} more blocked rank(s)\n", shown - 64);
   // Tasks (Proc::spawn, docs/model.md 1.7) that wait are named too: a rank's wait for one of them
   // is only as far as the report can follow.
+  // One the program named (a nonblocking collective: "MPI_Ibcast(...) on MPI_COMM_WORLD at prog.c:12")
+  // is said in its terms; the rank's line above says which of its calls waits for it.
   for (const auto& t : tasks_)
-    if (t->state == Vp::State::blocked && t->block != Vp::Block::idle)
-      s += fmt::format("  a task of rank {} blocked since t={} us in {}{}\n", t->rank, to_us(t->blocked_since),
-                       describe_wait(*t), at_label(*t));
+    if (t->state == Vp::State::blocked && t->block != Vp::Block::idle) {
+      if (const std::string named = t->task_text ? t->task_text() : std::string(); !named.empty()) {
+        // The ranks it waits for, as the wait-for cycle below names them.
+        std::vector<std::string> peers;
+        if (t->block == Vp::Block::ops)
+          for (const Op* op : t->waiting_ops) {
+            const int peer = op->kind == Op::Kind::send ? op->dst : op->kind == Op::Kind::recv ? op->src : t->rank;
+            std::string who = peer == any_source ? "any rank" : fmt::format("rank {}", peer);
+            if (peer != t->rank && std::find(peers.begin(), peers.end(), who) == peers.end()) peers.push_back(who);
+          }
+        s += fmt::format("  rank {}'s {} is blocked since t={} us{}{}\n", t->rank, named, to_us(t->blocked_since),
+                         peers.empty() ? "" : ", waiting for ", fmt::join(peers, ", "));
+      } else
+        s += fmt::format("  a task of rank {} blocked since t={} us in {}{}\n", t->rank, to_us(t->blocked_since),
+                         describe_wait(*t), at_label(*t));
+    }
   // VPs that run no rank (RunOptions::ranks: an MPI run with -np below the machine's VPs) are
   // neither blocked nor finished ranks.
   const int n = static_cast<int>(vps_.size()), ranks = opts_.ranks > 0 && opts_.ranks < n ? opts_.ranks : n;

@@ -61,6 +61,7 @@ struct Vp {
   std::function<void()> task;
   Op* task_op = nullptr;
   std::shared_ptr<const GroupData> world_alias;
+  std::function<std::string()> task_text;  // the task in the program's terms (Proc::spawn), for deadlock reports
   std::map<std::uint64_t, std::uint64_t> spawns;  // a rank's VP: its spawns so far, per scope context
   bool is_task() const { return home != this; }
   Time clock = 0;
@@ -130,7 +131,7 @@ class Engine final : public NetworkListener, private Scheduler {
   bool failure_is_usage_ = false;  // the run's failure is a UsageError raised in VP code
   void drop(Op* op);  // a Request destroyed before completion
   /// Proc::spawn: starts `task` in a task context of v's rank at v's clock.
-  Op* spawn(Vp& v, const Group& scope, std::function<void(const Group&)> task);
+  Op* spawn(Vp& v, const Group& scope, std::function<void(const Group&)> task, std::function<std::string()> describe);
   /// The VP whose code runs now on behalf of rank v.rank: v itself, or one of its tasks.
   Vp& acting(Vp& v);
 

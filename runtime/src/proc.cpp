@@ -145,7 +145,11 @@ Status Proc::sendrecv(int dst, int send_tag, std::span<const std::byte> data, in
 }
 void Proc::barrier(const Group& g) { e_.barrier(self(), g); }
 Request Proc::spawn(const Group& scope, std::function<void(const Group& instance)> task) {
-  return Request(e_.spawn(self(), scope, std::move(task)));
+  return Request(e_.spawn(self(), scope, std::move(task), {}));
+}
+Request Proc::spawn(const Group& scope, std::function<void(const Group& instance)> task,
+                    std::function<std::string()> describe) {
+  return Request(e_.spawn(self(), scope, std::move(task), std::move(describe)));
 }
 detail::Vp& Proc::self() const { return e_.acting(v_); }
 

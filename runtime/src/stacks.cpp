@@ -1,10 +1,13 @@
 #include "stacks.hpp"
 
 #include "executor.hpp"
+#include "frames.hpp"
 
 #include <execinfo.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -109,7 +112,8 @@ struct OverflowReports {
     }
   }
 
-  // Where the VP was: the return addresses of its stack, each as module(function+offset)[address]
+  // Where the VP was: its stack, innermost first, each frame with its function, file and line
+  // (frames.hpp) when a child process could look them up, else as module(function+offset)[address]
   // (backtrace_symbols_fd writes without allocating). Frames 0 and 1 are this handler and the
   // kernel's signal return. A stack overflow's recursion shows its innermost frames only.
   static void say_stack() {
@@ -117,8 +121,53 @@ struct OverflowReports {
     std::array<void*, kFrames> frames{};
     const int n = ::backtrace(frames.data(), kFrames);
     if (n <= 2) return;
-    say("touchstone: its stack, innermost first (build with -g and run addr2line -e MODULE OFFSET for lines):\n");
-    ::backtrace_symbols_fd(frames.data() + 2, n - 2, STDERR_FILENO);
+    say("touchstone: its stack, innermost first:\n");
+    if (!said_with_lines(frames.data() + 2, n - 2)) ::backtrace_symbols_fd(frames.data() + 2, n - 2, STDERR_FILENO);
+  }
+
+  // Reading debug information is not async-signal-safe: it allocates, and the fault may have left
+  // the allocator's lock held (abort() from a heap check). So a child process, made by the fork
+  // system call itself (glibc's fork takes the allocator's locks first), looks the lines up and
+  // writes them into a pipe; an alarm ends it should it block on a lock another thread held. Only
+  // a child that finished has its text copied. The sanitizers' runtimes do not survive such a child
+  // (AddressSanitizer's allocator faults in it): their builds keep the plain frames.
+  static bool said_with_lines(void* const* frames, int n) {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    (void)frames, (void)n;
+    return false;
+#else
+    int pipe_fds[2];
+    if (::pipe(pipe_fds) != 0) return false;
+    const long child = ::syscall(SYS_fork);
+    if (child == 0) {
+      ::close(pipe_fds[0]);
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      for (int sig : kSignals) ::sigaction(sig, &dfl, nullptr);  // a fault here just ends the child
+      ::sigaction(SIGALRM, &dfl, nullptr);
+      sigset_t alarm_only;
+      sigemptyset(&alarm_only);
+      sigaddset(&alarm_only, SIGALRM);
+      ::sigprocmask(SIG_UNBLOCK, &alarm_only, nullptr);
+      ::alarm(5);
+      std::string text;
+      for (int i = 0; i < n; ++i)  // below the interrupted frame, return addresses: the call is the byte before
+        text += frame_text(i, static_cast<const char*>(frames[i]) - (i > 0 ? 1 : 0)) + "\n";
+      const bool written = ::write(pipe_fds[1], text.data(), text.size()) == static_cast<ssize_t>(text.size());
+      ::_exit(written ? 0 : 1);
+    }
+    ::close(pipe_fds[1]);
+    int status = 1;
+    if (child > 0)
+      while (::waitpid(static_cast<pid_t>(child), &status, 0) < 0 && errno == EINTR) {
+      }
+    const bool ok = child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    std::array<char, 4096> buf;
+    for (ssize_t k; ok && (k = ::read(pipe_fds[0], buf.data(), buf.size())) > 0;)
+      if (::write(STDERR_FILENO, buf.data(), static_cast<std::size_t>(k)) < 0) break;
+    ::close(pipe_fds[0]);
+    return ok;
+#endif
   }
 
   static void handler(int sig, siginfo_t* info, void* ctx) {

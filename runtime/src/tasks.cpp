@@ -36,7 +36,8 @@ Vp* Engine::idle_task() {
 
 // A task runs in a context of its own with the groups of its spawn (GroupTable::spawn_groups): the
 // n-th spawn on a group is the same on every member.
-Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> task) {
+Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> task,
+                  std::function<std::string()> describe) {
   enter(v);
   const GroupData& s = resolve(v, scope);
   if (GroupTable::member_index(s, v.rank) < 0)
@@ -69,6 +70,7 @@ Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> t
   t->label = v.label;
   t->groups_made.clear();
   t->world_alias = world.shared_data();
+  t->task_text = std::move(describe);
   t->task = [fn = std::move(task), instance] { fn(instance); };
   Op* op = new_op();
   op->kind = Op::Kind::task;

@@ -1,6 +1,5 @@
 #include "watchdog.hpp"
 
-#include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <ucontext.h>
@@ -8,13 +7,12 @@
 
 #include <array>
 #include <cstdio>
-#include <cstring>
-#include <map>
-#include <vector>
 
 #include <fmt/format.h>
 
 #include "touchstone/time.hpp"
+
+#include "frames.hpp"
 
 namespace touchstone::detail {
 
@@ -58,34 +56,6 @@ void on_sample_signal(int, siginfo_t*, void* context) {
   g_interrupted_pc.store(interrupted_pc(context), std::memory_order_relaxed);
   g_frame_count.store(::backtrace(g_frames.data(), kMaxFrames), std::memory_order_release);
   errno = saved;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// "function at file:line" for each address of one file, by addr2line (binutils); empty where it
-// knows nothing.
-std::vector<std::string> addr2line(const std::string& file, const std::vector<std::uintptr_t>& offsets) {
-  std::vector<std::string> out(offsets.size());
-  if (::access(file.c_str(), R_OK) != 0 || ::access("/usr/bin/addr2line", X_OK) != 0) return out;
-  std::string cmd = "/usr/bin/addr2line -f -C -e " + shell_quote(file);
-  for (auto off : offsets) cmd += fmt::format(" {:#x}", off);
-  cmd += " 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char fn[1024], where[4096];
-  for (std::size_t i = 0; i < offsets.size(); ++i) {
-    if (!std::fgets(fn, sizeof fn, p) || !std::fgets(where, sizeof where, p)) break;
-    fn[std::strcspn(fn, "\n")] = '\0';
-    where[std::strcspn(where, "\n")] = '\0';
-    if (std::strcmp(fn, "??") == 0) continue;
-    out[i] = std::strncmp(where, "??", 2) == 0 ? std::string(fn) : fmt::format("{} at {}", fn, where);
-  }
-  ::pclose(p);
-  return out;
 }
 
 }  // namespace
@@ -179,43 +149,12 @@ std::string Watchdog::stack_of(int rank) {
       first = i;
       break;
     }
-  struct Frame {
-    std::string file, symbol;
-    std::uintptr_t offset = 0;
-  };
-  std::vector<Frame> frames;
-  std::map<std::string, std::vector<std::size_t>> by_file;
-  for (int i = first; i < n; ++i) {
-    const auto pc = reinterpret_cast<std::uintptr_t>(g_frames[static_cast<std::size_t>(i)]) - (i > first ? 1 : 0);
-    Dl_info info{};
-    Frame f;
-    if (::dladdr(reinterpret_cast<void*>(pc), &info) && info.dli_fname) {
-      f.file = info.dli_fname;
-      f.offset = pc - reinterpret_cast<std::uintptr_t>(info.dli_fbase);
-      if (info.dli_sname)
-        f.symbol = fmt::format("{}+{:#x}", info.dli_sname, pc - reinterpret_cast<std::uintptr_t>(info.dli_saddr));
-    } else {
-      f.offset = pc;
-    }
-    by_file[f.file].push_back(frames.size());
-    frames.push_back(std::move(f));
-    if (info.dli_sname && std::strcmp(info.dli_sname, "main") == 0) break;  // below main: the runtime's own
-  }
-  std::vector<std::string> named(frames.size());
-  for (const auto& [file, idx] : by_file) {
-    if (file.empty()) continue;
-    std::vector<std::uintptr_t> offsets;
-    for (auto i : idx) offsets.push_back(frames[i].offset);
-    const auto names = addr2line(file, offsets);
-    for (std::size_t k = 0; k < idx.size(); ++k) named[idx[k]] = names[k];
-  }
   std::string out;
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    const Frame& f = frames[i];
-    const std::string what = !named[i].empty()  ? named[i]
-                             : !f.symbol.empty() ? f.symbol
-                                                 : fmt::format("{:#x}", f.offset);
-    out += fmt::format("  #{} {} ({})\n", i, what, f.file.empty() ? "?" : f.file);
+  for (int i = first; i < n; ++i) {
+    const auto* pc = static_cast<const char*>(g_frames[static_cast<std::size_t>(i)]) - (i > first ? 1 : 0);
+    bool is_main = false;
+    out += frame_text(i - first, pc, &is_main) + "\n";
+    if (is_main) break;  // below main: the runtime's own
   }
   return out;
 }

@@ -19,7 +19,8 @@ if(NOT TOUCHSTONE_ASAN AND NOT TOUCHSTONE_TSAN)
            $<TARGET_FILE:mpi_test_hello>)
 endif()
 touchstone_add_mpi_program(mpi_test_endings endings.c)
-target_compile_options(mpi_test_endings PRIVATE -Wall -Wextra)
+# -g: the watchdog's stacks name its lines (mpi.endings.wall_limit_lines).
+target_compile_options(mpi_test_endings PRIVATE -Wall -Wextra -g)
 
 # Every ending explained: the rank, the call, what to do, and mpirun's exit status.
 function(ending name status regex)
@@ -34,6 +35,11 @@ ending(return 4 "^touchstone mpirun: rank 2 returned 4 from main at t=[0-9.]+ us
        --machine mesh:2x3 -np 5 ${endings} return)
 ending(exit_after_finalize 5 "^touchstone mpirun: rank 2 exited with status 5$" --machine mesh:2x3 -np 5 ${endings} exit_after_finalize)
 ending(abort 134 "^touchstone: the program of rank 1 died of SIGABRT" --machine mesh:2x2 ${endings} abort)
+# Its stack names the program's line (looked up in a child process: the handler cannot allocate;
+# sanitized builds print the plain frames).
+if(NOT (TOUCHSTONE_ASAN OR TOUCHSTONE_TSAN))
+  ending(abort_lines 134 "^  #[0-9]+ main(\\.cold)? at /.*/tests/mpi/endings\\.c:43 \\(" --machine mesh:2x2 ${endings} abort)
+endif()
 # AddressSanitizer reports a stack overflow itself after the runtime's message and aborts (134).
 if(TOUCHSTONE_ASAN)
   set(overflow_status 134)
@@ -42,7 +48,9 @@ else()
 endif()
 ending(stack_overflow ${overflow_status} "^touchstone: the VP of rank 2 overflowed its stack of 64 KiB \\(give VPs larger stacks with --stack-kb"
        --machine mesh:2x2 --stack-kb 64 ${endings} overflow)
-ending(wall_limit 2 "^  #0 spin_forever " --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
+ending(wall_limit 2 "^  #0 spin_forever at /.*/tests/mpi/endings\\.c:24 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
+# A return address names the line of its call: main's call of spin_forever.
+ending(wall_limit_lines 2 "^  #1 main at /.*/tests/mpi/endings\\.c:45 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
 ending(wall_limit_names_rank 2 "^Rank 1 was running its own code and made no call to Touchstone since" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
 # What a rank printed survives a run the watchdog ends (stdout is a pipe here: fully buffered by
 # default, but flushed whenever a rank blocks).

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "support/model.hpp"
 
 using namespace touchstone;
@@ -179,6 +181,40 @@ TEST(Spawn, MisuseIsAClearError) {
     EXPECT_NE(report.find("a task of rank 1 blocked since t=0 us in wait for recv(source=0, tag=0)"), std::string::npos)
         << report;
     EXPECT_NE(report.find("rank 1 blocked since t=0 us in wait for task of rank 1"), std::string::npos) << report;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// A task named in the program's terms (Proc::spawn's `describe`) is reported so, with the ranks it
+// waits for, and a rank's wait for its task follows the task's own wait: here each rank's task
+// receives from the next rank, whose task never sends, so the ranks wait for each other in a ring.
+TEST(Spawn, DeadlockReportsNameTasksAsTheProgramDoesAndFollowThem) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  try {
+    run(m, [](Proc& p) {
+      std::byte x{};
+      const int next = (p.rank() + 1) % p.size();
+      Request r = p.spawn(
+          p.world(), [&](const Group& g) { p.recv(next, 0, std::span(&x, 1), g); },
+          [rank = p.rank()] { return fmt::format("exchange of rank {}", rank); });
+      p.wait(r);
+    });
+    FAIL() << "tasks waiting for each other must deadlock";
+  } catch (const RunError& e) {
+    const std::string report = e.what();
+    EXPECT_NE(report.find("\n  rank 1's exchange of rank 1 is blocked since t=0 us, waiting for rank 2\n"),
+              std::string::npos)
+        << report;
+    EXPECT_EQ(report.find("a task of rank"), std::string::npos) << report;
+    EXPECT_NE(report.find("Wait-for cycle (3 rank(s)):\n"
+                          "  rank 0 waits in task of rank 0 (spawned with Proc::spawn) for rank 1\n"
+                          "  rank 1 waits in task of rank 1 (spawned with Proc::spawn) for rank 2\n"
+                          "  rank 2 waits in task of rank 2 (spawned with Proc::spawn) for rank 0\n"),
+              std::string::npos)
+        << report;
   }
 }
 

@@ -174,6 +174,11 @@ class Proc {
   /// task's world (the default group) is a copy of the world with a context of its own, so that
   /// messages of concurrent tasks never match each other's or the program's. Free in virtual time.
   Request spawn(const Group& scope, std::function<void(const Group& instance)> task);
+  /// As above; `describe` names the task in the program's own terms for deadlock reports
+  /// ("MPI_Ibcast(count=1, MPI_INT, root=0) on MPI_COMM_WORLD at prog.c:12"), asked only when one
+  /// is written.
+  Request spawn(const Group& scope, std::function<void(const Group& instance)> task,
+                std::function<std::string()> describe);
 
   // --- active messages and remote atomics (docs/model.md 7): touchstone/active_messages.hpp ---
   /// Registers this VP's handler `id` (0 <= id < 2^26); register before anyone can send to it.
