@@ -619,12 +619,30 @@ std::vector<std::size_t> ascending(std::vector<std::size_t> v) {
   std::sort(v.begin(), v.end());
   return v;
 }
-// A statement over message sizes: it holds where `holds` does at every one of `sizes`; ours names
-// the sizes where it does not, in the order of `sizes`.
-claims::Statement at_every(const std::vector<std::size_t>& sizes, const std::function<bool(std::size_t)>& holds) {
-  std::vector<std::size_t> bad;
-  std::copy_if(sizes.begin(), sizes.end(), std::back_inserter(bad), [&](std::size_t s) { return !holds(s); });
-  return claims::Statement("sizes where not: " + list_sizes(bad), bad.empty());
+// The message sizes (in the paper's order) below, up to, from and above `n`.
+std::vector<std::size_t> sizes_below(std::size_t n) {
+  return sizes_where([=](std::size_t s) { return s < n; });
+}
+std::vector<std::size_t> sizes_up_to(std::size_t n) {
+  return sizes_where([=](std::size_t s) { return s <= n; });
+}
+std::vector<std::size_t> sizes_from(std::size_t n) {
+  return sizes_where([=](std::size_t s) { return s >= n; });
+}
+std::vector<std::size_t> sizes_above(std::size_t n) {
+  return sizes_where([=](std::size_t s) { return s > n; });
+}
+
+// The measurement of a statement about each of `sizes`: it holds where `holds` does at every one;
+// ours names the sizes where it does not, in the order of `sizes`.
+std::function<claims::Statement(const At&)> at_each(std::vector<std::size_t> sizes,
+                                                    std::function<bool(const At&, std::size_t)> holds) {
+  return [sizes = std::move(sizes), holds = std::move(holds)](const At& a) {
+    std::vector<std::size_t> bad;
+    for (auto s : sizes)
+      if (!holds(a, s)) bad.push_back(s);
+    return claims::Statement("sizes where not: " + list_sizes(bad), bad.empty());
+  };
 }
 
 // Section 3.2, Figure 5: message set-ups at the source on 256 processors, one per algorithm.
@@ -669,29 +687,28 @@ const std::vector<Row> kFig2Rows = {
         "Sec. 3.2: 'Of all the algorithms, 2-lev-rec, 3-lev-sq and logp-lev-rec(0.75) perform the best. This holds "
         "for all message ... sizes'",
         "each of the three faster than every other algorithm, at every size",
-        [](const At& a) {
-          return at_every(kSizes, [&](std::size_t s) {
-            double worst3 = 0, best_other = INFINITY;
-            for (const auto& b : kBestThree) worst3 = std::max(worst3, a.t->ms(b, s));
-            for (const auto& o : a.t->scatters_ran(s))
-              if (!contains(kBestThree, o)) best_other = std::min(best_other, a.t->ms(o, s));
-            return worst3 < best_other;
-          });
-        }),
+        at_each(kSizes,
+                [](const At& a, std::size_t s) {
+                  double worst3 = 0, best_other = INFINITY;
+                  for (const auto& b : kBestThree) worst3 = std::max(worst3, a.t->ms(b, s));
+                  for (const auto& o : a.t->scatters_ran(s))
+                    if (!contains(kBestThree, o)) best_other = std::min(best_other, a.t->ms(o, s));
+                  return worst3 < best_other;
+                })),
     Row::statement(
         "fig2.broadcasts-worst",
         "Sec. 3.2: 'The two broadcasting algorithms ... give the worst performance of all algorithms, with the "
         "system's broadcast performing significantly worse than our own broadcast'",
         "sys-br > 1.25 x our-br > every other, 16..2048 B",
-        [](const At& a) {
-          return at_every(sizes_where([](std::size_t s) { return s < 4096; }), [&](std::size_t s) {
-            double others = 0;
-            for (const auto& o : kScatters)
-              if (o != "scatter/1-lev-sys-br" && o != "scatter/1-lev-our-br") others = std::max(others, a.t->ms(o, s));
-            const double sys = a.t->ms("scatter/1-lev-sys-br", s), ours = a.t->ms("scatter/1-lev-our-br", s);
-            return sys > kClose * ours && ours > others;
-          });
-        },
+        at_each(sizes_below(4096),
+                [](const At& a, std::size_t s) {
+                  double others = 0;
+                  for (const auto& o : kScatters)
+                    if (o != "scatter/1-lev-sys-br" && o != "scatter/1-lev-our-br")
+                      others = std::max(others, a.t->ms(o, s));
+                  const double sys = a.t->ms("scatter/1-lev-sys-br", s), ours = a.t->ms("scatter/1-lev-our-br", s);
+                  return sys > kClose * ours && ours > others;
+                }),
         "'significantly' read as more than 1.25x; sys-br was not run from 4 KB up"),
     Row::number(
         "fig2.1-lev-dir.flat-to-482",
@@ -705,24 +722,21 @@ const std::vector<Row> kFig2Rows = {
                    "Sec. 3.2: 'the message-combining algorithms (excluding the broadcasting algorithms) perform well "
                    "for small message sizes; i.e., when L <= 256 bytes'",
                    "all four faster than 1-lev-dir, L <= 256",
-                   [](const At& a) {
-                     return at_every(sizes_where([](std::size_t s) { return s <= 256; }), [&](std::size_t s) {
-                       for (const auto& c : {"scatter/2-lev-rec", "scatter/3-lev-sq", "scatter/logp-lev-sq",
-                                             "scatter/logp-lev-rec(0.75)"})
-                         if (!(a.t->ms(c, s) < a.t->ms("scatter/1-lev-dir", s))) return false;
-                       return true;
-                     });
-                   }),
-    Row::statement(
-        "fig2.1-lev-dir-only-large",
-        "Sec. 3.2: '1-lev-dir is a reasonable choice only for large message sizes (at least 4 Kbytes)'",
-        "1-lev-dir more than 1.25x the best below 4 KB",
-        [](const At& a) {
-          return at_every(sizes_where([](std::size_t s) { return s < 4096; }), [&](std::size_t s) {
-            return a.t->ms("scatter/1-lev-dir", s) > kClose * a.t->ms(a.t->fastest(kScatters, s), s);
-          });
-        },
-        "'not reasonable' read as more than 1.25x the best"),
+                   at_each(sizes_up_to(256),
+                           [](const At& a, std::size_t s) {
+                             for (const auto& c : {"scatter/2-lev-rec", "scatter/3-lev-sq", "scatter/logp-lev-sq",
+                                                   "scatter/logp-lev-rec(0.75)"})
+                               if (!(a.t->ms(c, s) < a.t->ms("scatter/1-lev-dir", s))) return false;
+                             return true;
+                           })),
+    Row::statement("fig2.1-lev-dir-only-large",
+                   "Sec. 3.2: '1-lev-dir is a reasonable choice only for large message sizes (at least 4 Kbytes)'",
+                   "1-lev-dir more than 1.25x the best below 4 KB",
+                   at_each(sizes_below(4096),
+                           [](const At& a, std::size_t s) {
+                             return a.t->ms("scatter/1-lev-dir", s) > kClose * a.t->ms(a.t->fastest(kScatters, s), s);
+                           }),
+                   "'not reasonable' read as more than 1.25x the best"),
     Row::statement("fig4.gap-narrows",
                    "Sec. 3.2 (Fig. 4): 'In comparison to Algorithm 1-lev-dir, these algorithms perform well for "
                    "small messages size while the performance gap narrows for messages of size 4 Kbytes'",
@@ -781,28 +795,25 @@ bool gathers_vs_scatters(const At& a, std::size_t s, bool gather_faster) {
 
 // Section 4.1, Figure 6's statements over all sizes.
 const std::vector<Row> kFig6Rows = {
-    Row::statement(
-        "fig6.1-lev-dir-not-close",
-        "Sec. 4.1: 'for all machine and all message sizes we considered, the performance of Algorithm "
-        "1-lev-dir does not come close to that of the better performing algorithms'",
-        "1-lev-dir more than 1.25x the best, every size",
-        [](const At& a) {
-          return at_every(kSizes, [&](std::size_t s) {
-            return a.t->ms("gather/1-lev-dir", s) > kClose * a.t->ms(a.t->fastest(kCombiningGathers, s), s);
-          });
-        },
-        "'not close' read as more than 1.25x"),
-    Row::statement(
-        "fig6.2-lev-rec-good",
-        "Sec. 4.1: 'Overall, for all message and all machine sizes we considered, Algorithm 2-lev-rec is a "
-        "good choice'",
-        "2-lev-rec within 1.25x of the best, every size",
-        [](const At& a) {
-          return at_every(kSizes, [&](std::size_t s) {
-            return a.t->ms("gather/2-lev-rec", s) <= kClose * a.t->ms(a.t->fastest(kFig6, s), s);
-          });
-        },
-        "'good choice' read as within 1.25x"),
+    Row::statement("fig6.1-lev-dir-not-close",
+                   "Sec. 4.1: 'for all machine and all message sizes we considered, the performance of Algorithm "
+                   "1-lev-dir does not come close to that of the better performing algorithms'",
+                   "1-lev-dir more than 1.25x the best, every size",
+                   at_each(kSizes,
+                           [](const At& a, std::size_t s) {
+                             return a.t->ms("gather/1-lev-dir", s) >
+                                    kClose * a.t->ms(a.t->fastest(kCombiningGathers, s), s);
+                           }),
+                   "'not close' read as more than 1.25x"),
+    Row::statement("fig6.2-lev-rec-good",
+                   "Sec. 4.1: 'Overall, for all message and all machine sizes we considered, Algorithm 2-lev-rec is a "
+                   "good choice'",
+                   "2-lev-rec within 1.25x of the best, every size",
+                   at_each(kSizes,
+                           [](const At& a, std::size_t s) {
+                             return a.t->ms("gather/2-lev-rec", s) <= kClose * a.t->ms(a.t->fastest(kFig6, s), s);
+                           }),
+                   "'good choice' read as within 1.25x"),
     Row::number(
         "fig6.2-lev-rec.1024-to-2048",
         "Sec. 4.1: 'for Algorithm 2-lev-rec the table shows a 3-fold increase in time when the message size "
@@ -813,22 +824,16 @@ const std::vector<Row> kFig6Rows = {
         kNumberTolerance, "", "the paper: 'it appears that some system limits are being exceeded'"),
     Row::statement("fig6.gamma-0.65-small", "Sec. 4.1: 'gamma = 0.65 performing better for L <= 2048 bytes'",
                    "rec(0.65) < rec(0.6) for L <= 2048",
-                   [](const At& a) {
-                     return at_every(sizes_where([](std::size_t s) { return s <= 2048; }),
-                                     [&](std::size_t s) { return gamma_ratio(a, s) < 1; });
-                   }),
+                   at_each(sizes_up_to(2048), [](const At& a, std::size_t s) { return gamma_ratio(a, s) < 1; })),
     Row::statement("fig6.gamma-0.60-large", "Sec. 4.1: 'gamma = 0.60 performing better for L > 2048 bytes'",
                    "rec(0.6) < rec(0.65) for L > 2048",
-                   [](const At& a) {
-                     return at_every(sizes_where([](std::size_t s) { return s > 2048; }),
-                                     [&](std::size_t s) { return gamma_ratio(a, s) > 1; });
-                   }),
+                   at_each(sizes_above(2048), [](const At& a, std::size_t s) { return gamma_ratio(a, s) > 1; })),
     Row::number(
         "fig6.gamma-0.65-large-cost",
         "Sec. 4.1: 'Using gamma = 0.65 for large messages increased the time by about 40%' (mean of "
         "rec(0.65)/rec(0.6) over 4..16 KB)",
         [](const At& a) {
-          const auto large = sizes_where([](std::size_t s) { return s > 2048; });
+          const auto large = sizes_above(2048);
           double sum = 0;
           for (auto s : large) sum += gamma_ratio(a, s);
           return claims::Number(1.40, sum / static_cast<double>(large.size()));
@@ -838,20 +843,15 @@ const std::vector<Row> kFig6Rows = {
                    "Sec. 4.1: 'for messages of length < 512 bytes the all-to-one algorithms are slightly faster than "
                    "their one-to-all counterpart'",
                    "gather < scatter for 1-lev-dir, 2-lev-rec, 3-lev-sq, L < 512",
-                   [](const At& a) {
-                     return at_every(ascending(sizes_where([](std::size_t s) { return s < 512; })),
-                                     [&](std::size_t s) { return gathers_vs_scatters(a, s, true); });
-                   }),
-    Row::statement(
-        "fig6-vs-2.large",
-        "Sec. 4.1: 'while for messages of length >= 512 bytes the all-to-one algorithms are significantly "
-        "slower'",
-        "gather > 1.25 x scatter for 1-lev-dir, 2-lev-rec, 3-lev-sq, L >= 512",
-        [](const At& a) {
-          return at_every(ascending(sizes_where([](std::size_t s) { return s >= 512; })),
-                          [&](std::size_t s) { return gathers_vs_scatters(a, s, false); });
-        },
-        "'significantly' read as more than 1.25x"),
+                   at_each(ascending(sizes_below(512)),
+                           [](const At& a, std::size_t s) { return gathers_vs_scatters(a, s, true); })),
+    Row::statement("fig6-vs-2.large",
+                   "Sec. 4.1: 'while for messages of length >= 512 bytes the all-to-one algorithms are significantly "
+                   "slower'",
+                   "gather > 1.25 x scatter for 1-lev-dir, 2-lev-rec, 3-lev-sq, L >= 512",
+                   at_each(ascending(sizes_from(512)),
+                           [](const At& a, std::size_t s) { return gathers_vs_scatters(a, s, false); }),
+                   "'significantly' read as more than 1.25x"),
     Row::number(
         "fig6-vs-2.logp-lev-sq",
         "Sec. 4.1: 'one would expect Algorithm logp-lev-sq to exhibit a similar performance for one-to-all "
@@ -890,48 +890,42 @@ const std::vector<Row> kFig9Text = {
         "fig9.text.xor-large",
         "Sec. 5.3: 'Algorithm 1-lev-xor gives the best performance for larger message sizes; i.e., L >= 256'",
         "1-lev-xor fastest, L >= 256",
-        [](const At& a) {
-          return at_every(sizes_where([](std::size_t s) { return s >= 256; }),
-                          [&](std::size_t s) { return a.t->fastest(a.t->fig9_ran(s), s) == "alltoall/1-lev-xor"; });
-        },
+        at_each(sizes_from(256),
+                [](const At& a, std::size_t s) { return a.t->fastest(a.t->fig9_ran(s), s) == "alltoall/1-lev-xor"; }),
         "the paper's own Fig. 9 has 1-lev-balance fastest at 256 and 512"),
     Row::statement(
         "fig9.text.c,r-small",
         "Sec. 5.3: 'For small messages sizes (i.e., L <= 256), Algorithm 2-lev-c,r achieved the best "
         "performance'",
         "2-lev-c,r fastest, L <= 256",
-        [](const At& a) {
-          return at_every(sizes_where([](std::size_t s) { return s <= 256; }),
-                          [&](std::size_t s) { return a.t->fastest(a.t->fig9_ran(s), s) == "alltoall/2-lev-c,r"; });
-        },
+        at_each(sizes_up_to(256),
+                [](const At& a, std::size_t s) { return a.t->fastest(a.t->fig9_ran(s), s) == "alltoall/2-lev-c,r"; }),
         "the paper's own Fig. 9 has 1-lev-balance fastest at 256"),
     Row::statement("fig9.text.lin-worse-than-xor",
                    "Sec. 5.3: 'Algorithm 1-lev-lin did consistently worse than 1-lev-xor'", "lin > xor at every size",
-                   [](const At& a) {
-                     return at_every(kSizes, [&](std::size_t s) {
-                       return a.t->ms("alltoall/1-lev-lin", s) > a.t->ms("alltoall/1-lev-xor", s);
-                     });
-                   }),
+                   at_each(kSizes,
+                           [](const At& a, std::size_t s) {
+                             return a.t->ms("alltoall/1-lev-lin", s) > a.t->ms("alltoall/1-lev-xor", s);
+                           })),
     Row::statement("fig9.text.sq-second-small",
                    "Sec. 5.3: 'Algorithm 2-lev-sq gave the second best performance for small message sizes'",
                    "2-lev-sq second, 16..128 B (as in Fig. 9)",
-                   [](const At& a) {
-                     return at_every(sizes_where([](std::size_t s) { return s <= 128; }), [&](std::size_t s) {
-                       std::vector<double> times;
-                       for (const auto& x : a.t->fig9_ran(s)) times.push_back(a.t->ms(x, s));
-                       std::sort(times.begin(), times.end());
-                       return a.t->ms("alltoall/2-lev-sq", s) == times[1];
-                     });
-                   }),
+                   at_each(sizes_up_to(128),
+                           [](const At& a, std::size_t s) {
+                             std::vector<double> times;
+                             for (const auto& x : a.t->fig9_ran(s)) times.push_back(a.t->ms(x, s));
+                             std::sort(times.begin(), times.end());
+                             return a.t->ms("alltoall/2-lev-sq", s) == times[1];
+                           })),
     Row::statement("fig9.text.c,r-int-large",
                    "Sec. 5.3: '2-lev-c,r-int outperforms 2-lev-c,r only for larger machine sizes (p >= 64) and larger "
                    "message sizes (L >= 1024 bytes)'",
                    "on 256 processors c,r-int < c,r exactly when L >= 1024",
-                   [](const At& a) {
-                     return at_every(kSizes, [&](std::size_t s) {
-                       return (a.t->ms("alltoall/2-lev-c,r-int", s) < a.t->ms("alltoall/2-lev-c,r", s)) == (s >= 1024);
-                     });
-                   }),
+                   at_each(kSizes,
+                           [](const At& a, std::size_t s) {
+                             return (a.t->ms("alltoall/2-lev-c,r-int", s) < a.t->ms("alltoall/2-lev-c,r", s)) ==
+                                    (s >= 1024);
+                           })),
 };
 
 // Figure 10's five algorithms on a machine (2-lev-sq needs a square one).
@@ -1019,11 +1013,11 @@ claims::Ledger delta_claims(const MachineSpec& delta, const Table& fig9, int job
 
   claims::Ledger L;
   claims::add_rows(L, kFig5Rows, setups, [](const At& a) { return short_name(a.alg); });
-  claims::add_rows(L, kFig2LargeWinner, at_size(sizes_where([](std::size_t s) { return s >= 4096; })), by_size);
-  claims::add_rows(L, kFig2SmallWinner, at_size(sizes_where([](std::size_t s) { return s < 4096; })), by_size);
+  claims::add_rows(L, kFig2LargeWinner, at_size(sizes_from(4096)), by_size);
+  claims::add_rows(L, kFig2SmallWinner, at_size(sizes_below(4096)), by_size);
   claims::add_rows(L, kFig2Rows, whole, once);
-  claims::add_rows(L, kFig6LargeWinner, at_size(sizes_where([](std::size_t s) { return s > 512; })), by_size);
-  claims::add_rows(L, kFig6SmallComparable, at_size(sizes_where([](std::size_t s) { return s <= 512; })), by_size);
+  claims::add_rows(L, kFig6LargeWinner, at_size(sizes_above(512)), by_size);
+  claims::add_rows(L, kFig6SmallComparable, at_size(sizes_up_to(512)), by_size);
   claims::add_rows(L, kFig6Rows, whole, once);
   claims::add_rows(L, kFig9Cells, cells, [](const At& a) { return fmt::format("{}.{}", a.alg, a.size); });
   claims::add_rows(L, kFig9Winner, at_size(kSizes), by_size);
