@@ -7,7 +7,9 @@
 //   paper000 fig6   all-to-one (gather), the paper's Figure 6 layout
 //   paper000 fit    coordinate descent of the delta parameters against Figure 9
 //   paper000 claims every number and ordering of the paper's Figures 2, 5, 6, 9, 10, 11 and its
-//                   text that the emulator can test, the paper's beside ours, with a verdict
+//                   text that the emulator can test, the paper's beside ours, with a verdict; a
+//                   claim that flips on one of the preset's open variants is undecided
+//                   (--preset-only: the preset alone)
 //   paper000 identify what Figure 9 alone leaves open around the preset
 //   paper000 calibrate the whole claims table scored over scans of the delta parameters: for each
 //                   parameter, the values the paper's tables and text together leave open
@@ -280,16 +282,22 @@ struct Param {
   double value;
 };
 
-std::string spec_of(const std::string& base, const std::vector<Param>& ps) {
-  std::string s = base;
-  for (const auto& p : ps) s += fmt::format(",{}={:.4g}", p.key, p.value);
-  return s;
+// `base` with the parameters at their values.
+MachineSpec spec_of(MachineSpec base, const std::vector<Param>& ps) {
+  for (const auto& p : ps) base.options.push_back({p.key, fmt::format("{:.4g}", p.value)});
+  return base;
+}
+// The injection and ejection channels at the link's byte time `ns_per_byte`.
+MachineSpec with_link(MachineSpec spec, double ns_per_byte) {
+  for (const char* key : {"inject_ns_per_byte", "eject_ns_per_byte"})
+    spec.options.push_back({key, fmt::format("{:.4g}", ns_per_byte)});
+  return spec;
 }
 
 // The fit's objective: the mean squared log ratio ours/paper over the Figure 9 cells of `sizes`
 // that the paper has, on machine `spec`.
-double fig9_loss(const std::string& spec, const Table& paper, const std::vector<std::size_t>& sizes, int jobs) {
-  const Machine m = parse_machine(spec);
+double fig9_loss(const MachineSpec& spec, const Table& paper, const std::vector<std::size_t>& sizes, int jobs) {
+  const Machine m = build_machine(spec);
   std::vector<std::string> algs;
   for (const auto& [pname, oname] : kFig9) algs.push_back(oname);
   std::vector<Cell> cells;
@@ -323,10 +331,11 @@ std::vector<Param> fit_params_of(const Machine& m0) {
           {"copy_ns_per_piece", static_cast<double>(m0.costs.copy_per_piece) / 1e3}};
 }
 
-std::string spec_with_link(const std::string& base, const std::vector<Param>& ps) {
-  std::string s = spec_of(base, ps);
+// `base` with the parameters at their values, the injection and ejection channels at the link's.
+MachineSpec spec_with_link(const MachineSpec& base, const std::vector<Param>& ps) {
+  MachineSpec s = spec_of(base, ps);
   for (const auto& p : ps)
-    if (std::string(p.key) == "link_ns_per_byte") s += fmt::format(",inject_ns_per_byte={0:.4g},eject_ns_per_byte={0:.4g}", p.value);
+    if (std::string(p.key) == "link_ns_per_byte") s = with_link(s, p.value);
   return s;
 }
 
@@ -334,11 +343,12 @@ std::string spec_with_link(const std::string& base, const std::vector<Param>& ps
 // per-message overheads along C_send + C_recv = constant; (2) each parameter scaled alone, the
 // others held (a slice, not a profile: re-optimizing the others could only widen the range). A
 // value is "left open" when its loss is within `slack` (relative) of the smallest loss seen.
-int identify(const std::string& base, const Table& paper, const std::vector<std::size_t>& sizes, int jobs, double slack) {
-  const Machine m0 = parse_machine(base);
+int identify(const MachineSpec& base, const Table& paper, const std::vector<std::size_t>& sizes, int jobs,
+             double slack) {
+  const Machine m0 = build_machine(base);
   const auto ps0 = fit_params_of(m0);
   const double sum = ps0[0].value + ps0[1].value;
-  fmt::print("Identifiability on {} from Figure 9 (cells of sizes", base);
+  fmt::print("Identifiability on {} from Figure 9 (cells of sizes", base.text());
   for (auto s : sizes) fmt::print(" {}", s);
   fmt::print("); a value is left open when its loss <= (1 + {}) x the smallest loss of its scan\n\n", slack);
   auto report = [&](const char* what, const std::vector<std::pair<double, double>>& scan, const char* unit) {
@@ -378,10 +388,10 @@ int identify(const std::string& base, const Table& paper, const std::vector<std:
   return 0;
 }
 
-int fit(const std::string& base, const Table& paper, const std::vector<std::size_t>& sizes, int jobs, int rounds,
+int fit(const MachineSpec& base, const Table& paper, const std::vector<std::size_t>& sizes, int jobs, int rounds,
         const std::vector<std::string>& only) {
   // Starts from the preset's values; injection and ejection channels keep the link's byte time.
-  const Machine m0 = parse_machine(base);
+  const Machine m0 = build_machine(base);
   const std::vector<Param> all = fit_params_of(m0);
   // The parameters varied: all of them, or those named by --params. A parameter at 0 stays there
   // (the search is multiplicative), so a new one needs a starting value in --machine.
@@ -390,17 +400,16 @@ int fit(const std::string& base, const Table& paper, const std::vector<std::size
     if (p.value > 0 && (only.empty() || std::find(only.begin(), only.end(), p.key) != only.end())) ps.push_back(p);
   for (const auto& k : only)
     if (std::none_of(ps.begin(), ps.end(), [&](const Param& p) { return k == p.key; }))
-      throw UsageError(fmt::format("fit: '{}' is not a fitted parameter, or it is 0 on {}", k, base));
+      throw UsageError(fmt::format("fit: '{}' is not a fitted parameter, or it is 0 on {}", k, base.text()));
   const auto link = std::find_if(ps.begin(), ps.end(), [](const Param& p) { return std::string(p.key) == "link_ns_per_byte"; });
   const auto link_index = link == ps.end() ? ps.size() : static_cast<std::size_t>(link - ps.begin());
   const double link0 = static_cast<double>(m0.net.link_byte_time) / 1e3;
   auto loss = [&](const std::vector<Param>& cand) {
     const double link_now = link_index < cand.size() ? cand[link_index].value : link0;
-    return fig9_loss(spec_of(base, cand) + fmt::format(",inject_ns_per_byte={0:.4g},eject_ns_per_byte={0:.4g}", link_now), paper,
-                     sizes, jobs);
+    return fig9_loss(with_link(spec_of(base, cand), link_now), paper, sizes, jobs);
   };
   double best = loss(ps);
-  fmt::print("start: loss {:.4f}  {}\n", best, spec_of(base, ps));
+  fmt::print("start: loss {:.4f}  {}\n", best, spec_of(base, ps).text());
   for (double step : {2.0, 1.41421356, 1.18920712, 1.09050773}) {
     for (int r = 0; r < rounds; ++r) {
       bool improved = false;
@@ -413,7 +422,7 @@ int fit(const std::string& base, const Table& paper, const std::vector<std::size
             best = l;
             ps = cand;
             improved = true;
-            fmt::print("step {:.3f}: loss {:.4f}  {}\n", step, best, spec_of(base, ps));
+            fmt::print("step {:.3f}: loss {:.4f}  {}\n", step, best, spec_of(base, ps).text());
             std::fflush(stdout);
             break;
           }
@@ -423,12 +432,16 @@ int fit(const std::string& base, const Table& paper, const std::vector<std::size
     }
   }
   fmt::print("best: loss {:.4f} (mean squared log ratio; rms factor {:.3f})\n{}\n", best, std::exp(std::sqrt(best)),
-             spec_of(base, ps));
+             spec_of(base, ps).text());
   return 0;
 }
 
-
 // ---- The claims table (`paper000 claims`) --------------------------------------------------------
+
+// The machines the claims run on, by their names in the paper's figures: the Delta of Figures 2 to 9,
+// and the smaller meshes of Figures 10 and 11.
+const std::string kDelta = "delta:16x16";
+const std::vector<std::string> kSmallDeltas = {"delta:4x4", "delta:4x8", "delta:8x8", "delta:8x16"};
 
 // One emulated run: machine, algorithm, size -> ms and the root's message set-ups.
 struct Measure {
@@ -439,21 +452,27 @@ struct Measure {
   std::string error;
 };
 
+// The runs of the claims, on delta machines named as in the paper, each with `options` added.
 class Measurements {
  public:
+  explicit Measurements(std::vector<MachineOption> options) : options_(std::move(options)) {}
   void want(const std::string& machine, const std::string& alg, std::size_t size) {
     if (!index_.count(key(machine, alg, size))) {
       index_[key(machine, alg, size)] = runs_.size();
       runs_.push_back(Measure{machine, alg, size, NAN, 0, {}});
     }
   }
-  void run_all(const std::string& base_options, int jobs) {
-    std::map<std::string, Machine> machines;
+  void run_all(int jobs) {
     for (const auto& r : runs_)
-      if (!machines.count(r.machine)) machines.emplace(r.machine, parse_machine(r.machine + base_options));
+      if (!machines_.count(r.machine)) {
+        MachineSpec spec = MachineSpec::parse(r.machine);
+        spec.options = options_;
+        machines_.emplace(r.machine, build_machine(spec));
+      }
     std::vector<experiment::Job> jobs_of_runs;
     for (const auto& r : runs_) {
-      experiment::Job j{&machines.at(r.machine), &algorithms::find(r.algorithm), algorithms::Args{r.size, 0, false}, {}};
+      experiment::Job j{
+          &machines_.at(r.machine), &algorithms::find(r.algorithm), algorithms::Args{r.size, 0, false}, {}};
       j.options.phantom_payloads = true;  // the same times as with payloads (docs/model.md), much faster
       jobs_of_runs.push_back(std::move(j));
     }
@@ -467,25 +486,29 @@ class Measurements {
       runs_[i].root_sends = outcomes[i].record->result.sent.at(0);
     }
     for (const auto& r : runs_)
-      if (!r.error.empty()) throw std::runtime_error(fmt::format("{} on {}, {} B: {}", r.algorithm, r.machine, r.size, r.error));
+      if (!r.error.empty())
+        throw std::runtime_error(fmt::format("{} on {}, {} B: {}", r.algorithm, r.machine, r.size, r.error));
   }
   const Measure& at(const std::string& machine, const std::string& alg, std::size_t size) const {
     return runs_.at(index_.at(key(machine, alg, size)));
   }
-  double ms(const std::string& machine, const std::string& alg, std::size_t size) const { return at(machine, alg, size).ms; }
+  double ms(const std::string& machine, const std::string& alg, std::size_t size) const {
+    return at(machine, alg, size).ms;
+  }
+  int nodes(const std::string& machine) const { return machines_.at(machine).nodes(); }
 
  private:
-  static std::string key(const std::string& m, const std::string& a, std::size_t s) { return m + "|" + a + "|" + std::to_string(s); }
+  static std::string key(const std::string& m, const std::string& a, std::size_t s) {
+    return m + "|" + a + "|" + std::to_string(s);
+  }
+  std::vector<MachineOption> options_;
+  std::map<std::string, Machine> machines_;
   std::vector<Measure> runs_;
   std::map<std::string, std::size_t> index_;
 };
 
 // "scatter/logp-lev-rec(0.75)" -> "logp-lev-rec(0.75)".
 std::string short_name(const std::string& a) { return a.substr(a.find('/') + 1); }
-
-std::string fastest(const Measurements& r, const std::string& m, const std::vector<std::string>& algs, std::size_t size) {
-  return *std::min_element(algs.begin(), algs.end(), [&](const auto& a, const auto& b) { return r.ms(m, a, size) < r.ms(m, b, size); });
-}
 
 std::string list_sizes(const std::vector<std::size_t>& v) {
   if (v.empty()) return "none";
@@ -495,291 +518,557 @@ std::string list_sizes(const std::vector<std::size_t>& v) {
 }
 
 // Thresholds for the paper's words (the paper gives none; the notes of the claims repeat them).
-constexpr double kNumberTolerance = 1.10;  // a number is reproduced within 1.10x (the bar)
+constexpr double kNumberTolerance = 1.10;  // a number is reproduced within 1.10x
 constexpr double kClose = 1.25;            // "comparable", "a good choice": within 1.25x of the best;
                                            // "does not come close", "significantly worse": beyond it
 
-// Every claim of the paper that the emulator can test, on delta machines with `base_options`
-// appended (",recv_us=40"): the ledger `paper000 claims` prints and `paper000 calibrate` scores.
-claims::Ledger delta_claims(const std::string& base_options, const Table& fig9, int jobs) {
-  const std::string D = "delta:16x16";
-  Measurements r;
-  const std::vector<std::string> fig2 = {"scatter/1-lev-dir",  "scatter/1-lev-our-br", "scatter/1-lev-sys-br", "scatter/2-lev-rec",
-                                         "scatter/3-lev-sq",   "scatter/logp-lev-sq",  "scatter/logp-lev-rec(0.75)"};
-  const std::vector<std::string> fig6 = {"gather/1-lev-dir", "gather/2-lev-rec", "gather/3-lev-sq", "gather/logp-lev-sq",
-                                         "gather/logp-lev-rec(0.6)"};
-  std::vector<std::string> fig9_algs;
-  for (const auto& [pname, oname] : kFig9) fig9_algs.push_back(oname);
-  const std::vector<std::string> fig10 = {"alltoall/1-lev-dir", "alltoall/1-lev-xor", "alltoall/2-lev-c,r", "alltoall/2-lev-c,r-int",
-                                          "alltoall/2-lev-sq"};
-  const std::vector<std::string> small = {"delta:4x4", "delta:4x8", "delta:8x8", "delta:8x16"};
+// The algorithms of the claims. Figure 2's in this order: the fastest of a tie is the first listed.
+const std::vector<std::string> kScatters = {"scatter/1-lev-dir",         "scatter/1-lev-our-br", "scatter/1-lev-sys-br",
+                                            "scatter/2-lev-rec",         "scatter/3-lev-sq",     "scatter/logp-lev-sq",
+                                            "scatter/logp-lev-rec(0.75)"};
+const std::vector<std::string> kBestThree = {"scatter/2-lev-rec", "scatter/3-lev-sq", "scatter/logp-lev-rec(0.75)"};
+const std::vector<std::string> kCombiningGathers = {"gather/2-lev-rec", "gather/3-lev-sq", "gather/logp-lev-sq",
+                                                    "gather/logp-lev-rec(0.6)"};
+const std::vector<std::string> kFig10 = {"alltoall/1-lev-dir", "alltoall/1-lev-xor", "alltoall/2-lev-c,r",
+                                         "alltoall/2-lev-c,r-int", "alltoall/2-lev-sq"};
+// Section 3.2's message set-ups at the source (Figure 5).
+const std::vector<std::pair<std::string, int>> kFig5Setups = {{"scatter/logp-lev-sq", 8},
+                                                              {"scatter/logp-lev-rec(0.75)", 15},
+                                                              {"scatter/3-lev-sq", 21},
+                                                              {"scatter/2-lev-rec", 30},
+                                                              {"scatter/1-lev-dir", 255}};
+
+// The paper did not run 1-lev-sys-br from 4 KB up.
+bool paper_ran(const std::string& scatter, std::size_t s) { return scatter != "scatter/1-lev-sys-br" || s < 4096; }
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// The runs every row reads.
+void want_runs(Measurements& r) {
   for (auto s : kSizes) {
-    for (const auto& a : fig2)
-      if (a != "scatter/1-lev-sys-br" || s < 4096) r.want(D, a, s);  // the paper did not run sys-br at 4 KB and up
-    r.want(D, "scatter/logp-lev-rec(0.5)", s);
-    for (const auto& a : fig6) r.want(D, a, s);
-    r.want(D, "gather/logp-lev-rec(0.65)", s);
-    for (const auto& a : fig9_algs) r.want(D, a, s);
+    for (const auto& a : kScatters)
+      if (paper_ran(a, s)) r.want(kDelta, a, s);
+    r.want(kDelta, "scatter/logp-lev-rec(0.5)", s);
+    for (const auto& a : kFig6) r.want(kDelta, a, s);
+    r.want(kDelta, "gather/logp-lev-rec(0.65)", s);
+    for (const auto& [pname, oname] : kFig9) r.want(kDelta, oname, s);
   }
-  for (const auto& m : small)
+  for (const auto& m : kSmallDeltas)
     for (std::size_t s : {64, 4096})
-      for (const auto& a : fig10)
-        if (a != "alltoall/2-lev-sq" || m == "delta:4x4" || m == "delta:8x8") r.want(m, a, s);  // 2-lev-sq needs a square
+      for (const auto& a : kFig10)
+        if (a != "alltoall/2-lev-sq" || m == "delta:4x4" || m == "delta:8x8") r.want(m, a, s);  // it needs a square
   r.want("delta:8x8", "alltoall/1-lev-xor", 512), r.want("delta:8x8", "alltoall/2-lev-c,r", 512);
   r.want("delta:8x16", "alltoall/1-lev-xor", 128), r.want("delta:8x16", "alltoall/2-lev-c,r", 128);
-  r.run_all(base_options, jobs);
+}
 
-  claims::Ledger L;
-  auto ms = [&](const std::string& a, std::size_t s) { return r.ms(D, a, s); };
+// What the rows read: our runs, and Figure 9 as published.
+struct Tables {
+  const Measurements& runs;
+  const Table& fig9;
+
+  double ms(const std::string& alg, std::size_t s) const { return runs.ms(kDelta, alg, s); }
+  double ms(const std::string& machine, const std::string& alg, std::size_t s) const {
+    return runs.ms(machine, alg, s);
+  }
+  std::string fastest(const std::vector<std::string>& algs, std::size_t s, const std::string& machine = kDelta) const {
+    return *std::min_element(algs.begin(), algs.end(),
+                             [&](const auto& a, const auto& b) { return ms(machine, a, s) < ms(machine, b, s); });
+  }
+  // Figure 2's algorithms the paper ran at `s`.
+  std::vector<std::string> scatters_ran(std::size_t s) const {
+    std::vector<std::string> v;
+    for (const auto& a : kScatters)
+      if (paper_ran(a, s)) v.push_back(a);
+    return v;
+  }
+  // Figure 9's algorithms (our names) that the paper has at `s`.
+  std::vector<std::string> fig9_ran(std::size_t s) const {
+    std::vector<std::string> v;
+    for (const auto& [pname, oname] : kFig9)
+      if (fig9.count(pname) && fig9.at(pname).count(s)) v.push_back(oname);
+    return v;
+  }
   // The ratio a / b farthest from 1 over the sizes ("about the same" statements), and its size.
-  auto worst_ratio = [&](const std::string& a, const std::string& b) {
+  claims::Number worst_ratio(const std::string& a, const std::string& b) const {
     std::pair<double, std::size_t> worst{1, 0};
     for (auto s : kSizes) {
       const double q = ms(a, s) / ms(b, s);
       if (std::max(q, 1 / q) > worst.first) worst = {std::max(q, 1 / q), s};
     }
-    return worst;
+    return claims::Number(1.0, worst.first, worst.second ? fmt::format("worst at {} B", worst.second) : "");
+  }
+};
+
+// A point of a family of claims: a message size, a machine of Figure 10, an algorithm of Figure 5
+// or a row of Figure 9 (the paper's name). A single claim is measured at {tables} alone.
+struct At {
+  const Tables* t = nullptr;
+  std::size_t size = 0;
+  std::string machine = kDelta;
+  std::string alg = "";
+};
+using Row = claims::Row<At>;
+
+std::vector<std::size_t> sizes_where(const std::function<bool(std::size_t)>& keep) {
+  std::vector<std::size_t> v;
+  std::copy_if(kSizes.begin(), kSizes.end(), std::back_inserter(v), keep);
+  return v;
+}
+std::vector<std::size_t> ascending(std::vector<std::size_t> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+// The message sizes (in the paper's order) below, up to, from and above `n`.
+std::vector<std::size_t> sizes_below(std::size_t n) {
+  return sizes_where([=](std::size_t s) { return s < n; });
+}
+std::vector<std::size_t> sizes_up_to(std::size_t n) {
+  return sizes_where([=](std::size_t s) { return s <= n; });
+}
+std::vector<std::size_t> sizes_from(std::size_t n) {
+  return sizes_where([=](std::size_t s) { return s >= n; });
+}
+std::vector<std::size_t> sizes_above(std::size_t n) {
+  return sizes_where([=](std::size_t s) { return s > n; });
+}
+
+// The measurement of a statement about each of `sizes`: it holds where `holds` does at every one;
+// ours names the sizes where it does not, in the order of `sizes`.
+std::function<claims::Statement(const At&)> at_each(std::vector<std::size_t> sizes,
+                                                    std::function<bool(const At&, std::size_t)> holds) {
+  return [sizes = std::move(sizes), holds = std::move(holds)](const At& a) {
+    std::vector<std::size_t> bad;
+    for (auto s : sizes)
+      if (!holds(a, s)) bad.push_back(s);
+    return claims::Statement("sizes where not: " + list_sizes(bad), bad.empty());
   };
+}
 
-  // Section 3.2, Figure 5: message set-ups at the source on 256 processors.
-  for (const auto& [alg, n] : std::vector<std::pair<std::string, int>>{{"scatter/logp-lev-sq", 8}, {"scatter/logp-lev-rec(0.75)", 15},
-                                                                      {"scatter/3-lev-sq", 21}, {"scatter/2-lev-rec", 30},
-                                                                      {"scatter/1-lev-dir", 255}})
-    L.number("fig5.setups." + short_name(alg), "Sec. 3.2: 'logp-lev-sq experiences 8, logp-lev-rec(0.75) 15, 3-lev-sq 21, 2-lev-rec 30, 1-lev-dir 255 message set-ups'",
-             n, static_cast<double>(r.at(D, alg, 16).root_sends), 1.0);
+// Section 3.2, Figure 5: message set-ups at the source on 256 processors, one per algorithm.
+const std::vector<Row> kFig5Rows = {
+    Row::number(
+        "fig5.setups",
+        "Sec. 3.2: 'logp-lev-sq experiences 8, logp-lev-rec(0.75) 15, 3-lev-sq 21, 2-lev-rec 30, 1-lev-dir 255 "
+        "message set-ups'",
+        [](const At& a) {
+          const auto paper =
+              std::find_if(kFig5Setups.begin(), kFig5Setups.end(), [&](const auto& p) { return p.first == a.alg; });
+          return claims::Number(paper->second, static_cast<double>(a.t->runs.at(kDelta, a.alg, 16).root_sends));
+        },
+        1.0),
+};
 
-  // Section 3.2, Figure 2: one-to-all.
-  {
-    const std::vector<std::string> best3 = {"scatter/2-lev-rec", "scatter/3-lev-sq", "scatter/logp-lev-rec(0.75)"};
-    for (auto s : kSizes) {
-      std::vector<std::string> run;
-      for (const auto& a : fig2)
-        if (a != "scatter/1-lev-sys-br" || s < 4096) run.push_back(a);
-      const auto w = fastest(r, D, run, s);
-      if (s >= 4096)
-        L.statement(fmt::format("fig2.winner.{}", s), "Sec. 3.2: 'For large message sizes, Algorithm logp-lev-rec(0.75) is the best choice'",
-                    "logp-lev-rec(0.75)", fmt::format("{} ({:.2f} ms; logp-lev-rec(0.75) {:.2f})", short_name(w), ms(w, s), ms("scatter/logp-lev-rec(0.75)", s)),
-                    w == "scatter/logp-lev-rec(0.75)", "large = 4 KB and up, where 1-lev-dir becomes 'a reasonable choice'");
-      else
-        L.statement(fmt::format("fig2.winner.{}", s), "Sec. 3.2: 'Of all the algorithms, 2-lev-rec, 3-lev-sq and logp-lev-rec(0.75) perform the best. This holds for all message and machine sizes'",
-                    "one of 2-lev-rec, 3-lev-sq, logp-lev-rec(0.75)", fmt::format("{} ({:.2f} ms)", short_name(w), ms(w, s)),
-                    std::find(best3.begin(), best3.end(), w) != best3.end());
-    }
-    std::vector<std::size_t> bad;
-    for (auto s : kSizes) {
-      double worst3 = 0, best_other = INFINITY;
-      for (const auto& a : best3) worst3 = std::max(worst3, ms(a, s));
-      for (const auto& a : fig2)
-        if (std::find(best3.begin(), best3.end(), a) == best3.end() && (a != "scatter/1-lev-sys-br" || s < 4096)) best_other = std::min(best_other, ms(a, s));
-      if (!(worst3 < best_other)) bad.push_back(s);
-    }
-    L.statement("fig2.best-three", "Sec. 3.2: 'Of all the algorithms, 2-lev-rec, 3-lev-sq and logp-lev-rec(0.75) perform the best. This holds for all message ... sizes'",
-                "each of the three faster than every other algorithm, at every size", "sizes where not: " + list_sizes(bad), bad.empty());
-    bad.clear();
-    for (auto s : kSizes)
-      if (s < 4096) {
-        double others = 0;
-        for (const auto& a : fig2)
-          if (a != "scatter/1-lev-sys-br" && a != "scatter/1-lev-our-br") others = std::max(others, ms(a, s));
-        if (!(ms("scatter/1-lev-sys-br", s) > kClose * ms("scatter/1-lev-our-br", s) && ms("scatter/1-lev-our-br", s) > others)) bad.push_back(s);
+// Section 3.2, Figure 2 (one-to-all): the winner per size, large sizes (4 KB and up) and small.
+const std::vector<Row> kFig2LargeWinner = {Row::statement(
+    "fig2.winner", "Sec. 3.2: 'For large message sizes, Algorithm logp-lev-rec(0.75) is the best choice'",
+    "logp-lev-rec(0.75)",
+    [](const At& a) {
+      const auto w = a.t->fastest(a.t->scatters_ran(a.size), a.size);
+      return claims::Statement(fmt::format("{} ({:.2f} ms; logp-lev-rec(0.75) {:.2f})", short_name(w),
+                                           a.t->ms(w, a.size), a.t->ms("scatter/logp-lev-rec(0.75)", a.size)),
+                               w == "scatter/logp-lev-rec(0.75)");
+    },
+    "large = 4 KB and up, where 1-lev-dir becomes 'a reasonable choice'")};
+const std::vector<Row> kFig2SmallWinner = {Row::statement(
+    "fig2.winner",
+    "Sec. 3.2: 'Of all the algorithms, 2-lev-rec, 3-lev-sq and logp-lev-rec(0.75) perform the best. This holds for "
+    "all message and machine sizes'",
+    "one of 2-lev-rec, 3-lev-sq, logp-lev-rec(0.75)", [](const At& a) {
+      const auto w = a.t->fastest(a.t->scatters_ran(a.size), a.size);
+      return claims::Statement(fmt::format("{} ({:.2f} ms)", short_name(w), a.t->ms(w, a.size)),
+                               contains(kBestThree, w));
+    })};
+
+// Section 3.2, Figure 2's statements over all sizes.
+const std::vector<Row> kFig2Rows = {
+    Row::statement(
+        "fig2.best-three",
+        "Sec. 3.2: 'Of all the algorithms, 2-lev-rec, 3-lev-sq and logp-lev-rec(0.75) perform the best. This holds "
+        "for all message ... sizes'",
+        "each of the three faster than every other algorithm, at every size",
+        at_each(kSizes,
+                [](const At& a, std::size_t s) {
+                  double worst3 = 0, best_other = INFINITY;
+                  for (const auto& b : kBestThree) worst3 = std::max(worst3, a.t->ms(b, s));
+                  for (const auto& o : a.t->scatters_ran(s))
+                    if (!contains(kBestThree, o)) best_other = std::min(best_other, a.t->ms(o, s));
+                  return worst3 < best_other;
+                })),
+    Row::statement(
+        "fig2.broadcasts-worst",
+        "Sec. 3.2: 'The two broadcasting algorithms ... give the worst performance of all algorithms, with the "
+        "system's broadcast performing significantly worse than our own broadcast'",
+        "sys-br > 1.25 x our-br > every other, 16..2048 B",
+        at_each(sizes_below(4096),
+                [](const At& a, std::size_t s) {
+                  double others = 0;
+                  for (const auto& o : kScatters)
+                    if (o != "scatter/1-lev-sys-br" && o != "scatter/1-lev-our-br")
+                      others = std::max(others, a.t->ms(o, s));
+                  const double sys = a.t->ms("scatter/1-lev-sys-br", s), ours = a.t->ms("scatter/1-lev-our-br", s);
+                  return sys > kClose * ours && ours > others;
+                }),
+        "'significantly' read as more than 1.25x; sys-br was not run from 4 KB up"),
+    Row::number(
+        "fig2.1-lev-dir.flat-to-482",
+        "Sec. 3.2: 'sending messages of size <= 482 bytes costs approximately the same' (1-lev-dir, 256 B "
+        "over 16 B)",
+        [](const At& a) {
+          return claims::Number(1.0, a.t->ms("scatter/1-lev-dir", 256) / a.t->ms("scatter/1-lev-dir", 16));
+        },
+        kNumberTolerance),
+    Row::statement("fig2.combining-small",
+                   "Sec. 3.2: 'the message-combining algorithms (excluding the broadcasting algorithms) perform well "
+                   "for small message sizes; i.e., when L <= 256 bytes'",
+                   "all four faster than 1-lev-dir, L <= 256",
+                   at_each(sizes_up_to(256),
+                           [](const At& a, std::size_t s) {
+                             for (const auto& c : {"scatter/2-lev-rec", "scatter/3-lev-sq", "scatter/logp-lev-sq",
+                                                   "scatter/logp-lev-rec(0.75)"})
+                               if (!(a.t->ms(c, s) < a.t->ms("scatter/1-lev-dir", s))) return false;
+                             return true;
+                           })),
+    Row::statement("fig2.1-lev-dir-only-large",
+                   "Sec. 3.2: '1-lev-dir is a reasonable choice only for large message sizes (at least 4 Kbytes)'",
+                   "1-lev-dir more than 1.25x the best below 4 KB",
+                   at_each(sizes_below(4096),
+                           [](const At& a, std::size_t s) {
+                             return a.t->ms("scatter/1-lev-dir", s) > kClose * a.t->ms(a.t->fastest(kScatters, s), s);
+                           }),
+                   "'not reasonable' read as more than 1.25x the best"),
+    Row::statement("fig4.gap-narrows",
+                   "Sec. 3.2 (Fig. 4): 'In comparison to Algorithm 1-lev-dir, these algorithms perform well for "
+                   "small messages size while the performance gap narrows for messages of size 4 Kbytes'",
+                   "1-lev-dir / best of the three smaller at 4096 than at 256",
+                   [](const At& a) {
+                     const auto gap = [&](std::size_t s) {
+                       double b = INFINITY;
+                       for (const auto& x : kBestThree) b = std::min(b, a.t->ms(x, s));
+                       return a.t->ms("scatter/1-lev-dir", s) / b;
+                     };
+                     return claims::Statement(fmt::format("{:.2f} at 4096, {:.2f} at 256", gap(4096), gap(256)),
+                                              gap(4096) < gap(256));
+                   }),
+    Row::number(
+        "fig2.logp-lev-sq=rec(0.5)",
+        "Sec. 3.2: 'Algorithm logp-lev-sq and Algorithm logp-lev-rec(0.5) give about the same performance' "
+        "(worst ratio over sizes)",
+        [](const At& a) { return a.t->worst_ratio("scatter/logp-lev-sq", "scatter/logp-lev-rec(0.5)"); },
+        kNumberTolerance),
+};
+
+// Section 4.1, Figure 6 (all-to-one): the winner above 512 B, the combining algorithms comparable up to it.
+const std::vector<Row> kFig6LargeWinner = {Row::statement(
+    "fig6.winner", "Sec. 4.1: 'for L > 512 Algorithm logp-lev-rec(0.60) gives the best performance'",
+    "logp-lev-rec(0.6)", [](const At& a) {
+      const auto w = a.t->fastest(kFig6, a.size);
+      return claims::Statement(fmt::format("{} ({:.2f} ms; logp-lev-rec(0.6) {:.2f})", short_name(w),
+                                           a.t->ms(w, a.size), a.t->ms("gather/logp-lev-rec(0.6)", a.size)),
+                               w == "gather/logp-lev-rec(0.6)");
+    })};
+const std::vector<Row> kFig6SmallComparable = {Row::statement(
+    "fig6.comparable", "Sec. 4.1: 'all algorithms that combine messages give a comparable performance for L <= 512'",
+    "slowest combining <= 1.25 x fastest",
+    [](const At& a) {
+      const auto w = a.t->fastest(kFig6, a.size);
+      double lo = INFINITY, hi = 0;
+      for (const auto& c : kCombiningGathers)
+        lo = std::min(lo, a.t->ms(c, a.size)), hi = std::max(hi, a.t->ms(c, a.size));
+      return claims::Statement(fmt::format("{} ({:.2f} ms) .. {:.2f} ms: {:.2f}x", short_name(w), lo, hi, hi / lo),
+                               hi <= kClose * lo);
+    },
+    "'comparable' read as within 1.25x")};
+
+// Both of gamma's ranges of section 4.1: rec(0.65) / rec(0.6) at size `s`.
+double gamma_ratio(const At& a, std::size_t s) {
+  return a.t->ms("gather/logp-lev-rec(0.65)", s) / a.t->ms("gather/logp-lev-rec(0.6)", s);
+}
+// Section 4.1's comparison of the all-to-one algorithms with their one-to-all counterparts.
+bool gathers_vs_scatters(const At& a, std::size_t s, bool gather_faster) {
+  for (const std::string x : {"1-lev-dir", "2-lev-rec", "3-lev-sq"}) {
+    const double g = a.t->ms("gather/" + x, s), sc = a.t->ms("scatter/" + x, s);
+    if (gather_faster ? !(g < sc) : !(g > kClose * sc)) return false;
+  }
+  return true;
+}
+
+// Section 4.1, Figure 6's statements over all sizes.
+const std::vector<Row> kFig6Rows = {
+    Row::statement("fig6.1-lev-dir-not-close",
+                   "Sec. 4.1: 'for all machine and all message sizes we considered, the performance of Algorithm "
+                   "1-lev-dir does not come close to that of the better performing algorithms'",
+                   "1-lev-dir more than 1.25x the best, every size",
+                   at_each(kSizes,
+                           [](const At& a, std::size_t s) {
+                             return a.t->ms("gather/1-lev-dir", s) >
+                                    kClose * a.t->ms(a.t->fastest(kCombiningGathers, s), s);
+                           }),
+                   "'not close' read as more than 1.25x"),
+    Row::statement("fig6.2-lev-rec-good",
+                   "Sec. 4.1: 'Overall, for all message and all machine sizes we considered, Algorithm 2-lev-rec is a "
+                   "good choice'",
+                   "2-lev-rec within 1.25x of the best, every size",
+                   at_each(kSizes,
+                           [](const At& a, std::size_t s) {
+                             return a.t->ms("gather/2-lev-rec", s) <= kClose * a.t->ms(a.t->fastest(kFig6, s), s);
+                           }),
+                   "'good choice' read as within 1.25x"),
+    Row::number(
+        "fig6.2-lev-rec.1024-to-2048",
+        "Sec. 4.1: 'for Algorithm 2-lev-rec the table shows a 3-fold increase in time when the message size "
+        "doubles from 1024 to 2048'",
+        [](const At& a) {
+          return claims::Number(3.0, a.t->ms("gather/2-lev-rec", 2048) / a.t->ms("gather/2-lev-rec", 1024));
+        },
+        kNumberTolerance, "", "the paper: 'it appears that some system limits are being exceeded'"),
+    Row::statement("fig6.gamma-0.65-small", "Sec. 4.1: 'gamma = 0.65 performing better for L <= 2048 bytes'",
+                   "rec(0.65) < rec(0.6) for L <= 2048",
+                   at_each(sizes_up_to(2048), [](const At& a, std::size_t s) { return gamma_ratio(a, s) < 1; })),
+    Row::statement("fig6.gamma-0.60-large", "Sec. 4.1: 'gamma = 0.60 performing better for L > 2048 bytes'",
+                   "rec(0.6) < rec(0.65) for L > 2048",
+                   at_each(sizes_above(2048), [](const At& a, std::size_t s) { return gamma_ratio(a, s) > 1; })),
+    Row::number(
+        "fig6.gamma-0.65-large-cost",
+        "Sec. 4.1: 'Using gamma = 0.65 for large messages increased the time by about 40%' (mean of "
+        "rec(0.65)/rec(0.6) over 4..16 KB)",
+        [](const At& a) {
+          const auto large = sizes_above(2048);
+          double sum = 0;
+          for (auto s : large) sum += gamma_ratio(a, s);
+          return claims::Number(1.40, sum / static_cast<double>(large.size()));
+        },
+        kNumberTolerance),
+    Row::statement("fig6-vs-2.small",
+                   "Sec. 4.1: 'for messages of length < 512 bytes the all-to-one algorithms are slightly faster than "
+                   "their one-to-all counterpart'",
+                   "gather < scatter for 1-lev-dir, 2-lev-rec, 3-lev-sq, L < 512",
+                   at_each(ascending(sizes_below(512)),
+                           [](const At& a, std::size_t s) { return gathers_vs_scatters(a, s, true); })),
+    Row::statement("fig6-vs-2.large",
+                   "Sec. 4.1: 'while for messages of length >= 512 bytes the all-to-one algorithms are significantly "
+                   "slower'",
+                   "gather > 1.25 x scatter for 1-lev-dir, 2-lev-rec, 3-lev-sq, L >= 512",
+                   at_each(ascending(sizes_from(512)),
+                           [](const At& a, std::size_t s) { return gathers_vs_scatters(a, s, false); }),
+                   "'significantly' read as more than 1.25x"),
+    Row::number(
+        "fig6-vs-2.logp-lev-sq",
+        "Sec. 4.1: 'one would expect Algorithm logp-lev-sq to exhibit a similar performance for one-to-all "
+        "and all-to-one. Our results for the Delta support this' (worst ratio over sizes)",
+        [](const At& a) { return a.t->worst_ratio("gather/logp-lev-sq", "scatter/logp-lev-sq"); }, kNumberTolerance),
+};
+
+// Section 5.3, Figure 9 (all-to-all): every cell the paper has, and the winner at every size.
+const std::vector<Row> kFig9Cells = {Row::number(
+    "fig9", "Fig. 9 (ms)",
+    [](const At& a) {
+      const auto& ours =
+          std::find_if(kFig9.begin(), kFig9.end(), [&](const auto& p) { return p.first == a.alg; })->second;
+      return claims::Number(a.t->fig9.at(a.alg).at(a.size), a.t->ms(ours, a.size));
+    },
+    kNumberTolerance, "ms")};
+const std::vector<Row> kFig9Winner = {Row::number(
+    "fig9.winner", "Fig. 9: the paper's time of our fastest algorithm against the paper's fastest (ms)",
+    [](const At& a) {
+      std::string ours_w, paper_w;
+      double ours_t = INFINITY, paper_t = INFINITY;
+      for (const auto& [pname, oname] : kFig9) {
+        auto pr = a.t->fig9.find(pname);
+        if (pr == a.t->fig9.end() || !pr->second.count(a.size)) continue;
+        if (a.t->ms(oname, a.size) < ours_t) ours_t = a.t->ms(oname, a.size), ours_w = pname;
+        if (pr->second.at(a.size) < paper_t) paper_t = pr->second.at(a.size), paper_w = pname;
       }
-    L.statement("fig2.broadcasts-worst", "Sec. 3.2: 'The two broadcasting algorithms ... give the worst performance of all algorithms, with the system's broadcast performing significantly worse than our own broadcast'",
-                "sys-br > 1.25 x our-br > every other, 16..2048 B", "sizes where not: " + list_sizes(bad), bad.empty(),
-                "'significantly' read as more than 1.25x; sys-br was not run from 4 KB up");
-    L.number("fig2.1-lev-dir.flat-to-482", "Sec. 3.2: 'sending messages of size <= 482 bytes costs approximately the same' (1-lev-dir, 256 B over 16 B)",
-             1.0, ms("scatter/1-lev-dir", 256) / ms("scatter/1-lev-dir", 16), kNumberTolerance);
-    bad.clear();
-    for (auto s : kSizes)
-      if (s <= 256)
-        for (const auto& a : {"scatter/2-lev-rec", "scatter/3-lev-sq", "scatter/logp-lev-sq", "scatter/logp-lev-rec(0.75)"})
-          if (!(ms(a, s) < ms("scatter/1-lev-dir", s))) bad.push_back(s);
-    L.statement("fig2.combining-small", "Sec. 3.2: 'the message-combining algorithms (excluding the broadcasting algorithms) perform well for small message sizes; i.e., when L <= 256 bytes'",
-                "all four faster than 1-lev-dir, L <= 256", "sizes where not: " + list_sizes(bad), bad.empty());
-    bad.clear();
-    for (auto s : kSizes)
-      if (s < 4096 && !(ms("scatter/1-lev-dir", s) > kClose * ms(fastest(r, D, fig2, s), s))) bad.push_back(s);
-    L.statement("fig2.1-lev-dir-only-large", "Sec. 3.2: '1-lev-dir is a reasonable choice only for large message sizes (at least 4 Kbytes)'",
-                "1-lev-dir more than 1.25x the best below 4 KB", "sizes where not: " + list_sizes(bad), bad.empty(),
-                "'not reasonable' read as more than 1.25x the best");
-    auto gap = [&](std::size_t s) {
-      double b = INFINITY;
-      for (const auto& a : best3) b = std::min(b, ms(a, s));
-      return ms("scatter/1-lev-dir", s) / b;
-    };
-    L.statement("fig4.gap-narrows", "Sec. 3.2 (Fig. 4): 'In comparison to Algorithm 1-lev-dir, these algorithms perform well for small messages size while the performance gap narrows for messages of size 4 Kbytes'",
-                "1-lev-dir / best of the three smaller at 4096 than at 256", fmt::format("{:.2f} at 4096, {:.2f} at 256", gap(4096), gap(256)),
-                gap(4096) < gap(256));
-    const auto [worst, at] = worst_ratio("scatter/logp-lev-sq", "scatter/logp-lev-rec(0.5)");
-    L.number("fig2.logp-lev-sq=rec(0.5)", "Sec. 3.2: 'Algorithm logp-lev-sq and Algorithm logp-lev-rec(0.5) give about the same performance' (worst ratio over sizes)",
-             1.0, worst, kNumberTolerance, "", at ? fmt::format("worst at {} B", at) : "");
-  }
+      return claims::Number(paper_t, a.t->fig9.at(ours_w).at(a.size),
+                            fmt::format("paper's winner {}, ours {}", paper_w, ours_w));
+    },
+    kNumberTolerance, "ms")};
 
-  // Section 4.1, Figure 6: all-to-one.
-  {
-    const std::vector<std::string> combining = {"gather/2-lev-rec", "gather/3-lev-sq", "gather/logp-lev-sq", "gather/logp-lev-rec(0.6)"};
-    for (auto s : kSizes) {
-      const auto w = fastest(r, D, fig6, s);
-      if (s > 512)
-        L.statement(fmt::format("fig6.winner.{}", s), "Sec. 4.1: 'for L > 512 Algorithm logp-lev-rec(0.60) gives the best performance'",
-                    "logp-lev-rec(0.6)", fmt::format("{} ({:.2f} ms; logp-lev-rec(0.6) {:.2f})", short_name(w), ms(w, s), ms("gather/logp-lev-rec(0.6)", s)),
-                    w == "gather/logp-lev-rec(0.6)");
-      else {
-        double lo = INFINITY, hi = 0;
-        for (const auto& a : combining) lo = std::min(lo, ms(a, s)), hi = std::max(hi, ms(a, s));
-        L.statement(fmt::format("fig6.comparable.{}", s), "Sec. 4.1: 'all algorithms that combine messages give a comparable performance for L <= 512'",
-                    "slowest combining <= 1.25 x fastest", fmt::format("{} ({:.2f} ms) .. {:.2f} ms: {:.2f}x", short_name(w), lo, hi, hi / lo),
-                    hi <= kClose * lo, "'comparable' read as within 1.25x");
-      }
-    }
-    std::vector<std::size_t> bad;
-    for (auto s : kSizes)
-      if (!(ms("gather/1-lev-dir", s) > kClose * ms(fastest(r, D, combining, s), s))) bad.push_back(s);
-    L.statement("fig6.1-lev-dir-not-close", "Sec. 4.1: 'for all machine and all message sizes we considered, the performance of Algorithm 1-lev-dir does not come close to that of the better performing algorithms'",
-                "1-lev-dir more than 1.25x the best, every size", "sizes where not: " + list_sizes(bad), bad.empty(), "'not close' read as more than 1.25x");
-    bad.clear();
-    for (auto s : kSizes)
-      if (!(ms("gather/2-lev-rec", s) <= kClose * ms(fastest(r, D, fig6, s), s))) bad.push_back(s);
-    L.statement("fig6.2-lev-rec-good", "Sec. 4.1: 'Overall, for all message and all machine sizes we considered, Algorithm 2-lev-rec is a good choice'",
-                "2-lev-rec within 1.25x of the best, every size", "sizes where not: " + list_sizes(bad), bad.empty(), "'good choice' read as within 1.25x");
-    L.number("fig6.2-lev-rec.1024-to-2048", "Sec. 4.1: 'for Algorithm 2-lev-rec the table shows a 3-fold increase in time when the message size doubles from 1024 to 2048'",
-             3.0, ms("gather/2-lev-rec", 2048) / ms("gather/2-lev-rec", 1024), kNumberTolerance, "",
-             "the paper: 'it appears that some system limits are being exceeded'");
-    bad.clear();
-    std::vector<std::size_t> bad_large;
-    double ratio_large = 0;
-    int n_large = 0;
-    for (auto s : kSizes) {
-      const double q = ms("gather/logp-lev-rec(0.65)", s) / ms("gather/logp-lev-rec(0.6)", s);
-      if (s <= 2048 && !(q < 1)) bad.push_back(s);
-      if (s > 2048) {
-        if (!(q > 1)) bad_large.push_back(s);
-        ratio_large += q, ++n_large;
-      }
-    }
-    L.statement("fig6.gamma-0.65-small", "Sec. 4.1: 'gamma = 0.65 performing better for L <= 2048 bytes'", "rec(0.65) < rec(0.6) for L <= 2048",
-                "sizes where not: " + list_sizes(bad), bad.empty());
-    L.statement("fig6.gamma-0.60-large", "Sec. 4.1: 'gamma = 0.60 performing better for L > 2048 bytes'", "rec(0.6) < rec(0.65) for L > 2048",
-                "sizes where not: " + list_sizes(bad_large), bad_large.empty());
-    L.number("fig6.gamma-0.65-large-cost", "Sec. 4.1: 'Using gamma = 0.65 for large messages increased the time by about 40%' (mean of rec(0.65)/rec(0.6) over 4..16 KB)",
-             1.40, ratio_large / n_large, kNumberTolerance);
-    bad.clear();
-    bad_large.clear();
-    for (const std::string a : {"1-lev-dir", "2-lev-rec", "3-lev-sq"})
-      for (auto s : kSizes) {
-        const double g = ms("gather/" + a, s), sc = ms("scatter/" + a, s);
-        if (s < 512 && !(g < sc)) bad.push_back(s);
-        if (s >= 512 && !(g > kClose * sc)) bad_large.push_back(s);
-      }
-    std::sort(bad.begin(), bad.end()), bad.erase(std::unique(bad.begin(), bad.end()), bad.end());
-    std::sort(bad_large.begin(), bad_large.end()), bad_large.erase(std::unique(bad_large.begin(), bad_large.end()), bad_large.end());
-    L.statement("fig6-vs-2.small", "Sec. 4.1: 'for messages of length < 512 bytes the all-to-one algorithms are slightly faster than their one-to-all counterpart'",
-                "gather < scatter for 1-lev-dir, 2-lev-rec, 3-lev-sq, L < 512", "sizes where not: " + list_sizes(bad), bad.empty());
-    L.statement("fig6-vs-2.large", "Sec. 4.1: 'while for messages of length >= 512 bytes the all-to-one algorithms are significantly slower'",
-                "gather > 1.25 x scatter for 1-lev-dir, 2-lev-rec, 3-lev-sq, L >= 512", "sizes where not: " + list_sizes(bad_large), bad_large.empty(),
-                "'significantly' read as more than 1.25x");
-    const auto [worst, at] = worst_ratio("gather/logp-lev-sq", "scatter/logp-lev-sq");
-    L.number("fig6-vs-2.logp-lev-sq", "Sec. 4.1: 'one would expect Algorithm logp-lev-sq to exhibit a similar performance for one-to-all and all-to-one. Our results for the Delta support this' (worst ratio over sizes)",
-             1.0, worst, kNumberTolerance, "", at ? fmt::format("worst at {} B", at) : "");
-  }
+// Section 5.3's statements on Figure 9, over the algorithms the paper has at each size.
+const std::vector<Row> kFig9Text = {
+    Row::statement(
+        "fig9.text.xor-large",
+        "Sec. 5.3: 'Algorithm 1-lev-xor gives the best performance for larger message sizes; i.e., L >= 256'",
+        "1-lev-xor fastest, L >= 256",
+        at_each(sizes_from(256),
+                [](const At& a, std::size_t s) { return a.t->fastest(a.t->fig9_ran(s), s) == "alltoall/1-lev-xor"; }),
+        "the paper's own Fig. 9 has 1-lev-balance fastest at 256 and 512"),
+    Row::statement(
+        "fig9.text.c,r-small",
+        "Sec. 5.3: 'For small messages sizes (i.e., L <= 256), Algorithm 2-lev-c,r achieved the best "
+        "performance'",
+        "2-lev-c,r fastest, L <= 256",
+        at_each(sizes_up_to(256),
+                [](const At& a, std::size_t s) { return a.t->fastest(a.t->fig9_ran(s), s) == "alltoall/2-lev-c,r"; }),
+        "the paper's own Fig. 9 has 1-lev-balance fastest at 256"),
+    Row::statement("fig9.text.lin-worse-than-xor",
+                   "Sec. 5.3: 'Algorithm 1-lev-lin did consistently worse than 1-lev-xor'", "lin > xor at every size",
+                   at_each(kSizes,
+                           [](const At& a, std::size_t s) {
+                             return a.t->ms("alltoall/1-lev-lin", s) > a.t->ms("alltoall/1-lev-xor", s);
+                           })),
+    Row::statement("fig9.text.sq-second-small",
+                   "Sec. 5.3: 'Algorithm 2-lev-sq gave the second best performance for small message sizes'",
+                   "2-lev-sq second, 16..128 B (as in Fig. 9)",
+                   at_each(sizes_up_to(128),
+                           [](const At& a, std::size_t s) {
+                             std::vector<double> times;
+                             for (const auto& x : a.t->fig9_ran(s)) times.push_back(a.t->ms(x, s));
+                             std::sort(times.begin(), times.end());
+                             return a.t->ms("alltoall/2-lev-sq", s) == times[1];
+                           })),
+    Row::statement("fig9.text.c,r-int-large",
+                   "Sec. 5.3: '2-lev-c,r-int outperforms 2-lev-c,r only for larger machine sizes (p >= 64) and larger "
+                   "message sizes (L >= 1024 bytes)'",
+                   "on 256 processors c,r-int < c,r exactly when L >= 1024",
+                   at_each(kSizes,
+                           [](const At& a, std::size_t s) {
+                             return (a.t->ms("alltoall/2-lev-c,r-int", s) < a.t->ms("alltoall/2-lev-c,r", s)) ==
+                                    (s >= 1024);
+                           })),
+};
 
-  // Section 5.3, Figure 9: all-to-all, every cell, and the winner at every size.
-  for (const auto& [pname, oname] : kFig9) {
-    auto pr = fig9.find(pname);
-    for (auto s : kSizes)
-      if (pr != fig9.end() && pr->second.count(s))
-        L.number(fmt::format("fig9.{}.{}", pname, s), "Fig. 9 (ms)", pr->second.at(s), ms(oname, s), kNumberTolerance, "ms");
-  }
-  for (auto s : kSizes) {
-    std::string ours_w, paper_w;
-    double ours_t = INFINITY, paper_t = INFINITY;
-    for (const auto& [pname, oname] : kFig9) {
-      auto pr = fig9.find(pname);
-      if (pr == fig9.end() || !pr->second.count(s)) continue;
-      if (ms(oname, s) < ours_t) ours_t = ms(oname, s), ours_w = pname;
-      if (pr->second.at(s) < paper_t) paper_t = pr->second.at(s), paper_w = pname;
-    }
-    const double ours_paper_time = fig9.at(ours_w).at(s);
-    L.number(fmt::format("fig9.winner.{}", s), "Fig. 9: the paper's time of our fastest algorithm against the paper's fastest (ms)", paper_t,
-             ours_paper_time, kNumberTolerance, "ms", fmt::format("paper's winner {}, ours {}", paper_w, ours_w));
-  }
-  {
-    std::vector<std::size_t> xor_not, cr_not, lin_not, sq_not, int_wrong;
-    for (auto s : kSizes) {
-      std::vector<std::string> run;
-      for (const auto& [pname, oname] : kFig9)
-        if (fig9.count(pname) && fig9.at(pname).count(s)) run.push_back(oname);
-      const auto w = fastest(r, D, run, s);
-      if (s >= 256 && w != "alltoall/1-lev-xor") xor_not.push_back(s);
-      if (s <= 256 && w != "alltoall/2-lev-c,r") cr_not.push_back(s);
-      if (!(ms("alltoall/1-lev-lin", s) > ms("alltoall/1-lev-xor", s))) lin_not.push_back(s);
-      if (s <= 128) {
-        std::vector<double> t;
-        for (const auto& a : run) t.push_back(ms(a, s));
-        std::sort(t.begin(), t.end());
-        if (ms("alltoall/2-lev-sq", s) != t[1]) sq_not.push_back(s);
-      }
-      if ((ms("alltoall/2-lev-c,r-int", s) < ms("alltoall/2-lev-c,r", s)) != (s >= 1024)) int_wrong.push_back(s);
-    }
-    L.statement("fig9.text.xor-large", "Sec. 5.3: 'Algorithm 1-lev-xor gives the best performance for larger message sizes; i.e., L >= 256'",
-                "1-lev-xor fastest, L >= 256", "sizes where not: " + list_sizes(xor_not), xor_not.empty(),
-                "the paper's own Fig. 9 has 1-lev-balance fastest at 256 and 512");
-    L.statement("fig9.text.c,r-small", "Sec. 5.3: 'For small messages sizes (i.e., L <= 256), Algorithm 2-lev-c,r achieved the best performance'",
-                "2-lev-c,r fastest, L <= 256", "sizes where not: " + list_sizes(cr_not), cr_not.empty(),
-                "the paper's own Fig. 9 has 1-lev-balance fastest at 256");
-    L.statement("fig9.text.lin-worse-than-xor", "Sec. 5.3: 'Algorithm 1-lev-lin did consistently worse than 1-lev-xor'", "lin > xor at every size",
-                "sizes where not: " + list_sizes(lin_not), lin_not.empty());
-    L.statement("fig9.text.sq-second-small", "Sec. 5.3: 'Algorithm 2-lev-sq gave the second best performance for small message sizes'",
-                "2-lev-sq second, 16..128 B (as in Fig. 9)", "sizes where not: " + list_sizes(sq_not), sq_not.empty());
-    L.statement("fig9.text.c,r-int-large", "Sec. 5.3: '2-lev-c,r-int outperforms 2-lev-c,r only for larger machine sizes (p >= 64) and larger message sizes (L >= 1024 bytes)'",
-                "on 256 processors c,r-int < c,r exactly when L >= 1024", "sizes where not: " + list_sizes(int_wrong), int_wrong.empty());
-  }
+// Figure 10's five algorithms on a machine (2-lev-sq needs a square one).
+std::vector<std::string> fig10_on(const std::string& m) {
+  auto five = kFig10;
+  if (m == "delta:4x8" || m == "delta:8x16") std::erase(five, "alltoall/2-lev-sq");
+  return five;
+}
 
-  // Figure 10 (64 B and 4 KB over machine sizes) and the statements that hold "for all machine sizes".
-  for (const auto& m : small) {
-    auto five = fig10;
-    if (m == "delta:4x8" || m == "delta:8x16") five.erase(std::find(five.begin(), five.end(), "alltoall/2-lev-sq"));
-    const auto w64 = fastest(r, m, five, 64), w4k = fastest(r, m, five, 4096);
-    L.statement(fmt::format("fig10.{}.winner.64", m), "Sec. 5.3: '2-lev-c,r achieved the best performance [small L] ... This conclusion holds ... for all machine sizes we considered' (Fig. 10's five)",
-                "2-lev-c,r", short_name(w64), w64 == "alltoall/2-lev-c,r");
-    L.statement(fmt::format("fig10.{}.winner.4096", m), "Sec. 5.3: '1-lev-xor gives the best performance for larger message sizes ... for all machine sizes we considered' (Fig. 10's five)",
-                "1-lev-xor", short_name(w4k), w4k == "alltoall/1-lev-xor");
-    const auto nodes = parse_machine(m).nodes();
-    const bool faster = r.ms(m, "alltoall/2-lev-c,r-int", 4096) < r.ms(m, "alltoall/2-lev-c,r", 4096);
-    L.statement(fmt::format("fig10.{}.c,r-int.4096", m), "Sec. 5.3: '2-lev-c,r-int outperforms 2-lev-c,r only for larger machine sizes (p >= 64) and larger message sizes (L >= 1024 bytes)'",
-                nodes >= 64 ? "c,r-int < c,r" : "c,r-int >= c,r",
-                fmt::format("c,r-int {:.1f} ms, c,r {:.1f} ms", r.ms(m, "alltoall/2-lev-c,r-int", 4096), r.ms(m, "alltoall/2-lev-c,r", 4096)),
-                faster == (nodes >= 64));
-  }
-  L.statement("fig11.64-procs.512", "Sec. 5.3 (Fig. 11, 2 MB in all): 'the switch away from an algorithm that combines messages occurs when a 64-processor machine sends messages of size 512 bytes'",
-              "8x8, 512 B: 1-lev-xor < 2-lev-c,r",
-              fmt::format("xor {:.1f} ms, c,r {:.1f} ms", r.ms("delta:8x8", "alltoall/1-lev-xor", 512), r.ms("delta:8x8", "alltoall/2-lev-c,r", 512)),
-              r.ms("delta:8x8", "alltoall/1-lev-xor", 512) < r.ms("delta:8x8", "alltoall/2-lev-c,r", 512));
-  L.statement("fig11.128-procs.128", "Sec. 5.3 (Fig. 11, 2 MB in all): combining still wins on 128 processors (128 B each)",
-              "8x16, 128 B: 2-lev-c,r < 1-lev-xor",
-              fmt::format("c,r {:.1f} ms, xor {:.1f} ms", r.ms("delta:8x16", "alltoall/2-lev-c,r", 128), r.ms("delta:8x16", "alltoall/1-lev-xor", 128)),
-              r.ms("delta:8x16", "alltoall/2-lev-c,r", 128) < r.ms("delta:8x16", "alltoall/1-lev-xor", 128));
+// Figure 10 (64 B and 4 KB over machine sizes): the statements that hold "for all machine sizes".
+const std::vector<Row> kFig10Rows = {
+    Row::statement("winner.64",
+                   "Sec. 5.3: '2-lev-c,r achieved the best performance [small L] ... This conclusion holds ... for all "
+                   "machine sizes we considered' (Fig. 10's five)",
+                   "2-lev-c,r",
+                   [](const At& a) {
+                     const auto w = a.t->fastest(fig10_on(a.machine), 64, a.machine);
+                     return claims::Statement(short_name(w), w == "alltoall/2-lev-c,r");
+                   }),
+    Row::statement("winner.4096",
+                   "Sec. 5.3: '1-lev-xor gives the best performance for larger message sizes ... for all machine sizes "
+                   "we considered' (Fig. 10's five)",
+                   "1-lev-xor",
+                   [](const At& a) {
+                     const auto w = a.t->fastest(fig10_on(a.machine), 4096, a.machine);
+                     return claims::Statement(short_name(w), w == "alltoall/1-lev-xor");
+                   }),
+    // The paper's ordering depends on the machine: it sets the point's own.
+    Row::statement("c,r-int.4096",
+                   "Sec. 5.3: '2-lev-c,r-int outperforms 2-lev-c,r only for larger machine sizes (p >= 64) and larger "
+                   "message sizes (L >= 1024 bytes)'",
+                   "",
+                   [](const At& a) {
+                     const bool large = a.t->runs.nodes(a.machine) >= 64;
+                     const double cr_int = a.t->ms(a.machine, "alltoall/2-lev-c,r-int", 4096),
+                                  cr = a.t->ms(a.machine, "alltoall/2-lev-c,r", 4096);
+                     return claims::Statement(fmt::format("c,r-int {:.1f} ms, c,r {:.1f} ms", cr_int, cr),
+                                              (cr_int < cr) == large, "", large ? "c,r-int < c,r" : "c,r-int >= c,r");
+                   }),
+};
 
+// Figure 11 (2 MB in all over machine sizes): where the switch away from combining occurs.
+const std::vector<Row> kFig11Rows = {
+    Row::statement("fig11.64-procs.512",
+                   "Sec. 5.3 (Fig. 11, 2 MB in all): 'the switch away from an algorithm that combines messages occurs "
+                   "when a 64-processor machine sends messages of size 512 bytes'",
+                   "8x8, 512 B: 1-lev-xor < 2-lev-c,r",
+                   [](const At& a) {
+                     const double x = a.t->ms("delta:8x8", "alltoall/1-lev-xor", 512),
+                                  cr = a.t->ms("delta:8x8", "alltoall/2-lev-c,r", 512);
+                     return claims::Statement(fmt::format("xor {:.1f} ms, c,r {:.1f} ms", x, cr), x < cr);
+                   }),
+    Row::statement("fig11.128-procs.128",
+                   "Sec. 5.3 (Fig. 11, 2 MB in all): combining still wins on 128 processors (128 B each)",
+                   "8x16, 128 B: 2-lev-c,r < 1-lev-xor",
+                   [](const At& a) {
+                     const double cr = a.t->ms("delta:8x16", "alltoall/2-lev-c,r", 128),
+                                  x = a.t->ms("delta:8x16", "alltoall/1-lev-xor", 128);
+                     return claims::Statement(fmt::format("c,r {:.1f} ms, xor {:.1f} ms", cr, x), cr < x);
+                   }),
+};
+
+// Every claim of the paper that the emulator can test, on delta machines with the options of
+// `delta` (the 16x16 one) added: the ledger `paper000 claims` prints and `paper000 calibrate` scores.
+claims::Ledger delta_claims(const MachineSpec& delta, const Table& fig9, int jobs) {
+  Measurements runs(delta.options);
+  want_runs(runs);
+  runs.run_all(jobs);
+  const Tables t{runs, fig9};
+
+  const auto at_size = [&](const std::vector<std::size_t>& sizes) {
+    std::vector<At> v;
+    for (auto s : sizes) v.push_back(At{&t, s});
+    return v;
+  };
+  const auto by_size = [](const At& a) { return std::to_string(a.size); };
+  const auto once = [](const At&) { return std::string(); };
+  const std::vector<At> whole = {At{&t}};
+  std::vector<At> setups, cells;
+  for (const auto& [alg, n] : kFig5Setups) setups.push_back(At{&t, 0, kDelta, alg});
+  for (const auto& [pname, oname] : kFig9)
+    if (fig9.count(pname))
+      for (auto s : kSizes)
+        if (fig9.at(pname).count(s)) cells.push_back(At{&t, s, kDelta, pname});
+
+  claims::Ledger L;
+  claims::add_rows(L, kFig5Rows, setups, [](const At& a) { return short_name(a.alg); });
+  claims::add_rows(L, kFig2LargeWinner, at_size(sizes_from(4096)), by_size);
+  claims::add_rows(L, kFig2SmallWinner, at_size(sizes_below(4096)), by_size);
+  claims::add_rows(L, kFig2Rows, whole, once);
+  claims::add_rows(L, kFig6LargeWinner, at_size(sizes_above(512)), by_size);
+  claims::add_rows(L, kFig6SmallComparable, at_size(sizes_up_to(512)), by_size);
+  claims::add_rows(L, kFig6Rows, whole, once);
+  claims::add_rows(L, kFig9Cells, cells, [](const At& a) { return fmt::format("{}.{}", a.alg, a.size); });
+  claims::add_rows(L, kFig9Winner, at_size(kSizes), by_size);
+  claims::add_rows(L, kFig9Text, whole, once);
+  for (const auto& m : kSmallDeltas) claims::add_rows(L, kFig10Rows, {At{&t, 0, m}}, once, "fig10." + m + ".");
+  claims::add_rows(L, kFig11Rows, whole, once);
   return L;
 }
 
-int print_claims(const std::string& base_options, const Table& fig9, int jobs, claims::Format format) {
-  const claims::Ledger L = delta_claims(base_options, fig9, jobs);
+// The delta preset with `options` added, written as `--options` takes them: ",recv_us=40" (the
+// leading comma may be left out).
+MachineSpec delta_with(const std::string& options) {
+  MachineSpec spec = MachineSpec::parse(kDelta);
+  const std::string list = options.starts_with(',') ? options.substr(1) : options;
+  if (!list.empty()) spec.add_options(list);
+  return spec;
+}
+
+// The claims on the delta machines with `options`, each measured again at the ends of the ranges
+// the paper leaves open (touchstone::open_variants) unless `preset_only`: a claim that flips there
+// is undecided.
+int print_claims(const std::string& options, const Table& fig9, int jobs, claims::Format format, bool preset_only) {
+  const MachineSpec delta = delta_with(options);
+  claims::Ledger L = delta_claims(delta, fig9, jobs);
+  const auto open = preset_only ? std::vector<OpenVariant>{} : open_variants(delta);
+  for (const auto& v : open) {
+    MachineSpec variant = delta;
+    variant.add_options(v.options);
+    L.settle(delta_claims(variant, fig9, jobs), v.options);
+  }
   if (format == claims::Format::text)
-    fmt::print("Paper 000 claims on delta (machine options '{}'); numbers within {:.2f}x count as reproduced\n\n", base_options, kNumberTolerance);
+    fmt::print(
+        "Paper 000 claims on delta (machine options '{}'); numbers within {:.2f}x count as reproduced{}\n\n", options,
+        kNumberTolerance,
+        open.empty() ? "" : fmt::format("; {} open variants, a claim that flips on one is undecided", open.size()));
   L.print(stdout, format);
   return 0;
 }
 
-
 // ---- Calibration against every claim (`paper000 calibrate`) --------------------------------------
 
 // One point of a scan: the parameter (or relation) it moves, its value, and the machine options
-// that put it there, appended to the preset.
+// that put it there, added to the preset's.
 struct Variant {
   std::string group;
   double value;
-  std::string options;
+  std::vector<MachineOption> options;
 };
+
+// key=value, the value as the scans write it.
+MachineOption option(const std::string& key, double value) { return {key, fmt::format("{:.6g}", value)}; }
 
 // The default scans around the preset `m0`: the C_send/C_recv split along Figure 9's sum, the
 // network-interface set-up inside the window section 3.2's text allows, and every fitted cost alone
@@ -802,30 +1091,36 @@ std::vector<Variant> default_variants(const Machine& m0, const std::vector<std::
   const bool ridge = std::fabs(ni + tail - send) < 1e-9;
   auto tail_within = [&](double c, double x) {
     const double t = ridge ? c - x : std::min(tail, c - x);
-    return t == tail ? std::string() : fmt::format(",send_tail_us={:.6g}", t);
+    return t == tail ? std::vector<MachineOption>{} : std::vector<MachineOption>{option("send_tail_us", t)};
+  };
+  auto then = [](std::vector<MachineOption> a, const std::vector<MachineOption>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
   };
   // The set-up follows C_send down. 117 us is just above section 4.1's bound (C_send > C_recv);
   // 130..160 us brackets the plateau of the joint scan (130..150 us); sum - C_recv / 2 halves C_recv.
   for (double c : {60.0, 117.0, 130.0, 150.0, 160.0, sum - ps[1].value / 2, sum}) {
     if (std::fabs(c - send) < 1e-9) continue;
     const double x = std::min(ni, c);
-    v.push_back({"send_us (C_send + C_recv held)", c,
-                 fmt::format(",send_us={:.6g},recv_us={:.6g},ni_setup_us={:.6g}", c, sum - c, x) + tail_within(c, x)});
+    v.push_back(
+        {"send_us (C_send + C_recv held)", c,
+         then({option("send_us", c), option("recv_us", sum - c), option("ni_setup_us", x)}, tail_within(c, x))});
   }
   for (double x : {100.0, 110.0, 125.0, 135.0, 150.0, 175.0, 200.0})
     if (std::fabs(x - ni) > 1e-9 && x <= send)
-      v.push_back({"ni_setup_us", x, fmt::format(",ni_setup_us={:.6g}", x) + tail_within(send, x)});
+      v.push_back({"ni_setup_us", x, then({option("ni_setup_us", x)}, tail_within(send, x))});
   // The send's tail, inside what the interface set-up leaves of C_send.
   for (double t : {0.0, 12.5, 25.0, 37.5, 50.0})
-    if (std::fabs(t - tail) > 1e-9 && t + ni <= send + 1e-9) v.push_back({"send_tail_us", t, fmt::format(",send_tail_us={:.6g}", t)});
+    if (std::fabs(t - tail) > 1e-9 && t + ni <= send + 1e-9)
+      v.push_back({"send_tail_us", t, {option("send_tail_us", t)}});
   // Router buffers (docs/model.md 2.9): 0 is wormhole without buffers; 60 bytes is the smallest that
   // holds the second packet of a 512-byte message (30 data + 30 header bytes), 512 a whole packet.
   const double buffer = router_buffer_of(m0);
   for (double b : {0.0, 60.0, 96.0, 128.0, 160.0, 224.0, 320.0, 512.0})
     if (std::fabs(b - buffer) > 1e-9)
       v.push_back({"router_buffer", b,
-                   b == 0 ? std::string(",switching=wormhole")
-                          : fmt::format(",switching=cut-through,router_buffer={:.6g}", b)});
+                   b == 0 ? std::vector<MachineOption>{{"switching", "wormhole"}}
+                          : std::vector<MachineOption>{{"switching", "cut-through"}, option("router_buffer", b)}});
   for (std::size_t i = 1; i < ps.size(); ++i) {
     if (ps[i].value <= 0) continue;
     const std::string key = ps[i].key;
@@ -833,8 +1128,8 @@ std::vector<Variant> default_variants(const Machine& m0, const std::vector<std::
     const std::vector<double> factors = link ? std::vector<double>{0.9, 1.1} : std::vector<double>{0.71, 1.41};
     for (double f : factors) {
       const double x = ps[i].value * f;
-      std::string o = fmt::format(",{}={:.6g}", key, x);
-      if (link) o += fmt::format(",inject_ns_per_byte={0:.6g},eject_ns_per_byte={0:.6g}", x);
+      std::vector<MachineOption> o = {option(key, x)};
+      if (link) o.push_back(option("inject_ns_per_byte", x)), o.push_back(option("eject_ns_per_byte", x));
       v.push_back({key, x, o});
     }
   }
@@ -886,13 +1181,14 @@ std::string verdict_changes(const claims::Ledger& base, const claims::Ledger& no
 // loss is within `loss_slack` (relative) of the smallest. One scan point is one `paper000 claims`.
 int calibrate(const std::string& base_options, const Table& fig9, int jobs, const std::vector<std::string>& groups,
               int count_slack, double loss_slack) {
-  const Machine m0 = parse_machine("delta:16x16" + base_options);
+  const MachineSpec base = delta_with(base_options);
+  const Machine m0 = build_machine(base);
   const auto variants = default_variants(m0, groups);
   fmt::print("Calibration of delta (options '{}') against every claim of `paper000 claims`: {} scan points + the preset\n",
              base_options, variants.size());
   fmt::print("R/O/D = reproduced / off / ordering differs; fig9 = mean squared log ratio over Figure 9's cells; "
              "numbers = the same over every numeric claim; changes: +reproduced only here, -only in the preset\n\n");
-  const claims::Ledger L0 = delta_claims(base_options, fig9, jobs);
+  const claims::Ledger L0 = delta_claims(base, fig9, jobs);
   const Score s0 = score_of(L0);
   fmt::print("preset: {}/{}/{}  fig9 {:.4f}  numbers {:.4f}\n", s0.reproduced, s0.off, s0.ordering, s0.fig9_loss, s0.numbers_loss);
   std::fflush(stdout);
@@ -909,7 +1205,9 @@ int calibrate(const std::string& base_options, const Table& fig9, int jobs, cons
   std::map<std::string, std::vector<std::pair<double, Score>>> scans;
   std::vector<std::string> order;
   for (const auto& v : variants) {
-    const claims::Ledger L = delta_claims(base_options + v.options, fig9, jobs);
+    MachineSpec spec = base;
+    spec.options.insert(spec.options.end(), v.options.begin(), v.options.end());
+    const claims::Ledger L = delta_claims(spec, fig9, jobs);
     const Score s = score_of(L);
     fmt::print("{:<32} {:>9.4g}: {}/{}/{}  fig9 {:.4f}  numbers {:.4f}  changes: {}\n", v.group, v.value, s.reproduced, s.off,
                s.ordering, s.fig9_loss, s.numbers_loss, verdict_changes(L0, L));
@@ -950,6 +1248,7 @@ int main(int argc, char** argv) {
   double slack = 0.10;
   std::vector<std::string> calibrate_groups;
   int count_slack = 0;
+  bool preset_only = false;
   for (auto* name : {"fig2", "fig6", "fig9", "fit", "claims", "identify", "calibrate"}) {
     const std::string n = name;
     auto* c = app.add_subcommand(name, n == "fit"        ? "fit the delta parameters to Figure 9"
@@ -958,7 +1257,11 @@ int main(int argc, char** argv) {
                                        : n == "calibrate" ? "every claim scored over scans of the delta parameters: what the whole paper leaves open"
                                                          : std::string("reproduce Figure ") + (name + 3));
     if (n == "claims" || n == "calibrate") {
-      if (n == "claims") c->add_option("--format", claims_format, "text, csv or markdown")->check(CLI::IsMember({"text", "csv", "markdown"}));
+      if (n == "claims") {
+        c->add_option("--format", claims_format, "text, csv or markdown")
+            ->check(CLI::IsMember({"text", "csv", "markdown"}));
+        c->add_flag("--preset-only", preset_only, "do not measure the open variants (no claim is then undecided)");
+      }
       if (n == "calibrate") {
         c->add_option("--groups", calibrate_groups, "scans to run: send_us, ni_setup_us, send_tail_us, router_buffer, recv_us, send_ns_per_byte, ... (default all)");
         c->add_option("--count-slack", count_slack, "reproduced claims below the best still counted as left open")->capture_default_str();
@@ -986,10 +1289,14 @@ int main(int argc, char** argv) {
   if (const auto code = touchstone::cli::parse_command_line(app, argc, argv)) return *code;
   try {
     const std::string cmd = app.get_subcommands().front()->get_name();
-    if (cmd == "claims") return print_claims(claims_options, read_reference(reference), jobs, claims::parse_format(claims_format));
+    if (cmd == "claims")
+      return print_claims(claims_options, read_reference(reference), jobs, claims::parse_format(claims_format),
+                          preset_only);
     if (cmd == "calibrate") return calibrate(claims_options, read_reference(reference), jobs, calibrate_groups, count_slack, slack);
-    if (cmd == "identify") return identify(machine, read_reference(reference), fit_sizes, jobs, slack);
-    if (cmd == "fit") return fit(machine, read_reference(reference), fit_sizes, jobs, rounds, fit_params);
+    if (cmd == "identify")
+      return identify(MachineSpec::parse(machine), read_reference(reference), fit_sizes, jobs, slack);
+    if (cmd == "fit")
+      return fit(MachineSpec::parse(machine), read_reference(reference), fit_sizes, jobs, rounds, fit_params);
     const Machine m = parse_machine(machine);
     if (cmd == "fig9") {
       const Table paper = read_reference(reference);

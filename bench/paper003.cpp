@@ -123,61 +123,52 @@ struct Measured {
   double best_single() const { return std::min(ss.mean, ssp.mean); }
 };
 
-// A statement of section 7 tested at every t of a figure: `id` gets ".t" appended; a statement
-// holds or not, a number (`ratio` set) is ours against 1 within kTol.
-struct PointClaim {
-  const char* id;
-  const char* source;
-  const char* paper;
-  std::string (*ours)(const Measured&);
-  bool (*holds)(const Measured&);
-  double (*ratio)(const Measured&) = nullptr;
-  const char* note = "";
+// Section 7's statements, tested at every t of a figure (the t follows the id): a statement holds
+// or not, a number is ours against 1 within kTol.
+using Row = claims::Row<Measured>;
+const std::vector<Row> kFig10Rows = {
+    Row::statement(
+        "fig10.single-stage-win",
+        "Sec. 7, Fig. 10 (k = 2, l = 1/2): 'Both the single-stage algorithms out-performed the two-stage one'",
+        "random-scheduling and -plus < two-stage",
+        [](const Measured& p) {
+          return claims::Statement(
+              fmt::format("two-stage {:.2f}, random {:.2f}, plus {:.2f} ms", p.two.mean, p.ss.mean, p.ssp.mean),
+              p.ss.mean < p.two.mean && p.ssp.mean < p.two.mean);
+        }),
+};
+const std::vector<Row> kFig9Rows = {
+    Row::statement("fig9.two-stage-beats-basic",
+                   "Sec. 7, Fig. 9 (k = 32, l = 1/32): 'even out-performing the single-stage algorithm without the "
+                   "improvements'",
+                   "two-stage < random-scheduling",
+                   [](const Measured& p) {
+                     return claims::Statement(fmt::format("two-stage {:.2f}, random {:.2f} ms", p.two.mean, p.ss.mean),
+                                              p.two.mean < p.ss.mean);
+                   }),
+    Row::number("fig9.two-stage-as-well-as-plus",
+                "Sec. 7, Fig. 9: 'the two-stage algorithm performed as well as the single-stage algorithms' "
+                "(two-stage / random-scheduling-plus)",
+                [](const Measured& p) { return claims::Number(1.0, p.two.mean / p.ssp.mean); }, kTol, "",
+                "'as well as' read as within 1.10x"),
+};
+// Tested in both figures: the figure goes before the id.
+const std::vector<Row> kBothRows = {
+    Row::statement(
+        "single-stage-better",
+        "Sec. 7: 'the single-stage algorithms were consistent in performing better than the two stage algorithm'",
+        "best single-stage < two-stage",
+        [](const Measured& p) {
+          return claims::Statement(
+              fmt::format("best single-stage {:.2f}, two-stage {:.2f} ms", p.best_single(), p.two.mean),
+              p.best_single() < p.two.mean);
+        }),
 };
 
-const PointClaim kSingleStageWin = {
-    "fig10.single-stage-win",
-    "Sec. 7, Fig. 10 (k = 2, l = 1/2): 'Both the single-stage algorithms out-performed the two-stage one'",
-    "random-scheduling and -plus < two-stage",
-    [](const Measured& p) {
-      return fmt::format("two-stage {:.2f}, random {:.2f}, plus {:.2f} ms", p.two.mean, p.ss.mean, p.ssp.mean);
-    },
-    [](const Measured& p) { return p.ss.mean < p.two.mean && p.ssp.mean < p.two.mean; }};
-const PointClaim kTwoStageBeatsBasic = {
-    "fig9.two-stage-beats-basic",
-    "Sec. 7, Fig. 9 (k = 32, l = 1/32): 'even out-performing the single-stage algorithm without the improvements'",
-    "two-stage < random-scheduling",
-    [](const Measured& p) { return fmt::format("two-stage {:.2f}, random {:.2f} ms", p.two.mean, p.ss.mean); },
-    [](const Measured& p) { return p.two.mean < p.ss.mean; }};
-const PointClaim kAsWellAsPlus = {"fig9.two-stage-as-well-as-plus",
-                                  "Sec. 7, Fig. 9: 'the two-stage algorithm performed as well as the single-stage "
-                                  "algorithms' (two-stage / random-scheduling-plus)",
-                                  "1",
-                                  nullptr,
-                                  nullptr,
-                                  [](const Measured& p) { return p.two.mean / p.ssp.mean; },
-                                  "'as well as' read as within 1.10x"};
-const PointClaim kSingleStageBetter = {
-    "single-stage-better",
-    "Sec. 7: 'the single-stage algorithms were consistent in performing better than the two stage algorithm'",
-    "best single-stage < two-stage",
-    [](const Measured& p) {
-      return fmt::format("best single-stage {:.2f}, two-stage {:.2f} ms", p.best_single(), p.two.mean);
-    },
-    [](const Measured& p) { return p.best_single() < p.two.mean; }};
-
-// Every claim of `rows` at every point of a figure, point by point, into L; `prefix` goes before
-// each id ("fig9." for a claim both figures test).
-void add_points(claims::Ledger& L, const std::vector<Measured>& figure, std::initializer_list<const PointClaim*> rows,
+// Every row of `rows` at every t of a figure into L.
+void add_points(claims::Ledger& L, const std::vector<Row>& rows, const std::vector<Measured>& figure,
                 const std::string& prefix = "") {
-  for (const Measured& p : figure)
-    for (const PointClaim* c : rows) {
-      const std::string id = fmt::format("{}{}.{}", prefix, c->id, p.t);
-      if (c->ratio)
-        L.number(id, c->source, 1.0, c->ratio(p), kTol, "", c->note);
-      else
-        L.statement(id, c->source, c->paper, c->ours(p), c->holds(p), c->note);
-    }
+  claims::add_rows(L, rows, figure, [](const Measured& p) { return std::to_string(p.t); }, prefix);
 }
 
 // Section 3's costs and section 7's statements measured on `machine`.
@@ -218,10 +209,10 @@ claims::Ledger claims_on(const std::string& machine, int seeds, const std::vecto
     return v;
   };
   const auto f9 = points(32, "1/32"), f10 = points(2, "1/2");
-  add_points(L, f10, {&kSingleStageWin});
-  add_points(L, f9, {&kTwoStageBeatsBasic, &kAsWellAsPlus});
-  add_points(L, f9, {&kSingleStageBetter}, "fig9.");
-  add_points(L, f10, {&kSingleStageBetter}, "fig10.");
+  add_points(L, kFig10Rows, f10);
+  add_points(L, kFig9Rows, f9);
+  add_points(L, kBothRows, f9, "fig9.");
+  add_points(L, kBothRows, f10, "fig10.");
   double worst = 0;
   std::string at;
   for (const auto* fig : {&f9, &f10})

@@ -127,4 +127,35 @@ TEST(Claims, FormatNamesParseAndBadOnesAreErrors) {
   EXPECT_THROW(touchstone::claims::parse_format("html"), std::invalid_argument);
 }
 
+// A family of claims as one row over its points: ids take the point's key, numbers keep the row's
+// tolerance and unit, notes join the row's and the point's, and a point may state its own ordering.
+TEST(Claims, RowsOverPointsBecomeClaimsPointByPoint) {
+  using Row = claims::Row<int>;
+  const std::vector<Row> rows = {
+      Row::number("n", "Fig. 1", [](const int& p) { return claims::Number(10, 10.0 * p, p == 2 ? "at two" : ""); },
+                  1.5, "ms", "row note"),
+      Row::statement("s", "Sec. 2", "p odd", [](const int& p) {
+        return claims::Statement(std::to_string(p), p % 2 == 1, "", p == 3 ? "p is three" : "");
+      }),
+  };
+  Ledger l;
+  const auto key = [](const int& p) { return p == 3 ? std::string() : std::to_string(p); };
+  claims::add_rows(l, rows, std::vector<int>{1, 2, 3}, key, "fig.");
+  ASSERT_EQ(l.claims().size(), 6u);
+  const auto& c = l.claims();
+  EXPECT_EQ(c[0].id, "fig.n.1");
+  EXPECT_EQ(c[1].id, "fig.s.1");  // point by point: both rows at 1 before any at 2
+  EXPECT_EQ(c[2].id, "fig.n.2");
+  EXPECT_EQ(c[4].id, "fig.n");    // an empty key: the row's id alone
+  EXPECT_EQ(c[0].verdict, Verdict::reproduced);
+  EXPECT_EQ(c[0].ours, "10 ms");
+  EXPECT_EQ(c[0].note, "row note");
+  EXPECT_EQ(c[2].verdict, Verdict::off);  // 20 / 10 beyond 1.5x
+  EXPECT_EQ(c[2].note, "row note; at two");
+  EXPECT_EQ(c[3].verdict, Verdict::ordering_differs);
+  EXPECT_EQ(c[3].paper, "p odd");
+  EXPECT_EQ(c[5].paper, "p is three");
+  EXPECT_EQ(c[5].verdict, Verdict::reproduced);
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 // it (as a text table, CSV or Markdown). docs/paper000.md shows one.
 #pragma once
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,75 @@ class Ledger {
  private:
   std::vector<Claim> claims_;
 };
+
+/// What a number claim reads off the measured tables at one point: ours beside the paper's value,
+/// judged by its row's tolerance.
+struct Number {
+  Number(double paper, double ours, std::string note = "") : paper(paper), ours(ours), note(std::move(note)) {}
+  double paper;      ///< the paper's value at this point
+  double ours;
+  std::string note;  ///< what this point adds to its row's note ("worst at 512 B")
+};
+/// What a statement claim reads at one point: ours as text, and whether the paper's ordering holds.
+struct Statement {
+  Statement(std::string ours, bool holds, std::string note = "", std::string paper = "")
+      : ours(std::move(ours)), holds(holds), note(std::move(note)), paper(std::move(paper)) {}
+  std::string ours;
+  bool holds;
+  std::string note;   ///< what this point adds to its row's note
+  std::string paper;  ///< the paper's ordering here when it depends on the point; empty: the row's
+};
+
+/// A claim as a row of a table: where the paper says it, the paper's value or ordering, and how to
+/// measure it at a point. A family of claims (one per message size, machine, ...) is one row
+/// applied over its points; a single claim is a row applied at one point.
+template <class Point>
+struct Row {
+  /// A statement (an ordering, a winner, a comparison) with the paper's ordering as text.
+  static Row statement(std::string id, std::string source, std::string paper,
+                       std::function<Statement(const Point&)> measure, std::string note = "") {
+    return Row{std::move(id), std::move(source), std::move(paper), std::move(measure), {}, 1, "", std::move(note)};
+  }
+  /// A number, reproduced when ours / paper lies in [1 / tolerance, tolerance].
+  static Row number(std::string id, std::string source, std::function<Number(const Point&)> measure,
+                    double tolerance, std::string unit = "", std::string note = "") {
+    return Row{std::move(id), std::move(source), "", {}, std::move(measure), tolerance, std::move(unit),
+               std::move(note)};
+  }
+
+  std::string id;      ///< the point's key, when it has one, follows after a '.'
+  std::string source;  ///< where the paper says it
+  std::string paper;   ///< statements: the paper's ordering
+  std::function<Statement(const Point&)> statement_at;  ///< set for a statement
+  std::function<Number(const Point&)> number_at;        ///< set for a number
+  double tolerance;
+  std::string unit;
+  std::string note;  ///< what the test assumes (a threshold the paper leaves open)
+};
+
+/// Every row of `rows` at every point into L, point by point and at each point in table order
+/// (a reader finds one point's claims together). A claim's id is `prefix` + the row's id, then
+/// "." + key(point) unless that is empty.
+template <class Point, class Key>
+void add_rows(Ledger& L, const std::vector<Row<Point>>& rows, const std::vector<Point>& points, Key key,
+              const std::string& prefix = "") {
+  const auto join = [](const std::string& a, const std::string& b) {
+    return a.empty() || b.empty() ? a + b : a + "; " + b;
+  };
+  for (const Point& p : points)
+    for (const Row<Point>& row : rows) {
+      const std::string k = key(p);
+      std::string id = prefix + row.id + (k.empty() ? "" : "." + k);
+      if (row.number_at) {
+        const Number n = row.number_at(p);
+        L.number(std::move(id), row.source, n.paper, n.ours, row.tolerance, row.unit, join(row.note, n.note));
+      } else {
+        const Statement s = row.statement_at(p);
+        L.statement(std::move(id), row.source, s.paper.empty() ? row.paper : s.paper, s.ours, s.holds,
+                    join(row.note, s.note));
+      }
+    }
+}
 
 /// How often an emulator orders a pair of algorithms as the real machine did, split by how far
 /// apart the emulator puts them. A calibrated preset's rankings are only as good as this: a lead
