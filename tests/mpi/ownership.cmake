@@ -20,14 +20,14 @@ buffer\\)${fatal}"
            -- ${cown_on} ${OWNERSHIP_OPTIONS} ${cown} ${mode})
   set_tests_properties(mpi.ownership.${name} PROPERTIES TIMEOUT 60)
 endfunction()
-ownership_test(icoll_send 5 "send buffer \\(4 bytes\\)" "MPI_Iallgather on ${odd}" 210 212 collective icoll_send
+ownership_test(icoll_send 5 "send buffer \\(4 bytes\\)" "MPI_Iallgather\\(sendcount=1, MPI_INT, recvcount=1, MPI_INT\\) on ${odd}" 210 212 collective icoll_send
                nonblocking collective owns its buffers)
-ownership_test(pcoll_send 5 "send buffer \\(4 bytes\\)" "MPI_Allreduce_init on ${odd}" 226 231 collective pcoll_send
+ownership_test(pcoll_send 5 "send buffer \\(4 bytes\\)" "MPI_Allreduce_init\\(count=1, MPI_INT, MPI_SUM\\) on ${odd}" 226 231 collective pcoll_send
                started persistent collective owns its buffers)
 ownership_test(psend 1 "send buffer \\(4 bytes\\)" "MPI_Send_init\\(dest=1, tag=8, ${odd}\\)" 236 239 send psend
                started persistent send owns its buffer)
 set(OWNERSHIP_OPTIONS --check)
-ownership_test(icoll_recv 1 "receive buffer \\(the block of 4 bytes at offset 8\\)" "MPI_Igatherv on ${odd}" 220 222
+ownership_test(icoll_recv 1 "receive buffer \\(the block of 4 bytes at offset 8\\)" "MPI_Igatherv\\(recvcounts=\\{1,1,1\\}, MPI_INT, root=0\\) on ${odd}" 220 222
                collective icoll_recv nonblocking collective owns its buffers)
 ownership_test(precv 3 "receive buffer \\(4 bytes\\)" "MPI_Recv_init\\(source=0, tag=9, ${odd}\\)" 246 249 receive
                precv started persistent receive owns its buffer)
