@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@
 
 #include "call.hpp"
 #include "check.hpp"
+#include "intercomm.hpp"
 #include "topology.hpp"
 #include "types.hpp"
 
@@ -654,21 +656,15 @@ std::vector<Collective::Block> uniform(RankState& rs, int n, int count, MPI_Data
 
 // An intercommunicator call's descriptor (MPI-3.1 5.2.2), its root checked as the body checks it.
 // Its root's group's members other than the root give nothing significant but the root.
-enum class InterRole { root, idle, member, all };
-InterRole inter_role(const Comm& c, int root) {
-  if (root == Collective::kNoRoot) return InterRole::all;
-  if (root == MPI_ROOT) return InterRole::root;
-  if (root == MPI_PROC_NULL) return InterRole::idle;
-  if (root < 0 || root >= c.remote_size)
-    throw MpiError{
-        MPI_ERR_ROOT,
-        fmt::format("root {} is not MPI_ROOT, MPI_PROC_NULL or a rank of the remote group of {}", root, c.remote_size)};
-  return InterRole::member;
+// A call with no root (Collective::kNoRoot): every member gives its own data (nullopt).
+std::optional<InterRole> role_in(const Comm& c, int root) {
+  if (root == Collective::kNoRoot) return std::nullopt;
+  return inter_role(c, root);
 }
 Collective inter_named(const Comm& c, const char* name, int root, MPI_Op op) {
   Collective d = named(name, root, op);
   d.inter = true;
-  d.has_op = op != MPI_OP_NULL && inter_role(c, root) != InterRole::idle;
+  d.has_op = op != MPI_OP_NULL && role_in(c, root) != InterRole::idle;
   return d;
 }
 void no_in_place(const void* buf) {
@@ -698,12 +694,12 @@ Collective describe_data(RankState& rs, const Comm& c, const char* name, int cou
     // MPI_Bcast, MPI_Reduce: the root's data is every member's of the other group; MPI_Allreduce:
     // each group's is the other's.
     Collective d = inter_named(c, name, root, op);
-    const InterRole role = inter_role(c, root);
+    const std::optional<InterRole> role = role_in(c, root);
     d.args =
         fmt::format("count={}, {}{}{}", count, type_text(rs, t), d.has_op ? ", " + op_text(op) : "", root_text(root));
     if (role == InterRole::idle) return d;
     const Signature sig = signature(committed(rs, t), static_cast<std::size_t>(count));
-    d.has_unit = role == InterRole::all;
+    d.has_unit = !role;
     d.per_rank = !d.has_unit;
     d.unit = sig;
     if (role == InterRole::root) d.blocks.assign(static_cast<std::size_t>(c.remote_size), sig);
@@ -724,7 +720,7 @@ Collective describe_rooted(RankState& rs, const Comm& c, const char* name, bool 
   if (c.inter) {
     // The root's block for each member of the other group against that member's own.
     Collective d = inter_named(c, name, root, MPI_OP_NULL);
-    const InterRole role = inter_role(c, root);
+    const std::optional<InterRole> role = role_in(c, root);
     d.args = "root=" + root_value(root);
     if (role == InterRole::idle) return d;
     const bool use_send = gather != (role == InterRole::root);
@@ -772,7 +768,7 @@ Collective describe_rooted_v(RankState& rs, const Comm& c, const char* name, boo
   const char* side = gather ? "recv" : "send";
   if (c.inter) {
     Collective d = inter_named(c, name, root, MPI_OP_NULL);
-    const InterRole role = inter_role(c, root);
+    const std::optional<InterRole> role = role_in(c, root);
     d.args = "root=" + root_value(root);
     if (role == InterRole::idle) return d;
     d.per_rank = true;

@@ -74,4 +74,10 @@ void inter_reduce_scatter_body(RankState& rs, Comm& c, const void* sendbuf, void
 void inter_reduce_scatter_block_body(RankState& rs, Comm& c, const void* sendbuf, void* recvbuf, int recvcount,
                                      MPI_Datatype datatype, MPI_Op op);
 
+/// The part a rank takes in an intercommunicator collective with `root` (MPI-3.1 5.2.2): the root
+/// (MPI_ROOT), the rest of the root's group (MPI_PROC_NULL) or a member of the other group (the
+/// root's rank in that group); MPI_ERR_ROOT for any other value.
+enum class InterRole { root, idle, member };
+InterRole inter_role(const Comm& c, int root);
+
 }  // namespace touchstone::mpi

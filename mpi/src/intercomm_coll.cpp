@@ -23,6 +23,16 @@
 
 namespace touchstone::mpi {
 
+InterRole inter_role(const Comm& c, int root) {
+  if (root == MPI_ROOT) return InterRole::root;
+  if (root == MPI_PROC_NULL) return InterRole::idle;
+  if (root < 0 || root >= c.remote_size)
+    throw MpiError{
+        MPI_ERR_ROOT,
+        fmt::format("root {} is not MPI_ROOT, MPI_PROC_NULL or a rank of the remote group of {}", root, c.remote_size)};
+  return InterRole::member;
+}
+
 namespace {
 
 // The tag of data between the groups on the collective context (the leaders' exchanges of
@@ -86,17 +96,6 @@ void transfer(RankState& rs, const Comm& c, const std::vector<Piece>& sends, con
   }
 }
 
-enum class Role { root, idle, member };  // the root; the rest of its group; the other group
-
-Role role_of(const Comm& c, int root) {
-  if (root == MPI_ROOT) return Role::root;
-  if (root == MPI_PROC_NULL) return Role::idle;
-  if (root < 0 || root >= c.remote_size)
-    throw MpiError{
-        MPI_ERR_ROOT,
-        fmt::format("root {} is not MPI_ROOT, MPI_PROC_NULL or a rank of the remote group of {}", root, c.remote_size)};
-  return Role::member;
-}
 
 void no_in_place(const void* buf) {
   if (buf == MPI_IN_PLACE) throw MpiError{MPI_ERR_ARG, "MPI_IN_PLACE is not allowed on an intercommunicator"};
@@ -151,10 +150,10 @@ void inter_barrier_body(RankState& rs, Comm& c) {
 }
 
 void inter_bcast_body(RankState& rs, Comm& c, void* buffer, int count, MPI_Datatype datatype, int root) {
-  switch (role_of(c, root)) {
-    case Role::root: transfer(rs, c, {{0, buffer, count, datatype}}, {}); break;
-    case Role::idle: break;
-    case Role::member: {
+  switch (inter_role(c, root)) {
+    case InterRole::root: transfer(rs, c, {{0, buffer, count, datatype}}, {}); break;
+    case InterRole::idle: break;
+    case InterRole::member: {
       if (c.rank == 0) transfer(rs, c, {}, {{root, buffer, count, datatype}});
       Comm local = local_group(rs, c);
       bcast(rs, local, buffer, count, datatype, 0);
@@ -165,9 +164,9 @@ void inter_bcast_body(RankState& rs, Comm& c, void* buffer, int count, MPI_Datat
 
 void inter_gather_body(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                        int recvcount, MPI_Datatype recvtype, int root) {
-  const Role role = role_of(c, root);
-  if (role == Role::member) transfer(rs, c, {{root, sendbuf, sendcount, sendtype}}, {});
-  if (role != Role::root) return;
+  const InterRole role = inter_role(c, root);
+  if (role == InterRole::member) transfer(rs, c, {{root, sendbuf, sendcount, sendtype}}, {});
+  if (role != InterRole::root) return;
   std::vector<Piece> recvs;
   for (int i = 0; i < c.remote_size; ++i) recvs.push_back(block(rs, recvbuf, recvcount, recvtype, i));
   transfer(rs, c, {}, recvs);
@@ -175,9 +174,9 @@ void inter_gather_body(RankState& rs, Comm& c, const void* sendbuf, int sendcoun
 
 void inter_gatherv_body(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                         void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root) {
-  const Role role = role_of(c, root);
-  if (role == Role::member) transfer(rs, c, {{root, sendbuf, sendcount, sendtype}}, {});
-  if (role != Role::root) return;
+  const InterRole role = inter_role(c, root);
+  if (role == InterRole::member) transfer(rs, c, {{root, sendbuf, sendcount, sendtype}}, {});
+  if (role != InterRole::root) return;
   std::vector<Piece> recvs;
   for (int i = 0; i < c.remote_size; ++i) recvs.push_back(vblock(rs, recvbuf, recvcounts, displs, recvtype, i));
   transfer(rs, c, {}, recvs);
@@ -185,9 +184,9 @@ void inter_gatherv_body(RankState& rs, Comm& c, const void* sendbuf, int sendcou
 
 void inter_scatter_body(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                         void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
-  const Role role = role_of(c, root);
-  if (role == Role::member) transfer(rs, c, {}, {{root, recvbuf, recvcount, recvtype}});
-  if (role != Role::root) return;
+  const InterRole role = inter_role(c, root);
+  if (role == InterRole::member) transfer(rs, c, {}, {{root, recvbuf, recvcount, recvtype}});
+  if (role != InterRole::root) return;
   std::vector<Piece> sends;
   for (int i = 0; i < c.remote_size; ++i) sends.push_back(block(rs, sendbuf, sendcount, sendtype, i));
   transfer(rs, c, sends, {});
@@ -195,9 +194,9 @@ void inter_scatter_body(RankState& rs, Comm& c, const void* sendbuf, int sendcou
 
 void inter_scatterv_body(RankState& rs, Comm& c, const void* sendbuf, const int sendcounts[], const int displs[],
                          MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
-  const Role role = role_of(c, root);
-  if (role == Role::member) transfer(rs, c, {}, {{root, recvbuf, recvcount, recvtype}});
-  if (role != Role::root) return;
+  const InterRole role = inter_role(c, root);
+  if (role == InterRole::member) transfer(rs, c, {}, {{root, recvbuf, recvcount, recvtype}});
+  if (role != InterRole::root) return;
   std::vector<Piece> sends;
   for (int i = 0; i < c.remote_size; ++i) sends.push_back(vblock(rs, sendbuf, sendcounts, displs, sendtype, i));
   transfer(rs, c, sends, {});
@@ -268,10 +267,10 @@ void inter_alltoallw_body(RankState& rs, Comm& c, const void* sendbuf, const int
 // The other group reduces to its leader (in rank order), which sends the result to the root.
 void inter_reduce_body(RankState& rs, Comm& c, const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
                        MPI_Op op, int root) {
-  switch (role_of(c, root)) {
-    case Role::root: transfer(rs, c, {}, {{0, recvbuf, count, datatype}}); break;
-    case Role::idle: break;
-    case Role::member: {
+  switch (inter_role(c, root)) {
+    case InterRole::root: transfer(rs, c, {}, {{0, recvbuf, count, datatype}}); break;
+    case InterRole::idle: break;
+    case InterRole::member: {
       Comm local = local_group(rs, c);
       const auto tmp = reduce_to_leader(rs, local, sendbuf, count, datatype, op);
       if (c.rank == 0) transfer(rs, c, {{root, tmp.data(), count, datatype}}, {});
