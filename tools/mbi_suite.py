@@ -50,11 +50,11 @@ def expectations(path):
 DIAGNOSES = [
     ("collective mismatch", r"collectives do not match|the (roots|operators|type signatures|counts) differ"),
     ("type mismatch", r"type signature"),
-    ("buffer ownership", r"was written while|written to before|owns its buffer"),
+    ("buffer ownership", r"was written while|written to before|owns its buffer|belongs to that operation"),
     ("leak", r"was never freed"),
     ("request lifecycle", r"never completed|still active|freed while active|is not persistent|is active"),
-    ("rma epoch", r"\(RMA synchronization error\)|MPI_ERR_RMA_SYNC|epoch"),
     ("rma conflict", r"conflicting accesses"),
+    ("rma epoch", r"RMA call outside its synchronization"),
     ("harmful race", r"\b[1-9]\d* harmful race"),
     ("deadlock", r"application deadlock"),
     ("invalid argument", r"\(invalid [a-z ]+\)|is not valid|out of range"),
