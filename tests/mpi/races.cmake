@@ -4,10 +4,10 @@
 # mesh:1x3 rank 1's 4-byte message reaches rank 0 at 11.68 us, rank 2's (one hop more) at 13.12 us.
 foreach(t IN ITEMS races_harmless races_harmful races_deadlock races_feasible races_unsafe races_safe)
   touchstone_add_mpi_program(mpi_test_${t} ${t}.c)
-  target_compile_options(mpi_test_${t} PRIVATE -Wall -Wextra)
+  target_compile_options(mpi_test_${t} PRIVATE -Wall -Wextra -g)  # reports name the lines
 endforeach()
 set(lines ${here}/expect_lines.sh)
-set(race1 "race: rank 0 receive #1: MPI_Recv\\(source=MPI_ANY_SOURCE, tag=0, MPI_COMM_WORLD\\)( at races_[a-z]+\\.c:[0-9]+)?, posted t=0\\.000000 us, took the message from rank 1 \\(tag 0, arrived t=11\\.680000 us\\); it could also have matched:")
+set(race1 "race: rank 0 receive #1: MPI_Recv\\(source=MPI_ANY_SOURCE, tag=0, MPI_COMM_WORLD\\) at races_[a-z]+\\.c:[0-9]+, posted t=0\\.000000 us, took the message from rank 1 \\(tag 0, arrived t=11\\.680000 us\\); it could also have matched:")
 set(lost "  the message from rank 2 \\(tag 0, arrived t=13\\.120000 us\\), which lost by 1\\.440000 us")
 # Rank 0 blocks in its second receive, the deadlock, when its first has cost it 10.04 us of CPU
 # after the message it took arrived: 11.68 + 10.04 us after rank 1's, 13.12 + 10.04 us after rank 2's.
@@ -72,17 +72,17 @@ endfunction()
 # --check: MPI_Send then MPI_Recv on both sides passes with eager sends, deadlocks when sends are
 # synchronous; the report names both MPI_Send calls and counts the ranks, not the idle VPs.
 races_unsafe_under_check(exchange 2
-  "  rank 0 blocked since t=10 us in MPI_Send\\(dest=1, tag=0, MPI_COMM_WORLD\\)"
-  "  rank 1 blocked since t=10 us in MPI_Send\\(dest=0, tag=0, MPI_COMM_WORLD\\)"
+  "  rank 0 blocked since t=10 us in MPI_Send\\(dest=1, tag=0, MPI_COMM_WORLD\\) at races_unsafe.c:17"
+  "  rank 1 blocked since t=10 us in MPI_Send\\(dest=0, tag=0, MPI_COMM_WORLD\\) at races_unsafe.c:17"
   "0 of 2 ranks finished \\(2 more VP\\(s\\) of the machine run no rank\\)\\."
-  "  rank 0 waits in MPI_Send\\(dest=1, tag=0, MPI_COMM_WORLD\\) for rank 1"
+  "  rank 0 waits in MPI_Send\\(dest=1, tag=0, MPI_COMM_WORLD\\) at races_unsafe.c:17 for rank 1"
   "touchstone mpirun --check: standard-mode sends were synchronous and blocking collectives synchronizing, as a conforming MPI may make them: a deadlock reported above can happen on such an MPI")
 # A broadcast's root that leaves before the others entered: a synchronizing MPI_Bcast waits for
 # rank 1, which waits in a synchronous MPI_Send for rank 0's receive after the broadcast.
 races_unsafe_under_check(collective 3
-  "  rank 0 blocked since t=32\\.76 us in MPI_Bcast on MPI_COMM_WORLD"
-  "  rank 1 blocked since t=10 us in MPI_Send\\(dest=0, tag=0, MPI_COMM_WORLD\\)"
-  "  rank 2 blocked since t=10 us in MPI_Bcast on MPI_COMM_WORLD"
+  "  rank 0 blocked since t=32\\.76 us in MPI_Bcast on MPI_COMM_WORLD at races_unsafe.c:22"
+  "  rank 1 blocked since t=10 us in MPI_Send\\(dest=0, tag=0, MPI_COMM_WORLD\\) at races_unsafe.c:26"
+  "  rank 2 blocked since t=10 us in MPI_Bcast on MPI_COMM_WORLD at races_unsafe.c:27"
   "0 of 3 ranks finished \\(1 more VP\\(s\\) of the machine run no rank\\)\\.")
 mpi_test(races.check_safe races_safe --machine mesh:2x3 -np 5 --check)
 mpi_test(races.check_safe_torus races_safe --machine torus:3x3 --check)

@@ -16,6 +16,9 @@ set_tests_properties(mpi.sweep_program.mpi_and_catalog_1_lev_xor_same_makespan
 add_test(NAME mpi.sweep_program.failed_runs_reported COMMAND ${here}/expect.sh 2
          "error: program:mpi_test_osu_alltoall\\[alltoall=cc-cube\\] size 0 on mesh:2x2: exit status 2: rank 0 failed .*cc-cube needs a power-of-two number of processors"
          ${ts} sweep --program $<TARGET_FILE:mpi_test_osu_alltoall> --coll alltoall=all --machine mesh:2x2 -np 3)
+# Those runs end inside MPI_Alltoall, so the program never frees its buffers (as any aborted MPI
+# program); under AddressSanitizer the leak report would change the runs' exit status.
+set_tests_properties(mpi.sweep_program.failed_runs_reported PROPERTIES ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 add_test(NAME mpi.sweep_program.failed_cell COMMAND ${here}/expect.sh 2
          "program:mpi_test_osu_alltoall\\[alltoall=cc-cube\\] +failed"
          ${ts} sweep --program $<TARGET_FILE:mpi_test_osu_alltoall> --coll alltoall=all --machine mesh:2x2 -np 3)
