@@ -563,6 +563,9 @@ TEST(HpamAlgorithms, OnThePresetAProcessorSendsOrReceivesOneMessageAtATime) {
       EXPECT_EQ(overlaps(parse_machine(spec), name), 0);
     }
   EXPECT_GT(overlaps(buffered("hpam:1x1/4x4,Q=8"), "bcast/brute-force"), 0);
+  // The gather's 16 roots send to the level-1 processor at once: their messages overlap there (its
+  // receives do not), which is why it is faster than eq. 10 read backwards (docs/paper001.md).
+  EXPECT_GT(overlaps(parse_machine("hpam:1x1/4x4,Q=8"), "gather/hybrid(1x1)"), 0);
 }
 
 TEST(HpamAlgorithms, Section42BothLevelsScattersAreDeterministicUnderPerturbation) {
