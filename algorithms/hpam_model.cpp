@@ -141,4 +141,22 @@ Time HpamModel::eq14_multicast_scatter_multi(int p2, std::size_t s) const {
   return intra1 + inter + intra2;
 }
 
+Time HpamModel::both_levels_scatter(int p2, int q2, bool multicast, std::size_t s, std::size_t s1) const {
+  const int f2 = c2 / c1;
+  if (multicast ? q2 != 1 : q2 > f2)
+    throw UsageError(fmt::format("both_levels_scatter: needs q2 = 1 (multicast) or q2 <= f2 = {} (hybrid)", f2));
+  // The row's partial scatter moves c1 - 1 chunks of r1 s1 + r2 f2 s bytes from the source in l_c1 sends.
+  const std::size_t chunk = static_cast<std::size_t>(r1) * s1 + static_cast<std::size_t>(r2) * f2 * s;
+  const Time intra1 = b(1, 1, chunk, lg(c1), c1 - 1) + lambda_hop * lplus(c1) / 2;
+  // Eq. 12's or eq. 14's inter-level term: one message per root, or one multicast per band of p2 rows.
+  const long long msgs = static_cast<long long>(r2 / p2) * (multicast ? 1 : f2 / q2);
+  const long long blocks = static_cast<long long>(p2) * (multicast ? f2 : q2);
+  const long double hops = r1 + static_cast<long double>(r2 - p2) / (2.0L * p2);
+  const Time inter = msgs * b(1, 2, s, 1, blocks) + frac(static_cast<long double>(lambda_hop) * msgs * hops);
+  const int lq = multicast ? 0 : lg(q2);
+  const Time intra2 = b(2, 2, s, lg(p2) + lq, static_cast<long long>(p2) * (multicast ? 1 : q2) - 1) +
+                      lambda_hop * (lplus(p2) + (multicast ? 0 : lplus(q2))) / 2;
+  return intra1 + inter + std::max(intra2, eq9_tree_scatter(1, r1, 1, s1));
+}
+
 }  // namespace touchstone::algorithms

@@ -62,6 +62,13 @@ struct HpamModel {
   Time eq12_13_hybrid_scatter_multi(int p2, int q2, std::size_t s) const;
   /// Eq. 14: multicast scatter with several level-1 processors to level 2 only.
   Time eq14_multicast_scatter_multi(int p2, std::size_t s) const;
+  /// Section 4.2's scatter to both levels, for which the paper gives steps but no equation: eq. 12's
+  /// (hybrid, q2 <= f2) or eq. 14's (multicast, q2 = 1) three terms, with each row processor's chunk
+  /// holding its level-1 column's blocks too ("r1 S + r2 f2 S"), and level 1's column scatter (eq. 9
+  /// on r1 x 1) beside level 2's trees ("the intra-level scatter in the first and second level
+  /// proceed concurrently"). `s1` is the size at each level-1 destination: s, or Q s in the second
+  /// scenario. Ours, derived from the text; the paper prints no such formula.
+  Time both_levels_scatter(int p2, int q2, bool multicast, std::size_t s, std::size_t s1) const;
 };
 
 /// log2 of a power of two (the paper's l_alpha).

@@ -126,7 +126,7 @@ def main():
         gain_plot(fig9, "8", "scatter42-hybrid", "scatter42-multicast", f"{outdir}/fig9_scatter42_gain_q8.png",
                   "Fig. 9: level 2 only, hybrid vs multicast, Q=8 (eqs. 12-14 solid)")
         gain_plot(fig10, "8", "both-hybrid", "both-multicast", f"{outdir}/fig10_both_levels_gain_q8.png",
-                  "Fig. 10: both levels, hybrid vs multicast, Q=8 (emulated only)")
+                  "Fig. 10: both levels, Q=8 (model: ours; the paper has none)")
 
 
 if __name__ == "__main__":

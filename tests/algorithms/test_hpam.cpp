@@ -19,8 +19,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <span>
 
 #include <fmt/format.h>
@@ -29,6 +31,7 @@
 #include "algorithms/hpam_model.hpp"
 #include "algorithms/registry.hpp"
 #include "support/host_independent.hpp"
+#include "support/trace_check.hpp"
 #include "touchstone/topologies/hpam.hpp"
 #include "touchstone/touchstone.hpp"
 
@@ -502,6 +505,67 @@ TEST(HpamTimes, Section42MulticastScatterToBothLevelsIsTheLevelTwoPathOfEq14) {
   EXPECT_EQ(r.makespan, h.b(1, 1, 100, 1, 10) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 2, 3) + 10 * h.lambda_hop);
   // The hybrid with 4x2 sub-meshes sends the same 800 bytes as one unicast message: same time.
   EXPECT_EQ(run_alg(m, "scatter/hybrid-both(4x2)", 100).makespan, r.makespan + (h.b(2, 2, 100, 3, 7) - h.b(2, 2, 100, 2, 3)) + 2 * h.lambda_hop);
+  // both_levels_scatter, the paper's cost terms along these steps, has the same B terms; its hops are
+  // eqs. 12 and 14's, l_c1^+/2 = 1 + r1 + (r2 - p2)/(2 p2) = 2 + l_p2^+/2 = 3, 6 against the route's
+  // 10 (ejections included). Level 1's column scatter, eq. 9 on 2 x 1, is off the path here.
+  EXPECT_EQ(h.both_levels_scatter(4, 1, true, 100, 100), r.makespan - 4 * h.lambda_hop);
+  // The 4x2 hybrid: hops 1 + 2 + (l_4^+ + l_2^+)/2 = 7, against the route's 12.
+  EXPECT_EQ(h.both_levels_scatter(4, 2, false, 100, 100),
+            h.b(1, 1, 100, 1, 10) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 3, 7) + 7 * h.lambda_hop);
+  EXPECT_THROW(h.both_levels_scatter(4, 2, true, 100, 100), UsageError);   // a multicast's sub-mesh is one column wide
+  EXPECT_THROW(h.both_levels_scatter(4, 4, false, 100, 100), UsageError);  // q2 > f2 = 2
+}
+
+TEST(HpamAlgorithms, OnThePresetAProcessorSendsOrReceivesOneMessageAtATime) {
+  // Section 2.1: "a processor can either send or receive one message at a time". A message is in
+  // progress at both its ends from its send's start to its receive's end (with held sends the send
+  // completes then; a multicast, at its sender, when its last branch is received). At every
+  // processor the messages it sends or receives never overlap, in every broadcast and scatter of
+  // sections 3 and 4 (the gather's roots contend for their row processor: t_cont, section 2.4).
+  // The buffered interface breaks it: a source's next send starts while its previous message is
+  // still being received.
+  const std::pair<const char*, std::vector<const char*>> runs[] = {
+      {"hpam:1x1/4x4,Q=8,multicast",
+       {"bcast/brute-force", "bcast/hybrid(4x2)", "bcast/multicast(2x1)", "scatter/hybrid(2x2)",
+        "scatter/multicast(2x1)"}},
+      {"hpam:2x2/8x8,Q=8,multicast",
+       {"bcast/hybrid(8x4)", "bcast/multicast(4x1)", "scatter/hybrid-level2(2x2)", "scatter/multicast-level2(2x1)",
+        "scatter/hybrid-both(2x2)", "scatter/multicast-both(2x1)", "scatter/multicast-both-qs(4x1)"}}};
+  const auto overlaps = [](const Machine& m, const char* name) {
+    RunOptions o;
+    o.trace_file = testing::TempDir() + "/hpam_one_message_at_a_time.json";
+    const auto& alg = algorithms::find(name);
+    const algorithms::Args args{64, 0, true};
+    run(
+        m, [&](Proc& p) { alg.program(p, args); }, o);
+    const ts_test::CheckedTrace t = ts_test::check_trace(o.trace_file);
+    std::remove(o.trace_file.c_str());
+    std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> lives;  // by trace thread (VP)
+    // A multicast is one message of its sender (one send, section 3.1's replication), with a flow to
+    // each of its destinations: the sender's message lasts until its last branch is received.
+    std::map<const ts_test::TraceSlice*, std::int64_t> sent;  // send slice -> its last receive's end
+    for (const auto& [id, f] : t.flows) {
+      if (!f.from || !f.to) continue;
+      sent[f.from] = std::max(sent[f.from], f.to->end);
+      lives[f.to->tid].emplace_back(f.from->start, f.to->end);
+    }
+    for (const auto& [send, end] : sent) lives[send->tid].emplace_back(send->start, end);
+    int n = 0;
+    for (auto& [tid, v] : lives) {
+      std::sort(v.begin(), v.end());
+      for (std::size_t i = 1; i < v.size(); ++i) n += v[i].first < v[i - 1].second;
+    }
+    return n;
+  };
+  for (const auto& [spec, names] : runs)
+    for (const char* name : names) {
+      SCOPED_TRACE(fmt::format("{} on {}", name, spec));
+      EXPECT_EQ(overlaps(parse_machine(spec), name), 0);
+    }
+  EXPECT_GT(overlaps(buffered("hpam:1x1/4x4,Q=8"), "bcast/brute-force"), 0);
+  // The gather's 16 roots send to the level-1 processor at once: their messages overlap there (its
+  // receives do not), which is why it is faster than eq. 10 read backwards (docs/paper001.md).
+  EXPECT_GT(overlaps(parse_machine("hpam:1x1/4x4,Q=8"), "gather/hybrid(1x1)"), 0);
 }
 
 TEST(HpamAlgorithms, Section42BothLevelsScattersAreDeterministicUnderPerturbation) {
@@ -546,6 +610,7 @@ TEST(HpamTimes, Section42ScatterWithQTimesTheBytesInLevelOneOnlyLengthensTheRowS
   EXPECT_EQ(r.stats.blocked_headers, 0u);
   EXPECT_EQ(r.makespan, h.b(1, 1, 100, 1, 12) + h.b(1, 2, 100, 1, 8) + h.b(2, 2, 100, 2, 3) + 10 * h.lambda_hop);
   EXPECT_EQ(r.makespan - run_alg(m, "scatter/multicast-both(4x1)", 100).makespan, 200 * h.omega(1, 1));
+  EXPECT_EQ(h.both_levels_scatter(4, 1, true, 100, 200), r.makespan - 4 * h.lambda_hop);  // the hops as above
 }
 
 TEST(HpamTimes, Section42QTimesTheBytesInLevelOneMakesLevelOneCriticalAndGrowsTheHybridOptimum) {
