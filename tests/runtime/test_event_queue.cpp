@@ -66,6 +66,27 @@ TEST(EventQueue, PopsInTimeOrderKeyInsertionOrderAtAnyResolution) {
     }
 }
 
+// The current bucket as the engine fills it: every VP's wake-up at t = 0 in rank order (each later
+// than the others: appended), then, after some are taken, an event earlier than all that are left
+// (it takes the slot the last pop freed) and one in the middle; the next bucket filled in key order
+// (its list comes off reversed).
+TEST(EventQueue, TheCurrentBucketTakesEventsAtEitherEndAndBetween) {
+  EventQueue q;
+  q.set_resolution(1024);
+  for (std::uint64_t r = 0; r < 1000; ++r) q.push(0, vp_order(static_cast<int>(r)), Ev::resume, nullptr, r);
+  for (std::uint64_t r = 0; r < 10; ++r) EXPECT_EQ(q.pop().a, r);
+  q.push(0, 7, Ev::arrive, nullptr, 10000);                 // a message event: before every VP event
+  q.push(0, vp_order(500), Ev::resume, nullptr, 10001);     // behind rank 500's first one
+  for (std::uint64_t r = 0; r < 50; ++r) q.push(5000, r, Ev::header, nullptr, 20000 + r);
+  EXPECT_EQ(q.pop().a, 10000u);
+  for (std::uint64_t r = 10; r < 1000; ++r) {
+    EXPECT_EQ(q.pop().a, r);
+    if (r == 500) EXPECT_EQ(q.pop().a, 10001u);
+  }
+  for (std::uint64_t r = 0; r < 50; ++r) EXPECT_EQ(q.pop().a, 20000 + r);
+  EXPECT_TRUE(q.empty());
+}
+
 // An event pushed before the time last taken (a broken invariant) comes out first, so that the
 // engine sees it and reports it instead of running on silently.
 TEST(EventQueue, AnEventInThePastComesOutNext) {
