@@ -445,7 +445,13 @@ void alltoallv_random_scheduling(Proc& p, const TrafficMatrix& m, std::span<cons
       busy = p.test_and_set(j, kBusy);  // Fig. 5's inquiry: 0 means the lock was free and is ours
     }
     if (busy) continue;
-    p.send(j, kTagV, bytes);
+    // The implementation polls (section 5): while its message leaves, the node takes the packets
+    // that arrive for the buffers it pre-allocated (Fig. 4), rather than leaving them all to the
+    // final wait. A receive completes here when its message is in; the send when it has left.
+    incoming.push_back(p.isend(j, kTagV, bytes));
+    while (incoming.back().active()) p.waitany(incoming);
+    incoming.pop_back();
+    std::erase_if(incoming, [](const Request& r) { return !r.active(); });
     p.am_send(j, kRelease, {});  // "upon completion, reset destination node's busy_lock to free"
     owe[pick] = owe.back();
     owe.pop_back();
