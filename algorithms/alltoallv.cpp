@@ -101,21 +101,22 @@ class Writer {
 
 /// The communication of Fig. 3 for any messages: in step k = 1..p-1 send out[dst] and receive
 /// from src (i XOR k for both when p is a power of two, else i+k and i-k), then barrier.
-/// An empty out[dst] is not sent; in[src] is received when `expect(src)` is true, into a message
-/// made as long as probing says. The own message is moved locally.
-void linear_permutation(Proc& p, Messages& out, Messages& in, auto expect) {
+/// An empty out[dst] is not sent; `incoming(src)` is the size of the message from src (0: none).
+/// Fig. 3 first generates the receive vector, so every receiver knows what it gets: it posts the
+/// receive of that size before it sends, and a node that drains packets as they come (the CM-5's
+/// polling, recv_overlap) reads them while its own leave. Probing for the size instead would wait
+/// for the whole message before reading its first packet. The own message is moved locally.
+void linear_permutation(Proc& p, Messages& out, Messages& in, auto incoming) {
   const int n = p.size(), me = p.rank();
   const bool pow2 = (n & (n - 1)) == 0;
   in.take(me, out, me);
   for (int k = 1; k < n; ++k) {
     const int dst = pow2 ? me ^ k : (me + k) % n, src = pow2 ? me ^ k : (me - k + n) % n;
-    Request r;
-    if (!out[dst].empty()) r = p.isend(dst, kTagV, out[dst]);
-    if (expect(src)) {
-      const Status s = p.probe(src, kTagV);
-      p.recv(src, kTagV, in.make(src, s.size));
-    }
-    if (r.active()) p.wait(r);
+    Request got, sent;
+    if (const std::size_t bytes = incoming(src)) got = p.irecv(src, kTagV, in.make(src, bytes));
+    if (!out[dst].empty()) sent = p.isend(dst, kTagV, out[dst]);
+    if (got.active()) p.wait(got);
+    if (sent.active()) p.wait(sent);
     p.barrier();
   }
 }
@@ -162,7 +163,7 @@ void alltoallv_linear_permutation(Proc& p, const TrafficMatrix& m, std::span<con
     w.append(send.data() + so[sz(j)], len);
     w.done();
   }
-  linear_permutation(p, out, in, [&](int src) { return m.at(src, me) > 0; });
+  linear_permutation(p, out, in, [&](int src) { return sz(m.at(src, me)); });
   for (int i = 0; i < n; ++i) {
     if (in[i].size() != ro[sz(i) + 1] - ro[sz(i)]) throw std::logic_error("alltoallv/linear-permutation: message size mismatch");
     if (in.real() && !in[i].empty()) std::memcpy(recv.data() + ro[sz(i)], in[i].data(), in[i].size());
@@ -227,25 +228,32 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
     if (shuffled) perm = stage1_shuffle(plan, p.seed() * 0x100000001b3ULL + static_cast<std::uint64_t>(i));
     return perm;
   };
-  // When headers do not arrive (phantom payloads), what every source wrote in them, computed from
-  // its plan one source at a time (keeping every source's p x p plan would be p^3 entries per
-  // processor): s1_len[i][j], the length of the part for j in the stage-1 message from i;
-  // s2_len[q][i] and s2_part[q][i], the length and index of source i's part through intermediary q.
+  // The receive vectors of both stages (Fig. 3 generates them before each linear permutation):
+  // s1_size[i], the stage-1 message from source i, and s2_size[q], the stage-2 message from
+  // intermediary q, computed from every source's plan one source at a time (keeping every
+  // source's p x p plan would be p^3 entries per processor). When headers do not arrive (phantom
+  // payloads), also what every source wrote in them: s1_len[i][j], the length of the part for j in
+  // the stage-1 message from i; s2_len[q][i] and s2_part[q][i], the length and index of source
+  // i's part through intermediary q.
+  std::vector<std::size_t> s1_size(sz(n), header), s2_size(sz(n), header);
   std::vector<std::vector<Entry>> s1_len, s2_len, s2_part;
   if (!headers_arrive) {
     s1_len.assign(sz(n), std::vector<Entry>(sz(n)));
     s2_len.assign(sz(n), std::vector<Entry>(sz(n)));
     if (shuffled) s2_part.assign(sz(n), std::vector<Entry>(sz(n)));
-    std::vector<int> part_through(sz(n));  // source i's part index that went to intermediary q
-    for (int i = 0; i < n; ++i) {
-      const Stage1Plan plan(m.row(i));
-      const std::vector<int> perm = permutation(i, plan);
-      for (int k = 0; k < n; ++k) part_through[sz(perm[sz(k)])] = k;
-      for (int j = 0; j < n; ++j) s1_len[sz(i)][sz(j)] = static_cast<Entry>(plan.len(part_through[sz(me)], j));
-      for (int q = 0; q < n; ++q) {
-        s2_len[sz(q)][sz(i)] = static_cast<Entry>(plan.len(part_through[sz(q)], me));
-        if (shuffled) s2_part[sz(q)][sz(i)] = static_cast<Entry>(part_through[sz(q)]);
-      }
+  }
+  std::vector<int> part_through(sz(n));  // source i's part index that went to intermediary q
+  for (int i = 0; i < n; ++i) {
+    const Stage1Plan plan(m.row(i));
+    const std::vector<int> perm = permutation(i, plan);
+    for (int k = 0; k < n; ++k) part_through[sz(perm[sz(k)])] = k;
+    s1_size[sz(i)] += sz(plan.total(part_through[sz(me)]));
+    for (int q = 0; q < n; ++q) s2_size[sz(q)] += sz(plan.len(part_through[sz(q)], me));
+    if (headers_arrive) continue;
+    for (int j = 0; j < n; ++j) s1_len[sz(i)][sz(j)] = static_cast<Entry>(plan.len(part_through[sz(me)], j));
+    for (int q = 0; q < n; ++q) {
+      s2_len[sz(q)][sz(i)] = static_cast<Entry>(plan.len(part_through[sz(q)], me));
+      if (shuffled) s2_part[sz(q)][sz(i)] = static_cast<Entry>(part_through[sz(q)]);
     }
   }
 
@@ -270,7 +278,7 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
     }
     msg.done();
   }
-  linear_permutation(p, out, in, [](int) { return true; });
+  linear_permutation(p, out, in, [&](int i) { return s1_size[sz(i)]; });
 
   // Stage 2 at the intermediary: Stg2pp (Fig. 8) -- the message to destination j gathers the
   // part for j from every source, ahead of it the p lengths (and, shuffled, each part's index).
@@ -307,7 +315,7 @@ void alltoallv_two_stage(Proc& p, const TrafficMatrix& m, std::span<const std::b
     if (at != in[i].size()) throw std::logic_error("alltoallv/two-stage: stage-1 message size mismatch");
   }
   for (const Writer& msg : to) msg.done();
-  linear_permutation(p, fwd, got, [](int) { return true; });
+  linear_permutation(p, fwd, got, [&](int q) { return s2_size[sz(q)]; });
 
   // At the destination: the part k of the message from source i starts after parts 0..k-1.
   struct Part {
@@ -437,7 +445,13 @@ void alltoallv_random_scheduling(Proc& p, const TrafficMatrix& m, std::span<cons
       busy = p.test_and_set(j, kBusy);  // Fig. 5's inquiry: 0 means the lock was free and is ours
     }
     if (busy) continue;
-    p.send(j, kTagV, bytes);
+    // The implementation polls (section 5): while its message leaves, the node takes the packets
+    // that arrive for the buffers it pre-allocated (Fig. 4), rather than leaving them all to the
+    // final wait. A receive completes here when its message is in; the send when it has left.
+    incoming.push_back(p.isend(j, kTagV, bytes));
+    while (incoming.back().active()) p.waitany(incoming);
+    incoming.pop_back();
+    std::erase_if(incoming, [](const Request& r) { return !r.active(); });
     p.am_send(j, kRelease, {});  // "upon completion, reset destination node's busy_lock to free"
     owe[pick] = owe.back();
     owe.pop_back();

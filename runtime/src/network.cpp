@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "contexts.hpp"
 #include "touchstone/error.hpp"
 
 namespace touchstone::detail {
@@ -57,6 +58,21 @@ Packet* Network::dequeue(Packet*& head, Packet*& tail) {
   p->next_wait = nullptr;
   return p;
 }
+
+namespace {
+
+// With several injection channels, a message waits while an earlier one to the same destination
+// is still being injected, so a pair's messages arrive in order (non-overtaking). An active
+// message (request or reply, one packet) is exempt either way: nothing matches it against the
+// pair's other messages, and a node writes its packets between those of a long message it is
+// streaming (docs/model.md 2.6), so it does not wait for that message to be injected.
+bool keeps_order_behind(const Msg& injecting, const Msg& waiting) {
+  using detail::is_am_reply, detail::is_am_request;
+  const auto am = [](const Msg& m) { return is_am_request(m.ctx) || is_am_reply(m.ctx); };
+  return injecting.dst == waiting.dst && !am(injecting) && !am(waiting);
+}
+
+}  // namespace
 
 std::uint64_t Network::draw(std::uint64_t x) const {
   std::uint64_t z = seed_ * 0x9e3779b97f4a7c15ULL + x;
@@ -136,13 +152,12 @@ void Network::try_start_messages(int node_id, Time t) {
   Node& node = nodes_[static_cast<std::size_t>(node_id)];
   for (std::size_t port = 0; port < node.inj.size() && node.queue_head; ++port) {
     if (node.inj[port].cur) continue;
-    // Messages to one destination leave in order: with several ports, a message waits while an
-    // earlier one to the same destination is still being injected (non-overtaking).
+    // Messages to one destination leave in order (keeps_order_behind).
     Msg* prev = nullptr;
     Msg* m = node.queue_head;
     for (; m; prev = m, m = m->next) {
       bool busy = false;
-      for (const auto& p : node.inj) busy |= p.cur && p.cur->dst == m->dst;
+      for (const auto& p : node.inj) busy |= p.cur && keeps_order_behind(*p.cur, *m);
       if (!busy) break;
     }
     if (!m) return;
@@ -163,7 +178,7 @@ void Network::injection_wait(const Msg& m, Time t) {
   std::size_t in_way = 0;
   for (std::size_t p = 0; p < node.inj.size(); ++p) {
     const std::uint32_t c = inj_channel(m.src, static_cast<int>(p)), best = inj_channel(m.src, static_cast<int>(in_way));
-    if (node.inj[p].cur && node.inj[p].cur->dst == m.dst) {
+    if (node.inj[p].cur && keeps_order_behind(*node.inj[p].cur, m)) {
       in_way = p;
       break;
     }

@@ -139,6 +139,39 @@ TEST(ActiveMessages, HandlerInterruptsAVpThatRanAhead) {
   EXPECT_EQ(r.finish_time[1], microseconds(100) + nanoseconds(3300));
 }
 
+// On cm5 (two channels each way) an active message does not wait for a long message to the same
+// node to be injected (docs/model.md 2.6). From the barrier's release, rank 1 streams 1600 bytes
+// to rank 0 (100 packets of 20 B, 1.0 us each on the wire; packet k is written by 0.6 + (k+1) us,
+// send overlap) while rank 0 test_and_sets a word of rank 1: request handed at 1.6, arrives 2.5,
+// handler 2.5..5.8 us. Two channels: the reply's header takes rank 1's second injection channel
+// at 5.8, waits for the link, which packet 4 (started 5.6) frees at 5.6 + 0.1 + 1.0 = 6.7, takes
+// the down link at 6.8 and a free ejection channel at 6.9, arrives 6.9 + 0.6 = 7.5 and is received
+// at 7.5 + 1.7 = 9.2 us. One channel (ports=1): the reply waits for the last packet to leave at
+// 100.6 + 1.0 = 101.6, arrives 101.6 + 0.3 + 0.6 = 102.5 and is received at 104.2 us.
+TEST(ActiveMessages, ReplyPassesALongMessageToTheSameNode) {
+  auto round_trip = [](const char* spec) {
+    Time done = 0;
+    run(parse_machine(spec), [&](Proc& p) {
+      std::vector<std::byte> b(1600);
+      if (p.rank() == 1) p.register_word(5);
+      p.barrier();  // the word exists before anyone inquires; both start together
+      if (p.rank() == 1) {
+        Request r = p.isend(0, 0, b);
+        p.wait(r);
+      } else if (p.rank() == 0) {
+        const Time start = p.now();
+        EXPECT_EQ(p.test_and_set(1, 5), 0);
+        done = p.now() - start;
+        p.recv(1, 0, b);
+      }
+    });
+    return done;
+  };
+  const Time two = round_trip("cm5:32"), one = round_trip("cm5:32,ports=1");
+  EXPECT_EQ(two, nanoseconds(9200));
+  EXPECT_EQ(one, nanoseconds(104200));
+}
+
 // A handler that blocks (or calls the Proc at all) is an error that names the handler.
 TEST(ActiveMessages, BlockingHandlerIsAnError) {
   auto attempt = [](auto&& body) {
