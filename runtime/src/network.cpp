@@ -62,14 +62,15 @@ Packet* Network::dequeue(Packet*& head, Packet*& tail) {
 namespace {
 
 // With several injection channels, a message waits while an earlier one to the same destination
-// is still being injected, so a pair's messages arrive in order (non-overtaking). An active
-// message (request or reply, one packet) is exempt either way: nothing matches it against the
-// pair's other messages, and a node writes its packets between those of a long message it is
-// streaming (docs/model.md 2.6), so it does not wait for that message to be injected.
+// is still being injected, so a pair's messages arrive in order (non-overtaking). Active messages
+// (requests and replies, one packet) and the other messages keep that order each among themselves,
+// not with each other: nothing matches an active message against the pair's other messages, and a
+// node writes its packets between those of a long message it is streaming (docs/model.md 2.6).
+// Among themselves they must: MPI orders a pair's accumulates, and they are active messages.
 bool keeps_order_behind(const Msg& injecting, const Msg& waiting) {
   using detail::is_am_reply, detail::is_am_request;
   const auto am = [](const Msg& m) { return is_am_request(m.ctx) || is_am_reply(m.ctx); };
-  return injecting.dst == waiting.dst && !am(injecting) && !am(waiting);
+  return injecting.dst == waiting.dst && am(injecting) == am(waiting);
 }
 
 }  // namespace
