@@ -66,9 +66,6 @@ class FiberExecutor final : public Executor {
 
   std::size_t start(std::vector<void*> users, Body body) override {
     body_ = std::move(body);
-#if TOUCHSTONE_TSAN
-    main_tsan_fiber_ = __tsan_get_current_fiber();
-#endif
     threads_.assign(users.size(), std::this_thread::get_id());  // every fiber runs on this thread
     stacks_ = std::make_unique<StackRegion>(users.size(), stack_bytes_);
     report_vp_faults();
@@ -140,6 +137,11 @@ class FiberExecutor final : public Executor {
     const int index = static_cast<int>(ctx_.size());
     stack.out = &c->stack;
 #if TOUCHSTONE_TSAN
+    // Back to whoever creates it afterwards: the scheduler at the start, but a task context is
+    // added by the VP that spawns it (Proc::spawn, nonblocking collectives), on that VP's fiber.
+    // Switching to the scheduler's TSan fiber there left TSan on the wrong shadow stack while
+    // the VP's code went on, and its allocator faulted.
+    void* const creator_tsan_fiber = __tsan_get_current_fiber();
     c->tsan_fiber = __tsan_create_fiber(0);
     __tsan_switch_to_fiber(c->tsan_fiber, 0);  // see the comment above the class
 #endif
@@ -155,7 +157,7 @@ class FiberExecutor final : public Executor {
                                        return std::move(self->caller);
                                      });
 #if TOUCHSTONE_TSAN
-    __tsan_switch_to_fiber(main_tsan_fiber_, 0);
+    __tsan_switch_to_fiber(creator_tsan_fiber, 0);
 #endif
     ctx_.push_back(std::move(c));
   }
@@ -251,7 +253,6 @@ class FiberExecutor final : public Executor {
   Body body_;
   std::unique_ptr<StackRegion> stacks_;  // before ctx_: the fibers go first
   std::vector<std::unique_ptr<Context>> ctx_;
-  void* main_tsan_fiber_ = nullptr;
 };
 
 // ---------------------------------------------------------------- host threads
