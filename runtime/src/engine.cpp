@@ -100,7 +100,7 @@ void Engine::vp_main(Vp& v) {
 }
 
 void Engine::begin_turn(Vp& v) {
-  v.host_thread = pthread_self();
+  v.host_thread.store(pthread_self(), std::memory_order_release);
   progress_.running.store(v.rank, std::memory_order_relaxed);
   v.state = Vp::State::running;
   v.block = Vp::Block::none;
@@ -343,7 +343,7 @@ RunResult Engine::run(const Program& program) {
   for (auto& v : vps_) queue_.push(0, vp_order(v->rank), Ev::resume, v.get(), 0);
   {
     const Watchdog watchdog(opts_, progress_,
-                            {[this](int rank) { return vps_[static_cast<std::size_t>(rank)]->host_thread; },
+                            {[this](int rank) { return vps_[static_cast<std::size_t>(rank)]->host_thread.load(std::memory_order_acquire); },
                              [this] { return write_evidence(true); }});
     start_vps();
   }

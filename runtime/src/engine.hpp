@@ -15,6 +15,7 @@
 // until every earlier event has been committed. That is conservative synchronization with the
 // VPs' own clocks as lookahead.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -89,7 +90,9 @@ struct Vp {
   Mailbox mailbox;
   GroupTable::Made groups_made;  // the groups it has made (GroupTable::make)
   std::unique_ptr<Proc> proc;
-  pthread_t host_thread{};  // the host thread its code runs on (the watchdog samples its stack there)
+  // The host thread its code runs on. The watchdog's thread reads it to sample the VP's stack, so
+  // it is atomic: written at each first turn, read whenever a run is stopped.
+  std::atomic<pthread_t> host_thread{};
   // Only with RunOptions::perturb: the generator's 2.5 KB of state, seeded in every Vp, made a Vp
   // 3.2 KB instead of 672 bytes (256 VPs' Vps spread over 200 pages instead of 42) and its seeding
   // was a third of the instructions of making a 256-VP engine.
