@@ -43,10 +43,10 @@ struct Event {
 /// kRing buckets covers the window from the current bucket on, each bucket an unsorted list of
 /// pooled nodes, with a bitmap of the non-empty ones. Events beyond the window wait in a min-heap
 /// on time. When the current bucket runs out, the next non-empty one (ring or heap, whichever is
-/// earlier) is sorted by (t, order, seq) into `now_` and taken from its front. A push is O(1) (a
+/// earlier) is sorted by (t, order, seq) into `now_` and taken from its back. A push is O(1) (a
 /// sorted insert only for the current bucket, which holds the few events of one or two instants;
-/// an event later than all of them, as VP events pushed in rank order are, is appended, and one
-/// earlier than all of them takes the slot the last pop freed),
+/// one later than all of them, as VP events pushed in rank order are, is appended to `after_`
+/// instead of moving all of `now_`),
 /// so an event costs a node write and its share of one small sort: the radix heap before it moved
 /// each 40-byte entry several times between its buckets. The order of events is exactly
 /// (t, order, seq), whatever the bucket width; the width only decides the speed
@@ -89,13 +89,14 @@ class EventQueue {
   Event pop() {
     --size_;
     if (!late_.empty()) {
-      auto it = std::min_element(late_.begin(), late_.end(), Earlier{});
+      auto it = std::min_element(late_.begin(), late_.end(), [](const Event& x, const Event& y) { return Later{}(y, x); });
       const Event e = *it;
       late_.erase(it);
       return e;
     }
-    if (head_ == now_.size()) next_bucket();
-    const Event e = now_[head_++];
+    if (now_.empty()) take_after_or_next_bucket();
+    const Event e = now_.back();
+    now_.pop_back();
     last_ = e.t;
     return e;
   }
@@ -107,11 +108,14 @@ class EventQueue {
     Node* next;
   };
 
-  struct Earlier {  // now_ is sorted earliest first
+  struct Later {  // now_ is sorted latest first
     bool operator()(const Event& x, const Event& y) const {
-      if (x.t != y.t) return x.t < y.t;
-      return x.order != y.order ? x.order < y.order : x.seq_kind < y.seq_kind;
+      if (x.t != y.t) return x.t > y.t;
+      return x.order != y.order ? x.order > y.order : x.seq_kind > y.seq_kind;
     }
+  };
+  struct Earlier {
+    bool operator()(const Event& x, const Event& y) const { return Later{}(y, x); }
   };
   struct LaterTime {
     bool operator()(const Event& x, const Event& y) const { return x.t > y.t; }
@@ -133,12 +137,13 @@ class EventQueue {
     const std::uint64_t b = bucket_of(e.t);  // >= cur_, since t >= last_
     if (b == cur_) {
       // The current bucket is being taken (the ring never holds it): keep it sorted. Usually
-      // behind few others. (A million VPs' wake-ups at t = 0, each inserted before the others,
-      // moved the whole vector each time: hours of memmove before the first event.)
-      const auto head = now_.begin() + static_cast<std::ptrdiff_t>(head_);
-      const auto at = std::upper_bound(head, now_.end(), e, Earlier{});
-      if (at == head && head_ > 0) now_[--head_] = e;
-      else now_.insert(at, e);
+      // behind few others. One later than all of now_ goes to after_, kept earliest first: a
+      // million VPs' wake-ups at t = 0, each later than the others, were each inserted at the
+      // front of now_, moving all of it (hours of memmove before the first event).
+      if (now_.empty() || Later{}(e, now_.front()))
+        after_.insert(std::upper_bound(after_.begin(), after_.end(), e, Earlier{}), e);
+      else
+        now_.insert(std::upper_bound(now_.begin(), now_.end(), e, Later{}), e);
     } else if (b - cur_ < kRing) {
       Node* n = free_ ? free_ : new_node();
       free_ = n->next;
@@ -177,10 +182,16 @@ class EventQueue {
     return ~0ULL;  // not reached: in_ring_ > 0
   }
 
+  // The current bucket's events later than all of now_ come next, if there are any; else the next
+  // bucket's.
+  void take_after_or_next_bucket() {
+    if (after_.empty()) return next_bucket();
+    now_.assign(after_.rbegin(), after_.rend());
+    after_.clear();
+  }
+
   // Makes the earliest non-empty bucket current: its events, sorted, into now_.
   void next_bucket() {
-    now_.clear();
-    head_ = 0;
     const std::uint64_t ring = next_in_ring();
     const std::uint64_t far = far_.empty() ? ~0ULL : bucket_of(far_.front().t);
     cur_ = std::min(ring, far);
@@ -201,9 +212,8 @@ class EventQueue {
     heads_[slot] = nullptr;
     bits_[slot >> 6] &= ~(1ULL << (slot & 63));
     // Events pushed in (order, seq) order, as a whole instant's headers usually are, come off the
-    // list in reverse (it is last in, first out).
-    if (std::is_sorted(now_.rbegin(), now_.rend(), Earlier{})) std::reverse(now_.begin(), now_.end());
-    else if (!std::is_sorted(now_.begin(), now_.end(), Earlier{})) std::sort(now_.begin(), now_.end(), Earlier{});
+    // list already sorted (it is last in, first out).
+    if (!std::is_sorted(now_.begin(), now_.end(), Later{})) std::sort(now_.begin(), now_.end(), Later{});
   }
 
   static constexpr std::size_t kChunk = 1024;
@@ -212,8 +222,8 @@ class EventQueue {
   std::vector<std::unique_ptr<Node[]>> chunks_;     // the nodes' storage
   Node* free_ = nullptr;
   std::size_t in_ring_ = 0;
-  std::vector<Event> now_;   // the current bucket's events, sorted by (t, order, seq): taken from head_ on
-  std::size_t head_ = 0;
+  std::vector<Event> now_;   // the current bucket's events, sorted by (t, order, seq), the next one last
+  std::vector<Event> after_;  // the current bucket's events later than all of now_, the next one first
   std::vector<Event> far_;   // events beyond the ring's window: a min-heap on time
   std::vector<Event> late_;  // events before last_ (a broken invariant, reported by the engine)
   std::uint64_t cur_ = 0;    // the current bucket (absolute number: t >> shift_)

@@ -67,9 +67,8 @@ TEST(EventQueue, PopsInTimeOrderKeyInsertionOrderAtAnyResolution) {
 }
 
 // The current bucket as the engine fills it: every VP's wake-up at t = 0 in rank order (each later
-// than the others: appended), then, after some are taken, an event earlier than all that are left
-// (it takes the slot the last pop freed) and one in the middle; the next bucket filled in key order
-// (its list comes off reversed).
+// than the others), then, after some are taken, an event earlier than all that are left and one in
+// the middle; then the next bucket, filled in key order.
 TEST(EventQueue, TheCurrentBucketTakesEventsAtEitherEndAndBetween) {
   EventQueue q;
   q.set_resolution(1024);
