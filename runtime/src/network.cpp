@@ -239,21 +239,21 @@ void Network::start_packet(Msg* m, Time t) {
 // stopped again, so the tail's progress over the next t_hop is certain: free the one position the
 // tail leaves in that interval. (With t_hop == 0 the tail never leaves a position before the
 // header reaches the ejection channel, and stream() frees everything.)
-void Network::tail_follows(Packet* pk, std::uint32_t j, Time t) {
+void Network::tail_follows(Packet* pk, std::uint32_t j, Time t, bool firm) {
   const Time hop = net_.hop_time, body = pk->body;
   if (hop == 0) return;
-  if (body == 0) return free_position(pk, j, t);  // a worm of no length frees what it takes
+  if (body == 0) return free_position(pk, j, t, firm);  // a worm of no length frees what it takes
   const Time i = static_cast<Time>(j) + 1 - pk->lag;
-  if (i >= 0) free_position(pk, static_cast<std::uint32_t>(i), t + body - (pk->lag - 1) * hop);
+  if (i >= 0) free_position(pk, static_cast<std::uint32_t>(i), t + body - (pk->lag - 1) * hop, firm);
 }
 
 // The tail leaves path position i at time r.
-void Network::free_position(Packet* pk, std::uint32_t i, Time r) {
+void Network::free_position(Packet* pk, std::uint32_t i, Time r, bool firm) {
   Msg* m = pk->m;
   if (m->fan == 1) {
-    set_release(m->path[i], r);
+    set_release(m->path[i], r, firm);
   } else {
-    for (std::uint32_t k = 0; k < width(*m, i); ++k) set_release(chan(*m, i, k), r);
+    for (std::uint32_t k = 0; k < width(*m, i); ++k) set_release(chan(*m, i, k), r, firm);
   }
   if (i != 0) return;
   if (pk->index + 1 < m->packets) {
@@ -388,37 +388,40 @@ void Network::took(Packet* pk, std::uint32_t c, Time t) {
 // ahead of it has left the injection channel): its tail follows, and it goes on to position j + 1.
 //
 // Run-ahead: a header event per hop is most of the events of a run, and most hops find their
-// channel free. So the header goes on, in this same event, over the next positions k whose channel
-// is free now and that no header waits for, as it would at t + (k-j)*t_hop, and the one event left
-// is for the first position it cannot take so (or the ejection channel). Such a take is exact
-// unless another header wants the channel before this one gets there (or at the same time with a
-// smaller message id: the order of events, docs/model.md 1.3): that header's event comes first in
-// virtual time and finds the channel marked (`ahead`), and give_back undoes this header's takes
-// from that position on. Every later effect of a take is either undone there or is the one the take
-// would have had: a free channel's next holder takes it through advance, which checks the mark; the
-// tail releases a take schedules lie after its time, so no one has used them when they are undone.
-// The takes that would free the injection channel (and with it start the next packet or complete
-// the send) are never taken ahead, nor are forked worms', adaptive routes' (the choice depends on
-// the state at the hop's time) or any take an observer is told about.
+// channel free. So the header goes on, in this same event, over the next positions k that it
+// would find free at t + (k-j)*t_hop and that no header waits for, and the one event left is for
+// the first position it cannot take so (or the ejection channel). A position qualifies when its
+// channel is free now, or when the tail now on it leaves by then and that release is final
+// (Channel::firm: not scheduled by a take made ahead itself, which could still be given back).
+// Such a take is exact unless another header wants the channel before this one gets there (or at
+// the same time with a smaller message id: the order of events, docs/model.md 1.3): that header's
+// event comes first in virtual time and finds the channel marked (`ahead`), and give_back undoes
+// this header's takes from that position on, restoring each channel's release. Every later effect
+// of a take is either undone there or is the one the take would have had: a free channel's next
+// holder takes it through advance, which checks the mark; the tail releases a take made ahead
+// schedules are not final, so no one takes a channel ahead on them, and they lie after the take's
+// time, so no one has used them when they are undone. The takes that would free the injection
+// channel (and with it start the next packet or complete the send) are never taken ahead, nor are
+// forked worms', adaptive routes' (the choice depends on the state at the hop's time) or any take
+// an observer is told about.
 void Network::move_on(Packet* pk, std::uint32_t j, Time t) {
   const Time hop = net_.hop_time;
-  if (!run_ahead_ || pk->m->fan > 1 || !free_ahead(pk, pk->hop)) {
-    q_.push(t + hop, pk->m->id, Ev::header, pk, pk->tag);
+  Time at = t + hop;
+  if (!run_ahead_ || pk->m->fan > 1 || !free_ahead(pk, pk->hop, at)) {
+    q_.push(at, pk->m->id, Ev::header, pk, pk->tag);
     return tail_follows(pk, j, t);
   }
   pk->ahead_from = pk->hop;
-  pk->ahead_at = t + hop;
-  pk->ahead_free = now_;
+  pk->ahead_at = at;
   // Position j + 1 is taken before the tail moves: when that frees the injection channel, the
   // message's next packet starts now and must find it taken.
-  Time at = t + hop;
   take_ahead(pk, at);
   tail_follows(pk, j, t);
-  tail_follows(pk, pk->hop++, at);
-  while (free_ahead(pk, pk->hop)) {
+  tail_follows(pk, pk->hop++, at, false);
+  while (free_ahead(pk, pk->hop, at + hop)) {
     at += hop;
     take_ahead(pk, at);
-    tail_follows(pk, pk->hop++, at);
+    tail_follows(pk, pk->hop++, at, false);
   }
   q_.push(at + hop, pk->m->id, Ev::header, pk, pk->tag);
 }
@@ -426,6 +429,8 @@ void Network::move_on(Packet* pk, std::uint32_t j, Time t) {
 // pk's header takes position pk->hop ahead of time: it will get there at `at`.
 void Network::take_ahead(Packet* pk, Time at) {
   const std::uint32_t c = pk->m->path[pk->hop];
+  ch_[c].ahead_release = ch_[c].release;
+  ch_[c].ahead_firm = ch_[c].firm;
   hold(c, pk, at);
   ch_[c].ahead = at;
   pk->trail += TraceHash::term(c, at);
@@ -433,13 +438,14 @@ void Network::take_ahead(Packet* pk, Time at) {
 
 bool Network::can_run_ahead() const { return !observer_ && !adaptive_ && net_.hop_time > 0; }
 
-// Position k of pk's path can be taken ahead: a link whose channel is free now and that no header
-// waits for, and whose take does not free the injection channel (tail_follows frees position
-// k + 1 - lag: none while the worm is longer than the path behind its header, a link after that).
-bool Network::free_ahead(const Packet* pk, std::uint32_t k) const {
+// Position k of pk's path can be taken ahead by a header that gets there at `at`: a link whose
+// channel is free now, or from a final release no later than `at`, that no header waits for, and
+// whose take does not free the injection channel (tail_follows frees position k + 1 - lag: none
+// while the worm is longer than the path behind its header, a link after that).
+bool Network::free_ahead(const Packet* pk, std::uint32_t k, Time at) const {
   if (k >= positions(*pk->m) || static_cast<Time>(k) + 1 == pk->lag || pk->body == 0) return false;
   const Channel& ch = ch_[pk->m->path[k]];
-  return ch.release <= now_ && !ch.wait_head;
+  return !ch.wait_head && (ch.release <= now_ || (ch.firm && ch.release <= at));
 }
 
 // A header wants, before pk's header gets there at `at`, the channel of a position pk took ahead of
@@ -449,10 +455,10 @@ void Network::give_back(Packet* pk, Time at) {
   const Time hop = net_.hop_time;
   const Msg& m = *pk->m;
   const auto b = pk->ahead_from + static_cast<std::uint32_t>((at - pk->ahead_at) / hop);
-  const Time was_free = pk->ahead_free;
   for (std::uint32_t k = b; k < pk->hop; ++k) {
     Channel& ch = ch_[m.path[k]];
-    ch.release = was_free;
+    ch.release = ch.ahead_release;
+    ch.firm = ch.ahead_firm;
     ch.ahead = 0;
     pk->trail -= TraceHash::term(m.path[k], pk->ahead_at + static_cast<Time>(k - pk->ahead_from) * hop);
     // The tail does not leave the position this take freed, unless it is given back itself.
@@ -581,9 +587,10 @@ void Network::hold(std::uint32_t c, Packet* pk, Time t) {
   ch.ahead = 0;
 }
 
-void Network::set_release(std::uint32_t c, Time r) {
+void Network::set_release(std::uint32_t c, Time r, bool firm) {
   Channel& ch = ch_[c];
   ch.release = r;
+  ch.firm = firm;
   if (ch.wait_head && !ch.grant_pending) {
     ch.grant_pending = true;
     q_.push(r, ch.wait_head->m->id, Ev::grant, nullptr, c);

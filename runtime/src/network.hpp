@@ -97,10 +97,9 @@ struct Packet {
   /// failure's time are not in it).
   std::uint64_t trail = 0;
   /// Run-ahead (Network::move_on): positions ahead_from .. hop-1 were taken ahead of time, position
-  /// ahead_from at ahead_at and each next one t_hop later; they were free at ahead_free.
+  /// ahead_from at ahead_at and each next one t_hop later.
   std::uint32_t ahead_from = 0;
   Time ahead_at = 0;
-  Time ahead_free = 0;
 };
 
 /// A channel (link, injection or ejection). Free at time t when release <= t; a holder whose
@@ -122,6 +121,11 @@ struct Channel {
   /// header that wants it earlier (or at the same time with a smaller message id) comes first.
   /// 0 once the channel is taken the ordinary way.
   Time ahead = 0;
+  /// `release` is final: set by a take that nothing gives back (not one taken ahead), so a header
+  /// may take the channel ahead from that time on even while the release still lies in the future.
+  bool firm = true;
+  bool ahead_firm = true;  // `release` and `firm` before the take ahead: what give_back restores
+  Time ahead_release = 0;
 };
 
 /// Callbacks from the network to the engine.
@@ -262,7 +266,7 @@ class Network {
   void move_on(Packet* pk, std::uint32_t j, Time t);  // header took position j at t: on to j + 1
   void take_ahead(Packet* pk, Time at);
   bool can_run_ahead() const;
-  bool free_ahead(const Packet* pk, std::uint32_t k) const;
+  bool free_ahead(const Packet* pk, std::uint32_t k, Time at) const;
   void give_back(Packet* pk, Time at);  // pk's header took a position ahead that another header reaches first
   static std::uint32_t positions(const Msg& m) { return m.positions; }
   static std::uint32_t width(const Msg& m, std::uint32_t i) { return i < m.trunk ? 1 : m.fan; }
@@ -276,11 +280,12 @@ class Network {
   void want_ejection_port(Packet* pk, Time t);
   void got_ejection(Packet* pk, int port, Time t);
   void stream(Packet* pk, Time t);         // header holds the ejection channel: body streams
-  void tail_follows(Packet* pk, std::uint32_t j, Time t);
-  void free_position(Packet* pk, std::uint32_t i, Time r);
+  // `firm`: the take that frees the position is not one taken ahead (Channel::firm).
+  void tail_follows(Packet* pk, std::uint32_t j, Time t, bool firm = true);
+  void free_position(Packet* pk, std::uint32_t i, Time r, bool firm = true);
   void choose_channel(Packet* pk, Time t);
   void drain(Packet* pk, Time t);  // cut-through: a blocked long worm drains into the router buffer  // adaptive routing: fixes path position pk->hop
-  void set_release(std::uint32_t c, Time r);
+  void set_release(std::uint32_t c, Time r, bool firm = true);
   void hold(std::uint32_t c, Packet* pk, Time t);  // pk's header takes channel c at t: busy until its tail leaves
   void injection_wait(const Msg& m, Time t);        // tells the observer what m waits for
   void grant(std::uint32_t c, Time t);
