@@ -54,15 +54,21 @@ class Grid final : public Topology {
       auto [dir, steps] = direction(s, t, k);
       // One step of the coordinate at a time, without a division per hop: this runs for every message.
       const int step = dir ? -1 : 1, last = dir ? 0 : k - 1;  // `last`: where the wrap link leaves
+      // link_id is linear in the node: each step moves the id by the node's move times the ids per node.
+      const auto per_node = static_cast<LinkId>(dims_.size() * 2 * static_cast<std::size_t>(vcs_));
       const std::size_t first = out.size();
       out.resize(first + static_cast<std::size_t>(steps));
       LinkId* o = out.data() + first;
-      int c = s, vc = 0;
+      LinkId id = link_id(at, d, dir, 0);
+      int c = s;
+      LinkId vc = 0;
       for (int i = 0; i < steps; ++i) {
         const int next = c == last ? k - 1 - last : c + step;
         if (vcs_ == 2 && c == last) vc = 1;  // crossing the dateline (wrap link)
-        o[i] = link_id(at, d, dir, vc);
-        at += (next - c) * stride_[ud];
+        o[i] = id + vc;
+        const int moved = (next - c) * stride_[ud];
+        at += moved;
+        id += static_cast<LinkId>(moved) * per_node;
         c = next;
       }
     }

@@ -247,8 +247,16 @@ void Network::tail_follows(Packet* pk, std::uint32_t j, Time t, bool firm) {
   if (i >= 0) free_position(pk, static_cast<std::uint32_t>(i), t + body - (pk->lag - 1) * hop, firm);
 }
 
-// The tail leaves path position i at time r.
+// The tail leaves path position i at time r. Every take of a link ends here, so the usual case,
+// a link of an ordinary worm, is kept apart from the rest: inlined, it costs no call.
 void Network::free_position(Packet* pk, std::uint32_t i, Time r, bool firm) {
+  if (pk->m->fan == 1 && i != 0) [[likely]]
+    return set_release(pk->m->path[i], r, firm);
+  free_position_or_port(pk, i, r, firm);
+}
+
+// free_position's other cases: a forked worm's position, and the injection channel.
+void Network::free_position_or_port(Packet* pk, std::uint32_t i, Time r, bool firm) {
   Msg* m = pk->m;
   if (m->fan == 1) {
     set_release(m->path[i], r, firm);

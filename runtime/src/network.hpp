@@ -283,6 +283,7 @@ class Network {
   // `firm`: the take that frees the position is not one taken ahead (Channel::firm).
   void tail_follows(Packet* pk, std::uint32_t j, Time t, bool firm = true);
   void free_position(Packet* pk, std::uint32_t i, Time r, bool firm = true);
+  [[gnu::noinline]] void free_position_or_port(Packet* pk, std::uint32_t i, Time r, bool firm);
   void choose_channel(Packet* pk, Time t);
   void drain(Packet* pk, Time t);  // cut-through: a blocked long worm drains into the router buffer  // adaptive routing: fixes path position pk->hop
   void set_release(std::uint32_t c, Time r, bool firm = true);
