@@ -278,7 +278,7 @@ void allgather_bruck(Proc& p, const Group& g0, std::span<std::byte> buf, std::si
   const int n = g.size(), me = g.local_rank(p.rank());
   // tmp block k holds the block of rank me + k; in round d rank me sends its first min(d, n - d)
   // blocks to me - d and receives as many, those of ranks me + d .., from me + d.
-  std::vector<std::byte> tmp(static_cast<std::size_t>(n) * L);
+  ScratchBytes tmp(static_cast<std::size_t>(n) * L);
   const auto slots = [&](int a, int count) {
     return std::span(tmp).subspan(static_cast<std::size_t>(a) * L, static_cast<std::size_t>(count) * L);
   };

@@ -279,7 +279,7 @@ void alltoall_bruck(Proc& p, const Group& g0, std::span<const std::byte> send, s
   const Group g = resolve(p, g0);
   const int n = g.size(), me = g.local_rank(p.rank());
   // tmp block k: first the block for rank me + k; after the rounds, the block from rank me - k.
-  std::vector<std::byte> tmp(static_cast<std::size_t>(n) * L), out, in;
+  ScratchBytes tmp(static_cast<std::size_t>(n) * L), out, in;
   auto slot = [&](int k) { return std::span(tmp).subspan(static_cast<std::size_t>(k) * L, L); };
   copy_charged(p, [&](Copier& copy) {
     for (int k = 0; k < n; ++k) copy(slot(k), block(send, (me + k) % n, L));

@@ -20,7 +20,7 @@ std::size_t index_of(const std::vector<int>& ranks, int rank) {
 
 void Copier::operator()(std::span<std::byte> to, std::span<const std::byte> from) {
   if (from.empty()) return;
-  std::memcpy(to.data(), from.data(), from.size());
+  if (!phantom_) std::memcpy(to.data(), from.data(), from.size());
   if (from.data() != from_end_ || to.data() != to_end_) ++pieces_;
   bytes_ += from.size();
   from_end_ = from.data() + from.size();

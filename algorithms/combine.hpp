@@ -14,23 +14,54 @@
 //   ... the leader: Blocks got(members(grid, row), L); team.irecv(src, got.bytes()); got.at(me)
 #pragma once
 #include <cstddef>
+#include <memory>
+#include <new>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "touchstone/proc.hpp"
 
 namespace touchstone::algorithms {
 
+/// An allocator whose new elements are default-initialized: bytes left as they were, not zeroed.
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <class U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// An algorithm's scratch bytes (combined messages, staging buffers): each is written, by a copy
+/// or a receive, before it is read, so growing one leaves the new bytes uninitialized. Zeroing
+/// them was a pass over memory as long as the copies themselves.
+using ScratchBytes = std::vector<std::byte, DefaultInitAllocator<std::byte>>;
+
 /// Copies blocks in local memory and counts what the copies cost: the bytes, and the pieces, a
 /// piece being a run of copies each continuing the previous one in both source and destination
-/// (what one memcpy would do). Empty copies are free.
+/// (what one memcpy would do). Empty copies are free. Under phantom payloads
+/// (Proc::phantom_payloads) no byte is read for its value, so it counts without copying.
 class Copier {
  public:
+  explicit Copier(bool phantom = false) : phantom_(phantom) {}
   void operator()(std::span<std::byte> to, std::span<const std::byte> from);
   std::size_t bytes() const { return bytes_; }
   std::size_t pieces() const { return pieces_; }
 
  private:
+  bool phantom_;
   std::size_t bytes_ = 0, pieces_ = 0;
   const std::byte* from_end_ = nullptr;
   const std::byte* to_end_ = nullptr;
@@ -39,7 +70,7 @@ class Copier {
 /// Runs body(copy) and charges p once for every copy it made: p.local_copy(bytes, pieces).
 template <class Body>
 void copy_charged(Proc& p, Body&& body) {
-  Copier copy;
+  Copier copy(p.phantom_payloads());
   body(copy);
   p.local_copy(copy.bytes(), copy.pieces());
 }
@@ -76,7 +107,7 @@ class Blocks {
 
  private:
   std::vector<int> ranks_;
-  std::vector<std::byte> data_;
+  ScratchBytes data_;
   std::size_t size_;
 };
 
