@@ -12,6 +12,8 @@
 #include <exception>
 #include <chrono>
 #include <limits>
+#include <memory>
+#include <new>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -172,7 +174,9 @@ void Engine::start_vps() {
                           vps_.size(), started));
     for (std::size_t i = started; i < vps_.size(); ++i) vps_[i]->state = Vp::State::done;
   } else if (starts_ahead()) {
+    ahead_ = true;
     executor_->run_ahead(opts_.host_cores);
+    ahead_ = false;
   }
   executor_->pass(kMain);
   executor_->finish();
@@ -381,11 +385,16 @@ RunResult Engine::run(const Program& program) {
   return res;
 }
 
+// A pooled object is made anew in place (destroyed, then default-initialized where it lies) rather
+// than assigned a fresh temporary: `*m = Msg{}` built a second Msg, move-assigned each member and
+// destroyed the temporary, about twice the stores, once for every message and operation.
 Msg* Engine::new_msg() {
   Msg* m = msgs_.get();
+  // The path and vector-clock buffers are kept: their capacity is reused by the next message.
   std::vector<std::uint32_t> path = std::move(m->path);
   std::vector<std::uint32_t> vc = std::move(m->vc);
-  *m = Msg{};
+  std::destroy_at(m);
+  ::new (static_cast<void*>(m)) Msg;  // every member has a default initializer
   m->path = std::move(path);
   m->vc = std::move(vc);
   m->vc.clear();
@@ -426,7 +435,8 @@ void Engine::deliver(Msg& m, Op& recv) {
 
 Op* Engine::new_op() {
   Op* op = ops_.get();
-  *op = Op{};
+  std::destroy_at(op);  // made anew in place, as new_msg does
+  ::new (static_cast<void*>(op)) Op;
   op->engine = this;
   return op;
 }

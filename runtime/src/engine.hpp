@@ -153,7 +153,7 @@ class Engine final : public NetworkListener, private Scheduler {
   /// reaches the runtime waits there for its turn in the sequential order; a no-op otherwise. Every
   /// call of a Proc into the engine passes here first.
   void await_turn(Vp& v) {
-    if (Executor::running_ahead()) [[unlikely]] park(v);
+    if (ahead_ && Executor::running_ahead()) [[unlikely]] park(v);
   }
 
   // ---- NetworkListener ----
@@ -250,6 +250,10 @@ class Engine final : public NetworkListener, private Scheduler {
   const Program* program_ = nullptr;
   Time now_ = 0;
   int resume_next_ = kMain;
+  // True only while Executor::run_ahead runs (set before its helper threads start, cleared after
+  // they are joined, so they read it race-free): every other call of await_turn skips the
+  // thread-local read of Executor::running_ahead, a __tls_get_addr call in a shared library.
+  bool ahead_ = false;
   bool aborting_ = false;
   std::string failure_;
   Progress progress_;  // for the watchdog (RunOptions::wall_limit_s, stop_on_signals, progress_line)
