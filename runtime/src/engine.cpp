@@ -205,8 +205,11 @@ int Engine::next() {
 
 int Engine::run_events() {
   for (;;) {
-    if (opts_.stop_on_signals && !aborting_ && Watchdog::pending_signal()) abort_run(interrupted_report(nullptr));
     if (aborting_) return next_to_unwind();
+    if (opts_.stop_on_signals && Watchdog::pending_signal()) [[unlikely]] {
+      abort_run(interrupted_report(nullptr));
+      continue;  // unwinds, as above
+    }
     if (queue_.empty()) {
       bool all_done = true;
       for (auto& v : vps_) all_done &= v->state == Vp::State::done;
@@ -568,8 +571,16 @@ void Engine::hand_over(Msg* m, Time start, Time handed) {
 // costs is computed unchecked (checked_time.hpp, part 2). In a handler (an active-message reply)
 // the handler's failure report carries it.
 void Engine::check_message_time(int src, int dst, std::size_t bytes) {
+  if (bytes < fits_below_) return;
   const std::string why = check_message_cost(machine_, src, dst, bytes, opts_.time_limit);
-  if (why.empty()) return;
+  if (why.empty()) {
+    // A message's CPU costs never shrink as it grows (non-negative costs, saturating sums), so with
+    // the same costs on every node a size that fits says that every smaller one does: most checks
+    // then end here, without the cost sums and the string of check_message_cost. Sizes beyond
+    // 2^48 bytes are left out, where a packet count's rounding could wrap.
+    if (machine_.node_costs.empty() && bytes < (std::size_t{1} << 48)) fits_below_ = std::max(fits_below_, bytes + 1);
+    return;
+  }
   if (am_->in_handler()) throw UsageError(time_limit_report(opts_.time_limit, why));
   abort_run(time_limit_report(opts_.time_limit, why));
   throw Aborted{};
@@ -784,7 +795,8 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   ++v.actions;
   Msg* m = op->matched;
   Status st;
-  st.source = op->group ? [&] {
+  // A group in world order (the world itself, above all) has group rank = world rank: no search.
+  st.source = op->group && !op->group->in_world_order ? [&] {
     auto it = std::lower_bound(op->group->by_world.begin(), op->group->by_world.end(), std::pair{m->src, -1});
     return it->second;
   }() : m->src;
