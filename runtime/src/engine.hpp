@@ -122,7 +122,7 @@ class Engine final : public NetworkListener, private Scheduler {
   Op* imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag, std::span<const std::byte> data);
   Op* irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf, bool truncating = false);
   Status wait(Vp& v, Op*& op);
-  std::vector<Status> waitall(Vp& v, std::span<Op*> ops);
+  void waitall(Vp& v, std::span<Op*> ops, std::span<Status> st);  // st: one per op, or empty (not wanted)
   std::size_t waitany(Vp& v, std::span<Op*> ops, Status* st);
   bool test(Vp& v, Op*& op, Status* st);
   bool cancel(Vp& v, Op*& op);  // Proc::cancel

@@ -143,6 +143,10 @@ class Proc {
   Status wait(Request& r);
   /// Completes every request, in the order they become complete; statuses in request order.
   std::vector<Status> waitall(std::span<Request> rs);
+  /// As above, with the statuses written into `statuses` (one per request), or not at all when it
+  /// is empty (as MPI_STATUSES_IGNORE): no allocation, for a loop that completes a few requests
+  /// per step. UsageError for any other number of statuses.
+  void waitall(std::span<Request> rs, std::span<Status> statuses);
   /// Completes the first request to become complete and returns its index.
   std::size_t waitany(std::span<Request> rs, Status* status = nullptr);
   /// Completes r if it is complete at this VP's current time.
