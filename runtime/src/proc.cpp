@@ -30,9 +30,7 @@ Request& Request::operator=(Request&& o) noexcept {
   return *this;
 }
 
-Request::~Request() {
-  if (op_) op_->engine->drop(op_);
-}
+void Request::release() { op_->engine->drop(op_); }
 
 int Group::size() const { return d_ ? static_cast<int>(d_->members.size()) : 0; }
 int Group::world_rank(int local) const {

@@ -25,13 +25,16 @@ void Engine::unawait_ops(Vp& v, std::span<Op* const> ops) {
 }
 
 // A request is completed only by the VP that started it. Another VP's wait or test would otherwise
-// block as a misleading "application deadlock" (and race with the owner's).
-static void check_owner(const Vp& v, std::span<Op* const> ops, const char* call) {
+// block as a misleading "application deadlock" (and race with the owner's). The loop is inline in
+// every wait and test, the report out of line.
+[[noreturn]] static void not_owner(const Vp& v, const Op& op, const char* call) {
+  throw UsageError(fmt::format("rank {} called {} on a request of rank {} (its {}): only the VP that started a "
+                               "request may complete it",
+                               v.rank, call, op.owner, describe_op(op)));
+}
+static inline void check_owner(const Vp& v, std::span<Op* const> ops, const char* call) {
   for (const Op* op : ops)
-    if (op && op->owner != v.rank)
-      throw UsageError(fmt::format("rank {} called {} on a request of rank {} (its {}): only the VP that started a "
-                                   "request may complete it",
-                                   v.rank, call, op->owner, describe_op(*op)));
+    if (op && op->owner != v.rank) [[unlikely]] not_owner(v, *op, call);
 }
 
 Status Engine::wait(Vp& v, Op*& op) {

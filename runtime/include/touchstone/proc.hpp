@@ -58,7 +58,9 @@ class Request {
   Request& operator=(Request&& o) noexcept;
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
-  ~Request();
+  ~Request() {
+    if (op_) release();  // inline: most Requests end completed (waitall took their operation)
+  }
   /// True until the request has been completed by wait/test.
   bool active() const { return op_ != nullptr; }
 
@@ -66,6 +68,7 @@ class Request {
   friend class Proc;
   friend class detail::Engine;  // detaches a Request that outlives its run, so it never touches the freed engine
   explicit Request(detail::Op* op);
+  void release();  // gives an operation not yet completed back to its engine (Engine::drop)
   detail::Op* op_ = nullptr;
 };
 
