@@ -64,17 +64,18 @@ void Engine::waitall(Vp& v, std::span<Op*> ops, std::span<Status> st) {
   Time since = v.clock;
   for (;;) {
     std::size_t best = ops.size();
-    bool pending = false;
+    std::size_t pending = 0;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       Op* op = ops[i];
       if (!op || op->kind != Op::Kind::recv) continue;
-      pending = true;
+      ++pending;
       if (op->matched && (best == ops.size() || op->matched->arrival < ops[best]->matched->arrival)) best = i;
     }
     if (!pending) break;
     if (best < ops.size()) {
       const Status s = complete_recv(v, ops[best], since);
       if (!st.empty()) st[best] = s;
+      if (pending == 1) break;  // that was the last receive: no pass to find none left
       since = v.clock;
       continue;
     }
