@@ -255,11 +255,12 @@ void alltoall_by_schedule(Proc& p, const Group& g, const Schedule& s, std::span<
         if (perm[static_cast<std::size_t>(i)] == me) from = i;
     if (from == me) from = -1;
     const int to = perm[static_cast<std::size_t>(me)];
-    Request reqs[2];
-    std::size_t posted = 0;
-    if (from >= 0) reqs[posted++] = p.irecv(from, kExchangeTag, block(recv, from, size), g);
-    if (to >= 0 && to != me) reqs[posted++] = p.isend(to, kExchangeTag, block(send, to, size), g);
-    if (posted) p.waitall(std::span<Request>(reqs, posted));
+    const bool sends = to >= 0 && to != me;
+    // Made in place (receive first: a braced list is evaluated in order), not assigned from a
+    // temporary; an unused one stays inactive, and waitall passes over inactive requests.
+    Request reqs[2] = {from >= 0 ? p.irecv(from, kExchangeTag, block(recv, from, size), g) : Request(),
+                       sends ? p.isend(to, kExchangeTag, block(send, to, size), g) : Request()};
+    if (from >= 0 || sends) p.waitall(reqs, {});  // statuses not needed: none allocated
   }
 }
 

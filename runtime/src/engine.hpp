@@ -122,7 +122,7 @@ class Engine final : public NetworkListener, private Scheduler {
   Op* imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag, std::span<const std::byte> data);
   Op* irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf, bool truncating = false);
   Status wait(Vp& v, Op*& op);
-  std::vector<Status> waitall(Vp& v, std::span<Op*> ops);
+  void waitall(Vp& v, std::span<Op*> ops, std::span<Status> st);  // st: one per op, or empty (not wanted)
   std::size_t waitany(Vp& v, std::span<Op*> ops, Status* st);
   bool test(Vp& v, Op*& op, Status* st);
   bool cancel(Vp& v, Op*& op);  // Proc::cancel
@@ -135,8 +135,12 @@ class Engine final : public NetworkListener, private Scheduler {
   void drop(Op* op);  // a Request destroyed before completion
   /// Proc::spawn: starts `task` in a task context of v's rank at v's clock.
   Op* spawn(Vp& v, const Group& scope, std::function<void(const Group&)> task, std::function<std::string()> describe);
-  /// The VP whose code runs now on behalf of rank v.rank: v itself, or one of its tasks.
-  Vp& acting(Vp& v);
+  /// The VP whose code runs now on behalf of rank v.rank: v itself, or one of its tasks. Inline,
+  /// with no task context made yet (most runs) it is v: every Proc call asks.
+  Vp& acting(Vp& v) {
+    await_turn(v);
+    return tasks_.empty() ? v : acting_task(v);
+  }
 
   Group world() const { return Group(world_); }
   Group world(const Vp& v) const { return Group(v.world_alias ? v.world_alias : world_); }
@@ -153,7 +157,7 @@ class Engine final : public NetworkListener, private Scheduler {
   /// reaches the runtime waits there for its turn in the sequential order; a no-op otherwise. Every
   /// call of a Proc into the engine passes here first.
   void await_turn(Vp& v) {
-    if (Executor::running_ahead()) [[unlikely]] park(v);
+    if (ahead_ && Executor::running_ahead()) [[unlikely]] park(v);
   }
 
   // ---- NetworkListener ----
@@ -207,6 +211,7 @@ class Engine final : public NetworkListener, private Scheduler {
   void task_main(Vp& t);     // a task context's life: one task after another
   void finish_task(Vp& t);   // its task returned: the request completes at its clock
   Vp& context(int index);    // the VP of an execution context
+  Vp& acting_task(Vp& v);    // acting's search once task contexts exist
   Vp* idle_task();           // a task context waiting for work, nullptr if none (the run's end)
   void start_vps();
   // ---- Scheduler: the event loop, run by whoever gives up the baton ----
@@ -250,6 +255,11 @@ class Engine final : public NetworkListener, private Scheduler {
   const Program* program_ = nullptr;
   Time now_ = 0;
   int resume_next_ = kMain;
+  // True only while Executor::run_ahead runs (set before its helper threads start, cleared after
+  // they are joined, so they read it race-free): every other call of await_turn skips the
+  // thread-local read of Executor::running_ahead, a __tls_get_addr call in a shared library.
+  bool ahead_ = false;
+  std::size_t fits_below_ = 0;  // check_message_time: every message smaller fits the time limit
   bool aborting_ = false;
   std::string failure_;
   Progress progress_;  // for the watchdog (RunOptions::wall_limit_s, stop_on_signals, progress_line)

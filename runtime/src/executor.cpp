@@ -27,20 +27,25 @@ namespace touchstone::detail {
 
 namespace {
 // The context whose code runs on this host thread: fixed for a thread context, switched with
-// every fiber.
-thread_local void* t_current_user = nullptr;
-thread_local int t_current_index = Executor::kMain;
+// every fiber. One thread-local object for both: in a shared library each thread-local's address
+// costs a __tls_get_addr call, and a fiber switch sets both twice.
+struct CurrentContext {
+  void* user = nullptr;
+  int index = Executor::kMain;
+};
+thread_local CurrentContext t_current;
 thread_local bool t_running_ahead = false;  // Executor::run_ahead's threads, while a context runs
 
 std::size_t usable_stack(std::size_t bytes) { return std::max<std::size_t>(bytes, 64 * 1024); }
 }  // namespace
 
-void* Executor::current_user() { return t_current_user; }
+void* Executor::current_user() { return t_current.user; }
 bool Executor::running_ahead() { return t_running_ahead; }
-int Executor::current_index() { return t_current_index; }
+int Executor::current_index() { return t_current.index; }
 void Executor::set_current_user(void* user, int index) {
-  t_current_user = user;
-  t_current_index = index;
+  CurrentContext& c = t_current;
+  c.user = user;
+  c.index = index;
 }
 
 // ---------------------------------------------------------------- fibers
@@ -225,11 +230,18 @@ class FiberExecutor final : public Executor {
   // a many-VP run (docs/performance.md). Asking for those lines at once, before the
   // switch, overlaps the misses. A prefetch never faults (not even on a guard page); the range ends
   // at the stack's top.
+  // With the whole range below the top (nearly always) the count is fixed and the loop unrolled:
+  // the prefetches alone, without a bound check each.
   static void prefetch_parked_frames(const Context& c) {
     if (!c.parked) return;
     constexpr std::ptrdiff_t kBelow = 256, kAbove = 1024, kLine = 64;
     const char* top = static_cast<const char*>(c.stack.sp);
-    for (const char* p = c.parked - kBelow; p < c.parked + kAbove && p < top; p += kLine) __builtin_prefetch(p);
+    if (top - c.parked >= kAbove) {
+#pragma GCC unroll 20
+      for (std::ptrdiff_t off = -kBelow; off < kAbove; off += kLine) __builtin_prefetch(c.parked + off);
+      return;
+    }
+    for (const char* p = c.parked - kBelow; p < top; p += kLine) __builtin_prefetch(p);
   }
 
   // Context -> scheduler. A finished context only announces the switch: its fiber function then

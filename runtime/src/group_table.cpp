@@ -32,10 +32,8 @@ GroupTable::GroupTable(int nodes) : nodes_(nodes) {
   world_ = new_group(std::move(all), kWorldCtx);
 }
 
-int GroupTable::to_world(const GroupData& g, int local, const char* what) {
-  if (local < 0 || local >= static_cast<int>(g.members.size()))
-    throw UsageError(fmt::format("{} rank {} out of range: the group has {} member(s)", what, local, g.members.size()));
-  return g.members[static_cast<std::size_t>(local)];
+void GroupTable::out_of_range(const GroupData& g, int local, const char* what) {
+  throw UsageError(fmt::format("{} rank {} out of range: the group has {} member(s)", what, local, g.members.size()));
 }
 
 int GroupTable::member_index(const GroupData& g, int world) {

@@ -38,7 +38,11 @@ class GroupTable {
   std::pair<Group, Group> spawn_groups(const GroupData& scope, std::uint64_t nth);
 
   /// World rank of group rank `local`; UsageError naming `what` ("source", ...) if out of range.
-  static int to_world(const GroupData& g, int local, const char* what);
+  /// Inline: every send and receive translates its peer.
+  static int to_world(const GroupData& g, int local, const char* what) {
+    if (local < 0 || local >= static_cast<int>(g.members.size())) [[unlikely]] out_of_range(g, local, what);
+    return g.members[static_cast<std::size_t>(local)];
+  }
   /// Group rank of world rank `world` in g, or -1 if it is not a member.
   static int member_index(const GroupData& g, int world);
 
@@ -47,6 +51,8 @@ class GroupTable {
   auto end() const { return groups_.end(); }
 
  private:
+  [[noreturn]] static void out_of_range(const GroupData& g, int local, const char* what);
+
   int nodes_;
   std::uint64_t next_ctx_ = 2;
   std::shared_ptr<const GroupData> world_;

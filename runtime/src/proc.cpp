@@ -30,9 +30,7 @@ Request& Request::operator=(Request&& o) noexcept {
   return *this;
 }
 
-Request::~Request() {
-  if (op_) op_->engine->drop(op_);
-}
+void Request::release() { op_->engine->drop(op_); }
 
 int Group::size() const { return d_ ? static_cast<int>(d_->members.size()) : 0; }
 int Group::world_rank(int local) const {
@@ -106,13 +104,21 @@ Request Proc::irecv_truncating(int src, int tag, std::span<std::byte> buf, const
 }
 Status Proc::wait(Request& r) { return e_.wait(self(), r.op_); }
 std::vector<Status> Proc::waitall(std::span<Request> rs) {
-  std::vector<Op*>& ops = self().request_ops;  // reused: no allocation per call
-  ops.assign(rs.size(), nullptr);
-  for (std::size_t i = 0; i < rs.size(); ++i) ops[i] = rs[i].op_;
+  std::vector<Status> st(rs.size());
+  waitall(rs, st);
+  return st;
+}
+void Proc::waitall(std::span<Request> rs, std::span<Status> statuses) {
+  if (!statuses.empty() && statuses.size() != rs.size())
+    throw UsageError(fmt::format("waitall: {} statuses for {} requests (give one per request, or none)",
+                                 statuses.size(), rs.size()));
+  detail::Vp& me = self();
+  std::vector<Op*>& ops = me.request_ops;  // reused: no allocation per call
+  ops.resize(rs.size());
   // The requests give up their operations now; waitall completes (and frees) every one of them.
-  for (auto& r : rs) r.op_ = nullptr;
+  for (std::size_t i = 0; i < rs.size(); ++i) ops[i] = rs[i].op_, rs[i].op_ = nullptr;
   try {
-    return e_.waitall(self(), ops);
+    e_.waitall(me, ops, statuses);
   } catch (...) {
     for (std::size_t i = 0; i < rs.size(); ++i) rs[i].op_ = ops[i];
     throw;

@@ -25,13 +25,16 @@ void Engine::unawait_ops(Vp& v, std::span<Op* const> ops) {
 }
 
 // A request is completed only by the VP that started it. Another VP's wait or test would otherwise
-// block as a misleading "application deadlock" (and race with the owner's).
-static void check_owner(const Vp& v, std::span<Op* const> ops, const char* call) {
+// block as a misleading "application deadlock" (and race with the owner's). The loop is inline in
+// every wait and test, the report out of line.
+[[noreturn]] static void not_owner(const Vp& v, const Op& op, const char* call) {
+  throw UsageError(fmt::format("rank {} called {} on a request of rank {} (its {}): only the VP that started a "
+                               "request may complete it",
+                               v.rank, call, op.owner, describe_op(op)));
+}
+static inline void check_owner(const Vp& v, std::span<Op* const> ops, const char* call) {
   for (const Op* op : ops)
-    if (op && op->owner != v.rank)
-      throw UsageError(fmt::format("rank {} called {} on a request of rank {} (its {}): only the VP that started a "
-                                   "request may complete it",
-                                   v.rank, call, op->owner, describe_op(*op)));
+    if (op && op->owner != v.rank) [[unlikely]] not_owner(v, *op, call);
 }
 
 Status Engine::wait(Vp& v, Op*& op) {
@@ -52,25 +55,27 @@ Status Engine::wait(Vp& v, Op*& op) {
   }
 }
 
-std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
+void Engine::waitall(Vp& v, std::span<Op*> ops, std::span<Status> st) {
   enter(v);
   check_owner(v, ops, "waitall");
-  std::vector<Status> st(ops.size());
+  std::fill(st.begin(), st.end(), Status{});  // a send's status
   // Receives cost CPU time, so they are completed in the order their messages arrived; sends cost
   // nothing more, so they only raise the clock to their completion times.
   Time since = v.clock;
   for (;;) {
     std::size_t best = ops.size();
-    bool pending = false;
+    std::size_t pending = 0;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       Op* op = ops[i];
       if (!op || op->kind != Op::Kind::recv) continue;
-      pending = true;
+      ++pending;
       if (op->matched && (best == ops.size() || op->matched->arrival < ops[best]->matched->arrival)) best = i;
     }
     if (!pending) break;
     if (best < ops.size()) {
-      st[best] = complete_recv(v, ops[best], since);
+      const Status s = complete_recv(v, ops[best], since);
+      if (!st.empty()) st[best] = s;
+      if (pending == 1) break;  // that was the last receive: no pass to find none left
       since = v.clock;
       continue;
     }
@@ -92,7 +97,6 @@ std::vector<Status> Engine::waitall(Vp& v, std::span<Op*> ops) {
     }
     complete_send(v, op);
   }
-  return st;
 }
 
 std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {

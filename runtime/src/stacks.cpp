@@ -323,13 +323,8 @@ namespace {
 }
 }  // namespace
 
-void StackRegion::arm(std::size_t i) {
-  if (guards_ == Guards::while_running && ::mprotect(base_ + i * slot_, guard_, PROT_NONE) != 0) unguarded(i, errno);
-}
-
-void StackRegion::disarm(std::size_t i) {
-  if (guards_ == Guards::while_running && ::mprotect(base_ + i * slot_, guard_, PROT_READ | PROT_WRITE) != 0)
-    unguarded(i, errno);
+void StackRegion::protect(std::size_t i, bool guarded) {
+  if (::mprotect(base_ + i * slot_, guard_, guarded ? PROT_NONE : PROT_READ | PROT_WRITE) != 0) unguarded(i, errno);
 }
 
 void report_vp_faults() {

@@ -57,9 +57,14 @@ class StackRegion {
   const void* guard(std::size_t i) const;
   /// While running: protects stack i's guard before its fiber runs, and unprotects it after.
   /// No-ops for permanent guards. A refusal of the kernel ends the process with a message: the
-  /// fiber must not run unguarded.
-  void arm(std::size_t i);
-  void disarm(std::size_t i);
+  /// fiber must not run unguarded. Inline: they run at every fiber switch, and are nearly always
+  /// no-ops (guards the kernel installed, or permanent ones).
+  void arm(std::size_t i) {
+    if (guards_ == Guards::while_running) protect(i, true);
+  }
+  void disarm(std::size_t i) {
+    if (guards_ == Guards::while_running) protect(i, false);
+  }
   /// Counts the mappings of this process (/proc/self/maps) and reads vm.max_map_count.
   static std::size_t mappings_now();
   static std::size_t max_map_count();
@@ -69,6 +74,7 @@ class StackRegion {
 
  private:
   void prefault_tops();
+  void protect(std::size_t i, bool guarded);  // arm and disarm of while_running guards
   friend struct OverflowReports;
   std::byte* base_ = nullptr;
   std::size_t count_ = 0, stack_ = 0, guard_ = 0, slot_ = 0, bytes_ = 0;

@@ -16,8 +16,7 @@ Vp& Engine::context(int index) {
   return i < n ? *vps_[i] : *tasks_[i - n];
 }
 
-Vp& Engine::acting(Vp& v) {
-  await_turn(v);
+Vp& Engine::acting_task(Vp& v) {
   const int i = executor_->current();
   if (i < static_cast<int>(vps_.size()) || i == kMain) return v;
   Vp& t = *tasks_[static_cast<std::size_t>(i) - vps_.size()];

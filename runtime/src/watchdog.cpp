@@ -16,9 +16,9 @@
 
 namespace touchstone::detail {
 
-namespace {
+std::atomic<int> watchdog_pending_signal{0};
 
-std::atomic<int> g_pending_signal{0};
+namespace {
 
 // The stack of the VP being sampled: written by the sampling signal's handler on the VP's thread.
 constexpr int kMaxFrames = 48;
@@ -28,7 +28,7 @@ constexpr int kSampleSignal = SIGURG;  // ignored by default, and left alone by 
 
 void on_stop_signal(int sig) {
   // A second signal while the first is handled: the user insists, the default action ends us.
-  if (g_pending_signal.exchange(sig) != 0) {
+  if (watchdog_pending_signal.exchange(sig) != 0) {
     ::signal(sig, SIG_DFL);
     ::raise(sig);
   }
@@ -60,12 +60,11 @@ void on_sample_signal(int, siginfo_t*, void* context) {
 
 }  // namespace
 
-int Watchdog::pending_signal() { return g_pending_signal.load(std::memory_order_relaxed); }
 
 Watchdog::Watchdog(const RunOptions& options, Progress& progress, Hooks hooks)
     : opts_(options), progress_(progress), hooks_(std::move(hooks)) {
   if (opts_.wall_limit_s <= 0 && !opts_.stop_on_signals && !opts_.progress_line) return;
-  g_pending_signal.store(0);
+  watchdog_pending_signal.store(0);
   if (opts_.stop_on_signals) {
     ::signal(SIGINT, on_stop_signal);
     ::signal(SIGTERM, on_stop_signal);
@@ -92,7 +91,7 @@ Watchdog::~Watchdog() {
   if (opts_.stop_on_signals) {
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
-    g_pending_signal.store(0);
+    watchdog_pending_signal.store(0);
   }
   ::signal(kSampleSignal, SIG_DFL);
 }

@@ -32,6 +32,9 @@ struct Progress {
   std::atomic<std::uint64_t> messages{0};
 };
 
+/// Written by the watchdog's SIGINT/SIGTERM handler; read through Watchdog::pending_signal.
+extern std::atomic<int> watchdog_pending_signal;
+
 class Watchdog {
  public:
   struct Hooks {
@@ -45,8 +48,9 @@ class Watchdog {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
-  /// The signal (SIGINT, SIGTERM) that asked the run to stop, or 0; the engine polls it.
-  static int pending_signal();
+  /// The signal (SIGINT, SIGTERM) that asked the run to stop, or 0; the engine polls it. Inline:
+  /// it is polled once per event and per call into the engine.
+  static int pending_signal() { return watchdog_pending_signal.load(std::memory_order_relaxed); }
 
  private:
   void loop();

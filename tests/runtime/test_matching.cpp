@@ -2,6 +2,7 @@
 // message, probe/iprobe/test, sendrecv, waitany, waitall -- with exact virtual times.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 
 #include "support/model.hpp"
@@ -415,6 +416,73 @@ TEST(Matching, WaitallCompletesReceivesInArrivalOrder) {
   EXPECT_EQ(st[1].arrival, a_far);
   // Arrival order: far first, then near.
   EXPECT_EQ(after, x.recv_done(x.recv_done(0, a_far, s_far), a_near, s_near));
+}
+
+// waitall into the caller's statuses, or into none: the same completions at the same times as the
+// waitall that returns them; a send's slot is a default Status; any other count is a usage error.
+TEST(Matching, WaitallIntoCallersStatusesOrNoneCompletesTheSame) {
+  const Machine m = ts_test::prime_machine("mesh:1x4");
+  const Model x{m};
+  const std::size_t s_far = 200, s_near = 10, s_out = 30;
+  const Time a_far = x.arrival_cf(x.handed(0, s_far), 3, s_far);
+  const Time delta = a_far - x.handed(0, s_near) - 2 * x.hop() - x.wire_total(s_near) * x.b(1) + 500;
+  ASSERT_GT(delta, 0);
+  const Time a_near = x.arrival_cf(x.handed(delta, s_near), 1, s_near);
+  ASSERT_GT(a_near, a_far);
+  ASSERT_LT(a_near, a_far + x.recv_cost(s_far));
+  for (const bool wanted : {true, false}) {
+    std::array<Status, 3> st;
+    st.fill(Status{99, 99, 99, 99, true});  // every slot is overwritten when statuses are wanted
+    Time after = -1;
+    run(m, [&](Proc& p) {
+      if (p.rank() == 3) p.send(0, 0, ts_test::bytes(s_far));
+      if (p.rank() == 1) {
+        p.compute(delta);
+        p.send(0, 0, ts_test::bytes(s_near));
+      }
+      if (p.rank() == 2) {
+        std::vector<std::byte> in(s_out);
+        p.recv(0, 1, in);
+      }
+      if (p.rank() == 0) {
+        std::vector<std::byte> bn(s_near), bf(s_far);
+        const auto out = ts_test::bytes(s_out);
+        Request rq[3] = {p.irecv(1, 0, bn), p.isend(2, 1, out), p.irecv(3, 0, bf)};
+        p.waitall(rq, wanted ? std::span<Status>(st) : std::span<Status>());
+        after = p.now();
+      }
+    });
+    // The send to rank 2 (posted between the receives, its cost on the clock) has left long before
+    // the far message arrives: the receives alone decide the end, in arrival order.
+    EXPECT_EQ(after, x.recv_done(x.recv_done(x.send_cost(s_out), a_far, s_far), a_near, s_near)) << wanted;
+    if (wanted) {
+      EXPECT_EQ(st[0].source, 1);
+      EXPECT_EQ(st[0].arrival, a_near);
+      EXPECT_EQ(st[0].size, s_near);
+      EXPECT_EQ(st[1].source, Status{}.source);  // the send's
+      EXPECT_EQ(st[1].tag, Status{}.tag);
+      EXPECT_EQ(st[1].size, 0u);
+      EXPECT_FALSE(st[1].truncated);
+      EXPECT_EQ(st[2].source, 3);
+      EXPECT_EQ(st[2].arrival, a_far);
+    } else {
+      for (const Status& s : st) EXPECT_EQ(s.source, 99);  // untouched
+    }
+  }
+  try {
+    run(m, [&](Proc& p) {
+      if (p.rank() == 1) p.send(0, 0, ts_test::bytes(4));
+      if (p.rank() == 0) {
+        std::vector<std::byte> in(4);
+        Request rq[1] = {p.irecv(1, 0, in)};
+        std::array<Status, 2> two;
+        p.waitall(rq, two);
+      }
+    });
+    ADD_FAILURE() << "no error";
+  } catch (const RunUsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("waitall: 2 statuses for 1 requests"), std::string::npos) << e.what();
+  }
 }
 
 // Matching costs receiver time per queue entry examined (docs/model.md 2.5): an arrival walks the

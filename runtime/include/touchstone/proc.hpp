@@ -58,7 +58,9 @@ class Request {
   Request& operator=(Request&& o) noexcept;
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
-  ~Request();
+  ~Request() {
+    if (op_) release();  // inline: most Requests end completed (waitall took their operation)
+  }
   /// True until the request has been completed by wait/test.
   bool active() const { return op_ != nullptr; }
 
@@ -66,6 +68,7 @@ class Request {
   friend class Proc;
   friend class detail::Engine;  // detaches a Request that outlives its run, so it never touches the freed engine
   explicit Request(detail::Op* op);
+  void release();  // gives an operation not yet completed back to its engine (Engine::drop)
   detail::Op* op_ = nullptr;
 };
 
@@ -143,6 +146,10 @@ class Proc {
   Status wait(Request& r);
   /// Completes every request, in the order they become complete; statuses in request order.
   std::vector<Status> waitall(std::span<Request> rs);
+  /// As above, with the statuses written into `statuses` (one per request), or not at all when it
+  /// is empty (as MPI_STATUSES_IGNORE): no allocation, for a loop that completes a few requests
+  /// per step. UsageError for any other number of statuses.
+  void waitall(std::span<Request> rs, std::span<Status> statuses);
   /// Completes the first request to become complete and returns its index.
   std::size_t waitany(std::span<Request> rs, Status* status = nullptr);
   /// Completes r if it is complete at this VP's current time.
