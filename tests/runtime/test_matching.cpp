@@ -384,16 +384,30 @@ TEST(Matching, WaitanyOverASendAndAReceive) {
 
 // waitall completes receives in arrival order (each receive costs CPU time), sends only raise the
 // clock; statuses come back in request order.
+// The givens of the two waitall tests below, on mesh:1x4: rank 3 sends s_far bytes to rank 0 at
+// once, rank 1 sends s_near bytes after computing for `delta`, chosen so that the near message
+// arrives second, while the far one is being received.
+struct CrossingArrivals {
+  static constexpr std::size_t s_far = 200, s_near = 10;  // different receive costs
+  Machine m = ts_test::prime_machine("mesh:1x4");
+  Model x{m};
+  Time a_far = x.arrival_cf(x.handed(0, s_far), 3, s_far);
+  Time delta = a_far - x.handed(0, s_near) - 2 * x.hop() - x.wire_total(s_near) * x.b(1) + 500;
+  Time a_near = x.arrival_cf(x.handed(delta, s_near), 1, s_near);
+  void check() const {
+    ASSERT_GT(delta, 0);
+    ASSERT_GT(a_near, a_far);
+    ASSERT_LT(a_near, a_far + x.recv_cost(s_far));
+  }
+};
+
 TEST(Matching, WaitallCompletesReceivesInArrivalOrder) {
-  const Machine m = ts_test::prime_machine("mesh:1x4");
-  const Model x{m};
-  const std::size_t s_far = 200, s_near = 10;  // different receive costs
-  const Time a_far = x.arrival_cf(x.handed(0, s_far), 3, s_far);
-  const Time delta = a_far - x.handed(0, s_near) - 2 * x.hop() - x.wire_total(s_near) * x.b(1) + 500;
-  ASSERT_GT(delta, 0);
-  const Time a_near = x.arrival_cf(x.handed(delta, s_near), 1, s_near);
-  ASSERT_GT(a_near, a_far);                            // the near message arrives second ...
-  ASSERT_LT(a_near, a_far + x.recv_cost(s_far));       // ... while the far one is being received
+  const CrossingArrivals g;
+  ASSERT_NO_FATAL_FAILURE(g.check());
+  const Machine& m = g.m;
+  const Model& x = g.x;
+  const Time a_far = g.a_far, delta = g.delta, a_near = g.a_near;
+  constexpr std::size_t s_far = CrossingArrivals::s_far, s_near = CrossingArrivals::s_near;
   std::vector<Status> st;
   Time after = -1;
   run(m, [&](Proc& p) {
@@ -421,15 +435,12 @@ TEST(Matching, WaitallCompletesReceivesInArrivalOrder) {
 // waitall into the caller's statuses, or into none: the same completions at the same times as the
 // waitall that returns them; a send's slot is a default Status; any other count is a usage error.
 TEST(Matching, WaitallIntoCallersStatusesOrNoneCompletesTheSame) {
-  const Machine m = ts_test::prime_machine("mesh:1x4");
-  const Model x{m};
-  const std::size_t s_far = 200, s_near = 10, s_out = 30;
-  const Time a_far = x.arrival_cf(x.handed(0, s_far), 3, s_far);
-  const Time delta = a_far - x.handed(0, s_near) - 2 * x.hop() - x.wire_total(s_near) * x.b(1) + 500;
-  ASSERT_GT(delta, 0);
-  const Time a_near = x.arrival_cf(x.handed(delta, s_near), 1, s_near);
-  ASSERT_GT(a_near, a_far);
-  ASSERT_LT(a_near, a_far + x.recv_cost(s_far));
+  const CrossingArrivals g;
+  ASSERT_NO_FATAL_FAILURE(g.check());
+  const Machine& m = g.m;
+  const Model& x = g.x;
+  const Time a_far = g.a_far, delta = g.delta, a_near = g.a_near;
+  constexpr std::size_t s_far = CrossingArrivals::s_far, s_near = CrossingArrivals::s_near, s_out = 30;
   for (const bool wanted : {true, false}) {
     std::array<Status, 3> st;
     st.fill(Status{99, 99, 99, 99, true});  // every slot is overwritten when statuses are wanted
