@@ -399,23 +399,26 @@ struct CrossingArrivals {
     ASSERT_GT(a_near, a_far);
     ASSERT_LT(a_near, a_far + x.recv_cost(s_far));
   }
-};
-
-TEST(Matching, WaitallCompletesReceivesInArrivalOrder) {
-  const CrossingArrivals g;
-  ASSERT_NO_FATAL_FAILURE(g.check());
-  const Machine& m = g.m;
-  const Model& x = g.x;
-  const Time a_far = g.a_far, delta = g.delta, a_near = g.a_near;
-  constexpr std::size_t s_far = CrossingArrivals::s_far, s_near = CrossingArrivals::s_near;
-  std::vector<Status> st;
-  Time after = -1;
-  run(m, [&](Proc& p) {
+  // Ranks 3 and 1's part of the run.
+  void send_both(Proc& p) const {
     if (p.rank() == 3) p.send(0, 0, ts_test::bytes(s_far));
     if (p.rank() == 1) {
       p.compute(delta);
       p.send(0, 0, ts_test::bytes(s_near));
     }
+  }
+};
+
+TEST(Matching, WaitallCompletesReceivesInArrivalOrder) {
+  const CrossingArrivals g;
+  ASSERT_NO_FATAL_FAILURE(g.check());
+  const Model& x = g.x;
+  const Time a_far = g.a_far, a_near = g.a_near;
+  constexpr std::size_t s_far = CrossingArrivals::s_far, s_near = CrossingArrivals::s_near;
+  std::vector<Status> st;
+  Time after = -1;
+  run(g.m, [&](Proc& p) {
+    g.send_both(p);
     if (p.rank() == 0) {
       std::vector<std::byte> bn(s_near), bf(s_far);
       Request rq[2] = {p.irecv(1, 0, bn), p.irecv(3, 0, bf)};  // request order: near, far
@@ -437,20 +440,15 @@ TEST(Matching, WaitallCompletesReceivesInArrivalOrder) {
 TEST(Matching, WaitallIntoCallersStatusesOrNoneCompletesTheSame) {
   const CrossingArrivals g;
   ASSERT_NO_FATAL_FAILURE(g.check());
-  const Machine& m = g.m;
   const Model& x = g.x;
-  const Time a_far = g.a_far, delta = g.delta, a_near = g.a_near;
+  const Time a_far = g.a_far, a_near = g.a_near;
   constexpr std::size_t s_far = CrossingArrivals::s_far, s_near = CrossingArrivals::s_near, s_out = 30;
   for (const bool wanted : {true, false}) {
     std::array<Status, 3> st;
     st.fill(Status{99, 99, 99, 99, true});  // every slot is overwritten when statuses are wanted
     Time after = -1;
-    run(m, [&](Proc& p) {
-      if (p.rank() == 3) p.send(0, 0, ts_test::bytes(s_far));
-      if (p.rank() == 1) {
-        p.compute(delta);
-        p.send(0, 0, ts_test::bytes(s_near));
-      }
+    run(g.m, [&](Proc& p) {
+      g.send_both(p);
       if (p.rank() == 2) {
         std::vector<std::byte> in(s_out);
         p.recv(0, 1, in);
@@ -481,7 +479,7 @@ TEST(Matching, WaitallIntoCallersStatusesOrNoneCompletesTheSame) {
     }
   }
   try {
-    run(m, [&](Proc& p) {
+    run(g.m, [&](Proc& p) {
       if (p.rank() == 1) p.send(0, 0, ts_test::bytes(4));
       if (p.rank() == 0) {
         std::vector<std::byte> in(4);
