@@ -510,8 +510,12 @@ Algorithm alltoallv_entry(std::string name, std::string summary, AlltoallvFn fn,
         recv_mem(p, args, PayloadBuffer::Role::recv, ro.back(), columns);
     const std::span<std::byte> send = send_mem.span(), recv = recv_mem.span();
     if (args.check)
-      for (int j = 0; j < n; ++j) fill_pattern(me, j, send.subspan(so[sz(j)], so[sz(j) + 1] - so[sz(j)]));
+      for (int j = 0; j < n; ++j) {
+        fill_pattern(me, j, send.subspan(so[sz(j)], so[sz(j) + 1] - so[sz(j)]));
+        mark_undelivered(j, me, recv.subspan(ro[sz(j)], ro[sz(j) + 1] - ro[sz(j)]));
+      }
     fn(p, m, send, recv, args.check);
+    p.leave();
     if (args.check)
       for (int i = 0; i < n; ++i) check_pattern(name, i, me, recv.subspan(ro[sz(i)], ro[sz(i) + 1] - ro[sz(i)]));
   };

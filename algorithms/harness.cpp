@@ -130,18 +130,19 @@ class Pattern {
   Pattern(int src, int dst)
       : key_(mix(mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) + 0x7f4a7c15ULL) ^
                  (static_cast<std::uint64_t>(static_cast<std::uint32_t>(dst)) << 32 | 0x9e3779b9ULL))) {}
-  // Bytes [8 * word, 8 * word + n) of the pattern, into out. Both loops count whole words and are
-  // unrolled: the compiler does not vectorize them (64-bit lanes), and one word at a time they
-  // cost 6 instructions a word, the loop's own test and count more than the word's work.
-  void bytes(std::size_t word, std::byte* out, std::size_t n) const {
+  // Bytes [8 * word, 8 * word + n) of the pattern, into out; with flip = ~0, their complements,
+  // each byte unlike the pattern's. Both loops count whole words and are unrolled: the compiler
+  // does not vectorize them (64-bit lanes), and one word at a time they cost 6 instructions a
+  // word, the loop's own test and count more than the word's work.
+  void bytes(std::size_t word, std::byte* out, std::size_t n, std::uint64_t flip = 0) const {
     const std::uint64_t w = key_ + word * kStep;
     const std::size_t words = n / 8;
 #pragma GCC unroll 8
     for (std::size_t i = 0; i < words; ++i) {
-      const std::uint64_t v = w + i * kStep;
+      const std::uint64_t v = (w + i * kStep) ^ flip;
       std::memcpy(out + 8 * i, &v, 8);
     }
-    const std::uint64_t last = w + words * kStep;
+    const std::uint64_t last = (w + words * kStep) ^ flip;
     if (8 * words < n) std::memcpy(out + 8 * words, &last, n - 8 * words);
   }
   // Whether got[0, n) holds bytes [8 * word, 8 * word + n) of the pattern.
@@ -167,6 +168,11 @@ class Pattern {
 void fill_pattern(int src, int dst, std::span<std::byte> out) {
   const Pattern p(src, dst);
   p.bytes(0, out.data(), out.size());
+}
+
+void mark_undelivered(int src, int dst, std::span<std::byte> out) {
+  const Pattern p(src, dst);
+  p.bytes(0, out.data(), out.size(), ~std::uint64_t{0});
 }
 
 void check_pattern(const std::string& algorithm, int src, int dst, std::span<const std::byte> got) {
@@ -232,11 +238,13 @@ Algorithm alltoall_entry(std::string name, std::string summary, AlltoallFn fn, A
     const PayloadBuffer send_mem(p, a, PayloadBuffer::Role::send, total, total),
         recv_mem(p, a, PayloadBuffer::Role::recv, total, total);
     const std::span<std::byte> send = send_mem.span(), recv = recv_mem.span();
+    auto block = [&](std::span<std::byte> b, int k) { return b.subspan(static_cast<std::size_t>(k) * L, L); };
     if (a.check)
-      for (int dst = 0; dst < n; ++dst) fill_pattern(me, dst, send.subspan(static_cast<std::size_t>(dst) * L, L));
+      for (int k = 0; k < n; ++k) fill_pattern(me, k, block(send, k)), mark_undelivered(k, me, block(recv, k));
     fn(p, p.world(), send, recv, L);
+    p.leave();
     if (!a.check) return;
-    for (int src = 0; src < n; ++src) check_pattern(name, src, me, recv.subspan(static_cast<std::size_t>(src) * L, L));
+    for (int src = 0; src < n; ++src) check_pattern(name, src, me, block(recv, src));
   };
   // The send and receive buffers and the algorithm's scratch, the copies of messages in flight,
   // and the messages posted at once: all p - 1 sends and receives, or a few at a time.
@@ -258,10 +266,13 @@ std::function<void(Proc&, const Args&)> allgather_program(
     const std::size_t L = a.size, total = static_cast<std::size_t>(n) * L;
     const PayloadBuffer mem(p, a, PayloadBuffer::Role::recv, total, total);
     const std::span<std::byte> buf = mem.span();
-    if (a.check) fill_pattern(me, me, buf.subspan(static_cast<std::size_t>(me) * L, L));
+    auto block = [&](int k) { return buf.subspan(static_cast<std::size_t>(k) * L, L); };
+    if (a.check)
+      for (int k = 0; k < n; ++k) k == me ? fill_pattern(me, me, block(k)) : mark_undelivered(k, k, block(k));
     run(p, buf, L);
+    p.leave();
     if (!a.check) return;
-    for (int src = 0; src < n; ++src) check_pattern(name, src, src, buf.subspan(static_cast<std::size_t>(src) * L, L));
+    for (int src = 0; src < n; ++src) check_pattern(name, src, src, block(src));
   };
 }
 
@@ -293,7 +304,9 @@ std::function<void(Proc&, const Args&)> scatter_program(std::string name, Rooted
     const std::span<std::byte> send = mem.send.span(), recv = mem.recv.span();
     if (a.check && me == root)
       for (int i = 0; i < n; ++i) fill_pattern(root, from + i, send.subspan(static_cast<std::size_t>(i) * L, L));
+    if (a.check && me >= from) mark_undelivered(root, me, recv);
     fn(p, p.world(), root, send, recv, L);
+    p.leave();
     if (a.check && me >= from) check_pattern(name, root, me, recv);
   };
 }
@@ -305,7 +318,10 @@ std::function<void(Proc&, const Args&)> gather_program(std::string name, RootedF
     const RootedBuffers mem(p, a, PayloadBuffer::Role::recv, n);
     const std::span<std::byte> send = mem.send.span(), recv = mem.recv.span();
     if (a.check && me >= from) fill_pattern(me, root, send);
+    if (a.check && me == root)
+      for (int i = 0; i < n; ++i) mark_undelivered(from + i, root, recv.subspan(static_cast<std::size_t>(i) * L, L));
     fn(p, p.world(), root, send, recv, L);
+    p.leave();
     if (!a.check || me != root) return;
     for (int i = 0; i < n; ++i) check_pattern(name, from + i, root, recv.subspan(static_cast<std::size_t>(i) * L, L));
   };

@@ -18,6 +18,11 @@ namespace touchstone::algorithms {
 /// another block is caught on any machine size (two pairs' words agree with probability 2^-64).
 void fill_pattern(int src, int dst, std::span<std::byte> out);
 
+/// Fills `out` with bytes each unlike the pattern from src to dst (its complement): a receive
+/// buffer marked so before a run fails check_pattern wherever the algorithm did not deliver, even
+/// if the memory held that block from an earlier run.
+void mark_undelivered(int src, int dst, std::span<std::byte> out);
+
 /// Throws a runtime_error naming the algorithm, the rank and the first wrong byte unless `got`
 /// holds exactly the pattern from src to dst.
 void check_pattern(const std::string& algorithm, int src, int dst, std::span<const std::byte> got);

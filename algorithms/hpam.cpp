@@ -511,8 +511,9 @@ Algorithm bcast_entry(std::string name, std::string summary, BcastFn fn, Analyti
   auto program = [name, fn](Proc& p, const Args& a) {
     std::unique_ptr<std::byte[]> mem(new std::byte[a.size]);
     std::span<std::byte> buf(mem.get(), a.size);
-    if (a.check && p.rank() == a.root) fill_pattern(a.root, a.root, buf);
+    if (a.check) (p.rank() == a.root ? fill_pattern : mark_undelivered)(a.root, a.root, buf);
     fn(p, a.root, buf);
+    p.leave();
     if (a.check) check_pattern(name, a.root, a.root, buf);
   };
   // Every processor's buffer and up to one copy of it in flight per processor.
@@ -689,7 +690,9 @@ static Algorithm scatter_both_entry(std::string name, std::string summary, SubMe
     std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), size_of(me));
     if (a.check && me == a.root)
       for (int dst = 0; dst < n; ++dst) fill_pattern(a.root, dst, send.subspan(offset_of(dst), size_of(dst)));
+    if (a.check) mark_undelivered(a.root, me, recv);
     both_levels_scatter(p, name, s, how, a.root, send, recv, L1, L);
+    p.leave();
     if (a.check) check_pattern(name, a.root, me, recv);
   };
   // scatter_entry's bound (each block copied at most once per level of the partition and once in

@@ -166,8 +166,9 @@ Algorithm library_bcast_entry(std::string name, std::string summary, std::functi
   auto program = [name, fn](Proc& p, const Args& a) {
     const PayloadBuffer mem(p, a, PayloadBuffer::Role::recv, a.size, a.size);
     const std::span<std::byte> buf = mem.span();
-    if (a.check && p.rank() == a.root) fill_pattern(a.root, a.root, buf);
+    if (a.check) (p.rank() == a.root ? fill_pattern : mark_undelivered)(a.root, a.root, buf);
     fn(p, p.world(), a.root, buf);
+    p.leave();
     if (a.check) check_pattern(name, a.root, a.root, buf);
   };
   // Every processor's buffer and up to two copies of it in flight per processor; the chain posts

@@ -82,14 +82,21 @@ void Engine::vp_main(Vp& v) {
       if (v.is_task()) task_main(v);
       else if (ahead) run_program_ahead(v);
       else (*program_)(*v.proc);
-      // A VP that ends past the time limit (its last call's cost) stops the run too.
-      if (v.clock > opts_.time_limit)
-        abort_run(time_limit_report(opts_.time_limit, fmt::format("rank {} ended at t={} us", v.rank, to_us(v.clock))));
     } catch (const Aborted&) {
     } catch (...) {
-      fail_with_current_exception(fmt::format("rank {} failed at t={} us", v.rank, to_us(v.clock)));
+      // The rest of a program that left runs after the event loop, perhaps beside others: its
+      // failure is reported after all of them (run_rests).
+      if (v.left) v.rest_failure = std::current_exception();
+      else fail_with_current_exception(fmt::format("rank {} failed at t={} us", v.rank, to_us(v.clock)));
     }
   }
+  if (!v.left) end_program(v);
+}
+
+void Engine::end_program(Vp& v) {
+  // A VP that ends past the time limit (its last call's cost) stops the run too.
+  if (!aborting_ && v.clock > opts_.time_limit)
+    abort_run(time_limit_report(opts_.time_limit, fmt::format("rank {} ended at t={} us", v.rank, to_us(v.clock))));
   if (opts_.on_vp_pause) {
     try {
       opts_.on_vp_pause(v.rank);
@@ -99,6 +106,20 @@ void Engine::vp_main(Vp& v) {
   }
   progress_.running.store(-1, std::memory_order_relaxed);
   v.state = Vp::State::done;
+}
+
+// Proc::leave: the program ends here as far as the emulation is concerned, and its fiber or
+// thread waits until the event loop is over (run_rests), where the rest of it runs.
+void Engine::leave(Vp& v) {
+  if (v.is_task())
+    throw UsageError(fmt::format("rank {}: Proc::leave() inside a task (Proc::spawn); only a rank's own program can "
+                                 "leave the emulation",
+                                 v.rank));
+  end_program(v);
+  v.left = true;
+  left_.push_back(v.index);
+  executor_->pass(v.index);
+  if (aborting_) throw Aborted{};  // the run failed meanwhile: the rest unwinds without running
 }
 
 void Engine::begin_turn(Vp& v) {
@@ -118,8 +139,18 @@ void Engine::run_program_ahead(Vp& v) {
   } catch (...) {
     failed = std::current_exception();
   }
-  await_turn(v);
+  if (!v.left) await_turn(v);  // a program that left has had its turns (Proc::leave)
   if (failed) std::rethrow_exception(failed);
+}
+
+void Engine::off_turn(Vp& v) {
+  if (phase_ == Phase::ahead) {
+    if (Executor::running_ahead()) park(v);
+    return;
+  }
+  throw UsageError(fmt::format("rank {} called the runtime after Proc::leave(): the rest of a program that left the "
+                               "emulation may use only its own memory, rank(), size() and machine()",
+                               v.rank));
 }
 
 // Back to the helper thread of Executor::run_ahead; the pass returns when the scheduler resumes v
@@ -130,12 +161,38 @@ void Engine::park(Vp& v) {
   begin_turn(v);
 }
 
-// Run-ahead start needs fibers (they move between host threads) and more than one host core, and
-// is off when the tool's hooks are set: they assume one VP's code at a time (mpirun's output
-// tagging, batch_widths' timing).
-bool Engine::starts_ahead() const {
-  return opts_.execution == Execution::fibers && opts_.host_cores > 1 && vps_.size() > 1 && !opts_.on_vp_pause &&
-         !opts_.on_vp_resume;
+// VP code on several host threads at once (run-ahead start, the rests of programs that left) needs
+// fibers (they move between host threads) and more than one host core, and is off when the tool's
+// hooks are set: they assume one VP's code at a time (mpirun's output tagging, batch_widths'
+// timing).
+bool Engine::parallel_host_turns() const {
+  return opts_.execution == Execution::fibers && opts_.host_cores > 1 && !opts_.on_vp_pause && !opts_.on_vp_resume;
+}
+
+bool Engine::starts_ahead() const { return parallel_host_turns() && vps_.size() > 1; }
+
+// The rests of the programs that left the emulation (Proc::leave), once the event loop is over:
+// each touches only its own VP's memory, so they run on up to host_cores host threads at once (or
+// one after another, in the order the VPs left). Only then are their failures reported, the first
+// in that order, and the operations their Requests let go given back: the same on any number of
+// host cores. After a failed run they only unwind (Engine::leave throws Aborted).
+void Engine::run_rests() {
+  if (left_.empty()) return;
+  phase_ = Phase::rests;
+  const int threads = parallel_host_turns() ? opts_.host_cores : 1;
+  if (!executor_->run_rests(left_, threads)) executor_->pass(kMain);  // through next(), one after another
+  phase_ = Phase::turns;
+  for (const int i : left_) {
+    Vp& v = context(i);
+    for (Op* op : v.dropped_in_rest) drop(op);
+    v.dropped_in_rest.clear();
+    if (!v.rest_failure) continue;
+    try {
+      std::rethrow_exception(std::exchange(v.rest_failure, nullptr));
+    } catch (...) {
+      fail_with_current_exception(fmt::format("rank {} failed at t={} us", v.rank, to_us(v.clock)));
+    }
+  }
 }
 
 // In a catch block: the run fails with `what_failed` and the exception's message. Bad input found
@@ -174,11 +231,12 @@ void Engine::start_vps() {
                           vps_.size(), started));
     for (std::size_t i = started; i < vps_.size(); ++i) vps_[i]->state = Vp::State::done;
   } else if (starts_ahead()) {
-    ahead_ = true;
+    phase_ = Phase::ahead;
     executor_->run_ahead(opts_.host_cores);
-    ahead_ = false;
+    phase_ = Phase::turns;
   }
   executor_->pass(kMain);
+  run_rests();
   executor_->finish();
 }
 
@@ -194,6 +252,8 @@ void Engine::abort_run(std::string report) {
 // call, not per event: around each event the phantom Figure-9 sweep measured about 1% slower
 // (docs/performance.md); per call, within noise.
 int Engine::next() {
+  if (phase_ == Phase::rests) [[unlikely]]
+    return next_rest_ < left_.size() ? left_[next_rest_++] : kMain;
   for (;;) {
     try {
       return run_events();

@@ -17,6 +17,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <memory>
 #include <random>
@@ -90,6 +91,12 @@ struct Vp {
   Mailbox mailbox;
   GroupTable::Made groups_made;  // the groups it has made (GroupTable::make)
   std::unique_ptr<Proc> proc;
+  // Proc::leave: the program left the emulation; the rest of it runs after the event loop
+  // (Engine::run_rests). What it throws waits here, and the operations its Requests let go
+  // meanwhile wait in dropped_in_rest, until every rest has run.
+  bool left = false;
+  std::exception_ptr rest_failure;
+  std::vector<Op*> dropped_in_rest;
   // The host thread its code runs on. The watchdog's thread reads it to sample the VP's stack, so
   // it is atomic: written at each first turn, read whenever a run is stopped.
   std::atomic<pthread_t> host_thread{};
@@ -129,6 +136,7 @@ class Engine final : public NetworkListener, private Scheduler {
   std::optional<Status> probe(Vp& v, const Group& g, int src, int tag, bool blocking);
   void barrier(Vp& v, const Group& g);
   void compute(Vp& v, Time dt);
+  void leave(Vp& v);  // Proc::leave
   void check_message_time(int src, int dst, std::size_t bytes);  // checked_time.hpp
   std::string held_requests();     // Requests still holding an operation at the run's end
   bool failure_is_usage_ = false;  // the run's failure is a UsageError raised in VP code
@@ -153,11 +161,12 @@ class Engine final : public NetworkListener, private Scheduler {
     await_turn(v);
     return run_local_[key];
   }
-  /// Run-ahead start (RunOptions::host_cores): a VP whose code, running ahead on a helper thread,
-  /// reaches the runtime waits there for its turn in the sequential order; a no-op otherwise. Every
-  /// call of a Proc into the engine passes here first.
+  /// Every call of a Proc into the engine passes here first. Outside the sequential turns, a VP
+  /// whose code runs ahead on a helper thread (run-ahead start, RunOptions::host_cores) waits
+  /// here for its turn in the sequential order, and the rest of a program that left the emulation
+  /// (Proc::leave) may not call the runtime at all.
   void await_turn(Vp& v) {
-    if (ahead_ && Executor::running_ahead()) [[unlikely]] park(v);
+    if (phase_ != Phase::turns) [[unlikely]] off_turn(v);
   }
 
   // ---- NetworkListener ----
@@ -206,7 +215,11 @@ class Engine final : public NetworkListener, private Scheduler {
   void vp_main(Vp& v);
   void begin_turn(Vp& v);       // v's code gets the host CPU from the scheduler: its first turn
   void run_program_ahead(Vp& v);
-  void park(Vp& v);             // await_turn's slow path
+  void off_turn(Vp& v);         // await_turn's slow path
+  void park(Vp& v);
+  void end_program(Vp& v);      // a program's end: at its return, or where it left (Proc::leave)
+  bool parallel_host_turns() const;
+  void run_rests();
   bool starts_ahead() const;    // RunOptions::host_cores: the VPs' first turns run ahead in parallel
   void task_main(Vp& t);     // a task context's life: one task after another
   void finish_task(Vp& t);   // its task returned: the request completes at its clock
@@ -255,10 +268,15 @@ class Engine final : public NetworkListener, private Scheduler {
   const Program* program_ = nullptr;
   Time now_ = 0;
   int resume_next_ = kMain;
-  // True only while Executor::run_ahead runs (set before its helper threads start, cleared after
-  // they are joined, so they read it race-free): every other call of await_turn skips the
-  // thread-local read of Executor::running_ahead, a __tls_get_addr call in a shared library.
-  bool ahead_ = false;
+  // What runs: the programs' first turns ahead of the sequential order (Executor::run_ahead), the
+  // sequential turns, or the rests of the programs that left (run_rests). Set before helper
+  // threads start and after they are joined, so they read it race-free; in the turns, await_turn
+  // reads nothing else (not the thread-local of Executor::running_ahead, a __tls_get_addr call in
+  // a shared library).
+  enum class Phase : std::uint8_t { turns, ahead, rests };
+  Phase phase_ = Phase::turns;
+  std::vector<int> left_;      // the contexts of the VPs that left (Proc::leave), in that order
+  std::size_t next_rest_ = 0;  // run_rests one after another, through next(): the next of left_
   std::size_t fits_below_ = 0;  // check_message_time: every message smaller fits the time limit
   bool aborting_ = false;
   std::string failure_;

@@ -174,15 +174,28 @@ class FiberExecutor final : public Executor {
     current_ = kMain;
   }
 
-  // The first turn of every context at once (Executor::run_ahead): a Boost fiber can be resumed on
-  // any thread, and returns to the one that resumed it. Contexts are handed out one at a time, so
-  // one with much to do does not hold up the others.
+  // The first turn of every context at once (Executor::run_ahead).
   bool run_ahead(int threads) override {
-    const std::size_t n = ctx_.size();
+    std::vector<int> all(ctx_.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    on_threads(all, threads, true);
+    return true;
+  }
+
+  bool run_rests(std::span<const int> contexts, int threads) override {
+    on_threads(contexts, threads, false);
+    return true;
+  }
+
+  // One turn of each of `contexts`, on up to `threads` host threads (the calling one among them): a
+  // Boost fiber can be resumed on any thread, and returns to the one that resumed it. Contexts are
+  // handed out one at a time, so one with much to do does not hold up the others.
+  void on_threads(std::span<const int> contexts, int threads, bool ahead) {
+    const std::size_t n = contexts.size();
     std::atomic<std::size_t> next{0};
     auto work = [&] {
-      t_running_ahead = true;
-      for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;) switch_to(static_cast<int>(i));
+      t_running_ahead = ahead;
+      for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;) switch_to(contexts[i]);
       t_running_ahead = false;
     };
     std::vector<std::thread> helpers;
@@ -195,7 +208,6 @@ class FiberExecutor final : public Executor {
     }
     work();
     for (auto& t : helpers) t.join();
-    return true;
   }
 
   // Runs context i on the calling host thread until it blocks or ends.
@@ -327,6 +339,7 @@ class ThreadExecutor final : public Executor {
 
   // A context's code stays on its own host thread: it cannot be resumed by another one.
   bool run_ahead(int) override { return false; }
+  bool run_rests(std::span<const int>, int) override { return false; }
 
   void finish() override {
     for (auto& c : ctx_)

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -55,6 +56,11 @@ class Executor {
   /// the scheduler's, on the calling thread, as usual. Returns false (and runs nothing) when the
   /// executor cannot move a context between host threads (one host thread per context).
   virtual bool run_ahead(int threads) = 0;
+  /// After the scheduler's last turn: resumes each of `contexts` (suspended in pass() and never
+  /// named by the scheduler again) until it ends, on up to `threads` host threads at once, in the
+  /// given order on one. Returns false (and runs nothing) when the executor cannot move a context
+  /// between host threads; the caller's scheduler then names them, one after another.
+  virtual bool run_rests(std::span<const int> contexts, int threads) = 0;
   /// True on a host thread inside run_ahead, while it runs a context's code.
   static bool running_ahead();
 

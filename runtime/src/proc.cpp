@@ -68,6 +68,7 @@ void Proc::annotate(std::string_view note, std::source_location where) {
 const std::string& Proc::annotation() const { return self().label; }
 std::uint64_t Proc::last_receive_call() const { return self().last_recv_call; }
 void Proc::compute(Time dt) { e_.compute(self(), dt); }
+void Proc::leave() { e_.leave(self()); }
 void Proc::local_copy(std::size_t bytes, std::size_t pieces) {
   const NodeCosts& c = e_.machine().costs_of(self().rank);
   // Saturating: a product too large for virtual time is kNever, which compute refuses.

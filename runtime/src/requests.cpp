@@ -223,6 +223,10 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
 
 void Engine::drop(Op* op) {
   op->holder = nullptr;  // its Request lets it go
+  if (phase_ == Phase::rests) [[unlikely]] {  // in the rest of its program (Proc::leave): run_rests
+    vps_[static_cast<std::size_t>(op->owner)]->dropped_in_rest.push_back(op);
+    return;
+  }
   if (op->kind != Op::Kind::recv) {
     keep_payload(op);  // nobody will wait for it: its buffer may change or go at any moment
     if (op->done == kNever) op->dropped = true; else free_op(op);  // on_send_done or on_matched frees it

@@ -76,6 +76,24 @@ TEST(DataCheck, ThePatternIsDistinctForEveryPairAndOffset) {
   EXPECT_EQ(std::adjacent_find(offsets.begin(), offsets.end()), offsets.end());
 }
 
+// A block marked undelivered differs from its pattern in every byte, so a receive buffer that held
+// the right block before (a recycled allocation) still fails the check at its first byte.
+TEST(DataCheck, AnUndeliveredBlockFailsAtItsFirstByte) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{13}, std::size_t{4096}}) {
+    std::vector<std::byte> want(n), b(n);
+    algorithms::fill_pattern(5, 9, want);
+    b = want;
+    algorithms::mark_undelivered(5, 9, b);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_NE(b[i], want[i]) << "n=" << n << " byte " << i;
+    try {
+      algorithms::check_pattern("t", 5, 9, b);
+      ADD_FAILURE() << "not caught, n=" << n;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("(byte 0 of " + std::to_string(n) + ")"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // fill and check agree however the block is cut (the check works in 4 KiB chunks), and a single
 // flipped byte anywhere is reported at its offset.
 TEST(DataCheck, CheckFindsTheFirstWrongByte) {

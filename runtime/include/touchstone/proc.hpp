@@ -119,6 +119,15 @@ class Proc {
   /// pieces * copy_per_piece (docs/model.md 2.11; 0 on machines that set neither). The copy
   /// itself is the caller's; this only advances the clock.
   void local_copy(std::size_t bytes, std::size_t pieces = 1);
+  /// Ends this VP's part in the emulation here, exactly as if its program returned now: its finish
+  /// time is its clock. The rest of the program runs after the emulation has ended, on up to
+  /// RunOptions::host_cores host threads at once (the VPs that left in the order they left, one
+  /// after another, on one): code that checks results and frees buffers, which then costs no turn
+  /// of the sequential engine. It may use its own memory, rank(), size() and machine(); any other
+  /// call fails the run with a usage error. An exception it throws fails the run as the
+  /// program's would (the first, in the order the VPs left, is reported), but only after the
+  /// emulation has ended. Not inside a task (spawn).
+  void leave();
 
   // --- point-to-point (docs/model.md 2.5) ---
   /// Returns when the message's last packet has left this node (the buffer may be reused).
