@@ -68,11 +68,16 @@ namespace {
 class FiberExecutor final : public Executor {
  public:
   FiberExecutor(std::size_t stack_bytes, Scheduler& s) : Executor(s), stack_bytes_(usable_stack(stack_bytes)) {}
+  // The fibers go first; their region stays mapped for the thread's next run (StackRegion::recycle).
+  ~FiberExecutor() override {
+    ctx_.clear();
+    if (stacks_) StackRegion::recycle(std::move(stacks_));
+  }
 
   std::size_t start(std::vector<void*> users, Body body) override {
     body_ = std::move(body);
     threads_.assign(users.size(), std::this_thread::get_id());  // every fiber runs on this thread
-    stacks_ = std::make_unique<StackRegion>(users.size(), stack_bytes_);
+    stacks_ = StackRegion::reuse_or_map(users.size(), stack_bytes_);
     report_vp_faults();
     ctx_.reserve(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) create(users[i], RegionStack{stacks_.get(), i, nullptr});

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -290,6 +291,42 @@ void StackRegion::prefault_tops() {
   for (std::size_t i = 0; i < count_; ++i)
     if (::madvise(base_ + (i + 1) * slot_ - top, top, MADV_POPULATE_WRITE) != 0) return;
 #endif
+}
+
+namespace {
+thread_local std::unique_ptr<StackRegion> t_kept;  // recycle's region, for this thread's next run
+}  // namespace
+
+std::unique_ptr<StackRegion> StackRegion::reuse_or_map(std::size_t count, std::size_t stack_bytes) {
+  std::unique_ptr<StackRegion> kept = std::move(t_kept);
+  if (kept && kept->count_ == count && kept->stack_ == round_up(stack_bytes, page_size())) {
+    kept->zero_touched();
+    return kept;
+  }
+  kept.reset();  // unmapped before the new one is mapped: one region's address space at a time
+  return std::make_unique<StackRegion>(count, stack_bytes);
+}
+
+void StackRegion::recycle(std::unique_ptr<StackRegion> r) { t_kept = std::move(r); }
+
+// mincore says which pages of the region are resident: the pages the last run's fibers touched
+// (and the prefaulted tops). Those are cleared; the others read as zero anyway. The guards are
+// never touched (installed or protected, they fault; while-running ones are all unprotected
+// between runs but were never written).
+void StackRegion::zero_touched() {
+#if defined(__SANITIZE_ADDRESS__)
+  __asan_unpoison_memory_region(base_, bytes_);  // the last run's frames, as in the destructor
+#endif
+  const std::size_t page = page_size(), pages = bytes_ / page;
+  std::vector<unsigned char> resident(pages);
+  if (::mincore(base_, bytes_, resident.data()) != 0) {
+    // Cannot tell: every page of every stack, as a new region would read them.
+    for (std::size_t i = 0; i < count_; ++i) std::memset(base_ + i * slot_ + guard_, 0, stack_);
+    return;
+  }
+  for (std::size_t i = 0; i < count_; ++i)
+    for (std::size_t p = (i * slot_ + guard_) / page, end = (i + 1) * slot_ / page; p < end; ++p)
+      if (resident[p] & 1) std::memset(base_ + p * page, 0, page);
 }
 
 StackRegion::~StackRegion() {

@@ -7,7 +7,9 @@
 
 #include <sys/mman.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -95,6 +97,30 @@ TEST(StackRegion, KernelGuardsKeepTheRegionOneMappingWhereverTheKernelHasThem) {
   const Mapping still = mapping_at(r.guard(0));
   EXPECT_EQ(still.lo, whole.lo);
   EXPECT_EQ(still.hi, whole.hi);
+}
+
+// A thread's next run of the same shape gets the region back, every byte its fibers wrote zero
+// again (as on a new mapping); another shape gets a new region. The stacks' guards stay.
+TEST(StackRegion, ARecycledRegionComesBackZeroedForTheSameShapeOnly) {
+  auto r = StackRegion::reuse_or_map(4, 64 * 1024);
+  const auto* base = static_cast<const std::byte*>(r->guard(0));
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto c = r->context(i);
+    std::memset(static_cast<std::byte*>(c.sp) - c.size, 0x5a, c.size);  // every byte of every stack
+  }
+  StackRegion::recycle(std::move(r));
+  auto again = StackRegion::reuse_or_map(4, 64 * 1024);
+  EXPECT_EQ(static_cast<const std::byte*>(again->guard(0)), base);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto c = again->context(i);
+    const auto* low = static_cast<const std::byte*>(c.sp) - c.size;
+    for (std::size_t k = 0; k < c.size; ++k) ASSERT_EQ(low[k], std::byte{0}) << "stack " << i << " byte " << k;
+  }
+  StackRegion::recycle(std::move(again));
+  auto other = StackRegion::reuse_or_map(5, 64 * 1024);
+  EXPECT_EQ(other->count(), 5u);
+  const auto c = other->context(4);
+  EXPECT_EQ(static_cast<const std::byte*>(c.sp)[-1], std::byte{0});
 }
 
 TEST(StackRegion, GuardsArmedWhileRunningProtectOnlyTheRunningStack) {
