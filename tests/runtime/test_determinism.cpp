@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "algorithms/registry.hpp"
+#include "support/host_independent.hpp"
 #include "support/model.hpp"
 #include "touchstone/error.hpp"
 
@@ -19,30 +20,9 @@ using namespace touchstone;
 
 namespace {
 
-struct Config {
-  Execution execution;
-  int host_cores;
-  std::uint64_t perturb;
-};
-
-std::string describe(const Config& c) {
-  return fmt::format("{} host_cores={} perturb={}", c.execution == Execution::fibers ? "fibers" : "threads",
-                     c.host_cores, c.perturb);
-}
-
-// The same run: trace hash, times and statistics (events too, unless run-ahead differs).
-void expect_same_run(const RunResult& r, const RunResult& ref, bool same_events = true) {
-  EXPECT_EQ(r.trace_hash, ref.trace_hash);
-  EXPECT_EQ(r.makespan, ref.makespan);
-  EXPECT_EQ(r.finish_time, ref.finish_time);
-  EXPECT_EQ(r.stats.messages, ref.stats.messages);
-  EXPECT_EQ(r.stats.packets, ref.stats.packets);
-  EXPECT_EQ(r.stats.blocked_headers, ref.stats.blocked_headers);
-  EXPECT_EQ(r.stats.blocked_time, ref.stats.blocked_time);
-  if (same_events) {
-    EXPECT_EQ(r.stats.events, ref.stats.events);
-  }
-}
+using Config = ts_test::HostConfig;
+using ts_test::describe;
+using ts_test::expect_same_run;
 
 // Runs `program` on m 20 times: fibers on 1, 2 and 4 host cores (run-ahead start) and threads
 // (unpinned, 1 core, 2 cores), with and without perturbation, and checks that every run behaved

@@ -10,43 +10,25 @@
 #include <string>
 #include <vector>
 
+#include "support/host_independent.hpp"
 #include "touchstone/touchstone.hpp"
 
 using namespace touchstone;
 
 namespace {
 
-struct Config {
-  Execution execution;
-  int host_cores;
-  std::uint64_t perturb;
-};
-constexpr Config kConfigs[] = {{Execution::fibers, 1, 0}, {Execution::fibers, 2, 0}, {Execution::fibers, 4, 0},
-                               {Execution::threads, 0, 0}, {Execution::fibers, 4, 17}, {Execution::threads, 2, 23}};
+using ts_test::HostConfig;
 
-RunOptions options(const Config& c) {
-  RunOptions o;
-  o.execution = c.execution;
-  o.host_cores = c.host_cores;
-  o.perturb = c.perturb;
-  return o;
-}
-
-std::string describe(const Config& c) {
-  return std::string(c.execution == Execution::fibers ? "fibers" : "threads") +
-         ", host_cores=" + std::to_string(c.host_cores) + ", perturb=" + std::to_string(c.perturb);
-}
+constexpr HostConfig kConfigs[] = {{Execution::fibers, 1, 0},  {Execution::fibers, 2, 0},  {Execution::fibers, 4, 0},
+                                   {Execution::threads, 0, 0}, {Execution::fibers, 4, 17}, {Execution::threads, 2, 23}};
 
 // The same successful run in every configuration; returns the first.
 RunResult same_run_everywhere(const Machine& m, const Program& program) {
   std::vector<RunResult> runs;
-  for (const Config& c : kConfigs) runs.push_back(run(m, program, options(c)));
+  for (const HostConfig& c : kConfigs) runs.push_back(run(m, program, ts_test::options(c)));
   for (std::size_t i = 1; i < runs.size(); ++i) {
-    SCOPED_TRACE(describe(kConfigs[i]));
-    EXPECT_EQ(runs[i].trace_hash, runs[0].trace_hash);
-    EXPECT_EQ(runs[i].makespan, runs[0].makespan);
-    EXPECT_EQ(runs[i].finish_time, runs[0].finish_time);
-    EXPECT_EQ(runs[i].stats.messages, runs[0].stats.messages);
+    SCOPED_TRACE(ts_test::describe(kConfigs[i]));
+    ts_test::expect_same_run(runs[i], runs[0]);
   }
   return runs[0];
 }
@@ -55,15 +37,15 @@ RunResult same_run_everywhere(const Machine& m, const Program& program) {
 template <class Failure>
 std::string same_failure_everywhere(const Machine& m, const Program& program) {
   std::vector<std::string> reports;
-  for (const Config& c : kConfigs) {
+  for (const HostConfig& c : kConfigs) {
     try {
-      run(m, program, options(c));
-      ADD_FAILURE() << "the run did not fail: " << describe(c);
+      run(m, program, ts_test::options(c));
+      ADD_FAILURE() << "the run did not fail: " << ts_test::describe(c);
     } catch (const Failure& e) {
       reports.emplace_back(e.what());
     }
   }
-  for (std::size_t i = 1; i < reports.size(); ++i) EXPECT_EQ(reports[i], reports[0]) << describe(kConfigs[i]);
+  for (std::size_t i = 1; i < reports.size(); ++i) EXPECT_EQ(reports[i], reports[0]) << ts_test::describe(kConfigs[i]);
   return reports.empty() ? std::string() : reports[0];
 }
 
@@ -73,33 +55,23 @@ std::string same_failure_everywhere(const Machine& m, const Program& program) {
 TEST(Leave, FinishTimeIsWhereTheProgramLeftAndTheRestRunsAfterwards) {
   const Machine m = parse_machine("mesh:4x4");
   std::vector<std::atomic<int>> checked(16);
-  const Program leaving = [&](Proc& p) {
-    const int n = p.size(), me = p.rank();
-    std::vector<std::byte> out(64, std::byte(me)), in(64);
-    p.compute(microseconds(me + 1));
-    Request s = p.isend((me + 1) % n, 0, out);
-    p.recv((me + n - 1) % n, 0, in);
-    p.wait(s);
-    p.leave();
-    checked[static_cast<std::size_t>(me)] += in[63] == std::byte((me + n - 1) % n) ? 1 : 100;
+  auto ring = [&](bool leave) {
+    return [&checked, leave](Proc& p) {
+      const int n = p.size(), me = p.rank();
+      std::vector<std::byte> out(64, std::byte(me)), in(64);
+      p.compute(microseconds(me + 1));
+      Request s = p.isend((me + 1) % n, 0, out);
+      p.recv((me + n - 1) % n, 0, in);
+      p.wait(s);
+      if (!leave) return;
+      p.leave();
+      checked[static_cast<std::size_t>(me)] += in[63] == std::byte((me + n - 1) % n) ? 1 : 100;
+    };
   };
-  const RunResult left = same_run_everywhere(m, leaving);
+  const RunResult left = same_run_everywhere(m, ring(true));
   for (int r = 0; r < 16; ++r) EXPECT_EQ(checked[static_cast<std::size_t>(r)].load(), 6) << "rank " << r;
-
   // The same program returning where it left: the same run in every respect.
-  const RunResult returned = run(m, [&](Proc& p) {
-    const int n = p.size(), me = p.rank();
-    std::vector<std::byte> out(64, std::byte(me)), in(64);
-    p.compute(microseconds(me + 1));
-    Request s = p.isend((me + 1) % n, 0, out);
-    p.recv((me + n - 1) % n, 0, in);
-    p.wait(s);
-  });
-  EXPECT_EQ(left.trace_hash, returned.trace_hash);
-  EXPECT_EQ(left.finish_time, returned.finish_time);
-  EXPECT_EQ(left.makespan, returned.makespan);
-  // Rank 0 receives from rank 15, which sends at 16 us: the last message leaves last.
-  EXPECT_GT(left.finish_time[0], microseconds(16));
+  ts_test::expect_same_run(run(m, ring(false)), left);
 }
 
 // The rest of a program may not call the runtime: the run fails with a usage error naming the
