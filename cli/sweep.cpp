@@ -211,10 +211,13 @@ int sweep(const Options& opt, const std::optional<std::string>& sizes_arg, bool 
   }
   std::vector<const Machine*> machines{&m};
   for (const auto& v : variant_machines) machines.push_back(&v);
-  // --host-cores N is split: `jobs` emulations at once (default N), each with N / jobs cores.
-  RunOptions run_opts = run_options(c);
+  // --host-cores N: `jobs` emulations at once (default N), each running its sequential turns on
+  // one core, and each free to use all N in its parallel phases (the run-ahead start and the rests
+  // after Proc::leave, docs/parallel.md). Those phases are short: on N cores they fill what the
+  // other emulations' sequential turns leave idle, where N / jobs cores each left one emulation's
+  // phases on one core while another core waited for a job.
+  const RunOptions run_opts = run_options(c);
   const int jobs = opt.jobs > 0 ? opt.jobs : run_opts.host_cores;
-  run_opts.host_cores = std::max(1, run_opts.host_cores / jobs);
   const auto program_cols = program ? program_columns(opt) : std::vector<ProgramColumn>{};
   std::vector<std::string> columns;
   for (auto* a : algs) columns.push_back(a->name);

@@ -39,7 +39,9 @@ inline void expect_same_run(const touchstone::RunResult& r, const touchstone::Ru
   EXPECT_EQ(r.stats.packets, ref.stats.packets);
   EXPECT_EQ(r.stats.blocked_headers, ref.stats.blocked_headers);
   EXPECT_EQ(r.stats.blocked_time, ref.stats.blocked_time);
-  if (same_events) EXPECT_EQ(r.stats.events, ref.stats.events);
+  if (same_events) {
+    EXPECT_EQ(r.stats.events, ref.stats.events);
+  }
 }
 
 /// Runs `program` on m `runs` times, fibers and threads in turn, the first two runs unperturbed and
