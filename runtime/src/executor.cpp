@@ -121,7 +121,8 @@ class FiberExecutor final : public Executor {
     const char* parked = nullptr;  // a frame address near the stack pointer at the last suspend
   };
   // Stack i of the run's region (stacks.hpp), whose bounds the sanitizers are told about at every
-  // switch. The region outlives the fibers and is unmapped at once with the executor.
+  // switch. The region outlives the fibers; the executor then gives it back to its thread
+  // (StackRegion::recycle).
   struct RegionStack {
     StackRegion* region;
     std::size_t index;
@@ -280,7 +281,7 @@ class FiberExecutor final : public Executor {
 
   std::size_t stack_bytes_;
   Body body_;
-  std::unique_ptr<StackRegion> stacks_;  // before ctx_: the fibers go first
+  std::unique_ptr<StackRegion> stacks_;  // the destructor ends the fibers (ctx_) first
   std::vector<std::unique_ptr<Context>> ctx_;
 };
 
