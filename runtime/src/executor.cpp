@@ -67,7 +67,8 @@ namespace {
 // it is destroyed, even one whose VP never ran.
 class FiberExecutor final : public Executor {
  public:
-  FiberExecutor(std::size_t stack_bytes, Scheduler& s) : Executor(s), stack_bytes_(usable_stack(stack_bytes)) {}
+  FiberExecutor(std::size_t stack_bytes, int host_cores, Scheduler& s)
+      : Executor(s), stack_bytes_(usable_stack(stack_bytes)), host_cores_(host_cores) {}
   // The fibers go first; their region stays mapped for the thread's next run (StackRegion::recycle).
   ~FiberExecutor() override {
     ctx_.clear();
@@ -77,7 +78,7 @@ class FiberExecutor final : public Executor {
   std::size_t start(std::vector<void*> users, Body body) override {
     body_ = std::move(body);
     threads_.assign(users.size(), std::this_thread::get_id());  // every fiber runs on this thread
-    stacks_ = StackRegion::reuse_or_map(users.size(), stack_bytes_);
+    stacks_ = StackRegion::reuse_or_map(users.size(), stack_bytes_, static_cast<unsigned>(std::max(host_cores_, 1)));
     report_vp_faults();
     ctx_.reserve(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) create(users[i], RegionStack{stacks_.get(), i, nullptr});
@@ -280,6 +281,7 @@ class FiberExecutor final : public Executor {
   }
 
   std::size_t stack_bytes_;
+  int host_cores_;  // threads that may make the stacks resident (StackRegion::prefault_tops)
   Body body_;
   std::unique_ptr<StackRegion> stacks_;  // the destructor ends the fibers (ctx_) first
   std::vector<std::unique_ptr<Context>> ctx_;
@@ -416,7 +418,7 @@ class ThreadExecutor final : public Executor {
 }  // namespace
 
 std::unique_ptr<Executor> make_executor(Execution how, std::size_t stack_bytes, int host_cores, Scheduler& s) {
-  if (how == Execution::fibers) return std::make_unique<FiberExecutor>(stack_bytes, s);
+  if (how == Execution::fibers) return std::make_unique<FiberExecutor>(stack_bytes, host_cores, s);
   return std::make_unique<ThreadExecutor>(stack_bytes, host_cores, s);
 }
 

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -35,6 +36,20 @@ namespace touchstone::detail {
 namespace {
 std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+// Runs fn(first, last) over [0, count) in contiguous ranges on up to `threads` host threads, the
+// calling one among them. Each range holds at least kStacksPerThread stacks: a thread costs tens
+// of microseconds to start, a stack's page a few.
+template <class Fn>
+void over_stacks(std::size_t count, unsigned threads, Fn fn) {
+  constexpr std::size_t kStacksPerThread = 4096;
+  const std::size_t n = std::clamp<std::size_t>(count / kStacksPerThread, 1, std::max(threads, 1u));
+  std::vector<std::thread> helpers;
+  helpers.reserve(n - 1);
+  for (std::size_t k = 1; k < n; ++k) helpers.emplace_back(fn, count * k / n, count * (k + 1) / n);
+  fn(std::size_t{0}, count / n);
+  for (auto& h : helpers) h.join();
+}
 
 // Linux 6.13's guard regions (include/uapi/asm-generic/mman-common.h); Debian 12's headers predate
 // them, and its kernel refuses the advice with EINVAL.
@@ -234,11 +249,12 @@ bool StackRegion::kernel_guards() {
   return accepted;
 }
 
-StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes)
+StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, unsigned host_threads)
     : StackRegion(count, stack_bytes,
-                  kernel_guards() ? Guards::installed : choose(count, mappings_now(), max_map_count())) {}
+                  kernel_guards() ? Guards::installed : choose(count, mappings_now(), max_map_count()),
+                  host_threads) {}
 
-StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, Guards guards)
+StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, Guards guards, unsigned host_threads)
     : count_(count), stack_(round_up(stack_bytes, page_size())), guard_(page_size()), guards_(guards) {
   slot_ = guard_ + stack_;
   bytes_ = std::max<std::size_t>(count_, 1) * slot_;
@@ -248,7 +264,7 @@ StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, Guards guar
                                          bytes_ >> 20, count_, stack_ >> 10, std::strerror(errno)));
   base_ = static_cast<std::byte*>(p);
   OverflowReports::add(this);
-  prefault_tops();
+  prefault_tops(host_threads);
   if (guards_ == Guards::while_running) return;
   if (guards_ == Guards::installed) {
     // One call per guard, but no mapping is split: the region stays one mapping.
@@ -284,12 +300,17 @@ StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, Guards guar
 // the region is mapped. Only that page: deeper pages are touched by some programs and not others
 // (selftest/ring stays within it), and populating 8 KiB cost 4 KiB of RSS per VP that ring never
 // used (617 -> 859 MB on 65,536 VPs). Kernels before 5.14 lack MADV_POPULATE_WRITE and refuse it:
-// the page is then faulted in on first use, as before, so the result is ignored.
-void StackRegion::prefault_tops() {
+// the page is then faulted in on first use, as before, so the result is ignored. On many VPs this
+// is most of a run's start (on 1,048,576 VPs, 4 GiB of stack pages and 2 GiB of page tables to
+// clear), and the kernel populates disjoint ranges of one mapping in parallel: so on up to
+// RunOptions::host_cores threads.
+void StackRegion::prefault_tops([[maybe_unused]] unsigned host_threads) {
 #ifdef MADV_POPULATE_WRITE
   const std::size_t top = std::min(stack_, round_up(kPrefaultBytes, page_size()));
-  for (std::size_t i = 0; i < count_; ++i)
-    if (::madvise(base_ + (i + 1) * slot_ - top, top, MADV_POPULATE_WRITE) != 0) return;
+  over_stacks(count_, host_threads, [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i)
+      if (::madvise(base_ + (i + 1) * slot_ - top, top, MADV_POPULATE_WRITE) != 0) return;
+  });
 #endif
 }
 
@@ -297,14 +318,15 @@ namespace {
 thread_local std::unique_ptr<StackRegion> t_kept;  // recycle's region, for this thread's next run
 }  // namespace
 
-std::unique_ptr<StackRegion> StackRegion::reuse_or_map(std::size_t count, std::size_t stack_bytes) {
+std::unique_ptr<StackRegion> StackRegion::reuse_or_map(std::size_t count, std::size_t stack_bytes,
+                                                       unsigned host_threads) {
   std::unique_ptr<StackRegion> kept = std::move(t_kept);
   if (kept && kept->count_ == count && kept->stack_ == round_up(stack_bytes, page_size())) {
-    kept->zero_touched();
+    kept->zero_touched(host_threads);
     return kept;
   }
   kept.reset();  // unmapped before the new one is mapped: one region's address space at a time
-  return std::make_unique<StackRegion>(count, stack_bytes);
+  return std::make_unique<StackRegion>(count, stack_bytes, host_threads);
 }
 
 void StackRegion::recycle(std::unique_ptr<StackRegion> r) { t_kept = std::move(r); }
@@ -313,7 +335,7 @@ void StackRegion::recycle(std::unique_ptr<StackRegion> r) { t_kept = std::move(r
 // (and the prefaulted tops). Those are cleared; the others read as zero anyway. The guards are
 // never touched (installed or protected, they fault; while-running ones are all unprotected
 // between runs but were never written).
-void StackRegion::zero_touched() {
+void StackRegion::zero_touched(unsigned host_threads) {
 #if defined(__SANITIZE_ADDRESS__)
   __asan_unpoison_memory_region(base_, bytes_);  // the last run's frames, as in the destructor
 #endif
@@ -324,9 +346,11 @@ void StackRegion::zero_touched() {
     for (std::size_t i = 0; i < count_; ++i) std::memset(base_ + i * slot_ + guard_, 0, stack_);
     return;
   }
-  for (std::size_t i = 0; i < count_; ++i)
-    for (std::size_t p = (i * slot_ + guard_) / page, end = (i + 1) * slot_ / page; p < end; ++p)
-      if (resident[p] & 1) std::memset(base_ + p * page, 0, page);
+  over_stacks(count_, host_threads, [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i)
+      for (std::size_t p = (i * slot_ + guard_) / page, end = (i + 1) * slot_ / page; p < end; ++p)
+        if (resident[p] & 1) std::memset(base_ + p * page, 0, page);
+  });
 }
 
 StackRegion::~StackRegion() {

@@ -43,8 +43,10 @@ class StackRegion {
   /// installed where the kernel can, else as choose() says for this process. Throws
   /// std::runtime_error with the reason when the region cannot be mapped or protected, or when
   /// `guards` is installed and the kernel cannot.
-  StackRegion(std::size_t count, std::size_t stack_bytes);
-  StackRegion(std::size_t count, std::size_t stack_bytes, Guards guards);
+  /// `host_threads`: how many host threads may make the stack tops resident (prefault_tops), which
+  /// is most of a region's cost on many VPs (RunOptions::host_cores).
+  StackRegion(std::size_t count, std::size_t stack_bytes, unsigned host_threads = 1);
+  StackRegion(std::size_t count, std::size_t stack_bytes, Guards guards, unsigned host_threads = 1);
   ~StackRegion();
   StackRegion(const StackRegion&) = delete;
   StackRegion& operator=(const StackRegion&) = delete;
@@ -71,7 +73,8 @@ class StackRegion {
   /// costs a mapping, a system call per guard and one per stack top (prefault_tops): 8,194 calls
   /// for a 4,097-VP run. One taken back has every page its fibers touched zeroed, so a run sees
   /// the same bytes as on a new region (zero everywhere), whatever ran on the thread before.
-  static std::unique_ptr<StackRegion> reuse_or_map(std::size_t count, std::size_t stack_bytes);
+  static std::unique_ptr<StackRegion> reuse_or_map(std::size_t count, std::size_t stack_bytes,
+                                                   unsigned host_threads = 1);
   /// Keeps `r`, whose fibers have all ended, for the calling thread's next run (reuse_or_map); the
   /// region kept before is unmapped. At most one region per thread is kept, until the thread ends.
   static void recycle(std::unique_ptr<StackRegion> r);
@@ -83,8 +86,8 @@ class StackRegion {
   static constexpr std::size_t kPrefaultBytes = 4 * 1024;
 
  private:
-  void prefault_tops();
-  void zero_touched();  // reuse_or_map: every resident page of every stack back to zero
+  void prefault_tops(unsigned host_threads);
+  void zero_touched(unsigned host_threads);  // reuse_or_map: every resident page of every stack back to zero
   void protect(std::size_t i, bool guarded);  // arm and disarm of while_running guards
   friend struct OverflowReports;
   std::byte* base_ = nullptr;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -121,6 +122,38 @@ TEST(StackRegion, ARecycledRegionComesBackZeroedForTheSameShapeOnly) {
   EXPECT_EQ(other->count(), 5u);
   const auto c = other->context(4);
   EXPECT_EQ(static_cast<const std::byte*>(c.sp)[-1], std::byte{0});
+}
+
+// With several host threads (RunOptions::host_cores) the stack tops are made resident, and a
+// recycled region zeroed, in ranges of stacks on each thread: every stack's top page is resident
+// and zero, every byte written is zero again on reuse, the last stack of each range included.
+TEST(StackRegion, HostThreadsPrepareEveryStackOfTheirRanges) {
+  constexpr std::size_t kStacks = 3 * 4096 + 7, kBytes = 64 * kKiB;
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  auto r = StackRegion::reuse_or_map(kStacks, kBytes, 3);
+  auto top_resident = [&](const StackRegion& region, std::size_t i) {
+    unsigned char in = 0;
+    const auto* top = static_cast<std::byte*>(region.context(i).sp) - page;
+    EXPECT_EQ(::mincore(const_cast<std::byte*>(top), page, &in), 0);
+    return (in & 1) != 0;
+  };
+  const bool populates = top_resident(*r, 0);
+  for (std::size_t i = 0; i < kStacks; ++i) {
+    const auto c = r->context(i);
+    auto* sp = static_cast<std::byte*>(c.sp);
+    if (populates) ASSERT_TRUE(top_resident(*r, i)) << "stack " << i;
+    ASSERT_EQ(sp[-1], std::byte{0}) << "stack " << i;
+    sp[-1] = std::byte{0x5a};                                 // its top page
+    sp[-static_cast<std::ptrdiff_t>(c.size)] = std::byte{0x5a};  // and its lowest byte
+  }
+  StackRegion::recycle(std::move(r));
+  auto again = StackRegion::reuse_or_map(kStacks, kBytes, 3);
+  for (std::size_t i = 0; i < kStacks; ++i) {
+    const auto c = again->context(i);
+    const auto* sp = static_cast<const std::byte*>(c.sp);
+    ASSERT_EQ(sp[-1], std::byte{0}) << "stack " << i;
+    ASSERT_EQ(sp[-static_cast<std::ptrdiff_t>(c.size)], std::byte{0}) << "stack " << i;
+  }
 }
 
 TEST(StackRegion, GuardsArmedWhileRunningProtectOnlyTheRunningStack) {
