@@ -28,10 +28,15 @@ constexpr std::array kCommands{&touchstone::cli::add_list,   &touchstone::cli::a
 // the next job faults it all in again, a trap per 4 KiB page (docs/performance.md, "Memory": not
 // seen in the measured sweeps, but the one way their heap could go back). The process keeps its
 // largest heap until it exits: the peak is unchanged, it is only not given back early.
+// Fastbins are off (M_MXFAST 0; small chunks still come from each thread's tcache): with them,
+// every request of a larger chunk first walks and merges all the small ones freed since the last
+// (malloc_consolidate), and runs of many VPs that each make and drop small objects spent a tenth
+// of their time there (docs/performance.md, "Many VPs").
 void keep_freed_memory() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, -1);
   mallopt(M_ARENA_MAX, 1);
+  mallopt(M_MXFAST, 0);
 }
 
 }  // namespace
