@@ -287,7 +287,7 @@ Subcommand add_sweep(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--jobs", o->jobs, "parallel emulations (default: --host-cores)")->check(number_in(1, 4096));
   cmd->add_option("--memory-mb", o->memory_mb,
-                  "host memory the parallel jobs may share, by their estimates (default: the largest job's)")
+                  "host memory the parallel jobs may share, by their estimates (default: the largest job's, at least an eighth of the host's)")
       ->check(number_in(1e-6, 1e12));
   cmd->add_option("--out", o->out, "write the output to this file instead of stdout");
   cmd->add_option(

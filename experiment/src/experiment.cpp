@@ -212,18 +212,22 @@ Record run_program(const Machine& m, const ProgramRun& run, std::size_t size) {
   return r;
 }
 
+std::size_t memory_budget(std::span<const std::size_t> job_bytes, double memory_mb, std::size_t host_bytes) {
+  std::size_t budget = host_bytes / 8;
+  for (auto b : job_bytes) budget = std::max(budget, b);
+  if (memory_mb > 0) budget = std::max(budget, static_cast<std::size_t>(memory_mb * 1024 * 1024));
+  return budget;
+}
+
 std::vector<Outcome> run_jobs(const std::vector<Job>& jobs, const RunnerOptions& options) {
   std::vector<Outcome> out(jobs.size());
   std::vector<std::size_t> order(jobs.size()), bytes(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) out[i].job = &jobs[i], order[i] = i, bytes[i] = job_bytes(jobs[i]);
   // Largest first; a job starts only while the memory of the jobs running (payloads and the
-  // runtime's own, by the algorithm's measured bound) stays within the budget (by default the
-  // largest single job's), so running in parallel never needs more memory than running the
-  // largest job alone.
+  // runtime's own, by the algorithm's measured bound) stays within the budget, so running in
+  // parallel never needs more memory than the largest job alone or an eighth of the host's.
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bytes[a] > bytes[b]; });
-  std::size_t budget = 0;
-  for (auto b : bytes) budget = std::max(budget, b);
-  if (options.memory_mb > 0) budget = std::max(budget, static_cast<std::size_t>(options.memory_mb * 1024 * 1024));
+  const std::size_t budget = memory_budget(bytes, options.memory_mb, algorithms::host_limits().resident());
   std::mutex mu;
   std::condition_variable cv;
   std::size_t in_use = 0;

@@ -89,6 +89,20 @@ TEST(Experiment, OutcomesKeepTheJobsOrderAndTheSerialFigures) {
   }
 }
 
+// The memory the running jobs may share: never below the largest job (each must be able to run),
+// an eighth of the host's memory as a floor (equal small jobs, as in a phantom sweep, run side by
+// side), and --memory-mb above both when it is larger.
+TEST(Experiment, MemoryBudgetIsTheLargestJobTheHostsEighthOrTheOption) {
+  constexpr std::size_t MiB = 1024 * 1024, GiB = 1024 * MiB;
+  const std::vector<std::size_t> small{13 * MiB, 13 * MiB, 12 * MiB}, big{4 * GiB, 1 * GiB};
+  EXPECT_EQ(experiment::memory_budget(small, 0, 24 * GiB), 3 * GiB);
+  EXPECT_EQ(experiment::memory_budget(small, 0, 0), 13 * MiB);  // the host's memory unknown
+  EXPECT_EQ(experiment::memory_budget(big, 0, 24 * GiB), 4 * GiB);
+  EXPECT_EQ(experiment::memory_budget(big, 0, 64 * GiB), 8 * GiB);
+  EXPECT_EQ(experiment::memory_budget(big, 6144, 24 * GiB), 6 * GiB);
+  EXPECT_EQ(experiment::memory_budget(big, 1024, 24 * GiB), 4 * GiB);  // never below the largest job
+}
+
 TEST(Experiment, TableColumnsFitTheLongestEntry) {
   const std::string t = experiment::text_table("size", {"16", "1024"}, {"a", "scatter/logp-lev-rec(0.75)"},
                                                {{"1.000", "22.500*"}, {"", "3.250 "}});

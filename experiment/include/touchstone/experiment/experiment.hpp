@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -73,14 +74,21 @@ struct Outcome {
 
 struct RunnerOptions {
   int parallel = 0;        ///< emulations at once (0: the host's cores)
-  double memory_mb = 0;    ///< memory the running jobs may share (0: the largest job's)
+  double memory_mb = 0;    ///< memory the running jobs may share (0: memory_budget's default)
   /// Progress on stderr: on a terminal a status line with the running jobs and an ETA, otherwise
   /// one line per finished job.
   bool progress = false;
 };
 
+/// The estimated bytes the jobs running at once may hold together: at least the largest job's
+/// `job_bytes` (so every job can run), and at least an eighth of `host_bytes` (the memory this
+/// process may use, algorithms::HostLimits::resident; 0 if unknown), so that small jobs run side
+/// by side even when they are all alike (a phantom sweep); `memory_mb` (> 0) raises it further.
+std::size_t memory_budget(std::span<const std::size_t> job_bytes, double memory_mb, std::size_t host_bytes);
+
 /// Runs every job, largest estimated memory first, as many at once as `parallel` and the memory
-/// budget allow. Outcomes are in the jobs' order; a failed job does not stop the others.
+/// budget (memory_budget) allow. Outcomes are in the jobs' order; a failed job does not stop the
+/// others.
 std::vector<Outcome> run_jobs(const std::vector<Job>& jobs, const RunnerOptions& options = {});
 
 /// Host memory an emulation needs by the algorithm's measured bound (algorithms::host_memory):
