@@ -7,7 +7,6 @@
 #include "gather.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <optional>
 #include <vector>
 
@@ -52,13 +51,12 @@ void check_args(const char* name, const Proc& p, const Group& g, int root, std::
   check_rooted_args(name, p, g, root, send.size(), "send", recv.size(), "receive", size);
 }
 
-// A part gathers on its own to its leader, which gets the part's blocks back.
-using Inner = std::function<std::optional<Blocks>(int part)>;
-
 // The superstep of every k-level all-to-one, reversed from scatter.cpp: every part gathers to its
 // leader with `inner` (the destination leads its own part), and each other leader sends its part's
 // blocks to `dest` as one long message. The destination posts its receives for the long messages
-// first, so that they land while it collects its own part.
+// first, so that they land while it collects its own part. `inner(part)` gathers the part on its
+// own and returns its blocks on the part's leader (a template, as in scatter.cpp).
+template <class Inner>
 std::optional<Blocks> via_leaders(Gather& s, int dest, const std::vector<Part>& parts,
                                   const std::vector<int>& leaders, int mine, const Inner& inner) {
   const int leader = leaders[static_cast<std::size_t>(mine)];
