@@ -57,8 +57,8 @@ void check_args(const char* name, const Proc& p, const Group& g, int root, std::
 // first, so that they land while it collects its own part. `inner(part)` gathers the part on its
 // own and returns its blocks on the part's leader (a template, as in scatter.cpp).
 template <class Inner>
-std::optional<Blocks> via_leaders(Gather& s, int dest, const std::vector<Part>& parts,
-                                  const std::vector<int>& leaders, int mine, const Inner& inner) {
+std::optional<Blocks> via_leaders(Gather& s, int dest, const PerPart<Part>& parts,
+                                  const PerPart<int>& leaders, int mine, const Inner& inner) {
   const int leader = leaders[static_cast<std::size_t>(mine)];
   std::optional<Team> team;
   if ((s.me == dest || s.me == leader) && parts.size() > 1) {
@@ -118,7 +118,7 @@ std::optional<Blocks> one_level_dir(Gather& s, const Part& part, int dest) {
 std::optional<Blocks> two_lev_rec(Gather& s, const Submachine& m, int dest) {
   const auto rows = split_rows(m);
   const auto parts = parts_of(rows);
-  std::vector<int> leaders;
+  PerPart<int> leaders;
   for (const auto& row : rows) leaders.push_back(in_column_of(s.grid, row, dest));
   return via_leaders(s, dest, parts, leaders, part_of(s.grid, rows, s.me), [&](int i) {
     return one_level_dir(s, parts[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)]);
@@ -156,9 +156,9 @@ std::optional<Blocks> logp_lev_sq(Gather& s, const Submachine& m, int dest) {
 std::optional<Blocks> logp_lev_rec(Gather& s, int lo, int hi, int dest, double gamma) {
   if (hi - lo == 1) return s.own();
   const SnakeCut cut = gamma_cut(hi - lo, s.grid.snake_index(dest) - lo, gamma);
-  const std::vector<Part> parts{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi),
+  const PerPart<Part> parts{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi),
                                 Part::snake_run(lo + cut.other_lo, lo + cut.other_hi)};
-  const std::vector<int> leaders{dest, s.grid.snake_rank(lo + cut.leader)};
+  const PerPart<int> leaders{dest, s.grid.snake_rank(lo + cut.leader)};
   const int at = s.grid.snake_index(s.me) - lo;
   const int mine = at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1;
   return via_leaders(s, dest, parts, leaders, mine, [&](int i) {

@@ -57,8 +57,8 @@ void check_args(const char* name, const Proc& p, const Group& g, int root, std::
 // blocks. A template, not a std::function: every processor makes one per level of a recursion
 // (logp-lev-sq: 16 on 65,536 VPs), and a std::function of its captures is an allocation each.
 template <class Inner>
-void via_leaders(Scatter& s, int holder, const BlockView* data, const std::vector<Part>& parts,
-                 const std::vector<int>& leaders, int mine, const Inner& inner) {
+void via_leaders(Scatter& s, int holder, const BlockView* data, const PerPart<Part>& parts,
+                 const PerPart<int>& leaders, int mine, const Inner& inner) {
   std::optional<BlockView> view;
   const bool in_team = s.me == holder || s.me == leaders[static_cast<std::size_t>(mine)];
   if (in_team && parts.size() > 1) {
@@ -111,7 +111,7 @@ void one_level_dir(Scatter& s, const Part& part, int holder, const BlockView* da
 void two_lev_rec(Scatter& s, const Submachine& m, int holder, const BlockView* data) {
   const auto rows = split_rows(m);
   const auto parts = parts_of(rows);
-  std::vector<int> leaders;
+  PerPart<int> leaders;
   for (const auto& row : rows) leaders.push_back(in_column_of(s.grid, row, holder));
   via_leaders(s, holder, data, parts, leaders, part_of(s.grid, rows, s.me),
               [&](int i, const BlockView* d) { one_level_dir(s, parts[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)], d); });
@@ -158,9 +158,9 @@ void logp_lev_rec(Scatter& s, int lo, int hi, int holder, const BlockView* data,
     return;
   }
   const SnakeCut cut = gamma_cut(hi - lo, s.grid.snake_index(holder) - lo, gamma);
-  const std::vector<Part> parts{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi),
+  const PerPart<Part> parts{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi),
                                 Part::snake_run(lo + cut.other_lo, lo + cut.other_hi)};
-  const std::vector<int> leaders{holder, s.grid.snake_rank(lo + cut.leader)};
+  const PerPart<int> leaders{holder, s.grid.snake_rank(lo + cut.leader)};
   const int at = s.grid.snake_index(s.me) - lo;
   const int mine = at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1;
   via_leaders(s, holder, data, parts, leaders, mine, [&](int i, const BlockView* d) {

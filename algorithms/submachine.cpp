@@ -47,8 +47,8 @@ std::vector<int> Part::members(const Grid& grid) const {
   return out;
 }
 
-std::vector<Part> parts_of(const std::vector<Submachine>& submachines) {
-  std::vector<Part> out;
+PerPart<Part> parts_of(const PerPart<Submachine>& submachines) {
+  PerPart<Part> out;
   out.reserve(submachines.size());
   for (const auto& s : submachines) out.push_back(Part::of(s));
   return out;
@@ -78,14 +78,14 @@ std::vector<int> members(const Grid& grid, const Submachine& s) {
   return out;
 }
 
-std::vector<Submachine> split_rows(const Submachine& s) {
-  std::vector<Submachine> out;
+PerPart<Submachine> split_rows(const Submachine& s) {
+  PerPart<Submachine> out;
   for (int r = 0; r < s.rows; ++r) out.push_back({s.row0 + r, s.col0, 1, s.cols});
   return out;
 }
 
-std::vector<Submachine> split_columns(const Submachine& s) {
-  std::vector<Submachine> out;
+PerPart<Submachine> split_columns(const Submachine& s) {
+  PerPart<Submachine> out;
   for (int c = 0; c < s.cols; ++c) out.push_back({s.row0, s.col0 + c, s.rows, 1});
   return out;
 }
@@ -94,17 +94,17 @@ std::vector<Submachine> split_columns(const Submachine& s) {
 // being an array of size p^(1/4) x p^(1/4)". A band of about t = p^(1/4) rows and columns makes
 // about-square sub-meshes; the number of column bands is chosen so that there are about sqrt(p)
 // sub-meshes, which also covers thin meshes (1 x C: about sqrt(C) segments).
-std::vector<Submachine> split_squares(const Submachine& s) {
+PerPart<Submachine> split_squares(const Submachine& s) {
   const double p = s.size(), t = std::pow(p, 0.25);
   const int br = std::clamp(static_cast<int>(std::lround(s.rows / t)), 1, s.rows);
   const int bc = std::clamp(static_cast<int>(std::lround(std::sqrt(p) / br)), 1, s.cols);
-  std::vector<Submachine> out;
+  PerPart<Submachine> out;
   for (auto [r0, nr] : bands(s.row0, s.rows, br))
     for (auto [c0, nc] : bands(s.col0, s.cols, bc)) out.push_back({r0, c0, nr, nc});
   return out;
 }
 
-std::vector<Submachine> split_halves(const Submachine& s) {
+PerPart<Submachine> split_halves(const Submachine& s) {
   if (s.size() < 2) throw std::logic_error("split_halves: a single processor has no halves");
   if (s.cols >= s.rows) {  // vertical cut
     const int left = (s.cols + 1) / 2;
@@ -114,7 +114,7 @@ std::vector<Submachine> split_halves(const Submachine& s) {
   return {{s.row0, s.col0, top, s.cols}, {s.row0 + top, s.col0, s.rows - top, s.cols}};
 }
 
-int part_of(const Grid& grid, const std::vector<Submachine>& parts, int rank) {
+int part_of(const Grid& grid, const PerPart<Submachine>& parts, int rank) {
   for (std::size_t i = 0; i < parts.size(); ++i)
     if (parts[i].contains(grid, rank)) return static_cast<int>(i);
   throw std::logic_error(fmt::format("part_of: rank {} is in no part", rank));
@@ -125,9 +125,9 @@ int same_position(const Grid& grid, const Submachine& from, int source, const Su
   return grid.rank(to.row0 + std::min(i, to.rows - 1), to.col0 + std::min(j, to.cols - 1));
 }
 
-std::vector<int> leaders_for(const Grid& grid, const std::vector<Submachine>& parts, int source) {
+PerPart<int> leaders_for(const Grid& grid, const PerPart<Submachine>& parts, int source) {
   const Submachine& home = parts[static_cast<std::size_t>(part_of(grid, parts, source))];
-  std::vector<int> leaders;
+  PerPart<int> leaders;
   for (const auto& part : parts) leaders.push_back(same_position(grid, home, source, part));
   return leaders;
 }

@@ -14,6 +14,8 @@
 #include <span>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "touchstone/proc.hpp"
 
 namespace touchstone::algorithms {
@@ -31,6 +33,12 @@ struct Grid {
   int snake_rank(int index) const;
 };
 Grid grid_of(const Proc& p, const Group& g);
+
+/// One entry per part of a partition, the first two kept inline: logp-lev-sq and logp-lev-rec split
+/// in halves at every level of their recursions, on every processor (16 levels on 65,536 VPs), and
+/// a heap allocation for each of those lists cost a run of them about a sixth of its user time.
+template <class T>
+using PerPart = boost::container::small_vector<T, 2>;
 
 /// A rectangular sub-mesh of a Grid.
 struct Submachine {
@@ -56,26 +64,26 @@ struct Part {
   /// Group ranks: row-major for a sub-mesh, in snake order for a run.
   std::vector<int> members(const Grid& grid) const;
 };
-std::vector<Part> parts_of(const std::vector<Submachine>& submachines);
+PerPart<Part> parts_of(const PerPart<Submachine>& submachines);
 
 /// One submachine per row (2-lev-rec) or per column.
-std::vector<Submachine> split_rows(const Submachine& s);
-std::vector<Submachine> split_columns(const Submachine& s);
+PerPart<Submachine> split_rows(const Submachine& s);
+PerPart<Submachine> split_columns(const Submachine& s);
 /// About p^(1/2) about-square sub-meshes of about p^(1/2) processors each (3-lev-sq): on a
 /// 16 x 16 mesh, 16 sub-meshes of 4 x 4. Sides that do not divide evenly get bands whose sizes
 /// differ by at most one; a 1 x C mesh gets about C^(1/2) segments.
-std::vector<Submachine> split_squares(const Submachine& s);
+PerPart<Submachine> split_squares(const Submachine& s);
 /// Two halves by cutting the longer side (logp-lev-sq): on a square mesh the cuts alternate
 /// vertical, horizontal, ... The first half gets the extra row or column of an odd side.
-std::vector<Submachine> split_halves(const Submachine& s);
+PerPart<Submachine> split_halves(const Submachine& s);
 /// Index of the part holding `rank`.
-int part_of(const Grid& grid, const std::vector<Submachine>& parts, int rank);
+int part_of(const Grid& grid, const PerPart<Submachine>& parts, int rank);
 /// Leader of `to` for a source in `from` (section 3.2, 3-lev-sq): the processor in the same row
 /// and column of `to` as the source is in `from`, clamped to `to`'s extent.
 int same_position(const Grid& grid, const Submachine& from, int source, const Submachine& to);
 /// The leader of every part for `source` (3-lev-sq, logp-lev-sq): same_position from the part
 /// that holds it.
-std::vector<int> leaders_for(const Grid& grid, const std::vector<Submachine>& parts, int source);
+PerPart<int> leaders_for(const Grid& grid, const PerPart<Submachine>& parts, int source);
 /// The processor of `s` in the same column as `source` (2-lev-rec: "the leaders are the
 /// processors in the same column as processor P_s"), clamped to the sub-mesh.
 int in_column_of(const Grid& grid, const Submachine& s, int source);
