@@ -22,6 +22,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -39,14 +40,20 @@ std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to *
 
 // Runs fn(first, last) over [0, count) in contiguous ranges on up to `threads` host threads, the
 // calling one among them. Each range holds at least kStacksPerThread stacks: a thread costs tens
-// of microseconds to start, a stack's page a few.
+// of microseconds to start, a stack's page a few. A thread the system refuses (a limit on the
+// process's threads) leaves its ranges to the calling one.
 template <class Fn>
 void over_stacks(std::size_t count, unsigned threads, Fn fn) {
   constexpr std::size_t kStacksPerThread = 4096;
   const std::size_t n = std::clamp<std::size_t>(count / kStacksPerThread, 1, std::max(threads, 1u));
   std::vector<std::thread> helpers;
   helpers.reserve(n - 1);
-  for (std::size_t k = 1; k < n; ++k) helpers.emplace_back(fn, count * k / n, count * (k + 1) / n);
+  std::size_t k = 1;
+  try {
+    for (; k < n; ++k) helpers.emplace_back(fn, count * k / n, count * (k + 1) / n);
+  } catch (const std::system_error&) {
+  }
+  for (std::size_t r = k; r < n; ++r) fn(count * r / n, count * (r + 1) / n);
   fn(std::size_t{0}, count / n);
   for (auto& h : helpers) h.join();
 }
