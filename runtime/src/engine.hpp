@@ -77,6 +77,10 @@ struct Vp {
   Time busy_until_wake = 0;
   std::vector<const Op*> waiting_ops;  // the operations a Block::ops wait needs (deadlock reports)
   std::vector<Op*> request_ops;        // Proc::waitall/waitany: the requests' operations (reused)
+  // Receives matched while awaited, in the order they matched (Engine::waitall reads them), and
+  // waitall's matched receives not yet completed, a heap by (arrival, index); both reused.
+  std::vector<Op*> matched_awaited;
+  std::vector<std::uint32_t> ready_recvs;
   bool waits_for_all = true;           // waitall/wait: every one of them; waitany: any one
   std::uint64_t barrier_ctx = 0;       // Block::barrier: the group's context
   const char* collective = nullptr;    // inside a runtime collective whose messages are internal

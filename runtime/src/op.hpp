@@ -61,6 +61,7 @@ struct Op {
   std::uint64_t call = 0;      // the owner's receive-call number, from 1 (race reports)
   std::uint32_t wild = 0;      // its race record + 1, for a wildcard receive under RunOptions::races
   Msg* matched = nullptr;
+  std::uint32_t slot = 0;  // its index among the operations of the waitall that waits for it
   bool awaiting_data = false;  // matched a request to send; its data is on the way (docs/model.md 2.16)
   bool truncating = false;  // a longer message fills buf and sets Status::truncated (irecv_truncating)
   bool forced = false;      // a wildcard receive whose source RunOptions::schedule forced (reports)
