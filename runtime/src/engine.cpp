@@ -744,9 +744,16 @@ void Engine::on_rendezvous_data(Msg& m, Time t) {
   op->matched = &m;
   deliver(m, *op);
   instruments_.delivered(m, t);
-  Vp& v = *op->vp;
-  if (op->awaited) v.matched_awaited.push_back(op);
-  if (op->awaited && v.state == Vp::State::blocked) wake(v);
+  tell_matched(*op);
+}
+
+// A receive has its message: the VP awaiting it hears which (Vp::matched_awaited, for waitall)
+// and, if blocked, wakes.
+void Engine::tell_matched(Op& op) {
+  if (!op.awaited) return;
+  Vp& v = *op.vp;
+  v.matched_awaited.push_back(&op);
+  if (v.state == Vp::State::blocked) wake(v);
 }
 
 Op* Engine::irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf, bool truncating) {
@@ -829,8 +836,7 @@ void Engine::on_arrival(Msg& m, Time t) {
     // A receive the VP posted ahead of the event loop matches at its posting time, not before.
     if (m.sync_op) on_matched(m, std::max(t, op->posted));
     instruments_.delivered(m, t);
-    if (op->awaited) by.matched_awaited.push_back(op);
-    if (op->awaited && by.state == Vp::State::blocked) wake(by);
+    tell_matched(*op);
     return;
   }
   auto probing = [&](const Vp& w) {

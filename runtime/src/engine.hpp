@@ -214,6 +214,7 @@ class Engine final : public NetworkListener, private Scheduler {
   void step() { progress_.steps.store(progress_.steps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
   std::string write_evidence(bool failed);
   void wake(Vp& v);
+  void tell_matched(Op& op);  // a receive matched: its awaiting VP hears of it
   void software_barrier(Vp& v, const GroupData& g);
 
   void vp_main(Vp& v);
