@@ -338,6 +338,16 @@ void Engine::wake(Vp& v) {
   resume_next_ = v.index;
 }
 
+// A message event that lets a blocked VP go on queues its wake-up at the same instant instead of
+// resuming it at once: behind every message event of the instant (they order first, docs/model.md
+// 1.3), in rank order. So the VPs that go on at an instant are known before any of them runs, and
+// nothing a VP does at `now` can change what a message event of `now` does.
+void Engine::wake_at_instant(Vp& v) {
+  if (v.wake_queued == v.token) return;  // once per wait: a second arrival finds it queued
+  v.wake_queued = v.token;
+  queue_.push(now_, vp_order(v.index), Ev::resume, &v, v.token);
+}
+
 void Engine::block(Vp& v, Vp::Block why, const Call& what) {
   // A VP's errno must not change because other VPs ran meanwhile (each would be a process of its
   // own): with fibers they share the host thread's errno, and with threads the hand-over's own
@@ -753,7 +763,7 @@ void Engine::tell_matched(Op& op) {
   if (!op.awaited) return;
   Vp& v = *op.vp;
   v.matched_awaited.push_back(&op);
-  if (v.state == Vp::State::blocked) wake(v);
+  if (v.state == Vp::State::blocked) wake_at_instant(v);
 }
 
 Op* Engine::irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf, bool truncating) {
@@ -843,9 +853,9 @@ void Engine::on_arrival(Msg& m, Time t) {
     return w.state == Vp::State::blocked && w.block == Vp::Block::probe && m.ctx == w.probe_ctx &&
            (w.probe_src == any_source || w.probe_src == m.src) && (w.probe_tag == any_tag || w.probe_tag == m.tag);
   };
-  if (probing(v)) return wake(v);
+  if (probing(v)) return wake_at_instant(v);
   for (Vp* t : tasks_of_[static_cast<std::size_t>(v.rank)])
-    if (probing(*t)) return wake(*t);
+    if (probing(*t)) return wake_at_instant(*t);
 }
 
 // Demultiplexing per packet (docs/model.md 2.18): a packet of m that does not continue the message

@@ -70,6 +70,7 @@ struct Vp {
   State state = State::blocked;
   Block block = Block::start;
   std::uint64_t token = 0;  // invalidates stale timed wake-ups
+  std::uint64_t wake_queued = ~std::uint64_t{0};  // the token of its wait whose wake-up is queued (wake_at_instant)
   Call pending;             // the blocking call, for deadlock reports
   Time blocked_since = 0;
   // The clock when wake() last raised it to the event time: the CPU's own work until then (what it
@@ -215,6 +216,7 @@ class Engine final : public NetworkListener, private Scheduler {
   std::string write_evidence(bool failed);
   void wake(Vp& v);
   void tell_matched(Op& op);  // a receive matched: its awaiting VP hears of it
+  void wake_at_instant(Vp& v);  // a message event lets v go on: its turn follows the instant's message events
   void software_barrier(Vp& v, const GroupData& g);
 
   void vp_main(Vp& v);

@@ -94,11 +94,11 @@ MPI_Cart_create of MPI_COMM_WORLD: rank 3 sends 2 x MPI_INT to rank 2, which rec
 called MPI_Neighbor_alltoall(sendcount=1, MPI_INT, recvcount=1, MPI_INT) at collcheck.c:73 as its 1st collective on \
 this communicator, while rank 3 called MPI_Neighbor_alltoall(sendcount=2, MPI_INT, recvcount=1, MPI_INT) at \
 collcheck.c:73 (invalid count)${fatal}" ${on_7} ${prog} cart_alltoall)
-collcheck_report(cart_allgather 2 "MPI_Neighbor_allgather on rank 5: the type signatures differ on the communicator \
+collcheck_report(cart_allgather 2 "MPI_Neighbor_allgather on rank 6: the type signatures differ on the communicator \
 of MPI_Cart_create of MPI_COMM_WORLD: rank 6 sends 1 x MPI_INT to rank 5, which receives 1 x MPI_FLOAT from it; rank \
-5 called MPI_Neighbor_allgather(sendcount=1, MPI_INT, recvcount=1, MPI_FLOAT) at collcheck.c:75 as its 1st \
-collective on this communicator, while rank 6 called MPI_Neighbor_allgather(sendcount=1, MPI_INT, recvcount=1, \
-MPI_INT) at collcheck.c:75 (invalid datatype)${fatal}" ${on_7} ${prog} cart_allgather)
+6 called MPI_Neighbor_allgather(sendcount=1, MPI_INT, recvcount=1, MPI_INT) at collcheck.c:75 as its 1st \
+collective on this communicator, while rank 5 called MPI_Neighbor_allgather(sendcount=1, MPI_INT, recvcount=1, \
+MPI_FLOAT) at collcheck.c:75 (invalid datatype)${fatal}" ${on_7} ${prog} cart_allgather)
 collcheck_report(graph_alltoallv 2 "MPI_Neighbor_alltoallv on rank 4: the type signatures differ on the communicator \
 of MPI_Dist_graph_create_adjacent of MPI_COMM_WORLD: rank 1 sends 1 x MPI_INT to rank 4, which receives 2 x MPI_INT \
 from it; rank 4 called MPI_Neighbor_alltoallv(sendcounts={1,1}, MPI_INT, recvcounts={1,2}, MPI_INT) at \
