@@ -232,7 +232,9 @@ void Engine::start_vps() {
     for (std::size_t i = started; i < vps_.size(); ++i) vps_[i]->state = Vp::State::done;
   } else if (starts_ahead()) {
     phase_ = Phase::ahead;
-    executor_->run_ahead(opts_.host_cores);
+    std::vector<int> all(vps_.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    executor_->run_ahead(all, opts_.host_cores);
     phase_ = Phase::turns;
   }
   executor_->pass(kMain);

@@ -5,9 +5,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
 #include <semaphore>
 #include <system_error>
 #include <utility>
+
+#include <cxxabi.h>
 
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
@@ -52,6 +57,98 @@ void Executor::set_current_user(void* user, int index) {
 
 namespace {
 
+// Host threads kept for a run's parallel turns (Executor::run_ahead, run_rests): the VPs of one
+// instant may be handed out thousands of times a run, far too often to start threads each time.
+// run(n, job) calls job(0 .. n-1), each once, on the calling thread and on every helper that joins
+// in time, and returns when all have returned. A helper spins briefly for the next batch before it
+// sleeps: batches of one instant follow each other within microseconds, and a sleeping helper
+// wakes later than the caller takes the whole batch itself.
+class HelperPool {
+ public:
+  explicit HelperPool(int helpers) {
+    for (int k = 0; k < helpers; ++k) {
+      try {
+        threads_.emplace_back([this] { serve(); });
+      } catch (const std::system_error&) {
+        break;  // fewer host threads: the calling one takes their share
+      }
+    }
+  }
+  ~HelperPool() {
+    {
+      std::lock_guard lock(m_);
+      stop_ = true;
+      published_.fetch_add(1, std::memory_order_release);
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  HelperPool(const HelperPool&) = delete;
+  HelperPool& operator=(const HelperPool&) = delete;
+
+  template <class Job>
+  void run(std::size_t n, Job& job) {
+    Batch b{n, [](void* j, std::size_t k) { (*static_cast<Job*>(j))(k); }, &job};
+    {
+      std::lock_guard lock(m_);
+      batch_ = &b;
+      published_.fetch_add(1, std::memory_order_release);
+    }
+    wake_.notify_all();
+    b.work();
+    std::unique_lock lock(m_);
+    batch_ = nullptr;  // a helper that wakes from now on finds nothing to join
+    done_.wait(lock, [&] { return b.joined == 0; });
+  }
+
+ private:
+  struct Batch {
+    std::size_t n;
+    void (*call)(void*, std::size_t);
+    void* job;
+    std::atomic<std::size_t> next{0};
+    int joined = 0;  // helpers working on it (under m_)
+    void work() {
+      for (std::size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < n;) call(job, k);
+    }
+  };
+
+  void serve() {
+    std::uint64_t seen = 0;
+    for (;;) {
+      for (int spin = 0; spin < kSpins && published_.load(std::memory_order_acquire) == seen; ++spin) cpu_relax();
+      Batch* b = nullptr;
+      {
+        std::unique_lock lock(m_);
+        wake_.wait(lock, [&] { return published_.load(std::memory_order_relaxed) != seen; });
+        seen = published_.load(std::memory_order_relaxed);
+        if (stop_) return;
+        if ((b = batch_)) ++b->joined;
+      }
+      if (!b) continue;
+      b->work();
+      std::lock_guard lock(m_);
+      if (--b->joined == 0) done_.notify_one();
+    }
+  }
+
+  static constexpr int kSpins = 2000;  // tens of microseconds
+  static void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+
+  std::mutex m_;
+  std::condition_variable wake_, done_;
+  std::atomic<std::uint64_t> published_{0};  // batches published so far (and the stop)
+  Batch* batch_ = nullptr;                     // the batch helpers may join, under m_
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
 // ThreadSanitizer keeps a shadow call stack per fiber: instrumented functions push a frame on
 // entry and pop it on return, on whichever fiber TSan holds current at that moment. A Boost fiber
 // is entered once when it is constructed (fiber_entry runs up to its first switch back) and never
@@ -65,6 +162,19 @@ namespace {
 // scheduler's side, after the jump has returned there, so that no frame pushed on one fiber is
 // popped on another at any optimisation level. Every TSan fiber is thereby made current before
 // it is destroyed, even one whose VP never ran.
+// The C++ runtime keeps, per host thread, the exceptions being handled (the catch blocks entered
+// and not left) and the count of those being thrown. A fiber's are its own: it may block inside a
+// catch block while others run theirs, and go on on another host thread (the parallel turns). So
+// each switch into a fiber gives the thread the fiber's, and takes them back when it suspends.
+// (libstdc++'s __cxa_eh_globals: the list of caught exceptions, then the uncaught count.)
+struct ExceptionsInFlight {
+  void* caught = nullptr;
+  unsigned int uncaught = 0;
+  static ExceptionsInFlight& of_this_thread() {
+    return *reinterpret_cast<ExceptionsInFlight*>(abi::__cxa_get_globals());
+  }
+};
+
 class FiberExecutor final : public Executor {
  public:
   FiberExecutor(std::size_t stack_bytes, int host_cores, Scheduler& s)
@@ -120,6 +230,7 @@ class FiberExecutor final : public Executor {
     const void* caller_stack_bottom = nullptr;
     std::size_t caller_stack_size = 0;
     const char* parked = nullptr;  // a frame address near the stack pointer at the last suspend
+    ExceptionsInFlight exceptions;  // its caught and uncaught exceptions while it is suspended
   };
   // Stack i of the run's region (stacks.hpp), whose bounds the sanitizers are told about at every
   // switch. The region outlives the fibers; the executor then gives it back to its thread
@@ -181,11 +292,8 @@ class FiberExecutor final : public Executor {
     current_ = kMain;
   }
 
-  // The first turn of every context at once (Executor::run_ahead).
-  bool run_ahead(int threads) override {
-    std::vector<int> all(ctx_.size());
-    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    on_threads(all, threads, true);
+  bool run_ahead(std::span<const int> contexts, int threads) override {
+    on_threads(contexts, threads, true);
     return true;
   }
 
@@ -198,23 +306,17 @@ class FiberExecutor final : public Executor {
   // Boost fiber can be resumed on any thread, and returns to the one that resumed it. Contexts are
   // handed out one at a time, so one with much to do does not hold up the others.
   void on_threads(std::span<const int> contexts, int threads, bool ahead) {
-    const std::size_t n = contexts.size();
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
+    auto turn = [&](std::size_t k) {
       t_running_ahead = ahead;
-      for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;) switch_to(contexts[i]);
+      switch_to(contexts[k]);
       t_running_ahead = false;
     };
-    std::vector<std::thread> helpers;
-    for (int k = 1; k < threads && static_cast<std::size_t>(k) < n; ++k) {
-      try {
-        helpers.emplace_back(work);
-      } catch (const std::system_error&) {
-        break;  // fewer host threads: the others take their share
-      }
+    if (threads <= 1 || contexts.size() < 2) {
+      for (std::size_t k = 0; k < contexts.size(); ++k) turn(k);
+      return;
     }
-    work();
-    for (auto& t : helpers) t.join();
+    if (!helpers_) helpers_ = std::make_unique<HelperPool>(threads - 1);
+    helpers_->run(contexts.size(), turn);
   }
 
   // Runs context i on the calling host thread until it blocks or ends.
@@ -232,7 +334,12 @@ class FiberExecutor final : public Executor {
     const bool in_region = static_cast<std::size_t>(i) < stacks_->count();
     if (in_region) stacks_->arm(static_cast<std::size_t>(i));
     prefetch_parked_frames(c);
+    ExceptionsInFlight& here = ExceptionsInFlight::of_this_thread();
+    const ExceptionsInFlight own = here;
+    here = c.exceptions;
     c.fiber = std::move(c.fiber).resume();
+    c.exceptions = here;
+    here = own;
 #if TOUCHSTONE_TSAN
     if (!c.fiber) __tsan_switch_to_fiber(c.caller_tsan_fiber, 0);  // it ended (see above the class)
 #endif
@@ -285,6 +392,7 @@ class FiberExecutor final : public Executor {
   Body body_;
   std::unique_ptr<StackRegion> stacks_;  // the destructor ends the fibers (ctx_) first
   std::vector<std::unique_ptr<Context>> ctx_;
+  std::unique_ptr<HelperPool> helpers_;  // made at the first parallel turns, kept for the run
 };
 
 // ---------------------------------------------------------------- host threads
@@ -346,7 +454,7 @@ class ThreadExecutor final : public Executor {
   void pass(int self) override { hand_off(self, false); }
 
   // A context's code stays on its own host thread: it cannot be resumed by another one.
-  bool run_ahead(int) override { return false; }
+  bool run_ahead(std::span<const int>, int) override { return false; }
   bool run_rests(std::span<const int>, int) override { return false; }
 
   void finish() override {

@@ -49,13 +49,15 @@ class Executor {
   virtual void pass(int self) = 0;
   /// After the run: waits for every created context to end and releases them.
   virtual void finish() = 0;
-  /// Before the run: gives every context created by start() its first turn at once, on up to
-  /// `threads` host threads (the calling one among them), each until it gives up the baton with
-  /// pass(), which then returns to the host thread that resumed it. The contexts must touch only
-  /// their own state meanwhile (running_ahead() tells them that they run so). Their next turn is
-  /// the scheduler's, on the calling thread, as usual. Returns false (and runs nothing) when the
-  /// executor cannot move a context between host threads (one host thread per context).
-  virtual bool run_ahead(int threads) = 0;
+  /// Gives each of `contexts` (created by start(), suspended in pass() or not yet started) one
+  /// turn at once, on up to `threads` host threads (the calling one among them), each until it
+  /// gives up the baton with pass(), which then returns to the host thread that resumed it. The
+  /// contexts must touch only their own state meanwhile (running_ahead() tells them that they run
+  /// so). Their next turn is the scheduler's, on the calling thread, as usual. Called before the
+  /// run (every context's start) and by the scheduler inside next() (the VPs of one instant).
+  /// Returns false (and runs nothing) when the executor cannot move a context between host
+  /// threads (one host thread per context).
+  virtual bool run_ahead(std::span<const int> contexts, int threads) = 0;
   /// After the scheduler's last turn: resumes each of `contexts` (suspended in pass() and never
   /// named by the scheduler again) until it ends, on up to `threads` host threads at once, in the
   /// given order on one. Returns false (and runs nothing) when the executor cannot move a context
