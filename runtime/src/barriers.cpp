@@ -47,6 +47,9 @@ void Engine::software_barrier(Vp& v, const GroupData& g) {
   const int n = static_cast<int>(g.members.size());
   const int me = std::lower_bound(g.by_world.begin(), g.by_world.end(), std::pair{v.rank, -1})->second;
   const InCollective in(v, "barrier");
+  // Its waits go on with the next round's message: not a wait whose return a program of the
+  // instant may run from (Engine::open_instant).
+  v.in_waiting_call = false;
   for (int dist = 1, round = 0; dist < n; dist *= 2, ++round) {
     Op* s = post_send(v, g.members[static_cast<std::size_t>((me + dist) % n)], round, g.ctx | kInternalCtx, {});
     Op* r = post_recv(v, g.members[static_cast<std::size_t>((me - dist + n) % n)], round, g.ctx | kInternalCtx,

@@ -51,6 +51,9 @@ void check_run_inputs(const Machine& machine, const RunOptions& options) {
   if (options.time_limit <= 0 || options.time_limit > kMaxTimeLimit)
     throw UsageError(fmt::format("the virtual time limit must be in 1..{} ps (10^6 s); got {} ps", kMaxTimeLimit,
                                  options.time_limit));
+  if (!(options.parallel_programs_from_us >= 0 && options.parallel_programs_from_us <= 1e9))
+    throw UsageError(fmt::format("parallel_programs_from_us must be in 0..1e9 host microseconds; got {}",
+                                 options.parallel_programs_from_us));
   check_node_costs("", machine.costs);
   if (!machine.node_costs.empty()) {
     if (machine.node_costs.size() != static_cast<std::size_t>(machine.nodes()))

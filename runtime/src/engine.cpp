@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <exception>
 #include <chrono>
@@ -74,6 +75,7 @@ Engine::~Engine() {
 void Engine::vp_main(Vp& v) {
   const bool ahead = Executor::running_ahead();
   if (!ahead) begin_turn(v);
+  std::exception_ptr failed;
   if (!aborting_) {
     try {
       // Inside the try: a hook that throws fails the run like the program would; outside, the
@@ -84,16 +86,32 @@ void Engine::vp_main(Vp& v) {
       else (*program_)(*v.proc);
     } catch (const Aborted&) {
     } catch (...) {
-      // The rest of a program that left runs after the event loop, perhaps beside others: its
-      // failure is reported after all of them (run_rests).
-      if (v.left) v.rest_failure = std::current_exception();
-      else fail_with_current_exception(fmt::format("rank {} failed at t={} us", v.rank, to_us(v.clock)));
+      failed = std::current_exception();
     }
   }
-  if (!v.left) end_program(v);
+  // The rest of a program that left runs after the event loop, perhaps beside others: its
+  // failure is reported after all of them (run_rests). Otherwise a program that ends or fails in
+  // code run ahead of its turn (the programs of an instant, run_instant_programs) waits for the turn
+  // first: its end and its failure are events of the sequential order. (Outside the catch block:
+  // the C++ runtime keeps the exception being handled per host thread, and the turn may be
+  // another thread's.)
+  if (v.left) {
+    if (failed) v.rest_failure = failed;
+    return;
+  }
+  await_turn(v);
+  if (failed) {
+    try {
+      std::rethrow_exception(failed);
+    } catch (...) {
+      fail_with_current_exception(fmt::format("rank {} failed at t={} us", v.rank, to_us(v.clock)));
+    }
+  }
+  end_program(v);
 }
 
 void Engine::end_program(Vp& v) {
+  v.instant_member = false;
   // A VP that ends past the time limit (its last call's cost) stops the run too.
   if (!aborting_ && v.clock > opts_.time_limit)
     abort_run(time_limit_report(opts_.time_limit, fmt::format("rank {} ended at t={} us", v.rank, to_us(v.clock))));
@@ -144,6 +162,11 @@ void Engine::run_program_ahead(Vp& v) {
 }
 
 void Engine::off_turn(Vp& v) {
+  if (phase_ == Phase::timed) {
+    phase_ = Phase::turns;
+    note_program_time(std::chrono::steady_clock::now() - program_timed_from_);
+    return;
+  }
   if (phase_ == Phase::ahead) {
     if (Executor::running_ahead()) park(v);
     return;
@@ -157,8 +180,12 @@ void Engine::off_turn(Vp& v) {
 // at t = 0 in rank order, on its own thread, exactly where the sequential engine would have
 // started v's program. Everything the program did before touched only its own memory.
 void Engine::park(Vp& v) {
+  const int own_errno = errno;  // the turn may be another host thread's
   executor_->pass(v.index);
+  errno = own_errno;
   begin_turn(v);
+  for (Op* op : v.dropped_ahead) drop(op);
+  v.dropped_ahead.clear();
 }
 
 // VP code on several host threads at once (run-ahead start, the rests of programs that left) needs
@@ -170,6 +197,139 @@ bool Engine::parallel_host_turns() const {
 }
 
 bool Engine::starts_ahead() const { return parallel_host_turns() && vps_.size() > 1; }
+
+// The programs of an instant (docs/parallel.md, stage 1). The VPs an instant lets go on (its VP
+// events; every message event of the instant comes first, docs/model.md 1.3) each finish the
+// runtime call they waited in, in rank order, and stop where it returns to the program
+// (returning_to_program); then their programs run on up to host_cores host threads at once, each
+// up to its next call into the runtime (await_turn parks it there); then those calls are made in
+// rank order, each a VP event of the instant. Exact: until that next call a program touches only
+// its own memory, and nothing the other VPs' turns do at this instant reaches it (what they send
+// arrives later; a barrier they complete releases VPs that wait in it, not these). `first` is the
+// VP of the instant's first VP event.
+void Engine::open_instant(Vp& first) {
+  instant_at_ = now_;
+  instant_members_.clear();
+  if (program_time_ < worthwhile_) return;
+  // Every VP the instant lets go on must be a member: one that went on in a whole turn between
+  // two members would make its calls before the earlier member's.
+  // It waits in a call of its program's (not in the runtime's own collectives, whose continuations
+  // make more calls), and its memory is its own (a rank's tasks share it).
+  // (Not at its start: a program that ran ahead waits at its first call before making it.)
+  auto may = [this](const Vp& v) {
+    return v.in_waiting_call && v.block != Vp::Block::start && !v.is_task() && !v.left &&
+           tasks_of_[static_cast<std::size_t>(v.rank)].empty();
+  };
+  std::vector<int>& members = instant_;
+  members.clear();
+  bool all = may(first);
+  members.push_back(first.index);
+  queue_.for_each_at(now_, [&](const Event& e) {
+    if (e.kind() != Ev::resume && e.kind() != Ev::barrier) return;
+    Vp& v = *static_cast<Vp*>(e.p);
+    if (v.state != Vp::State::blocked || (e.kind() == Ev::resume && v.token != e.a)) return;  // stale: does nothing
+    all &= may(v);
+    members.push_back(v.index);
+  });
+  std::sort(members.begin(), members.end());
+  members.erase(std::unique(members.begin(), members.end()), members.end());
+  if (!all || members.size() < 2) return members.clear();
+  for (const int i : members) {
+    Vp& v = context(i);
+    v.instant_member = true;
+    v.ahead_in_instant = false;
+  }
+  instant_members_ = members;
+  last_turn_rank_ = -1;
+  instant_waking_ = members.size();
+  instant_parked_.clear();
+}
+
+// A member of the open instant returns from the runtime call it waited in: it stops here until the
+// instant's programs run.
+void Engine::returning_to_program(Vp& v) {
+  end_of_completion(v);
+  v.state = Vp::State::blocked;
+  v.block = Vp::Block::sync;
+  v.pending = Call{};
+  v.blocked_since = v.clock;
+  ++v.token;
+  instant_parked_.push_back(v.index);
+  progress_.running.store(-1, std::memory_order_relaxed);
+  executor_->pass(v.index);  // returns on a host thread of run_instant_programs, or to unwind
+  if (aborting_) throw Aborted{};
+}
+
+// Whether the programs of instants are worth running at once: they are often a few instructions up
+// to the next call (an all-to-all's next send), and then stopping each VP and handing it to another
+// host thread and back (a microsecond or more per VP on 65,536 VPs, whose stacks are out of the
+// cache) costs more than they do. So the host time of programs is sampled: one in kSampleEvery
+// of the sequential turns' returns to the program is timed up to the program's next call (the
+// next await_turn, sent to off_turn by Phase::timed), and each instant's programs are timed as a
+// whole; an instant opens only while the running mean per program is at least
+// RunOptions::parallel_programs_from_us.
+// Host time decides only which host threads run what, never what happens: the run is the same.
+void Engine::note_program_time(std::chrono::nanoseconds t) { program_time_ += (t - program_time_) / 8; }
+
+void Engine::time_program(Vp&) {
+  sample_countdown_ = kSampleEvery;
+  program_timed_from_ = std::chrono::steady_clock::now();
+  phase_ = Phase::timed;
+}
+
+// A VP event of the instant lets v go on: the instant opens at its first. A VP that is not a member
+// (its event was made by a member's turn, such as a synchronous send's completion) goes on after
+// the members before it in rank order have made their calls, as in the sequential order: the
+// instant's programs run first, its event is put back behind their calls (behind_instant), and the
+// members after it go on in whole turns.
+void Engine::instant_wake(Vp& v) {
+  if (now_ != instant_at_) open_instant(v);
+  if (!v.instant_member) {
+    last_turn_rank_ = v.rank;  // a whole turn at the instant
+    return;
+  }
+  --instant_waking_;
+  v.clock_before_instant = v.clock;
+  v.hash_before_instant = instruments_.hash().value();
+  v.ahead_in_instant = true;
+}
+
+// A member's wait has completed ahead of the sequential order (it stops where the wait returns, or
+// waits again): what that added to the trace hash, in case the run fails before its turn.
+void Engine::end_of_completion(Vp& v) {
+  v.instant_member = false;
+  v.hashed_in_instant = instruments_.hash().value() - v.hash_before_instant;
+}
+
+bool Engine::behind_instant(const Event& e) {
+  if (instant_.empty() || (e.kind() != Ev::resume && e.kind() != Ev::barrier)) return false;
+  const Vp& v = *static_cast<const Vp*>(e.p);
+  if (v.instant_member || (e.kind() == Ev::resume && (v.state != Vp::State::blocked || v.token != e.a))) return false;
+  queue_.push(e.t, e.order, e.kind(), e.p, e.a);
+  run_instant_programs();
+  return true;
+}
+
+// Every member has had its turn: the programs that stopped where their calls returned run on, then
+// their next calls are made in rank order.
+void Engine::run_instant_programs() {
+  for (const int i : instant_) context(i).instant_member = false;
+  instant_.clear();
+  if (instant_parked_.empty()) return;
+  std::sort(instant_parked_.begin(), instant_parked_.end());
+  const auto start = std::chrono::steady_clock::now();
+  ++instants_at_once_;
+  phase_ = Phase::ahead;
+  executor_->run_ahead(instant_parked_, opts_.host_cores);
+  phase_ = Phase::turns;
+  const auto n = static_cast<std::int64_t>(instant_parked_.size());
+  note_program_time((std::chrono::steady_clock::now() - start) * std::min<std::int64_t>(opts_.host_cores, n) / n);
+  for (const int i : instant_parked_) {
+    Vp& v = context(i);
+    queue_.push(now_, vp_order(v.rank), Ev::instant_turn, &v, v.token);
+  }
+  instant_parked_.clear();
+}
 
 // The rests of the programs that left the emulation (Proc::leave), once the event loop is over:
 // each touches only its own VP's memory, so they run on up to host_cores host threads at once (or
@@ -231,6 +391,8 @@ void Engine::start_vps() {
                           vps_.size(), started));
     for (std::size_t i = started; i < vps_.size(); ++i) vps_[i]->state = Vp::State::done;
   } else if (starts_ahead()) {
+    instant_turns_ = true;
+    worthwhile_ = std::chrono::nanoseconds(static_cast<std::int64_t>(opts_.parallel_programs_from_us * 1000));
     phase_ = Phase::ahead;
     std::vector<int> all(vps_.size());
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
@@ -268,6 +430,7 @@ int Engine::next() {
 int Engine::run_events() {
   for (;;) {
     if (aborting_) return next_to_unwind();
+    if (!instant_.empty() && instant_waking_ == 0) run_instant_programs();
     if (opts_.stop_on_signals && Watchdog::pending_signal()) [[unlikely]] {
       abort_run(interrupted_report(nullptr));
       continue;  // unwinds, as above
@@ -300,7 +463,11 @@ int Engine::run_events() {
       continue;
     }
     now_ = e.t;
-    instruments_.event();
+    if (behind_instant(e)) [[unlikely]] continue;
+    // A program's next call at its instant (run_instant_programs) continues the VP's turn: no event
+    // of the model, and no new segment (RunStats counts what the sequential order counts).
+    const bool of_the_model = e.kind() != Ev::instant_turn;
+    if (of_the_model) instruments_.event();
     if (now_ > opts_.time_limit) {
       abort_run(time_limit_report(opts_.time_limit, ""));
       continue;
@@ -308,16 +475,33 @@ int Engine::run_events() {
     switch (e.kind()) {
       case Ev::resume: {
         Vp& v = *static_cast<Vp*>(e.p);
-        if (v.state == Vp::State::blocked && v.token == e.a) wake(v);
+        if (v.state == Vp::State::blocked && v.token == e.a) {
+          if (instant_turns_) instant_wake(v);
+          wake(v);
+        }
         break;
       }
-      case Ev::barrier: wake(*static_cast<Vp*>(e.p)); break;
+      case Ev::barrier: {
+        Vp& v = *static_cast<Vp*>(e.p);
+        if (instant_turns_) instant_wake(v);
+        wake(v);
+        break;
+      }
+      case Ev::instant_turn: {
+        Vp& v = *static_cast<Vp*>(e.p);
+        if (v.state == Vp::State::blocked && v.token == e.a) {
+          last_turn_rank_ = v.rank;
+          v.state = Vp::State::running;
+          resume_next_ = v.index;
+        }
+        break;
+      }
       default: network_->handle(e); break;
     }
     if (resume_next_ != kMain) {
       const int r = resume_next_;
       resume_next_ = kMain;
-      instruments_.resumed(now_);
+      if (of_the_model) instruments_.resumed(now_);
       return r;
     }
   }
@@ -341,9 +525,10 @@ void Engine::wake(Vp& v) {
 }
 
 // A message event that lets a blocked VP go on queues its wake-up at the same instant instead of
-// resuming it at once: behind every message event of the instant (they order first, docs/model.md
-// 1.3), in rank order. So the VPs that go on at an instant are known before any of them runs, and
-// nothing a VP does at `now` can change what a message event of `now` does.
+// resuming it at once: behind every message event of the instant (they order first, 1.3), in rank
+// order. So the VPs that go on at an instant are known before any of them runs, and nothing a VP
+// does at `now` can change what a message event of `now` does: the work of an instant is the
+// message events, then the VPs' turns, whichever host thread does which part.
 void Engine::wake_at_instant(Vp& v) {
   if (v.wake_queued == v.token) return;  // once per wait: a second arrival finds it queued
   v.wake_queued = v.token;
@@ -361,6 +546,7 @@ void Engine::block(Vp& v, Vp::Block why, const Call& what) {
   v.blocked_since = v.clock;
   v.state = Vp::State::blocked;
   ++v.token;
+  if (v.instant_member) end_of_completion(v);  // it waits again before returning to its program
   progress_.running.store(-1, std::memory_order_relaxed);
   executor_->pass(v.index);
   progress_.running.store(v.rank, std::memory_order_relaxed);
@@ -432,9 +618,18 @@ RunResult Engine::run(const Program& program) {
     failure_ = leftovers_report();
     if (failure_.empty()) forced_.check_all_used();
   }
-  // Every VP's clock, where it finished or where the failure left it, ends the hash.
+  // Every VP's clock, where it finished or where the failure left it, ends the hash. When the run
+  // failed at an instant whose waits completed ahead of the sequential order, the VPs after the
+  // last turn are where that order left them: not yet woken (their completions' terms taken back).
   std::vector<Time> clocks;
   for (auto& v : vps_) clocks.push_back(v->clock);
+  if (aborting_ && now_ == instant_at_)
+    for (const int i : instant_members_) {
+      Vp& v = context(i);
+      if (!v.ahead_in_instant || v.rank <= last_turn_rank_ || v.instant_member) continue;
+      clocks[static_cast<std::size_t>(i)] = v.clock_before_instant;
+      instruments_.hash().take_back(v.hashed_in_instant);
+    }
   instruments_.run_ended(now_, clocks);
   if (!failure_.empty()) {
     const std::uint64_t h = instruments_.add_to_failure(failure_);
@@ -457,6 +652,7 @@ RunResult Engine::run(const Program& program) {
   }
   write_evidence(false);
   res.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.instants_at_once = instants_at_once_;
   return res;
 }
 
@@ -659,6 +855,11 @@ void Engine::check_message_time(int src, int dst, std::size_t bytes) {
 }
 
 Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<const std::byte> data, bool synchronous) {
+  // A VP that an instant let go on sends only after its program ran, in its turn of the rank order.
+  if (v.instant_member) [[unlikely]]
+    abort_run(fmt::format("internal error: rank {} sent at t={} ps while its instant's programs were still to run "
+                          "(please report this with the command line)",
+                          v.rank, now_));
   check_message_time(v.rank, dst, data.size());
   const bool eager = goes_eager(v, dst, ctx, data.size());
   Msg* m = make_msg(v.rank, dst, tag, ctx, data.size());

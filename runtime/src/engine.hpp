@@ -16,6 +16,7 @@
 // VPs' own clocks as lookahead.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -102,6 +103,16 @@ struct Vp {
   bool left = false;
   std::exception_ptr rest_failure;
   std::vector<Op*> dropped_in_rest;
+  // A VP of the open instant (Engine::open_instant): it stops where its runtime call returns to
+  // its program, until the instant's programs run.
+  bool instant_member = false;
+  bool in_waiting_call = false;  // inside a Proc call that may wait (wait, recv, barrier, ...: proc.cpp)
+  // Its wait completed at the open instant ahead of the sequential order (Engine::instant_wake):
+  // its clock and the trace hash before, and what the completion added to the hash.
+  bool ahead_in_instant = false;
+  Time clock_before_instant = 0;
+  std::uint64_t hash_before_instant = 0, hashed_in_instant = 0;
+  std::vector<Op*> dropped_ahead;  // Requests its program let go meanwhile (Engine::drop)
   // The host thread its code runs on. The watchdog's thread reads it to sample the VP's stack, so
   // it is atomic: written at each first turn, read whenever a run is stopped.
   std::atomic<pthread_t> host_thread{};
@@ -173,6 +184,14 @@ class Engine final : public NetworkListener, private Scheduler {
   void await_turn(Vp& v) {
     if (phase_ != Phase::turns) [[unlikely]] off_turn(v);
   }
+  /// A runtime call that may have waited returns to the program: a VP that an instant let go on
+  /// stops here until the instant's programs run (run_instant_programs).
+  void returned(Vp& v) {
+    if (v.instant_member) [[unlikely]]
+      returning_to_program(v);
+    else if (instant_turns_ && --sample_countdown_ == 0) [[unlikely]]
+      time_program(v);
+  }
 
   // ---- NetworkListener ----
   void on_send_done(Msg& m, Time t) override;
@@ -224,6 +243,14 @@ class Engine final : public NetworkListener, private Scheduler {
   void run_program_ahead(Vp& v);
   void off_turn(Vp& v);         // await_turn's slow path
   void park(Vp& v);
+  void open_instant(Vp& first);  // the programs of an instant (RunOptions::host_cores), below
+  void instant_wake(Vp& v);
+  bool behind_instant(const Event& e);
+  void returning_to_program(Vp& v);
+  void end_of_completion(Vp& v);
+  void run_instant_programs();
+  void note_program_time(std::chrono::nanoseconds t);
+  void time_program(Vp& v);
   void end_program(Vp& v);      // a program's end: at its return, or where it left (Proc::leave)
   bool parallel_host_turns() const;
   void run_rests();
@@ -280,8 +307,25 @@ class Engine final : public NetworkListener, private Scheduler {
   // threads start and after they are joined, so they read it race-free; in the turns, await_turn
   // reads nothing else (not the thread-local of Executor::running_ahead, a __tls_get_addr call in
   // a shared library).
-  enum class Phase : std::uint8_t { turns, ahead, rests };
+  // (`timed`: a turn whose program is being timed up to its next call, time_program.)
+  enum class Phase : std::uint8_t { turns, ahead, rests, timed };
   Phase phase_ = Phase::turns;
+  // RunOptions::host_cores: the programs of the VPs an instant lets go on run at once
+  // (open_instant): the open instant's time, its members, how many have yet to be woken, and
+  // those stopped where their calls returned.
+  bool instant_turns_ = false;
+  Time instant_at_ = -1;
+  std::vector<int> instant_;
+  std::size_t instant_waking_ = 0;
+  std::vector<int> instant_parked_;
+  std::vector<int> instant_members_;  // every member of the last instant opened (a failed run's hash)
+  int last_turn_rank_ = -1;           // the last VP whose turn (not its completion) ran at it
+  std::chrono::nanoseconds worthwhile_{0};
+  static constexpr std::uint32_t kSampleEvery = 64;
+  std::chrono::nanoseconds program_time_{0};  // running mean of a program's host time between calls
+  std::chrono::steady_clock::time_point program_timed_from_;
+  std::uint32_t sample_countdown_ = kSampleEvery;
+  std::uint64_t instants_at_once_ = 0;  // RunResult::instants_at_once
   std::vector<int> left_;      // the contexts of the VPs that left (Proc::leave), in that order
   std::size_t next_rest_ = 0;  // run_rests one after another, through next(): the next of left_
   std::size_t fits_below_ = 0;  // check_message_time: every message smaller fits the time limit

@@ -24,6 +24,7 @@ enum class Ev : std::uint8_t {
   arrive,       // a message's last packet has arrived
   buffer_free,  // receive-buffer space freed at a node
   barrier,      // a hardware barrier releases
+  instant_turn,  // a VP's next runtime call after its instant's programs ran (not an event of the model)
 };
 
 /// Order key of events that belong to a VP rather than to a message.
@@ -85,6 +86,13 @@ class EventQueue {
     }
   }
   bool empty() const { return size_ == 0; }
+  /// Calls f(e) for every event at time t, t being the time of the last event taken.
+  template <class F>
+  void for_each_at(Time t, F&& f) const {
+    for (auto it = now_.rbegin(); it != now_.rend() && it->t == t; ++it) f(*it);
+    if (now_.empty() || now_.front().t == t)
+      for (auto it = after_.begin(); it != after_.end() && it->t == t; ++it) f(*it);
+  }
   std::size_t size() const { return size_; }
   Event pop() {
     --size_;
@@ -245,6 +253,8 @@ class TraceHash {
   }
   void add(std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0) { h_ += term(a, b, c); }
   std::uint64_t value() const { return h_; }
+  /// Takes back terms added since value() was `before` (their sum, value() - before).
+  void take_back(std::uint64_t terms) { h_ -= terms; }
 
  private:
   static std::uint64_t mix(std::uint64_t x) {  // splitmix64 finalizer

@@ -1,5 +1,7 @@
 // The public API (Proc, Request, Group, run) as thin forwarders to the engine.
 #include <algorithm>
+#include <exception>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -10,6 +12,44 @@
 namespace touchstone {
 
 using detail::Op;
+
+namespace {
+// A Proc call that may wait for other VPs (wait, recv, barrier, ...). A VP that an instant lets go
+// on inside it stops where the call returns to its program (Engine::returned), and its program runs
+// beside the other VPs' (docs/parallel.md, "The programs of an instant"); so does a VP whose call
+// fails there (a message longer than its buffer): the failure is its program's, at its turn. Waits
+// inside the runtime's own collectives (split, groups, a software barrier) are not such calls:
+// their continuations make more calls before the program runs.
+template <class Call>
+auto may_wait(detail::Engine& e, detail::Vp& v, Call&& call) -> decltype(call()) {
+  struct Inside {
+    detail::Vp& v;
+    explicit Inside(detail::Vp& vp) : v(vp) { v.in_waiting_call = true; }
+    ~Inside() { v.in_waiting_call = false; }
+    Inside(const Inside&) = delete;
+    Inside& operator=(const Inside&) = delete;
+  } inside(v);
+  std::exception_ptr failed;
+  try {
+    if constexpr (std::is_void_v<decltype(call())>) {
+      call();
+      e.returned(v);
+      return;
+    } else {
+      auto result = call();
+      e.returned(v);
+      return result;
+    }
+  } catch (const detail::Aborted&) {
+    throw;
+  } catch (...) {
+    if (!v.instant_member) throw;
+    failed = std::current_exception();
+  }
+  e.returned(v);  // outside the catch block: the program may go on on another host thread
+  std::rethrow_exception(failed);
+}
+}  // namespace
 
 // An operation knows the Request that holds it (Op::holder), so that its engine can detach the
 // Request if it outlives the run; moves keep that pointer current.
@@ -67,18 +107,22 @@ void Proc::annotate(std::string_view note, std::source_location where) {
 }
 const std::string& Proc::annotation() const { return self().label; }
 std::uint64_t Proc::last_receive_call() const { return self().last_recv_call; }
-void Proc::compute(Time dt) { e_.compute(self(), dt); }
+void Proc::compute(Time dt) {
+  may_wait(e_, v_, [&] { e_.compute(self(), dt); });
+}
 void Proc::leave() { e_.leave(self()); }
 void Proc::local_copy(std::size_t bytes, std::size_t pieces) {
   const NodeCosts& c = e_.machine().costs_of(self().rank);
   // Saturating: a product too large for virtual time is kNever, which compute refuses.
   const Time t = detail::add_sat(detail::mul_sat(bytes, c.copy_per_byte), detail::mul_sat(pieces, c.copy_per_piece));
-  if (t > 0) e_.compute(self(), t);  // a free copy leaves no trace (machines without a copy cost)
+  if (t > 0) may_wait(e_, v_, [&] { e_.compute(self(), t); });  // a free copy leaves no trace
 }
 
 void Proc::send(int dst, int tag, std::span<const std::byte> data, const Group& g) {
-  Op* op = e_.isend(self(), g, dst, tag, data);
-  e_.wait(self(), op);
+  may_wait(e_, v_, [&] {
+    Op* op = e_.isend(self(), g, dst, tag, data);
+    e_.wait(self(), op);
+  });
 }
 Request Proc::isend(int dst, int tag, std::span<const std::byte> data, const Group& g) {
   return Request(e_.isend(self(), g, dst, tag, data));
@@ -87,15 +131,19 @@ Request Proc::issend(int dst, int tag, std::span<const std::byte> data, const Gr
   return Request(e_.isend(self(), g, dst, tag, data, true));
 }
 void Proc::multicast(std::span<const int> dsts, int tag, std::span<const std::byte> data, const Group& g) {
-  Op* op = e_.imulticast(self(), g, dsts, tag, data);
-  e_.wait(self(), op);
+  may_wait(e_, v_, [&] {
+    Op* op = e_.imulticast(self(), g, dsts, tag, data);
+    e_.wait(self(), op);
+  });
 }
 Request Proc::imulticast(std::span<const int> dsts, int tag, std::span<const std::byte> data, const Group& g) {
   return Request(e_.imulticast(self(), g, dsts, tag, data));
 }
 Status Proc::recv(int src, int tag, std::span<std::byte> buf, const Group& g) {
-  Op* op = e_.irecv(self(), g, src, tag, buf);
-  return e_.wait(self(), op);
+  return may_wait(e_, v_, [&] {
+    Op* op = e_.irecv(self(), g, src, tag, buf);
+    return e_.wait(self(), op);
+  });
 }
 Request Proc::irecv(int src, int tag, std::span<std::byte> buf, const Group& g) {
   return Request(e_.irecv(self(), g, src, tag, buf));
@@ -103,7 +151,9 @@ Request Proc::irecv(int src, int tag, std::span<std::byte> buf, const Group& g) 
 Request Proc::irecv_truncating(int src, int tag, std::span<std::byte> buf, const Group& g) {
   return Request(e_.irecv(self(), g, src, tag, buf, true));
 }
-Status Proc::wait(Request& r) { return e_.wait(self(), r.op_); }
+Status Proc::wait(Request& r) {
+  return may_wait(e_, v_, [&] { return e_.wait(self(), r.op_); });
+}
 std::vector<Status> Proc::waitall(std::span<Request> rs) {
   std::vector<Status> st(rs.size());
   waitall(rs, st);
@@ -113,36 +163,46 @@ void Proc::waitall(std::span<Request> rs, std::span<Status> statuses) {
   if (!statuses.empty() && statuses.size() != rs.size())
     throw UsageError(fmt::format("waitall: {} statuses for {} requests (give one per request, or none)",
                                  statuses.size(), rs.size()));
-  detail::Vp& me = self();
-  std::vector<Op*>& ops = me.request_ops;  // reused: no allocation per call
-  ops.resize(rs.size());
-  // The requests give up their operations now; waitall completes (and frees) every one of them.
-  for (std::size_t i = 0; i < rs.size(); ++i) ops[i] = rs[i].op_, rs[i].op_ = nullptr;
-  try {
-    e_.waitall(me, ops, statuses);
-  } catch (...) {
-    for (std::size_t i = 0; i < rs.size(); ++i) rs[i].op_ = ops[i];
-    throw;
-  }
+  may_wait(e_, v_, [&] {
+    detail::Vp& me = self();
+    std::vector<Op*>& ops = me.request_ops;  // reused: no allocation per call
+    ops.resize(rs.size());
+    // The requests give up their operations now; waitall completes (and frees) every one of them.
+    for (std::size_t i = 0; i < rs.size(); ++i) ops[i] = rs[i].op_, rs[i].op_ = nullptr;
+    try {
+      e_.waitall(me, ops, statuses);
+    } catch (...) {
+      for (std::size_t i = 0; i < rs.size(); ++i) rs[i].op_ = ops[i];
+      throw;
+    }
+  });
 }
 std::size_t Proc::waitany(std::span<Request> rs, Status* status) {
-  std::vector<Op*>& ops = self().request_ops;
-  ops.assign(rs.size(), nullptr);
-  for (std::size_t i = 0; i < rs.size(); ++i) ops[i] = rs[i].op_;
-  std::size_t i = 0;
-  try {
-    i = e_.waitany(self(), ops, status);
-  } catch (...) {
-    for (std::size_t k = 0; k < rs.size(); ++k) rs[k].op_ = ops[k];
-    throw;
-  }
-  rs[i].op_ = nullptr;
-  return i;
+  return may_wait(e_, v_, [&] {
+    std::vector<Op*>& ops = self().request_ops;
+    ops.assign(rs.size(), nullptr);
+    for (std::size_t i = 0; i < rs.size(); ++i) ops[i] = rs[i].op_;
+    std::size_t i = 0;
+    try {
+      i = e_.waitany(self(), ops, status);
+    } catch (...) {
+      for (std::size_t k = 0; k < rs.size(); ++k) rs[k].op_ = ops[k];
+      throw;
+    }
+    rs[i].op_ = nullptr;
+    return i;
+  });
 }
-bool Proc::test(Request& r, Status* status) { return e_.test(self(), r.op_, status); }
+bool Proc::test(Request& r, Status* status) {
+  return may_wait(e_, v_, [&] { return e_.test(self(), r.op_, status); });
+}
 bool Proc::cancel(Request& r) { return e_.cancel(self(), r.op_); }
-Status Proc::probe(int src, int tag, const Group& g) { return *e_.probe(self(), g, src, tag, true); }
-std::optional<Status> Proc::iprobe(int src, int tag, const Group& g) { return e_.probe(self(), g, src, tag, false); }
+Status Proc::probe(int src, int tag, const Group& g) {
+  return may_wait(e_, v_, [&] { return *e_.probe(self(), g, src, tag, true); });
+}
+std::optional<Status> Proc::iprobe(int src, int tag, const Group& g) {
+  return may_wait(e_, v_, [&] { return e_.probe(self(), g, src, tag, false); });
+}
 Status Proc::sendrecv(int dst, int send_tag, std::span<const std::byte> data, int src, int recv_tag,
                       std::span<std::byte> buf, const Group& g) {
   Request s = isend(dst, send_tag, data, g);
@@ -150,7 +210,9 @@ Status Proc::sendrecv(int dst, int send_tag, std::span<const std::byte> data, in
   wait(s);
   return st;
 }
-void Proc::barrier(const Group& g) { e_.barrier(self(), g); }
+void Proc::barrier(const Group& g) {
+  may_wait(e_, v_, [&] { e_.barrier(self(), g); });
+}
 Request Proc::spawn(const Group& scope, std::function<void(const Group& instance)> task) {
   return Request(e_.spawn(self(), scope, std::move(task), {}));
 }

@@ -254,6 +254,14 @@ void Engine::drop(Op* op) {
     vps_[static_cast<std::size_t>(op->owner)]->dropped_in_rest.push_back(op);
     return;
   }
+  if (phase_ == Phase::ahead) [[unlikely]] {
+    // In a program run ahead of its turn (run_instant_programs): the send's bytes are copied now,
+    // while the buffer still holds them (the message belongs to this VP alone until the event
+    // loop goes on); the rest waits for the VP's turn, its next call (park).
+    if (op->kind != Op::Kind::recv) keep_payload(op);
+    vps_[static_cast<std::size_t>(op->owner)]->dropped_ahead.push_back(op);
+    return;
+  }
   if (op->kind != Op::Kind::recv) {
     keep_payload(op);  // nobody will wait for it: its buffer may change or go at any moment
     if (op->done == kNever) op->dropped = true; else free_op(op);  // on_send_done or on_matched frees it

@@ -41,6 +41,7 @@ RunResult expect_identical(const Machine& m, const Program& program, std::uint64
     o.host_cores = c.host_cores;
     o.perturb = c.perturb;
     o.seed = seed;
+    o.parallel_programs_from_us = 0;
     results.push_back(run(m, program, o));
   }
   const RunResult& ref = results[0];
@@ -180,6 +181,7 @@ int expect_same_on_host_cores(const std::string& machine, const std::vector<std:
         RunOptions o;
         o.host_cores = cores;
         o.perturb = perturb;
+        o.parallel_programs_from_us = 0;  // the programs of every instant at once, however short
         return run(m, program, o);
       };
       std::optional<RunResult> ref;

@@ -61,6 +61,13 @@ struct RunOptions {
   /// pinned to the first n cores the process may use (0, or all of them: no pinning). Results
   /// are identical for every value.
   int host_cores = 0;
+  /// With fibers on more than one host core: the programs of the VPs that one instant lets go on
+  /// run at once on host_cores threads, each from where the call it waited in returns up to its
+  /// next call into the runtime (docs/parallel.md, "The programs of an instant"), while the running
+  /// mean of such a program's host time is at least this many host microseconds: below that,
+  /// handing the VPs to other threads and back costs more than it saves. 0: at every instant that
+  /// lets two or more go on. Results are identical for every value.
+  double parallel_programs_from_us = 10;
   /// Deadlock reports include the runtime's own internal messages (a software barrier's or a
   /// split's) instead of naming the collective.
   bool report_internal = false;
@@ -205,6 +212,9 @@ struct RunResult {
   std::vector<std::uint64_t> received;
   std::string explanation;        ///< RunOptions::explain
   double host_seconds = 0;
+  /// Instants whose programs ran at once on several host threads (RunOptions::
+  /// parallel_programs_from_us): how the host ran it, not what happened (0 on one host core).
+  std::uint64_t instants_at_once = 0;
 };
 
 /// The host cores this process may use: its CPU affinity, capped by a cgroup v2 CPU quota.
