@@ -56,8 +56,9 @@ struct RunOptions {
   std::size_t stack_bytes = std::size_t{1} << 20;  ///< host stack of each VP thread
   /// Host cores the run may use (docs/parallel.md). Fibers: with more than one, the VPs' first
   /// turns (their programs up to the first call into the runtime: buffers allocated and filled)
-  /// run ahead in parallel on that many host threads, and so do the rests of the programs that
-  /// left the emulation (Proc::leave); 0 or 1: one host thread. Threads: the VP threads are
+  /// run ahead in parallel on that many host threads, and so do the programs of the VPs that one
+  /// instant lets go on (parallel_programs_from_us) and the rests of the programs that left the
+  /// emulation (Proc::leave); 0 or 1: one host thread. Threads: the VP threads are
   /// pinned to the first n cores the process may use (0, or all of them: no pinning). Results
   /// are identical for every value.
   int host_cores = 0;
