@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -223,9 +224,19 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
       if (never[r])
         emit({{"name", "thread_name"}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", never_received},
               {"tid", tid(static_cast<int>(r))}, {"args", {{"name", fmt::format("to VP {}", r)}}}});
-    for (const auto& s : spans_)
-      emit({{"name", s.name}, {"cat", "touchstone"}, {"ph", "X"}, {"pid", s.track}, {"tid", tid(s.rank)},
-            {"ts", ts(s.start)}, {"dur", ts(s.end - s.start)}, {"args", {{"detail", s.detail}}}});
+    // In the order of their starts, then track and VP (each VP's own in the order it recorded
+    // them): the order of recording is the order of commits, in which the programs of an instant
+    // (docs/parallel.md) move a VP's completions before other VPs' calls without changing what
+    // happened, so the file is the same on any number of host cores.
+    std::vector<const Span*> by_start;
+    by_start.reserve(spans_.size());
+    for (const auto& s : spans_) by_start.push_back(&s);
+    std::stable_sort(by_start.begin(), by_start.end(), [](const Span* a, const Span* b) {
+      return std::tie(a->start, a->track, a->rank) < std::tie(b->start, b->track, b->rank);
+    });
+    for (const Span* s : by_start)
+      emit({{"name", s->name}, {"cat", "touchstone"}, {"ph", "X"}, {"pid", s->track}, {"tid", tid(s->rank)},
+            {"ts", ts(s->start)}, {"dur", ts(s->end - s->start)}, {"args", {{"detail", s->detail}}}});
     write_network(emit);
     for (const auto& f : flows_) {
       if (f.received == kNever) continue;  // still in flight when a failed run stopped

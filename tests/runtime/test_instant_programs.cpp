@@ -7,7 +7,12 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -101,6 +106,39 @@ TEST(InstantPrograms, HaloSweepsAreTheSameRunOnEveryHostAndComputeTheSameValues)
   EXPECT_GT(at_once[1], 0u);
   EXPECT_EQ(at_once[1], at_once[2]);
   EXPECT_EQ(at_once[5], 0u);
+}
+
+// The trace and the order log of such a run are the same files on every host: the trace lists its
+// slices by start, not in the order the engine committed them (which the programs of an instant
+// change for the completions of waits).
+TEST(InstantPrograms, TheTraceAndTheOrderLogAreTheSameFiles) {
+  const Machine m = parse_machine("torus:4x4");
+  std::vector<double> values(16);
+  const Program program = [&](Proc& p) { halo_sweeps(p, values); };
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("ts_instants_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  auto read = [](const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::string trace0, order0;
+  for (const Way& w : kWays) {
+    SCOPED_TRACE(describe(w));
+    RunOptions o = options(w);
+    o.trace_file = (dir / "trace.json").string();
+    o.order_log_file = (dir / "order.txt").string();
+    run(m, program, o);
+    const std::string trace = read(o.trace_file), order = read(o.order_log_file);
+    ASSERT_GT(trace.size(), 1000u);
+    if (&w == &kWays[0]) {
+      trace0 = trace;
+      order0 = order;
+      continue;
+    }
+    EXPECT_EQ(trace, trace0);
+    EXPECT_EQ(order, order0);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // A barrier's release and the end of compute() let VPs go on at one instant too; the programs'
