@@ -25,26 +25,16 @@ using namespace touchstone;
 
 namespace {
 
-struct Way {
-  Execution execution;
-  int host_cores;
-  std::uint64_t perturb;
-};
-constexpr Way kWays[] = {{Execution::fibers, 1, 0}, {Execution::fibers, 2, 0}, {Execution::fibers, 4, 0},
-                         {Execution::fibers, 2, 31}, {Execution::fibers, 4, 47}, {Execution::threads, 0, 0}};
+using Way = ts_test::HostConfig;
+using ts_test::describe;
+const Way kWays[] = {{Execution::fibers, 1, 0}, {Execution::fibers, 2, 0}, {Execution::fibers, 4, 0},
+                     {Execution::fibers, 2, 31}, {Execution::fibers, 4, 47}, {Execution::threads, 0, 0}};
 
-RunOptions options(const Way& w) {
-  RunOptions o;
-  o.execution = w.execution;
-  o.host_cores = w.host_cores;
-  o.perturb = w.perturb;
+// The suite's options for a way, with the programs of every instant at once, however short.
+RunOptions every_instant(const Way& w) {
+  RunOptions o = ts_test::options(w);
   o.parallel_programs_from_us = 0;
   return o;
-}
-
-std::string describe(const Way& w) {
-  return fmt::format("{} host_cores={} perturb={}", w.execution == Execution::fibers ? "fibers" : "threads",
-                     w.host_cores, w.perturb);
 }
 
 // Runs `program` every way; every run must be the first's. Returns the runs' instants_at_once, in
@@ -54,7 +44,7 @@ std::vector<std::uint64_t> expect_same_every_way(const Machine& m, const Program
   RunResult ref;
   for (const Way& w : kWays) {
     SCOPED_TRACE(describe(w));
-    const RunResult r = run(m, program, options(w));
+    const RunResult r = run(m, program, every_instant(w));
     at_once.push_back(r.instants_at_once);
     if (&w == &kWays[0]) ref = r;
     else ts_test::expect_same_run(r, ref);
@@ -67,7 +57,7 @@ std::string same_failure_every_way(const Machine& m, const Program& program) {
   std::vector<std::string> reports;
   for (const Way& w : kWays) {
     try {
-      run(m, program, options(w));
+      run(m, program, every_instant(w));
       ADD_FAILURE() << describe(w) << ": the run did not fail";
     } catch (const RunError& e) {
       reports.emplace_back(e.what());
@@ -110,7 +100,7 @@ TEST(InstantPrograms, HaloSweepsAreTheSameRunOnEveryHostAndComputeTheSameValues)
   for (const Way& w : kWays) {
     SCOPED_TRACE(describe(w));
     values.emplace_back(16, -1.0);
-    const RunResult r = run(m, program, options(w));
+    const RunResult r = run(m, program, every_instant(w));
     at_once.push_back(r.instants_at_once);
     if (&w == &kWays[0]) ref = r;
     else ts_test::expect_same_run(r, ref);
@@ -140,7 +130,7 @@ TEST(InstantPrograms, TheTraceAndTheOrderLogAreTheSameFiles) {
   std::string trace0, order0;
   for (const Way& w : kWays) {
     SCOPED_TRACE(describe(w));
-    RunOptions o = options(w);
+    RunOptions o = every_instant(w);
     o.trace_file = (dir / "trace.json").string();
     o.order_log_file = (dir / "order.txt").string();
     run(m, program, o);
@@ -177,7 +167,7 @@ TEST(InstantPrograms, BarrierReleasesAndComputeEndsAreTheSameRun) {
   RunResult ref;
   for (; way < std::size(kWays); ++way) {
     SCOPED_TRACE(describe(kWays[way]));
-    const RunResult r = run(m, program, options(kWays[way]));
+    const RunResult r = run(m, program, every_instant(kWays[way]));
     at_once.push_back(r.instants_at_once);
     if (way == 0) ref = r;
     else ts_test::expect_same_run(r, ref);
