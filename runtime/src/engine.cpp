@@ -225,9 +225,8 @@ void Engine::open_instant(Vp& first) {
   bool all = may(first);
   members.push_back(first.index);
   queue_.for_each_at(now_, [&](const Event& e) {
-    if (e.kind() != Ev::resume && e.kind() != Ev::barrier) return;
-    Vp& v = *static_cast<Vp*>(e.p);
-    if (v.state != Vp::State::blocked || (e.kind() == Ev::resume && v.token != e.a)) return;  // stale: does nothing
+    if ((e.kind() != Ev::resume && e.kind() != Ev::barrier) || !lets_go_on(e)) return;  // stale: does nothing
+    const Vp& v = *static_cast<const Vp*>(e.p);
     all &= may(v);
     members.push_back(v.index);
   });
@@ -271,7 +270,7 @@ void Engine::returning_to_program(Vp& v) {
 // Host time decides only which host threads run what, never what happens: the run is the same.
 void Engine::note_program_time(std::chrono::nanoseconds t) { program_time_ += (t - program_time_) / 8; }
 
-void Engine::time_program(Vp&) {
+void Engine::time_program() {
   sample_countdown_ = kSampleEvery;
   program_timed_from_ = std::chrono::steady_clock::now();
   phase_ = Phase::timed;
@@ -302,9 +301,8 @@ void Engine::end_of_completion(Vp& v) {
 }
 
 bool Engine::behind_instant(const Event& e) {
-  if (instant_.empty() || (e.kind() != Ev::resume && e.kind() != Ev::barrier)) return false;
-  const Vp& v = *static_cast<const Vp*>(e.p);
-  if (v.instant_member || (e.kind() == Ev::resume && (v.state != Vp::State::blocked || v.token != e.a))) return false;
+  if ((e.kind() != Ev::resume && e.kind() != Ev::barrier) || !lets_go_on(e)) return false;
+  if (static_cast<const Vp*>(e.p)->instant_member) return false;
   queue_.push(e.t, e.order, e.kind(), e.p, e.a);
   run_instant_programs();
   return true;
@@ -463,7 +461,7 @@ int Engine::run_events() {
       continue;
     }
     now_ = e.t;
-    if (behind_instant(e)) [[unlikely]] continue;
+    if (!instant_.empty() && behind_instant(e)) [[unlikely]] continue;
     // A program's next call at its instant (run_instant_programs) continues the VP's turn: no event
     // of the model, and no new segment (RunStats counts what the sequential order counts).
     const bool of_the_model = e.kind() != Ev::instant_turn;
@@ -475,7 +473,7 @@ int Engine::run_events() {
     switch (e.kind()) {
       case Ev::resume: {
         Vp& v = *static_cast<Vp*>(e.p);
-        if (v.state == Vp::State::blocked && v.token == e.a) {
+        if (lets_go_on(e)) {
           if (instant_turns_) instant_wake(v);
           wake(v);
         }
@@ -489,7 +487,7 @@ int Engine::run_events() {
       }
       case Ev::instant_turn: {
         Vp& v = *static_cast<Vp*>(e.p);
-        if (v.state == Vp::State::blocked && v.token == e.a) {
+        if (lets_go_on(e)) {
           last_turn_rank_ = v.rank;
           v.state = Vp::State::running;
           resume_next_ = v.index;

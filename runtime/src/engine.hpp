@@ -190,7 +190,7 @@ class Engine final : public NetworkListener, private Scheduler {
     if (v.instant_member) [[unlikely]]
       returning_to_program(v);
     else if (instant_turns_ && --sample_countdown_ == 0) [[unlikely]]
-      time_program(v);
+      time_program();
   }
 
   // ---- NetworkListener ----
@@ -246,11 +246,16 @@ class Engine final : public NetworkListener, private Scheduler {
   void open_instant(Vp& first);  // the programs of an instant (RunOptions::host_cores), below
   void instant_wake(Vp& v);
   bool behind_instant(const Event& e);
+  // A VP event lets its VP go on: a barrier's release always, a wake-up unless stale (its token).
+  static bool lets_go_on(const Event& e) {
+    const Vp& v = *static_cast<const Vp*>(e.p);
+    return e.kind() == Ev::barrier || (v.state == Vp::State::blocked && v.token == e.a);
+  }
   void returning_to_program(Vp& v);
   void end_of_completion(Vp& v);
   void run_instant_programs();
   void note_program_time(std::chrono::nanoseconds t);
-  void time_program(Vp& v);
+  void time_program();
   void end_program(Vp& v);      // a program's end: at its return, or where it left (Proc::leave)
   bool parallel_host_turns() const;
   void run_rests();
