@@ -80,7 +80,7 @@ void Engine::vp_main(Vp& v) {
     try {
       // Inside the try: a hook that throws fails the run like the program would; outside, the
       // exception would leave the fiber's function and terminate the process.
-      if (opts_.on_vp_resume && !ahead) opts_.on_vp_resume(v.rank, now_);
+      if (opts_.on_vp_resume) opts_.on_vp_resume(v.rank, now_);  // ahead: the hooks are per VP
       if (v.is_task()) task_main(v);
       else if (ahead) run_program_ahead(v);
       else (*program_)(*v.proc);
@@ -189,11 +189,12 @@ void Engine::park(Vp& v) {
 }
 
 // VP code on several host threads at once (run-ahead start, the rests of programs that left) needs
-// fibers (they move between host threads) and more than one host core, and is off when the tool's
-// hooks are set: they assume one VP's code at a time (mpirun's output tagging, batch_widths'
-// timing).
+// fibers (they move between host threads) and more than one host core, and is off when a tool's
+// hooks assume one VP's code at a time (batch_widths' timing); mpirun's keep each rank's output
+// apart (RunOptions::hooks_are_per_vp).
 bool Engine::parallel_host_turns() const {
-  return opts_.execution == Execution::fibers && opts_.host_cores > 1 && !opts_.on_vp_pause && !opts_.on_vp_resume;
+  const bool hooks_allow = opts_.hooks_are_per_vp || (!opts_.on_vp_pause && !opts_.on_vp_resume);
+  return opts_.execution == Execution::fibers && opts_.host_cores > 1 && hooks_allow;
 }
 
 bool Engine::starts_ahead() const { return parallel_host_turns() && vps_.size() > 1; }

@@ -250,3 +250,66 @@ TEST(InstantPrograms, ANegativeThresholdIsRefused) {
   o.parallel_programs_from_us = -1;
   EXPECT_THROW(run(parse_machine("mesh:2x2"), [](Proc&) {}, o), UsageError);
 }
+
+// A library layered on the Proc that keeps state all VPs share (as the MPI interface does) takes
+// the VP's turn before touching it (Proc::await_turn): the shared log grows in the order of one
+// host core whatever runs at once. Hooks that touch only their own VP's state
+// (RunOptions::hooks_are_per_vp) are called in that order too, and do not hold the programs back.
+TEST(InstantPrograms, AwaitTurnOrdersSharedStateAndPerVpHooksLetProgramsRunAtOnce) {
+  const Machine m = parse_machine("torus:4x4");
+  std::vector<int> shared_log;
+  std::vector<std::vector<int>> pauses(16);
+  std::vector<double> values(16);
+  const Program program = [&](Proc& p) {
+    for (int round = 0; round < 3; ++round) {
+      halo_sweeps(p, values);
+      double own = 0;  // the rank's own work: may run beside other ranks'
+      for (int i = 0; i < 2000; ++i) own += std::sqrt(i + p.rank());
+      p.await_turn();
+      shared_log.push_back(p.rank() * 1000 + round * 10 + (own > 0 ? 1 : 0));
+    }
+  };
+  std::vector<std::vector<int>> logs, all_pauses;
+  std::vector<std::uint64_t> at_once;
+  RunResult ref;
+  for (const Way& w : kWays) {
+    SCOPED_TRACE(describe(w));
+    shared_log.clear();
+    for (auto& v : pauses) v.clear();
+    RunOptions o = every_instant(w);
+    o.hooks_are_per_vp = true;
+    o.on_vp_pause = [&](int rank) {
+      auto& mine = pauses[static_cast<std::size_t>(rank)];
+      mine.push_back(static_cast<int>(shared_log.size()));  // where the shared log stood
+    };
+    const RunResult r = run(m, program, o);
+    at_once.push_back(r.instants_at_once);
+    if (&w == &kWays[0]) ref = r;
+    else ts_test::expect_same_run(r, ref);
+    logs.push_back(shared_log);
+    std::vector<int> flat;
+    for (const auto& v : pauses) flat.insert(flat.end(), v.begin(), v.end());
+    all_pauses.push_back(flat);
+  }
+  ASSERT_EQ(logs[0].size(), 48u);
+  for (std::size_t i = 1; i < logs.size(); ++i) {
+    EXPECT_EQ(logs[i], logs[0]) << describe(kWays[i]);
+    EXPECT_EQ(all_pauses[i], all_pauses[0]) << describe(kWays[i]);
+  }
+  EXPECT_EQ(at_once[0], 0u);
+  EXPECT_GT(at_once[1], 0u);  // the hooks did not hold the programs back
+  EXPECT_EQ(at_once[5], 0u);
+}
+
+// Hooks that assume one VP's code at a time (the default) keep every program in the sequential
+// turns: no instant runs its programs at once.
+TEST(InstantPrograms, HooksNotPerVpKeepProgramsOneAtATime) {
+  const Machine m = parse_machine("torus:4x4");
+  std::vector<double> values(16);
+  RunOptions o = every_instant({Execution::fibers, 2, 0});
+  int pauses = 0;
+  o.on_vp_pause = [&](int) { ++pauses; };  // not per VP: a counter all share
+  const RunResult r = run(m, [&](Proc& p) { halo_sweeps(p, values); }, o);
+  EXPECT_EQ(r.instants_at_once, 0u);
+  EXPECT_GT(pauses, 16 * 6);
+}

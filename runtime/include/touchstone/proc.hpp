@@ -98,6 +98,13 @@ class Proc {
   /// a time (docs/model.md 1.1), so VP code may use a slot without locks, but an object in it must
   /// stay valid for every VP that still uses it.
   std::shared_ptr<void>& run_local(const void* key);
+  /// For a library layered on the Proc (the MPI interface) before code of its own that touches
+  /// state it shares with other VPs (run-wide tables, another VP's records): returns when this VP's
+  /// code runs in the sequential order. While the programs of an instant run at once on several
+  /// host cores (RunOptions::host_cores, docs/parallel.md), a VP whose program runs ahead waits
+  /// here for its turn, as at every call into the runtime; otherwise it returns at once. Free in
+  /// virtual time and leaves no trace: a run is the same with or without it, only safe.
+  void await_turn();
 
   /// Names where the program is, for deadlock and race reports: this VP's later calls are reported
   /// "at FILE:LINE note" (the caller's file and line) until the next annotate. Free in virtual time.

@@ -92,6 +92,12 @@ struct RunOptions {
   /// Between it and the next on_vp_pause the VP runs one segment of its code (RunStats::batches;
   /// `bench/batch_widths --host-time` times them). The same rules as on_vp_pause.
   std::function<void(int rank, Time now)> on_vp_resume;
+  /// The two hooks above touch only what belongs to the VP they name (`touchstone mpirun` keeps
+  /// each rank's output apart and writes it out at the rank's pauses), so VP code may run on
+  /// several host threads at once beside them (host_cores). False: set hooks hold every run to
+  /// one VP's code at a time. Either way they are called only in the sequential order's turns,
+  /// except on_vp_resume at a program's start when it runs ahead.
+  bool hooks_are_per_vp = false;
   /// Host seconds without progress (no VP calling the runtime, no event handled) after which the
   /// run is ended: the VP then running is named with its symbolized stack, the trace and order log
   /// are written up to that point, before_hard_exit is called and the process exits with status 2
