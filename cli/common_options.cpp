@@ -50,6 +50,9 @@ void add_common_options(CLI::App* cmd, CommonOptions& c) {
       ->check(CLI::IsMember({"fibers", "threads"}))
       ->capture_default_str();
   cmd->add_option("--host-cores", c.host_cores, kHostCoresHelp)->check(number_in(1, 4096));
+  cmd->add_option("--parallel-programs-from-us", c.parallel_programs_from_us, kParallelProgramsHelp)
+      ->check(number_in(0.0, 1e9))
+      ->capture_default_str();
   cmd->add_option("--eager-limit", c.eager_limit,
                   "flow control (docs/model.md 2.16): messages above BYTES go by rendezvous; unlimited (only a full "
                   "buffer= does), or off; overrides the machine's eager_limit");
@@ -66,6 +69,7 @@ RunOptions run_options(const CommonOptions& c) {
   o.stack_bytes = c.stack_kb * 1024;
   o.execution = c.execution == "threads" ? Execution::threads : Execution::fibers;
   o.host_cores = c.host_cores > 0 ? c.host_cores : available_host_cores();
+  o.parallel_programs_from_us = c.parallel_programs_from_us;
   o.eager_limit = eager_limit_bytes(c.eager_limit);
   return o;
 }

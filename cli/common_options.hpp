@@ -21,7 +21,12 @@ namespace touchstone::cli {
 /// --host-cores of run, sweep and mpirun (RunOptions::host_cores).
 inline constexpr const char* kHostCoresHelp =
     "host cores one emulation may use (default: all the process may use); fibers: the VPs' first turns run ahead "
-    "in parallel; --execution threads: pins the VP threads to N cores; results are identical";
+    "in parallel, and the programs an instant lets go on run at once; --execution threads: pins the VP threads to N "
+    "cores; results are identical";
+/// --parallel-programs-from-us of run and mpirun (RunOptions::parallel_programs_from_us).
+inline constexpr const char* kParallelProgramsHelp =
+    "with fibers on several host cores: the programs an instant lets go on run at once while a program's host time "
+    "between runtime calls averages at least US microseconds (0: always); results are identical";
 
 /// The machine of every command that runs one when --machine is not given (run, sweep, loads, mpirun).
 inline constexpr const char* kDefaultMachine = "mesh:4x4";
@@ -36,6 +41,7 @@ struct CommonOptions {
   std::size_t stack_kb = 1024;
   std::string execution = "fibers";
   int host_cores = -1;  ///< --host-cores; -1: not given (available_host_cores())
+  double parallel_programs_from_us = RunOptions{}.parallel_programs_from_us;  ///< --parallel-programs-from-us
   std::string traffic;      ///< paper 003: the communication matrix of alltoallv/ algorithms
   std::string eager_limit;  ///< overrides the machine's eager_limit (docs/model.md 2.16)
   /// --plugin: shared objects whose algorithms join the catalog (docs/extending.md)

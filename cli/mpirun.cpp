@@ -177,6 +177,9 @@ void add_run_options(CLI::App* cmd, Options& o) {
                 "phantom payloads: sizes only, no bytes moved (only for programs that never read what they receive)");
   r.host_cores = available_host_cores();
   cmd->add_option("--host-cores", r.host_cores, kHostCoresHelp)->check(number_in(1, 4096));
+  cmd->add_option("--parallel-programs-from-us", r.parallel_programs_from_us, kParallelProgramsHelp)
+      ->check(number_in(0.0, 1e9))
+      ->capture_default_str();
   cmd->add_option("--execution", o.execution, "how VPs run: fibers (fast) or threads; results are identical")
       ->check(CLI::IsMember({"fibers", "threads"}))
       ->capture_default_str();
@@ -247,7 +250,8 @@ void name_values(CLI::App* cmd) {
       {"--machine", "SPEC"}, {"--np", "P"}, {"--coll", "COLL=ALG,..."}, {"--plugin", "PATH"}, {"--trace", "FILE"}, {"--order-log", "FILE"},
       {"--perturb", "N"}, {"--races", "[=error|=error-all]"}, {"--explore", "N"},
       {"--schedule", "RANK:CALL=SOURCE,..."},
-      {"--seed", "N"}, {"--host-cores", "N"}, {"--execution", "fibers|threads"}, {"--time-limit", "SECONDS"},
+      {"--seed", "N"}, {"--host-cores", "N"}, {"--parallel-programs-from-us", "US"},
+      {"--execution", "fibers|threads"}, {"--time-limit", "SECONDS"},
       {"--stack-kb", "KIB"}, {"--wall-limit", "SECONDS"}, {"--compute", "zero|host[:FACTOR]"},
       {"--eager-limit", "BYTES|unlimited|off"}};
   for (const auto& [name, value] : kNames)

@@ -159,6 +159,8 @@ std::vector<std::string> mpirun_launcher(const Options& opt, const MachineSpec& 
   if (opt.np) l.insert(l.end(), {"--np", std::to_string(opt.np)});
   if (c.phantom) l.push_back("--phantom");
   if (c.host_cores > 0) l.insert(l.end(), {"--host-cores", std::to_string(c.host_cores)});
+  if (c.parallel_programs_from_us != RunOptions{}.parallel_programs_from_us)
+    l.insert(l.end(), {"--parallel-programs-from-us", fmt::format("{}", c.parallel_programs_from_us)});
   if (!c.eager_limit.empty()) l.insert(l.end(), {"--eager-limit", c.eager_limit});
   for (const auto& v : coll) l.insert(l.end(), {"--coll", v});
   return l;

@@ -21,7 +21,7 @@ Session* g_session = nullptr;
 }  // namespace
 
 
-RankState& state(const char* call, bool need_init) {
+RankState& own_state(const char* call, bool need_init) {
   Proc* p = Proc::current();
   Session* s = g_session;
   if (!p || !s || p->rank() >= s->np) {
@@ -37,6 +37,11 @@ RankState& state(const char* call, bool need_init) {
   if (need_init && !rs.initialized) throw UsageError(fmt::format("{} called before MPI_Init on rank {}", call, p->rank()));
   if (need_init && rs.finalized) throw UsageError(fmt::format("{} called after MPI_Finalize on rank {}", call, p->rank()));
   return rs;
+}
+
+RankState& state(const char* call, bool need_init) {
+  if (Proc* p = Proc::current()) p->await_turn();
+  return own_state(call, need_init);
 }
 
 void synchronize_collective(RankState& rs, const char* name, MPI_Comm c) {
@@ -126,6 +131,7 @@ void check_errhandler(const RankState& rs, MPI_Errhandler eh) {
 // Hands an error to the communicator's error handler (the world's when the communicator is not
 // valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
 int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e) {
+  rs.proc->await_turn();  // a handler or the report may reach beyond the rank (an abort, the session)
   Comm* x = find_comm(rs, c);
   if (!x) x = find_comm(rs, MPI_COMM_WORLD);
   const MPI_Errhandler eh = x ? x->errhandler : MPI_ERRORS_ARE_FATAL;
@@ -208,7 +214,11 @@ void set_result_status(MPI_Status* out, const MPI_Status& s) {
   if (s.MPI_ERROR == MPI_SUCCESS) out->MPI_ERROR = error;
 }
 
-Session* session() { return g_session; }
+Session* session() {
+  if (Proc* p = Proc::current()) p->await_turn();
+  return g_session;
+}
+const Session& settings() { return *g_session; }
 void set_session(Session* s) { g_session = s; }
 
 const UserOp* user_op(RankState& rs, MPI_Op op) {

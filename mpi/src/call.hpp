@@ -15,6 +15,10 @@ inline constexpr int kTagUb = INT_MAX / 2;
 /// The calling rank's state; ends the process with a message when called outside `touchstone
 /// mpirun`, and refuses calls before MPI_Init or after MPI_Finalize when `need_init`.
 RankState& state(const char* call, bool need_init = true);
+/// The same for a call that touches only its rank's own state and never waits (MPI_Wtime,
+/// MPI_Initialized): it takes no turn, so that a program timing its own computation keeps running
+/// beside the other ranks' (Proc::await_turn; state() takes the turn first).
+RankState& own_state(const char* call, bool need_init = true);
 /// --compute host: charges the rank's host CPU time since its burst began as computation (env.cpp).
 void charge_host_compute(RankState& rs, double factor);
 /// --compute host: the rank resumed, its next burst begins now (env.cpp).
@@ -82,12 +86,18 @@ class OutermostCall {
 /// before every member has entered it, as any conforming MPI may do. Otherwise nothing.
 void synchronize_collective(RankState& rs, const char* name, MPI_Comm c);
 
+/// What an MPI function's own code reaches: `shared` (most) takes the rank's turn first
+/// (state()); `own` is for functions that read or write only the calling rank's state and never
+/// wait (MPI_Comm_rank), so that a program calling them keeps running beside other ranks' (own_state()).
+enum class Reach { shared, own };
+
 /// Runs body(rank state) as the MPI function `name` on communicator `c`; `need_init` false for the
 /// functions MPI lets a program call before MPI_Init and after MPI_Finalize (MPI_Info_*, MPI-4.0).
 /// Always inlined, so that its return address is the program's call of the MPI function.
 template <class Body>
-[[gnu::always_inline]] inline int call(const char* name, MPI_Comm c, Body&& body, bool need_init = true) {
-  RankState& rs = state(name, need_init);
+[[gnu::always_inline]] inline int call(const char* name, MPI_Comm c, Body&& body, bool need_init = true,
+                                       Reach reach = Reach::shared) {
+  RankState& rs = reach == Reach::own ? own_state(name, need_init) : state(name, need_init);
   const OutermostCall outermost(rs, __builtin_return_address(0), c);
   try {
     synchronize_collective(rs, name, c);

@@ -86,28 +86,42 @@ Seq run(MPI_Datatype t, std::uint64_t n) {
   return {mul(code(t), g), n, p};
 }
 
-const Type::SignatureHash& element_hash(const Type& t) {
-  if (!t.signature_hash) {
-    Seq s;
-    bool untyped = false;
-    for (const auto& [basic, n] : t.signature) {
-      s = join(s, run(basic, n));
-      untyped |= basic == MPI_BYTE || basic == MPI_PACKED;
-    }
-    t.signature_hash = Type::SignatureHash{s.hash, s.length, s.power, untyped};
+Type::SignatureHash hash_elements(const Type& t) {
+  Seq s;
+  bool untyped = false;
+  for (const auto& [basic, n] : t.signature) {
+    s = join(s, run(basic, n));
+    untyped |= basic == MPI_BYTE || basic == MPI_PACKED;
   }
+  return Type::SignatureHash{s.hash, s.length, s.power, untyped};
+}
+
+const Type::SignatureHash& element_hash(const Type& t) {
+  if (!t.signature_hash) t.signature_hash = hash_elements(t);
   return *t.signature_hash;
+}
+
+// The same without keeping it: for the receive side, whose code may run beside other ranks' (the
+// programs of an instant, docs/parallel.md) while the type is one they share (a predefined type, a
+// sender's snapshot in the queues below). The types' caches are written only in the sequential order.
+Type::SignatureHash element_hash_kept_or_made(const Type& t) {
+  return t.signature_hash ? *t.signature_hash : hash_elements(t);
+}
+
+std::uint64_t count_hash(const Type& t, std::uint64_t count) {
+  const auto e = element_hash_kept_or_made(t);
+  return e.count == count && count != 0 ? e.count_hash : repeat({e.hash, e.elements, e.power}, count).hash;
 }
 
 }  // namespace
 Signature signature(const Type& t, std::size_t count);
 namespace {
 
-// The hash of the first n basic types of count elements of t.
+// The hash of the first n basic types of count elements of t (no cache written: element_hash_kept_or_made).
 std::uint64_t prefix_hash(const Type& t, std::uint64_t n) {
-  const auto& e = element_hash(t);
+  const auto e = element_hash_kept_or_made(t);
   if (e.elements == 0) return 0;
-  if (n % e.elements == 0) return signature(t, n / e.elements).hash;  // whole elements: kept
+  if (n % e.elements == 0) return count_hash(t, n / e.elements);
   Seq s = repeat({e.hash, e.elements, e.power}, n / e.elements);
   std::uint64_t rest = n % e.elements;
   for (auto it = t.signature.begin(); rest && it != t.signature.end(); ++it) {
@@ -311,10 +325,16 @@ struct Fifo {
 
 }  // namespace
 
-// What the ranks share: VPs run one at a time (docs/model.md 1.1), so no lock is needed.
+// What the ranks share, without locks: it is reached through session(), in the sequential order
+// (Proc::await_turn), except a rank's own queues of messages to it, which only it reads and only
+// the sequential order fills.
 struct CheckState {
+  explicit CheckState(int ranks)
+      : messages_to(static_cast<std::size_t>(ranks)), last_send(messages_to.size()), last_recv(messages_to.size()) {}
   std::unordered_map<std::uint64_t, std::map<std::uint64_t, Slot>> collectives;  // by collective context
-  std::unordered_map<MessageKey, Fifo, MessageKeyHash> messages;
+  /// By the receiver's world rank: a receive completes in code of its rank's that may run beside
+  /// other ranks' (the programs of an instant), and touches only its own rank's queues.
+  std::vector<std::unordered_map<MessageKey, Fifo, MessageKeyHash>> messages_to;
   // Each world rank's last sender-side and receiver-side queue: a program sends to and receives from
   // the same peers again and again, and the map's elements stay where they are.
   struct Last {
@@ -328,18 +348,32 @@ namespace {
 
 CheckState& shared() {
   Session& s = *session();
-  if (!s.checks) s.checks = std::make_shared<CheckState>();
+  if (!s.checks) s.checks = std::make_shared<CheckState>(s.np);
   return *s.checks;
 }
 
-Fifo& fifo(RankState& rs, const MessageKey& key, bool recv) {
+// The queue of the messages a rank sends on key, to world rank `receiver`.
+Fifo& sent_fifo(RankState& rs, const MessageKey& key, int receiver) {
   CheckState& st = shared();
-  auto& lasts = recv ? st.last_recv : st.last_send;
-  const auto me = static_cast<std::size_t>(rs.proc->rank());
-  if (lasts.size() <= me) lasts.resize(me + 1);
-  CheckState::Last& last = lasts[me];
-  if (!last.fifo || !(last.key == key)) last = {key, &st.messages[key]};
+  CheckState::Last& last = st.last_send[static_cast<std::size_t>(rs.proc->rank())];
+  if (!last.fifo || !(last.key == key)) last = {key, &st.messages_to[static_cast<std::size_t>(receiver)][key]};
   return *last.fifo;
+}
+
+// The queue a rank receives from on key; nullptr when nothing was ever sent on it. No turn: this is
+// the rank's own (CheckState::messages_to).
+Fifo* received_fifo(RankState& rs, const MessageKey& key) {
+  CheckState* st = settings().checks.get();
+  if (!st) return nullptr;
+  const auto me = static_cast<std::size_t>(rs.proc->rank());
+  CheckState::Last& last = st->last_recv[me];
+  if (!last.fifo || !(last.key == key)) {
+    auto& mine = st->messages_to[me];
+    const auto it = mine.find(key);
+    if (it == mine.end()) return nullptr;
+    last = {key, &it->second};
+  }
+  return last.fifo;
 }
 
 std::string ordinal(std::uint64_t n) {
@@ -988,9 +1022,8 @@ Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int
 // ------------------------------------------------------------------ messages
 
 void record_send(RankState& rs, const Comm& c, int to, int tag, int count, MPI_Datatype dt, const Type& t) {
-  Session& s = *session();
-  if (!s.check_consistency) return;
-  Fifo& f = fifo(rs, MessageKey{c.pt2pt.context(), c.local_base + c.rank, to, tag}, false);
+  if (!settings().check_consistency) return;
+  Fifo& f = sent_fifo(rs, MessageKey{c.pt2pt.context(), c.local_base + c.rank, to, tag}, c.pt2pt.world_rank(to));
   if (f.head == f.items.size()) {
     f.items.clear();
     f.head = 0;
@@ -1013,13 +1046,16 @@ bool other_receives_pending(const RankState& rs, const Req& q) {
 }
 }  // namespace
 
+// Runs where the receive completes, which may be beside other ranks' code (the programs of an
+// instant): it reads only this rank's state and its own queues, writes no type's cache, and takes
+// its turn (session()) only to report a mismatch.
 void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std::size_t bytes) {
-  Session& s = *session();
-  if (!s.check_consistency) return;
-  Fifo& f = fifo(rs, MessageKey{c.pt2pt.context(), from, c.local_base + c.rank, tag}, true);
-  if (f.head == f.items.size()) return;
+  if (!settings().check_consistency) return;
+  Fifo* queue = received_fifo(rs, MessageKey{c.pt2pt.context(), from, c.local_base + c.rank, tag});
+  if (!queue || queue->head == queue->items.size()) return;
+  Fifo& f = *queue;
   const Type& t = q.recv_type ? *q.recv_type : type_of(rs, q.type);
-  const auto& mine = element_hash(t);
+  const auto mine = element_hash_kept_or_made(t);
   auto fits = [&](const Sent& m) {
     if (m.sig.untyped || mine.untyped) return true;
     const std::uint64_t room = mine.elements * static_cast<std::uint64_t>(q.count);
@@ -1027,7 +1063,7 @@ void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std:
     // A message longer than the receive: the part that fits must match too, or the error is the
     // type, not only the length.
     const Type* sent = m.derived ? m.derived.get() : predefined_type(m.type);
-    return !sent || prefix_hash(*sent, room) == signature(t, static_cast<std::size_t>(q.count)).hash;
+    return !sent || prefix_hash(*sent, room) == count_hash(t, static_cast<std::uint64_t>(q.count));
   };
   std::size_t pick = f.head;
   if (!fits(f.items[pick]) && other_receives_pending(rs, q)) {
@@ -1043,6 +1079,7 @@ void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std:
   const Sent m = std::move(f.items[pick]);
   ++f.head;
   if (fits(m)) return;
+  Session& s = *session();  // the sender's type by name: its rank's state, in turn
   auto who = [](int rank, int world) {
     return rank == world ? fmt::format("rank {}", rank) : fmt::format("rank {} (world rank {})", rank, world);
   };
@@ -1150,8 +1187,9 @@ std::string message_on(Session& s, RankState& holder, bool at_receiver, const Ru
     // The call that sent it, when the type check kept the sends of that holder, tag and receiver
     // and exactly the messages still waiting remain there.
     if (s.checks) {
-      const auto it = s.checks->messages.find(MessageKey{m.context, from, to, m.tag});
-      const Fifo* f = it == s.checks->messages.end() ? nullptr : &it->second;
+      const auto& queues = s.checks->messages_to[static_cast<std::size_t>(m.dst)];
+      const auto it = queues.find(MessageKey{m.context, from, to, m.tag});
+      const Fifo* f = it == queues.end() ? nullptr : &it->second;
       if (f && f->items.size() - f->head == static_cast<std::size_t>(m.queued)) {
         const Sent& sent = f->items[f->head + static_cast<std::size_t>(m.earlier)];
         text += fmt::format(", sent by {}{}", sent.site.call, site_text(sent.site.caller));
@@ -1235,7 +1273,7 @@ std::uint64_t checksum(const void* data, std::size_t n) {
   return h;
 }
 
-bool owns_buffers(RankState& rs) { return session()->check_consistency && !rs.proc->phantom_payloads(); }
+bool owns_buffers(RankState& rs) { return settings().check_consistency && !rs.proc->phantom_payloads(); }
 
 void own_run(Req& q, OwnedRun run) {
   run.sum = checksum(run.addr, run.bytes);

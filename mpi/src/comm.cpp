@@ -117,11 +117,13 @@ using namespace touchstone;
 using namespace touchstone::mpi;
 
 int MPI_Comm_rank(MPI_Comm comm, int* rank) {
-  return call_setting("MPI_Comm_rank", comm, rank, "rank", [&](RankState& rs) { return comm_of(rs, comm).rank; });
+  return call_setting(
+      "MPI_Comm_rank", comm, rank, "rank", [&](RankState& rs) { return comm_of(rs, comm).rank; }, Reach::own);
 }
 
 int MPI_Comm_size(MPI_Comm comm, int* size) {
-  return call_setting("MPI_Comm_size", comm, size, "size", [&](RankState& rs) { return comm_of(rs, comm).size; });
+  return call_setting(
+      "MPI_Comm_size", comm, size, "size", [&](RankState& rs) { return comm_of(rs, comm).size; }, Reach::own);
 }
 
 namespace {

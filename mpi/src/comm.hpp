@@ -17,11 +17,14 @@ inline void check_out(const void* p, const char* what) {
 /// not null first) becomes value(rank state). Inlined, so that the call site is the program's (call.hpp).
 template <class T, class Value>
 [[gnu::always_inline]] inline int call_setting(const char* name, MPI_Comm comm, T* out, const char* out_name,
-                                               Value value) {
-  return call(name, comm, [&](RankState& rs) {
-    check_out(out, out_name);
-    *out = value(rs);
-  });
+                                               Value value, Reach reach = Reach::shared) {
+  return call(
+      name, comm,
+      [&](RankState& rs) {
+        check_out(out, out_name);
+        *out = value(rs);
+      },
+      true, reach);
 }
 
 /// A new group handle for these world ranks (MPI_GROUP_EMPTY when there are none).

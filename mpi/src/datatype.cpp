@@ -479,7 +479,7 @@ int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
     if (t.size == 0) *count = 0;
     else if (status->touchstone_bytes % t.size) *count = MPI_UNDEFINED;
     else set_count(static_cast<MPI_Count>(status->touchstone_bytes / t.size), count);
-  });
+  }, true, Reach::own);
 }
 
 int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {

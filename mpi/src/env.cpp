@@ -93,12 +93,12 @@ int MPI_Finalize(void) {
 }
 
 int MPI_Initialized(int* flag) {
-  *flag = state("MPI_Initialized", false).initialized;
+  *flag = own_state("MPI_Initialized", false).initialized;
   return MPI_SUCCESS;
 }
 
 int MPI_Finalized(int* flag) {
-  *flag = state("MPI_Finalized", false).finalized;
+  *flag = own_state("MPI_Finalized", false).finalized;
   return MPI_SUCCESS;
 }
 
@@ -150,7 +150,7 @@ void begin_burst(RankState& rs) { rs.burst_start_ns = thread_cpu_ns(); }
 // them): a loop that waits for MPI_Wtime to advance with no other MPI call would never end. After
 // kWtimeStreakLimit calls at one virtual time the rank fails with a report naming it.
 double MPI_Wtime(void) {
-  RankState& rs = state("MPI_Wtime", false);
+  RankState& rs = own_state("MPI_Wtime", false);
   const Time now = rs.proc->now();
   if (now != rs.wtime_at) {
     rs.wtime_at = now;

@@ -125,7 +125,7 @@ void* own_collective_buffers(RankState& rs, Req& q, RankState& types, const Comm
         .addr = static_cast<const std::byte*>(r.base) + off, .bytes = n, .recv = recv, .offset = r.blocks ? off : -1};
   };
   for (const auto& [off, n] : b.send.runs) own_run(q, run(b.send, off, n, false));
-  if (!session()->owned_receive_buffers || b.recv.runs.empty()) return forms.recvbuf;
+  if (!settings().owned_receive_buffers || b.recv.runs.empty()) return forms.recvbuf;
   std::ptrdiff_t lo = b.recv.runs.front().first, hi = lo;
   for (const auto& [off, n] : b.recv.runs) {
     lo = std::min(lo, off);

@@ -1,7 +1,6 @@
 // `touchstone mpirun` (docs/mpi.md, "Running"): loads the program module, once per rank when its
 // globals are privatized, and runs every rank's main as a VP's program.
 #include <dlfcn.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -26,6 +25,7 @@
 #include "coll.hpp"
 #include "coll_select.hpp"
 #include "measure.hpp"
+#include "rank_output.hpp"
 #include "state.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/machine.hpp"
@@ -101,60 +101,6 @@ class Module {
 /// main ends with status n, unwound like a return from main, and the other ranks go on.
 struct RankExit {
   int status;
-};
-
-// --tag-output: stdout goes to an in-memory file while the ranks run; each time a rank gives up
-// the host CPU (RunOptions::on_vp_pause) what it wrote since is flushed, read back and copied to
-// the real stdout line by line as "[rank] line". Exact, because only one rank runs at a time.
-class OutputTagger {
- public:
-  explicit OutputTagger(int ranks) : partial_(static_cast<std::size_t>(ranks)) {
-    std::fflush(stdout);
-    mem_ = memfd_create("touchstone-mpirun-stdout", 0);
-    saved_ = dup(STDOUT_FILENO);
-    if (mem_ < 0 || saved_ < 0 || dup2(mem_, STDOUT_FILENO) < 0) throw UsageError("mpirun --tag-output: cannot redirect stdout");
-  }
-  ~OutputTagger() {
-    std::fflush(stdout);
-    dup2(saved_, STDOUT_FILENO);
-    close(saved_);
-    close(mem_);
-  }
-  OutputTagger(const OutputTagger&) = delete;
-  OutputTagger& operator=(const OutputTagger&) = delete;
-
-  void pause(int rank) {
-    if (rank < 0 || rank >= static_cast<int>(partial_.size())) return;
-    std::fflush(stdout);
-    const off_t end = lseek(mem_, 0, SEEK_END);
-    if (end <= 0) return;
-    std::string text(static_cast<std::size_t>(end), '\0');
-    if (pread(mem_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) return;
-    if (ftruncate(mem_, 0) != 0 || lseek(mem_, 0, SEEK_SET) != 0) return;
-    std::string& part = partial_[static_cast<std::size_t>(rank)];
-    part += text;
-    std::size_t start = 0;
-    for (std::size_t nl; (nl = part.find('\n', start)) != std::string::npos; start = nl + 1)
-      emit(rank, std::string_view(part).substr(start, nl + 1 - start));
-    part.erase(0, start);
-  }
-  /// What the ranks left without a final newline.
-  void finish() {
-    for (std::size_t r = 0; r < partial_.size(); ++r)
-      if (!partial_[r].empty()) emit(static_cast<int>(r), partial_[r] + "\n"), partial_[r].clear();
-  }
-
- private:
-  void emit(int rank, std::string_view line) {
-    const std::string out = fmt::format("[{}] {}", rank, line);
-    for (std::size_t done = 0; done < out.size();) {
-      const ssize_t n = write(saved_, out.data() + done, out.size() - done);
-      if (n <= 0) return;
-      done += static_cast<std::size_t>(n);
-    }
-  }
-  int mem_ = -1, saved_ = -1;
-  std::vector<std::string> partial_;
 };
 
 // What the ranks share because they share a process (docs/mpi.md, "What each rank has of its own"),
@@ -241,6 +187,7 @@ int launch(const LaunchOptions& o) {
       j["makespan_ps"] = r->makespan;
       j["messages"] = r->stats.messages;
       j["host_seconds"] = r->host_seconds;
+      j["instants_at_once"] = r->instants_at_once;  // host-dependent, as host_seconds
     }
     if (measured) {
       j["measured_regions"] = measured->count;
@@ -277,18 +224,15 @@ int launch(const LaunchOptions& o) {
     s.races = o.run.races != RaceCheck::off;
     const SessionGuard guard(&s);
     std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
-    std::optional<OutputTagger> tagger;
     RunOptions ro = o.run;
-    // Each rank's output reaches the terminal or file as it is written: stdout is line-buffered
-    // and flushed whenever a rank gives up the CPU, so a run that is killed keeps what was printed.
-    std::fflush(stdout);
-    std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
-    if (o.tag_output) {
-      tagger.emplace(np);
-      ro.on_vp_pause = [&tagger](int rank) { tagger->pause(rank); };
-    } else {
-      ro.on_vp_pause = [](int) { std::fflush(stdout); };
-    }
+    // Each rank's output apart, written out whenever the rank gives up the CPU: in the same order
+    // however many host cores run the ranks' code, and kept by a run that is killed.
+    std::optional<RankOutput> output(std::in_place, np, o.tag_output);
+    ro.on_vp_pause = [&output](int rank) { output->pause(rank); };
+    // The ranks' code may run on several host cores at once (the programs of an instant,
+    // docs/parallel.md) when each rank has its own globals and no host time is measured: the MPI
+    // layer takes its turn before it touches what the ranks share (session(), Proc::await_turn).
+    ro.hooks_are_per_vp = o.privatize && o.compute_factor == 0;
     if (o.compute_factor > 0)
       ro.on_vp_resume = [&s, np](int rank, Time) {
         if (rank < np) begin_burst(s.ranks[static_cast<std::size_t>(rank)]);
@@ -308,14 +252,13 @@ int launch(const LaunchOptions& o) {
     ro.describe_message = [&s](const RunOptions::UnreceivedMessage& m) { return message_text(s, m); };
     ro.describe_race = [&s](const Race& r) { return race_text(s, r); };
     ro.progress_line = true;
-    ro.before_hard_exit = [&tagger, &program, &summary, &record](int running, int exit_status) {
+    ro.before_hard_exit = [&output, &program, &summary, &record](int running, int exit_status) {
       summary("ended by the watchdog (the report follows)", std::nullopt);
       record(exit_status, std::nullopt, nullptr, nullptr, fmt::format("ended by the watchdog while rank {} was running", running));
-      if (tagger) {
-        tagger->pause(running);  // what the running rank wrote since it last blocked is its own
-        tagger->finish();
+      if (output) {
+        output->pause(running);  // what the running rank wrote since it last blocked is its own
+        output->finish();
       }
-      std::fflush(stdout);
       program.remove_copies();
     };
     RunResult r;
@@ -338,6 +281,7 @@ int launch(const LaunchOptions& o) {
           by_exit = true;
         }
         exit_status[static_cast<std::size_t>(me)] = rc;
+        p.await_turn();  // the session is the ranks'
         const RankState& rs = s.ranks[static_cast<std::size_t>(me)];
         if (rs.initialized && !rs.finalized) {
           if (!s.abort_code) {
@@ -347,12 +291,9 @@ int launch(const LaunchOptions& o) {
           throw AbortRequested(s.abort_report);
         }
       }, ro);
-      if (tagger) tagger->finish();
-      tagger.reset();
+      output.reset();
     } catch (const RunError& e) {
-      if (tagger) tagger->finish();
-      tagger.reset();
-      std::fflush(stdout);
+      output.reset();
       if (s.abort_code) {
         std::fprintf(stderr, "touchstone mpirun: %s; the run is ended\ntrace_hash %016llx (of the run up to the failure)\n",
                      s.abort_report.c_str(), static_cast<unsigned long long>(e.trace_hash));

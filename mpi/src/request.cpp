@@ -154,7 +154,7 @@ void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, in
   std::span<std::byte> into{static_cast<std::byte*>(buf), n};
   // A nonblocking receive whose buffer ownership is checked (--check) lands in a copy too: its
   // buffer must stay as the post left it until the completion copies the message in.
-  const bool owned = nonblocking && n && t.contiguous() && session()->owned_receive_buffers;
+  const bool owned = nonblocking && n && t.contiguous() && settings().owned_receive_buffers;
   if ((!t.contiguous() || owned) && n) {
     q.staging.resize(n);
     into = q.staging;

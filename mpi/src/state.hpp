@@ -320,8 +320,14 @@ struct Session {
   std::map<std::uint64_t, RaceComm> race_comms;
 };
 
-/// The session of the run in progress (set by launch()).
+/// The session of the run in progress (set by launch()), for code that reads or writes what the
+/// ranks share: called on a rank, it first waits for the rank's turn in the sequential order
+/// (Proc::await_turn), since the rank's code may be running beside other ranks' (the programs of
+/// an instant, docs/parallel.md).
 Session* session();
+/// The same session without a turn, for what no rank changes during the run (its settings: np,
+/// check_consistency, coll, ...) and for a rank's own part of it.
+const Session& settings();
 void set_session(Session* s);
 
 }  // namespace touchstone::mpi

@@ -1,0 +1,142 @@
+// Each rank's stdout and stderr apart, written out at its pauses (rank_output.hpp).
+#include "rank_output.hpp"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "touchstone/error.hpp"
+#include "touchstone/proc.hpp"
+
+namespace touchstone::mpi {
+
+// One of the two streams: where a write of a rank's code goes, by the rank that the calling thread
+// runs (Proc::current), or straight to the file descriptor from any other thread.
+struct RankOutput::Sink {
+  RankOutput* owner;
+  std::vector<std::string>* by_rank;
+  int fd;
+
+  void write(std::string_view data) const {
+    const Proc* p = Proc::current();
+    const int rank = p ? p->rank() : -1;
+    if (rank >= 0 && rank < static_cast<int>(by_rank->size())) (*by_rank)[static_cast<std::size_t>(rank)] += data;
+    else owner->emit(fd, data);
+  }
+};
+
+// C++'s streams onto the same sinks. Unbuffered: a rank's text reaches its sink in the call that
+// wrote it, whichever host thread made the call.
+class RankOutput::Buf : public std::streambuf {
+ public:
+  explicit Buf(const Sink& sink) : sink_(sink) {}
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    sink_.write(std::string_view(&ch, 1));
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    sink_.write(std::string_view(s, static_cast<std::size_t>(n)));
+    return n;
+  }
+
+ private:
+  const Sink& sink_;
+};
+
+ssize_t RankOutput::write_cookie(void* sink, const char* data, std::size_t n) {
+  static_cast<const Sink*>(sink)->write(std::string_view(data, n));
+  return static_cast<ssize_t>(n);
+}
+
+RankOutput::RankOutput(int ranks, bool tag)
+    : tag_(tag), out_(static_cast<std::size_t>(ranks)), err_(static_cast<std::size_t>(ranks)) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::cout.flush();
+  out_sink_ = std::make_unique<Sink>(Sink{this, &out_, STDOUT_FILENO});
+  err_sink_ = std::make_unique<Sink>(Sink{this, &err_, STDERR_FILENO});
+  const cookie_io_functions_t io{nullptr, &RankOutput::write_cookie, nullptr, nullptr};
+  own_stdout_ = fopencookie(out_sink_.get(), "w", io);
+  own_stderr_ = fopencookie(err_sink_.get(), "w", io);
+  if (!own_stdout_ || !own_stderr_) {
+    if (own_stdout_) std::fclose(own_stdout_);
+    if (own_stderr_) std::fclose(own_stderr_);
+    throw UsageError("mpirun: cannot set up the ranks' stdout and stderr");
+  }
+  // Unbuffered: each C call (printf, puts, fwrite) hands its whole text to the sink under the
+  // stream's lock, on the thread of the rank that made it; a shared buffer would mix ranks.
+  std::setvbuf(own_stdout_, nullptr, _IONBF, 0);
+  std::setvbuf(own_stderr_, nullptr, _IONBF, 0);
+  saved_stdout_ = stdout;
+  saved_stderr_ = stderr;
+  stdout = own_stdout_;  // glibc's stdout and stderr are variables a program may set
+  stderr = own_stderr_;
+  out_buf_ = std::make_unique<Buf>(*out_sink_);
+  err_buf_ = std::make_unique<Buf>(*err_sink_);
+  saved_cout_ = std::cout.rdbuf(out_buf_.get());
+  saved_cerr_ = std::cerr.rdbuf(err_buf_.get());
+  saved_clog_ = std::clog.rdbuf(err_buf_.get());
+}
+
+RankOutput::~RankOutput() {
+  finish();
+  std::cout.rdbuf(saved_cout_);
+  std::cerr.rdbuf(saved_cerr_);
+  std::clog.rdbuf(saved_clog_);
+  stdout = saved_stdout_;
+  stderr = saved_stderr_;
+  std::fclose(own_stdout_);
+  std::fclose(own_stderr_);
+}
+
+void RankOutput::emit(int fd, std::string_view text) const {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) return;  // a closed pipe: the output is lost, as a process's would be
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// A rank's stdout: as written, or with tags its whole lines (and with `whole` the rest as a line).
+void RankOutput::emit_stdout(int rank, bool whole) {
+  std::string& part = out_[static_cast<std::size_t>(rank)];
+  if (part.empty()) return;
+  if (!tag_) {
+    emit(STDOUT_FILENO, part);
+    part.clear();
+    return;
+  }
+  std::string lines;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = part.find('\n', start)) != std::string::npos; start = nl + 1)
+    lines += fmt::format("[{}] {}", rank, std::string_view(part).substr(start, nl + 1 - start));
+  part.erase(0, start);
+  if (whole && !part.empty()) {
+    lines += fmt::format("[{}] {}\n", rank, part);
+    part.clear();
+  }
+  emit(STDOUT_FILENO, lines);
+}
+
+void RankOutput::pause(int rank) {
+  if (rank < 0 || rank >= static_cast<int>(out_.size())) return;
+  emit_stdout(rank, false);
+  std::string& err = err_[static_cast<std::size_t>(rank)];
+  if (!err.empty()) emit(STDERR_FILENO, err), err.clear();
+}
+
+void RankOutput::finish() {
+  for (std::size_t r = 0; r < out_.size(); ++r) {
+    emit_stdout(static_cast<int>(r), true);
+    if (!err_[r].empty()) emit(STDERR_FILENO, err_[r]), err_[r].clear();
+  }
+}
+
+}  // namespace touchstone::mpi
