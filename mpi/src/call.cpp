@@ -41,7 +41,10 @@ RankState& own_state(const char* call, bool need_init) {
 
 RankState& state(const char* call, bool need_init) {
   if (Proc* p = Proc::current()) p->await_turn();
-  return own_state(call, need_init);
+  RankState& rs = own_state(call, need_init);
+  if (rs.world_groups_pending) [[unlikely]]
+    make_world_groups(rs);
+  return rs;
 }
 
 void synchronize_collective(RankState& rs, const char* name, MPI_Comm c) {

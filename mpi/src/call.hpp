@@ -19,6 +19,9 @@ RankState& state(const char* call, bool need_init = true);
 /// MPI_Initialized): it takes no turn, so that a program timing its own computation keeps running
 /// beside the other ranks' (Proc::await_turn; state() takes the turn first).
 RankState& own_state(const char* call, bool need_init = true);
+/// MPI_COMM_WORLD's and MPI_COMM_SELF's runtime groups, which MPI_Init leaves to the rank's first
+/// call that takes its turn (RankState::world_groups_pending; env.cpp).
+void make_world_groups(RankState& rs);
 /// --compute host: charges the rank's host CPU time since its burst began as computation (env.cpp).
 void charge_host_compute(RankState& rs, double factor);
 /// --compute host: the rank resumed, its next burst begins now (env.cpp).

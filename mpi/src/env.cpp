@@ -24,28 +24,42 @@
 using namespace touchstone;
 using namespace touchstone::mpi;
 
+// Only the rank's own state: the communicators' runtime groups wait for the rank's first call that
+// takes its turn (make_world_groups), so a program's start up to there runs beside the other ranks'.
 int MPI_Init(int*, char***) {
-  RankState& rs = state("MPI_Init", false);
-  if (rs.initialized) throw UsageError(fmt::format("MPI_Init called twice on rank {}", rs.proc->rank()));
-  Proc& p = *rs.proc;
-  const Session& s = *session();
-  std::vector<int> world(static_cast<std::size_t>(s.np));
-  std::iota(world.begin(), world.end(), 0);
+  RankState& rs = own_state("MPI_Init", false);
+  if (rs.initialized) {
+    rs.proc->await_turn();  // the error's report is made in the sequential order
+    throw UsageError(fmt::format("MPI_Init called twice on rank {}", rs.proc->rank()));
+  }
+  const Proc& p = *rs.proc;
   rs.comms.clear();
   rs.comms.resize(3);
-  auto make = [&](const std::vector<int>& members) {
+  auto make = [&](int size, int rank) {
     auto c = std::make_unique<Comm>();
-    c->pt2pt = p.group(members);
-    c->coll = p.group(members);  // the same members again: a context of its own
-    c->size = static_cast<int>(members.size());
-    c->rank = c->pt2pt.local_rank(p.rank());
-    c->world_identity = c->size == p.size() && std::is_sorted(members.begin(), members.end());
+    c->size = size;
+    c->rank = rank;
+    c->world_identity = size == p.size();  // members in world order
     return c;
   };
-  rs.comms[1] = make(world);
-  rs.comms[2] = make({p.rank()});
+  rs.comms[1] = make(settings().np, p.rank());
+  rs.comms[2] = make(1, 0);
+  rs.world_groups_pending = true;
   rs.initialized = true;
   return MPI_SUCCESS;
+}
+
+void touchstone::mpi::make_world_groups(RankState& rs) {
+  rs.world_groups_pending = false;
+  Proc& p = *rs.proc;
+  std::vector<int> world(static_cast<std::size_t>(settings().np));
+  std::iota(world.begin(), world.end(), 0);
+  auto groups = [&](Comm& c, const std::vector<int>& members) {
+    c.pt2pt = p.group(members);
+    c.coll = p.group(members);  // the same members again: a context of its own
+  };
+  groups(*rs.comms[1], world);
+  groups(*rs.comms[2], {p.rank()});
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int, int* provided) {

@@ -235,6 +235,11 @@ struct AttachedBuffer {
 struct RankState {
   Proc* proc = nullptr;
   bool initialized = false, finalized = false;
+  /// MPI_COMM_WORLD's and MPI_COMM_SELF's runtime groups are still to be made: MPI_Init makes their
+  /// Comm records only, so that it takes no turn and a program's start runs beside the other
+  /// ranks' up to its first MPI call that reaches beyond the rank; that call (state()) makes them,
+  /// in the sequential order, where MPI_Init made them before.
+  bool world_groups_pending = false;
   // MPI_Add_error_class/code/string (errors.cpp): the class of each added class or code (a class
   // is its own), and the strings set for codes and classes.
   std::map<int, int> added_error_class;
