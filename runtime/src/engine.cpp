@@ -57,6 +57,8 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
       v->perturb_rng = std::make_unique<std::mt19937_64>(opts_.perturb * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(r));
     vps_.push_back(std::move(v));
   }
+  // 0: every core the process may use (fibers; threads: no pinning), as the command line's default.
+  if (opts_.host_cores == 0 && opts_.execution == Execution::fibers) opts_.host_cores = available_host_cores();
   executor_ = make_executor(opts_.execution, opts_.stack_bytes, opts_.host_cores, *this);
 }
 

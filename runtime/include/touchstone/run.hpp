@@ -58,9 +58,11 @@ struct RunOptions {
   /// turns (their programs up to the first call into the runtime: buffers allocated and filled)
   /// run ahead in parallel on that many host threads, and so do the programs of the VPs that one
   /// instant lets go on (parallel_programs_from_us) and the rests of the programs that left the
-  /// emulation (Proc::leave); 0 or 1: one host thread. Threads: the VP threads are
-  /// pinned to the first n cores the process may use (0, or all of them: no pinning). Results
-  /// are identical for every value.
+  /// emulation (Proc::leave); 1: one host thread; 0 (the default): every core the process may
+  /// use (available_host_cores(): its affinity and cgroup quota), as on the command line. A
+  /// program must then touch only its VP's memory between two calls into the runtime (or take its
+  /// turn first: Proc::await_turn). Threads: the VP threads are pinned to the first n cores the
+  /// process may use (0, or all of them: no pinning). Results are identical for every value.
   int host_cores = 0;
   /// With fibers on more than one host core: the programs of the VPs that one instant lets go on
   /// run at once on host_cores threads, each from where the call it waited in returns up to its
