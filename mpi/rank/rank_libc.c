@@ -14,7 +14,8 @@
  * glibc's own scan state is private to it. rand and random use glibc's own generator through its
  * reentrant interface (initstate_r/random_r on a state of this module), so a rank draws exactly the
  * numbers a process of a real MPI job would; drand48, lrand48, mrand48, srand48 and seed48 likewise
- * through drand48_r and friends. strtok is strtok_r on this module's position. */
+ * through drand48_r and friends. strtok is strtok_r on this module's position. setvbuf and its
+ * relatives leave stdout and stderr unbuffered, as mpirun's per-rank streams must stay. */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdint.h>
@@ -337,6 +338,23 @@ unsigned short* seed48(unsigned short seed[3]) {
 static char* strtok_position;
 
 char* strtok(char* str, const char* delim) { return strtok_r(str, delim, &strtok_position); }
+
+/* ------------------------------------------------------------------ stdout's buffering */
+
+/* Under mpirun, stdout and stderr are unbuffered streams of the launcher's that keep each rank's
+ * output apart and write it out when the rank blocks (docs/mpi.md, "Output"); a buffer set on them
+ * would be one for all ranks and mix their pieces of lines. So buffering asked for them is taken as
+ * done (the rank's own buffer already gives it: nothing of a rank's reaches the file before it
+ * blocks, and everything it wrote by then does); other streams get it from glibc. */
+extern int _IO_setvbuf(FILE* stream, char* buf, int mode, size_t size);
+
+int setvbuf(FILE* stream, char* buf, int mode, size_t size) {
+  if (stream == stdout || stream == stderr) return 0;
+  return _IO_setvbuf(stream, buf, mode, size);
+}
+void setbuf(FILE* stream, char* buf) { setvbuf(stream, buf, buf ? _IOFBF : _IONBF, BUFSIZ); }
+void setbuffer(FILE* stream, char* buf, size_t size) { setvbuf(stream, buf, buf ? _IOFBF : _IONBF, size); }
+void setlinebuf(FILE* stream) { setvbuf(stream, NULL, _IOLBF, 0); }
 
 /* ------------------------------------------------------------------ exit */
 

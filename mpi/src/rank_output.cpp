@@ -127,6 +127,10 @@ void RankOutput::emit_stdout(int rank, bool whole) {
 
 void RankOutput::pause(int rank) {
   if (rank < 0 || rank >= static_cast<int>(out_.size())) return;
+  // A program that set a buffer on stdout anyway (a library's setvbuf the module does not route
+  // to libtouchstone_mpi_rank.a): what the buffer holds is the pausing rank's when ranks take turns.
+  std::fflush(own_stdout_);
+  std::fflush(own_stderr_);
   emit_stdout(rank, false);
   std::string& err = err_[static_cast<std::size_t>(rank)];
   if (!err.empty()) emit(STDERR_FILENO, err), err.clear();
