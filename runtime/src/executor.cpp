@@ -68,7 +68,12 @@ class HelperPool {
   explicit HelperPool(int helpers) {
     for (int k = 0; k < helpers; ++k) {
       try {
-        threads_.emplace_back([this] { serve(); });
+        // A VP's fault on a helper names the VP too: the fault handler needs this thread's own
+        // alternate stack (a stack overflow leaves none to run on).
+        threads_.emplace_back([this] {
+          report_vp_faults();
+          serve();
+        });
       } catch (const std::system_error&) {
         break;  // fewer host threads: the calling one takes their share
       }

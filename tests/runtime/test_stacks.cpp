@@ -215,6 +215,17 @@ TEST(StackRegionDeathTest, AVpThatOverflowsItsStackIsNamed) {
   EXPECT_NO_THROW(run(m, [](Proc& p) { if (p.rank() == 1) deep(64); }, o));
 }
 
+// ... on whichever host thread the VP's code runs: here every VP overflows in its first turn,
+// which runs ahead on four host threads.
+TEST(StackRegionDeathTest, AVpThatOverflowsOnAHelperThreadIsNamed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  RunOptions o;
+  o.stack_bytes = 256 * kKiB;
+  o.host_cores = 4;
+  const Machine m = parse_machine("mesh:2x4");
+  EXPECT_DEATH(run(m, [](Proc&) { deep(4096); }, o), "the VP of rank [0-7] overflowed its stack of 256 KiB");
+}
+
 // Any other fault in a VP's code names the VP too (a C program's crash under touchstone mpirun
 // would otherwise end the process without saying which rank), on either execution, and the
 // process still dies of it.
