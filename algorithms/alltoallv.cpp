@@ -19,7 +19,7 @@ namespace touchstone::algorithms {
 namespace {
 
 constexpr int kTagV = 0;
-using Bytes = std::vector<std::byte>;
+using Bytes = ScratchBytes;  // message sets of several MiB per VP at large t
 using Entry = std::uint32_t;  // one part length or index in a message header
 
 std::size_t sz(std::int64_t v) { return static_cast<std::size_t>(v); }

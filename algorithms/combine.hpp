@@ -20,34 +20,10 @@
 #include <utility>
 #include <vector>
 
+#include "scratch.hpp"
 #include "touchstone/proc.hpp"
 
 namespace touchstone::algorithms {
-
-/// An allocator whose new elements are default-initialized: bytes left as they were, not zeroed.
-template <class T>
-struct DefaultInitAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
-  DefaultInitAllocator() = default;
-  template <class U>
-  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-
-/// An algorithm's scratch bytes (combined messages, staging buffers): each is written, by a copy
-/// or a receive, before it is read, so growing one leaves the new bytes uninitialized. Zeroing
-/// them was a pass over memory as long as the copies themselves.
-using ScratchBytes = std::vector<std::byte, DefaultInitAllocator<std::byte>>;
 
 /// Copies blocks in local memory and counts what the copies cost: the bytes, and the pieces, a
 /// piece being a run of copies each continuing the previous one in both source and destination

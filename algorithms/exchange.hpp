@@ -25,14 +25,13 @@ inline constexpr int kExchangeTag = 0;
 /// A scratch buffer of n bytes, left uninitialized (every algorithm fills what it reads).
 class Scratch {
  public:
-  explicit Scratch(std::size_t n) : mem_(new std::byte[n]), n_(n) {}
-  std::span<std::byte> span() { return {mem_.get(), n_}; }
+  explicit Scratch(std::size_t n) : mem_(n) {}
+  std::span<std::byte> span() { return mem_; }
   operator std::span<std::byte>() { return span(); }
-  operator std::span<const std::byte>() const { return {mem_.get(), n_}; }
+  operator std::span<const std::byte>() const { return mem_; }
 
  private:
-  std::unique_ptr<std::byte[]> mem_;
-  std::size_t n_;
+  ScratchBytes mem_;
 };
 
 /// A processor's own block never crosses the network; it is copied locally (charged to p).

@@ -198,7 +198,7 @@ namespace {
 // that runs the harness twice with a larger size) gets a new one, and the old one stays valid for
 // the VPs still using it.
 struct SharedRegions {
-  std::vector<std::unique_ptr<std::byte[]>> regions;
+  std::vector<ScratchBytes> regions;
   std::size_t largest = 0;
 };
 // Proc::run_local's keys: one address per role.
@@ -207,8 +207,8 @@ constexpr char kRoleKeys[3] = {};
 
 PayloadBuffer::PayloadBuffer(Proc& p, bool shared_region, Role role, std::size_t bytes, std::size_t largest) {
   if (!shared_region) {
-    own_.reset(new std::byte[bytes]);
-    span_ = {own_.get(), bytes};
+    own_ = ScratchBytes(bytes);
+    span_ = {own_.data(), bytes};
     return;
   }
   if (bytes > largest) throw std::logic_error(fmt::format("PayloadBuffer: {} bytes asked, {} the largest", bytes, largest));
@@ -216,10 +216,10 @@ PayloadBuffer::PayloadBuffer(Proc& p, bool shared_region, Role role, std::size_t
   if (!slot) slot = std::make_shared<SharedRegions>();
   auto& shared = *static_cast<SharedRegions*>(slot.get());
   if (shared.regions.empty() || largest > shared.largest) {
-    shared.regions.emplace_back(new std::byte[largest]);
+    shared.regions.emplace_back(largest);
     shared.largest = largest;
   }
-  span_ = {shared.regions.back().get(), bytes};
+  span_ = {shared.regions.back().data(), bytes};
 }
 
 std::size_t rooted_levels(int vps) {

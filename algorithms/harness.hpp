@@ -9,6 +9,7 @@
 
 #include "collective.hpp"
 #include "registry.hpp"
+#include "scratch.hpp"
 #include "touchstone/proc.hpp"
 
 namespace touchstone::algorithms {
@@ -46,7 +47,7 @@ class PayloadBuffer {
   std::span<std::byte> span() const { return span_; }
 
  private:
-  std::unique_ptr<std::byte[]> own_;  // empty when the buffer is the run's shared region
+  ScratchBytes own_;  // empty when the buffer is the run's shared region
   std::span<std::byte> span_;
 };
 

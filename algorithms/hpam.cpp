@@ -509,8 +509,8 @@ using AnalyticFn = std::function<std::optional<double>(const Machine&, std::size
 
 Algorithm bcast_entry(std::string name, std::string summary, BcastFn fn, AnalyticFn analytic) {
   auto program = [name, fn](Proc& p, const Args& a) {
-    std::unique_ptr<std::byte[]> mem(new std::byte[a.size]);
-    std::span<std::byte> buf(mem.get(), a.size);
+    ScratchBytes mem(a.size);
+    const std::span<std::byte> buf(mem);
     if (a.check) (p.rank() == a.root ? fill_pattern : mark_undelivered)(a.root, a.root, buf);
     fn(p, a.root, buf);
     p.leave();
@@ -686,8 +686,8 @@ static Algorithm scatter_both_entry(std::string name, std::string summary, SubMe
     auto size_of = [&](int r) { return r < n1 ? L1 : L; };
     auto offset_of = [&](int r) { return r < n1 ? static_cast<std::size_t>(r) * L1 : static_cast<std::size_t>(n1) * L1 + static_cast<std::size_t>(r - n1) * L; };
     const std::size_t total = me == a.root ? offset_of(n) : 0;
-    std::unique_ptr<std::byte[]> send_mem(new std::byte[total]), recv_mem(new std::byte[size_of(me)]);
-    std::span<std::byte> send(send_mem.get(), total), recv(recv_mem.get(), size_of(me));
+    ScratchBytes send_mem(total), recv_mem(size_of(me));
+    const std::span<std::byte> send(send_mem), recv(recv_mem);
     if (a.check && me == a.root)
       for (int dst = 0; dst < n; ++dst) fill_pattern(a.root, dst, send.subspan(offset_of(dst), size_of(dst)));
     if (a.check) mark_undelivered(a.root, me, recv);

@@ -231,6 +231,9 @@ std::vector<Outcome> run_jobs(const std::vector<Job>& jobs, const RunnerOptions&
   std::mutex mu;
   std::condition_variable cv;
   std::size_t in_use = 0;
+  // The runs' payload buffers are taken over by the next runs, already faulted in, within the room
+  // the budget leaves beside the runs in progress.
+  const algorithms::PayloadMemoryReuse reuse;
   Progress progress(options.progress, jobs);
   const int parallel = options.parallel > 0 ? options.parallel : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   tbb::task_arena arena(parallel);
@@ -241,6 +244,7 @@ std::vector<Outcome> run_jobs(const std::vector<Job>& jobs, const RunnerOptions&
         std::unique_lock lk(mu);
         cv.wait(lk, [&] { return in_use == 0 || in_use + bytes[i] <= budget; });
         in_use += bytes[i];
+        algorithms::PayloadMemoryReuse::keep_at_most(budget > in_use ? budget - in_use : 0);
         progress.started(jobs[i]);
       }
       Outcome o{&jobs[i], std::nullopt, {}};
