@@ -11,8 +11,8 @@
 namespace touchstone::algorithms {
 namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;  // x86-64's and arm64's with 4 KiB base pages
-// From this size a block may be a kept mapping, up to 8 times longer (resident memory, within the
-// bound of the most that was live at once).
+// From this size a block may be the head of a kept mapping, in whole huge pages (resident memory,
+// within the bound of the most that was live at once): up to 8 times what was asked.
 constexpr std::size_t kReuseFrom = kHugePage / 8;
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -88,16 +88,21 @@ void* allocate_payload_bytes(std::size_t bytes) {
   Mappings& m = mappings();
   const std::size_t length = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   const std::lock_guard lk(m.mu);
-  // A kept block up to twice the whole huge pages asked for: its pages are resident already, which
-  // is the point (a run at 4 KiB blocks after one at 16 KiB writes where that one wrote).
+  // The shortest kept block that holds the whole huge pages asked for, its tail kept apart: its
+  // pages are resident already, which is the point (a run at 4 KiB blocks after one at 16 KiB
+  // writes where that one wrote).
   if (bytes >= kReuseFrom) {
-    if (auto it = m.kept.lower_bound(length); it != m.kept.end() && it->first <= 2 * length) {
+    if (auto it = m.kept.lower_bound(length); it != m.kept.end()) {
       const std::size_t got = it->first;
-      void* block = it->second;
+      auto* block = static_cast<std::byte*>(it->second);
       m.kept.erase(it);
       m.kept_bytes -= got;
-      m.live.emplace(block, got);
-      m.add_live(got);
+      if (got > length) {  // a mapping may be split at any page: the tail is a block of its own
+        m.kept.emplace(got - length, block + length);
+        m.kept_bytes += got - length;
+      }
+      m.live.emplace(block, length);
+      m.add_live(length);
       return block;
     }
   }

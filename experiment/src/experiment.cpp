@@ -26,6 +26,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include "algorithms/harness.hpp"
+#include "algorithms/scratch.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/experiment/child.hpp"
 
