@@ -20,6 +20,7 @@
 #include "touchstone/mpirun.hpp"
 #pragma GCC visibility pop
 
+#include "algorithms/scratch.hpp"
 #include "call.hpp"
 #include "check.hpp"
 #include "coll.hpp"
@@ -263,6 +264,9 @@ int launch(const LaunchOptions& o) {
     };
     RunResult r;
     const SharedStateWatch shared_state;
+    // The collectives' scratch (a Bruck all-to-all's staging buffers, ...) taken over by the next
+    // call, already faulted in, as the heap's blocks were (algorithms/scratch.hpp).
+    const algorithms::PayloadMemoryReuse payload_reuse;
     try {
       r = run(m, [&](Proc& p) {
         const int me = p.rank();
