@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -97,12 +98,18 @@ TEST(PayloadMemory, AReuseScopeHandsFreedBlocksToTheNextAllocationsAndUnmapsThem
   EXPECT_FALSE(mapped(first));
 }
 
+// Four blocks of 2 MiB live at once, then freed into the scope: 8 MiB kept, 8 MiB the most live.
+std::array<void*, 4> four_kept_blocks() {
+  std::array<void*, 4> blocks{};
+  for (auto& b : blocks) b = allocate_payload_bytes(2 * kMiB);
+  for (auto& b : blocks) free_payload_bytes(b, 2 * kMiB);
+  return blocks;
+}
+
 TEST(PayloadMemory, AReuseScopeNeverMapsMoreThanTheMostThatWasLiveAtOnce) {
   if (!kOwnMappings) GTEST_SKIP() << "AddressSanitizer: every block comes from operator new";
   const PayloadMemoryReuse reuse;
-  void* blocks[4];
-  for (auto& b : blocks) b = allocate_payload_bytes(2 * kMiB);  // 8 MiB live at most
-  for (auto& b : blocks) free_payload_bytes(b, 2 * kMiB);
+  const auto blocks = four_kept_blocks();
   EXPECT_EQ(payload_bytes_kept(), 8 * kMiB);
   // 6 MiB: no kept block is long enough, so kept ones go, shortest first, until the new mapping
   // fits under the 8 MiB that were live: one of the four stays.
@@ -119,9 +126,7 @@ TEST(PayloadMemory, AReuseScopeNeverMapsMoreThanTheMostThatWasLiveAtOnce) {
 TEST(PayloadMemory, SmallBlocksTakeTheRoomOfKeptOnes) {
   if (!kOwnMappings) GTEST_SKIP() << "AddressSanitizer: every block comes from operator new";
   const PayloadMemoryReuse reuse;
-  void* blocks[4];
-  for (auto& b : blocks) b = allocate_payload_bytes(2 * kMiB);  // 8 MiB live at most
-  for (auto& b : blocks) free_payload_bytes(b, 2 * kMiB);
+  four_kept_blocks();
   void* small = allocate_payload_bytes(128 * 1024);  // operator new's: 8 MiB + 128 KiB > 8 MiB
   EXPECT_EQ(payload_bytes_kept(), 6 * kMiB);
   free_payload_bytes(small, 128 * 1024);
