@@ -32,20 +32,7 @@ struct Mappings {
   std::multimap<std::size_t, void*> kept;       // length -> freed block
   std::size_t live_bytes = 0, kept_bytes = 0, peak_live_bytes = 0;
 
-  // Before `bytes` more become live: kept blocks go, shortest first, so that the payload memory
-  // held (live and kept) stays within the most that was live at once.
-  void make_room(std::size_t bytes) {
-    while (!kept.empty() && live_bytes + kept_bytes + bytes > peak_live_bytes) {
-      const auto shortest = kept.begin();
-      ::munmap(shortest->second, shortest->first);
-      kept_bytes -= shortest->first;
-      kept.erase(shortest);
-    }
-  }
-  void add_live(std::size_t bytes) {
-    live_bytes += bytes;
-    peak_live_bytes = std::max(peak_live_bytes, live_bytes);
-  }
+  // Gives back kept blocks, shortest first, until at most `limit` bytes are kept.
   void give_back_kept_beyond(std::size_t limit) {
     while (!kept.empty() && kept_bytes > limit) {
       const auto shortest = kept.begin();
@@ -54,10 +41,15 @@ struct Mappings {
       kept.erase(shortest);
     }
   }
-  void release_kept() {
-    for (const auto& [length, block] : kept) ::munmap(block, length);
-    kept.clear();
-    kept_bytes = 0;
+  // Before `bytes` more become live: the payload memory held (live and kept) stays within the most
+  // that was live at once.
+  void make_room(std::size_t bytes) {
+    const std::size_t held = live_bytes + bytes;
+    give_back_kept_beyond(peak_live_bytes > held ? peak_live_bytes - held : 0);
+  }
+  void add_live(std::size_t bytes) {
+    live_bytes += bytes;
+    peak_live_bytes = std::max(peak_live_bytes, live_bytes);
   }
 };
 // Never destroyed: blocks may be freed by static destructors of other libraries.
@@ -145,7 +137,7 @@ PayloadMemoryReuse::PayloadMemoryReuse() {
 PayloadMemoryReuse::~PayloadMemoryReuse() {
   Mappings& m = mappings();
   const std::lock_guard lk(m.mu);
-  if (--m.reuse_scopes == 0) m.release_kept();
+  if (--m.reuse_scopes == 0) m.give_back_kept_beyond(0);
 }
 
 void PayloadMemoryReuse::keep_at_most(std::size_t bytes) {
