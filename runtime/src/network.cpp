@@ -188,11 +188,10 @@ void Network::injection_wait(const Msg& m, Time t) {
   Wait w{Wait::For::injection_port, static_cast<std::uint32_t>(m.src), &m, 0};
   w.t = t;
   w.blocker_channel = inj_channel(m.src, static_cast<int>(in_way));
-  const Channel& ch = ch_[w.blocker_channel];
-  if (ch.held_by) {
-    w.blocker = ch.held_by;
+  if (const HeldBy& held = held_[w.blocker_channel]; held.msg) {
+    w.blocker = held.msg;
     // The message's next packet may have taken the port ahead, from when the one on it now leaves.
-    w.blocker_packet = ch.held_packet - (ch.held_since > t && ch.held_packet > 0 ? 1 : 0);
+    w.blocker_packet = held.packet - (held.since > t && held.packet > 0 ? 1 : 0);
   }
   observer_->on_wait(w);
 }
@@ -346,12 +345,12 @@ void Network::advance(Packet* pk, Time t) {
   }
   if (observer_) {
     // The worm in the way: the one whose tail has not left yet (its Packet may already be back in
-    // the pool, even reused by pk itself: held_by names it), else the header queued ahead.
+    // the pool, even reused by pk itself: held_ names it), else the header queued ahead.
     Wait w{Wait::For::channel, c, pk->m, pk->index};
     w.blocker_channel = c;
-    if (ch.release > t && ch.held_by) {
-      w.blocker = ch.held_by;
-      w.blocker_packet = ch.held_packet;
+    if (ch.release > t && held_[c].msg) {
+      w.blocker = held_[c].msg;
+      w.blocker_packet = held_[c].packet;
     }
     report_wait(w, ch.wait_head, t);
   }
@@ -531,9 +530,9 @@ void Network::want_ejection_port(Packet* pk, Time t) {
     for (int port = 1; port < net_.ej_ports; ++port)
       if (ch_[ej_channel(dst, port)].release < ch_[first].release) first = ej_channel(dst, port);
     w.blocker_channel = first;
-    if (!node.ej_wait_head && ch_[first].held_by) {
-      w.blocker = ch_[first].held_by;
-      w.blocker_packet = ch_[first].held_packet;
+    if (!node.ej_wait_head && held_[first].msg) {
+      w.blocker = held_[first].msg;
+      w.blocker_packet = held_[first].packet;
     }
     report_wait(w, node.ej_wait_head, t);
   }
@@ -586,9 +585,7 @@ void Network::hold(std::uint32_t c, Packet* pk, Time t) {
   Channel& ch = ch_[c];
   if (observer_) {  // who held it before: the observer's business only
     observer_->on_take(c, *pk->m, pk->index, t);
-    ch.held_by = pk->m;
-    ch.held_packet = pk->index;
-    ch.held_since = t;
+    held_[c] = HeldBy{pk->m, pk->index, t};
   }
   ch.release = kNever;
   ch.holder = pk;

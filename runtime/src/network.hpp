@@ -104,28 +104,32 @@ struct Packet {
 
 /// A channel (link, injection or ejection). Free at time t when release <= t; a holder whose
 /// tail time is not yet known has release == kNever.
-struct Channel {
+struct alignas(64) Channel {  // one cache line: run-ahead reads several channels per event
   Time release = 0;
   Packet* holder = nullptr;  // meaningful while release == kNever
-  /// The worm whose tail occupies the channel until `release`, also once its header has streamed
-  /// out and its Packet went back to the pool (who blocked whom names it; `holder` is stale then).
-  const Msg* held_by = nullptr;
-  std::uint32_t held_packet = 0;
-  Time held_since = 0;  // an injection port is taken ahead, when the previous packet's tail time is known
-  // (held_by, held_packet and held_since are kept for the observer only.)
   Packet* wait_head = nullptr;
   Packet* wait_tail = nullptr;
-  bool grant_pending = false;
-  std::uint32_t last_in = 0;  // round-robin arbitration: input channel of the header granted last
   /// Taken ahead of time (Network::move_on): `holder`'s header reaches the channel at `ahead`, and a
   /// header that wants it earlier (or at the same time with a smaller message id) comes first.
   /// 0 once the channel is taken the ordinary way.
   Time ahead = 0;
+  Time ahead_release = 0;
+  std::uint32_t last_in = 0;  // round-robin arbitration: input channel of the header granted last
+  bool grant_pending = false;
   /// `release` is final: set by a take that nothing gives back (not one taken ahead), so a header
   /// may take the channel ahead from that time on even while the release still lies in the future.
   bool firm = true;
   bool ahead_firm = true;  // `release` and `firm` before the take ahead: what give_back restores
-  Time ahead_release = 0;
+};
+
+/// Who holds a channel, for the observer only (kept apart from Channel, which the event loop reads
+/// on every hop). The worm whose tail occupies the channel until its release, also once its
+/// header has streamed out and its Packet went back to the pool (who blocked whom names it; the
+/// channel's `holder` is stale then).
+struct HeldBy {
+  const Msg* msg = nullptr;
+  std::uint32_t packet = 0;
+  Time since = 0;  // an injection port is taken ahead, when the previous packet's tail time is known
 };
 
 /// Callbacks from the network to the engine.
@@ -233,6 +237,7 @@ class Network {
   std::int64_t recv_buffer() const { return net_.recv_buffer; }
   void set_observer(ChannelObserver* o) {
     observer_ = o;
+    held_.assign(o ? ch_.size() : 0, HeldBy{});
     run_ahead_ = can_run_ahead();
   }
 
@@ -313,6 +318,7 @@ class Network {
   RunStats& stats_;
   std::uint32_t links_ = 0;
   std::vector<Channel> ch_;
+  std::vector<HeldBy> held_;  // per channel, kept while an observer is set
   std::vector<Node> nodes_;
   Pool<Packet> packets_;
   // Adaptive routing (docs/model.md 2.10): per (src, dst) pair, the route its in-flight messages share.
