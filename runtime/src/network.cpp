@@ -67,10 +67,9 @@ namespace {
 // not with each other: nothing matches an active message against the pair's other messages, and a
 // node writes its packets between those of a long message it is streaming (docs/model.md 2.6).
 // Among themselves they must: MPI orders a pair's accumulates, and they are active messages.
+bool is_am(const Msg& m) { return detail::is_am_request(m.ctx) || detail::is_am_reply(m.ctx); }
 bool keeps_order_behind(const Msg& injecting, const Msg& waiting) {
-  using detail::is_am_reply, detail::is_am_request;
-  const auto am = [](const Msg& m) { return is_am_request(m.ctx) || is_am_reply(m.ctx); };
-  return injecting.dst == waiting.dst && am(injecting) == am(waiting);
+  return injecting.dst == waiting.dst && is_am(injecting) == is_am(waiting);
 }
 
 }  // namespace
@@ -149,16 +148,40 @@ void Network::post(Msg* m, Time t) {
   q_.push(t, m->id, Ev::inject, m);
 }
 
+bool Network::in_order_way(const InjPort& p, const Msg& waiting) const {
+  if (p.cur) return keeps_order_behind(*p.cur, waiting);
+  if (p.leaves == kNever) return false;
+  return p.leaving_dst == waiting.dst && p.leaving_am == is_am(waiting);
+}
+
+// The port_next events of the ports whose release is known come before (t, order): the ports
+// those events would have freed are idle.
+void Network::idle_ports(int node_id, Time t, std::uint64_t order) {
+  for (InjPort& p : nodes_[static_cast<std::size_t>(node_id)].inj) {
+    if (p.leaves == kNever || p.leaves > t || (p.leaves == t && p.leaving_id > order)) continue;
+    p.freed = p.leaves;
+    p.leaves = kNever;
+    p.next_queued = false;
+  }
+}
+
+void Network::queue_port_next(int node_id, std::size_t port) {
+  InjPort& p = nodes_[static_cast<std::size_t>(node_id)].inj[port];
+  if (p.leaves == kNever || p.next_queued) return;
+  p.next_queued = true;
+  q_.push(p.leaves, p.leaving_id, Ev::port_next, nullptr, static_cast<std::uint64_t>(node_id) << 8 | port);
+}
+
 void Network::try_start_messages(int node_id, Time t) {
   Node& node = nodes_[static_cast<std::size_t>(node_id)];
   for (std::size_t port = 0; port < node.inj.size() && node.queue_head; ++port) {
-    if (node.inj[port].cur) continue;
+    if (node.inj[port].cur || node.inj[port].leaves != kNever) continue;
     // Messages to one destination leave in order (keeps_order_behind).
     Msg* prev = nullptr;
     Msg* m = node.queue_head;
     for (; m; prev = m, m = m->next) {
       bool busy = false;
-      for (const auto& p : node.inj) busy |= p.cur && keeps_order_behind(*p.cur, *m);
+      for (const auto& p : node.inj) busy |= in_order_way(p, *m);
       if (!busy) break;
     }
     if (!m) return;
@@ -179,7 +202,7 @@ void Network::injection_wait(const Msg& m, Time t) {
   std::size_t in_way = 0;
   for (std::size_t p = 0; p < node.inj.size(); ++p) {
     const std::uint32_t c = inj_channel(m.src, static_cast<int>(p)), best = inj_channel(m.src, static_cast<int>(in_way));
-    if (node.inj[p].cur && keeps_order_behind(*node.inj[p].cur, m)) {
+    if (in_order_way(node.inj[p], m)) {
       in_way = p;
       break;
     }
@@ -268,10 +291,26 @@ void Network::free_position_or_port(Packet* pk, std::uint32_t i, Time r, bool fi
     start_packet(m, r);
     return;
   }
-  // The port frees for the node's next message. The event carries the node and port, not m: with
-  // t_hop == 0 the message can arrive, be received and be freed at r before this event runs.
-  const auto port = static_cast<std::uint64_t>(m->path[0] - inj_channel(m->src, 0));
-  q_.push(r, m->id, Ev::port_next, nullptr, static_cast<std::uint64_t>(m->src) << 8 | port);
+  // The port frees for the node's next message at r, by the event port_next. With an observer,
+  // which is told every event as the model states it, the port is m's until that event. Otherwise
+  // most often no message waits by then (a program sends again after its send completed), so the
+  // event is queued only for one that waits (queue_port_next), and meanwhile the port is leaving:
+  // idle for every later event (idle_ports). It keeps what it needs of m, which with t_hop == 0
+  // can arrive, be received and be freed at r. (Tests compare the two.)
+  const auto port = static_cast<std::size_t>(m->path[0] - inj_channel(m->src, 0));
+  Node& node = nodes_[static_cast<std::size_t>(m->src)];
+  if (observer_) {
+    q_.push(r, m->id, Ev::port_next, nullptr, static_cast<std::uint64_t>(m->src) << 8 | port);
+  } else {
+    InjPort& p = node.inj[port];
+    p.cur = nullptr;
+    p.leaves = r;
+    p.leaving_id = m->id;
+    p.leaving_dst = m->dst;
+    p.leaving_am = is_am(*m);
+    p.next_queued = false;
+    if (node.queue_head) queue_port_next(m->src, port);
+  }
   listener_.on_send_done(*m, r);
 }
 
@@ -679,8 +718,12 @@ void Network::handle(const Event& e) {
       m->next = nullptr;
       if (node.queue_tail) node.queue_tail->next = m; else node.queue_head = m;
       node.queue_tail = m;
+      idle_ports(m->src, e.t, e.order);
       try_start_messages(m->src, e.t);
-      if (observer_ && m->path[0] == kNoChannel) injection_wait(*m, e.t);
+      if (m->path[0] == kNoChannel) {  // it waits: the ports that free will start it
+        for (std::size_t port = 0; port < node.inj.size(); ++port) queue_port_next(m->src, port);
+        if (observer_) injection_wait(*m, e.t);
+      }
       break;
     }
     case Ev::header: {
@@ -690,9 +733,12 @@ void Network::handle(const Event& e) {
     }
     case Ev::port_next: {
       const int src = static_cast<int>(e.a >> 8);
-      auto& port = nodes_[static_cast<std::size_t>(src)].inj[static_cast<std::size_t>(e.a & 0xff)];
-      port.cur = nullptr;
-      port.freed = e.t;
+      InjPort& port = nodes_[static_cast<std::size_t>(src)].inj[static_cast<std::size_t>(e.a & 0xff)];
+      if (port.cur) {  // an observer's: the port was its message's until now
+        port.cur = nullptr;
+        port.freed = e.t;
+      }
+      idle_ports(src, e.t, e.order);  // else this event's port among them
       try_start_messages(src, e.t);
       break;
     }

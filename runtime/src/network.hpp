@@ -244,9 +244,18 @@ class Network {
  private:
   /// A path position whose channel is not chosen yet (an injection port), or no channel at all.
   static constexpr std::uint32_t kNoChannel = 0xffffffffu;
+  // An injection port is busy (`cur`: the message on it), leaving (its message's last tail leaves
+  // at `leaves`, known in advance) or idle. A leaving port is idle for every event after
+  // (leaves, leaving_id) in the event order (docs/model.md 1.3), exactly when the port_next event of
+  // that key would have freed it; that event is queued only once a message waits for the port.
   struct InjPort {
     Msg* cur = nullptr;
-    Time freed = kNever;  // when the port's previous message left it (kNever: no message yet)
+    Time freed = kNever;   // when the port's previous message left it (kNever: no message yet)
+    Time leaves = kNever;  // leaving: when its last tail leaves; kNever: not leaving
+    std::uint64_t leaving_id = 0;
+    int leaving_dst = 0;       // what keeps_order_behind needs of the leaving message, which
+    bool leaving_am = false;   // may be received and freed before the port is idle
+    bool next_queued = false;  // its port_next event is in the queue
   };
   struct Node {
     std::vector<InjPort> inj;
@@ -264,6 +273,9 @@ class Network {
 
 
   void try_start_messages(int node, Time t);
+  void idle_ports(int node, Time t, std::uint64_t order);  // leaving ports idle before event (t, order)
+  void queue_port_next(int node, std::size_t port);      // a message waits: the port_next event
+  bool in_order_way(const InjPort& p, const Msg& waiting) const;  // keeps_order_behind, busy or leaving
   void start_packet(Msg* m, Time t);  // packet m->next_packet takes the injection channel at t
   Time interface_ready(const InjPort& port, int node, Time t) const;  // network-interface set-up (model.md 2.17)
   void advance(Packet* pk, Time t);        // header at pk->hop requests that channel at time t

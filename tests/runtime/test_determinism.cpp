@@ -159,6 +159,45 @@ TEST(Determinism, RunAheadGivesTheSameRunAsOneEventPerHop) {
   EXPECT_LT(events_ahead, events_per_hop);
 }
 
+// An injection port's release (runtime/src/network.cpp, Network::free_position_or_port) is an
+// event only when a message waits for the port, or for an observer, which is told every event the
+// model states. Both must be the same run where a node's messages queue for its ports and free
+// them at every moment: bursts of sends of mixed lengths to the same and to different
+// destinations (which keep their order across two ports), a network-interface set-up that counts
+// from the port's release, and sends that come before, at and after a port frees.
+TEST(Determinism, PortReleasesOnlyWhereAMessageWaitsGiveTheSameRun) {
+  const Program program = [](Proc& p) {
+    const int n = p.size(), me = p.rank();
+    const std::size_t sizes[] = {100, 3000, 40, 700, 1};
+    std::vector<std::byte> out(3000), in(5 * 3000 * 2);
+    for (int round = 0; round < 4; ++round) {
+      std::vector<Request> reqs;
+      for (int k = 0; k < 5; ++k) {
+        const std::size_t len = sizes[(k + round) % 5];
+        reqs.push_back(p.irecv((me + n - 1) % n, k, std::span(in).subspan(std::size_t(k) * 3000, len)));
+        reqs.push_back(p.irecv((me + n - 5) % n, 10 + k, std::span(in).subspan(std::size_t(5 + k) * 3000, len)));
+      }
+      for (int k = 0; k < 5; ++k) {
+        const std::size_t len = sizes[(k + round) % 5];
+        reqs.push_back(p.isend((me + 1) % n, k, std::span<const std::byte>(out).first(len)));
+        reqs.push_back(p.isend((me + 5) % n, 10 + k, std::span<const std::byte>(out).first(len)));
+      }
+      p.waitall(reqs);
+      p.compute(microseconds(3 * (me % 4)));
+    }
+  };
+  for (const char* machine : {"mesh:4x4,ports=2,ni_setup_us=3", "mesh:4x4,ports=2,hop_ns=2000,packet=32+8",
+                              "mesh:4x4,ni_setup_us=2", "cm5:32"}) {
+    SCOPED_TRACE(machine);
+    const Machine m = parse_machine(machine);
+    RunOptions every_event;
+    every_event.explain = true;
+    const RunResult lazy = run(m, program), eager = run(m, program, every_event);
+    expect_same_run(lazy, eager, false);
+    EXPECT_GT(lazy.stats.blocked_headers, 0u);
+  }
+}
+
 // Run-ahead start (RunOptions::host_cores, docs/parallel.md): `algorithms` (all of the catalog but the
 // self-tests when empty) at two sizes on `machine` give the same run on 2 and 4 host cores, the
 // latter perturbed, as on one. An algorithm a machine or size does not suit fails the same way on
