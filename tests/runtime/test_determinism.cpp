@@ -164,7 +164,8 @@ TEST(Determinism, RunAheadGivesTheSameRunAsOneEventPerHop) {
 // model states. Both must be the same run where a node's messages queue for its ports and free
 // them at every moment: bursts of sends of mixed lengths to the same and to different
 // destinations (which keep their order across two ports), a network-interface set-up that counts
-// from the port's release, and sends that come before, at and after a port frees.
+// from the port's release, sends that come before, at and after a port frees, and a task beside
+// each program, whose messages are handed over out of the order they were made in.
 TEST(Determinism, PortReleasesOnlyWhereAMessageWaitsGiveTheSameRun) {
   const Program program = [](Proc& p) {
     const int n = p.size(), me = p.rank();
@@ -186,15 +187,41 @@ TEST(Determinism, PortReleasesOnlyWhereAMessageWaitsGiveTheSameRun) {
       p.compute(microseconds(3 * (me % 4)));
     }
   };
+  // A task of each rank sends beside its program (its own clock, docs/model.md 1.7): messages of
+  // one node created in one order and handed over in another meet at its ports.
+  const Program with_tasks = [](Proc& p) {
+    const int n = p.size(), me = p.rank();
+    std::vector<std::byte> out(2000), in(4 * 2 * 2000);
+    Request task = p.spawn(p.world(), [&, n, me](const Group& own) {
+      std::vector<Request> reqs;
+      for (int k = 0; k < 4; ++k) {
+        const std::size_t len = 500 * static_cast<std::size_t>(k + 1) - 1;
+        reqs.push_back(p.isend((me + 5) % n, k, std::span<const std::byte>(out).first(len), own));
+        reqs.push_back(p.irecv((me + n - 5) % n, k, std::span(in).subspan(std::size_t(k) * 2000, len), own));
+      }
+      p.waitall(reqs);
+    });
+    std::vector<Request> reqs;
+    for (int k = 0; k < 4; ++k) {
+      const std::size_t len = 2000 - 500 * static_cast<std::size_t>(k);
+      reqs.push_back(p.irecv((me + n - 1) % n, k, std::span(in).subspan(std::size_t(4 + k) * 2000, len)));
+      p.compute(microseconds(k));
+      reqs.push_back(p.isend((me + 1) % n, k, std::span<const std::byte>(out).first(len)));
+    }
+    reqs.push_back(std::move(task));
+    p.waitall(reqs);
+  };
   for (const char* machine : {"mesh:4x4,ports=2,ni_setup_us=3", "mesh:4x4,ports=2,hop_ns=2000,packet=32+8",
                               "mesh:4x4,ni_setup_us=2", "cm5:32"}) {
-    SCOPED_TRACE(machine);
-    const Machine m = parse_machine(machine);
-    RunOptions every_event;
-    every_event.explain = true;
-    const RunResult lazy = run(m, program), eager = run(m, program, every_event);
-    expect_same_run(lazy, eager, false);
-    EXPECT_GT(lazy.stats.blocked_headers, 0u);
+    for (const Program* prog : {&program, &with_tasks}) {
+      SCOPED_TRACE(fmt::format("{}{}", machine, prog == &with_tasks ? ", with tasks" : ""));
+      const Machine m = parse_machine(machine);
+      RunOptions every_event;
+      every_event.explain = true;
+      const RunResult lazy = run(m, *prog), eager = run(m, *prog, every_event);
+      expect_same_run(lazy, eager, false);
+      EXPECT_GT(lazy.stats.blocked_headers, 0u);
+    }
   }
 }
 
