@@ -67,9 +67,10 @@ namespace {
 // not with each other: nothing matches an active message against the pair's other messages, and a
 // node writes its packets between those of a long message it is streaming (docs/model.md 2.6).
 // Among themselves they must: MPI orders a pair's accumulates, and they are active messages.
+// The injecting message is given by what the rule reads of it: a leaving port keeps only that.
 bool is_am(const Msg& m) { return detail::is_am_request(m.ctx) || detail::is_am_reply(m.ctx); }
-bool keeps_order_behind(const Msg& injecting, const Msg& waiting) {
-  return injecting.dst == waiting.dst && is_am(injecting) == is_am(waiting);
+bool keeps_order_behind(int injecting_dst, bool injecting_am, const Msg& waiting) {
+  return injecting_dst == waiting.dst && injecting_am == is_am(waiting);
 }
 
 }  // namespace
@@ -149,9 +150,8 @@ void Network::post(Msg* m, Time t) {
 }
 
 bool Network::in_order_way(const InjPort& p, const Msg& waiting) const {
-  if (p.cur) return keeps_order_behind(*p.cur, waiting);
-  if (p.leaves == kNever) return false;
-  return p.leaving_dst == waiting.dst && p.leaving_am == is_am(waiting);
+  if (p.cur) return keeps_order_behind(p.cur->dst, is_am(*p.cur), waiting);
+  return p.leaves != kNever && keeps_order_behind(p.leaving_dst, p.leaving_am, waiting);
 }
 
 // The port_next events of the ports whose release is known come before (t, order): the ports
