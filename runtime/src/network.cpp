@@ -231,7 +231,10 @@ Time Network::interface_ready(const InjPort& port, int node, Time t) const {
 
 void Network::start_packet(Msg* m, Time t) {
   Packet* pk = packets_.get();
+  std::vector<Packet::Covered> covered = std::move(pk->covered);  // its capacity serves again
   *pk = Packet{};
+  pk->covered = std::move(covered);
+  pk->covered.clear();
   pk->m = m;
   pk->index = m->next_packet++;
   pk->tag = ++tags_;
@@ -261,29 +264,29 @@ void Network::start_packet(Msg* m, Time t) {
 // stopped again, so the tail's progress over the next t_hop is certain: free the one position the
 // tail leaves in that interval. (With t_hop == 0 the tail never leaves a position before the
 // header reaches the ejection channel, and stream() frees everything.)
-void Network::tail_follows(Packet* pk, std::uint32_t j, Time t, bool firm) {
+void Network::tail_follows(Packet* pk, std::uint32_t j, Time t) {
   const Time hop = net_.hop_time, body = pk->body;
   if (hop == 0) return;
-  if (body == 0) return free_position(pk, j, t, firm);  // a worm of no length frees what it takes
+  if (body == 0) return free_position(pk, j, t);  // a worm of no length frees what it takes
   const Time i = static_cast<Time>(j) + 1 - pk->lag;
-  if (i >= 0) free_position(pk, static_cast<std::uint32_t>(i), t + body - (pk->lag - 1) * hop, firm);
+  if (i >= 0) free_position(pk, static_cast<std::uint32_t>(i), t + body - (pk->lag - 1) * hop);
 }
 
 // The tail leaves path position i at time r. Every take of a link ends here, so the usual case,
 // a link of an ordinary worm, is kept apart from the rest: inlined, it costs no call.
-void Network::free_position(Packet* pk, std::uint32_t i, Time r, bool firm) {
+void Network::free_position(Packet* pk, std::uint32_t i, Time r) {
   if (pk->m->fan == 1 && i != 0) [[likely]]
-    return set_release(pk->m->path[i], r, firm);
-  free_position_or_port(pk, i, r, firm);
+    return set_release(pk->m->path[i], r);
+  free_position_or_port(pk, i, r);
 }
 
 // free_position's other cases: a forked worm's position, and the injection channel.
-void Network::free_position_or_port(Packet* pk, std::uint32_t i, Time r, bool firm) {
+void Network::free_position_or_port(Packet* pk, std::uint32_t i, Time r) {
   Msg* m = pk->m;
   if (m->fan == 1) {
-    set_release(m->path[i], r, firm);
+    set_release(m->path[i], r);
   } else {
-    for (std::uint32_t k = 0; k < width(*m, i); ++k) set_release(chan(*m, i, k), r, firm);
+    for (std::uint32_t k = 0; k < width(*m, i); ++k) set_release(chan(*m, i, k), r);
   }
   if (i != 0) return;
   if (pk->index + 1 < m->packets) {
@@ -375,8 +378,9 @@ void Network::advance(Packet* pk, Time t) {
   if (adaptive_ && pk->index == 0 && pk->hop >= 1) choose_channel(pk, t);
   const std::uint32_t c = pk->m->fan == 1 ? pk->m->path[pk->hop] : chan(*pk->m, pk->hop, pk->sub);
   Channel& ch = ch_[c];
-  // Taken ahead of time by a header that gets there after this one: it gives the channel back.
-  if (ch.ahead >= t && ch.ahead != 0 && ch.holder != pk && (ch.ahead > t || ch.holder->m->id > pk->m->id))
+  // Taken ahead of time by a header that gets there after this one: it gives the channel back, and
+  // so does the one whose take that uncovers, if it gets there after this one too.
+  while (ch.ahead >= t && ch.ahead != 0 && ch.holder != pk && (ch.ahead > t || ch.holder->m->id > pk->m->id))
     give_back(ch.holder, ch.ahead);
   if (ch.release <= t && !ch.wait_head) {
     hold(c, pk, t);
@@ -437,16 +441,18 @@ void Network::took(Packet* pk, std::uint32_t c, Time t) {
 // channel free. So the header goes on, in this same event, over the next positions k that it
 // would find free at t + (k-j)*t_hop and that no header waits for, and the one event left is for
 // the first position it cannot take so (or the ejection channel). A position qualifies when its
-// channel is free now, or when the tail now on it leaves by then and that release is final
-// (Channel::firm: not scheduled by a take made ahead itself, which could still be given back).
-// Such a take is exact unless another header wants the channel before this one gets there (or at
-// the same time with a smaller message id: the order of events, docs/model.md 1.3): that header's
-// event comes first in virtual time and finds the channel marked (`ahead`), and give_back undoes
-// this header's takes from that position on, restoring each channel's release. Every later effect
-// of a take is either undone there or is the one the take would have had: a free channel's next
-// holder takes it through advance, which checks the mark; the tail releases a take made ahead
-// schedules are not final, so no one takes a channel ahead on them, and they lie after the take's
-// time, so no one has used them when they are undone. The takes that would free the injection
+// channel is free now, or when the tail now on it leaves by then, even where that release was
+// scheduled by a take made ahead itself (a worm following another, as the packets of one message
+// and the messages converging on one node do). Such a take is exact unless another header wants
+// the channel before this one gets there (or at the same time with a smaller message id: the order
+// of events, docs/model.md 1.3): that header's event comes first in virtual time and finds the
+// channel marked (`ahead`), and give_back undoes this header's takes from that position on,
+// restoring what each take found on its channel. Every later effect of a take is either undone
+// there or is the one the take would have had: a free channel's next holder takes it through
+// advance, which checks the mark; the tail releases a take made ahead schedules lie after the
+// take's time, so no event has used them when they are undone, and a header that took a channel
+// ahead on such a release gives that take back first (uncover), and so on down a line of worms;
+// a grant waiting for such a release finds it moved and waits again. The takes that would free the injection
 // channel (and with it start the next packet or complete the send) are never taken ahead, nor are
 // forked worms', adaptive routes' (the choice depends on the state at the hop's time) or any take
 // an observer is told about.
@@ -459,15 +465,16 @@ void Network::move_on(Packet* pk, std::uint32_t j, Time t) {
   }
   pk->ahead_from = pk->hop;
   pk->ahead_at = at;
+  pk->covered.clear();  // the takes of its last run-ahead lie before t: no one gives them back
   // Position j + 1 is taken before the tail moves: when that frees the injection channel, the
   // message's next packet starts now and must find it taken.
   take_ahead(pk, at);
   tail_follows(pk, j, t);
-  tail_follows(pk, pk->hop++, at, false);
+  tail_follows(pk, pk->hop++, at);
   while (free_ahead(pk, pk->hop, at + hop)) {
     at += hop;
     take_ahead(pk, at);
-    tail_follows(pk, pk->hop++, at, false);
+    tail_follows(pk, pk->hop++, at);
   }
   q_.push(at + hop, pk->m->id, Ev::header, pk, pk->tag);
 }
@@ -475,45 +482,75 @@ void Network::move_on(Packet* pk, std::uint32_t j, Time t) {
 // pk's header takes position pk->hop ahead of time: it will get there at `at`.
 void Network::take_ahead(Packet* pk, Time at) {
   const std::uint32_t c = pk->m->path[pk->hop];
-  ch_[c].ahead_release = ch_[c].release;
-  ch_[c].ahead_firm = ch_[c].firm;
+  Channel& ch = ch_[c];
+  // Another header's take ahead, which may still be given back itself (now or later).
+  if (ch.ahead >= now_ && ch.ahead != 0) [[unlikely]] cover(pk, ch);
+  ch.before_release = ch.release;
+  ch.before_holder = ch.holder;
   hold(c, pk, at);
-  ch_[c].ahead = at;
+  ch.ahead = at;
   pk->trail += TraceHash::term(c, at);
+}
+
+void Network::cover(Packet* pk, const Channel& ch) {
+  pk->covered.push_back(Packet::Covered{pk->hop, ch.ahead, ch.before_release, ch.before_holder});
 }
 
 bool Network::can_run_ahead() const { return !observer_ && !adaptive_ && net_.hop_time > 0; }
 
 // Position k of pk's path can be taken ahead by a header that gets there at `at`: a link whose
-// channel is free now, or from a final release no later than `at`, that no header waits for, and
+// channel is free by then (its release no later than `at`), that no header waits for, and
 // whose take does not free the injection channel (tail_follows frees position k + 1 - lag: none
 // while the worm is longer than the path behind its header, a link after that).
 bool Network::free_ahead(const Packet* pk, std::uint32_t k, Time at) const {
   if (k >= positions(*pk->m) || static_cast<Time>(k) + 1 == pk->lag || pk->body == 0) return false;
   const Channel& ch = ch_[pk->m->path[k]];
-  return !ch.wait_head && (ch.release <= now_ || (ch.firm && ch.release <= at));
+  return !ch.wait_head && ch.release <= at;
 }
 
 // A header wants, before pk's header gets there at `at`, the channel of a position pk took ahead of
 // time: pk gives that position and every later one back, undoes what those takes scheduled, and
 // its header goes there as an ordinary event.
+// The takes are undone latest first, so that each channel gets back what its take found there.
 void Network::give_back(Packet* pk, Time at) {
   const Time hop = net_.hop_time;
   const Msg& m = *pk->m;
   const auto b = pk->ahead_from + static_cast<std::uint32_t>((at - pk->ahead_at) / hop);
-  for (std::uint32_t k = b; k < pk->hop; ++k) {
-    Channel& ch = ch_[m.path[k]];
-    ch.release = ch.ahead_release;
-    ch.firm = ch.ahead_firm;
-    ch.ahead = 0;
-    pk->trail -= TraceHash::term(m.path[k], pk->ahead_at + static_cast<Time>(k - pk->ahead_from) * hop);
+  for (std::uint32_t k = pk->hop; k-- > b;) {
     // The tail does not leave the position this take freed, unless it is given back itself.
     const Time i = static_cast<Time>(k) + 1 - pk->lag;
-    if (i >= 0 && i < static_cast<Time>(b)) ch_[m.path[static_cast<std::size_t>(i)]].release = kNever;
+    if (i >= 0 && i < static_cast<Time>(b)) {
+      const std::uint32_t c = m.path[static_cast<std::size_t>(i)];
+      uncover(c, pk);
+      ch_[c].release = kNever;
+    }
+    const std::uint32_t c = m.path[k];
+    const Time when = pk->ahead_at + static_cast<Time>(k - pk->ahead_from) * hop;
+    uncover(c, pk);
+    Channel& ch = ch_[c];
+    ch.release = ch.before_release;
+    ch.holder = ch.before_holder;
+    ch.ahead = 0;
+    if (!pk->covered.empty() && pk->covered.back().position == k) {
+      const Packet::Covered& under = pk->covered.back();
+      ch.ahead = under.ahead;
+      ch.before_release = under.before_release;
+      ch.before_holder = under.before_holder;
+      pk->covered.pop_back();
+    }
+    pk->trail -= TraceHash::term(c, when);
   }
   pk->hop = b;
   pk->tag = ++tags_;  // the event at the end of the run-ahead is superseded
   q_.push(at, m.id, Ev::header, pk, pk->tag);
+}
+
+// Channel c is pk's, under the takes other headers made ahead of time on the release of pk's tail
+// (a line of worms following each other): those go back, latest first, until pk's take is on top.
+// Each lies after now, as the release it rests on does, so its header goes there as an event.
+void Network::uncover(std::uint32_t c, const Packet* pk) {
+  Channel& ch = ch_[c];
+  while (ch.holder != pk) give_back(ch.holder, ch.ahead);
 }
 
 void Network::grant(std::uint32_t c, Time t) {
@@ -631,10 +668,9 @@ void Network::hold(std::uint32_t c, Packet* pk, Time t) {
   ch.ahead = 0;
 }
 
-void Network::set_release(std::uint32_t c, Time r, bool firm) {
+void Network::set_release(std::uint32_t c, Time r) {
   Channel& ch = ch_[c];
   ch.release = r;
-  ch.firm = firm;
   if (ch.wait_head && !ch.grant_pending) {
     ch.grant_pending = true;
     q_.push(r, ch.wait_head->m->id, Ev::grant, nullptr, c);

@@ -100,6 +100,16 @@ struct Packet {
   /// ahead_from at ahead_at and each next one t_hop later.
   std::uint32_t ahead_from = 0;
   Time ahead_at = 0;
+  /// A take ahead of a channel that another header had itself taken ahead, on the release of that
+  /// header's tail (a line of worms): what the channel knew of that take, which give_back puts back.
+  /// Rare; the capacity is kept when the packet is reused.
+  struct Covered {
+    std::uint32_t position;
+    Time ahead;
+    Time before_release;
+    Packet* before_holder;
+  };
+  std::vector<Covered> covered;
 };
 
 /// A channel (link, injection or ejection). Free at time t when release <= t; a holder whose
@@ -113,13 +123,10 @@ struct alignas(64) Channel {  // one cache line: run-ahead reads several channel
   /// header that wants it earlier (or at the same time with a smaller message id) comes first.
   /// 0 once the channel is taken the ordinary way.
   Time ahead = 0;
-  Time ahead_release = 0;
+  Time before_release = 0;         // `release` and `holder` before the take ahead: what give_back
+  Packet* before_holder = nullptr;  // puts back
   std::uint32_t last_in = 0;  // round-robin arbitration: input channel of the header granted last
   bool grant_pending = false;
-  /// `release` is final: set by a take that nothing gives back (not one taken ahead), so a header
-  /// may take the channel ahead from that time on even while the release still lies in the future.
-  bool firm = true;
-  bool ahead_firm = true;  // `release` and `firm` before the take ahead: what give_back restores
 };
 
 /// Who holds a channel, for the observer only (kept apart from Channel, which the event loop reads
@@ -282,9 +289,11 @@ class Network {
   void took(Packet* pk, std::uint32_t c, Time t);  // header got channel c of position pk->hop at time t
   void move_on(Packet* pk, std::uint32_t j, Time t);  // header took position j at t: on to j + 1
   void take_ahead(Packet* pk, Time at);
+  [[gnu::noinline]] static void cover(Packet* pk, const Channel& ch);  // pk takes ch over another take ahead
   bool can_run_ahead() const;
   bool free_ahead(const Packet* pk, std::uint32_t k, Time at) const;
   void give_back(Packet* pk, Time at);  // pk's header took a position ahead that another header reaches first
+  void uncover(std::uint32_t c, const Packet* pk);  // takes made ahead on top of pk's go back
   static std::uint32_t positions(const Msg& m) { return m.positions; }
   static std::uint32_t width(const Msg& m, std::uint32_t i) { return i < m.trunk ? 1 : m.fan; }
   static std::uint32_t chan(const Msg& m, std::uint32_t i, std::uint32_t k) {
@@ -297,13 +306,12 @@ class Network {
   void want_ejection_port(Packet* pk, Time t);
   void got_ejection(Packet* pk, int port, Time t);
   void stream(Packet* pk, Time t);         // header holds the ejection channel: body streams
-  // `firm`: the take that frees the position is not one taken ahead (Channel::firm).
-  void tail_follows(Packet* pk, std::uint32_t j, Time t, bool firm = true);
-  void free_position(Packet* pk, std::uint32_t i, Time r, bool firm = true);
-  [[gnu::noinline]] void free_position_or_port(Packet* pk, std::uint32_t i, Time r, bool firm);
+  void tail_follows(Packet* pk, std::uint32_t j, Time t);
+  void free_position(Packet* pk, std::uint32_t i, Time r);
+  [[gnu::noinline]] void free_position_or_port(Packet* pk, std::uint32_t i, Time r);
   void choose_channel(Packet* pk, Time t);
   void drain(Packet* pk, Time t);  // cut-through: a blocked long worm drains into the router buffer  // adaptive routing: fixes path position pk->hop
-  void set_release(std::uint32_t c, Time r, bool firm = true);
+  void set_release(std::uint32_t c, Time r);
   void hold(std::uint32_t c, Packet* pk, Time t);  // pk's header takes channel c at t: busy until its tail leaves
   void injection_wait(const Msg& m, Time t);        // tells the observer what m waits for
   void grant(std::uint32_t c, Time t);
