@@ -77,7 +77,7 @@ struct Vp {
   // The clock when wake() last raised it to the event time: the CPU's own work until then (what it
   // computed, and active-message handlers that interrupted its wait), without the idle wait.
   Time busy_until_wake = 0;
-  std::vector<const Op*> waiting_ops;  // the operations a Block::ops wait needs (deadlock reports)
+  WaitList waiting_ops;                // the operations a Block::ops wait needs (deadlock reports)
   std::vector<Op*> request_ops;        // Proc::waitall/waitany: the requests' operations (reused)
   // Receives matched while awaited, in the order they matched (Engine::waitall reads them), and
   // waitall's matched receives not yet completed, a heap by (arrival, index); both reused.

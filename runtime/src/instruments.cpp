@@ -101,7 +101,7 @@ void Instruments::race_received(int rank, const Op& op, const Msg& m) {
 }
 
 // Names what ended the wait: the message a receive got (its arrow leads back to the sender).
-void Instruments::record_wait(int rank, Time since, Time clock, const Call& what, std::span<const Op* const> waited) {
+void Instruments::record_wait(int rank, Time since, Time clock, const Call& what, const WaitList& waited) {
   std::string text = describe(what);
   for (const Op* op : waited)
     if (op->kind == Op::Kind::recv && op->matched)

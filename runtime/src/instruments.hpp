@@ -121,7 +121,7 @@ class Instruments {
   }
   /// VP `rank`, blocked since `since` in `what`, goes on at `clock`; `waited`: the operations it
   /// waited for (a matched receive names the message that ended the wait).
-  void woke(int rank, Time since, Time clock, const Call& what, std::span<const Op* const> waited) {
+  void woke(int rank, Time since, Time clock, const Call& what, const WaitList& waited) {
     if (recorder_ && clock > since) record_wait(rank, since, clock, what, waited);
   }
   /// VP `rank`, blocked since `since` in `what`, is unwound by a failed run at `now`.
@@ -153,7 +153,7 @@ class Instruments {
  private:
   void close_batch();
   void record_sent(const Msg& m, Time start, Time handed);
-  void record_wait(int rank, Time since, Time clock, const Call& what, std::span<const Op* const> waited);
+  void record_wait(int rank, Time since, Time clock, const Call& what, const WaitList& waited);
   void race_received(int rank, const Op& op, const Msg& m);
 
   std::string trace_file_, order_log_file_;

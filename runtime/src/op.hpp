@@ -62,6 +62,7 @@ struct Op {
   std::uint32_t wild = 0;      // its race record + 1, for a wildcard receive under RunOptions::races
   Msg* matched = nullptr;
   std::uint32_t slot = 0;  // its index among the operations of the waitall that waits for it
+  std::uint32_t wait_pos = 0;  // its place in its owner's WaitList while awaited there
   bool awaiting_data = false;  // matched a request to send; its data is on the way (docs/model.md 2.16)
   bool truncating = false;  // a longer message fills buf and sets Status::truncated (irecv_truncating)
   bool forced = false;      // a wildcard receive whose source RunOptions::schedule forced (reports)
@@ -69,6 +70,55 @@ struct Op {
   Op* prev = nullptr;
   std::uint64_t queued = ~0ULL;  // its number in its VP's indexed posted-receive queue (Mailbox)
   const void* queued_in = nullptr;  // ... and that Mailbox
+};
+
+/// The operations a blocked VP waits for, in the order it began to await them (deadlock reports
+/// and traces list them so). A waitall for thousands of receives drops each one as it matches, in
+/// any order: dropping leaves a hole, skipped when the list is read, rather than moving every later
+/// entry down (a gather's root on 4,096 VPs spent 28% of its instructions moving them).
+class WaitList {
+ public:
+  class iterator {
+   public:
+    iterator(const Op* const* at, const Op* const* end) : at_(at), end_(end) { skip(); }
+    const Op* operator*() const { return *at_; }
+    iterator& operator++() {
+      ++at_;
+      skip();
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return at_ != o.at_; }
+
+   private:
+    void skip() {
+      while (at_ != end_ && !*at_) ++at_;
+    }
+    const Op* const* at_;
+    const Op* const* end_;
+  };
+  /// Appends op, which then lies at place `op->wait_pos` until the list is cleared.
+  void push_back(Op* op) {
+    op->wait_pos = static_cast<std::uint32_t>(ops_.size());
+    ops_.push_back(op);
+    ++live_;
+  }
+  /// Removes op (in the list) in O(1).
+  void drop(const Op* op) {
+    ops_[op->wait_pos] = nullptr;
+    --live_;
+  }
+  void clear() {
+    ops_.clear();
+    live_ = 0;
+  }
+  std::size_t size() const { return live_; }
+  bool empty() const { return live_ == 0; }
+  iterator begin() const { return {ops_.data(), ops_.data() + ops_.size()}; }
+  iterator end() const { return {ops_.data() + ops_.size(), ops_.data() + ops_.size()}; }
+
+ private:
+  std::vector<const Op*> ops_;
+  std::size_t live_ = 0;
 };
 
 }  // namespace touchstone::detail

@@ -96,7 +96,7 @@ void Engine::waitall(Vp& v, std::span<Op*> ops, std::span<Status> st) {
     for (Op* op : v.matched_awaited) {  // matched since the last look
       if (op->slot >= ops.size() || ops[op->slot] != op) continue;  // not one of these (defensive)
       op->awaited = false;
-      v.waiting_ops.erase(std::find(v.waiting_ops.begin(), v.waiting_ops.end(), op));
+      v.waiting_ops.drop(op);
       ready.push_back(op->slot);
       std::push_heap(ready.begin(), ready.end(), later);
     }

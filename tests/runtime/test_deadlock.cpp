@@ -44,6 +44,27 @@ TEST(Deadlock, ApplicationDeadlockAfterSomeRanksFinished) {
   EXPECT_NE(report.find("2 of 3 VPs finished"), std::string::npos) << report;
 }
 
+// A waitall stops listing each receive as it matches, whatever the order they match in: the report
+// names the ones still unmatched, in the order the program gave them, and no other.
+TEST(Deadlock, WaitallListsOnlyTheReceivesStillUnmatchedInTheirOrder) {
+  const std::string report = run_error(ts_test::prime_machine("mesh:2x4"), [](Proc& p) {
+    std::vector<std::byte> b(8 * 4);
+    if (p.rank() == 0) {
+      std::vector<Request> reqs;
+      for (int src = 7; src >= 1; --src) reqs.push_back(p.irecv(src, 5, std::span(b).subspan(std::size_t(src) * 4, 4)));
+      p.waitall(reqs);
+    } else if (p.rank() % 2 == 1 || p.rank() == 4) {  // 2 and 6 never send
+      p.compute(microseconds(10 * (8 - p.rank())));  // arrivals in another order than the receives
+      p.send(0, 5, std::span(b).first(4));
+    }
+  });
+  EXPECT_NE(report.find(" us in waitall on 2 receive(s)\n"), std::string::npos) << report;
+  // The ranks it waits for, from its list of unmatched receives: 6 then 2 (posted 7, 6, ..., 1).
+  EXPECT_NE(report.find("  rank 0 waits in recv(source=2, tag=5) in waitall on 2 receive(s) for rank(s) 6, 2, finished\n"),
+            std::string::npos)
+      << report;
+}
+
 // VPs that run no rank (RunOptions::ranks, an MPI run with -np below the machine's VPs) are not
 // counted as finished ranks, and RunOptions::blocked_in names each rank's call.
 TEST(Deadlock, IdleVpsAreNotFinishedRanks) {
