@@ -233,8 +233,7 @@ void Network::start_packet(Msg* m, Time t) {
   Packet* pk = packets_.get();
   std::vector<Packet::Covered> covered = std::move(pk->covered);  // its capacity serves again
   *pk = Packet{};
-  pk->covered = std::move(covered);
-  pk->covered.clear();
+  pk->covered = std::move(covered);  // emptied where it is first used (move_on)
   pk->m = m;
   pk->index = m->next_packet++;
   pk->tag = ++tags_;
@@ -442,20 +441,19 @@ void Network::took(Packet* pk, std::uint32_t c, Time t) {
 // would find free at t + (k-j)*t_hop and that no header waits for, and the one event left is for
 // the first position it cannot take so (or the ejection channel). A position qualifies when its
 // channel is free now, or when the tail now on it leaves by then, even where that release was
-// scheduled by a take made ahead itself (a worm following another, as the packets of one message
-// and the messages converging on one node do). Such a take is exact unless another header wants
-// the channel before this one gets there (or at the same time with a smaller message id: the order
-// of events, docs/model.md 1.3): that header's event comes first in virtual time and finds the
-// channel marked (`ahead`), and give_back undoes this header's takes from that position on,
-// restoring what each take found on its channel. Every later effect of a take is either undone
-// there or is the one the take would have had: a free channel's next holder takes it through
-// advance, which checks the mark; the tail releases a take made ahead schedules lie after the
-// take's time, so no event has used them when they are undone, and a header that took a channel
-// ahead on such a release gives that take back first (uncover), and so on down a line of worms;
-// a grant waiting for such a release finds it moved and waits again. The takes that would free the injection
-// channel (and with it start the next packet or complete the send) are never taken ahead, nor are
-// forked worms', adaptive routes' (the choice depends on the state at the hop's time) or any take
-// an observer is told about.
+// scheduled by a take made ahead itself (a worm following another, as the messages converging on
+// one node do). Such a take is exact unless another header wants the channel before this one gets
+// there (or at the same time with a smaller message id: the order of events, docs/model.md 1.3):
+// that header's event comes first in virtual time and finds the channel marked (`ahead`), and
+// give_back undoes this header's takes from that position on, restoring what each take found on
+// its channel. Every later effect of a take is either undone there or is the one the take would
+// have had: a free channel's next holder takes it through advance, which checks the mark; the tail
+// releases a take made ahead schedules lie after the take's time, so no event has used them when
+// they are undone, and a header that took a channel ahead on such a release gives that take back
+// first (uncover), and so on down a line of worms; a grant waiting for such a release finds it
+// moved and waits again. The takes that would free the injection channel (and with it start the
+// next packet or complete the send) are never taken ahead, nor are forked worms', adaptive routes'
+// (the choice depends on the state at the hop's time) or any take an observer is told about.
 void Network::move_on(Packet* pk, std::uint32_t j, Time t) {
   const Time hop = net_.hop_time;
   Time at = t + hop;
