@@ -80,7 +80,7 @@ void sb(Proc& p, std::span<std::byte> buf, std::size_t L) {
 // last step) to me + 2^s and receive as many from me - 2^s. Blocks me-k+1..me travel packed.
 void combining(Proc& p, std::span<std::byte> buf, std::size_t L) {
   const int P = p.size(), me = p.rank();
-  std::vector<std::byte> out, in;
+  ScratchBytes out, in;
   for (int have = 1, dist = 1; have < P; dist *= 2) {
     const int cnt = std::min(have, P - have);
     out.resize(static_cast<std::size_t>(cnt) * L);

@@ -20,7 +20,7 @@ void on_power_of_two(Proc& p, const Group& g0, std::span<const std::byte> send, 
   const Group g = resolve(p, g0);
   const int me = g.local_rank(p.rank());
   const PowerOfTwoFold f(g.size());
-  std::vector<std::byte> acc(send.begin(), send.end());
+  ScratchBytes acc(send.begin(), send.end());
   fold_in(p, g, f, me, acc, r);
   if (const int nr = f.newrank(me); nr >= 0) core(g, f, nr, acc);
   const auto out = recv.first(acc.size());
@@ -32,7 +32,7 @@ void on_power_of_two(Proc& p, const Group& g0, std::span<const std::byte> send, 
 void allreduce_recursive_doubling(Proc& p, const Group& g0, std::span<const std::byte> send, std::span<std::byte> recv,
                                   const Reduction& r) {
   on_power_of_two(p, g0, send, recv, r, [&](const Group& g, const PowerOfTwoFold& f, int nr, std::span<std::byte> acc) {
-    std::vector<std::byte> in(acc.size());
+    ScratchBytes in(acc.size());
     // Round d: exchange the whole vector with new rank nr ^ d; each side's data covers a run of
     // consecutive ranks, so the lower side's comes first.
     for (int d = 1; d < f.pof2; d *= 2) {
@@ -70,7 +70,7 @@ void allreduce_ring(Proc& p, const Group& g0, std::span<const std::byte> send, s
   };
   // Reduce-scatter: in step i pass on piece me-i-1 (own operands first) and combine piece me-i-2
   // into what arrives; after p-1 steps piece `me` holds every rank's operands.
-  std::vector<std::byte> in;
+  ScratchBytes in;
   for (int i = 0; i + 1 < n; ++i) {
     const int out_piece = ((me - i - 1) % n + n) % n, in_piece = ((me - i - 2) % n + n) % n;
     in.resize(piece(in_piece).size());

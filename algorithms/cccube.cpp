@@ -187,13 +187,13 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
   }
   for (const auto& a : active)
     for (int k = a.pc.first; k < a.pc.last; ++k)
-      move_block(M, positions[static_cast<std::size_t>(a.i)][static_cast<std::size_t>(k)], out,
+      move_block(p, M, positions[static_cast<std::size_t>(a.i)][static_cast<std::size_t>(k)], out,
                  static_cast<int>(a.at) + k - a.pc.first, L);
   const int n = 1 << d, stay = n - static_cast<int>(moving);
   std::vector<int> from(static_cast<std::size_t>(n));  // the slot of M holding each position's block
   for (int j = 0, slot = 0; j < n; ++j)
     if (!leaving[static_cast<std::size_t>(j)]) {
-      if (slot != j) move_block(M, j, M, slot, L);  // slot < j: its block has left or moved already
+      if (slot != j) move_block(p, M, j, M, slot, L);  // slot < j: its block has left or moved already
       from[static_cast<std::size_t>(j)] = slot++;
     }
   const std::span<std::byte> landing = M.subspan(static_cast<std::size_t>(stay) * L, moving * L);
@@ -209,7 +209,7 @@ void cc_cube_step(Proc& p, const Group& g, const Embedding& e, int degree, int s
     for (int k = a.pc.first; k < a.pc.last; ++k)
       from[static_cast<std::size_t>(positions[static_cast<std::size_t>(a.i)][static_cast<std::size_t>(k)])] =
           stay + static_cast<int>(a.at) + k - a.pc.first;
-  permute_blocks(M.first(static_cast<std::size_t>(n) * L), from, L);
+  permute_blocks(p, M.first(static_cast<std::size_t>(n) * L), from, L);
   p.waitall(tokens);
 }
 
@@ -265,11 +265,11 @@ void alltoall_pipelined_cc_cube(Proc& p, const Group& g0, std::span<const std::b
   const std::size_t L = size;
   // M is the receive buffer itself: the final permutation is done in place.
   const std::span<std::byte> M = recv.first(static_cast<std::size_t>(n) * L);
-  for (int j = 0; j < n; ++j) move_block(send, e.node_of[static_cast<std::size_t>(j)], M, me ^ j, L);
+  for (int j = 0; j < n; ++j) move_block(p, send, e.node_of[static_cast<std::size_t>(j)], M, me ^ j, L);
   for (int step = 0; step + 1 < d + degree; ++step) cc_cube_step(p, g, e, degree, step, M, L);
   std::vector<int> from(static_cast<std::size_t>(n));  // recv block node_of[me ^ k] is M[k]
   for (int k = 0; k < n; ++k) from[static_cast<std::size_t>(e.node_of[static_cast<std::size_t>(me ^ k)])] = k;
-  permute_blocks(M, from, L);
+  permute_blocks(p, M, from, L);
 }
 
 void alltoall_cc_cube(Proc& p, const Group& g, std::span<const std::byte> send, std::span<std::byte> recv,

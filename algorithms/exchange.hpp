@@ -40,16 +40,19 @@ inline void copy_own_block(Proc& p, int me, std::span<const std::byte> send, std
   copy_charged(p, [&](Copier& copy) { copy(block(recv, me, size), block(send, me, size)); });
 }
 
-/// Copies block `from` of src (blocks of `size` bytes) to block `to` of dst.
-inline void move_block(std::span<const std::byte> src, int from, std::span<std::byte> dst, int to, std::size_t size) {
-  if (size) std::memcpy(block(dst, to, size).data(), block(src, from, size).data(), size);
+/// Copies block `from` of src (blocks of `size` bytes) to block `to` of dst. Under phantom
+/// payloads (Proc::phantom_payloads) no byte is read for its value, so nothing is copied.
+inline void move_block(const Proc& p, std::span<const std::byte> src, int from, std::span<std::byte> dst, int to,
+                       std::size_t size) {
+  if (size && !p.phantom_payloads()) std::memcpy(block(dst, to, size).data(), block(src, from, size).data(), size);
 }
 
 /// Rearranges the blocks of `buf` (blocks of `size` bytes) in place: block t receives the block
 /// that was at from[t] (`from` is a permutation of 0 .. from.size()-1). Follows each cycle with one
-/// block of scratch, so a permutation of a buffer costs no second buffer. Free like move_block.
-inline void permute_blocks(std::span<std::byte> buf, const std::vector<int>& from, std::size_t size) {
-  if (size == 0) return;
+/// block of scratch, so a permutation of a buffer costs no second buffer. Free like move_block, and
+/// like it moves nothing under phantom payloads.
+inline void permute_blocks(const Proc& p, std::span<std::byte> buf, const std::vector<int>& from, std::size_t size) {
+  if (size == 0 || p.phantom_payloads()) return;
   std::vector<bool> done(from.size());
   std::unique_ptr<std::byte[]> held(new std::byte[size]);
   for (std::size_t start = 0; start < from.size(); ++start) {

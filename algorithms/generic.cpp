@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common.hpp"
+#include "scratch.hpp"
 
 namespace touchstone::algorithms {
 
@@ -50,7 +51,7 @@ void reduce_binomial(Proc& p, const Group& g0, int root, std::span<const std::by
   const int troot = commutative ? root : 0;
   const int vme = (me - troot + n) % n;
   auto real = [&](int v) { return (v + troot) % n; };
-  std::vector<std::byte> acc(send.begin(), send.end()), in(send.size());
+  ScratchBytes acc(send.begin(), send.end()), in(send.size());
   // Round `mask`: a virtual rank with that bit set sends its partial result (ranks vme ..
   // vme + mask - 1) to vme - mask, which combines it after its own: acc = acc op in.
   for (int mask = 1; mask < n; mask <<= 1) {
@@ -82,9 +83,9 @@ void scan_linear(Proc& p, const Group& g0, std::span<const std::byte> send, std:
                  const Reducer& op, bool exclusive) {
   const Group g = resolve(p, g0);
   const int n = g.size(), me = g.local_rank(p.rank());
-  std::vector<std::byte> prefix(send.begin(), send.end());  // send_0 op ... op send_me
+  ScratchBytes prefix(send.begin(), send.end());  // send_0 op ... op send_me
   if (me > 0) {
-    std::vector<std::byte> before(send.size());  // send_0 op ... op send_(me-1)
+    ScratchBytes before(send.size());  // send_0 op ... op send_(me-1)
     p.recv(me - 1, kGenericTag, before, g);
     if (exclusive) std::memcpy(recv.data(), before.data(), before.size());
     op(before, prefix);

@@ -36,25 +36,35 @@ std::pair<Rect, Rect> halve(const Rect& r) {
   return {{r.r0, r.c0, keep, r.w}, {r.r0 + keep, r.c0, r.h - keep, r.w}};
 }
 
-// The blocks of `sub` out of data laid out as the blocks of `of`, row-major, L bytes each.
-std::vector<std::byte> pack(std::span<const std::byte> data, const Rect& of, const Rect& sub, std::size_t L) {
-  std::vector<std::byte> out(static_cast<std::size_t>(sub.size()) * L);
+// The blocks of `sub` out of data laid out as the blocks of `of`, row-major, L bytes each, into
+// `out` (sub.size() L bytes). Under phantom payloads no byte is read for its value: nothing is
+// copied, and the buffers are never touched (a sub-mesh root's band is megabytes on a 64x64 level).
+void pack_into(const Proc& p, std::span<std::byte> out, std::span<const std::byte> data, const Rect& of, const Rect& sub,
+               std::size_t L) {
   const std::size_t run = static_cast<std::size_t>(sub.w) * L;
+  if (run == 0 || p.phantom_payloads()) return;
   for (int k = 0; k < sub.h; ++k) {
     const std::size_t from = (static_cast<std::size_t>(sub.r0 + k - of.r0) * static_cast<std::size_t>(of.w) +
                               static_cast<std::size_t>(sub.c0 - of.c0)) * L;
-    if (run) std::memcpy(out.data() + static_cast<std::size_t>(k) * run, data.data() + from, run);
+    std::memcpy(out.data() + static_cast<std::size_t>(k) * run, data.data() + from, run);
   }
+}
+
+ScratchBytes pack(const Proc& p, std::span<const std::byte> data, const Rect& of, const Rect& sub, std::size_t L) {
+  ScratchBytes out(static_cast<std::size_t>(sub.size()) * L);
+  pack_into(p, out, data, of, sub, L);
   return out;
 }
 
 // The inverse of pack: writes sub's blocks into data laid out as `of`.
-void unpack(std::span<const std::byte> blocks, std::span<std::byte> data, const Rect& of, const Rect& sub, std::size_t L) {
+void unpack(const Proc& p, std::span<const std::byte> blocks, std::span<std::byte> data, const Rect& of, const Rect& sub,
+            std::size_t L) {
   const std::size_t run = static_cast<std::size_t>(sub.w) * L;
+  if (run == 0 || p.phantom_payloads()) return;
   for (int k = 0; k < sub.h; ++k) {
     const std::size_t to = (static_cast<std::size_t>(sub.r0 + k - of.r0) * static_cast<std::size_t>(of.w) +
                             static_cast<std::size_t>(sub.c0 - of.c0)) * L;
-    if (run) std::memcpy(data.data() + to, blocks.data() + static_cast<std::size_t>(k) * run, run);
+    std::memcpy(data.data() + to, blocks.data() + static_cast<std::size_t>(k) * run, run);
   }
 }
 
@@ -69,14 +79,14 @@ struct Mesh {
 // their blocks are unpacked into `out`, laid out as the blocks of `whole`.
 void receive_submeshes(Proc& p, const Mesh& level2, const std::vector<Rect>& subs, std::span<std::byte> out,
                        const Rect& whole, std::size_t L) {
-  std::vector<std::vector<std::byte>> parts(subs.size());
+  std::vector<ScratchBytes> parts(subs.size());
   std::vector<Request> rs;
   for (std::size_t k = 0; k < subs.size(); ++k) {
     parts[k].resize(static_cast<std::size_t>(subs[k].size()) * L);
     rs.push_back(p.irecv(level2.rank_of(subs[k].r0, subs[k].c0), kInterTag, parts[k]));
   }
   p.waitall(rs);
-  for (std::size_t k = 0; k < subs.size(); ++k) unpack(parts[k], out, whole, subs[k], L);
+  for (std::size_t k = 0; k < subs.size(); ++k) unpack(p, parts[k], out, whole, subs[k], L);
 }
 
 // Section 3's binary-tree broadcast of `whole`, whose corner already holds buf.
@@ -92,13 +102,13 @@ void tree_bcast(Proc& p, const Mesh& m, const Rect& whole, int r, int c, std::sp
 void tree_scatter(Proc& p, const Mesh& m, const Rect& whole, int r, int c, std::span<const std::byte> data,
                   std::span<std::byte> own, std::size_t L) {
   const TreeRole t = tree_role(whole, r, c);
-  std::vector<std::byte> got;
+  ScratchBytes got;
   if (t.has_parent) {
     got.resize(static_cast<std::size_t>(t.mine.size()) * L);
     p.recv(m.rank_of(t.parent_r, t.parent_c), kTreeTag, got);
     data = got;
   }
-  for (const Rect& ch : t.children) p.send(m.rank_of(ch.r0, ch.c0), kTreeTag, pack(data, t.mine, ch, L));
+  for (const Rect& ch : t.children) p.send(m.rank_of(ch.r0, ch.c0), kTreeTag, pack(p, data, t.mine, ch, L));
   const auto at = static_cast<std::size_t>((r - t.mine.r0) * t.mine.w + (c - t.mine.c0)) * L;
   if (L) std::memcpy(own.data(), data.data() + at, L);
 }
@@ -106,16 +116,16 @@ void tree_scatter(Proc& p, const Mesh& m, const Rect& whole, int r, int c, std::
 // Section 5: the gather is the scatter run backwards. Each holder receives the halves it gave away
 // in the scatter, last one first, then sends its rectangle's blocks to its parent. Returns the
 // blocks of `whole` on its corner (empty elsewhere).
-std::vector<std::byte> tree_gather(Proc& p, const Mesh& m, const Rect& whole, int r, int c,
-                                   std::span<const std::byte> own, std::size_t L) {
+ScratchBytes tree_gather(Proc& p, const Mesh& m, const Rect& whole, int r, int c, std::span<const std::byte> own,
+                         std::size_t L) {
   const TreeRole t = tree_role(whole, r, c);
-  std::vector<std::byte> mine(static_cast<std::size_t>(t.mine.size()) * L);
-  unpack(own, mine, t.mine, {r, c, 1, 1}, L);
-  std::vector<std::byte> part;
+  ScratchBytes mine(static_cast<std::size_t>(t.mine.size()) * L);
+  unpack(p, own, mine, t.mine, {r, c, 1, 1}, L);
+  ScratchBytes part;
   for (auto ch = t.children.rbegin(); ch != t.children.rend(); ++ch) {
     part.resize(static_cast<std::size_t>(ch->size()) * L);
     p.recv(m.rank_of(ch->r0, ch->c0), kTreeTag, part);
-    unpack(part, mine, t.mine, *ch, L);
+    unpack(p, part, mine, t.mine, *ch, L);
   }
   if (!t.has_parent) return mine;
   p.send(m.rank_of(t.parent_r, t.parent_c), kTreeTag, mine);
@@ -208,13 +218,13 @@ void hybrid_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::
   if (p.rank() == 0) {
     // send holds one block per world rank: rank 0's, then level 2 row-major (= whole2's layout).
     const auto level2 = send.subspan(L);
-    for (const Rect& m : h.submeshes()) p.send(h.level2.rank_of(m.r0, m.c0), kInterTag, pack(level2, h.whole2, m, L));
+    for (const Rect& m : h.submeshes()) p.send(h.level2.rank_of(m.r0, m.c0), kInterTag, pack(p, level2, h.whole2, m, L));
     if (L) std::memcpy(recv.data(), send.data(), L);
     return;
   }
   const HpamPos at = h.hpam->pos(p.rank());
   const Rect m = h.submesh_of(at);
-  std::vector<std::byte> data;
+  ScratchBytes data;
   if (at.row == m.r0 && at.col == m.c0) {
     data.resize(static_cast<std::size_t>(m.size()) * L);
     p.recv(0, kInterTag, data);
@@ -284,10 +294,10 @@ void multicast_bcast(Proc& p, const std::string& name, SubMesh s, int root, std:
 
 // A sub-mesh root's part of a replicated band: it receives all of `band`'s blocks and keeps those
 // of its own p2 x 1 sub-mesh m.
-std::vector<std::byte> recv_band(Proc& p, int from, const Rect& band, const Rect& m, std::size_t L) {
-  std::vector<std::byte> all(static_cast<std::size_t>(band.size()) * L);
+ScratchBytes recv_band(Proc& p, int from, const Rect& band, const Rect& m, std::size_t L) {
+  ScratchBytes all(static_cast<std::size_t>(band.size()) * L);
   p.recv(from, kInterTag, all);
-  return pack(all, band, m, L);
+  return pack(p, all, band, m, L);
 }
 
 // Section 4.1 (eq. 11), one level-1 processor: the router replicates whole messages only, so
@@ -301,13 +311,13 @@ void multicast_scatter(Proc& p, const std::string& name, SubMesh s, int root, st
   if (p.rank() == 0) {
     const auto level2 = send.subspan(L);
     for (int i = whole2.h / s.p - 1; i >= 0; --i)
-      p.multicast(row_under(*h.hpam, 0, i * s.p), kInterTag, pack(level2, whole2, {i * s.p, 0, s.p, whole2.w}, L));
+      p.multicast(row_under(*h.hpam, 0, i * s.p), kInterTag, pack(p, level2, whole2, {i * s.p, 0, s.p, whole2.w}, L));
     if (L) std::memcpy(recv.data(), send.data(), L);
     return;
   }
   const HpamPos at = h.hpam->pos(p.rank());
   const Rect m = h.submesh_of(at), band{m.r0, 0, s.p, whole2.w};
-  std::vector<std::byte> data;
+  ScratchBytes data;
   if (at.row == m.r0) data = recv_band(p, 0, band, m, L);
   tree_scatter(p, h.level2, m, at.row, at.col, data, recv, L);
 }
@@ -345,16 +355,15 @@ struct RowPlan {
 // Step 1 of section 4.2's scatters: the binary-tree partial scatter along the source's row; row
 // processor v gets "block" v, the level-2 columns [v width, (v+1) width) (returned, laid out as
 // `cols`).
-std::vector<std::byte> row_partial_scatter(Proc& p, const RowPlan& rp, int v, std::span<const std::byte> send, std::size_t L,
-                                           Rect& cols) {
+ScratchBytes row_partial_scatter(Proc& p, const RowPlan& rp, int v, std::span<const std::byte> send, std::size_t L,
+                                 Rect& cols) {
   const std::size_t chunk = static_cast<std::size_t>(rp.r2) * static_cast<std::size_t>(rp.width) * L;
-  std::vector<std::byte> chunks, mine(chunk);
+  ScratchBytes chunks, mine(chunk);
   if (p.rank() == 0) {
-    chunks.reserve(static_cast<std::size_t>(rp.k) * chunk);
-    for (int u = 0; u < rp.k; ++u) {
-      const auto c = pack(send, rp.whole2, {0, u * rp.width, rp.r2, rp.width}, L);
-      chunks.insert(chunks.end(), c.begin(), c.end());
-    }
+    chunks.resize(static_cast<std::size_t>(rp.k) * chunk);
+    for (int u = 0; u < rp.k; ++u)
+      pack_into(p, std::span(chunks).subspan(static_cast<std::size_t>(u) * chunk, chunk), send, rp.whole2,
+                {0, u * rp.width, rp.r2, rp.width}, L);
   }
   tree_scatter(p, rp.row, rp.row_rect, 0, v, chunks, mine, chunk);
   cols = {0, v * rp.width, rp.r2, rp.width};
@@ -373,11 +382,11 @@ void inter_level_send(Proc& p, const RowPlan& rp, SubMesh s, Transfer how, std::
                       std::size_t L) {
   for (int i = rp.r2 / s.p - 1; i >= 0; --i) {
     if (how == Transfer::multicast) {
-      p.multicast(row_under(*rp.t, cols.c0 / rp.t->fanout(2), i * s.p), kInterTag, pack(blocks, cols, {i * s.p, cols.c0, s.p, cols.w}, L));
+      p.multicast(row_under(*rp.t, cols.c0 / rp.t->fanout(2), i * s.p), kInterTag, pack(p, blocks, cols, {i * s.p, cols.c0, s.p, cols.w}, L));
       continue;
     }
     for (int j = cols.c0; j < cols.c0 + cols.w; j += s.q)
-      p.send(rp.level2.rank_of(i * s.p, j), kInterTag, pack(blocks, cols, {i * s.p, j, s.p, s.q}, L));
+      p.send(rp.level2.rank_of(i * s.p, j), kInterTag, pack(p, blocks, cols, {i * s.p, j, s.p, s.q}, L));
   }
 }
 
@@ -387,7 +396,7 @@ void inter_level_send(Proc& p, const RowPlan& rp, SubMesh s, Transfer how, std::
 void level2_receive_and_scatter(Proc& p, const RowPlan& rp, SubMesh s, Transfer how, const HpamPos& at, std::span<std::byte> recv,
                                 std::size_t L) {
   const Rect m{at.row / s.p * s.p, at.col / s.q * s.q, s.p, s.q};
-  std::vector<std::byte> data;
+  ScratchBytes data;
   if (at.row == m.r0 && at.col == m.c0) {
     if (how == Transfer::multicast) {
       data = recv_band(p, rp.server(at.col), {m.r0, at.col / rp.width * rp.width, s.p, rp.width}, m, L);
@@ -451,20 +460,20 @@ void both_levels_scatter(Proc& p, const std::string& name, SubMesh s, Transfer h
   if (at.level == 2) return level2_receive_and_scatter(p, rp, s, how, at, recv, L);
   const Mesh level1{[&t](int r, int c) { return t.node(1, r, c); }};
   const Rect column{0, at.col, r1, 1};
-  std::vector<std::byte> col_blocks;  // level 1's column blocks, on its top processor
+  ScratchBytes col_blocks;  // level 1's column blocks, on its top processor
   if (at.row == 0) {
     // Chunk b: level 1's column b (r1 blocks), then the level-2 columns under b (r2 f2 blocks).
     const std::size_t c1_bytes = static_cast<std::size_t>(r1) * L1, c2_bytes = static_cast<std::size_t>(rp.r2 * rp.width) * L;
     const std::size_t chunk = c1_bytes + c2_bytes;
-    std::vector<std::byte> chunks, mine(chunk);
+    ScratchBytes chunks, mine(chunk);
     if (p.rank() == 0) {
       const auto level1_blocks = send.first(static_cast<std::size_t>(r1 * c1) * L1);
       const auto level2_blocks = send.subspan(static_cast<std::size_t>(r1 * c1) * L1);
+      chunks.resize(static_cast<std::size_t>(c1) * chunk);
       for (int b = 0; b < c1; ++b) {
-        const auto a = pack(level1_blocks, {0, 0, r1, c1}, {0, b, r1, 1}, L1);
-        const auto c = pack(level2_blocks, rp.whole2, {0, b * rp.width, rp.r2, rp.width}, L);
-        chunks.insert(chunks.end(), a.begin(), a.end());
-        chunks.insert(chunks.end(), c.begin(), c.end());
+        const auto at_b = std::span(chunks).subspan(static_cast<std::size_t>(b) * chunk, chunk);
+        pack_into(p, at_b.first(c1_bytes), level1_blocks, {0, 0, r1, c1}, {0, b, r1, 1}, L1);
+        pack_into(p, at_b.subspan(c1_bytes), level2_blocks, rp.whole2, {0, b * rp.width, rp.r2, rp.width}, L);
       }
     }
     tree_scatter(p, rp.row, rp.row_rect, 0, at.col, chunks, mine, chunk);
@@ -487,13 +496,13 @@ void level2_gather(Proc& p, const std::string& name, SubMesh s, int root, std::s
     std::vector<Rect> subs;
     for (int i = rp.r2 / s.p - 1; i >= 0; --i)
       for (int j = cols.c0; j < cols.c0 + rp.width; j += s.q) subs.push_back({i * s.p, j, s.p, s.q});
-    std::vector<std::byte> mine(static_cast<std::size_t>(cols.size()) * L);
+    ScratchBytes mine(static_cast<std::size_t>(cols.size()) * L);
     receive_submeshes(p, rp.level2, subs, mine, cols, L);
     const std::size_t chunk = mine.size();
     const auto all = tree_gather(p, rp.row, rp.row_rect, 0, v, mine, chunk);
     if (p.rank() != 0) return;
     for (int u = 0; u < rp.k; ++u)
-      unpack(std::span<const std::byte>(all).subspan(static_cast<std::size_t>(u) * chunk, chunk), recv, rp.whole2,
+      unpack(p, std::span<const std::byte>(all).subspan(static_cast<std::size_t>(u) * chunk, chunk), recv, rp.whole2,
              {0, u * rp.width, rp.r2, rp.width}, L);
     return;
   }

@@ -30,7 +30,7 @@ void reduce_rabenseifner(Proc& p, const Group& g0, int root, std::span<const std
                          const Reduction& r) {
   const Group g = resolve(p, g0);
   const int n = g.size(), me = g.local_rank(p.rank());
-  std::vector<std::byte> acc(send.begin(), send.end());
+  ScratchBytes acc(send.begin(), send.end());
   const PowerOfTwoFold f(n);
   fold_in(p, g, f, me, acc, r);
   // The root's new rank, or, when the root sat the fold out, that of the rank it handed its data to.

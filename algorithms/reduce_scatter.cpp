@@ -26,7 +26,7 @@ void reduce_scatter_recursive_halving(Proc& p, const Group& g0, std::span<const 
   const int me = g.local_rank(p.rank());
   const PowerOfTwoFold f(g.size());
   const std::vector<std::size_t> at = offsets(counts);
-  std::vector<std::byte> acc(send.begin(), send.begin() + static_cast<std::ptrdiff_t>(at.back()));
+  ScratchBytes acc(send.begin(), send.begin() + static_cast<std::ptrdiff_t>(at.back()));
   fold_in(p, g, f, me, acc, r);
   const int nr = f.newrank(me);
   const auto mine = [&](int rank) {
@@ -54,7 +54,7 @@ void reduce_scatter_pairwise(Proc& p, const Group& g0, std::span<const std::byte
   };
   const auto out = recv.first(counts[static_cast<std::size_t>(me)]);
   copy_in(p, out, block_of(me));
-  std::vector<std::byte> in(out.size());
+  ScratchBytes in(out.size());
   for (int i = 1; i < n; ++i) {
     const int to = (me + i) % n, from = (me - i + n) % n;
     p.sendrecv(to, kGenericTag, block_of(to), from, kGenericTag, in, g);
@@ -67,13 +67,13 @@ void reduce_scatter_ring(Proc& p, const Group& g0, std::span<const std::byte> se
   const Group g = resolve(p, g0);
   const int n = g.size(), me = g.local_rank(p.rank());
   const std::vector<std::size_t> at = offsets(counts);
-  std::vector<std::byte> acc(send.begin(), send.begin() + static_cast<std::ptrdiff_t>(at.back()));
+  ScratchBytes acc(send.begin(), send.begin() + static_cast<std::ptrdiff_t>(at.back()));
   const auto block = [&](int k) {
     return std::span(acc).subspan(at[static_cast<std::size_t>(k)], counts[static_cast<std::size_t>(k)]);
   };
   const int next = (me + 1) % n, prev = (me + n - 1) % n;
   // As allreduce_ring's first half: step i passes on block me-i-1 and combines into block me-i-2.
-  std::vector<std::byte> in;
+  ScratchBytes in;
   for (int i = 0; i + 1 < n; ++i) {
     const int out_block = ((me - i - 1) % n + n) % n, in_block = ((me - i - 2) % n + n) % n;
     in.resize(block(in_block).size());
@@ -90,7 +90,7 @@ void reduce_scatter_reduce_scatterv(Proc& p, const Group& g0, std::span<const st
   const int me = g.local_rank(p.rank());
   const std::vector<std::size_t> at = offsets(counts);
   const auto vector = send.first(at.back());
-  std::vector<std::byte> full(me == 0 ? vector.size() : 0);
+  ScratchBytes full(me == 0 ? vector.size() : 0);
   reduce_binomial(p, g, 0, vector, full, r.op, r.commutative);
   scatterv_direct(p, g, 0, full, recv.first(counts[static_cast<std::size_t>(me)]), counts,
                   std::span<const std::size_t>(at).first(counts.size()));

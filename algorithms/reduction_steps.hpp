@@ -10,6 +10,7 @@
 #include "algorithms/collective.hpp"
 #include "algorithms/common.hpp"
 #include "algorithms/generic.hpp"
+#include "algorithms/scratch.hpp"
 #include "touchstone/proc.hpp"
 
 namespace touchstone::algorithms {
@@ -60,7 +61,7 @@ inline void fold_in(Proc& p, const Group& g, const PowerOfTwoFold& f, int me, st
     p.send(me + 1, kGenericTag, acc, g);
     return;
   }
-  std::vector<std::byte> lower(acc.size());
+  ScratchBytes lower(acc.size());
   p.recv(me - 1, kGenericTag, lower, g);
   combine_before(r, lower, acc);
 }
@@ -92,7 +93,7 @@ inline std::vector<std::size_t> split_pieces(std::size_t bytes, std::size_t elem
 inline void recursive_halving(Proc& p, const Group& g, const PowerOfTwoFold& f, int nr,
                               std::span<const std::size_t> cut, std::span<std::byte> acc, const Reduction& r) {
   int lo = 0, hi = f.pof2;
-  std::vector<std::byte> in;
+  ScratchBytes in;
   auto window = [&](int a, int b) {
     return acc.subspan(cut[static_cast<std::size_t>(a)],
                        cut[static_cast<std::size_t>(b)] - cut[static_cast<std::size_t>(a)]);

@@ -16,7 +16,7 @@ void scan_recursive_doubling(Proc& p, const Group& g0, std::span<const std::byte
   const int n = g.size(), me = g.local_rank(p.rank());
   // partial: the operands of the ranks this rank has heard of so far, a run of consecutive ranks
   // around it; result: those of the ranks up to it (up to me - 1 when exclusive).
-  std::vector<std::byte> partial(send.begin(), send.end()), in(send.size());
+  ScratchBytes partial(send.begin(), send.end()), in(send.size());
   const auto result = recv.first(send.size());
   bool have_result = !exclusive;
   if (have_result) copy_in(p, result, send);
