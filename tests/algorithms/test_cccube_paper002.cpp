@@ -10,6 +10,7 @@
 
 #include "algorithms/cccube.hpp"
 #include "algorithms/embedding.hpp"
+#include "algorithms/exchange.hpp"
 #include "algorithms/registry.hpp"
 #include "touchstone/touchstone.hpp"
 
@@ -336,6 +337,30 @@ TEST(CcCubeCost, OtherModelsWhereExact) {
   const RunResult r = run(t, [&](Proc& p) { find("alltoall/pipelined-cc-cube(2)").program(p, Args{100, 0, true}); });
   EXPECT_EQ(r.makespan, algorithms::alltoall_cost("alltoall/pipelined-cc-cube(2)", t, 100));
   EXPECT_THROW(algorithms::alltoall_cost("alltoall/2-lev-sq", t, 100), UsageError);
+}
+
+// The CC-cube's block moves are host copies of payload bytes: under phantom payloads no byte is
+// read for its value, so they move nothing (the buffers are never touched), and with real
+// payloads they move exactly the blocks named.
+TEST(CcCube, BlockMovesCopyOnlyRealPayloads) {
+  for (const bool phantom : {false, true}) {
+    std::vector<std::byte> src{std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}}, dst(4, std::byte{9});
+    std::vector<std::byte> buf{std::byte{10}, std::byte{11}, std::byte{20}, std::byte{21}, std::byte{30}, std::byte{31}};
+    RunOptions o;
+    o.phantom_payloads = phantom;
+    run(parse_machine("mesh:1x1"), [&](Proc& p) {
+      move_block(p, src, 1, dst, 0, 2);       // block 1 of src (3, 4) into block 0 of dst
+      permute_blocks(p, buf, {2, 0, 1}, 2);  // block t takes the block at from[t]
+    }, o);
+    using B = std::vector<std::byte>;
+    if (phantom) {
+      EXPECT_EQ(dst, B(4, std::byte{9}));
+      EXPECT_EQ(buf, (B{std::byte{10}, std::byte{11}, std::byte{20}, std::byte{21}, std::byte{30}, std::byte{31}}));
+    } else {
+      EXPECT_EQ(dst, (B{std::byte{3}, std::byte{4}, std::byte{9}, std::byte{9}}));
+      EXPECT_EQ(buf, (B{std::byte{30}, std::byte{31}, std::byte{10}, std::byte{11}, std::byte{20}, std::byte{21}}));
+    }
+  }
 }
 
 }  // namespace
