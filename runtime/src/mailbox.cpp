@@ -1,6 +1,7 @@
 #include "mailbox.hpp"
 
 #include <algorithm>
+#include <span>
 
 namespace touchstone::detail {
 
@@ -27,6 +28,9 @@ void take_out(T* x, T*& head, T*& tail, std::size_t& count, bool indexed, Positi
   x->queued = kNotQueued;
   if (count == 0) drop_index();
 }
+
+// A receive whose pattern takes more than one source or tag.
+bool wild(const Op& op) { return op.src == any_source || op.tag == any_tag; }
 
 }  // namespace
 
@@ -99,9 +103,17 @@ void Mailbox::index_posted(Op* op) {
 void Mailbox::index_unexpected(Msg* m) {
   m->queued = unexpected_.add();
   m->queued_in = this;
-  for (const Key& k : {Key{m->ctx, m->src, m->tag}, Key{m->ctx, any_source, m->tag}, Key{m->ctx, m->src, any_tag},
-                       Key{m->ctx, any_source, any_tag}})
+  unexpected_index_[Key{m->ctx, m->src, m->tag}].push(m->queued, m);
+  if (!unexpected_wild_indexed_) return;
+  for (const Key& k : {Key{m->ctx, any_source, m->tag}, Key{m->ctx, m->src, any_tag}, Key{m->ctx, any_source, any_tag}})
     unexpected_index_[k].push(m->queued, m);
+}
+
+void Mailbox::index_unexpected_wild() {
+  unexpected_wild_indexed_ = true;
+  for (Msg* m = unexpected_head_; m; m = m->next)
+    for (const Key& k : {Key{m->ctx, any_source, m->tag}, Key{m->ctx, m->src, any_tag}, Key{m->ctx, any_source, any_tag}})
+      unexpected_index_[k].push(m->queued, m);
 }
 
 // ---------------------------------------------------------------- matching
@@ -109,6 +121,7 @@ void Mailbox::index_unexpected(Msg* m) {
 Msg* Mailbox::post(Op* op) {
   // The earliest-arrived matching message that is already here; anything arriving later is later.
   if (unexpected_indexed_) {
+    if (!unexpected_wild_indexed_ && wild(*op)) index_unexpected_wild();
     const auto it = unexpected_index_.find(Key{op->ctx, op->src, op->tag});
     if (Msg* m = it != unexpected_index_.end() ? it->second.front(this) : nullptr) {
       op->examined += static_cast<std::uint32_t>(unexpected_.below(m->queued + 1));
@@ -127,6 +140,7 @@ Msg* Mailbox::post(Op* op) {
   (posted_tail_ ? posted_tail_->next : posted_head_) = op;
   posted_tail_ = op;
   ++posted_count_;
+  posted_wild_ += wild(*op);
   if (posted_indexed_) {
     index_posted(op);
   } else if (posted_count_ > kIndexFrom) {
@@ -143,8 +157,9 @@ std::uint64_t Mailbox::posted_by(Time t) const {
 Op* Mailbox::search(const Msg& m, Time t, std::uint64_t& examined) {
   Op* match = nullptr;
   if (posted_indexed_) {
-    for (const Key& k : {Key{m.ctx, m.src, m.tag}, Key{m.ctx, any_source, m.tag}, Key{m.ctx, m.src, any_tag},
-                         Key{m.ctx, any_source, any_tag}}) {
+    const Key keys[] = {Key{m.ctx, m.src, m.tag}, Key{m.ctx, any_source, m.tag}, Key{m.ctx, m.src, any_tag},
+                        Key{m.ctx, any_source, any_tag}};
+    for (const Key& k : std::span(keys, posted_wild_ > 0 ? 4 : 1)) {
       const auto it = posted_index_.find(k);
       if (it == posted_index_.end()) continue;
       if (Op* op = it->second.front(this); op && (!match || op->queued < match->queued)) match = op;
@@ -193,6 +208,7 @@ Op* Mailbox::arrive(Msg& m, Time t) {
 }
 
 void Mailbox::cancel(Op* op) {
+  posted_wild_ -= wild(*op);
   take_out(op, posted_head_, posted_tail_, posted_count_, posted_indexed_, posted_, [this] {
     posted_indexed_ = false;
     posted_index_.clear();
@@ -209,7 +225,11 @@ const Msg* Mailbox::find(const Op& pattern) const {
 }
 
 void Mailbox::take_unexpected(Msg* m) {
-  auto drop_index = [this] { unexpected_indexed_ = false, unexpected_index_.clear(), unexpected_.clear(); };
+  auto drop_index = [this] {
+    unexpected_indexed_ = unexpected_wild_indexed_ = false;
+    unexpected_index_.clear();
+    unexpected_.clear();
+  };
   take_out(m, unexpected_head_, unexpected_tail_, unexpected_count_, unexpected_indexed_, unexpected_, drop_index);
 }
 

@@ -7,8 +7,11 @@
 // Matching does not scan long queues. Both queues are linked lists in queue order; while one holds
 // more than a few entries it is also indexed by (context, source, tag) with wildcards: a posted
 // receive sits in the one bucket of its own pattern, and an arrival looks at the heads of the four
-// buckets that can take it; an unexpected message sits in the four buckets of the patterns that
-// match it, and a new receive looks at the head of its pattern's bucket. The model still charges
+// buckets that can take it (of the one of its own pattern while no wildcard receive is posted); an
+// unexpected message sits in the four buckets of the patterns that match it (in the one of its own
+// until a wildcard receive first looks), and a new receive looks at the head of its pattern's
+// bucket. Most programs post no wildcard, and each bucket looked at is a hash probe that misses
+// the cache: the wildcard buckets cost nothing until used. The model still charges
 // what the linear queues of a real implementation would examine: an entry's position in its queue
 // is counted by a Fenwick tree over the queue's numbering. (With 1,023 receives posted per VP
 // every arrival used to walk them on the host: O(p) per message.) Short queues are walked, which
@@ -103,11 +106,18 @@ class Mailbox {
   std::uint64_t posted_by(Time t) const;  // with posted_in_order_: receives numbered below this were posted by t
   void index_posted(Op* op);
   void index_unexpected(Msg* m);
+  void index_unexpected_wild();  // the wildcard buckets of every unexpected message, in queue order
   void take_unexpected(Msg* m);
 
   Op* posted_head_ = nullptr;
   Op* posted_tail_ = nullptr;
   std::size_t posted_count_ = 0, unexpected_count_ = 0;
+  // Posted receives with a wildcard source or tag: while there are none, an arrival looks at the
+  // one bucket of its own pattern, not at the three wildcard ones (most programs post none).
+  std::size_t posted_wild_ = 0;
+  // An indexed unexpected message is filed under its own pattern, and under the three wildcard
+  // ones only once a wildcard receive has looked (then for every message, until the index drops).
+  bool unexpected_wild_indexed_ = false;
   bool posted_indexed_ = false, unexpected_indexed_ = false;
   Positions posted_, unexpected_;
   std::unordered_map<Key, Bucket<Op>, KeyHash> posted_index_;

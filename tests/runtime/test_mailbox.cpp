@@ -44,7 +44,9 @@ struct LinearMailbox {
 // Random receives (some with wildcards) and arrivals in two contexts, posted in clock order and
 // arriving around the posting clock; the queues grow past the length from which they are indexed
 // and empty again (the index is dropped), requests are dropped now and then. Both mailboxes see twin objects and must agree on every step.
-void agree_on_random_traffic(std::uint64_t seed, int steps, int sources, int tags) {
+// Wildcard receives are posted only from step `wild_from` on: until then the index keeps no
+// wildcard bucket, and the first wildcard must find what is already queued.
+void agree_on_random_traffic(std::uint64_t seed, int steps, int sources, int tags, int wild_from = 0) {
   std::mt19937_64 rng(seed);
   Mailbox indexed;
   LinearMailbox linear;
@@ -60,8 +62,9 @@ void agree_on_random_traffic(std::uint64_t seed, int steps, int sources, int tag
       Op proto;
       proto.kind = Op::Kind::recv;
       proto.ctx = 1 + rng() % 2;
-      proto.src = rng() % 5 == 0 ? any_source : static_cast<int>(rng() % sources);
-      proto.tag = rng() % 7 == 0 ? any_tag : static_cast<int>(rng() % tags);
+      const bool wild_src = rng() % 5 == 0, wild_tag = rng() % 7 == 0;
+      proto.src = wild_src && step >= wild_from ? any_source : static_cast<int>(rng() % sources);
+      proto.tag = wild_tag && step >= wild_from ? any_tag : static_cast<int>(rng() % tags);
       proto.posted = clock;
       Op* a = ops[0].emplace_back(std::make_unique<Op>(proto)).get();
       Op* b = ops[1].emplace_back(std::make_unique<Op>(proto)).get();
@@ -110,6 +113,12 @@ void agree_on_random_traffic(std::uint64_t seed, int steps, int sources, int tag
 TEST(Mailbox, IndexedMatchingTakesAndCountsAsTheLinearQueuesDo) { agree_on_random_traffic(1, 20000, 8, 4); }
 
 TEST(Mailbox, ManySourcesLongQueues) { agree_on_random_traffic(7, 30000, 64, 2); }
+
+// Long indexed queues without a wildcard, then wildcard receives against them.
+TEST(Mailbox, FirstWildcardAfterLongQueuesWithoutOne) {
+  agree_on_random_traffic(3, 30000, 64, 2, 15000);
+  agree_on_random_traffic(11, 20000, 8, 4, 10000);
+}
 
 // The engine's rule is that a VP posts in clock order; the mailbox checks it rather than assume
 // it, and counts exactly as the linear walk does when it does not hold (with a queue long enough
