@@ -42,8 +42,12 @@ int GroupTable::member_index(const GroupData& g, int world) {
 }
 
 Group GroupTable::make(Made& made, std::uint64_t parent_ctx, std::vector<int> members) {
-  std::vector<int> sorted = members;
-  std::sort(sorted.begin(), sorted.end());
+  // Members in world order, as every MPI rank's MPI_COMM_WORLD and most groups are, are checked
+  // without a sorted copy: p ranks each making a group of p members sorted p log p apiece.
+  const bool in_order = std::is_sorted(members.begin(), members.end());
+  std::vector<int> copy;
+  if (!in_order) copy.assign(members.begin(), members.end()), std::sort(copy.begin(), copy.end());
+  const std::vector<int>& sorted = in_order ? members : copy;
   for (std::size_t i = 0; i < sorted.size(); ++i) {
     if (sorted[i] < 0 || sorted[i] >= nodes_)
       throw UsageError(fmt::format("group member {} out of range 0..{}", sorted[i], nodes_ - 1));

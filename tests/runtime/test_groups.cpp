@@ -193,6 +193,14 @@ TEST(Groups, MeshHelpersRejectBadArguments) {
   EXPECT_THROW(run(parse_machine("mesh:3x4"), [](Proc& p) { p.snake_half(0, 0, 2, 2, 2); }), Error);
   EXPECT_THROW(run(parse_machine("mesh:2x2"), [](Proc& p) { p.group({0, 0}); }), Error);
   EXPECT_THROW(run(parse_machine("mesh:2x2"), [](Proc& p) { p.group({0, 4}); }), Error);
+  // The same checks whether or not the members are in world order.
+  EXPECT_THROW(run(parse_machine("mesh:2x2"), [](Proc& p) { p.group({2, 0, 2}); }), Error);
+  EXPECT_THROW(run(parse_machine("mesh:2x2"), [](Proc& p) { p.group({3, -1}); }), Error);
+  std::vector<int> made;
+  run(parse_machine("mesh:2x2"), [&](Proc& p) {
+    if (p.rank() == 0) made = members(p.group({3, 1, 0}));
+  });
+  EXPECT_EQ(made, (std::vector<int>{3, 1, 0}));
   EXPECT_THROW(run(parse_machine("mesh:2x2"), [](Proc& p) { p.subgroup(p.world(), {4}); }), Error);
 }
 
