@@ -46,7 +46,7 @@ class GroupTable {
   /// Group rank of world rank `world` in g, or -1 if it is not a member.
   static int member_index(const GroupData& g, int world);
 
-  /// The groups made so far, for reports: ((parent context, members, n), group).
+  /// The groups made so far, for reports: ((parent context, members' hash, n), group).
   auto begin() const { return groups_.begin(); }
   auto end() const { return groups_.end(); }
 
@@ -56,7 +56,7 @@ class GroupTable {
   int nodes_;
   std::uint64_t next_ctx_ = 2;
   std::shared_ptr<const GroupData> world_;
-  std::map<std::tuple<std::uint64_t, std::vector<int>, int>, std::shared_ptr<const GroupData>> groups_;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, int>, std::shared_ptr<const GroupData>> groups_;
   // The groups of the n-th spawn on a scope (context, n), until every member of the scope has them.
   struct Instance {
     std::shared_ptr<const GroupData> scope, world;
