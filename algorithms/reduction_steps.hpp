@@ -27,10 +27,11 @@ inline void combine_after(const Reduction& r, std::span<std::byte> acc, std::spa
   if (!acc.empty()) std::memcpy(acc.data(), higher.data(), acc.size());
 }
 
-/// Copies `from` into `to` and charges p the copy (docs/model.md 2.11).
+/// Copies `from` into `to` and charges p the copy (docs/model.md 2.11); under phantom payloads
+/// charges it only (no byte is read for its value, and the harness's buffers are shared by the VPs).
 inline void copy_in(Proc& p, std::span<std::byte> to, std::span<const std::byte> from) {
   if (from.empty() || to.data() == from.data()) return;
-  std::memmove(to.data(), from.data(), from.size());
+  if (!p.phantom_payloads()) std::memmove(to.data(), from.data(), from.size());
   p.local_copy(from.size());
 }
 
