@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "combine.hpp"
 #include "common.hpp"
 #include "harness.hpp"
 #include "hpam_model.hpp"
@@ -54,13 +55,6 @@ ScratchBytes pack(const Proc& p, std::span<const std::byte> data, const Rect& of
   ScratchBytes out(static_cast<std::size_t>(sub.size()) * L);
   pack_into(p, out, data, of, sub, L);
   return out;
-}
-
-// One block of L bytes; like pack_into, nothing under phantom payloads, where the harness's
-// buffers are shared by the VPs (docs/performance.md, "Phantom runs") and VPs of one instant may
-// run at once.
-void copy_block(const Proc& p, std::span<std::byte> to, std::span<const std::byte> from) {
-  if (!from.empty() && !p.phantom_payloads()) std::memcpy(to.data(), from.data(), from.size());
 }
 
 // The inverse of pack: writes sub's blocks into data laid out as `of`.
@@ -117,7 +111,7 @@ void tree_scatter(Proc& p, const Mesh& m, const Rect& whole, int r, int c, std::
   }
   for (const Rect& ch : t.children) p.send(m.rank_of(ch.r0, ch.c0), kTreeTag, pack(p, data, t.mine, ch, L));
   const auto at = static_cast<std::size_t>((r - t.mine.r0) * t.mine.w + (c - t.mine.c0)) * L;
-  copy_block(p, own, data.subspan(at, L));
+  Copier(p.phantom_payloads())(own, data.subspan(at, L));  // nothing under phantom payloads (shared buffers)
 }
 
 // Section 5: the gather is the scatter run backwards. Each holder receives the halves it gave away
@@ -226,7 +220,7 @@ void hybrid_scatter(Proc& p, const std::string& name, SubMesh s, int root, std::
     // send holds one block per world rank: rank 0's, then level 2 row-major (= whole2's layout).
     const auto level2 = send.subspan(L);
     for (const Rect& m : h.submeshes()) p.send(h.level2.rank_of(m.r0, m.c0), kInterTag, pack(p, level2, h.whole2, m, L));
-    copy_block(p, recv, send.first(L));
+    Copier(p.phantom_payloads())(recv, send.first(L));
     return;
   }
   const HpamPos at = h.hpam->pos(p.rank());
@@ -244,7 +238,7 @@ void hybrid_gather(Proc& p, const std::string& name, SubMesh s, int root, std::s
   const Hybrid h(p, name, s, root);
   if (p.rank() == 0) {
     receive_submeshes(p, h.level2, h.submeshes(), recv.subspan(L), h.whole2, L);
-    copy_block(p, recv, send.first(L));
+    Copier(p.phantom_payloads())(recv, send.first(L));
     return;
   }
   const HpamPos at = h.hpam->pos(p.rank());
@@ -319,7 +313,7 @@ void multicast_scatter(Proc& p, const std::string& name, SubMesh s, int root, st
     const auto level2 = send.subspan(L);
     for (int i = whole2.h / s.p - 1; i >= 0; --i)
       p.multicast(row_under(*h.hpam, 0, i * s.p), kInterTag, pack(p, level2, whole2, {i * s.p, 0, s.p, whole2.w}, L));
-    copy_block(p, recv, send.first(L));
+    Copier(p.phantom_payloads())(recv, send.first(L));
     return;
   }
   const HpamPos at = h.hpam->pos(p.rank());
