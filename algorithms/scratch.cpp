@@ -3,24 +3,50 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 namespace touchstone::algorithms {
 namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;  // x86-64's and arm64's with 4 KiB base pages
-// From this size a block may be the head of a kept mapping, in whole huge pages (resident memory,
-// within the bound of the most that was live at once): up to 8 times what was asked.
-constexpr std::size_t kReuseFrom = kHugePage / 8;
+// From this size up to a huge page, blocks share huge pages ("slabs"): each slab is cut into slots
+// of one size, four sizes per power of two (a block is at most a quarter longer than asked).
+// Below it, operator new's blocks are short enough that their 4 KiB faults are few.
+constexpr std::size_t kSlabFrom = std::size_t{16} << 10;
+constexpr std::size_t kMaxSlots = kHugePage / kSlabFrom;
+
+// The slot a block of `bytes` (kSlabFrom <= bytes < kHugePage) takes, and the index of its size.
+std::size_t slot_bytes(std::size_t bytes) {
+  const std::size_t step = std::bit_floor(bytes) / 4;
+  return (bytes + step - 1) / step * step;
+}
+std::size_t size_class(std::size_t slot) {
+  const std::size_t octave = std::bit_floor(slot);
+  return static_cast<std::size_t>(std::countr_zero(octave) - std::countr_zero(kSlabFrom)) * 4 + slot / (octave / 4) - 4;
+}
+constexpr std::size_t kSizeClasses = (std::countr_zero(kHugePage) - std::countr_zero(kSlabFrom)) * 4 + 1;
+
+struct Slab {
+  std::size_t slot = 0;
+  std::uint32_t slots = 0, used = 0;
+  std::array<std::uint64_t, kMaxSlots / 64> free{};  // bit i: slot i is free
+};
 
 #if defined(__SANITIZE_ADDRESS__)
 // AddressSanitizer checks the blocks of operator new for overruns, not mappings of our own.
-constexpr bool kOwnMappings = false;
+constexpr bool kOwnMappingsByDefault = false;
 #else
-constexpr bool kOwnMappings = true;
+constexpr bool kOwnMappingsByDefault = true;
 #endif
+std::atomic<bool> own_mappings{kOwnMappingsByDefault};  // payload_blocks_from_operator_new
+
+void* map_aligned(std::size_t length);
 
 // The payload memory live (every block's bytes; a block of 2 MiB or more is a mapping of whole
 // huge pages) and, while a PayloadMemoryReuse lives, the freed blocks of 2 MiB or more, kept for
@@ -31,6 +57,74 @@ struct Mappings {
   std::unordered_map<void*, std::size_t> live;  // block -> its mapping's length
   std::multimap<std::size_t, void*> kept;       // length -> freed block
   std::size_t live_bytes = 0, kept_bytes = 0, peak_live_bytes = 0;
+  std::unordered_map<std::byte*, Slab> slabs;             // huge page -> its slots
+  std::array<std::set<std::byte*>, kSizeClasses> partial;  // per size: slabs with a free slot
+
+  // `length` bytes in whole huge pages, resident if they can be: the head of the shortest kept
+  // block that holds them (its tail kept apart; a mapping may be split at any page), else a fresh
+  // mapping. Live from now on.
+  std::byte* take_pages(std::size_t length) {
+    if (auto it = kept.lower_bound(length); it != kept.end()) {
+      const std::size_t got = it->first;
+      auto* block = static_cast<std::byte*>(it->second);
+      kept.erase(it);
+      kept_bytes -= got;
+      if (got > length) {
+        kept.emplace(got - length, block + length);
+        kept_bytes += got - length;
+      }
+      add_live(length);
+      return block;
+    }
+    make_room(length);
+    auto* block = static_cast<std::byte*>(map_aligned(length));
+    add_live(length);
+    return block;
+  }
+  // Pages no longer live: kept for the next allocations inside a PayloadMemoryReuse, else unmapped.
+  void release_pages(std::byte* block, std::size_t length) {
+    live_bytes -= length;
+    if (reuse_scopes > 0) {
+      kept.emplace(length, block);
+      kept_bytes += length;
+    } else {
+      ::munmap(block, length);
+    }
+  }
+
+  std::byte* take_slot(std::size_t bytes) {
+    const std::size_t slot = slot_bytes(bytes);
+    std::set<std::byte*>& open = partial[size_class(slot)];
+    if (open.empty()) {
+      std::byte* page = take_pages(kHugePage);
+      Slab& fresh = slabs[page];
+      fresh.slot = slot;
+      fresh.slots = static_cast<std::uint32_t>(kHugePage / slot);
+      for (std::uint32_t i = 0; i < fresh.slots; ++i) fresh.free[i / 64] |= std::uint64_t{1} << (i % 64);
+      open.insert(page);
+    }
+    std::byte* page = *open.begin();  // the lowest: slabs fill one after another
+    Slab& s = slabs.at(page);
+    std::size_t word = 0;
+    while (s.free[word] == 0) ++word;
+    const auto i = word * 64 + static_cast<std::size_t>(std::countr_zero(s.free[word]));
+    s.free[word] &= s.free[word] - 1;
+    if (++s.used == s.slots) open.erase(page);
+    return page + i * slot;
+  }
+  void give_slot(std::byte* block) {
+    auto* page = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(block) / kHugePage * kHugePage);
+    const auto it = slabs.find(page);
+    Slab& s = it->second;
+    const auto i = static_cast<std::size_t>(block - page) / s.slot;
+    s.free[i / 64] |= std::uint64_t{1} << (i % 64);
+    std::set<std::byte*>& open = partial[size_class(s.slot)];
+    if (s.used-- == s.slots) open.insert(page);
+    if (s.used > 0) return;
+    open.erase(page);
+    slabs.erase(it);
+    release_pages(page, kHugePage);
+  }
 
   // Gives back kept blocks, shortest first, until at most `limit` bytes are kept.
   void give_back_kept_beyond(std::size_t limit) {
@@ -76,56 +170,39 @@ void* map_aligned(std::size_t length) {
 }  // namespace
 
 void* allocate_payload_bytes(std::size_t bytes) {
-  if (!kOwnMappings) return ::operator new(bytes);
+  if (!own_mappings.load(std::memory_order_relaxed)) return ::operator new(bytes);
   Mappings& m = mappings();
-  const std::size_t length = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   const std::lock_guard lk(m.mu);
-  // The shortest kept block that holds the whole huge pages asked for, its tail kept apart: its
-  // pages are resident already, which is the point (a run at 4 KiB blocks after one at 16 KiB
-  // writes where that one wrote).
-  if (bytes >= kReuseFrom) {
-    if (auto it = m.kept.lower_bound(length); it != m.kept.end()) {
-      const std::size_t got = it->first;
-      auto* block = static_cast<std::byte*>(it->second);
-      m.kept.erase(it);
-      m.kept_bytes -= got;
-      if (got > length) {  // a mapping may be split at any page: the tail is a block of its own
-        m.kept.emplace(got - length, block + length);
-        m.kept_bytes += got - length;
-      }
-      m.live.emplace(block, length);
-      m.add_live(length);
-      return block;
-    }
+  if (bytes < kSlabFrom) {
+    m.make_room(bytes);
+    void* block = ::operator new(bytes);
+    m.add_live(bytes);
+    return block;
   }
-  const bool mapping = bytes >= kHugePage;
-  m.make_room(mapping ? length : bytes);
-  void* block = mapping ? map_aligned(length) : ::operator new(bytes);
-  if (mapping) m.live.emplace(block, length);
-  m.add_live(mapping ? length : bytes);
+  if (bytes < kHugePage) return m.take_slot(bytes);
+  // Whole huge pages of their own, resident already if a kept block holds them (a run at 4 KiB
+  // blocks after one at 16 KiB writes where that one wrote).
+  const std::size_t length = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  std::byte* block = m.take_pages(length);
+  m.live.emplace(block, length);
   return block;
 }
 
 void free_payload_bytes(void* block, std::size_t bytes) noexcept {
   if (!block) return;
-  if (!kOwnMappings) return ::operator delete(block);
+  if (!own_mappings.load(std::memory_order_relaxed)) return ::operator delete(block);
   Mappings& m = mappings();
   const std::lock_guard lk(m.mu);
-  const auto it = bytes >= kReuseFrom ? m.live.find(block) : m.live.end();
-  if (it == m.live.end()) {  // operator new's
+  if (bytes < kSlabFrom) {
     m.live_bytes -= bytes;
     ::operator delete(block);
     return;
   }
+  if (bytes < kHugePage) return m.give_slot(static_cast<std::byte*>(block));
+  const auto it = m.live.find(block);
   const std::size_t length = it->second;
   m.live.erase(it);
-  m.live_bytes -= length;
-  if (m.reuse_scopes > 0) {
-    m.kept.emplace(length, block);
-    m.kept_bytes += length;
-  } else {
-    ::munmap(block, length);
-  }
+  m.release_pages(static_cast<std::byte*>(block), length);
 }
 
 PayloadMemoryReuse::PayloadMemoryReuse() {
@@ -145,6 +222,8 @@ void PayloadMemoryReuse::keep_at_most(std::size_t bytes) {
   const std::lock_guard lk(m.mu);
   m.give_back_kept_beyond(bytes);
 }
+
+void payload_blocks_from_operator_new(bool yes) { own_mappings.store(!yes && kOwnMappingsByDefault); }
 
 std::size_t payload_bytes_kept() {
   Mappings& m = mappings();

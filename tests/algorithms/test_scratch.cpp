@@ -1,10 +1,13 @@
 // Payload memory (algorithms/scratch.hpp): blocks of 2 MiB or more are mappings of their own,
-// aligned to a huge page; inside a PayloadMemoryReuse freed ones are handed to the next
-// allocations, never more mapped than the most that was live at once; outside, they are unmapped.
+// aligned to a huge page, blocks from 16 KiB up share huge pages cut into slots; inside a
+// PayloadMemoryReuse freed huge pages are handed to the next allocations, never more mapped than
+// the most that was live at once; outside, they are unmapped.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
 #include <array>
+#include <utility>
+#include <vector>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -78,18 +81,18 @@ TEST(PayloadMemory, AReuseScopeHandsFreedBlocksToTheNextAllocationsAndUnmapsThem
       free_payload_bytes(other_half, 2 * kMiB);
     }
     EXPECT_EQ(payload_bytes_kept(), 4 * kMiB);
-    // From 256 KiB up a request takes whole huge pages of a kept block (1 MiB: 2 MiB).
+    // From 16 KiB up a request takes a slot of a huge page: a kept one (1 MiB, two slots to it).
     void* mib = allocate_payload_bytes(kMiB);
     EXPECT_TRUE(mib == first || mib == static_cast<std::byte*>(first) + 2 * kMiB);
     EXPECT_EQ(payload_bytes_kept(), 2 * kMiB);
     free_payload_bytes(mib, kMiB);
     EXPECT_EQ(payload_bytes_kept(), 4 * kMiB);
-    // Below 256 KiB: operator new's, and it takes the room of a kept block (the two halves stay
+    // Below 16 KiB: operator new's, and it takes the room of a kept block (the two halves stay
     // two blocks; 4 MiB were live at most).
-    void* small = allocate_payload_bytes(128 * 1024);
+    void* small = allocate_payload_bytes(8 * 1024);
     EXPECT_NE(small, first);
     EXPECT_EQ(payload_bytes_kept(), 2 * kMiB);
-    free_payload_bytes(small, 128 * 1024);
+    free_payload_bytes(small, 8 * 1024);
     first = allocate_payload_bytes(4 * kMiB);
     free_payload_bytes(first, 4 * kMiB);
     EXPECT_EQ(payload_bytes_kept(), 4 * kMiB);
@@ -127,10 +130,63 @@ TEST(PayloadMemory, SmallBlocksTakeTheRoomOfKeptOnes) {
   if (!kOwnMappings) GTEST_SKIP() << "AddressSanitizer: every block comes from operator new";
   const PayloadMemoryReuse reuse;
   four_kept_blocks();
-  void* small = allocate_payload_bytes(128 * 1024);  // operator new's: 8 MiB + 128 KiB > 8 MiB
+  void* small = allocate_payload_bytes(8 * 1024);  // operator new's: 8 MiB + 8 KiB > 8 MiB
   EXPECT_EQ(payload_bytes_kept(), 6 * kMiB);
-  free_payload_bytes(small, 128 * 1024);
+  free_payload_bytes(small, 8 * 1024);
   EXPECT_EQ(payload_bytes_kept(), 6 * kMiB);
+}
+
+std::uintptr_t huge_page_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p) / (2 * kMiB); }
+
+TEST(PayloadMemory, BlocksFromSixteenKiBShareHugePagesInSlotsOfFourSizesPerPowerOfTwo) {
+  if (!kOwnMappings) GTEST_SKIP() << "AddressSanitizer: every block comes from operator new";
+  // 17 KiB takes a slot of 20 (16, 20, 24, 28, 32 KiB, ...): the slots of one huge page follow
+  // each other 20 KiB apart, from its start, and 102 of them fit in it.
+  std::array<void*, 103> slots{};
+  for (std::size_t i = 0; i < 102; ++i) slots[i] = allocate_payload_bytes(17 * 1024);
+  const auto* page = static_cast<std::byte*>(slots[0]);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(page) % (2 * kMiB), 0u);
+  for (std::size_t i = 1; i < 102; ++i) EXPECT_EQ(static_cast<std::byte*>(slots[i]), page + i * 20 * 1024) << i;
+  // A freed slot is the next one taken (the lowest free one), in any size of its class.
+  free_payload_bytes(slots[40], 17 * 1024);
+  free_payload_bytes(slots[7], 20 * 1024);
+  EXPECT_EQ(allocate_payload_bytes(18 * 1024), slots[7]);
+  EXPECT_EQ(allocate_payload_bytes(19 * 1024), slots[40]);
+  slots[102] = allocate_payload_bytes(17 * 1024);  // the page is full: a second one
+  EXPECT_NE(huge_page_of(slots[102]), huge_page_of(page));
+  // Another size takes pages of its own; a block just under a huge page takes one whole.
+  void* other = allocate_payload_bytes(256 * 1024);
+  EXPECT_NE(huge_page_of(other), huge_page_of(page));
+  EXPECT_NE(huge_page_of(other), huge_page_of(slots[102]));
+  void* whole = allocate_payload_bytes(2 * kMiB - 1);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(whole) % (2 * kMiB), 0u);
+  free_payload_bytes(whole, 2 * kMiB - 1);
+  free_payload_bytes(other, 256 * 1024);
+  for (void* b : slots) free_payload_bytes(b, 17 * 1024);
+  EXPECT_FALSE(mapped(const_cast<std::byte*>(page)));  // outside a reuse scope an empty page is unmapped
+  EXPECT_EQ(payload_bytes_kept(), 0u);
+}
+
+TEST(PayloadMemory, SlotsOfEverySizeHoldWhatIsWrittenAndAnEmptyPageIsKeptInAReuseScope) {
+  const PayloadMemoryReuse reuse;
+  // Every size class from 16 KiB to 2 MiB, three blocks each, live at once: each holds its own
+  // bytes to the last one (no two blocks overlap).
+  std::vector<std::pair<unsigned char*, std::size_t>> blocks;
+  for (std::size_t bytes = 16 * 1024; bytes < 2 * kMiB; bytes += bytes / 4)
+    for (std::size_t extra : {std::size_t{0}, std::size_t{1}, bytes / 8})
+      blocks.emplace_back(static_cast<unsigned char*>(allocate_payload_bytes(bytes + extra)), bytes + extra);
+  for (std::size_t i = 0; i < blocks.size(); ++i) std::memset(blocks[i].first, static_cast<int>(i + 1), blocks[i].second);
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const auto [p, n] = blocks[i];
+    EXPECT_EQ(p[0], static_cast<unsigned char>(i + 1)) << n;
+    EXPECT_EQ(p[n / 2], static_cast<unsigned char>(i + 1)) << n;
+    EXPECT_EQ(p[n - 1], static_cast<unsigned char>(i + 1)) << n;
+  }
+  for (const auto& [p, n] : blocks) free_payload_bytes(p, n);
+  if (!kOwnMappings) return;
+  // Every page emptied is kept, whole huge pages, for the next blocks.
+  EXPECT_GT(payload_bytes_kept(), 0u);
+  EXPECT_EQ(payload_bytes_kept() % (2 * kMiB), 0u);
 }
 
 TEST(PayloadMemory, ScratchBytesOfSeveralMiBStartOnAHugePage) {
