@@ -1,6 +1,7 @@
 // Meshes and tori. Nodes are numbered row-major (last dimension fastest); routes are dimension
 // order, last dimension first: on mesh:RxC (R rows, C columns) a message moves along its row
 // (X) first, then along its column (Y) -- the Delta's XY routing (paper 000, section 2).
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -60,6 +61,13 @@ class Grid final : public Topology {
       out.resize(first + static_cast<std::size_t>(steps));
       LinkId* o = out.data() + first;
       LinkId id = link_id(at, d, dir, 0);
+      if (!wrap_) {  // a mesh never wraps: the ids form an arithmetic progression
+        const int moved = step * stride_[ud];
+        const auto delta = static_cast<LinkId>(static_cast<std::int64_t>(moved) * static_cast<std::int64_t>(per_node));
+        for (int i = 0; i < steps; ++i, id += delta) o[i] = id;
+        at += moved * steps;
+        continue;
+      }
       int c = s;
       LinkId vc = 0;
       for (int i = 0; i < steps; ++i) {
