@@ -48,9 +48,9 @@ std::atomic<bool> own_mappings{kOwnMappingsByDefault};  // payload_blocks_from_o
 
 void* map_aligned(std::size_t length);
 
-// The payload memory live (every block's bytes; a block of 2 MiB or more is a mapping of whole
-// huge pages) and, while a PayloadMemoryReuse lives, the freed blocks of 2 MiB or more, kept for
-// the next allocations.
+// The payload memory live (a small block's bytes, a slab's or a mapping's whole huge pages) and,
+// while a PayloadMemoryReuse lives, the huge pages freed (mappings, emptied slabs), kept for the
+// next allocations.
 struct Mappings {
   std::mutex mu;
   int reuse_scopes = 0;
