@@ -56,6 +56,32 @@ void check_args(const char* name, const Proc& p, const Group& g, int root, std::
 // blocks to `dest` as one long message. The destination posts its receives for the long messages
 // first, so that they land while it collects its own part. `inner(part)` gathers the part on its
 // own and returns its blocks on the part's leader (a template, as in scatter.cpp).
+//
+// The destination's part is a function of its own, not inlined: its lists and requests would
+// otherwise sit in the frame of every level of the recursive algorithms on every processor, several
+// stack pages per VP at log2 p levels.
+template <class Inner>
+[[gnu::noinline]] Blocks collect_at_destination(Gather& s, const PerPart<Part>& parts, const PerPart<int>& leaders,
+                                                int mine, const Team* team, const Inner& inner) {
+  std::vector<Blocks> got;
+  std::vector<Request> reqs;
+  got.reserve(parts.size());
+  std::vector<int> all;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    std::vector<int> members = parts[i].members(s.grid);
+    all.insert(all.end(), members.begin(), members.end());
+    if (static_cast<int>(i) == mine) continue;
+    got.emplace_back(std::move(members), s.size);
+    reqs.push_back(team->irecv(leaders[i], got.back().bytes()));
+  }
+  std::optional<Blocks> own = inner(mine);
+  Blocks out(std::move(all), s.size);
+  extract(s.p, own->view(), out);
+  s.p.waitall(reqs);
+  for (const Blocks& b : got) extract(s.p, b.view(), out);
+  return out;
+}
+
 template <class Inner>
 std::optional<Blocks> via_leaders(Gather& s, int dest, const PerPart<Part>& parts,
                                   const PerPart<int>& leaders, int mine, const Inner& inner) {
@@ -67,25 +93,7 @@ std::optional<Blocks> via_leaders(Gather& s, int dest, const PerPart<Part>& part
       if (l != dest) team_ranks.push_back(l);
     team.emplace(s.p, s.g, team_ranks);
   }
-  if (s.me == dest) {
-    std::vector<Blocks> got;
-    std::vector<Request> reqs;
-    got.reserve(parts.size());
-    std::vector<int> all;
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-      std::vector<int> members = parts[i].members(s.grid);
-      all.insert(all.end(), members.begin(), members.end());
-      if (static_cast<int>(i) == mine) continue;
-      got.emplace_back(std::move(members), s.size);
-      reqs.push_back(team->irecv(leaders[i], got.back().bytes()));
-    }
-    std::optional<Blocks> own = inner(mine);
-    Blocks out(std::move(all), s.size);
-    extract(s.p, own->view(), out);
-    s.p.waitall(reqs);
-    for (const Blocks& b : got) extract(s.p, b.view(), out);
-    return out;
-  }
+  if (s.me == dest) return collect_at_destination(s, parts, leaders, mine, team ? &*team : nullptr, inner);
   std::optional<Blocks> own = inner(mine);
   if (s.me == leader && team) {
     s.messages.push_back(std::move(*own));

@@ -56,33 +56,42 @@ void check_args(const char* name, const Proc& p, const Group& g, int root, std::
 // `inner(part, data)` continues in the part on its own, `data` set on the processor holding its
 // blocks. A template, not a std::function: every processor makes one per level of a recursion
 // (logp-lev-sq: 16 on 65,536 VPs), and a std::function of its captures is an allocation each.
+//
+// The holder and the leaders exchange in a function of their own, not inlined: its lists and
+// requests would otherwise sit in the frame of every level of the recursive algorithms on every
+// processor, a stack page more per VP over log2 p levels. It returns where the leader's part's
+// blocks are now (`view`, the long message it received, lives in the caller's frame).
+[[gnu::noinline]] const BlockView* leaders_superstep(Scatter& s, int holder, const BlockView* data,
+                                                    const PerPart<Part>& parts, const PerPart<int>& leaders,
+                                                    int mine, std::optional<BlockView>& view) {
+  std::vector<int> team_ranks{holder};
+  for (int l : leaders)
+    if (l != holder) team_ranks.push_back(l);
+  const Team team(s.p, s.g, team_ranks);
+  if (s.me == holder) {
+    std::vector<int> others(team_ranks.begin() + 1, team_ranks.end());
+    for (int leader : farthest_first(s.p, s.g, others)) {
+      const auto i = static_cast<std::size_t>(std::find(leaders.begin(), leaders.end(), leader) - leaders.begin());
+      s.messages.push_back(combine(s.p, *data, parts[i].members(s.grid)));
+      s.sends.push_back(team.isend(leader, s.messages.back().bytes()));
+    }
+    return data;
+  }
+  // The long message received is kept with the sent ones: the sends of the lower levels read
+  // their blocks from it until they complete, at the end (docs/model.md 1.5).
+  s.messages.emplace_back(parts[static_cast<std::size_t>(mine)].members(s.grid), s.size);
+  Request r = team.irecv(holder, s.messages.back().bytes());
+  s.p.wait(r);
+  view = s.messages.back().view();  // its bytes stay where they are when the vector grows
+  return &*view;
+}
+
 template <class Inner>
 void via_leaders(Scatter& s, int holder, const BlockView* data, const PerPart<Part>& parts,
                  const PerPart<int>& leaders, int mine, const Inner& inner) {
   std::optional<BlockView> view;
   const bool in_team = s.me == holder || s.me == leaders[static_cast<std::size_t>(mine)];
-  if (in_team && parts.size() > 1) {
-    std::vector<int> team_ranks{holder};
-    for (int l : leaders)
-      if (l != holder) team_ranks.push_back(l);
-    const Team team(s.p, s.g, team_ranks);
-    if (s.me == holder) {
-      std::vector<int> others(team_ranks.begin() + 1, team_ranks.end());
-      for (int leader : farthest_first(s.p, s.g, others)) {
-        const auto i = static_cast<std::size_t>(std::find(leaders.begin(), leaders.end(), leader) - leaders.begin());
-        s.messages.push_back(combine(s.p, *data, parts[i].members(s.grid)));
-        s.sends.push_back(team.isend(leader, s.messages.back().bytes()));
-      }
-    } else {
-      // The long message received is kept with the sent ones: the sends of the lower levels read
-      // their blocks from it until they complete, at the end (docs/model.md 1.5).
-      s.messages.emplace_back(parts[static_cast<std::size_t>(mine)].members(s.grid), s.size);
-      Request r = team.irecv(holder, s.messages.back().bytes());
-      s.p.wait(r);
-      view = s.messages.back().view();  // its bytes stay where they are when the vector grows
-      data = &*view;
-    }
-  }
+  if (in_team && parts.size() > 1) data = leaders_superstep(s, holder, data, parts, leaders, mine, view);
   inner(mine, s.me == leaders[static_cast<std::size_t>(mine)] ? data : nullptr);
 }
 
