@@ -35,6 +35,8 @@ if(TOUCHSTONE_BUILD_EXAMPLES)
            $<TARGET_FILE:example_mpi_relax> 2000 8 2)
   add_test(NAME mpi.programs_at_once.example_relax_tagged COMMAND ${here}/programs_at_once.sh ${ts} --machine
            torus:4x4 --tag-output $<TARGET_FILE:example_mpi_relax> 500 6 1)
+  add_test(NAME mpi.programs_at_once.example_relax_residual COMMAND ${here}/programs_at_once.sh ${ts} --machine
+           torus:4x4 $<TARGET_FILE:example_mpi_relax> 1000 6 2 residual)
   add_test(NAME mpi.programs_at_once.example_type_mismatch COMMAND ${here}/programs_at_once.sh ${ts} --machine
            mesh:2x3 -np 6 $<TARGET_FILE:example_mpi_type_mismatch>)
 endif()
