@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # One emulation on one host core and on several (docs/performance.md, "Using more host cores for
-# one emulation"): each workload runs PAIRS times with --host-cores 1 and then with --host-cores N
+# one emulation"): each workload runs PAIRS times with --host-cores 1 and with --host-cores N
 # (default 2), interleaved on the same host, so that a pair shares the host's state of the moment.
-# Prints every pair's wall times and speed-up, then each workload's median, and fails if the two runs
-# of a pair differ in anything but host figures: more cores may change how long a run takes, never
-# what it computes.
+# A run of each workload first warms the host up and is not counted (the first run after a pause
+# pays for the memory the kernel must find, up to several times the run's time on a virtual
+# host), and the pairs alternate which core count runs first. Prints every pair's wall times and
+# speed-up, then each workload's median, and fails if the two runs of a pair differ in anything but
+# host figures: more cores may change how long a run takes, never what it computes.
 #
 #   bench/host_cores.sh [PAIRS=3] [WORKLOAD...]
 #
@@ -59,9 +61,15 @@ run() {
 printf '%-15s %4s %12s %12s %9s\n' workload pair "1 core s" "$cores cores s" speed-up
 for w in "${workloads[@]}"; do
   ratios=()
+  run "$w" "$cores" "$work/warm-up"
   for ((i = 1; i <= pairs; ++i)); do
-    run "$w" 1 "$work/one"
-    run "$w" "$cores" "$work/many"
+    if ((i % 2)); then
+      run "$w" 1 "$work/one"
+      run "$w" "$cores" "$work/many"
+    else
+      run "$w" "$cores" "$work/many"
+      run "$w" 1 "$work/one"
+    fi
     if ! cmp -s "$work/one" "$work/many"; then
       echo "host_cores: $w gave another result on $cores host cores than on one:" >&2
       diff "$work/one" "$work/many" | head -20 >&2
