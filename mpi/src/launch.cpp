@@ -189,6 +189,12 @@ int launch(const LaunchOptions& o) {
       j["messages"] = r->stats.messages;
       j["host_seconds"] = r->host_seconds;
       j["instants_at_once"] = r->instants_at_once;  // host-dependent, as host_seconds
+      // How much of the ranks' code could run at once (RunStats::batches, docs/parallel.md): virtual
+      // counts, the same on any host.
+      const BatchStats& b = r->stats.batches;
+      nlohmann::json rounds;
+      for (std::size_t i = 0; i < BatchStats::kCoreCounts; ++i) rounds[std::to_string(BatchStats::kCores[i])] = b.rounds[i];
+      j["batches"] = {{"segments", b.segments}, {"instants", b.instants}, {"widest", b.widest}, {"rounds", rounds}};
     }
     if (measured) {
       j["measured_regions"] = measured->count;
