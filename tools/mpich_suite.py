@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds and runs MPICH's own MPI test programs (test/mpi) against Touchstone or Open MPI.
 
-    tools/mpich_suite.py ts|ompi [FOLDER...]
+    tools/mpich_suite.py ts|ompi|ts-cores [FOLDER...]
 
 MPICH is not part of this repository: MPICH_TESTS names an unpacked copy of its test/mpi folder
 (default /work/mpich/test/mpi), WORK a scratch folder (default /tmp/mpich_suite) that holds a minimal
@@ -11,6 +11,13 @@ it exits 0 and prints "No Errors" as MPICH's own runner requires. Touchstone run
 (torus:16x16 above 64 ranks); runs that declare more than 8 GB of memory are skipped. Compare the
 two JSON files to get the runs that pass under Open MPI and not here (docs/mpi.md, "Checked
 against MPICH's tests"). Folders: pt2pt coll comm group datatype topo attr init by default.
+
+`ts-cores` runs every passing run of `ts` again as one host core would not: on 2 host cores with
+every instant's programs at once, on 4 perturbed, and on threads perturbed (docs/parallel.md), and
+compares each with the run on one host core: exit status, stdout, stderr and --result's figures but
+the host's (results/ts-cores.json; the runs that differ are printed). Perturbed runs sleep at random
+in the ranks' calls, so a run of millions of messages may outlast its time limit: such runs are
+listed as slow, not as different.
 """
 import concurrent.futures as cf
 import json
@@ -26,6 +33,8 @@ W = pathlib.Path(os.environ.get("WORK", "/tmp/mpich_suite"))
 TS = pathlib.Path(os.environ.get("TS_BUILD", pathlib.Path(__file__).resolve().parent.parent / "build"))
 FOLDERS = ["pt2pt", "coll", "comm", "group", "datatype", "topo", "attr", "init", "basic"]
 impl = sys.argv[1]
+same_on_cores = impl == "ts-cores"
+impl = "ts" if same_on_cores else impl
 folders = sys.argv[2:] or FOLDERS
 # MPICH's configure writes mpitestconf.h and dtpoolsconf.h; these are the few settings the tests need.
 CONF = """#define HAVE_STDARG_H 1
@@ -127,21 +136,49 @@ def build(folder, name):
     return True, ""
 
 
-def run(r):
+def run(r, options=(), result=None):
     exe = W / "bin" / impl / r["folder"] / r["name"]
     env = dict(os.environ, **r["env"])
     if impl == "ompi":
         cmd = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(r["np"]), str(exe)] + r["args"]
     else:
         machine = "torus:8x8" if r["np"] <= 64 else "torus:16x16"
-        cmd = [str(TS / "bin" / "touchstone"), "mpirun", "--machine", machine, "-np", str(r["np"]), str(exe)] + r["args"]
+        cmd = [str(TS / "bin" / "touchstone"), "mpirun", "--machine", machine, "-np", str(r["np"]), *options] + \
+            (["--result", str(result)] if result else []) + [str(exe)] + r["args"]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env, cwd=exe.parent)
         out = p.stdout + p.stderr
         ok = p.returncode == 0 and re.search(r"^\s*No Errors\s*$", out, re.M) is not None
+        if result is not None:  # ts-cores: the whole run, to compare
+            figures = json.loads(result.read_text()) if result.exists() else {}
+            for host in ("host_seconds", "instants_at_once"):
+                figures.pop(host, None)
+            return dict(exit=p.returncode, stdout=p.stdout, stderr=p.stderr, figures=figures, cmd=shlex.join(cmd))
         return ok, f"rc={p.returncode}", out[-1500:]
     except subprocess.TimeoutExpired as e:
-        return False, "timeout", ""
+        return (None if result is not None else (False, "timeout", ""))
+
+
+CORES = {"2 cores": ["--host-cores", "2", "--parallel-programs-from-us", "0"],
+         "4 cores, perturbed": ["--host-cores", "4", "--parallel-programs-from-us", "0", "--perturb", "7"],
+         "threads, perturbed": ["--execution", "threads", "--perturb", "3"]}
+
+
+def same_on_cores(k, r):
+    """The run on one host core against the others of CORES: what differs, or that one was slow."""
+    d = W / "cores" / f"{k:04d}"
+    d.mkdir(parents=True, exist_ok=True)
+    one = run(r, ["--host-cores", "1"], d / "one.json")
+    if one is None:
+        return dict(r, status="slow", why="one host core: time limit")
+    for name, options in CORES.items():
+        other = run(r, options, d / (name.replace(" ", "").replace(",", "") + ".json"))
+        if other is None:
+            return dict(r, status="slow", why=f"{name}: time limit")
+        what = [part for part in ("exit", "stdout", "stderr", "figures") if one[part] != other[part]]
+        if what:
+            return dict(r, status="differs", why=f"{name}: {', '.join(what)}", one=one, other=other)
+    return dict(r, status="same")
 
 
 runs = [r for f in folders for r in parse(f)]
@@ -171,6 +208,14 @@ with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:
     results = list(ex.map(one, runs))
 (W / "results").mkdir(exist_ok=True)
 (W / "results" / f"{impl}.json").write_text(json.dumps(results, indent=1))
+if same_on_cores:
+    passing = [(k, r) for k, r in enumerate(results) if r["status"] == "pass"]
+    with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:
+        results = list(ex.map(lambda kr: same_on_cores(*kr), passing))
+    (W / "results" / "ts-cores.json").write_text(json.dumps(results, indent=1))
+    for x in results:
+        if x["status"] != "same":
+            print(f"{x['status']}: {x['folder']}/{x['name']} -np {x['np']} {' '.join(x['args'])}: {x['why']}")
 from collections import Counter
 for f in folders:
     c = Counter(x["status"] for x in results if x["folder"] == f)
