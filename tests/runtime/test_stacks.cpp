@@ -141,7 +141,9 @@ TEST(StackRegion, HostThreadsPrepareEveryStackOfTheirRanges) {
   for (std::size_t i = 0; i < kStacks; ++i) {
     const auto c = r->context(i);
     auto* sp = static_cast<std::byte*>(c.sp);
-    if (populates) ASSERT_TRUE(top_resident(*r, i)) << "stack " << i;
+    if (populates) {
+      ASSERT_TRUE(top_resident(*r, i)) << "stack " << i;
+    }
     ASSERT_EQ(sp[-1], std::byte{0}) << "stack " << i;
     sp[-1] = std::byte{0x5a};                                 // its top page
     sp[-static_cast<std::ptrdiff_t>(c.size)] = std::byte{0x5a};  // and its lowest byte
