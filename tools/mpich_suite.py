@@ -12,10 +12,10 @@ it exits 0 and prints "No Errors" as MPICH's own runner requires. Touchstone run
 two JSON files to get the runs that pass under Open MPI and not here (docs/mpi.md, "Checked
 against MPICH's tests"). Folders: pt2pt coll comm group datatype topo attr init by default.
 
-`ts-cores` runs every passing run of `ts` again as one host core would not: on 2 host cores with
-every instant's programs at once, on 4 perturbed, and on threads perturbed (docs/parallel.md), and
-compares each with the run on one host core: exit status, stdout, stderr and --result's figures but
-the host's (results/ts-cores.json; the runs that differ are printed). Perturbed runs sleep at random
+`ts-cores` runs `ts` first, then each of its passing runs on one host core and three other ways:
+on 2 host cores with every instant's programs at once, on 4 perturbed, and on threads perturbed
+(docs/parallel.md), and compares each with the run on one host core: exit status, stdout, stderr
+and --result's figures but the host's (results/ts-cores.json; the runs that differ are printed). Perturbed runs sleep at random
 in the ranks' calls, so a run of millions of messages may outlast its time limit: such runs are
 listed as slow, not as different.
 """
