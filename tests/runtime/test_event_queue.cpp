@@ -80,7 +80,9 @@ TEST(EventQueue, TheCurrentBucketTakesEventsAtEitherEndAndBetween) {
   EXPECT_EQ(q.pop().a, 10000u);
   for (std::uint64_t r = 10; r < 1000; ++r) {
     EXPECT_EQ(q.pop().a, r);
-    if (r == 500) EXPECT_EQ(q.pop().a, 10001u);
+    if (r == 500) {
+      EXPECT_EQ(q.pop().a, 10001u);
+    }
   }
   for (std::uint64_t r = 0; r < 50; ++r) EXPECT_EQ(q.pop().a, 20000 + r);
   EXPECT_TRUE(q.empty());
