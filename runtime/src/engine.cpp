@@ -166,7 +166,7 @@ void Engine::run_program_ahead(Vp& v) {
 void Engine::off_turn(Vp& v) {
   if (phase_ == Phase::timed) {
     phase_ = Phase::turns;
-    note_program_time(std::chrono::steady_clock::now() - program_timed_from_);
+    program_time_.add(std::chrono::steady_clock::now() - program_timed_from_, ProgramTimeMean::kSampleEvery);
     return;
   }
   if (phase_ == Phase::ahead) {
@@ -213,7 +213,7 @@ bool Engine::starts_ahead() const { return parallel_host_turns() && vps_.size() 
 void Engine::open_instant(Vp& first) {
   instant_at_ = now_;
   instant_members_.clear();
-  if (program_time_ < worthwhile_) return;
+  if (program_time_.value() < worthwhile_) return;
   // Every VP the instant lets go on must be a member: one that went on in a whole turn between
   // two members would make its calls before the earlier member's.
   // It waits in a call of its program's (not in the runtime's own collectives, whose continuations
@@ -268,13 +268,12 @@ void Engine::returning_to_program(Vp& v) {
 // cache) costs more than they do. So the host time of programs is sampled: one in kSampleEvery
 // of the sequential turns' returns to the program is timed up to the program's next call (the
 // next await_turn, sent to off_turn by Phase::timed), and each instant's programs are timed as a
-// whole; an instant opens only while the running mean per program is at least
-// RunOptions::parallel_programs_from_us.
+// whole; an instant opens only while the running mean per return to the program (ProgramTimeMean,
+// each sample weighed by the returns it stands for) is at least RunOptions::parallel_programs_from_us.
 // Host time decides only which host threads run what, never what happens: the run is the same.
-void Engine::note_program_time(std::chrono::nanoseconds t) { program_time_ += (t - program_time_) / 8; }
 
 void Engine::time_program() {
-  sample_countdown_ = kSampleEvery;
+  sample_countdown_ = ProgramTimeMean::kSampleEvery;
   program_timed_from_ = std::chrono::steady_clock::now();
   phase_ = Phase::timed;
 }
@@ -324,7 +323,7 @@ void Engine::run_instant_programs() {
   executor_->run_ahead(instant_parked_, opts_.host_cores);
   phase_ = Phase::turns;
   const auto n = static_cast<std::int64_t>(instant_parked_.size());
-  note_program_time((std::chrono::steady_clock::now() - start) * std::min<std::int64_t>(opts_.host_cores, n) / n);
+  program_time_.add((std::chrono::steady_clock::now() - start) * std::min<std::int64_t>(opts_.host_cores, n) / n, n);
   for (const int i : instant_parked_) {
     Vp& v = context(i);
     queue_.push(now_, vp_order(v.rank), Ev::instant_turn, &v, v.token);

@@ -39,6 +39,7 @@
 #include "network.hpp"
 #include "op.hpp"
 #include "pool.hpp"
+#include "program_time.hpp"
 #include "touchstone/proc.hpp"
 #include "touchstone/run.hpp"
 #include "watchdog.hpp"
@@ -254,7 +255,6 @@ class Engine final : public NetworkListener, private Scheduler {
   void returning_to_program(Vp& v);
   void end_of_completion(Vp& v);
   void run_instant_programs();
-  void note_program_time(std::chrono::nanoseconds t);
   void time_program();
   void end_program(Vp& v);      // a program's end: at its return, or where it left (Proc::leave)
   bool parallel_host_turns() const;
@@ -326,10 +326,9 @@ class Engine final : public NetworkListener, private Scheduler {
   std::vector<int> instant_members_;  // every member of the last instant opened (a failed run's hash)
   int last_turn_rank_ = -1;           // the last VP whose turn (not its completion) ran at it
   std::chrono::nanoseconds worthwhile_{0};
-  static constexpr std::uint32_t kSampleEvery = 64;
-  std::chrono::nanoseconds program_time_{0};  // running mean of a program's host time between calls
+  ProgramTimeMean program_time_;  // a program's host time between calls
   std::chrono::steady_clock::time_point program_timed_from_;
-  std::uint32_t sample_countdown_ = kSampleEvery;
+  std::int64_t sample_countdown_ = ProgramTimeMean::kSampleEvery;
   std::uint64_t instants_at_once_ = 0;  // RunResult::instants_at_once
   std::vector<int> left_;      // the contexts of the VPs that left (Proc::leave), in that order
   std::size_t next_rest_ = 0;  // run_rests one after another, through next(): the next of left_
