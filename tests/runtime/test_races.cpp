@@ -308,12 +308,19 @@ TEST(Explore, ImpossibleChoiceIsAnInfeasibleSchedule) {
 
 // Outcomes compare by what the program did, not by when or by which message numbers.
 TEST(Explore, SameOutcomeIgnoresTimesAndMessageNumbers) {
-  RunOutcome a{true, "rank 0 failed at t=1.5 us: message #3 lost"};
-  RunOutcome b{true, "rank 0 failed at t=22 us: message #17 lost"};
+  const auto failed = [](const char* why) {
+    RunOutcome o;
+    o.failed = true;
+    o.outcome = why;
+    return o;
+  };
+  RunOutcome a = failed("rank 0 failed at t=1.5 us: message #3 lost");
+  RunOutcome b = failed("rank 0 failed at t=22 us: message #17 lost");
   EXPECT_TRUE(same_outcome(a, b));
   b.outcome = "rank 0 failed at t=22 us: message #17 late";
   EXPECT_FALSE(same_outcome(a, b));
-  RunOutcome c{false, "completed"}, d{false, "completed"};
+  RunOutcome c, d;
+  c.outcome = d.outcome = "completed";
   d.received = {1, 2};  // other bytes: the same outcome
   EXPECT_TRUE(same_outcome(c, d));
   d.exit_status = 1;
