@@ -393,6 +393,7 @@ void Engine::start_vps() {
   } else if (starts_ahead()) {
     instant_turns_ = true;
     worthwhile_ = std::chrono::nanoseconds(static_cast<std::int64_t>(opts_.parallel_programs_from_us * 1000));
+    program_time_ = ProgramTimeMean(worthwhile_);
     phase_ = Phase::ahead;
     std::vector<int> all(vps_.size());
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);

@@ -20,6 +20,10 @@ class ProgramTimeMean {
   static constexpr std::int64_t kSampleEvery = 64;  // sequential returns per timed one
   static constexpr std::int64_t kReturns = 512;     // the returns the mean is over, about
 
+  ProgramTimeMean() = default;
+  /// Until the first sample the mean is `start`: the engine starts it at the threshold, so that a
+  /// program's first instants open and the first sample under the threshold closes them.
+  explicit ProgramTimeMean(std::chrono::nanoseconds start) : mean_(start) {}
   void add(std::chrono::nanoseconds t, std::int64_t returns) {
     mean_ += (t - mean_) * std::clamp<std::int64_t>(returns, 1, kReturns) / kReturns;
   }

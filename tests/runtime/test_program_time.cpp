@@ -44,3 +44,18 @@ TEST(ProgramTimeMean, WeightsAreBounded) {
   b.add(microseconds(512), 0);
   EXPECT_EQ(b.value(), microseconds(1));
 }
+
+// The engine starts the mean at the threshold: a program's first instants open, and the first
+// sample under the threshold, of one return or of many, closes them.
+TEST(ProgramTimeMean, StartedAtTheThresholdTheFirstShorterSampleFallsUnderIt) {
+  const nanoseconds threshold = microseconds(10);
+  ProgramTimeMean once(threshold), instant(threshold);
+  EXPECT_EQ(once.value(), threshold);
+  once.add(microseconds(9), ProgramTimeMean::kSampleEvery);
+  EXPECT_LT(once.value(), threshold);
+  instant.add(microseconds(9), 2);
+  EXPECT_LT(instant.value(), threshold);
+  ProgramTimeMean longer(threshold);
+  longer.add(microseconds(11), 1);
+  EXPECT_GT(longer.value(), threshold);
+}
