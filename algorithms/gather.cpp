@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -146,14 +148,25 @@ std::optional<Blocks> three_lev_sq(Gather& s, const Submachine& m, int dest) {
 
 // logp-lev-sq reversed: "partitioning the mesh into two submachines by alternating horizontal
 // and vertical cuts" (section 4); each half gathers recursively.
-std::optional<Blocks> logp_lev_sq(Gather& s, const Submachine& m, int dest) {
-  if (m.size() == 1) return s.own();
-  const auto halves = split_halves(m);
-  const auto parts = parts_of(halves);
-  const auto leaders = leaders_for(s.grid, halves, dest);
-  return via_leaders(s, dest, parts, leaders, part_of(s.grid, halves, s.me), [&](int i) {
-    return logp_lev_sq(s, halves[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)]);
-  });
+//
+// A processor that is neither the destination nor its half's leader does nothing at a level but
+// go on in its half, and its half's gather returns it nothing (only a destination gets blocks):
+// it goes down such levels in the loop, and only the levels it acts in keep a frame on its stack.
+// On 65,536 VPs that is about 2 of the 16 levels on average, two stack pages fewer per VP, each a
+// fault (docs/performance.md, "65,536 VPs"). The same calls are made in the same order.
+std::optional<Blocks> logp_lev_sq(Gather& s, Submachine m, int dest) {
+  for (; m.size() > 1;) {
+    const auto halves = split_halves(m);
+    const auto leaders = leaders_for(s.grid, halves, dest);
+    const auto mine = static_cast<std::size_t>(part_of(s.grid, halves, s.me));
+    if (s.me == dest || s.me == leaders[mine])
+      return via_leaders(s, dest, parts_of(halves), leaders, static_cast<int>(mine), [&](int i) {
+        return logp_lev_sq(s, halves[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)]);
+      });
+    m = halves[mine];
+    dest = leaders[mine];
+  }
+  return s.own();
 }
 
 // logp-lev-rec(gamma) reversed, on runs [lo, hi) of the snake-like row-major order. Section 4:
@@ -161,18 +174,26 @@ std::optional<Blocks> logp_lev_sq(Gather& s, const Submachine& m, int dest) {
 // then "one submachine contains the first d-1 processors and executes an all-to-one communication
 // with P_(d-1) as destination. The remaining processors belong to the second submachine and they
 // continue with P_d as the destination" (gamma_cut; this happens at most once).
+// A processor that neither receives nor leads at a level goes on in its part in the loop, as in
+// logp_lev_sq.
 std::optional<Blocks> logp_lev_rec(Gather& s, int lo, int hi, int dest, double gamma) {
-  if (hi - lo == 1) return s.own();
-  const SnakeCut cut = gamma_cut(hi - lo, s.grid.snake_index(dest) - lo, gamma);
-  const PerPart<Part> parts{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi),
+  for (; hi - lo > 1;) {
+    const SnakeCut cut = gamma_cut(hi - lo, s.grid.snake_index(dest) - lo, gamma);
+    const PerPart<int> leaders{dest, s.grid.snake_rank(lo + cut.leader)};
+    const int at = s.grid.snake_index(s.me) - lo;
+    const int mine = at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1;
+    if (s.me == dest || s.me == leaders[static_cast<std::size_t>(mine)]) {
+      const PerPart<Part> parts{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi),
                                 Part::snake_run(lo + cut.other_lo, lo + cut.other_hi)};
-  const PerPart<int> leaders{dest, s.grid.snake_rank(lo + cut.leader)};
-  const int at = s.grid.snake_index(s.me) - lo;
-  const int mine = at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1;
-  return via_leaders(s, dest, parts, leaders, mine, [&](int i) {
-    if (i == 0) return logp_lev_rec(s, lo + cut.keep_lo, lo + cut.keep_hi, dest, gamma);
-    return logp_lev_rec(s, lo + cut.other_lo, lo + cut.other_hi, leaders[1], gamma);
-  });
+      return via_leaders(s, dest, parts, leaders, mine, [&](int i) {
+        if (i == 0) return logp_lev_rec(s, lo + cut.keep_lo, lo + cut.keep_hi, dest, gamma);
+        return logp_lev_rec(s, lo + cut.other_lo, lo + cut.other_hi, leaders[1], gamma);
+      });
+    }
+    std::tie(lo, hi) = mine == 0 ? std::pair(lo + cut.keep_lo, lo + cut.keep_hi) : std::pair(lo + cut.other_lo, lo + cut.other_hi);
+    dest = leaders[static_cast<std::size_t>(mine)];
+  }
+  return s.own();
 }
 
 // Runs one algorithm and leaves the root's blocks in recv.

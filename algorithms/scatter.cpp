@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -143,17 +145,27 @@ void three_lev_sq(Scatter& s, const Submachine& m, int holder, const BlockView* 
 // partitions along the columns and rows. 2. The source processor concatenates p/2 messages into
 // one long message and sends the long message to the leader processor in the other submachine.
 // 3. Each submachine applies Algorithm logp-lev-sq(p/2)."
-void logp_lev_sq(Scatter& s, const Submachine& m, int holder, const BlockView* data) {
-  if (m.size() == 1) {
-    s.keep_own(*data);
-    return;
+//
+// A processor that neither holds the blocks nor leads its half does nothing at a level but go on in
+// its half: it goes down such levels in the loop, and only the levels it acts in keep a frame on
+// its stack (on 65,536 VPs about 2 of the 16 on average: two stack pages fewer per VP, each a
+// fault; docs/performance.md, "65,536 VPs"). The same calls are made in the same order.
+void logp_lev_sq(Scatter& s, Submachine m, int holder, const BlockView* data) {
+  for (; m.size() > 1;) {
+    const auto halves = split_halves(m);
+    const auto leaders = leaders_for(s.grid, halves, holder);
+    const auto mine = static_cast<std::size_t>(part_of(s.grid, halves, s.me));
+    if (s.me == holder || s.me == leaders[mine]) {
+      via_leaders(s, holder, data, parts_of(halves), leaders, static_cast<int>(mine), [&](int i, const BlockView* d) {
+        logp_lev_sq(s, halves[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)], d);
+      });
+      return;
+    }
+    m = halves[mine];
+    holder = leaders[mine];
+    data = nullptr;
   }
-  const auto halves = split_halves(m);
-  const auto parts = parts_of(halves);
-  const auto leaders = leaders_for(s.grid, halves, holder);
-  via_leaders(s, holder, data, parts, leaders, part_of(s.grid, halves, s.me), [&](int i, const BlockView* d) {
-    logp_lev_sq(s, halves[static_cast<std::size_t>(i)], leaders[static_cast<std::size_t>(i)], d);
-  });
+  s.keep_own(*data);
 }
 
 // Algorithm logp-lev-rec(p, gamma): "1. The machine is partitioned into 2 submachines, one
@@ -161,21 +173,28 @@ void logp_lev_sq(Scatter& s, const Submachine& m, int holder, const BlockView* d
 // (1-gamma)p processors. 2. The source processor concatenates (1-gamma)p messages into one long
 // message and sends it to the leader processor in the other submachine. 3. [Both recurse.]"
 // Submachines are runs [lo, hi) of the snake-like row-major order (section 3.2).
+// A processor that neither holds nor leads at a level goes on in its part in the loop, as in
+// logp_lev_sq.
 void logp_lev_rec(Scatter& s, int lo, int hi, int holder, const BlockView* data, double gamma) {
-  if (hi - lo == 1) {
-    s.keep_own(*data);
-    return;
-  }
-  const SnakeCut cut = gamma_cut(hi - lo, s.grid.snake_index(holder) - lo, gamma);
-  const PerPart<Part> parts{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi),
+  for (; hi - lo > 1;) {
+    const SnakeCut cut = gamma_cut(hi - lo, s.grid.snake_index(holder) - lo, gamma);
+    const PerPart<int> leaders{holder, s.grid.snake_rank(lo + cut.leader)};
+    const int at = s.grid.snake_index(s.me) - lo;
+    const int mine = at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1;
+    if (s.me == holder || s.me == leaders[static_cast<std::size_t>(mine)]) {
+      const PerPart<Part> parts{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi),
                                 Part::snake_run(lo + cut.other_lo, lo + cut.other_hi)};
-  const PerPart<int> leaders{holder, s.grid.snake_rank(lo + cut.leader)};
-  const int at = s.grid.snake_index(s.me) - lo;
-  const int mine = at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1;
-  via_leaders(s, holder, data, parts, leaders, mine, [&](int i, const BlockView* d) {
-    if (i == 0) logp_lev_rec(s, lo + cut.keep_lo, lo + cut.keep_hi, holder, d, gamma);
-    else logp_lev_rec(s, lo + cut.other_lo, lo + cut.other_hi, leaders[1], d, gamma);
-  });
+      via_leaders(s, holder, data, parts, leaders, mine, [&](int i, const BlockView* d) {
+        if (i == 0) logp_lev_rec(s, lo + cut.keep_lo, lo + cut.keep_hi, holder, d, gamma);
+        else logp_lev_rec(s, lo + cut.other_lo, lo + cut.other_hi, leaders[1], d, gamma);
+      });
+      return;
+    }
+    std::tie(lo, hi) = mine == 0 ? std::pair(lo + cut.keep_lo, lo + cut.keep_hi) : std::pair(lo + cut.other_lo, lo + cut.other_hi);
+    holder = leaders[static_cast<std::size_t>(mine)];
+    data = nullptr;
+  }
+  s.keep_own(*data);
 }
 
 std::vector<int> all_but(int n, int skip) {
