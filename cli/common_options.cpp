@@ -56,9 +56,9 @@ void add_common_options(CLI::App* cmd, CommonOptions& c) {
   cmd->add_option("--eager-limit", c.eager_limit,
                   "flow control (docs/model.md 2.16): messages above BYTES go by rendezvous; unlimited (only a full "
                   "buffer= does), or off; overrides the machine's eager_limit");
-  cmd->add_option("--stack-kb", c.stack_kb, "host stack of each VP thread (KiB)")
-      ->check(number_in<std::size_t>(64, 1 << 20))
-      ->capture_default_str();
+  cmd->add_option("--stack-kb", c.stack_kb,
+                  fmt::format("host stack of each VP (KiB; default {}, an MPI program's 1024)", RunOptions{}.stack_bytes / 1024))
+      ->check(number_in<std::size_t>(64, 1 << 20));
 }
 
 RunOptions run_options(const CommonOptions& c) {
@@ -66,7 +66,7 @@ RunOptions run_options(const CommonOptions& c) {
   o.seed = c.seed;
   o.phantom_payloads = c.phantom;
   o.time_limit = time_limit_ps(c.time_limit_s);
-  o.stack_bytes = c.stack_kb * 1024;
+  if (c.stack_kb > 0) o.stack_bytes = c.stack_kb * 1024;
   o.execution = c.execution == "threads" ? Execution::threads : Execution::fibers;
   o.host_cores = c.host_cores > 0 ? c.host_cores : available_host_cores();
   o.parallel_programs_from_us = c.parallel_programs_from_us;

@@ -38,7 +38,7 @@ struct CommonOptions {
   std::string format = "table";
   bool phantom = false;
   double time_limit_s = 3600;
-  std::size_t stack_kb = 1024;
+  std::size_t stack_kb = 0;  ///< --stack-kb; 0: not given (RunOptions' default; an MPI program's in sweep)
   std::string execution = "fibers";
   int host_cores = -1;  ///< --host-cores; -1: not given (available_host_cores())
   double parallel_programs_from_us = RunOptions{}.parallel_programs_from_us;  ///< --parallel-programs-from-us

@@ -39,7 +39,7 @@ struct Options {
   double wall_limit_s = 600;
   std::string compute = "zero";
   std::string eager_limit;
-  std::size_t stack_kb = 1024;
+  std::size_t stack_kb = mpi::program_run_options().stack_bytes / 1024;
   std::string explore_outcome;  // an explored run (child of --explore): where to write its outcome
   bool check = false;           // --check: synchronous sends, synchronizing collectives, leaks are errors
 };

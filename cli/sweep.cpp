@@ -154,8 +154,8 @@ std::vector<std::string> mpirun_launcher(const Options& opt, const MachineSpec& 
   if (ec) throw Error("sweep --program: cannot find the touchstone program itself (/proc/self/exe)");
   std::vector<std::string> l{self.string(),  "mpirun",       "--machine",  spec.text(),
                              "--seed",       std::to_string(c.seed), "--execution", c.execution,
-                             "--time-limit", fmt::format("{}", c.time_limit_s), "--stack-kb",
-                             std::to_string(c.stack_kb)};
+                             "--time-limit", fmt::format("{}", c.time_limit_s)};
+  if (c.stack_kb > 0) l.insert(l.end(), {"--stack-kb", std::to_string(c.stack_kb)});
   if (opt.np) l.insert(l.end(), {"--np", std::to_string(opt.np)});
   if (c.phantom) l.push_back("--phantom");
   if (c.host_cores > 0) l.insert(l.end(), {"--host-cores", std::to_string(c.host_cores)});

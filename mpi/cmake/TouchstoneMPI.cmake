@@ -10,6 +10,7 @@ function(touchstone_add_mpi_program name)
   set_target_properties(${name} PROPERTIES PREFIX "" SUFFIX "" POSITION_INDEPENDENT_CODE ON)
   target_link_options(${name} PRIVATE LINKER:--no-undefined LINKER:-Bsymbolic)
   # A rank that ends early (an MPI error, another rank failing) is unwound through the program's
-  # frames: C code needs unwind tables for that.
-  target_compile_options(${name} PRIVATE -fexceptions)
+  # frames: C code needs unwind tables for that. A large frame is written page by page, so that a
+  # rank whose stack is too small meets its guard page instead of another rank's stack.
+  target_compile_options(${name} PRIVATE -fexceptions -fstack-clash-protection)
 endfunction()

@@ -1,6 +1,6 @@
 /* How a run ends (docs/mpi.md, "Exit status"): each mode ends it one way, and the test
  * (launcher.cmake) checks the exit status and that the report names the rank and the call.
- *   endings exit|return|exit_after_finalize|abort|overflow|spin|wtime|bigcount|busy|sigint|shared */
+ *   endings exit|return|exit_after_finalize|abort|overflow|deep_stack|spin|wtime|bigcount|busy|sigint|shared */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +16,15 @@ static int recurse(volatile char* up, int depth) {
   frame[0] = (char)depth;
   frame[511] = up ? up[0] : 0;
   return depth > 1000000 ? frame[0] : recurse(frame, depth + 1) + frame[511];
+}
+
+/* 512 KiB of stack, as a C program's local arrays take: more than a catalog VP's default stack
+ * (128 KiB), within an MPI rank's (1 MiB). Returns a sum of its first and last bytes. */
+static int deep_stack(int rank) {
+  volatile char big[512 * 1024];
+  big[0] = (char)rank;
+  big[sizeof big - 1] = 1;
+  return big[0] + big[sizeof big - 1];
 }
 
 /* A loop that waits for something no MPI call brings: it never ends. */
@@ -42,6 +51,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "return") == 0 && rank == 2) return 4;
   if (strcmp(mode, "abort") == 0 && rank == 1) abort();
   if (strcmp(mode, "overflow") == 0 && rank == 2) recurse(NULL, 0);
+  if (strcmp(mode, "deep_stack") == 0) CHECK_EQ(deep_stack(rank), rank + 1);
   if (strcmp(mode, "spin") == 0 && rank == 1) spin_forever();
   if (strcmp(mode, "sigint") == 0 && rank == 1) kill(getpid(), SIGINT);
   if (strcmp(mode, "wtime") == 0 && rank == 0) {

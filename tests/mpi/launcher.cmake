@@ -38,7 +38,7 @@ ending(abort 134 "^touchstone: the program of rank 1 died of SIGABRT" --machine 
 # Its stack names the program's line (looked up in a child process: the handler cannot allocate;
 # sanitized builds print the plain frames).
 if(NOT (TOUCHSTONE_ASAN OR TOUCHSTONE_TSAN))
-  ending(abort_lines 134 "^  #[0-9]+ main(\\.cold)? at /.*/tests/mpi/endings\\.c:43 \\(" --machine mesh:2x2 ${endings} abort)
+  ending(abort_lines 134 "^  #[0-9]+ main(\\.cold)? at /.*/tests/mpi/endings\\.c:52 \\(" --machine mesh:2x2 ${endings} abort)
 endif()
 # AddressSanitizer reports a stack overflow itself after the runtime's message and aborts (134);
 # ThreadSanitizer reports it too and exits with its own status (66).
@@ -51,13 +51,22 @@ else()
 endif()
 ending(stack_overflow ${overflow_status} "^touchstone: the VP of rank 2 overflowed its stack of 64 KiB \\(give VPs larger stacks with --stack-kb"
        --machine mesh:2x2 --stack-kb 64 ${endings} overflow)
+# An MPI program's ranks get 1 MiB stacks (the catalog's VPs 128 KiB): every rank's 512 KiB local
+# array fits, run by mpirun and by sweep --program, whose child mpirun keeps that default.
+ending(deep_stack 0 "^endings: all checks passed$" --machine mesh:2x2 ${endings} deep_stack)
+# With a smaller stack the array's frame, written page by page (-fstack-clash-protection), meets
+# the guard page: reported, not written over the next rank's stack.
+ending(deep_stack_overflow ${overflow_status} "^touchstone: the VP of rank [0-3] overflowed its stack of 128 KiB"
+       --machine mesh:2x2 --stack-kb 128 ${endings} deep_stack)
+add_test(NAME mpi.endings.deep_stack_in_sweep COMMAND ${here}/expect.sh 0 "^program:mpi_test_endings  *[0-9]"
+         ${ts} sweep --machine mesh:2x2 --program ${endings} --args deep_stack)
 # The spinning rank's stack, sampled by a signal. Not under ThreadSanitizer: it holds a signal
 # until the thread calls into its runtime, which a rank spinning in uninstrumented code never does
 # (the report then says its stack could not be taken, as wall_limit_names_rank still checks).
 if(NOT TOUCHSTONE_TSAN)
-  ending(wall_limit 2 "^  #0 spin_forever at /.*/tests/mpi/endings\\.c:24 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
+  ending(wall_limit 2 "^  #0 spin_forever at /.*/tests/mpi/endings\\.c:33 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
   # A return address names the line of its call: main's call of spin_forever.
-  ending(wall_limit_lines 2 "^  #1 main at /.*/tests/mpi/endings\\.c:45 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
+  ending(wall_limit_lines 2 "^  #1 main at /.*/tests/mpi/endings\\.c:55 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
 endif()
 ending(wall_limit_names_rank 2 "^Rank 1 was running its own code and made no call to Touchstone since" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
 # What a rank printed survives a run the watchdog ends (stdout is a pipe here: fully buffered by

@@ -20,6 +20,14 @@ struct MeasuredRegions {
   Time total = 0;
 };
 
+/// RunOptions for an MPI program: its main runs on its rank's VP stack, and C programs keep arrays
+/// there, so 1 MiB rather than RunOptions' 128 KiB for the catalog's algorithms.
+inline RunOptions program_run_options() {
+  RunOptions o;
+  o.stack_bytes = std::size_t{1} << 20;
+  return o;
+}
+
 struct LaunchOptions {
   MachineSpec machine;                       ///< machine spec (touchstone list machines), built by launch
   int np = 0;                                ///< MPI processes: world ranks 0..np-1 (0: every VP)
@@ -27,7 +35,7 @@ struct LaunchOptions {
   /// Whose decision rules pick the algorithm of each call not named in `coll`: "mpich", "ompi",
   /// or "default"/"" (each collective's default algorithm).
   std::string coll_selector;
-  RunOptions run;                            ///< trace, order log, perturb, execution, seed, ...
+  RunOptions run = program_run_options();    ///< trace, order log, perturb, execution, seed, ...
   std::string program;                       ///< path of the program module
   std::vector<std::string> args;             ///< argv[1..]
   bool privatize = true;                     ///< one copy of the program's globals per rank

@@ -53,7 +53,13 @@ struct RunOptions {
   std::string trace_file;         ///< Chrome Trace Event JSON (Perfetto)
   std::string order_log_file;     ///< plain-text per-VP message order
   Time time_limit = milliseconds(3'600'000);  ///< virtual time after which the run is an error
-  std::size_t stack_bytes = std::size_t{1} << 20;  ///< host stack of each VP thread
+  /// Host stack of each VP (address space: only the pages its calls reach become memory). 128 KiB,
+  /// Boost.Context's own default, is twice what any catalog algorithm needs; a VP that overflows
+  /// it is stopped with a message naming its rank. Larger stacks cost many-VP runs dearly: each
+  /// stack's top page needs the page-table page of its 2 MiB of address space, and a 65,536-VP ring
+  /// took 1.6-2x as long with 1 MiB stacks (docs/performance.md, "Fiber stacks"). MPI programs,
+  /// whose main runs on it, get 1 MiB (program_run_options in touchstone/mpirun.hpp).
+  std::size_t stack_bytes = std::size_t{128} << 10;
   /// Host cores the run may use (docs/parallel.md). Fibers: with more than one, the VPs' first
   /// turns (their programs up to the first call into the runtime: buffers allocated and filled)
   /// run ahead in parallel on that many host threads, and so do the programs of the VPs that one
