@@ -8,8 +8,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <tuple>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -178,20 +176,16 @@ std::optional<Blocks> logp_lev_sq(Gather& s, Submachine m, int dest) {
 // logp_lev_sq.
 std::optional<Blocks> logp_lev_rec(Gather& s, int lo, int hi, int dest, double gamma) {
   for (; hi - lo > 1;) {
-    const SnakeCut cut = gamma_cut(hi - lo, s.grid.snake_index(dest) - lo, gamma);
-    const PerPart<int> leaders{dest, s.grid.snake_rank(lo + cut.leader)};
-    const int at = s.grid.snake_index(s.me) - lo;
-    const int mine = at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1;
-    if (s.me == dest || s.me == leaders[static_cast<std::size_t>(mine)]) {
-      const PerPart<Part> parts{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi),
-                                Part::snake_run(lo + cut.other_lo, lo + cut.other_hi)};
-      return via_leaders(s, dest, parts, leaders, mine, [&](int i) {
-        if (i == 0) return logp_lev_rec(s, lo + cut.keep_lo, lo + cut.keep_hi, dest, gamma);
-        return logp_lev_rec(s, lo + cut.other_lo, lo + cut.other_hi, leaders[1], gamma);
+    const SnakeLevel level = snake_level(s.grid, lo, hi, dest, s.me, gamma);
+    const auto mine = static_cast<std::size_t>(level.mine);
+    if (s.me == dest || s.me == level.leaders[mine])
+      return via_leaders(s, dest, level.parts, level.leaders, level.mine, [&](int i) {
+        const auto part = static_cast<std::size_t>(i);
+        return logp_lev_rec(s, level.parts[part].lo, level.parts[part].hi, level.leaders[part], gamma);
       });
-    }
-    std::tie(lo, hi) = mine == 0 ? std::pair(lo + cut.keep_lo, lo + cut.keep_hi) : std::pair(lo + cut.other_lo, lo + cut.other_hi);
-    dest = leaders[static_cast<std::size_t>(mine)];
+    lo = level.parts[mine].lo;
+    hi = level.parts[mine].hi;
+    dest = level.leaders[mine];
   }
   return s.own();
 }

@@ -8,8 +8,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <tuple>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -177,21 +175,18 @@ void logp_lev_sq(Scatter& s, Submachine m, int holder, const BlockView* data) {
 // logp_lev_sq.
 void logp_lev_rec(Scatter& s, int lo, int hi, int holder, const BlockView* data, double gamma) {
   for (; hi - lo > 1;) {
-    const SnakeCut cut = gamma_cut(hi - lo, s.grid.snake_index(holder) - lo, gamma);
-    const PerPart<int> leaders{holder, s.grid.snake_rank(lo + cut.leader)};
-    const int at = s.grid.snake_index(s.me) - lo;
-    const int mine = at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1;
-    if (s.me == holder || s.me == leaders[static_cast<std::size_t>(mine)]) {
-      const PerPart<Part> parts{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi),
-                                Part::snake_run(lo + cut.other_lo, lo + cut.other_hi)};
-      via_leaders(s, holder, data, parts, leaders, mine, [&](int i, const BlockView* d) {
-        if (i == 0) logp_lev_rec(s, lo + cut.keep_lo, lo + cut.keep_hi, holder, d, gamma);
-        else logp_lev_rec(s, lo + cut.other_lo, lo + cut.other_hi, leaders[1], d, gamma);
+    const SnakeLevel level = snake_level(s.grid, lo, hi, holder, s.me, gamma);
+    const auto mine = static_cast<std::size_t>(level.mine);
+    if (s.me == holder || s.me == level.leaders[mine]) {
+      via_leaders(s, holder, data, level.parts, level.leaders, level.mine, [&](int i, const BlockView* d) {
+        const auto part = static_cast<std::size_t>(i);
+        logp_lev_rec(s, level.parts[part].lo, level.parts[part].hi, level.leaders[part], d, gamma);
       });
       return;
     }
-    std::tie(lo, hi) = mine == 0 ? std::pair(lo + cut.keep_lo, lo + cut.keep_hi) : std::pair(lo + cut.other_lo, lo + cut.other_hi);
-    holder = leaders[static_cast<std::size_t>(mine)];
+    lo = level.parts[mine].lo;
+    hi = level.parts[mine].hi;
+    holder = level.leaders[mine];
     data = nullptr;
   }
   s.keep_own(*data);

@@ -151,6 +151,14 @@ SnakeCut gamma_cut(int n, int key, double gamma) {
   return {key, n, 0, key, key - 1};
 }
 
+SnakeLevel snake_level(const Grid& grid, int lo, int hi, int key, int me, double gamma) {
+  const SnakeCut cut = gamma_cut(hi - lo, grid.snake_index(key) - lo, gamma);
+  const int at = grid.snake_index(me) - lo;
+  return {{Part::snake_run(lo + cut.keep_lo, lo + cut.keep_hi), Part::snake_run(lo + cut.other_lo, lo + cut.other_hi)},
+          {key, grid.snake_rank(lo + cut.leader)},
+          at >= cut.keep_lo && at < cut.keep_hi ? 0 : 1};
+}
+
 Team::Team(Proc& p, const Group& g, const std::vector<int>& ranks)
     : p_(&p), g_(resolve(p, g)) {
   sub_ = static_cast<int>(ranks.size()) == g_.size() ? g_ : p.subgroup(g_, ranks);

@@ -100,6 +100,15 @@ struct SnakeCut {
 /// key in neither: the first `key` processors form the other part (gathering to key - 1) and the
 /// rest, starting with the key, continue. A run of at most 4 processors is cut in halves.
 SnakeCut gamma_cut(int n, int key, double gamma);
+/// One level of logp-lev-rec on the snake run [lo, hi) (at least 2 processors) whose key processor
+/// (source or destination) is `key`, as processor `me` sees it: part 0 holds the key, which leads
+/// it; part 1 is served through leaders[1]; `mine` is the part holding `me`.
+struct SnakeLevel {
+  PerPart<Part> parts;
+  PerPart<int> leaders;
+  int mine;
+};
+SnakeLevel snake_level(const Grid& grid, int lo, int hi, int key, int me, double gamma);
 
 /// The process group of a submachine, for point-to-point addressed by ranks of the algorithm's
 /// group `g`. Every member must create the same Teams in the same order (Proc::subgroup); a Team
