@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "touchstone/experiment/claims.hpp"
+#include "touchstone/machines.hpp"
 
 namespace touchstone::bench {
 
@@ -48,6 +49,14 @@ void add_rows(claims::Ledger& L, const std::vector<ClaimRow<Figures>>& rows, con
               const std::string& suffix = "") {
   for (const auto& row : rows)
     if (const auto o = row.measure(figures)) add_claim(L, row, row.id + suffix, *o);
+}
+
+/// The claims measured again on one of the preset's open variants (touchstone::open_variants): an
+/// end of a range the paper leaves open settles them (a claim it flips is undecided); a stated
+/// value the paper's data contradict only annotates them (the preset has chosen the data).
+inline void weigh(claims::Ledger& L, const claims::Ledger& on_variant, const OpenVariant& v) {
+  if (v.contradicted) L.annotate(on_variant, v.options);
+  else L.settle(on_variant, v.options);
 }
 
 }  // namespace touchstone::bench

@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "algorithms/registry.hpp"
+#include "claim_rows.hpp"
 #include "touchstone/experiment/claims.hpp"
 #include "touchstone/experiment/experiment.hpp"
 #include "cli/parse_command_line.hpp"
@@ -1046,7 +1047,7 @@ int print_claims(const std::string& options, const Table& fig9, int jobs, claims
   for (const auto& v : open) {
     MachineSpec variant = delta;
     variant.add_options(v.options);
-    L.settle(delta_claims(variant, fig9, jobs), v.options);
+    bench::weigh(L, delta_claims(variant, fig9, jobs), v);
   }
   if (format == claims::Format::text)
     fmt::print(

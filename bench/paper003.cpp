@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "algorithms/registry.hpp"
+#include "claim_rows.hpp"
 #include "touchstone/experiment/claims.hpp"
 #include "touchstone/experiment/experiment.hpp"
 #include "cli/parse_command_line.hpp"
@@ -250,7 +251,7 @@ int print_claims(const std::string& machine, int seeds, const std::vector<long l
                  claims::Format format, bool preset_only) {
   claims::Ledger L = claims_on(machine, seeds, traffic, parallel);
   const auto open = preset_only ? std::vector<OpenVariant>{} : open_variants(machine);
-  for (const auto& v : open) L.settle(claims_on(machine + "," + v.options, seeds, traffic, parallel), v.options);
+  for (const auto& v : open) bench::weigh(L, claims_on(machine + "," + v.options, seeds, traffic, parallel), v);
   if (format == claims::Format::text)
     fmt::print("Paper 003 claims on {} (seeds 1..{}; numbers within {:.2f}x count as reproduced; {} open variants)\n\n",
                machine, seeds, kTol, open.size());

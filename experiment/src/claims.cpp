@@ -74,7 +74,11 @@ const Claim& Ledger::statement(std::string id, std::string source, std::string p
   return claims_.back();
 }
 
-void Ledger::settle(const Ledger& variant, const std::string& options) {
+void Ledger::settle(const Ledger& variant, const std::string& options) { compare(variant, options, true); }
+
+void Ledger::annotate(const Ledger& variant, const std::string& options) { compare(variant, options, false); }
+
+void Ledger::compare(const Ledger& variant, const std::string& options, bool decides) {
   for (auto& c : claims_) {
     const auto other =
         std::find_if(variant.claims_.begin(), variant.claims_.end(), [&](const Claim& v) { return v.id == c.id; });
@@ -82,12 +86,13 @@ void Ledger::settle(const Ledger& variant, const std::string& options) {
     const bool here =
         c.verdict == Verdict::reproduced || (c.verdict == Verdict::undecided && c.at_preset == "reproduced");
     if (here == (other->verdict == Verdict::reproduced)) continue;
-    if (c.verdict != Verdict::undecided) {
+    if (decides && c.verdict != Verdict::undecided) {
       c.at_preset = verdict_text(c);
       c.verdict = Verdict::undecided;
       c.factor = 0;
     }
-    const std::string flip = fmt::format("{} with {} ({})", here ? "fails" : "holds", options, other->ours);
+    const std::string flip =
+        fmt::format("{} {} {} ({})", here ? "fails" : "holds", decides ? "with" : "at the stated", options, other->ours);
     c.note = c.note.empty() ? flip : c.note + "; " + flip;
   }
 }

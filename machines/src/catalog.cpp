@@ -141,7 +141,7 @@ std::vector<OpenVariant> open_variants(const MachineSpec& spec) {
   const Family& family = find_family(spec.family, spec.text());
   std::vector<OpenVariant> out;
   if (family.open)
-    for (const auto& [options, why] : family.open()) out.push_back({options, why});
+    for (const auto& v : family.open()) out.push_back({v.options, v.why, v.contradicted});
   return out;
 }
 

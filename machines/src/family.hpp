@@ -36,8 +36,14 @@ using Claims = std::vector<std::pair<const char*, const char*>>;
 /// claimed options out of `opts`. `spec` is the whole spec, for errors.
 using MakeMachine = Machine (*)(const std::string& arg, SpecOptions& opts, const std::string& spec);
 
-/// The open variants of a calibrated family, each {"options", "why"} (touchstone::open_variants).
-using OpenVariants = std::vector<std::pair<const char*, const char*>>;
+/// One open variant of a calibrated family (touchstone::OpenVariant).
+struct OpenVariantRow {
+  const char* options;
+  const char* why;
+  bool contradicted = false;
+};
+/// The open variants of a calibrated family (touchstone::open_variants).
+using OpenVariants = std::vector<OpenVariantRow>;
 
 /// One row of the catalog's table (catalog.cpp).
 struct Family {

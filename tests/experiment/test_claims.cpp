@@ -92,6 +92,29 @@ TEST(Claims, SettleMarksTheClaimsAnOpenVariantFlipsUndecided) {
             std::string::npos);
 }
 
+// A stated value the paper's own data contradict does not decide: a claim it flips keeps the
+// preset's verdict, and its note says what the stated value gives, after what an open variant added.
+TEST(Claims, AnnotateNamesWhatAContradictedStatementWouldFlipWithoutDecidingIt) {
+  Ledger preset, open, stated;
+  preset.statement("order", "Table 2", "A < B", "A 1, B 2", true);
+  preset.number("startup", "Sec. 3.3", 5, 1, 1.1, "us");
+  preset.statement("same", "Sec. 3.2", "A < C", "A 1, C 3", true);
+  open.statement("order", "Table 2", "A < B", "A 3, B 2", false);
+  stated.statement("order", "Table 2", "A < B", "A 4, B 2", false);
+  stated.number("startup", "Sec. 3.3", 5, 5, 1.1, "us");
+  stated.statement("same", "Sec. 3.2", "A < C", "A 2, C 3", true);
+  preset.settle(open, "send_us=0.75");
+  preset.annotate(stated, "send_us=5");
+  const auto& c = preset.claims();
+  EXPECT_EQ(claims::verdict_text(c[0]), "undecided (preset: reproduced)");
+  EXPECT_EQ(c[0].note, "fails with send_us=0.75 (A 3, B 2); fails at the stated send_us=5 (A 4, B 2)");
+  EXPECT_EQ(claims::verdict_text(c[1]), "off by 0.20x");
+  EXPECT_EQ(c[1].note, "holds at the stated send_us=5 (5 us)");
+  EXPECT_EQ(c[2].verdict, Verdict::reproduced);
+  EXPECT_EQ(c[2].note, "");
+  EXPECT_EQ(preset.summary(), "3 claims: 1 reproduced, 1 off, 0 ordering differs, 1 undecided");
+}
+
 // Three algorithms at one size, two at another, times set by hand (ours, measured):
 //   size A: a 100 / 10, b 105 / 9, c 150 / 20 -> pairs a-b lead 5% (the machine ran b first:
 //           reordered), a-c 50% (kept), b-c 42.9% (kept);

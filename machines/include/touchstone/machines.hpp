@@ -63,11 +63,17 @@ bool is_machine_file(const std::string& spec);
 struct OpenVariant {
   std::string options;
   std::string why;
+  /// Not the end of an open range but a value the paper states and its own data contradict, so the
+  /// preset follows the data (docs/machines.md). A sweep (`--vary open`) still shows what it would
+  /// change; a claims ledger notes the claims it would flip without calling them undecided
+  /// (claims::Ledger::annotate): between two statements that cannot both hold, the preset has chosen.
+  bool contradicted = false;
 };
 
 /// The open variants of `spec`'s family: the ends of the ranges its calibration leaves open, one
-/// parameter (or one relation between parameters) at a time. Empty for the families that are not
-/// fitted to a paper (mesh, torus, hpam, machine files).
+/// parameter (or one relation between parameters) at a time, and the stated values its paper's data
+/// contradict (OpenVariant::contradicted). Empty for the families that are not fitted to a paper
+/// (mesh, torus, hpam, machine files).
 std::vector<OpenVariant> open_variants(const MachineSpec& spec);
 /// open_variants(MachineSpec::parse(spec)): UsageError for a spec of no family.
 std::vector<OpenVariant> open_variants(const std::string& spec);

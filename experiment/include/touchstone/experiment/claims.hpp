@@ -52,6 +52,11 @@ class Ledger {
   /// reproduced on one and not on the other flips inside that range: it becomes undecided, its
   /// note naming the variant. Claims of one ledger only are left as they are.
   void settle(const Ledger& variant, const std::string& options);
+  /// As settle, for a variant that does not decide: a value the paper states where its own data
+  /// contradict it, so the preset follows the data (touchstone::OpenVariant::contradicted). A claim
+  /// it flips keeps its verdict; its note says what the variant gives ("fails at the stated send_us=5
+  /// (310.1 us)").
+  void annotate(const Ledger& variant, const std::string& options);
 
   const std::vector<Claim>& claims() const { return claims_; }
   int count(Verdict v) const;
@@ -60,6 +65,7 @@ class Ledger {
   void print(std::FILE* out, Format format) const;
 
  private:
+  void compare(const Ledger& variant, const std::string& options, bool decides);
   std::vector<Claim> claims_;
 };
 
