@@ -8,6 +8,7 @@
 #include "algorithms/traffic.hpp"
 #include "cli/numeric_option.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/mpirun.hpp"
 
 namespace touchstone::cli {
 
@@ -57,7 +58,8 @@ void add_common_options(CLI::App* cmd, CommonOptions& c) {
                   "flow control (docs/model.md 2.16): messages above BYTES go by rendezvous; unlimited (only a full "
                   "buffer= does), or off; overrides the machine's eager_limit");
   cmd->add_option("--stack-kb", c.stack_kb,
-                  fmt::format("host stack of each VP (KiB; default {}, an MPI program's 1024)", RunOptions{}.stack_bytes / 1024))
+                  fmt::format("host stack of each VP (KiB; default {}, an MPI program's {})", RunOptions{}.stack_bytes / 1024,
+                              mpi::program_run_options().stack_bytes / 1024))
       ->check(number_in<std::size_t>(64, 1 << 20));
 }
 

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <ctime>
+#include <memory>
 #include <mutex>
 #include <semaphore>
 #include <system_error>
@@ -42,11 +44,48 @@ thread_local CurrentContext t_current;
 thread_local bool t_running_ahead = false;  // Executor::run_ahead's threads, while a context runs
 
 std::size_t usable_stack(std::size_t bytes) { return std::max<std::size_t>(bytes, 64 * 1024); }
+
+// The turns of one parallel batch (on_threads) in the order one host thread runs them: which have
+// finished, and the earliest that faulted. A thread runs turn `t_turn` of `t_batch` meanwhile.
+struct TurnOrder {
+  explicit TurnOrder(std::size_t n) : finished(new std::atomic<bool>[n]) {
+    for (std::size_t k = 0; k < n; ++k) finished[k].store(false, std::memory_order_relaxed);
+  }
+  std::unique_ptr<std::atomic<bool>[]> finished;
+  std::atomic<std::size_t> first_fault{static_cast<std::size_t>(-1)};
+};
+thread_local TurnOrder* t_batch = nullptr;
+thread_local std::size_t t_turn = 0;
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<std::size_t>::is_always_lock_free,
+              "read by the fault handler");
 }  // namespace
 
 void* Executor::current_user() { return t_current.user; }
 bool Executor::running_ahead() { return t_running_ahead; }
 int Executor::current_index() { return t_current.index; }
+
+// Turns are handed out in their order (HelperPool), so every earlier one has started; each either
+// finishes (its flag) or faults (first_fault falls below ours). A turn that never finishes, a
+// program that loops or a lock the faulting code held, must not keep the report back for good.
+bool Executor::first_fault_in_order() noexcept {
+  TurnOrder* const b = t_batch;
+  if (!b) return true;
+  const std::size_t me = t_turn;
+  std::size_t first = b->first_fault.load(std::memory_order_acquire);
+  while (me < first && !b->first_fault.compare_exchange_weak(first, me, std::memory_order_acq_rel)) {
+  }
+  timespec start{}, now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &start);
+  for (std::size_t earlier = 0;;) {
+    if (b->first_fault.load(std::memory_order_acquire) < me) return false;
+    while (earlier < me && b->finished[earlier].load(std::memory_order_acquire)) ++earlier;
+    if (earlier == me) return true;
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec - start.tv_sec >= 5) return true;
+    const timespec pause{0, 200'000};
+    ::nanosleep(&pause, nullptr);
+  }
+}
 void Executor::set_current_user(void* user, int index) {
   CurrentContext& c = t_current;
   c.user = user;
@@ -311,15 +350,24 @@ class FiberExecutor final : public Executor {
   // Boost fiber can be resumed on any thread, and returns to the one that resumed it. Contexts are
   // handed out one at a time, so one with much to do does not hold up the others.
   void on_threads(std::span<const int> contexts, int threads, bool ahead) {
-    auto turn = [&](std::size_t k) {
-      t_running_ahead = ahead;
-      switch_to(contexts[k]);
-      t_running_ahead = false;
-    };
     if (threads <= 1 || contexts.size() < 2) {
-      for (std::size_t k = 0; k < contexts.size(); ++k) turn(k);
+      for (std::size_t k = 0; k < contexts.size(); ++k) {
+        t_running_ahead = ahead;
+        switch_to(contexts[k]);
+        t_running_ahead = false;
+      }
       return;
     }
+    TurnOrder order(contexts.size());  // a fault is reported as in this order (first_fault_in_order)
+    auto turn = [&](std::size_t k) {
+      t_running_ahead = ahead;
+      t_batch = &order;
+      t_turn = k;
+      switch_to(contexts[k]);
+      t_batch = nullptr;
+      order.finished[k].store(true, std::memory_order_release);
+      t_running_ahead = false;
+    };
     if (!helpers_) helpers_ = std::make_unique<HelperPool>(threads - 1);
     helpers_->run(contexts.size(), turn);
   }

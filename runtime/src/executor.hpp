@@ -76,6 +76,14 @@ class Executor {
   /// The index of that context, kMain outside them. One read of a thread-local: safe in a signal
   /// handler, which names the VP a fault happened in (stacks.hpp, report_vp_faults).
   static int current_index();
+  /// For the fault handler, on the thread whose context's code faulted: when that code ran at once
+  /// with other contexts' (run_ahead, run_rests), waits until every context before it in the
+  /// order one host thread would have run them has finished its turn, so that the fault reported
+  /// is the one a single host core meets first. Returns false when one of those faulted too (its
+  /// thread reports; this one must not), true when this fault is the one to report (at once
+  /// outside a parallel turn, or after a few seconds should an earlier turn never finish).
+  /// Async-signal-safe.
+  static bool first_fault_in_order() noexcept;
 
  protected:
   explicit Executor(Scheduler& s) : scheduler_(s) {}

@@ -194,6 +194,10 @@ struct OverflowReports {
   }
 
   static void handler(int sig, siginfo_t* info, void* ctx) {
+    // Programs run at once on several host threads may fault at once: the one reported is the
+    // one a single host core would have met first; the others wait here for the process to end.
+    if (!Executor::first_fault_in_order())
+      for (;;) ::pause();
     const bool memory = sig == SIGSEGV || sig == SIGBUS;
     if (memory && said_overflow(static_cast<const std::byte*>(info->si_addr))) {
       say_stack();

@@ -1,6 +1,7 @@
 /* How a run ends (docs/mpi.md, "Exit status"): each mode ends it one way, and the test
  * (launcher.cmake) checks the exit status and that the report names the rank and the call.
- *   endings exit|return|exit_after_finalize|abort|overflow|deep_stack|spin|wtime|bigcount|busy|sigint|shared */
+ *   endings exit|return|exit_after_finalize|abort|overflow|deep_stack|overflow_at_once|spin|wtime|bigcount|busy|sigint|
+ *           shared */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +47,12 @@ int main(int argc, char** argv) {
   init_world(&argc, &argv, &rank, &size);
   const char* mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "spin") == 0 && rank == 0) printf("endings: rank 0 printed this before rank 1 spun\n");
+  /* Every rank's stack overflows before its first call that waits, all at once on several host
+     cores, rank 0 last by host time: the report names rank 0, the one a single core meets first. */
+  if (strcmp(mode, "overflow_at_once") == 0) {
+    if (rank == 0) (void)busy_work();
+    CHECK_EQ(deep_stack(rank), rank + 1);
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   if (strcmp(mode, "exit") == 0 && rank == 1) exit(3);
   if (strcmp(mode, "return") == 0 && rank == 2) return 4;

@@ -38,7 +38,7 @@ ending(abort 134 "^touchstone: the program of rank 1 died of SIGABRT" --machine 
 # Its stack names the program's line (looked up in a child process: the handler cannot allocate;
 # sanitized builds print the plain frames).
 if(NOT (TOUCHSTONE_ASAN OR TOUCHSTONE_TSAN))
-  ending(abort_lines 134 "^  #[0-9]+ main(\\.cold)? at /.*/tests/mpi/endings\\.c:52 \\(" --machine mesh:2x2 ${endings} abort)
+  ending(abort_lines 134 "^  #[0-9]+ main(\\.cold)? at /.*/tests/mpi/endings\\.c:59 \\(" --machine mesh:2x2 ${endings} abort)
 endif()
 # AddressSanitizer reports a stack overflow itself after the runtime's message and aborts (134);
 # ThreadSanitizer reports it too and exits with its own status (66).
@@ -55,18 +55,27 @@ ending(stack_overflow ${overflow_status} "^touchstone: the VP of rank 2 overflow
 # array fits, run by mpirun and by sweep --program, whose child mpirun keeps that default.
 ending(deep_stack 0 "^endings: all checks passed$" --machine mesh:2x2 ${endings} deep_stack)
 # With a smaller stack the array's frame, written page by page (-fstack-clash-protection), meets
-# the guard page: reported, not written over the next rank's stack.
-ending(deep_stack_overflow ${overflow_status} "^touchstone: the VP of rank [0-3] overflowed its stack of 128 KiB"
+# the guard page: reported, not written over the next rank's stack. Every rank overflows; the
+# report names the first the barrier lets go, rank 1, on any number of host cores.
+ending(deep_stack_overflow ${overflow_status} "^touchstone: the VP of rank 1 overflowed its stack of 128 KiB"
        --machine mesh:2x2 --stack-kb 128 ${endings} deep_stack)
+# Ranks overflowing at once on four host cores, rank 0 last by host time: the report names rank 0,
+# the one a single host core meets first, and no other.
+ending(overflow_at_once ${overflow_status} "^touchstone: the VP of rank 0 overflowed its stack of 128 KiB"
+       --machine mesh:2x2 --stack-kb 128 --host-cores 4 ${endings} overflow_at_once)
+if(TOUCHSTONE_ASAN)  # its report ends in an abort only with abort_on_error, whoever runs the test
+  set_tests_properties(mpi.endings.stack_overflow mpi.endings.deep_stack_overflow mpi.endings.overflow_at_once
+                       PROPERTIES ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1")
+endif()
 add_test(NAME mpi.endings.deep_stack_in_sweep COMMAND ${here}/expect.sh 0 "^program:mpi_test_endings  *[0-9]"
          ${ts} sweep --machine mesh:2x2 --program ${endings} --args deep_stack)
 # The spinning rank's stack, sampled by a signal. Not under ThreadSanitizer: it holds a signal
 # until the thread calls into its runtime, which a rank spinning in uninstrumented code never does
 # (the report then says its stack could not be taken, as wall_limit_names_rank still checks).
 if(NOT TOUCHSTONE_TSAN)
-  ending(wall_limit 2 "^  #0 spin_forever at /.*/tests/mpi/endings\\.c:33 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
+  ending(wall_limit 2 "^  #0 spin_forever at /.*/tests/mpi/endings\\.c:34 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
   # A return address names the line of its call: main's call of spin_forever.
-  ending(wall_limit_lines 2 "^  #1 main at /.*/tests/mpi/endings\\.c:55 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
+  ending(wall_limit_lines 2 "^  #1 main at /.*/tests/mpi/endings\\.c:62 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
 endif()
 ending(wall_limit_names_rank 2 "^Rank 1 was running its own code and made no call to Touchstone since" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
 # What a rank printed survives a run the watchdog ends (stdout is a pipe here: fully buffered by
