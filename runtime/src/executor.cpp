@@ -10,6 +10,7 @@
 #include <ctime>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <semaphore>
 #include <system_error>
 #include <utility>
@@ -350,24 +351,23 @@ class FiberExecutor final : public Executor {
   // Boost fiber can be resumed on any thread, and returns to the one that resumed it. Contexts are
   // handed out one at a time, so one with much to do does not hold up the others.
   void on_threads(std::span<const int> contexts, int threads, bool ahead) {
-    if (threads <= 1 || contexts.size() < 2) {
-      for (std::size_t k = 0; k < contexts.size(); ++k) {
-        t_running_ahead = ahead;
-        switch_to(contexts[k]);
-        t_running_ahead = false;
-      }
-      return;
-    }
-    TurnOrder order(contexts.size());  // a fault is reported as in this order (first_fault_in_order)
+    const bool at_once = threads > 1 && contexts.size() > 1;
+    // At once, a fault is reported as in this order (first_fault_in_order).
+    std::optional<TurnOrder> order;
+    if (at_once) order.emplace(contexts.size());
     auto turn = [&](std::size_t k) {
       t_running_ahead = ahead;
-      t_batch = &order;
+      t_batch = order ? &*order : nullptr;
       t_turn = k;
       switch_to(contexts[k]);
       t_batch = nullptr;
-      order.finished[k].store(true, std::memory_order_release);
+      if (order) order->finished[k].store(true, std::memory_order_release);
       t_running_ahead = false;
     };
+    if (!at_once) {
+      for (std::size_t k = 0; k < contexts.size(); ++k) turn(k);
+      return;
+    }
     if (!helpers_) helpers_ = std::make_unique<HelperPool>(threads - 1);
     helpers_->run(contexts.size(), turn);
   }

@@ -3,6 +3,7 @@
 // non-zero exit with a message on stderr, never a crash.
 #include <gtest/gtest.h>
 
+#include "support/csv.hpp"
 #include "support/trace_check.hpp"
 
 #include <sys/wait.h>
@@ -889,27 +890,8 @@ TEST(PaperPrograms, Paper004ClaimsNameTheStatedStartUpWithoutLettingItDecide) {
   const Cli preset = run_program(program, "--jobs 1 claims --seeds 1 --networks 1 --format csv --preset-only");
   ASSERT_EQ(settled.exit_code, 0) << settled.err;
   ASSERT_EQ(preset.exit_code, 0) << preset.err;
-  // Each row's fields (id, source, paper, ours, verdict, factor, note), quotes undone.
-  auto rows = [](const std::string& csv) {
-    std::vector<std::vector<std::string>> out;
-    std::istringstream in(csv);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty()) continue;
-      std::vector<std::string> fields(1);
-      bool quoted = false;
-      for (std::size_t k = 0; k < line.size(); ++k) {
-        const char ch = line[k];
-        if (ch == '"' && quoted && k + 1 < line.size() && line[k + 1] == '"') fields.back() += line[++k];
-        else if (ch == '"') quoted = !quoted;
-        else if (ch == ',' && !quoted) fields.emplace_back();
-        else fields.back() += ch;
-      }
-      out.push_back(std::move(fields));
-    }
-    return out;
-  };
-  const auto s = rows(settled.out), p = rows(preset.out);
+  // Each row's fields (id, source, paper, ours, verdict, factor, note), the header's first.
+  const auto s = ts_test::parse_csv(settled.out), p = ts_test::parse_csv(preset.out);
   ASSERT_EQ(s.size(), p.size());
   ASSERT_GT(s.size(), 1u);
   int noted = 0;

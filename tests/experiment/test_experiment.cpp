@@ -3,13 +3,12 @@
 #include <gtest/gtest.h>
 #include <fmt/format.h>
 
-#include <csv.h>
-
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "algorithms/registry.hpp"
+#include "support/csv.hpp"
 #include "touchstone/experiment/experiment.hpp"
 #include "touchstone/touchstone.hpp"
 
@@ -17,23 +16,7 @@ using namespace touchstone;
 
 namespace {
 
-// Parses CSV text with libcsv (strict mode): one vector of fields per record.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
-  struct Acc {
-    std::vector<std::vector<std::string>> rows{{}};
-  } acc;
-  csv_parser p;
-  EXPECT_EQ(csv_init(&p, CSV_STRICT | CSV_STRICT_FINI), 0);
-  auto field = [](void* s, std::size_t n, void* data) {
-    static_cast<Acc*>(data)->rows.back().emplace_back(static_cast<const char*>(s), n);
-  };
-  auto record = [](int, void* data) { static_cast<Acc*>(data)->rows.emplace_back(); };
-  EXPECT_EQ(csv_parse(&p, text.data(), text.size(), field, record, &acc), text.size()) << csv_strerror(csv_error(&p));
-  EXPECT_EQ(csv_fini(&p, field, record, &acc), 0);
-  csv_free(&p);
-  acc.rows.pop_back();  // the empty record opened after the last one
-  return acc.rows;
-}
+using ts_test::parse_csv;
 
 TEST(Experiment, CsvFieldQuotesOnlyWhatRfc4180Requires) {
   EXPECT_EQ(experiment::csv_field("alltoall/1-lev-xor"), "alltoall/1-lev-xor");
