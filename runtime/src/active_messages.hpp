@@ -27,6 +27,12 @@ class ActiveMessages {
 
   /// True while a handler runs: every Proc call is then an error (handlers may not block).
   bool in_handler() const { return running_rank_ >= 0; }
+  /// Whether messages may run code on `rank`'s memory inside the engine: it has registered a
+  /// handler or a word.
+  bool serves(int rank) const {
+    const Node& n = nodes_[static_cast<std::size_t>(rank)];
+    return !n.handlers.empty() || !n.words.empty();
+  }
   std::string blocking_error() const;
   /// The run's virtual time limit (AmContext::compute checks a handler's clock against it).
   Time time_limit() const;

@@ -23,8 +23,10 @@ struct Edge {
 
 // "MPI_Send: " when RunOptions::blocked_in names the call of the program's interface that a
 // rank's own VP blocks in; tasks run on the rank's behalf and are not in its call.
+// (Not of a program that runs on past its send meanwhile, Engine::continue_ahead: what its
+// interface records of its calls is its own until its next turn.)
 std::string in_call(const RunOptions& o, const Vp& v) {
-  if (!o.blocked_in || v.is_task()) return {};
+  if (!o.blocked_in || v.is_task() || v.continues_ahead) return {};
   std::string call = o.blocked_in(v.rank);
   return call.empty() ? call : call + ": ";
 }
@@ -32,7 +34,7 @@ std::string in_call(const RunOptions& o, const Vp& v) {
 // The whole call a rank's own VP blocks in, as RunOptions::describe_blocked words it; empty when
 // the runtime's description stands.
 std::string program_call(const RunOptions& o, const Vp& v) {
-  if (!o.describe_blocked || v.is_task()) return {};
+  if (!o.describe_blocked || v.is_task() || v.continues_ahead) return {};
   std::vector<RunOptions::PendingOp> ops;
   if (v.block == Vp::Block::ops) {
     for (const Op* op : v.waiting_ops) {

@@ -21,9 +21,14 @@
 
 #include "touchstone/error.hpp"
 
-
 namespace touchstone::detail {
 
+namespace {
+// The calling host thread's errno, asked anew. A VP's fiber may go on on another host thread after
+// a switch (the parallel turns), and glibc declares __errno_location const, so the compiler may
+// compute errno's address once before the switch and write the first thread's errno after it.
+[[gnu::noipa]] int& errno_here() { return errno; }
+}  // namespace
 
 // ---------------------------------------------------------------- set-up and the baton
 
@@ -184,7 +189,7 @@ void Engine::off_turn(Vp& v) {
 void Engine::park(Vp& v) {
   const int own_errno = errno;  // the turn may be another host thread's
   executor_->pass(v.index);
-  errno = own_errno;
+  errno_here() = own_errno;
   begin_turn(v);
   for (Op* op : v.dropped_ahead) drop(op);
   v.dropped_ahead.clear();
@@ -219,9 +224,11 @@ void Engine::open_instant(Vp& first) {
   // It waits in a call of its program's (not in the runtime's own collectives, whose continuations
   // make more calls), and its memory is its own (a rank's tasks share it).
   // (Not at its start: a program that ran ahead waits at its first call before making it.)
+  // A program that went on past its send (continue_ahead) is a member too: its wait is completed
+  // by the event loop, and its program has run already (finish_ahead, instant_ready_).
   auto may = [this](const Vp& v) {
-    return v.in_waiting_call && v.block != Vp::Block::start && !v.is_task() && !v.left &&
-           tasks_of_[static_cast<std::size_t>(v.rank)].empty();
+    return v.continues_ahead || (v.in_waiting_call && v.block != Vp::Block::start && !v.is_task() && !v.left &&
+                                 tasks_of_[static_cast<std::size_t>(v.rank)].empty());
   };
   std::vector<int>& members = instant_;
   members.clear();
@@ -245,21 +252,28 @@ void Engine::open_instant(Vp& first) {
   last_turn_rank_ = -1;
   instant_waking_ = members.size();
   instant_parked_.clear();
+  instant_ready_.clear();
 }
 
 // A member of the open instant returns from the runtime call it waited in: it stops here until the
 // instant's programs run.
 void Engine::returning_to_program(Vp& v) {
+  waits_in_instant(v);
+  instant_parked_.push_back(v.index);
+  executor_->pass(v.index);  // returns on a host thread of run_instant_programs, or to unwind
+  if (aborting_) throw Aborted{};
+}
+
+// A member's wait has completed: it waits, where its program is, for its call's turn at the
+// instant (an instant_turn).
+void Engine::waits_in_instant(Vp& v) {
   end_of_completion(v);
   v.state = Vp::State::blocked;
   v.block = Vp::Block::sync;
   v.pending = Call{};
   v.blocked_since = v.clock;
   ++v.token;
-  instant_parked_.push_back(v.index);
   progress_.running.store(-1, std::memory_order_relaxed);
-  executor_->pass(v.index);  // returns on a host thread of run_instant_programs, or to unwind
-  if (aborting_) throw Aborted{};
 }
 
 // Whether the programs of instants are worth running at once: they are often a few instructions up
@@ -312,23 +326,27 @@ bool Engine::behind_instant(const Event& e) {
 
 // Every member has had its turn: the programs that stopped where their calls returned run on, then
 // their next calls are made in rank order.
+// Members whose programs ran on past their sends (instant_ready_) are at their next calls already.
 void Engine::run_instant_programs() {
   for (const int i : instant_) context(i).instant_member = false;
   instant_.clear();
-  if (instant_parked_.empty()) return;
-  std::sort(instant_parked_.begin(), instant_parked_.end());
-  const auto start = std::chrono::steady_clock::now();
-  ++instants_at_once_;
-  phase_ = Phase::ahead;
-  executor_->run_ahead(instant_parked_, opts_.host_cores);
-  phase_ = Phase::turns;
-  const auto n = static_cast<std::int64_t>(instant_parked_.size());
-  program_time_.add((std::chrono::steady_clock::now() - start) * std::min<std::int64_t>(opts_.host_cores, n) / n, n);
-  for (const int i : instant_parked_) {
-    Vp& v = context(i);
-    queue_.push(now_, vp_order(v.rank), Ev::instant_turn, &v, v.token);
+  if (!instant_parked_.empty()) {
+    std::sort(instant_parked_.begin(), instant_parked_.end());
+    const auto start = std::chrono::steady_clock::now();
+    ++instants_at_once_;
+    phase_ = Phase::ahead;
+    executor_->run_ahead(instant_parked_, opts_.host_cores);
+    phase_ = Phase::turns;
+    const auto n = static_cast<std::int64_t>(instant_parked_.size());
+    program_time_.add((std::chrono::steady_clock::now() - start) * std::min<std::int64_t>(opts_.host_cores, n) / n, n);
   }
+  for (const auto* stopped : {&instant_parked_, &instant_ready_})
+    for (const int i : *stopped) {
+      Vp& v = context(i);
+      queue_.push(now_, vp_order(v.rank), Ev::instant_turn, &v, v.token);
+    }
   instant_parked_.clear();
+  instant_ready_.clear();
 }
 
 // The rests of the programs that left the emulation (Proc::leave), once the event loop is over:
@@ -392,6 +410,7 @@ void Engine::start_vps() {
     for (std::size_t i = started; i < vps_.size(); ++i) vps_[i]->state = Vp::State::done;
   } else if (starts_ahead()) {
     instant_turns_ = true;
+    ahead_of_sends_ = true;
     worthwhile_ = std::chrono::nanoseconds(static_cast<std::int64_t>(opts_.parallel_programs_from_us * 1000));
     program_time_ = ProgramTimeMean(worthwhile_);
     phase_ = Phase::ahead;
@@ -429,6 +448,10 @@ int Engine::next() {
 }
 
 int Engine::run_events() {
+  if (launch_next_ != kMain) [[unlikely]] {  // a program went on past its send (continue_ahead)
+    executor_->launch(launch_next_, opts_.host_cores);
+    launch_next_ = kMain;
+  }
   for (;;) {
     if (aborting_) return next_to_unwind();
     if (!instant_.empty() && instant_waking_ == 0) run_instant_programs();
@@ -503,6 +526,14 @@ int Engine::run_events() {
       const int r = resume_next_;
       resume_next_ = kMain;
       if (of_the_model) instruments_.resumed(now_);
+      if (Vp& v = context(r); v.continues_ahead) [[unlikely]] {
+        // A member of an open instant makes its next call at its instant_turn, in rank order.
+        if (finish_ahead(v) && v.instant_member) {
+          waits_in_instant(v);
+          instant_ready_.push_back(v.index);
+          continue;
+        }
+      }
       return r;
     }
   }
@@ -513,7 +544,13 @@ int Engine::next_to_unwind() {
     for (auto& v : *all)
     if (v->state == Vp::State::blocked) {
       v->state = Vp::State::running;
-        return v->index;
+      if (v->continues_ahead) {  // unwound from the call its program stopped at (park_ahead)
+        executor_->settle(v->index);
+        v->continues_ahead = false;
+        instruments_.unwound(v->rank, v->blocked_since, now_, v->pending);
+        if (opts_.on_vp_discard) opts_.on_vp_discard(v->rank);  // what it ran past its send never was
+      }
+      return v->index;
     }
   return kMain;
 }
@@ -541,6 +578,20 @@ void Engine::block(Vp& v, Vp::Block why, const Call& what) {
   // own): with fibers they share the host thread's errno, and with threads the hand-over's own
   // waits may set it.
   const int own_errno = errno;
+  stop(v, why, what);
+  executor_->pass(v.index);
+  goes_on(v);
+  if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
+  errno_here() = own_errno;
+  if (aborting_) {
+    instruments_.unwound(v.rank, v.blocked_since, now_, v.pending);
+    throw Aborted{};
+  }
+  instruments_.woke(v.rank, v.blocked_since, v.clock, v.pending, v.waiting_ops);
+  if (opts_.perturb) enter(v);
+}
+
+void Engine::stop(Vp& v, Vp::Block why, const Call& what) {
   if (opts_.on_vp_pause) opts_.on_vp_pause(v.rank);
   v.block = why;
   v.pending = what;
@@ -549,17 +600,84 @@ void Engine::block(Vp& v, Vp::Block why, const Call& what) {
   ++v.token;
   if (v.instant_member) end_of_completion(v);  // it waits again before returning to its program
   progress_.running.store(-1, std::memory_order_relaxed);
-  executor_->pass(v.index);
+}
+
+void Engine::goes_on(Vp& v) {
   progress_.running.store(v.rank, std::memory_order_relaxed);
   v.block = Vp::Block::none;
-  if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
-  errno = own_errno;
-  if (aborting_) {
-    instruments_.unwound(v.rank, v.blocked_since, now_, v.pending);
-    throw Aborted{};
-  }
+}
+
+// A program that waits for a send of its own (Proc::send, Proc::wait) goes on past the wait, on
+// another host thread, while the event loop goes on: the wait's outcome is already fixed. An eager
+// send completes whatever else happens, only its time is open, and the wait returns nothing but
+// the time, which the program cannot read before its next call: every call waits for its turn
+// first (await_turn parks it there, park_ahead). So the program runs up to its next call ahead of
+// the sequential order, and that call is made in it, when the event loop reaches the send's
+// completion (finish_ahead). Everything the event loop does meanwhile is what it does with the VP
+// blocked in the wait: the VP is blocked there, and its wait is completed by the event loop as
+// the VP's own code would have completed it. The send's bytes are copied first (keep_payload):
+// the program may reuse its buffer once the wait has returned. Only for the sends that cannot
+// depend on the receiver (not synchronous, no rendezvous, not held until received), only in a
+// call of the program's own (not inside the runtime's collectives, whose code goes on with more
+// calls), not for a rank whose memory active messages reach (their handlers run in the event loop
+// while the VP waits: its program must not run beside them), and only while the programs' host
+// time makes it pay (the threshold of the instants).
+bool Engine::continue_ahead(Vp& v, Op*& op) {
+  if (!ahead_of_sends_ || !v.in_waiting_call || v.instant_member || op->kind != Op::Kind::send ||
+      op->synchronous || op->rendezvous || op->unreceived > 0 || v.is_task() || v.left ||
+      !tasks_of_[static_cast<std::size_t>(v.rank)].empty() || am_->serves(v.rank) ||
+      program_time_.value() < worthwhile_)
+    return false;
+  Op* one[] = {op};
+  await_ops(v, one, true);
+  stop(v, Vp::Block::ops, Call::on(Call::Form::wait_for, *op));
+  keep_payload(op);
+  op->holder = nullptr;  // the Request lets go of it now; the event loop frees it (finish_ahead)
+  v.ahead_send = op;
+  op = nullptr;
+  v.continues_ahead = true;
+  launch_next_ = v.index;
+  ++continued_ahead_;
+  const int own_errno = errno;
+  executor_->pass(v.index);  // returns on a helper thread (Executor::launch), or on this one
+  errno_here() = own_errno;
+  return true;
+}
+
+// The program that went on past its send has reached its next call into the runtime: it stops
+// here until the event loop has completed the wait (finish_ahead) and names it, in its turn.
+void Engine::park_ahead(Vp& v) {
+  // Only its own code stops: code elsewhere that reaches its Proc (a misuse enter reports) must not
+  // switch out of a context that is not the VP's.
+  if (Executor::current_index() != v.index) return;
+  const int own_errno = errno;
+  executor_->pass(v.index);  // back to the helper thread; returns in the VP's turn
+  v.host_thread.store(pthread_self(), std::memory_order_release);
+  if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);  // on its own fiber, as block's
+  errno_here() = own_errno;
+}
+
+// The event loop has reached the completion of the send a program went on past (its wake-up, an
+// event like any other): the VP's wait is completed here as its own code would have completed it
+// on its return from the wait -- block's end, then wait's -- once the program has stopped at its
+// next call, which it then makes (park_ahead calls on_vp_resume there, on the VP's fiber).
+// Returns false when the run fails meanwhile.
+bool Engine::finish_ahead(Vp& v) {
+  executor_->settle(v.index);
+  v.continues_ahead = false;
+  goes_on(v);
   instruments_.woke(v.rank, v.blocked_since, v.clock, v.pending, v.waiting_ops);
-  if (opts_.perturb) enter(v);
+  if (opts_.perturb) {
+    try {
+      entered(v);
+    } catch (const Aborted&) {
+      return false;  // its program stops at the call where it stands (park_ahead)
+    }
+  }
+  Op* one[] = {v.ahead_send};
+  unawait_ops(v, one);
+  complete_send(v, v.ahead_send);
+  return true;
 }
 
 void Engine::sync(Vp& v) {
@@ -575,6 +693,12 @@ void Engine::enter(Vp& v) {
   // is race-free; only then the baton.
   if (!executor_->on_thread_of(v.index) || executor_->current() != v.index)
     throw UsageError(fmt::format("the Proc of rank {} was used from a thread that does not run its program", v.rank));
+  entered(v);
+}
+
+// enter's part that does not ask who calls: also made by the event loop for a VP whose wait it
+// completes (finish_ahead).
+void Engine::entered(Vp& v) {
   if (aborting_) throw Aborted{};
   step();
   progress_.now_ps.store(std::max(now_, v.clock), std::memory_order_relaxed);
@@ -630,6 +754,7 @@ RunResult Engine::run(const Program& program) {
       if (!v.ahead_in_instant || v.rank <= last_turn_rank_ || v.instant_member) continue;
       clocks[static_cast<std::size_t>(i)] = v.clock_before_instant;
       instruments_.hash().take_back(v.hashed_in_instant);
+      if (opts_.on_vp_discard) opts_.on_vp_discard(v.rank);  // its program ran, but not in that order
     }
   instruments_.run_ended(now_, clocks);
   if (!failure_.empty()) {
@@ -654,6 +779,7 @@ RunResult Engine::run(const Program& program) {
   write_evidence(false);
   res.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.instants_at_once = instants_at_once_;
+  res.continued_ahead = continued_ahead_;
   return res;
 }
 

@@ -114,6 +114,11 @@ struct Vp {
   Time clock_before_instant = 0;
   std::uint64_t hash_before_instant = 0, hashed_in_instant = 0;
   std::vector<Op*> dropped_ahead;  // Requests its program let go meanwhile (Engine::drop)
+  // Its program runs on past a wait for its own send, on another host thread, up to its next call
+  // (Engine::continue_ahead); the send, awaited still, completes the wait when the event loop
+  // reaches it (finish_ahead). Written by the event loop only while the program is not running.
+  bool continues_ahead = false;
+  Op* ahead_send = nullptr;
   // The host thread its code runs on. The watchdog's thread reads it to sample the VP's stack, so
   // it is atomic: written at each first turn, read whenever a run is stopped.
   std::atomic<pthread_t> host_thread{};
@@ -142,6 +147,7 @@ class Engine final : public NetworkListener, private Scheduler {
 
   // ---- called by Proc, in the VP's own thread while it holds the baton ----
   void enter(Vp& v);
+  void entered(Vp& v);  // enter, from where it has checked who calls
   Op* isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::byte> data, bool synchronous = false);
   Op* imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag, std::span<const std::byte> data);
   Op* irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf, bool truncating = false);
@@ -183,11 +189,17 @@ class Engine final : public NetworkListener, private Scheduler {
   /// here for its turn in the sequential order, and the rest of a program that left the emulation
   /// (Proc::leave) may not call the runtime at all.
   void await_turn(Vp& v) {
+    if (v.continues_ahead) [[unlikely]] {
+      park_ahead(v);
+      if (aborting_) throw Aborted{};  // the run failed before the send completed: it unwinds here
+    }
     if (phase_ != Phase::turns) [[unlikely]] off_turn(v);
   }
   /// A runtime call that may have waited returns to the program: a VP that an instant let go on
   /// stops here until the instant's programs run (run_instant_programs).
   void returned(Vp& v) {
+    if (v.continues_ahead) [[unlikely]]
+      return;  // on another host thread, ahead of the wait's completion: nothing shared
     if (v.instant_member) [[unlikely]]
       returning_to_program(v);
     else if (instant_turns_ && --sample_countdown_ == 0) [[unlikely]]
@@ -224,6 +236,14 @@ class Engine final : public NetworkListener, private Scheduler {
   Status complete_recv(Vp& v, Op*& op, Time waiting_since);
   void complete_send(Vp& v, Op*& op);
   void block(Vp& v, Vp::Block why, const Call& what);
+  void stop(Vp& v, Vp::Block why, const Call& what);  // block, up to the pass
+  void goes_on(Vp& v);                                // block, from the pass on
+  // A program that goes on past a wait for its own send (docs/parallel.md, "Programs that go on
+  // past their sends"): continue_ahead lets it, park_ahead stops it at its next call, and
+  // finish_ahead completes the wait when the event loop reaches the send's completion.
+  bool continue_ahead(Vp& v, Op*& op);
+  void park_ahead(Vp& v);
+  bool finish_ahead(Vp& v);
   void await_ops(Vp& v, std::span<Op* const> ops, bool all);  // marks ops awaited by v (and records them)
   void unawait_ops(Vp& v, std::span<Op* const> ops);
   void sync(Vp& v);  // waits until the event loop has reached v's clock
@@ -253,6 +273,7 @@ class Engine final : public NetworkListener, private Scheduler {
     return e.kind() == Ev::barrier || (v.state == Vp::State::blocked && v.token == e.a);
   }
   void returning_to_program(Vp& v);
+  void waits_in_instant(Vp& v);
   void end_of_completion(Vp& v);
   void run_instant_programs();
   void time_program();
@@ -323,6 +344,7 @@ class Engine final : public NetworkListener, private Scheduler {
   std::vector<int> instant_;
   std::size_t instant_waking_ = 0;
   std::vector<int> instant_parked_;
+  std::vector<int> instant_ready_;  // members that went on past their sends: at their next calls
   std::vector<int> instant_members_;  // every member of the last instant opened (a failed run's hash)
   int last_turn_rank_ = -1;           // the last VP whose turn (not its completion) ran at it
   std::chrono::nanoseconds worthwhile_{0};
@@ -330,6 +352,9 @@ class Engine final : public NetworkListener, private Scheduler {
   std::chrono::steady_clock::time_point program_timed_from_;
   std::int64_t sample_countdown_ = ProgramTimeMean::kSampleEvery;
   std::uint64_t instants_at_once_ = 0;  // RunResult::instants_at_once
+  bool ahead_of_sends_ = false;         // continue_ahead may let programs go on (start_vps)
+  int launch_next_ = kMain;             // a program that went on past its send, for the next helper
+  std::uint64_t continued_ahead_ = 0;   // RunResult::continued_ahead
   std::vector<int> left_;      // the contexts of the VPs that left (Proc::leave), in that order
   std::size_t next_rest_ = 0;  // run_rests one after another, through next(): the next of left_
   std::size_t fits_below_ = 0;  // check_message_time: every message smaller fits the time limit

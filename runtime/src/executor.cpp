@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <ctime>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -97,6 +98,16 @@ void Executor::set_current_user(void* user, int index) {
 
 namespace {
 
+// How long a helper thread spins for its next work before it sleeps: tens of microseconds.
+constexpr int kSpins = 2000;
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 // Host threads kept for a run's parallel turns (Executor::run_ahead, run_rests): the VPs of one
 // instant may be handed out thousands of times a run, far too often to start threads each time.
 // run(n, job) calls job(0 .. n-1), each once, on the calling thread and on every helper that joins
@@ -177,19 +188,87 @@ class HelperPool {
     }
   }
 
-  static constexpr int kSpins = 2000;  // tens of microseconds
-  static void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
 
   std::mutex m_;
   std::condition_variable wake_, done_;
   std::atomic<std::uint64_t> published_{0};  // batches published so far (and the stop)
   Batch* batch_ = nullptr;                     // the batch helpers may join, under m_
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// Host threads for contexts launched one at a time (Executor::launch) while the scheduler goes on:
+// each takes the oldest launched context and runs it until it passes. The scheduler may take a
+// launched context back before any helper has (Executor::settle), so a helper claims each one
+// (`claim`) before it runs it, and skips it if the scheduler was first. A helper spins briefly
+// before it sleeps, as HelperPool's do.
+class LaunchPool {
+ public:
+  using Claim = bool (*)(void* context);
+  using Run = void (*)(void* owner, void* context, int index);
+  LaunchPool(int helpers, void* owner, Claim claim, Run run) : owner_(owner), claim_(claim), run_(run) {
+    for (int k = 0; k < helpers; ++k) {
+      try {
+        threads_.emplace_back([this] {
+          report_vp_faults();
+          serve();
+        });
+      } catch (const std::system_error&) {
+        break;  // fewer host threads: the scheduler runs what none takes (settle)
+      }
+    }
+  }
+  ~LaunchPool() {
+    {
+      std::lock_guard lock(m_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  LaunchPool(const LaunchPool&) = delete;
+  LaunchPool& operator=(const LaunchPool&) = delete;
+
+  bool has_helpers() const { return !threads_.empty(); }
+
+  void push(void* context, int index) {
+    {
+      std::lock_guard lock(m_);
+      queue_.push_back({context, index});
+      queued_.fetch_add(1, std::memory_order_release);
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  struct Job {
+    void* context;
+    int index;
+  };
+  void serve() {
+    for (;;) {
+      for (int spin = 0; spin < kSpins && queued_.load(std::memory_order_acquire) == 0; ++spin) cpu_relax();
+      Job job{};
+      {
+        std::unique_lock lock(m_);
+        wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (stop_) return;
+        job = queue_.front();
+        queue_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_relaxed);
+      }
+      if (claim_(job.context)) run_(owner_, job.context, job.index);
+    }
+  }
+
+
+  void* owner_;
+  Claim claim_;
+  Run run_;
+  std::mutex m_;
+  std::condition_variable wake_;
+  std::deque<Job> queue_;
+  std::atomic<std::size_t> queued_{0};
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };
@@ -226,6 +305,7 @@ class FiberExecutor final : public Executor {
       : Executor(s), stack_bytes_(usable_stack(stack_bytes)), host_cores_(host_cores) {}
   // The fibers go first; their region stays mapped for the thread's next run (StackRegion::recycle).
   ~FiberExecutor() override {
+    launched_.reset();  // its helpers run no context from here on
     ctx_.clear();
     if (stacks_) StackRegion::recycle(std::move(stacks_));
   }
@@ -276,7 +356,19 @@ class FiberExecutor final : public Executor {
     std::size_t caller_stack_size = 0;
     const char* parked = nullptr;  // a frame address near the stack pointer at the last suspend
     ExceptionsInFlight exceptions;  // its caught and uncaught exceptions while it is suspended
+    std::atomic<std::uint8_t> launched{kIdle};  // launch: queued, running on a helper, parked again
   };
+  static constexpr std::uint8_t kIdle = 0, kQueued = 1, kRunning = 2, kParked = 3;
+  // A launched context is run by whoever claims it first: a helper of launched_, or settle.
+  static bool claim(void* context) {
+    std::uint8_t queued = kQueued;
+    return static_cast<Context*>(context)->launched.compare_exchange_strong(queued, kRunning, std::memory_order_acq_rel);
+  }
+  static void run_launched(void* self, void* context, int i) {
+    auto& c = *static_cast<Context*>(context);
+    static_cast<FiberExecutor*>(self)->switch_to(c, i);
+    c.launched.store(kParked, std::memory_order_release);
+  }
   // Stack i of the run's region (stacks.hpp), whose bounds the sanitizers are told about at every
   // switch. The region outlives the fibers; the executor then gives it back to its thread
   // (StackRegion::recycle).
@@ -347,6 +439,26 @@ class FiberExecutor final : public Executor {
     return true;
   }
 
+  bool launch(int i, int threads) override {
+    if (!launched_) launched_ = std::make_unique<LaunchPool>(std::max(threads - 1, 0), this, &claim, &run_launched);
+    Context& c = *ctx_[static_cast<std::size_t>(i)];
+    c.launched.store(kQueued, std::memory_order_release);
+    if (launched_->has_helpers()) launched_->push(&c, i);
+    return true;
+  }
+
+  void settle(int i) override {
+    Context& c = *ctx_[static_cast<std::size_t>(i)];
+    if (claim(&c)) {  // no helper has taken it: it runs here
+      switch_to(c, i);
+    } else {
+      // A helper runs it: the scheduler has nothing to do before it has passed.
+      for (int spin = 0; c.launched.load(std::memory_order_acquire) != kParked; ++spin)
+        spin < kSpins ? cpu_relax() : std::this_thread::yield();
+    }
+    c.launched.store(kIdle, std::memory_order_relaxed);
+  }
+
   // One turn of each of `contexts`, on up to `threads` host threads (the calling one among them): a
   // Boost fiber can be resumed on any thread, and returns to the one that resumed it. Contexts are
   // handed out one at a time, so one with much to do does not hold up the others.
@@ -373,8 +485,10 @@ class FiberExecutor final : public Executor {
   }
 
   // Runs context i on the calling host thread until it blocks or ends.
-  void switch_to(int i) {
-    Context& c = *ctx_[static_cast<std::size_t>(i)];
+  void switch_to(int i) { switch_to(*ctx_[static_cast<std::size_t>(i)], i); }
+  // The same with the context at hand: a launched one runs on a helper while the scheduler may
+  // add contexts (and so move ctx_'s entries).
+  void switch_to(Context& c, int i) {
     set_current_user(c.user, i);
 #if TOUCHSTONE_ASAN
     void* fake = nullptr;
@@ -446,6 +560,7 @@ class FiberExecutor final : public Executor {
   std::unique_ptr<StackRegion> stacks_;  // the destructor ends the fibers (ctx_) first
   std::vector<std::unique_ptr<Context>> ctx_;
   std::unique_ptr<HelperPool> helpers_;  // made at the first parallel turns, kept for the run
+  std::unique_ptr<LaunchPool> launched_;  // made at the first launch, kept for the run
 };
 
 // ---------------------------------------------------------------- host threads
@@ -509,6 +624,8 @@ class ThreadExecutor final : public Executor {
   // A context's code stays on its own host thread: it cannot be resumed by another one.
   bool run_ahead(std::span<const int>, int) override { return false; }
   bool run_rests(std::span<const int>, int) override { return false; }
+  bool launch(int, int) override { return false; }
+  void settle(int) override {}
 
   void finish() override {
     for (auto& c : ctx_)

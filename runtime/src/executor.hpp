@@ -63,6 +63,14 @@ class Executor {
   /// given order on one. Returns false (and runs nothing) when the executor cannot move a context
   /// between host threads; the caller's scheduler then names them, one after another.
   virtual bool run_rests(std::span<const int> contexts, int threads) = 0;
+  /// Hands `context` (suspended in pass()) to a helper host thread, one of `threads` - 1 kept for
+  /// the run, which resumes it until it passes again, while the caller goes on with the
+  /// scheduler's work. The context must touch only its own state meanwhile. The scheduler calls
+  /// settle(context) before it names the context again: it returns once the context has passed,
+  /// having run it on the calling thread if no helper took it first. Returns false (and does
+  /// nothing) when the executor cannot move a context between host threads.
+  virtual bool launch(int context, int threads) = 0;
+  virtual void settle(int context) = 0;
   /// True on a host thread inside run_ahead, while it runs a context's code.
   static bool running_ahead();
 

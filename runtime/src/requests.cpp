@@ -50,6 +50,7 @@ Status Engine::wait(Vp& v, Op*& op) {
       return Status{};
     }
     if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op, since);
+    if (continue_ahead(v, op)) return Status{};  // the event loop completes it (finish_ahead)
     Op* one[] = {op};
     await_ops(v, one, true);
     block(v, Vp::Block::ops, Call::on(Call::Form::wait_for, *op));
@@ -249,6 +250,10 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
 }
 
 void Engine::drop(Op* op) {
+  // A program that went on past its send lets a Request go in its turn: the event loop reads the
+  // operations meanwhile.
+  if (Vp& owner = *vps_[static_cast<std::size_t>(op->owner)]; owner.continues_ahead) [[unlikely]]
+    park_ahead(owner);
   op->holder = nullptr;  // its Request lets it go
   if (phase_ == Phase::rests) [[unlikely]] {  // in the rest of its program (Proc::leave): run_rests
     vps_[static_cast<std::size_t>(op->owner)]->dropped_in_rest.push_back(op);

@@ -75,7 +75,10 @@ struct RunOptions {
   /// next call into the runtime (docs/parallel.md, "The programs of an instant"), while the running
   /// mean of such a program's host time is at least this many host microseconds: below that,
   /// handing the VPs to other threads and back costs more than it saves. 0: at every instant that
-  /// lets two or more go on. Results are identical for every value.
+  /// lets two or more go on. The same threshold lets a program that waits for a send of its own
+  /// run on past the wait on another host thread while the event loop goes on, up to its next
+  /// call, which it makes when the send completes ("Programs that go on past their sends").
+  /// Results are identical for every value.
   double parallel_programs_from_us = 10;
   /// Deadlock reports include the runtime's own internal messages (a software barrier's or a
   /// split's) instead of naming the collective.
@@ -100,7 +103,14 @@ struct RunOptions {
   /// Between it and the next on_vp_pause the VP runs one segment of its code (RunStats::batches;
   /// `bench/batch_widths --host-time` times them). The same rules as on_vp_pause.
   std::function<void(int rank, Time now)> on_vp_resume;
-  /// The two hooks above touch only what belongs to the VP they name (`touchstone mpirun` keeps
+  /// Called by the event loop when a run fails while a VP's program had run ahead of its turn
+  /// (host_cores): past a wait for its own send (docs/parallel.md, "Programs that go on past their
+  /// sends"), or among the programs of an instant, after the VP whose turn failed. What that
+  /// program did since its last on_vp_pause never happened in the sequential order, so a tool that
+  /// holds a VP's effects until its pause drops them (`touchstone mpirun` drops the rank's output).
+  /// The same rules as on_vp_pause.
+  std::function<void(int rank)> on_vp_discard;
+  /// The hooks above touch only what belongs to the VP they name (`touchstone mpirun` keeps
   /// each rank's output apart and writes it out at the rank's pauses), so VP code may run on
   /// several host threads at once beside them (host_cores). False: set hooks hold every run to
   /// one VP's code at a time. Either way they are called only in the sequential order's turns,
@@ -230,6 +240,9 @@ struct RunResult {
   /// Instants whose programs ran at once on several host threads (RunOptions::
   /// parallel_programs_from_us): how the host ran it, not what happened (0 on one host core).
   std::uint64_t instants_at_once = 0;
+  /// Waits for a send of the program's own past which its program ran on, on another host thread,
+  /// before the send completed (the same threshold): also the host's doing (0 on one host core).
+  std::uint64_t continued_ahead = 0;
 };
 
 /// The host cores this process may use: its CPU affinity, capped by a cgroup v2 CPU quota.
