@@ -49,7 +49,7 @@ run() {
       local extra=(); [[ $w == relax-residual ]] && extra=(residual)
       "${timing[@]}" "$ts" mpirun --machine torus:8x8 --host-cores "$hc" --result "$out.json" \
         "$relax" 20000 20 10 "${extra[@]}" >"$out" 2>&1
-      sed -E 's/"(host_seconds|instants_at_once)":[^,}]*,?//g' "$out.json" >>"$out" ;;
+      sed -E 's/"(host_seconds|instants_at_once|continued_ahead)":[^,}]*,?//g' "$out.json" >>"$out" ;;
     gather65536 | scatter65536)
       local alg=gather/logp-lev-sq; [[ $w == scatter65536 ]] && alg=scatter/logp-lev-sq
       "${timing[@]}" "$ts" run --machine mesh:256x256 --algorithm "$alg" --size 16 --host-cores "$hc" --format csv \

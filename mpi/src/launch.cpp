@@ -189,6 +189,7 @@ int launch(const LaunchOptions& o) {
       j["messages"] = r->stats.messages;
       j["host_seconds"] = r->host_seconds;
       j["instants_at_once"] = r->instants_at_once;  // host-dependent, as host_seconds
+      j["continued_ahead"] = r->continued_ahead;    // so too
       // How much of the ranks' code could run at once (RunStats::batches, docs/parallel.md): virtual
       // counts, the same on any host.
       const BatchStats& b = r->stats.batches;
@@ -236,6 +237,7 @@ int launch(const LaunchOptions& o) {
     // however many host cores run the ranks' code, and kept by a run that is killed.
     std::optional<RankOutput> output(std::in_place, np, o.tag_output);
     ro.on_vp_pause = [&output](int rank) { output->pause(rank); };
+    ro.on_vp_discard = [&output](int rank) { output->discard(rank); };
     // The ranks' code may run on several host cores at once (the programs of an instant,
     // docs/parallel.md) when each rank has its own globals and no host time is measured: the MPI
     // layer takes its turn before it touches what the ranks share (session(), Proc::await_turn).

@@ -136,6 +136,12 @@ void RankOutput::pause(int rank) {
   if (!err.empty()) emit(STDERR_FILENO, err), err.clear();
 }
 
+void RankOutput::discard(int rank) {
+  if (rank < 0 || rank >= static_cast<int>(out_.size())) return;
+  out_[static_cast<std::size_t>(rank)].clear();
+  err_[static_cast<std::size_t>(rank)].clear();
+}
+
 void RankOutput::finish() {
   for (std::size_t r = 0; r < out_.size(); ++r) {
     emit_stdout(static_cast<int>(r), true);

@@ -27,6 +27,9 @@ class RankOutput {
 
   /// Writes out what `rank` wrote since its last pause (lines only, with tags).
   void pause(int rank);
+  /// Forgets what `rank` wrote since its last pause: code that ran ahead of the sequential order in
+  /// a run that failed before that code's turn (RunOptions::on_vp_discard).
+  void discard(int rank);
   /// Every rank's in rank order, the tagged ones' last lines too (a run ended, or the watchdog).
   void finish();
 

@@ -20,7 +20,10 @@ if(TOUCHSTONE_BUILD_EXAMPLES)
   add_test(NAME mpi.host_cores.example_ring COMMAND ${here}/host_cores.sh ${ts} mpirun --machine torus:4x4
            $<TARGET_FILE:example_mpi_ring>)
 endif()
+touchstone_add_mpi_program(mpi_test_past_send_output past_send_output.c)
+target_compile_options(mpi_test_past_send_output PRIVATE -Wall -Wextra)
 foreach(t IN ITEMS "collectives;mesh:3x4;mpi_test_collectives" "p2p;torus:3x3;mpi_test_p2p"
+                  "past_send_output;mesh:2x2;mpi_test_past_send_output"
                   "datatypes;mesh:3x5;mpi_test_datatypes"
                   "topo_neighbor;mesh:3x4;mpi_test_topo_neighbor"
                   "osu_alltoall;torus:3x3;mpi_test_osu_alltoall")
