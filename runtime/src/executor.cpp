@@ -231,6 +231,21 @@ class LaunchPool {
 
   bool has_helpers() const { return !threads_.empty(); }
 
+  /// Runs the oldest launched context no helper has taken yet on the calling thread; false if none.
+  bool help_one() {
+    if (queued_.load(std::memory_order_acquire) == 0) return false;
+    Job job{};
+    {
+      std::lock_guard lock(m_);
+      if (queue_.empty()) return false;
+      job = queue_.front();
+      queue_.pop_front();
+      queued_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (claim_(job.context)) run_(owner_, job.context, job.index);
+    return true;
+  }
+
   void push(void* context, int index) {
     {
       std::lock_guard lock(m_);
@@ -452,9 +467,10 @@ class FiberExecutor final : public Executor {
     if (claim(&c)) {  // no helper has taken it: it runs here
       switch_to(c, i);
     } else {
-      // A helper runs it: the scheduler has nothing to do before it has passed.
+      // A helper runs it: the scheduler has nothing else to do before it has passed but the
+      // contexts launched after it, which it will have to wait for too.
       for (int spin = 0; c.launched.load(std::memory_order_acquire) != kParked; ++spin)
-        spin < kSpins ? cpu_relax() : std::this_thread::yield();
+        if (!launched_->help_one()) spin < kSpins ? cpu_relax() : std::this_thread::yield();
     }
     c.launched.store(kIdle, std::memory_order_relaxed);
   }
