@@ -108,6 +108,25 @@ void cpu_relax() {
 #endif
 }
 
+// Up to `n` host threads running serve(), fewer if the system gives no more (the caller then does
+// their share). A VP's fault on one names the VP too: the fault handler needs the thread's own
+// alternate stack (a stack overflow leaves none to run on).
+template <class Serve>
+std::vector<std::thread> helper_threads(int n, Serve serve) {
+  std::vector<std::thread> threads;
+  for (int k = 0; k < n; ++k) {
+    try {
+      threads.emplace_back([serve] {
+        report_vp_faults();
+        serve();
+      });
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  return threads;
+}
+
 // Host threads kept for a run's parallel turns (Executor::run_ahead, run_rests): the VPs of one
 // instant may be handed out thousands of times a run, far too often to start threads each time.
 // run(n, job) calls job(0 .. n-1), each once, on the calling thread and on every helper that joins
@@ -116,20 +135,7 @@ void cpu_relax() {
 // wakes later than the caller takes the whole batch itself.
 class HelperPool {
  public:
-  explicit HelperPool(int helpers) {
-    for (int k = 0; k < helpers; ++k) {
-      try {
-        // A VP's fault on a helper names the VP too: the fault handler needs this thread's own
-        // alternate stack (a stack overflow leaves none to run on).
-        threads_.emplace_back([this] {
-          report_vp_faults();
-          serve();
-        });
-      } catch (const std::system_error&) {
-        break;  // fewer host threads: the calling one takes their share
-      }
-    }
-  }
+  explicit HelperPool(int helpers) : threads_(helper_threads(helpers, [this] { serve(); })) {}
   ~HelperPool() {
     {
       std::lock_guard lock(m_);
@@ -188,7 +194,6 @@ class HelperPool {
     }
   }
 
-
   std::mutex m_;
   std::condition_variable wake_, done_;
   std::atomic<std::uint64_t> published_{0};  // batches published so far (and the stop)
@@ -206,18 +211,9 @@ class LaunchPool {
  public:
   using Claim = bool (*)(void* context);
   using Run = void (*)(void* owner, void* context, int index);
-  LaunchPool(int helpers, void* owner, Claim claim, Run run) : owner_(owner), claim_(claim), run_(run) {
-    for (int k = 0; k < helpers; ++k) {
-      try {
-        threads_.emplace_back([this] {
-          report_vp_faults();
-          serve();
-        });
-      } catch (const std::system_error&) {
-        break;  // fewer host threads: the scheduler runs what none takes (settle)
-      }
-    }
-  }
+  // With fewer host threads than asked, the scheduler runs what none takes (settle).
+  LaunchPool(int helpers, void* owner, Claim claim, Run run)
+      : owner_(owner), claim_(claim), run_(run), threads_(helper_threads(helpers, [this] { serve(); })) {}
   ~LaunchPool() {
     {
       std::lock_guard lock(m_);
@@ -238,9 +234,7 @@ class LaunchPool {
     {
       std::lock_guard lock(m_);
       if (queue_.empty()) return false;
-      job = queue_.front();
-      queue_.pop_front();
-      queued_.fetch_sub(1, std::memory_order_relaxed);
+      job = pop();
     }
     if (claim_(job.context)) run_(owner_, job.context, job.index);
     return true;
@@ -260,6 +254,12 @@ class LaunchPool {
     void* context;
     int index;
   };
+  Job pop() {  // under m_, from a queue that is not empty
+    const Job job = queue_.front();
+    queue_.pop_front();
+    queued_.fetch_sub(1, std::memory_order_relaxed);
+    return job;
+  }
   void serve() {
     for (;;) {
       for (int spin = 0; spin < kSpins && queued_.load(std::memory_order_acquire) == 0; ++spin) cpu_relax();
@@ -268,14 +268,11 @@ class LaunchPool {
         std::unique_lock lock(m_);
         wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
         if (stop_) return;
-        job = queue_.front();
-        queue_.pop_front();
-        queued_.fetch_sub(1, std::memory_order_relaxed);
+        job = pop();
       }
       if (claim_(job.context)) run_(owner_, job.context, job.index);
     }
   }
-
 
   void* owner_;
   Claim claim_;

@@ -27,15 +27,11 @@ namespace {
 
 using Way = ts_test::HostConfig;
 using ts_test::describe;
-const Way kWays[] = {{Execution::fibers, 1, 0}, {Execution::fibers, 2, 0}, {Execution::fibers, 4, 0},
-                     {Execution::fibers, 2, 31}, {Execution::fibers, 4, 47}, {Execution::threads, 0, 0}};
+using ts_test::same_failure_every_way;
+const auto& kWays = ts_test::kParallelWays;
 
 // The suite's options for a way, with the programs of every instant at once, however short.
-RunOptions every_instant(const Way& w) {
-  RunOptions o = ts_test::options(w);
-  o.parallel_programs_from_us = 0;
-  return o;
-}
+RunOptions every_instant(const Way& w) { return ts_test::every_parallel_turn(w); }
 
 // Runs `program` every way; every run must be the first's. Returns the runs' instants_at_once, in
 // kWays' order.
@@ -50,22 +46,6 @@ std::vector<std::uint64_t> expect_same_every_way(const Machine& m, const Program
     else ts_test::expect_same_run(r, ref);
   }
   return at_once;
-}
-
-// Runs `program` every way; every run must fail with the first's report, which it returns.
-std::string same_failure_every_way(const Machine& m, const Program& program) {
-  std::vector<std::string> reports;
-  for (const Way& w : kWays) {
-    try {
-      run(m, program, every_instant(w));
-      ADD_FAILURE() << describe(w) << ": the run did not fail";
-    } catch (const RunError& e) {
-      reports.emplace_back(e.what());
-    }
-  }
-  if (reports.empty()) return {};
-  for (std::size_t i = 1; i < reports.size(); ++i) EXPECT_EQ(reports[i], reports[0]) << "run " << i;
-  return reports[0];
 }
 
 // A Jacobi-like sweep: each rank computes on its own vector, then trades its edge values with its

@@ -24,15 +24,9 @@ namespace {
 
 using Way = ts_test::HostConfig;
 using ts_test::describe;
-const Way kWays[] = {{Execution::fibers, 1, 0}, {Execution::fibers, 2, 0}, {Execution::fibers, 4, 0},
-                     {Execution::fibers, 2, 31}, {Execution::fibers, 4, 47}, {Execution::threads, 0, 0}};
+using ts_test::same_failure_every_way;
+const auto& kWays = ts_test::kParallelWays;
 constexpr std::size_t kTwoCores = 1, kThreads = 5;  // their places in kWays
-
-RunOptions every_wait(const Way& w) {
-  RunOptions o = ts_test::options(w);
-  o.parallel_programs_from_us = 0;
-  return o;
-}
 
 // Runs `program` every way, `reset` before each run and `check` after it; every run must be the
 // first's. Returns the runs' continued_ahead, in kWays' order.
@@ -43,28 +37,13 @@ std::vector<std::uint64_t> same_every_way(const Machine& m, const Program& progr
   for (const Way& w : kWays) {
     SCOPED_TRACE(describe(w));
     reset();
-    const RunResult r = run(m, program, every_wait(w));
+    const RunResult r = run(m, program, ts_test::every_parallel_turn(w));
     check();
     ahead.push_back(r.continued_ahead);
     if (&w == &kWays[0]) ref = r;
     else ts_test::expect_same_run(r, ref);
   }
   return ahead;
-}
-
-std::string same_failure_every_way(const Machine& m, const Program& program) {
-  std::vector<std::string> reports;
-  for (const Way& w : kWays) {
-    try {
-      run(m, program, every_wait(w));
-      ADD_FAILURE() << describe(w) << ": the run did not fail";
-    } catch (const RunError& e) {
-      reports.emplace_back(e.what());
-    }
-  }
-  if (reports.empty()) return {};
-  for (std::size_t i = 1; i < reports.size(); ++i) EXPECT_EQ(reports[i], reports[0]) << describe(kWays[i]);
-  return reports[0];
 }
 
 // Host work that takes long enough for the event loop to get ahead of it.

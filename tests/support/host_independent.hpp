@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "touchstone/touchstone.hpp"
 
@@ -28,6 +29,37 @@ inline touchstone::RunOptions options(const HostConfig& c) {
   o.host_cores = c.host_cores;
   o.perturb = c.perturb;
   return o;
+}
+
+/// The ways the tests of the parallel turns (instants, programs past their sends) run a program:
+/// fibers on 1, 2 and 4 host cores, perturbed on 2 and 4, and threads.
+inline const HostConfig kParallelWays[] = {{touchstone::Execution::fibers, 1, 0},  {touchstone::Execution::fibers, 2, 0},
+                                           {touchstone::Execution::fibers, 4, 0},  {touchstone::Execution::fibers, 2, 31},
+                                           {touchstone::Execution::fibers, 4, 47}, {touchstone::Execution::threads, 0, 0}};
+
+/// A way's options with every parallel turn taken however short the programs
+/// (parallel_programs_from_us = 0).
+inline touchstone::RunOptions every_parallel_turn(const HostConfig& c) {
+  touchstone::RunOptions o = options(c);
+  o.parallel_programs_from_us = 0;
+  return o;
+}
+
+/// Runs `program` every kParallelWays way; every run must fail with the first's report, which it
+/// returns.
+inline std::string same_failure_every_way(const touchstone::Machine& m, const touchstone::Program& program) {
+  std::vector<std::string> reports;
+  for (const HostConfig& w : kParallelWays) {
+    try {
+      touchstone::run(m, program, every_parallel_turn(w));
+      ADD_FAILURE() << describe(w) << ": the run did not fail";
+    } catch (const touchstone::RunError& e) {
+      reports.emplace_back(e.what());
+    }
+  }
+  if (reports.empty()) return {};
+  for (std::size_t i = 1; i < reports.size(); ++i) EXPECT_EQ(reports[i], reports[0]) << describe(kParallelWays[i]);
+  return reports[0];
 }
 
 /// The same run: trace hash, times and statistics (events too, unless run-ahead differs).
