@@ -545,6 +545,7 @@ int Engine::next_to_unwind() {
     if (v->state == Vp::State::blocked) {
       v->state = Vp::State::running;
       if (v->continues_ahead) {  // unwound from the call its program stopped at (park_ahead)
+        progress_.running.store(v->rank, std::memory_order_relaxed);
         executor_->settle(v->index);
         v->continues_ahead = false;
         instruments_.unwound(v->rank, v->blocked_since, now_, v->pending);
@@ -641,6 +642,7 @@ bool Engine::continue_ahead(Vp& v, Op*& op) {
   const int own_errno = errno;
   executor_->pass(v.index);  // returns on a helper thread (Executor::launch), or on this one
   errno_here() = own_errno;
+  v.host_thread.store(pthread_self(), std::memory_order_release);  // where the watchdog finds it
   return true;
 }
 
@@ -663,6 +665,7 @@ void Engine::park_ahead(Vp& v) {
 // next call, which it then makes (park_ahead calls on_vp_resume there, on the VP's fiber).
 // Returns false when the run fails meanwhile.
 bool Engine::finish_ahead(Vp& v) {
+  progress_.running.store(v.rank, std::memory_order_relaxed);  // a stuck program is its (watchdog)
   executor_->settle(v.index);
   v.continues_ahead = false;
   goes_on(v);

@@ -227,18 +227,6 @@ class LaunchPool {
 
   bool has_helpers() const { return !threads_.empty(); }
 
-  /// Runs the oldest launched context no helper has taken yet on the calling thread; false if none.
-  bool help_one() {
-    if (queued_.load(std::memory_order_acquire) == 0) return false;
-    Job job{};
-    {
-      std::lock_guard lock(m_);
-      if (queue_.empty()) return false;
-      job = pop();
-    }
-    if (claim_(job.context)) run_(owner_, job.context, job.index);
-    return true;
-  }
 
   void push(void* context, int index) {
     {
@@ -254,12 +242,6 @@ class LaunchPool {
     void* context;
     int index;
   };
-  Job pop() {  // under m_, from a queue that is not empty
-    const Job job = queue_.front();
-    queue_.pop_front();
-    queued_.fetch_sub(1, std::memory_order_relaxed);
-    return job;
-  }
   void serve() {
     for (;;) {
       for (int spin = 0; spin < kSpins && queued_.load(std::memory_order_acquire) == 0; ++spin) cpu_relax();
@@ -268,7 +250,9 @@ class LaunchPool {
         std::unique_lock lock(m_);
         wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
         if (stop_) return;
-        job = pop();
+        job = queue_.front();
+        queue_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_relaxed);
       }
       if (claim_(job.context)) run_(owner_, job.context, job.index);
     }
@@ -464,10 +448,11 @@ class FiberExecutor final : public Executor {
     if (claim(&c)) {  // no helper has taken it: it runs here
       switch_to(c, i);
     } else {
-      // A helper runs it: the scheduler has nothing else to do before it has passed but the
-      // contexts launched after it, which it will have to wait for too.
+      // A helper runs it: the scheduler has nothing to do before it has passed. (Running another
+      // launched context meanwhile measured no gain, and would hide which one a stuck run waits
+      // for from the watchdog.)
       for (int spin = 0; c.launched.load(std::memory_order_acquire) != kParked; ++spin)
-        if (!launched_->help_one()) spin < kSpins ? cpu_relax() : std::this_thread::yield();
+        spin < kSpins ? cpu_relax() : std::this_thread::yield();
     }
     c.launched.store(kIdle, std::memory_order_relaxed);
   }

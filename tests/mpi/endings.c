@@ -1,7 +1,7 @@
 /* How a run ends (docs/mpi.md, "Exit status"): each mode ends it one way, and the test
  * (launcher.cmake) checks the exit status and that the report names the rank and the call.
- *   endings exit|return|exit_after_finalize|abort|overflow|deep_stack|overflow_at_once|spin|wtime|bigcount|busy|sigint|
- *           shared */
+ *   endings exit|return|exit_after_finalize|abort|overflow|deep_stack|overflow_at_once|spin|spin_past_send|wtime|
+ *           bigcount|busy|sigint|shared */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -61,6 +61,11 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "deep_stack") == 0) CHECK_EQ(deep_stack(rank), rank + 1);
   if (strcmp(mode, "spin") == 0 && rank == 1) spin_forever();
   if (strcmp(mode, "sigint") == 0 && rank == 1) kill(getpid(), SIGINT);
+  if (strcmp(mode, "spin_past_send") == 0 && rank < 2) { /* rank 1 spins past its send, on a helper thread */
+    int word = rank;
+    if (rank == 1) MPI_Send(&word, 1, MPI_INT, 0, 9, MPI_COMM_WORLD), spin_forever();
+    else MPI_Recv(&word, 1, MPI_INT, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
   if (strcmp(mode, "wtime") == 0 && rank == 0) {
     const double t0 = MPI_Wtime();
     while (MPI_Wtime() - t0 < 1.0) {

@@ -78,6 +78,10 @@ if(NOT TOUCHSTONE_TSAN)
   ending(wall_limit_lines 2 "^  #1 main at /.*/tests/mpi/endings\\.c:62 \\(" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
 endif()
 ending(wall_limit_names_rank 2 "^Rank 1 was running its own code and made no call to Touchstone since" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
+# The same when the rank spins past its MPI_Send on another host core while the event loop waits
+# for it (docs/parallel.md, "Programs that go on past their sends").
+ending(wall_limit_past_send 2 "^Rank 1 was running its own code and made no call to Touchstone since" --machine mesh:2x2
+       --wall-limit 0.5 --host-cores 2 --parallel-programs-from-us 0 ${endings} spin_past_send)
 # What a rank printed survives a run the watchdog ends (stdout is a pipe here: fully buffered by
 # default, but flushed whenever a rank blocks).
 ending(output_survives 2 "^endings: rank 0 printed this before rank 1 spun$" --machine mesh:2x2 --wall-limit 0.5 ${endings} spin)
