@@ -623,8 +623,8 @@ void Engine::goes_on(Vp& v) {
 // calls), not for a rank whose memory active messages reach (their handlers run in the event loop
 // while the VP waits: its program must not run beside them), and only while the programs' host
 // time makes it pay (the threshold of the instants).
-bool Engine::continue_ahead(Vp& v, Op*& op) {
-  if (!ahead_of_sends_ || !v.in_waiting_call || v.instant_member || op->kind != Op::Kind::send ||
+bool Engine::continue_ahead(Vp& v, Op*& op) {  // with ahead_of_sends_ (the caller asks, inline)
+  if (!v.in_waiting_call || v.instant_member || op->kind != Op::Kind::send ||
       op->synchronous || op->rendezvous || op->unreceived > 0 || v.is_task() || v.left ||
       !tasks_of_[static_cast<std::size_t>(v.rank)].empty() || am_->serves(v.rank) ||
       program_time_.value() < worthwhile_)

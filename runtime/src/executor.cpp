@@ -358,7 +358,8 @@ class FiberExecutor final : public Executor {
   // A launched context is run by whoever claims it first: a helper of launched_, or settle.
   static bool claim(void* context) {
     std::uint8_t queued = kQueued;
-    return static_cast<Context*>(context)->launched.compare_exchange_strong(queued, kRunning, std::memory_order_acq_rel);
+    auto& state = static_cast<Context*>(context)->launched;
+    return state.compare_exchange_strong(queued, kRunning, std::memory_order_acq_rel);
   }
   static void run_launched(void* self, void* context, int i) {
     auto& c = *static_cast<Context*>(context);

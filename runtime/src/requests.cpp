@@ -50,7 +50,7 @@ Status Engine::wait(Vp& v, Op*& op) {
       return Status{};
     }
     if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op, since);
-    if (continue_ahead(v, op)) return Status{};  // the event loop completes it (finish_ahead)
+    if (ahead_of_sends_ && continue_ahead(v, op)) return Status{};  // the event loop completes it (finish_ahead)
     Op* one[] = {op};
     await_ops(v, one, true);
     block(v, Vp::Block::ops, Call::on(Call::Form::wait_for, *op));

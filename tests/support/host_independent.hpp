@@ -33,9 +33,10 @@ inline touchstone::RunOptions options(const HostConfig& c) {
 
 /// The ways the tests of the parallel turns (instants, programs past their sends) run a program:
 /// fibers on 1, 2 and 4 host cores, perturbed on 2 and 4, and threads.
-inline const HostConfig kParallelWays[] = {{touchstone::Execution::fibers, 1, 0},  {touchstone::Execution::fibers, 2, 0},
-                                           {touchstone::Execution::fibers, 4, 0},  {touchstone::Execution::fibers, 2, 31},
-                                           {touchstone::Execution::fibers, 4, 47}, {touchstone::Execution::threads, 0, 0}};
+inline const HostConfig kParallelWays[] = {
+    {touchstone::Execution::fibers, 1, 0},  {touchstone::Execution::fibers, 2, 0},
+    {touchstone::Execution::fibers, 4, 0},  {touchstone::Execution::fibers, 2, 31},
+    {touchstone::Execution::fibers, 4, 47}, {touchstone::Execution::threads, 0, 0}};
 
 /// A way's options with every parallel turn taken however short the programs
 /// (parallel_programs_from_us = 0).
