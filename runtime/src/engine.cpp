@@ -39,6 +39,8 @@ static_assert(sizeof(Vp) <= 1024, "Vp grew past 1 KiB: keep rarely used state ou
 Engine::Engine(const Machine& machine, const RunOptions& options)
     : machine_(machine),
       opts_(options),
+      copier_(options.execution == Execution::fibers &&
+              (options.host_cores > 1 || (options.host_cores == 0 && available_host_cores() > 1))),
       groups_(machine.nodes()),
       world_(groups_.world()),
       instruments_(machine.nodes(), opts_) {
@@ -391,6 +393,10 @@ void Engine::fail_with_current_exception(const std::string& what_failed) {
 
 // Creates the VPs' contexts and runs them until the run is over.
 void Engine::start_vps() {
+  // Only real bytes need copying; a machine with replicating routers is left out because a
+  // multicast's branches are not known to keep a pair's order with its point-to-point messages.
+  fixes_matches_ = !opts_.phantom_payloads && !machine_.net.multicast;
+  if (fixes_matches_) ways_.resize(vps_.size());
   std::vector<void*> procs;
   procs.reserve(vps_.size());
   for (auto& v : vps_) procs.push_back(v->proc.get());
@@ -420,6 +426,7 @@ void Engine::start_vps() {
     phase_ = Phase::turns;
   }
   executor_->pass(kMain);
+  copier_.wait_all();  // the rests read what the copies wrote, and free what they read
   run_rests();
   executor_->finish();
 }
@@ -449,6 +456,7 @@ int Engine::next() {
 
 int Engine::run_events() {
   if (launch_next_ != kMain) [[unlikely]] {  // a program went on past its send (continue_ahead)
+    copies_made_for(context(launch_next_));
     executor_->launch(launch_next_, opts_.host_cores);
     launch_next_ = kMain;
   }
@@ -534,12 +542,14 @@ int Engine::run_events() {
           continue;
         }
       }
+      if (fixes_matches_ && r < static_cast<int>(ways_.size())) copier_.wait(ways_[static_cast<std::size_t>(r)].copies_upto);
       return r;
     }
   }
 }
 
 int Engine::next_to_unwind() {
+  copier_.wait_all();  // unwinding frees buffers
   for (auto* all : {&vps_, &tasks_})
     for (auto& v : *all)
     if (v->state == Vp::State::blocked) {
@@ -783,6 +793,7 @@ RunResult Engine::run(const Program& program) {
   res.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.instants_at_once = instants_at_once_;
   res.continued_ahead = continued_ahead_;
+  res.delivered_early = delivered_early_;
   return res;
 }
 
@@ -803,6 +814,10 @@ Msg* Engine::new_msg() {
 }
 
 void Engine::free_msg(Msg* m) {
+  if (fixes_matches_) {
+    copier_.wait(m->copy_no);  // it may still be copying out of m's payload
+    if (m->on_the_way) off_the_way(*m);
+  }
   m->payload = std::vector<std::byte>();  // payloads can be large: give the memory back now
   if (m->lender) m->lender->lent = nullptr;
   msgs_.put(m);
@@ -816,8 +831,11 @@ void Engine::free_msg(Msg* m) {
 void Engine::keep_payload(Op* send) {
   Msg* m = send->lent;
   if (!m) return;
-  // A failed run delivers nothing more, and its unwinding may already have freed the buffer.
-  if (!aborting_) m->payload.assign(m->lent.begin(), m->lent.end());
+  // A message whose match is known has its bytes in the receive buffer (or on their way there):
+  // it needs no copy of its own. A failed run delivers nothing more, and its unwinding may already
+  // have freed the buffer.
+  if (m->fixed_recv) copier_.wait(m->copy_no);
+  else if (!aborting_) m->payload.assign(m->lent.begin(), m->lent.end());
   m->lent = {};
   m->lender = nullptr;
   send->lent = nullptr;
@@ -827,11 +845,128 @@ void Engine::keep_payload(Op* send) {
 // (its copy, if it had one, is freed; the sender's buffer is no longer read). A message longer than
 // a receive that does not truncate is left alone: completing the receive reports it.
 void Engine::deliver(Msg& m, Op& recv) {
-  if (m.size > recv.buf.size() && !recv.truncating) return;
-  const std::span<const std::byte> bytes = m.bytes();
-  if (!bytes.empty()) std::memmove(recv.buf.data(), bytes.data(), std::min(bytes.size(), recv.buf.size()));
+  if (fixes_matches_ && (m.fixed_recv || recv.fixed_msg)) {
+    if (m.fixed_recv != &recv || recv.fixed_msg != &m)
+      abort_run(fmt::format("internal error: message #{} from {} to {} matched a receive other than the one known "
+                            "to be its match (please report this with the command line)",
+                            m.id, m.src, m.dst));
+    copier_.wait(m.copy_no);  // its bytes are in the receive buffer once the copy is made
+  } else if (m.size > recv.buf.size() && !recv.truncating) {
+    return;
+  } else if (const std::span<const std::byte> bytes = m.bytes(); !bytes.empty()) {
+    std::memmove(recv.buf.data(), bytes.data(), std::min(bytes.size(), recv.buf.size()));
+  }
   if (m.lender) m.lender->lent = nullptr, m.lender = nullptr, m.lent = {};
   m.payload = std::vector<std::byte>();
+}
+
+// ---------------------------------------------------------------- matches known before the arrival
+
+// A message is matched on its arrival, by the first receive of its destination's posted queue
+// that takes it (docs/model.md 2.5); its bytes go into that receive's buffer then (deliver). Often
+// the match is certain long before: the receive is posted and waited for (so it can be neither
+// cancelled nor let go before it completes), it names its source, and no message of that source
+// that it takes is on its way ahead of this one. Nothing else can take it first: a pair's
+// messages never overtake one another (model.md 2.2, 2.10), a later message from another source
+// does not match it, and receives posted later queue behind it. Then the bytes are copied at that
+// point (fix_match) instead of at the arrival, by the Copier, beside the event loop on another host
+// core, or at once on one: the event loop makes no copy at the arrival, and a message whose send
+// completes before it arrives (the sender may then reuse its buffer) needs no copy of its own
+// (keep_payload), which was a third of the copies of the Figure-9 all-to-all at 16 KB. The
+// receive's buffer is the program's only once the wait returns, so nobody can tell when the bytes
+// went in; the arrival, the send's completion and the release of the message wait for the copy,
+// and so does each VP whose memory a copy touches before its code runs again (copies_made_for).
+// Every event, time, match and trace_hash is what it was: only where the host makes the copy moves.
+// (A program that writes into a buffer while a send of its own still reads it, an error as in MPI,
+// may have either bytes delivered when its code runs beside the copy; a correct one cannot tell.)
+
+void Engine::on_the_way(Msg& m) {
+  Way& to = ways_[static_cast<std::size_t>(m.dst)];
+  m.way_prev = to.tail;
+  m.way_next = nullptr;
+  (to.tail ? to.tail->way_next : to.head) = &m;
+  to.tail = &m;
+  ++to.count;
+  to.fixable += fixable(m);
+  m.on_the_way = true;
+}
+
+void Engine::off_the_way(Msg& m) {
+  Way& to = ways_[static_cast<std::size_t>(m.dst)];
+  (m.way_prev ? m.way_prev->way_next : to.head) = m.way_next;
+  (m.way_next ? m.way_next->way_prev : to.tail) = m.way_prev;
+  --to.count;
+  to.fixable -= fixable(m);
+  m.on_the_way = false;
+}
+
+// A receive that its VP waits for in a call of the program's own (wait, waitall): the VP is
+// blocked until it completes, so nothing but its message can take it away.
+static bool waited_for(const Vp& by, const Op& r) {
+  return r.awaited && by.waits_for_all && !by.is_task() && !by.instant_member && !by.continues_ahead;
+}
+
+// Message m has just been handed to the network. With a receive its destination waits for taking
+// it, the match is certain unless a message of the same pair that the receive also takes is on
+// its way ahead of m. The walk along the rank's messages on their way is cut short: a rank with
+// many of them gets its matches fixed when it next waits (fix_inbound).
+void Engine::fix_at_send(Msg& m) {
+  constexpr std::uint32_t kLongestWalk = 64;
+  if (!fixable(m)) return;
+  Vp& to = *vps_[static_cast<std::size_t>(m.dst)];
+  const Way& way = ways_[static_cast<std::size_t>(m.dst)];
+  if (to.state != Vp::State::blocked || to.block != Vp::Block::ops || way.count > kLongestWalk) return;
+  Op* r = to.mailbox.taker(m);
+  if (!r || r->vp != &to || !waited_for(to, *r)) return;
+  for (const Msg* x = way.head; x != &m; x = x->way_next)
+    if (x->src == m.src && Mailbox::matches(*r, *x)) return;
+  fix_match(m, *r);
+}
+
+// v is about to wait for receives of its own: each message on its way to v, in the order they
+// were sent, is the certain match of the receive that would take it now, unless an earlier message
+// would take that receive too (each receive is claimed by the first message that reaches it here,
+// fixed or not).
+void Engine::fix_inbound(Vp& v) {
+  const Way& way = ways_[static_cast<std::size_t>(v.rank)];
+  if (way.fixable == 0 || v.is_task()) return;
+  const std::uint32_t look = ++fix_looks_;
+  for (Msg* x = way.head; x; x = x->way_next) {
+    Op* r = v.mailbox.taker(*x);
+    if (!r || r->fix_look == look) continue;
+    r->fix_look = look;
+    if (fixable(*x) && !x->fixed_recv && !r->fixed_msg && r->vp == &v && waited_for(v, *r))
+      fix_match(*x, *r);
+  }
+}
+
+void Engine::fix_match(Msg& m, Op& r) {
+  if (!fixable(m) || r.src == any_source || r.matched || r.awaiting_data || m.size > r.buf.size()) return;
+  // Code beside the program that may touch its memory: active-message handlers, tasks.
+  if (am_->serves(m.dst) || am_->serves(m.src) || !tasks_of_[static_cast<std::size_t>(m.dst)].empty() ||
+      !tasks_of_[static_cast<std::size_t>(m.src)].empty())
+    return;
+  const std::span<const std::byte> bytes = m.bytes();
+  m.fixed_recv = &r;
+  r.fixed_msg = &m;
+  m.copy_no = copier_.copy(r.buf.data(), bytes.data(), bytes.size());
+  if (m.copy_no)
+    ways_[static_cast<std::size_t>(m.src)].copies_upto = ways_[static_cast<std::size_t>(m.dst)].copies_upto = m.copy_no;
+  ++delivered_early_;
+}
+
+// Only after a wait failed (a message longer than another receive's buffer) can the program let
+// go of a receive whose match was fixed: the message goes its way as any other, and is copied
+// again where it matches (from the receive's buffer, if its send has completed meanwhile and left
+// it no bytes of its own). The receive's buffer keeps what was copied into it.
+void Engine::unfix(Op& r) {
+  Msg& m = *r.fixed_msg;
+  copier_.wait(m.copy_no);
+  if (!m.lender && m.payload.empty() && !opts_.phantom_payloads)
+    m.payload.assign(r.buf.begin(), r.buf.begin() + static_cast<std::ptrdiff_t>(m.size));
+  m.fixed_recv = nullptr;
+  m.copy_no = 0;
+  r.fixed_msg = nullptr;
 }
 
 Op* Engine::new_op() {
@@ -1016,6 +1151,10 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
     m->buffered = machine_.net.flow_control() && machine_.net.recv_buffer >= 0;  // reserved by goes_eager
     v.clock += machine_.send_cost(v.rank, m->size);
     hand_over(m, start, v.clock);
+    if (fixes_matches_ && !(ctx & kAmCtx)) {
+      on_the_way(*m);
+      fix_at_send(*m);
+    }
     return op;
   }
   // Rendezvous (docs/model.md 2.16): only the request to send leaves now, a 0-byte message with the
@@ -1028,6 +1167,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   rts->vc = m->vc;  // the request's match is the send's match (race detection)
   v.clock += machine_.send_cost(v.rank, 0);
   hand_over(rts, start, v.clock);
+  if (fixes_matches_) on_the_way(*rts);  // a receive it matches takes no message of the pair after it
   return op;
 }
 
@@ -1168,12 +1308,16 @@ void Engine::on_arrival(Msg& m, Time t) {
   if (m.proto == Msg::Proto::cts) return on_clear_to_send(m, t);
   if (m.proto == Msg::Proto::rdv_data) return on_rendezvous_data(m, t);
   Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
+  if (fixes_matches_ && m.on_the_way) off_the_way(m);
   // Matching cost (docs/model.md 2.5) counts in virtual time (Mailbox::arrive).
   if (Op* op = v.mailbox.arrive(m, t)) {
     instruments_.matched(v.rank, *op, m, v.label);
     // The receive's poster (the rank's VP or one of its tasks) takes it.
     Vp& by = *op->vp;
-    if (m.proto == Msg::Proto::rts) return clear_to_send(by, op, &m, std::max(t, op->posted));
+    if (m.proto == Msg::Proto::rts) {
+      if (op->fixed_msg) deliver(m, *op);  // reports the broken promise: a request to send is never fixed
+      return clear_to_send(by, op, &m, std::max(t, op->posted));
+    }
     op->matched = &m;
     deliver(m, *op);
     // A receive the VP posted ahead of the event loop matches at its posting time, not before.
@@ -1182,6 +1326,10 @@ void Engine::on_arrival(Msg& m, Time t) {
     tell_matched(*op);
     return;
   }
+  if (m.fixed_recv) [[unlikely]]
+    abort_run(fmt::format("internal error: message #{} from {} to {} found no receive, though one was known to "
+                          "be its match (please report this with the command line)",
+                          m.id, m.src, m.dst));
   auto probing = [&](const Vp& w) {
     return w.state == Vp::State::blocked && w.block == Vp::Block::probe && m.ctx == w.probe_ctx &&
            (w.probe_src == any_source || w.probe_src == m.src) && (w.probe_tag == any_tag || w.probe_tag == m.tag);

@@ -154,7 +154,7 @@ std::uint64_t Mailbox::posted_by(Time t) const {
   return static_cast<std::uint64_t>(std::upper_bound(posted_at_.begin(), posted_at_.end(), t) - posted_at_.begin());
 }
 
-Op* Mailbox::search(const Msg& m, Time t, std::uint64_t& examined) {
+Op* Mailbox::search(const Msg& m, Time t, std::uint64_t* examined) {
   Op* match = nullptr;
   if (posted_indexed_) {
     const Key keys[] = {Key{m.ctx, m.src, m.tag}, Key{m.ctx, any_source, m.tag}, Key{m.ctx, m.src, any_tag},
@@ -164,29 +164,32 @@ Op* Mailbox::search(const Msg& m, Time t, std::uint64_t& examined) {
       if (it == posted_index_.end()) continue;
       if (Op* op = it->second.front(this); op && (!match || op->queued < match->queued)) match = op;
     }
+    if (!examined) return match;
     // A linear walk stops at the match (or walks everything) and counts the receives posted by t.
     const std::uint64_t walked = match ? match->queued + 1 : posted_.numbered();
     if (posted_in_order_) {
-      examined += posted_.below(std::min(walked, posted_by(t)));
+      *examined += posted_.below(std::min(walked, posted_by(t)));
     } else {
-      for (std::uint64_t k = 0; k < walked; ++k) examined += posted_.queued(k) && posted_at_[k] <= t;
+      for (std::uint64_t k = 0; k < walked; ++k) *examined += posted_.queued(k) && posted_at_[k] <= t;
     }
   } else {
+    std::uint64_t walked = 0;
     for (Op* op = posted_head_; op && !match; op = op->next)
-      if (examined += op->posted <= t, matches(*op, m)) match = op;
+      if (walked += op->posted <= t, matches(*op, m)) match = op;
+    if (examined) *examined += walked;
   }
   return match;
 }
 
 std::uint64_t Mailbox::examined_by(const Msg& m, Time t) {
   std::uint64_t examined = 0;
-  search(m, t, examined);
+  search(m, t, &examined);
   return examined;
 }
 
 Op* Mailbox::arrive(Msg& m, Time t) {
   std::uint64_t examined = 0;
-  Op* match = search(m, t, examined);
+  Op* match = search(m, t, &examined);
   m.examined += static_cast<std::uint32_t>(examined);
   if (match) {
     if (match->posted > t) match->examined += static_cast<std::uint32_t>(unexpected_count_ + 1);

@@ -47,6 +47,9 @@ class Mailbox {
   /// out: what a node that demultiplexes per packet pays to find the receive of a packet of m that
   /// reaches it at t (docs/model.md 2.18).
   std::uint64_t examined_by(const Msg& m, Time t);
+  /// The posted receive that message m would take if it arrived now, left in the queue; nullptr
+  /// if none.
+  Op* taker(const Msg& m) { return search(m, kNever, nullptr); }
   /// Takes a posted receive that never matched out of the queue (its request was dropped).
   void cancel(Op* op);
   /// The earliest-arrived unexpected message matching pattern, left in the queue; nullptr if none.
@@ -101,8 +104,9 @@ class Mailbox {
   static constexpr std::size_t kIndexFrom = 16;
 
   /// The first posted receive that takes m arriving at t (left in the queue), nullptr if none, and
-  /// the entries a linear walk examines to find it (`examined`): shared by arrive and examined_by.
-  Op* search(const Msg& m, Time t, std::uint64_t& examined);
+  /// the entries a linear walk examines to find it (added to *examined, unless null): shared by
+  /// arrive, examined_by and taker.
+  Op* search(const Msg& m, Time t, std::uint64_t* examined);
   std::uint64_t posted_by(Time t) const;  // with posted_in_order_: receives numbered below this were posted by t
   void index_posted(Op* op);
   void index_unexpected(Msg* m);

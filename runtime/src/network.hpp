@@ -73,6 +73,15 @@ struct Msg {
   Msg* prev = nullptr;             // unexpected queue: the message ahead
   std::uint64_t queued = ~0ULL;    // its number in its destination's indexed unexpected queue (Mailbox)
   const void* queued_in = nullptr; // ... and that Mailbox
+  /// The messages on their way to one rank that a receive may match (Engine::on_the_way), in the
+  /// order they were sent, from the hand-over to the arrival.
+  Msg* way_next = nullptr;
+  Msg* way_prev = nullptr;
+  bool on_the_way = false;
+  /// Its match known before it arrives (Engine::fix_match): the receive it will match, whose
+  /// buffer has its bytes already or will once the Copier has made copy number `copy_no`.
+  Op* fixed_recv = nullptr;
+  std::uint64_t copy_no = 0;
 };
 
 /// A packet in flight: a worm whose header is at path position `hop`.

@@ -61,6 +61,8 @@ struct Op {
   std::uint64_t call = 0;      // the owner's receive-call number, from 1 (race reports)
   std::uint32_t wild = 0;      // its race record + 1, for a wildcard receive under RunOptions::races
   Msg* matched = nullptr;
+  Msg* fixed_msg = nullptr;    // the message known to be its match before it arrives (Engine::fix_match)
+  std::uint32_t fix_look = 0;  // the last Engine::fix_inbound that found a message it takes
   std::uint32_t slot = 0;  // its index among the operations of the waitall that waits for it
   std::uint32_t wait_pos = 0;  // its place in its owner's WaitList while awaited there
   bool awaiting_data = false;  // matched a request to send; its data is on the way (docs/model.md 2.16)

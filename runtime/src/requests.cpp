@@ -53,6 +53,7 @@ Status Engine::wait(Vp& v, Op*& op) {
     if (ahead_of_sends_ && continue_ahead(v, op)) return Status{};  // the event loop completes it (finish_ahead)
     Op* one[] = {op};
     await_ops(v, one, true);
+    if (fixes_matches_ && op->kind == Op::Kind::recv) fix_inbound(v);
     block(v, Vp::Block::ops, Call::on(Call::Form::wait_for, *op));
     unawait_ops(v, one);
   }
@@ -93,6 +94,7 @@ void Engine::waitall(Vp& v, std::span<Op*> ops, std::span<Status> st) {
   }
   std::make_heap(ready.begin(), ready.end(), later);
   Time since = v.clock;
+  bool looked = !fixes_matches_;  // for the matches its messages on their way are sure of: once a call
   while (pending) {
     for (Op* op : v.matched_awaited) {  // matched since the last look
       if (op->slot >= ops.size() || ops[op->slot] != op) continue;  // not one of these (defensive)
@@ -103,6 +105,7 @@ void Engine::waitall(Vp& v, std::span<Op*> ops, std::span<Status> st) {
     }
     v.matched_awaited.clear();
     if (ready.empty()) {
+      if (!looked) fix_inbound(v), looked = true;
       block(v, Vp::Block::ops, Call::counting(Call::Form::waitall_recvs, pending));
       continue;
     }
@@ -200,6 +203,7 @@ bool Engine::cancel(Vp& v, Op*& op) {
   if (op->kind != Op::Kind::recv) return false;
   if (!op->matched && !op->awaiting_data) sync(v);
   if (op->matched || op->awaiting_data) return false;
+  if (op->fixed_msg) unfix(*op);
   ++v.actions;  // the world changed for this VP: a poll loop around it is not futile
   v.mailbox.cancel(op);
   instruments_.cancelled(op->call, v.rank, v.clock);
@@ -280,6 +284,7 @@ void Engine::drop(Op* op) {
     op->dropped = true;
     return;
   }
+  if (op->fixed_msg && !op->matched) unfix(*op);
   if (op->matched) free_msg(op->matched); else v.mailbox.cancel(op);
   free_op(op);
 }

@@ -243,6 +243,10 @@ struct RunResult {
   /// Waits for a send of the program's own past which its program ran on, on another host thread,
   /// before the send completed (the same threshold): also the host's doing (0 on one host core).
   std::uint64_t continued_ahead = 0;
+  /// Messages whose bytes went into their receive's buffer before they arrived, where the match
+  /// became certain (docs/parallel.md, "Copies made when the match is known"): how the host moved
+  /// the bytes, decided in the sequential order (the same on any number of host cores).
+  std::uint64_t delivered_early = 0;
 };
 
 /// The host cores this process may use: its CPU affinity, capped by a cgroup v2 CPU quota.

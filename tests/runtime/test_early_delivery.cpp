@@ -1,0 +1,171 @@
+// Copies made when the match is known (docs/parallel.md): a message whose receive is posted,
+// waited for and names its source, with no message of the same pair ahead of it that the receive
+// also takes, has its bytes copied into the receive buffer before it arrives, beside the event
+// loop on more than one host core. Every test runs fibers on 1, 2 and 4 host cores, perturbed too,
+// and on threads, checks the same trace hash, times and statistics, the bytes received, and how
+// many messages were delivered so (RunResult::delivered_early, decided in the sequential order: the
+// same on every host). Messages of 8 KiB: from 4 KiB on they are fixed, and on several host cores
+// the copying thread makes their copies.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "support/host_independent.hpp"
+#include "support/model.hpp"
+#include "touchstone/error.hpp"
+#include "touchstone/touchstone.hpp"
+
+using namespace touchstone;
+
+namespace {
+
+using Way = ts_test::HostConfig;
+using ts_test::describe;
+const auto& kWays = ts_test::kParallelWays;
+
+// Runs `program` every way, `reset` before each run and `check` after it; every run must be the
+// first's, and deliver `early` messages before their arrival.
+template <class Reset, class Check>
+void same_every_way(const Machine& m, const Program& program, std::uint64_t early, Reset reset, Check check) {
+  RunResult ref;
+  for (const Way& w : kWays) {
+    SCOPED_TRACE(describe(w));
+    reset();
+    const RunResult r = run(m, program, ts_test::every_parallel_turn(w));
+    check();
+    EXPECT_EQ(r.delivered_early, early);
+    if (&w == &kWays[0]) ref = r;
+    else ts_test::expect_same_run(r, ref);
+  }
+}
+
+constexpr std::size_t kSize = 8192;
+
+}  // namespace
+
+// Rank 2 waits for rank 0's message from its first turn on, while the message is on its way: the
+// match is certain there, and the bytes go into rank 2's buffer at once. Rank 0's send completes
+// when its last packet has left, long before the message arrives two hops away; rank 0 then
+// writes new bytes into the same buffer and sends them too, which rank 2 again waits for before
+// they arrive. Rank 2 gets each message's bytes as sent: neither message kept a copy of its own
+// (the first was the one that needed it, its send complete before its arrival).
+TEST(EarlyDelivery, ABufferReusedAfterItsSendCompletesLeavesTheBytesSent) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  std::vector<std::byte> got1, got2;
+  const Program program = [&](Proc& p) {
+    if (p.rank() == 0) {
+      std::vector<std::byte> data = ts_test::bytes(kSize, 5);
+      p.send(2, 0, data);
+      const std::vector<std::byte> nine = ts_test::bytes(kSize, 9);
+      std::copy(nine.begin(), nine.end(), data.begin());
+      p.send(2, 1, data);
+    }
+    if (p.rank() == 2) {
+      std::vector<std::byte> in(kSize);
+      p.recv(0, 0, in);
+      got1 = in;
+      p.recv(0, 1, in);
+      got2 = in;
+    }
+  };
+  same_every_way(
+      m, program, 2,
+      [&] {
+        got1.clear();
+        got2.clear();
+      },
+      [&] {
+        EXPECT_EQ(got1, ts_test::bytes(kSize, 5));
+        EXPECT_EQ(got2, ts_test::bytes(kSize, 9));
+      });
+  // Phantom payloads have no bytes to move.
+  RunOptions phantom;
+  phantom.phantom_payloads = true;
+  const Program quiet = [](Proc& p) {
+    std::vector<std::byte> buf(kSize);
+    if (p.rank() == 0) p.send(2, 0, buf);
+    if (p.rank() == 2) p.recv(0, 0, buf);
+  };
+  EXPECT_EQ(run(m, quiet, phantom).delivered_early, 0u);
+}
+
+// Rank 1 waits for any tag from rank 0 when rank 0, told so by a message, sends two. At the first
+// send the match is certain; at the second the receive would take it too, but the first message,
+// on its way ahead of it, takes the receive: it is not fixed there (were it, its bytes would
+// overwrite the first's and the run would end in an internal error), but at rank 1's next wait.
+// Rank 1's message to rank 0 is too short to be fixed (Copier::kHandOverFrom).
+TEST(EarlyDelivery, AMessageBehindOneThatTakesTheSameReceiveIsNotFixedToIt) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  std::vector<std::byte> got1, got2;
+  int tag1 = -1;
+  const Program program = [&](Proc& p) {
+    std::vector<std::byte> ready(8);
+    if (p.rank() == 0) {
+      p.recv(1, 99, ready);  // rank 1 waits already
+      const std::vector<std::byte> a = ts_test::bytes(kSize, 3), b = ts_test::bytes(kSize, 4);
+      Request rq[2] = {p.isend(1, 7, a), p.isend(1, 8, b)};
+      p.waitall(rq);
+    }
+    if (p.rank() == 1) {
+      std::vector<std::byte> in(kSize);
+      p.send(0, 99, ready);
+      tag1 = p.recv(0, any_tag, in).tag;
+      got1 = in;
+      p.recv(0, 8, in);
+      got2 = in;
+    }
+  };
+  same_every_way(
+      m, program, 2,
+      [&] {
+        got1.clear();
+        got2.clear();
+        tag1 = -1;
+      },
+      [&] {
+        EXPECT_EQ(tag1, 7);
+        EXPECT_EQ(got1, ts_test::bytes(kSize, 3));
+        EXPECT_EQ(got2, ts_test::bytes(kSize, 4));
+      });
+}
+
+// A receive from any source is never fixed: a message sent later from a nearer node could take it
+// first. Nor is a receive that its VP posted but does not wait for (it may cancel it): here one
+// that is tested until its message is there, and one that is cancelled.
+TEST(EarlyDelivery, WildcardAndUnwaitedReceivesAreNotFixed) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  std::vector<std::byte> got1, got2;
+  bool cancelled = false;
+  const Program program = [&](Proc& p) {
+    if (p.rank() == 0) {
+      p.compute(5000);
+      p.send(2, 0, ts_test::bytes(kSize, 6));
+      p.send(2, 1, ts_test::bytes(kSize, 2));
+    }
+    if (p.rank() == 2) {
+      std::vector<std::byte> in(kSize), other(kSize);
+      p.recv(any_source, 0, in);
+      got1 = in;
+      Request never = p.irecv(0, 5, other);  // posted, not waited for
+      Request r = p.irecv(0, 1, in);
+      while (!p.test(r)) p.compute(1000);
+      got2 = in;
+      cancelled = p.cancel(never);
+    }
+  };
+  same_every_way(
+      m, program, 0,
+      [&] {
+        got1.clear();
+        got2.clear();
+        cancelled = false;
+      },
+      [&] {
+        EXPECT_EQ(got1, ts_test::bytes(kSize, 6));
+        EXPECT_EQ(got2, ts_test::bytes(kSize, 2));
+        EXPECT_TRUE(cancelled);
+      });
+}
