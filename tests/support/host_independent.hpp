@@ -63,7 +63,8 @@ inline std::string same_failure_every_way(const touchstone::Machine& m, const to
   return reports[0];
 }
 
-/// The same run: trace hash, times and statistics (events too, unless run-ahead differs).
+/// The same run: trace hash, times, statistics (events too, unless run-ahead differs) and the
+/// messages delivered before their arrival.
 inline void expect_same_run(const touchstone::RunResult& r, const touchstone::RunResult& ref, bool same_events = true) {
   EXPECT_EQ(r.trace_hash, ref.trace_hash);
   EXPECT_EQ(r.makespan, ref.makespan);
@@ -72,6 +73,7 @@ inline void expect_same_run(const touchstone::RunResult& r, const touchstone::Ru
   EXPECT_EQ(r.stats.packets, ref.stats.packets);
   EXPECT_EQ(r.stats.blocked_headers, ref.stats.blocked_headers);
   EXPECT_EQ(r.stats.blocked_time, ref.stats.blocked_time);
+  EXPECT_EQ(r.delivered_early, ref.delivered_early);  // decided in the sequential order
   if (same_events) {
     EXPECT_EQ(r.stats.events, ref.stats.events);
   }
