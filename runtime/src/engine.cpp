@@ -220,7 +220,10 @@ bool Engine::starts_ahead() const { return parallel_host_turns() && vps_.size() 
 void Engine::open_instant(Vp& first) {
   instant_at_ = now_;
   instant_members_.clear();
-  if (program_time_.value() < worthwhile_) return;
+  // A receive's completion completes its send where sends are held until received
+  // (NetworkParams::send_holds_until_received): a member's completion, ahead of the rank order,
+  // would wake its sender before the sender's own turn at the instant had it wait.
+  if (program_time_.value() < worthwhile_ || machine_.net.send_holds_until_received) return;
   // Every VP the instant lets go on must be a member: one that went on in a whole turn between
   // two members would make its calls before the earlier member's.
   // It waits in a call of its program's (not in the runtime's own collectives, whose continuations
