@@ -190,6 +190,7 @@ int launch(const LaunchOptions& o) {
       j["host_seconds"] = r->host_seconds;
       j["instants_at_once"] = r->instants_at_once;  // host-dependent, as host_seconds
       j["continued_ahead"] = r->continued_ahead;    // so too
+      j["delivered_early"] = r->delivered_early;    // decided in the sequential order: the same on any host
       // How much of the ranks' code could run at once (RunStats::batches, docs/parallel.md): virtual
       // counts, the same on any host.
       const BatchStats& b = r->stats.batches;
