@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "cpu_relax.hpp"
+
 namespace touchstone::detail {
 
 namespace {
@@ -10,13 +12,6 @@ namespace {
 // sleeping thread costs the handing thread a system call, which on every copy would cost more
 // than the copies.
 constexpr int kSpins = 4000;
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 }  // namespace
 
 Copier::~Copier() {

@@ -21,6 +21,7 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
+#include "cpu_relax.hpp"
 #include "stacks.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -100,13 +101,6 @@ namespace {
 
 // How long a helper thread spins for its next work before it sleeps: tens of microseconds.
 constexpr int kSpins = 2000;
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 // Up to `n` host threads running serve(), fewer if the system gives no more (the caller then does
 // their share). A VP's fault on one names the VP too: the fault handler needs the thread's own

@@ -22,27 +22,28 @@ using namespace touchstone;
 
 namespace {
 
-using Way = ts_test::HostConfig;
-using ts_test::describe;
-const auto& kWays = ts_test::kParallelWays;
-
-// Runs `program` every way, `reset` before each run and `check` after it; every run must be the
-// first's, and deliver `early` messages before their arrival.
-template <class Reset, class Check>
-void same_every_way(const Machine& m, const Program& program, std::uint64_t early, Reset reset, Check check) {
-  RunResult ref;
-  for (const Way& w : kWays) {
-    SCOPED_TRACE(describe(w));
-    reset();
-    const RunResult r = run(m, program, ts_test::every_parallel_turn(w));
-    check();
-    EXPECT_EQ(r.delivered_early, early);
-    if (&w == &kWays[0]) ref = r;
-    else ts_test::expect_same_run(r, ref);
-  }
-}
-
 constexpr std::size_t kSize = 8192;
+
+// What one rank received, message by message, in one run.
+struct Received {
+  std::vector<std::vector<std::byte>> messages;
+  int first_tag = -1;
+  bool cancelled = false;
+};
+
+// Runs `program` every way (ts_test::same_run_every_way); each run must deliver `early` messages
+// before their arrival and leave `got` as `expected`.
+void same_every_way(const Machine& m, const Program& program, std::uint64_t early, Received& got,
+                    const Received& expected) {
+  const auto results = ts_test::same_run_every_way(
+      m, program, [&] { got = Received{}; },
+      [&] {
+        EXPECT_EQ(got.messages, expected.messages);
+        EXPECT_EQ(got.first_tag, expected.first_tag);
+        EXPECT_EQ(got.cancelled, expected.cancelled);
+      });
+  for (const RunResult& r : results) EXPECT_EQ(r.delivered_early, early);
+}
 
 }  // namespace
 
@@ -54,7 +55,7 @@ constexpr std::size_t kSize = 8192;
 // (the first was the one that needed it, its send complete before its arrival).
 TEST(EarlyDelivery, ABufferReusedAfterItsSendCompletesLeavesTheBytesSent) {
   const Machine m = ts_test::prime_machine("mesh:1x3");
-  std::vector<std::byte> got1, got2;
+  Received got;
   const Program program = [&](Proc& p) {
     if (p.rank() == 0) {
       std::vector<std::byte> data = ts_test::bytes(kSize, 5);
@@ -65,22 +66,13 @@ TEST(EarlyDelivery, ABufferReusedAfterItsSendCompletesLeavesTheBytesSent) {
     }
     if (p.rank() == 2) {
       std::vector<std::byte> in(kSize);
-      p.recv(0, 0, in);
-      got1 = in;
-      p.recv(0, 1, in);
-      got2 = in;
+      for (int tag : {0, 1}) {
+        p.recv(0, tag, in);
+        got.messages.push_back(in);
+      }
     }
   };
-  same_every_way(
-      m, program, 2,
-      [&] {
-        got1.clear();
-        got2.clear();
-      },
-      [&] {
-        EXPECT_EQ(got1, ts_test::bytes(kSize, 5));
-        EXPECT_EQ(got2, ts_test::bytes(kSize, 9));
-      });
+  same_every_way(m, program, 2, got, {{ts_test::bytes(kSize, 5), ts_test::bytes(kSize, 9)}});
   // Phantom payloads have no bytes to move.
   RunOptions phantom;
   phantom.phantom_payloads = true;
@@ -99,8 +91,7 @@ TEST(EarlyDelivery, ABufferReusedAfterItsSendCompletesLeavesTheBytesSent) {
 // Rank 1's message to rank 0 is too short to be fixed (Copier::kHandOverFrom).
 TEST(EarlyDelivery, AMessageBehindOneThatTakesTheSameReceiveIsNotFixedToIt) {
   const Machine m = ts_test::prime_machine("mesh:1x3");
-  std::vector<std::byte> got1, got2;
-  int tag1 = -1;
+  Received got;
   const Program program = [&](Proc& p) {
     std::vector<std::byte> ready(8);
     if (p.rank() == 0) {
@@ -112,24 +103,13 @@ TEST(EarlyDelivery, AMessageBehindOneThatTakesTheSameReceiveIsNotFixedToIt) {
     if (p.rank() == 1) {
       std::vector<std::byte> in(kSize);
       p.send(0, 99, ready);
-      tag1 = p.recv(0, any_tag, in).tag;
-      got1 = in;
+      got.first_tag = p.recv(0, any_tag, in).tag;
+      got.messages.push_back(in);
       p.recv(0, 8, in);
-      got2 = in;
+      got.messages.push_back(in);
     }
   };
-  same_every_way(
-      m, program, 2,
-      [&] {
-        got1.clear();
-        got2.clear();
-        tag1 = -1;
-      },
-      [&] {
-        EXPECT_EQ(tag1, 7);
-        EXPECT_EQ(got1, ts_test::bytes(kSize, 3));
-        EXPECT_EQ(got2, ts_test::bytes(kSize, 4));
-      });
+  same_every_way(m, program, 2, got, {{ts_test::bytes(kSize, 3), ts_test::bytes(kSize, 4)}, 7});
 }
 
 // A receive from any source is never fixed: a message sent later from a nearer node could take it
@@ -137,8 +117,7 @@ TEST(EarlyDelivery, AMessageBehindOneThatTakesTheSameReceiveIsNotFixedToIt) {
 // that is tested until its message is there, and one that is cancelled.
 TEST(EarlyDelivery, WildcardAndUnwaitedReceivesAreNotFixed) {
   const Machine m = ts_test::prime_machine("mesh:1x3");
-  std::vector<std::byte> got1, got2;
-  bool cancelled = false;
+  Received got;
   const Program program = [&](Proc& p) {
     if (p.rank() == 0) {
       p.compute(5000);
@@ -148,24 +127,13 @@ TEST(EarlyDelivery, WildcardAndUnwaitedReceivesAreNotFixed) {
     if (p.rank() == 2) {
       std::vector<std::byte> in(kSize), other(kSize);
       p.recv(any_source, 0, in);
-      got1 = in;
+      got.messages.push_back(in);
       Request never = p.irecv(0, 5, other);  // posted, not waited for
       Request r = p.irecv(0, 1, in);
       while (!p.test(r)) p.compute(1000);
-      got2 = in;
-      cancelled = p.cancel(never);
+      got.messages.push_back(in);
+      got.cancelled = p.cancel(never);
     }
   };
-  same_every_way(
-      m, program, 0,
-      [&] {
-        got1.clear();
-        got2.clear();
-        cancelled = false;
-      },
-      [&] {
-        EXPECT_EQ(got1, ts_test::bytes(kSize, 6));
-        EXPECT_EQ(got2, ts_test::bytes(kSize, 2));
-        EXPECT_TRUE(cancelled);
-      });
+  same_every_way(m, program, 0, got, {{ts_test::bytes(kSize, 6), ts_test::bytes(kSize, 2)}, -1, true});
 }

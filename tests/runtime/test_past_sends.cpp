@@ -22,27 +22,17 @@ using namespace touchstone;
 
 namespace {
 
-using Way = ts_test::HostConfig;
 using ts_test::describe;
 using ts_test::same_failure_every_way;
 const auto& kWays = ts_test::kParallelWays;
 constexpr std::size_t kTwoCores = 1, kThreads = 5;  // their places in kWays
 
-// Runs `program` every way, `reset` before each run and `check` after it; every run must be the
-// first's. Returns the runs' continued_ahead, in kWays' order.
+// Runs `program` every way (ts_test::same_run_every_way); returns the runs' continued_ahead, in
+// kWays' order.
 template <class Reset, class Check>
 std::vector<std::uint64_t> same_every_way(const Machine& m, const Program& program, Reset reset, Check check) {
   std::vector<std::uint64_t> ahead;
-  RunResult ref;
-  for (const Way& w : kWays) {
-    SCOPED_TRACE(describe(w));
-    reset();
-    const RunResult r = run(m, program, ts_test::every_parallel_turn(w));
-    check();
-    ahead.push_back(r.continued_ahead);
-    if (&w == &kWays[0]) ref = r;
-    else ts_test::expect_same_run(r, ref);
-  }
+  for (const RunResult& r : ts_test::same_run_every_way(m, program, reset, check)) ahead.push_back(r.continued_ahead);
   return ahead;
 }
 

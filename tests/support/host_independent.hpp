@@ -46,6 +46,25 @@ inline touchstone::RunOptions every_parallel_turn(const HostConfig& c) {
   return o;
 }
 
+inline void expect_same_run(const touchstone::RunResult& r, const touchstone::RunResult& ref, bool same_events = true);
+
+/// Runs `program` every kParallelWays way with every parallel turn taken, `reset()` before each run
+/// and `check()` after it; every run must be the first's (expect_same_run). Returns the runs'
+/// results in kParallelWays' order, for what may differ by host (continued_ahead).
+template <class Reset, class Check>
+std::vector<touchstone::RunResult> same_run_every_way(const touchstone::Machine& m, const touchstone::Program& program,
+                                                      Reset reset, Check check) {
+  std::vector<touchstone::RunResult> results;
+  for (const HostConfig& w : kParallelWays) {
+    SCOPED_TRACE(describe(w));
+    reset();
+    results.push_back(touchstone::run(m, program, every_parallel_turn(w)));
+    check();
+    if (results.size() > 1) expect_same_run(results.back(), results.front());
+  }
+  return results;
+}
+
 /// Runs `program` every kParallelWays way; every run must fail with the first's report, which it
 /// returns.
 inline std::string same_failure_every_way(const touchstone::Machine& m, const touchstone::Program& program) {
@@ -65,7 +84,7 @@ inline std::string same_failure_every_way(const touchstone::Machine& m, const to
 
 /// The same run: trace hash, times, statistics (events too, unless run-ahead differs) and the
 /// messages delivered before their arrival.
-inline void expect_same_run(const touchstone::RunResult& r, const touchstone::RunResult& ref, bool same_events = true) {
+inline void expect_same_run(const touchstone::RunResult& r, const touchstone::RunResult& ref, bool same_events) {
   EXPECT_EQ(r.trace_hash, ref.trace_hash);
   EXPECT_EQ(r.makespan, ref.makespan);
   EXPECT_EQ(r.finish_time, ref.finish_time);
