@@ -545,7 +545,8 @@ int Engine::run_events() {
           continue;
         }
       }
-      if (fixes_matches_ && r < static_cast<int>(ways_.size())) copier_.wait(ways_[static_cast<std::size_t>(r)].copies_upto);
+      if (fixes_matches_ && r < static_cast<int>(ways_.size()))  // a rank's VP (tasks fix nothing)
+        copier_.wait(ways_[static_cast<std::size_t>(r)].copies_upto);
       return r;
     }
   }
