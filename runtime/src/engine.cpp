@@ -27,7 +27,12 @@ namespace {
 // The calling host thread's errno, asked anew. A VP's fiber may go on on another host thread after
 // a switch (the parallel turns), and glibc declares __errno_location const, so the compiler may
 // compute errno's address once before the switch and write the first thread's errno after it.
-[[gnu::noipa]] int& errno_here() { return errno; }
+// Kept out of line, with an empty asm that may touch memory, so that neither GCC nor Clang takes
+// this function for const in turn and merges its calls.
+[[gnu::noinline]] int& errno_here() {
+  asm volatile("" ::: "memory");
+  return errno;
+}
 }  // namespace
 
 // ---------------------------------------------------------------- set-up and the baton
