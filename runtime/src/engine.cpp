@@ -464,7 +464,7 @@ int Engine::next() {
 
 int Engine::run_events() {
   if (launch_next_ != kMain) [[unlikely]] {  // a program went on past its send (continue_ahead)
-    copies_made_for(context(launch_next_));
+    copies_made_for(launch_next_);
     executor_->launch(launch_next_, opts_.host_cores);
     launch_next_ = kMain;
   }
@@ -550,8 +550,7 @@ int Engine::run_events() {
           continue;
         }
       }
-      if (fixes_matches_ && r < static_cast<int>(ways_.size()))  // a rank's VP (tasks fix nothing)
-        copier_.wait(ways_[static_cast<std::size_t>(r)].copies_upto);
+      copies_made_for(r);
       return r;
     }
   }

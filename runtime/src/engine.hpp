@@ -253,8 +253,11 @@ class Engine final : public NetworkListener, private Scheduler {
   void fix_inbound(Vp& v);      // v is about to wait for receives: which messages on their way do?
   void fix_match(Msg& m, Op& recv);
   void unfix(Op& recv);         // a fixed receive let go before its message arrived
-  void copies_made_for(const Vp& v) {
-    if (fixes_matches_) copier_.wait(ways_[static_cast<std::size_t>(v.rank)].copies_upto);
+  // Before the code of context `index` runs again: the copies touching its memory are made (a
+  // task's context has none: tasks' ranks fix nothing).
+  void copies_made_for(int index) {
+    if (fixes_matches_ && index < static_cast<int>(ways_.size()))
+      copier_.wait(ways_[static_cast<std::size_t>(index)].copies_upto);
   }
   void await_ops(Vp& v, std::span<Op* const> ops, bool all);  // marks ops awaited by v (and records them)
   void unawait_ops(Vp& v, std::span<Op* const> ops);
