@@ -949,12 +949,26 @@ void Engine::fix_inbound(Vp& v) {
 }
 
 void Engine::fix_match(Msg& m, Op& r) {
-  if (!fixable(m) || r.src == any_source || r.matched || r.awaiting_data || m.size > r.buf.size()) return;
+  if (fixable(m) && r.src != any_source && !r.matched && !r.awaiting_data) fix(m, r);
+}
+
+// A rendezvous's data (docs/model.md 2.16) has its receive from the moment the request to send is
+// matched (clear_to_send): the clear to send's way back and the data's own way through the network
+// are the copy's time. Until the data has left, the sender's send is not complete, so its buffer
+// stays as it is; a receive waiting for the data can be neither cancelled nor matched again.
+void Engine::fix_rendezvous(Msg& data, Op& r) {
+  if (data.size >= kFixFrom) fix(data, r);
+}
+
+// m is certain to be r's: its bytes go into r's buffer now, beside the event loop.
+void Engine::fix(Msg& m, Op& r) {
+  if (m.size > r.buf.size()) return;
   // Code beside the program that may touch its memory: active-message handlers, tasks.
   if (am_->serves(m.dst) || am_->serves(m.src) || !tasks_of_[static_cast<std::size_t>(m.dst)].empty() ||
       !tasks_of_[static_cast<std::size_t>(m.src)].empty())
     return;
   const std::span<const std::byte> bytes = m.bytes();
+  if (bytes.empty()) return;  // a message of 0 bytes, or phantom
   m.fixed_recv = &r;
   r.fixed_msg = &m;
   m.copy_no = copier_.copy(r.buf.data(), bytes.data(), bytes.size());
@@ -1201,6 +1215,7 @@ void Engine::clear_to_send(Vp& v, Op* op, Msg* rts, Time at) {
   data->rdv_recv = op;
   data->examined = rts->examined;
   op->awaiting_data = true;
+  if (fixes_matches_) fix_rendezvous(*data, *op);
   op->msg_id = data->id;
   const Time handed = at + machine_.recv_cost(v.rank, 0) + machine_.send_cost(v.rank, 0);
   v.clock = std::max(v.clock, at) + (handed - at);

@@ -252,6 +252,8 @@ class Engine final : public NetworkListener, private Scheduler {
   void fix_at_send(Msg& m);     // just sent: does a receive its destination waits for take it?
   void fix_inbound(Vp& v);      // v is about to wait for receives: which messages on their way do?
   void fix_match(Msg& m, Op& recv);
+  void fix_rendezvous(Msg& data, Op& recv);  // the request to send is matched: the data is recv's
+  void fix(Msg& m, Op& recv);                // fix_match's and fix_rendezvous's copy
   void unfix(Op& recv);         // a fixed receive let go before its message arrived
   // Before the code of context `index` runs again: the copies touching its memory are made (a
   // task's context has none: tasks' ranks fix nothing).

@@ -281,6 +281,8 @@ void Engine::drop(Op* op) {
     misuse_.push_back(fmt::format("rank {}: a receive request ({}) was destroyed without being completed",
                                   op->owner, describe_op(*op)));
   if (op->awaiting_data) {  // the rendezvous data is on its way and frees op when it arrives
+    // Its bytes may be on their way into the buffer (fix_rendezvous), which the program may free now.
+    if (op->fixed_msg) copier_.wait(op->fixed_msg->copy_no);
     op->dropped = true;
     return;
   }

@@ -366,6 +366,20 @@ TEST(Determinism, HostCoresGiveTheSameRunWhereSendsAreHeldUntilReceived) {
             10);
 }
 
+// With flow control, 4,104-byte messages (reductions take multiples of 8) go by rendezvous: their data is copied into its receive's
+// buffer from the clear to send on, by another host thread on 2 and 4 cores. Collectives of every
+// family that exchange, combine and forward.
+TEST(Determinism, HostCoresGiveTheSameRunWhereLongMessagesGoByRendezvous) {
+  std::uint64_t early = 0;
+  EXPECT_EQ(expect_same_on_host_cores("mesh:8x8,eager_limit=1024",
+                                      {"alltoall/1-lev-xor", "alltoall/pairwise", "allgather/ring",
+                                       "allreduce/recursive-doubling", "bcast/scatter-allgather", "gather/2-lev-rec",
+                                       "scatter/logp-lev-rec", "reduce_scatter/recursive-halving"},
+                                      {16, 4104}, &early),
+            16);
+  EXPECT_GT(early, 0u);
+}
+
 // The HPAM algorithms of paper 001 (parameterised by their initial sub-mesh) on two-level machines
 // with the inter-level multicast.
 TEST(Determinism, HostCoresGiveTheSameRunOnTheHpamAlgorithms) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -136,4 +137,74 @@ TEST(EarlyDelivery, WildcardAndUnwaitedReceivesAreNotFixed) {
     }
   };
   same_every_way(m, program, 0, got, {{ts_test::bytes(kSize, 6), ts_test::bytes(kSize, 2)}, -1, true});
+}
+
+// With flow control, a message over the eager limit goes by rendezvous (docs/model.md 2.16): its
+// data leaves only once the receiver's clear to send is back, and its receive is known from the
+// moment the request to send matched it, so its bytes go into the receive buffer from there on.
+// Rank 2 posts its receives before the requests arrive (the first) and after (the second); rank 0
+// overwrites its buffer once the first send has completed, then sends it again. Both messages are
+// delivered early, each with its bytes as sent.
+TEST(EarlyDelivery, ARendezvousDataIsItsReceivesFromTheClearToSendOn) {
+  Machine m = ts_test::prime_machine("mesh:1x3");
+  m.net.eager_limit = 1024;
+  Received got;
+  const Program program = [&](Proc& p) {
+    if (p.rank() == 0) {
+      std::vector<std::byte> data = ts_test::bytes(kSize, 5);
+      p.send(2, 0, data);
+      const std::vector<std::byte> nine = ts_test::bytes(kSize, 9);
+      std::copy(nine.begin(), nine.end(), data.begin());
+      p.send(2, 1, data);
+    }
+    if (p.rank() == 2) {
+      std::vector<std::byte> in(kSize);
+      Request first = p.irecv(0, 0, in);
+      p.compute(50'000'000);  // the second request to send waits for its receive meanwhile
+      p.wait(first);
+      got.messages.push_back(in);
+      p.recv(0, 1, in);
+      got.messages.push_back(in);
+    }
+  };
+  same_every_way(m, program, 2, got, {{ts_test::bytes(kSize, 5), ts_test::bytes(kSize, 9)}});
+}
+
+// A receive request let go (an error the run reports at its end) while its rendezvous data is on
+// its way: the program frees the buffer at once, and the copy into it was made before (under
+// AddressSanitizer a copy made later would write freed memory).
+TEST(EarlyDelivery, AReceiveLetGoWhileItsRendezvousDataIsOnItsWayIsNotWrittenAfter) {
+  Machine m = ts_test::prime_machine("mesh:1x3");
+  m.net.eager_limit = 1024;
+  for (const ts_test::HostConfig& w : ts_test::kParallelWays) {
+    SCOPED_TRACE(ts_test::describe(w));
+    const Program program = [](Proc& p) {
+      if (p.rank() == 0) p.send(2, 0, ts_test::bytes(kSize, 5));
+      if (p.rank() == 2) {
+        auto in = std::make_unique<std::vector<std::byte>>(kSize);
+        {
+          Request r = p.irecv(0, 0, *in);
+          // The request to send arrives at 1,295 ps and matches it; the data leaves rank 0 about
+          // 110,000 ps later. test() lets the event loop reach 20,000 ps: the data is on its way.
+          p.compute(20'000);
+          EXPECT_FALSE(p.test(r));
+        }
+        in.reset();
+        p.compute(50'000'000);
+      }
+    };
+    EXPECT_THROW(
+        {
+          try {
+            run(m, program, ts_test::every_parallel_turn(w));
+          } catch (const RunError& e) {
+            EXPECT_NE(std::string(e.what()).find("rank 2: a receive request (recv(source=0, tag=0), waiting for the "
+                                                 "data of rendezvous message #0) was destroyed without being completed"),
+                      std::string::npos)
+                << e.what();
+            throw;
+          }
+        },
+        RunError);
+  }
 }
