@@ -851,8 +851,9 @@ void Engine::keep_payload(Op* send) {
 
 // The match: the message's bytes go into the receive buffer now, and the message lets go of them
 // (its copy, if it had one, is freed; the sender's buffer is no longer read). A message longer than
-// a receive that does not truncate is left alone: completing the receive reports it.
-void Engine::deliver(Msg& m, Op& recv) {
+// a receive that does not truncate is left alone: completing the receive reports it. `posting`:
+// matched as its receive is posted, in the receiver's turn (posted_beside).
+void Engine::deliver(Msg& m, Op& recv, bool posting) {
   if (fixes_matches_ && (m.fixed_recv || recv.fixed_msg)) {
     if (m.fixed_recv != &recv || recv.fixed_msg != &m)
       abort_run(fmt::format("internal error: message #{} from {} to {} matched a receive other than the one known "
@@ -862,10 +863,33 @@ void Engine::deliver(Msg& m, Op& recv) {
   } else if (m.size > recv.buf.size() && !recv.truncating) {
     return;
   } else if (const std::span<const std::byte> bytes = m.bytes(); !bytes.empty()) {
-    std::memmove(recv.buf.data(), bytes.data(), std::min(bytes.size(), recv.buf.size()));
+    if (posting && posted_beside(m, recv)) {
+      if (const std::uint64_t k = copier_.copy(recv.buf.data(), bytes.data(), bytes.size()))
+        ways_[static_cast<std::size_t>(m.src)].copies_upto = ways_[static_cast<std::size_t>(m.dst)].copies_upto = k;
+    } else {
+      std::memmove(recv.buf.data(), bytes.data(), std::min(bytes.size(), recv.buf.size()));
+    }
   }
   if (m.lender) m.lender->lent = nullptr, m.lender = nullptr, m.lent = {};
   m.payload = std::vector<std::byte>();
+}
+
+// A message that arrived before its receive was posted (an unexpected one) is matched, and its
+// bytes copied, as the receive is posted, in the receiver's turn. That copy goes to the Copier too
+// when the message still reads its sender's buffer (the sender's send has not completed: the
+// all-to-all's exchanges, where each rank waits for its send and its receive together): the
+// receive buffer is the program's only once a call that completes the receive returns to it
+// (wait, waitall, waitany, test: each waits for the copies touching its VP's memory there), and
+// the sender's buffer is its program's again only after the sender's next turn (copies_made_for).
+// A receive completed with its send still to wait for (waitall) then finds its copy made while
+// its VP waited. Not where race detection reads the bytes received as the receive completes, not
+// for a message to its own sender (whose wait for the send, in its turn, would let it reuse the
+// buffer), and with the exclusions of fix.
+bool Engine::posted_beside(const Msg& m, const Op& recv) const {
+  return fixes_matches_ && fixable(m) && m.lender && m.src != m.dst && m.size <= recv.buf.size() &&
+         opts_.races == RaceCheck::off &&
+         !am_->serves(m.dst) && !am_->serves(m.src) && tasks_of_[static_cast<std::size_t>(m.dst)].empty() &&
+         tasks_of_[static_cast<std::size_t>(m.src)].empty();
 }
 
 // ---------------------------------------------------------------- matches known before the arrival
@@ -1298,7 +1322,7 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
       clear_to_send(v, op, m, v.clock);
     } else {
       op->matched = m;
-      deliver(*m, *op);
+      deliver(*m, *op, true);
       if (m->sync_op) on_matched(*m, v.clock);
     }
   }

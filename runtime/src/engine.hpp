@@ -322,7 +322,8 @@ class Engine final : public NetworkListener, private Scheduler {
   Msg* new_msg();
   void free_msg(Msg* m);
   void keep_payload(Op* send);        // the send may reuse its buffer: its unmatched message copies it
-  void deliver(Msg& m, Op& recv);     // the match: the message's bytes go into the receive buffer
+  void deliver(Msg& m, Op& recv, bool posting = false);  // the match: the bytes go into the receive buffer
+  bool posted_beside(const Msg& m, const Op& recv) const;  // deliver's copy at a posting to the Copier?
   Op* new_op();
   void free_op(Op* op);
 

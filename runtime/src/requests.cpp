@@ -49,7 +49,11 @@ Status Engine::wait(Vp& v, Op*& op) {
       complete_send(v, op);
       return Status{};
     }
-    if (op->kind == Op::Kind::recv && op->matched) return complete_recv(v, op, since);
+    if (op->kind == Op::Kind::recv && op->matched) {
+      const Status s = complete_recv(v, op, since);
+      copies_made_for(v.index);  // the program reads the buffer next (Engine::posted_beside)
+      return s;
+    }
     if (ahead_of_sends_ && continue_ahead(v, op)) return Status{};  // the event loop completes it (finish_ahead)
     Op* one[] = {op};
     await_ops(v, one, true);
@@ -128,6 +132,7 @@ void Engine::waitall(Vp& v, std::span<Op*> ops, std::span<Status> st) {
     }
     complete_send(v, op);
   }
+  copies_made_for(v.index);
 }
 
 std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
@@ -151,6 +156,7 @@ std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
     if (best < ops.size() && best_t <= now_) {
       if (ops[best]->kind == Op::Kind::recv) {
         Status s = complete_recv(v, ops[best], since);
+        copies_made_for(v.index);
         if (st) *st = s;
       } else {
         complete_send(v, ops[best]);
@@ -183,6 +189,7 @@ bool Engine::test(Vp& v, Op*& op, Status* st) {
       if (st) *st = Status{};
     } else {
       Status s = complete_recv(v, op, v.clock);
+      copies_made_for(v.index);
       if (st) *st = s;
     }
     return true;

@@ -208,3 +208,39 @@ TEST(EarlyDelivery, AReceiveLetGoWhileItsRendezvousDataIsOnItsWayIsNotWrittenAft
         RunError);
   }
 }
+
+// A message that arrives before its receive is posted is matched, and copied, as the receive is
+// posted; while its sender has not completed the send, the message still reads the sender's buffer,
+// and the copy is made beside the event loop (Engine::posted_beside), waited for where the wait
+// that completes the receive returns. Rank 2 posts its receives late, completes one with a wait
+// right away and the other with its own send in one waitall; rank 0 overwrites its buffers as soon
+// as its sends have completed. Rank 2 gets the bytes as sent (under ThreadSanitizer, a copy not waited for
+// before either program touches those buffers is a race). Such messages are not delivered early.
+TEST(EarlyDelivery, AMessageHereBeforeItsReceiveStillReadingItsSendersBufferLeavesTheBytesSent) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  Received got;
+  const Program program = [&](Proc& p) {
+    std::vector<std::byte> token(8);
+    if (p.rank() == 0) {
+      std::vector<std::byte> data = ts_test::bytes(kSize, 5), more = ts_test::bytes(kSize, 7);
+      Request a = p.isend(2, 0, data), b = p.isend(2, 1, more);
+      p.recv(2, 99, token);  // rank 2 has posted both receives
+      p.wait(a);
+      p.wait(b);
+      const std::vector<std::byte> nine = ts_test::bytes(kSize, 9);
+      std::copy(nine.begin(), nine.end(), data.begin());
+      std::copy(nine.begin(), nine.end(), more.begin());
+    }
+    if (p.rank() == 2) {
+      std::vector<std::byte> in(kSize), also(kSize);
+      p.probe(0, 1);  // both messages are here (a pair's messages arrive in order) before their receives
+      Request second = p.irecv(0, 1, also);
+      p.wait(second);  // completes at once, in the same turn
+      got.messages.push_back(also);
+      Request r[2] = {p.irecv(0, 0, in), p.isend(0, 99, token)};
+      p.waitall(r);  // completes the receive, then waits for the send
+      got.messages.push_back(in);
+    }
+  };
+  same_every_way(m, program, 0, got, {{ts_test::bytes(kSize, 7), ts_test::bytes(kSize, 5)}});
+}
