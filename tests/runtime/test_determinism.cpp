@@ -366,8 +366,9 @@ TEST(Determinism, HostCoresGiveTheSameRunWhereSendsAreHeldUntilReceived) {
             10);
 }
 
-// With flow control, 4,104-byte messages (reductions take multiples of 8) go by rendezvous: their data is copied into its receive's
-// buffer from the clear to send on, by another host thread on 2 and 4 cores. Collectives of every
+// With flow control, 4,104-byte messages (reductions take multiples of 8) go by rendezvous: their
+// data is copied into its receive's buffer from the clear to send on, by another host thread on 2
+// and 4 cores. Collectives of every
 // family that exchange, combine and forward.
 TEST(Determinism, HostCoresGiveTheSameRunWhereLongMessagesGoByRendezvous) {
   std::uint64_t early = 0;

@@ -46,6 +46,16 @@ void same_every_way(const Machine& m, const Program& program, std::uint64_t earl
   for (const RunResult& r : results) EXPECT_EQ(r.delivered_early, early);
 }
 
+// Rank 0's part of the tests of a buffer reused: sends bytes of pattern 5 to rank 2 (tag 0), then,
+// once that send has completed, writes pattern 9 into the same buffer and sends it too (tag 1).
+void send_reusing_the_buffer(Proc& p) {
+  std::vector<std::byte> data = ts_test::bytes(kSize, 5);
+  p.send(2, 0, data);
+  const std::vector<std::byte> nine = ts_test::bytes(kSize, 9);
+  std::copy(nine.begin(), nine.end(), data.begin());
+  p.send(2, 1, data);
+}
+
 }  // namespace
 
 // Rank 2 waits for rank 0's message from its first turn on, while the message is on its way: the
@@ -58,13 +68,7 @@ TEST(EarlyDelivery, ABufferReusedAfterItsSendCompletesLeavesTheBytesSent) {
   const Machine m = ts_test::prime_machine("mesh:1x3");
   Received got;
   const Program program = [&](Proc& p) {
-    if (p.rank() == 0) {
-      std::vector<std::byte> data = ts_test::bytes(kSize, 5);
-      p.send(2, 0, data);
-      const std::vector<std::byte> nine = ts_test::bytes(kSize, 9);
-      std::copy(nine.begin(), nine.end(), data.begin());
-      p.send(2, 1, data);
-    }
+    if (p.rank() == 0) send_reusing_the_buffer(p);
     if (p.rank() == 2) {
       std::vector<std::byte> in(kSize);
       for (int tag : {0, 1}) {
@@ -150,13 +154,7 @@ TEST(EarlyDelivery, ARendezvousDataIsItsReceivesFromTheClearToSendOn) {
   m.net.eager_limit = 1024;
   Received got;
   const Program program = [&](Proc& p) {
-    if (p.rank() == 0) {
-      std::vector<std::byte> data = ts_test::bytes(kSize, 5);
-      p.send(2, 0, data);
-      const std::vector<std::byte> nine = ts_test::bytes(kSize, 9);
-      std::copy(nine.begin(), nine.end(), data.begin());
-      p.send(2, 1, data);
-    }
+    if (p.rank() == 0) send_reusing_the_buffer(p);
     if (p.rank() == 2) {
       std::vector<std::byte> in(kSize);
       Request first = p.irecv(0, 0, in);
@@ -198,10 +196,11 @@ TEST(EarlyDelivery, AReceiveLetGoWhileItsRendezvousDataIsOnItsWayIsNotWrittenAft
           try {
             run(m, program, ts_test::every_parallel_turn(w));
           } catch (const RunError& e) {
-            EXPECT_NE(std::string(e.what()).find("rank 2: a receive request (recv(source=0, tag=0), waiting for the "
-                                                 "data of rendezvous message #0) was destroyed without being completed"),
+            const std::string what = e.what();
+            EXPECT_NE(what.find("rank 2: a receive request (recv(source=0, tag=0), waiting for the data of "
+                                "rendezvous message #0) was destroyed without being completed"),
                       std::string::npos)
-                << e.what();
+                << what;
             throw;
           }
         },
