@@ -887,9 +887,13 @@ void Engine::deliver(Msg& m, Op& recv, bool posting) {
 // buffer), and with the exclusions of fix.
 bool Engine::posted_beside(const Msg& m, const Op& recv) const {
   return fixes_matches_ && fixable(m) && m.lender && m.src != m.dst && m.size <= recv.buf.size() &&
-         opts_.races == RaceCheck::off &&
-         !am_->serves(m.dst) && !am_->serves(m.src) && tasks_of_[static_cast<std::size_t>(m.dst)].empty() &&
-         tasks_of_[static_cast<std::size_t>(m.src)].empty();
+         opts_.races == RaceCheck::off && !reached_beside_programs(m);
+}
+
+// Code beside the programs that may touch the memory of m's ends: active-message handlers, tasks.
+bool Engine::reached_beside_programs(const Msg& m) const {
+  return am_->serves(m.dst) || am_->serves(m.src) || !tasks_of_[static_cast<std::size_t>(m.dst)].empty() ||
+         !tasks_of_[static_cast<std::size_t>(m.src)].empty();
 }
 
 // ---------------------------------------------------------------- matches known before the arrival
@@ -986,11 +990,7 @@ void Engine::fix_rendezvous(Msg& data, Op& r) {
 
 // m is certain to be r's: its bytes go into r's buffer now, beside the event loop.
 void Engine::fix(Msg& m, Op& r) {
-  if (m.size > r.buf.size()) return;
-  // Code beside the program that may touch its memory: active-message handlers, tasks.
-  if (am_->serves(m.dst) || am_->serves(m.src) || !tasks_of_[static_cast<std::size_t>(m.dst)].empty() ||
-      !tasks_of_[static_cast<std::size_t>(m.src)].empty())
-    return;
+  if (m.size > r.buf.size() || reached_beside_programs(m)) return;
   const std::span<const std::byte> bytes = m.bytes();
   if (bytes.empty()) return;  // a message of 0 bytes, or phantom
   m.fixed_recv = &r;

@@ -324,6 +324,7 @@ class Engine final : public NetworkListener, private Scheduler {
   void keep_payload(Op* send);        // the send may reuse its buffer: its unmatched message copies it
   void deliver(Msg& m, Op& recv, bool posting = false);  // the match: the bytes go into the receive buffer
   bool posted_beside(const Msg& m, const Op& recv) const;  // deliver's copy at a posting to the Copier?
+  bool reached_beside_programs(const Msg& m) const;        // handlers or tasks touch its ends' memory
   Op* new_op();
   void free_op(Op* op);
 

@@ -287,9 +287,10 @@ void Engine::drop(Op* op) {
   if (!aborting_)
     misuse_.push_back(fmt::format("rank {}: a receive request ({}) was destroyed without being completed",
                                   op->owner, describe_op(*op)));
+  // Bytes may be on their way into its buffer, which the program may free now: a rendezvous's data
+  // (fix_rendezvous), a message matched as it was posted (posted_beside).
+  copies_made_for(v.index);
   if (op->awaiting_data) {  // the rendezvous data is on its way and frees op when it arrives
-    // Its bytes may be on their way into the buffer (fix_rendezvous), which the program may free now.
-    if (op->fixed_msg) copier_.wait(op->fixed_msg->copy_no);
     op->dropped = true;
     return;
   }
