@@ -864,8 +864,7 @@ void Engine::deliver(Msg& m, Op& recv, bool posting) {
     return;
   } else if (const std::span<const std::byte> bytes = m.bytes(); !bytes.empty()) {
     if (posting && posted_beside(m, recv)) {
-      if (const std::uint64_t k = copier_.copy(recv.buf.data(), bytes.data(), bytes.size()))
-        ways_[static_cast<std::size_t>(m.src)].copies_upto = ways_[static_cast<std::size_t>(m.dst)].copies_upto = k;
+      copying_between(m, copier_.copy(recv.buf.data(), bytes.data(), bytes.size()));
     } else {
       std::memmove(recv.buf.data(), bytes.data(), std::min(bytes.size(), recv.buf.size()));
     }
@@ -996,8 +995,7 @@ void Engine::fix(Msg& m, Op& r) {
   m.fixed_recv = &r;
   r.fixed_msg = &m;
   m.copy_no = copier_.copy(r.buf.data(), bytes.data(), bytes.size());
-  if (m.copy_no)
-    ways_[static_cast<std::size_t>(m.src)].copies_upto = ways_[static_cast<std::size_t>(m.dst)].copies_upto = m.copy_no;
+  copying_between(m, m.copy_no);
   ++delivered_early_;
 }
 

@@ -255,6 +255,11 @@ class Engine final : public NetworkListener, private Scheduler {
   void fix_rendezvous(Msg& data, Op& recv);  // the request to send is matched: the data is recv's
   void fix(Msg& m, Op& recv);                // fix_match's and fix_rendezvous's copy
   void unfix(Op& recv);         // a fixed receive let go before its message arrived
+  // Copy number k (0: made at once) moves m's bytes between its ends' memory: each one's code waits
+  // for it before it runs again (copies_made_for).
+  void copying_between(const Msg& m, std::uint64_t k) {
+    if (k) ways_[static_cast<std::size_t>(m.src)].copies_upto = ways_[static_cast<std::size_t>(m.dst)].copies_upto = k;
+  }
   // Before the code of context `index` runs again: the copies touching its memory are made (a
   // task's context has none: tasks' ranks fix nothing).
   void copies_made_for(int index) {
