@@ -7,11 +7,20 @@
 #ifndef TOUCHSTONE_MPI_H
 #define TOUCHSTONE_MPI_H
 
+#include <errno.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* errno, asked anew at each use (libtouchstone_mpi_rank.a). A rank's code may go on on another host
+ * thread after a call that waited (docs/parallel.md), and glibc declares __errno_location const, so
+ * a compiler may keep the first thread's errno address across the call and read that thread's; the
+ * runtime gives each rank its errno on whichever thread its code goes on. */
+int* touchstone_errno_location(void);
+#undef errno
+#define errno (*touchstone_errno_location())
 
 #define TOUCHSTONE_MPI 1
 #define MPI_VERSION 3

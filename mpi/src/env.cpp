@@ -216,3 +216,12 @@ int MPI_Free_mem(void* base) {
   std::free(base);
   return MPI_SUCCESS;
 }
+
+// What mpi.h makes errno: the calling host thread's, asked anew (not const, unlike glibc's
+// __errno_location, whose result a compiler may keep across a call after which the rank's code goes
+// on on another thread). Here errno is glibc's: mpi.h's definition is undone first.
+#undef errno
+extern "C" __attribute__((visibility("default"))) int* touchstone_errno_location() {
+  asm volatile("" ::: "memory");
+  return &(*__errno_location());
+}
