@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -96,19 +98,53 @@ Type::SignatureHash hash_elements(const Type& t) {
   return Type::SignatureHash{s.hash, s.length, s.power, untyped};
 }
 
-const Type::SignatureHash& element_hash(const Type& t) {
+// A predefined type is one object for every rank (types.cpp's static table), which a program that
+// goes on past its receive reads beside the other ranks' turns (docs/parallel.md): its cache is
+// never written. Its element's hash is a table of its own, made once; the hash of a count of them
+// is kept per host thread (a program sends the same count again and again).
+bool shared_type(const Type& t) { return predefined_type(t.handle) == &t; }
+
+constexpr std::size_t kPredefinedHandles = 64;  // predefined_type's handles are below
+
+const Type::SignatureHash& predefined_element_hash(const Type& t) {
+  static const auto table = [] {
+    std::array<Type::SignatureHash, kPredefinedHandles> hashes{};
+    for (std::size_t h = 0; h < hashes.size(); ++h)
+      if (const Type* p = predefined_type(static_cast<MPI_Datatype>(h))) hashes[h] = hash_elements(*p);
+    return hashes;
+  }();
+  return table[static_cast<std::size_t>(t.handle)];
+}
+
+std::uint64_t predefined_count_hash(const Type& t, std::uint64_t count) {
+  struct Kept {
+    std::uint64_t count = 0, hash = 0;
+  };
+  thread_local std::array<Kept, kPredefinedHandles> kept;
+  Kept& k = kept[static_cast<std::size_t>(t.handle)];
+  if (k.count != count || count == 0) {
+    const Type::SignatureHash& e = predefined_element_hash(t);
+    k = {count, repeat({e.hash, e.elements, e.power}, count).hash};
+  }
+  return k.hash;
+}
+
+Type::SignatureHash element_hash(const Type& t) {
+  if (shared_type(t)) return predefined_element_hash(t);
   if (!t.signature_hash) t.signature_hash = hash_elements(t);
   return *t.signature_hash;
 }
 
 // The same without keeping it: for the receive side, whose code may run beside other ranks' (the
-// programs of an instant, docs/parallel.md) while the type is one they share (a predefined type, a
-// sender's snapshot in the queues below). The types' caches are written only in the sequential order.
+// programs of an instant, docs/parallel.md) while the type is a sender's snapshot in the queues
+// below. The types' caches are written only in the sequential order, by the rank that owns them.
 Type::SignatureHash element_hash_kept_or_made(const Type& t) {
+  if (shared_type(t)) return predefined_element_hash(t);
   return t.signature_hash ? *t.signature_hash : hash_elements(t);
 }
 
 std::uint64_t count_hash(const Type& t, std::uint64_t count) {
+  if (shared_type(t)) return predefined_count_hash(t, count);
   const auto e = element_hash_kept_or_made(t);
   return e.count == count && count != 0 ? e.count_hash : repeat({e.hash, e.elements, e.power}, count).hash;
 }
@@ -135,8 +171,13 @@ std::uint64_t prefix_hash(const Type& t, std::uint64_t n) {
 }  // namespace
 
 Signature signature(const Type& t, std::size_t count) {
+  if (shared_type(t)) {
+    const Type::SignatureHash& e = predefined_element_hash(t);
+    return {predefined_count_hash(t, count), e.elements * count, t.size * count, e.untyped};
+  }
   // A program sends the same count of a type again and again: its hash is kept.
-  auto& e = const_cast<Type::SignatureHash&>(element_hash(t));
+  element_hash(t);
+  auto& e = *t.signature_hash;
   if (e.count != count || count == 0) {
     e.count = count;
     e.count_hash = repeat({e.hash, e.elements, e.power}, count).hash;
@@ -325,16 +366,33 @@ struct Fifo {
 
 }  // namespace
 
-// What the ranks share, without locks: it is reached through session(), in the sequential order
-// (Proc::await_turn), except a rank's own queues of messages to it, which only it reads and only
-// the sequential order fills.
+// A rank's queues of messages to it (CheckState::messages_to) are filled by the senders' turns and
+// read where its receives complete; BasicLockable, for std::lock_guard and std::unique_lock.
+class QueuesLock {
+ public:
+  void lock() {
+    while (taken_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  void unlock() { taken_.clear(std::memory_order_release); }
+
+ private:
+  std::atomic_flag taken_;
+};
+
+// What the ranks share: it is reached through session(), in the sequential order
+// (Proc::await_turn), except a rank's own queues of messages to it, which only it reads and the
+// sequential order fills.
 struct CheckState {
   explicit CheckState(int ranks)
-      : messages_to(static_cast<std::size_t>(ranks)), last_send(messages_to.size()), last_recv(messages_to.size()) {}
+      : messages_to(static_cast<std::size_t>(ranks)), messages_to_lock(messages_to.size()),
+        last_send(messages_to.size()), last_recv(messages_to.size()) {}
   std::unordered_map<std::uint64_t, std::map<std::uint64_t, Slot>> collectives;  // by collective context
   /// By the receiver's world rank: a receive completes in code of its rank's that may run beside
-  /// other ranks' (the programs of an instant), and touches only its own rank's queues.
+  /// other ranks' (the programs of an instant), and touches only its own rank's queues. A program
+  /// that goes on past its receive runs beside the sequential order too, whose sends fill them:
+  /// each rank's queues have a lock (a flag: it is almost never contended, and taken per message).
   std::vector<std::unordered_map<MessageKey, Fifo, MessageKeyHash>> messages_to;
+  std::vector<QueuesLock> messages_to_lock;
   // Each world rank's last sender-side and receiver-side queue: a program sends to and receives from
   // the same peers again and again, and the map's elements stay where they are.
   struct Last {
@@ -353,8 +411,7 @@ CheckState& shared() {
 }
 
 // The queue of the messages a rank sends on key, to world rank `receiver`.
-Fifo& sent_fifo(RankState& rs, const MessageKey& key, int receiver) {
-  CheckState& st = shared();
+Fifo& sent_fifo(CheckState& st, RankState& rs, const MessageKey& key, int receiver) {
   CheckState::Last& last = st.last_send[static_cast<std::size_t>(rs.proc->rank())];
   if (!last.fifo || !(last.key == key)) last = {key, &st.messages_to[static_cast<std::size_t>(receiver)][key]};
   return *last.fifo;
@@ -1023,7 +1080,10 @@ Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int
 
 void record_send(RankState& rs, const Comm& c, int to, int tag, int count, MPI_Datatype dt, const Type& t) {
   if (!settings().check_consistency) return;
-  Fifo& f = sent_fifo(rs, MessageKey{c.pt2pt.context(), c.local_base + c.rank, to, tag}, c.pt2pt.world_rank(to));
+  const int receiver = c.pt2pt.world_rank(to);
+  CheckState& st = shared();
+  const std::lock_guard lock(st.messages_to_lock[static_cast<std::size_t>(receiver)]);
+  Fifo& f = sent_fifo(st, rs, MessageKey{c.pt2pt.context(), c.local_base + c.rank, to, tag}, receiver);
   if (f.head == f.items.size()) {
     f.items.clear();
     f.head = 0;
@@ -1051,6 +1111,9 @@ bool other_receives_pending(const RankState& rs, const Req& q) {
 // its turn (session()) only to report a mismatch.
 void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std::size_t bytes) {
   if (!settings().check_consistency) return;
+  CheckState* st = settings().checks.get();
+  if (!st) return;  // nothing was ever sent
+  std::unique_lock lock(st->messages_to_lock[static_cast<std::size_t>(rs.proc->rank())]);
   Fifo* queue = received_fifo(rs, MessageKey{c.pt2pt.context(), from, c.local_base + c.rank, tag});
   if (!queue || queue->head == queue->items.size()) return;
   Fifo& f = *queue;
@@ -1078,6 +1141,7 @@ void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std:
   }
   const Sent m = std::move(f.items[pick]);
   ++f.head;
+  lock.unlock();  // a mismatch takes its turn (session()), in which senders fill the queues
   if (fits(m)) return;
   Session& s = *session();  // the sender's type by name: its rank's state, in turn
   auto who = [](int rank, int world) {

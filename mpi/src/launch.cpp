@@ -234,6 +234,7 @@ int launch(const LaunchOptions& o) {
     const SessionGuard guard(&s);
     std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
     RunOptions ro = o.run;
+    ro.programs_read_no_arrival = true;  // an MPI_Status has no arrival time: ranks may go on past receives
     // Each rank's output apart, written out whenever the rank gives up the CPU: in the same order
     // however many host cores run the ranks' code, and kept by a run that is killed.
     std::optional<RankOutput> output(std::in_place, np, o.tag_output);

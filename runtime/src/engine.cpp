@@ -425,6 +425,8 @@ void Engine::start_vps() {
   } else if (starts_ahead()) {
     instant_turns_ = true;
     ahead_of_sends_ = true;
+    receives_go_on_ = opts_.programs_read_no_arrival;
+    past_receive_.resize(vps_.size());
     worthwhile_ = std::chrono::nanoseconds(static_cast<std::int64_t>(opts_.parallel_programs_from_us * 1000));
     program_time_ = ProgramTimeMean(worthwhile_);
     phase_ = Phase::ahead;
@@ -463,11 +465,7 @@ int Engine::next() {
 }
 
 int Engine::run_events() {
-  if (launch_next_ != kMain) [[unlikely]] {  // a program went on past its send (continue_ahead)
-    copies_made_for(launch_next_);
-    executor_->launch(launch_next_, opts_.host_cores);
-    launch_next_ = kMain;
-  }
+  if (launch_next_ != kMain || !going_on_.empty()) [[unlikely]] launch_ahead();
   for (;;) {
     if (aborting_) return next_to_unwind();
     if (!instant_.empty() && instant_waking_ == 0) run_instant_programs();
@@ -599,6 +597,11 @@ void Engine::block(Vp& v, Vp::Block why, const Call& what) {
   const int own_errno = errno;
   stop(v, why, what);
   executor_->pass(v.index);
+  if (v.continues_ahead) [[unlikely]] {  // on a helper thread past a known receive: nothing shared
+    v.host_thread.store(pthread_self(), std::memory_order_release);  // where the watchdog finds it
+    errno_here() = own_errno;
+    return;
+  }
   goes_on(v);
   if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
   errno_here() = own_errno;
@@ -652,7 +655,7 @@ bool Engine::continue_ahead(Vp& v, Op*& op) {  // with ahead_of_sends_ (the call
   stop(v, Vp::Block::ops, Call::on(Call::Form::wait_for, *op));
   keep_payload(op);
   op->holder = nullptr;  // the Request lets go of it now; the event loop frees it (finish_ahead)
-  v.ahead_send = op;
+  v.ahead_op = op;
   op = nullptr;
   v.continues_ahead = true;
   launch_next_ = v.index;
@@ -695,10 +698,49 @@ bool Engine::finish_ahead(Vp& v) {
       return false;  // its program stops at the call where it stands (park_ahead)
     }
   }
-  Op* one[] = {v.ahead_send};
+  Op* one[] = {v.ahead_op};
   unawait_ops(v, one);
-  complete_send(v, v.ahead_send);
+  if (v.ahead_op->kind == Op::Kind::recv) complete_recv(v, v.ahead_op, past_receive(v).since);
+  else complete_send(v, v.ahead_op);
   return true;
+}
+
+// Programs that go on past their receives. A program blocked in a wait for one receive whose
+// match is known before the message arrives (fix_match: nothing else can take the receive, and the
+// message's bytes are in its buffer or on their way there) gets back what its wait will return --
+// the source, tag and size -- save the arrival time, which an MPI program never reads. So, as past
+// its sends, its program runs on from the wait on another host thread, up to its next call, which
+// it makes when the event loop reaches the message's arrival and completes the receive
+// (finish_ahead). The VP is launched from the event loop (launch_ahead) once the copies into and
+// out of its memory are made: its program reads the buffer at once. The same conditions as
+// continue_ahead, and the wait is for one receive (Engine::wait) in a call of the program's own.
+bool Engine::may_go_on_past_receive(const Vp& v) const {
+  return ahead_of_sends_ && opts_.programs_read_no_arrival && v.in_waiting_call && !v.instant_member &&
+         !v.continues_ahead && !v.is_task() && !v.left && tasks_of_[static_cast<std::size_t>(v.rank)].empty() &&
+         !am_->serves(v.rank) && opts_.races == RaceCheck::off && program_time_.value() >= worthwhile_;
+}
+
+void Engine::go_on_past_receive(Vp& v, Op& recv) {
+  v.in_receive_wait = false;
+  v.ahead_op = &recv;
+  past_receive(v).status = received_status(recv, *recv.fixed_msg);
+  v.continues_ahead = true;
+  going_on_.push_back(v.index);
+  ++continued_ahead_;
+}
+
+// Hands the programs that go on past their waits to the helper threads, as the event loop goes on.
+void Engine::launch_ahead() {
+  if (launch_next_ != kMain) {  // past its send (continue_ahead)
+    copies_made_for(launch_next_);
+    executor_->launch(launch_next_, opts_.host_cores);
+    launch_next_ = kMain;
+  }
+  for (const int i : going_on_) {
+    copies_made_for(i);
+    executor_->launch(i, opts_.host_cores);
+  }
+  going_on_.clear();
 }
 
 void Engine::sync(Vp& v) {
@@ -944,39 +986,44 @@ static bool waited_for(const Vp& by, const Op& r) {
 // Message m has just been handed to the network. With a receive its destination waits for taking
 // it, the match is certain unless a message of the same pair that the receive also takes is on
 // its way ahead of m. The walk along the rank's messages on their way is cut short: a rank with
-// many of them gets its matches fixed when it next waits (fix_inbound).
+// many of them gets its matches fixed when it next waits (fix_inbound). A message of any size is
+// fixed for a receive whose program may go on past its wait (go_on_past_receive).
 void Engine::fix_at_send(Msg& m) {
   constexpr std::uint32_t kLongestWalk = 64;
-  if (!fixable(m)) return;
   Vp& to = *vps_[static_cast<std::size_t>(m.dst)];
+  const bool goes_on = to.in_receive_wait && may_go_on_past_receive(to);
+  if (!goes_on ? !fixable(m) : m.proto != Msg::Proto::eager) return;
   const Way& way = ways_[static_cast<std::size_t>(m.dst)];
   if (to.state != Vp::State::blocked || to.block != Vp::Block::ops || way.count > kLongestWalk) return;
   Op* r = to.mailbox.taker(m);
   if (!r || r->vp != &to || !waited_for(to, *r)) return;
   for (const Msg* x = way.head; x != &m; x = x->way_next)
     if (x->src == m.src && Mailbox::matches(*r, *x)) return;
-  fix_match(m, *r);
+  fix_match(m, *r, goes_on);
+  if (goes_on && r->fixed_msg == &m) go_on_past_receive(to, *r);
 }
 
 // v is about to wait for receives of its own: each message on its way to v, in the order they
 // were sent, is the certain match of the receive that would take it now, unless an earlier message
 // would take that receive too (each receive is claimed by the first message that reaches it here,
-// fixed or not).
-void Engine::fix_inbound(Vp& v) {
+// fixed or not). A message of any size is fixed for `any_size`, a receive whose program may go on.
+void Engine::fix_inbound(Vp& v, const Op* any_size) {
   const Way& way = ways_[static_cast<std::size_t>(v.rank)];
-  if (way.fixable == 0 || v.is_task()) return;
+  if ((way.fixable == 0 && !any_size) || v.is_task()) return;
   const std::uint32_t look = ++fix_looks_;
   for (Msg* x = way.head; x; x = x->way_next) {
     Op* r = v.mailbox.taker(*x);
     if (!r || r->fix_look == look) continue;
     r->fix_look = look;
-    if (fixable(*x) && !x->fixed_recv && !r->fixed_msg && r->vp == &v && waited_for(v, *r))
-      fix_match(*x, *r);
+    if ((fixable(*x) || r == any_size) && !x->fixed_recv && !r->fixed_msg && r->vp == &v && waited_for(v, *r))
+      fix_match(*x, *r, r == any_size);
   }
 }
 
-void Engine::fix_match(Msg& m, Op& r) {
-  if (fixable(m) && r.src != any_source && !r.matched && !r.awaiting_data) fix(m, r);
+void Engine::fix_match(Msg& m, Op& r, bool any_size) {
+  if ((fixable(m) || (any_size && m.proto == Msg::Proto::eager)) && r.src != any_source && !r.matched &&
+      !r.awaiting_data)
+    fix(m, r);
 }
 
 // A rendezvous's data (docs/model.md 2.16) has its receive from the moment the request to send is
@@ -991,12 +1038,13 @@ void Engine::fix_rendezvous(Msg& data, Op& r) {
 void Engine::fix(Msg& m, Op& r) {
   if (m.size > r.buf.size() || reached_beside_programs(m)) return;
   const std::span<const std::byte> bytes = m.bytes();
-  if (bytes.empty()) return;  // a message of 0 bytes, or phantom
+  if (bytes.empty() && m.size > 0) return;  // phantom
   m.fixed_recv = &r;
   r.fixed_msg = &m;
-  m.copy_no = copier_.copy(r.buf.data(), bytes.data(), bytes.size());
+  m.copy_no = bytes.empty() ? 0 : copier_.copy(r.buf.data(), bytes.data(), bytes.size());
   copying_between(m, m.copy_no);
-  ++delivered_early_;
+  // Counted where every host fixes it: not a short one fixed for a program that goes on past it.
+  delivered_early_ += m.size >= kFixFrom;
 }
 
 // Only after a wait failed (a message longer than another receive's buffer) can the program let
@@ -1197,7 +1245,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
     hand_over(m, start, v.clock);
     if (fixes_matches_ && !(ctx & kAmCtx)) {
       on_the_way(*m);
-      fix_at_send(*m);
+      if (fixable(*m) || receives_go_on_) fix_at_send(*m);  // the common exit inline
     }
     return op;
   }
@@ -1399,16 +1447,8 @@ void Engine::on_packet_resumed(Msg& m, Time t) {
 Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   ++v.actions;
   Msg* m = op->matched;
-  Status st;
-  // A group in world order (the world itself, above all) has group rank = world rank: no search.
-  st.source = op->group && !op->group->in_world_order ? [&] {
-    auto it = std::lower_bound(op->group->by_world.begin(), op->group->by_world.end(), std::pair{m->src, -1});
-    return it->second;
-  }() : m->src;
-  st.tag = m->tag;
-  st.size = m->size;
+  Status st = received_status(*op, *m);
   st.arrival = m->arrival;
-  st.truncated = m->size > op->buf.size();
   if (st.truncated && !op->truncating) {
     const std::string err = fmt::format("rank {}: message #{} from {} (tag {}) has {} bytes, more than the receive "
                                         "buffer of {} bytes",

@@ -15,6 +15,7 @@
 // until every earlier event has been committed. That is conservative synchronization with the
 // VPs' own clocks as lookahead.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -115,11 +116,15 @@ struct Vp {
   Time clock_before_instant = 0;
   std::uint64_t hash_before_instant = 0, hashed_in_instant = 0;
   std::vector<Op*> dropped_ahead;  // Requests its program let go meanwhile (Engine::drop)
-  // Its program runs on past a wait for its own send, on another host thread, up to its next call
-  // (Engine::continue_ahead); the send, awaited still, completes the wait when the event loop
-  // reaches it (finish_ahead). Written by the event loop only while the program is not running.
+  // Its program runs on past a wait for its own send (Engine::continue_ahead), or for a receive
+  // whose message is known (go_on_past_receive), on another host thread, up to its next call; the
+  // operation, awaited still, completes the wait when the event loop reaches it (finish_ahead).
+  // Written by the event loop only while the program is not running.
   bool continues_ahead = false;
-  Op* ahead_send = nullptr;
+  // Blocked in Engine::wait for one receive, which it may go on past once the receive's message is
+  // known (RunOptions::programs_read_no_arrival).
+  bool in_receive_wait = false;
+  Op* ahead_op = nullptr;  // the send or receive it went on past (a receive's Status: Engine::past_receive_)
   // The host thread its code runs on. The watchdog's thread reads it to sample the VP's stack, so
   // it is atomic: written at each first turn, read whenever a run is stopped.
   std::atomic<pthread_t> host_thread{};
@@ -245,13 +250,31 @@ class Engine final : public NetworkListener, private Scheduler {
   bool continue_ahead(Vp& v, Op*& op);
   void park_ahead(Vp& v);
   bool finish_ahead(Vp& v);
+  // The same past a wait for a receive whose message is known ("Programs that go on past their
+  // receives"): may_go_on asks, go_on_past_receive has the VP's program launched (launch_ahead).
+  bool may_go_on_past_receive(const Vp& v) const;
+  void go_on_past_receive(Vp& v, Op& recv);
+  void launch_ahead();
+  // A receive's Status but its arrival time: what its wait returns.
+  static Status received_status(const Op& recv, const Msg& m) {
+    Status st;
+    // A group in world order (the world itself, above all) has group rank = world rank: no search.
+    st.source = recv.group && !recv.group->in_world_order ? [&] {
+      auto it = std::lower_bound(recv.group->by_world.begin(), recv.group->by_world.end(), std::pair{m.src, -1});
+      return it->second;
+    }() : m.src;
+    st.tag = m.tag;
+    st.size = m.size;
+    st.truncated = m.size > recv.buf.size();
+    return st;
+  }
   // Matches known before the message arrives (docs/parallel.md, "Copies made when the match is
   // known"): the messages on their way to each rank, and the receives they are sure to match.
   void on_the_way(Msg& m);      // handed to the network, towards a receive of m.dst's
   void off_the_way(Msg& m);     // arrived (or freed)
   void fix_at_send(Msg& m);     // just sent: does a receive its destination waits for take it?
-  void fix_inbound(Vp& v);      // v is about to wait for receives: which messages on their way do?
-  void fix_match(Msg& m, Op& recv);
+  void fix_inbound(Vp& v, const Op* any_size = nullptr);  // v is about to wait: which messages do?
+  void fix_match(Msg& m, Op& recv, bool any_size = false);
   void fix_rendezvous(Msg& data, Op& recv);  // the request to send is matched: the data is recv's
   void fix(Msg& m, Op& recv);                // fix_match's and fix_rendezvous's copy
   void unfix(Op& recv);         // a fixed receive let go before its message arrived
@@ -379,6 +402,20 @@ class Engine final : public NetworkListener, private Scheduler {
   std::uint64_t instants_at_once_ = 0;  // RunResult::instants_at_once
   bool ahead_of_sends_ = false;         // continue_ahead may let programs go on (start_vps)
   int launch_next_ = kMain;             // a program that went on past its send, for the next helper
+  bool receives_go_on_ = false;         // go_on_past_receive may let programs go on (start_vps)
+  std::vector<int> going_on_;           // programs that go on past their receives, for the helpers
+  // Per rank that may go on past a receive: the clock its wait started at and the Status the wait
+  // returns (out of Vp, which stays small; written only in the rank's turn, before it goes on).
+  struct PastReceive {
+    Time since = 0;
+    Status status;
+  };
+  std::vector<std::unique_ptr<PastReceive>> past_receive_;
+  PastReceive& past_receive(const Vp& v) {
+    auto& p = past_receive_[static_cast<std::size_t>(v.rank)];
+    if (!p) p = std::make_unique<PastReceive>();
+    return *p;
+  }
   std::uint64_t continued_ahead_ = 0;   // RunResult::continued_ahead
   bool fixes_matches_ = false;          // fix_match may deliver before the arrival (real payloads)
   std::uint32_t fix_looks_ = 0;         // fix_inbound's looks so far (Op::fix_look)

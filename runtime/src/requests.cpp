@@ -57,8 +57,22 @@ Status Engine::wait(Vp& v, Op*& op) {
     if (ahead_of_sends_ && continue_ahead(v, op)) return Status{};  // the event loop completes it (finish_ahead)
     Op* one[] = {op};
     await_ops(v, one, true);
-    if (fixes_matches_ && op->kind == Op::Kind::recv) fix_inbound(v);
+    if (op->kind == Op::Kind::recv && fixes_matches_) {
+      const bool goes_on = may_go_on_past_receive(v);
+      if (goes_on) {
+        past_receive(v).since = since;
+        v.in_receive_wait = true;
+      }
+      if (goes_on || ways_[static_cast<std::size_t>(v.rank)].fixable) fix_inbound(v, goes_on ? op : nullptr);
+      if (goes_on && op->fixed_msg) go_on_past_receive(v, *op);
+    }
     block(v, Vp::Block::ops, Call::on(Call::Form::wait_for, *op));
+    if (v.continues_ahead) [[unlikely]] {  // on a helper thread, past the receive (launch_ahead)
+      op->holder = nullptr;  // the event loop completes it (finish_ahead)
+      op = nullptr;
+      return past_receive_[static_cast<std::size_t>(v.rank)]->status;
+    }
+    v.in_receive_wait = false;
     unawait_ops(v, one);
   }
 }

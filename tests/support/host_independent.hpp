@@ -39,10 +39,12 @@ inline const HostConfig kParallelWays[] = {
     {touchstone::Execution::fibers, 4, 47}, {touchstone::Execution::threads, 0, 0}};
 
 /// A way's options with every parallel turn taken however short the programs
-/// (parallel_programs_from_us = 0).
-inline touchstone::RunOptions every_parallel_turn(const HostConfig& c) {
+/// (parallel_programs_from_us = 0); `read_no_arrival`: the programs never read Status::arrival,
+/// so that they may go on past their receives too (RunOptions::programs_read_no_arrival).
+inline touchstone::RunOptions every_parallel_turn(const HostConfig& c, bool read_no_arrival = false) {
   touchstone::RunOptions o = options(c);
   o.parallel_programs_from_us = 0;
+  o.programs_read_no_arrival = read_no_arrival;
   return o;
 }
 
@@ -53,12 +55,12 @@ inline void expect_same_run(const touchstone::RunResult& r, const touchstone::Ru
 /// results in kParallelWays' order, for what may differ by host (continued_ahead).
 template <class Reset, class Check>
 std::vector<touchstone::RunResult> same_run_every_way(const touchstone::Machine& m, const touchstone::Program& program,
-                                                      Reset reset, Check check) {
+                                                      Reset reset, Check check, bool read_no_arrival = false) {
   std::vector<touchstone::RunResult> results;
   for (const HostConfig& w : kParallelWays) {
     SCOPED_TRACE(describe(w));
     reset();
-    results.push_back(touchstone::run(m, program, every_parallel_turn(w)));
+    results.push_back(touchstone::run(m, program, every_parallel_turn(w, read_no_arrival)));
     check();
     if (results.size() > 1) expect_same_run(results.back(), results.front());
   }
@@ -67,11 +69,12 @@ std::vector<touchstone::RunResult> same_run_every_way(const touchstone::Machine&
 
 /// Runs `program` every kParallelWays way; every run must fail with the first's report, which it
 /// returns.
-inline std::string same_failure_every_way(const touchstone::Machine& m, const touchstone::Program& program) {
+inline std::string same_failure_every_way(const touchstone::Machine& m, const touchstone::Program& program,
+                                          bool read_no_arrival = false) {
   std::vector<std::string> reports;
   for (const HostConfig& w : kParallelWays) {
     try {
-      touchstone::run(m, program, every_parallel_turn(w));
+      touchstone::run(m, program, every_parallel_turn(w, read_no_arrival));
       ADD_FAILURE() << describe(w) << ": the run did not fail";
     } catch (const touchstone::RunError& e) {
       reports.emplace_back(e.what());

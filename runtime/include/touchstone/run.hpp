@@ -80,6 +80,11 @@ struct RunOptions {
   /// call, which it makes when the send completes ("Programs that go on past their sends").
   /// Results are identical for every value.
   double parallel_programs_from_us = 10;
+  /// The programs never read Status::arrival (`touchstone mpirun` sets it: an MPI_Status has no
+  /// such field). Then a program that waits for one receive whose message is known and copied into
+  /// its buffer before it arrives may run on past the wait as past its sends, under the same
+  /// threshold ("Programs that go on past their receives"); the Status it gets has arrival 0.
+  bool programs_read_no_arrival = false;
   /// Deadlock reports include the runtime's own internal messages (a software barrier's or a
   /// split's) instead of naming the collective.
   bool report_internal = false;
@@ -240,12 +245,15 @@ struct RunResult {
   /// Instants whose programs ran at once on several host threads (RunOptions::
   /// parallel_programs_from_us): how the host ran it, not what happened (0 on one host core).
   std::uint64_t instants_at_once = 0;
-  /// Waits for a send of the program's own past which its program ran on, on another host thread,
-  /// before the send completed (the same threshold): also the host's doing (0 on one host core).
+  /// Waits for a send of the program's own, or for a receive whose message was known before it
+  /// arrived (RunOptions::programs_read_no_arrival), past which its program ran on, on another
+  /// host thread, before the wait completed (the same threshold): also the host's doing (0 on one
+  /// host core).
   std::uint64_t continued_ahead = 0;
-  /// Messages whose bytes went into their receive's buffer before they arrived, where the match
-  /// became certain (docs/parallel.md, "Copies made when the match is known"): how the host moved
-  /// the bytes, decided in the sequential order (the same on any number of host cores).
+  /// Messages of 4 KiB or more whose bytes went into their receive's buffer before they arrived,
+  /// where the match became certain (docs/parallel.md, "Copies made when the match is known"): how
+  /// the host moved the bytes, decided in the sequential order (the same on any number of host
+  /// cores).
   std::uint64_t delivered_early = 0;
 };
 
