@@ -319,8 +319,10 @@ class FiberExecutor final : public Executor {
 
   // A fiber that blocks only switches back to the scheduler loop, which runs on the main thread
   // and does all the dispatching.
+  // A context passes on whichever thread runs it, a launched one on a helper while the scheduler
+  // may add contexts (and so move ctx_'s entries): it finds itself where that thread switched to it.
   void pass(int self) override {
-    if (self != kMain) return suspend(*ctx_[static_cast<std::size_t>(self)], false);
+    if (self != kMain) return suspend(*t_running_, false);
     for (int next = scheduler_.next(); next != kMain; next = scheduler_.next()) resume(next);
   }
 
@@ -497,7 +499,9 @@ class FiberExecutor final : public Executor {
     ExceptionsInFlight& here = ExceptionsInFlight::of_this_thread();
     const ExceptionsInFlight own = here;
     here = c.exceptions;
+    Context* const was_running = std::exchange(t_running_, &c);
     c.fiber = std::move(c.fiber).resume();
+    t_running_ = was_running;
     c.exceptions = here;
     here = own;
 #if TOUCHSTONE_TSAN
@@ -552,6 +556,7 @@ class FiberExecutor final : public Executor {
   Body body_;
   std::unique_ptr<StackRegion> stacks_;  // the destructor ends the fibers (ctx_) first
   std::vector<std::unique_ptr<Context>> ctx_;
+  static inline thread_local Context* t_running_ = nullptr;  // the context this host thread runs
   std::unique_ptr<HelperPool> helpers_;  // made at the first parallel turns, kept for the run
   std::unique_ptr<LaunchPool> launched_;  // made at the first launch, kept for the run
 };
