@@ -197,10 +197,13 @@ class HelperPool {
 };
 
 // Host threads for contexts launched one at a time (Executor::launch) while the scheduler goes on:
-// each takes the oldest launched context and runs it until it passes. The scheduler may take a
+// each takes the newest launched context and runs it until it passes. The scheduler may take a
 // launched context back before any helper has (Executor::settle), so a helper claims each one
-// (`claim`) before it runs it, and skips it if the scheduler was first. A helper spins briefly
-// before it sleeps, as HelperPool's do.
+// (`claim`) before it runs it, and skips it if the scheduler was first. The newest, because the
+// scheduler needs them back about in the order they were launched: a helper that took the oldest
+// would run the very one the scheduler waits for next while the scheduler spins, and a run whose
+// programs all go on past their waits (a halo exchange's ranks) would run one program at a time.
+// A helper spins briefly before it sleeps, as HelperPool's do.
 class LaunchPool {
  public:
   using Claim = bool (*)(void* context);
@@ -244,8 +247,8 @@ class LaunchPool {
         std::unique_lock lock(m_);
         wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
         if (stop_) return;
-        job = queue_.front();
-        queue_.pop_front();
+        job = queue_.back();
+        queue_.pop_back();
         queued_.fetch_sub(1, std::memory_order_relaxed);
       }
       if (claim_(job.context)) run_(owner_, job.context, job.index);
