@@ -541,8 +541,10 @@ int Engine::run_events() {
       resume_next_ = kMain;
       if (of_the_model) instruments_.resumed(now_);
       if (Vp& v = context(r); v.continues_ahead) [[unlikely]] {
+        const Ahead a = finish_ahead(v);
+        if (a == Ahead::waits_again) continue;  // its waitall waits again; its program is on its way
         // A member of an open instant makes its next call at its instant_turn, in rank order.
-        if (finish_ahead(v) && v.instant_member) {
+        if (a == Ahead::done && v.instant_member) {
           waits_in_instant(v);
           instant_ready_.push_back(v.index);
           continue;
@@ -615,6 +617,10 @@ void Engine::block(Vp& v, Vp::Block why, const Call& what) {
 
 void Engine::stop(Vp& v, Vp::Block why, const Call& what) {
   if (opts_.on_vp_pause) opts_.on_vp_pause(v.rank);
+  mark_blocked(v, why, what);
+}
+
+void Engine::mark_blocked(Vp& v, Vp::Block why, const Call& what) {
   v.block = why;
   v.pending = what;
   v.blocked_since = v.clock;
@@ -684,25 +690,38 @@ void Engine::park_ahead(Vp& v) {
 // event like any other): the VP's wait is completed here as its own code would have completed it
 // on its return from the wait -- block's end, then wait's -- once the program has stopped at its
 // next call, which it then makes (park_ahead calls on_vp_resume there, on the VP's fiber).
-// Returns false when the run fails meanwhile.
-bool Engine::finish_ahead(Vp& v) {
+// Past a waitall, each wake-up does what the VP's code would do at it: complete what is ready and
+// wait again (waits_again; the program's pause is not called, since all it printed was before the
+// waitall), until all is complete. failed: the run fails meanwhile.
+Engine::Ahead Engine::finish_ahead(Vp& v) {
   progress_.running.store(v.rank, std::memory_order_relaxed);  // a stuck program is its (watchdog)
-  executor_->settle(v.index);
-  v.continues_ahead = false;
+  const bool waitall = !v.ahead_op;
+  if (!waitall) executor_->settle(v.index), v.continues_ahead = false;
   goes_on(v);
   instruments_.woke(v.rank, v.blocked_since, v.clock, v.pending, v.waiting_ops);
   if (opts_.perturb) {
     try {
       entered(v);
     } catch (const Aborted&) {
-      return false;  // its program stops at the call where it stands (park_ahead)
+      if (waitall) executor_->settle(v.index), v.continues_ahead = false;
+      return Ahead::failed;  // its program stops at the call where it stands (park_ahead)
     }
+  }
+  if (waitall) {
+    WaitAll& w = past_receive(v).waitall;
+    if (!waitall_moves(v, w)) {
+      mark_blocked(v, Vp::Block::ops, w.call);
+      return Ahead::waits_again;
+    }
+    executor_->settle(v.index);
+    v.continues_ahead = false;
+    return Ahead::done;
   }
   Op* one[] = {v.ahead_op};
   unawait_ops(v, one);
   if (v.ahead_op->kind == Op::Kind::recv) complete_recv(v, v.ahead_op, past_receive(v).since);
   else complete_send(v, v.ahead_op);
-  return true;
+  return Ahead::done;
 }
 
 // Programs that go on past their receives. A program blocked in a wait for one receive whose
@@ -713,17 +732,35 @@ bool Engine::finish_ahead(Vp& v) {
 // it makes when the event loop reaches the message's arrival and completes the receive
 // (finish_ahead). The VP is launched from the event loop (launch_ahead) once the copies into and
 // out of its memory are made: its program reads the buffer at once. The same conditions as
-// continue_ahead, and the wait is for one receive (Engine::wait) in a call of the program's own.
+// continue_ahead, and the wait is in a call of the program's own: a wait for one receive
+// (Engine::wait), or a waitall whose receives' matches are all known and whose sends complete
+// whatever else happens, as continue_ahead's (look_before_waiting).
 bool Engine::may_go_on_past_receive(const Vp& v) const {
   return ahead_of_sends_ && opts_.programs_read_no_arrival && v.in_waiting_call && !v.instant_member &&
          !v.continues_ahead && !v.is_task() && !v.left && tasks_of_[static_cast<std::size_t>(v.rank)].empty() &&
          !am_->serves(v.rank) && opts_.races == RaceCheck::off && program_time_.value() >= worthwhile_;
 }
 
-void Engine::go_on_past_receive(Vp& v, Op& recv) {
+void Engine::go_on_past_receive(Vp& v) {
+  PastReceive& pr = past_receive(v);
   v.in_receive_wait = false;
-  v.ahead_op = &recv;
-  past_receive(v).status = received_status(recv, *recv.fixed_msg);
+  v.ahead_op = pr.recv;
+  if (pr.recv) {
+    pr.status = received_status(*pr.recv, *pr.recv->fixed_msg);
+  } else {  // a waitall's: its statuses now, its state out of the caller's frame
+    WaitAll& w = *std::exchange(pr.waitall_at, nullptr);
+    for (std::size_t i = 0; i < w.ops.size(); ++i) {
+      Op* op = w.ops[i];
+      if (!op) continue;
+      op->holder = nullptr;  // the Requests let go of them; the event loop frees them (finish_ahead)
+      if (op->kind != Op::Kind::recv) keep_payload(op);  // the program may reuse its buffers
+      else if (!w.st.empty()) w.st[i] = received_status(*op, *op->fixed_msg);
+    }
+    pr.ops.assign(w.ops.begin(), w.ops.end());
+    pr.waitall = w;
+    pr.waitall.ops = pr.ops;
+    pr.waitall.st = {};
+  }
   v.continues_ahead = true;
   going_on_.push_back(v.index);
   ++continued_ahead_;
@@ -1000,14 +1037,14 @@ void Engine::fix_at_send(Msg& m) {
   for (const Msg* x = way.head; x != &m; x = x->way_next)
     if (x->src == m.src && Mailbox::matches(*r, *x)) return;
   fix_match(m, *r, goes_on);
-  if (goes_on && r->fixed_msg == &m) go_on_past_receive(to, *r);
+  if (goes_on && r->fixed_msg == &m && --past_receive(to).unfixed == 0) go_on_past_receive(to);
 }
 
 // v is about to wait for receives of its own: each message on its way to v, in the order they
 // were sent, is the certain match of the receive that would take it now, unless an earlier message
 // would take that receive too (each receive is claimed by the first message that reaches it here,
-// fixed or not). A message of any size is fixed for `any_size`, a receive whose program may go on.
-void Engine::fix_inbound(Vp& v, const Op* any_size) {
+// fixed or not). With `any_size`, for a program that may go on past its wait, a message of any size.
+void Engine::fix_inbound(Vp& v, bool any_size) {
   const Way& way = ways_[static_cast<std::size_t>(v.rank)];
   if ((way.fixable == 0 && !any_size) || v.is_task()) return;
   const std::uint32_t look = ++fix_looks_;
@@ -1015,8 +1052,8 @@ void Engine::fix_inbound(Vp& v, const Op* any_size) {
     Op* r = v.mailbox.taker(*x);
     if (!r || r->fix_look == look) continue;
     r->fix_look = look;
-    if ((fixable(*x) || r == any_size) && !x->fixed_recv && !r->fixed_msg && r->vp == &v && waited_for(v, *r))
-      fix_match(*x, *r, r == any_size);
+    if ((fixable(*x) || any_size) && !x->fixed_recv && !r->fixed_msg && r->vp == &v && waited_for(v, *r))
+      fix_match(*x, *r, any_size);
   }
 }
 

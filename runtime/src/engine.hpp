@@ -243,17 +243,33 @@ class Engine final : public NetworkListener, private Scheduler {
   void complete_send(Vp& v, Op*& op);
   void block(Vp& v, Vp::Block why, const Call& what);
   void stop(Vp& v, Vp::Block why, const Call& what);  // block, up to the pass
+  void mark_blocked(Vp& v, Vp::Block why, const Call& what);  // stop, without on_vp_pause
   void goes_on(Vp& v);                                // block, from the pass on
   // A program that goes on past a wait for its own send (docs/parallel.md, "Programs that go on
   // past their sends"): continue_ahead lets it, park_ahead stops it at its next call, and
   // finish_ahead completes the wait when the event loop reaches the send's completion.
   bool continue_ahead(Vp& v, Op*& op);
   void park_ahead(Vp& v);
-  bool finish_ahead(Vp& v);
-  // The same past a wait for a receive whose message is known ("Programs that go on past their
+  enum class Ahead : std::uint8_t { done, waits_again, failed };
+  Ahead finish_ahead(Vp& v);
+  // The same past a wait for receives whose messages are known ("Programs that go on past their
   // receives"): may_go_on asks, go_on_past_receive has the VP's program launched (launch_ahead).
   bool may_go_on_past_receive(const Vp& v) const;
-  void go_on_past_receive(Vp& v, Op& recv);
+  void go_on_past_receive(Vp& v);
+  // One waitall in progress (requests.cpp): in its caller's frame while the VP's own code runs it,
+  // in the VP's PastReceive once its program went on past it and the event loop completes it.
+  struct WaitAll {
+    std::span<Op*> ops;
+    std::span<Status> st;         // none once its program went on: it has its statuses already
+    Time since = 0;               // the clock the next receive to complete is waited for from
+    std::size_t pending = 0;      // receives not completed yet; then the sends, in their order:
+    std::size_t next_send = 0;    // ops[next_send] is the one waited for
+    bool looked = false;          // for the matches its messages on their way are sure of
+    Call call;                    // what it waits for now
+  };
+  void begin_waitall(Vp& v, WaitAll& w);
+  bool waitall_moves(Vp& v, WaitAll& w);  // completes what it can; false: it waits for w.call
+  void look_before_waiting(Vp& v, WaitAll& w);
   void launch_ahead();
   // A receive's Status but its arrival time: what its wait returns.
   static Status received_status(const Op& recv, const Msg& m) {
@@ -273,7 +289,7 @@ class Engine final : public NetworkListener, private Scheduler {
   void on_the_way(Msg& m);      // handed to the network, towards a receive of m.dst's
   void off_the_way(Msg& m);     // arrived (or freed)
   void fix_at_send(Msg& m);     // just sent: does a receive its destination waits for take it?
-  void fix_inbound(Vp& v, const Op* any_size = nullptr);  // v is about to wait: which messages do?
+  void fix_inbound(Vp& v, bool any_size = false);  // v is about to wait: which messages do?
   void fix_match(Msg& m, Op& recv, bool any_size = false);
   void fix_rendezvous(Msg& data, Op& recv);  // the request to send is matched: the data is recv's
   void fix(Msg& m, Op& recv);                // fix_match's and fix_rendezvous's copy
@@ -404,11 +420,18 @@ class Engine final : public NetworkListener, private Scheduler {
   int launch_next_ = kMain;             // a program that went on past its send, for the next helper
   bool receives_go_on_ = false;         // go_on_past_receive may let programs go on (start_vps)
   std::vector<int> going_on_;           // programs that go on past their receives, for the helpers
-  // Per rank that may go on past a receive: the clock its wait started at and the Status the wait
-  // returns (out of Vp, which stays small; written only in the rank's turn, before it goes on).
+  // Per rank that may go on past its receives (out of Vp, which stays small; written in the rank's
+  // turn or by the event loop while the rank is blocked, before it goes on): a wait's receive, the
+  // clock the wait started at and the Status it returns, or a waitall's state; and how many of
+  // the receives waited for have no known match yet.
   struct PastReceive {
+    Op* recv = nullptr;
     Time since = 0;
     Status status;
+    WaitAll* waitall_at = nullptr;  // a waitall's, in its caller's frame, until it goes on
+    std::size_t unfixed = 0;
+    std::vector<Op*> ops;           // once it went on past a waitall: its operations and state
+    WaitAll waitall;
   };
   std::vector<std::unique_ptr<PastReceive>> past_receive_;
   PastReceive& past_receive(const Vp& v) {

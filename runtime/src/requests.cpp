@@ -60,11 +60,12 @@ Status Engine::wait(Vp& v, Op*& op) {
     if (op->kind == Op::Kind::recv && fixes_matches_) {
       const bool goes_on = may_go_on_past_receive(v);
       if (goes_on) {
-        past_receive(v).since = since;
+        PastReceive& pr = past_receive(v);
+        pr.recv = op, pr.since = since, pr.waitall_at = nullptr, pr.unfixed = 1;
         v.in_receive_wait = true;
       }
-      if (goes_on || ways_[static_cast<std::size_t>(v.rank)].fixable) fix_inbound(v, goes_on ? op : nullptr);
-      if (goes_on && op->fixed_msg) go_on_past_receive(v, *op);
+      if (goes_on || ways_[static_cast<std::size_t>(v.rank)].fixable) fix_inbound(v, goes_on);
+      if (goes_on && op->fixed_msg) go_on_past_receive(v);
     }
     block(v, Vp::Block::ops, Call::on(Call::Form::wait_for, *op));
     if (v.continues_ahead) [[unlikely]] {  // on a helper thread, past the receive (launch_ahead)
@@ -77,31 +78,37 @@ Status Engine::wait(Vp& v, Op*& op) {
   }
 }
 
+// Receives cost CPU time, so a waitall completes them in the order their messages arrived (ties: the
+// earlier in `ops`); sends cost nothing more, so they only raise the clock to their completion
+// times. Each receive is looked at when it is posted here and when it matches (the match path lists
+// it in matched_awaited), not at every completion: waiting for p - 1 receives that arrive one by one
+// would otherwise cost p^2 looks (alltoall/1-lev-dir on 256 VPs spent 63% of its instructions
+// there). The unmatched ones stay awaited, and listed for deadlock reports, until they match.
 void Engine::waitall(Vp& v, std::span<Op*> ops, std::span<Status> st) {
   enter(v);
   check_owner(v, ops, "waitall");
   std::fill(st.begin(), st.end(), Status{});  // a send's status
-  // Receives cost CPU time, so they are completed in the order their messages arrived (ties: the
-  // earlier in `ops`); sends cost nothing more, so they only raise the clock to their completion
-  // times. Each receive is looked at when it is posted here and when it matches (the match path
-  // lists it in matched_awaited), not at every completion: waiting for p - 1 receives that arrive
-  // one by one would otherwise cost p^2 looks (alltoall/1-lev-dir on 256 VPs spent 63% of its
-  // instructions there). The unmatched ones stay awaited, and listed for deadlock reports, until
-  // they match.
-  auto later = [&](std::uint32_t a, std::uint32_t b) {  // std heaps keep the greatest first
-    const Time ta = ops[a]->matched->arrival, tb = ops[b]->matched->arrival;
-    return ta != tb ? ta > tb : a > b;
-  };
+  WaitAll w{.ops = ops, .st = st, .since = v.clock, .looked = !fixes_matches_, .call = Call{}};
+  begin_waitall(v, w);
+  while (!waitall_moves(v, w)) {
+    if (w.pending && (!w.looked || receives_go_on_)) look_before_waiting(v, w);
+    block(v, Vp::Block::ops, w.call);
+    if (v.continues_ahead) [[unlikely]] return;  // on a helper thread, past it: finish_ahead completes it
+    v.in_receive_wait = false;
+  }
+  copies_made_for(v.index);
+}
+
+void Engine::begin_waitall(Vp& v, WaitAll& w) {
   std::vector<std::uint32_t>& ready = v.ready_recvs;
   ready.clear();
   v.waiting_ops.clear();
   v.matched_awaited.clear();
   v.waits_for_all = true;
-  std::size_t pending = 0;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    Op* op = ops[i];
+  for (std::size_t i = 0; i < w.ops.size(); ++i) {
+    Op* op = w.ops[i];
     if (!op || op->kind != Op::Kind::recv) continue;
-    ++pending;
+    ++w.pending;
     op->slot = static_cast<std::uint32_t>(i);
     if (op->matched) {
       ready.push_back(op->slot);
@@ -110,10 +117,21 @@ void Engine::waitall(Vp& v, std::span<Op*> ops, std::span<Status> st) {
       v.waiting_ops.push_back(op);
     }
   }
-  std::make_heap(ready.begin(), ready.end(), later);
-  Time since = v.clock;
-  bool looked = !fixes_matches_;  // for the matches its messages on their way are sure of: once a call
-  while (pending) {
+  const auto ops = w.ops;
+  std::make_heap(ready.begin(), ready.end(), [ops](std::uint32_t a, std::uint32_t b) {
+    const Time ta = ops[a]->matched->arrival, tb = ops[b]->matched->arrival;
+    return ta != tb ? ta > tb : a > b;
+  });
+}
+
+bool Engine::waitall_moves(Vp& v, WaitAll& w) {
+  const auto ops = w.ops;
+  auto later = [ops](std::uint32_t a, std::uint32_t b) {  // std heaps keep the greatest first
+    const Time ta = ops[a]->matched->arrival, tb = ops[b]->matched->arrival;
+    return ta != tb ? ta > tb : a > b;
+  };
+  if (w.pending) {
+    std::vector<std::uint32_t>& ready = v.ready_recvs;
     for (Op* op : v.matched_awaited) {  // matched since the last look
       if (op->slot >= ops.size() || ops[op->slot] != op) continue;  // not one of these (defensive)
       op->awaited = false;
@@ -122,31 +140,62 @@ void Engine::waitall(Vp& v, std::span<Op*> ops, std::span<Status> st) {
       std::push_heap(ready.begin(), ready.end(), later);
     }
     v.matched_awaited.clear();
-    if (ready.empty()) {
-      if (!looked) fix_inbound(v), looked = true;
-      block(v, Vp::Block::ops, Call::counting(Call::Form::waitall_recvs, pending));
-      continue;
+    while (!ready.empty()) {
+      std::pop_heap(ready.begin(), ready.end(), later);
+      const std::uint32_t best = ready.back();
+      ready.pop_back();
+      const Status s = complete_recv(v, ops[best], w.since);
+      if (!w.st.empty()) w.st[best] = s;
+      --w.pending;
+      w.since = v.clock;
     }
-    std::pop_heap(ready.begin(), ready.end(), later);
-    const std::uint32_t best = ready.back();
-    ready.pop_back();
-    const Status s = complete_recv(v, ops[best], since);
-    if (!st.empty()) st[best] = s;
-    --pending;
-    since = v.clock;
+    if (w.pending) {
+      w.call = Call::counting(Call::Form::waitall_recvs, w.pending);
+      return false;
+    }
+    v.waiting_ops.clear();
   }
-  v.waiting_ops.clear();
-  for (auto& op : ops) {
+  for (; w.next_send < ops.size(); ++w.next_send) {
+    Op*& op = ops[w.next_send];
     if (!op) continue;
-    while (op->done == kNever) {
-      Op* one[] = {op};
+    Op* one[] = {op};
+    if (op->awaited) unawait_ops(v, one);  // woken from waiting for it
+    if (op->done == kNever) {
       await_ops(v, one, true);
-      block(v, Vp::Block::ops, Call::on(Call::Form::waitall_for, *op));
-      unawait_ops(v, one);
+      w.call = Call::on(Call::Form::waitall_for, *op);
+      return false;
     }
     complete_send(v, op);
   }
-  copies_made_for(v.index);
+  return true;
+}
+
+// The waitall is about to wait for receives: the matches its messages on their way are sure of
+// (once a call, or at every wait of one that may go on past it), and whether its program goes on.
+// A waitall of a halo exchange goes on when the matches of all its receives are known (then, or
+// as their messages are sent: fix_at_send) and none of its sends depends on a receiver; not for
+// more than 64 receives, since one that may go on walks the messages on their way at every wait.
+void Engine::look_before_waiting(Vp& v, WaitAll& w) {
+  constexpr std::size_t kMostReceives = 64;
+  auto goes_on_with = [](const Op* op) {
+    if (!op) return true;
+    if (op->kind == Op::Kind::recv) return op->src != any_source;
+    return op->kind == Op::Kind::send &&
+           (op->done != kNever || (!op->synchronous && !op->rendezvous && op->unreceived == 0));
+  };
+  const bool goes_on = fixes_matches_ && w.pending <= kMostReceives && may_go_on_past_receive(v) &&
+                       std::all_of(w.ops.begin(), w.ops.end(), goes_on_with);
+  PastReceive* pr = goes_on ? &past_receive(v) : nullptr;
+  if (goes_on) {
+    pr->recv = nullptr, pr->waitall_at = &w;
+    v.in_receive_wait = true;
+  }
+  if (goes_on || !w.looked) fix_inbound(v, goes_on);
+  w.looked = true;
+  if (!goes_on) return;
+  pr->unfixed = 0;
+  for (const Op* op : v.waiting_ops) pr->unfixed += !op->fixed_msg;
+  if (pr->unfixed == 0) go_on_past_receive(v);
 }
 
 std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {

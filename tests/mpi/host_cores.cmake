@@ -47,4 +47,3 @@ endif()
 # rest of a rank's C library state.
 add_test(NAME mpi.programs_at_once.rank_libc COMMAND ${here}/programs_at_once.sh ${ts} --machine mesh:2x3 -np 5
          $<TARGET_FILE:mpi_test_rank_libc> input -v -n 5 --name=abc -qw rest -- -x)
-set_tests_properties(mpi.programs_at_once.rank_libc PROPERTIES ENVIRONMENT AT_ONCE=continued_ahead)

@@ -178,3 +178,100 @@ TEST(PastReceives, ARunThatFailsWhileAProgramIsPastItsReceiveIsReportedAsOnOneCo
   const std::string report = ts_test::same_failure_every_way(m, program, true);
   EXPECT_NE(report.find("rank 2 fails"), std::string::npos) << report;
 }
+
+// A halo exchange on a line of three: each rank posts its receives from its neighbours, sends them
+// its value and waits for all four requests at once, then works on what it got. A waitall goes on
+// when the messages of all its receives are known and its sends depend on no receiver: rank 0's at
+// rank 1's send to it, rank 1's at rank 2's send, rank 2's at its own waitall (rank 1 has sent to
+// it): 3 per exchange, 3 exchanges, on 2 host cores. Each rank's values, and the statuses its
+// waitall returns, are the same every way.
+TEST(PastReceives, AHaloExchangeGoesOnPastItsWaitallOnceEveryMatchIsKnown) {
+  const Machine m = ts_test::prime_machine("mesh:1x3");
+  constexpr int kExchanges = 3;
+  std::vector<double> value(3);
+  std::vector<std::vector<Status>> statuses(3);
+  const Program program = [&](Proc& p) {
+    const int me = p.rank();
+    double x = me + 1;
+    for (int k = 0; k < kExchanges; ++k) {
+      double from[2] = {0, 0};
+      std::vector<Request> rs;
+      for (int side = 0; side < 2; ++side)
+        if (const int n = me + (side ? 1 : -1); n >= 0 && n < 3)
+          rs.push_back(p.irecv(n, k, std::as_writable_bytes(std::span(&from[side], 1))));
+      for (const int n : {me - 1, me + 1})
+        if (n >= 0 && n < 3) rs.push_back(p.isend(n, k, std::as_bytes(std::span(&x, 1))));
+      statuses[static_cast<std::size_t>(me)] = p.waitall(rs);
+      x = (x + from[0] + from[1]) / 2 + churn(me + k) * 1e-12;
+    }
+    value[static_cast<std::size_t>(me)] = x;
+  };
+  std::vector<std::vector<double>> all;
+  const std::vector<std::uint64_t> ahead = same_every_way(
+      m, program, [&] { value.assign(3, 0); },
+      [&] {
+        all.push_back(value);
+        for (int r = 0; r < 3; ++r) {
+          const std::vector<Status>& st = statuses[static_cast<std::size_t>(r)];
+          const std::size_t receives = r == 1 ? 2 : 1;
+          ASSERT_EQ(st.size(), 2 * receives);
+          for (std::size_t i = 0; i < receives; ++i) {
+            EXPECT_EQ(st[i].source, r == 0 ? 1 : r == 2 ? 1 : static_cast<int>(2 * i));
+            EXPECT_EQ(st[i].tag, kExchanges - 1);
+            EXPECT_EQ(st[i].size, sizeof(double));
+          }
+        }
+      });
+  ASSERT_EQ(all.size(), std::size(kWays));
+  for (std::size_t i = 1; i < all.size(); ++i) EXPECT_EQ(all[i], all[0]) << ts_test::describe(kWays[i]);
+  // After three exchanges each value has taken in its neighbours': none is its start any more.
+  EXPECT_GT(all[0][0], 1.0);
+  EXPECT_GT(all[0][1], 2.0);
+  EXPECT_EQ(ahead[0], 0u);
+  EXPECT_EQ(ahead[kTwoCores], 3u * kExchanges);
+  EXPECT_EQ(ahead[kThreads], 0u);
+}
+
+// A waitall whose receive takes any source, or whose send is synchronous (it completes only when
+// its receiver matches it), does not go on past its receives.
+TEST(PastReceives, AWaitallWithAReceiveFromAnySourceOrASynchronousSendDoesNotGoOn) {
+  const Machine m = ts_test::prime_machine("mesh:1x2");
+  for (const bool synchronous : {false, true}) {
+    std::vector<double> got(2);
+    const Program program = [&](Proc& p) {
+      const int other = 1 - p.rank();
+      double x = p.rank() + 1, y = 0;
+      std::vector<Request> rs;
+      rs.push_back(p.irecv(synchronous ? other : any_source, 0, std::as_writable_bytes(std::span(&y, 1))));
+      rs.push_back(synchronous ? p.issend(other, 0, std::as_bytes(std::span(&x, 1)))
+                               : p.isend(other, 0, std::as_bytes(std::span(&x, 1))));
+      p.waitall(rs);
+      got[static_cast<std::size_t>(p.rank())] = y;
+    };
+    const std::vector<std::uint64_t> ahead = same_every_way(
+        m, program, [&] { got.assign(2, 0); },
+        [&] {
+          EXPECT_EQ(got[0], 2.0);
+          EXPECT_EQ(got[1], 1.0);
+        });
+    EXPECT_EQ(ahead[kTwoCores], 0u) << (synchronous ? "synchronous send" : "any source");
+  }
+}
+
+// A program that fails in the code it runs past its waitall is reported at its turn, the
+// waitall's completion: the report is the one of one host core.
+TEST(PastReceives, AFailurePastAWaitallIsReportedAsOnOneCore) {
+  const Machine m = ts_test::prime_machine("mesh:1x2");
+  const Program program = [](Proc& p) {
+    const int other = 1 - p.rank();
+    double x = 1, y = 0;
+    std::vector<Request> rs;
+    rs.push_back(p.irecv(other, 0, std::as_writable_bytes(std::span(&y, 1))));
+    rs.push_back(p.isend(other, 0, std::as_bytes(std::span(&x, 1))));
+    p.waitall(rs);
+    if (p.rank() == 0 && churn(5) > 0) throw std::runtime_error("rank 0 gives up after its waitall");
+    p.compute(1);
+  };
+  const std::string report = ts_test::same_failure_every_way(m, program, true);
+  EXPECT_NE(report.find("rank 0 gives up after its waitall"), std::string::npos) << report;
+}
