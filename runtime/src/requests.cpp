@@ -78,6 +78,15 @@ Status Engine::wait(Vp& v, Op*& op) {
   }
 }
 
+// The order of a waitall's heap of matched receives (std heaps keep the greatest first): the
+// message that arrived later, at a tie the receive later in `ops`, is the greater.
+static auto arrived_later(std::span<Op*> ops) {
+  return [ops](std::uint32_t a, std::uint32_t b) {
+    const Time ta = ops[a]->matched->arrival, tb = ops[b]->matched->arrival;
+    return ta != tb ? ta > tb : a > b;
+  };
+}
+
 // Receives cost CPU time, so a waitall completes them in the order their messages arrived (ties: the
 // earlier in `ops`); sends cost nothing more, so they only raise the clock to their completion
 // times. Each receive is looked at when it is posted here and when it matches (the match path lists
@@ -117,19 +126,12 @@ void Engine::begin_waitall(Vp& v, WaitAll& w) {
       v.waiting_ops.push_back(op);
     }
   }
-  const auto ops = w.ops;
-  std::make_heap(ready.begin(), ready.end(), [ops](std::uint32_t a, std::uint32_t b) {
-    const Time ta = ops[a]->matched->arrival, tb = ops[b]->matched->arrival;
-    return ta != tb ? ta > tb : a > b;
-  });
+  std::make_heap(ready.begin(), ready.end(), arrived_later(w.ops));
 }
 
 bool Engine::waitall_moves(Vp& v, WaitAll& w) {
   const auto ops = w.ops;
-  auto later = [ops](std::uint32_t a, std::uint32_t b) {  // std heaps keep the greatest first
-    const Time ta = ops[a]->matched->arrival, tb = ops[b]->matched->arrival;
-    return ta != tb ? ta > tb : a > b;
-  };
+  const auto later = arrived_later(ops);
   if (w.pending) {
     std::vector<std::uint32_t>& ready = v.ready_recvs;
     for (Op* op : v.matched_awaited) {  // matched since the last look
@@ -171,10 +173,11 @@ bool Engine::waitall_moves(Vp& v, WaitAll& w) {
 }
 
 // The waitall is about to wait for receives: the matches its messages on their way are sure of
-// (once a call, or at every wait of one that may go on past it), and whether its program goes on.
-// A waitall of a halo exchange goes on when the matches of all its receives are known (then, or
-// as their messages are sent: fix_at_send) and none of its sends depends on a receiver; not for
-// more than 64 receives, since one that may go on walks the messages on their way at every wait.
+// (once a call: a later look would find matches that one host core does not make, and
+// delivered_early would depend on the host), and whether its program goes on. A waitall of a halo
+// exchange goes on when the matches of all its receives are known (at that look, or as their
+// messages are sent: fix_at_send) and none of its sends depends on a receiver; not for more than
+// 64 receives, since one that may go on counts its known matches at every wait.
 void Engine::look_before_waiting(Vp& v, WaitAll& w) {
   constexpr std::size_t kMostReceives = 64;
   auto goes_on_with = [](const Op* op) {
@@ -190,8 +193,7 @@ void Engine::look_before_waiting(Vp& v, WaitAll& w) {
     pr->recv = nullptr, pr->waitall_at = &w;
     v.in_receive_wait = true;
   }
-  if (goes_on || !w.looked) fix_inbound(v, goes_on);
-  w.looked = true;
+  if (!w.looked) fix_inbound(v, goes_on), w.looked = true;
   if (!goes_on) return;
   pr->unfixed = 0;
   for (const Op* op : v.waiting_ops) pr->unfixed += !op->fixed_msg;
