@@ -559,7 +559,10 @@ class FiberExecutor final : public Executor {
   Body body_;
   std::unique_ptr<StackRegion> stacks_;  // the destructor ends the fibers (ctx_) first
   std::vector<std::unique_ptr<Context>> ctx_;
-  static inline thread_local Context* t_running_ = nullptr;  // the context this host thread runs
+  // The context this host thread runs. Initial-exec: read at every pass and written at every
+  // switch, it would cost a __tls_get_addr call each in this shared library (0.4% of the
+  // instructions of a 64-byte all-to-all on 256 VPs); the library is loaded with the program.
+  [[gnu::tls_model("initial-exec")]] static inline thread_local Context* t_running_ = nullptr;
   std::unique_ptr<HelperPool> helpers_;  // made at the first parallel turns, kept for the run
   std::unique_ptr<LaunchPool> launched_;  // made at the first launch, kept for the run
 };
