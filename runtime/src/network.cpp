@@ -125,6 +125,9 @@ void Network::post(Msg* m, Time t) {
   const auto& topo = *machine_.topology;
   if (m->branch.empty()) {
     m->path.clear();
+    // A pooled message keeps its path's capacity (Engine::new_msg); a fresh one gets room for a
+    // typical route at once rather than growing one link at a time.
+    m->path.reserve(16);
     m->path.push_back(kNoChannel);  // the injection port is chosen when the message starts
     topo.route(m->src, m->dst, m->path);
   }
