@@ -707,16 +707,7 @@ Engine::Ahead Engine::finish_ahead(Vp& v) {
       return Ahead::failed;  // its program stops at the call where it stands (park_ahead)
     }
   }
-  if (waitall) {
-    WaitAll& w = past_receive(v).waitall;
-    if (!waitall_moves(v, w)) {
-      mark_blocked(v, Vp::Block::ops, w.call);
-      return Ahead::waits_again;
-    }
-    executor_->settle(v.index);
-    v.continues_ahead = false;
-    return Ahead::done;
-  }
+  if (waitall) return waitall_ahead(v);
   Op* one[] = {v.ahead_op};
   unawait_ops(v, one);
   if (v.ahead_op->kind == Op::Kind::recv) complete_recv(v, v.ahead_op, past_receive(v).since);
@@ -747,8 +738,8 @@ void Engine::go_on_past_receive(Vp& v) {
   v.ahead_op = pr.recv;
   if (pr.recv) {
     pr.status = received_status(*pr.recv, *pr.recv->fixed_msg);
-  } else {  // a waitall's: its statuses now, its state out of the caller's frame
-    WaitAll& w = *std::exchange(pr.waitall_at, nullptr);
+  } else {  // a waitall's: its statuses now (the caller's, as the VP waits), its operations kept
+    WaitAll& w = pr.waitall;
     for (std::size_t i = 0; i < w.ops.size(); ++i) {
       Op* op = w.ops[i];
       if (!op) continue;
@@ -757,9 +748,8 @@ void Engine::go_on_past_receive(Vp& v) {
       else if (!w.st.empty()) w.st[i] = received_status(*op, *op->fixed_msg);
     }
     pr.ops.assign(w.ops.begin(), w.ops.end());
-    pr.waitall = w;
-    pr.waitall.ops = pr.ops;
-    pr.waitall.st = {};
+    w.ops = pr.ops;
+    w.st = {};
   }
   v.continues_ahead = true;
   going_on_.push_back(v.index);

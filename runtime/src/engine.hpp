@@ -265,11 +265,15 @@ class Engine final : public NetworkListener, private Scheduler {
     std::size_t pending = 0;      // receives not completed yet; then the sends, in their order:
     std::size_t next_send = 0;    // ops[next_send] is the one waited for
     bool looked = false;          // for the matches its messages on their way are sure of
-    Call call;                    // what it waits for now
+    Call waits_for() const {      // once waitall_moves returned false
+      return pending ? Call::counting(Call::Form::waitall_recvs, pending)
+                     : Call::on(Call::Form::waitall_for, *ops[next_send]);
+    }
   };
   void begin_waitall(Vp& v, WaitAll& w);
-  bool waitall_moves(Vp& v, WaitAll& w);  // completes what it can; false: it waits for w.call
+  bool waitall_moves(Vp& v, WaitAll& w);  // completes what it can; false: it waits (w.waits_for())
   void look_before_waiting(Vp& v, WaitAll& w);
+  Ahead waitall_ahead(Vp& v);  // finish_ahead's part past a waitall
   void launch_ahead();
   // A receive's Status but its arrival time: what its wait returns.
   static Status received_status(const Op& recv, const Msg& m) {
@@ -305,8 +309,20 @@ class Engine final : public NetworkListener, private Scheduler {
     if (fixes_matches_ && index < static_cast<int>(ways_.size()))
       copier_.wait(ways_[static_cast<std::size_t>(index)].copies_upto);
   }
-  void await_ops(Vp& v, std::span<Op* const> ops, bool all);  // marks ops awaited by v (and records them)
-  void unawait_ops(Vp& v, std::span<Op* const> ops);
+  // Marks ops awaited by v (and records them); inline, as in every wait.
+  static void await_ops(Vp& v, std::span<Op* const> ops, bool all) {
+    v.waiting_ops.clear();
+    v.matched_awaited.clear();
+    v.waits_for_all = all;
+    for (Op* op : ops)
+      if (op) op->awaited = true, v.waiting_ops.push_back(op);
+  }
+  static void unawait_ops(Vp& v, std::span<Op* const> ops) {
+    for (Op* op : ops)
+      if (op) op->awaited = false;
+    v.waiting_ops.clear();
+    v.matched_awaited.clear();
+  }
   void sync(Vp& v);  // waits until the event loop has reached v's clock
   void futile_poll(Vp& v, std::uint64_t key, const Call& what);  // livelock detection
   std::string interrupted_report(const Vp* v) const;             // SIGINT, SIGTERM
@@ -421,17 +437,18 @@ class Engine final : public NetworkListener, private Scheduler {
   bool receives_go_on_ = false;         // go_on_past_receive may let programs go on (start_vps)
   std::vector<int> going_on_;           // programs that go on past their receives, for the helpers
   // Per rank that may go on past its receives (out of Vp, which stays small; written in the rank's
-  // turn or by the event loop while the rank is blocked, before it goes on): a wait's receive, the
-  // clock the wait started at and the Status it returns, or a waitall's state; and how many of
-  // the receives waited for have no known match yet.
+  // turn or by the event loop while the rank is blocked, before it goes on): a wait's receive (none
+  // for a waitall), the clock the wait started at and the Status it returns, or a waitall's state;
+  // and how many of the receives waited for have no known match yet.
   struct PastReceive {
     Op* recv = nullptr;
     Time since = 0;
     Status status;
-    WaitAll* waitall_at = nullptr;  // a waitall's, in its caller's frame, until it goes on
     std::size_t unfixed = 0;
-    std::vector<Op*> ops;           // once it went on past a waitall: its operations and state
+    // A waitall's state as it waits (a copy: the caller's own stays in registers), and once it
+    // went on past it, its operations, whose list the program may reuse.
     WaitAll waitall;
+    std::vector<Op*> ops;
   };
   std::vector<std::unique_ptr<PastReceive>> past_receive_;
   PastReceive& past_receive(const Vp& v) {

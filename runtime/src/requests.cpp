@@ -11,21 +11,6 @@
 
 namespace touchstone::detail {
 
-void Engine::await_ops(Vp& v, std::span<Op* const> ops, bool all) {
-  v.waiting_ops.clear();
-  v.matched_awaited.clear();
-  v.waits_for_all = all;
-  for (Op* op : ops)
-    if (op) op->awaited = true, v.waiting_ops.push_back(op);
-}
-
-void Engine::unawait_ops(Vp& v, std::span<Op* const> ops) {
-  for (Op* op : ops)
-    if (op) op->awaited = false;
-  v.waiting_ops.clear();
-  v.matched_awaited.clear();
-}
-
 // A request is completed only by the VP that started it. Another VP's wait or test would otherwise
 // block as a misleading "application deadlock" (and race with the owner's). The loop is inline in
 // every wait and test, the report out of line.
@@ -61,7 +46,7 @@ Status Engine::wait(Vp& v, Op*& op) {
       const bool goes_on = may_go_on_past_receive(v);
       if (goes_on) {
         PastReceive& pr = past_receive(v);
-        pr.recv = op, pr.since = since, pr.waitall_at = nullptr, pr.unfixed = 1;
+        pr.recv = op, pr.since = since, pr.unfixed = 1;
         v.in_receive_wait = true;
       }
       if (goes_on || ways_[static_cast<std::size_t>(v.rank)].fixable) fix_inbound(v, goes_on);
@@ -87,28 +72,10 @@ static auto arrived_later(std::span<Op*> ops) {
   };
 }
 
-// Receives cost CPU time, so a waitall completes them in the order their messages arrived (ties: the
-// earlier in `ops`); sends cost nothing more, so they only raise the clock to their completion
-// times. Each receive is looked at when it is posted here and when it matches (the match path lists
-// it in matched_awaited), not at every completion: waiting for p - 1 receives that arrive one by one
-// would otherwise cost p^2 looks (alltoall/1-lev-dir on 256 VPs spent 63% of its instructions
-// there). The unmatched ones stay awaited, and listed for deadlock reports, until they match.
-void Engine::waitall(Vp& v, std::span<Op*> ops, std::span<Status> st) {
-  enter(v);
-  check_owner(v, ops, "waitall");
-  std::fill(st.begin(), st.end(), Status{});  // a send's status
-  WaitAll w{.ops = ops, .st = st, .since = v.clock, .looked = !fixes_matches_, .call = Call{}};
-  begin_waitall(v, w);
-  while (!waitall_moves(v, w)) {
-    if (w.pending && (!w.looked || receives_go_on_)) look_before_waiting(v, w);
-    block(v, Vp::Block::ops, w.call);
-    if (v.continues_ahead) [[unlikely]] return;  // on a helper thread, past it: finish_ahead completes it
-    v.in_receive_wait = false;
-  }
-  copies_made_for(v.index);
-}
-
-void Engine::begin_waitall(Vp& v, WaitAll& w) {
+// The steps of a waitall, inline in their two callers: waitall, run by the VP, and waitall_ahead,
+// run by the event loop for a program that went on past it (a call each cost 170 instructions
+// more per waitall, 2.4% of a 64-byte 1-lev-xor all-to-all on 256 VPs).
+[[gnu::always_inline]] inline void Engine::begin_waitall(Vp& v, WaitAll& w) {
   std::vector<std::uint32_t>& ready = v.ready_recvs;
   ready.clear();
   v.waiting_ops.clear();
@@ -129,7 +96,7 @@ void Engine::begin_waitall(Vp& v, WaitAll& w) {
   std::make_heap(ready.begin(), ready.end(), arrived_later(w.ops));
 }
 
-bool Engine::waitall_moves(Vp& v, WaitAll& w) {
+[[gnu::always_inline]] inline bool Engine::waitall_moves(Vp& v, WaitAll& w) {
   const auto ops = w.ops;
   const auto later = arrived_later(ops);
   if (w.pending) {
@@ -151,20 +118,17 @@ bool Engine::waitall_moves(Vp& v, WaitAll& w) {
       --w.pending;
       w.since = v.clock;
     }
-    if (w.pending) {
-      w.call = Call::counting(Call::Form::waitall_recvs, w.pending);
-      return false;
-    }
+    if (w.pending) return false;
     v.waiting_ops.clear();
   }
-  for (; w.next_send < ops.size(); ++w.next_send) {
-    Op*& op = ops[w.next_send];
+  for (std::size_t i = w.next_send; i < ops.size(); ++i) {  // i in a register: calls are made between
+    Op*& op = ops[i];
     if (!op) continue;
     Op* one[] = {op};
     if (op->awaited) unawait_ops(v, one);  // woken from waiting for it
     if (op->done == kNever) {
       await_ops(v, one, true);
-      w.call = Call::on(Call::Form::waitall_for, *op);
+      w.next_send = i;
       return false;
     }
     complete_send(v, op);
@@ -178,7 +142,7 @@ bool Engine::waitall_moves(Vp& v, WaitAll& w) {
 // exchange goes on when the matches of all its receives are known (at that look, or as their
 // messages are sent: fix_at_send) and none of its sends depends on a receiver; not for more than
 // 64 receives, since one that may go on counts its known matches at every wait.
-void Engine::look_before_waiting(Vp& v, WaitAll& w) {
+[[gnu::always_inline]] inline void Engine::look_before_waiting(Vp& v, WaitAll& w) {
   constexpr std::size_t kMostReceives = 64;
   auto goes_on_with = [](const Op* op) {
     if (!op) return true;
@@ -186,18 +150,50 @@ void Engine::look_before_waiting(Vp& v, WaitAll& w) {
     return op->kind == Op::Kind::send &&
            (op->done != kNever || (!op->synchronous && !op->rendezvous && op->unreceived == 0));
   };
-  const bool goes_on = fixes_matches_ && w.pending <= kMostReceives && may_go_on_past_receive(v) &&
+  const bool goes_on = receives_go_on_ && fixes_matches_ && w.pending <= kMostReceives && may_go_on_past_receive(v) &&
                        std::all_of(w.ops.begin(), w.ops.end(), goes_on_with);
-  PastReceive* pr = goes_on ? &past_receive(v) : nullptr;
-  if (goes_on) {
-    pr->recv = nullptr, pr->waitall_at = &w;
-    v.in_receive_wait = true;
-  }
   if (!w.looked) fix_inbound(v, goes_on), w.looked = true;
   if (!goes_on) return;
-  pr->unfixed = 0;
-  for (const Op* op : v.waiting_ops) pr->unfixed += !op->fixed_msg;
-  if (pr->unfixed == 0) go_on_past_receive(v);
+  PastReceive& pr = past_receive(v);
+  pr.recv = nullptr, pr.waitall = w, pr.unfixed = 0;
+  for (const Op* op : v.waiting_ops) pr.unfixed += !op->fixed_msg;
+  v.in_receive_wait = true;  // fix_at_send counts the matches found from here on
+  if (pr.unfixed == 0) go_on_past_receive(v);
+}
+
+// Receives cost CPU time, so a waitall completes them in the order their messages arrived (ties: the
+// earlier in `ops`); sends cost nothing more, so they only raise the clock to their completion
+// times. Each receive is looked at when it is posted here and when it matches (the match path lists
+// it in matched_awaited), not at every completion: waiting for p - 1 receives that arrive one by one
+// would otherwise cost p^2 looks (alltoall/1-lev-dir on 256 VPs spent 63% of its instructions
+// there). The unmatched ones stay awaited, and listed for deadlock reports, until they match.
+void Engine::waitall(Vp& v, std::span<Op*> ops, std::span<Status> st) {
+  enter(v);
+  check_owner(v, ops, "waitall");
+  std::fill(st.begin(), st.end(), Status{});  // a send's status
+  WaitAll w{.ops = ops, .st = st, .since = v.clock, .looked = !fixes_matches_};
+  begin_waitall(v, w);
+  while (!waitall_moves(v, w)) {
+    if (w.pending && (!w.looked || receives_go_on_)) look_before_waiting(v, w);
+    block(v, Vp::Block::ops, w.waits_for());
+    if (v.continues_ahead) [[unlikely]] return;  // on a helper thread, past it: finish_ahead completes it
+    v.in_receive_wait = false;
+  }
+  copies_made_for(v.index);
+}
+
+// The event loop's part of a waitall its program went on past (finish_ahead): at each of the VP's
+// wake-ups, what the VP's own code would do there; the program makes its next call once all is
+// complete.
+Engine::Ahead Engine::waitall_ahead(Vp& v) {
+  WaitAll& w = past_receive(v).waitall;
+  if (!waitall_moves(v, w)) {
+    mark_blocked(v, Vp::Block::ops, w.waits_for());
+    return Ahead::waits_again;
+  }
+  executor_->settle(v.index);
+  v.continues_ahead = false;
+  return Ahead::done;
 }
 
 std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
