@@ -1019,7 +1019,7 @@ void Engine::fix_at_send(Msg& m) {
   constexpr std::uint32_t kLongestWalk = 64;
   Vp& to = *vps_[static_cast<std::size_t>(m.dst)];
   const bool goes_on = to.in_receive_wait && may_go_on_past_receive(to);
-  if (!goes_on ? !fixable(m) : m.proto != Msg::Proto::eager) return;
+  if (!fixable(m, goes_on)) return;
   const Way& way = ways_[static_cast<std::size_t>(m.dst)];
   if (to.state != Vp::State::blocked || to.block != Vp::Block::ops || way.count > kLongestWalk) return;
   Op* r = to.mailbox.taker(m);
@@ -1042,15 +1042,13 @@ void Engine::fix_inbound(Vp& v, bool any_size) {
     Op* r = v.mailbox.taker(*x);
     if (!r || r->fix_look == look) continue;
     r->fix_look = look;
-    if ((fixable(*x) || any_size) && !x->fixed_recv && !r->fixed_msg && r->vp == &v && waited_for(v, *r))
+    if (fixable(*x, any_size) && !x->fixed_recv && !r->fixed_msg && r->vp == &v && waited_for(v, *r))
       fix_match(*x, *r, any_size);
   }
 }
 
 void Engine::fix_match(Msg& m, Op& r, bool any_size) {
-  if ((fixable(m) || (any_size && m.proto == Msg::Proto::eager)) && r.src != any_source && !r.matched &&
-      !r.awaiting_data)
-    fix(m, r);
+  if (fixable(m, any_size) && r.src != any_source && !r.matched && !r.awaiting_data) fix(m, r);
 }
 
 // A rendezvous's data (docs/model.md 2.16) has its receive from the moment the request to send is

@@ -476,6 +476,8 @@ class Engine final : public NetworkListener, private Scheduler {
   // 2.4% more instructions with every message looked at).
   static constexpr std::size_t kFixFrom = Copier::kHandOverFrom;
   static bool fixable(const Msg& m) { return m.size >= kFixFrom && m.proto == Msg::Proto::eager; }
+  // ... or, for a receive whose program may go on past its wait (any_size), eager of any size.
+  static bool fixable(const Msg& m, bool any_size) { return any_size ? m.proto == Msg::Proto::eager : fixable(m); }
   std::vector<Way> ways_;
   std::vector<int> left_;      // the contexts of the VPs that left (Proc::leave), in that order
   std::size_t next_rest_ = 0;  // run_rests one after another, through next(): the next of left_
