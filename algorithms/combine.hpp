@@ -61,6 +61,8 @@ class BlockView {
   static BlockView all(int n, std::span<const std::byte> data, std::size_t size);
   /// The block of `rank` (which must be in the set).
   std::span<const std::byte> at(int rank) const;
+  /// The block of ranks()[i].
+  std::span<const std::byte> block(std::size_t i) const;
   const std::vector<int>& ranks() const { return ranks_; }
   std::span<const std::byte> bytes() const { return data_; }
   std::size_t block_size() const { return size_; }
@@ -78,6 +80,8 @@ class Blocks {
   Blocks(std::vector<int> ranks, std::size_t size);
   std::span<std::byte> bytes() { return data_; }
   std::span<std::byte> at(int rank);
+  /// The block of ranks()[i].
+  std::span<std::byte> block(std::size_t i);
   const std::vector<int>& ranks() const { return ranks_; }
   BlockView view() const { return BlockView(ranks_, data_, size_); }
 

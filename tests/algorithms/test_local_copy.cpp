@@ -44,6 +44,28 @@ TEST(LocalCopyCharge, CombineAndExtractPayPerByteAndPerContiguousPiece) {
   EXPECT_EQ(by_rank[2 * L], std::byte{8});
 }
 
+// Blocks keep their ranks sorted whatever order they come in (sorted, two sorted runs as a
+// destination's parts come, or any), and extraction finds each block of a message in a larger set,
+// past gaps, and refuses a block the set does not hold.
+TEST(LocalCopyCharge, ExtractionFindsEveryBlockPastGapsAndRefusesOneNotHeld) {
+  constexpr std::size_t L = 2;
+  std::vector<std::byte> all(16 * L);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::byte>(i / L);  // block r holds r
+  run(ts_test::prime_machine("mesh:1x1"), [&](Proc& p) {
+    for (const std::vector<int>& order : {std::vector<int>{0, 3, 4, 9, 15}, std::vector<int>{9, 15, 0, 3, 4},
+                                          std::vector<int>{4, 15, 0, 9, 3}}) {
+      Blocks into(order, L);
+      EXPECT_EQ(into.ranks(), (std::vector<int>{0, 3, 4, 9, 15}));
+      extract(p, combine(p, BlockView::all(16, all, L), {3, 9, 15}).view(), into);
+      extract(p, combine(p, BlockView::all(16, all, L), {0, 4}).view(), into);
+      for (int r : into.ranks()) EXPECT_EQ(into.at(r)[1], static_cast<std::byte>(r)) << "rank " << r;
+      Blocks lacking(std::vector<int>{0, 3, 9, 15}, L);
+      EXPECT_THROW(extract(p, into.view(), lacking), std::logic_error);
+      EXPECT_THROW(combine(p, into.view(), {3, 5}), std::logic_error);
+    }
+  });
+}
+
 Time makespan(const Machine& m, const std::string& alg, std::size_t size) {
   const auto& a = find(alg);
   return run(m, [&](Proc& p) { a.program(p, Args{size, 0, true}); }).makespan;
