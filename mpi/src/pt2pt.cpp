@@ -24,7 +24,7 @@ int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int ta
   return call("MPI_Send", comm, [&](RankState& rs) {
     auto q = post_send(rs, comm, buf, count, datatype, dest, tag, false);
     if (!q->done) {
-      const Waiting waiting(rs, {q.get()});
+      const Waiting waiting(rs, q.get());
       rs.proc->wait(q->r);
     }
   });
@@ -34,7 +34,7 @@ int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int t
   return call("MPI_Rsend", comm, [&](RankState& rs) {
     auto q = post_send(rs, comm, buf, count, datatype, dest, tag, false);
     if (!q->done) {
-      const Waiting waiting(rs, {q.get()});
+      const Waiting waiting(rs, q.get());
       rs.proc->wait(q->r);
     }
   });
@@ -44,7 +44,7 @@ int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int t
   return call("MPI_Ssend", comm, [&](RankState& rs) {
     auto q = post_send(rs, comm, buf, count, datatype, dest, tag, true);
     if (!q->done) {
-      const Waiting waiting(rs, {q.get()});
+      const Waiting waiting(rs, q.get());
       rs.proc->wait(q->r);
     }
   });
@@ -222,22 +222,23 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   return call("MPI_Waitall", MPI_COMM_WORLD, [&](RankState& rs) {
     check_requests(rs, count, requests);
-    std::vector<Request> active;
-    std::vector<int> which;
+    // Inline room for the usual few requests: a waitall is made for nearly every exchange, and
+    // vectors of its own cost about as much host time as the runtime's waitall itself.
+    Few<Request> active;
+    Few<int> which;
+    Few<const Req*> pending;
     for (int i = 0; i < count; ++i) {
       Req* q = find_req(rs, requests[i]);
       if (!is_null(q) && !q->done && q->r.active()) {
         active.push_back(std::move(q->r));
         which.push_back(i);
+        pending.push_back(q);  // the runtime completes receives in the order their messages arrived (docs/model.md)
       }
     }
-    // The runtime completes receives in the order their messages arrived (docs/model.md).
-    std::vector<const Req*> pending;
-    for (int i : which) pending.push_back(find_req(rs, requests[i]));
-    std::vector<Status> st;
+    Few<Status> st(which.size());
     {
-      const Waiting waiting(rs, std::move(pending));  // only while blocked: release_all frees them
-      st = rs.proc->waitall(active);
+      const Waiting waiting(rs, span_of(pending));  // only while blocked: release_all frees them
+      rs.proc->waitall(span_of(active), span_of(st));
     }
     for (std::size_t k = 0; k < which.size(); ++k) finish(rs, *find_req(rs, requests[which[k]]), st[k]);
     for (int i = 0; i < count; ++i)  // generalized requests
@@ -250,7 +251,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
   return call("MPI_Waitany", MPI_COMM_WORLD, [&](RankState& rs) {
     check_requests(rs, count, requests);
     *index = MPI_UNDEFINED;
-    std::vector<int> which;
+    Few<int> which;
     bool generalized = false;
     for (int i = 0; i < count; ++i) {
       Req* q = find_req(rs, requests[i]);
@@ -274,8 +275,8 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
       throw MpiError{MPI_ERR_REQUEST, "waiting for generalized requests none of which is complete would wait forever: "
                                       "the rank's one thread must call MPI_Grequest_complete first"};
     if (which.empty()) return set_status(status, empty_status());
-    std::vector<Request> active;
-    std::vector<const Req*> pending;
+    Few<Request> active;
+    Few<const Req*> pending;
     for (int i : which) {
       pending.push_back(find_req(rs, requests[i]));
       active.push_back(std::move(find_req(rs, requests[i])->r));
@@ -283,8 +284,8 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
     Status st;
     std::size_t k = 0;
     {
-      const Waiting waiting(rs, std::move(pending));
-      k = rs.proc->waitany(active, &st);
+      const Waiting waiting(rs, span_of(pending));
+      k = rs.proc->waitany(span_of(active), &st);
     }
     for (std::size_t j = 0; j < which.size(); ++j)
       if (j != k) find_req(rs, requests[which[j]])->r = std::move(active[j]);

@@ -280,7 +280,7 @@ bool progress(RankState& rs, Req& q, bool block) {
   }
   Status st;
   if (block) {
-    const Waiting waiting(rs, {&q});
+    const Waiting waiting(rs, &q);
     st = rs.proc->wait(q.r);
   }
   else if (!rs.proc->test(q.r, &st)) return false;

@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "state.hpp"
 
 namespace touchstone::mpi {
@@ -50,10 +52,24 @@ void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_D
 /// runtime request the rank holds (none may outlive the run).
 void finalize_pt2pt(RankState& rs);
 
+/// Room for the few requests or statuses of one call, inline (a call's vectors of its own would
+/// cost an allocation each, per message).
+template <class T>
+using Few = boost::container::small_vector<T, 8>;
+template <class T>
+std::span<T> span_of(Few<T>& v) {
+  return {v.data(), v.size()};
+}
+
 /// While a rank blocks on requests, names them to deadlock reports (RankState::waiting).
 class Waiting {
  public:
-  Waiting(RankState& rs, std::vector<const Req*> requests) : rs_(rs) { rs.waiting = std::move(requests); }
+  // The list is copied into the rank's, whose room stays for the next wait: a wait is made for
+  // nearly every message, and a list of its own cost an allocation and a free each time.
+  Waiting(RankState& rs, std::span<const Req* const> requests) : rs_(rs) {
+    rs.waiting.assign(requests.begin(), requests.end());
+  }
+  Waiting(RankState& rs, const Req* request) : Waiting(rs, std::span<const Req* const>(&request, 1)) {}
   ~Waiting() { rs_.waiting.clear(); }
   Waiting(const Waiting&) = delete;
   Waiting& operator=(const Waiting&) = delete;
