@@ -17,6 +17,7 @@ packages=(build-essential cmake libtbb-dev libboost-dev libboost-context-dev lib
           libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libcsv-dev
           python3-matplotlib
           pkg-config libdw-dev  # elfutils' libdw: source lines of reports and stacks (touchstone/source_lines.hpp)
+          libjemalloc-dev  # the heap of the CLI, the paper programs and the benchmarks (cli/heap.cpp)
           clang-16 libclang-rt-16-dev)  # libFuzzer for tests/fuzz (tools/fuzz.sh); the rest builds with g++
 missing=()
 for p in "${packages[@]}"; do

@@ -320,6 +320,21 @@ TEST(Cli, ListCommands) {
   EXPECT_NE(a.out.find("alltoall/1-lev-xor"), std::string::npos);
 }
 
+// The programs that run emulations allocate through jemalloc with cli/heap.cpp's options: its
+// statistics at exit (asked for in the environment, which adds to those options) list them.
+TEST(Cli, HeapIsOneJemallocArenaInHugePagesKeepingFreedPages) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitized builds keep the sanitizer's allocator";
+#endif
+  const Cli c =
+      touchstone_cli("run --machine mesh:4x4 --algorithm alltoall/1-lev-xor --size 16", "MALLOC_CONF=stats_print:true");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  for (const char* option : {"opt.narenas: 1\n", "opt.thp: \"always\"", "opt.metadata_thp: \"always\"",
+                             "opt.dirty_decay_ms: -1", "opt.muzzy_decay_ms: -1"})
+    EXPECT_NE(c.err.find(option), std::string::npos)
+        << option << " not in jemalloc's statistics:\n" << c.err.substr(0, 2000);
+}
+
 TEST(Cli, DeadlockExitsWithTheRunFailureCodeAndAReport) {
   const Cli c = touchstone_cli("run --machine mesh:2x2 --algorithm selftest/deadlock --size 8");
   EXPECT_FALSE(c.signaled);
