@@ -48,7 +48,8 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
               (options.host_cores > 1 || (options.host_cores == 0 && available_host_cores() > 1))),
       groups_(machine.nodes()),
       world_(groups_.world()),
-      instruments_(machine.nodes(), opts_) {
+      instruments_(machine.nodes(), opts_),
+      vp_block_(static_cast<std::size_t>(machine.nodes())) {
   const int n = machine.nodes();
   // A sixteenth of a hop per bucket: a header's next hop lands some buckets ahead (event_queue.hpp).
   queue_.set_resolution(machine.net.hop_time > 0 ? machine.net.hop_time / 16 : 1024);
@@ -61,7 +62,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
   idle_tasks_.resize(static_cast<std::size_t>(n));
   tasks_of_.resize(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
-    auto v = std::make_unique<Vp>();
+    VpPtr v = vp_block_.make(static_cast<std::size_t>(r));
     v->rank = r;
     v->index = r;
     v->proc.reset(new Proc(*this, *v));

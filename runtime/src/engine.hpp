@@ -44,6 +44,7 @@
 #include "program_time.hpp"
 #include "touchstone/proc.hpp"
 #include "touchstone/run.hpp"
+#include "vp_ptr.hpp"
 #include "watchdog.hpp"
 
 namespace touchstone::detail {
@@ -132,6 +133,32 @@ struct Vp {
   // 3.2 KB instead of 672 bytes (256 VPs' Vps spread over 200 pages instead of 42) and its seeding
   // was a third of the instructions of making a 256-VP engine.
   std::unique_ptr<std::mt19937_64> perturb_rng;
+};
+
+/// Owns a Vp. The ranks' VPs are made together in one block of the engine's (VpBlock): a Vp is
+/// about a kilobyte, and on 65,536 VPs an allocation and a free each cost more instructions than
+/// the rest of making and ending the VP (docs/performance.md, "65,536 VPs"). Task contexts, made
+/// one at a time during the run, have allocations of their own.
+struct VpRelease {
+  bool in_block = false;
+  void operator()(Vp* v) const {
+    if (in_block) v->~Vp();
+    else delete v;
+  }
+};
+
+/// Room for the ranks' Vps, made in place (Engine's constructor) and ended by their VpPtrs.
+class VpBlock {
+ public:
+  explicit VpBlock(std::size_t n) : first_(std::allocator<Vp>{}.allocate(n)), n_(n) {}
+  ~VpBlock() { std::allocator<Vp>{}.deallocate(first_, n_); }
+  VpBlock(const VpBlock&) = delete;
+  VpBlock& operator=(const VpBlock&) = delete;
+  VpPtr make(std::size_t i) { return VpPtr(new (first_ + i) Vp(), VpRelease{true}); }
+
+ private:
+  Vp* first_;
+  std::size_t n_;
 };
 
 /// Marks a VP as inside a runtime collective for as long as it lives (reports name the
@@ -399,8 +426,9 @@ class Engine final : public NetworkListener, private Scheduler {
   Instruments instruments_;  // the trace hash, statistics, recorder, race detector, blame: one call per event
   ForcedSchedule forced_;    // RunOptions::schedule
   std::unique_ptr<Network> network_;
-  std::vector<std::unique_ptr<Vp>> vps_;
-  std::vector<std::unique_ptr<Vp>> tasks_;          // task contexts, by index - nodes
+  VpBlock vp_block_;  // before vps_: freed after every Vp in it has ended
+  std::vector<VpPtr> vps_;
+  std::vector<VpPtr> tasks_;                        // task contexts, by index - nodes
   std::vector<std::vector<Vp*>> idle_tasks_;        // per rank: its task contexts waiting for work
   std::vector<std::vector<Vp*>> tasks_of_;          // per rank: every task context of that rank
   bool retiring_ = false;                           // the run is over: idle task contexts end

@@ -131,7 +131,7 @@ class Instruments {
   /// Before any ending: the messages still unreceived at each VP are races' alternatives too, and
   /// `on_races` (RunOptions::on_races) gets every race, forced ones included, so that exploring goes
   /// on from failed runs too.
-  void races_at_end(const std::vector<std::unique_ptr<Vp>>& vps,
+  void races_at_end(const std::vector<VpPtr>& vps,
                     const std::function<void(const std::vector<Race>&)>& on_races) {
     if (!races_) return;
     races_->on_run_end(vps);

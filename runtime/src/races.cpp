@@ -92,7 +92,7 @@ void RaceDetector::on_barrier(const std::vector<int>& members) {
   for (int r : members) vc_[static_cast<std::size_t>(r)] = all;
 }
 
-void RaceDetector::on_run_end(const std::vector<std::unique_ptr<Vp>>& vps) {
+void RaceDetector::on_run_end(const std::vector<VpPtr>& vps) {
   for (const auto& v : vps)
     for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) add_alternative(v->rank, *m, ~std::uint64_t{0});
 }

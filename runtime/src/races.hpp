@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "touchstone/run.hpp"
+#include "vp_ptr.hpp"
 
 namespace touchstone::detail {
 
@@ -46,7 +47,7 @@ class RaceDetector {
   /// Everyone leaving a hardware barrier has heard of everyone's past.
   void on_barrier(const std::vector<int>& members);
   /// The run ended: the messages still unreceived at each VP are alternatives too.
-  void on_run_end(const std::vector<std::unique_ptr<Vp>>& vps);
+  void on_run_end(const std::vector<VpPtr>& vps);
 
   /// The races found, each with at least one alternative, ordered by (rank, call); `with_forced`:
   /// also the forced matches without one.

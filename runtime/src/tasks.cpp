@@ -51,7 +51,7 @@ Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> t
     t = idle.back();
     idle.pop_back();
   } else {
-    auto made = std::make_unique<Vp>();
+    VpPtr made(new Vp());
     t = made.get();
     t->rank = home.rank;
     t->home = &home;
