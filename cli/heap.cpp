@@ -1,5 +1,5 @@
 // The heap of every program that runs emulations (the CLI, the paper programs, the benchmarks):
-// jemalloc, linked in their place of glibc's malloc (CMakeLists.txt, touchstone_heap), with the
+// jemalloc, linked in place of glibc's malloc (CMakeLists.txt, touchstone_heap), with the
 // options below. Read by jemalloc at its start-up; MALLOC_CONF in the environment overrides them.
 //
 // Why jemalloc: a run of many VPs makes and drops millions of small objects of many sizes (requests,
