@@ -278,8 +278,9 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
     Few<Request> active;
     Few<const Req*> pending;
     for (int i : which) {
-      pending.push_back(find_req(rs, requests[i]));
-      active.push_back(std::move(find_req(rs, requests[i])->r));
+      Req* q = find_req(rs, requests[i]);
+      pending.push_back(q);
+      active.push_back(std::move(q->r));
     }
     Status st;
     std::size_t k = 0;
