@@ -6,14 +6,6 @@
 
 namespace touchstone::detail {
 
-namespace {
-// How long the copying thread looks for more work before it sleeps, and a waiter spins before it
-// yields its core: tens of microseconds, the gap between two large copies of a busy run. Waking a
-// sleeping thread costs the handing thread a system call, which on every copy would cost more
-// than the copies.
-constexpr int kSpins = 4000;
-}  // namespace
-
 Copier::~Copier() {
   if (!thread_.joinable()) return;
   stop_.store(true, std::memory_order_release);  // it stops once the queue is empty
@@ -36,29 +28,28 @@ std::uint64_t Copier::copy(std::byte* to, const std::byte* from, std::size_t n) 
 }
 
 void Copier::wait_for(std::uint64_t k) const {
-  for (int spin = 0; made_.load(std::memory_order_acquire) < k; ++spin) {
-    if (spin < kSpins) cpu_relax();
-    else std::this_thread::yield();  // the copying thread may need this core
-  }
+  auto made = [&] { return made_.load(std::memory_order_acquire) >= k; };
+  if (spin_until(made, kCopierSpin)) return;
+  while (!made()) std::this_thread::yield();  // the copying thread may need this core
 }
 
 void Copier::serve() {
   for (;;) {
     Job job{};
-    int spin = 0;
     // Every job counted in `rung` is in the queue for this thread to see (the bell is rung after
     // the push, and read with acquire before the pop).
-    for (std::uint32_t rung = bell_.load(std::memory_order_seq_cst); !jobs_.pop(job);
-         rung = bell_.load(std::memory_order_seq_cst)) {
-      if (++spin < kSpins) {
-        cpu_relax();
-        continue;
-      }
+    std::uint32_t rung = 0;
+    auto take = [&] {
+      rung = bell_.load(std::memory_order_seq_cst);
+      return jobs_.pop(job);
+    };
+    // Briefly: copies of a busy run follow each other within microseconds, and waking this thread
+    // costs the handing thread a system call.
+    while (!spin_until(take, kCopierSpin)) {
       if (stop_.load(std::memory_order_acquire)) return;
       sleeping_.store(true, std::memory_order_seq_cst);
       if (bell_.load(std::memory_order_seq_cst) == rung) bell_.wait(rung, std::memory_order_seq_cst);
       sleeping_.store(false, std::memory_order_relaxed);
-      spin = 0;
     }
     std::memcpy(job.to, job.from, job.n);
     made_.store(made_.load(std::memory_order_relaxed) + 1, std::memory_order_release);

@@ -102,9 +102,6 @@ void Executor::set_current_user(void* user, int index) {
 
 namespace {
 
-// How long a helper thread spins for its next work before it sleeps: tens of microseconds.
-constexpr int kSpins = 2000;
-
 // Up to `n` host threads running serve(), fewer if the system gives no more (the caller then does
 // their share). A VP's fault on one names the VP too: the fault handler needs the thread's own
 // alternate stack (a stack overflow leaves none to run on).
@@ -175,7 +172,7 @@ class HelperPool {
   void serve() {
     std::uint64_t seen = 0;
     for (;;) {
-      for (int spin = 0; spin < kSpins && published_.load(std::memory_order_acquire) == seen; ++spin) cpu_relax();
+      spin_until([&] { return published_.load(std::memory_order_acquire) != seen; }, kHelperSpin);
       Batch* b = nullptr;
       {
         std::unique_lock lock(m_);
@@ -244,7 +241,7 @@ class LaunchPool {
   };
   void serve() {
     for (;;) {
-      for (int spin = 0; spin < kSpins && queued_.load(std::memory_order_acquire) == 0; ++spin) cpu_relax();
+      spin_until([&] { return queued_.load(std::memory_order_acquire) != 0; }, kHelperSpin);
       Job job{};
       {
         std::unique_lock lock(m_);
@@ -454,8 +451,9 @@ class FiberExecutor final : public Executor {
       // A helper runs it: the scheduler has nothing to do before it has passed. (Running another
       // launched context meanwhile measured no gain, and would hide which one a stuck run waits
       // for from the watchdog.)
-      for (int spin = 0; c.launched.load(std::memory_order_acquire) != kParked; ++spin)
-        spin < kSpins ? cpu_relax() : std::this_thread::yield();
+      auto parked = [&] { return c.launched.load(std::memory_order_acquire) == kParked; };
+      if (!spin_until(parked, kHelperSpin))
+        while (!parked()) std::this_thread::yield();
     }
     c.launched.store(kIdle, std::memory_order_relaxed);
   }
