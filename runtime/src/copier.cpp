@@ -28,9 +28,8 @@ std::uint64_t Copier::copy(std::byte* to, const std::byte* from, std::size_t n) 
 }
 
 void Copier::wait_for(std::uint64_t k) const {
-  auto made = [&] { return made_.load(std::memory_order_acquire) >= k; };
-  if (spin_until(made, kCopierSpin)) return;
-  while (!made()) std::this_thread::yield();  // the copying thread may need this core
+  // The copying thread may need this core.
+  spin_then_yield([&] { return made_.load(std::memory_order_acquire) >= k; }, kCopierSpin);
 }
 
 void Copier::serve() {

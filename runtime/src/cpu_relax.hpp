@@ -2,6 +2,7 @@
 // store before it sleeps or yields its core.
 #pragma once
 #include <chrono>
+#include <thread>
 
 namespace touchstone::detail {
 
@@ -29,13 +30,21 @@ bool spin_until(Ready&& ready, std::chrono::nanoseconds budget) {
   }
 }
 
+/// Returns once `ready()` holds: spins for `budget` (spin_until), then yields the core between
+/// looks, for a wait whose other side may need this core to get done.
+template <class Ready>
+void spin_then_yield(Ready&& ready, std::chrono::nanoseconds budget) {
+  if (spin_until(ready, budget)) return;
+  while (!ready()) std::this_thread::yield();
+}
+
 /// How long the runtime's helper threads spin for their next work before they sleep, and the
 /// runtime's threads wait for another's store before they yield their core. Short: a sweep runs
 /// several emulations at once, each with helper threads on every core, so a spinning helper
-/// mostly takes its core from the emulation beside it. With 80 us for the copying thread and 40
-/// for the others, the README's sweep (two emulations on two cores) took 7% more wall time and 8%
-/// more CPU than with these, and single emulations on two cores gained nothing from the longer
-/// spins (docs/performance.md, "Spinning").
+/// mostly takes its core from the emulation beside it. With these rather than 80 us for the
+/// copying thread and 40 for the others, the README's sweep (two emulations on two cores) took 9%
+/// less wall time and 10% less CPU, and single emulations on two cores took as long
+/// (docs/performance.md, "Spinning").
 inline constexpr std::chrono::nanoseconds kCopierSpin{4000}, kHelperSpin{2000};
 
 }  // namespace touchstone::detail

@@ -451,9 +451,7 @@ class FiberExecutor final : public Executor {
       // A helper runs it: the scheduler has nothing to do before it has passed. (Running another
       // launched context meanwhile measured no gain, and would hide which one a stuck run waits
       // for from the watchdog.)
-      auto parked = [&] { return c.launched.load(std::memory_order_acquire) == kParked; };
-      if (!spin_until(parked, kHelperSpin))
-        while (!parked()) std::this_thread::yield();
+      spin_then_yield([&] { return c.launched.load(std::memory_order_acquire) == kParked; }, kHelperSpin);
     }
     c.launched.store(kIdle, std::memory_order_relaxed);
   }
