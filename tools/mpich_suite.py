@@ -164,7 +164,7 @@ CORES = {"2 cores": ["--host-cores", "2", "--parallel-programs-from-us", "0"],
          "threads, perturbed": ["--execution", "threads", "--perturb", "3"]}
 
 
-def same_on_cores(k, r):
+def compare_on_cores(k, r):
     """The run on one host core against the others of CORES: what differs, or that one was slow."""
     d = W / "cores" / f"{k:04d}"
     d.mkdir(parents=True, exist_ok=True)
@@ -211,7 +211,7 @@ with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:
 if same_on_cores:
     passing = [(k, r) for k, r in enumerate(results) if r["status"] == "pass"]
     with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:
-        results = list(ex.map(lambda kr: same_on_cores(*kr), passing))
+        results = list(ex.map(lambda kr: compare_on_cores(*kr), passing))
     (W / "results" / "ts-cores.json").write_text(json.dumps(results, indent=1))
     for x in results:
         if x["status"] != "same":

@@ -24,7 +24,9 @@ int MPI_Cancel(MPI_Request* request) {
       if (q->generalized->cancel) q->generalized->cancel(q->generalized->extra_state, q->generalized->complete);
       return;
     }
-    if (q->done || !q->recv || !q->r.active()) return;
+    // An MPI_Isendrecv is not cancelled either: its send would still be delivered, and MPI lets a
+    // cancel fail but not half succeed.
+    if (q->done || !q->recv || !q->r.active() || q->paired_send) return;
     if (!rs.proc->cancel(q->r)) return;
     q->done = true;
     q->status = empty_status();

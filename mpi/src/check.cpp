@@ -1173,8 +1173,12 @@ std::string posted_text(RankState& rs, const Req& q) {
   if (q.collective)
     return fmt::format("{}{} on {}", call, q.collective_args.empty() ? "" : "(" + q.collective_args + ")",
                        comm_text(rs, q.comm));
-  return fmt::format("{}({}={}, tag={}, {})", call, q.recv ? "source" : "dest", peer_text(q.peer),
-                     q.tag == MPI_ANY_TAG ? "MPI_ANY_TAG" : std::to_string(q.tag), comm_text(rs, q.comm));
+  auto tag = [](int t) { return t == MPI_ANY_TAG ? std::string("MPI_ANY_TAG") : std::to_string(t); };
+  if (const Req* send = q.paired_send.get())  // MPI_Isendrecv(_replace)
+    return fmt::format("{}(dest={}, sendtag={}, source={}, recvtag={}, {})", call, peer_text(send->peer), send->tag,
+                       peer_text(q.peer), tag(q.tag), comm_text(rs, q.comm));
+  return fmt::format("{}({}={}, tag={}, {})", call, q.recv ? "source" : "dest", peer_text(q.peer), tag(q.tag),
+                     comm_text(rs, q.comm));
 }
 
 // Whether the runtime's pending operation is request q's.

@@ -137,32 +137,73 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   return call("MPI_Sendrecv", comm, [&](RankState& rs) {
     check_disjoint(rs, sendbuf, sendcount, sendtype, dest, recvbuf, recvcount, recvtype, source);
-    MPI_Request r = new_req(rs, post_recv(rs, comm, recvbuf, recvcount, recvtype, source, recvtag));
-    MPI_Request s = new_req(rs, post_send(rs, comm, sendbuf, sendcount, sendtype, dest, sendtag, false));
+    // Both halves checked before either is posted: a receive left behind by a refused send would
+    // take a later message of the program's under MPI_ERRORS_RETURN.
+    MPI_Request q = new_req(rs, post_sendrecv(rs, comm, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                                              recvcount, recvtype, source, recvtag));
+    wait_one(rs, &q, status);
+  });
+}
+
+namespace {
+// The replace forms' message: the runtime reads a send buffer until the send completes, and the
+// receive writes into this one, so the message goes from a copy. A non-contiguous type is packed
+// when the send is posted (the receive of one lands in a staging buffer until it completes); a
+// contiguous one is copied here into `copy`. Returns the buffer to send from.
+const void* outgoing(RankState& rs, const void* buf, int count, MPI_Datatype dt, int dest,
+                     std::vector<std::byte>& copy) {
+  if (dest == MPI_PROC_NULL || count <= 0) return buf;
+  const Type& t = committed(rs, dt);
+  if (!t.contiguous()) return buf;
+  check_buffer(buf, count, t);
+  copy.assign(static_cast<const std::byte*>(buf), static_cast<const std::byte*>(buf) + count * t.size);
+  return copy.data();
+}
+
+// A request handle argument the call is to write.
+void check_request_out(const MPI_Request* request) {
+  if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
+}
+}  // namespace
+
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                         MPI_Comm comm, MPI_Status* status) {
+  return call("MPI_Sendrecv_replace", comm, [&](RankState& rs) {
+    std::vector<std::byte> copy;
+    const void* from = outgoing(rs, buf, count, datatype, dest, copy);
+    MPI_Request s = new_req(rs, post_send(rs, comm, from, count, datatype, dest, sendtag, false));
+    MPI_Request r = new_req(rs, post_recv(rs, comm, buf, count, datatype, source, recvtag));
     wait_one(rs, &s, MPI_STATUS_IGNORE);
     wait_one(rs, &r, status);
   });
 }
 
-int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
-                         MPI_Comm comm, MPI_Status* status) {
-  return call("MPI_Sendrecv_replace", comm, [&](RankState& rs) {
-    // The runtime reads a send buffer until the send completes, and the receive below writes into
-    // this one: the message goes from a copy (a non-contiguous type is packed when the send is
-    // posted; a contiguous one is copied here).
+int MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Isendrecv", comm, [&](RankState& rs) {
+    comm_of(rs, comm);  // a bad communicator is named first, as by every call on one
+    check_request_out(request);
+    check_disjoint(rs, sendbuf, sendcount, sendtype, dest, recvbuf, recvcount, recvtype, source);
+    auto q = post_sendrecv(rs, comm, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                           recvtag);
+    if (sendcount > 0 && dest != MPI_PROC_NULL && committed(rs, sendtype).contiguous())
+      own_buffer(rs, *q->paired_send, sendbuf, static_cast<std::size_t>(sendcount) * committed(rs, sendtype).size);
+    *request = new_req(rs, std::move(q));
+  });
+}
+
+int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                          MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Isendrecv_replace", comm, [&](RankState& rs) {
+    comm_of(rs, comm);  // a bad communicator is named first, as by every call on one
+    check_request_out(request);
     std::vector<std::byte> copy;
-    const void* from = buf;
-    if (dest != MPI_PROC_NULL && count > 0) {
-      const Type& t = committed(rs, datatype);
-      if (t.contiguous()) {
-        copy.assign(static_cast<const std::byte*>(buf), static_cast<const std::byte*>(buf) + count * t.size);
-        from = copy.data();
-      }
-    }
-    MPI_Request s = new_req(rs, post_send(rs, comm, from, count, datatype, dest, sendtag, false));
-    MPI_Request r = new_req(rs, post_recv(rs, comm, buf, count, datatype, source, recvtag));
-    wait_one(rs, &s, MPI_STATUS_IGNORE);
-    wait_one(rs, &r, status);
+    const void* from = outgoing(rs, buf, count, datatype, dest, copy);
+    auto q = post_sendrecv(rs, comm, from, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag);
+    // The send reads the copy until it completes, so the copy goes with it: a moved vector keeps its
+    // bytes where they are (start_send left the send's staging empty, the type being contiguous).
+    if (!copy.empty()) q->paired_send->staging = std::move(copy);
+    *request = new_req(rs, std::move(q));
   });
 }
 
@@ -225,23 +266,26 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     // Inline room for the usual few requests: a waitall is made for nearly every exchange, and
     // vectors of its own cost about as much host time as the runtime's waitall itself.
     Few<Request> active;
-    Few<int> which;
+    Few<Req*> parts;
     Few<const Req*> pending;
-    for (int i = 0; i < count; ++i) {
-      Req* q = find_req(rs, requests[i]);
-      if (!is_null(q) && !q->done && q->r.active()) {
-        active.push_back(std::move(q->r));
-        which.push_back(i);
-        pending.push_back(q);  // the runtime completes receives in the order their messages arrived (docs/model.md)
+    auto take = [&](Req* q) {
+      if (q->done || !q->r.active()) return;
+      active.push_back(std::move(q->r));
+      parts.push_back(q);
+      pending.push_back(q);  // the runtime completes receives in the order their messages arrived (docs/model.md)
+    };
+    for (int i = 0; i < count; ++i)
+      if (Req* q = find_req(rs, requests[i]); !is_null(q)) {
+        take(q);
+        if (q->paired_send) take(q->paired_send.get());
       }
-    }
-    Few<Status> st(which.size());
+    Few<Status> st(parts.size());
     {
       const Waiting waiting(rs, span_of(pending));  // only while blocked: release_all frees them
       rs.proc->waitall(span_of(active), span_of(st));
     }
-    for (std::size_t k = 0; k < which.size(); ++k) finish(rs, *find_req(rs, requests[which[k]]), st[k]);
-    for (int i = 0; i < count; ++i)  // generalized requests
+    for (std::size_t k = 0; k < parts.size(); ++k) finish(rs, *parts[k], st[k]);
+    for (int i = 0; i < count; ++i)  // generalized requests, and the pairs of MPI_Isendrecv
       if (Req* q = find_req(rs, requests[i]); !is_null(q)) progress(rs, *q, true);
     release_all(rs, count, requests, statuses);
   });
@@ -258,7 +302,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
       if (is_null(q)) continue;  // null and inactive requests are skipped
       // Already complete (MPI_PROC_NULL, a buffered send, completed by a testall, a generalized
       // request its program completed).
-      if (q->done || ((q->generalized || q->one_sided) && progress(rs, *q, false))) {
+      if (all_done(*q) || ((q->generalized || q->one_sided) && progress(rs, *q, false))) {
         *index = i;
         return wait_one(rs, &requests[i], status);
       }
@@ -275,23 +319,41 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
       throw MpiError{MPI_ERR_REQUEST, "waiting for generalized requests none of which is complete would wait forever: "
                                       "the rank's one thread must call MPI_Grequest_complete first"};
     if (which.empty()) return set_status(status, empty_status());
+    // The runtime operations still in progress: one per request, two for an MPI_Isendrecv whose
+    // halves are both in progress, each with the request it is of.
     Few<Request> active;
+    Few<Req*> parts;
     Few<const Req*> pending;
+    Few<int> of;
     for (int i : which) {
       Req* q = find_req(rs, requests[i]);
-      pending.push_back(q);
-      active.push_back(std::move(q->r));
+      for (Req* part : {q, q->paired_send.get()})
+        if (part && !part->done) {
+          parts.push_back(part);
+          pending.push_back(part);
+          of.push_back(i);
+          active.push_back(std::move(part->r));
+        }
     }
     Status st;
     std::size_t k = 0;
-    {
-      const Waiting waiting(rs, span_of(pending));
-      k = rs.proc->waitany(span_of(active), &st);
+    for (;;) {
+      {
+        const Waiting waiting(rs, span_of(pending));
+        k = rs.proc->waitany(span_of(active), &st);
+      }
+      finish(rs, *parts[k], st);
+      if (all_done(*find_req(rs, requests[of[k]]))) break;
+      // Half of an MPI_Isendrecv: its request completes with the other half, which may come after
+      // another request's operation.
+      active.erase(active.begin() + static_cast<std::ptrdiff_t>(k));
+      parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(k));
+      pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
+      of.erase(of.begin() + static_cast<std::ptrdiff_t>(k));
     }
-    for (std::size_t j = 0; j < which.size(); ++j)
-      if (j != k) find_req(rs, requests[which[j]])->r = std::move(active[j]);
-    *index = which[k];
-    finish(rs, *find_req(rs, requests[*index]), st);
+    for (std::size_t j = 0; j < parts.size(); ++j)
+      if (j != k) parts[j]->r = std::move(active[j]);
+    *index = of[k];
     wait_one(rs, &requests[*index], status);
   });
 }
@@ -423,7 +485,7 @@ int MPI_Request_free(MPI_Request* request) {
                                  "buffer holds the message (under --check a nonblocking receive must be completed "
                                  "with MPI_Wait, MPI_Test, ...)",
                                  request_text(rs, *q))};
-    if (!q->done && !inactive(*q))  // legal, but nothing then tells the program when it completes
+    if (!all_done(*q) && !inactive(*q))  // legal, but nothing then tells the program when it completes
       rs.freed_active.push_back(fmt::format("the request of {} was freed while active (MPI_Request_free{})",
                                             request_text(rs, *q), site_text(rs.caller)));
     note_released(rs, *request);

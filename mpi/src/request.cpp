@@ -205,6 +205,26 @@ std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int 
   return q;
 }
 
+std::unique_ptr<Req> post_sendrecv(RankState& rs, MPI_Comm ch, const void* sendbuf, int sendcount,
+                                   MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf, int recvcount,
+                                   MPI_Datatype recvtype, int source, int recvtag) {
+  auto q = new_request(rs, ch, recvcount, recvtype, source, recvtag, true);
+  auto send = new_request(rs, ch, sendcount, sendtype, dest, sendtag, false);
+  // The receive is posted first, as MPI_Sendrecv posts it. The checks start_send makes of the send
+  // buffer come before it: a send refused once the receive is posted would leave the receive behind,
+  // matching a message of the program's that no request could ever complete.
+  if (dest != MPI_PROC_NULL) {
+    const Type& t = committed(rs, sendtype);
+    check_buffer(sendbuf, sendcount, t);
+    check_against_rma(rs, sendbuf, sendcount, t, false, "send buffer");
+  }
+  send->made_by = q->made_by = CallSite{rs.last_call, rs.caller};
+  start_recv(rs, *q, recvbuf, recvcount, recvtype, source, recvtag, nullptr, true);
+  start_send(rs, *send, sendbuf, sendcount, sendtype, dest, sendtag, SendMode::standard);
+  q->paired_send = std::move(send);
+  return q;
+}
+
 namespace {
 // The completion's part of buffer ownership (check.hpp own_buffer): the owned buffers compared with
 // their checksums, then what a collective wrote into staging copies of its receive buffers copied
@@ -257,7 +277,9 @@ MpiError truncation(const Req& q) {
                               q.message_size, q.status.MPI_SOURCE, q.status.MPI_TAG, q.status.touchstone_bytes)};
 }
 
-bool progress(RankState& rs, Req& q, bool block) {
+namespace {
+// One operation: a runtime request, a generalized or a one-sided one.
+bool progress_one(RankState& rs, Req& q, bool block) {
   if (q.done) return true;
   if (q.generalized) {
     Generalized& g = *q.generalized;
@@ -287,6 +309,18 @@ bool progress(RankState& rs, Req& q, bool block) {
   finish(rs, q, st);
   return true;
 }
+}  // namespace
+
+bool progress(RankState& rs, Req& q, bool block) {
+  if (!q.paired_send) return progress_one(rs, q, block);
+  // MPI_Isendrecv: the send first, as MPI_Sendrecv waits for it; a test that finds it incomplete
+  // tests no more.
+  Req& send = *q.paired_send;
+  if (!progress_one(rs, send, block) || !progress_one(rs, q, block)) return false;
+  // The status is the receive's; a send that failed (its buffer written while pending) says so in it.
+  if (q.status.MPI_ERROR == MPI_SUCCESS) q.status.MPI_ERROR = send.status.MPI_ERROR;
+  return true;
+}
 
 std::optional<MpiError> failure(const Req& q) {
   if (q.generalized && q.generalized->query_error != MPI_SUCCESS)
@@ -295,6 +329,7 @@ std::optional<MpiError> failure(const Req& q) {
   if (q.signature_error) return *q.signature_error;
   if (q.buffer_error) return *q.buffer_error;
   if (q.status.MPI_ERROR == MPI_ERR_TRUNCATE) return truncation(q);
+  if (q.paired_send) return failure(*q.paired_send);
   return std::nullopt;
 }
 

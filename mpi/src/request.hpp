@@ -12,6 +12,9 @@
 
 namespace touchstone::mpi {
 
+/// Refuses, before any byte of it is copied, a buffer of count elements of t that cannot all be
+/// memory: MPI_ERR_COUNT past the end of the address space, MPI_ERR_BUFFER not all mapped (64 KiB or more).
+void check_buffer(const void* buf, int count, const Type& t);
 /// The bytes to send: the user's buffer itself when the type is contiguous, else a packed copy.
 std::span<const std::byte> send_bytes(const void* buf, int count, const Type& t, std::vector<std::byte>& scratch);
 
@@ -32,6 +35,11 @@ std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count,
                                bool nonblocking = false);
 std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst,
                                int tag, bool synchronous);
+/// MPI_Isendrecv's request: the receive, posted first, with the standard send paired to it
+/// (Req::paired_send). Both halves' arguments and the send buffer are checked before either is posted.
+std::unique_ptr<Req> post_sendrecv(RankState& rs, MPI_Comm ch, const void* sendbuf, int sendcount,
+                                   MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf, int recvcount,
+                                   MPI_Datatype recvtype, int source, int recvtag);
 
 /// The send modes. A ready send is a standard one (the runtime needs no posted receive); a
 /// buffered one copies the message into the attached buffer (bsend.cpp).
@@ -82,8 +90,10 @@ class Waiting {
 inline bool inactive(const Req& q) { return q.persistent && !q.started; }
 /// Null or inactive: what Waitany, Testany, Waitsome and Testsome skip.
 inline bool is_null(const Req* q) { return !q || inactive(*q); }
+/// Complete: the operation, and an MPI_Isendrecv's send too.
+inline bool all_done(const Req& q) { return q.done && (!q.paired_send || q.paired_send->done); }
 /// Brings the request's operation to completion if it is complete at this rank's clock (test), or
-/// blocking when `block`; true when the request is complete.
+/// blocking when `block`; true when the request is complete (an MPI_Isendrecv's two halves).
 bool progress(RankState& rs, Req& q, bool block);
 /// A complete request's status, handed out once: frees the request (*h becomes MPI_REQUEST_NULL),
 /// or makes a persistent one inactive.

@@ -193,6 +193,9 @@ struct Req {
   std::vector<OwnedRun> owned;
   std::shared_ptr<std::vector<std::byte>> owned_staging;
   std::shared_ptr<MpiError> buffer_error;
+  /// MPI_Isendrecv(_replace): the request is its receive, and this is its send, which the completion
+  /// calls complete with it (request.hpp all_done): one handle for both, the status the receive's.
+  std::unique_ptr<Req> paired_send;
   // Last, so that it is destroyed first: an uncompleted send request's message copies `staging`
   // (a packed send buffer) when the request goes (MPI_Request_free).
   Request r;
