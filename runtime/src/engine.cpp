@@ -1521,11 +1521,11 @@ void Engine::complete_send(Vp& v, Op*& op) {
 
 // A VP that only polls while nothing can change is a livelock (livelock.hpp). After sync(v) the
 // event loop has committed everything up to v's clock; an empty queue then means only v can still
-// act. If v polls the same thing twice without acting in between, the run stops here, naming the
-// rank, instead of spinning until the time limit.
-void Engine::futile_poll(Vp& v, std::uint64_t key, const Call& what) {
+// act. If v goes on polling so, kQuietPollsOfALivelock times without acting in between, the run
+// stops here, naming the rank, instead of spinning until the time limit.
+void Engine::futile_poll(Vp& v, const Call& what) {
   if (!queue_.empty()) return v.polls.forget();
-  if (!v.polls.repeats(v.actions, key)) return;
+  if (!v.polls.futile(v.actions)) return;
   abort_run(livelock_report(v.rank, v.clock, what, v.label, blocked_vps()));
   now_ = std::max(now_, v.clock);
   throw Aborted{};

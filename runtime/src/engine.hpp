@@ -351,7 +351,7 @@ class Engine final : public NetworkListener, private Scheduler {
     v.matched_awaited.clear();
   }
   void sync(Vp& v);  // waits until the event loop has reached v's clock
-  void futile_poll(Vp& v, std::uint64_t key, const Call& what);  // livelock detection
+  void futile_poll(Vp& v, const Call& what);  // livelock detection
   std::string interrupted_report(const Vp* v) const;             // SIGINT, SIGTERM
   std::string blocked_vps() const;  // one line per blocked rank's VP: since when, in what, where
   std::string leftovers_report() const;  // messages never received and misuse, at a run's end

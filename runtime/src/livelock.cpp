@@ -1,19 +1,15 @@
 #include "livelock.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 namespace touchstone::detail {
 
-bool PollWatch::repeats(std::uint64_t actions, std::uint64_t key) {
+bool PollWatch::futile(std::uint64_t actions) {
   if (quiet_since_ != actions) {
     quiet_since_ = actions;
-    polls_.clear();
+    quiet_polls_ = 0;
   }
-  if (std::find(polls_.begin(), polls_.end(), key) != polls_.end()) return true;
-  polls_.push_back(key);
-  return false;
+  return ++quiet_polls_ >= kQuietPollsOfALivelock;
 }
 
 std::string livelock_report(int rank, Time clock, const Call& what, const std::string& label,

@@ -243,7 +243,7 @@ bool Engine::test(Vp& v, Op*& op, Status* st) {
   // A send whose completion time is already known (a synchronous one matched ahead in virtual
   // time) completes as this VP's clock moves on, which polling does: not futile.
   const bool completes_by_itself = op->kind != Op::Kind::recv && op->done != kNever;
-  if (!done() && !completes_by_itself) futile_poll(v, reinterpret_cast<std::uintptr_t>(op) * 2, Call::on(Call::Form::test_of, *op));
+  if (!done() && !completes_by_itself) futile_poll(v, Call::on(Call::Form::test_of, *op));
   if (done()) {
     if (op->kind != Op::Kind::recv) {
       complete_send(v, op);
@@ -306,9 +306,7 @@ std::optional<Status> Engine::probe(Vp& v, const Group& g, int src, int tag, boo
   if (!blocking) {
     sync(v);
     if (auto s = find()) return s;
-    futile_poll(v, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(world_src)) << 32 ^
-                    static_cast<std::uint32_t>(tag) ^ gd.ctx * 0x9e3779b97f4a7c15ULL) | 1,
-                Call{Call::Form::iprobe, {}, 0, src, tag});
+    futile_poll(v, Call{Call::Form::iprobe, {}, 0, src, tag});
     v.clock += machine_.costs_of(v.rank).probe_cost;
     return std::nullopt;
   }
