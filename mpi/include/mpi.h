@@ -300,6 +300,26 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
 /* Bound markers for MPI_Type_struct (removed in MPI-3.0, kept for older programs). */
 #define MPI_LB ((MPI_Datatype)44)
 #define MPI_UB ((MPI_Datatype)45)
+/* Fortran's named types, which C programs may use too (MPI-3.1 3.2.2, 17.2.5): gfortran's default
+   kinds on x86-64 (INTEGER, REAL and LOGICAL of 4 bytes, COMPLEX of two REALs). */
+#define MPI_INTEGER ((MPI_Datatype)46)
+#define MPI_REAL ((MPI_Datatype)47)
+#define MPI_DOUBLE_PRECISION ((MPI_Datatype)48)
+#define MPI_COMPLEX ((MPI_Datatype)49)
+#define MPI_DOUBLE_COMPLEX ((MPI_Datatype)50)
+#define MPI_LOGICAL ((MPI_Datatype)51)
+#define MPI_CHARACTER ((MPI_Datatype)52)
+#define MPI_2REAL ((MPI_Datatype)53)
+#define MPI_2DOUBLE_PRECISION ((MPI_Datatype)54)
+#define MPI_2INTEGER ((MPI_Datatype)55)
+#define MPI_INTEGER1 ((MPI_Datatype)56)
+#define MPI_INTEGER2 ((MPI_Datatype)57)
+#define MPI_INTEGER4 ((MPI_Datatype)58)
+#define MPI_INTEGER8 ((MPI_Datatype)59)
+#define MPI_REAL4 ((MPI_Datatype)60)
+#define MPI_REAL8 ((MPI_Datatype)61)
+#define MPI_COMPLEX8 ((MPI_Datatype)62)
+#define MPI_COMPLEX16 ((MPI_Datatype)63)
 
 #define MPI_COMBINER_NAMED 1
 #define MPI_COMBINER_DUP 2
@@ -515,6 +535,8 @@ int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
                MPI_Request* request);
 int MPI_Buffer_attach(void* buffer, int size);
 int MPI_Buffer_detach(void* buffer_addr, int* size);
+int MPI_Buffer_flush(void);
+int MPI_Buffer_iflush(MPI_Request* request);
 int MPI_Cancel(MPI_Request* request);
 int MPI_Test_cancelled(const MPI_Status* status, int* flag);
 int MPI_Status_set_cancelled(MPI_Status* status, int flag);

@@ -235,6 +235,8 @@ int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int
                MPI_Request* request);
 int PMPI_Buffer_attach(void* buffer, int size);
 int PMPI_Buffer_detach(void* buffer_addr, int* size);
+int PMPI_Buffer_flush(void);
+int PMPI_Buffer_iflush(MPI_Request* request);
 int PMPI_Cancel(MPI_Request* request);
 int PMPI_Test_cancelled(const MPI_Status* status, int* flag);
 int PMPI_Status_set_cancelled(MPI_Status* status, int flag);

@@ -2,6 +2,7 @@
 // A buffered message is copied out of the user's buffer (the copy is the sender's CPU work,
 // Proc::local_copy) and then sent like a standard message; it holds its size plus
 // MPI_BSEND_OVERHEAD bytes of the attached buffer's capacity until its send completes.
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -22,29 +23,32 @@ namespace touchstone::mpi {
 
 namespace {
 
-// Frees the capacity of every buffered message whose send has completed by this rank's clock.
-// Each one still in transit is polled with a test (and costs its probe_cost, as a real library's
-// progress poll would): only done when a new message does not fit, so that a rank with room to
-// spare pays nothing.
-void reclaim(RankState& rs, AttachedBuffer& b) {
+// Frees the capacity of every buffered message sent before the `mark`th whose send has completed:
+// by this rank's clock (each one still in transit is polled with a test, and costs its probe_cost,
+// as a real library's progress poll would), or at all when `block` (waiting for them). True when
+// none of them is left. Polled only when a new message does not fit or a flush asks, so that a rank
+// with room to spare pays nothing; MPI_Buffer_detach, MPI_Finalize and MPI_Buffer_flush block.
+bool settle(RankState& rs, AttachedBuffer& b, std::uint64_t mark, bool block) {
+  if (block) {
+    std::vector<Request> sends;
+    for (auto& p : b.pending)
+      if (p.seq < mark) sends.push_back(std::move(p.r));
+    rs.proc->waitall(sends);
+  }
+  bool left = false;
   for (auto it = b.pending.begin(); it != b.pending.end();) {
-    if (rs.proc->test(it->r)) {
+    if (it->seq < mark && (block || rs.proc->test(it->r))) {
       b.used -= it->charge;
       it = b.pending.erase(it);
     } else {
+      left = left || it->seq < mark;
       ++it;
     }
   }
+  return !left;
 }
 
-// Waits for every buffered message still in transit (MPI_Buffer_detach, MPI_Finalize).
-void drain(RankState& rs, AttachedBuffer& b) {
-  std::vector<Request> sends;
-  for (auto& p : b.pending) sends.push_back(std::move(p.r));
-  rs.proc->waitall(sends);
-  b.pending.clear();
-  b.used = 0;
-}
+constexpr std::uint64_t kEvery = UINT64_MAX;  ///< a mark past every buffered message
 
 }  // namespace
 
@@ -58,7 +62,7 @@ void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_D
     throw MpiError{MPI_ERR_BUFFER, fmt::format("a buffered send of {} bytes with no buffer attached "
                                                "(MPI_Buffer_attach)", n)};
   AttachedBuffer& b = *rs.attached;
-  if (b.size - b.used < charge) reclaim(rs, b);
+  if (b.size - b.used < charge) settle(rs, b, kEvery, false);
   if (b.size - b.used < charge)
     throw MpiError{MPI_ERR_BUFFER,
                    fmt::format("a buffered send of {} bytes needs {} bytes of the attached buffer (with "
@@ -66,6 +70,7 @@ void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_D
                                n, charge, MPI_BSEND_OVERHEAD, b.size - b.used, b.size)};
   AttachedBuffer::Pending& p = b.pending.emplace_back();
   p.charge = charge;
+  p.seq = rs.bsends++;
   b.used += charge;
   p.data.resize(n);
   if (n && !rs.proc->phantom_payloads()) {
@@ -84,7 +89,7 @@ void finalize_pt2pt(RankState& rs) {
   for (auto& q : rs.freed_receives)
     if (!q->done) rs.proc->wait(q->r);
   rs.freed_receives.clear();
-  if (rs.attached) drain(rs, *rs.attached);
+  if (rs.attached) settle(rs, *rs.attached, kEvery, true);
   rs.attached.reset();
   rs.messages.clear();
 }
@@ -108,13 +113,35 @@ int MPI_Buffer_detach(void* buffer_addr, int* size) {
     void* addr = nullptr;
     std::size_t n = 0;
     if (rs.attached) {  // with none attached, MPI_Buffer_detach gives NULL and 0 (as MPICH does)
-      drain(rs, *rs.attached);
+      settle(rs, *rs.attached, kEvery, true);
       addr = rs.attached->addr;
       n = rs.attached->size;
       rs.attached.reset();
     }
     std::memcpy(buffer_addr, &addr, sizeof addr);
     *size = static_cast<int>(n);
+  });
+}
+
+// MPI-4.1 3.6.1: the messages buffered before the call are sent on, and their room is free again,
+// the buffer staying attached. With no buffer attached there is nothing to wait for.
+int MPI_Buffer_flush(void) {
+  return call("MPI_Buffer_flush", MPI_COMM_WORLD, [&](RankState& rs) {
+    if (rs.attached) settle(rs, *rs.attached, rs.bsends, true);
+  });
+}
+
+// MPI_Buffer_flush as a request, completed through the hook one-sided requests use (request.cpp
+// progress): the completion calls test or wait for the messages buffered before this call, not for
+// later ones; a detach in between has sent them all.
+int MPI_Buffer_iflush(MPI_Request* request) {
+  return call("MPI_Buffer_iflush", MPI_COMM_WORLD, [&](RankState& rs) {
+    if (!request) throw MpiError{MPI_ERR_ARG, "request is a null pointer"};
+    auto q = std::make_unique<Req>();
+    RankState* at = &rs;
+    const std::uint64_t mark = rs.bsends;
+    q->one_sided = [at, mark](bool block) { return !at->attached || settle(*at, *at->attached, mark, block); };
+    *request = new_req(rs, std::move(q));
   });
 }
 

@@ -45,10 +45,12 @@ External external_of(MPI_Datatype p) {
   switch (p) {
     case MPI_LONG: return {1, n, 4, External::signed_integer};  // external32 longs are 4 bytes
     case MPI_UNSIGNED_LONG: return {1, n, 4, External::integer};
-    case MPI_FLOAT: case MPI_DOUBLE: return {1, n, n, External::ieee};
+    case MPI_FLOAT: case MPI_DOUBLE: case MPI_REAL: case MPI_DOUBLE_PRECISION: case MPI_REAL4: case MPI_REAL8:
+      return {1, n, n, External::ieee};
     case MPI_LONG_DOUBLE: return {1, n, 16, External::extended};
     case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX:
-    case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_DOUBLE_COMPLEX:
+    case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_DOUBLE_COMPLEX: case MPI_COMPLEX: case MPI_DOUBLE_COMPLEX:
+    case MPI_COMPLEX8: case MPI_COMPLEX16:
       return {2, n / 2, n / 2, External::ieee};
     case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX: return {2, n / 2, 16, External::extended};
     default: return {1, n, n, External::integer};

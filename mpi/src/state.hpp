@@ -230,6 +230,7 @@ struct AttachedBuffer {
   struct Pending {
     std::vector<std::byte> data;  ///< the message's copy: the send reads it until it completes
     std::size_t charge = 0;
+    std::uint64_t seq = 0;  ///< its place among the rank's buffered messages (RankState::bsends)
     Request r;  ///< last, so that it goes first (a dropped send copies `data`)
   };
   std::deque<Pending> pending;  ///< in the order they were sent
@@ -257,6 +258,9 @@ struct RankState {
   std::vector<std::optional<InfoPairs>> infos;  ///< user info objects: handle = kFirstInfo + index
   std::shared_ptr<Attributes> attributes;  ///< keyvals and attributes (attributes.hpp)
   std::unique_ptr<AttachedBuffer> attached;  ///< MPI_Buffer_attach (a pointer: RankState stays movable)
+  /// Buffered messages so far, through every buffer attached: a flush waits for those numbered below
+  /// the count at its call, and not for a later buffer's.
+  std::uint64_t bsends = 0;
   std::vector<std::unique_ptr<Req>> messages;  ///< MPI_Mprobe's matched messages: handle = index + 1
   std::vector<std::unique_ptr<Req>> freed_receives;  ///< active receives MPI_Request_free let go of
   std::shared_ptr<Windows> windows;  ///< one-sided communication's windows (rma.hpp), made on first use

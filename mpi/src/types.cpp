@@ -23,8 +23,9 @@ struct Pair {
   I i;
 };
 
-// A predefined type: one C type, or a pair type (MPI-3.1 5.9.4) of a value and an int laid out
-// as the C struct {value; int;} (`second` is the int's offset; 0 for one C type).
+// A predefined type: one C type, or a pair type (MPI-3.1 5.9.4) of a value and an index laid out
+// as the C struct {value; index;} (`second` is the index's offset; 0 for one C type). The index is
+// an int but in Fortran's pairs (MPI_2REAL ...), whose index is of the value's type.
 struct Predefined {
   MPI_Datatype handle;
   std::size_t size;
@@ -33,6 +34,8 @@ struct Predefined {
   MPI_Datatype first = MPI_DATATYPE_NULL;  ///< a pair's value type
   std::size_t second = 0;
   std::size_t extent = 0;
+  MPI_Datatype index = MPI_DATATYPE_NULL;  ///< a pair's index type
+  std::size_t index_size = 0;
 };
 
 template <class T>
@@ -40,10 +43,10 @@ constexpr Predefined one(MPI_Datatype h, const char* name) {
   return {h, sizeof(T), alignof(T), name};
 }
 
-template <class T>
-constexpr Predefined pair(MPI_Datatype h, MPI_Datatype first, const char* name) {
-  using P = Pair<T, int>;
-  return {h, sizeof(T) + sizeof(int), alignof(P), name, first, offsetof(P, i), sizeof(P)};
+template <class T, class I = int>
+constexpr Predefined pair(MPI_Datatype h, MPI_Datatype first, const char* name, MPI_Datatype index = MPI_INT) {
+  using P = Pair<T, I>;
+  return {h, sizeof(T) + sizeof(I), alignof(P), name, first, offsetof(P, i), sizeof(P), index, sizeof(I)};
 }
 
 const Predefined kPredefined[] = {
@@ -90,6 +93,25 @@ const Predefined kPredefined[] = {
     pair<int>(MPI_2INT, MPI_INT, "MPI_2INT"),
     pair<short>(MPI_SHORT_INT, MPI_SHORT, "MPI_SHORT_INT"),
     pair<long double>(MPI_LONG_DOUBLE_INT, MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE_INT"),
+    // Fortran's, as the C types of their sizes (the kinds of gfortran on x86-64).
+    one<std::int32_t>(MPI_INTEGER, "MPI_INTEGER"),
+    one<float>(MPI_REAL, "MPI_REAL"),
+    one<double>(MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION"),
+    one<std::complex<float>>(MPI_COMPLEX, "MPI_COMPLEX"),
+    one<std::complex<double>>(MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX"),
+    one<std::int32_t>(MPI_LOGICAL, "MPI_LOGICAL"),
+    one<char>(MPI_CHARACTER, "MPI_CHARACTER"),
+    pair<float, float>(MPI_2REAL, MPI_REAL, "MPI_2REAL", MPI_REAL),
+    pair<double, double>(MPI_2DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", MPI_DOUBLE_PRECISION),
+    pair<std::int32_t, std::int32_t>(MPI_2INTEGER, MPI_INTEGER, "MPI_2INTEGER", MPI_INTEGER),
+    one<std::int8_t>(MPI_INTEGER1, "MPI_INTEGER1"),
+    one<std::int16_t>(MPI_INTEGER2, "MPI_INTEGER2"),
+    one<std::int32_t>(MPI_INTEGER4, "MPI_INTEGER4"),
+    one<std::int64_t>(MPI_INTEGER8, "MPI_INTEGER8"),
+    one<float>(MPI_REAL4, "MPI_REAL4"),
+    one<double>(MPI_REAL8, "MPI_REAL8"),
+    one<std::complex<float>>(MPI_COMPLEX8, "MPI_COMPLEX8"),
+    one<std::complex<double>>(MPI_COMPLEX16, "MPI_COMPLEX16"),
 };
 
 const char* op_name(MPI_Op op) {
@@ -125,11 +147,11 @@ bool arith(MPI_Op op, const T* in, T* io, std::size_t n) {
 }
 
 // MINLOC and MAXLOC (MPI-3.1 5.9.4): the extreme value; on a tie, the smaller index.
-template <class T>
+template <class T, class I = int>
 bool loc(MPI_Op op, const void* in, void* io, std::size_t n) {
   if (op != MPI_MINLOC && op != MPI_MAXLOC) return false;
-  const auto* a = static_cast<const Pair<T, int>*>(in);
-  auto* b = static_cast<Pair<T, int>*>(io);
+  const auto* a = static_cast<const Pair<T, I>*>(in);
+  auto* b = static_cast<Pair<T, I>*>(io);
   for (std::size_t k = 0; k < n; ++k) {
     const bool a_wins = op == MPI_MINLOC ? a[k].v < b[k].v : a[k].v > b[k].v;
     if (a_wins) b[k] = a[k];
@@ -143,6 +165,20 @@ bool typed(MPI_Op op, const void* in, void* io, std::size_t n) {
   if (op == MPI_MINLOC || op == MPI_MAXLOC) return false;
   if (std::is_floating_point_v<T> && (op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR)) return false;
   return arith(op, static_cast<const T*>(in), static_cast<T*>(io), n);
+}
+
+// The logical operations, the only ones on C's bool and Fortran's LOGICAL (MPI-3.1 5.9.2): any
+// nonzero value is true, and the result is 1 or 0.
+template <class T>
+bool logical(MPI_Op op, const void* in, void* io, std::size_t n) {
+  return (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR) && typed<T>(op, in, io, n);
+}
+
+// Fortran's integer and floating types: as the C types of their sizes, but without the logical
+// operations, which MPI-3.1 5.9.2 defines on C integers and Fortran's LOGICAL only.
+template <class T>
+bool fortran(MPI_Op op, const void* in, void* io, std::size_t n) {
+  return op != MPI_LAND && op != MPI_LOR && op != MPI_LXOR && typed<T>(op, in, io, n);
 }
 
 // SUM and PROD are the operations MPI-3.1 5.9.2 defines on complex types.
@@ -167,14 +203,14 @@ Type predefined_layout(const Predefined& p) {
     t.extent = t.true_extent = static_cast<MPI_Aint>(p.size);
     return t;
   }
-  const std::size_t first = p.size - sizeof(int);
+  const std::size_t first = p.size - p.index_size;
   t.blocks = {{0, first}};
-  if (p.second == first) t.blocks[0].length += sizeof(int);
-  else t.blocks.push_back({static_cast<MPI_Aint>(p.second), sizeof(int)});
-  if (p.first == MPI_INT) t.signature = {{MPI_INT, 2}};
-  else t.signature = {{p.first, 1}, {MPI_INT, 1}};
+  if (p.second == first) t.blocks[0].length += p.index_size;
+  else t.blocks.push_back({static_cast<MPI_Aint>(p.second), p.index_size});
+  if (p.first == p.index) t.signature = {{p.first, 2}};
+  else t.signature = {{p.first, 1}, {p.index, 1}};
   t.extent = static_cast<MPI_Aint>(p.extent);
-  t.true_extent = static_cast<MPI_Aint>(p.second + sizeof(int));
+  t.true_extent = static_cast<MPI_Aint>(p.second + p.index_size);
   return t;
 }
 
@@ -223,7 +259,7 @@ class Unpacked {
 
 const Type* predefined_type(MPI_Datatype t) {
   static const std::vector<std::optional<Type>> table = [] {
-    std::vector<std::optional<Type>> v(64);
+    std::vector<std::optional<Type>> v(static_cast<std::size_t>(std::max(MPI_UB, MPI_COMPLEX16)) + 1);
     for (const auto& p : kPredefined) v[static_cast<std::size_t>(p.handle)] = predefined_layout(p);
     // MPI_LB and MPI_UB: no data, only an explicit bound where a struct places them.
     for (const MPI_Datatype marker : {MPI_LB, MPI_UB}) {
@@ -529,9 +565,19 @@ void apply_predefined(MPI_Op op, MPI_Datatype base, const void* in, void* io, st
     case MPI_FLOAT: ok = typed<float>(op, in, io, n); break;
     case MPI_DOUBLE: ok = typed<double>(op, in, io, n); break;
     case MPI_LONG_DOUBLE: ok = typed<long double>(op, in, io, n); break;
-    case MPI_C_BOOL: case MPI_CXX_BOOL:
-      ok = op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR ? typed<bool>(op, in, io, n) : false;
-      break;
+    case MPI_C_BOOL: case MPI_CXX_BOOL: ok = logical<bool>(op, in, io, n); break;
+    case MPI_LOGICAL: ok = logical<std::int32_t>(op, in, io, n); break;
+    case MPI_INTEGER1: ok = fortran<std::int8_t>(op, in, io, n); break;
+    case MPI_INTEGER2: ok = fortran<std::int16_t>(op, in, io, n); break;
+    case MPI_INTEGER: case MPI_INTEGER4: ok = fortran<std::int32_t>(op, in, io, n); break;
+    case MPI_INTEGER8: ok = fortran<std::int64_t>(op, in, io, n); break;
+    case MPI_REAL: case MPI_REAL4: ok = fortran<float>(op, in, io, n); break;
+    case MPI_DOUBLE_PRECISION: case MPI_REAL8: ok = fortran<double>(op, in, io, n); break;
+    case MPI_COMPLEX: case MPI_COMPLEX8: ok = complex_op<float>(op, in, io, n); break;
+    case MPI_DOUBLE_COMPLEX: case MPI_COMPLEX16: ok = complex_op<double>(op, in, io, n); break;
+    case MPI_2REAL: ok = loc<float, float>(op, in, io, n); break;
+    case MPI_2DOUBLE_PRECISION: ok = loc<double, double>(op, in, io, n); break;
+    case MPI_2INTEGER: ok = loc<std::int32_t, std::int32_t>(op, in, io, n); break;
     case MPI_C_COMPLEX: case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX:
       ok = complex_op<float>(op, in, io, n);
       break;
@@ -545,7 +591,7 @@ void apply_predefined(MPI_Op op, MPI_Datatype base, const void* in, void* io, st
     case MPI_2INT: ok = loc<int>(op, in, io, n); break;
     case MPI_SHORT_INT: ok = loc<short>(op, in, io, n); break;
     case MPI_LONG_DOUBLE_INT: ok = loc<long double>(op, in, io, n); break;
-    default: break;  // MPI_WCHAR, MPI_PACKED: no reduction is defined on them
+    default: break;  // MPI_WCHAR, MPI_PACKED, MPI_CHARACTER: no reduction is defined on them
   }
   if (!ok)
     throw MpiError{MPI_ERR_OP,
@@ -558,7 +604,13 @@ OperandClass operand_class(MPI_Datatype base) {
     case MPI_DOUBLE:
     case MPI_LONG_DOUBLE:
     case MPI_FLOAT_INT:
-    case MPI_DOUBLE_INT: return OperandClass::floating;
+    case MPI_DOUBLE_INT:
+    case MPI_REAL:
+    case MPI_REAL4:
+    case MPI_DOUBLE_PRECISION:
+    case MPI_REAL8:
+    case MPI_2REAL:
+    case MPI_2DOUBLE_PRECISION: return OperandClass::floating;
     default: return OperandClass::integer;
   }
 }
