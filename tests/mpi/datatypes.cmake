@@ -1,6 +1,7 @@
 # Derived datatypes, packing and type queries (docs/mpi.md, "Datatypes"): every constructor
 # through point-to-point and collectives, pack/unpack and external32, reductions on pair, complex
-# and derived types, Fortran's named types used from C; on meshes and tori with process counts that are not powers of two.
+# and derived types, Fortran's named types used from C; on meshes and tori with process counts
+# that are not powers of two.
 foreach(t IN ITEMS datatypes datatypes_pack datatypes_reduce datatypes_fortran)
   touchstone_add_mpi_program(mpi_test_${t} ${t}.c)
   target_compile_options(mpi_test_${t} PRIVATE -Wall -Wextra)
