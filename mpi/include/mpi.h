@@ -208,6 +208,12 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errha
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
 int MPI_Errhandler_free(MPI_Errhandler* errhandler);
+/* Removed by MPI-3.0, kept for older programs: MPI_Comm_create_errhandler, MPI_Comm_get_errhandler and
+   MPI_Comm_set_errhandler under their MPI-1 names. */
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+int MPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errhandler);
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler);
 
 /* Datatypes. */
 int MPI_Type_size(MPI_Datatype datatype, int* size);
@@ -320,6 +326,7 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
 #define MPI_REAL8 ((MPI_Datatype)61)
 #define MPI_COMPLEX8 ((MPI_Datatype)62)
 #define MPI_COMPLEX16 ((MPI_Datatype)63)
+#define MPI_INTEGER16 ((MPI_Datatype)64) /* gfortran's INTEGER(16), a 128-bit integer */
 
 #define MPI_COMBINER_NAMED 1
 #define MPI_COMBINER_DUP 2

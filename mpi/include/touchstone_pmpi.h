@@ -44,6 +44,9 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errh
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler);
+int PMPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errhandler);
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler);
 int PMPI_Type_size(MPI_Datatype datatype, int* size);
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent);
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype);

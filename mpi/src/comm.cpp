@@ -561,6 +561,13 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
                       [&](RankState& rs) { return comm_of(rs, comm).errhandler; });
 }
 
+// MPI-1's names of the three calls above, removed by MPI-3.0 and kept for older programs.
+int MPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errhandler) {
+  return MPI_Comm_create_errhandler(function, errhandler);
+}
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) { return MPI_Comm_set_errhandler(comm, errhandler); }
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler) { return MPI_Comm_get_errhandler(comm, errhandler); }
+
 int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
   *errhandler = MPI_ERRHANDLER_NULL;  // handlers live as long as the run
   return MPI_SUCCESS;

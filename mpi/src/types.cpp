@@ -26,6 +26,9 @@ struct Pair {
 // A predefined type: one C type, or a pair type (MPI-3.1 5.9.4) of a value and an index laid out
 // as the C struct {value; index;} (`second` is the index's offset; 0 for one C type). The index is
 // an int but in Fortran's pairs (MPI_2REAL ...), whose index is of the value's type.
+// gfortran's INTEGER(16) (MPI_INTEGER16): GCC's 128-bit integer, outside ISO C++.
+__extension__ typedef __int128 Int128;
+
 struct Predefined {
   MPI_Datatype handle;
   std::size_t size;
@@ -112,6 +115,7 @@ const Predefined kPredefined[] = {
     one<double>(MPI_REAL8, "MPI_REAL8"),
     one<std::complex<float>>(MPI_COMPLEX8, "MPI_COMPLEX8"),
     one<std::complex<double>>(MPI_COMPLEX16, "MPI_COMPLEX16"),
+    one<Int128>(MPI_INTEGER16, "MPI_INTEGER16"),
 };
 
 const char* op_name(MPI_Op op) {
@@ -259,7 +263,7 @@ class Unpacked {
 
 const Type* predefined_type(MPI_Datatype t) {
   static const std::vector<std::optional<Type>> table = [] {
-    std::vector<std::optional<Type>> v(static_cast<std::size_t>(std::max(MPI_UB, MPI_COMPLEX16)) + 1);
+    std::vector<std::optional<Type>> v(static_cast<std::size_t>(std::max(MPI_UB, MPI_INTEGER16)) + 1);
     for (const auto& p : kPredefined) v[static_cast<std::size_t>(p.handle)] = predefined_layout(p);
     // MPI_LB and MPI_UB: no data, only an explicit bound where a struct places them.
     for (const MPI_Datatype marker : {MPI_LB, MPI_UB}) {
@@ -571,6 +575,7 @@ void apply_predefined(MPI_Op op, MPI_Datatype base, const void* in, void* io, st
     case MPI_INTEGER2: ok = fortran<std::int16_t>(op, in, io, n); break;
     case MPI_INTEGER: case MPI_INTEGER4: ok = fortran<std::int32_t>(op, in, io, n); break;
     case MPI_INTEGER8: ok = fortran<std::int64_t>(op, in, io, n); break;
+    case MPI_INTEGER16: ok = fortran<Int128>(op, in, io, n); break;
     case MPI_REAL: case MPI_REAL4: ok = fortran<float>(op, in, io, n); break;
     case MPI_DOUBLE_PRECISION: case MPI_REAL8: ok = fortran<double>(op, in, io, n); break;
     case MPI_COMPLEX: case MPI_COMPLEX8: ok = complex_op<float>(op, in, io, n); break;

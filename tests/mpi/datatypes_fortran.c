@@ -30,6 +30,7 @@ static const struct {
     {MPI_REAL8, "MPI_REAL8", 8},
     {MPI_COMPLEX8, "MPI_COMPLEX8", 8},
     {MPI_COMPLEX16, "MPI_COMPLEX16", 16},
+    {MPI_INTEGER16, "MPI_INTEGER16", 16},
 };
 enum { TYPES = sizeof kTypes / sizeof kTypes[0], LEN = 5 };
 
@@ -97,6 +98,11 @@ static void reduce(int rank, int size) {
   MPI_Allreduce(i, isum, 2, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD);
   CHECK_EQ(isum[0], size * (size - 1) / 2);
   CHECK_EQ(isum[1], 7 * size);
+  /* SUM on MPI_INTEGER16, past 64 bits: rank * 2^64 + 1 from each. */
+  __extension__ typedef __int128 int128;
+  int128 w = ((int128)rank << 64) + 1, wsum;
+  MPI_Allreduce(&w, &wsum, 1, MPI_INTEGER16, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(wsum == ((int128)(size * (size - 1) / 2) << 64) + size);
   /* SUM on MPI_REAL: halves add exactly. */
   float r = 0.5f * (float)rank, rsum;
   MPI_Allreduce(&r, &rsum, 1, MPI_REAL, MPI_SUM, MPI_COMM_WORLD);

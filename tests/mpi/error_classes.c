@@ -61,6 +61,24 @@ int main(int argc, char** argv) {
   MPI_Comm_free(&dup);
   MPI_Errhandler_free(&eh);
 
+  /* MPI-1's names, removed by MPI-3.0, for older programs: the same handlers, the same effect. */
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  CHECK_EQ(MPI_Errhandler_create(handler, &eh), MPI_SUCCESS);
+  CHECK_EQ(MPI_Errhandler_set(dup, eh), MPI_SUCCESS);
+  MPI_Errhandler got_eh = MPI_ERRHANDLER_NULL;
+  CHECK_EQ(MPI_Errhandler_get(dup, &got_eh), MPI_SUCCESS);
+  CHECK(got_eh == eh);
+  int r = -1; /* a negative count: the handler is called with MPI_ERR_COUNT, and the call returns it */
+  CHECK_EQ(MPI_Send(&r, -1, MPI_INT, 0, 0, dup), MPI_ERR_COUNT);
+  CHECK_EQ(handled_calls, 2);
+  CHECK_EQ(handled_code, MPI_ERR_COUNT);
+  CHECK_EQ(MPI_Errhandler_set(dup, MPI_ERRORS_RETURN), MPI_SUCCESS);
+  CHECK_EQ(MPI_Errhandler_get(dup, &got_eh), MPI_SUCCESS);
+  CHECK(got_eh == MPI_ERRORS_RETURN);
+  CHECK_EQ(MPI_Errhandler_set(dup, (MPI_Errhandler)12345), MPI_ERR_ARG);
+  MPI_Comm_free(&dup);
+  MPI_Errhandler_free(&eh);
+
   CHECK_EQ(MPI_Pcontrol(1), MPI_SUCCESS);
   CHECK_EQ(MPI_Pcontrol(0), MPI_SUCCESS);
   MPI_Datatype t;
