@@ -104,8 +104,6 @@ Type::SignatureHash hash_elements(const Type& t) {
 // is kept per host thread (a program sends the same count again and again).
 bool shared_type(const Type& t) { return predefined_type(t.handle) == &t; }
 
-constexpr std::size_t kPredefinedHandles = 64;  // predefined_type's handles are below
-
 const Type::SignatureHash& predefined_element_hash(const Type& t) {
   static const auto table = [] {
     std::array<Type::SignatureHash, kPredefinedHandles> hashes{};

@@ -14,6 +14,8 @@
 
 namespace touchstone::mpi {
 
+/// Every predefined type's handle is below this (mpi.h numbers them from 1, MPI_INTEGER16 last).
+inline constexpr std::size_t kPredefinedHandles = static_cast<std::size_t>(MPI_INTEGER16) + 1;
 /// The predefined datatype `t`, or nullptr.
 const Type* predefined_type(MPI_Datatype t);
 /// The standard name of a predefined type ("MPI_INT"), or "datatype N".
