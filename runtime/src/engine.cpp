@@ -368,8 +368,13 @@ void Engine::run_instant_programs() {
 void Engine::run_rests() {
   if (left_.empty()) return;
   phase_ = Phase::rests;
-  const int threads = parallel_host_turns() ? opts_.host_cores : 1;
-  if (!executor_->run_rests(left_, threads)) executor_->pass(kMain);  // through next(), one after another
+  if (parallel_host_turns()) {
+    bool worth_handing_out = false;
+    const std::size_t sampled = sample_turns(left_, false, worth_handing_out);
+    executor_->run_rests(std::span(left_).subspan(sampled), worth_handing_out ? opts_.host_cores : 1);
+  } else if (!executor_->run_rests(left_, 1)) {
+    executor_->pass(kMain);  // through next(), one after another
+  }
   phase_ = Phase::turns;
   for (const int i : left_) {
     Vp& v = context(i);
@@ -400,6 +405,34 @@ void Engine::fail_with_current_exception(const std::string& what_failed) {
   }
 }
 
+// Turns of many VPs (the first turns ahead, the rests of programs that left) are handed out to
+// host_cores threads only where that pays: handing a fiber to another thread and back moves its
+// stack and state between the cores' caches, which costs more than a short program's whole turn (a
+// 65,536-VP gather's first turns, a few microseconds each, made its run slower on two host cores
+// than on one). So the first of `contexts` run here, one after another: the first untimed (it pays
+// for what a run does once, such as the heap's first pages), then up to kSampledTurns more, timed.
+// Once these have taken kSampledTurns times parallel_programs_from_us, the others are worth
+// handing out; if they all run in less, they are not. Returns how many ran (none with a threshold
+// of 0: always worth it). Host time decides only which thread runs what, never what happens.
+std::size_t Engine::sample_turns(std::span<const int> contexts, bool ahead, bool& worth_handing_out) {
+  constexpr std::int64_t kSampledTurns = 64;
+  worth_handing_out = true;
+  if (worthwhile_.count() == 0 || contexts.empty()) return 0;
+  auto run_here = [&](std::size_t k) {
+    const auto one = contexts.subspan(k, 1);
+    ahead ? executor_->run_ahead(one, 1) : executor_->run_rests(one, 1);
+  };
+  run_here(0);
+  const std::size_t most = std::min<std::size_t>(contexts.size(), kSampledTurns + 1);
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t k = 1; k < most; ++k) {
+    run_here(k);
+    if (std::chrono::steady_clock::now() - start >= worthwhile_ * kSampledTurns) return k + 1;
+  }
+  worth_handing_out = false;
+  return most;
+}
+
 // Creates the VPs' contexts and runs them until the run is over.
 void Engine::start_vps() {
   // Only real bytes need copying; a machine with replicating routers is left out because a
@@ -410,6 +443,7 @@ void Engine::start_vps() {
   procs.reserve(vps_.size());
   for (auto& v : vps_) procs.push_back(v->proc.get());
   const bool fibers = opts_.execution == Execution::fibers;
+  worthwhile_ = std::chrono::nanoseconds(static_cast<std::int64_t>(opts_.parallel_programs_from_us * 1000));
   std::size_t started = 0;
   try {
     started = executor_->start(std::move(procs), [this](int i) { vp_main(context(i)); });
@@ -428,12 +462,14 @@ void Engine::start_vps() {
     ahead_of_sends_ = true;
     receives_go_on_ = opts_.programs_read_no_arrival;
     past_receive_.resize(vps_.size());
-    worthwhile_ = std::chrono::nanoseconds(static_cast<std::int64_t>(opts_.parallel_programs_from_us * 1000));
     program_time_ = ProgramTimeMean(worthwhile_);
     phase_ = Phase::ahead;
     std::vector<int> all(vps_.size());
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    executor_->run_ahead(all, opts_.host_cores);
+    // The first turns not worth handing out are left to the event loop, as on one host core.
+    bool worth_handing_out = false;
+    const std::size_t sampled = sample_turns(all, true, worth_handing_out);
+    if (worth_handing_out) executor_->run_ahead(std::span(all).subspan(sampled), opts_.host_cores);
     phase_ = Phase::turns;
   }
   executor_->pass(kMain);

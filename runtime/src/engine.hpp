@@ -383,6 +383,7 @@ class Engine final : public NetworkListener, private Scheduler {
   void time_program();
   void end_program(Vp& v);      // a program's end: at its return, or where it left (Proc::leave)
   bool parallel_host_turns() const;
+  std::size_t sample_turns(std::span<const int> contexts, bool ahead, bool& worth_handing_out);
   void run_rests();
   bool starts_ahead() const;    // RunOptions::host_cores: the VPs' first turns run ahead in parallel
   void task_main(Vp& t);     // a task context's life: one task after another

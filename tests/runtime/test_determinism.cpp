@@ -418,6 +418,37 @@ TEST(Determinism, HostCoresGiveTheSameRunOnTheWholeCatalogOnTheDelta) {
   EXPECT_EQ(expect_same_on_host_cores("delta:16x16", {}, {8, 300}, nullptr, 0), 94);
 }
 
+// The first turns and the rests of the programs that left are handed out to other host threads
+// only where a timed sample of them says they are worth it (RunOptions::parallel_programs_from_us):
+// never under a threshold no turn reaches (the first 65 first turns run ahead on the calling
+// thread, the others start in the event loop as on one host core; the rests run one after another),
+// and from the third turn on under one every turn reaches. On 256 VPs, more than the sample, both
+// give the run of one host core (the first perturbed too).
+TEST(Determinism, HostCoresGiveTheSameRunWhateverTheSampledTurnsDecide) {
+  const Machine m = parse_machine("mesh:16x16");
+  for (const char* name : {"alltoall/1-lev-xor", "gather/logp-lev-sq", "scatter/2-lev-rec", "bcast/binomial",
+                           "allreduce/recursive-doubling"}) {
+    const algorithms::Algorithm& alg = algorithms::find(name);
+    for (const std::size_t size : {std::size_t{16}, std::size_t{4104}}) {
+      SCOPED_TRACE(fmt::format("{} {} bytes", name, size));
+      const algorithms::Args args{size, 0, true};
+      auto with = [&](int cores, double from_us, std::uint64_t perturb) {
+        RunOptions o;
+        o.host_cores = cores;
+        o.parallel_programs_from_us = from_us;
+        o.perturb = perturb;
+        return run(m, [&](Proc& p) { alg.program(p, args); }, o);
+      };
+      const RunResult ref = with(1, 10, 0);
+      for (const double from_us : {1e9, 1e-3}) {
+        SCOPED_TRACE(fmt::format("parallel_programs_from_us={}", from_us));
+        expect_same_run(with(2, from_us, 0), ref);
+        expect_same_run(with(4, from_us, from_us > 1 ? 23 : 0), ref);
+      }
+    }
+  }
+}
+
 // Run-ahead start hands a program that fails before its first call into the runtime the same
 // failure, at its turn: rank 3 throws at once, the others first send.
 TEST(Determinism, HostCoresFailureBeforeTheFirstCallIsTheSame) {

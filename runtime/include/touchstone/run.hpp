@@ -77,8 +77,9 @@ struct RunOptions {
   /// handing the VPs to other threads and back costs more than it saves. 0: at every instant that
   /// lets two or more go on. The same threshold lets a program that waits for a send of its own
   /// run on past the wait on another host thread while the event loop goes on, up to its next
-  /// call, which it makes when the send completes ("Programs that go on past their sends").
-  /// Results are identical for every value.
+  /// call, which it makes when the send completes ("Programs that go on past their sends"). And
+  /// the first turns and the rests are handed out to other threads only once a timed sample of 64
+  /// of them has taken 64 times this long ("Run-ahead start"). Results are identical for every value.
   double parallel_programs_from_us = 10;
   /// The programs never read Status::arrival (`touchstone mpirun` sets it: an MPI_Status has no
   /// such field). Then a program that waits for one receive whose message is known and copied into
