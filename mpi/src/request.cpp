@@ -173,6 +173,28 @@ std::unique_ptr<Req> post_recv(RankState& rs, MPI_Comm ch, void* buf, int count,
   return q;
 }
 
+namespace {
+// A send's checks, which may refuse it: its buffer is memory, and no pending one-sided operation
+// holds the bytes it reads. Then its bytes: the buffer itself, or for a non-contiguous type a copy
+// packed into the request's staging (the runtime reads them until the send completes, docs/model.md
+// 1.5, so they must live as long as the request). Nothing is posted or recorded: a refused send
+// sends nothing.
+std::span<const std::byte> checked_send_bytes(RankState& rs, Req& q, const void* buf, int count, const Type& t) {
+  const auto data = send_bytes(buf, count, t, q.staging);
+  check_against_rma(rs, buf, count, t, false, "send buffer");
+  return data;
+}
+
+// Posts a send whose arguments and bytes are checked (checked_send_bytes).
+void post_checked_send(RankState& rs, Req& q, std::span<const std::byte> data, int count, MPI_Datatype dt,
+                       const Type& t, int dst, int tag, SendMode mode) {
+  const Comm& c = comm_of(rs, q.comm);
+  const int to = c.peer_to_group(dst);
+  record_send(rs, c, to, tag, count, dt, t);
+  q.r = mode == SendMode::synchronous ? rs.proc->issend(to, tag, data, c.pt2pt) : rs.proc->isend(to, tag, data, c.pt2pt);
+}
+}  // namespace
+
 void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype dt, int dst, int tag, SendMode mode,
                 const Type* type) {
   q.staging.clear();
@@ -187,15 +209,8 @@ void start_send(RankState& rs, Req& q, const void* buf, int count, MPI_Datatype 
     q.status = empty_status();
     return;
   }
-  const Comm& c = comm_of(rs, q.comm);
   const Type& t = type ? *type : committed(rs, dt);
-  // A non-contiguous type is packed into the request's staging buffer: the runtime reads the send
-  // buffer until the send completes (docs/model.md 1.5), so it must live as long as the request.
-  const auto data = send_bytes(buf, count, t, q.staging);
-  const int to = c.peer_to_group(dst);
-  record_send(rs, c, to, tag, count, dt, t);
-  check_against_rma(rs, buf, count, t, false, "send buffer");
-  q.r = mode == SendMode::synchronous ? rs.proc->issend(to, tag, data, c.pt2pt) : rs.proc->isend(to, tag, data, c.pt2pt);
+  post_checked_send(rs, q, checked_send_bytes(rs, q, buf, count, t), count, dt, t, dst, tag, mode);
 }
 
 std::unique_ptr<Req> post_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst,
@@ -210,17 +225,15 @@ std::unique_ptr<Req> post_sendrecv(RankState& rs, MPI_Comm ch, const void* sendb
                                    MPI_Datatype recvtype, int source, int recvtag) {
   auto q = new_request(rs, ch, recvcount, recvtype, source, recvtag, true);
   auto send = new_request(rs, ch, sendcount, sendtype, dest, sendtag, false);
-  // The receive is posted first, as MPI_Sendrecv posts it. The checks start_send makes of the send
-  // buffer come before it: a send refused once the receive is posted would leave the receive behind,
-  // matching a message of the program's that no request could ever complete.
-  if (dest != MPI_PROC_NULL) {
-    const Type& t = committed(rs, sendtype);
-    check_buffer(sendbuf, sendcount, t);
-    check_against_rma(rs, sendbuf, sendcount, t, false, "send buffer");
-  }
   send->made_by = q->made_by = CallSite{rs.last_call, rs.caller};
+  // The receive is posted first, as MPI_Sendrecv posts it, but the send is checked before it: a
+  // send refused once the receive is posted would leave the receive behind, matching a message of
+  // the program's that no request could ever complete.
+  const Type* t = dest == MPI_PROC_NULL ? nullptr : &committed(rs, sendtype);
+  const auto data = t ? checked_send_bytes(rs, *send, sendbuf, sendcount, *t) : std::span<const std::byte>{};
   start_recv(rs, *q, recvbuf, recvcount, recvtype, source, recvtag, nullptr, true);
-  start_send(rs, *send, sendbuf, sendcount, sendtype, dest, sendtag, SendMode::standard);
+  if (t) post_checked_send(rs, *send, data, sendcount, sendtype, *t, dest, sendtag, SendMode::standard);
+  else start_send(rs, *send, sendbuf, sendcount, sendtype, dest, sendtag, SendMode::standard);  // done at once
   q->paired_send = std::move(send);
   return q;
 }

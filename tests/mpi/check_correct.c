@@ -1,8 +1,8 @@
 /* Correct programs the checks must not blame (docs/debugging.md, "Checking MPI programs"): the same
  * signatures built from other datatypes, insignificant arguments left unset, MPI_BYTE and
  * MPI_PACKED, receives longer than their messages, receives of one sender and tag completed out of
- * order, every kind of collective on sub-communicators. Run with --check, which turns any leak
- * into an error too. */
+ * order, every kind of collective on sub-communicators, a send refused under MPI_ERRORS_RETURN.
+ * Run with --check, which turns any leak into an error too. */
 #include <mpi.h>
 #include <stdio.h>
 
@@ -152,11 +152,43 @@ static void messages(MPI_Comm comm) {
   }
 }
 
+/* A send refused under MPI_ERRORS_RETURN sends nothing: rank 0's first send reads the result
+ * buffer of its pending MPI_Get (MPI_ERR_BUFFER), so the message rank 1 receives with that tag is
+ * the double sent after it, and its signature is the double's. */
+static void refused_send(MPI_Comm comm) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int exposed[4] = {rank, rank, rank, rank};
+  MPI_Win win;
+  MPI_Win_create(exposed, sizeof exposed, sizeof(int), MPI_INFO_NULL, comm, &win);
+  if (size >= 2 && rank == 0) {
+    int got[4] = {0};
+    double d = 2.5;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+    MPI_Get(got, 4, MPI_INT, 1, 0, 4, MPI_INT, win);
+    int err = MPI_Send(got, 4, MPI_INT, 1, 11, comm), cls = MPI_SUCCESS;
+    MPI_Error_class(err, &cls);
+    CHECK_EQ(cls, MPI_ERR_BUFFER);
+    MPI_Win_unlock(1, win);
+    CHECK_EQ(got[3], 1);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+    MPI_Send(&d, 1, MPI_DOUBLE, 1, 11, comm);
+  } else if (size >= 2 && rank == 1) {
+    double d = 0;
+    MPI_Recv(&d, 1, MPI_DOUBLE, 0, 11, comm, MPI_STATUS_IGNORE);
+    CHECK(d == 2.5);
+  }
+  MPI_Win_free(&win);
+}
+
 int main(int argc, char** argv) {
   int rank, size;
   init_world(&argc, &argv, &rank, &size);
   collectives(MPI_COMM_WORLD);
   messages(MPI_COMM_WORLD);
+  refused_send(MPI_COMM_WORLD);
   MPI_Comm third;
   MPI_Comm_split(MPI_COMM_WORLD, rank % 3, size - rank, &third);
   collectives(third);
