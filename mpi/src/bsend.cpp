@@ -14,6 +14,7 @@
 #include "call.hpp"
 #include "check.hpp"
 #include "request.hpp"
+#include "rma.hpp"
 #include "types.hpp"
 
 using namespace touchstone;
@@ -56,6 +57,8 @@ void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_D
                    const Type* type) {
   const Comm& c = comm_of(rs, ch);
   const Type& t = type ? *type : committed(rs, dt);
+  check_buffer(buf, count, t);
+  check_against_rma(rs, buf, count, t, false, "send buffer");
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   const std::size_t charge = n + MPI_BSEND_OVERHEAD;
   if (!rs.attached)

@@ -26,9 +26,23 @@ namespace touchstone::mpi {
 // end of the address space, or (for buffers of 64 KiB or more, where the system call costs little
 // beside the copy) one whose bytes are not all mapped memory. Refused before any byte is copied.
 void check_buffer(const void* buf, int count, const Type& t) {
-  // !buf: MPI_BOTTOM, displacements absolute. A type with a negative extent or lower bound walks
-  // backwards from buf, which the span below does not describe: such buffers are not checked.
-  if (count <= 0 || t.size == 0 || !buf || t.extent <= 0 || t.true_lb < 0 || t.true_extent <= 0) return;
+  if (count <= 0 || t.size == 0) return;
+  // !buf: MPI_BOTTOM, whose type's displacements are addresses (MPI_Get_address). Data that starts
+  // in the first page of the address space is none of the program's memory: a NULL buffer given
+  // with a predefined type or relative displacements, which would crash the run where the bytes are
+  // read or written. Other absolute data is not checked.
+  if (!buf) {
+    constexpr MPI_Aint kNullPage = 4096;
+    if (t.true_lb >= 0 && t.true_lb < kNullPage)
+      throw MpiError{MPI_ERR_BUFFER, fmt::format("the buffer is NULL (MPI_BOTTOM), but the count is {} and the "
+                                                 "type's data starts at address {:#x}, which is not memory: with "
+                                                 "MPI_BOTTOM, a type's displacements are addresses (MPI_Get_address)",
+                                                 count, t.true_lb)};
+    return;
+  }
+  // A type with a negative extent or lower bound walks backwards from buf, which the span below
+  // does not describe: such buffers are not checked.
+  if (t.extent <= 0 || t.true_lb < 0 || t.true_extent <= 0) return;
   const auto base = reinterpret_cast<std::uintptr_t>(buf);
   constexpr std::uintptr_t kUserSpace = std::uintptr_t{1} << 47;  // x86-64 and AArch64 user space
   // The data spans [buf + true_lb, buf + true_lb + (count - 1) * extent + true_extent); in 64 bits

@@ -1,7 +1,7 @@
 /* Errors through error handlers: with MPI_ERRORS_RETURN a truncated receive returns
  * MPI_ERR_TRUNCATE (and fills the buffer and status), a bad rank MPI_ERR_RANK, a bad tag
- * MPI_ERR_TAG, a bad communicator MPI_ERR_COMM, an op on the wrong type MPI_ERR_OP; a user error
- * handler is called with the code. Needs 2 ranks or more. */
+ * MPI_ERR_TAG, a bad communicator MPI_ERR_COMM, an op on the wrong type MPI_ERR_OP, a NULL buffer
+ * MPI_ERR_BUFFER; a user error handler is called with the code. Needs 2 ranks or more. */
 #include "check.h"
 
 static int handler_calls = 0, handler_code = 0;
@@ -50,6 +50,24 @@ int main(int argc, char** argv) {
   CHECK_EQ(MPI_Send(&v, 1, MPI_INT, 0, 0, (MPI_Comm)12345), MPI_ERR_COMM);
   CHECK_EQ(MPI_Send(&v, 1, (MPI_Datatype)4242, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
   CHECK_EQ(MPI_Bcast(&v, 1, MPI_INT, size + 3, MPI_COMM_WORLD), MPI_ERR_ROOT);
+  /* A NULL buffer with a predefined type and a positive count is no memory: MPI_ERR_BUFFER, and
+   * nothing is posted (each of these would be matched by the next message to rank 0, tag 0). */
+  static char attached[256];
+  MPI_Buffer_attach(attached, sizeof attached);
+  MPI_Request nreq = MPI_REQUEST_NULL;
+  CHECK_EQ(MPI_Send(NULL, 4, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Bsend(NULL, 4, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Isend(NULL, 2, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, &nreq), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Recv(NULL, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Irecv(NULL, 1, MPI_CHAR, 0, 0, MPI_COMM_WORLD, &nreq), MPI_ERR_BUFFER);
+  CHECK_EQ(nreq, MPI_REQUEST_NULL);
+  CHECK_EQ(MPI_Sendrecv(NULL, 4, MPI_INT, 0, 0, &v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+           MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Send(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD), MPI_SUCCESS);
+  void* detached = NULL;
+  int detached_size = 0;
+  MPI_Buffer_detach(&detached, &detached_size);
+  CHECK_EQ(detached_size, (int)sizeof attached);
   double d = 1.0, e = 0;
   CHECK_EQ(MPI_Allreduce(&d, &e, 1, MPI_DOUBLE, MPI_BXOR, MPI_COMM_WORLD), MPI_ERR_OP);
   /* A user handler sees the code; the call then returns it. */
