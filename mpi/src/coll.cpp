@@ -20,6 +20,7 @@
 #include "coll.hpp"
 #include "coll_select.hpp"
 #include "intercomm.hpp"
+#include "request.hpp"
 #include "touchstone/error.hpp"
 #include "types.hpp"
 
@@ -112,10 +113,12 @@ std::byte* bytes(void* p) { return static_cast<std::byte*>(p); }
 const std::byte* cbytes(const void* p) { return static_cast<const std::byte*>(p); }
 
 // A buffer of `count` elements of t as contiguous bytes: the user's memory when t is contiguous,
-// else a packed copy (`load`: filled from the user's buffer) that store() writes back.
+// else a packed copy (`load`: filled from the user's buffer) that store() writes back. The buffer is
+// checked first (check_buffer), as a point-to-point call checks it.
 class Packed {
  public:
   Packed(void* user, int count, const Type& t, bool load) : user_(user), count_(count), t_(t) {
+    check_buffer(user, count, t);
     const std::size_t n = static_cast<std::size_t>(count) * t.size;
     if (t.contiguous() || n == 0) {
       span_ = {bytes(user), n};

@@ -64,6 +64,14 @@ int main(int argc, char** argv) {
   CHECK_EQ(MPI_Sendrecv(NULL, 4, MPI_INT, 0, 0, &v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
            MPI_ERR_BUFFER);
   CHECK_EQ(MPI_Send(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD), MPI_SUCCESS);
+  /* The same in collectives, on every rank: each refuses the call before it communicates (a
+   * nonblocking one at its start or at its completion, as MPI allows). */
+  int four[4] = {0};
+  CHECK_EQ(MPI_Bcast(NULL, 4, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Allreduce(four, NULL, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+  int rc = MPI_Iallreduce(NULL, four, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nreq);
+  if (rc == MPI_SUCCESS) rc = MPI_Wait(&nreq, MPI_STATUS_IGNORE);
+  CHECK_EQ(rc, MPI_ERR_BUFFER);
   void* detached = NULL;
   int detached_size = 0;
   MPI_Buffer_detach(&detached, &detached_size);
