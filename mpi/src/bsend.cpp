@@ -139,6 +139,7 @@ int MPI_Buffer_flush(void) {
 // later ones; a detach in between has sent them all.
 int MPI_Buffer_iflush(MPI_Request* request) {
   return call("MPI_Buffer_iflush", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(request, "request");
     if (!request) throw MpiError{MPI_ERR_ARG, "request is a null pointer"};
     auto q = std::make_unique<Req>();
     RankState* at = &rs;
@@ -158,6 +159,7 @@ int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int t
 int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
   return call("MPI_Ibsend", comm, [&](RankState& rs) {
+    check_out(request, "request");
     auto q = new_request(rs, comm, count, datatype, dest, tag, false);
     start_send(rs, *q, buf, count, datatype, dest, tag, SendMode::buffered);
     *request = new_req(rs, std::move(q));

@@ -3,6 +3,8 @@
 // interface; internal to libtouchstone_mpi.so.
 #pragma once
 #include <climits>
+#include <initializer_list>
+#include <string>
 
 #include "state.hpp"
 #include "touchstone/error.hpp"
@@ -11,6 +13,18 @@ namespace touchstone::mpi {
 
 /// The largest tag (MPI_TAG_UB).
 inline constexpr int kTagUb = INT_MAX / 2;
+
+/// MPI_ERR_ARG when a pointer argument the call reads or writes through is null: checked before
+/// anything is posted, so that a call refused this way does nothing.
+inline void check_out(const void* p, const char* what) {
+  if (!p) throw MpiError{MPI_ERR_ARG, std::string(what) + " is a null pointer"};
+}
+/// The same for array arguments of n entries, which are read only when n > 0.
+inline void check_arrays(int n, std::initializer_list<const void*> arrays) {
+  if (n > 0)
+    for (const void* a : arrays)
+      if (!a) throw MpiError{MPI_ERR_ARG, "an array argument of " + std::to_string(n) + " entries is a null pointer"};
+}
 
 /// The calling rank's state; ends the process with a message when called outside `touchstone
 /// mpirun`, and refuses calls before MPI_Init or after MPI_Finalize when `need_init`.

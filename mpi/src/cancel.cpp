@@ -13,7 +13,8 @@ using namespace touchstone;
 using namespace touchstone::mpi;
 
 int MPI_Cancel(MPI_Request* request) {
-  return call("MPI_Cancel", comm_of_request(*request), [&](RankState& rs) {
+  return call("MPI_Cancel", comm_of_request(request), [&](RankState& rs) {
+    check_out(request, "request");
     Req* q = find_req(rs, *request);
     if (!q) throw MpiError{MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be cancelled"};
     if (inactive(*q))

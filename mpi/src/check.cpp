@@ -863,6 +863,7 @@ Collective describe_rooted_v(RankState& rs, const Comm& c, const char* name, boo
     d.per_rank = true;
     if (role == InterRole::root) {
       const Type& rt = committed(rs, root_type);
+      check_arrays(c.remote_size, {root_counts});
       for (int i = 0; i < c.remote_size; ++i) {
         check_count(root_counts[i]);
         d.blocks.push_back(signature(rt, static_cast<std::size_t>(root_counts[i])));
@@ -881,6 +882,7 @@ Collective describe_rooted_v(RankState& rs, const Comm& c, const char* name, boo
   d.per_rank = true;
   if (c.rank == root) {
     const Type& rt = committed(rs, root_type);
+    check_arrays(c.size, {root_counts});
     for (int i = 0; i < c.size; ++i) {
       check_count(root_counts[i]);
       d.blocks.push_back(signature(rt, static_cast<std::size_t>(root_counts[i])));
@@ -941,6 +943,7 @@ Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, c
     Collective d = inter_named(c, name, Collective::kNoRoot, MPI_OP_NULL);
     d.sends = uniform(rs, c.remote_size, sendcount, sendtype);
     const Type& rt = committed(rs, recvtype);
+    check_arrays(c.remote_size, {recvcounts});
     for (int i = 0; i < c.remote_size; ++i) {
       check_count(recvcounts[i]);
       d.recvs.push_back({recvcounts[i], recvtype, signature(rt, static_cast<std::size_t>(recvcounts[i]))});
@@ -954,6 +957,7 @@ Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, c
   // Every rank's blocks alike: their signatures in order, hashed (the same blocks may be built of
   // other datatypes on other ranks); blocks of MPI_BYTE or MPI_PACKED, which match any, are not.
   Seq blocks;
+  check_arrays(c.size, {recvcounts});
   for (int i = 0; i < c.size; ++i) {
     check_count(recvcounts[i]);
     const Signature b = signature(rt, static_cast<std::size_t>(recvcounts[i]));
@@ -986,7 +990,9 @@ Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, con
   const int n = c.peers();
   const bool in_place = sendbuf == MPI_IN_PLACE;
   auto blocks = [&](const int counts[], const MPI_Datatype types[]) {
+    check_arrays(n, {types});
     std::vector<Collective::Block> out;
+    check_arrays(n, {counts});
     for (int i = 0; i < n; ++i) {
       check_count(counts[i]);
       const MPI_Datatype t = types[per_block_types ? i : 0];
@@ -1018,6 +1024,7 @@ Collective describe_reduce_scatter(RankState& rs, const Comm& c, const char* nam
                                    MPI_Datatype t, MPI_Op op) {
   Collective d = c.inter ? inter_named(c, name, Collective::kNoRoot, op) : named(name, Collective::kNoRoot, op);
   std::size_t total = 0;
+  check_arrays(c.size, {recvcounts});
   for (int i = 0; i < c.size; ++i) {
     check_count(recvcounts[i]);
     total += static_cast<std::size_t>(recvcounts[i]);

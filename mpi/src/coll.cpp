@@ -207,6 +207,7 @@ CallShape reduction_shape(const Comm& c, std::size_t bytes, const MpiReduction& 
 }
 
 std::vector<std::size_t> scaled(const int* v, int n, std::size_t unit) {
+  check_arrays(n, {v});
   std::vector<std::size_t> out(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     if (v[i] < 0) throw MpiError{MPI_ERR_COUNT, fmt::format("count or displacement {} (entry {}) is negative", v[i], i)};

@@ -8,11 +8,6 @@
 
 namespace touchstone::mpi {
 
-/// MPI_ERR_ARG when a pointer argument the call reads or writes through is null.
-inline void check_out(const void* p, const char* what) {
-  if (!p) throw MpiError{MPI_ERR_ARG, std::string(what) + " is a null pointer"};
-}
-
 /// The MPI function `name` on `comm` whose result is one value: *out (the argument out_name, checked
 /// not null first) becomes value(rank state). Inlined, so that the call site is the program's (call.hpp).
 template <class T, class Value>

@@ -50,17 +50,6 @@ void check_blocklength(int b) {
   if (b < 0) throw MpiError{MPI_ERR_ARG, fmt::format("block length {} is negative", b)};
 }
 
-// The arrays of a constructor with n entries (MPI_ERR_ARG rather than a crash on a null one).
-void check_arrays(int n, std::initializer_list<const void*> arrays) {
-  if (n > 0)
-    for (const void* a : arrays)
-      if (!a) throw MpiError{MPI_ERR_ARG, fmt::format("an array argument of {} entries is a null pointer", n)};
-}
-
-void check_out(const void* p) {
-  if (!p) throw MpiError{MPI_ERR_ARG, "the output argument is a null pointer"};
-}
-
 std::size_t ucount(int n) { return static_cast<std::size_t>(n); }
 
 // count blocks of blocklength[i] old elements at displacement displ[i] (in units of `unit` bytes).
@@ -90,7 +79,7 @@ Type strided(const Type& old, int count, int blocklength, MPI_Aint stride_bytes)
 int hvector(const char* name, int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
             MPI_Datatype* newtype) {
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(newtype);
+    check_out(newtype, "newtype");
     Type t = strided(type_of(rs, oldtype), count, blocklength, stride);
     *newtype = add(rs, std::move(t), MPI_COMBINER_HVECTOR, {count, blocklength}, {stride}, {keep(rs, oldtype)});
   });
@@ -101,7 +90,7 @@ int hindexed(const char* name, int count, const int blocklengths[], const MPI_Ai
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
     check_arrays(count, {blocklengths, displacements});
-    check_out(newtype);
+    check_out(newtype, "newtype");
     Type t = blocks_of(type_of(rs, oldtype), count, blocklengths, 0, displacements, 1);
     std::vector<int> ints{count};
     ints.insert(ints.end(), blocklengths, blocklengths + count);
@@ -115,7 +104,7 @@ int structure(const char* name, int count, const int blocklengths[], const MPI_A
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
     check_arrays(count, {blocklengths, displacements, types});
-    check_out(newtype);
+    check_out(newtype, "newtype");
     std::vector<Placement> parts;
     std::vector<std::shared_ptr<const Type>> inner;
     for (int i = 0; i < count; ++i) {
@@ -221,7 +210,7 @@ int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Co
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return call("MPI_Type_contiguous", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
-    check_out(newtype);
+    check_out(newtype, "newtype");
     const Type& old = type_of(rs, oldtype);
     Type t = strided(old, 1, count, 0);
     *newtype = add(rs, std::move(t), MPI_COMBINER_CONTIGUOUS, {count}, {}, {keep(rs, oldtype)});
@@ -230,7 +219,7 @@ int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) 
 
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return call("MPI_Type_vector", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(newtype);
+    check_out(newtype, "newtype");
     const Type& old = type_of(rs, oldtype);
     Type t = strided(old, count, blocklength, stride * old.extent);
     *newtype = add(rs, std::move(t), MPI_COMBINER_VECTOR, {count, blocklength, stride}, {}, {keep(rs, oldtype)});
@@ -250,7 +239,7 @@ int MPI_Type_indexed(int count, const int blocklengths[], const int displacement
   return call("MPI_Type_indexed", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
     check_arrays(count, {blocklengths, displacements});
-    check_out(newtype);
+    check_out(newtype, "newtype");
     const Type& old = type_of(rs, oldtype);
     Type t = blocks_of(old, count, blocklengths, 0, displacements, old.extent);
     std::vector<int> ints{count};
@@ -275,7 +264,7 @@ int MPI_Type_create_indexed_block(int count, int blocklength, const int displace
   return call("MPI_Type_create_indexed_block", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
     check_arrays(count, {displacements});
-    check_out(newtype);
+    check_out(newtype, "newtype");
     const Type& old = type_of(rs, oldtype);
     Type t = blocks_of(old, count, nullptr, blocklength, displacements, old.extent);
     std::vector<int> ints{count, blocklength};
@@ -289,7 +278,7 @@ int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint di
   return call("MPI_Type_create_hindexed_block", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
     check_arrays(count, {displacements});
-    check_out(newtype);
+    check_out(newtype, "newtype");
     Type t = blocks_of(type_of(rs, oldtype), count, nullptr, blocklength, displacements, 1);
     *newtype = add(rs, std::move(t), MPI_COMBINER_HINDEXED_BLOCK, {count, blocklength},
                    std::vector<MPI_Aint>(displacements, displacements + count), {keep(rs, oldtype)});
@@ -309,7 +298,7 @@ int MPI_Type_struct(int count, const int blocklengths[], const MPI_Aint displace
 int MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
                              MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return call("MPI_Type_create_subarray", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(newtype);
+    check_out(newtype, "newtype");
     check_order(order);
     if (ndims <= 0) throw MpiError{MPI_ERR_ARG, fmt::format("{} dimensions: at least one is needed", ndims)};
     check_arrays(ndims, {sizes, subsizes, starts});
@@ -330,7 +319,7 @@ int MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
 int MPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[], const int dargs[],
                            const int psizes[], int order, MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return call("MPI_Type_create_darray", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(newtype);
+    check_out(newtype, "newtype");
     check_order(order);
     if (ndims <= 0) throw MpiError{MPI_ERR_ARG, fmt::format("{} dimensions: at least one is needed", ndims)};
     check_arrays(ndims, {gsizes, distribs, dargs, psizes});
@@ -361,7 +350,7 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], co
 
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype) {
   return call("MPI_Type_create_resized", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(newtype);
+    check_out(newtype, "newtype");
     Type t = resized(type_of(rs, oldtype), lb, extent);
     *newtype = add(rs, std::move(t), MPI_COMBINER_RESIZED, {}, {lb, extent}, {keep(rs, oldtype)});
   });
@@ -369,7 +358,7 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, 
 
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return call("MPI_Type_dup", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(newtype);
+    check_out(newtype, "newtype");
     const Type& old = type_of(rs, oldtype);
     const bool was_committed = old.committed;
     Type t = old;
@@ -381,7 +370,7 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
 
 int MPI_Type_commit(MPI_Datatype* datatype) {
   return call("MPI_Type_commit", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(datatype);
+    check_out(datatype, "datatype");
     type_of(rs, *datatype);
     if (*datatype >= kFirstDerivedType) derived(rs, *datatype).committed = true;
   });
@@ -389,7 +378,7 @@ int MPI_Type_commit(MPI_Datatype* datatype) {
 
 int MPI_Type_free(MPI_Datatype* datatype) {
   return call("MPI_Type_free", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(datatype);
+    check_out(datatype, "datatype");
     derived(rs, *datatype);
     delete_attributes(rs, AttrKind::type, *datatype);
     // Types built from it keep their own copy (Type::inner), so they stay valid.
@@ -458,8 +447,18 @@ int MPI_Type_get_name(MPI_Datatype datatype, char* type_name_out, int* resultlen
   });
 }
 
+namespace {
+// The arguments of MPI_Get_count and MPI_Get_elements(_x): a status to read (MPI_STATUS_IGNORE is
+// none) and a count to write.
+void check_status(const MPI_Status* status, const void* count) {
+  if (status == MPI_STATUS_IGNORE) throw MpiError{MPI_ERR_ARG, "the status is MPI_STATUS_IGNORE (a null pointer)"};
+  check_out(count, "count");
+}
+}  // namespace
+
 int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
   return call("MPI_Get_elements_x", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_status(status, count);
     const auto n = elements(type_of(rs, datatype), status->touchstone_bytes);
     *count = n ? *n : MPI_UNDEFINED;
   });
@@ -467,6 +466,7 @@ int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Coun
 
 int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   return call("MPI_Get_elements", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_status(status, count);
     const auto n = elements(type_of(rs, datatype), status->touchstone_bytes);
     if (n) set_count(*n, count);
     else *count = MPI_UNDEFINED;
@@ -475,6 +475,7 @@ int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count
 
 int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   return call("MPI_Get_count", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_status(status, count);
     const Type& t = type_of(rs, datatype);
     if (t.size == 0) *count = 0;
     else if (status->touchstone_bytes % t.size) *count = MPI_UNDEFINED;

@@ -79,6 +79,7 @@ int MPI_Add_error_string(int errorcode, const char* string) {
 // Callable before MPI_Init and after MPI_Finalize (MPI-4.0 11.4.1).
 int MPI_Error_string(int errorcode, char* string, int* resultlen) {
   RankState& rs = state("MPI_Error_string", false);
+  if (!string || !resultlen) return MPI_ERR_ARG;  // nothing to write the text into
   std::string s;
   if (const auto it = rs.error_strings.find(errorcode); it != rs.error_strings.end()) s = it->second;
   else if (errorcode > MPI_ERR_LASTCODE && rs.added_error_class.count(errorcode)) s = "";  // added, no string yet

@@ -15,6 +15,7 @@ using namespace touchstone::mpi;
 int MPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
                        MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request) {
   return call("MPI_Grequest_start", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(request, "request");
     auto q = std::make_unique<Req>();
     q->generalized = std::make_shared<Generalized>();
     q->generalized->query = query_fn;

@@ -159,7 +159,7 @@ void start_instance(RankState& rs, Req& q, const std::shared_ptr<RankState>& sta
 int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, const CollectiveForms& forms) {
   return call(name, comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
-    if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
+    check_out(request, "request");
     const CollectiveBody& body = body_for(c, name, forms.intra, forms.inter);
     auto q = std::make_unique<Req>();
     q->collective_args = check_entry(rs, comm, c, name, forms.describe);
@@ -180,7 +180,7 @@ int start_nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, con
 int init_persistent(const char* name, MPI_Comm comm, MPI_Request* request, const CollectiveForms& forms) {
   return call(name, comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
-    if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
+    check_out(request, "request");
     CollectiveBody body = body_for(c, name, forms.intra, forms.inter);
     std::string args = check_entry(rs, comm, c, name, forms.count_arrays ? nullptr : forms.describe);
     // Every member of the collective group (both groups of an intercommunicator).

@@ -111,5 +111,8 @@ int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
 
 int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
   return call("MPI_Imrecv", comm_of_message(*message),
-              [&](RankState& rs) { *request = matched_receive(rs, buf, count, datatype, message); });
+              [&](RankState& rs) {
+                check_out(request, "request");
+                *request = matched_receive(rs, buf, count, datatype, message);
+              });
 }

@@ -21,6 +21,7 @@ namespace {
 // A persistent request, inactive until MPI_Start posts `start` into it.
 void persistent(RankState& rs, MPI_Comm comm, int count, MPI_Datatype dt, int peer, int tag, bool recv,
                 std::function<void(RankState&, Req&)> start, MPI_Request* request) {
+  check_out(request, "request");
   auto q = new_request(rs, comm, count, dt, peer, tag, recv);
   q->persistent = true;
   q->done = true;
@@ -108,13 +109,17 @@ int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int t
 }
 
 int MPI_Start(MPI_Request* request) {
-  return call("MPI_Start", comm_of_request(*request),
-              [&](RankState& rs) { start(rs, startable(rs, *request)); });
+  return call("MPI_Start", comm_of_request(request),
+              [&](RankState& rs) {
+                check_out(request, "request");
+                start(rs, startable(rs, *request));
+              });
 }
 
 int MPI_Startall(int count, MPI_Request requests[]) {
   return call("MPI_Startall", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
+    if (count > 0) check_out(requests, "array_of_requests");
     // All checked before any starts; a request named twice would be started while active.
     std::set<MPI_Request> seen;
     for (int i = 0; i < count; ++i) {

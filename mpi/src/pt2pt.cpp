@@ -59,6 +59,7 @@ int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, M
 
 int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Isend", comm, [&](RankState& rs) {
+    check_out(request, "request");
     auto q = post_send(rs, comm, buf, count, datatype, dest, tag, false);
     if (count > 0 && committed(rs, datatype).contiguous())
       own_buffer(rs, *q, buf, static_cast<std::size_t>(count) * committed(rs, datatype).size);
@@ -68,6 +69,7 @@ int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int t
 
 int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Issend", comm, [&](RankState& rs) {
+    check_out(request, "request");
     auto q = post_send(rs, comm, buf, count, datatype, dest, tag, true);
     if (count > 0 && committed(rs, datatype).contiguous())
       own_buffer(rs, *q, buf, static_cast<std::size_t>(count) * committed(rs, datatype).size);
@@ -78,6 +80,7 @@ int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request* request) {
   return call("MPI_Irsend", comm, [&](RankState& rs) {
+    check_out(request, "request");
     auto q = post_send(rs, comm, buf, count, datatype, dest, tag, false);
     if (count > 0 && committed(rs, datatype).contiguous())
       own_buffer(rs, *q, buf, static_cast<std::size_t>(count) * committed(rs, datatype).size);
@@ -87,6 +90,7 @@ int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Irecv", comm, [&](RankState& rs) {
+    check_out(request, "request");
     *request = new_req(rs, post_recv(rs, comm, buf, count, datatype, source, tag, true));
   });
 }
@@ -159,11 +163,6 @@ const void* outgoing(RankState& rs, const void* buf, int count, MPI_Datatype dt,
   copy.assign(static_cast<const std::byte*>(buf), static_cast<const std::byte*>(buf) + count * t.size);
   return copy.data();
 }
-
-// A request handle argument the call is to write.
-void check_request_out(const MPI_Request* request) {
-  if (!request) throw MpiError{MPI_ERR_ARG, "the request argument is NULL"};
-}
 }  // namespace
 
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
@@ -182,7 +181,7 @@ int MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int
                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Isendrecv", comm, [&](RankState& rs) {
     comm_of(rs, comm);  // a bad communicator is named first, as by every call on one
-    check_request_out(request);
+    check_out(request, "request");
     check_disjoint(rs, sendbuf, sendcount, sendtype, dest, recvbuf, recvcount, recvtype, source);
     auto q = post_sendrecv(rs, comm, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                            recvtag);
@@ -196,7 +195,7 @@ int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
                           MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Isendrecv_replace", comm, [&](RankState& rs) {
     comm_of(rs, comm);  // a bad communicator is named first, as by every call on one
-    check_request_out(request);
+    check_out(request, "request");
     std::vector<std::byte> copy;
     const void* from = outgoing(rs, buf, count, datatype, dest, copy);
     auto q = post_sendrecv(rs, comm, from, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag);
@@ -252,12 +251,16 @@ namespace {
 // Every handle of an array call is checked before any request is touched.
 void check_requests(RankState& rs, int count, const MPI_Request requests[]) {
   check_count(count);
+  if (count > 0) check_out(requests, "array_of_requests");
   for (int i = 0; i < count; ++i) find_req(rs, requests[i]);
 }
 }  // namespace
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  return call("MPI_Wait", comm_of_request(*request), [&](RankState& rs) { wait_one(rs, request, status); });
+  return call("MPI_Wait", comm_of_request(request), [&](RankState& rs) {
+    check_out(request, "request");
+    wait_one(rs, request, status);
+  });
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
@@ -294,6 +297,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   return call("MPI_Waitany", MPI_COMM_WORLD, [&](RankState& rs) {
     check_requests(rs, count, requests);
+    check_out(index, "index");
     *index = MPI_UNDEFINED;
     Few<int> which;
     bool generalized = false;
@@ -359,7 +363,9 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  return call("MPI_Test", comm_of_request(*request), [&](RankState& rs) {
+  return call("MPI_Test", comm_of_request(request), [&](RankState& rs) {
+    check_out(request, "request");
+    check_out(flag, "flag");
     Req* q = find_req(rs, *request);
     *flag = 1;
     if (is_null(q)) return set_status(status, empty_status());
@@ -374,6 +380,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   return call("MPI_Testall", MPI_COMM_WORLD, [&](RankState& rs) {
     check_requests(rs, count, requests);
+    check_out(flag, "flag");
     bool all = true;
     for (int i = 0; i < count; ++i) {
       Req* q = find_req(rs, requests[i]);
@@ -400,6 +407,8 @@ bool settle(RankState& rs, MPI_Request* h, MPI_Status* out, bool block) {
 void some(RankState& rs, int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[],
           bool wait) {
   check_requests(rs, incount, requests);
+  check_out(outcount, "outcount");
+  if (incount > 0) check_out(indices, "array_of_indices");
   bool any_active = false;
   for (int i = 0; i < incount; ++i) any_active |= !is_null(find_req(rs, requests[i]));
   if (!any_active) {
@@ -433,6 +442,8 @@ void some(RankState& rs, int incount, MPI_Request requests[], int* outcount, int
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   return call("MPI_Testany", MPI_COMM_WORLD, [&](RankState& rs) {
     check_requests(rs, count, requests);
+    check_out(index, "index");
+    check_out(flag, "flag");
     *index = MPI_UNDEFINED;
     *flag = 1;
     bool any_active = false;
@@ -463,7 +474,8 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices
 }
 
 int MPI_Request_free(MPI_Request* request) {
-  return call("MPI_Request_free", comm_of_request(*request), [&](RankState& rs) {
+  return call("MPI_Request_free", comm_of_request(request), [&](RankState& rs) {
+    check_out(request, "request");
     Req* q = find_req(rs, *request);
     if (!q) throw MpiError{MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be freed"};
     // A collective in flight is a task that still writes into the program's buffers and takes part
@@ -507,6 +519,7 @@ int MPI_Request_free(MPI_Request* request) {
 
 int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   return call("MPI_Request_get_status", comm_of_request(request), [&](RankState& rs) {
+    check_out(flag, "flag");
     Req* q = find_req(rs, request);
     *flag = 1;
     if (is_null(q)) return set_status(status, empty_status());

@@ -25,6 +25,8 @@ Req* find_req(RankState& rs, MPI_Request h);  ///< nullptr for MPI_REQUEST_NULL;
 /// The communicator whose error handler hears of an error on request h: the request's own, or the
 /// world's when the handle is not valid (or names no communicator).
 MPI_Comm comm_of_request(MPI_Request h);
+/// The same for a call given the handle's address, which may be null (the call then refuses it).
+inline MPI_Comm comm_of_request(const MPI_Request* h) { return comm_of_request(h ? *h : MPI_REQUEST_NULL); }
 
 /// The checks every point-to-point call makes (count, type, peer, tag) and its new request; a
 /// request to MPI_PROC_NULL is complete at once.

@@ -1,7 +1,8 @@
 /* Errors through error handlers: with MPI_ERRORS_RETURN a truncated receive returns
  * MPI_ERR_TRUNCATE (and fills the buffer and status), a bad rank MPI_ERR_RANK, a bad tag
  * MPI_ERR_TAG, a bad communicator MPI_ERR_COMM, an op on the wrong type MPI_ERR_OP, a NULL buffer
- * MPI_ERR_BUFFER; a user error handler is called with the code. Needs 2 ranks or more. */
+ * MPI_ERR_BUFFER, a null pointer argument MPI_ERR_ARG; a user error handler is called with the code.
+ * Needs 2 ranks or more. */
 #include "check.h"
 
 static int handler_calls = 0, handler_code = 0;
@@ -72,6 +73,26 @@ int main(int argc, char** argv) {
   int rc = MPI_Iallreduce(NULL, four, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &nreq);
   if (rc == MPI_SUCCESS) rc = MPI_Wait(&nreq, MPI_STATUS_IGNORE);
   CHECK_EQ(rc, MPI_ERR_BUFFER);
+  /* Null pointer arguments: MPI_ERR_ARG, and a nonblocking call refused so posts nothing. */
+  MPI_Status status;
+  int flag = 0, index = 0, count = 0;
+  CHECK_EQ(MPI_Isend(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Irecv(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Send_init(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Wait(NULL, &status), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Test(NULL, &flag, &status), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Waitall(2, NULL, MPI_STATUSES_IGNORE), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Testall(2, NULL, &flag, MPI_STATUSES_IGNORE), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Waitany(2, NULL, &index, &status), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Startall(1, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Waitall(0, NULL, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+  CHECK_EQ(MPI_Get_count(MPI_STATUS_IGNORE, MPI_INT, &count), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Get_elements(&status, MPI_INT, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Error_string(MPI_ERR_ARG, NULL, NULL), MPI_ERR_ARG);
+  /* A v-collective's null count or displacement array, on every rank: refused before it communicates. */
+  int zeros[64] = {0};
+  CHECK_EQ(MPI_Alltoallv(four, zeros, NULL, MPI_INT, four, zeros, zeros, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Allgatherv(four, 0, MPI_INT, four, NULL, zeros, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG);
   void* detached = NULL;
   int detached_size = 0;
   MPI_Buffer_detach(&detached, &detached_size);
