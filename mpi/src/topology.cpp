@@ -183,6 +183,8 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
                     MPI_Comm* comm_cart) {
   return call("MPI_Cart_create", comm_old, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm_old);
+    check_arrays(ndims, {dims, periods});
+    check_out(comm_cart, "comm_cart");
     auto t = cart_topology(c, ndims, dims, periods);
     const auto old = reorder ? place_cart(*rs.proc, c, t->dims, t->periods) : identity(grid_size(*t));
     *comm_cart = topology_comm(rs, c, old, std::move(t));
@@ -205,6 +207,7 @@ int MPI_Cartdim_get(MPI_Comm comm, int* ndims) {
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
   return call("MPI_Cart_get", comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
+    check_arrays(maxdims, {dims, periods, coords});
     const ProcessTopology& t = topology_of(c, MPI_CART);
     const std::vector<int> at = cart_coords(t.dims, c.rank);
     for (std::size_t i = 0; i < t.dims.size() && static_cast<int>(i) < maxdims; ++i) {
@@ -218,6 +221,8 @@ int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coor
 int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
   return call("MPI_Cart_rank", comm, [&](RankState& rs) {
     const ProcessTopology& t = topology_of(comm_of(rs, comm), MPI_CART);
+    check_arrays(static_cast<int>(t.dims.size()), {coords});
+    check_out(rank, "rank");
     const std::vector<int> at(coords, coords + t.dims.size());
     const int r = cart_rank(t.dims, t.periods, at);
     if (r < 0)
@@ -232,6 +237,7 @@ int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
     const Comm& c = comm_of(rs, comm);
     const ProcessTopology& t = topology_of(c, MPI_CART);
     check_rank(c, rank);
+    check_arrays(maxdims, {coords});
     const std::vector<int> at = cart_coords(t.dims, rank);
     for (std::size_t i = 0; i < at.size() && static_cast<int>(i) < maxdims; ++i) coords[i] = at[i];
   });
@@ -256,6 +262,8 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   return call("MPI_Cart_sub", comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
     const ProcessTopology& t = topology_of(c, MPI_CART);
+    check_arrays(static_cast<int>(t.dims.size()), {remain_dims});
+    check_out(newcomm, "newcomm");
     auto sub = std::make_shared<ProcessTopology>();
     sub->kind = MPI_CART;
     for (std::size_t i = 0; i < t.dims.size(); ++i)
@@ -276,6 +284,9 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
                      MPI_Comm* comm_graph) {
   return call("MPI_Graph_create", comm_old, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm_old);
+    check_arrays(nnodes, {index});
+    check_arrays(nnodes > 0 ? index[nnodes - 1] : 0, {edges});
+    check_out(comm_graph, "comm_graph");
     auto t = graph_topology(c, nnodes, index, edges);
     const auto old = reorder ? place_graph(*rs.proc, c, graph_edges(*t)) : identity(nnodes);
     *comm_graph = topology_comm(rs, c, old, std::move(t));
@@ -413,6 +424,7 @@ void check_weights(const int* weights, int degree, const char* what) {
 
 void check_neighbors(const Comm& c, const int* ranks, int degree, const char* what) {
   if (degree < 0) throw MpiError{MPI_ERR_ARG, fmt::format("the {} degree {} is negative", what, degree)};
+  check_arrays(degree, {ranks});
   for (int i = 0; i < degree; ++i)
     if (ranks[i] < 0 || ranks[i] >= c.size)
       throw MpiError{MPI_ERR_RANK, fmt::format("{} rank {} is out of range: the communicator has {} rank(s)", what,
@@ -552,6 +564,7 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
   return call("MPI_Dims_create", MPI_COMM_WORLD, [&](RankState&) {
     if (nnodes < 1 || ndims < 0)
       throw MpiError{MPI_ERR_ARG, fmt::format("nnodes {} or ndims {} is invalid", nnodes, ndims)};
+    check_arrays(ndims, {dims});
     int left = nnodes, free_dims = 0;
     for (int i = 0; i < ndims; ++i) {
       if (dims[i] < 0) throw MpiError{MPI_ERR_ARG, fmt::format("dims[{}] = {} is negative", i, dims[i])};

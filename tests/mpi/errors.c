@@ -93,6 +93,11 @@ int main(int argc, char** argv) {
   int zeros[64] = {0};
   CHECK_EQ(MPI_Alltoallv(four, zeros, NULL, MPI_INT, four, zeros, zeros, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG);
   CHECK_EQ(MPI_Allgatherv(four, 0, MPI_INT, four, NULL, zeros, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG);
+  MPI_Comm cart = MPI_COMM_NULL;
+  int dims[2] = {0, 0};
+  CHECK_EQ(MPI_Cart_create(MPI_COMM_WORLD, 2, NULL, dims, 0, &cart), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Dims_create(size, 2, NULL), MPI_ERR_ARG);
+  CHECK_EQ(cart, MPI_COMM_NULL);
   void* detached = NULL;
   int detached_size = 0;
   MPI_Buffer_detach(&detached, &detached_size);
