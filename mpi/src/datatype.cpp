@@ -173,6 +173,7 @@ template <class Int>
                                               Int* extent) {
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
     const Type& t = type_of(rs, datatype);
+    check_arrays(1, {lb, extent});
     *lb = of_data ? t.true_lb : t.lb;
     *extent = of_data ? t.true_extent : t.extent;
   });
@@ -182,13 +183,17 @@ template <class Int>
 
 int MPI_Type_size(MPI_Datatype datatype, int* size) {
   return call("MPI_Type_size", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(size, "size");
     set_count(static_cast<MPI_Count>(type_of(rs, datatype).size), size);
   });
 }
 
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
   return call("MPI_Type_size_x", MPI_COMM_WORLD,
-              [&](RankState& rs) { *size = static_cast<MPI_Count>(type_of(rs, datatype).size); });
+              [&](RankState& rs) {
+                check_out(size, "size");
+                *size = static_cast<MPI_Count>(type_of(rs, datatype).size);
+              });
 }
 
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
@@ -493,6 +498,7 @@ int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
 
 int MPI_Op_free(MPI_Op* op) {
   return call("MPI_Op_free", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(op, "op");
     if (!user_op(rs, *op)) throw MpiError{MPI_ERR_OP, fmt::format("operation {} is not a user operation", *op)};
     rs.ops[static_cast<std::size_t>(*op - kFirstUserOp)].reset();
     *op = MPI_OP_NULL;

@@ -107,11 +107,13 @@ int MPI_Finalize(void) {
 }
 
 int MPI_Initialized(int* flag) {
+  if (!flag) return MPI_ERR_ARG;  // before MPI_Init no error handler applies
   *flag = own_state("MPI_Initialized", false).initialized;
   return MPI_SUCCESS;
 }
 
 int MPI_Finalized(int* flag) {
+  if (!flag) return MPI_ERR_ARG;
   *flag = own_state("MPI_Finalized", false).finalized;
   return MPI_SUCCESS;
 }
@@ -182,6 +184,7 @@ double MPI_Wtick(void) { return 1e-12; }
 
 int MPI_Get_processor_name(char* name, int* resultlen) {
   RankState& rs = state("MPI_Get_processor_name", false);
+  if (!name || !resultlen) return MPI_ERR_ARG;
   const std::string n = fmt::format("{}-vp{}", rs.proc->machine().name, rs.proc->rank());
   const std::size_t len = std::min<std::size_t>(n.size(), MPI_MAX_PROCESSOR_NAME - 1);
   std::memcpy(name, n.data(), len);

@@ -24,6 +24,8 @@ void matched_probe(RankState& rs, int source, int tag, MPI_Comm comm, bool block
   const Comm& c = comm_of(rs, comm);
   check_peer(c, source, true, "source");
   check_tag(tag, true);
+  check_out(message, "message");
+  if (!block) check_out(flag, "flag");
   *flag = 1;
   if (source == MPI_PROC_NULL) {
     *message = MPI_MESSAGE_NO_PROC;

@@ -174,6 +174,8 @@ void convert_all(const PackedData& x, std::byte* native, std::byte* external, bo
 int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize, int* position,
              MPI_Comm comm) {
   return call("MPI_Pack", comm, [&](RankState& rs) {
+    check_out(position, "position");
+    check_arrays(outsize, {outbuf});
     const PackedData x = native_data(rs, comm, incount, datatype, outsize, *position, "output");
     pack(inbuf, x.count, x.t, {bytes_at(outbuf, *position), x.bytes});
     *position += static_cast<int>(x.bytes);
@@ -183,6 +185,8 @@ int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf
 int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype datatype,
                MPI_Comm comm) {
   return call("MPI_Unpack", comm, [&](RankState& rs) {
+    check_out(position, "position");
+    check_arrays(insize, {inbuf});
     const PackedData x = native_data(rs, comm, outcount, datatype, insize, *position, "input");
     unpack({bytes_at(const_cast<void*>(inbuf), *position), x.bytes}, outbuf, x.count, x.t);
     *position += static_cast<int>(x.bytes);
@@ -230,7 +234,10 @@ int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datat
 
 int MPI_Get_address(const void* location, MPI_Aint* address) {
   return call("MPI_Get_address", MPI_COMM_WORLD,
-              [&](RankState&) { *address = static_cast<MPI_Aint>(reinterpret_cast<std::uintptr_t>(location)); });
+              [&](RankState&) {
+                check_out(address, "address");
+                *address = static_cast<MPI_Aint>(reinterpret_cast<std::uintptr_t>(location));
+              });
 }
 
 int MPI_Address(void* location, MPI_Aint* address) { return MPI_Get_address(location, address); }

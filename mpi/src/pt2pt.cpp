@@ -235,6 +235,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
     Comm& c = comm_of(rs, comm);
     check_peer(c, source, true, "source");
     check_tag(tag, true);
+    check_out(flag, "flag");
     if (source == MPI_PROC_NULL) {
       *flag = 1;
       return set_result_status(status, proc_null_status());

@@ -89,6 +89,18 @@ int main(int argc, char** argv) {
   CHECK_EQ(MPI_Get_count(MPI_STATUS_IGNORE, MPI_INT, &count), MPI_ERR_ARG);
   CHECK_EQ(MPI_Get_elements(&status, MPI_INT, NULL), MPI_ERR_ARG);
   CHECK_EQ(MPI_Error_string(MPI_ERR_ARG, NULL, NULL), MPI_ERR_ARG);
+  MPI_Aint lb = 0;
+  int position = 0;
+  CHECK_EQ(MPI_Type_size(MPI_INT, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Type_get_extent(MPI_INT, &lb, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Iprobe(0, 0, MPI_COMM_WORLD, NULL, MPI_STATUS_IGNORE), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Op_free(NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Initialized(NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Get_processor_name(NULL, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Get_address(&v, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Pack(&v, 1, MPI_INT, four, (int)sizeof four, NULL, MPI_COMM_WORLD), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Pack(&v, 1, MPI_INT, NULL, 16, &position, MPI_COMM_WORLD), MPI_ERR_ARG);
+  CHECK_EQ(position, 0);
   /* A v-collective's null count or displacement array, on every rank: refused before it communicates. */
   int zeros[64] = {0};
   CHECK_EQ(MPI_Alltoallv(four, zeros, NULL, MPI_INT, four, zeros, zeros, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG);
