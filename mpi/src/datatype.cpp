@@ -173,7 +173,8 @@ template <class Int>
                                               Int* extent) {
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
     const Type& t = type_of(rs, datatype);
-    check_arrays(1, {lb, extent});
+    check_out(lb, "lb");
+    check_out(extent, "extent");
     *lb = of_data ? t.true_lb : t.lb;
     *extent = of_data ? t.true_extent : t.extent;
   });
