@@ -9,6 +9,8 @@ function(touchstone_add_mpi_program name)
   target_link_libraries(${name} PRIVATE Touchstone::mpi_rank Touchstone::mpi)
   set_target_properties(${name} PROPERTIES PREFIX "" SUFFIX "" POSITION_INDEPENDENT_CODE ON)
   target_link_options(${name} PRIVATE LINKER:--no-undefined LINKER:-Bsymbolic)
+  # Two memory mappings per rank's copy instead of five: a process may have only vm.max_map_count.
+  target_link_options(${name} PRIVATE LINKER:-z,noseparate-code LINKER:-z,norelro)
   # A rank that ends early (an MPI error, another rank failing) is unwound through the program's
   # frames: C code needs unwind tables for that. A large frame is written page by page, so that a
   # rank whose stack is too small meets its guard page instead of another rank's stack.

@@ -1,10 +1,12 @@
 // `touchstone mpirun` (docs/mpi.md, "Running"): loads the program module, once per rank when its
 // globals are privatized, and runs every rank's main as a VP's program.
 #include <dlfcn.h>
+#include <elf.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -38,6 +40,54 @@ namespace {
 
 using MainFn = int (*)(int, char**);
 
+// Each copy of a module costs the process at least one memory mapping per loadable segment, and
+// Linux caps a process's mappings at vm.max_map_count (65,530 by default). A module linked with
+// the toolchain's defaults has four segments, one of them split again by RELRO, so about 13,000
+// copies fit; touchstone-mpicc and touchstone_add_mpi_program link two, unsplit (docs/mpi.md,
+// "Global variables").
+struct ProcessMappings {
+  long limit = 0;   // vm.max_map_count; 0 if unknown
+  long in_use = 0;  // this process's mappings now
+};
+
+ProcessMappings process_mappings() {
+  ProcessMappings m;
+  std::ifstream("/proc/sys/vm/max_map_count") >> m.limit;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) ++m.in_use;
+  return m;
+}
+
+// The loadable segments of a 64-bit ELF file; 0 if it is not one (dlopen will say what it is).
+int loadable_segments(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  Elf64_Ehdr eh{};
+  if (!in.read(reinterpret_cast<char*>(&eh), sizeof eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
+    return 0;
+  int loads = 0;
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    in.seekg(static_cast<std::streamoff>(eh.e_phoff + static_cast<std::uint64_t>(i) * sizeof ph));
+    if (!in.read(reinterpret_cast<char*>(&ph), sizeof ph)) return 0;
+    loads += ph.p_type == PT_LOAD;
+  }
+  return loads;
+}
+
+// Mappings the run needs beside the copies (the runtime's heap, stacks and threads).
+constexpr long kMappingsBeside = 1024;
+
+// What to say when the copies need more mappings than the process may have.
+std::string mappings_advice(int copies, int segments, const ProcessMappings& m) {
+  // One more per copy than its segments: RELRO splits one of them, a large .bss takes another.
+  const long wanted = m.in_use + kMappingsBeside + static_cast<long>(copies) * (std::max(segments, 2) + 1);
+  std::string out = "; run the program with --no-privatize if its ranks need no globals of their own";
+  if (segments > 2) out += ", or rebuild it with touchstone-mpicc (or touchstone_add_mpi_program): 2 per copy";
+  const long rounded = (wanted + 4095) / 4096 * 4096;
+  return out + fmt::format(", or raise the limit (as root: sysctl -w vm.max_map_count={})", rounded);
+}
+
 // The program's module, loaded `copies` times. Each dlopen of a distinct file is a separate
 // object with its own writable data (SMPI's "dlopen" privatization): rank r's globals live in
 // copy r. Copies are files in a private temporary folder, removed when the module is unloaded.
@@ -48,40 +98,28 @@ class Module {
     const fs::path prog = fs::absolute(path);
     std::error_code ec;
     if (!fs::is_regular_file(prog, ec)) throw UsageError(fmt::format("mpirun: no program file '{}'", path));
-    fs::path dir;
+    const int segments = copies > 1 ? loadable_segments(prog) : 0;
+    const ProcessMappings before = process_mappings();
+    if (segments > 0 && before.limit > 0 &&
+        before.in_use + kMappingsBeside + static_cast<long>(copies) * segments > before.limit)
+      throw UsageError(fmt::format(
+          "mpirun: {} ranks need {} copies of {} (one per rank, each with its own globals) and {} memory mappings "
+          "for them ({} per copy), more than the process may have: vm.max_map_count is {} and {} are in use{}",
+          copies, copies, path, static_cast<long>(copies) * segments, segments, before.limit, before.in_use,
+          mappings_advice(copies, segments, before)));
     if (copies > 1) {
       std::string tmpl = (fs::temp_directory_path() / "touchstone-mpirun-XXXXXX").string();
       if (!mkdtemp(tmpl.data())) throw UsageError(fmt::format("mpirun: cannot create a temporary folder in {}", fs::temp_directory_path().string()));
-      dir = tmpl;
+      dir_ = tmpl;
     }
-    for (int r = 0; r < copies; ++r) {
-      fs::path file = prog;
-      if (copies > 1) {
-        file = dir / fmt::format("{}.{}", prog.filename().string(), r);
-        fs::copy_file(prog, file, ec);
-        if (ec) throw UsageError(fmt::format("mpirun: cannot copy {} to {}: {}", prog.string(), file.string(), ec.message()));
-      }
-      void* h = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!h) {
-        if (copies > 1) fs::remove_all(dir, ec);
-        const std::string why = dlerror();
-        throw UsageError(fmt::format(
-            "mpirun: cannot load {}: {}\n(an MPI program for Touchstone is a loadable module: build it with "
-            "touchstone-mpicc/touchstone-mpicxx or touchstone_add_mpi_program; an MPI function Touchstone does not "
-            "provide shows here as an undefined symbol)",
-            path, why));
-      }
-      handles_.push_back(h);
-      auto* m = reinterpret_cast<MainFn>(dlsym(h, "main"));
-      if (!m) throw UsageError(fmt::format("mpirun: {} has no function main", path));
-      mains_.push_back(m);
+    try {
+      load(prog, path, copies, segments, before);
+    } catch (...) {  // what was loaded goes: a sweep of MPI programs goes on in this process
+      unload();
+      throw;
     }
-    dir_ = dir;
   }
-  ~Module() {
-    for (void* h : handles_) dlclose(h);
-    remove_copies();
-  }
+  ~Module() { unload(); }
   /// The copies stay on disk while the program runs, so that a stack taken by the watchdog names
   /// their lines (touchstone::source_line reads them); they go with the module, or here before a hard exit.
   void remove_copies() const {
@@ -93,6 +131,45 @@ class Module {
   MainFn main_of(int rank) const { return mains_[mains_.size() == 1 ? 0 : static_cast<std::size_t>(rank)]; }
 
  private:
+  void load(const std::filesystem::path& prog, const std::string& path, int copies, int segments,
+            const ProcessMappings& before) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (int r = 0; r < copies; ++r) {
+      fs::path file = prog;
+      if (copies > 1) {
+        file = dir_ / fmt::format("{}.{}", prog.filename().string(), r);
+        fs::copy_file(prog, file, ec);
+        if (ec) throw UsageError(fmt::format("mpirun: cannot copy {} to {}: {}", prog.string(), file.string(), ec.message()));
+      }
+      void* h = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!h) {
+        const std::string why = dlerror();
+        if (r > 0) {  // the module loads: what ran out is the process's
+          const ProcessMappings now = process_mappings();
+          throw UsageError(fmt::format(
+              "mpirun: cannot load copy {} of {} of {} (one per rank, each with its own globals): {}; the process "
+              "holds {} memory mappings (vm.max_map_count is {}){}",
+              r + 1, copies, path, why, now.in_use, now.limit, mappings_advice(copies, segments, before)));
+        }
+        throw UsageError(fmt::format(
+            "mpirun: cannot load {}: {}\n(an MPI program for Touchstone is a loadable module: build it with "
+            "touchstone-mpicc/touchstone-mpicxx or touchstone_add_mpi_program; an MPI function Touchstone does not "
+            "provide shows here as an undefined symbol)",
+            path, why));
+      }
+      handles_.push_back(h);
+      auto* m = reinterpret_cast<MainFn>(dlsym(h, "main"));
+      if (!m) throw UsageError(fmt::format("mpirun: {} has no function main", path));
+      mains_.push_back(m);
+    }
+  }
+  void unload() {
+    for (void* h : handles_) dlclose(h);
+    handles_.clear();
+    remove_copies();
+  }
+
   std::vector<void*> handles_;
   std::vector<MainFn> mains_;
   std::filesystem::path dir_;  // the copies' folder (empty: the program itself is loaded)
