@@ -322,6 +322,9 @@ int run(Options& o, CLI::App* cmd) {
   o.launch.run.eager_limit = eager_limit_bytes(o.eager_limit);
   o.launch.compute_factor = compute_factor(o.compute);
   o.launch.machine = MachineSpec::parse(o.machine);
+  // This process runs the program once (explored runs are processes of their own): its exit
+  // unloads the copies at once, where dlclose one by one takes time in the square of the ranks.
+  o.launch.unload_program = false;
   const int rc = mpi::launch(o.launch);
   if (!o.explore_outcome.empty() && !completed) write_outcome(o.explore_outcome, races_found, nullptr);
   if (o.check && rc == 2)

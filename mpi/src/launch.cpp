@@ -45,18 +45,6 @@ using MainFn = int (*)(int, char**);
 // the toolchain's defaults has four segments, one of them split again by RELRO, so about 13,000
 // copies fit; touchstone-mpicc and touchstone_add_mpi_program link two, unsplit (docs/mpi.md,
 // "Global variables").
-struct ProcessMappings {
-  long limit = 0;   // vm.max_map_count; 0 if unknown
-  long in_use = 0;  // this process's mappings now
-};
-
-ProcessMappings process_mappings() {
-  ProcessMappings m;
-  std::ifstream("/proc/sys/vm/max_map_count") >> m.limit;
-  std::ifstream maps("/proc/self/maps");
-  for (std::string line; std::getline(maps, line);) ++m.in_use;
-  return m;
-}
 
 // The loadable segments of a 64-bit ELF file; 0 if it is not one (dlopen will say what it is).
 int loadable_segments(const std::filesystem::path& file) {
@@ -76,15 +64,16 @@ int loadable_segments(const std::filesystem::path& file) {
 }
 
 // Mappings the run needs beside the copies (the runtime's heap, stacks and threads).
-constexpr long kMappingsBeside = 1024;
+constexpr std::size_t kMappingsBeside = 1024;
 
 // What to say when the copies need more mappings than the process may have.
 std::string mappings_advice(int copies, int segments, const ProcessMappings& m) {
   // One more per copy than its segments: RELRO splits one of them, a large .bss takes another.
-  const long wanted = m.in_use + kMappingsBeside + static_cast<long>(copies) * (std::max(segments, 2) + 1);
+  const auto per_copy = static_cast<std::size_t>(std::max(segments, 2) + 1);
+  const std::size_t wanted = m.in_use + kMappingsBeside + static_cast<std::size_t>(copies) * per_copy;
   std::string out = "; run the program with --no-privatize if its ranks need no globals of their own";
   if (segments > 2) out += ", or rebuild it with touchstone-mpicc (or touchstone_add_mpi_program): 2 per copy";
-  const long rounded = (wanted + 4095) / 4096 * 4096;
+  const std::size_t rounded = (wanted + 4095) / 4096 * 4096;
   return out + fmt::format(", or raise the limit (as root: sysctl -w vm.max_map_count={})", rounded);
 }
 
@@ -93,19 +82,19 @@ std::string mappings_advice(int copies, int segments, const ProcessMappings& m) 
 // copy r. Copies are files in a private temporary folder, removed when the module is unloaded.
 class Module {
  public:
-  Module(const std::string& path, int copies) {
+  Module(const std::string& path, int copies, bool unload_at_end) : unload_at_end_(unload_at_end) {
     namespace fs = std::filesystem;
     const fs::path prog = fs::absolute(path);
     std::error_code ec;
     if (!fs::is_regular_file(prog, ec)) throw UsageError(fmt::format("mpirun: no program file '{}'", path));
     const int segments = copies > 1 ? loadable_segments(prog) : 0;
     const ProcessMappings before = process_mappings();
-    if (segments > 0 && before.limit > 0 &&
-        before.in_use + kMappingsBeside + static_cast<long>(copies) * segments > before.limit)
+    const std::size_t needed = static_cast<std::size_t>(copies) * static_cast<std::size_t>(segments);
+    if (segments > 0 && before.in_use + kMappingsBeside + needed > before.limit)
       throw UsageError(fmt::format(
           "mpirun: {} ranks need {} copies of {} (one per rank, each with its own globals) and {} memory mappings "
           "for them ({} per copy), more than the process may have: vm.max_map_count is {} and {} are in use{}",
-          copies, copies, path, static_cast<long>(copies) * segments, segments, before.limit, before.in_use,
+          copies, copies, path, needed, segments, before.limit, before.in_use,
           mappings_advice(copies, segments, before)));
     if (copies > 1) {
       std::string tmpl = (fs::temp_directory_path() / "touchstone-mpirun-XXXXXX").string();
@@ -114,12 +103,17 @@ class Module {
     }
     try {
       load(prog, path, copies, segments, before);
-    } catch (...) {  // what was loaded goes: a sweep of MPI programs goes on in this process
+    } catch (...) {  // what was loaded goes: the process may call launch again
       unload();
       throw;
     }
   }
-  ~Module() { unload(); }
+  ~Module() {
+    if (unload_at_end_)
+      unload();
+    else
+      remove_copies();  // the copies stay loaded until the process exits, their files go now
+  }
   /// The copies stay on disk while the program runs, so that a stack taken by the watchdog names
   /// their lines (touchstone::source_line reads them); they go with the module, or here before a hard exit.
   void remove_copies() const {
@@ -170,6 +164,7 @@ class Module {
     remove_copies();
   }
 
+  bool unload_at_end_;
   std::vector<void*> handles_;
   std::vector<MainFn> mains_;
   std::filesystem::path dir_;  // the copies' folder (empty: the program itself is loaded)
@@ -294,7 +289,7 @@ int launch(const LaunchOptions& o) {
     if (!known_selector(o.coll_selector))
       throw UsageError(fmt::format("--coll-selector: expected default, mpich or ompi, got '{}'", o.coll_selector));
     const auto t0 = std::chrono::steady_clock::now();
-    const Module program(o.program, o.privatize ? np : 1);
+    const Module program(o.program, o.privatize ? np : 1, o.unload_program);
     load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     Session s;

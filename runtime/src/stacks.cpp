@@ -2,6 +2,7 @@
 
 #include "executor.hpp"
 #include "frames.hpp"
+#include "touchstone/run.hpp"
 
 #include <execinfo.h>
 #include <signal.h>
@@ -234,20 +235,6 @@ StackRegion::Guards StackRegion::choose(std::size_t count, std::size_t mappings_
   return mappings_now + need + max_map_count / 4 <= max_map_count ? Guards::permanent : Guards::while_running;
 }
 
-std::size_t StackRegion::mappings_now() {
-  std::ifstream maps("/proc/self/maps");
-  std::size_t n = 0;
-  for (std::string line; std::getline(maps, line);) ++n;
-  return n;
-}
-
-std::size_t StackRegion::max_map_count() {
-  std::ifstream f("/proc/sys/vm/max_map_count");
-  std::size_t n = 0;
-  if (f >> n && n > 0) return n;
-  return 65530;  // the kernel's default
-}
-
 bool StackRegion::kernel_guards() {
   static const bool accepted = [] {
     const std::size_t page = page_size();
@@ -262,7 +249,8 @@ bool StackRegion::kernel_guards() {
 
 StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, unsigned host_threads)
     : StackRegion(count, stack_bytes,
-                  kernel_guards() ? Guards::installed : choose(count, mappings_now(), max_map_count()),
+                  kernel_guards() ? Guards::installed
+                                  : choose(count, process_mappings().in_use, process_mappings().limit),
                   host_threads) {}
 
 StackRegion::StackRegion(std::size_t count, std::size_t stack_bytes, Guards guards, unsigned host_threads)

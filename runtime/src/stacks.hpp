@@ -78,9 +78,6 @@ class StackRegion {
   /// Keeps `r`, whose fibers have all ended, for the calling thread's next run (reuse_or_map); the
   /// region kept before is unmapped. At most one region per thread is kept, until the thread ends.
   static void recycle(std::unique_ptr<StackRegion> r);
-  /// Counts the mappings of this process (/proc/self/maps) and reads vm.max_map_count.
-  static std::size_t mappings_now();
-  static std::size_t max_map_count();
   /// The top bytes of every stack made resident when the region is mapped (prefault_tops): the
   /// page every fiber touches when it starts.
   static constexpr std::size_t kPrefaultBytes = 4 * 1024;

@@ -261,6 +261,14 @@ struct RunResult {
 /// The host cores this process may use: its CPU affinity, capped by a cgroup v2 CPU quota.
 int available_host_cores();
 
+/// The memory mappings this process holds and the most Linux lets it hold (vm.max_map_count).
+/// VPs' stack guards may cost mappings, and so does each copy of a privatized MPI program.
+struct ProcessMappings {
+  std::size_t in_use = 0;    ///< lines of /proc/self/maps
+  std::size_t limit = 65530;  ///< vm.max_map_count (the kernel's default if it cannot be read)
+};
+ProcessMappings process_mappings();
+
 /// Runs `program` on every VP of `machine`. Throws RunError (deadlock, exception in VP code,
 /// unreceived messages, time limit) or UsageError (API misuse) with a full report.
 RunResult run(const Machine& machine, const Program& program, const RunOptions& options = {});

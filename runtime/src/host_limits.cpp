@@ -1,4 +1,5 @@
-// The host cores a run may use (RunOptions::host_cores, the CLI's --host-cores default).
+// What the host lets this process use: its cores (RunOptions::host_cores, the CLI's --host-cores
+// default) and its memory mappings (the VPs' stack guards, the copies of a privatized MPI program).
 #include <sched.h>
 
 #include <fstream>
@@ -33,6 +34,15 @@ int available_host_cores() {
   if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) cores = CPU_COUNT(&allowed);
   if (const int quota = cgroup_quota_cores(); quota > 0 && quota < cores) cores = quota;
   return cores > 0 ? cores : 1;
+}
+
+ProcessMappings process_mappings() {
+  ProcessMappings m;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) ++m.in_use;
+  std::ifstream limit("/proc/sys/vm/max_map_count");
+  if (std::size_t n = 0; limit >> n && n > 0) m.limit = n;
+  return m;
 }
 
 }  // namespace touchstone
