@@ -2,10 +2,14 @@
 // globals are privatized, and runs every rank's main as a VP's program.
 #include <dlfcn.h>
 #include <elf.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -97,7 +101,8 @@ class Module {
           copies, copies, path, needed, segments, before.limit, before.in_use,
           mappings_advice(copies, segments, before)));
     if (copies > 1) {
-      std::string tmpl = (fs::temp_directory_path() / "touchstone-mpirun-XXXXXX").string();
+      remove_copies_of_ended_processes(fs::temp_directory_path());
+      std::string tmpl = (fs::temp_directory_path() / fmt::format("{}{}-XXXXXX", kCopiesPrefix, ::getpid())).string();
       if (!mkdtemp(tmpl.data())) throw UsageError(fmt::format("mpirun: cannot create a temporary folder in {}", fs::temp_directory_path().string()));
       dir_ = tmpl;
     }
@@ -162,6 +167,28 @@ class Module {
     for (void* h : handles_) dlclose(h);
     handles_.clear();
     remove_copies();
+  }
+
+  // The copies' folder: "touchstone-mpirun-PID-XXXXXX" in the temporary directory.
+  static constexpr std::string_view kCopiesPrefix = "touchstone-mpirun-";
+
+  // A process that died of a signal (a rank's SIGSEGV or abort(), which end the process: docs/mpi.md,
+  // "Endings") leaves its copies behind, one file per rank; the next run removes the folders of
+  // this user's processes that no longer exist.
+  static void remove_copies_of_ended_processes(const std::filesystem::path& tmp) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(tmp, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (!name.starts_with(kCopiesPrefix)) continue;
+      const char* pid_text = name.c_str() + kCopiesPrefix.size();
+      char* end = nullptr;
+      const long pid = std::strtol(pid_text, &end, 10);
+      struct stat st {};
+      if (end == pid_text || *end != '-' || pid <= 0 || ::lstat(entry.path().c_str(), &st) != 0 ||
+          !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+        continue;
+      if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove_all(entry.path(), ec);
+    }
   }
 
   bool unload_at_end_;

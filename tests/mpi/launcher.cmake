@@ -35,6 +35,9 @@ ending(return 4 "^touchstone mpirun: rank 2 returned 4 from main at t=[0-9.]+ us
        --machine mesh:2x3 -np 5 ${endings} return)
 ending(exit_after_finalize 5 "^touchstone mpirun: rank 2 exited with status 5$" --machine mesh:2x3 -np 5 ${endings} exit_after_finalize)
 ending(abort 134 "^touchstone: the program of rank 1 died of SIGABRT" --machine mesh:2x2 ${endings} abort)
+# A process that died so leaves its program's copies behind; the next run removes them.
+add_test(NAME mpi.endings.copies_of_an_aborted_run_removed_by_the_next
+         COMMAND ${here}/copies_of_ended_runs.sh ${ts} ${endings} $<TARGET_FILE:mpi_test_hello>)
 # Its stack names the program's line (looked up in a child process: the handler cannot allocate;
 # sanitized builds print the plain frames).
 if(NOT (TOUCHSTONE_ASAN OR TOUCHSTONE_TSAN))
