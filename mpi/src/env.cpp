@@ -52,14 +52,20 @@ int MPI_Init(int*, char***) {
 void touchstone::mpi::make_world_groups(RankState& rs) {
   rs.world_groups_pending = false;
   Proc& p = *rs.proc;
-  std::vector<int> world(static_cast<std::size_t>(settings().np));
-  std::iota(world.begin(), world.end(), 0);
-  auto groups = [&](Comm& c, const std::vector<int>& members) {
-    c.pt2pt = p.group(members);
-    c.coll = p.group(members);  // the same members again: a context of its own
-  };
-  groups(*rs.comms[1], world);
-  groups(*rs.comms[2], {p.rank()});
+  // Made like the world where every VP is a rank: each rank making groups of all p ranks by
+  // listing them cost p^2 (4.6% of a 16,384-rank run).
+  Comm& world = *rs.comms[1];
+  if (settings().np == p.size()) {
+    world.pt2pt = p.group_like(p.world());
+  } else {
+    std::vector<int> members(static_cast<std::size_t>(settings().np));
+    std::iota(members.begin(), members.end(), 0);
+    world.pt2pt = p.group(std::move(members));
+  }
+  world.coll = p.group_like(world.pt2pt);  // the same members again: a context of its own
+  Comm& self = *rs.comms[2];
+  self.pt2pt = p.group({p.rank()});
+  self.coll = p.group_like(self.pt2pt);
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int, int* provided) {

@@ -1151,6 +1151,10 @@ Group Engine::make_group(Vp& v, std::uint64_t parent_ctx, std::vector<int> membe
   return groups_.make(v.groups_made, parent_ctx, std::move(members));
 }
 
+Group Engine::make_group_like(Vp& v, std::uint64_t parent_ctx, const Group& like) {
+  return groups_.make_like(v.groups_made, parent_ctx, resolve(v, like));
+}
+
 Group Engine::split(Vp& v, const Group& parent, int color, int key) {
   const GroupData& g = resolve(v, parent);
   const int n = static_cast<int>(g.members.size());

@@ -209,6 +209,7 @@ class Engine final : public NetworkListener, private Scheduler {
   Group world() const { return Group(world_); }
   Group world(const Vp& v) const { return Group(v.world_alias ? v.world_alias : world_); }
   Group make_group(Vp& v, std::uint64_t parent_ctx, std::vector<int> members);
+  Group make_group_like(Vp& v, std::uint64_t parent_ctx, const Group& like);
   Group split(Vp& v, const Group& parent, int color, int key);
   const Machine& machine() const { return machine_; }
   const RunOptions& options() const { return opts_; }

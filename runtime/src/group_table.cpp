@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -13,18 +14,6 @@ namespace touchstone::detail {
 namespace {
 constexpr std::uint64_t kWorldCtx = 1;
 
-std::shared_ptr<GroupData> new_group(std::vector<int> members, std::uint64_t ctx) {
-  auto g = std::make_shared<GroupData>();
-  g->members = std::move(members);
-  g->ctx = ctx;
-  g->by_world.reserve(g->members.size());
-  for (std::size_t i = 0; i < g->members.size(); ++i) g->by_world.emplace_back(g->members[i], static_cast<int>(i));
-  std::sort(g->by_world.begin(), g->by_world.end());
-  g->in_world_order = true;
-  for (std::size_t i = 0; g->in_world_order && i < g->members.size(); ++i)
-    g->in_world_order = g->members[i] == static_cast<int>(i);
-  return g;
-}
 // The hash of a member list: each member mixed with its position, the terms summed. No term
 // depends on another, so the loop over the p members of each of p ranks' MPI_COMM_WORLD is not a
 // chain of p dependent multiplies (a serial hash was most of an 8,192-rank program's run).
@@ -35,6 +24,20 @@ std::uint64_t members_hash(const std::vector<int>& members) {
     h += x ^ (x >> 29);
   }
   return h;
+}
+// `hash`: members_hash(members), when the caller has it already.
+std::shared_ptr<GroupData> new_group(std::vector<int> members, std::uint64_t ctx, std::optional<std::uint64_t> hash = {}) {
+  auto g = std::make_shared<GroupData>();
+  g->members = std::move(members);
+  g->ctx = ctx;
+  g->members_hash = hash ? *hash : members_hash(g->members);
+  g->by_world.reserve(g->members.size());
+  for (std::size_t i = 0; i < g->members.size(); ++i) g->by_world.emplace_back(g->members[i], static_cast<int>(i));
+  std::sort(g->by_world.begin(), g->by_world.end());
+  g->in_world_order = true;
+  for (std::size_t i = 0; g->in_world_order && i < g->members.size(); ++i)
+    g->in_world_order = g->members[i] == static_cast<int>(i);
+  return g;
 }
 }  // namespace
 
@@ -74,9 +77,24 @@ Group GroupTable::make(Made& made, std::uint64_t parent_ctx, std::vector<int> me
   const int nth = made[{parent_ctx, h}]++;
   auto [it, fresh] = groups_.try_emplace(std::make_tuple(parent_ctx, h, nth));
   if (fresh) {
-    it->second = new_group(std::move(members), next_ctx_++);
+    it->second = new_group(std::move(members), next_ctx_++, h);
   } else if (it->second->members != members) [[unlikely]] {
     // Two member lists of one parent that hash alike would share their count of groups made.
+    throw std::logic_error("internal error: two groups' member lists have the same hash (please report this)");
+  }
+  return Group(it->second);
+}
+
+Group GroupTable::make_like(Made& made, std::uint64_t parent_ctx, const GroupData& like) {
+  const std::uint64_t h = like.members_hash;
+  const int nth = made[{parent_ctx, h}]++;
+  auto [it, fresh] = groups_.try_emplace(std::make_tuple(parent_ctx, h, nth));
+  if (fresh) {
+    auto g = new_group(like.members, next_ctx_++, h);
+    g->made_like = like.ctx;
+    it->second = std::move(g);
+  } else if (const bool twin = like.ctx != 0 && it->second->made_like == like.ctx;
+             !twin && it->second->members != like.members) [[unlikely]] {
     throw std::logic_error("internal error: two groups' member lists have the same hash (please report this)");
   }
   return Group(it->second);

@@ -30,6 +30,9 @@ class GroupTable {
   /// The group `members` (world ranks, in group order) made from the group of context `parent_ctx`
   /// by a VP that has made the groups `made` so far. UsageError for a member out of range or twice.
   Group make(Made& made, std::uint64_t parent_ctx, std::vector<int> members);
+  /// make(made, parent_ctx, like.members), without a pass over the members to check and hash them:
+  /// p ranks each making a group of all p ranks cost p^2 so (MPI_COMM_WORLD's groups).
+  Group make_like(Made& made, std::uint64_t parent_ctx, const GroupData& like);
   /// The end of a split: every member's (color, key) known, entry i at known[2i], known[2i + 1]
   /// for the parent's member (me + i) mod n. The members of my color ordered by key (then by
   /// parent rank), as a group made from the parent; an empty group for a negative color.

@@ -21,6 +21,12 @@ struct GroupData {
   // Group rank i is world rank i for every member (the world, or its first n ranks, in order):
   // computed once when the group is made, so that asking costs O(1) rather than O(n) per caller.
   bool in_world_order = false;
+  // The hash of `members` that the group table files the group under: kept so that a group made
+  // like this one (GroupTable::make_like) costs no pass over the members to find its twin.
+  std::uint64_t members_hash = 0;
+  // The context of the group this one was made like, 0 if none: a twin made like the same group
+  // has the same members without comparing them (contexts are never reused within a run).
+  std::uint64_t made_like = 0;
 };
 
 /// A pending send, receive or task (Proc::spawn), owned by the engine, referenced by a Request.

@@ -228,6 +228,10 @@ Group Proc::group(std::vector<int> world_ranks) {
   e_.enter(self());
   return e_.make_group(self(), e_.world(self()).context(), std::move(world_ranks));
 }
+Group Proc::group_like(const Group& like) {
+  e_.enter(self());
+  return e_.make_group_like(self(), e_.world(self()).context(), like);
+}
 Group Proc::subgroup(const Group& parent, const std::vector<int>& parent_ranks) {
   e_.enter(self());
   const Group p = parent.is_world_placeholder() ? world() : parent;

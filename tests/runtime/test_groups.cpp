@@ -4,6 +4,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "support/model.hpp"
@@ -105,6 +106,43 @@ TEST(Groups, InWorldOrderMeansGroupRankIsWorldRank) {
   EXPECT_FALSE(seen.at("not from 0"));
   EXPECT_FALSE(seen.at("gap"));
   EXPECT_FALSE(Group().in_world_order());  // the placeholder is not bound to a run
+}
+
+// group_like(g) is group(g's members): the n-th group of those members made from the world is the
+// same group whichever of the two made it on each rank, with a context of its own.
+TEST(Groups, GroupLikeIsTheGroupOfTheSameMembers) {
+  const Machine m = ts_test::prime_machine("mesh:2x3");
+  std::map<int, std::vector<std::uint64_t>> contexts;
+  std::map<int, std::vector<int>> permuted_members;
+  std::vector<char> got;
+  std::mutex mu;
+  run(m, [&](Proc& p) {
+    const std::vector<int> all{0, 1, 2, 3, 4, 5};
+    // Even ranks list the members first, odd ranks copy the world first: the same two groups.
+    Group first = p.rank() % 2 ? p.group_like(p.world()) : p.group(all);
+    Group second = p.rank() % 2 ? p.group(all) : p.group_like(p.world());
+    Group permuted = p.group({5, 3, 1});
+    Group permuted_again = p.group_like(permuted);
+    EXPECT_EQ(members(first), all);
+    EXPECT_EQ(members(second), all);
+    EXPECT_TRUE(first.in_world_order());
+    EXPECT_FALSE(permuted_again.in_world_order());
+    if (p.rank() == 2) p.send(1, 7, tagged('L'), first);  // made by group() here, group_like() there
+    if (p.rank() == 1) {
+      std::vector<std::byte> in(1);
+      EXPECT_EQ(p.recv(2, 7, in, first).source, 2);
+      got.push_back(static_cast<char>(in[0]));
+    }
+    const std::lock_guard lk(mu);
+    contexts[p.rank()] = {p.world().context(), first.context(), second.context(), permuted.context(),
+                          permuted_again.context()};
+    permuted_members[p.rank()] = members(permuted_again);
+  });
+  const std::vector<std::uint64_t>& c = contexts.at(0);
+  for (const auto& [rank, mine] : contexts) EXPECT_EQ(mine, c) << "rank " << rank;
+  EXPECT_EQ(got, std::vector<char>{'L'});
+  EXPECT_EQ(std::set<std::uint64_t>(c.begin(), c.end()).size(), c.size());  // the world's and four of their own
+  for (const auto& [rank, mine] : permuted_members) EXPECT_EQ(mine, (std::vector<int>{5, 3, 1})) << "rank " << rank;
 }
 
 // split(color, key): members with the same color, ordered by (key, parent rank); a negative color

@@ -234,6 +234,9 @@ class Proc {
   /// An explicit, ordered list of world ranks. Creating a group costs no virtual time; every
   /// member must create the same groups in the same order (as with MPI communicators).
   Group group(std::vector<int> world_ranks);
+  /// group(the world ranks of `like`): a group of the same members, in the same order, with a
+  /// context of its own. It costs no pass over the members, where group() checks and hashes them.
+  Group group_like(const Group& like);
   /// Members of `parent` picked by their ranks in parent, in that order.
   Group subgroup(const Group& parent, const std::vector<int>& parent_ranks);
   /// Collective over parent, with real messages: the members with the same color, ordered by
