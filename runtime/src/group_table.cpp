@@ -26,7 +26,8 @@ std::uint64_t members_hash(const std::vector<int>& members) {
   return h;
 }
 // `hash`: members_hash(members), when the caller has it already.
-std::shared_ptr<GroupData> new_group(std::vector<int> members, std::uint64_t ctx, std::optional<std::uint64_t> hash = {}) {
+std::shared_ptr<GroupData> new_group(std::vector<int> members, std::uint64_t ctx,
+                                     std::optional<std::uint64_t> hash = {}) {
   auto g = std::make_shared<GroupData>();
   g->members = std::move(members);
   g->ctx = ctx;
