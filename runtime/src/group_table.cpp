@@ -75,30 +75,39 @@ Group GroupTable::make(Made& made, std::uint64_t parent_ctx, std::vector<int> me
   // Members agree on the context without communicating: the n-th group with these members made
   // from this parent is the same group on every member (as MPI communicators are created in order).
   const std::uint64_t h = members_hash(members);
-  const int nth = made[{parent_ctx, h}]++;
-  auto [it, fresh] = groups_.try_emplace(std::make_tuple(parent_ctx, h, nth));
-  if (fresh) {
-    it->second = new_group(std::move(members), next_ctx_++, h);
-  } else if (it->second->members != members) [[unlikely]] {
-    // Two member lists of one parent that hash alike would share their count of groups made.
-    throw std::logic_error("internal error: two groups' member lists have the same hash (please report this)");
-  }
-  return Group(it->second);
+  auto [group, fresh] = slot(made, parent_ctx, h);
+  if (fresh)
+    group = new_group(std::move(members), next_ctx_++, h);
+  else if (group->members != members) [[unlikely]]
+    hash_collision();
+  return Group(group);
 }
 
 Group GroupTable::make_like(Made& made, std::uint64_t parent_ctx, const GroupData& like) {
-  const std::uint64_t h = like.members_hash;
+  auto [group, fresh] = slot(made, parent_ctx, like.members_hash);
+  if (fresh) {
+    auto g = new_group(like.members, next_ctx_++, like.members_hash);
+    g->made_like = like.ctx;
+    group = std::move(g);
+  } else if (const bool twin = like.ctx != 0 && group->made_like == like.ctx;
+             !twin && group->members != like.members) [[unlikely]] {
+    hash_collision();
+  }
+  return Group(group);
+}
+
+// The n-th group with members hashing to h that this VP makes from the parent: the table's entry,
+// and whether it is still to be made (this VP is the first member to make it).
+std::pair<std::shared_ptr<const GroupData>&, bool> GroupTable::slot(Made& made, std::uint64_t parent_ctx,
+                                                                      std::uint64_t h) {
   const int nth = made[{parent_ctx, h}]++;
   auto [it, fresh] = groups_.try_emplace(std::make_tuple(parent_ctx, h, nth));
-  if (fresh) {
-    auto g = new_group(like.members, next_ctx_++, h);
-    g->made_like = like.ctx;
-    it->second = std::move(g);
-  } else if (const bool twin = like.ctx != 0 && it->second->made_like == like.ctx;
-             !twin && it->second->members != like.members) [[unlikely]] {
-    throw std::logic_error("internal error: two groups' member lists have the same hash (please report this)");
-  }
-  return Group(it->second);
+  return {it->second, fresh};
+}
+
+// Two member lists of one parent that hash alike would share their count of groups made.
+void GroupTable::hash_collision() {
+  throw std::logic_error("internal error: two groups' member lists have the same hash (please report this)");
 }
 
 Group GroupTable::split(Made& made, const GroupData& parent, int me, int color, std::span<const std::int32_t> known) {

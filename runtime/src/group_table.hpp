@@ -56,6 +56,8 @@ class GroupTable {
 
  private:
   [[noreturn]] static void out_of_range(const GroupData& g, int local, const char* what);
+  std::pair<std::shared_ptr<const GroupData>&, bool> slot(Made& made, std::uint64_t parent_ctx, std::uint64_t h);
+  [[noreturn]] static void hash_collision();
 
   int nodes_;
   std::uint64_t next_ctx_ = 2;
