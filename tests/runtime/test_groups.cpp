@@ -133,9 +133,12 @@ TEST(Groups, GroupLikeIsTheGroupOfTheSameMembers) {
       EXPECT_EQ(p.recv(2, 7, in, first).source, 2);
       got.push_back(static_cast<char>(in[0]));
     }
+    // Asked before the lock: a call into the runtime may wait for its turn, and a VP waiting there
+    // with the lock held would stop every other VP at the lock (docs/parallel.md).
+    std::vector<std::uint64_t> mine{p.world().context(), first.context(), second.context(), permuted.context(),
+                                    permuted_again.context()};
     const std::lock_guard lk(mu);
-    contexts[p.rank()] = {p.world().context(), first.context(), second.context(), permuted.context(),
-                          permuted_again.context()};
+    contexts[p.rank()] = std::move(mine);
     permuted_members[p.rank()] = members(permuted_again);
   });
   const std::vector<std::uint64_t>& c = contexts.at(0);
