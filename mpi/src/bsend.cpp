@@ -113,6 +113,8 @@ int MPI_Buffer_attach(void* buffer, int size) {
 
 int MPI_Buffer_detach(void* buffer_addr, int* size) {
   return call("MPI_Buffer_detach", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(buffer_addr, "buffer_addr");  // checked before the buffer is detached: a refused call does nothing
+    check_out(size, "size");
     void* addr = nullptr;
     std::size_t n = 0;
     if (rs.attached) {  // with none attached, MPI_Buffer_detach gives NULL and 0 (as MPICH does)

@@ -38,6 +38,7 @@ int MPI_Cancel(MPI_Request* request) {
 int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
   return call("MPI_Test_cancelled", MPI_COMM_WORLD, [&](RankState&) {
     if (status == MPI_STATUS_IGNORE) throw MpiError{MPI_ERR_ARG, "the status is MPI_STATUS_IGNORE"};
+    check_out(flag, "flag");
     *flag = status->touchstone_cancelled != 0;
   });
 }

@@ -545,7 +545,10 @@ int MPI_Group_free(MPI_Group* group) {
 
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler) {
   return call_setting("MPI_Comm_create_errhandler", MPI_COMM_WORLD, errhandler, "errhandler",
-                      [&](RankState& rs) { return add_errhandler(rs, function); });
+                      [&](RankState& rs) {
+                        check_out(reinterpret_cast<const void*>(function), "function");
+                        return add_errhandler(rs, function);
+                      });
 }
 
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
@@ -569,6 +572,8 @@ int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) { return MPI_Co
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler) { return MPI_Comm_get_errhandler(comm, errhandler); }
 
 int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
+  if (!errhandler)
+    return call("MPI_Errhandler_free", MPI_COMM_WORLD, [&](RankState&) { check_out(errhandler, "errhandler"); });
   *errhandler = MPI_ERRHANDLER_NULL;  // handlers live as long as the run
   return MPI_SUCCESS;
 }

@@ -397,6 +397,9 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_add
                           int* combiner) {
   return call("MPI_Type_get_envelope", MPI_COMM_WORLD, [&](RankState& rs) {
     const Type& t = type_of(rs, datatype);
+    for (const auto& [out, what] : {std::pair{num_integers, "num_integers"}, {num_addresses, "num_addresses"},
+                                    {num_datatypes, "num_datatypes"}, {combiner, "combiner"}})
+      check_out(out, what);
     *num_integers = static_cast<int>(t.ints.size());
     *num_addresses = static_cast<int>(t.aints.size());
     *num_datatypes = static_cast<int>(t.inner.size());
@@ -443,6 +446,8 @@ int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name_in) {
 int MPI_Type_get_name(MPI_Datatype datatype, char* type_name_out, int* resultlen) {
   return call("MPI_Type_get_name", MPI_COMM_WORLD, [&](RankState& rs) {
     const Type& t = type_of(rs, datatype);
+    check_out(type_name_out, "type_name");
+    check_out(resultlen, "resultlen");
     std::string name = t.name;
     if (t.handle != MPI_DATATYPE_NULL) {
       const auto renamed = rs.predefined_type_names.find(t.handle);
@@ -491,6 +496,8 @@ int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
 
 int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
   return call("MPI_Op_create", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(reinterpret_cast<const void*>(user_fn), "user_fn");
+    check_out(op, "op");
     rs.ops.emplace_back(UserOp{user_fn, commute != 0});
     *op = static_cast<MPI_Op>(kFirstUserOp + rs.ops.size() - 1);
     made(rs, 'o', *op);
@@ -508,6 +515,7 @@ int MPI_Op_free(MPI_Op* op) {
 
 int MPI_Op_commutative(MPI_Op op, int* commute) {
   return call("MPI_Op_commutative", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(commute, "commute");
     if (const UserOp* u = user_op(rs, op)) *commute = u->commute;
     else if (op >= MPI_MAX && op <= MPI_MAXLOC) *commute = 1;
     else throw MpiError{MPI_ERR_OP, fmt::format("operation {} is not valid", op)};
@@ -531,16 +539,23 @@ int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype 
 
 // The bounds queries MPI-3.0 removed, kept for older programs.
 int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent) {
-  return call("MPI_Type_extent", MPI_COMM_WORLD, [&](RankState& rs) { *extent = type_of(rs, datatype).extent; });
+  return call("MPI_Type_extent", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(extent, "extent");
+    *extent = type_of(rs, datatype).extent;
+  });
 }
 
 int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint* displacement) {
-  return call("MPI_Type_lb", MPI_COMM_WORLD, [&](RankState& rs) { *displacement = type_of(rs, datatype).lb; });
+  return call("MPI_Type_lb", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(displacement, "displacement");
+    *displacement = type_of(rs, datatype).lb;
+  });
 }
 
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement) {
   return call("MPI_Type_ub", MPI_COMM_WORLD, [&](RankState& rs) {
     const Type& t = type_of(rs, datatype);
+    check_out(displacement, "displacement");
     *displacement = t.lb + t.extent;
   });
 }

@@ -74,17 +74,19 @@ int MPI_Init_thread(int* argc, char*** argv, int, int* provided) {
 }
 
 int MPI_Query_thread(int* provided) {
-  state("MPI_Query_thread");
-  *provided = MPI_THREAD_SINGLE;
-  return MPI_SUCCESS;
+  return call("MPI_Query_thread", MPI_COMM_WORLD, [&](RankState&) {
+    check_out(provided, "provided");
+    *provided = MPI_THREAD_SINGLE;
+  });
 }
 
 // The rank's own fiber is its only thread that may call MPI: a call from a thread the program
 // created ends the run (state() says so), so every call that returns here comes from the main one.
 int MPI_Is_thread_main(int* flag) {
-  state("MPI_Is_thread_main");
-  *flag = 1;
-  return MPI_SUCCESS;
+  return call("MPI_Is_thread_main", MPI_COMM_WORLD, [&](RankState&) {
+    check_out(flag, "flag");
+    *flag = 1;
+  });
 }
 
 int MPI_Finalize(void) {
@@ -199,7 +201,14 @@ int MPI_Get_processor_name(char* name, int* resultlen) {
   return MPI_SUCCESS;
 }
 
+// The two calls below may come before MPI_Init and outside `touchstone mpirun` (where no rank's
+// state exists); only a null argument needs one, to report the error.
 int MPI_Get_version(int* version, int* subversion) {
+  if (!version || !subversion)
+    return call("MPI_Get_version", MPI_COMM_WORLD, [&](RankState&) {
+      check_out(version, "version");
+      check_out(subversion, "subversion");
+    }, false);
   *version = MPI_VERSION;
   *subversion = MPI_SUBVERSION;
   return MPI_SUCCESS;
@@ -207,6 +216,11 @@ int MPI_Get_version(int* version, int* subversion) {
 
 int MPI_Get_library_version(char* version, int* resultlen) {
   const std::string v = "Touchstone MPI 0.1.0 (MPI-3.1 subset on an emulated machine; docs/mpi.md)";
+  if (!version || !resultlen)
+    return call("MPI_Get_library_version", MPI_COMM_WORLD, [&](RankState&) {
+      check_out(version, "version");
+      check_out(resultlen, "resultlen");
+    }, false);
   std::memcpy(version, v.c_str(), v.size() + 1);
   *resultlen = static_cast<int>(v.size());
   return MPI_SUCCESS;
@@ -215,6 +229,7 @@ int MPI_Get_library_version(char* version, int* resultlen) {
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
   return call("MPI_Alloc_mem", MPI_COMM_WORLD, [&](RankState&) {
     if (size < 0) throw MpiError{MPI_ERR_ARG, fmt::format("size {} is negative", size)};
+    check_out(baseptr, "baseptr");
     void* p = std::malloc(size ? static_cast<std::size_t>(size) : 1);
     if (!p) throw MpiError{MPI_ERR_NO_MEM, fmt::format("cannot allocate {} bytes", size)};
     *static_cast<void**>(baseptr) = p;

@@ -90,6 +90,8 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
 
 int MPI_Error_class(int errorcode, int* errorclass) {
   RankState& rs = state("MPI_Error_class", false);
+  if (!errorclass)
+    return call("MPI_Error_class", MPI_COMM_WORLD, [&](RankState&) { check_out(errorclass, "errorclass"); }, false);
   if (errorcode >= MPI_SUCCESS && errorcode <= MPI_ERR_LASTCODE) {
     *errorclass = errorcode;
     return MPI_SUCCESS;

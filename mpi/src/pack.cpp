@@ -197,6 +197,7 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) 
   return call("MPI_Pack_size", comm, [&](RankState& rs) {
     comm_of(rs, comm);
     check_count(incount);
+    check_out(size, "size");
     *size = static_cast<int>(ucount(incount) * type_of(rs, datatype).size);
   });
 }
@@ -228,6 +229,7 @@ int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datat
     check_datarep(datarep);
     check_count(incount);
     const Type& t = type_of(rs, datatype);
+    check_out(size, "size");
     *size = static_cast<MPI_Aint>(external_size(t, ucount(incount)));
   });
 }

@@ -195,6 +195,7 @@ int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[]
   return call("MPI_Cart_map", comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
     const auto t = cart_topology(c, ndims, dims, periods);
+    check_out(newrank, "newrank");
     *newrank = new_rank_of(place_cart(*rs.proc, c, t->dims, t->periods), c.rank);
   });
 }
@@ -342,6 +343,7 @@ int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors
 int MPI_Topo_test(MPI_Comm comm, int* status) {
   return call("MPI_Topo_test", comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
+    check_out(status, "status");
     *status = c.topology ? c.topology->kind : MPI_UNDEFINED;
   });
 }
@@ -451,6 +453,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
                                    MPI_Comm* comm_dist_graph) {
   return call("MPI_Dist_graph_create_adjacent", comm_old, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm_old);
+    check_out(comm_dist_graph, "comm_dist_graph");
     check_neighbors(c, sources, indegree, "source");
     check_neighbors(c, destinations, outdegree, "destination");
     const bool weighted = sourceweights != MPI_UNWEIGHTED || destweights != MPI_UNWEIGHTED;
@@ -479,6 +482,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
                           const int weights[], MPI_Info, int reorder, MPI_Comm* comm_dist_graph) {
   return call("MPI_Dist_graph_create", comm_old, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm_old);
+    check_out(comm_dist_graph, "comm_dist_graph");
     if (n < 0) throw MpiError{MPI_ERR_ARG, fmt::format("n {} is negative", n)};
     check_neighbors(c, sources, n, "source");
     const bool weighted = weights != MPI_UNWEIGHTED;

@@ -1,7 +1,8 @@
 /* Errors through error handlers: with MPI_ERRORS_RETURN a truncated receive returns
  * MPI_ERR_TRUNCATE (and fills the buffer and status), a bad rank MPI_ERR_RANK, a bad tag
  * MPI_ERR_TAG, a bad communicator MPI_ERR_COMM, an op on the wrong type MPI_ERR_OP, a NULL buffer
- * MPI_ERR_BUFFER, a null pointer argument MPI_ERR_ARG; a user error handler is called with the code.
+ * MPI_ERR_BUFFER, a null pointer argument (an output of a query or a constructor among them) MPI_ERR_ARG;
+ * a user error handler is called with the code.
  * Needs 2 ranks or more. */
 #include "check.h"
 
@@ -110,6 +111,39 @@ int main(int argc, char** argv) {
   CHECK_EQ(MPI_Cart_create(MPI_COMM_WORLD, 2, NULL, dims, 0, &cart), MPI_ERR_ARG);
   CHECK_EQ(MPI_Dims_create(size, 2, NULL), MPI_ERR_ARG);
   CHECK_EQ(cart, MPI_COMM_NULL);
+  /* The queries' and constructors' outputs: MPI_ERR_ARG, never a write through the null pointer. */
+  int out = 0, no_period = 0;
+  MPI_Op op = MPI_OP_NULL;
+  MPI_Errhandler refused_handler = MPI_ERRHANDLER_NULL;
+  MPI_Aint extent = 0;
+  CHECK_EQ(MPI_Query_thread(NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Is_thread_main(NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Get_version(NULL, &out), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Get_library_version(NULL, &out), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Error_class(MPI_ERR_ARG, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Type_get_name(MPI_INT, NULL, &out), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Type_get_envelope(MPI_INT, &out, &out, NULL, &out), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Type_extent(MPI_INT, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Type_ub(MPI_INT, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Type_lb(MPI_INT, &extent), MPI_SUCCESS);
+  CHECK_EQ(MPI_Op_create(NULL, 1, &op), MPI_ERR_ARG);
+  CHECK_EQ(op, MPI_OP_NULL);
+  CHECK_EQ(MPI_Op_commutative(MPI_SUM, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Topo_test(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Cart_map(MPI_COMM_WORLD, 1, &size, &no_period, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Pack_size(1, MPI_INT, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Pack_external_size("external32", 1, MPI_INT, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Test_cancelled(&status, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Alloc_mem(16, MPI_INFO_NULL, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Comm_create_errhandler(NULL, &refused_handler), MPI_ERR_ARG);
+  CHECK_EQ(refused_handler, MPI_ERRHANDLER_NULL);
+  CHECK_EQ(MPI_Errhandler_free(NULL), MPI_ERR_ARG);
+  /* On every rank, refused before it communicates. */
+  CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL, MPI_UNWEIGHTED, 0, NULL, MPI_UNWEIGHTED,
+                                          MPI_INFO_NULL, 0, NULL),
+           MPI_ERR_ARG);
+  /* A refused detach leaves the buffer attached: the detach below still gets it. */
+  CHECK_EQ(MPI_Buffer_detach(NULL, &out), MPI_ERR_ARG);
   void* detached = NULL;
   int detached_size = 0;
   MPI_Buffer_detach(&detached, &detached_size);
