@@ -11,6 +11,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "check.hpp"
 #include "types.hpp"
 
 namespace touchstone::mpi {
@@ -133,25 +134,38 @@ void check_errhandler(const RankState& rs, MPI_Errhandler eh) {
 
 // Hands an error to the communicator's error handler (the world's when the communicator is not
 // valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
+std::string error_kind(const RankState& rs, int code) {
+  // A code the program added (MPI_Add_error_code) is named by its class, which may be predefined.
+  const auto added = rs.added_error_class.find(code);
+  return added == rs.added_error_class.end()
+             ? error_text(code)
+             : fmt::format("a code of error class {} added by the program", added->second);
+}
+
+void remember_returned(RankState& rs, MPI_Comm c, const char* call, const MpiError& e) {
+  rs.returned_error = RankState::ReturnedError{
+      CallSite{call, rs.caller, c}, c == MPI_COMM_NULL ? std::string() : " on " + comm_text(rs, c),
+      fmt::format("{} ({}, error code {})", e.what, error_kind(rs, e.code), e.code)};
+}
+
 int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e) {
   rs.proc->await_turn();  // a handler or the report may reach beyond the rank (an abort, the session)
   Comm* x = find_comm(rs, c);
   if (!x) x = find_comm(rs, MPI_COMM_WORLD);
   const MPI_Errhandler eh = x ? x->errhandler : MPI_ERRORS_ARE_FATAL;
-  if (eh == MPI_ERRORS_RETURN) return e.code;
+  if (eh == MPI_ERRORS_RETURN) {
+    remember_returned(rs, x ? c : MPI_COMM_NULL, call, e);
+    return e.code;
+  }
   if (MPI_Comm_errhandler_function* f = user_errhandler(rs, eh)) {
+    remember_returned(rs, x ? c : MPI_COMM_NULL, call, e);
     MPI_Comm cc = c;
     int code = e.code;
     f(&cc, &code);
     return e.code;
   }
-  // A code the program added (MPI_Add_error_code) is named by its class, which may be predefined.
-  const auto added = rs.added_error_class.find(e.code);
-  const std::string kind = added == rs.added_error_class.end()
-                               ? error_text(e.code)
-                               : fmt::format("a code of error class {} added by the program", added->second);
   throw UsageError(fmt::format("{} on rank {}: {} ({}); the default error handler MPI_ERRORS_ARE_FATAL ends the run",
-                               call, rs.proc->rank(), e.what, kind));
+                               call, rs.proc->rank(), e.what, error_kind(rs, e.code)));
 }
 
 const Type& type_of(RankState& rs, MPI_Datatype t) {

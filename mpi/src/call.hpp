@@ -64,6 +64,11 @@ void set_result_status(MPI_Status* out, const MPI_Status& s);
 /// Hands an error to the communicator's error handler (the world's when the communicator is not
 /// valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
 int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e);
+/// The words for an error code in reports: its class's text, or the class of a code the program added.
+std::string error_kind(const RankState& rs, int code);
+/// Keeps, for deadlock reports, an error about to be returned to the program (RankState::returned_error);
+/// c is the communicator the call named, MPI_COMM_NULL for none or one that is not valid.
+void remember_returned(RankState& rs, MPI_Comm c, const char* call, const MpiError& e);
 
 /// The program's error handler behind handle eh (MPI_Comm_create_errhandler, MPI_Win_create_...),
 /// or nullptr when eh is a predefined handler or no handle at all.

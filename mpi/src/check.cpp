@@ -1216,6 +1216,13 @@ std::string blocked_text(RankState& rs, const std::vector<RunOptions::PendingOp>
   return fmt::format("{}{} for {}{}{}", rs.last_call, site, posted_text(rs, *q), site_text(q->made_by.caller), of);
 }
 
+std::string finished_text(RankState& rs) {
+  if (!rs.returned_error) return {};
+  const RankState::ReturnedError& e = *rs.returned_error;
+  return fmt::format("the last error returned to it: {}{}{}: {}", e.site.call, e.on, site_text(e.site.caller),
+                     e.message);
+}
+
 namespace {
 std::string message_on(Session& s, RankState& holder, bool at_receiver, const RunOptions::UnreceivedMessage& m);
 }

@@ -160,6 +160,10 @@ std::string blocked_text(RankState& rs, const std::vector<RunOptions::PendingOp>
 /// A request as the program posted it, with its line: "MPI_Irecv(source=1, tag=3, MPI_COMM_WORLD) at
 /// prog.c:15".
 std::string request_text(RankState& rs, const Req& q);
+/// Deadlock reports (RunOptions::describe_finished): the last error an MPI call returned to a rank
+/// that finished, "the last error returned to it: MPI_Scatterv on MPI_COMM_WORLD at prog.c:8: ...";
+/// empty when none was.
+std::string finished_text(RankState& rs);
 /// Deadlock reports (RunOptions::describe_message): an unreceived point-to-point message in the
 /// ranks of its communicator, with the call that sent it; empty for a collective's own messages.
 std::string message_text(Session& s, const RunOptions::UnreceivedMessage& m);

@@ -360,6 +360,9 @@ int launch(const LaunchOptions& o) {
       return rank < np ? blocked_text(s.ranks[static_cast<std::size_t>(rank)], ops) : std::string();
     };
     ro.describe_message = [&s](const RunOptions::UnreceivedMessage& m) { return message_text(s, m); };
+    ro.describe_finished = [&s, np](int rank) {
+      return rank < np ? finished_text(s.ranks[static_cast<std::size_t>(rank)]) : std::string();
+    };
     ro.describe_race = [&s](const Race& r) { return race_text(s, r); };
     ro.progress_line = true;
     ro.before_hard_exit = [&output, &program, &summary, &record](int running, int exit_status) {

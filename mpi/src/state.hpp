@@ -284,6 +284,14 @@ struct RankState {
   // requests the rank blocks on (set only while it waits for them).
   MPI_Comm call_comm = MPI_COMM_NULL;
   std::vector<const Req*> waiting;
+  /// The last error an MPI call returned to the program (MPI_ERRORS_RETURN or a handler of its
+  /// own): a rank that went past it may have left others waiting (check.hpp finished_text).
+  struct ReturnedError {
+    CallSite site;        ///< the call that failed, its line and its communicator (none for a window's)
+    std::string on;       ///< " on MPI_COMM_WORLD" as the communicator was named then, or ""
+    std::string message;  ///< what was wrong, and the error class
+  };
+  std::optional<ReturnedError> returned_error;
   /// The calls that posted and that completed and freed each request handle (index handle - 1),
   /// until the handle is given out again: a copy of the handle used after that is named by them.
   std::vector<std::pair<CallSite, CallSite>> released;

@@ -167,6 +167,7 @@ std::string Engine::wait_for_cycle() const {
   } else {
     s += "No wait-for cycle: the blocked ranks wait for ranks that have finished:\n";
     int shown = 0;
+    std::vector<int> waited_for;  // the finished ranks named, each once, in the order named
     for (int r = 0; r < n && shown < 16; ++r) {
       if (!blocked(r)) continue;
       std::vector<int> gone;
@@ -176,7 +177,14 @@ std::string Engine::wait_for_cycle() const {
       if (gone.empty()) continue;
       ++shown;
       s += fmt::format("  rank {} waits in {} for rank(s) {}, finished\n", r, call, fmt::join(gone, ", "));
+      for (int g : gone)
+        if (std::find(waited_for.begin(), waited_for.end(), g) == waited_for.end()) waited_for.push_back(g);
     }
+    // Why a rank may have finished without its part: an error returned to it that it went past.
+    if (opts_.describe_finished)
+      for (std::size_t k = 0; k < waited_for.size() && k < 16; ++k)
+        if (const std::string why = opts_.describe_finished(waited_for[k]); !why.empty())
+          s += fmt::format("  rank {} finished: {}\n", waited_for[k], why);
   }
   // The messages that sit unreceived at the ranks of the cycle (or at every blocked rank): a
   // receive with another source, tag or group would have taken one of them and broken the wait.

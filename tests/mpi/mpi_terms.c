@@ -57,6 +57,12 @@ int main(int argc, char** argv) {
       MPI_Send(&hrank, 1, MPI_INT, 0, 9, half);
     }
   }
+  if (!strcmp(mode, "refused") || !wrong) {  /* the root's scatter is refused, and it goes on to the end */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int counts[8] = {1, 1, 1, 1, 1, 1, 1, 1}, displs[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    MPI_Scatterv(buf, wrong ? NULL : counts, displs, MPI_INT, in, 1, MPI_INT, 3, MPI_COMM_WORLD);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  }
   MPI_Comm_free(&half);
   if (rank == 0) printf("mpi_terms: all checks passed on %d ranks\n", size);
   MPI_Finalize();

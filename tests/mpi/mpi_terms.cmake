@@ -30,6 +30,12 @@ add_test(NAME mpi.terms.deadlock_collective COMMAND ${here}/expect_lines.sh 2
          "  rank 4 waits in MPI_Bcast on MPI_COMM_WORLD at mpi_terms.c:43 for rank 2"
          "  rank 2 waits in MPI_Recv\\(source=0, tag=5, MPI_COMM_WORLD\\) at mpi_terms.c:39 for rank 0"
          -- ${ts} mpirun ${on_5} ${terms} collective)
+# A rank that went past an error returned to it (MPI_ERRORS_RETURN): the report says which.
+add_test(NAME mpi.terms.deadlock_after_returned_error COMMAND ${here}/expect_lines.sh 2
+         "  rank 4 waits in MPI_Scatterv on MPI_COMM_WORLD at mpi_terms.c:63 for rank\\(s\\) 3, finished"
+         "  rank 3 finished: the last error returned to it: MPI_Scatterv on MPI_COMM_WORLD at mpi_terms.c:63: an \
+array argument of 5 entries is a null pointer \\(invalid argument, error code 13\\)"
+         -- ${ts} mpirun ${on_5} ${terms} refused)
 add_test(NAME mpi.terms.abort COMMAND ${here}/expect_lines.sh 7
          "touchstone mpirun: rank 2 called MPI_Abort\\(MPI_COMM_WORLD, error code 7\\) at mpi_terms.c:47; the run is \
 ended"
@@ -48,7 +54,8 @@ add_test(NAME mpi.terms.no_runtime_words COMMAND sh -c
 #|send of message'")
 add_test(NAME mpi.terms.race_no_runtime_words COMMAND sh -c
          "! ${ts} mpirun --machine mesh:2x3 -np 5 --races ${terms} race 2>&1 | grep -E '(^| )recv\\(|message #|source=any'")
-set_tests_properties(mpi.terms.race mpi.terms.deadlock_recv mpi.terms.deadlock_waitall mpi.terms.deadlock_collective mpi.terms.abort
+set_tests_properties(mpi.terms.race mpi.terms.deadlock_recv mpi.terms.deadlock_waitall mpi.terms.deadlock_collective
+                     mpi.terms.deadlock_after_returned_error mpi.terms.abort
                      mpi.terms.no_runtime_words mpi.terms.race_no_runtime_words PROPERTIES TIMEOUT 60)
 mpi_test(terms.correct mpi_terms --machine mesh:2x3 -np 5 --check)
 mpi_test(terms.correct_threads mpi_terms --machine mesh:2x3 -np 5 --check --execution threads)

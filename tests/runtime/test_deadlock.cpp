@@ -44,6 +44,30 @@ TEST(Deadlock, ApplicationDeadlockAfterSomeRanksFinished) {
   EXPECT_NE(report.find("2 of 3 VPs finished"), std::string::npos) << report;
 }
 
+// RunOptions::describe_finished adds what a finished rank that others wait for left behind, once per
+// rank, after the waits: only for the ranks waited for, and only where it has something to say.
+TEST(Deadlock, FinishedRanksWaitedForAreDescribedOnce) {
+  RunOptions o;
+  std::vector<int> asked;
+  o.describe_finished = [&asked](int rank) {
+    asked.push_back(rank);
+    return rank == 2 ? std::string("it went past an error") : std::string();
+  };
+  const std::string report = run_error(ts_test::prime_machine("mesh:2x3"), [](Proc& p) {
+    std::vector<std::byte> b(4);
+    if (p.rank() == 0 || p.rank() == 1) p.recv(2, 3, b);  // rank 2 never sends
+    if (p.rank() == 3) p.recv(4, 3, b);                     // nor does rank 4
+  }, o);
+  EXPECT_NE(report.find("  rank 0 waits in recv(source=2, tag=3) for rank(s) 2, finished\n"
+                        "  rank 1 waits in recv(source=2, tag=3) for rank(s) 2, finished\n"
+                        "  rank 3 waits in recv(source=4, tag=3) for rank(s) 4, finished\n"
+                        "  rank 2 finished: it went past an error\n"),
+            std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("rank 4 finished:"), std::string::npos) << report;
+  EXPECT_EQ(asked, (std::vector<int>{2, 4}));  // rank 5 finished too, but nobody waits for it
+}
+
 // A waitall stops listing each receive as it matches, whatever the order they match in: the report
 // names the ones still unmatched, in the order the program gave them, and no other.
 TEST(Deadlock, WaitallListsOnlyTheReceivesStillUnmatchedInTheirOrder) {

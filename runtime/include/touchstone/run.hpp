@@ -171,6 +171,10 @@ struct RunOptions {
     int earlier = 0, queued = 1;
   };
   std::function<std::string(const UnreceivedMessage& m)> describe_message;
+  /// For deadlock reports: what a rank that finished while others wait for it left behind that may
+  /// say why, in the program's terms (the last error an MPI call returned to it). The report adds
+  /// "rank N finished: " and the text; empty or unset: nothing.
+  std::function<std::string(int rank)> describe_finished;
   /// For race reports: one race's paragraph in the program's terms (the call that received, its
   /// communicator's ranks); empty or unset: the runtime's ("rank 1 receive #1 (recv(...))").
   std::function<std::string(const Race& race)> describe_race;
