@@ -338,6 +338,9 @@ struct Session {
     int remote_base = 0;
   };
   std::map<std::uint64_t, RaceComm> race_comms;
+  /// With -np below the machine's VPs: the first rank's MPI_COMM_WORLD group (ranks 0..np-1), which
+  /// the others make theirs like (Proc::group_like) instead of listing np members each (env.cpp).
+  Group first_world;
 };
 
 /// The session of the run in progress (set by launch()), for code that reads or writes what the
