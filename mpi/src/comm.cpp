@@ -572,8 +572,9 @@ int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) { return MPI_Co
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler) { return MPI_Comm_get_errhandler(comm, errhandler); }
 
 int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
-  if (!errhandler)
-    return call("MPI_Errhandler_free", MPI_COMM_WORLD, [&](RankState&) { check_out(errhandler, "errhandler"); });
-  *errhandler = MPI_ERRHANDLER_NULL;  // handlers live as long as the run
-  return MPI_SUCCESS;
+  return call("MPI_Errhandler_free", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(errhandler, "errhandler");
+    check_errhandler(rs, *errhandler);
+    *errhandler = MPI_ERRHANDLER_NULL;  // handlers live as long as the run
+  });
 }

@@ -138,6 +138,9 @@ int main(int argc, char** argv) {
   CHECK_EQ(MPI_Comm_create_errhandler(NULL, &refused_handler), MPI_ERR_ARG);
   CHECK_EQ(refused_handler, MPI_ERRHANDLER_NULL);
   CHECK_EQ(MPI_Errhandler_free(NULL), MPI_ERR_ARG);
+  MPI_Errhandler not_a_handler = (MPI_Errhandler)9999;
+  CHECK_EQ(MPI_Errhandler_free(&not_a_handler), MPI_ERR_ARG);
+  CHECK_EQ(not_a_handler, (MPI_Errhandler)9999);
   /* On every rank, refused before it communicates. */
   CHECK_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL, MPI_UNWEIGHTED, 0, NULL, MPI_UNWEIGHTED,
                                           MPI_INFO_NULL, 0, NULL),
