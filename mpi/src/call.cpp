@@ -132,8 +132,6 @@ void check_errhandler(const RankState& rs, MPI_Errhandler eh) {
     throw MpiError{MPI_ERR_ARG, fmt::format("error handler {} is not valid", eh)};
 }
 
-// Hands an error to the communicator's error handler (the world's when the communicator is not
-// valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
 std::string error_kind(const RankState& rs, int code) {
   // A code the program added (MPI_Add_error_code) is named by its class, which may be predefined.
   const auto added = rs.added_error_class.find(code);
@@ -148,6 +146,8 @@ void remember_returned(RankState& rs, MPI_Comm c, const char* call, const MpiErr
       fmt::format("{} ({}, error code {})", e.what, error_kind(rs, e.code), e.code)};
 }
 
+// Hands an error to the communicator's error handler (the world's when the communicator is not
+// valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
 int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e) {
   rs.proc->await_turn();  // a handler or the report may reach beyond the rank (an abort, the session)
   Comm* x = find_comm(rs, c);
