@@ -19,11 +19,18 @@ inline constexpr int kTagUb = INT_MAX / 2;
 inline void check_out(const void* p, const char* what) {
   if (!p) throw MpiError{MPI_ERR_ARG, std::string(what) + " is a null pointer"};
 }
-/// The same for array arguments of n entries, which are read only when n > 0.
-inline void check_arrays(int n, std::initializer_list<const void*> arrays) {
+/// The same for array arguments of n entries, which are read only when n > 0; each named as the
+/// standard names it (array_of_blocklengths, sendcounts, ...).
+struct ArrayArgument {
+  const char* name;
+  const void* array;
+};
+inline void check_arrays(int n, std::initializer_list<ArrayArgument> arrays) {
   if (n > 0)
-    for (const void* a : arrays)
-      if (!a) throw MpiError{MPI_ERR_ARG, "an array argument of " + std::to_string(n) + " entries is a null pointer"};
+    for (const ArrayArgument& a : arrays)
+      if (!a.array)
+        throw MpiError{MPI_ERR_ARG,
+                       std::string(a.name) + ", an array of " + std::to_string(n) + " entries, is a null pointer"};
 }
 
 /// The calling rank's state; ends the process with a message when called outside `touchstone

@@ -863,7 +863,7 @@ Collective describe_rooted_v(RankState& rs, const Comm& c, const char* name, boo
     d.per_rank = true;
     if (role == InterRole::root) {
       const Type& rt = committed(rs, root_type);
-      check_arrays(c.remote_size, {root_counts});
+      check_arrays(c.remote_size, {{gather ? "recvcounts" : "sendcounts", root_counts}});
       for (int i = 0; i < c.remote_size; ++i) {
         check_count(root_counts[i]);
         d.blocks.push_back(signature(rt, static_cast<std::size_t>(root_counts[i])));
@@ -882,7 +882,7 @@ Collective describe_rooted_v(RankState& rs, const Comm& c, const char* name, boo
   d.per_rank = true;
   if (c.rank == root) {
     const Type& rt = committed(rs, root_type);
-    check_arrays(c.size, {root_counts});
+    check_arrays(c.size, {{gather ? "recvcounts" : "sendcounts", root_counts}});
     for (int i = 0; i < c.size; ++i) {
       check_count(root_counts[i]);
       d.blocks.push_back(signature(rt, static_cast<std::size_t>(root_counts[i])));
@@ -943,7 +943,7 @@ Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, c
     Collective d = inter_named(c, name, Collective::kNoRoot, MPI_OP_NULL);
     d.sends = uniform(rs, c.remote_size, sendcount, sendtype);
     const Type& rt = committed(rs, recvtype);
-    check_arrays(c.remote_size, {recvcounts});
+    check_arrays(c.remote_size, {{"recvcounts", recvcounts}});
     for (int i = 0; i < c.remote_size; ++i) {
       check_count(recvcounts[i]);
       d.recvs.push_back({recvcounts[i], recvtype, signature(rt, static_cast<std::size_t>(recvcounts[i]))});
@@ -957,7 +957,7 @@ Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, c
   // Every rank's blocks alike: their signatures in order, hashed (the same blocks may be built of
   // other datatypes on other ranks); blocks of MPI_BYTE or MPI_PACKED, which match any, are not.
   Seq blocks;
-  check_arrays(c.size, {recvcounts});
+  check_arrays(c.size, {{"recvcounts", recvcounts}});
   for (int i = 0; i < c.size; ++i) {
     check_count(recvcounts[i]);
     const Signature b = signature(rt, static_cast<std::size_t>(recvcounts[i]));
@@ -989,10 +989,10 @@ Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, con
       c.inter ? inter_named(c, name, Collective::kNoRoot, MPI_OP_NULL) : named(name, Collective::kNoRoot, MPI_OP_NULL);
   const int n = c.peers();
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  auto blocks = [&](const int counts[], const MPI_Datatype types[]) {
-    check_arrays(n, {types});
+  auto blocks = [&](bool send, const int counts[], const MPI_Datatype types[]) {
+    check_arrays(n, {{send ? "sendtypes" : "recvtypes", types}});
     std::vector<Collective::Block> out;
-    check_arrays(n, {counts});
+    check_arrays(n, {{send ? "sendcounts" : "recvcounts", counts}});
     for (int i = 0; i < n; ++i) {
       check_count(counts[i]);
       const MPI_Datatype t = types[per_block_types ? i : 0];
@@ -1000,8 +1000,8 @@ Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, con
     }
     return out;
   };
-  d.recvs = blocks(recvcounts, recvtypes);
-  d.sends = in_place ? d.recvs : blocks(sendcounts, sendtypes);
+  d.recvs = blocks(false, recvcounts, recvtypes);
+  d.sends = in_place ? d.recvs : blocks(true, sendcounts, sendtypes);
   // The block a rank sends itself is the one it receives from itself (no peer compares it).
   if (!c.inter && !in_place) {
     const auto me = static_cast<std::size_t>(c.rank);
@@ -1024,7 +1024,7 @@ Collective describe_reduce_scatter(RankState& rs, const Comm& c, const char* nam
                                    MPI_Datatype t, MPI_Op op) {
   Collective d = c.inter ? inter_named(c, name, Collective::kNoRoot, op) : named(name, Collective::kNoRoot, op);
   std::size_t total = 0;
-  check_arrays(c.size, {recvcounts});
+  check_arrays(c.size, {{"recvcounts", recvcounts}});
   for (int i = 0; i < c.size; ++i) {
     check_count(recvcounts[i]);
     total += static_cast<std::size_t>(recvcounts[i]);
@@ -1051,13 +1051,17 @@ Collective describe_reduce_scatter_block(RankState& rs, const Comm& c, const cha
 
 Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int sendcount, const int sendcounts[],
                              const MPI_Datatype sendtypes[], int recvcount, const int recvcounts[],
-                             const MPI_Datatype recvtypes[], bool per_block_types) {
+                             const MPI_Datatype recvtypes[], bool per_block_types, Varying varying) {
   const Neighbors nb = neighbors_of(c);
+  if (varying == Varying::both) check_arrays(static_cast<int>(nb.destinations.size()), {{"sendcounts", sendcounts}});
+  if (varying != Varying::none) check_arrays(static_cast<int>(nb.sources.size()), {{"recvcounts", recvcounts}});
   Collective d = named(name, Collective::kNoRoot, MPI_OP_NULL);
   d.neighborhood = true;
   d.cartesian = nb.cartesian;
   // A block of an MPI_PROC_NULL neighbour is sent nowhere: no signature (the body checks its datatype).
-  auto blocks = [&](const std::vector<int>& peers, int count, const int counts[], const MPI_Datatype types[]) {
+  auto blocks = [&](bool send, const std::vector<int>& peers, int count, const int counts[],
+                    const MPI_Datatype types[]) {
+    if (per_block_types) check_arrays(static_cast<int>(peers.size()), {{send ? "sendtypes" : "recvtypes", types}});
     std::vector<Collective::Block> out;
     for (std::size_t i = 0; i < peers.size(); ++i) {
       const int n = counts ? counts[i] : count;
@@ -1068,8 +1072,8 @@ Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int
     }
     return out;
   };
-  d.sends = blocks(nb.destinations, sendcount, sendcounts, sendtypes);
-  d.recvs = blocks(nb.sources, recvcount, recvcounts, recvtypes);
+  d.sends = blocks(true, nb.destinations, sendcount, sendcounts, sendtypes);
+  d.recvs = blocks(false, nb.sources, recvcount, recvcounts, recvtypes);
   auto text = [&](const char* what, int count, const int counts[], const MPI_Datatype types[], std::size_t n) {
     if (!counts) return fmt::format("{}count={}, {}", what, count, type_text(rs, types[0]));
     return fmt::format("{}counts={}", what, blocks_text(rs, counts, static_cast<int>(n), types, per_block_types));

@@ -113,11 +113,13 @@ Collective describe_reduce_scatter_block(RankState& rs, const Comm& c, const cha
 
 /// The neighborhood collectives: the block sent to each destination and received from each source
 /// of the communicator's topology (`sendtypes` and `recvtypes` of one entry each unless
-/// `per_block_types`, MPI_Neighbor_alltoallw); `sendcounts` of null: `sendcount` to every one
-/// (allgather), `recvcounts` of null: `recvcount` from every one.
+/// `per_block_types`, MPI_Neighbor_alltoallw). The sides `varying` names take their counts from
+/// the user's arrays, which must not be null (MPI_ERR_ARG); on the others `sendcounts` or
+/// `recvcounts` is null and `sendcount` or `recvcount` goes to or comes from every neighbour.
+enum class Varying { none, recvs, both };
 Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int sendcount, const int sendcounts[],
                              const MPI_Datatype sendtypes[], int recvcount, const int recvcounts[],
-                             const MPI_Datatype recvtypes[], bool per_block_types);
+                             const MPI_Datatype recvtypes[], bool per_block_types, Varying varying = Varying::none);
 
 /// The arguments of a collective, printed as reports name them.
 std::string type_text(RankState& rs, MPI_Datatype t);

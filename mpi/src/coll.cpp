@@ -206,8 +206,8 @@ CallShape reduction_shape(const Comm& c, std::size_t bytes, const MpiReduction& 
           .builtin_op = m.builtin};
 }
 
-std::vector<std::size_t> scaled(const int* v, int n, std::size_t unit) {
-  check_arrays(n, {v});
+std::vector<std::size_t> scaled(const int* v, const char* name, int n, std::size_t unit) {
+  check_arrays(n, {{name, v}});
   std::vector<std::size_t> out(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     if (v[i] < 0) throw MpiError{MPI_ERR_COUNT, fmt::format("count or displacement {} (entry {}) is negative", v[i], i)};
@@ -235,11 +235,13 @@ struct Blocks {
   const int* udispls = nullptr;
   const Type* t = nullptr;
 
-  Blocks(void* buf, const int* c, const int* d, int n, const Type& type, bool load)
+  // `names`: the user's names of c and d (recvcounts, displs; sendcounts, sdispls; ...).
+  Blocks(void* buf, const int* c, const int* d, std::pair<const char*, const char*> names, int n, const Type& type,
+         bool load)
       : user(buf), ucounts(c), udispls(d), t(&type) {
-    counts = scaled(c, n, type.size);
+    counts = scaled(c, names.first, n, type.size);
     if (type.contiguous()) {
-      displs = scaled(d, n, type.extent);
+      displs = scaled(d, names.second, n, type.extent);
       std::size_t end = 0;
       for (int i = 0; i < n; ++i) end = std::max(end, displs[static_cast<std::size_t>(i)] + counts[static_cast<std::size_t>(i)]);
       span = {bytes(buf), end};
@@ -463,7 +465,9 @@ void mpi::scatterv(RankState& rs, Comm& c, const void* sendbuf, const int sendco
   check_root(c, root);
   const bool am_root = c.rank == root, in_place = am_root && recvbuf == MPI_IN_PLACE;
   std::optional<Blocks> b;
-  if (am_root) b.emplace(const_cast<void*>(sendbuf), sendcounts, displs, c.size, committed(rs, sendtype), true);
+  if (am_root)
+    b.emplace(const_cast<void*>(sendbuf), sendcounts, displs, std::pair("sendcounts", "displs"), c.size,
+              committed(rs, sendtype), true);
   std::vector<std::byte> own;
   if (in_place) {
     own.resize(b->counts[static_cast<std::size_t>(root)]);
@@ -500,7 +504,7 @@ void mpi::gatherv(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MP
     algorithms::gatherv_direct(*rs.proc, c.coll, root, s.span(), {}, {}, {});
     return;
   }
-  Blocks b(recvbuf, recvcounts, displs, c.size, committed(rs, recvtype), in_place);
+  Blocks b(recvbuf, recvcounts, displs, {"recvcounts", "displs"}, c.size, committed(rs, recvtype), in_place);
   const auto me = static_cast<std::size_t>(root);
   std::vector<std::byte> own;
   if (in_place) {
@@ -551,7 +555,8 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 void mpi::allgatherv(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype) {
-  Blocks b(recvbuf, recvcounts, displs, c.size, committed(rs, recvtype), sendbuf == MPI_IN_PLACE);
+  Blocks b(recvbuf, recvcounts, displs, {"recvcounts", "displs"}, c.size, committed(rs, recvtype),
+           sendbuf == MPI_IN_PLACE);
   const auto me = static_cast<std::size_t>(c.rank);
   place_own_block(rs, sendbuf, sendcount, sendtype, b.span.subspan(b.displs[me], b.counts[me]));
   algorithms::allgatherv_ring(*rs.proc, c.coll, b.span, b.counts, b.displs);
@@ -606,12 +611,14 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 void mpi::alltoallv(RankState& rs, Comm& c, const void* sendbuf, const int sendcounts[], const int sdispls[],
                     MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                     MPI_Datatype recvtype) {
-  Blocks r(recvbuf, recvcounts, rdispls, c.size, committed(rs, recvtype), sendbuf == MPI_IN_PLACE);
+  Blocks r(recvbuf, recvcounts, rdispls, {"recvcounts", "rdispls"}, c.size, committed(rs, recvtype),
+           sendbuf == MPI_IN_PLACE);
   if (sendbuf == MPI_IN_PLACE) {
     const std::vector<std::byte> copy(r.span.begin(), r.span.end());
     algorithms::alltoallv_pairwise(*rs.proc, c.coll, copy, r.counts, r.displs, r.span, r.counts, r.displs);
   } else {
-    Blocks s(const_cast<void*>(sendbuf), sendcounts, sdispls, c.size, committed(rs, sendtype), true);
+    Blocks s(const_cast<void*>(sendbuf), sendcounts, sdispls, {"sendcounts", "sdispls"}, c.size,
+             committed(rs, sendtype), true);
     algorithms::alltoallv_pairwise(*rs.proc, c.coll, s.span, s.counts, s.displs, r.span, r.counts, r.displs);
   }
   r.store();
@@ -655,6 +662,9 @@ void mpi::alltoallw(RankState& rs, Comm& c, const void* sendbuf, const int sendc
       pack(cbytes(buf) + displs[i], counts[i], committed(rs, types[i]),
            std::span(side.packed).subspan(side.displs[i], side.counts[i]));
   };
+  // (The counts and types were checked with the call's description.)
+  check_arrays(c.size, {{"rdispls", rdispls}});
+  if (!in_place) check_arrays(c.size, {{"sdispls", sdispls}});
   Side r = layout(recvcounts, recvtypes);
   Side s = in_place ? r : layout(sendcounts, sendtypes);
   if (in_place) load(s, recvbuf, recvcounts, rdispls, recvtypes);
@@ -757,7 +767,7 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 void mpi::reduce_scatter(RankState& rs, Comm& c, const void* sendbuf, void* recvbuf, const int recvcounts[],
                          MPI_Datatype datatype, MPI_Op op) {
   const Type& t = committed(rs, datatype);
-  const std::vector<std::size_t> counts = scaled(recvcounts, c.size, t.size);
+  const std::vector<std::size_t> counts = scaled(recvcounts, "recvcounts", c.size, t.size);
   int total = 0;
   for (int i = 0; i < c.size; ++i) total += recvcounts[i];
   const MpiReduction m = mpi_reduction(rs, op, datatype, t);

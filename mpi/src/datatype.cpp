@@ -89,7 +89,7 @@ int hindexed(const char* name, int count, const int blocklengths[], const MPI_Ai
              MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
-    check_arrays(count, {blocklengths, displacements});
+    check_arrays(count, {{"array_of_blocklengths", blocklengths}, {"array_of_displacements", displacements}});
     check_out(newtype, "newtype");
     Type t = blocks_of(type_of(rs, oldtype), count, blocklengths, 0, displacements, 1);
     std::vector<int> ints{count};
@@ -103,7 +103,9 @@ int structure(const char* name, int count, const int blocklengths[], const MPI_A
               const MPI_Datatype types[], MPI_Datatype* newtype) {
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
-    check_arrays(count, {blocklengths, displacements, types});
+    check_arrays(count, {{"array_of_blocklengths", blocklengths},
+                         {"array_of_displacements", displacements},
+                         {"array_of_types", types}});
     check_out(newtype, "newtype");
     std::vector<Placement> parts;
     std::vector<std::shared_ptr<const Type>> inner;
@@ -244,7 +246,7 @@ int MPI_Type_indexed(int count, const int blocklengths[], const int displacement
                      MPI_Datatype* newtype) {
   return call("MPI_Type_indexed", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
-    check_arrays(count, {blocklengths, displacements});
+    check_arrays(count, {{"array_of_blocklengths", blocklengths}, {"array_of_displacements", displacements}});
     check_out(newtype, "newtype");
     const Type& old = type_of(rs, oldtype);
     Type t = blocks_of(old, count, blocklengths, 0, displacements, old.extent);
@@ -269,7 +271,7 @@ int MPI_Type_create_indexed_block(int count, int blocklength, const int displace
                                   MPI_Datatype* newtype) {
   return call("MPI_Type_create_indexed_block", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
-    check_arrays(count, {displacements});
+    check_arrays(count, {{"array_of_displacements", displacements}});
     check_out(newtype, "newtype");
     const Type& old = type_of(rs, oldtype);
     Type t = blocks_of(old, count, nullptr, blocklength, displacements, old.extent);
@@ -283,7 +285,7 @@ int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint di
                                    MPI_Datatype* newtype) {
   return call("MPI_Type_create_hindexed_block", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
-    check_arrays(count, {displacements});
+    check_arrays(count, {{"array_of_displacements", displacements}});
     check_out(newtype, "newtype");
     Type t = blocks_of(type_of(rs, oldtype), count, nullptr, blocklength, displacements, 1);
     *newtype = add(rs, std::move(t), MPI_COMBINER_HINDEXED_BLOCK, {count, blocklength},
@@ -307,7 +309,7 @@ int MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
     check_out(newtype, "newtype");
     check_order(order);
     if (ndims <= 0) throw MpiError{MPI_ERR_ARG, fmt::format("{} dimensions: at least one is needed", ndims)};
-    check_arrays(ndims, {sizes, subsizes, starts});
+    check_arrays(ndims, {{"array_of_sizes", sizes}, {"array_of_subsizes", subsizes}, {"array_of_starts", starts}});
     for (int d = 0; d < ndims; ++d)
       if (sizes[d] <= 0 || subsizes[d] <= 0 || starts[d] < 0 || starts[d] + subsizes[d] > sizes[d])
         throw MpiError{MPI_ERR_ARG, fmt::format("dimension {}: subarray of {} from {} does not fit {} elements (or is "
@@ -328,7 +330,10 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], co
     check_out(newtype, "newtype");
     check_order(order);
     if (ndims <= 0) throw MpiError{MPI_ERR_ARG, fmt::format("{} dimensions: at least one is needed", ndims)};
-    check_arrays(ndims, {gsizes, distribs, dargs, psizes});
+    check_arrays(ndims, {{"array_of_gsizes", gsizes},
+                         {"array_of_distribs", distribs},
+                         {"array_of_dargs", dargs},
+                         {"array_of_psizes", psizes}});
     long long procs = 1;
     for (int d = 0; d < ndims; ++d) {
       if (gsizes[d] <= 0 || psizes[d] <= 0)

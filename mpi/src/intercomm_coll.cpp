@@ -65,6 +65,16 @@ Piece vblock(RankState& rs, const void* buf, const int counts[], const int displ
   return {i, at(buf, static_cast<std::size_t>(displs[i]) * extent(rs, type)), counts[i], type};
 }
 
+// The blocks of a v-collective's buffer, one per rank of the other group; `names`: the user's
+// names of the two arrays.
+std::vector<Piece> vblocks(RankState& rs, const Comm& c, const void* buf, const int counts[], const int displs[],
+                           MPI_Datatype type, std::pair<const char*, const char*> names) {
+  check_arrays(c.remote_size, {{names.first, counts}, {names.second, displs}});
+  std::vector<Piece> out;
+  for (int i = 0; i < c.remote_size; ++i) out.push_back(vblock(rs, buf, counts, displs, type, i));
+  return out;
+}
+
 // Posts every send and receive between this process and the remote group, then completes them
 // all: packed sends, receives unpacked into place. A message longer than its block is
 // MPI_ERR_TRUNCATE.
@@ -177,9 +187,7 @@ void inter_gatherv_body(RankState& rs, Comm& c, const void* sendbuf, int sendcou
   const InterRole role = inter_role(c, root);
   if (role == InterRole::member) transfer(rs, c, {{root, sendbuf, sendcount, sendtype}}, {});
   if (role != InterRole::root) return;
-  std::vector<Piece> recvs;
-  for (int i = 0; i < c.remote_size; ++i) recvs.push_back(vblock(rs, recvbuf, recvcounts, displs, recvtype, i));
-  transfer(rs, c, {}, recvs);
+  transfer(rs, c, {}, vblocks(rs, c, recvbuf, recvcounts, displs, recvtype, {"recvcounts", "displs"}));
 }
 
 void inter_scatter_body(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -197,9 +205,7 @@ void inter_scatterv_body(RankState& rs, Comm& c, const void* sendbuf, const int 
   const InterRole role = inter_role(c, root);
   if (role == InterRole::member) transfer(rs, c, {}, {{root, recvbuf, recvcount, recvtype}});
   if (role != InterRole::root) return;
-  std::vector<Piece> sends;
-  for (int i = 0; i < c.remote_size; ++i) sends.push_back(vblock(rs, sendbuf, sendcounts, displs, sendtype, i));
-  transfer(rs, c, sends, {});
+  transfer(rs, c, vblocks(rs, c, sendbuf, sendcounts, displs, sendtype, {"sendcounts", "displs"}), {});
 }
 
 // Each process sends its block to every process of the other group and receives theirs, in rank
@@ -218,12 +224,9 @@ void inter_allgather_body(RankState& rs, Comm& c, const void* sendbuf, int sendc
 void inter_allgatherv_body(RankState& rs, Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                            void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype) {
   no_in_place(sendbuf);
-  std::vector<Piece> sends, recvs;
-  for (int i = 0; i < c.remote_size; ++i) {
-    sends.push_back({i, sendbuf, sendcount, sendtype});
-    recvs.push_back(vblock(rs, recvbuf, recvcounts, displs, recvtype, i));
-  }
-  transfer(rs, c, sends, recvs);
+  std::vector<Piece> sends;
+  for (int i = 0; i < c.remote_size; ++i) sends.push_back({i, sendbuf, sendcount, sendtype});
+  transfer(rs, c, sends, vblocks(rs, c, recvbuf, recvcounts, displs, recvtype, {"recvcounts", "displs"}));
 }
 
 // Block j of the send buffer goes to rank j of the other group; block j of the receive buffer
@@ -243,11 +246,8 @@ void inter_alltoallv_body(RankState& rs, Comm& c, const void* sendbuf, const int
                           MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                           MPI_Datatype recvtype) {
   no_in_place(sendbuf);
-  std::vector<Piece> sends, recvs;
-  for (int i = 0; i < c.remote_size; ++i) {
-    sends.push_back(vblock(rs, sendbuf, sendcounts, sdispls, sendtype, i));
-    recvs.push_back(vblock(rs, recvbuf, recvcounts, rdispls, recvtype, i));
-  }
+  const std::vector<Piece> sends = vblocks(rs, c, sendbuf, sendcounts, sdispls, sendtype, {"sendcounts", "sdispls"});
+  const std::vector<Piece> recvs = vblocks(rs, c, recvbuf, recvcounts, rdispls, recvtype, {"recvcounts", "rdispls"});
   transfer(rs, c, sends, recvs);
 }
 
@@ -256,6 +256,8 @@ void inter_alltoallw_body(RankState& rs, Comm& c, const void* sendbuf, const int
                           const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[],
                           const MPI_Datatype recvtypes[]) {
   no_in_place(sendbuf);
+  // (The counts and types were checked with the call's description.)
+  check_arrays(c.remote_size, {{"sdispls", sdispls}, {"rdispls", rdispls}});
   std::vector<Piece> sends, recvs;
   for (int i = 0; i < c.remote_size; ++i) {
     sends.push_back({i, static_cast<const std::byte*>(sendbuf) + sdispls[i], sendcounts[i], sendtypes[i]});

@@ -99,9 +99,11 @@ std::vector<Block> regular(const std::vector<int>& peers, const void* buf, int c
   return out;
 }
 
-// Blocks of a v-layout: block i of counts[i] elements of t at displs[i] * extent.
+// Blocks of a v-layout: block i of counts[i] elements of t at displs[i] * extent. `names`: the
+// user's names of the two arrays.
 std::vector<Block> varying(RankState& rs, const std::vector<int>& peers, const void* buf, const int counts[],
-                           const int displs[], MPI_Datatype type) {
+                           const int displs[], MPI_Datatype type, std::pair<const char*, const char*> names) {
+  check_arrays(static_cast<int>(peers.size()), {{names.first, counts}, {names.second, displs}});
   std::vector<Block> out;
   for (std::size_t i = 0; i < peers.size(); ++i) {
     const Type& t = checked(rs, counts[i], type);
@@ -134,7 +136,8 @@ void allgatherv_body(RankState& rs, const Comm& c, const void* sendbuf, int send
   const Neighbors nb = neighbors_of(c);
   no_in_place(sendbuf);
   const std::vector<Block> sends = same_block(rs, nb.destinations, sendbuf, sendcount, sendtype);
-  exchange(rs, c, nb.cartesian, sends, varying(rs, nb.sources, recvbuf, recvcounts, displs, recvtype));
+  exchange(rs, c, nb.cartesian, sends,
+           varying(rs, nb.sources, recvbuf, recvcounts, displs, recvtype, {"recvcounts", "displs"}));
 }
 
 void alltoall_body(RankState& rs, const Comm& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -150,8 +153,9 @@ void alltoallv_body(RankState& rs, const Comm& c, const void* sendbuf, const int
                     MPI_Datatype recvtype) {
   const Neighbors nb = neighbors_of(c);
   no_in_place(sendbuf);
-  exchange(rs, c, nb.cartesian, varying(rs, nb.destinations, sendbuf, sendcounts, sdispls, sendtype),
-           varying(rs, nb.sources, recvbuf, recvcounts, rdispls, recvtype));
+  exchange(rs, c, nb.cartesian,
+           varying(rs, nb.destinations, sendbuf, sendcounts, sdispls, sendtype, {"sendcounts", "sdispls"}),
+           varying(rs, nb.sources, recvbuf, recvcounts, rdispls, recvtype, {"recvcounts", "rdispls"}));
 }
 
 void alltoallw_body(RankState& rs, const Comm& c, const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -160,15 +164,18 @@ void alltoallw_body(RankState& rs, const Comm& c, const void* sendbuf, const int
   const Neighbors nb = neighbors_of(c);
   no_in_place(sendbuf);
   // Displacements in bytes, each block its own datatype.
-  auto blocks = [&](const std::vector<int>& peers, const void* buf, const int counts[], const MPI_Aint displs[],
-                    const MPI_Datatype types[]) {
+  auto blocks = [&](bool send, const std::vector<int>& peers, const void* buf, const int counts[],
+                    const MPI_Aint displs[], const MPI_Datatype types[]) {
+    check_arrays(static_cast<int>(peers.size()), {{send ? "sendcounts" : "recvcounts", counts},
+                                                  {send ? "sdispls" : "rdispls", displs},
+                                                  {send ? "sendtypes" : "recvtypes", types}});
     std::vector<Block> out;
     for (std::size_t i = 0; i < peers.size(); ++i)
       out.push_back({peers[i], at(buf, displs[i]), counts[i], &checked(rs, counts[i], types[i])});
     return out;
   };
-  exchange(rs, c, nb.cartesian, blocks(nb.destinations, sendbuf, sendcounts, sdispls, sendtypes),
-           blocks(nb.sources, recvbuf, recvcounts, rdispls, recvtypes));
+  exchange(rs, c, nb.cartesian, blocks(true, nb.destinations, sendbuf, sendcounts, sdispls, sendtypes),
+           blocks(false, nb.sources, recvbuf, recvcounts, rdispls, recvtypes));
 }
 
 }  // namespace
@@ -219,7 +226,7 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sen
   return call("MPI_Neighbor_allgatherv", comm, [&](RankState& rs) {
     check_collective(rs, comm,
                      describe_neighbor(rs, comm_of(rs, comm), "MPI_Neighbor_allgatherv", sendcount, nullptr, &sendtype,
-                                       0, recvcounts, &recvtype, false));
+                                       0, recvcounts, &recvtype, false, Varying::recvs));
     allgatherv_body(rs, comm_of(rs, comm), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
   });
 }
@@ -227,16 +234,17 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sen
 int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Ineighbor_allgatherv", comm, request,
-      {[=](RankState& rs, Comm& c) {
-         allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-       },
-       {},
-       [=](RankState& rs, const Comm& c, const char* name) {
-         return describe_neighbor(rs, c, name, sendcount, nullptr, &sendtype, 0, recvcounts, &recvtype, false);
-       },
-       true});
+  return start_nonblocking("MPI_Ineighbor_allgatherv", comm, request,
+                           {[=](RankState& rs, Comm& c) {
+                              allgatherv_body(rs, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                              recvtype);
+                            },
+                            {},
+                            [=](RankState& rs, const Comm& c, const char* name) {
+                              return describe_neighbor(rs, c, name, sendcount, nullptr, &sendtype, 0, recvcounts,
+                                                       &recvtype, false, Varying::recvs);
+                            },
+                            true});
 }
 
 int MPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -249,7 +257,7 @@ int MPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatyp
                           {},
                           [=](RankState& rs, const Comm& c, const char* name) {
                             return describe_neighbor(rs, c, name, sendcount, nullptr, &sendtype, 0, recvcounts,
-                                                     &recvtype, false);
+                                                     &recvtype, false, Varying::recvs);
                           },
                           true});
 }
@@ -296,7 +304,7 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
   return call("MPI_Neighbor_alltoallv", comm, [&](RankState& rs) {
     check_collective(rs, comm,
                      describe_neighbor(rs, comm_of(rs, comm), "MPI_Neighbor_alltoallv", 0, sendcounts, &sendtype, 0,
-                                       recvcounts, &recvtype, false));
+                                       recvcounts, &recvtype, false, Varying::both));
     alltoallv_body(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                    recvtype);
   });
@@ -305,31 +313,33 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const in
 int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                             void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                             MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      "MPI_Ineighbor_alltoallv", comm, request,
-      {[=](RankState& rs, Comm& c) {
-         alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-       },
-       {},
-       [=](RankState& rs, const Comm& c, const char* name) {
-         return describe_neighbor(rs, c, name, 0, sendcounts, &sendtype, 0, recvcounts, &recvtype, false);
-       },
-       true});
+  return start_nonblocking("MPI_Ineighbor_alltoallv", comm, request,
+                           {[=](RankState& rs, Comm& c) {
+                              alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                             rdispls, recvtype);
+                            },
+                            {},
+                            [=](RankState& rs, const Comm& c, const char* name) {
+                              return describe_neighbor(rs, c, name, 0, sendcounts, &sendtype, 0, recvcounts, &recvtype,
+                                                       false, Varying::both);
+                            },
+                            true});
 }
 
 int MPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info, MPI_Request* request) {
-  return init_persistent(
-      "MPI_Neighbor_alltoallv_init", comm, request,
-      {[=](RankState& rs, Comm& c) {
-         alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
-       },
-       {},
-       [=](RankState& rs, const Comm& c, const char* name) {
-         return describe_neighbor(rs, c, name, 0, sendcounts, &sendtype, 0, recvcounts, &recvtype, false);
-       },
-       true});
+  return init_persistent("MPI_Neighbor_alltoallv_init", comm, request,
+                         {[=](RankState& rs, Comm& c) {
+                            alltoallv_body(rs, c, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                           recvtype);
+                          },
+                          {},
+                          [=](RankState& rs, const Comm& c, const char* name) {
+                            return describe_neighbor(rs, c, name, 0, sendcounts, &sendtype, 0, recvcounts, &recvtype,
+                                                     false, Varying::both);
+                          },
+                          true});
 }
 
 int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -338,7 +348,7 @@ int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MP
   return call("MPI_Neighbor_alltoallw", comm, [&](RankState& rs) {
     check_collective(rs, comm,
                      describe_neighbor(rs, comm_of(rs, comm), "MPI_Neighbor_alltoallw", 0, sendcounts, sendtypes, 0,
-                                       recvcounts, recvtypes, true));
+                                       recvcounts, recvtypes, true, Varying::both));
     alltoallw_body(rs, comm_of(rs, comm), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                    recvtypes);
   });
@@ -355,7 +365,7 @@ int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const M
        },
        {},
        [=](RankState& rs, const Comm& c, const char* name) {
-         return describe_neighbor(rs, c, name, 0, sendcounts, sendtypes, 0, recvcounts, recvtypes, true);
+         return describe_neighbor(rs, c, name, 0, sendcounts, sendtypes, 0, recvcounts, recvtypes, true, Varying::both);
        },
        true});
 }
@@ -371,7 +381,7 @@ int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], con
        },
        {},
        [=](RankState& rs, const Comm& c, const char* name) {
-         return describe_neighbor(rs, c, name, 0, sendcounts, sendtypes, 0, recvcounts, recvtypes, true);
+         return describe_neighbor(rs, c, name, 0, sendcounts, sendtypes, 0, recvcounts, recvtypes, true, Varying::both);
        },
        true});
 }

@@ -175,7 +175,7 @@ int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf
              MPI_Comm comm) {
   return call("MPI_Pack", comm, [&](RankState& rs) {
     check_out(position, "position");
-    check_arrays(outsize, {outbuf});
+    check_arrays(outsize, {{"outbuf", outbuf}});
     const PackedData x = native_data(rs, comm, incount, datatype, outsize, *position, "output");
     pack(inbuf, x.count, x.t, {bytes_at(outbuf, *position), x.bytes});
     *position += static_cast<int>(x.bytes);
@@ -186,7 +186,7 @@ int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int o
                MPI_Comm comm) {
   return call("MPI_Unpack", comm, [&](RankState& rs) {
     check_out(position, "position");
-    check_arrays(insize, {inbuf});
+    check_arrays(insize, {{"inbuf", inbuf}});
     const PackedData x = native_data(rs, comm, outcount, datatype, insize, *position, "input");
     unpack({bytes_at(const_cast<void*>(inbuf), *position), x.bytes}, outbuf, x.count, x.t);
     *position += static_cast<int>(x.bytes);

@@ -183,7 +183,7 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
                     MPI_Comm* comm_cart) {
   return call("MPI_Cart_create", comm_old, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm_old);
-    check_arrays(ndims, {dims, periods});
+    check_arrays(ndims, {{"dims", dims}, {"periods", periods}});
     check_out(comm_cart, "comm_cart");
     auto t = cart_topology(c, ndims, dims, periods);
     const auto old = reorder ? place_cart(*rs.proc, c, t->dims, t->periods) : identity(grid_size(*t));
@@ -208,7 +208,7 @@ int MPI_Cartdim_get(MPI_Comm comm, int* ndims) {
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
   return call("MPI_Cart_get", comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
-    check_arrays(maxdims, {dims, periods, coords});
+    check_arrays(maxdims, {{"dims", dims}, {"periods", periods}, {"coords", coords}});
     const ProcessTopology& t = topology_of(c, MPI_CART);
     const std::vector<int> at = cart_coords(t.dims, c.rank);
     for (std::size_t i = 0; i < t.dims.size() && static_cast<int>(i) < maxdims; ++i) {
@@ -222,7 +222,7 @@ int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coor
 int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
   return call("MPI_Cart_rank", comm, [&](RankState& rs) {
     const ProcessTopology& t = topology_of(comm_of(rs, comm), MPI_CART);
-    check_arrays(static_cast<int>(t.dims.size()), {coords});
+    check_arrays(static_cast<int>(t.dims.size()), {{"coords", coords}});
     check_out(rank, "rank");
     const std::vector<int> at(coords, coords + t.dims.size());
     const int r = cart_rank(t.dims, t.periods, at);
@@ -238,7 +238,7 @@ int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
     const Comm& c = comm_of(rs, comm);
     const ProcessTopology& t = topology_of(c, MPI_CART);
     check_rank(c, rank);
-    check_arrays(maxdims, {coords});
+    check_arrays(maxdims, {{"coords", coords}});
     const std::vector<int> at = cart_coords(t.dims, rank);
     for (std::size_t i = 0; i < at.size() && static_cast<int>(i) < maxdims; ++i) coords[i] = at[i];
   });
@@ -263,7 +263,7 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   return call("MPI_Cart_sub", comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
     const ProcessTopology& t = topology_of(c, MPI_CART);
-    check_arrays(static_cast<int>(t.dims.size()), {remain_dims});
+    check_arrays(static_cast<int>(t.dims.size()), {{"remain_dims", remain_dims}});
     check_out(newcomm, "newcomm");
     auto sub = std::make_shared<ProcessTopology>();
     sub->kind = MPI_CART;
@@ -285,8 +285,8 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
                      MPI_Comm* comm_graph) {
   return call("MPI_Graph_create", comm_old, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm_old);
-    check_arrays(nnodes, {index});
-    check_arrays(nnodes > 0 ? index[nnodes - 1] : 0, {edges});
+    check_arrays(nnodes, {{"index", index}});
+    check_arrays(nnodes > 0 ? index[nnodes - 1] : 0, {{"edges", edges}});
     check_out(comm_graph, "comm_graph");
     auto t = graph_topology(c, nnodes, index, edges);
     const auto old = reorder ? place_graph(*rs.proc, c, graph_edges(*t)) : identity(nnodes);
@@ -426,7 +426,8 @@ void check_weights(const int* weights, int degree, const char* what) {
 
 void check_neighbors(const Comm& c, const int* ranks, int degree, const char* what) {
   if (degree < 0) throw MpiError{MPI_ERR_ARG, fmt::format("the {} degree {} is negative", what, degree)};
-  check_arrays(degree, {ranks});
+  const std::string array = std::string(what) + "s";  // sources, destinations
+  check_arrays(degree, {{array.c_str(), ranks}});
   for (int i = 0; i < degree; ++i)
     if (ranks[i] < 0 || ranks[i] >= c.size)
       throw MpiError{MPI_ERR_RANK, fmt::format("{} rank {} is out of range: the communicator has {} rank(s)", what,
@@ -568,7 +569,7 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
   return call("MPI_Dims_create", MPI_COMM_WORLD, [&](RankState&) {
     if (nnodes < 1 || ndims < 0)
       throw MpiError{MPI_ERR_ARG, fmt::format("nnodes {} or ndims {} is invalid", nnodes, ndims)};
-    check_arrays(ndims, {dims});
+    check_arrays(ndims, {{"dims", dims}});
     int left = nnodes, free_dims = 0;
     for (int i = 0; i < ndims; ++i) {
       if (dims[i] < 0) throw MpiError{MPI_ERR_ARG, fmt::format("dims[{}] = {} is negative", i, dims[i])};

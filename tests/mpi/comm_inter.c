@@ -57,6 +57,12 @@ static void queries(MPI_Comm ic) {
   CHECK_EQ(MPI_Send(&n, 1, MPI_INT, nr, 0, ic), MPI_ERR_RANK);
   CHECK_EQ(MPI_Scan(&n, &r, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
   CHECK_EQ(MPI_Bcast(&n, 1, MPI_INT, nr, ic), MPI_ERR_ROOT);
+  /* A v- or w-collective's null displacements, on every rank: refused before it communicates. */
+  int zeros[8] = {0};
+  MPI_Datatype ints[8] = {MPI_INT, MPI_INT, MPI_INT, MPI_INT, MPI_INT, MPI_INT, MPI_INT, MPI_INT};
+  CHECK_EQ(MPI_Allgatherv(&n, 0, MPI_INT, &r, zeros, NULL, MPI_INT, ic), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Alltoallv(&n, zeros, NULL, MPI_INT, &r, zeros, zeros, MPI_INT, ic), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Alltoallw(&n, zeros, zeros, ints, &r, zeros, NULL, ints, ic), MPI_ERR_ARG);
   MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL);
 }
 

@@ -106,6 +106,11 @@ int main(int argc, char** argv) {
   int zeros[64] = {0};
   CHECK_EQ(MPI_Alltoallv(four, zeros, NULL, MPI_INT, four, zeros, zeros, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG);
   CHECK_EQ(MPI_Allgatherv(four, 0, MPI_INT, four, NULL, zeros, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG);
+  MPI_Datatype ints[64];
+  for (int i = 0; i < 64; ++i) ints[i] = MPI_INT;
+  CHECK_EQ(MPI_Alltoallw(four, zeros, NULL, ints, four, zeros, zeros, ints, MPI_COMM_WORLD), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Alltoallw(four, zeros, zeros, ints, four, zeros, NULL, ints, MPI_COMM_WORLD), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Alltoallw(four, zeros, zeros, NULL, four, zeros, zeros, ints, MPI_COMM_WORLD), MPI_ERR_ARG);
   MPI_Comm cart = MPI_COMM_NULL;
   int dims[2] = {0, 0};
   CHECK_EQ(MPI_Cart_create(MPI_COMM_WORLD, 2, NULL, dims, 0, &cart), MPI_ERR_ARG);

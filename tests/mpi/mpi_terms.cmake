@@ -33,8 +33,8 @@ add_test(NAME mpi.terms.deadlock_collective COMMAND ${here}/expect_lines.sh 2
 # A rank that went past an error returned to it (MPI_ERRORS_RETURN): the report says which.
 add_test(NAME mpi.terms.deadlock_after_returned_error COMMAND ${here}/expect_lines.sh 2
          "  rank 4 waits in MPI_Scatterv on MPI_COMM_WORLD at mpi_terms.c:63 for rank\\(s\\) 3, finished"
-         "  rank 3 finished: the last error returned to it: MPI_Scatterv on MPI_COMM_WORLD at mpi_terms.c:63: an \
-array argument of 5 entries is a null pointer \\(invalid argument, error code 13\\)"
+         "  rank 3 finished: the last error returned to it: MPI_Scatterv on MPI_COMM_WORLD at mpi_terms.c:63: \
+sendcounts, an array of 5 entries, is a null pointer \\(invalid argument, error code 13\\)"
          -- ${ts} mpirun ${on_5} ${terms} refused)
 add_test(NAME mpi.terms.abort COMMAND ${here}/expect_lines.sh 7
          "touchstone mpirun: rank 2 called MPI_Abort\\(MPI_COMM_WORLD, error code 7\\) at mpi_terms.c:47; the run is \

@@ -1,7 +1,7 @@
 /* Errors of the topology functions and neighborhood collectives, under MPI_ERRORS_RETURN: each bad
  * call returns its MPI error class and changes nothing. With the argument "fatal", a query on a
- * communicator without a topology ends the run under the default handler (the test checks the
- * report). Run on 6 ranks or more. */
+ * communicator without a topology ends the run under the default handler, and with "fatal_dims" a
+ * Cartesian grid given no dims array (the test checks the report). Run on 6 ranks or more. */
 #include <string.h>
 
 #include "check.h"
@@ -12,6 +12,12 @@ int main(int argc, char** argv) {
   if (argc > 1 && strcmp(argv[1], "fatal") == 0) {
     int src, dst;
     MPI_Cart_shift(MPI_COMM_WORLD, 0, 1, &src, &dst);
+    return 1; /* not reached */
+  }
+  if (argc > 1 && strcmp(argv[1], "fatal_dims") == 0) {
+    const int periods[2] = {0, 0};
+    MPI_Comm cart;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, NULL, periods, 0, &cart);
     return 1; /* not reached */
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -65,6 +71,21 @@ int main(int argc, char** argv) {
     /* Every rank of the grid has a neighbour, whose block of two ints does not fit in one. */
     int two[8] = {0}, one[4];
     CHECK_EQ(MPI_Neighbor_allgather(two, 2, MPI_INT, one, 1, MPI_INT, cart), MPI_ERR_TRUNCATE);
+    /* The v- and w-forms' null count, displacement and type arrays (four entries: two neighbours in
+     * each dimension, MPI_PROC_NULL among them): MPI_ERR_ARG, at the call or, for the nonblocking
+     * form, at its completion. */
+    const int ones[4] = {1, 1, 1, 1}, at[4] = {0, 1, 2, 3};
+    const MPI_Aint bytes_at[4] = {0, 4, 8, 12};
+    const MPI_Datatype ints[4] = {MPI_INT, MPI_INT, MPI_INT, MPI_INT};
+    CHECK_EQ(MPI_Neighbor_allgatherv(buf, 1, MPI_INT, one, NULL, at, MPI_INT, cart), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Neighbor_allgatherv(buf, 1, MPI_INT, one, ones, NULL, MPI_INT, cart), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Neighbor_alltoallv(two, NULL, at, MPI_INT, one, ones, at, MPI_INT, cart), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Neighbor_alltoallv(two, ones, NULL, MPI_INT, one, ones, at, MPI_INT, cart), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Neighbor_alltoallw(two, ones, bytes_at, NULL, one, ones, bytes_at, ints, cart), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Neighbor_alltoallw(two, ones, bytes_at, ints, one, ones, NULL, ints, cart), MPI_ERR_ARG);
+    MPI_Request req;
+    CHECK_EQ(MPI_Ineighbor_allgatherv(buf, 1, MPI_INT, one, NULL, at, MPI_INT, cart, &req), MPI_SUCCESS);
+    CHECK_EQ(MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_ERR_ARG);
     MPI_Comm_free(&cart);
   }
 

@@ -26,5 +26,9 @@ add_test(NAME mpi.topo_map.torus4x4 COMMAND ${here}/expect.sh 0 "all checks pass
 add_test(NAME mpi.topo_errors.fatal COMMAND ${here}/expect.sh 2
          "MPI_Cart_shift on rank 0: the communicator has no Cartesian topology \\(invalid topology\\)"
          ${ts} mpirun --machine mesh:2x2 $<TARGET_FILE:mpi_test_topo_errors> fatal)
+# A null array argument is named as the standard names it.
+add_test(NAME mpi.topo_errors.fatal_null_array COMMAND ${here}/expect.sh 2
+         "MPI_Cart_create on rank 0: dims, an array of 2 entries, is a null pointer \\(invalid argument\\)"
+         ${ts} mpirun --machine mesh:2x2 $<TARGET_FILE:mpi_test_topo_errors> fatal_dims)
 add_test(NAME mpi.determinism.topo_neighbor COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_topo_neighbor> mesh:3x4)
 add_test(NAME mpi.determinism.topo_map COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_topo_map> mesh:4x4)
