@@ -481,9 +481,13 @@ Access check_target(RankState& rs, MPI_Win win, int target, MPI_Aint disp, int c
   return a;
 }
 
-const Type& check_local(RankState& rs, int count, MPI_Datatype dt) {
+// An origin or result buffer: its count, its datatype, and that it can be memory (a NULL one with
+// data is MPI_ERR_BUFFER before anything is posted, as for a send or a receive).
+const Type& check_local(RankState& rs, const void* buf, int count, MPI_Datatype dt) {
   check_count(count);
-  return committed(rs, dt);
+  const Type& t = committed(rs, dt);
+  check_buffer(buf, count, t);
+  return t;
 }
 
 void check_same_size(std::size_t origin, std::size_t target, const char* what) {
@@ -694,7 +698,7 @@ MPI_Request completed_request(RankState& rs) {
 
 void put(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp, int tcount,
          MPI_Datatype tdt, MPI_Win win, bool owned) {
-  const Type& ot = check_local(rs, ocount, odt);
+  const Type& ot = check_local(rs, origin, ocount, odt);
   const Access a = check_target(rs, win, target, disp, tcount, tdt);
   if (a.target == MPI_PROC_NULL) return;
   check_same_size(static_cast<std::size_t>(ocount) * ot.size, a.bytes, "origin buffer");
@@ -703,7 +707,7 @@ void put(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, int ta
 
 std::shared_ptr<PendingOp> get(RankState& rs, void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp,
                                int tcount, MPI_Datatype tdt, MPI_Win win) {
-  const Type& ot = check_local(rs, ocount, odt);
+  const Type& ot = check_local(rs, origin, ocount, odt);
   const Access a = check_target(rs, win, target, disp, tcount, tdt);
   if (a.target != MPI_PROC_NULL) check_same_size(static_cast<std::size_t>(ocount) * ot.size, a.bytes, "origin buffer");
   return fetch(rs, a, {}, disp, tcount, MPI_NO_OP, MPI_BYTE, origin, ocount, ot, AccessKind::get);
@@ -711,7 +715,7 @@ std::shared_ptr<PendingOp> get(RankState& rs, void* origin, int ocount, MPI_Data
 
 void accumulate(RankState& rs, const void* origin, int ocount, MPI_Datatype odt, int target, MPI_Aint disp, int tcount,
                 MPI_Datatype tdt, MPI_Op op, MPI_Win win, bool owned) {
-  const Type& ot = check_local(rs, ocount, odt);
+  const Type& ot = check_local(rs, origin, ocount, odt);
   const Access a = check_target(rs, win, target, disp, tcount, tdt);
   const std::size_t obytes = static_cast<std::size_t>(ocount) * ot.size;
   if (a.target == MPI_PROC_NULL || (a.bytes == 0 && obytes == 0)) return;  // nothing moves: no type to agree on
@@ -724,8 +728,8 @@ std::shared_ptr<PendingOp> get_accumulate(RankState& rs, const void* origin, int
                                           int rcount, MPI_Datatype rdt, int target, MPI_Aint disp, int tcount,
                                           MPI_Datatype tdt, MPI_Op op, MPI_Win win) {
   const bool origin_used = op != MPI_NO_OP;  // MPI_NO_OP ignores the origin buffer (MPI-3.1 11.3.4)
-  const Type& ot = origin_used ? check_local(rs, ocount, odt) : *predefined_type(MPI_BYTE);
-  const Type& rt = check_local(rs, rcount, rdt);
+  const Type& ot = origin_used ? check_local(rs, origin, ocount, odt) : *predefined_type(MPI_BYTE);
+  const Type& rt = check_local(rs, result, rcount, rdt);
   const Access a = check_target(rs, win, target, disp, tcount, tdt);
   const bool empty = a.bytes == 0 && static_cast<std::size_t>(rcount) * rt.size == 0 &&
                      (!origin_used || static_cast<std::size_t>(ocount) * ot.size == 0);
@@ -797,6 +801,7 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
     if (!t || t->base == MPI_DATATYPE_NULL || !t->contiguous())
       throw MpiError{MPI_ERR_TYPE, "MPI_Compare_and_swap takes a predefined integer, logical or byte datatype"};
     const Access a = check_target(rs, win, target_rank, target_disp, 1, datatype);
+    for (const void* buf : {origin_addr, compare_addr, static_cast<const void*>(result_addr)}) check_buffer(buf, 1, *t);
     if (a.target == MPI_PROC_NULL) return;
     std::vector<std::byte> body(2 * t->size);
     std::memcpy(body.data(), compare_addr, t->size);

@@ -121,6 +121,15 @@ static void error_handling(void) {
   CHECK_EQ(MPI_Put(&one, 1, MPI_INT, size, 0, 1, MPI_INT, win), MPI_ERR_RANK);
   CHECK_EQ(MPI_Put(&one, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win), MPI_SUCCESS);
   CHECK_EQ(MPI_Accumulate(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_OP_NULL, win), MPI_ERR_OP);
+  /* A NULL origin, compare or result buffer with data: MPI_ERR_BUFFER before anything is posted. */
+  int result = 0;
+  CHECK_EQ(MPI_Get(NULL, 1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Get_accumulate(&one, 1, MPI_INT, NULL, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Fetch_and_op(&one, NULL, MPI_INT, 0, 0, MPI_SUM, win), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Compare_and_swap(&one, NULL, &result, MPI_INT, 0, 0, win), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Compare_and_swap(&one, &one, NULL, MPI_INT, 0, 0, win), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Win_flush(0, win), MPI_SUCCESS);
+  CHECK_EQ(result, 0);
   CHECK_EQ(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win), MPI_ERR_RMA_SYNC);
   MPI_Win_unlock(0, win);
   /* Errors of window creation go to the communicator's handler. */
