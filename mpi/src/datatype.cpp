@@ -17,6 +17,7 @@
 #include "attributes.hpp"
 #include "call.hpp"
 #include "check.hpp"
+#include "request.hpp"
 #include "types.hpp"
 
 using namespace touchstone;
@@ -531,6 +532,8 @@ int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype 
   return call("MPI_Reduce_local", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);
     const Type& t = type_of(rs, datatype);
+    check_buffer(inbuf, count, t);
+    check_buffer(inoutbuf, count, t);
     bool commutative = true;
     const PackedReducer fn = packed_reducer(rs, op, datatype, t, commutative);
     const std::size_t n = ucount(count) * t.size;

@@ -61,6 +61,7 @@ void matched_probe(RankState& rs, int source, int tag, MPI_Comm comm, bool block
 // The receive of matched message *message into (buf, count, datatype), as a request; the handle
 // becomes MPI_MESSAGE_NULL. MPI_MESSAGE_NO_PROC gives a request complete at once.
 MPI_Request matched_receive(RankState& rs, void* buf, int count, MPI_Datatype datatype, MPI_Message* message) {
+  check_out(message, "message");
   check_count(count);
   committed(rs, datatype);
   std::unique_ptr<Req> q;
@@ -83,9 +84,12 @@ MPI_Request matched_receive(RankState& rs, void* buf, int count, MPI_Datatype da
   return new_req(rs, std::move(q));
 }
 
-MPI_Comm comm_of_message(MPI_Message m) {
+// The communicator whose error handler a call on *message reports to (MPI_COMM_WORLD for a null
+// pointer or an unknown handle, which matched_receive refuses).
+MPI_Comm comm_of_message(const MPI_Message* message) {
+  if (!message) return MPI_COMM_WORLD;
   RankState& rs = state("MPI_Mrecv");
-  const int i = m - 1;
+  const int i = *message - 1;
   if (i >= 0 && i < static_cast<int>(rs.messages.size()) && rs.messages[static_cast<std::size_t>(i)])
     return rs.messages[static_cast<std::size_t>(i)]->comm;
   return MPI_COMM_WORLD;
@@ -105,16 +109,15 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mess
 }
 
 int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
-  return call("MPI_Mrecv", comm_of_message(*message), [&](RankState& rs) {
+  return call("MPI_Mrecv", comm_of_message(message), [&](RankState& rs) {
     MPI_Request h = matched_receive(rs, buf, count, datatype, message);
     wait_one(rs, &h, status);
   });
 }
 
 int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
-  return call("MPI_Imrecv", comm_of_message(*message),
-              [&](RankState& rs) {
-                check_out(request, "request");
-                *request = matched_receive(rs, buf, count, datatype, message);
-              });
+  return call("MPI_Imrecv", comm_of_message(message), [&](RankState& rs) {
+    check_out(request, "request");
+    *request = matched_receive(rs, buf, count, datatype, message);
+  });
 }

@@ -101,6 +101,12 @@ int main(int argc, char** argv) {
   CHECK_EQ(MPI_Get_address(&v, NULL), MPI_ERR_ARG);
   CHECK_EQ(MPI_Pack(&v, 1, MPI_INT, four, (int)sizeof four, NULL, MPI_COMM_WORLD), MPI_ERR_ARG);
   CHECK_EQ(MPI_Pack(&v, 1, MPI_INT, NULL, 16, &position, MPI_COMM_WORLD), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Reduce_local(NULL, four, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Reduce_local(four, NULL, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Mrecv(&v, 1, MPI_INT, NULL, &status), MPI_ERR_ARG);
+  MPI_Request mreq = MPI_REQUEST_NULL;
+  CHECK_EQ(MPI_Imrecv(&v, 1, MPI_INT, NULL, &mreq), MPI_ERR_ARG);
+  CHECK_EQ(mreq, MPI_REQUEST_NULL);
   CHECK_EQ(position, 0);
   /* A v-collective's null count or displacement array, on every rank: refused before it communicates. */
   int zeros[64] = {0};
