@@ -3,6 +3,7 @@
 // interface; internal to libtouchstone_mpi.so.
 #pragma once
 #include <climits>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 
@@ -25,7 +26,7 @@ struct ArrayArgument {
   const char* name;
   const void* array;
 };
-inline void check_arrays(int n, std::initializer_list<ArrayArgument> arrays) {
+inline void check_arrays(std::int64_t n, std::initializer_list<ArrayArgument> arrays) {
   if (n > 0)
     for (const ArrayArgument& a : arrays)
       if (!a.array)

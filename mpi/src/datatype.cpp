@@ -424,6 +424,9 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
       throw MpiError{MPI_ERR_ARG, fmt::format("the arrays hold {}/{}/{} entries; the contents need {}/{}/{}",
                                               max_integers, max_addresses, max_datatypes, t.ints.size(),
                                               t.aints.size(), t.inner.size())};
+    check_arrays(static_cast<std::int64_t>(t.ints.size()), {{"array_of_integers", array_of_integers}});
+    check_arrays(static_cast<std::int64_t>(t.aints.size()), {{"array_of_addresses", array_of_addresses}});
+    check_arrays(static_cast<std::int64_t>(t.inner.size()), {{"array_of_datatypes", array_of_datatypes}});
     std::copy(t.ints.begin(), t.ints.end(), array_of_integers);
     std::copy(t.aints.begin(), t.aints.end(), array_of_addresses);
     // Copied first: adding types may move the table `t` lives in.

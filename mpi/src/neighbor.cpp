@@ -35,6 +35,16 @@ struct Block {
 
 const std::byte* at(const void* base, std::int64_t offset) { return static_cast<const std::byte*>(base) + offset; }
 
+// The blocks of the buffer at `buf`, checked: a NULL buffer (MPI_BOTTOM) with data for a neighbour
+// that is not MPI_PROC_NULL is MPI_ERR_BUFFER unless the type's displacements are addresses
+// (check_buffer), before anything is posted, as in point-to-point calls.
+std::vector<Block> checked_blocks(std::vector<Block> blocks, const void* buf) {
+  if (!buf)
+    for (const Block& b : blocks)
+      if (b.peer != MPI_PROC_NULL) check_buffer(buf, b.count, *b.type);
+  return blocks;
+}
+
 // Posts every receive (in source order), then every send (in destination order), and completes
 // them all. Between two ranks, blocks of one tag match in order (the k-th block one rank sends
 // another lands in the k-th receive slot from it); on a Cartesian grid each direction has its own
@@ -96,7 +106,7 @@ std::vector<Block> regular(const std::vector<int>& peers, const void* buf, int c
   for (std::size_t i = 0; i < peers.size(); ++i)
     out.push_back(
         {peers[i], at(buf, static_cast<std::int64_t>(i) * count * static_cast<std::int64_t>(t.extent)), count, &t});
-  return out;
+  return checked_blocks(std::move(out), buf);
 }
 
 // Blocks of a v-layout: block i of counts[i] elements of t at displs[i] * extent. `names`: the
@@ -110,7 +120,7 @@ std::vector<Block> varying(RankState& rs, const std::vector<int>& peers, const v
     out.push_back(
         {peers[i], at(buf, static_cast<std::int64_t>(displs[i]) * static_cast<std::int64_t>(t.extent)), counts[i], &t});
   }
-  return out;
+  return checked_blocks(std::move(out), buf);
 }
 
 // The one block of count elements of type at buf, to every peer (the allgather forms).
@@ -119,7 +129,7 @@ std::vector<Block> same_block(RankState& rs, const std::vector<int>& peers, cons
   const Type& t = checked(rs, count, type);
   std::vector<Block> out;
   for (int d : peers) out.push_back({d, at(buf, 0), count, &t});
-  return out;
+  return checked_blocks(std::move(out), buf);
 }
 
 // The bodies, shared by MPI_Neighbor_X, MPI_Ineighbor_X (a task) and MPI_Neighbor_X_init.
@@ -172,7 +182,7 @@ void alltoallw_body(RankState& rs, const Comm& c, const void* sendbuf, const int
     std::vector<Block> out;
     for (std::size_t i = 0; i < peers.size(); ++i)
       out.push_back({peers[i], at(buf, displs[i]), counts[i], &checked(rs, counts[i], types[i])});
-    return out;
+    return checked_blocks(std::move(out), buf);
   };
   exchange(rs, c, nb.cartesian, blocks(true, nb.destinations, sendbuf, sendcounts, sdispls, sendtypes),
            blocks(false, nb.sources, recvbuf, recvcounts, rdispls, recvtypes));

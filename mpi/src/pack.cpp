@@ -13,6 +13,7 @@
 #pragma GCC visibility pop
 
 #include "call.hpp"
+#include "request.hpp"
 #include "types.hpp"
 
 using namespace touchstone;
@@ -177,6 +178,7 @@ int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf
     check_out(position, "position");
     check_arrays(outsize, {{"outbuf", outbuf}});
     const PackedData x = native_data(rs, comm, incount, datatype, outsize, *position, "output");
+    check_buffer(inbuf, incount, x.t);
     pack(inbuf, x.count, x.t, {bytes_at(outbuf, *position), x.bytes});
     *position += static_cast<int>(x.bytes);
   });
@@ -188,6 +190,7 @@ int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int o
     check_out(position, "position");
     check_arrays(insize, {{"inbuf", inbuf}});
     const PackedData x = native_data(rs, comm, outcount, datatype, insize, *position, "input");
+    check_buffer(outbuf, outcount, x.t);
     unpack({bytes_at(const_cast<void*>(inbuf), *position), x.bytes}, outbuf, x.count, x.t);
     *position += static_cast<int>(x.bytes);
   });
@@ -205,7 +208,10 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) 
 int MPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf,
                       MPI_Aint outsize, MPI_Aint* position) {
   return call("MPI_Pack_external", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(position, "position");
+    check_arrays(outsize, {{"outbuf", outbuf}});
     const PackedData x = external_data(rs, datarep, incount, datatype, outsize, *position, "output");
+    check_buffer(inbuf, incount, x.t);
     std::vector<std::byte> native(x.count * x.t.size);
     pack(inbuf, x.count, x.t, native);
     convert_all(x, native.data(), bytes_at(outbuf, *position), true);
@@ -216,7 +222,10 @@ int MPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_
 int MPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position, void* outbuf,
                         int outcount, MPI_Datatype datatype) {
   return call("MPI_Unpack_external", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(position, "position");
+    check_arrays(insize, {{"inbuf", inbuf}});
     const PackedData x = external_data(rs, datarep, outcount, datatype, insize, *position, "input");
+    check_buffer(outbuf, outcount, x.t);
     std::vector<std::byte> native(x.count * x.t.size);
     convert_all(x, native.data(), bytes_at(const_cast<void*>(inbuf), *position), false);
     unpack(native, outbuf, x.count, x.t);

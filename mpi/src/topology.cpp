@@ -112,6 +112,8 @@ int grid_size(const ProcessTopology& t) {
 std::shared_ptr<ProcessTopology> graph_topology(const Comm& c, int nnodes, const int index[], const int edges[]) {
   if (nnodes < 0 || nnodes > c.size)
     throw MpiError{MPI_ERR_ARG, fmt::format("nnodes {} is not within 0 .. the communicator's size {}", nnodes, c.size)};
+  check_arrays(nnodes, {{"index", index}});
+  check_arrays(nnodes > 0 ? index[nnodes - 1] : 0, {{"edges", edges}});
   auto t = std::make_shared<ProcessTopology>();
   t->kind = MPI_GRAPH;
   for (int i = 0; i < nnodes; ++i) {
@@ -285,8 +287,6 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
                      MPI_Comm* comm_graph) {
   return call("MPI_Graph_create", comm_old, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm_old);
-    check_arrays(nnodes, {{"index", index}});
-    check_arrays(nnodes > 0 ? index[nnodes - 1] : 0, {{"edges", edges}});
     check_out(comm_graph, "comm_graph");
     auto t = graph_topology(c, nnodes, index, edges);
     const auto old = reorder ? place_graph(*rs.proc, c, graph_edges(*t)) : identity(nnodes);
@@ -297,6 +297,7 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
 int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank) {
   return call("MPI_Graph_map", comm, [&](RankState& rs) {
     const Comm& c = comm_of(rs, comm);
+    check_out(newrank, "newrank");
     const auto t = graph_topology(c, nnodes, index, edges);
     *newrank = new_rank_of(place_graph(*rs.proc, c, graph_edges(*t)), c.rank);
   });
@@ -305,6 +306,8 @@ int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[
 int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
   return call("MPI_Graphdims_get", comm, [&](RankState& rs) {
     const ProcessTopology& t = topology_of(comm_of(rs, comm), MPI_GRAPH);
+    check_out(nnodes, "nnodes");
+    check_out(nedges, "nedges");
     *nnodes = static_cast<int>(t.index.size());
     *nedges = static_cast<int>(t.edges.size());
   });
@@ -313,6 +316,8 @@ int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
   return call("MPI_Graph_get", comm, [&](RankState& rs) {
     const ProcessTopology& t = topology_of(comm_of(rs, comm), MPI_GRAPH);
+    check_arrays(std::min<std::int64_t>(static_cast<std::int64_t>(t.index.size()), maxindex), {{"index", index}});
+    check_arrays(std::min<std::int64_t>(static_cast<std::int64_t>(t.edges.size()), maxedges), {{"edges", edges}});
     std::copy_n(t.index.begin(), std::min<std::size_t>(t.index.size(), static_cast<std::size_t>(std::max(maxindex, 0))),
                 index);
     std::copy_n(t.edges.begin(), std::min<std::size_t>(t.edges.size(), static_cast<std::size_t>(std::max(maxedges, 0))),
@@ -325,6 +330,7 @@ int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
     const Comm& c = comm_of(rs, comm);
     const ProcessTopology& t = topology_of(c, MPI_GRAPH);
     check_rank(c, rank);
+    check_out(nneighbors, "nneighbors");
     *nneighbors = static_cast<int>(graph_neighbors(t, rank).size());
   });
 }
@@ -335,6 +341,8 @@ int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors
     const ProcessTopology& t = topology_of(c, MPI_GRAPH);
     check_rank(c, rank);
     const auto nb = graph_neighbors(t, rank);
+    check_arrays(std::min<std::int64_t>(static_cast<std::int64_t>(nb.size()), maxneighbors),
+                 {{"neighbors", neighbors}});
     std::copy_n(nb.begin(), std::min<std::size_t>(nb.size(), static_cast<std::size_t>(std::max(maxneighbors, 0))),
                 neighbors);
   });
@@ -507,6 +515,9 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
   return call("MPI_Dist_graph_neighbors_count", comm, [&](RankState& rs) {
     const ProcessTopology& t = topology_of(comm_of(rs, comm), MPI_DIST_GRAPH);
+    check_out(indegree, "indegree");
+    check_out(outdegree, "outdegree");
+    check_out(weighted, "weighted");
     *indegree = static_cast<int>(t.sources.size());
     *outdegree = static_cast<int>(t.destinations.size());
     *weighted = t.weighted;
@@ -519,12 +530,17 @@ int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int 
     const ProcessTopology& t = topology_of(comm_of(rs, comm), MPI_DIST_GRAPH);
     const auto in = std::min<std::size_t>(t.sources.size(), static_cast<std::size_t>(std::max(maxindegree, 0)));
     const auto out = std::min<std::size_t>(t.destinations.size(), static_cast<std::size_t>(std::max(maxoutdegree, 0)));
+    check_arrays(static_cast<std::int64_t>(in), {{"sources", sources}});
+    check_arrays(static_cast<std::int64_t>(out), {{"destinations", destinations}});
+    // MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are not null: a null weight array is the program's error.
+    const bool source_weights = t.weighted && sourceweights != MPI_UNWEIGHTED && sourceweights != MPI_WEIGHTS_EMPTY;
+    const bool dest_weights = t.weighted && destweights != MPI_UNWEIGHTED && destweights != MPI_WEIGHTS_EMPTY;
+    if (source_weights) check_arrays(static_cast<std::int64_t>(in), {{"sourceweights", sourceweights}});
+    if (dest_weights) check_arrays(static_cast<std::int64_t>(out), {{"destweights", destweights}});
     std::copy_n(t.sources.begin(), in, sources);
     std::copy_n(t.destinations.begin(), out, destinations);
-    if (t.weighted && sourceweights != MPI_UNWEIGHTED && sourceweights != MPI_WEIGHTS_EMPTY)
-      std::copy_n(t.source_weights.begin(), in, sourceweights);
-    if (t.weighted && destweights != MPI_UNWEIGHTED && destweights != MPI_WEIGHTS_EMPTY)
-      std::copy_n(t.dest_weights.begin(), out, destweights);
+    if (source_weights) std::copy_n(t.source_weights.begin(), in, sourceweights);
+    if (dest_weights) std::copy_n(t.dest_weights.begin(), out, destweights);
   });
 }
 

@@ -101,6 +101,16 @@ int main(int argc, char** argv) {
   CHECK_EQ(MPI_Get_address(&v, NULL), MPI_ERR_ARG);
   CHECK_EQ(MPI_Pack(&v, 1, MPI_INT, four, (int)sizeof four, NULL, MPI_COMM_WORLD), MPI_ERR_ARG);
   CHECK_EQ(MPI_Pack(&v, 1, MPI_INT, NULL, 16, &position, MPI_COMM_WORLD), MPI_ERR_ARG);
+  MPI_Aint at = 0;
+  CHECK_EQ(MPI_Pack_external("external32", &v, 1, MPI_INT, NULL, 16, &at), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Pack_external("external32", &v, 1, MPI_INT, four, 16, NULL), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Unpack_external("external32", NULL, 16, &at, &v, 1, MPI_INT), MPI_ERR_ARG);
+  CHECK_EQ(at, 0);
+  MPI_Datatype pair, inner;
+  MPI_Type_contiguous(2, MPI_INT, &pair);
+  CHECK_EQ(MPI_Type_get_contents(pair, 1, 0, 1, NULL, NULL, &inner), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Type_get_contents(pair, 1, 0, 1, four, NULL, NULL), MPI_ERR_ARG);
+  MPI_Type_free(&pair);
   CHECK_EQ(MPI_Reduce_local(NULL, four, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
   CHECK_EQ(MPI_Reduce_local(four, NULL, 4, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
   CHECK_EQ(MPI_Mrecv(&v, 1, MPI_INT, NULL, &status), MPI_ERR_ARG);

@@ -99,8 +99,17 @@ int main(int argc, char** argv) {
     MPI_Comm_set_errhandler(c2, MPI_ERRORS_RETURN);
     CHECK_EQ(MPI_Graph_neighbors_count(c2, 2, &n), MPI_ERR_RANK);
     CHECK_EQ(MPI_Cartdim_get(c2, &n), MPI_ERR_TOPOLOGY);
+    /* The queries' null outputs and arrays: MPI_ERR_ARG. */
+    int got[2];
+    CHECK_EQ(MPI_Graphdims_get(c2, NULL, &n), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Graph_get(c2, 2, 2, NULL, got), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Graph_get(c2, 2, 2, got, NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Graph_neighbors_count(c2, 0, NULL), MPI_ERR_ARG);
+    CHECK_EQ(MPI_Graph_neighbors(c2, 0, 2, NULL), MPI_ERR_ARG);
     MPI_Comm_free(&c2);
   }
+  CHECK_EQ(MPI_Graph_map(MPI_COMM_WORLD, 2, NULL, edges, &n), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Graph_map(MPI_COMM_WORLD, 2, index, edges, NULL), MPI_ERR_ARG);
 
   /* Distributed graphs: a neighbour outside the communicator, a negative degree or weight,
    * MPI_WEIGHTS_EMPTY with edges. */
@@ -120,6 +129,24 @@ int main(int argc, char** argv) {
   const int one = 1;
   CHECK_EQ(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &ok, &one, &nb, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c2),
            MPI_ERR_RANK);
+  /* A ring: the queries' null outputs and arrays, and a null receive buffer: MPI_ERR_ARG and
+   * MPI_ERR_BUFFER before anything is sent. */
+  const int from = (rank + size - 1) % size, to = (rank + 1) % size, weight_one = 1;
+  CHECK_EQ(
+      MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &from, &weight_one, 1, &to, &weight_one, MPI_INFO_NULL, 0, &c2),
+      MPI_SUCCESS);
+  MPI_Comm_set_errhandler(c2, MPI_ERRORS_RETURN);
+  int deg_in, deg_out, weighted, peer, weight, data = rank;
+  CHECK_EQ(MPI_Dist_graph_neighbors_count(c2, NULL, &deg_out, &weighted), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Dist_graph_neighbors_count(c2, &deg_in, &deg_out, &weighted), MPI_SUCCESS);
+  CHECK_EQ(weighted, 1);
+  CHECK_EQ(MPI_Dist_graph_neighbors(c2, 1, NULL, &weight, 1, &peer, &weight), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Dist_graph_neighbors(c2, 1, &peer, &weight, 1, NULL, &weight), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Dist_graph_neighbors(c2, 1, &peer, NULL, 1, &peer, &weight), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Neighbor_allgather(&data, 1, MPI_INT, NULL, 1, MPI_INT, c2), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Neighbor_allgather(&data, 1, MPI_INT, &peer, 1, MPI_INT, c2), MPI_SUCCESS);
+  CHECK_EQ(peer, from);
+  MPI_Comm_free(&c2);
 
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("topo_errors: all checks passed on %d ranks\n", size);
