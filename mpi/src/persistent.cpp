@@ -18,11 +18,14 @@ using namespace touchstone;
 using namespace touchstone::mpi;
 
 namespace {
-// A persistent request, inactive until MPI_Start posts `start` into it.
-void persistent(RankState& rs, MPI_Comm comm, int count, MPI_Datatype dt, int peer, int tag, bool recv,
-                std::function<void(RankState&, Req&)> start, MPI_Request* request) {
+// A persistent request, inactive until MPI_Start posts `start` into it. Its buffer is checked here
+// as MPI_Send's and MPI_Recv's are (`type`: the request's copy, null for MPI_PROC_NULL with
+// MPI_DATATYPE_NULL), so that a NULL buffer is reported by the call that was given it.
+void persistent(RankState& rs, MPI_Comm comm, const void* buf, int count, MPI_Datatype dt, const Type* type, int peer,
+                int tag, bool recv, std::function<void(RankState&, Req&)> start, MPI_Request* request) {
   check_out(request, "request");
   auto q = new_request(rs, comm, count, dt, peer, tag, recv);
+  if (type && peer != MPI_PROC_NULL) check_buffer(buf, count, *type);
   q->persistent = true;
   q->done = true;
   q->status = empty_status();
@@ -39,7 +42,7 @@ int send_init(const char* name, const void* buf, int count, MPI_Datatype dt, int
     const std::size_t bytes =
         type && type->contiguous() && count > 0 ? static_cast<std::size_t>(count) * type->size : 0;
     persistent(
-        rs, comm, count, dt, dest, tag, false,
+        rs, comm, buf, count, dt, type.get(), dest, tag, false,
         [=](RankState& r, Req& q) {
           start_send(r, q, buf, count, dt, dest, tag, mode, type.get());
           own_buffer(r, q, buf, bytes);
@@ -99,7 +102,7 @@ int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int t
     const auto type =
         source == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL ? nullptr : shared_copy(committed(rs, datatype));
     persistent(
-        rs, comm, count, datatype, source, tag, true,
+        rs, comm, buf, count, datatype, type.get(), source, tag, true,
         [=](RankState& r, Req& q) {
           // Started, it owns its buffer as MPI_Irecv does (under --check: it lands in a staging copy).
           start_recv(r, q, buf, count, datatype, source, tag, type.get(), true);

@@ -63,6 +63,20 @@ int main(int argc, char** argv) {
   CHECK_EQ(MPI_Recv(NULL, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_BUFFER);
   CHECK_EQ(MPI_Irecv(NULL, 1, MPI_CHAR, 0, 0, MPI_COMM_WORLD, &nreq), MPI_ERR_BUFFER);
   CHECK_EQ(nreq, MPI_REQUEST_NULL);
+  /* A persistent request is refused by the init that was given the buffer, not at its first start;
+   * to MPI_PROC_NULL it starts and completes as an empty one. */
+  MPI_Status status_of_null;
+  CHECK_EQ(MPI_Send_init(NULL, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, &nreq), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Ssend_init(NULL, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, &nreq), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Bsend_init(NULL, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, &nreq), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Rsend_init(NULL, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, &nreq), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Recv_init(NULL, 4, MPI_INT, 0, 0, MPI_COMM_WORLD, &nreq), MPI_ERR_BUFFER);
+  CHECK_EQ(nreq, MPI_REQUEST_NULL);
+  CHECK_EQ(MPI_Recv_init(NULL, 4, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &nreq), MPI_SUCCESS);
+  CHECK_EQ(MPI_Start(&nreq), MPI_SUCCESS);
+  CHECK_EQ(MPI_Wait(&nreq, &status_of_null), MPI_SUCCESS);
+  CHECK_EQ(status_of_null.MPI_SOURCE, MPI_PROC_NULL);
+  CHECK_EQ(MPI_Request_free(&nreq), MPI_SUCCESS);
   CHECK_EQ(MPI_Sendrecv(NULL, 4, MPI_INT, 0, 0, &v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
            MPI_ERR_BUFFER);
   CHECK_EQ(MPI_Send(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD), MPI_SUCCESS);
