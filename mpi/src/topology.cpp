@@ -108,6 +108,11 @@ int grid_size(const ProcessTopology& t) {
   return n;
 }
 
+// How many of `have` entries a query writes into an array the program says holds `max`.
+std::size_t entries_to_write(std::size_t have, int max) {
+  return std::min(have, static_cast<std::size_t>(std::max(max, 0)));
+}
+
 // A graph topology from MPI_Graph_create's arguments, checked (MPI_ERR_ARG).
 std::shared_ptr<ProcessTopology> graph_topology(const Comm& c, int nnodes, const int index[], const int edges[]) {
   if (nnodes < 0 || nnodes > c.size)
@@ -316,12 +321,11 @@ int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
   return call("MPI_Graph_get", comm, [&](RankState& rs) {
     const ProcessTopology& t = topology_of(comm_of(rs, comm), MPI_GRAPH);
-    check_arrays(std::min<std::int64_t>(static_cast<std::int64_t>(t.index.size()), maxindex), {{"index", index}});
-    check_arrays(std::min<std::int64_t>(static_cast<std::int64_t>(t.edges.size()), maxedges), {{"edges", edges}});
-    std::copy_n(t.index.begin(), std::min<std::size_t>(t.index.size(), static_cast<std::size_t>(std::max(maxindex, 0))),
-                index);
-    std::copy_n(t.edges.begin(), std::min<std::size_t>(t.edges.size(), static_cast<std::size_t>(std::max(maxedges, 0))),
-                edges);
+    const std::size_t ni = entries_to_write(t.index.size(), maxindex), ne = entries_to_write(t.edges.size(), maxedges);
+    check_arrays(static_cast<std::int64_t>(ni), {{"index", index}});
+    check_arrays(static_cast<std::int64_t>(ne), {{"edges", edges}});
+    std::copy_n(t.index.begin(), ni, index);
+    std::copy_n(t.edges.begin(), ne, edges);
   });
 }
 
@@ -341,10 +345,9 @@ int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors
     const ProcessTopology& t = topology_of(c, MPI_GRAPH);
     check_rank(c, rank);
     const auto nb = graph_neighbors(t, rank);
-    check_arrays(std::min<std::int64_t>(static_cast<std::int64_t>(nb.size()), maxneighbors),
-                 {{"neighbors", neighbors}});
-    std::copy_n(nb.begin(), std::min<std::size_t>(nb.size(), static_cast<std::size_t>(std::max(maxneighbors, 0))),
-                neighbors);
+    const std::size_t n = entries_to_write(nb.size(), maxneighbors);
+    check_arrays(static_cast<std::int64_t>(n), {{"neighbors", neighbors}});
+    std::copy_n(nb.begin(), n, neighbors);
   });
 }
 
@@ -528,8 +531,8 @@ int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int 
                              int destinations[], int destweights[]) {
   return call("MPI_Dist_graph_neighbors", comm, [&](RankState& rs) {
     const ProcessTopology& t = topology_of(comm_of(rs, comm), MPI_DIST_GRAPH);
-    const auto in = std::min<std::size_t>(t.sources.size(), static_cast<std::size_t>(std::max(maxindegree, 0)));
-    const auto out = std::min<std::size_t>(t.destinations.size(), static_cast<std::size_t>(std::max(maxoutdegree, 0)));
+    const std::size_t in = entries_to_write(t.sources.size(), maxindegree);
+    const std::size_t out = entries_to_write(t.destinations.size(), maxoutdegree);
     check_arrays(static_cast<std::int64_t>(in), {{"sources", sources}});
     check_arrays(static_cast<std::int64_t>(out), {{"destinations", destinations}});
     // MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are not null: a null weight array is the program's error.
