@@ -712,7 +712,18 @@ void Network::stream(Packet* pk, Time t) {
       ej_grant(m->branch[k]->dst, kNever);
     }
   }
-  for (Time i = first; i < n - 1; ++i) free_position(pk, static_cast<std::uint32_t>(i), tail - (n - 1 - i) * hop);
+  Time i = first;
+  if (m->fan == 1) {
+    // A worm longer than its path (every short message on the generic mesh) frees all of it here:
+    // the injection channel first, as free_position would, then the links in a plain loop.
+    if (i == 0 && n > 1) {
+      free_position_or_port(pk, 0, tail - (n - 1) * hop);
+      i = 1;
+    }
+    const std::uint32_t* path = m->path.data();
+    for (; i < n - 1; ++i) set_release(path[i], tail - (n - 1 - i) * hop);
+  }
+  for (; i < n - 1; ++i) free_position(pk, static_cast<std::uint32_t>(i), tail - (n - 1 - i) * hop);
   packets_.put(pk);
   if (!last) return;
   if (m->fan == 1) return q_.push(tail, m->id, Ev::arrive, m);
