@@ -23,6 +23,7 @@ void Engine::barrier(Vp& v, const Group& g) {
     software_barrier(v, gd);
   } else {
     // Hardware barrier (a control network): releases everyone barrier_latency after the last arrival.
+    refuse_in_split("a hardware barrier (it counts every rank's arrival in one place)");
     BarrierState& b = barriers_[gd.ctx];
     ++b.arrived;
     b.latest = std::max(b.latest, v.clock);

@@ -64,6 +64,7 @@ std::string Engine::wait_for_cycle() const {
   const int n = static_cast<int>(vps_.size());
   std::vector<std::vector<Edge>> edges(static_cast<std::size_t>(n));
   for (const auto& vp : vps_) {
+    if (!vp) continue;  // another process's rank (a split run)
     const Vp& v = *vp;
     if (v.state != Vp::State::blocked) continue;
     auto& out = edges[static_cast<std::size_t>(v.rank)];
@@ -123,7 +124,10 @@ std::string Engine::wait_for_cycle() const {
       default: break;
     }
   }
-  auto blocked = [&](int r) { return vps_[static_cast<std::size_t>(r)]->state == Vp::State::blocked; };
+  auto blocked = [&](int r) {
+    const auto& v = vps_[static_cast<std::size_t>(r)];
+    return v && v->state == Vp::State::blocked;
+  };
   auto idle = [&](int r) { return opts_.ranks > 0 && r >= opts_.ranks; };  // runs no rank: not "finished"
   // Depth-first over blocked ranks, lowest rank first, taking each rank's edges in call order.
   std::vector<int> color(static_cast<std::size_t>(n), 0), via(static_cast<std::size_t>(n), -1);
@@ -191,6 +195,7 @@ std::string Engine::wait_for_cycle() const {
   std::string near;
   int count = 0;
   for (const auto& vp : vps_) {
+    if (!vp) continue;
     const Vp& v = *vp;
     if (!cycle.empty() ? std::find(cycle.begin(), cycle.end(), v.rank) == cycle.end() : !blocked(v.rank)) continue;
     for (const Msg* m = v.mailbox.unexpected(); m; m = m->next) {
@@ -219,7 +224,7 @@ std::string Engine::wait_for_cycle() const {
   // Its space is reserved by messages that arrived and wait for a receive, by messages matched but
   // not yet received, and by messages whose first packets are in while the rest wait in the network.
   for (const auto& vp : vps_) {
-    if (!network_->waits_for_buffer(vp->rank)) continue;
+    if (!vp || !network_->waits_for_buffer(vp->rank)) continue;
     std::vector<std::string> held;
     std::int64_t unreceived = 0, in_flight = 0;
     for (const Msg* m = vp->mailbox.unexpected(); m; m = m->next)
@@ -246,7 +251,7 @@ std::string Engine::wait_for_cycle() const {
 // receive can break that.
 bool Engine::buffer_cycle() const {
   for (const auto& vp : vps_)
-    if (network_->waits_for_buffer(vp->rank) && network_->describe_buffer_holders(vp->rank).cycle) return true;
+    if (vp && network_->waits_for_buffer(vp->rank) && network_->describe_buffer_holders(vp->rank).cycle) return true;
   return false;
 }
 
@@ -254,7 +259,7 @@ bool Engine::buffer_cycle() const {
 // for never comes, while the program's wildcard would have taken another or blocked by itself.
 std::string Engine::infeasible_choice() const {
   for (const auto& v : vps_) {
-    if (v->state != Vp::State::blocked || v->block != Vp::Block::ops) continue;
+    if (!v || v->state != Vp::State::blocked || v->block != Vp::Block::ops) continue;
     for (const Op* op : v->waiting_ops)
       if (op->kind == Op::Kind::recv && op->forced && !op->matched)
         return fmt::format("--schedule {}:{}={} forces rank {}'s receive #{} to take a message from rank {}, and none "
@@ -271,7 +276,7 @@ std::string Engine::deadlock_report() const {
   Time at = now_;
   for (const auto* list : {&vps_, &tasks_})
     for (const auto& v : *list)
-      if (v->state == Vp::State::blocked && v->block != Vp::Block::idle) at = std::max(at, v->blocked_since);
+      if (v && v->state == Vp::State::blocked && v->block != Vp::Block::idle) at = std::max(at, v->blocked_since);
   std::string s;
   if (!cycle.empty()) {
     s = fmt::format("{}at t={} us; the VPs waiting on it:\n", cycle, to_us(at));
@@ -293,7 +298,7 @@ std::string Engine::deadlock_report() const {
   }
   int shown = 0, blocked = 0;
   for (const auto& v : vps_) {
-    if (v->state != Vp::State::blocked) continue;
+    if (!v || v->state != Vp::State::blocked) continue;
     ++blocked;
     if (++shown <= 64)
       s += fmt::format("  rank {} blocked since t={} us in {}{}\n", v->rank, to_us(v->blocked_since), describe_wait(*v),
@@ -333,7 +338,7 @@ std::string Engine::deadlock_report() const {
   std::string unmatched;
   int count = 0;
   for (const auto& v : vps_)
-    for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) {
+    for (const Msg* m = v ? v->mailbox.unexpected() : nullptr; m; m = m->next) {
       if (!user_message(*m, opts_.report_internal)) continue;
       const std::string line = describe_unreceived(opts_, *m, v->mailbox.unexpected());
       if (!line.empty() && ++count <= 64) unmatched += line + "\n";

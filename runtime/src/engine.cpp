@@ -53,8 +53,23 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
   const int n = machine.nodes();
   // A sixteenth of a hop per bucket: a header's next hop lands some buckets ahead (event_queue.hpp).
   queue_.set_resolution(machine.net.hop_time > 0 ? machine.net.hop_time / 16 : 1024);
-  network_ = std::make_unique<Network>(machine_, queue_, *this, instruments_.hash(), instruments_.stats());
+  end_here_ = n;
+  if (opts_.partition) {
+    partition_ = opts_.partition.get();
+    check_partition();
+    const int parts = partition_->count(), k = partition_->index();
+    first_here_ = static_cast<int>(static_cast<std::int64_t>(n) * k / parts);
+    end_here_ = static_cast<int>(static_cast<std::int64_t>(n) * (k + 1) / parts);
+    lookahead_ = least_send_setup();
+    window_end_ = lookahead_;  // every program starts at 0
+    opts_.host_cores = 1;      // a process per host core: the run's parallelism is the processes'
+  }
+  const bool counts_network = !partition_ || partition_->index() == 0;
+  network_ =
+      std::make_unique<Network>(machine_, queue_, *this, counts_network ? instruments_.hash() : network_hash_aside_,
+                                counts_network ? instruments_.stats() : network_stats_aside_);
   network_->set_seed(opts_.seed);
+  if (partition_) network_->keep_ended_routes();
   am_ = std::make_unique<ActiveMessages>(*this, n);
   instruments_.watch(*network_);
   forced_ = ForcedSchedule(opts_.schedule, n);
@@ -62,6 +77,10 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
   idle_tasks_.resize(static_cast<std::size_t>(n));
   tasks_of_.resize(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
+    if (!here(r)) {  // another process runs its program: no Vp, no stack here
+      vps_.emplace_back();
+      continue;
+    }
     VpPtr v = vp_block_.make(static_cast<std::size_t>(r));
     v->rank = r;
     v->index = r;
@@ -441,7 +460,7 @@ void Engine::start_vps() {
   if (fixes_matches_) ways_.resize(vps_.size());
   std::vector<void*> procs;
   procs.reserve(vps_.size());
-  for (auto& v : vps_) procs.push_back(v->proc.get());
+  for (auto& v : vps_) procs.push_back(v ? v->proc.get() : nullptr);
   const bool fibers = opts_.execution == Execution::fibers;
   worthwhile_ = std::chrono::nanoseconds(static_cast<std::int64_t>(opts_.parallel_programs_from_us * 1000));
   std::size_t started = 0;
@@ -504,15 +523,23 @@ int Engine::next() {
 int Engine::run_events() {
   if (launch_next_ != kMain || !going_on_.empty()) [[unlikely]] launch_ahead();
   for (;;) {
-    if (aborting_) return next_to_unwind();
+    if (aborting_) {
+      if (partition_ && !failure_told_) announce_failure();
+      return next_to_unwind();
+    }
     if (!instant_.empty() && instant_waking_ == 0) run_instant_programs();
     if (opts_.stop_on_signals && Watchdog::pending_signal()) [[unlikely]] {
       abort_run(interrupted_report(nullptr));
       continue;  // unwinds, as above
     }
-    if (queue_.empty()) {
+    if (partition_) [[unlikely]] {
+      if (queue_.empty() || queue_.next_time() >= window_end_) {
+        if (at_window_end()) continue;
+        return kMain;  // every process's programs have ended
+      }
+    } else if (queue_.empty()) {
       bool all_done = true;
-      for (auto& v : vps_) all_done &= v->state == Vp::State::done;
+      for (auto& v : vps_) all_done &= !v || v->state == Vp::State::done;
       for (auto& t : tasks_) all_done &= t->state == Vp::State::done || t->block == Vp::Block::idle;
       if (all_done) {
         // The programs have ended: the idle task contexts end too, one after another.
@@ -542,7 +569,10 @@ int Engine::run_events() {
     // A program's next call at its instant (run_instant_programs) continues the VP's turn: no event
     // of the model, and no new segment (RunStats counts what the sequential order counts).
     const bool of_the_model = e.kind() != Ev::instant_turn;
-    if (of_the_model) instruments_.event();
+    // A process of a split run other than the first counts only its own VPs' events: every
+    // process handles the network's.
+    if (of_the_model && (!partition_ || partition_->index() == 0 || e.kind() == Ev::resume || e.kind() == Ev::barrier))
+      instruments_.event();
     if (now_ > opts_.time_limit) {
       abort_run(time_limit_report(opts_.time_limit, ""));
       continue;
@@ -597,17 +627,17 @@ int Engine::next_to_unwind() {
   copier_.wait_all();  // unwinding frees buffers
   for (auto* all : {&vps_, &tasks_})
     for (auto& v : *all)
-    if (v->state == Vp::State::blocked) {
-      v->state = Vp::State::running;
-      if (v->continues_ahead) {  // unwound from the call its program stopped at (park_ahead)
-        progress_.running.store(v->rank, std::memory_order_relaxed);
-        executor_->settle(v->index);
-        v->continues_ahead = false;
-        instruments_.unwound(v->rank, v->blocked_since, now_, v->pending);
-        if (opts_.on_vp_discard) opts_.on_vp_discard(v->rank);  // what it ran past its send never was
+      if (v && v->state == Vp::State::blocked) {
+        v->state = Vp::State::running;
+        if (v->continues_ahead) {  // unwound from the call its program stopped at (park_ahead)
+          progress_.running.store(v->rank, std::memory_order_relaxed);
+          executor_->settle(v->index);
+          v->continues_ahead = false;
+          instruments_.unwound(v->rank, v->blocked_since, now_, v->pending);
+          if (opts_.on_vp_discard) opts_.on_vp_discard(v->rank);  // what it ran past its send never was
+        }
+        return v->index;
       }
-      return v->index;
-    }
   return kMain;
 }
 
@@ -857,7 +887,8 @@ namespace touchstone::detail {
 RunResult Engine::run(const Program& program) {
   const auto t0 = std::chrono::steady_clock::now();
   program_ = &program;
-  for (auto& v : vps_) queue_.push(0, vp_order(v->rank), Ev::resume, v.get(), 0);
+  for (auto& v : vps_)
+    if (v) queue_.push(0, vp_order(v->rank), Ev::resume, v.get(), 0);
   {
     const Watchdog watchdog(opts_, progress_,
                             {[this](int rank) { return vps_[static_cast<std::size_t>(rank)]->host_thread.load(std::memory_order_acquire); },
@@ -874,7 +905,7 @@ RunResult Engine::run(const Program& program) {
   // failed at an instant whose waits completed ahead of the sequential order, the VPs after the
   // last turn are where that order left them: not yet woken (their completions' terms taken back).
   std::vector<Time> clocks;
-  for (auto& v : vps_) clocks.push_back(v->clock);
+  for (auto& v : vps_) clocks.push_back(v ? v->clock : 0);
   if (aborting_ && now_ == instant_at_)
     for (const int i : instant_members_) {
       Vp& v = context(i);
@@ -883,7 +914,10 @@ RunResult Engine::run(const Program& program) {
       instruments_.hash().take_back(v.hashed_in_instant);
       if (opts_.on_vp_discard) opts_.on_vp_discard(v.rank);  // its program ran, but not in that order
     }
-  instruments_.run_ended(now_, clocks);
+  if (partition_) gather_clocks(clocks);
+  instruments_.run_ended(
+      now_, !partition_ || partition_->index() == 0 ? std::span<const Time>(clocks) : std::span<const Time>());
+  if (partition_) combine_counts();
   if (!failure_.empty()) {
     const std::uint64_t h = instruments_.add_to_failure(failure_);
     if (failure_is_usage_) throw RunUsageError(failure_ + write_evidence(true), h);
@@ -892,9 +926,9 @@ RunResult Engine::run(const Program& program) {
 
   if (std::string held = held_requests(); !held.empty()) throw RunUsageError(held);
   RunResult res;
-  for (auto& v : vps_) {
-    res.finish_time.push_back(v->clock);
-    res.makespan = std::max(res.makespan, v->clock);
+  for (const Time c : clocks) {
+    res.finish_time.push_back(c);
+    res.makespan = std::max(res.makespan, c);
   }
   instruments_.fill(res);
   if (opts_.races == RaceCheck::error && !res.races.empty()) {
@@ -1148,14 +1182,17 @@ std::shared_ptr<const GroupData> Engine::resolve_shared(const Vp& v, const Group
 }
 
 Group Engine::make_group(Vp& v, std::uint64_t parent_ctx, std::vector<int> members) {
+  refuse_in_split("groups other than the world");
   return groups_.make(v.groups_made, parent_ctx, std::move(members));
 }
 
 Group Engine::make_group_like(Vp& v, std::uint64_t parent_ctx, const Group& like) {
+  refuse_in_split("groups other than the world");
   return groups_.make_like(v.groups_made, parent_ctx, resolve(v, like));
 }
 
 Group Engine::split(Vp& v, const Group& parent, int color, int key) {
+  refuse_in_split("groups other than the world");
   const GroupData& g = resolve(v, parent);
   const int n = static_cast<int>(g.members.size());
   const int me = GroupTable::member_index(g, v.rank);
@@ -1226,7 +1263,8 @@ void Engine::on_received(Msg& m, Time t) {
 
 Msg* Engine::make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size) {
   Msg* m = new_msg();
-  m->id = next_msg_id_++;
+  // A split run numbers its messages when the processes meet at the window's end (partition.cpp).
+  m->id = partition_ ? 0 : next_msg_id_++;
   m->src = src;
   m->dst = dst;
   m->tag = tag;
@@ -1244,7 +1282,14 @@ Time Engine::after_tail(int src, Time start, Time done) const {
 }
 
 void Engine::hand_over(Msg* m, Time start, Time handed) {
+  // A split run numbers the window's messages when the processes meet (partition.cpp).
+  if (partition_) [[unlikely]]
+    return handed_here_.push_back(HandedHere{m, now_, start, handed});
   instruments_.handed_over(*m, start, handed);
+  to_network(m, start, handed, now_);
+}
+
+void Engine::to_network(Msg* m, Time start, Time handed, Time sent_at) {
   handed = after_tail(m->src, start, handed);
   // Send overlap (docs/model.md 2.15): the packets leave as the CPU writes them, the first one when
   // the per-message overhead and its own share of the work are done.
@@ -1255,6 +1300,8 @@ void Engine::hand_over(Msg* m, Time start, Time handed) {
     const auto first = std::min<Time>(static_cast<Time>(m->size), machine_.net.packet_payload);
     handed = m->send_base + c.send_per_packet + first * c.send_per_byte;
   }
+  if (partition_) [[unlikely]]
+    return network_->post_sent_at(m, handed, sent_at);
   network_->post(m, handed);
 }
 
@@ -1284,6 +1331,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
                           "(please report this with the command line)",
                           v.rank, now_));
   check_message_time(v.rank, dst, data.size());
+  if (ctx & kAmCtx) refuse_in_split("active messages");
   const bool eager = goes_eager(v, dst, ctx, data.size());
   Msg* m = make_msg(v.rank, dst, tag, ctx, data.size());
   Op* op = new_op();
@@ -1466,6 +1514,8 @@ void Engine::on_arrival(Msg& m, Time t) {
   }
   if (m.proto == Msg::Proto::cts) return on_clear_to_send(m, t);
   if (m.proto == Msg::Proto::rdv_data) return on_rendezvous_data(m, t);
+  if (!here(m.dst)) [[unlikely]]
+    return free_msg(&m);  // its destination's process receives it
   Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
   if (fixes_matches_ && m.on_the_way) off_the_way(m);
   // Matching cost (docs/model.md 2.5) counts in virtual time (Mailbox::arrive).
@@ -1503,7 +1553,7 @@ void Engine::on_arrival(Msg& m, Time t) {
 // m's receive. Messages handled on arrival (active messages, clear to send) and rendezvous data (it
 // goes to the receive its request matched) are not searched for.
 void Engine::on_packet_resumed(Msg& m, Time t) {
-  if (is_am_request(m.ctx) || m.proto != Msg::Proto::eager) return;
+  if (is_am_request(m.ctx) || m.proto != Msg::Proto::eager || !here(m.dst)) return;
   const std::uint64_t e = vps_[static_cast<std::size_t>(m.dst)]->mailbox.examined_by(m, t);
   constexpr std::uint64_t most = std::numeric_limits<std::uint32_t>::max();  // times 1 ms still fits Time
   m.examined = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.examined + e, most));

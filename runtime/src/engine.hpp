@@ -393,6 +393,23 @@ class Engine final : public NetworkListener, private Scheduler {
   Vp& acting_task(Vp& v);    // acting's search once task contexts exist
   Vp* idle_task();           // a task context waiting for work, nullptr if none (the run's end)
   void start_vps();
+  // ---- several processes (RunOptions::partition; partition.cpp) ----
+  bool here(int rank) const { return rank >= first_here_ && rank < end_here_; }  // its program runs here
+  void check_partition() const;                   // refuses what a split run cannot do yet (UsageError)
+  void refuse_in_split(const char* what) const {  // ... and what only a VP's call shows
+    if (partition_) [[unlikely]]
+      refuse_call(what);
+  }
+  [[noreturn]] void refuse_call(const char* what) const;
+  Time least_send_setup() const;                  // the lookahead: no VP's message reaches the network sooner
+  bool at_window_end();                           // the window's events are done: swap its messages (false: none left)
+  void hand_over_window();                        // ... and hand them over, in the single process's order
+  void announce_failure();                        // this process failed: the others hear of it at the window's end
+  void gather_clocks(std::vector<Time>& clocks);  // the run's end: every rank's clock, from its process
+  void combine_counts();                          // ... and every process's hash terms and counts, summed
+  // hand_over's part that every process of a split run does; `sent_at`: the sender's turn.
+  void to_network(Msg* m, Time start, Time handed, Time sent_at);
+
   // ---- Scheduler: the event loop, run by whoever gives up the baton ----
   int next() override;
   int run_events();  // next()'s loop, without its guard
@@ -517,6 +534,22 @@ class Engine final : public NetworkListener, private Scheduler {
   Progress progress_;  // for the watchdog (RunOptions::wall_limit_s, stop_on_signals, progress_line)
   std::vector<std::string> misuse_;  // deferred errors (dropped requests)
   std::uint64_t next_msg_id_ = 0;
+  // RunOptions::partition: the ranks whose programs run here ([0, nodes) without one), the window
+  // [window_end_ - lookahead_, window_end_) whose events the loop commits before the processes
+  // meet, and the messages this process's VPs handed over in it, which get their ids then. A
+  // process other than the first keeps the network's hash terms and statistics aside: the
+  // first one counts them for all.
+  Partition* partition_ = nullptr;
+  int first_here_ = 0, end_here_ = 0;
+  Time lookahead_ = 0, window_end_ = 0;
+  struct HandedHere {
+    Msg* m;
+    Time turn, start, handed;  // the turn's time (its place in the order) and hand_over's times
+  };
+  std::vector<HandedHere> handed_here_;
+  bool failure_told_ = false;
+  TraceHash network_hash_aside_;
+  RunStats network_stats_aside_;
   struct BarrierState {
     int arrived = 0;
     Time latest = 0;

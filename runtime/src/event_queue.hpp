@@ -94,6 +94,19 @@ class EventQueue {
       for (auto it = after_.begin(); it != after_.end() && it->t == t; ++it) f(*it);
   }
   std::size_t size() const { return size_; }
+  /// The time of the event pop() would return (not empty()), the queue left as it is: a push
+  /// after it may still be earlier than that event (but not than the last one taken).
+  Time next_time() const {
+    if (!late_.empty())
+      return std::min_element(late_.begin(), late_.end(), [](const Event& x, const Event& y) { return x.t < y.t; })->t;
+    if (!now_.empty()) return now_.back().t;
+    if (!after_.empty()) return after_.front().t;
+    const std::uint64_t ring = next_in_ring();
+    Time t = far_.empty() ? kNever : far_.front().t;
+    if (ring != ~0ULL && (far_.empty() || ring <= bucket_of(t)))
+      for (const Node* n = heads_[ring & (kRing - 1)]; n; n = n->next) t = std::min(t, n->e.t);
+    return t;
+  }
   Event pop() {
     --size_;
     if (!late_.empty()) {
@@ -255,6 +268,8 @@ class TraceHash {
   std::uint64_t value() const { return h_; }
   /// Takes back terms added since value() was `before` (their sum, value() - before).
   void take_back(std::uint64_t terms) { h_ -= terms; }
+  /// Adds the terms another part of the run hashed apart (a process of a split run), their sum.
+  void add_sum(std::uint64_t terms) { h_ += terms; }
 
  private:
   static std::uint64_t mix(std::uint64_t x) {  // splitmix64 finalizer

@@ -306,10 +306,23 @@ class FiberExecutor final : public Executor {
   std::size_t start(std::vector<void*> users, Body body) override {
     body_ = std::move(body);
     threads_.assign(users.size(), std::this_thread::get_id());  // every fiber runs on this thread
-    stacks_ = StackRegion::reuse_or_map(users.size(), stack_bytes_, static_cast<unsigned>(std::max(host_cores_, 1)));
+    // Contexts without a user (the ranks another process of a split run runs, RunOptions::
+    // partition) get no fiber, and the region holds stacks only from the first user to the last.
+    const auto used = [](void* u) { return u != nullptr; };
+    const auto first = static_cast<std::size_t>(std::find_if(users.begin(), users.end(), used) - users.begin());
+    const auto end =
+        users.size() - static_cast<std::size_t>(std::find_if(users.rbegin(), users.rend(), used) - users.rbegin());
+    region_first_ = first;
+    stacks_ = StackRegion::reuse_or_map(end > first ? end - first : 0, stack_bytes_,
+                                        static_cast<unsigned>(std::max(host_cores_, 1)));
     report_vp_faults();
     ctx_.reserve(users.size());
-    for (std::size_t i = 0; i < users.size(); ++i) create(users[i], RegionStack{stacks_.get(), i, nullptr});
+    for (std::size_t i = 0; i < users.size(); ++i) {
+      if (users[i])
+        create(users[i], RegionStack{stacks_.get(), i - first, nullptr});
+      else
+        ctx_.push_back(std::make_unique<Context>());
+    }
     return users.size();
   }
 
@@ -331,7 +344,8 @@ class FiberExecutor final : public Executor {
 
   void finish() override {
 #if TOUCHSTONE_TSAN
-    for (auto& c : ctx_) __tsan_destroy_fiber(c->tsan_fiber);
+    for (auto& c : ctx_)
+      if (c->tsan_fiber) __tsan_destroy_fiber(c->tsan_fiber);
 #endif
     current_ = kMain;
   }
@@ -495,8 +509,9 @@ class FiberExecutor final : public Executor {
     c.caller_tsan_fiber = __tsan_get_current_fiber();
     __tsan_switch_to_fiber(c.tsan_fiber, 0);
 #endif
-    const bool in_region = static_cast<std::size_t>(i) < stacks_->count();
-    if (in_region) stacks_->arm(static_cast<std::size_t>(i));
+    const auto slot = static_cast<std::size_t>(i) - region_first_;  // wraps below the region's first
+    const bool in_region = slot < stacks_->count();
+    if (in_region) stacks_->arm(slot);
     prefetch_parked_frames(c);
     ExceptionsInFlight& here = ExceptionsInFlight::of_this_thread();
     const ExceptionsInFlight own = here;
@@ -509,7 +524,7 @@ class FiberExecutor final : public Executor {
 #if TOUCHSTONE_TSAN
     if (!c.fiber) __tsan_switch_to_fiber(c.caller_tsan_fiber, 0);  // it ended (see above the class)
 #endif
-    if (in_region) stacks_->disarm(static_cast<std::size_t>(i));
+    if (in_region) stacks_->disarm(slot);
 #if TOUCHSTONE_ASAN
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
@@ -557,6 +572,7 @@ class FiberExecutor final : public Executor {
   int host_cores_;  // threads that may make the stacks resident (StackRegion::prefault_tops)
   Body body_;
   std::unique_ptr<StackRegion> stacks_;  // the destructor ends the fibers (ctx_) first
+  std::size_t region_first_ = 0;         // the context whose stack is the region's first
   std::vector<std::unique_ptr<Context>> ctx_;
   // The context this host thread runs. Initial-exec: read at every pass and written at every
   // switch, it would cost a __tls_get_addr call each in this shared library (0.4% of the

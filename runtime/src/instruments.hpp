@@ -34,6 +34,7 @@ class Instruments {
   TraceHash& hash() { return hash_; }
   RunStats& stats() { return stats_; }
   const RunStats& stats() const { return stats_; }
+  std::vector<std::uint64_t>& sent() { return sent_; }  // RunResult::sent, per rank
   bool recording() const { return recorder_ != nullptr; }
 
   // ---- the events, in the order of a message's way

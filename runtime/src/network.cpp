@@ -146,10 +146,23 @@ void Network::post(Msg* m, Time t) {
   m->handed = t;
   if (adaptive_) {
     PairRoute& pr = pair_routes_[static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst)];
-    if (pr.inflight++ == 0) pr.links = std::make_shared<std::vector<std::uint32_t>>();
+    if (!pr.links) pr.links = std::make_shared<std::vector<std::uint32_t>>();  // the first in flight
+    ++pr.inflight;
     m->route = pr.links;
   }
   q_.push(t, m->id, Ev::inject, m);
+}
+
+void Network::post_sent_at(Msg* m, Time t, Time sent) {
+  if (adaptive_) {
+    const auto key = static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst);
+    // The pair's route ended after the turn that sent m (its last message arrived later than that):
+    // m, handed over at its turn, would have kept it in flight.
+    if (auto ended = ended_routes_.find(key);
+        ended != ended_routes_.end() && ended->second.at > sent && !pair_routes_.contains(key))
+      pair_routes_[key] = PairRoute{ended->second.links, 0};
+  }
+  post(m, t);
 }
 
 bool Network::in_order_way(const InjPort& p, const Msg& waiting) const {
@@ -803,7 +816,10 @@ void Network::handle(const Event& e) {
       m->arrival = e.t;
       if (adaptive_) {
         const auto key = static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst);
-        if (--pair_routes_[key].inflight == 0) pair_routes_.erase(key);
+        if (auto it = pair_routes_.find(key); --it->second.inflight == 0) {
+          if (keeps_ended_routes_) ended_routes_[key] = EndedRoute{std::move(it->second.links), e.t};
+          pair_routes_.erase(it);
+        }
         m->route.reset();
       }
       hash_.add(m->id, 0xa77, static_cast<std::uint64_t>(e.t));

@@ -205,6 +205,13 @@ class Network {
   /// Hands a message to its source node's network interface at time t. A forked worm (m->branch
   /// not empty) must have its path laid out by plan_multicast.
   void post(Msg* m, Time t);
+  /// A run split over processes (RunOptions::partition) hands its messages over at the end of the
+  /// window they were sent in, `sent` being the time of the sender's turn. Every adaptive route that
+  /// ended in the window is kept until then (split_window_ends): a message sent before that end
+  /// would have shared it, as post() at its turn would have found it in flight.
+  void post_sent_at(Msg* m, Time t, Time sent);
+  void split_window_ends() { ended_routes_.clear(); }
+  void keep_ended_routes() { keeps_ended_routes_ = true; }
   /// Lays out the forked worm of a multicast from src to dsts (docs/model.md 2.11): `path`, `trunk`
   /// and `order` (dsts sorted by the replicating router's port order). UsageError, naming the
   /// reason, unless dsts has exactly one destination below each outgoing channel of the first
@@ -359,6 +366,12 @@ class Network {
   bool own_link_times_ = false;  // some link has its own byte time (Topology::link_byte_time); else all are net_'s
   std::uint64_t seed_ = 1;
   std::unordered_map<std::uint64_t, PairRoute> pair_routes_;
+  struct EndedRoute {
+    std::shared_ptr<std::vector<std::uint32_t>> links;
+    Time at = 0;  // the arrival of its last message in flight
+  };
+  bool keeps_ended_routes_ = false;
+  std::unordered_map<std::uint64_t, EndedRoute> ended_routes_;  // post_sent_at's, this window's
   std::vector<std::uint32_t> candidates_;
   ChannelObserver* observer_ = nullptr;
   bool run_ahead_ = false;  // headers cross free channels without an event per hop (Network::move_on)

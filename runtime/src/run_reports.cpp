@@ -25,7 +25,7 @@ std::string Engine::interrupted_report(const Vp* v) const {
 std::string Engine::blocked_vps() const {
   std::string blocked;
   for (const auto& w : vps_)
-    if (w->state == Vp::State::blocked)
+    if (w && w->state == Vp::State::blocked)
       blocked += fmt::format("  rank {} blocked since t={} us in {}{}\n", w->rank, to_us(w->blocked_since),
                              describe_wait(*w), w->label.empty() ? "" : " at " + w->label);
   return blocked;
@@ -37,7 +37,7 @@ std::string Engine::leftovers_report() const {
   std::string report, unreceived;
   std::size_t count = 0;
   for (auto& v : vps_)
-    for (const Msg* m = v->mailbox.unexpected(); m; m = m->next)
+    for (const Msg* m = v ? v->mailbox.unexpected() : nullptr; m; m = m->next)
       if (++count <= 20) {
         const std::string line = describe_unreceived(opts_, *m, v->mailbox.unexpected());
         if (!line.empty()) unreceived += line + "\n";
@@ -69,6 +69,7 @@ std::string Engine::write_evidence(bool failed) {
   Time upto = now_;  // a VP may have run ahead of the event loop before it failed
   if (failed)
     for (const auto& v : vps_) {
+      if (!v) continue;
       for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) instruments_.unreceived(*m);
       upto = std::max(upto, v->clock);
     }

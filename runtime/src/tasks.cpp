@@ -38,6 +38,7 @@ Vp* Engine::idle_task() {
 Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> task,
                   std::function<std::string()> describe) {
   enter(v);
+  refuse_in_split("tasks (Proc::spawn)");
   const GroupData& s = resolve(v, scope);
   if (GroupTable::member_index(s, v.rank) < 0)
     throw UsageError(fmt::format("rank {} spawned a task on a group it is not a member of", v.rank));

@@ -3,7 +3,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,20 @@ std::vector<ForcedMatch> parse_schedule(const std::string& text);
 std::string format_schedule(const std::vector<ForcedMatch>& schedule);
 
 struct Race;
+
+/// One emulation split over several processes (docs/parallel.md, "Several processes"): process k
+/// of n runs the programs of the ranks [k N / n, (k + 1) N / n) of the machine's N and a copy of
+/// the whole network, and the processes meet once per window of the machine's least send set-up
+/// to swap the messages handed over in it. The run is the single process's: the same message ids,
+/// times and trace_hash. `touchstone-distributed` implements this over MPI; a test may use threads.
+class Partition {
+ public:
+  virtual ~Partition() = default;
+  virtual int index() const = 0;  ///< this process: 0 .. count() - 1
+  virtual int count() const = 0;
+  /// Collective: every process's bytes, concatenated in the order of the processes, to every one.
+  virtual std::vector<std::byte> all_gather(std::span<const std::byte> mine) = 0;
+};
 
 struct RunOptions {
   Execution execution = Execution::fibers;
@@ -143,6 +159,10 @@ struct RunOptions {
   /// refused with a RunError), with every race found up to then, so that exploration can go on
   /// from a failed run too (touchstone/explore.hpp).
   std::function<void(const std::vector<Race>& races)> on_races;
+  /// Several processes run this emulation together, each its share of the ranks (Partition).
+  /// Only some runs can be split so far; the others are refused with a UsageError that says why
+  /// (docs/parallel.md, "Several processes").
+  std::shared_ptr<Partition> partition;
   /// VPs 0..ranks-1 run the program's ranks; the others are idle (an MPI run with -np below the
   /// machine's VPs) and deadlock reports do not count them as finished ranks. 0: every VP.
   int ranks = 0;

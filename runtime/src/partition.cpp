@@ -1,0 +1,231 @@
+// One emulation split over several processes by ranks (RunOptions::partition; docs/parallel.md,
+// "Several processes"). Every process keeps a copy of the whole network and runs the programs of
+// its share of the ranks. The lookahead is the machine's least send set-up L: a VP whose turn is at
+// t hands its message to the network no earlier than t + L (docs/model.md 2.2, 2.15, 2.19), and
+// the network reaches a VP only through an arrival or a send's completion, which every copy of the
+// network computes alike. So each process commits the events of [T, T + L), T being the earliest
+// event of all, and the messages handed over in that window reach the network at T + L or later:
+// at the window's end the processes swap them, every one numbers them as the single process
+// would, and every copy of the network takes them all.
+//
+// The single process numbers a message by the count of sends before it, in the order of the turns
+// that make them: by time, then by rank (the VPs' events of one instant go in rank order, model.md
+// 1.3), then in program order. Each process knows that order for its own sends, so (turn, rank,
+// place among the process's sends) sorts the window's sends of every process into it.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "engine.hpp"
+#include "touchstone/error.hpp"
+
+namespace touchstone::detail {
+
+namespace {
+
+// What a process tells the others at a window's end, then one Record per message it handed over.
+struct Header {
+  Time next = kNever;          // its earliest event, before the window's messages are handed over
+  std::uint64_t not_done = 0;  // its programs that have not ended
+  std::uint64_t failed = 0;    // its run failed (its report says why): 1, or 2 for a usage error
+  std::uint64_t records = 0;
+};
+struct Record {
+  Time turn = 0, start = 0, handed = 0;
+  std::uint64_t ctx = 0, size = 0, seq = 0;
+  std::int32_t src = 0, dst = 0, tag = 0, proc = 0;
+};
+
+template <class T>
+void put(std::vector<std::byte>& out, const T& x) {
+  const auto* p = reinterpret_cast<const std::byte*>(&x);
+  out.insert(out.end(), p, p + sizeof x);
+}
+
+template <class T>
+T take(std::span<const std::byte>& in) {
+  if (in.size() < sizeof(T)) throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+  T x;
+  std::memcpy(&x, in.data(), sizeof x);
+  in = in.subspan(sizeof x);
+  return x;
+}
+
+}  // namespace
+
+// Everything a window's swap does not carry, or an order it cannot keep, is refused here, before the
+// run starts. What remains is checked by tests against the single process (test_partition.cpp).
+void Engine::check_partition() const {
+  const auto refuse = [&](const std::string& why) {
+    throw UsageError(
+        fmt::format("this run cannot be split over {} processes: {} (docs/parallel.md, \"Several processes\")",
+                    partition_->count(), why));
+  };
+  const NetworkParams& net = machine_.net;
+  if (partition_->count() < 1 || partition_->index() < 0 || partition_->index() >= partition_->count())
+    refuse(fmt::format("process {} of {} does not exist", partition_->index(), partition_->count()));
+  if (!opts_.phantom_payloads) refuse("the payloads would have to travel between the processes; use phantom payloads");
+  if (opts_.execution != Execution::fibers) refuse("each process runs its VPs as fibers");
+  if (!opts_.trace_file.empty() || !opts_.order_log_file.empty() || opts_.explain || opts_.races != RaceCheck::off)
+    refuse("a trace, an order log, --explain and race detection see every event of one process");
+  if (!opts_.schedule.empty()) refuse("forced matches (--schedule) are not carried");
+  if (net.flow_control() || opts_.eager_limit)
+    refuse("flow control (a rendezvous crosses processes twice per message)");
+  if (net.recv_buffer >= 0) refuse("bounded receive buffers are freed by receives, which only one process sees");
+  if (net.send_holds_until_received) refuse("a send held until its receive completes waits for another process");
+  if (net.multicast) refuse("replicating routers (multicast) are not carried");
+  if (least_send_setup() <= 0)
+    refuse("the machine's least send set-up (C_send - send_tail + s_p) is 0: no lookahead between the processes");
+}
+
+void Engine::refuse_call(const char* what) const {
+  throw UsageError(
+      fmt::format("{} cannot be used in a run split over {} processes yet (docs/parallel.md, \"Several "
+                  "processes\")",
+                  what, partition_->count()));
+}
+
+// No message reaches the network sooner after its sender's turn: C_send + L s + n s_p, less the
+// send's tail (model.md 2.19), or with send overlap (2.15) C_send - send_tail + s_p + the first
+// packet's bytes; at least C_send - send_tail + s_p either way (send_tail <= C_send).
+Time Engine::least_send_setup() const {
+  const auto setup = [](const NodeCosts& c) { return c.send_overhead - c.send_tail + c.send_per_packet; };
+  Time least = setup(machine_.costs);
+  for (const NodeCosts& c : machine_.node_costs) least = std::min(least, setup(c));
+  return least;
+}
+
+// The loop has committed every event before window_end_ (or has none left): the processes swap the
+// window's messages and their state, and the next window begins at the earliest event of all.
+bool Engine::at_window_end() {
+  std::vector<std::byte> mine;
+  Header h;
+  h.next = queue_.empty() ? kNever : queue_.next_time();
+  for (const auto& v : vps_) h.not_done += v && v->state != Vp::State::done;
+  h.failed = aborting_;
+  h.records = aborting_ ? 0 : handed_here_.size();
+  put(mine, h);
+  for (std::size_t i = 0; i < h.records; ++i) {
+    const HandedHere& s = handed_here_[i];
+    const Msg& m = *s.m;
+    put(mine, Record{s.turn, s.start, s.handed, m.ctx, m.size, i, m.src, m.dst, m.tag, partition_->index()});
+  }
+  const std::vector<std::byte> all = partition_->all_gather(mine);
+  std::span<const std::byte> in(all);
+  Time next = kNever;
+  std::uint64_t not_done = 0;
+  int failed = -1;
+  bool misused = false;
+  std::vector<Record> records;
+  for (int k = 0; k < partition_->count(); ++k) {
+    const auto hk = take<Header>(in);
+    next = std::min(next, hk.next);
+    not_done += hk.not_done;
+    if (hk.failed && failed < 0) failed = k, misused = hk.failed == 2;
+    for (std::uint64_t i = 0; i < hk.records; ++i) records.push_back(take<Record>(in));
+  }
+  if (failed >= 0) {
+    failure_told_ = true;
+    if (!aborting_) {
+      failure_is_usage_ = misused;  // the same kind of error in every process
+      abort_run(fmt::format("process {} of the split run failed (its report says why)", failed));
+    }
+    return true;
+  }
+  std::sort(records.begin(), records.end(), [](const Record& a, const Record& b) {
+    if (a.turn != b.turn) return a.turn < b.turn;
+    return a.src != b.src ? a.src < b.src : a.seq < b.seq;
+  });
+  for (const Record& r : records) {
+    const std::uint64_t id = next_msg_id_++;
+    if (r.proc == partition_->index()) {
+      Msg* m = handed_here_[r.seq].m;
+      m->id = id;
+      if (m->send_op) m->send_op->msg_id = id;
+      instruments_.handed_over(*m, r.start, r.handed);
+      to_network(m, r.start, r.handed, r.turn);
+    } else {
+      // Another process's message: this copy of the network carries it; its sender's process counts
+      // and hashes its set-up, and only its destination's process receives it (on_arrival).
+      Msg* m = new_msg();
+      m->id = id;
+      m->src = r.src;
+      m->dst = r.dst;
+      m->tag = r.tag;
+      m->ctx = r.ctx;
+      m->size = r.size;
+      to_network(m, r.start, r.handed, r.turn);
+    }
+  }
+  handed_here_.clear();
+  network_->split_window_ends();
+  if (!queue_.empty()) next = std::min(next, queue_.next_time());
+  if (next == kNever) {
+    if (not_done == 0) return false;
+    failure_told_ = true;
+    std::uint64_t here_not_done = 0;
+    for (const auto& v : vps_) here_not_done += v && v->state != Vp::State::done;
+    abort_run(here_not_done
+                  ? deadlock_report()
+                  : "deadlock: ranks of other processes of the split run are blocked (their reports name them)\n");
+    return true;
+  }
+  window_end_ = next > kNever - lookahead_ ? kNever : next + lookahead_;
+  return true;
+}
+
+// This process failed in the middle of a window: it takes part in the window's swap once more, so
+// that the others hear of it there and end too, instead of waiting for it.
+void Engine::announce_failure() {
+  failure_told_ = true;
+  std::vector<std::byte> mine;
+  put(mine, Header{kNever, 0, failure_is_usage_ ? 2u : 1u, 0});
+  partition_->all_gather(mine);
+}
+
+// The run's end: every process's clocks, so that the hash's clock terms are added once (by the
+// first process: Engine::run).
+void Engine::gather_clocks(std::vector<Time>& clocks) {
+  std::vector<std::byte> mine;
+  for (int r = first_here_; r < end_here_; ++r) put(mine, clocks[static_cast<std::size_t>(r)]);
+  const std::vector<std::byte> all = partition_->all_gather(mine);
+  if (all.size() != clocks.size() * sizeof(Time))
+    throw RunError("a split run's processes disagree on the machine's size");
+  std::memcpy(clocks.data(), all.data(), all.size());
+}
+
+// ... then every process's hash terms, statistics and messages sent, so that every process ends
+// with the whole run's, as the single process would.
+void Engine::combine_counts() {
+  RunStats& st = instruments_.stats();
+  std::vector<std::uint64_t>& sent = instruments_.sent();
+  std::vector<std::byte> mine;
+  const std::uint64_t start = TraceHash().value();  // the hash of a run with no terms yet
+  put(mine, instruments_.hash().value() - start);
+  for (const std::uint64_t x : {st.messages, st.packets, st.payload_bytes, st.blocked_headers, st.events}) put(mine, x);
+  put(mine, st.blocked_time);
+  for (int r = first_here_; r < end_here_; ++r) put(mine, sent[static_cast<std::size_t>(r)]);
+  const std::vector<std::byte> all = partition_->all_gather(mine);
+  std::span<const std::byte> in(all);
+  RunStats sum;  // batches: each process saw only its own VPs' instants, so none are counted
+  std::uint64_t hash = start;
+  const int n = machine_.nodes(), parts = partition_->count();
+  for (int k = 0; k < parts; ++k) {
+    hash += take<std::uint64_t>(in);
+    sum.messages += take<std::uint64_t>(in);
+    sum.packets += take<std::uint64_t>(in);
+    sum.payload_bytes += take<std::uint64_t>(in);
+    sum.blocked_headers += take<std::uint64_t>(in);
+    sum.events += take<std::uint64_t>(in);
+    sum.blocked_time += take<Time>(in);
+    const auto first = static_cast<std::size_t>(static_cast<std::int64_t>(n) * k / parts);
+    const auto end = static_cast<std::size_t>(static_cast<std::int64_t>(n) * (k + 1) / parts);
+    for (std::size_t r = first; r < end; ++r) sent[r] = take<std::uint64_t>(in);
+  }
+  instruments_.hash().add_sum(hash - instruments_.hash().value());
+  st = sum;
+}
+
+}  // namespace touchstone::detail
