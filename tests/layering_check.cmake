@@ -8,6 +8,7 @@
 #   mpi          the algorithms and everything below them, never the experiment harness, the command
 #                line, tools or bench
 #   cli          everything above but tools and bench
+#   distributed  the experiment harness and everything below it, never mpi (Open MPI's MPI is its own)
 # Every include, quoted or angled, that resolves to a file of the repository must lie on an allowed
 # floor; a quoted include that resolves nowhere in the repository is refused too (it climbs out).
 #   cmake -DROOT=<repository> -P tests/layering_check.cmake
@@ -20,10 +21,11 @@ set(floor_algorithms runtime topologies machines include algorithms)
 set(floor_experiment runtime topologies machines include algorithms experiment)
 set(floor_mpi runtime topologies machines include algorithms mpi)
 set(floor_cli runtime topologies machines include algorithms experiment mpi cli)
+set(floor_distributed runtime topologies machines include algorithms experiment distributed)
 
 set(bad "")
 set(checked 0)
-foreach(floor runtime topologies machines algorithms experiment mpi cli)
+foreach(floor runtime topologies machines algorithms experiment mpi cli distributed)
   file(GLOB_RECURSE files "${ROOT}/${floor}/*.hpp" "${ROOT}/${floor}/*.cpp" "${ROOT}/${floor}/*.h" "${ROOT}/${floor}/*.c")
   foreach(f IN LISTS files)
     math(EXPR checked "${checked} + 1")
@@ -41,6 +43,9 @@ foreach(floor runtime topologies machines algorithms experiment mpi cli)
       # The runtime is compiled with its own headers only: only its own folders resolve there.
       if(floor STREQUAL "runtime")
         set(search "${dir}" "${ROOT}/runtime/include")
+      elseif(floor STREQUAL "distributed")  # its <mpi.h> is Open MPI's, not mpi/include's
+        set(search "${dir}" ${bases})
+        list(REMOVE_ITEM search "${ROOT}/mpi/include")
       else()
         set(search "${dir}" ${bases})
       endif()
@@ -55,7 +60,7 @@ foreach(floor runtime topologies machines algorithms experiment mpi cli)
         # A system header; but a floor above's header name in angle brackets is refused as well.
         if(quoted OR inc MATCHES
            "^(algorithms|topologies|machines|experiment|cli|tools|bench|mpi|touchstone/topologies|touchstone/machines|touchstone/experiment)[/.]")
-          if(NOT (quoted AND floor STREQUAL "mpi" AND inc STREQUAL "mpi.h"))
+          if(NOT (inc STREQUAL "mpi.h" AND ((quoted AND floor STREQUAL "mpi") OR floor STREQUAL "distributed")))
             list(APPEND bad "${f}: ${line} (resolves to no file of its floors)")
           endif()
         endif()
@@ -82,5 +87,5 @@ if(bad)
   list(JOIN bad "\n  " msg)
   message(FATAL_ERROR "includes that climb a floor:\n  ${msg}")
 endif()
-message(STATUS "layering: ${checked} files of runtime, topologies, machines, algorithms, experiment, mpi and cli include only "
-               "their floors")
+message(STATUS "layering: ${checked} files of runtime, topologies, machines, algorithms, experiment, mpi, cli and "
+               "distributed include only their floors")

@@ -18,6 +18,7 @@ packages=(build-essential cmake libtbb-dev libboost-dev libboost-context-dev lib
           python3-matplotlib
           pkg-config libdw-dev  # elfutils' libdw: source lines of reports and stacks (touchstone/source_lines.hpp)
           libjemalloc-dev  # the heap of the CLI, the paper programs and the benchmarks (cli/heap.cpp)
+          openmpi-bin libopenmpi-dev  # touchstone-distributed: one emulation over several processes
           clang-16 libclang-rt-16-dev)  # libFuzzer for tests/fuzz (tools/fuzz.sh); the rest builds with g++
 missing=()
 for p in "${packages[@]}"; do

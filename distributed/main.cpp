@@ -1,0 +1,229 @@
+// touchstone-distributed: one catalog algorithm on one machine, the emulation split over the MPI
+// processes it is started as (docs/parallel.md, "Several processes"), for machines whose VPs do not
+// fit one host's memory:
+//
+//   mpirun -np 4 touchstone-distributed --machine mesh:1024x1024 --algorithm selftest/ring --size 16
+//
+// Process k runs the programs of its share of the ranks and a copy of the network; the processes
+// meet once per window of the machine's least send set-up (an MPI_Allgatherv of that window's
+// messages). The run is the one `touchstone run --phantom` makes in one process, trace_hash
+// included; process 0 prints it, with each process's peak memory. A program of its own, apart from
+// the `touchstone` command, because that one carries Touchstone's own MPI library (for `touchstone
+// mpirun`), whose MPI_ functions would stand in for Open MPI's here.
+#define OMPI_SKIP_MPICXX 1  // the C interface only: no C++ bindings to link
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "touchstone/experiment/experiment.hpp"
+#include "touchstone/touchstone.hpp"
+
+namespace {
+
+using touchstone::Partition;
+
+class MpiPartition final : public Partition {
+ public:
+  MpiPartition() {
+    MPI_Comm_rank(MPI_COMM_WORLD, &index_);
+    MPI_Comm_size(MPI_COMM_WORLD, &count_);
+  }
+  int index() const override { return index_; }
+  int count() const override { return count_; }
+  std::vector<std::byte> all_gather(std::span<const std::byte> mine) override {
+    if (mine.size() > static_cast<std::size_t>(INT32_MAX))
+      throw touchstone::RunError("a window's messages exceed 2 GiB in one process: use more processes");
+    const int n = static_cast<int>(mine.size());
+    std::vector<int> sizes(static_cast<std::size_t>(count_)), at(static_cast<std::size_t>(count_));
+    MPI_Allgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    std::size_t total = 0;
+    for (int k = 0; k < count_; ++k) {
+      if (total > static_cast<std::size_t>(INT32_MAX))
+        throw touchstone::RunError("a window's messages exceed 2 GiB in all: use a smaller machine");
+      at[static_cast<std::size_t>(k)] = static_cast<int>(total);
+      total += static_cast<std::size_t>(sizes[static_cast<std::size_t>(k)]);
+    }
+    std::vector<std::byte> all(total);
+    MPI_Allgatherv(mine.data(), n, MPI_BYTE, all.data(), sizes.data(), at.data(), MPI_BYTE, MPI_COMM_WORLD);
+    return all;
+  }
+
+ private:
+  int index_ = 0, count_ = 1;
+};
+
+struct Options {
+  std::string machine = "mesh:4x4", algorithms, sizes = "16", format = "table";
+  int root = 0;
+  std::uint64_t seed = 1, perturb = 0;
+  unsigned stack_kb = 128;
+};
+
+// "a,b", "COLLECTIVE/all" or "all" (the whole catalog but the self-test that deadlocks on purpose).
+// Some names hold a comma themselves (alltoall/2-lev-c,r): a piece that names nothing takes the
+// next one in.
+std::vector<const touchstone::algorithms::Algorithm*> named(const std::string& list) {
+  namespace alg = touchstone::algorithms;
+  const auto known = [](const std::string& name) {
+    for (const auto& a : alg::catalog())
+      if (a.name == name) return true;
+    return false;
+  };
+  std::vector<const alg::Algorithm*> out;
+  std::size_t from = 0;
+  while (from <= list.size()) {
+    std::size_t comma = std::min(list.find(',', from), list.size());
+    std::string name = list.substr(from, comma - from);
+    while (comma < list.size() && name != "all" && !name.ends_with("/all") && !known(name)) {
+      comma = std::min(list.find(',', comma + 1), list.size());
+      name = list.substr(from, comma - from);
+    }
+    if (!known(name)) name = list.substr(from, std::min(list.find(',', from), list.size()) - from);  // for the error
+    from = comma + 1;
+    if (name == "all" || name.ends_with("/all")) {
+      const std::string family = name == "all" ? "" : name.substr(0, name.size() - 3);
+      for (const auto& a : alg::catalog())
+        if (a.name.starts_with(family) && a.name != "selftest/deadlock") out.push_back(&a);
+    } else {
+      out.push_back(&alg::find(name));
+    }
+  }
+  return out;
+}
+
+std::vector<std::size_t> sizes_of(const std::string& list) {
+  std::vector<std::size_t> out;
+  std::size_t from = 0;
+  while (from <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', from), list.size());
+    const std::string item = list.substr(from, comma - from);
+    from = comma + 1;
+    std::size_t used = 0;
+    unsigned long long v = 0;
+    try {
+      v = std::stoull(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || v > (1ULL << 30))
+      throw touchstone::UsageError(fmt::format("--sizes: '{}' is not a size in bytes (0 .. 2^30)", item));
+    out.push_back(v);
+  }
+  return out;
+}
+
+// One emulation, split over the processes; every process's peak memory gathered on process 0.
+nlohmann::json emulate(const Options& opt, const touchstone::Machine& m, const touchstone::algorithms::Algorithm& alg,
+                       std::size_t size, const std::shared_ptr<MpiPartition>& part) {
+  using namespace touchstone;
+  RunOptions o;
+  o.phantom_payloads = true;
+  o.seed = opt.seed;
+  o.perturb = opt.perturb;
+  o.stack_bytes = std::size_t{opt.stack_kb} << 10;
+  o.host_cores = 1;
+  o.partition = part;
+  const algorithms::Args args{size, opt.root, false};
+  const experiment::Record r = experiment::emulate(m, alg, args, o);
+  double rss = r.peak_rss_mb;
+  std::vector<double> all(static_cast<std::size_t>(part->count()));
+  MPI_Gather(&rss, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  nlohmann::json j = nlohmann::json::parse(experiment::record_json(r));
+  j["processes"] = part->count();
+  j["process_peak_rss_mb"] = all;
+  return j;
+}
+
+void print(const Options& opt, const nlohmann::json& j) {
+  if (opt.format == "json") {
+    std::fputs((j.dump(2) + "\n").c_str(), stdout);
+    return;
+  }
+  for (const auto& record : j.is_array() ? j : nlohmann::json::array({j})) {
+    for (const auto& [k, v] : record.items())
+      fmt::print("{:<20} {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
+    if (j.is_array()) fmt::print("\n");
+  }
+}
+
+int run(const Options& opt, const std::shared_ptr<MpiPartition>& part) {
+  const touchstone::Machine m = touchstone::parse_machine(opt.machine);
+  const auto algs = named(opt.algorithms);
+  const auto sizes = sizes_of(opt.sizes);
+  if (algs.size() == 1 && sizes.size() == 1) {
+    const nlohmann::json j = emulate(opt, m, *algs[0], sizes[0], part);
+    if (part->index() == 0) print(opt, j);
+    return 0;
+  }
+  // Several runs, one after another: a run that fails or is refused is listed with its error (in
+  // every process alike, so the processes stay together), and the others go on.
+  nlohmann::json all = nlohmann::json::array();
+  int rc = 0;
+  for (const auto* alg : algs)
+    for (const std::size_t size : sizes) {
+      try {
+        all.push_back(emulate(opt, m, *alg, size, part));
+      } catch (const std::exception& e) {
+        // A refusal (what cannot be split, what the machine does not suit) is a usage error.
+        all.push_back({{"algorithm", alg->name}, {"size", size}, {"error", e.what()}});
+        const bool usage =
+            dynamic_cast<const touchstone::UsageError*>(&e) || dynamic_cast<const touchstone::RunUsageError*>(&e);
+        if (!usage) rc = 2;
+      }
+    }
+  if (part->index() == 0) print(opt, all);
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const auto part = std::make_shared<MpiPartition>();
+  Options opt;
+  CLI::App app("one catalog algorithm on one machine, the emulation split over the MPI processes (phantom payloads)",
+               "touchstone-distributed");
+  app.add_option("--machine", opt.machine, "machine spec, e.g. mesh:1024x1024 (touchstone list machines)");
+  app.add_option("--algorithm,--algorithms", opt.algorithms,
+                 "COLLECTIVE/NAME (touchstone list algorithms), several separated by commas, COLLECTIVE/all or all")
+      ->required();
+  app.add_option("--size,--sizes", opt.sizes, "message size L in bytes, or several separated by commas");
+  app.add_option("--root", opt.root, "source or destination processor of rooted collectives")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", opt.seed, "seed of every random choice of the model and algorithms");
+  app.add_option("--perturb", opt.perturb, "seeded random host delays in the VPs (0: none); the results stay the same");
+  app.add_option("--stack-kb", opt.stack_kb, "host stack of each VP (KiB)")->check(CLI::Range(64u, 1048576u));
+  app.add_option("--format", opt.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  int rc = 0;
+  try {
+    app.parse(argc, argv);
+    rc = run(opt, part);
+  } catch (const CLI::ParseError& e) {
+    if (part->index() == 0)
+      rc = app.exit(e);
+    else
+      rc = e.get_exit_code();
+  } catch (const std::exception& e) {
+    // Every process ends with an error; the one whose rank failed says why, process 0 says it too.
+    const std::string what = e.what();
+    if (part->index() == 0 || what.find("of the split run failed") == std::string::npos)
+      std::fprintf(stderr, "touchstone-distributed (process %d of %d): error: %s%s", part->index(), part->count(),
+                   what.c_str(), what.ends_with('\n') ? "" : "\n");
+    // As `touchstone run`: 1 for a usage error (also one found inside the run), 2 for a failed run.
+    const bool usage =
+        dynamic_cast<const touchstone::UsageError*>(&e) || dynamic_cast<const touchstone::RunUsageError*>(&e);
+    rc = usage || !dynamic_cast<const touchstone::RunError*>(&e) ? 1 : 2;
+  }
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,15 @@
+#!/bin/sh
+# What a split run cannot carry yet is refused in every process, with the reason and exit status 1
+# (touchstone-distributed, docs/parallel.md "Several processes"):
+#   refused.sh TOUCHSTONE_DISTRIBUTED MPIRUN EXPECTED-TEXT ARGS...
+dist=$1 mpirun=$2 want=$3
+shift 3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+out=$("$mpirun" --oversubscribe -np 2 "$dist" "$@" 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" -ne 0 ] || { echo "exit status 0: the run was not refused"; exit 1; }
+# Each of the two processes says why, from its own rank's call or before the run.
+n=$(echo "$out" | grep -c "error: .*$want")
+[ "$n" -ge 1 ] || { echo "no error naming '$want'"; exit 1; }
+echo "refused, exit status $rc"
