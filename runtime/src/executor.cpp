@@ -315,6 +315,7 @@ class FiberExecutor final : public Executor {
     region_first_ = first;
     stacks_ = StackRegion::reuse_or_map(end > first ? end - first : 0, stack_bytes_,
                                         static_cast<unsigned>(std::max(host_cores_, 1)));
+    stacks_->set_first_rank(first);
     report_vp_faults();
     ctx_.reserve(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) {

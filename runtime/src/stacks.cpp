@@ -117,7 +117,7 @@ struct OverflowReports {
       const auto off = static_cast<std::size_t>(addr - r->base_);
       if (off % r->slot_ >= r->guard_) continue;
       say("touchstone: the VP of rank ");
-      say(off / r->slot_);
+      say(r->first_rank_ + off / r->slot_);
       say(" overflowed its stack of ");
       say(r->stack_ >> 10);
       say(" KiB (give VPs larger stacks with --stack-kb, or RunOptions::stack_bytes)\n");

@@ -52,6 +52,9 @@ class StackRegion {
   StackRegion& operator=(const StackRegion&) = delete;
 
   Guards guards() const { return guards_; }
+  /// The rank of stack 0, for the report of an overflow (a process of a split run holds the stacks
+  /// of its share of the ranks only: RunOptions::partition).
+  void set_first_rank(std::size_t rank) { first_rank_ = rank; }
   std::size_t stack_bytes() const { return stack_; }
   std::size_t count() const { return count_; }
   /// Stack i as Boost.Context wants it: sp at its top, size its usable bytes.
@@ -88,7 +91,7 @@ class StackRegion {
   void protect(std::size_t i, bool guarded);  // arm and disarm of while_running guards
   friend struct OverflowReports;
   std::byte* base_ = nullptr;
-  std::size_t count_ = 0, stack_ = 0, guard_ = 0, slot_ = 0, bytes_ = 0;
+  std::size_t count_ = 0, stack_ = 0, guard_ = 0, slot_ = 0, bytes_ = 0, first_rank_ = 0;
   Guards guards_ = Guards::permanent;
 };
 

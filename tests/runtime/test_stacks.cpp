@@ -17,6 +17,7 @@
 #include <string>
 
 #include "../../runtime/src/stacks.hpp"
+#include "support/split_run.hpp"
 #include "touchstone/touchstone.hpp"
 
 using namespace touchstone;
@@ -217,6 +218,23 @@ TEST(StackRegionDeathTest, AVpThatOverflowsItsStackIsNamed) {
                "the VP of rank 1 overflowed its stack of 256 KiB");
   // Within the stack, the same recursion is fine.
   EXPECT_NO_THROW(run(m, [](Proc& p) { if (p.rank() == 1) deep(64); }, o));
+}
+
+// A process of a split run holds the stacks of its own ranks only, and names the rank, not the stack.
+TEST(StackRegionDeathTest, AVpOfASplitRunThatOverflowsItsStackIsNamedByItsRank) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  RunOptions o;
+  o.stack_bytes = 256 * kKiB;
+  o.phantom_payloads = true;
+  o.host_cores = 1;
+  const Machine m = parse_machine("mesh:2x2");
+  EXPECT_DEATH(ts_test::run_split(
+                   m,
+                   [](Proc& p) {
+                     if (p.rank() == 3) deep(4096);
+                   },
+                   o, 2),
+               "the VP of rank 3 overflowed its stack of 256 KiB");
 }
 
 // ... on whichever host thread the VP's code runs: here every VP overflows in its first turn,
