@@ -65,6 +65,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
     opts_.host_cores = 1;      // a process per host core: the run's parallelism is the processes'
   }
   const bool counts_network = !partition_ || partition_->index() == 0;
+  counts_network_events_ = counts_network;
   network_ =
       std::make_unique<Network>(machine_, queue_, *this, counts_network ? instruments_.hash() : network_hash_aside_,
                                 counts_network ? instruments_.stats() : network_stats_aside_);
@@ -533,10 +534,9 @@ int Engine::run_events() {
       continue;  // unwinds, as above
     }
     if (partition_) [[unlikely]] {
-      if (queue_.empty() || queue_.next_time() >= window_end_) {
-        if (at_window_end()) continue;
-        return kMain;  // every process's programs have ended
-      }
+      const Window w = window_check();
+      if (w == Window::crossed) continue;
+      if (w == Window::over) return kMain;  // every process's programs have ended
     } else if (queue_.empty()) {
       bool all_done = true;
       for (auto& v : vps_) all_done &= !v || v->state == Vp::State::done;
@@ -571,7 +571,7 @@ int Engine::run_events() {
     const bool of_the_model = e.kind() != Ev::instant_turn;
     // A process of a split run other than the first counts only its own VPs' events: every
     // process handles the network's.
-    if (of_the_model && (!partition_ || partition_->index() == 0 || e.kind() == Ev::resume || e.kind() == Ev::barrier))
+    if (of_the_model && (counts_network_events_ || e.kind() == Ev::resume || e.kind() == Ev::barrier))
       instruments_.event();
     if (now_ > opts_.time_limit) {
       abort_run(time_limit_report(opts_.time_limit, ""));

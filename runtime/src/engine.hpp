@@ -402,6 +402,10 @@ class Engine final : public NetworkListener, private Scheduler {
   }
   [[noreturn]] void refuse_call(const char* what) const;
   Time least_send_setup() const;                  // the lookahead: no VP's message reaches the network sooner
+  // The loop's look before each event, out of line (the sequential loop pays only the test of
+  // partition_): the window goes on, or was crossed (its messages swapped), or the run is over.
+  enum class Window : std::uint8_t { goes_on, crossed, over };
+  Window window_check();
   bool at_window_end();                           // the window's events are done: swap its messages (false: none left)
   void hand_over_window();                        // ... and hand them over, in the single process's order
   void announce_failure();                        // this process failed: the others hear of it at the window's end
@@ -548,6 +552,7 @@ class Engine final : public NetworkListener, private Scheduler {
   };
   std::vector<HandedHere> handed_here_;
   bool failure_told_ = false;
+  bool counts_network_events_ = true;  // the first process's, or the only one's
   TraceHash network_hash_aside_;
   RunStats network_stats_aside_;
   struct BarrierState {

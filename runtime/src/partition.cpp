@@ -97,6 +97,11 @@ Time Engine::least_send_setup() const {
   return least;
 }
 
+Engine::Window Engine::window_check() {
+  if (!queue_.empty() && queue_.next_time() < window_end_) return Window::goes_on;
+  return at_window_end() ? Window::crossed : Window::over;
+}
+
 // The loop has committed every event before window_end_ (or has none left): the processes swap the
 // window's messages and their state, and the next window begins at the earliest event of all.
 bool Engine::at_window_end() {
@@ -165,9 +170,7 @@ bool Engine::at_window_end() {
   if (next == kNever) {
     if (not_done == 0) return false;
     failure_told_ = true;
-    std::uint64_t here_not_done = 0;
-    for (const auto& v : vps_) here_not_done += v && v->state != Vp::State::done;
-    abort_run(here_not_done
+    abort_run(h.not_done  // this process's own: some are blocked here
                   ? deadlock_report()
                   : "deadlock: ranks of other processes of the split run are blocked (their reports name them)\n");
     return true;
