@@ -1339,8 +1339,10 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   op->kind = Op::Kind::send;
   op->owner = v.rank;
   op->vp = &v;
-  // An active message's send completes at once (its caller's buffer is gone): it keeps a copy.
-  if (ctx & kAmCtx) m->payload.assign(data.begin(), data.end());
+  // An active message's send completes at once (its caller's buffer is gone): it keeps a copy. The
+  // runtime's own messages (a split's colors and keys) carry their bytes with phantom payloads too.
+  if ((ctx & kAmCtx) || (is_internal(ctx) && opts_.phantom_payloads))
+    m->payload.assign(data.begin(), data.end());
   else if (!opts_.phantom_payloads && !data.empty()) m->lent = data, m->lender = op, op->lent = m;
   op->msg_id = m->id;
   op->dst = dst;

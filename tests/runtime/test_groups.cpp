@@ -181,6 +181,24 @@ TEST(Groups, SplitOrdersByKeyThenParentRank) {
   EXPECT_GT(r.stats.messages, 0u);  // split really communicates
 }
 
+// Phantom payloads drop the program's bytes, not the runtime's: a split still exchanges every
+// member's color and key, and gives the groups a run with payloads gives.
+TEST(Groups, SplitWithPhantomPayloadsStillKnowsEveryColorAndKey) {
+  const Machine m = ts_test::prime_machine("mesh:2x3");
+  const auto split_by_rank = [&](bool phantom) {
+    std::map<int, std::vector<int>> by_rank;
+    RunOptions o;
+    o.phantom_payloads = phantom;
+    run(
+        m, [&](Proc& p) { by_rank[p.rank()] = members(p.split(p.world(), p.rank() % 2, -p.rank())); }, o);
+    return by_rank;
+  };
+  const std::map<int, std::vector<int>> phantom = split_by_rank(true);
+  for (int rank : {0, 2, 4}) EXPECT_EQ(phantom.at(rank), (std::vector<int>{4, 2, 0})) << rank;
+  for (int rank : {1, 3, 5}) EXPECT_EQ(phantom.at(rank), (std::vector<int>{5, 3, 1})) << rank;
+  EXPECT_EQ(phantom, split_by_rank(false));
+}
+
 // Mesh helpers on mesh:3x4 (3 rows of 4, row-major).
 TEST(Groups, MeshRowColumnSubmeshAndSnakeHalves) {
   const Machine m = ts_test::prime_machine("mesh:3x4");
