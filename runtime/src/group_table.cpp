@@ -13,6 +13,23 @@ namespace touchstone::detail {
 
 namespace {
 constexpr std::uint64_t kWorldCtx = 1;
+// What a context is made from besides its parent's context: a group made by a split (whose parent
+// key also holds the color) and the groups of a spawn are never a make()'s group. Group contexts
+// are below 2^60, so these bits are free.
+constexpr std::uint64_t kSplitKey = 1ULL << 63, kSpawnKey = 1ULL << 62;
+
+// A group's context is a function of what each member knows as it makes the group (the parent's
+// key, the members' hash, how many such groups it made before), not of which member was first to
+// make it: the processes of a split run, each seeing only its own members make groups, give every
+// group the context one process gives it. It is below the bits contexts.hpp reserves (2^60), and
+// never 0 (no group) or 1 (the world).
+std::uint64_t context_of(std::uint64_t parent_key, std::uint64_t members_hash, std::uint64_t nth) {
+  std::uint64_t x = parent_key * 0x9e3779b97f4a7c15ULL ^ members_hash ^ (nth + 1) * 0xd6e8feb86659fd93ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;  // splitmix64's finalizer
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x = (x ^ (x >> 31)) & ((1ULL << 60) - 1);
+  return x < 2 ? x + 2 : x;
+}
 
 // The hash of a member list: each member mixed with its position, the terms summed. No term
 // depends on another, so the loop over the p members of each of p ranks' MPI_COMM_WORLD is not a
@@ -58,6 +75,10 @@ int GroupTable::member_index(const GroupData& g, int world) {
 }
 
 Group GroupTable::make(Made& made, std::uint64_t parent_ctx, std::vector<int> members) {
+  return make_keyed(made, parent_ctx, std::move(members), 0);
+}
+
+Group GroupTable::make_keyed(Made& made, std::uint64_t parent_key, std::vector<int> members, std::uint64_t salt) {
   // Members in world order, as every MPI rank's MPI_COMM_WORLD and most groups are, are checked
   // in one pass without branches and without a sorted copy: p ranks each making a group of p
   // members sorted p log p apiece, and then checked them one branch at a time.
@@ -75,18 +96,18 @@ Group GroupTable::make(Made& made, std::uint64_t parent_ctx, std::vector<int> me
   // Members agree on the context without communicating: the n-th group with these members made
   // from this parent is the same group on every member (as MPI communicators are created in order).
   const std::uint64_t h = members_hash(members);
-  auto [group, fresh] = slot(made, parent_ctx, h);
+  auto [group, fresh, ctx] = slot(made, parent_key, h ^ salt);
   if (fresh)
-    group = new_group(std::move(members), next_ctx_++, h);
+    group = new_group(std::move(members), ctx, h);
   else if (group->members != members) [[unlikely]]
     hash_collision();
   return Group(group);
 }
 
 Group GroupTable::make_like(Made& made, std::uint64_t parent_ctx, const GroupData& like) {
-  auto [group, fresh] = slot(made, parent_ctx, like.members_hash);
+  auto [group, fresh, ctx] = slot(made, parent_ctx, like.members_hash);
   if (fresh) {
-    auto g = new_group(like.members, next_ctx_++, like.members_hash);
+    auto g = new_group(like.members, ctx, like.members_hash);
     g->made_like = like.ctx;
     group = std::move(g);
   } else if (const bool twin = like.ctx != 0 && group->made_like == like.ctx;
@@ -97,12 +118,16 @@ Group GroupTable::make_like(Made& made, std::uint64_t parent_ctx, const GroupDat
 }
 
 // The n-th group with members hashing to h that this VP makes from the parent: the table's entry,
-// and whether it is still to be made (this VP is the first member to make it).
-std::pair<std::shared_ptr<const GroupData>&, bool> GroupTable::slot(Made& made, std::uint64_t parent_ctx,
-                                                                      std::uint64_t h) {
-  const int nth = made[{parent_ctx, h}]++;
-  auto [it, fresh] = groups_.try_emplace(std::make_tuple(parent_ctx, h, nth));
-  return {it->second, fresh};
+// whether it is still to be made (this VP is the first member here to make it), and its context.
+GroupTable::Slot GroupTable::slot(Made& made, std::uint64_t parent_key, std::uint64_t h) {
+  const int nth = made[{parent_key, h}]++;
+  auto [it, fresh] = groups_.try_emplace(std::make_tuple(parent_key, h, nth));
+  const std::uint64_t ctx = context_of(parent_key, h, static_cast<std::uint64_t>(nth));
+  // Two groups sharing a context would match each other's messages: a run that makes G groups meets
+  // that with a chance of G^2 / 2^61, and stops rather than go on wrong.
+  if (fresh && !contexts_.insert(ctx).second) [[unlikely]]
+    throw std::logic_error("internal error: two groups have the same context (please report this)");
+  return {it->second, fresh, ctx};
 }
 
 // Two member lists of one parent that hash alike would share their count of groups made.
@@ -122,8 +147,10 @@ Group GroupTable::split(Made& made, const GroupData& parent, int me, int color, 
   std::sort(same.begin(), same.end());
   std::vector<int> members;
   for (auto& [k, pr, w] : same) members.push_back(w);
-  return make(made, parent.ctx ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(color)) << 32),
-              std::move(members));
+  // The color goes into the members' hash (one-to-one for given members), so the groups of different
+  // colors count apart, as they did when the color was part of the parent's key.
+  return make_keyed(made, parent.ctx | kSplitKey, std::move(members),
+                    static_cast<std::uint64_t>(static_cast<std::uint32_t>(color)) * 0x9e3779b97f4a7c15ULL);
 }
 
 // The n-th spawn on a group is the same on every member (as MPI requires collectives on a
@@ -134,8 +161,10 @@ Group GroupTable::split(Made& made, const GroupData& parent, int me, int color, 
 std::pair<Group, Group> GroupTable::spawn_groups(const GroupData& scope, std::uint64_t nth) {
   auto [it, fresh] = instances_.try_emplace({scope.ctx, nth});
   if (fresh) {
-    it->second.scope = new_group(scope.members, next_ctx_++);
-    it->second.world = new_group(world_->members, next_ctx_++);
+    // Not kept in contexts_: a program may start millions of collectives, and their groups are
+    // forgotten here once taken.
+    it->second.scope = new_group(scope.members, context_of(scope.ctx | kSpawnKey, 0, nth));
+    it->second.world = new_group(world_->members, context_of(scope.ctx | kSpawnKey, 1, nth));
   }
   std::pair<Group, Group> out{Group(it->second.scope), Group(it->second.world)};
   if (++it->second.taken == scope.members.size()) instances_.erase(it);

@@ -1,8 +1,9 @@
 // The groups of a run and their matching contexts (docs/model.md 5): the world, the groups made
 // from a parent, the result of a split, and the private groups of each spawn. Its own part because
-// a context must be agreed on by every member without a message: the table is where that
-// agreement is kept (the n-th group a member makes with the same parent and members is the same
-// group everywhere), apart from the engine that moves the messages a split needs.
+// a context must be agreed on by every member without a message: the n-th group a member makes with
+// the same parent and members is the same group everywhere, its context a hash of those three (so
+// the processes of a split run agree on it too), apart from the engine that moves the messages a
+// split needs.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -10,6 +11,7 @@
 #include <span>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -56,11 +58,17 @@ class GroupTable {
 
  private:
   [[noreturn]] static void out_of_range(const GroupData& g, int local, const char* what);
-  std::pair<std::shared_ptr<const GroupData>&, bool> slot(Made& made, std::uint64_t parent_ctx, std::uint64_t h);
+  Group make_keyed(Made& made, std::uint64_t parent_key, std::vector<int> members, std::uint64_t salt);
+  struct Slot {
+    std::shared_ptr<const GroupData>& group;
+    bool fresh;
+    std::uint64_t ctx;
+  };
+  Slot slot(Made& made, std::uint64_t parent_key, std::uint64_t h);
   [[noreturn]] static void hash_collision();
 
   int nodes_;
-  std::uint64_t next_ctx_ = 2;
+  std::unordered_set<std::uint64_t> contexts_;  // of the groups in groups_
   std::shared_ptr<const GroupData> world_;
   // (parent context, members' hash, n): hashed, not ordered, since a run of many VPs makes tens of
   // thousands of groups and a tree's walk misses the cache at every level (1.3 us a group made on
