@@ -6,8 +6,9 @@
 //
 // Process k runs the programs of its share of the ranks and a copy of the network; the processes
 // meet once per window of the machine's least send set-up (an MPI_Allgatherv of that window's
-// messages). The run is the one `touchstone run --phantom` makes in one process, trace_hash
-// included; process 0 prints it, with each process's peak memory. A program of its own, apart from
+// messages, with the payloads of those bound for another process). The run is the one `touchstone
+// run` makes in one process, trace_hash included, and the algorithm checks the data it received
+// (unless --phantom); process 0 prints it, with each process's peak memory. A program of its own, apart from
 // the `touchstone` command, because that one carries Touchstone's own MPI library (for `touchstone
 // mpirun`), whose MPI_ functions would stand in for Open MPI's here.
 #define OMPI_SKIP_MPICXX 1  // the C interface only: no C++ bindings to link
@@ -67,6 +68,7 @@ struct Options {
   int root = 0;
   std::uint64_t seed = 1, perturb = 0;
   unsigned stack_kb = 128;
+  bool phantom = false;
 };
 
 // "a,b", "COLLECTIVE/all" or "all" (the whole catalog but the self-test that deadlocks on purpose).
@@ -127,13 +129,13 @@ nlohmann::json emulate(const Options& opt, const touchstone::Machine& m, const t
                        std::size_t size, const std::shared_ptr<MpiPartition>& part) {
   using namespace touchstone;
   RunOptions o;
-  o.phantom_payloads = true;
+  o.phantom_payloads = opt.phantom;
   o.seed = opt.seed;
   o.perturb = opt.perturb;
   o.stack_bytes = std::size_t{opt.stack_kb} << 10;
   o.host_cores = 1;
   o.partition = part;
-  const algorithms::Args args{size, opt.root, false};
+  const algorithms::Args args{size, opt.root, !opt.phantom};
   const experiment::Record r = experiment::emulate(m, alg, args, o);
   double rss = r.peak_rss_mb;
   std::vector<double> all(static_cast<std::size_t>(part->count()));
@@ -191,7 +193,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const auto part = std::make_shared<MpiPartition>();
   Options opt;
-  CLI::App app("one catalog algorithm on one machine, the emulation split over the MPI processes (phantom payloads)",
+  CLI::App app("one catalog algorithm on one machine, the emulation split over the MPI processes",
                "touchstone-distributed");
   app.add_option("--machine", opt.machine, "machine spec, e.g. mesh:1024x1024 (touchstone list machines)");
   app.add_option("--algorithm,--algorithms", opt.algorithms,
@@ -202,6 +204,7 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", opt.seed, "seed of every random choice of the model and algorithms");
   app.add_option("--perturb", opt.perturb, "seeded random host delays in the VPs (0: none); the results stay the same");
+  app.add_flag("--phantom", opt.phantom, "sizes only: no payload bytes are stored, copied or checked");
   app.add_option("--stack-kb", opt.stack_kb, "host stack of each VP (KiB)")->check(CLI::Range(64u, 1048576u));
   app.add_option("--format", opt.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   int rc = 0;

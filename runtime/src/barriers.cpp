@@ -23,23 +23,33 @@ void Engine::barrier(Vp& v, const Group& g) {
     software_barrier(v, gd);
   } else {
     // Hardware barrier (a control network): releases everyone barrier_latency after the last arrival.
-    refuse_in_split("a hardware barrier (it counts every rank's arrival in one place)");
+    // The last to arrive waits for the release too, as an event at its time like the others': in a
+    // split run no process knows that its member is the last before the processes meet, and the
+    // release is no sooner than the window's end (Engine::lookahead), so it is the same run.
     BarrierState& b = barriers_[gd.ctx];
+    b.members = static_cast<int>(gd.members.size());
     ++b.arrived;
     b.latest = std::max(b.latest, v.clock);
-    if (b.arrived < static_cast<int>(gd.members.size())) {
-      b.waiting.push_back(&v);
-      v.barrier_ctx = gd.ctx;
-      block(v, Vp::Block::barrier, Call::counting(Call::Form::barrier, gd.members.size()));
-    } else {
-      const Time release = b.latest + machine_.net.barrier_latency;
+    b.waiting.push_back(&v);
+    v.barrier_ctx = gd.ctx;
+    if (partition_) {
+      if (b.arrived_here++ == 0) barriers_here_.push_back(gd.ctx);
+    } else if (b.arrived == b.members) {
       instruments_.barrier_released(gd.members);
-      for (Vp* w : b.waiting) queue_.push(release, vp_order(w->rank), Ev::barrier, w);
-      barriers_.erase(gd.ctx);
-      v.clock = release;
+      release_barrier(gd.ctx);
     }
+    block(v, Vp::Block::barrier, Call::counting(Call::Form::barrier, gd.members.size()));
   }
   instruments_.barrier_passed(v.rank, start, v.clock);
+}
+
+// Every member of the barrier of context ctx has arrived: the waiting ones here go on
+// barrier_latency after the last arrival, in rank order.
+void Engine::release_barrier(std::uint64_t ctx) {
+  const auto it = barriers_.find(ctx);
+  const Time release = it->second.latest + machine_.net.barrier_latency;
+  for (Vp* w : it->second.waiting) queue_.push(release, vp_order(w->rank), Ev::barrier, w);
+  barriers_.erase(it);
 }
 
 // Dissemination barrier (Hensgen, Finkel, Manber): in round k member i signals i + 2^k and waits

@@ -60,7 +60,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
     const int parts = partition_->count(), k = partition_->index();
     first_here_ = static_cast<int>(static_cast<std::int64_t>(n) * k / parts);
     end_here_ = static_cast<int>(static_cast<std::int64_t>(n) * (k + 1) / parts);
-    lookahead_ = least_send_setup();
+    lookahead_ = lookahead();
     window_end_ = lookahead_;  // every program starts at 0
     opts_.host_cores = 1;      // a process per host core: the run's parallelism is the processes'
   }
@@ -457,7 +457,8 @@ std::size_t Engine::sample_turns(std::span<const int> contexts, bool ahead, bool
 void Engine::start_vps() {
   // Only real bytes need copying; a machine with replicating routers is left out because a
   // multicast's branches are not known to keep a pair's order with its point-to-point messages.
-  fixes_matches_ = !opts_.phantom_payloads && !machine_.net.multicast;
+  // A split run's receives see their remote messages only from the window's swap (partition.cpp).
+  fixes_matches_ = !opts_.phantom_payloads && !machine_.net.multicast && !partition_;
   if (fixes_matches_) ways_.resize(vps_.size());
   std::vector<void*> procs;
   procs.reserve(vps_.size());
@@ -1182,17 +1183,14 @@ std::shared_ptr<const GroupData> Engine::resolve_shared(const Vp& v, const Group
 }
 
 Group Engine::make_group(Vp& v, std::uint64_t parent_ctx, std::vector<int> members) {
-  refuse_in_split("groups other than the world");
   return groups_.make(v.groups_made, parent_ctx, std::move(members));
 }
 
 Group Engine::make_group_like(Vp& v, std::uint64_t parent_ctx, const Group& like) {
-  refuse_in_split("groups other than the world");
   return groups_.make_like(v.groups_made, parent_ctx, resolve(v, like));
 }
 
 Group Engine::split(Vp& v, const Group& parent, int color, int key) {
-  refuse_in_split("groups other than the world");
   const GroupData& g = resolve(v, parent);
   const int n = static_cast<int>(g.members.size());
   const int me = GroupTable::member_index(g, v.rank);
@@ -1332,6 +1330,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
                           v.rank, now_));
   check_message_time(v.rank, dst, data.size());
   if (ctx & kAmCtx) refuse_in_split("active messages");
+  if (synchronous) refuse_in_split("synchronous sends (a match in another process completes them inside the window)");
   const bool eager = goes_eager(v, dst, ctx, data.size());
   Msg* m = make_msg(v.rank, dst, tag, ctx, data.size());
   Op* op = new_op();

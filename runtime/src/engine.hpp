@@ -401,7 +401,8 @@ class Engine final : public NetworkListener, private Scheduler {
       refuse_call(what);
   }
   [[noreturn]] void refuse_call(const char* what) const;
-  Time least_send_setup() const;                  // the lookahead: no VP's message reaches the network sooner
+  Time least_send_setup() const;  // no VP's message reaches the network sooner
+  Time lookahead() const;         // ... nor a hardware barrier releases sooner
   // The loop's look before each event, out of line (the sequential loop pays only the test of
   // partition_): the window goes on, or was crossed (its messages swapped), or the run is over.
   enum class Window : std::uint8_t { goes_on, crossed, over };
@@ -556,11 +557,14 @@ class Engine final : public NetworkListener, private Scheduler {
   TraceHash network_hash_aside_;
   RunStats network_stats_aside_;
   struct BarrierState {
-    int arrived = 0;
+    int members = 0, arrived = 0;
+    int arrived_here = 0;  // in a split run, this window's arrivals of this process's members
     Time latest = 0;
-    std::vector<Vp*> waiting;
+    std::vector<Vp*> waiting;  // this process's members
   };
-  std::unordered_map<std::uint64_t, BarrierState> barriers_;
+  std::unordered_map<std::uint64_t, BarrierState> barriers_;  // hardware barriers, by group context
+  std::vector<std::uint64_t> barriers_here_;  // a split run's barriers with arrivals here in this window
+  void release_barrier(std::uint64_t ctx);
   std::unique_ptr<ActiveMessages> am_;
   // Proc::run_local. Declared last, so destroyed first: after the VPs' programs have ended and
   // while the rest of the engine is intact, should an object in a slot still refer to it.

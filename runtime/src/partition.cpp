@@ -5,8 +5,9 @@
 // the network reaches a VP only through an arrival or a send's completion, which every copy of the
 // network computes alike. So each process commits the events of [T, T + L), T being the earliest
 // event of all, and the messages handed over in that window reach the network at T + L or later:
-// at the window's end the processes swap them, every one numbers them as the single process
-// would, and every copy of the network takes them all.
+// at the window's end the processes swap them (with the payloads of those to another process's
+// rank), every one numbers them as the single process would, and every copy of the network takes
+// them all.
 //
 // The single process numbers a message by the count of sends before it, in the order of the turns
 // that make them: by time, then by rank (the VPs' events of one instant go in rank order, model.md
@@ -31,11 +32,24 @@ struct Header {
   std::uint64_t not_done = 0;  // its programs that have not ended
   std::uint64_t failed = 0;    // its run failed (its report says why): 1, or 2 for a usage error
   std::uint64_t records = 0;
+  std::uint64_t barriers = 0;  // BarrierRecords, after the Records
 };
 struct Record {
   Time turn = 0, start = 0, handed = 0;
   std::uint64_t ctx = 0, size = 0, seq = 0;
+  std::uint64_t bytes = 0;  // of payload that follow the record: its destination's process delivers them
   std::int32_t src = 0, dst = 0, tag = 0, proc = 0;
+};
+// This window's arrivals of a process's members at a hardware barrier.
+struct BarrierRecord {
+  std::uint64_t ctx = 0;
+  std::int64_t members = 0, arrived = 0;
+  Time latest = 0;
+};
+// A record as taken from the swap, with the payload that followed it.
+struct Taken {
+  Record r;
+  std::span<const std::byte> payload;
 };
 
 template <class T>
@@ -66,7 +80,6 @@ void Engine::check_partition() const {
   const NetworkParams& net = machine_.net;
   if (partition_->count() < 1 || partition_->index() < 0 || partition_->index() >= partition_->count())
     refuse(fmt::format("process {} of {} does not exist", partition_->index(), partition_->count()));
-  if (!opts_.phantom_payloads) refuse("the payloads would have to travel between the processes; use phantom payloads");
   if (opts_.execution != Execution::fibers) refuse("each process runs its VPs as fibers");
   if (!opts_.trace_file.empty() || !opts_.order_log_file.empty() || opts_.explain || opts_.races != RaceCheck::off)
     refuse("a trace, an order log, --explain and race detection see every event of one process");
@@ -78,6 +91,8 @@ void Engine::check_partition() const {
   if (net.multicast) refuse("replicating routers (multicast) are not carried");
   if (least_send_setup() <= 0)
     refuse("the machine's least send set-up (C_send - send_tail + s_p) is 0: no lookahead between the processes");
+  if (lookahead() <= 0)
+    refuse("the machine's hardware barrier releases with no latency: no lookahead between the processes");
 }
 
 void Engine::refuse_call(const char* what) const {
@@ -97,6 +112,13 @@ Time Engine::least_send_setup() const {
   return least;
 }
 
+// A hardware barrier releases its members barrier_latency after the last arrival, so a barrier
+// completed in one process's window reaches the others no sooner either.
+Time Engine::lookahead() const {
+  const Time sends = least_send_setup();
+  return machine_.net.barrier == BarrierKind::software ? sends : std::min(sends, machine_.net.barrier_latency);
+}
+
 Engine::Window Engine::window_check() {
   if (!queue_.empty() && queue_.next_time() < window_end_) return Window::goes_on;
   return at_window_end() ? Window::crossed : Window::over;
@@ -111,11 +133,22 @@ bool Engine::at_window_end() {
   for (const auto& v : vps_) h.not_done += v && v->state != Vp::State::done;
   h.failed = aborting_;
   h.records = aborting_ ? 0 : handed_here_.size();
+  h.barriers = aborting_ ? 0 : barriers_here_.size();
   put(mine, h);
   for (std::size_t i = 0; i < h.records; ++i) {
     const HandedHere& s = handed_here_[i];
     const Msg& m = *s.m;
-    put(mine, Record{s.turn, s.start, s.handed, m.ctx, m.size, i, m.src, m.dst, m.tag, partition_->index()});
+    // The bytes of a message to another process's rank travel with it: its send has not completed (the
+    // message has not left), so they are still where the program lent them, or in its own copy.
+    const std::span<const std::byte> bytes = here(m.dst) ? std::span<const std::byte>() : m.bytes();
+    put(mine,
+        Record{s.turn, s.start, s.handed, m.ctx, m.size, i, bytes.size(), m.src, m.dst, m.tag, partition_->index()});
+    mine.insert(mine.end(), bytes.begin(), bytes.end());
+  }
+  for (std::size_t i = 0; i < h.barriers; ++i) {
+    BarrierState& b = barriers_.at(barriers_here_[i]);
+    put(mine, BarrierRecord{barriers_here_[i], b.members, b.arrived_here, b.latest});
+    b.arrived_here = 0;
   }
   const std::vector<std::byte> all = partition_->all_gather(mine);
   std::span<const std::byte> in(all);
@@ -123,14 +156,36 @@ bool Engine::at_window_end() {
   std::uint64_t not_done = 0;
   int failed = -1;
   bool misused = false;
-  std::vector<Record> records;
+  std::vector<Taken> records;
   for (int k = 0; k < partition_->count(); ++k) {
     const auto hk = take<Header>(in);
     next = std::min(next, hk.next);
     not_done += hk.not_done;
     if (hk.failed && failed < 0) failed = k, misused = hk.failed == 2;
-    for (std::uint64_t i = 0; i < hk.records; ++i) records.push_back(take<Record>(in));
+    for (std::uint64_t i = 0; i < hk.records; ++i) {
+      const auto r = take<Record>(in);
+      if (r.bytes > in.size() || r.bytes > r.size)
+        throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+      records.push_back(Taken{r, in.first(r.bytes)});
+      in = in.subspan(r.bytes);
+    }
+    for (std::uint64_t i = 0; i < hk.barriers; ++i) {
+      const auto b = take<BarrierRecord>(in);
+      if (k == partition_->index()) continue;  // counted as they arrived
+      barriers_here_.push_back(b.ctx);
+      BarrierState& here = barriers_[b.ctx];
+      here.members = static_cast<int>(b.members);
+      here.arrived += static_cast<int>(b.arrived);
+      here.latest = std::max(here.latest, b.latest);
+    }
   }
+  // Every process has every arrival at the barriers of this window now: the complete ones release.
+  // Processes without a member at one keep its count too, and forget it here.
+  for (const std::uint64_t ctx : barriers_here_)
+    if (const auto it = barriers_.find(ctx);
+        failed < 0 && it != barriers_.end() && it->second.arrived == it->second.members)
+      release_barrier(ctx);
+  barriers_here_.clear();
   if (failed >= 0) {
     failure_told_ = true;
     if (!aborting_) {
@@ -139,16 +194,21 @@ bool Engine::at_window_end() {
     }
     return true;
   }
-  std::sort(records.begin(), records.end(), [](const Record& a, const Record& b) {
+  std::sort(records.begin(), records.end(), [](const Taken& x, const Taken& y) {
+    const Record &a = x.r, &b = y.r;
     if (a.turn != b.turn) return a.turn < b.turn;
     return a.src != b.src ? a.src < b.src : a.seq < b.seq;
   });
-  for (const Record& r : records) {
+  for (const auto& [r, payload] : records) {
     const std::uint64_t id = next_msg_id_++;
     if (r.proc == partition_->index()) {
       Msg* m = handed_here_[r.seq].m;
       m->id = id;
       if (m->send_op) m->send_op->msg_id = id;
+      if (!here(m->dst)) {  // its bytes are on their way to its destination's process: this copy needs none
+        if (m->lender) m->lender->lent = nullptr, m->lender = nullptr, m->lent = {};
+        m->payload = std::vector<std::byte>();
+      }
       instruments_.handed_over(*m, r.start, r.handed);
       to_network(m, r.start, r.handed, r.turn);
     } else {
@@ -161,6 +221,7 @@ bool Engine::at_window_end() {
       m->tag = r.tag;
       m->ctx = r.ctx;
       m->size = r.size;
+      if (here(r.dst)) m->payload.assign(payload.begin(), payload.end());
       to_network(m, r.start, r.handed, r.turn);
     }
   }

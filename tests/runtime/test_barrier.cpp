@@ -128,16 +128,17 @@ TEST(Batches, VpsResumedAtOneTimeFormOneBatch) {
   };
   const RunResult r = run(m, program);
   const BatchStats& b = r.stats.batches;
-  EXPECT_EQ(b.segments, 5u + 4u);
+  EXPECT_EQ(b.segments, 5u + 5u);
   EXPECT_EQ(b.instants, 2u);
   EXPECT_EQ(b.widest, 5u);
-  // ceil(5 / W) + ceil(4 / W) rounds for W = 2, 4, 8, 16.
-  EXPECT_EQ(b.rounds[0], 3u + 2u);
-  EXPECT_EQ(b.rounds[1], 2u + 1u);
+  // 2 ceil(5 / W) rounds for W = 2, 4, 8, 16.
+  EXPECT_EQ(b.rounds[0], 3u + 3u);
+  EXPECT_EQ(b.rounds[1], 2u + 2u);
   EXPECT_EQ(b.rounds[2], 1u + 1u);
   EXPECT_EQ(b.rounds[3], 1u + 1u);
-  // The hooks around each segment: every VP resumes at t = 0, ranks 0..3 again at the release,
-  // 5 us after rank 4's arrival at 4000 ps; each resumption is followed by one pause.
+  // The hooks around each segment: every VP resumes at t = 0, and again at the release, 5 us after
+  // rank 4's arrival at 4000 ps (rank 4, the last to arrive, waits for it too); each resumption is
+  // followed by one pause.
   std::vector<std::pair<int, Time>> resumed;
   int paused = 0;
   RunOptions hooks;
@@ -145,10 +146,10 @@ TEST(Batches, VpsResumedAtOneTimeFormOneBatch) {
   hooks.on_vp_pause = [&](int) { ++paused; };
   run(m, program, hooks);
   const Time release = 4000 + microseconds(5);
-  const std::vector<std::pair<int, Time>> expected = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0},
-                                                      {0, release}, {1, release}, {2, release}, {3, release}};
+  const std::vector<std::pair<int, Time>> expected = {
+      {0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0}, {0, release}, {1, release}, {2, release}, {3, release}, {4, release}};
   EXPECT_EQ(resumed, expected);
-  EXPECT_EQ(paused, 9);
+  EXPECT_EQ(paused, 10);
   // The batches follow from the event order alone: the same under threads and host delays.
   RunOptions threads;
   threads.execution = Execution::threads;
