@@ -18,6 +18,7 @@
 
 #include "cli/common_options.hpp"
 #include "cli/debug_options.hpp"
+#include "cli/distributed.hpp"
 #include "cli/numeric_option.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/experiment/child.hpp"
@@ -38,6 +39,7 @@ struct Options {
   double time_limit_s = 3600;
   double wall_limit_s = 600;
   std::string compute = "zero";
+  std::string split_pipe;  // touchstone-distributed's pipes (cli/distributed.hpp)
   std::string eager_limit;
   std::size_t stack_kb = mpi::program_run_options().stack_bytes / 1024;
   std::string explore_outcome;  // an explored run (child of --explore): where to write its outcome
@@ -322,6 +324,10 @@ int run(Options& o, CLI::App* cmd) {
   o.launch.run.eager_limit = eager_limit_bytes(o.eager_limit);
   o.launch.compute_factor = compute_factor(o.compute);
   o.launch.machine = MachineSpec::parse(o.machine);
+  if (!o.split_pipe.empty()) {
+    if (explore_runs > 0) throw UsageError("touchstone-distributed: --explore makes runs of one process each");
+    o.launch.run.partition = pipe_partition(o.split_pipe);
+  }
   // This process runs the program once (explored runs are processes of their own): its exit
   // unloads the copies at once, where dlclose one by one takes time in the square of the ranks.
   o.launch.unload_program = false;
@@ -384,6 +390,8 @@ Subcommand add_mpirun(CLI::App& app) {
                 "member leaves before all have entered), reported with the calls that block; and make "
                 "MPI_Finalize's findings (communicators, groups, datatypes, operations, buffers and requests still "
                 "held) errors that end the run, not warnings");
+  cmd->add_option("--split-pipe", o->split_pipe, "(internal: touchstone-distributed's pipes, R,W,PROCESS,PROCESSES)")
+      ->group("");
   cmd->add_option("--explore-outcome", o->explore_outcome, "(internal: an explored run writes its outcome here)")
       ->group("");
   name_values(cmd);

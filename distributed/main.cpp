@@ -1,8 +1,9 @@
-// touchstone-distributed: one catalog algorithm on one machine, the emulation split over the MPI
-// processes it is started as (docs/parallel.md, "Several processes"), for machines whose VPs do not
-// fit one host's memory:
+// touchstone-distributed: one catalog algorithm on one machine, or an MPI program, the emulation
+// split over the MPI processes it is started as (docs/parallel.md, "Several processes"), for
+// machines whose VPs do not fit one host's memory:
 //
 //   mpirun -np 4 touchstone-distributed --machine mesh:1024x1024 --algorithm selftest/ring --size 16
+//   mpirun -np 4 touchstone-distributed mpirun --machine mesh:16x16 ./prog args...   (relay.cpp)
 //
 // Process k runs the programs of its share of the ranks and a copy of the network; the processes
 // meet once per window of the machine's least send set-up (an MPI_Allgatherv of that window's
@@ -11,9 +12,6 @@
 // (unless --phantom); process 0 prints it, with each process's peak memory. A program of its own, apart from
 // the `touchstone` command, because that one carries Touchstone's own MPI library (for `touchstone
 // mpirun`), whose MPI_ functions would stand in for Open MPI's here.
-#define OMPI_SKIP_MPICXX 1  // the C interface only: no C++ bindings to link
-#include <mpi.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -26,42 +24,14 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "mpi_partition.hpp"
+#include "relay.hpp"
 #include "touchstone/experiment/experiment.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
 
-using touchstone::Partition;
-
-class MpiPartition final : public Partition {
- public:
-  MpiPartition() {
-    MPI_Comm_rank(MPI_COMM_WORLD, &index_);
-    MPI_Comm_size(MPI_COMM_WORLD, &count_);
-  }
-  int index() const override { return index_; }
-  int count() const override { return count_; }
-  std::vector<std::byte> all_gather(std::span<const std::byte> mine) override {
-    if (mine.size() > static_cast<std::size_t>(INT32_MAX))
-      throw touchstone::RunError("a window's messages exceed 2 GiB in one process: use more processes");
-    const int n = static_cast<int>(mine.size());
-    std::vector<int> sizes(static_cast<std::size_t>(count_)), at(static_cast<std::size_t>(count_));
-    MPI_Allgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    std::size_t total = 0;
-    for (int k = 0; k < count_; ++k) {
-      if (total > static_cast<std::size_t>(INT32_MAX))
-        throw touchstone::RunError("a window's messages exceed 2 GiB in all: use a smaller machine");
-      at[static_cast<std::size_t>(k)] = static_cast<int>(total);
-      total += static_cast<std::size_t>(sizes[static_cast<std::size_t>(k)]);
-    }
-    std::vector<std::byte> all(total);
-    MPI_Allgatherv(mine.data(), n, MPI_BYTE, all.data(), sizes.data(), at.data(), MPI_BYTE, MPI_COMM_WORLD);
-    return all;
-  }
-
- private:
-  int index_ = 0, count_ = 1;
-};
+using touchstone::MpiPartition;
 
 struct Options {
   std::string machine = "mesh:4x4", algorithms, sizes = "16", format = "table";
@@ -190,6 +160,7 @@ int run(const Options& opt, const std::shared_ptr<MpiPartition>& part) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "mpirun") return relay_mpirun(argc, argv);
   MPI_Init(&argc, &argv);
   const auto part = std::make_shared<MpiPartition>();
   Options opt;

@@ -37,6 +37,7 @@
 #include "touchstone/error.hpp"
 #include "touchstone/machine.hpp"
 #include "touchstone/machines.hpp"
+#include "touchstone/packed.hpp"
 
 namespace touchstone::mpi {
 
@@ -266,21 +267,75 @@ std::string early_end_report(int rank, const RankState& rs, int status, bool by_
       rank, how, to_us(rs.proc->now()), rs.last_call ? fmt::format(" (its last MPI call was {})", rs.last_call) : "");
 }
 
+// The ends of a split run's ranks, so that every process decides the job's exit status and
+// measured regions as one process would: each rank's exit status and MPI_Pcontrol regions.
+void share_rank_ends(Partition& part, Session& s, std::vector<int>& exit_status, int nodes) {
+  Packed mine;
+  const auto [first, end] = part.ranks_here(nodes);
+  for (int r = first; r < std::min(end, s.np); ++r) {
+    const RankState& rs = s.ranks[static_cast<std::size_t>(r)];
+    mine.put(exit_status[static_cast<std::size_t>(r)]);
+    mine.put(rs.region_open.value_or(-1));
+    mine.put(rs.regions.size());
+    for (const auto& [b, e] : rs.regions) mine.put(b), mine.put(e);
+  }
+  const std::vector<std::byte> all = part.all_gather(mine.bytes);
+  Unpacker in(all);
+  for (int k = 0; k < part.count(); ++k) {
+    const auto [kf, ke] = Partition::ranks_of(k, part.count(), nodes);
+    for (int r = kf; r < std::min(ke, s.np); ++r) {
+      RankState& rs = s.ranks[static_cast<std::size_t>(r)];
+      exit_status[static_cast<std::size_t>(r)] = in.take<int>();
+      if (const auto open = in.take<Time>(); open >= 0) rs.region_open = open;
+      rs.regions.resize(in.take<std::size_t>());
+      for (auto& [b, e] : rs.regions) b = in.take<Time>(), e = in.take<Time>();
+    }
+  }
+}
+
+// A split run failed in every process, each with its own report: the first MPI_Abort (or early
+// end) of any process, taken into `s`, or else every process's own report, those that only say
+// another process failed left out.
+std::string split_run_failure(Partition& part, Session& s, const std::string& what) {
+  Packed mine;
+  mine.put(s.abort_code.value_or(0)), mine.put(s.abort_code.has_value());
+  mine.put_text(s.abort_report);
+  mine.put_text(what);
+  const std::vector<std::byte> all = part.all_gather(mine.bytes);
+  Unpacker in(all);
+  std::string reports;
+  for (int k = 0; k < part.count(); ++k) {
+    const int code = in.take<int>();
+    const bool aborted = in.take<bool>();
+    std::string report = in.take_text(), theirs = in.take_text();
+    if (aborted && !s.abort_code) s.abort_code = code, s.abort_report = report;
+    if (theirs.find("of the split run failed") == std::string::npos)
+      reports += (reports.empty() || reports.ends_with('\n') ? "" : "\n") + theirs;
+  }
+  return reports.empty() ? what : reports;
+}
+
 int launch(const LaunchOptions& o) {
   std::string machine_name = o.machine.text();
   int np = o.np;
+  int loaded = 0;
   double load_s = 0;
+  // A split run (docs/parallel.md, "Several processes"): this process runs the ranks of its share
+  // of the machine's VPs only, and the first process speaks for the job.
+  Partition* const part = o.run.partition.get();
+  const bool speaks = !part || part->index() == 0;
   // --summary prints on every ending: what the run reached, then how it ended.
   auto summary = [&](const std::string& what, std::optional<std::uint64_t> hash) {
-    if (o.summary)
-      std::fprintf(stderr, "touchstone mpirun: %s, %d ranks: %s%s, program loaded %d time(s) in %.3f host s\n",
+    if (o.summary && speaks)
+      std::fprintf(stderr, "touchstone mpirun: %s, %d ranks: %s%s, program loaded %d time(s) in %.3f host s%s\n",
                    machine_name.c_str(), np, what.c_str(),
-                   hash ? fmt::format(", trace_hash {:016x}", *hash).c_str() : "", o.privatize ? np : 1, load_s);
+                   hash ? fmt::format(", trace_hash {:016x}", *hash).c_str() : "", loaded, load_s,
+                   part ? fmt::format(" (process 0 of {})", part->count()).c_str() : "");
   };
   // --result FILE: how the run ended, as JSON, whatever the ending (touchstone sweep --program reads it).
   auto record = [&](int status, std::optional<std::uint64_t> hash, const RunResult* r, const MeasuredRegions* measured,
                     const std::string& error) {
-    if (o.result_file.empty()) return;
+    if (o.result_file.empty() || !speaks) return;
     nlohmann::json j{{"exit_status", status}};
     if (hash) j["trace_hash"] = fmt::format("{:016x}", *hash);
     if (r) {
@@ -294,7 +349,8 @@ int launch(const LaunchOptions& o) {
       // counts, the same on any host.
       const BatchStats& b = r->stats.batches;
       nlohmann::json rounds;
-      for (std::size_t i = 0; i < BatchStats::kCoreCounts; ++i) rounds[std::to_string(BatchStats::kCores[i])] = b.rounds[i];
+      for (std::size_t i = 0; i < BatchStats::kCoreCounts; ++i)
+        rounds[std::to_string(BatchStats::kCores[i])] = b.rounds[i];
       j["batches"] = {{"segments", b.segments}, {"instants", b.instants}, {"widest", b.widest}, {"rounds", rounds}};
     }
     if (measured) {
@@ -315,8 +371,11 @@ int launch(const LaunchOptions& o) {
     check_selection(o.coll);
     if (!known_selector(o.coll_selector))
       throw UsageError(fmt::format("--coll-selector: expected default, mpich or ompi, got '{}'", o.coll_selector));
+    auto [first, end] = part ? part->ranks_here(m.nodes()) : std::pair{0, np};
+    first = std::min(first, np), end = std::min(end, np);  // the VPs beyond -np take no part
     const auto t0 = std::chrono::steady_clock::now();
-    const Module program(o.program, o.privatize ? np : 1, o.unload_program);
+    loaded = o.privatize ? end - first : 1;
+    const Module program(o.program, loaded, o.unload_program);
     load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     Session s;
@@ -325,7 +384,9 @@ int launch(const LaunchOptions& o) {
     s.coll = o.coll;
     s.coll_selector = o.coll_selector == "default" ? "" : o.coll_selector;
     s.compute_factor = o.compute_factor;
-    s.check_consistency = o.check_consistency;
+    // The checks compare what ranks record in this process's memory: across processes they would
+    // miss what they are for and keep what they wait for (docs/parallel.md, "Several processes").
+    s.check_consistency = o.check_consistency && !part;
     s.leaks_are_errors = o.leaks_are_errors;
     s.owned_receive_buffers = o.leaks_are_errors;
     s.synchronizing_collectives = o.synchronizing_collectives;
@@ -391,7 +452,7 @@ int launch(const LaunchOptions& o) {
         int rc = 0;
         bool by_exit = false;
         try {
-          rc = program.main_of(me)(static_cast<int>(args.size()), argv.data());
+          rc = program.main_of(o.privatize ? me - first : me)(static_cast<int>(args.size()), argv.data());
         } catch (const RankExit& e) {
           rc = e.status;
           by_exit = true;
@@ -410,36 +471,40 @@ int launch(const LaunchOptions& o) {
       output.reset();
     } catch (const RunError& e) {
       output.reset();
+      std::string what = e.what();
+      if (part) what = split_run_failure(*part, s, what);
+      if (!speaks) return s.abort_code ? *s.abort_code : 2;
       if (s.abort_code) {
-        std::fprintf(stderr, "touchstone mpirun: %s; the run is ended\ntrace_hash %016llx (of the run up to the failure)\n",
-                     s.abort_report.c_str(), static_cast<unsigned long long>(e.trace_hash));
+        std::fprintf(stderr, "touchstone mpirun: %s; the run is ended\ntrace_hash %016llx (of %s up to the failure)\n",
+                     s.abort_report.c_str(), static_cast<unsigned long long>(e.trace_hash),
+                     part ? "this process's share of the run" : "the run");
         summary(fmt::format("ended with exit status {}", *s.abort_code), e.trace_hash);
         record(*s.abort_code, e.trace_hash, nullptr, nullptr, s.abort_report);
         return *s.abort_code;
       }
-      std::fprintf(stderr, "error: the run failed:\n%s\n", e.what());
+      std::fprintf(stderr, "error: the run failed:\n%s\n", what.c_str());
       // Interrupted, the run exits as a process killed by the signal would report it: 128 + signal.
-      const std::string_view what = e.what();
       const int status = what.starts_with("interrupted by SIGINT")    ? 130
                          : what.starts_with("interrupted by SIGTERM") ? 143
                                                                       : 2;
       summary(fmt::format("the run failed (exit status {})", status), e.trace_hash);
-      record(status, e.trace_hash, nullptr, nullptr, e.what());
+      record(status, e.trace_hash, nullptr, nullptr, what);
       return status;
     }
+    if (part) share_rank_ends(*part, s, exit_status, m.nodes());
     std::fflush(stdout);
     std::fputs(shared_state.changes().c_str(), stderr);
-    if (o.on_result) o.on_result(m, r, ro);
+    if (o.on_result && speaks) o.on_result(m, r, ro);
     int status = 0;
     for (int i = 0; i < np && status == 0; ++i)
       if (exit_status[static_cast<std::size_t>(i)] != 0) {
         status = exit_status[static_cast<std::size_t>(i)];
-        std::fprintf(stderr, "touchstone mpirun: rank %d exited with status %d\n", i, status);
+        if (speaks) std::fprintf(stderr, "touchstone mpirun: rank %d exited with status %d\n", i, status);
       }
     std::string measure_problem;
     const MeasuredRegions measured = measured_regions(s, measure_problem);
     if (!measure_problem.empty()) {
-      std::fprintf(stderr, "touchstone mpirun: no measured region: %s\n", measure_problem.c_str());
+      if (speaks) std::fprintf(stderr, "touchstone mpirun: no measured region: %s\n", measure_problem.c_str());
       if (status == 0) status = 1;
     }
     summary(fmt::format("makespan {:.3f} us{}, {} messages, run {:.3f} host s{}", to_us(r.makespan),

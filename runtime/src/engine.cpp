@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <thread>
+#include <tuple>
 
 #include <algorithm>
 #include <chrono>
@@ -57,9 +58,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
   if (opts_.partition) {
     partition_ = opts_.partition.get();
     check_partition();
-    const int parts = partition_->count(), k = partition_->index();
-    first_here_ = static_cast<int>(static_cast<std::int64_t>(n) * k / parts);
-    end_here_ = static_cast<int>(static_cast<std::int64_t>(n) * (k + 1) / parts);
+    std::tie(first_here_, end_here_) = partition_->ranks_here(n);
     lookahead_ = lookahead();
     window_end_ = lookahead_;  // every program starts at 0
     opts_.host_cores = 1;      // a process per host core: the run's parallelism is the processes'
@@ -920,7 +919,7 @@ RunResult Engine::run(const Program& program) {
       now_, !partition_ || partition_->index() == 0 ? std::span<const Time>(clocks) : std::span<const Time>());
   if (partition_) combine_counts();
   if (!failure_.empty()) {
-    const std::uint64_t h = instruments_.add_to_failure(failure_);
+    const std::uint64_t h = instruments_.add_to_failure(failure_, partition_ != nullptr);
     if (failure_is_usage_) throw RunUsageError(failure_ + write_evidence(true), h);
     throw RunError(failure_ + write_evidence(true), h);
   }

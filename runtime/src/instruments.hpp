@@ -142,7 +142,7 @@ class Instruments {
   void run_ended(Time now, std::span<const Time> clocks);
   /// Adds to a failed run's report what the instruments know: who blocked whom (--explain), the
   /// races up to the failure, and the trace hash of the run up to it (returned).
-  std::uint64_t add_to_failure(std::string& report) const;
+  std::uint64_t add_to_failure(std::string& report, bool one_share) const;
   /// The figures of a run that succeeded: statistics, messages sent, trace hash, explanation, races.
   void fill(RunResult& res);
   /// A message that arrived and was never received, for the evidence of a failed run.

@@ -21,6 +21,7 @@
 
 #include "engine.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/packed.hpp"
 
 namespace touchstone::detail {
 
@@ -51,21 +52,6 @@ struct Taken {
   Record r;
   std::span<const std::byte> payload;
 };
-
-template <class T>
-void put(std::vector<std::byte>& out, const T& x) {
-  const auto* p = reinterpret_cast<const std::byte*>(&x);
-  out.insert(out.end(), p, p + sizeof x);
-}
-
-template <class T>
-T take(std::span<const std::byte>& in) {
-  if (in.size() < sizeof(T)) throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
-  T x;
-  std::memcpy(&x, in.data(), sizeof x);
-  in = in.subspan(sizeof x);
-  return x;
-}
 
 }  // namespace
 
@@ -127,50 +113,48 @@ Engine::Window Engine::window_check() {
 // The loop has committed every event before window_end_ (or has none left): the processes swap the
 // window's messages and their state, and the next window begins at the earliest event of all.
 bool Engine::at_window_end() {
-  std::vector<std::byte> mine;
+  Packed mine;
   Header h;
   h.next = queue_.empty() ? kNever : queue_.next_time();
   for (const auto& v : vps_) h.not_done += v && v->state != Vp::State::done;
   h.failed = aborting_;
   h.records = aborting_ ? 0 : handed_here_.size();
   h.barriers = aborting_ ? 0 : barriers_here_.size();
-  put(mine, h);
+  mine.put(h);
   for (std::size_t i = 0; i < h.records; ++i) {
     const HandedHere& s = handed_here_[i];
     const Msg& m = *s.m;
     // The bytes of a message to another process's rank travel with it: its send has not completed (the
     // message has not left), so they are still where the program lent them, or in its own copy.
     const std::span<const std::byte> bytes = here(m.dst) ? std::span<const std::byte>() : m.bytes();
-    put(mine,
+    mine.put(
         Record{s.turn, s.start, s.handed, m.ctx, m.size, i, bytes.size(), m.src, m.dst, m.tag, partition_->index()});
-    mine.insert(mine.end(), bytes.begin(), bytes.end());
+    mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
   }
   for (std::size_t i = 0; i < h.barriers; ++i) {
     BarrierState& b = barriers_.at(barriers_here_[i]);
-    put(mine, BarrierRecord{barriers_here_[i], b.members, b.arrived_here, b.latest});
+    mine.put(BarrierRecord{barriers_here_[i], b.members, b.arrived_here, b.latest});
     b.arrived_here = 0;
   }
-  const std::vector<std::byte> all = partition_->all_gather(mine);
-  std::span<const std::byte> in(all);
+  const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
+  Unpacker in(all);
   Time next = kNever;
   std::uint64_t not_done = 0;
   int failed = -1;
   bool misused = false;
   std::vector<Taken> records;
   for (int k = 0; k < partition_->count(); ++k) {
-    const auto hk = take<Header>(in);
+    const auto hk = in.take<Header>();
     next = std::min(next, hk.next);
     not_done += hk.not_done;
     if (hk.failed && failed < 0) failed = k, misused = hk.failed == 2;
     for (std::uint64_t i = 0; i < hk.records; ++i) {
-      const auto r = take<Record>(in);
-      if (r.bytes > in.size() || r.bytes > r.size)
-        throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+      const auto r = in.take<Record>();
+      if (r.bytes > r.size) throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
       records.push_back(Taken{r, in.first(r.bytes)});
-      in = in.subspan(r.bytes);
     }
     for (std::uint64_t i = 0; i < hk.barriers; ++i) {
-      const auto b = take<BarrierRecord>(in);
+      const auto b = in.take<BarrierRecord>();
       if (k == partition_->index()) continue;  // counted as they arrived
       barriers_here_.push_back(b.ctx);
       BarrierState& here = barriers_[b.ctx];
@@ -244,17 +228,17 @@ bool Engine::at_window_end() {
 // that the others hear of it there and end too, instead of waiting for it.
 void Engine::announce_failure() {
   failure_told_ = true;
-  std::vector<std::byte> mine;
-  put(mine, Header{kNever, 0, failure_is_usage_ ? 2u : 1u, 0});
-  partition_->all_gather(mine);
+  Packed mine;
+  mine.put(Header{kNever, 0, failure_is_usage_ ? 2u : 1u, 0});
+  partition_->all_gather(mine.bytes);
 }
 
 // The run's end: every process's clocks, so that the hash's clock terms are added once (by the
 // first process: Engine::run).
 void Engine::gather_clocks(std::vector<Time>& clocks) {
-  std::vector<std::byte> mine;
-  for (int r = first_here_; r < end_here_; ++r) put(mine, clocks[static_cast<std::size_t>(r)]);
-  const std::vector<std::byte> all = partition_->all_gather(mine);
+  Packed mine;
+  for (int r = first_here_; r < end_here_; ++r) mine.put(clocks[static_cast<std::size_t>(r)]);
+  const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
   if (all.size() != clocks.size() * sizeof(Time))
     throw RunError("a split run's processes disagree on the machine's size");
   std::memcpy(clocks.data(), all.data(), all.size());
@@ -265,28 +249,27 @@ void Engine::gather_clocks(std::vector<Time>& clocks) {
 void Engine::combine_counts() {
   RunStats& st = instruments_.stats();
   std::vector<std::uint64_t>& sent = instruments_.sent();
-  std::vector<std::byte> mine;
+  Packed mine;
   const std::uint64_t start = TraceHash().value();  // the hash of a run with no terms yet
-  put(mine, instruments_.hash().value() - start);
-  for (const std::uint64_t x : {st.messages, st.packets, st.payload_bytes, st.blocked_headers, st.events}) put(mine, x);
-  put(mine, st.blocked_time);
-  for (int r = first_here_; r < end_here_; ++r) put(mine, sent[static_cast<std::size_t>(r)]);
-  const std::vector<std::byte> all = partition_->all_gather(mine);
-  std::span<const std::byte> in(all);
+  mine.put(instruments_.hash().value() - start);
+  for (const std::uint64_t x : {st.messages, st.packets, st.payload_bytes, st.blocked_headers, st.events}) mine.put(x);
+  mine.put(st.blocked_time);
+  for (int r = first_here_; r < end_here_; ++r) mine.put(sent[static_cast<std::size_t>(r)]);
+  const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
+  Unpacker in(all);
   RunStats sum;  // batches: each process saw only its own VPs' instants, so none are counted
   std::uint64_t hash = start;
   const int n = machine_.nodes(), parts = partition_->count();
   for (int k = 0; k < parts; ++k) {
-    hash += take<std::uint64_t>(in);
-    sum.messages += take<std::uint64_t>(in);
-    sum.packets += take<std::uint64_t>(in);
-    sum.payload_bytes += take<std::uint64_t>(in);
-    sum.blocked_headers += take<std::uint64_t>(in);
-    sum.events += take<std::uint64_t>(in);
-    sum.blocked_time += take<Time>(in);
-    const auto first = static_cast<std::size_t>(static_cast<std::int64_t>(n) * k / parts);
-    const auto end = static_cast<std::size_t>(static_cast<std::int64_t>(n) * (k + 1) / parts);
-    for (std::size_t r = first; r < end; ++r) sent[r] = take<std::uint64_t>(in);
+    hash += in.take<std::uint64_t>();
+    sum.messages += in.take<std::uint64_t>();
+    sum.packets += in.take<std::uint64_t>();
+    sum.payload_bytes += in.take<std::uint64_t>();
+    sum.blocked_headers += in.take<std::uint64_t>();
+    sum.events += in.take<std::uint64_t>();
+    sum.blocked_time += in.take<Time>();
+    const auto [first, end] = Partition::ranks_of(k, parts, n);
+    for (int r = first; r < end; ++r) sent[static_cast<std::size_t>(r)] = in.take<std::uint64_t>();
   }
   instruments_.hash().add_sum(hash - instruments_.hash().value());
   st = sum;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "touchstone/machine.hpp"
@@ -51,7 +52,8 @@ struct Race;
 /// of n runs the programs of the ranks [k N / n, (k + 1) N / n) of the machine's N and a copy of
 /// the whole network, and the processes meet once per window of the machine's least send set-up
 /// to swap the messages handed over in it. The run is the single process's: the same message ids,
-/// times and trace_hash. `touchstone-distributed` implements this over MPI; a test may use threads.
+/// times and trace_hash. `--distributed` (cli/distributed.cpp) implements it over Open MPI; a test
+/// may use threads.
 class Partition {
  public:
   virtual ~Partition() = default;
@@ -59,6 +61,12 @@ class Partition {
   virtual int count() const = 0;
   /// Collective: every process's bytes, concatenated in the order of the processes, to every one.
   virtual std::vector<std::byte> all_gather(std::span<const std::byte> mine) = 0;
+  /// The ranks whose programs process k runs on a machine of `nodes`: [first, end).
+  static std::pair<int, int> ranks_of(int k, int count, int nodes) {
+    const auto at = [&](int j) { return static_cast<int>(static_cast<std::int64_t>(nodes) * j / count); };
+    return {at(k), at(k + 1)};
+  }
+  std::pair<int, int> ranks_here(int nodes) const { return ranks_of(index(), count(), nodes); }
 };
 
 struct RunOptions {

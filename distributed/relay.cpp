@@ -1,0 +1,123 @@
+// The child runs the MPI program's ranks of this process under `touchstone mpirun`, whose programs
+// call Touchstone's MPI: it cannot be an Open MPI process itself. This relay is: it takes each swap
+// of the child's split run from one pipe, gathers every process's through Open MPI, and answers on
+// the other pipe (the protocol of cli/distributed.cpp). When a child ends before the others reach a
+// swap (a failure, a usage error), its relay says so in each gather, and the other relays tell
+// their children, which end too; the relays stop when every child has ended.
+#include "relay.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "mpi_partition.hpp"
+
+namespace {
+
+bool read_all(int fd, void* p, std::size_t n) {
+  for (auto* b = static_cast<char*>(p); n > 0;) {
+    const ssize_t k = ::read(fd, b, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    b += k, n -= static_cast<std::size_t>(k);
+  }
+  return true;
+}
+
+bool write_all(int fd, const void* p, std::size_t n) {
+  for (const auto* b = static_cast<const char*>(p); n > 0;) {
+    const ssize_t k = ::write(fd, b, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    b += k, n -= static_cast<std::size_t>(k);
+  }
+  return true;
+}
+
+// The touchstone command beside this program.
+std::string touchstone_beside() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("touchstone") : (self.parent_path() / "touchstone").string();
+}
+
+}  // namespace
+
+int relay_mpirun(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  touchstone::MpiPartition part;
+  const int index = part.index(), count = part.count();
+  ::signal(SIGPIPE, SIG_IGN);  // a child that has gone is seen as a failed write
+  int to_child[2], from_child[2];
+  if (::pipe(to_child) != 0 || ::pipe(from_child) != 0) {
+    std::perror("touchstone-distributed: pipe");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const std::string touchstone = touchstone_beside();
+  const std::string spec = std::to_string(to_child[0]) + "," + std::to_string(from_child[1]) + "," +
+                           std::to_string(index) + "," + std::to_string(count);
+  std::vector<std::string> args{touchstone, "mpirun", "--split-pipe", spec};
+  for (int i = 2; i < argc; ++i) args.emplace_back(argv[i]);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(to_child[1]);
+    ::close(from_child[0]);
+    std::vector<char*> cargv;
+    for (auto& a : args) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    ::execv(touchstone.c_str(), cargv.data());
+    std::fprintf(stderr, "touchstone-distributed: cannot run %s: %s\n", touchstone.c_str(), std::strerror(errno));
+    ::_exit(127);
+  }
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  bool ended = child < 0;
+  if (child < 0) std::perror("touchstone-distributed: fork");
+  for (;;) {
+    std::uint64_t n = 0;
+    std::vector<std::byte> mine;
+    if (!ended) {
+      ended = !read_all(from_child[0], &n, sizeof n);
+      if (!ended) mine.resize(n), ended = !read_all(from_child[0], mine.data(), n);
+    }
+    // Whether any process's child has ended, then, if none has, every part to every process.
+    const int mine_ended = ended ? 1 : 0;
+    int ended_children = 0;
+    MPI_Allreduce(&mine_ended, &ended_children, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (ended_children == count) break;
+    if (ended_children > 0) {
+      const std::uint8_t no = 0;
+      if (!ended) ended = !write_all(to_child[1], &no, 1);
+      continue;
+    }
+    std::vector<std::byte> all;
+    bool ok = true;
+    try {
+      all = part.all_gather(mine);
+    } catch (const touchstone::RunError& e) {  // in every process alike
+      if (index == 0) std::fprintf(stderr, "touchstone-distributed: %s\n", e.what());
+      ok = false;
+    }
+    const std::uint8_t yes = ok ? 1 : 0;
+    const std::uint64_t bytes = all.size();
+    if (!write_all(to_child[1], &yes, 1) ||
+        (ok && (!write_all(to_child[1], &bytes, sizeof bytes) || !write_all(to_child[1], all.data(), all.size()))))
+      ended = true;
+  }
+  ::close(to_child[1]);
+  ::close(from_child[0]);
+  int status = 0;
+  int rc = 2;
+  if (child > 0 && ::waitpid(child, &status, 0) == child)
+    rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  MPI_Finalize();
+  return rc;
+}

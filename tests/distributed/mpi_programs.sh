@@ -1,0 +1,39 @@
+#!/bin/sh
+# An MPI program split over 2 Open MPI processes, and over 4 with --perturb (touchstone-distributed
+# mpirun, docs/parallel.md "Several processes"), against `touchstone mpirun` in one process: the
+# same exit status (every process's: Open MPI's mpirun fails if one does), the same summary
+# (makespan, measured regions, messages, trace_hash; how a failed run ended) and the same lines
+# written by the ranks (in another order: each process writes its own ranks').
+#   mpi_programs.sh TOUCHSTONE TOUCHSTONE_DISTRIBUTED MPIRUN MACHINE PROGRAM ARGS...
+ts=$1 dist=$2 mpirun=$3 machine=$4
+shift 4
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# The summary without what the host decides (its seconds, the copies this process loaded); after a
+# failure without the trace_hash, which is then of the first process's share of the run only.
+"$ts" mpirun --machine "$machine" --summary "$@" >"$tmp/one.out" 2>"$tmp/one.err"
+want=$?
+figures() {
+  grep '^touchstone mpirun: ' "$1" | sed -e 's/, run [0-9.]* host s//' -e 's/, program loaded .*//' |
+    if [ "$want" = 0 ]; then cat; else sed 's/, trace_hash [0-9a-f]*//'; fi
+}
+ref=$(figures "$tmp/one.err")
+[ -n "$ref" ] || { echo "touchstone mpirun printed no summary"; cat "$tmp/one.err"; exit 1; }
+sort "$tmp/one.out" >"$tmp/one.sorted"
+for np in 2 4; do
+  perturb=0
+  [ "$np" = 4 ] && perturb=3
+  "$mpirun" --oversubscribe -np "$np" "$dist" mpirun --machine "$machine" --summary --perturb "$perturb" "$@" \
+    >"$tmp/split.out" 2>"$tmp/split.err"
+  got=$?
+  if [ "$got" != "$want" ]; then
+    echo "$np processes: exit status $got, one process: $want"; cat "$tmp/split.err"; exit 1
+  fi
+  if [ "$(figures "$tmp/split.err")" != "$ref" ]; then
+    echo "$np processes:"; figures "$tmp/split.err"; echo "one process:"; echo "$ref"; exit 1
+  fi
+  sort "$tmp/split.out" | cmp -s - "$tmp/one.sorted" || { echo "$np processes: the ranks wrote other lines"; exit 1; }
+done
+echo "$ref"
+echo "the same on 2 processes and on 4 perturbed"
