@@ -169,18 +169,25 @@ std::string Engine::wait_for_cycle() const {
       s += fmt::format("  rank {} waits in {} for rank {}\n", cycle[k], e.call, e.to);
     }
   } else {
-    s += "No wait-for cycle: the blocked ranks wait for ranks that have finished:\n";
+    // In a split run a rank of another process is neither blocked nor finished here: its own
+    // process's report says which it is.
+    s += partition_ ? "No wait-for cycle among this process's ranks: the blocked ranks wait for ranks that have "
+                      "finished or run in another process of the split run:\n"
+                    : "No wait-for cycle: the blocked ranks wait for ranks that have finished:\n";
     int shown = 0;
     std::vector<int> waited_for;  // the finished ranks named, each once, in the order named
     for (int r = 0; r < n && shown < 16; ++r) {
       if (!blocked(r)) continue;
-      std::vector<int> gone;
+      std::vector<int> gone, elsewhere;
       std::string call;
       for (const Edge& e : edges[static_cast<std::size_t>(r)])
-        if (!blocked(e.to) && !idle(e.to)) gone.push_back(e.to), call = e.call;
-      if (gone.empty()) continue;
+        if (!blocked(e.to) && !idle(e.to)) (here(e.to) ? gone : elsewhere).push_back(e.to), call = e.call;
+      if (gone.empty() && elsewhere.empty()) continue;
       ++shown;
-      s += fmt::format("  rank {} waits in {} for rank(s) {}, finished\n", r, call, fmt::join(gone, ", "));
+      std::string whom = gone.empty() ? "" : fmt::format("{}, finished", fmt::join(gone, ", "));
+      if (!elsewhere.empty())
+        whom += fmt::format("{}{}, in another process", whom.empty() ? "" : "; and ", fmt::join(elsewhere, ", "));
+      s += fmt::format("  rank {} waits in {} for rank(s) {}\n", r, call, whom);
       for (int g : gone)
         if (std::find(waited_for.begin(), waited_for.end(), g) == waited_for.end()) waited_for.push_back(g);
     }
@@ -329,11 +336,16 @@ std::string Engine::deadlock_report() const {
   // VPs that run no rank (RunOptions::ranks: an MPI run with -np below the machine's VPs) are
   // neither blocked nor finished ranks.
   const int n = static_cast<int>(vps_.size()), ranks = opts_.ranks > 0 && opts_.ranks < n ? opts_.ranks : n;
-  if (ranks == n)
+  if (partition_) {  // only this process's ranks are known here
+    const int first = std::min(first_here_, ranks), end = std::min(end_here_, ranks);
+    s += fmt::format("{} of this process's {} ranks ({}..{} of {}) finished.\n", end - first - blocked, end - first,
+                     first, end - 1, ranks);
+  } else if (ranks == n) {
     s += fmt::format("{} of {} VPs finished.\n", n - blocked, n);
-  else
+  } else {
     s += fmt::format("{} of {} ranks finished ({} more VP(s) of the machine run no rank).\n", ranks - blocked, ranks,
                      n - ranks);
+  }
   if (cycle.empty()) s += wait_for_cycle();
   std::string unmatched;
   int count = 0;

@@ -119,6 +119,18 @@ TEST(Partition, ADeadlockAcrossProcessesEndsEveryProcess) {
     p.recv((p.rank() + 1) % p.size(), 0, b);
   };
   expect_every_process_fails(ts_test::prime_machine("mesh:4x4"), deadlock, 2, "deadlock");
+  // Each report knows only its own ranks: rank 7 waits for rank 8, which is not finished but
+  // blocked in the other process.
+  const ts_test::SplitRun split = ts_test::run_split(ts_test::prime_machine("mesh:4x4"), deadlock, phantom(), 2);
+  ASSERT_TRUE(split.failures[0]);
+  try {
+    std::rethrow_exception(split.failures[0]);
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("0 of this process's 8 ranks (0..7 of 16) finished."), std::string::npos) << what;
+    EXPECT_NE(what.find("for rank(s) 8, in another process"), std::string::npos) << what;
+    EXPECT_EQ(what.find(", finished"), std::string::npos) << what;
+  }
 }
 
 TEST(Partition, AProgramThatFailsInOneProcessEndsEveryProcess) {
