@@ -1,8 +1,6 @@
 // A split run's process that meets the others through a relay (docs/parallel.md, "Several
 // processes"): `touchstone-distributed mpirun ...` is one process of an Open MPI job and starts
-// `touchstone mpirun --split-pipe R,W,K,N ...` as its child, which cannot call Open MPI itself (its
-// programs' MPI_ functions are Touchstone's). Each swap goes to the relay on one pipe and comes
-// back on the other.
+// `touchstone mpirun --split-pipe R,W,K,N ...` as its child (touchstone/pipe_partition.hpp).
 #pragma once
 #include <memory>
 #include <string>

@@ -11,36 +11,17 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mpi_partition.hpp"
+#include "touchstone/pipe_partition.hpp"
 
 namespace {
-
-bool read_all(int fd, void* p, std::size_t n) {
-  for (auto* b = static_cast<char*>(p); n > 0;) {
-    const ssize_t k = ::read(fd, b, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
-    b += k, n -= static_cast<std::size_t>(k);
-  }
-  return true;
-}
-
-bool write_all(int fd, const void* p, std::size_t n) {
-  for (const auto* b = static_cast<const char*>(p); n > 0;) {
-    const ssize_t k = ::write(fd, b, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
-    b += k, n -= static_cast<std::size_t>(k);
-  }
-  return true;
-}
 
 // The touchstone command beside this program.
 std::string touchstone_beside() {
@@ -82,11 +63,11 @@ int relay_mpirun(int argc, char** argv) {
   bool ended = child < 0;
   if (child < 0) std::perror("touchstone-distributed: fork");
   for (;;) {
-    std::uint64_t n = 0;
     std::vector<std::byte> mine;
     if (!ended) {
-      ended = !read_all(from_child[0], &n, sizeof n);
-      if (!ended) mine.resize(n), ended = !read_all(from_child[0], mine.data(), n);
+      std::optional<std::vector<std::byte>> part_of_child = touchstone::relay_take_part(from_child[0]);
+      ended = !part_of_child;
+      if (part_of_child) mine = std::move(*part_of_child);
     }
     // Whether any process's child has ended, then, if none has, every part to every process.
     const int mine_ended = ended ? 1 : 0;
@@ -94,8 +75,7 @@ int relay_mpirun(int argc, char** argv) {
     MPI_Allreduce(&mine_ended, &ended_children, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (ended_children == count) break;
     if (ended_children > 0) {
-      const std::uint8_t no = 0;
-      if (!ended) ended = !write_all(to_child[1], &no, 1);
+      if (!ended) ended = !touchstone::relay_answer(to_child[1], nullptr);
       continue;
     }
     std::vector<std::byte> all;
@@ -106,11 +86,7 @@ int relay_mpirun(int argc, char** argv) {
       if (index == 0) std::fprintf(stderr, "touchstone-distributed: %s\n", e.what());
       ok = false;
     }
-    const std::uint8_t yes = ok ? 1 : 0;
-    const std::uint64_t bytes = all.size();
-    if (!write_all(to_child[1], &yes, 1) ||
-        (ok && (!write_all(to_child[1], &bytes, sizeof bytes) || !write_all(to_child[1], all.data(), all.size()))))
-      ended = true;
+    ended = !touchstone::relay_answer(to_child[1], ok ? &all : nullptr);
   }
   ::close(to_child[1]);
   ::close(from_child[0]);
