@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "mpi.h"
 #pragma GCC visibility pop
 
+#include "touchstone/packed.hpp"
 #include "touchstone/source_lines.hpp"
 
 #include "call.hpp"
@@ -332,6 +334,12 @@ struct Slot {
   std::array<int, 2> arrived_of_side{};
 };
 
+// The call that sent a message of another process's rank (a split run), as that process named it:
+// its code is loaded there, at addresses of its own.
+struct RemoteSite {
+  std::string call, site;
+};
+
 struct Sent {
   Signature sig;
   int count = 0;
@@ -339,7 +347,13 @@ struct Sent {
   std::shared_ptr<const Type> derived;  // a derived type, which the sender may free before the report
   int rank = 0, world = 0;
   CallSite site;
+  std::shared_ptr<const RemoteSite> remote;  // sent by another process's rank: its call, named there
 };
+
+// "MPI_Send at prog.c:18"
+std::string sent_by(const Sent& m) {
+  return m.remote ? m.remote->call + m.remote->site : fmt::format("{}{}", m.site.call, site_text(m.site.caller));
+}
 
 struct MessageKey {
   std::uint64_t context;
@@ -398,6 +412,11 @@ struct CheckState {
     Fifo* fifo = nullptr;
   };
   std::vector<Last> last_send, last_recv;
+  // A split run (split_checks): this process's ranks, and the records of the messages they sent to
+  // other processes' ranks since the last window's end, for the window's notes.
+  int first_here = 0, end_here = std::numeric_limits<int>::max();
+  std::mutex outbox_lock;
+  Packed outbox;
 };
 
 namespace {
@@ -686,7 +705,7 @@ void check_collective(RankState& rs, MPI_Comm comm, Collective d) {
   Session& s = *session();
   Comm& c = comm_of(rs, comm);
   const std::uint64_t n = ++c.collectives_entered;
-  if (!s.check_consistency) return;
+  if (!s.check_consistency || s.split) return;
   check_in(rs, comm, c, Order{c.coll.context(), n, c.coll.size()},
            entered(rs, c, std::move(d), CallSite{rs.last_call, rs.caller}, {}));
 }
@@ -703,7 +722,7 @@ Collective describe_name(const char* name) {
 
 void check_start(RankState& rs, MPI_Comm comm, const Comm& c, std::uint64_t context, std::uint64_t n, Collective d,
                  const CallSite& init) {
-  if (!session()->check_consistency) return;
+  if (const Session& s = *session(); !s.check_consistency || s.split) return;
   check_in(rs, comm, c, Order{context, n, c.coll.size()},
            entered(rs, c, std::move(d), init, CallSite{rs.last_call, rs.caller}));
 }
@@ -1087,19 +1106,111 @@ Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int
 
 // ------------------------------------------------------------------ messages
 
+namespace {
+
+// A Sent as the window's notes carry it (split_checks), followed by its derived type's signature
+// runs and three texts: the type, the call and its site, as the sender's process names them.
+struct SentNote {
+  std::uint64_t context, hash, elements, bytes;
+  std::int32_t receiver, from, to, tag, count, type, rank, world, runs, untyped;
+};
+
+void note_sent(CheckState& st, int receiver, const MessageKey& key, const Sent& m) {
+  Packed p;
+  const std::size_t runs = m.derived ? m.derived->signature.size() : 0;
+  p.put(SentNote{key.context, m.sig.hash, m.sig.elements, m.sig.bytes, receiver, key.from, key.to, key.tag, m.count,
+                 m.type, m.rank, m.world, static_cast<std::int32_t>(runs), m.sig.untyped});
+  for (std::size_t i = 0; i < runs; ++i) {
+    p.put(static_cast<std::int32_t>(m.derived->signature[i].first));
+    p.put(static_cast<std::uint64_t>(m.derived->signature[i].second));
+  }
+  p.put_text(m.derived ? derived_text(*m.derived, m.type) : std::string());
+  p.put_text(m.site.call ? m.site.call : "");
+  p.put_text(site_text(m.site.caller));
+  const std::lock_guard lock(st.outbox_lock);
+  st.outbox.bytes.insert(st.outbox.bytes.end(), p.bytes.begin(), p.bytes.end());
+}
+
+// Another process's records, in the order its ranks sent: each one to a rank of this process joins
+// its receiver's queue as the sender's record would have in one process (the notes go to every
+// process: the others pass over it).
+void take_notes(CheckState& st, std::span<const std::byte> bytes) {
+  Unpacker in(bytes);
+  while (!in.empty()) {
+    const auto n = in.take<SentNote>();
+    if (n.receiver < 0 || n.receiver >= static_cast<int>(st.messages_to.size()) || n.runs < 0)
+      throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+    if (n.receiver < st.first_here || n.receiver >= st.end_here) {
+      for (std::int32_t i = 0; i < n.runs; ++i) in.first(sizeof(std::int32_t) + sizeof(std::uint64_t));
+      for (int text = 0; text < 3; ++text) in.take_bytes();
+      continue;
+    }
+    Sent m;
+    m.sig = Signature{n.hash, n.elements, n.bytes, n.untyped != 0};
+    m.count = n.count;
+    m.type = n.type;
+    m.rank = n.rank;
+    m.world = n.world;
+    std::shared_ptr<Type> derived;
+    if (n.runs > 0 || !predefined_type(n.type)) derived = std::make_shared<Type>();
+    for (std::int32_t i = 0; i < n.runs; ++i) {
+      const auto basic = in.take<std::int32_t>();
+      derived->signature.emplace_back(basic, in.take<std::uint64_t>());
+    }
+    std::string type = in.take_text();
+    if (derived) {
+      derived->name = std::move(type);  // derived_text names it so
+      m.derived = std::move(derived);
+    }
+    std::string call = in.take_text();
+    m.remote = std::make_shared<RemoteSite>(RemoteSite{std::move(call), in.take_text()});
+    const auto r = static_cast<std::size_t>(n.receiver);
+    const std::lock_guard lock(st.messages_to_lock[r]);
+    Fifo& f = st.messages_to[r][MessageKey{n.context, n.from, n.to, n.tag}];
+    if (f.head == f.items.size()) {
+      f.items.clear();
+      f.head = 0;
+    }
+    f.items.push_back(std::move(m));
+  }
+}
+
+}  // namespace
+
+void split_checks(Session& s, RunOptions& ro, int first, int end) {
+  if (!s.check_consistency) return;
+  auto st = std::make_shared<CheckState>(s.np);
+  st->first_here = first;
+  st->end_here = end;
+  s.checks = st;
+  ro.window_notes = [st] {
+    const std::lock_guard lock(st->outbox_lock);
+    return std::exchange(st->outbox.bytes, {});
+  };
+  ro.on_window_notes = [st](int, std::span<const std::byte> notes) { take_notes(*st, notes); };
+}
+
 void record_send(RankState& rs, const Comm& c, int to, int tag, int count, MPI_Datatype dt, const Type& t) {
   if (!settings().check_consistency) return;
   const int receiver = c.pt2pt.world_rank(to);
   CheckState& st = shared();
+  const MessageKey key{c.pt2pt.context(), c.local_base + c.rank, to, tag};
+  Sent m{signature(t, static_cast<std::size_t>(count)),
+         count,
+         dt,
+         predefined_type(dt) ? nullptr : shared_copy(t),
+         c.rank,
+         rs.proc->rank(),
+         CallSite{rs.last_call, rs.caller},
+         nullptr};
+  if (receiver < st.first_here || receiver >= st.end_here) return note_sent(st, receiver, key, m);
   const std::lock_guard lock(st.messages_to_lock[static_cast<std::size_t>(receiver)]);
-  Fifo& f = sent_fifo(st, rs, MessageKey{c.pt2pt.context(), c.local_base + c.rank, to, tag}, receiver);
+  Fifo& f = sent_fifo(st, rs, key, receiver);
   if (f.head == f.items.size()) {
     f.items.clear();
     f.head = 0;
   }
-  f.items.push_back(Sent{signature(t, static_cast<std::size_t>(count)), count, dt,
-                         predefined_type(dt) ? nullptr : shared_copy(t), c.rank, rs.proc->rank(),
-                         CallSite{rs.last_call, rs.caller}});
+  f.items.push_back(std::move(m));
 }
 
 namespace {
@@ -1159,12 +1270,12 @@ void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std:
   q.signature_error = std::make_shared<MpiError>(MpiError{
       MPI_ERR_TYPE,
       fmt::format(
-          "type signatures do not match on {}, tag {}: {} sent {} x {} with {}{}, and {} receives it as {} x {} "
+          "type signatures do not match on {}, tag {}: {} sent {} x {} with {}, and {} receives it as {} x {} "
           "with {}{}",
           comm_text(rs, q.comm), tag, who(m.rank, m.world), m.count,
           m.derived ? derived_text(*m.derived, m.type) : type_text(s.ranks[static_cast<std::size_t>(m.world)], m.type),
-          m.site.call, site_text(m.site.caller), who(c.rank, rs.proc->rank()), q.count, type_text(rs, q.type),
-          q.made_by.call, site_text(q.made_by.caller))});
+          sent_by(m), who(c.rank, rs.proc->rank()), q.count, type_text(rs, q.type), q.made_by.call,
+          site_text(q.made_by.caller))});
 }
 
 // ------------------------------------------------------------------ deadlocks
@@ -1276,7 +1387,7 @@ std::string message_on(Session& s, RankState& holder, bool at_receiver, const Ru
       const Fifo* f = it == queues.end() ? nullptr : &it->second;
       if (f && f->items.size() - f->head == static_cast<std::size_t>(m.queued)) {
         const Sent& sent = f->items[f->head + static_cast<std::size_t>(m.earlier)];
-        text += fmt::format(", sent by {}{}", sent.site.call, site_text(sent.site.caller));
+        text += ", sent by " + sent_by(sent);
       }
     }
     return text;

@@ -141,6 +141,10 @@ void check_start(RankState& rs, MPI_Comm comm, const Comm& c, std::uint64_t cont
 void check_own_blocks(const char* what, const Signature& send, const std::string& send_text, const Signature& recv,
                       const std::string& recv_text);
 
+/// A run split over processes (RunOptions::partition), this process running ranks [first, end):
+/// the record of each message sent to another process's rank travels in the window's notes
+/// (RunOptions::window_notes) to its receiver's process, which checks it as one process would.
+void split_checks(Session& s, RunOptions& ro, int first, int end);
 /// The signature of a message about to be sent on `c` from this rank to group rank `to`.
 void record_send(RankState& rs, const Comm& c, int to, int tag, int count, MPI_Datatype dt, const Type& t);
 /// A completed receive `q` of a message from group rank `from` with `tag` on c: compares the

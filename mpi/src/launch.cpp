@@ -293,9 +293,9 @@ void share_rank_ends(Partition& part, Session& s, std::vector<int>& exit_status,
   }
 }
 
-// A split run failed in every process, each with its own report: the first MPI_Abort (or early
-// end) of any process, taken into `s`, or else every process's own report, those that only say
-// another process failed left out.
+// A split run failed in every process: the report of the process that failed first in the
+// sequential order, and its rank's MPI_Abort (or early end), taken into `s`; or, in a deadlock,
+// every process's own report.
 std::string split_run_failure(Partition& part, Session& s, const std::string& what) {
   Packed mine;
   mine.put(s.abort_code.value_or(0)), mine.put(s.abort_code.has_value());
@@ -304,13 +304,18 @@ std::string split_run_failure(Partition& part, Session& s, const std::string& wh
   const std::vector<std::byte> all = part.all_gather(mine.bytes);
   Unpacker in(all);
   std::string reports;
+  // The run's failure is the process's that failed first (the others say "process k of the split
+  // run failed"), with its rank's abort, if one: a rank of this process that failed later in the
+  // same window would not have run in one process. A deadlock is every process's.
+  s.abort_code.reset();
+  s.abort_report.clear();
   for (int k = 0; k < part.count(); ++k) {
     const int code = in.take<int>();
     const bool aborted = in.take<bool>();
     std::string report = in.take_text(), theirs = in.take_text();
+    if (theirs.find("of the split run failed") != std::string::npos) continue;
     if (aborted && !s.abort_code) s.abort_code = code, s.abort_report = report;
-    if (theirs.find("of the split run failed") == std::string::npos)
-      reports += (reports.empty() || reports.ends_with('\n') ? "" : "\n") + theirs;
+    reports += (reports.empty() || reports.ends_with('\n') ? "" : "\n") + theirs;
   }
   return reports.empty() ? what : reports;
 }
@@ -384,9 +389,8 @@ int launch(const LaunchOptions& o) {
     s.coll = o.coll;
     s.coll_selector = o.coll_selector == "default" ? "" : o.coll_selector;
     s.compute_factor = o.compute_factor;
-    // The checks compare what ranks record in this process's memory: across processes they would
-    // miss what they are for and keep what they wait for (docs/parallel.md, "Several processes").
-    s.check_consistency = o.check_consistency && !part;
+    s.check_consistency = o.check_consistency;
+    s.split = part != nullptr;
     s.leaks_are_errors = o.leaks_are_errors;
     s.owned_receive_buffers = o.leaks_are_errors;
     s.synchronizing_collectives = o.synchronizing_collectives;
@@ -394,6 +398,7 @@ int launch(const LaunchOptions& o) {
     const SessionGuard guard(&s);
     std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
     RunOptions ro = o.run;
+    if (part) split_checks(s, ro, first, end);
     ro.programs_read_no_arrival = true;  // an MPI_Status has no arrival time: ranks may go on past receives
     // Each rank's output apart, written out whenever the rank gives up the CPU: in the same order
     // however many host cores run the ranks' code, and kept by a run that is killed.

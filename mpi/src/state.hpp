@@ -320,6 +320,9 @@ struct Session {
   // (--no-check turns them off), whether leaks found at MPI_Finalize are errors (--check), and the
   // state the ranks share for those checks.
   bool check_consistency = true;
+  /// A run split over processes (docs/parallel.md): the members of a collective may enter it in
+  /// different processes, which do not compare their calls (the messages' signatures they do).
+  bool split = false;
   bool leaks_are_errors = false;
   std::shared_ptr<CheckState> checks;
   /// mpirun --check: a nonblocking receive lands in a staging copy, so that a write of the program

@@ -499,7 +499,12 @@ void Engine::start_vps() {
 }
 
 void Engine::abort_run(std::string report) {
-  if (!aborting_) failure_ = std::move(report);
+  if (!aborting_) {
+    failure_ = std::move(report);
+    failed_at_ = now_;
+    const int running = executor_ ? executor_->current() : kMain;
+    failed_order_ = running >= 0 ? vp_order(running) : 0;
+  }
   aborting_ = true;
 }
 

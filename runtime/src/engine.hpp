@@ -553,6 +553,11 @@ class Engine final : public NetworkListener, private Scheduler {
   };
   std::vector<HandedHere> handed_here_;
   bool failure_told_ = false;
+  // Where in the sequential order this process failed (its first abort_run): the time and the order
+  // of the context that failed (0: an event of the loop's). Of the processes failed in one window,
+  // the first in that order is the run's failure, as the single process would stop there.
+  Time failed_at_ = kNever;
+  std::uint64_t failed_order_ = 0;
   bool counts_network_events_ = true;  // the first process's, or the only one's
   TraceHash network_hash_aside_;
   RunStats network_stats_aside_;

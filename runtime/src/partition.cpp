@@ -32,8 +32,11 @@ struct Header {
   Time next = kNever;          // its earliest event, before the window's messages are handed over
   std::uint64_t not_done = 0;  // its programs that have not ended
   std::uint64_t failed = 0;    // its run failed (its report says why): 1, or 2 for a usage error
+  Time failed_at = kNever;     // ... there in the sequential order (Engine::failed_at_, failed_order_)
+  std::uint64_t failed_order = 0;
   std::uint64_t records = 0;
   std::uint64_t barriers = 0;  // BarrierRecords, after the Records
+  std::uint64_t notes = 0;     // bytes of RunOptions::window_notes, after the BarrierRecords
 };
 struct Record {
   Time turn = 0, start = 0, handed = 0;
@@ -117,9 +120,13 @@ bool Engine::at_window_end() {
   Header h;
   h.next = queue_.empty() ? kNever : queue_.next_time();
   for (const auto& v : vps_) h.not_done += v && v->state != Vp::State::done;
-  h.failed = aborting_;
+  h.failed = aborting_ ? (failure_is_usage_ ? 2 : 1) : 0;
+  h.failed_at = failed_at_, h.failed_order = failed_order_;
   h.records = aborting_ ? 0 : handed_here_.size();
   h.barriers = aborting_ ? 0 : barriers_here_.size();
+  const std::vector<std::byte> notes =
+      !aborting_ && opts_.window_notes ? opts_.window_notes() : std::vector<std::byte>();
+  h.notes = notes.size();
   mine.put(h);
   for (std::size_t i = 0; i < h.records; ++i) {
     const HandedHere& s = handed_here_[i];
@@ -136,18 +143,21 @@ bool Engine::at_window_end() {
     mine.put(BarrierRecord{barriers_here_[i], b.members, b.arrived_here, b.latest});
     b.arrived_here = 0;
   }
+  mine.bytes.insert(mine.bytes.end(), notes.begin(), notes.end());
   const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
   Unpacker in(all);
   Time next = kNever;
   std::uint64_t not_done = 0;
-  int failed = -1;
+  int failed = -1;  // the process whose failure comes first in the sequential order
   bool misused = false;
+  std::pair<Time, std::uint64_t> first_failure{kNever, 0};
   std::vector<Taken> records;
   for (int k = 0; k < partition_->count(); ++k) {
     const auto hk = in.take<Header>();
     next = std::min(next, hk.next);
     not_done += hk.not_done;
-    if (hk.failed && failed < 0) failed = k, misused = hk.failed == 2;
+    if (hk.failed && (failed < 0 || std::pair{hk.failed_at, hk.failed_order} < first_failure))
+      failed = k, misused = hk.failed == 2, first_failure = {hk.failed_at, hk.failed_order};
     for (std::uint64_t i = 0; i < hk.records; ++i) {
       const auto r = in.take<Record>();
       if (r.bytes > r.size) throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
@@ -162,6 +172,9 @@ bool Engine::at_window_end() {
       here.arrived += static_cast<int>(b.arrived);
       here.latest = std::max(here.latest, b.latest);
     }
+    const std::span<const std::byte> notes_k = in.first(hk.notes);
+    if (k != partition_->index() && !notes_k.empty() && failed < 0 && opts_.on_window_notes)
+      opts_.on_window_notes(k, notes_k);
   }
   // Every process has every arrival at the barriers of this window now: the complete ones release.
   // Processes without a member at one keep its count too, and forget it here.
@@ -172,9 +185,12 @@ bool Engine::at_window_end() {
   barriers_here_.clear();
   if (failed >= 0) {
     failure_told_ = true;
-    if (!aborting_) {
+    // The single process would have stopped at the first failure: a later one in this process is
+    // not the run's.
+    if (failed != partition_->index()) {
       failure_is_usage_ = misused;  // the same kind of error in every process
-      abort_run(fmt::format("process {} of the split run failed (its report says why)", failed));
+      failure_ = fmt::format("process {} of the split run failed (its report says why)", failed);
+      aborting_ = true;
     }
     return true;
   }
@@ -228,9 +244,7 @@ bool Engine::at_window_end() {
 // that the others hear of it there and end too, instead of waiting for it.
 void Engine::announce_failure() {
   failure_told_ = true;
-  Packed mine;
-  mine.put(Header{kNever, 0, failure_is_usage_ ? 2u : 1u, 0});
-  partition_->all_gather(mine.bytes);
+  at_window_end();  // which also finds whether another process failed before, in the sequential order
 }
 
 // The run's end: every process's clocks, so that the hash's clock terms are added once (by the

@@ -2,8 +2,10 @@
 # An MPI program split over 2 Open MPI processes, and over 4 with --perturb (touchstone-distributed
 # mpirun, docs/parallel.md "Several processes"), against `touchstone mpirun` in one process: the
 # same exit status (every process's: Open MPI's mpirun fails if one does), the same summary
-# (makespan, measured regions, messages, trace_hash; how a failed run ended) and the same lines
-# written by the ranks (in another order: each process writes its own ranks').
+# (makespan, measured regions, messages, trace_hash; how a failed run ended), the same report of a
+# failed run (the first failure in the run's order: a rank of another process that would have failed
+# later is not named) and the same lines written by the ranks (in another order: each process writes
+# its own ranks').
 #   mpi_programs.sh TOUCHSTONE TOUCHSTONE_DISTRIBUTED MPIRUN MACHINE PROGRAM ARGS...
 ts=$1 dist=$2 mpirun=$3 machine=$4
 shift 4
@@ -21,6 +23,8 @@ figures() {
 ref=$(figures "$tmp/one.err")
 [ -n "$ref" ] || { echo "touchstone mpirun printed no summary"; cat "$tmp/one.err"; exit 1; }
 sort "$tmp/one.out" >"$tmp/one.sorted"
+# The report's lines, without its trace_hash (after a failure: of one process's share of the run).
+grep -v 'trace_hash' "$tmp/one.err" >"$tmp/one.report"
 for np in 2 4; do
   perturb=0
   [ "$np" = 4 ] && perturb=3
@@ -34,6 +38,12 @@ for np in 2 4; do
     echo "$np processes:"; figures "$tmp/split.err"; echo "one process:"; echo "$ref"; exit 1
   fi
   sort "$tmp/split.out" | cmp -s - "$tmp/one.sorted" || { echo "$np processes: the ranks wrote other lines"; exit 1; }
+  while IFS= read -r line; do
+    grep -Fxq -- "$line" "$tmp/split.err" || { echo "$np processes: no line '$line'"; cat "$tmp/split.err"; exit 1; }
+  done <"$tmp/one.report"
+  grep -E '^rank [0-9]+ failed at' "$tmp/split.err" | while IFS= read -r line; do
+    grep -Fxq -- "$line" "$tmp/one.report" || { echo "$np processes: another failure, '$line'"; exit 1; }
+  done || exit 1
 done
 echo "$ref"
 echo "the same on 2 processes and on 4 perturbed"

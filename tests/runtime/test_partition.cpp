@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -71,6 +72,23 @@ void expect_every_process_fails(const Machine& m, const Program& program, int pa
       std::rethrow_exception(f);
     } catch (const std::exception& e) {
       EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A refusal at a call made by every rank at once: the first process's rank is the first to fail, and
+// that report is the run's; the others say that process 0 failed.
+void expect_refused_at_the_call(const Machine& m, const Program& program, int parts, const std::string& what) {
+  const ts_test::SplitRun split = ts_test::run_split(m, program, phantom(), parts);
+  for (int k = 0; k < parts; ++k) {
+    SCOPED_TRACE(::testing::Message() << "process " << k);
+    const auto& f = split.failures[static_cast<std::size_t>(k)];
+    ASSERT_TRUE(f) << "the run did not fail";
+    try {
+      std::rethrow_exception(f);
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(k == 0 ? what : "process 0 of the split run failed"), std::string::npos)
+          << e.what();
     }
   }
 }
@@ -150,6 +168,56 @@ TEST(Partition, AProgramThatFailsInOneProcessEndsEveryProcess) {
     std::rethrow_exception(split.failures[0]);
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("process 1 of the split run failed"), std::string::npos) << e.what();
+  }
+}
+
+// Ranks 3 and 12 fail at the same instant, each in its own process: one process stops at the first
+// in the sequential order (rank 3, the lower at one instant), and so does the split run. Rank 12's
+// process, which failed too, says that the other one's failure is the run's; so does every
+// process when rank 12 fails first.
+TEST(Partition, TheFirstFailureInTheRunsOrderIsTheSplitRunsFailure) {
+  const auto fails_at = [](Time three, Time twelve) {
+    return [three, twelve](Proc& p) {
+      if (p.rank() != 3 && p.rank() != 12) return ring(p);
+      // A message to itself: the rank fails in the turn that receives it, 500 ps apart at most
+      // (one window: the least send set-up is about 1 ns).
+      p.compute(p.rank() == 3 ? three : twelve);
+      std::vector<std::byte> out(8), in(8);
+      p.sendrecv(p.rank(), 0, out, p.rank(), 0, in);
+      throw std::runtime_error(fmt::format("rank {} gives up", p.rank()));
+    };
+  };
+  const Machine m = ts_test::prime_machine("mesh:4x4");
+  const auto report = [](std::exception_ptr e) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      return std::string(x.what());
+    }
+  };
+  for (const auto& [three, twelve, first, process] : {std::tuple{microseconds(2), microseconds(2), 3, 0},
+                                                      std::tuple{microseconds(2) + 500, microseconds(2), 12, 1}}) {
+    std::string one;
+    try {
+      run(m, fails_at(three, twelve), phantom());
+      ADD_FAILURE() << "the run did not fail";
+    } catch (const RunError& e) {
+      one = e.what();
+    }
+    const std::string gives_up = fmt::format("rank {} gives up", first);
+    ASSERT_NE(one.find(gives_up), std::string::npos) << one;
+    const std::string first_line = one.substr(0, one.find('\n'));
+    const ts_test::SplitRun split = ts_test::run_split(m, fails_at(three, twelve), phantom(), 2);
+    for (int k = 0; k < 2; ++k) {
+      ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << "process " << k;
+      const std::string what = report(split.failures[static_cast<std::size_t>(k)]);
+      if (k == process) {
+        EXPECT_EQ(what.substr(0, what.find('\n')), first_line) << what;
+      } else {
+        EXPECT_NE(what.find(fmt::format("process {} of the split run failed", process)), std::string::npos) << what;
+        EXPECT_EQ(what.find("gives up"), std::string::npos) << what;
+      }
+    }
   }
 }
 
@@ -240,14 +308,14 @@ TEST(Partition, WhatASplitRunCannotCarryIsRefusedWithTheReason) {
     Request r = p.spawn(p.world(), [](const Group&) {});
     p.wait(r);
   };
-  expect_every_process_fails(ts_test::prime_machine("mesh:4x4"), tasks, 2, "tasks (Proc::spawn)");
+  expect_refused_at_the_call(ts_test::prime_machine("mesh:4x4"), tasks, 2, "tasks (Proc::spawn)");
   const Program synchronous = [](Proc& p) {  // a ring of them: a refusal at the call in every process
     std::vector<std::byte> out(8), in(8);
     Request r = p.issend((p.rank() + 1) % p.size(), 0, out);
     p.recv((p.rank() + p.size() - 1) % p.size(), 0, in);
     p.wait(r);
   };
-  expect_every_process_fails(ts_test::prime_machine("mesh:4x4"), synchronous, 2, "synchronous sends");
+  expect_refused_at_the_call(ts_test::prime_machine("mesh:4x4"), synchronous, 2, "synchronous sends");
 }
 
 }  // namespace

@@ -46,6 +46,7 @@ class Unpacker {
     const std::span<const std::byte> b = take_bytes();
     return {reinterpret_cast<const char*>(b.data()), b.size()};
   }
+  bool empty() const { return in_.empty(); }
   /// The next n bytes as they are.
   std::span<const std::byte> first(std::size_t n) {
     if (in_.size() < n) throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");

@@ -171,6 +171,14 @@ struct RunOptions {
   /// Only some runs can be split so far; the others are refused with a UsageError that says why
   /// (docs/parallel.md, "Several processes").
   std::shared_ptr<Partition> partition;
+  /// In a split run, what a layer above the runtime must tell the other processes about this
+  /// process's ranks (an MPI layer's record of each message's type signature, for the receiver's
+  /// check). At every window's end `window_notes` gives this process's bytes, on the event loop's
+  /// thread, and `on_window_notes` gets each other process's, before the window's messages reach the
+  /// network: what a rank noted in a window is known everywhere before any message it sent in that
+  /// window can arrive. Unset: nothing is told.
+  std::function<std::vector<std::byte>()> window_notes;
+  std::function<void(int process, std::span<const std::byte> notes)> on_window_notes;
   /// VPs 0..ranks-1 run the program's ranks; the others are idle (an MPI run with -np below the
   /// machine's VPs) and deadlock reports do not count them as finished ranks. 0: every VP.
   int ranks = 0;
