@@ -12,7 +12,9 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -417,6 +419,11 @@ struct CheckState {
   int first_here = 0, end_here = std::numeric_limits<int>::max();
   std::mutex outbox_lock;
   Packed outbox;
+  // ... and what targets in other processes found for this process's origins' passive-target
+  // accesses (tell_lock_conflict), by (target, the target's window handle, origin); under outbox_lock.
+  std::map<std::tuple<int, int, int>, std::string> told_conflicts;
+  // ... and, at targets of this process, the origins elsewhere that have read theirs since.
+  std::set<std::tuple<int, int, int>> conflicts_read;
 };
 
 namespace {
@@ -1108,8 +1115,11 @@ Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int
 
 namespace {
 
-// A Sent as the window's notes carry it (split_checks), followed by its derived type's signature
-// runs and three texts: the type, the call and its site, as the sender's process names them.
+// What the window's notes carry (split_checks), each note after its kind.
+enum class NoteKind : std::uint8_t { sent = 1, lock_conflict = 2, lock_conflict_read = 3 };
+
+// A Sent as the window's notes carry it, followed by its derived type's signature runs and three
+// texts: the type, the call and its site, as the sender's process names them.
 struct SentNote {
   std::uint64_t context, hash, elements, bytes;
   std::int32_t receiver, from, to, tag, count, type, rank, world, runs, untyped;
@@ -1117,6 +1127,7 @@ struct SentNote {
 
 void note_sent(CheckState& st, int receiver, const MessageKey& key, const Sent& m) {
   Packed p;
+  p.put(NoteKind::sent);
   const std::size_t runs = m.derived ? m.derived->signature.size() : 0;
   p.put(SentNote{key.context, m.sig.hash, m.sig.elements, m.sig.bytes, receiver, key.from, key.to, key.tag, m.count,
                  m.type, m.rank, m.world, static_cast<std::int32_t>(runs), m.sig.untyped});
@@ -1137,6 +1148,22 @@ void note_sent(CheckState& st, int receiver, const MessageKey& key, const Sent& 
 void take_notes(CheckState& st, std::span<const std::byte> bytes) {
   Unpacker in(bytes);
   while (!in.empty()) {
+    const auto kind = in.take<NoteKind>();
+    if (kind == NoteKind::lock_conflict || kind == NoteKind::lock_conflict_read) {
+      const auto [target, handle, origin] = in.take<std::array<std::int32_t, 3>>();
+      const bool told = kind == NoteKind::lock_conflict;
+      std::string text = told ? in.take_text() : std::string();
+      const int to = told ? origin : target;
+      if (to < st.first_here || to >= st.end_here) continue;
+      const std::lock_guard lock(st.outbox_lock);
+      if (told)
+        st.told_conflicts[{target, handle, origin}] = std::move(text);
+      else
+        st.conflicts_read.insert({target, handle, origin});
+      continue;
+    }
+    if (kind != NoteKind::sent)
+      throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
     const auto n = in.take<SentNote>();
     if (n.receiver < 0 || n.receiver >= static_cast<int>(st.messages_to.size()) || n.runs < 0)
       throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
@@ -1178,7 +1205,6 @@ void take_notes(CheckState& st, std::span<const std::byte> bytes) {
 }  // namespace
 
 void split_checks(Session& s, RunOptions& ro, int first, int end) {
-  if (!s.check_consistency) return;
   auto st = std::make_shared<CheckState>(s.np);
   st->first_here = first;
   st->end_here = end;
@@ -1188,6 +1214,47 @@ void split_checks(Session& s, RunOptions& ro, int first, int end) {
     return std::exchange(st->outbox.bytes, {});
   };
   ro.on_window_notes = [st](int, std::span<const std::byte> notes) { take_notes(*st, notes); };
+}
+
+bool runs_here(int world) {
+  const CheckState* st = settings().checks.get();
+  return !st || (world >= st->first_here && world < st->end_here);
+}
+
+namespace {
+void note_conflict(NoteKind kind, int target, int handle, int origin, const std::string* text) {
+  CheckState& st = *settings().checks;  // a split run's (split_checks)
+  Packed p;
+  p.put(kind);
+  p.put(std::array<std::int32_t, 3>{target, handle, origin});
+  if (text) p.put_text(*text);
+  const std::lock_guard lock(st.outbox_lock);
+  st.outbox.bytes.insert(st.outbox.bytes.end(), p.bytes.begin(), p.bytes.end());
+}
+}  // namespace
+
+void tell_lock_conflict(int target, int handle, int origin, const std::string& text) {
+  note_conflict(NoteKind::lock_conflict, target, handle, origin, &text);
+}
+
+std::string take_told_lock_conflict(int target, int handle, int origin) {
+  CheckState& st = *settings().checks;
+  std::string text;
+  {
+    const std::lock_guard lock(st.outbox_lock);
+    const auto it = st.told_conflicts.find({target, handle, origin});
+    if (it == st.told_conflicts.end()) return {};
+    text = std::move(it->second);
+    st.told_conflicts.erase(it);
+  }
+  if (!text.empty()) note_conflict(NoteKind::lock_conflict_read, target, handle, origin, nullptr);
+  return text;
+}
+
+bool take_lock_conflict_read(int target, int handle, int origin) {
+  CheckState& st = *settings().checks;
+  const std::lock_guard lock(st.outbox_lock);
+  return st.conflicts_read.erase({target, handle, origin}) > 0;
 }
 
 void record_send(RankState& rs, const Comm& c, int to, int tag, int count, MPI_Datatype dt, const Type& t) {

@@ -145,6 +145,18 @@ void check_own_blocks(const char* what, const Signature& send, const std::string
 /// the record of each message sent to another process's rank travels in the window's notes
 /// (RunOptions::window_notes) to its receiver's process, which checks it as one process would.
 void split_checks(Session& s, RunOptions& ro, int first, int end);
+/// Whether world rank `world`'s program runs in this process: in a split run, its share of the ranks.
+bool runs_here(int world);
+/// A split run, MPI one-sided checks: what target's window `handle` holds for the passive-target
+/// accesses of an origin in another process (the conflict one of them made, or "" for none), told to
+/// the origin's process in the window's notes whenever a handler changes it. The origin's flush or
+/// unlock takes it there (known before the reply that completes them can arrive); a conflict it
+/// takes is told back as read, and the target forgets it at its next handler for that origin, before
+/// any later access of the origin's arrives: as in one process, where the origin reads and clears
+/// the target's record itself.
+void tell_lock_conflict(int target, int handle, int origin, const std::string& text);
+std::string take_told_lock_conflict(int target, int handle, int origin);
+bool take_lock_conflict_read(int target, int handle, int origin);
 /// The signature of a message about to be sent on `c` from this rank to group rank `to`.
 void record_send(RankState& rs, const Comm& c, int to, int tag, int count, MPI_Datatype dt, const Type& t);
 /// A completed receive `q` of a message from group rank `from` with `tag` on c: compares the

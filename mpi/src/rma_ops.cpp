@@ -346,6 +346,36 @@ void check_against_rma(RankState& rs, const void* buf, int count, const Type& t,
     check_against_rma(rs, span->first, span->second, writes, what, window_memory);
 }
 
+namespace {
+// A handler's record of an origin's passive-target conflicts (Window::lock_conflicts), kept in step
+// with the origin's process when that is another one of a split run (tell_lock_conflict): what the
+// origin read there is forgotten first, and a change is told after.
+class ConflictsTold {
+ public:
+  ConflictsTold(Window& w, const AmContext& c, std::int64_t handle)
+      : w_(w), target_(c.rank()), origin_(c.source()), handle_(static_cast<int>(handle)), afar_(!runs_here(origin_)) {
+    if (!afar_) return;
+    if (take_lock_conflict_read(target_, handle_, origin_)) w_.lock_conflicts.erase(origin_);
+    before_ = now();
+  }
+  ~ConflictsTold() {
+    if (afar_ && now() != before_) tell_lock_conflict(target_, handle_, origin_, now());
+  }
+  ConflictsTold(const ConflictsTold&) = delete;
+  ConflictsTold& operator=(const ConflictsTold&) = delete;
+
+ private:
+  std::string now() const {
+    const auto it = w_.lock_conflicts.find(origin_);
+    return it == w_.lock_conflicts.end() ? std::string() : it->second;
+  }
+  Window& w_;
+  int target_, origin_, handle_;
+  bool afar_;
+  std::string before_;
+};
+}  // namespace
+
 void register_rma_handlers(RankState& rs) {
   Windows& ws = windows(rs);
   if (ws.handlers_registered) return;
@@ -356,6 +386,7 @@ void register_rma_handlers(RankState& rs) {
   p.am_register(kRmaUpdate, [self, costs](AmContext& c) {
     const auto a = c.args();
     Window& w = target_window(*self, a[kHandle]);
+    const ConflictsTold told(w, c, a[kHandle]);
     const Layout l = decode(c.payload(), a[kRuns]);
     std::byte* at = target_address(w, a[kDisp]);
     const bool made = record_access(w, c.rank(), c.source(), a[kOp], at, l.runs, static_cast<std::size_t>(a[kBytes]),
@@ -367,6 +398,7 @@ void register_rma_handlers(RankState& rs) {
   p.am_register(kRmaFetch, [self, costs](AmContext& c) {
     const auto a = c.args();
     Window& w = target_window(*self, a[kHandle]);
+    const ConflictsTold told(w, c, a[kHandle]);
     const Layout l = decode(c.payload(), a[kRuns]);
     std::byte* at = target_address(w, a[kDisp]);
     std::vector<std::byte> old(static_cast<std::size_t>(a[kBytes]));
@@ -381,6 +413,7 @@ void register_rma_handlers(RankState& rs) {
   p.am_register(kRmaSwap, [self](AmContext& c) {
     const auto a = c.args();
     Window& w = target_window(*self, a[kHandle]);
+    const ConflictsTold told(w, c, a[kHandle]);
     const auto n = static_cast<std::size_t>(a[kBytes]);
     std::byte* at = target_address(w, a[kDisp]);
     const bool made =
@@ -394,6 +427,7 @@ void register_rma_handlers(RankState& rs) {
   p.am_register(kRmaSync, [self](AmContext& c) {
     const auto a = c.args();
     Window& w = target_window(*self, a[0]);
+    const ConflictsTold told(w, c, a[0]);
     std::int64_t granted = 1;
     const auto cmd = static_cast<SyncCommand>(a[1]);
     if (cmd == SyncCommand::flush || cmd == SyncCommand::unlock_shared || cmd == SyncCommand::unlock_exclusive) {

@@ -126,6 +126,12 @@ void flush_targets(RankState& rs, Window& w, const std::vector<int>& targets) {
 
 void report_lock_conflict(RankState& rs, Window& w, int target) {
   const auto world = static_cast<std::size_t>(w.world[static_cast<std::size_t>(target)]);
+  if (!runs_here(static_cast<int>(world))) {  // what the target's process told (tell_lock_conflict)
+    std::string what = take_told_lock_conflict(
+        static_cast<int>(world), static_cast<int>(w.peers[static_cast<std::size_t>(target)].handle), rs.proc->rank());
+    if (!what.empty()) report_conflict(rs, w, std::move(what));
+    return;
+  }
   RankState& at = session()->ranks[world];
   if (!at.windows) return;
   Window& tw = *at.windows->table[static_cast<std::size_t>(w.peers[static_cast<std::size_t>(target)].handle)];

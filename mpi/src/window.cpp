@@ -209,6 +209,13 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, 
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   return call_setting("MPI_Win_create_dynamic", comm, win, "win", [&](RankState& rs) {
+    // An access is checked against the memory its target attached, which only the target's process
+    // of a split run holds (docs/parallel.md, "The rest of several processes").
+    if (settings().split)
+      throw UsageError(
+          "dynamic windows cannot be used in a run split over processes yet: an access is checked "
+          "against the memory its target attached, which another process holds (docs/parallel.md, "
+          "\"Several processes\")");
     return make_window(rs, comm, MPI_BOTTOM, 0, 1, info, MPI_WIN_FLAVOR_DYNAMIC, false);
   });
 }

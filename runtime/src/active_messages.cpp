@@ -78,7 +78,13 @@ Op* ActiveMessages::request(Vp& v, int dst, int id, std::span<const std::int64_t
   if (id < -kBuiltins || id >= kMaxHandler)
     throw UsageError(fmt::format("rank {}: active-message handler id {} out of range 0..{}", v.rank, id, kMaxHandler - 1));
   const std::vector<std::byte> bytes = encode(args, payload);
-  const std::uint64_t ticket = reply_buf ? next_ticket_++ & kTicketMask : 0;
+  // A ticket names the request's reply: the requester's rank and its count of such requests, which
+  // the requester's process alone knows in a run split over processes. Never 0 (no reply).
+  static_assert((std::uint64_t{1} << 27 << 32) < kAmReplyBit);
+  if (reply_buf && v.rank >= (1 << 27) - 1)
+    throw UsageError(fmt::format("rank {}: a request with a reply from a rank beyond 2^27 - 2", v.rank));
+  std::uint32_t& made = nodes_[static_cast<std::size_t>(v.rank)].requests;
+  const std::uint64_t ticket = reply_buf ? (static_cast<std::uint64_t>(v.rank) + 1) << 32 | ++made : 0;
   Op* reply = nullptr;
   if (reply_buf) {
     // Posted first, so the reply always finds its receive (it cannot arrive before the request leaves).
@@ -126,6 +132,7 @@ void ActiveMessages::on_request(Msg& m, Time t) {
   c.now_ = s + e_.machine_.recv_cost(m.dst, m.size);
   running_rank_ = m.dst;
   running_id_ = id;
+  running_request_ = m.id;
   try {
     if (id < 0) {
       run_builtin(c);

@@ -48,6 +48,9 @@ class ActiveMessages {
   /// Decodes a reply received into buf (tag = number of argument words).
   static AmReply decode_reply(const Status& st, std::span<const std::byte> buf);
 
+  /// The id of the request whose handler runs (in_handler()): the order of its arrival among the
+  /// events of its instant, and so of its reply among the messages sent then.
+  std::uint64_t running_request() const { return running_request_; }
   /// The engine's arrival hook for a request: runs its handler (Engine::on_arrival).
   void on_request(Msg& m, Time t);
   /// AmContext::reply: posts the reply at the handler's current time.
@@ -58,13 +61,14 @@ class ActiveMessages {
     std::unordered_map<int, AmHandler> handlers;
     std::unordered_map<int, std::int64_t> words;
     Time handler_free = 0;  // the CPU finishes its last handler then
+    std::uint32_t requests = 0;  // requests with a reply it made: its tickets' count
   };
   void run_builtin(AmContext& c);
 
   Engine& e_;
   std::vector<Node> nodes_;
   int running_rank_ = -1, running_id_ = 0;
-  std::uint64_t next_ticket_ = 1;
+  std::uint64_t running_request_ = 0;  // the message id of the request whose handler runs
 };
 
 }  // namespace touchstone::detail

@@ -1286,7 +1286,8 @@ Time Engine::after_tail(int src, Time start, Time done) const {
 void Engine::hand_over(Msg* m, Time start, Time handed) {
   // A split run numbers the window's messages when the processes meet (partition.cpp).
   if (partition_) [[unlikely]]
-    return handed_here_.push_back(HandedHere{m, now_, start, handed});
+    return handed_here_.push_back(
+        HandedHere{m, now_, am_->in_handler() ? am_->running_request() : vp_order(m->src), start, handed});
   instruments_.handed_over(*m, start, handed);
   to_network(m, start, handed, now_);
 }
@@ -1333,7 +1334,6 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
                           "(please report this with the command line)",
                           v.rank, now_));
   check_message_time(v.rank, dst, data.size());
-  if (ctx & kAmCtx) refuse_in_split("active messages");
   if (synchronous) refuse_in_split("synchronous sends (a match in another process completes them inside the window)");
   const bool eager = goes_eager(v, dst, ctx, data.size());
   Msg* m = make_msg(v.rank, dst, tag, ctx, data.size());
@@ -1514,6 +1514,8 @@ void Engine::on_send_done(Msg& m, Time t) {
 
 void Engine::on_arrival(Msg& m, Time t) {
   if (is_am_request(m.ctx)) {
+    if (!here(m.dst)) [[unlikely]]
+      return free_msg(&m);  // its destination's process runs the handler
     instruments_.handler_starts(m);
     return am_->on_request(m, t);
   }

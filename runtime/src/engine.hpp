@@ -549,7 +549,11 @@ class Engine final : public NetworkListener, private Scheduler {
   Time lookahead_ = 0, window_end_ = 0;
   struct HandedHere {
     Msg* m;
-    Time turn, start, handed;  // the turn's time (its place in the order) and hand_over's times
+    Time turn;  // the time of the event that sent it: its place in the order, with
+    // the order of that event among those of its instant: vp_order(sender) for a VP's turn, the
+    // request's id for an active message's reply (sent in its arrival, which comes first).
+    std::uint64_t order;
+    Time start, handed;  // hand_over's times
   };
   std::vector<HandedHere> handed_here_;
   bool failure_told_ = false;

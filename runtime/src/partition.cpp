@@ -11,8 +11,12 @@
 //
 // The single process numbers a message by the count of sends before it, in the order of the turns
 // that make them: by time, then by rank (the VPs' events of one instant go in rank order, model.md
-// 1.3), then in program order. Each process knows that order for its own sends, so (turn, rank,
-// place among the process's sends) sorts the window's sends of every process into it.
+// 1.3), then in program order. An active message's reply is sent by its handler, in the request's
+// arrival, which comes before the VPs' events of its instant and after the arrivals of messages
+// with lower ids. Each process knows that order for its own sends, so (time, rank or request id,
+// place among the process's sends) sorts the window's sends of every process into it. A handler runs
+// in its destination's process only; its reply leaves no sooner than the send set-up after the
+// arrival, so in a later window, like any send.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -40,6 +44,7 @@ struct Header {
 };
 struct Record {
   Time turn = 0, start = 0, handed = 0;
+  std::uint64_t order = 0;  // Engine::HandedHere::order
   std::uint64_t ctx = 0, size = 0, seq = 0;
   std::uint64_t bytes = 0;  // of payload that follow the record: its destination's process delivers them
   std::int32_t src = 0, dst = 0, tag = 0, proc = 0;
@@ -134,8 +139,8 @@ bool Engine::at_window_end() {
     // The bytes of a message to another process's rank travel with it: its send has not completed (the
     // message has not left), so they are still where the program lent them, or in its own copy.
     const std::span<const std::byte> bytes = here(m.dst) ? std::span<const std::byte>() : m.bytes();
-    mine.put(
-        Record{s.turn, s.start, s.handed, m.ctx, m.size, i, bytes.size(), m.src, m.dst, m.tag, partition_->index()});
+    mine.put(Record{s.turn, s.start, s.handed, s.order, m.ctx, m.size, i, bytes.size(), m.src, m.dst, m.tag,
+                    partition_->index()});
     mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
   }
   for (std::size_t i = 0; i < h.barriers; ++i) {
@@ -197,7 +202,7 @@ bool Engine::at_window_end() {
   std::sort(records.begin(), records.end(), [](const Taken& x, const Taken& y) {
     const Record &a = x.r, &b = y.r;
     if (a.turn != b.turn) return a.turn < b.turn;
-    return a.src != b.src ? a.src < b.src : a.seq < b.seq;
+    return a.order != b.order ? a.order < b.order : a.seq < b.seq;
   });
   for (const auto& [r, payload] : records) {
     const std::uint64_t id = next_msg_id_++;

@@ -295,6 +295,48 @@ TEST(Partition, GroupsAndSplitsAcrossProcessesAreTheSingleProcesssRun) {
   }
 }
 
+// Remote atomics, requests whose handlers compute and echo a payload, and one-way messages, between
+// ranks of the same and of other processes: handlers run in their destination's process, and their
+// replies, sent from inside an arrival, take their place among the window's messages there.
+void active_messages(Proc& p) {
+  const int n = p.size(), me = p.rank();
+  p.register_word(0);
+  p.am_register(1, [](AmContext& c) {
+    c.compute(300 * (c.args()[0] % 5 + 1));
+    c.reply(c.args(), c.payload());
+  });
+  p.am_register(2, [](AmContext& c) { c.word(0) += c.args()[0]; });
+  p.barrier(p.world());
+  std::vector<AmFuture> adds;
+  for (int k = 1; k <= 3; ++k) adds.push_back(p.ifetch_add((me + 5 * k) % n, 0, me + 1));
+  std::vector<std::byte> mine(40);
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = static_cast<std::byte>(me * 3 + static_cast<int>(i));
+  const std::int64_t arg = me;
+  AmFuture echo = p.am_request((me * 7 + 3) % n, 1, std::span(&arg, 1), mine, mine.size());
+  p.am_send((me + 1) % n, 2, std::span(&arg, 1));
+  for (auto& f : adds) p.atomic_wait(f);
+  const AmReply r = p.am_wait(echo);
+  if (r.args.size() != 1 || r.args[0] != me ||
+      !std::equal(r.payload.begin(), r.payload.end(), mine.begin(), mine.end()))
+    throw std::runtime_error(fmt::format("rank {}: the echo came back changed", me));
+  p.barrier(p.world());
+  // Every fetch_add has completed: rank me's word holds what the ranks that added to it gave, and
+  // the one-way message's number if its handler has run by now.
+  std::int64_t added = 0;
+  for (int r = 0; r < n; ++r)
+    for (int k = 1; k <= 3; ++k) added += (r + 5 * k) % n == me ? r + 1 : 0;
+  const std::int64_t w = p.word(0), one_way = (me + n - 1) % n;
+  if (w != added && w != added + one_way)
+    throw std::runtime_error(fmt::format("rank {}: its word holds {}, not {} (+ {})", me, w, added, one_way));
+}
+
+TEST(Partition, ActiveMessagesAcrossProcessesAreTheSingleProcesssRun) {
+  expect_split_runs_same(ts_test::prime_machine("mesh:4x4"), active_messages, {2, 3, 4});
+  RunOptions real = phantom();
+  real.phantom_payloads = false;
+  expect_split_runs_same(ts_test::prime_machine("torus:4x4"), active_messages, {2, 4}, real);
+}
+
 TEST(Partition, WhatASplitRunCannotCarryIsRefusedWithTheReason) {
   Machine holds = ts_test::prime_machine("mesh:4x4");
   holds.net.send_holds_until_received = true;
