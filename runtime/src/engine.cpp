@@ -84,6 +84,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
     VpPtr v = vp_block_.make(static_cast<std::size_t>(r));
     v->rank = r;
     v->index = r;
+    v->order = vp_order(r);
     v->proc.reset(new Proc(*this, *v));
     if (opts_.perturb)
       v->perturb_rng = std::make_unique<std::mt19937_64>(opts_.perturb * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(r));
@@ -503,7 +504,7 @@ void Engine::abort_run(std::string report) {
     failure_ = std::move(report);
     failed_at_ = now_;
     const int running = executor_ ? executor_->current() : kMain;
-    failed_order_ = running >= 0 ? vp_order(running) : 0;
+    failed_order_ = running >= 0 ? context(running).order : 0;
   }
   aborting_ = true;
 }
@@ -526,6 +527,24 @@ int Engine::next() {
   }
 }
 
+// The VPs and the busy task contexts whose programs have not ended (an idle task context waits for
+// a task that may never come).
+std::uint64_t Engine::unfinished_contexts() const {
+  std::uint64_t n = 0;
+  for (const auto& v : vps_) n += v && v->state != Vp::State::done;
+  for (const auto& t : tasks_) n += t->state != Vp::State::done && t->block != Vp::Block::idle;
+  return n;
+}
+
+// The programs have ended: the idle task contexts end too, one after another (kMain: none left).
+int Engine::retire_idle_task() {
+  Vp* t = idle_task();
+  if (!t) return kMain;
+  retiring_ = true;
+  t->state = Vp::State::running;
+  return t->index;
+}
+
 int Engine::run_events() {
   if (launch_next_ != kMain || !going_on_.empty()) [[unlikely]] launch_ahead();
   for (;;) {
@@ -539,21 +558,17 @@ int Engine::run_events() {
       continue;  // unwinds, as above
     }
     if (partition_) [[unlikely]] {
+      // Once every process's programs have ended, the processes do not meet again until the run's
+      // end (gather_clocks): this one's idle task contexts end without a window.
+      if (split_over_) return retire_idle_task();
       const Window w = window_check();
       if (w == Window::crossed) continue;
-      if (w == Window::over) return kMain;  // every process's programs have ended
-    } else if (queue_.empty()) {
-      bool all_done = true;
-      for (auto& v : vps_) all_done &= !v || v->state == Vp::State::done;
-      for (auto& t : tasks_) all_done &= t->state == Vp::State::done || t->block == Vp::Block::idle;
-      if (all_done) {
-        // The programs have ended: the idle task contexts end too, one after another.
-        Vp* t = idle_task();
-        if (!t) return kMain;
-        retiring_ = true;
-        t->state = Vp::State::running;
-        return t->index;
+      if (w == Window::over) {
+        split_over_ = true;
+        return retire_idle_task();
       }
+    } else if (queue_.empty()) {
+      if (unfinished_contexts() == 0) return retire_idle_task();
       abort_run(deadlock_report());
       continue;
     }
@@ -661,7 +676,7 @@ void Engine::wake(Vp& v) {
 void Engine::wake_at_instant(Vp& v) {
   if (v.wake_queued == v.token) return;  // once per wait: a second arrival finds it queued
   v.wake_queued = v.token;
-  queue_.push(now_, vp_order(v.index), Ev::resume, &v, v.token);
+  queue_.push(now_, v.order, Ev::resume, &v, v.token);
 }
 
 void Engine::block(Vp& v, Vp::Block why, const Call& what) {
@@ -1243,7 +1258,7 @@ void Engine::on_matched(Msg& m, Time t) {
   op->done = std::max(op->left, t);
   if (op->dropped) return free_op(op);
   Vp& v = *op->vp;
-  if (op->awaited && v.state == Vp::State::blocked) queue_.push(op->done, vp_order(v.index), Ev::resume, &v, v.token);
+  if (op->awaited && v.state == Vp::State::blocked) queue_.push(op->done, v.order, Ev::resume, &v, v.token);
 }
 
 // Without buffering in the network interface (NetworkParams::send_holds_until_received) a send is
@@ -1283,11 +1298,10 @@ Time Engine::after_tail(int src, Time start, Time done) const {
   return tail > 0 ? std::max(start, done - tail) : done;
 }
 
-void Engine::hand_over(Msg* m, Time start, Time handed) {
+void Engine::hand_over(Msg* m, Time start, Time handed, std::uint64_t order) {
   // A split run numbers the window's messages when the processes meet (partition.cpp).
   if (partition_) [[unlikely]]
-    return handed_here_.push_back(
-        HandedHere{m, now_, am_->in_handler() ? am_->running_request() : vp_order(m->src), start, handed});
+    return handed_here_.push_back(HandedHere{m, now_, order, start, handed});
   instruments_.handed_over(*m, start, handed);
   to_network(m, start, handed, now_);
 }
@@ -1361,7 +1375,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
     if (synchronous && !held) op->synchronous = true, m->sync_op = op;
     m->buffered = machine_.net.flow_control() && machine_.net.recv_buffer >= 0;  // reserved by goes_eager
     v.clock += machine_.send_cost(v.rank, m->size);
-    hand_over(m, start, v.clock);
+    hand_over(m, start, v.clock, am_->in_handler() ? am_->running_request() : v.order);
     if (fixes_matches_ && !(ctx & kAmCtx)) {
       on_the_way(*m);
       if (fixable(*m) || receives_go_on_) fix_at_send(*m);  // the common exit inline
@@ -1377,7 +1391,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   rts->rdv = m;
   rts->vc = m->vc;  // the request's match is the send's match (race detection)
   v.clock += machine_.send_cost(v.rank, 0);
-  hand_over(rts, start, v.clock);
+  hand_over(rts, start, v.clock, v.order);
   if (fixes_matches_) on_the_way(*rts);  // a receive it matches takes no message of the pair after it
   return op;
 }
@@ -1413,7 +1427,7 @@ void Engine::clear_to_send(Vp& v, Op* op, Msg* rts, Time at) {
   cts->rdv = data;
   instruments_.cleared_to_send(*rts, at);
   free_msg(rts);
-  hand_over(cts, at, handed);
+  hand_over(cts, at, handed, v.order);  // (flow control is refused in a split run: no order is needed)
 }
 
 // The clear to send is back at the sender at t: its CPU takes it and sends the data (receive cost
@@ -1424,8 +1438,9 @@ void Engine::on_clear_to_send(Msg& cts, Time t) {
   Vp& v = data->send_op ? *data->send_op->vp : *vps_[static_cast<std::size_t>(cts.dst)];  // the sender's VP or task
   const Time handed = t + machine_.recv_cost(v.rank, 0) + machine_.send_cost(v.rank, data->size);
   v.clock = std::max(v.clock, t) + (handed - t);
+  const std::uint64_t arrival = cts.id;
   free_msg(&cts);
-  hand_over(data, t, handed);
+  hand_over(data, t, handed, arrival);
 }
 
 void Engine::on_rendezvous_data(Msg& m, Time t) {
@@ -1509,7 +1524,7 @@ void Engine::on_send_done(Msg& m, Time t) {
     return;
   }
   Vp& v = *op->vp;
-  if (op->awaited && v.state == Vp::State::blocked) queue_.push(t, vp_order(v.index), Ev::resume, &v, v.token);
+  if (op->awaited && v.state == Vp::State::blocked) queue_.push(t, v.order, Ev::resume, &v, v.token);
 }
 
 void Engine::on_arrival(Msg& m, Time t) {

@@ -61,6 +61,10 @@ struct Vp {
 
   int rank = 0;
   int index = 0;    // its execution context: the rank for a rank's own VP, nodes + k for task context k
+  // Its events' place among those of one instant: vp_order(rank) for a rank's own VP; after every
+  // VP, by rank and then by the rank's own count of task contexts for a task, so that a process
+  // of a split run knows it for its own ranks' tasks (Engine::spawn).
+  std::uint64_t order = 0;
   Vp* home = this;  // the rank's own VP: a task (Proc::spawn) receives through its mailbox
   // A task context (Proc::spawn) runs one task at a time, then waits idle (Block::idle) for the
   // next task of the same rank. `task_op` completes when `task` returns; inside the task the
@@ -256,7 +260,8 @@ class Engine final : public NetworkListener, private Scheduler {
   Msg* make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size);
   // A message set-up of node m->src that began at `start`: hashed, counted, recorded, and handed
   // to the network at `handed`.
-  void hand_over(Msg* m, Time start, Time handed);
+  // `order`: the sending event's place among those of its instant (HandedHere::order).
+  void hand_over(Msg* m, Time start, Time handed, std::uint64_t order);
   Time after_tail(int src, Time start, Time done) const;
   // Flow control (docs/model.md 2.16).
   bool goes_eager(Vp& v, int dst, std::uint64_t ctx, std::size_t size);
@@ -391,7 +396,9 @@ class Engine final : public NetworkListener, private Scheduler {
   void finish_task(Vp& t);   // its task returned: the request completes at its clock
   Vp& context(int index);    // the VP of an execution context
   Vp& acting_task(Vp& v);    // acting's search once task contexts exist
-  Vp* idle_task();           // a task context waiting for work, nullptr if none (the run's end)
+  Vp* idle_task();
+  std::uint64_t unfinished_contexts() const;
+  int retire_idle_task();  // a task context waiting for work, nullptr if none (the run's end)
   void start_vps();
   // ---- several processes (RunOptions::partition; partition.cpp) ----
   bool here(int rank) const { return rank >= first_here_ && rank < end_here_; }  // its program runs here
@@ -557,6 +564,7 @@ class Engine final : public NetworkListener, private Scheduler {
   };
   std::vector<HandedHere> handed_here_;
   bool failure_told_ = false;
+  bool split_over_ = false;  // every process's programs have ended (Window::over)
   // Where in the sequential order this process failed (its first abort_run): the time and the order
   // of the context that failed (0: an event of the loop's). Of the processes failed in one window,
   // the first in that order is the run's failure, as the single process would stop there.

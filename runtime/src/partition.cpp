@@ -124,7 +124,7 @@ bool Engine::at_window_end() {
   Packed mine;
   Header h;
   h.next = queue_.empty() ? kNever : queue_.next_time();
-  for (const auto& v : vps_) h.not_done += v && v->state != Vp::State::done;
+  h.not_done = unfinished_contexts();
   h.failed = aborting_ ? (failure_is_usage_ ? 2 : 1) : 0;
   h.failed_at = failed_at_, h.failed_order = failed_order_;
   h.records = aborting_ ? 0 : handed_here_.size();

@@ -38,7 +38,6 @@ Vp* Engine::idle_task() {
 Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> task,
                   std::function<std::string()> describe) {
   enter(v);
-  refuse_in_split("tasks (Proc::spawn)");
   const GroupData& s = resolve(v, scope);
   if (GroupTable::member_index(s, v.rank) < 0)
     throw UsageError(fmt::format("rank {} spawned a task on a group it is not a member of", v.rank));
@@ -57,6 +56,12 @@ Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> t
     t->rank = home.rank;
     t->home = &home;
     t->index = static_cast<int>(vps_.size() + tasks_.size());
+    // After every VP, by rank, then by the rank's own count of contexts: what one process of a
+    // split run knows of its ranks' tasks (a count over every rank's would need the others').
+    const std::size_t own = tasks_of_[static_cast<std::size_t>(home.rank)].size();
+    if (own >= (std::size_t{1} << 24))
+      throw UsageError(fmt::format("rank {} has 2^24 tasks running at once: more than the runtime orders", v.rank));
+    t->order = vp_order(0) + vps_.size() + (static_cast<std::uint64_t>(home.rank) << 24) + own;
     if (opts_.perturb)
       t->perturb_rng = std::make_unique<std::mt19937_64>(opts_.perturb * 0x9e3779b97f4a7c15ULL +
                                                          static_cast<std::uint64_t>(t->index));
@@ -80,7 +85,7 @@ Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> t
   t->task_op = op;
   ++v.actions;
   instruments_.spawned(v.rank, v.clock, instance.context());
-  queue_.push(t->clock, vp_order(t->index), Ev::resume, t, t->token);
+  queue_.push(t->clock, t->order, Ev::resume, t, t->token);
   return op;
 }
 
@@ -103,7 +108,7 @@ void Engine::finish_task(Vp& t) {
   op->done = t.clock;
   if (op->dropped) return free_op(op);
   Vp& w = *op->vp;
-  if (op->awaited && w.state == Vp::State::blocked) queue_.push(op->done, vp_order(w.index), Ev::resume, &w, w.token);
+  if (op->awaited && w.state == Vp::State::blocked) queue_.push(op->done, w.order, Ev::resume, &w, w.token);
 }
 
 }  // namespace touchstone::detail

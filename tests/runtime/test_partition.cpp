@@ -337,6 +337,32 @@ TEST(Partition, ActiveMessagesAcrossProcessesAreTheSingleProcesssRun) {
   expect_split_runs_same(ts_test::prime_machine("torus:4x4"), active_messages, {2, 4}, real);
 }
 
+// Two tasks per rank beside its own program, each a ring of its own on the spawn's group, at once with
+// the rank's ring and with computation between: tasks of ranks in several processes meet at the same
+// instants, where they come after every VP, by rank and then by the rank's own count.
+void with_tasks(Proc& p) {
+  std::vector<Request> tasks;
+  for (int k = 1; k <= 2; ++k)
+    tasks.push_back(p.spawn(p.world(), [&p, k](const Group& g) {
+      std::vector<std::byte> out(static_cast<std::size_t>(60 * k), static_cast<std::byte>(p.rank())), in(out.size());
+      const int n = g.size(), me = g.local_rank(p.rank());
+      p.compute(static_cast<Time>(k * 500));
+      p.sendrecv((me + k) % n, k, out, (me + n - k) % n, k, in, g);
+      if (!p.phantom_payloads() && in[0] != static_cast<std::byte>(g.world_rank((me + n - k) % n)))
+        throw std::runtime_error(fmt::format("rank {}: task {} received another rank's bytes", p.rank(), k));
+    }));
+  ring(p);
+  p.waitall(tasks);
+  ring(p);
+}
+
+TEST(Partition, TasksAcrossProcessesAreTheSingleProcesssRun) {
+  expect_split_runs_same(ts_test::prime_machine("mesh:4x4"), with_tasks, {2, 3, 4});
+  RunOptions real = phantom();
+  real.phantom_payloads = false;
+  expect_split_runs_same(ts_test::prime_machine("torus:4x4"), with_tasks, {2, 4}, real);
+}
+
 TEST(Partition, WhatASplitRunCannotCarryIsRefusedWithTheReason) {
   Machine holds = ts_test::prime_machine("mesh:4x4");
   holds.net.send_holds_until_received = true;
@@ -346,11 +372,6 @@ TEST(Partition, WhatASplitRunCannotCarryIsRefusedWithTheReason) {
   expect_every_process_fails(free_sends, ring, 2, "no lookahead");
   expect_every_process_fails(parse_machine("mesh:4x4,barrier=hardware,barrier_us=0"), ring, 2,
                              "hardware barrier releases with no latency");
-  const Program tasks = [](Proc& p) {
-    Request r = p.spawn(p.world(), [](const Group&) {});
-    p.wait(r);
-  };
-  expect_refused_at_the_call(ts_test::prime_machine("mesh:4x4"), tasks, 2, "tasks (Proc::spawn)");
   const Program synchronous = [](Proc& p) {  // a ring of them: a refusal at the call in every process
     std::vector<std::byte> out(8), in(8);
     Request r = p.issend((p.rank() + 1) % p.size(), 0, out);
