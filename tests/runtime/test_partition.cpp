@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <functional>
 #include <numeric>
 #include <set>
 #include <stdexcept>
@@ -60,37 +61,40 @@ void expect_split_runs_same(const Machine& m, const Program& program, const std:
   }
 }
 
-// Each process's run ends in an error whose text has `what`.
-void expect_every_process_fails(const Machine& m, const Program& program, int parts, const std::string& what,
-                                RunOptions opts = phantom()) {
+// The text of the error a process's run ended with.
+std::string failure_text(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+// Each process k's run ends in an error whose text has want(k).
+void expect_processes_fail(const Machine& m, const Program& program, int parts,
+                           const std::function<std::string(int k)>& want, RunOptions opts = phantom()) {
   const ts_test::SplitRun split = ts_test::run_split(m, program, opts, parts);
   for (int k = 0; k < parts; ++k) {
     SCOPED_TRACE(::testing::Message() << "process " << k);
     const auto& f = split.failures[static_cast<std::size_t>(k)];
     ASSERT_TRUE(f) << "the run did not fail";
-    try {
-      std::rethrow_exception(f);
-    } catch (const std::exception& e) {
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-    }
+    const std::string what = failure_text(f);
+    EXPECT_NE(what.find(want(k)), std::string::npos) << what;
   }
+}
+
+// Each process's run ends in an error whose text has `what`.
+void expect_every_process_fails(const Machine& m, const Program& program, int parts, const std::string& what,
+                                RunOptions opts = phantom()) {
+  expect_processes_fail(
+      m, program, parts, [&](int) { return what; }, opts);
 }
 
 // A refusal at a call made by every rank at once: the first process's rank is the first to fail, and
 // that report is the run's; the others say that process 0 failed.
 void expect_refused_at_the_call(const Machine& m, const Program& program, int parts, const std::string& what) {
-  const ts_test::SplitRun split = ts_test::run_split(m, program, phantom(), parts);
-  for (int k = 0; k < parts; ++k) {
-    SCOPED_TRACE(::testing::Message() << "process " << k);
-    const auto& f = split.failures[static_cast<std::size_t>(k)];
-    ASSERT_TRUE(f) << "the run did not fail";
-    try {
-      std::rethrow_exception(f);
-    } catch (const std::exception& e) {
-      EXPECT_NE(std::string(e.what()).find(k == 0 ? what : "process 0 of the split run failed"), std::string::npos)
-          << e.what();
-    }
-  }
+  expect_processes_fail(m, program, parts,
+                        [&](int k) { return k == 0 ? what : std::string("process 0 of the split run failed"); });
 }
 
 void ring(Proc& p) {
@@ -188,13 +192,6 @@ TEST(Partition, TheFirstFailureInTheRunsOrderIsTheSplitRunsFailure) {
     };
   };
   const Machine m = ts_test::prime_machine("mesh:4x4");
-  const auto report = [](std::exception_ptr e) {
-    try {
-      std::rethrow_exception(e);
-    } catch (const std::exception& x) {
-      return std::string(x.what());
-    }
-  };
   for (const auto& [three, twelve, first, process] : {std::tuple{microseconds(2), microseconds(2), 3, 0},
                                                       std::tuple{microseconds(2) + 500, microseconds(2), 12, 1}}) {
     std::string one;
@@ -210,7 +207,7 @@ TEST(Partition, TheFirstFailureInTheRunsOrderIsTheSplitRunsFailure) {
     const ts_test::SplitRun split = ts_test::run_split(m, fails_at(three, twelve), phantom(), 2);
     for (int k = 0; k < 2; ++k) {
       ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << "process " << k;
-      const std::string what = report(split.failures[static_cast<std::size_t>(k)]);
+      const std::string what = failure_text(split.failures[static_cast<std::size_t>(k)]);
       if (k == process) {
         EXPECT_EQ(what.substr(0, what.find('\n')), first_line) << what;
       } else {
