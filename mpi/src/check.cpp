@@ -1125,6 +1125,12 @@ struct SentNote {
   std::int32_t receiver, from, to, tag, count, type, rank, world, runs, untyped;
 };
 
+// A note for the window's end (split_checks), from a rank's turn or a handler in the event loop.
+void post(CheckState& st, const Packed& note) {
+  const std::lock_guard lock(st.outbox_lock);
+  st.outbox.bytes.insert(st.outbox.bytes.end(), note.bytes.begin(), note.bytes.end());
+}
+
 void note_sent(CheckState& st, int receiver, const MessageKey& key, const Sent& m) {
   Packed p;
   p.put(NoteKind::sent);
@@ -1138,8 +1144,7 @@ void note_sent(CheckState& st, int receiver, const MessageKey& key, const Sent& 
   p.put_text(m.derived ? derived_text(*m.derived, m.type) : std::string());
   p.put_text(m.site.call ? m.site.call : "");
   p.put_text(site_text(m.site.caller));
-  const std::lock_guard lock(st.outbox_lock);
-  st.outbox.bytes.insert(st.outbox.bytes.end(), p.bytes.begin(), p.bytes.end());
+  post(st, p);
 }
 
 // Another process's records, in the order its ranks sent: each one to a rank of this process joins
@@ -1228,8 +1233,7 @@ void note_conflict(NoteKind kind, int target, int handle, int origin, const std:
   p.put(kind);
   p.put(std::array<std::int32_t, 3>{target, handle, origin});
   if (text) p.put_text(*text);
-  const std::lock_guard lock(st.outbox_lock);
-  st.outbox.bytes.insert(st.outbox.bytes.end(), p.bytes.begin(), p.bytes.end());
+  post(st, p);
 }
 }  // namespace
 
