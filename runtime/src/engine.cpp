@@ -649,6 +649,9 @@ int Engine::next_to_unwind() {
     for (auto& v : *all)
       if (v && v->state == Vp::State::blocked) {
         v->state = Vp::State::running;
+        // A program that started ahead of its first turn (starts_ahead) and never had it: what it
+        // did never happened in the sequential order.
+        if (v->block == Vp::Block::start && opts_.on_vp_discard) opts_.on_vp_discard(v->rank);
         if (v->continues_ahead) {  // unwound from the call its program stopped at (park_ahead)
           progress_.running.store(v->rank, std::memory_order_relaxed);
           executor_->settle(v->index);

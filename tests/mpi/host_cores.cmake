@@ -26,7 +26,8 @@ foreach(t IN ITEMS "collectives;mesh:3x4;mpi_test_collectives" "p2p;torus:3x3;mp
                   "past_send_output;mesh:2x2;mpi_test_past_send_output"
                   "datatypes;mesh:3x5;mpi_test_datatypes"
                   "topo_neighbor;mesh:3x4;mpi_test_topo_neighbor"
-                  "osu_alltoall;torus:3x3;mpi_test_osu_alltoall")
+                  "osu_alltoall;torus:3x3;mpi_test_osu_alltoall"
+                  "failure_at_the_start;torus:3x3;mpi_test_nbc_overlap")  # every rank prints and aborts
   list(GET t 0 name)
   list(GET t 1 machine)
   list(GET t 2 target)
