@@ -31,6 +31,7 @@
 #include "intercomm.hpp"
 #include "topology.hpp"
 #include "types.hpp"
+#include "window_notes.hpp"
 
 namespace touchstone::mpi {
 
@@ -1214,11 +1215,13 @@ void split_checks(Session& s, RunOptions& ro, int first, int end) {
   st->first_here = first;
   st->end_here = end;
   s.checks = st;
-  ro.window_notes = [st] {
-    const std::lock_guard lock(st->outbox_lock);
-    return std::exchange(st->outbox.bytes, {});
-  };
-  ro.on_window_notes = [st](int, std::span<const std::byte> notes) { take_notes(*st, notes); };
+  add_window_notes(
+      ro,
+      [st] {
+        const std::lock_guard lock(st->outbox_lock);
+        return std::exchange(st->outbox.bytes, {});
+      },
+      [st](int, std::span<const std::byte> notes) { take_notes(*st, notes); });
 }
 
 bool runs_here(int world) {

@@ -38,6 +38,7 @@
 #include "touchstone/machine.hpp"
 #include "touchstone/machines.hpp"
 #include "touchstone/packed.hpp"
+#include "window_notes.hpp"
 
 namespace touchstone::mpi {
 
@@ -405,13 +406,22 @@ int launch(const LaunchOptions& o) {
     std::optional<RankOutput> output(std::in_place, np, o.tag_output);
     ro.on_vp_pause = [&output](int rank) { output->pause(rank); };
     ro.on_vp_discard = [&output](int rank) { output->discard(rank); };
+    // Split, process 0 writes out every process's ranks' output, in the order of the turns that
+    // wrote it (RankOutput::split).
+    if (part) {
+      output->split(part->index());
+      add_window_notes(
+          ro, [&output] { return output->window_notes(); },
+          [&output](int, std::span<const std::byte> notes) { output->take_window_notes(notes); });
+    }
     // The ranks' code may run on several host cores at once (the programs of an instant,
     // docs/parallel.md) when each rank has its own globals and no host time is measured: the MPI
     // layer takes its turn before it touches what the ranks share (session(), Proc::await_turn).
     ro.hooks_are_per_vp = o.privatize && o.compute_factor == 0;
-    if (o.compute_factor > 0)
-      ro.on_vp_resume = [&s, np](int rank, Time) {
-        if (rank < np) begin_burst(s.ranks[static_cast<std::size_t>(rank)]);
+    if (o.compute_factor > 0 || part)
+      ro.on_vp_resume = [&s, &output, np, bursts = o.compute_factor > 0, split = part != nullptr](int rank, Time now) {
+        if (split) output->resumed(rank, now);
+        if (bursts && rank < np) begin_burst(s.ranks[static_cast<std::size_t>(rank)]);
       };
     ro.stop_on_signals = true;
     // Deadlock reports count the ranks, not the VPs beyond -np, and name each blocked rank's MPI call.
@@ -473,8 +483,10 @@ int launch(const LaunchOptions& o) {
           throw AbortRequested(s.abort_report);
         }
       }, ro);
+      if (part) output->finish_split(*part);
       output.reset();
     } catch (const RunError& e) {
+      if (part) output->finish_split(*part);
       output.reset();
       std::string what = e.what();
       if (part) what = split_run_failure(*part, s, what);

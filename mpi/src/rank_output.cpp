@@ -3,12 +3,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <string_view>
 
 #include <fmt/format.h>
 
 #include "touchstone/error.hpp"
+#include "touchstone/packed.hpp"
 #include "touchstone/proc.hpp"
 
 namespace touchstone::mpi {
@@ -105,14 +107,9 @@ void RankOutput::emit(int fd, std::string_view text) const {
 }
 
 // A rank's stdout: as written, or with tags its whole lines (and with `whole` the rest as a line).
-void RankOutput::emit_stdout(int rank, bool whole) {
+std::string RankOutput::take_stdout(int rank, bool whole) {
   std::string& part = out_[static_cast<std::size_t>(rank)];
-  if (part.empty()) return;
-  if (!tag_) {
-    emit(STDOUT_FILENO, part);
-    part.clear();
-    return;
-  }
+  if (!tag_) return std::exchange(part, {});
   std::string lines;
   std::size_t start = 0;
   for (std::size_t nl; (nl = part.find('\n', start)) != std::string::npos; start = nl + 1)
@@ -122,7 +119,11 @@ void RankOutput::emit_stdout(int rank, bool whole) {
     lines += fmt::format("[{}] {}\n", rank, part);
     part.clear();
   }
-  emit(STDOUT_FILENO, lines);
+  return lines;
+}
+
+void RankOutput::emit_stdout(int rank, bool whole) {
+  if (const std::string text = take_stdout(rank, whole); !text.empty()) emit(STDOUT_FILENO, text);
 }
 
 void RankOutput::pause(int rank) {
@@ -131,8 +132,15 @@ void RankOutput::pause(int rank) {
   // to libtouchstone_mpi_rank.a): what the buffer holds is the pausing rank's when ranks take turns.
   std::fflush(own_stdout_);
   std::fflush(own_stderr_);
-  emit_stdout(rank, false);
   std::string& err = err_[static_cast<std::size_t>(rank)];
+  if (process_ >= 0) {
+    Held h{turn_at_[static_cast<std::size_t>(rank)], rank, take_stdout(rank, false), std::exchange(err, {})};
+    if (h.out.empty() && h.err.empty()) return;
+    const std::lock_guard lock(held_lock_);
+    held_.push_back(std::move(h));
+    return;
+  }
+  emit_stdout(rank, false);
   if (!err.empty()) emit(STDERR_FILENO, err), err.clear();
 }
 
@@ -143,10 +151,106 @@ void RankOutput::discard(int rank) {
 }
 
 void RankOutput::finish() {
+  if (process_ >= 0) {
+    pending_.insert(pending_.end(), std::make_move_iterator(held_.begin()), std::make_move_iterator(held_.end()));
+    held_.clear();
+    emit_in_order(pending_);
+  }
   for (std::size_t r = 0; r < out_.size(); ++r) {
     emit_stdout(static_cast<int>(r), true);
     if (!err_[r].empty()) emit(STDERR_FILENO, err_[r]), err_[r].clear();
   }
+}
+
+// ------------------------------------------------------------------ split runs
+
+void RankOutput::split(int process) {
+  process_ = process;
+  turn_at_.assign(out_.size(), 0);
+}
+
+void RankOutput::resumed(int rank, Time now) {
+  if (rank >= 0 && rank < static_cast<int>(turn_at_.size())) turn_at_[static_cast<std::size_t>(rank)] = now;
+}
+
+// In the sequential order: by the time of the turn, then by rank; a rank's own pauses as it made
+// them (all in one process), hence the stable sort.
+void RankOutput::emit_in_order(std::vector<Held>& held) const {
+  std::stable_sort(held.begin(), held.end(),
+                   [](const Held& a, const Held& b) { return a.at != b.at ? a.at < b.at : a.rank < b.rank; });
+  for (const Held& h : held) emit_held(h);
+  held.clear();
+}
+
+void RankOutput::emit_held(const Held& h) const {
+  if (!h.out.empty()) emit(STDOUT_FILENO, h.out);
+  if (!h.err.empty()) emit(STDERR_FILENO, h.err);
+}
+
+void RankOutput::put_held(Packed& p, const Held& h) {
+  p.put(h.at);
+  p.put(h.rank);
+  p.put_text(h.out);
+  p.put_text(h.err);
+}
+
+RankOutput::Held RankOutput::take_held(Unpacker& in) {
+  const auto at = in.take<Time>();
+  const auto rank = in.take<int>();
+  std::string out = in.take_text();
+  return Held{at, rank, std::move(out), in.take_text()};
+}
+
+// Every turn of a window comes before every turn of the next, so what process 0 has of the last
+// window when this one ends is all of it: it goes out in order, and this window's waits for the others'.
+std::vector<std::byte> RankOutput::window_notes() {
+  std::vector<Held> mine;
+  {
+    const std::lock_guard lock(held_lock_);
+    mine.swap(held_);
+  }
+  if (process_ == 0) {
+    emit_in_order(pending_);
+    pending_ = std::move(mine);
+    return {};
+  }
+  Packed p;
+  for (const Held& h : mine) put_held(p, h);
+  return std::move(p.bytes);
+}
+
+void RankOutput::take_window_notes(std::span<const std::byte> notes) {
+  if (process_ != 0) return;
+  for (Unpacker in(notes); !in.empty();) pending_.push_back(take_held(in));
+}
+
+// What the last window's swap did not carry (after a failure: what the ranks wrote in its window),
+// then each rank's last lines (stdout with tags, the rest of stderr), from every process to process 0.
+void RankOutput::finish_split(Partition& part) {
+  std::vector<Held> last;
+  for (std::size_t r = 0; r < out_.size(); ++r) {
+    Held h{0, static_cast<int>(r), take_stdout(static_cast<int>(r), true), std::exchange(err_[r], {})};
+    if (!h.out.empty() || !h.err.empty()) last.push_back(std::move(h));
+  }
+  Packed mine;
+  {
+    const std::lock_guard lock(held_lock_);
+    for (const std::vector<Held>* list : {&held_, &last}) {
+      mine.put(list->size());
+      for (const Held& h : *list) put_held(mine, h);
+    }
+    held_.clear();
+  }
+  const std::vector<std::byte> all = part.all_gather(mine.bytes);
+  if (process_ != 0) return;
+  last.clear();
+  Unpacker in(all);
+  for (int k = 0; k < part.count(); ++k) {
+    for (auto n = in.take<std::size_t>(); n > 0; --n) pending_.push_back(take_held(in));
+    for (auto n = in.take<std::size_t>(); n > 0; --n) last.push_back(take_held(in));
+  }
+  emit_in_order(pending_);
+  for (const Held& h : last) emit_held(h);  // by process, so by rank
 }
 
 }  // namespace touchstone::mpi

@@ -1,11 +1,22 @@
 // What each rank writes to stdout and stderr, kept apart while the ranks run and written out in the
 // sequential order (docs/mpi.md, "Output"). Internal to `touchstone mpirun` (launch.cpp).
 #pragma once
+#include <cstddef>
 #include <cstdio>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <streambuf>
 #include <string>
 #include <vector>
+
+#include "touchstone/run.hpp"
+#include "touchstone/time.hpp"
+
+namespace touchstone {
+struct Packed;
+class Unpacker;
+}  // namespace touchstone
 
 namespace touchstone::mpi {
 
@@ -18,6 +29,11 @@ namespace touchstone::mpi {
 /// before it blocked has reached the terminal or file.
 /// With `tag`, every line of a rank's stdout is written whole, prefixed "[rank] " (mpirun
 /// --tag-output). Output written with write(2) on file descriptor 1 or 2 is not seen.
+///
+/// In a run split over processes (split), what a rank writes out at a pause is held instead, with
+/// its place in the sequential order: the time of the rank's turn, then its rank (the turns of an
+/// instant go in rank order, docs/model.md 1.3). The others send theirs to process 0 in the
+/// window's notes, and process 0 writes every process's out in that order, one window behind.
 class RankOutput {
  public:
   RankOutput(int ranks, bool tag);
@@ -31,7 +47,20 @@ class RankOutput {
   /// a run that failed before that code's turn (RunOptions::on_vp_discard).
   void discard(int rank);
   /// Every rank's in rank order, the tagged ones' last lines too (a run ended, or the watchdog).
+  /// In a split run, what this process holds first.
   void finish();
+
+  /// A split run, this being process `process`: holds the pauses' output from now on.
+  void split(int process);
+  /// The rank's turn at `now` begins (RunOptions::on_vp_resume): its next pause's place.
+  void resumed(int rank, Time now);
+  /// For the window's notes (add_window_notes): what this process held since the last window's
+  /// end, which process 0 writes out with the others' at the next.
+  std::vector<std::byte> window_notes();
+  void take_window_notes(std::span<const std::byte> notes);
+  /// The end of a split run, in every process (an all-gather): process 0 writes out what every
+  /// process still holds, then every rank's last lines.
+  void finish_split(Partition& part);
 
  private:
   struct Sink;
@@ -39,6 +68,17 @@ class RankOutput {
   static ssize_t write_cookie(void* sink, const char* data, std::size_t n);
   void emit(int fd, std::string_view text) const;
   void emit_stdout(int rank, bool whole);
+  std::string take_stdout(int rank, bool whole);
+  // What a rank wrote out at one pause, held in a split run.
+  struct Held {
+    Time at;
+    int rank;
+    std::string out, err;
+  };
+  void emit_in_order(std::vector<Held>& held) const;
+  void emit_held(const Held& h) const;
+  static void put_held(Packed& p, const Held& h);
+  static Held take_held(Unpacker& in);
 
   bool tag_;
   std::vector<std::string> out_, err_;  // by rank: written since its last pause
@@ -51,6 +91,12 @@ class RankOutput {
   std::streambuf* saved_cout_ = nullptr;
   std::streambuf* saved_cerr_ = nullptr;
   std::streambuf* saved_clog_ = nullptr;
+  // A split run's: this process's index (-1: not split), each rank's turn, what this process
+  // held since the window's end, and (process 0) every process's of the last window.
+  int process_ = -1;
+  std::vector<Time> turn_at_;
+  std::mutex held_lock_;
+  std::vector<Held> held_, pending_;
 };
 
 }  // namespace touchstone::mpi
