@@ -486,7 +486,7 @@ int launch(const LaunchOptions& o) {
       if (part) output->finish_split(*part);
       output.reset();
     } catch (const RunError& e) {
-      if (part) output->finish_split(*part);
+      if (part) output->finish_split(*part, e.failed_at, e.turns_reached);
       output.reset();
       std::string what = e.what();
       if (part) what = split_run_failure(*part, s, what);

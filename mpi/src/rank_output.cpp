@@ -226,15 +226,17 @@ void RankOutput::take_window_notes(std::span<const std::byte> notes) {
 
 // What the last window's swap did not carry (after a failure: what the ranks wrote in its window),
 // then each rank's last lines (stdout with tags, the rest of stderr), from every process to process 0.
-void RankOutput::finish_split(Partition& part) {
-  std::vector<Held> last;
+void RankOutput::finish_split(Partition& part, Time failed_at, int turns_reached) {
+  const auto reached = [&](const Held& h) { return h.at < failed_at || (h.at == failed_at && h.rank < turns_reached); };
+  std::vector<Held> last;  // each at its rank's last turn
   for (std::size_t r = 0; r < out_.size(); ++r) {
-    Held h{0, static_cast<int>(r), take_stdout(static_cast<int>(r), true), std::exchange(err_[r], {})};
-    if (!h.out.empty() || !h.err.empty()) last.push_back(std::move(h));
+    Held h{turn_at_[r], static_cast<int>(r), take_stdout(static_cast<int>(r), true), std::exchange(err_[r], {})};
+    if ((!h.out.empty() || !h.err.empty()) && reached(h)) last.push_back(std::move(h));
   }
   Packed mine;
   {
     const std::lock_guard lock(held_lock_);
+    std::erase_if(held_, [&](const Held& h) { return !reached(h); });
     for (const std::vector<Held>* list : {&held_, &last}) {
       mine.put(list->size());
       for (const Held& h : *list) put_held(mine, h);
@@ -249,6 +251,7 @@ void RankOutput::finish_split(Partition& part) {
     for (auto n = in.take<std::size_t>(); n > 0; --n) pending_.push_back(take_held(in));
     for (auto n = in.take<std::size_t>(); n > 0; --n) last.push_back(take_held(in));
   }
+  std::erase_if(pending_, [&](const Held& h) { return !reached(h); });  // others' of the failure's window
   emit_in_order(pending_);
   for (const Held& h : last) emit_held(h);  // by process, so by rank
 }

@@ -59,8 +59,9 @@ class RankOutput {
   std::vector<std::byte> window_notes();
   void take_window_notes(std::span<const std::byte> notes);
   /// The end of a split run, in every process (an all-gather): process 0 writes out what every
-  /// process still holds, then every rank's last lines.
-  void finish_split(Partition& part);
+  /// process still holds, then every rank's last lines. After a failure (RunError::failed_at and
+  /// turns_reached), what ranks wrote in turns past it is dropped: one process never ran them.
+  void finish_split(Partition& part, Time failed_at = kNever, int turns_reached = 0);
 
  private:
   struct Sink;

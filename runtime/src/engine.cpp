@@ -499,6 +499,14 @@ void Engine::start_vps() {
   executor_->finish();
 }
 
+// RunError::turns_reached of a failure at the event of `order` (the failing context's, 0 for the
+// event loop's own): the ranks' turns of its instant up to it.
+int Engine::turns_reached(std::uint64_t order) const {
+  const std::uint64_t first = vp_order(0), ranks = vps_.size();
+  if (order < first) return 0;
+  return static_cast<int>(std::min(order - first + 1, ranks));
+}
+
 void Engine::abort_run(std::string report) {
   if (!aborting_) {
     failure_ = std::move(report);
@@ -943,8 +951,13 @@ RunResult Engine::run(const Program& program) {
   if (partition_) combine_counts();
   if (!failure_.empty()) {
     const std::uint64_t h = instruments_.add_to_failure(failure_, partition_ != nullptr);
-    if (failure_is_usage_) throw RunUsageError(failure_ + write_evidence(true), h);
-    throw RunError(failure_ + write_evidence(true), h);
+    const auto placed = [this]<class E>(E e) {  // E: RunError or RunUsageError, kept as it is
+      e.failed_at = failed_at_;
+      e.turns_reached = turns_reached(failed_order_);
+      return e;
+    };
+    if (failure_is_usage_) throw placed(RunUsageError(failure_ + write_evidence(true), h));
+    throw placed(RunError(failure_ + write_evidence(true), h));
   }
 
   if (std::string held = held_requests(); !held.empty()) throw RunUsageError(held);

@@ -427,6 +427,7 @@ class Engine final : public NetworkListener, private Scheduler {
   int run_events();  // next()'s loop, without its guard
   int next_to_unwind();
   void abort_run(std::string report);
+  int turns_reached(std::uint64_t order) const;  // RunError::turns_reached
   void fail_with_current_exception(const std::string& what_failed);
   // runtime/src/deadlock.cpp
   std::string deadlock_report() const;

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -177,9 +178,10 @@ bool Engine::at_window_end() {
       here.arrived += static_cast<int>(b.arrived);
       here.latest = std::max(here.latest, b.latest);
     }
+    // In the window of a failure too: what the others noted before it (a rank's output held until the
+    // window's end) is the run's. A failed process gives none.
     const std::span<const std::byte> notes_k = in.first(hk.notes);
-    if (k != partition_->index() && !notes_k.empty() && failed < 0 && opts_.on_window_notes)
-      opts_.on_window_notes(k, notes_k);
+    if (k != partition_->index() && !notes_k.empty() && opts_.on_window_notes) opts_.on_window_notes(k, notes_k);
   }
   // Every process has every arrival at the barriers of this window now: the complete ones release.
   // Processes without a member at one keep its count too, and forget it here.
@@ -195,6 +197,7 @@ bool Engine::at_window_end() {
     if (failed != partition_->index()) {
       failure_is_usage_ = misused;  // the same kind of error in every process
       failure_ = fmt::format("process {} of the split run failed (its report says why)", failed);
+      std::tie(failed_at_, failed_order_) = first_failure;  // the run's failure, for RunError
       aborting_ = true;
     }
     return true;
@@ -239,6 +242,7 @@ bool Engine::at_window_end() {
     abort_run(h.not_done  // this process's own: some are blocked here
                   ? deadlock_report()
                   : "deadlock: ranks of other processes of the split run are blocked (their reports name them)\n");
+    failed_at_ = kNever;  // after every event
     return true;
   }
   window_end_ = next > kNever - lookahead_ ? kNever : next + lookahead_;

@@ -218,6 +218,46 @@ TEST(Partition, TheFirstFailureInTheRunsOrderIsTheSplitRunsFailure) {
   }
 }
 
+// A layer's notes (RunOptions::window_notes) reach every other process at every window's end, the
+// window in which a process fails included: process 1 fails, and processes 0 and 2 still get each
+// other's notes of that window (process 2's came after the failed one's in the swap). A failed
+// process gives none.
+TEST(Partition, EveryWindowsNotesReachTheOthersTheFailuresToo) {
+  constexpr int kParts = 3;
+  std::array<int, kParts> given{};
+  std::array<std::array<int, kParts>, kParts> taken{};  // [receiver][giver]
+  const auto fails = [](Proc& p) {
+    if (p.rank() != 7) return ring(p);  // rank 7 is process 1's (ranks 5..9 of 16)
+    p.compute(microseconds(2));
+    std::vector<std::byte> out(8), in(8);
+    p.sendrecv(p.rank(), 0, out, p.rank(), 0, in);
+    throw std::runtime_error("rank 7 gives up");
+  };
+  const auto notes = [&](RunOptions& o, int k) {
+    o.window_notes = [&given, k] {
+      ++given[static_cast<std::size_t>(k)];
+      return std::vector<std::byte>{static_cast<std::byte>(k)};
+    };
+    o.on_window_notes = [&taken, k](int from, std::span<const std::byte> bytes) {
+      ASSERT_EQ(bytes.size(), 1u);
+      EXPECT_EQ(static_cast<int>(bytes[0]), from);
+      ++taken[static_cast<std::size_t>(k)][static_cast<std::size_t>(from)];
+    };
+  };
+  const ts_test::SplitRun split =
+      ts_test::run_split(ts_test::prime_machine("mesh:4x4"), fails, phantom(), kParts, notes);
+  for (int k = 0; k < kParts; ++k) ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << "process " << k;
+  EXPECT_GT(given[0], 1) << "the run ended in its first window";
+  for (int j = 0; j < kParts; ++j)
+    for (int k = 0; k < kParts; ++k)
+      if (j != k) {
+        EXPECT_EQ(taken[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)], given[static_cast<std::size_t>(k)])
+            << "process " << j << " from " << k;
+      }
+  EXPECT_EQ(given[0], given[2]);
+  EXPECT_EQ(given[1] + 1, given[0]) << "the failed process gave notes in its failure's window";
+}
+
 // Each rank's payload names its sender and its place in the stream: a byte out of place, from another
 // process or not, fails the rank that reads it.
 void checked_exchange(Proc& p) {

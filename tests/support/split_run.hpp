@@ -4,6 +4,7 @@
 #pragma once
 #include <barrier>
 #include <exception>
+#include <functional>
 #include <span>
 #include <thread>
 #include <vector>
@@ -42,8 +43,9 @@ struct SplitRun {
   std::vector<std::exception_ptr> failures;
 };
 
+/// `each`, when given, sets process k's own options (hooks that know which process they serve).
 inline SplitRun run_split(const touchstone::Machine& m, const touchstone::Program& program, touchstone::RunOptions opts,
-                          int parts) {
+                          int parts, const std::function<void(touchstone::RunOptions&, int k)>& each = {}) {
   ThreadPartition::Shared shared(parts);
   SplitRun out;
   out.results.resize(static_cast<std::size_t>(parts));
@@ -52,6 +54,7 @@ inline SplitRun run_split(const touchstone::Machine& m, const touchstone::Progra
   for (int k = 0; k < parts; ++k)
     threads.emplace_back([&, k, opts]() mutable {
       opts.partition = std::make_shared<ThreadPartition>(shared, k);
+      if (each) each(opts, k);
       try {
         out.results[static_cast<std::size_t>(k)] = touchstone::run(m, program, opts);
       } catch (...) {

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "touchstone/time.hpp"
+
 namespace touchstone {
 
 /// Base of every Touchstone error.
@@ -25,6 +27,13 @@ struct RunError : Error {
   /// completes): the same on every replay (RunOptions::schedule), under perturbation and with
   /// threads. The report's line "trace_hash HEX" says it too. 0: not known.
   std::uint64_t trace_hash = 0;
+  /// Where in the sequential order (docs/model.md 1.3) the run failed, for a layer that holds what
+  /// the VPs did until it knows whether the run got there (`touchstone-distributed mpirun` holds
+  /// the ranks' output): the virtual time of the failing event, and how many ranks' turns at that
+  /// time came before it or were it (rank r's own turn: r + 1; an event before the instant's turns:
+  /// 0; a task's turn, after them: every rank). kNever: after everything (a deadlock) or not known.
+  Time failed_at = kNever;
+  int turns_reached = 0;
 };
 
 /// A run that failed because VP code raised a UsageError: bad input found inside the program (an
