@@ -1364,8 +1364,10 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
                           "(please report this with the command line)",
                           v.rank, now_));
   check_message_time(v.rank, dst, data.size());
-  if (synchronous) refuse_in_split("synchronous sends (a match in another process completes them inside the window)");
   const bool eager = goes_eager(v, dst, ctx, data.size());
+  // (A synchronous rendezvous completes when its data leaves, after the clear to send is back.)
+  if (synchronous && eager)
+    refuse_in_split("synchronous sends (a match in another process completes them inside the window)");
   Msg* m = make_msg(v.rank, dst, tag, ctx, data.size());
   Op* op = new_op();
   op->engine = this;
@@ -1429,7 +1431,7 @@ bool Engine::goes_eager(Vp& v, int dst, std::uint64_t ctx, std::size_t size) {
 // the request (the receive cost of a 0-byte message) and sends the clear to send (the send cost of
 // one), charged to its clock like an active-message handler (docs/model.md 7). The data will
 // complete op directly: it needs no buffer space, and its matching cost is the request's.
-void Engine::clear_to_send(Vp& v, Op* op, Msg* rts, Time at) {
+void Engine::clear_to_send(Vp& v, Op* op, Msg* rts, Time at, std::uint64_t order) {
   Msg* data = rts->rdv;
   data->rdv_recv = op;
   data->examined = rts->examined;
@@ -1443,7 +1445,7 @@ void Engine::clear_to_send(Vp& v, Op* op, Msg* rts, Time at) {
   cts->rdv = data;
   instruments_.cleared_to_send(*rts, at);
   free_msg(rts);
-  hand_over(cts, at, handed, v.order);  // (flow control is refused in a split run: no order is needed)
+  hand_over(cts, at, handed, order);
 }
 
 // The clear to send is back at the sender at t: its CPU takes it and sends the data (receive cost
@@ -1515,7 +1517,7 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   if (Msg* m = v.home->mailbox.post(op)) {
     instruments_.matched(v.rank, *op, *m, v.label);  // the match is decided here, also for a request to send
     if (m->proto == Msg::Proto::rts) {
-      clear_to_send(v, op, m, v.clock);
+      clear_to_send(v, op, m, v.clock, v.order);
     } else {
       op->matched = m;
       deliver(*m, *op, true);
@@ -1550,10 +1552,10 @@ void Engine::on_arrival(Msg& m, Time t) {
     instruments_.handler_starts(m);
     return am_->on_request(m, t);
   }
-  if (m.proto == Msg::Proto::cts) return on_clear_to_send(m, t);
-  if (m.proto == Msg::Proto::rdv_data) return on_rendezvous_data(m, t);
   if (!here(m.dst)) [[unlikely]]
     return free_msg(&m);  // its destination's process receives it
+  if (m.proto == Msg::Proto::cts) return on_clear_to_send(m, t);
+  if (m.proto == Msg::Proto::rdv_data) return on_rendezvous_data(m, t);
   Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
   if (fixes_matches_ && m.on_the_way) off_the_way(m);
   // Matching cost (docs/model.md 2.5) counts in virtual time (Mailbox::arrive).
@@ -1563,7 +1565,7 @@ void Engine::on_arrival(Msg& m, Time t) {
     Vp& by = *op->vp;
     if (m.proto == Msg::Proto::rts) {
       if (op->fixed_msg) deliver(m, *op);  // reports the broken promise: a request to send is never fixed
-      return clear_to_send(by, op, &m, std::max(t, op->posted));
+      return clear_to_send(by, op, &m, std::max(t, op->posted), m.id);  // in the request's arrival
     }
     op->matched = &m;
     deliver(m, *op);

@@ -265,7 +265,8 @@ class Engine final : public NetworkListener, private Scheduler {
   Time after_tail(int src, Time start, Time done) const;
   // Flow control (docs/model.md 2.16).
   bool goes_eager(Vp& v, int dst, std::uint64_t ctx, std::size_t size);
-  void clear_to_send(Vp& v, Op* op, Msg* rts, Time at);
+  // `order`: the place of the event that matched it (the request's arrival, or v's turn).
+  void clear_to_send(Vp& v, Op* op, Msg* rts, Time at, std::uint64_t order);
   void on_clear_to_send(Msg& cts, Time t);
   void on_rendezvous_data(Msg& m, Time t);
   Op* post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_ptr<const GroupData> g,
@@ -403,6 +404,7 @@ class Engine final : public NetworkListener, private Scheduler {
   // ---- several processes (RunOptions::partition; partition.cpp) ----
   bool here(int rank) const { return rank >= first_here_ && rank < end_here_; }  // its program runs here
   void check_partition() const;                   // refuses what a split run cannot do yet (UsageError)
+  void take_rendezvous(Msg& m, Msg::Proto proto, std::uint64_t rendezvous, std::uint64_t data_id);
   void refuse_in_split(const char* what) const {  // ... and what only a VP's call shows
     if (partition_) [[unlikely]]
       refuse_call(what);
@@ -564,6 +566,10 @@ class Engine final : public NetworkListener, private Scheduler {
     Time start, handed;  // hand_over's times
   };
   std::vector<HandedHere> handed_here_;
+  // A rendezvous between ranks of two processes (docs/model.md 2.16), by its data's id: in the
+  // sender's process the data waiting for its clear to send; in the receiver's, the data's copy
+  // made with its request to send, which its receive completes and its bytes reach later.
+  std::unordered_map<std::uint64_t, Msg*> rendezvous_data_;
   bool failure_told_ = false;
   bool split_over_ = false;  // every process's programs have ended (Window::over)
   // Where in the sequential order this process failed (its first abort_run): the time and the order

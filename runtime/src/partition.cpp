@@ -16,7 +16,10 @@
 // with lower ids. Each process knows that order for its own sends, so (time, rank or request id,
 // place among the process's sends) sorts the window's sends of every process into it. A handler runs
 // in its destination's process only; its reply leaves no sooner than the send set-up after the
-// arrival, so in a later window, like any send.
+// arrival, so in a later window, like any send. A rendezvous (model.md 2.16) is three such sends:
+// the request to send, the clear to send (from the request's arrival, or the receiver's turn) and
+// the data (from the clear to send's arrival); the data is numbered with its request, just before
+// it, where the single process makes it.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -48,7 +51,11 @@ struct Record {
   std::uint64_t order = 0;  // Engine::HandedHere::order
   std::uint64_t ctx = 0, size = 0, seq = 0;
   std::uint64_t bytes = 0;  // of payload that follow the record: its destination's process delivers them
+  // A rendezvous (docs/model.md 2.16): Msg::Proto; for a request to send its data's size, for a
+  // clear to send and the data the data's id.
+  std::uint64_t rendezvous = 0;
   std::int32_t src = 0, dst = 0, tag = 0, proc = 0;
+  std::uint8_t proto = 0;
 };
 // This window's arrivals of a process's members at a hardware barrier.
 struct BarrierRecord {
@@ -79,8 +86,6 @@ void Engine::check_partition() const {
   if (!opts_.trace_file.empty() || !opts_.order_log_file.empty() || opts_.explain || opts_.races != RaceCheck::off)
     refuse("a trace, an order log, --explain and race detection see every event of one process");
   if (!opts_.schedule.empty()) refuse("forced matches (--schedule) are not carried");
-  if (net.flow_control() || opts_.eager_limit)
-    refuse("flow control (a rendezvous crosses processes twice per message)");
   if (net.recv_buffer >= 0) refuse("bounded receive buffers are freed by receives, which only one process sees");
   if (net.send_holds_until_received) refuse("a send held until its receive completes waits for another process");
   if (net.multicast) refuse("replicating routers (multicast) are not carried");
@@ -140,8 +145,11 @@ bool Engine::at_window_end() {
     // The bytes of a message to another process's rank travel with it: its send has not completed (the
     // message has not left), so they are still where the program lent them, or in its own copy.
     const std::span<const std::byte> bytes = here(m.dst) ? std::span<const std::byte>() : m.bytes();
-    mine.put(Record{s.turn, s.start, s.handed, s.order, m.ctx, m.size, i, bytes.size(), m.src, m.dst, m.tag,
-                    partition_->index()});
+    const std::uint64_t rendezvous = m.proto == Msg::Proto::rts   ? m.rdv->size
+                                     : m.proto == Msg::Proto::cts ? m.rdv->id
+                                                                  : m.id;  // rdv_data's own, from its request
+    mine.put(Record{s.turn, s.start, s.handed, s.order, m.ctx, m.size, i, bytes.size(), rendezvous, m.src, m.dst, m.tag,
+                    partition_->index(), static_cast<std::uint8_t>(m.proto)});
     mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
   }
   for (std::size_t i = 0; i < h.barriers; ++i) {
@@ -208,11 +216,20 @@ bool Engine::at_window_end() {
     return a.order != b.order ? a.order < b.order : a.seq < b.seq;
   });
   for (const auto& [r, payload] : records) {
-    const std::uint64_t id = next_msg_id_++;
+    const auto proto = static_cast<Msg::Proto>(r.proto);
+    // The single process numbers messages as they are made: a rendezvous's data just before its
+    // request to send (Engine::post_send), so the data is numbered with the request.
+    const std::uint64_t data_id = proto == Msg::Proto::rts ? next_msg_id_++ : 0;
+    const std::uint64_t id = proto == Msg::Proto::rdv_data ? r.rendezvous : next_msg_id_++;
     if (r.proc == partition_->index()) {
       Msg* m = handed_here_[r.seq].m;
       m->id = id;
       if (m->send_op) m->send_op->msg_id = id;
+      if (proto == Msg::Proto::rts) {
+        m->rdv->id = data_id;
+        if (m->rdv->send_op) m->rdv->send_op->msg_id = data_id;
+        if (!here(m->dst)) rendezvous_data_[data_id] = m->rdv;  // until the clear to send comes back
+      }
       if (!here(m->dst)) {  // its bytes are on their way to its destination's process: this copy needs none
         if (m->lender) m->lender->lent = nullptr, m->lender = nullptr, m->lent = {};
         m->payload = std::vector<std::byte>();
@@ -222,14 +239,27 @@ bool Engine::at_window_end() {
     } else {
       // Another process's message: this copy of the network carries it; its sender's process counts
       // and hashes its set-up, and only its destination's process receives it (on_arrival).
-      Msg* m = new_msg();
-      m->id = id;
-      m->src = r.src;
-      m->dst = r.dst;
-      m->tag = r.tag;
-      m->ctx = r.ctx;
-      m->size = r.size;
-      if (here(r.dst)) m->payload.assign(payload.begin(), payload.end());
+      Msg* m = nullptr;
+      if (proto == Msg::Proto::rdv_data && here(r.dst)) {  // the data made here with its request to send
+        const auto it = rendezvous_data_.find(id);
+        if (it == rendezvous_data_.end())
+          throw RunError(
+              "a split run's processes disagree on what they swap (a rendezvous's data without its request)");
+        m = it->second;
+        rendezvous_data_.erase(it);
+      } else {
+        m = new_msg();
+        m->id = id;
+        m->src = r.src;
+        m->dst = r.dst;
+        m->tag = r.tag;
+        m->ctx = r.ctx;
+        m->size = r.size;
+      }
+      if (here(r.dst)) {
+        m->payload.assign(payload.begin(), payload.end());
+        take_rendezvous(*m, proto, r.rendezvous, data_id);
+      }
       to_network(m, r.start, r.handed, r.turn);
     }
   }
@@ -247,6 +277,31 @@ bool Engine::at_window_end() {
   }
   window_end_ = next > kNever - lookahead_ ? kNever : next + lookahead_;
   return true;
+}
+
+// A rendezvous's message from another process's rank to one of this process's (docs/model.md 2.16):
+// a request to send brings a copy of its data, which its receive completes when its bytes come; a
+// clear to send goes back to the data waiting here.
+void Engine::take_rendezvous(Msg& m, Msg::Proto proto, std::uint64_t rendezvous, std::uint64_t data_id) {
+  m.proto = proto;
+  if (proto == Msg::Proto::rts) {
+    Msg* data = new_msg();
+    data->id = data_id;
+    data->src = m.src;
+    data->dst = m.dst;
+    data->tag = m.tag;
+    data->ctx = m.ctx;
+    data->size = rendezvous;
+    data->proto = Msg::Proto::rdv_data;
+    m.rdv = data;
+    rendezvous_data_[data_id] = data;
+  } else if (proto == Msg::Proto::cts) {
+    const auto it = rendezvous_data_.find(rendezvous);
+    if (it == rendezvous_data_.end())
+      throw RunError("a split run's processes disagree on what they swap (a clear to send without its data)");
+    m.rdv = it->second;
+    rendezvous_data_.erase(it);
+  }
 }
 
 // This process failed in the middle of a window: it takes part in the window's swap once more, so

@@ -289,6 +289,29 @@ TEST(Partition, RealPayloadsTravelWithTheirMessagesBetweenTheProcesses) {
   expect_split_runs_same(ts_test::prime_machine("mesh:4x4"), checked_exchange, {2, 3, 4}, real);
 }
 
+// Flow control (docs/model.md 2.16): messages above the eager limit go by rendezvous, whose request
+// to send, clear to send and data cross the processes in three windows; the receives match any
+// source, and synchronous sends of rendezvous size (they complete when the data leaves) are carried.
+// It fails if a rendezvous's data is numbered when it is handed over instead of with its request.
+TEST(Partition, RendezvousAcrossProcessesAreTheSingleProcesssRun) {
+  Machine m = ts_test::prime_machine("mesh:4x4");
+  m.net.eager_limit = 256;
+  expect_split_runs_same(m, crowded, {2, 3, 4});
+  RunOptions real = phantom();
+  real.phantom_payloads = false;
+  expect_split_runs_same(m, checked_exchange, {2, 4}, real);
+  const Program synchronous = [](Proc& p) {
+    std::vector<std::byte> out(1000), in(1000);
+    Request r = p.issend((p.rank() + 5) % p.size(), 0, out);
+    p.recv(any_source, 0, in);
+    p.wait(r);
+  };
+  expect_split_runs_same(m, synchronous, {2, 3});
+  RunOptions eager_limit = phantom();  // a run's own limit (mpirun --eager-limit): every message goes by rendezvous
+  eager_limit.eager_limit = 0;
+  expect_split_runs_same(ts_test::prime_machine("torus:4x4"), crowded, {2, 4}, eager_limit);
+}
+
 // Groups made without a message (subgroups, groups of the same members made twice) and by a split
 // (whose colors and keys cross the processes), with point-to-point traffic and barriers in them: the
 // processes agree on every group's context, so messages match as in one process. `check`: the
@@ -416,6 +439,10 @@ TEST(Partition, WhatASplitRunCannotCarryIsRefusedWithTheReason) {
     p.wait(r);
   };
   expect_refused_at_the_call(ts_test::prime_machine("mesh:4x4"), synchronous, 2, "synchronous sends");
+  Machine buffered = ts_test::prime_machine("mesh:4x4");
+  buffered.net.eager_limit = 256;
+  buffered.net.recv_buffer = 4096;
+  expect_every_process_fails(buffered, ring, 2, "bounded receive buffers");
 }
 
 }  // namespace
