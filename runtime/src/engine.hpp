@@ -405,6 +405,7 @@ class Engine final : public NetworkListener, private Scheduler {
   bool here(int rank) const { return rank >= first_here_ && rank < end_here_; }  // its program runs here
   void check_partition() const;                   // refuses what a split run cannot do yet (UsageError)
   void take_rendezvous(Msg& m, Msg::Proto proto, std::uint64_t rendezvous, std::uint64_t data_id);
+  Msg* waiting_data(std::uint64_t id);            // rendezvous_data_'s, taken out
   void refuse_in_split(const char* what) const {  // ... and what only a VP's call shows
     if (partition_) [[unlikely]]
       refuse_call(what);

@@ -239,23 +239,9 @@ bool Engine::at_window_end() {
     } else {
       // Another process's message: this copy of the network carries it; its sender's process counts
       // and hashes its set-up, and only its destination's process receives it (on_arrival).
-      Msg* m = nullptr;
-      if (proto == Msg::Proto::rdv_data && here(r.dst)) {  // the data made here with its request to send
-        const auto it = rendezvous_data_.find(id);
-        if (it == rendezvous_data_.end())
-          throw RunError(
-              "a split run's processes disagree on what they swap (a rendezvous's data without its request)");
-        m = it->second;
-        rendezvous_data_.erase(it);
-      } else {
-        m = new_msg();
-        m->id = id;
-        m->src = r.src;
-        m->dst = r.dst;
-        m->tag = r.tag;
-        m->ctx = r.ctx;
-        m->size = r.size;
-      }
+      Msg* m = proto == Msg::Proto::rdv_data && here(r.dst) ? waiting_data(id)  // made with its request
+                                                            : make_msg(r.src, r.dst, r.tag, r.ctx, r.size);
+      m->id = id;
       if (here(r.dst)) {
         m->payload.assign(payload.begin(), payload.end());
         take_rendezvous(*m, proto, r.rendezvous, data_id);
@@ -283,25 +269,26 @@ bool Engine::at_window_end() {
 // a request to send brings a copy of its data, which its receive completes when its bytes come; a
 // clear to send goes back to the data waiting here.
 void Engine::take_rendezvous(Msg& m, Msg::Proto proto, std::uint64_t rendezvous, std::uint64_t data_id) {
-  m.proto = proto;
   if (proto == Msg::Proto::rts) {
-    Msg* data = new_msg();
-    data->id = data_id;
-    data->src = m.src;
-    data->dst = m.dst;
-    data->tag = m.tag;
-    data->ctx = m.ctx;
-    data->size = rendezvous;
-    data->proto = Msg::Proto::rdv_data;
-    m.rdv = data;
-    rendezvous_data_[data_id] = data;
+    m.rdv = make_msg(m.src, m.dst, m.tag, m.ctx, rendezvous);
+    m.rdv->id = data_id;
+    m.rdv->proto = Msg::Proto::rdv_data;
+    rendezvous_data_[data_id] = m.rdv;
   } else if (proto == Msg::Proto::cts) {
-    const auto it = rendezvous_data_.find(rendezvous);
-    if (it == rendezvous_data_.end())
-      throw RunError("a split run's processes disagree on what they swap (a clear to send without its data)");
-    m.rdv = it->second;
-    rendezvous_data_.erase(it);
+    m.rdv = waiting_data(rendezvous);
   }
+  m.proto = proto;
+}
+
+// The data of a rendezvous between this process and another, which its clear to send (in the
+// sender's process) or its bytes (in the receiver's) have come for.
+Msg* Engine::waiting_data(std::uint64_t id) {
+  const auto it = rendezvous_data_.find(id);
+  if (it == rendezvous_data_.end())
+    throw RunError("a split run's processes disagree on what they swap (a rendezvous without its data)");
+  Msg* data = it->second;
+  rendezvous_data_.erase(it);
+  return data;
 }
 
 // This process failed in the middle of a window: it takes part in the window's swap once more, so
