@@ -148,11 +148,28 @@ void remember_returned(RankState& rs, MPI_Comm c, const char* call, const MpiErr
 
 // Hands an error to the communicator's error handler (the world's when the communicator is not
 // valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
-int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e) {
-  rs.proc->await_turn();  // a handler or the report may reach beyond the rank (an abort, the session)
+namespace {
+// The communicator whose error handler gets an error in a call on c, and the handler.
+std::pair<Comm*, MPI_Errhandler> handler_of(RankState& rs, MPI_Comm c) {
   Comm* x = find_comm(rs, c);
   if (!x) x = find_comm(rs, MPI_COMM_WORLD);
-  const MPI_Errhandler eh = x ? x->errhandler : MPI_ERRORS_ARE_FATAL;
+  return {x, x ? x->errhandler : MPI_ERRORS_ARE_FATAL};
+}
+}  // namespace
+
+bool errors_are_fatal(RankState& rs, MPI_Comm c) {
+  const MPI_Errhandler eh = handler_of(rs, c).second;
+  return eh != MPI_ERRORS_RETURN && !user_errhandler(rs, eh);
+}
+
+std::string fatal_text(const RankState& rs, const char* call, int rank, const MpiError& e) {
+  return fmt::format("{} on rank {}: {} ({}); the default error handler MPI_ERRORS_ARE_FATAL ends the run", call, rank,
+                     e.what, error_kind(rs, e.code));
+}
+
+int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e) {
+  rs.proc->await_turn();  // a handler or the report may reach beyond the rank (an abort, the session)
+  const auto [x, eh] = handler_of(rs, c);
   if (eh == MPI_ERRORS_RETURN) {
     remember_returned(rs, x ? c : MPI_COMM_NULL, call, e);
     return e.code;
@@ -164,8 +181,7 @@ int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e) {
     f(&cc, &code);
     return e.code;
   }
-  throw UsageError(fmt::format("{} on rank {}: {} ({}); the default error handler MPI_ERRORS_ARE_FATAL ends the run",
-                               call, rs.proc->rank(), e.what, error_kind(rs, e.code)));
+  throw UsageError(fatal_text(rs, call, rs.proc->rank(), e));
 }
 
 const Type& type_of(RankState& rs, MPI_Datatype t) {

@@ -72,6 +72,10 @@ void set_result_status(MPI_Status* out, const MPI_Status& s);
 /// Hands an error to the communicator's error handler (the world's when the communicator is not
 /// valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
 int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e);
+/// Whether raise ends the run for an error in a call on c: its error handler is MPI_ERRORS_ARE_FATAL.
+bool errors_are_fatal(RankState& rs, MPI_Comm c);
+/// The report of an error that MPI_ERRORS_ARE_FATAL ends the run with, `call` made by world rank `rank`.
+std::string fatal_text(const RankState& rs, const char* call, int rank, const MpiError& e);
 /// The words for an error code in reports: its class's text, or the class of a code the program added.
 std::string error_kind(const RankState& rs, int code);
 /// Keeps, for deadlock reports, an error about to be returned to the program (RankState::returned_error);

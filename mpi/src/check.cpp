@@ -320,6 +320,12 @@ struct Entered {
   bool inter = false;  // on an intercommunicator
   int side = 0;        // its group: 0 the one whose members come first, else 1
   CallSite start;      // a persistent collective's MPI_Start (site: its MPI_*_init)
+  // A split run's: what reports say of the call, named in its rank's process (its code is loaded
+  // there, at addresses of its own): the communicator, and where the call and its start were made.
+  struct Named {
+    std::string comm, site, start_site;
+  };
+  std::shared_ptr<const Named> named;
 };
 
 // The n-th collective of a communicator, as its members enter it.
@@ -394,6 +400,8 @@ class QueuesLock {
   std::atomic_flag taken_;
 };
 
+struct SplitCollectives;  // a split run's collective calls of the window (split_checks)
+
 // What the ranks share: it is reached through session(), in the sequential order
 // (Proc::await_turn), except a rank's own queues of messages to it, which only it reads and the
 // sequential order fills.
@@ -425,6 +433,8 @@ struct CheckState {
   std::map<std::tuple<int, int, int>, std::string> told_conflicts;
   // ... and, at targets of this process, the origins elsewhere that have read theirs since.
   std::set<std::tuple<int, int, int>> conflicts_read;
+  // ... and the collective calls of the window, every process's, under outbox_lock.
+  std::shared_ptr<SplitCollectives> collectives_of_window;
 };
 
 namespace {
@@ -468,7 +478,12 @@ std::string ordinal(std::uint64_t n) {
 }
 
 std::string call_text(const Entered& e) {
-  return fmt::format("{}({}){}", e.d.name, e.d.args, site_text(e.site.caller));
+  return fmt::format("{}({}){}", e.d.name, e.d.args, e.named ? e.named->site : site_text(e.site.caller));
+}
+
+// A block's type, as the reports name it.
+std::string block_type_text(const Entered& e, const Collective::Block& b) {
+  return e.named ? b.type_name : type_text(session()->ranks[static_cast<std::size_t>(e.world)], b.type);
 }
 
 // A rank of the communicator, with its world rank when they differ; on an intercommunicator, one
@@ -490,17 +505,18 @@ struct Where {
 // of a persistent collective, "and started it the 1st time with MPI_Start at prog.c:20".
 std::string order_text(const Entered& e, std::uint64_t n) {
   if (e.start.call)
-    return fmt::format("and started it the {} time with {}{}", ordinal(n), e.start.call, site_text(e.start.caller));
+    return fmt::format("and started it the {} time with {}{}", ordinal(n), e.start.call,
+                       e.named ? e.named->start_site : site_text(e.start.caller));
   return fmt::format("as its {} collective on this communicator", ordinal(n));
 }
 
 // `detail`, when given, says what differs before the two calls are named.
 [[noreturn]] void mismatch(int code, const char* what, const Where& comm, const Entered& me, std::uint64_t n,
                            const Entered& other, const char* other_role = "rank", const std::string& detail = {}) {
-  throw MpiError{
-      code, fmt::format("{} on {}: {}{} called {} {}, while {} called {}", what, comm_text(comm.rs, comm.comm),
-                        detail.empty() ? "" : detail + "; ", rank_text("rank", me), call_text(me), order_text(me, n),
-                        rank_text(other_role, other, &me), call_text(other))};
+  throw MpiError{code, fmt::format("{} on {}: {}{} called {} {}, while {} called {}", what,
+                                   me.named ? me.named->comm : comm_text(comm.rs, comm.comm),
+                                   detail.empty() ? "" : detail + "; ", rank_text("rank", me), call_text(me),
+                                   order_text(me, n), rank_text(other_role, other, &me), call_text(other))};
 }
 
 // The name and root against the first member's; the operator, type signature and shape against the
@@ -533,7 +549,7 @@ void compare(Slot& slot, const Entered& me, const Where& comm, std::uint64_t n) 
 // MPI_PROC_NULL, and every member of the other group the root's rank in its group.
 bool root_group_value(int root) { return root == MPI_ROOT || root == MPI_PROC_NULL; }
 
-void check_inter_roots(Slot& slot, const Entered& me, std::uint64_t n, const Where& comm, const Comm& c) {
+void check_inter_roots(Slot& slot, const Entered& me, std::uint64_t n, const Where& comm, int size, int remote_size) {
   const auto mine = static_cast<std::size_t>(me.side), theirs = 1 - mine;
   const int r = me.d.root;
   const bool root_group = root_group_value(r);
@@ -560,7 +576,7 @@ void check_inter_roots(Slot& slot, const Entered& me, std::uint64_t n, const Whe
   // Exactly one MPI_ROOT: known missing once the root's group has entered whole, and reported when a
   // member of the other group has entered too (the one its call names).
   const std::size_t root_side = root_group ? mine : theirs;
-  const int root_group_size = root_group ? c.size : c.remote_size;
+  const int root_group_size = root_group ? size : remote_size;
   const bool root_found = r == MPI_ROOT || (slot.root && slot.root->d.root == MPI_ROOT);
   if (!root_found && slot.arrived_of_side[root_side] == root_group_size && slot.first_of_side[1 - root_side])
     differ(root_group ? *slot.first_of_side[theirs] : *slot.first_of_side[root_side],
@@ -582,11 +598,9 @@ void compare_block(const Entered& member, std::uint64_t n, const Entered& root, 
 void compare_blocks(const Entered& from, const Collective::Block& s, const Entered& to, const Collective::Block& r,
                     const Entered& me, const Entered& peer, std::uint64_t n, const Where& comm) {
   if (s.sig == r.sig) return;
-  auto& ranks = session()->ranks;
   const std::string what =
       fmt::format("{} sends {} x {} to {}, which receives {} x {} from it", rank_text("rank", from, &me), s.count,
-                  type_text(ranks[static_cast<std::size_t>(from.world)], s.type), rank_text("rank", to, &me), r.count,
-                  type_text(ranks[static_cast<std::size_t>(to.world)], r.type));
+                  block_type_text(from, s), rank_text("rank", to, &me), r.count, block_type_text(to, r));
   mismatch(s.sig.bytes != r.sig.bytes ? MPI_ERR_COUNT : MPI_ERR_TYPE, "the type signatures differ", comm, me, n, peer,
            "rank", what);
 }
@@ -647,9 +661,8 @@ void compare_neighbors(Slot& slot, const Entered& me, std::uint64_t n, const Whe
           continue;
         }
         // A neighbour of its own (a periodic dimension of one or two processes, a graph's loop).
-        RankState& mine = session()->ranks[static_cast<std::size_t>(me.world)];
         const auto text = [&](const Collective::Block& b) {
-          return fmt::format("{} x {}", b.count, type_text(mine, b.type));
+          return fmt::format("{} x {}", b.count, block_type_text(me, b));
         };
         check_own_blocks("block the rank sends itself", d.sends[k].sig, text(d.sends[k]), d.recvs[*j].sig,
                          text(d.recvs[*j]));
@@ -662,13 +675,17 @@ void compare_neighbors(Slot& slot, const Entered& me, std::uint64_t n, const Whe
   slot.members[static_cast<std::size_t>(me.index)] = me;
 }
 
-// Where the n-th instance of a collective is compared: the context of its group and how many enter.
+// Where the n-th instance of a collective is compared: the context of its group and how many enter;
+// the caller's group and the other's (an intercommunicator's).
 struct Order {
   std::uint64_t context, n;
-  int members;
+  int members, size, remote_size;
 };
+Order order_of(const Comm& c, std::uint64_t context, std::uint64_t n) {
+  return Order{context, n, c.coll.size(), c.size, c.remote_size};
+}
 
-void check_in(RankState& rs, MPI_Comm comm, const Comm& c, const Order& at, Entered me) {
+void check_in(RankState& rs, MPI_Comm comm, const Order& at, Entered me) {
   auto& slots = shared().collectives[at.context];
   auto [it, fresh] = slots.try_emplace(at.n);
   Slot& slot = it->second;
@@ -685,7 +702,7 @@ void check_in(RankState& rs, MPI_Comm comm, const Comm& c, const Order& at, Ente
   const std::uint64_t n = at.n;
   if (fresh) slot.first = me;
   compare(slot, me, name, n);
-  if (me.d.inter && me.d.root != Collective::kNoRoot) check_inter_roots(slot, me, n, name, c);
+  if (me.d.inter && me.d.root != Collective::kNoRoot) check_inter_roots(slot, me, n, name, at.size, at.remote_size);
   if (me.d.neighborhood) return compare_neighbors(slot, me, n, name, at.members);
   if (!me.d.sends.empty() || !me.d.recvs.empty()) return compare_pairs(slot, me, n, name, at.members);
   if (!me.d.per_rank) return;
@@ -704,8 +721,10 @@ void check_in(RankState& rs, MPI_Comm comm, const Comm& c, const Order& at, Ente
 Entered entered(RankState& rs, const Comm& c, Collective d, const CallSite& site, const CallSite& start) {
   return Entered{
       std::move(d), c.rank, rs.proc->rank(), site, c.local_base + c.rank, c.inter, c.inter && c.local_base != 0 ? 1 : 0,
-      start};
+      start,        nullptr};
 }
+
+void enter_split(RankState& rs, MPI_Comm comm, const Order& at, Entered me);
 
 }  // namespace
 
@@ -713,9 +732,10 @@ void check_collective(RankState& rs, MPI_Comm comm, Collective d) {
   Session& s = *session();
   Comm& c = comm_of(rs, comm);
   const std::uint64_t n = ++c.collectives_entered;
-  if (!s.check_consistency || s.split) return;
-  check_in(rs, comm, c, Order{c.coll.context(), n, c.coll.size()},
-           entered(rs, c, std::move(d), CallSite{rs.last_call, rs.caller}, {}));
+  if (!s.check_consistency) return;
+  Entered me = entered(rs, c, std::move(d), CallSite{rs.last_call, rs.caller}, {});
+  if (s.split) return enter_split(rs, comm, order_of(c, c.coll.context(), n), std::move(me));
+  check_in(rs, comm, order_of(c, c.coll.context(), n), std::move(me));
 }
 
 void check_collective(RankState& rs, MPI_Comm comm, const char* name) {
@@ -730,9 +750,11 @@ Collective describe_name(const char* name) {
 
 void check_start(RankState& rs, MPI_Comm comm, const Comm& c, std::uint64_t context, std::uint64_t n, Collective d,
                  const CallSite& init) {
-  if (const Session& s = *session(); !s.check_consistency || s.split) return;
-  check_in(rs, comm, c, Order{context, n, c.coll.size()},
-           entered(rs, c, std::move(d), init, CallSite{rs.last_call, rs.caller}));
+  const Session& s = *session();
+  if (!s.check_consistency) return;
+  Entered me = entered(rs, c, std::move(d), init, CallSite{rs.last_call, rs.caller});
+  if (s.split) return enter_split(rs, comm, order_of(c, context, n), std::move(me));
+  check_in(rs, comm, order_of(c, context, n), std::move(me));
 }
 
 void check_own_blocks(const char* what, const Signature& send, const std::string& send_text, const Signature& recv,
@@ -767,7 +789,7 @@ std::string counts_text(const int counts[], int n) {
 std::vector<Collective::Block> uniform(RankState& rs, int n, int count, MPI_Datatype t) {
   check_count(count);
   return std::vector<Collective::Block>(static_cast<std::size_t>(n),
-                                        {count, t, signature(committed(rs, t), static_cast<std::size_t>(count))});
+                                        {count, t, signature(committed(rs, t), static_cast<std::size_t>(count)), {}});
 }
 
 // An intercommunicator call's descriptor (MPI-3.1 5.2.2), its root checked as the body checks it.
@@ -973,7 +995,7 @@ Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, c
     check_arrays(c.remote_size, {{"recvcounts", recvcounts}});
     for (int i = 0; i < c.remote_size; ++i) {
       check_count(recvcounts[i]);
-      d.recvs.push_back({recvcounts[i], recvtype, signature(rt, static_cast<std::size_t>(recvcounts[i]))});
+      d.recvs.push_back({recvcounts[i], recvtype, signature(rt, static_cast<std::size_t>(recvcounts[i])), {}});
     }
     d.args = fmt::format("sendcount={}, {}, recvcounts={}, {}", sendcount, type_text(rs, sendtype),
                          counts_text(recvcounts, c.remote_size), type_text(rs, recvtype));
@@ -1023,7 +1045,7 @@ Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, con
     for (int i = 0; i < n; ++i) {
       check_count(counts[i]);
       const MPI_Datatype t = types[per_block_types ? i : 0];
-      out.push_back({counts[i], t, signature(committed(rs, t), static_cast<std::size_t>(counts[i]))});
+      out.push_back({counts[i], t, signature(committed(rs, t), static_cast<std::size_t>(counts[i])), {}});
     }
     return out;
   };
@@ -1094,8 +1116,10 @@ Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int
       const int n = counts ? counts[i] : count;
       const MPI_Datatype t = types[per_block_types ? i : 0];
       check_count(n);
-      out.push_back(
-          {n, t, peers[i] == MPI_PROC_NULL ? Signature{} : signature(committed(rs, t), static_cast<std::size_t>(n))});
+      out.push_back({n,
+                     t,
+                     peers[i] == MPI_PROC_NULL ? Signature{} : signature(committed(rs, t), static_cast<std::size_t>(n)),
+                     {}});
     }
     return out;
   };
@@ -1117,7 +1141,7 @@ Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int
 namespace {
 
 // What the window's notes carry (split_checks), each note after its kind.
-enum class NoteKind : std::uint8_t { sent = 1, lock_conflict = 2, lock_conflict_read = 3 };
+enum class NoteKind : std::uint8_t { sent = 1, lock_conflict = 2, lock_conflict_read = 3, collective = 4 };
 
 // A Sent as the window's notes carry it, followed by its derived type's signature runs and three
 // texts: the type, the call and its site, as the sender's process names them.
@@ -1130,6 +1154,204 @@ struct SentNote {
 void post(CheckState& st, const Packed& note) {
   const std::lock_guard lock(st.outbox_lock);
   st.outbox.bytes.insert(st.outbox.bytes.end(), note.bytes.begin(), note.bytes.end());
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ split runs: collective calls
+
+// A collective call of a split run. Its members may enter in different processes within one window,
+// and one process compares each call with its peers' as it enters: so every call of the window is
+// published at its end to every process, which compares them all in the sequential order (by the
+// time of the turn, then rank, then the rank's own order: docs/model.md 1.3) as one process does at
+// entry. The first mismatch fails the run at the turn of the call that found it (window_failure).
+struct SplitEntry {
+  Time at = 0;            // the time of its turn
+  std::uint64_t seq = 0;  // its place among its process's calls
+  Time clock = 0;         // the rank's clock, which the report gives
+  Order order{};
+  bool fatal = true;        // the communicator's error handler ends the run
+  std::uint32_t piece = 0;  // the rank's output from the call on (RankOutput::cut)
+  std::string call;         // the MPI function
+  Entered me;
+};
+
+struct SplitCollectives {
+  std::uint64_t made = 0;
+  std::vector<SplitEntry> entries;  // this window's: this process's as made, then the others' as taken
+};
+
+namespace {
+
+// The names of MPI functions in another process's calls, kept for the run (Collective::name and
+// CallSite::call are pointers to static strings in the process that made them).
+const char* interned(std::string name) {
+  if (name.empty()) return nullptr;
+  static std::mutex lock;
+  static std::set<std::string> names;
+  const std::lock_guard guard(lock);
+  return names.insert(std::move(name)).first->c_str();
+}
+
+void put_signature(Packed& p, const Signature& g) {
+  p.put(std::array<std::uint64_t, 4>{g.hash, g.elements, g.bytes, g.untyped ? 1u : 0u});
+}
+Signature take_signature(Unpacker& in) {
+  const auto [hash, elements, bytes, untyped] = in.take<std::array<std::uint64_t, 4>>();
+  return Signature{hash, elements, bytes, untyped != 0};
+}
+void put_ints(Packed& p, const std::vector<int>& v) {
+  p.put(v.size());
+  for (const int x : v) p.put(x);
+}
+std::vector<int> take_ints(Unpacker& in) {
+  std::vector<int> v(in.take<std::size_t>());
+  for (int& x : v) x = in.take<int>();
+  return v;
+}
+void put_blocks(Packed& p, const std::vector<Collective::Block>& blocks) {
+  p.put(blocks.size());
+  for (const Collective::Block& b : blocks) {
+    p.put(std::array<std::int32_t, 2>{b.count, b.type});
+    put_signature(p, b.sig);
+    p.put_text(b.type_name);
+  }
+}
+std::vector<Collective::Block> take_blocks(Unpacker& in) {
+  std::vector<Collective::Block> blocks(in.take<std::size_t>());
+  for (Collective::Block& b : blocks) {
+    const auto [count, type] = in.take<std::array<std::int32_t, 2>>();
+    b.count = count, b.type = type;
+    b.sig = take_signature(in);
+    b.type_name = in.take_text();
+  }
+  return blocks;
+}
+
+// The fixed part of a SplitEntry as the window's notes carry it.
+struct EntryHead {
+  Time at, clock;
+  std::uint64_t seq, context, n, shape;
+  std::int32_t members, size, remote_size, root, op, rank, world, index, side;
+  std::uint32_t piece;
+  std::uint8_t fatal, inter, has_unit, has_shape, per_rank, has_op, collective_inter, neighborhood, cartesian;
+};
+
+void put_entry(Packed& p, const SplitEntry& e) {
+  const Entered& me = e.me;
+  const Collective& d = me.d;
+  EntryHead h{};
+  h.at = e.at, h.clock = e.clock, h.seq = e.seq, h.context = e.order.context, h.n = e.order.n, h.shape = d.shape;
+  h.members = e.order.members, h.size = e.order.size, h.remote_size = e.order.remote_size, h.root = d.root;
+  h.op = d.op, h.rank = me.rank, h.world = me.world, h.index = me.index, h.side = me.side, h.piece = e.piece;
+  h.fatal = e.fatal, h.inter = me.inter, h.has_unit = d.has_unit, h.has_shape = d.has_shape;
+  h.per_rank = d.per_rank, h.has_op = d.has_op, h.collective_inter = d.inter, h.neighborhood = d.neighborhood;
+  h.cartesian = d.cartesian;
+  p.put(NoteKind::collective);
+  p.put(h);
+  put_signature(p, d.unit);
+  p.put(d.blocks.size());
+  for (const Signature& g : d.blocks) put_signature(p, g);
+  put_blocks(p, d.sends);
+  put_blocks(p, d.recvs);
+  put_ints(p, d.sources);
+  put_ints(p, d.destinations);
+  for (const std::string_view text :
+       {std::string_view(d.name), std::string_view(d.args), std::string_view(e.call),
+        std::string_view(me.start.call ? me.start.call : ""), std::string_view(me.named->comm),
+        std::string_view(me.named->site), std::string_view(me.named->start_site)})
+    p.put_text(text);
+}
+
+SplitEntry take_entry(Unpacker& in) {
+  const auto h = in.take<EntryHead>();
+  SplitEntry e;
+  e.at = h.at, e.clock = h.clock, e.seq = h.seq, e.piece = h.piece, e.fatal = h.fatal != 0;
+  e.order = Order{h.context, h.n, h.members, h.size, h.remote_size};
+  Entered& me = e.me;
+  me.rank = h.rank, me.world = h.world, me.index = h.index, me.side = h.side, me.inter = h.inter != 0;
+  Collective& d = me.d;
+  d.root = h.root, d.op = h.op, d.shape = h.shape, d.has_unit = h.has_unit != 0, d.has_shape = h.has_shape != 0;
+  d.per_rank = h.per_rank != 0, d.has_op = h.has_op != 0, d.inter = h.collective_inter != 0;
+  d.neighborhood = h.neighborhood != 0, d.cartesian = h.cartesian != 0;
+  d.unit = take_signature(in);
+  d.blocks.resize(in.take<std::size_t>());
+  for (Signature& g : d.blocks) g = take_signature(in);
+  d.sends = take_blocks(in);
+  d.recvs = take_blocks(in);
+  d.sources = take_ints(in);
+  d.destinations = take_ints(in);
+  d.name = interned(in.take_text());
+  d.args = in.take_text();
+  e.call = in.take_text();
+  me.start.call = interned(in.take_text());
+  auto named = std::make_shared<Entered::Named>();
+  named->comm = in.take_text();
+  named->site = in.take_text();
+  named->start_site = in.take_text();
+  me.named = std::move(named);
+  if (!d.name || h.world < 0 || h.world >= session()->np)
+    throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+  return e;
+}
+
+// A split run's collective call at its entry: named here, published at the window's end, and
+// compared there (compare_window). Its rank's output is cut at the call, so that what it writes after
+// a call found to fail can be dropped.
+void enter_split(RankState& rs, MPI_Comm comm, const Order& at, Entered me) {
+  Session& s = *session();
+  auto named = std::make_shared<Entered::Named>();
+  named->comm = comm_text(rs, comm);
+  named->site = site_text(me.site.caller);
+  if (me.start.call) named->start_site = site_text(me.start.caller);
+  me.named = std::move(named);
+  for (std::vector<Collective::Block>* blocks : {&me.d.sends, &me.d.recvs})
+    for (Collective::Block& b : *blocks) b.type_name = type_text(rs, b.type);
+  SplitEntry e;
+  e.at = rs.turn_at;
+  e.clock = rs.proc->now();
+  e.order = at;
+  e.fatal = errors_are_fatal(rs, comm);
+  e.piece = s.cut_output ? s.cut_output(me.world) : 0;
+  e.call = rs.last_call ? rs.last_call : "";
+  e.me = std::move(me);
+  CheckState& st = shared();
+  Packed p;
+  const std::lock_guard lock(st.outbox_lock);
+  e.seq = st.collectives_of_window->made++;
+  put_entry(p, e);
+  st.outbox.bytes.insert(st.outbox.bytes.end(), p.bytes.begin(), p.bytes.end());
+  st.collectives_of_window->entries.push_back(std::move(e));
+}
+
+// Every process's calls of the window, compared in the sequential order; the same in every process.
+std::optional<RunOptions::WindowFailure> compare_window(CheckState& st) {
+  std::vector<SplitEntry> calls;
+  {
+    const std::lock_guard lock(st.outbox_lock);
+    calls.swap(st.collectives_of_window->entries);
+  }
+  std::sort(calls.begin(), calls.end(), [](const SplitEntry& a, const SplitEntry& b) {
+    return std::tie(a.at, a.me.world, a.seq) < std::tie(b.at, b.me.world, b.seq);
+  });
+  Session& s = *session();
+  for (SplitEntry& e : calls) {
+    RankState& rs = s.ranks[static_cast<std::size_t>(e.me.world)];
+    try {
+      check_in(rs, MPI_COMM_NULL, e.order, std::move(e.me));
+    } catch (const MpiError& err) {
+      if (s.drop_output_from) s.drop_output_from(e.me.world, e.at, e.piece);
+      std::string what =
+          e.fatal ? fatal_text(rs, e.call.c_str(), e.me.world, err)
+                  : fmt::format(
+                        "{} on rank {}: {} ({}); its communicator's error handler would return the error to "
+                        "the call, but a run split over processes compares a collective's calls at the end of "
+                        "the window they were made in, after they returned: run the program in one process",
+                        e.call, e.me.world, err.what, error_kind(rs, err.code));
+      return RunOptions::WindowFailure{e.at, e.me.world, e.clock, std::move(what)};
+    }
+  }
+  return std::nullopt;
 }
 
 void note_sent(CheckState& st, int receiver, const MessageKey& key, const Sent& m) {
@@ -1155,6 +1377,12 @@ void take_notes(CheckState& st, std::span<const std::byte> bytes) {
   Unpacker in(bytes);
   while (!in.empty()) {
     const auto kind = in.take<NoteKind>();
+    if (kind == NoteKind::collective) {
+      SplitEntry e = take_entry(in);
+      const std::lock_guard lock(st.outbox_lock);
+      st.collectives_of_window->entries.push_back(std::move(e));
+      continue;
+    }
     if (kind == NoteKind::lock_conflict || kind == NoteKind::lock_conflict_read) {
       const auto [target, handle, origin] = in.take<std::array<std::int32_t, 3>>();
       const bool told = kind == NoteKind::lock_conflict;
@@ -1214,7 +1442,9 @@ void split_checks(Session& s, RunOptions& ro, int first, int end) {
   auto st = std::make_shared<CheckState>(s.np);
   st->first_here = first;
   st->end_here = end;
+  st->collectives_of_window = std::make_shared<SplitCollectives>();
   s.checks = st;
+  ro.window_failure = [st] { return compare_window(*st); };
   add_window_notes(
       ro,
       [st] {

@@ -55,6 +55,7 @@ struct Collective {
     int count;
     MPI_Datatype type;
     Signature sig;
+    std::string type_name;  ///< a split run's: `type` as its rank's process names it, for reports elsewhere
   };
   std::vector<Block> sends, recvs;
   /// Whether `op` is significant: on every call of an intracommunicator; on an intercommunicator
@@ -143,7 +144,10 @@ void check_own_blocks(const char* what, const Signature& send, const std::string
 
 /// A run split over processes (RunOptions::partition), this process running ranks [first, end):
 /// the record of each message sent to another process's rank travels in the window's notes
-/// (RunOptions::window_notes) to its receiver's process, which checks it as one process would.
+/// (RunOptions::window_notes) to its receiver's process, which checks it as one process would. A
+/// collective call is published there too, with everything its reports need named in its rank's
+/// process, and every process compares the window's calls of every process at its end, in the
+/// sequential order (RunOptions::window_failure): the first mismatch fails the run at its call's turn.
 void split_checks(Session& s, RunOptions& ro, int first, int end);
 /// Whether world rank `world`'s program runs in this process: in a split run, its share of the ranks.
 bool runs_here(int world);

@@ -410,6 +410,8 @@ int launch(const LaunchOptions& o) {
     // wrote it (RankOutput::split).
     if (part) {
       output->split(part->index());
+      s.cut_output = [&output](int rank) { return output->cut(rank); };
+      s.drop_output_from = [&output](int rank, Time at, std::uint32_t piece) { output->drop_from(rank, at, piece); };
       add_window_notes(
           ro, [&output] { return output->window_notes(); },
           [&output](int, std::span<const std::byte> notes) { output->take_window_notes(notes); });
@@ -420,7 +422,10 @@ int launch(const LaunchOptions& o) {
     ro.hooks_are_per_vp = o.privatize && o.compute_factor == 0;
     if (o.compute_factor > 0 || part)
       ro.on_vp_resume = [&s, &output, np, bursts = o.compute_factor > 0, split = part != nullptr](int rank, Time now) {
-        if (split) output->resumed(rank, now);
+        if (split && rank < np) {
+          output->resumed(rank, now);
+          s.ranks[static_cast<std::size_t>(rank)].turn_at = now;
+        }
         if (bursts && rank < np) begin_burst(s.ranks[static_cast<std::size_t>(rank)]);
       };
     ro.stop_on_signals = true;

@@ -134,7 +134,8 @@ void RankOutput::pause(int rank) {
   std::fflush(own_stderr_);
   std::string& err = err_[static_cast<std::size_t>(rank)];
   if (process_ >= 0) {
-    Held h{turn_at_[static_cast<std::size_t>(rank)], rank, take_stdout(rank, false), std::exchange(err, {})};
+    Held h{turn_at_[static_cast<std::size_t>(rank)], rank, take_stdout(rank, false), std::exchange(err, {}),
+           pieces_[static_cast<std::size_t>(rank)]};
     if (h.out.empty() && h.err.empty()) return;
     const std::lock_guard lock(held_lock_);
     held_.push_back(std::move(h));
@@ -167,6 +168,20 @@ void RankOutput::finish() {
 void RankOutput::split(int process) {
   process_ = process;
   turn_at_.assign(out_.size(), 0);
+  pieces_.assign(out_.size(), 0);
+}
+
+std::uint32_t RankOutput::cut(int rank) {
+  if (process_ < 0 || rank < 0 || rank >= static_cast<int>(out_.size())) return 0;
+  pause(rank);
+  return ++pieces_[static_cast<std::size_t>(rank)];
+}
+
+void RankOutput::drop_from(int rank, Time at, std::uint32_t piece) { dropped_ = Dropped{at, rank, piece}; }
+
+bool RankOutput::reached(const Held& h, Time failed_at, int turns_reached) const {
+  if (dropped_ && h.rank == dropped_->rank && h.at == dropped_->at && h.piece >= dropped_->piece) return false;
+  return h.at < failed_at || (h.at == failed_at && h.rank < turns_reached);
 }
 
 void RankOutput::resumed(int rank, Time now) {
@@ -190,6 +205,7 @@ void RankOutput::emit_held(const Held& h) const {
 void RankOutput::put_held(Packed& p, const Held& h) {
   p.put(h.at);
   p.put(h.rank);
+  p.put(h.piece);
   p.put_text(h.out);
   p.put_text(h.err);
 }
@@ -197,8 +213,9 @@ void RankOutput::put_held(Packed& p, const Held& h) {
 RankOutput::Held RankOutput::take_held(Unpacker& in) {
   const auto at = in.take<Time>();
   const auto rank = in.take<int>();
+  const auto piece = in.take<std::uint32_t>();
   std::string out = in.take_text();
-  return Held{at, rank, std::move(out), in.take_text()};
+  return Held{at, rank, std::move(out), in.take_text(), piece};
 }
 
 // Every turn of a window comes before every turn of the next, so what process 0 has of the last
@@ -227,10 +244,11 @@ void RankOutput::take_window_notes(std::span<const std::byte> notes) {
 // What the last window's swap did not carry (after a failure: what the ranks wrote in its window),
 // then each rank's last lines (stdout with tags, the rest of stderr), from every process to process 0.
 void RankOutput::finish_split(Partition& part, Time failed_at, int turns_reached) {
-  const auto reached = [&](const Held& h) { return h.at < failed_at || (h.at == failed_at && h.rank < turns_reached); };
+  const auto reached = [&](const Held& h) { return this->reached(h, failed_at, turns_reached); };
   std::vector<Held> last;  // each at its rank's last turn
   for (std::size_t r = 0; r < out_.size(); ++r) {
-    Held h{turn_at_[r], static_cast<int>(r), take_stdout(static_cast<int>(r), true), std::exchange(err_[r], {})};
+    Held h{turn_at_[r], static_cast<int>(r), take_stdout(static_cast<int>(r), true), std::exchange(err_[r], {}),
+           pieces_[r]};
     if ((!h.out.empty() || !h.err.empty()) && reached(h)) last.push_back(std::move(h));
   }
   Packed mine;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <streambuf>
 #include <string>
@@ -54,13 +55,19 @@ class RankOutput {
   void split(int process);
   /// The rank's turn at `now` begins (RunOptions::on_vp_resume): its next pause's place.
   void resumed(int rank, Time now);
+  /// Holds what `rank` wrote so far as at a pause, and numbers what it writes from now on as the
+  /// rank's next piece, which it returns (a collective call's entry, compared only at the window's end).
+  std::uint32_t cut(int rank);
+  /// That call failed the run: what `rank` wrote from piece `piece` of its turn at `at` on is dropped.
+  void drop_from(int rank, Time at, std::uint32_t piece);
   /// For the window's notes (add_window_notes): what this process held since the last window's
   /// end, which process 0 writes out with the others' at the next.
   std::vector<std::byte> window_notes();
   void take_window_notes(std::span<const std::byte> notes);
   /// The end of a split run, in every process (an all-gather): process 0 writes out what every
   /// process still holds, then every rank's last lines. After a failure (RunError::failed_at and
-  /// turns_reached), what ranks wrote in turns past it is dropped: one process never ran them.
+  /// turns_reached), what ranks wrote in turns past it is dropped: one process never ran them; so is
+  /// what drop_from names.
   void finish_split(Partition& part, Time failed_at = kNever, int turns_reached = 0);
 
  private:
@@ -75,7 +82,9 @@ class RankOutput {
     Time at;
     int rank;
     std::string out, err;
+    std::uint32_t piece = 0;  // the rank's, since its last cut
   };
+  bool reached(const Held& h, Time failed_at, int turns_reached) const;
   void emit_in_order(std::vector<Held>& held) const;
   void emit_held(const Held& h) const;
   static void put_held(Packed& p, const Held& h);
@@ -96,6 +105,13 @@ class RankOutput {
   // held since the window's end, and (process 0) every process's of the last window.
   int process_ = -1;
   std::vector<Time> turn_at_;
+  std::vector<std::uint32_t> pieces_;
+  struct Dropped {
+    Time at;
+    int rank;
+    std::uint32_t piece;
+  };
+  std::optional<Dropped> dropped_;
   std::mutex held_lock_;
   std::vector<Held> held_, pending_;
 };

@@ -403,6 +403,7 @@ class Engine final : public NetworkListener, private Scheduler {
   void start_vps();
   // ---- several processes (RunOptions::partition; partition.cpp) ----
   bool here(int rank) const { return rank >= first_here_ && rank < end_here_; }  // its program runs here
+  int process_of(int rank) const;                                                // the process that runs rank's program
   void check_partition() const;                   // refuses what a split run cannot do yet (UsageError)
   void take_rendezvous(Msg& m, Msg::Proto proto, std::uint64_t rendezvous, std::uint64_t data_id);
   Msg* waiting_data(std::uint64_t id);            // rendezvous_data_'s, taken out

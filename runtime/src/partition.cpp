@@ -102,6 +102,14 @@ void Engine::refuse_call(const char* what) const {
                   what, partition_->count()));
 }
 
+int Engine::process_of(int rank) const {
+  const int n = partition_->count(), nodes = static_cast<int>(vps_.size());
+  int k = static_cast<int>(static_cast<std::int64_t>(rank) * n / std::max(nodes, 1));
+  while (k > 0 && rank < Partition::ranks_of(k, n, nodes).first) --k;
+  while (k + 1 < n && rank >= Partition::ranks_of(k + 1, n, nodes).first) ++k;
+  return k;
+}
+
 // No message reaches the network sooner after its sender's turn: C_send + L s + n s_p, less the
 // send's tail (model.md 2.19), or with send overlap (2.15) C_send - send_tail + s_p + the first
 // packet's bytes; at least C_send - send_tail + s_p either way (send_tail <= C_send).
@@ -135,8 +143,7 @@ bool Engine::at_window_end() {
   h.failed_at = failed_at_, h.failed_order = failed_order_;
   h.records = aborting_ ? 0 : handed_here_.size();
   h.barriers = aborting_ ? 0 : barriers_here_.size();
-  const std::vector<std::byte> notes =
-      !aborting_ && opts_.window_notes ? opts_.window_notes() : std::vector<std::byte>();
+  const std::vector<std::byte> notes = opts_.window_notes ? opts_.window_notes() : std::vector<std::byte>();
   h.notes = notes.size();
   mine.put(h);
   for (std::size_t i = 0; i < h.records; ++i) {
@@ -186,11 +193,25 @@ bool Engine::at_window_end() {
       here.arrived += static_cast<int>(b.arrived);
       here.latest = std::max(here.latest, b.latest);
     }
-    // In the window of a failure too: what the others noted before it (a rank's output held until the
-    // window's end) is the run's. A failed process gives none.
+    // In the window of a failure too: what the processes noted before it (a rank's output held until
+    // the window's end, the collectives its ranks entered) is the run's.
     const std::span<const std::byte> notes_k = in.first(hk.notes);
     if (k != partition_->index() && !notes_k.empty() && opts_.on_window_notes) opts_.on_window_notes(k, notes_k);
   }
+  if (opts_.window_failure)
+    if (const std::optional<RunOptions::WindowFailure> f = opts_.window_failure()) {
+      // At a tie the turn failed at the call the layer names: what else failed in that turn came after.
+      const std::pair<Time, std::uint64_t> at{f->at, vp_order(f->rank)};
+      if (failed < 0 || at <= first_failure) {
+        failed = process_of(f->rank), misused = true, first_failure = at;
+        if (failed == partition_->index()) {  // this process's rank: its report, as if its turn had thrown
+          failure_ = fmt::format("rank {} failed at t={} us: {}", f->rank, to_us(f->clock), f->what);
+          failure_is_usage_ = true;
+          std::tie(failed_at_, failed_order_) = at;
+          aborting_ = true;
+        }
+      }
+    }
   // Every process has every arrival at the barriers of this window now: the complete ones release.
   // Processes without a member at one keep its count too, and forget it here.
   for (const std::uint64_t ctx : barriers_here_)

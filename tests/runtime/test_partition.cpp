@@ -220,8 +220,8 @@ TEST(Partition, TheFirstFailureInTheRunsOrderIsTheSplitRunsFailure) {
 
 // A layer's notes (RunOptions::window_notes) reach every other process at every window's end, the
 // window in which a process fails included: process 1 fails, and processes 0 and 2 still get each
-// other's notes of that window (process 2's came after the failed one's in the swap). A failed
-// process gives none.
+// other's notes of that window (process 2's came after the failed one's in the swap). The failed
+// process gives its notes of that window too (what its ranks did before the failure).
 TEST(Partition, EveryWindowsNotesReachTheOthersTheFailuresToo) {
   constexpr int kParts = 3;
   std::array<int, kParts> given{};
@@ -255,7 +255,53 @@ TEST(Partition, EveryWindowsNotesReachTheOthersTheFailuresToo) {
             << "process " << j << " from " << k;
       }
   EXPECT_EQ(given[0], given[2]);
-  EXPECT_EQ(given[1] + 1, given[0]) << "the failed process gave notes in its failure's window";
+  EXPECT_EQ(given[1], given[0]) << "the failed process gave no notes in its failure's window";
+}
+
+// A failure a layer finds only at a window's end (RunOptions::window_failure: MPI's collective
+// checks) is placed in the sequential order among the processes' own: it fails the run unless a
+// failure earlier in that order came first, and it is the failure of its own turn, whatever else
+// failed in that turn (after the call the layer names). Ranks 0..7 are process 0's, 8..15 process 1's.
+TEST(Partition, AFailureALayerFindsAtTheWindowsEndTakesItsPlaceInTheRunsOrder) {
+  struct Case {
+    int layer_rank;  // the rank whose turn at t = 0 the layer fails
+    int throwing;    // a rank whose program throws in its first turn (-1: none)
+    int reported;    // the rank whose failure is the run's
+  };
+  const Machine m = ts_test::prime_machine("mesh:4x4");
+  for (const Case c : {Case{3, -1, 3}, Case{3, 3, 3}, Case{3, 12, 3}, Case{12, 3, 3}, Case{12, 5, 5}}) {
+    SCOPED_TRACE(fmt::format("layer fails rank {}, rank {} throws", c.layer_rank, c.throwing));
+    const auto program = [&c](Proc& p) {
+      if (p.rank() == c.throwing) throw std::runtime_error(fmt::format("rank {} gives up", p.rank()));
+      ring(p);
+    };
+    const auto layer = [&c](RunOptions& o, int) {
+      o.window_failure = [&c]() -> std::optional<RunOptions::WindowFailure> {
+        return RunOptions::WindowFailure{0, c.layer_rank, 1234, "the layer's finding"};
+      };
+    };
+    const ts_test::SplitRun split = ts_test::run_split(m, program, phantom(), 2, layer);
+    const int process = c.reported < 8 ? 0 : 1;
+    const bool layers = c.reported == c.layer_rank;
+    for (int k = 0; k < 2; ++k) {
+      const auto& failure = split.failures[static_cast<std::size_t>(k)];
+      ASSERT_TRUE(failure) << "process " << k;
+      const std::string what = failure_text(failure);
+      if (k == process)
+        EXPECT_EQ(what.substr(0, what.find('\n')),
+                  layers ? fmt::format("rank {} failed at t=0.001234 us: the layer's finding", c.reported)
+                         : fmt::format("rank {} failed at t=0 us: rank {} gives up", c.reported, c.reported));
+      else
+        EXPECT_NE(what.find(fmt::format("process {} of the split run failed", process)), std::string::npos) << what;
+      try {
+        std::rethrow_exception(failure);
+      } catch (const RunError& e) {
+        EXPECT_EQ(e.failed_at, 0);
+        EXPECT_EQ(e.turns_reached, c.reported + 1);
+        EXPECT_EQ(dynamic_cast<const RunUsageError*>(&e) != nullptr, layers) << "the layer's failure is a usage error";
+      }
+    }
+  }
 }
 
 // Each rank's payload names its sender and its place in the stream: a byte out of place, from another

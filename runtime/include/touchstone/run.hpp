@@ -177,8 +177,23 @@ struct RunOptions {
   /// thread, and `on_window_notes` gets each other process's, before the window's messages reach the
   /// network: what a rank noted in a window is known everywhere before any message it sent in that
   /// window can arrive. Unset: nothing is told.
+  /// A process whose run failed in the window gives its notes too: what its ranks did before the
+  /// failure.
   std::function<std::vector<std::byte>()> window_notes;
   std::function<void(int process, std::span<const std::byte> notes)> on_window_notes;
+  /// A failure that a layer above finds only once every process's notes of a window are known (the
+  /// MPI layer compares collective calls whose members entered in different processes): the turn of
+  /// `rank` at `at` failed as if its program had thrown UsageError(`what`) there, its clock at
+  /// `clock`. Asked at every window's end after on_window_notes, in every process, which must all
+  /// answer alike; the run fails there unless a failure earlier in the sequential order (docs/model.md
+  /// 1.3) ended it first (another failure of that turn came after the call). Unset or nullopt: none.
+  struct WindowFailure {
+    Time at = 0;
+    int rank = 0;
+    Time clock = 0;
+    std::string what;
+  };
+  std::function<std::optional<WindowFailure>()> window_failure;
   /// VPs 0..ranks-1 run the program's ranks; the others are idle (an MPI run with -np below the
   /// machine's VPs) and deadlock reports do not count them as finished ranks. 0: every VP.
   int ranks = 0;
