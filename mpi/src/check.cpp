@@ -400,7 +400,7 @@ class QueuesLock {
   std::atomic_flag taken_;
 };
 
-struct SplitCollectives;  // a split run's collective calls of the window (split_checks)
+struct WindowChecks;  // what a split run compares at the window's end (split_checks)
 
 // What the ranks share: it is reached through session(), in the sequential order
 // (Proc::await_turn), except a rank's own queues of messages to it, which only it reads and the
@@ -433,8 +433,8 @@ struct CheckState {
   std::map<std::tuple<int, int, int>, std::string> told_conflicts;
   // ... and, at targets of this process, the origins elsewhere that have read theirs since.
   std::set<std::tuple<int, int, int>> conflicts_read;
-  // ... and the collective calls of the window, every process's, under outbox_lock.
-  std::shared_ptr<SplitCollectives> collectives_of_window;
+  // ... and what every process compares at the window's end, under outbox_lock.
+  std::shared_ptr<WindowChecks> window_checks;
 };
 
 namespace {
@@ -1141,7 +1141,14 @@ Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int
 namespace {
 
 // What the window's notes carry (split_checks), each note after its kind.
-enum class NoteKind : std::uint8_t { sent = 1, lock_conflict = 2, lock_conflict_read = 3, collective = 4 };
+enum class NoteKind : std::uint8_t {
+  sent = 1,
+  lock_conflict = 2,
+  lock_conflict_read = 3,
+  collective = 4,
+  attached = 5,
+  remote_access = 6
+};
 
 // A Sent as the window's notes carry it, followed by its derived type's signature runs and three
 // texts: the type, the call and its site, as the sender's process names them.
@@ -1176,9 +1183,34 @@ struct SplitEntry {
   Entered me;
 };
 
-struct SplitCollectives {
-  std::uint64_t made = 0;
-  std::vector<SplitEntry> entries;  // this window's: this process's as made, then the others' as taken
+// A change of a dynamic window's regions (note_attached), and an access an origin checked against
+// a target's regions in another process (note_remote_access), in the window they were made in.
+struct SplitAttach {
+  Time at;
+  std::uint64_t seq;
+  std::int32_t world, reset, attach;
+  std::int64_t handle;
+  std::uint64_t lo, size;
+};
+struct SplitAccess {
+  Time at;
+  std::uint64_t seq;
+  std::int32_t world, target, fatal, covered, code;
+  std::uint32_t piece;
+  Time clock;
+  std::int64_t handle;
+  std::uint64_t lo, hi;
+  std::string call, what, fatal_report;
+};
+
+struct WindowChecks {
+  std::uint64_t made = 0;  // this process's notes so far: their order among its ranks' calls
+  // This window's, this process's as made, then the others' as taken.
+  std::vector<SplitEntry> entries;
+  std::vector<SplitAttach> attaches;
+  std::vector<SplitAccess> accesses;
+  // Each dynamic window's regions as this window's start found them, by (target world rank, its handle).
+  std::map<std::pair<int, std::int64_t>, Regions> attached;
 };
 
 namespace {
@@ -1318,24 +1350,85 @@ void enter_split(RankState& rs, MPI_Comm comm, const Order& at, Entered me) {
   CheckState& st = shared();
   Packed p;
   const std::lock_guard lock(st.outbox_lock);
-  e.seq = st.collectives_of_window->made++;
+  e.seq = st.window_checks->made++;
   put_entry(p, e);
   st.outbox.bytes.insert(st.outbox.bytes.end(), p.bytes.begin(), p.bytes.end());
-  st.collectives_of_window->entries.push_back(std::move(e));
+  st.window_checks->entries.push_back(std::move(e));
 }
 
-// Every process's calls of the window, compared in the sequential order; the same in every process.
+// A dynamic window's change of regions, in the order its rank made them.
+void apply(Regions& regions, const SplitAttach& a) {
+  if (a.reset) return regions.clear();
+  if (a.attach) {
+    regions.emplace_back(a.lo, a.size);
+    return;
+  }
+  const auto it = std::find_if(regions.begin(), regions.end(), [&](const auto& r) { return r.first == a.lo; });
+  if (it != regions.end()) regions.erase(it);
+}
+
+// A remote access whose verdict at its call (against the regions of the window's start) is not
+// the one the sequential order gives: the run fails there. Accepted at the call, one process would
+// have raised its error there; refused at the call, one process would have accepted it.
+std::string access_failure(const SplitAccess& a) {
+  if (!a.covered)
+    return fmt::format(
+        "{} on rank {}: a run split over processes checked this access against the regions rank {}'s "
+        "dynamic window had at the start of the window it was made in, and found it outside them; "
+        "the target attached them before the access, without a message between the two: run the "
+        "program in one process",
+        a.call, a.world, a.target);
+  if (a.fatal) return a.fatal_report;
+  return fmt::format(
+      "{} on rank {}: {} ({}); its window's error handler would return the error to the call, but a "
+      "run split over processes found it at the end of the window the call was made in (the target "
+      "detached the memory before the access, without a message between the two): run the program "
+      "in one process",
+      a.call, a.world, a.what, error_text(a.code));
+}
+
+// Every process's collective calls, dynamic windows' changes and accesses to another process's
+// target of the window, compared in the sequential order; the same in every process.
 std::optional<RunOptions::WindowFailure> compare_window(CheckState& st) {
-  std::vector<SplitEntry> calls;
+  WindowChecks w;
   {
     const std::lock_guard lock(st.outbox_lock);
-    calls.swap(st.collectives_of_window->entries);
+    WindowChecks& mine = *st.window_checks;
+    w.entries.swap(mine.entries);
+    w.attaches.swap(mine.attaches);
+    w.accesses.swap(mine.accesses);
   }
-  std::sort(calls.begin(), calls.end(), [](const SplitEntry& a, const SplitEntry& b) {
-    return std::tie(a.at, a.me.world, a.seq) < std::tie(b.at, b.me.world, b.seq);
-  });
+  struct Key {
+    Time at;
+    int world;
+    std::uint64_t seq;
+    int kind;  // 0 a collective call, 1 a change of regions, 2 an access
+    std::size_t index;
+  };
+  std::vector<Key> order;
+  for (std::size_t i = 0; i < w.entries.size(); ++i)
+    order.push_back({w.entries[i].at, w.entries[i].me.world, w.entries[i].seq, 0, i});
+  for (std::size_t i = 0; i < w.attaches.size(); ++i)
+    order.push_back({w.attaches[i].at, w.attaches[i].world, w.attaches[i].seq, 1, i});
+  for (std::size_t i = 0; i < w.accesses.size(); ++i)
+    order.push_back({w.accesses[i].at, w.accesses[i].world, w.accesses[i].seq, 2, i});
+  std::sort(order.begin(), order.end(),
+            [](const Key& a, const Key& b) { return std::tie(a.at, a.world, a.seq) < std::tie(b.at, b.world, b.seq); });
   Session& s = *session();
-  for (SplitEntry& e : calls) {
+  auto& attached = st.window_checks->attached;  // the event loop's thread alone reads and writes it now
+  for (const Key& k : order) {
+    if (k.kind == 1) {
+      const SplitAttach& a = w.attaches[k.index];
+      apply(attached[{a.world, a.handle}], a);
+      continue;
+    }
+    if (k.kind == 2) {
+      const SplitAccess& a = w.accesses[k.index];
+      if (covers(attached[{a.target, a.handle}], a.lo, a.hi) == (a.covered != 0)) continue;
+      if (s.drop_output_from) s.drop_output_from(a.world, a.at, a.piece);
+      return RunOptions::WindowFailure{a.at, a.world, a.clock, access_failure(a)};
+    }
+    SplitEntry& e = w.entries[k.index];
     RankState& rs = s.ranks[static_cast<std::size_t>(e.me.world)];
     try {
       check_in(rs, MPI_COMM_NULL, e.order, std::move(e.me));
@@ -1353,6 +1446,21 @@ std::optional<RunOptions::WindowFailure> compare_window(CheckState& st) {
   }
   return std::nullopt;
 }
+
+// The notes of a dynamic window's change and of a remote access: their fixed part, then the texts.
+struct AttachNote {
+  Time at;
+  std::uint64_t seq, lo, size;
+  std::int64_t handle;
+  std::int32_t world, reset, attach;
+};
+struct AccessNote {
+  Time at, clock;
+  std::uint64_t seq, lo, hi;
+  std::int64_t handle;
+  std::int32_t world, target, fatal, covered, code;
+  std::uint32_t piece;
+};
 
 void note_sent(CheckState& st, int receiver, const MessageKey& key, const Sent& m) {
   Packed p;
@@ -1380,7 +1488,24 @@ void take_notes(CheckState& st, std::span<const std::byte> bytes) {
     if (kind == NoteKind::collective) {
       SplitEntry e = take_entry(in);
       const std::lock_guard lock(st.outbox_lock);
-      st.collectives_of_window->entries.push_back(std::move(e));
+      st.window_checks->entries.push_back(std::move(e));
+      continue;
+    }
+    if (kind == NoteKind::attached) {
+      const auto n = in.take<AttachNote>();
+      const std::lock_guard lock(st.outbox_lock);
+      st.window_checks->attaches.push_back({n.at, n.seq, n.world, n.reset, n.attach, n.handle, n.lo, n.size});
+      continue;
+    }
+    if (kind == NoteKind::remote_access) {
+      const auto n = in.take<AccessNote>();
+      SplitAccess a{n.at,    n.seq,    n.world, n.target, n.fatal, n.covered, n.code, n.piece,
+                    n.clock, n.handle, n.lo,    n.hi,     {},      {},        {}};
+      a.call = in.take_text();
+      a.what = in.take_text();
+      a.fatal_report = in.take_text();
+      const std::lock_guard lock(st.outbox_lock);
+      st.window_checks->accesses.push_back(std::move(a));
       continue;
     }
     if (kind == NoteKind::lock_conflict || kind == NoteKind::lock_conflict_read) {
@@ -1442,7 +1567,7 @@ void split_checks(Session& s, RunOptions& ro, int first, int end) {
   auto st = std::make_shared<CheckState>(s.np);
   st->first_here = first;
   st->end_here = end;
-  st->collectives_of_window = std::make_shared<SplitCollectives>();
+  st->window_checks = std::make_shared<WindowChecks>();
   s.checks = st;
   ro.window_failure = [st] { return compare_window(*st); };
   add_window_notes(
@@ -1457,6 +1582,53 @@ void split_checks(Session& s, RunOptions& ro, int first, int end) {
 bool runs_here(int world) {
   const CheckState* st = settings().checks.get();
   return !st || (world >= st->first_here && world < st->end_here);
+}
+
+void note_attached(RankState& rs, std::int64_t handle, std::uintptr_t at, std::size_t size, bool attach, bool reset) {
+  CheckState* st = settings().checks.get();
+  if (!st || !st->window_checks) return;  // one process: the target's regions are read where they are
+  const SplitAttach a{rs.turn_at, 0, rs.proc->rank(), reset, attach, handle, at, size};
+  const std::lock_guard lock(st->outbox_lock);
+  WindowChecks& w = *st->window_checks;
+  const AttachNote n{a.at, w.made++, a.lo, a.size, a.handle, a.world, a.reset, a.attach};
+  Packed p;
+  p.put(NoteKind::attached);
+  p.put(n);
+  st->outbox.bytes.insert(st->outbox.bytes.end(), p.bytes.begin(), p.bytes.end());
+  w.attaches.push_back({n.at, n.seq, n.world, n.reset, n.attach, n.handle, n.lo, n.size});
+}
+
+const Regions& attached_elsewhere(int world, std::int64_t handle) {
+  // Written at the windows' ends on the event loop's thread, read in the ranks' turns: never at once.
+  return settings().checks->window_checks->attached[{world, handle}];
+}
+
+bool covers(Regions regions, std::uintptr_t lo, std::uintptr_t hi) {
+  std::sort(regions.begin(), regions.end());
+  for (const auto& [at, n] : regions)
+    if (at <= lo && at + n > lo) lo = at + n;
+  return lo >= hi;
+}
+
+void note_remote_access(RankState& rs, int target_world, std::int64_t handle, std::uintptr_t lo, std::uintptr_t hi,
+                        bool covered, const MpiError& error, bool fatal, std::string fatal_report) {
+  Session& s = *session();
+  CheckState& st = *s.checks;
+  const std::uint32_t piece = s.cut_output ? s.cut_output(rs.proc->rank()) : 0;
+  const char* call = rs.last_call ? rs.last_call : "";
+  const std::lock_guard lock(st.outbox_lock);
+  WindowChecks& w = *st.window_checks;
+  const AccessNote n{rs.turn_at,      rs.proc->now(), w.made++, lo,      hi,         handle,
+                     rs.proc->rank(), target_world,   fatal,    covered, error.code, piece};
+  Packed p;
+  p.put(NoteKind::remote_access);
+  p.put(n);
+  p.put_text(call);
+  p.put_text(error.what);
+  p.put_text(fatal_report);
+  st.outbox.bytes.insert(st.outbox.bytes.end(), p.bytes.begin(), p.bytes.end());
+  w.accesses.push_back({n.at, n.seq, n.world, n.target, n.fatal, n.covered, n.code, n.piece, n.clock, n.handle, n.lo,
+                        n.hi, call, error.what, std::move(fatal_report)});
 }
 
 namespace {

@@ -472,25 +472,37 @@ struct Access {
 
 // The target's region against its window: MPI_ERR_RMA_RANGE when the operation would reach
 // memory outside it. A dynamic window's regions are read from the target's own record (a check
-// that costs no virtual time: a real implementation would find out at the target).
-void check_range(const Window& w, int target, MPI_Aint disp, int count, const Type& t) {
+// that costs no virtual time: a real implementation would find out at the target); in a split run,
+// for a target in another process, as the window's start found them, and again at its end
+// (check.hpp note_remote_access).
+void check_range(RankState& rs, const Window& w, int target, MPI_Aint disp, int count, const Type& t) {
   if (count == 0 || t.size == 0) return;
   const WinPeer& p = w.peers[static_cast<std::size_t>(target)];
   const MPI_Aint lo = t.true_lb + (disp * (w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? 1 : p.disp_unit));
   const MPI_Aint hi = lo + static_cast<MPI_Aint>(count - 1) * t.extent + t.true_extent;
   if (w.flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-    const RankState& trs = session()->ranks[static_cast<std::size_t>(w.world[static_cast<std::size_t>(target)])];
-    const Window& tw = *trs.windows->table[static_cast<std::size_t>(p.handle)];
-    // Within the union of the regions: adjacent regions attached one by one serve as one.
-    auto regions = tw.attached;
-    std::sort(regions.begin(), regions.end());
-    auto covered = static_cast<std::uintptr_t>(lo);
-    for (const auto& [at, n] : regions)
-      if (at <= covered && at + n > covered) covered = at + n;
-    if (covered >= static_cast<std::uintptr_t>(hi)) return;
-    throw MpiError{MPI_ERR_RMA_RANGE, fmt::format("address range [{:#x}, {:#x}) is not attached to rank {}'s dynamic "
-                                                  "window",
-                                                  lo, hi, target)};
+    const int world = w.world[static_cast<std::size_t>(target)];
+    const bool here = runs_here(world);
+    const Regions& regions = here ? session()
+                                        ->ranks[static_cast<std::size_t>(world)]
+                                        .windows->table[static_cast<std::size_t>(p.handle)]
+                                        ->attached
+                                  : attached_elsewhere(world, p.handle);
+    const auto from = static_cast<std::uintptr_t>(lo), to = static_cast<std::uintptr_t>(hi);
+    const bool covered = covers(regions, from, to);
+    const auto outside = [&] {
+      return MpiError{MPI_ERR_RMA_RANGE, fmt::format("address range [{:#x}, {:#x}) is not attached to rank {}'s "
+                                                     "dynamic window",
+                                                     lo, hi, target)};
+    };
+    if (!here) {
+      const MpiError e = outside();
+      const bool fatal = window_errors_are_fatal(rs, w);
+      note_remote_access(rs, world, p.handle, from, to, covered, e, fatal,
+                         fatal ? window_fatal_text(rs.last_call, rs.proc->rank(), e) : std::string());
+    }
+    if (covered) return;
+    throw outside();
   }
   if (disp < 0 || lo < 0 || hi > p.size)
     throw MpiError{MPI_ERR_RMA_RANGE, fmt::format("displacement {} (x {}) with {} element(s) reaches bytes [{}, {}) "
@@ -509,7 +521,7 @@ Access check_target(RankState& rs, MPI_Win win, int target, MPI_Aint disp, int c
   a.target = target;
   if (target == MPI_PROC_NULL) return a;
   check_access(*a.w, target);
-  check_range(*a.w, target, disp, count, *a.ttype);
+  check_range(rs, *a.w, target, disp, count, *a.ttype);
   note_fence_access(*a.w, target);
   a.bytes = static_cast<std::size_t>(count) * a.ttype->size;
   return a;

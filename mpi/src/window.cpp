@@ -13,6 +13,7 @@
 #pragma GCC visibility pop
 
 #include "attributes.hpp"
+#include "check.hpp"
 #include "coll.hpp"
 #include "comm.hpp"
 #include "info.hpp"
@@ -45,8 +46,16 @@ int raise_on_window(RankState& rs, MPI_Win w, const char* call, const MpiError& 
     f(&ww, &code);
     return e.code;
   }
-  throw UsageError(fmt::format("{} on rank {}: {} ({}); the window's error handler MPI_ERRORS_ARE_FATAL ends the run",
-                               call, rs.proc->rank(), e.what, error_text(e.code)));
+  throw UsageError(window_fatal_text(call, rs.proc->rank(), e));
+}
+
+bool window_errors_are_fatal(const RankState& rs, const Window& x) {
+  return x.errhandler != MPI_ERRORS_RETURN && !user_errhandler(rs, x.errhandler);
+}
+
+std::string window_fatal_text(const char* call, int rank, const MpiError& e) {
+  return fmt::format("{} on rank {}: {} ({}); the window's error handler MPI_ERRORS_ARE_FATAL ends the run", call, rank,
+                     e.what, error_text(e.code));
 }
 
 bool window_attribute(RankState& rs, MPI_Win w, int keyval, void* out) {
@@ -209,14 +218,9 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, 
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   return call_setting("MPI_Win_create_dynamic", comm, win, "win", [&](RankState& rs) {
-    // An access is checked against the memory its target attached, which only the target's process
-    // of a split run holds (docs/parallel.md, "The rest of several processes").
-    if (settings().split)
-      throw UsageError(
-          "dynamic windows cannot be used in a run split over processes yet: an access is checked "
-          "against the memory its target attached, which another process holds (docs/parallel.md, "
-          "\"Several processes\")");
-    return make_window(rs, comm, MPI_BOTTOM, 0, 1, info, MPI_WIN_FLAVOR_DYNAMIC, false);
+    const int made = make_window(rs, comm, MPI_BOTTOM, 0, 1, info, MPI_WIN_FLAVOR_DYNAMIC, false);
+    note_attached(rs, made, 0, 0, false, true);  // a split run: the handle's regions are this window's now
+    return made;
   });
 }
 
@@ -233,6 +237,7 @@ int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
         throw MpiError{MPI_ERR_RMA_ATTACH,
                        fmt::format("[{:#x}, +{}) overlaps memory already attached at {:#x}", b, size, at)};
     w.attached.emplace_back(b, static_cast<std::size_t>(size));
+    note_attached(rs, win, b, static_cast<std::size_t>(size), true);
   });
 }
 
@@ -245,6 +250,7 @@ int MPI_Win_detach(MPI_Win win, const void* base) {
     for (auto it = w.attached.begin(); it != w.attached.end(); ++it)
       if (it->first == b) {
         w.attached.erase(it);
+        note_attached(rs, win, b, 0, false);
         return;
       }
     throw MpiError{MPI_ERR_RMA_ATTACH, fmt::format("no memory is attached at {:#x}", b)};

@@ -8,6 +8,20 @@ foreach(t IN ITEMS rma_fence rma_passive rma_windows rma_checks)
   mpi_test(${t}.torus4x4 ${t} --machine torus:4x4)
   add_test(NAME mpi.determinism.${t} COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_${t}> mesh:3x5 -np 7)
 endforeach()
+# A dynamic window's target attaches or detaches memory while an origin puts into it, with no message
+# between them: the order of the two calls decides (rma_dynamic_race.c; split over processes in
+# tests/CMakeLists.txt).
+touchstone_add_mpi_program(mpi_test_rma_dynamic_race rma_dynamic_race.c)
+foreach(mode detach_before_put put_before_attach)
+  add_test(NAME mpi.rma_dynamic_race.${mode} COMMAND ${here}/expect.sh 2
+           "rank [01] failed at t=[0-9.]+ us: MPI_Put on rank [01]: address range .* is not attached to rank 3's"
+           ${ts} mpirun --machine mesh:1x4 $<TARGET_FILE:mpi_test_rma_dynamic_race> ${mode})
+endforeach()
+foreach(mode put_before_detach attach_before_put)
+  add_test(NAME mpi.rma_dynamic_race.${mode} COMMAND ${here}/expect.sh 0 "^rank [01] put into rank 3$"
+           ${ts} mpirun --machine mesh:1x4 $<TARGET_FILE:mpi_test_rma_dynamic_race> ${mode})
+endforeach()
+
 # The operations' virtual times, computed by hand in rma_time.c from docs/model.md 7.1.
 touchstone_add_mpi_program(mpi_test_rma_time rma_time.c)
 target_link_libraries(mpi_test_rma_time PRIVATE m)
