@@ -568,6 +568,10 @@ class Engine final : public NetworkListener, private Scheduler {
     Time start, handed;  // hand_over's times
   };
   std::vector<HandedHere> handed_here_;
+  // A multicast's lead handed over in this window: the destinations it was planned for (world ranks).
+  std::unordered_map<const Msg*, std::vector<int>> multicast_dsts_;
+  // Another process's multicast, in this process's copy of the network.
+  void take_multicast(const HandedHere& h, std::span<const int> dsts, std::span<const std::byte> payload);
   // A rendezvous between ranks of two processes (docs/model.md 2.16), by its data's id: in the
   // sender's process the data waiting for its clear to send; in the receiver's, the data's copy
   // made with its request to send, which its receive completes and its bytes reach later.

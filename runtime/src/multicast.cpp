@@ -51,7 +51,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
   for (std::size_t k = 0; k < order.size(); ++k) {
     Msg* m = k == 0 ? lead : new_msg();
     lead->branch[k] = m;
-    m->id = next_msg_id_++;
+    m->id = partition_ ? 0 : next_msg_id_++;  // a split run numbers them at the window's end
     m->src = v.rank;
     m->dst = order[k];
     m->tag = tag;
@@ -60,12 +60,36 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
     if (!opts_.phantom_payloads) m->payload.assign(data.begin(), data.end());
     if (machine_.net.send_holds_until_received) hold_send(op, m);
   }
-  instruments_.multicast_sent(v.rank, *lead, start, v.clock, v.is_task());
   op->msg_id = lead->id;
   op->dst = lead->dst;
   lead->send_op = op;
+  if (partition_) [[unlikely]] {  // numbered, counted and posted at the window's end (partition.cpp)
+    multicast_dsts_[lead] = std::move(world);
+    handed_here_.push_back(HandedHere{lead, now_, v.order, start, v.clock});
+    return op;
+  }
+  instruments_.multicast_sent(v.rank, *lead, start, v.clock, v.is_task());
   network_->post(lead, after_tail(v.rank, start, v.clock));
   return op;
+}
+
+// Another process's multicast, as this process's copy of the network carries it: the same plan
+// and branches, each numbered in turn, with its payload where its destination's program runs.
+void Engine::take_multicast(const HandedHere& h, std::span<const int> dsts, std::span<const std::byte> payload) {
+  Msg* lead = h.m;
+  std::vector<int> order;
+  network_->plan_multicast(lead->src, dsts, lead->path, lead->trunk, order);
+  lead->fan = static_cast<std::uint32_t>(order.size());
+  lead->branch.resize(order.size());
+  lead->branch_ej.resize(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    Msg* m = k == 0 ? lead : make_msg(lead->src, order[k], lead->tag, lead->ctx, lead->size);
+    lead->branch[k] = m;
+    m->dst = order[k];
+    m->id = next_msg_id_++;
+    if (here(m->dst)) m->payload.assign(payload.begin(), payload.end());
+  }
+  to_network(lead, h.start, h.handed, h.turn);
 }
 
 }  // namespace touchstone::detail

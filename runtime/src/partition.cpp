@@ -55,6 +55,9 @@ struct Record {
   // clear to send and the data the data's id.
   std::uint64_t rendezvous = 0;
   std::int32_t src = 0, dst = 0, tag = 0, proc = 0;
+  // A multicast (docs/model.md 2.11): how many destinations it was planned for, whose world ranks
+  // follow the payload.
+  std::int32_t fan = 0;
   std::uint8_t proto = 0;
 };
 // This window's arrivals of a process's members at a hardware barrier.
@@ -67,6 +70,7 @@ struct BarrierRecord {
 struct Taken {
   Record r;
   std::span<const std::byte> payload;
+  std::vector<int> fan;  // a multicast's destinations
 };
 
 }  // namespace
@@ -88,7 +92,6 @@ void Engine::check_partition() const {
   if (!opts_.schedule.empty()) refuse("forced matches (--schedule) are not carried");
   if (net.recv_buffer >= 0) refuse("bounded receive buffers are freed by receives, which only one process sees");
   if (net.send_holds_until_received) refuse("a send held until its receive completes waits for another process");
-  if (net.multicast) refuse("replicating routers (multicast) are not carried");
   if (least_send_setup() <= 0)
     refuse("the machine's least send set-up (C_send - send_tail + s_p) is 0: no lookahead between the processes");
   if (lookahead() <= 0)
@@ -151,13 +154,19 @@ bool Engine::at_window_end() {
     const Msg& m = *s.m;
     // The bytes of a message to another process's rank travel with it: its send has not completed (the
     // message has not left), so they are still where the program lent them, or in its own copy.
-    const std::span<const std::byte> bytes = here(m.dst) ? std::span<const std::byte>() : m.bytes();
+    const auto fan = multicast_dsts_.find(&m);
+    const bool elsewhere = fan == multicast_dsts_.end() ? !here(m.dst)
+                                                        : std::any_of(m.branch.begin(), m.branch.end(),
+                                                                      [&](const Msg* b) { return !here(b->dst); });
+    const std::span<const std::byte> bytes = elsewhere ? m.bytes() : std::span<const std::byte>();
     const std::uint64_t rendezvous = m.proto == Msg::Proto::rts   ? m.rdv->size
                                      : m.proto == Msg::Proto::cts ? m.rdv->id
                                                                   : m.id;  // rdv_data's own, from its request
+    const std::span<const int> dsts = fan == multicast_dsts_.end() ? std::span<const int>() : fan->second;
     mine.put(Record{s.turn, s.start, s.handed, s.order, m.ctx, m.size, i, bytes.size(), rendezvous, m.src, m.dst, m.tag,
-                    partition_->index(), static_cast<std::uint8_t>(m.proto)});
+                    partition_->index(), static_cast<std::int32_t>(dsts.size()), static_cast<std::uint8_t>(m.proto)});
     mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
+    for (const int d : dsts) mine.put(static_cast<std::int32_t>(d));
   }
   for (std::size_t i = 0; i < h.barriers; ++i) {
     BarrierState& b = barriers_.at(barriers_here_[i]);
@@ -181,8 +190,10 @@ bool Engine::at_window_end() {
       failed = k, misused = hk.failed == 2, first_failure = {hk.failed_at, hk.failed_order};
     for (std::uint64_t i = 0; i < hk.records; ++i) {
       const auto r = in.take<Record>();
-      if (r.bytes > r.size) throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
-      records.push_back(Taken{r, in.first(r.bytes)});
+      if (r.bytes > r.size || r.fan < 0 || r.fan > static_cast<std::int32_t>(vps_.size()))
+        throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+      Taken& t = records.emplace_back(Taken{r, in.first(r.bytes), {}});
+      for (std::int32_t j = 0; j < r.fan; ++j) t.fan.push_back(in.take<std::int32_t>());
     }
     for (std::uint64_t i = 0; i < hk.barriers; ++i) {
       const auto b = in.take<BarrierRecord>();
@@ -236,7 +247,22 @@ bool Engine::at_window_end() {
     if (a.turn != b.turn) return a.turn < b.turn;
     return a.order != b.order ? a.order < b.order : a.seq < b.seq;
   });
-  for (const auto& [r, payload] : records) {
+  for (const auto& [r, payload, fan] : records) {
+    if (r.fan > 0) {  // a multicast: its branches numbered in turn, as it made them (docs/model.md 2.11)
+      if (r.proc != partition_->index()) {
+        take_multicast(HandedHere{make_msg(r.src, r.dst, r.tag, r.ctx, r.size), r.turn, r.order, r.start, r.handed},
+                       fan, payload);
+        continue;
+      }
+      Msg* lead = handed_here_[r.seq].m;
+      for (Msg* b : lead->branch) b->id = next_msg_id_++;
+      lead->send_op->msg_id = lead->id;
+      instruments_.multicast_sent(r.src, *lead, r.start, r.handed, r.order != vp_order(r.src));
+      for (Msg* b : lead->branch)
+        if (!here(b->dst)) b->payload = std::vector<std::byte>();  // its bytes are on their way there
+      to_network(lead, r.start, r.handed, r.turn);
+      continue;
+    }
     const auto proto = static_cast<Msg::Proto>(r.proto);
     // The single process numbers messages as they are made: a rendezvous's data just before its
     // request to send (Engine::post_send), so the data is numbered with the request.
@@ -271,6 +297,7 @@ bool Engine::at_window_end() {
     }
   }
   handed_here_.clear();
+  multicast_dsts_.clear();
   network_->split_window_ends();
   if (!queue_.empty()) next = std::min(next, queue_.next_time());
   if (next == kNever) {

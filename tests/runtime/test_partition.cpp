@@ -565,4 +565,10 @@ TEST(Partition, TheCatalogSplitOverProcessesIsTheSingleProcesssRunOnTheDelta) {
   expect_the_catalog_split("delta:8x8", {16, 4100});
 }
 
+// Paper 001's machine with its inter-level multicast (its sends not held until received, which a split
+// run refuses): the HPAM algorithms' forked worms.
+TEST(Partition, TheCatalogSplitOverProcessesIsTheSingleProcesssRunOnAnHpamWithMulticast) {
+  expect_the_catalog_split("hpam:1x1/8x8,Q=8,multicast,send_holds_until_received=off", {16, 1100});
+}
+
 }  // namespace
