@@ -157,10 +157,11 @@ std::pair<Comm*, MPI_Errhandler> handler_of(RankState& rs, MPI_Comm c) {
 }
 }  // namespace
 
-bool errors_are_fatal(RankState& rs, MPI_Comm c) {
-  const MPI_Errhandler eh = handler_of(rs, c).second;
+bool ends_the_run(const RankState& rs, MPI_Errhandler eh) {
   return eh != MPI_ERRORS_RETURN && !user_errhandler(rs, eh);
 }
+
+bool errors_are_fatal(RankState& rs, MPI_Comm c) { return ends_the_run(rs, handler_of(rs, c).second); }
 
 std::string fatal_text(const RankState& rs, const char* call, int rank, const MpiError& e) {
   return fmt::format("{} on rank {}: {} ({}); the default error handler MPI_ERRORS_ARE_FATAL ends the run", call, rank,

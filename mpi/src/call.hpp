@@ -72,7 +72,9 @@ void set_result_status(MPI_Status* out, const MPI_Status& s);
 /// Hands an error to the communicator's error handler (the world's when the communicator is not
 /// valid): MPI_ERRORS_ARE_FATAL ends the run with a report naming the rank and the call.
 int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e);
-/// Whether raise ends the run for an error in a call on c: its error handler is MPI_ERRORS_ARE_FATAL.
+/// Whether error handler eh ends the run (MPI_ERRORS_ARE_FATAL) rather than returning the error to
+/// the call (MPI_ERRORS_RETURN, a handler of the program's); errors_are_fatal: raise's, for a call on c.
+bool ends_the_run(const RankState& rs, MPI_Errhandler eh);
 bool errors_are_fatal(RankState& rs, MPI_Comm c);
 /// The report of an error that MPI_ERRORS_ARE_FATAL ends the run with, `call` made by world rank `rank`.
 std::string fatal_text(const RankState& rs, const char* call, int rank, const MpiError& e);

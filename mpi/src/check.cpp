@@ -324,6 +324,7 @@ struct Entered {
   // there, at addresses of its own): the communicator, and where the call and its start were made.
   struct Named {
     std::string comm, site, start_site;
+    std::map<MPI_Datatype, std::string> types;  // of the blocks
   };
   std::shared_ptr<const Named> named;
 };
@@ -483,7 +484,7 @@ std::string call_text(const Entered& e) {
 
 // A block's type, as the reports name it.
 std::string block_type_text(const Entered& e, const Collective::Block& b) {
-  return e.named ? b.type_name : type_text(session()->ranks[static_cast<std::size_t>(e.world)], b.type);
+  return e.named ? e.named->types.at(b.type) : type_text(session()->ranks[static_cast<std::size_t>(e.world)], b.type);
 }
 
 // A rank of the communicator, with its world rank when they differ; on an intercommunicator, one
@@ -789,7 +790,7 @@ std::string counts_text(const int counts[], int n) {
 std::vector<Collective::Block> uniform(RankState& rs, int n, int count, MPI_Datatype t) {
   check_count(count);
   return std::vector<Collective::Block>(static_cast<std::size_t>(n),
-                                        {count, t, signature(committed(rs, t), static_cast<std::size_t>(count)), {}});
+                                        {count, t, signature(committed(rs, t), static_cast<std::size_t>(count))});
 }
 
 // An intercommunicator call's descriptor (MPI-3.1 5.2.2), its root checked as the body checks it.
@@ -995,7 +996,7 @@ Collective describe_allgatherv(RankState& rs, const Comm& c, const char* name, c
     check_arrays(c.remote_size, {{"recvcounts", recvcounts}});
     for (int i = 0; i < c.remote_size; ++i) {
       check_count(recvcounts[i]);
-      d.recvs.push_back({recvcounts[i], recvtype, signature(rt, static_cast<std::size_t>(recvcounts[i])), {}});
+      d.recvs.push_back({recvcounts[i], recvtype, signature(rt, static_cast<std::size_t>(recvcounts[i]))});
     }
     d.args = fmt::format("sendcount={}, {}, recvcounts={}, {}", sendcount, type_text(rs, sendtype),
                          counts_text(recvcounts, c.remote_size), type_text(rs, recvtype));
@@ -1045,7 +1046,7 @@ Collective describe_pairwise(RankState& rs, const Comm& c, const char* name, con
     for (int i = 0; i < n; ++i) {
       check_count(counts[i]);
       const MPI_Datatype t = types[per_block_types ? i : 0];
-      out.push_back({counts[i], t, signature(committed(rs, t), static_cast<std::size_t>(counts[i])), {}});
+      out.push_back({counts[i], t, signature(committed(rs, t), static_cast<std::size_t>(counts[i]))});
     }
     return out;
   };
@@ -1116,10 +1117,8 @@ Collective describe_neighbor(RankState& rs, const Comm& c, const char* name, int
       const int n = counts ? counts[i] : count;
       const MPI_Datatype t = types[per_block_types ? i : 0];
       check_count(n);
-      out.push_back({n,
-                     t,
-                     peers[i] == MPI_PROC_NULL ? Signature{} : signature(committed(rs, t), static_cast<std::size_t>(n)),
-                     {}});
+      out.push_back(
+          {n, t, peers[i] == MPI_PROC_NULL ? Signature{} : signature(committed(rs, t), static_cast<std::size_t>(n))});
     }
     return out;
   };
@@ -1157,10 +1156,14 @@ struct SentNote {
   std::int32_t receiver, from, to, tag, count, type, rank, world, runs, untyped;
 };
 
-// A note for the window's end (split_checks), from a rank's turn or a handler in the event loop.
+// A note for the window's end (split_checks), from a rank's turn or a handler in the event loop;
+// append_note with outbox_lock held.
+void append_note(CheckState& st, const Packed& note) {
+  st.outbox.bytes.insert(st.outbox.bytes.end(), note.bytes.begin(), note.bytes.end());
+}
 void post(CheckState& st, const Packed& note) {
   const std::lock_guard lock(st.outbox_lock);
-  st.outbox.bytes.insert(st.outbox.bytes.end(), note.bytes.begin(), note.bytes.end());
+  append_note(st, note);
 }
 
 }  // namespace
@@ -1184,22 +1187,22 @@ struct SplitEntry {
 };
 
 // A change of a dynamic window's regions (note_attached), and an access an origin checked against
-// a target's regions in another process (note_remote_access), in the window they were made in.
+// a target's regions in another process (note_remote_access), in the window they were made in. The
+// notes carry a SplitAttach as it is, and an access's fixed part followed by its texts.
 struct SplitAttach {
   Time at;
-  std::uint64_t seq;
-  std::int32_t world, reset, attach;
+  std::uint64_t seq, lo, size;
   std::int64_t handle;
-  std::uint64_t lo, size;
+  std::int32_t world, reset, attach;
 };
 struct SplitAccess {
-  Time at;
-  std::uint64_t seq;
-  std::int32_t world, target, fatal, covered, code;
-  std::uint32_t piece;
-  Time clock;
-  std::int64_t handle;
-  std::uint64_t lo, hi;
+  struct Fixed {
+    Time at, clock;
+    std::uint64_t seq, lo, hi;
+    std::int64_t handle;
+    std::int32_t world, target, fatal, covered, code;
+    std::uint32_t piece;
+  } n;
   std::string call, what, fatal_report;
 };
 
@@ -1246,7 +1249,6 @@ void put_blocks(Packed& p, const std::vector<Collective::Block>& blocks) {
   for (const Collective::Block& b : blocks) {
     p.put(std::array<std::int32_t, 2>{b.count, b.type});
     put_signature(p, b.sig);
-    p.put_text(b.type_name);
   }
 }
 std::vector<Collective::Block> take_blocks(Unpacker& in) {
@@ -1255,7 +1257,6 @@ std::vector<Collective::Block> take_blocks(Unpacker& in) {
     const auto [count, type] = in.take<std::array<std::int32_t, 2>>();
     b.count = count, b.type = type;
     b.sig = take_signature(in);
-    b.type_name = in.take_text();
   }
   return blocks;
 }
@@ -1293,6 +1294,11 @@ void put_entry(Packed& p, const SplitEntry& e) {
         std::string_view(me.start.call ? me.start.call : ""), std::string_view(me.named->comm),
         std::string_view(me.named->site), std::string_view(me.named->start_site)})
     p.put_text(text);
+  p.put(me.named->types.size());
+  for (const auto& [type, name] : me.named->types) {
+    p.put(static_cast<std::int32_t>(type));
+    p.put_text(name);
+  }
 }
 
 SplitEntry take_entry(Unpacker& in) {
@@ -1321,6 +1327,10 @@ SplitEntry take_entry(Unpacker& in) {
   named->comm = in.take_text();
   named->site = in.take_text();
   named->start_site = in.take_text();
+  for (auto types = in.take<std::size_t>(); types > 0; --types) {
+    const auto type = in.take<std::int32_t>();
+    named->types.emplace(type, in.take_text());
+  }
   me.named = std::move(named);
   if (!d.name || h.world < 0 || h.world >= session()->np)
     throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
@@ -1336,9 +1346,10 @@ void enter_split(RankState& rs, MPI_Comm comm, const Order& at, Entered me) {
   named->comm = comm_text(rs, comm);
   named->site = site_text(me.site.caller);
   if (me.start.call) named->start_site = site_text(me.start.caller);
+  for (const std::vector<Collective::Block>* blocks : {&me.d.sends, &me.d.recvs})
+    for (const Collective::Block& b : *blocks)
+      if (!named->types.contains(b.type)) named->types.emplace(b.type, type_text(rs, b.type));
   me.named = std::move(named);
-  for (std::vector<Collective::Block>* blocks : {&me.d.sends, &me.d.recvs})
-    for (Collective::Block& b : *blocks) b.type_name = type_text(rs, b.type);
   SplitEntry e;
   e.at = rs.turn_at;
   e.clock = rs.proc->now();
@@ -1352,7 +1363,7 @@ void enter_split(RankState& rs, MPI_Comm comm, const Order& at, Entered me) {
   const std::lock_guard lock(st.outbox_lock);
   e.seq = st.window_checks->made++;
   put_entry(p, e);
-  st.outbox.bytes.insert(st.outbox.bytes.end(), p.bytes.begin(), p.bytes.end());
+  append_note(st, p);
   st.window_checks->entries.push_back(std::move(e));
 }
 
@@ -1371,32 +1382,34 @@ void apply(Regions& regions, const SplitAttach& a) {
 // the one the sequential order gives: the run fails there. Accepted at the call, one process would
 // have raised its error there; refused at the call, one process would have accepted it.
 std::string access_failure(const SplitAccess& a) {
-  if (!a.covered)
+  if (!a.n.covered)
     return fmt::format(
         "{} on rank {}: a run split over processes checked this access against the regions rank {}'s "
         "dynamic window had at the start of the window it was made in, and found it outside them; "
         "the target attached them before the access, without a message between the two: run the "
         "program in one process",
-        a.call, a.world, a.target);
-  if (a.fatal) return a.fatal_report;
+        a.call, a.n.world, a.n.target);
+  if (a.n.fatal) return a.fatal_report;
   return fmt::format(
       "{} on rank {}: {} ({}); its window's error handler would return the error to the call, but a "
       "run split over processes found it at the end of the window the call was made in (the target "
       "detached the memory before the access, without a message between the two): run the program "
       "in one process",
-      a.call, a.world, a.what, error_text(a.code));
+      a.call, a.n.world, a.what, error_text(a.n.code));
 }
 
 // Every process's collective calls, dynamic windows' changes and accesses to another process's
 // target of the window, compared in the sequential order; the same in every process.
 std::optional<RunOptions::WindowFailure> compare_window(CheckState& st) {
-  WindowChecks w;
+  std::vector<SplitEntry> entries;
+  std::vector<SplitAttach> attaches;
+  std::vector<SplitAccess> accesses;
   {
     const std::lock_guard lock(st.outbox_lock);
-    WindowChecks& mine = *st.window_checks;
-    w.entries.swap(mine.entries);
-    w.attaches.swap(mine.attaches);
-    w.accesses.swap(mine.accesses);
+    WindowChecks& w = *st.window_checks;
+    entries.swap(w.entries);
+    attaches.swap(w.attaches);
+    accesses.swap(w.accesses);
   }
   struct Key {
     Time at;
@@ -1406,29 +1419,29 @@ std::optional<RunOptions::WindowFailure> compare_window(CheckState& st) {
     std::size_t index;
   };
   std::vector<Key> order;
-  for (std::size_t i = 0; i < w.entries.size(); ++i)
-    order.push_back({w.entries[i].at, w.entries[i].me.world, w.entries[i].seq, 0, i});
-  for (std::size_t i = 0; i < w.attaches.size(); ++i)
-    order.push_back({w.attaches[i].at, w.attaches[i].world, w.attaches[i].seq, 1, i});
-  for (std::size_t i = 0; i < w.accesses.size(); ++i)
-    order.push_back({w.accesses[i].at, w.accesses[i].world, w.accesses[i].seq, 2, i});
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    order.push_back({entries[i].at, entries[i].me.world, entries[i].seq, 0, i});
+  for (std::size_t i = 0; i < attaches.size(); ++i)
+    order.push_back({attaches[i].at, attaches[i].world, attaches[i].seq, 1, i});
+  for (std::size_t i = 0; i < accesses.size(); ++i)
+    order.push_back({accesses[i].n.at, accesses[i].n.world, accesses[i].n.seq, 2, i});
   std::sort(order.begin(), order.end(),
             [](const Key& a, const Key& b) { return std::tie(a.at, a.world, a.seq) < std::tie(b.at, b.world, b.seq); });
   Session& s = *session();
   auto& attached = st.window_checks->attached;  // the event loop's thread alone reads and writes it now
   for (const Key& k : order) {
     if (k.kind == 1) {
-      const SplitAttach& a = w.attaches[k.index];
+      const SplitAttach& a = attaches[k.index];
       apply(attached[{a.world, a.handle}], a);
       continue;
     }
     if (k.kind == 2) {
-      const SplitAccess& a = w.accesses[k.index];
-      if (covers(attached[{a.target, a.handle}], a.lo, a.hi) == (a.covered != 0)) continue;
-      if (s.drop_output_from) s.drop_output_from(a.world, a.at, a.piece);
-      return RunOptions::WindowFailure{a.at, a.world, a.clock, access_failure(a)};
+      const SplitAccess& a = accesses[k.index];
+      if (covers(attached[{a.n.target, a.n.handle}], a.n.lo, a.n.hi) == (a.n.covered != 0)) continue;
+      if (s.drop_output_from) s.drop_output_from(a.n.world, a.n.at, a.n.piece);
+      return RunOptions::WindowFailure{a.n.at, a.n.world, a.n.clock, access_failure(a)};
     }
-    SplitEntry& e = w.entries[k.index];
+    SplitEntry& e = entries[k.index];
     RankState& rs = s.ranks[static_cast<std::size_t>(e.me.world)];
     try {
       check_in(rs, MPI_COMM_NULL, e.order, std::move(e.me));
@@ -1446,21 +1459,6 @@ std::optional<RunOptions::WindowFailure> compare_window(CheckState& st) {
   }
   return std::nullopt;
 }
-
-// The notes of a dynamic window's change and of a remote access: their fixed part, then the texts.
-struct AttachNote {
-  Time at;
-  std::uint64_t seq, lo, size;
-  std::int64_t handle;
-  std::int32_t world, reset, attach;
-};
-struct AccessNote {
-  Time at, clock;
-  std::uint64_t seq, lo, hi;
-  std::int64_t handle;
-  std::int32_t world, target, fatal, covered, code;
-  std::uint32_t piece;
-};
 
 void note_sent(CheckState& st, int receiver, const MessageKey& key, const Sent& m) {
   Packed p;
@@ -1492,15 +1490,13 @@ void take_notes(CheckState& st, std::span<const std::byte> bytes) {
       continue;
     }
     if (kind == NoteKind::attached) {
-      const auto n = in.take<AttachNote>();
+      const auto a = in.take<SplitAttach>();
       const std::lock_guard lock(st.outbox_lock);
-      st.window_checks->attaches.push_back({n.at, n.seq, n.world, n.reset, n.attach, n.handle, n.lo, n.size});
+      st.window_checks->attaches.push_back(a);
       continue;
     }
     if (kind == NoteKind::remote_access) {
-      const auto n = in.take<AccessNote>();
-      SplitAccess a{n.at,    n.seq,    n.world, n.target, n.fatal, n.covered, n.code, n.piece,
-                    n.clock, n.handle, n.lo,    n.hi,     {},      {},        {}};
+      SplitAccess a{in.take<SplitAccess::Fixed>(), {}, {}, {}};
       a.call = in.take_text();
       a.what = in.take_text();
       a.fatal_report = in.take_text();
@@ -1587,15 +1583,14 @@ bool runs_here(int world) {
 void note_attached(RankState& rs, std::int64_t handle, std::uintptr_t at, std::size_t size, bool attach, bool reset) {
   CheckState* st = settings().checks.get();
   if (!st || !st->window_checks) return;  // one process: the target's regions are read where they are
-  const SplitAttach a{rs.turn_at, 0, rs.proc->rank(), reset, attach, handle, at, size};
   const std::lock_guard lock(st->outbox_lock);
   WindowChecks& w = *st->window_checks;
-  const AttachNote n{a.at, w.made++, a.lo, a.size, a.handle, a.world, a.reset, a.attach};
+  const SplitAttach a{rs.turn_at, w.made++, at, size, handle, rs.proc->rank(), reset, attach};
   Packed p;
   p.put(NoteKind::attached);
-  p.put(n);
-  st->outbox.bytes.insert(st->outbox.bytes.end(), p.bytes.begin(), p.bytes.end());
-  w.attaches.push_back({n.at, n.seq, n.world, n.reset, n.attach, n.handle, n.lo, n.size});
+  p.put(a);
+  append_note(*st, p);
+  w.attaches.push_back(a);
 }
 
 const Regions& attached_elsewhere(int world, std::int64_t handle) {
@@ -1618,17 +1613,16 @@ void note_remote_access(RankState& rs, int target_world, std::int64_t handle, st
   const char* call = rs.last_call ? rs.last_call : "";
   const std::lock_guard lock(st.outbox_lock);
   WindowChecks& w = *st.window_checks;
-  const AccessNote n{rs.turn_at,      rs.proc->now(), w.made++, lo,      hi,         handle,
-                     rs.proc->rank(), target_world,   fatal,    covered, error.code, piece};
+  const SplitAccess::Fixed n{rs.turn_at,      rs.proc->now(), w.made++, lo,      hi,         handle,
+                             rs.proc->rank(), target_world,   fatal,    covered, error.code, piece};
   Packed p;
   p.put(NoteKind::remote_access);
   p.put(n);
   p.put_text(call);
   p.put_text(error.what);
   p.put_text(fatal_report);
-  st.outbox.bytes.insert(st.outbox.bytes.end(), p.bytes.begin(), p.bytes.end());
-  w.accesses.push_back({n.at, n.seq, n.world, n.target, n.fatal, n.covered, n.code, n.piece, n.clock, n.handle, n.lo,
-                        n.hi, call, error.what, std::move(fatal_report)});
+  append_note(st, p);
+  w.accesses.push_back({n, call, error.what, std::move(fatal_report)});
 }
 
 namespace {

@@ -56,7 +56,6 @@ struct Collective {
     int count;
     MPI_Datatype type;
     Signature sig;
-    std::string type_name;  ///< a split run's: `type` as its rank's process names it, for reports elsewhere
   };
   std::vector<Block> sends, recvs;
   /// Whether `op` is significant: on every call of an intracommunicator; on an intercommunicator

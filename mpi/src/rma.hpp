@@ -144,8 +144,7 @@ void register_rma_handlers(RankState& rs);
 
 /// Hands an error to the window's error handler (the world communicator's when w is not valid).
 int raise_on_window(RankState& rs, MPI_Win w, const char* call, const MpiError& e);
-/// Whether an error in a call on window x ends the run, and the report it ends it with.
-bool window_errors_are_fatal(const RankState& rs, const Window& x);
+/// The report MPI_ERRORS_ARE_FATAL on a window ends the run with.
 std::string window_fatal_text(const char* call, int rank, const MpiError& e);
 
 /// Runs body(rank state) as the MPI function `name` on window w: errors go to its error handler.

@@ -497,7 +497,7 @@ void check_range(RankState& rs, const Window& w, int target, MPI_Aint disp, int 
     };
     if (!here) {
       const MpiError e = outside();
-      const bool fatal = window_errors_are_fatal(rs, w);
+      const bool fatal = ends_the_run(rs, w.errhandler);
       note_remote_access(rs, world, p.handle, from, to, covered, e, fatal,
                          fatal ? window_fatal_text(rs.last_call, rs.proc->rank(), e) : std::string());
     }

@@ -49,10 +49,6 @@ int raise_on_window(RankState& rs, MPI_Win w, const char* call, const MpiError& 
   throw UsageError(window_fatal_text(call, rs.proc->rank(), e));
 }
 
-bool window_errors_are_fatal(const RankState& rs, const Window& x) {
-  return x.errhandler != MPI_ERRORS_RETURN && !user_errhandler(rs, x.errhandler);
-}
-
 std::string window_fatal_text(const char* call, int rank, const MpiError& e) {
   return fmt::format("{} on rank {}: {} ({}); the window's error handler MPI_ERRORS_ARE_FATAL ends the run", call, rank,
                      e.what, error_text(e.code));

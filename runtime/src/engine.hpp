@@ -570,7 +570,8 @@ class Engine final : public NetworkListener, private Scheduler {
   std::vector<HandedHere> handed_here_;
   // A multicast's lead handed over in this window: the destinations it was planned for (world ranks).
   std::unordered_map<const Msg*, std::vector<int>> multicast_dsts_;
-  // Another process's multicast, in this process's copy of the network.
+  // At the window's end: this process's multicast, and another's, in this process's copy of the network.
+  void hand_over_multicast(const HandedHere& h);
   void take_multicast(const HandedHere& h, std::span<const int> dsts, std::span<const std::byte> payload);
   // A rendezvous between ranks of two processes (docs/model.md 2.16), by its data's id: in the
   // sender's process the data waiting for its clear to send; in the receiver's, the data's copy

@@ -73,6 +73,18 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
   return op;
 }
 
+// A split run's multicast at the window's end, in its sender's process: its branches numbered in
+// turn as the single process numbers them at the send, then counted and hashed with those ids.
+void Engine::hand_over_multicast(const HandedHere& h) {
+  Msg* lead = h.m;
+  for (Msg* b : lead->branch) b->id = next_msg_id_++;
+  lead->send_op->msg_id = lead->id;
+  instruments_.multicast_sent(lead->src, *lead, h.start, h.handed, h.order != vp_order(lead->src));
+  for (Msg* b : lead->branch)
+    if (!here(b->dst)) b->payload = std::vector<std::byte>();  // its bytes are on their way there
+  to_network(lead, h.start, h.handed, h.turn);
+}
+
 // Another process's multicast, as this process's copy of the network carries it: the same plan
 // and branches, each numbered in turn, with its payload where its destination's program runs.
 void Engine::take_multicast(const HandedHere& h, std::span<const int> dsts, std::span<const std::byte> payload) {

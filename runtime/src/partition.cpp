@@ -248,19 +248,12 @@ bool Engine::at_window_end() {
     return a.order != b.order ? a.order < b.order : a.seq < b.seq;
   });
   for (const auto& [r, payload, fan] : records) {
-    if (r.fan > 0) {  // a multicast: its branches numbered in turn, as it made them (docs/model.md 2.11)
-      if (r.proc != partition_->index()) {
+    if (r.fan > 0) {  // a multicast (multicast.cpp)
+      if (r.proc == partition_->index())
+        hand_over_multicast(handed_here_[r.seq]);
+      else
         take_multicast(HandedHere{make_msg(r.src, r.dst, r.tag, r.ctx, r.size), r.turn, r.order, r.start, r.handed},
                        fan, payload);
-        continue;
-      }
-      Msg* lead = handed_here_[r.seq].m;
-      for (Msg* b : lead->branch) b->id = next_msg_id_++;
-      lead->send_op->msg_id = lead->id;
-      instruments_.multicast_sent(r.src, *lead, r.start, r.handed, r.order != vp_order(r.src));
-      for (Msg* b : lead->branch)
-        if (!here(b->dst)) b->payload = std::vector<std::byte>();  // its bytes are on their way there
-      to_network(lead, r.start, r.handed, r.turn);
       continue;
     }
     const auto proto = static_cast<Msg::Proto>(r.proto);
