@@ -89,6 +89,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
     if (opts_.perturb)
       v->perturb_rng = std::make_unique<std::mt19937_64>(opts_.perturb * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(r));
     vps_.push_back(std::move(v));
+    ++unfinished_vps_;
   }
   // 0: every core the process may use (fibers; threads: no pinning), as the command line's default.
   if (opts_.host_cores == 0 && opts_.execution == Execution::fibers) opts_.host_cores = available_host_cores();
@@ -158,6 +159,12 @@ void Engine::end_program(Vp& v) {
     }
   }
   progress_.running.store(-1, std::memory_order_relaxed);
+  if (v.state != Vp::State::done) {
+    if (!v.is_task())
+      --unfinished_vps_;
+    else if (v.task_op)
+      --busy_tasks_;  // unwound inside its task (a failed run)
+  }
   v.state = Vp::State::done;
 }
 
@@ -477,7 +484,8 @@ void Engine::start_vps() {
     // Not enough host threads: let the ones that started end, and report.
     abort_run(fmt::format("could not start {} VP threads (started {}); try --execution fibers or a smaller --stack-kb",
                           vps_.size(), started));
-    for (std::size_t i = started; i < vps_.size(); ++i) vps_[i]->state = Vp::State::done;
+    for (std::size_t i = started; i < vps_.size(); ++i)
+      if (vps_[i] && vps_[i]->state != Vp::State::done) vps_[i]->state = Vp::State::done, --unfinished_vps_;
   } else if (starts_ahead()) {
     instant_turns_ = true;
     ahead_of_sends_ = true;
@@ -537,12 +545,7 @@ int Engine::next() {
 
 // The VPs and the busy task contexts whose programs have not ended (an idle task context waits for
 // a task that may never come).
-std::uint64_t Engine::unfinished_contexts() const {
-  std::uint64_t n = 0;
-  for (const auto& v : vps_) n += v && v->state != Vp::State::done;
-  for (const auto& t : tasks_) n += t->state != Vp::State::done && t->block != Vp::Block::idle;
-  return n;
-}
+std::uint64_t Engine::unfinished_contexts() const { return unfinished_vps_ + busy_tasks_; }
 
 // The programs have ended: the idle task contexts end too, one after another (kMain: none left).
 int Engine::retire_idle_task() {

@@ -23,9 +23,11 @@ Vp& Engine::acting_task(Vp& v) {
   return t.home == &v ? t : v;  // another rank's task using this Proc: enter() refuses it
 }
 
+// Only once the run is over (retire_idle_task), when no context becomes idle any more: the ranks
+// before retire_from_ stay without one.
 Vp* Engine::idle_task() {
-  for (auto& idle : idle_tasks_)
-    if (!idle.empty()) {
+  for (; retire_from_ < idle_tasks_.size(); ++retire_from_)
+    if (auto& idle = idle_tasks_[retire_from_]; !idle.empty()) {
       Vp* t = idle.back();
       idle.pop_back();
       return t;
@@ -77,6 +79,7 @@ Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> t
   t->world_alias = world.shared_data();
   t->task_text = std::move(describe);
   t->task = [fn = std::move(task), instance] { fn(instance); };
+  ++busy_tasks_;
   Op* op = new_op();
   op->kind = Op::Kind::task;
   op->owner = v.rank;
@@ -95,6 +98,7 @@ void Engine::task_main(Vp& t) {
     t.task = nullptr;
     task();
     finish_task(t);
+    --busy_tasks_;
     idle_tasks_[static_cast<std::size_t>(t.rank)].push_back(&t);
     block(t, Vp::Block::idle, Call{});
     if (retiring_) return;
