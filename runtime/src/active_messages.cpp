@@ -43,6 +43,12 @@ std::string handler_name(int id) {
 
 ActiveMessages::ActiveMessages(Engine& e, int nodes) : e_(e), nodes_(static_cast<std::size_t>(nodes)) {}
 
+ActiveMessages::Node& ActiveMessages::node(int rank) {
+  std::unique_ptr<Node>& n = nodes_[static_cast<std::size_t>(rank)];
+  if (!n) n = std::make_unique<Node>();
+  return *n;
+}
+
 std::string ActiveMessages::blocking_error() const {
   return fmt::format("rank {}'s active-message {} called the Proc (a blocking or communicating call such as recv, "
                      "barrier or an atomic): handlers run inside the engine and may not block; they may only "
@@ -54,17 +60,17 @@ void ActiveMessages::add_handler(Vp& v, int id, AmHandler h) {
   if (id < 0 || id >= kMaxHandler)
     throw UsageError(fmt::format("rank {}: active-message handler id {} out of range 0..{}", v.rank, id, kMaxHandler - 1));
   if (!h) throw UsageError(fmt::format("rank {}: active-message handler {} is empty", v.rank, id));
-  if (!nodes_[static_cast<std::size_t>(v.rank)].handlers.emplace(id, std::move(h)).second)
+  if (!node(v.rank).handlers.emplace(id, std::move(h)).second)
     throw UsageError(fmt::format("rank {}: active-message handler {} registered twice", v.rank, id));
 }
 
 void ActiveMessages::add_word(Vp& v, int id, std::int64_t initial) {
-  if (!nodes_[static_cast<std::size_t>(v.rank)].words.emplace(id, initial).second)
+  if (!node(v.rank).words.emplace(id, initial).second)
     throw UsageError(fmt::format("rank {}: word {} registered twice", v.rank, id));
 }
 
 std::int64_t& ActiveMessages::word(int rank, int id) {
-  auto& words = nodes_[static_cast<std::size_t>(rank)].words;
+  auto& words = node(rank).words;
   auto it = words.find(id);
   if (it == words.end()) throw UsageError(fmt::format("rank {} has no registered word {}", rank, id));
   return it->second;
@@ -83,7 +89,7 @@ Op* ActiveMessages::request(Vp& v, int dst, int id, std::span<const std::int64_t
   static_assert((std::uint64_t{1} << 27 << 32) < kAmReplyBit);
   if (reply_buf && v.rank >= (1 << 27) - 1)
     throw UsageError(fmt::format("rank {}: a request with a reply from a rank beyond 2^27 - 2", v.rank));
-  std::uint32_t& made = nodes_[static_cast<std::size_t>(v.rank)].requests;
+  std::uint32_t& made = node(v.rank).requests;
   const std::uint64_t ticket = reply_buf ? (static_cast<std::uint64_t>(v.rank) + 1) << 32 | ++made : 0;
   Op* reply = nullptr;
   if (reply_buf) {
@@ -114,7 +120,7 @@ AmReply ActiveMessages::decode_reply(const Status& st, std::span<const std::byte
 // max(clock, s) + (e - s): the handler interrupts whatever the VP was doing (docs/model.md 7).
 void ActiveMessages::on_request(Msg& m, Time t) {
   Vp& v = *e_.vps_[static_cast<std::size_t>(m.dst)];
-  Node& node = nodes_[static_cast<std::size_t>(m.dst)];
+  Node& node = this->node(m.dst);
   const int id = (m.tag >> 4) - kBuiltins;
   const auto nargs = static_cast<std::size_t>(m.tag & 15);
   std::array<std::int64_t, kAmMaxArgs> args{};

@@ -1006,6 +1006,9 @@ void Engine::free_msg(Msg* m) {
     if (m->on_the_way) off_the_way(*m);
   }
   m->payload = std::vector<std::byte>();  // payloads can be large: give the memory back now
+  // So can routes on large machines (up to 2,046 links on mesh:1024x1024): a root that posts a
+  // message to every node has that many pooled messages, each keeping the route it was given.
+  if (m->path.capacity() > 64) m->path = std::vector<std::uint32_t>();
   if (m->lender) m->lender->lent = nullptr;
   msgs_.put(m);
 }

@@ -122,13 +122,32 @@ Packet* Network::arbitrate(Packet*& head, Packet*& tail, std::uint32_t& last_in,
 }
 
 void Network::post(Msg* m, Time t) {
+  if (m->branch.empty()) {
+    // The route is laid out when the message takes its injection port (lay_out): a root that posts
+    // a message to each of 262,144 nodes at once held a route of up to a thousand links for each of
+    // them meanwhile, most of a scatter's memory, and in every process of a split run.
+    m->path.clear();
+  } else {
+    lay_out(m);  // a forked worm's tree was planned at the send (plan_multicast)
+  }
+  m->packets = static_cast<std::uint32_t>(net_.packets(m->size));
+  m->handed = t;
+  if (adaptive_) {
+    PairRoute& pr = pair_routes_[static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst)];
+    if (!pr.links) pr.links = std::make_shared<std::vector<std::uint32_t>>();  // the first in flight
+    ++pr.inflight;
+    m->route = pr.links;
+  }
+  q_.push(t, m->id, Ev::inject, m);
+}
+
+void Network::lay_out(Msg* m) {
   const auto& topo = *machine_.topology;
   if (m->branch.empty()) {
-    m->path.clear();
     // A pooled message keeps its path's capacity (Engine::new_msg); a fresh one gets room for a
     // typical route at once rather than growing one link at a time.
     m->path.reserve(16);
-    m->path.push_back(kNoChannel);  // the injection port is chosen when the message starts
+    m->path.push_back(kNoChannel);  // the injection port: try_start_messages names it
     topo.route(m->src, m->dst, m->path);
   }
   m->byte_time = std::max(net_.inject_byte_time, net_.eject_byte_time);
@@ -141,16 +160,7 @@ void Network::post(Msg* m, Time t) {
       m->byte_time = std::max(m->byte_time, own > 0 ? own : net_.link_byte_time);
     }
   }
-  m->packets = static_cast<std::uint32_t>(net_.packets(m->size));
   m->positions = m->trunk + (static_cast<std::uint32_t>(m->path.size()) - m->trunk) / m->fan;
-  m->handed = t;
-  if (adaptive_) {
-    PairRoute& pr = pair_routes_[static_cast<std::uint64_t>(m->src) << 32 | static_cast<std::uint32_t>(m->dst)];
-    if (!pr.links) pr.links = std::make_shared<std::vector<std::uint32_t>>();  // the first in flight
-    ++pr.inflight;
-    m->route = pr.links;
-  }
-  q_.push(t, m->id, Ev::inject, m);
 }
 
 void Network::post_sent_at(Msg* m, Time t, Time sent) {
@@ -205,6 +215,7 @@ void Network::try_start_messages(int node_id, Time t) {
     if (node.queue_tail == m) node.queue_tail = prev;
     m->next = nullptr;
     node.inj[port].cur = m;
+    if (m->branch.empty()) lay_out(m);
     m->path[0] = inj_channel(node_id, static_cast<int>(port));
     if (observer_) observer_->on_grant(*m, 0, t);
     start_packet(m, interface_ready(node.inj[port], node_id, t));
@@ -781,7 +792,7 @@ void Network::handle(const Event& e) {
       node.queue_tail = m;
       idle_ports(m->src, e.t, e.order);
       try_start_messages(m->src, e.t);
-      if (m->path[0] == kNoChannel) {  // it waits: the ports that free will start it
+      if (m->path.empty() || m->path[0] == kNoChannel) {  // it waits: the ports that free will start it
         for (std::size_t port = 0; port < node.inj.size(); ++port) queue_port_next(m->src, port);
         if (observer_) injection_wait(*m, e.t);
       }

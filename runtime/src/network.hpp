@@ -41,7 +41,8 @@ struct Msg {
   Time send_base = kNever;
   std::uint32_t packets = 0;
   std::uint32_t next_packet = 0;   // next packet to start on the injection port
-  std::vector<std::uint32_t> path; // channel ids: injection, links...; the ejection port is per packet
+  std::vector<std::uint32_t>
+      path;  // channel ids: injection, links... (laid out when it starts); the ejection port is per packet
   Time byte_time = 0;              // bottleneck time per byte along the path
   Op* send_op = nullptr;
   Op* sync_op = nullptr;           // a synchronous send waiting for this message to be matched
@@ -294,7 +295,7 @@ class Network {
     std::uint64_t last_taken = ~0ULL;  // id of the message of the last packet this node took (model.md 2.18)
   };
 
-
+  void lay_out(Msg* m);  // its route, the byte time it streams at and its path positions
   void try_start_messages(int node, Time t);
   void idle_ports(int node, Time t, std::uint64_t order);  // leaving ports idle before event (t, order)
   void queue_port_next(int node, std::size_t port);      // a message waits: the port_next event
