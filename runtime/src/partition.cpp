@@ -66,11 +66,13 @@ struct BarrierRecord {
   std::int64_t members = 0, arrived = 0;
   Time latest = 0;
 };
-// A record as taken from the swap, with the payload that followed it.
-struct Taken {
-  Record r;
-  std::span<const std::byte> payload;
-  std::vector<int> fan;  // a multicast's destinations
+// A record's place in the sequential order, and where it lies in the swap's bytes (with its payload
+// and a multicast's destinations after it): what is sorted, 32 bytes rather than the record itself,
+// since a window can hand over a message for every rank of the machine.
+struct Swapped {
+  Time turn = 0;
+  std::uint64_t order = 0, seq = 0;
+  std::size_t at = 0;
 };
 
 }  // namespace
@@ -175,13 +177,14 @@ bool Engine::at_window_end() {
   }
   mine.bytes.insert(mine.bytes.end(), notes.begin(), notes.end());
   const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
+  mine = Packed();  // the others' copy of it is in `all`
   Unpacker in(all);
   Time next = kNever;
   std::uint64_t not_done = 0;
   int failed = -1;  // the process whose failure comes first in the sequential order
   bool misused = false;
   std::pair<Time, std::uint64_t> first_failure{kNever, 0};
-  std::vector<Taken> records;
+  std::vector<Swapped> records;
   for (int k = 0; k < partition_->count(); ++k) {
     const auto hk = in.take<Header>();
     next = std::min(next, hk.next);
@@ -189,11 +192,12 @@ bool Engine::at_window_end() {
     if (hk.failed && (failed < 0 || std::pair{hk.failed_at, hk.failed_order} < first_failure))
       failed = k, misused = hk.failed == 2, first_failure = {hk.failed_at, hk.failed_order};
     for (std::uint64_t i = 0; i < hk.records; ++i) {
+      const auto at = static_cast<std::size_t>(in.first(0).data() - all.data());
       const auto r = in.take<Record>();
       if (r.bytes > r.size || r.fan < 0 || r.fan > static_cast<std::int32_t>(vps_.size()))
         throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
-      Taken& t = records.emplace_back(Taken{r, in.first(r.bytes), {}});
-      for (std::int32_t j = 0; j < r.fan; ++j) t.fan.push_back(in.take<std::int32_t>());
+      in.first(r.bytes + static_cast<std::size_t>(r.fan) * sizeof(std::int32_t));
+      records.push_back(Swapped{r.turn, r.order, r.seq, at});
     }
     for (std::uint64_t i = 0; i < hk.barriers; ++i) {
       const auto b = in.take<BarrierRecord>();
@@ -242,12 +246,17 @@ bool Engine::at_window_end() {
     }
     return true;
   }
-  std::sort(records.begin(), records.end(), [](const Taken& x, const Taken& y) {
-    const Record &a = x.r, &b = y.r;
+  std::sort(records.begin(), records.end(), [](const Swapped& a, const Swapped& b) {
     if (a.turn != b.turn) return a.turn < b.turn;
     return a.order != b.order ? a.order < b.order : a.seq < b.seq;
   });
-  for (const auto& [r, payload, fan] : records) {
+  std::vector<int> fan;  // a multicast's destinations
+  for (const Swapped& place : records) {
+    Unpacker at(std::span<const std::byte>(all).subspan(place.at));
+    const auto r = at.take<Record>();
+    const std::span<const std::byte> payload = at.first(r.bytes);
+    fan.clear();
+    for (std::int32_t j = 0; j < r.fan; ++j) fan.push_back(at.take<std::int32_t>());
     if (r.fan > 0) {  // a multicast (multicast.cpp)
       if (r.proc == partition_->index())
         hand_over_multicast(handed_here_[r.seq]);
@@ -362,6 +371,7 @@ void Engine::combine_counts() {
   mine.put(st.blocked_time);
   for (int r = first_here_; r < end_here_; ++r) mine.put(sent[static_cast<std::size_t>(r)]);
   const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
+  mine = Packed();  // the others' copy of it is in `all`
   Unpacker in(all);
   RunStats sum;  // batches: each process saw only its own VPs' instants, so none are counted
   std::uint64_t hash = start;
