@@ -41,8 +41,7 @@ struct Msg {
   Time send_base = kNever;
   std::uint32_t packets = 0;
   std::uint32_t next_packet = 0;   // next packet to start on the injection port
-  std::vector<std::uint32_t>
-      path;  // channel ids: injection, links... (laid out when it starts); the ejection port is per packet
+  std::vector<std::uint32_t> path; // channel ids: injection, links (laid out at its start); ejection per packet
   Time byte_time = 0;              // bottleneck time per byte along the path
   Op* send_op = nullptr;
   Op* sync_op = nullptr;           // a synchronous send waiting for this message to be matched

@@ -177,7 +177,7 @@ bool Engine::at_window_end() {
   }
   mine.bytes.insert(mine.bytes.end(), notes.begin(), notes.end());
   const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
-  mine = Packed();  // the others' copy of it is in `all`
+  mine = Packed();  // its bytes are in `all` now
   Unpacker in(all);
   Time next = kNever;
   std::uint64_t not_done = 0;
@@ -371,7 +371,7 @@ void Engine::combine_counts() {
   mine.put(st.blocked_time);
   for (int r = first_here_; r < end_here_; ++r) mine.put(sent[static_cast<std::size_t>(r)]);
   const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
-  mine = Packed();  // the others' copy of it is in `all`
+  mine = Packed();  // its bytes are in `all` now
   Unpacker in(all);
   RunStats sum;  // batches: each process saw only its own VPs' instants, so none are counted
   std::uint64_t hash = start;
