@@ -35,6 +35,7 @@ using touchstone::MpiPartition;
 
 struct Options {
   std::string machine = "mesh:4x4", algorithms, sizes = "16", format = "table";
+  std::string trace, order_log;  // written by process 0, as `touchstone run` writes them
   int root = 0;
   std::uint64_t seed = 1, perturb = 0;
   unsigned stack_kb = 128;
@@ -105,6 +106,8 @@ nlohmann::json emulate(const Options& opt, const touchstone::Machine& m, const t
   o.stack_bytes = std::size_t{opt.stack_kb} << 10;
   o.host_cores = 1;
   o.partition = part;
+  o.trace_file = opt.trace;
+  o.order_log_file = opt.order_log;
   const algorithms::Args args{size, opt.root, !opt.phantom};
   const experiment::Record r = experiment::emulate(m, alg, args, o);
   double rss = r.peak_rss_mb;
@@ -132,6 +135,8 @@ int run(const Options& opt, const std::shared_ptr<MpiPartition>& part) {
   const touchstone::Machine m = touchstone::parse_machine(opt.machine);
   const auto algs = named(opt.algorithms);
   const auto sizes = sizes_of(opt.sizes);
+  if ((!opt.trace.empty() || !opt.order_log.empty()) && (algs.size() != 1 || sizes.size() != 1))
+    throw touchstone::UsageError("--trace and --order-log record one run: give one algorithm and one size");
   if (algs.size() == 1 && sizes.size() == 1) {
     const nlohmann::json j = emulate(opt, m, *algs[0], sizes[0], part);
     if (part->index() == 0) print(opt, j);
@@ -178,6 +183,8 @@ int main(int argc, char** argv) {
   app.add_flag("--phantom", opt.phantom, "sizes only: no payload bytes are stored, copied or checked");
   app.add_option("--stack-kb", opt.stack_kb, "host stack of each VP (KiB)")->check(CLI::Range(64u, 1048576u));
   app.add_option("--format", opt.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  app.add_option("--trace", opt.trace, "write the run's Chrome trace (Perfetto) here, from process 0");
+  app.add_option("--order-log", opt.order_log, "write the run's per-VP message order log here, from process 0");
   int rc = 0;
   try {
     app.parse(argc, argv);

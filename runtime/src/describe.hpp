@@ -23,9 +23,10 @@ struct OpSummary {
   int src = 0, tag = 0, dst = 0, owner = 0;
   std::uint64_t msg_id = 0, call = 0;
   std::size_t size = 0;
+  const Op* op = nullptr;  // which operation, to be told its message's id later (never read through)
   static OpSummary of(const Op& op) {
-    return {op.kind, op.rendezvous, op.awaiting_data, op.forced, op.src, op.tag,
-            op.dst, op.owner, op.msg_id, op.call, op.size};
+    return {op.kind, op.rendezvous, op.awaiting_data, op.forced, op.src,  op.tag,
+            op.dst,  op.owner,      op.msg_id,        op.call,   op.size, &op};
   }
 };
 

@@ -952,6 +952,7 @@ RunResult Engine::run(const Program& program) {
   instruments_.run_ended(
       now_, !partition_ || partition_->index() == 0 ? std::span<const Time>(clocks) : std::span<const Time>());
   if (partition_) combine_counts();
+  if (partition_ && instruments_.recording()) gather_evidence();
   if (!failure_.empty()) {
     const std::uint64_t h = instruments_.add_to_failure(failure_, partition_ != nullptr);
     const auto placed = [this]<class E>(E e) {  // E: RunError or RunUsageError, kept as it is
@@ -1323,7 +1324,7 @@ Time Engine::after_tail(int src, Time start, Time done) const {
 void Engine::hand_over(Msg* m, Time start, Time handed, std::uint64_t order) {
   // A split run numbers the window's messages when the processes meet (partition.cpp).
   if (partition_) [[unlikely]]
-    return handed_here_.push_back(HandedHere{m, now_, order, start, handed});
+    return handed_here_.push_back(HandedHere{m, now_, order, start, handed, instruments_.hold_sent(*m)});
   instruments_.handed_over(*m, start, handed);
   to_network(m, start, handed, now_);
 }

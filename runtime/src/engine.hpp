@@ -423,6 +423,11 @@ class Engine final : public NetworkListener, private Scheduler {
   void announce_failure();                        // this process failed: the others hear of it at the window's end
   void gather_clocks(std::vector<Time>& clocks);  // the run's end: every rank's clock, from its process
   void combine_counts();                          // ... and every process's hash terms and counts, summed
+  void numbered(Op& send, std::uint64_t id);      // a split run's send gets its message's id
+  void gather_evidence();                         // ... and their records, for process 0 to write
+  void record_unreceived();                       // a failed run's messages left in the mailboxes
+  bool evidence_gathered_ = false;
+  Time evidence_upto_ = 0;  // a split run: the latest clock of every process, as a failure left it
   // hand_over's part that every process of a split run does; `sent_at`: the sender's turn.
   void to_network(Msg* m, Time start, Time handed, Time sent_at);
 
@@ -571,6 +576,7 @@ class Engine final : public NetworkListener, private Scheduler {
     // request's id for an active message's reply (sent in its arrival, which comes first).
     std::uint64_t order;
     Time start, handed;  // hand_over's times
+    std::size_t held = Instruments::kNotHeld;  // the places of its records (Instruments::hold_sent)
   };
   std::vector<HandedHere> handed_here_;
   // A multicast's lead handed over in this window: the destinations it was planned for (world ranks).

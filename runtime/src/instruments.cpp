@@ -41,27 +41,54 @@ void Instruments::close_batch() {
   batch_width_ = 0;
 }
 
-// The trace's send span is the CPU's work, to `handed`; the message leaves before that by the
-// send's tail (docs/model.md 2.19).
-void Instruments::record_sent(const Msg& m, Time start, Time handed) {
+namespace {
+Recorder::Wire wire_of(const Msg& m) {
   using Wire = Recorder::Wire;
   switch (m.proto) {
-    case Msg::Proto::eager:
-      recorder_->sent(m.id, m.src, m.dst, m.tag, m.size, start, handed, is_am_reply(m.ctx));
+    case Msg::Proto::rts: return Wire::rendezvous_request;
+    case Msg::Proto::cts: return Wire::clear_to_send;
+    case Msg::Proto::rdv_data: return Wire::rendezvous_data;
+    case Msg::Proto::eager: break;
+  }
+  return Wire::message;
+}
+}  // namespace
+
+std::size_t Instruments::hold_sent(const Msg& m) {
+  if (!recorder_) return kNotHeld;
+  held_.push_back(recorder_->hold(m.src, m.proto == Msg::Proto::eager && is_am_reply(m.ctx), wire_of(m)));
+  return held_.size() - 1;
+}
+
+std::size_t Instruments::hold_multicast(int rank, const Msg& lead) {
+  if (!recorder_) return kNotHeld;
+  const std::size_t first = held_.size();
+  for (std::size_t k = 0; k < lead.branch.size(); ++k)
+    held_.push_back(recorder_->hold(rank, false, Recorder::Wire::message));
+  return first;
+}
+
+// The trace's send span is the CPU's work, to `handed`; the message leaves before that by the
+// send's tail (docs/model.md 2.19).
+void Instruments::record_sent(const Msg& m, Time start, Time handed, std::size_t held) {
+  using Wire = Recorder::Wire;
+  const Recorder::Place* at = held == kNotHeld ? nullptr : &held_.at(held);
+  const Wire wire = wire_of(m);
+  switch (wire) {
+    case Wire::message:
+      recorder_->sent(m.id, m.src, m.dst, m.tag, m.size, start, handed, is_am_reply(m.ctx), wire, at);
       break;
-    case Msg::Proto::rts:
-      recorder_->sent(m.rdv->id, m.src, m.dst, m.tag, m.rdv->size, start, handed, false, Wire::rendezvous_request);
+    case Wire::rendezvous_request:
+      recorder_->sent(m.rdv->id, m.src, m.dst, m.tag, m.rdv->size, start, handed, false, wire, at);
       break;
-    case Msg::Proto::cts:
-      recorder_->sent(m.rdv->id, m.src, m.dst, m.tag, 0, start, handed, false, Wire::clear_to_send);
-      break;
-    case Msg::Proto::rdv_data:
-      recorder_->sent(m.id, m.src, m.dst, m.tag, m.size, start, handed, false, Wire::rendezvous_data);
+    case Wire::clear_to_send: recorder_->sent(m.rdv->id, m.src, m.dst, m.tag, 0, start, handed, false, wire, at); break;
+    case Wire::rendezvous_data:
+      recorder_->sent(m.id, m.src, m.dst, m.tag, m.size, start, handed, false, wire, at);
       break;
   }
 }
 
-void Instruments::multicast_sent(int rank, Msg& lead, Time start, Time end, bool by_task) {
+void Instruments::multicast_sent(int rank, Msg& lead, Time start, Time end, bool by_task, std::size_t held) {
   if (!by_task) ++sent_[static_cast<std::size_t>(rank)];
   for (std::size_t k = 0; k < lead.branch.size(); ++k) {
     Msg* m = lead.branch[k];
@@ -74,7 +101,9 @@ void Instruments::multicast_sent(int rank, Msg& lead, Time start, Time end, bool
       if (k == 0) races_->on_send(rank, *m);
       else m->vc = lead.vc;  // one send event: every branch carries the same vector
     }
-    if (recorder_) recorder_->sent(m->id, rank, m->dst, m->tag, m->size, start, end);
+    if (recorder_)
+      recorder_->sent(m->id, rank, m->dst, m->tag, m->size, start, end, false, Recorder::Wire::message,
+                      held == kNotHeld ? nullptr : &held_.at(held + k));
   }
 }
 
@@ -149,7 +178,7 @@ void Instruments::fill(RunResult& res) {
   }
 }
 
-std::string Instruments::write_evidence(bool failed, const std::string& machine, Time upto) const {
+std::string Instruments::write_evidence(bool failed, const std::string& machine, Time upto, bool split) const {
   if (!recorder_) return {};
   if (!failed) {
     recorder_->write(trace_file_, order_log_file_, machine, hash_.value(), false);
@@ -163,6 +192,12 @@ std::string Instruments::write_evidence(bool failed, const std::string& machine,
   } catch (const std::exception& e) {
     return fmt::format("\nNo evidence written: {}\n", e.what());
   }
+  // A split run's processes go on to the end of the window the failure fell in (docs/parallel.md).
+  if (split)
+    return fmt::format(
+        "\nWritten with what every process of the split run recorded up to t={} us, where they "
+        "stopped after the failure: {}.\n",
+        to_us(upto), fmt::join(files, " and "));
   return fmt::format("\nWritten up to the failure at t={} us: {}.\n", to_us(upto), fmt::join(files, " and "));
 }
 

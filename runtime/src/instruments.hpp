@@ -58,7 +58,8 @@ class Instruments {
   }
   /// A message set-up of node m.src that began at `start` is handed to the network; the sender's
   /// CPU is busy with it until `handed` (before the send's tail is taken off).
-  void handed_over(const Msg& m, Time start, Time handed) {
+  /// `held`: where hold_sent kept its records' places (a split run), or kNotHeld.
+  void handed_over(const Msg& m, Time start, Time handed, std::size_t held = kNotHeld) {
     // Control messages and rendezvous data hash apart from eager messages (whose hash is unchanged).
     const std::uint64_t proto = static_cast<std::uint64_t>(m.proto) * 0x9e3779b9ULL;
     hash_.add(m.id, static_cast<std::uint64_t>(m.src) << 32 | static_cast<std::uint32_t>(m.dst),
@@ -67,11 +68,19 @@ class Instruments {
     ++stats_.messages;
     ++sent_[static_cast<std::size_t>(m.src)];
     stats_.payload_bytes += m.size;
-    if (recorder_) record_sent(m, start, handed);
+    if (recorder_) record_sent(m, start, handed, held);
   }
+  static constexpr std::size_t kNotHeld = ~std::size_t{0};
+  /// A split run hands its messages over at the window's end, numbered (partition.cpp): the places
+  /// of a send's records, among its VP's, are kept from the send on (Recorder::hold), one for each
+  /// branch of a multicast. kNotHeld when nothing is recorded.
+  std::size_t hold_sent(const Msg& m);
+  std::size_t hold_multicast(int rank, const Msg& lead);
+  /// The window's sends are all recorded: their places are forgotten.
+  void forget_held() { held_.clear(); }
   /// VP `rank` sent a multicast: one set-up from `start` to `end` for every branch of `lead`.
   /// `by_task`: sent from a task context, whose sends RunResult::sent does not count.
-  void multicast_sent(int rank, Msg& lead, Time start, Time end, bool by_task);
+  void multicast_sent(int rank, Msg& lead, Time start, Time end, bool by_task, std::size_t held = kNotHeld);
   /// The receiver of the request to send `rts` sends its clear to send at `at`.
   void cleared_to_send(const Msg& rts, Time at) { hash_.add(rts.id, 0xc75, static_cast<std::uint64_t>(at)); }
   /// The receive or probe `op` of VP `rank` is matched to m (posted with m waiting, or on arrival).
@@ -149,11 +158,14 @@ class Instruments {
   void unreceived(const Msg& m) { recorder_->unreceived(m.id, m.dst, m.arrival); }
   /// Writes the trace and order log the run asked for (`failed`: up to the failure at `upto`), with
   /// a note for the failure report; a failed run whose files cannot be written says so instead.
-  std::string write_evidence(bool failed, const std::string& machine, Time upto) const;
+  std::string write_evidence(bool failed, const std::string& machine, Time upto, bool split = false) const;
+  /// A split run: this process's share of the records (Recorder::share), and another's added here.
+  void share_records(Packed& out) const { recorder_->share(out); }
+  void merge_records(Unpacker& in) { recorder_->merge(in); }
 
  private:
   void close_batch();
-  void record_sent(const Msg& m, Time start, Time handed);
+  void record_sent(const Msg& m, Time start, Time handed, std::size_t held);
   void record_wait(int rank, Time since, Time clock, const Call& what, const WaitList& waited);
   void race_received(int rank, const Op& op, const Msg& m);
 
@@ -167,6 +179,7 @@ class Instruments {
   std::uint64_t batch_width_ = 0;  // how many resumed at batch_time_ so far; 0 before the first
   std::vector<std::uint64_t> sent_;  // per rank: messages its own VP has sent (message set-ups)
   std::unique_ptr<Recorder> recorder_;
+  std::vector<Recorder::Place> held_;    // hold_sent's places, until the window's end numbers them
   std::unique_ptr<RaceDetector> races_;  // RunOptions::races
   std::unique_ptr<Blame> blame_;         // traces and RunOptions::explain: who blocked whom
   std::vector<std::uint64_t> received_;  // RunOptions::races: per VP, digest of the data received

@@ -65,7 +65,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
   lead->send_op = op;
   if (partition_) [[unlikely]] {  // numbered, counted and posted at the window's end (partition.cpp)
     multicast_dsts_[lead] = std::move(world);
-    handed_here_.push_back(HandedHere{lead, now_, v.order, start, v.clock});
+    handed_here_.push_back(HandedHere{lead, now_, v.order, start, v.clock, instruments_.hold_multicast(v.rank, *lead)});
     return op;
   }
   instruments_.multicast_sent(v.rank, *lead, start, v.clock, v.is_task());
@@ -78,8 +78,8 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
 void Engine::hand_over_multicast(const HandedHere& h) {
   Msg* lead = h.m;
   for (Msg* b : lead->branch) b->id = next_msg_id_++;
-  lead->send_op->msg_id = lead->id;
-  instruments_.multicast_sent(lead->src, *lead, h.start, h.handed, h.order != vp_order(lead->src));
+  numbered(*lead->send_op, lead->id);
+  instruments_.multicast_sent(lead->src, *lead, h.start, h.handed, h.order != vp_order(lead->src), h.held);
   for (Msg* b : lead->branch)
     if (!here(b->dst)) b->payload = std::vector<std::byte>();  // its bytes are on their way there
   to_network(lead, h.start, h.handed, h.turn);

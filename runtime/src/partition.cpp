@@ -89,8 +89,8 @@ void Engine::check_partition() const {
   if (partition_->count() < 1 || partition_->index() < 0 || partition_->index() >= partition_->count())
     refuse(fmt::format("process {} of {} does not exist", partition_->index(), partition_->count()));
   if (opts_.execution != Execution::fibers) refuse("each process runs its VPs as fibers");
-  if (!opts_.trace_file.empty() || !opts_.order_log_file.empty() || opts_.explain || opts_.races != RaceCheck::off)
-    refuse("a trace, an order log, --explain and race detection see every event of one process");
+  if (opts_.explain || opts_.races != RaceCheck::off)
+    refuse("--explain and race detection see every event of one process");
   if (!opts_.schedule.empty()) refuse("forced matches (--schedule) are not carried");
   if (net.recv_buffer >= 0) refuse("bounded receive buffers are freed by receives, which only one process sees");
   if (net.send_holds_until_received) refuse("a send held until its receive completes waits for another process");
@@ -273,17 +273,17 @@ bool Engine::at_window_end() {
     if (r.proc == partition_->index()) {
       Msg* m = handed_here_[r.seq].m;
       m->id = id;
-      if (m->send_op) m->send_op->msg_id = id;
+      if (m->send_op) numbered(*m->send_op, id);
       if (proto == Msg::Proto::rts) {
         m->rdv->id = data_id;
-        if (m->rdv->send_op) m->rdv->send_op->msg_id = data_id;
+        if (m->rdv->send_op) numbered(*m->rdv->send_op, data_id);
         if (!here(m->dst)) rendezvous_data_[data_id] = m->rdv;  // until the clear to send comes back
       }
       if (!here(m->dst)) {  // its bytes are on their way to its destination's process: this copy needs none
         if (m->lender) m->lender->lent = nullptr, m->lender = nullptr, m->lent = {};
         m->payload = std::vector<std::byte>();
       }
-      instruments_.handed_over(*m, r.start, r.handed);
+      instruments_.handed_over(*m, r.start, r.handed, handed_here_[r.seq].held);
       to_network(m, r.start, r.handed, r.turn);
     } else {
       // Another process's message: this copy of the network carries it; its sender's process counts
@@ -299,6 +299,7 @@ bool Engine::at_window_end() {
     }
   }
   handed_here_.clear();
+  instruments_.forget_held();
   multicast_dsts_.clear();
   network_->split_window_ends();
   if (!queue_.empty()) next = std::min(next, queue_.next_time());
@@ -313,6 +314,17 @@ bool Engine::at_window_end() {
   }
   window_end_ = next > kNever - lookahead_ ? kNever : next + lookahead_;
   return true;
+}
+
+// A send's message is numbered at the window's end, after its program may have begun to wait for
+// it: the wait, described at the call (deadlock reports, the trace), names the message too.
+void Engine::numbered(Op& send, std::uint64_t id) {
+  send.msg_id = id;
+  const auto rank = static_cast<std::size_t>(send.owner);
+  if (vps_[rank]->pending.op.op == &send) vps_[rank]->pending.op.msg_id = id;
+  if (rank < tasks_of_.size())
+    for (Vp* t : tasks_of_[rank])
+      if (t->pending.op.op == &send) t->pending.op.msg_id = id;
 }
 
 // A rendezvous's message from another process's rank to one of this process's (docs/model.md 2.16):
@@ -357,6 +369,30 @@ void Engine::gather_clocks(std::vector<Time>& clocks) {
   if (all.size() != clocks.size() * sizeof(Time))
     throw RunError("a split run's processes disagree on the machine's size");
   std::memcpy(clocks.data(), all.data(), all.size());
+}
+
+// ... and, for a trace or an order log, every process's records of its own ranks, which process 0
+// writes (Recorder::share): the network's records are the same in every process, and process 0
+// keeps its own. After a failure each process adds the messages its ranks left unreceived, and the
+// files hold what the processes ran, up to where the last of them stopped.
+void Engine::gather_evidence() {
+  evidence_upto_ = now_;
+  if (aborting_) record_unreceived();
+  Packed share;
+  if (partition_->index() != 0) instruments_.share_records(share);
+  Packed mine;
+  mine.put(evidence_upto_);
+  mine.put_bytes(share.bytes);
+  share = Packed();
+  const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
+  mine = Packed();
+  Unpacker in(all);
+  for (int k = 0; k < partition_->count(); ++k) {
+    evidence_upto_ = std::max(evidence_upto_, in.take<Time>());
+    Unpacker records(in.take_bytes());
+    if (k != 0 && partition_->index() == 0) instruments_.merge_records(records);  // only process 0 writes
+  }
+  evidence_gathered_ = true;
 }
 
 // ... then every process's hash terms, statistics and messages sent, so that every process ends

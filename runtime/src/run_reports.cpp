@@ -62,18 +62,30 @@ std::string Engine::held_requests() {
          "with wait or test, or let it go out of scope, before the program returns:" + held;
 }
 
+// The evidence of a failed run: the messages that arrived and were never received. The latest
+// clock, since a VP may have run ahead of the event loop before it failed.
+void Engine::record_unreceived() {
+  for (const auto& v : vps_) {
+    if (!v) continue;
+    for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) instruments_.unreceived(*m);
+    evidence_upto_ = std::max(evidence_upto_, v->clock);
+  }
+}
+
 // Writes the trace and order log a run asked for. After a failure they hold everything up to it,
-// and the returned note tells the user so.
+// and the returned note tells the user so. A split run's process 0 writes what every process
+// recorded (gather_evidence), once all have ended.
 std::string Engine::write_evidence(bool failed) {
   if (!instruments_.recording()) return {};
-  Time upto = now_;  // a VP may have run ahead of the event loop before it failed
-  if (failed)
-    for (const auto& v : vps_) {
-      if (!v) continue;
-      for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) instruments_.unreceived(*m);
-      upto = std::max(upto, v->clock);
-    }
-  return instruments_.write_evidence(failed, machine_.name, upto);
+  if (partition_) {
+    if (!evidence_gathered_)  // the watchdog, while the processes still run
+      return "\nNo trace or order log written: a split run's processes write them together when they end.\n";
+    if (partition_->index() != 0) return {};
+    return instruments_.write_evidence(failed, machine_.name, evidence_upto_, true);
+  }
+  evidence_upto_ = now_;
+  if (failed) record_unreceived();
+  return instruments_.write_evidence(failed, machine_.name, evidence_upto_);
 }
 
 }  // namespace touchstone::detail

@@ -59,31 +59,55 @@ void Recorder::span(int rank, const char* name, Time start, Time end, std::strin
   spans_.push_back(Span{vp, rank, name, start, end, std::move(detail)});
 }
 
+Recorder::Place Recorder::hold(int src, bool from_handler, Wire wire) {
+  Place at;
+  at.span = spans_.size();
+  spans_.push_back(Span{from_handler ? handler : vp, src, nullptr, 0, 0, {}});
+  if (wire == Wire::message || wire == Wire::rendezvous_request) {
+    auto& lines = order_[static_cast<std::size_t>(src)];
+    at.line = lines.size();
+    lines.emplace_back();
+  }
+  return at;
+}
+
 void Recorder::sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end,
-                    bool from_handler, Wire wire) {
+                    bool from_handler, Wire wire, const Place* at) {
   const Track track = from_handler ? handler : vp;
+  const auto record = [&](const char* name, std::string detail) {
+    Span s{track, src, name, start, end, std::move(detail)};
+    if (at && at->span != Place::none)
+      spans_[at->span] = std::move(s);
+    else
+      spans_.push_back(std::move(s));
+  };
+  const auto line = [&](std::string text) {
+    auto& lines = order_[static_cast<std::size_t>(src)];
+    if (at && at->line != Place::none)
+      lines[at->line] = std::move(text);
+    else
+      lines.push_back(std::move(text));
+  };
   switch (wire) {
     case Wire::message:
     case Wire::rendezvous_request: {
       const bool rdv = wire == Wire::rendezvous_request;
-      spans_.push_back(Span{track, src, "send", start, end,
-                            fmt::format("#{} to {} tag {} {} B{}", id, dst, tag, size,
-                                        rdv ? " (rendezvous request)" : "")});
-      order_[static_cast<std::size_t>(src)].push_back(fmt::format("t={} us  send #{} to {} tag {} size {}{}", us(start),
-                                                                  id, dst, tag, size, rdv ? " (rendezvous)" : ""));
+      record("send", fmt::format("#{} to {} tag {} {} B{}", id, dst, tag, size, rdv ? " (rendezvous request)" : ""));
+      line(fmt::format("t={} us  send #{} to {} tag {} size {}{}", us(start), id, dst, tag, size,
+                       rdv ? " (rendezvous)" : ""));
       if (rdv) return;  // the arrow leaves with the data
       break;
     }
-    case Wire::clear_to_send:
-      spans_.push_back(Span{track, src, "clear to send", start, end, fmt::format("for message #{} from {}", id, dst)});
-      return;
-    case Wire::rendezvous_data:
-      spans_.push_back(Span{track, src, "rendezvous data", start, end, fmt::format("#{} to {} {} B", id, dst, size)});
-      break;
+    case Wire::clear_to_send: record("clear to send", fmt::format("for message #{} from {}", id, dst)); return;
+    case Wire::rendezvous_data: record("rendezvous data", fmt::format("#{} to {} {} B", id, dst, size)); break;
   }
-  if (flow_index_.size() <= id) flow_index_.resize(id + 1, 0);
-  flows_.push_back(Flow{id, src, dst, inside(start, end), kNever, vp, track});
-  flow_index_[id] = flows_.size();
+  add_flow(Flow{id, src, dst, inside(start, end), kNever, vp, track});
+}
+
+void Recorder::add_flow(const Flow& f) {
+  if (flow_index_.size() <= f.id) flow_index_.resize(f.id + 1, 0);
+  flows_.push_back(f);
+  flow_index_[f.id] = flows_.size();
 }
 
 void Recorder::end_flow(std::uint64_t id, Time t, Track track) {
@@ -91,6 +115,8 @@ void Recorder::end_flow(std::uint64_t id, Time t, Track track) {
     Flow& f = flows_[flow_index_[id] - 1];
     f.received = t;
     f.end_track = track;
+  } else {
+    loose_ends_.push_back(FlowEnd{id, t, track});
   }
 }
 
@@ -204,6 +230,7 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
     bool handlers = false;
     std::vector<bool> never(order_.size(), false);
     for (const auto& s : spans_) {
+      if (!s.name) continue;  // a place held for a send that was never numbered
       handlers |= s.track == handler;
       if (s.track == never_received) never[static_cast<std::size_t>(s.rank)] = true;
     }
@@ -230,7 +257,8 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
     // happened, so the file is the same on any number of host cores.
     std::vector<const Span*> by_start;
     by_start.reserve(spans_.size());
-    for (const auto& s : spans_) by_start.push_back(&s);
+    for (const auto& s : spans_)
+      if (s.name) by_start.push_back(&s);
     std::stable_sort(by_start.begin(), by_start.end(), [](const Span* a, const Span* b) {
       return std::tie(a->start, a->track, a->rank) < std::tie(b->start, b->track, b->rank);
     });
@@ -238,7 +266,13 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
       emit({{"name", s->name}, {"cat", "touchstone"}, {"ph", "X"}, {"pid", s->track}, {"tid", tid(s->rank)},
             {"ts", ts(s->start)}, {"dur", ts(s->end - s->start)}, {"args", {{"detail", s->detail}}}});
     write_network(emit);
-    for (const auto& f : flows_) {
+    // In the order of the messages' ids: a split run's processes record their sends apart.
+    std::vector<const Flow*> by_id;
+    by_id.reserve(flows_.size());
+    for (const auto& f : flows_) by_id.push_back(&f);
+    std::sort(by_id.begin(), by_id.end(), [](const Flow* a, const Flow* b) { return a->id < b->id; });
+    for (const Flow* flow : by_id) {
+      const Flow& f = *flow;
       if (f.received == kNever) continue;  // still in flight when a failed run stopped
       // An unreceived message's zero-length slice starts where its arrow ends: it is its own anchor.
       emit_flow(emit, "message", f.id + 1, f.start_track, tid(f.src), f.sent, f.end_track, tid(f.dst), f.received,
@@ -252,9 +286,63 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
     fmt::print(out.f, "# trace_hash {}{}\n", hash, failed ? " (of the run up to the failure)" : "");
     for (std::size_t r = 0; r < order_.size(); ++r) {
       fmt::print(out.f, "VP {}:\n", r);
-      for (const auto& line : order_[r]) fmt::print(out.f, "  {}\n", line);
+      for (const auto& line : order_[r])
+        if (!line.empty()) fmt::print(out.f, "  {}\n", line);  // empty: a place never filled
     }
   }
 }
+
+// A split run's share: the spans, sends, ends of arrows and order-log lines of this process's
+// ranks, each VP's in the order it recorded them. The network's spans are the same in every process
+// and stay out.
+void Recorder::share(Packed& out) const {
+  std::size_t n = 0;
+  for (const auto& s : spans_) n += s.name != nullptr;
+  out.put(n);
+  for (const auto& s : spans_) {
+    if (!s.name) continue;
+    out.put(s.track), out.put(s.rank), out.put(s.start), out.put(s.end);
+    out.put_text(s.name);
+    out.put_text(s.detail);
+  }
+  out.put(flows_.size());
+  for (const auto& f : flows_) out.put(f);
+  out.put(loose_ends_.size());
+  for (const auto& e : loose_ends_) out.put(e);
+  std::size_t ranks = 0;
+  for (const auto& lines : order_) ranks += !lines.empty();
+  out.put(ranks);
+  for (std::size_t r = 0; r < order_.size(); ++r) {
+    if (order_[r].empty()) continue;
+    out.put(r);
+    out.put(order_[r].size());
+    for (const auto& line : order_[r]) out.put_text(line);
+  }
+}
+
+void Recorder::merge(Unpacker& in) {
+  const auto bad = [] { return RunError("a split run's processes disagree on what they recorded"); };
+  for (auto n = in.take<std::size_t>(); n > 0; --n) {
+    Span s{};
+    s.track = in.take<Track>(), s.rank = in.take<int>(), s.start = in.take<Time>(), s.end = in.take<Time>();
+    s.name = name_of(in.take_text());
+    s.detail = in.take_text();
+    if (s.rank < 0 || static_cast<std::size_t>(s.rank) >= order_.size()) throw bad();
+    spans_.push_back(std::move(s));
+  }
+  for (auto n = in.take<std::size_t>(); n > 0; --n) add_flow(in.take<Flow>());
+  for (auto n = in.take<std::size_t>(); n > 0; --n) loose_ends_.push_back(in.take<FlowEnd>());
+  for (auto ranks = in.take<std::size_t>(); ranks > 0; --ranks) {
+    const auto r = in.take<std::size_t>();
+    if (r >= order_.size()) throw bad();
+    for (auto n = in.take<std::size_t>(); n > 0; --n) order_[r].push_back(in.take_text());
+  }
+  // The ends recorded apart from their sends: a receive's process is not its sender's.
+  std::vector<FlowEnd> loose;
+  loose.swap(loose_ends_);
+  for (const FlowEnd& e : loose) end_flow(e.id, e.at, e.track);
+}
+
+const char* Recorder::name_of(const std::string& name) { return names_.insert(name).first->c_str(); }
 
 }  // namespace touchstone::detail

@@ -1,14 +1,17 @@
 // Recording a run for people: Chrome Trace Event JSON (Perfetto opens it) and a plain-text
 // per-VP message order log (docs/cli.md). Only built when a run asks for one of them.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "touchstone/packed.hpp"
 #include "touchstone/time.hpp"
 
 namespace touchstone::detail {
@@ -25,8 +28,17 @@ class Recorder {
   /// data's id and size, in program order); the clear to send and the data are the protocol's, in
   /// the trace only (the data with the arrow to its receive), never in the order log.
   enum class Wire : std::uint8_t { message, rendezvous_request, clear_to_send, rendezvous_data };
+  /// Where a send's records go in its VP's records. A split run numbers a window's messages at the
+  /// window's end (partition.cpp), after its VPs have gone on: `hold` keeps each send's places from
+  /// the send on, and `sent` fills them once it is numbered, so every VP's records are in the order
+  /// the single process makes them. A place never filled (a failed run) is left out of the files.
+  struct Place {
+    static constexpr std::size_t none = ~std::size_t{0};
+    std::size_t span = none, line = none;
+  };
+  Place hold(int src, bool from_handler, Wire wire);
   void sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end,
-            bool from_handler = false, Wire wire = Wire::message);
+            bool from_handler = false, Wire wire = Wire::message, const Place* at = nullptr);
   void received(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time arrival, Time start, Time end);
   /// An active-message handler ran for message `id` on rank's handler track.
   void handled(std::uint64_t id, int rank, Time start, Time end, std::string detail);
@@ -44,6 +56,13 @@ class Recorder {
   /// the run up to its failure). Throws UsageError if a file cannot be written.
   void write(const std::string& chrome_path, const std::string& order_path, const std::string& machine,
              std::uint64_t trace_hash, bool failed) const;
+
+  /// A split run (docs/parallel.md, "Several processes"): each process records its own ranks (their
+  /// spans, sends, receives and order-log lines) and the network as every process sees it. `share`
+  /// packs the ranks' part; `merge` adds another process's, so that one process writes the files
+  /// the single process writes.
+  void share(Packed& out) const;
+  void merge(Unpacker& in);
 
  private:
   enum Track : int { vp = 1, handler = 2, network = 3, never_received = 4 };  // Chrome trace process ids (from 1)
@@ -70,10 +89,20 @@ class Recorder {
     Track end_track;
     Track start_track = vp;
   };
+  // Where a message's arrow ends, recorded where its send's flow is not (another process's send).
+  struct FlowEnd {
+    std::uint64_t id;
+    Time at;
+    Track track;
+  };
+  void add_flow(const Flow& f);
   void end_flow(std::uint64_t id, Time t, Track track);
+  const char* name_of(const std::string& name);
   std::vector<Span> spans_;
   std::vector<Flow> flows_;
   std::vector<std::uint64_t> flow_index_;  // message id -> index in flows_ + 1
+  std::vector<FlowEnd> loose_ends_;        // ends whose flow is not (yet) here
+  std::set<std::string> names_;            // span names taken from other processes' shares
   std::vector<std::vector<std::string>> order_;
   std::vector<NetSpan> net_spans_;
   std::vector<Arrow> arrows_;

@@ -5,7 +5,9 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <numeric>
 #include <set>
 #include <stdexcept>
@@ -152,6 +154,36 @@ TEST(Partition, ADeadlockAcrossProcessesEndsEveryProcess) {
     EXPECT_NE(what.find("0 of this process's 8 ranks (0..7 of 16) finished."), std::string::npos) << what;
     EXPECT_NE(what.find("for rank(s) 8, in another process"), std::string::npos) << what;
     EXPECT_EQ(what.find(", finished"), std::string::npos) << what;
+  }
+}
+
+// A message is numbered at the window's end, after its sender began to wait for it: the report of a
+// wait for a send names the message as the single process does.
+TEST(Partition, AWaitForASendNamesItsMessageAsOneProcessDoes) {
+  const Program stuck = [](Proc& p) {
+    std::vector<std::byte> b(8);
+    p.send((p.rank() + 8) % p.size(), 1, b);  // by rendezvous: it waits for a receive that never comes
+  };
+  RunOptions o = phantom();
+  o.eager_limit = 0;
+  const Machine m = ts_test::prime_machine("mesh:4x4");
+  std::string one;
+  try {
+    run(m, stuck, o);
+  } catch (const std::exception& e) {
+    one = e.what();
+  }
+  const ts_test::SplitRun split = ts_test::run_split(m, stuck, o, 2);
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]);
+    const std::string what = failure_text(split.failures[static_cast<std::size_t>(k)]);
+    for (int r = 8 * k; r < 8 * k + 8; ++r) {
+      const std::size_t at = one.find(fmt::format("rank {} blocked since", r));
+      ASSERT_NE(at, std::string::npos) << one;
+      const std::string line = one.substr(at, one.find('\n', at) - at);
+      EXPECT_NE(line.find("send of message #"), std::string::npos) << line;
+      EXPECT_NE(what.find(line), std::string::npos) << line << "\nnot in\n" << what;
+    }
   }
 }
 
@@ -467,6 +499,85 @@ TEST(Partition, TasksAcrossProcessesAreTheSingleProcesssRun) {
   RunOptions real = phantom();
   real.phantom_payloads = false;
   expect_split_runs_same(ts_test::prime_machine("torus:4x4"), with_tasks, {2, 4}, real);
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The trace and the order log a split run's process 0 writes are the single process's, byte for byte.
+void expect_same_evidence(const Machine& m, const Program& program, const std::vector<int>& parts,
+                          RunOptions opts = phantom()) {
+  const std::string dir = ::testing::TempDir();
+  opts.trace_file = dir + "partition_single.json";
+  opts.order_log_file = dir + "partition_single.log";
+  run(m, program, opts);
+  const std::string trace = file_text(opts.trace_file), order = file_text(opts.order_log_file);
+  ASSERT_NE(trace.find("\"ph\":\"f\""), std::string::npos) << "the trace has no message arrows";
+  ASSERT_NE(order.find("recv #"), std::string::npos) << order;
+  for (const int n : parts) {
+    SCOPED_TRACE(::testing::Message() << n << " processes");
+    opts.trace_file = dir + fmt::format("partition_split{}.json", n);
+    opts.order_log_file = dir + fmt::format("partition_split{}.log", n);
+    std::remove(opts.trace_file.c_str());
+    std::remove(opts.order_log_file.c_str());
+    const ts_test::SplitRun split = ts_test::run_split(m, program, opts, n);
+    for (int k = 0; k < n; ++k)
+      EXPECT_FALSE(split.failures[static_cast<std::size_t>(k)])
+          << failure_text(split.failures[static_cast<std::size_t>(k)]);
+    EXPECT_TRUE(file_text(opts.trace_file) == trace) << "the traces differ: " << opts.trace_file;
+    EXPECT_EQ(file_text(opts.order_log_file), order);
+  }
+}
+
+TEST(Partition, ASplitRunsTraceAndOrderLogAreTheSingleProcesss) {
+  const Machine mesh = ts_test::prime_machine("mesh:4x4");
+  expect_same_evidence(mesh, crowded, {2, 3, 4});
+  expect_same_evidence(mesh, active_messages, {2, 4});
+  expect_same_evidence(mesh, with_tasks, {3});
+  Machine rendezvous = mesh;
+  rendezvous.net.eager_limit = 256;
+  expect_same_evidence(rendezvous, crowded, {2, 4});
+  RunOptions real = phantom();
+  real.phantom_payloads = false;
+  expect_same_evidence(ts_test::prime_machine("torus:4x4"), checked_exchange, {2}, real);
+  const Machine hpam = parse_machine("hpam:1x1/4x4,Q=8,multicast,send_holds_until_received=off");
+  for (const char* name : {"bcast/brute-force"}) {  // the inter-level multicast
+    SCOPED_TRACE(name);
+    const algorithms::Algorithm& alg = algorithms::find(name);
+    expect_same_evidence(hpam, [&](Proc& p) { alg.program(p, algorithms::Args{64, 0, false}); }, {2, 4});
+  }
+}
+
+// A failed split run still leaves its evidence: process 0 writes what every process recorded, the
+// failing rank's last wait and the messages left unreceived included.
+TEST(Partition, AFailedSplitRunWritesWhatEveryProcessRecorded) {
+  const Program fails = [](Proc& p) {
+    std::vector<std::byte> b(8);
+    p.send((p.rank() + 1) % p.size(), 0, b);
+    p.recv(any_source, 0, b);
+    if (p.rank() == 13) throw std::runtime_error("rank 13 gives up");
+    p.recv(any_source, 7, b);  // never sent: every rank waits here when rank 13 fails
+  };
+  RunOptions opts = phantom();
+  opts.trace_file = ::testing::TempDir() + "partition_failed.json";
+  opts.order_log_file = ::testing::TempDir() + "partition_failed.log";
+  std::remove(opts.trace_file.c_str());
+  std::remove(opts.order_log_file.c_str());
+  const ts_test::SplitRun split = ts_test::run_split(ts_test::prime_machine("mesh:4x4"), fails, opts, 3);
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << "process " << k;
+  const std::string report = failure_text(split.failures[0]);
+  EXPECT_NE(report.find("Written with what every process of the split run recorded"), std::string::npos) << report;
+  const std::string trace = file_text(opts.trace_file), order = file_text(opts.order_log_file);
+  for (int r = 0; r < 16; ++r) {
+    SCOPED_TRACE(::testing::Message() << "rank " << r);
+    if (r == 13) continue;
+    // Each rank's send and the receive of its neighbour's message, whichever process ran it.
+    EXPECT_NE(order.find(fmt::format("VP {}:\n  t=", r)), std::string::npos) << order;
+    EXPECT_NE(trace.find(fmt::format("to {} tag 0 8 B", (r + 1) % 16)), std::string::npos);
+  }
+  EXPECT_NE(trace.find("(when the run failed)"), std::string::npos);
 }
 
 TEST(Partition, WhatASplitRunCannotCarryIsRefusedWithTheReason) {
