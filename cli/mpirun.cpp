@@ -307,6 +307,8 @@ int run(Options& o, CLI::App* cmd) {
   const RunResult* completed = nullptr;
   if (!o.explore_outcome.empty()) o.launch.run.on_races = [&](const std::vector<Race>& r) { races_found = r; };
   o.launch.on_result = [&](const Machine& m, const RunResult& r, const RunOptions& used) {
+    // A split run's processes all end with the run's findings (--explain): process 0 prints them.
+    if (used.partition && used.partition->index() != 0) return;
     fmt::print(stderr, "{}", debug_findings(findings_options, m, Program{}, used, r).text);
     if (!o.explore_outcome.empty()) write_outcome(o.explore_outcome, races_found, &r), completed = &r;
   };

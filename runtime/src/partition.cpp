@@ -89,8 +89,7 @@ void Engine::check_partition() const {
   if (partition_->count() < 1 || partition_->index() < 0 || partition_->index() >= partition_->count())
     refuse(fmt::format("process {} of {} does not exist", partition_->index(), partition_->count()));
   if (opts_.execution != Execution::fibers) refuse("each process runs its VPs as fibers");
-  if (opts_.explain || opts_.races != RaceCheck::off)
-    refuse("--explain and race detection see every event of one process");
+  if (opts_.races != RaceCheck::off) refuse("race detection follows every message's vector clock in one process");
   if (!opts_.schedule.empty()) refuse("forced matches (--schedule) are not carried");
   if (net.recv_buffer >= 0) refuse("bounded receive buffers are freed by receives, which only one process sees");
   if (net.send_holds_until_received) refuse("a send held until its receive completes waits for another process");

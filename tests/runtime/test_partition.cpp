@@ -550,6 +550,45 @@ TEST(Partition, ASplitRunsTraceAndOrderLogAreTheSingleProcesss) {
   }
 }
 
+// Who blocked whom is the network's, which every process carries whole: each one's explanation is
+// the single process's, for a run that ends and for one that fails.
+TEST(Partition, EveryProcessExplainsWhoBlockedWhomAsOneProcessDoes) {
+  RunOptions o = phantom();
+  o.explain = true;
+  const Machine m = ts_test::prime_machine("mesh:4x4");
+  const RunResult one = run(m, crowded, o);
+  ASSERT_NE(one.explanation.find("blocked"), std::string::npos) << one.explanation;
+  for (const int n : {2, 4}) {
+    const ts_test::SplitRun split = ts_test::run_split(m, crowded, o, n);
+    for (int k = 0; k < n; ++k) {
+      ASSERT_FALSE(split.failures[static_cast<std::size_t>(k)])
+          << failure_text(split.failures[static_cast<std::size_t>(k)]);
+      EXPECT_EQ(split.results[static_cast<std::size_t>(k)].explanation, one.explanation)
+          << n << " processes, process " << k;
+    }
+  }
+  const Program stuck = [](Proc& p) {  // the crowd, then everyone waits for a message never sent
+    crowded(p);
+    std::vector<std::byte> b(8);
+    p.recv(any_source, 99, b);
+  };
+  std::string failed;
+  try {
+    run(m, stuck, o);
+  } catch (const std::exception& e) {
+    failed = e.what();
+  }
+  const std::size_t from = failed.find("explain: ");
+  ASSERT_NE(from, std::string::npos) << failed;
+  const std::string explained = failed.substr(from, failed.find("trace_hash", from) - from);
+  const ts_test::SplitRun split = ts_test::run_split(m, stuck, o, 2);
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]);
+    const std::string what = failure_text(split.failures[static_cast<std::size_t>(k)]);
+    EXPECT_NE(what.find(explained), std::string::npos) << "process " << k << ":\n" << what << "\nwant\n" << explained;
+  }
+}
+
 // A failed split run still leaves its evidence: process 0 writes what every process recorded, the
 // failing rank's last wait and the messages left unreceived included.
 TEST(Partition, AFailedSplitRunWritesWhatEveryProcessRecorded) {
