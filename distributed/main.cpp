@@ -7,11 +7,11 @@
 //
 // Process k runs the programs of its share of the ranks and a copy of the network; the processes
 // meet once per window of the machine's least send set-up (an MPI_Allgatherv of that window's
-// messages, with the payloads of those bound for another process). The run is the one `touchstone
-// run` makes in one process, trace_hash included, and the algorithm checks the data it received
-// (unless --phantom); process 0 prints it, with each process's peak memory. A program of its own, apart from
-// the `touchstone` command, because that one carries Touchstone's own MPI library (for `touchstone
-// mpirun`), whose MPI_ functions would stand in for Open MPI's here.
+// messages, and the payloads of those bound for another process with them or in an MPI_Alltoallv). The run is the one
+// `touchstone run` makes in one process, trace_hash included, and the algorithm checks the data it received (unless
+// --phantom); process 0 prints it, with each process's peak memory. A program of its own, apart from the `touchstone`
+// command, because that one carries Touchstone's own MPI library (for `touchstone mpirun`), whose MPI_ functions would
+// stand in for Open MPI's here.
 #include <algorithm>
 #include <cstdio>
 #include <exception>

@@ -42,6 +42,27 @@ class MpiPartition final : public Partition {
                    MPI_COMM_WORLD);
     return all;
   }
+  /// Each part to its process alone; every process knows every size, so no sizes are exchanged.
+  std::vector<std::byte> all_to_all(std::span<const std::byte> mine, std::span<const std::size_t> to,
+                                    std::span<const std::size_t> from) override {
+    const auto offsets = [](std::span<const std::size_t> sizes, std::vector<int>& counts, std::vector<int>& at) {
+      long long total = 0;
+      for (const std::size_t n : sizes) {
+        if (total + static_cast<long long>(n) > INT_MAX)
+          throw RunError("a window's payloads exceed 2 GiB in all: use a smaller machine");
+        at.push_back(static_cast<int>(total));
+        counts.push_back(static_cast<int>(n));
+        total += static_cast<long long>(n);
+      }
+      return static_cast<std::size_t>(total);
+    };
+    std::vector<int> send_counts, send_at, recv_counts, recv_at;
+    offsets(to, send_counts, send_at);
+    std::vector<std::byte> out(offsets(from, recv_counts, recv_at));
+    MPI_Alltoallv(mine.data(), send_counts.data(), send_at.data(), MPI_BYTE, out.data(), recv_counts.data(),
+                  recv_at.data(), MPI_BYTE, MPI_COMM_WORLD);
+    return out;
+  }
 
  private:
   int index_ = 0, count_ = 1;

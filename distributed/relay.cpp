@@ -63,9 +63,9 @@ int relay_mpirun(int argc, char** argv) {
   bool ended = child < 0;
   if (child < 0) std::perror("touchstone-distributed: fork");
   for (;;) {
-    std::vector<std::byte> mine;
+    touchstone::RelayPart mine;
     if (!ended) {
-      std::optional<std::vector<std::byte>> part_of_child = touchstone::relay_take_part(from_child[0]);
+      std::optional<touchstone::RelayPart> part_of_child = touchstone::relay_take_part(from_child[0], count);
       ended = !part_of_child;
       if (part_of_child) mine = std::move(*part_of_child);
     }
@@ -81,7 +81,8 @@ int relay_mpirun(int argc, char** argv) {
     std::vector<std::byte> all;
     bool ok = true;
     try {
-      all = part.all_gather(mine);
+      // Every child asks for the same exchange at each swap (their runs agree on every window).
+      all = mine.all_to_all ? part.all_to_all(mine.bytes, mine.to, mine.from) : part.all_gather(mine.bytes);
     } catch (const touchstone::RunError& e) {  // in every process alike
       if (index == 0) std::fprintf(stderr, "touchstone-distributed: %s\n", e.what());
       ok = false;

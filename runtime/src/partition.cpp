@@ -31,6 +31,34 @@
 #include "touchstone/error.hpp"
 #include "touchstone/packed.hpp"
 
+namespace touchstone {
+
+// Every process's parts, with their sizes, to every process; each keeps its own.
+std::vector<std::byte> Partition::all_to_all(std::span<const std::byte> mine, std::span<const std::size_t> to,
+                                             std::span<const std::size_t> from) {
+  Packed sending;
+  for (const std::size_t n : to) sending.put(static_cast<std::uint64_t>(n));
+  sending.bytes.insert(sending.bytes.end(), mine.begin(), mine.end());
+  const std::vector<std::byte> all = all_gather(sending.bytes);
+  sending = Packed();
+  Unpacker in(all);
+  std::vector<std::byte> out;
+  for (int k = 0; k < count(); ++k) {
+    std::vector<std::uint64_t> sizes(static_cast<std::size_t>(count()));
+    for (auto& n : sizes) n = in.take<std::uint64_t>();
+    for (int j = 0; j < count(); ++j) {
+      const std::span<const std::byte> part = in.first(sizes[static_cast<std::size_t>(j)]);
+      if (j != index()) continue;
+      if (part.size() != from[static_cast<std::size_t>(k)])
+        throw RunError("a split run's processes disagree on what they swap (a corrupt exchange of payloads)");
+      out.insert(out.end(), part.begin(), part.end());
+    }
+  }
+  return out;
+}
+
+}  // namespace touchstone
+
 namespace touchstone::detail {
 
 namespace {
@@ -45,6 +73,9 @@ struct Header {
   std::uint64_t records = 0;
   std::uint64_t barriers = 0;  // BarrierRecords, after the Records
   std::uint64_t notes = 0;     // bytes of RunOptions::window_notes, after the BarrierRecords
+  // Where its messages' payloads are: 0 after each record, 1 sent to their destinations' processes
+  // alone (Partition::all_to_all), each process's in the order of its records.
+  std::uint64_t payloads_apart = 0;
 };
 struct Record {
   Time turn = 0, start = 0, handed = 0;
@@ -67,12 +98,16 @@ struct BarrierRecord {
   Time latest = 0;
 };
 // A record's place in the sequential order, and where it lies in the swap's bytes (with its payload
-// and a multicast's destinations after it): what is sorted, 32 bytes rather than the record itself,
+// and a multicast's destinations after it): what is sorted, 40 bytes rather than the record itself,
 // since a window can hand over a message for every rank of the machine.
 struct Swapped {
   Time turn = 0;
   std::uint64_t order = 0, seq = 0;
   std::size_t at = 0;
+  // Its payload: after the record (kInline), sent apart to other processes (kElsewhere), or where it
+  // lies among the payloads sent apart to this one.
+  std::size_t payload = kInline;
+  static constexpr std::size_t kInline = ~std::size_t{0}, kElsewhere = kInline - 1;
 };
 
 }  // namespace
@@ -149,24 +184,43 @@ bool Engine::at_window_end() {
   h.barriers = aborting_ ? 0 : barriers_here_.size();
   const std::vector<std::byte> notes = opts_.window_notes ? opts_.window_notes() : std::vector<std::byte>();
   h.notes = notes.size();
-  mine.put(h);
-  for (std::size_t i = 0; i < h.records; ++i) {
-    const HandedHere& s = handed_here_[i];
-    const Msg& m = *s.m;
-    // The bytes of a message to another process's rank travel with it: its send has not completed (the
-    // message has not left), so they are still where the program lent them, or in its own copy.
+  // The bytes of a message to another process's rank travel with it: its send has not completed (the
+  // message has not left), so they are still where the program lent them, or in its own copy.
+  const auto payload_of = [&](const Msg& m) {
     const auto fan = multicast_dsts_.find(&m);
     const bool elsewhere = fan == multicast_dsts_.end() ? !here(m.dst)
                                                         : std::any_of(m.branch.begin(), m.branch.end(),
                                                                       [&](const Msg* b) { return !here(b->dst); });
-    const std::span<const std::byte> bytes = elsewhere ? m.bytes() : std::span<const std::byte>();
+    return elsewhere ? m.bytes() : std::span<const std::byte>();
+  };
+  std::size_t payloads = 0;
+  for (std::size_t i = 0; i < h.records; ++i) payloads += payload_of(*handed_here_[i].m).size();
+  h.payloads_apart = partition_->count() > 2 && payloads > partition_->payloads_inline_up_to();
+  const auto parts = static_cast<std::size_t>(partition_->count());
+  // Payloads sent apart: once to each other process with a destination of it, in one buffer of
+  // every process's part in turn, each part in the order of the records.
+  const auto for_each_process_of = [&](const Msg& m, const auto& f) {
+    const auto fan = multicast_dsts_.find(&m);
+    for (std::size_t k = 0; k < parts; ++k)
+      if (static_cast<int>(k) != partition_->index() &&
+          (fan == multicast_dsts_.end() ? process_of(m.dst) == static_cast<int>(k)
+                                        : std::any_of(fan->second.begin(), fan->second.end(),
+                                                      [&](int d) { return process_of(d) == static_cast<int>(k); })))
+        f(k);
+  };
+  mine.put(h);
+  for (std::size_t i = 0; i < h.records; ++i) {
+    const HandedHere& s = handed_here_[i];
+    const Msg& m = *s.m;
+    const std::span<const std::byte> bytes = payload_of(m);
     const std::uint64_t rendezvous = m.proto == Msg::Proto::rts   ? m.rdv->size
                                      : m.proto == Msg::Proto::cts ? m.rdv->id
                                                                   : m.id;  // rdv_data's own, from its request
+    const auto fan = multicast_dsts_.find(&m);
     const std::span<const int> dsts = fan == multicast_dsts_.end() ? std::span<const int>() : fan->second;
     mine.put(Record{s.turn, s.start, s.handed, s.order, m.ctx, m.size, i, bytes.size(), rendezvous, m.src, m.dst, m.tag,
                     partition_->index(), static_cast<std::int32_t>(dsts.size()), static_cast<std::uint8_t>(m.proto)});
-    mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
+    if (!h.payloads_apart) mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
     for (const int d : dsts) mine.put(static_cast<std::int32_t>(d));
   }
   for (std::size_t i = 0; i < h.barriers; ++i) {
@@ -184,10 +238,14 @@ bool Engine::at_window_end() {
   bool misused = false;
   std::pair<Time, std::uint64_t> first_failure{kNever, 0};
   std::vector<Swapped> records;
+  bool any_apart = false;                   // then every process takes part in the exchange of payloads
+  std::vector<std::size_t> from(parts, 0);  // bytes each process sends this one apart
+  std::size_t apart_here = 0;               // where the next of them lies among all it receives
   for (int k = 0; k < partition_->count(); ++k) {
     const auto hk = in.take<Header>();
     next = std::min(next, hk.next);
     not_done += hk.not_done;
+    any_apart |= hk.payloads_apart != 0;
     if (hk.failed && (failed < 0 || std::pair{hk.failed_at, hk.failed_order} < first_failure))
       failed = k, misused = hk.failed == 2, first_failure = {hk.failed_at, hk.failed_order};
     for (std::uint64_t i = 0; i < hk.records; ++i) {
@@ -195,8 +253,20 @@ bool Engine::at_window_end() {
       const auto r = in.take<Record>();
       if (r.bytes > r.size || r.fan < 0 || r.fan > static_cast<std::int32_t>(vps_.size()))
         throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
-      in.first(r.bytes + static_cast<std::size_t>(r.fan) * sizeof(std::int32_t));
-      records.push_back(Swapped{r.turn, r.order, r.seq, at});
+      Swapped place{r.turn, r.order, r.seq, at};
+      if (!hk.payloads_apart) {
+        in.first(r.bytes + static_cast<std::size_t>(r.fan) * sizeof(std::int32_t));
+      } else {
+        bool bound_here = r.fan == 0 && here(r.dst);
+        for (std::int32_t j = 0; j < r.fan; ++j) bound_here |= here(in.take<std::int32_t>());
+        place.payload = Swapped::kElsewhere;
+        if (r.bytes > 0 && bound_here && k != partition_->index()) {
+          place.payload = apart_here;
+          apart_here += r.bytes;
+          from[static_cast<std::size_t>(k)] += r.bytes;
+        }
+      }
+      records.push_back(place);
     }
     for (std::uint64_t i = 0; i < hk.barriers; ++i) {
       const auto b = in.take<BarrierRecord>();
@@ -211,6 +281,27 @@ bool Engine::at_window_end() {
     // the window's end, the collectives its ranks entered) is the run's.
     const std::span<const std::byte> notes_k = in.first(hk.notes);
     if (k != partition_->index() && !notes_k.empty() && opts_.on_window_notes) opts_.on_window_notes(k, notes_k);
+  }
+  // The payloads sent apart, each to its destination's process alone.
+  std::vector<std::byte> received_apart;
+  if (any_apart) {
+    std::vector<std::size_t> to(parts, 0), to_at(parts, 0);
+    if (h.payloads_apart)
+      for (std::size_t i = 0; i < h.records; ++i)
+        if (const std::size_t n = payload_of(*handed_here_[i].m).size(); n > 0)
+          for_each_process_of(*handed_here_[i].m, [&](std::size_t k) { to[k] += n; });
+    for (std::size_t k = 1; k < parts; ++k) to_at[k] = to_at[k - 1] + to[k - 1];
+    std::vector<std::byte> sending(to_at[parts - 1] + to[parts - 1]);
+    if (h.payloads_apart)
+      for (std::size_t i = 0; i < h.records; ++i)
+        if (const std::span<const std::byte> bytes = payload_of(*handed_here_[i].m); !bytes.empty())
+          for_each_process_of(*handed_here_[i].m, [&](std::size_t k) {
+            std::copy(bytes.begin(), bytes.end(), sending.begin() + static_cast<std::ptrdiff_t>(to_at[k]));
+            to_at[k] += bytes.size();
+          });
+    received_apart = partition_->all_to_all(sending, to, from);
+    if (received_apart.size() != apart_here)
+      throw RunError("a split run's processes disagree on what they swap (a corrupt exchange of payloads)");
   }
   if (opts_.window_failure)
     if (const std::optional<RunOptions::WindowFailure> f = opts_.window_failure()) {
@@ -253,7 +344,11 @@ bool Engine::at_window_end() {
   for (const Swapped& place : records) {
     Unpacker at(std::span<const std::byte>(all).subspan(place.at));
     const auto r = at.take<Record>();
-    const std::span<const std::byte> payload = at.first(r.bytes);
+    const std::span<const std::byte> payload =
+        place.payload == Swapped::kInline ? at.first(r.bytes)
+        : place.payload == Swapped::kElsewhere
+            ? std::span<const std::byte>()
+            : std::span<const std::byte>(received_apart).subspan(place.payload, r.bytes);
     fan.clear();
     for (std::int32_t j = 0; j < r.fan; ++j) fan.push_back(at.take<std::int32_t>());
     if (r.fan > 0) {  // a multicast (multicast.cpp)

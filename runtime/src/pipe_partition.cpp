@@ -56,8 +56,25 @@ PipePartition::~PipePartition() {
 }
 
 std::vector<std::byte> PipePartition::all_gather(std::span<const std::byte> mine) {
+  const std::uint8_t kind = 0;
+  if (!write_all(out_, &kind, 1) || !write_bytes(out_, mine))
+    throw RunError("the split run's relay (touchstone-distributed) has gone");
+  return answer();
+}
+
+std::vector<std::byte> PipePartition::all_to_all(std::span<const std::byte> mine, std::span<const std::size_t> to,
+                                                 std::span<const std::size_t> from) {
+  std::vector<std::uint64_t> sizes(to.begin(), to.end());
+  sizes.insert(sizes.end(), from.begin(), from.end());
+  const std::uint8_t kind = 1;
+  if (!write_all(out_, &kind, 1) || !write_all(out_, sizes.data(), sizes.size() * sizeof(std::uint64_t)) ||
+      !write_bytes(out_, mine))
+    throw RunError("the split run's relay (touchstone-distributed) has gone");
+  return answer();
+}
+
+std::vector<std::byte> PipePartition::answer() {
   const auto gone = [] { return RunError("the split run's relay (touchstone-distributed) has gone"); };
-  if (!write_bytes(out_, mine)) throw gone();
   std::uint8_t ok = 0;
   if (!read_all(in_, &ok, 1)) throw gone();
   if (!ok) throw RunError("another process of the split run ended before this one (its report says why)");
@@ -66,7 +83,22 @@ std::vector<std::byte> PipePartition::all_gather(std::span<const std::byte> mine
   return std::move(*all);
 }
 
-std::optional<std::vector<std::byte>> relay_take_part(int from_child) { return read_bytes(from_child); }
+std::optional<RelayPart> relay_take_part(int from_child, int count) {
+  std::uint8_t kind = 0;
+  if (!read_all(from_child, &kind, 1)) return std::nullopt;
+  RelayPart part;
+  part.all_to_all = kind == 1;
+  if (part.all_to_all) {
+    std::vector<std::uint64_t> sizes(2 * static_cast<std::size_t>(count));
+    if (!read_all(from_child, sizes.data(), sizes.size() * sizeof(std::uint64_t))) return std::nullopt;
+    part.to.assign(sizes.begin(), sizes.begin() + count);
+    part.from.assign(sizes.begin() + count, sizes.end());
+  }
+  std::optional<std::vector<std::byte>> bytes = read_bytes(from_child);
+  if (!bytes) return std::nullopt;
+  part.bytes = std::move(*bytes);
+  return part;
+}
 
 bool relay_answer(int to_child, const std::vector<std::byte>* all) {
   const std::uint8_t ok = all ? 1 : 0;

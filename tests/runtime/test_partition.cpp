@@ -371,6 +371,54 @@ TEST(Partition, RealPayloadsTravelWithTheirMessagesBetweenTheProcesses) {
 // to send, clear to send and data cross the processes in three windows; the receives match any
 // source, and synchronous sends of rendezvous size (they complete when the data leaves) are carried.
 // It fails if a rendezvous's data is numbered when it is handed over instead of with its request.
+// A window's payloads above Partition::payloads_inline_up_to go to their destinations' processes
+// alone, each once: with every window's sent apart (a limit of 0), the processes send exactly the
+// payloads of the messages between ranks of different processes.
+TEST(Partition, PayloadsGoToTheirDestinationsProcessAloneOnce) {
+  const Machine m = ts_test::prime_machine("mesh:4x4");
+  RunOptions real = phantom();
+  real.phantom_payloads = false;
+  const RunResult one = run(m, checked_exchange, real);
+  for (const int parts : {3, 4}) {
+    std::size_t crossing = 0;  // checked_exchange: rank r sends 100 + 150 k bytes to r + k
+    const auto process = [&](int rank) {
+      int k = 0;
+      while (rank >= Partition::ranks_of(k, parts, 16).second) ++k;
+      return k;
+    };
+    for (int r = 0; r < 16; ++r)
+      for (int k = 1; k < 16; ++k)
+        if (process(r) != process((r + k) % 16)) crossing += static_cast<std::size_t>(100 + 150 * k);
+    for (const std::optional<std::size_t> limit : {std::optional<std::size_t>(0), std::optional<std::size_t>()}) {
+      SCOPED_TRACE(::testing::Message() << parts << " processes, payloads inline up to "
+                                        << (limit ? std::to_string(*limit) : "the default"));
+      const ts_test::SplitRun split = ts_test::run_split(m, checked_exchange, real, parts, {}, limit);
+      for (int k = 0; k < parts; ++k) {
+        ASSERT_FALSE(split.failures[static_cast<std::size_t>(k)])
+            << failure_text(split.failures[static_cast<std::size_t>(k)]);
+        expect_same_split(split.results[static_cast<std::size_t>(k)], one);
+      }
+      const std::size_t apart = std::accumulate(split.sent_apart.begin(), split.sent_apart.end(), std::size_t{0});
+      if (limit)
+        EXPECT_EQ(apart, crossing);
+      else
+        EXPECT_LE(apart, crossing);  // the windows of all sends at once go apart, the later ones inline
+    }
+  }
+  // The inter-level multicast: one payload to each process with a destination of it.
+  const Machine hpam = parse_machine("hpam:1x1/4x4,Q=8,multicast,send_holds_until_received=off");
+  const algorithms::Algorithm& bcast = algorithms::find("bcast/brute-force");
+  const Program brute_force = [&](Proc& p) { bcast.program(p, algorithms::Args{1100, 0, true}); };
+  const RunResult multicast = run(hpam, brute_force, real);
+  const ts_test::SplitRun split = ts_test::run_split(hpam, brute_force, real, 3, {}, 0);
+  for (int k = 0; k < 3; ++k) {
+    ASSERT_FALSE(split.failures[static_cast<std::size_t>(k)])
+        << failure_text(split.failures[static_cast<std::size_t>(k)]);
+    expect_same_split(split.results[static_cast<std::size_t>(k)], multicast);
+  }
+  EXPECT_GT(split.sent_apart[0], 0u);
+}
+
 TEST(Partition, RendezvousAcrossProcessesAreTheSingleProcesssRun) {
   Machine m = ts_test::prime_machine("mesh:4x4");
   m.net.eager_limit = 256;

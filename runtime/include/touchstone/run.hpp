@@ -61,6 +61,18 @@ class Partition {
   virtual int count() const = 0;
   /// Collective: every process's bytes, concatenated in the order of the processes, to every one.
   virtual std::vector<std::byte> all_gather(std::span<const std::byte> mine) = 0;
+  /// Collective: `mine` holds this process's part for each process in turn, `to[k]` bytes for
+  /// process k; returns the parts the processes have for this one, `from[k]` bytes from process k,
+  /// concatenated in the order of the processes. Every process knows every size (a split run's
+  /// window says them). The default gathers every part to every process and keeps its own; one that
+  /// sends each part to its process alone (MPI_Alltoallv) moves less.
+  virtual std::vector<std::byte> all_to_all(std::span<const std::byte> mine, std::span<const std::size_t> to,
+                                            std::span<const std::size_t> from);
+  /// A split run's process puts a window's payloads in the all-gather, after their records, when they
+  /// come to no more than this many bytes (one exchange per window rather than two), and sends them
+  /// to their destinations' processes alone (all_to_all) otherwise. With two processes they always
+  /// go in the all-gather, which then sends them to their destination's process alone anyway.
+  virtual std::size_t payloads_inline_up_to() const { return std::size_t{64} << 10; }
   /// The ranks whose programs process k runs on a machine of `nodes`: [first, end).
   static std::pair<int, int> ranks_of(int k, int count, int nodes) {
     const auto at = [&](int j) { return static_cast<int>(static_cast<std::int64_t>(nodes) * j / count); };
