@@ -26,6 +26,7 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TOUCHSTONE_ASAN 1
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #if defined(__SANITIZE_THREAD__)
@@ -396,7 +397,15 @@ class FiberExecutor final : public Executor {
     boost::context::protected_fixedsize_stack alloc;
     boost::context::stack_context* out;
     boost::context::stack_context allocate() { return *out = alloc.allocate(); }
-    void deallocate(boost::context::stack_context& sc) noexcept { alloc.deallocate(sc); }
+    void deallocate(boost::context::stack_context& sc) noexcept {
+#if TOUCHSTONE_ASAN
+      // AddressSanitizer keeps the poison of the frames left on the stack (a task context ended
+      // while suspended) after munmap: a stack mapped there later, a fiber region of the next run,
+      // would report its own frames as used after their scope. As StackRegion's destructor does.
+      __asan_unpoison_memory_region(static_cast<char*>(sc.sp) - sc.size, sc.size);
+#endif
+      alloc.deallocate(sc);
+    }
   };
 
   // Context number ctx_.size(), on `stack` (whose `out` it fills in).
