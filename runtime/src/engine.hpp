@@ -423,9 +423,9 @@ class Engine final : public NetworkListener, private Scheduler {
   void announce_failure();                        // this process failed: the others hear of it at the window's end
   void gather_clocks(std::vector<Time>& clocks);  // the run's end: every rank's clock, from its process
   void combine_counts();                          // ... and every process's hash terms and counts, summed
-  void numbered(Op& send, std::uint64_t id);      // a split run's send gets its message's id
   void gather_evidence();                         // ... and their records, for process 0 to write
   void record_unreceived();                       // a failed run's messages left in the mailboxes
+  void numbered(Op& send, std::uint64_t id);      // a split run's send gets its message's id
   bool evidence_gathered_ = false;
   Time evidence_upto_ = 0;  // a split run: the latest clock of every process, as a failure left it
   // hand_over's part that every process of a split run does; `sent_at`: the sender's turn.
