@@ -31,11 +31,12 @@ void Engine::barrier(Vp& v, const Group& g) {
     ++b.arrived;
     b.latest = std::max(b.latest, v.clock);
     b.waiting.push_back(&v);
+    instruments_.barrier_arrived(v.rank, b.heard);
     v.barrier_ctx = gd.ctx;
     if (partition_) {
       if (b.arrived_here++ == 0) barriers_here_.push_back(gd.ctx);
     } else if (b.arrived == b.members) {
-      instruments_.barrier_released(gd.members);
+      instruments_.barrier_released(gd.members, b.heard);
       release_barrier(gd.ctx);
     }
     block(v, Vp::Block::barrier, Call::counting(Call::Form::barrier, gd.members.size()));

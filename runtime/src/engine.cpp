@@ -953,8 +953,11 @@ RunResult Engine::run(const Program& program) {
       now_, !partition_ || partition_->index() == 0 ? std::span<const Time>(clocks) : std::span<const Time>());
   if (partition_) combine_counts();
   if (partition_ && instruments_.recording()) gather_evidence();
+  if (partition_ && instruments_.detects_races()) gather_races();
   if (!failure_.empty()) {
-    const std::uint64_t h = instruments_.add_to_failure(failure_, partition_ != nullptr);
+    // A split run's first process speaks for the job: it lists the races of every process's ranks.
+    const std::uint64_t h =
+        instruments_.add_to_failure(failure_, partition_ != nullptr, !partition_ || partition_->index() == 0);
     const auto placed = [this]<class E>(E e) {  // E: RunError or RunUsageError, kept as it is
       e.failed_at = failed_at_;
       e.turns_reached = turns_reached(failed_order_);

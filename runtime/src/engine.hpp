@@ -424,6 +424,7 @@ class Engine final : public NetworkListener, private Scheduler {
   void gather_clocks(std::vector<Time>& clocks);  // the run's end: every rank's clock, from its process
   void combine_counts();                          // ... and every process's hash terms and counts, summed
   void gather_evidence();                         // ... and their records, for process 0 to write
+  void gather_races();                            // ... and the races found at their ranks
   void record_unreceived();                       // a failed run's messages left in the mailboxes
   void numbered(Op& send, std::uint64_t id);      // a split run's send gets its message's id
   bool evidence_gathered_ = false;
@@ -583,7 +584,8 @@ class Engine final : public NetworkListener, private Scheduler {
   std::unordered_map<const Msg*, std::vector<int>> multicast_dsts_;
   // At the window's end: this process's multicast, and another's, in this process's copy of the network.
   void hand_over_multicast(const HandedHere& h);
-  void take_multicast(const HandedHere& h, std::span<const int> dsts, std::span<const std::byte> payload);
+  void take_multicast(const HandedHere& h, std::span<const int> dsts, std::span<const std::byte> payload,
+                      std::span<const std::uint32_t> vc);
   // A rendezvous between ranks of two processes (docs/model.md 2.16), by its data's id: in the
   // sender's process the data waiting for its clear to send; in the receiver's, the data's copy
   // made with its request to send, which its receive completes and its bytes reach later.
@@ -603,6 +605,7 @@ class Engine final : public NetworkListener, private Scheduler {
     int arrived_here = 0;  // in a split run, this window's arrivals of this process's members
     Time latest = 0;
     std::vector<Vp*> waiting;  // this process's members
+    std::vector<std::uint32_t> heard;  // race detection: the members' vector clocks as they arrived
   };
   std::unordered_map<std::uint64_t, BarrierState> barriers_;  // hardware barriers, by group context
   std::vector<std::uint64_t> barriers_here_;  // a split run's barriers with arrivals here in this window

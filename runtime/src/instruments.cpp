@@ -97,10 +97,7 @@ void Instruments::multicast_sent(int rank, Msg& lead, Time start, Time end, bool
                   0x3c);
     ++stats_.messages;
     stats_.payload_bytes += m->size;
-    if (races_) {
-      if (k == 0) races_->on_send(rank, *m);
-      else m->vc = lead.vc;  // one send event: every branch carries the same vector
-    }
+    if (races_ && k > 0) m->vc = lead.vc;  // one send event (send_posted): every branch carries its vector
     if (recorder_)
       recorder_->sent(m->id, rank, m->dst, m->tag, m->size, start, end, false, Recorder::Wire::message,
                       held == kNotHeld ? nullptr : &held_.at(held + k));
@@ -151,12 +148,12 @@ void Instruments::run_ended(Time now, std::span<const Time> clocks) {
     hash_.add(0xf1, static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(clocks[r]));
 }
 
-std::uint64_t Instruments::add_to_failure(std::string& report, bool one_share) const {
+std::uint64_t Instruments::add_to_failure(std::string& report, bool one_share, bool races) const {
   if (explain_) report += blame_->explain();
   // The races seen up to the failure are often its cause.
-  if (races_ && !races_->races().empty())
+  if (races_ && races && !races_->races().empty())
     report += (report.back() == '\n' ? "" : "\n") + std::string("Races up to the failure:\n") +
-              describe_races(races_->races(), describe_race_);
+              describe_races(described(races_->races()), describe_race_);
   // The events up to the failure are deterministic, so their hash identifies the failed run
   // (a replay with --schedule must show it is the same run). A split run's processes do not sum
   // their terms after a failure: each hash is of its own share.
@@ -173,9 +170,29 @@ void Instruments::fill(RunResult& res) {
   res.trace_hash = hash_.value();
   if (explain_) res.explanation = blame_->explain();
   if (races_) {
-    res.races = races_->races();
+    res.races = described(races_->races());
     res.received = received_;
   }
+}
+
+std::vector<Race> Instruments::described(std::vector<Race> races) const {
+  if (describe_race_)
+    for (Race& r : races)
+      if (r.described.empty()) r.described = describe_race_(r);
+  return races;
+}
+
+void Instruments::share_races(Packed& out, int first, int end) const {
+  const std::vector<Race> found = described(races_->races(true));
+  out.put(found.size());
+  for (const Race& r : found) RaceDetector::put(out, r);
+  for (int r = first; r < end; ++r) out.put(received_[static_cast<std::size_t>(r)]);
+}
+
+void Instruments::take_races(Unpacker& in, int first, int end, std::vector<Race>& into) {
+  const auto n = in.take<std::size_t>();
+  for (std::size_t i = 0; i < n; ++i) into.push_back(RaceDetector::take(in));
+  for (int r = first; r < end; ++r) received_[static_cast<std::size_t>(r)] = in.take<std::uint64_t>();
 }
 
 std::string Instruments::write_evidence(bool failed, const std::string& machine, Time upto, bool split) const {

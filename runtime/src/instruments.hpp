@@ -121,10 +121,16 @@ class Instruments {
   void computed(int rank, Time start, Time dt) {
     if (recorder_ && dt > 0) recorder_->span(rank, "compute", start, start + dt);
   }
-  /// The last member arrived at a hardware barrier: everyone leaving it has heard of everyone's past.
-  void barrier_released(const std::vector<int>& members) {
-    if (races_) races_->on_barrier(members);
+  /// VP `rank` arrives at a hardware barrier: what it has heard of joins the barrier's vector clock.
+  void barrier_arrived(int rank, std::vector<std::uint32_t>& heard) const {
+    if (races_) races_->heard_by(rank, heard);
   }
+  /// The last member arrived: the `members` (in a split run, this process's) leaving it have heard
+  /// of everyone's past up to their arrival, the barrier's vector clock `heard`.
+  void barrier_released(std::span<const int> members, const std::vector<std::uint32_t>& heard) {
+    if (races_) races_->on_barrier(members, heard);
+  }
+  bool detects_races() const { return races_ != nullptr; }
   /// VP `rank` was in a barrier from `start` to `end`.
   void barrier_passed(int rank, Time start, Time end) {
     if (recorder_) recorder_->span(rank, "barrier", start, end);
@@ -150,8 +156,9 @@ class Instruments {
   /// Waits still open end at `now`; every VP's final clock ends the hash.
   void run_ended(Time now, std::span<const Time> clocks);
   /// Adds to a failed run's report what the instruments know: who blocked whom (--explain), the
-  /// races up to the failure, and the trace hash of the run up to it (returned).
-  std::uint64_t add_to_failure(std::string& report, bool one_share) const;
+  /// races up to the failure (unless `races` is false), and the trace hash of the run up to it
+  /// (returned).
+  std::uint64_t add_to_failure(std::string& report, bool one_share, bool races = true) const;
   /// The figures of a run that succeeded: statistics, messages sent, trace hash, explanation, races.
   void fill(RunResult& res);
   /// A message that arrived and was never received, for the evidence of a failed run.
@@ -162,12 +169,19 @@ class Instruments {
   /// A split run: this process's share of the records (Recorder::share), and another's added here.
   void share_records(Packed& out) const { recorder_->share(out); }
   void merge_records(Unpacker& in) { recorder_->merge(in); }
+  /// ... and, with race detection, the races found at the ranks [first, end) and the digests of the
+  /// data they received; every process's, taken in rank order, replace this one's.
+  void share_races(Packed& out, int first, int end) const;
+  void take_races(Unpacker& in, int first, int end, std::vector<Race>& into);
+  void adopt_races(std::vector<Race> all) { races_->adopt(std::move(all)); }
 
  private:
   void close_batch();
   void record_sent(const Msg& m, Time start, Time handed, std::size_t held);
   void record_wait(int rank, Time since, Time clock, const Call& what, const WaitList& waited);
   void race_received(int rank, const Op& op, const Msg& m);
+  /// Races with their paragraphs in the program's terms (RunOptions::describe_race), where it gives one.
+  std::vector<Race> described(std::vector<Race> races) const;
 
   std::string trace_file_, order_log_file_;
   bool explain_ = false;

@@ -63,6 +63,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
   op->msg_id = lead->id;
   op->dst = lead->dst;
   lead->send_op = op;
+  instruments_.send_posted(v.rank, *lead);  // at the call: a split run hands it over later
   if (partition_) [[unlikely]] {  // numbered, counted and posted at the window's end (partition.cpp)
     multicast_dsts_[lead] = std::move(world);
     handed_here_.push_back(HandedHere{lead, now_, v.order, start, v.clock, instruments_.hold_multicast(v.rank, *lead)});
@@ -87,7 +88,8 @@ void Engine::hand_over_multicast(const HandedHere& h) {
 
 // Another process's multicast, as this process's copy of the network carries it: the same plan
 // and branches, each numbered in turn, with its payload where its destination's program runs.
-void Engine::take_multicast(const HandedHere& h, std::span<const int> dsts, std::span<const std::byte> payload) {
+void Engine::take_multicast(const HandedHere& h, std::span<const int> dsts, std::span<const std::byte> payload,
+                            std::span<const std::uint32_t> vc) {
   Msg* lead = h.m;
   std::vector<int> order;
   network_->plan_multicast(lead->src, dsts, lead->path, lead->trunk, order);
@@ -99,7 +101,7 @@ void Engine::take_multicast(const HandedHere& h, std::span<const int> dsts, std:
     lead->branch[k] = m;
     m->dst = order[k];
     m->id = next_msg_id_++;
-    if (here(m->dst)) m->payload.assign(payload.begin(), payload.end());
+    if (here(m->dst)) m->payload.assign(payload.begin(), payload.end()), m->vc.assign(vc.begin(), vc.end());
   }
   to_network(lead, h.start, h.handed, h.turn);
 }

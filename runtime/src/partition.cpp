@@ -90,8 +90,11 @@ struct Record {
   // follow the payload.
   std::int32_t fan = 0;
   std::uint8_t proto = 0;
+  // Race detection: the sender's vector clock (Msg::vc) follows the destinations, one entry per rank.
+  std::uint8_t clocked = 0;
 };
-// This window's arrivals of a process's members at a hardware barrier.
+// This window's arrivals of a process's members at a hardware barrier; with race detection followed
+// by what its waiting members have heard of (a vector clock, one entry per rank).
 struct BarrierRecord {
   std::uint64_t ctx = 0;
   std::int64_t members = 0, arrived = 0;
@@ -124,7 +127,6 @@ void Engine::check_partition() const {
   if (partition_->count() < 1 || partition_->index() < 0 || partition_->index() >= partition_->count())
     refuse(fmt::format("process {} of {} does not exist", partition_->index(), partition_->count()));
   if (opts_.execution != Execution::fibers) refuse("each process runs its VPs as fibers");
-  if (opts_.races != RaceCheck::off) refuse("race detection follows every message's vector clock in one process");
   if (!opts_.schedule.empty()) refuse("forced matches (--schedule) are not carried");
   if (net.recv_buffer >= 0) refuse("bounded receive buffers are freed by receives, which only one process sees");
   if (net.send_holds_until_received) refuse("a send held until its receive completes waits for another process");
@@ -186,13 +188,15 @@ bool Engine::at_window_end() {
   h.notes = notes.size();
   // The bytes of a message to another process's rank travel with it: its send has not completed (the
   // message has not left), so they are still where the program lent them, or in its own copy.
-  const auto payload_of = [&](const Msg& m) {
+  const auto elsewhere = [&](const Msg& m) {
     const auto fan = multicast_dsts_.find(&m);
-    const bool elsewhere = fan == multicast_dsts_.end() ? !here(m.dst)
-                                                        : std::any_of(m.branch.begin(), m.branch.end(),
-                                                                      [&](const Msg* b) { return !here(b->dst); });
-    return elsewhere ? m.bytes() : std::span<const std::byte>();
+    return fan == multicast_dsts_.end()
+               ? !here(m.dst)
+               : std::any_of(m.branch.begin(), m.branch.end(), [&](const Msg* b) { return !here(b->dst); });
   };
+  const auto payload_of = [&](const Msg& m) { return elsewhere(m) ? m.bytes() : std::span<const std::byte>(); };
+  const auto vps = static_cast<std::size_t>(machine_.nodes());  // a vector clock's entries
+  const bool races = instruments_.detects_races();
   std::size_t payloads = 0;
   for (std::size_t i = 0; i < h.records; ++i) payloads += payload_of(*handed_here_[i].m).size();
   h.payloads_apart = partition_->count() > 2 && payloads > partition_->payloads_inline_up_to();
@@ -218,15 +222,23 @@ bool Engine::at_window_end() {
                                                                   : m.id;  // rdv_data's own, from its request
     const auto fan = multicast_dsts_.find(&m);
     const std::span<const int> dsts = fan == multicast_dsts_.end() ? std::span<const int>() : fan->second;
+    // What the sender had heard of goes to the receiver's process (race detection, races.hpp).
+    const bool clocked = races && m.vc.size() == vps && elsewhere(m);
     mine.put(Record{s.turn, s.start, s.handed, s.order, m.ctx, m.size, i, bytes.size(), rendezvous, m.src, m.dst, m.tag,
-                    partition_->index(), static_cast<std::int32_t>(dsts.size()), static_cast<std::uint8_t>(m.proto)});
+                    partition_->index(), static_cast<std::int32_t>(dsts.size()), static_cast<std::uint8_t>(m.proto),
+                    clocked});
     if (!h.payloads_apart) mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
     for (const int d : dsts) mine.put(static_cast<std::int32_t>(d));
+    if (clocked)
+      for (const std::uint32_t c : m.vc) mine.put(c);
   }
   for (std::size_t i = 0; i < h.barriers; ++i) {
     BarrierState& b = barriers_.at(barriers_here_[i]);
     mine.put(BarrierRecord{barriers_here_[i], b.members, b.arrived_here, b.latest});
     b.arrived_here = 0;
+    if (!races) continue;
+    b.heard.resize(vps, 0);  // what the members arrived so far had heard of: merged again, no harm
+    for (const std::uint32_t c : b.heard) mine.put(c);
   }
   mine.bytes.insert(mine.bytes.end(), notes.begin(), notes.end());
   const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
@@ -254,6 +266,8 @@ bool Engine::at_window_end() {
       if (r.bytes > r.size || r.fan < 0 || r.fan > static_cast<std::int32_t>(vps_.size()))
         throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
       Swapped place{r.turn, r.order, r.seq, at};
+      if (r.clocked && !races)
+        throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
       if (!hk.payloads_apart) {
         in.first(r.bytes + static_cast<std::size_t>(r.fan) * sizeof(std::int32_t));
       } else {
@@ -266,16 +280,25 @@ bool Engine::at_window_end() {
           from[static_cast<std::size_t>(k)] += r.bytes;
         }
       }
+      if (r.clocked) in.first(vps * sizeof(std::uint32_t));
       records.push_back(place);
     }
     for (std::uint64_t i = 0; i < hk.barriers; ++i) {
       const auto b = in.take<BarrierRecord>();
+      const std::span<const std::byte> heard_there = in.first(races ? vps * sizeof(std::uint32_t) : 0);
       if (k == partition_->index()) continue;  // counted as they arrived
       barriers_here_.push_back(b.ctx);
       BarrierState& here = barriers_[b.ctx];
       here.members = static_cast<int>(b.members);
       here.arrived += static_cast<int>(b.arrived);
       here.latest = std::max(here.latest, b.latest);
+      if (!races) continue;
+      here.heard.resize(vps, 0);
+      for (std::size_t j = 0; j < vps; ++j) {
+        std::uint32_t c = 0;
+        std::memcpy(&c, heard_there.data() + j * sizeof c, sizeof c);
+        here.heard[j] = std::max(here.heard[j], c);
+      }
     }
     // In the window of a failure too: what the processes noted before it (a rank's output held until
     // the window's end, the collectives its ranks entered) is the run's.
@@ -321,8 +344,14 @@ bool Engine::at_window_end() {
   // Processes without a member at one keep its count too, and forget it here.
   for (const std::uint64_t ctx : barriers_here_)
     if (const auto it = barriers_.find(ctx);
-        failed < 0 && it != barriers_.end() && it->second.arrived == it->second.members)
+        failed < 0 && it != barriers_.end() && it->second.arrived == it->second.members) {
+      if (races) {
+        std::vector<int> members_here;
+        for (const Vp* w : it->second.waiting) members_here.push_back(w->rank);
+        instruments_.barrier_released(members_here, it->second.heard);
+      }
       release_barrier(ctx);
+    }
   barriers_here_.clear();
   if (failed >= 0) {
     failure_told_ = true;
@@ -340,7 +369,8 @@ bool Engine::at_window_end() {
     if (a.turn != b.turn) return a.turn < b.turn;
     return a.order != b.order ? a.order < b.order : a.seq < b.seq;
   });
-  std::vector<int> fan;  // a multicast's destinations
+  std::vector<int> fan;           // a multicast's destinations
+  std::vector<std::uint32_t> vc;  // its sender's vector clock (race detection)
   for (const Swapped& place : records) {
     Unpacker at(std::span<const std::byte>(all).subspan(place.at));
     const auto r = at.take<Record>();
@@ -351,12 +381,15 @@ bool Engine::at_window_end() {
             : std::span<const std::byte>(received_apart).subspan(place.payload, r.bytes);
     fan.clear();
     for (std::int32_t j = 0; j < r.fan; ++j) fan.push_back(at.take<std::int32_t>());
+    vc.clear();
+    if (r.clocked)
+      for (std::size_t j = 0; j < vps; ++j) vc.push_back(at.take<std::uint32_t>());
     if (r.fan > 0) {  // a multicast (multicast.cpp)
       if (r.proc == partition_->index())
         hand_over_multicast(handed_here_[r.seq]);
       else
         take_multicast(HandedHere{make_msg(r.src, r.dst, r.tag, r.ctx, r.size), r.turn, r.order, r.start, r.handed},
-                       fan, payload);
+                       fan, payload, vc);
       continue;
     }
     const auto proto = static_cast<Msg::Proto>(r.proto);
@@ -387,6 +420,7 @@ bool Engine::at_window_end() {
       m->id = id;
       if (here(r.dst)) {
         m->payload.assign(payload.begin(), payload.end());
+        m->vc = vc;
         take_rendezvous(*m, proto, r.rendezvous, data_id);
       }
       to_network(m, r.start, r.handed, r.turn);
@@ -429,6 +463,7 @@ void Engine::take_rendezvous(Msg& m, Msg::Proto proto, std::uint64_t rendezvous,
     m.rdv = make_msg(m.src, m.dst, m.tag, m.ctx, rendezvous);
     m.rdv->id = data_id;
     m.rdv->proto = Msg::Proto::rdv_data;
+    m.rdv->vc = m.vc;  // the send's own vector clock, which its request carries (Engine::post_send)
     rendezvous_data_[data_id] = m.rdv;
   } else if (proto == Msg::Proto::cts) {
     m.rdv = waiting_data(rendezvous);
@@ -487,6 +522,24 @@ void Engine::gather_evidence() {
     if (k != 0 && partition_->index() == 0) instruments_.merge_records(records);  // only process 0 writes
   }
   evidence_gathered_ = true;
+}
+
+// ... and, with race detection, the races found at every process's ranks, each described in the
+// program's terms by its own process (RunOptions::describe_race), so that every process ends with
+// the single process's list; and the digests of the data each rank received. After a failure each
+// process found them up to where it stopped, as its trace records do.
+void Engine::gather_races() {
+  Packed mine;
+  instruments_.share_races(mine, first_here_, end_here_);
+  const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
+  mine = Packed();
+  Unpacker in(all);
+  std::vector<Race> races;
+  for (int k = 0; k < partition_->count(); ++k) {
+    const auto [first, end] = Partition::ranks_of(k, partition_->count(), machine_.nodes());
+    instruments_.take_races(in, first, end, races);
+  }
+  instruments_.adopt_races(std::move(races));
 }
 
 // ... then every process's hash terms, statistics and messages sent, so that every process ends

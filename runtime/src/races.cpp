@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "engine.hpp"
+#include "touchstone/error.hpp"
 
 namespace touchstone::detail {
 
@@ -86,19 +87,28 @@ void RaceDetector::on_handler(int dst, const Msg& m) {
   if (!m.vc.empty()) merge(vc_[static_cast<std::size_t>(dst)], m.vc);
 }
 
-void RaceDetector::on_barrier(const std::vector<int>& members) {
-  std::vector<std::uint32_t> all(vc_.size(), 0);
-  for (int r : members) merge(all, vc_[static_cast<std::size_t>(r)]);
-  for (int r : members) vc_[static_cast<std::size_t>(r)] = all;
+void RaceDetector::on_barrier(std::span<const int> members, const std::vector<std::uint32_t>& heard) {
+  for (int r : members) merge(vc_[static_cast<std::size_t>(r)], heard);
+}
+
+void RaceDetector::heard_by(int rank, std::vector<std::uint32_t>& into) const {
+  into.resize(vc_.size(), 0);
+  merge(into, vc_[static_cast<std::size_t>(rank)]);
 }
 
 void RaceDetector::on_run_end(const std::vector<VpPtr>& vps) {
   for (const auto& v : vps)
-    for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) add_alternative(v->rank, *m, ~std::uint64_t{0});
+    if (v)  // a split run's ranks of other processes have no VP here
+      for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) add_alternative(v->rank, *m, ~std::uint64_t{0});
 }
 
 std::vector<Race> RaceDetector::races(bool with_forced) const {
   std::vector<Race> out;
+  if (gathered_) {
+    for (const Race& r : *gathered_)
+      if (!r.alternatives.empty() || (with_forced && r.forced)) out.push_back(r);
+    return out;
+  }
   for (const auto& recs : records_)
     for (const Record& r : recs)
       if (!r.race.alternatives.empty() || (with_forced && r.race.forced)) {
@@ -107,6 +117,38 @@ std::vector<Race> RaceDetector::races(bool with_forced) const {
                          [](const RaceAlternative& a, const RaceAlternative& b) { return a.arrival < b.arrival; });
       }
   return out;
+}
+
+void RaceDetector::put(Packed& out, const Race& r) {
+  for (const std::int64_t x :
+       {std::int64_t{r.rank}, std::int64_t{r.probe}, std::int64_t{r.forced}, std::int64_t{r.want_source},
+        std::int64_t{r.want_tag}, std::int64_t{r.source}, std::int64_t{r.tag}})
+    out.put(x);
+  for (const std::uint64_t x : {r.call, r.context, r.message}) out.put(x);
+  out.put(r.posted), out.put(r.arrival);
+  out.put_text(r.label);
+  out.put_text(r.described);
+  out.put(r.alternatives.size());
+  for (const RaceAlternative& a : r.alternatives) out.put(a);
+}
+
+Race RaceDetector::take(Unpacker& in) {
+  Race r;
+  const auto small = [&in] { return static_cast<int>(in.take<std::int64_t>()); };
+  r.rank = small();
+  r.probe = small() != 0;
+  r.forced = small() != 0;
+  r.want_source = small(), r.want_tag = small(), r.source = small(), r.tag = small();
+  r.call = in.take<std::uint64_t>(), r.context = in.take<std::uint64_t>(), r.message = in.take<std::uint64_t>();
+  r.posted = in.take<Time>(), r.arrival = in.take<Time>();
+  r.label = in.take_text();
+  r.described = in.take_text();
+  const auto n = in.take<std::size_t>();
+  if (n > (std::size_t{1} << 32))
+    throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+  r.alternatives.resize(n);
+  for (RaceAlternative& a : r.alternatives) a = in.take<RaceAlternative>();
+  return r;
 }
 
 }  // namespace touchstone::detail
@@ -126,7 +168,7 @@ std::string describe_races(const std::vector<Race>& races, const std::function<s
     if (r.alternatives.empty()) continue;  // a forced match that nothing else could have made
     ++listed;
     alternatives += r.alternatives.size();
-    if (std::string own = describe ? describe(r) : std::string(); !own.empty()) {
+    if (std::string own = !r.described.empty() ? r.described : describe ? describe(r) : std::string(); !own.empty()) {
       s += own;
       continue;
     }

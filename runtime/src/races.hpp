@@ -18,8 +18,11 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <vector>
 
+#include "touchstone/packed.hpp"
 #include "touchstone/run.hpp"
 #include "vp_ptr.hpp"
 
@@ -44,14 +47,23 @@ class RaceDetector {
   void on_probe(int dst, Op& probe, const Msg& m, const std::string& label);
   /// The handler of an active-message request runs on dst's behalf: dst hears of m's past.
   void on_handler(int dst, const Msg& m);
-  /// Everyone leaving a hardware barrier has heard of everyone's past.
-  void on_barrier(const std::vector<int>& members);
+  /// Everyone leaving a hardware barrier has heard of everyone's past up to their arrival: `heard`,
+  /// the members' vector clocks merged as each arrived (heard_by). Not of what a member heard while
+  /// it waited there (a handler's or a task's message): that came after its arrival.
+  void on_barrier(std::span<const int> members, const std::vector<std::uint32_t>& heard);
+  /// What VP `rank` has heard of, merged into `into` (a vector clock, one entry per VP).
+  void heard_by(int rank, std::vector<std::uint32_t>& into) const;
   /// The run ended: the messages still unreceived at each VP are alternatives too.
   void on_run_end(const std::vector<VpPtr>& vps);
 
   /// The races found, each with at least one alternative, ordered by (rank, call); `with_forced`:
   /// also the forced matches without one.
   std::vector<Race> races(bool with_forced = false) const;
+  /// A split run's races: every process's, gathered in rank order, replace those found here.
+  void adopt(std::vector<Race> all) { gathered_ = std::move(all); }
+  /// A race packed for the swap between a split run's processes, and taken back.
+  static void put(Packed& out, const Race& r);
+  static Race take(Unpacker& in);
 
  private:
   struct Record {
@@ -61,12 +73,13 @@ class RaceDetector {
     std::uint32_t done = ~0U;  // the VP's event index of its completion (~0: not yet complete)
     Race race;
   };
-  void merge(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from);
+  static void merge(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from);
   /// m, matched by the receive `before_call` of dst (unreceived: no bound), against dst's records.
   void add_alternative(int dst, const Msg& m, std::uint64_t before_call);
   static std::uint64_t user_id(const Msg& m);
   std::vector<std::vector<std::uint32_t>> vc_;
   std::vector<std::vector<Record>> records_;  // per VP, in call order
+  std::optional<std::vector<Race>> gathered_;  // adopt()
 };
 
 }  // namespace touchstone::detail

@@ -2,7 +2,7 @@
 # "Infeasible schedules", "Checking for unsafe programs"). Each test asserts the exit status and
 # whole lines of the report (expect_lines.sh). Virtual times are the model's: on mesh:2x2 and
 # mesh:1x3 rank 1's 4-byte message reaches rank 0 at 11.68 us, rank 2's (one hop more) at 13.12 us.
-foreach(t IN ITEMS races_harmless races_harmful races_deadlock races_feasible races_unsafe races_safe)
+foreach(t IN ITEMS races_harmless races_harmful races_deadlock races_feasible races_unsafe races_safe races_ring)
   touchstone_add_mpi_program(mpi_test_${t} ${t}.c)
   target_compile_options(mpi_test_${t} PRIVATE -Wall -Wextra -g)  # reports name the lines
 endforeach()
@@ -89,3 +89,16 @@ mpi_test(races.check_safe_torus races_safe --machine torus:3x3 --check)
 add_test(NAME mpi.races.check_with_eager_limit COMMAND ${lines} 1
          "error: --check runs every standard-mode send synchronously \\(eager limit 0\\): drop --eager-limit"
          -- ${ts} mpirun --machine mesh:2x2 --check --eager-limit 64 $<TARGET_FILE:mpi_test_races_safe>)
+# Races at every rank, one per round (the second receive of a round has no alternative: the next
+# round's messages are sent after a barrier its receives came before), with the dissemination
+# barrier's messages and with a hardware barrier.
+foreach(machine mesh:2x3 mesh:2x4,barrier=hardware)
+  string(REGEX MATCH "[0-9]+x[0-9]+" shape ${machine})
+  string(REPLACE "x" "*" ranks ${shape})
+  math(EXPR ranks "${ranks}")
+  math(EXPR races "2 * ${ranks}")
+  string(REGEX REPLACE "[:,=]" "_" name ${machine})
+  add_test(NAME mpi.races.every_rank.${name} COMMAND ${lines} 0 "races_ring: all checks passed on ${ranks} ranks"
+           "${races} race\\(s\\): ${races} wildcard receive\\(s\\) or probe\\(s\\) could have matched ${races} other message\\(s\\)"
+           -- ${ts} mpirun --machine ${machine} --races $<TARGET_FILE:mpi_test_races_ring>)
+endforeach()

@@ -637,6 +637,94 @@ TEST(Partition, EveryProcessExplainsWhoBlockedWhomAsOneProcessDoes) {
   }
 }
 
+// Races are found where the receive is, from the vector clocks the messages bring from other
+// processes (the crowd's wildcards, rendezvous among them), and what a hardware barrier tells its
+// members: every process ends with the single process's races, each described by its own process.
+TEST(Partition, EveryProcessFindsTheSingleProcesssRaces) {
+  Machine m = ts_test::prime_machine("mesh:4x4");
+  m.net.eager_limit = 256;  // the crowd's longer messages go by rendezvous
+  m.net.barrier = BarrierKind::hardware;
+  m.net.barrier_latency = 1500;
+  const Program program = [](Proc& p) {
+    crowded(p);
+    // Rank 0 takes two of three messages sent between two barriers, then the third and two sent
+    // after the second barrier: those of ranks 9 and 15 are causally after its first two receives
+    // (the barrier told them), so they are not those receives' alternatives.
+    std::vector<std::byte> b(8);
+    const int me = p.rank();
+    p.barrier(p.world());
+    if (me == 5 || me == 12 || me == 7) p.send(0, 1, b);
+    if (me == 0)
+      for (int k = 0; k < 2; ++k) p.recv(any_source, 1, b);
+    p.barrier(p.world());
+    if (me == 9 || me == 15) p.send(0, 1, b);
+    if (me == 0)
+      for (int k = 0; k < 3; ++k) p.recv(any_source, 1, b);
+  };
+  RunOptions o = phantom();
+  o.races = RaceCheck::report;
+  o.describe_race = [](const Race& r) {
+    return r.rank % 3 == 0 ? fmt::format("the program's words for rank {}'s receive #{}\n", r.rank, r.call)
+                           : std::string();
+  };
+  const RunResult one = run(m, program, o);
+  const std::string races = describe_races(one.races);
+  std::set<std::uint64_t> rank0_calls;  // rank 0's races between the barriers (calls 16, 17) and after (18, 19)
+  for (const Race& r : one.races)
+    if (r.rank == 0 && r.call > 15) {
+      rank0_calls.insert(r.call);
+      for (const RaceAlternative& a : r.alternatives)
+        EXPECT_TRUE(r.call >= 18 || (a.source != 9 && a.source != 15)) << races;
+    }
+  EXPECT_EQ(rank0_calls, (std::set<std::uint64_t>{16, 17, 18, 19})) << races;
+  EXPECT_NE(races.find("the program's words for rank 3's"), std::string::npos) << races;
+  for (const int n : {2, 3, 4}) {
+    const ts_test::SplitRun split = ts_test::run_split(m, program, o, n);
+    for (int k = 0; k < n; ++k) {
+      SCOPED_TRACE(::testing::Message() << n << " processes, process " << k);
+      ASSERT_FALSE(split.failures[static_cast<std::size_t>(k)])
+          << failure_text(split.failures[static_cast<std::size_t>(k)]);
+      const RunResult& r = split.results[static_cast<std::size_t>(k)];
+      expect_same_split(r, one);
+      EXPECT_EQ(describe_races(r.races), races);
+      EXPECT_EQ(r.received, one.received);
+    }
+  }
+}
+
+// A failed split run's first process lists the races of every process's ranks, as one process does.
+TEST(Partition, TheFirstProcessListsTheRacesOfEveryRankWhenTheRunDeadlocks) {
+  const Program stuck = [](Proc& p) {
+    crowded(p);
+    std::vector<std::byte> b(8);
+    p.recv(any_source, 99, b);  // never sent
+  };
+  RunOptions o = phantom();
+  o.races = RaceCheck::report;
+  const Machine m = ts_test::prime_machine("mesh:4x4");
+  std::string failed;
+  try {
+    run(m, stuck, o);
+  } catch (const std::exception& e) {
+    failed = e.what();
+  }
+  const std::size_t from = failed.find("Races up to the failure:");
+  ASSERT_NE(from, std::string::npos) << failed;
+  const std::string races = failed.substr(from, failed.find("trace_hash", from) - from);
+  for (const int n : {2, 4}) {
+    const ts_test::SplitRun split = ts_test::run_split(m, stuck, o, n);
+    for (int k = 0; k < n; ++k) {
+      SCOPED_TRACE(::testing::Message() << n << " processes, process " << k);
+      ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]);
+      const std::string what = failure_text(split.failures[static_cast<std::size_t>(k)]);
+      if (k == 0)
+        EXPECT_NE(what.find(races), std::string::npos) << what << "\nwant\n" << races;
+      else
+        EXPECT_EQ(what.find("Races up to the failure:"), std::string::npos) << what;
+    }
+  }
+}
+
 // A failed split run still leaves its evidence: process 0 writes what every process recorded, the
 // failing rank's last wait and the messages left unreceived included.
 TEST(Partition, AFailedSplitRunWritesWhatEveryProcessRecorded) {

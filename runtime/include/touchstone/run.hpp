@@ -268,10 +268,13 @@ struct Race {
   int tag = 0;
   Time arrival = 0;
   std::vector<RaceAlternative> alternatives;  ///< in arrival order
+  /// The race in the program's terms (RunOptions::describe_race), given where it was found: in a
+  /// split run, by the process that runs its rank. Empty: describe_races uses the runtime's words.
+  std::string described;
 };
 
-/// One paragraph per race and a summary line ("N race(s) at M wildcard receive(s)"). `describe`
-/// (RunOptions::describe_race) gives a race's paragraph in the program's terms where it can.
+/// One paragraph per race and a summary line ("N race(s) at M wildcard receive(s)"): the race's own
+/// `described` paragraph, else `describe`'s (RunOptions::describe_race), else the runtime's words.
 std::string describe_races(const std::vector<Race>& races,
                            const std::function<std::string(const Race&)>& describe = {});
 
