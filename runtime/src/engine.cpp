@@ -1275,10 +1275,36 @@ Op* Engine::isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::
   return op;
 }
 
-// A synchronous send completes at the later of its last packet leaving and the match.
-void Engine::on_matched(Msg& m, Time t) {
-  Op* op = m.sync_op;
-  m.sync_op = nullptr;
+// A synchronous send's message is acknowledged by its receiver at the match, as MPI libraries do
+// (docs/model.md 2.5): a 0-byte message back, whose set-up the receiving CPU pays like a clear to
+// send's.
+void Engine::acknowledge(Vp& v, const Msg& m, Time at, std::uint64_t order) {
+  const Time handed = at + machine_.send_cost(v.rank, 0);
+  v.clock = std::max(v.clock, at) + (handed - at);
+  Msg* ack = make_msg(v.rank, m.src, 0, 0, 0);  // never matched: it is handled on arrival
+  ack->proto = Msg::Proto::sync_ack;
+  ack->sync_op = m.sync_op;
+  ack->acked = m.id;
+  hand_over(ack, at, handed, order);
+}
+
+// The acknowledgement is back at the sender at t: its CPU takes it (the receive cost of a 0-byte
+// message, charged to its clock like a handler), and the send completes then, once its last
+// packet has left too.
+void Engine::on_acknowledged(Msg& ack, Time t) {
+  Op* op = ack.sync_op;
+  free_msg(&ack);
+  if (!op) [[unlikely]]
+    throw RunError("a split run's processes disagree on what they swap (an acknowledgement of no send)");
+  Vp& v = *op->vp;
+  const Time taken = t + machine_.recv_cost(v.rank, 0);
+  v.clock = std::max(v.clock, t) + (taken - t);
+  synchronized(op, taken);
+}
+
+// A synchronous send completes at the later of its last packet leaving and its acknowledgement
+// (a held one: and its receive's completion).
+void Engine::synchronized(Op* op, Time t) {
   op->matched_at = t;
   if (op->left == kNever) return;
   op->done = std::max(op->left, t);
@@ -1300,8 +1326,7 @@ void Engine::on_received(Msg& m, Time t) {
   m.held_op = nullptr;
   op->received = std::max(op->received, t);
   if (--op->unreceived > 0) return;  // a multicast waits for its last branch
-  m.sync_op = op;
-  on_matched(m, op->received);
+  synchronized(op, op->received);
 }
 
 Msg* Engine::make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size) {
@@ -1375,9 +1400,6 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
                           v.rank, now_));
   check_message_time(v.rank, dst, data.size());
   const bool eager = goes_eager(v, dst, ctx, data.size());
-  // (A synchronous rendezvous completes when its data leaves, after the clear to send is back.)
-  if (synchronous && eager)
-    refuse_in_split("synchronous sends (a match in another process completes them inside the window)");
   Msg* m = make_msg(v.rank, dst, tag, ctx, data.size());
   Op* op = new_op();
   op->engine = this;
@@ -1398,9 +1420,9 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   const Time start = v.clock;
   instruments_.send_posted(v.rank, *m);
   if (eager) {
-    // A synchronous send completes when it is matched too (a rendezvous is matched before its data
-    // leaves, so only an eager one needs to be told); a held one completes later still.
-    if (synchronous && !held) op->synchronous = true, m->sync_op = op;
+    // A synchronous send completes when its acknowledgement is back too (a rendezvous is matched
+    // before its data leaves, so only an eager one needs one); a held one completes later still.
+    if (synchronous && !held) op->synchronous = true, m->synchronous = true, m->sync_op = op;
     m->buffered = machine_.net.flow_control() && machine_.net.recv_buffer >= 0;  // reserved by goes_eager
     v.clock += machine_.send_cost(v.rank, m->size);
     hand_over(m, start, v.clock, am_->in_handler() ? am_->running_request() : v.order);
@@ -1531,7 +1553,7 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
     } else {
       op->matched = m;
       deliver(*m, *op, true);
-      if (m->sync_op) on_matched(*m, v.clock);
+      if (m->synchronous) acknowledge(v, *m, v.clock, v.order);
     }
   }
   return op;
@@ -1543,7 +1565,7 @@ void Engine::on_send_done(Msg& m, Time t) {
   m.send_op = nullptr;
   if (op->synchronous) {
     op->left = t;
-    if (op->matched_at == kNever) return;  // on_matched completes it
+    if (op->matched_at == kNever) return;  // synchronized() completes it
     t = std::max(t, op->matched_at);
   }
   op->done = t;
@@ -1565,6 +1587,7 @@ void Engine::on_arrival(Msg& m, Time t) {
   if (!here(m.dst)) [[unlikely]]
     return free_msg(&m);  // its destination's process receives it
   if (m.proto == Msg::Proto::cts) return on_clear_to_send(m, t);
+  if (m.proto == Msg::Proto::sync_ack) return on_acknowledged(m, t);
   if (m.proto == Msg::Proto::rdv_data) return on_rendezvous_data(m, t);
   Vp& v = *vps_[static_cast<std::size_t>(m.dst)];
   if (fixes_matches_ && m.on_the_way) off_the_way(m);
@@ -1580,7 +1603,7 @@ void Engine::on_arrival(Msg& m, Time t) {
     op->matched = &m;
     deliver(m, *op);
     // A receive the VP posted ahead of the event loop matches at its posting time, not before.
-    if (m.sync_op) on_matched(m, std::max(t, op->posted));
+    if (m.synchronous) acknowledge(by, m, std::max(t, op->posted), m.id);  // in the message's arrival
     instruments_.delivered(m, t);
     tell_matched(*op);
     return;

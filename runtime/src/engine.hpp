@@ -445,9 +445,13 @@ class Engine final : public NetworkListener, private Scheduler {
   std::string wait_for_cycle() const;
   bool buffer_cycle() const;
   std::string describe_wait(const Vp& v) const;
-  void on_matched(Msg& m, Time t);  // a synchronous send's message was matched at t
-  void hold_send(Op* op, Msg* m);   // send_holds_until_received: op completes when m's receive does
-  void on_received(Msg& m, Time t);  // ... m's receive completed at t
+  // A synchronous send's message m was matched at `at` by a receive of VP v: v acknowledges it, in
+  // its turn (order) or in m's arrival; the acknowledgement's arrival completes the send.
+  void acknowledge(Vp& v, const Msg& m, Time at, std::uint64_t order);
+  void on_acknowledged(Msg& ack, Time t);
+  void synchronized(Op* op, Time t);  // a synchronous or held send may complete from t on
+  void hold_send(Op* op, Msg* m);     // send_holds_until_received: op completes when m's receive does
+  void on_received(Msg& m, Time t);   // ... m's receive completed at t
   Msg* new_msg();
   void free_msg(Msg* m);
   void keep_payload(Op* send);        // the send may reuse its buffer: its unmatched message copies it
@@ -590,6 +594,8 @@ class Engine final : public NetworkListener, private Scheduler {
   // sender's process the data waiting for its clear to send; in the receiver's, the data's copy
   // made with its request to send, which its receive completes and its bytes reach later.
   std::unordered_map<std::uint64_t, Msg*> rendezvous_data_;
+  // A split run's synchronous sends to other processes' ranks, by message id, until acknowledged.
+  std::unordered_map<std::uint64_t, Op*> awaiting_ack_;
   bool failure_told_ = false;
   bool split_over_ = false;  // every process's programs have ended (Window::over)
   // Where in the sequential order this process failed (its first abort_run): the time and the order

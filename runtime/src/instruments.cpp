@@ -48,6 +48,7 @@ Recorder::Wire wire_of(const Msg& m) {
     case Msg::Proto::rts: return Wire::rendezvous_request;
     case Msg::Proto::cts: return Wire::clear_to_send;
     case Msg::Proto::rdv_data: return Wire::rendezvous_data;
+    case Msg::Proto::sync_ack: return Wire::acknowledgement;
     case Msg::Proto::eager: break;
   }
   return Wire::message;
@@ -82,6 +83,7 @@ void Instruments::record_sent(const Msg& m, Time start, Time handed, std::size_t
       recorder_->sent(m.rdv->id, m.src, m.dst, m.tag, m.rdv->size, start, handed, false, wire, at);
       break;
     case Wire::clear_to_send: recorder_->sent(m.rdv->id, m.src, m.dst, m.tag, 0, start, handed, false, wire, at); break;
+    case Wire::acknowledgement: recorder_->sent(m.acked, m.src, m.dst, m.tag, 0, start, handed, false, wire, at); break;
     case Wire::rendezvous_data:
       recorder_->sent(m.id, m.src, m.dst, m.tag, m.size, start, handed, false, wire, at);
       break;

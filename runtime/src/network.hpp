@@ -44,7 +44,13 @@ struct Msg {
   std::vector<std::uint32_t> path; // channel ids: injection, links (laid out at its start); ejection per packet
   Time byte_time = 0;              // bottleneck time per byte along the path
   Op* send_op = nullptr;
-  Op* sync_op = nullptr;           // a synchronous send waiting for this message to be matched
+  /// A synchronous send's message (docs/model.md 2.5): its match sends an acknowledgement back
+  /// (Proto::sync_ack), at whose arrival the send `sync_op` completes (the sender's own process
+  /// holds it: in a split run's other processes it is null, and an acknowledgement names the
+  /// message it acknowledges by `acked`).
+  bool synchronous = false;
+  Op* sync_op = nullptr;
+  std::uint64_t acked = 0;
   Op* held_op = nullptr;           // a send held until this message's receive completes (send_holds_until_received)
   std::vector<std::uint32_t> vc;   // RunOptions::races: the sender's vector clock (runtime/src/races.hpp)
   std::uint32_t examined = 0;      // receive-queue entries examined on arrival (docs/model.md 2.5)
@@ -52,7 +58,8 @@ struct Msg {
   /// Flow control (docs/model.md 2.16). A request to send (rts) carries the envelope and points to
   /// its data message (`rdv`, not yet in the network); a clear to send (cts) goes back to the
   /// sender and points to the same data message; the data (rdv_data) knows its receive (`rdv_recv`).
-  enum class Proto : std::uint8_t { eager, rts, cts, rdv_data };
+  /// A synchronous send's acknowledgement (sync_ack) goes back to its sender once matched.
+  enum class Proto : std::uint8_t { eager, rts, cts, rdv_data, sync_ack };
   Proto proto = Proto::eager;
   Msg* rdv = nullptr;
   Op* rdv_recv = nullptr;

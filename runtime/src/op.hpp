@@ -46,7 +46,7 @@ struct Op {
   Time done = kNever;    // complete: last packet left the node (and, synchronous, was matched)
   bool synchronous = false;
   Time left = kNever;     // synchronous: last packet left the node
-  Time matched_at = kNever;  // synchronous: the receiver matched the message
+  Time matched_at = kNever;  // synchronous: acknowledged (held: received) from this time on
   // NetworkParams::send_holds_until_received: receives of this send's messages not yet completed,
   // and the latest completion so far (the send completes with the last one).
   std::uint32_t unreceived = 0;

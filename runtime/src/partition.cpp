@@ -83,7 +83,8 @@ struct Record {
   std::uint64_t ctx = 0, size = 0, seq = 0;
   std::uint64_t bytes = 0;  // of payload that follow the record: its destination's process delivers them
   // A rendezvous (docs/model.md 2.16): Msg::Proto; for a request to send its data's size, for a
-  // clear to send and the data the data's id.
+  // clear to send and the data the data's id; for a synchronous send's acknowledgement the id of
+  // the message it acknowledges.
   std::uint64_t rendezvous = 0;
   std::int32_t src = 0, dst = 0, tag = 0, proc = 0;
   // A multicast (docs/model.md 2.11): how many destinations it was planned for, whose world ranks
@@ -92,6 +93,7 @@ struct Record {
   std::uint8_t proto = 0;
   // Race detection: the sender's vector clock (Msg::vc) follows the destinations, one entry per rank.
   std::uint8_t clocked = 0;
+  std::uint8_t synchronous = 0;  // a synchronous send's message: its match is acknowledged (Msg::synchronous)
 };
 // This window's arrivals of a process's members at a hardware barrier; with race detection followed
 // by what its waiting members have heard of (a vector clock, one entry per rank).
@@ -217,16 +219,17 @@ bool Engine::at_window_end() {
     const HandedHere& s = handed_here_[i];
     const Msg& m = *s.m;
     const std::span<const std::byte> bytes = payload_of(m);
-    const std::uint64_t rendezvous = m.proto == Msg::Proto::rts   ? m.rdv->size
-                                     : m.proto == Msg::Proto::cts ? m.rdv->id
-                                                                  : m.id;  // rdv_data's own, from its request
+    const std::uint64_t rendezvous = m.proto == Msg::Proto::rts        ? m.rdv->size
+                                     : m.proto == Msg::Proto::cts      ? m.rdv->id
+                                     : m.proto == Msg::Proto::sync_ack ? m.acked
+                                                                       : m.id;  // rdv_data's own, from its request
     const auto fan = multicast_dsts_.find(&m);
     const std::span<const int> dsts = fan == multicast_dsts_.end() ? std::span<const int>() : fan->second;
     // What the sender had heard of goes to the receiver's process (race detection, races.hpp).
     const bool clocked = races && m.vc.size() == vps && elsewhere(m);
     mine.put(Record{s.turn, s.start, s.handed, s.order, m.ctx, m.size, i, bytes.size(), rendezvous, m.src, m.dst, m.tag,
                     partition_->index(), static_cast<std::int32_t>(dsts.size()), static_cast<std::uint8_t>(m.proto),
-                    clocked});
+                    clocked, m.synchronous});
     if (!h.payloads_apart) mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
     for (const int d : dsts) mine.put(static_cast<std::int32_t>(d));
     if (clocked)
@@ -263,7 +266,8 @@ bool Engine::at_window_end() {
     for (std::uint64_t i = 0; i < hk.records; ++i) {
       const auto at = static_cast<std::size_t>(in.first(0).data() - all.data());
       const auto r = in.take<Record>();
-      if (r.bytes > r.size || r.fan < 0 || r.fan > static_cast<std::int32_t>(vps_.size()))
+      if (r.bytes > r.size || r.fan < 0 || r.fan > static_cast<std::int32_t>(vps_.size()) ||
+          r.proto > static_cast<std::uint8_t>(Msg::Proto::sync_ack))
         throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
       Swapped place{r.turn, r.order, r.seq, at};
       if (r.clocked && !races)
@@ -409,6 +413,7 @@ bool Engine::at_window_end() {
       if (!here(m->dst)) {  // its bytes are on their way to its destination's process: this copy needs none
         if (m->lender) m->lender->lent = nullptr, m->lender = nullptr, m->lent = {};
         m->payload = std::vector<std::byte>();
+        if (m->sync_op) awaiting_ack_[id] = m->sync_op, m->sync_op = nullptr;  // until its acknowledgement
       }
       instruments_.handed_over(*m, r.start, r.handed, handed_here_[r.seq].held);
       to_network(m, r.start, r.handed, r.turn);
@@ -421,6 +426,7 @@ bool Engine::at_window_end() {
       if (here(r.dst)) {
         m->payload.assign(payload.begin(), payload.end());
         m->vc = vc;
+        m->synchronous = r.synchronous != 0;
         take_rendezvous(*m, proto, r.rendezvous, data_id);
       }
       to_network(m, r.start, r.handed, r.turn);
@@ -457,7 +463,8 @@ void Engine::numbered(Op& send, std::uint64_t id) {
 
 // A rendezvous's message from another process's rank to one of this process's (docs/model.md 2.16):
 // a request to send brings a copy of its data, which its receive completes when its bytes come; a
-// clear to send goes back to the data waiting here.
+// clear to send goes back to the data waiting here; a synchronous send's acknowledgement to the
+// send waiting here.
 void Engine::take_rendezvous(Msg& m, Msg::Proto proto, std::uint64_t rendezvous, std::uint64_t data_id) {
   if (proto == Msg::Proto::rts) {
     m.rdv = make_msg(m.src, m.dst, m.tag, m.ctx, rendezvous);
@@ -467,6 +474,13 @@ void Engine::take_rendezvous(Msg& m, Msg::Proto proto, std::uint64_t rendezvous,
     rendezvous_data_[data_id] = m.rdv;
   } else if (proto == Msg::Proto::cts) {
     m.rdv = waiting_data(rendezvous);
+  } else if (proto == Msg::Proto::sync_ack) {
+    const auto it = awaiting_ack_.find(rendezvous);
+    if (it == awaiting_ack_.end())
+      throw RunError("a split run's processes disagree on what they swap (an acknowledgement of no send)");
+    m.sync_op = it->second;
+    m.acked = rendezvous;
+    awaiting_ack_.erase(it);
   }
   m.proto = proto;
 }

@@ -99,6 +99,7 @@ void Recorder::sent(std::uint64_t id, int src, int dst, int tag, std::size_t siz
       break;
     }
     case Wire::clear_to_send: record("clear to send", fmt::format("for message #{} from {}", id, dst)); return;
+    case Wire::acknowledgement: record("acknowledgement", fmt::format("of message #{} from {}", id, dst)); return;
     case Wire::rendezvous_data: record("rendezvous data", fmt::format("#{} to {} {} B", id, dst, size)); break;
   }
   add_flow(Flow{id, src, dst, inside(start, end), kNever, vp, track});

@@ -27,7 +27,7 @@ class Recorder {
   /// rendezvous protocol's. The request to send is the program's send as the program made it (the
   /// data's id and size, in program order); the clear to send and the data are the protocol's, in
   /// the trace only (the data with the arrow to its receive), never in the order log.
-  enum class Wire : std::uint8_t { message, rendezvous_request, clear_to_send, rendezvous_data };
+  enum class Wire : std::uint8_t { message, rendezvous_request, clear_to_send, rendezvous_data, acknowledgement };
   /// Where a send's records go in its VP's records. A split run numbers a window's messages at the
   /// window's end (partition.cpp), after its VPs have gone on: `hold` keeps each send's places from
   /// the send on, and `sent` fills them once it is numbered, so every VP's records are in the order

@@ -92,13 +92,6 @@ void expect_every_process_fails(const Machine& m, const Program& program, int pa
       m, program, parts, [&](int) { return what; }, opts);
 }
 
-// A refusal at a call made by every rank at once: the first process's rank is the first to fail, and
-// that report is the run's; the others say that process 0 failed.
-void expect_refused_at_the_call(const Machine& m, const Program& program, int parts, const std::string& what) {
-  expect_processes_fail(m, program, parts,
-                        [&](int k) { return k == 0 ? what : std::string("process 0 of the split run failed"); });
-}
-
 void ring(Proc& p) {
   std::vector<std::byte> in(100), out(100);
   const int n = p.size();
@@ -417,6 +410,37 @@ TEST(Partition, PayloadsGoToTheirDestinationsProcessAloneOnce) {
     expect_same_split(split.results[static_cast<std::size_t>(k)], multicast);
   }
   EXPECT_GT(split.sent_apart[0], 0u);
+}
+
+// Synchronous sends of eager size, whose acknowledgements come back from other processes: matched
+// at the arrival (the receive posted first) and at the posting (the message waited), to ranks of
+// the same process and of others, some dropped, some tested in a loop; with the crowd's traffic.
+void synchronous_sends(Proc& p) {
+  const int n = p.size(), me = p.rank();
+  std::vector<std::byte> out(40, static_cast<std::byte>(me)), in(40);
+  for (int k = 1; k <= 3; ++k) {
+    const int to = (me + k * 5) % n, from = (me + n - (k * 5) % n) % n;
+    if (k == 2) p.compute(static_cast<Time>(me % 4) * 3000);  // some receives late, some early
+    Request r = p.issend(to, k, out);
+    if (k == 3) {
+      { Request dropped = p.issend(to, 9, out); }
+      p.recv(from, 9, in);
+    }
+    p.recv(from, k, in);
+    if (!p.phantom_payloads() && in[0] != static_cast<std::byte>(from))
+      throw std::runtime_error("another rank's bytes");
+    while (!p.test(r)) p.compute(700);
+  }
+  crowded(p);
+}
+
+TEST(Partition, SynchronousSendsAcrossProcessesAreTheSingleProcesssRun) {
+  const Machine m = ts_test::prime_machine("mesh:4x4");
+  expect_split_runs_same(m, synchronous_sends, {2, 3, 4});
+  RunOptions real = phantom();
+  real.phantom_payloads = false;
+  real.perturb = 5;
+  expect_split_runs_same(ts_test::prime_machine("torus:4x4"), synchronous_sends, {2, 4}, real);
 }
 
 TEST(Partition, RendezvousAcrossProcessesAreTheSingleProcesssRun) {
@@ -764,13 +788,6 @@ TEST(Partition, WhatASplitRunCannotCarryIsRefusedWithTheReason) {
   expect_every_process_fails(free_sends, ring, 2, "no lookahead");
   expect_every_process_fails(parse_machine("mesh:4x4,barrier=hardware,barrier_us=0"), ring, 2,
                              "hardware barrier releases with no latency");
-  const Program synchronous = [](Proc& p) {  // a ring of them: a refusal at the call in every process
-    std::vector<std::byte> out(8), in(8);
-    Request r = p.issend((p.rank() + 1) % p.size(), 0, out);
-    p.recv((p.rank() + p.size() - 1) % p.size(), 0, in);
-    p.wait(r);
-  };
-  expect_refused_at_the_call(ts_test::prime_machine("mesh:4x4"), synchronous, 2, "synchronous sends");
   Machine buffered = ts_test::prime_machine("mesh:4x4");
   buffered.net.eager_limit = 256;
   buffered.net.recv_buffer = 4096;
