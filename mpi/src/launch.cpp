@@ -539,7 +539,9 @@ int launch(const LaunchOptions& o) {
     return status;
   } catch (const Error& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "error: %s\n", e.what());
+    // A usage error is every process's alike (the options, the machine, the program, a schedule's
+    // entries no rank used): the first process says it for the job.
+    if (speaks || !dynamic_cast<const UsageError*>(&e)) std::fprintf(stderr, "error: %s\n", e.what());
     summary("not run (exit status 1)", std::nullopt);
     record(1, std::nullopt, nullptr, nullptr, e.what());
     return 1;

@@ -931,10 +931,12 @@ RunResult Engine::run(const Program& program) {
   }
   instruments_.races_at_end(vps_, opts_.on_races);
 
-  if (!aborting_) {
-    failure_ = leftovers_report();
-    if (failure_.empty()) forced_.check_all_used();
-  }
+  if (!aborting_) failure_ = leftovers_report();
+  // Every entry of a replayed schedule must have been used, by the end of a run that went well; in
+  // a split run each process used its own ranks' entries, and any process's leftovers fail the run.
+  bool clean = !aborting_ && failure_.empty();
+  if (partition_ && !forced_.empty()) clean = gather_schedule_use(clean);
+  if (clean) forced_.check_all_used();
   // Every VP's clock, where it finished or where the failure left it, ends the hash. When the run
   // failed at an instant whose waits completed ahead of the sequential order, the VPs after the
   // last turn are where that order left them: not yet woken (their completions' terms taken back).

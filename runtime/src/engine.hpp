@@ -421,7 +421,8 @@ class Engine final : public NetworkListener, private Scheduler {
   bool at_window_end();                           // the window's events are done: swap its messages (false: none left)
   void hand_over_window();                        // ... and hand them over, in the single process's order
   void announce_failure();                        // this process failed: the others hear of it at the window's end
-  void gather_clocks(std::vector<Time>& clocks);  // the run's end: every rank's clock, from its process
+  bool gather_schedule_use(bool clean);           // the run's end: the schedule's entries every process used
+  void gather_clocks(std::vector<Time>& clocks);  // ... every rank's clock, from its process
   void combine_counts();                          // ... and every process's hash terms and counts, summed
   void gather_evidence();                         // ... and their records, for process 0 to write
   void gather_races();                            // ... and the races found at their ranks

@@ -42,4 +42,20 @@ void ForcedSchedule::check_all_used() const {
                                format_schedule(unused)));
 }
 
+void ForcedSchedule::share_used(Packed& out) const {
+  out.put(used_.size());
+  for (const auto& [rank, call] : used_) out.put(rank), out.put(call);
+}
+
+void ForcedSchedule::take_used(Unpacker& in) {
+  const auto n = in.take<std::size_t>();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto rank = in.take<int>();
+    const std::pair key{rank, in.take<std::uint64_t>()};
+    if (!forced_.contains(key))
+      throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+    if (std::find(used_.begin(), used_.end(), key) == used_.end()) used_.push_back(key);  // its own come back too
+  }
+}
+
 }  // namespace touchstone::detail

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "op.hpp"
+#include "touchstone/packed.hpp"
 #include "touchstone/run.hpp"
 
 namespace touchstone::detail {
@@ -24,6 +25,10 @@ class ForcedSchedule {
   int source(int rank, std::uint64_t call, int src, const GroupData* g);
   /// UsageError naming the entries that matched no wildcard of the run.
   void check_all_used() const;
+  /// The entries used so far, packed, and those another process of a split run used, taken back
+  /// (each process forces the wildcards of its own ranks).
+  void share_used(Packed& out) const;
+  void take_used(Unpacker& in);
 
  private:
   std::map<std::pair<int, std::uint64_t>, int> forced_;  // (rank, call) -> source

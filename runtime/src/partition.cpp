@@ -129,7 +129,6 @@ void Engine::check_partition() const {
   if (partition_->count() < 1 || partition_->index() < 0 || partition_->index() >= partition_->count())
     refuse(fmt::format("process {} of {} does not exist", partition_->index(), partition_->count()));
   if (opts_.execution != Execution::fibers) refuse("each process runs its VPs as fibers");
-  if (!opts_.schedule.empty()) refuse("forced matches (--schedule) are not carried");
   if (net.recv_buffer >= 0) refuse("bounded receive buffers are freed by receives, which only one process sees");
   if (net.send_holds_until_received) refuse("a send held until its receive completes waits for another process");
   if (least_send_setup() <= 0)
@@ -501,6 +500,23 @@ Msg* Engine::waiting_data(std::uint64_t id) {
 void Engine::announce_failure() {
   failure_told_ = true;
   at_window_end();  // which also finds whether another process failed before, in the sequential order
+}
+
+// The run's end, when a schedule was replayed (RunOptions::schedule): each process forced the
+// wildcards of its own ranks, so the entries used are every process's together; returns whether the
+// run ended without a failure in every process (only then are unused entries an error, as in one).
+bool Engine::gather_schedule_use(bool clean) {
+  Packed mine;
+  forced_.share_used(mine);
+  mine.put(std::uint64_t{clean});
+  const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
+  mine = Packed();
+  Unpacker in(all);
+  for (int k = 0; k < partition_->count(); ++k) {
+    forced_.take_used(in);
+    clean &= in.take<std::uint64_t>() != 0;
+  }
+  return clean;
 }
 
 // The run's end: every process's clocks, so that the hash's clock terms are added once (by the

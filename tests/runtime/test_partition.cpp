@@ -779,6 +779,39 @@ TEST(Partition, AFailedSplitRunWritesWhatEveryProcessRecorded) {
   EXPECT_NE(trace.find("(when the run failed)"), std::string::npos);
 }
 
+// A replayed schedule (RunOptions::schedule) forces wildcard receives where they are posted, in
+// their rank's process: every process ends with the single process's forced run. An entry no rank
+// used is the same usage error in every process, and a choice no run can make is named as
+// infeasible by the process of its rank.
+TEST(Partition, AReplayedScheduleForcesTheSingleProcesssMatches) {
+  const Machine m = ts_test::prime_machine("mesh:4x4");
+  RunOptions forced = phantom();
+  // Ranks 0, 6 and 13 take their 15 messages in the reverse of their senders' distance order from
+  // them, the first receive from the rank just below.
+  for (const int r : {0, 6, 13})
+    for (int k = 1; k < 16; ++k) forced.schedule.push_back({r, static_cast<std::uint64_t>(k), (r + 16 - k) % 16});
+  const RunResult free = run(m, crowded, phantom()), one = run(m, crowded, forced);
+  EXPECT_NE(one.trace_hash, free.trace_hash) << "the schedule changed no match";
+  expect_split_runs_same(m, crowded, {2, 3, 4}, forced);
+
+  RunOptions unused = forced;
+  unused.schedule.push_back({9, 99, 1});
+  expect_every_process_fails(m, crowded, 3, "names no wildcard receive or probe of this run at 9:99=1", unused);
+
+  RunOptions infeasible = phantom();
+  infeasible.schedule = {{10, 1, 3}, {10, 2, 3}};  // rank 3 sends rank 10 one message only
+  std::string headline;
+  try {
+    run(m, crowded, infeasible);
+  } catch (const RunError& e) {
+    headline = std::string(e.what()).substr(0, std::string(e.what()).find('\n'));
+  }
+  ASSERT_TRUE(headline.starts_with("infeasible schedule at t=")) << headline;
+  expect_processes_fail(
+      m, crowded, 2, [&](int k) { return k == 1 ? headline : std::string("deadlock: ranks of other processes"); },
+      infeasible);
+}
+
 TEST(Partition, WhatASplitRunCannotCarryIsRefusedWithTheReason) {
   Machine holds = ts_test::prime_machine("mesh:4x4");
   holds.net.send_holds_until_received = true;
