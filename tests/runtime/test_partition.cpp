@@ -72,6 +72,16 @@ std::string failure_text(const std::exception_ptr& failure) {
   }
 }
 
+// The text of the error the single process's run ends with ("" if it does not fail).
+std::string failure_in_one_process(const Machine& m, const Program& program, const RunOptions& opts) {
+  try {
+    run(m, program, opts);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
 // Each process k's run ends in an error whose text has want(k).
 void expect_processes_fail(const Machine& m, const Program& program, int parts,
                            const std::function<std::string(int k)>& want, RunOptions opts = phantom()) {
@@ -644,12 +654,7 @@ TEST(Partition, EveryProcessExplainsWhoBlockedWhomAsOneProcessDoes) {
     std::vector<std::byte> b(8);
     p.recv(any_source, 99, b);
   };
-  std::string failed;
-  try {
-    run(m, stuck, o);
-  } catch (const std::exception& e) {
-    failed = e.what();
-  }
+  const std::string failed = failure_in_one_process(m, stuck, o);
   const std::size_t from = failed.find("explain: ");
   ASSERT_NE(from, std::string::npos) << failed;
   const std::string explained = failed.substr(from, failed.find("trace_hash", from) - from);
@@ -726,12 +731,7 @@ TEST(Partition, TheFirstProcessListsTheRacesOfEveryRankWhenTheRunDeadlocks) {
   RunOptions o = phantom();
   o.races = RaceCheck::report;
   const Machine m = ts_test::prime_machine("mesh:4x4");
-  std::string failed;
-  try {
-    run(m, stuck, o);
-  } catch (const std::exception& e) {
-    failed = e.what();
-  }
+  const std::string failed = failure_in_one_process(m, stuck, o);
   const std::size_t from = failed.find("Races up to the failure:");
   ASSERT_NE(from, std::string::npos) << failed;
   const std::string races = failed.substr(from, failed.find("trace_hash", from) - from);
@@ -800,12 +800,8 @@ TEST(Partition, AReplayedScheduleForcesTheSingleProcesssMatches) {
 
   RunOptions infeasible = phantom();
   infeasible.schedule = {{10, 1, 3}, {10, 2, 3}};  // rank 3 sends rank 10 one message only
-  std::string headline;
-  try {
-    run(m, crowded, infeasible);
-  } catch (const RunError& e) {
-    headline = std::string(e.what()).substr(0, std::string(e.what()).find('\n'));
-  }
+  const std::string failed = failure_in_one_process(m, crowded, infeasible);
+  const std::string headline = failed.substr(0, failed.find('\n'));
   ASSERT_TRUE(headline.starts_with("infeasible schedule at t=")) << headline;
   expect_processes_fail(
       m, crowded, 2, [&](int k) { return k == 1 ? headline : std::string("deadlock: ranks of other processes"); },
