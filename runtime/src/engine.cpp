@@ -1297,7 +1297,7 @@ void Engine::on_acknowledged(Msg& ack, Time t) {
   Op* op = ack.sync_op;
   free_msg(&ack);
   if (!op) [[unlikely]]
-    throw RunError("a split run's processes disagree on what they swap (an acknowledgement of no send)");
+    throw_corrupt_swap("an acknowledgement of no send");
   Vp& v = *op->vp;
   const Time taken = t + machine_.recv_cost(v.rank, 0);
   v.clock = std::max(v.clock, t) + (taken - t);

@@ -52,8 +52,7 @@ void ForcedSchedule::take_used(Unpacker& in) {
   for (std::size_t i = 0; i < n; ++i) {
     const auto rank = in.take<int>();
     const std::pair key{rank, in.take<std::uint64_t>()};
-    if (!forced_.contains(key))
-      throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+    if (!forced_.contains(key)) throw_corrupt_swap();
     if (std::find(used_.begin(), used_.end(), key) == used_.end()) used_.push_back(key);  // its own come back too
   }
 }

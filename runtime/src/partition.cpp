@@ -49,8 +49,7 @@ std::vector<std::byte> Partition::all_to_all(std::span<const std::byte> mine, st
     for (int j = 0; j < count(); ++j) {
       const std::span<const std::byte> part = in.first(sizes[static_cast<std::size_t>(j)]);
       if (j != index()) continue;
-      if (part.size() != from[static_cast<std::size_t>(k)])
-        throw RunError("a split run's processes disagree on what they swap (a corrupt exchange of payloads)");
+      if (part.size() != from[static_cast<std::size_t>(k)]) throw_corrupt_swap("a corrupt exchange of payloads");
       out.insert(out.end(), part.begin(), part.end());
     }
   }
@@ -267,10 +266,9 @@ bool Engine::at_window_end() {
       const auto r = in.take<Record>();
       if (r.bytes > r.size || r.fan < 0 || r.fan > static_cast<std::int32_t>(vps_.size()) ||
           r.proto > static_cast<std::uint8_t>(Msg::Proto::sync_ack))
-        throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+        throw_corrupt_swap();
       Swapped place{r.turn, r.order, r.seq, at};
-      if (r.clocked && !races)
-        throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+      if (r.clocked && !races) throw_corrupt_swap();
       if (!hk.payloads_apart) {
         in.first(r.bytes + static_cast<std::size_t>(r.fan) * sizeof(std::int32_t));
       } else {
@@ -326,8 +324,7 @@ bool Engine::at_window_end() {
             to_at[k] += bytes.size();
           });
     received_apart = partition_->all_to_all(sending, to, from);
-    if (received_apart.size() != apart_here)
-      throw RunError("a split run's processes disagree on what they swap (a corrupt exchange of payloads)");
+    if (received_apart.size() != apart_here) throw_corrupt_swap("a corrupt exchange of payloads");
   }
   if (opts_.window_failure)
     if (const std::optional<RunOptions::WindowFailure> f = opts_.window_failure()) {
@@ -475,8 +472,7 @@ void Engine::take_rendezvous(Msg& m, Msg::Proto proto, std::uint64_t rendezvous,
     m.rdv = waiting_data(rendezvous);
   } else if (proto == Msg::Proto::sync_ack) {
     const auto it = awaiting_ack_.find(rendezvous);
-    if (it == awaiting_ack_.end())
-      throw RunError("a split run's processes disagree on what they swap (an acknowledgement of no send)");
+    if (it == awaiting_ack_.end()) throw_corrupt_swap("an acknowledgement of no send");
     m.sync_op = it->second;
     m.acked = rendezvous;
     awaiting_ack_.erase(it);
@@ -488,8 +484,7 @@ void Engine::take_rendezvous(Msg& m, Msg::Proto proto, std::uint64_t rendezvous,
 // sender's process) or its bytes (in the receiver's) have come for.
 Msg* Engine::waiting_data(std::uint64_t id) {
   const auto it = rendezvous_data_.find(id);
-  if (it == rendezvous_data_.end())
-    throw RunError("a split run's processes disagree on what they swap (a rendezvous without its data)");
+  if (it == rendezvous_data_.end()) throw_corrupt_swap("a rendezvous without its data");
   Msg* data = it->second;
   rendezvous_data_.erase(it);
   return data;

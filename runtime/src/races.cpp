@@ -144,8 +144,7 @@ Race RaceDetector::take(Unpacker& in) {
   r.label = in.take_text();
   r.described = in.take_text();
   const auto n = in.take<std::size_t>();
-  if (n > (std::size_t{1} << 32))
-    throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+  if (n > (std::size_t{1} << 32)) throw_corrupt_swap();
   r.alternatives.resize(n);
   for (RaceAlternative& a : r.alternatives) a = in.take<RaceAlternative>();
   return r;

@@ -13,6 +13,12 @@
 
 namespace touchstone {
 
+/// The error of a swap whose bytes do not hold what every process of a split run sends: `what` names
+/// the part that does not fit.
+[[noreturn]] inline void throw_corrupt_swap(std::string_view what = "a corrupt exchange") {
+  throw RunError("a split run's processes disagree on what they swap (" + std::string(what) + ")");
+}
+
 struct Packed {
   std::vector<std::byte> bytes;
 
@@ -49,7 +55,7 @@ class Unpacker {
   bool empty() const { return in_.empty(); }
   /// The next n bytes as they are.
   std::span<const std::byte> first(std::size_t n) {
-    if (in_.size() < n) throw RunError("a split run's processes disagree on what they swap (a corrupt exchange)");
+    if (in_.size() < n) throw_corrupt_swap();
     const std::span<const std::byte> out = in_.first(n);
     in_ = in_.subspan(n);
     return out;
