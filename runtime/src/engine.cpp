@@ -602,7 +602,8 @@ int Engine::run_events() {
     const bool of_the_model = e.kind() != Ev::instant_turn;
     // A process of a split run other than the first counts only its own VPs' events: every
     // process handles the network's.
-    if (of_the_model && (counts_network_events_ || e.kind() == Ev::resume || e.kind() == Ev::barrier))
+    if (of_the_model &&
+        (counts_network_events_ || e.kind() == Ev::resume || e.kind() == Ev::barrier || e.kind() == Ev::received))
       instruments_.event();
     if (now_ > opts_.time_limit) {
       abort_run(time_limit_report(opts_.time_limit, ""));
@@ -623,6 +624,7 @@ int Engine::run_events() {
         wake(v);
         break;
       }
+      case Ev::received: on_received(static_cast<Op*>(e.p), e.t); break;
       case Ev::instant_turn: {
         Vp& v = *static_cast<Vp*>(e.p);
         if (lets_go_on(e)) {
@@ -1323,9 +1325,7 @@ void Engine::hold_send(Op* op, Msg* m) {
   m->held_op = op;
 }
 
-void Engine::on_received(Msg& m, Time t) {
-  Op* op = m.held_op;
-  m.held_op = nullptr;
+void Engine::on_received(Op* op, Time t) {
   op->received = std::max(op->received, t);
   if (--op->unreceived > 0) return;  // a multicast waits for its last branch
   synchronized(op, op->received);
@@ -1667,7 +1667,12 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   const Time drained = c.recv_overlap ? std::max(cpu_free + body, m->drained) : start + body;
   v.clock = drained + c.recv_overhead + matching;
   network_->release_buffer(*m, v.clock);
-  if (m->held_op) on_received(*m, v.clock);
+  if (m->held_op) {
+    queue_.push(v.clock, m->id, Ev::received, m->held_op);  // the sender hears of it then, not sooner
+    m->held_op = nullptr;
+  } else if (m->held_elsewhere) [[unlikely]] {
+    receipt_here(*m, v.clock);
+  }
   instruments_.received(v.rank, *op, *m, start, v.clock);
   free_msg(m);
   free_op(op);

@@ -452,7 +452,7 @@ class Engine final : public NetworkListener, private Scheduler {
   void on_acknowledged(Msg& ack, Time t);
   void synchronized(Op* op, Time t);  // a synchronous or held send may complete from t on
   void hold_send(Op* op, Msg* m);     // send_holds_until_received: op completes when m's receive does
-  void on_received(Msg& m, Time t);   // ... m's receive completed at t
+  void on_received(Op* op, Time t);   // ... a receive of one of its messages completed at t
   Msg* new_msg();
   void free_msg(Msg* m);
   void keep_payload(Op* send);        // the send may reuse its buffer: its unmatched message copies it
@@ -590,13 +590,26 @@ class Engine final : public NetworkListener, private Scheduler {
   // At the window's end: this process's multicast, and another's, in this process's copy of the network.
   void hand_over_multicast(const HandedHere& h);
   void take_multicast(const HandedHere& h, std::span<const int> dsts, std::span<const std::byte> payload,
-                      std::span<const std::uint32_t> vc);
+                      std::span<const std::uint32_t> vc, bool held);
   // A rendezvous between ranks of two processes (docs/model.md 2.16), by its data's id: in the
   // sender's process the data waiting for its clear to send; in the receiver's, the data's copy
   // made with its request to send, which its receive completes and its bytes reach later.
   std::unordered_map<std::uint64_t, Msg*> rendezvous_data_;
   // A split run's synchronous sends to other processes' ranks, by message id, until acknowledged.
   std::unordered_map<std::uint64_t, Op*> awaiting_ack_;
+  // A split run's sends held until received (send_holds_until_received): in the sender's process
+  // the held send of each message to another process's rank, by message id, until its receipt
+  // comes; in the receiver's, the receipts of this window (message id, the receive's completion),
+  // told to every process at the window's end.
+  std::unordered_map<std::uint64_t, Op*> awaiting_receipt_;
+  struct Receipt {
+    std::uint64_t id = 0;
+    Time at = 0;
+    std::int64_t src = 0;  // the sender's rank: its process holds the send
+  };
+  std::vector<Receipt> receipts_here_;
+  void receipt_here(const Msg& m, Time t);
+  Time least_recv_overhead() const;
   bool failure_told_ = false;
   bool split_over_ = false;  // every process's programs have ended (Window::over)
   // Where in the sequential order this process failed (its first abort_run): the time and the order

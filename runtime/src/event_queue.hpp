@@ -15,15 +15,16 @@
 namespace touchstone::detail {
 
 enum class Ev : std::uint8_t {
-  resume,       // a VP's timed wake-up (a = wake token)
-  inject,       // a message reaches its node's injection queue
-  header,       // a packet's header requests its next channel
-  port_next,    // a message's last packet has left its injection port
-  grant,        // a link channel frees and its first waiter takes it
-  ej_grant,     // an ejection port of a node frees for its waiters
-  arrive,       // a message's last packet has arrived
-  buffer_free,  // receive-buffer space freed at a node
-  barrier,      // a hardware barrier releases
+  resume,        // a VP's timed wake-up (a = wake token)
+  inject,        // a message reaches its node's injection queue
+  header,        // a packet's header requests its next channel
+  port_next,     // a message's last packet has left its injection port
+  grant,         // a link channel frees and its first waiter takes it
+  ej_grant,      // an ejection port of a node frees for its waiters
+  arrive,        // a message's last packet has arrived
+  buffer_free,   // receive-buffer space freed at a node
+  barrier,       // a hardware barrier releases
+  received,      // a send held until received: a receive of its message completed (p = the send's Op)
   instant_turn,  // a VP's next runtime call after its instant's programs ran (not an event of the model)
 };
 

@@ -81,15 +81,18 @@ void Engine::hand_over_multicast(const HandedHere& h) {
   for (Msg* b : lead->branch) b->id = next_msg_id_++;
   numbered(*lead->send_op, lead->id);
   instruments_.multicast_sent(lead->src, *lead, h.start, h.handed, h.order != vp_order(lead->src), h.held);
-  for (Msg* b : lead->branch)
-    if (!here(b->dst)) b->payload = std::vector<std::byte>();  // its bytes are on their way there
+  for (Msg* b : lead->branch) {
+    if (here(b->dst)) continue;
+    b->payload = std::vector<std::byte>();                                        // its bytes are on their way there
+    if (b->held_op) awaiting_receipt_[b->id] = b->held_op, b->held_op = nullptr;  // until its receipt
+  }
   to_network(lead, h.start, h.handed, h.turn);
 }
 
 // Another process's multicast, as this process's copy of the network carries it: the same plan
 // and branches, each numbered in turn, with its payload where its destination's program runs.
 void Engine::take_multicast(const HandedHere& h, std::span<const int> dsts, std::span<const std::byte> payload,
-                            std::span<const std::uint32_t> vc) {
+                            std::span<const std::uint32_t> vc, bool held) {
   Msg* lead = h.m;
   std::vector<int> order;
   network_->plan_multicast(lead->src, dsts, lead->path, lead->trunk, order);
@@ -101,7 +104,10 @@ void Engine::take_multicast(const HandedHere& h, std::span<const int> dsts, std:
     lead->branch[k] = m;
     m->dst = order[k];
     m->id = next_msg_id_++;
-    if (here(m->dst)) m->payload.assign(payload.begin(), payload.end()), m->vc.assign(vc.begin(), vc.end());
+    if (!here(m->dst)) continue;
+    m->payload.assign(payload.begin(), payload.end());
+    m->vc.assign(vc.begin(), vc.end());
+    m->held_elsewhere = held;  // its receipt goes back to the sender's process (Engine::receipt_here)
   }
   to_network(lead, h.start, h.handed, h.turn);
 }

@@ -49,6 +49,9 @@ struct Msg {
   /// holds it: in a split run's other processes it is null, and an acknowledgement names the
   /// message it acknowledges by `acked`).
   bool synchronous = false;
+  /// A split run's copy, in its receiver's process, of a message whose send is held until its
+  /// receive completes (held_op lives in the sender's process): the completion is told there.
+  bool held_elsewhere = false;
   Op* sync_op = nullptr;
   std::uint64_t acked = 0;
   Op* held_op = nullptr;           // a send held until this message's receive completes (send_holds_until_received)

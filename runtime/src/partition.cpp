@@ -71,7 +71,8 @@ struct Header {
   std::uint64_t failed_order = 0;
   std::uint64_t records = 0;
   std::uint64_t barriers = 0;  // BarrierRecords, after the Records
-  std::uint64_t notes = 0;     // bytes of RunOptions::window_notes, after the BarrierRecords
+  std::uint64_t receipts = 0;  // Engine::Receipt records, after the BarrierRecords
+  std::uint64_t notes = 0;     // bytes of RunOptions::window_notes, after the Receipts
   // Where its messages' payloads are: 0 after each record, 1 sent to their destinations' processes
   // alone (Partition::all_to_all), each process's in the order of its records.
   std::uint64_t payloads_apart = 0;
@@ -93,6 +94,7 @@ struct Record {
   // Race detection: the sender's vector clock (Msg::vc) follows the destinations, one entry per rank.
   std::uint8_t clocked = 0;
   std::uint8_t synchronous = 0;  // a synchronous send's message: its match is acknowledged (Msg::synchronous)
+  std::uint8_t held = 0;         // its send is held until its receive completes (Msg::held_op)
 };
 // This window's arrivals of a process's members at a hardware barrier; with race detection followed
 // by what its waiting members have heard of (a vector clock, one entry per rank).
@@ -129,11 +131,14 @@ void Engine::check_partition() const {
     refuse(fmt::format("process {} of {} does not exist", partition_->index(), partition_->count()));
   if (opts_.execution != Execution::fibers) refuse("each process runs its VPs as fibers");
   if (net.recv_buffer >= 0) refuse("bounded receive buffers are freed by receives, which only one process sees");
-  if (net.send_holds_until_received) refuse("a send held until its receive completes waits for another process");
   if (least_send_setup() <= 0)
     refuse("the machine's least send set-up (C_send - send_tail + s_p) is 0: no lookahead between the processes");
-  if (lookahead() <= 0)
+  if (net.barrier == BarrierKind::hardware && net.barrier_latency <= 0)
     refuse("the machine's hardware barrier releases with no latency: no lookahead between the processes");
+  if (net.send_holds_until_received && least_recv_overhead() <= 0)
+    refuse(
+        "sends are held until their receives complete and the machine's least receive overhead (C_recv) is 0: "
+        "no lookahead between the processes");
 }
 
 void Engine::refuse_call(const char* what) const {
@@ -161,11 +166,34 @@ Time Engine::least_send_setup() const {
   return least;
 }
 
+Time Engine::least_recv_overhead() const {
+  Time least = machine_.costs.recv_overhead;
+  for (const NodeCosts& c : machine_.node_costs) least = std::min(least, c.recv_overhead);
+  return least;
+}
+
 // A hardware barrier releases its members barrier_latency after the last arrival, so a barrier
-// completed in one process's window reaches the others no sooner either.
+// completed in one process's window reaches the others no sooner either. A receive completes no
+// sooner than C_recv after the turn or the arrival that completes it (Engine::complete_recv), so
+// where sends are held until received, the send's completion is in a later window than the
+// receive that decides it: its process hears of it in time (Engine::receipt_here).
 Time Engine::lookahead() const {
-  const Time sends = least_send_setup();
-  return machine_.net.barrier == BarrierKind::software ? sends : std::min(sends, machine_.net.barrier_latency);
+  Time least = least_send_setup();
+  if (machine_.net.barrier == BarrierKind::hardware) least = std::min(least, machine_.net.barrier_latency);
+  if (machine_.net.send_holds_until_received) least = std::min(least, least_recv_overhead());
+  return least;
+}
+
+// A receive completed at t of a message from another process's rank whose send is held until then:
+// its process completes the send at the window's end, which lookahead() puts no later than t.
+void Engine::receipt_here(const Msg& m, Time t) {
+  if (t < window_end_)
+    abort_run(
+        fmt::format("internal error: message #{}'s receive completed at t={} us, inside the window that ends "
+                    "at t={} us: its held send cannot complete in time in its process (please report this "
+                    "with the command line)",
+                    m.id, to_us(t), to_us(window_end_)));
+  receipts_here_.push_back(Receipt{m.id, t, m.src});
 }
 
 Engine::Window Engine::window_check() {
@@ -179,11 +207,13 @@ bool Engine::at_window_end() {
   Packed mine;
   Header h;
   h.next = queue_.empty() ? kNever : queue_.next_time();
+  for (const Receipt& r : receipts_here_) h.next = std::min(h.next, r.at);  // the held sends' completions
   h.not_done = unfinished_contexts();
   h.failed = aborting_ ? (failure_is_usage_ ? 2 : 1) : 0;
   h.failed_at = failed_at_, h.failed_order = failed_order_;
   h.records = aborting_ ? 0 : handed_here_.size();
   h.barriers = aborting_ ? 0 : barriers_here_.size();
+  h.receipts = aborting_ ? 0 : receipts_here_.size();
   const std::vector<std::byte> notes = opts_.window_notes ? opts_.window_notes() : std::vector<std::byte>();
   h.notes = notes.size();
   // The bytes of a message to another process's rank travel with it: its send has not completed (the
@@ -227,7 +257,7 @@ bool Engine::at_window_end() {
     const bool clocked = races && m.vc.size() == vps && elsewhere(m);
     mine.put(Record{s.turn, s.start, s.handed, s.order, m.ctx, m.size, i, bytes.size(), rendezvous, m.src, m.dst, m.tag,
                     partition_->index(), static_cast<std::int32_t>(dsts.size()), static_cast<std::uint8_t>(m.proto),
-                    clocked, m.synchronous});
+                    clocked, m.synchronous, m.held_op != nullptr});
     if (!h.payloads_apart) mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
     for (const int d : dsts) mine.put(static_cast<std::int32_t>(d));
     if (clocked)
@@ -241,6 +271,8 @@ bool Engine::at_window_end() {
     b.heard.resize(vps, 0);  // what the members arrived so far had heard of: merged again, no harm
     for (const std::uint32_t c : b.heard) mine.put(c);
   }
+  for (std::size_t i = 0; i < h.receipts; ++i) mine.put(receipts_here_[i]);
+  receipts_here_.clear();
   mine.bytes.insert(mine.bytes.end(), notes.begin(), notes.end());
   const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
   mine = Packed();  // its bytes are in `all` now
@@ -251,6 +283,7 @@ bool Engine::at_window_end() {
   bool misused = false;
   std::pair<Time, std::uint64_t> first_failure{kNever, 0};
   std::vector<Swapped> records;
+  std::vector<Receipt> receipts;            // of this process's held sends
   bool any_apart = false;                   // then every process takes part in the exchange of payloads
   std::vector<std::size_t> from(parts, 0);  // bytes each process sends this one apart
   std::size_t apart_here = 0;               // where the next of them lies among all it receives
@@ -300,6 +333,12 @@ bool Engine::at_window_end() {
         std::memcpy(&c, heard_there.data() + j * sizeof c, sizeof c);
         here.heard[j] = std::max(here.heard[j], c);
       }
+    }
+    for (std::uint64_t i = 0; i < hk.receipts; ++i) {
+      const auto r = in.take<Receipt>();
+      if (r.src < 0 || r.src >= static_cast<std::int64_t>(vps) || process_of(static_cast<int>(r.src)) == k)
+        throw_corrupt_swap();
+      if (here(static_cast<int>(r.src))) receipts.push_back(r);
     }
     // In the window of a failure too: what the processes noted before it (a rank's output held until
     // the window's end, the collectives its ranks entered) is the run's.
@@ -365,6 +404,15 @@ bool Engine::at_window_end() {
     }
     return true;
   }
+  // Sends held until received whose receives completed in another process: at or after this window's
+  // end (receipt_here), as the single process would have them complete.
+  for (const Receipt& r : receipts) {
+    const auto it = awaiting_receipt_.find(r.id);
+    if (it == awaiting_receipt_.end()) throw_corrupt_swap("a receipt of no held send");
+    Op* op = it->second;
+    awaiting_receipt_.erase(it);
+    queue_.push(r.at, r.id, Ev::received, op);
+  }
   std::sort(records.begin(), records.end(), [](const Swapped& a, const Swapped& b) {
     if (a.turn != b.turn) return a.turn < b.turn;
     return a.order != b.order ? a.order < b.order : a.seq < b.seq;
@@ -389,7 +437,7 @@ bool Engine::at_window_end() {
         hand_over_multicast(handed_here_[r.seq]);
       else
         take_multicast(HandedHere{make_msg(r.src, r.dst, r.tag, r.ctx, r.size), r.turn, r.order, r.start, r.handed},
-                       fan, payload, vc);
+                       fan, payload, vc, r.held != 0);
       continue;
     }
     const auto proto = static_cast<Msg::Proto>(r.proto);
@@ -410,6 +458,7 @@ bool Engine::at_window_end() {
         if (m->lender) m->lender->lent = nullptr, m->lender = nullptr, m->lent = {};
         m->payload = std::vector<std::byte>();
         if (m->sync_op) awaiting_ack_[id] = m->sync_op, m->sync_op = nullptr;  // until its acknowledgement
+        if (m->held_op) awaiting_receipt_[id] = m->held_op, m->held_op = nullptr;  // until its receipt
       }
       instruments_.handed_over(*m, r.start, r.handed, handed_here_[r.seq].held);
       to_network(m, r.start, r.handed, r.turn);
@@ -423,6 +472,7 @@ bool Engine::at_window_end() {
         m->payload.assign(payload.begin(), payload.end());
         m->vc = vc;
         m->synchronous = r.synchronous != 0;
+        m->held_elsewhere = r.held != 0;
         take_rendezvous(*m, proto, r.rendezvous, data_id);
       }
       to_network(m, r.start, r.handed, r.turn);

@@ -8,6 +8,7 @@
 
 #include "support/host_independent.hpp"
 #include "support/model.hpp"
+#include "support/split_run.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/machines.hpp"
 #include "touchstone/topologies/hpam.hpp"
@@ -26,29 +27,58 @@ Machine line(bool holds) {
   return m;
 }
 
+// Runs `program` in one process or, with parts > 1, split over that many (a process per rank with
+// parts = 3; docs/parallel.md, "Several processes"): every process must end with the single
+// process's run, trace_hash and times included.
+void run_whole_or_split(const Machine& m, const Program& program, int parts) {
+  if (parts == 1) return static_cast<void>(run(m, program));
+  const RunResult one = run(m, program);
+  const ts_test::SplitRun split = ts_test::run_split(m, program, RunOptions{}, parts);
+  for (int k = 0; k < parts; ++k) {
+    SCOPED_TRACE(::testing::Message() << "process " << k << " of " << parts);
+    if (const std::exception_ptr& f = split.failures[static_cast<std::size_t>(k)]) {
+      try {
+        std::rethrow_exception(f);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "the split run failed: " << e.what();
+      }
+      continue;
+    }
+    const RunResult& r = split.results[static_cast<std::size_t>(k)];
+    EXPECT_EQ(r.trace_hash, one.trace_hash);
+    EXPECT_EQ(r.makespan, one.makespan);
+    EXPECT_EQ(r.finish_time, one.finish_time);
+    EXPECT_EQ(r.stats.events, one.stats.events);
+  }
+}
+
 // Rank 0 sends kSize bytes to rank 1, then to rank 2 (blocking sends); rank r > 0 posts its receive
-// after computing for late[r]. Returns the clocks after each send and each receive.
+// after computing for late[r]. Returns the clocks after each send and each receive (with parts > 1,
+// those of the run split over that many processes).
 struct Sends {
   Time sent[2] = {-1, -1};
   Time received[3] = {-1, -1, -1};
 };
-Sends two_sends(const Machine& m, Time late1 = 0, Time late2 = 0) {
+Sends two_sends(const Machine& m, Time late1 = 0, Time late2 = 0, int parts = 1) {
   Sends out;
-  run(m, [&](Proc& p) {
-    if (p.rank() == 0) {
-      const std::vector<std::byte> data = ts_test::bytes(kSize, 5);
-      p.send(1, 0, data);
-      out.sent[0] = p.now();
-      p.send(2, 0, data);
-      out.sent[1] = p.now();
-      return;
-    }
-    p.compute(p.rank() == 1 ? late1 : late2);
-    std::vector<std::byte> in(kSize);
-    p.recv(0, 0, in);
-    out.received[p.rank()] = p.now();
-    EXPECT_EQ(in, ts_test::bytes(kSize, 5));
-  });
+  run_whole_or_split(
+      m,
+      [&](Proc& p) {
+        if (p.rank() == 0) {
+          const std::vector<std::byte> data = ts_test::bytes(kSize, 5);
+          p.send(1, 0, data);
+          out.sent[0] = p.now();
+          p.send(2, 0, data);
+          out.sent[1] = p.now();
+          return;
+        }
+        p.compute(p.rank() == 1 ? late1 : late2);
+        std::vector<std::byte> in(kSize);
+        p.recv(0, 0, in);
+        out.received[p.rank()] = p.now();
+        EXPECT_EQ(in, ts_test::bytes(kSize, 5));
+      },
+      parts);
   return out;
 }
 
@@ -69,6 +99,24 @@ TEST(SendHolds, EachSendWaitsForItsReceive) {
   EXPECT_EQ(got.received[1], r1);
   EXPECT_EQ(got.sent[1], r2);
   EXPECT_EQ(got.received[2], r2);
+}
+
+// Split over processes, the receiver's process tells the sender's when the receive completed, and
+// the send completes then: the same times as in one process, ranks 1 and 2 in another process than
+// rank 0 (2 processes) or each in its own (3).
+TEST(SendHolds, SplitOverProcessesEachSendCompletesWithItsReceiveElsewhere) {
+  const Machine m = line(true);
+  for (const int parts : {2, 3}) {
+    SCOPED_TRACE(::testing::Message() << parts << " processes");
+    const Sends got = two_sends(m, 0, 0, parts);
+    EXPECT_EQ(got.sent[0], 9259);
+    EXPECT_EQ(got.received[1], 9259);
+    EXPECT_EQ(got.sent[1], 18541);
+    EXPECT_EQ(got.received[2], 18541);
+    const Sends late = two_sends(m, 20000, 0, parts);  // ALateReceiveHoldsTheSenderUntilItCompletes
+    EXPECT_EQ(late.sent[0], 24553);
+    EXPECT_EQ(late.sent[1], late.received[2]);
+  }
 }
 
 // Off (the default), the send returns when its last packet has left: 2959 + 243*7 = 4660.
@@ -137,26 +185,29 @@ struct HeldMulticast {
   Time sender_after = -1;
   std::vector<Time> received = std::vector<Time>(4, -1);
 };
-HeldMulticast held_multicast(const std::array<Time, 4>& late) {
+HeldMulticast held_multicast(const std::array<Time, 4>& late, int parts = 1) {
   const Machine m = parse_machine("hpam:2x2/4x8,Q=2,multicast");
   const Hpam& t = *as_hpam(m);
   const int src = t.node(1, 1, 0);
   std::vector<int> dsts;
   for (int k = 0; k < 4; ++k) dsts.push_back(t.node(2, 0, k));
   HeldMulticast out;
-  run(m, [&](Proc& p) {
-    std::vector<std::byte> buf(100);
-    if (p.rank() == src) {
-      p.multicast(dsts, 3, buf);
-      out.sender_after = p.now();
-    }
-    for (std::size_t k = 0; k < 4; ++k)
-      if (p.rank() == dsts[k]) {
-        p.compute(late[k]);
-        p.recv(src, 3, buf);
-        out.received[k] = p.now();
-      }
-  });
+  run_whole_or_split(
+      m,
+      [&](Proc& p) {
+        std::vector<std::byte> buf(100);
+        if (p.rank() == src) {
+          p.multicast(dsts, 3, buf);
+          out.sender_after = p.now();
+        }
+        for (std::size_t k = 0; k < 4; ++k)
+          if (p.rank() == dsts[k]) {
+            p.compute(late[k]);
+            p.recv(src, 3, buf);
+            out.received[k] = p.now();
+          }
+      },
+      parts);
   return out;
 }
 
@@ -174,6 +225,20 @@ TEST(SendHolds, AMulticastCompletesWithItsLastReceive) {
 // The last receive later than the arrival decides: posted at 10 us, it completes at 16 us.
 TEST(SendHolds, AMulticastWaitsForItsLatestReceive) {
   EXPECT_EQ(held_multicast({0, 0, microseconds(10), 0}).sender_after, microseconds(16));
+}
+
+// Split over processes, the sender's process hears of each branch's receive from the branch's
+// process: the same times. Over 6 processes of 6 ranks each, the sender (rank 2) and two receivers
+// (ranks 4 and 5) are in the first, the latest receiver (rank 6) and rank 7 in the second; over
+// 36 every rank is in a process of its own.
+TEST(SendHolds, SplitOverProcessesAMulticastCompletesWithItsLatestReceiveElsewhere) {
+  for (const int parts : {6, 36}) {
+    SCOPED_TRACE(::testing::Message() << parts << " processes");
+    const HeldMulticast h = held_multicast({0, 0, microseconds(10), 0}, parts);
+    EXPECT_EQ(h.sender_after, microseconds(16));
+    EXPECT_EQ(h.received[2], microseconds(16));
+    EXPECT_EQ(h.received[0], nanoseconds(10'020));
+  }
 }
 
 }  // namespace
