@@ -156,7 +156,7 @@ void ActiveMessages::on_request(Msg& m, Time t) {
   running_rank_ = -1;
   node.handler_free = c.now_;
   v.clock = std::max(v.clock, s) + (c.now_ - s);
-  e_.network_->release_buffer(m, c.now_);
+  e_.release_buffer(m, c.now_);
   e_.instruments_.handled(m, s, c.now_,
                           [&] { return fmt::format("{} (request #{} from {})", handler_name(id), m.id, m.src); });
   e_.free_msg(&m);

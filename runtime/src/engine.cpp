@@ -1325,6 +1325,13 @@ void Engine::hold_send(Op* op, Msg* m) {
   m->held_op = op;
 }
 
+// A receive's or a handler's end frees the receive-buffer space its message held (docs/model.md
+// 2.7); in a split run every other process's copy of the network frees it too (receipt_here).
+void Engine::release_buffer(const Msg& m, Time t) {
+  if (network_->release_buffer(m, t) && partition_) [[unlikely]]
+    receipt_here(m, t, Receipt::Kind::buffer_freed);
+}
+
 void Engine::on_received(Op* op, Time t) {
   op->received = std::max(op->received, t);
   if (--op->unreceived > 0) return;  // a multicast waits for its last branch
@@ -1666,12 +1673,12 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   const Time cpu_free = std::max(waiting_since, v.busy_until_wake);
   const Time drained = c.recv_overlap ? std::max(cpu_free + body, m->drained) : start + body;
   v.clock = drained + c.recv_overhead + matching;
-  network_->release_buffer(*m, v.clock);
+  release_buffer(*m, v.clock);
   if (m->held_op) {
     queue_.push(v.clock, m->id, Ev::received, m->held_op);  // the sender hears of it then, not sooner
     m->held_op = nullptr;
   } else if (m->held_elsewhere) [[unlikely]] {
-    receipt_here(*m, v.clock);
+    receipt_here(*m, v.clock, Receipt::Kind::held_send);
   }
   instruments_.received(v.rank, *op, *m, start, v.clock);
   free_msg(m);

@@ -602,13 +602,19 @@ class Engine final : public NetworkListener, private Scheduler {
   // comes; in the receiver's, the receipts of this window (message id, the receive's completion),
   // told to every process at the window's end.
   std::unordered_map<std::uint64_t, Op*> awaiting_receipt_;
+  // ... and with bounded receive buffers, the space a receive or a handler here frees at its
+  // destination, which every process's copy of the network frees at that time.
   struct Receipt {
-    std::uint64_t id = 0;
+    enum class Kind : std::uint64_t { held_send, buffer_freed };
+    Kind kind = Kind::held_send;
+    std::uint64_t id = 0;  // the message's
     Time at = 0;
-    std::int64_t src = 0;  // the sender's rank: its process holds the send
+    std::int64_t rank = 0;    // held_send: the sender's (its process holds the send); buffer_freed: the node's
+    std::uint64_t bytes = 0;  // buffer_freed
   };
   std::vector<Receipt> receipts_here_;
-  void receipt_here(const Msg& m, Time t);
+  void receipt_here(const Msg& m, Time t, Receipt::Kind kind);
+  void release_buffer(const Msg& m, Time t);  // at a receive's or a handler's end
   Time least_recv_overhead() const;
   bool failure_told_ = false;
   bool split_over_ = false;  // every process's programs have ended (Window::over)

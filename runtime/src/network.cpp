@@ -756,9 +756,14 @@ void Network::stream(Packet* pk, Time t) {
   for (Msg* b : m->branch) q_.push(tail, b->id, Ev::arrive, b);
 }
 
-void Network::release_buffer(const Msg& m, Time t) {
-  if (!m.buffered) return;
-  q_.push(t, vp_order(m.dst), Ev::buffer_free, nullptr, static_cast<std::uint64_t>(m.size) << 24 | static_cast<std::uint64_t>(m.dst));
+bool Network::release_buffer(const Msg& m, Time t) {
+  if (!m.buffered) return false;
+  free_buffer_at(m.dst, m.size, t);
+  return true;
+}
+
+void Network::free_buffer_at(int node, std::uint64_t bytes, Time t) {
+  q_.push(t, vp_order(node), Ev::buffer_free, nullptr, bytes << 24 | static_cast<std::uint64_t>(node));
 }
 
 void Network::buffer_freed(int dst, Time t) {

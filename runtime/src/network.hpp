@@ -232,8 +232,11 @@ class Network {
   void set_seed(std::uint64_t seed) { seed_ = seed; }
   /// Handles one network event (inject, header, port_next, grant, ej_grant, buffer_free).
   void handle(const Event& e);
-  /// Frees the receive-buffer space m holds at its destination, if any, at time t (schedules the event).
-  void release_buffer(const Msg& m, Time t);
+  /// Frees the receive-buffer space m holds at its destination, if any, at time t (schedules the
+  /// event); returns whether it held some.
+  bool release_buffer(const Msg& m, Time t);
+  /// Frees `bytes` of node's receive buffer at time t: another process's receive of a split run.
+  void free_buffer_at(int node, std::uint64_t bytes, Time t);
   /// Flow control (docs/model.md 2.16): reserves `bytes` of node's receive buffer now if they fit
   /// (used + bytes <= recv_buffer, or the buffer is unlimited).
   bool reserve_buffer(int node, std::size_t bytes);

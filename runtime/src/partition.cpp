@@ -130,15 +130,18 @@ void Engine::check_partition() const {
   if (partition_->count() < 1 || partition_->index() < 0 || partition_->index() >= partition_->count())
     refuse(fmt::format("process {} of {} does not exist", partition_->index(), partition_->count()));
   if (opts_.execution != Execution::fibers) refuse("each process runs its VPs as fibers");
-  if (net.recv_buffer >= 0) refuse("bounded receive buffers are freed by receives, which only one process sees");
+  if (net.recv_buffer >= 0 && net.flow_control())
+    refuse(
+        "bounded receive buffers with flow control (eager_limit): a send chooses eager or rendezvous by the space "
+        "left at its destination, which other processes' sends of the same window take");
   if (least_send_setup() <= 0)
     refuse("the machine's least send set-up (C_send - send_tail + s_p) is 0: no lookahead between the processes");
   if (net.barrier == BarrierKind::hardware && net.barrier_latency <= 0)
     refuse("the machine's hardware barrier releases with no latency: no lookahead between the processes");
-  if (net.send_holds_until_received && least_recv_overhead() <= 0)
-    refuse(
-        "sends are held until their receives complete and the machine's least receive overhead (C_recv) is 0: "
-        "no lookahead between the processes");
+  if ((net.send_holds_until_received || net.recv_buffer >= 0) && least_recv_overhead() <= 0)
+    refuse(fmt::format("{} and the machine's least receive overhead (C_recv) is 0: no lookahead between the processes",
+                       net.send_holds_until_received ? "sends are held until their receives complete"
+                                                     : "receives free bounded receive buffers"));
 }
 
 void Engine::refuse_call(const char* what) const {
@@ -174,26 +177,31 @@ Time Engine::least_recv_overhead() const {
 
 // A hardware barrier releases its members barrier_latency after the last arrival, so a barrier
 // completed in one process's window reaches the others no sooner either. A receive completes no
-// sooner than C_recv after the turn or the arrival that completes it (Engine::complete_recv), so
-// where sends are held until received, the send's completion is in a later window than the
-// receive that decides it: its process hears of it in time (Engine::receipt_here).
+// sooner than C_recv after the turn or the arrival that completes it (Engine::complete_recv), and a
+// handler ends no sooner than C_recv after its request's arrival (ActiveMessages::on_request): so
+// where sends are held until received, or receives free bounded buffers, what a receive decides
+// falls in a later window than the receive, and the other processes hear of it in time
+// (Engine::receipt_here).
 Time Engine::lookahead() const {
   Time least = least_send_setup();
   if (machine_.net.barrier == BarrierKind::hardware) least = std::min(least, machine_.net.barrier_latency);
-  if (machine_.net.send_holds_until_received) least = std::min(least, least_recv_overhead());
+  if (machine_.net.send_holds_until_received || machine_.net.recv_buffer >= 0)
+    least = std::min(least, least_recv_overhead());
   return least;
 }
 
-// A receive completed at t of a message from another process's rank whose send is held until then:
-// its process completes the send at the window's end, which lookahead() puts no later than t.
-void Engine::receipt_here(const Msg& m, Time t) {
+// A receive (or a handler) here ended at t: the sender's process completes a held send then, and
+// every process frees the buffer space the message held then. They hear of it at the window's
+// end, which lookahead() puts no later than t.
+void Engine::receipt_here(const Msg& m, Time t, Receipt::Kind kind) {
   if (t < window_end_)
     abort_run(
         fmt::format("internal error: message #{}'s receive completed at t={} us, inside the window that ends "
-                    "at t={} us: its held send cannot complete in time in its process (please report this "
-                    "with the command line)",
+                    "at t={} us: the other processes cannot hear of it in time (please report this with the "
+                    "command line)",
                     m.id, to_us(t), to_us(window_end_)));
-  receipts_here_.push_back(Receipt{m.id, t, m.src});
+  const bool held = kind == Receipt::Kind::held_send;
+  receipts_here_.push_back(Receipt{kind, m.id, t, held ? m.src : m.dst, held ? 0 : m.size});
 }
 
 Engine::Window Engine::window_check() {
@@ -336,9 +344,11 @@ bool Engine::at_window_end() {
     }
     for (std::uint64_t i = 0; i < hk.receipts; ++i) {
       const auto r = in.take<Receipt>();
-      if (r.src < 0 || r.src >= static_cast<std::int64_t>(vps) || process_of(static_cast<int>(r.src)) == k)
+      const bool held = r.kind == Receipt::Kind::held_send;
+      if ((!held && r.kind != Receipt::Kind::buffer_freed) || r.rank < 0 || r.rank >= static_cast<std::int64_t>(vps) ||
+          (process_of(static_cast<int>(r.rank)) == k) == held)
         throw_corrupt_swap();
-      if (here(static_cast<int>(r.src))) receipts.push_back(r);
+      if (k != partition_->index() && (!held || here(static_cast<int>(r.rank)))) receipts.push_back(r);
     }
     // In the window of a failure too: what the processes noted before it (a rank's output held until
     // the window's end, the collectives its ranks entered) is the run's.
@@ -404,9 +414,13 @@ bool Engine::at_window_end() {
     }
     return true;
   }
-  // Sends held until received whose receives completed in another process: at or after this window's
-  // end (receipt_here), as the single process would have them complete.
+  // Sends held until received whose receives completed in another process, and buffer space freed
+  // there: at or after this window's end (receipt_here), when the single process has them.
   for (const Receipt& r : receipts) {
+    if (r.kind == Receipt::Kind::buffer_freed) {
+      network_->free_buffer_at(static_cast<int>(r.rank), r.bytes, r.at);
+      continue;
+    }
     const auto it = awaiting_receipt_.find(r.id);
     if (it == awaiting_receipt_.end()) throw_corrupt_swap("a receipt of no held send");
     Op* op = it->second;

@@ -821,7 +821,10 @@ TEST(Partition, WhatASplitRunCannotCarryIsRefusedWithTheReason) {
   Machine buffered = ts_test::prime_machine("mesh:4x4");
   buffered.net.eager_limit = 256;
   buffered.net.recv_buffer = 4096;
-  expect_every_process_fails(buffered, ring, 2, "bounded receive buffers");
+  expect_every_process_fails(buffered, ring, 2, "bounded receive buffers with flow control");
+  buffered.net.eager_limit = NetworkParams::kNoFlowControl;
+  buffered.costs.recv_overhead = 0;
+  expect_every_process_fails(buffered, ring, 2, "receives free bounded receive buffers");
 }
 
 }  // namespace
@@ -902,6 +905,19 @@ TEST(Partition, TheCatalogSplitOverProcessesIsTheSingleProcesssRunOnTheDelta) {
 // run refuses): the HPAM algorithms' forked worms.
 TEST(Partition, TheCatalogSplitOverProcessesIsTheSingleProcesssRunOnAnHpamWithMulticast) {
   expect_the_catalog_split("hpam:1x1/8x8,Q=8,multicast,send_holds_until_received=off", {16, 1100});
+}
+
+// Bounded receive buffers (docs/model.md 2.7): a receive frees its message's space in every
+// process's copy of the network. With 1,100-byte messages into 16 KiB worms wait for space
+// (alltoall/1-lev-dir ends at 20,480.94 us instead of 20,081.64); where the single process ends in
+// a message-dependent deadlock (gather/2-lev-rec), every process of the split run does.
+TEST(Partition, TheCatalogSplitOverProcessesIsTheSingleProcesssRunWithBoundedReceiveBuffers) {
+  expect_the_catalog_split("mesh:8x8,buffer=16384", {16, 1100});
+  const Machine m = parse_machine("mesh:8x8,buffer=16384");
+  const algorithms::Algorithm& gather = algorithms::find("gather/2-lev-rec");
+  const Program program = [&](Proc& p) { gather.program(p, algorithms::Args{1100, 0, false}); };
+  ASSERT_NE(failure_in_one_process(m, program, phantom()).find("message-dependent deadlock"), std::string::npos);
+  expect_every_process_fails(m, program, 2, "deadlock");
 }
 
 // The preset holds every send until its receive completes (docs/model.md 2.21): a receive in one
