@@ -184,4 +184,43 @@ void load_plugin(const std::string& path) {
   loaded.insert(file);
 }
 
+Args run_args(std::size_t size, int root, bool check, const std::string& traffic) {
+  Args args{size, root, check};
+  if (!traffic.empty()) {
+    args.traffic = parse_traffic(traffic);
+    if (!args.traffic.fixed()) args.traffic.t = static_cast<std::int64_t>(size);
+  }
+  return args;
+}
+
+std::vector<std::size_t> run_sizes(const std::string& traffic, const std::vector<const Algorithm*>& algs,
+                                   const std::optional<std::vector<std::size_t>>& given, const std::string& flag) {
+  if (traffic.empty()) {
+    if (!given) throw UsageError(fmt::format("{} is required (see touchstone run --help)", flag));
+    return *given;
+  }
+  for (const auto* a : algs)
+    if (!a->name.starts_with("alltoallv/"))
+      throw UsageError(
+          fmt::format("--traffic is the communication matrix of alltoallv/ algorithms; {} takes none", a->name));
+  const TrafficSpec spec = parse_traffic(traffic);
+  if (!spec.fixed()) {
+    if (!given)
+      throw UsageError(
+          fmt::format("--traffic {} gives no t: give the traffic per processor as t=BYTES or with {}", traffic, flag));
+    return *given;
+  }
+  if (!spec.file.empty()) {
+    if (given) throw UsageError(fmt::format("--traffic file= fixes every message; {} does not apply", flag));
+    return {0};
+  }
+  const auto t = static_cast<std::size_t>(spec.t);
+  if (given && *given != std::vector<std::size_t>{t})
+    throw UsageError(
+        fmt::format("{} and --traffic t={} disagree: the traffic per processor is the run's size; give it once "
+                    "(leave t= out to take it from {})",
+                    flag, t, flag));
+  return {t};
+}
+
 }  // namespace touchstone::algorithms

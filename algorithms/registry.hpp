@@ -120,6 +120,19 @@ const Algorithm& find(const std::string& name);
 /// algorithms included); each algorithm once, where first named.
 std::vector<const Algorithm*> select(const std::string& list);
 
+/// The arguments of a run at message size `size`. `traffic` ("" for none; touchstone run --traffic)
+/// is the communication matrix of alltoallv/ algorithms, whose message size is their traffic per
+/// processor t (docs/algorithms.md): a spec without t= takes it from `size`, so a sweep over sizes
+/// is a sweep over the traffic.
+Args run_args(std::size_t size, int root, bool check, const std::string& traffic);
+
+/// The sizes a run or sweep of `algs` runs: `given` (from the option `flag`) checked against
+/// `traffic`. A traffic spec that fixes the matrix (t= or file=) fixes the size too: every size of a
+/// sweep would run the same matrix under a different label, so a size that disagrees is refused
+/// rather than printed. UsageError if `traffic` is given to an algorithm that takes none.
+std::vector<std::size_t> run_sizes(const std::string& traffic, const std::vector<const Algorithm*>& algs,
+                                   const std::optional<std::vector<std::size_t>>& given, const std::string& flag);
+
 /// Loads the plug-in at `path` (a shared object, docs/extending.md) and adds the algorithms its
 /// touchstone_register_algorithms registers to the catalog, for find, select and the MPI
 /// collectives alike. UsageError if the file is missing, is not a loadable shared object, defines no

@@ -77,42 +77,12 @@ RunOptions run_options(const CommonOptions& c) {
 }
 
 algorithms::Args algorithm_args(const CommonOptions& c, std::size_t size) {
-  algorithms::Args args{size, c.root, !c.phantom};
-  if (!c.traffic.empty()) {
-    args.traffic = algorithms::parse_traffic(c.traffic);
-    if (!args.traffic.fixed()) args.traffic.t = static_cast<std::int64_t>(size);
-  }
-  return args;
+  return algorithms::run_args(size, c.root, !c.phantom, c.traffic);
 }
 
 std::vector<std::size_t> run_sizes(const CommonOptions& c, const std::vector<const algorithms::Algorithm*>& algs,
                                    const std::optional<std::vector<std::size_t>>& given, const std::string& flag) {
-  if (c.traffic.empty()) {
-    if (!given) throw UsageError(fmt::format("{} is required (see touchstone run --help)", flag));
-    return *given;
-  }
-  for (const auto* a : algs)
-    if (!a->name.starts_with("alltoallv/"))
-      throw UsageError(
-          fmt::format("--traffic is the communication matrix of alltoallv/ algorithms; {} takes none", a->name));
-  const algorithms::TrafficSpec spec = algorithms::parse_traffic(c.traffic);
-  if (!spec.fixed()) {
-    if (!given)
-      throw UsageError(fmt::format("--traffic {} gives no t: give the traffic per processor as t=BYTES or with {}",
-                                   c.traffic, flag));
-    return *given;
-  }
-  if (!spec.file.empty()) {
-    if (given) throw UsageError(fmt::format("--traffic file= fixes every message; {} does not apply", flag));
-    return {0};
-  }
-  const auto t = static_cast<std::size_t>(spec.t);
-  if (given && *given != std::vector<std::size_t>{t})
-    throw UsageError(
-        fmt::format("{} and --traffic t={} disagree: the traffic per processor is the run's size; give it once "
-                    "(leave t= out to take it from {})",
-                    flag, t, flag));
-  return {t};
+  return algorithms::run_sizes(c.traffic, algs, given, flag);
 }
 
 }  // namespace touchstone::cli

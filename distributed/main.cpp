@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,8 +35,9 @@ namespace {
 using touchstone::MpiPartition;
 
 struct Options {
-  std::string machine = "mesh:4x4", algorithms, sizes = "16", format = "table";
+  std::string machine = "mesh:4x4", algorithms, sizes, format = "table";
   std::string trace, order_log;  // written by process 0, as `touchstone run` writes them
+  std::string traffic;           // alltoallv/'s communication matrix, as `touchstone run --traffic`
   int root = 0;
   std::uint64_t seed = 1, perturb = 0;
   unsigned stack_kb = 128;
@@ -108,7 +110,7 @@ nlohmann::json emulate(const Options& opt, const touchstone::Machine& m, const t
   o.partition = part;
   o.trace_file = opt.trace;
   o.order_log_file = opt.order_log;
-  const algorithms::Args args{size, opt.root, !opt.phantom};
+  const algorithms::Args args = algorithms::run_args(size, opt.root, !opt.phantom, opt.traffic);
   const experiment::Record r = experiment::emulate(m, alg, args, o);
   double rss = r.peak_rss_mb;
   std::vector<double> all(static_cast<std::size_t>(part->count()));
@@ -134,7 +136,13 @@ void print(const Options& opt, const nlohmann::json& j) {
 int run(const Options& opt, const std::shared_ptr<MpiPartition>& part) {
   const touchstone::Machine m = touchstone::parse_machine(opt.machine);
   const auto algs = named(opt.algorithms);
-  const auto sizes = sizes_of(opt.sizes);
+  // 16 bytes unless given; a --traffic that fixes t (or a file) gives the size itself.
+  std::optional<std::vector<std::size_t>> given;
+  if (!opt.sizes.empty())
+    given = sizes_of(opt.sizes);
+  else if (opt.traffic.empty())
+    given = std::vector<std::size_t>{16};
+  const auto sizes = touchstone::algorithms::run_sizes(opt.traffic, algs, given, "--sizes");
   if ((!opt.trace.empty() || !opt.order_log.empty()) && (algs.size() != 1 || sizes.size() != 1))
     throw touchstone::UsageError("--trace and --order-log record one run: give one algorithm and one size");
   if (algs.size() == 1 && sizes.size() == 1) {
@@ -175,7 +183,10 @@ int main(int argc, char** argv) {
   app.add_option("--algorithm,--algorithms", opt.algorithms,
                  "COLLECTIVE/NAME (touchstone list algorithms), several separated by commas, COLLECTIVE/all or all")
       ->required();
-  app.add_option("--size,--sizes", opt.sizes, "message size L in bytes, or several separated by commas");
+  app.add_option("--size,--sizes", opt.sizes,
+                 "message size L in bytes, or several separated by commas (alltoallv/: the traffic per processor t)");
+  app.add_option("--traffic", opt.traffic,
+                 "communication matrix of alltoallv/ algorithms: k=K,l=L,t=BYTES (paper 003, section 7) or file=M.csv");
   app.add_option("--root", opt.root, "source or destination processor of rooted collectives")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", opt.seed, "seed of every random choice of the model and algorithms");
