@@ -44,35 +44,14 @@ struct Options {
   bool phantom = false;
 };
 
-// "a,b", "COLLECTIVE/all" or "all" (the whole catalog but the self-test that deadlocks on purpose).
-// Some names hold a comma themselves (alltoall/2-lev-c,r): a piece that names nothing takes the
-// next one in.
+// "a,b" and "COLLECTIVE/all" as `touchstone sweep` reads them (algorithms::select), or "all": the
+// whole catalog but the self-test that deadlocks on purpose.
 std::vector<const touchstone::algorithms::Algorithm*> named(const std::string& list) {
   namespace alg = touchstone::algorithms;
-  const auto known = [](const std::string& name) {
-    for (const auto& a : alg::catalog())
-      if (a.name == name) return true;
-    return false;
-  };
+  if (list != "all") return alg::select(list);
   std::vector<const alg::Algorithm*> out;
-  std::size_t from = 0;
-  while (from <= list.size()) {
-    std::size_t comma = std::min(list.find(',', from), list.size());
-    std::string name = list.substr(from, comma - from);
-    while (comma < list.size() && name != "all" && !name.ends_with("/all") && !known(name)) {
-      comma = std::min(list.find(',', comma + 1), list.size());
-      name = list.substr(from, comma - from);
-    }
-    if (!known(name)) name = list.substr(from, std::min(list.find(',', from), list.size()) - from);  // for the error
-    from = comma + 1;
-    if (name == "all" || name.ends_with("/all")) {
-      const std::string family = name == "all" ? "" : name.substr(0, name.size() - 3);
-      for (const auto& a : alg::catalog())
-        if (a.name.starts_with(family) && a.name != "selftest/deadlock") out.push_back(&a);
-    } else {
-      out.push_back(&alg::find(name));
-    }
-  }
+  for (const auto& a : alg::catalog())
+    if (a.name != "selftest/deadlock") out.push_back(&a);
   return out;
 }
 
