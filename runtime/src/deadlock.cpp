@@ -276,18 +276,23 @@ std::string Engine::infeasible_choice() const {
   return {};
 }
 
-std::string Engine::deadlock_report() const {
-  std::string cycle = network_->find_deadlock_cycle();
-  // The run is stuck from the moment its last VP blocked, which a VP's own clock may put after the
-  // last event (a receive posted after local work the engine had no event for).
+// The run is stuck from the moment its last VP blocked, which a VP's own clock may put after the
+// last event (a receive posted after local work the engine had no event for).
+Time Engine::deadlock_stuck_at() const {
   Time at = now_;
   for (const auto* list : {&vps_, &tasks_})
     for (const auto& v : *list)
       if (v && v->state == Vp::State::blocked && v->block != Vp::Block::idle) at = std::max(at, v->blocked_since);
+  return at;
+}
+
+std::string Engine::deadlock_report(const HeadlineFacts* pooled) const {
+  std::string cycle = network_->find_deadlock_cycle();
+  const Time at = pooled ? pooled->stuck_at : deadlock_stuck_at();
   std::string s;
   if (!cycle.empty()) {
     s = fmt::format("{}at t={} us; the VPs waiting on it:\n", cycle, to_us(at));
-  } else if (buffer_cycle()) {
+  } else if (pooled ? pooled->buffer_cycle : buffer_cycle()) {
     s = fmt::format("message-dependent deadlock at t={} us: a receive buffer is reserved by messages whose later "
                     "packets are blocked behind worms that wait for space in that same buffer (below).\n",
                     to_us(at));
@@ -295,7 +300,7 @@ std::string Engine::deadlock_report() const {
     s = fmt::format("deadlock at t={} us: worms wait in the network (for receive-buffer space or behind such "
                     "worms) that only the blocked VPs below could free.\n",
                     to_us(at));
-  } else if (std::string forced = infeasible_choice(); !forced.empty()) {
+  } else if (std::string forced = pooled ? pooled->forced : infeasible_choice(); !forced.empty()) {
     s = fmt::format("infeasible schedule at t={} us: {}; no run of the program makes that match after the choices "
                     "before it, so this is not a run the program can make (drop that choice from the schedule)\n",
                     to_us(at), forced);

@@ -441,7 +441,16 @@ class Engine final : public NetworkListener, private Scheduler {
   int turns_reached(std::uint64_t order) const;  // RunError::turns_reached
   void fail_with_current_exception(const std::string& what_failed);
   // runtime/src/deadlock.cpp
-  std::string deadlock_report() const;
+  // What decides a deadlock report's headline and is seen only where the blocked ranks run: a split
+  // run's processes pool theirs (Engine::pooled_headline_facts) so that each opens as one process's.
+  struct HeadlineFacts {
+    Time stuck_at = 0;  // deadlock_stuck_at()
+    bool buffer_cycle = false;
+    std::string forced;  // infeasible_choice()
+  };
+  Time deadlock_stuck_at() const;
+  std::string deadlock_report(const HeadlineFacts* pooled = nullptr) const;
+  HeadlineFacts pooled_headline_facts();
   std::string infeasible_choice() const;  // a forced receive that waits in vain (RunOptions::schedule)
   std::string wait_for_cycle() const;
   bool buffer_cycle() const;

@@ -500,14 +500,36 @@ bool Engine::at_window_end() {
   if (next == kNever) {
     if (not_done == 0) return false;
     failure_told_ = true;
-    abort_run(h.not_done  // this process's own: some are blocked here
-                  ? deadlock_report()
+    const HeadlineFacts facts = pooled_headline_facts();  // every process is here, in the same window
+    abort_run(h.not_done                                  // this process's own: some are blocked here
+                  ? deadlock_report(&facts)
                   : "deadlock: ranks of other processes of the split run are blocked (their reports name them)\n");
     failed_at_ = kNever;  // after every event
     return true;
   }
   window_end_ = next > kNever - lookahead_ ? kNever : next + lookahead_;
   return true;
+}
+
+// The run is stuck in every process: when (the last blocking of a rank), a receive-buffer cycle and a
+// forced receive that waits in vain are seen where their ranks run; the single process's headline
+// takes the latest blocking and names the first such rank's choice.
+Engine::HeadlineFacts Engine::pooled_headline_facts() {
+  Packed mine;
+  mine.put(deadlock_stuck_at());
+  mine.put(std::uint64_t{buffer_cycle()});
+  mine.put_text(infeasible_choice());
+  const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
+  mine = Packed();
+  Unpacker in(all);
+  HeadlineFacts pooled;
+  for (int k = 0; k < partition_->count(); ++k) {
+    pooled.stuck_at = std::max(pooled.stuck_at, in.take<Time>());
+    pooled.buffer_cycle |= in.take<std::uint64_t>() != 0;
+    std::string forced = in.take_text();
+    if (pooled.forced.empty()) pooled.forced = std::move(forced);  // in rank order, as one process looks
+  }
+  return pooled;
 }
 
 // A send's message is numbered at the window's end, after its program may have begun to wait for

@@ -782,7 +782,7 @@ TEST(Partition, AFailedSplitRunWritesWhatEveryProcessRecorded) {
 // A replayed schedule (RunOptions::schedule) forces wildcard receives where they are posted, in
 // their rank's process: every process ends with the single process's forced run. An entry no rank
 // used is the same usage error in every process, and a choice no run can make is named as
-// infeasible by the process of its rank.
+// infeasible by every process with a blocked rank.
 TEST(Partition, AReplayedScheduleForcesTheSingleProcesssMatches) {
   const Machine m = ts_test::prime_machine("mesh:4x4");
   RunOptions forced = phantom();
@@ -806,6 +806,25 @@ TEST(Partition, AReplayedScheduleForcesTheSingleProcesssMatches) {
   expect_processes_fail(
       m, crowded, 2, [&](int k) { return k == 1 ? headline : std::string("deadlock: ranks of other processes"); },
       infeasible);
+  // Every rank waits for rank 10, which waits in vain: every process with a blocked rank names the
+  // infeasible choice that only rank 10's process sees, as the single process does.
+  const Program waits_for_ten = [](Proc& p) {
+    std::vector<std::byte> b(8);
+    if (p.rank() == 3 || p.rank() == 5) p.send(10, 0, b);
+    if (p.rank() != 10) {
+      p.recv(10, 1, b);
+      return;
+    }
+    p.recv(any_source, 0, b);
+    p.recv(any_source, 0, b);
+    for (int r = 0; r < p.size(); ++r)
+      if (r != 10) p.send(r, 1, b);
+  };
+  const std::string waited = failure_in_one_process(m, waits_for_ten, infeasible);
+  const std::string opening = waited.substr(0, waited.find('\n'));
+  ASSERT_TRUE(opening.starts_with("infeasible schedule at t=")) << opening;
+  expect_processes_fail(
+      m, waits_for_ten, 4, [&](int) { return opening; }, infeasible);
 }
 
 TEST(Partition, WhatASplitRunCannotCarryIsRefusedWithTheReason) {
