@@ -624,7 +624,6 @@ int Engine::run_events() {
         wake(v);
         break;
       }
-      case Ev::received: on_received(static_cast<Op*>(e.p), e.t); break;
       case Ev::instant_turn: {
         Vp& v = *static_cast<Vp*>(e.p);
         if (lets_go_on(e)) {
@@ -634,7 +633,12 @@ int Engine::run_events() {
         }
         break;
       }
-      default: network_->handle(e); break;
+      default:
+        if (e.kind() == Ev::received) [[unlikely]]
+          on_received(static_cast<Op*>(e.p), e.t);
+        else
+          network_->handle(e);
+        break;
     }
     if (resume_next_ != kMain) {
       const int r = resume_next_;
