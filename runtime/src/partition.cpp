@@ -159,20 +159,26 @@ int Engine::process_of(int rank) const {
   return k;
 }
 
+namespace {
+// The least of a cost over the machine's nodes.
+template <class Cost>
+Time least_over_nodes(const Machine& m, Cost cost) {
+  Time least = cost(m.costs);
+  for (const NodeCosts& c : m.node_costs) least = std::min(least, cost(c));
+  return least;
+}
+}  // namespace
+
 // No message reaches the network sooner after its sender's turn: C_send + L s + n s_p, less the
 // send's tail (model.md 2.19), or with send overlap (2.15) C_send - send_tail + s_p + the first
 // packet's bytes; at least C_send - send_tail + s_p either way (send_tail <= C_send).
 Time Engine::least_send_setup() const {
-  const auto setup = [](const NodeCosts& c) { return c.send_overhead - c.send_tail + c.send_per_packet; };
-  Time least = setup(machine_.costs);
-  for (const NodeCosts& c : machine_.node_costs) least = std::min(least, setup(c));
-  return least;
+  return least_over_nodes(machine_,
+                          [](const NodeCosts& c) { return c.send_overhead - c.send_tail + c.send_per_packet; });
 }
 
 Time Engine::least_recv_overhead() const {
-  Time least = machine_.costs.recv_overhead;
-  for (const NodeCosts& c : machine_.node_costs) least = std::min(least, c.recv_overhead);
-  return least;
+  return least_over_nodes(machine_, [](const NodeCosts& c) { return c.recv_overhead; });
 }
 
 // A hardware barrier releases its members barrier_latency after the last arrival, so a barrier
@@ -215,7 +221,7 @@ bool Engine::at_window_end() {
   Packed mine;
   Header h;
   h.next = queue_.empty() ? kNever : queue_.next_time();
-  for (const Receipt& r : receipts_here_) h.next = std::min(h.next, r.at);  // the held sends' completions
+  for (const Receipt& r : receipts_here_) h.next = std::min(h.next, r.at);  // held sends' completions, freed buffers
   h.not_done = unfinished_contexts();
   h.failed = aborting_ ? (failure_is_usage_ ? 2 : 1) : 0;
   h.failed_at = failed_at_, h.failed_order = failed_order_;
