@@ -14,7 +14,8 @@
 #include <CLI/CLI.hpp>
 
 #include "touchstone/error.hpp"
-#include "touchstone/machine.hpp"
+#include "touchstone/machines.hpp"
+#include "touchstone/time.hpp"
 
 namespace touchstone::cli {
 
@@ -45,22 +46,19 @@ CLI::Validator number_in(T lo, T hi) {
 
 /// --time-limit: virtual seconds, from 1 ps to 10^6 s (touchstone::kMaxTimeLimit; beyond it the
 /// limit could not protect virtual time from overflow, and 1e7 s used to wrap to a negative limit).
-inline CLI::Validator time_limit_seconds() { return number_in(1e-12, 1e6); }
+inline CLI::Validator time_limit_seconds() { return number_in(to_seconds(1), to_seconds(kMaxTimeLimit)); }
 /// Seconds to whole picoseconds (in range after time_limit_seconds).
-inline std::int64_t time_limit_ps(double seconds) { return std::llround(seconds * 1e12); }
+inline Time time_limit_ps(double seconds) {
+  if (const auto limit = time_limit_from_seconds(seconds)) return *limit;
+  throw UsageError(
+      fmt::format("--time-limit: {} is outside {}..{} s", seconds, to_seconds(1), to_seconds(kMaxTimeLimit)));
+}
 
-/// --eager-limit (docs/model.md 2.16): BYTES >= 0, "unlimited" (only a full buffer= decides) or
-/// "off" (no flow control); empty: the machine's own. UsageError naming the option otherwise.
+/// --eager-limit (docs/model.md 2.16), as the machine option eager_limit= reads it; empty: the
+/// machine's own.
 inline std::optional<std::int64_t> eager_limit_bytes(const std::string& text) {
   if (text.empty()) return std::nullopt;
-  if (text == "off") return NetworkParams::kNoFlowControl;
-  if (text == "unlimited") return std::numeric_limits<std::int64_t>::max();
-  std::int64_t v = -1;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc{} || ptr != end || v < 0)
-    throw UsageError(fmt::format("--eager-limit: expected BYTES >= 0, unlimited or off, got '{}'", text));
-  return v;
+  return parse_eager_limit("--eager-limit", text);
 }
 
 }  // namespace touchstone::cli

@@ -38,6 +38,11 @@ struct Options {
   std::string machine = "mesh:4x4", algorithms, sizes, format = "table";
   std::string trace, order_log;  // written by process 0, as `touchstone run` writes them
   std::string traffic;           // alltoallv/'s communication matrix, as `touchstone run --traffic`
+  std::string eager_limit;       // as `touchstone run --eager-limit`: the machine's own when empty
+  std::string races, schedule;   // as `touchstone run --races[=error-all]` and `--schedule`
+  std::vector<std::string> plugins;  // shared objects of algorithms of one's own, as `touchstone run --plugin`
+  bool explain = false, internal = false;
+  double time_limit_s = touchstone::to_seconds(touchstone::RunOptions{}.time_limit);
   int root = 0;
   std::uint64_t seed = 1, perturb = 0;
   unsigned stack_kb = 128;
@@ -89,11 +94,22 @@ nlohmann::json emulate(const Options& opt, const touchstone::Machine& m, const t
   o.partition = part;
   o.trace_file = opt.trace;
   o.order_log_file = opt.order_log;
+  o.time_limit = *time_limit_from_seconds(opt.time_limit_s);  // checked by the option
+  if (!opt.eager_limit.empty()) o.eager_limit = parse_eager_limit("--eager-limit", opt.eager_limit);
+  o.races = opt.races.empty() ? RaceCheck::off : opt.races == "error-all" ? RaceCheck::error : RaceCheck::report;
+  if (!opt.schedule.empty()) o.schedule = parse_schedule(opt.schedule);
+  o.explain = opt.explain;
+  o.report_internal = opt.internal;
   const algorithms::Args args = algorithms::run_args(size, opt.root, !opt.phantom, opt.traffic);
   const experiment::Record r = experiment::emulate(m, alg, args, o);
   double rss = r.peak_rss_mb;
   std::vector<double> all(static_cast<std::size_t>(part->count()));
   MPI_Gather(&rss, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  // Every process ends with the run's races and who blocked whom: process 0 prints them, as `touchstone run` does.
+  if (part->index() == 0) {
+    if (!opt.races.empty()) std::fputs(describe_races(r.result.races, o.describe_race).c_str(), stderr);
+    std::fputs(r.result.explanation.c_str(), stderr);
+  }
   nlohmann::json j = nlohmann::json::parse(experiment::record_json(r));
   j["processes"] = part->count();
   j["process_peak_rss_mb"] = all;
@@ -113,7 +129,9 @@ void print(const Options& opt, const nlohmann::json& j) {
 }
 
 int run(const Options& opt, const std::shared_ptr<MpiPartition>& part) {
+  if (!opt.eager_limit.empty()) touchstone::parse_eager_limit("--eager-limit", opt.eager_limit);
   const touchstone::Machine m = touchstone::parse_machine(opt.machine);
+  for (const auto& path : opt.plugins) touchstone::algorithms::load_plugin(path);
   const auto algs = named(opt.algorithms);
   // 16 bytes unless given; a --traffic that fixes t (or a file) gives the size itself.
   std::optional<std::vector<std::size_t>> given;
@@ -162,6 +180,9 @@ int main(int argc, char** argv) {
   app.add_option("--algorithm,--algorithms", opt.algorithms,
                  "COLLECTIVE/NAME (touchstone list algorithms), several separated by commas, COLLECTIVE/all or all")
       ->required();
+  app.add_option("--plugin", opt.plugins,
+                 "load a shared object that registers algorithms of your own (docs/extending.md); repeatable")
+      ->allow_extra_args(false);
   app.add_option("--size,--sizes", opt.sizes,
                  "message size L in bytes, or several separated by commas (alltoallv/: the traffic per processor t)");
   app.add_option("--traffic", opt.traffic,
@@ -175,6 +196,36 @@ int main(int argc, char** argv) {
   app.add_option("--format", opt.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   app.add_option("--trace", opt.trace, "write the run's Chrome trace (Perfetto) here, from process 0");
   app.add_option("--order-log", opt.order_log, "write the run's per-VP message order log here, from process 0");
+  app.add_option("--time-limit", opt.time_limit_s, "virtual seconds after which a run is stopped as an error")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // From 1 ps to kMaxTimeLimit, as `touchstone run --time-limit` (CLI::Range would let NaN through).
+            std::size_t used = 0;
+            double v = 0;
+            try {
+              v = std::stod(text, &used);
+            } catch (const std::exception&) {
+              used = 0;
+            }
+            if (used > 0 && used == text.size() && touchstone::time_limit_from_seconds(v)) return {};
+            return fmt::format("'{}' is not a number of seconds in {}..{}", text, touchstone::to_seconds(1),
+                               touchstone::to_seconds(touchstone::kMaxTimeLimit));
+          },
+          "SECONDS"))
+      ->capture_default_str();
+  app.add_option("--eager-limit", opt.eager_limit,
+                 "flow control (docs/model.md 2.16): messages above BYTES go by rendezvous; unlimited (only a full "
+                 "buffer= does), or off; overrides the machine's eager_limit");
+  app.add_flag("--races{report}", opt.races,
+               "find message races at receives and probes with any_source or any_tag; --races=error-all fails the "
+               "run (exit 2) on any race (--races=error explores other matches: `touchstone run`, one process)")
+      ->check(CLI::IsMember({"report", "error-all"}));
+  app.add_option("--schedule", opt.schedule,
+                 "replay forced matches RANK:CALL=SOURCE[,...] (from touchstone run --explore)");
+  app.add_flag(
+      "--explain", opt.explain,
+      "print the channels with the most blocked time and the longest waits, with the chain of worms in the way");
+  app.add_flag("--internal", opt.internal, "deadlock reports show the runtime's own messages (barrier, split)");
   int rc = 0;
   try {
     app.parse(argc, argv);

@@ -4,8 +4,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <limits>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -110,3 +111,15 @@ std::vector<int> parse_dims(const std::string& text, const std::string& spec) {
 }
 
 }  // namespace touchstone::machines
+
+namespace touchstone {
+
+std::int64_t parse_eager_limit(const std::string& what, const std::string& text) {
+  if (text == "off") return NetworkParams::kNoFlowControl;
+  if (text == "unlimited") return std::numeric_limits<std::int64_t>::max();
+  constexpr long long kMost = 1LL << 50;
+  if (const auto x = machines::integer_in(text, 0, kMost)) return *x;
+  throw UsageError(fmt::format("{}: expected BYTES in 0..{}, unlimited or off, got '{}'", what, kMost, text));
+}
+
+}  // namespace touchstone

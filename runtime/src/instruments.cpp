@@ -151,16 +151,18 @@ void Instruments::run_ended(Time now, std::span<const Time> clocks) {
 }
 
 std::uint64_t Instruments::add_to_failure(std::string& report, bool one_share, bool races) const {
-  if (explain_) report += blame_->explain();
+  // Each part on lines of its own: a failure's message (as a VP's error) need not end its line.
+  const auto new_line = [&report] { return report.empty() || report.back() == '\n' ? "" : "\n"; };
+  if (explain_) report += new_line() + blame_->explain();
   // The races seen up to the failure are often its cause.
   if (races_ && races && !races_->races().empty())
-    report += (report.back() == '\n' ? "" : "\n") + std::string("Races up to the failure:\n") +
+    report += new_line() + std::string("Races up to the failure:\n") +
               describe_races(described(races_->races()), describe_race_);
   // The events up to the failure are deterministic, so their hash identifies the failed run
   // (a replay with --schedule must show it is the same run). A split run's processes do not sum
   // their terms after a failure: each hash is of its own share.
   const std::uint64_t h = hash_.value();
-  report += fmt::format("{}trace_hash {:016x} (of {} up to the failure)\n", report.back() == '\n' ? "" : "\n", h,
+  report += fmt::format("{}trace_hash {:016x} (of {} up to the failure)\n", new_line(), h,
                         one_share ? "this process's share of the run" : "the run");
   return h;
 }

@@ -377,6 +377,32 @@ TEST(Explain, NamesTheWormWhoseTailHoldsTheLinkNotAReusedPacket) {
   EXPECT_EQ(r.stats.blocked_time, freed - wants);
 }
 
+// A failed run's report gives the explanation after the failure's own message, which (a VP's
+// exception) does not end its line: "... came" then "explain:" on a line of its own.
+TEST(Explain, AFailedRunsReportStartsTheExplanationOnALineOfItsOwn) {
+  RunOptions o;
+  o.explain = true;
+  try {
+    run(
+        ts_test::prime_machine("mesh:1x2"),
+        [](Proc& p) {
+          std::vector<std::byte> b(8);
+          if (p.rank() == 0) p.send(1, 0, b);
+          if (p.rank() == 1) {
+            p.recv(0, 0, b);
+            throw Error("the message came");
+          }
+        },
+        o);
+    FAIL() << "the run did not fail";
+  } catch (const RunError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the message came\nexplain: nothing ever waited in the network\ntrace_hash "),
+              std::string::npos)
+        << what;
+  }
+}
+
 }  // namespace
 
 namespace {

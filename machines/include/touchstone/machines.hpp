@@ -7,6 +7,7 @@
 //   Machine t = build_machine(s);  // named "torus:8x8,deadlock=none,hop_ns=20", its s.text()
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -53,6 +54,11 @@ Machine build_machine(const MachineSpec& spec);
 /// build_machine(MachineSpec::parse(spec)): "mesh:16x16", "torus:8x8x8,deadlock=none",
 /// "mesh:4x4,ports=all,buffer=4096", or the path of a JSON machine file.
 Machine parse_machine(const std::string& spec);
+
+/// An eager limit as the machine option `eager_limit=` and the `--eager-limit` of every command
+/// write it (docs/model.md 2.16): BYTES in 0..2^50, "unlimited" (only a full `buffer=` sends by
+/// rendezvous) or "off" (NetworkParams::kNoFlowControl). UsageError naming `what` otherwise.
+std::int64_t parse_eager_limit(const std::string& what, const std::string& text);
 
 /// True when `spec` is the path of a JSON machine file ("m.json"), not a spec of a family.
 bool is_machine_file(const std::string& spec);

@@ -1,7 +1,9 @@
 // Virtual time: an exact integer count of picoseconds (docs/model.md 1.2).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 namespace touchstone {
 
@@ -26,5 +28,14 @@ constexpr Time milliseconds(std::int64_t v) { return v * 1'000'000'000; }
 
 /// Virtual time in (fractional) microseconds, for printing only.
 constexpr double to_us(Time t) { return static_cast<double>(t) / 1e6; }
+/// Virtual time in (fractional) seconds, for printing and for options given in seconds.
+constexpr double to_seconds(Time t) { return static_cast<double>(t) / 1e12; }
+
+/// A virtual time limit given in seconds (`--time-limit`), in whole picoseconds: nothing unless it
+/// lies in 1 ps .. kMaxTimeLimit (NaN does not).
+inline std::optional<Time> time_limit_from_seconds(double seconds) {
+  if (!(seconds >= to_seconds(1) && seconds <= to_seconds(kMaxTimeLimit))) return std::nullopt;
+  return std::llround(seconds * 1e12);
+}
 
 }  // namespace touchstone
