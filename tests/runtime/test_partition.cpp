@@ -851,9 +851,10 @@ TEST(Partition, WhatASplitRunCannotCarryIsRefusedWithTheReason) {
 namespace {
 
 // Every catalog algorithm at two sizes split over 2 processes with real payloads (each algorithm checks
-// the data it received) and over 4 with phantom payloads, perturbed: the single process's run.
-// Returns how many (algorithm, size) pairs ran.
-int expect_same_split_on_the_catalog(const std::string& machine, std::array<std::size_t, 2> sizes) {
+// the data it received) and over 4 with phantom payloads, perturbed (seed `perturb`, 0: not): the
+// single process's run. Returns how many (algorithm, size) pairs ran.
+int expect_same_split_on_the_catalog(const std::string& machine, std::array<std::size_t, 2> sizes,
+                                     std::uint64_t perturb) {
   const Machine m = parse_machine(machine);
   int compared = 0;
   for (const auto& alg : algorithms::catalog()) {
@@ -872,7 +873,7 @@ int expect_same_split_on_the_catalog(const std::string& machine, std::array<std:
       for (const int parts : {2, 4}) {
         RunOptions o = phantom();
         o.phantom_payloads = parts == 4;
-        o.perturb = parts == 4 ? 7 : 0;
+        o.perturb = parts == 4 ? perturb : 0;
         const algorithms::Args args = algorithms::run_args(size, 0, !o.phantom_payloads, traffic);
         const ts_test::SplitRun r = ts_test::run_split(
             m, [&](Proc& p) { alg.program(p, args); }, o, parts);
@@ -896,8 +897,8 @@ int expect_same_split_on_the_catalog(const std::string& machine, std::array<std:
 }
 
 // One test per machine, so that they run side by side; the perturbed runs' sleeps are most of the time.
-void expect_the_catalog_split(const std::string& machine, std::array<std::size_t, 2> sizes) {
-  const int compared = expect_same_split_on_the_catalog(machine, sizes);
+void expect_the_catalog_split(const std::string& machine, std::array<std::size_t, 2> sizes, std::uint64_t perturb = 7) {
+  const int compared = expect_same_split_on_the_catalog(machine, sizes, perturb);
   std::printf("%s: %d (algorithm, size) pairs split the same\n", machine.c_str(), compared);
   EXPECT_GT(compared, 0);
 }
@@ -916,6 +917,12 @@ TEST(Partition, TheCatalogSplitOverProcessesIsTheSingleProcesssRunOnASwitchClust
 
 TEST(Partition, TheCatalogSplitOverProcessesIsTheSingleProcesssRunOnTheDelta) {
   expect_the_catalog_split("delta:8x8", {16, 4100});
+}
+
+// The Delta's 16x16 too (256 VPs, its alltoalls 65,280 messages each), unperturbed: --perturb's sleeps
+// would make it take most of an hour.
+TEST(Partition, TheCatalogSplitOverProcessesIsTheSingleProcesssRunOnTheDelta16x16) {
+  expect_the_catalog_split("delta:16x16", {16, 4100}, 0);
 }
 
 // Paper 001's machine with its inter-level multicast (its sends not held until received, which a split
