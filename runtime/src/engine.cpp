@@ -965,7 +965,7 @@ RunResult Engine::run(const Program& program) {
   if (!failure_.empty()) {
     // A split run's first process speaks for the job: it lists the races of every process's ranks.
     const std::uint64_t h =
-        instruments_.add_to_failure(failure_, partition_ != nullptr, !partition_ || partition_->index() == 0);
+        instruments_.add_to_failure(failure_, hash_of_shares(), !partition_ || partition_->index() == 0);
     const auto placed = [this]<class E>(E e) {  // E: RunError or RunUsageError, kept as it is
       e.failed_at = failed_at_;
       e.turns_reached = turns_reached(failed_order_);

@@ -150,7 +150,7 @@ void Instruments::run_ended(Time now, std::span<const Time> clocks) {
     hash_.add(0xf1, static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(clocks[r]));
 }
 
-std::uint64_t Instruments::add_to_failure(std::string& report, bool one_share, bool races) const {
+std::uint64_t Instruments::add_to_failure(std::string& report, bool shares, bool races) const {
   // Each part on lines of its own: a failure's message (as a VP's error) need not end its line.
   const auto new_line = [&report] { return report.empty() || report.back() == '\n' ? "" : "\n"; };
   if (explain_) report += new_line() + blame_->explain();
@@ -159,11 +159,12 @@ std::uint64_t Instruments::add_to_failure(std::string& report, bool one_share, b
     report += new_line() + std::string("Races up to the failure:\n") +
               describe_races(described(races_->races()), describe_race_);
   // The events up to the failure are deterministic, so their hash identifies the failed run
-  // (a replay with --schedule must show it is the same run). A split run's processes do not sum
-  // their terms after a failure: each hash is of its own share.
+  // (a replay with --schedule must show it is the same run). A split run's processes have summed
+  // their terms (Engine::combine_counts); after a failure inside a window each had run as far as it
+  // got in that window, and the window's sends were not numbered, so the sum is not the single
+  // process's (`shares`).
   const std::uint64_t h = hash_.value();
-  report += fmt::format("{}trace_hash {:016x} (of {} up to the failure)\n", new_line(), h,
-                        one_share ? "this process's share of the run" : "the run");
+  report += fmt::format("{}trace_hash {:016x} (of {})\n", new_line(), h, failed_hash_of(shares));
   return h;
 }
 
@@ -199,7 +200,8 @@ void Instruments::take_races(Unpacker& in, int first, int end, std::vector<Race>
   for (int r = first; r < end; ++r) received_[static_cast<std::size_t>(r)] = in.take<std::uint64_t>();
 }
 
-std::string Instruments::write_evidence(bool failed, const std::string& machine, Time upto, bool split) const {
+std::string Instruments::write_evidence(bool failed, const std::string& machine, Time upto, bool split,
+                                        bool shares) const {
   if (!recorder_) return {};
   if (!failed) {
     recorder_->write(trace_file_, order_log_file_, machine, hash_.value(), false);
@@ -209,7 +211,7 @@ std::string Instruments::write_evidence(bool failed, const std::string& machine,
   if (!trace_file_.empty()) files.push_back(fmt::format("the trace '{}'", trace_file_));
   if (!order_log_file_.empty()) files.push_back(fmt::format("the order log '{}'", order_log_file_));
   try {
-    recorder_->write(trace_file_, order_log_file_, machine, hash_.value(), true);
+    recorder_->write(trace_file_, order_log_file_, machine, hash_.value(), true, shares);
   } catch (const std::exception& e) {
     return fmt::format("\nNo evidence written: {}\n", e.what());
   }

@@ -157,15 +157,18 @@ class Instruments {
   void run_ended(Time now, std::span<const Time> clocks);
   /// Adds to a failed run's report what the instruments know: who blocked whom (--explain), the
   /// races up to the failure (unless `races` is false), and the trace hash of the run up to it
-  /// (returned).
-  std::uint64_t add_to_failure(std::string& report, bool one_share, bool races = true) const;
+  /// (returned); `shares`: a split run's sum of what each process ran, which is not the single
+  /// process's hash (a failure inside a window).
+  std::uint64_t add_to_failure(std::string& report, bool shares, bool races = true) const;
   /// The figures of a run that succeeded: statistics, messages sent, trace hash, explanation, races.
   void fill(RunResult& res);
   /// A message that arrived and was never received, for the evidence of a failed run.
   void unreceived(const Msg& m) { recorder_->unreceived(m.id, m.dst, m.arrival); }
-  /// Writes the trace and order log the run asked for (`failed`: up to the failure at `upto`), with
-  /// a note for the failure report; a failed run whose files cannot be written says so instead.
-  std::string write_evidence(bool failed, const std::string& machine, Time upto, bool split = false) const;
+  /// Writes the trace and order log the run asked for (`failed`: up to the failure at `upto`; `shares`
+  /// as add_to_failure's), with a note for the failure report; a failed run whose files cannot be
+  /// written says so instead.
+  std::string write_evidence(bool failed, const std::string& machine, Time upto, bool split = false,
+                             bool shares = false) const;
   /// A split run: this process's share of the records (Recorder::share), and another's added here.
   void share_records(Packed& out) const { recorder_->share(out); }
   void merge_records(Unpacker& in) { recorder_->merge(in); }

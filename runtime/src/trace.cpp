@@ -216,7 +216,7 @@ void Recorder::unreceived(std::uint64_t id, int dst, Time arrival) {
 // category, and each message is an s/f flow pair whose ends fall strictly inside the send slice
 // and the receive (or handler) slice.
 void Recorder::write(const std::string& chrome_path, const std::string& order_path, const std::string& machine,
-                     std::uint64_t trace_hash, bool failed) const {
+                     std::uint64_t trace_hash, bool failed, bool shares) const {
   const std::string hash = fmt::format("{:016x}", trace_hash);
   if (!chrome_path.empty()) {
     File out(chrome_path);
@@ -284,7 +284,7 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
   if (!order_path.empty()) {
     File out(order_path);
     fmt::print(out.f, "# per-VP message order on {}: every send and receive in program order\n", machine);
-    fmt::print(out.f, "# trace_hash {}{}\n", hash, failed ? " (of the run up to the failure)" : "");
+    fmt::print(out.f, "# trace_hash {}{}\n", hash, failed ? fmt::format(" (of {})", failed_hash_of(shares)) : "");
     for (std::size_t r = 0; r < order_.size(); ++r) {
       fmt::print(out.f, "VP {}:\n", r);
       for (const auto& line : order_[r])

@@ -16,6 +16,13 @@
 
 namespace touchstone::detail {
 
+/// What a failed run's trace hash is of: the run up to the failure, or in a run split over
+/// processes that failed inside a window (`shares`), the sum of what each process ran up to where
+/// it stopped, which is not the single process's hash (docs/parallel.md, "Failures").
+inline const char* failed_hash_of(bool shares) {
+  return shares ? "the processes' shares of the run, each up to where it stopped" : "the run up to the failure";
+}
+
 class Recorder {
  public:
   explicit Recorder(int vps);
@@ -53,9 +60,10 @@ class Recorder {
   /// A flow arrow ("blocked by") from one network span (the blocker's) to another (the wait).
   void arrow(std::size_t from, std::size_t to);
   /// Writes whichever files have a non-empty path, each naming the run's trace hash (`failed`: of
-  /// the run up to its failure). Throws UsageError if a file cannot be written.
+  /// the run up to its failure; `shares`: of the processes' shares, failed_hash_of). Throws
+  /// UsageError if a file cannot be written.
   void write(const std::string& chrome_path, const std::string& order_path, const std::string& machine,
-             std::uint64_t trace_hash, bool failed) const;
+             std::uint64_t trace_hash, bool failed, bool shares = false) const;
 
   /// A split run (docs/parallel.md, "Several processes"): each process records its own ranks (their
   /// spans, sends, receives and order-log lines) and the network as every process sees it. `share`

@@ -18,7 +18,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The summary without what the host decides (its seconds, the copies this process loaded); after a
-# failure without the trace_hash, which is then of the first process's share of the run only.
+# failure without the trace_hash, which is then the sum of what each process ran up to where it stopped.
 "$ts" mpirun --machine "$machine" --summary $options "$@" >"$tmp/one.out" 2>"$tmp/one.err"
 want=$?
 # A report may name an address (a dynamic window's memory): where each run's process put it.
@@ -30,7 +30,7 @@ figures() {
 }
 ref=$(figures "$tmp/one.err")
 [ -n "$ref" ] || { echo "touchstone mpirun printed no summary"; cat "$tmp/one.err"; exit 1; }
-# The report's lines, without its trace_hash (after a failure: of one process's share of the run)
+# The report's lines, without its trace_hash (after a failure: of the processes' shares of the run)
 # and the summary (compared above, without what the host decides).
 grep -v -e 'trace_hash' -e '^touchstone mpirun: ' "$tmp/one.err" >"$tmp/one.report"
 for np in 2 4; do

@@ -160,6 +160,49 @@ TEST(Partition, ADeadlockAcrossProcessesEndsEveryProcess) {
   }
 }
 
+// The hash of a failed run identifies it. A deadlock is found at a window's end, after every event,
+// so the processes' summed hash is the single process's, and the report says it is of the run; a
+// failure inside a window leaves what each process ran past it in the window, and the report says
+// the hash is of the processes' shares.
+TEST(Partition, ADeadlockedSplitRunsHashIsTheSingleProcesss) {
+  const Machine m = ts_test::prime_machine("mesh:4x4");
+  const Program deadlock = [](Proc& p) {
+    std::vector<std::byte> b(8);
+    p.send((p.rank() + 5) % p.size(), 0, b);
+    p.compute(static_cast<Time>(p.rank()) * 3000);
+    p.recv((p.rank() + 1) % p.size(), 1, b);  // never sent: every rank waits
+  };
+  std::uint64_t one = 0;
+  try {
+    run(m, deadlock, phantom());
+    FAIL() << "the single process's run did not fail";
+  } catch (const RunError& e) {
+    one = e.trace_hash;
+    EXPECT_NE(std::string(e.what()).find(fmt::format("trace_hash {:016x} (of the run up to the failure)", one)),
+              std::string::npos)
+        << e.what();
+  }
+  for (const int parts : {2, 4}) {
+    const ts_test::SplitRun split = ts_test::run_split(m, deadlock, phantom(), parts);
+    for (int k = 0; k < parts; ++k) {
+      SCOPED_TRACE(fmt::format("process {} of {}", k, parts));
+      try {
+        std::rethrow_exception(split.failures[static_cast<std::size_t>(k)]);
+      } catch (const RunError& e) {
+        EXPECT_EQ(e.trace_hash, one);
+        EXPECT_NE(std::string(e.what()).find("(of the run up to the failure)"), std::string::npos) << e.what();
+      }
+    }
+  }
+  const Program throws = [](Proc& p) {
+    std::vector<std::byte> b(8);
+    p.send((p.rank() + 5) % p.size(), 0, b);
+    p.recv((p.rank() + 11) % p.size(), 0, b);
+    if (p.rank() == 3) throw Error("rank 3 gives up");
+  };
+  expect_every_process_fails(m, throws, 2, "(of the processes' shares of the run, each up to where it stopped)");
+}
+
 // A message is numbered at the window's end, after its sender began to wait for it: the report of a
 // wait for a send names the message as the single process does.
 TEST(Partition, AWaitForASendNamesItsMessageAsOneProcessDoes) {
