@@ -81,9 +81,9 @@ std::vector<std::size_t> sizes_of(const std::string& list) {
   return out;
 }
 
-// One emulation, split over the processes; every process's peak memory gathered on process 0.
-nlohmann::json emulate(const Options& opt, const touchstone::Machine& m, const touchstone::algorithms::Algorithm& alg,
-                       std::size_t size, const std::shared_ptr<MpiPartition>& part) {
+// The options of every run, read once (a bad --eager-limit or --schedule is the command's usage
+// error, not one run's).
+touchstone::RunOptions run_options(const Options& opt, const std::shared_ptr<MpiPartition>& part) {
   using namespace touchstone;
   RunOptions o;
   o.phantom_payloads = opt.phantom;
@@ -100,6 +100,14 @@ nlohmann::json emulate(const Options& opt, const touchstone::Machine& m, const t
   if (!opt.schedule.empty()) o.schedule = parse_schedule(opt.schedule);
   o.explain = opt.explain;
   o.report_internal = opt.internal;
+  return o;
+}
+
+// One emulation, split over the processes; every process's peak memory gathered on process 0.
+nlohmann::json emulate(const Options& opt, const touchstone::RunOptions& o, const touchstone::Machine& m,
+                       const touchstone::algorithms::Algorithm& alg, std::size_t size,
+                       const std::shared_ptr<MpiPartition>& part) {
+  using namespace touchstone;
   const algorithms::Args args = algorithms::run_args(size, opt.root, !opt.phantom, opt.traffic);
   const experiment::Record r = experiment::emulate(m, alg, args, o);
   double rss = r.peak_rss_mb;
@@ -129,7 +137,7 @@ void print(const Options& opt, const nlohmann::json& j) {
 }
 
 int run(const Options& opt, const std::shared_ptr<MpiPartition>& part) {
-  if (!opt.eager_limit.empty()) touchstone::parse_eager_limit("--eager-limit", opt.eager_limit);
+  const touchstone::RunOptions o = run_options(opt, part);
   const touchstone::Machine m = touchstone::parse_machine(opt.machine);
   for (const auto& path : opt.plugins) touchstone::algorithms::load_plugin(path);
   const auto algs = named(opt.algorithms);
@@ -143,7 +151,7 @@ int run(const Options& opt, const std::shared_ptr<MpiPartition>& part) {
   if ((!opt.trace.empty() || !opt.order_log.empty()) && (algs.size() != 1 || sizes.size() != 1))
     throw touchstone::UsageError("--trace and --order-log record one run: give one algorithm and one size");
   if (algs.size() == 1 && sizes.size() == 1) {
-    const nlohmann::json j = emulate(opt, m, *algs[0], sizes[0], part);
+    const nlohmann::json j = emulate(opt, o, m, *algs[0], sizes[0], part);
     if (part->index() == 0) print(opt, j);
     return 0;
   }
@@ -154,7 +162,7 @@ int run(const Options& opt, const std::shared_ptr<MpiPartition>& part) {
   for (const auto* alg : algs)
     for (const std::size_t size : sizes) {
       try {
-        all.push_back(emulate(opt, m, *alg, size, part));
+        all.push_back(emulate(opt, o, m, *alg, size, part));
       } catch (const std::exception& e) {
         // A refusal (what cannot be split, what the machine does not suit) is a usage error.
         all.push_back({{"algorithm", alg->name}, {"size", size}, {"error", e.what()}});
