@@ -877,9 +877,12 @@ void Engine::launch_ahead() {
   going_on_.clear();
 }
 
+// The VP goes on when the event loop reaches its clock, in its own place among that instant's
+// events: a task's, not its rank's, so that contexts of one rank that wake at one time go in their
+// fixed order rather than in the order they asked (which a split run cannot keep).
 void Engine::sync(Vp& v) {
   if (v.clock <= now_) return;
-  queue_.push(v.clock, vp_order(v.rank), Ev::resume, &v, v.token + 1);
+  queue_.push(v.clock, v.order, Ev::resume, &v, v.token + 1);
   block(v, Vp::Block::sync, Call{});
 }
 

@@ -226,7 +226,7 @@ std::size_t Engine::waitany(Vp& v, std::span<Op*> ops, Status* st) {
       return best;
     }
     await_ops(v, ops, false);
-    if (best < ops.size()) queue_.push(best_t, vp_order(v.rank), Ev::resume, &v, v.token + 1);
+    if (best < ops.size()) queue_.push(best_t, v.order, Ev::resume, &v, v.token + 1);
     block(v, Vp::Block::ops, Call::counting(Call::Form::waitany, ops.size()));
     unawait_ops(v, ops);
   }
