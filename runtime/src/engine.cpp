@@ -69,7 +69,10 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
       std::make_unique<Network>(machine_, queue_, *this, counts_network ? instruments_.hash() : network_hash_aside_,
                                 counts_network ? instruments_.stats() : network_stats_aside_);
   network_->set_seed(opts_.seed);
-  if (partition_) network_->keep_ended_routes();
+  if (partition_) {
+    network_->keep_ended_routes();
+    if (machine_.net.flow_control() && machine_.net.recv_buffer >= 0) network_->keep_window_frees();
+  }
   am_ = std::make_unique<ActiveMessages>(*this, n);
   instruments_.watch(*network_);
   forced_ = ForcedSchedule(opts_.schedule, n);
@@ -1415,7 +1418,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
                           "(please report this with the command line)",
                           v.rank, now_));
   check_message_time(v.rank, dst, data.size());
-  const bool eager = goes_eager(v, dst, ctx, data.size());
+  const SendProtocol protocol = send_protocol(v, dst, ctx, data.size());
   Msg* m = make_msg(v.rank, dst, tag, ctx, data.size());
   Op* op = new_op();
   op->engine = this;
@@ -1435,44 +1438,63 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   if (held) hold_send(op, m);
   const Time start = v.clock;
   instruments_.send_posted(v.rank, *m);
-  if (eager) {
+  const bool rendezvous = protocol == SendProtocol::rendezvous || protocol == SendProtocol::no_space;
+  if (!rendezvous) {
     // A synchronous send completes when its acknowledgement is back too (a rendezvous is matched
     // before its data leaves, so only an eager one needs one); a held one completes later still.
     if (synchronous && !held) op->synchronous = true, m->synchronous = true, m->sync_op = op;
-    m->buffered = machine_.net.flow_control() && machine_.net.recv_buffer >= 0;  // reserved by goes_eager
+    m->buffered = protocol == SendProtocol::buffered;  // its receive frees the space
     v.clock += machine_.send_cost(v.rank, m->size);
+    if (protocol == SendProtocol::at_window_end) [[unlikely]]
+      return await_protocol(v, op, m, start);
     hand_over(m, start, v.clock, am_->in_handler() ? am_->running_request() : v.order);
     if (fixes_matches_ && !(ctx & kAmCtx)) {
       on_the_way(*m);
       if (fixable(*m) || receives_go_on_) fix_at_send(*m);  // the common exit inline
     }
+    if (protocol == SendProtocol::buffered) sync(v);  // the send asked for space (send_protocol)
     return op;
   }
   // Rendezvous (docs/model.md 2.16): only the request to send leaves now, a 0-byte message with the
   // envelope; the data waits, with its payload, for the receiver's clear to send.
+  Msg* rts = request_to_send(op, m);
+  v.clock += machine_.send_cost(v.rank, 0);
+  hand_over(rts, start, v.clock, v.order);
+  if (fixes_matches_) on_the_way(*rts);             // a receive it matches takes no message of the pair after it
+  if (protocol == SendProtocol::no_space) sync(v);  // the send asked for space (send_protocol)
+  return op;
+}
+
+Msg* Engine::request_to_send(Op* op, Msg* m) {
   op->rendezvous = true;
   m->proto = Msg::Proto::rdv_data;
-  Msg* rts = make_msg(v.rank, dst, tag, ctx, 0);
+  Msg* rts = make_msg(m->src, m->dst, m->tag, m->ctx, 0);
   rts->proto = Msg::Proto::rts;
   rts->rdv = m;
   rts->vc = m->vc;  // the request's match is the send's match (race detection)
-  v.clock += machine_.send_cost(v.rank, 0);
-  hand_over(rts, start, v.clock, v.order);
-  if (fixes_matches_) on_the_way(*rts);  // a receive it matches takes no message of the pair after it
-  return op;
+  return rts;
 }
 
 // Flow control (docs/model.md 2.16): eager when the message is at most eager_limit bytes and, with a
 // bounded buffer, fits the receiver's free buffer at the sender's clock (reserved then). To read the
-// buffer at that virtual time, the sender first lets the event loop catch up with its clock.
-// Active messages (handled on arrival) and 0-byte messages (they need no buffer) are always eager.
-bool Engine::goes_eager(Vp& v, int dst, std::uint64_t ctx, std::size_t size) {
+// buffer at that virtual time, the sender first lets the event loop catch up with its clock, and
+// after such a send it does so again: its next call is made at the send's end in the sequential
+// order. That is what lets a split run decide the send at the window's end (await_protocol): the
+// send's CPU time is at least the lookahead, so its VP makes no call in that window either way.
+// Active messages (handled on arrival) and 0-byte messages need no buffer: always eager, they
+// reserve no space and free none.
+Engine::SendProtocol Engine::send_protocol(Vp& v, int dst, std::uint64_t ctx, std::size_t size) {
   const NetworkParams& net = machine_.net;
-  if (!net.flow_control() || (ctx & kAmCtx) || size == 0) return true;
-  if (size > static_cast<std::uint64_t>(net.eager_limit)) return false;
-  if (net.recv_buffer < 0) return true;
+  if (!net.flow_control() || (ctx & kAmCtx) || size == 0) return SendProtocol::eager;
+  if (size > static_cast<std::uint64_t>(net.eager_limit)) return SendProtocol::rendezvous;
+  if (net.recv_buffer < 0) return SendProtocol::eager;
+  if (partition_ && am_->in_handler()) [[unlikely]]
+    refuse_call("a send that asks for receive-buffer space, from an active-message handler,");
   sync(v);
-  return network_->reserve_buffer(dst, size);
+  // In a split run the other processes' sends of this window take space at dst too.
+  if (partition_) [[unlikely]]
+    return SendProtocol::at_window_end;
+  return network_->reserve_buffer(dst, size) ? SendProtocol::buffered : SendProtocol::no_space;
 }
 
 // The receive `op` of v has matched the request to send `rts` at virtual time `at`: v's CPU takes

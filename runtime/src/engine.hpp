@@ -78,6 +78,7 @@ struct Vp {
   Time clock = 0;
   State state = State::blocked;
   Block block = Block::start;
+
   std::uint64_t token = 0;  // invalidates stale timed wake-ups
   std::uint64_t wake_queued = ~std::uint64_t{0};  // the token of its wait whose wake-up is queued (wake_at_instant)
   Call pending;             // the blocking call, for deadlock reports
@@ -263,8 +264,16 @@ class Engine final : public NetworkListener, private Scheduler {
   // `order`: the sending event's place among those of its instant (HandedHere::order).
   void hand_over(Msg* m, Time start, Time handed, std::uint64_t order);
   Time after_tail(int src, Time start, Time done) const;
-  // Flow control (docs/model.md 2.16).
-  bool goes_eager(Vp& v, int dst, std::uint64_t ctx, std::size_t size);
+  // Flow control (docs/model.md 2.16): how a send's message goes. `buffered`: eager, with space
+  // reserved at its destination; `no_space`: by rendezvous, since it did not fit there;
+  // `at_window_end`: a split run decides between those two when the processes meet (await_protocol).
+  enum class SendProtocol : std::uint8_t { eager, buffered, rendezvous, no_space, at_window_end };
+  SendProtocol send_protocol(Vp& v, int dst, std::uint64_t ctx, std::size_t size);
+  // The send op's message m goes by rendezvous: m becomes its data, waiting; returns the request to send.
+  Msg* request_to_send(Op* op, Msg* m);
+  Op* await_protocol(Vp& v, Op* op, Msg* m, Time start);
+  struct HandedHere;
+  void protocol_decided(HandedHere& h, bool buffered);
   // `order`: the place of the event that matched it (the request's arrival, or v's turn).
   void clear_to_send(Vp& v, Op* op, Msg* rts, Time at, std::uint64_t order);
   void on_clear_to_send(Msg& cts, Time t);
@@ -596,6 +605,10 @@ class Engine final : public NetworkListener, private Scheduler {
     std::uint64_t order;
     Time start, handed;  // hand_over's times
     std::size_t held = Instruments::kNotHeld;  // the places of its records (Instruments::hold_sent)
+    // Flow control (await_protocol): eager or rendezvous is decided at the window's end, after the
+    // first `frees_before` of the window's frees of buffer space (Network::frees_this_window).
+    bool undecided = false;
+    std::size_t frees_before = 0;
   };
   std::vector<HandedHere> handed_here_;
   // A multicast's lead handed over in this window: the destinations it was planned for (world ranks).

@@ -786,6 +786,23 @@ bool Network::reserve_buffer(int node, std::size_t bytes) {
   return true;
 }
 
+std::vector<bool> Network::reserve_between_frees(std::span<const Reservation> asked) {
+  for (const Freed& f : window_frees_) nodes_[static_cast<std::size_t>(f.node)].buffer_used += f.bytes;
+  std::size_t made = 0;
+  const auto free_up_to = [&](std::size_t n) {
+    for (; made < std::min(n, window_frees_.size()); ++made)
+      nodes_[static_cast<std::size_t>(window_frees_[made].node)].buffer_used -= window_frees_[made].bytes;
+  };
+  std::vector<bool> fitted;
+  fitted.reserve(asked.size());
+  for (const Reservation& r : asked) {
+    free_up_to(r.frees_before);
+    fitted.push_back(reserve_buffer(r.node, r.bytes));
+  }
+  free_up_to(window_frees_.size());
+  return fitted;
+}
+
 void Network::handle(const Event& e) {
   now_ = e.t;
   switch (e.kind()) {
@@ -823,7 +840,9 @@ void Network::handle(const Event& e) {
     case Ev::ej_grant: ej_grant(static_cast<int>(e.a), e.t); break;
     case Ev::buffer_free: {
       const int node = static_cast<int>(e.a & 0xffffff);
-      nodes_[static_cast<std::size_t>(node)].buffer_used -= static_cast<std::int64_t>(e.a >> 24);
+      const auto bytes = static_cast<std::int64_t>(e.a >> 24);
+      nodes_[static_cast<std::size_t>(node)].buffer_used -= bytes;
+      if (keeps_frees_) window_frees_.push_back(Freed{node, bytes});
       buffer_freed(node, e.t);
       break;
     }

@@ -220,7 +220,10 @@ class Network {
   /// ended in the window is kept until then (split_window_ends): a message sent before that end
   /// would have shared it, as post() at its turn would have found it in flight.
   void post_sent_at(Msg* m, Time t, Time sent);
-  void split_window_ends() { ended_routes_.clear(); }
+  void split_window_ends() {
+    ended_routes_.clear();
+    window_frees_.clear();
+  }
   void keep_ended_routes() { keeps_ended_routes_ = true; }
   /// Lays out the forked worm of a multicast from src to dsts (docs/model.md 2.11): `path`, `trunk`
   /// and `order` (dsts sorted by the replicating router's port order). UsageError, naming the
@@ -240,6 +243,19 @@ class Network {
   /// Flow control (docs/model.md 2.16): reserves `bytes` of node's receive buffer now if they fit
   /// (used + bytes <= recv_buffer, or the buffer is unlimited).
   bool reserve_buffer(int node, std::size_t bytes);
+  /// Flow control in a split run (Engine::await_protocol): the sends of a window reserve their space
+  /// at its end, each after the frees of buffer space the event loop had made before it. The
+  /// network keeps the window's frees, in the loop's order, which is every process's.
+  void keep_window_frees() { keeps_frees_ = true; }
+  std::size_t frees_this_window() const { return window_frees_.size(); }
+  struct Reservation {
+    std::size_t frees_before = 0;  // of the window's frees
+    int node = 0;
+    std::size_t bytes = 0;
+  };
+  /// Takes the window's frees back, then makes them again with the reservations between them, in
+  /// the order given: whether each fitted (and took its space).
+  std::vector<bool> reserve_between_frees(std::span<const Reservation> asked);
   /// Bytes of receive buffer currently reserved at a node.
   std::int64_t buffer_used(int node) const { return nodes_[static_cast<std::size_t>(node)].buffer_used; }
   /// True while some worm's header waits at `node` for receive-buffer space.
@@ -385,6 +401,12 @@ class Network {
   };
   bool keeps_ended_routes_ = false;
   std::unordered_map<std::uint64_t, EndedRoute> ended_routes_;  // post_sent_at's, this window's
+  struct Freed {
+    int node;
+    std::int64_t bytes;
+  };
+  bool keeps_frees_ = false;
+  std::vector<Freed> window_frees_;  // keep_window_frees
   std::vector<std::uint32_t> candidates_;
   ChannelObserver* observer_ = nullptr;
   bool run_ahead_ = false;  // headers cross free channels without an event per hop (Network::move_on)

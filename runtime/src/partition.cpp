@@ -95,6 +95,10 @@ struct Record {
   std::uint8_t clocked = 0;
   std::uint8_t synchronous = 0;  // a synchronous send's message: its match is acknowledged (Msg::synchronous)
   std::uint8_t held = 0;         // its send is held until its receive completes (Msg::held_op)
+  // Flow control (Engine::await_protocol): an eager message whose send every process decides at the
+  // window's end, after the window's first `frees_before` frees of buffer space.
+  std::uint8_t undecided = 0;
+  std::uint64_t frees_before = 0;
 };
 // This window's arrivals of a process's members at a hardware barrier; with race detection followed
 // by what its waiting members have heard of (a vector clock, one entry per rank).
@@ -130,10 +134,6 @@ void Engine::check_partition() const {
   if (partition_->count() < 1 || partition_->index() < 0 || partition_->index() >= partition_->count())
     refuse(fmt::format("process {} of {} does not exist", partition_->index(), partition_->count()));
   if (opts_.execution != Execution::fibers) refuse("each process runs its VPs as fibers");
-  if (net.recv_buffer >= 0 && net.flow_control())
-    refuse(
-        "bounded receive buffers with flow control (eager_limit): a send chooses eager or rendezvous by the space "
-        "left at its destination, which other processes' sends of the same window take");
   if (least_send_setup() <= 0)
     refuse("the machine's least send set-up (C_send - send_tail + s_p) is 0: no lookahead between the processes");
   if (net.barrier == BarrierKind::hardware && net.barrier_latency <= 0)
@@ -149,6 +149,42 @@ void Engine::refuse_call(const char* what) const {
       fmt::format("{} cannot be used in a run split over {} processes yet (docs/parallel.md, \"Several "
                   "processes\")",
                   what, partition_->count()));
+}
+
+// Flow control in a split run (docs/model.md 2.16): whether a message fits its destination's buffer
+// depends on what the other processes' sends of this window take there, which this process learns at
+// the window's end. So the message goes into the window's swap as an eager one, undecided, with the
+// number of frees of buffer space the loop had made before the send; every process then decides the
+// window's undecided sends alike, in the sequential order (at_window_end, protocol_decided). The VP
+// waits meanwhile, charged with the eager send's CPU time: it is at least the lookahead, and the
+// single process too makes the VP's next call at the send's end (send_protocol).
+Op* Engine::await_protocol(Vp& v, Op* op, Msg* m, Time start) {
+  handed_here_.push_back(
+      HandedHere{m, now_, v.order, start, v.clock, instruments_.hold_sent(*m), true, network_->frees_this_window()});
+  block(v, Vp::Block::sync, Call{});
+  return op;
+}
+
+// This process's undecided send `h` (await_protocol) went eager, its space reserved, or by rendezvous:
+// its VP goes on at the send's end, as from the single process's sync after the send. The active
+// messages handled meanwhile were charged to its clock after the send's CPU time (they came before
+// the window's end, which is before the send's end either way), so a rendezvous takes back the
+// difference between the two sends' times.
+void Engine::protocol_decided(HandedHere& h, bool buffered) {
+  Msg* m = h.m;
+  Op* op = m->send_op;
+  Vp& v = *op->vp;
+  if (buffered) {
+    m->buffered = true;
+  } else {
+    const Time request = machine_.send_cost(m->src, 0);
+    v.clock -= (h.handed - h.start) - request;
+    h.handed = h.start + request;
+    if (m->sync_op) m->sync_op = nullptr, m->synchronous = false, op->synchronous = false;  // only eager ones
+    h.m = request_to_send(op, m);
+  }
+  v.blocked_since = h.handed;
+  queue_.push(h.handed, v.order, Ev::resume, &v, v.token);  // as sync's
 }
 
 int Engine::process_of(int rank) const {
@@ -269,9 +305,27 @@ bool Engine::at_window_end() {
     const std::span<const int> dsts = fan == multicast_dsts_.end() ? std::span<const int>() : fan->second;
     // What the sender had heard of goes to the receiver's process (race detection, races.hpp).
     const bool clocked = races && m.vc.size() == vps && elsewhere(m);
-    mine.put(Record{s.turn, s.start, s.handed, s.order, m.ctx, m.size, i, bytes.size(), rendezvous, m.src, m.dst, m.tag,
-                    partition_->index(), static_cast<std::int32_t>(dsts.size()), static_cast<std::uint8_t>(m.proto),
-                    clocked, m.synchronous, m.held_op != nullptr});
+    auto record = Record{s.turn,
+                         s.start,
+                         s.handed,
+                         s.order,
+                         m.ctx,
+                         m.size,
+                         i,
+                         bytes.size(),
+                         rendezvous,
+                         m.src,
+                         m.dst,
+                         m.tag,
+                         partition_->index(),
+                         static_cast<std::int32_t>(dsts.size()),
+                         static_cast<std::uint8_t>(m.proto),
+                         clocked,
+                         m.synchronous,
+                         m.held_op != nullptr};
+    record.undecided = s.undecided;
+    record.frees_before = s.frees_before;
+    mine.put(record);
     if (!h.payloads_apart) mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
     for (const int d : dsts) mine.put(static_cast<std::int32_t>(d));
     if (clocked)
@@ -316,6 +370,9 @@ bool Engine::at_window_end() {
         throw_corrupt_swap();
       Swapped place{r.turn, r.order, r.seq, at};
       if (r.clocked && !races) throw_corrupt_swap();
+      if (r.undecided > 1 || (r.undecided && (r.proto != static_cast<std::uint8_t>(Msg::Proto::eager) || r.fan != 0 ||
+                                              !machine_.net.flow_control() || machine_.net.recv_buffer < 0)))
+        throw_corrupt_swap();
       if (!hk.payloads_apart) {
         in.first(r.bytes + static_cast<std::size_t>(r.fan) * sizeof(std::int32_t));
       } else {
@@ -437,16 +494,35 @@ bool Engine::at_window_end() {
     if (a.turn != b.turn) return a.turn < b.turn;
     return a.order != b.order ? a.order < b.order : a.seq < b.seq;
   });
+  // Flow control: the window's undecided sends take their space in the sequential order, each after
+  // the frees of buffer space the loop had made before it (await_protocol).
+  std::vector<Network::Reservation> asked;
+  if (machine_.net.flow_control() && machine_.net.recv_buffer >= 0)
+    for (const Swapped& place : records)
+      if (const auto r = Unpacker(std::span<const std::byte>(all).subspan(place.at)).take<Record>(); r.undecided)
+        asked.push_back(Network::Reservation{r.frees_before, r.dst, r.size});
+  const std::vector<bool> fitted = asked.empty() ? std::vector<bool>() : network_->reserve_between_frees(asked);
+  std::size_t decided = 0;
   std::vector<int> fan;           // a multicast's destinations
   std::vector<std::uint32_t> vc;  // its sender's vector clock (race detection)
   for (const Swapped& place : records) {
     Unpacker at(std::span<const std::byte>(all).subspan(place.at));
-    const auto r = at.take<Record>();
-    const std::span<const std::byte> payload =
+    auto r = at.take<Record>();
+    const bool buffered = r.undecided && fitted[decided++];
+    if (r.undecided && !buffered) {  // by rendezvous: its request to send leaves, as post_send's would
+      r.proto = static_cast<std::uint8_t>(Msg::Proto::rts);
+      r.rendezvous = r.size;
+      r.size = 0;
+      r.handed = r.start + machine_.send_cost(r.src, 0);
+      r.synchronous = r.held = 0;
+    }
+    if (r.undecided && r.proc == partition_->index()) protocol_decided(handed_here_[r.seq], buffered);
+    std::span<const std::byte> payload =
         place.payload == Swapped::kInline ? at.first(r.bytes)
         : place.payload == Swapped::kElsewhere
             ? std::span<const std::byte>()
             : std::span<const std::byte>(received_apart).subspan(place.payload, r.bytes);
+    if (r.undecided && !buffered) payload = {};  // the data's bytes travel with the data
     fan.clear();
     for (std::int32_t j = 0; j < r.fan; ++j) fan.push_back(at.take<std::int32_t>());
     vc.clear();
@@ -488,6 +564,7 @@ bool Engine::at_window_end() {
       Msg* m = proto == Msg::Proto::rdv_data && here(r.dst) ? waiting_data(id)  // made with its request
                                                             : make_msg(r.src, r.dst, r.tag, r.ctx, r.size);
       m->id = id;
+      m->buffered = buffered;  // its receive frees the space it took
       if (here(r.dst)) {
         m->payload.assign(payload.begin(), payload.end());
         m->vc = vc;

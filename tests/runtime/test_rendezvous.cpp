@@ -215,6 +215,41 @@ TEST(Rendezvous, FullBufferFallsBackToRendezvous) {
   EXPECT_EQ(res.stats.messages, 4u);  // M1, RTS, CTS, M2
 }
 
+// An active message is handled on arrival and takes no buffer space, so its handler's end frees
+// none. buffer=100: after a 60-byte active message has been handled, M1 (60 B) still takes 60 B and
+// M2 (60 B) still does not fit and goes by rendezvous (request, clear to send, data): one message
+// more than without the active message, not one less (which freeing its 60 B would give).
+TEST(Rendezvous, AnActiveMessageTakesNoBufferSpace) {
+  Machine m = rdv_machine("mesh:1x2", std::numeric_limits<std::int64_t>::max());
+  m.net.recv_buffer = 100;
+  const auto program = [](bool active_message) {
+    return [active_message](Proc& p) {
+      const auto out = ts_test::bytes(kSmall);
+      std::vector<std::byte> in(kSmall);
+      p.am_register(7, [](AmContext&) {});
+      p.barrier();
+      if (p.rank() == 0) {
+        const std::array<std::int64_t, 1> args{1};
+        if (active_message) p.am_send(1, 7, args, out);
+        p.compute(100'000);  // the handler has ended
+        p.send(1, 0, out);
+        p.send(1, 0, out);
+      } else {
+        p.compute(1'000'000);
+        p.recv(0, 0, in);
+        p.recv(0, 0, in);
+      }
+    };
+  };
+  const RunResult without = run(m, program(false));
+  const RunResult with = run(m, program(true));
+  Machine roomy = m;
+  roomy.net.recv_buffer = 2 * kSmall;
+  const RunResult both_fit = run(roomy, program(false));
+  EXPECT_EQ(without.stats.messages, both_fit.stats.messages + 2);  // M2 by rendezvous
+  EXPECT_EQ(with.stats.messages, without.stats.messages + 1);
+}
+
 // The message-dependent deadlock of ReceiveBuffers (mesh:1x4, a worm waiting for buffer space
 // holding the link an admitted message needs) cannot happen under flow control: the senders
 // reserve before sending, so no worm waits for buffer space in the network, and the run completes.
