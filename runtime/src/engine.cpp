@@ -640,7 +640,7 @@ int Engine::run_events() {
         if (e.kind() == Ev::received) [[unlikely]]
           on_received(static_cast<Op*>(e.p), e.t);
         else
-          network_->handle(e);
+          handle_network_event(e);
         break;
     }
     if (resume_next_ != kMain) {
@@ -1369,9 +1369,15 @@ Time Engine::after_tail(int src, Time start, Time done) const {
 }
 
 void Engine::hand_over(Msg* m, Time start, Time handed, std::uint64_t order) {
-  // A split run numbers the window's messages when the processes meet (partition.cpp).
-  if (partition_) [[unlikely]]
+  // A split run numbers the window's messages when the processes meet (partition.cpp). One sent in a
+  // network event (an arrival's clear to send, acknowledgement or reply, or the data a clear to send
+  // lets go) takes that event's place among the instant's network events (network_event_place_): a
+  // message id is not it, since an event pushed at the current time with a lower id than the one
+  // being handled is handled after it.
+  if (partition_) [[unlikely]] {
+    if (order < vp_order(0)) order = network_event_place_;
     return handed_here_.push_back(HandedHere{m, now_, order, start, handed, instruments_.hold_sent(*m)});
+  }
   instruments_.handed_over(*m, start, handed);
   to_network(m, start, handed, now_);
 }

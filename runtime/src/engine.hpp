@@ -597,6 +597,18 @@ class Engine final : public NetworkListener, private Scheduler {
   Partition* partition_ = nullptr;
   int first_here_ = 0, end_here_ = 0;
   Time lookahead_ = 0, window_end_ = 0;
+  // The place of the network event being handled among those of its instant, counted alike by every
+  // process (each handles every network event, in the same order): a split run's key for the
+  // messages sent in it (hand_over).
+  std::uint64_t network_event_place_ = 0;
+  Time network_event_instant_ = -1;
+  void handle_network_event(const Event& e) {
+    if (partition_) [[unlikely]] {
+      if (now_ != network_event_instant_) network_event_instant_ = now_, network_event_place_ = 0;
+      ++network_event_place_;
+    }
+    network_->handle(e);
+  }
   struct HandedHere {
     Msg* m;
     Time turn;  // the time of the event that sent it: its place in the order, with

@@ -997,4 +997,12 @@ TEST(Partition, TheCatalogSplitOverProcessesIsTheSingleProcesssRunOnAnHpamWithHe
   expect_the_catalog_split("hpam:1x1/8x8,Q=8,multicast", {16, 1100});
 }
 
+// ... and with an eager limit, every message above it by rendezvous: the clears to send are sent in
+// their requests' arrivals, and an arrival the network schedules at the instant it handles, with a
+// lower message id than the event that schedules it, comes after that event (Engine::hand_over).
+// Unperturbed: the perturbed runs' sleeps over 4 processes would take minutes.
+TEST(Partition, TheCatalogSplitOverProcessesIsTheSingleProcesssRunOnAnHpamWithHeldSendsAndRendezvous) {
+  expect_the_catalog_split("hpam:1x1/8x8,Q=8,eager_limit=512", {16, 1100}, 0);
+}
+
 }  // namespace
