@@ -6,20 +6,17 @@
 #include <fmt/format.h>
 
 #include "engine.hpp"
+#include "touchstone/packed.hpp"
 
 namespace touchstone::detail {
 
 namespace {
 
+constexpr std::uint64_t kUnreceivedShown = 64;  // of the messages unreceived at the end, the first
+
 std::string at_label(const Vp& v) { return v.label.empty() ? std::string() : " at " + v.label; }
 
 bool user_message(const Msg& m, bool internal_too) { return internal_too || (!is_internal(m.ctx) && !(m.ctx & kAmCtx)); }
-
-// A rank a blocked VP waits for, and the call it waits in.
-struct Edge {
-  int to;
-  std::string call;
-};
 
 // "MPI_Send: " when RunOptions::blocked_in names the call of the program's interface that a
 // rank's own VP blocks in; tasks run on the rank's behalf and are not in its call.
@@ -60,26 +57,31 @@ std::string Engine::describe_wait(const Vp& v) const {
 // The wait-for graph among ranks: rank r -> rank s when r's blocking call needs s to act (send a
 // message, post a receive that frees buffer space, arrive at a barrier). A cycle of such edges
 // among blocked ranks is the deadlock; without one, the chain ends at ranks that have finished.
-std::string Engine::wait_for_cycle() const {
+Engine::WaitGraph Engine::wait_graph() const {
   const int n = static_cast<int>(vps_.size());
-  std::vector<std::vector<Edge>> edges(static_cast<std::size_t>(n));
+  WaitGraph g;
+  g.whole = !partition_;
+  g.blocked.assign(static_cast<std::size_t>(n), 0);
+  g.edges.resize(static_cast<std::size_t>(n));
   for (const auto& vp : vps_) {
     if (!vp) continue;  // another process's rank (a split run)
     const Vp& v = *vp;
     if (v.state != Vp::State::blocked) continue;
-    auto& out = edges[static_cast<std::size_t>(v.rank)];
+    g.blocked[static_cast<std::size_t>(v.rank)] = 1;
+    auto& out = g.edges[static_cast<std::size_t>(v.rank)];
     const std::string where = describe_wait(v) + at_label(v);
     const std::string program = program_call(opts_, v);
-    auto add_any = [&](const GroupData* g, const std::string& call) {
-      if (!g) return;
-      for (int m : g->members)
-        if (m != v.rank) out.push_back(Edge{m, call});
+    auto add_any = [&](const GroupData* gd, const std::string& call) {
+      if (!gd) return;
+      for (int m : gd->members)
+        if (m != v.rank) out.push_back(WaitGraph::Edge{m, call});
     };
     // The ranks a send or receive needs.
     auto add_peers = [&](const Op& op, const std::string& call, bool others_only = false) {
       const int peer = op.kind == Op::Kind::send ? op.dst : op.src;
       if (peer == any_source) add_any(op.group.get(), call);
-      else if (!others_only || peer != v.rank) out.push_back(Edge{peer, call});
+      else if (!others_only || peer != v.rank)
+        out.push_back(WaitGraph::Edge{peer, call});
     };
     switch (v.block) {
       case Vp::Block::ops:
@@ -101,37 +103,133 @@ std::string Engine::wait_for_cycle() const {
         }
         break;
       case Vp::Block::probe:
-        if (v.probe_src != any_source) out.push_back(Edge{v.probe_src, where});
+        if (v.probe_src != any_source)
+          out.push_back(WaitGraph::Edge{v.probe_src, where});
         else {
-          for (const auto& [key, g] : groups_)
-            if (g->ctx == v.probe_ctx) add_any(g.get(), where);
+          for (const auto& [key, gd] : groups_)
+            if (gd->ctx == v.probe_ctx) add_any(gd.get(), where);
           if (v.probe_ctx == world_->ctx) add_any(world_.get(), where);
         }
         break;
       case Vp::Block::barrier: {
         auto b = barriers_.find(v.barrier_ctx);
-        const GroupData* g = v.barrier_ctx == world_->ctx ? world_.get() : nullptr;
-        for (const auto& [key, gd] : groups_)
-          if (gd->ctx == v.barrier_ctx) g = gd.get();
-        if (!g || b == barriers_.end()) break;
-        for (int m : g->members) {
+        const GroupData* gd = v.barrier_ctx == world_->ctx ? world_.get() : nullptr;
+        for (const auto& [key, group] : groups_)
+          if (group->ctx == v.barrier_ctx) gd = group.get();
+        if (!gd || b == barriers_.end()) break;
+        for (int m : gd->members) {
           const bool arrived = std::any_of(b->second.waiting.begin(), b->second.waiting.end(),
                                            [&](const Vp* w) { return w->rank == m; });
-          if (!arrived) out.push_back(Edge{m, where});
+          if (!arrived) out.push_back(WaitGraph::Edge{m, where});
         }
         break;
       }
       default: break;
     }
+    // The messages that sit unreceived at it: a receive with another source, tag or group would
+    // have taken one of them and broken the wait.
+    for (const Msg* m = v.mailbox.unexpected(); m; m = m->next) {
+      if (!user_message(*m, opts_.report_internal)) continue;
+      const std::string line = describe_unreceived(opts_, *m, v.mailbox.unexpected());
+      if (line.empty()) continue;
+      // With the interface's own words (describe_message) ranks are the communicator's, and the
+      // receive's world rank would mislead: the blocked call above names its source.
+      const bool own_words = static_cast<bool>(opts_.describe_message);
+      std::string why;
+      for (const Op* op : v.waiting_ops)
+        if (op->kind == Op::Kind::recv) {
+          // (In the interface's words, the blocked call names its communicator, which may be
+          // one of the interface's own contexts, a collective's: no reason is given.)
+          if (op->ctx != m->ctx)
+            why = own_words ? "" : "it was sent in another group";
+          else if (op->src != any_source && op->src != m->src)
+            why = own_words ? "" : fmt::format("the receive wants source {}", op->src);
+          else if (op->tag != any_tag && op->tag != m->tag)
+            why = fmt::format("the receive wants tag {}", op->tag);
+        }
+      g.unmatched.emplace_back(v.rank, line + (why.empty() ? "" : " (" + why + ")"));
+    }
   }
-  auto blocked = [&](int r) {
-    const auto& v = vps_[static_cast<std::size_t>(r)];
-    return v && v->state == Vp::State::blocked;
+  for (const auto& v : vps_)
+    for (const Msg* m = v ? v->mailbox.unexpected() : nullptr; m; m = m->next) {
+      if (!user_message(*m, opts_.report_internal)) continue;
+      std::string line = describe_unreceived(opts_, *m, v->mailbox.unexpected());
+      if (!line.empty() && ++g.unreceived_count <= kUnreceivedShown) g.unreceived.push_back(std::move(line));
+    }
+  // Why a rank may have finished without its part: an error returned to it that it went past. In a
+  // split run every finished rank of this process's, since the ranks that wait for it may be elsewhere.
+  if (opts_.describe_finished) {
+    std::vector<std::uint8_t> wanted(static_cast<std::size_t>(n), partition_ ? 1 : 0);
+    if (!partition_)
+      for (const auto& out : g.edges)
+        for (const WaitGraph::Edge& e : out) wanted[static_cast<std::size_t>(e.to)] = 1;
+    for (int r = first_here_; r < end_here_; ++r)
+      if (wanted[static_cast<std::size_t>(r)] && !g.blocked[static_cast<std::size_t>(r)] &&
+          !(opts_.ranks > 0 && r >= opts_.ranks))
+        if (std::string why = opts_.describe_finished(r); !why.empty()) g.finished.emplace_back(r, std::move(why));
+  }
+  return g;
+}
+
+void Engine::WaitGraph::pack(Packed& out) const {
+  std::uint64_t ranks = 0;
+  for (const std::uint8_t b : blocked) ranks += b;
+  out.put(ranks);
+  for (std::size_t r = 0; r < blocked.size(); ++r) {
+    if (!blocked[r]) continue;
+    out.put(static_cast<std::int64_t>(r));
+    out.put(static_cast<std::uint64_t>(edges[r].size()));
+    for (const Edge& e : edges[r]) {
+      out.put(static_cast<std::int64_t>(e.to));
+      out.put_text(e.call);
+    }
+  }
+  for (const auto* lines : {&unmatched, &finished}) {
+    out.put(static_cast<std::uint64_t>(lines->size()));
+    for (const auto& [rank, text] : *lines) {
+      out.put(static_cast<std::int64_t>(rank));
+      out.put_text(text);
+    }
+  }
+  out.put(unreceived_count);
+  out.put(static_cast<std::uint64_t>(unreceived.size()));
+  for (const std::string& line : unreceived) out.put_text(line);
+}
+
+void Engine::WaitGraph::unpack(Unpacker& in) {
+  const auto n = static_cast<std::int64_t>(blocked.size());
+  const auto rank = [&] {
+    const auto r = in.take<std::int64_t>();
+    if (r < 0 || r >= n) throw_corrupt_swap("a corrupt wait-for graph");
+    return static_cast<int>(r);
   };
+  for (auto ranks = in.take<std::uint64_t>(); ranks > 0; --ranks) {
+    const int r = rank();
+    blocked[static_cast<std::size_t>(r)] = 1;
+    for (auto k = in.take<std::uint64_t>(); k > 0; --k) {
+      const int to = rank();
+      edges[static_cast<std::size_t>(r)].push_back(Edge{to, in.take_text()});
+    }
+  }
+  for (auto* lines : {&unmatched, &finished})
+    for (auto k = in.take<std::uint64_t>(); k > 0; --k) {
+      const int r = rank();
+      lines->emplace_back(r, in.take_text());
+    }
+  unreceived_count += in.take<std::uint64_t>();
+  for (auto k = in.take<std::uint64_t>(); k > 0; --k) {
+    std::string line = in.take_text();
+    if (unreceived.size() < kUnreceivedShown) unreceived.push_back(std::move(line));
+  }
+}
+
+std::string Engine::describe_waits(const WaitGraph& g) const {
+  const int n = static_cast<int>(g.blocked.size());
+  const auto& edges = g.edges;
+  auto blocked = [&](int r) { return g.blocked[static_cast<std::size_t>(r)] != 0; };
   auto idle = [&](int r) { return opts_.ranks > 0 && r >= opts_.ranks; };  // runs no rank: not "finished"
   // Depth-first over blocked ranks, lowest rank first, taking each rank's edges in call order.
-  std::vector<int> color(static_cast<std::size_t>(n), 0), via(static_cast<std::size_t>(n), -1);
-  std::vector<std::size_t> via_edge(static_cast<std::size_t>(n), 0);
+  std::vector<int> color(static_cast<std::size_t>(n), 0);
   std::vector<int> cycle;
   std::vector<std::size_t> cycle_edge;
   for (int start = 0; start < n && cycle.empty(); ++start) {
@@ -165,68 +263,50 @@ std::string Engine::wait_for_cycle() const {
   if (!cycle.empty()) {
     s += fmt::format("Wait-for cycle ({} rank(s)):\n", cycle.size());
     for (std::size_t k = 0; k < cycle.size(); ++k) {
-      const Edge& e = edges[static_cast<std::size_t>(cycle[k])][cycle_edge[k]];
+      const WaitGraph::Edge& e = edges[static_cast<std::size_t>(cycle[k])][cycle_edge[k]];
       s += fmt::format("  rank {} waits in {} for rank {}\n", cycle[k], e.call, e.to);
     }
   } else {
-    // In a split run a rank of another process is neither blocked nor finished here: its own
-    // process's report says which it is.
-    s += partition_ ? "No wait-for cycle among this process's ranks: the blocked ranks wait for ranks that have "
-                      "finished or run in another process of the split run:\n"
-                    : "No wait-for cycle: the blocked ranks wait for ranks that have finished:\n";
+    // Before a split run's processes pool their graphs a rank of another process is neither blocked
+    // nor finished here: its own process's report says which it is.
+    s += !g.whole ? "No wait-for cycle among this process's ranks: the blocked ranks wait for ranks that have "
+                    "finished or run in another process of the split run:\n"
+                  : "No wait-for cycle: the blocked ranks wait for ranks that have finished:\n";
     int shown = 0;
     std::vector<int> waited_for;  // the finished ranks named, each once, in the order named
     for (int r = 0; r < n && shown < 16; ++r) {
       if (!blocked(r)) continue;
       std::vector<int> gone, elsewhere;
       std::string call;
-      for (const Edge& e : edges[static_cast<std::size_t>(r)])
-        if (!blocked(e.to) && !idle(e.to)) (here(e.to) ? gone : elsewhere).push_back(e.to), call = e.call;
+      for (const WaitGraph::Edge& e : edges[static_cast<std::size_t>(r)])
+        if (!blocked(e.to) && !idle(e.to)) (g.whole || here(e.to) ? gone : elsewhere).push_back(e.to), call = e.call;
       if (gone.empty() && elsewhere.empty()) continue;
       ++shown;
       std::string whom = gone.empty() ? "" : fmt::format("{}, finished", fmt::join(gone, ", "));
       if (!elsewhere.empty())
         whom += fmt::format("{}{}, in another process", whom.empty() ? "" : "; and ", fmt::join(elsewhere, ", "));
       s += fmt::format("  rank {} waits in {} for rank(s) {}\n", r, call, whom);
-      for (int g : gone)
-        if (std::find(waited_for.begin(), waited_for.end(), g) == waited_for.end()) waited_for.push_back(g);
+      for (int w : gone)
+        if (std::find(waited_for.begin(), waited_for.end(), w) == waited_for.end()) waited_for.push_back(w);
     }
-    // Why a rank may have finished without its part: an error returned to it that it went past.
-    if (opts_.describe_finished)
-      for (std::size_t k = 0; k < waited_for.size() && k < 16; ++k)
-        if (const std::string why = opts_.describe_finished(waited_for[k]); !why.empty())
-          s += fmt::format("  rank {} finished: {}\n", waited_for[k], why);
+    for (std::size_t k = 0; k < waited_for.size() && k < 16; ++k)
+      for (const auto& [rank, why] : g.finished)
+        if (rank == waited_for[k]) s += fmt::format("  rank {} finished: {}\n", rank, why);
   }
-  // The messages that sit unreceived at the ranks of the cycle (or at every blocked rank): a
-  // receive with another source, tag or group would have taken one of them and broken the wait.
+  // The messages that sit unreceived at the ranks of the cycle (or at every blocked rank).
   std::string near;
   int count = 0;
-  for (const auto& vp : vps_) {
-    if (!vp) continue;
-    const Vp& v = *vp;
-    if (!cycle.empty() ? std::find(cycle.begin(), cycle.end(), v.rank) == cycle.end() : !blocked(v.rank)) continue;
-    for (const Msg* m = v.mailbox.unexpected(); m; m = m->next) {
-      if (!user_message(*m, opts_.report_internal)) continue;
-      const std::string line = describe_unreceived(opts_, *m, v.mailbox.unexpected());
-      if (line.empty()) continue;
-      // With the interface's own words (describe_message) ranks are the communicator's, and the
-      // receive's world rank would mislead: the blocked call above names its source.
-      const bool own_words = static_cast<bool>(opts_.describe_message);
-      std::string why;
-      for (const Op* op : v.waiting_ops)
-        if (op->kind == Op::Kind::recv) {
-          // (In the interface's words, the blocked call names its communicator, which may be
-          // one of the interface's own contexts, a collective's: no reason is given.)
-          if (op->ctx != m->ctx)
-            why = own_words ? "" : "it was sent in another group";
-          else if (op->src != any_source && op->src != m->src)
-            why = own_words ? "the receive wants another source" : fmt::format("the receive wants source {}", op->src);
-          else if (op->tag != any_tag && op->tag != m->tag) why = fmt::format("the receive wants tag {}", op->tag);
-        }
-      if (++count <= 16) near += line + (why.empty() ? "" : " (" + why + ")") + "\n";
-    }
+  for (const auto& [rank, line] : g.unmatched) {
+    if (!cycle.empty() ? std::find(cycle.begin(), cycle.end(), rank) == cycle.end() : !blocked(rank)) continue;
+    if (++count <= 16) near += line + "\n";
   }
   if (count) s += fmt::format("Unmatched messages that could have broken it ({}):\n{}", count, near);
+  return s;
+}
+
+// What a deadlock report adds after the wait-for graph: the full receive buffers, by node.
+std::string Engine::full_buffers() const {
+  std::string s;
   // Message-dependent deadlock with bounded buffers: name the full buffers and their contents.
   // Its space is reserved by messages that arrived and wait for a receive, by messages matched but
   // not yet received, and by messages whose first packets are in while the rest wait in the network.
@@ -341,7 +421,9 @@ std::string Engine::deadlock_report(const HeadlineFacts* pooled) const {
   // VPs that run no rank (RunOptions::ranks: an MPI run with -np below the machine's VPs) are
   // neither blocked nor finished ranks.
   const int n = static_cast<int>(vps_.size()), ranks = opts_.ranks > 0 && opts_.ranks < n ? opts_.ranks : n;
-  if (partition_) {  // only this process's ranks are known here
+  const int blocked_here = blocked;
+  if (pooled) blocked = pooled->blocked;  // every process's, as the single process counts them
+  if (partition_ && !pooled) {            // only this process's ranks are known here
     const int first = std::min(first_here_, ranks), end = std::min(end_here_, ranks);
     s += fmt::format("{} of this process's {} ranks ({}..{} of {}) finished.\n", end - first - blocked, end - first,
                      first, end - 1, ranks);
@@ -351,16 +433,15 @@ std::string Engine::deadlock_report(const HeadlineFacts* pooled) const {
     s += fmt::format("{} of {} ranks finished ({} more VP(s) of the machine run no rank).\n", ranks - blocked, ranks,
                      n - ranks);
   }
-  if (cycle.empty()) s += wait_for_cycle();
-  std::string unmatched;
-  int count = 0;
-  for (const auto& v : vps_)
-    for (const Msg* m = v ? v->mailbox.unexpected() : nullptr; m; m = m->next) {
-      if (!user_message(*m, opts_.report_internal)) continue;
-      const std::string line = describe_unreceived(opts_, *m, v->mailbox.unexpected());
-      if (!line.empty() && ++count <= 64) unmatched += line + "\n";
-    }
-  s += count ? fmt::format("Unmatched messages ({}):\n{}", count, unmatched) : "No unmatched messages.\n";
+  // A process of a split run whose ranks all finished has nothing more to say: the processes with
+  // blocked ranks name them, their waits and the messages that could have freed them.
+  if (partition_ && blocked_here == 0) return s;
+  const WaitGraph here = pooled ? WaitGraph() : wait_graph();
+  const WaitGraph& waits = pooled ? pooled->waits : here;
+  if (cycle.empty()) s += describe_waits(waits) + full_buffers();
+  s += waits.unreceived_count
+           ? fmt::format("Unmatched messages ({}):\n{}\n", waits.unreceived_count, fmt::join(waits.unreceived, "\n"))
+           : "No unmatched messages.\n";
   if (network_->blocked_packets()) s += "Blocked in the network:\n" + network_->describe_blocked();
   return s;
 }

@@ -47,6 +47,11 @@
 #include "vp_ptr.hpp"
 #include "watchdog.hpp"
 
+namespace touchstone {
+struct Packed;
+class Unpacker;
+}  // namespace touchstone
+
 namespace touchstone::detail {
 
 class Engine;
@@ -456,16 +461,38 @@ class Engine final : public NetworkListener, private Scheduler {
   // runtime/src/deadlock.cpp
   // What decides a deadlock report's headline and is seen only where the blocked ranks run: a split
   // run's processes pool theirs (Engine::pooled_headline_facts) so that each opens as one process's.
+  // The blocked ranks' waits (deadlock.cpp): the ranks each needs, with the call it waits in, the
+  // messages unreceived at it, and why ranks that finished did (RunOptions::describe_finished).
+  // This process's, or pooled over a split run's processes (pooled_headline_facts).
+  struct WaitGraph {
+    struct Edge {
+      int to;
+      std::string call;
+    };
+    std::vector<std::uint8_t> blocked;                   // by rank
+    std::vector<std::vector<Edge>> edges;                // by rank
+    std::vector<std::pair<int, std::string>> unmatched;  // (blocked rank, line), in rank order
+    std::vector<std::pair<int, std::string>> finished;   // (finished rank, why)
+    std::vector<std::string> unreceived;                 // every rank's unreceived messages: the first 64
+    std::uint64_t unreceived_count = 0;                  // ... of how many
+    bool whole = true;                                   // every process's ranks
+    void pack(Packed& out) const;
+    void unpack(Unpacker& in);  // adds another process's
+  };
+  WaitGraph wait_graph() const;
+  std::string describe_waits(const WaitGraph& g) const;
+  std::string full_buffers() const;
   struct HeadlineFacts {
     Time stuck_at = 0;  // deadlock_stuck_at()
     bool buffer_cycle = false;
     std::string forced;  // infeasible_choice()
+    int blocked = 0;     // ranks blocked, of every process
+    WaitGraph waits;
   };
   Time deadlock_stuck_at() const;
   std::string deadlock_report(const HeadlineFacts* pooled = nullptr) const;
   HeadlineFacts pooled_headline_facts();
   std::string infeasible_choice() const;  // a forced receive that waits in vain (RunOptions::schedule)
-  std::string wait_for_cycle() const;
   bool buffer_cycle() const;
   std::string describe_wait(const Vp& v) const;
   // A synchronous send's message m was matched at `at` by a receive of VP v: v acknowledges it, in

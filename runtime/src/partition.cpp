@@ -584,9 +584,7 @@ bool Engine::at_window_end() {
     if (not_done == 0) return false;
     failure_told_ = true;
     const HeadlineFacts facts = pooled_headline_facts();  // every process is here, in the same window
-    abort_run(h.not_done                                  // this process's own: some are blocked here
-                  ? deadlock_report(&facts)
-                  : "deadlock: ranks of other processes of the split run are blocked (their reports name them)\n");
+    abort_run(deadlock_report(&facts));  // the headline and the count of finished ranks, where none is blocked
     failed_at_ = kNever;  // after every event
     return true;
   }
@@ -602,15 +600,23 @@ Engine::HeadlineFacts Engine::pooled_headline_facts() {
   mine.put(deadlock_stuck_at());
   mine.put(std::uint64_t{buffer_cycle()});
   mine.put_text(infeasible_choice());
+  std::int64_t blocked = 0;
+  for (const auto& v : vps_) blocked += v && v->state == Vp::State::blocked;
+  mine.put(blocked);
+  wait_graph().pack(mine);
   const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
   mine = Packed();
   Unpacker in(all);
   HeadlineFacts pooled;
+  pooled.waits.blocked.assign(vps_.size(), 0);
+  pooled.waits.edges.resize(vps_.size());
   for (int k = 0; k < partition_->count(); ++k) {
     pooled.stuck_at = std::max(pooled.stuck_at, in.take<Time>());
     pooled.buffer_cycle |= in.take<std::uint64_t>() != 0;
     std::string forced = in.take_text();
     if (pooled.forced.empty()) pooled.forced = std::move(forced);  // in rank order, as one process looks
+    pooled.blocked += static_cast<int>(in.take<std::int64_t>());
+    pooled.waits.unpack(in);
   }
   return pooled;
 }

@@ -146,17 +146,30 @@ TEST(Partition, ADeadlockAcrossProcessesEndsEveryProcess) {
     p.recv((p.rank() + 1) % p.size(), 0, b);
   };
   expect_every_process_fails(ts_test::prime_machine("mesh:4x4"), deadlock, 2, "deadlock");
-  // Each report knows only its own ranks: rank 7 waits for rank 8, which is not finished but
-  // blocked in the other process.
+  // Each report lists only its own blocked ranks, and says the rest as one process does: the count
+  // of every finished rank, and the wait-for cycle through both processes' ranks.
   const ts_test::SplitRun split = ts_test::run_split(ts_test::prime_machine("mesh:4x4"), deadlock, phantom(), 2);
   ASSERT_TRUE(split.failures[0]);
   try {
     std::rethrow_exception(split.failures[0]);
   } catch (const std::exception& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("0 of this process's 8 ranks (0..7 of 16) finished."), std::string::npos) << what;
-    EXPECT_NE(what.find("for rank(s) 8, in another process"), std::string::npos) << what;
-    EXPECT_EQ(what.find(", finished"), std::string::npos) << what;
+    EXPECT_NE(what.find("\n0 of 16 VPs finished.\n"), std::string::npos) << what;
+    EXPECT_EQ(what.find("  rank 8 blocked"), std::string::npos) << what;
+    EXPECT_NE(what.find("Wait-for cycle (16 rank(s)):\n"), std::string::npos) << what;
+    EXPECT_NE(what.find("\n  rank 15 waits in recv(source=0, tag=0) for rank 0\n"), std::string::npos) << what;
+  }
+  // Ranks 0 and 1 wait for each other in process 0; ranks 2 and 3 finish in process 1.
+  const Program pair = [](Proc& p) {
+    std::vector<std::byte> b(8);
+    if (p.rank() < 2) p.recv(1 - p.rank(), 0, b);
+  };
+  const ts_test::SplitRun halves = ts_test::run_split(ts_test::prime_machine("mesh:1x4"), pair, phantom(), 2);
+  ASSERT_TRUE(halves.failures[0]);
+  try {
+    std::rethrow_exception(halves.failures[0]);
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("\n2 of 4 VPs finished.\n"), std::string::npos) << e.what();
   }
 }
 
