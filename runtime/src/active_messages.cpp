@@ -138,7 +138,6 @@ void ActiveMessages::on_request(Msg& m, Time t) {
   c.now_ = s + e_.machine_.recv_cost(m.dst, m.size);
   running_rank_ = m.dst;
   running_id_ = id;
-  running_request_ = m.id;
   try {
     if (id < 0) {
       run_builtin(c);

@@ -49,9 +49,6 @@ class ActiveMessages {
   /// Decodes a reply received into buf (tag = number of argument words).
   static AmReply decode_reply(const Status& st, std::span<const std::byte> buf);
 
-  /// The id of the request whose handler runs (in_handler()): the order of its arrival among the
-  /// events of its instant, and so of its reply among the messages sent then.
-  std::uint64_t running_request() const { return running_request_; }
   /// The engine's arrival hook for a request: runs its handler (Engine::on_arrival).
   void on_request(Msg& m, Time t);
   /// AmContext::reply: posts the reply at the handler's current time.
@@ -72,7 +69,6 @@ class ActiveMessages {
   // 1,048,576-VP machine were 134 MB, in each process of a split run too.
   std::vector<std::unique_ptr<Node>> nodes_;
   int running_rank_ = -1, running_id_ = 0;
-  std::uint64_t running_request_ = 0;  // the message id of the request whose handler runs
 };
 
 }  // namespace touchstone::detail

@@ -422,7 +422,8 @@ std::string Engine::deadlock_report(const HeadlineFacts* pooled) const {
   // neither blocked nor finished ranks.
   const int n = static_cast<int>(vps_.size()), ranks = opts_.ranks > 0 && opts_.ranks < n ? opts_.ranks : n;
   const int blocked_here = blocked;
-  if (pooled) blocked = pooled->blocked;  // every process's, as the single process counts them
+  if (pooled)  // every process's, as the single process counts them
+    blocked = static_cast<int>(std::count(pooled->waits.blocked.begin(), pooled->waits.blocked.end(), 1));
   if (partition_ && !pooled) {            // only this process's ranks are known here
     const int first = std::min(first_here_, ranks), end = std::min(end_here_, ranks);
     s += fmt::format("{} of this process's {} ranks ({}..{} of {}) finished.\n", end - first - blocked, end - first,

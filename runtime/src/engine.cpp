@@ -1369,15 +1369,9 @@ Time Engine::after_tail(int src, Time start, Time done) const {
 }
 
 void Engine::hand_over(Msg* m, Time start, Time handed, std::uint64_t order) {
-  // A split run numbers the window's messages when the processes meet (partition.cpp). One sent in a
-  // network event (an arrival's clear to send, acknowledgement or reply, or the data a clear to send
-  // lets go) takes that event's place among the instant's network events (network_event_place_): a
-  // message id is not it, since an event pushed at the current time with a lower id than the one
-  // being handled is handled after it.
-  if (partition_) [[unlikely]] {
-    if (order < vp_order(0)) order = network_event_place_;
+  // A split run numbers the window's messages when the processes meet (partition.cpp).
+  if (partition_) [[unlikely]]
     return handed_here_.push_back(HandedHere{m, now_, order, start, handed, instruments_.hold_sent(*m)});
-  }
   instruments_.handed_over(*m, start, handed);
   to_network(m, start, handed, now_);
 }
@@ -1453,7 +1447,7 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
     v.clock += machine_.send_cost(v.rank, m->size);
     if (protocol == SendProtocol::at_window_end) [[unlikely]]
       return await_protocol(v, op, m, start);
-    hand_over(m, start, v.clock, am_->in_handler() ? am_->running_request() : v.order);
+    hand_over(m, start, v.clock, am_->in_handler() ? network_event_place_ : v.order);
     if (fixes_matches_ && !(ctx & kAmCtx)) {
       on_the_way(*m);
       if (fixable(*m) || receives_go_on_) fix_at_send(*m);  // the common exit inline
@@ -1532,9 +1526,8 @@ void Engine::on_clear_to_send(Msg& cts, Time t) {
   Vp& v = data->send_op ? *data->send_op->vp : *vps_[static_cast<std::size_t>(cts.dst)];  // the sender's VP or task
   const Time handed = t + machine_.recv_cost(v.rank, 0) + machine_.send_cost(v.rank, data->size);
   v.clock = std::max(v.clock, t) + (handed - t);
-  const std::uint64_t arrival = cts.id;
   free_msg(&cts);
-  hand_over(data, t, handed, arrival);
+  hand_over(data, t, handed, network_event_place_);  // in the clear to send's arrival
 }
 
 void Engine::on_rendezvous_data(Msg& m, Time t) {
@@ -1642,12 +1635,12 @@ void Engine::on_arrival(Msg& m, Time t) {
     Vp& by = *op->vp;
     if (m.proto == Msg::Proto::rts) {
       if (op->fixed_msg) deliver(m, *op);  // reports the broken promise: a request to send is never fixed
-      return clear_to_send(by, op, &m, std::max(t, op->posted), m.id);  // in the request's arrival
+      return clear_to_send(by, op, &m, std::max(t, op->posted), network_event_place_);  // in its arrival
     }
     op->matched = &m;
     deliver(m, *op);
     // A receive the VP posted ahead of the event loop matches at its posting time, not before.
-    if (m.synchronous) acknowledge(by, m, std::max(t, op->posted), m.id);  // in the message's arrival
+    if (m.synchronous) acknowledge(by, m, std::max(t, op->posted), network_event_place_);  // in its arrival
     instruments_.delivered(m, t);
     tell_matched(*op);
     return;

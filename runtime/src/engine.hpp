@@ -83,7 +83,6 @@ struct Vp {
   Time clock = 0;
   State state = State::blocked;
   Block block = Block::start;
-
   std::uint64_t token = 0;  // invalidates stale timed wake-ups
   std::uint64_t wake_queued = ~std::uint64_t{0};  // the token of its wait whose wake-up is queued (wake_at_instant)
   Call pending;             // the blocking call, for deadlock reports
@@ -486,7 +485,6 @@ class Engine final : public NetworkListener, private Scheduler {
     Time stuck_at = 0;  // deadlock_stuck_at()
     bool buffer_cycle = false;
     std::string forced;  // infeasible_choice()
-    int blocked = 0;     // ranks blocked, of every process
     WaitGraph waits;
   };
   Time deadlock_stuck_at() const;
@@ -625,8 +623,9 @@ class Engine final : public NetworkListener, private Scheduler {
   int first_here_ = 0, end_here_ = 0;
   Time lookahead_ = 0, window_end_ = 0;
   // The place of the network event being handled among those of its instant, counted alike by every
-  // process (each handles every network event, in the same order): a split run's key for the
-  // messages sent in it (hand_over).
+  // process (each handles every network event, in the same order): a split run's order key for the
+  // messages sent in it (hand_over). Not the id of the arriving message: an event the network pushes
+  // at the current time with a lower id than the one being handled is handled after it.
   std::uint64_t network_event_place_ = 0;
   Time network_event_instant_ = -1;
   void handle_network_event(const Event& e) {

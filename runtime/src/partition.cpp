@@ -600,9 +600,6 @@ Engine::HeadlineFacts Engine::pooled_headline_facts() {
   mine.put(deadlock_stuck_at());
   mine.put(std::uint64_t{buffer_cycle()});
   mine.put_text(infeasible_choice());
-  std::int64_t blocked = 0;
-  for (const auto& v : vps_) blocked += v && v->state == Vp::State::blocked;
-  mine.put(blocked);
   wait_graph().pack(mine);
   const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
   mine = Packed();
@@ -615,7 +612,6 @@ Engine::HeadlineFacts Engine::pooled_headline_facts() {
     pooled.buffer_cycle |= in.take<std::uint64_t>() != 0;
     std::string forced = in.take_text();
     if (pooled.forced.empty()) pooled.forced = std::move(forced);  // in rank order, as one process looks
-    pooled.blocked += static_cast<int>(in.take<std::int64_t>());
     pooled.waits.unpack(in);
   }
   return pooled;
