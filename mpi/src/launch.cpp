@@ -497,10 +497,10 @@ int launch(const LaunchOptions& o) {
       if (part) what = split_run_failure(*part, s, what);
       if (!speaks) return s.abort_code ? *s.abort_code : 2;
       if (s.abort_code) {
-        std::fprintf(
-            stderr, "touchstone mpirun: %s; the run is ended\ntrace_hash %016llx (of %s)\n", s.abort_report.c_str(),
-            static_cast<unsigned long long>(e.trace_hash),
-            part ? "the processes' shares of the run, each up to where it stopped" : "the run up to the failure");
+        std::fprintf(stderr, "touchstone mpirun: %s; the run is ended\ntrace_hash %016llx (of %s)\n",
+                     s.abort_report.c_str(), static_cast<unsigned long long>(e.trace_hash),
+                     e.hash_of_shares ? "the processes' shares of the run, each up to where it stopped"
+                                      : "the run up to the failure");
         summary(fmt::format("ended with exit status {}", *s.abort_code), e.trace_hash);
         record(*s.abort_code, e.trace_hash, nullptr, nullptr, s.abort_report);
         return *s.abort_code;

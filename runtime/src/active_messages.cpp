@@ -154,6 +154,7 @@ void ActiveMessages::on_request(Msg& m, Time t) {
   }
   running_rank_ = -1;
   node.handler_free = c.now_;
+  e_.note_clock(v);
   v.clock = std::max(v.clock, s) + (c.now_ - s);
   e_.release_buffer(m, c.now_);
   e_.instruments_.handled(m, s, c.now_,

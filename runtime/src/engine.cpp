@@ -181,6 +181,7 @@ void Engine::leave(Vp& v) {
   end_program(v);
   v.left = true;
   left_.push_back(v.index);
+  left_at_.emplace_back(now_, v.order);
   executor_->pass(v.index);
   if (aborting_) throw Aborted{};  // the run failed meanwhile: the rest unwinds without running
 }
@@ -406,16 +407,21 @@ void Engine::run_rests() {
     executor_->pass(kMain);  // through next(), one after another
   }
   phase_ = Phase::turns;
-  for (const int i : left_) {
-    Vp& v = context(i);
+  for (std::size_t j = 0; j < left_.size(); ++j) {
+    Vp& v = context(left_[j]);
     for (Op* op : v.dropped_in_rest) drop(op);
     v.dropped_in_rest.clear();
     if (!v.rest_failure) continue;
+    const bool first = !aborting_;
     try {
       std::rethrow_exception(std::exchange(v.rest_failure, nullptr));
     } catch (...) {
       fail_with_current_exception(fmt::format("rank {} failed at t={} us", v.rank, to_us(v.clock)));
     }
+    if (!first) continue;
+    rest_failed_at_ = left_at_[j];
+    failed_at_ = kNever;  // after every event of the run (RunError::failed_at)
+    failed_order_ = 0;
   }
 }
 
@@ -506,6 +512,7 @@ void Engine::start_vps() {
   }
   executor_->pass(kMain);
   copier_.wait_all();  // the rests read what the copies wrote, and free what they read
+  failed_before_rests_ = aborting_;
   run_rests();
   executor_->finish();
 }
@@ -599,6 +606,8 @@ int Engine::run_events() {
       continue;
     }
     now_ = e.t;
+    if (partition_) [[unlikely]]
+      enter_place(e);
     if (!instant_.empty() && behind_instant(e)) [[unlikely]] continue;
     // A program's next call at its instant (run_instant_programs) continues the VP's turn: no event
     // of the model, and no new segment (RunStats counts what the sequential order counts).
@@ -686,6 +695,7 @@ int Engine::next_to_unwind() {
 
 void Engine::wake(Vp& v) {
   v.state = Vp::State::running;
+  note_clock(v);  // its turn moves it
   v.busy_until_wake = v.clock;
   v.clock = std::max(v.clock, now_);
   resume_next_ = v.index;
@@ -942,6 +952,7 @@ RunResult Engine::run(const Program& program) {
     start_vps();
   }
   instruments_.races_at_end(vps_, opts_.on_races);
+  if (partition_ && !failed_before_rests_) pool_rest_failures();
 
   if (!aborting_) failure_ = leftovers_report();
   // Every entry of a replayed schedule must have been used, by the end of a run that went well; in
@@ -975,6 +986,7 @@ RunResult Engine::run(const Program& program) {
     const auto placed = [this]<class E>(E e) {  // E: RunError or RunUsageError, kept as it is
       e.failed_at = failed_at_;
       e.turns_reached = turns_reached(failed_order_);
+      e.hash_of_shares = hash_of_shares();
       return e;
     };
     if (failure_is_usage_) throw placed(RunUsageError(failure_ + write_evidence(true), h));
@@ -1294,6 +1306,7 @@ Op* Engine::isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::
 // send's.
 void Engine::acknowledge(Vp& v, const Msg& m, Time at, std::uint64_t order) {
   const Time handed = at + machine_.send_cost(v.rank, 0);
+  note_clock(v);
   v.clock = std::max(v.clock, at) + (handed - at);
   Msg* ack = make_msg(v.rank, m.src, 0, 0, 0);  // never matched: it is handled on arrival
   ack->proto = Msg::Proto::sync_ack;
@@ -1312,6 +1325,7 @@ void Engine::on_acknowledged(Msg& ack, Time t) {
     throw_corrupt_swap("an acknowledgement of no send");
   Vp& v = *op->vp;
   const Time taken = t + machine_.recv_cost(v.rank, 0);
+  note_clock(v);
   v.clock = std::max(v.clock, t) + (taken - t);
   synchronized(op, taken);
 }
@@ -1509,6 +1523,7 @@ void Engine::clear_to_send(Vp& v, Op* op, Msg* rts, Time at, std::uint64_t order
   if (fixes_matches_) fix_rendezvous(*data, *op);
   op->msg_id = data->id;
   const Time handed = at + machine_.recv_cost(v.rank, 0) + machine_.send_cost(v.rank, 0);
+  note_clock(v);
   v.clock = std::max(v.clock, at) + (handed - at);
   Msg* cts = make_msg(v.rank, rts->src, 0, 0, 0);  // never matched: it is handled on arrival
   cts->proto = Msg::Proto::cts;
@@ -1525,6 +1540,7 @@ void Engine::on_clear_to_send(Msg& cts, Time t) {
   Msg* data = cts.rdv;
   Vp& v = data->send_op ? *data->send_op->vp : *vps_[static_cast<std::size_t>(cts.dst)];  // the sender's VP or task
   const Time handed = t + machine_.recv_cost(v.rank, 0) + machine_.send_cost(v.rank, data->size);
+  note_clock(v);
   v.clock = std::max(v.clock, t) + (handed - t);
   free_msg(&cts);
   hand_over(data, t, handed, network_event_place_);  // in the clear to send's arrival

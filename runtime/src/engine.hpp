@@ -437,7 +437,38 @@ class Engine final : public NetworkListener, private Scheduler {
   // A split run that failed inside a window: the processes' summed hash is not the single
   // process's (trace.hpp, failed_hash_of). A deadlock is found at a window's end, after every event
   // and with the window's sends numbered, and sums to the single process's.
-  bool hash_of_shares() const { return partition_ && failed_at_ != kNever; }
+  bool hash_of_shares() const { return partition_ && failed_at_ != kNever && !cut_at_failure_; }
+  // A failure inside a window: every process takes back what it did past the failure's place in
+  // the sequential order (the hash's terms and the contexts' clocks), and numbers and hashes the
+  // window's sends made before it, so that the summed hash is the single process's. `places_` are
+  // the places of the window's events in this process, in the loop's order: (time, order key),
+  // never decreasing (an event handled after one with a greater key at its instant is at that
+  // one's place, which is where the single process handles it too), each with the hash before it;
+  // `clocks_noted_` a context's clock before the first place of the window that moved it.
+  struct Place {
+    Time t;
+    std::uint64_t order;
+    std::uint64_t hash_before;
+  };
+  std::vector<Place> places_;
+  std::uint64_t first_place_ = 0;  // the number of places_[0] among the run's places
+  struct ClockNoted {
+    std::uint64_t place;
+    int index;
+    Time clock;
+  };
+  std::vector<ClockNoted> clocks_noted_;
+  bool cut_at_failure_ = false;  // done, exactly: the hash is the single process's
+  void enter_place(const Event& e);
+  void note_clock(const Vp& v) {  // before the current place moves v's clock
+    if (partition_ && !places_.empty()) [[unlikely]]
+      clocks_noted_.push_back(ClockNoted{first_place_ + places_.size() - 1, v.index, v.clock});
+  }
+  void forget_places();  // a window ended without a failure
+  // Takes back what this process did past `failure` and numbers and hashes the window's sends made
+  // before it: the Records at offsets `records` of the swap `all`, in the sequential order.
+  void cut_at(std::pair<Time, std::uint64_t> failure, std::span<const std::byte> all,
+              std::span<const std::size_t> records);
   bool gather_schedule_use(bool clean);           // the run's end: the schedule's entries every process used
   void gather_clocks(std::vector<Time>& clocks);  // ... every rank's clock, from its process
   void combine_counts();                          // ... and every process's hash terms and counts, summed
@@ -607,6 +638,12 @@ class Engine final : public NetworkListener, private Scheduler {
   static bool fixable(const Msg& m, bool any_size) { return any_size ? m.proto == Msg::Proto::eager : fixable(m); }
   std::vector<Way> ways_;
   std::vector<int> left_;      // the contexts of the VPs that left (Proc::leave), in that order
+  // ... and the places of their leave() calls in the sequential order (time, order key): a split run's
+  // processes compare the first failure of their rests by them (pool_rest_failures).
+  std::vector<std::pair<Time, std::uint64_t>> left_at_;
+  std::pair<Time, std::uint64_t> rest_failed_at_{kNever, 0};
+  bool failed_before_rests_ = false;
+  void pool_rest_failures();
   std::size_t next_rest_ = 0;  // run_rests one after another, through next(): the next of left_
   std::size_t fits_below_ = 0;  // check_message_time: every message smaller fits the time limit
   bool aborting_ = false;
@@ -653,6 +690,8 @@ class Engine final : public NetworkListener, private Scheduler {
   std::unordered_map<const Msg*, std::vector<int>> multicast_dsts_;
   // At the window's end: this process's multicast, and another's, in this process's copy of the network.
   void hand_over_multicast(const HandedHere& h);
+  void number_multicast(const HandedHere& h);  // ... its branches numbered and hashed, as hand_over numbers a send
+  void number_own(Msg& m, std::uint64_t id, std::uint64_t data_id);
   void take_multicast(const HandedHere& h, std::span<const int> dsts, std::span<const std::byte> payload,
                       std::span<const std::uint32_t> vc, bool held);
   // A rendezvous between ranks of two processes (docs/model.md 2.16), by its data's id: in the

@@ -75,12 +75,18 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
 }
 
 // A split run's multicast at the window's end, in its sender's process: its branches numbered in
-// turn as the single process numbers them at the send, then counted and hashed with those ids.
-void Engine::hand_over_multicast(const HandedHere& h) {
+// turn as the single process numbers them at the send, then counted and hashed with those ids
+// (number_multicast), and handed to this process's copy of the network.
+void Engine::number_multicast(const HandedHere& h) {
   Msg* lead = h.m;
   for (Msg* b : lead->branch) b->id = next_msg_id_++;
   numbered(*lead->send_op, lead->id);
   instruments_.multicast_sent(lead->src, *lead, h.start, h.handed, h.order != vp_order(lead->src), h.held);
+}
+
+void Engine::hand_over_multicast(const HandedHere& h) {
+  number_multicast(h);
+  Msg* lead = h.m;
   for (Msg* b : lead->branch) {
     if (here(b->dst)) continue;
     b->payload = std::vector<std::byte>();                                        // its bytes are on their way there

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -119,6 +120,23 @@ struct Swapped {
   std::size_t payload = kInline;
   static constexpr std::size_t kInline = ~std::size_t{0}, kElsewhere = kInline - 1;
 };
+
+bool in_sequential_order(const Swapped& a, const Swapped& b) {
+  if (a.turn != b.turn) return a.turn < b.turn;
+  return a.order != b.order ? a.order < b.order : a.seq < b.seq;
+}
+
+// A message's id, and a request to send's data's: the single process numbers messages as they are
+// made, a rendezvous's data just before its request to send (Engine::post_send), so the data is
+// numbered with the request; the data itself has its id from there.
+struct Ids {
+  std::uint64_t id, data_id;
+};
+Ids take_ids(const Record& r, std::uint64_t& next) {
+  const auto proto = static_cast<Msg::Proto>(r.proto);
+  const std::uint64_t data_id = proto == Msg::Proto::rts ? next++ : 0;
+  return {proto == Msg::Proto::rdv_data ? r.rendezvous : next++, data_id};
+}
 
 }  // namespace
 
@@ -261,7 +279,8 @@ bool Engine::at_window_end() {
   h.not_done = unfinished_contexts();
   h.failed = aborting_ ? (failure_is_usage_ ? 2 : 1) : 0;
   h.failed_at = failed_at_, h.failed_order = failed_order_;
-  h.records = aborting_ ? 0 : handed_here_.size();
+  // A failed process's sends too: those made before the run's failure are numbered (cut_at).
+  h.records = handed_here_.size();
   h.barriers = aborting_ ? 0 : barriers_here_.size();
   h.receipts = aborting_ ? 0 : receipts_here_.size();
   const std::vector<std::byte> notes = opts_.window_notes ? opts_.window_notes() : std::vector<std::byte>();
@@ -274,7 +293,9 @@ bool Engine::at_window_end() {
                ? !here(m.dst)
                : std::any_of(m.branch.begin(), m.branch.end(), [&](const Msg* b) { return !here(b->dst); });
   };
-  const auto payload_of = [&](const Msg& m) { return elsewhere(m) ? m.bytes() : std::span<const std::byte>(); };
+  const auto payload_of = [&](const Msg& m) {
+    return elsewhere(m) && !aborting_ ? m.bytes() : std::span<const std::byte>();  // a failed run delivers none
+  };
   const auto vps = static_cast<std::size_t>(machine_.nodes());  // a vector clock's entries
   const bool races = instruments_.detects_races();
   std::size_t payloads = 0;
@@ -349,6 +370,7 @@ bool Engine::at_window_end() {
   std::uint64_t not_done = 0;
   int failed = -1;  // the process whose failure comes first in the sequential order
   bool misused = false;
+  bool layer_failed = false;  // RunOptions::window_failure: a call of the turn at first_failure failed
   std::pair<Time, std::uint64_t> first_failure{kNever, 0};
   std::vector<Swapped> records;
   std::vector<Receipt> receipts;            // of this process's held sends
@@ -443,7 +465,7 @@ bool Engine::at_window_end() {
       // At a tie the turn failed at the call the layer names: what else failed in that turn came after.
       const std::pair<Time, std::uint64_t> at{f->at, vp_order(f->rank)};
       if (failed < 0 || at <= first_failure) {
-        failed = process_of(f->rank), misused = true, first_failure = at;
+        failed = process_of(f->rank), misused = true, first_failure = at, layer_failed = true;
         if (failed == partition_->index()) {  // this process's rank: its report, as if its turn had thrown
           failure_ = fmt::format("rank {} failed at t={} us: {}", f->rank, to_us(f->clock), f->what);
           failure_is_usage_ = true;
@@ -467,6 +489,14 @@ bool Engine::at_window_end() {
   barriers_here_.clear();
   if (failed >= 0) {
     failure_told_ = true;
+    // A failure in a context's turn has its place in the sequential order. One a layer finds (a call
+    // inside the turn), or one of the loop's own (order 0, before its instant's events), does not.
+    if (!layer_failed && first_failure.second >= vp_order(0)) {
+      std::sort(records.begin(), records.end(), in_sequential_order);
+      std::vector<std::size_t> at;
+      for (const Swapped& place : records) at.push_back(place.at);
+      cut_at(first_failure, all, at);
+    }
     // The single process would have stopped at the first failure: a later one in this process is
     // not the run's.
     if (failed != partition_->index()) {
@@ -490,10 +520,7 @@ bool Engine::at_window_end() {
     awaiting_receipt_.erase(it);
     queue_.push(r.at, r.id, Ev::received, op);
   }
-  std::sort(records.begin(), records.end(), [](const Swapped& a, const Swapped& b) {
-    if (a.turn != b.turn) return a.turn < b.turn;
-    return a.order != b.order ? a.order < b.order : a.seq < b.seq;
-  });
+  std::sort(records.begin(), records.end(), in_sequential_order);
   // Flow control: the window's undecided sends take their space in the sequential order, each after
   // the frees of buffer space the loop had made before it (await_protocol).
   std::vector<Network::Reservation> asked;
@@ -537,19 +564,11 @@ bool Engine::at_window_end() {
       continue;
     }
     const auto proto = static_cast<Msg::Proto>(r.proto);
-    // The single process numbers messages as they are made: a rendezvous's data just before its
-    // request to send (Engine::post_send), so the data is numbered with the request.
-    const std::uint64_t data_id = proto == Msg::Proto::rts ? next_msg_id_++ : 0;
-    const std::uint64_t id = proto == Msg::Proto::rdv_data ? r.rendezvous : next_msg_id_++;
+    const auto [id, data_id] = take_ids(r, next_msg_id_);
     if (r.proc == partition_->index()) {
       Msg* m = handed_here_[r.seq].m;
-      m->id = id;
-      if (m->send_op) numbered(*m->send_op, id);
-      if (proto == Msg::Proto::rts) {
-        m->rdv->id = data_id;
-        if (m->rdv->send_op) numbered(*m->rdv->send_op, data_id);
-        if (!here(m->dst)) rendezvous_data_[data_id] = m->rdv;  // until the clear to send comes back
-      }
+      number_own(*m, id, data_id);
+      if (proto == Msg::Proto::rts && !here(m->dst)) rendezvous_data_[data_id] = m->rdv;  // until its clear to send
       if (!here(m->dst)) {  // its bytes are on their way to its destination's process: this copy needs none
         if (m->lender) m->lender->lent = nullptr, m->lender = nullptr, m->lent = {};
         m->payload = std::vector<std::byte>();
@@ -579,6 +598,7 @@ bool Engine::at_window_end() {
   instruments_.forget_held();
   multicast_dsts_.clear();
   network_->split_window_ends();
+  forget_places();
   if (!queue_.empty()) next = std::min(next, queue_.next_time());
   if (next == kNever) {
     if (not_done == 0) return false;
@@ -659,6 +679,103 @@ Msg* Engine::waiting_data(std::uint64_t id) {
   Msg* data = it->second;
   rendezvous_data_.erase(it);
   return data;
+}
+
+// This process's message gets its id, and a request to send its data's; so do the waits for their sends.
+void Engine::number_own(Msg& m, std::uint64_t id, std::uint64_t data_id) {
+  m.id = id;
+  if (m.send_op) numbered(*m.send_op, id);
+  if (m.proto != Msg::Proto::rts) return;
+  m.rdv->id = data_id;
+  if (m.rdv->send_op) numbered(*m.rdv->send_op, data_id);
+}
+
+void Engine::enter_place(const Event& e) {
+  if (!places_.empty() && std::pair{e.t, e.order} <= std::pair{places_.back().t, places_.back().order}) return;
+  places_.push_back(Place{e.t, e.order, instruments_.hash().value()});
+}
+
+void Engine::forget_places() {
+  first_place_ += places_.size();
+  places_.clear();
+  clocks_noted_.clear();
+}
+
+void Engine::cut_at(std::pair<Time, std::uint64_t> failure, std::span<const std::byte> all,
+                    std::span<const std::size_t> records) {
+  const auto before_failure = [&](std::size_t at) {
+    const auto r = Unpacker(all.subspan(at)).take<Record>();
+    return std::pair{r.turn, r.order} <= failure ? std::optional<Record>(r) : std::nullopt;
+  };
+  // A send whose eager or rendezvous protocol waits for the window's frees of buffer space
+  // (await_protocol) is not decided here: the hash stays the processes' shares.
+  for (const std::size_t at : records) {
+    const std::optional<Record> r = before_failure(at);
+    if (!r) break;
+    if (r->undecided) return;
+  }
+  // What this process did past the failure: the hash's terms and the contexts' clocks it moved.
+  const auto past = std::upper_bound(places_.begin(), places_.end(), failure, [](const auto& f, const Place& p) {
+    return f < std::pair{p.t, p.order};
+  });
+  if (past != places_.end()) {
+    TraceHash& h = instruments_.hash();
+    h.take_back(h.value() - past->hash_before);
+    const std::uint64_t first_past = first_place_ + static_cast<std::uint64_t>(past - places_.begin());
+    for (auto n = clocks_noted_.rbegin(); n != clocks_noted_.rend() && n->place >= first_past; ++n)
+      context(n->index).clock = n->clock;  // the earliest note of a context is the last one taken
+  }
+  // The window's sends before the failure, numbered as the single process numbered them; each
+  // process hashes its own.
+  for (const std::size_t at : records) {
+    const std::optional<Record> r = before_failure(at);
+    if (!r) break;
+    if (r->proc != partition_->index()) {
+      if (r->fan > 0)
+        next_msg_id_ += static_cast<std::uint64_t>(r->fan);
+      else
+        take_ids(*r, next_msg_id_);
+      continue;
+    }
+    const HandedHere& sent = handed_here_[r->seq];
+    Msg* m = sent.m;
+    if (r->fan > 0) {
+      number_multicast(sent);
+      continue;
+    }
+    const auto [id, data_id] = take_ids(*r, next_msg_id_);
+    number_own(*m, id, data_id);
+    instruments_.handed_over(*m, sent.start, sent.handed, sent.held);
+  }
+  cut_at_failure_ = true;
+}
+
+// The rests of the programs that left (Engine::run_rests) run after the processes' last window, so a
+// failure there is one process's until they compare: the first in the order the VPs left, the
+// single process's, is the run's, and the other processes end with it too.
+void Engine::pool_rest_failures() {
+  Packed mine;
+  mine.put(std::uint64_t{aborting_ ? (failure_is_usage_ ? 2U : 1U) : 0U});
+  mine.put(rest_failed_at_.first);
+  mine.put(rest_failed_at_.second);
+  const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
+  mine = Packed();
+  Unpacker in(all);
+  int first = -1;
+  bool usage = false;
+  std::pair<Time, std::uint64_t> first_at{kNever, 0};
+  for (int k = 0; k < partition_->count(); ++k) {
+    const auto failed = in.take<std::uint64_t>();
+    const auto t = in.take<Time>();
+    const std::pair at{t, in.take<std::uint64_t>()};
+    if (failed > 2) throw_corrupt_swap();
+    if (failed && (first < 0 || at < first_at)) first = k, usage = failed == 2, first_at = at;
+  }
+  if (first < 0 || first == partition_->index()) return;
+  failure_ = fmt::format("process {} of the split run failed (its report says why)", first);
+  failure_is_usage_ = usage;
+  aborting_ = true;
+  failed_at_ = kNever;
 }
 
 // This process failed in the middle of a window: it takes part in the window's swap once more, so

@@ -73,6 +73,7 @@ Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> t
     if (executor_->add(home.proc.get()) != t->index)
       throw std::logic_error("task contexts out of step with the executor's");
   }
+  note_clock(*t);
   t->clock = v.clock;
   t->label = v.label;
   t->groups_made.clear();

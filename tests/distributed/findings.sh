@@ -2,7 +2,8 @@
 # A split run's debugging options (touchstone-distributed, docs/parallel.md "Several processes")
 # against `touchstone run` with the same arguments, on 2 and 3 Open MPI processes: the same exit
 # status; after a completed run the same figures and, from process 0, the same findings (--races,
-# --explain) byte for byte; after a failed one the same failure, named by every process.
+# --explain) byte for byte; after a failed one the same failure, named by every process, and the
+# same trace_hash where the processes could place the failure.
 #   findings.sh TOUCHSTONE TOUCHSTONE_DISTRIBUTED MPIRUN ARGS...
 ts=$1 dist=$2 mpirun=$3
 shift 3
@@ -30,6 +31,12 @@ for np in 2 3; do
     [ -n "$want" ] || { echo "touchstone run named no failure"; exit 1; }
     n=$(grep -cF -- "$want" "$tmp/err")
     [ "$n" -ge 1 ] || { echo "$np processes: no process names '$want'"; cat "$tmp/err"; exit 1; }
+    # ... and the single process's trace_hash, where the processes could place the failure in the
+    # run's order (docs/parallel.md, "Failures").
+    if grep -q '^trace_hash [0-9a-f]* (of the run up to the failure)$' "$tmp/err"; then
+      got=$(grep '^trace_hash ' "$tmp/err" | sort -u) one=$(grep '^trace_hash ' "$tmp/ref.err")
+      [ "$got" = "$one" ] || { echo "$np processes: '$got', one process: '$one'"; exit 1; }
+    fi
   fi
   echo "$np processes: the same (exit status $rc)"
 done

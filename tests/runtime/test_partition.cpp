@@ -110,7 +110,8 @@ void ring(Proc& p) {
 
 // Every rank sends to every other, long and short messages at once, with computation between: worms
 // block each other across the processes' shares of the machine, and receives match any source.
-void crowded(Proc& p) {
+// Rank `who`, if any, gives up before its receive number `at`, just after a send of its own.
+void crowded_until(Proc& p, int who, int at) {
   const int n = p.size(), me = p.rank();
   std::vector<std::byte> buf(700);
   std::vector<Request> reqs;
@@ -122,10 +123,15 @@ void crowded(Proc& p) {
   std::vector<std::vector<std::byte>> in(static_cast<std::size_t>(n), std::vector<std::byte>(700));
   for (int k = 1; k < n; ++k) {
     p.compute(static_cast<Time>((me * 13 + k) % 7) * 1000);
+    if (me == who && k == at) {
+      p.send((me + 3) % n, 0, std::span<const std::byte>(buf).first(24));
+      throw Error(fmt::format("rank {} gives up", me));
+    }
     p.recv(any_source, any_tag, in[static_cast<std::size_t>(k)]);
   }
   p.waitall(reqs);
 }
+void crowded(Proc& p) { crowded_until(p, -1, 0); }
 
 TEST(Partition, ARingSplitOverProcessesIsTheSingleProcesssRun) {
   expect_split_runs_same(ts_test::prime_machine("mesh:4x4"), ring, {1, 2, 3, 4, 16});
@@ -174,9 +180,7 @@ TEST(Partition, ADeadlockAcrossProcessesEndsEveryProcess) {
 }
 
 // The hash of a failed run identifies it. A deadlock is found at a window's end, after every event,
-// so the processes' summed hash is the single process's, and the report says it is of the run; a
-// failure inside a window leaves what each process ran past it in the window, and the report says
-// the hash is of the processes' shares.
+// so the processes' summed hash is the single process's, and the report says it is of the run.
 TEST(Partition, ADeadlockedSplitRunsHashIsTheSingleProcesss) {
   const Machine m = ts_test::prime_machine("mesh:4x4");
   const Program deadlock = [](Proc& p) {
@@ -207,13 +211,6 @@ TEST(Partition, ADeadlockedSplitRunsHashIsTheSingleProcesss) {
       }
     }
   }
-  const Program throws = [](Proc& p) {
-    std::vector<std::byte> b(8);
-    p.send((p.rank() + 5) % p.size(), 0, b);
-    p.recv((p.rank() + 11) % p.size(), 0, b);
-    if (p.rank() == 3) throw Error("rank 3 gives up");
-  };
-  expect_every_process_fails(m, throws, 2, "(of the processes' shares of the run, each up to where it stopped)");
 }
 
 // A message is numbered at the window's end, after its sender began to wait for it: the report of a
@@ -574,7 +571,8 @@ TEST(Partition, GroupsAndSplitsAcrossProcessesAreTheSingleProcesssRun) {
 // Remote atomics, requests whose handlers compute and echo a payload, and one-way messages, between
 // ranks of the same and of other processes: handlers run in their destination's process, and their
 // replies, sent from inside an arrival, take their place among the window's messages there.
-void active_messages(Proc& p) {
+// Rank `who`, if any, gives up once its requests are sent.
+void active_messages_until(Proc& p, int who) {
   const int n = p.size(), me = p.rank();
   p.register_word(0);
   p.am_register(1, [](AmContext& c) {
@@ -590,6 +588,7 @@ void active_messages(Proc& p) {
   const std::int64_t arg = me;
   AmFuture echo = p.am_request((me * 7 + 3) % n, 1, std::span(&arg, 1), mine, mine.size());
   p.am_send((me + 1) % n, 2, std::span(&arg, 1));
+  if (me == who) throw Error(fmt::format("rank {} gives up", me));
   for (auto& f : adds) p.atomic_wait(f);
   const AmReply r = p.am_wait(echo);
   if (r.args.size() != 1 || r.args[0] != me ||
@@ -605,6 +604,7 @@ void active_messages(Proc& p) {
   if (w != added && w != added + one_way)
     throw std::runtime_error(fmt::format("rank {}: its word holds {}, not {} (+ {})", me, w, added, one_way));
 }
+void active_messages(Proc& p) { active_messages_until(p, -1); }
 
 TEST(Partition, ActiveMessagesAcrossProcessesAreTheSingleProcesssRun) {
   expect_split_runs_same(ts_test::prime_machine("mesh:4x4"), active_messages, {2, 3, 4});
@@ -616,7 +616,8 @@ TEST(Partition, ActiveMessagesAcrossProcessesAreTheSingleProcesssRun) {
 // Two tasks per rank beside its own program, each a ring of its own on the spawn's group, at once with
 // the rank's ring and with computation between: tasks of ranks in several processes meet at the same
 // instants, where they come after every VP, by rank and then by the rank's own count.
-void with_tasks(Proc& p) {
+// Rank `who`, if any, gives up once its tasks are spawned.
+void with_tasks_until(Proc& p, int who) {
   std::vector<Request> tasks;
   for (int k = 1; k <= 2; ++k)
     tasks.push_back(p.spawn(p.world(), [&p, k](const Group& g) {
@@ -627,16 +628,181 @@ void with_tasks(Proc& p) {
       if (!p.phantom_payloads() && in[0] != static_cast<std::byte>(g.world_rank((me + n - k) % n)))
         throw std::runtime_error(fmt::format("rank {}: task {} received another rank's bytes", p.rank(), k));
     }));
+  if (p.rank() == who) throw Error(fmt::format("rank {} gives up", who));
   ring(p);
   p.waitall(tasks);
   ring(p);
 }
+void with_tasks(Proc& p) { with_tasks_until(p, -1); }
 
 TEST(Partition, TasksAcrossProcessesAreTheSingleProcesssRun) {
   expect_split_runs_same(ts_test::prime_machine("mesh:4x4"), with_tasks, {2, 3, 4});
   RunOptions real = phantom();
   real.phantom_payloads = false;
   expect_split_runs_same(ts_test::prime_machine("torus:4x4"), with_tasks, {2, 4}, real);
+}
+
+// A failure inside a window: each process takes back what it ran past the failure in the sequential
+// order (its hash terms, and the clocks its turns, handlers and clears to send moved), and numbers
+// and hashes the window's sends made before it, so every process's report gives the single
+// process's trace_hash and says it is of the run.
+void expect_split_failures_same(const Machine& m, const Program& program, const std::vector<int>& parts,
+                                RunOptions opts = phantom()) {
+  std::uint64_t one = 0;
+  Time at = 0;
+  int turns = 0;
+  try {
+    run(m, program, opts);
+    FAIL() << "the single process's run did not fail";
+  } catch (const RunError& e) {
+    ASSERT_FALSE(e.hash_of_shares);
+    ASSERT_NE(e.failed_at, kNever) << "not a failure inside a window: " << e.what();
+    std::tie(one, at, turns) = std::tuple{e.trace_hash, e.failed_at, e.turns_reached};
+  }
+  for (const int n : parts) {
+    const ts_test::SplitRun split = ts_test::run_split(m, program, opts, n);
+    for (int k = 0; k < n; ++k) {
+      SCOPED_TRACE(fmt::format("process {} of {}", k, n));
+      try {
+        ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << "the split run did not fail";
+        std::rethrow_exception(split.failures[static_cast<std::size_t>(k)]);
+      } catch (const RunError& e) {
+        EXPECT_EQ(fmt::format("{:016x}", e.trace_hash), fmt::format("{:016x}", one));
+        EXPECT_FALSE(e.hash_of_shares);
+        EXPECT_EQ(e.failed_at, at);
+        EXPECT_EQ(e.turns_reached, turns);
+        EXPECT_NE(std::string(e.what()).find("(of the run up to the failure)"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
+TEST(Partition, AFailedSplitRunsHashIsTheSingleProcesss) {
+  const Machine mesh = ts_test::prime_machine("mesh:4x4");
+  const Program throws = [](Proc& p) {
+    std::vector<std::byte> b(8);
+    p.send((p.rank() + 5) % p.size(), 0, b);
+    p.recv((p.rank() + 11) % p.size(), 0, b);
+    if (p.rank() == 3) throw Error("rank 3 gives up");
+  };
+  expect_split_failures_same(mesh, throws, {2, 3, 4});
+  // Ranks of every process run past the failure in its window, with sends, receives matched and
+  // computation; the failing rank sends just before it gives up.
+  for (const int who : {2, 5, 14})
+    expect_split_failures_same(mesh, [who](Proc& p) { crowded_until(p, who, 4); }, {2, 3, 4});
+  RunOptions perturbed = phantom();
+  perturbed.perturb = 5;
+  expect_split_failures_same(
+      mesh, [](Proc& p) { crowded_until(p, 9, 2); }, {4}, perturbed);
+  // By rendezvous: clears to send charge the receivers' clocks in the events past the failure.
+  Machine rendezvous = mesh;
+  rendezvous.net.eager_limit = 256;
+  for (const int who : {6, 11})
+    expect_split_failures_same(rendezvous, [who](Proc& p) { crowded_until(p, who, 3); }, {2, 4});
+  // Handlers charge their nodes' clocks past the failure.
+  for (const int who : {0, 7})
+    expect_split_failures_same(mesh, [who](Proc& p) { active_messages_until(p, who); }, {2, 3});
+  RunOptions real = phantom();
+  real.phantom_payloads = false;
+  expect_split_failures_same(
+      ts_test::prime_machine("torus:4x4"), [](Proc& p) { crowded_until(p, 13, 5); }, {2, 4}, real);
+  // Tasks run on past their rank's failure.
+  for (const int who : {4, 12}) expect_split_failures_same(mesh, [who](Proc& p) { with_tasks_until(p, who); }, {2, 3});
+}
+
+// The rests of programs that left the emulation (Proc::leave) run after the processes' last window:
+// a failure in one is the whole run's, in every process, and the first in the order the ranks left
+// is the one reported, as in one process. Without comparing them, the other processes reported a
+// run that went well.
+TEST(Partition, AFailureInTheRestOfAProgramThatLeftEndsEveryProcess) {
+  const auto program = [](std::vector<int> fail) -> Program {
+    return [fail](Proc& p) {
+      ring(p);
+      p.compute(static_cast<Time>((p.size() - p.rank()) * 1000));  // they leave in the reverse order of rank
+      ring(p);
+      p.leave();
+      if (std::find(fail.begin(), fail.end(), p.rank()) != fail.end())
+        throw Error(fmt::format("rank {}'s rest failed", p.rank()));
+    };
+  };
+  const Machine mesh = ts_test::prime_machine("mesh:4x4");
+  for (const std::vector<int>& fail : {std::vector<int>{3}, std::vector<int>{12}, std::vector<int>{2, 13}}) {
+    SCOPED_TRACE(fmt::format("failing ranks {}", fmt::join(fail, ", ")));
+    std::uint64_t one = 0;
+    std::string what;
+    try {
+      run(mesh, program(fail), phantom());
+      FAIL() << "the single process's run did not fail";
+    } catch (const RunError& e) {
+      EXPECT_EQ(e.failed_at, kNever);
+      one = e.trace_hash;
+      what = e.what();
+      what = what.substr(0, what.find('\n'));
+    }
+    for (const int n : {2, 4}) {
+      const ts_test::SplitRun split = ts_test::run_split(mesh, program(fail), phantom(), n);
+      int told = 0;
+      for (int k = 0; k < n; ++k) {
+        SCOPED_TRACE(fmt::format("process {} of {}", k, n));
+        try {
+          ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << "the split run did not fail";
+          std::rethrow_exception(split.failures[static_cast<std::size_t>(k)]);
+        } catch (const RunError& e) {
+          EXPECT_EQ(e.trace_hash, one);
+          EXPECT_FALSE(e.hash_of_shares);
+          EXPECT_EQ(e.failed_at, kNever);
+          const std::string got = e.what();
+          told += got.starts_with(what);
+          if (!got.starts_with(what)) EXPECT_TRUE(got.starts_with("process ")) << got;
+        }
+      }
+      EXPECT_EQ(told, 1) << what;  // the process of the rank whose rest failed first
+    }
+  }
+}
+
+// What moves the clocks of ranks blocked at the failure, in other processes, in events just after
+// it: a handler on a rank's node, or a rendezvous's clear to send (charged to the receiver at the
+// request's arrival, and to the sender at its own). Rank 0 gives up at its turns every microsecond
+// through them.
+TEST(Partition, AFailedSplitRunTakesBackTheClocksOfEventsPastTheFailure) {
+  static Time gave_up_at = 0;  // rank 0's turn
+  const auto program = [](Time compute, bool rendezvous) -> Program {
+    return [compute, rendezvous](Proc& p) {
+      const int n = p.size(), me = p.rank();
+      p.am_register(1, [](AmContext& c) { c.compute(5000); });
+      std::vector<std::byte> b(64), never(8);
+      if (me == 0) {  // a turn at the arrival of a message to itself, after the computation
+        p.compute(compute);
+        p.send(0, 9, never);
+        p.recv(0, 9, never);
+        gave_up_at = p.now();
+        throw Error("rank 0 gives up");
+      }
+      const std::int64_t arg = 0;
+      if (me == n - 1 && rendezvous) {
+        p.compute(20'000'000);
+        p.send(n - 2, 3, b);
+      }
+      if (me == n - 1 && !rendezvous) p.am_send(n - 2, 1, std::span(&arg, 1));
+      if (me == n - 2 && rendezvous) p.recv(n - 1, 3, b);  // posted before the request to send arrives
+      p.recv(0, 0, never);                                 // never sent: blocked at the failure
+    };
+  };
+  Machine m = parse_machine("mesh:4x4");  // a send set-up of 10 us: windows that hold these events
+  m.net.eager_limit = 32;
+  constexpr Time late = 1'000'000'000;
+  gave_up_at = 0;
+  EXPECT_THROW(run(m, program(late, false), phantom()), RunError);
+  const Time delay = gave_up_at - late;  // from the computation's end to rank 0's turn
+  ASSERT_GT(delay, 0);
+  for (const bool rendezvous : {false, true}) {
+    SCOPED_TRACE(rendezvous ? "a rendezvous" : "a handler");
+    for (Time at = 1'000'000; at < 80'000'000; at += 1'000'000) {
+      SCOPED_TRACE(fmt::format("rank 0 gives up at t={} us", to_us(at)));
+      expect_split_failures_same(m, program(at - delay, rendezvous), {2});
+    }
+  }
 }
 
 std::string file_text(const std::string& path) {

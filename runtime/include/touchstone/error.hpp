@@ -34,6 +34,11 @@ struct RunError : Error {
   /// 0; a task's turn, after them: every rank). kNever: after everything (a deadlock) or not known.
   Time failed_at = kNever;
   int turns_reached = 0;
+  /// A run split over processes that failed where the processes could not take back what they ran
+  /// past the failure (a failure a layer finds in a call, or of the event loop's own, or with a
+  /// send's protocol undecided): trace_hash sums each process's share up to where it stopped, and
+  /// is not the single process's.
+  bool hash_of_shares = false;
 };
 
 /// A run that failed because VP code raised a UsageError: bad input found inside the program (an
