@@ -58,7 +58,10 @@ ssize_t RankOutput::write_cookie(void* sink, const char* data, std::size_t n) {
 }
 
 RankOutput::RankOutput(int ranks, bool tag)
-    : tag_(tag), out_(static_cast<std::size_t>(ranks)), err_(static_cast<std::size_t>(ranks)) {
+    : tag_(tag),
+      out_(static_cast<std::size_t>(ranks)),
+      err_(static_cast<std::size_t>(ranks)),
+      unfinished_(static_cast<std::size_t>(ranks), 0) {
   std::fflush(stdout);
   std::fflush(stderr);
   std::cout.flush();
@@ -133,21 +136,30 @@ void RankOutput::pause(int rank) {
   std::fflush(own_stdout_);
   std::fflush(own_stderr_);
   std::string& err = err_[static_cast<std::size_t>(rank)];
+  const auto at_pause = [&](std::string lines) {
+    unfinished_[static_cast<std::size_t>(rank)] = out_[static_cast<std::size_t>(rank)].size();
+    // A line finished since: those unfinished at the rank's cuts are in it (a split run's; one runs
+    // a rank at a time).
+    if (process_ >= 0 && !lines.empty())
+      std::erase_if(unfinished_at_cut_, [&](const auto& u) { return u.first.first == rank; });
+    return lines;
+  };
   if (process_ >= 0) {
-    Held h{turn_at_[static_cast<std::size_t>(rank)], rank, take_stdout(rank, false), std::exchange(err, {}),
+    Held h{turn_at_[static_cast<std::size_t>(rank)], rank, at_pause(take_stdout(rank, false)), std::exchange(err, {}),
            pieces_[static_cast<std::size_t>(rank)]};
     if (h.out.empty() && h.err.empty()) return;
     const std::lock_guard lock(held_lock_);
     held_.push_back(std::move(h));
     return;
   }
-  emit_stdout(rank, false);
+  if (const std::string text = at_pause(take_stdout(rank, false)); !text.empty()) emit(STDOUT_FILENO, text);
   if (!err.empty()) emit(STDERR_FILENO, err), err.clear();
 }
 
 void RankOutput::discard(int rank) {
   if (rank < 0 || rank >= static_cast<int>(out_.size())) return;
-  out_[static_cast<std::size_t>(rank)].clear();
+  std::string& out = out_[static_cast<std::size_t>(rank)];
+  out.resize(std::min(out.size(), unfinished_[static_cast<std::size_t>(rank)]));  // written before its pause
   err_[static_cast<std::size_t>(rank)].clear();
 }
 
@@ -174,7 +186,10 @@ void RankOutput::split(int process) {
 std::uint32_t RankOutput::cut(int rank) {
   if (process_ < 0 || rank < 0 || rank >= static_cast<int>(out_.size())) return 0;
   pause(rank);
-  return ++pieces_[static_cast<std::size_t>(rank)];
+  const std::uint32_t piece = ++pieces_[static_cast<std::size_t>(rank)];
+  if (const std::string& line = out_[static_cast<std::size_t>(rank)]; tag_ && !line.empty())
+    unfinished_at_cut_[{rank, piece}] = line;
+  return piece;
 }
 
 void RankOutput::drop_from(int rank, Time at, std::uint32_t piece) { dropped_ = Dropped{at, rank, piece}; }
@@ -249,6 +264,11 @@ void RankOutput::finish_split(Partition& part, Time failed_at, int turns_reached
   for (std::size_t r = 0; r < out_.size(); ++r) {
     Held h{turn_at_[r], static_cast<int>(r), take_stdout(static_cast<int>(r), true), std::exchange(err_[r], {}),
            pieces_[r]};
+    // The call that failed: what the rank had not finished of its line there is its last line (here,
+    // in its own process), as in one process, which stops at the call.
+    if (const auto u = dropped_ ? unfinished_at_cut_.find({dropped_->rank, dropped_->piece}) : unfinished_at_cut_.end();
+        u != unfinished_at_cut_.end() && u->first.first == static_cast<int>(r))
+      h = Held{dropped_->at, h.rank, fmt::format("[{}] {}\n", r, u->second), {}, dropped_->piece - 1};
     if ((!h.out.empty() || !h.err.empty()) && reached(h)) last.push_back(std::move(h));
   }
   Packed mine;

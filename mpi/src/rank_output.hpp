@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -92,6 +93,9 @@ class RankOutput {
 
   bool tag_;
   std::vector<std::string> out_, err_;  // by rank: written since its last pause
+  // With tags, the line a rank had not finished at its last pause: it stays in out_, and code that
+  // ran ahead and is discarded takes back only what it wrote after it.
+  std::vector<std::size_t> unfinished_;
   std::unique_ptr<Sink> out_sink_, err_sink_;
   std::FILE* saved_stdout_ = nullptr;
   std::FILE* saved_stderr_ = nullptr;
@@ -112,6 +116,9 @@ class RankOutput {
     std::uint32_t piece;
   };
   std::optional<Dropped> dropped_;
+  // With tags, a rank's unfinished line at a cut, by (rank, the piece the cut began): if that piece
+  // is dropped, the line comes out whole at the end, as where one process stops at the call.
+  std::map<std::pair<int, std::uint32_t>, std::string> unfinished_at_cut_;
   std::mutex held_lock_;
   std::vector<Held> held_, pending_;
 };

@@ -34,6 +34,10 @@ foreach(t IN ITEMS "collectives;mesh:3x4;mpi_test_collectives" "p2p;torus:3x3;mp
   add_test(NAME mpi.programs_at_once.${name} COMMAND ${here}/programs_at_once.sh ${ts} --machine ${machine}
            $<TARGET_FILE:${target}>)
 endforeach()
+# Unfinished lines at a collective that fails, tagged: each rank's comes out whole at the end, also
+# when its program went on past the collective's sends on another host core.
+add_test(NAME mpi.programs_at_once.partial_line_tagged COMMAND ${here}/programs_at_once.sh ${ts} --machine mesh:1x5
+         --tag-output $<TARGET_FILE:mpi_test_partial_line>)
 if(TOUCHSTONE_BUILD_EXAMPLES)
   add_test(NAME mpi.programs_at_once.example_relax COMMAND ${here}/programs_at_once.sh ${ts} --machine torus:4x4
            $<TARGET_FILE:example_mpi_relax> 2000 8 2)
