@@ -694,6 +694,12 @@ void Engine::enter_place(const Event& e) {
   if (!places_.empty()) {
     Place& last = places_.back();
     if (std::pair{e.t, e.order} <= std::pair{last.t, last.order}) return;
+    // The events of messages at one instant are one place: a failure this process can place is a
+    // context's turn, which comes after all of them (a million injections at once are one).
+    if (e.t == last.t && e.order < vp_order(0) && last.order < vp_order(0)) {
+      last.order = e.order;
+      return;
+    }
     // A place that changed nothing here (no hash term, no clock: most network events in a process
     // that keeps the network's terms aside) gives its slot to the next, so a window that hands a
     // million messages over does not keep a million places.
