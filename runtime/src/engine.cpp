@@ -591,6 +591,7 @@ int Engine::run_events() {
     } else if (queue_.empty()) {
       if (unfinished_contexts() == 0) return retire_idle_task();
       abort_run(deadlock_report());
+      failed_at_ = kNever;  // after every event (RunError::failed_at), as a split run finds it
       continue;
     }
     const Event e = queue_.pop();

@@ -179,38 +179,55 @@ TEST(Partition, ADeadlockAcrossProcessesEndsEveryProcess) {
   }
 }
 
-// The hash of a failed run identifies it. A deadlock is found at a window's end, after every event,
-// so the processes' summed hash is the single process's, and the report says it is of the run.
+// The hash of a failed run identifies it: every process's report gives the single process's
+// trace_hash and says it is of the run. A deadlock is found at a window's end, after every event. A
+// failure inside a window has run on in the other processes: each takes back what it ran past the
+// failure in the sequential order (its hash terms, and the clocks its turns, handlers and clears to
+// send moved), and numbers and hashes the window's sends made before it.
+// `also`, if given, checks each split run's reports (by process) against the single process's.
+using FailureCheck = std::function<void(const std::vector<std::string>& split, const std::string& one)>;
+void expect_split_failures_same(const Machine& m, const Program& program, const std::vector<int>& parts,
+                                RunOptions opts = phantom(), const FailureCheck& also = {}) {
+  std::uint64_t one = 0;
+  Time at = 0;
+  int turns = 0;
+  std::string one_what;
+  try {
+    run(m, program, opts);
+    FAIL() << "the single process's run did not fail";
+  } catch (const RunError& e) {
+    ASSERT_FALSE(e.hash_of_shares);
+    std::tie(one, at, turns, one_what) = std::tuple{e.trace_hash, e.failed_at, e.turns_reached, e.what()};
+  }
+  for (const int n : parts) {
+    const ts_test::SplitRun split = ts_test::run_split(m, program, opts, n);
+    std::vector<std::string> whats;
+    for (int k = 0; k < n; ++k) {
+      SCOPED_TRACE(fmt::format("process {} of {}", k, n));
+      try {
+        ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << "the split run did not fail";
+        std::rethrow_exception(split.failures[static_cast<std::size_t>(k)]);
+      } catch (const RunError& e) {
+        EXPECT_EQ(fmt::format("{:016x}", e.trace_hash), fmt::format("{:016x}", one));
+        EXPECT_FALSE(e.hash_of_shares);
+        EXPECT_EQ(e.failed_at, at);
+        EXPECT_EQ(e.turns_reached, turns);
+        EXPECT_NE(std::string(e.what()).find("(of the run up to the failure)"), std::string::npos) << e.what();
+        whats.emplace_back(e.what());
+      }
+    }
+    if (also) also(whats, one_what);
+  }
+}
+
 TEST(Partition, ADeadlockedSplitRunsHashIsTheSingleProcesss) {
-  const Machine m = ts_test::prime_machine("mesh:4x4");
   const Program deadlock = [](Proc& p) {
     std::vector<std::byte> b(8);
     p.send((p.rank() + 5) % p.size(), 0, b);
     p.compute(static_cast<Time>(p.rank()) * 3000);
     p.recv((p.rank() + 1) % p.size(), 1, b);  // never sent: every rank waits
   };
-  std::uint64_t one = 0;
-  try {
-    run(m, deadlock, phantom());
-    FAIL() << "the single process's run did not fail";
-  } catch (const RunError& e) {
-    one = e.trace_hash;
-    EXPECT_NE(std::string(e.what()).find(fmt::format("trace_hash {:016x} (of the run up to the failure)", one)),
-              std::string::npos)
-        << e.what();
-  }
-  for (const int parts : {2, 4}) {
-    const ts_test::SplitRun split = ts_test::run_split(m, deadlock, phantom(), parts);
-    for (int k = 0; k < parts; ++k) {
-      SCOPED_TRACE(fmt::format("process {} of {}", k, parts));
-      try {
-        std::rethrow_exception(split.failures[static_cast<std::size_t>(k)]);
-      } catch (const RunError& e) {
-        EXPECT_EQ(e.trace_hash, one);
-        EXPECT_NE(std::string(e.what()).find("(of the run up to the failure)"), std::string::npos) << e.what();
-      }
-    }
-  }
+  expect_split_failures_same(ts_test::prime_machine("mesh:4x4"), deadlock, {2, 4});
 }
 
 // A message is numbered at the window's end, after its sender began to wait for it: the report of a
@@ -642,41 +659,6 @@ TEST(Partition, TasksAcrossProcessesAreTheSingleProcesssRun) {
   expect_split_runs_same(ts_test::prime_machine("torus:4x4"), with_tasks, {2, 4}, real);
 }
 
-// A failure inside a window: each process takes back what it ran past the failure in the sequential
-// order (its hash terms, and the clocks its turns, handlers and clears to send moved), and numbers
-// and hashes the window's sends made before it, so every process's report gives the single
-// process's trace_hash and says it is of the run.
-void expect_split_failures_same(const Machine& m, const Program& program, const std::vector<int>& parts,
-                                RunOptions opts = phantom()) {
-  std::uint64_t one = 0;
-  Time at = 0;
-  int turns = 0;
-  try {
-    run(m, program, opts);
-    FAIL() << "the single process's run did not fail";
-  } catch (const RunError& e) {
-    ASSERT_FALSE(e.hash_of_shares);
-    ASSERT_NE(e.failed_at, kNever) << "not a failure inside a window: " << e.what();
-    std::tie(one, at, turns) = std::tuple{e.trace_hash, e.failed_at, e.turns_reached};
-  }
-  for (const int n : parts) {
-    const ts_test::SplitRun split = ts_test::run_split(m, program, opts, n);
-    for (int k = 0; k < n; ++k) {
-      SCOPED_TRACE(fmt::format("process {} of {}", k, n));
-      try {
-        ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << "the split run did not fail";
-        std::rethrow_exception(split.failures[static_cast<std::size_t>(k)]);
-      } catch (const RunError& e) {
-        EXPECT_EQ(fmt::format("{:016x}", e.trace_hash), fmt::format("{:016x}", one));
-        EXPECT_FALSE(e.hash_of_shares);
-        EXPECT_EQ(e.failed_at, at);
-        EXPECT_EQ(e.turns_reached, turns);
-        EXPECT_NE(std::string(e.what()).find("(of the run up to the failure)"), std::string::npos) << e.what();
-      }
-    }
-  }
-}
-
 TEST(Partition, AFailedSplitRunsHashIsTheSingleProcesss) {
   const Machine mesh = ts_test::prime_machine("mesh:4x4");
   const Program throws = [](Proc& p) {
@@ -728,36 +710,14 @@ TEST(Partition, AFailureInTheRestOfAProgramThatLeftEndsEveryProcess) {
   const Machine mesh = ts_test::prime_machine("mesh:4x4");
   for (const std::vector<int>& fail : {std::vector<int>{3}, std::vector<int>{12}, std::vector<int>{2, 13}}) {
     SCOPED_TRACE(fmt::format("failing ranks {}", fmt::join(fail, ", ")));
-    std::uint64_t one = 0;
-    std::string what;
-    try {
-      run(mesh, program(fail), phantom());
-      FAIL() << "the single process's run did not fail";
-    } catch (const RunError& e) {
-      EXPECT_EQ(e.failed_at, kNever);
-      one = e.trace_hash;
-      what = e.what();
-      what = what.substr(0, what.find('\n'));
-    }
-    for (const int n : {2, 4}) {
-      const ts_test::SplitRun split = ts_test::run_split(mesh, program(fail), phantom(), n);
-      int told = 0;
-      for (int k = 0; k < n; ++k) {
-        SCOPED_TRACE(fmt::format("process {} of {}", k, n));
-        try {
-          ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << "the split run did not fail";
-          std::rethrow_exception(split.failures[static_cast<std::size_t>(k)]);
-        } catch (const RunError& e) {
-          EXPECT_EQ(e.trace_hash, one);
-          EXPECT_FALSE(e.hash_of_shares);
-          EXPECT_EQ(e.failed_at, kNever);
-          const std::string got = e.what();
-          told += got.starts_with(what);
-          if (!got.starts_with(what)) EXPECT_TRUE(got.starts_with("process ")) << got;
-        }
-      }
-      EXPECT_EQ(told, 1) << what;  // the process of the rank whose rest failed first
-    }
+    expect_split_failures_same(mesh, program(fail), {2, 4}, phantom(), [](const auto& split, const std::string& one) {
+      const std::string what = one.substr(0, one.find('\n'));  // "rank R failed at t=...: ..."
+      ASSERT_NE(what.find("'s rest failed"), std::string::npos) << one;
+      // Told by the process of the rank whose rest failed first; the others name that process.
+      EXPECT_EQ(std::count_if(split.begin(), split.end(), [&](const std::string& s) { return s.starts_with(what); }),
+                1);
+      for (const std::string& s : split) EXPECT_TRUE(s.starts_with(what) || s.starts_with("process ")) << s;
+    });
   }
 }
 
