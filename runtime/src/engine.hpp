@@ -434,9 +434,10 @@ class Engine final : public NetworkListener, private Scheduler {
   bool at_window_end();                           // the window's events are done: swap its messages (false: none left)
   void hand_over_window();                        // ... and hand them over, in the single process's order
   void announce_failure();                        // this process failed: the others hear of it at the window's end
-  // A split run that failed inside a window: the processes' summed hash is not the single
-  // process's (trace.hpp, failed_hash_of). A deadlock is found at a window's end, after every event
-  // and with the window's sends numbered, and sums to the single process's.
+  // A split run that failed inside a window where the failure could not be cut exactly (cut_at):
+  // the processes' summed hash is not the single process's (trace.hpp, failed_hash_of). A deadlock
+  // is found at a window's end, after every event and with the window's sends numbered, and sums to
+  // the single process's.
   bool hash_of_shares() const { return partition_ && failed_at_ != kNever && !cut_at_failure_; }
   // A failure inside a window: every process takes back what it did past the failure's place in
   // the sequential order (the hash's terms and the contexts' clocks), and numbers and hashes the

@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -720,16 +719,14 @@ void Engine::forget_places() {
 
 void Engine::cut_at(std::pair<Time, std::uint64_t> failure, std::span<const std::byte> all,
                     std::span<const std::size_t> records) {
-  const auto before_failure = [&](std::size_t at) {
-    const auto r = Unpacker(all.subspan(at)).take<Record>();
-    return std::pair{r.turn, r.order} <= failure ? std::optional<Record>(r) : std::nullopt;
-  };
-  // A send whose eager or rendezvous protocol waits for the window's frees of buffer space
-  // (await_protocol) is not decided here: the hash stays the processes' shares.
+  std::vector<Record> before;  // the window's sends before the failure, in the sequential order
   for (const std::size_t at : records) {
-    const std::optional<Record> r = before_failure(at);
-    if (!r) break;
-    if (r->undecided) return;
+    const auto r = Unpacker(all.subspan(at)).take<Record>();
+    if (std::pair{r.turn, r.order} > failure) break;
+    // A send whose eager or rendezvous protocol waits for the window's frees of buffer space
+    // (await_protocol) is not decided here: the hash stays the processes' shares.
+    if (r.undecided) return;
+    before.push_back(r);
   }
   // What this process did past the failure: the hash's terms and the contexts' clocks it moved.
   const auto past = std::upper_bound(places_.begin(), places_.end(), failure, [](const auto& f, const Place& p) {
@@ -744,23 +741,21 @@ void Engine::cut_at(std::pair<Time, std::uint64_t> failure, std::span<const std:
   }
   // The window's sends before the failure, numbered as the single process numbered them; each
   // process hashes its own.
-  for (const std::size_t at : records) {
-    const std::optional<Record> r = before_failure(at);
-    if (!r) break;
-    if (r->proc != partition_->index()) {
-      if (r->fan > 0)
-        next_msg_id_ += static_cast<std::uint64_t>(r->fan);
+  for (const Record& r : before) {
+    if (r.proc != partition_->index()) {
+      if (r.fan > 0)
+        next_msg_id_ += static_cast<std::uint64_t>(r.fan);
       else
-        take_ids(*r, next_msg_id_);
+        take_ids(r, next_msg_id_);
       continue;
     }
-    const HandedHere& sent = handed_here_[r->seq];
+    const HandedHere& sent = handed_here_[r.seq];
     Msg* m = sent.m;
-    if (r->fan > 0) {
+    if (r.fan > 0) {
       number_multicast(sent);
       continue;
     }
-    const auto [id, data_id] = take_ids(*r, next_msg_id_);
+    const auto [id, data_id] = take_ids(r, next_msg_id_);
     number_own(*m, id, data_id);
     instruments_.handed_over(*m, sent.start, sent.handed, sent.held);
   }
