@@ -62,6 +62,8 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
     lookahead_ = lookahead();
     window_end_ = lookahead_;  // every program starts at 0
     opts_.host_cores = 1;      // a process per host core: the run's parallelism is the processes'
+    stamps_records_ = instruments_.recording();
+    instruments_.stamp_records();
   }
   const bool counts_network = !partition_ || partition_->index() == 0;
   counts_network_events_ = counts_network;
@@ -607,8 +609,10 @@ int Engine::run_events() {
       continue;
     }
     now_ = e.t;
-    if (partition_) [[unlikely]]
+    if (partition_) [[unlikely]] {
       enter_place(e);
+      if (stamps_records_) instruments_.stamp({e.t, e.order});
+    }
     if (!instant_.empty() && behind_instant(e)) [[unlikely]] continue;
     // A program's next call at its instant (run_instant_programs) continues the VP's turn: no event
     // of the model, and no new segment (RunStats counts what the sequential order counts).
@@ -686,7 +690,7 @@ int Engine::next_to_unwind() {
           progress_.running.store(v->rank, std::memory_order_relaxed);
           executor_->settle(v->index);
           v->continues_ahead = false;
-          instruments_.unwound(v->rank, v->blocked_since, now_, v->pending);
+          instruments_.unwound(v->rank, v->blocked_since, now_, v->pending, began(*v));
           if (opts_.on_vp_discard) opts_.on_vp_discard(v->rank);  // what it ran past its send never was
         }
         return v->index;
@@ -729,10 +733,10 @@ void Engine::block(Vp& v, Vp::Block why, const Call& what) {
   if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
   errno_here() = own_errno;
   if (aborting_) {
-    instruments_.unwound(v.rank, v.blocked_since, now_, v.pending);
+    instruments_.unwound(v.rank, v.blocked_since, now_, v.pending, began(v));
     throw Aborted{};
   }
-  instruments_.woke(v.rank, v.blocked_since, v.clock, v.pending, v.waiting_ops);
+  instruments_.woke(v.rank, v.blocked_since, v.clock, v.pending, v.waiting_ops, began(v));
   if (opts_.perturb) enter(v);
 }
 
@@ -746,6 +750,8 @@ void Engine::mark_blocked(Vp& v, Vp::Block why, const Call& what) {
   v.pending = what;
   v.blocked_since = v.clock;
   v.state = Vp::State::blocked;
+  if (stamps_records_) [[unlikely]]
+    blocked_at_[v.index] = instruments_.stamped();
   ++v.token;
   if (v.instant_member) end_of_completion(v);  // it waits again before returning to its program
   progress_.running.store(-1, std::memory_order_relaxed);
@@ -819,7 +825,7 @@ Engine::Ahead Engine::finish_ahead(Vp& v) {
   const bool waitall = !v.ahead_op;
   if (!waitall) executor_->settle(v.index), v.continues_ahead = false;
   goes_on(v);
-  instruments_.woke(v.rank, v.blocked_since, v.clock, v.pending, v.waiting_ops);
+  instruments_.woke(v.rank, v.blocked_since, v.clock, v.pending, v.waiting_ops, began(v));
   if (opts_.perturb) {
     try {
       entered(v);
@@ -1602,6 +1608,7 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   // The earliest-arrived matching message that is already here; anything arriving later is later.
   if (Msg* m = v.home->mailbox.post(op)) {
     instruments_.matched(v.rank, *op, *m, v.label);  // the match is decided here, also for a request to send
+    instruments_.took_waiting(*m);
     if (m->proto == Msg::Proto::rts) {
       clear_to_send(v, op, m, v.clock, v.order);
     } else {

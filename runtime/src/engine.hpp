@@ -22,6 +22,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -460,6 +461,15 @@ class Engine final : public NetworkListener, private Scheduler {
   };
   std::vector<ClockNoted> clocks_noted_;
   bool cut_at_failure_ = false;  // done, exactly: the hash is the single process's
+  // A split run that records: every record is stamped with its place (Recorder::cut), and every
+  // context's wait with the place of the call that began it.
+  bool stamps_records_ = false;
+  std::optional<Stamp> records_cut_at_;        // the failure cut_at cut the run at: its records too
+  std::unordered_map<int, Stamp> blocked_at_;  // context index -> where its wait began
+  Stamp began(const Vp& v) const {
+    const auto it = blocked_at_.find(v.index);
+    return it == blocked_at_.end() ? Stamp{} : it->second;
+  }
   void enter_place(const Event& e);
   void note_clock(const Vp& v) {  // before the current place moves v's clock
     if (partition_ && !places_.empty()) [[unlikely]]

@@ -129,19 +129,20 @@ void Instruments::race_received(int rank, const Op& op, const Msg& m) {
 }
 
 // Names what ended the wait: the message a receive got (its arrow leads back to the sender).
-void Instruments::record_wait(int rank, Time since, Time clock, const Call& what, const WaitList& waited) {
-  std::string text = describe(what);
+void Instruments::record_wait(int rank, Time since, Time clock, const Call& what, const WaitList& waited, Stamp began) {
+  std::string more;
   for (const Op* op : waited)
     if (op->kind == Op::Kind::recv && op->matched)
-      text += fmt::format("; got message #{} from {}, arrived t={} us", op->matched->id, op->matched->src,
+      more += fmt::format("; got message #{} from {}, arrived t={} us", op->matched->id, op->matched->src,
                           to_us(op->matched->arrival));
-  recorder_->span(rank, "blocked", since, clock, text);
+  recorder_->blocked(rank, since, clock, describe(what), more, began);
 }
 
-// The evidence of a failed run shows where every VP was stuck when it failed.
-void Instruments::unwound(int rank, Time since, Time now, const Call& what) {
-  if (recorder_)
-    recorder_->span(rank, "blocked", since, std::max(since, now), describe(what) + " (when the run failed)");
+// The evidence of a failed run shows where every VP was stuck when it failed (a zero-length span
+// too: where the VP stood).
+void Instruments::unwound(int rank, Time since, Time now, const Call& what, Stamp began) {
+  if (!recorder_) return;
+  recorder_->blocked(rank, since, std::max(since, now), describe(what), " (when the run failed)", began, true);
 }
 
 void Instruments::run_ended(Time now, std::span<const Time> clocks) {
@@ -200,7 +201,7 @@ void Instruments::take_races(Unpacker& in, int first, int end, std::vector<Race>
   for (int r = first; r < end; ++r) received_[static_cast<std::size_t>(r)] = in.take<std::uint64_t>();
 }
 
-std::string Instruments::write_evidence(bool failed, const std::string& machine, Time upto, bool split,
+std::string Instruments::write_evidence(bool failed, const std::string& machine, Time upto, bool ran_on,
                                         bool shares) const {
   if (!recorder_) return {};
   if (!failed) {
@@ -215,8 +216,8 @@ std::string Instruments::write_evidence(bool failed, const std::string& machine,
   } catch (const std::exception& e) {
     return fmt::format("\nNo evidence written: {}\n", e.what());
   }
-  // A split run's processes go on to the end of the window the failure fell in (docs/parallel.md).
-  if (split)
+  // A split run's processes went on to the end of the window the failure fell in (docs/parallel.md).
+  if (ran_on)
     return fmt::format(
         "\nWritten with what every process of the split run recorded up to t={} us, where they "
         "stopped after the failure: {}.\n",

@@ -36,6 +36,15 @@ class Instruments {
   const RunStats& stats() const { return stats_; }
   std::vector<std::uint64_t>& sent() { return sent_; }  // RunResult::sent, per rank
   bool recording() const { return recorder_ != nullptr; }
+  /// A split run's records carry their places in the sequential order (Recorder::cut).
+  void stamp_records() {
+    if (recorder_) recorder_->stamp_records();
+  }
+  void stamp(Stamp now) { recorder_->stamp(now); }  // when recording
+  Stamp stamped() const { return recorder_ ? recorder_->stamped() : Stamp{}; }
+  /// A split run that failed at `failure` inside a window: what this process recorded past it goes.
+  void cut_records(Stamp failure) { recorder_->cut(failure); }
+  void window_ended() { recorder_->window_ended(); }  // ... and one that ended without a failure
 
   // ---- the events, in the order of a message's way
   /// The event loop commits an event.
@@ -87,6 +96,10 @@ class Instruments {
   void matched(int rank, Op& op, const Msg& m, const std::string& label) {
     if (races_) races_->on_match(rank, op, m, label);
   }
+  /// ... the receive took m from the messages waiting at its VP.
+  void took_waiting(const Msg& m) {
+    if (recorder_) recorder_->took_waiting(m.id, m.dst, m.arrival);
+  }
   /// m's bytes went into the receive matched on its arrival (or its rendezvous data arrived) at t.
   void delivered(const Msg& m, Time t) { hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t)); }
   /// VP `rank` completes the receive `op` with m: its CPU worked on it from `start` to `end`.
@@ -135,13 +148,13 @@ class Instruments {
   void barrier_passed(int rank, Time start, Time end) {
     if (recorder_) recorder_->span(rank, "barrier", start, end);
   }
-  /// VP `rank`, blocked since `since` in `what`, goes on at `clock`; `waited`: the operations it
-  /// waited for (a matched receive names the message that ended the wait).
-  void woke(int rank, Time since, Time clock, const Call& what, const WaitList& waited) {
-    if (recorder_ && clock > since) record_wait(rank, since, clock, what, waited);
+  /// VP `rank`, blocked since `since` in `what` (called at the place `began`), goes on at `clock`;
+  /// `waited`: the operations it waited for (a matched receive names the message that ended the wait).
+  void woke(int rank, Time since, Time clock, const Call& what, const WaitList& waited, Stamp began) {
+    if (recorder_) record_wait(rank, since, clock, what, waited, began);
   }
   /// VP `rank`, blocked since `since` in `what`, is unwound by a failed run at `now`.
-  void unwound(int rank, Time since, Time now, const Call& what);
+  void unwound(int rank, Time since, Time now, const Call& what, Stamp began);
 
   // ---- the run's end
   /// Before any ending: the messages still unreceived at each VP are races' alternatives too, and
@@ -166,8 +179,9 @@ class Instruments {
   void unreceived(const Msg& m) { recorder_->unreceived(m.id, m.dst, m.arrival); }
   /// Writes the trace and order log the run asked for (`failed`: up to the failure at `upto`; `shares`
   /// as add_to_failure's), with a note for the failure report; a failed run whose files cannot be
-  /// written says so instead.
-  std::string write_evidence(bool failed, const std::string& machine, Time upto, bool split = false,
+  /// written says so instead. `ran_on`: a split run's processes ran on past a failure that could not
+  /// be cut exactly, and the files hold what they recorded up to where they stopped.
+  std::string write_evidence(bool failed, const std::string& machine, Time upto, bool ran_on = false,
                              bool shares = false) const;
   /// A split run: this process's share of the records (Recorder::share), and another's added here.
   void share_records(Packed& out) const { recorder_->share(out); }
@@ -181,7 +195,7 @@ class Instruments {
  private:
   void close_batch();
   void record_sent(const Msg& m, Time start, Time handed, std::size_t held);
-  void record_wait(int rank, Time since, Time clock, const Call& what, const WaitList& waited);
+  void record_wait(int rank, Time since, Time clock, const Call& what, const WaitList& waited, Stamp began);
   void race_received(int rank, const Op& op, const Msg& m);
   /// Races with their paragraphs in the program's terms (RunOptions::describe_race), where it gives one.
   std::vector<Race> described(std::vector<Race> races) const;

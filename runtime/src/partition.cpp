@@ -715,6 +715,7 @@ void Engine::forget_places() {
   first_place_ += places_.size();
   places_.clear();
   clocks_noted_.clear();
+  if (stamps_records_) instruments_.window_ended();
 }
 
 void Engine::cut_at(std::pair<Time, std::uint64_t> failure, std::span<const std::byte> all,
@@ -760,6 +761,7 @@ void Engine::cut_at(std::pair<Time, std::uint64_t> failure, std::span<const std:
     instruments_.handed_over(*m, sent.start, sent.handed, sent.held);
   }
   cut_at_failure_ = true;
+  if (stamps_records_) records_cut_at_ = Stamp{failure.first, failure.second};
 }
 
 // The rests of the programs that left (Engine::run_rests) run after the processes' last window, so a
@@ -830,8 +832,11 @@ void Engine::gather_clocks(std::vector<Time>& clocks) {
 // keeps its own. After a failure each process adds the messages its ranks left unreceived, and the
 // files hold what the processes ran, up to where the last of them stopped.
 void Engine::gather_evidence() {
-  evidence_upto_ = now_;
+  // After a failure cut exactly, the records are the single process's up to it (Recorder::cut),
+  // and so are the clocks (cut_at).
+  evidence_upto_ = records_cut_at_ ? records_cut_at_->t : now_;
   if (aborting_) record_unreceived();
+  if (records_cut_at_) instruments_.cut_records(*records_cut_at_);
   Packed share;
   if (partition_->index() != 0) instruments_.share_records(share);
   Packed mine;

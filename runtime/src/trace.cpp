@@ -56,17 +56,27 @@ struct File {
 Recorder::Recorder(int vps) : order_(static_cast<std::size_t>(vps)) {}
 
 void Recorder::span(int rank, const char* name, Time start, Time end, std::string detail) {
-  spans_.push_back(Span{vp, rank, name, start, end, std::move(detail)});
+  spans_.push_back(Span{vp, rank, name, start, end, std::move(detail), now_});
+}
+
+void Recorder::blocked(int rank, Time since, Time end, std::string call, const std::string& more, Stamp began,
+                       bool at_end) {
+  // A wait that took no time is not shown (unless the failed run stopped it); a split run keeps it
+  // nameless, for a cut to name.
+  const char* name = end > since || at_end ? "blocked" : nullptr;
+  if (!name && !stamping_) return;
+  const std::size_t n = call.size();
+  spans_.push_back(Span{vp, rank, name, since, end, std::move(call) + more, at_end ? Stamp::end() : now_, began, n});
 }
 
 Recorder::Place Recorder::hold(int src, bool from_handler, Wire wire) {
   Place at;
   at.span = spans_.size();
-  spans_.push_back(Span{from_handler ? handler : vp, src, nullptr, 0, 0, {}});
+  spans_.push_back(Span{from_handler ? handler : vp, src, nullptr, 0, 0, {}, now_});
   if (wire == Wire::message || wire == Wire::rendezvous_request) {
     auto& lines = order_[static_cast<std::size_t>(src)];
     at.line = lines.size();
-    lines.emplace_back();
+    lines.push_back(Line{{}, now_});
   }
   return at;
 }
@@ -74,19 +84,22 @@ Recorder::Place Recorder::hold(int src, bool from_handler, Wire wire) {
 void Recorder::sent(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time start, Time end,
                     bool from_handler, Wire wire, const Place* at) {
   const Track track = from_handler ? handler : vp;
+  // A held place keeps the stamp of the send that held it.
   const auto record = [&](const char* name, std::string detail) {
-    Span s{track, src, name, start, end, std::move(detail)};
-    if (at && at->span != Place::none)
+    Span s{track, src, name, start, end, std::move(detail), now_};
+    if (at && at->span != Place::none) {
+      s.at = spans_[at->span].at;
       spans_[at->span] = std::move(s);
-    else
+    } else {
       spans_.push_back(std::move(s));
+    }
   };
   const auto line = [&](std::string text) {
     auto& lines = order_[static_cast<std::size_t>(src)];
     if (at && at->line != Place::none)
-      lines[at->line] = std::move(text);
+      lines[at->line].text = std::move(text);
     else
-      lines.push_back(std::move(text));
+      lines.push_back(Line{std::move(text), now_});
   };
   switch (wire) {
     case Wire::message:
@@ -111,32 +124,35 @@ void Recorder::add_flow(const Flow& f) {
   flow_index_[f.id] = flows_.size();
 }
 
-void Recorder::end_flow(std::uint64_t id, Time t, Track track) {
+void Recorder::end_flow(std::uint64_t id, Time t, Track track, Stamp at) {
   if (id < flow_index_.size() && flow_index_[id]) {
     Flow& f = flows_[flow_index_[id] - 1];
     f.received = t;
     f.end_track = track;
+    f.ended = at;
   } else {
-    loose_ends_.push_back(FlowEnd{id, t, track});
+    loose_ends_.push_back(FlowEnd{id, t, track, at});
   }
 }
 
 void Recorder::received(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time arrival, Time start,
                         Time end) {
   span(dst, "recv", start, end, fmt::format("#{} from {} tag {} {} B, arrived {} us", id, src, tag, size, us(arrival)));
-  end_flow(id, inside(start, end), vp);
-  order_[static_cast<std::size_t>(dst)].push_back(fmt::format("t={} us  recv #{} from {} tag {} size {} (arrived {} us)",
-                                                              us(start), id, src, tag, size, us(arrival)));
+  end_flow(id, inside(start, end), vp, now_);
+  order_[static_cast<std::size_t>(dst)].push_back(
+      Line{fmt::format("t={} us  recv #{} from {} tag {} size {} (arrived {} us)", us(start), id, src, tag, size,
+                       us(arrival)),
+           now_});
 }
 
 void Recorder::handled(std::uint64_t id, int rank, Time start, Time end, std::string detail) {
-  spans_.push_back(Span{handler, rank, "handler", start, end, std::move(detail)});
-  end_flow(id, inside(start, end), handler);
+  spans_.push_back(Span{handler, rank, "handler", start, end, std::move(detail), now_});
+  end_flow(id, inside(start, end), handler, now_);
 }
 
 std::size_t Recorder::network_span(std::uint64_t track, const std::string& track_name, std::string name, Time start) {
   net_tracks_.try_emplace(track, track_name);
-  net_spans_.push_back(NetSpan{track, std::move(name), start, start, {}});
+  net_spans_.push_back(NetSpan{track, std::move(name), start, start, {}, now_});
   return net_spans_.size() - 1;
 }
 
@@ -145,7 +161,7 @@ void Recorder::end_network_span(std::size_t span, Time end, std::string detail) 
   net_spans_[span].detail = std::move(detail);
 }
 
-void Recorder::arrow(std::size_t from, std::size_t to) { arrows_.push_back(Arrow{from, to}); }
+void Recorder::arrow(std::size_t from, std::size_t to) { arrows_.push_back(Arrow{from, to, now_}); }
 
 // Process 3, "network": who blocked whom. A track per channel that blocked someone, holding the
 // spans of the worms that held it while they blocked someone, and a track of the waits for each
@@ -204,9 +220,19 @@ void Recorder::write_network(const std::function<void(const nlohmann::json&)>& e
 void Recorder::unreceived(std::uint64_t id, int dst, Time arrival) {
   // On a track of its own: a zero-length slice at a VP slice's boundary would make the arrow's end
   // ambiguous.
-  spans_.push_back(Span{never_received, dst, "unreceived", arrival, arrival,
-                        fmt::format("#{} arrived and was never received", id)});
-  end_flow(id, arrival, never_received);
+  // Stamped with its arrival: a message event, before the turns of its instant.
+  const Stamp arrived{arrival, 0};
+  spans_.push_back(Span{never_received,
+                        dst,
+                        "unreceived",
+                        arrival,
+                        arrival,
+                        fmt::format("#{} arrived and was never received", id),
+                        arrived,
+                        {},
+                        0,
+                        id});
+  end_flow(id, arrival, never_received, arrived);
 }
 
 // Chrome Trace Event JSON, every string escaped by the JSON library. Process 1 holds a track per
@@ -260,8 +286,9 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
     by_start.reserve(spans_.size());
     for (const auto& s : spans_)
       if (s.name) by_start.push_back(&s);
+    // Messages unreceived at one instant, by id: a split run finds them in several places.
     std::stable_sort(by_start.begin(), by_start.end(), [](const Span* a, const Span* b) {
-      return std::tie(a->start, a->track, a->rank) < std::tie(b->start, b->track, b->rank);
+      return std::tie(a->start, a->track, a->rank, a->msg) < std::tie(b->start, b->track, b->rank, b->msg);
     });
     for (const Span* s : by_start)
       emit({{"name", s->name}, {"cat", "touchstone"}, {"ph", "X"}, {"pid", s->track}, {"tid", tid(s->rank)},
@@ -288,7 +315,7 @@ void Recorder::write(const std::string& chrome_path, const std::string& order_pa
     for (std::size_t r = 0; r < order_.size(); ++r) {
       fmt::print(out.f, "VP {}:\n", r);
       for (const auto& line : order_[r])
-        if (!line.empty()) fmt::print(out.f, "  {}\n", line);  // empty: a place never filled
+        if (!line.text.empty()) fmt::print(out.f, "  {}\n", line.text);  // empty: a place never filled
     }
   }
 }
@@ -302,7 +329,7 @@ void Recorder::share(Packed& out) const {
   out.put(n);
   for (const auto& s : spans_) {
     if (!s.name) continue;
-    out.put(s.track), out.put(s.rank), out.put(s.start), out.put(s.end);
+    out.put(s.track), out.put(s.rank), out.put(s.start), out.put(s.end), out.put(s.msg);
     out.put_text(s.name);
     out.put_text(s.detail);
   }
@@ -317,7 +344,7 @@ void Recorder::share(Packed& out) const {
     if (order_[r].empty()) continue;
     out.put(r);
     out.put(order_[r].size());
-    for (const auto& line : order_[r]) out.put_text(line);
+    for (const auto& line : order_[r]) out.put_text(line.text);
   }
 }
 
@@ -326,6 +353,7 @@ void Recorder::merge(Unpacker& in) {
   for (auto n = in.take<std::size_t>(); n > 0; --n) {
     Span s{};
     s.track = in.take<Track>(), s.rank = in.take<int>(), s.start = in.take<Time>(), s.end = in.take<Time>();
+    s.msg = in.take<std::uint64_t>();
     s.name = name_of(in.take_text());
     s.detail = in.take_text();
     if (s.rank < 0 || static_cast<std::size_t>(s.rank) >= order_.size()) throw bad();
@@ -336,12 +364,47 @@ void Recorder::merge(Unpacker& in) {
   for (auto ranks = in.take<std::size_t>(); ranks > 0; --ranks) {
     const auto r = in.take<std::size_t>();
     if (r >= order_.size()) throw bad();
-    for (auto n = in.take<std::size_t>(); n > 0; --n) order_[r].push_back(in.take_text());
+    for (auto n = in.take<std::size_t>(); n > 0; --n) order_[r].push_back(Line{in.take_text()});
   }
   // The ends recorded apart from their sends: a receive's process is not its sender's.
   std::vector<FlowEnd> loose;
   loose.swap(loose_ends_);
-  for (const FlowEnd& e : loose) end_flow(e.id, e.at, e.track);
+  for (const FlowEnd& e : loose) end_flow(e.id, e.at, e.track, e.recorded);
+}
+
+void Recorder::cut(Stamp failure) {
+  const auto past = [failure](Stamp s) { return failure < s; };
+  // Receives past the failure had not happened: their arrows end nowhere yet.
+  for (Flow& f : flows_)
+    if (f.received != kNever && past(f.ended)) f.received = kNever, f.end_track = vp;
+  std::erase_if(loose_ends_, [&](const FlowEnd& e) { return past(e.recorded); });
+  for (Span& s : spans_) {
+    if (!past(s.at) || (!s.name && !s.call)) continue;
+    if (s.call && !past(s.began)) {  // its VP was still waiting at the failure
+      s.name = "blocked";
+      s.end = std::max(s.start, failure.t);
+      s.detail.resize(s.call);
+      s.detail += " (when the run failed)";
+      continue;
+    }
+    s.name = nullptr;
+  }
+  for (auto& lines : order_)
+    for (Line& l : lines)
+      if (past(l.at)) l.text.clear();
+  for (const Taken& t : taken_)
+    if (past(t.at) && t.arrival <= failure.t) unreceived(t.id, t.dst, t.arrival);
+  taken_.clear();
+  // The network's spans, every process's alike: those opened past the failure, with their arrows.
+  std::vector<std::size_t> kept(net_spans_.size());
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < net_spans_.size(); ++i) {
+    kept[i] = n;
+    if (!past(net_spans_[i].opened)) net_spans_[n++] = std::move(net_spans_[i]);
+  }
+  net_spans_.resize(n);
+  std::erase_if(arrows_, [&](const Arrow& a) { return past(a.at); });
+  for (Arrow& a : arrows_) a.from = kept[a.from], a.to = kept[a.to];
 }
 
 const char* Recorder::name_of(const std::string& name) { return names_.insert(name).first->c_str(); }

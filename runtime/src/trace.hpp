@@ -1,6 +1,7 @@
 // Recording a run for people: Chrome Trace Event JSON (Perfetto opens it) and a plain-text
 // per-VP message order log (docs/cli.md). Only built when a run asks for one of them.
 #pragma once
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -23,11 +24,44 @@ inline const char* failed_hash_of(bool shares) {
   return shares ? "the processes' shares of the run, each up to where it stopped" : "the run up to the failure";
 }
 
+/// Where a record falls in the sequential order: the time and order key (model.md 1.3) of the event
+/// or turn that made it. A split run stamps its records, so that after a failure inside a window each
+/// process can take back what it recorded past the failure (Recorder::cut).
+struct Stamp {
+  Time t = 0;
+  std::uint64_t order = 0;
+  auto operator<=>(const Stamp&) const = default;
+  static constexpr Stamp end() { return {kNever, ~std::uint64_t{0}}; }  // after every event
+};
+
 class Recorder {
  public:
   explicit Recorder(int vps);
+  /// The place of the records made from now on (a split run's).
+  void stamp(Stamp now) { now_ = now; }
+  Stamp stamped() const { return now_; }
   /// A span on a VP's track: "send", "recv", "compute", "blocked", "barrier".
   void span(int rank, const char* name, Time start, Time end, std::string detail = {});
+  /// A VP blocked in `call` from `since` (its call at the place `began`) until `end`, and `more` on
+  /// how the wait ended. Recorded when it ends (at_end: the failed run unwinds it); a wait that took
+  /// no time is only kept where a cut leaves its VP blocked at the failure.
+  void blocked(int rank, Time since, Time end, std::string call, const std::string& more, Stamp began,
+               bool at_end = false);
+  /// A message a receive took from the messages waiting at its destination (a split run's): were the
+  /// receive past a failure, the message would have been unreceived there.
+  void took_waiting(std::uint64_t id, int dst, Time arrival) {
+    if (stamping_) taken_.push_back(Taken{now_, id, dst, arrival});
+  }
+  /// Records are stamped from now on (a split run's).
+  void stamp_records() { stamping_ = true; }
+  /// A window ended without a failure: what its receives took matters no more.
+  void window_ended() { taken_.clear(); }
+  /// A split run's process after a failure at `failure` (a context's turn) inside a window: takes
+  /// back what it recorded past the failure, so that its records are the single process's up to it.
+  /// Waits its VPs were still in at the failure end there, as the single process's unwinding ends
+  /// them; a message a receive past the failure took is unreceived if it had arrived. The network's
+  /// spans opened past the failure go; one that ended past it keeps its end.
+  void cut(Stamp failure);
   /// A send span; `from_handler`: an active-message reply, on the handler track of its sender (it
   /// lies inside the handler's span, not in the VP's code).
   /// What a sent message is to the program (docs/model.md 2.16): its own message, or one of the
@@ -80,15 +114,21 @@ class Recorder {
     const char* name;
     Time start, end;
     std::string detail;
+    Stamp at{};             // where it was recorded
+    Stamp began{};          // a wait ("blocked"): where its call was made
+    std::size_t call = 0;   // ... and the length of the call's description that begins `detail`
+    std::uint64_t msg = 0;  // an unreceived message: its id, which orders the ones of an instant
   };
   struct NetSpan {
     std::uint64_t track;
     std::string name;
     Time start, end;
     std::string detail;
+    Stamp opened{};
   };
   struct Arrow {
     std::size_t from, to;
+    Stamp at{};
   };
   struct Flow {
     std::uint64_t id;
@@ -96,22 +136,37 @@ class Recorder {
     Time sent, received;  // where the arrow starts and ends: inside the send and receive spans
     Track end_track;
     Track start_track = vp;
+    Stamp ended{};  // where its end was recorded
   };
   // Where a message's arrow ends, recorded where its send's flow is not (another process's send).
   struct FlowEnd {
     std::uint64_t id;
     Time at;
     Track track;
+    Stamp recorded{};
+  };
+  struct Line {
+    std::string text;  // empty: a place held for a send never numbered, or taken back by a cut
+    Stamp at{};
+  };
+  struct Taken {
+    Stamp at;
+    std::uint64_t id;
+    int dst;
+    Time arrival;
   };
   void add_flow(const Flow& f);
-  void end_flow(std::uint64_t id, Time t, Track track);
+  void end_flow(std::uint64_t id, Time t, Track track, Stamp at);
   const char* name_of(const std::string& name);
   std::vector<Span> spans_;
   std::vector<Flow> flows_;
   std::vector<std::uint64_t> flow_index_;  // message id -> index in flows_ + 1
   std::vector<FlowEnd> loose_ends_;        // ends whose flow is not (yet) here
   std::set<std::string> names_;            // span names taken from other processes' shares
-  std::vector<std::vector<std::string>> order_;
+  std::vector<std::vector<Line>> order_;
+  bool stamping_ = false;
+  Stamp now_{};
+  std::vector<Taken> taken_;  // took_waiting's in the current window
   std::vector<NetSpan> net_spans_;
   std::vector<Arrow> arrows_;
   std::map<std::uint64_t, std::string> net_tracks_;  // network tracks: key -> name
