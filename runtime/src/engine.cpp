@@ -62,7 +62,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
     lookahead_ = lookahead();
     window_end_ = lookahead_;  // every program starts at 0
     opts_.host_cores = 1;      // a process per host core: the run's parallelism is the processes'
-    stamps_records_ = instruments_.recording();
+    stamps_records_ = instruments_.stamps();
     instruments_.stamp_records();
   }
   const bool counts_network = !partition_ || partition_->index() == 0;
@@ -958,7 +958,7 @@ RunResult Engine::run(const Program& program) {
                              [this] { return write_evidence(true); }});
     start_vps();
   }
-  instruments_.races_at_end(vps_, opts_.on_races);
+  instruments_.races_at_end(vps_, opts_.on_races, records_cut_at_);
   if (partition_ && !failed_before_rests_) pool_rest_failures();
 
   if (!aborting_) failure_ = leftovers_report();

@@ -461,8 +461,9 @@ class Engine final : public NetworkListener, private Scheduler {
   };
   std::vector<ClockNoted> clocks_noted_;
   bool cut_at_failure_ = false;  // done, exactly: the hash is the single process's
-  // A split run that records: every record is stamped with its place (Recorder::cut), and every
-  // context's wait with the place of the call that began it.
+  // A split run that records or detects races: every record and race is stamped with its place
+  // (Recorder::cut, RaceDetector::cut), and every context's wait with the place of the call that
+  // began it.
   bool stamps_records_ = false;
   std::optional<Stamp> records_cut_at_;        // the failure cut_at cut the run at: its records too
   std::unordered_map<int, Stamp> blocked_at_;  // context index -> where its wait began

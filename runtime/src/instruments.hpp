@@ -9,7 +9,9 @@
 // class whose per-event calls are inline and test each optional instrument with one pointer check.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,15 +38,28 @@ class Instruments {
   const RunStats& stats() const { return stats_; }
   std::vector<std::uint64_t>& sent() { return sent_; }  // RunResult::sent, per rank
   bool recording() const { return recorder_ != nullptr; }
-  /// A split run's records carry their places in the sequential order (Recorder::cut).
+  /// A split run's records and races carry their places in the sequential order (Recorder::cut,
+  /// RaceDetector::cut), where the run records or detects races.
+  bool stamps() const { return recorder_ || races_; }
   void stamp_records() {
     if (recorder_) recorder_->stamp_records();
+    if (races_) races_->stamp_records();
   }
-  void stamp(Stamp now) { recorder_->stamp(now); }  // when recording
-  Stamp stamped() const { return recorder_ ? recorder_->stamped() : Stamp{}; }
-  /// A split run that failed at `failure` inside a window: what this process recorded past it goes.
-  void cut_records(Stamp failure) { recorder_->cut(failure); }
-  void window_ended() { recorder_->window_ended(); }  // ... and one that ended without a failure
+  void stamp(Stamp now) {
+    if (recorder_) recorder_->stamp(now);
+    if (races_) races_->stamp(now);
+    stamped_ = now;
+  }
+  Stamp stamped() const { return stamped_; }
+  /// A split run that failed at `failure` inside a window: what this process recorded past it goes
+  /// (its races go at races_at_end).
+  void cut_records(Stamp failure) {
+    if (recorder_) recorder_->cut(failure);
+  }
+  void window_ended() {  // ... and one that ended without a failure
+    if (recorder_) recorder_->window_ended();
+    if (races_) races_->window_ended();
+  }
 
   // ---- the events, in the order of a message's way
   /// The event loop commits an event.
@@ -99,6 +114,7 @@ class Instruments {
   /// ... the receive took m from the messages waiting at its VP.
   void took_waiting(const Msg& m) {
     if (recorder_) recorder_->took_waiting(m.id, m.dst, m.arrival);
+    if (races_) races_->took_waiting(m.dst, m);
   }
   /// m's bytes went into the receive matched on its arrival (or its rendezvous data arrived) at t.
   void delivered(const Msg& m, Time t) { hash_.add(m.id, 0x3a7c, static_cast<std::uint64_t>(t)); }
@@ -160,10 +176,14 @@ class Instruments {
   /// Before any ending: the messages still unreceived at each VP are races' alternatives too, and
   /// `on_races` (RunOptions::on_races) gets every race, forced ones included, so that exploring goes
   /// on from failed runs too.
-  void races_at_end(const std::vector<VpPtr>& vps,
-                    const std::function<void(const std::vector<Race>&)>& on_races) {
+  /// `cut`: a split run failed there inside a window (RaceDetector::cut).
+  void races_at_end(const std::vector<VpPtr>& vps, const std::function<void(const std::vector<Race>&)>& on_races,
+                    std::optional<Stamp> cut = {}) {
     if (!races_) return;
-    races_->on_run_end(vps);
+    if (cut)
+      races_->cut(*cut, vps);
+    else
+      races_->on_run_end(vps);
     if (on_races) on_races(races_->races(true));
   }
   /// Waits still open end at `now`; every VP's final clock ends the hash.
@@ -212,6 +232,7 @@ class Instruments {
   std::unique_ptr<Recorder> recorder_;
   std::vector<Recorder::Place> held_;    // hold_sent's places, until the window's end numbers them
   std::unique_ptr<RaceDetector> races_;  // RunOptions::races
+  Stamp stamped_{};                      // stamp's
   std::unique_ptr<Blame> blame_;         // traces and RunOptions::explain: who blocked whom
   std::vector<std::uint64_t> received_;  // RunOptions::races: per VP, digest of the data received
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -28,7 +29,11 @@ void RaceDetector::on_send(int src, Msg& m) {
 // the data message the user sent, and the request's arrival is when its envelope could match.
 std::uint64_t RaceDetector::user_id(const Msg& m) { return m.proto == Msg::Proto::rts && m.rdv ? m.rdv->id : m.id; }
 
-void RaceDetector::add_alternative(int dst, const Msg& m, std::uint64_t before_call) {
+RaceDetector::Seen RaceDetector::seen(const Msg& m) {
+  return Seen{m.id, user_id(m), m.src, m.tag, m.ctx, m.arrival, std::span(m.vc.data(), m.vc.size())};
+}
+
+void RaceDetector::add_alternative(int dst, const Seen& m, std::uint64_t before_call) {
   auto& recs = records_[static_cast<std::size_t>(dst)];
   const std::uint32_t known = m.vc.empty() ? 0 : m.vc[static_cast<std::size_t>(dst)];
   for (Record& r : recs) {
@@ -38,12 +43,13 @@ void RaceDetector::add_alternative(int dst, const Msg& m, std::uint64_t before_c
     if (m.src == r.race.source) continue;  // a pair's later message cannot overtake the taken one
     auto& alts = r.race.alternatives;
     if (std::any_of(alts.begin(), alts.end(), [&](const RaceAlternative& a) { return a.source == m.src; })) continue;
-    alts.push_back(RaceAlternative{user_id(m), m.src, m.tag, m.arrival, m.arrival - r.race.arrival});
+    alts.push_back(RaceAlternative{m.message, m.src, m.tag, m.arrival, m.arrival - r.race.arrival});
+    if (stamping_) r.found_at.push_back(now_);
   }
 }
 
 void RaceDetector::on_match(int dst, Op& op, const Msg& m, const std::string& label) {
-  add_alternative(dst, m, op.call);
+  add_alternative(dst, seen(m), op.call);
   if (op.src != any_source && op.tag != any_tag && !op.forced) return;
   Record r;
   r.call = op.call;
@@ -62,6 +68,7 @@ void RaceDetector::on_match(int dst, Op& op, const Msg& m, const std::string& la
   r.race.source = m.src;
   r.race.tag = m.tag;
   r.race.arrival = m.arrival;
+  r.opened = now_;
   auto& recs = records_[static_cast<std::size_t>(dst)];
   recs.push_back(std::move(r));
   op.wild = static_cast<std::uint32_t>(recs.size());
@@ -99,7 +106,45 @@ void RaceDetector::heard_by(int rank, std::vector<std::uint32_t>& into) const {
 void RaceDetector::on_run_end(const std::vector<VpPtr>& vps) {
   for (const auto& v : vps)
     if (v)  // a split run's ranks of other processes have no VP here
-      for (const Msg* m = v->mailbox.unexpected(); m; m = m->next) add_alternative(v->rank, *m, ~std::uint64_t{0});
+      for (const Msg* m = v->mailbox.unexpected(); m; m = m->next)
+        add_alternative(v->rank, seen(*m), ~std::uint64_t{0});
+}
+
+void RaceDetector::took_waiting(int dst, const Msg& m) {
+  if (!stamping_) return;
+  taken_.push_back(Taken{now_, dst, seen(m), m.vc});
+  taken_.back().m.vc = taken_.back().vc;
+}
+
+void RaceDetector::cut(Stamp failure, const std::vector<VpPtr>& vps) {
+  const auto past = [failure](Stamp s) { return failure < s; };
+  for (auto& recs : records_) {
+    std::erase_if(recs, [&](const Record& r) { return past(r.opened); });
+    // A completion past the failure stays: only a message sent after it, past the failure too,
+    // could tell it.
+    for (Record& r : recs) {
+      std::size_t kept = 0;
+      for (std::size_t i = 0; i < r.found_at.size(); ++i)
+        if (!past(r.found_at[i]))
+          r.race.alternatives[kept] = r.race.alternatives[i], r.found_at[kept++] = r.found_at[i];
+      r.race.alternatives.resize(kept);
+      r.found_at.resize(kept);
+    }
+  }
+  // What waited at each VP at the failure, in the order it had arrived in (message events of an
+  // instant go by message id, model.md 1.3), as on_run_end finds it in one process.
+  std::vector<std::pair<int, Seen>> waiting;
+  for (const auto& v : vps)
+    if (v)
+      for (const Msg* m = v->mailbox.unexpected(); m; m = m->next)
+        if (m->arrival <= failure.t) waiting.emplace_back(v->rank, seen(*m));
+  for (const Taken& t : taken_)
+    if (past(t.at) && t.m.arrival <= failure.t) waiting.emplace_back(t.dst, t.m);
+  std::stable_sort(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first, a.second.arrival, a.second.id) < std::tie(b.first, b.second.arrival, b.second.id);
+  });
+  for (const auto& [dst, m] : waiting) add_alternative(dst, m, ~std::uint64_t{0});
+  taken_.clear();
 }
 
 std::vector<Race> RaceDetector::races(bool with_forced) const {

@@ -24,6 +24,7 @@
 
 #include "touchstone/packed.hpp"
 #include "touchstone/run.hpp"
+#include "trace.hpp"
 #include "vp_ptr.hpp"
 
 namespace touchstone::detail {
@@ -56,6 +57,18 @@ class RaceDetector {
   /// The run ended: the messages still unreceived at each VP are alternatives too.
   void on_run_end(const std::vector<VpPtr>& vps);
 
+  /// A split run (Recorder::cut): what the detector finds is stamped with the place it was found
+  /// at (`stamp`), and a receive that takes a message waiting at its VP says so (took_waiting),
+  /// until the window ends without a failure (window_ended).
+  void stamp_records() { stamping_ = true; }
+  void stamp(Stamp now) { now_ = now; }
+  void took_waiting(int dst, const Msg& m);
+  void window_ended() { taken_.clear(); }
+  /// The run failed at `failure` inside a window and ends here: what was found past the failure
+  /// goes, and the messages unreceived at the failure are alternatives (on_run_end's): those still
+  /// waiting at `vps` that had arrived by then, and those a receive past it took.
+  void cut(Stamp failure, const std::vector<VpPtr>& vps);
+
   /// The races found, each with at least one alternative, ordered by (rank, call); `with_forced`:
   /// also the forced matches without one.
   std::vector<Race> races(bool with_forced = false) const;
@@ -72,13 +85,34 @@ class RaceDetector {
     std::uint64_t ctx = 0;
     std::uint32_t done = ~0U;  // the VP's event index of its completion (~0: not yet complete)
     Race race;
+    Stamp opened{};               // a split run's: where it was opened
+    std::vector<Stamp> found_at;  // ... and where each of race.alternatives was found
   };
+  // What an alternative needs of a message.
+  struct Seen {
+    std::uint64_t id;       // the message's own (a request to send's, for a rendezvous)
+    std::uint64_t message;  // the id the program knows (user_id)
+    int src, tag;
+    std::uint64_t ctx;
+    Time arrival;
+    std::span<const std::uint32_t> vc;
+  };
+  static Seen seen(const Msg& m);
   static void merge(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from);
   /// m, matched by the receive `before_call` of dst (unreceived: no bound), against dst's records.
-  void add_alternative(int dst, const Msg& m, std::uint64_t before_call);
+  void add_alternative(int dst, const Seen& m, std::uint64_t before_call);
   static std::uint64_t user_id(const Msg& m);
   std::vector<std::vector<std::uint32_t>> vc_;
   std::vector<std::vector<Record>> records_;  // per VP, in call order
+  bool stamping_ = false;
+  Stamp now_{};
+  struct Taken {
+    Stamp at;
+    int dst;
+    Seen m;
+    std::vector<std::uint32_t> vc;  // m.vc's own copy
+  };
+  std::vector<Taken> taken_;
   std::optional<std::vector<Race>> gathered_;  // adopt()
 };
 

@@ -974,11 +974,16 @@ std::string without_network(const std::string& trace) {
     if (line.find("\"pid\":3,") == std::string::npos) kept += line + "\n";
   return kept;
 }
+std::string races_in(const std::string& report) {
+  const std::size_t from = report.find("Races up to the failure:");
+  return from == std::string::npos ? std::string() : report.substr(from, report.find("trace_hash", from) - from);
+}
 void expect_same_failed_evidence(const Machine& m, const Program& program, const std::vector<int>& parts,
                                  RunOptions opts = phantom()) {
   const std::string dir = ::testing::TempDir();
   opts.trace_file = dir + "partition_failed_single.json";
   opts.order_log_file = dir + "partition_failed_single.log";
+  opts.races = RaceCheck::report;
   std::string report;
   try {
     run(m, program, opts);
@@ -999,6 +1004,7 @@ void expect_same_failed_evidence(const Machine& m, const Program& program, const
     for (int k = 0; k < n; ++k) ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << "process " << k;
     const std::string split_report = failure_text(split.failures[0]);
     EXPECT_NE(split_report.find(note.substr(0, note.find(':'))), std::string::npos) << split_report;
+    EXPECT_EQ(races_in(split_report), races_in(report));
     EXPECT_TRUE(without_network(file_text(opts.trace_file)) == trace) << "the traces differ: " << opts.trace_file;
     EXPECT_EQ(file_text(opts.order_log_file), order);
   }
@@ -1019,14 +1025,16 @@ TEST(Partition, AFailedSplitRunsTraceAndOrderLogAreTheSingleProcesss) {
   real.phantom_payloads = false;
   expect_same_failed_evidence(
       ts_test::prime_machine("torus:4x4"), [](Proc& p) { crowded_until(p, 13, 5); }, {2, 4}, real);
-  // Around rank 1's failure, in other processes: a message that arrived before it and is received
-  // after it (unreceived at the failure), one that arrives after it and is never received (not
-  // there yet), and a rank whose clock ran past the failure before it blocked (a wait of no length).
+  // Around rank 1's failure, in other processes: messages that arrived before it and are received
+  // after it (unreceived at the failure, and so the other outcomes of rank 15's wildcard receive),
+  // one that arrives after it and is never received (not there yet), and a rank whose clock ran
+  // past the failure before it blocked (a wait of no length).
   const auto around = [](Time fail) -> Program {
     return [fail](Proc& p) {
       std::vector<std::byte> b(8);
       switch (p.rank()) {
-        case 0: p.send(15, 1, b), p.send(14, 1, b); break;
+        case 0: p.send(15, 1, b), p.send(14, 1, b), p.send(15, 1, b); break;
+        case 13: p.compute(1'000'000), p.send(15, 1, b); break;
         case 1:  // a turn of its own at `fail`: the arrival of a message to itself
           p.compute(fail), p.send(1, 5, b), p.recv(1, 5, b);
           throw Error("rank 1 gives up");
@@ -1034,7 +1042,9 @@ TEST(Partition, AFailedSplitRunsTraceAndOrderLogAreTheSingleProcesss) {
         case 5: p.compute(60'000'000); break;
         case 12: p.compute(42'000'000), p.send(15, 3, b), p.compute(9'000'000), p.send(14, 3, b); break;
         case 14: p.recv(12, 3, b), p.recv(0, 1, b); break;  // after rank 12's message: rank 0's waits
-        case 15: p.recv(12, 3, b), p.recv(0, 1, b); break;
+        case 15:  // a wildcard before the failure, and receives of its race's other messages after
+          p.recv(any_source, 1, b), p.recv(12, 3, b), p.recv(0, 1, b), p.recv(any_source, 1, b);
+          break;
         default: break;
       }
       p.recv(any_source, 9, b);  // never sent: every rank but 1 waits here at the end
