@@ -167,7 +167,8 @@ class Instruments {
   /// VP `rank`, blocked since `since` in `what` (called at the place `began`), goes on at `clock`;
   /// `waited`: the operations it waited for (a matched receive names the message that ended the wait).
   void woke(int rank, Time since, Time clock, const Call& what, const WaitList& waited, Stamp began) {
-    if (recorder_) record_wait(rank, since, clock, what, waited, began);
+    // A wait of no length is shown only where a split run's cut may leave its VP in it.
+    if (recorder_ && (clock > since || recorder_->stamping())) record_wait(rank, since, clock, what, waited, began);
   }
   /// VP `rank`, blocked since `since` in `what`, is unwound by a failed run at `now`.
   void unwound(int rank, Time since, Time now, const Call& what, Stamp began);

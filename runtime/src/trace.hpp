@@ -54,6 +54,7 @@ class Recorder {
   }
   /// Records are stamped from now on (a split run's).
   void stamp_records() { stamping_ = true; }
+  bool stamping() const { return stamping_; }
   /// A window ended without a failure: what its receives took matters no more.
   void window_ended() { taken_.clear(); }
   /// A split run's process after a failure at `failure` (a context's turn) inside a window: takes
