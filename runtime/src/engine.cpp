@@ -62,9 +62,12 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
     lookahead_ = lookahead();
     window_end_ = lookahead_;  // every program starts at 0
     opts_.host_cores = 1;      // a process per host core: the run's parallelism is the processes'
-    stamps_records_ = instruments_.stamps();
-    instruments_.stamp_records();
   }
+  // A failed run's records and races end at the failure: on several host cores (an instant's
+  // completions run ahead of its turns) and in a split run (whose processes run on to the window's
+  // end), what was found past it is taken back (Recorder::cut, RaceDetector::cut).
+  stamps_records_ = instruments_.stamps();
+  if (stamps_records_) instruments_.stamp_records();
   const bool counts_network = !partition_ || partition_->index() == 0;
   counts_network_events_ = counts_network;
   network_ =
@@ -609,10 +612,10 @@ int Engine::run_events() {
       continue;
     }
     now_ = e.t;
-    if (partition_) [[unlikely]] {
+    if (partition_) [[unlikely]]
       enter_place(e);
-      if (stamps_records_) instruments_.stamp({e.t, e.order});
-    }
+    if (stamps_records_) [[unlikely]]
+      instruments_.stamp({e.t, e.order});
     if (!instant_.empty() && behind_instant(e)) [[unlikely]] continue;
     // A program's next call at its instant (run_instant_programs) continues the VP's turn: no event
     // of the model, and no new segment (RunStats counts what the sequential order counts).
@@ -623,6 +626,7 @@ int Engine::run_events() {
         (counts_network_events_ || e.kind() == Ev::resume || e.kind() == Ev::barrier || e.kind() == Ev::received))
       instruments_.event();
     if (now_ > opts_.time_limit) {
+      if (!aborting_) failed_before_instant_ = true;  // before this instant's events: a split run can place it
       abort_run(time_limit_report(opts_.time_limit, ""));
       continue;
     }
@@ -958,6 +962,9 @@ RunResult Engine::run(const Program& program) {
                              [this] { return write_evidence(true); }});
     start_vps();
   }
+  // One process on several host cores: an instant's completions that ran ahead of a failed turn.
+  if (!partition_ && aborting_ && stamps_records_ && failed_at_ != kNever && failed_order_ >= vp_order(0))
+    records_cut_at_ = Stamp{failed_at_, failed_order_};
   instruments_.races_at_end(vps_, opts_.on_races, records_cut_at_);
   if (partition_ && !failed_before_rests_) pool_rest_failures();
 
@@ -1608,7 +1615,8 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
   // The earliest-arrived matching message that is already here; anything arriving later is later.
   if (Msg* m = v.home->mailbox.post(op)) {
     instruments_.matched(v.rank, *op, *m, v.label);  // the match is decided here, also for a request to send
-    instruments_.took_waiting(*m);
+    if (partition_) [[unlikely]]
+      instruments_.took_waiting(*m);  // one process takes none ahead of the sequential order
     if (m->proto == Msg::Proto::rts) {
       clear_to_send(v, op, m, v.clock, v.order);
     } else {

@@ -69,6 +69,7 @@ struct Header {
   std::uint64_t failed = 0;    // its run failed (its report says why): 1, or 2 for a usage error
   Time failed_at = kNever;     // ... there in the sequential order (Engine::failed_at_, failed_order_)
   std::uint64_t failed_order = 0;
+  std::uint64_t failed_before_instant = 0;  // 1: before every event of its instant (a time limit)
   std::uint64_t records = 0;
   std::uint64_t barriers = 0;  // BarrierRecords, after the Records
   std::uint64_t receipts = 0;  // Engine::Receipt records, after the BarrierRecords
@@ -278,6 +279,7 @@ bool Engine::at_window_end() {
   h.not_done = unfinished_contexts();
   h.failed = aborting_ ? (failure_is_usage_ ? 2 : 1) : 0;
   h.failed_at = failed_at_, h.failed_order = failed_order_;
+  h.failed_before_instant = failed_before_instant_ ? 1 : 0;
   // A failed process's sends too: those made before the run's failure are numbered (cut_at).
   h.records = handed_here_.size();
   h.barriers = aborting_ ? 0 : barriers_here_.size();
@@ -371,6 +373,7 @@ bool Engine::at_window_end() {
   bool misused = false;
   bool layer_failed = false;  // RunOptions::window_failure: a call of the turn at first_failure failed
   std::pair<Time, std::uint64_t> first_failure{kNever, 0};
+  bool before_instant = false;  // first_failure is before every event of its instant
   std::vector<Swapped> records;
   std::vector<Receipt> receipts;            // of this process's held sends
   bool any_apart = false;                   // then every process takes part in the exchange of payloads
@@ -382,7 +385,8 @@ bool Engine::at_window_end() {
     not_done += hk.not_done;
     any_apart |= hk.payloads_apart != 0;
     if (hk.failed && (failed < 0 || std::pair{hk.failed_at, hk.failed_order} < first_failure))
-      failed = k, misused = hk.failed == 2, first_failure = {hk.failed_at, hk.failed_order};
+      failed = k, misused = hk.failed == 2, first_failure = {hk.failed_at, hk.failed_order},
+      before_instant = hk.failed_before_instant == 1;
     for (std::uint64_t i = 0; i < hk.records; ++i) {
       const auto at = static_cast<std::size_t>(in.first(0).data() - all.data());
       const auto r = in.take<Record>();
@@ -488,9 +492,10 @@ bool Engine::at_window_end() {
   barriers_here_.clear();
   if (failed >= 0) {
     failure_told_ = true;
-    // A failure in a context's turn has its place in the sequential order. One a layer finds (a call
-    // inside the turn), or one of the loop's own (order 0, before its instant's events), does not.
-    if (!layer_failed && first_failure.second >= vp_order(0)) {
+    // A failure in a context's turn has its place in the sequential order, and so has a time limit,
+    // before every event of the first instant past it. One a layer finds (a call inside the turn),
+    // or another of the loop's own (in an event's handling, at order 0), does not.
+    if (!layer_failed && (first_failure.second >= vp_order(0) || before_instant)) {
       std::sort(records.begin(), records.end(), in_sequential_order);
       std::vector<std::size_t> at;
       for (const Swapped& place : records) at.push_back(place.at);

@@ -84,6 +84,7 @@ std::string Engine::write_evidence(bool failed) {
     return instruments_.write_evidence(failed, machine_.name, evidence_upto_, !records_cut_at_, hash_of_shares());
   }
   evidence_upto_ = now_;
+  if (failed && records_cut_at_) instruments_.cut_records(*records_cut_at_);
   if (failed) record_unreceived();
   return instruments_.write_evidence(failed, machine_.name, evidence_upto_);
 }

@@ -660,6 +660,16 @@ TEST(Partition, TasksAcrossProcessesAreTheSingleProcesssRun) {
   expect_split_runs_same(ts_test::prime_machine("torus:4x4"), with_tasks, {2, 4}, real);
 }
 
+// Two rings of long messages, the second with a wildcard receive: most of the time every VP waits
+// for a message.
+void long_ring(Proc& p) {
+  std::vector<std::byte> out(20'000), in(20'000);
+  const int n = p.size();
+  p.sendrecv((p.rank() + 1) % n, 0, out, (p.rank() + n - 1) % n, 0, in);
+  p.send((p.rank() + 5) % n, 1, out);
+  p.recv(any_source, 1, in);
+}
+
 TEST(Partition, AFailedSplitRunsHashIsTheSingleProcesss) {
   const Machine mesh = ts_test::prime_machine("mesh:4x4");
   const Program throws = [](Proc& p) {
@@ -691,6 +701,14 @@ TEST(Partition, AFailedSplitRunsHashIsTheSingleProcesss) {
       ts_test::prime_machine("torus:4x4"), [](Proc& p) { crowded_until(p, 13, 5); }, {2, 4}, real);
   // Tasks run on past their rank's failure.
   for (const int who : {4, 12}) expect_split_failures_same(mesh, [who](Proc& p) { with_tasks_until(p, who); }, {2, 3});
+  // A time limit the event loop finds (every VP waits for a message), before every event of the
+  // first instant past it, in whichever process has one.
+  for (const Time limit : {400'000, 700'000, 1'000'000, 1'300'000}) {
+    SCOPED_TRACE(fmt::format("a time limit of {} us", to_us(limit)));
+    RunOptions limited = phantom();
+    limited.time_limit = limit;
+    expect_split_failures_same(mesh, long_ring, {2, 3, 4}, limited);
+  }
 }
 
 // The rests of programs that left the emulation (Proc::leave) run after the processes' last window:
@@ -1053,6 +1071,13 @@ TEST(Partition, AFailedSplitRunsTraceAndOrderLogAreTheSingleProcesss) {
   for (Time fail = 41'999'000; fail < 42'001'000; fail += 100) {
     SCOPED_TRACE(fmt::format("rank 1 fails at t={} us", to_us(fail)));
     expect_same_failed_evidence(mesh, around(fail), {2, 4});
+  }
+  // A time limit the event loop finds: nothing past it happened, in any process.
+  for (const Time limit : {400'000, 700'000, 1'000'000, 1'300'000}) {
+    SCOPED_TRACE(fmt::format("a time limit of {} us", to_us(limit)));
+    RunOptions limited = phantom();
+    limited.time_limit = limit;
+    expect_same_failed_evidence(mesh, long_ring, {2, 4}, limited);
   }
 }
 
