@@ -462,11 +462,12 @@ class Engine final : public NetworkListener, private Scheduler {
   std::vector<ClockNoted> clocks_noted_;
   bool cut_at_failure_ = false;  // done, exactly: the hash is the single process's
   bool failed_before_instant_ = false;  // the failure is a time limit's, at order 0 of its instant
-  // A split run that records or detects races: every record and race is stamped with its place
+  // A run that records or detects races: every record and race is stamped with its place
   // (Recorder::cut, RaceDetector::cut), and every context's wait with the place of the call that
-  // began it.
+  // began it. records_cut_at_: where a failed run cuts them (a split run's cut_at, or one process's
+  // failed turn).
   bool stamps_records_ = false;
-  std::optional<Stamp> records_cut_at_;        // the failure cut_at cut the run at: its records too
+  std::optional<Stamp> records_cut_at_;
   std::unordered_map<int, Stamp> blocked_at_;  // context index -> where its wait began
   Stamp began(const Vp& v) const {
     const auto it = blocked_at_.find(v.index);

@@ -38,7 +38,7 @@ class Instruments {
   const RunStats& stats() const { return stats_; }
   std::vector<std::uint64_t>& sent() { return sent_; }  // RunResult::sent, per rank
   bool recording() const { return recorder_ != nullptr; }
-  /// A split run's records and races carry their places in the sequential order (Recorder::cut,
+  /// Records and races carry their places in the sequential order (Recorder::cut,
   /// RaceDetector::cut), where the run records or detects races.
   bool stamps() const { return recorder_ || races_; }
   void stamp_records() {
@@ -51,8 +51,8 @@ class Instruments {
     stamped_ = now;
   }
   Stamp stamped() const { return stamped_; }
-  /// A split run that failed at `failure` inside a window: what this process recorded past it goes
-  /// (its races go at races_at_end).
+  /// A run that failed at `failure`: what this process recorded past it goes (its races go at
+  /// races_at_end).
   void cut_records(Stamp failure) {
     if (recorder_) recorder_->cut(failure);
   }
@@ -167,7 +167,7 @@ class Instruments {
   /// VP `rank`, blocked since `since` in `what` (called at the place `began`), goes on at `clock`;
   /// `waited`: the operations it waited for (a matched receive names the message that ended the wait).
   void woke(int rank, Time since, Time clock, const Call& what, const WaitList& waited, Stamp began) {
-    // A wait of no length is shown only where a split run's cut may leave its VP in it.
+    // A wait of no length is shown only where a cut may leave its VP in it.
     if (recorder_ && (clock > since || recorder_->stamping())) record_wait(rank, since, clock, what, waited, began);
   }
   /// VP `rank`, blocked since `since` in `what`, is unwound by a failed run at `now`.
@@ -177,7 +177,7 @@ class Instruments {
   /// Before any ending: the messages still unreceived at each VP are races' alternatives too, and
   /// `on_races` (RunOptions::on_races) gets every race, forced ones included, so that exploring goes
   /// on from failed runs too.
-  /// `cut`: a split run failed there inside a window (RaceDetector::cut).
+  /// `cut`: the run failed there, and found things past it (RaceDetector::cut).
   void races_at_end(const std::vector<VpPtr>& vps, const std::function<void(const std::vector<Race>&)>& on_races,
                     std::optional<Stamp> cut = {}) {
     if (!races_) return;

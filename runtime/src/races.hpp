@@ -57,16 +57,17 @@ class RaceDetector {
   /// The run ended: the messages still unreceived at each VP are alternatives too.
   void on_run_end(const std::vector<VpPtr>& vps);
 
-  /// A split run (Recorder::cut): what the detector finds is stamped with the place it was found
-  /// at (`stamp`), and a receive that takes a message waiting at its VP says so (took_waiting),
-  /// until the window ends without a failure (window_ended).
+  /// As the trace's records (Recorder::cut): what the detector finds is stamped with the place it was
+  /// found at (`stamp`), and in a split run a receive that takes a message waiting at its VP says so
+  /// (took_waiting), until the window ends without a failure (window_ended).
   void stamp_records() { stamping_ = true; }
   void stamp(Stamp now) { now_ = now; }
   void took_waiting(int dst, const Msg& m);
   void window_ended() { taken_.clear(); }
-  /// The run failed at `failure` inside a window and ends here: what was found past the failure
-  /// goes, and the messages unreceived at the failure are alternatives (on_run_end's): those still
-  /// waiting at `vps` that had arrived by then, and those a receive past it took.
+  /// The run failed at `failure` (inside a split run's window, or at a turn of an instant whose
+  /// completions ran ahead) and ends here: what was found past the failure goes, and the messages unreceived at the
+  /// failure are alternatives (on_run_end's): those still waiting at `vps` that had arrived by then, and those a
+  /// receive past it took.
   void cut(Stamp failure, const std::vector<VpPtr>& vps);
 
   /// The races found, each with at least one alternative, ordered by (rank, call); `with_forced`:
@@ -85,7 +86,7 @@ class RaceDetector {
     std::uint64_t ctx = 0;
     std::uint32_t done = ~0U;  // the VP's event index of its completion (~0: not yet complete)
     Race race;
-    Stamp opened{};               // a split run's: where it was opened
+    Stamp opened{};               // where it was opened
     std::vector<Stamp> found_at;  // ... and where each of race.alternatives was found
   };
   // What an alternative needs of a message.

@@ -61,8 +61,8 @@ void Recorder::span(int rank, const char* name, Time start, Time end, std::strin
 
 void Recorder::blocked(int rank, Time since, Time end, std::string call, const std::string& more, Stamp began,
                        bool at_end) {
-  // A wait that took no time is not shown (unless the failed run stopped it); a split run keeps it
-  // nameless, for a cut to name.
+  // A wait that took no time is not shown (unless the failed run stopped it); a run that stamps keeps
+  // it nameless, for a cut to name.
   const char* name = end > since || at_end ? "blocked" : nullptr;
   if (!name && !stamping_) return;
   const std::size_t n = call.size();

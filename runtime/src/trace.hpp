@@ -25,8 +25,10 @@ inline const char* failed_hash_of(bool shares) {
 }
 
 /// Where a record falls in the sequential order: the time and order key (model.md 1.3) of the event
-/// or turn that made it. A split run stamps its records, so that after a failure inside a window each
-/// process can take back what it recorded past the failure (Recorder::cut).
+/// or turn that made it. A run that records stamps its records, so that after a failure it can take
+/// back what it recorded past the failure in that order (Recorder::cut): what a split run's processes
+/// ran to their window's end, or the completions an instant made ahead of its turns on several host
+/// cores (docs/parallel.md).
 struct Stamp {
   Time t = 0;
   std::uint64_t order = 0;
@@ -37,9 +39,8 @@ struct Stamp {
 class Recorder {
  public:
   explicit Recorder(int vps);
-  /// The place of the records made from now on (a split run's).
+  /// The place of the records made from now on.
   void stamp(Stamp now) { now_ = now; }
-  Stamp stamped() const { return now_; }
   /// A span on a VP's track: "send", "recv", "compute", "blocked", "barrier".
   void span(int rank, const char* name, Time start, Time end, std::string detail = {});
   /// A VP blocked in `call` from `since` (its call at the place `began`) until `end`, and `more` on
@@ -47,18 +48,19 @@ class Recorder {
   /// no time is only kept where a cut leaves its VP blocked at the failure.
   void blocked(int rank, Time since, Time end, std::string call, const std::string& more, Stamp began,
                bool at_end = false);
-  /// A message a receive took from the messages waiting at its destination (a split run's): were the
-  /// receive past a failure, the message would have been unreceived there.
+  /// A message a receive took from the messages waiting at its destination (a split run's, whose
+  /// receives may be past a failure): were the receive past it, the message was unreceived there.
   void took_waiting(std::uint64_t id, int dst, Time arrival) {
     if (stamping_) taken_.push_back(Taken{now_, id, dst, arrival});
   }
-  /// Records are stamped from now on (a split run's).
+  /// Records are stamped from now on.
   void stamp_records() { stamping_ = true; }
   bool stamping() const { return stamping_; }
   /// A window ended without a failure: what its receives took matters no more.
   void window_ended() { taken_.clear(); }
-  /// A split run's process after a failure at `failure` (a context's turn) inside a window: takes
-  /// back what it recorded past the failure, so that its records are the single process's up to it.
+  /// After a failure at `failure` (a context's turn, or a time limit before its instant's events):
+  /// takes back what was recorded past the failure, so that the records are the sequential run's up
+  /// to it.
   /// Waits its VPs were still in at the failure end there, as the single process's unwinding ends
   /// them; a message a receive past the failure took is unreceived if it had arrived. The network's
   /// spans opened past the failure go; one that ended past it keeps its end.

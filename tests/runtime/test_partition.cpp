@@ -789,22 +789,26 @@ std::string file_text(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Points opts' trace and order log at `stem`.json and `stem`.log in the test's temporary folder,
+// neither there yet.
+void fresh_evidence_files(RunOptions& opts, const std::string& stem) {
+  opts.trace_file = ::testing::TempDir() + stem + ".json";
+  opts.order_log_file = ::testing::TempDir() + stem + ".log";
+  std::remove(opts.trace_file.c_str());
+  std::remove(opts.order_log_file.c_str());
+}
+
 // The trace and the order log a split run's process 0 writes are the single process's, byte for byte.
 void expect_same_evidence(const Machine& m, const Program& program, const std::vector<int>& parts,
                           RunOptions opts = phantom()) {
-  const std::string dir = ::testing::TempDir();
-  opts.trace_file = dir + "partition_single.json";
-  opts.order_log_file = dir + "partition_single.log";
+  fresh_evidence_files(opts, "partition_single");
   run(m, program, opts);
   const std::string trace = file_text(opts.trace_file), order = file_text(opts.order_log_file);
   ASSERT_NE(trace.find("\"ph\":\"f\""), std::string::npos) << "the trace has no message arrows";
   ASSERT_NE(order.find("recv #"), std::string::npos) << order;
   for (const int n : parts) {
     SCOPED_TRACE(::testing::Message() << n << " processes");
-    opts.trace_file = dir + fmt::format("partition_split{}.json", n);
-    opts.order_log_file = dir + fmt::format("partition_split{}.log", n);
-    std::remove(opts.trace_file.c_str());
-    std::remove(opts.order_log_file.c_str());
+    fresh_evidence_files(opts, fmt::format("partition_split{}", n));
     const ts_test::SplitRun split = ts_test::run_split(m, program, opts, n);
     for (int k = 0; k < n; ++k)
       EXPECT_FALSE(split.failures[static_cast<std::size_t>(k)])
@@ -998,9 +1002,7 @@ std::string races_in(const std::string& report) {
 }
 void expect_same_failed_evidence(const Machine& m, const Program& program, const std::vector<int>& parts,
                                  RunOptions opts = phantom()) {
-  const std::string dir = ::testing::TempDir();
-  opts.trace_file = dir + "partition_failed_single.json";
-  opts.order_log_file = dir + "partition_failed_single.log";
+  fresh_evidence_files(opts, "partition_failed_single");
   opts.races = RaceCheck::report;
   std::string report;
   try {
@@ -1014,10 +1016,7 @@ void expect_same_failed_evidence(const Machine& m, const Program& program, const
   EXPECT_NE(trace.find("(when the run failed)"), std::string::npos) << "no VP was blocked at the failure";
   for (const int n : parts) {
     SCOPED_TRACE(::testing::Message() << n << " processes");
-    opts.trace_file = dir + fmt::format("partition_failed_split{}.json", n);
-    opts.order_log_file = dir + fmt::format("partition_failed_split{}.log", n);
-    std::remove(opts.trace_file.c_str());
-    std::remove(opts.order_log_file.c_str());
+    fresh_evidence_files(opts, fmt::format("partition_failed_split{}", n));
     const ts_test::SplitRun split = ts_test::run_split(m, program, opts, n);
     for (int k = 0; k < n; ++k) ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << "process " << k;
     const std::string split_report = failure_text(split.failures[0]);
