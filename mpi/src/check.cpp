@@ -1182,6 +1182,7 @@ struct SplitEntry {
   Order order{};
   bool fatal = true;        // the communicator's error handler ends the run
   std::uint32_t piece = 0;  // the rank's output from the call on (RankOutput::cut)
+  std::uint32_t mark = 0;   // its place inside the turn (Proc::mark), where a mismatch cuts the run
   std::string call;         // the MPI function
   Entered me;
 };
@@ -1201,7 +1202,7 @@ struct SplitAccess {
     std::uint64_t seq, lo, hi;
     std::int64_t handle;
     std::int32_t world, target, fatal, covered, code;
-    std::uint32_t piece;
+    std::uint32_t piece, mark;
   } n;
   std::string call, what, fatal_report;
 };
@@ -1266,7 +1267,7 @@ struct EntryHead {
   Time at, clock;
   std::uint64_t seq, context, n, shape;
   std::int32_t members, size, remote_size, root, op, rank, world, index, side;
-  std::uint32_t piece;
+  std::uint32_t piece, mark;
   std::uint8_t fatal, inter, has_unit, has_shape, per_rank, has_op, collective_inter, neighborhood, cartesian;
 };
 
@@ -1277,6 +1278,7 @@ void put_entry(Packed& p, const SplitEntry& e) {
   h.at = e.at, h.clock = e.clock, h.seq = e.seq, h.context = e.order.context, h.n = e.order.n, h.shape = d.shape;
   h.members = e.order.members, h.size = e.order.size, h.remote_size = e.order.remote_size, h.root = d.root;
   h.op = d.op, h.rank = me.rank, h.world = me.world, h.index = me.index, h.side = me.side, h.piece = e.piece;
+  h.mark = e.mark;
   h.fatal = e.fatal, h.inter = me.inter, h.has_unit = d.has_unit, h.has_shape = d.has_shape;
   h.per_rank = d.per_rank, h.has_op = d.has_op, h.collective_inter = d.inter, h.neighborhood = d.neighborhood;
   h.cartesian = d.cartesian;
@@ -1304,7 +1306,7 @@ void put_entry(Packed& p, const SplitEntry& e) {
 SplitEntry take_entry(Unpacker& in) {
   const auto h = in.take<EntryHead>();
   SplitEntry e;
-  e.at = h.at, e.clock = h.clock, e.seq = h.seq, e.piece = h.piece, e.fatal = h.fatal != 0;
+  e.at = h.at, e.clock = h.clock, e.seq = h.seq, e.piece = h.piece, e.mark = h.mark, e.fatal = h.fatal != 0;
   e.order = Order{h.context, h.n, h.members, h.size, h.remote_size};
   Entered& me = e.me;
   me.rank = h.rank, me.world = h.world, me.index = h.index, me.side = h.side, me.inter = h.inter != 0;
@@ -1356,6 +1358,7 @@ void enter_split(RankState& rs, MPI_Comm comm, const Order& at, Entered me) {
   e.order = at;
   e.fatal = errors_are_fatal(rs, comm);
   e.piece = s.cut_output ? s.cut_output(me.world) : 0;
+  e.mark = rs.proc->mark();
   e.call = rs.last_call ? rs.last_call : "";
   e.me = std::move(me);
   CheckState& st = shared();
@@ -1439,7 +1442,7 @@ std::optional<RunOptions::WindowFailure> compare_window(CheckState& st) {
       const SplitAccess& a = accesses[k.index];
       if (covers(attached[{a.n.target, a.n.handle}], a.n.lo, a.n.hi) == (a.n.covered != 0)) continue;
       if (s.drop_output_from) s.drop_output_from(a.n.world, a.n.at, a.n.piece);
-      return RunOptions::WindowFailure{a.n.at, a.n.world, a.n.clock, access_failure(a)};
+      return RunOptions::WindowFailure{a.n.at, a.n.world, a.n.clock, access_failure(a), a.n.mark};
     }
     SplitEntry& e = entries[k.index];
     RankState& rs = s.ranks[static_cast<std::size_t>(e.me.world)];
@@ -1454,7 +1457,7 @@ std::optional<RunOptions::WindowFailure> compare_window(CheckState& st) {
                         "the call, but a run split over processes compares a collective's calls at the end of "
                         "the window they were made in, after they returned: run the program in one process",
                         e.call, e.me.world, err.what, error_kind(rs, err.code));
-      return RunOptions::WindowFailure{e.at, e.me.world, e.clock, std::move(what)};
+      return RunOptions::WindowFailure{e.at, e.me.world, e.clock, std::move(what), e.mark};
     }
   }
   return std::nullopt;
@@ -1610,11 +1613,12 @@ void note_remote_access(RankState& rs, int target_world, std::int64_t handle, st
   Session& s = *session();
   CheckState& st = *s.checks;
   const std::uint32_t piece = s.cut_output ? s.cut_output(rs.proc->rank()) : 0;
+  const std::uint32_t mark = rs.proc->mark();
   const char* call = rs.last_call ? rs.last_call : "";
   const std::lock_guard lock(st.outbox_lock);
   WindowChecks& w = *st.window_checks;
-  const SplitAccess::Fixed n{rs.turn_at,      rs.proc->now(), w.made++, lo,      hi,         handle,
-                             rs.proc->rank(), target_world,   fatal,    covered, error.code, piece};
+  const SplitAccess::Fixed n{rs.turn_at,   rs.proc->now(), w.made++, lo,         hi,    handle, rs.proc->rank(),
+                             target_world, fatal,          covered,  error.code, piece, mark};
   Packed p;
   p.put(NoteKind::remote_access);
   p.put(n);

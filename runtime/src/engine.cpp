@@ -49,8 +49,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
               (options.host_cores > 1 || (options.host_cores == 0 && available_host_cores() > 1))),
       groups_(machine.nodes()),
       world_(groups_.world()),
-      instruments_(machine.nodes(), opts_),
-      vp_block_(static_cast<std::size_t>(machine.nodes())) {
+      instruments_(machine.nodes(), opts_) {
   const int n = machine.nodes();
   // A sixteenth of a hop per bucket: a header's next hop lands some buckets ahead (event_queue.hpp).
   queue_.set_resolution(machine.net.hop_time > 0 ? machine.net.hop_time / 16 : 1024);
@@ -81,6 +80,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
   am_ = std::make_unique<ActiveMessages>(*this, n);
   instruments_.watch(*network_);
   forced_ = ForcedSchedule(opts_.schedule, n);
+  vp_block_.reserve(static_cast<std::size_t>(first_here_), static_cast<std::size_t>(end_here_ - first_here_));
   vps_.reserve(static_cast<std::size_t>(n));
   idle_tasks_.resize(static_cast<std::size_t>(n));
   tasks_of_.resize(static_cast<std::size_t>(n));
@@ -612,10 +612,12 @@ int Engine::run_events() {
       continue;
     }
     now_ = e.t;
-    if (partition_) [[unlikely]]
-      enter_place(e);
-    if (stamps_records_) [[unlikely]]
-      instruments_.stamp({e.t, e.order});
+    if (partition_ || stamps_records_) [[unlikely]] {
+      // A context woken again at its instant goes on in the part of its turn it had reached.
+      if (e.t != place_now_.t || e.order != place_now_.order) place_now_ = Stamp{e.t, e.order};
+      if (partition_) enter_place(place_now_);
+      if (stamps_records_) instruments_.stamp(place_now_);
+    }
     if (!instant_.empty() && behind_instant(e)) [[unlikely]] continue;
     // A program's next call at its instant (run_instant_programs) continues the VP's turn: no event
     // of the model, and no new segment (RunStats counts what the sequential order counts).
@@ -964,7 +966,7 @@ RunResult Engine::run(const Program& program) {
   }
   // One process on several host cores: an instant's completions that ran ahead of a failed turn.
   if (!partition_ && aborting_ && stamps_records_ && failed_at_ != kNever && failed_order_ >= vp_order(0))
-    records_cut_at_ = Stamp{failed_at_, failed_order_};
+    records_cut_at_ = Stamp{failed_at_, failed_order_, Stamp::kWholeTurn};
   instruments_.races_at_end(vps_, opts_.on_races, records_cut_at_);
   if (partition_ && !failed_before_rests_) pool_rest_failures();
 
@@ -1399,7 +1401,8 @@ Time Engine::after_tail(int src, Time start, Time done) const {
 void Engine::hand_over(Msg* m, Time start, Time handed, std::uint64_t order) {
   // A split run numbers the window's messages when the processes meet (partition.cpp).
   if (partition_) [[unlikely]]
-    return handed_here_.push_back(HandedHere{m, now_, order, start, handed, instruments_.hold_sent(*m)});
+    return handed_here_.push_back(
+        HandedHere{m, now_, order, start, handed, instruments_.hold_sent(*m), false, 0, place_now_.step});
   instruments_.handed_over(*m, start, handed);
   to_network(m, start, handed, now_);
 }

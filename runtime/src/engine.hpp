@@ -157,18 +157,27 @@ struct VpRelease {
   }
 };
 
-/// Room for the ranks' Vps, made in place (Engine's constructor) and ended by their VpPtrs.
+/// Room for the Vps of the ranks whose programs run in this process, made in place (Engine's
+/// constructor) and ended by their VpPtrs. A process of a split run holds its share only.
 class VpBlock {
  public:
-  explicit VpBlock(std::size_t n) : first_(std::allocator<Vp>{}.allocate(n)), n_(n) {}
-  ~VpBlock() { std::allocator<Vp>{}.deallocate(first_, n_); }
+  VpBlock() = default;
+  ~VpBlock() {
+    if (first_) std::allocator<Vp>{}.deallocate(first_, n_);
+  }
   VpBlock(const VpBlock&) = delete;
   VpBlock& operator=(const VpBlock&) = delete;
-  VpPtr make(std::size_t i) { return VpPtr(new (first_ + i) Vp(), VpRelease{true}); }
+  /// Room for ranks [first, first + n); called once, before make.
+  void reserve(std::size_t first, std::size_t n) {
+    first_rank_ = first;
+    n_ = n;
+    first_ = n ? std::allocator<Vp>{}.allocate(n) : nullptr;
+  }
+  VpPtr make(std::size_t rank) { return VpPtr(new (first_ + (rank - first_rank_)) Vp(), VpRelease{true}); }
 
  private:
-  Vp* first_;
-  std::size_t n_;
+  Vp* first_ = nullptr;
+  std::size_t first_rank_ = 0, n_ = 0;
 };
 
 /// Marks a VP as inside a runtime collective for as long as it lives (reports name the
@@ -191,6 +200,7 @@ class Engine final : public NetworkListener, private Scheduler {
   // ---- called by Proc, in the VP's own thread while it holds the baton ----
   void enter(Vp& v);
   void entered(Vp& v);  // enter, from where it has checked who calls
+  std::uint32_t mark_place(Vp& v);  // Proc::mark
   Op* isend(Vp& v, const Group& g, int dst, int tag, std::span<const std::byte> data, bool synchronous = false);
   Op* imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag, std::span<const std::byte> data);
   Op* irecv(Vp& v, const Group& g, int src, int tag, std::span<std::byte> buf, bool truncating = false);
@@ -448,8 +458,7 @@ class Engine final : public NetworkListener, private Scheduler {
   // one's place, which is where the single process handles it too), each with the hash before it;
   // `clocks_noted_` a context's clock before the first place of the window that moved it.
   struct Place {
-    Time t;
-    std::uint64_t order;
+    Stamp at;  // its step: a part of a turn that a layer marked (mark_place)
     std::uint64_t hash_before;
   };
   std::vector<Place> places_;
@@ -473,7 +482,10 @@ class Engine final : public NetworkListener, private Scheduler {
     const auto it = blocked_at_.find(v.index);
     return it == blocked_at_.end() ? Stamp{} : it->second;
   }
-  void enter_place(const Event& e);
+  // The place of the event or turn being handled, with the part of the turn a layer's marks have
+  // reached (mark_place); kept where a split run notes places or a run stamps its records.
+  Stamp place_now_;
+  void enter_place(Stamp at);
   void note_clock(const Vp& v) {  // before the current place moves v's clock
     if (partition_ && !places_.empty()) [[unlikely]]
       clocks_noted_.push_back(ClockNoted{first_place_ + places_.size() - 1, v.index, v.clock});
@@ -481,8 +493,7 @@ class Engine final : public NetworkListener, private Scheduler {
   void forget_places();  // a window ended without a failure
   // Takes back what this process did past `failure` and numbers and hashes the window's sends made
   // before it: the Records at offsets `records` of the swap `all`, in the sequential order.
-  void cut_at(std::pair<Time, std::uint64_t> failure, std::span<const std::byte> all,
-              std::span<const std::size_t> records);
+  void cut_at(Stamp failure, std::span<const std::byte> all, std::span<const std::size_t> records);
   bool gather_schedule_use(bool clean);           // the run's end: the schedule's entries every process used
   void gather_clocks(std::vector<Time>& clocks);  // ... every rank's clock, from its process
   void combine_counts();                          // ... and every process's hash terms and counts, summed
@@ -698,6 +709,7 @@ class Engine final : public NetworkListener, private Scheduler {
     // first `frees_before` of the window's frees of buffer space (Network::frees_this_window).
     bool undecided = false;
     std::size_t frees_before = 0;
+    std::uint32_t step = 0;  // the part of its turn (Stamp::step): a layer's failure may cut a turn between sends
   };
   std::vector<HandedHere> handed_here_;
   // A multicast's lead handed over in this window: the destinations it was planned for (world ranks).

@@ -100,6 +100,7 @@ struct Record {
   // window's end, after the window's first `frees_before` frees of buffer space.
   std::uint8_t undecided = 0;
   std::uint64_t frees_before = 0;
+  std::uint32_t step = 0;  // Engine::HandedHere::step
 };
 // This window's arrivals of a process's members at a hardware barrier; with race detection followed
 // by what its waiting members have heard of (a vector clock, one entry per rank).
@@ -177,8 +178,8 @@ void Engine::refuse_call(const char* what) const {
 // waits meanwhile, charged with the eager send's CPU time: it is at least the lookahead, and the
 // single process too makes the VP's next call at the send's end (send_protocol).
 Op* Engine::await_protocol(Vp& v, Op* op, Msg* m, Time start) {
-  handed_here_.push_back(
-      HandedHere{m, now_, v.order, start, v.clock, instruments_.hold_sent(*m), true, network_->frees_this_window()});
+  handed_here_.push_back(HandedHere{m, now_, v.order, start, v.clock, instruments_.hold_sent(*m), true,
+                                    network_->frees_this_window(), place_now_.step});
   block(v, Vp::Block::sync, Call{});
   return op;
 }
@@ -347,6 +348,7 @@ bool Engine::at_window_end() {
                          m.held_op != nullptr};
     record.undecided = s.undecided;
     record.frees_before = s.frees_before;
+    record.step = s.step;
     mine.put(record);
     if (!h.payloads_apart) mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
     for (const int d : dsts) mine.put(static_cast<std::int32_t>(d));
@@ -371,7 +373,10 @@ bool Engine::at_window_end() {
   std::uint64_t not_done = 0;
   int failed = -1;  // the process whose failure comes first in the sequential order
   bool misused = false;
-  bool layer_failed = false;  // RunOptions::window_failure: a call of the turn at first_failure failed
+  // RunOptions::window_failure: a call of the turn at first_failure failed, in the part of the turn
+  // before its mark (failure_step), or unmarked (layer_failed: no place to cut at).
+  bool layer_failed = false;
+  std::uint32_t failure_step = Stamp::kWholeTurn;
   std::pair<Time, std::uint64_t> first_failure{kNever, 0};
   bool before_instant = false;  // first_failure is before every event of its instant
   std::vector<Swapped> records;
@@ -468,7 +473,8 @@ bool Engine::at_window_end() {
       // At a tie the turn failed at the call the layer names: what else failed in that turn came after.
       const std::pair<Time, std::uint64_t> at{f->at, vp_order(f->rank)};
       if (failed < 0 || at <= first_failure) {
-        failed = process_of(f->rank), misused = true, first_failure = at, layer_failed = true;
+        failed = process_of(f->rank), misused = true, first_failure = at, layer_failed = f->mark == 0;
+        if (f->mark != 0) failure_step = f->mark - 1;  // what the turn did from the call on is past it
         if (failed == partition_->index()) {  // this process's rank: its report, as if its turn had thrown
           failure_ = fmt::format("rank {} failed at t={} us: {}", f->rank, to_us(f->clock), f->what);
           failure_is_usage_ = true;
@@ -493,13 +499,14 @@ bool Engine::at_window_end() {
   if (failed >= 0) {
     failure_told_ = true;
     // A failure in a context's turn has its place in the sequential order, and so has a time limit,
-    // before every event of the first instant past it. One a layer finds (a call inside the turn),
-    // or another of the loop's own (in an event's handling, at order 0), does not.
+    // before every event of the first instant past it, and a call a layer marked (Proc::mark) inside
+    // a turn. One a layer finds at an unmarked call, or another of the loop's own (in an event's
+    // handling, at order 0), does not.
     if (!layer_failed && (first_failure.second >= vp_order(0) || before_instant)) {
       std::sort(records.begin(), records.end(), in_sequential_order);
       std::vector<std::size_t> at;
       for (const Swapped& place : records) at.push_back(place.at);
-      cut_at(first_failure, all, at);
+      cut_at(Stamp{first_failure.first, first_failure.second, failure_step}, all, at);
     }
     // The single process would have stopped at the first failure: a later one in this process is
     // not the run's.
@@ -694,14 +701,14 @@ void Engine::number_own(Msg& m, std::uint64_t id, std::uint64_t data_id) {
   if (m.rdv->send_op) numbered(*m.rdv->send_op, data_id);
 }
 
-void Engine::enter_place(const Event& e) {
+void Engine::enter_place(Stamp at) {
   if (!places_.empty()) {
     Place& last = places_.back();
-    if (std::pair{e.t, e.order} <= std::pair{last.t, last.order}) return;
+    if (at <= last.at) return;
     // The events of messages at one instant are one place: a failure this process can place is a
     // context's turn, which comes after all of them (a million injections at once are one).
-    if (e.t == last.t && e.order < vp_order(0) && last.order < vp_order(0)) {
-      last.order = e.order;
+    if (at.t == last.at.t && at.order < vp_order(0) && last.at.order < vp_order(0)) {
+      last.at = at;
       return;
     }
     // A place that changed nothing here (no hash term, no clock: most network events in a process
@@ -709,11 +716,25 @@ void Engine::enter_place(const Event& e) {
     // million messages over does not keep a million places.
     const bool clock_noted = !clocks_noted_.empty() && clocks_noted_.back().place == first_place_ + places_.size() - 1;
     if (!clock_noted && last.hash_before == instruments_.hash().value()) {
-      last.t = e.t, last.order = e.order;
+      last.at = at;
       return;
     }
   }
-  places_.push_back(Place{e.t, e.order, instruments_.hash().value()});
+  places_.push_back(Place{at, instruments_.hash().value()});
+}
+
+// A layer's mark inside v's turn (Proc::mark): the rest of the turn is a place of its own, with
+// v's clock noted, so that a failure the layer finds at the window's end is cut exactly there.
+std::uint32_t Engine::mark_place(Vp& v) {
+  if (!partition_) return 0;
+  await_turn(v);
+  // Not in its own turn, or out of marks: the failure keeps the processes' shares.
+  if (place_now_.t != now_ || place_now_.order != v.order || place_now_.step + 1 == Stamp::kWholeTurn) return 0;
+  ++place_now_.step;
+  enter_place(place_now_);
+  note_clock(v);
+  if (stamps_records_) instruments_.stamp(place_now_);
+  return place_now_.step;
 }
 
 void Engine::forget_places() {
@@ -723,21 +744,19 @@ void Engine::forget_places() {
   if (stamps_records_) instruments_.window_ended();
 }
 
-void Engine::cut_at(std::pair<Time, std::uint64_t> failure, std::span<const std::byte> all,
-                    std::span<const std::size_t> records) {
+void Engine::cut_at(Stamp failure, std::span<const std::byte> all, std::span<const std::size_t> records) {
   std::vector<Record> before;  // the window's sends before the failure, in the sequential order
   for (const std::size_t at : records) {
     const auto r = Unpacker(all.subspan(at)).take<Record>();
-    if (std::pair{r.turn, r.order} > failure) break;
+    if (Stamp{r.turn, r.order, r.step} > failure) break;
     // A send whose eager or rendezvous protocol waits for the window's frees of buffer space
     // (await_protocol) is not decided here: the hash stays the processes' shares.
     if (r.undecided) return;
     before.push_back(r);
   }
   // What this process did past the failure: the hash's terms and the contexts' clocks it moved.
-  const auto past = std::upper_bound(places_.begin(), places_.end(), failure, [](const auto& f, const Place& p) {
-    return f < std::pair{p.t, p.order};
-  });
+  const auto past = std::upper_bound(places_.begin(), places_.end(), failure,
+                                     [](const Stamp& f, const Place& p) { return f < p.at; });
   if (past != places_.end()) {
     TraceHash& h = instruments_.hash();
     h.take_back(h.value() - past->hash_before);
@@ -766,7 +785,7 @@ void Engine::cut_at(std::pair<Time, std::uint64_t> failure, std::span<const std:
     instruments_.handed_over(*m, sent.start, sent.handed, sent.held);
   }
   cut_at_failure_ = true;
-  if (stamps_records_) records_cut_at_ = Stamp{failure.first, failure.second};
+  if (stamps_records_) records_cut_at_ = failure;
 }
 
 // The rests of the programs that left (Engine::run_rests) run after the processes' last window, so a

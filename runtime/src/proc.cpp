@@ -93,6 +93,7 @@ std::uint64_t Proc::seed() const { return e_.options().seed; }
 bool Proc::phantom_payloads() const { return e_.options().phantom_payloads; }
 std::shared_ptr<void>& Proc::run_local(const void* key) { return e_.run_local(v_, key); }
 void Proc::await_turn() { e_.await_turn(self()); }
+std::uint32_t Proc::mark() { return e_.mark_place(self()); }
 int Proc::hops(int from, int to) const {
   const int n = size();
   if (from < 0 || from >= n || to < 0 || to >= n) throw UsageError(fmt::format("hops({}, {}): rank out of range", from, to));

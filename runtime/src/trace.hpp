@@ -32,8 +32,12 @@ inline const char* failed_hash_of(bool shares) {
 struct Stamp {
   Time t = 0;
   std::uint64_t order = 0;
+  /// The part of its turn: a layer's mark (Proc::mark) begins the next part, so that a failure the
+  /// layer finds only at a split run's window's end cuts the turn at its call (WindowFailure::mark).
+  std::uint32_t step = 0;
   auto operator<=>(const Stamp&) const = default;
-  static constexpr Stamp end() { return {kNever, ~std::uint64_t{0}}; }  // after every event
+  static constexpr std::uint32_t kWholeTurn = ~std::uint32_t{0};                    // every part of its turn
+  static constexpr Stamp end() { return {kNever, ~std::uint64_t{0}, kWholeTurn}; }  // after every event
 };
 
 class Recorder {

@@ -8,7 +8,9 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <mutex>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -112,7 +114,9 @@ void ring(Proc& p) {
 // Every rank sends to every other, long and short messages at once, with computation between: worms
 // block each other across the processes' shares of the machine, and receives match any source.
 // Rank `who`, if any, gives up before its receive number `at`, just after a send of its own.
-void crowded_until(Proc& p, int who, int at) {
+// Rank `who` fails before its receive number `at`, just after a send: by default its program throws;
+// with `failing_call`, a call that fails (or returns, in a split run that finds the failure later).
+void crowded_until(Proc& p, int who, int at, const std::function<void(Proc&)>& failing_call = {}) {
   const int n = p.size(), me = p.rank();
   std::vector<std::byte> buf(700);
   std::vector<Request> reqs;
@@ -126,7 +130,8 @@ void crowded_until(Proc& p, int who, int at) {
     p.compute(static_cast<Time>((me * 13 + k) % 7) * 1000);
     if (me == who && k == at) {
       p.send((me + 3) % n, 0, std::span<const std::byte>(buf).first(24));
-      throw Error(fmt::format("rank {} gives up", me));
+      if (!failing_call) throw Error(fmt::format("rank {} gives up", me));
+      failing_call(p);
     }
     p.recv(any_source, any_tag, in[static_cast<std::size_t>(k)]);
   }
@@ -1000,8 +1005,57 @@ std::string races_in(const std::string& report) {
   const std::size_t from = report.find("Races up to the failure:");
   return from == std::string::npos ? std::string() : report.substr(from, report.find("trace_hash", from) - from);
 }
+// A layer that finds a call's failure only at a split run's window's end (RunOptions::window_failure),
+// as MPI's collective checks do. The call marks its place in the turn (Proc::mark); in one process
+// the mark is 0 and the call fails at once, as MPI's does there; a split run's program goes on past
+// it (sends, receives, waits) until the end of the window it was made in names the call, with its
+// mark, in every process (a process that ends that window later than the call's own must not see a
+// call of the next).
+class LayerFinding {
+ public:
+  void call(Proc& p) {
+    const std::uint32_t mark = p.mark();
+    if (mark == 0) throw UsageError("the layer's finding");
+    const auto rank = static_cast<std::size_t>(p.rank());
+    const std::lock_guard lock(lock_);
+    found_ = RunOptions::WindowFailure{turn_at_[rank], p.rank(), p.now(), "the layer's finding", mark};
+    found_in_ = windows_[process_of_[rank]];
+  }
+  // Process k's options: its ranks' turns, its windows, and the finding at the end of the window it
+  // was made in.
+  void serve(RunOptions& o, int k) {
+    const auto process = static_cast<std::size_t>(k);
+    o.on_vp_resume = [this, process](int rank, Time now) {
+      turn_at_[static_cast<std::size_t>(rank)] = now;
+      process_of_[static_cast<std::size_t>(rank)] = process;
+    };
+    o.window_notes = [this, process] {
+      ++windows_[process];  // called once at each window's end, before window_failure
+      return std::vector<std::byte>();
+    };
+    o.window_failure = [this, process]() -> std::optional<RunOptions::WindowFailure> {
+      const std::lock_guard lock(lock_);
+      return found_in_ + 1 == windows_[process] ? found_ : std::nullopt;
+    };
+  }
+  void forget() {  // between runs
+    found_.reset();
+    windows_.fill(0);
+  }
+
+ private:
+  std::mutex lock_;
+  std::optional<RunOptions::WindowFailure> found_;
+  std::uint64_t found_in_ = 0;  // the window the call was made in, of its process
+  // Each written by its own process: its ranks' turns, and its windows ended.
+  std::array<Time, 64> turn_at_{};
+  std::array<std::size_t, 64> process_of_{};
+  std::array<std::uint64_t, 8> windows_{};
+};
+
 void expect_same_failed_evidence(const Machine& m, const Program& program, const std::vector<int>& parts,
-                                 RunOptions opts = phantom()) {
+                                 RunOptions opts = phantom(), LayerFinding* layer = nullptr) {
+  if (layer) layer->serve(opts, 0);
   fresh_evidence_files(opts, "partition_failed_single");
   opts.races = RaceCheck::report;
   std::string report;
@@ -1017,7 +1071,10 @@ void expect_same_failed_evidence(const Machine& m, const Program& program, const
   for (const int n : parts) {
     SCOPED_TRACE(::testing::Message() << n << " processes");
     fresh_evidence_files(opts, fmt::format("partition_failed_split{}", n));
-    const ts_test::SplitRun split = ts_test::run_split(m, program, opts, n);
+    if (layer) layer->forget();
+    const ts_test::SplitRun split = ts_test::run_split(m, program, opts, n, [layer](RunOptions& o, int k) {
+      if (layer) layer->serve(o, k);
+    });
     for (int k = 0; k < n; ++k) ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << "process " << k;
     const std::string split_report = failure_text(split.failures[0]);
     EXPECT_NE(split_report.find(note.substr(0, note.find(':'))), std::string::npos) << split_report;
@@ -1077,6 +1134,14 @@ TEST(Partition, AFailedSplitRunsTraceAndOrderLogAreTheSingleProcesss) {
     RunOptions limited = phantom();
     limited.time_limit = limit;
     expect_same_failed_evidence(mesh, long_ring, {2, 4}, limited);
+  }
+  // A failure a layer finds at the window's end, at the call that marked it: what the turn did from
+  // the call on (more sends, receives, a wait) is taken back, what it did before is kept.
+  for (const int who : {2, 9, 13}) {
+    SCOPED_TRACE(fmt::format("a call of rank {} fails", who));
+    LayerFinding layer;
+    const Program program = [&layer, who](Proc& p) { crowded_until(p, who, 4, [&layer](Proc& q) { layer.call(q); }); };
+    expect_same_failed_evidence(mesh, program, {2, 3, 4}, phantom(), &layer);
   }
 }
 

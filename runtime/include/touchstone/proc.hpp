@@ -105,6 +105,11 @@ class Proc {
   /// here for its turn, as at every call into the runtime; otherwise it returns at once. Free in
   /// virtual time and leaves no trace: a run is the same with or without it, only safe.
   void await_turn();
+  /// For a library layered on the Proc that checks some calls only at a split run's window's end
+  /// (RunOptions::window_failure, docs/parallel.md): marks this point of the VP's turn, before the
+  /// call does anything, and returns the mark for WindowFailure::mark, which cuts the run here if
+  /// the call is found to fail. Free in virtual time and leaves no trace; 0 in a run in one process.
+  std::uint32_t mark();
 
   /// Names where the program is, for deadlock and race reports: this VP's later calls are reported
   /// "at FILE:LINE note" (the caller's file and line) until the next annotate. Free in virtual time.

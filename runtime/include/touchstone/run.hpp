@@ -199,11 +199,15 @@ struct RunOptions {
   /// `clock`. Asked at every window's end after on_window_notes, in every process, which must all
   /// answer alike; the run fails there unless a failure earlier in the sequential order (docs/model.md
   /// 1.3) ended it first (another failure of that turn came after the call). Unset or nullopt: none.
+  /// `mark`: what Proc::mark returned at the call, so that every process takes back what the turn did
+  /// from the call on and the run's hash, trace and order log are the single process's; 0 (none):
+  /// each process keeps its share of the run up to where it stopped (RunError::hash_of_shares).
   struct WindowFailure {
     Time at = 0;
     int rank = 0;
     Time clock = 0;
     std::string what;
+    std::uint32_t mark = 0;
   };
   std::function<std::optional<WindowFailure>()> window_failure;
   /// VPs 0..ranks-1 run the program's ranks; the others are idle (an MPI run with -np below the
