@@ -1402,7 +1402,7 @@ void Engine::hand_over(Msg* m, Time start, Time handed, std::uint64_t order) {
   // A split run numbers the window's messages when the processes meet (partition.cpp).
   if (partition_) [[unlikely]]
     return handed_here_.push_back(
-        HandedHere{m, now_, order, start, handed, instruments_.hold_sent(*m), false, 0, place_now_.step});
+        HandedHere{m, Stamp{now_, order, place_now_.step}, start, handed, instruments_.hold_sent(*m)});
   instruments_.handed_over(*m, start, handed);
   to_network(m, start, handed, now_);
 }

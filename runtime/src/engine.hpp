@@ -276,7 +276,7 @@ class Engine final : public NetworkListener, private Scheduler {
   Msg* make_msg(int src, int dst, int tag, std::uint64_t ctx, std::size_t size);
   // A message set-up of node m->src that began at `start`: hashed, counted, recorded, and handed
   // to the network at `handed`.
-  // `order`: the sending event's place among those of its instant (HandedHere::order).
+  // `order`: the sending event's place among those of its instant (HandedHere::sent).
   void hand_over(Msg* m, Time start, Time handed, std::uint64_t order);
   Time after_tail(int src, Time start, Time done) const;
   // Flow control (docs/model.md 2.16): how a send's message goes. `buffered`: eager, with space
@@ -699,17 +699,17 @@ class Engine final : public NetworkListener, private Scheduler {
   }
   struct HandedHere {
     Msg* m;
-    Time turn;  // the time of the event that sent it: its place in the order, with
-    // the order of that event among those of its instant: vp_order(sender) for a VP's turn, the
-    // request's id for an active message's reply (sent in its arrival, which comes first).
-    std::uint64_t order;
+    // The place of the event that sent it: its time; its order among the events of its instant,
+    // vp_order(sender) for a VP's turn, the request's id for an active message's reply (sent in its
+    // arrival, which comes first); and the part of its turn, since a layer's failure may cut a turn
+    // between sends (Proc::mark).
+    Stamp sent;
     Time start, handed;  // hand_over's times
     std::size_t held = Instruments::kNotHeld;  // the places of its records (Instruments::hold_sent)
     // Flow control (await_protocol): eager or rendezvous is decided at the window's end, after the
     // first `frees_before` of the window's frees of buffer space (Network::frees_this_window).
     bool undecided = false;
     std::size_t frees_before = 0;
-    std::uint32_t step = 0;  // the part of its turn (Stamp::step): a layer's failure may cut a turn between sends
   };
   std::vector<HandedHere> handed_here_;
   // A multicast's lead handed over in this window: the destinations it was planned for (world ranks).

@@ -66,7 +66,8 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
   instruments_.send_posted(v.rank, *lead);  // at the call: a split run hands it over later
   if (partition_) [[unlikely]] {  // numbered, counted and posted at the window's end (partition.cpp)
     multicast_dsts_[lead] = std::move(world);
-    handed_here_.push_back(HandedHere{lead, now_, v.order, start, v.clock, instruments_.hold_multicast(v.rank, *lead)});
+    handed_here_.push_back(HandedHere{lead, Stamp{now_, v.order, place_now_.step}, start, v.clock,
+                                      instruments_.hold_multicast(v.rank, *lead)});
     return op;
   }
   instruments_.multicast_sent(v.rank, *lead, start, v.clock, v.is_task());
@@ -81,7 +82,7 @@ void Engine::number_multicast(const HandedHere& h) {
   Msg* lead = h.m;
   for (Msg* b : lead->branch) b->id = next_msg_id_++;
   numbered(*lead->send_op, lead->id);
-  instruments_.multicast_sent(lead->src, *lead, h.start, h.handed, h.order != vp_order(lead->src), h.held);
+  instruments_.multicast_sent(lead->src, *lead, h.start, h.handed, h.sent.order != vp_order(lead->src), h.held);
 }
 
 void Engine::hand_over_multicast(const HandedHere& h) {
@@ -92,7 +93,7 @@ void Engine::hand_over_multicast(const HandedHere& h) {
     b->payload = std::vector<std::byte>();                                        // its bytes are on their way there
     if (b->held_op) awaiting_receipt_[b->id] = b->held_op, b->held_op = nullptr;  // until its receipt
   }
-  to_network(lead, h.start, h.handed, h.turn);
+  to_network(lead, h.start, h.handed, h.sent.t);
 }
 
 // Another process's multicast, as this process's copy of the network carries it: the same plan
@@ -115,7 +116,7 @@ void Engine::take_multicast(const HandedHere& h, std::span<const int> dsts, std:
     m->vc.assign(vc.begin(), vc.end());
     m->held_elsewhere = held;  // its receipt goes back to the sender's process (Engine::receipt_here)
   }
-  to_network(lead, h.start, h.handed, h.turn);
+  to_network(lead, h.start, h.handed, h.sent.t);
 }
 
 }  // namespace touchstone::detail

@@ -79,8 +79,8 @@ struct Header {
   std::uint64_t payloads_apart = 0;
 };
 struct Record {
-  Time turn = 0, start = 0, handed = 0;
-  std::uint64_t order = 0;  // Engine::HandedHere::order
+  Stamp sent;  // Engine::HandedHere::sent
+  Time start = 0, handed = 0;
   std::uint64_t ctx = 0, size = 0, seq = 0;
   std::uint64_t bytes = 0;  // of payload that follow the record: its destination's process delivers them
   // A rendezvous (docs/model.md 2.16): Msg::Proto; for a request to send its data's size, for a
@@ -100,7 +100,6 @@ struct Record {
   // window's end, after the window's first `frees_before` frees of buffer space.
   std::uint8_t undecided = 0;
   std::uint64_t frees_before = 0;
-  std::uint32_t step = 0;  // Engine::HandedHere::step
 };
 // This window's arrivals of a process's members at a hardware barrier; with race detection followed
 // by what its waiting members have heard of (a vector clock, one entry per rank).
@@ -178,8 +177,8 @@ void Engine::refuse_call(const char* what) const {
 // waits meanwhile, charged with the eager send's CPU time: it is at least the lookahead, and the
 // single process too makes the VP's next call at the send's end (send_protocol).
 Op* Engine::await_protocol(Vp& v, Op* op, Msg* m, Time start) {
-  handed_here_.push_back(HandedHere{m, now_, v.order, start, v.clock, instruments_.hold_sent(*m), true,
-                                    network_->frees_this_window(), place_now_.step});
+  handed_here_.push_back(HandedHere{m, Stamp{now_, v.order, place_now_.step}, start, v.clock,
+                                    instruments_.hold_sent(*m), true, network_->frees_this_window()});
   block(v, Vp::Block::sync, Call{});
   return op;
 }
@@ -328,10 +327,9 @@ bool Engine::at_window_end() {
     const std::span<const int> dsts = fan == multicast_dsts_.end() ? std::span<const int>() : fan->second;
     // What the sender had heard of goes to the receiver's process (race detection, races.hpp).
     const bool clocked = races && m.vc.size() == vps && elsewhere(m);
-    auto record = Record{s.turn,
+    auto record = Record{s.sent,
                          s.start,
                          s.handed,
-                         s.order,
                          m.ctx,
                          m.size,
                          i,
@@ -348,7 +346,6 @@ bool Engine::at_window_end() {
                          m.held_op != nullptr};
     record.undecided = s.undecided;
     record.frees_before = s.frees_before;
-    record.step = s.step;
     mine.put(record);
     if (!h.payloads_apart) mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
     for (const int d : dsts) mine.put(static_cast<std::int32_t>(d));
@@ -398,7 +395,7 @@ bool Engine::at_window_end() {
       if (r.bytes > r.size || r.fan < 0 || r.fan > static_cast<std::int32_t>(vps_.size()) ||
           r.proto > static_cast<std::uint8_t>(Msg::Proto::sync_ack))
         throw_corrupt_swap();
-      Swapped place{r.turn, r.order, r.seq, at};
+      Swapped place{r.sent.t, r.sent.order, r.seq, at};
       if (r.clocked && !races) throw_corrupt_swap();
       if (r.undecided > 1 || (r.undecided && (r.proto != static_cast<std::uint8_t>(Msg::Proto::eager) || r.fan != 0 ||
                                               !machine_.net.flow_control() || machine_.net.recv_buffer < 0)))
@@ -570,8 +567,8 @@ bool Engine::at_window_end() {
       if (r.proc == partition_->index())
         hand_over_multicast(handed_here_[r.seq]);
       else
-        take_multicast(HandedHere{make_msg(r.src, r.dst, r.tag, r.ctx, r.size), r.turn, r.order, r.start, r.handed},
-                       fan, payload, vc, r.held != 0);
+        take_multicast(HandedHere{make_msg(r.src, r.dst, r.tag, r.ctx, r.size), r.sent, r.start, r.handed}, fan,
+                       payload, vc, r.held != 0);
       continue;
     }
     const auto proto = static_cast<Msg::Proto>(r.proto);
@@ -587,7 +584,7 @@ bool Engine::at_window_end() {
         if (m->held_op) awaiting_receipt_[id] = m->held_op, m->held_op = nullptr;  // until its receipt
       }
       instruments_.handed_over(*m, r.start, r.handed, handed_here_[r.seq].held);
-      to_network(m, r.start, r.handed, r.turn);
+      to_network(m, r.start, r.handed, r.sent.t);
     } else {
       // Another process's message: this copy of the network carries it; its sender's process counts
       // and hashes its set-up, and only its destination's process receives it (on_arrival).
@@ -602,7 +599,7 @@ bool Engine::at_window_end() {
         m->held_elsewhere = r.held != 0;
         take_rendezvous(*m, proto, r.rendezvous, data_id);
       }
-      to_network(m, r.start, r.handed, r.turn);
+      to_network(m, r.start, r.handed, r.sent.t);
     }
   }
   handed_here_.clear();
@@ -748,7 +745,7 @@ void Engine::cut_at(Stamp failure, std::span<const std::byte> all, std::span<con
   std::vector<Record> before;  // the window's sends before the failure, in the sequential order
   for (const std::size_t at : records) {
     const auto r = Unpacker(all.subspan(at)).take<Record>();
-    if (Stamp{r.turn, r.order, r.step} > failure) break;
+    if (r.sent > failure) break;
     // A send whose eager or rendezvous protocol waits for the window's frees of buffer space
     // (await_protocol) is not decided here: the hash stays the processes' shares.
     if (r.undecided) return;
