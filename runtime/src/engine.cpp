@@ -536,6 +536,7 @@ void Engine::abort_run(std::string report) {
     failed_at_ = now_;
     const int running = executor_ ? executor_->current() : kMain;
     failed_order_ = running >= 0 ? context(running).order : 0;
+    if (in_network_event_) failed_network_place_ = network_event_place_;
   }
   aborting_ = true;
 }

@@ -492,7 +492,8 @@ class Engine final : public NetworkListener, private Scheduler {
   }
   void forget_places();  // a window ended without a failure
   // Takes back what this process did past `failure` and numbers and hashes the window's sends made
-  // before it: the Records at offsets `records` of the swap `all`, in the sequential order.
+  // before it: the Records at offsets `records` of the swap `all`, in the sequential order. At
+  // Stamp::end() (no process went past the failure) it only numbers them.
   void cut_at(Stamp failure, std::span<const std::byte> all, std::span<const std::size_t> records);
   bool gather_schedule_use(bool clean);           // the run's end: the schedule's entries every process used
   void gather_clocks(std::vector<Time>& clocks);  // ... every rank's clock, from its process
@@ -690,10 +691,18 @@ class Engine final : public NetworkListener, private Scheduler {
   // at the current time with a lower id than the one being handled is handled after it.
   std::uint64_t network_event_place_ = 0;
   Time network_event_instant_ = -1;
+  // A failure in the handling of a network event (a user topology's route that throws) comes at the
+  // same event in every process: its place among those of its instant (at_window_end), 0 for others.
+  bool in_network_event_ = false;
+  std::uint64_t failed_network_place_ = 0;
   void handle_network_event(const Event& e) {
     if (partition_) [[unlikely]] {
       if (now_ != network_event_instant_) network_event_instant_ = now_, network_event_place_ = 0;
       ++network_event_place_;
+      in_network_event_ = true;  // left set by what throws out of it
+      network_->handle(e);
+      in_network_event_ = false;
+      return;
     }
     network_->handle(e);
   }

@@ -70,6 +70,7 @@ struct Header {
   Time failed_at = kNever;     // ... there in the sequential order (Engine::failed_at_, failed_order_)
   std::uint64_t failed_order = 0;
   std::uint64_t failed_before_instant = 0;  // 1: before every event of its instant (a time limit)
+  std::uint64_t failed_network_place = 0;   // in a network event: its place at its instant (from 1)
   std::uint64_t records = 0;
   std::uint64_t barriers = 0;  // BarrierRecords, after the Records
   std::uint64_t receipts = 0;  // Engine::Receipt records, after the BarrierRecords
@@ -280,6 +281,7 @@ bool Engine::at_window_end() {
   h.failed = aborting_ ? (failure_is_usage_ ? 2 : 1) : 0;
   h.failed_at = failed_at_, h.failed_order = failed_order_;
   h.failed_before_instant = failed_before_instant_ ? 1 : 0;
+  h.failed_network_place = aborting_ ? failed_network_place_ : 0;
   // A failed process's sends too: those made before the run's failure are numbered (cut_at).
   h.records = handed_here_.size();
   h.barriers = aborting_ ? 0 : barriers_here_.size();
@@ -376,6 +378,8 @@ bool Engine::at_window_end() {
   std::uint32_t failure_step = Stamp::kWholeTurn;
   std::pair<Time, std::uint64_t> first_failure{kNever, 0};
   bool before_instant = false;  // first_failure is before every event of its instant
+  // Every process failed in the same network event (its time and place at its instant), none past it.
+  std::pair<Time, std::uint64_t> network_failure{kNever, 0};
   std::vector<Swapped> records;
   std::vector<Receipt> receipts;            // of this process's held sends
   bool any_apart = false;                   // then every process takes part in the exchange of payloads
@@ -389,6 +393,10 @@ bool Engine::at_window_end() {
     if (hk.failed && (failed < 0 || std::pair{hk.failed_at, hk.failed_order} < first_failure))
       failed = k, misused = hk.failed == 2, first_failure = {hk.failed_at, hk.failed_order},
       before_instant = hk.failed_before_instant == 1;
+    if (k == 0) network_failure = {hk.failed_at, hk.failed_network_place};
+    if (!hk.failed || hk.failed_network_place == 0 ||
+        network_failure != std::pair{hk.failed_at, hk.failed_network_place})
+      network_failure = {kNever, 0};
     for (std::uint64_t i = 0; i < hk.records; ++i) {
       const auto at = static_cast<std::size_t>(in.first(0).data() - all.data());
       const auto r = in.take<Record>();
@@ -497,13 +505,17 @@ bool Engine::at_window_end() {
     failure_told_ = true;
     // A failure in a context's turn has its place in the sequential order, and so has a time limit,
     // before every event of the first instant past it, and a call a layer marked (Proc::mark) inside
-    // a turn. One a layer finds at an unmarked call, or another of the loop's own (in an event's
-    // handling, at order 0), does not.
-    if (!layer_failed && (first_failure.second >= vp_order(0) || before_instant)) {
+    // a turn. So has a failure in the handling of a network event that every process met there
+    // (each handles every network event, in the same order): none went past it, and there is
+    // nothing to take back. One a layer finds at an unmarked call, or another of the loop's own (an
+    // active message's handler, which runs in its node's process alone), does not.
+    const bool in_every_network =
+        network_failure.second != 0 && first_failure == std::pair<Time, std::uint64_t>{network_failure.first, 0};
+    if (!layer_failed && (first_failure.second >= vp_order(0) || before_instant || in_every_network)) {
       std::sort(records.begin(), records.end(), in_sequential_order);
       std::vector<std::size_t> at;
       for (const Swapped& place : records) at.push_back(place.at);
-      cut_at(Stamp{first_failure.first, first_failure.second, failure_step}, all, at);
+      cut_at(in_every_network ? Stamp::end() : Stamp{first_failure.first, first_failure.second, failure_step}, all, at);
     }
     // The single process would have stopped at the first failure: a later one in this process is
     // not the run's.
@@ -782,7 +794,8 @@ void Engine::cut_at(Stamp failure, std::span<const std::byte> all, std::span<con
     instruments_.handed_over(*m, sent.start, sent.handed, sent.held);
   }
   cut_at_failure_ = true;
-  if (stamps_records_) records_cut_at_ = failure;
+  // After every event (a failure every process met in the same network event): nothing to cut.
+  if (stamps_records_ && failure != Stamp::end()) records_cut_at_ = failure;
 }
 
 // The rests of the programs that left (Engine::run_rests) run after the processes' last window, so a

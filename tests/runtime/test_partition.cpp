@@ -3,11 +3,13 @@
 // process's run, trace_hash, times and counts included, and a failure in one must end them all.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -1054,7 +1056,8 @@ class LayerFinding {
 };
 
 void expect_same_failed_evidence(const Machine& m, const Program& program, const std::vector<int>& parts,
-                                 RunOptions opts = phantom(), LayerFinding* layer = nullptr) {
+                                 RunOptions opts = phantom(), LayerFinding* layer = nullptr, bool network_too = false) {
+  const auto kept = [network_too](const std::string& t) { return network_too ? t : without_network(t); };
   if (layer) layer->serve(opts, 0);
   fresh_evidence_files(opts, "partition_failed_single");
   opts.races = RaceCheck::report;
@@ -1066,8 +1069,9 @@ void expect_same_failed_evidence(const Machine& m, const Program& program, const
     report = e.what();
   }
   const std::string note = report.substr(report.find("\nWritten up to the failure at t="));
-  const std::string trace = without_network(file_text(opts.trace_file)), order = file_text(opts.order_log_file);
+  const std::string trace = kept(file_text(opts.trace_file)), order = file_text(opts.order_log_file);
   EXPECT_NE(trace.find("(when the run failed)"), std::string::npos) << "no VP was blocked at the failure";
+  if (network_too) EXPECT_NE(trace.find("\"pid\":3,"), std::string::npos) << "no network track";
   for (const int n : parts) {
     SCOPED_TRACE(::testing::Message() << n << " processes");
     fresh_evidence_files(opts, fmt::format("partition_failed_split{}", n));
@@ -1079,8 +1083,73 @@ void expect_same_failed_evidence(const Machine& m, const Program& program, const
     const std::string split_report = failure_text(split.failures[0]);
     EXPECT_NE(split_report.find(note.substr(0, note.find(':'))), std::string::npos) << split_report;
     EXPECT_EQ(races_in(split_report), races_in(report));
-    EXPECT_TRUE(without_network(file_text(opts.trace_file)) == trace) << "the traces differ: " << opts.trace_file;
+    EXPECT_TRUE(kept(file_text(opts.trace_file)) == trace) << "the traces differ: " << opts.trace_file;
     EXPECT_EQ(file_text(opts.order_log_file), order);
+  }
+}
+
+// A mesh whose route from `from` to `to` throws, in the event loop's handling of the message's
+// injection; adaptively, at the header's hop after the first instead.
+class ThrowingRoute : public Topology {
+ public:
+  ThrowingRoute(std::shared_ptr<const Topology> mesh, int from, int to, bool adaptive)
+      : mesh_(std::move(mesh)), from_(from), to_(to), adaptive_(adaptive) {}
+  std::string name() const override { return mesh_->name(); }
+  int nodes() const override { return mesh_->nodes(); }
+  std::size_t link_channels() const override { return mesh_->link_channels(); }
+  void route(int src, int dst, std::vector<LinkId>& out) const override {
+    if (!adaptive_ && src == from_ && dst == to_) throw Error(fmt::format("no route from {} to {}", src, dst));
+    mesh_->route(src, dst, out);
+  }
+  int distance(int src, int dst) const override { return mesh_->distance(src, dst); }
+  std::string link_name(LinkId id) const override { return mesh_->link_name(id); }
+  bool adaptive() const override { return adaptive_; }
+  void next_channels(int src, int dst, LinkId came_in, std::vector<LinkId>& out) const override {
+    if (src == from_ && dst == to_ && came_in != kNoLink) throw Error(fmt::format("no hop from {} to {}", src, dst));
+    std::vector<LinkId> all;
+    mesh_->route(src, dst, all);
+    const auto at = came_in == kNoLink ? all.begin() : std::find(all.begin(), all.end(), came_in) + 1;
+    if (at != all.end()) out.push_back(*at);
+  }
+  std::vector<int> dims() const override { return mesh_->dims(); }
+  std::vector<int> coords(int node) const override { return mesh_->coords(node); }
+
+ private:
+  std::shared_ptr<const Topology> mesh_;
+  int from_, to_;
+  bool adaptive_;
+};
+
+// A failure in the event loop's handling of an event (a user topology's route that throws) comes at
+// the same network event in every process, each of which handles every network event: nothing ran
+// past it anywhere, and the window's sends before it are numbered as the single process numbered them.
+// Long messages to the next three ranks at once, whose worms block each other, and while they
+// stream, one to the rank five on.
+void near_then_far(Proc& p) {
+  const int n = p.size(), me = p.rank();
+  std::vector<std::byte> out(5000);
+  std::vector<std::vector<std::byte>> in(4, std::vector<std::byte>(5000));
+  std::vector<Request> reqs;
+  for (int k = 1; k <= 3; ++k) reqs.push_back(p.irecv((me + n - k) % n, k, in[static_cast<std::size_t>(k)]));
+  for (int k = 1; k <= 3; ++k) reqs.push_back(p.isend((me + k) % n, k, out));
+  p.send((me + 5) % n, 5, out);
+  p.recv(any_source, 5, in[0]);
+  p.waitall(reqs);
+}
+
+TEST(Partition, AFailureInAnEventsHandlingIsPlacedAsInOneProcess) {
+  for (const bool adaptive : {false, true}) {
+    SCOPED_TRACE(adaptive ? "adaptive" : "routed");
+    const Machine mesh = ts_test::prime_machine("mesh:4x4");
+    Machine early = mesh, late = mesh;
+    early.topology = std::make_shared<ThrowingRoute>(mesh.topology, 3, 11, adaptive);
+    expect_split_failures_same(early, crowded, {2, 3, 4});
+    // In the second ring, long messages in flight across the processes and windows behind it.
+    late.topology = std::make_shared<ThrowingRoute>(mesh.topology, 3, 8, adaptive);
+    expect_split_failures_same(late, long_ring, {2, 3, 4});
+    expect_same_failed_evidence(late, long_ring, {2, 4});
+    // Spans of the network's track open at the failure too.
+    expect_same_failed_evidence(late, near_then_far, {2, 3, 4}, phantom(), nullptr, true);
   }
 }
 
