@@ -536,7 +536,7 @@ void Engine::abort_run(std::string report) {
     failed_at_ = now_;
     const int running = executor_ ? executor_->current() : kMain;
     failed_order_ = running >= 0 ? context(running).order : 0;
-    if (in_network_event_) failed_network_place_ = network_event_place_;
+    if (in_network_event_) failed_network_place_ = network_event_place_, failed_in_handler_ = am_ && am_->in_handler();
   }
   aborting_ = true;
 }
@@ -614,9 +614,12 @@ int Engine::run_events() {
     }
     now_ = e.t;
     if (partition_ || stamps_records_) [[unlikely]] {
-      // A context woken again at its instant goes on in the part of its turn it had reached.
-      if (e.t != place_now_.t || e.order != place_now_.order) place_now_ = Stamp{e.t, e.order};
-      if (partition_) enter_place(place_now_);
+      if (partition_) {
+        place_now_ = split_place(e);
+        enter_place(place_now_);
+      } else if (e.t != place_now_.t || e.order != place_now_.order) {
+        place_now_ = Stamp{e.t, e.order};  // as in split_place
+      }
       if (stamps_records_) instruments_.stamp(place_now_);
     }
     if (!instant_.empty() && behind_instant(e)) [[unlikely]] continue;
@@ -1652,6 +1655,7 @@ void Engine::on_send_done(Msg& m, Time t) {
 
 void Engine::on_arrival(Msg& m, Time t) {
   if (is_am_request(m.ctx)) {
+    place_ends_ = partition_ != nullptr;  // its handler may fail in its node's process (enter_place)
     if (!here(m.dst)) [[unlikely]]
       return free_msg(&m);  // its destination's process runs the handler
     instruments_.handler_starts(m);

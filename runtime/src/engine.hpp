@@ -492,8 +492,7 @@ class Engine final : public NetworkListener, private Scheduler {
   }
   void forget_places();  // a window ended without a failure
   // Takes back what this process did past `failure` and numbers and hashes the window's sends made
-  // before it: the Records at offsets `records` of the swap `all`, in the sequential order. At
-  // Stamp::end() (no process went past the failure) it only numbers them.
+  // before it: the Records at offsets `records` of the swap `all`, in the sequential order.
   void cut_at(Stamp failure, std::span<const std::byte> all, std::span<const std::size_t> records);
   bool gather_schedule_use(bool clean);           // the run's end: the schedule's entries every process used
   void gather_clocks(std::vector<Time>& clocks);  // ... every rank's clock, from its process
@@ -693,18 +692,29 @@ class Engine final : public NetworkListener, private Scheduler {
   Time network_event_instant_ = -1;
   // A failure in the handling of a network event (a user topology's route that throws) comes at the
   // same event in every process: its place among those of its instant (at_window_end), 0 for others.
-  bool in_network_event_ = false;
+  // A failure in an active message's handler comes in its node's process alone: the others have
+  // gone on past it, and so the place of every request's arrival ends with it (place_ends_).
+  bool in_network_event_ = false, failed_in_handler_ = false, place_ends_ = false;
   std::uint64_t failed_network_place_ = 0;
   void handle_network_event(const Event& e) {
     if (partition_) [[unlikely]] {
-      if (now_ != network_event_instant_) network_event_instant_ = now_, network_event_place_ = 0;
-      ++network_event_place_;
       in_network_event_ = true;  // left set by what throws out of it
       network_->handle(e);
       in_network_event_ = false;
       return;
     }
     network_->handle(e);
+  }
+  // The place of event e in a split run. A VP's event is at its context's order (woken again at its
+  // instant, it goes on in the part of its turn it had reached); a network event at its place among
+  // those of its instant, counted alike by every process; an event of this process's own between two
+  // network events (a held send's receipt) just after the earlier one.
+  Stamp split_place(const Event& e) {
+    if (e.order >= vp_order(0))
+      return e.t == place_now_.t && e.order == place_now_.order ? place_now_ : Stamp{e.t, e.order};
+    if (e.t != network_event_instant_) network_event_instant_ = e.t, network_event_place_ = 0;
+    if (e.kind() == Ev::received) return Stamp{e.t, network_event_place_, 1};
+    return Stamp{e.t, ++network_event_place_};
   }
   struct HandedHere {
     Msg* m;

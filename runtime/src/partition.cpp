@@ -71,6 +71,7 @@ struct Header {
   std::uint64_t failed_order = 0;
   std::uint64_t failed_before_instant = 0;  // 1: before every event of its instant (a time limit)
   std::uint64_t failed_network_place = 0;   // in a network event: its place at its instant (from 1)
+  std::uint64_t failed_in_handler = 0;      // 1: there, in an active message's handler
   std::uint64_t records = 0;
   std::uint64_t barriers = 0;  // BarrierRecords, after the Records
   std::uint64_t receipts = 0;  // Engine::Receipt records, after the BarrierRecords
@@ -282,6 +283,7 @@ bool Engine::at_window_end() {
   h.failed_at = failed_at_, h.failed_order = failed_order_;
   h.failed_before_instant = failed_before_instant_ ? 1 : 0;
   h.failed_network_place = aborting_ ? failed_network_place_ : 0;
+  h.failed_in_handler = aborting_ && failed_in_handler_ ? 1 : 0;
   // A failed process's sends too: those made before the run's failure are numbered (cut_at).
   h.records = handed_here_.size();
   h.barriers = aborting_ ? 0 : barriers_here_.size();
@@ -380,6 +382,7 @@ bool Engine::at_window_end() {
   bool before_instant = false;  // first_failure is before every event of its instant
   // Every process failed in the same network event (its time and place at its instant), none past it.
   std::pair<Time, std::uint64_t> network_failure{kNever, 0};
+  std::uint64_t in_handler = 0;  // first_failure is in an active message's handler, at this place
   std::vector<Swapped> records;
   std::vector<Receipt> receipts;            // of this process's held sends
   bool any_apart = false;                   // then every process takes part in the exchange of payloads
@@ -392,7 +395,7 @@ bool Engine::at_window_end() {
     any_apart |= hk.payloads_apart != 0;
     if (hk.failed && (failed < 0 || std::pair{hk.failed_at, hk.failed_order} < first_failure))
       failed = k, misused = hk.failed == 2, first_failure = {hk.failed_at, hk.failed_order},
-      before_instant = hk.failed_before_instant == 1;
+      before_instant = hk.failed_before_instant == 1, in_handler = hk.failed_in_handler ? hk.failed_network_place : 0;
     if (k == 0) network_failure = {hk.failed_at, hk.failed_network_place};
     if (!hk.failed || hk.failed_network_place == 0 ||
         network_failure != std::pair{hk.failed_at, hk.failed_network_place})
@@ -505,17 +508,20 @@ bool Engine::at_window_end() {
     failure_told_ = true;
     // A failure in a context's turn has its place in the sequential order, and so has a time limit,
     // before every event of the first instant past it, and a call a layer marked (Proc::mark) inside
-    // a turn. So has a failure in the handling of a network event that every process met there
-    // (each handles every network event, in the same order): none went past it, and there is
-    // nothing to take back. One a layer finds at an unmarked call, or another of the loop's own (an
-    // active message's handler, which runs in its node's process alone), does not.
-    const bool in_every_network =
-        network_failure.second != 0 && first_failure == std::pair<Time, std::uint64_t>{network_failure.first, 0};
-    if (!layer_failed && (first_failure.second >= vp_order(0) || before_instant || in_every_network)) {
+    // a turn. So has one in the handling of a network event: in an active message's handler, whose
+    // request's arrival ends its place in every process, or one that every process met there (a
+    // route that throws: each handles every network event, in the same order, and none went past
+    // it). One a layer finds at an unmarked call, or another of the loop's own, does not.
+    const bool in_network =
+        first_failure.second == 0 && !before_instant &&
+        (in_handler != 0 || (network_failure.second != 0 && network_failure.first == first_failure.first));
+    if (!layer_failed && (first_failure.second >= vp_order(0) || before_instant || in_network)) {
       std::sort(records.begin(), records.end(), in_sequential_order);
       std::vector<std::size_t> at;
       for (const Swapped& place : records) at.push_back(place.at);
-      cut_at(in_every_network ? Stamp::end() : Stamp{first_failure.first, first_failure.second, failure_step}, all, at);
+      cut_at(in_network ? Stamp{first_failure.first, in_handler != 0 ? in_handler : network_failure.second}
+                        : Stamp{first_failure.first, first_failure.second, failure_step},
+             all, at);
     }
     // The single process would have stopped at the first failure: a later one in this process is
     // not the run's.
@@ -711,12 +717,14 @@ void Engine::number_own(Msg& m, std::uint64_t id, std::uint64_t data_id) {
 }
 
 void Engine::enter_place(Stamp at) {
+  const bool ends = std::exchange(place_ends_, false);
   if (!places_.empty()) {
     Place& last = places_.back();
     if (at <= last.at) return;
     // The events of messages at one instant are one place: a failure this process can place is a
-    // context's turn, which comes after all of them (a million injections at once are one).
-    if (at.t == last.at.t && at.order < vp_order(0) && last.at.order < vp_order(0)) {
+    // context's turn, which comes after all of them (a million injections at once are one), or one
+    // in an active message's handler, whose request's arrival ends its place.
+    if (!ends && at.t == last.at.t && at.order < vp_order(0) && last.at.order < vp_order(0)) {
       last.at = at;
       return;
     }
@@ -794,8 +802,7 @@ void Engine::cut_at(Stamp failure, std::span<const std::byte> all, std::span<con
     instruments_.handed_over(*m, sent.start, sent.handed, sent.held);
   }
   cut_at_failure_ = true;
-  // After every event (a failure every process met in the same network event): nothing to cut.
-  if (stamps_records_ && failure != Stamp::end()) records_cut_at_ = failure;
+  if (stamps_records_) records_cut_at_ = failure;
 }
 
 // The rests of the programs that left (Engine::run_rests) run after the processes' last window, so a

@@ -81,7 +81,7 @@ std::string Engine::write_evidence(bool failed) {
     if (!evidence_gathered_)  // the watchdog, while the processes still run
       return "\nNo trace or order log written: a split run's processes write them together when they end.\n";
     if (partition_->index() != 0) return {};
-    return instruments_.write_evidence(failed, machine_.name, evidence_upto_, !cut_at_failure_, hash_of_shares());
+    return instruments_.write_evidence(failed, machine_.name, evidence_upto_, !records_cut_at_, hash_of_shares());
   }
   evidence_upto_ = now_;
   if (failed && records_cut_at_) instruments_.cut_records(*records_cut_at_);

@@ -400,7 +400,9 @@ void Recorder::cut(Stamp failure) {
   std::size_t n = 0;
   for (std::size_t i = 0; i < net_spans_.size(); ++i) {
     kept[i] = n;
-    if (!past(net_spans_[i].opened)) net_spans_[n++] = std::move(net_spans_[i]);
+    if (past(net_spans_[i].opened)) continue;
+    if (n != i) net_spans_[n] = std::move(net_spans_[i]);  // a string moved onto itself is left empty
+    ++n;
   }
   net_spans_.resize(n);
   std::erase_if(arrows_, [&](const Arrow& a) { return past(a.at); });

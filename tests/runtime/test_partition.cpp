@@ -597,10 +597,13 @@ TEST(Partition, GroupsAndSplitsAcrossProcessesAreTheSingleProcesssRun) {
 // ranks of the same and of other processes: handlers run in their destination's process, and their
 // replies, sent from inside an arrival, take their place among the window's messages there.
 // Rank `who`, if any, gives up once its requests are sent.
-void active_messages_until(Proc& p, int who) {
+// Rank `who`, if any, gives up after its requests; or node `handler_fails`'s echo handler fails on
+// the request of rank `from`.
+void active_messages_until(Proc& p, int who, int handler_fails = -1, int from = -1) {
   const int n = p.size(), me = p.rank();
   p.register_word(0);
-  p.am_register(1, [](AmContext& c) {
+  p.am_register(1, [handler_fails, from](AmContext& c) {
+    if (c.rank() == handler_fails && c.source() == from) throw Error("the echo handler fails");
     c.compute(300 * (c.args()[0] % 5 + 1));
     c.reply(c.args(), c.payload());
   });
@@ -1072,6 +1075,8 @@ void expect_same_failed_evidence(const Machine& m, const Program& program, const
   const std::string trace = kept(file_text(opts.trace_file)), order = file_text(opts.order_log_file);
   EXPECT_NE(trace.find("(when the run failed)"), std::string::npos) << "no VP was blocked at the failure";
   if (network_too) EXPECT_NE(trace.find("\"pid\":3,"), std::string::npos) << "no network track";
+  // The network's spans that the cut keeps keep their names.
+  EXPECT_EQ(file_text(opts.trace_file).find("\"name\":\"\",\"ph\":\"X\",\"pid\":3,"), std::string::npos);
   for (const int n : parts) {
     SCOPED_TRACE(::testing::Message() << n << " processes");
     fresh_evidence_files(opts, fmt::format("partition_failed_split{}", n));
@@ -1150,6 +1155,21 @@ TEST(Partition, AFailureInAnEventsHandlingIsPlacedAsInOneProcess) {
     expect_same_failed_evidence(late, long_ring, {2, 4});
     // Spans of the network's track open at the failure too.
     expect_same_failed_evidence(late, near_then_far, {2, 3, 4}, phantom(), nullptr, true);
+  }
+}
+
+// A failure in an active message's handler comes in its node's process alone, while the others go
+// on past it: the request's arrival ends its place in every process, and they take back what came
+// after it, as in one process.
+TEST(Partition, AFailureInAnActiveMessagesHandlerIsPlacedAsInOneProcess) {
+  const Machine mesh = ts_test::prime_machine("mesh:4x4");
+  // Rank r's echo goes to node (7r + 3) mod 16.
+  for (const int from : {0, 5, 9, 14}) {
+    const int node = (7 * from + 3) % 16;
+    SCOPED_TRACE(fmt::format("node {}'s handler fails on rank {}'s request", node, from));
+    const Program failing = [node, from](Proc& p) { active_messages_until(p, -1, node, from); };
+    expect_split_failures_same(mesh, failing, {2, 3, 4});
+    expect_same_failed_evidence(mesh, failing, {2, 4});
   }
 }
 
