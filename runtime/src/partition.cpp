@@ -383,6 +383,7 @@ bool Engine::at_window_end() {
   // Every process failed in the same network event (its time and place at its instant), none past it.
   std::pair<Time, std::uint64_t> network_failure{kNever, 0};
   std::uint64_t in_handler = 0;  // first_failure is in an active message's handler, at this place
+  std::uint64_t first_network_place = 0;  // ... in a network event, at this place
   std::vector<Swapped> records;
   std::vector<Receipt> receipts;            // of this process's held sends
   bool any_apart = false;                   // then every process takes part in the exchange of payloads
@@ -393,9 +394,13 @@ bool Engine::at_window_end() {
     next = std::min(next, hk.next);
     not_done += hk.not_done;
     any_apart |= hk.payloads_apart != 0;
-    if (hk.failed && (failed < 0 || std::pair{hk.failed_at, hk.failed_order} < first_failure))
+    // Failures at one instant in the loop's own handling of events are in the order of their network
+    // events (two handlers in two processes).
+    if (hk.failed && (failed < 0 || std::tuple{hk.failed_at, hk.failed_order, hk.failed_network_place} <
+                                        std::tuple{first_failure.first, first_failure.second, first_network_place}))
       failed = k, misused = hk.failed == 2, first_failure = {hk.failed_at, hk.failed_order},
-      before_instant = hk.failed_before_instant == 1, in_handler = hk.failed_in_handler ? hk.failed_network_place : 0;
+      first_network_place = hk.failed_network_place, before_instant = hk.failed_before_instant == 1,
+      in_handler = hk.failed_in_handler ? hk.failed_network_place : 0;
     if (k == 0) network_failure = {hk.failed_at, hk.failed_network_place};
     if (!hk.failed || hk.failed_network_place == 0 ||
         network_failure != std::pair{hk.failed_at, hk.failed_network_place})

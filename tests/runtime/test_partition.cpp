@@ -598,12 +598,14 @@ TEST(Partition, GroupsAndSplitsAcrossProcessesAreTheSingleProcesssRun) {
 // replies, sent from inside an arrival, take their place among the window's messages there.
 // Rank `who`, if any, gives up once its requests are sent.
 // Rank `who`, if any, gives up after its requests; or node `handler_fails`'s echo handler fails on
-// the request of rank `from`.
+// the request of rank `from` (either kEveryNode: any).
+constexpr int kEveryNode = -2;
 void active_messages_until(Proc& p, int who, int handler_fails = -1, int from = -1) {
   const int n = p.size(), me = p.rank();
   p.register_word(0);
   p.am_register(1, [handler_fails, from](AmContext& c) {
-    if (c.rank() == handler_fails && c.source() == from) throw Error("the echo handler fails");
+    if ((c.rank() == handler_fails || handler_fails == kEveryNode) && (c.source() == from || from == kEveryNode))
+      throw Error("the echo handler fails");
     c.compute(300 * (c.args()[0] % 5 + 1));
     c.reply(c.args(), c.payload());
   });
@@ -1171,6 +1173,34 @@ TEST(Partition, AFailureInAnActiveMessagesHandlerIsPlacedAsInOneProcess) {
     expect_split_failures_same(mesh, failing, {2, 3, 4});
     expect_same_failed_evidence(mesh, failing, {2, 4});
   }
+  // Every handler fails: several processes fail in one window.
+  const Program every = [](Proc& p) { active_messages_until(p, -1, kEveryNode, kEveryNode); };
+  expect_split_failures_same(mesh, every, {2, 3, 4});
+  expect_same_failed_evidence(mesh, every, {2, 3, 4});
+  // Two handlers fail at one instant in two processes, the later process's first: rank 4's request
+  // to node 12 is numbered before rank 12's to node 4, and both cross two links.
+  const Program crossed = [](Proc& p) {
+    p.am_register(1, [](AmContext& c) {
+      if (c.rank() == 4 || c.rank() == 12) throw Error(fmt::format("node {}'s handler fails", c.rank()));
+      c.reply(c.args(), c.payload());
+    });
+    if (p.rank() == 4 || p.rank() == 12) {
+      const std::int64_t arg = p.rank();
+      AmFuture echo = p.am_request(16 - p.rank(), 1, std::span(&arg, 1), {}, 0);
+      p.am_wait(echo);
+    }
+    std::vector<std::byte> b(8);
+    p.recv(any_source, 9, b);  // never sent: every other rank waits here
+  };
+  expect_split_failures_same(mesh, crossed, {2, 4}, phantom(),
+                             [](const std::vector<std::string>& whats, const std::string& one) {
+                               EXPECT_NE(one.find("node 12's handler fails"), std::string::npos) << one;
+                               const bool named = std::any_of(whats.begin(), whats.end(), [](const std::string& w) {
+                                 return w.find("node 12's handler fails") != std::string::npos;
+                               });
+                               EXPECT_TRUE(named) << "no process reports node 12's failure";
+                             });
+  expect_same_failed_evidence(mesh, crossed, {2, 4});
 }
 
 TEST(Partition, AFailedSplitRunsTraceAndOrderLogAreTheSingleProcesss) {
