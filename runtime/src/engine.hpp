@@ -685,9 +685,10 @@ class Engine final : public NetworkListener, private Scheduler {
   int first_here_ = 0, end_here_ = 0;
   Time lookahead_ = 0, window_end_ = 0;
   // The place of the network event being handled among those of its instant, counted alike by every
-  // process (each handles every network event, in the same order): a split run's order key for the
-  // messages sent in it (hand_over). Not the id of the arriving message: an event the network pushes
-  // at the current time with a lower id than the one being handled is handled after it.
+  // process (each handles every network event, in the same order): in a split run the order of its
+  // place (split_place) and of the messages sent in it (hand_over). Not the id of the arriving
+  // message: an event the network pushes at the current time with a lower id than the one being
+  // handled is handled after it.
   std::uint64_t network_event_place_ = 0;
   Time network_event_instant_ = -1;
   // A failure in the handling of a network event (a user topology's route that throws) comes at the
@@ -719,9 +720,10 @@ class Engine final : public NetworkListener, private Scheduler {
   struct HandedHere {
     Msg* m;
     // The place of the event that sent it: its time; its order among the events of its instant,
-    // vp_order(sender) for a VP's turn, the request's id for an active message's reply (sent in its
-    // arrival, which comes first); and the part of its turn, since a layer's failure may cut a turn
-    // between sends (Proc::mark).
+    // vp_order(sender) for a VP's turn, the network event's place (network_event_place_) for one sent
+    // in a network event's handling (an active message's reply, a clear to send, an
+    // acknowledgement); and the part of its turn, since a layer's failure may cut a turn between
+    // sends (Proc::mark).
     Stamp sent;
     Time start, handed;  // hand_over's times
     std::size_t held = Instruments::kNotHeld;  // the places of its records (Instruments::hold_sent)
