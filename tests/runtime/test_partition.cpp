@@ -804,8 +804,11 @@ std::string file_text(const std::string& path) {
 // Points opts' trace and order log at `stem`.json and `stem`.log in the test's temporary folder,
 // neither there yet.
 void fresh_evidence_files(RunOptions& opts, const std::string& stem) {
-  opts.trace_file = ::testing::TempDir() + stem + ".json";
-  opts.order_log_file = ::testing::TempDir() + stem + ".log";
+  // Named after the test too: ctest runs tests at once, each in a process of its own.
+  const std::string path =
+      ::testing::TempDir() + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + stem;
+  opts.trace_file = path + ".json";
+  opts.order_log_file = path + ".log";
   std::remove(opts.trace_file.c_str());
   std::remove(opts.order_log_file.c_str());
 }
