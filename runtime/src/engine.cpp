@@ -614,12 +614,8 @@ int Engine::run_events() {
     }
     now_ = e.t;
     if (partition_ || stamps_records_) [[unlikely]] {
-      if (partition_) {
-        place_now_ = split_place(e);
-        enter_place(place_now_);
-      } else if (e.t != place_now_.t || e.order != place_now_.order) {
-        place_now_ = Stamp{e.t, e.order};  // as in split_place
-      }
+      place_now_ = partition_ ? split_place(e) : place_of(e);
+      if (partition_) enter_place(place_now_);
       if (stamps_records_) instruments_.stamp(place_now_);
     }
     if (!instant_.empty() && behind_instant(e)) [[unlikely]] continue;

@@ -706,13 +706,17 @@ class Engine final : public NetworkListener, private Scheduler {
     }
     network_->handle(e);
   }
+  // The place of event e at its order key: a context woken again at its instant goes on in the part
+  // of its turn it had reached.
+  Stamp place_of(const Event& e) const {
+    return e.t == place_now_.t && e.order == place_now_.order ? place_now_ : Stamp{e.t, e.order};
+  }
   // The place of event e in a split run. A VP's event is at its context's order (woken again at its
   // instant, it goes on in the part of its turn it had reached); a network event at its place among
   // those of its instant, counted alike by every process; an event of this process's own between two
   // network events (a held send's receipt) just after the earlier one.
   Stamp split_place(const Event& e) {
-    if (e.order >= vp_order(0))
-      return e.t == place_now_.t && e.order == place_now_.order ? place_now_ : Stamp{e.t, e.order};
+    if (e.order >= vp_order(0)) return place_of(e);
     if (e.t != network_event_instant_) network_event_instant_ = e.t, network_event_place_ = 0;
     if (e.kind() == Ev::received) return Stamp{e.t, network_event_place_, 1};
     return Stamp{e.t, ++network_event_place_};

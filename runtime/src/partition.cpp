@@ -382,8 +382,8 @@ bool Engine::at_window_end() {
   bool before_instant = false;  // first_failure is before every event of its instant
   // Every process failed in the same network event (its time and place at its instant), none past it.
   std::pair<Time, std::uint64_t> network_failure{kNever, 0};
-  std::uint64_t in_handler = 0;  // first_failure is in an active message's handler, at this place
-  std::uint64_t first_network_place = 0;  // ... in a network event, at this place
+  std::uint64_t first_network_place = 0;  // first_failure is in a network event, at this place
+  bool in_handler = false;                // ... in an active message's handler
   std::vector<Swapped> records;
   std::vector<Receipt> receipts;            // of this process's held sends
   bool any_apart = false;                   // then every process takes part in the exchange of payloads
@@ -400,7 +400,7 @@ bool Engine::at_window_end() {
                                         std::tuple{first_failure.first, first_failure.second, first_network_place}))
       failed = k, misused = hk.failed == 2, first_failure = {hk.failed_at, hk.failed_order},
       first_network_place = hk.failed_network_place, before_instant = hk.failed_before_instant == 1,
-      in_handler = hk.failed_in_handler ? hk.failed_network_place : 0;
+      in_handler = hk.failed_in_handler != 0;
     if (k == 0) network_failure = {hk.failed_at, hk.failed_network_place};
     if (!hk.failed || hk.failed_network_place == 0 ||
         network_failure != std::pair{hk.failed_at, hk.failed_network_place})
@@ -517,14 +517,13 @@ bool Engine::at_window_end() {
     // request's arrival ends its place in every process, or one that every process met there (a
     // route that throws: each handles every network event, in the same order, and none went past
     // it). One a layer finds at an unmarked call, or another of the loop's own, does not.
-    const bool in_network =
-        first_failure.second == 0 && !before_instant &&
-        (in_handler != 0 || (network_failure.second != 0 && network_failure.first == first_failure.first));
+    const bool in_network = first_failure.second == 0 && !before_instant && first_network_place != 0 &&
+                            (in_handler || network_failure == std::pair{first_failure.first, first_network_place});
     if (!layer_failed && (first_failure.second >= vp_order(0) || before_instant || in_network)) {
       std::sort(records.begin(), records.end(), in_sequential_order);
       std::vector<std::size_t> at;
       for (const Swapped& place : records) at.push_back(place.at);
-      cut_at(in_network ? Stamp{first_failure.first, in_handler != 0 ? in_handler : network_failure.second}
+      cut_at(in_network ? Stamp{first_failure.first, first_network_place}
                         : Stamp{first_failure.first, first_failure.second, failure_step},
              all, at);
     }
