@@ -1659,6 +1659,8 @@ void Engine::on_arrival(Msg& m, Time t) {
   }
   if (!here(m.dst)) [[unlikely]]
     return free_msg(&m);  // its destination's process receives it
+  if (partition_ || stamps_records_) [[unlikely]]
+    m.arrival_order = place_now_.order;  // a failure at this instant may come before it (arrived_at)
   if (m.proto == Msg::Proto::cts) return on_clear_to_send(m, t);
   if (m.proto == Msg::Proto::sync_ack) return on_acknowledged(m, t);
   if (m.proto == Msg::Proto::rdv_data) return on_rendezvous_data(m, t);

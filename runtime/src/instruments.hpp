@@ -27,6 +27,9 @@
 
 namespace touchstone::detail {
 
+/// The place of m's arrival, for a failure's cut: its event's place among those of its instant.
+inline Stamp arrived_at(const Msg& m) { return Stamp{m.arrival, m.arrival_order}; }
+
 class Instruments {
  public:
   Instruments(int nodes, const RunOptions& options);
@@ -113,7 +116,7 @@ class Instruments {
   }
   /// ... the receive took m from the messages waiting at its VP.
   void took_waiting(const Msg& m) {
-    if (recorder_) recorder_->took_waiting(m.id, m.dst, m.arrival);
+    if (recorder_) recorder_->took_waiting(m.id, m.dst, arrived_at(m));
     if (races_) races_->took_waiting(m.dst, m);
   }
   /// m's bytes went into the receive matched on its arrival (or its rendezvous data arrived) at t.
@@ -197,7 +200,7 @@ class Instruments {
   /// The figures of a run that succeeded: statistics, messages sent, trace hash, explanation, races.
   void fill(RunResult& res);
   /// A message that arrived and was never received, for the evidence of a failed run.
-  void unreceived(const Msg& m) { recorder_->unreceived(m.id, m.dst, m.arrival); }
+  void unreceived(const Msg& m) { recorder_->unreceived(m.id, m.dst, arrived_at(m)); }
   /// Writes the trace and order log the run asked for (`failed`: up to the failure at `upto`; `shares`
   /// as add_to_failure's), with a note for the failure report; a failed run whose files cannot be
   /// written says so instead. `ran_on`: a split run's processes ran on past a failure that could not

@@ -33,6 +33,10 @@ struct Msg {
   std::span<const std::byte> bytes() const { return lender ? lent : std::span<const std::byte>(payload); }
   Time handed = 0;                 // handed to the network (after the sender's overhead)
   Time arrival = kNever;           // last packet arrived
+  /// ... and its arrival's place among the events of that instant (Stamp::order), where records
+  /// are stamped or the run is split: a failure in a network event of the same instant may come
+  /// before it (Recorder::cut, RaceDetector::cut).
+  std::uint64_t arrival_order = 0;
   /// Receive overlap (docs/model.md 2.15): when a receiver that started draining at -infinity would
   /// have drained every packet arrived so far, D = max(D, tail_k) + r_p + payload_k * r per packet.
   Time drained = 0;

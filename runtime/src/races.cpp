@@ -30,7 +30,7 @@ void RaceDetector::on_send(int src, Msg& m) {
 std::uint64_t RaceDetector::user_id(const Msg& m) { return m.proto == Msg::Proto::rts && m.rdv ? m.rdv->id : m.id; }
 
 RaceDetector::Seen RaceDetector::seen(const Msg& m) {
-  return Seen{m.id, user_id(m), m.src, m.tag, m.ctx, m.arrival, std::span(m.vc.data(), m.vc.size())};
+  return Seen{m.id, user_id(m), m.src, m.tag, m.ctx, m.arrival, m.arrival_order, std::span(m.vc.data(), m.vc.size())};
 }
 
 void RaceDetector::add_alternative(int dst, const Seen& m, std::uint64_t before_call) {
@@ -137,9 +137,9 @@ void RaceDetector::cut(Stamp failure, const std::vector<VpPtr>& vps) {
   for (const auto& v : vps)
     if (v)
       for (const Msg* m = v->mailbox.unexpected(); m; m = m->next)
-        if (m->arrival <= failure.t) waiting.emplace_back(v->rank, seen(*m));
+        if (!past(arrived_at(*m))) waiting.emplace_back(v->rank, seen(*m));
   for (const Taken& t : taken_)
-    if (past(t.at) && t.m.arrival <= failure.t) waiting.emplace_back(t.dst, t.m);
+    if (past(t.at) && !past(Stamp{t.m.arrival, t.m.arrival_order})) waiting.emplace_back(t.dst, t.m);
   std::stable_sort(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) {
     return std::tie(a.first, a.second.arrival, a.second.id) < std::tie(b.first, b.second.arrival, b.second.id);
   });

@@ -96,6 +96,7 @@ class RaceDetector {
     int src, tag;
     std::uint64_t ctx;
     Time arrival;
+    std::uint64_t arrival_order;  // Msg::arrival_order
     std::span<const std::uint32_t> vc;
   };
   static Seen seen(const Msg& m);

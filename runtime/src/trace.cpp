@@ -217,11 +217,10 @@ void Recorder::write_network(const std::function<void(const nlohmann::json&)>& e
   }
 }
 
-void Recorder::unreceived(std::uint64_t id, int dst, Time arrival) {
+void Recorder::unreceived(std::uint64_t id, int dst, Stamp arrived) {
   // On a track of its own: a zero-length slice at a VP slice's boundary would make the arrow's end
-  // ambiguous.
-  // Stamped with its arrival: a message event, before the turns of its instant.
-  const Stamp arrived{arrival, 0};
+  // ambiguous. Stamped with its arrival: a message event, before the turns of its instant.
+  const Time arrival = arrived.t;
   spans_.push_back(Span{never_received,
                         dst,
                         "unreceived",
@@ -393,7 +392,7 @@ void Recorder::cut(Stamp failure) {
     for (Line& l : lines)
       if (past(l.at)) l.text.clear();
   for (const Taken& t : taken_)
-    if (past(t.at) && t.arrival <= failure.t) unreceived(t.id, t.dst, t.arrival);
+    if (past(t.at) && !past(t.arrived)) unreceived(t.id, t.dst, t.arrived);
   taken_.clear();
   // The network's spans, every process's alike: those opened past the failure, with their arrows.
   std::vector<std::size_t> kept(net_spans_.size());

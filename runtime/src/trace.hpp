@@ -54,8 +54,8 @@ class Recorder {
                bool at_end = false);
   /// A message a receive took from the messages waiting at its destination (a split run's, whose
   /// receives may be past a failure): were the receive past it, the message was unreceived there.
-  void took_waiting(std::uint64_t id, int dst, Time arrival) {
-    if (stamping_) taken_.push_back(Taken{now_, id, dst, arrival});
+  void took_waiting(std::uint64_t id, int dst, Stamp arrived) {
+    if (stamping_) taken_.push_back(Taken{now_, id, dst, arrived});
   }
   /// Records are stamped from now on.
   void stamp_records() { stamping_ = true; }
@@ -92,7 +92,7 @@ class Recorder {
   void handled(std::uint64_t id, int rank, Time start, Time end, std::string detail);
   /// A message that arrived and was never received (a failed run): its arrow ends on the
   /// destination's track at its arrival.
-  void unreceived(std::uint64_t id, int dst, Time arrival);
+  void unreceived(std::uint64_t id, int dst, Stamp arrived);
   /// Who blocked whom (runtime/src/blame.hpp): a span on a network track (a channel's holds, the
   /// waits for a resource), open from `start` until end_network_span. Tracks are ordered by their
   /// key; spans of one track that overlap go on lanes of their own ("name", "name (2)", ...).
@@ -160,7 +160,7 @@ class Recorder {
     Stamp at;
     std::uint64_t id;
     int dst;
-    Time arrival;
+    Stamp arrived;
   };
   void add_flow(const Flow& f);
   void end_flow(std::uint64_t id, Time t, Track track, Stamp at);

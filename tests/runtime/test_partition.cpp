@@ -1079,7 +1079,9 @@ void expect_same_failed_evidence(const Machine& m, const Program& program, const
   const std::string note = report.substr(report.find("\nWritten up to the failure at t="));
   const std::string trace = kept(file_text(opts.trace_file)), order = file_text(opts.order_log_file);
   EXPECT_NE(trace.find("(when the run failed)"), std::string::npos) << "no VP was blocked at the failure";
-  if (network_too) EXPECT_NE(trace.find("\"pid\":3,"), std::string::npos) << "no network track";
+  if (network_too) {
+    EXPECT_NE(trace.find("\"pid\":3,"), std::string::npos) << "no network track";
+  }
   // The network's spans that the cut keeps keep their names.
   EXPECT_EQ(file_text(opts.trace_file).find("\"name\":\"\",\"ph\":\"X\",\"pid\":3,"), std::string::npos);
   for (const int n : parts) {
@@ -1204,6 +1206,27 @@ TEST(Partition, AFailureInAnActiveMessagesHandlerIsPlacedAsInOneProcess) {
                                EXPECT_TRUE(named) << "no process reports node 12's failure";
                              });
   expect_same_failed_evidence(mesh, crossed, {2, 4});
+  // A message that arrives at the failing handler's instant, after it: rank 1's one-way message to
+  // node 2 and rank 9's to rank 10 are eight bytes, leave after the same computation, cross one
+  // link each and are numbered in that order, so both arrive at one instant, the request first.
+  // One process stops at the handler, before rank 9's message arrives: it is neither unreceived
+  // there nor a message rank 10's wildcard receive (which took rank 11's, long before) could have
+  // matched.
+  const Program arriving_after = [](Proc& p) {
+    p.am_register(1, [](AmContext& c) { throw Error(fmt::format("node {}'s handler fails", c.rank())); });
+    std::vector<std::byte> b(8);
+    const std::int64_t arg = 1;
+    switch (p.rank()) {
+      case 1: p.compute(5'000), p.am_send(2, 1, std::span(&arg, 1)); break;
+      case 9: p.compute(5'000), p.send(10, 1, b); break;
+      case 11: p.send(10, 1, b); break;
+      case 10: p.recv(any_source, 1, b); break;
+      default: break;
+    }
+    p.recv(any_source, 9, b);  // never sent: every rank waits here
+  };
+  expect_split_failures_same(mesh, arriving_after, {2, 4});
+  expect_same_failed_evidence(mesh, arriving_after, {2, 4});
 }
 
 TEST(Partition, AFailedSplitRunsTraceAndOrderLogAreTheSingleProcesss) {
