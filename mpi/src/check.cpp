@@ -1389,8 +1389,8 @@ std::string access_failure(const SplitAccess& a) {
     return fmt::format(
         "{} on rank {}: a run split over processes checked this access against the regions rank {}'s "
         "dynamic window had at the start of the window it was made in, and found it outside them; "
-        "the target attached them before the access, without a message between the two: run the "
-        "program in one process",
+        "the target attached them before the access, without a message between the two, and the "
+        "window's error handler returned the error to the call: run the program in one process",
         a.call, a.n.world, a.n.target);
   if (a.n.fatal) return a.fatal_report;
   return fmt::format(

@@ -165,18 +165,21 @@ bool take_lock_conflict_read(int target, int handle, int origin);
 /// own process. Each change (`attach` false: a detach; `reset`: the window is made) is told to every
 /// process at the window's end, and an origin in another process checks an access against the
 /// regions as the window's start found them (attached_elsewhere). A correct program learns of an
-/// attach, and lets go of memory before its detach, through a message: in another window. Each such
-/// access is checked again at the window's end against the window's changes in the sequential order
-/// (note_remote_access); where the verdicts differ, the run fails at the access as one process would
-/// have, or, where one process would have accepted it, with an error that says why.
+/// attach, and lets go of memory before its detach, through a message: in another window. An access
+/// outside them whose error would end the run is accepted at its call (its target may have attached
+/// the memory since). Each such access is checked again at the window's end against the window's
+/// changes in the sequential order (note_remote_access); where the verdicts differ, the run fails at
+/// the access as one process would have, or, where one process would have accepted an access whose
+/// error was returned to its call, with an error that says why.
 using Regions = std::vector<std::pair<std::uintptr_t, std::size_t>>;
 void note_attached(RankState& rs, std::int64_t handle, std::uintptr_t at, std::size_t size, bool attach,
                    bool reset = false);
 const Regions& attached_elsewhere(int world, std::int64_t handle);
 /// Whether `regions` cover [lo, hi): adjacent regions attached one by one serve as one.
 bool covers(Regions regions, std::uintptr_t lo, std::uintptr_t hi);
-/// `error`: what the access raises if it is not covered; `fatal`: whether its window's error handler
-/// ends the run (its report then being `fatal_report`).
+/// `covered`: the verdict at the call (accepted); `error`: what the access raises if it is not
+/// covered; `fatal`: whether its window's error handler ends the run (its report then being
+/// `fatal_report`).
 void note_remote_access(RankState& rs, int target_world, std::int64_t handle, std::uintptr_t lo, std::uintptr_t hi,
                         bool covered, const MpiError& error, bool fatal, std::string fatal_report);
 /// The signature of a message about to be sent on `c` from this rank to group rank `to`.

@@ -496,10 +496,16 @@ void check_range(RankState& rs, const Window& w, int target, MPI_Aint disp, int 
                                                      lo, hi, target)};
     };
     if (!here) {
+      // Outside the regions of the window's start, an access whose error would end the run goes on:
+      // the target may have attached the memory since (a race: one process accepts it), and the
+      // window's end decides. Its data reaches the target in a later window, which a failure at the
+      // access keeps the run from reaching. An error returned to the call cannot wait for that.
       const MpiError e = outside();
       const bool fatal = ends_the_run(rs, w.errhandler);
-      note_remote_access(rs, world, p.handle, from, to, covered, e, fatal,
+      const bool accepted = covered || fatal;
+      note_remote_access(rs, world, p.handle, from, to, accepted, e, fatal,
                          fatal ? window_fatal_text(rs.last_call, rs.proc->rank(), e) : std::string());
+      if (accepted) return;
     }
     if (covered) return;
     throw outside();

@@ -17,10 +17,14 @@ foreach(mode detach_before_put put_before_attach)
            "rank [01] failed at t=[0-9.]+ us: MPI_Put on rank [01]: address range .* is not attached to rank 3's"
            ${ts} mpirun --machine mesh:1x4 $<TARGET_FILE:mpi_test_rma_dynamic_race> ${mode})
 endforeach()
-foreach(mode put_before_detach attach_before_put)
+foreach(mode put_before_detach attach_before_put attach_before_put_returns)
   add_test(NAME mpi.rma_dynamic_race.${mode} COMMAND ${here}/expect.sh 0 "^rank [01] put into rank 3$"
            ${ts} mpirun --machine mesh:1x4 $<TARGET_FILE:mpi_test_rma_dynamic_race> ${mode})
 endforeach()
+# The window returns the error to the call, and the program goes on.
+add_test(NAME mpi.rma_dynamic_race.put_before_attach_returns COMMAND ${here}/expect.sh 0
+         "^rank 0's put into rank 3 returned MPI_ERR_RMA_RANGE$"
+         ${ts} mpirun --machine mesh:1x4 $<TARGET_FILE:mpi_test_rma_dynamic_race> put_before_attach_returns)
 
 # The operations' virtual times, computed by hand in rma_time.c from docs/model.md 7.1.
 touchstone_add_mpi_program(mpi_test_rma_time rma_time.c)

@@ -6,8 +6,9 @@
  *   put_before_detach   rank 0 puts, then rank 3 detaches: the put is accepted
  *   attach_before_put   rank 3 attaches again, then rank 1 puts: accepted
  *   put_before_attach   rank 0 puts, then rank 3 attaches again: MPI_ERR_RMA_RANGE
- * In a run split over processes the target is in another process than the origin (docs/parallel.md,
- * "Failures a layer finds at the window's end"). */
+ * With "_returns" after the mode the window returns errors to the calls (MPI_ERRORS_RETURN) and the
+ * origin prints what its put returned. In a run split over processes the target is in another
+ * process than the origin (docs/parallel.md, "Failures a layer finds at the window's end"). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Win win;
   MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  if (strstr(mode, "_returns")) MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
   int buf[4] = {0, 0, 0, 0}, v = 7;
   MPI_Win_attach(win, buf, sizeof buf);
   MPI_Aint addr;
@@ -36,8 +38,15 @@ int main(int argc, char** argv) {
       MPI_Win_attach(win, buf, sizeof buf);
   }
   if (rank == origin) {
-    MPI_Put(&v, 1, MPI_INT, target, addr, 1, MPI_INT, win);
-    printf("rank %d put into rank %d\n", rank, target);
+    const int err = MPI_Put(&v, 1, MPI_INT, target, addr, 1, MPI_INT, win);
+    if (err == MPI_SUCCESS) {
+      printf("rank %d put into rank %d\n", rank, target);
+    } else {
+      int class;
+      MPI_Error_class(err, &class);
+      printf("rank %d's put into rank %d returned %s\n", rank, target,
+             class == MPI_ERR_RMA_RANGE ? "MPI_ERR_RMA_RANGE" : "another error");
+    }
   }
   MPI_Win_unlock_all(win);
   MPI_Barrier(MPI_COMM_WORLD);
