@@ -77,6 +77,7 @@ void Blame::end_tenure(std::uint32_t c, Time end) {
 
 void Blame::on_take(std::uint32_t c, const Msg& m, std::uint32_t packet, Time t) {
   if (!recorder_) return;
+  note_tenure(c);
   if (tenure_[c].held) end_tenure(c, net_.release_of(c));
   tenure_[c] = Tenure{m.id, packet, m.src, m.dst, t, true};
   // Waits queued behind this worm: it gets going now, from this hold.
@@ -86,6 +87,7 @@ void Blame::on_take(std::uint32_t c, const Msg& m, std::uint32_t packet, Time t)
     auto w = waiting_.find(waiter);
     if (w != waiting_.end() && w->second.span == span) recorder_->arrow(open_tenure_span(c), span);
   }
+  note_pending(p->first);
   pending_arrows_.erase(p);
 }
 
@@ -113,11 +115,17 @@ void Blame::on_wait(const Wait& w) {
                                      w.kind == Wait::For::injection_port ? "waiting to inject" : "blocked header", w.t);
     // The arrow from the blocker: from its hold of the channel now, or (queued ahead of this one)
     // from where it gets going.
-    if (w.blocker && w.blocker_holds && tenure_[w.blocker_channel].held && tenure_[w.blocker_channel].id == w.blocker->id)
+    if (w.blocker && w.blocker_holds && tenure_[w.blocker_channel].held &&
+        tenure_[w.blocker_channel].id == w.blocker->id) {
+      note_tenure(w.blocker_channel);
       recorder_->arrow(open_tenure_span(w.blocker_channel), x.span);
-    else if (w.blocker && !w.blocker_holds)
-      pending_arrows_[key(w.blocker->id, w.blocker_packet)].emplace_back(key(m.id, w.packet), x.span);
+    } else if (w.blocker && !w.blocker_holds) {
+      const std::uint64_t k = key(w.blocker->id, w.blocker_packet);
+      note_pending(k);
+      pending_arrows_[k].emplace_back(key(m.id, w.packet), x.span);
+    }
   }
+  note_waiting(key(m.id, w.packet));
   waiting_[key(m.id, w.packet)] = std::move(x);
 }
 
@@ -131,6 +139,12 @@ void Blame::close_wait(std::uint64_t k, Time t, bool failed) {
   auto it = waiting_.find(k);
   const Waiting& w = it->second;
   const Time waited = t - w.since;
+  if (place_) [[unlikely]] {
+    if (const auto had = per_resource_.find(w.what); had == per_resource_.end())
+      note([this, r = w.what] { per_resource_.erase(r); });
+    else
+      note([this, r = w.what, old = had->second] { per_resource_[r] = old; });
+  }
   Total& total = per_resource_[w.what];
   total.blocked += waited;
   ++total.waits;
@@ -147,6 +161,7 @@ void Blame::close_wait(std::uint64_t k, Time t, bool failed) {
   auto keep = [&](std::vector<Long>& list, std::size_t n, auto before) {
     const Long l{waited, w.depth, text};
     if (list.size() >= n && !before(l, list.back())) return;
+    note([&list, old = list] { list = old; });
     list.insert(std::upper_bound(list.begin(), list.end(), l, before), l);
     if (list.size() > n) list.pop_back();
   };
@@ -158,7 +173,30 @@ void Blame::close_wait(std::uint64_t k, Time t, bool failed) {
     keep(deepest_, kKeepChains, [](const Long& a, const Long& b) {
       return a.depth != b.depth ? a.depth > b.depth : a.waited > b.waited;
     });
+  note_waiting(k);
   waiting_.erase(it);
+}
+
+void Blame::note_waiting(std::uint64_t k) {
+  if (!place_) return;
+  if (const auto it = waiting_.find(k); it == waiting_.end())
+    note([this, k] { waiting_.erase(k); });
+  else
+    note([this, k, old = it->second] { waiting_[k] = old; });
+}
+
+void Blame::note_pending(std::uint64_t k) {
+  if (!place_) return;
+  if (const auto it = pending_arrows_.find(k); it == pending_arrows_.end())
+    note([this, k] { pending_arrows_.erase(k); });
+  else
+    note([this, k, old = it->second] { pending_arrows_[k] = old; });
+}
+
+void Blame::cut(Stamp failure) {
+  for (; !journal_.empty() && failure < journal_.back().at; journal_.pop_back()) journal_.back().undo();
+  journal_.clear();
+  place_ = nullptr;  // nothing is taken back after this
 }
 
 void Blame::finish(Time now) {

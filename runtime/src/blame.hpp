@@ -5,6 +5,7 @@
 // (RunOptions::explain). Internal to the runtime.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -26,6 +27,16 @@ class Blame final : public ChannelObserver {
   /// never ended and holds of channels whose tail time is unknown. Call once, before the trace
   /// is written and before explain() on a failed run.
   void finish(Time now);
+  /// A split run's processes go on past a failure to their window's end (docs/parallel.md): from
+  /// now on every change is noted with its place (`*place`, as the event loop moves it), so that
+  /// cut() can take back those made past a failure.
+  void keep_journal(const Stamp* place) { place_ = place; }
+  /// A window ended without a failure: its changes stay.
+  void forget_journal() { journal_.clear(); }
+  /// Takes back the changes made past `failure`, latest first: the waits and holds are then the
+  /// single process's at the failure, for finish() to end there. Before the Recorder's own cut,
+  /// which renumbers the spans.
+  void cut(Stamp failure);
   /// The resources with the most blocked time, the time per kind of wait, the longest waits and
   /// the longest chains.
   std::string explain(std::size_t top = 5) const;
@@ -87,6 +98,24 @@ class Blame final : public ChannelObserver {
   std::vector<Long> deepest_;  // the longest chains (most worms), then the longest waits
   static constexpr std::size_t kKeep = 10;
   static constexpr std::size_t kKeepChains = 5;
+
+  // keep_journal: each change's undoing, with the place it was made at.
+  struct Undo {
+    Stamp at;
+    std::function<void()> undo;
+  };
+  const Stamp* place_ = nullptr;
+  std::vector<Undo> journal_;
+  template <class F>
+  void note(F&& undo) {
+    if (place_) [[unlikely]]
+      journal_.push_back(Undo{*place_, std::forward<F>(undo)});
+  }
+  void note_tenure(std::uint32_t c) {
+    if (place_) note([this, c, old = tenure_[c]] { tenure_[c] = old; });
+  }
+  void note_waiting(std::uint64_t k);
+  void note_pending(std::uint64_t k);
 };
 
 }  // namespace touchstone::detail

@@ -79,6 +79,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
   }
   am_ = std::make_unique<ActiveMessages>(*this, n);
   instruments_.watch(*network_);
+  if (partition_ && instruments_.journal_network(&place_now_)) network_->note_releases(&place_now_);
   forced_ = ForcedSchedule(opts_.schedule, n);
   vp_block_.reserve(static_cast<std::size_t>(first_here_), static_cast<std::size_t>(end_here_ - first_here_));
   vps_.reserve(static_cast<std::size_t>(n));
@@ -990,8 +991,11 @@ RunResult Engine::run(const Program& program) {
       if (opts_.on_vp_discard) opts_.on_vp_discard(v.rank);  // its program ran, but not in that order
     }
   if (partition_) gather_clocks(clocks);
-  instruments_.run_ended(
-      now_, !partition_ || partition_->index() == 0 ? std::span<const Time>(clocks) : std::span<const Time>());
+  // The waits and holds still open end at the failure: where a split run's processes went on past
+  // it, their network's observer took back what came after (cut_at).
+  instruments_.run_ended(cut_at_failure_ ? cut_place_.t : now_, !partition_ || partition_->index() == 0
+                                                                    ? std::span<const Time>(clocks)
+                                                                    : std::span<const Time>());
   if (partition_) combine_counts();
   if (partition_ && instruments_.recording()) gather_evidence();
   if (partition_ && instruments_.detects_races()) gather_races();

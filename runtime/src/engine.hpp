@@ -470,6 +470,7 @@ class Engine final : public NetworkListener, private Scheduler {
   };
   std::vector<ClockNoted> clocks_noted_;
   bool cut_at_failure_ = false;  // done, exactly: the hash is the single process's
+  Stamp cut_place_{};            // ... at this place
   bool failed_before_instant_ = false;  // the failure is a time limit's, at order 0 of its instant
   // A run that records or detects races: every record and race is stamped with its place
   // (Recorder::cut, RaceDetector::cut), and every context's wait with the place of the call that

@@ -63,6 +63,18 @@ class Instruments {
     if (recorder_) recorder_->window_ended();
     if (races_) races_->window_ended();
   }
+  /// Who blocked whom in a split run, whose processes go on past a failure to their window's end:
+  /// what it noted past the failure is taken back (Blame::cut), `place` being the event loop's.
+  bool journal_network(const Stamp* place) {
+    if (blame_) blame_->keep_journal(place);
+    return blame_ != nullptr;
+  }
+  void network_window_ended() {
+    if (blame_) blame_->forget_journal();
+  }
+  void cut_network(Stamp failure) {
+    if (blame_) blame_->cut(failure);
+  }
 
   // ---- the events, in the order of a message's way
   /// The event loop commits an event.

@@ -547,13 +547,13 @@ void Network::give_back(Packet* pk, Time at) {
     if (i >= 0 && i < static_cast<Time>(b)) {
       const std::uint32_t c = m.path[static_cast<std::size_t>(i)];
       uncover(c, pk);
-      ch_[c].release = kNever;
+      set_release_time(c, kNever);
     }
     const std::uint32_t c = m.path[k];
     const Time when = pk->ahead_at + static_cast<Time>(k - pk->ahead_from) * hop;
     uncover(c, pk);
     Channel& ch = ch_[c];
-    ch.release = ch.before_release;
+    set_release_time(c, ch.before_release);
     ch.holder = ch.before_holder;
     ch.ahead = 0;
     if (!pk->covered.empty() && pk->covered.back().position == k) {
@@ -688,14 +688,21 @@ void Network::hold(std::uint32_t c, Packet* pk, Time t) {
     observer_->on_take(c, *pk->m, pk->index, t);
     held_[c] = HeldBy{pk->m, pk->index, t};
   }
-  ch.release = kNever;
+  set_release_time(c, kNever);
   ch.holder = pk;
   ch.ahead = 0;
 }
 
+void Network::releases_back_to(Stamp failure) {
+  for (; !releases_noted_.empty() && failure < releases_noted_.back().at; releases_noted_.pop_back())
+    ch_[releases_noted_.back().channel].release = releases_noted_.back().before;
+  releases_noted_.clear();
+  release_place_ = nullptr;
+}
+
 void Network::set_release(std::uint32_t c, Time r) {
   Channel& ch = ch_[c];
-  ch.release = r;
+  set_release_time(c, r);
   if (ch.wait_head && !ch.grant_pending) {
     ch.grant_pending = true;
     q_.push(r, ch.wait_head->m->id, Ev::grant, nullptr, c);
@@ -727,12 +734,12 @@ void Network::stream(Packet* pk, Time t) {
     }
   }
   if (m->fan == 1) {
-    ch_[pk->ej].release = tail;
+    set_release_time(pk->ej, tail);
     ej_grant(m->dst, kNever);
   } else {
     // Every branch streams the same body at the tree's bottleneck: all tails arrive together.
     for (std::uint32_t k = 0; k < m->fan; ++k) {
-      ch_[m->branch_ej[k]].release = tail;
+      set_release_time(m->branch_ej[k], tail);
       ej_grant(m->branch[k]->dst, kNever);
     }
   }

@@ -13,6 +13,7 @@
 #include "pool.hpp"
 #include "touchstone/machine.hpp"
 #include "touchstone/run.hpp"
+#include "trace.hpp"
 
 namespace touchstone::detail {
 
@@ -296,6 +297,13 @@ class Network {
     held_.assign(o ? ch_.size() : 0, HeldBy{});
     run_ahead_ = can_run_ahead();
   }
+  /// A split run's processes go on past a failure to their window's end (docs/parallel.md): the
+  /// channels' release times are noted as they change, with the event loop's place (`*place`), so
+  /// that a failure's cut can set them back to what was known at the failure, where the observer
+  /// ends the holds still open (Blame::finish).
+  void note_releases(const Stamp* place) { release_place_ = place; }
+  void forget_releases() { releases_noted_.clear(); }
+  void releases_back_to(Stamp failure);
 
  private:
   /// A path position whose channel is not chosen yet (an injection port), or no channel at all.
@@ -361,6 +369,12 @@ class Network {
   void choose_channel(Packet* pk, Time t);
   void drain(Packet* pk, Time t);  // cut-through: a blocked long worm drains into the router buffer  // adaptive routing: fixes path position pk->hop
   void set_release(std::uint32_t c, Time r);
+  // Every change of a channel's release time goes through here (note_releases).
+  void set_release_time(std::uint32_t c, Time r) {
+    if (release_place_) [[unlikely]]
+      releases_noted_.push_back(ReleaseNoted{*release_place_, c, ch_[c].release});
+    ch_[c].release = r;
+  }
   void hold(std::uint32_t c, Packet* pk, Time t);  // pk's header takes channel c at t: busy until its tail leaves
   void injection_wait(const Msg& m, Time t);        // tells the observer what m waits for
   void grant(std::uint32_t c, Time t);
@@ -388,6 +402,13 @@ class Network {
   std::uint32_t links_ = 0;
   std::vector<Channel> ch_;
   std::vector<HeldBy> held_;  // per channel, kept while an observer is set
+  struct ReleaseNoted {
+    Stamp at;
+    std::uint32_t channel;
+    Time before;
+  };
+  const Stamp* release_place_ = nullptr;
+  std::vector<ReleaseNoted> releases_noted_;
   std::vector<Node> nodes_;
   Pool<Packet> packets_;
   // Adaptive routing (docs/model.md 2.10): per (src, dst) pair, the route its in-flight messages share.

@@ -763,6 +763,8 @@ void Engine::forget_places() {
   places_.clear();
   clocks_noted_.clear();
   if (stamps_records_) instruments_.window_ended();
+  instruments_.network_window_ended();
+  network_->forget_releases();
 }
 
 void Engine::cut_at(Stamp failure, std::span<const std::byte> all, std::span<const std::size_t> records) {
@@ -806,6 +808,9 @@ void Engine::cut_at(Stamp failure, std::span<const std::byte> all, std::span<con
     instruments_.handed_over(*m, sent.start, sent.handed, sent.held);
   }
   cut_at_failure_ = true;
+  cut_place_ = failure;
+  network_->releases_back_to(failure);  // the holds still open end as known at the failure
+  instruments_.cut_network(failure);
   if (stamps_records_) records_cut_at_ = failure;
 }
 
