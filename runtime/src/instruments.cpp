@@ -154,7 +154,10 @@ void Instruments::run_ended(Time now, std::span<const Time> clocks) {
 std::uint64_t Instruments::add_to_failure(std::string& report, bool shares, bool races) const {
   // Each part on lines of its own: a failure's message (as a VP's error) need not end its line.
   const auto new_line = [&report] { return report.empty() || report.back() == '\n' ? "" : "\n"; };
-  if (explain_) report += new_line() + blame_->explain();
+  if (explain_) {
+    report += new_line();  // appended apart: g++ 12 warns (-Wrestrict) about "..." + std::string&&
+    report += blame_->explain();
+  }
   // The races seen up to the failure are often its cause.
   if (races_ && races && !races_->races().empty())
     report += new_line() + std::string("Races up to the failure:\n") +

@@ -693,6 +693,10 @@ void Network::hold(std::uint32_t c, Packet* pk, Time t) {
   ch.ahead = 0;
 }
 
+void Network::note_release(std::uint32_t c) {
+  releases_noted_.push_back(ReleaseNoted{*release_place_, c, ch_[c].release});
+}
+
 void Network::releases_back_to(Stamp failure) {
   for (; !releases_noted_.empty() && failure < releases_noted_.back().at; releases_noted_.pop_back())
     ch_[releases_noted_.back().channel].release = releases_noted_.back().before;

@@ -369,12 +369,14 @@ class Network {
   void choose_channel(Packet* pk, Time t);
   void drain(Packet* pk, Time t);  // cut-through: a blocked long worm drains into the router buffer  // adaptive routing: fixes path position pk->hop
   void set_release(std::uint32_t c, Time r);
-  // Every change of a channel's release time goes through here (note_releases).
+  // Every change of a channel's release time goes through here (note_releases). Kept this small so
+  // that its callers on the hot path stay inlined.
   void set_release_time(std::uint32_t c, Time r) {
     if (release_place_) [[unlikely]]
-      releases_noted_.push_back(ReleaseNoted{*release_place_, c, ch_[c].release});
+      note_release(c);
     ch_[c].release = r;
   }
+  [[gnu::noinline, gnu::cold]] void note_release(std::uint32_t c);
   void hold(std::uint32_t c, Packet* pk, Time t);  // pk's header takes channel c at t: busy until its tail leaves
   void injection_wait(const Msg& m, Time t);        // tells the observer what m waits for
   void grant(std::uint32_t c, Time t);

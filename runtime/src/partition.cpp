@@ -769,13 +769,20 @@ void Engine::forget_places() {
 
 void Engine::cut_at(Stamp failure, std::span<const std::byte> all, std::span<const std::size_t> records) {
   std::vector<Record> before;  // the window's sends before the failure, in the sequential order
+  std::vector<Network::Reservation> asked;  // ... those waiting for the window's frees of buffer space
   for (const std::size_t at : records) {
     const auto r = Unpacker(all.subspan(at)).take<Record>();
     if (r.sent > failure) break;
-    // A send whose eager or rendezvous protocol waits for the window's frees of buffer space
-    // (await_protocol) is not decided here: the hash stays the processes' shares.
-    if (r.undecided) return;
+    if (r.undecided) asked.push_back(Network::Reservation{r.frees_before, r.dst, r.size});
     before.push_back(r);
+  }
+  // A send whose protocol waited for the window's frees of buffer space (await_protocol), decided
+  // as at a window's end. Eager, its VP stood in its send at the failure in one process too (an
+  // eager send's CPU time is at least the lookahead). By rendezvous, one process's VP went on after
+  // its shorter request to send, which no cut gives back: the hash stays the processes' shares.
+  if (!asked.empty()) {
+    const std::vector<bool> fitted = network_->reserve_between_frees(asked);
+    if (std::find(fitted.begin(), fitted.end(), false) != fitted.end()) return;
   }
   // What this process did past the failure: the hash's terms and the contexts' clocks it moved.
   const auto past = std::upper_bound(places_.begin(), places_.end(), failure,

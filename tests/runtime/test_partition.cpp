@@ -1230,6 +1230,44 @@ TEST(Partition, AFailureInAnActiveMessagesHandlerIsPlacedAsInOneProcess) {
   expect_same_failed_evidence(mesh, arriving_after, {2, 4});
 }
 
+// Flow control with bounded receive buffers: whether a send of a split run's window goes eager
+// waits for the window's end (the other processes' sends may take the space first). Ranks before
+// the failing one send at its instant: their sends are decided before the failure, and where each
+// went eager, its VP stood in its send at the failure as in one process (an eager send's CPU time
+// is at least the lookahead), so the run is cut there exactly. Where one went by rendezvous, its
+// request to send ended sooner and one process's VP went on before the failure: the processes'
+// shares, and the report says so.
+TEST(Partition, AFailureAmidSendsThatWaitForBufferSpaceIsPlacedWhereTheyWentEager) {
+  Machine m = ts_test::prime_machine("mesh:4x4");
+  m.net.recv_buffer = 4096;
+  m.net.eager_limit = 8192;
+  const auto sends_then_fails = [](std::size_t bytes, int who) -> Program {
+    return [bytes, who](Proc& p) {
+      std::vector<std::byte> b(bytes);
+      if (p.rank() == who) throw Error(fmt::format("rank {} gives up", who));
+      p.send((p.rank() + 5) % 16, 1, b);
+      p.recv((p.rank() + 11) % 16, 1, b);
+      p.recv(any_source, 9, b);  // never sent
+    };
+  };
+  for (const int who : {3, 9, 14}) {
+    SCOPED_TRACE(fmt::format("rank {} fails", who));
+    expect_split_failures_same(m, sends_then_fails(1000, who), {2, 3, 4});
+    expect_same_failed_evidence(m, sends_then_fails(1000, who), {2, 4});
+  }
+  // 5000 bytes do not fit 4096: every send goes by rendezvous.
+  const ts_test::SplitRun split = ts_test::run_split(m, sends_then_fails(5000, 9), phantom(), 2);
+  for (const std::exception_ptr& f : split.failures) {
+    ASSERT_TRUE(f);
+    try {
+      std::rethrow_exception(f);
+    } catch (const RunError& e) {
+      EXPECT_TRUE(e.hash_of_shares);
+      EXPECT_NE(std::string(e.what()).find("of the processes' shares of the run"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Partition, AFailedSplitRunsTraceAndOrderLogAreTheSingleProcesss) {
   const Machine mesh = ts_test::prime_machine("mesh:4x4");
   for (const int who : {2, 5, 9})
