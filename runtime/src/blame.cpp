@@ -16,6 +16,16 @@ enum Lane : std::uint64_t { holds = 0, waits = 1, buffer_waits = 2 };
 std::uint64_t track(std::uint32_t channel, Lane lane) { return std::uint64_t{channel} << 2 | lane; }
 }  // namespace
 
+// The undoing of a change of map[k]: erased again if it was not there, else set back.
+template <class Map>
+void Blame::note_entry(Map& map, const typename Map::key_type& k) {
+  if (!place_) return;
+  if (const auto it = map.find(k); it == map.end())
+    note([&map, k] { map.erase(k); });
+  else
+    note([&map, k, old = it->second] { map[k] = old; });
+}
+
 Blame::Blame(const Network& net, Recorder* recorder)
     : net_(net), recorder_(recorder), tenure_(recorder ? net.channel_count() : 0) {}
 
@@ -87,7 +97,7 @@ void Blame::on_take(std::uint32_t c, const Msg& m, std::uint32_t packet, Time t)
     auto w = waiting_.find(waiter);
     if (w != waiting_.end() && w->second.span == span) recorder_->arrow(open_tenure_span(c), span);
   }
-  note_pending(p->first);
+  note_entry(pending_arrows_, p->first);
   pending_arrows_.erase(p);
 }
 
@@ -121,11 +131,11 @@ void Blame::on_wait(const Wait& w) {
       recorder_->arrow(open_tenure_span(w.blocker_channel), x.span);
     } else if (w.blocker && !w.blocker_holds) {
       const std::uint64_t k = key(w.blocker->id, w.blocker_packet);
-      note_pending(k);
+      note_entry(pending_arrows_, k);
       pending_arrows_[k].emplace_back(key(m.id, w.packet), x.span);
     }
   }
-  note_waiting(key(m.id, w.packet));
+  note_entry(waiting_, key(m.id, w.packet));
   waiting_[key(m.id, w.packet)] = std::move(x);
 }
 
@@ -139,12 +149,7 @@ void Blame::close_wait(std::uint64_t k, Time t, bool failed) {
   auto it = waiting_.find(k);
   const Waiting& w = it->second;
   const Time waited = t - w.since;
-  if (place_) [[unlikely]] {
-    if (const auto had = per_resource_.find(w.what); had == per_resource_.end())
-      note([this, r = w.what] { per_resource_.erase(r); });
-    else
-      note([this, r = w.what, old = had->second] { per_resource_[r] = old; });
-  }
+  note_entry(per_resource_, w.what);
   Total& total = per_resource_[w.what];
   total.blocked += waited;
   ++total.waits;
@@ -173,24 +178,8 @@ void Blame::close_wait(std::uint64_t k, Time t, bool failed) {
     keep(deepest_, kKeepChains, [](const Long& a, const Long& b) {
       return a.depth != b.depth ? a.depth > b.depth : a.waited > b.waited;
     });
-  note_waiting(k);
+  note_entry(waiting_, k);
   waiting_.erase(it);
-}
-
-void Blame::note_waiting(std::uint64_t k) {
-  if (!place_) return;
-  if (const auto it = waiting_.find(k); it == waiting_.end())
-    note([this, k] { waiting_.erase(k); });
-  else
-    note([this, k, old = it->second] { waiting_[k] = old; });
-}
-
-void Blame::note_pending(std::uint64_t k) {
-  if (!place_) return;
-  if (const auto it = pending_arrows_.find(k); it == pending_arrows_.end())
-    note([this, k] { pending_arrows_.erase(k); });
-  else
-    note([this, k, old = it->second] { pending_arrows_[k] = old; });
 }
 
 void Blame::cut(Stamp failure) {

@@ -114,8 +114,8 @@ class Blame final : public ChannelObserver {
   void note_tenure(std::uint32_t c) {
     if (place_) note([this, c, old = tenure_[c]] { tenure_[c] = old; });
   }
-  void note_waiting(std::uint64_t k);
-  void note_pending(std::uint64_t k);
+  template <class Map>
+  void note_entry(Map& map, const typename Map::key_type& k);
 };
 
 }  // namespace touchstone::detail
