@@ -139,7 +139,7 @@ void RaceDetector::cut(Stamp failure, const std::vector<VpPtr>& vps) {
       for (const Msg* m = v->mailbox.unexpected(); m; m = m->next)
         if (!past(arrived_at(*m))) waiting.emplace_back(v->rank, seen(*m));
   for (const Taken& t : taken_)
-    if (past(t.at) && !past(Stamp{t.m.arrival, t.m.arrival_order})) waiting.emplace_back(t.dst, t.m);
+    if (past(t.at) && !past(t.m.arrived_at())) waiting.emplace_back(t.dst, t.m);
   std::stable_sort(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) {
     return std::tie(a.first, a.second.arrival, a.second.id) < std::tie(b.first, b.second.arrival, b.second.id);
   });

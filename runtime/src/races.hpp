@@ -98,6 +98,7 @@ class RaceDetector {
     Time arrival;
     std::uint64_t arrival_order;  // Msg::arrival_order
     std::span<const std::uint32_t> vc;
+    Stamp arrived_at() const { return Stamp{arrival, arrival_order}; }  // as the Msg's (instruments.hpp)
   };
   static Seen seen(const Msg& m);
   static void merge(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& from);
