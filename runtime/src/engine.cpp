@@ -2,6 +2,7 @@
 
 #include "active_messages.hpp"
 #include "checked_time.hpp"
+#include "sorted.hpp"
 
 #include <sched.h>
 
@@ -288,7 +289,7 @@ void Engine::open_instant(Vp& first) {
     all &= may(v);
     members.push_back(v.index);
   });
-  std::sort(members.begin(), members.end());
+  sort_unless_sorted(members);
   members.erase(std::unique(members.begin(), members.end()), members.end());
   if (!all || members.size() < 2) return members.clear();
   for (const int i : members) {
@@ -379,7 +380,7 @@ void Engine::run_instant_programs() {
   for (const int i : instant_) context(i).instant_member = false;
   instant_.clear();
   if (!instant_parked_.empty()) {
-    std::sort(instant_parked_.begin(), instant_parked_.end());
+    sort_unless_sorted(instant_parked_);
     const auto start = std::chrono::steady_clock::now();
     ++instants_at_once_;
     phase_ = Phase::ahead;

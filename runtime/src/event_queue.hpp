@@ -162,9 +162,13 @@ class EventQueue {
       // behind few others. One later than all of now_ goes to after_, kept earliest first: a
       // million VPs' wake-ups at t = 0, each later than the others, were each inserted at the
       // front of now_, moving all of it (hours of memmove before the first event).
-      if (now_.empty() || Later{}(e, now_.front()))
-        after_.insert(std::upper_bound(after_.begin(), after_.end(), e, Earlier{}), e);
-      else
+      // After_ grows at its back (each wake-up later than the last): no search for those.
+      if (now_.empty() || Later{}(e, now_.front())) {
+        if (after_.empty() || !Earlier{}(e, after_.back()))
+          after_.push_back(e);
+        else
+          after_.insert(std::upper_bound(after_.begin(), after_.end(), e, Earlier{}), e);
+      } else
         now_.insert(std::upper_bound(now_.begin(), now_.end(), e, Later{}), e);
     } else if (b - cur_ < kRing) {
       Node* n = free_ ? free_ : new_node();

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sorted.hpp"
 #include "touchstone/error.hpp"
 
 namespace touchstone::detail {
@@ -51,7 +52,7 @@ std::shared_ptr<GroupData> new_group(std::vector<int> members, std::uint64_t ctx
   g->members_hash = hash ? *hash : members_hash(g->members);
   g->by_world.reserve(g->members.size());
   for (std::size_t i = 0; i < g->members.size(); ++i) g->by_world.emplace_back(g->members[i], static_cast<int>(i));
-  std::sort(g->by_world.begin(), g->by_world.end());
+  sort_unless_sorted(g->by_world);
   g->in_world_order = true;
   for (std::size_t i = 0; g->in_world_order && i < g->members.size(); ++i)
     g->in_world_order = g->members[i] == static_cast<int>(i);
