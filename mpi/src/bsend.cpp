@@ -146,7 +146,9 @@ int MPI_Buffer_iflush(MPI_Request* request) {
     auto q = std::make_unique<Req>();
     RankState* at = &rs;
     const std::uint64_t mark = rs.bsends;
-    q->one_sided = [at, mark](bool block) { return !at->attached || settle(*at, *at->attached, mark, block); };
+    q->completes = [at, mark](bool block, MPI_Status&) {
+      return !at->attached || settle(*at, *at->attached, mark, block);
+    };
     *request = new_req(rs, std::move(q));
   });
 }

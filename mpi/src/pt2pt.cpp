@@ -307,13 +307,14 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
       if (is_null(q)) continue;  // null and inactive requests are skipped
       // Already complete (MPI_PROC_NULL, a buffered send, completed by a testall, a generalized
       // request its program completed).
-      if (all_done(*q) || ((q->generalized || q->one_sided) && progress(rs, *q, false))) {
+      if (all_done(*q) || ((q->generalized || q->completes) && progress(rs, *q, false))) {
         *index = i;
         return wait_one(rs, &requests[i], status);
       }
-      // A one-sided operation's reply always comes (its handler replies): waiting for the first
-      // such request ends, though another request might have completed earlier.
-      if (q->one_sided) {
+      // An operation this layer carries out always ends (a one-sided operation's handler replies;
+      // a partitioned one completes or refuses to wait): waiting for the first such request ends,
+      // though another request might have completed earlier.
+      if (q->completes) {
         *index = i;
         return wait_one(rs, &requests[i], status);
       }

@@ -321,9 +321,10 @@ bool progress_one(RankState& rs, Req& q, bool block) {
     q.done = true;
     return true;
   }
-  if (q.one_sided) {
-    if (!q.one_sided(block)) return false;
-    q.status = empty_status();
+  if (q.completes) {
+    MPI_Status status = empty_status();
+    if (!q.completes(block, status)) return false;
+    q.status = status;
     q.done = true;
     return true;
   }

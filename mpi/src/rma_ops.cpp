@@ -737,7 +737,7 @@ bool settle(RankState& rs, PendingOp& op, bool block) {
 MPI_Request request_for(RankState& rs, std::shared_ptr<PendingOp> op) {
   auto q = std::make_unique<Req>();
   RankState* at = &rs;
-  q->one_sided = [at, op = std::move(op)](bool block) { return settle(*at, *op, block); };
+  q->completes = [at, op = std::move(op)](bool block, MPI_Status&) { return settle(*at, *op, block); };
   return new_req(rs, std::move(q));
 }
 

@@ -150,6 +150,7 @@ struct OwnedRun {
 struct RankState;
 struct Generalized;
 
+struct Partitioned;  // partitioned.cpp
 struct Req {
   bool recv = false;
   bool done = false;
@@ -183,9 +184,12 @@ struct Req {
   int peer = 0, tag = 0;    ///< point-to-point: destination or source and tag as the program gave them, for reports
   /// A received message whose type signature does not match the receive's (check.hpp).
   std::shared_ptr<MpiError> signature_error;
-  /// A request-based RMA operation (MPI_Rget ...; rma.hpp): completes it (blocking when asked)
-  /// and says whether it is complete.
-  std::function<bool(bool block)> one_sided;
+  /// An operation this layer carries out itself (a request-based RMA operation, rma.hpp; the flush
+  /// of MPI_Buffer_iflush; a partitioned send or receive, partitioned.cpp): completes it (blocking
+  /// when asked) and says whether it is complete, then with its status filled in.
+  std::function<bool(bool block, MPI_Status& status)> completes;
+  /// A partitioned send or receive (MPI_Psend_init, MPI_Precv_init): its partitions' state.
+  std::shared_ptr<Partitioned> partitioned;
   // The buffers of a nonblocking or started persistent operation that the program must not write
   // until it completes (its send buffers; under --check its receive buffers too): their runs and
   // checksums at the post or start, compared at completion (check.hpp own_buffer), the staging copy
@@ -236,8 +240,17 @@ struct AttachedBuffer {
   std::deque<Pending> pending;  ///< in the order they were sent
 };
 
+/// A rank's partitioned sends to itself and receives from itself with one tag on one communicator
+/// (partitioned.cpp): the n-th of each share the n-th channel, made by whichever comes first.
+struct SelfChannels {
+  std::vector<Group> channels;
+  std::size_t sends = 0, recvs = 0;
+};
+
 struct RankState {
   Proc* proc = nullptr;
+  /// Partitioned communication with itself, by (communicator's collective context, tag).
+  std::map<std::pair<std::uint64_t, int>, SelfChannels> partitioned_self;
   bool initialized = false, finalized = false;
   /// MPI_COMM_WORLD's and MPI_COMM_SELF's runtime groups are still to be made: MPI_Init makes their
   /// Comm records only, so that it takes no turn and a program's start runs beside the other

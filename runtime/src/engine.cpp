@@ -1278,6 +1278,10 @@ Group Engine::make_group(Vp& v, std::uint64_t parent_ctx, std::vector<int> membe
   return groups_.make(v.groups_made, parent_ctx, std::move(members));
 }
 
+Group Engine::make_group_with_key(Vp& v, std::uint64_t parent_ctx, std::vector<int> members, std::uint64_t key) {
+  return groups_.make_with_key(v.groups_made, parent_ctx, std::move(members), key);
+}
+
 Group Engine::make_group_like(Vp& v, std::uint64_t parent_ctx, const Group& like) {
   return groups_.make_like(v.groups_made, parent_ctx, resolve(v, like));
 }

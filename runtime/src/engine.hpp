@@ -230,6 +230,7 @@ class Engine final : public NetworkListener, private Scheduler {
   Group world(const Vp& v) const { return Group(v.world_alias ? v.world_alias : world_); }
   Group make_group(Vp& v, std::uint64_t parent_ctx, std::vector<int> members);
   Group make_group_like(Vp& v, std::uint64_t parent_ctx, const Group& like);
+  Group make_group_with_key(Vp& v, std::uint64_t parent_ctx, std::vector<int> members, std::uint64_t key);
   Group split(Vp& v, const Group& parent, int color, int key);
   const Machine& machine() const { return machine_; }
   const RunOptions& options() const { return opts_; }

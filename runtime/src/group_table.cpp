@@ -15,9 +15,9 @@ namespace touchstone::detail {
 namespace {
 constexpr std::uint64_t kWorldCtx = 1;
 // What a context is made from besides its parent's context: a group made by a split (whose parent
-// key also holds the color) and the groups of a spawn are never a make()'s group. Group contexts
-// are below 2^60, so these bits are free.
-constexpr std::uint64_t kSplitKey = 1ULL << 63, kSpawnKey = 1ULL << 62;
+// key also holds the color), the groups of a spawn and those made with a key are never a make()'s
+// group. Group contexts are below 2^60, so these bits are free.
+constexpr std::uint64_t kSplitKey = 1ULL << 63, kSpawnKey = 1ULL << 62, kKeyedKey = 1ULL << 61;
 
 // A group's context is a function of what each member knows as it makes the group (the parent's
 // key, the members' hash, how many such groups it made before), not of which member was first to
@@ -103,6 +103,10 @@ Group GroupTable::make_keyed(Made& made, std::uint64_t parent_key, std::vector<i
   else if (group->members != members) [[unlikely]]
     hash_collision();
   return Group(group);
+}
+
+Group GroupTable::make_with_key(Made& made, std::uint64_t parent_ctx, std::vector<int> members, std::uint64_t key) {
+  return make_keyed(made, parent_ctx | kKeyedKey, std::move(members), (key + 1) * 0x9e3779b97f4a7c15ULL);
 }
 
 Group GroupTable::make_like(Made& made, std::uint64_t parent_ctx, const GroupData& like) {

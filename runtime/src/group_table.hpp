@@ -35,6 +35,10 @@ class GroupTable {
   /// make(made, parent_ctx, like.members), without a pass over the members to check and hash them:
   /// p ranks each making a group of all p ranks cost p^2 so (MPI_COMM_WORLD's groups).
   Group make_like(Made& made, std::uint64_t parent_ctx, const GroupData& like);
+  /// make(made, parent_ctx, members) counted apart for each `key`: the n-th group of these members
+  /// made from this parent with this key is the same on every member, whatever groups of other keys
+  /// each made between (MPI's partitioned requests, matched in order per peer and tag).
+  Group make_with_key(Made& made, std::uint64_t parent_ctx, std::vector<int> members, std::uint64_t key);
   /// The end of a split: every member's (color, key) known, entry i at known[2i], known[2i + 1]
   /// for the parent's member (me + i) mod n. The members of my color ordered by key (then by
   /// parent rank), as a group made from the parent; an empty group for a negative color.

@@ -233,9 +233,9 @@ Group Proc::group_like(const Group& like) {
   e_.enter(self());
   return e_.make_group_like(self(), e_.world(self()).context(), like);
 }
-Group Proc::subgroup(const Group& parent, const std::vector<int>& parent_ranks) {
-  e_.enter(self());
-  const Group p = parent.is_world_placeholder() ? world() : parent;
+namespace {
+// The world ranks of parent's members `parent_ranks`, checked.
+std::vector<int> world_ranks_of(const Group& p, const std::vector<int>& parent_ranks) {
   std::vector<int> members;
   members.reserve(parent_ranks.size());
   for (int r : parent_ranks) {
@@ -243,7 +243,18 @@ Group Proc::subgroup(const Group& parent, const std::vector<int>& parent_ranks) 
       throw UsageError(fmt::format("subgroup: rank {} out of range, the parent has {} member(s)", r, p.size()));
     members.push_back(p.world_rank(r));
   }
-  return e_.make_group(self(), p.context(), std::move(members));
+  return members;
+}
+}  // namespace
+Group Proc::subgroup(const Group& parent, const std::vector<int>& parent_ranks) {
+  e_.enter(self());
+  const Group p = parent.is_world_placeholder() ? world() : parent;
+  return e_.make_group(self(), p.context(), world_ranks_of(p, parent_ranks));
+}
+Group Proc::subgroup(const Group& parent, const std::vector<int>& parent_ranks, std::uint64_t key) {
+  e_.enter(self());
+  const Group p = parent.is_world_placeholder() ? world() : parent;
+  return e_.make_group_with_key(self(), p.context(), world_ranks_of(p, parent_ranks), key);
 }
 Group Proc::split(const Group& parent, int color, int key) {
   e_.enter(self());

@@ -1,8 +1,10 @@
 # Point-to-point beyond the basics (docs/mpi.md): persistent requests, buffered mode and MPI-4.1's
-# flushes of it, cancellation, matched probes, request status, MPI-4.0's MPI_Isendrecv(_replace). Each
+# flushes of it, cancellation, matched probes, request status, MPI-4.0's MPI_Isendrecv(_replace) and
+# partitioned communication. Each
 # program runs on a mesh with a rank count that is not a power of two and on a whole torus, and gives
 # the same trace_hash under fibers, --perturb and threads.
-foreach(t IN ITEMS p2p_persistent p2p_bsend p2p_bsend_flush p2p_cancel p2p_mprobe p2p_status p2p_isendrecv)
+foreach(t IN ITEMS p2p_persistent p2p_bsend p2p_bsend_flush p2p_cancel p2p_mprobe p2p_status p2p_isendrecv
+               p2p_partitioned)
   touchstone_add_mpi_program(mpi_test_${t} ${t}.c)
   target_compile_options(mpi_test_${t} PRIVATE -Wall -Wextra)
   mpi_test(${t}.mesh3x5_np7 ${t} --machine mesh:3x5 -np 7)

@@ -148,6 +148,44 @@ TEST(Groups, GroupLikeIsTheGroupOfTheSameMembers) {
   for (const auto& [rank, mine] : permuted_members) EXPECT_EQ(mine, (std::vector<int>{5, 3, 1})) << "rank " << rank;
 }
 
+// subgroup with a key: two ranks that make one group per key, in opposite orders of the keys, agree
+// on each key's; the n-th group of one key is the n-th on both, and no two of them share a context.
+TEST(Groups, SubgroupsWithAKeyAreCountedApartPerKey) {
+  const Machine m = ts_test::prime_machine("mesh:2x2");
+  std::map<int, std::map<std::uint64_t, std::vector<std::uint64_t>>> contexts;
+  std::vector<char> got;
+  std::mutex mu;
+  run(m, [&](Proc& p) {
+    if (p.rank() > 1) return;
+    const std::vector<std::uint64_t> keys =
+        p.rank() == 0 ? std::vector<std::uint64_t>{7, 9, 7} : std::vector<std::uint64_t>{9, 7, 7};
+    std::map<std::uint64_t, std::vector<Group>> made;
+    for (const std::uint64_t k : keys) made[k].push_back(p.subgroup(p.world(), {0, 1}, k));
+    const Group plain = p.subgroup(p.world(), {0, 1});  // without a key: a count of its own
+    if (p.rank() == 0) {
+      p.send(1, 3, tagged('9'), made[9][0]);
+      p.send(1, 3, tagged('a'), made[7][1]);
+    } else {
+      std::vector<std::byte> in(1);
+      p.recv(0, 3, in, made[7][1]);  // the second of key 7 on both, though made first here
+      got.push_back(static_cast<char>(in[0]));
+      p.recv(0, 3, in, made[9][0]);
+      got.push_back(static_cast<char>(in[0]));
+    }
+    std::map<std::uint64_t, std::vector<std::uint64_t>> mine;
+    for (const auto& [k, groups] : made)
+      for (const Group& g : groups) mine[k].push_back(g.context());
+    mine[0].push_back(plain.context());
+    const std::lock_guard lk(mu);
+    contexts[p.rank()] = std::move(mine);
+  });
+  EXPECT_EQ(contexts.at(0), contexts.at(1));
+  std::set<std::uint64_t> all;
+  for (const auto& [k, cs] : contexts.at(0)) all.insert(cs.begin(), cs.end());
+  EXPECT_EQ(all.size(), 4u);
+  EXPECT_EQ(got, (std::vector<char>{'a', '9'}));
+}
+
 // split(color, key): members with the same color, ordered by (key, parent rank); a negative color
 // gives an empty group. It is collective and uses real messages.
 TEST(Groups, SplitOrdersByKeyThenParentRank) {

@@ -244,6 +244,10 @@ class Proc {
   Group group_like(const Group& like);
   /// Members of `parent` picked by their ranks in parent, in that order.
   Group subgroup(const Group& parent, const std::vector<int>& parent_ranks);
+  /// The same, counted apart for each key: the n-th such group with this key of each member is the
+  /// same group, whatever groups with other keys each member made before it (so two ranks that
+  /// make one group per tag agree on each tag's, in whatever order the tags come).
+  Group subgroup(const Group& parent, const std::vector<int>& parent_ranks, std::uint64_t key);
   /// Collective over parent, with real messages: the members with the same color, ordered by
   /// (key, parent rank). A negative color returns an empty group.
   Group split(const Group& parent, int color, int key);
