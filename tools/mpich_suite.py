@@ -8,7 +8,9 @@ MPICH is not part of this repository: MPICH_TESTS names an unpacked copy of its 
 mpitestconf.h, the binaries and results/<impl>.json, TS_BUILD Touchstone's build folder (default
 build/). Each testlist entry (program, ranks, arguments, environment) is one run; a run passes when
 it exits 0 and prints "No Errors" as MPICH's own runner requires. Touchstone runs on torus:8x8
-(torus:16x16 above 64 ranks); runs that declare more than 8 GB of memory are skipped. Compare the
+(torus:16x16 above 64 ranks); runs that declare more than 8 GB of memory are skipped. A program
+that the folder's Makefile.am makes from another program's source with macros of its own
+(`name_SOURCES`, `name_CPPFLAGS`) is built so here too. Compare the
 two JSON files to get the runs that pass under Open MPI and not here (docs/mpi.md, "Checked
 against MPICH's tests"). Folders: pt2pt coll comm group datatype topo attr init by default.
 
@@ -117,16 +119,28 @@ def source(folder, name):
     return None
 
 
+def makefile_programs(folder):
+    """The programs the folder's Makefile.am builds from one C source with macros of their own (MPICH
+    makes start_pready_wait of start_pready.c with -DTEST_WAIT): name -> (source, -D flags)."""
+    mk = T / folder / "Makefile.am"
+    if not mk.exists():
+        return {}
+    text = mk.read_text(errors="replace").replace("\\\n", " ")
+    sources = dict(re.findall(r"^(\w+)_SOURCES\s*=\s*(\S+\.c)\s*$", text, re.M))
+    flags = {n: [f for f in v.split() if f.startswith("-D")] for n, v in re.findall(r"^(\w+)_CPPFLAGS\s*=(.*)$", text, re.M)}
+    return {n: (T / folder / src, flags.get(n, [])) for n, src in sources.items()}
+
+
 def build(folder, name):
     out = W / "bin" / impl / folder / name
     out.parent.mkdir(parents=True, exist_ok=True)
-    src = source(folder, name)
-    if not src:
+    src, defines = makefile_programs(folder).get(name, (source(folder, name), []))
+    if not src or not src.exists():
         return False, "no C source"
     text = src.read_text(errors="replace")
     # Newer tests define run() and get main() from util/run_mpitests.c.
     runner = [] if re.search(r"\bmain\s*\(", text) else [str(T / "util" / "run_mpitests.c")]
-    cmd = CC + INC + [str(src)] + runner + UTIL + ["-o", str(out), "-lm"]
+    cmd = CC + INC + defines + [str(src)] + runner + UTIL + ["-o", str(out), "-lm"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         missing = sorted(set(re.findall(r"undefined reference to `(\w+)'", p.stderr)) |
