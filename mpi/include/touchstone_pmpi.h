@@ -232,9 +232,9 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int 
 int PMPI_Start(MPI_Request* request);
 int PMPI_Startall(int count, MPI_Request requests[]);
 int PMPI_Psend_init(const void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Info info, MPI_Request* request);
+                   MPI_Comm comm, MPI_Info info, MPI_Request* request);
 int PMPI_Precv_init(void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                    MPI_Comm comm, MPI_Info info, MPI_Request* request);
+                   MPI_Comm comm, MPI_Info info, MPI_Request* request);
 int PMPI_Pready(int partition, MPI_Request request);
 int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
 int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
