@@ -36,10 +36,11 @@ struct Partitioned {
   Group channel;               // this pair's own context
   int to = 0;                  // the peer's rank in `channel`
   std::size_t part_bytes = 0;  // data bytes of one partition (packed)
-  // One start's state. The sender's messages, one per partition marked ready; for a type with gaps
-  // the partitions' packed bytes (sender) or the bytes as they arrive (receiver) in `staging`.
+  // One start's state. The sender's messages, one per partition marked ready, and for a type with
+  // gaps each one's packed copy (send_bytes); the receiver's bytes as they arrive in `staging`.
   std::vector<Request> sends;
   std::vector<char> ready;
+  std::vector<std::vector<std::byte>> packed;
   std::vector<std::byte> staging;
   // The receiver's: the sender's partition size (from its first message) and which have arrived,
   // the bytes in so far, and which of its own partitions are unpacked (a type with gaps).
@@ -81,14 +82,8 @@ void ready(RankState& rs, Partitioned& p, int i) {
   if (p.ready[k]) throw MpiError{MPI_ERR_ARG, fmt::format("partition {} is marked ready twice in one start", i)};
   p.ready[k] = 1;
   if (p.proc_null || p.part_bytes == 0) return;  // nothing to carry
-  std::span<const std::byte> data;
-  if (p.staged()) {
-    const std::span<std::byte> out = std::span(p.staging).subspan(k * p.part_bytes, p.part_bytes);
-    pack(p.partition_address(i), static_cast<std::size_t>(p.count), *p.type, out);
-    data = out;
-  } else {
-    data = std::span<const std::byte>(p.partition_address(i), p.part_bytes);
-  }
+  const std::span<const std::byte> data =
+      send_bytes(p.partition_address(i), static_cast<int>(p.count), *p.type, p.packed[k]);
   p.sends[k] = rs.proc->isend(p.to, i, data, p.channel);
 }
 
@@ -218,21 +213,21 @@ int partitioned_init(const char* name, const void* buf, int partitions, MPI_Coun
       p->ready.assign(static_cast<std::size_t>(p->partitions), 0);
       p->sends.clear();
       p->sends.resize(static_cast<std::size_t>(p->partitions));
+      p->packed.resize(static_cast<std::size_t>(p->partitions));
       p->sender_part_bytes = 0;
       p->arrived.clear();
       p->received = 0;
       p->unpacked.assign(static_cast<std::size_t>(p->partitions), 0);
-      if (!p->proc_null && p->staged()) p->staging.assign(p->total(), std::byte{0});
+      if (!p->proc_null && p->recv && p->staged()) p->staging.assign(p->total(), std::byte{0});
     };
-    const int peer_rank = peer;
-    q->completes = [p, at = &rs, peer_rank, tag](bool block, MPI_Status& status) {
+    q->completes = [p, at = &rs, peer, tag](bool block, MPI_Status& status) {
       if (p->proc_null) {
         status = proc_null_status();
         return true;
       }
       if (!(p->recv ? complete_recv(*at, *p, block) : complete_send(*at, *p, block))) return false;
       if (p->recv) {
-        status.MPI_SOURCE = peer_rank;
+        status.MPI_SOURCE = peer;
         status.MPI_TAG = tag;
         status.touchstone_bytes = p->total();
       }
