@@ -149,7 +149,7 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_ERR_IN_STATUS 18
 #define MPI_ERR_PENDING 19
 #define MPI_ERR_UNSUPPORTED_OPERATION 20
-#define MPI_ERR_LASTCODE 44 /* the communicators section's classes end at 44 */
+#define MPI_ERR_LASTCODE 45 /* MPI_ERR_SESSION, with the sessions below, is the last */
 #define MPI_MAX_ERROR_STRING 256
 #define MPI_MAX_PROCESSOR_NAME 128
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
@@ -187,6 +187,31 @@ int MPI_Add_error_class(int* errorclass);
 int MPI_Add_error_code(int errorclass, int* errorcode);
 int MPI_Add_error_string(int errorcode, const char* string);
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+
+/* MPI-4 sessions: MPI used without MPI_Init, through a session's process sets ("mpi://WORLD",
+ * "mpi://SELF"), the groups made from them and the communicators made from those groups. */
+typedef int MPI_Session;
+#define MPI_SESSION_NULL ((MPI_Session)0)
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
+#define MPI_ERR_SESSION 45
+typedef void MPI_Session_errhandler_function(MPI_Session* session, int* error_code, ...);
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session);
+int MPI_Session_finalize(MPI_Session* session);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int* npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int* pset_len, char* pset_name);
+int MPI_Session_get_info(MPI_Session session, MPI_Info* info_used);
+int MPI_Session_get_pset_info(MPI_Session session, const char* pset_name, MPI_Info* info);
+int MPI_Group_from_session_pset(MPI_Session session, const char* pset_name, MPI_Group* newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                               MPI_Comm* newcomm);
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader,
+                                     const char* stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                                     MPI_Comm* newintercomm);
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function* session_errhandler_fn, MPI_Errhandler* errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler* errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
 
 /* Communicators, groups, error handlers, attributes. */
 int MPI_Comm_rank(MPI_Comm comm, int* rank);

@@ -25,6 +25,22 @@ int PMPI_Add_error_class(int* errorclass);
 int PMPI_Add_error_code(int errorclass, int* errorcode);
 int PMPI_Add_error_string(int errorcode, const char* string);
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session);
+int PMPI_Session_finalize(MPI_Session* session);
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int* npset_names);
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int* pset_len, char* pset_name);
+int PMPI_Session_get_info(MPI_Session session, MPI_Info* info_used);
+int PMPI_Session_get_pset_info(MPI_Session session, const char* pset_name, MPI_Info* info);
+int PMPI_Group_from_session_pset(MPI_Session session, const char* pset_name, MPI_Group* newgroup);
+int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                               MPI_Comm* newcomm);
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader,
+                                     const char* stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                                     MPI_Comm* newintercomm);
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function* session_errhandler_fn, MPI_Errhandler* errhandler);
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler* errhandler);
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode);
 int PMPI_Comm_rank(MPI_Comm comm, int* rank);
 int PMPI_Comm_size(MPI_Comm comm, int* size);
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);

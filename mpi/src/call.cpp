@@ -35,8 +35,15 @@ RankState& own_state(const char* call, bool need_init) {
   rs.proc = p;
   rs.last_call = call;
   if (s->compute_factor > 0) charge_host_compute(rs, s->compute_factor);
-  if (need_init && !rs.initialized) throw UsageError(fmt::format("{} called before MPI_Init on rank {}", call, p->rank()));
-  if (need_init && rs.finalized) throw UsageError(fmt::format("{} called after MPI_Finalize on rank {}", call, p->rank()));
+  if (need_init && !rs.usable()) {
+    if (rs.finalized) throw UsageError(fmt::format("{} called after MPI_Finalize on rank {}", call, p->rank()));
+    if (!rs.mpi_sessions.empty())
+      throw UsageError(
+          fmt::format("{} called after the last MPI_Session_finalize on rank {}, which has no session "
+                      "open and did not call MPI_Init",
+                      call, p->rank()));
+    throw UsageError(fmt::format("{} called before MPI_Init on rank {}", call, p->rank()));
+  }
   return rs;
 }
 
@@ -102,6 +109,7 @@ const char* error_text(int code) {
     case MPI_ERR_RMA_SHARED: return "memory cannot be shared";
     case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
     case MPI_ERR_NO_MEM: return "out of memory";
+    case MPI_ERR_SESSION: return "invalid session";
     default: return "unknown error";
   }
 }

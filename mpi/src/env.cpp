@@ -33,8 +33,7 @@ int MPI_Init(int*, char***) {
     throw UsageError(fmt::format("MPI_Init called twice on rank {}", rs.proc->rank()));
   }
   const Proc& p = *rs.proc;
-  rs.comms.clear();
-  rs.comms.resize(3);
+  if (rs.comms.size() < 3) rs.comms.resize(3);  // a session's communicators, made before, keep their handles
   auto make = [&](int size, int rank) {
     auto c = std::make_unique<Comm>();
     c->size = size;
@@ -95,6 +94,9 @@ int MPI_Is_thread_main(int* flag) {
 
 int MPI_Finalize(void) {
   RankState& rs = state("MPI_Finalize");
+  if (!rs.initialized || rs.finalized)  // state() lets it through while a session is open
+    throw UsageError(
+        fmt::format("MPI_Finalize called {} on rank {}", rs.finalized ? "twice" : "before MPI_Init", rs.proc->rank()));
   // MPI_COMM_SELF's and MPI_COMM_WORLD's attributes go first, while MPI is still usable (MPI-3.1 8.7.1).
   const int rc = call("MPI_Finalize", MPI_COMM_WORLD, [](RankState& r) { finalize_attributes(r); });
   if (rc != MPI_SUCCESS) return rc;

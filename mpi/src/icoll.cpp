@@ -38,6 +38,7 @@ std::shared_ptr<RankState> snapshot(const RankState& rs) {
   auto s = std::make_shared<RankState>();
   s->proc = rs.proc;
   s->initialized = rs.initialized;
+  s->sessions_open = rs.sessions_open;
   s->types = rs.types;
   s->ops = rs.ops;
   s->errhandlers = rs.errhandlers;

@@ -47,7 +47,7 @@ bool is_intercomm(MPI_Comm c) {
   Session* s = session();
   if (!p || !s || p->rank() >= s->np) return false;
   RankState& rs = s->ranks[static_cast<std::size_t>(p->rank())];
-  if (!rs.initialized || rs.finalized) return false;
+  if (!rs.usable()) return false;
   const Comm* x = find_comm(rs, c);
   return x && x->inter;
 }

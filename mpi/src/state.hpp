@@ -247,11 +247,22 @@ struct SelfChannels {
   std::size_t sends = 0, recvs = 0;
 };
 
+/// An MPI-4 session (MPI_Session_init, session.cpp): its error handler and its info, the hints it
+/// was initialized with and what was provided.
+struct MpiSession {
+  MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  InfoPairs info;
+};
+
 struct RankState {
   Proc* proc = nullptr;
   /// Partitioned communication with itself, by (communicator's collective context, tag).
   std::map<std::pair<std::uint64_t, int>, SelfChannels> partitioned_self;
   bool initialized = false, finalized = false;
+  std::vector<std::optional<MpiSession>> mpi_sessions;  ///< handle = index + 1
+  int sessions_open = 0;
+  /// MPI may be called: between MPI_Init and MPI_Finalize, or while a session is open.
+  bool usable() const { return (initialized && !finalized) || sessions_open > 0; }
   /// MPI_COMM_WORLD's and MPI_COMM_SELF's runtime groups are still to be made: MPI_Init makes their
   /// Comm records only, so that it takes no turn and a program's start runs beside the other
   /// ranks' up to its first MPI call that reaches beyond the rank; that call (state()) makes them,

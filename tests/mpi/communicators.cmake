@@ -1,7 +1,7 @@
 # Communicators and groups (docs/mpi.md): group algebra, MPI_Comm_create_group/idup/split_type,
 # names, attributes with callbacks, MPI_Info, intercommunicators with point-to-point and
-# collectives. Included by CMakeLists.txt, which defines mpi_test.
-foreach(t IN ITEMS comm_groups comm_attrs comm_info comm_inter comm_inter_nbc)
+# collectives, MPI-4 sessions. Included by CMakeLists.txt, which defines mpi_test.
+foreach(t IN ITEMS comm_groups comm_attrs comm_info comm_inter comm_inter_nbc sessions)
   touchstone_add_mpi_program(mpi_test_${t} ${t}.c)
   target_compile_options(mpi_test_${t} PRIVATE -Wall -Wextra)
 endforeach()
@@ -20,6 +20,17 @@ mpi_test(comm_inter.cm5_np7_threads comm_inter --machine cm5:32 -np 7 --executio
 mpi_test(comm_inter_nbc.mesh2x4_np7 comm_inter_nbc --machine mesh:2x4 -np 7)
 mpi_test(comm_inter_nbc.mesh2x4_np7_threads comm_inter_nbc --machine mesh:2x4 -np 7 --execution threads)
 mpi_test(comm_inter_nbc.torus3x3 comm_inter_nbc --machine torus:3x3)
+# Sessions, without MPI_Init and beside it.
+mpi_test(sessions.mesh3x5_np7 sessions --machine mesh:3x5 -np 7)
+add_test(NAME mpi.sessions.torus2x2_world COMMAND ${here}/expect.sh 0 "all checks passed"
+         ${ts} mpirun --machine torus:2x2 $<TARGET_FILE:mpi_test_sessions> world)
+mpi_test(sessions.switch5_threads sessions --machine switch:5 --execution threads)
+add_test(NAME mpi.sessions.null_session COMMAND ${here}/expect.sh nonzero
+         "MPI_Session_get_num_psets on rank 0: session 0 is not valid \\(invalid session\\)"
+         ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_sessions> null)
+add_test(NAME mpi.sessions.used_after_the_last_session COMMAND ${here}/expect.sh nonzero
+         "MPI_Comm_size called after the last MPI_Session_finalize on rank 0"
+         ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_sessions> after)
 
 # Determinism: the same trace_hash under fibers, --perturb and --execution threads.
 add_test(NAME mpi.determinism.comm_inter
@@ -28,3 +39,5 @@ add_test(NAME mpi.determinism.comm_inter_nbc
          COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_comm_inter_nbc> mesh:2x4 -np 7)
 add_test(NAME mpi.determinism.comm_groups
          COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_comm_groups> torus:2x3)
+add_test(NAME mpi.determinism.sessions
+         COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_sessions> mesh:2x3 -np 5)
