@@ -110,6 +110,22 @@ const char* error_text(int code) {
     case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
     case MPI_ERR_NO_MEM: return "out of memory";
     case MPI_ERR_SESSION: return "invalid session";
+    case MPI_T_ERR_MEMORY: return "out of memory (tool interface)";
+    case MPI_T_ERR_NOT_INITIALIZED: return "the tool interface is not initialized";
+    case MPI_T_ERR_CANNOT_INIT: return "the tool interface cannot be initialized";
+    case MPI_T_ERR_INVALID_INDEX: return "invalid variable or category index";
+    case MPI_T_ERR_INVALID_ITEM: return "invalid enumeration item";
+    case MPI_T_ERR_INVALID_HANDLE: return "invalid tool interface handle";
+    case MPI_T_ERR_OUT_OF_HANDLES: return "no more tool interface handles";
+    case MPI_T_ERR_OUT_OF_SESSIONS: return "no more performance variable sessions";
+    case MPI_T_ERR_INVALID_SESSION: return "invalid performance variable session";
+    case MPI_T_ERR_CVAR_SET_NOT_NOW: return "the control variable cannot be set now";
+    case MPI_T_ERR_CVAR_SET_NEVER: return "the control variable can never be set";
+    case MPI_T_ERR_PVAR_NO_STARTSTOP: return "the performance variable cannot be started or stopped";
+    case MPI_T_ERR_PVAR_NO_WRITE: return "the performance variable cannot be written or reset";
+    case MPI_T_ERR_PVAR_NO_ATOMIC: return "the performance variable cannot be read and reset atomically";
+    case MPI_T_ERR_INVALID_NAME: return "no variable or category of that name";
+    case MPI_T_ERR_INVALID: return "invalid use of the tool interface";
     default: return "unknown error";
   }
 }

@@ -101,20 +101,31 @@ const void* program_caller();
 /// Keeps RankState::caller, for check reports, at the program's call of the outermost MPI function
 /// in progress: `pc` is call()'s return address, which is the program's when call() is inlined into
 /// the MPI function the program called.
+/// A call that holds the rank's turn (`timed`) adds its virtual time to RankState::mpi_time when it
+/// returns (returns(), not the destructor: reading the clock is a runtime call, which throws when
+/// the run is ending); one that does not (Reach::own) takes no time, and reading would take the turn.
 class OutermostCall {
  public:
-  OutermostCall(RankState& rs, const void* pc, MPI_Comm comm) : rs_(rs) {
-    if (rs.call_depth++ == 0) {
+  OutermostCall(RankState& rs, const void* pc, MPI_Comm comm, bool timed = true) : rs_(rs), timed_(timed) {
+    if (rs.call_depth == 0) {
+      if (timed_) rs.call_began = rs.proc->now();
       rs.caller = in_mpi_library(pc) ? program_caller() : pc;
       rs.call_comm = comm;
     }
+    ++rs.call_depth;
   }
   ~OutermostCall() { --rs_.call_depth; }
+  /// The call returns `rc`.
+  int returns(int rc) {
+    if (rs_.call_depth == 1 && timed_) rs_.mpi_time += rs_.proc->now() - rs_.call_began;
+    return rc;
+  }
   OutermostCall(const OutermostCall&) = delete;
   OutermostCall& operator=(const OutermostCall&) = delete;
 
  private:
   RankState& rs_;
+  bool timed_;
 };
 
 /// mpirun --check (Session::synchronizing_collectives): when `name` is a blocking collective on an
@@ -134,17 +145,17 @@ template <class Body>
 [[gnu::always_inline]] inline int call(const char* name, MPI_Comm c, Body&& body, bool need_init = true,
                                        Reach reach = Reach::shared) {
   RankState& rs = reach == Reach::own ? own_state(name, need_init) : state(name, need_init);
-  const OutermostCall outermost(rs, __builtin_return_address(0), c);
+  OutermostCall outermost(rs, __builtin_return_address(0), c, reach == Reach::shared);
   try {
     synchronize_collective(rs, name, c);
     body(rs);
-    return MPI_SUCCESS;
+    return outermost.returns(MPI_SUCCESS);
   } catch (const MpiError& e) {
-    return raise(rs, c, name, e);
+    return outermost.returns(raise(rs, c, name, e));
   } catch (const AbortRequested&) {
     throw;
   } catch (const UsageError& e) {  // the runtime refused: the message says why
-    return raise(rs, c, name, MpiError{MPI_ERR_OTHER, e.what()});
+    return outermost.returns(raise(rs, c, name, MpiError{MPI_ERR_OTHER, e.what()}));
   }
 }
 

@@ -152,16 +152,16 @@ std::string window_fatal_text(const char* call, int rank, const MpiError& e);
 template <class Body>
 [[gnu::always_inline]] inline int win_call(const char* name, MPI_Win w, Body&& body) {
   RankState& rs = state(name);
-  const OutermostCall outermost(rs, __builtin_return_address(0), MPI_COMM_NULL);
+  OutermostCall outermost(rs, __builtin_return_address(0), MPI_COMM_NULL);
   try {
     body(rs);
-    return MPI_SUCCESS;
+    return outermost.returns(MPI_SUCCESS);
   } catch (const MpiError& e) {
-    return raise_on_window(rs, w, name, e);
+    return outermost.returns(raise_on_window(rs, w, name, e));
   } catch (const AbortRequested&) {
     throw;
   } catch (const UsageError& e) {
-    return raise_on_window(rs, w, name, MpiError{MPI_ERR_OTHER, e.what()});
+    return outermost.returns(raise_on_window(rs, w, name, MpiError{MPI_ERR_OTHER, e.what()}));
   }
 }
 

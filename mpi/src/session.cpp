@@ -68,16 +68,16 @@ int raise_on_session(RankState& rs, MPI_Session s, const char* call, const MpiEr
 template <class Body>
 [[gnu::always_inline]] inline int session_call(const char* name, MPI_Session s, Body&& body) {
   RankState& rs = state(name, false);
-  const OutermostCall outermost(rs, __builtin_return_address(0), MPI_COMM_NULL);
+  OutermostCall outermost(rs, __builtin_return_address(0), MPI_COMM_NULL);
   try {
     body(rs);
-    return MPI_SUCCESS;
+    return outermost.returns(MPI_SUCCESS);
   } catch (const MpiError& e) {
-    return raise_on_session(rs, s, name, e);
+    return outermost.returns(raise_on_session(rs, s, name, e));
   } catch (const AbortRequested&) {
     throw;
   } catch (const UsageError& e) {
-    return raise_on_session(rs, s, name, MpiError{MPI_ERR_OTHER, e.what()});
+    return outermost.returns(raise_on_session(rs, s, name, MpiError{MPI_ERR_OTHER, e.what()}));
   }
 }
 

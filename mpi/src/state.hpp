@@ -254,6 +254,8 @@ struct MpiSession {
   InfoPairs info;
 };
 
+struct ToolState;  // the tool information interface's (tool.cpp)
+
 struct RankState {
   Proc* proc = nullptr;
   /// Partitioned communication with itself, by (communicator's collective context, tag).
@@ -307,6 +309,11 @@ struct RankState {
   // and operations still allocated (keyed by kind and handle), and requests freed while active.
   const void* caller = nullptr;
   int call_depth = 0;
+  // The tool information interface (tool.cpp): its state while MPI_T_init_thread's are more than
+  // MPI_T_finalize's, and the virtual time the rank spent in MPI calls (the outermost ones that
+  // take the rank's turn, from entry to return), which its performance variable reads.
+  std::shared_ptr<ToolState> tool;
+  Time mpi_time = 0, call_began = 0;
   // Deadlock reports (check.hpp blocked_text): the communicator the outermost call names, and the
   // requests the rank blocks on (set only while it waits for them).
   MPI_Comm call_comm = MPI_COMM_NULL;

@@ -83,6 +83,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
   if (partition_ && instruments_.journal_network(&place_now_)) network_->note_releases(&place_now_);
   forced_ = ForcedSchedule(opts_.schedule, n);
   vp_block_.reserve(static_cast<std::size_t>(first_here_), static_cast<std::size_t>(end_here_ - first_here_));
+  traffic_.resize(static_cast<std::size_t>(end_here_ - first_here_));
   vps_.reserve(static_cast<std::size_t>(n));
   idle_tasks_.resize(static_cast<std::size_t>(n));
   tasks_of_.resize(static_cast<std::size_t>(n));
@@ -1477,6 +1478,11 @@ Op* Engine::post_send(Vp& v, int dst, int tag, std::uint64_t ctx, std::span<cons
   const bool held = machine_.net.send_holds_until_received && !(ctx & kAmCtx);
   if (held) hold_send(op, m);
   const Time start = v.clock;
+  if (!(ctx & kAmCtx)) {
+    Traffic& sent = traffic_of(v.rank);
+    ++sent.messages_sent;
+    sent.bytes_sent += m->size;
+  }
   instruments_.send_posted(v.rank, *m);
   const bool rendezvous = protocol == SendProtocol::rendezvous || protocol == SendProtocol::no_space;
   if (!rendezvous) {
@@ -1748,6 +1754,9 @@ Status Engine::complete_recv(Vp& v, Op*& op, Time waiting_since) {
   const Time cpu_free = std::max(waiting_since, v.busy_until_wake);
   const Time drained = c.recv_overlap ? std::max(cpu_free + body, m->drained) : start + body;
   v.clock = drained + c.recv_overhead + matching;
+  Traffic& received = traffic_of(v.rank);
+  ++received.messages_received;
+  received.bytes_received += m->size;
   release_buffer(*m, v.clock);
   if (m->held_op) {
     queue_.push(v.clock, m->id, Ev::received, m->held_op);  // the sender hears of it then, not sooner

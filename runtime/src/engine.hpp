@@ -196,6 +196,8 @@ class Engine final : public NetworkListener, private Scheduler {
   Engine(const Machine& machine, const RunOptions& options);
   ~Engine() override;
   RunResult run(const Program& program);
+  /// The messages of rank `rank`, whose program runs in this process (Proc::traffic).
+  Traffic& traffic_of(int rank) { return traffic_[static_cast<std::size_t>(rank - first_here_)]; }
 
   // ---- called by Proc, in the VP's own thread while it holds the baton ----
   void enter(Vp& v);
@@ -579,6 +581,9 @@ class Engine final : public NetworkListener, private Scheduler {
   ForcedSchedule forced_;    // RunOptions::schedule
   std::unique_ptr<Network> network_;
   VpBlock vp_block_;  // before vps_: freed after every Vp in it has ended
+  // The messages of the ranks whose programs run in this process (Proc::traffic), by rank - first_here_:
+  // out of Vp, which would grow past its kilobyte.
+  std::vector<Traffic> traffic_;
   std::vector<VpPtr> vps_;
   std::vector<VpPtr> tasks_;                        // task contexts, by index - nodes
   std::vector<std::vector<Vp*>> idle_tasks_;        // per rank: its task contexts waiting for work

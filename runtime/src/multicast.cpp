@@ -63,6 +63,9 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
   op->msg_id = lead->id;
   op->dst = lead->dst;
   lead->send_op = op;
+  Traffic& sent = traffic_of(v.rank);  // one send, however many branches
+  ++sent.messages_sent;
+  sent.bytes_sent += data.size();
   instruments_.send_posted(v.rank, *lead);  // at the call: a split run hands it over later
   if (partition_) [[unlikely]] {  // numbered, counted and posted at the window's end (partition.cpp)
     multicast_dsts_[lead] = std::move(world);

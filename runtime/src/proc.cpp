@@ -109,6 +109,7 @@ void Proc::annotate(std::string_view note, std::source_location where) {
 }
 const std::string& Proc::annotation() const { return self().label; }
 std::uint64_t Proc::last_receive_call() const { return self().last_recv_call; }
+Traffic Proc::traffic() const { return e_.traffic_of(self().rank); }
 void Proc::compute(Time dt) {
   may_wait(e_, v_, [&] { e_.compute(self(), dt); });
 }

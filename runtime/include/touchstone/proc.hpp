@@ -39,6 +39,14 @@ struct Status {
   bool truncated = false;  ///< irecv_truncating only: the message was longer than the buffer
 };
 
+/// A rank's messages so far (Proc::traffic): those its sends posted and its receives completed,
+/// collectives' and tasks' (Proc::spawn) included, each counted once with its payload bytes.
+/// Active messages (one-sided communication) are not among them.
+struct Traffic {
+  std::uint64_t messages_sent = 0, bytes_sent = 0;
+  std::uint64_t messages_received = 0, bytes_received = 0;
+};
+
 class AmContext;
 class AmFuture;
 struct AmReply;
@@ -116,6 +124,8 @@ class Proc {
   void annotate(std::string_view note = {}, std::source_location where = std::source_location::current());
   /// The current annotation ("" before the first).
   const std::string& annotation() const;
+  /// This rank's messages sent and received so far (its tasks' included). Free in virtual time.
+  Traffic traffic() const;
   /// The number of the last receive or probe this VP posted, as race reports and forced schedules
   /// give it (Race::call, RANK:CALL=SOURCE); 0 before the first. A rank's tasks count in the same
   /// numbering, so this is the only exact way to learn it after the call.
