@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "state.hpp"
 #include "touchstone/error.hpp"
@@ -156,6 +157,25 @@ template <class Body>
     throw;
   } catch (const UsageError& e) {  // the runtime refused: the message says why
     return outermost.returns(raise(rs, c, name, MpiError{MPI_ERR_OTHER, e.what()}));
+  }
+}
+
+/// Runs body(rank state) as the MPI function `name` on an object that is not a communicator (a
+/// window, a session): its errors go to raise_on(rank state, error), the object's error handler.
+/// Always inlined, with its callers, so that its return address is the program's call.
+template <class Raise, class Body>
+[[gnu::always_inline]] inline int object_call(const char* name, bool need_init, Raise&& raise_on, Body&& body) {
+  RankState& rs = state(name, need_init);
+  OutermostCall outermost(rs, __builtin_return_address(0), MPI_COMM_NULL);
+  try {
+    body(rs);
+    return outermost.returns(MPI_SUCCESS);
+  } catch (const MpiError& e) {
+    return outermost.returns(raise_on(rs, e));
+  } catch (const AbortRequested&) {
+    throw;
+  } catch (const UsageError& e) {
+    return outermost.returns(raise_on(rs, MpiError{MPI_ERR_OTHER, e.what()}));
   }
 }
 

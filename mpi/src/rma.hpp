@@ -151,18 +151,9 @@ std::string window_fatal_text(const char* call, int rank, const MpiError& e);
 /// Always inlined, so that its return address is the program's call (the reports' source lines).
 template <class Body>
 [[gnu::always_inline]] inline int win_call(const char* name, MPI_Win w, Body&& body) {
-  RankState& rs = state(name);
-  OutermostCall outermost(rs, __builtin_return_address(0), MPI_COMM_NULL);
-  try {
-    body(rs);
-    return outermost.returns(MPI_SUCCESS);
-  } catch (const MpiError& e) {
-    return outermost.returns(raise_on_window(rs, w, name, e));
-  } catch (const AbortRequested&) {
-    throw;
-  } catch (const UsageError& e) {
-    return outermost.returns(raise_on_window(rs, w, name, MpiError{MPI_ERR_OTHER, e.what()}));
-  }
+  return object_call(
+      name, true, [&](RankState& rs, const MpiError& e) { return raise_on_window(rs, w, name, e); },
+      std::forward<Body>(body));
 }
 
 // --- synchronization (rma_sync.cpp), used by the operations ---

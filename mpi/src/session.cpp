@@ -67,18 +67,9 @@ int raise_on_session(RankState& rs, MPI_Session s, const char* call, const MpiEr
 
 template <class Body>
 [[gnu::always_inline]] inline int session_call(const char* name, MPI_Session s, Body&& body) {
-  RankState& rs = state(name, false);
-  OutermostCall outermost(rs, __builtin_return_address(0), MPI_COMM_NULL);
-  try {
-    body(rs);
-    return outermost.returns(MPI_SUCCESS);
-  } catch (const MpiError& e) {
-    return outermost.returns(raise_on_session(rs, s, name, e));
-  } catch (const AbortRequested&) {
-    throw;
-  } catch (const UsageError& e) {
-    return outermost.returns(raise_on_session(rs, s, name, MpiError{MPI_ERR_OTHER, e.what()}));
-  }
+  return object_call(
+      name, false, [&](RankState& rs, const MpiError& e) { return raise_on_session(rs, s, name, e); },
+      std::forward<Body>(body));
 }
 
 // Process set names are URIs, whose scheme and authority are not case-sensitive (RFC 3986 3.1, 3.2.2).
@@ -116,6 +107,20 @@ std::uint64_t tag_key(const std::string& tag, bool inter) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
   for (const char ch : tag) h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
   return h << 1 | (inter ? 1 : 0);
+}
+
+// What MPI_Comm_create_from_group and MPI_Intercomm_create_from_groups take alike: the string tag,
+// the info's hints and the error handler the communicator gets, all checked.
+struct Creation {
+  std::string tag;
+  InfoPairs hints;
+  Comm made_with;  // what the new communicator inherits: the handler the call names
+};
+Creation creation(RankState& rs, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler) {
+  Creation c{string_tag(stringtag), info_of(rs, info), {}};
+  check_errhandler(rs, errhandler);
+  c.made_with.errhandler = errhandler;
+  return c;
 }
 
 // The caller's place in the group of world ranks `members`; MPI_ERR_GROUP when it is not a member.
@@ -214,9 +219,7 @@ int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info 
                                MPI_Comm* newcomm) {
   return call("MPI_Comm_create_from_group", MPI_COMM_NULL, [&](RankState& rs) {
     check_out(newcomm, "newcomm");
-    const std::string tag = string_tag(stringtag);
-    const InfoPairs& hints = info_of(rs, info);
-    check_errhandler(rs, errhandler);
+    const Creation made = creation(rs, stringtag, info, errhandler);
     const std::vector<int> members = group_of(rs, group);
     if (members.empty()) {
       *newcomm = MPI_COMM_NULL;
@@ -224,12 +227,10 @@ int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info 
     }
     check_member(rs, members, "MPI_Comm_create_from_group", "");
     Proc& p = *rs.proc;
-    Comm made_with;  // what the new communicator inherits: the handler the call names
-    made_with.errhandler = errhandler;
-    *newcomm = add_intracomm(rs, made_with, p.subgroup(p.world(), members, tag_key(tag, false)));
+    *newcomm = add_intracomm(rs, made.made_with, p.subgroup(p.world(), members, tag_key(made.tag, false)));
     Comm& c = comm_of(rs, *newcomm);
-    c.info = hints;
-    c.provenance = fmt::format("MPI_Comm_create_from_group, tag \"{}\"", tag);
+    c.info = made.hints;
+    c.provenance = fmt::format("MPI_Comm_create_from_group, tag \"{}\"", made.tag);
   });
 }
 
@@ -240,9 +241,7 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MP
                                      MPI_Comm* newintercomm) {
   return call("MPI_Intercomm_create_from_groups", MPI_COMM_NULL, [&](RankState& rs) {
     check_out(newintercomm, "newintercomm");
-    const std::string tag = string_tag(stringtag);
-    const InfoPairs& hints = info_of(rs, info);
-    check_errhandler(rs, errhandler);
+    const Creation made = creation(rs, stringtag, info, errhandler);
     const std::vector<int> local = group_of(rs, local_group);
     const std::vector<int> remote = group_of(rs, remote_group);
     if (local.empty() || remote.empty())
@@ -268,13 +267,12 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MP
     const std::vector<int>& second = first ? remote : local;
     both.insert(both.end(), second.begin(), second.end());
     Proc& p = *rs.proc;
-    Comm made_with;
-    made_with.errhandler = errhandler;
     const auto first_size = static_cast<int>((first ? local : remote).size());
-    *newintercomm = add_intercomm(rs, made_with, p.subgroup(p.world(), both, tag_key(tag, true)), first_size, first);
+    *newintercomm =
+        add_intercomm(rs, made.made_with, p.subgroup(p.world(), both, tag_key(made.tag, true)), first_size, first);
     Comm& c = comm_of(rs, *newintercomm);
-    c.info = hints;
-    c.provenance = fmt::format("MPI_Intercomm_create_from_groups, tag \"{}\"", tag);
+    c.info = made.hints;
+    c.provenance = fmt::format("MPI_Intercomm_create_from_groups, tag \"{}\"", made.tag);
   });
 }
 

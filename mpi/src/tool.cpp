@@ -167,6 +167,13 @@ void check_pointer(const void* p) {
   if (!p) throw ToolError{MPI_T_ERR_INVALID};
 }
 
+// The index of the control variable behind handle h.
+int cvar_of(const ToolState& t, MPI_T_cvar_handle h) {
+  const auto i = static_cast<std::size_t>(h) - 1;
+  if (h <= 0 || i >= t.cvar_handles.size() || !t.cvar_handles[i]) throw ToolError{MPI_T_ERR_INVALID_HANDLE};
+  return *t.cvar_handles[i];
+}
+
 PvarSession& session_of(ToolState& t, MPI_T_pvar_session s) {
   const auto i = static_cast<std::size_t>(s) - 1;
   if (s <= 0 || i >= t.sessions.size() || !t.sessions[i]) throw ToolError{MPI_T_ERR_INVALID_SESSION};
@@ -275,19 +282,16 @@ int MPI_T_cvar_handle_alloc(int cvar_index, void*, MPI_T_cvar_handle* handle, in
 int MPI_T_cvar_handle_free(MPI_T_cvar_handle* handle) {
   return tool_call("MPI_T_cvar_handle_free", [&](RankState&, ToolState& t) {
     check_pointer(handle);
-    const auto i = static_cast<std::size_t>(*handle) - 1;
-    if (*handle <= 0 || i >= t.cvar_handles.size() || !t.cvar_handles[i]) throw ToolError{MPI_T_ERR_INVALID_HANDLE};
-    t.cvar_handles[i].reset();
+    cvar_of(t, *handle);
+    t.cvar_handles[static_cast<std::size_t>(*handle) - 1].reset();
     *handle = MPI_T_CVAR_HANDLE_NULL;
   });
 }
 
 int MPI_T_cvar_read(MPI_T_cvar_handle handle, void* buf) {
   return tool_call("MPI_T_cvar_read", [&](RankState& rs, ToolState& t) {
-    const auto i = static_cast<std::size_t>(handle) - 1;
-    if (handle <= 0 || i >= t.cvar_handles.size() || !t.cvar_handles[i]) throw ToolError{MPI_T_ERR_INVALID_HANDLE};
+    const Cvar& v = cvars()[static_cast<std::size_t>(cvar_of(t, handle))];
     check_pointer(buf);
-    const Cvar& v = cvars()[static_cast<std::size_t>(*t.cvar_handles[i])];
     if (v.type == MPI_CHAR) {
       const std::string s = v.text(*rs.proc);
       std::memcpy(buf, s.c_str(), s.size() + 1);
@@ -304,8 +308,7 @@ int MPI_T_cvar_read(MPI_T_cvar_handle handle, void* buf) {
 // The machine is fixed for the whole run: its variables are constants.
 int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void*) {
   return tool_call("MPI_T_cvar_write", [&](RankState&, ToolState& t) {
-    const auto i = static_cast<std::size_t>(handle) - 1;
-    if (handle <= 0 || i >= t.cvar_handles.size() || !t.cvar_handles[i]) throw ToolError{MPI_T_ERR_INVALID_HANDLE};
+    cvar_of(t, handle);
     throw ToolError{MPI_T_ERR_CVAR_SET_NEVER};
   });
 }

@@ -13,26 +13,34 @@ static inline const char* check_file_name(const char* path) {
   return slash ? slash + 1 : path;
 }
 
-#define CHECK(cond)                                                                              \
-  do {                                                                                           \
-    if (!(cond)) {                                                                               \
-      int r_ = -1;                                                                               \
-      MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                        \
-      fprintf(stderr, "rank %d: check failed at %s:%d: %s\n", r_, check_file_name(__FILE__),     \
-              __LINE__, #cond);                                                                  \
-      MPI_Abort(MPI_COMM_WORLD, 3);                                                              \
-    }                                                                                            \
+/* The rank a failed check names and how it ends the run: MPI_COMM_WORLD's rank and MPI_Abort. A
+ * program that runs without MPI_Init defines both before including this header. */
+#ifndef CHECK_RANK
+static inline int check_world_rank(void) {
+  int r = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+#define CHECK_RANK() check_world_rank()
+#define CHECK_STOP() MPI_Abort(MPI_COMM_WORLD, 3)
+#endif
+
+#define CHECK(cond)                                                                                              \
+  do {                                                                                                           \
+    if (!(cond)) {                                                                                               \
+      fprintf(stderr, "rank %d: check failed at %s:%d: %s\n", CHECK_RANK(), check_file_name(__FILE__), __LINE__, \
+              #cond);                                                                                            \
+      CHECK_STOP();                                                                                              \
+    }                                                                                                            \
   } while (0)
 
 #define CHECK_EQ(a, b)                                                                           \
   do {                                                                                           \
     long long a_ = (long long)(a), b_ = (long long)(b);                                          \
     if (a_ != b_) {                                                                              \
-      int r_ = -1;                                                                               \
-      MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                        \
-      fprintf(stderr, "rank %d: check failed at %s:%d: %s == %s (%lld != %lld)\n", r_,           \
+      fprintf(stderr, "rank %d: check failed at %s:%d: %s == %s (%lld != %lld)\n", CHECK_RANK(), \
               check_file_name(__FILE__), __LINE__, #a, #b, a_, b_);                              \
-      MPI_Abort(MPI_COMM_WORLD, 3);                                                              \
+      CHECK_STOP();                                                                              \
     }                                                                                            \
   } while (0)
 

@@ -7,27 +7,13 @@
  * "null" or "after" it makes a mistake that must end the run with a report in MPI's terms: a call
  * on MPI_SESSION_NULL, a communicator used after the last session is finalized. */
 #include <mpi.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int me = -1;
-
-#define CHECK(cond)                                                                   \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "rank %d: check failed at line %d: %s\n", me, __LINE__, #cond); \
-      exit(3);                                                                        \
-    }                                                                                 \
-  } while (0)
-#define CHECK_EQ(a, b)                                                                                              \
-  do {                                                                                                              \
-    long long a_ = (long long)(a), b_ = (long long)(b);                                                             \
-    if (a_ != b_) {                                                                                                 \
-      fprintf(stderr, "rank %d: check failed at line %d: %s == %s (%lld != %lld)\n", me, __LINE__, #a, #b, a_, b_); \
-      exit(3);                                                                                                      \
-    }                                                                                                               \
-  } while (0)
+static int me = -1; /* world rank, from the session's world group */
+#define CHECK_RANK() me
+#define CHECK_STOP() exit(3)
+#include "check.h"
 
 static int handler_calls = 0, handler_code = 0;
 static void count_errors(MPI_Session* s, int* code, ...) {
@@ -220,14 +206,20 @@ static void library(int round) {
   CHECK_EQ(s, MPI_SESSION_NULL);
 }
 
+/* A new session *s and a communicator of every rank made in it with `tag`. */
+static MPI_Comm session_world(MPI_Session* s, const char* tag) {
+  CHECK_EQ(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, s), MPI_SUCCESS);
+  MPI_Group g;
+  CHECK_EQ(MPI_Group_from_session_pset(*s, "mpi://WORLD", &g), MPI_SUCCESS);
+  MPI_Comm c;
+  CHECK_EQ(MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c), MPI_SUCCESS);
+  MPI_Group_free(&g);
+  return c;
+}
+
 static int mistake(const char* which) {
   MPI_Session s;
-  MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
-  MPI_Group g;
-  MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
-  MPI_Comm c;
-  MPI_Comm_create_from_group(g, "mistake", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
-  MPI_Group_free(&g);
+  MPI_Comm c = session_world(&s, "mistake");
   int n = 0;
   if (strcmp(which, "null") == 0) MPI_Session_get_num_psets(MPI_SESSION_NULL, MPI_INFO_NULL, &n);
   MPI_Session_finalize(&s);
@@ -247,11 +239,7 @@ int main(int argc, char** argv) {
   if (with_world) {
     /* MPI_COMM_WORLD and the session's communicators side by side. */
     MPI_Session s;
-    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
-    MPI_Group g;
-    MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
-    MPI_Comm c;
-    MPI_Comm_create_from_group(g, "with the world", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+    MPI_Comm c = session_world(&s, "with the world");
     int result = -1;
     MPI_Comm_compare(c, MPI_COMM_WORLD, &result);
     CHECK_EQ(result, MPI_CONGRUENT);
@@ -261,7 +249,6 @@ int main(int argc, char** argv) {
     MPI_Allreduce(&x, &z, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     CHECK_EQ(y, z);
     MPI_Comm_free(&c);
-    MPI_Group_free(&g);
     MPI_Session_finalize(&s);
   }
   MPI_Initialized(&flag);
