@@ -38,9 +38,13 @@ MpiSession* find_session(RankState& rs, MPI_Session s) {
   return &*rs.mpi_sessions[i];
 }
 
+std::string session_text(MPI_Session s) {
+  return s == MPI_SESSION_NULL ? "the session is MPI_SESSION_NULL" : fmt::format("session handle {} is not valid", s);
+}
+
 MpiSession& session_of(RankState& rs, MPI_Session s) {
   MpiSession* x = find_session(rs, s);
-  if (!x) throw MpiError{MPI_ERR_SESSION, fmt::format("session {} is not valid", s)};
+  if (!x) throw MpiError{MPI_ERR_SESSION, session_text(s)};
   return *x;
 }
 
@@ -304,7 +308,7 @@ int MPI_Session_call_errhandler(MPI_Session session, int errorcode) {
   RankState& rs = state("MPI_Session_call_errhandler", false);
   if (!find_session(rs, session))
     return raise_on_session(rs, session, "MPI_Session_call_errhandler",
-                            MpiError{MPI_ERR_SESSION, fmt::format("session {} is not valid", session)});
+                            MpiError{MPI_ERR_SESSION, session_text(session)});
   // Raised through the session's handler; the call returns MPI_SUCCESS when the handler returns.
   raise_on_session(rs, session, "MPI_Session_call_errhandler",
                    MpiError{errorcode, fmt::format("the program raised error code {}", errorcode)});

@@ -26,7 +26,7 @@ add_test(NAME mpi.sessions.torus2x2_world COMMAND ${here}/expect.sh 0 "all check
          ${ts} mpirun --machine torus:2x2 $<TARGET_FILE:mpi_test_sessions> world)
 mpi_test(sessions.switch5_threads sessions --machine switch:5 --execution threads)
 add_test(NAME mpi.sessions.null_session COMMAND ${here}/expect.sh nonzero
-         "MPI_Session_get_num_psets on rank 0: session 0 is not valid \\(invalid session\\)"
+         "MPI_Session_get_num_psets on rank 0: the session is MPI_SESSION_NULL \\(invalid session\\)"
          ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_sessions> null)
 add_test(NAME mpi.sessions.used_after_the_last_session COMMAND ${here}/expect.sh nonzero
          "MPI_Comm_size called after the last MPI_Session_finalize on rank 0"
