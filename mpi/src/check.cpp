@@ -2000,10 +2000,15 @@ void check_lifecycle(RankState& rs) {
   std::vector<bool> hidden(rs.comms.size());
   for (const auto& c : rs.comms)
     if (c && c->inter && c->local_comm > 0) hidden[static_cast<std::size_t>(c->local_comm)] = true;
+  const std::vector<FileLeft> files = files_left_open(rs);
+  for (const FileLeft& f : files) hidden[static_cast<std::size_t>(f.comm)] = true;
   for (std::size_t h = 3; h < rs.comms.size(); ++h)
     if (rs.comms[h] && !hidden[h])
       found.push_back(fmt::format("{}{} was never freed (MPI_Comm_free)", comm_text(rs, static_cast<MPI_Comm>(h)),
                                   made_text(rs, 'c', static_cast<int>(h))));
+  for (const FileLeft& f : files)
+    found.push_back(
+        fmt::format("the file \"{}\"{} was never closed (MPI_File_close)", f.name, made_text(rs, 'f', f.handle)));
   for (std::size_t i = 0; i < rs.groups.size(); ++i)
     if (rs.groups[i]) {
       const int h = kFirstGroup + static_cast<int>(i);

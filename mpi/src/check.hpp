@@ -235,10 +235,18 @@ void own_run(Req& q, OwnedRun run);
 std::uint64_t checksum(const void* data, std::size_t n);
 void check_owned_buffer(RankState& rs, Req& q);
 
-/// Remembers the call that made handle `h` of kind 'g' (group), 't' (datatype) or 'o' (operation).
+/// Remembers the call that made handle `h` of kind 'g' (group), 't' (datatype), 'o' (operation) or 'f' (file).
 void made(RankState& rs, char kind, int h);
 void unmade(RankState& rs, char kind, int h);
-/// MPI_Finalize's lifecycle check: every communicator, group, datatype, operation, attached buffer
+/// The files rank rs still has open (file.cpp): each one's handle, name and private communicator,
+/// which the lifecycle check names as the file rather than as a communicator of its own.
+struct FileLeft {
+  MPI_File handle;
+  std::string name;
+  MPI_Comm comm;
+};
+std::vector<FileLeft> files_left_open(const RankState& rs);
+/// MPI_Finalize's lifecycle check: every communicator, file, group, datatype, operation, attached buffer
 /// and request the rank still holds, and the requests it freed while active, as warnings on
 /// stderr, or as MPI_ERR_OTHER (MpiError) under `touchstone mpirun --check`.
 void check_lifecycle(RankState& rs);

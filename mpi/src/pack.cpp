@@ -117,11 +117,6 @@ std::size_t walk(const Type& t, std::size_t count, Step step) {
   return external;
 }
 
-// The bytes count elements of t take in the external32 representation.
-std::size_t external_size(const Type& t, std::size_t count) {
-  return walk(t, count, [](const External&, std::size_t, std::size_t) {});
-}
-
 void check_datarep(const char* datarep) {
   if (!datarep || std::string_view(datarep) != "external32")
     throw MpiError{MPI_ERR_ARG, fmt::format("data representation \"{}\" is not \"external32\"",
@@ -160,9 +155,20 @@ PackedData external_data(RankState& rs, const char* datarep, int count, MPI_Data
   return {t, ucount(count), bytes};
 }
 
-// Converts x between its native packed bytes and its external32 bytes, either way.
 void convert_all(const PackedData& x, std::byte* native, std::byte* external, bool to_external) {
-  walk(x.t, x.count, [&](const External& e, std::size_t n, std::size_t at) {
+  convert_external(x.t, x.count, native, external, to_external);
+}
+
+}  // namespace
+
+namespace touchstone::mpi {
+
+std::size_t external_size(const Type& t, std::size_t count) {
+  return walk(t, count, [](const External&, std::size_t, std::size_t) {});
+}
+
+void convert_external(const Type& t, std::size_t count, std::byte* native, std::byte* external, bool to_external) {
+  walk(t, count, [&](const External& e, std::size_t n, std::size_t at) {
     if (to_external)
       convert(e, native + n, external + at, true);
     else
@@ -170,7 +176,7 @@ void convert_all(const PackedData& x, std::byte* native, std::byte* external, bo
   });
 }
 
-}  // namespace
+}  // namespace touchstone::mpi
 
 int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize, int* position,
              MPI_Comm comm) {

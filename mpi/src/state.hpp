@@ -255,6 +255,8 @@ struct MpiSession {
 };
 
 struct ToolState;  // the tool information interface's (tool.cpp)
+struct File;       // an open file's (file.cpp)
+struct OpenFile;   // what the ranks of one process share of an open file (file.cpp)
 
 struct RankState {
   Proc* proc = nullptr;
@@ -290,6 +292,10 @@ struct RankState {
   std::vector<std::unique_ptr<Req>> messages;  ///< MPI_Mprobe's matched messages: handle = index + 1
   std::vector<std::unique_ptr<Req>> freed_receives;  ///< active receives MPI_Request_free let go of
   std::shared_ptr<Windows> windows;  ///< one-sided communication's windows (rma.hpp), made on first use
+  /// Open files (file.cpp): handle = index + 1; and the error handler of MPI_FILE_NULL, which
+  /// hears of errors of MPI_File_open and MPI_File_delete (MPI-3.1 13.7: MPI_ERRORS_RETURN at first).
+  std::vector<std::shared_ptr<File>> files;
+  MPI_Errhandler file_null_errhandler = MPI_ERRORS_RETURN;
   // The launcher's (launch.cpp, env.cpp): the last MPI function called, for reports of how a rank
   // ended; --compute host: the host CPU time (ns) at which the rank's current burst began, -1 none;
   // MPI_Wtime calls in a row at one virtual time (a busy wait that could never end).
@@ -383,6 +389,9 @@ struct Session {
   /// With -np below the machine's VPs: the first rank's MPI_COMM_WORLD group (ranks 0..np-1), which
   /// the others make theirs like (Proc::group_like) instead of listing np members each (env.cpp).
   Group first_world;
+  /// The files open on this process, by the context of the communicator each opening made: the
+  /// members of one MPI_File_open share its descriptor and its shared file pointer (file.cpp).
+  std::map<std::uint64_t, std::weak_ptr<OpenFile>> open_files;
 };
 
 /// The session of the run in progress (set by launch()), for code that reads or writes what the

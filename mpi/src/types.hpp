@@ -64,6 +64,11 @@ void unpack(std::span<const std::byte> in, void* buf, std::size_t count, const T
 /// nothing when the bytes end inside one (MPI_UNDEFINED).
 std::optional<MPI_Count> elements(const Type& t, std::size_t bytes);
 
+/// The bytes `count` elements of t take in the external32 representation (MPI-3.1 13.5.2; pack.cpp).
+std::size_t external_size(const Type& t, std::size_t count);
+/// Converts `count` elements of t between their native packed bytes and their external32 bytes.
+void convert_external(const Type& t, std::size_t count, std::byte* native, std::byte* external, bool to_external);
+
 /// The packed bytes of the first n predefined elements of a sequence of elements of t.
 std::size_t element_bytes(const Type& t, MPI_Count n);
 
