@@ -186,6 +186,10 @@ int MPI_Error_class(int errorcode, int* errorclass);
 int MPI_Add_error_class(int* errorclass);
 int MPI_Add_error_code(int errorclass, int* errorcode);
 int MPI_Add_error_string(int errorcode, const char* string);
+/* MPI-4.1: an added error class (with no codes left in it), code or string taken back. */
+int MPI_Remove_error_class(int errorclass);
+int MPI_Remove_error_code(int errorcode);
+int MPI_Remove_error_string(int errorcode);
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 
 /* MPI-4 sessions: MPI used without MPI_Init, through a session's process sets ("mpi://WORLD",
@@ -407,6 +411,9 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent);
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent);
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent);
+/* MPI-4.1: the predefined pair type of a value type and an index type (MPI_DOUBLE, MPI_INT: MPI_DOUBLE_INT),
+ * MPI_DATATYPE_NULL when there is none. */
+int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype* pair_type);
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size);
 int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count);
 int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses, int* num_datatypes,
@@ -583,6 +590,19 @@ int MPI_Cancel(MPI_Request* request);
 int MPI_Test_cancelled(const MPI_Status* status, int* flag);
 int MPI_Status_set_cancelled(MPI_Status* status, int flag);
 int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+/* MPI-4.1: MPI_Request_get_status for several requests (none is freed), and a status's fields. */
+int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int* index, int* flag,
+                               MPI_Status* status);
+int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int* flag,
+                               MPI_Status array_of_statuses[]);
+int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int* outcount,
+                                int array_of_indices[], MPI_Status array_of_statuses[]);
+int MPI_Status_get_source(const MPI_Status* status, int* source);
+int MPI_Status_get_tag(const MPI_Status* status, int* tag);
+int MPI_Status_get_error(const MPI_Status* status, int* error);
+int MPI_Status_set_source(MPI_Status* status, int source);
+int MPI_Status_set_tag(MPI_Status* status, int tag);
+int MPI_Status_set_error(MPI_Status* status, int error);
 typedef int MPI_Grequest_query_function(void* extra_state, MPI_Status* status);
 typedef int MPI_Grequest_free_function(void* extra_state);
 typedef int MPI_Grequest_cancel_function(void* extra_state, int complete);

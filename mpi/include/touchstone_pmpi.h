@@ -24,6 +24,9 @@ int PMPI_Error_class(int errorcode, int* errorclass);
 int PMPI_Add_error_class(int* errorclass);
 int PMPI_Add_error_code(int errorclass, int* errorcode);
 int PMPI_Add_error_string(int errorcode, const char* string);
+int PMPI_Remove_error_class(int errorclass);
+int PMPI_Remove_error_code(int errorcode);
+int PMPI_Remove_error_string(int errorcode);
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session);
 int PMPI_Session_finalize(MPI_Session* session);
@@ -155,6 +158,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent);
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent);
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent);
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype* pair_type);
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size);
 int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count);
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses, int* num_datatypes,
@@ -268,6 +272,18 @@ int PMPI_Cancel(MPI_Request* request);
 int PMPI_Test_cancelled(const MPI_Status* status, int* flag);
 int PMPI_Status_set_cancelled(MPI_Status* status, int flag);
 int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int* index, int* flag,
+                               MPI_Status* status);
+int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int* flag,
+                               MPI_Status array_of_statuses[]);
+int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int* outcount,
+                                int array_of_indices[], MPI_Status array_of_statuses[]);
+int PMPI_Status_get_source(const MPI_Status* status, int* source);
+int PMPI_Status_get_tag(const MPI_Status* status, int* tag);
+int PMPI_Status_get_error(const MPI_Status* status, int* error);
+int PMPI_Status_set_source(MPI_Status* status, int source);
+int PMPI_Status_set_tag(MPI_Status* status, int tag);
+int PMPI_Status_set_error(MPI_Status* status, int error);
 int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
                        MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request);
 int PMPI_Grequest_complete(MPI_Request request);

@@ -216,6 +216,26 @@ int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Co
   return type_bounds("MPI_Type_get_true_extent_x", datatype, true, true_lb, true_extent);
 }
 
+// MPI-4.1 5.9.4's table: the pair types MPI_MINLOC and MPI_MAXLOC reduce, by value and index type.
+int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype* pair_type) {
+  return call("MPI_Type_get_value_index", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(pair_type, "pair_type");
+    type_of(rs, value_type);
+    type_of(rs, index_type);
+    static const struct {
+      MPI_Datatype value, index, pair;
+    } kPairs[] = {
+        {MPI_FLOAT, MPI_INT, MPI_FLOAT_INT},     {MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_INT, MPI_LONG_INT},       {MPI_INT, MPI_INT, MPI_2INT},
+        {MPI_SHORT, MPI_INT, MPI_SHORT_INT},     {MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT},
+        {MPI_REAL, MPI_REAL, MPI_2REAL},         {MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION},
+        {MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER}};
+    *pair_type = MPI_DATATYPE_NULL;
+    for (const auto& p : kPairs)
+      if (p.value == value_type && p.index == index_type) *pair_type = p.pair;
+  });
+}
+
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return call("MPI_Type_contiguous", MPI_COMM_WORLD, [&](RankState& rs) {
     check_count(count);

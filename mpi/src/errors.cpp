@@ -76,6 +76,50 @@ int MPI_Add_error_string(int errorcode, const char* string) {
   });
 }
 
+// MPI-4.1 9.5: what MPI_Add_error_class, _code and _string added may be taken back; a class only
+// once no added code belongs to it. The values are not given out again (MPI_LASTUSEDCODE stays).
+namespace {
+void check_added(const RankState& rs, int code, bool is_class) {
+  const auto it = rs.added_error_class.find(code);
+  if (code <= MPI_ERR_LASTCODE || it == rs.added_error_class.end())
+    throw MpiError{MPI_ERR_ARG,
+                   fmt::format("{} is not an error {} the program added", code, is_class ? "class" : "code")};
+  if ((it->second == code) != is_class)
+    throw MpiError{MPI_ERR_ARG, fmt::format("{} is an error {}, not {}", code, is_class ? "code" : "class",
+                                            is_class ? "a class" : "a code")};
+}
+}  // namespace
+
+int MPI_Remove_error_class(int errorclass) {
+  return call("MPI_Remove_error_class", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_added(rs, errorclass, true);
+    for (const auto& [code, cls] : rs.added_error_class)
+      if (cls == errorclass && code != errorclass)
+        throw MpiError{MPI_ERR_ARG, fmt::format("error class {} still has error code {} (MPI_Remove_error_code first)",
+                                                errorclass, code)};
+    rs.added_error_class.erase(errorclass);
+    rs.error_strings.erase(errorclass);
+  });
+}
+
+int MPI_Remove_error_code(int errorcode) {
+  return call("MPI_Remove_error_code", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_added(rs, errorcode, false);
+    rs.added_error_class.erase(errorcode);
+    rs.error_strings.erase(errorcode);
+  });
+}
+
+int MPI_Remove_error_string(int errorcode) {
+  return call("MPI_Remove_error_string", MPI_COMM_WORLD, [&](RankState& rs) {
+    if (errorcode <= MPI_ERR_LASTCODE || !rs.added_error_class.count(errorcode))
+      throw MpiError{MPI_ERR_ARG, fmt::format("{} is not an error code or class the program added", errorcode)};
+    if (!rs.error_strings.erase(errorcode))
+      throw MpiError{MPI_ERR_ARG,
+                     fmt::format("error code {} has no string to remove (MPI_Add_error_string)", errorcode)};
+  });
+}
+
 // Callable before MPI_Init and after MPI_Finalize (MPI-4.0 11.4.1).
 int MPI_Error_string(int errorcode, char* string, int* resultlen) {
   RankState& rs = state("MPI_Error_string", false);

@@ -533,3 +533,122 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
     if (auto err = failure(*q)) throw *err;
   });
 }
+
+// MPI-4.1's forms for several requests: MPI_Testany, _Testall and _Testsome that free nothing, as
+// MPI_Request_get_status; a null or inactive request is not active.
+
+int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int* index, int* flag,
+                               MPI_Status* status) {
+  return call("MPI_Request_get_status_any", MPI_COMM_WORLD, [&](RankState& rs) {
+    const MPI_Request* requests = array_of_requests;
+    check_requests(rs, count, requests);
+    check_out(index, "index");
+    check_out(flag, "flag");
+    *index = MPI_UNDEFINED;
+    *flag = 1;
+    bool active = false;
+    for (int i = 0; i < count; ++i) {
+      Req* q = find_req(rs, requests[i]);
+      if (is_null(q)) continue;
+      active = true;
+      if (!progress(rs, *q, false)) continue;
+      *index = i;
+      set_result_status(status, q->status);
+      if (auto err = failure(*q)) throw *err;
+      return;
+    }
+    if (active)
+      *flag = 0;
+    else
+      set_status(status, empty_status());
+  });
+}
+
+int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int* flag,
+                               MPI_Status array_of_statuses[]) {
+  return call("MPI_Request_get_status_all", MPI_COMM_WORLD, [&](RankState& rs) {
+    const MPI_Request* requests = array_of_requests;
+    check_requests(rs, count, requests);
+    check_out(flag, "flag");
+    *flag = 0;
+    for (int i = 0; i < count; ++i)
+      if (Req* q = find_req(rs, requests[i]); !is_null(q) && !progress(rs, *q, false)) return;
+    *flag = 1;
+    int failed = 0;
+    for (int i = 0; i < count; ++i) {
+      const Req* q = find_req(rs, requests[i]);
+      MPI_Status st = is_null(q) ? empty_status() : q->status;
+      const auto err = is_null(q) ? std::nullopt : failure(*q);
+      st.MPI_ERROR = err ? err->code : MPI_SUCCESS;
+      failed += err ? 1 : 0;
+      if (array_of_statuses != MPI_STATUSES_IGNORE) array_of_statuses[i] = st;
+    }
+    if (failed)
+      throw MpiError{MPI_ERR_IN_STATUS,
+                     fmt::format("{} of the {} requests failed: each status holds its error", failed, count)};
+  });
+}
+
+int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int* outcount,
+                                int array_of_indices[], MPI_Status array_of_statuses[]) {
+  return call("MPI_Request_get_status_some", MPI_COMM_WORLD, [&](RankState& rs) {
+    const MPI_Request* requests = array_of_requests;
+    check_requests(rs, incount, requests);
+    check_out(outcount, "outcount");
+    check_arrays(incount, {{"array_of_indices", array_of_indices}});
+    *outcount = MPI_UNDEFINED;
+    int done = 0, failed = 0;
+    bool active = false;
+    for (int i = 0; i < incount; ++i) {
+      Req* q = find_req(rs, requests[i]);
+      if (is_null(q)) continue;
+      active = true;
+      if (!progress(rs, *q, false)) continue;
+      MPI_Status st = q->status;
+      const auto err = failure(*q);
+      st.MPI_ERROR = err ? err->code : MPI_SUCCESS;
+      failed += err ? 1 : 0;
+      if (array_of_statuses != MPI_STATUSES_IGNORE) array_of_statuses[done] = st;
+      array_of_indices[done++] = i;
+    }
+    if (active) *outcount = done;
+    if (failed)
+      throw MpiError{MPI_ERR_IN_STATUS, fmt::format("{} of the {} complete requests failed: each status holds its "
+                                                    "error",
+                                                    failed, done)};
+  });
+}
+
+// MPI-4.1's accessors of a status's public fields: they read or write the caller's memory only.
+namespace {
+template <class Body>
+[[gnu::always_inline]] inline int status_call(const char* name, const void* status, const void* out, Body&& body) {
+  return call(
+      name, MPI_COMM_WORLD,
+      [&](RankState&) {
+        check_out(status, "status");
+        check_out(out, "the result");
+        body();
+      },
+      true, Reach::own);
+}
+}  // namespace
+
+int MPI_Status_get_source(const MPI_Status* status, int* source) {
+  return status_call("MPI_Status_get_source", status, source, [&] { *source = status->MPI_SOURCE; });
+}
+int MPI_Status_get_tag(const MPI_Status* status, int* tag) {
+  return status_call("MPI_Status_get_tag", status, tag, [&] { *tag = status->MPI_TAG; });
+}
+int MPI_Status_get_error(const MPI_Status* status, int* error) {
+  return status_call("MPI_Status_get_error", status, error, [&] { *error = status->MPI_ERROR; });
+}
+int MPI_Status_set_source(MPI_Status* status, int source) {
+  return status_call("MPI_Status_set_source", status, status, [&] { status->MPI_SOURCE = source; });
+}
+int MPI_Status_set_tag(MPI_Status* status, int tag) {
+  return status_call("MPI_Status_set_tag", status, status, [&] { status->MPI_TAG = tag; });
+}
+int MPI_Status_set_error(MPI_Status* status, int error) {
+  return status_call("MPI_Status_set_error", status, status, [&] { status->MPI_ERROR = error; });
+}

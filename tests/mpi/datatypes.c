@@ -554,10 +554,30 @@ static void huge_vector(int rank, int size) {
   MPI_Type_free(&two);
 }
 
+/* MPI-4.1's MPI_Type_get_value_index: the predefined pair of a value and an index type, the
+ * null type for a pair MPI has not, MPI_ERR_TYPE for a handle that is none. */
+static void value_index(void) {
+  MPI_Datatype pair = MPI_BYTE;
+  CHECK_EQ(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &pair), MPI_SUCCESS);
+  CHECK(pair == MPI_DOUBLE_INT);
+  MPI_Type_get_value_index(MPI_INT, MPI_INT, &pair);
+  CHECK(pair == MPI_2INT);
+  MPI_Type_get_value_index(MPI_LONG_DOUBLE, MPI_INT, &pair);
+  CHECK(pair == MPI_LONG_DOUBLE_INT);
+  MPI_Type_get_value_index(MPI_REAL, MPI_REAL, &pair);
+  CHECK(pair == MPI_2REAL);
+  MPI_Type_get_value_index(MPI_DOUBLE, MPI_LONG, &pair);
+  CHECK(pair == MPI_DATATYPE_NULL);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CHECK_EQ(MPI_Type_get_value_index((MPI_Datatype)987654, MPI_INT, &pair), MPI_ERR_TYPE);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char** argv) {
   int rank, size;
   init_world(&argc, &argv, &rank, &size);
   CHECK(size >= 3);
+  value_index();
   constructors(rank);
   mixed_struct(rank, size);
   bounds();

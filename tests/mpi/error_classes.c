@@ -93,6 +93,30 @@ int main(int argc, char** argv) {
   CHECK_EQ(MPI_Type_match_size(MPI_TYPECLASS_REAL, 3, &t), MPI_ERR_ARG);
   CHECK_EQ(MPI_Type_match_size(42, 4, &t), MPI_ERR_ARG);
 
+  /* MPI-4.1's removals: a class goes only once its codes have gone, a string only if set, and what
+   * went is no code or class any more; values are not given out again. */
+  int k2, c2, c3, last_before = *last;
+  CHECK_EQ(MPI_Add_error_class(&k2), MPI_SUCCESS);
+  CHECK_EQ(MPI_Add_error_code(k2, &c2), MPI_SUCCESS);
+  CHECK_EQ(MPI_Remove_error_class(k2), MPI_ERR_ARG); /* c2 is in it */
+  CHECK_EQ(MPI_Remove_error_class(c2), MPI_ERR_ARG); /* a code, not a class */
+  CHECK_EQ(MPI_Remove_error_code(k2), MPI_ERR_ARG);  /* a class, not a code */
+  CHECK_EQ(MPI_Remove_error_code(MPI_ERR_COUNT), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Remove_error_string(c2), MPI_ERR_ARG); /* none set */
+  CHECK_EQ(MPI_Add_error_string(c2, "gone soon"), MPI_SUCCESS);
+  CHECK_EQ(MPI_Remove_error_string(c2), MPI_SUCCESS);
+  CHECK_EQ(MPI_Error_string(c2, text, &len), MPI_SUCCESS);
+  CHECK_EQ(len, 0);
+  CHECK_EQ(MPI_Remove_error_code(c2), MPI_SUCCESS);
+  CHECK_EQ(MPI_Error_class(c2, &got), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Remove_error_class(k2), MPI_SUCCESS);
+  CHECK_EQ(MPI_Error_class(k2, &got), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Remove_error_class(k2), MPI_ERR_ARG);
+  CHECK_EQ(MPI_Add_error_class(&c3), MPI_SUCCESS);
+  CHECK_EQ(c3, last_before + 3);
+  CHECK_EQ(MPI_Error_class(code, &got), MPI_SUCCESS); /* the others stay */
+  CHECK_EQ(got, klass);
+
   if (argc > 1 && strcmp(argv[1], "fatal") == 0 && rank == 1) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Comm_call_errhandler(MPI_COMM_WORLD, code);

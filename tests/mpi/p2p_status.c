@@ -121,6 +121,78 @@ static void freed_receives(int rank) {
   }
 }
 
+/* MPI-4.1's MPI_Request_get_status_any, _all and _some: what MPI_Testany, _Testall and _Testsome
+ * say, with every request kept for the call that frees it; and a status's accessors. Rank 1 sends
+ * tag 40 after rank 0's first GO and tag 41 after its second, so rank 0 sees none, one, then both
+ * complete. Needs MPI_ERRORS_RETURN on MPI_COMM_WORLD. */
+static void several_statuses(int rank) {
+  int flag = -1, index = -1, out = -1, idx[3];
+  MPI_Status st, sts[3];
+  if (rank == 0) {
+    int a = 0, b = 0, go = 0;
+    MPI_Request r[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Irecv(&a, 1, MPI_INT, 1, 40, MPI_COMM_WORLD, &r[1]);
+    MPI_Irecv(&b, 1, MPI_INT, 1, 41, MPI_COMM_WORLD, &r[2]);
+    CHECK_EQ(MPI_Request_get_status_any(3, r, &index, &flag, &st), MPI_SUCCESS);
+    CHECK(flag == 0 && index == MPI_UNDEFINED);
+    CHECK_EQ(MPI_Request_get_status_all(3, r, &flag, sts), MPI_SUCCESS);
+    CHECK_EQ(flag, 0);
+    CHECK_EQ(MPI_Request_get_status_some(3, r, &out, idx, sts), MPI_SUCCESS);
+    CHECK_EQ(out, 0);
+    MPI_Send(&go, 0, MPI_INT, 1, GO, MPI_COMM_WORLD);
+    do MPI_Request_get_status_any(3, r, &index, &flag, &st);
+    while (!flag);
+    CHECK_EQ(index, 1);
+    CHECK_EQ(st.MPI_TAG, 40);
+    CHECK(r[1] != MPI_REQUEST_NULL);
+    MPI_Request_get_status_some(3, r, &out, idx, sts);
+    CHECK(out == 1 && idx[0] == 1 && sts[0].MPI_TAG == 40 && sts[0].MPI_ERROR == MPI_SUCCESS);
+    MPI_Request_get_status_all(3, r, &flag, sts);
+    CHECK_EQ(flag, 0);
+    MPI_Send(&go, 0, MPI_INT, 1, GO, MPI_COMM_WORLD);
+    do MPI_Request_get_status_all(3, r, &flag, sts);
+    while (!flag);
+    expect_empty(&sts[0]);
+    CHECK(sts[1].MPI_TAG == 40 && sts[2].MPI_TAG == 41);
+    CHECK(r[1] != MPI_REQUEST_NULL && r[2] != MPI_REQUEST_NULL);
+    CHECK(a == 40 && b == 41);
+    MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
+    /* Nothing active: any says complete with no index, some says MPI_UNDEFINED. */
+    CHECK_EQ(MPI_Request_get_status_any(3, r, &index, &flag, &st), MPI_SUCCESS);
+    CHECK(flag == 1 && index == MPI_UNDEFINED);
+    expect_empty(&st);
+    MPI_Request_get_status_some(3, r, &out, idx, MPI_STATUSES_IGNORE);
+    CHECK_EQ(out, MPI_UNDEFINED);
+    /* A truncated receive: its error in its status, MPI_ERR_IN_STATUS from the call. */
+    MPI_Irecv(&a, 1, MPI_INT, 1, 42, MPI_COMM_WORLD, &r[0]);
+    int rc;
+    do rc = MPI_Request_get_status_all(1, r, &flag, sts);
+    while (!flag);
+    CHECK_EQ(rc, MPI_ERR_IN_STATUS);
+    CHECK_EQ(sts[0].MPI_ERROR, MPI_ERR_TRUNCATE);
+    CHECK_EQ(MPI_Wait(&r[0], &st), MPI_ERR_TRUNCATE);
+  } else if (rank == 1) {
+    int v40 = 40, v41 = 41, two[2] = {1, 2};
+    MPI_Recv(NULL, 0, MPI_INT, 0, GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(&v40, 1, MPI_INT, 0, 40, MPI_COMM_WORLD);
+    MPI_Recv(NULL, 0, MPI_INT, 0, GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(&v41, 1, MPI_INT, 0, 41, MPI_COMM_WORLD);
+    MPI_Send(two, 2, MPI_INT, 0, 42, MPI_COMM_WORLD);
+  }
+  int v = -1;
+  CHECK_EQ(MPI_Status_set_source(&st, 7), MPI_SUCCESS);
+  CHECK_EQ(MPI_Status_set_tag(&st, 8), MPI_SUCCESS);
+  CHECK_EQ(MPI_Status_set_error(&st, MPI_ERR_TAG), MPI_SUCCESS);
+  MPI_Status_get_source(&st, &v);
+  CHECK_EQ(v, 7);
+  MPI_Status_get_tag(&st, &v);
+  CHECK_EQ(v, 8);
+  MPI_Status_get_error(&st, &v);
+  CHECK_EQ(v, MPI_ERR_TAG);
+  CHECK_EQ(MPI_Status_get_source(NULL, &v), MPI_ERR_ARG);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char** argv) {
   int rank, size;
   init_world(&argc, &argv, &rank, &size);
@@ -232,6 +304,7 @@ int main(int argc, char** argv) {
   CHECK_EQ(MPI_Waitany(2, bad, &index, &st), MPI_ERR_REQUEST);
   CHECK_EQ(MPI_Testall(2, bad, &flag, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
   CHECK_EQ(MPI_Waitall(-1, bad, MPI_STATUSES_IGNORE), MPI_ERR_COUNT);
+  several_statuses(rank);
   freed_receives(rank);
   generalized();
   MPI_Finalize();
