@@ -1,7 +1,8 @@
-// Buffered mode (docs/mpi.md, "Buffered mode"): MPI_Buffer_attach/detach, MPI_Bsend, MPI_Ibsend.
-// A buffered message is copied out of the user's buffer (the copy is the sender's CPU work,
-// Proc::local_copy) and then sent like a standard message; it holds its size plus
-// MPI_BSEND_OVERHEAD bytes of the attached buffer's capacity until its send completes.
+// Buffered mode (docs/mpi.md, "Buffered mode"): MPI_Buffer_attach/detach, MPI-4.1's buffers of a
+// communicator (MPI_Comm_attach_buffer, ...), MPI_Bsend, MPI_Ibsend. A buffered message is copied
+// out of the user's buffer (the copy is the sender's CPU work, Proc::local_copy) and then sent like
+// a standard message; it holds its size plus MPI_BSEND_OVERHEAD bytes of the capacity of the buffer
+// it was sent through (the communicator's, else the process's) until its send completes.
 #include <cstdint>
 #include <cstring>
 
@@ -61,12 +62,14 @@ void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_D
   check_against_rma(rs, buf, count, t, false, "send buffer");
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   const std::size_t charge = n + MPI_BSEND_OVERHEAD;
-  if (!rs.attached)
+  AttachedBuffer* through = c.buffer ? c.buffer.get() : rs.attached.get();
+  if (!through)
     throw MpiError{MPI_ERR_BUFFER, fmt::format("a buffered send of {} bytes with no buffer attached "
-                                               "(MPI_Buffer_attach)", n)};
-  AttachedBuffer& b = *rs.attached;
-  if (b.size - b.used < charge) settle(rs, b, kEvery, false);
-  if (b.size - b.used < charge)
+                                               "(MPI_Buffer_attach, MPI_Comm_attach_buffer)",
+                                               n)};
+  AttachedBuffer& b = *through;
+  if (!b.automatic && b.size - b.used < charge) settle(rs, b, kEvery, false);
+  if (!b.automatic && b.size - b.used < charge)
     throw MpiError{MPI_ERR_BUFFER,
                    fmt::format("a buffered send of {} bytes needs {} bytes of the attached buffer (with "
                                "MPI_BSEND_OVERHEAD = {}), but only {} of its {} are free",
@@ -94,38 +97,75 @@ void finalize_pt2pt(RankState& rs) {
   rs.freed_receives.clear();
   if (rs.attached) settle(rs, *rs.attached, kEvery, true);
   rs.attached.reset();
+  for (auto& c : rs.comms)
+    if (c && c->buffer) settle(rs, *c->buffer, kEvery, true);
   rs.messages.clear();
 }
+
+namespace {
+
+// MPI_Buffer_attach's and MPI_Comm_attach_buffer's checks and their new buffer.
+std::shared_ptr<AttachedBuffer> new_buffer(void* buffer, int size, bool attached) {
+  if (attached) throw MpiError{MPI_ERR_BUFFER, "a buffer is already attached (detach it first)"};
+  auto b = std::make_shared<AttachedBuffer>();
+  b->addr = buffer;
+  b->automatic = buffer == MPI_BUFFER_AUTOMATIC;
+  if (b->automatic) return b;
+  if (size < 0) throw MpiError{MPI_ERR_ARG, fmt::format("buffer size {} is negative", size)};
+  if (!buffer && size > 0) throw MpiError{MPI_ERR_BUFFER, "the buffer is NULL"};
+  b->size = static_cast<std::size_t>(size);
+  return b;
+}
+
+// MPI_Buffer_detach's and MPI_Comm_detach_buffer's: waits for the buffer's messages, then gives its
+// address and size (NULL and 0 when none is attached, as MPICH does; MPI_BUFFER_AUTOMATIC and 0 for
+// an automatic one) and lets it go.
+template <class Buffer>
+void detach(RankState& rs, Buffer& held, void* buffer_addr, int* size) {
+  check_out(buffer_addr, "buffer_addr");  // checked before the buffer is detached: a refused call does nothing
+  check_out(size, "size");
+  void* addr = nullptr;
+  std::size_t n = 0;
+  if (held) {
+    settle(rs, *held, kEvery, true);
+    addr = held->addr;
+    n = held->size;
+    held.reset();
+  }
+  std::memcpy(buffer_addr, &addr, sizeof addr);
+  *size = static_cast<int>(n);
+}
+
+// MPI_Buffer_iflush's and MPI_Comm_iflush_buffer's request, completed through the hook one-sided
+// requests use (request.cpp progress): the completion calls test or wait for the messages buffered
+// through `held` before this call, not for later ones; a detach in between has sent them all.
+template <class Held>
+MPI_Request flush_request(RankState& rs, Held held) {
+  auto q = std::make_unique<Req>();
+  RankState* at = &rs;
+  const std::uint64_t mark = rs.bsends;
+  q->completes = [at, mark, held](bool block, MPI_Status&) {
+    AttachedBuffer* b = held();
+    return !b || settle(*at, *b, mark, block);
+  };
+  return new_req(rs, std::move(q));
+}
+
+}  // namespace
 
 }  // namespace touchstone::mpi
 
 int MPI_Buffer_attach(void* buffer, int size) {
   return call("MPI_Buffer_attach", MPI_COMM_WORLD, [&](RankState& rs) {
-    if (size < 0) throw MpiError{MPI_ERR_ARG, fmt::format("buffer size {} is negative", size)};
-    if (!buffer && size > 0) throw MpiError{MPI_ERR_BUFFER, "the buffer is NULL"};
-    if (rs.attached) throw MpiError{MPI_ERR_BUFFER, "a buffer is already attached (detach it first)"};
-    rs.attached = std::make_unique<AttachedBuffer>();
-    rs.attached->addr = buffer;
-    rs.attached->size = static_cast<std::size_t>(size);
+    // One owner of the process's buffer: the rank state (a unique_ptr, so that it stays movable).
+    std::shared_ptr<AttachedBuffer> b = new_buffer(buffer, size, rs.attached != nullptr);
+    rs.attached = std::make_unique<AttachedBuffer>(std::move(*b));
     made(rs, 'b', 0);
   });
 }
 
 int MPI_Buffer_detach(void* buffer_addr, int* size) {
-  return call("MPI_Buffer_detach", MPI_COMM_WORLD, [&](RankState& rs) {
-    check_out(buffer_addr, "buffer_addr");  // checked before the buffer is detached: a refused call does nothing
-    check_out(size, "size");
-    void* addr = nullptr;
-    std::size_t n = 0;
-    if (rs.attached) {  // with none attached, MPI_Buffer_detach gives NULL and 0 (as MPICH does)
-      settle(rs, *rs.attached, kEvery, true);
-      addr = rs.attached->addr;
-      n = rs.attached->size;
-      rs.attached.reset();
-    }
-    std::memcpy(buffer_addr, &addr, sizeof addr);
-    *size = static_cast<int>(n);
-  });
+  return call("MPI_Buffer_detach", MPI_COMM_WORLD, [&](RankState& rs) { detach(rs, rs.attached, buffer_addr, size); });
 }
 
 // MPI-4.1 3.6.1: the messages buffered before the call are sent on, and their room is free again,
@@ -136,20 +176,36 @@ int MPI_Buffer_flush(void) {
   });
 }
 
-// MPI_Buffer_flush as a request, completed through the hook one-sided requests use (request.cpp
-// progress): the completion calls test or wait for the messages buffered before this call, not for
-// later ones; a detach in between has sent them all.
 int MPI_Buffer_iflush(MPI_Request* request) {
   return call("MPI_Buffer_iflush", MPI_COMM_WORLD, [&](RankState& rs) {
     check_out(request, "request");
-    if (!request) throw MpiError{MPI_ERR_ARG, "request is a null pointer"};
-    auto q = std::make_unique<Req>();
-    RankState* at = &rs;
-    const std::uint64_t mark = rs.bsends;
-    q->completes = [at, mark](bool block, MPI_Status&) {
-      return !at->attached || settle(*at, *at->attached, mark, block);
-    };
-    *request = new_req(rs, std::move(q));
+    *request = flush_request(rs, [at = &rs] { return at->attached.get(); });
+  });
+}
+
+int MPI_Comm_attach_buffer(MPI_Comm comm, void* buffer, int size) {
+  return call("MPI_Comm_attach_buffer", comm, [&](RankState& rs) {
+    Comm& c = comm_of(rs, comm);
+    c.buffer = new_buffer(buffer, size, c.buffer != nullptr);
+  });
+}
+
+int MPI_Comm_detach_buffer(MPI_Comm comm, void* buffer_addr, int* size) {
+  return call("MPI_Comm_detach_buffer", comm,
+              [&](RankState& rs) { detach(rs, comm_of(rs, comm).buffer, buffer_addr, size); });
+}
+
+int MPI_Comm_flush_buffer(MPI_Comm comm) {
+  return call("MPI_Comm_flush_buffer", comm, [&](RankState& rs) {
+    if (const auto& b = comm_of(rs, comm).buffer) settle(rs, *b, rs.bsends, true);
+  });
+}
+
+// The communicator may be freed before the request completes: the request holds its buffer.
+int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Comm_iflush_buffer", comm, [&](RankState& rs) {
+    check_out(request, "request");
+    *request = flush_request(rs, [held = comm_of(rs, comm).buffer] { return held.get(); });
   });
 }
 

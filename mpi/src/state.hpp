@@ -30,6 +30,7 @@ struct AbortRequested : std::runtime_error {
 /// An info object's (key, value) pairs in the order their keys were first set (MPI_Info_get_nthkey).
 using InfoPairs = std::vector<std::pair<std::string, std::string>>;
 struct ProcessTopology;  // topology.hpp
+struct AttachedBuffer;
 
 struct Comm {
   Group pt2pt;       ///< point-to-point messages
@@ -59,6 +60,9 @@ struct Comm {
   // members compare.
   std::string provenance;
   std::uint64_t collectives_entered = 0;
+  /// MPI_Comm_attach_buffer's buffer (bsend.cpp), used by this communicator's buffered sends instead
+  /// of the process's; not passed on to the communicators made from it.
+  std::shared_ptr<AttachedBuffer> buffer;
 };
 
 /// Where the program called an MPI function: its name and the return address into the program
@@ -230,6 +234,7 @@ struct Generalized {
 struct AttachedBuffer {
   void* addr = nullptr;
   std::size_t size = 0;
+  bool automatic = false;  ///< MPI_BUFFER_AUTOMATIC: room for every message, `size` unused
   std::size_t used = 0;  ///< data + MPI_BSEND_OVERHEAD of every message in `pending`
   struct Pending {
     std::vector<std::byte> data;  ///< the message's copy: the send reads it until it completes

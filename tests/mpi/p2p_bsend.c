@@ -1,7 +1,8 @@
 /* Buffered mode: MPI_Bsend and MPI_Ibsend through an attached buffer whose capacity is enforced
  * (each message takes its size plus MPI_BSEND_OVERHEAD until its send completes; one that does not
  * fit is MPI_ERR_BUFFER), space freed as messages leave, MPI_Buffer_detach giving the buffer back
- * after every message has left, derived datatypes, MPI_PROC_NULL. Needs at least 3 ranks. */
+ * after every message has left, derived datatypes, MPI_PROC_NULL, and MPI-4.1's buffers of a
+ * communicator and automatic buffers. Needs at least 3 ranks. */
 #include <stdlib.h>
 
 #include "check.h"
@@ -54,6 +55,58 @@ static void copy_cost(int rank, long long ps_per_byte, long long ps_per_piece) {
   MPI_Buffer_detach(&back, &n);
   free(buf);
   MPI_Type_free(&every_other);
+}
+
+/* MPI-4.1's buffers of a communicator: a communicator's buffered sends go through its own buffer
+ * (never the process's), flushes wait for what went through it, detach gives it back; with
+ * MPI_BUFFER_AUTOMATIC, for a communicator or the process, every message finds room. Each rank
+ * sends to the next; nothing may be attached to the process on entry. */
+static void communicator_buffers(int rank, int size, int* data, int* in) {
+  const int one = N * (int)sizeof(int) + MPI_BSEND_OVERHEAD, next = (rank + 1) % size;
+  const int prev = (rank + size - 1) % size;
+  MPI_Comm dup;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  CHECK_EQ(class_of(MPI_Bsend(data, N, MPI_INT, next, 1, dup)), MPI_ERR_BUFFER);
+  char* cbuf = malloc((size_t)one);
+  CHECK_EQ(MPI_Comm_attach_buffer(dup, cbuf, one), MPI_SUCCESS);
+  CHECK_EQ(class_of(MPI_Comm_attach_buffer(dup, cbuf, one)), MPI_ERR_BUFFER); /* one at a time */
+  for (int i = 0; i < N; ++i) data[i] = rank + i;
+  CHECK_EQ(MPI_Bsend(data, N, MPI_INT, next, 1, dup), MPI_SUCCESS);
+  /* Its packets are still leaving: no room in the communicator's buffer, and the world has none. */
+  CHECK_EQ(class_of(MPI_Bsend(data, N, MPI_INT, next, 2, dup)), MPI_ERR_BUFFER);
+  CHECK_EQ(class_of(MPI_Bsend(data, N, MPI_INT, next, 2, MPI_COMM_WORLD)), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Comm_flush_buffer(dup), MPI_SUCCESS); /* the first has left: room again */
+  for (int i = 0; i < N; ++i) data[i] = 2 * rank + i;
+  CHECK_EQ(MPI_Bsend(data, N, MPI_INT, next, 2, dup), MPI_SUCCESS);
+  MPI_Request r;
+  CHECK_EQ(MPI_Comm_iflush_buffer(dup, &r), MPI_SUCCESS);
+  CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  void* back = NULL;
+  int back_size = -1;
+  CHECK_EQ(MPI_Comm_detach_buffer(dup, &back, &back_size), MPI_SUCCESS);
+  CHECK(back == cbuf && back_size == one);
+  /* Automatic: three messages of N ints at once, with no size given. */
+  CHECK_EQ(MPI_Comm_attach_buffer(dup, MPI_BUFFER_AUTOMATIC, 0), MPI_SUCCESS);
+  for (int k = 3; k <= 5; ++k) {
+    for (int i = 0; i < N; ++i) data[i] = k * rank + i;
+    CHECK_EQ(MPI_Bsend(data, N, MPI_INT, next, k, dup), MPI_SUCCESS);
+  }
+  CHECK_EQ(MPI_Comm_detach_buffer(dup, &back, &back_size), MPI_SUCCESS);
+  CHECK(back == MPI_BUFFER_AUTOMATIC && back_size == 0);
+  CHECK_EQ(MPI_Buffer_attach(MPI_BUFFER_AUTOMATIC, 0), MPI_SUCCESS);
+  for (int k = 6; k <= 7; ++k) {
+    for (int i = 0; i < N; ++i) data[i] = k * rank + i;
+    CHECK_EQ(MPI_Bsend(data, N, MPI_INT, next, k, dup), MPI_SUCCESS); /* dup has none now: the process's */
+  }
+  for (int k = 1; k <= 7; ++k) {
+    MPI_Recv(in, N, MPI_INT, prev, k, dup, MPI_STATUS_IGNORE);
+    for (int i = 0; i < N; ++i) CHECK_EQ(in[i], k * prev + i);
+  }
+  CHECK_EQ(MPI_Buffer_detach(&back, &back_size), MPI_SUCCESS);
+  CHECK(back == MPI_BUFFER_AUTOMATIC && back_size == 0);
+  MPI_Comm_free(&dup);
+  free(cbuf);
 }
 
 int main(int argc, char** argv) {
@@ -144,6 +197,7 @@ int main(int argc, char** argv) {
   CHECK_EQ(MPI_Buffer_detach(&back, &back_size), MPI_SUCCESS);
   CHECK(back == NULL);
   CHECK_EQ(back_size, 0);
+  communicator_buffers(rank, size, data, in);
   /* A buffer left attached at MPI_Finalize: its message is still delivered. */
   MPI_Buffer_attach(buf, one);
   int token = rank;
