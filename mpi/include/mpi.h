@@ -586,14 +586,18 @@ int MPI_Buffer_attach(void* buffer, int size);
 int MPI_Buffer_detach(void* buffer_addr, int* size);
 int MPI_Buffer_flush(void);
 int MPI_Buffer_iflush(MPI_Request* request);
-/* MPI-4.1: a buffer of a communicator's own for its buffered sends (the process's, attached with
- * MPI_Buffer_attach, serves the communicators without one); MPI_BUFFER_AUTOMATIC as a buffer lets
- * the library find room for every buffered message. */
+/* MPI-4.1: a buffer of a communicator's own, or of a session's for its communicators, for their
+ * buffered sends (the process's, attached with MPI_Buffer_attach, serves the communicators without
+ * either); MPI_BUFFER_AUTOMATIC as a buffer lets the library find room for every buffered message. */
 #define MPI_BUFFER_AUTOMATIC ((void*)-1)
 int MPI_Comm_attach_buffer(MPI_Comm comm, void* buffer, int size);
 int MPI_Comm_detach_buffer(MPI_Comm comm, void* buffer_addr, int* size);
 int MPI_Comm_flush_buffer(MPI_Comm comm);
 int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request* request);
+int MPI_Session_attach_buffer(MPI_Session session, void* buffer, int size);
+int MPI_Session_detach_buffer(MPI_Session session, void* buffer_addr, int* size);
+int MPI_Session_flush_buffer(MPI_Session session);
+int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request* request);
 int MPI_Cancel(MPI_Request* request);
 int MPI_Test_cancelled(const MPI_Status* status, int* flag);
 int MPI_Status_set_cancelled(MPI_Status* status, int flag);

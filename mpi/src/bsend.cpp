@@ -62,7 +62,12 @@ void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_D
   check_against_rma(rs, buf, count, t, false, "send buffer");
   const std::size_t n = static_cast<std::size_t>(count) * t.size;
   const std::size_t charge = n + MPI_BSEND_OVERHEAD;
-  AttachedBuffer* through = c.buffer ? c.buffer.get() : rs.attached.get();
+  // The communicator's own buffer, else its session's, else the process's (MPI-4.1 3.6).
+  AttachedBuffer* through = c.buffer.get();
+  const auto session = static_cast<std::size_t>(c.session) - 1;
+  if (!through && c.session != MPI_SESSION_NULL && session < rs.mpi_sessions.size() && rs.mpi_sessions[session])
+    through = rs.mpi_sessions[session]->buffer.get();
+  if (!through) through = rs.attached.get();
   if (!through)
     throw MpiError{MPI_ERR_BUFFER, fmt::format("a buffered send of {} bytes with no buffer attached "
                                                "(MPI_Buffer_attach, MPI_Comm_attach_buffer)",
@@ -99,12 +104,11 @@ void finalize_pt2pt(RankState& rs) {
   rs.attached.reset();
   for (auto& c : rs.comms)
     if (c && c->buffer) settle(rs, *c->buffer, kEvery, true);
+  for (auto& session : rs.mpi_sessions)
+    if (session && session->buffer) settle(rs, *session->buffer, kEvery, true);
   rs.messages.clear();
 }
 
-namespace {
-
-// MPI_Buffer_attach's and MPI_Comm_attach_buffer's checks and their new buffer.
 std::shared_ptr<AttachedBuffer> new_buffer(void* buffer, int size, bool attached) {
   if (attached) throw MpiError{MPI_ERR_BUFFER, "a buffer is already attached (detach it first)"};
   auto b = std::make_shared<AttachedBuffer>();
@@ -117,11 +121,8 @@ std::shared_ptr<AttachedBuffer> new_buffer(void* buffer, int size, bool attached
   return b;
 }
 
-// MPI_Buffer_detach's and MPI_Comm_detach_buffer's: waits for the buffer's messages, then gives its
-// address and size (NULL and 0 when none is attached, as MPICH does; MPI_BUFFER_AUTOMATIC and 0 for
-// an automatic one) and lets it go.
-template <class Buffer>
-void detach(RankState& rs, Buffer& held, void* buffer_addr, int* size) {
+// NULL and 0 when none is attached (as MPICH does); MPI_BUFFER_AUTOMATIC and 0 for an automatic one.
+void detach_buffer(RankState& rs, std::shared_ptr<AttachedBuffer>& held, void* buffer_addr, int* size) {
   check_out(buffer_addr, "buffer_addr");  // checked before the buffer is detached: a refused call does nothing
   check_out(size, "size");
   void* addr = nullptr;
@@ -136,50 +137,49 @@ void detach(RankState& rs, Buffer& held, void* buffer_addr, int* size) {
   *size = static_cast<int>(n);
 }
 
-// MPI_Buffer_iflush's and MPI_Comm_iflush_buffer's request, completed through the hook one-sided
-// requests use (request.cpp progress): the completion calls test or wait for the messages buffered
-// through `held` before this call, not for later ones; a detach in between has sent them all.
-template <class Held>
-MPI_Request flush_request(RankState& rs, Held held) {
+void flush_buffer(RankState& rs, AttachedBuffer& b) { settle(rs, b, rs.bsends, true); }
+
+void settle_buffer(RankState& rs, AttachedBuffer& b) { settle(rs, b, kEvery, true); }
+
+// Completed through the hook one-sided requests use (request.cpp progress): the completion calls
+// test or wait for the messages buffered through `held` before this call, not for later ones; a
+// detach in between has sent them all.
+MPI_Request iflush_request(RankState& rs, std::shared_ptr<AttachedBuffer> held) {
   auto q = std::make_unique<Req>();
   RankState* at = &rs;
   const std::uint64_t mark = rs.bsends;
-  q->completes = [at, mark, held](bool block, MPI_Status&) {
-    AttachedBuffer* b = held();
-    return !b || settle(*at, *b, mark, block);
+  q->completes = [at, mark, held = std::move(held)](bool block, MPI_Status&) {
+    return !held || settle(*at, *held, mark, block);
   };
   return new_req(rs, std::move(q));
 }
-
-}  // namespace
 
 }  // namespace touchstone::mpi
 
 int MPI_Buffer_attach(void* buffer, int size) {
   return call("MPI_Buffer_attach", MPI_COMM_WORLD, [&](RankState& rs) {
-    // One owner of the process's buffer: the rank state (a unique_ptr, so that it stays movable).
-    std::shared_ptr<AttachedBuffer> b = new_buffer(buffer, size, rs.attached != nullptr);
-    rs.attached = std::make_unique<AttachedBuffer>(std::move(*b));
+    rs.attached = new_buffer(buffer, size, rs.attached != nullptr);
     made(rs, 'b', 0);
   });
 }
 
 int MPI_Buffer_detach(void* buffer_addr, int* size) {
-  return call("MPI_Buffer_detach", MPI_COMM_WORLD, [&](RankState& rs) { detach(rs, rs.attached, buffer_addr, size); });
+  return call("MPI_Buffer_detach", MPI_COMM_WORLD,
+              [&](RankState& rs) { detach_buffer(rs, rs.attached, buffer_addr, size); });
 }
 
 // MPI-4.1 3.6.1: the messages buffered before the call are sent on, and their room is free again,
 // the buffer staying attached. With no buffer attached there is nothing to wait for.
 int MPI_Buffer_flush(void) {
   return call("MPI_Buffer_flush", MPI_COMM_WORLD, [&](RankState& rs) {
-    if (rs.attached) settle(rs, *rs.attached, rs.bsends, true);
+    if (rs.attached) flush_buffer(rs, *rs.attached);
   });
 }
 
 int MPI_Buffer_iflush(MPI_Request* request) {
   return call("MPI_Buffer_iflush", MPI_COMM_WORLD, [&](RankState& rs) {
     check_out(request, "request");
-    *request = flush_request(rs, [at = &rs] { return at->attached.get(); });
+    *request = iflush_request(rs, rs.attached);
   });
 }
 
@@ -192,12 +192,12 @@ int MPI_Comm_attach_buffer(MPI_Comm comm, void* buffer, int size) {
 
 int MPI_Comm_detach_buffer(MPI_Comm comm, void* buffer_addr, int* size) {
   return call("MPI_Comm_detach_buffer", comm,
-              [&](RankState& rs) { detach(rs, comm_of(rs, comm).buffer, buffer_addr, size); });
+              [&](RankState& rs) { detach_buffer(rs, comm_of(rs, comm).buffer, buffer_addr, size); });
 }
 
 int MPI_Comm_flush_buffer(MPI_Comm comm) {
   return call("MPI_Comm_flush_buffer", comm, [&](RankState& rs) {
-    if (const auto& b = comm_of(rs, comm).buffer) settle(rs, *b, rs.bsends, true);
+    if (const auto& b = comm_of(rs, comm).buffer) flush_buffer(rs, *b);
   });
 }
 
@@ -205,7 +205,7 @@ int MPI_Comm_flush_buffer(MPI_Comm comm) {
 int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request* request) {
   return call("MPI_Comm_iflush_buffer", comm, [&](RankState& rs) {
     check_out(request, "request");
-    *request = flush_request(rs, [held = comm_of(rs, comm).buffer] { return held.get(); });
+    *request = iflush_request(rs, comm_of(rs, comm).buffer);
   });
 }
 

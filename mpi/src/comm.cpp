@@ -22,12 +22,18 @@
 
 namespace touchstone::mpi {
 
-MPI_Group add_group(RankState& rs, std::vector<int> world_ranks) {
+MPI_Group add_group(RankState& rs, std::vector<int> world_ranks, MPI_Session session) {
   if (world_ranks.empty()) return MPI_GROUP_EMPTY;
   rs.groups.emplace_back(std::move(world_ranks));
-  const auto h = static_cast<MPI_Group>(kFirstGroup + rs.groups.size() - 1);
+  const auto h = static_cast<MPI_Group>(kFirstGroup + rs.groups.size() - 1);  // never given out again
   made(rs, 'g', h);
+  if (session != MPI_SESSION_NULL) rs.group_sessions[h] = session;
   return h;
+}
+
+MPI_Session session_of_group(const RankState& rs, MPI_Group g) {
+  const auto it = rs.group_sessions.find(g);
+  return it == rs.group_sessions.end() ? MPI_SESSION_NULL : it->second;
 }
 
 const std::vector<int>& group_of(RankState& rs, MPI_Group g) {
@@ -74,6 +80,7 @@ MPI_Comm add_intracomm(RankState& rs, const Comm& parent, Group pt2pt) {
   c->coll = p.subgroup(pt2pt, iota(c->size));
   c->pt2pt = std::move(pt2pt);
   c->errhandler = parent.errhandler;
+  c->session = parent.session;
   c->provenance = made_from(rs, parent);
   const auto m = c->pt2pt.members();
   c->world_identity = c->size == p.size() && std::is_sorted(m.begin(), m.end());
@@ -100,6 +107,7 @@ MPI_Comm add_intercomm(RankState& rs, const Comm& parent, Group both, int first_
   c->local_comm = add_intracomm(rs, quiet, p.subgroup(c->coll, mine));
   c->pt2pt = std::move(both);
   c->errhandler = parent.errhandler;
+  c->session = parent.session;
   c->provenance = made_from(rs, parent);
   return add_comm(rs, std::move(c));
 }
@@ -335,8 +343,10 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
 }
 
 int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
-  return call_setting("MPI_Comm_group", comm, group, "group",
-                      [&](RankState& rs) { return add_group(rs, local_members(comm_of(rs, comm))); });
+  return call_setting("MPI_Comm_group", comm, group, "group", [&](RankState& rs) {
+    const Comm& c = comm_of(rs, comm);
+    return add_group(rs, local_members(c), c.session);
+  });
 }
 
 int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
@@ -439,7 +449,7 @@ int group_op(const char* name, MPI_Group group1, MPI_Group group2, MPI_Group* ne
   return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
     check_out(newgroup, "newgroup");
     const std::vector<int> a = group_of(rs, group1), b = group_of(rs, group2);
-    *newgroup = add_group(rs, make(a, b));
+    *newgroup = add_group(rs, make(a, b), session_of_group(rs, group1));
   });
 }
 }  // namespace
@@ -449,7 +459,8 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgrou
     check_out(newgroup, "newgroup");
     if (n < 0) throw MpiError{MPI_ERR_ARG, fmt::format("n = {} is negative", n)};
     if (n > 0) check_out(ranks, "ranks");
-    *newgroup = add_group(rs, pick(group_of(rs, group), std::vector<int>(ranks, ranks + n)));
+    *newgroup =
+        add_group(rs, pick(group_of(rs, group), std::vector<int>(ranks, ranks + n)), session_of_group(rs, group));
   });
 }
 
@@ -458,7 +469,8 @@ int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgrou
     check_out(newgroup, "newgroup");
     if (n < 0) throw MpiError{MPI_ERR_ARG, fmt::format("n = {} is negative", n)};
     if (n > 0) check_out(ranks, "ranks");
-    *newgroup = add_group(rs, without(group_of(rs, group), std::vector<int>(ranks, ranks + n)));
+    *newgroup =
+        add_group(rs, without(group_of(rs, group), std::vector<int>(ranks, ranks + n)), session_of_group(rs, group));
   });
 }
 
@@ -466,7 +478,8 @@ int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* new
   return call("MPI_Group_range_incl", MPI_COMM_WORLD, [&](RankState& rs) {
     check_out(newgroup, "newgroup");
     const auto& g = group_of(rs, group);
-    *newgroup = add_group(rs, pick(g, expand_ranges(n, ranges, static_cast<int>(g.size()))));
+    *newgroup =
+        add_group(rs, pick(g, expand_ranges(n, ranges, static_cast<int>(g.size()))), session_of_group(rs, group));
   });
 }
 
@@ -474,7 +487,8 @@ int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* new
   return call("MPI_Group_range_excl", MPI_COMM_WORLD, [&](RankState& rs) {
     check_out(newgroup, "newgroup");
     const auto& g = group_of(rs, group);
-    *newgroup = add_group(rs, without(g, expand_ranges(n, ranges, static_cast<int>(g.size()))));
+    *newgroup =
+        add_group(rs, without(g, expand_ranges(n, ranges, static_cast<int>(g.size()))), session_of_group(rs, group));
   });
 }
 

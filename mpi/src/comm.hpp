@@ -22,8 +22,11 @@ template <class T, class Value>
       true, reach);
 }
 
-/// A new group handle for these world ranks (MPI_GROUP_EMPTY when there are none).
-MPI_Group add_group(RankState& rs, std::vector<int> world_ranks);
+/// A new group handle for these world ranks (MPI_GROUP_EMPTY when there are none), of `session`
+/// when made from a session's process set or from a group of it.
+MPI_Group add_group(RankState& rs, std::vector<int> world_ranks, MPI_Session session = MPI_SESSION_NULL);
+/// The session group g was made from, or MPI_SESSION_NULL.
+MPI_Session session_of_group(const RankState& rs, MPI_Group g);
 /// The world ranks of group handle g; MpiError MPI_ERR_GROUP when g is not valid.
 const std::vector<int>& group_of(RankState& rs, MPI_Group g);
 

@@ -58,6 +58,17 @@ void start_recv(RankState& rs, Req& q, void* buf, int count, MPI_Datatype dt, in
 /// there; MpiError MPI_ERR_BUFFER when it does not fit.
 void buffered_send(RankState& rs, MPI_Comm ch, const void* buf, int count, MPI_Datatype dt, int dst, int tag,
                    const Type* type = nullptr);
+/// What the buffers of the process (MPI_Buffer_*), of a communicator (MPI_Comm_*_buffer) and of a
+/// session (MPI_Session_*_buffer) share (bsend.cpp): a new buffer, checked (MPI_ERR_BUFFER when
+/// one is `attached` already; MPI_BUFFER_AUTOMATIC finds room for every message); its detach,
+/// which waits for its messages and gives its address and size; its flush, which waits for the
+/// messages buffered through it so far; that flush as a request, which holds the buffer; and the
+/// wait for all of its messages.
+std::shared_ptr<AttachedBuffer> new_buffer(void* buffer, int size, bool attached);
+void detach_buffer(RankState& rs, std::shared_ptr<AttachedBuffer>& held, void* buffer_addr, int* size);
+void flush_buffer(RankState& rs, AttachedBuffer& b);
+MPI_Request iflush_request(RankState& rs, std::shared_ptr<AttachedBuffer> held);
+void settle_buffer(RankState& rs, AttachedBuffer& b);
 /// MPI_Finalize's part: waits for the buffered messages still in transit and lets go of every
 /// runtime request the rank holds (none may outlive the run).
 void finalize_pt2pt(RankState& rs);

@@ -23,6 +23,7 @@
 #include "call.hpp"
 #include "comm.hpp"
 #include "info.hpp"
+#include "request.hpp"
 
 using namespace touchstone;
 using namespace touchstone::mpi;
@@ -120,10 +121,11 @@ struct Creation {
   InfoPairs hints;
   Comm made_with;  // what the new communicator inherits: the handler the call names
 };
-Creation creation(RankState& rs, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler) {
+Creation creation(RankState& rs, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Group group) {
   Creation c{string_tag(stringtag), info_of(rs, info), {}};
   check_errhandler(rs, errhandler);
   c.made_with.errhandler = errhandler;
+  c.made_with.session = session_of_group(rs, group);
   return c;
 }
 
@@ -157,7 +159,8 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* sess
 int MPI_Session_finalize(MPI_Session* session) {
   return session_call("MPI_Session_finalize", session ? *session : MPI_SESSION_NULL, [&](RankState& rs) {
     check_out(session, "session");
-    session_of(rs, *session);
+    MpiSession& s = session_of(rs, *session);
+    if (s.buffer) settle_buffer(rs, *s.buffer);  // its buffered messages have left
     rs.mpi_sessions[static_cast<std::size_t>(*session) - 1].reset();
     --rs.sessions_open;
     *session = MPI_SESSION_NULL;
@@ -215,7 +218,7 @@ int MPI_Group_from_session_pset(MPI_Session session, const char* pset_name, MPI_
   return session_call("MPI_Group_from_session_pset", session, [&](RankState& rs) {
     check_out(newgroup, "newgroup");
     session_of(rs, session);
-    *newgroup = add_group(rs, pset_members(rs, pset_name));
+    *newgroup = add_group(rs, pset_members(rs, pset_name), session);
   });
 }
 
@@ -223,7 +226,7 @@ int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info 
                                MPI_Comm* newcomm) {
   return call("MPI_Comm_create_from_group", MPI_COMM_NULL, [&](RankState& rs) {
     check_out(newcomm, "newcomm");
-    const Creation made = creation(rs, stringtag, info, errhandler);
+    const Creation made = creation(rs, stringtag, info, errhandler, group);
     const std::vector<int> members = group_of(rs, group);
     if (members.empty()) {
       *newcomm = MPI_COMM_NULL;
@@ -245,7 +248,7 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MP
                                      MPI_Comm* newintercomm) {
   return call("MPI_Intercomm_create_from_groups", MPI_COMM_NULL, [&](RankState& rs) {
     check_out(newintercomm, "newintercomm");
-    const Creation made = creation(rs, stringtag, info, errhandler);
+    const Creation made = creation(rs, stringtag, info, errhandler, local_group);
     const std::vector<int> local = group_of(rs, local_group);
     const std::vector<int> remote = group_of(rs, remote_group);
     if (local.empty() || remote.empty())
@@ -277,6 +280,33 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MP
     Comm& c = comm_of(rs, *newintercomm);
     c.info = made.hints;
     c.provenance = fmt::format("MPI_Intercomm_create_from_groups, tag \"{}\"", made.tag);
+  });
+}
+
+// MPI-4.1's buffer of a session, for the buffered sends of its communicators that have none of
+// their own (bsend.cpp).
+int MPI_Session_attach_buffer(MPI_Session session, void* buffer, int size) {
+  return session_call("MPI_Session_attach_buffer", session, [&](RankState& rs) {
+    MpiSession& s = session_of(rs, session);
+    s.buffer = new_buffer(buffer, size, s.buffer != nullptr);
+  });
+}
+
+int MPI_Session_detach_buffer(MPI_Session session, void* buffer_addr, int* size) {
+  return session_call("MPI_Session_detach_buffer", session,
+                      [&](RankState& rs) { detach_buffer(rs, session_of(rs, session).buffer, buffer_addr, size); });
+}
+
+int MPI_Session_flush_buffer(MPI_Session session) {
+  return session_call("MPI_Session_flush_buffer", session, [&](RankState& rs) {
+    if (const auto& b = session_of(rs, session).buffer) flush_buffer(rs, *b);
+  });
+}
+
+int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request* request) {
+  return session_call("MPI_Session_iflush_buffer", session, [&](RankState& rs) {
+    check_out(request, "request");
+    *request = iflush_request(rs, session_of(rs, session).buffer);
   });
 }
 

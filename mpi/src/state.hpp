@@ -63,6 +63,9 @@ struct Comm {
   /// MPI_Comm_attach_buffer's buffer (bsend.cpp), used by this communicator's buffered sends instead
   /// of the process's; not passed on to the communicators made from it.
   std::shared_ptr<AttachedBuffer> buffer;
+  /// The session the communicator was made from (MPI_Comm_create_from_group), directly or through
+  /// others; MPI_SESSION_NULL for the world model's. Its buffer serves buffered sends without one here.
+  MPI_Session session = MPI_SESSION_NULL;
 };
 
 /// Where the program called an MPI function: its name and the return address into the program
@@ -257,6 +260,7 @@ struct SelfChannels {
 struct MpiSession {
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   InfoPairs info;
+  std::shared_ptr<AttachedBuffer> buffer;  ///< MPI_Session_attach_buffer's (bsend.cpp)
 };
 
 struct ToolState;  // the tool information interface's (tool.cpp)
@@ -290,7 +294,9 @@ struct RankState {
   std::vector<MPI_Comm_errhandler_function*> errhandlers;  ///< handle = kFirstErrhandler + index
   std::vector<std::optional<InfoPairs>> infos;  ///< user info objects: handle = kFirstInfo + index
   std::shared_ptr<Attributes> attributes;  ///< keyvals and attributes (attributes.hpp)
-  std::unique_ptr<AttachedBuffer> attached;  ///< MPI_Buffer_attach (a pointer: RankState stays movable)
+  std::shared_ptr<AttachedBuffer> attached;  ///< MPI_Buffer_attach (a pointer: RankState stays movable)
+  /// The groups made from a session's process sets, and from those groups, with their session.
+  std::map<MPI_Group, MPI_Session> group_sessions;
   /// Buffered messages so far, through every buffer attached: a flush waits for those numbered below
   /// the count at its call, and not for a later buffer's.
   std::uint64_t bsends = 0;

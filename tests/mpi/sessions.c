@@ -217,6 +217,57 @@ static MPI_Comm session_world(MPI_Session* s, const char* tag) {
   return c;
 }
 
+/* MPI-4.1's buffer of a session: the buffered sends of its communicators, derived ones too, go
+ * through it unless a communicator has a buffer of its own; the world has none here. */
+static void session_buffers(void) {
+  enum { N = 1000 };
+  static int data[N], in[N];
+  const int one = N * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
+  MPI_Session s;
+  MPI_Comm c = session_world(&s, "buffers"), d;
+  int rank, size;
+  MPI_Comm_rank(c, &rank);
+  MPI_Comm_size(c, &size);
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  CHECK_EQ(MPI_Bsend(data, N, MPI_INT, next, 1, c), MPI_ERR_BUFFER);
+  char* buf = malloc((size_t)one);
+  CHECK_EQ(MPI_Session_attach_buffer(s, buf, one), MPI_SUCCESS);
+  CHECK_EQ(MPI_Session_attach_buffer(s, buf, one), MPI_ERR_BUFFER); /* one at a time */
+  MPI_Comm_dup(c, &d);
+  for (int i = 0; i < N; ++i) data[i] = rank + i;
+  CHECK_EQ(MPI_Bsend(data, N, MPI_INT, next, 1, c), MPI_SUCCESS);
+  /* Its packets are still leaving: the session's buffer is full, for the duplicate as well. */
+  CHECK_EQ(MPI_Bsend(data, N, MPI_INT, next, 2, d), MPI_ERR_BUFFER);
+  CHECK_EQ(MPI_Session_flush_buffer(s), MPI_SUCCESS);
+  for (int i = 0; i < N; ++i) data[i] = 2 * rank + i;
+  CHECK_EQ(MPI_Bsend(data, N, MPI_INT, next, 2, d), MPI_SUCCESS);
+  /* A buffer of the duplicate's own serves it alone, whatever room the session's has. */
+  CHECK_EQ(MPI_Comm_attach_buffer(d, MPI_BUFFER_AUTOMATIC, 0), MPI_SUCCESS);
+  for (int k = 3; k <= 4; ++k) {
+    for (int i = 0; i < N; ++i) data[i] = k * rank + i;
+    CHECK_EQ(MPI_Bsend(data, N, MPI_INT, next, k, d), MPI_SUCCESS);
+  }
+  MPI_Request r;
+  CHECK_EQ(MPI_Session_iflush_buffer(s, &r), MPI_SUCCESS);
+  CHECK_EQ(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  MPI_Recv(in, N, MPI_INT, prev, 1, c, MPI_STATUS_IGNORE);
+  for (int i = 0; i < N; ++i) CHECK_EQ(in[i], prev + i);
+  for (int k = 2; k <= 4; ++k) {
+    MPI_Recv(in, N, MPI_INT, prev, k, d, MPI_STATUS_IGNORE);
+    for (int i = 0; i < N; ++i) CHECK_EQ(in[i], k * prev + i);
+  }
+  void* back = NULL;
+  int back_size = -1;
+  CHECK_EQ(MPI_Comm_detach_buffer(d, &back, &back_size), MPI_SUCCESS);
+  CHECK(back == MPI_BUFFER_AUTOMATIC && back_size == 0);
+  CHECK_EQ(MPI_Session_detach_buffer(s, &back, &back_size), MPI_SUCCESS);
+  CHECK(back == buf && back_size == one);
+  MPI_Comm_free(&d);
+  MPI_Comm_free(&c);
+  CHECK_EQ(MPI_Session_finalize(&s), MPI_SUCCESS);
+  free(buf);
+}
+
 static int mistake(const char* which) {
   MPI_Session s;
   MPI_Comm c = session_world(&s, "mistake");
@@ -236,6 +287,7 @@ int main(int argc, char** argv) {
   CHECK_EQ(flag, with_world); /* a session does not initialize the world model */
   library(1);
   library(2); /* a session may begin after another has been finalized */
+  session_buffers();
   if (with_world) {
     /* MPI_COMM_WORLD and the session's communicators side by side. */
     MPI_Session s;
