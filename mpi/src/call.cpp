@@ -210,18 +210,7 @@ std::string fatal_text(const RankState& rs, const char* call, int rank, const Mp
 int raise(RankState& rs, MPI_Comm c, const char* call, const MpiError& e) {
   rs.proc->await_turn();  // a handler or the report may reach beyond the rank (an abort, the session)
   const auto [x, eh] = handler_of(rs, c);
-  if (eh == MPI_ERRORS_RETURN) {
-    remember_returned(rs, x ? c : MPI_COMM_NULL, call, e);
-    return e.code;
-  }
-  if (MPI_Comm_errhandler_function* f = user_errhandler(rs, eh)) {
-    remember_returned(rs, x ? c : MPI_COMM_NULL, call, e);
-    MPI_Comm cc = c;
-    int code = e.code;
-    f(&cc, &code);
-    return e.code;
-  }
-  throw UsageError(fatal_text(rs, call, rs.proc->rank(), e));
+  return hand_to(rs, eh, c, x ? c : MPI_COMM_NULL, call, e, [&] { return fatal_text(rs, call, rs.proc->rank(), e); });
 }
 
 const Type& type_of(RankState& rs, MPI_Datatype t) {

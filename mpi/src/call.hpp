@@ -93,6 +93,27 @@ MPI_Errhandler add_errhandler(RankState& rs, MPI_Comm_errhandler_function* f);
 /// MPI_ERR_ARG unless eh is MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN or a handler the program created.
 void check_errhandler(const RankState& rs, MPI_Errhandler eh);
 
+/// Hands error e of `call` to error handler eh of the object with handle `handle` (a communicator,
+/// window, session or file: every handle is an int, and every handler takes its address and the
+/// code). MPI_ERRORS_RETURN and a handler of the program's return e.code, which is remembered for
+/// deadlock reports (`named`: the communicator, or MPI_COMM_NULL for the other objects);
+/// MPI_ERRORS_ARE_FATAL ends the run with fatal()'s report.
+template <class Fatal>
+int hand_to(RankState& rs, MPI_Errhandler eh, int handle, MPI_Comm named, const char* call, const MpiError& e,
+            Fatal fatal) {
+  if (eh == MPI_ERRORS_RETURN) {
+    remember_returned(rs, named, call, e);
+    return e.code;
+  }
+  if (MPI_Comm_errhandler_function* f = user_errhandler(rs, eh)) {
+    remember_returned(rs, named, call, e);
+    int code = e.code;
+    f(&handle, &code);
+    return e.code;
+  }
+  throw UsageError(fatal());
+}
+
 /// True when `pc` is an address in this library's code (check.cpp).
 bool in_mpi_library(const void* pc);
 /// The innermost return address on the calling stack that is not in this library: where the program

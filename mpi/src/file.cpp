@@ -105,20 +105,10 @@ int raise_on_file(RankState& rs, MPI_File fh, const char* call, const MpiError& 
   rs.proc->await_turn();
   const File* f = find_file(rs, fh);
   const MPI_Errhandler eh = f ? f->errhandler : rs.file_null_errhandler;
-  if (eh == MPI_ERRORS_RETURN) {
-    remember_returned(rs, MPI_COMM_NULL, call, e);
-    return e.code;
-  }
-  if (MPI_Comm_errhandler_function* fn = user_errhandler(rs, eh)) {
-    remember_returned(rs, MPI_COMM_NULL, call, e);
-    MPI_File handle = f ? fh : MPI_FILE_NULL;
-    int code = e.code;
-    // Made by MPI_File_create_errhandler: its function takes an MPI_File*.
-    reinterpret_cast<MPI_File_errhandler_function*>(fn)(&handle, &code);
-    return e.code;
-  }
-  throw UsageError(fmt::format("{} on rank {}: {} ({}); the file's error handler MPI_ERRORS_ARE_FATAL ends the run",
-                               call, rs.proc->rank(), e.what, error_kind(rs, e.code)));
+  return hand_to(rs, eh, f ? fh : MPI_FILE_NULL, MPI_COMM_NULL, call, e, [&] {
+    return fmt::format("{} on rank {}: {} ({}); the file's error handler MPI_ERRORS_ARE_FATAL ends the run", call,
+                       rs.proc->rank(), e.what, error_kind(rs, e.code));
+  });
 }
 
 template <class Body>

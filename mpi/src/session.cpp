@@ -55,19 +55,8 @@ int raise_on_session(RankState& rs, MPI_Session s, const char* call, const MpiEr
   rs.proc->await_turn();
   const MpiSession* x = find_session(rs, s);
   if (!x) return raise(rs, MPI_COMM_NULL, call, e);
-  if (x->errhandler == MPI_ERRORS_RETURN) {
-    remember_returned(rs, MPI_COMM_NULL, call, e);
-    return e.code;
-  }
-  if (MPI_Comm_errhandler_function* f = user_errhandler(rs, x->errhandler)) {
-    remember_returned(rs, MPI_COMM_NULL, call, e);
-    MPI_Session handle = s;
-    int code = e.code;
-    // Created by MPI_Session_create_errhandler: its function takes an MPI_Session*.
-    reinterpret_cast<MPI_Session_errhandler_function*>(f)(&handle, &code);
-    return e.code;
-  }
-  throw UsageError(fatal_text(rs, call, rs.proc->rank(), e));
+  return hand_to(rs, x->errhandler, s, MPI_COMM_NULL, call, e,
+                 [&] { return fatal_text(rs, call, rs.proc->rank(), e); });
 }
 
 template <class Body>

@@ -38,15 +38,7 @@ int raise_on_window(RankState& rs, MPI_Win w, const char* call, const MpiError& 
   const bool valid = w > 0 && w < static_cast<int>(ws.table.size()) && ws.table[static_cast<std::size_t>(w)];
   if (!valid) return raise(rs, MPI_COMM_WORLD, call, e);
   const MPI_Errhandler eh = ws.table[static_cast<std::size_t>(w)]->errhandler;
-  if (eh == MPI_ERRORS_RETURN || user_errhandler(rs, eh)) remember_returned(rs, MPI_COMM_NULL, call, e);
-  if (eh == MPI_ERRORS_RETURN) return e.code;
-  if (MPI_Comm_errhandler_function* f = user_errhandler(rs, eh)) {
-    MPI_Win ww = w;
-    int code = e.code;
-    f(&ww, &code);
-    return e.code;
-  }
-  throw UsageError(window_fatal_text(call, rs.proc->rank(), e));
+  return hand_to(rs, eh, w, MPI_COMM_NULL, call, e, [&] { return window_fatal_text(call, rs.proc->rank(), e); });
 }
 
 std::string window_fatal_text(const char* call, int rank, const MpiError& e) {
