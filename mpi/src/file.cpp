@@ -406,12 +406,14 @@ MPI_Status access(RankState& rs, File& f, Pointer p, MPI_Offset offset, void* bu
                      "independent accesses through the shared file pointer are not provided in a run split over "
                      "processes (the ordered accesses are)"};
     at = f.open->shared_pointer;
-    check_count(count);
-    // Claimed before the access, as another member's next access would find it.
-    f.open->shared_pointer += static_cast<MPI_Offset>(static_cast<std::size_t>(count) * committed(rs, dt).size / esize);
   }
   const std::size_t moved = transfer(rs, f, at, buf, count, dt, write);
+  // An access is whole in its rank's turn, so no member moves the shared pointer meanwhile; one
+  // refused (a bad argument, a read-only file) moves neither pointer.
   if (p == Pointer::individual) f.pointer += static_cast<MPI_Offset>(moved / esize);
+  if (p == Pointer::shared)  // by what was asked, as the ordered accesses move it
+    f.open->shared_pointer =
+        at + static_cast<MPI_Offset>(static_cast<std::size_t>(count) * committed(rs, dt).size / esize);
   return status_of(moved);
 }
 
