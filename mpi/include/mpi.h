@@ -149,7 +149,7 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_ERR_IN_STATUS 18
 #define MPI_ERR_PENDING 19
 #define MPI_ERR_UNSUPPORTED_OPERATION 20
-#define MPI_ERR_LASTCODE 70 /* MPI_ERR_IO, with I/O below, is the last */
+#define MPI_ERR_LASTCODE 73 /* MPI_ERR_SERVICE, with establishing communication below, is the last */
 #define MPI_MAX_ERROR_STRING 256
 #define MPI_MAX_PROCESSOR_NAME 128
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
@@ -320,6 +320,11 @@ int MPI_Op_free(MPI_Op* op);
 #define MPI_TYPECLASS_REAL 2
 #define MPI_TYPECLASS_COMPLEX 3
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
+/* Fortran's parameterized types (MPI-3.1 17.1.9) as gfortran's kinds on x86-64: INTEGER(1..16),
+ * REAL(4), REAL(8), REAL(10) (C's long double) and their COMPLEX; not REAL(16) (IEEE quad). */
+int MPI_Type_create_f90_integer(int r, MPI_Datatype* newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype);
 #define MPI_PACKED ((MPI_Datatype)32)
 #define MPI_LONG_DOUBLE_INT ((MPI_Datatype)33)
 #define MPI_C_FLOAT_COMPLEX ((MPI_Datatype)34)
@@ -548,6 +553,24 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm);
 int MPI_Comm_test_inter(MPI_Comm comm, int* flag);
 int MPI_Comm_remote_size(MPI_Comm comm, int* size);
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group);
+
+/* Establishing communication (MPI-3.1 10.4): ports, connect and accept, published names. Processes
+ * are not spawned (the machine's VPs are fixed when the run starts): MPI_Comm_get_parent gives
+ * MPI_COMM_NULL, and MPI_Comm_spawn and MPI_Comm_spawn_multiple are not provided. */
+#define MPI_MAX_PORT_NAME 256
+#define MPI_ERR_NAME 71    /* MPI_Lookup_name: no such service name */
+#define MPI_ERR_PORT 72    /* a port name that is not open */
+#define MPI_ERR_SERVICE 73 /* MPI_Publish_name of a published name, MPI_Unpublish_name of another */
+int MPI_Open_port(MPI_Info info, char* port_name);
+int MPI_Close_port(const char* port_name);
+int MPI_Comm_accept(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm);
+int MPI_Comm_connect(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm);
+int MPI_Comm_disconnect(MPI_Comm* comm);
+int MPI_Comm_get_parent(MPI_Comm* parent);
+int MPI_Comm_join(int fd, MPI_Comm* intercomm);
+int MPI_Publish_name(const char* service_name, MPI_Info info, const char* port_name);
+int MPI_Unpublish_name(const char* service_name, MPI_Info info, const char* port_name);
+int MPI_Lookup_name(const char* service_name, MPI_Info info, char* port_name);
 
 /* Point-to-point: persistent requests, buffered mode, cancellation, matched probes. */
 typedef int MPI_Message;

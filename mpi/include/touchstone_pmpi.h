@@ -132,6 +132,9 @@ int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
 int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op);
 int PMPI_Op_free(MPI_Op* op);
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype);
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype);
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype);
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype);
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype);
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
@@ -239,6 +242,16 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm);
 int PMPI_Comm_test_inter(MPI_Comm comm, int* flag);
 int PMPI_Comm_remote_size(MPI_Comm comm, int* size);
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group);
+int PMPI_Open_port(MPI_Info info, char* port_name);
+int PMPI_Close_port(const char* port_name);
+int PMPI_Comm_accept(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm);
+int PMPI_Comm_connect(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm);
+int PMPI_Comm_disconnect(MPI_Comm* comm);
+int PMPI_Comm_get_parent(MPI_Comm* parent);
+int PMPI_Comm_join(int fd, MPI_Comm* intercomm);
+int PMPI_Publish_name(const char* service_name, MPI_Info info, const char* port_name);
+int PMPI_Unpublish_name(const char* service_name, MPI_Info info, const char* port_name);
+int PMPI_Lookup_name(const char* service_name, MPI_Info info, char* port_name);
 int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                   MPI_Request* request);
 int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,

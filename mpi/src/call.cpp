@@ -110,6 +110,9 @@ const char* error_text(int code) {
     case MPI_ERR_RMA_FLAVOR: return "wrong window flavor";
     case MPI_ERR_NO_MEM: return "out of memory";
     case MPI_ERR_SESSION: return "invalid session";
+    case MPI_ERR_NAME: return "service name not published";
+    case MPI_ERR_PORT: return "invalid port name";
+    case MPI_ERR_SERVICE: return "service name already published, or not published by this process";
     case MPI_ERR_FILE: return "invalid file handle";
     case MPI_ERR_NOT_SAME: return "arguments not the same on every process of a collective";
     case MPI_ERR_AMODE: return "invalid access mode";

@@ -28,6 +28,7 @@
 
 #include "call.hpp"
 #include "check.hpp"
+#include "comm.hpp"
 #include "intercomm.hpp"
 #include "topology.hpp"
 #include "types.hpp"
@@ -1846,6 +1847,10 @@ std::string message_on(Session& s, RankState& holder, bool at_receiver, const Ru
       return rank == world ? fmt::format("rank {}", rank) : fmt::format("rank {} (world rank {})", rank, world);
     };
     // A collective's own message: its tag is the implementation's, not the program's.
+    if (collective && h == static_cast<std::size_t>(MPI_COMM_WORLD)) {
+      if (const std::string what = connection_message(m.tag, m.dst); !what.empty())
+        return fmt::format("{} from rank {} to rank {}, {} bytes", what, m.src, m.dst, m.bytes);
+    }
     if (collective)
       return fmt::format("a message inside a collective on {} from {} to {}, {} bytes",
                          comm_text(holder, static_cast<MPI_Comm>(h)), who(from - from_base, m.src),
@@ -2015,7 +2020,7 @@ void check_lifecycle(RankState& rs) {
       found.push_back(fmt::format("the group{} was never freed (MPI_Group_free)", made_text(rs, 'g', h)));
     }
   for (std::size_t i = 0; i < rs.types.size(); ++i)
-    if (rs.types[i]) {
+    if (rs.types[i] && !parameterized(*rs.types[i])) {
       const int h = kFirstDerivedType + static_cast<int>(i);
       found.push_back(fmt::format("the {}{} was never freed (MPI_Type_free)", type_text(rs, h), made_text(rs, 't', h)));
     }

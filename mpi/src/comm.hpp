@@ -45,6 +45,15 @@ MPI_Comm add_intercomm(RankState& rs, const Comm& parent, Group both, int first_
 /// Frees communicator handle h (its attributes deleted first).
 void free_comm(RankState& rs, MPI_Comm h);
 
+/// Broadcasts a list of ints from `root` over the group g (its length first; intercomm.cpp).
+std::vector<int> bcast_list(Proc& p, const Group& g, int root, std::vector<int> list);
+/// The intercommunicator of `local`'s members `mine` (world ranks) and the disjoint group `theirs`,
+/// which every member of both makes alike: one runtime group, the side whose first member has the
+/// lower world rank first. MPI_ERR_ARG when the groups share a rank (intercomm.cpp).
+MPI_Comm join_intercomm(RankState& rs, const Comm& local, const std::vector<int>& mine, const std::vector<int>& theirs);
+/// What a message of MPI_COMM_WORLD's collective context with this tag, sent to world rank dst, is
+/// when it is one of MPI_Comm_connect and MPI_Comm_accept's (dynamic.cpp); "" otherwise.
+std::string connection_message(int tag, int dst);
 /// MPI_Comm_dup and MPI_Comm_split of an intercommunicator (intercomm.cpp).
 MPI_Comm dup_intercomm(RankState& rs, const Comm& c);
 MPI_Comm split_intercomm(RankState& rs, const Comm& c, int color, int key);

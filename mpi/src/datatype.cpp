@@ -411,7 +411,9 @@ int MPI_Type_commit(MPI_Datatype* datatype) {
 int MPI_Type_free(MPI_Datatype* datatype) {
   return call("MPI_Type_free", MPI_COMM_WORLD, [&](RankState& rs) {
     check_out(datatype, "datatype");
-    derived(rs, *datatype);
+    if (parameterized(derived(rs, *datatype)))
+      throw MpiError{MPI_ERR_TYPE,
+                     "a type of MPI_Type_create_f90_integer/real/complex is predefined: it cannot be freed"};
     delete_attributes(rs, AttrKind::type, *datatype);
     // Types built from it keep their own copy (Type::inner), so they stay valid.
     rs.types[static_cast<std::size_t>(*datatype - kFirstDerivedType)].reset();
@@ -601,6 +603,82 @@ int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Cou
 
 int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
   return MPI_Status_set_elements_x(status, datatype, count);
+}
+
+namespace {
+// The datatype of gfortran's kind selected_int_kind(r), selected_real_kind(p, r) (MPI-3.1 17.1.9):
+// a predefined type that cannot be freed, of its own handle per (combiner, p, r) and rank, whose
+// envelope gives the combiner and whose contents give p and r. MPI_UNDEFINED leaves p or r out.
+MPI_Datatype f90_type(RankState& rs, int combiner, int p, int r) {
+  const bool integer = combiner == MPI_COMBINER_F90_INTEGER;
+  if (!integer && p == MPI_UNDEFINED && r == MPI_UNDEFINED)
+    throw MpiError{MPI_ERR_ARG, "p and r are both MPI_UNDEFINED: one of them must be given"};
+  if (const auto known = rs.f90_types.find({combiner, p, r}); known != rs.f90_types.end()) return known->second;
+  const int want_p = p == MPI_UNDEFINED ? 0 : p, want_r = r == MPI_UNDEFINED ? 0 : r;
+  // gfortran's kinds on x86-64, each with the decimal range (and precision) it holds: the intrinsic
+  // functions RANGE and PRECISION. REAL(16) is IEEE quad precision, which no C type here holds.
+  struct IntegerKind {
+    int range;
+    MPI_Datatype type;
+  };
+  static const IntegerKind integers[] = {
+      {2, MPI_INTEGER1}, {4, MPI_INTEGER2}, {9, MPI_INTEGER4}, {18, MPI_INTEGER8}, {38, MPI_INTEGER16}};
+  struct RealKind {
+    int precision, range;
+    MPI_Datatype real, complex;
+  };
+  static const RealKind reals[] = {{6, 37, MPI_REAL4, MPI_COMPLEX8},
+                                   {15, 307, MPI_REAL8, MPI_COMPLEX16},
+                                   {18, 4931, MPI_LONG_DOUBLE, MPI_C_LONG_DOUBLE_COMPLEX}};
+  MPI_Datatype base = MPI_DATATYPE_NULL;
+  if (integer) {
+    for (const IntegerKind& k : integers)
+      if (k.range >= want_r) {
+        base = k.type;
+        break;
+      }
+  } else {
+    for (const RealKind& k : reals)
+      if (k.precision >= want_p && k.range >= want_r) {
+        base = combiner == MPI_COMBINER_F90_REAL ? k.real : k.complex;
+        break;
+      }
+  }
+  if (base == MPI_DATATYPE_NULL)
+    throw MpiError{MPI_ERR_ARG, integer ? fmt::format("no INTEGER kind holds a range of 10^{}", r)
+                                        : fmt::format("no kind of {} holds precision {} and range 10^{}{}",
+                                                      combiner == MPI_COMBINER_F90_REAL ? "REAL" : "COMPLEX", p, r,
+                                                      want_p <= 33 && want_r <= 4931 ? " here (REAL(16), IEEE quad "
+                                                                                       "precision, has no C type)"
+                                                                                     : "")};
+  const MPI_Datatype h = add(rs, type_of(rs, base), combiner, integer ? std::vector{r} : std::vector{p, r}, {}, {});
+  derived(rs, h).committed = true;
+  rs.f90_types.emplace(std::array{combiner, p, r}, h);
+  return h;
+}
+
+template <class Make>
+int f90_call(const char* name, MPI_Datatype* newtype, Make&& make) {
+  return call(name, MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(newtype, "newtype");
+    *newtype = make(rs);
+  });
+}
+}  // namespace
+
+int MPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
+  return f90_call("MPI_Type_create_f90_integer", newtype,
+                  [&](RankState& rs) { return f90_type(rs, MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r); });
+}
+
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype) {
+  return f90_call("MPI_Type_create_f90_real", newtype,
+                  [&](RankState& rs) { return f90_type(rs, MPI_COMBINER_F90_REAL, p, r); });
+}
+
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype) {
+  return f90_call("MPI_Type_create_f90_complex", newtype,
+                  [&](RankState& rs) { return f90_type(rs, MPI_COMBINER_F90_COMPLEX, p, r); });
 }
 
 // The predefined C type of a type class and size (MPI-3.1 17.1.9, for C programs: the C types).

@@ -31,7 +31,8 @@ Comm& intercomm_of(RankState& rs, MPI_Comm comm) {
 
 std::span<const std::byte> as_bytes(const std::vector<int>& v) { return std::as_bytes(std::span(v)); }
 
-// Broadcasts a list of ints from `root` over the group g (its length first).
+}  // namespace
+
 std::vector<int> bcast_list(Proc& p, const Group& g, int root, std::vector<int> list) {
   int n = static_cast<int>(list.size());
   algorithms::bcast_binomial(p, g, root, std::as_writable_bytes(std::span(&n, 1)));
@@ -40,7 +41,18 @@ std::vector<int> bcast_list(Proc& p, const Group& g, int root, std::vector<int> 
   return list;
 }
 
-}  // namespace
+MPI_Comm join_intercomm(RankState& rs, const Comm& local, const std::vector<int>& mine,
+                        const std::vector<int>& theirs) {
+  for (int w : theirs)
+    if (std::find(mine.begin(), mine.end(), w) != mine.end())
+      throw MpiError{MPI_ERR_ARG, fmt::format("world rank {} is in both groups: they must be disjoint", w)};
+  const bool first = mine.front() < theirs.front();
+  std::vector<int> both = first ? mine : theirs;
+  const std::vector<int>& second = first ? theirs : mine;
+  both.insert(both.end(), second.begin(), second.end());
+  return add_intercomm(rs, local, rs.proc->group(std::move(both)), static_cast<int>((first ? mine : theirs).size()),
+                       first);
+}
 
 bool is_intercomm(MPI_Comm c) {
   Proc* p = Proc::current();
@@ -103,8 +115,7 @@ using namespace touchstone;
 using namespace touchstone::mpi;
 
 // The local leaders swap their groups' members over peer_comm (with `tag`) and broadcast the
-// other group's to their own; then every member of both groups makes the same runtime group, the
-// group whose first member has the lower world rank first.
+// other group's to their own; then every member of both groups makes the same runtime group.
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
                          MPI_Comm* newintercomm) {
   return call("MPI_Intercomm_create", local_comm, [&](RankState& rs) {
@@ -129,15 +140,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
       theirs.resize(st.size / sizeof(int));
     }
     theirs = bcast_list(p, local.coll, local_leader, std::move(theirs));
-    for (int w : theirs)
-      if (std::find(mine.begin(), mine.end(), w) != mine.end())
-        throw MpiError{MPI_ERR_ARG, fmt::format("world rank {} is in both groups: they must be disjoint", w)};
-    const bool first = mine.front() < theirs.front();
-    std::vector<int> both = first ? mine : theirs;
-    const std::vector<int>& second = first ? theirs : mine;
-    both.insert(both.end(), second.begin(), second.end());
-    *newintercomm =
-        add_intercomm(rs, local, p.group(std::move(both)), static_cast<int>((first ? mine : theirs).size()), first);
+    *newintercomm = join_intercomm(rs, local, mine, theirs);
   });
 }
 

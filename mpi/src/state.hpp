@@ -1,6 +1,7 @@
 // The MPI interface's state (docs/mpi.md): one RankState per MPI process, reached from the C
 // functions through Proc::current(). Internal to libtouchstone_mpi.so.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -288,6 +289,8 @@ struct RankState {
   std::vector<std::unique_ptr<Comm>> comms;     ///< handle = index; 0 null, 1 world, 2 self
   std::vector<std::optional<Type>> types;       ///< derived types: handle = kFirstDerivedType + index
   std::map<MPI_Datatype, std::string> predefined_type_names;  ///< names MPI_Type_set_name gave predefined types
+  /// The types MPI_Type_create_f90_integer/real/complex gave, by (combiner, p, r): one handle each.
+  std::map<std::array<int, 3>, MPI_Datatype> f90_types;
   std::vector<std::optional<UserOp>> ops;       ///< user ops: handle = kFirstUserOp + index
   std::vector<std::unique_ptr<Req>> reqs;       ///< handle = index + 1
   std::vector<std::optional<std::vector<int>>> groups;  ///< world ranks; handle = kFirstGroup + index
@@ -348,6 +351,8 @@ struct RankState {
   std::vector<std::pair<CallSite, CallSite>> released;
   std::map<std::pair<char, int>, CallSite> made_by;
   std::vector<std::string> freed_active;
+  /// The ports this rank has opened (MPI_Open_port), which numbers each one's name (dynamic.cpp).
+  int ports_opened = 0;
 };
 
 inline constexpr int kFirstDerivedType = 1000;
@@ -403,6 +408,12 @@ struct Session {
   /// The files open on this process, by the context of the communicator each opening made: the
   /// members of one MPI_File_open share its descriptor and its shared file pointer (file.cpp).
   std::map<std::uint64_t, std::weak_ptr<OpenFile>> open_files;
+  /// The ports open on this process (MPI_Open_port), by name, with the world rank that opened each,
+  /// and the names published for them (MPI_Publish_name): service name -> (port name, publisher).
+  std::map<std::string, int> open_ports;
+  std::map<std::string, std::pair<std::string, int>> published;
+  /// The IP sockets whose first end has called MPI_Comm_join, by (own address, peer's), with its rank.
+  std::map<std::string, int> joins;
 };
 
 /// The session of the run in progress (set by launch()), for code that reads or writes what the

@@ -31,6 +31,12 @@ inline constexpr std::size_t kMaxRuns = std::size_t{1} << 22;
 std::shared_ptr<const Type> shared_copy(const Type& t);
 /// A handle for a new derived type: the lowest free one, as handles of freed types are reused.
 MPI_Datatype new_type_handle(RankState& rs, Type t);
+/// A type of MPI_Type_create_f90_integer/real/complex: predefined (MPI-3.1 17.1.9), never freed,
+/// although its handle is made as a derived type's.
+inline bool parameterized(const Type& t) {
+  return t.combiner == MPI_COMBINER_F90_INTEGER || t.combiner == MPI_COMBINER_F90_REAL ||
+         t.combiner == MPI_COMBINER_F90_COMPLEX;
+}
 
 /// `count` consecutive copies of `type` (each `type->extent` after the last) from `disp` bytes,
 /// and `repeat` times so, each `stride` bytes after the last (a vector in one placement).

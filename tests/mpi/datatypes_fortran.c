@@ -1,7 +1,10 @@
 /* Fortran's named datatypes used from C (MPI-3.1 3.2.2): sizes and extents of gfortran's default
  * kinds on x86-64, names, the MPI_COMBINER_NAMED envelope, a message of each around a ring, and
  * reductions: MPI_SUM on MPI_INTEGER, MPI_REAL and MPI_DOUBLE_COMPLEX, MPI_LAND on MPI_LOGICAL,
- * MPI_MINLOC on MPI_2INTEGER, with the operations MPI-3.1 5.9.2 does not define refused. */
+ * MPI_MINLOC on MPI_2INTEGER, with the operations MPI-3.1 5.9.2 does not define refused; and the
+ * parameterized types of MPI-3.1 17.1.9 (MPI_Type_create_f90_integer/real/complex): the kind each
+ * (p, r) selects, their envelope and contents, one handle per (p, r), a message and a reduction of
+ * one, and the errors (no kind, both arguments left out, freeing one). */
 #include <complex.h>
 #include <stdint.h>
 
@@ -149,11 +152,102 @@ static void reduce(int rank, int size) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* Size and envelope of a parameterized type: the kind selected, and p and r given back. */
+static void check_f90(MPI_Datatype t, int size, int combiner, int p, int r) {
+  int got_size, ni, na, nd, got_combiner, ints[2] = {-1, -1};
+  MPI_Aint aint;
+  MPI_Datatype inner;
+  MPI_Type_size(t, &got_size);
+  CHECK_EQ(got_size, size);
+  MPI_Type_get_envelope(t, &ni, &na, &nd, &got_combiner);
+  CHECK_EQ(got_combiner, combiner);
+  CHECK_EQ(ni, combiner == MPI_COMBINER_F90_INTEGER ? 1 : 2);
+  CHECK_EQ(na + nd, 0);
+  MPI_Type_get_contents(t, 2, 0, 0, ints, &aint, &inner);
+  if (combiner == MPI_COMBINER_F90_INTEGER) {
+    CHECK_EQ(ints[0], r);
+  } else {
+    CHECK_EQ(ints[0], p);
+    CHECK_EQ(ints[1], r);
+  }
+}
+
+static void parameterized(int rank, int size) {
+  /* gfortran on x86-64: INTEGER(1, 2, 4, 8, 16) hold ranges 2, 4, 9, 18, 38; REAL(4) precision 6
+   * and range 37, REAL(8) 15 and 307, REAL(10) 18 and 4931 (16 bytes of storage). */
+  static const struct {
+    int combiner, p, r, size;
+  } kCases[] = {
+      {MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, 2, 1},
+      {MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, 3, 2},
+      {MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, 9, 4},
+      {MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, 10, 8},
+      {MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, 38, 16},
+      {MPI_COMBINER_F90_REAL, 6, MPI_UNDEFINED, 4},
+      {MPI_COMBINER_F90_REAL, MPI_UNDEFINED, 37, 4},
+      {MPI_COMBINER_F90_REAL, 7, 30, 8},
+      {MPI_COMBINER_F90_REAL, 15, 307, 8},
+      {MPI_COMBINER_F90_REAL, 6, 308, 16},
+      {MPI_COMBINER_F90_COMPLEX, 6, 37, 8},
+      {MPI_COMBINER_F90_COMPLEX, 15, MPI_UNDEFINED, 16},
+      {MPI_COMBINER_F90_COMPLEX, 18, 4931, 32},
+  };
+  for (size_t k = 0; k < sizeof kCases / sizeof kCases[0]; ++k) {
+    MPI_Datatype t, again;
+    if (kCases[k].combiner == MPI_COMBINER_F90_INTEGER) {
+      CHECK_EQ(MPI_Type_create_f90_integer(kCases[k].r, &t), MPI_SUCCESS);
+      MPI_Type_create_f90_integer(kCases[k].r, &again);
+    } else if (kCases[k].combiner == MPI_COMBINER_F90_REAL) {
+      CHECK_EQ(MPI_Type_create_f90_real(kCases[k].p, kCases[k].r, &t), MPI_SUCCESS);
+      MPI_Type_create_f90_real(kCases[k].p, kCases[k].r, &again);
+    } else {
+      CHECK_EQ(MPI_Type_create_f90_complex(kCases[k].p, kCases[k].r, &t), MPI_SUCCESS);
+      MPI_Type_create_f90_complex(kCases[k].p, kCases[k].r, &again);
+    }
+    CHECK_EQ(again, t); /* the same (p, r): the same type */
+    check_f90(t, kCases[k].size, kCases[k].combiner, kCases[k].p, kCases[k].r);
+  }
+
+  /* Predefined: usable without a commit, in a message around the ring and a predefined reduction. */
+  MPI_Datatype r8, i8;
+  MPI_Type_create_f90_real(15, 300, &r8);
+  MPI_Type_create_f90_integer(15, &i8);
+  double out[3] = {rank + 0.5, rank * 2.0, -rank}, in[3] = {0, 0, 0};
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  MPI_Sendrecv(out, 3, r8, next, 7, in, 3, r8, prev, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  CHECK_EQ(in[0], prev + 0.5);
+  CHECK_EQ(in[1], prev * 2.0);
+  CHECK_EQ(in[2], -prev);
+  int64_t mine = (int64_t)rank << 33, sum = 0;
+  MPI_Allreduce(&mine, &sum, 1, i8, MPI_SUM, MPI_COMM_WORLD);
+  CHECK_EQ(sum, ((int64_t)size * (size - 1) / 2) << 33);
+
+  /* No kind holds them; both left out; predefined, so not freed. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Datatype none = MPI_DATATYPE_NULL;
+  int code = MPI_Type_create_f90_integer(39, &none), cls = MPI_SUCCESS;
+  MPI_Error_class(code, &cls);
+  CHECK_EQ(cls, MPI_ERR_ARG);
+  code = MPI_Type_create_f90_real(MPI_UNDEFINED, MPI_UNDEFINED, &none);
+  MPI_Error_class(code, &cls);
+  CHECK_EQ(cls, MPI_ERR_ARG);
+  code = MPI_Type_create_f90_real(19, 37, &none); /* REAL(16): IEEE quad, no C type here */
+  MPI_Error_class(code, &cls);
+  CHECK_EQ(cls, MPI_ERR_ARG);
+  MPI_Datatype kept = r8;
+  code = MPI_Type_free(&kept);
+  MPI_Error_class(code, &cls);
+  CHECK_EQ(cls, MPI_ERR_TYPE);
+  CHECK_EQ(kept, r8);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char** argv) {
   int rank, size;
   init_world(&argc, &argv, &rank, &size);
   describe();
   ring(rank, size);
   reduce(rank, size);
+  parameterized(rank, size);
   return all_checks_passed("datatypes_fortran");
 }

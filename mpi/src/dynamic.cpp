@@ -1,0 +1,362 @@
+// Establishing communication between groups that share no communicator (MPI-3.1 section 10.4):
+// ports, MPI_Comm_accept and MPI_Comm_connect, published service names, and MPI_Comm_disconnect.
+//
+// Every rank of a run is started by `touchstone mpirun`, so the groups that meet here are parts of
+// one MPI_COMM_WORLD: a port is a name that says which rank opened it, and a connection is a request
+// from the connecting root to that rank and its reply, carried as messages of the machine on the
+// world's collective context (which no receive of the program's can match), each port with a tag
+// of its own so that a rank's ports are accepted in any order. Both sides then broadcast the other
+// side's members to their own and make the intercommunicator as MPI_Intercomm_create does.
+// Processes are not spawned: the machine's VPs are fixed when the run starts.
+#include <charconv>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <sys/socket.h>
+
+#pragma GCC visibility push(default)
+#include "mpi.h"
+#pragma GCC visibility pop
+
+#include "call.hpp"
+#include "check.hpp"
+#include "coll.hpp"
+#include "comm.hpp"
+#include "info.hpp"
+#include "intercomm.hpp"
+
+namespace touchstone::mpi {
+
+namespace {
+
+constexpr std::string_view kPortPrefix = "touchstone-port:";
+// The tags of the requests to port n (kPortTag + n, to the rank that opened it), of the replies,
+// and of MPI_Comm_join's message to the side that came first.
+constexpr int kPortTag = 0x50000000;
+constexpr int kMaxPorts = 0x0fffffff;
+constexpr int kReplyTag = 0x4f000000;
+constexpr int kJoinTag = 0x4f000001;
+constexpr std::string_view kJoinToken = "touchstone-join:";
+
+struct Port {
+  int owner = -1;  // the world rank that opened it
+  int number = 0;  // the owner's count of ports opened before it
+};
+
+// The port a name stands for, or nothing when the name is not one MPI_Open_port gives.
+std::optional<Port> parse_port(std::string_view name, int np) {
+  if (!name.starts_with(kPortPrefix)) return std::nullopt;
+  name.remove_prefix(kPortPrefix.size());
+  Port port;
+  const char* end = name.data() + name.size();
+  auto [colon, owner_error] = std::from_chars(name.data(), end, port.owner);
+  if (owner_error != std::errc{} || colon == end || *colon != ':') return std::nullopt;
+  auto [rest, number_error] = std::from_chars(colon + 1, end, port.number);
+  if (number_error != std::errc{} || rest != end || port.owner < 0 || port.owner >= np || port.number < 0 ||
+      port.number >= kMaxPorts)
+    return std::nullopt;
+  return port;
+}
+
+// A string argument that must be given: MPI_ERR_ARG when null.
+std::string text_of(const char* s, const char* what) {
+  check_out(s, what);
+  return s;
+}
+
+// The ports and names are the process's (Session): a split run's processes would each see only
+// their own ranks' names.
+void check_one_process(const char* what) {
+  if (session()->split)
+    throw MpiError{MPI_ERR_UNSUPPORTED_OPERATION,
+                   fmt::format("{} is not supported in a run split over processes: published names are kept per "
+                               "process",
+                               what)};
+}
+
+// The collective context of MPI_COMM_WORLD, where the roots' requests and replies travel.
+const Group& rendezvous(RankState& rs) {
+  if (!rs.initialized)
+    throw MpiError{
+        MPI_ERR_UNSUPPORTED_OPERATION,
+        "ports connect the ranks of MPI_COMM_WORLD: call MPI_Init before MPI_Comm_accept or MPI_Comm_connect"};
+  return comm_of(rs, MPI_COMM_WORLD).coll;
+}
+
+// MPI_Comm_accept's or MPI_Comm_connect's checks of the arguments every member gives alike.
+Comm& connecting_comm(RankState& rs, const char* call, MPI_Comm comm, int root, MPI_Comm* newcomm) {
+  check_out(newcomm, "newcomm");
+  Comm& c = comm_of(rs, comm);
+  if (c.inter) throw MpiError{MPI_ERR_COMM, "the communicator must be an intracommunicator"};
+  check_root(c, root);
+  check_collective(rs, comm, call);
+  return c;
+}
+
+// The root's outcome, broadcast over the local group: an error class (0 for none), then, without
+// one, the other side's members. Every member returns the root's error; the root's says why.
+std::vector<int> share_outcome(RankState& rs, const Comm& c, int root, std::vector<int> outcome,
+                               const std::optional<MpiError>& failed) {
+  outcome = bcast_list(*rs.proc, c.coll, root, std::move(outcome));
+  if (failed) throw *failed;
+  if (outcome.front() != 0)
+    throw MpiError{outcome.front(), fmt::format("the call failed at its root, rank {} of the communicator", root)};
+  outcome.erase(outcome.begin());
+  return outcome;
+}
+
+// An IP socket's two addresses, its own and its peer's, and the same seen from the other end: the
+// ends of one connection in this process find each other by them. Empty for other sockets.
+std::pair<std::string, std::string> socket_ends(int fd) {
+  sockaddr_storage own{}, peer{};
+  socklen_t own_len = sizeof own, peer_len = sizeof peer;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&own), &own_len) != 0)
+    throw MpiError{MPI_ERR_ARG, fmt::format("fd {} is not a socket: {}", fd, std::strerror(errno))};
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0)
+    throw MpiError{MPI_ERR_ARG, fmt::format("socket {} is not connected: {}", fd, std::strerror(errno))};
+  if (own.ss_family != AF_INET && own.ss_family != AF_INET6) return {};
+  const std::string a(reinterpret_cast<const char*>(&own), own_len), b(reinterpret_cast<const char*>(&peer), peer_len);
+  return {a + '|' + b, b + '|' + a};
+}
+
+// Another kind of socket (a socketpair): the first side writes its rank into it, the second reads
+// it. A stream between ranks of this process carries a write to the peer at once.
+std::optional<int> exchange_token(int fd, int me) {
+  char text[64] = {};
+  const ssize_t got = recv(fd, text, sizeof text - 1, MSG_PEEK | MSG_DONTWAIT);
+  if (got <= 0) {
+    const std::string token = fmt::format("{}{}\n", kJoinToken, me);
+    if (send(fd, token.data(), token.size(), MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(token.size()))
+      throw MpiError{MPI_ERR_OTHER, fmt::format("cannot write to socket {}: {}", fd, std::strerror(errno))};
+    return std::nullopt;
+  }
+  const std::string_view seen(text, static_cast<std::size_t>(got));
+  const std::size_t end = seen.find('\n');
+  int peer = -1;
+  if (!seen.starts_with(kJoinToken) || end == std::string_view::npos ||
+      std::from_chars(seen.data() + kJoinToken.size(), seen.data() + end, peer).ec != std::errc{})
+    throw MpiError{MPI_ERR_OTHER, fmt::format("socket {} holds data that MPI_Comm_join did not write: it must be "
+                                              "quiescent (MPI-3.1 10.4.6)",
+                                              fd)};
+  if (recv(fd, text, end + 1, MSG_DONTWAIT) != static_cast<ssize_t>(end + 1))
+    throw MpiError{MPI_ERR_OTHER, fmt::format("cannot read socket {}: {}", fd, std::strerror(errno))};
+  return peer;
+}
+
+}  // namespace
+
+std::string connection_message(int tag, int dst) {
+  if (tag >= kPortTag && tag - kPortTag < kMaxPorts)
+    return fmt::format("MPI_Comm_connect's request to port '{}{}:{}'", kPortPrefix, dst, tag - kPortTag);
+  return tag == kReplyTag ? "MPI_Comm_accept's reply" : "";
+}
+
+}  // namespace touchstone::mpi
+
+using namespace touchstone;
+using namespace touchstone::mpi;
+
+// A name that says which rank opened the port and its number among that rank's ports.
+int MPI_Open_port(MPI_Info info, char* port_name) {
+  return call("MPI_Open_port", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(port_name, "port_name");
+    info_of(rs, info);  // no key is read: the name is the port
+    if (rs.ports_opened == kMaxPorts) throw MpiError{MPI_ERR_OTHER, "this rank has opened too many ports"};
+    const std::string name = fmt::format("{}{}:{}", kPortPrefix, rs.proc->rank(), rs.ports_opened++);
+    session()->open_ports.emplace(name, rs.proc->rank());
+    std::memcpy(port_name, name.c_str(), name.size() + 1);
+  });
+}
+
+int MPI_Close_port(const char* port_name) {
+  return call("MPI_Close_port", MPI_COMM_WORLD, [&](RankState& rs) {
+    const std::string name = text_of(port_name, "port_name");
+    auto& ports = session()->open_ports;
+    const auto open = ports.find(name);
+    if (open == ports.end() || open->second != rs.proc->rank())
+      throw MpiError{MPI_ERR_PORT, fmt::format("port '{}' is not open on this rank", name)};
+    ports.erase(open);
+  });
+}
+
+// The root takes the first request that reaches the port (waiting for one), answers it with its
+// group's members, and both groups learn each other's.
+int MPI_Comm_accept(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm) {
+  return call("MPI_Comm_accept", comm, [&](RankState& rs) {
+    Comm& c = connecting_comm(rs, "MPI_Comm_accept", comm, root, newcomm);
+    Proc& p = *rs.proc;
+    const std::vector<int> mine = local_members(c);
+    std::vector<int> outcome{0};
+    std::optional<MpiError> failed;
+    if (c.rank == root) {
+      try {
+        info_of(rs, info);
+        const std::string name = text_of(port_name, "port_name");
+        const auto port = parse_port(name, session()->np);
+        const auto& ports = session()->open_ports;
+        if (!port || !ports.contains(name) || port->owner != p.rank())
+          throw MpiError{MPI_ERR_PORT, port && ports.contains(name)
+                                           ? fmt::format("port '{}' was opened by rank {}: only it can accept there",
+                                                         name, port->owner)
+                                           : fmt::format("port '{}' is not open", name)};
+        const Group& world = rendezvous(rs);
+        std::vector<int> theirs(static_cast<std::size_t>(session()->np));
+        const Status st = p.recv(any_source, kPortTag + port->number, std::as_writable_bytes(std::span(theirs)), world);
+        theirs.resize(st.size / sizeof(int));
+        std::vector<int> reply{0};
+        reply.insert(reply.end(), mine.begin(), mine.end());
+        p.send(st.source, kReplyTag, std::as_bytes(std::span(reply)), world);
+        outcome.insert(outcome.end(), theirs.begin(), theirs.end());
+      } catch (const MpiError& e) {
+        failed = e;
+        outcome = {e.code};
+      }
+    }
+    *newcomm = join_intercomm(rs, c, mine, share_outcome(rs, c, root, std::move(outcome), failed));
+  });
+}
+
+// The root sends its group's members to the port's rank and waits for the accepting group's.
+int MPI_Comm_connect(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm) {
+  return call("MPI_Comm_connect", comm, [&](RankState& rs) {
+    Comm& c = connecting_comm(rs, "MPI_Comm_connect", comm, root, newcomm);
+    Proc& p = *rs.proc;
+    const std::vector<int> mine = local_members(c);
+    std::vector<int> outcome{0};
+    std::optional<MpiError> failed;
+    if (c.rank == root) {
+      try {
+        info_of(rs, info);
+        const std::string name = text_of(port_name, "port_name");
+        const auto port = parse_port(name, session()->np);
+        // Split over processes, the port's rank may be another process's: its opening is not seen here.
+        if (!port || (!session()->split && !session()->open_ports.contains(name)))
+          throw MpiError{MPI_ERR_PORT, fmt::format("port '{}' is not open", name)};
+        if (port->owner == p.rank())
+          throw MpiError{MPI_ERR_PORT, fmt::format("port '{}' is this rank's own: it would wait for itself", name)};
+        const Group& world = rendezvous(rs);
+        p.send(port->owner, kPortTag + port->number, std::as_bytes(std::span(mine)), world);
+        std::vector<int> reply(static_cast<std::size_t>(session()->np) + 1);
+        const Status st = p.recv(port->owner, kReplyTag, std::as_writable_bytes(std::span(reply)), world);
+        reply.resize(st.size / sizeof(int));
+        outcome = std::move(reply);
+      } catch (const MpiError& e) {
+        failed = e;
+        outcome = {e.code};
+      }
+    }
+    *newcomm = join_intercomm(rs, c, mine, share_outcome(rs, c, root, std::move(outcome), failed));
+  });
+}
+
+// Collective: the members meet (so that no member frees the communicator while another still
+// communicates on it, MPI-3.1 10.5.4), then each frees it.
+int MPI_Comm_disconnect(MPI_Comm* comm) {
+  return call("MPI_Comm_disconnect", comm ? *comm : MPI_COMM_NULL, [&](RankState& rs) {
+    check_out(comm, "comm");
+    Comm& c = comm_of(rs, *comm);
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+      throw MpiError{MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be disconnected"};
+    if (c.inter) {
+      inter_barrier_body(rs, c);
+    } else {
+      check_collective(rs, *comm, "MPI_Comm_disconnect");
+      barrier(rs, c);
+    }
+    free_comm(rs, *comm);
+    *comm = MPI_COMM_NULL;
+  });
+}
+
+// The two ranks at the ends of a connected socket (MPI-3.1 10.4.6) learn each other's rank without
+// waiting on the socket, which would keep every other rank of this process from running: the ends
+// of an IP connection by their addresses, the ends of another socket by a line the first writes
+// and the second reads. The second tells the first its rank in a message of the machine.
+int MPI_Comm_join(int fd, MPI_Comm* intercomm) {
+  return call("MPI_Comm_join", MPI_COMM_SELF, [&](RankState& rs) {
+    check_out(intercomm, "intercomm");
+    check_one_process("MPI_Comm_join");
+    Proc& p = *rs.proc;
+    const int me = p.rank();
+    const Group& world = rendezvous(rs);
+    std::optional<int> peer;
+    if (const auto [mine, theirs] = socket_ends(fd); !mine.empty()) {
+      auto& waiting = session()->joins;
+      if (const auto first = waiting.find(theirs); first != waiting.end()) {
+        peer = first->second;
+        waiting.erase(first);
+      } else if (!waiting.emplace(mine, me).second) {
+        throw MpiError{MPI_ERR_ARG, fmt::format("socket {} is already being joined", fd)};
+      }
+    } else {
+      peer = exchange_token(fd, me);
+    }
+    if (peer == me) throw MpiError{MPI_ERR_ARG, fmt::format("both ends of socket {} are this rank's", fd)};
+    if (peer) {
+      p.send(*peer, kJoinTag, std::as_bytes(std::span(&me, 1)), world);
+    } else {
+      int first = -1;
+      p.recv(any_source, kJoinTag, std::as_writable_bytes(std::span(&first, 1)), world);
+      peer = first;
+    }
+    *intercomm = join_intercomm(rs, comm_of(rs, MPI_COMM_SELF), {me}, {*peer});
+  });
+}
+
+// No rank is spawned: every one was started by mpirun (MPI-3.1 10.3.2).
+int MPI_Comm_get_parent(MPI_Comm* parent) {
+  return call(
+      "MPI_Comm_get_parent", MPI_COMM_WORLD,
+      [&](RankState&) {
+        check_out(parent, "parent");
+        *parent = MPI_COMM_NULL;
+      },
+      true, Reach::own);
+}
+
+int MPI_Publish_name(const char* service_name, MPI_Info info, const char* port_name) {
+  return call("MPI_Publish_name", MPI_COMM_WORLD, [&](RankState& rs) {
+    const std::string service = text_of(service_name, "service_name"), port = text_of(port_name, "port_name");
+    info_of(rs, info);
+    check_one_process("MPI_Publish_name");
+    Session& s = *session();
+    if (const auto open = s.open_ports.find(port); open == s.open_ports.end() || open->second != rs.proc->rank())
+      throw MpiError{MPI_ERR_PORT, fmt::format("port '{}' is not open on this rank", port)};
+    if (const auto known = s.published.find(service); known != s.published.end())
+      throw MpiError{MPI_ERR_SERVICE, fmt::format("service '{}' is already published (by rank {}, for port '{}')",
+                                                  service, known->second.second, known->second.first)};
+    s.published.emplace(service, std::pair{port, rs.proc->rank()});
+  });
+}
+
+int MPI_Unpublish_name(const char* service_name, MPI_Info info, const char* port_name) {
+  return call("MPI_Unpublish_name", MPI_COMM_WORLD, [&](RankState& rs) {
+    const std::string service = text_of(service_name, "service_name"), port = text_of(port_name, "port_name");
+    info_of(rs, info);
+    check_one_process("MPI_Unpublish_name");
+    Session& s = *session();
+    const auto known = s.published.find(service);
+    if (known == s.published.end() || known->second != std::pair{port, rs.proc->rank()})
+      throw MpiError{MPI_ERR_SERVICE,
+                     fmt::format("service '{}' is not published by this rank for port '{}'", service, port)};
+    s.published.erase(known);
+  });
+}
+
+int MPI_Lookup_name(const char* service_name, MPI_Info info, char* port_name) {
+  return call("MPI_Lookup_name", MPI_COMM_WORLD, [&](RankState& rs) {
+    const std::string service = text_of(service_name, "service_name");
+    check_out(port_name, "port_name");
+    info_of(rs, info);
+    check_one_process("MPI_Lookup_name");
+    const auto& published = session()->published;
+    const auto known = published.find(service);
+    if (known == published.end())
+      throw MpiError{MPI_ERR_NAME, fmt::format("no port is published under the service name '{}'", service)};
+    std::memcpy(port_name, known->second.first.c_str(), known->second.first.size() + 1);
+  });
+}
