@@ -147,6 +147,30 @@ std::optional<int> exchange_token(int fd, int me) {
   return peer;
 }
 
+// MPI_Comm_accept's and MPI_Comm_connect's frame: the arguments every member gives alike, the
+// root's part (`exchange`: the other group's members, through the port named) with its error shared
+// over the group, then the intercommunicator.
+template <class Exchange>
+void meet(RankState& rs, const char* call, const char* port_name, MPI_Info info, int root, MPI_Comm comm,
+          MPI_Comm* newcomm, Exchange&& exchange) {
+  Comm& c = connecting_comm(rs, call, comm, root, newcomm);
+  const std::vector<int> mine = local_members(c);
+  std::vector<int> outcome{0};
+  std::optional<MpiError> failed;
+  if (c.rank == root) {
+    try {
+      info_of(rs, info);
+      const std::string name = text_of(port_name, "port_name");
+      const std::vector<int> theirs = exchange(name, parse_port(name, session()->np), mine);
+      outcome.insert(outcome.end(), theirs.begin(), theirs.end());
+    } catch (const MpiError& e) {
+      failed = e;
+      outcome = {e.code};
+    }
+  }
+  *newcomm = join_intercomm(rs, c, mine, share_outcome(rs, c, root, std::move(outcome), failed));
+}
+
 }  // namespace
 
 std::string connection_message(int tag, int dst) {
@@ -187,69 +211,44 @@ int MPI_Close_port(const char* port_name) {
 // group's members, and both groups learn each other's.
 int MPI_Comm_accept(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm) {
   return call("MPI_Comm_accept", comm, [&](RankState& rs) {
-    Comm& c = connecting_comm(rs, "MPI_Comm_accept", comm, root, newcomm);
-    Proc& p = *rs.proc;
-    const std::vector<int> mine = local_members(c);
-    std::vector<int> outcome{0};
-    std::optional<MpiError> failed;
-    if (c.rank == root) {
-      try {
-        info_of(rs, info);
-        const std::string name = text_of(port_name, "port_name");
-        const auto port = parse_port(name, session()->np);
-        const auto& ports = session()->open_ports;
-        if (!port || !ports.contains(name) || port->owner != p.rank())
-          throw MpiError{MPI_ERR_PORT, port && ports.contains(name)
-                                           ? fmt::format("port '{}' was opened by rank {}: only it can accept there",
-                                                         name, port->owner)
-                                           : fmt::format("port '{}' is not open", name)};
-        const Group& world = rendezvous(rs);
-        std::vector<int> theirs(static_cast<std::size_t>(session()->np));
-        const Status st = p.recv(any_source, kPortTag + port->number, std::as_writable_bytes(std::span(theirs)), world);
-        theirs.resize(st.size / sizeof(int));
-        std::vector<int> reply{0};
-        reply.insert(reply.end(), mine.begin(), mine.end());
-        p.send(st.source, kReplyTag, std::as_bytes(std::span(reply)), world);
-        outcome.insert(outcome.end(), theirs.begin(), theirs.end());
-      } catch (const MpiError& e) {
-        failed = e;
-        outcome = {e.code};
-      }
-    }
-    *newcomm = join_intercomm(rs, c, mine, share_outcome(rs, c, root, std::move(outcome), failed));
+    meet(rs, "MPI_Comm_accept", port_name, info, root, comm, newcomm,
+         [&](const std::string& name, const std::optional<Port>& port, const std::vector<int>& mine) {
+           Proc& p = *rs.proc;
+           const auto& ports = session()->open_ports;
+           if (!port || !ports.contains(name) || port->owner != p.rank())
+             throw MpiError{MPI_ERR_PORT, port && ports.contains(name)
+                                              ? fmt::format("port '{}' was opened by rank {}: only it can accept there",
+                                                            name, port->owner)
+                                              : fmt::format("port '{}' is not open", name)};
+           const Group& world = rendezvous(rs);
+           std::vector<int> theirs(static_cast<std::size_t>(session()->np));
+           const Status st =
+               p.recv(any_source, kPortTag + port->number, std::as_writable_bytes(std::span(theirs)), world);
+           theirs.resize(st.size / sizeof(int));
+           p.send(st.source, kReplyTag, std::as_bytes(std::span(mine)), world);
+           return theirs;
+         });
   });
 }
 
 // The root sends its group's members to the port's rank and waits for the accepting group's.
 int MPI_Comm_connect(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm) {
   return call("MPI_Comm_connect", comm, [&](RankState& rs) {
-    Comm& c = connecting_comm(rs, "MPI_Comm_connect", comm, root, newcomm);
-    Proc& p = *rs.proc;
-    const std::vector<int> mine = local_members(c);
-    std::vector<int> outcome{0};
-    std::optional<MpiError> failed;
-    if (c.rank == root) {
-      try {
-        info_of(rs, info);
-        const std::string name = text_of(port_name, "port_name");
-        const auto port = parse_port(name, session()->np);
-        // Split over processes, the port's rank may be another process's: its opening is not seen here.
-        if (!port || (!session()->split && !session()->open_ports.contains(name)))
-          throw MpiError{MPI_ERR_PORT, fmt::format("port '{}' is not open", name)};
-        if (port->owner == p.rank())
-          throw MpiError{MPI_ERR_PORT, fmt::format("port '{}' is this rank's own: it would wait for itself", name)};
-        const Group& world = rendezvous(rs);
-        p.send(port->owner, kPortTag + port->number, std::as_bytes(std::span(mine)), world);
-        std::vector<int> reply(static_cast<std::size_t>(session()->np) + 1);
-        const Status st = p.recv(port->owner, kReplyTag, std::as_writable_bytes(std::span(reply)), world);
-        reply.resize(st.size / sizeof(int));
-        outcome = std::move(reply);
-      } catch (const MpiError& e) {
-        failed = e;
-        outcome = {e.code};
-      }
-    }
-    *newcomm = join_intercomm(rs, c, mine, share_outcome(rs, c, root, std::move(outcome), failed));
+    meet(rs, "MPI_Comm_connect", port_name, info, root, comm, newcomm,
+         [&](const std::string& name, const std::optional<Port>& port, const std::vector<int>& mine) {
+           Proc& p = *rs.proc;
+           // Split over processes, the port's rank may be another process's: its opening is not seen here.
+           if (!port || (!session()->split && !session()->open_ports.contains(name)))
+             throw MpiError{MPI_ERR_PORT, fmt::format("port '{}' is not open", name)};
+           if (port->owner == p.rank())
+             throw MpiError{MPI_ERR_PORT, fmt::format("port '{}' is this rank's own: it would wait for itself", name)};
+           const Group& world = rendezvous(rs);
+           p.send(port->owner, kPortTag + port->number, std::as_bytes(std::span(mine)), world);
+           std::vector<int> theirs(static_cast<std::size_t>(session()->np));
+           const Status st = p.recv(port->owner, kReplyTag, std::as_writable_bytes(std::span(theirs)), world);
+           theirs.resize(st.size / sizeof(int));
+           return theirs;
+         });
   });
 }
 

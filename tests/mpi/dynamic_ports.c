@@ -11,10 +11,8 @@
  * for checking the test itself against an implementation known to fail them (Open MPI 4.1.4):
  * TS_SKIP_UNPUBLISH_ERROR=1 skips MPI_Unpublish_name of a name never published (MPI_ERR_SERVICE),
  * TS_SKIP_PORT_ERROR=1 skips MPI_Comm_connect to a port never opened (MPI_ERR_PORT).
- * Failed checks are counted rather than ending the run, so that one run reports all of them; every
- * rank exits non-zero if any rank failed one. */
+ * A failed check names the rank and the line and ends the run (check.h). */
 #include <arpa/inet.h>
-#include <mpi.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,33 +21,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static int failures = 0;
+#include "check.h"
+
 static int wrank = -1, wsize = 0;
-
-/* The source file's name without its directory, so that a report does not depend on where the
- * project was checked out. */
-static const char* base_name(const char* path) {
-  const char* slash = strrchr(path, '/');
-  return slash ? slash + 1 : path;
-}
-
-#define CHECK(cond)                                                                                         \
-  do {                                                                                                      \
-    if (!(cond)) {                                                                                          \
-      fprintf(stderr, "rank %d: check failed at %s:%d: %s\n", wrank, base_name(__FILE__), __LINE__, #cond); \
-      ++failures;                                                                                           \
-    }                                                                                                       \
-  } while (0)
-
-#define CHECK_EQ(a, b)                                                                                         \
-  do {                                                                                                         \
-    long long a_ = (long long)(a), b_ = (long long)(b);                                                        \
-    if (a_ != b_) {                                                                                            \
-      fprintf(stderr, "rank %d: check failed at %s:%d: %s == %s (%lld != %lld)\n", wrank, base_name(__FILE__), \
-              __LINE__, #a, #b, a_, b_);                                                                       \
-      ++failures;                                                                                              \
-    }                                                                                                          \
-  } while (0)
 
 /* Error classes are compared by class, since an implementation may return a more specific code. */
 #define CHECK_CLASS(rc, cls)        \
@@ -570,14 +544,5 @@ int main(int argc, char** argv) {
   }
 
   MPI_Comm_free(&half);
-  int total = 0;
-  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (wrank == 0) {
-    if (total == 0)
-      printf("all checks passed\n");
-    else
-      fprintf(stderr, "dynamic_ports: %d checks failed\n", total);
-  }
-  MPI_Finalize();
-  return total != 0;
+  return all_checks_passed("dynamic_ports");
 }
