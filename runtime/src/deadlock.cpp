@@ -54,6 +54,12 @@ std::string Engine::describe_wait(const Vp& v) const {
   return in + describe(v.pending);
 }
 
+// RunOptions::ranks: the VPs from there on run no rank, unless another VP started them (Proc::start).
+bool Engine::runs_no_rank(int r) const {
+  const Vp* v = vps_[static_cast<std::size_t>(r)].get();
+  return opts_.ranks > 0 && r >= opts_.ranks && !(v && v->started);
+}
+
 // The wait-for graph among ranks: rank r -> rank s when r's blocking call needs s to act (send a
 // message, post a receive that frees buffer space, arrive at a barrier). A cycle of such edges
 // among blocked ranks is the deadlock; without one, the chain ends at ranks that have finished.
@@ -66,7 +72,7 @@ Engine::WaitGraph Engine::wait_graph() const {
   for (const auto& vp : vps_) {
     if (!vp) continue;  // another process's rank (a split run)
     const Vp& v = *vp;
-    if (v.state != Vp::State::blocked) continue;
+    if (v.state != Vp::State::blocked || v.block == Vp::Block::dormant) continue;  // not started: no program
     g.blocked[static_cast<std::size_t>(v.rank)] = 1;
     auto& out = g.edges[static_cast<std::size_t>(v.rank)];
     const std::string where = describe_wait(v) + at_label(v);
@@ -165,7 +171,7 @@ Engine::WaitGraph Engine::wait_graph() const {
         for (const WaitGraph::Edge& e : out) wanted[static_cast<std::size_t>(e.to)] = 1;
     for (int r = first_here_; r < end_here_; ++r)
       if (wanted[static_cast<std::size_t>(r)] && !g.blocked[static_cast<std::size_t>(r)] &&
-          !(opts_.ranks > 0 && r >= opts_.ranks))
+          !runs_no_rank(r))
         if (std::string why = opts_.describe_finished(r); !why.empty()) g.finished.emplace_back(r, std::move(why));
   }
   return g;
@@ -227,7 +233,7 @@ std::string Engine::describe_waits(const WaitGraph& g) const {
   const int n = static_cast<int>(g.blocked.size());
   const auto& edges = g.edges;
   auto blocked = [&](int r) { return g.blocked[static_cast<std::size_t>(r)] != 0; };
-  auto idle = [&](int r) { return opts_.ranks > 0 && r >= opts_.ranks; };  // runs no rank: not "finished"
+  auto idle = [&](int r) { return runs_no_rank(r); };  // not "finished"
   // Depth-first over blocked ranks, lowest rank first, taking each rank's edges in call order.
   std::vector<int> color(static_cast<std::size_t>(n), 0);
   std::vector<int> cycle;
@@ -362,7 +368,8 @@ Time Engine::deadlock_stuck_at() const {
   Time at = now_;
   for (const auto* list : {&vps_, &tasks_})
     for (const auto& v : *list)
-      if (v && v->state == Vp::State::blocked && v->block != Vp::Block::idle) at = std::max(at, v->blocked_since);
+      if (v && v->state == Vp::State::blocked && v->block != Vp::Block::idle && v->block != Vp::Block::dormant)
+        at = std::max(at, v->blocked_since);
   return at;
 }
 
@@ -390,7 +397,7 @@ std::string Engine::deadlock_report(const HeadlineFacts* pooled) const {
   }
   int shown = 0, blocked = 0;
   for (const auto& v : vps_) {
-    if (!v || v->state != Vp::State::blocked) continue;
+    if (!v || v->state != Vp::State::blocked || v->block == Vp::Block::dormant) continue;
     ++blocked;
     if (++shown <= 64)
       s += fmt::format("  rank {} blocked since t={} us in {}{}\n", v->rank, to_us(v->blocked_since), describe_wait(*v),
@@ -418,9 +425,14 @@ std::string Engine::deadlock_report(const HeadlineFacts* pooled) const {
         s += fmt::format("  a task of rank {} blocked since t={} us in {}{}\n", t->rank, to_us(t->blocked_since),
                          describe_wait(*t), at_label(*t));
     }
-  // VPs that run no rank (RunOptions::ranks: an MPI run with -np below the machine's VPs) are
-  // neither blocked nor finished ranks.
-  const int n = static_cast<int>(vps_.size()), ranks = opts_.ranks > 0 && opts_.ranks < n ? opts_.ranks : n;
+  // VPs that run no rank (RunOptions::ranks: an MPI run with -np below the machine's VPs, those
+  // not started: Proc::await_start) are neither blocked nor finished ranks.
+  const int n = static_cast<int>(vps_.size());
+  int ranks = n;
+  if (opts_.ranks > 0 && opts_.ranks < n) {
+    ranks = opts_.ranks;
+    for (int r = opts_.ranks; r < n; ++r) ranks += runs_no_rank(r) ? 0 : 1;
+  }
   const int blocked_here = blocked;
   if (pooled)  // every process's, as the single process counts them
     blocked = static_cast<int>(std::count(pooled->waits.blocked.begin(), pooled->waits.blocked.end(), 1));

@@ -169,6 +169,12 @@ void Engine::end_program(Vp& v) {
       fail_with_current_exception(fmt::format("rank {}'s on_vp_pause hook failed at the end of its program", v.rank));
     }
   }
+  // Started before its first call (Engine::start), it had to make that call: Proc::await_start.
+  if (!aborting_ && v.started && !v.dormant) {
+    failure_is_usage_ = true;
+    abort_run(fmt::format("rank {} was started (Proc::start) but its program ended without calling Proc::await_start",
+                          v.rank));
+  }
   progress_.running.store(-1, std::memory_order_relaxed);
   if (v.state != Vp::State::done) {
     if (!v.is_task())
@@ -192,6 +198,63 @@ void Engine::leave(Vp& v) {
   left_at_.emplace_back(now_, v.order);
   executor_->pass(v.index);
   if (aborting_) throw Aborted{};  // the run failed meanwhile: the rest unwinds without running
+}
+
+// Proc::await_start: the VP leaves the count of unfinished programs and waits, without a trace,
+// until Engine::start queues its resume at the starter's clock, or the run ends (retire_idle_task)
+// or fails (next_to_unwind) without it. Either way it is counted again before it goes, so that its
+// end (end_program) is counted as any program's.
+bool Engine::await_start(Vp& v) {
+  enter(v);
+  if (v.is_task())
+    throw UsageError(fmt::format("rank {}: Proc::await_start() inside a task (Proc::spawn); only a rank's own "
+                                 "program can wait to be started",
+                                 v.rank));
+  if (partition_)
+    throw UsageError(fmt::format("rank {}: Proc::await_start() in a run split over processes: VPs are started "
+                                 "during a run in one process only",
+                                 v.rank));
+  if (v.dormant) throw UsageError(fmt::format("rank {} called Proc::await_start() twice", v.rank));
+  v.dormant = true;
+  if (v.started) return true;  // started before its first call: its clock is already the starter's
+  --unfinished_vps_;
+  stop(v, Vp::Block::dormant, Call{});
+  executor_->pass(v.index);
+  if (!v.started) {  // the run ended, or failed, without it
+    ++unfinished_vps_;
+    if (aborting_) throw Aborted{};
+    return false;
+  }
+  goes_on(v);
+  if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
+  if (aborting_) throw Aborted{};
+  return true;
+}
+
+// Proc::start: the started VP goes on at the starter's clock, in its own place among that instant's
+// events. One that has not made its first call yet makes it at its first turn, with that clock.
+void Engine::start(Vp& by, int rank) {
+  enter(by);
+  const int n = static_cast<int>(vps_.size());
+  if (rank < 0 || rank >= n || rank == by.rank || !vps_[static_cast<std::size_t>(rank)])
+    throw UsageError(fmt::format("rank {} cannot start rank {}: {}", by.rank, rank,
+                                 rank == by.rank ? "it is the starter itself"
+                                 : rank < 0 || rank >= n ? fmt::format("the machine has ranks 0..{}", n - 1)
+                                                         : "its program runs in another process"));
+  Vp& v = *vps_[static_cast<std::size_t>(rank)];
+  const bool waits = v.state == Vp::State::blocked && v.block == Vp::Block::dormant;
+  const bool before_first_call = v.state == Vp::State::blocked && v.block == Vp::Block::start && !v.dormant;
+  if (v.started || v.is_task() || !(waits || before_first_call))
+    throw UsageError(fmt::format("rank {} cannot start rank {}: it does not wait to be started (Proc::await_start)",
+                                 by.rank, rank));
+  v.started = true;
+  instruments_.started(by.rank, rank, by.clock);
+  if (waits) {
+    ++unfinished_vps_;
+    queue_.push(by.clock, v.order, Ev::resume, &v, v.token);
+  } else {
+    v.clock = std::max(v.clock, by.clock);  // its first turn, at t = 0, raises it no further
+  }
 }
 
 void Engine::begin_turn(Vp& v) {
@@ -566,9 +629,17 @@ int Engine::next() {
 // a task that may never come).
 std::uint64_t Engine::unfinished_contexts() const { return unfinished_vps_ + busy_tasks_; }
 
+Vp* Engine::dormant_vp() {
+  for (; dormant_from_ < vps_.size(); ++dormant_from_)
+    if (Vp* v = vps_[dormant_from_].get(); v && v->state == Vp::State::blocked && v->block == Vp::Block::dormant)
+      return v;
+  return nullptr;
+}
+
 // The programs have ended: the idle task contexts end too, one after another (kMain: none left).
 int Engine::retire_idle_task() {
   Vp* t = idle_task();
+  if (!t) t = dormant_vp();
   if (!t) return kMain;
   retiring_ = true;
   t->state = Vp::State::running;

@@ -63,7 +63,7 @@ struct Aborted {};
 
 struct Vp {
   enum class State : std::uint8_t { blocked, running, done };
-  enum class Block : std::uint8_t { none, start, ops, probe, barrier, sync, idle };
+  enum class Block : std::uint8_t { none, start, ops, probe, barrier, sync, idle, dormant };
 
   int rank = 0;
   int index = 0;    // its execution context: the rank for a rank's own VP, nodes + k for task context k
@@ -115,6 +115,10 @@ struct Vp {
   // (Engine::run_rests). What it throws waits here, and the operations its Requests let go
   // meanwhile wait in dropped_in_rest, until every rest has run.
   bool left = false;
+  // Proc::await_start: it waits (Block::dormant) outside the emulation, not counted among the
+  // unfinished programs, until another VP starts it (Proc::start) or the run ends.
+  bool dormant = false;
+  bool started = false;  // another VP started it: it runs a program of the run's
   std::exception_ptr rest_failure;
   std::vector<Op*> dropped_in_rest;
   // A VP of the open instant (Engine::open_instant): it stops where its runtime call returns to
@@ -215,6 +219,8 @@ class Engine final : public NetworkListener, private Scheduler {
   void barrier(Vp& v, const Group& g);
   void compute(Vp& v, Time dt);
   void leave(Vp& v);  // Proc::leave
+  bool await_start(Vp& v);      // Proc::await_start
+  void start(Vp& by, int rank);  // Proc::start
   void check_message_time(int src, int dst, std::size_t bytes);  // checked_time.hpp
   std::string held_requests();     // Requests still holding an operation at the run's end
   bool failure_is_usage_ = false;  // the run's failure is a UsageError raised in VP code
@@ -425,6 +431,8 @@ class Engine final : public NetworkListener, private Scheduler {
   Vp& context(int index);    // the VP of an execution context
   Vp& acting_task(Vp& v);    // acting's search once task contexts exist
   Vp* idle_task();
+  Vp* dormant_vp();
+  bool runs_no_rank(int r) const;  // deadlock reports: RunOptions::ranks and the VPs started since  // at the run's end: a VP still waiting to be started, nullptr if none
   std::uint64_t unfinished_contexts() const;
   int retire_idle_task();  // a task context waiting for work, nullptr if none (the run's end)
   void start_vps();
@@ -594,6 +602,7 @@ class Engine final : public NetworkListener, private Scheduler {
   std::uint64_t unfinished_vps_ = 0;    // this process's ranks whose programs have not ended
   std::uint64_t busy_tasks_ = 0;        // task contexts given a task that has not returned
   std::size_t retire_from_ = 0;         // idle_task: the ranks before it have no idle context left
+  std::size_t dormant_from_ = 0;        // dormant_vp: the ranks before it wait no more
   std::unique_ptr<Executor> executor_;  // runs the VPs' code and passes the baton
   const Program* program_ = nullptr;
   Time now_ = 0;

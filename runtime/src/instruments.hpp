@@ -161,6 +161,10 @@ class Instruments {
   void spawned(int rank, Time clock, std::uint64_t ctx) {
     hash_.add(0x7a5c, static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(clock) ^ ctx << 40);
   }
+  /// VP `rank` started VP `started` (Proc::start) at `clock`.
+  void started(int rank, int started, Time clock) {
+    hash_.add(0x57a7, static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(clock) ^ std::uint64_t(started) << 40);
+  }
   /// VP `rank` computed from `start` for `dt`.
   void computed(int rank, Time start, Time dt) {
     if (recorder_ && dt > 0) recorder_->span(rank, "compute", start, start + dt);

@@ -114,6 +114,8 @@ void Proc::compute(Time dt) {
   may_wait(e_, v_, [&] { e_.compute(self(), dt); });
 }
 void Proc::leave() { e_.leave(self()); }
+bool Proc::await_start() { return e_.await_start(self()); }
+void Proc::start(int rank) { e_.start(self(), rank); }
 void Proc::local_copy(std::size_t bytes, std::size_t pieces) {
   const NodeCosts& c = e_.machine().costs_of(self().rank);
   // Saturating: a product too large for virtual time is kNever, which compute refuses.

@@ -150,6 +150,16 @@ class Proc {
   /// program's would (the first, in the order the VPs left, is reported), but only after the
   /// emulation has ended. Not inside a task (spawn).
   void leave();
+  /// Waits outside the emulation until another VP starts this one (start) and returns true, its
+  /// clock then the starter's; returns false when the emulation ends first. Meanwhile the VP is
+  /// neither running nor blocked: the run ends without it, a deadlock report leaves it out, and a
+  /// run in which no VP starts it is the run in which its program returned at once (same events,
+  /// trace and trace_hash). For programs that start processes during a run (MPI_Comm_spawn). Once
+  /// per VP; not inside a task, not in a run split over processes (RunOptions::partition).
+  bool await_start();
+  /// Starts VP `rank`, which waits in await_start (or has not yet made its first call and will
+  /// make it there), at this VP's clock.
+  void start(int rank);
 
   // --- point-to-point (docs/model.md 2.5) ---
   /// Returns when the message's last packet has left this node (the buffer may be reused).
