@@ -149,7 +149,7 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Dataty
 #define MPI_ERR_IN_STATUS 18
 #define MPI_ERR_PENDING 19
 #define MPI_ERR_UNSUPPORTED_OPERATION 20
-#define MPI_ERR_LASTCODE 73 /* MPI_ERR_SERVICE, with establishing communication below, is the last */
+#define MPI_ERR_LASTCODE 74 /* MPI_ERR_SPAWN, with dynamic processes below, is the last */
 #define MPI_MAX_ERROR_STRING 256
 #define MPI_MAX_PROCESSOR_NAME 128
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
@@ -554,9 +554,19 @@ int MPI_Comm_test_inter(MPI_Comm comm, int* flag);
 int MPI_Comm_remote_size(MPI_Comm comm, int* size);
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group);
 
-/* Establishing communication (MPI-3.1 10.4): ports, connect and accept, published names. Processes
- * are not spawned (the machine's VPs are fixed when the run starts): MPI_Comm_get_parent gives
- * MPI_COMM_NULL, and MPI_Comm_spawn and MPI_Comm_spawn_multiple are not provided. */
+/* Dynamic processes (MPI-3.1 chapter 10). A spawn starts its processes on the machine's VPs beyond
+ * -np (MPI_UNIVERSE_SIZE is the machine's VPs), each loading its own copy of the program named;
+ * info keys are not read. Establishing communication (10.4): ports, connect and accept, published
+ * names. */
+#define MPI_ARGV_NULL ((char**)0)
+#define MPI_ARGVS_NULL ((char***)0)
+#define MPI_ERRCODES_IGNORE ((int*)0)
+#define MPI_ERR_SPAWN 74 /* the processes asked for cannot be started */
+int MPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                   MPI_Comm* intercomm, int array_of_errcodes[]);
+int MPI_Comm_spawn_multiple(int count, char* array_of_commands[], char** array_of_argv[], const int array_of_maxprocs[],
+                            const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm* intercomm,
+                            int array_of_errcodes[]);
 #define MPI_MAX_PORT_NAME 256
 #define MPI_ERR_NAME 71    /* MPI_Lookup_name: no such service name */
 #define MPI_ERR_PORT 72    /* a port name that is not open */

@@ -242,6 +242,11 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm);
 int PMPI_Comm_test_inter(MPI_Comm comm, int* flag);
 int PMPI_Comm_remote_size(MPI_Comm comm, int* size);
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group);
+int PMPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                   MPI_Comm* intercomm, int array_of_errcodes[]);
+int PMPI_Comm_spawn_multiple(int count, char* array_of_commands[], char** array_of_argv[], const int array_of_maxprocs[],
+                            const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm* intercomm,
+                            int array_of_errcodes[]);
 int PMPI_Open_port(MPI_Info info, char* port_name);
 int PMPI_Close_port(const char* port_name);
 int PMPI_Comm_accept(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm);

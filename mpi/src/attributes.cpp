@@ -19,7 +19,8 @@ namespace touchstone::mpi {
 Attributes& attributes(RankState& rs) {
   if (!rs.attributes) {
     rs.attributes = std::make_shared<Attributes>();
-    rs.attributes->universe_size = session()->np;
+    rs.attributes->universe_size = session()->universe();
+    rs.attributes->appnum = rs.appnum;
   }
   return *rs.attributes;
 }

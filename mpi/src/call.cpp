@@ -25,13 +25,13 @@ Session* g_session = nullptr;
 RankState& own_state(const char* call, bool need_init) {
   Proc* p = Proc::current();
   Session* s = g_session;
-  if (!p || !s || p->rank() >= s->np) {
+  if (!p || !s || !s->find_rank(p->rank())) {
     std::fprintf(stderr, "error: %s was called outside a program run by `touchstone mpirun` (or from a thread the "
                          "program created)\n", call);
     std::fflush(nullptr);
     std::_Exit(1);
   }
-  RankState& rs = s->ranks[static_cast<std::size_t>(p->rank())];
+  RankState& rs = s->rank(p->rank());
   rs.proc = p;
   rs.last_call = call;
   if (s->compute_factor > 0) charge_host_compute(rs, s->compute_factor);
@@ -113,6 +113,7 @@ const char* error_text(int code) {
     case MPI_ERR_NAME: return "service name not published";
     case MPI_ERR_PORT: return "invalid port name";
     case MPI_ERR_SERVICE: return "service name already published, or not published by this process";
+    case MPI_ERR_SPAWN: return "the processes asked for cannot be started";
     case MPI_ERR_FILE: return "invalid file handle";
     case MPI_ERR_NOT_SAME: return "arguments not the same on every process of a collective";
     case MPI_ERR_AMODE: return "invalid access mode";

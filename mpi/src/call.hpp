@@ -45,6 +45,9 @@ RankState& own_state(const char* call, bool need_init = true);
 /// MPI_COMM_WORLD's and MPI_COMM_SELF's runtime groups, which MPI_Init leaves to the rank's first
 /// call that takes its turn (RankState::world_groups_pending; env.cpp).
 void make_world_groups(RankState& rs);
+/// A process MPI_Comm_spawn started: tells the spawning root its world is up and makes the
+/// intercommunicator to its parents (MPI_Comm_get_parent's), with them (dynamic.cpp).
+void join_parents(RankState& rs);
 /// --compute host: charges the rank's host CPU time since its burst began as computation (env.cpp).
 void charge_host_compute(RankState& rs, double factor);
 /// --compute host: the rank resumed, its next burst begins now (env.cpp).

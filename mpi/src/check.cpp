@@ -443,7 +443,7 @@ namespace {
 
 CheckState& shared() {
   Session& s = *session();
-  if (!s.checks) s.checks = std::make_shared<CheckState>(s.np);
+  if (!s.checks) s.checks = std::make_shared<CheckState>(s.split ? s.np : s.nodes);
   return *s.checks;
 }
 
@@ -485,7 +485,7 @@ std::string call_text(const Entered& e) {
 
 // A block's type, as the reports name it.
 std::string block_type_text(const Entered& e, const Collective::Block& b) {
-  return e.named ? e.named->types.at(b.type) : type_text(session()->ranks[static_cast<std::size_t>(e.world)], b.type);
+  return e.named ? e.named->types.at(b.type) : type_text(session()->rank(e.world), b.type);
 }
 
 // A rank of the communicator, with its world rank when they differ; on an intercommunicator, one
@@ -1446,7 +1446,7 @@ std::optional<RunOptions::WindowFailure> compare_window(CheckState& st) {
       return RunOptions::WindowFailure{a.n.at, a.n.world, a.n.clock, access_failure(a), a.n.mark};
     }
     SplitEntry& e = entries[k.index];
-    RankState& rs = s.ranks[static_cast<std::size_t>(e.me.world)];
+    RankState& rs = s.rank(e.me.world);
     try {
       check_in(rs, MPI_COMM_NULL, e.order, std::move(e.me));
     } catch (const MpiError& err) {
@@ -1564,7 +1564,7 @@ void take_notes(CheckState& st, std::span<const std::byte> bytes) {
 }  // namespace
 
 void split_checks(Session& s, RunOptions& ro, int first, int end) {
-  auto st = std::make_shared<CheckState>(s.np);
+  auto st = std::make_shared<CheckState>(s.split ? s.np : s.nodes);
   st->first_here = first;
   st->end_here = end;
   st->window_checks = std::make_shared<WindowChecks>();
@@ -1744,13 +1744,12 @@ void check_receive(RankState& rs, const Comm& c, Req& q, int from, int tag, std:
   };
   q.signature_error = std::make_shared<MpiError>(MpiError{
       MPI_ERR_TYPE,
-      fmt::format(
-          "type signatures do not match on {}, tag {}: {} sent {} x {} with {}, and {} receives it as {} x {} "
-          "with {}{}",
-          comm_text(rs, q.comm), tag, who(m.rank, m.world), m.count,
-          m.derived ? derived_text(*m.derived, m.type) : type_text(s.ranks[static_cast<std::size_t>(m.world)], m.type),
-          sent_by(m), who(c.rank, rs.proc->rank()), q.count, type_text(rs, q.type), q.made_by.call,
-          site_text(q.made_by.caller))});
+      fmt::format("type signatures do not match on {}, tag {}: {} sent {} x {} with {}, and {} receives it as {} x {} "
+                  "with {}{}",
+                  comm_text(rs, q.comm), tag, who(m.rank, m.world), m.count,
+                  m.derived ? derived_text(*m.derived, m.type) : type_text(s.rank(m.world), m.type), sent_by(m),
+                  who(c.rank, rs.proc->rank()), q.count, type_text(rs, q.type), q.made_by.call,
+                  site_text(q.made_by.caller))});
 }
 
 // ------------------------------------------------------------------ deadlocks
@@ -1818,11 +1817,16 @@ std::string message_on(Session& s, RankState& holder, bool at_receiver, const Ru
 }
 
 std::string message_text(Session& s, const RunOptions::UnreceivedMessage& m) {
-  if (m.src < 0 || m.src >= s.np || m.dst < 0 || m.dst >= s.np) return {};
+  if (!s.find_rank(m.src) || !s.find_rank(m.dst)) return {};
+  // The machine's own messages between processes (dynamic.cpp): a connection's, a spawn's.
+  if (s.machine_context && m.context == *s.machine_context) {
+    const std::string what = connection_message(m.tag, m.dst);
+    return what.empty() ? what : fmt::format("{} from rank {} to rank {}, {} bytes", what, m.src, m.dst, m.bytes);
+  }
   // The communicator as the receiver holds it (the sender may have freed its handle since), else
   // as the sender does.
   for (const bool at_receiver : {true, false}) {
-    RankState& holder = s.ranks[static_cast<std::size_t>(at_receiver ? m.dst : m.src)];
+    RankState& holder = s.rank(at_receiver ? m.dst : m.src);
     if (auto text = message_on(s, holder, at_receiver, m); !text.empty()) return text;
   }
   return {};  // a message of no communicator (an interface inside MPI)
@@ -1846,11 +1850,6 @@ std::string message_on(Session& s, RankState& holder, bool at_receiver, const Ru
     const auto who = [](int rank, int world) {
       return rank == world ? fmt::format("rank {}", rank) : fmt::format("rank {} (world rank {})", rank, world);
     };
-    // A collective's own message: its tag is the implementation's, not the program's.
-    if (collective && h == static_cast<std::size_t>(MPI_COMM_WORLD)) {
-      if (const std::string what = connection_message(m.tag, m.dst); !what.empty())
-        return fmt::format("{} from rank {} to rank {}, {} bytes", what, m.src, m.dst, m.bytes);
-    }
     if (collective)
       return fmt::format("a message inside a collective on {} from {} to {}, {} bytes",
                          comm_text(holder, static_cast<MPI_Comm>(h)), who(from - from_base, m.src),
@@ -1897,7 +1896,7 @@ std::string exact_us(Time t) {
 
 std::string race_text(Session& s, const Race& race) {
   const auto it = s.wildcard_calls.find({race.rank, race.call});
-  if (it == s.wildcard_calls.end() || race.rank < 0 || race.rank >= s.np) return {};
+  if (it == s.wildcard_calls.end() || !s.find_rank(race.rank)) return {};
   // "receive #N" is the rank's count of receives and probes, which --schedule RANK:N=SOURCE names.
   // The senders in the ranks of the receiver's communicator (its remote group's, on an
   // intercommunicator).

@@ -117,6 +117,7 @@ void free_comm(RankState& rs, MPI_Comm h) {
   auto& c = rs.comms[static_cast<std::size_t>(h)];
   if (c->inter) rs.comms[static_cast<std::size_t>(c->local_comm)].reset();
   c.reset();
+  if (h == rs.parent) rs.parent = MPI_COMM_NULL;  // MPI_Comm_get_parent gives MPI_COMM_NULL from now on
 }
 
 }  // namespace touchstone::mpi

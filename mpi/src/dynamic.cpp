@@ -1,15 +1,18 @@
-// Establishing communication between groups that share no communicator (MPI-3.1 section 10.4):
-// ports, MPI_Comm_accept and MPI_Comm_connect, published service names, and MPI_Comm_disconnect.
+// Dynamic processes (MPI-3.1 chapter 10): starting processes (MPI_Comm_spawn, 10.3), and
+// establishing communication between groups that share no communicator (10.4): ports,
+// MPI_Comm_accept and MPI_Comm_connect, published service names, and MPI_Comm_disconnect.
 //
-// Every rank of a run is started by `touchstone mpirun`, so the groups that meet here are parts of
-// one MPI_COMM_WORLD: a port is a name that says which rank opened it, and a connection is a request
-// from the connecting root to that rank and its reply, carried as messages of the machine on the
-// world's collective context (which no receive of the program's can match), each port with a tag
-// of its own so that a rank's ports are accepted in any order. Both sides then broadcast the other
-// side's members to their own and make the intercommunicator as MPI_Intercomm_create does.
-// Processes are not spawned: the machine's VPs are fixed when the run starts.
+// Every process runs on a VP of the machine: -np's ranks from the start, and a spawn's on the VPs
+// beyond them, which wait for it (Proc::await_start); a rank is named by its VP. A port is a name
+// that says which VP opened it, and a connection is a request from the connecting root to that VP
+// and its reply, carried as messages of the machine on the group of every VP (whose context no
+// communicator has, so no receive of the program's can match them), each port with a tag of its
+// own so that a rank's ports are accepted in any order. Both sides then broadcast the other side's
+// members to their own and make the intercommunicator as MPI_Intercomm_create does.
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +43,8 @@ constexpr int kPortTag = 0x50000000;
 constexpr int kMaxPorts = 0x0fffffff;
 constexpr int kReplyTag = 0x4f000000;
 constexpr int kJoinTag = 0x4f000001;
+// The first spawned process's word to the spawning root: the new MPI_COMM_WORLD is up.
+constexpr int kSpawnedTag = 0x4f000002;
 constexpr std::string_view kJoinToken = "touchstone-join:";
 
 struct Port {
@@ -78,13 +83,16 @@ void check_one_process(const char* what) {
                                what)};
 }
 
-// The collective context of MPI_COMM_WORLD, where the roots' requests and replies travel.
-const Group& rendezvous(RankState& rs) {
+// The group of every VP, where the roots' requests and replies travel: group rank = VP (its
+// context is Session::machine_context).
+Group machine_group(Proc& p) { return p.world(); }
+
+Group rendezvous(RankState& rs) {
   if (!rs.initialized)
     throw MpiError{
         MPI_ERR_UNSUPPORTED_OPERATION,
         "ports connect the ranks of MPI_COMM_WORLD: call MPI_Init before MPI_Comm_accept or MPI_Comm_connect"};
-  return comm_of(rs, MPI_COMM_WORLD).coll;
+  return machine_group(*rs.proc);
 }
 
 // MPI_Comm_accept's or MPI_Comm_connect's checks of the arguments every member gives alike.
@@ -161,7 +169,7 @@ void meet(RankState& rs, const char* call, const char* port_name, MPI_Info info,
     try {
       info_of(rs, info);
       const std::string name = text_of(port_name, "port_name");
-      const std::vector<int> theirs = exchange(name, parse_port(name, session()->np), mine);
+      const std::vector<int> theirs = exchange(name, parse_port(name, session()->nodes), mine);
       outcome.insert(outcome.end(), theirs.begin(), theirs.end());
     } catch (const MpiError& e) {
       failed = e;
@@ -171,11 +179,124 @@ void meet(RankState& rs, const char* call, const char* port_name, MPI_Info info,
   *newcomm = join_intercomm(rs, c, mine, share_outcome(rs, c, root, std::move(outcome), failed));
 }
 
+// One command of a spawn, as the root gives it.
+struct Command {
+  std::string command;
+  std::vector<std::string> args;
+  int maxprocs = 0;
+};
+
+// The root's part of a spawn: the processes take the lowest free VPs, each with its own copy of its
+// command's program, and start at the root's clock; the root then waits for the first of them to
+// say that their MPI_COMM_WORLD is up (join_parents). Returns their VPs.
+std::vector<int> start_processes(RankState& rs, const Comm& c, const char* call, const std::vector<Command>& commands) {
+  Session& s = *session();
+  Proc& p = *rs.proc;
+  if (s.split)
+    throw MpiError{MPI_ERR_SPAWN, fmt::format("{} is not supported in a run split over processes: each process holds "
+                                              "only its own share of the machine's VPs",
+                                              call)};
+  int total = 0;
+  for (const Command& cmd : commands) {
+    if (cmd.maxprocs <= 0)
+      throw MpiError{MPI_ERR_ARG,
+                     fmt::format("maxprocs is {} for '{}': it must be positive", cmd.maxprocs, cmd.command)};
+    total += cmd.maxprocs;
+  }
+  if (total > s.nodes - s.next_free)
+    throw MpiError{MPI_ERR_SPAWN,
+                   fmt::format("{} process(es) cannot be started: the machine has {} processors and {} of them run "
+                               "processes already (MPI_UNIVERSE_SIZE is {}; give mpirun a larger machine or a "
+                               "smaller -np)",
+                               total, s.nodes, s.next_free, s.nodes)};
+  auto spawned = std::make_shared<Spawned>();
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    const Command& cmd = commands[i];
+    for (const auto main : s.load_program(cmd.command, cmd.maxprocs)) {
+      spawned->mains.push_back(main);
+      spawned->apps.push_back(static_cast<int>(i));
+    }
+    std::vector<std::string> args{cmd.command};
+    args.insert(args.end(), cmd.args.begin(), cmd.args.end());
+    spawned->args.push_back(std::move(args));
+  }
+  spawned->parents = local_members(c);
+  spawned->root = p.rank();
+  const int first = s.next_free;
+  s.next_free += total;
+  std::vector<int> vps;
+  for (int k = 0; k < total; ++k) {
+    auto child = std::make_unique<RankState>();
+    child->world_first = first;
+    child->world_size = total;
+    child->appnum = spawned->apps[static_cast<std::size_t>(k)];
+    child->spawned = spawned;
+    s.spawned_ranks[static_cast<std::size_t>(first + k - s.np)] = std::move(child);
+    vps.push_back(first + k);
+  }
+  for (const int v : vps) p.start(v);
+  int up = 0;
+  p.recv(first, kSpawnedTag, std::as_writable_bytes(std::span(&up, 1)), machine_group(p));
+  return vps;
+}
+
+// The argument vector of a spawned program, up to its null pointer (MPI_ARGV_NULL: none).
+std::vector<std::string> argument_list(char** argv) {
+  std::vector<std::string> args;
+  if (argv == MPI_ARGV_NULL) return args;
+  for (char** a = argv; *a; ++a) args.emplace_back(*a);
+  return args;
+}
+
+// Both spawns: collective over `comm`, whose root's commands count; every member gets the
+// intercommunicator to the started processes, and one error code per process.
+int spawn(const char* call, MPI_Comm comm, int root, MPI_Comm* intercomm, int* errcodes,
+          const std::function<std::vector<Command>(RankState&)>& commands_at_root) {
+  return touchstone::mpi::call(call, comm, [&](RankState& rs) {
+    Comm& c = connecting_comm(rs, call, comm, root, intercomm);
+    std::vector<int> outcome{0};
+    std::optional<MpiError> failed;
+    std::size_t asked = 0;
+    if (c.rank == root) {
+      try {
+        const std::vector<Command> commands = commands_at_root(rs);
+        for (const Command& cmd : commands) asked += static_cast<std::size_t>(std::max(cmd.maxprocs, 0));
+        const std::vector<int> started = start_processes(rs, c, call, commands);
+        outcome.insert(outcome.end(), started.begin(), started.end());
+      } catch (const MpiError& e) {
+        failed = e;
+        outcome = {e.code};
+      }
+    }
+    std::vector<int> children;
+    try {
+      children = share_outcome(rs, c, root, std::move(outcome), failed);
+    } catch (const MpiError& e) {
+      if (errcodes != MPI_ERRCODES_IGNORE) std::fill_n(errcodes, asked, e.code);  // the root knows how many
+      throw;
+    }
+    if (errcodes != MPI_ERRCODES_IGNORE) std::fill_n(errcodes, children.size(), MPI_SUCCESS);
+    *intercomm = join_intercomm(rs, c, local_members(c), children);
+  });
+}
+
 }  // namespace
+
+void join_parents(RankState& rs) {
+  const Spawned& spawned = *rs.spawned;
+  Proc& p = *rs.proc;
+  const Comm& world = *rs.comms[1];
+  if (world.rank == 0) {
+    const int up = 1;
+    p.send(spawned.root, kSpawnedTag, std::as_bytes(std::span(&up, 1)), machine_group(p));
+  }
+  rs.parent = join_intercomm(rs, world, local_members(world), spawned.parents);
+}
 
 std::string connection_message(int tag, int dst) {
   if (tag >= kPortTag && tag - kPortTag < kMaxPorts)
     return fmt::format("MPI_Comm_connect's request to port '{}{}:{}'", kPortPrefix, dst, tag - kPortTag);
+  if (tag == kSpawnedTag) return "the spawned processes' word to MPI_Comm_spawn's root";
   return tag == kReplyTag ? "MPI_Comm_accept's reply" : "";
 }
 
@@ -220,8 +341,8 @@ int MPI_Comm_accept(const char* port_name, MPI_Info info, int root, MPI_Comm com
                                               ? fmt::format("port '{}' was opened by rank {}: only it can accept there",
                                                             name, port->owner)
                                               : fmt::format("port '{}' is not open", name)};
-           const Group& world = rendezvous(rs);
-           std::vector<int> theirs(static_cast<std::size_t>(session()->np));
+           const Group world = rendezvous(rs);
+           std::vector<int> theirs(static_cast<std::size_t>(session()->nodes));
            const Status st =
                p.recv(any_source, kPortTag + port->number, std::as_writable_bytes(std::span(theirs)), world);
            theirs.resize(st.size / sizeof(int));
@@ -242,9 +363,9 @@ int MPI_Comm_connect(const char* port_name, MPI_Info info, int root, MPI_Comm co
              throw MpiError{MPI_ERR_PORT, fmt::format("port '{}' is not open", name)};
            if (port->owner == p.rank())
              throw MpiError{MPI_ERR_PORT, fmt::format("port '{}' is this rank's own: it would wait for itself", name)};
-           const Group& world = rendezvous(rs);
+           const Group world = rendezvous(rs);
            p.send(port->owner, kPortTag + port->number, std::as_bytes(std::span(mine)), world);
-           std::vector<int> theirs(static_cast<std::size_t>(session()->np));
+           std::vector<int> theirs(static_cast<std::size_t>(session()->nodes));
            const Status st = p.recv(port->owner, kReplyTag, std::as_writable_bytes(std::span(theirs)), world);
            theirs.resize(st.size / sizeof(int));
            return theirs;
@@ -281,7 +402,7 @@ int MPI_Comm_join(int fd, MPI_Comm* intercomm) {
     check_one_process("MPI_Comm_join");
     Proc& p = *rs.proc;
     const int me = p.rank();
-    const Group& world = rendezvous(rs);
+    const Group world = rendezvous(rs);
     std::optional<int> peer;
     if (const auto [mine, theirs] = socket_ends(fd); !mine.empty()) {
       auto& waiting = session()->joins;
@@ -306,15 +427,41 @@ int MPI_Comm_join(int fd, MPI_Comm* intercomm) {
   });
 }
 
-// No rank is spawned: every one was started by mpirun (MPI-3.1 10.3.2).
+// The intercommunicator to the parents of a spawned process, until it frees or disconnects it;
+// MPI_COMM_NULL for -np's ranks (MPI-3.1 10.3.2).
 int MPI_Comm_get_parent(MPI_Comm* parent) {
-  return call(
-      "MPI_Comm_get_parent", MPI_COMM_WORLD,
-      [&](RankState&) {
-        check_out(parent, "parent");
-        *parent = MPI_COMM_NULL;
-      },
-      true, Reach::own);
+  return call("MPI_Comm_get_parent", MPI_COMM_WORLD, [&](RankState& rs) {
+    check_out(parent, "parent");
+    *parent = rs.parent;
+  });
+}
+
+int MPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                   MPI_Comm* intercomm, int array_of_errcodes[]) {
+  return spawn("MPI_Comm_spawn", comm, root, intercomm, array_of_errcodes, [&](RankState& rs) {
+    info_of(rs, info);  // no key is read: every process runs on a VP of the machine
+    return std::vector<Command>{{text_of(command, "command"), argument_list(argv), maxprocs}};
+  });
+}
+
+int MPI_Comm_spawn_multiple(int count, char* array_of_commands[], char** array_of_argv[], const int array_of_maxprocs[],
+                            const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm* intercomm,
+                            int array_of_errcodes[]) {
+  return spawn("MPI_Comm_spawn_multiple", comm, root, intercomm, array_of_errcodes, [&](RankState& rs) {
+    if (count <= 0) throw MpiError{MPI_ERR_ARG, fmt::format("count is {}: it must be positive", count)};
+    check_out(array_of_commands, "array_of_commands");
+    check_out(array_of_maxprocs, "array_of_maxprocs");
+    check_out(array_of_info, "array_of_info");
+    std::vector<Command> commands;
+    for (int i = 0; i < count; ++i) {
+      info_of(rs, array_of_info[i]);
+      commands.push_back(
+          {text_of(array_of_commands[i], "array_of_commands[i]"),
+           array_of_argv == MPI_ARGVS_NULL ? std::vector<std::string>{} : argument_list(array_of_argv[i]),
+           array_of_maxprocs[i]});
+    }
+    return commands;
+  });
 }
 
 int MPI_Publish_name(const char* service_name, MPI_Info info, const char* port_name) {

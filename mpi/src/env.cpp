@@ -41,7 +41,7 @@ int MPI_Init(int*, char***) {
     c->world_identity = size == p.size();  // members in world order
     return c;
   };
-  rs.comms[1] = make(settings().np, p.rank());
+  rs.comms[1] = make(rs.world_size, p.rank() - rs.world_first);
   rs.comms[2] = make(1, 0);
   rs.world_groups_pending = true;
   rs.initialized = true;
@@ -54,21 +54,26 @@ void touchstone::mpi::make_world_groups(RankState& rs) {
   // Made like the world where every VP is a rank, and like the first rank's group of ranks 0..np-1
   // otherwise: each rank making groups of all np ranks by listing them cost np^2 (4.6% of a
   // 16,384-rank run). Either way the group, and its context, is the one listing them would make.
+  // A spawned world (spawn.cpp) lists its members: it is made once per spawn.
   Comm& world = *rs.comms[1];
-  if (settings().np == p.size()) {
+  if (rs.world_size == p.size()) {
     world.pt2pt = p.group_like(p.world());
-  } else if (Session& s = *session(); s.first_world.size() == settings().np) {
+  } else if (Session& s = *session(); rs.world_first == 0 && s.first_world.size() == rs.world_size) {
     world.pt2pt = p.group_like(s.first_world);
   } else {
-    std::vector<int> members(static_cast<std::size_t>(settings().np));
-    std::iota(members.begin(), members.end(), 0);
+    std::vector<int> members(static_cast<std::size_t>(rs.world_size));
+    std::iota(members.begin(), members.end(), rs.world_first);
     world.pt2pt = p.group(std::move(members));
-    s.first_world = world.pt2pt;
+    if (rs.world_first == 0) s.first_world = world.pt2pt;
   }
   world.coll = p.group_like(world.pt2pt);  // the same members again: a context of its own
   Comm& self = *rs.comms[2];
   self.pt2pt = p.group({p.rank()});
   self.coll = p.group_like(self.pt2pt);
+  // Connections and spawns carry their requests on the group of every VP (dynamic.cpp): the
+  // reports of every process name them.
+  if (Session& s = *session(); !s.machine_context) s.machine_context = p.world().context();
+  if (rs.spawned) join_parents(rs);
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int, int* provided) {

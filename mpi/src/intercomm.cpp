@@ -57,8 +57,8 @@ MPI_Comm join_intercomm(RankState& rs, const Comm& local, const std::vector<int>
 bool is_intercomm(MPI_Comm c) {
   Proc* p = Proc::current();
   Session* s = session();
-  if (!p || !s || p->rank() >= s->np) return false;
-  RankState& rs = s->ranks[static_cast<std::size_t>(p->rank())];
+  if (!p || !s || !s->find_rank(p->rank())) return false;
+  RankState& rs = s->rank(p->rank());
   if (!rs.usable()) return false;
   const Comm* x = find_comm(rs, c);
   return x && x->inter;
@@ -93,7 +93,7 @@ MPI_Comm create_intercomm(RankState& rs, const Comm& c, const std::vector<int>& 
   Proc& p = *rs.proc;
   std::vector<int> theirs;
   if (c.rank == 0) {
-    theirs.resize(static_cast<std::size_t>(session()->np));
+    theirs.resize(static_cast<std::size_t>(session()->nodes));
     const Status st = p.sendrecv(c.remote_base, kLeaderTag, as_bytes(members), c.remote_base, kLeaderTag,
                                  std::as_writable_bytes(std::span(theirs)), c.coll);
     theirs.resize(st.size / sizeof(int));
@@ -133,7 +133,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
       check_tag(tag, false);
       check_peer(peer, remote_leader, false, "remote leader");
       if (remote_leader == MPI_PROC_NULL) throw MpiError{MPI_ERR_RANK, "the remote leader is MPI_PROC_NULL"};
-      theirs.resize(static_cast<std::size_t>(session()->np));
+      theirs.resize(static_cast<std::size_t>(session()->nodes));
       const int leader = peer.peer_to_group(remote_leader);
       const Status st =
           p.sendrecv(leader, tag, as_bytes(mine), leader, tag, std::as_writable_bytes(std::span(theirs)), peer.pt2pt);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -383,10 +384,31 @@ int launch(const LaunchOptions& o) {
     loaded = o.privatize ? end - first : 1;
     const Module program(o.program, loaded, o.unload_program);
     load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::list<Module> spawned_programs;  // MPI_Comm_spawn's, loaded during the run and kept to its end
 
     Session s;
     s.np = np;
     s.ranks.resize(static_cast<std::size_t>(np));
+    for (RankState& rs : s.ranks) rs.world_size = np;
+    s.nodes = m.nodes();
+    s.next_free = np;
+    // The VPs beyond -np wait for spawns (Proc::await_start), in one process only.
+    if (!part) s.spawned_ranks.resize(static_cast<std::size_t>(m.nodes() - np));
+    s.load_program = [&](const std::string& command, int copies) {
+      const auto t = std::chrono::steady_clock::now();
+      try {
+        const Module& made = spawned_programs.emplace_back(command, o.privatize ? copies : 1, o.unload_program);
+        loaded += o.privatize ? copies : 1;
+        load_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+        std::vector<MainFn> mains;
+        for (int k = 0; k < copies; ++k) mains.push_back(made.main_of(o.privatize ? k : 0));
+        return mains;
+      } catch (const UsageError& e) {
+        std::string why = e.what();
+        if (why.starts_with("mpirun: ")) why.erase(0, 8);
+        throw MpiError{MPI_ERR_SPAWN, why};
+      }
+    };
     s.coll = o.coll;
     s.coll_selector = o.coll_selector == "default" ? "" : o.coll_selector;
     s.compute_factor = o.compute_factor;
@@ -397,13 +419,13 @@ int launch(const LaunchOptions& o) {
     s.synchronizing_collectives = o.synchronizing_collectives;
     s.races = o.run.races != RaceCheck::off;
     const SessionGuard guard(&s);
-    std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
+    std::vector<int> exit_status(static_cast<std::size_t>(m.nodes()), 0);
     RunOptions ro = o.run;
     if (part) split_checks(s, ro, first, end);
     ro.programs_read_no_arrival = true;  // an MPI_Status has no arrival time: ranks may go on past receives
     // Each rank's output apart, written out whenever the rank gives up the CPU: in the same order
     // however many host cores run the ranks' code, and kept by a run that is killed.
-    std::optional<RankOutput> output(std::in_place, np, o.tag_output);
+    std::optional<RankOutput> output(std::in_place, part ? np : m.nodes(), o.tag_output);
     ro.on_vp_pause = [&output](int rank) { output->pause(rank); };
     ro.on_vp_discard = [&output](int rank) { output->discard(rank); };
     // Split, process 0 writes out every process's ranks' output, in the order of the turns that
@@ -426,23 +448,25 @@ int launch(const LaunchOptions& o) {
           output->resumed(rank, now);
           s.ranks[static_cast<std::size_t>(rank)].turn_at = now;
         }
-        if (bursts && rank < np) begin_burst(s.ranks[static_cast<std::size_t>(rank)]);
+        if (RankState* rs = bursts ? s.find_rank(rank) : nullptr) begin_burst(*rs);
       };
     ro.stop_on_signals = true;
     // Deadlock reports count the ranks, not the VPs beyond -np, and name each blocked rank's MPI call.
     ro.ranks = np;
-    ro.blocked_in = [&s, np](int rank) {
-      const char* c = rank < np ? s.ranks[static_cast<std::size_t>(rank)].last_call : nullptr;
-      return c ? std::string(c) : std::string();
+    ro.blocked_in = [&s](int rank) {
+      const RankState* rs = s.find_rank(rank);
+      return rs && rs->last_call ? std::string(rs->last_call) : std::string();
     };
     // ... in MPI's terms throughout: the call with its communicator, peer, tag and line, and the
     // unreceived messages in their communicators' ranks (collectives' own messages left out).
-    ro.describe_blocked = [&s, np](int rank, const std::vector<RunOptions::PendingOp>& ops) {
-      return rank < np ? blocked_text(s.ranks[static_cast<std::size_t>(rank)], ops) : std::string();
+    ro.describe_blocked = [&s](int rank, const std::vector<RunOptions::PendingOp>& ops) {
+      RankState* rs = s.find_rank(rank);
+      return rs ? blocked_text(*rs, ops) : std::string();
     };
     ro.describe_message = [&s](const RunOptions::UnreceivedMessage& m) { return message_text(s, m); };
-    ro.describe_finished = [&s, np](int rank) {
-      return rank < np ? finished_text(s.ranks[static_cast<std::size_t>(rank)]) : std::string();
+    ro.describe_finished = [&s](int rank) {
+      RankState* rs = s.find_rank(rank);
+      return rs ? finished_text(*rs) : std::string();
     };
     ro.describe_race = [&s](const Race& r) { return race_text(s, r); };
     ro.progress_line = true;
@@ -461,33 +485,45 @@ int launch(const LaunchOptions& o) {
     // call, already faulted in, as the heap's blocks were (algorithms/scratch.hpp).
     const algorithms::PayloadMemoryReuse payload_reuse;
     try {
-      r = run(m, [&](Proc& p) {
-        const int me = p.rank();
-        if (me >= np) return;  // VPs beyond -np take no part
-        std::vector<std::string> args{o.program};
-        args.insert(args.end(), o.args.begin(), o.args.end());
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        int rc = 0;
-        bool by_exit = false;
-        try {
-          rc = program.main_of(o.privatize ? me - first : me)(static_cast<int>(args.size()), argv.data());
-        } catch (const RankExit& e) {
-          rc = e.status;
-          by_exit = true;
-        }
-        exit_status[static_cast<std::size_t>(me)] = rc;
-        p.await_turn();  // the session is the ranks'
-        const RankState& rs = s.ranks[static_cast<std::size_t>(me)];
-        if (rs.initialized && !rs.finalized) {
-          if (!s.abort_code) {
-            s.abort_code = rc != 0 ? rc : 2;
-            s.abort_report = early_end_report(me, rs, rc, by_exit);
-          }
-          throw AbortRequested(s.abort_report);
-        }
-      }, ro);
+      r = run(
+          m,
+          [&](Proc& p) {
+            const int me = p.rank();
+            std::vector<std::string> args{o.program};
+            args.insert(args.end(), o.args.begin(), o.args.end());
+            MainFn main = nullptr;
+            if (me < np) {
+              main = program.main_of(o.privatize ? me - first : me);
+            } else {  // a VP beyond -np: a spawn may start a process on it
+              if (part || !p.await_start()) return;
+              const RankState& child = s.rank(me);
+              const auto k = static_cast<std::size_t>(me - child.world_first);
+              main = child.spawned->mains[k];
+              args = child.spawned->args[static_cast<std::size_t>(child.spawned->apps[k])];
+            }
+            std::vector<char*> argv;
+            for (auto& a : args) argv.push_back(a.data());
+            argv.push_back(nullptr);
+            int rc = 0;
+            bool by_exit = false;
+            try {
+              rc = main(static_cast<int>(args.size()), argv.data());
+            } catch (const RankExit& e) {
+              rc = e.status;
+              by_exit = true;
+            }
+            exit_status[static_cast<std::size_t>(me)] = rc;
+            p.await_turn();  // the session is the ranks'
+            const RankState& rs = s.rank(me);
+            if (rs.initialized && !rs.finalized) {
+              if (!s.abort_code) {
+                s.abort_code = rc != 0 ? rc : 2;
+                s.abort_report = early_end_report(me, rs, rc, by_exit);
+              }
+              throw AbortRequested(s.abort_report);
+            }
+          },
+          ro);
       if (part) output->finish_split(*part);
       output.reset();
     } catch (const RunError& e) {
@@ -519,10 +555,18 @@ int launch(const LaunchOptions& o) {
     std::fputs(shared_state.changes().c_str(), stderr);
     if (o.on_result && speaks) o.on_result(m, r, ro);
     int status = 0;
-    for (int i = 0; i < np && status == 0; ++i)
+    for (int i = 0; i < s.next_free && status == 0; ++i)
       if (exit_status[static_cast<std::size_t>(i)] != 0) {
         status = exit_status[static_cast<std::size_t>(i)];
-        if (speaks) std::fprintf(stderr, "touchstone mpirun: rank %d exited with status %d\n", i, status);
+        if (!speaks) continue;
+        if (i < np)
+          std::fprintf(stderr, "touchstone mpirun: rank %d exited with status %d\n", i, status);
+        else
+          std::fprintf(stderr,
+                       "touchstone mpirun: spawned process %d (rank %d of its MPI_COMM_WORLD, %s) exited with "
+                       "status %d\n",
+                       i, i - s.rank(i).world_first,
+                       s.rank(i).spawned->args[static_cast<std::size_t>(s.rank(i).appnum)].front().c_str(), status);
       }
     std::string measure_problem;
     const MeasuredRegions measured = measured_regions(s, measure_problem);

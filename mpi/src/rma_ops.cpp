@@ -483,10 +483,7 @@ void check_range(RankState& rs, const Window& w, int target, MPI_Aint disp, int 
   if (w.flavor == MPI_WIN_FLAVOR_DYNAMIC) {
     const int world = w.world[static_cast<std::size_t>(target)];
     const bool here = runs_here(world);
-    const Regions& regions = here ? session()
-                                        ->ranks[static_cast<std::size_t>(world)]
-                                        .windows->table[static_cast<std::size_t>(p.handle)]
-                                        ->attached
+    const Regions& regions = here ? session()->rank(world).windows->table[static_cast<std::size_t>(p.handle)]->attached
                                   : attached_elsewhere(world, p.handle);
     const auto from = static_cast<std::uintptr_t>(lo), to = static_cast<std::uintptr_t>(hi);
     const bool covered = covers(regions, from, to);

@@ -132,7 +132,7 @@ void report_lock_conflict(RankState& rs, Window& w, int target) {
     if (!what.empty()) report_conflict(rs, w, std::move(what));
     return;
   }
-  RankState& at = session()->ranks[world];
+  RankState& at = session()->rank(world);
   if (!at.windows) return;
   Window& tw = *at.windows->table[static_cast<std::size_t>(w.peers[static_cast<std::size_t>(target)].handle)];
   const auto it = tw.lock_conflicts.find(rs.proc->rank());

@@ -268,6 +268,15 @@ struct ToolState;  // the tool information interface's (tool.cpp)
 struct File;       // an open file's (file.cpp)
 struct OpenFile;   // what the ranks of one process share of an open file (file.cpp)
 
+/// What one MPI_Comm_spawn or MPI_Comm_spawn_multiple gave the processes it started (dynamic.cpp).
+struct Spawned {
+  std::vector<std::vector<std::string>> args;  ///< per command: the command, then its arguments
+  std::vector<int (*)(int, char**)> mains;     ///< per child, by its rank in their MPI_COMM_WORLD
+  std::vector<int> apps;                       ///< ... its command's index (MPI_APPNUM)
+  std::vector<int> parents;                    ///< the spawning communicator's members (VPs), in order
+  int root = 0;                                ///< the spawning root's VP
+};
+
 struct RankState {
   Proc* proc = nullptr;
   /// Partitioned communication with itself, by (communicator's collective context, tag).
@@ -353,6 +362,12 @@ struct RankState {
   std::vector<std::string> freed_active;
   /// The ports this rank has opened (MPI_Open_port), which numbers each one's name (dynamic.cpp).
   int ports_opened = 0;
+  /// Its MPI_COMM_WORLD: the VPs [world_first, world_first + world_size) (-np's ranks, or the
+  /// processes one MPI_Comm_spawn started), and its MPI_APPNUM (spawn.cpp).
+  int world_first = 0, world_size = 0, appnum = 0;
+  /// Started by MPI_Comm_spawn: its program, its arguments, and its parents' group (spawn.cpp).
+  std::shared_ptr<const Spawned> spawned;
+  MPI_Comm parent = MPI_COMM_NULL;  ///< MPI_Comm_get_parent's intercommunicator, once made
 };
 
 inline constexpr int kFirstDerivedType = 1000;
@@ -367,6 +382,23 @@ struct CheckState;  // check.cpp
 struct Session {
   int np = 0;
   std::vector<RankState> ranks;
+  /// The machine's VPs beyond -np: each waits for MPI_Comm_spawn to start it (Proc::await_start;
+  /// not in a split run). spawned_ranks[v - np] is VP v's state once a spawn gave it a program.
+  int nodes = 0;
+  int next_free = 0;  ///< the first VP no spawn has taken
+  std::vector<std::unique_ptr<RankState>> spawned_ranks;
+  /// Loads `copies` copies of the program `command` (mpirun's Module, kept to the run's end) and
+  /// returns their mains, or throws an MpiError that says why not.
+  std::function<std::vector<int (*)(int, char**)>(const std::string& command, int copies)> load_program;
+  /// VP v's MPI state, if v runs an MPI process (-np's ranks, and those spawned so far).
+  RankState* find_rank(int v) {
+    if (v >= 0 && v < np) return &ranks[static_cast<std::size_t>(v)];
+    if (v < np || static_cast<std::size_t>(v - np) >= spawned_ranks.size()) return nullptr;
+    return spawned_ranks[static_cast<std::size_t>(v - np)].get();
+  }
+  RankState& rank(int v) { return *find_rank(v); }
+  /// MPI_UNIVERSE_SIZE: the machine's processors where spawns may start processes, -np otherwise.
+  int universe() const { return split ? np : nodes; }
   std::map<std::string, std::string> coll;  ///< collective -> algorithm
   std::string coll_selector;                 ///< "mpich", "ompi", or "" (the defaults): coll_select.hpp
   std::optional<int> abort_code;
@@ -414,6 +446,9 @@ struct Session {
   std::map<std::string, std::pair<std::string, int>> published;
   /// The IP sockets whose first end has called MPI_Comm_join, by (own address, peer's), with its rank.
   std::map<std::string, int> joins;
+  /// The context of the machine's group of every VP, on which connections and spawns carry their
+  /// requests (dynamic.cpp), once a rank made its world (make_world_groups); no communicator has it.
+  std::optional<std::uint64_t> machine_context;
 };
 
 /// The session of the run in progress (set by launch()), for code that reads or writes what the

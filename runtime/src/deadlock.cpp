@@ -170,8 +170,7 @@ Engine::WaitGraph Engine::wait_graph() const {
       for (const auto& out : g.edges)
         for (const WaitGraph::Edge& e : out) wanted[static_cast<std::size_t>(e.to)] = 1;
     for (int r = first_here_; r < end_here_; ++r)
-      if (wanted[static_cast<std::size_t>(r)] && !g.blocked[static_cast<std::size_t>(r)] &&
-          !runs_no_rank(r))
+      if (wanted[static_cast<std::size_t>(r)] && !g.blocked[static_cast<std::size_t>(r)] && !runs_no_rank(r))
         if (std::string why = opts_.describe_finished(r); !why.empty()) g.finished.emplace_back(r, std::move(why));
   }
   return g;

@@ -207,13 +207,15 @@ void Engine::leave(Vp& v) {
 bool Engine::await_start(Vp& v) {
   enter(v);
   if (v.is_task())
-    throw UsageError(fmt::format("rank {}: Proc::await_start() inside a task (Proc::spawn); only a rank's own "
-                                 "program can wait to be started",
-                                 v.rank));
+    throw UsageError(
+        fmt::format("rank {}: Proc::await_start() inside a task (Proc::spawn); only a rank's own "
+                    "program can wait to be started",
+                    v.rank));
   if (partition_)
-    throw UsageError(fmt::format("rank {}: Proc::await_start() in a run split over processes: VPs are started "
-                                 "during a run in one process only",
-                                 v.rank));
+    throw UsageError(
+        fmt::format("rank {}: Proc::await_start() in a run split over processes: VPs are started "
+                    "during a run in one process only",
+                    v.rank));
   if (v.dormant) throw UsageError(fmt::format("rank {} called Proc::await_start() twice", v.rank));
   v.dormant = true;
   if (v.started) return true;  // started before its first call: its clock is already the starter's
@@ -238,15 +240,15 @@ void Engine::start(Vp& by, int rank) {
   const int n = static_cast<int>(vps_.size());
   if (rank < 0 || rank >= n || rank == by.rank || !vps_[static_cast<std::size_t>(rank)])
     throw UsageError(fmt::format("rank {} cannot start rank {}: {}", by.rank, rank,
-                                 rank == by.rank ? "it is the starter itself"
+                                 rank == by.rank         ? "it is the starter itself"
                                  : rank < 0 || rank >= n ? fmt::format("the machine has ranks 0..{}", n - 1)
                                                          : "its program runs in another process"));
   Vp& v = *vps_[static_cast<std::size_t>(rank)];
   const bool waits = v.state == Vp::State::blocked && v.block == Vp::Block::dormant;
   const bool before_first_call = v.state == Vp::State::blocked && v.block == Vp::Block::start && !v.dormant;
   if (v.started || v.is_task() || !(waits || before_first_call))
-    throw UsageError(fmt::format("rank {} cannot start rank {}: it does not wait to be started (Proc::await_start)",
-                                 by.rank, rank));
+    throw UsageError(
+        fmt::format("rank {} cannot start rank {}: it does not wait to be started (Proc::await_start)", by.rank, rank));
   v.started = true;
   instruments_.started(by.rank, rank, by.clock);
   if (waits) {

@@ -219,8 +219,8 @@ class Engine final : public NetworkListener, private Scheduler {
   void barrier(Vp& v, const Group& g);
   void compute(Vp& v, Time dt);
   void leave(Vp& v);  // Proc::leave
-  bool await_start(Vp& v);      // Proc::await_start
-  void start(Vp& by, int rank);  // Proc::start
+  bool await_start(Vp& v);                                       // Proc::await_start
+  void start(Vp& by, int rank);                                  // Proc::start
   void check_message_time(int src, int dst, std::size_t bytes);  // checked_time.hpp
   std::string held_requests();     // Requests still holding an operation at the run's end
   bool failure_is_usage_ = false;  // the run's failure is a UsageError raised in VP code
@@ -432,7 +432,8 @@ class Engine final : public NetworkListener, private Scheduler {
   Vp& acting_task(Vp& v);    // acting's search once task contexts exist
   Vp* idle_task();
   Vp* dormant_vp();
-  bool runs_no_rank(int r) const;  // deadlock reports: RunOptions::ranks and the VPs started since  // at the run's end: a VP still waiting to be started, nullptr if none
+  bool runs_no_rank(int r) const;  // deadlock reports: RunOptions::ranks and the VPs started since  // at the run's
+                                   // end: a VP still waiting to be started, nullptr if none
   std::uint64_t unfinished_contexts() const;
   int retire_idle_task();  // a task context waiting for work, nullptr if none (the run's end)
   void start_vps();

@@ -163,7 +163,8 @@ class Instruments {
   }
   /// VP `rank` started VP `started` (Proc::start) at `clock`.
   void started(int rank, int started, Time clock) {
-    hash_.add(0x57a7, static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(clock) ^ std::uint64_t(started) << 40);
+    hash_.add(0x57a7, static_cast<std::uint64_t>(rank),
+              static_cast<std::uint64_t>(clock) ^ std::uint64_t(started) << 40);
   }
   /// VP `rank` computed from `start` for `dt`.
   void computed(int rank, Time start, Time dt) {

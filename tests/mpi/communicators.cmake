@@ -8,8 +8,14 @@ endforeach()
 
 mpi_test(comm_groups.mesh3x5_np13 comm_groups --machine mesh:3x5 -np 13)
 mpi_test(comm_groups.switch7 comm_groups --machine switch:7)
-mpi_test(comm_attrs.torus3x3_np7 comm_attrs --machine torus:3x3 -np 7)
-mpi_test(comm_attrs.threads comm_attrs --machine mesh:2x3 -np 5 --execution threads)
+# MPI_UNIVERSE_SIZE is the machine's VP count (9 and 6), where spawns may start processes.
+foreach(case "torus3x3_np7 9 --machine torus:3x3 -np 7" "threads 6 --machine mesh:2x3 -np 5 --execution threads")
+  separate_arguments(args UNIX_COMMAND "${case}")
+  list(POP_FRONT args name universe)
+  add_test(NAME mpi.comm_attrs.${name} COMMAND ${here}/expect.sh 0 "all checks passed"
+           ${ts} mpirun ${args} $<TARGET_FILE:mpi_test_comm_attrs> ${universe})
+  set_tests_properties(mpi.comm_attrs.${name} PROPERTIES TIMEOUT ${TOUCHSTONE_TEST_TIMEOUT})
+endforeach()
 mpi_test(comm_info.mesh2x3_np5 comm_info --machine mesh:2x3 -np 5)
 # Intercommunicators: groups of 3 and 4, 5 and 6 ranks.
 mpi_test(comm_inter.mesh2x4_np7 comm_inter --machine mesh:2x4 -np 7)

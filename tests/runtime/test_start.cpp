@@ -135,15 +135,17 @@ TEST(Start, AVpStartedBeforeItsFirstCallGoesOnFromThere) {
 TEST(Start, ADeadlockReportNamesTheStartedVp) {
   RunOptions base;
   base.ranks = 2;
-  const std::string report =
-      same_failure_everywhere<RunError>(parse_machine("mesh:2x2"), [](Proc& p) {
+  const std::string report = same_failure_everywhere<RunError>(
+      parse_machine("mesh:2x2"),
+      [](Proc& p) {
         std::vector<std::byte> buf(8);
         if (p.rank() == 0) p.start(3);
         if (p.rank() >= 2 && !p.await_start()) return;
         if (p.rank() == 3) {
           p.recv(1, 0, buf);  // rank 1 sends nothing
         }
-      }, base);
+      },
+      base);
   EXPECT_NE(report.find("2 of 3 ranks finished (1 more VP(s) of the machine run no rank)"), std::string::npos)
       << report;
   EXPECT_NE(report.find("rank 3"), std::string::npos) << report;
