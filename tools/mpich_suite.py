@@ -162,7 +162,9 @@ def run(r, options=(), result=None):
     if impl == "ompi":
         cmd = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(r["np"]), str(exe)] + r["args"]
     else:
-        machine = "torus:8x8" if r["np"] <= 64 else "torus:16x16"
+        # The spawn folder's programs start processes on the VPs -np leaves free: up to 65 at once
+        # (concurrent_spawns), 128 in turn (taskmanager).
+        machine = "torus:8x8" if r["np"] <= 64 and r["folder"] != "spawn" else "torus:16x16"
         cmd = [str(TS / "bin" / "touchstone"), "mpirun", "--machine", machine, "-np", str(r["np"]), *options] + \
             (["--result", str(result)] if result else []) + [str(exe)] + r["args"]
     try:

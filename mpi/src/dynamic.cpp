@@ -291,6 +291,7 @@ void join_parents(RankState& rs) {
     p.send(spawned.root, kSpawnedTag, std::as_bytes(std::span(&up, 1)), machine_group(p));
   }
   rs.parent = join_intercomm(rs, world, local_members(world), spawned.parents);
+  rs.comms[static_cast<std::size_t>(rs.parent)]->name = "MPI_COMM_PARENT";  // MPI-3.1 6.8's default name
 }
 
 std::string connection_message(int tag, int dst) {
