@@ -203,12 +203,12 @@ std::vector<int> start_processes(RankState& rs, const Comm& c, const char* call,
                      fmt::format("maxprocs is {} for '{}': it must be positive", cmd.maxprocs, cmd.command)};
     total += cmd.maxprocs;
   }
-  if (total > s.nodes - s.next_free)
+  const int free = static_cast<int>(s.released.size()) + s.nodes - s.next_free;
+  if (total > free)
     throw MpiError{MPI_ERR_SPAWN,
                    fmt::format("{} process(es) cannot be started: the machine has {} processors and {} of them run "
-                               "processes already (MPI_UNIVERSE_SIZE is {}; give mpirun a larger machine or a "
-                               "smaller -np)",
-                               total, s.nodes, s.next_free, s.nodes)};
+                               "processes (MPI_UNIVERSE_SIZE is {}; give mpirun a larger machine or a smaller -np)",
+                               total, s.nodes, s.nodes - free, s.nodes)};
   auto spawned = std::make_shared<Spawned>();
   for (std::size_t i = 0; i < commands.size(); ++i) {
     const Command& cmd = commands[i];
@@ -222,21 +222,27 @@ std::vector<int> start_processes(RankState& rs, const Comm& c, const char* call,
   }
   spawned->parents = local_members(c);
   spawned->root = p.rank();
-  const int first = s.next_free;
-  s.next_free += total;
-  std::vector<int> vps;
+  // The lowest free VPs: those whose process ended (all below next_free), then new ones.
+  std::vector<int>& vps = spawned->vps;
+  while (static_cast<int>(vps.size()) < total) {
+    if (s.released.empty()) {
+      vps.push_back(s.next_free++);
+    } else {
+      vps.push_back(*s.released.begin());
+      s.released.erase(s.released.begin());
+    }
+  }
   for (int k = 0; k < total; ++k) {
     auto child = std::make_unique<RankState>();
-    child->world_first = first;
+    child->world_rank = k;
     child->world_size = total;
     child->appnum = spawned->apps[static_cast<std::size_t>(k)];
     child->spawned = spawned;
-    s.spawned_ranks[static_cast<std::size_t>(first + k - s.np)] = std::move(child);
-    vps.push_back(first + k);
+    s.spawned_ranks[static_cast<std::size_t>(vps[static_cast<std::size_t>(k)] - s.np)] = std::move(child);
   }
   for (const int v : vps) p.start(v);
   int up = 0;
-  p.recv(first, kSpawnedTag, std::as_writable_bytes(std::span(&up, 1)), machine_group(p));
+  p.recv(vps.front(), kSpawnedTag, std::as_writable_bytes(std::span(&up, 1)), machine_group(p));
   return vps;
 }
 

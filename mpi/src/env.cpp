@@ -41,7 +41,7 @@ int MPI_Init(int*, char***) {
     c->world_identity = size == p.size();  // members in world order
     return c;
   };
-  rs.comms[1] = make(rs.world_size, p.rank() - rs.world_first);
+  rs.comms[1] = make(rs.world_size, rs.world_rank);
   rs.comms[2] = make(1, 0);
   rs.world_groups_pending = true;
   rs.initialized = true;
@@ -54,17 +54,20 @@ void touchstone::mpi::make_world_groups(RankState& rs) {
   // Made like the world where every VP is a rank, and like the first rank's group of ranks 0..np-1
   // otherwise: each rank making groups of all np ranks by listing them cost np^2 (4.6% of a
   // 16,384-rank run). Either way the group, and its context, is the one listing them would make.
-  // A spawned world (spawn.cpp) lists its members: it is made once per spawn.
+  // A spawned world (dynamic.cpp) lists its members: it is made once per spawn.
   Comm& world = *rs.comms[1];
-  if (rs.world_size == p.size()) {
+  Session& s = *session();
+  if (rs.spawned) {
+    world.pt2pt = p.group(rs.spawned->vps);
+  } else if (rs.world_size == p.size()) {
     world.pt2pt = p.group_like(p.world());
-  } else if (Session& s = *session(); rs.world_first == 0 && s.first_world.size() == rs.world_size) {
+  } else if (s.first_world.size() == rs.world_size) {
     world.pt2pt = p.group_like(s.first_world);
   } else {
     std::vector<int> members(static_cast<std::size_t>(rs.world_size));
-    std::iota(members.begin(), members.end(), rs.world_first);
+    std::iota(members.begin(), members.end(), 0);
     world.pt2pt = p.group(std::move(members));
-    if (rs.world_first == 0) s.first_world = world.pt2pt;
+    s.first_world = world.pt2pt;
   }
   world.coll = p.group_like(world.pt2pt);  // the same members again: a context of its own
   Comm& self = *rs.comms[2];
@@ -72,7 +75,7 @@ void touchstone::mpi::make_world_groups(RankState& rs) {
   self.coll = p.group_like(self.pt2pt);
   // Connections and spawns carry their requests on the group of every VP (dynamic.cpp): the
   // reports of every process name them.
-  if (Session& s = *session(); !s.machine_context) s.machine_context = p.world().context();
+  if (!s.machine_context) s.machine_context = p.world().context();
   if (rs.spawned) join_parents(rs);
 }
 

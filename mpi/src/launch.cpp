@@ -389,7 +389,8 @@ int launch(const LaunchOptions& o) {
     Session s;
     s.np = np;
     s.ranks.resize(static_cast<std::size_t>(np));
-    for (RankState& rs : s.ranks) rs.world_size = np;
+    for (int r = 0; r < np; ++r)
+      s.ranks[static_cast<std::size_t>(r)].world_rank = r, s.ranks[static_cast<std::size_t>(r)].world_size = np;
     s.nodes = m.nodes();
     s.next_free = np;
     // The VPs beyond -np wait for spawns (Proc::await_start), in one process only.
@@ -419,7 +420,7 @@ int launch(const LaunchOptions& o) {
     s.synchronizing_collectives = o.synchronizing_collectives;
     s.races = o.run.races != RaceCheck::off;
     const SessionGuard guard(&s);
-    std::vector<int> exit_status(static_cast<std::size_t>(m.nodes()), 0);
+    std::vector<int> exit_status(static_cast<std::size_t>(np), 0);
     RunOptions ro = o.run;
     if (part) split_checks(s, ro, first, end);
     ro.programs_read_no_arrival = true;  // an MPI_Status has no arrival time: ranks may go on past receives
@@ -484,43 +485,54 @@ int launch(const LaunchOptions& o) {
     // The collectives' scratch (a Bruck all-to-all's staging buffers, ...) taken over by the next
     // call, already faulted in, as the heap's blocks were (algorithms/scratch.hpp).
     const algorithms::PayloadMemoryReuse payload_reuse;
+    // A process's program on its VP: main with its arguments, then, in the rank's turn, its end
+    // checked (an MPI process must have called MPI_Finalize). Returns its exit status.
+    auto run_process = [&](Proc& p, MainFn main, std::vector<std::string> args) {
+      const int me = p.rank();
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      int rc = 0;
+      bool by_exit = false;
+      try {
+        rc = main(static_cast<int>(args.size()), argv.data());
+      } catch (const RankExit& e) {
+        rc = e.status;
+        by_exit = true;
+      }
+      p.await_turn();  // the session is the ranks'
+      const RankState& rs = s.rank(me);
+      if (rs.initialized && !rs.finalized) {
+        if (!s.abort_code) {
+          s.abort_code = rc != 0 ? rc : 2;
+          s.abort_report = early_end_report(me, rs, rc, by_exit);
+        }
+        throw AbortRequested(s.abort_report);
+      }
+      return rc;
+    };
     try {
       r = run(
           m,
           [&](Proc& p) {
             const int me = p.rank();
-            std::vector<std::string> args{o.program};
-            args.insert(args.end(), o.args.begin(), o.args.end());
-            MainFn main = nullptr;
             if (me < np) {
-              main = program.main_of(o.privatize ? me - first : me);
-            } else {  // a VP beyond -np: a spawn may start a process on it
-              if (part || !p.await_start()) return;
-              const RankState& child = s.rank(me);
-              const auto k = static_cast<std::size_t>(me - child.world_first);
-              main = child.spawned->mains[k];
-              args = child.spawned->args[static_cast<std::size_t>(child.spawned->apps[k])];
+              std::vector<std::string> args{o.program};
+              args.insert(args.end(), o.args.begin(), o.args.end());
+              exit_status[static_cast<std::size_t>(me)] =
+                  run_process(p, program.main_of(o.privatize ? me - first : me), std::move(args));
+              return;
             }
-            std::vector<char*> argv;
-            for (auto& a : args) argv.push_back(a.data());
-            argv.push_back(nullptr);
-            int rc = 0;
-            bool by_exit = false;
-            try {
-              rc = main(static_cast<int>(args.size()), argv.data());
-            } catch (const RankExit& e) {
-              rc = e.status;
-              by_exit = true;
-            }
-            exit_status[static_cast<std::size_t>(me)] = rc;
-            p.await_turn();  // the session is the ranks'
-            const RankState& rs = s.rank(me);
-            if (rs.initialized && !rs.finalized) {
-              if (!s.abort_code) {
-                s.abort_code = rc != 0 ? rc : 2;
-                s.abort_report = early_end_report(me, rs, rc, by_exit);
-              }
-              throw AbortRequested(s.abort_report);
+            // A VP beyond -np: spawns may start processes on it, one after another.
+            while (!part && p.await_start()) {
+              const std::shared_ptr<const Spawned> spawned = s.rank(me).spawned;
+              const auto k = static_cast<std::size_t>(s.rank(me).world_rank);
+              const auto& args = spawned->args[static_cast<std::size_t>(spawned->apps[k])];
+              if (const int rc = run_process(p, spawned->mains[k], args); rc != 0 && !s.spawned_failure)
+                s.spawned_failure.emplace(rc, fmt::format("spawned process {} (rank {} of its MPI_COMM_WORLD, {}) "
+                                                          "exited with status {}",
+                                                          me, k, args.front(), rc));
+              s.released.insert(me);
             }
           },
           ro);
@@ -555,19 +567,15 @@ int launch(const LaunchOptions& o) {
     std::fputs(shared_state.changes().c_str(), stderr);
     if (o.on_result && speaks) o.on_result(m, r, ro);
     int status = 0;
-    for (int i = 0; i < s.next_free && status == 0; ++i)
+    for (int i = 0; i < np && status == 0; ++i)
       if (exit_status[static_cast<std::size_t>(i)] != 0) {
         status = exit_status[static_cast<std::size_t>(i)];
-        if (!speaks) continue;
-        if (i < np)
-          std::fprintf(stderr, "touchstone mpirun: rank %d exited with status %d\n", i, status);
-        else
-          std::fprintf(stderr,
-                       "touchstone mpirun: spawned process %d (rank %d of its MPI_COMM_WORLD, %s) exited with "
-                       "status %d\n",
-                       i, i - s.rank(i).world_first,
-                       s.rank(i).spawned->args[static_cast<std::size_t>(s.rank(i).appnum)].front().c_str(), status);
+        if (speaks) std::fprintf(stderr, "touchstone mpirun: rank %d exited with status %d\n", i, status);
       }
+    if (status == 0 && s.spawned_failure) {
+      status = s.spawned_failure->first;
+      if (speaks) std::fprintf(stderr, "touchstone mpirun: %s\n", s.spawned_failure->second.c_str());
+    }
     std::string measure_problem;
     const MeasuredRegions measured = measured_regions(s, measure_problem);
     if (!measure_problem.empty()) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -273,6 +274,7 @@ struct Spawned {
   std::vector<std::vector<std::string>> args;  ///< per command: the command, then its arguments
   std::vector<int (*)(int, char**)> mains;     ///< per child, by its rank in their MPI_COMM_WORLD
   std::vector<int> apps;                       ///< ... its command's index (MPI_APPNUM)
+  std::vector<int> vps;                        ///< the processes' VPs, by their rank in their world
   std::vector<int> parents;                    ///< the spawning communicator's members (VPs), in order
   int root = 0;                                ///< the spawning root's VP
 };
@@ -362,9 +364,9 @@ struct RankState {
   std::vector<std::string> freed_active;
   /// The ports this rank has opened (MPI_Open_port), which numbers each one's name (dynamic.cpp).
   int ports_opened = 0;
-  /// Its MPI_COMM_WORLD: the VPs [world_first, world_first + world_size) (-np's ranks, or the
-  /// processes one MPI_Comm_spawn started), and its MPI_APPNUM (spawn.cpp).
-  int world_first = 0, world_size = 0, appnum = 0;
+  /// Its MPI_COMM_WORLD: -np's ranks, or the processes one MPI_Comm_spawn started (Spawned::vps);
+  /// its rank there, the world's size, and its MPI_APPNUM (dynamic.cpp).
+  int world_rank = 0, world_size = 0, appnum = 0;
   /// Started by MPI_Comm_spawn: its program, its arguments, and its parents' group (spawn.cpp).
   std::shared_ptr<const Spawned> spawned;
   MPI_Comm parent = MPI_COMM_NULL;  ///< MPI_Comm_get_parent's intercommunicator, once made
@@ -385,7 +387,10 @@ struct Session {
   /// The machine's VPs beyond -np: each waits for MPI_Comm_spawn to start it (Proc::await_start;
   /// not in a split run). spawned_ranks[v - np] is VP v's state once a spawn gave it a program.
   int nodes = 0;
-  int next_free = 0;  ///< the first VP no spawn has taken
+  int next_free = 0;       ///< the first VP no spawn has taken
+  std::set<int> released;  ///< VPs below it whose spawned process has ended: free again
+  /// The first spawned process, in the sequential order, whose program ended with a status not 0.
+  std::optional<std::pair<int, std::string>> spawned_failure;
   std::vector<std::unique_ptr<RankState>> spawned_ranks;
   /// Loads `copies` copies of the program `command` (mpirun's Module, kept to the run's end) and
   /// returns their mains, or throws an MpiError that says why not.

@@ -57,7 +57,7 @@ std::string Engine::describe_wait(const Vp& v) const {
 // RunOptions::ranks: the VPs from there on run no rank, unless another VP started them (Proc::start).
 bool Engine::runs_no_rank(int r) const {
   const Vp* v = vps_[static_cast<std::size_t>(r)].get();
-  return opts_.ranks > 0 && r >= opts_.ranks && !(v && v->started);
+  return opts_.ranks > 0 && r >= opts_.ranks && !(v && v->ever_started);
 }
 
 // The wait-for graph among ranks: rank r -> rank s when r's blocking call needs s to act (send a

@@ -170,7 +170,7 @@ void Engine::end_program(Vp& v) {
     }
   }
   // Started before its first call (Engine::start), it had to make that call: Proc::await_start.
-  if (!aborting_ && v.started && !v.dormant) {
+  if (!aborting_ && v.start_early) {
     failure_is_usage_ = true;
     abort_run(fmt::format("rank {} was started (Proc::start) but its program ended without calling Proc::await_start",
                           v.rank));
@@ -203,7 +203,7 @@ void Engine::leave(Vp& v) {
 // Proc::await_start: the VP leaves the count of unfinished programs and waits, without a trace,
 // until Engine::start queues its resume at the starter's clock, or the run ends (retire_idle_task)
 // or fails (next_to_unwind) without it. Either way it is counted again before it goes, so that its
-// end (end_program) is counted as any program's.
+// end (end_program) is counted as any program's. Once the run is over, a wait ends at once.
 bool Engine::await_start(Vp& v) {
   enter(v);
   if (v.is_task())
@@ -216,17 +216,20 @@ bool Engine::await_start(Vp& v) {
         fmt::format("rank {}: Proc::await_start() in a run split over processes: VPs are started "
                     "during a run in one process only",
                     v.rank));
-  if (v.dormant) throw UsageError(fmt::format("rank {} called Proc::await_start() twice", v.rank));
-  v.dormant = true;
-  if (v.started) return true;  // started before its first call: its clock is already the starter's
+  if (retiring_) return false;
+  if (v.start_early) {  // started before this, its first call: its clock is already the starter's
+    v.start_early = false;
+    return true;
+  }
   --unfinished_vps_;
   stop(v, Vp::Block::dormant, Call{});
   executor_->pass(v.index);
-  if (!v.started) {  // the run ended, or failed, without it
+  if (!v.start_given) {  // the run ended, or failed, without it
     ++unfinished_vps_;
     if (aborting_) throw Aborted{};
     return false;
   }
+  v.start_given = false;
   goes_on(v);
   if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
   if (aborting_) throw Aborted{};
@@ -244,17 +247,20 @@ void Engine::start(Vp& by, int rank) {
                                  : rank < 0 || rank >= n ? fmt::format("the machine has ranks 0..{}", n - 1)
                                                          : "its program runs in another process"));
   Vp& v = *vps_[static_cast<std::size_t>(rank)];
-  const bool waits = v.state == Vp::State::blocked && v.block == Vp::Block::dormant;
-  const bool before_first_call = v.state == Vp::State::blocked && v.block == Vp::Block::start && !v.dormant;
-  if (v.started || v.is_task() || !(waits || before_first_call))
+  const bool blocked = v.state == Vp::State::blocked && !v.is_task();
+  const bool waits = blocked && v.block == Vp::Block::dormant && !v.start_given;
+  const bool before_first_call = blocked && v.block == Vp::Block::start && !v.start_early;
+  if (!waits && !before_first_call)
     throw UsageError(
         fmt::format("rank {} cannot start rank {}: it does not wait to be started (Proc::await_start)", by.rank, rank));
-  v.started = true;
+  v.ever_started = true;
   instruments_.started(by.rank, rank, by.clock);
   if (waits) {
+    v.start_given = true;
     ++unfinished_vps_;
     queue_.push(by.clock, v.order, Ev::resume, &v, v.token);
   } else {
+    v.start_early = true;
     v.clock = std::max(v.clock, by.clock);  // its first turn, at t = 0, raises it no further
   }
 }

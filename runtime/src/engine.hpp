@@ -116,9 +116,11 @@ struct Vp {
   // meanwhile wait in dropped_in_rest, until every rest has run.
   bool left = false;
   // Proc::await_start: it waits (Block::dormant) outside the emulation, not counted among the
-  // unfinished programs, until another VP starts it (Proc::start) or the run ends.
-  bool dormant = false;
-  bool started = false;  // another VP started it: it runs a program of the run's
+  // unfinished programs, until another VP starts it (Proc::start) or the run ends; started, it is
+  // a rank of the run from then on (ever_started), and may wait again when its work is done.
+  bool start_early = false;  // started before its first call, which await_start returns at once
+  bool start_given = false;  // started while it waits: its await_start returns true
+  bool ever_started = false;
   std::exception_ptr rest_failure;
   std::vector<Op*> dropped_in_rest;
   // A VP of the open instant (Engine::open_instant): it stops where its runtime call returns to

@@ -3,7 +3,8 @@
  * intercommunicator (point-to-point, a broadcast, a merge and an allreduce over the merged group),
  * then disconnect. Also MPI_UNIVERSE_SIZE, MPI_APPNUM, MPI_Comm_get_parent before and after the
  * disconnect, and the errors: more processes than the machine has free, a program that does not
- * exist. Run with at least four VPs of the machine free beyond -np.
+ * exist, and the VPs of the first processes taken again once they have ended. Run with at least four
+ * VPs of the machine free beyond -np.
  *
  * Parents: no argument, or a failure to show: "spawn-noinit" spawns a child that returns without
  * calling MPI_Init (the parents wait in MPI_Comm_spawn: a deadlock), "spawn-status" one that exits
@@ -50,6 +51,19 @@ static void talk(MPI_Comm inter, int parent_side) {
   MPI_Comm_free(&merged);
 }
 
+/* The parents' root takes each child's last word; then the intercommunicator goes. */
+static void farewell(MPI_Comm* inter) {
+  int me, remote;
+  MPI_Comm_rank(*inter, &me);
+  MPI_Comm_remote_size(*inter, &remote);
+  for (int c = 0; me == 0 && c < remote; ++c) {
+    int who = -1;
+    CHECK(MPI_Recv(&who, 1, MPI_INT, c, 9, *inter, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(who == c);
+  }
+  CHECK(MPI_Comm_free(inter) == MPI_SUCCESS);
+}
+
 static int child(int argc, char** argv, MPI_Comm parent) {
   CHECK(argc >= 3);
   int size, parents, *appnum, flag = 0;
@@ -59,7 +73,16 @@ static int child(int argc, char** argv, MPI_Comm parent) {
   CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag) == MPI_SUCCESS && flag);
   CHECK(*appnum == (strcmp(argv[1], "multi") == 0 ? atoi(argv[3]) : 0));
   talk(parent, 0);
-  CHECK(MPI_Comm_disconnect(&parent) == MPI_SUCCESS);
+  if (strcmp(argv[1], "child") == 0) {
+    /* A last word to the parents' root, then the parent communicator goes: the process ends before
+     * the word arrives, so the root knows that its VP is free once it has the word. */
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    CHECK(MPI_Send(&me, 1, MPI_INT, 0, 9, parent) == MPI_SUCCESS);
+    CHECK(MPI_Comm_free(&parent) == MPI_SUCCESS);
+  } else {
+    CHECK(MPI_Comm_disconnect(&parent) == MPI_SUCCESS);
+  }
   CHECK(parent == MPI_COMM_NULL);
   MPI_Comm again;
   CHECK(MPI_Comm_get_parent(&again) == MPI_SUCCESS && again == MPI_COMM_NULL);
@@ -106,7 +129,7 @@ int main(int argc, char** argv) {
   MPI_Comm_remote_size(inter, &remote);
   CHECK(remote == 2);
   talk(inter, 1);
-  CHECK(MPI_Comm_disconnect(&inter) == MPI_SUCCESS);
+  farewell(&inter);
 
   /* Two commands, one process each: MPI_APPNUM 0 and 1 in one world of two. */
   char* multi0[] = {"multi", size_text, "0", NULL};
@@ -136,6 +159,18 @@ int main(int argc, char** argv) {
                       MPI_ERRCODES_IGNORE);
   MPI_Error_class(rc, &klass);
   CHECK(klass == MPI_ERR_SPAWN);
+
+  /* The VPs of the first two processes, which have ended (their last words came), are taken again,
+   * with every VP never used: all but the two of MPI_Comm_spawn_multiple's processes. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  const int all = *universe - size - 2;
+  snprintf(size_text, sizeof size_text, "%d", all);
+  CHECK(MPI_Comm_spawn(argv[0], args, all, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE) ==
+        MPI_SUCCESS);
+  MPI_Comm_remote_size(inter, &remote);
+  CHECK(remote == all);
+  talk(inter, 1);
+  farewell(&inter);
 
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) printf("all checks passed\n");

@@ -154,8 +154,10 @@ class Proc {
   /// clock then the starter's; returns false when the emulation ends first. Meanwhile the VP is
   /// neither running nor blocked: the run ends without it, a deadlock report leaves it out, and a
   /// run in which no VP starts it is the run in which its program returned at once (same events,
-  /// trace and trace_hash). For programs that start processes during a run (MPI_Comm_spawn). Once
-  /// per VP; not inside a task, not in a run split over processes (RunOptions::partition).
+  /// trace and trace_hash). For programs that start processes during a run (MPI_Comm_spawn). A VP
+  /// started may wait again once its work is done, to be started anew; once the emulation is over,
+  /// await_start returns false at once. Not inside a task, not in a run split over processes
+  /// (RunOptions::partition).
   bool await_start();
   /// Starts VP `rank`, which waits in await_start (or has not yet made its first call and will
   /// make it there), at this VP's clock.
