@@ -5,14 +5,11 @@
 touchstone_add_mpi_program(mpi_test_dynamic_ports dynamic_ports.c)
 target_compile_options(mpi_test_dynamic_ports PRIVATE -Wall -Wextra)
 
-foreach(case "mesh2x2 --machine mesh:2x2" "mesh3x3_np7 --machine mesh:3x3 -np 7" "torus2x3_np5 --machine torus:2x3 -np 5"
-             "switch2_np2 --machine switch:2" "mesh2x4_threads --machine mesh:2x4 --execution threads")
-  separate_arguments(args UNIX_COMMAND "${case}")
-  list(POP_FRONT args name)
-  add_test(NAME mpi.dynamic_ports.${name} COMMAND ${here}/expect.sh 0 "all checks passed"
-           ${ts} mpirun ${args} $<TARGET_FILE:mpi_test_dynamic_ports>)
-  set_tests_properties(mpi.dynamic_ports.${name} PROPERTIES TIMEOUT ${TOUCHSTONE_TEST_TIMEOUT})
-endforeach()
+mpi_test(dynamic_ports.mesh2x2 dynamic_ports --machine mesh:2x2)
+mpi_test(dynamic_ports.mesh3x3_np7 dynamic_ports --machine mesh:3x3 -np 7)
+mpi_test(dynamic_ports.torus2x3_np5 dynamic_ports --machine torus:2x3 -np 5)
+mpi_test(dynamic_ports.switch2_np2 dynamic_ports --machine switch:2)
+mpi_test(dynamic_ports.mesh2x4_threads dynamic_ports --machine mesh:2x4 --execution threads)
 
 # The same trace_hash under fibers, --perturb and --execution threads.
 add_test(NAME mpi.determinism.dynamic_ports

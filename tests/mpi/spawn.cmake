@@ -1,17 +1,13 @@
 # Starting processes (MPI-3.1 10.3, spawn.c): MPI_Comm_spawn and MPI_Comm_spawn_multiple on the
 # machine's VPs beyond -np, talking to their parents, MPI_APPNUM, MPI_UNIVERSE_SIZE and the errors.
-# Included by CMakeLists.txt, which defines here and ts.
+# Included by CMakeLists.txt, which defines here, ts and mpi_test.
 touchstone_add_mpi_program(mpi_test_spawn spawn.c)
 target_compile_options(mpi_test_spawn PRIVATE -Wall -Wextra -Wno-discarded-qualifiers)
 
-foreach(case "mesh3x3_np4 --machine mesh:3x3 -np 4" "torus4x4_np7 --machine torus:4x4 -np 7"
-             "switch8_np1 --machine switch:8 -np 1" "mesh3x3_threads --machine mesh:3x3 -np 4 --execution threads")
-  separate_arguments(args UNIX_COMMAND "${case}")
-  list(POP_FRONT args name)
-  add_test(NAME mpi.spawn.${name} COMMAND ${here}/expect.sh 0 "all checks passed"
-           ${ts} mpirun ${args} $<TARGET_FILE:mpi_test_spawn>)
-  set_tests_properties(mpi.spawn.${name} PROPERTIES TIMEOUT ${TOUCHSTONE_TEST_TIMEOUT})
-endforeach()
+mpi_test(spawn.mesh3x3_np4 spawn --machine mesh:3x3 -np 4)
+mpi_test(spawn.torus4x4_np7 spawn --machine torus:4x4 -np 7)
+mpi_test(spawn.switch8_np1 spawn --machine switch:8 -np 1)
+mpi_test(spawn.mesh3x3_threads spawn --machine mesh:3x3 -np 4 --execution threads)
 
 # The same trace_hash under fibers, --perturb and --execution threads.
 add_test(NAME mpi.determinism.spawn COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_spawn> mesh:3x3 -np 4)

@@ -16,40 +16,19 @@ using namespace touchstone;
 
 namespace {
 
-using ts_test::HostConfig;
+const int kWays = static_cast<int>(std::size(ts_test::kParallelWays));
 
-constexpr HostConfig kConfigs[] = {{Execution::fibers, 1, 0},  {Execution::fibers, 2, 0},  {Execution::fibers, 4, 0},
-                                   {Execution::threads, 0, 0}, {Execution::fibers, 4, 17}, {Execution::threads, 2, 23}};
-
-RunResult same_run_everywhere(const Machine& m, const Program& program, RunOptions base = {}) {
-  std::vector<RunResult> runs;
-  for (const HostConfig& c : kConfigs) {
-    RunOptions o = ts_test::options(c);
-    o.ranks = base.ranks;
-    runs.push_back(run(m, program, o));
-  }
-  for (std::size_t i = 1; i < runs.size(); ++i) {
-    SCOPED_TRACE(ts_test::describe(kConfigs[i]));
-    ts_test::expect_same_run(runs[i], runs[0]);
-  }
-  return runs[0];
+// The same successful run every way (ts_test::kParallelWays); returns the first.
+RunResult same_run_everywhere(const Machine& m, const Program& program) {
+  return ts_test::same_run_every_way(
+             m, program, [] {}, [] {})
+      .front();
 }
 
-template <class Failure>
-std::string same_failure_everywhere(const Machine& m, const Program& program, RunOptions base = {}) {
-  std::vector<std::string> reports;
-  for (const HostConfig& c : kConfigs) {
-    RunOptions o = ts_test::options(c);
-    o.ranks = base.ranks;
-    try {
-      run(m, program, o);
-      ADD_FAILURE() << "the run did not fail: " << ts_test::describe(c);
-    } catch (const Failure& e) {
-      reports.emplace_back(e.what());
-    }
-  }
-  for (std::size_t i = 1; i < reports.size(); ++i) EXPECT_EQ(reports[i], reports[0]) << ts_test::describe(kConfigs[i]);
-  return reports.empty() ? std::string() : reports[0];
+// The same failure every way, a usage error of the program's: its report.
+std::string same_usage_error_everywhere(const Machine& m, const Program& program) {
+  EXPECT_THROW(run(m, program), RunUsageError);
+  return ts_test::same_failure_every_way(m, program);
 }
 
 // Ranks 0..7 pass 64 bytes round a ring of their own; ranks 8..15 wait to be started, and nobody
@@ -74,7 +53,7 @@ TEST(Start, VpsNobodyStartsLeaveTheRunAsIfTheyHadReturned) {
     };
   };
   const RunResult waited = same_run_everywhere(m, ring(true));
-  EXPECT_EQ(not_started.load(), 8 * static_cast<int>(std::size(kConfigs)));
+  EXPECT_EQ(not_started.load(), 8 * kWays);
   ts_test::expect_same_run(run(m, ring(false)), waited);
 }
 
@@ -105,8 +84,8 @@ TEST(Start, AStartedVpGoesOnAtTheStartersClock) {
     p.send(0, 2, buf);
   });
   EXPECT_EQ(clock_at_start[5].load(), microseconds(5));
-  EXPECT_EQ(answered.load(), static_cast<int>(std::size(kConfigs)));
-  EXPECT_EQ(not_started.load(), 14 * static_cast<int>(std::size(kConfigs)));
+  EXPECT_EQ(answered.load(), kWays);
+  EXPECT_EQ(not_started.load(), 14 * kWays);
   EXPECT_GT(r.finish_time[5], microseconds(5));
   EXPECT_EQ(r.makespan, r.finish_time[0]);  // rank 0 receives the answer last
   for (int v = 1; v < 16; ++v) {
@@ -127,32 +106,39 @@ TEST(Start, AVpStartedBeforeItsFirstCallGoesOnFromThere) {
     }
     if (p.await_start()) ++started;
   });
-  EXPECT_EQ(started.load(), static_cast<int>(std::size(kConfigs)));
+  EXPECT_EQ(started.load(), kWays);
 }
 
 // A started VP counts as a rank: a deadlock report names it and counts it among the ranks (here
 // RunOptions::ranks is 2, as for an MPI run with -np 2 on four VPs, and rank 0 starts VP 3).
 TEST(Start, ADeadlockReportNamesTheStartedVp) {
-  RunOptions base;
-  base.ranks = 2;
-  const std::string report = same_failure_everywhere<RunError>(
-      parse_machine("mesh:2x2"),
-      [](Proc& p) {
-        std::vector<std::byte> buf(8);
-        if (p.rank() == 0) p.start(3);
-        if (p.rank() >= 2 && !p.await_start()) return;
-        if (p.rank() == 3) {
-          p.recv(1, 0, buf);  // rank 1 sends nothing
-        }
-      },
-      base);
-  EXPECT_NE(report.find("2 of 3 ranks finished (1 more VP(s) of the machine run no rank)"), std::string::npos)
-      << report;
-  EXPECT_NE(report.find("rank 3"), std::string::npos) << report;
+  const Program program = [](Proc& p) {
+    std::vector<std::byte> buf(8);
+    if (p.rank() == 0) p.start(3);
+    if (p.rank() >= 2 && !p.await_start()) return;
+    if (p.rank() == 3) {
+      p.recv(1, 0, buf);  // rank 1 sends nothing
+    }
+  };
+  for (const ts_test::HostConfig& w : ts_test::kParallelWays) {
+    RunOptions o = ts_test::every_parallel_turn(w);
+    o.ranks = 2;
+    try {
+      run(parse_machine("mesh:2x2"), program, o);
+      ADD_FAILURE() << ts_test::describe(w) << ": the run did not fail";
+    } catch (const RunError& e) {
+      const std::string report = e.what();
+      EXPECT_NE(report.find("2 of 3 ranks finished (1 more VP(s) of the machine run no rank)"), std::string::npos)
+          << ts_test::describe(w) << "\n"
+          << report;
+      EXPECT_NE(report.find("rank 3 blocked since t=0 us in wait for recv(source=1, tag=0)"), std::string::npos)
+          << report;
+    }
+  }
 }
 
 TEST(Start, StartingAVpThatDoesNotWaitIsAUsageError) {
-  const std::string report = same_failure_everywhere<RunUsageError>(parse_machine("mesh:2x2"), [](Proc& p) {
+  const std::string report = same_usage_error_everywhere(parse_machine("mesh:2x2"), [](Proc& p) {
     std::vector<std::byte> buf(8);
     if (p.rank() == 1) p.send(0, 0, buf);
     if (p.rank() == 0) {
@@ -165,7 +151,7 @@ TEST(Start, StartingAVpThatDoesNotWaitIsAUsageError) {
 
 // Started before its first call, a VP must still make that call await_start.
 TEST(Start, AVpStartedBeforeItsFirstCallMustWait) {
-  const std::string report = same_failure_everywhere<RunUsageError>(parse_machine("mesh:2x2"), [](Proc& p) {
+  const std::string report = same_usage_error_everywhere(parse_machine("mesh:2x2"), [](Proc& p) {
     if (p.rank() == 0) p.start(1);
   });
   EXPECT_NE(report.find("rank 1 was started (Proc::start) but its program ended without calling Proc::await_start"),
@@ -198,12 +184,12 @@ TEST(Start, AStartedVpMayWaitAgainAndBeStartedAnew) {
   });
   EXPECT_EQ(started_at[0].load(), microseconds(10));
   EXPECT_GT(started_at[1].load(), microseconds(20));  // rank 0's clock after the first answer, plus 10 us
-  EXPECT_EQ(ends.load(), static_cast<int>(std::size(kConfigs)));
+  EXPECT_EQ(ends.load(), kWays);
 }
 
 TEST(Start, StartingTwiceOrItselfAreUsageErrors) {
   const Machine m = parse_machine("mesh:2x2");
-  std::string report = same_failure_everywhere<RunUsageError>(m, [](Proc& p) {
+  std::string report = same_usage_error_everywhere(m, [](Proc& p) {
     if (p.rank() == 0) {
       p.compute(microseconds(1));
       p.start(1);
@@ -213,7 +199,7 @@ TEST(Start, StartingTwiceOrItselfAreUsageErrors) {
     }
   });
   EXPECT_NE(report.find("rank 0 cannot start rank 1: it does not wait to be started"), std::string::npos) << report;
-  report = same_failure_everywhere<RunUsageError>(m, [](Proc& p) {
+  report = same_usage_error_everywhere(m, [](Proc& p) {
     if (p.rank() == 0) p.start(0);
   });
   EXPECT_NE(report.find("rank 0 cannot start rank 0: it is the starter itself"), std::string::npos) << report;
