@@ -87,14 +87,17 @@ std::string mappings_advice(int copies, int segments, const ProcessMappings& m) 
 // The program's module, loaded `copies` times. Each dlopen of a distinct file is a separate
 // object with its own writable data (SMPI's "dlopen" privatization): rank r's globals live in
 // copy r. Copies are files in a private temporary folder, removed when the module is unloaded.
+// One copy is the program's file itself, unless `own_files` (a spawn's: a second dlopen of a file
+// already loaded, the parents' own, would share its globals).
 class Module {
  public:
-  Module(const std::string& path, int copies, bool unload_at_end) : unload_at_end_(unload_at_end) {
+  Module(const std::string& path, int copies, bool unload_at_end, bool own_files = false)
+      : unload_at_end_(unload_at_end), copied_(copies > 1 || own_files) {
     namespace fs = std::filesystem;
     const fs::path prog = fs::absolute(path);
     std::error_code ec;
     if (!fs::is_regular_file(prog, ec)) throw UsageError(fmt::format("mpirun: no program file '{}'", path));
-    const int segments = copies > 1 ? loadable_segments(prog) : 0;
+    const int segments = copied_ ? loadable_segments(prog) : 0;
     const ProcessMappings before = process_mappings();
     const std::size_t needed = static_cast<std::size_t>(copies) * static_cast<std::size_t>(segments);
     if (segments > 0 && before.in_use + kMappingsBeside + needed > before.limit)
@@ -103,7 +106,7 @@ class Module {
           "for them ({} per copy), more than the process may have: vm.max_map_count is {} and {} are in use{}",
           copies, copies, path, needed, segments, before.limit, before.in_use,
           mappings_advice(copies, segments, before)));
-    if (copies > 1) {
+    if (copied_) {
       remove_copies_of_ended_processes(fs::temp_directory_path());
       std::string tmpl = (fs::temp_directory_path() / fmt::format("{}{}-XXXXXX", kCopiesPrefix, ::getpid())).string();
       if (!mkdtemp(tmpl.data())) throw UsageError(fmt::format("mpirun: cannot create a temporary folder in {}", fs::temp_directory_path().string()));
@@ -139,7 +142,7 @@ class Module {
     std::error_code ec;
     for (int r = 0; r < copies; ++r) {
       fs::path file = prog;
-      if (copies > 1) {
+      if (copied_) {
         file = dir_ / fmt::format("{}.{}", prog.filename().string(), r);
         fs::copy_file(prog, file, ec);
         if (ec) throw UsageError(fmt::format("mpirun: cannot copy {} to {}: {}", prog.string(), file.string(), ec.message()));
@@ -195,6 +198,7 @@ class Module {
   }
 
   bool unload_at_end_;
+  bool copied_;  // each copy a file of its own in dir_
   std::vector<void*> handles_;
   std::vector<MainFn> mains_;
   std::filesystem::path dir_;  // the copies' folder (empty: the program itself is loaded)
@@ -398,7 +402,8 @@ int launch(const LaunchOptions& o) {
     s.load_program = [&](const std::string& command, int copies) {
       const auto t = std::chrono::steady_clock::now();
       try {
-        const Module& made = spawned_programs.emplace_back(command, o.privatize ? copies : 1, o.unload_program);
+        const Module& made =
+            spawned_programs.emplace_back(command, o.privatize ? copies : 1, o.unload_program, o.privatize);
         loaded += o.privatize ? copies : 1;
         load_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
         std::vector<MainFn> mains;

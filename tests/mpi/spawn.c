@@ -15,6 +15,9 @@
 
 #include "check.h"
 
+/* Set by the parents before they spawn: a spawned process has globals of its own, at 0. */
+static int parents_mark = 0;
+
 static void talk(MPI_Comm inter, int parent_side) {
   int me, size, remote;
   MPI_Comm_rank(inter, &me);
@@ -66,6 +69,7 @@ static void farewell(MPI_Comm* inter) {
 
 static int child(int argc, char** argv, MPI_Comm parent) {
   CHECK(argc >= 3);
+  CHECK(parents_mark == 0);
   int size, parents, *appnum, flag = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   CHECK(size == atoi(argv[2]));
@@ -116,6 +120,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &flag) == MPI_SUCCESS && flag);
   CHECK(*universe >= size + 4);
+  parents_mark = 1;
   char size_text[16];
   snprintf(size_text, sizeof size_text, "%d", 2);
 
