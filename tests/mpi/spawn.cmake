@@ -15,7 +15,7 @@ add_test(NAME mpi.determinism.spawn COMMAND ${here}/determinism.sh ${ts} $<TARGE
 # A spawned process that returns without MPI_Init leaves its parents waiting in MPI_Comm_spawn: the
 # deadlock report names the call and the finished process it waits for.
 add_test(NAME mpi.spawn.noinit
-         COMMAND ${here}/expect.sh 2 "rank 0 waits in MPI_Comm_spawn on MPI_COMM_WORLD for rank\\(s\\) 2, finished"
+         COMMAND ${here}/expect.sh 2 "rank 0 waits in MPI_Comm_spawn on MPI_COMM_WORLD( at spawn.c:[0-9]+)? for rank\\(s\\) 2, finished"
          ${ts} mpirun --machine mesh:2x2 -np 2 $<TARGET_FILE:mpi_test_spawn> spawn-noinit)
 # A spawned process's exit status is the job's.
 add_test(NAME mpi.spawn.status
