@@ -407,7 +407,7 @@ int launch(const LaunchOptions& o) {
         loaded += o.privatize ? copies : 1;
         load_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
         std::vector<MainFn> mains;
-        for (int k = 0; k < copies; ++k) mains.push_back(made.main_of(o.privatize ? k : 0));
+        for (int k = 0; k < copies; ++k) mains.push_back(made.main_of(k));  // one copy: the same main for all
         return mains;
       } catch (const UsageError& e) {
         std::string why = e.what();
