@@ -34,7 +34,10 @@ RankState& own_state(const char* call, bool need_init) {
   RankState& rs = s->rank(p->rank());
   rs.proc = p;
   rs.last_call = call;
-  if (s->compute_factor > 0) charge_host_compute(rs, s->compute_factor);
+  if (s->compute_factor > 0) {
+    settle_call_time(rs);  // takes the turn, as the charge does, and reads the clock before it moves
+    charge_host_compute(rs, s->compute_factor);
+  }
   if (need_init && !rs.usable()) {
     if (rs.finalized) throw UsageError(fmt::format("{} called after MPI_Finalize on rank {}", call, p->rank()));
     if (!rs.mpi_sessions.empty())
@@ -50,6 +53,7 @@ RankState& own_state(const char* call, bool need_init) {
 RankState& state(const char* call, bool need_init) {
   if (Proc* p = Proc::current()) p->await_turn();
   RankState& rs = own_state(call, need_init);
+  settle_call_time(rs);
   if (rs.world_groups_pending) [[unlikely]]
     make_world_groups(rs);
   return rs;

@@ -50,6 +50,14 @@ void make_world_groups(RankState& rs);
 void join_parents(RankState& rs);
 /// --compute host: charges the rank's host CPU time since its burst began as computation (env.cpp).
 void charge_host_compute(RankState& rs, double factor);
+/// Adds the last outermost call's time, from its entry to its return, to RankState::mpi_time, if it
+/// has not been (OutermostCall): the clock read now, holding the turn, before anything moves it
+/// after that return (host compute time is charged after this).
+inline void settle_call_time(RankState& rs) {
+  if (!rs.call_unsettled) return;
+  rs.call_unsettled = false;
+  rs.mpi_time += rs.proc->now() - rs.call_began;
+}
 /// --compute host: the rank resumed, its next burst begins now (env.cpp).
 void begin_burst(RankState& rs);
 /// The text of an error class (MPI_Error_string).
@@ -126,9 +134,13 @@ const void* program_caller();
 /// Keeps RankState::caller, for check reports, at the program's call of the outermost MPI function
 /// in progress: `pc` is call()'s return address, which is the program's when call() is inlined into
 /// the MPI function the program called.
-/// A call that holds the rank's turn (`timed`) adds its virtual time to RankState::mpi_time when it
-/// returns (returns(), not the destructor: reading the clock is a runtime call, which throws when
-/// the run is ending); one that does not (Reach::own) takes no time, and reading would take the turn.
+/// A call that holds the rank's turn (`timed`) counts its virtual time in RankState::mpi_time, from
+/// its entry to its return; one that does not (Reach::own) takes no time, and reading would take the
+/// turn. The clock is read at the entry, which holds the turn already, but not at the return:
+/// reading it is a runtime call, which takes the turn, and a program that goes on past its wait on
+/// another host core (docs/parallel.md) would stop right there, at its return from MPI_Waitall,
+/// until the event loop reached it. The return's clock is read at the rank's next call that holds
+/// the turn (settle_call_time), where it is still the same.
 class OutermostCall {
  public:
   OutermostCall(RankState& rs, const void* pc, MPI_Comm comm, bool timed = true) : rs_(rs), timed_(timed) {
@@ -142,7 +154,7 @@ class OutermostCall {
   ~OutermostCall() { --rs_.call_depth; }
   /// The call returns `rc`.
   int returns(int rc) {
-    if (rs_.call_depth == 1 && timed_) rs_.mpi_time += rs_.proc->now() - rs_.call_began;
+    if (rs_.call_depth == 1 && timed_) rs_.call_unsettled = true;
     return rc;
   }
   OutermostCall(const OutermostCall&) = delete;

@@ -345,6 +345,7 @@ struct RankState {
   // take the rank's turn, from entry to return), which its performance variable reads.
   std::shared_ptr<ToolState> tool;
   Time mpi_time = 0, call_began = 0;
+  bool call_unsettled = false;  // mpi_time lacks the last outermost call's (settle_call_time)
   // Deadlock reports (check.hpp blocked_text): the communicator the outermost call names, and the
   // requests the rank blocks on (set only while it waits for them).
   MPI_Comm call_comm = MPI_COMM_NULL;

@@ -18,5 +18,7 @@ target_link_libraries(mpi_test_tool_interface PRIVATE m)
 mpi_test(tool_interface.mesh3x5_np7 tool_interface --machine mesh:3x5 -np 7)
 mpi_test(tool_interface.torus2x2_threads tool_interface --machine torus:2x2 --execution threads)
 mpi_test(tool_interface.delta4x4 tool_interface --machine delta:4x4)
+add_test(NAME mpi.tool_interface.compute_host COMMAND ${here}/expect.sh 0 "all checks passed" ${ts} mpirun
+         --machine mesh:2x2 --compute host:1 $<TARGET_FILE:mpi_test_tool_interface> compute)
 add_test(NAME mpi.determinism.tool_interface
          COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_tool_interface> mesh:2x3 -np 5)
