@@ -19,6 +19,7 @@
 
 #include "cli/command.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/run.hpp"
 #include "touchstone/time.hpp"
 
 namespace touchstone::cli {
@@ -142,7 +143,7 @@ Outcome run_spec(const std::string& spec, const std::string& self, const std::st
 
 std::string diff_runs(const std::string& a_spec, const std::string& b_spec, const std::string& self, bool& differ) {
   const std::string base =
-      (std::filesystem::temp_directory_path() / fmt::format("touchstone_diff_{}", ::getpid())).string();
+      (std::filesystem::path(host_temporary_folder()) / fmt::format("touchstone_diff_{}", ::getpid())).string();
   const Outcome a = run_spec(a_spec, self, base + "_a", "A"), b = run_spec(b_spec, self, base + "_b", "B");
   std::string s = fmt::format("--- A: {}\n+++ B: {}\n", a_spec, b_spec);
   differ = false;

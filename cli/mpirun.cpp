@@ -340,9 +340,7 @@ int run(Options& o, CLI::App* cmd) {
                        "synchronizing, as a conforming MPI may make them: a deadlock reported above can happen on "
                        "such an MPI\n");
   if (explore_runs == 0) return rc;
-  char dir_template[] = "/tmp/touchstone-explore-XXXXXX";
-  if (!mkdtemp(dir_template)) throw Error("mpirun --explore: cannot make a temporary directory");
-  const std::filesystem::path dir(dir_template);
+  const std::filesystem::path dir(make_temporary_folder("touchstone-explore-"));
   int number = 0;
   Exploration e;
   try {

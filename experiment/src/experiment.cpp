@@ -178,9 +178,7 @@ std::string program_failure(int status, const nlohmann::json& result, const std:
 
 Record run_program(const Machine& m, const ProgramRun& run, std::size_t size) {
   namespace fs = std::filesystem;
-  char dir_template[] = "/tmp/touchstone-program-XXXXXX";
-  if (!mkdtemp(dir_template)) throw Error("cannot make a temporary directory for a program's run");
-  const fs::path dir(dir_template);
+  const fs::path dir(make_temporary_folder("touchstone-program-"));
   struct RemoveDir {
     fs::path dir;
     ~RemoveDir() {
@@ -644,7 +642,8 @@ void check_figure_path(const std::string& figure, const std::string& option) {
 void plot(const std::string& csv_text, const std::string& figure, const RankingEvidence* evidence,
           const std::string& source) {
   check_figure_path(figure, "--plot");
-  const auto csv_path = std::filesystem::temp_directory_path() / fmt::format("touchstone-plot-{}.csv", ::getpid());
+  const auto csv_path =
+      std::filesystem::path(host_temporary_folder()) / fmt::format("touchstone-plot-{}.csv", ::getpid());
   write_output(csv_path.string(), csv_text);
   try {
     std::vector<std::string> args{csv_path.string(), figure};

@@ -107,10 +107,8 @@ class Module {
           copies, copies, path, needed, segments, before.limit, before.in_use,
           mappings_advice(copies, segments, before)));
     if (copied_) {
-      remove_copies_of_ended_processes(fs::temp_directory_path());
-      std::string tmpl = (fs::temp_directory_path() / fmt::format("{}{}-XXXXXX", kCopiesPrefix, ::getpid())).string();
-      if (!mkdtemp(tmpl.data())) throw UsageError(fmt::format("mpirun: cannot create a temporary folder in {}", fs::temp_directory_path().string()));
-      dir_ = tmpl;
+      remove_copies_of_ended_processes(host_temporary_folder());
+      dir_ = make_temporary_folder(fmt::format("{}{}-", kCopiesPrefix, ::getpid()));
     }
     try {
       load(prog, path, copies, segments, before);

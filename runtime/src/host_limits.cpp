@@ -1,11 +1,20 @@
 // What the host lets this process use: its cores (RunOptions::host_cores, the CLI's --host-cores
-// default) and its memory mappings (the VPs' stack guards, the copies of a privatized MPI program).
+// default), its memory mappings (the VPs' stack guards, the copies of a privatized MPI program) and
+// its folder for temporary files.
 #include <sched.h>
+#include <stdlib.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "touchstone/error.hpp"
 #include "touchstone/run.hpp"
 
 namespace touchstone {
@@ -43,6 +52,27 @@ ProcessMappings process_mappings() {
   std::ifstream limit("/proc/sys/vm/max_map_count");
   if (std::size_t n = 0; limit >> n && n > 0) m.limit = n;
   return m;
+}
+
+std::string host_temporary_folder() {
+  const char* env = std::getenv("TMPDIR");
+  const bool from_env = env && *env;
+  const std::string folder = from_env ? env : "/tmp";
+  std::error_code ec;
+  const auto status = std::filesystem::status(folder, ec);
+  if (status.type() != std::filesystem::file_type::directory)
+    throw UsageError(fmt::format("the folder for temporary files, {}{}, {}", folder, from_env ? " ($TMPDIR)" : "",
+                                 status.type() == std::filesystem::file_type::not_found ? "does not exist"
+                                 : ec                                                   ? ec.message()
+                                                                                        : "is not a folder"));
+  return folder;
+}
+
+std::string make_temporary_folder(const std::string& prefix) {
+  std::string path = (std::filesystem::path(host_temporary_folder()) / (prefix + "XXXXXX")).string();
+  if (!::mkdtemp(path.data()))
+    throw UsageError(fmt::format("cannot make a temporary folder {}: {}", path, std::strerror(errno)));
+  return path;
 }
 
 }  // namespace touchstone

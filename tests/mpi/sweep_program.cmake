@@ -24,3 +24,12 @@ add_test(NAME mpi.sweep_program.failed_cell COMMAND ${here}/expect.sh 2
          ${ts} sweep --program $<TARGET_FILE:mpi_test_osu_alltoall> --coll alltoall=all --machine mesh:2x2 -np 3)
 add_test(NAME mpi.determinism.osu_alltoall
          COMMAND ${here}/determinism.sh ${ts} $<TARGET_FILE:mpi_test_osu_alltoall> torus:3x3 --coll alltoall=1-lev-xor)
+# The program's run writes its result in a folder of its own under $TMPDIR: a $TMPDIR that is no
+# folder is named in the cell's error, and so it is for mpirun's copies of the program.
+add_test(NAME mpi.sweep_program.temporary_folder_named COMMAND ${here}/expect.sh 2
+         "error: program:mpi_test_alltoall_xor size 16 on mesh:2x2: the folder for temporary files, [^ ]*/no-such-folder \\(\\$TMPDIR\\), does not exist"
+         env TMPDIR=${CMAKE_CURRENT_BINARY_DIR}/no-such-folder
+         ${ts} sweep --program $<TARGET_FILE:mpi_test_alltoall_xor> --args "{size}" --machine mesh:2x2 --sizes 16)
+add_test(NAME mpi.launcher.temporary_folder_named COMMAND ${here}/expect.sh 1
+         "^error: the folder for temporary files, [^ ]*/CMakeLists.txt \\(\\$TMPDIR\\), is not a folder$"
+         env TMPDIR=${CMAKE_CURRENT_SOURCE_DIR}/CMakeLists.txt ${ts} mpirun --machine mesh:2x2 $<TARGET_FILE:mpi_test_alltoall_xor> 16)

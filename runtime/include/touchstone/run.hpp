@@ -335,6 +335,13 @@ struct RunResult {
 /// The host cores this process may use: its CPU affinity, capped by a cgroup v2 CPU quota.
 int available_host_cores();
 
+/// The host's folder for temporary files: $TMPDIR, else /tmp. Throws UsageError, naming it and
+/// saying whether it came from $TMPDIR, when it is not a folder.
+std::string host_temporary_folder();
+/// A new folder of this process's own in host_temporary_folder(), named `prefix` and six random
+/// characters; the caller removes it. Throws UsageError, naming the folder, when it cannot be made.
+std::string make_temporary_folder(const std::string& prefix);
+
 /// The memory mappings this process holds and the most Linux lets it hold (vm.max_map_count).
 /// VPs' stack guards may cost mappings, and so does each copy of a privatized MPI program.
 struct ProcessMappings {
