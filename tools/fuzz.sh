@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses of tests/fuzz with clang, ASan and UBSan (build-fuzz/), and runs
-# each for SECONDS (default 60) from its seed corpus with its dictionary (README.md,
+# each for SECONDS (default 60), one per host core at a time, from its seed corpus with its dictionary (README.md,
 # "Fuzzing"). Skipped, with a message, when clang is absent.
 #
 #   tools/fuzz.sh                 # every harness, 60 s each (what CI runs)
@@ -39,19 +39,36 @@ cmake --build build-fuzz -j "$(nproc)" --target "${targets[@]}"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-for h in "${harnesses[@]}"; do
-  dict=tests/fuzz/machines.dict
+run_harness() {
+  local h=$1 dict=tests/fuzz/machines.dict
   [[ $h == traffic ]] && dict=tests/fuzz/traffic.dict
   mkdir -p "build-fuzz/corpus/$h"
-  echo "fuzz: $h for ${seconds} s"
-  log="$root/build-fuzz/fuzz_$h.log"
-  status=0
   (cd build-fuzz && "bin/fuzz_$h" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=60 \
-     -print_final_stats=1 -dict="$root/$dict" "corpus/$h" "$root/tests/fuzz/corpus/$h") >"$log" 2>&1 || status=$?
-  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|fuzz invariant)" "$log" || true
-  if [[ $status -ne 0 ]]; then
-    echo "fuzz: $h found a problem (exit $status); the log is $log, the input build-fuzz/crash-*" >&2
-    exit 1
-  fi
+     -print_final_stats=1 -dict="$root/$dict" "corpus/$h" "$root/tests/fuzz/corpus/$h") >"$root/build-fuzz/fuzz_$h.log" 2>&1
+}
+# In batches of one harness per host core (all run the same time); each still runs its full time.
+cores=$(nproc)
+failed=()
+for ((i = 0; i < ${#harnesses[@]}; i += cores)); do
+  batch=("${harnesses[@]:i:cores}")
+  pids=()
+  for h in "${batch[@]}"; do
+    echo "fuzz: $h for ${seconds} s"
+    run_harness "$h" &
+    pids+=($!)
+  done
+  for k in "${!batch[@]}"; do
+    h=${batch[k]}
+    status=0
+    wait "${pids[k]}" || status=$?
+    echo "fuzz: $h:"
+    grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|fuzz invariant)" \
+      "build-fuzz/fuzz_$h.log" || true
+    if [[ $status -ne 0 ]]; then
+      echo "fuzz: $h found a problem (exit $status); the log is $root/build-fuzz/fuzz_$h.log, the input build-fuzz/crash-*" >&2
+      failed+=("$h")
+    fi
+  done
 done
+((${#failed[@]} == 0)) || exit 1
 echo "fuzz: every harness ran without finding anything"
