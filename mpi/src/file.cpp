@@ -165,11 +165,17 @@ std::vector<int> first_ranks(int n) {
 }
 
 // --- the members' agreement, on the file's private communicator -------------------------------
+//
+// A member may go on past an agreement's wait on another host core (docs/parallel.md, "Programs
+// that go on past their receives"); what follows it touches what the members share (the open
+// file, its shared pointer, the run's table of open files), so each agreement ends in the member's
+// turn in the sequential order (Proc::await_turn).
 
 // The largest of the members' values.
 long long max_of(RankState& rs, Comm& pc, long long v) {
   long long out = 0;
   reduction(rs, pc, Reduction::allreduce, &v, &out, 1, MPI_LONG_LONG, MPI_MAX, 0);
+  rs.proc->await_turn();
   return out;
 }
 
@@ -178,6 +184,7 @@ void check_same(RankState& rs, Comm& pc, long long v, const char* what) {
   const long long both[2] = {v, -v};
   long long out[2] = {0, 0};
   reduction(rs, pc, Reduction::allreduce, both, out, 2, MPI_LONG_LONG, MPI_MAX, 0);
+  rs.proc->await_turn();
   if (out[0] != -out[1])
     throw MpiError{MPI_ERR_NOT_SAME, fmt::format("the members passed different {} (this rank {}, from {} to {})", what,
                                                  v, -out[1], out[0])};
@@ -187,6 +194,7 @@ void check_same(RankState& rs, Comm& pc, long long v, const char* what) {
 std::vector<long long> all_of(RankState& rs, Comm& pc, const long long* mine, int n) {
   std::vector<long long> out(static_cast<std::size_t>(n) * static_cast<std::size_t>(pc.size));
   allgather(rs, pc, mine, n, MPI_LONG_LONG, out.data(), n, MPI_LONG_LONG);
+  rs.proc->await_turn();
   return out;
 }
 
@@ -615,6 +623,7 @@ int MPI_File_close(MPI_File* fh) {
     check_no_split(f, "MPI_File_close");
     // Every member has finished with the file before the first deletes it.
     barrier(rs, pc);
+    rs.proc->await_turn();
     if ((f.amode & MPI_MODE_DELETE_ON_CLOSE) && pc.rank == 0 && ::unlink(f.open->name.c_str()) != 0 && errno != ENOENT)
       throw system_error(errno, "cannot delete \"" + f.open->name + "\"");
     free_comm(rs, f.comm);
