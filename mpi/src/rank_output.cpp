@@ -25,8 +25,12 @@ struct RankOutput::Sink {
   void write(std::string_view data) const {
     const Proc* p = Proc::current();
     const int rank = p ? p->rank() : -1;
-    if (rank >= 0 && rank < static_cast<int>(by_rank->size())) (*by_rank)[static_cast<std::size_t>(rank)] += data;
-    else owner->emit(fd, data);
+    if (rank >= 0 && rank < static_cast<int>(by_rank->size())) {
+      const std::lock_guard lock(owner->rank_locks_[static_cast<std::size_t>(rank)]);
+      (*by_rank)[static_cast<std::size_t>(rank)] += data;
+    } else {
+      owner->emit(fd, data);
+    }
   }
 };
 
@@ -61,7 +65,8 @@ RankOutput::RankOutput(int ranks, bool tag)
     : tag_(tag),
       out_(static_cast<std::size_t>(ranks)),
       err_(static_cast<std::size_t>(ranks)),
-      unfinished_(static_cast<std::size_t>(ranks), 0) {
+      unfinished_(static_cast<std::size_t>(ranks), 0),
+      rank_locks_(std::make_unique<std::mutex[]>(static_cast<std::size_t>(ranks))) {
   std::fflush(stdout);
   std::fflush(stderr);
   std::cout.flush();
@@ -135,6 +140,7 @@ void RankOutput::pause(int rank) {
   // to libtouchstone_mpi_rank.a): what the buffer holds is the pausing rank's when ranks take turns.
   std::fflush(own_stdout_);
   std::fflush(own_stderr_);
+  std::unique_lock lock(rank_locks_[static_cast<std::size_t>(rank)]);
   std::string& err = err_[static_cast<std::size_t>(rank)];
   const auto at_pause = [&](std::string lines) {
     unfinished_[static_cast<std::size_t>(rank)] = out_[static_cast<std::size_t>(rank)].size();
@@ -147,8 +153,9 @@ void RankOutput::pause(int rank) {
   if (process_ >= 0) {
     Held h{turn_at_[static_cast<std::size_t>(rank)], rank, at_pause(take_stdout(rank, false)), std::exchange(err, {}),
            pieces_[static_cast<std::size_t>(rank)]};
+    lock.unlock();
     if (h.out.empty() && h.err.empty()) return;
-    const std::lock_guard lock(held_lock_);
+    const std::lock_guard held(held_lock_);
     held_.push_back(std::move(h));
     return;
   }
@@ -158,6 +165,7 @@ void RankOutput::pause(int rank) {
 
 void RankOutput::discard(int rank) {
   if (rank < 0 || rank >= static_cast<int>(out_.size())) return;
+  const std::lock_guard lock(rank_locks_[static_cast<std::size_t>(rank)]);
   std::string& out = out_[static_cast<std::size_t>(rank)];
   out.resize(std::min(out.size(), unfinished_[static_cast<std::size_t>(rank)]));  // written before its pause
   err_[static_cast<std::size_t>(rank)].clear();
@@ -170,6 +178,7 @@ void RankOutput::finish() {
     emit_in_order(pending_);
   }
   for (std::size_t r = 0; r < out_.size(); ++r) {
+    const std::lock_guard lock(rank_locks_[r]);
     emit_stdout(static_cast<int>(r), true);
     if (!err_[r].empty()) emit(STDERR_FILENO, err_[r]), err_[r].clear();
   }
@@ -187,6 +196,7 @@ std::uint32_t RankOutput::cut(int rank) {
   if (process_ < 0 || rank < 0 || rank >= static_cast<int>(out_.size())) return 0;
   pause(rank);
   const std::uint32_t piece = ++pieces_[static_cast<std::size_t>(rank)];
+  const std::lock_guard lock(rank_locks_[static_cast<std::size_t>(rank)]);
   if (const std::string& line = out_[static_cast<std::size_t>(rank)]; tag_ && !line.empty())
     unfinished_at_cut_[{rank, piece}] = line;
   return piece;
@@ -262,8 +272,10 @@ void RankOutput::finish_split(Partition& part, Time failed_at, int turns_reached
   const auto reached = [&](const Held& h) { return this->reached(h, failed_at, turns_reached); };
   std::vector<Held> last;  // each at its rank's last turn
   for (std::size_t r = 0; r < out_.size(); ++r) {
+    std::unique_lock lock(rank_locks_[r]);
     Held h{turn_at_[r], static_cast<int>(r), take_stdout(static_cast<int>(r), true), std::exchange(err_[r], {}),
            pieces_[r]};
+    lock.unlock();
     // The call that failed: what the rank had not finished of its line there is its last line (here,
     // in its own process), as in one process, which stops at the call.
     if (const auto u = dropped_ ? unfinished_at_cut_.find({dropped_->rank, dropped_->piece}) : unfinished_at_cut_.end();

@@ -96,6 +96,9 @@ class RankOutput {
   // With tags, the line a rank had not finished at its last pause: it stays in out_, and code that
   // ran ahead and is discarded takes back only what it wrote after it.
   std::vector<std::size_t> unfinished_;
+  // By rank, over its out_ and err_: its code appends to them on whichever host thread runs it, a
+  // pause takes them on another, and the watchdog's hard stop on its own while the rank still runs.
+  std::unique_ptr<std::mutex[]> rank_locks_;
   std::unique_ptr<Sink> out_sink_, err_sink_;
   std::FILE* saved_stdout_ = nullptr;
   std::FILE* saved_stderr_ = nullptr;
