@@ -29,6 +29,7 @@
 #include "call.hpp"
 #include "check.hpp"
 #include "comm.hpp"
+#include "flag_lock.hpp"
 #include "intercomm.hpp"
 #include "topology.hpp"
 #include "types.hpp"
@@ -389,19 +390,6 @@ struct Fifo {
 
 }  // namespace
 
-// A rank's queues of messages to it (CheckState::messages_to) are filled by the senders' turns and
-// read where its receives complete; BasicLockable, for std::lock_guard and std::unique_lock.
-class QueuesLock {
- public:
-  void lock() {
-    while (taken_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
-  }
-  void unlock() { taken_.clear(std::memory_order_release); }
-
- private:
-  std::atomic_flag taken_;
-};
-
 struct WindowChecks;  // what a split run compares at the window's end (split_checks)
 
 // What the ranks share: it is reached through session(), in the sequential order
@@ -417,7 +405,7 @@ struct CheckState {
   /// that goes on past its receive runs beside the sequential order too, whose sends fill them:
   /// each rank's queues have a lock (a flag: it is almost never contended, and taken per message).
   std::vector<std::unordered_map<MessageKey, Fifo, MessageKeyHash>> messages_to;
-  std::vector<QueuesLock> messages_to_lock;
+  std::vector<FlagLock> messages_to_lock;
   // Each world rank's last sender-side and receiver-side queue: a program sends to and receives from
   // the same peers again and again, and the map's elements stay where they are.
   struct Last {

@@ -66,7 +66,7 @@ RankOutput::RankOutput(int ranks, bool tag)
       out_(static_cast<std::size_t>(ranks)),
       err_(static_cast<std::size_t>(ranks)),
       unfinished_(static_cast<std::size_t>(ranks), 0),
-      rank_locks_(std::make_unique<std::mutex[]>(static_cast<std::size_t>(ranks))) {
+      rank_locks_(std::make_unique<FlagLock[]>(static_cast<std::size_t>(ranks))) {
   std::fflush(stdout);
   std::fflush(stderr);
   std::cout.flush();

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "flag_lock.hpp"
+
 #include "touchstone/run.hpp"
 #include "touchstone/time.hpp"
 
@@ -98,7 +100,7 @@ class RankOutput {
   std::vector<std::size_t> unfinished_;
   // By rank, over its out_ and err_: its code appends to them on whichever host thread runs it, a
   // pause takes them on another, and the watchdog's hard stop on its own while the rank still runs.
-  std::unique_ptr<std::mutex[]> rank_locks_;
+  std::unique_ptr<FlagLock[]> rank_locks_;
   std::unique_ptr<Sink> out_sink_, err_sink_;
   std::FILE* saved_stdout_ = nullptr;
   std::FILE* saved_stderr_ = nullptr;
