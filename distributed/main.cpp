@@ -6,7 +6,8 @@
 //   mpirun -np 4 touchstone-distributed mpirun --machine mesh:16x16 ./prog args...   (relay.cpp)
 //
 // Process k runs the programs of its share of the ranks and a copy of the network; the processes
-// meet once per window of the machine's least send set-up (an MPI_Allgatherv of that window's
+// meet once per window, which ends the machine's least send set-up after the earliest time a VP may
+// act (an MPI_Allgatherv of that window's
 // messages, and the payloads of those bound for another process with them or in an MPI_Alltoallv). The run is the one
 // `touchstone run` makes in one process, trace_hash included, and the algorithm checks the data it received (unless
 // --phantom); process 0 prints it, with each process's peak memory. A program of its own, apart from the `touchstone`
@@ -120,6 +121,7 @@ nlohmann::json emulate(const Options& opt, const touchstone::RunOptions& o, cons
   }
   nlohmann::json j = nlohmann::json::parse(experiment::record_json(r));
   j["processes"] = part->count();
+  j["windows"] = r.result.windows;  // the times the processes met
   j["process_peak_rss_mb"] = all;
   return j;
 }

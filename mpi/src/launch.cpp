@@ -354,6 +354,7 @@ int launch(const LaunchOptions& o) {
       j["instants_at_once"] = r->instants_at_once;  // host-dependent, as host_seconds
       j["continued_ahead"] = r->continued_ahead;    // so too
       j["delivered_early"] = r->delivered_early;    // decided in the sequential order: the same on any host
+      if (part) j["windows"] = r->windows;          // a split run's meetings of its processes
       // How much of the ranks' code could run at once (RunStats::batches, docs/parallel.md): virtual
       // counts, the same on any host.
       const BatchStats& b = r->stats.batches;

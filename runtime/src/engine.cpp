@@ -61,6 +61,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
     std::tie(first_here_, end_here_) = partition_->ranks_here(n);
     lookahead_ = lookahead();
     window_end_ = lookahead_;  // every program starts at 0
+    queue_.track_vp_events();  // the earliest tells the processes when the next window ends
     opts_.host_cores = 1;      // a process per host core: the run's parallelism is the processes'
   }
   // A failed run's records and races end at the failure: on several host cores (an instant's
@@ -697,7 +698,10 @@ int Engine::run_events() {
     now_ = e.t;
     if (partition_ || stamps_records_) [[unlikely]] {
       place_now_ = partition_ ? split_place(e) : place_of(e);
-      if (partition_) enter_place(place_now_);
+      if (partition_) {
+        queue_.taken(e);  // before behind_instant may push it back
+        enter_place(place_now_);
+      }
       if (stamps_records_) instruments_.stamp(place_now_);
     }
     if (!instant_.empty() && behind_instant(e)) [[unlikely]] continue;
@@ -1110,6 +1114,7 @@ RunResult Engine::run(const Program& program) {
   write_evidence(false);
   res.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.instants_at_once = instants_at_once_;
+  res.windows = windows_;
   res.continued_ahead = continued_ahead_;
   res.delivered_early = delivered_early_;
   return res;
@@ -1726,6 +1731,8 @@ Op* Engine::post_recv(Vp& v, int src, int tag, std::uint64_t ctx, std::shared_pt
 }
 
 void Engine::on_send_done(Msg& m, Time t) {
+  if (partition_) [[unlikely]]
+    acts_at(now_);  // in every process: the sender's may go on
   Op* op = m.send_op;
   if (!op) return;  // a request or clear to send: nobody waits for it to leave
   m.send_op = nullptr;
@@ -1744,6 +1751,8 @@ void Engine::on_send_done(Msg& m, Time t) {
 }
 
 void Engine::on_arrival(Msg& m, Time t) {
+  if (partition_) [[unlikely]]
+    acts_at(now_);  // in every process: the receiver's may act on it
   if (is_am_request(m.ctx)) {
     place_ends_ = partition_ != nullptr;  // its handler may fail in its node's process (enter_place)
     if (!here(m.dst)) [[unlikely]]

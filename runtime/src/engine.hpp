@@ -457,6 +457,7 @@ class Engine final : public NetworkListener, private Scheduler {
   enum class Window : std::uint8_t { goes_on, crossed, over };
   Window window_check();
   bool at_window_end();                           // the window's events are done: swap its messages (false: none left)
+  void acts_at(Time t);                           // a VP may act at t: the window ends by t + lookahead_
   void hand_over_window();                        // ... and hand them over, in the single process's order
   void announce_failure();                        // this process failed: the others hear of it at the window's end
   // A split run that failed inside a window where the failure could not be cut exactly (cut_at):
@@ -634,6 +635,7 @@ class Engine final : public NetworkListener, private Scheduler {
   std::chrono::steady_clock::time_point program_timed_from_;
   std::int64_t sample_countdown_ = ProgramTimeMean::kSampleEvery;
   std::uint64_t instants_at_once_ = 0;  // RunResult::instants_at_once
+  std::uint64_t windows_ = 0;           // RunResult::windows
   bool ahead_of_sends_ = false;         // continue_ahead may let programs go on (start_vps)
   int launch_next_ = kMain;             // a program that went on past its send, for the next helper
   bool receives_go_on_ = false;         // go_on_past_receive may let programs go on (start_vps)
@@ -695,9 +697,9 @@ class Engine final : public NetworkListener, private Scheduler {
   Progress progress_;  // for the watchdog (RunOptions::wall_limit_s, stop_on_signals, progress_line)
   std::vector<std::string> misuse_;  // deferred errors (dropped requests)
   std::uint64_t next_msg_id_ = 0;
-  // RunOptions::partition: the ranks whose programs run here ([0, nodes) without one), the window
-  // [window_end_ - lookahead_, window_end_) whose events the loop commits before the processes
-  // meet, and the messages this process's VPs handed over in it, which get their ids then. A
+  // RunOptions::partition: the ranks whose programs run here ([0, nodes) without one), the end of
+  // the window whose events the loop commits before the processes meet (acts_at), and the messages
+  // this process's VPs handed over in it, which get their ids then. A
   // process other than the first keeps the network's hash terms and statistics aside: the
   // first one counts them for all.
   Partition* partition_ = nullptr;

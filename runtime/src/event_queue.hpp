@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,6 +28,12 @@ enum class Ev : std::uint8_t {
   received,      // a send held until received: a receive of its message completed (p = the send's Op)
   instant_turn,  // a VP's next runtime call after its instant's programs ran (not an event of the model)
 };
+
+/// Whether events of this kind belong to a VP: in a split run, only the process that runs the VP has
+/// them (every process has every other kind, as the network's copy it keeps).
+constexpr bool is_vp_event(Ev kind) {
+  return kind == Ev::resume || kind == Ev::barrier || kind == Ev::received || kind == Ev::instant_turn;
+}
 
 /// Order key of events that belong to a VP rather than to a message.
 constexpr std::uint64_t vp_order(int rank) { return (1ULL << 62) + static_cast<std::uint64_t>(rank); }
@@ -68,6 +75,8 @@ class EventQueue {
     while (shift_ < 40 && (Time{2} << shift_) <= width) ++shift_;
   }
   void push(Time t, std::uint64_t order, Ev kind, void* p, std::uint64_t a = 0) {
+    if (is_vp_event(kind) && tracks_vp_events_) [[unlikely]]  // folded away where kind is a constant
+      keep_vp_time(t);
     const std::uint64_t seq_kind = seq_++ << 8 | static_cast<std::uint64_t>(kind);
     ++size_;
     const std::uint64_t b = bucket_of(t);
@@ -87,6 +96,19 @@ class EventQueue {
     }
   }
   bool empty() const { return size_ == 0; }
+
+  /// A split run's process keeps the times of its VPs' events (is_vp_event), so that it can tell
+  /// the others the earliest (next_vp_time); the engine hands each such event back as it takes it
+  /// (taken). Only before the first push.
+  void track_vp_events() { tracks_vp_events_ = true; }
+  void taken(const Event& e) {
+    if (!tracks_vp_events_ || !is_vp_event(e.kind())) return;
+    // Events come out in time order, so the earliest time kept is this event's.
+    std::pop_heap(vp_times_.begin(), vp_times_.end(), std::greater<>{});
+    vp_times_.pop_back();
+  }
+  Time next_vp_time() const { return vp_times_.empty() ? kNever : vp_times_.front(); }
+
   /// Calls f(e) for every event at time t, t being the time of the last event taken.
   template <class F>
   void for_each_at(Time t, F&& f) const {
@@ -208,6 +230,12 @@ class EventQueue {
     return ~0ULL;  // not reached: in_ring_ > 0
   }
 
+  // Out of line: push, which runs for every event, stays small enough to be inlined.
+  [[gnu::noinline]] void keep_vp_time(Time t) {
+    vp_times_.push_back(t);
+    std::push_heap(vp_times_.begin(), vp_times_.end(), std::greater<>{});
+  }
+
   // The current bucket's events later than all of now_ come next, if there are any; else the next
   // bucket's.
   void take_after_or_next_bucket() {
@@ -257,6 +285,8 @@ class EventQueue {
   Time last_ = 0;
   std::size_t size_ = 0;
   std::uint64_t seq_ = 0;
+  bool tracks_vp_events_ = false;
+  std::vector<Time> vp_times_;  // track_vp_events: a min-heap of the VP events' times
 };
 
 /// The trace hash: the sum of one 64-bit term per committed event, a splitmix64 of what happened

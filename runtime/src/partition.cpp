@@ -3,11 +3,12 @@
 // its share of the ranks. The lookahead is the machine's least send set-up L: a VP whose turn is at
 // t hands its message to the network no earlier than t + L (docs/model.md 2.2, 2.15, 2.19), and
 // the network reaches a VP only through an arrival or a send's completion, which every copy of the
-// network computes alike. So each process commits the events of [T, T + L), T being the earliest
-// event of all, and the messages handed over in that window reach the network at T + L or later:
-// at the window's end the processes swap them (with the payloads of those to another process's
-// rank), every one numbers them as the single process would, and every copy of the network takes
-// them all.
+// network computes alike. So each process commits the events before A + L, A being the earliest
+// time a VP of any process may act (the processes' VP events, which they tell each other, and the
+// engine's calls from the network, which each sees alike: acts_at), and the messages handed over in
+// that window reach the network at A + L or later: at the window's end the processes swap them
+// (with the payloads of those to another process's rank), every one numbers them as the single
+// process would, and every copy of the network takes them all.
 //
 // The single process numbers a message by the count of sends before it, in the order of the turns
 // that make them: by time, then by rank (the VPs' events of one instant go in rank order, model.md
@@ -65,6 +66,7 @@ namespace {
 // What a process tells the others at a window's end, then one Record per message it handed over.
 struct Header {
   Time next = kNever;          // its earliest event, before the window's messages are handed over
+  Time acts = kNever;          // its VPs' earliest event, or the earliest receipt: when it may act next
   std::uint64_t not_done = 0;  // its programs that have not ended
   std::uint64_t failed = 0;    // its run failed (its report says why): 1, or 2 for a usage error
   Time failed_at = kNever;     // ... there in the sequential order (Engine::failed_at_, failed_order_)
@@ -277,7 +279,18 @@ bool Engine::at_window_end() {
   Packed mine;
   Header h;
   h.next = queue_.empty() ? kNever : queue_.next_time();
-  for (const Receipt& r : receipts_here_) h.next = std::min(h.next, r.at);  // held sends' completions, freed buffers
+  h.acts = queue_.next_vp_time();
+  for (const Receipt& r : receipts_here_) {  // held sends' completions, freed buffers
+    h.next = std::min(h.next, r.at);
+    h.acts = std::min(h.acts, r.at);
+  }
+  // Nothing this window handed over may reach the network before the window's end (acts_at).
+  for (const HandedHere& s : handed_here_)
+    if (after_tail(s.m->src, s.start, s.handed) < window_end_)
+      abort_run(
+          fmt::format("internal error: a message handed over at t={} us, inside the window that ends at "
+                      "t={} us (please report this with the command line)",
+                      to_us(after_tail(s.m->src, s.start, s.handed)), to_us(window_end_)));
   h.not_done = unfinished_contexts();
   h.failed = aborting_ ? (failure_is_usage_ ? 2 : 1) : 0;
   h.failed_at = failed_at_, h.failed_order = failed_order_;
@@ -368,9 +381,13 @@ bool Engine::at_window_end() {
   receipts_here_.clear();
   mine.bytes.insert(mine.bytes.end(), notes.begin(), notes.end());
   const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
+  ++windows_;
   mine = Packed();  // its bytes are in `all` now
   Unpacker in(all);
   Time next = kNever;
+  // The earliest time a VP of any process may act at (its events, the receipts, what the swap makes
+  // for it below); the network's own events, which every process handles alike, do not count.
+  Time acts = kNever;
   std::uint64_t not_done = 0;
   int failed = -1;  // the process whose failure comes first in the sequential order
   bool misused = false;
@@ -392,6 +409,7 @@ bool Engine::at_window_end() {
   for (int k = 0; k < partition_->count(); ++k) {
     const auto hk = in.take<Header>();
     next = std::min(next, hk.next);
+    acts = std::min(acts, hk.acts);
     not_done += hk.not_done;
     any_apart |= hk.payloads_apart != 0;
     // Failures at one instant in the loop's own handling of events are in the order of their network
@@ -506,6 +524,7 @@ bool Engine::at_window_end() {
         for (const Vp* w : it->second.waiting) members_here.push_back(w->rank);
         instruments_.barrier_released(members_here, it->second.heard);
       }
+      acts = std::min(acts, it->second.latest + machine_.net.barrier_latency);
       release_barrier(ctx);
     }
   barriers_here_.clear();
@@ -573,6 +592,7 @@ bool Engine::at_window_end() {
       r.handed = r.start + machine_.send_cost(r.src, 0);
       r.synchronous = r.held = 0;
     }
+    if (r.undecided) acts = std::min(acts, r.handed);  // its VP goes on then (protocol_decided)
     if (r.undecided && r.proc == partition_->index()) protocol_decided(handed_here_[r.seq], buffered);
     std::span<const std::byte> payload =
         place.payload == Swapped::kInline ? at.first(r.bytes)
@@ -638,8 +658,24 @@ bool Engine::at_window_end() {
     failed_at_ = kNever;  // after every event
     return true;
   }
-  window_end_ = next > kNever - lookahead_ ? kNever : next + lookahead_;
+  // Every VP event here must be one the others counted in `acts`, or the window could end past a
+  // message one of its VPs hands over.
+  if (queue_.next_vp_time() < acts)
+    abort_run(
+        fmt::format("internal error: a VP event at t={} us that the split run's processes did not count "
+                    "(please report this with the command line)",
+                    to_us(queue_.next_vp_time())));
+  window_end_ = kNever;
+  acts_at(acts);
   return true;
+}
+
+// The window ends at the lookahead past the earliest time a VP of any process may act: its own
+// events, which the processes tell each other at the window's end, and what the engine does in the
+// network's events (an arrival, a send's end), which every process handles alike. Until then the
+// network's events go on without the processes meeting: a long message's packets, a worm's hops.
+void Engine::acts_at(Time t) {
+  if (t <= kNever - lookahead_) window_end_ = std::min(window_end_, t + lookahead_);
 }
 
 // The run is stuck in every process: when (the last blocking of a rank), a receive-buffer cycle and a

@@ -10,7 +10,7 @@ shift 3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-figures() { grep -E '^ *"(blocked_us|events|makespan_us|messages|packets|trace_hash|vps)"'; }
+. "$(dirname "$0")/figures.sh"
 "$ts" run "$@" --format json > "$tmp/ref.out" 2> "$tmp/ref.err"
 ref_rc=$?
 echo "touchstone run: exit status $ref_rc"

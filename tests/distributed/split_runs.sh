@@ -9,7 +9,7 @@ ts=$1 dist=$2 mpirun=$3 machine=$4 algorithm=$5
 shift 5
 # The CI runs as root; Open MPI refuses that unless told, and there are fewer cores than processes.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-figures() { grep -E '^ *"(blocked_us|events|makespan_us|messages|packets|trace_hash|vps)"'; }
+. "$(dirname "$0")/figures.sh"
 for size in "$@"; do
   ref=$("$ts" run --machine "$machine" --algorithm "$algorithm" --size "$size" --format json | figures)
   [ -n "$ref" ] || { echo "touchstone run gave no figures"; exit 1; }

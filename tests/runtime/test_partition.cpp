@@ -150,6 +150,46 @@ TEST(Partition, CrowdedTrafficSplitOverProcessesIsTheSingleProcesssRun) {
   expect_split_runs_same(ts_test::prime_machine("torus:4x4"), crowded, {2, 4});
 }
 
+// The processes meet when a VP of any of them may act next (its own events, an arrival, a send's
+// end), not once per lookahead: a long message streams between two meetings. On mesh:2x1 (C_send
+// = C_recv = 10 us, s = r = 10 ns/B, 40 ns/B links, 100 ns hops, 1024+32-byte packets; the
+// lookahead L = C_send = 10 us) rank 0 sends rank 1 one message of B bytes, each rank in its own
+// process.
+// - Window 1, [0, L): both programs start; rank 0 hands its message over at C_send + B s >= L and
+//   waits for it to leave, rank 1 waits in its receive. The processes meet: no VP event is left in
+//   either, so the next window has no end until the network calls the engine.
+// - B = 16, one packet: the message is handed over at 10.16 us; its send's end is known at its
+//   injection, so the window ends 10 us later, past its arrival (10.16 + 2 x 0.1 + 48 x 0.04 =
+//   12.28 us); both programs end in it: 2 meetings, the second finding nothing left.
+// - B = 100,000, 98 packets: handed over at 1010 us; the last packet's tail leaves the node at 1010
+//   + (100,000 + 98 x 32) x 0.04 = 5135.44 us, known when its header reaches the ejection channel
+//   (a packet is longer than the path, 3 positions), less than L before that. The window ends
+//   there; rank 0's wake-up at 5135.44 us is the next meeting's earliest VP event, and the arrival
+//   and both programs' ends fall in the window after it: 3 meetings. With windows a lookahead
+//   past the earliest event of any kind, every packet (42.24 us on the wire, more than L) took a
+//   meeting of its own: 98 or more.
+// The makespan is the message's end-to-end cost (docs/model.md 2.5), C_send + B s + 2 t_hop + (B +
+// 98 H) b + C_recv + B r = 10 + 1000 + 0.2 + 4125.44 + 10 + 1000 = 6145.64 us.
+TEST(Partition, ProcessesMeetOnlyWhenAVpMayActNext) {
+  const Machine m = parse_machine("mesh:2x1");
+  for (const auto& [bytes, meetings] : {std::pair<std::size_t, std::uint64_t>{16, 2}, {100'000, 3}}) {
+    SCOPED_TRACE(::testing::Message() << bytes << " bytes");
+    const Program one_message = [bytes](Proc& p) {
+      std::vector<std::byte> buf(bytes);
+      if (p.rank() == 0) p.send(1, 0, buf);
+      if (p.rank() == 1) p.recv(0, 0, buf);
+    };
+    expect_split_runs_same(m, one_message, {2});
+    const ts_test::SplitRun split = ts_test::run_split(m, one_message, phantom(), 2);
+    for (const RunResult& r : split.results) {
+      EXPECT_EQ(r.windows, meetings);
+      if (bytes == 100'000) EXPECT_EQ(r.makespan, nanoseconds(6'145'640));
+    }
+  }
+  const Program nothing = [](Proc&) {};
+  EXPECT_EQ(run(m, nothing, phantom()).windows, 0u);  // one process meets nobody
+}
+
 TEST(Partition, MoreProcessesThanRanksLeaveSomeWithoutPrograms) {
   expect_split_runs_same(ts_test::prime_machine("mesh:2x2"), ring, {6});
 }

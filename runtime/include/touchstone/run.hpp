@@ -50,10 +50,10 @@ struct Race;
 
 /// One emulation split over several processes (docs/parallel.md, "Several processes"): process k
 /// of n runs the programs of the ranks [k N / n, (k + 1) N / n) of the machine's N and a copy of
-/// the whole network, and the processes meet once per window of the machine's least send set-up
-/// to swap the messages handed over in it. The run is the single process's: the same message ids,
-/// times and trace_hash. `--distributed` (cli/distributed.cpp) implements it over Open MPI; a test
-/// may use threads.
+/// the whole network, and the processes meet to swap the messages handed over in a window, which
+/// ends the machine's least send set-up after the earliest time a VP of any process may act. The
+/// run is the single process's: the same message ids, times and trace_hash. `--distributed`
+/// (cli/distributed.cpp) implements it over Open MPI; a test may use threads.
 class Partition {
  public:
   virtual ~Partition() = default;
@@ -330,6 +330,10 @@ struct RunResult {
   /// the host moved the bytes, decided in the sequential order (the same on any number of host
   /// cores).
   std::uint64_t delivered_early = 0;
+  /// A split run (RunOptions::partition): how many times its processes met to swap a window's
+  /// messages, the same in every process and on any host (docs/parallel.md, "Several processes");
+  /// 0 in one process.
+  std::uint64_t windows = 0;
 };
 
 /// The host cores this process may use: its CPU affinity, capped by a cgroup v2 CPU quota.
