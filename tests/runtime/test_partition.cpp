@@ -183,7 +183,9 @@ TEST(Partition, ProcessesMeetOnlyWhenAVpMayActNext) {
     const ts_test::SplitRun split = ts_test::run_split(m, one_message, phantom(), 2);
     for (const RunResult& r : split.results) {
       EXPECT_EQ(r.windows, meetings);
-      if (bytes == 100'000) EXPECT_EQ(r.makespan, nanoseconds(6'145'640));
+      if (bytes == 100'000) {
+        EXPECT_EQ(r.makespan, nanoseconds(6'145'640));
+      }
     }
   }
   const Program nothing = [](Proc&) {};
