@@ -286,11 +286,11 @@ bool Engine::at_window_end() {
   }
   // Nothing this window handed over may reach the network before the window's end (acts_at).
   for (const HandedHere& s : handed_here_)
-    if (after_tail(s.m->src, s.start, s.handed) < window_end_)
+    if (const Time at = after_tail(s.m->src, s.start, s.handed); at < window_end_)
       abort_run(
           fmt::format("internal error: a message handed over at t={} us, inside the window that ends at "
                       "t={} us (please report this with the command line)",
-                      to_us(after_tail(s.m->src, s.start, s.handed)), to_us(window_end_)));
+                      to_us(at), to_us(window_end_)));
   h.not_done = unfinished_contexts();
   h.failed = aborting_ ? (failure_is_usage_ ? 2 : 1) : 0;
   h.failed_at = failed_at_, h.failed_order = failed_order_;
