@@ -7,7 +7,7 @@
 //
 // Process k runs the programs of its share of the ranks and a copy of the network; the processes
 // meet once per window, which ends the machine's least send set-up after the earliest time a VP may
-// act (an MPI_Allgatherv of that window's
+// act (an MPI_Allgather of that window's
 // messages, and the payloads of those bound for another process with them or in an MPI_Alltoallv). The run is the one
 // `touchstone run` makes in one process, trace_hash included, and the algorithm checks the data it received (unless
 // --phantom); process 0 prints it, with each process's peak memory. A program of its own, apart from the `touchstone`

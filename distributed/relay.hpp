@@ -3,5 +3,5 @@
 #pragma once
 
 /// Starts `touchstone mpirun --split-pipe ... ARGS...` (the touchstone beside this program) as a
-/// child, carries each of its swaps through MPI_Allgatherv, and returns its exit status.
+/// child, carries each of its swaps through Open MPI (mpi_partition.hpp), and returns its exit status.
 int relay_mpirun(int argc, char** argv);
