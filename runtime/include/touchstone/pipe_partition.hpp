@@ -1,11 +1,12 @@
 // A split run's process that meets the others through a relay on two pipes (docs/parallel.md,
 // "Several processes"): `touchstone-distributed mpirun` is the Open MPI process and starts
 // `touchstone mpirun --split-pipe ...` as its child, which cannot call Open MPI itself (its programs'
-// MPI_ functions are Touchstone's). Both ends of the protocol are here: the child writes what it
-// asks (one byte: 0 all-gather, 1 all-to-all, then for an all-to-all the 8-byte sizes of its parts
-// for each process and of each process's part for it) and its bytes (8-byte length, bytes); the
-// relay answers one byte, 1 and then what the processes' exchange gave it (8-byte length, bytes),
-// or 0 when another process ended before reaching this swap.
+// MPI_ functions are Touchstone's). Both ends of the protocol are here. Every message is a lead of
+// two 8-byte words, its kind and the length of what follows, then that, written at once: the
+// child asks with kind 0 (all-gather: its bytes follow) or 1 (all-to-all: the sizes of its parts
+// for each process and of each process's part for it, then its bytes); the relay answers with
+// kind 1 and what the processes' exchange gave it, or kind 0 and nothing when another process
+// ended before reaching this swap.
 #pragma once
 #include <cstddef>
 #include <optional>
