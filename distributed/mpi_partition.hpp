@@ -34,29 +34,54 @@ class MpiPartition final : public Partition {
   /// process knows to make from the sizes. MPI counts in int: more than 2 GiB in all is a
   /// RunError, in every process alike.
   std::vector<std::byte> all_gather(std::span<const std::byte> mine) override {
+    return finish_gather(gather_blocks(mine, 0), mine);
+  }
+  /// Every process's block: its part's size, a word of its own (the relay's "my child has ended")
+  /// and the part's first bytes.
+  struct Blocks {
+    std::vector<std::byte> bytes;
+    std::vector<std::int64_t> sizes;
+    std::vector<std::uint64_t> words;
+  };
+  /// The all-gather's first collective.
+  Blocks gather_blocks(std::span<const std::byte> mine, std::uint64_t word) {
     const std::size_t count = static_cast<std::size_t>(count_);
     const auto n = static_cast<std::int64_t>(mine.size());
-    const std::size_t head = std::min(mine.size(), kInline);
-    std::vector<std::byte> block(kBlock), blocks(count * kBlock);
+    std::vector<std::byte> block(kBlock);
     std::memcpy(block.data(), &n, sizeof n);
-    if (head > 0) std::memcpy(block.data() + sizeof n, mine.data(), head);
-    MPI_Allgather(block.data(), static_cast<int>(kBlock), MPI_BYTE, blocks.data(), static_cast<int>(kBlock), MPI_BYTE,
+    std::memcpy(block.data() + sizeof n, &word, sizeof word);
+    if (const std::size_t head = std::min(mine.size(), kInline); head > 0)
+      std::memcpy(block.data() + kLead, mine.data(), head);
+    Blocks b{std::vector<std::byte>(count * kBlock), std::vector<std::int64_t>(count),
+             std::vector<std::uint64_t>(count)};
+    MPI_Allgather(block.data(), static_cast<int>(kBlock), MPI_BYTE, b.bytes.data(), static_cast<int>(kBlock), MPI_BYTE,
                   MPI_COMM_WORLD);
-    std::vector<std::int64_t> sizes(count);
-    std::int64_t total = 0, rests = 0;
     for (std::size_t k = 0; k < count; ++k) {
-      std::memcpy(&sizes[k], blocks.data() + k * kBlock, sizeof sizes[k]);
-      total += sizes[k];
-      rests += std::max<std::int64_t>(0, sizes[k] - static_cast<std::int64_t>(kInline));
+      std::memcpy(&b.sizes[k], b.bytes.data() + k * kBlock, sizeof b.sizes[k]);
+      std::memcpy(&b.words[k], b.bytes.data() + k * kBlock + sizeof b.sizes[k], sizeof b.words[k]);
+    }
+    return b;
+  }
+  /// The rest of the all-gather `blocks` began, every process's part in the order of the processes.
+  std::vector<std::byte> finish_gather(const Blocks& blocks, std::span<const std::byte> mine) {
+    const std::size_t count = static_cast<std::size_t>(count_);
+    const auto rest_of = [](std::int64_t size) {
+      return std::max<std::int64_t>(0, size - static_cast<std::int64_t>(kInline));
+    };
+    std::int64_t total = 0, rests = 0;
+    for (const std::int64_t size : blocks.sizes) {
+      total += size;
+      rests += rest_of(size);
       if (total > INT_MAX) throw RunError("a window's messages exceed 2 GiB in all: use a smaller machine");
     }
+    const std::size_t head = std::min(mine.size(), kInline);
     std::vector<std::byte> rest;
     if (rests > 0) {
       std::vector<int> counts(count), at(count);
       int offset = 0;
       for (std::size_t k = 0; k < count; ++k) {
         at[k] = offset;
-        counts[k] = static_cast<int>(std::max<std::int64_t>(0, sizes[k] - static_cast<std::int64_t>(kInline)));
+        counts[k] = static_cast<int>(rest_of(blocks.sizes[k]));
         offset += counts[k];
       }
       rest.resize(static_cast<std::size_t>(rests));
@@ -67,8 +92,8 @@ class MpiPartition final : public Partition {
     all.reserve(static_cast<std::size_t>(total));
     const std::byte* next_rest = rest.data();
     for (std::size_t k = 0; k < count; ++k) {
-      const auto size = static_cast<std::size_t>(sizes[k]);
-      const std::byte* first = blocks.data() + k * kBlock + sizeof(std::int64_t);
+      const auto size = static_cast<std::size_t>(blocks.sizes[k]);
+      const std::byte* first = blocks.bytes.data() + k * kBlock + kLead;
       all.insert(all.end(), first, first + std::min(size, kInline));
       if (size > kInline) {
         all.insert(all.end(), next_rest, next_rest + (size - kInline));
@@ -100,10 +125,11 @@ class MpiPartition final : public Partition {
   }
 
  private:
-  // A block: the part's size, then up to kInline of its bytes. 1 KiB holds a window's header and
-  // about seven records of small messages.
+  // A block: the part's size and the word, then up to kInline of its bytes. 1 KiB holds a window's
+  // header and about seven records of small messages.
   static constexpr std::size_t kBlock = 1024;
-  static constexpr std::size_t kInline = kBlock - sizeof(std::int64_t);
+  static constexpr std::size_t kLead = sizeof(std::int64_t) + sizeof(std::uint64_t);
+  static constexpr std::size_t kInline = kBlock - kLead;
   int index_ = 0, count_ = 1;
 };
 

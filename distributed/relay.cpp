@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -69,10 +70,13 @@ int relay_mpirun(int argc, char** argv) {
       ended = !part_of_child;
       if (part_of_child) mine = std::move(*part_of_child);
     }
-    // Whether any process's child has ended, then, if none has, every part to every process.
-    const int mine_ended = ended ? 1 : 0;
-    int ended_children = 0;
-    MPI_Allreduce(&mine_ended, &ended_children, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    // One collective says whether any process's child has ended and, if none has, carries the
+    // parts of an all-gather, or their first bytes (every child asks for the same exchange at each
+    // swap: their runs agree on every window).
+    const bool gather = !ended && !mine.all_to_all;
+    const auto blocks = part.gather_blocks(
+        gather ? std::span<const std::byte>(mine.bytes) : std::span<const std::byte>(), ended ? 1 : 0);
+    const auto ended_children = std::count(blocks.words.begin(), blocks.words.end(), std::uint64_t{1});
     if (ended_children == count) break;
     if (ended_children > 0) {
       if (!ended) ended = !touchstone::relay_answer(to_child[1], nullptr);
@@ -81,8 +85,7 @@ int relay_mpirun(int argc, char** argv) {
     std::vector<std::byte> all;
     bool ok = true;
     try {
-      // Every child asks for the same exchange at each swap (their runs agree on every window).
-      all = mine.all_to_all ? part.all_to_all(mine.bytes, mine.to, mine.from) : part.all_gather(mine.bytes);
+      all = gather ? part.finish_gather(blocks, mine.bytes) : part.all_to_all(mine.bytes, mine.to, mine.from);
     } catch (const touchstone::RunError& e) {  // in every process alike
       if (index == 0) std::fprintf(stderr, "touchstone-distributed: %s\n", e.what());
       ok = false;
