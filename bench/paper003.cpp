@@ -263,7 +263,9 @@ int print_claims(const std::string& machine, int seeds, const std::vector<long l
 
 int main(int argc, char** argv) {
   CLI::App app{"paper 003, Figures 9 and 10 settings: alltoallv/ algorithms against traffic"};
-  int seeds = 5;
+  // Basic random scheduling's standard deviation over seeds is 5% to 13% of its mean (Figures 9
+  // and 10), so five seeds left two verdicts to chance: at 30 every verdict is the one 100 give.
+  int seeds = 30;
   std::vector<long long> traffic = {1024, 4096, 16384, 65536};
   std::string machine = "cm5:32";
   app.add_option("--seeds", seeds, "seeds per point (1..N)")->check(CLI::Range(1, 1000));
