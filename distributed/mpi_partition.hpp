@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "touchstone/error.hpp"
@@ -77,14 +78,10 @@ class MpiPartition final : public Partition {
     const std::size_t head = std::min(mine.size(), kInline);
     std::vector<std::byte> rest;
     if (rests > 0) {
-      std::vector<int> counts(count), at(count);
-      int offset = 0;
-      for (std::size_t k = 0; k < count; ++k) {
-        at[k] = offset;
-        counts[k] = static_cast<int>(rest_of(blocks.sizes[k]));
-        offset += counts[k];
-      }
-      rest.resize(static_cast<std::size_t>(rests));
+      std::vector<std::size_t> rest_sizes;
+      for (const std::int64_t size : blocks.sizes) rest_sizes.push_back(static_cast<std::size_t>(rest_of(size)));
+      std::vector<int> counts, at;
+      rest.resize(counts_at(rest_sizes, counts, at, "messages"));
       MPI_Allgatherv(mine.data() + head, static_cast<int>(mine.size() - head), MPI_BYTE, rest.data(), counts.data(),
                      at.data(), MPI_BYTE, MPI_COMM_WORLD);
     }
@@ -105,26 +102,29 @@ class MpiPartition final : public Partition {
   /// Each part to its process alone; every process knows every size, so no sizes are exchanged.
   std::vector<std::byte> all_to_all(std::span<const std::byte> mine, std::span<const std::size_t> to,
                                     std::span<const std::size_t> from) override {
-    const auto offsets = [](std::span<const std::size_t> sizes, std::vector<int>& counts, std::vector<int>& at) {
-      long long total = 0;
-      for (const std::size_t n : sizes) {
-        if (total + static_cast<long long>(n) > INT_MAX)
-          throw RunError("a window's payloads exceed 2 GiB in all: use a smaller machine");
-        at.push_back(static_cast<int>(total));
-        counts.push_back(static_cast<int>(n));
-        total += static_cast<long long>(n);
-      }
-      return static_cast<std::size_t>(total);
-    };
     std::vector<int> send_counts, send_at, recv_counts, recv_at;
-    offsets(to, send_counts, send_at);
-    std::vector<std::byte> out(offsets(from, recv_counts, recv_at));
+    counts_at(to, send_counts, send_at, "payloads");
+    std::vector<std::byte> out(counts_at(from, recv_counts, recv_at, "payloads"));
     MPI_Alltoallv(mine.data(), send_counts.data(), send_at.data(), MPI_BYTE, out.data(), recv_counts.data(),
                   recv_at.data(), MPI_BYTE, MPI_COMM_WORLD);
     return out;
   }
 
  private:
+  // MPI's counts and displacements of parts of `sizes` bytes laid end to end; their total. MPI counts
+  // in int: more than 2 GiB in all is a RunError (the same in every process, which all know the sizes).
+  static std::size_t counts_at(std::span<const std::size_t> sizes, std::vector<int>& counts, std::vector<int>& at,
+                               const char* what) {
+    long long total = 0;
+    for (const std::size_t n : sizes) {
+      if (total + static_cast<long long>(n) > INT_MAX)
+        throw RunError(std::string("a window's ") + what + " exceed 2 GiB in all: use a smaller machine");
+      at.push_back(static_cast<int>(total));
+      counts.push_back(static_cast<int>(n));
+      total += static_cast<long long>(n);
+    }
+    return static_cast<std::size_t>(total);
+  }
   // A block: the part's size and the word, then up to kInline of its bytes. 1 KiB holds a window's
   // header and about seven records of small messages.
   static constexpr std::size_t kBlock = 1024;
