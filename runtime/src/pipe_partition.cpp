@@ -73,6 +73,9 @@ std::optional<std::pair<Lead, std::vector<std::byte>>> read_message(int fd) {
   return std::pair{lead, std::move(body)};
 }
 
+// What the child's run fails with when the relay's end of a pipe is closed.
+RunError relay_gone() { return RunError("the split run's relay (touchstone-distributed) has gone"); }
+
 }  // namespace
 
 PipePartition::PipePartition(int in, int out, int index, int count)
@@ -85,8 +88,7 @@ PipePartition::~PipePartition() {
 
 std::vector<std::byte> PipePartition::all_gather(std::span<const std::byte> mine) {
   const Lead lead{0, mine.size()};
-  if (!write_all(out_, bytes_of(lead), {}, mine))
-    throw RunError("the split run's relay (touchstone-distributed) has gone");
+  if (!write_all(out_, bytes_of(lead), {}, mine)) throw relay_gone();
   return answer();
 }
 
@@ -96,14 +98,13 @@ std::vector<std::byte> PipePartition::all_to_all(std::span<const std::byte> mine
   sizes.insert(sizes.end(), from.begin(), from.end());
   const std::span<const std::byte> size_bytes = std::as_bytes(std::span<const std::uint64_t>(sizes));
   const Lead lead{1, size_bytes.size() + mine.size()};
-  if (!write_all(out_, bytes_of(lead), size_bytes, mine))
-    throw RunError("the split run's relay (touchstone-distributed) has gone");
+  if (!write_all(out_, bytes_of(lead), size_bytes, mine)) throw relay_gone();
   return answer();
 }
 
 std::vector<std::byte> PipePartition::answer() {
   auto message = read_message(in_);
-  if (!message) throw RunError("the split run's relay (touchstone-distributed) has gone");
+  if (!message) throw relay_gone();
   if (message->first.kind == 0)
     throw RunError("another process of the split run ended before this one (its report says why)");
   return std::move(message->second);
