@@ -764,9 +764,28 @@ int Engine::run_events() {
         }
       }
       copies_made_for(r);
+      prefetch_next_turn();
       return r;
     }
   }
+}
+
+// A VP resumes into its record and its stack's frames, which the other VPs' turns have usually
+// evicted from the cache since its last turn: the misses that make most of a message's host time
+// on a machine of many VPs (docs/performance.md). The executor prefetches the frames just before
+// the switch; asking for the next turn's record and frames while this turn runs hides more of them
+// (docs/performance.md, "CPU per emulated message").
+void Engine::prefetch_next_turn() const {
+  constexpr std::size_t kLookAhead = 16;  // the next resume is usually among the next few events
+  const Event* next = queue_.find_soon(kLookAhead, [](const Event& e) {
+    return e.kind() == Ev::resume || e.kind() == Ev::barrier || e.kind() == Ev::instant_turn;
+  });
+  if (!next) return;
+  __builtin_prefetch(next->p);
+  // A rank's own VP's events carry its rank in their order key, and its context's index is its rank:
+  // no load from the record, which is still on its way.
+  const std::uint64_t rank = next->order - vp_order(0);
+  if (next->order >= vp_order(0) && rank < vps_.size()) executor_->prefetch(static_cast<int>(rank));
 }
 
 int Engine::next_to_unwind() {

@@ -525,6 +525,7 @@ class Engine final : public NetworkListener, private Scheduler {
   // ---- Scheduler: the event loop, run by whoever gives up the baton ----
   int next() override;
   int run_events();  // next()'s loop, without its guard
+  void prefetch_next_turn() const;
   int next_to_unwind();
   void abort_run(std::string report);
   int turns_reached(std::uint64_t order) const;  // RunError::turns_reached

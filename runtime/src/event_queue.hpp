@@ -117,6 +117,16 @@ class EventQueue {
       for (auto it = after_.begin(); it != after_.end() && it->t == t; ++it) f(*it);
   }
   std::size_t size() const { return size_; }
+  /// The first of the next n events pop() would return for which `pred` holds, or nullptr: a look
+  /// ahead within the current bucket (none while a late event is pending), which events pushed
+  /// later may still precede.
+  template <class Pred>
+  const Event* find_soon(std::size_t n, Pred&& pred) const {
+    if (!late_.empty()) return nullptr;
+    for (auto it = now_.rbegin(); it != now_.rend() && n > 0; ++it, --n)
+      if (pred(*it)) return &*it;
+    return nullptr;
+  }
   /// The time of the event pop() would return (not empty()), the queue left as it is: a push
   /// after it may still be earlier than that event (but not than the last one taken).
   Time next_time() const {

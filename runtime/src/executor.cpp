@@ -505,6 +505,16 @@ class FiberExecutor final : public Executor {
     helpers_->run(contexts.size(), turn);
   }
 
+  void prefetch(int i) override {
+    if (static_cast<std::size_t>(i) >= ctx_.size()) return;
+    const Context& c = *ctx_[static_cast<std::size_t>(i)];
+    // A launched context that a helper may be running parks where and when it will: its frames
+    // are not known yet. Parked again (or never launched), its frames are where it left them.
+    const std::uint8_t launch = c.launched.load(std::memory_order_acquire);
+    if (launch == kQueued || launch == kRunning) return;
+    prefetch_parked_frames(c);
+  }
+
   // Runs context i on the calling host thread until it blocks or ends.
   void switch_to(int i) { switch_to(*ctx_[static_cast<std::size_t>(i)], i); }
   // The same with the context at hand: a launched one runs on a helper while the scheduler may

@@ -71,6 +71,9 @@ class Executor {
   /// nothing) when the executor cannot move a context between host threads.
   virtual bool launch(int context, int threads) = 0;
   virtual void settle(int context) = 0;
+  /// A hint that `context` (suspended in pass()) will soon be resumed: an executor may start
+  /// loading what its resumption reads.
+  virtual void prefetch(int /*context*/) {}
   /// True on a host thread inside run_ahead, while it runs a context's code.
   static bool running_ahead();
 
