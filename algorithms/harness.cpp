@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -16,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "touchstone/error.hpp"
+#include "touchstone/run.hpp"
 
 namespace touchstone::algorithms {
 
@@ -38,55 +38,11 @@ std::size_t HostLimits::resident() const {
   return physical ? physical : cgroup;
 }
 
-namespace {
-// The first line of a small file, or "" when it cannot be read.
-std::string first_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string line;
-  std::getline(f, line);
-  return line;
-}
-
-// A limit file's number of bytes; 0 for "max", absent or unreadable files and v1's "no limit"
-// (a huge number rounded to the page).
-std::size_t limit_in(const std::string& path) {
-  const std::string text = first_line(path);
-  if (text.empty() || text == "max") return 0;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (end == text.c_str() || v >= (1ULL << 62)) return 0;
-  return static_cast<std::size_t>(v);
-}
-
-// The smallest limit on the path from the cgroup `dir` up to `root` (a parent's limit binds too).
-std::size_t smallest_limit(const std::string& root, std::string dir, const char* file) {
-  std::size_t best = 0;
-  while (true) {
-    const std::size_t v = limit_in(root + dir + (dir.empty() || dir.back() != '/' ? "/" : "") + file);
-    if (v && (!best || v < best)) best = v;
-    if (dir.empty() || dir == "/") break;
-    dir = dir.substr(0, dir.rfind('/'));
-  }
-  return best;
-}
-}  // namespace
-
 HostLimits host_limits(const std::string& proc_self_cgroup, const std::string& cgroup_root) {
   HostLimits l;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   if (pages > 0 && page > 0) l.physical = static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
-  // /proc/self/cgroup: "0::/path" (v2) or "N:memory:/path" (v1, possibly "N:cpu,memory:/path").
-  std::ifstream f(proc_self_cgroup);
-  for (std::string line; std::getline(f, line);) {
-    const auto c1 = line.find(':'), c2 = c1 == std::string::npos ? c1 : line.find(':', c1 + 1);
-    if (c2 == std::string::npos) continue;
-    const std::string controllers = line.substr(c1 + 1, c2 - c1 - 1), path = line.substr(c2 + 1);
-    std::size_t v = 0;
-    if (controllers.empty()) v = smallest_limit(cgroup_root, path, "memory.max");
-    else if (("," + controllers + ",").find(",memory,") != std::string::npos)
-      v = smallest_limit(cgroup_root + "/memory", path, "memory.limit_in_bytes");
-    if (v && (!l.cgroup || v < l.cgroup)) l.cgroup = v;
-  }
+  l.cgroup = cgroup_limits(proc_self_cgroup, cgroup_root).memory_bytes;
   rlimit as{};
   if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) l.address_space = static_cast<std::size_t>(as.rlim_cur);
   return l;

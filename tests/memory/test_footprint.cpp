@@ -245,6 +245,7 @@ struct FakeCgroups {
     std::ofstream(dir + path) << text;
   }
   algorithms::HostLimits limits() const { return algorithms::host_limits(dir + "/self_cgroup", dir + "/fs"); }
+  CgroupLimits cgroup() const { return cgroup_limits(dir + "/self_cgroup", dir + "/fs"); }
 };
 
 TEST(HostLimits, CgroupV2MemoryMaxOfTheProcessOrAnAncestor) {
@@ -270,6 +271,38 @@ TEST(HostLimits, CgroupV1MemoryControllerAndNoLimit) {
   EXPECT_EQ(none.limits().cgroup, 0u);
   EXPECT_GT(none.limits().physical, 0u);
   EXPECT_EQ(none.limits().resident(), none.limits().physical);
+}
+
+// The CPU quota caps --host-cores' default (available_host_cores); a parent's quota binds too.
+TEST(HostLimits, CgroupV2CpuMaxOfTheProcessOrAnAncestor) {
+  FakeCgroups f;
+  f.write("/self_cgroup", "0::/user.slice/job\n");
+  f.write("/fs/cpu.max", "max 100000\n");
+  f.write("/fs/user.slice/job/cpu.max", "max 100000\n");
+  f.write("/fs/user.slice/cpu.max", "150000 100000\n");
+  EXPECT_EQ(f.cgroup().cpus, 1.5);
+  f.write("/fs/user.slice/job/cpu.max", "50000 100000\n");
+  EXPECT_EQ(f.cgroup().cpus, 0.5);
+  FakeCgroups none;
+  none.write("/self_cgroup", "0::/\n");
+  none.write("/fs/cpu.max", "max 100000\n");
+  EXPECT_EQ(none.cgroup().cpus, 0.0);
+  EXPECT_EQ(none.cgroup().memory_bytes, 0u);
+}
+
+TEST(HostLimits, CgroupV1CpuControllerQuotaOverPeriod) {
+  FakeCgroups f;
+  f.write("/self_cgroup", "5:cpu,cpuacct:/a/b\n4:memory:/batch\n1:name=systemd:/a\n0::/\n");
+  f.write("/fs/cpu/a/b/cpu.cfs_quota_us", "-1\n");  // none here: its parent's binds
+  f.write("/fs/cpu/a/b/cpu.cfs_period_us", "100000\n");
+  f.write("/fs/cpu/a/cpu.cfs_quota_us", "250000\n");
+  f.write("/fs/cpu/a/cpu.cfs_period_us", "100000\n");
+  f.write("/fs/memory/batch/memory.limit_in_bytes", "2147483648\n");
+  EXPECT_EQ(f.cgroup().cpus, 2.5);
+  EXPECT_EQ(f.cgroup().memory_bytes, std::size_t{2147483648});
+  f.write("/fs/cpu/a/b/cpu.cfs_quota_us", "50000\n");
+  f.write("/fs/cpu/a/b/cpu.cfs_period_us", "50000\n");
+  EXPECT_EQ(f.cgroup().cpus, 1.0);
 }
 
 // 1-lev-dir on mesh:16x16 at 1 MiB: 2 p^2 L of buffers and p^2 L in flight. A 200 GB host refuses

@@ -336,8 +336,20 @@ struct RunResult {
   std::uint64_t windows = 0;
 };
 
-/// The host cores this process may use: its CPU affinity, capped by a cgroup v2 CPU quota.
+/// The host cores this process may use: its CPU affinity, capped by its cgroup's CPU quota
+/// (cgroup_limits().cpus, rounded up: 2.5 CPUs allow 3 cores).
 int available_host_cores();
+
+/// This process's cgroup limits: the paths of `proc_self_cgroup` resolved under `cgroup_root`
+/// (cgroup v2's unified hierarchy, or v1's memory and cpu controllers), each limit the smallest on
+/// the way from the process's cgroup up to the root, since a parent's limit binds its children
+/// too. 0 where there is none (no cgroup, "max", v1's -1 or its "no limit" near 2^63).
+struct CgroupLimits {
+  std::size_t memory_bytes = 0;  ///< v2 memory.max, v1 memory.limit_in_bytes
+  double cpus = 0;               ///< v2 cpu.max, v1 cpu.cfs_quota_us: the quota over its period
+};
+CgroupLimits cgroup_limits(const std::string& proc_self_cgroup = "/proc/self/cgroup",
+                           const std::string& cgroup_root = "/sys/fs/cgroup");
 
 /// The host's folder for temporary files: $TMPDIR, else /tmp. Throws UsageError, naming it and
 /// saying whether it came from $TMPDIR, when it is not a folder.
