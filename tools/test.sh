@@ -35,8 +35,8 @@ tools/setup.sh "$build_dir" "${args[@]}"
 # Two tests per host core in the Release build: a third of the suite's test-seconds are spent asleep
 # (--perturb's random host delays, which tests/discovered_tests.cmake.in allows for) or waiting for
 # child processes (mpirun, the split runs' windows), so one test per core leaves the cores idle that
-# long. On 2 cores: 521 s with -j2, 375 s with -j4, the same 2,290 tests passing. The sanitized builds
-# keep one per core: their tests take several times the memory and CPU.
+# long. On 2 cores the suite took 521 s with -j2 and 354 to 400 s with -j4, every test passing. The
+# sanitized builds keep one per core: their tests take several times the memory and CPU.
 jobs=$(nproc)
 [[ -z ${1:-} ]] && jobs=$((2 * jobs))
 ctest --test-dir "$build_dir" --output-on-failure -j"$jobs"
