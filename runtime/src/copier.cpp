@@ -27,12 +27,7 @@ std::uint64_t Copier::copy(std::byte* to, const std::byte* from, std::size_t n) 
   if (!thread_.joinable()) thread_ = std::thread([this] { serve(); });
   const std::uint64_t k = handed_ + 1;
   // Slot k held copy k - kSlots: it must be made before the slot is written again.
-  if (k > kSlots) {
-    const std::uint64_t before = k - kSlots;
-    while (make_next(before)) {
-    }
-    spin_then_yield([&] { return slot(k).made.load(std::memory_order_acquire) >= before; }, kCopierSpin);
-  }
+  if (k > kSlots) wait(k - kSlots);
   Slot& s = slot(k);
   s.to = to;
   s.from = from;

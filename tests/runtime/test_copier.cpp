@@ -26,13 +26,10 @@ struct Copies {
     for (std::size_t i = 0; i < from.size(); ++i) from[i] = static_cast<std::byte>((i * 131 + i / kBytes) % 251 + 1);
   }
   std::byte* target(std::size_t i) { return to.data() + i * kBytes; }
+  const std::byte* target(std::size_t i) const { return to.data() + i * kBytes; }
   const std::byte* source(std::size_t i) const { return from.data() + i * kBytes; }
   // Copy i (from 0) holds its source's bytes.
-  bool made(std::size_t i) const {
-    for (std::size_t b = 0; b < kBytes; ++b)
-      if (to[i * kBytes + b] != from[i * kBytes + b]) return false;
-    return true;
-  }
+  bool made(std::size_t i) const { return std::equal(target(i), target(i) + kBytes, source(i)); }
   std::vector<std::byte> from, to;
 };
 
