@@ -1075,7 +1075,8 @@ RunResult Engine::run(const Program& program) {
   instruments_.races_at_end(vps_, opts_.on_races, records_cut_at_);
   if (partition_ && !failed_before_rests_) pool_rest_failures();
 
-  if (!aborting_) failure_ = leftovers_report();
+  const Leftovers found = aborting_ ? Leftovers() : leftovers();
+  if (!aborting_) failure_ = first_process_says(leftovers_report(found));
   // Every entry of a replayed schedule must have been used, by the end of a run that went well; in
   // a split run each process used its own ranks' entries, and any process's leftovers fail the run.
   bool clean = !aborting_ && failure_.empty();
@@ -1117,7 +1118,7 @@ RunResult Engine::run(const Program& program) {
     throw placed(RunError(failure_ + write_evidence(true), h));
   }
 
-  if (std::string held = held_requests(); !held.empty()) throw RunUsageError(held);
+  if (std::string held = first_process_says(held_requests(found)); !held.empty()) throw RunUsageError(held);
   RunResult res;
   for (const Time c : clocks) {
     res.finish_time.push_back(c);

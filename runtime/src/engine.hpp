@@ -224,7 +224,26 @@ class Engine final : public NetworkListener, private Scheduler {
   bool await_start(Vp& v);                                       // Proc::await_start
   void start(Vp& by, int rank);                                  // Proc::start
   void check_message_time(int src, int dst, std::size_t bytes);  // checked_time.hpp
-  std::string held_requests();     // Requests still holding an operation at the run's end
+  // What a run that otherwise ended well left behind (run_reports.cpp). A split run's processes each
+  // find it at their own ranks and pool it (pool_leftovers, partition.cpp), so that every process
+  // reports, and fails for, what the single process would.
+  struct RankedLine {
+    Time t;  // misuse: when the rank's turn made it (the run's order: time, then rank)
+    int rank;
+    std::string text;
+  };
+  struct Leftovers {
+    static constexpr std::size_t kShown = 20;  // of the messages never received, the first
+    std::uint64_t unreceived_count = 0;
+    std::vector<std::string> unreceived;  // one per message up to kShown, in rank order ("": not shown)
+    std::vector<RankedLine> misuse;       // receive requests destroyed without being completed
+    std::vector<RankedLine> held;         // Requests still holding an operation
+  };
+  Leftovers leftovers();
+  void pool_leftovers(Leftovers& found);
+  static std::string leftovers_report(const Leftovers& found);  // messages never received, misuse
+  static std::string held_requests(const Leftovers& found);     // Requests that outlive their program
+  std::string first_process_says(std::string report) const;
   bool failure_is_usage_ = false;  // the run's failure is a UsageError raised in VP code
   void drop(Op* op);  // a Request destroyed before completion
   /// Proc::spawn: starts `task` in a task context of v's rank at v's clock.
@@ -396,7 +415,6 @@ class Engine final : public NetworkListener, private Scheduler {
   void futile_poll(Vp& v, const Call& what);  // livelock detection
   std::string interrupted_report(const Vp* v) const;             // SIGINT, SIGTERM
   std::string blocked_vps() const;  // one line per blocked rank's VP: since when, in what, where
-  std::string leftovers_report() const;  // messages never received and misuse, at a run's end
   // One step of progress, for the watchdog: only the baton holder writes, so no atomic add.
   void step() { progress_.steps.store(progress_.steps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
   std::string write_evidence(bool failed);
@@ -696,7 +714,7 @@ class Engine final : public NetworkListener, private Scheduler {
   bool aborting_ = false;
   std::string failure_;
   Progress progress_;  // for the watchdog (RunOptions::wall_limit_s, stop_on_signals, progress_line)
-  std::vector<std::string> misuse_;  // deferred errors (dropped requests)
+  std::vector<RankedLine> misuse_;  // deferred errors (dropped requests)
   std::uint64_t next_msg_id_ = 0;
   // RunOptions::partition: the ranks whose programs run here ([0, nodes) without one), the end of
   // the window whose events the loop commits before the processes meet (acts_at), and the messages

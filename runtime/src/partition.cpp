@@ -885,6 +885,43 @@ void Engine::pool_rest_failures() {
   failed_at_ = kNever;
 }
 
+// What the run left behind (Engine::leftovers), found by each process at its own ranks: every
+// process's, so that every one reports it in the single process's words, and fails if any process
+// found something. Processes hold ranks in order, so their parts in the order of the processes are
+// in rank order: the first kShown messages never received are those of the first processes.
+void Engine::pool_leftovers(Leftovers& found) {
+  Packed mine;
+  mine.put(found.unreceived_count);
+  mine.put(found.unreceived.size());
+  for (const std::string& line : found.unreceived) mine.put_text(line);
+  for (const auto* lines : {&found.misuse, &found.held}) {
+    mine.put(lines->size());
+    for (const RankedLine& line : *lines) {
+      mine.put(line.t);
+      mine.put(line.rank);
+      mine.put_text(line.text);
+    }
+  }
+  const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
+  mine = Packed();
+  Unpacker in(all);
+  found = Leftovers();
+  for (int k = 0; k < partition_->count(); ++k) {
+    found.unreceived_count += in.take<std::uint64_t>();
+    for (auto n = in.take<std::size_t>(); n > 0; --n) {
+      std::string line = in.take_text();
+      if (found.unreceived.size() < Leftovers::kShown) found.unreceived.push_back(std::move(line));
+    }
+    for (auto* lines : {&found.misuse, &found.held})
+      for (auto n = in.take<std::size_t>(); n > 0; --n) {
+        const auto t = in.take<Time>();
+        const auto rank = in.take<int>();
+        lines->push_back({t, rank, in.take_text()});
+      }
+  }
+  if (!in.empty()) throw_corrupt_swap("a corrupt report of what the run left behind");
+}
+
 // This process failed in the middle of a window: it takes part in the window's swap once more, so
 // that the others hear of it there and end too, instead of waiting for it.
 void Engine::announce_failure() {

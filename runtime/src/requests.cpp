@@ -344,8 +344,9 @@ void Engine::drop(Op* op) {
   }
   Vp& v = *vps_[static_cast<std::size_t>(op->owner)];
   if (!aborting_)
-    misuse_.push_back(fmt::format("rank {}: a receive request ({}) was destroyed without being completed",
-                                  op->owner, describe_op(*op)));
+    misuse_.push_back({now_, op->owner,
+                       fmt::format("rank {}: a receive request ({}) was destroyed without being completed", op->owner,
+                                   describe_op(*op))});
   // Bytes may be on their way into its buffer, which the program may free now: a rendezvous's data
   // (fix_rendezvous), a message matched as it was posted (posted_beside).
   copies_made_for(v.index);

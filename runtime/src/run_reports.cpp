@@ -4,6 +4,9 @@
 // read the engine's state, once the run is over or stopping.
 #include <signal.h>
 
+#include <algorithm>
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "engine.hpp"
@@ -31,35 +34,55 @@ std::string Engine::blocked_vps() const {
   return blocked;
 }
 
-// What a run that otherwise ended well left behind: messages never received (the first 20), and
-// the misuse found on the way (receive requests destroyed before completion).
-std::string Engine::leftovers_report() const {
-  std::string report, unreceived;
-  std::size_t count = 0;
+// What a run that otherwise ended well left behind: the messages never received (the first kShown
+// described), the misuse found on the way (receive requests destroyed before completion) and the
+// Requests still holding an operation. Misuse in the run's order, held Requests in rank order: the
+// order in which a split run's processes can pool them too.
+Engine::Leftovers Engine::leftovers() {
+  Leftovers found;
   for (auto& v : vps_)
     for (const Msg* m = v ? v->mailbox.unexpected() : nullptr; m; m = m->next)
-      if (++count <= 20) {
-        const std::string line = describe_unreceived(opts_, *m, v->mailbox.unexpected());
-        if (!line.empty()) unreceived += line + "\n";
-      }
-  if (count)
-    report = fmt::format("the run finished with {} message(s) never received:\n{}{}", count, unreceived,
-                         count > 20 ? "  ...\n" : "");
-  for (const auto& s : misuse_) report += s + "\n";
+      if (++found.unreceived_count <= Leftovers::kShown)
+        found.unreceived.push_back(describe_unreceived(opts_, *m, v->mailbox.unexpected()));
+  found.misuse = misuse_;
+  ops_.for_each([&](Op& op) {
+    if (op.holder) found.held.push_back({0, op.owner, fmt::format("\n  rank {}: {}", op.owner, describe_op(op))});
+  });
+  if (partition_) pool_leftovers(found);
+  std::stable_sort(found.misuse.begin(), found.misuse.end(), [](const RankedLine& x, const RankedLine& y) {
+    return std::tie(x.t, x.rank) < std::tie(y.t, y.rank);
+  });
+  std::stable_sort(found.held.begin(), found.held.end(),
+                   [](const RankedLine& x, const RankedLine& y) { return x.rank < y.rank; });
+  return found;
+}
+
+std::string Engine::leftovers_report(const Leftovers& found) {
+  std::string report, unreceived;
+  for (const std::string& line : found.unreceived)
+    if (!line.empty()) unreceived += line + "\n";
+  if (found.unreceived_count)
+    report = fmt::format("the run finished with {} message(s) never received:\n{}{}", found.unreceived_count,
+                         unreceived, found.unreceived_count > Leftovers::kShown ? "  ...\n" : "");
+  for (const RankedLine& s : found.misuse) report += s.text + "\n";
   return report;
 }
 
 // A Request that outlives its VP's program would be completed or destroyed after run()
 // returned. A run that otherwise succeeded fails with a usage error naming each such request.
-std::string Engine::held_requests() {
+std::string Engine::held_requests(const Leftovers& found) {
   std::string held;
-  ops_.for_each([&](Op& op) {
-    if (op.holder)
-      held += fmt::format("\n  rank {}: {}", op.owner, describe_op(op));
-  });
+  for (const RankedLine& line : found.held) held += line.text;
   if (held.empty()) return held;
   return "a Request outlives the program of the VP that started it (stored outside the program?); complete it "
          "with wait or test, or let it go out of scope, before the program returns:" + held;
+}
+
+// A failure every process of a split run found alike (what the run left behind, pooled): the first
+// process's report speaks for the job, the others say whose it is, as for a failure of one process.
+std::string Engine::first_process_says(std::string report) const {
+  if (report.empty() || !partition_ || partition_->index() == 0) return report;
+  return "process 0 of the split run failed (its report says why)";
 }
 
 // The evidence of a failed run: the messages that arrived and were never received. The latest

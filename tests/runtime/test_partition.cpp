@@ -331,6 +331,87 @@ TEST(Partition, AProgramThatFailsInOneProcessEndsEveryProcess) {
   }
 }
 
+// A run that ends with messages never received, each in its receiver's process, and receive
+// requests dropped in two processes, the later rank first (rank 2 after a receive): the run fails
+// in every process, the first one reports what one process reports (the first 20 of the 31
+// messages, in rank order, and the drops in the run's order), and the others say whose report it is.
+TEST(Partition, WhatARunLeftBehindIsReportedAsOneProcessReportsIt) {
+  const Program leaves = [](Proc& p) {
+    std::vector<std::byte> b(8);
+    for (int tag = 0; tag < 2; ++tag) p.send((p.rank() + 1) % p.size(), tag, b);  // but one never received
+    if (p.rank() == 2) p.recv(1, 1, b);
+    if (p.rank() == 2 || p.rank() == 13) p.irecv(any_source, 7, b);  // dropped at once: never completed
+    p.barrier();
+  };
+  expect_split_failures_same(
+      ts_test::prime_machine("mesh:4x4"), leaves, {2, 3, 4}, phantom(), [](const auto& split, const std::string& one) {
+        EXPECT_TRUE(
+            one.starts_with("the run finished with 31 message(s) never received:\n  message #15 from 15 to 0, "
+                            "tag 0, 8 bytes, arrived t="))
+            << one;
+        EXPECT_NE(one.find("\n  message #1 from 1 to 2, tag 0,"), std::string::npos) << one;
+        EXPECT_EQ(one.find("from 1 to 2, tag 1"), std::string::npos) << one;  // received
+        // The 20th shown, and the 21st not.
+        EXPECT_NE(one.find("\n  message #9 from 9 to 10, tag 0, 8 bytes, arrived t="), std::string::npos) << one;
+        EXPECT_EQ(one.find("from 9 to 10, tag 1"), std::string::npos) << one;
+        const auto r13 = one.find("rank 13: a receive request"), r2 = one.find("rank 2: a receive request");
+        ASSERT_NE(r2, std::string::npos) << one;
+        EXPECT_LT(r13, r2) << one;
+        EXPECT_EQ(split[0], one);
+        for (std::size_t k = 1; k < split.size(); ++k)
+          EXPECT_TRUE(split[k].starts_with("process 0 of the split run failed (its report says why)")) << split[k];
+      });
+}
+
+// Requests kept past their programs by ranks of two processes, the later rank first: every process
+// fails with a usage error, the first one's naming both in rank order, as one process does.
+TEST(Partition, RequestsThatOutliveTheirProgramsAreReportedAsOneProcessReportsThem) {
+  const Machine m = ts_test::prime_machine("mesh:4x4");
+  // Each run's requests and buffers outlive it: a send reads its buffer until it completes.
+  const auto keeping = [](std::vector<Request>& kept, std::vector<std::vector<std::byte>>& bufs) -> Program {
+    kept.resize(16);
+    bufs.assign(16, std::vector<std::byte>(8));
+    return [&kept, &bufs](Proc& p) {
+      std::vector<std::byte>& b = bufs[static_cast<std::size_t>(p.rank())];
+      if (p.rank() == 2) p.send(3, 1, b);
+      if (p.rank() == 3) p.recv(2, 1, b);  // rank 3's request comes after rank 12's
+      if (p.rank() == 3 || p.rank() == 12) kept[static_cast<std::size_t>(p.rank())] = p.isend(p.rank() + 1, 0, b);
+      if (p.rank() == 4 || p.rank() == 13) p.recv(p.rank() - 1, 0, b);
+    };
+  };
+  std::vector<Request> kept;
+  std::vector<std::vector<std::byte>> bufs;
+  std::string one;
+  try {
+    run(m, keeping(kept, bufs), phantom());
+    FAIL() << "the single process's run did not fail";
+  } catch (const RunUsageError& e) {
+    one = e.what();
+  }
+  const auto r3 = one.find("\n  rank 3: send of message #2 to 4"),
+             r12 = one.find("\n  rank 12: send of message #1 to 13");
+  ASSERT_NE(r3, std::string::npos) << one;
+  ASSERT_NE(r12, std::string::npos) << one;
+  EXPECT_LT(r3, r12) << one;
+  for (const int n : {2, 4}) {
+    SCOPED_TRACE(fmt::format("{} processes", n));
+    std::vector<Request> kept_split;
+    std::vector<std::vector<std::byte>> bufs_split;
+    const ts_test::SplitRun split = ts_test::run_split(m, keeping(kept_split, bufs_split), phantom(), n);
+    for (int k = 0; k < n; ++k) {
+      SCOPED_TRACE(fmt::format("process {}", k));
+      ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]);
+      try {
+        std::rethrow_exception(split.failures[static_cast<std::size_t>(k)]);
+      } catch (const RunUsageError& e) {
+        EXPECT_EQ(std::string(e.what()), k == 0 ? one : "process 0 of the split run failed (its report says why)");
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "not a usage error: " << e.what();
+      }
+    }
+  }
+}
+
 // Ranks 3 and 12 fail at the same instant, each in its own process: one process stops at the first
 // in the sequential order (rank 3, the lower at one instant), and so does the split run. Rank 12's
 // process, which failed too, says that the other one's failure is the run's; so does every
