@@ -705,6 +705,8 @@ int Engine::run_events() {
       if (stamps_records_) instruments_.stamp(place_now_);
     }
     if (!instant_.empty() && behind_instant(e)) [[unlikely]] continue;
+    if (partition_) [[unlikely]]
+      took_turn(e);
     // A program's next call at its instant (run_instant_programs) continues the VP's turn: no event
     // of the model, and no new segment (RunStats counts what the sequential order counts).
     const bool of_the_model = e.kind() != Ev::instant_turn;
@@ -1515,8 +1517,8 @@ Time Engine::after_tail(int src, Time start, Time done) const {
 void Engine::hand_over(Msg* m, Time start, Time handed, std::uint64_t order) {
   // A split run numbers the window's messages when the processes meet (partition.cpp).
   if (partition_) [[unlikely]]
-    return handed_here_.push_back(
-        HandedHere{m, Stamp{now_, order, place_now_.step}, start, handed, instruments_.hold_sent(*m)});
+    return handed_here_.push_back(HandedHere{m, Stamp{now_, order, place_now_.step}, start, handed,
+                                             instruments_.hold_sent(*m), false, 0, order_at_instant(order)});
   instruments_.handed_over(*m, start, handed);
   to_network(m, start, handed, now_);
 }

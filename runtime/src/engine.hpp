@@ -775,7 +775,26 @@ class Engine final : public NetworkListener, private Scheduler {
     // first `frees_before` of the window's frees of buffer space (Network::frees_this_window).
     bool undecided = false;
     std::size_t frees_before = 0;
+    // Where its sender's turn came among the turns of its instant (order_at_instant): what the
+    // window's end numbers the messages by.
+    std::uint64_t numbered_at = 0;
   };
+  // The order of a turn at its instant, for numbering its sends: a context woken at the current time
+  // by a turn with a greater order key (its task completing the request the context waits for) is
+  // taken after that turn, in one process as in the split run's. So a turn's order is the greatest
+  // of the turns' keys this process has taken at its instant so far: every process takes its own
+  // contexts' turns in the single process's order, and the keys of different processes' contexts
+  // differ, so the processes' turns merge in that order. A network event's handling keeps its place.
+  Time turns_instant_ = -1;
+  std::uint64_t turns_top_ = 0;
+  void took_turn(const Event& e) {
+    if (e.order < vp_order(0)) return;
+    if (e.t != turns_instant_) turns_instant_ = e.t, turns_top_ = 0;
+    turns_top_ = std::max(turns_top_, e.order);
+  }
+  std::uint64_t order_at_instant(std::uint64_t order) const {
+    return order >= vp_order(0) && now_ == turns_instant_ ? std::max(order, turns_top_) : order;
+  }
   std::vector<HandedHere> handed_here_;
   // A multicast's lead handed over in this window: the destinations it was planned for (world ranks).
   std::unordered_map<const Msg*, std::vector<int>> multicast_dsts_;

@@ -70,7 +70,7 @@ Op* Engine::imulticast(Vp& v, const Group& g, std::span<const int> dsts, int tag
   if (partition_) [[unlikely]] {  // numbered, counted and posted at the window's end (partition.cpp)
     multicast_dsts_[lead] = std::move(world);
     handed_here_.push_back(HandedHere{lead, Stamp{now_, v.order, place_now_.step}, start, v.clock,
-                                      instruments_.hold_multicast(v.rank, *lead)});
+                                      instruments_.hold_multicast(v.rank, *lead), false, 0, order_at_instant(v.order)});
     return op;
   }
   instruments_.multicast_sent(v.rank, *lead, start, v.clock, v.is_task());

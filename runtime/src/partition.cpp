@@ -104,6 +104,7 @@ struct Record {
   // window's end, after the window's first `frees_before` frees of buffer space.
   std::uint8_t undecided = 0;
   std::uint64_t frees_before = 0;
+  std::uint64_t numbered_at = 0;  // Engine::HandedHere::numbered_at
 };
 // This window's arrivals of a process's members at a hardware barrier; with race detection followed
 // by what its waiting members have heard of (a vector clock, one entry per rank).
@@ -182,7 +183,8 @@ void Engine::refuse_call(const char* what) const {
 // single process too makes the VP's next call at the send's end (send_protocol).
 Op* Engine::await_protocol(Vp& v, Op* op, Msg* m, Time start) {
   handed_here_.push_back(HandedHere{m, Stamp{now_, v.order, place_now_.step}, start, v.clock,
-                                    instruments_.hold_sent(*m), true, network_->frees_this_window()});
+                                    instruments_.hold_sent(*m), true, network_->frees_this_window(),
+                                    order_at_instant(v.order)});
   block(v, Vp::Block::sync, Call{});
   return op;
 }
@@ -363,6 +365,7 @@ bool Engine::at_window_end() {
                          m.held_op != nullptr};
     record.undecided = s.undecided;
     record.frees_before = s.frees_before;
+    record.numbered_at = s.numbered_at;
     mine.put(record);
     if (!h.payloads_apart) mine.bytes.insert(mine.bytes.end(), bytes.begin(), bytes.end());
     for (const int d : dsts) mine.put(static_cast<std::int32_t>(d));
@@ -429,7 +432,7 @@ bool Engine::at_window_end() {
       if (r.bytes > r.size || r.fan < 0 || r.fan > static_cast<std::int32_t>(vps_.size()) ||
           r.proto > static_cast<std::uint8_t>(Msg::Proto::sync_ack))
         throw_corrupt_swap();
-      Swapped place{r.sent.t, r.sent.order, r.seq, at};
+      Swapped place{r.sent.t, r.numbered_at, r.seq, at};
       if (r.clocked && !races) throw_corrupt_swap();
       if (r.undecided > 1 || (r.undecided && (r.proto != static_cast<std::uint8_t>(Msg::Proto::eager) || r.fan != 0 ||
                                               !machine_.net.flow_control() || machine_.net.recv_buffer < 0)))
@@ -808,7 +811,7 @@ void Engine::cut_at(Stamp failure, std::span<const std::byte> all, std::span<con
   std::vector<Network::Reservation> asked;  // ... those waiting for the window's frees of buffer space
   for (const std::size_t at : records) {
     const auto r = Unpacker(all.subspan(at)).take<Record>();
-    if (r.sent > failure) break;
+    if (r.sent > failure) continue;  // (a turn woken at its instant by a later key's is numbered later)
     if (r.undecided) asked.push_back(Network::Reservation{r.frees_before, r.dst, r.size});
     before.push_back(r);
   }

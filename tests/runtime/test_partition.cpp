@@ -976,6 +976,26 @@ TEST(Partition, ASplitRunsTraceAndOrderLogAreTheSingleProcesss) {
   }
 }
 
+// At t = 0 rank 1's task sends, then rank 2's task ends, and rank 2's program, waiting for it, goes
+// on at once and sends: the single process takes that turn after the tasks' (it was woken at its
+// instant by a turn with a greater order key) and numbers rank 1's message first. So does a split
+// run, whose processes hold the two ranks apart.
+TEST(Partition, ATurnWokenAtItsInstantNumbersItsSendsWhereOneProcessTakesIt) {
+  const Program woken = [](Proc& p) {
+    std::vector<std::byte> b(8);
+    Request task = p.spawn(p.world(), [&p, &b](const Group&) {  // sends in the task's own world
+      if (p.rank() == 1) p.send(0, 5, b);
+      if (p.rank() == 0) p.recv(1, 5, b);
+    });
+    p.wait(task);
+    if (p.rank() == 2) p.send(3, 6, b);
+    if (p.rank() == 3) p.recv(2, 6, b);
+  };
+  const Machine line = ts_test::prime_machine("mesh:1x4");
+  expect_split_runs_same(line, woken, {2, 4});
+  expect_same_evidence(line, woken, {2, 4});  // the order log names every message by its number
+}
+
 // Who blocked whom is the network's, which every process carries whole: each one's explanation is
 // the single process's, for a run that ends and for one that fails.
 TEST(Partition, EveryProcessExplainsWhoBlockedWhomAsOneProcessDoes) {
