@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds and runs MPICH's own MPI test programs (test/mpi) against Touchstone or Open MPI.
 
-    tools/mpich_suite.py ts|ompi|ts-cores [FOLDER...]
+    tools/mpich_suite.py ts|ompi|ts-cores|ts-split [FOLDER...]
 
 MPICH is not part of this repository: MPICH_TESTS names an unpacked copy of its test/mpi folder
 (default /work/mpich/test/mpi), WORK a scratch folder (default /tmp/mpich_suite) that holds a minimal
@@ -26,6 +26,14 @@ on 2 host cores with every instant's programs at once, on 4 perturbed, and on th
 and --result's figures but the host's (results/ts-cores.json; the runs that differ are printed). Perturbed runs sleep at random
 in the ranks' calls, so a run of millions of messages may outlast its time limit: such runs are
 listed as slow, not as different.
+
+`ts-split` runs `ts` first, then each of its runs that ended in time (the failed ones too) split over
+Open MPI processes (`mpirun --oversubscribe -np 2 touchstone-distributed mpirun ...`, and over 4
+perturbed; docs/parallel.md, "Several processes"), and compares each with the same run in one process
+(`touchstone mpirun --summary`): exit status, the ranks' output, the summary (makespan, messages,
+trace_hash, this one only after a run that succeeded) and the rest of the report, addresses and
+Open MPI's own box saying that a process failed aside (results/ts-split.json; the runs that differ
+are printed).
 """
 import concurrent.futures as cf
 import json
@@ -44,7 +52,8 @@ ENABLED_MARKERS = ["@namepub_tests@"]
 FOLDERS = ["pt2pt", "coll", "comm", "group", "datatype", "topo", "attr", "init", "basic"]
 impl = sys.argv[1]
 same_on_cores = impl == "ts-cores"
-impl = "ts" if same_on_cores else impl
+same_split = impl == "ts-split"
+impl = "ts" if same_on_cores or same_split else impl
 folders = sys.argv[2:] or FOLDERS
 # MPICH's configure writes mpitestconf.h and dtpoolsconf.h; these are the few settings the tests need.
 CONF = """#define HAVE_STDARG_H 1
@@ -162,16 +171,19 @@ def build(folder, name):
     return True, ""
 
 
+def machine(r):
+    # The spawn folder's programs start processes on the VPs -np leaves free: up to 65 at once
+    # (concurrent_spawns), 128 in turn (taskmanager).
+    return "torus:8x8" if r["np"] <= 64 and r["folder"] != "spawn" else "torus:16x16"
+
+
 def run(r, options=(), result=None):
     exe = W / "bin" / impl / r["folder"] / r["name"]
     env = dict(os.environ, **r["env"])
     if impl == "ompi":
         cmd = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(r["np"]), str(exe)] + r["args"]
     else:
-        # The spawn folder's programs start processes on the VPs -np leaves free: up to 65 at once
-        # (concurrent_spawns), 128 in turn (taskmanager).
-        machine = "torus:8x8" if r["np"] <= 64 and r["folder"] != "spawn" else "torus:16x16"
-        cmd = [str(TS / "bin" / "touchstone"), "mpirun", "--machine", machine, "-np", str(r["np"]), *options] + \
+        cmd = [str(TS / "bin" / "touchstone"), "mpirun", "--machine", machine(r), "-np", str(r["np"]), *options] + \
             (["--result", str(result)] if result else []) + [str(exe)] + r["args"]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env, cwd=exe.parent)
@@ -227,6 +239,50 @@ def compare_on_cores(k, r):
     return dict(r, status="same")
 
 
+# Open MPI processes and touchstone-distributed's options
+SPLITS = {"2 processes": (2, []), "4 processes, perturbed": (4, ["--perturb", "3"])}
+
+
+def split_run(r, processes=1, options=()):
+    """A run in one process or split over Open MPI processes: exit status, the ranks' output, the
+    summary without what the host decides, the rest of the report; None when it outlasts its time
+    limit."""
+    exe = W / "bin" / impl / r["folder"] / r["name"]
+    ts = [str(TS / "bin" / "touchstone"), "mpirun"]
+    if processes > 1:
+        ts = ["mpirun", "--oversubscribe", "-np", str(processes), str(TS / "bin" / "touchstone-distributed"), "mpirun"]
+    cmd = ts + [*options] + ["--machine", machine(r), "-np", str(r["np"]), "--summary", str(exe)] + r["args"]
+    env = dict(os.environ, **r["env"], OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=exe.parent)
+    except subprocess.TimeoutExpired:
+        return None
+    # A report may name an address (a dynamic window's memory): where each run's process put it.
+    # Open MPI's mpirun says in a box of dashes that a process failed: not the run's report.
+    err = re.sub(r"^-{20,}\n.*?^-{20,}\n", "", p.stderr, flags=re.M | re.S)
+    err = re.sub(r"0x[0-9a-f]{8,}", "0x(address)", err).splitlines()
+    summary = [re.sub(r", run [0-9.]+ host s|, program loaded .*", "", l) for l in err if l.startswith("touchstone mpirun: ")]
+    if p.returncode != 0:  # after a failure, the hash of each process's share of the run
+        summary = [re.sub(r", trace_hash [0-9a-f]+", "", l) for l in summary]
+    report = [l for l in err if not l.startswith("touchstone mpirun: ") and "trace_hash" not in l]
+    return dict(exit=p.returncode, stdout=p.stdout, summary=summary, report=report, cmd=shlex.join(cmd))
+
+
+def compare_split(r):
+    """The run in one process against the split runs of SPLITS: what differs, or that one was slow."""
+    one = split_run(r)
+    if one is None:
+        return dict(r, status="slow", why="one process: time limit")
+    for name, (processes, options) in SPLITS.items():
+        other = split_run(r, processes, options)
+        if other is None:
+            return dict(r, status="slow", why=f"{name}: time limit")
+        what = [part for part in ("exit", "stdout", "summary", "report") if one[part] != other[part]]
+        if what:
+            return dict(r, status="differs", why=f"{name}: {', '.join(what)}", one=one, other=other)
+    return dict(r, status="same")
+
+
 runs = [r for f in folders for r in parse(f)]
 built = {}
 for r in runs:
@@ -259,6 +315,13 @@ if same_on_cores:
     with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:
         results = list(ex.map(lambda kr: compare_on_cores(*kr), passing))
     (W / "results" / "ts-cores.json").write_text(json.dumps(results, indent=1))
+if same_split:
+    # Every run that ended in time, failures included: a split run fails as one process does.
+    passing = [r for r in results if r["status"] not in ("nobuild", "skipped") and r["why"] != "timeout"]
+    with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:
+        results = list(ex.map(compare_split, passing))
+    (W / "results" / "ts-split.json").write_text(json.dumps(results, indent=1))
+if same_on_cores or same_split:
     for x in results:
         if x["status"] != "same":
             print(f"{x['status']}: {x['folder']}/{x['name']} -np {x['np']} {' '.join(x['args'])}: {x['why']}")
