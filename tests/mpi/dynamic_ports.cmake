@@ -24,6 +24,6 @@ add_test(NAME mpi.dynamic_ports.fatal
 # unreceived request to the port.
 add_test(NAME mpi.dynamic_ports.unaccepted
          COMMAND ${here}/expect.sh 2 "rank 2 blocked since t=[0-9.]+ us in MPI_Comm_connect on MPI_COMM_SELF
-.*MPI_Comm_connect's request to port 'touchstone-port:0:0' from rank 2 to rank 0"
+(.*\n)*  MPI_Comm_connect's request to port 'touchstone-port:0:0' from rank 2 to rank 0, "
          ${ts} mpirun --machine mesh:2x2 -np 3 $<TARGET_FILE:mpi_test_dynamic_ports> unaccepted)
 set_tests_properties(mpi.dynamic_ports.fatal mpi.dynamic_ports.unaccepted PROPERTIES TIMEOUT ${TOUCHSTONE_TEST_TIMEOUT})
