@@ -222,21 +222,32 @@ CORES = {"2 cores": ["--host-cores", "2", "--parallel-programs-from-us", "0"],
          "threads, perturbed": ["--execution", "threads", "--perturb", "3"]}
 
 
-def compare_on_cores(k, r):
-    """The run on one host core against the others of CORES: what differs, or that one was slow."""
-    d = W / "cores" / f"{k:04d}"
-    d.mkdir(parents=True, exist_ok=True)
-    one = run(r, ["--host-cores", "1"], d / "one.json")
+def compare(r, first, others, parts):
+    """The run made the first way against the same run made each of the others' (name -> a function
+    making the run, or returning None when it outlasted its time limit): which parts differ, or that
+    one was slow."""
+    name, make = first
+    one = make()
     if one is None:
-        return dict(r, status="slow", why="one host core: time limit")
-    for name, options in CORES.items():
-        other = run(r, options, d / (name.replace(" ", "").replace(",", "") + ".json"))
+        return dict(r, status="slow", why=f"{name}: time limit")
+    for name, make in others.items():
+        other = make()
         if other is None:
             return dict(r, status="slow", why=f"{name}: time limit")
-        what = [part for part in ("exit", "stdout", "stderr", "figures") if one[part] != other[part]]
+        what = [part for part in parts if one[part] != other[part]]
         if what:
             return dict(r, status="differs", why=f"{name}: {', '.join(what)}", one=one, other=other)
     return dict(r, status="same")
+
+
+def compare_on_cores(k, r):
+    """The run on one host core against the others of CORES."""
+    d = W / "cores" / f"{k:04d}"
+    d.mkdir(parents=True, exist_ok=True)
+    others = {name: (lambda o=options, f=name.replace(" ", "").replace(",", ""): run(r, o, d / (f + ".json")))
+              for name, options in CORES.items()}
+    return compare(r, ("one host core", lambda: run(r, ["--host-cores", "1"], d / "one.json")), others,
+                   ("exit", "stdout", "stderr", "figures"))
 
 
 # Open MPI processes and touchstone-distributed's options
@@ -269,18 +280,9 @@ def split_run(r, processes=1, options=()):
 
 
 def compare_split(r):
-    """The run in one process against the split runs of SPLITS: what differs, or that one was slow."""
-    one = split_run(r)
-    if one is None:
-        return dict(r, status="slow", why="one process: time limit")
-    for name, (processes, options) in SPLITS.items():
-        other = split_run(r, processes, options)
-        if other is None:
-            return dict(r, status="slow", why=f"{name}: time limit")
-        what = [part for part in ("exit", "stdout", "summary", "report") if one[part] != other[part]]
-        if what:
-            return dict(r, status="differs", why=f"{name}: {', '.join(what)}", one=one, other=other)
-    return dict(r, status="same")
+    """The run in one process against the split runs of SPLITS."""
+    others = {name: (lambda n=n, o=o: split_run(r, n, o)) for name, (n, o) in SPLITS.items()}
+    return compare(r, ("one process", lambda: split_run(r)), others, ("exit", "stdout", "summary", "report"))
 
 
 runs = [r for f in folders for r in parse(f)]
