@@ -501,7 +501,7 @@ void Engine::run_rests() {
     if (!first) continue;
     rest_failed_at_ = left_at_[j];
     failed_at_ = kNever;  // after every event of the run (RunError::failed_at)
-    failed_order_ = 0;
+    failed_order_ = 0, failed_turns_ = 0;
   }
 }
 
@@ -610,7 +610,8 @@ void Engine::abort_run(std::string report) {
     failure_ = std::move(report);
     failed_at_ = now_;
     const int running = executor_ ? executor_->current() : kMain;
-    failed_order_ = running >= 0 ? context(running).order : 0;
+    const std::uint64_t own = running >= 0 ? context(running).order : 0;
+    failed_order_ = order_at_instant(own), failed_turns_ = turns_reached(own);
     if (in_network_event_) failed_network_place_ = network_event_place_, failed_in_handler_ = am_ && am_->in_handler();
   }
   aborting_ = true;
@@ -1112,7 +1113,7 @@ RunResult Engine::run(const Program& program) {
         instruments_.add_to_failure(failure_, hash_of_shares(), !partition_ || partition_->index() == 0);
     const auto placed = [this]<class E>(E e) {  // E: RunError or RunUsageError, kept as it is
       e.failed_at = failed_at_;
-      e.turns_reached = turns_reached(failed_order_);
+      e.turns_reached = failed_turns_;
       e.hash_of_shares = hash_of_shares();
       return e;
     };

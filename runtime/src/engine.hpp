@@ -832,10 +832,13 @@ class Engine final : public NetworkListener, private Scheduler {
   bool failure_told_ = false;
   bool split_over_ = false;  // every process's programs have ended (Window::over)
   // Where in the sequential order this process failed (its first abort_run): the time and the order
-  // of the context that failed (0: an event of the loop's). Of the processes failed in one window,
-  // the first in that order is the run's failure, as the single process would stop there.
+  // of the context that failed (0: an event of the loop's), at its instant as its sends are numbered
+  // (order_at_instant: a turn woken at its instant by a greater key's comes after that one). Of the
+  // processes failed in one window, the first in that order is the run's failure, as the single
+  // process would stop there. failed_turns_: RunError::turns_reached, of the context's own order.
   Time failed_at_ = kNever;
   std::uint64_t failed_order_ = 0;
+  int failed_turns_ = 0;
   bool counts_network_events_ = true;  // the first process's, or the only one's
   TraceHash network_hash_aside_;
   RunStats network_stats_aside_;

@@ -996,6 +996,41 @@ TEST(Partition, ATurnWokenAtItsInstantNumbersItsSendsWhereOneProcessTakesIt) {
   expect_same_evidence(line, woken, {2, 4});  // the order log names every message by its number
 }
 
+// At t = 0 rank 2's task ends, and rank 2's program, waiting for it, goes on at once and fails; so
+// does rank 1's task. The single process takes rank 1's task before rank 2's woken program (whose
+// turn comes after its task's, the greater order key) and stops there: the split run, whose
+// processes hold the two ranks apart, places the two failures in that order too.
+TEST(Partition, AFailureInATurnWokenAtItsInstantIsPlacedWhereOneProcessTakesIt) {
+  const Program fails = [](Proc& p) {
+    Request task = p.spawn(p.world(), [&p](const Group&) {
+      if (p.rank() == 1) throw std::runtime_error("rank 1's task gives up");
+    });
+    p.wait(task);
+    if (p.rank() == 2) throw std::runtime_error("rank 2 gives up");
+  };
+  const Machine line = ts_test::prime_machine("mesh:1x4");
+  std::string one;
+  try {
+    run(line, fails, phantom());
+    ADD_FAILURE() << "the run did not fail";
+  } catch (const RunError& e) {
+    one = e.what();
+  }
+  ASSERT_NE(one.find("rank 1's task gives up"), std::string::npos) << one;
+  ASSERT_EQ(one.find("rank 2 gives up"), std::string::npos) << one;
+  for (const int n : {2, 4}) {
+    const ts_test::SplitRun split = ts_test::run_split(line, fails, phantom(), n);
+    for (int k = 0; k < n; ++k) {
+      ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]) << n << " processes, process " << k;
+      const std::string what = failure_text(split.failures[static_cast<std::size_t>(k)]);
+      EXPECT_EQ(what.find("rank 2 gives up"), std::string::npos) << n << " processes, process " << k << ":\n" << what;
+      if (k == n / 4) {  // rank 1's process
+        EXPECT_EQ(what.substr(0, what.find('\n')), one.substr(0, one.find('\n'))) << what;
+      }
+    }
+  }
+}
+
 // Who blocked whom is the network's, which every process carries whole: each one's explanation is
 // the single process's, for a run that ends and for one that fails.
 TEST(Partition, EveryProcessExplainsWhoBlockedWhomAsOneProcessDoes) {
