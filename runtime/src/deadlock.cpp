@@ -394,15 +394,50 @@ std::string Engine::deadlock_report(const HeadlineFacts* pooled) const {
     s = fmt::format("application deadlock at t={} us: every VP still running is blocked and nothing is in flight.\n",
                     to_us(at));
   }
-  int shown = 0, blocked = 0;
-  for (const auto& v : vps_) {
-    if (!v || v->state != Vp::State::blocked || v->block == Vp::Block::dormant) continue;
-    ++blocked;
-    if (++shown <= 64)
-      s += fmt::format("  rank {} blocked since t={} us in {}{}\n", v->rank, to_us(v->blocked_since), describe_wait(*v),
-                       at_label(*v));
+  const BlockedLines here = pooled ? BlockedLines() : blocked_lines();
+  const BlockedLines& lines = pooled ? pooled->lines : here;
+  for (const std::string& line : lines.ranks) s += line;
+  if (lines.ranks_blocked > lines.ranks.size())
+    s += fmt::format("  ... and {} more blocked rank(s)\n", lines.ranks_blocked - lines.ranks.size());
+  for (const auto& [order, line] : lines.tasks) s += line;
+  // VPs that run no rank (RunOptions::ranks: an MPI run with -np below the machine's VPs, those
+  // not started: Proc::await_start) are neither blocked nor finished ranks.
+  const int n = static_cast<int>(vps_.size());
+  int ranks = n;
+  if (opts_.ranks > 0 && opts_.ranks < n) {
+    ranks = opts_.ranks;
+    for (int r = opts_.ranks; r < n; ++r) ranks += runs_no_rank(r) ? 0 : 1;
   }
-  if (shown > 64) s += fmt::format("  ... and {} more blocked rank(s)\n", shown - 64);
+  int blocked = static_cast<int>(lines.ranks_blocked);
+  if (pooled)  // every process's, as the single process counts them
+    blocked = static_cast<int>(std::count(pooled->waits.blocked.begin(), pooled->waits.blocked.end(), 1));
+  if (partition_ && !pooled) {  // only this process's ranks are known here
+    const int first = std::min(first_here_, ranks), end = std::min(end_here_, ranks);
+    s += fmt::format("{} of this process's {} ranks ({}..{} of {}) finished.\n", end - first - blocked, end - first,
+                     first, end - 1, ranks);
+  } else if (ranks == n) {
+    s += fmt::format("{} of {} VPs finished.\n", n - blocked, n);
+  } else {
+    s += fmt::format("{} of {} ranks finished ({} more VP(s) of the machine run no rank).\n", ranks - blocked, ranks,
+                     n - ranks);
+  }
+  const WaitGraph graph = pooled ? WaitGraph() : wait_graph();
+  const WaitGraph& waits = pooled ? pooled->waits : graph;
+  if (cycle.empty()) s += describe_waits(waits) + lines.buffers;
+  s += waits.unreceived_count
+           ? fmt::format("Unmatched messages ({}):\n{}\n", waits.unreceived_count, fmt::join(waits.unreceived, "\n"))
+           : "No unmatched messages.\n";
+  if (network_->blocked_packets()) s += "Blocked in the network:\n" + network_->describe_blocked();
+  return s;
+}
+
+Engine::BlockedLines Engine::blocked_lines() const {
+  BlockedLines lines;
+  for (const auto& v : vps_)
+    if (v && v->state == Vp::State::blocked && v->block != Vp::Block::dormant &&
+        ++lines.ranks_blocked <= BlockedLines::kRanksShown)
+      lines.ranks.push_back(fmt::format("  rank {} blocked since t={} us in {}{}\n", v->rank, to_us(v->blocked_since),
+                                        describe_wait(*v), at_label(*v)));
   // Tasks (Proc::spawn, docs/model.md 1.7) that wait are named too: a rank's wait for one of them
   // is only as far as the report can follow.
   // One the program named (a nonblocking collective: "MPI_Ibcast(...) on MPI_COMM_WORLD at prog.c:12")
@@ -418,44 +453,16 @@ std::string Engine::deadlock_report(const HeadlineFacts* pooled) const {
             std::string who = peer == any_source ? "any rank" : fmt::format("rank {}", peer);
             if (peer != t->rank && std::find(peers.begin(), peers.end(), who) == peers.end()) peers.push_back(who);
           }
-        s += fmt::format("  rank {}'s {} is blocked since t={} us{}{}\n", t->rank, named, to_us(t->blocked_since),
-                         peers.empty() ? "" : ", waiting for ", fmt::join(peers, ", "));
+        lines.tasks.emplace_back(t->order, fmt::format("  rank {}'s {} is blocked since t={} us{}{}\n", t->rank, named,
+                                                       to_us(t->blocked_since), peers.empty() ? "" : ", waiting for ",
+                                                       fmt::join(peers, ", ")));
       } else
-        s += fmt::format("  a task of rank {} blocked since t={} us in {}{}\n", t->rank, to_us(t->blocked_since),
-                         describe_wait(*t), at_label(*t));
+        lines.tasks.emplace_back(t->order, fmt::format("  a task of rank {} blocked since t={} us in {}{}\n", t->rank,
+                                                       to_us(t->blocked_since), describe_wait(*t), at_label(*t)));
     }
-  // VPs that run no rank (RunOptions::ranks: an MPI run with -np below the machine's VPs, those
-  // not started: Proc::await_start) are neither blocked nor finished ranks.
-  const int n = static_cast<int>(vps_.size());
-  int ranks = n;
-  if (opts_.ranks > 0 && opts_.ranks < n) {
-    ranks = opts_.ranks;
-    for (int r = opts_.ranks; r < n; ++r) ranks += runs_no_rank(r) ? 0 : 1;
-  }
-  const int blocked_here = blocked;
-  if (pooled)  // every process's, as the single process counts them
-    blocked = static_cast<int>(std::count(pooled->waits.blocked.begin(), pooled->waits.blocked.end(), 1));
-  if (partition_ && !pooled) {            // only this process's ranks are known here
-    const int first = std::min(first_here_, ranks), end = std::min(end_here_, ranks);
-    s += fmt::format("{} of this process's {} ranks ({}..{} of {}) finished.\n", end - first - blocked, end - first,
-                     first, end - 1, ranks);
-  } else if (ranks == n) {
-    s += fmt::format("{} of {} VPs finished.\n", n - blocked, n);
-  } else {
-    s += fmt::format("{} of {} ranks finished ({} more VP(s) of the machine run no rank).\n", ranks - blocked, ranks,
-                     n - ranks);
-  }
-  // A process of a split run whose ranks all finished has nothing more to say: the processes with
-  // blocked ranks name them, their waits and the messages that could have freed them.
-  if (partition_ && blocked_here == 0) return s;
-  const WaitGraph here = pooled ? WaitGraph() : wait_graph();
-  const WaitGraph& waits = pooled ? pooled->waits : here;
-  if (cycle.empty()) s += describe_waits(waits) + full_buffers();
-  s += waits.unreceived_count
-           ? fmt::format("Unmatched messages ({}):\n{}\n", waits.unreceived_count, fmt::join(waits.unreceived, "\n"))
-           : "No unmatched messages.\n";
-  if (network_->blocked_packets()) s += "Blocked in the network:\n" + network_->describe_blocked();
-  return s;
+  std::sort(lines.tasks.begin(), lines.tasks.end());  // by rank, then the rank's own count
+  lines.buffers = full_buffers();
+  return lines;
 }
 
 }  // namespace touchstone::detail

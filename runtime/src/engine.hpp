@@ -572,11 +572,23 @@ class Engine final : public NetworkListener, private Scheduler {
   WaitGraph wait_graph() const;
   std::string describe_waits(const WaitGraph& g) const;
   std::string full_buffers() const;
+  // A deadlock report's lines about the contexts that wait: each blocked rank's (in rank order) and
+  // each waiting task's (by its order key, which a split run's processes know alike), and the full
+  // receive buffers of its nodes.
+  struct BlockedLines {
+    static constexpr std::size_t kRanksShown = 64;
+    std::uint64_t ranks_blocked = 0;
+    std::vector<std::string> ranks;  // the first kRanksShown
+    std::vector<std::pair<std::uint64_t, std::string>> tasks;
+    std::string buffers;
+  };
+  BlockedLines blocked_lines() const;
   struct HeadlineFacts {
     Time stuck_at = 0;  // deadlock_stuck_at()
     bool buffer_cycle = false;
     std::string forced;  // infeasible_choice()
     WaitGraph waits;
+    BlockedLines lines;  // every process's, in the single process's order
   };
   Time deadlock_stuck_at() const;
   std::string deadlock_report(const HeadlineFacts* pooled = nullptr) const;

@@ -662,7 +662,7 @@ bool Engine::at_window_end() {
     if (not_done == 0) return false;
     failure_told_ = true;
     const HeadlineFacts facts = pooled_headline_facts();  // every process is here, in the same window
-    abort_run(deadlock_report(&facts));  // the headline and the count of finished ranks, where none is blocked
+    abort_run(first_process_says(deadlock_report(&facts)));
     failed_at_ = kNever;  // after every event
     return true;
   }
@@ -695,6 +695,13 @@ Engine::HeadlineFacts Engine::pooled_headline_facts() {
   mine.put(std::uint64_t{buffer_cycle()});
   mine.put_text(infeasible_choice());
   wait_graph().pack(mine);
+  const BlockedLines lines = blocked_lines();
+  mine.put(lines.ranks_blocked);
+  mine.put(lines.ranks.size());
+  for (const std::string& line : lines.ranks) mine.put_text(line);
+  mine.put(lines.tasks.size());
+  for (const auto& [order, line] : lines.tasks) mine.put(order), mine.put_text(line);
+  mine.put_text(lines.buffers);
   const std::vector<std::byte> all = partition_->all_gather(mine.bytes);
   mine = Packed();
   Unpacker in(all);
@@ -707,7 +714,19 @@ Engine::HeadlineFacts Engine::pooled_headline_facts() {
     std::string forced = in.take_text();
     if (pooled.forced.empty()) pooled.forced = std::move(forced);  // in rank order, as one process looks
     pooled.waits.unpack(in);
+    // The processes hold the ranks in blocks, in rank order: their lines follow one another.
+    BlockedLines& lines = pooled.lines;
+    lines.ranks_blocked += in.take<std::uint64_t>();
+    for (auto i = in.take<std::size_t>(); i > 0; --i)
+      if (std::string line = in.take_text(); lines.ranks.size() < BlockedLines::kRanksShown)
+        lines.ranks.push_back(std::move(line));
+    for (auto i = in.take<std::size_t>(); i > 0; --i) {
+      const auto order = in.take<std::uint64_t>();
+      lines.tasks.emplace_back(order, in.take_text());
+    }
+    lines.buffers += in.take_text();
   }
+  std::sort(pooled.lines.tasks.begin(), pooled.lines.tasks.end());
   return pooled;
 }
 
