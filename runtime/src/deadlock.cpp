@@ -408,9 +408,7 @@ std::string Engine::deadlock_report(const HeadlineFacts* pooled) const {
     ranks = opts_.ranks;
     for (int r = opts_.ranks; r < n; ++r) ranks += runs_no_rank(r) ? 0 : 1;
   }
-  int blocked = static_cast<int>(lines.ranks_blocked);
-  if (pooled)  // every process's, as the single process counts them
-    blocked = static_cast<int>(std::count(pooled->waits.blocked.begin(), pooled->waits.blocked.end(), 1));
+  const int blocked = static_cast<int>(lines.ranks_blocked);  // pooled: every process's
   if (partition_ && !pooled) {  // only this process's ranks are known here
     const int first = std::min(first_here_, ranks), end = std::min(end_here_, ranks);
     s += fmt::format("{} of this process's {} ranks ({}..{} of {}) finished.\n", end - first - blocked, end - first,
