@@ -8,6 +8,7 @@
 #include <string>
 
 #include "algorithms/traffic.hpp"
+#include "support/scratch.hpp"
 #include "touchstone/error.hpp"
 
 using namespace touchstone;
@@ -157,7 +158,7 @@ TEST(TrafficMatrix, NumbersAreRangeCheckedNeverWrapped) {
 
 // Traffic files are capped at 64 MiB (a sparse file: nothing is written) and refused unread.
 TEST(TrafficMatrix, FilesLargerThanTheCapAreRefusedUnread) {
-  const auto path = (std::filesystem::temp_directory_path() / "ts_big_traffic.csv").string();
+  const auto path = ts_test::scratch_path("ts_big_traffic.csv").string();
   std::ofstream(path) << "0";
   std::filesystem::resize_file(path, (std::size_t{64} << 20) + 1);
   const std::string e = traffic_error([&] { algorithms::load_traffic_csv(path); });

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/scratch.hpp"
 #include "touchstone/topologies/switch_network.hpp"
 #include "touchstone/touchstone.hpp"
 
@@ -60,7 +61,7 @@ TEST(DocsExamples, PairsPlacementPutsTwoRanksPerSwitchInTurn) {
 // above), with the same effect as written in the spec.
 TEST(DocsExamples, JsonParamsTakePlacementSeedAndQ) {
   auto from_file = [](const std::string& json) {
-    const auto path = std::filesystem::temp_directory_path() / "touchstone_params_options.json";
+    const auto path = ts_test::scratch_path("touchstone_params_options.json");
     std::ofstream(path) << json;
     Machine m = parse_machine(path.string());
     std::filesystem::remove(path);
@@ -83,7 +84,7 @@ TEST(DocsExamples, JsonParamsTakePlacementSeedAndQ) {
 }
 
 TEST(DocsExamples, JsonParamsTakeTheFamilysOwnOptions) {
-  const auto path = std::filesystem::temp_directory_path() / "touchstone_params_family.json";
+  const auto path = ts_test::scratch_path("touchstone_params_family.json");
   {
     std::ofstream out(path);
     out << R"({"topology": "torus:4x4", "params": {"deadlock": "none", "hop_ns": 7}})";
@@ -113,7 +114,7 @@ std::string machine_error(const std::string& spec) {
 }
 
 std::string write_file(const std::string& name, const std::string& text) {
-  const auto path = (std::filesystem::temp_directory_path() / name).string();
+  const auto path = ts_test::scratch_path(name).string();
   std::ofstream(path) << text;
   return path;
 }
@@ -138,8 +139,8 @@ TEST(MachineInput, JsonNumberOverflowNamesTheFile) {
 
 TEST(MachineInput, OnlyRegularFilesAreRead) {
   EXPECT_NE(machine_error("/dev/zero.json").find("no such file"), std::string::npos);
-  std::filesystem::create_directories(std::filesystem::temp_directory_path() / "ts_dir.json");
-  const auto dir = (std::filesystem::temp_directory_path() / "ts_dir.json").string();
+  const auto dir = ts_test::scratch_path("ts_dir.json").string();
+  std::filesystem::create_directories(dir);
   EXPECT_NE(machine_error(dir).find("not a regular file"), std::string::npos);
 }
 
@@ -188,7 +189,7 @@ namespace {
 // Switch network files' integers never wrap, and their sizes are capped.
 std::string switchnet_error(const std::string& json) {
   static int n = 0;
-  const auto path = (std::filesystem::temp_directory_path() / ("ts_switchnet_" + std::to_string(n++) + ".json")).string();
+  const auto path = ts_test::scratch_path("ts_switchnet_" + std::to_string(n++) + ".json").string();
   std::ofstream(path) << json;
   try {
     parse_machine("switchnet:" + path);
