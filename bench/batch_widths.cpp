@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     WindowCounter window;
     const bool windows = window_us > 0;
     if (host_time || windows) {
-      o.on_vp_resume = [&](int, touchstone::Time now) {
+      o.on_vp_resume = [&](int, touchstone::Time now, std::uint64_t) {
         if (host_time) timer.resume(now);
         if (windows) window.resume(now);
       };

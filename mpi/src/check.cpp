@@ -1162,11 +1162,13 @@ void post(CheckState& st, const Packed& note) {
 // A collective call of a split run. Its members may enter in different processes within one window,
 // and one process compares each call with its peers' as it enters: so every call of the window is
 // published at its end to every process, which compares them all in the sequential order (by the
-// time of the turn, then rank, then the rank's own order: docs/model.md 1.3) as one process does at
-// entry. The first mismatch fails the run at the turn of the call that found it (window_failure).
+// time of the turn, then the turn's place at its instant, then the process's own order:
+// docs/model.md 1.3) as one process does at entry. The first mismatch fails the run at the turn of
+// the call that found it (window_failure).
 struct SplitEntry {
-  Time at = 0;            // the time of its turn
-  std::uint64_t seq = 0;  // its place among its process's calls
+  Time at = 0;              // the time of its turn
+  std::uint64_t place = 0;  // ... and its place among that instant's (RunOptions::on_vp_resume)
+  std::uint64_t seq = 0;    // its place among its process's calls
   Time clock = 0;         // the rank's clock, which the report gives
   Order order{};
   bool fatal = true;        // the communicator's error handler ends the run
@@ -1181,14 +1183,14 @@ struct SplitEntry {
 // notes carry a SplitAttach as it is, and an access's fixed part followed by its texts.
 struct SplitAttach {
   Time at;
-  std::uint64_t seq, lo, size;
+  std::uint64_t place, seq, lo, size;
   std::int64_t handle;
   std::int32_t world, reset, attach;
 };
 struct SplitAccess {
   struct Fixed {
     Time at, clock;
-    std::uint64_t seq, lo, hi;
+    std::uint64_t place, seq, lo, hi;
     std::int64_t handle;
     std::int32_t world, target, fatal, covered, code;
     std::uint32_t piece, mark;
@@ -1254,7 +1256,7 @@ std::vector<Collective::Block> take_blocks(Unpacker& in) {
 // The fixed part of a SplitEntry as the window's notes carry it.
 struct EntryHead {
   Time at, clock;
-  std::uint64_t seq, context, n, shape;
+  std::uint64_t place, seq, context, n, shape;
   std::int32_t members, size, remote_size, root, op, rank, world, index, side;
   std::uint32_t piece, mark;
   std::uint8_t fatal, inter, has_unit, has_shape, per_rank, has_op, collective_inter, neighborhood, cartesian;
@@ -1264,7 +1266,8 @@ void put_entry(Packed& p, const SplitEntry& e) {
   const Entered& me = e.me;
   const Collective& d = me.d;
   EntryHead h{};
-  h.at = e.at, h.clock = e.clock, h.seq = e.seq, h.context = e.order.context, h.n = e.order.n, h.shape = d.shape;
+  h.at = e.at, h.clock = e.clock, h.place = e.place, h.seq = e.seq, h.context = e.order.context, h.n = e.order.n,
+  h.shape = d.shape;
   h.members = e.order.members, h.size = e.order.size, h.remote_size = e.order.remote_size, h.root = d.root;
   h.op = d.op, h.rank = me.rank, h.world = me.world, h.index = me.index, h.side = me.side, h.piece = e.piece;
   h.mark = e.mark;
@@ -1295,7 +1298,8 @@ void put_entry(Packed& p, const SplitEntry& e) {
 SplitEntry take_entry(Unpacker& in) {
   const auto h = in.take<EntryHead>();
   SplitEntry e;
-  e.at = h.at, e.clock = h.clock, e.seq = h.seq, e.piece = h.piece, e.mark = h.mark, e.fatal = h.fatal != 0;
+  e.at = h.at, e.clock = h.clock, e.place = h.place, e.seq = h.seq, e.piece = h.piece, e.mark = h.mark,
+  e.fatal = h.fatal != 0;
   e.order = Order{h.context, h.n, h.members, h.size, h.remote_size};
   Entered& me = e.me;
   me.rank = h.rank, me.world = h.world, me.index = h.index, me.side = h.side, me.inter = h.inter != 0;
@@ -1343,6 +1347,7 @@ void enter_split(RankState& rs, MPI_Comm comm, const Order& at, Entered me) {
   me.named = std::move(named);
   SplitEntry e;
   e.at = rs.turn_at;
+  e.place = rs.turn_place;
   e.clock = rs.proc->now();
   e.order = at;
   e.fatal = errors_are_fatal(rs, comm);
@@ -1403,22 +1408,23 @@ std::optional<RunOptions::WindowFailure> compare_window(CheckState& st) {
     attaches.swap(w.attaches);
     accesses.swap(w.accesses);
   }
+  // Turns of different processes have different places at an instant; one process's notes at one
+  // place are in the order it made them (seq).
   struct Key {
     Time at;
-    int world;
-    std::uint64_t seq;
+    std::uint64_t place, seq;
     int kind;  // 0 a collective call, 1 a change of regions, 2 an access
     std::size_t index;
   };
   std::vector<Key> order;
   for (std::size_t i = 0; i < entries.size(); ++i)
-    order.push_back({entries[i].at, entries[i].me.world, entries[i].seq, 0, i});
+    order.push_back({entries[i].at, entries[i].place, entries[i].seq, 0, i});
   for (std::size_t i = 0; i < attaches.size(); ++i)
-    order.push_back({attaches[i].at, attaches[i].world, attaches[i].seq, 1, i});
+    order.push_back({attaches[i].at, attaches[i].place, attaches[i].seq, 1, i});
   for (std::size_t i = 0; i < accesses.size(); ++i)
-    order.push_back({accesses[i].n.at, accesses[i].n.world, accesses[i].n.seq, 2, i});
+    order.push_back({accesses[i].n.at, accesses[i].n.place, accesses[i].n.seq, 2, i});
   std::sort(order.begin(), order.end(),
-            [](const Key& a, const Key& b) { return std::tie(a.at, a.world, a.seq) < std::tie(b.at, b.world, b.seq); });
+            [](const Key& a, const Key& b) { return std::tie(a.at, a.place, a.seq) < std::tie(b.at, b.place, b.seq); });
   Session& s = *session();
   auto& attached = st.window_checks->attached;  // the event loop's thread alone reads and writes it now
   for (const Key& k : order) {
@@ -1430,15 +1436,15 @@ std::optional<RunOptions::WindowFailure> compare_window(CheckState& st) {
     if (k.kind == 2) {
       const SplitAccess& a = accesses[k.index];
       if (covers(attached[{a.n.target, a.n.handle}], a.n.lo, a.n.hi) == (a.n.covered != 0)) continue;
-      if (s.drop_output_from) s.drop_output_from(a.n.world, a.n.at, a.n.piece);
-      return RunOptions::WindowFailure{a.n.at, a.n.world, a.n.clock, access_failure(a), a.n.mark};
+      if (s.drop_output_from) s.drop_output_from(a.n.world, a.n.at, a.n.place, a.n.piece);
+      return RunOptions::WindowFailure{a.n.at, a.n.world, a.n.clock, access_failure(a), a.n.mark, a.n.place};
     }
     SplitEntry& e = entries[k.index];
     RankState& rs = s.rank(e.me.world);
     try {
       check_in(rs, MPI_COMM_NULL, e.order, std::move(e.me));
     } catch (const MpiError& err) {
-      if (s.drop_output_from) s.drop_output_from(e.me.world, e.at, e.piece);
+      if (s.drop_output_from) s.drop_output_from(e.me.world, e.at, e.place, e.piece);
       std::string what =
           e.fatal ? fatal_text(rs, e.call.c_str(), e.me.world, err)
                   : fmt::format(
@@ -1446,7 +1452,7 @@ std::optional<RunOptions::WindowFailure> compare_window(CheckState& st) {
                         "the call, but a run split over processes compares a collective's calls at the end of "
                         "the window they were made in, after they returned: run the program in one process",
                         e.call, e.me.world, err.what, error_kind(rs, err.code));
-      return RunOptions::WindowFailure{e.at, e.me.world, e.clock, std::move(what), e.mark};
+      return RunOptions::WindowFailure{e.at, e.me.world, e.clock, std::move(what), e.mark, e.place};
     }
   }
   return std::nullopt;
@@ -1577,7 +1583,7 @@ void note_attached(RankState& rs, std::int64_t handle, std::uintptr_t at, std::s
   if (!st || !st->window_checks) return;  // one process: the target's regions are read where they are
   const std::lock_guard lock(st->outbox_lock);
   WindowChecks& w = *st->window_checks;
-  const SplitAttach a{rs.turn_at, w.made++, at, size, handle, rs.proc->rank(), reset, attach};
+  const SplitAttach a{rs.turn_at, rs.turn_place, w.made++, at, size, handle, rs.proc->rank(), reset, attach};
   Packed p;
   p.put(NoteKind::attached);
   p.put(a);
@@ -1606,8 +1612,8 @@ void note_remote_access(RankState& rs, int target_world, std::int64_t handle, st
   const char* call = rs.last_call ? rs.last_call : "";
   const std::lock_guard lock(st.outbox_lock);
   WindowChecks& w = *st.window_checks;
-  const SplitAccess::Fixed n{rs.turn_at,   rs.proc->now(), w.made++, lo,         hi,    handle, rs.proc->rank(),
-                             target_world, fatal,          covered,  error.code, piece, mark};
+  const SplitAccess::Fixed n{rs.turn_at,      rs.proc->now(), rs.turn_place, w.made++, lo,         hi,    handle,
+                             rs.proc->rank(), target_world,   fatal,         covered,  error.code, piece, mark};
   Packed p;
   p.put(NoteKind::remote_access);
   p.put(n);

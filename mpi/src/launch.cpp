@@ -438,7 +438,9 @@ int launch(const LaunchOptions& o) {
     if (part) {
       output->split(part->index());
       s.cut_output = [&output](int rank) { return output->cut(rank); };
-      s.drop_output_from = [&output](int rank, Time at, std::uint32_t piece) { output->drop_from(rank, at, piece); };
+      s.drop_output_from = [&output](int rank, Time at, std::uint64_t place, std::uint32_t piece) {
+        output->drop_from(rank, at, place, piece);
+      };
       add_window_notes(
           ro, [&output] { return output->window_notes(); },
           [&output](int, std::span<const std::byte> notes) { output->take_window_notes(notes); });
@@ -448,10 +450,12 @@ int launch(const LaunchOptions& o) {
     // layer takes its turn before it touches what the ranks share (session(), Proc::await_turn).
     ro.hooks_are_per_vp = o.privatize && o.compute_factor == 0;
     if (o.compute_factor > 0 || part)
-      ro.on_vp_resume = [&s, &output, np, bursts = o.compute_factor > 0, split = part != nullptr](int rank, Time now) {
+      ro.on_vp_resume = [&s, &output, np, bursts = o.compute_factor > 0, split = part != nullptr](int rank, Time now,
+                                                                                                  std::uint64_t place) {
         if (split && rank < np) {
-          output->resumed(rank, now);
-          s.ranks[static_cast<std::size_t>(rank)].turn_at = now;
+          output->resumed(rank, now, place);
+          RankState& rs = s.ranks[static_cast<std::size_t>(rank)];
+          rs.turn_at = now, rs.turn_place = place;
         }
         if (RankState* rs = bursts ? s.find_rank(rank) : nullptr) begin_burst(*rs);
       };
@@ -543,7 +547,7 @@ int launch(const LaunchOptions& o) {
       if (part) output->finish_split(*part);
       output.reset();
     } catch (const RunError& e) {
-      if (part) output->finish_split(*part, e.failed_at, e.turns_reached);
+      if (part) output->finish_split(*part, e.failed_at, e.failed_place);
       output.reset();
       std::string what = e.what();
       if (part) what = split_run_failure(*part, s, what);

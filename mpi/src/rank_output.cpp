@@ -151,8 +151,8 @@ void RankOutput::pause(int rank) {
     return lines;
   };
   if (process_ >= 0) {
-    Held h{turn_at_[static_cast<std::size_t>(rank)], rank, at_pause(take_stdout(rank, false)), std::exchange(err, {}),
-           pieces_[static_cast<std::size_t>(rank)]};
+    const auto r = static_cast<std::size_t>(rank);
+    Held h{turn_at_[r], turn_place_[r], rank, at_pause(take_stdout(rank, false)), std::exchange(err, {}), pieces_[r]};
     lock.unlock();
     if (h.out.empty() && h.err.empty()) return;
     const std::lock_guard held(held_lock_);
@@ -189,6 +189,7 @@ void RankOutput::finish() {
 void RankOutput::split(int process) {
   process_ = process;
   turn_at_.assign(out_.size(), 0);
+  turn_place_.assign(out_.size(), 0);
   pieces_.assign(out_.size(), 0);
 }
 
@@ -202,22 +203,27 @@ std::uint32_t RankOutput::cut(int rank) {
   return piece;
 }
 
-void RankOutput::drop_from(int rank, Time at, std::uint32_t piece) { dropped_ = Dropped{at, rank, piece}; }
+void RankOutput::drop_from(int rank, Time at, std::uint64_t place, std::uint32_t piece) {
+  dropped_ = Dropped{at, place, rank, piece};
+}
 
-bool RankOutput::reached(const Held& h, Time failed_at, int turns_reached) const {
+bool RankOutput::reached(const Held& h, Time failed_at, std::uint64_t failed_place) const {
   if (dropped_ && h.rank == dropped_->rank && h.at == dropped_->at && h.piece >= dropped_->piece) return false;
-  return h.at < failed_at || (h.at == failed_at && h.rank < turns_reached);
+  return h.at < failed_at || (h.at == failed_at && h.place <= failed_place);
 }
 
-void RankOutput::resumed(int rank, Time now) {
-  if (rank >= 0 && rank < static_cast<int>(turn_at_.size())) turn_at_[static_cast<std::size_t>(rank)] = now;
+void RankOutput::resumed(int rank, Time now, std::uint64_t place) {
+  if (rank < 0 || rank >= static_cast<int>(turn_at_.size())) return;
+  turn_at_[static_cast<std::size_t>(rank)] = now;
+  turn_place_[static_cast<std::size_t>(rank)] = place;
 }
 
-// In the sequential order: by the time of the turn, then by rank; a rank's own pauses as it made
-// them (all in one process), hence the stable sort.
+// In the sequential order: by the time of the turn, then by its place at its instant; the pauses
+// of one process's turns at one place as it made them, hence the stable sort (process 0 appends
+// each process's as that process held them).
 void RankOutput::emit_in_order(std::vector<Held>& held) const {
   std::stable_sort(held.begin(), held.end(),
-                   [](const Held& a, const Held& b) { return a.at != b.at ? a.at < b.at : a.rank < b.rank; });
+                   [](const Held& a, const Held& b) { return a.at != b.at ? a.at < b.at : a.place < b.place; });
   for (const Held& h : held) emit_held(h);
   held.clear();
 }
@@ -229,6 +235,7 @@ void RankOutput::emit_held(const Held& h) const {
 
 void RankOutput::put_held(Packed& p, const Held& h) {
   p.put(h.at);
+  p.put(h.place);
   p.put(h.rank);
   p.put(h.piece);
   p.put_text(h.out);
@@ -237,10 +244,11 @@ void RankOutput::put_held(Packed& p, const Held& h) {
 
 RankOutput::Held RankOutput::take_held(Unpacker& in) {
   const auto at = in.take<Time>();
+  const auto place = in.take<std::uint64_t>();
   const auto rank = in.take<int>();
   const auto piece = in.take<std::uint32_t>();
   std::string out = in.take_text();
-  return Held{at, rank, std::move(out), in.take_text(), piece};
+  return Held{at, place, rank, std::move(out), in.take_text(), piece};
 }
 
 // Every turn of a window comes before every turn of the next, so what process 0 has of the last
@@ -268,19 +276,23 @@ void RankOutput::take_window_notes(std::span<const std::byte> notes) {
 
 // What the last window's swap did not carry (after a failure: what the ranks wrote in its window),
 // then each rank's last lines (stdout with tags, the rest of stderr), from every process to process 0.
-void RankOutput::finish_split(Partition& part, Time failed_at, int turns_reached) {
-  const auto reached = [&](const Held& h) { return this->reached(h, failed_at, turns_reached); };
+void RankOutput::finish_split(Partition& part, Time failed_at, std::uint64_t failed_place) {
+  const auto reached = [&](const Held& h) { return this->reached(h, failed_at, failed_place); };
   std::vector<Held> last;  // each at its rank's last turn
   for (std::size_t r = 0; r < out_.size(); ++r) {
     std::unique_lock lock(rank_locks_[r]);
-    Held h{turn_at_[r], static_cast<int>(r), take_stdout(static_cast<int>(r), true), std::exchange(err_[r], {}),
+    Held h{turn_at_[r],
+           turn_place_[r],
+           static_cast<int>(r),
+           take_stdout(static_cast<int>(r), true),
+           std::exchange(err_[r], {}),
            pieces_[r]};
     lock.unlock();
     // The call that failed: what the rank had not finished of its line there is its last line (here,
     // in its own process), as in one process, which stops at the call.
     if (const auto u = dropped_ ? unfinished_at_cut_.find({dropped_->rank, dropped_->piece}) : unfinished_at_cut_.end();
         u != unfinished_at_cut_.end() && u->first.first == static_cast<int>(r))
-      h = Held{dropped_->at, h.rank, fmt::format("[{}] {}\n", r, u->second), {}, dropped_->piece - 1};
+      h = Held{dropped_->at, dropped_->place, h.rank, fmt::format("[{}] {}\n", r, u->second), {}, dropped_->piece - 1};
     if ((!h.out.empty() || !h.err.empty()) && reached(h)) last.push_back(std::move(h));
   }
   Packed mine;

@@ -35,8 +35,9 @@ namespace touchstone::mpi {
 /// --tag-output). Output written with write(2) on file descriptor 1 or 2 is not seen.
 ///
 /// In a run split over processes (split), what a rank writes out at a pause is held instead, with
-/// its place in the sequential order: the time of the rank's turn, then its rank (the turns of an
-/// instant go in rank order, docs/model.md 1.3). The others send theirs to process 0 in the
+/// its place in the sequential order: the time of the rank's turn, then the turn's place among
+/// that instant's (RunOptions::on_vp_resume: by rank, docs/model.md 1.3, but a turn that its
+/// instant woke comes after the turn that woke it). The others send theirs to process 0 in the
 /// window's notes, and process 0 writes every process's out in that order, one window behind.
 class RankOutput {
  public:
@@ -56,22 +57,24 @@ class RankOutput {
 
   /// A split run, this being process `process`: holds the pauses' output from now on.
   void split(int process);
-  /// The rank's turn at `now` begins (RunOptions::on_vp_resume): its next pause's place.
-  void resumed(int rank, Time now);
+  /// The rank's turn at `now`, at `place` among that instant's, begins (RunOptions::on_vp_resume):
+  /// its next pause's place.
+  void resumed(int rank, Time now, std::uint64_t place);
   /// Holds what `rank` wrote so far as at a pause, and numbers what it writes from now on as the
   /// rank's next piece, which it returns (a collective call's entry, compared only at the window's end).
   std::uint32_t cut(int rank);
-  /// That call failed the run: what `rank` wrote from piece `piece` of its turn at `at` on is dropped.
-  void drop_from(int rank, Time at, std::uint32_t piece);
+  /// That call failed the run: what `rank` wrote from piece `piece` of its turn at `at` (at `place`
+  /// among that instant's) on is dropped.
+  void drop_from(int rank, Time at, std::uint64_t place, std::uint32_t piece);
   /// For the window's notes (add_window_notes): what this process held since the last window's
   /// end, which process 0 writes out with the others' at the next.
   std::vector<std::byte> window_notes();
   void take_window_notes(std::span<const std::byte> notes);
   /// The end of a split run, in every process (an all-gather): process 0 writes out what every
   /// process still holds, then every rank's last lines. After a failure (RunError::failed_at and
-  /// turns_reached), what ranks wrote in turns past it is dropped: one process never ran them; so is
+  /// failed_place), what ranks wrote in turns past it is dropped: one process never ran them; so is
   /// what drop_from names.
-  void finish_split(Partition& part, Time failed_at = kNever, int turns_reached = 0);
+  void finish_split(Partition& part, Time failed_at = kNever, std::uint64_t failed_place = 0);
 
  private:
   struct Sink;
@@ -83,11 +86,12 @@ class RankOutput {
   // What a rank wrote out at one pause, held in a split run.
   struct Held {
     Time at;
+    std::uint64_t place;  // the turn's at its instant
     int rank;
     std::string out, err;
     std::uint32_t piece = 0;  // the rank's, since its last cut
   };
-  bool reached(const Held& h, Time failed_at, int turns_reached) const;
+  bool reached(const Held& h, Time failed_at, std::uint64_t failed_place) const;
   void emit_in_order(std::vector<Held>& held) const;
   void emit_held(const Held& h) const;
   static void put_held(Packed& p, const Held& h);
@@ -114,9 +118,11 @@ class RankOutput {
   // held since the window's end, and (process 0) every process's of the last window.
   int process_ = -1;
   std::vector<Time> turn_at_;
+  std::vector<std::uint64_t> turn_place_;
   std::vector<std::uint32_t> pieces_;
   struct Dropped {
     Time at;
+    std::uint64_t place;
     int rank;
     std::uint32_t piece;
   };

@@ -328,9 +328,10 @@ struct RankState {
   std::int64_t burst_start_ns = -1;
   std::uint64_t wtime_streak = 0;
   Time wtime_at = -1;
-  /// A split run: the time of the rank's current turn (RunOptions::on_vp_resume), which places its
-  /// calls in the sequential order.
+  /// A split run: the time of the rank's current turn and its place among that instant's turns
+  /// (RunOptions::on_vp_resume), which place its calls in the sequential order.
   Time turn_at = 0;
+  std::uint64_t turn_place = 0;
   // MPI_Pcontrol's measured regions (measure.cpp): the virtual times each region began and ended
   // on this rank, in order; `region_open` while a region has begun and not ended.
   std::vector<std::pair<Time, Time>> regions;
@@ -419,9 +420,10 @@ struct Session {
   bool split = false;
   /// ... there: ends what `rank` wrote so far as a piece of its own at a collective's entry, and
   /// says its number (RankOutput::cut); drops what `rank` wrote from piece `piece` of its turn at
-  /// `at` on, when that entry is found to fail the run (RankOutput::drop_from).
+  /// `at` (at `place` among that instant's) on, when that entry is found to fail the run
+  /// (RankOutput::drop_from).
   std::function<std::uint32_t(int rank)> cut_output;
-  std::function<void(int rank, Time at, std::uint32_t piece)> drop_output_from;
+  std::function<void(int rank, Time at, std::uint64_t place, std::uint32_t piece)> drop_output_from;
   bool leaks_are_errors = false;
   std::shared_ptr<CheckState> checks;
   /// mpirun --check: a nonblocking receive lands in a staging copy, so that a write of the program

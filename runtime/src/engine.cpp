@@ -96,7 +96,7 @@ Engine::Engine(const Machine& machine, const RunOptions& options)
     VpPtr v = vp_block_.make(static_cast<std::size_t>(r));
     v->rank = r;
     v->index = r;
-    v->order = vp_order(r);
+    v->order = v->turn_place = vp_order(r);
     v->proc.reset(new Proc(*this, *v));
     if (opts_.perturb)
       v->perturb_rng = std::make_unique<std::mt19937_64>(opts_.perturb * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(r));
@@ -128,7 +128,8 @@ void Engine::vp_main(Vp& v) {
     try {
       // Inside the try: a hook that throws fails the run like the program would; outside, the
       // exception would leave the fiber's function and terminate the process.
-      if (opts_.on_vp_resume) opts_.on_vp_resume(v.rank, now_);  // ahead: the hooks are per VP
+      // Ahead, the hooks are per VP, and the first turns of t = 0 come before every other.
+      if (opts_.on_vp_resume) opts_.on_vp_resume(v.rank, now_, v.turn_place);
       if (v.is_task()) task_main(v);
       else if (ahead) run_program_ahead(v);
       else (*program_)(*v.proc);
@@ -232,7 +233,7 @@ bool Engine::await_start(Vp& v) {
   }
   v.start_given = false;
   goes_on(v);
-  if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
+  if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_, v.turn_place);
   if (aborting_) throw Aborted{};
   return true;
 }
@@ -501,7 +502,7 @@ void Engine::run_rests() {
     if (!first) continue;
     rest_failed_at_ = left_at_[j];
     failed_at_ = kNever;  // after every event of the run (RunError::failed_at)
-    failed_order_ = 0, failed_turns_ = 0;
+    failed_order_ = 0;
   }
 }
 
@@ -597,21 +598,13 @@ void Engine::start_vps() {
   executor_->finish();
 }
 
-// RunError::turns_reached of a failure at the event of `order` (the failing context's, 0 for the
-// event loop's own): the ranks' turns of its instant up to it.
-int Engine::turns_reached(std::uint64_t order) const {
-  const std::uint64_t first = vp_order(0), ranks = vps_.size();
-  if (order < first) return 0;
-  return static_cast<int>(std::min(order - first + 1, ranks));
-}
-
 void Engine::abort_run(std::string report) {
   if (!aborting_) {
     failure_ = std::move(report);
     failed_at_ = now_;
     const int running = executor_ ? executor_->current() : kMain;
     const std::uint64_t own = running >= 0 ? context(running).order : 0;
-    failed_order_ = order_at_instant(own), failed_turns_ = turns_reached(own);
+    failed_order_ = order_at_instant(own);
     if (in_network_event_) failed_network_place_ = network_event_place_, failed_in_handler_ = am_ && am_->in_handler();
   }
   aborting_ = true;
@@ -814,6 +807,9 @@ int Engine::next_to_unwind() {
 
 void Engine::wake(Vp& v) {
   v.state = Vp::State::running;
+  // One process's hooks come in the sequential order, and its turn places stay the contexts' own.
+  if (partition_) [[unlikely]]
+    v.turn_place = order_at_instant(v.order);
   note_clock(v);  // its turn moves it
   v.busy_until_wake = v.clock;
   v.clock = std::max(v.clock, now_);
@@ -844,7 +840,7 @@ void Engine::block(Vp& v, Vp::Block why, const Call& what) {
     return;
   }
   goes_on(v);
-  if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);
+  if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_, v.turn_place);
   errno_here() = own_errno;
   if (aborting_) {
     instruments_.unwound(v.rank, v.blocked_since, now_, v.pending, began(v));
@@ -923,7 +919,7 @@ void Engine::park_ahead(Vp& v) {
   const int own_errno = errno;
   executor_->pass(v.index);  // back to the helper thread; returns in the VP's turn
   v.host_thread.store(pthread_self(), std::memory_order_release);
-  if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_);  // on its own fiber, as block's
+  if (opts_.on_vp_resume && !aborting_) opts_.on_vp_resume(v.rank, now_, v.turn_place);  // on its own fiber, as block's
   errno_here() = own_errno;
 }
 
@@ -1113,7 +1109,7 @@ RunResult Engine::run(const Program& program) {
         instruments_.add_to_failure(failure_, hash_of_shares(), !partition_ || partition_->index() == 0);
     const auto placed = [this]<class E>(E e) {  // E: RunError or RunUsageError, kept as it is
       e.failed_at = failed_at_;
-      e.turns_reached = failed_turns_;
+      e.failed_place = failed_order_;
       e.hash_of_shares = hash_of_shares();
       return e;
     };

@@ -71,6 +71,9 @@ struct Vp {
   // VP, by rank and then by the rank's own count of task contexts for a task, so that a process
   // of a split run knows it for its own ranks' tasks (Engine::spawn).
   std::uint64_t order = 0;
+  // Its turn's place at its instant (Engine::order_at_instant, RunOptions::on_vp_resume's place):
+  // set by the event loop as it wakes the VP, read by the VP's hooks in that turn.
+  std::uint64_t turn_place = 0;
   Vp* home = this;  // the rank's own VP: a task (Proc::spawn) receives through its mailbox
   // A task context (Proc::spawn) runs one task at a time, then waits idle (Block::idle) for the
   // next task of the same rank. `task_op` completes when `task` returns; inside the task the
@@ -84,6 +87,7 @@ struct Vp {
   Time clock = 0;
   State state = State::blocked;
   Block block = Block::start;
+  bool waits_for_all = true;  // waitall/wait: every one of them; waitany: any one (beside state and block: no padding)
   std::uint64_t token = 0;  // invalidates stale timed wake-ups
   std::uint64_t wake_queued = ~std::uint64_t{0};  // the token of its wait whose wake-up is queued (wake_at_instant)
   Call pending;             // the blocking call, for deadlock reports
@@ -97,7 +101,6 @@ struct Vp {
   // waitall's matched receives not yet completed, a heap by (arrival, index); both reused.
   std::vector<Op*> matched_awaited;
   std::vector<std::uint32_t> ready_recvs;
-  bool waits_for_all = true;           // waitall/wait: every one of them; waitany: any one
   std::uint64_t barrier_ctx = 0;       // Block::barrier: the group's context
   const char* collective = nullptr;    // inside a runtime collective whose messages are internal
   std::string label;                   // Proc::annotate: where the program is (deadlock reports)
@@ -546,7 +549,6 @@ class Engine final : public NetworkListener, private Scheduler {
   void prefetch_next_turn() const;
   int next_to_unwind();
   void abort_run(std::string report);
-  int turns_reached(std::uint64_t order) const;  // RunError::turns_reached
   void fail_with_current_exception(const std::string& what_failed);
   // runtime/src/deadlock.cpp
   // What decides a deadlock report's headline and is seen only where the blocked ranks run: a split
@@ -847,10 +849,9 @@ class Engine final : public NetworkListener, private Scheduler {
   // of the context that failed (0: an event of the loop's), at its instant as its sends are numbered
   // (order_at_instant: a turn woken at its instant by a greater key's comes after that one). Of the
   // processes failed in one window, the first in that order is the run's failure, as the single
-  // process would stop there. failed_turns_: RunError::turns_reached, of the context's own order.
+  // process would stop there. RunError::failed_place is failed_order_.
   Time failed_at_ = kNever;
   std::uint64_t failed_order_ = 0;
-  int failed_turns_ = 0;
   bool counts_network_events_ = true;  // the first process's, or the only one's
   TraceHash network_hash_aside_;
   RunStats network_stats_aside_;

@@ -71,7 +71,6 @@ struct Header {
   std::uint64_t failed = 0;    // its run failed (its report says why): 1, or 2 for a usage error
   Time failed_at = kNever;     // ... there in the sequential order (Engine::failed_at_, failed_order_)
   std::uint64_t failed_order = 0;
-  std::uint64_t failed_turns = 0;           // Engine::failed_turns_
   std::uint64_t failed_before_instant = 0;  // 1: before every event of its instant (a time limit)
   std::uint64_t failed_network_place = 0;   // in a network event: its place at its instant (from 1)
   std::uint64_t failed_in_handler = 0;      // 1: there, in an active message's handler
@@ -296,7 +295,7 @@ bool Engine::at_window_end() {
                       to_us(at), to_us(window_end_)));
   h.not_done = unfinished_contexts();
   h.failed = aborting_ ? (failure_is_usage_ ? 2 : 1) : 0;
-  h.failed_at = failed_at_, h.failed_order = failed_order_, h.failed_turns = static_cast<std::uint64_t>(failed_turns_);
+  h.failed_at = failed_at_, h.failed_order = failed_order_;
   h.failed_before_instant = failed_before_instant_ ? 1 : 0;
   h.failed_network_place = aborting_ ? failed_network_place_ : 0;
   h.failed_in_handler = aborting_ && failed_in_handler_ ? 1 : 0;
@@ -400,7 +399,6 @@ bool Engine::at_window_end() {
   bool layer_failed = false;
   std::uint32_t failure_step = Stamp::kWholeTurn;
   std::pair<Time, std::uint64_t> first_failure{kNever, 0};
-  std::uint64_t first_failure_turns = 0;  // its RunError::turns_reached
   bool before_instant = false;  // first_failure is before every event of its instant
   // Every process failed in the same network event (its time and place at its instant), none past it.
   std::pair<Time, std::uint64_t> network_failure{kNever, 0};
@@ -422,8 +420,8 @@ bool Engine::at_window_end() {
     if (hk.failed && (failed < 0 || std::tuple{hk.failed_at, hk.failed_order, hk.failed_network_place} <
                                         std::tuple{first_failure.first, first_failure.second, first_network_place}))
       failed = k, misused = hk.failed == 2, first_failure = {hk.failed_at, hk.failed_order},
-      first_failure_turns = hk.failed_turns, first_network_place = hk.failed_network_place,
-      before_instant = hk.failed_before_instant == 1, in_handler = hk.failed_in_handler != 0;
+      first_network_place = hk.failed_network_place, before_instant = hk.failed_before_instant == 1,
+      in_handler = hk.failed_in_handler != 0;
     if (k == 0) network_failure = {hk.failed_at, hk.failed_network_place};
     if (!hk.failed || hk.failed_network_place == 0 ||
         network_failure != std::pair{hk.failed_at, hk.failed_network_place})
@@ -507,16 +505,14 @@ bool Engine::at_window_end() {
   if (opts_.window_failure)
     if (const std::optional<RunOptions::WindowFailure> f = opts_.window_failure()) {
       // At a tie the turn failed at the call the layer names: what else failed in that turn came after.
-      const std::pair<Time, std::uint64_t> at{f->at, vp_order(f->rank)};
+      const std::pair<Time, std::uint64_t> at{f->at, f->place != 0 ? f->place : vp_order(f->rank)};
       if (failed < 0 || at <= first_failure) {
         failed = process_of(f->rank), misused = true, first_failure = at, layer_failed = f->mark == 0;
-        first_failure_turns = static_cast<std::uint64_t>(turns_reached(at.second));
         if (f->mark != 0) failure_step = f->mark - 1;  // what the turn did from the call on is past it
         if (failed == partition_->index()) {  // this process's rank: its report, as if its turn had thrown
           failure_ = fmt::format("rank {} failed at t={} us: {}", f->rank, to_us(f->clock), f->what);
           failure_is_usage_ = true;
           std::tie(failed_at_, failed_order_) = at;
-          failed_turns_ = turns_reached(at.second);
           aborting_ = true;
         }
       }
@@ -559,7 +555,6 @@ bool Engine::at_window_end() {
       failure_is_usage_ = misused;  // the same kind of error in every process
       failure_ = fmt::format("process {} of the split run failed (its report says why)", failed);
       std::tie(failed_at_, failed_order_) = first_failure;  // the run's failure, for RunError
-      failed_turns_ = static_cast<int>(first_failure_turns);
       aborting_ = true;
     }
     return true;

@@ -63,7 +63,7 @@ Op* Engine::spawn(Vp& v, const Group& scope, std::function<void(const Group&)> t
     const std::size_t own = tasks_of_[static_cast<std::size_t>(home.rank)].size();
     if (own >= (std::size_t{1} << 24))
       throw UsageError(fmt::format("rank {} has 2^24 tasks running at once: more than the runtime orders", v.rank));
-    t->order = vp_order(0) + vps_.size() + (static_cast<std::uint64_t>(home.rank) << 24) + own;
+    t->order = t->turn_place = vp_order(0) + vps_.size() + (static_cast<std::uint64_t>(home.rank) << 24) + own;
     if (opts_.perturb)
       t->perturb_rng = std::make_unique<std::mt19937_64>(opts_.perturb * 0x9e3779b97f4a7c15ULL +
                                                          static_cast<std::uint64_t>(t->index));

@@ -1,7 +1,7 @@
 # Nonblocking and persistent collectives (docs/mpi.md): every MPI_Ixxx and MPI_Xxx_init with its
 # results, overlapping on one and on two communicators, under generic and catalog algorithms; the
 # progress model's exact times; the trace_hash under host scheduling.
-foreach(t IN ITEMS nbc_all nbc_persistent nbc_overlap nbc_finalize_active)
+foreach(t IN ITEMS nbc_all nbc_persistent nbc_overlap nbc_finalize_active nbc_woken_output)
   touchstone_add_mpi_program(mpi_test_${t} ${t}.c)
   target_compile_options(mpi_test_${t} PRIVATE -Wall -Wextra)
 endforeach()
@@ -32,3 +32,6 @@ foreach(sel IN ITEMS "alltoall=2-lev-c,r,allgather=combining" "allgather=LR,scat
   add_test(NAME mpi.nbc_all.mesh4x4_world_${id} COMMAND ${here}/expect.sh 0 "all checks passed"
            ${ts} mpirun --machine mesh:4x4 --coll ${sel} $<TARGET_FILE:mpi_test_nbc_all> world)
 endforeach()
+# Lines written in turns that their own instant woke come after the instant's first turns.
+add_test(NAME mpi.nbc_woken_output COMMAND ${here}/expect_output.sh 0 ${here}/expected/nbc_woken_output.txt
+         ${ts} mpirun --machine mesh:2x3 $<TARGET_FILE:mpi_test_nbc_woken_output>)

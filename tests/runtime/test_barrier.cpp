@@ -142,7 +142,7 @@ TEST(Batches, VpsResumedAtOneTimeFormOneBatch) {
   std::vector<std::pair<int, Time>> resumed;
   int paused = 0;
   RunOptions hooks;
-  hooks.on_vp_resume = [&](int rank, Time now) { resumed.emplace_back(rank, now); };
+  hooks.on_vp_resume = [&](int rank, Time now, std::uint64_t) { resumed.emplace_back(rank, now); };
   hooks.on_vp_pause = [&](int) { ++paused; };
   run(m, program, hooks);
   const Time release = 4000 + microseconds(5);

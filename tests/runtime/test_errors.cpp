@@ -384,7 +384,7 @@ TEST(Errors, ThrowingVpHookFailsTheRunOnEitherExecution) {
     RunOptions o;
     o.execution = e;
     int resumes = 0;
-    o.on_vp_resume = [&](int rank, Time) {
+    o.on_vp_resume = [&](int rank, Time, std::uint64_t) {
       if (rank == 2 || ++resumes > 3) throw std::runtime_error("resume hook out of order");
     };
     std::string msg = ts_test::failure_of<Error>(m, ring, o);

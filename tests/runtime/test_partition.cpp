@@ -261,14 +261,14 @@ void expect_split_failures_same(const Machine& m, const Program& program, const 
                                 RunOptions opts = phantom(), const FailureCheck& also = {}) {
   std::uint64_t one = 0;
   Time at = 0;
-  int turns = 0;
+  std::uint64_t place = 0;
   std::string one_what;
   try {
     run(m, program, opts);
     FAIL() << "the single process's run did not fail";
   } catch (const RunError& e) {
     ASSERT_FALSE(e.hash_of_shares);
-    std::tie(one, at, turns, one_what) = std::tuple{e.trace_hash, e.failed_at, e.turns_reached, e.what()};
+    std::tie(one, at, place, one_what) = std::tuple{e.trace_hash, e.failed_at, e.failed_place, e.what()};
   }
   for (const int n : parts) {
     const ts_test::SplitRun split = ts_test::run_split(m, program, opts, n);
@@ -282,7 +282,7 @@ void expect_split_failures_same(const Machine& m, const Program& program, const 
         EXPECT_EQ(fmt::format("{:016x}", e.trace_hash), fmt::format("{:016x}", one));
         EXPECT_FALSE(e.hash_of_shares);
         EXPECT_EQ(e.failed_at, at);
-        EXPECT_EQ(e.turns_reached, turns);
+        EXPECT_EQ(e.failed_place, place);
         EXPECT_NE(std::string(e.what()).find("(of the run up to the failure)"), std::string::npos) << e.what();
         whats.emplace_back(e.what());
       }
@@ -521,9 +521,15 @@ TEST(Partition, AFailureALayerFindsAtTheWindowsEndTakesItsPlaceInTheRunsOrder) {
       if (p.rank() == c.throwing) throw std::runtime_error(fmt::format("rank {} gives up", p.rank()));
       ring(p);
     };
-    const auto layer = [&c](RunOptions& o, int) {
+    // Each rank's first turn's place, written by the rank's own process.
+    std::array<std::uint64_t, 16> first_place{};
+    const auto layer = [&c, &first_place](RunOptions& o, int) {
       o.window_failure = [&c]() -> std::optional<RunOptions::WindowFailure> {
         return RunOptions::WindowFailure{0, c.layer_rank, 1234, "the layer's finding"};
+      };
+      o.on_vp_resume = [&first_place](int rank, Time now, std::uint64_t place) {
+        if (now == 0 && first_place[static_cast<std::size_t>(rank)] == 0)
+          first_place[static_cast<std::size_t>(rank)] = place;
       };
     };
     const ts_test::SplitRun split = ts_test::run_split(m, program, phantom(), 2, layer);
@@ -543,7 +549,7 @@ TEST(Partition, AFailureALayerFindsAtTheWindowsEndTakesItsPlaceInTheRunsOrder) {
         std::rethrow_exception(failure);
       } catch (const RunError& e) {
         EXPECT_EQ(e.failed_at, 0);
-        EXPECT_EQ(e.turns_reached, c.reported + 1);
+        EXPECT_EQ(e.failed_place, first_place[static_cast<std::size_t>(c.reported)]);
         EXPECT_EQ(dynamic_cast<const RunUsageError*>(&e) != nullptr, layers) << "the layer's failure is a usage error";
       }
     }
@@ -1214,15 +1220,17 @@ class LayerFinding {
     if (mark == 0) throw UsageError("the layer's finding");
     const auto rank = static_cast<std::size_t>(p.rank());
     const std::lock_guard lock(lock_);
-    found_ = RunOptions::WindowFailure{turn_at_[rank], p.rank(), p.now(), "the layer's finding", mark};
+    found_ =
+        RunOptions::WindowFailure{turn_at_[rank], p.rank(), p.now(), "the layer's finding", mark, turn_place_[rank]};
     found_in_ = windows_[process_of_[rank]];
   }
   // Process k's options: its ranks' turns, its windows, and the finding at the end of the window it
   // was made in.
   void serve(RunOptions& o, int k) {
     const auto process = static_cast<std::size_t>(k);
-    o.on_vp_resume = [this, process](int rank, Time now) {
+    o.on_vp_resume = [this, process](int rank, Time now, std::uint64_t place) {
       turn_at_[static_cast<std::size_t>(rank)] = now;
+      turn_place_[static_cast<std::size_t>(rank)] = place;
       process_of_[static_cast<std::size_t>(rank)] = process;
     };
     o.window_notes = [this, process] {
@@ -1245,6 +1253,7 @@ class LayerFinding {
   std::uint64_t found_in_ = 0;  // the window the call was made in, of its process
   // Each written by its own process: its ranks' turns, and its windows ended.
   std::array<Time, 64> turn_at_{};
+  std::array<std::uint64_t, 64> turn_place_{};
   std::array<std::size_t, 64> process_of_{};
   std::array<std::uint64_t, 8> windows_{};
 };
@@ -1514,6 +1523,57 @@ TEST(Partition, AFailedSplitRunsTraceAndOrderLogAreTheSingleProcesss) {
     LayerFinding layer;
     const Program program = [&layer, who](Proc& p) { crowded_until(p, who, 4, [&layer](Proc& q) { layer.call(q); }); };
     expect_same_failed_evidence(mesh, program, {2, 3, 4}, phantom(), &layer);
+  }
+}
+
+// A call a layer finds to fail at the window's end, made in a turn that its instant woke: at t = 0
+// rank 1's program goes on after its task's turn, which comes after every rank's first turn, and
+// makes the call; rank 2's program throws in its first turn. One process stops at rank 2 and never
+// makes the call: the layer names the turn by the place on_vp_resume gave it, and the split run
+// puts the call there too, after rank 2's failure.
+TEST(Partition, AFailureALayerFindsInATurnWokenAtItsInstantIsPlacedWhereOneProcessTakesIt) {
+  LayerFinding layer;
+  const Program program = [&layer](Proc& p) {
+    if (p.rank() == 2) throw std::runtime_error("rank 2 gives up");
+    Request task = p.spawn(p.world(), [](const Group&) {});
+    p.wait(task);
+    if (p.rank() == 1) layer.call(p);
+  };
+  const Machine line = ts_test::prime_machine("mesh:1x4");
+  RunOptions o = phantom();
+  layer.serve(o, 0);
+  std::string one;
+  std::uint64_t hash = 0, place = 0;
+  try {
+    run(line, program, o);
+    ADD_FAILURE() << "the run did not fail";
+  } catch (const RunError& e) {
+    std::tie(one, hash, place) = std::tuple{std::string(e.what()), e.trace_hash, e.failed_place};
+    EXPECT_EQ(e.failed_at, 0);
+  }
+  ASSERT_TRUE(one.starts_with("rank 2 failed at t=0 us: rank 2 gives up")) << one;
+  for (const int n : {2, 4}) {
+    layer.forget();
+    const ts_test::SplitRun split =
+        ts_test::run_split(line, program, phantom(), n, [&layer](RunOptions& opts, int k) { layer.serve(opts, k); });
+    for (int k = 0; k < n; ++k) {
+      SCOPED_TRACE(fmt::format("{} processes, process {}", n, k));
+      ASSERT_TRUE(split.failures[static_cast<std::size_t>(k)]);
+      const std::string what = failure_text(split.failures[static_cast<std::size_t>(k)]);
+      if (k == (2 * n) / 4) {  // rank 2's process
+        EXPECT_EQ(what.substr(0, what.find('\n')), one.substr(0, one.find('\n')));
+      } else {
+        EXPECT_NE(what.find(fmt::format("process {} of the split run failed", (2 * n) / 4)), std::string::npos) << what;
+      }
+      try {
+        std::rethrow_exception(split.failures[static_cast<std::size_t>(k)]);
+      } catch (const RunError& e) {
+        EXPECT_EQ(e.failed_at, 0);
+        EXPECT_EQ(e.failed_place, place);
+        EXPECT_EQ(fmt::format("{:016x}", e.trace_hash), fmt::format("{:016x}", hash));
+        EXPECT_EQ(dynamic_cast<const RunUsageError*>(&e), nullptr) << "the layer's finding was taken";
+      }
+    }
   }
 }
 

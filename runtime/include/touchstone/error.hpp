@@ -29,11 +29,12 @@ struct RunError : Error {
   std::uint64_t trace_hash = 0;
   /// Where in the sequential order (docs/model.md 1.3) the run failed, for a layer that holds what
   /// the VPs did until it knows whether the run got there (`touchstone-distributed mpirun` holds
-  /// the ranks' output): the virtual time of the failing event, and how many ranks' turns at that
-  /// time came before it or were it (rank r's own turn: r + 1; an event before the instant's turns:
-  /// 0; a task's turn, after them: every rank). kNever: after everything (a deadlock) or not known.
+  /// the ranks' output): the virtual time of the failing event, and its place among that instant's
+  /// events, as RunOptions::on_vp_resume gives a turn's: a turn at failed_at whose place is at most
+  /// failed_place came before the failure or was its turn (an event before the instant's turns has
+  /// a place below every turn's). kNever: after everything (a deadlock) or not known.
   Time failed_at = kNever;
-  int turns_reached = 0;
+  std::uint64_t failed_place = 0;
   /// A run split over processes that failed where the processes could not take back what they ran
   /// past the failure (a failure a layer finds in a call, or of the event loop's own, or with a
   /// send's protocol undecided): trace_hash sums each process's share up to where it stopped, and

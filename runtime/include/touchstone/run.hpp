@@ -144,7 +144,14 @@ struct RunOptions {
   /// starts and when a blocking call resumes, with the virtual time of the event that woke it.
   /// Between it and the next on_vp_pause the VP runs one segment of its code (RunStats::batches;
   /// `bench/batch_widths --host-time` times them). The same rules as on_vp_pause.
-  std::function<void(int rank, Time now)> on_vp_resume;
+  /// `place` is the turn's place among the turns at `now`, for a layer that merges what the turns
+  /// of a split run's processes did (`touchstone-distributed mpirun`: the ranks' output): by time,
+  /// then place, the sequential order (turns of one process at one place: in the order of its
+  /// hooks). Rank r's turn comes before rank r + 1's, and a turn that its instant woke (a task of
+  /// the rank's completed the request it waited for) after the turn that woke it. Exact in a split
+  /// run (RunOptions::partition); in one process the hooks' own order is the sequential order, and
+  /// the place is the context's own (as if no turn were woken at its instant).
+  std::function<void(int rank, Time now, std::uint64_t place)> on_vp_resume;
   /// Called by the event loop when a run fails while a VP's program had run ahead of its turn
   /// (host_cores): past a wait for its own send (docs/parallel.md, "Programs that go on past their
   /// sends"), or among the programs of an instant, after the VP whose turn failed. What that
@@ -195,10 +202,11 @@ struct RunOptions {
   std::function<void(int process, std::span<const std::byte> notes)> on_window_notes;
   /// A failure that a layer above finds only once every process's notes of a window are known (the
   /// MPI layer compares collective calls whose members entered in different processes): the turn of
-  /// `rank` at `at` failed as if its program had thrown UsageError(`what`) there, its clock at
-  /// `clock`. Asked at every window's end after on_window_notes, in every process, which must all
-  /// answer alike; the run fails there unless a failure earlier in the sequential order (docs/model.md
-  /// 1.3) ended it first (another failure of that turn came after the call). Unset or nullopt: none.
+  /// `rank` at `at` (at `place` among that instant's, as on_vp_resume gave it) failed as if its
+  /// program had thrown UsageError(`what`) there, its clock at `clock`. Asked at every window's end
+  /// after on_window_notes, in every process, which must all answer alike; the run fails there
+  /// unless a failure earlier in the sequential order (docs/model.md 1.3) ended it first (another
+  /// failure of that turn came after the call). Unset or nullopt: none.
   /// `mark`: what Proc::mark returned at the call, so that every process takes back what the turn did
   /// from the call on and the run's hash, trace and order log are the single process's; 0 (none):
   /// each process keeps its share of the run up to where it stopped (RunError::hash_of_shares).
@@ -208,6 +216,7 @@ struct RunOptions {
     Time clock = 0;
     std::string what;
     std::uint32_t mark = 0;
+    std::uint64_t place = 0;  ///< 0: the rank's own place (a turn that no other woke at its instant)
   };
   std::function<std::optional<WindowFailure>()> window_failure;
   /// VPs 0..ranks-1 run the program's ranks; the others are idle (an MPI run with -np below the
