@@ -33,7 +33,10 @@ perturbed; docs/parallel.md, "Several processes"), and compares each with the sa
 (`touchstone mpirun --summary`): exit status, the ranks' output, the summary (makespan, messages,
 trace_hash, this one only after a run that succeeded) and the rest of the report, addresses and
 Open MPI's own box saying that a process failed aside (results/ts-split.json; the runs that differ
-are printed).
+are printed). SPLIT_RUNS=failed splits only the runs that failed in one process.
+
+Each stage writes its results to results/<stage>.jsonl as the runs end, one JSON object a line, so
+a stopped run keeps what it found; the JSON file is written when the stage ends.
 """
 import concurrent.futures as cf
 import json
@@ -43,6 +46,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 
 T = pathlib.Path(os.environ.get("MPICH_TESTS", "/work/mpich/test/mpi"))
 W = pathlib.Path(os.environ.get("WORK", "/tmp/mpich_suite"))
@@ -295,7 +299,6 @@ with cf.ThreadPoolExecutor(2) as ex:
     futs = {k: ex.submit(build, *k) for k in built}
     for k, f in futs.items():
         built[k] = f.result()
-results = []
 
 
 def one(r):
@@ -308,21 +311,33 @@ def one(r):
     return dict(r, status=status, why=why, out=out)
 
 
-with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:
-    results = list(ex.map(one, runs))
-(W / "results").mkdir(exist_ok=True)
-(W / "results" / f"{impl}.json").write_text(json.dumps(results, indent=1))
+def stage(name, fn, items):
+    """fn over items on JOBS threads, in their order; each result is appended to
+    results/<name>.jsonl as it comes, and all of them go to results/<name>.json at the end."""
+    (W / "results").mkdir(exist_ok=True)
+    lock = threading.Lock()
+    with open(W / "results" / f"{name}.jsonl", "w", buffering=1) as log:
+        def logged(item):
+            result = fn(item)
+            with lock:
+                log.write(json.dumps(result) + "\n")
+            return result
+        with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:
+            results = list(ex.map(logged, items))
+    (W / "results" / f"{name}.json").write_text(json.dumps(results, indent=1))
+    return results
+
+
+results = stage(impl, one, runs)
 if same_on_cores:
     passing = [(k, r) for k, r in enumerate(results) if r["status"] == "pass"]
-    with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:
-        results = list(ex.map(lambda kr: compare_on_cores(*kr), passing))
-    (W / "results" / "ts-cores.json").write_text(json.dumps(results, indent=1))
+    results = stage("ts-cores", lambda kr: compare_on_cores(*kr), passing)
 if same_split:
     # Every run that ended in time, failures included: a split run fails as one process does.
     passing = [r for r in results if r["status"] not in ("nobuild", "skipped") and r["why"] != "timeout"]
-    with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:
-        results = list(ex.map(compare_split, passing))
-    (W / "results" / "ts-split.json").write_text(json.dumps(results, indent=1))
+    if os.environ.get("SPLIT_RUNS") == "failed":
+        passing = [r for r in passing if r["status"] != "pass"]
+    results = stage("ts-split", compare_split, passing)
 if same_on_cores or same_split:
     for x in results:
         if x["status"] != "same":
