@@ -809,12 +809,14 @@ void Engine::wake(Vp& v) {
   v.state = Vp::State::running;
   // One process's hooks come in the sequential order, and its turn places stay the contexts' own.
   if (partition_) [[unlikely]]
-    v.turn_place = order_at_instant(v.order);
+    place_turn(v);
   note_clock(v);  // its turn moves it
   v.busy_until_wake = v.clock;
   v.clock = std::max(v.clock, now_);
   resume_next_ = v.index;
 }
+
+void Engine::place_turn(Vp& v) { v.turn_place = order_at_instant(v.order); }
 
 // A message event that lets a blocked VP go on queues its wake-up at the same instant instead of
 // resuming it at once: behind every message event of the instant (they order first, 1.3), in rank
