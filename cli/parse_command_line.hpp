@@ -16,12 +16,15 @@ namespace touchstone::cli {
 
 /// Parses argv into `app`. Returns nothing when the program goes on, or the code it must exit with
 /// now: 0 after --help or --version (printed by CLI11), 1 after a parse error (printed as above).
-inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
+/// `speaks` false: the same codes, nothing printed (the processes of a split run but the first).
+inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, bool speaks = true) {
   try {
     app.parse(argc, argv);
     return std::nullopt;
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help, --version
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+      return speaks ? app.exit(e) : 0;  // --help, --version
+    if (!speaks) return 1;
     // The command the error belongs to: the program's file name and the subcommands given so far
     // (CLI11 records a subcommand before it parses the subcommand's options).
     std::string command = std::filesystem::path(argc > 0 ? argv[0] : "touchstone").filename().string();

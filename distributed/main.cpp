@@ -26,6 +26,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/parse_command_line.hpp"
 #include "mpi_partition.hpp"
 #include "relay.hpp"
 #include "touchstone/experiment/experiment.hpp"
@@ -236,15 +237,15 @@ int main(int argc, char** argv) {
       "--explain", opt.explain,
       "print the channels with the most blocked time and the longest waits, with the chain of worms in the way");
   app.add_flag("--internal", opt.internal, "deadlock reports show the runtime's own messages (barrier, split)");
+  // A command line refused as every Touchstone program refuses one (docs/cli.md, "Exit codes"),
+  // said once, by process 0.
+  if (const auto code = touchstone::cli::parse_command_line(app, argc, argv, part->index() == 0)) {
+    MPI_Finalize();
+    return *code;
+  }
   int rc = 0;
   try {
-    app.parse(argc, argv);
     rc = run(opt, part);
-  } catch (const CLI::ParseError& e) {
-    if (part->index() == 0)
-      rc = app.exit(e);
-    else
-      rc = e.get_exit_code();
   } catch (const std::exception& e) {
     // Every process ends with an error; the one whose rank failed says why, process 0 says it too.
     const std::string what = e.what();
