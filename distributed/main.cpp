@@ -48,6 +48,7 @@ struct Options {
   int root = 0;
   std::uint64_t seed = 1, perturb = 0;
   unsigned stack_kb = 128;
+  int host_cores = 1;  // each process one host core: a split run usually has a process per core
   bool phantom = false;
 };
 
@@ -92,7 +93,7 @@ touchstone::RunOptions run_options(const Options& opt, const std::shared_ptr<Mpi
   o.seed = opt.seed;
   o.perturb = opt.perturb;
   o.stack_bytes = std::size_t{opt.stack_kb} << 10;
-  o.host_cores = 1;
+  o.host_cores = opt.host_cores;
   o.partition = part;
   o.trace_file = opt.trace;
   o.order_log_file = opt.order_log;
@@ -203,6 +204,11 @@ int main(int argc, char** argv) {
   app.add_option("--seed", opt.seed, "seed of every random choice of the model and algorithms");
   app.add_option("--perturb", opt.perturb, "seeded random host delays in the VPs (0: none); the results stay the same");
   app.add_flag("--phantom", opt.phantom, "sizes only: no payload bytes are stored, copied or checked");
+  app.add_option("--host-cores", opt.host_cores,
+                 "host cores each process's share of the emulation may use, as `touchstone run --host-cores` (default "
+                 "1: one process to a core); results are identical")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   app.add_option("--stack-kb", opt.stack_kb, "host stack of each VP (KiB)")->check(CLI::Range(64u, 1048576u));
   app.add_option("--format", opt.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   app.add_option("--trace", opt.trace, "write the run's Chrome trace (Perfetto) here, from process 0");
