@@ -2,6 +2,7 @@
 #include "cli/diff.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <sstream>
 #include <vector>
@@ -36,9 +37,8 @@ struct Event {
 };
 
 Time parse_us(const std::string& s, const std::string& what) {
-  const auto dot = s.find('.');
-  if (dot == std::string::npos || s.size() - dot - 1 != 6) throw UsageError(fmt::format("{}: bad time '{}'", what, s));
-  return std::stoll(s.substr(0, dot)) * 1'000'000 + std::stoll(s.substr(dot + 1));
+  if (const auto t = time_from_us_text(s)) return *t;
+  throw UsageError(fmt::format("{}: bad time '{}'", what, s));
 }
 
 std::vector<std::vector<Event>> parse(const std::string& text, const std::string& name) {
@@ -56,12 +56,16 @@ std::vector<std::vector<Event>> parse(const std::string& text, const std::string
     if (vps.empty() || line.rfind("  t=", 0) != 0)
       throw UsageError(fmt::format("{}: not an order log line (written by --order-log): '{}'", where, line));
     std::istringstream l(line.substr(4));
-    std::string t, unit, kind, id, dir;
+    std::string t, unit, kind, id, dir, peer, tag_word, tag, size_word, size;
+    l >> t >> unit >> kind >> id >> dir >> peer >> tag_word >> tag >> size_word >> size;
     Event e;
-    l >> t >> unit >> kind >> id >> dir >> e.peer;
-    std::string word;
-    l >> word >> e.tag >> word >> e.size;
-    if (!l || (kind != "send" && kind != "recv")) throw UsageError(fmt::format("{}: cannot read '{}'", where, line));
+    // Whole decimal numbers, as the log writes them: a stream would read "-1" as a size of 2^64 - 1.
+    const auto whole = [](const std::string& text, auto& v) {
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      return !text.empty() && ec == std::errc{} && end == text.data() + text.size();
+    };
+    if (!l || (kind != "send" && kind != "recv") || !whole(peer, e.peer) || !whole(tag, e.tag) || !whole(size, e.size))
+      throw UsageError(fmt::format("{}: cannot read '{}'", where, line));
     e.t = parse_us(t, where);
     e.recv = kind == "recv";
     e.text = fmt::format("{} {} {} tag {} size {}", kind, dir, e.peer, e.tag, e.size);
@@ -71,10 +75,8 @@ std::vector<std::vector<Event>> parse(const std::string& text, const std::string
   return vps;
 }
 
-std::string signed_us(Time d) {
-  return fmt::format("{}{}.{:06} us", d < 0 ? "-" : "+", std::abs(d) / 1'000'000, std::abs(d) % 1'000'000);
-}
-std::string at_us(Time t) { return fmt::format("{}.{:06} us", t / 1'000'000, t % 1'000'000); }
+std::string signed_us(Time d) { return (d < 0 ? "" : "+") + exact_us(d) + " us"; }
+std::string at_us(Time t) { return exact_us(t) + " us"; }
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path);

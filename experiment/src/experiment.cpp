@@ -287,27 +287,13 @@ std::string csv_line(const std::vector<std::string>& fields) {
   return line + "\n";
 }
 
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> fields;
-  csv_parser parser;
-  csv_init(&parser, 0);
-  auto field = [](void* text, std::size_t n, void* out) {
-    auto& fields = *static_cast<std::vector<std::string>*>(out);
-    fields.push_back(n ? std::string(static_cast<const char*>(text), n) : std::string());
-  };
-  csv_parse(&parser, line.data(), line.size(), field, nullptr, &fields);
-  csv_fini(&parser, field, nullptr, &fields);
-  csv_free(&parser);
-  return fields;
-}
-
 std::string records_csv(const std::vector<const Record*>& records) {
   std::string text = csv_line({"machine", "algorithm", "size", "vps", "makespan_us", "messages", "packets", "blocked_us",
                                "events", "trace_hash", "host_seconds", "peak_rss_mb"});
   for (const Record* r : records)
     text += csv_line({r->machine, r->algorithm, std::to_string(r->size), std::to_string(r->vps),
-                      fmt::format("{:.6f}", to_us(r->result.makespan)), std::to_string(r->result.stats.messages),
-                      std::to_string(r->result.stats.packets), fmt::format("{:.6f}", to_us(r->result.stats.blocked_time)),
+                      exact_us(r->result.makespan), std::to_string(r->result.stats.messages),
+                      std::to_string(r->result.stats.packets), exact_us(r->result.stats.blocked_time),
                       std::to_string(r->result.stats.events), hex(r->result.trace_hash),
                       fmt::format("{:.3f}", r->result.host_seconds), fmt::format("{:.1f}", r->peak_rss_mb)});
   return text;
@@ -477,58 +463,6 @@ std::string makespan_table(const Machine& m, const std::vector<std::string>& col
   text += fmt::format("{} runs, {} messages, {:.2f} host seconds of emulation, peak RSS {:.0f} MB\n", outcomes.size(),
                       msgs, host, rss);
   return text;
-}
-
-std::vector<Record> parse_records_csv(const std::string& csv_text, const std::string& source) {
-  std::istringstream in(csv_text);
-  std::string line;
-  if (!std::getline(in, line)) throw UsageError(fmt::format("{}: empty, not a sweep's CSV", source));
-  const auto header = csv_fields(line);
-  // machine, algorithm, size and makespan_us are needed; the other fields are read when present
-  // (a CSV of another tool may have only these four).
-  auto column = [&](const std::string& name, bool required) -> std::optional<std::size_t> {
-    const auto at = std::find(header.begin(), header.end(), name);
-    if (at != header.end()) return static_cast<std::size_t>(at - header.begin());
-    if (required)
-      throw UsageError(fmt::format("{}: no column '{}' in its first line: not a CSV of touchstone sweep --format csv",
-                                   source, name));
-    return std::nullopt;
-  };
-  const std::size_t machine = *column("machine", true), algorithm = *column("algorithm", true),
-                    size = *column("size", true), makespan = *column("makespan_us", true);
-  const auto vps = column("vps", false), messages = column("messages", false), hash = column("trace_hash", false),
-             host = column("host_seconds", false), rss = column("peak_rss_mb", false);
-  std::vector<Record> out;
-  for (int number = 2; std::getline(in, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    const auto f = csv_fields(line);
-    try {
-      if (f.size() != header.size()) throw std::invalid_argument("field count");
-      Record r;
-      r.machine = f[machine];
-      r.algorithm = f[algorithm];
-      r.size = std::stoull(f[size]);
-      if (vps) r.vps = std::stoi(f[*vps]);
-      // Microseconds with 6 decimals: picoseconds exactly, read without going through a double.
-      const std::string us = f[makespan];
-      const auto dot = us.find('.');
-      const std::string frac = dot == std::string::npos ? "" : us.substr(dot + 1);
-      if (frac.size() > 6 || us.empty() || us.find_first_not_of("0123456789.") != std::string::npos)
-        throw std::invalid_argument("makespan");
-      r.result.makespan = std::stoll(us.substr(0, dot)) * 1'000'000 +
-                          (frac.empty() ? 0 : std::stoll(frac + std::string(6 - frac.size(), '0')));
-      if (messages) r.result.stats.messages = std::stoull(f[*messages]);
-      if (hash) r.result.trace_hash = std::stoull(f[*hash], nullptr, 16);
-      if (host) r.result.host_seconds = std::stod(f[*host]);
-      if (rss) r.peak_rss_mb = std::stod(f[*rss]);
-      out.push_back(std::move(r));
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("{}, line {}: not a record of touchstone sweep --format csv: {}", source, number,
-                                   line));
-    }
-  }
-  return out;
 }
 
 std::vector<std::string> fastest_by_size(const std::vector<std::size_t>& sizes, const std::vector<Outcome>& outcomes) {

@@ -1881,13 +1881,6 @@ void note_wildcard(RankState& rs, std::uint64_t call, const char* mpi_call, cons
                   tag == MPI_ANY_TAG ? "MPI_ANY_TAG" : std::to_string(tag), comm_text(rs, comm), site_text(caller));
 }
 
-namespace {
-// Picoseconds as microseconds with all six decimals, as the runtime's race reports give them.
-std::string exact_us(Time t) {
-  return fmt::format("{}{}.{:06}", t < 0 ? "-" : "", std::abs(t) / 1'000'000, std::abs(t) % 1'000'000);
-}
-}  // namespace
-
 std::string race_text(Session& s, const Race& race) {
   const auto it = s.wildcard_calls.find({race.rank, race.call});
   if (it == s.wildcard_calls.end() || !s.find_rank(race.rank)) return {};

@@ -7,7 +7,7 @@
 namespace touchstone::detail {
 
 namespace {
-std::string exact_us(Time t) { return fmt::format("{}.{:06} us", t / 1'000'000, t % 1'000'000); }
+std::string in_us(Time t) { return exact_us(t) + " us"; }
 
 // Trace tracks of process "network" (trace.hpp): per channel its holds, then the waits for it
 // (and for the node's ports: a node's ejection and injection waits follow its port 0), then a
@@ -78,10 +78,10 @@ std::size_t Blame::open_tenure_span(std::uint32_t c) {
 void Blame::end_tenure(std::uint32_t c, Time end) {
   Tenure& h = tenure_[c];
   if (h.span != kNoSpan)
-    recorder_->end_network_span(h.span, end,
-                                fmt::format("{} holds {} from t={} to t={}; blocked {} wait(s)",
-                                            worm(h.id, h.packet, h.src, h.dst), net_.channel_name(c),
-                                            exact_us(h.since), exact_us(end), h.blocked));
+    recorder_->end_network_span(
+        h.span, end,
+        fmt::format("{} holds {} from t={} to t={}; blocked {} wait(s)", worm(h.id, h.packet, h.src, h.dst),
+                    net_.channel_name(c), in_us(h.since), in_us(end), h.blocked));
   h = Tenure{};
 }
 
@@ -160,7 +160,7 @@ void Blame::close_wait(std::uint64_t k, Time t, bool failed) {
   for (std::size_t i = 1; i < w.chain.size(); ++i) chain += ", which waits for " + w.chain[i];
   if (static_cast<std::size_t>(w.depth) > w.chain.size()) chain += fmt::format(", ... ({} more)", static_cast<std::size_t>(w.depth) - w.chain.size());
   const std::string text = fmt::format("{} {} {} from t={} for {}", who, failed ? "had waited" : "waited",
-                                       exact_us(waited), exact_us(w.since), chain) +
+                                       in_us(waited), in_us(w.since), chain) +
                            (failed ? " (when the run failed)" : "");
   if (recorder_) recorder_->end_network_span(w.span, t, text);
   auto keep = [&](std::vector<Long>& list, std::size_t n, auto before) {
@@ -220,10 +220,11 @@ std::string Blame::explain(std::size_t top) const {
       }
     if (list.empty()) continue;
     std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.second.blocked > b.second.blocked; });
-    s += fmt::format("{}: {} blocked over {} wait(s) at {} of them\n", name, exact_us(sum.blocked), sum.waits, list.size());
+    s +=
+        fmt::format("{}: {} blocked over {} wait(s) at {} of them\n", name, in_us(sum.blocked), sum.waits, list.size());
     for (std::size_t i = 0; i < list.size() && i < top; ++i)
-      s += fmt::format("  {}: {} blocked over {} wait(s)\n", resource_name(list[i].first), exact_us(list[i].second.blocked),
-                       list[i].second.waits);
+      s += fmt::format("  {}: {} blocked over {} wait(s)\n", resource_name(list[i].first),
+                       in_us(list[i].second.blocked), list[i].second.waits);
   }
   s += fmt::format("the {} longest waits of headers in the network, each with what was in its way and what that "
                    "worm waited for:\n", longest_.size());

@@ -199,11 +199,6 @@ Race RaceDetector::take(Unpacker& in) {
 
 namespace touchstone {
 
-namespace {
-// Exact: picoseconds printed as microseconds with all six decimals.
-std::string exact_us(Time t) { return fmt::format("{}{}.{:06}", t < 0 ? "-" : "", std::abs(t) / 1'000'000, std::abs(t) % 1'000'000); }
-}  // namespace
-
 std::string describe_races(const std::vector<Race>& races, const std::function<std::string(const Race&)>& describe) {
   auto who = [](int x) { return x < 0 ? std::string("any") : std::to_string(x); };
   std::string s;

@@ -13,14 +13,9 @@
 namespace touchstone::detail {
 
 namespace {
-// Chrome trace timestamps are microseconds; print picoseconds exactly as fractional microseconds.
-// A negative time (an engine bug) still prints as a valid JSON number, so the trace can be read.
-std::string us(Time t) {
-  const auto a = t < 0 ? 0 - static_cast<std::uint64_t>(t) : static_cast<std::uint64_t>(t);
-  return fmt::format("{}{}.{:06}", t < 0 ? "-" : "", a / 1'000'000, a % 1'000'000);
-}
-// Timestamps are microseconds; printed from integer picoseconds, they stay exact.
-nlohmann::json ts(Time t) { return nlohmann::json::parse(us(t)); }
+// Chrome trace timestamps are microseconds; printed from integer picoseconds (exact_us), they stay
+// exact. A negative time (an engine bug) still prints as a valid JSON number, so the trace can be read.
+nlohmann::json ts(Time t) { return nlohmann::json::parse(exact_us(t)); }
 // Where a flow event binds to a slice [start, end]: strictly inside it when it lasts 2 ps or more,
 // so that a slice ending where the next one starts can never take the arrow.
 Time inside(Time start, Time end) { return start + (end - start) / 2; }
@@ -106,7 +101,7 @@ void Recorder::sent(std::uint64_t id, int src, int dst, int tag, std::size_t siz
     case Wire::rendezvous_request: {
       const bool rdv = wire == Wire::rendezvous_request;
       record("send", fmt::format("#{} to {} tag {} {} B{}", id, dst, tag, size, rdv ? " (rendezvous request)" : ""));
-      line(fmt::format("t={} us  send #{} to {} tag {} size {}{}", us(start), id, dst, tag, size,
+      line(fmt::format("t={} us  send #{} to {} tag {} size {}{}", exact_us(start), id, dst, tag, size,
                        rdv ? " (rendezvous)" : ""));
       if (rdv) return;  // the arrow leaves with the data
       break;
@@ -137,11 +132,12 @@ void Recorder::end_flow(std::uint64_t id, Time t, Track track, Stamp at) {
 
 void Recorder::received(std::uint64_t id, int src, int dst, int tag, std::size_t size, Time arrival, Time start,
                         Time end) {
-  span(dst, "recv", start, end, fmt::format("#{} from {} tag {} {} B, arrived {} us", id, src, tag, size, us(arrival)));
+  span(dst, "recv", start, end,
+       fmt::format("#{} from {} tag {} {} B, arrived {} us", id, src, tag, size, exact_us(arrival)));
   end_flow(id, inside(start, end), vp, now_);
   order_[static_cast<std::size_t>(dst)].push_back(
-      Line{fmt::format("t={} us  recv #{} from {} tag {} size {} (arrived {} us)", us(start), id, src, tag, size,
-                       us(arrival)),
+      Line{fmt::format("t={} us  recv #{} from {} tag {} size {} (arrived {} us)", exact_us(start), id, src, tag, size,
+                       exact_us(arrival)),
            now_});
 }
 

@@ -479,6 +479,18 @@ TEST(Cli, FailedRunWritesEvidenceAndDiffFindsTheDivergence) {
   const Cli junk = touchstone_cli("diff '" + a + "' '" + trace + "'");
   EXPECT_EQ(junk.exit_code, 1);
   EXPECT_NE(junk.err.find("not an order log"), std::string::npos) << junk.err;
+  // A line that is almost one: a time that is not one (it said "error: stoll"), or past 2^63 ps (it
+  // wrapped, and diff reported a made-up difference), a size of -1 (read as 2^64 - 1).
+  for (const auto& [line, why] :
+       {std::pair{"  t=abc.123456 us  send #0 to 1 tag 0 size 8", ":2: bad time 'abc.123456'"},
+        {"  t=99999999999999.000000 us  send #0 to 1 tag 0 size 8", ":2: bad time '9999"},
+        {"  t=0.000000 us  send #0 to 1 tag 0 size -1", ":2: cannot read '"}}) {
+    const std::string bad = dir + "/bad.order.txt";
+    std::ofstream(bad) << "VP 0:\n" << line << "\n";
+    const Cli r = touchstone_cli("diff '" + bad + "' '" + a + "'");
+    EXPECT_EQ(r.exit_code, 1) << line;
+    EXPECT_NE(r.err.find(std::string("bad.order.txt") + why), std::string::npos) << r.err;
+  }
 }
 
 // A failed run prints the trace_hash of what it did up to the failure, the same under

@@ -234,9 +234,21 @@ TEST(Experiment, RecordsCsvReadsBackToThePicosecond) {
   const auto minimal = experiment::parse_records_csv("machine,algorithm,size,makespan_us\nm,a,16,2.5\n", "other.csv");
   ASSERT_EQ(minimal.size(), 1u);
   EXPECT_EQ(minimal[0].result.makespan, 2'500'000);
-  for (const std::string bad : {"machine,algorithm,size\n", "machine,algorithm,size,makespan_us\nm,a,16,-1\n",
-                                "machine,algorithm,size,makespan_us\nm,a,16,1.0000001\n",
-                                "machine,algorithm,size,makespan_us\nm,a,sixteen,1\n"}) {
+  // The largest makespan a run may have, to the picosecond (written through a double, it was 1 ps off).
+  r.result.makespan = kMaxTimeLimit - 1;
+  EXPECT_EQ(experiment::parse_records_csv(experiment::records_csv({&r}), "saved.csv").at(0).result.makespan,
+            kMaxTimeLimit - 1);
+  // Nothing is read as some other number: a makespan past 2^63 ps wrapped, a size or a hash of -1
+  // became 2^64 - 1, a host time of nan was taken.
+  const std::string full = "machine,algorithm,size,vps,makespan_us,messages,trace_hash,host_seconds,peak_rss_mb\n";
+  for (const std::string bad :
+       {std::string("machine,algorithm,size\n"), std::string("machine,algorithm,size,makespan_us\nm,a,16,-1\n"),
+        std::string("machine,algorithm,size,makespan_us\nm,a,16,1.0000001\n"),
+        std::string("machine,algorithm,size,makespan_us\nm,a,sixteen,1\n"),
+        std::string("machine,algorithm,size,makespan_us\nm,a,16,99999999999999.000000\n"),
+        std::string("machine,algorithm,size,makespan_us\nm,a,-1,1\n"), full + "m,a,16,4,1.0,7,-1,0.5,10\n",
+        full + "m,a,16,4,1.0,-7,ff,0.5,10\n", full + "m,a,16,4,1.0,7,ff,nan,10\n", full + "m,a,16,4,1.0,7,ff,0.5,-10\n",
+        full + "m,a,16,4x,1.0,7,ff,0.5,10\n"}) {
     try {
       experiment::parse_records_csv(bad, "bad.csv");
       ADD_FAILURE() << "accepted: " << bad;

@@ -193,4 +193,22 @@ TEST(RequestMisuse, UsageErrorsInVpCodeAreRunUsageErrors) {
   }
 }
 
+// Times printed as microseconds with six decimals (reports, traces, order logs, sweeps' CSV) are
+// exact to the picosecond at every size, and read back as they were written; text that is not such
+// a time, or a time past kNever, is not read as some other time.
+TEST(CheckedTime, MicrosecondTextIsExactBothWays) {
+  EXPECT_EQ(exact_us(12'280'000), "12.280000");
+  EXPECT_EQ(exact_us(0), "0.000000");
+  EXPECT_EQ(exact_us(-500), "-0.000500");
+  EXPECT_EQ(exact_us(kMaxTimeLimit - 1), "999999999999.999999");  // a double would print 1000000000000.000000
+  EXPECT_EQ(exact_us(kNever), "9223372036854.775807");
+  for (const Time t : {Time{0}, Time{1}, Time{12'280'000}, kMaxTimeLimit - 1, kNever})
+    EXPECT_EQ(time_from_us_text(exact_us(t)), t) << t;
+  EXPECT_EQ(time_from_us_text("7"), 7'000'000);
+  EXPECT_EQ(time_from_us_text("2.5"), 2'500'000);
+  for (const char* bad : {"", ".5", "-1.000000", "+1.0", " 1.0", "1.0 ", "1.0000001", "1e3", "abc.123456", "1.2.3",
+                          "9223372036854.775808", "99999999999999.000000", "99999999999999999999999"})
+    EXPECT_EQ(time_from_us_text(bad), std::nullopt) << bad;
+}
+
 }  // namespace
