@@ -31,7 +31,7 @@ cc=${cxx/clang++/clang}
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
   -DTOUCHSTONE_FUZZ=ON -DTOUCHSTONE_BUILD_TESTS=OFF -DTOUCHSTONE_BUILD_BENCHMARKS=OFF -DTOUCHSTONE_BUILD_EXAMPLES=OFF \
   >/dev/null
-harnesses=(machine_spec machine_file switchnet traffic)
+harnesses=(machine_spec machine_file switchnet traffic records)
 [[ -n $only ]] && harnesses=("$only")
 targets=()
 for h in "${harnesses[@]}"; do targets+=("fuzz_$h"); done
@@ -42,6 +42,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 run_harness() {
   local h=$1 dict=tests/fuzz/machines.dict
   [[ $h == traffic ]] && dict=tests/fuzz/traffic.dict
+  [[ $h == records ]] && dict=tests/fuzz/records.dict
   mkdir -p "build-fuzz/corpus/$h"
   (cd build-fuzz && "bin/fuzz_$h" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=60 \
      -print_final_stats=1 -dict="$root/$dict" "corpus/$h" "$root/tests/fuzz/corpus/$h") >"$root/build-fuzz/fuzz_$h.log" 2>&1
