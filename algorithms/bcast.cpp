@@ -13,6 +13,7 @@
 #include "generic.hpp"
 #include "library_harness.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/number_text.hpp"
 
 namespace touchstone::algorithms {
 
@@ -130,11 +131,10 @@ void add_bcast_algorithms(Catalog& c) {
                           bcast_scatter_rd_allgather));
   c.push_back(chain_entry(kDefaultSegment));
   c.add_family("bcast/chain(", [](const std::string& name, const std::string& param) {
-    char* end = nullptr;
-    const long long bytes = param.empty() ? 0 : std::strtoll(param.c_str(), &end, 10);
-    if (param.empty() || end != param.c_str() + param.size() || bytes < 1 || bytes > (1LL << 40))
+    const auto bytes = number_in_range<std::size_t>(param, 1, std::size_t{1} << 40);
+    if (!bytes)
       throw UsageError(fmt::format("'{}': the segment size must be a whole number of bytes, 1 or more", name));
-    return chain_entry(static_cast<std::size_t>(bytes));
+    return chain_entry(*bytes);
   });
 }
 

@@ -19,6 +19,7 @@
 #include "exchange.hpp"
 #include "harness.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/number_text.hpp"
 
 namespace touchstone::algorithms {
 
@@ -305,11 +306,11 @@ void add_cc_cube_algorithms(Catalog& c) {
   c.push_back(with_footprint(1, alltoall_entry("alltoall/cc-cube", "CC-cube complete exchange, d iterations (paper 002, sec. 4, Fig. 1)",
                                            alltoall_cc_cube)));
   c.add_family("alltoall/pipelined-cc-cube(", [](const std::string& name, const std::string& param) {
-    char* end = nullptr;
-    const long q = param.empty() ? 0 : std::strtol(param.c_str(), &end, 10);
-    if (param.empty() || end != param.c_str() + param.size() || q < 1 || q > (1 << 24))
-      throw UsageError(fmt::format("'{}': the pipelining degree must be a positive integer (paper 002, section 3)", name));
-    return pipelined_cc_cube_entry(static_cast<int>(q));
+    const auto q = number_in_range(param, 1, 1 << 24);
+    if (!q)
+      throw UsageError(
+          fmt::format("'{}': the pipelining degree must be a positive integer (paper 002, section 3)", name));
+    return pipelined_cc_cube_entry(*q);
   });
 }
 

@@ -17,8 +17,9 @@
 #include "common.hpp"
 #include "harness.hpp"
 #include "hpam_model.hpp"
-#include "touchstone/topologies/hpam.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/number_text.hpp"
+#include "touchstone/topologies/hpam.hpp"
 
 namespace touchstone::algorithms {
 
@@ -596,11 +597,10 @@ TreeRole tree_role(const Rect& whole, int r, int c) {
 SubMesh parse_submesh(const std::string& name, const std::string& param) {
   const auto x = param.find('x');
   auto num = [&](const std::string& s) {
-    char* end = nullptr;
-    const long v = s.empty() ? 0 : std::strtol(s.c_str(), &end, 10);
-    if (s.empty() || end != s.c_str() + s.size() || v < 1 || v > (1 << 20) || (v & (v - 1)))
+    const auto v = number_in_range(s, 1, 1 << 20);
+    if (!v || (*v & (*v - 1)))
       throw UsageError(fmt::format("'{}': the initial sub-mesh must be P2xQ2 with powers of two, e.g. (4x2)", name));
-    return static_cast<int>(v);
+    return *v;
   };
   if (x == std::string::npos) num("");
   return {num(param.substr(0, x)), num(param.substr(x + 1))};

@@ -13,6 +13,7 @@
 
 #include "families.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/number_text.hpp"
 
 namespace touchstone::algorithms {
 
@@ -71,12 +72,10 @@ const Catalog::Make* Catalog::family_of(const std::string& name, std::string* pa
 
 double parse_real_param(const std::string& name, const std::string& number, bool lo_closed, double lo, double hi,
                         const char* why) {
-  char* end = nullptr;
-  const double x = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
-  if (number.empty() || end != number.c_str() + number.size())
-    throw UsageError(fmt::format("'{}': '{}' is not a number", name, number));
-  if ((lo_closed ? x < lo : x <= lo) || x >= hi) throw UsageError(fmt::format("'{}': {}", name, why));
-  return x;
+  const auto x = number_from_text<double>(number);
+  if (!x) throw UsageError(fmt::format("'{}': '{}' is not a number", name, number));
+  if ((lo_closed ? *x < lo : *x <= lo) || *x >= hi) throw UsageError(fmt::format("'{}': {}", name, why));
+  return *x;
 }
 
 void Catalog::merge(Catalog other, const std::string& origin) {

@@ -14,6 +14,7 @@
 
 #include "touchstone/error.hpp"
 #include "touchstone/machines.hpp"
+#include "touchstone/number_text.hpp"
 
 namespace touchstone::algorithms {
 
@@ -159,15 +160,11 @@ constexpr std::int64_t kMaxTrafficK = 1 << 20;
 constexpr std::size_t kMaxTrafficFileBytes = std::size_t{64} << 20;
 
 std::int64_t parse_int(const std::string& s, const std::string& what, std::int64_t lo, std::int64_t hi) {
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (s.empty() || used != s.size()) throw UsageError(fmt::format("{}: '{}' is not an integer", what, s));
-  if (v < lo || v > hi) throw UsageError(fmt::format("{}: {} is outside {}..{}", what, s, lo, hi));
+  std::int64_t v = 0;
+  const NumberText read = read_number(s, v);
+  if (read == NumberText::not_a_number) throw UsageError(fmt::format("{}: '{}' is not an integer", what, s));
+  if (read == NumberText::out_of_range || v < lo || v > hi)
+    throw UsageError(fmt::format("{}: {} is outside {}..{}", what, s, lo, hi));
   return v;
 }
 
@@ -179,15 +176,9 @@ double parse_fraction(const std::string& s) {
     if (den <= 0) throw UsageError(fmt::format("--traffic: l={} has a non-positive denominator", s));
     return static_cast<double>(num) / static_cast<double>(den);
   }
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (s.empty() || used != s.size()) throw UsageError(fmt::format("--traffic: l='{}' is not a number or fraction", s));
-  return v;
+  const auto v = number_from_text<double>(s);
+  if (!v) throw UsageError(fmt::format("--traffic: l='{}' is not a number or fraction", s));
+  return *v;
 }
 }  // namespace
 

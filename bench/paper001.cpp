@@ -41,6 +41,7 @@
 #include "cli/parse_command_line.hpp"
 #include "touchstone/experiment/claims.hpp"
 #include "touchstone/experiment/experiment.hpp"
+#include "touchstone/number_text.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -55,6 +56,13 @@ std::vector<std::string> split(const std::string& s) {
     else out.back() += c;
   }
   return out;
+}
+
+// A message size of --sizes: a whole number of bytes up to 1 GiB, as `touchstone sweep --sizes`.
+std::size_t size_of(const std::string& text, const char* what = "--sizes") {
+  constexpr std::size_t kMaxSize = std::size_t{1} << 30;
+  if (const auto v = number_in_range<std::size_t>(text, 0, kMaxSize)) return *v;
+  throw UsageError(fmt::format("{}: '{}' is not a whole number of bytes in 0..{}", what, text, kMaxSize));
 }
 
 // The emulation options of every point: sizes only (the timing is identical, docs/model.md 1.5),
@@ -249,7 +257,7 @@ std::vector<SearchCase> search_series(const std::string& level, const std::strin
   const Machine m = build_machine(hpam("1x1/" + level, qtext));
   const HpamModel h = HpamModel::of(m);
   std::vector<SearchCase> cases;
-  for (const auto& stext : split(sizes)) cases.push_back(search_case(m, level, qtext, h, std::stoull(stext), jobs));
+  for (const auto& stext : split(sizes)) cases.push_back(search_case(m, level, qtext, h, size_of(stext), jobs));
   return cases;
 }
 
@@ -301,7 +309,7 @@ void for_each_scenario(const std::string& machines, const std::string& qs, const
     for (const auto& q : split(qs))
       for (const auto& stext : split(sizes)) {
         const Machine m = build_machine(hpam(levels, q));
-        f(levels, q, static_cast<std::size_t>(std::stoull(stext)), m, HpamModel::of(m));
+        f(levels, q, size_of(stext), m, HpamModel::of(m));
       }
 }
 
@@ -864,7 +872,7 @@ const std::vector<Row<SearchGrid>>& search_rows() {
          std::vector<std::string> rises_at;  // "Q = 8, S = 4096: 8x8 not below 4x4"
          for (std::size_t qi = 0; qi < s.qs.size(); ++qi)
            for (std::size_t si = 0; si < s.sizes.size(); ++si) {
-             if (std::stoull(s.sizes[si]) == 0 || s.by_mesh.size() < 2) continue;
+             if (size_of(s.sizes[si]) == 0 || s.by_mesh.size() < 2) continue;
              std::vector<double> gains;
              for (std::size_t li : s.by_mesh) gains.push_back(s.grid[li][qi][si].scatter_gain(v.r));
              with_mesh.add(strictly_falls(gains));
@@ -1153,9 +1161,8 @@ int print_claims(const ClaimsGrid& g, claims::Format format) {
       for (const auto& q : split(qs)) HpamModel::of(build_machine(hpam(levels, q)));
   const auto sizes = split(g.sizes);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i].empty() || sizes[i].find_first_not_of("0123456789") != std::string::npos)
-      throw UsageError(fmt::format("claims: --sizes: '{}' is not a whole number of bytes", sizes[i]));
-    if (i > 0 && !(std::stoull(sizes[i]) > std::stoull(sizes[i - 1]))) throw UsageError("claims: --sizes must increase");
+    const std::size_t size = size_of(sizes[i], "claims: --sizes");
+    if (i > 0 && !(size > size_of(sizes[i - 1]))) throw UsageError("claims: --sizes must increase");
   }
   claims::Ledger L;
   add_section(L, search_rows(), search_grid(g));

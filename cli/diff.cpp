@@ -2,7 +2,6 @@
 #include "cli/diff.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <sstream>
 #include <vector>
@@ -20,6 +19,7 @@
 
 #include "cli/command.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/number_text.hpp"
 #include "touchstone/run.hpp"
 #include "touchstone/time.hpp"
 
@@ -60,10 +60,7 @@ std::vector<std::vector<Event>> parse(const std::string& text, const std::string
     l >> t >> unit >> kind >> id >> dir >> peer >> tag_word >> tag >> size_word >> size;
     Event e;
     // Whole decimal numbers, as the log writes them: a stream would read "-1" as a size of 2^64 - 1.
-    const auto whole = [](const std::string& text, auto& v) {
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      return !text.empty() && ec == std::errc{} && end == text.data() + text.size();
-    };
+    const auto whole = [](const std::string& text, auto& v) { return read_number(text, v) == NumberText::fits; };
     if (!l || (kind != "send" && kind != "recv") || !whole(peer, e.peer) || !whole(tag, e.tag) || !whole(size, e.size))
       throw UsageError(fmt::format("{}: cannot read '{}'", where, line));
     e.t = parse_us(t, where);

@@ -2,7 +2,6 @@
 // (docs/mpi.md): runs an MPI program module on every VP through libtouchstone_mpi.so.
 #include "cli/command.hpp"
 
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +23,7 @@
 #include "touchstone/experiment/child.hpp"
 #include "touchstone/explore.hpp"
 #include "touchstone/mpirun.hpp"
+#include "touchstone/number_text.hpp"
 
 namespace touchstone::cli {
 
@@ -137,15 +137,19 @@ RunOutcome explored_run(const std::vector<ForcedMatch>& schedule, const std::fil
   if (rc != 0) {
     // The error's first line: after "error: the run failed:"; else (MPI_Abort, a rank's exit
     // status) mpirun's last line, after what the program wrote just before it (a failed check).
-    // The line "trace_hash HEX" names the run up to its failure.
+    // The line "trace_hash HEX (of SHARES)" names the run up to its failure.
     std::ifstream in(err_file);
     std::string line, last, before_last, after_failed;
     bool failed_next = false;
     while (std::getline(in, line)) {
       if (failed_next && after_failed.empty()) after_failed = line;
       failed_next = line == "error: the run failed:";
-      if (line.rfind("trace_hash ", 0) == 0) {
-        out.trace_hash = std::strtoull(line.c_str() + 11, nullptr, 16);
+      const auto hash =
+          line.rfind("trace_hash ", 0) == 0
+              ? number_from_text<std::uint64_t>(std::string_view(line).substr(11, line.find(' ', 11) - 11), 16)
+              : std::nullopt;
+      if (hash) {
+        out.trace_hash = *hash;
         continue;
       }
       if (line.empty()) continue;
@@ -210,10 +214,8 @@ double compute_factor(const std::string& text) {
   if (text == "zero") return 0;
   if (text == "host") return 1;
   if (text.rfind("host:", 0) == 0) {
-    const std::string f = text.substr(5);
-    double v = 0;
-    const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
-    if (!f.empty() && ec == std::errc{} && ptr == f.data() + f.size() && v > 0 && v <= 1e9) return v;
+    const auto v = number_from_text<double>(text.substr(5));
+    if (v && *v > 0 && *v <= 1e9) return *v;
   }
   throw UsageError(
       fmt::format("--compute: expected zero, host or host:FACTOR with FACTOR a positive number, got '{}'", text));

@@ -2,8 +2,6 @@
 // number within the option's range. Nothing is wrapped (`--seed -1` used to become 2^64 - 1),
 // rounded away or ignored (`--memory-mb nan`), and the error names the option and its range.
 #pragma once
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -15,6 +13,7 @@
 
 #include "touchstone/error.hpp"
 #include "touchstone/machines.hpp"
+#include "touchstone/number_text.hpp"
 #include "touchstone/time.hpp"
 
 namespace touchstone::cli {
@@ -27,18 +26,12 @@ CLI::Validator number_in(T lo, T hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {
         T v{};
-        const char* end = text.data() + text.size();
-        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-        if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
+        const NumberText read = read_number(text, v);
+        if (read == NumberText::not_a_number)
           return fmt::format("'{}' is not a {}", text,
                              std::is_integral_v<T> ? "whole decimal number" : "decimal number");
-        if constexpr (std::is_floating_point_v<T>) {
-          if (ec == std::errc::result_out_of_range || !std::isfinite(v) || v < lo || v > hi)
-            return fmt::format("{} is outside {}..{}", text, lo, hi);
-        } else {
-          if (ec == std::errc::result_out_of_range || v < lo || v > hi)
-            return fmt::format("{} is outside {}..{}", text, lo, hi);
-        }
+        if (read == NumberText::out_of_range || v < lo || v > hi)
+          return fmt::format("{} is outside {}..{}", text, lo, hi);
         return {};
       },
       fmt::format("{} in {}..{}", std::is_integral_v<T> ? "INT" : "NUMBER", lo, hi));

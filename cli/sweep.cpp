@@ -15,6 +15,7 @@
 #include "cli/numeric_option.hpp"
 #include "touchstone/experiment/experiment.hpp"
 #include "touchstone/mpirun.hpp"
+#include "touchstone/number_text.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace touchstone::cli {
@@ -38,22 +39,15 @@ struct Options {
 // Parses FROM:TO (doubling) or a single size.
 std::vector<std::size_t> parse_sizes(const std::string& s) {
   auto num = [&](const std::string& v) -> std::size_t {
-    std::size_t pos = 0;
-    unsigned long long x = 0;
-    try {
-      x = std::stoull(v, &pos);
-    } catch (...) {
-      pos = 0;
-    }
-    if (v.empty() || pos != v.size() || v[0] == '-')
-      throw UsageError(fmt::format("--sizes: expected FROM:TO or a size in bytes, got '{}'", s));
-    return x;
+    if (const auto x = number_from_text<std::size_t>(v)) return *x;
+    throw UsageError(fmt::format("--sizes: expected FROM:TO or a size in bytes, got '{}'", s));
   };
   const auto colon = s.find(':');
-  if (colon == std::string::npos) return {num(s)};
-  const std::size_t from = num(s.substr(0, colon)), to = num(s.substr(colon + 1));
-  if (from == 0 || to < from) throw UsageError(fmt::format("--sizes {}: need 0 < FROM <= TO", s));
+  const bool range = colon != std::string::npos;
+  const std::size_t from = num(s.substr(0, colon)), to = range ? num(s.substr(colon + 1)) : from;
+  if (range && (from == 0 || to < from)) throw UsageError(fmt::format("--sizes {}: need 0 < FROM <= TO", s));
   if (to > kMaxSize) throw UsageError(fmt::format("--sizes {}: sizes are limited to {} bytes", s, kMaxSize));
+  if (!range) return {from};
   std::vector<std::size_t> out;
   for (std::size_t x = from; x <= to; x *= 2) out.push_back(x);
   return out;

@@ -30,6 +30,7 @@
 #include "mpi_partition.hpp"
 #include "relay.hpp"
 #include "touchstone/experiment/experiment.hpp"
+#include "touchstone/number_text.hpp"
 #include "touchstone/touchstone.hpp"
 
 namespace {
@@ -70,16 +71,9 @@ std::vector<std::size_t> sizes_of(const std::string& list) {
     const std::size_t comma = std::min(list.find(',', from), list.size());
     const std::string item = list.substr(from, comma - from);
     from = comma + 1;
-    std::size_t used = 0;
-    unsigned long long v = 0;
-    try {
-      v = std::stoull(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || v > (1ULL << 30))
-      throw touchstone::UsageError(fmt::format("--sizes: '{}' is not a size in bytes (0 .. 2^30)", item));
-    out.push_back(v);
+    const auto v = touchstone::number_in_range<std::size_t>(item, 0, std::size_t{1} << 30);
+    if (!v) throw touchstone::UsageError(fmt::format("--sizes: '{}' is not a size in bytes (0 .. 2^30)", item));
+    out.push_back(*v);
   }
   return out;
 }
@@ -217,14 +211,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             // From 1 ps to kMaxTimeLimit, as `touchstone run --time-limit` (CLI::Range would let NaN through).
-            std::size_t used = 0;
-            double v = 0;
-            try {
-              v = std::stod(text, &used);
-            } catch (const std::exception&) {
-              used = 0;
-            }
-            if (used > 0 && used == text.size() && touchstone::time_limit_from_seconds(v)) return {};
+            const auto v = touchstone::number_from_text<double>(text);
+            if (v && touchstone::time_limit_from_seconds(*v)) return {};
             return fmt::format("'{}' is not a number of seconds in {}..{}", text, touchstone::to_seconds(1),
                                touchstone::to_seconds(touchstone::kMaxTimeLimit));
           },

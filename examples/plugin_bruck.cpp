@@ -16,6 +16,7 @@
 // ceil(log_r n) (r - 1) rounds of at most ceil(n / r) blocks each: fewer, longer messages than the
 // n - 1 of a direct exchange, which is what pays for short blocks.
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "algorithms/harness.hpp"
 #include "algorithms/registry.hpp"
 #include "touchstone/error.hpp"
+#include "touchstone/number_text.hpp"
 #include "touchstone/proc.hpp"
 
 namespace {
@@ -82,15 +84,9 @@ touchstone::algorithms::Algorithm bruck_entry(std::string name, int radix) {
 extern "C" void touchstone_register_algorithms(touchstone::algorithms::Catalog& catalog) {
   catalog.push_back(bruck_entry("alltoall/my-bruck", 2));
   catalog.add_family("alltoall/my-bruck(", [](const std::string& name, const std::string& param) {
-    std::size_t used = 0;
-    int radix = 0;
-    try {
-      radix = std::stoi(param, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != param.size() || radix < 2)
-      throw touchstone::UsageError(fmt::format("'{}': the radix must be an integer >= 2", name));
-    return bruck_entry(name, radix);
+    // The whole parameter, digits only: touchstone::number_in_range refuses " 4", "+4" and "4x".
+    const auto radix = touchstone::number_in_range(param, 2, std::numeric_limits<int>::max());
+    if (!radix) throw touchstone::UsageError(fmt::format("'{}': the radix must be an integer >= 2", name));
+    return bruck_entry(name, *radix);
   });
 }

@@ -29,6 +29,7 @@
 #include "algorithms/scratch.hpp"
 #include "touchstone/error.hpp"
 #include "touchstone/experiment/child.hpp"
+#include "touchstone/number_text.hpp"
 
 namespace touchstone::experiment {
 
@@ -205,7 +206,11 @@ Record run_program(const Machine& m, const ProgramRun& run, std::size_t size) {
   r.measured_regions = result.value("measured_regions", 0);
   r.result.makespan = result.at(*r.measured_regions > 0 ? "measured_ps" : "makespan_ps").get<Time>();
   r.result.stats.messages = result.value("messages", std::uint64_t{0});
-  r.result.trace_hash = std::stoull(result.value("trace_hash", std::string("0")), nullptr, 16);
+  const std::string hash = result.value("trace_hash", std::string("0"));
+  if (const auto h = number_from_text<std::uint64_t>(hash, 16))
+    r.result.trace_hash = *h;
+  else
+    throw Error(fmt::format("{}: trace_hash '{}' is not a hexadecimal hash", result_file, hash));
   r.result.host_seconds = result.value("host_seconds", 0.0);
   r.peak_rss_mb = child.peak_rss_mb;
   return r;

@@ -4,19 +4,17 @@
 #include <csv.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "touchstone/error.hpp"
 #include "touchstone/experiment/experiment.hpp"
+#include "touchstone/number_text.hpp"
 #include "touchstone/time.hpp"
 
 namespace touchstone::experiment {
@@ -37,22 +35,13 @@ std::vector<std::string> csv_fields(const std::string& line) {
 
 namespace {
 
-// A whole field of a sweep's CSV as a T: digits only (and a '-' for a signed T), in T's range; a
-// real also a fraction and an exponent, finite and not negative. std::stoull would read "-1" as
-// 2^64 - 1 and std::stod "nan". std::invalid_argument otherwise.
+// A whole field of a sweep's CSV as a T (touchstone::read_number), a real also not negative:
+// std::stoull would read "-1" as 2^64 - 1 and std::stod "nan". std::invalid_argument otherwise.
 template <class T>
 T field(const std::string& text, int base = 10) {
-  T v{};
-  const char* end = text.data() + text.size();
-  std::from_chars_result r{};
-  if constexpr (std::is_floating_point_v<T>)
-    r = std::from_chars(text.data(), end, v);
-  else
-    r = std::from_chars(text.data(), end, v, base);
-  bool ok = !text.empty() && r.ec == std::errc{} && r.ptr == end;
-  if constexpr (std::is_floating_point_v<T>) ok = ok && std::isfinite(v) && v >= 0;
-  if (!ok) throw std::invalid_argument(text);
-  return v;
+  const auto v = number_from_text<T>(text, base);
+  if (!v || *v < T{}) throw std::invalid_argument(text);
+  return *v;
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "text.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,24 +11,12 @@
 
 #include "touchstone/error.hpp"
 #include "touchstone/machines.hpp"
+#include "touchstone/number_text.hpp"
 
 namespace touchstone::machines {
 
-namespace {
-// The whole of `text` as a decimal integer in lo..hi, or nothing.
-std::optional<long long> integer_in(const std::string& text, long long lo, long long hi) {
-  // std::from_chars, not std::stoll: stoll skips leading white space, so "mesh:12x\r\r4" was
-  // mesh:12x4 (found by fuzz_machine_spec).
-  long long x = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, x);
-  if (text.empty() || ec != std::errc{} || ptr != end || x < lo || x > hi) return std::nullopt;
-  return x;
-}
-}  // namespace
-
 long long parse_int(const std::string& what, const std::string& text, long long lo, long long hi) {
-  if (const auto x = integer_in(text, lo, hi)) return *x;
+  if (const auto x = number_in_range<long long>(text, lo, hi)) return *x;
   throw UsageError(fmt::format("{}: expected an integer in {}..{}, got '{}'", what, lo, hi, text));
 }
 
@@ -44,15 +31,9 @@ std::pair<long long, long long> parse_int_range(const std::string& what, const s
 }
 
 Time parse_time(const std::string& what, const std::string& text, Time unit, Time max) {
-  std::size_t pos = 0;
-  double x = 0;
-  try {
-    x = std::stod(text, &pos);
-  } catch (...) {
-    pos = 0;
-  }
-  if (pos != text.size() || !std::isfinite(x) || x < 0)
-    throw UsageError(fmt::format("{}: expected a non-negative number, got '{}'", what, text));
+  const auto read = number_from_text<double>(text);
+  if (!read || *read < 0) throw UsageError(fmt::format("{}: expected a non-negative number, got '{}'", what, text));
+  const double x = *read;
   const double ps = x * static_cast<double>(unit);
   if (ps > static_cast<double>(max))
     throw UsageError(fmt::format("{}: {} is more than the largest value allowed, {} ps (so that no cost of a valid "
@@ -103,7 +84,7 @@ std::vector<std::string> split(const std::string& text, char sep) {
 std::vector<int> parse_dims(const std::string& text, const std::string& spec) {
   std::vector<int> dims;
   for (const std::string& part : split(text, 'x')) {
-    const auto v = integer_in(part, 1, 1 << 20);
+    const auto v = number_in_range<long long>(part, 1, 1 << 20);
     if (!v) throw UsageError(fmt::format("machine '{}': dimensions must look like 16x16 or 8x8x8 (got '{}')", spec, text));
     dims.push_back(static_cast<int>(*v));
   }
@@ -118,7 +99,7 @@ std::int64_t parse_eager_limit(const std::string& what, const std::string& text)
   if (text == "off") return NetworkParams::kNoFlowControl;
   if (text == "unlimited") return std::numeric_limits<std::int64_t>::max();
   constexpr long long kMost = 1LL << 50;
-  if (const auto x = machines::integer_in(text, 0, kMost)) return *x;
+  if (const auto x = number_in_range<long long>(text, 0, kMost)) return *x;
   throw UsageError(fmt::format("{}: expected BYTES in 0..{}, unlimited or off, got '{}'", what, kMost, text));
 }
 

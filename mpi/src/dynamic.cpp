@@ -10,7 +10,6 @@
 // own so that a rank's ports are accepted in any order. Both sides then broadcast the other side's
 // members to their own and make the intercommunicator as MPI_Intercomm_create does.
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -31,6 +30,7 @@
 #include "comm.hpp"
 #include "info.hpp"
 #include "intercomm.hpp"
+#include "touchstone/number_text.hpp"
 
 namespace touchstone::mpi {
 
@@ -56,15 +56,12 @@ struct Port {
 std::optional<Port> parse_port(std::string_view name, int np) {
   if (!name.starts_with(kPortPrefix)) return std::nullopt;
   name.remove_prefix(kPortPrefix.size());
-  Port port;
-  const char* end = name.data() + name.size();
-  auto [colon, owner_error] = std::from_chars(name.data(), end, port.owner);
-  if (owner_error != std::errc{} || colon == end || *colon != ':') return std::nullopt;
-  auto [rest, number_error] = std::from_chars(colon + 1, end, port.number);
-  if (number_error != std::errc{} || rest != end || port.owner < 0 || port.owner >= np || port.number < 0 ||
-      port.number >= kMaxPorts)
-    return std::nullopt;
-  return port;
+  const std::size_t colon = name.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  const auto owner = number_in_range(name.substr(0, colon), 0, np - 1);
+  const auto number = number_in_range(name.substr(colon + 1), 0, kMaxPorts - 1);
+  if (!owner || !number) return std::nullopt;
+  return Port{*owner, *number};
 }
 
 // A string argument that must be given: MPI_ERR_ARG when null.
@@ -146,7 +143,7 @@ std::optional<int> exchange_token(int fd, int me) {
   const std::size_t end = seen.find('\n');
   int peer = -1;
   if (!seen.starts_with(kJoinToken) || end == std::string_view::npos ||
-      std::from_chars(seen.data() + kJoinToken.size(), seen.data() + end, peer).ec != std::errc{})
+      read_number(seen.substr(kJoinToken.size(), end - kJoinToken.size()), peer) != NumberText::fits)
     throw MpiError{MPI_ERR_OTHER, fmt::format("socket {} holds data that MPI_Comm_join did not write: it must be "
                                               "quiescent (MPI-3.1 10.4.6)",
                                               fd)};

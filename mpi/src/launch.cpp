@@ -38,6 +38,7 @@
 #include "touchstone/error.hpp"
 #include "touchstone/machine.hpp"
 #include "touchstone/machines.hpp"
+#include "touchstone/number_text.hpp"
 #include "touchstone/packed.hpp"
 #include "window_notes.hpp"
 
@@ -184,14 +185,14 @@ class Module {
     for (const auto& entry : std::filesystem::directory_iterator(tmp, ec)) {
       const std::string name = entry.path().filename().string();
       if (!name.starts_with(kCopiesPrefix)) continue;
-      const char* pid_text = name.c_str() + kCopiesPrefix.size();
-      char* end = nullptr;
-      const long pid = std::strtol(pid_text, &end, 10);
+      const std::string_view rest = std::string_view(name).substr(kCopiesPrefix.size());
+      const std::size_t dash = rest.find('-');
+      const auto pid = dash == std::string_view::npos ? std::nullopt : number_from_text<pid_t>(rest.substr(0, dash));
       struct stat st {};
-      if (end == pid_text || *end != '-' || pid <= 0 || ::lstat(entry.path().c_str(), &st) != 0 ||
-          !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+      if (!pid || *pid <= 0 || ::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+          st.st_uid != ::geteuid())
         continue;
-      if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove_all(entry.path(), ec);
+      if (::kill(*pid, 0) != 0 && errno == ESRCH) std::filesystem::remove_all(entry.path(), ec);
     }
   }
 

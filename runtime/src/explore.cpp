@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <iterator>
 #include <map>
 #include <set>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "touchstone/error.hpp"
+#include "touchstone/number_text.hpp"
 
 namespace touchstone {
 
@@ -28,8 +28,7 @@ std::vector<ForcedMatch> parse_schedule(const std::string& text) {
     if (colon == std::string::npos || eq == std::string::npos || eq < colon) throw bad();
     ForcedMatch f;
     auto num = [&](std::string_view s, auto& v) {
-      const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-      if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size()) throw bad();
+      if (read_number(s, v) != NumberText::fits) throw bad();
     };
     const std::string_view sv(item);
     num(sv.substr(0, colon), f.rank);

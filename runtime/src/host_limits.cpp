@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "touchstone/error.hpp"
+#include "touchstone/number_text.hpp"
 #include "touchstone/run.hpp"
 
 namespace touchstone {
@@ -35,14 +36,7 @@ std::string first_line(const std::string& path) {
 }
 
 // A whole non-negative number, or nullopt (v2's "max", v1's -1, an absent or unreadable file).
-std::optional<unsigned long long> number(const std::string& text) {
-  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text.front()))) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (errno == ERANGE || end == text.c_str()) return std::nullopt;
-  return v;
-}
+std::optional<unsigned long long> number(const std::string& text) { return number_from_text<unsigned long long>(text); }
 
 // Bytes of a memory limit file; 0 for none, v1's "no limit" being a huge number rounded to a page.
 std::size_t memory_limit(const std::string& file) {

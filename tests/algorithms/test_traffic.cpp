@@ -147,7 +147,18 @@ TEST(TrafficMatrix, NumbersAreRangeCheckedNeverWrapped) {
   EXPECT_NE(traffic_error([] { algorithms::parse_traffic("k=4294967297,t=64"); }).find("--traffic k: 4294967297 is outside 1..1048576"),
             std::string::npos);
   EXPECT_NE(traffic_error([] { algorithms::parse_traffic("k=2,t=1099511627777"); }).find("--traffic t"), std::string::npos);
-  EXPECT_NE(traffic_error([] { algorithms::parse_traffic("k=2,t=64,l=nan"); }).find("l must be in [0,1]"), std::string::npos);
+  EXPECT_NE(
+      traffic_error([] { algorithms::parse_traffic("k=2,t=64,l=nan"); }).find("l='nan' is not a number or fraction"),
+      std::string::npos);
+  EXPECT_NE(traffic_error([] { algorithms::parse_traffic("k=2,t=64,l=1.5"); }).find("l must be in [0,1]"),
+            std::string::npos);
+  // strtoll and stod skipped white space and took a '+' or a hexadecimal real.
+  EXPECT_NE(traffic_error([] { algorithms::parse_traffic("k= 2,t=64"); }).find("--traffic k: ' 2' is not an integer"),
+            std::string::npos);
+  EXPECT_NE(traffic_error([] { algorithms::parse_traffic("k=+2,t=64"); }).find("'+2' is not an integer"),
+            std::string::npos);
+  EXPECT_NE(traffic_error([] { algorithms::parse_traffic("k=2,t=64,l=0x0.8p0"); }).find("is not a number or fraction"),
+            std::string::npos);
   EXPECT_EQ(algorithms::parse_traffic("k=2,t=1099511627776").t, std::int64_t{1} << 40);
   // Entries near 2^63 overflowed the row and column sums (UBSan) and ended in std::bad_alloc.
   const std::string e = traffic_error([] { algorithms::parse_traffic_csv("0,9223372036854775000\n9223372036854775000,0\n", "big.csv"); });

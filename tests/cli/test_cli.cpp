@@ -747,22 +747,34 @@ INSTANTIATE_TEST_SUITE_P(
         // One rule for every numeric option (cli/numeric_option.hpp): nothing wraps or is ignored.
         ExitCase{kRun + "--seed -1", 1, "--seed: '-1' is not a whole decimal number"},
         ExitCase{kRun + "--seed 18446744073709551616", 1, "is outside 0..18446744073709551615"},
-        ExitCase{kRun + "--perturb -3", 1, "--perturb"},
-        ExitCase{kRun + "--root 0x1", 1, "--root"},
+        ExitCase{kRun + "--perturb -3", 1, "--perturb"}, ExitCase{kRun + "--root 0x1", 1, "--root"},
         ExitCase{kRun + "--time-limit 1e7", 1, "--time-limit: 1e7 is outside 1e-12..1000000"},
-        ExitCase{kRun + "--time-limit nan", 1, "--time-limit"},
-        ExitCase{kRun + "--time-limit 0", 1, "--time-limit"},
+        ExitCase{kRun + "--time-limit nan", 1, "--time-limit"}, ExitCase{kRun + "--time-limit 0", 1, "--time-limit"},
         ExitCase{"sweep --machine mesh:2x2 --sizes 8:8 --memory-mb nan", 1, "--memory-mb"},
         ExitCase{"sweep --machine mesh:2x2 --sizes 8:8 --jobs -1", 1, "--jobs"},
+        // Numbers inside other arguments are read whole too (touchstone/number_text.hpp): std::stoull
+        // read --sizes ' -1' as 2^64 - 1, strtod took a gamma of nan (which passes every range
+        // check), strtoll skipped the space of a segment size and std::stod that of a machine cost.
+        ExitCase{"sweep --machine mesh:2x2 --algorithms alltoall/1-lev-dir --sizes ' -1'", 1,
+                 "error: --sizes: expected FROM:TO or a size in bytes, got ' -1'"},
+        ExitCase{"sweep --machine mesh:2x2 --algorithms alltoall/1-lev-dir --sizes 4294967296", 1,
+                 "error: --sizes 4294967296: sizes are limited to 1073741824 bytes"},
+        ExitCase{"run --machine mesh:2x2 --algorithm 'scatter/logp-lev-rec(nan)' --size 8", 1,
+                 "'scatter/logp-lev-rec(nan)': 'nan' is not a number"},
+        ExitCase{"run --machine mesh:2x2 --algorithm 'bcast/chain( 64)' --size 8", 1,
+                 "'bcast/chain( 64)': the segment size must be a whole number of bytes"},
+        ExitCase{"run --machine 'mesh:2x2,send_ns_per_byte= 1' --algorithm alltoall/1-lev-dir --size 8", 1,
+                 "expected a non-negative number, got ' 1'"},
         // Machine parameters that would overflow virtual time are refused at parse time.
-        ExitCase{"run --machine mesh:1x2,send_ns_per_byte=4611686018427387.904 --algorithm alltoall/1-lev-dir --size 8", 1,
-                 "largest value allowed"},
+        ExitCase{"run --machine mesh:1x2,send_ns_per_byte=4611686018427387.904 --algorithm alltoall/1-lev-dir --size 8",
+                 1, "largest value allowed"},
         ExitCase{"run --machine hpam:1x1/1x1/1x1/1x1/1x1,Q=65536 --algorithm bcast/brute-force --size 8", 1,
                  "hpam: Q=65536 makes level 3's costs"},
         // The largest time limit works (10^6 s); a run within it succeeds.
         ExitCase{kRun + "--time-limit 1e6", 0, ""},
         // A usage error found inside VP code exits 1, like any other (docs/cli.md).
-        ExitCase{"run --machine mesh:4x8 --algorithm alltoall/2-lev-sq --size 8", 1, "error: rank 0 failed at t=0 us: 2-lev-sq needs p to be a perfect square (p = 32)"},
+        ExitCase{"run --machine mesh:4x8 --algorithm alltoall/2-lev-sq --size 8", 1,
+                 "error: rank 0 failed at t=0 us: 2-lev-sq needs p to be a perfect square (p = 32)"},
         // Traffic out of range for the machine is found inside VP code: also exit 1.
         ExitCase{"run --machine cm5:32 --algorithm alltoallv/two-stage --traffic k=64,t=64", 1,
                  "error: rank 0 failed at t=0 us: traffic: k must be in 1..32, got 64"},
@@ -774,8 +786,9 @@ INSTANTIATE_TEST_SUITE_P(
                  "error: --size and --traffic t=64 disagree"},
         ExitCase{"run --machine cm5:32 --algorithm alltoallv/two-stage --traffic k=4", 1,
                  "error: --traffic k=4 gives no t: give the traffic per processor as t=BYTES or with --size"},
-        ExitCase{"run --machine cm5:32 --algorithm alltoall/1-lev-xor --size 8 --traffic k=4", 1,
-                 "error: --traffic is the communication matrix of alltoallv/ algorithms; alltoall/1-lev-xor takes none"},
+        ExitCase{
+            "run --machine cm5:32 --algorithm alltoall/1-lev-xor --size 8 --traffic k=4", 1,
+            "error: --traffic is the communication matrix of alltoallv/ algorithms; alltoall/1-lev-xor takes none"},
         ExitCase{"sweep --machine cm5:32 --algorithms alltoallv/two-stage --traffic k=4,t=64 --sizes 16:64", 1,
                  "error: --sizes and --traffic t=64 disagree"},
         ExitCase{"sweep --machine cm5:32 --algorithms alltoallv/two-stage --traffic file=m.csv --sizes 16", 1,
@@ -1012,7 +1025,10 @@ TEST(PaperPrograms, Paper001ClaimsTableHasEveryStatementOfEverySection) {
 TEST(PaperPrograms, Paper001ClaimsRefusesABadGridBeforeEmulating) {
   const std::map<std::string, std::string> cases = {
       {"--sizes 4096,0", "error: claims: --sizes must increase\n"},
-      {"--sizes 0,abc", "error: claims: --sizes: 'abc' is not a whole number of bytes\n"},
+      {"--sizes 0,abc", "error: claims: --sizes: 'abc' is not a whole number of bytes in 0..1073741824\n"},
+      // std::stoull threw std::out_of_range past 2^64 and read "16x" as 16.
+      {"--sizes 0,99999999999999999999",
+       "error: claims: --sizes: '99999999999999999999' is not a whole number of bytes in 0..1073741824\n"},
       {"--levels42 2x2/8x9", "error: hpam: level 2 has 9 columns; eq. 1 needs a power of two\n"}};
   for (const auto& [args, message] : cases) {
     const Cli c = run_program(fmt::format("{}/paper001", TOUCHSTONE_PAPER_BIN_DIR), "claims " + args);

@@ -68,6 +68,9 @@ expect_error 1 "is not a Touchstone plug-in: it defines no extern \"C\" touchsto
 expect_error 1 "algorithm 'alltoall/bruck' is already in the catalog" sweep --plugin "$clash" --algorithms alltoall/all
 expect_error 1 "'alltoall/my-bruck(1)': the radix must be an integer >= 2" \
   run --plugin "$bruck" --algorithm 'alltoall/my-bruck(1)'
+# The parameter is read whole (touchstone/number_text.hpp): std::stoi took ' 4' as 4.
+expect_error 1 "'alltoall/my-bruck( 4)': the radix must be an integer >= 2" \
+  run --plugin "$bruck" --algorithm 'alltoall/my-bruck( 4)'
 
 if ((failures)); then
   echo "plugin_check: $failures failure(s)" >&2
