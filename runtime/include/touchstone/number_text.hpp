@@ -21,8 +21,9 @@ enum class NumberText {
 };
 
 /// Reads all of `text` as a T, with std::from_chars' grammar and nothing skipped: an integer is
-/// digits (in `base`) with a leading '-' only for a signed T; a real is decimal digits with a
-/// fraction and an exponent, and finite. Sets `value` only when the answer is NumberText::fits.
+/// digits (in `base`) with a leading '-' only for a signed T; a real is decimal, with an optional
+/// '-', fraction and exponent ("-2.5e-3", ".5", "7"), and finite. Sets `value` only when the
+/// answer is NumberText::fits.
 template <class T>
 NumberText read_number(std::string_view text, T& value, int base = 10) {
   static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>);
