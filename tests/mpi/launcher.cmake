@@ -31,8 +31,9 @@ endfunction()
 set(endings $<TARGET_FILE:mpi_test_endings>)
 touchstone_add_mpi_program(mpi_test_unreceived unreceived.c)
 # Messages nobody received fail a run that otherwise ended well: the first 20 of 30 named, in rank
-# order (the 20th rank 3's second), then how many more.
-ending(unreceived 2 "the run finished with 30 message\\(s\\) never received:\n  a message from rank 4 to rank 0 on MPI_COMM_WORLD, tag 0, 4 bytes, sent by MPI_Send, arrived t=[0-9.]+ us\n(  a message [^\n]*\n){18}  a message from rank 2 to rank 3 on MPI_COMM_WORLD, tag 1, [^\n]*\n  \\.\\.\\.\n"
+# order (the 20th rank 3's second), then how many more; each send's source line where the program
+# has debug information (the sanitized builds).
+ending(unreceived 2 "the run finished with 30 message\\(s\\) never received:\n  a message from rank 4 to rank 0 on MPI_COMM_WORLD, tag 0, 4 bytes, sent by MPI_Send( at unreceived.c:[0-9]+)?, arrived t=[0-9.]+ us\n(  a message [^\n]*\n){18}  a message from rank 2 to rank 3 on MPI_COMM_WORLD, tag 1, [^\n]*\n  \\.\\.\\.\n"
        --machine mesh:1x5 $<TARGET_FILE:mpi_test_unreceived>)
 ending(exit 3 "^touchstone mpirun: rank 1 called exit\\(3\\) at t=[0-9.]+ us without calling MPI_Finalize \\(its last MPI call was MPI_Barrier\\): a rank that ends before MPI_Finalize ends the job"
        --machine mesh:2x3 -np 5 ${endings} exit)
